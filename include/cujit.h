@@ -1,0 +1,529 @@
+/*
+ * cujit.h - compile CUDA C at run time, cache it, find kernels by name, launch them.
+ *
+ * This header is the manual: every function is documented where it is declared.
+ * Conventions used throughout:
+ *   - Functions return cujit_status; CUJIT_OK (0) is success. On failure the calling
+ *     thread's detail (cujit_last_error()) says what went wrong and what to do.
+ *   - Handles are opaque. *_destroy() accepts NULL.
+ *   - "Owned by X" in a comment says who frees a returned pointer and how long it lives.
+ *   - Nothing is printed unless asked (cujit_set_log_callback() or CUJIT_LOG).
+ *   - The CUDA driver (libcuda.so.1) is loaded at run time on first device use, so a
+ *     program using cujit starts and compiles kernels on machines with no driver.
+ */
+#ifndef CUJIT_H
+#define CUJIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <cuda.h> /* types only (CUdeviceptr, CUstream, CUresult); libcuda is not linked */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#  define CUJIT_API
+#elif defined(__GNUC__) && __GNUC__ >= 4
+#  define CUJIT_API __attribute__((visibility("default")))
+#else
+#  define CUJIT_API
+#endif
+
+/* ---------------------------------------------------------------------------------------
+ * Version
+ * ------------------------------------------------------------------------------------- */
+
+#define CUJIT_VERSION_MAJOR 0
+#define CUJIT_VERSION_MINOR 1
+#define CUJIT_VERSION_PATCH 0
+#define CUJIT_VERSION_NUMBER \
+  (CUJIT_VERSION_MAJOR * 10000 + CUJIT_VERSION_MINOR * 100 + CUJIT_VERSION_PATCH)
+#define CUJIT_VERSION_STRING "0.1.0"
+
+/** @return CUJIT_VERSION_NUMBER of the library actually linked (compare with the header's). */
+CUJIT_API unsigned cujit_version(void);
+/** @return the library's version as "MAJOR.MINOR.PATCH". Static storage. */
+CUJIT_API const char *cujit_version_string(void);
+
+/* ---------------------------------------------------------------------------------------
+ * Status codes and error detail
+ * ------------------------------------------------------------------------------------- */
+
+/* One table yields the enum, the names and the messages. Numbers never change. */
+#define CUJIT_STATUS_MAP(X)                                                                  \
+  X(OK, 0, "success")                                                                        \
+  X(ERROR_INVALID_VALUE, 1, "an argument is invalid")                                        \
+  X(ERROR_OUT_OF_MEMORY, 2, "out of host memory")                                            \
+  X(ERROR_INVALID_SOURCE, 3, "the source is NULL or empty")                                  \
+  X(ERROR_FILE, 4, "a file could not be read or written")                                    \
+  X(ERROR_INVALID_OPTION, 5, "a compile option is invalid")                                  \
+  X(ERROR_COMPILE, 6, "the source did not compile")                                          \
+  X(ERROR_NVRTC, 7, "NVRTC failed")                                                          \
+  X(ERROR_NO_DRIVER, 8, "no CUDA driver was found")                                          \
+  X(ERROR_NO_DEVICE, 9, "no CUDA device is available")                                       \
+  X(ERROR_DRIVER, 10, "a CUDA driver call failed")                                           \
+  X(ERROR_LOAD, 11, "the module could not be loaded on the device")                          \
+  X(ERROR_NOT_FOUND, 12, "no such kernel or variable")                                       \
+  X(ERROR_AMBIGUOUS, 13, "the name matches several kernels")                                 \
+  X(ERROR_INVALID_ARGS, 14, "the arguments do not match the kernel's parameters")            \
+  X(ERROR_LAUNCH_CONFIG, 15, "the launch configuration exceeds the device's limits")         \
+  X(ERROR_LAUNCH_FAILED, 16, "the kernel failed while running")                              \
+  X(ERROR_DEVICE_MEMORY, 17, "out of device memory")                                         \
+  X(ERROR_SIGNATURE, 18, "the kernel signature could not be parsed or does not match")       \
+  X(ERROR_NOT_SUPPORTED, 19, "not supported by this driver or NVRTC")                        \
+  X(ERROR_CACHE, 20, "a cache operation failed")
+
+typedef enum cujit_status {
+#define CUJIT_STATUS_ENUM_(name, num, msg) CUJIT_##name = num,
+  CUJIT_STATUS_MAP(CUJIT_STATUS_ENUM_)
+#undef CUJIT_STATUS_ENUM_
+} cujit_status;
+
+/** @return the status's name, e.g. "CUJIT_ERROR_COMPILE"; "CUJIT_UNKNOWN_STATUS" for an
+ *  unknown value. Static storage. */
+CUJIT_API const char *cujit_status_name(cujit_status status);
+/** @return a one-line description of the status. Static storage. */
+CUJIT_API const char *cujit_status_string(cujit_status status);
+
+/** @return the detail of the calling thread's most recent failed cujit call: what went
+ *  wrong and what to do (for a compile error, the module name, the options used and the
+ *  full NVRTC log). "" when the thread has seen no failure. Owned by cujit; valid until
+ *  this thread's next cujit call. */
+CUJIT_API const char *cujit_last_error(void);
+/** @return the status of the calling thread's most recent failed call (CUJIT_OK if none). */
+CUJIT_API cujit_status cujit_last_status(void);
+/** @return the CUresult behind the thread's most recent failure, or CUDA_SUCCESS when
+ *  the driver was not involved. */
+CUJIT_API CUresult cujit_last_cu_result(void);
+/** @return the nvrtcResult (as int) behind the thread's most recent failure, or 0. */
+CUJIT_API int cujit_last_nvrtc_result(void);
+
+/* ---------------------------------------------------------------------------------------
+ * Logging (silent by default)
+ * ------------------------------------------------------------------------------------- */
+
+typedef enum cujit_log_level {
+  CUJIT_LOG_OFF = 0,
+  CUJIT_LOG_ERROR = 1,
+  CUJIT_LOG_WARN = 2,
+  CUJIT_LOG_INFO = 3,
+  CUJIT_LOG_DEBUG = 4
+} cujit_log_level;
+
+/** Receives one log line (no trailing newline). `message` is valid only during the call.
+ *  May be called from any thread that calls cujit; must not call cujit itself. */
+typedef void (*cujit_log_fn)(cujit_log_level level, const char *message, void *user);
+
+/** Routes log lines at or below the current level to `fn` (NULL restores the default:
+ *  write to stderr, which only happens when CUJIT_LOG is set). Thread-safe. */
+CUJIT_API void cujit_set_log_callback(cujit_log_fn fn, void *user);
+/** Sets the level. The initial level comes from env CUJIT_LOG=off|error|warn|info|debug
+ *  (off when unset). Thread-safe. */
+CUJIT_API void cujit_set_log_level(cujit_log_level level);
+/** @return the current log level. */
+CUJIT_API cujit_log_level cujit_get_log_level(void);
+
+/* ---------------------------------------------------------------------------------------
+ * Compiling
+ * ------------------------------------------------------------------------------------- */
+
+/** An in-memory header that `#include "name"` resolves to. Both strings are copied. */
+typedef struct cujit_header {
+  const char *name;    /**< include name, e.g. "params.h" */
+  const char *source;  /**< its text */
+} cujit_header;
+
+/** Compile-option flags (cujit_options.flags). */
+enum {
+  CUJIT_OPT_NO_CACHE = 1u << 0,   /**< neither read nor write the disk and memory caches */
+  CUJIT_OPT_NVRTC_CACHE = 1u << 1 /**< leave NVRTC's own cache on (cujit passes -no-cache
+                                       by default: its first compile in a process is much
+                                       faster without it, and cujit caches anyway) */
+};
+
+/** Options for a compile. Zero-initialised means defaults; pass NULL for all defaults.
+ *  Lists are NULL-terminated arrays of strings; every string is copied, so the caller's
+ *  storage need only live during the call. */
+typedef struct cujit_options {
+  /** Target: "sm_90" (CUBIN + PTX), "compute_90" (PTX only), or NULL for the current
+   *  device's sm_XX clamped to what this NVRTC supports; with no device and no arch,
+   *  NVRTC's default virtual architecture (PTX only). Env CUJIT_ARCH overrides NULL. */
+  const char *arch;
+  const char *const *include_dirs;     /**< -I directories, searched in order */
+  const char *const *defines;          /**< "NAME" or "NAME=VALUE" */
+  const char *const *nvrtc_options;    /**< passed to NVRTC as they are, e.g. "-use_fast_math" */
+  const cujit_header *headers;         /**< in-memory headers, ended by {NULL, NULL} */
+  const char *const *name_expressions; /**< C++ names, e.g. "scale<float>", to lower */
+  unsigned flags;                      /**< CUJIT_OPT_* */
+} cujit_options;
+
+typedef struct cujit_module cujit_module;
+typedef struct cujit_function cujit_function;
+
+/** Compiles CUDA C source (or takes it from the cache). Needs no GPU: loading onto a
+ *  device happens on first use of a kernel or variable.
+ *  @param out     receives the module; owned by the caller, free with cujit_module_destroy().
+ *  @param source  NUL-terminated CUDA C; copied.
+ *  @param name    shown in logs and compile errors like a file name ("kernels.cu");
+ *                 NULL means "source.cu". Copied.
+ *  @param opts    NULL for defaults.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_SOURCE for NULL or empty source;
+ *          CUJIT_ERROR_INVALID_OPTION naming a bad option; CUJIT_ERROR_COMPILE with NVRTC's
+ *          log (line numbers match `source`) in cujit_last_error(); CUJIT_ERROR_OUT_OF_MEMORY. */
+CUJIT_API cujit_status cujit_module_from_source(cujit_module **out, const char *source,
+                                                const char *name, const cujit_options *opts);
+
+/** Reads a .cu file and compiles it as cujit_module_from_source() does, with the file's
+ *  path as the name and its directory first on the include path, so `#include "x.h"`
+ *  beside it works. @return as above, plus CUJIT_ERROR_FILE when it cannot be read. */
+CUJIT_API cujit_status cujit_module_from_file(cujit_module **out, const char *path,
+                                              const cujit_options *opts);
+
+/** Frees the module, its loaded device images and every cujit_function and bound
+ *  function pointer obtained from it. NULL is fine. Must not race with launches of its
+ *  kernels. Never call it from atexit handlers or static destructors at process exit. */
+CUJIT_API void cujit_module_destroy(cujit_module *mod);
+
+/** @return the PTX (NUL-terminated); *size (if non-NULL) gets its length without the NUL.
+ *  Owned by the module. */
+CUJIT_API const char *cujit_module_ptx(const cujit_module *mod, size_t *size);
+/** @return the CUBIN when a real architecture (sm_XX) was targeted, else NULL (and
+ *  *size = 0). Owned by the module. */
+CUJIT_API const void *cujit_module_cubin(const cujit_module *mod, size_t *size);
+/** @return NVRTC's log of the successful compile (warnings), "" when there were none.
+ *  Owned by the module. */
+CUJIT_API const char *cujit_module_log(const cujit_module *mod);
+/** @return the architecture compiled for ("sm_90", "compute_75", ...). Owned by the module. */
+CUJIT_API const char *cujit_module_arch(const cujit_module *mod);
+/** @return the module's name as given (or the file path). Owned by the module. */
+CUJIT_API const char *cujit_module_name(const cujit_module *mod);
+/** Looks up the lowered (mangled) name of a name expression given in the options.
+ *  @param lowered receives the name, owned by the module.
+ *  @return CUJIT_OK, or CUJIT_ERROR_NOT_FOUND when the expression was not in the options. */
+CUJIT_API cujit_status cujit_module_lowered_name(const cujit_module *mod,
+                                                 const char *name_expression,
+                                                 const char **lowered);
+/** @return the number of name expressions; with cujit_module_name_expression() lists them. */
+CUJIT_API size_t cujit_module_name_count(const cujit_module *mod);
+/** @return the i-th name expression and (if non-NULL) its lowered name; NULL if i is out
+ *  of range. Owned by the module. */
+CUJIT_API const char *cujit_module_name_expression(const cujit_module *mod, size_t i,
+                                                   const char **lowered);
+
+/* ---------------------------------------------------------------------------------------
+ * Versions and devices
+ * ------------------------------------------------------------------------------------- */
+
+/** NVRTC's version. @return CUJIT_OK or CUJIT_ERROR_NVRTC. */
+CUJIT_API cujit_status cujit_nvrtc_version(int *major, int *minor);
+/** Architectures this NVRTC compiles for, as numbers (75, 80, 90, ...).
+ *  @param archs  caller's array of `capacity` ints (may be NULL when capacity is 0).
+ *  @param count  receives the total number (may exceed capacity). */
+CUJIT_API cujit_status cujit_nvrtc_archs(int *archs, size_t capacity, size_t *count);
+/** Loads the driver (once) and reports its CUDA version (e.g. 13000).
+ *  @return CUJIT_OK, CUJIT_ERROR_NO_DRIVER (libcuda.so.1 not found, or env CUJIT_LIBCUDA
+ *  names a file that cannot be loaded), CUJIT_ERROR_NO_DEVICE, CUJIT_ERROR_DRIVER. */
+CUJIT_API cujit_status cujit_driver_version(int *version);
+/** Number of CUDA devices. @return as cujit_driver_version(). */
+CUJIT_API cujit_status cujit_device_count(int *count);
+/** Name and compute capability of a device. `name` gets at most `name_size` bytes,
+ *  NUL-terminated. */
+CUJIT_API cujit_status cujit_device_info(int device, char *name, size_t name_size, int *cc_major,
+                                         int *cc_minor);
+/** Entry point of any CUDA driver function by its base name (e.g. "cuMemsetD8"), for
+ *  programs that want driver calls without linking libcuda. The version is the one of the
+ *  cuda.h cujit was built with. @param fn receives the function pointer. */
+CUJIT_API cujit_status cujit_driver_symbol(const char *name, void **fn);
+
+/* ---------------------------------------------------------------------------------------
+ * Disk and memory cache
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct cujit_cache_stats {
+  uint64_t hits;        /**< modules served from memory or disk in this process */
+  uint64_t memory_hits; /**< of those, from the in-process memory cache */
+  uint64_t misses;      /**< lookups that found nothing usable */
+  uint64_t compiles;    /**< NVRTC compiles run by this process */
+  uint64_t evictions;   /**< disk entries removed to keep the size limit */
+  uint64_t entries;     /**< disk entries now (after the last scan) */
+  uint64_t bytes;       /**< their total size */
+} cujit_cache_stats;
+
+/** Sets the cache directory for this process (copied; created 0700 when first needed).
+ *  NULL returns to the default: env CUJIT_CACHE_DIR, else $XDG_CACHE_HOME/cujit, else
+ *  $HOME/.cache/cujit. Env CUJIT_CACHE=0 turns the disk cache off. */
+CUJIT_API cujit_status cujit_cache_set_dir(const char *dir);
+/** @return the disk cache directory in use, or NULL when the disk cache is off.
+ *  Owned by cujit; valid until the next cujit_cache_set_dir(). */
+CUJIT_API const char *cujit_cache_dir(void);
+/** Fills `stats` with this process's counters and the disk entry count and size. */
+CUJIT_API cujit_status cujit_cache_get_stats(cujit_cache_stats *stats);
+/** Removes every disk entry (and empties the memory cache). */
+CUJIT_API cujit_status cujit_cache_clear(void);
+/** Removes least recently used disk entries until the cache holds at most max_bytes
+ *  (0 means the configured limit, env CUJIT_CACHE_MAX_SIZE, default 1 GiB). */
+CUJIT_API cujit_status cujit_cache_prune(uint64_t max_bytes);
+
+/* ---------------------------------------------------------------------------------------
+ * Kernels and globals (need a device)
+ * ------------------------------------------------------------------------------------- */
+
+/** Finds a kernel. Loads the module onto the current device first if needed (the caller's
+ *  current context, else the primary context of env CUJIT_DEVICE, default 0).
+ *  `name` is a plain kernel name ("multiply_them", found also without extern "C" when
+ *  unambiguous), a name expression from the options ("scale<float>"), or a lowered name.
+ *  @param fn receives the function, owned by the module (lives until cujit_module_destroy).
+ *  @return CUJIT_OK; CUJIT_ERROR_NOT_FOUND listing the module's kernels;
+ *          CUJIT_ERROR_AMBIGUOUS listing the candidates; CUJIT_ERROR_LOAD with the JIT log. */
+CUJIT_API cujit_status cujit_module_get_function(cujit_module *mod, const char *name,
+                                                 cujit_function **fn);
+
+/** Address and size of a __device__ or __constant__ variable on the current device.
+ *  `name` is a plain name or a name expression. */
+CUJIT_API cujit_status cujit_module_get_global(cujit_module *mod, const char *name,
+                                               CUdeviceptr *dptr, size_t *bytes);
+/** Copies `bytes` from host memory into the global `name` (bytes must not exceed its size). */
+CUJIT_API cujit_status cujit_module_write_global(cujit_module *mod, const char *name,
+                                                 const void *src, size_t bytes);
+/** Copies `bytes` of the global `name` into host memory. */
+CUJIT_API cujit_status cujit_module_read_global(cujit_module *mod, const char *name, void *dst,
+                                                size_t bytes);
+
+typedef struct cujit_function_attrs {
+  int num_regs;              /**< registers per thread */
+  int static_shared_bytes;   /**< static shared memory per block */
+  int max_threads_per_block; /**< the most threads a block of this kernel may have */
+  int local_bytes;           /**< local memory per thread */
+  int const_bytes;           /**< constant memory used */
+  int ptx_version;           /**< e.g. 90 */
+  int binary_version;        /**< e.g. 90 */
+  int num_params;            /**< number of kernel parameters */
+} cujit_function_attrs;
+
+/** Attributes of a kernel on the device it was loaded for. */
+CUJIT_API cujit_status cujit_function_get_attrs(const cujit_function *fn,
+                                                cujit_function_attrs *attrs);
+/** Block size that maximises occupancy (the occupancy API) for `dynamic_shared_bytes` of
+ *  dynamic shared memory, and the smallest grid that fills the device at that size. */
+CUJIT_API cujit_status cujit_function_suggest_block(const cujit_function *fn,
+                                                    size_t dynamic_shared_bytes,
+                                                    int *block_size, int *min_grid_size);
+/** @return the kernel's plain name ("multiply_them"). Owned by the module. */
+CUJIT_API const char *cujit_function_name(const cujit_function *fn);
+/** Size and offset of parameter i in the kernel's parameter buffer (from the driver). */
+CUJIT_API cujit_status cujit_function_param_info(const cujit_function *fn, size_t i,
+                                                 size_t *offset, size_t *size);
+
+/* ---------------------------------------------------------------------------------------
+ * Launching
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct cujit_dim3 {
+  unsigned x, y, z;
+} cujit_dim3;
+
+/* cujit_dim3(x), cujit_dim3(x, y), cujit_dim3(x, y, z): missing sizes are 1. The type
+ * name is used as a function-like macro only when followed by "(". */
+#define CUJIT_DIM3_PICK_(x, y, z, ...) ((cujit_dim3){(unsigned)(x), (unsigned)(y), (unsigned)(z)})
+#define cujit_dim3(...) CUJIT_DIM3_PICK_(__VA_ARGS__, 1, 1, 0)
+
+/** Argument kinds (cujit_arg.kind). */
+typedef enum cujit_arg_kind {
+  CUJIT_ARG_VALUE = 0, /**< bytes passed by value (scalars, vectors, structs, device pointers) */
+  CUJIT_ARG_IN = 1,    /**< host buffer copied to the device before the kernel */
+  CUJIT_ARG_OUT = 2,   /**< device buffer copied to the host after the kernel */
+  CUJIT_ARG_INOUT = 3  /**< both */
+} cujit_arg_kind;
+
+/** Scalar type tags (cujit_arg.type), used for messages and signature checks. */
+typedef enum cujit_type {
+  CUJIT_TYPE_BYTES = 0, /**< a struct or vector by value, or anything not listed */
+  CUJIT_TYPE_I8, CUJIT_TYPE_U8, CUJIT_TYPE_I16, CUJIT_TYPE_U16,
+  CUJIT_TYPE_I32, CUJIT_TYPE_U32, CUJIT_TYPE_I64, CUJIT_TYPE_U64,
+  CUJIT_TYPE_F16, CUJIT_TYPE_F32, CUJIT_TYPE_F64,
+  CUJIT_TYPE_PTR /**< a device pointer (also what In/Out/InOut pass) */
+} cujit_type;
+
+/** One kernel argument. Build it with the constructors below; treat fields as read-only.
+ *  Values up to 16 bytes are held inside; larger structs are referenced through `data`,
+ *  which must stay valid until the launch returns. */
+typedef struct cujit_arg {
+  int kind;         /**< cujit_arg_kind */
+  int type;         /**< cujit_type */
+  size_t size;      /**< bytes the kernel receives (8 for pointers and In/Out) */
+  const void *data; /**< large by-value data; NULL when held in `value` */
+  union {
+    unsigned char bytes[16];
+    int64_t i64;
+    uint64_t u64;
+    double f64;
+    float f32;
+    CUdeviceptr ptr;
+  } value;
+  void *host;   /**< In/Out/InOut: the host buffer */
+  size_t bytes; /**< In/Out/InOut: its size in bytes */
+} cujit_arg;
+
+static inline cujit_arg cujit_arg_scalar_(int type, size_t size, const void *p) {
+  cujit_arg a;
+  size_t i;
+  a.kind = CUJIT_ARG_VALUE;
+  a.type = type;
+  a.size = size;
+  a.data = NULL;
+  for (i = 0; i < sizeof a.value.bytes; i++) a.value.bytes[i] = 0;
+  for (i = 0; i < size; i++) a.value.bytes[i] = ((const unsigned char *)p)[i];
+  a.host = NULL;
+  a.bytes = 0;
+  return a;
+}
+static inline cujit_arg cujit_i8(int8_t v) { return cujit_arg_scalar_(CUJIT_TYPE_I8, 1, &v); }
+static inline cujit_arg cujit_u8(uint8_t v) { return cujit_arg_scalar_(CUJIT_TYPE_U8, 1, &v); }
+static inline cujit_arg cujit_i16(int16_t v) { return cujit_arg_scalar_(CUJIT_TYPE_I16, 2, &v); }
+static inline cujit_arg cujit_u16(uint16_t v) { return cujit_arg_scalar_(CUJIT_TYPE_U16, 2, &v); }
+static inline cujit_arg cujit_i32(int32_t v) { return cujit_arg_scalar_(CUJIT_TYPE_I32, 4, &v); }
+static inline cujit_arg cujit_u32(uint32_t v) { return cujit_arg_scalar_(CUJIT_TYPE_U32, 4, &v); }
+static inline cujit_arg cujit_i64(int64_t v) { return cujit_arg_scalar_(CUJIT_TYPE_I64, 8, &v); }
+static inline cujit_arg cujit_u64(uint64_t v) { return cujit_arg_scalar_(CUJIT_TYPE_U64, 8, &v); }
+static inline cujit_arg cujit_f32(float v) { return cujit_arg_scalar_(CUJIT_TYPE_F32, 4, &v); }
+static inline cujit_arg cujit_f64(double v) { return cujit_arg_scalar_(CUJIT_TYPE_F64, 8, &v); }
+/** A device pointer. */
+static inline cujit_arg cujit_ptr(CUdeviceptr p) { return cujit_arg_scalar_(CUJIT_TYPE_PTR, 8, &p); }
+/** A device pointer plus a byte offset (the kernel sees p + offset). */
+static inline cujit_arg cujit_ptr_offset(CUdeviceptr p, size_t offset) {
+  CUdeviceptr q = p + offset;
+  return cujit_arg_scalar_(CUJIT_TYPE_PTR, 8, &q);
+}
+/** Any value by its bytes: a struct or vector type (float4, int4, double2, a user struct).
+ *  Up to 16 bytes are copied now; a larger value is referenced and must outlive the launch.
+ *  The driver places it at the offset the kernel expects. */
+static inline cujit_arg cujit_value(const void *p, size_t size) {
+  cujit_arg a;
+  if (size <= sizeof a.value.bytes) return cujit_arg_scalar_(CUJIT_TYPE_BYTES, size, p);
+  a = cujit_arg_scalar_(CUJIT_TYPE_BYTES, 0, p);
+  a.size = size;
+  a.data = p;
+  return a;
+}
+/** By-value argument from an lvalue: CUJIT_VALUE(my_struct). */
+#define CUJIT_VALUE(lvalue) cujit_value(&(lvalue), sizeof(lvalue))
+
+static inline cujit_arg cujit_buffer_(int kind, void *host, size_t bytes) {
+  cujit_arg a = cujit_arg_scalar_(CUJIT_TYPE_PTR, 0, &a);
+  a.kind = kind;
+  a.size = sizeof(CUdeviceptr);
+  a.host = host;
+  a.bytes = bytes;
+  return a;
+}
+/** Host data copied to device memory before the kernel; the kernel gets a device pointer. */
+static inline cujit_arg cujit_in(const void *host, size_t bytes) {
+  return cujit_buffer_(CUJIT_ARG_IN, (void *)host, bytes);
+}
+/** Device memory (uninitialised) copied back to `host` after the kernel. */
+static inline cujit_arg cujit_out(void *host, size_t bytes) {
+  return cujit_buffer_(CUJIT_ARG_OUT, host, bytes);
+}
+/** Copied to the device before the kernel and back to `host` after it. */
+static inline cujit_arg cujit_inout(void *host, size_t bytes) {
+  return cujit_buffer_(CUJIT_ARG_INOUT, host, bytes);
+}
+
+/** Optional launch settings; zero-initialised means defaults, NULL for all defaults. */
+typedef struct cujit_launch_options {
+  unsigned shared_bytes; /**< dynamic shared memory per block */
+  CUstream stream;       /**< NULL: the legacy default stream of the current context */
+  float *elapsed_ms;     /**< when non-NULL, receives the kernel's time measured with events */
+} cujit_launch_options;
+
+/** Launches `fn`. Before anything happens the argument count and each argument's size are
+ *  checked against the kernel's parameters, and grid, block and shared memory against the
+ *  device's limits; a mismatch launches and allocates nothing.
+ *  In/Out/InOut buffers are staged in pooled device memory, ordered on the stream: inputs
+ *  are copied before the kernel, outputs after it, and the call returns once every Out and
+ *  InOut buffer is back in host memory (it synchronises the stream then). Without In/Out
+ *  buffers and without elapsed_ms, the launch is asynchronous.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_ARGS naming the parameter, the expected and the
+ *          given size; CUJIT_ERROR_LAUNCH_CONFIG; CUJIT_ERROR_LAUNCH_FAILED naming the kernel
+ *          (the context is then unusable); CUJIT_ERROR_DEVICE_MEMORY. */
+CUJIT_API cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, cujit_dim3 block,
+                                    const cujit_arg *args, size_t nargs,
+                                    const cujit_launch_options *opts);
+
+/** CUJIT_LAUNCH(fn, grid, block, arg...): cujit_launch() with the arguments inline. */
+#define CUJIT_LAUNCH(fn, grid, block, ...)                                                  \
+  cujit_launch((fn), (grid), (block), (const cujit_arg[]){__VA_ARGS__},                    \
+               sizeof((const cujit_arg[]){__VA_ARGS__}) / sizeof(cujit_arg), NULL)
+/** As CUJIT_LAUNCH with options (a const cujit_launch_options *). */
+#define CUJIT_LAUNCH_EX(fn, grid, block, opts, ...)                                         \
+  cujit_launch((fn), (grid), (block), (const cujit_arg[]){__VA_ARGS__},                    \
+               sizeof((const cujit_arg[]){__VA_ARGS__}) / sizeof(cujit_arg), (opts))
+
+/* ---------------------------------------------------------------------------------------
+ * Memory and streams (the driver is loaded for you; no need to link libcuda)
+ * ------------------------------------------------------------------------------------- */
+
+/** Device memory on the current device. Owned by the caller: cujit_mem_free(). */
+CUJIT_API cujit_status cujit_mem_alloc(CUdeviceptr *dptr, size_t bytes);
+/** Frees device memory from cujit_mem_alloc(); 0 is fine. */
+CUJIT_API cujit_status cujit_mem_free(CUdeviceptr dptr);
+/** Synchronous copies (complete when they return). */
+CUJIT_API cujit_status cujit_memcpy_htod(CUdeviceptr dst, const void *src, size_t bytes);
+CUJIT_API cujit_status cujit_memcpy_dtoh(void *dst, CUdeviceptr src, size_t bytes);
+/** Page-locked host memory: copies from and to it run asynchronously at full speed.
+ *  Owned by the caller: cujit_host_free(). */
+CUJIT_API cujit_status cujit_host_alloc(void **ptr, size_t bytes);
+/** Frees memory from cujit_host_alloc(); NULL is fine. */
+CUJIT_API cujit_status cujit_host_free(void *ptr);
+/** A non-blocking stream on the current context. Owned by the caller: cujit_stream_destroy(). */
+CUJIT_API cujit_status cujit_stream_create(CUstream *stream);
+CUJIT_API cujit_status cujit_stream_destroy(CUstream stream);
+CUJIT_API cujit_status cujit_stream_synchronize(CUstream stream);
+/** Waits for all work on the current context. */
+CUJIT_API cujit_status cujit_synchronize(void);
+
+/* ---------------------------------------------------------------------------------------
+ * Signatures, varargs calls and kernels as C function pointers
+ * ------------------------------------------------------------------------------------- */
+
+/** Gives `fn` an explicit signature instead of the one parsed from its declaration.
+ *  `types` is a space-separated list: i8 u8 i16 u16 i32 u32 i64 u64 f16 f32 f64 ptr, or
+ *  bN for an N-byte value (struct or vector), e.g. "f32 ptr ptr u32". */
+CUJIT_API cujit_status cujit_function_set_signature(cujit_function *fn, const char *types);
+/** @return the function's signature as a type string (parsed from the source on first
+ *  use), or NULL when it has none (then cujit_last_error() says why). Owned by the module. */
+CUJIT_API const char *cujit_function_signature(cujit_function *fn);
+
+/** Launches `fn` with its arguments as C varargs, typed by its signature (C's default
+ *  promotions are undone: a float parameter takes a double that is narrowed back).
+ *  Pointer parameters take a CUdeviceptr, or CUJIT_IN/CUJIT_OUT/CUJIT_INOUT(host, bytes). */
+CUJIT_API cujit_status cujit_call(cujit_function *fn, cujit_dim3 grid, cujit_dim3 block, ...);
+/** cujit_call() with launch options. */
+CUJIT_API cujit_status cujit_call_ex(cujit_function *fn, cujit_dim3 grid, cujit_dim3 block,
+                                     const cujit_launch_options *opts, ...);
+
+/** Marks an In/Out/InOut buffer among cujit_call()'s varargs (two varargs per buffer). */
+#define CUJIT_ARG_TAG_ ((CUdeviceptr)0xC0DEC0DEC0DEC0DEull)
+#define CUJIT_IN(host, bytes) \
+  CUJIT_ARG_TAG_, (const cujit_arg *)((const cujit_arg[]){cujit_in((host), (bytes))})
+#define CUJIT_OUT(host, bytes) \
+  CUJIT_ARG_TAG_, (const cujit_arg *)((const cujit_arg[]){cujit_out((host), (bytes))})
+#define CUJIT_INOUT(host, bytes) \
+  CUJIT_ARG_TAG_, (const cujit_arg *)((const cujit_arg[]){cujit_inout((host), (bytes))})
+
+/** Makes `fn` callable as a C function: *fnptr receives a pointer to a function of type
+ *      cujit_status (*)(cujit_dim3 grid, cujit_dim3 block, <kernel's parameters>)
+ *  (pointer parameters as CUdeviceptr). Cast it to a typedef of that type. The pointer is
+ *  owned by the module and is valid until cujit_module_destroy() (calling it afterwards is
+ *  undefined) or cujit_function_unbind(). `opts`, if non-NULL, is read at every call, so
+ *  changing the struct it points to changes the stream and shared memory of later calls. */
+CUJIT_API cujit_status cujit_function_bind(cujit_function *fn, const cujit_launch_options *opts,
+                                           void **fnptr);
+/** Frees a function pointer made by cujit_function_bind(). */
+CUJIT_API void cujit_function_unbind(cujit_function *fn, void *fnptr);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CUJIT_H */

@@ -1,0 +1,249 @@
+/* cujit - command-line front end: compile ahead of time, show the setup, manage the cache.
+ * Exit status: 0 success, 1 failure (compile error, unreadable file, ...), 2 bad usage. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char usage_text[] =
+    "usage: cujit <command> [arguments]\n"
+    "\n"
+    "commands:\n"
+    "  compile FILE.cu [-o OUT] [--ptx|--cubin] [--arch ARCH] [-I DIR] [-D NAME[=VAL]]\n"
+    "                  [--no-cache] [-- NVRTC options...]\n"
+    "      Compile FILE.cu and write PTX (default) or CUBIN to OUT (default: FILE's base\n"
+    "      name with .ptx or .cubin, in the current directory; '-' for stdout).\n"
+    "  info\n"
+    "      Show cujit's and NVRTC's versions, the architectures NVRTC supports, the CUDA\n"
+    "      driver and its devices, and the cache.\n"
+    "  cache dir | stats | list | clear | prune [--max-size N]\n"
+    "      Show or manage the kernel cache.\n"
+    "\n"
+    "options:\n"
+    "  -h, --help     show this help\n"
+    "  -V, --version  show cujit's version\n"
+    "\n"
+    "exit status: 0 success, 1 failure, 2 bad usage\n";
+
+int cli_usage_error(const char *fmt, const char *arg) {
+  fprintf(stderr, "cujit: ");
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, "\nrun 'cujit --help' for usage\n");
+  return 2;
+}
+
+int cli_fail(const char *what) {
+  fprintf(stderr, "cujit: %s: %s\n%s\n", what, cujit_status_string(cujit_last_status()),
+          cujit_last_error());
+  return 1;
+}
+
+/* ---- compile ---- */
+
+typedef struct compile_args {
+  const char *input, *output, *arch;
+  int cubin;
+  const char **includes, **defines, **nvrtc;
+  size_t n_includes, n_defines, n_nvrtc;
+  unsigned flags;
+} compile_args;
+
+/* The value of "-X VALUE", "-XVALUE", "--long VALUE" or "--long=VALUE"; NULL if none. */
+static const char *option_value(int argc, char **argv, int *i, const char *shrt, const char *lng) {
+  const char *a = argv[*i];
+  size_t n;
+  if (shrt && strncmp(a, shrt, strlen(shrt)) == 0) {
+    if (a[strlen(shrt)]) return a + strlen(shrt);
+    return *i + 1 < argc ? argv[++*i] : NULL;
+  }
+  n = strlen(lng);
+  if (strncmp(a, lng, n) == 0 && a[n] == '=') return a + n + 1;
+  if (strcmp(a, lng) == 0) return *i + 1 < argc ? argv[++*i] : NULL;
+  return NULL;
+}
+
+static int is_option(const char *a, const char *shrt, const char *lng) {
+  size_t n = strlen(lng);
+  if (shrt && strncmp(a, shrt, strlen(shrt)) == 0) return 1;
+  return strncmp(a, lng, n) == 0 && (a[n] == '\0' || a[n] == '=');
+}
+
+static int parse_compile(int argc, char **argv, compile_args *c) {
+  int i;
+  const char *v;
+  for (i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--") == 0) {
+      c->nvrtc = (const char **)argv + i + 1;
+      c->n_nvrtc = (size_t)(argc - i - 1);
+      break;
+    } else if (strcmp(a, "--ptx") == 0) {
+      c->cubin = 0;
+    } else if (strcmp(a, "--cubin") == 0) {
+      c->cubin = 1;
+    } else if (strcmp(a, "--no-cache") == 0) {
+      c->flags |= CUJIT_OPT_NO_CACHE;
+    } else if (is_option(a, "-o", "--output")) {
+      if (!(v = option_value(argc, argv, &i, "-o", "--output"))) return cli_usage_error("%s needs a file name", a);
+      c->output = v;
+    } else if (is_option(a, NULL, "--arch")) {
+      if (!(v = option_value(argc, argv, &i, NULL, "--arch"))) return cli_usage_error("%s needs an architecture (sm_90, compute_90)", a);
+      c->arch = v;
+    } else if (is_option(a, "-I", "--include-path")) {
+      if (!(v = option_value(argc, argv, &i, "-I", "--include-path"))) return cli_usage_error("%s needs a directory", a);
+      c->includes[c->n_includes++] = v;
+    } else if (is_option(a, "-D", "--define")) {
+      if (!(v = option_value(argc, argv, &i, "-D", "--define"))) return cli_usage_error("%s needs NAME or NAME=VALUE", a);
+      c->defines[c->n_defines++] = v;
+    } else if (a[0] == '-' && a[1]) {
+      return cli_usage_error("unknown option '%s' (NVRTC options go after '--')", a);
+    } else if (c->input) {
+      return cli_usage_error("more than one input file ('%s')", a);
+    } else {
+      c->input = a;
+    }
+  }
+  if (!c->input) return cli_usage_error("%s", "compile needs a .cu file");
+  return 0;
+}
+
+/* FILE's base name with its extension replaced by ext. */
+static char *default_output(const char *input, const char *ext) {
+  const char *base = strrchr(input, '/');
+  const char *dot;
+  size_t n;
+  char *out;
+  base = base ? base + 1 : input;
+  dot = strrchr(base, '.');
+  n = dot && dot != base ? (size_t)(dot - base) : strlen(base);
+  out = malloc(n + strlen(ext) + 1);
+  if (!out) return NULL;
+  memcpy(out, base, n);
+  strcpy(out + n, ext);
+  return out;
+}
+
+static int write_output(const char *path, const void *data, size_t size) {
+  FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "wb");
+  int ok;
+  if (!f) {
+    fprintf(stderr, "cujit: cannot write '%s': %s\n", path, strerror(errno));
+    return 1;
+  }
+  ok = fwrite(data, 1, size, f) == size;
+  ok = (f == stdout ? fflush(f) == 0 : fclose(f) == 0) && ok;
+  if (!ok) {
+    fprintf(stderr, "cujit: writing '%s' failed: %s\n", path, strerror(errno));
+    return 1;
+  }
+  return 0;
+}
+
+static int run_compile(const compile_args *c) {
+  cujit_options opts = {0};
+  cujit_module *m = NULL;
+  const void *data;
+  size_t size = 0;
+  char *out = NULL;
+  int rc;
+  opts.arch = c->arch;
+  opts.include_dirs = c->includes;
+  opts.defines = c->defines;
+  opts.nvrtc_options = c->nvrtc;
+  opts.flags = c->flags;
+  if (cujit_module_from_file(&m, c->input, &opts) != CUJIT_OK) {
+    fprintf(stderr, "cujit: %s\n", cujit_last_error());
+    return cujit_last_status() == CUJIT_ERROR_INVALID_OPTION ? 2 : 1;
+  }
+  if (cujit_module_log(m)[0]) fputs(cujit_module_log(m), stderr);
+  data = c->cubin ? cujit_module_cubin(m, &size) : (const void *)cujit_module_ptx(m, &size);
+  if (c->cubin && !data) {
+    fprintf(stderr, "cujit: no CUBIN for target %s; --cubin needs a real architecture "
+                    "(--arch sm_XX, or a GPU to choose one)\n", cujit_module_arch(m));
+    cujit_module_destroy(m);
+    return 2;
+  }
+  out = c->output ? NULL : default_output(c->input, c->cubin ? ".cubin" : ".ptx");
+  rc = write_output(c->output ? c->output : out, data, size);
+  free(out);
+  cujit_module_destroy(m);
+  return rc;
+}
+
+static int cmd_compile(int argc, char **argv) {
+  compile_args c;
+  const char **lists;
+  int rc;
+  memset(&c, 0, sizeof c);
+  /* -I and -D values are at most argc each; +1 each for the NULL terminators. */
+  lists = calloc(2 * ((size_t)argc + 1), sizeof *lists);
+  if (!lists) return fprintf(stderr, "cujit: out of memory\n"), 1;
+  c.includes = lists;
+  c.defines = lists + argc + 1;
+  rc = parse_compile(argc, argv, &c);
+  if (rc == 0) rc = run_compile(&c); /* c.nvrtc: argv's tail, NULL-terminated like argv */
+  free(lists);
+  return rc;
+}
+
+/* ---- info ---- */
+
+static void print_archs(void) {
+  int archs[64], maj = 0, min = 0;
+  size_t n = 0, i;
+  if (cujit_nvrtc_version(&maj, &min) != CUJIT_OK) {
+    printf("NVRTC: unavailable (%s)\n", cujit_last_error());
+    return;
+  }
+  printf("NVRTC %d.%d, architectures:", maj, min);
+  if (cujit_nvrtc_archs(archs, CJ_CLI_COUNT(archs), &n) == CUJIT_OK)
+    for (i = 0; i < n && i < CJ_CLI_COUNT(archs); i++) printf(" sm_%d", archs[i]);
+  printf("\n");
+}
+
+static void print_driver(void) {
+  int version = 0, count = 0, d;
+  if (cujit_driver_version(&version) != CUJIT_OK) {
+    printf("driver: %s\n", cujit_last_error());
+    return;
+  }
+  printf("driver: CUDA %d.%d\n", version / 1000, version % 1000 / 10);
+  if (cujit_device_count(&count) != CUJIT_OK) return;
+  for (d = 0; d < count; d++) {
+    char name[256];
+    int ma = 0, mi = 0;
+    if (cujit_device_info(d, name, sizeof name, &ma, &mi) == CUJIT_OK)
+      printf("device %d: %s (sm_%d%d)\n", d, name, ma, mi);
+  }
+}
+
+static int cmd_info(int argc, char **argv) {
+  if (argc > 0) return cli_usage_error("info takes no arguments (got '%s')", argv[0]);
+  printf("cujit %s\n", cujit_version_string());
+  print_archs();
+  print_driver();
+  cli_print_cache_line();
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  const char *cmd = argc > 1 ? argv[1] : NULL;
+  if (!cmd) {
+    fputs(usage_text, stderr);
+    return 2;
+  }
+  if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
+    fputs(usage_text, stdout);
+    return 0;
+  }
+  if (strcmp(cmd, "-V") == 0 || strcmp(cmd, "--version") == 0) {
+    printf("cujit %s\n", cujit_version_string());
+    return 0;
+  }
+  if (strcmp(cmd, "compile") == 0) return cmd_compile(argc - 2, argv + 2);
+  if (strcmp(cmd, "info") == 0) return cmd_info(argc - 2, argv + 2);
+  if (strcmp(cmd, "cache") == 0) return cli_cache(argc - 2, argv + 2);
+  return cli_usage_error("unknown command '%s'", cmd);
+}

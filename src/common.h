@@ -1,0 +1,79 @@
+/* common.h - what every source file of the library uses: errors, logging, allocation,
+ * a growable string buffer. Private; not installed. */
+#ifndef CUJIT_COMMON_H
+#define CUJIT_COMMON_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cujit.h"
+
+#if defined(__GNUC__)
+#  define CJ_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#  define CJ_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#  define CJ_PRINTF(f, a)
+#  define CJ_UNLIKELY(x) (x)
+#endif
+
+#define CJ_COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- errors (error.c) ---- */
+
+/* Records `st` and a formatted detail for the calling thread, logs it at debug level,
+ * and returns `st`, so that `return cj_fail(...)` reads naturally. */
+cujit_status cj_fail(cujit_status st, const char *fmt, ...) CJ_PRINTF(2, 3);
+/* As cj_fail, also recording the driver's or NVRTC's own result code. */
+cujit_status cj_fail_cu(cujit_status st, CUresult r, const char *fmt, ...) CJ_PRINTF(3, 4);
+cujit_status cj_fail_nvrtc(cujit_status st, int r, const char *fmt, ...) CJ_PRINTF(3, 4);
+/* Out of host memory while doing `what`. */
+cujit_status cj_fail_oom(const char *what);
+
+/* ---- logging (log.c) ---- */
+
+int cj_log_enabled(cujit_log_level level);
+void cj_log(cujit_log_level level, const char *fmt, ...) CJ_PRINTF(2, 3);
+#define cj_warn(...) (cj_log_enabled(CUJIT_LOG_WARN) ? cj_log(CUJIT_LOG_WARN, __VA_ARGS__) : (void)0)
+#define cj_info(...) (cj_log_enabled(CUJIT_LOG_INFO) ? cj_log(CUJIT_LOG_INFO, __VA_ARGS__) : (void)0)
+#define cj_debug(...) \
+  (cj_log_enabled(CUJIT_LOG_DEBUG) ? cj_log(CUJIT_LOG_DEBUG, __VA_ARGS__) : (void)0)
+
+/* ---- allocation (alloc.c): every allocation of the library goes through these, so
+ * that tests can make the n-th one fail (built with CUJIT_FAULT_INJECTION). ---- */
+
+void *cj_malloc(size_t n);
+void *cj_calloc(size_t count, size_t size);
+void *cj_realloc(void *p, size_t n);
+char *cj_strdup(const char *s);
+char *cj_memdup(const void *p, size_t n); /* copies n bytes and adds a NUL */
+void cj_free(void *p);
+/* Duplicates a NULL-terminated string list; NULL in, NULL out (ok). Returns -1 on OOM. */
+int cj_strv_dup(const char *const *in, char ***out, size_t *count);
+void cj_strv_free(char **v, size_t count);
+
+/* ---- string buffer (buf.c) ---- */
+
+typedef struct cj_buf {
+  char *data;  /* NUL-terminated when non-NULL */
+  size_t len;
+  size_t cap;
+  int oom;     /* set once an append failed; later appends do nothing */
+} cj_buf;
+
+void cj_buf_append(cj_buf *b, const void *p, size_t n);
+void cj_buf_puts(cj_buf *b, const char *s);
+void cj_buf_printf(cj_buf *b, const char *fmt, ...) CJ_PRINTF(2, 3);
+void cj_buf_vprintf(cj_buf *b, const char *fmt, va_list ap);
+/* Hands the string to the caller (never NULL unless out of memory) and resets b. */
+char *cj_buf_take(cj_buf *b);
+void cj_buf_free(cj_buf *b);
+
+/* ---- environment (env.c) ---- */
+
+/* getenv that treats an empty value as unset. */
+const char *cj_getenv(const char *name);
+/* Parses a byte size with optional K/M/G/T suffix (powers of 1024). Returns 0 on success. */
+int cj_parse_size(const char *s, uint64_t *out);
+
+#endif

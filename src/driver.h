@@ -1,0 +1,65 @@
+/* driver.h - the CUDA driver, loaded at run time (libcuda is never linked). */
+#ifndef CUJIT_DRIVER_H
+#define CUJIT_DRIVER_H
+
+#include "common.h"
+
+/* Every driver entry point cujit uses. Required ones must resolve or the driver counts
+ * as missing; optional ones (newer drivers only) may stay NULL and are checked at use. */
+#define CJ_DRIVER_REQUIRED(X)                                                              \
+  X(cuInit) X(cuDriverGetVersion) X(cuGetErrorName) X(cuGetErrorString) X(cuDeviceGet)     \
+  X(cuDeviceGetCount) X(cuDeviceGetName) X(cuDeviceGetAttribute)                           \
+  X(cuDevicePrimaryCtxRetain) X(cuCtxGetCurrent) X(cuCtxSetCurrent) X(cuCtxGetDevice)      \
+  X(cuCtxSynchronize) X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction)         \
+  X(cuModuleGetGlobal) X(cuFuncGetAttribute) X(cuFuncSetAttribute)                         \
+  X(cuOccupancyMaxPotentialBlockSize) X(cuLaunchKernel) X(cuMemAlloc) X(cuMemFree)         \
+  X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemsetD8)  \
+  X(cuMemHostAlloc) X(cuMemFreeHost) X(cuMemHostRegister) X(cuMemHostUnregister)           \
+  X(cuMemGetInfo) X(cuPointerGetAttribute) X(cuStreamCreate) X(cuStreamDestroy)            \
+  X(cuStreamSynchronize) X(cuStreamQuery) X(cuEventCreate) X(cuEventDestroy)               \
+  X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime)
+
+#define CJ_DRIVER_OPTIONAL(X)                                                              \
+  X(cuLibraryLoadData) X(cuLibraryUnload) X(cuLibraryGetKernel) X(cuLibraryGetGlobal)      \
+  X(cuLibraryGetKernelCount) X(cuLibraryEnumerateKernels) X(cuKernelGetFunction)           \
+  X(cuKernelGetName) X(cuKernelGetParamInfo) X(cuKernelGetAttribute)                       \
+  X(cuFuncGetParamInfo) X(cuFuncGetName) X(cuModuleGetFunctionCount)                       \
+  X(cuModuleEnumerateFunctions) X(cuMemAllocAsync) X(cuMemFreeAsync)                       \
+  X(cuMemAllocFromPoolAsync) X(cuDeviceGetDefaultMemPool) X(cuMemPoolSetAttribute)         \
+  X(cuMemPoolGetAttribute) X(cuMemPoolTrimTo) X(cuMemPoolCreate) X(cuMemPoolDestroy)       \
+  X(cuStreamGetCtx) X(cuLaunchHostFunc)
+
+typedef struct cj_driver {
+#define CJ_DRIVER_FIELD_(fn) __typeof__(fn) *fn;
+  CJ_DRIVER_REQUIRED(CJ_DRIVER_FIELD_)
+  CJ_DRIVER_OPTIONAL(CJ_DRIVER_FIELD_)
+#undef CJ_DRIVER_FIELD_
+  int version; /* cuDriverGetVersion */
+} cj_driver;
+
+/* The table; valid once cj_driver_load() returned CUJIT_OK. */
+extern cj_driver cj_cu;
+
+/* Loads libcuda.so.1 (or env CUJIT_LIBCUDA), resolves the table and calls cuInit, once per
+ * process. Returns CUJIT_OK, CUJIT_ERROR_NO_DRIVER, CUJIT_ERROR_NO_DEVICE or
+ * CUJIT_ERROR_DRIVER, with the same detail on every call. Cheap after the first call. */
+cujit_status cj_driver_load(void);
+
+/* Turns a failed driver call into a status with detail "<what> failed: NAME (text)". */
+cujit_status cj_cu_fail(CUresult r, const char *what);
+/* The status a CUresult maps to (CUDA_SUCCESS -> CUJIT_OK). */
+cujit_status cj_cu_status(CUresult r);
+/* Name of a CUresult ("CUDA_ERROR_ILLEGAL_ADDRESS"), never NULL. */
+const char *cj_cu_name(CUresult r);
+
+/* Makes sure the calling thread has a current context: the caller's own if one is
+ * current, else the primary context of env CUJIT_DEVICE (default 0), retained once per
+ * device for the life of the process and made current on this thread. */
+cujit_status cj_ctx_ensure(CUcontext *ctx, CUdevice *dev);
+
+/* The device that compiles should target: the current context's, else CUJIT_DEVICE's.
+ * Returns its compute capability as major*10+minor in *cc, or a failure status (no
+ * driver, no device) without touching the thread's error detail. */
+cujit_status cj_device_cc_for_compile(int *cc);
+
+#endif

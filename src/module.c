@@ -1,0 +1,151 @@
+/* module.c - creating modules from source or files, and reading their results. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "module.h"
+
+static cujit_status module_new(cj_image *im, const char *name, cujit_module **out) {
+  cujit_module *m = cj_calloc(1, sizeof *m);
+  if (!m || !(m->name = cj_strdup(name))) {
+    cj_free(m);
+    return cj_fail_oom("creating the module");
+  }
+  m->image = im;
+  pthread_mutex_init(&m->lock, NULL);
+  *out = m;
+  return CUJIT_OK;
+}
+
+static cujit_status from_source(cujit_module **out, const char *source, const char *name,
+                                const cujit_options *opts, const char *dir) {
+  cj_request req;
+  cj_image *im = NULL;
+  cujit_status st;
+  st = cj_request_init(&req, source, name, opts, dir);
+  if (st != CUJIT_OK) return st;
+  st = cj_compile(&req, &im);
+  if (st == CUJIT_OK) {
+    st = module_new(im, req.name, out);
+    if (st != CUJIT_OK) cj_image_unref(im);
+  }
+  cj_request_free(&req);
+  return st;
+}
+
+cujit_status cujit_module_from_source(cujit_module **out, const char *source, const char *name,
+                                      const cujit_options *opts) {
+  if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_module_from_source: out is NULL");
+  *out = NULL;
+  return from_source(out, source, name, opts, NULL);
+}
+
+/* Reads a whole regular file; *text is NUL-terminated. */
+static cujit_status read_file(const char *path, char **text) {
+  FILE *f;
+  struct stat st;
+  size_t got;
+  char *buf;
+  *text = NULL;
+  f = fopen(path, "rb");
+  if (!f)
+    return cj_fail(CUJIT_ERROR_FILE, "cannot open '%s': %s; check the path and permissions", path,
+                   strerror(errno));
+  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+    fclose(f);
+    return cj_fail(CUJIT_ERROR_FILE, "'%s' is not a regular file", path);
+  }
+  buf = cj_malloc((size_t)st.st_size + 1);
+  if (!buf) {
+    fclose(f);
+    return cj_fail_oom("reading the source file");
+  }
+  got = fread(buf, 1, (size_t)st.st_size, f);
+  if (ferror(f)) {
+    int e = errno;
+    fclose(f);
+    cj_free(buf);
+    return cj_fail(CUJIT_ERROR_FILE, "cannot read '%s': %s", path, strerror(e));
+  }
+  fclose(f);
+  buf[got] = '\0';
+  *text = buf;
+  return CUJIT_OK;
+}
+
+/* The directory part of path ("." when there is none). */
+static char *dir_of(const char *path) {
+  const char *slash = strrchr(path, '/');
+  if (!slash) return cj_strdup(".");
+  if (slash == path) return cj_strdup("/");
+  return cj_memdup(path, (size_t)(slash - path));
+}
+
+cujit_status cujit_module_from_file(cujit_module **out, const char *path,
+                                    const cujit_options *opts) {
+  char *text = NULL, *dir = NULL;
+  cujit_status st;
+  if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_module_from_file: out is NULL");
+  *out = NULL;
+  if (!path || !path[0]) return cj_fail(CUJIT_ERROR_FILE, "cujit_module_from_file: path is %s",
+                                        path ? "empty" : "NULL");
+  st = read_file(path, &text);
+  if (st != CUJIT_OK) return st;
+  dir = dir_of(path);
+  if (!dir)
+    st = cj_fail_oom("reading the source file");
+  else if (!text[0])
+    st = cj_fail(CUJIT_ERROR_INVALID_SOURCE, "'%s' is empty; it must hold CUDA C source", path);
+  else
+    st = from_source(out, text, path, opts, dir);
+  cj_free(dir);
+  cj_free(text);
+  return st;
+}
+
+void cujit_module_destroy(cujit_module *m) {
+  if (!m) return;
+  cj_module_device_free(m);
+  cj_image_unref(m->image);
+  pthread_mutex_destroy(&m->lock);
+  cj_free(m->name);
+  cj_free(m);
+}
+
+const char *cujit_module_ptx(const cujit_module *m, size_t *size) {
+  if (size) *size = m ? m->image->ptx_size : 0;
+  return m ? m->image->ptx : NULL;
+}
+
+const void *cujit_module_cubin(const cujit_module *m, size_t *size) {
+  if (size) *size = m ? m->image->cubin_size : 0;
+  return m ? m->image->cubin : NULL;
+}
+
+const char *cujit_module_log(const cujit_module *m) { return m ? m->image->log : NULL; }
+const char *cujit_module_arch(const cujit_module *m) { return m ? m->image->arch : NULL; }
+const char *cujit_module_name(const cujit_module *m) { return m ? m->name : NULL; }
+size_t cujit_module_name_count(const cujit_module *m) { return m ? m->image->n_names : 0; }
+
+const char *cujit_module_name_expression(const cujit_module *m, size_t i, const char **lowered) {
+  if (!m || i >= m->image->n_names) return NULL;
+  if (lowered) *lowered = m->image->lowered[i];
+  return m->image->name_exprs[i];
+}
+
+cujit_status cujit_module_lowered_name(const cujit_module *m, const char *expr,
+                                       const char **lowered) {
+  size_t i;
+  if (!m || !expr || !lowered)
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_module_lowered_name: NULL argument");
+  for (i = 0; i < m->image->n_names; i++) {
+    if (strcmp(m->image->name_exprs[i], expr) == 0) {
+      *lowered = m->image->lowered[i];
+      return CUJIT_OK;
+    }
+  }
+  return cj_fail(CUJIT_ERROR_NOT_FOUND,
+                 "'%s' is not a name expression of module '%s'; add it to "
+                 "cujit_options.name_expressions before compiling", expr, m->name);
+}

@@ -1,0 +1,20 @@
+/* module.h - modules: a compiled image plus what was loaded from it on devices. */
+#ifndef CUJIT_MODULE_H
+#define CUJIT_MODULE_H
+
+#include <pthread.h>
+
+#include "compile.h"
+
+struct cujit_module {
+  cj_image *image; /* shared with the memory cache */
+  char *name;
+  pthread_mutex_t lock; /* guards the device state below */
+  /* Device state (loading, functions, globals) is added by the launch layer. */
+  void *device_state;
+};
+
+/* Releases what the module loaded on devices; safe when nothing was loaded. */
+void cj_module_device_free(cujit_module *m);
+
+#endif

@@ -1,0 +1,266 @@
+/* options.c - validating cujit_options and turning them into an NVRTC command line. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile.h"
+#include "driver.h"
+
+int cj_arch_clamp(int cc, const int *supported, size_t n) {
+  int best = 0, lowest = 0;
+  size_t i;
+  for (i = 0; i < n; i++) {
+    if (supported[i] <= cc && supported[i] > best) best = supported[i];
+    if (!lowest || supported[i] < lowest) lowest = supported[i];
+  }
+  return best ? best : lowest;
+}
+
+static void list_archs(char *out, size_t size, const int *archs, size_t n) {
+  size_t i, len = 0;
+  out[0] = '\0';
+  for (i = 0; i < n && len + 8 < size; i++)
+    len += (size_t)snprintf(out + len, size - len, "%s%d", i ? " " : "", archs[i]);
+}
+
+/* Parses "sm_90", "sm_90a", "compute_120f"... into kind ("sm"/"compute"), number, suffix. */
+static int parse_arch(const char *s, int *is_sm, int *num, char *suffix) {
+  const char *p;
+  char *end;
+  long v;
+  if (strncmp(s, "sm_", 3) == 0) {
+    *is_sm = 1;
+    p = s + 3;
+  } else if (strncmp(s, "compute_", 8) == 0) {
+    *is_sm = 0;
+    p = s + 8;
+  } else {
+    return -1;
+  }
+  if (!isdigit((unsigned char)*p)) return -1;
+  v = strtol(p, &end, 10);
+  if (v <= 0 || v > 10000) return -1;
+  *suffix = '\0';
+  if (*end == 'a' || *end == 'f') *suffix = *end++;
+  if (*end) return -1;
+  *num = (int)v;
+  return 0;
+}
+
+static cujit_status explicit_arch(const char *req, char *out, size_t out_size) {
+  const int *archs;
+  size_t n, i;
+  int is_sm, num;
+  char suffix, list[256];
+  cujit_status st = cj_nvrtc_archs(&archs, &n);
+  if (st != CUJIT_OK) return st;
+  list_archs(list, sizeof list, archs, n);
+  if (parse_arch(req, &is_sm, &num, &suffix) != 0)
+    return cj_fail(CUJIT_ERROR_INVALID_OPTION,
+                   "invalid architecture '%s': use sm_XX for CUBIN and PTX, or compute_XX for "
+                   "PTX only (this NVRTC supports %s)", req, list);
+  for (i = 0; i < n; i++)
+    if (archs[i] == num) break;
+  if (i == n)
+    return cj_fail(CUJIT_ERROR_INVALID_OPTION,
+                   "architecture '%s' is not supported by this NVRTC; it supports %s", req, list);
+  if (strlen(req) >= out_size)
+    return cj_fail(CUJIT_ERROR_INVALID_OPTION, "architecture '%s' is too long", req);
+  snprintf(out, out_size, "%s", req);
+  return CUJIT_OK;
+}
+
+cujit_status cj_arch_resolve(const char *requested, char *out, size_t out_size) {
+  const int *archs;
+  size_t n;
+  int cc;
+  cujit_status st;
+  if (!requested) requested = cj_getenv("CUJIT_ARCH");
+  if (requested) return explicit_arch(requested, out, out_size);
+  out[0] = '\0';
+  if (cj_device_cc_for_compile(&cc) != CUJIT_OK) return CUJIT_OK; /* no device: NVRTC's default */
+  st = cj_nvrtc_archs(&archs, &n);
+  if (st != CUJIT_OK) return st;
+  if (n) snprintf(out, out_size, "sm_%d", cj_arch_clamp(cc, archs, n));
+  if (n && cj_arch_clamp(cc, archs, n) != cc)
+    cj_info("device is sm_%d; this NVRTC's nearest target is %s (PTX is produced too)", cc, out);
+  return CUJIT_OK;
+}
+
+/* "-arch=X", "--gpu-architecture=X"; "-arch" alone has its value in the next
+ * string, which cujit does not accept (value NULL). */
+static int is_arch_option(const char *o, const char **value) {
+  static const char *const names[] = {"-arch", "--gpu-architecture"};
+  size_t i, len;
+  for (i = 0; i < CJ_COUNT(names); i++) {
+    len = strlen(names[i]);
+    if (strncmp(o, names[i], len) == 0 && (o[len] == '\0' || o[len] == '=')) {
+      *value = o[len] == '=' ? o + len + 1 : NULL;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static cujit_status check_list(const char *const *v, const char *what) {
+  size_t i;
+  for (i = 0; v && v[i]; i++)
+    if (!v[i][0]) return cj_fail(CUJIT_ERROR_INVALID_OPTION, "%s %zu is an empty string", what, i);
+  return CUJIT_OK;
+}
+
+static cujit_status check_options(const cujit_options *o, const char **arch) {
+  size_t i;
+  cujit_status st;
+  *arch = o->arch;
+  if ((st = check_list(o->include_dirs, "include directory")) != CUJIT_OK) return st;
+  if ((st = check_list(o->defines, "define")) != CUJIT_OK) return st;
+  if ((st = check_list(o->name_expressions, "name expression")) != CUJIT_OK) return st;
+  if ((st = check_list(o->nvrtc_options, "NVRTC option")) != CUJIT_OK) return st;
+  for (i = 0; o->defines && o->defines[i]; i++)
+    if (!(isalpha((unsigned char)o->defines[i][0]) || o->defines[i][0] == '_'))
+      return cj_fail(CUJIT_ERROR_INVALID_OPTION,
+                     "define '%s' must start with a macro name (\"NAME\" or \"NAME=VALUE\", "
+                     "without -D)", o->defines[i]);
+  for (i = 0; o->nvrtc_options && o->nvrtc_options[i]; i++) {
+    const char *opt = o->nvrtc_options[i], *value = NULL;
+    if (opt[0] != '-')
+      return cj_fail(CUJIT_ERROR_INVALID_OPTION,
+                     "NVRTC option '%s' does not start with '-'; pass each option as one "
+                     "string, e.g. \"-use_fast_math\" or \"-std=c++17\"", opt);
+    if (is_arch_option(opt, &value)) {
+      if (!value || !*value)
+        return cj_fail(CUJIT_ERROR_INVALID_OPTION,
+                       "NVRTC option '%s' needs its value in the same string (\"-arch=sm_90\"), "
+                       "or use cujit_options.arch", opt);
+      if (*arch && strcmp(*arch, value) != 0)
+        return cj_fail(CUJIT_ERROR_INVALID_OPTION,
+                       "two architectures given: arch '%s' and option '%s'; give one", *arch, opt);
+      *arch = value;
+    }
+  }
+  for (i = 0; o->headers && o->headers[i].name; i++)
+    if (!o->headers[i].name[0] || !o->headers[i].source)
+      return cj_fail(CUJIT_ERROR_INVALID_OPTION,
+                     "in-memory header %zu has an empty name or a NULL source", i);
+  return CUJIT_OK;
+}
+
+static int copy_headers(cj_request *r, const cujit_header *h) {
+  size_t n = 0, i;
+  while (h && h[n].name) n++;
+  if (!n) return 0;
+  r->header_names = cj_calloc(n, sizeof(char *));
+  r->header_sources = cj_calloc(n, sizeof(char *));
+  if (!r->header_names || !r->header_sources) return -1;
+  r->n_headers = n;
+  for (i = 0; i < n; i++) {
+    r->header_names[i] = cj_strdup(h[i].name);
+    r->header_sources[i] = cj_strdup(h[i].source);
+    if (!r->header_names[i] || !r->header_sources[i]) return -1;
+  }
+  return 0;
+}
+
+static int push_arg(cj_request *r, char *arg) {
+  if (!arg) return -1;
+  r->argv[r->argc++] = arg;
+  return 0;
+}
+
+static char *join(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  char *s = cj_malloc(la + lb + 1);
+  if (!s) return NULL;
+  memcpy(s, a, la);
+  memcpy(s + la, b, lb + 1);
+  return s;
+}
+
+static int has_user_option(const cj_request *r, const char *a, const char *b) {
+  size_t i;
+  for (i = 0; i < r->n_user_options; i++)
+    if (strcmp(r->user_options[i], a) == 0 || strcmp(r->user_options[i], b) == 0) return 1;
+  return 0;
+}
+
+/* argv: -arch, include dirs, defines, the caller's options (minus an arch), -no-cache. */
+static int build_argv(cj_request *r) {
+  size_t i, max = 2 + r->n_include_dirs + r->n_defines + r->n_user_options;
+  const char *value;
+  r->argv = cj_calloc(max, sizeof(char *));
+  if (!r->argv) return -1;
+  if (r->arch[0] && push_arg(r, join("-arch=", r->arch))) return -1;
+  for (i = 0; i < r->n_include_dirs; i++)
+    if (push_arg(r, join("--include-path=", r->include_dirs[i]))) return -1;
+  for (i = 0; i < r->n_defines; i++)
+    if (push_arg(r, join("-D", r->defines[i]))) return -1;
+  for (i = 0; i < r->n_user_options; i++)
+    if (!is_arch_option(r->user_options[i], &value) && push_arg(r, cj_strdup(r->user_options[i])))
+      return -1;
+  if (!(r->flags & CUJIT_OPT_NVRTC_CACHE) && !has_user_option(r, "-no-cache", "--no-cache") &&
+      push_arg(r, cj_strdup("-no-cache")))
+    return -1;
+  return 0;
+}
+
+static int copy_include_dirs(cj_request *r, const char *const *dirs, const char *first) {
+  char **v = NULL;
+  size_t n = 0;
+  if (cj_strv_dup(dirs, &v, &n) != 0) return -1;
+  if (!first) {
+    r->include_dirs = v;
+    r->n_include_dirs = n;
+    return 0;
+  }
+  r->include_dirs = cj_calloc(n + 1, sizeof(char *));
+  if (!r->include_dirs) {
+    cj_strv_free(v, n);
+    return -1;
+  }
+  r->include_dirs[0] = cj_strdup(first);
+  if (n) memcpy(r->include_dirs + 1, v, n * sizeof(char *));
+  cj_free(v);
+  r->n_include_dirs = n + 1;
+  return r->include_dirs[0] ? 0 : -1;
+}
+
+cujit_status cj_request_init(cj_request *r, const char *source, const char *name,
+                             const cujit_options *opts, const char *first_include_dir) {
+  static const cujit_options defaults;
+  const char *arch = NULL;
+  cujit_status st;
+  memset(r, 0, sizeof *r);
+  if (!opts) opts = &defaults;
+  if (!source || !source[0])
+    return cj_fail(CUJIT_ERROR_INVALID_SOURCE, "the source of '%s' is %s; pass CUDA C text",
+                   name ? name : "source.cu", source ? "empty" : "NULL");
+  if ((st = check_options(opts, &arch)) != CUJIT_OK) return st;
+  if ((st = cj_arch_resolve(arch, r->arch, sizeof r->arch)) != CUJIT_OK) return st;
+  r->source = source;
+  r->source_len = strlen(source);
+  r->flags = opts->flags;
+  r->name = cj_strdup(name ? name : "source.cu");
+  if (!r->name || copy_include_dirs(r, opts->include_dirs, first_include_dir) != 0 ||
+      cj_strv_dup(opts->defines, &r->defines, &r->n_defines) != 0 ||
+      cj_strv_dup(opts->nvrtc_options, &r->user_options, &r->n_user_options) != 0 ||
+      cj_strv_dup(opts->name_expressions, &r->name_exprs, &r->n_name_exprs) != 0 ||
+      copy_headers(r, opts->headers) != 0 || build_argv(r) != 0) {
+    cj_request_free(r);
+    return cj_fail_oom("preparing the compile options");
+  }
+  return CUJIT_OK;
+}
+
+void cj_request_free(cj_request *r) {
+  cj_free(r->name);
+  cj_strv_free(r->include_dirs, r->n_include_dirs);
+  cj_strv_free(r->defines, r->n_defines);
+  cj_strv_free(r->user_options, r->n_user_options);
+  cj_strv_free(r->header_names, r->n_headers);
+  cj_strv_free(r->header_sources, r->n_headers);
+  cj_strv_free(r->name_exprs, r->n_name_exprs);
+  cj_strv_free(r->argv, r->argc);
+  memset(r, 0, sizeof *r);
+}

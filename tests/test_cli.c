@@ -1,0 +1,160 @@
+/* test_cli - the command-line tool: exit codes and outputs. */
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+static char *tmp;
+
+/* Runs the CLI with `args` (a shell fragment) in the temp dir; captures stdout+stderr. */
+static int cli(const char *args, const char *env, char *out, size_t size) {
+  char cmd[8192];
+  FILE *p;
+  size_t n;
+  int st;
+  snprintf(cmd, sizeof cmd, "cd '%s' && %s '%s' %s 2>&1", tmp, env ? env : "", CUJIT_CLI_PATH,
+           args);
+  p = popen(cmd, "r");
+  assert_non_null(p);
+  n = fread(out, 1, size - 1, p);
+  out[n] = '\0';
+  st = pclose(p);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int setup(void **state) {
+  (void)state;
+  tmp = test_tempdir("cli");
+  if (!tmp) return -1;
+  test_write_file(tmp, "hdr.h", "#define FACTOR 31337\n");
+  test_write_file(tmp, "ok.cu",
+                  "#include \"hdr.h\"\n"
+                  "__global__ void scale(float *x) { x[threadIdx.x] *= FACTOR + EXTRA; }\n");
+  test_write_file(tmp, "bad.cu", "__global__ void k() {\n  int x = ;\n}\n");
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  test_rmtree(tmp);
+  free(tmp);
+  return 0;
+}
+
+static char *slurp(const char *name) {
+  static char buf[1 << 16];
+  char path[4200];
+  FILE *f;
+  size_t n;
+  snprintf(path, sizeof path, "%s/%s", tmp, name);
+  f = fopen(path, "rb");
+  if (!f) return NULL;
+  n = fread(buf, 1, sizeof buf - 1, f);
+  buf[n] = '\0';
+  fclose(f);
+  return buf;
+}
+
+static void help_and_version(void **state) {
+  char out[8192];
+  (void)state;
+  assert_int_equal(cli("--help", NULL, out, sizeof out), 0);
+  assert_non_null(strstr(out, "usage: cujit"));
+  assert_non_null(strstr(out, "compile FILE.cu"));
+  assert_int_equal(cli("--version", NULL, out, sizeof out), 0);
+  assert_non_null(strstr(out, CUJIT_VERSION_STRING));
+  assert_int_equal(cli("", NULL, out, sizeof out), 2);
+  assert_int_equal(cli("frobnicate", NULL, out, sizeof out), 2);
+  assert_non_null(strstr(out, "unknown command 'frobnicate'"));
+}
+
+static void compile_writes_ptx(void **state) {
+  char out[8192], *ptx;
+  (void)state;
+  assert_int_equal(cli("compile ok.cu -D EXTRA=1 --arch compute_80", NULL, out, sizeof out), 0);
+  ptx = slurp("ok.ptx");
+  assert_non_null(ptx);
+  assert_non_null(strstr(ptx, ".target sm_80"));
+  assert_non_null(strstr(ptx, "scale"));
+  assert_int_equal(cli("compile ok.cu -DEXTRA=2 --arch=compute_80 -o custom.ptx", NULL, out, sizeof out), 0);
+  assert_non_null(slurp("custom.ptx"));
+  assert_int_equal(cli("compile ok.cu -DEXTRA=2 -o - -- -arch=compute_80", NULL, out, sizeof out), 0);
+  assert_non_null(strstr(out, ".target sm_80"));
+}
+
+static void compile_writes_cubin(void **state) {
+  char out[8192], *elf;
+  (void)state;
+  assert_int_equal(cli("compile ok.cu -DEXTRA=1 --cubin --arch sm_90", NULL, out, sizeof out), 0);
+  elf = slurp("ok.cubin");
+  assert_non_null(elf);
+  assert_memory_equal(elf, "\177ELF", 4);
+  /* a virtual arch has no CUBIN */
+  assert_int_equal(cli("compile ok.cu -DEXTRA=1 --cubin --arch compute_90 -o x.cubin", NULL, out, sizeof out), 2);
+  assert_non_null(strstr(out, "--cubin needs a real architecture"));
+}
+
+static void include_dirs_from_cli(void **state) {
+  char out[8192];
+  (void)state;
+  assert_int_equal(test_write_file(tmp, "inc.cu", "#include <sub.h>\n__global__ void k(int *x){x[0]=SUBVAL;}\n"), 0);
+  assert_int_equal(system("true"), 0);
+  {
+    char d[4200];
+    snprintf(d, sizeof d, "%s/incdir", tmp);
+    mkdir(d, 0700);
+    assert_int_equal(test_write_file(d, "sub.h", "#define SUBVAL 90210\n"), 0);
+  }
+  assert_int_equal(cli("compile inc.cu --arch compute_80 -o inc.ptx", NULL, out, sizeof out), 1);
+  assert_int_equal(cli("compile inc.cu --arch compute_80 -I incdir -o inc.ptx", NULL, out, sizeof out), 0);
+  assert_non_null(strstr(slurp("inc.ptx"), "90210"));
+}
+
+static void compile_error_exits_1_with_log(void **state) {
+  char out[8192];
+  (void)state;
+  assert_int_equal(cli("compile bad.cu --arch compute_80", NULL, out, sizeof out), 1);
+  assert_non_null(strstr(out, "bad.cu(2): error"));
+  assert_int_equal(cli("compile missing.cu", NULL, out, sizeof out), 1);
+  assert_non_null(strstr(out, "missing.cu"));
+}
+
+static void bad_usage_exits_2(void **state) {
+  char out[8192];
+  (void)state;
+  assert_int_equal(cli("compile", NULL, out, sizeof out), 2);
+  assert_non_null(strstr(out, "needs a .cu file"));
+  assert_int_equal(cli("compile ok.cu --bogus", NULL, out, sizeof out), 2);
+  assert_non_null(strstr(out, "unknown option '--bogus'"));
+  assert_int_equal(cli("compile ok.cu -o", NULL, out, sizeof out), 2);
+  assert_int_equal(cli("compile a.cu b.cu", NULL, out, sizeof out), 2);
+  assert_int_equal(cli("compile ok.cu -DEXTRA=1 --arch sm_1", NULL, out, sizeof out), 2);
+  assert_non_null(strstr(out, "not supported"));
+  assert_int_equal(cli("compile ok.cu -DEXTRA=1 --arch compute_80 -- -no-such-flag", NULL, out, sizeof out), 2);
+  assert_non_null(strstr(out, "-no-such-flag"));
+  assert_int_equal(cli("info extra", NULL, out, sizeof out), 2);
+}
+
+static void info_without_driver(void **state) {
+  char out[8192];
+  (void)state;
+  assert_int_equal(cli("info", "CUJIT_LIBCUDA=/nonexistent/libcuda.so.1", out, sizeof out), 0);
+  assert_non_null(strstr(out, "cujit " CUJIT_VERSION_STRING));
+  assert_non_null(strstr(out, "NVRTC "));
+  assert_non_null(strstr(out, "sm_90"));
+  assert_non_null(strstr(out, "driver: no CUDA driver found"));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(help_and_version),
+      cmocka_unit_test(compile_writes_ptx),
+      cmocka_unit_test(compile_writes_cubin),
+      cmocka_unit_test(include_dirs_from_cli),
+      cmocka_unit_test(compile_error_exits_1_with_log),
+      cmocka_unit_test(bad_usage_exits_2),
+      cmocka_unit_test(info_without_driver),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
