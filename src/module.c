@@ -6,9 +6,10 @@
 
 #include "module.h"
 
-static cujit_status module_new(cj_image *im, const char *name, cujit_module **out) {
+static cujit_status module_new(cj_image *im, const cj_request *r, cujit_module **out) {
   cujit_module *m = cj_calloc(1, sizeof *m);
-  if (!m || !(m->name = cj_strdup(name))) {
+  if (!m || !(m->name = cj_strdup(r->name)) || !(m->source = cj_memdup(r->source, r->source_len))) {
+    if (m) cj_free(m->name);
     cj_free(m);
     return cj_fail_oom("creating the module");
   }
@@ -27,7 +28,7 @@ static cujit_status from_source(cujit_module **out, const char *source, const ch
   if (st != CUJIT_OK) return st;
   st = cj_compile(&req, &im);
   if (st == CUJIT_OK) {
-    st = module_new(im, req.name, out);
+    st = module_new(im, &req, out);
     if (st != CUJIT_OK) cj_image_unref(im);
   }
   cj_request_free(&req);
@@ -110,6 +111,7 @@ void cujit_module_destroy(cujit_module *m) {
   cj_image_unref(m->image);
   pthread_mutex_destroy(&m->lock);
   cj_free(m->name);
+  cj_free(m->source);
   cj_free(m);
 }
 
