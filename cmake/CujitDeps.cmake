@@ -17,3 +17,13 @@ foreach(dep IN ITEMS ffi xxhash)
     IMPORTED_LOCATION "${CUJIT_${dep}_LIBRARY}"
     INTERFACE_INCLUDE_DIRECTORIES "${CUJIT_${dep}_INCLUDE_DIR}")
 endforeach()
+
+# NVRTC without the driver: FindCUDAToolkit's CUDA::nvrtc also links the driver stub
+# (libcuda.so), and cujit must never depend on libcuda at link time.
+if(NOT CUDA_nvrtc_LIBRARY)
+  message(FATAL_ERROR "NVRTC (libnvrtc.so) was not found in the CUDA toolkit at ${CUDAToolkit_LIBRARY_DIR}")
+endif()
+add_library(cujit_dep::nvrtc UNKNOWN IMPORTED)
+set_target_properties(cujit_dep::nvrtc PROPERTIES
+  IMPORTED_LOCATION "${CUDA_nvrtc_LIBRARY}"
+  INTERFACE_INCLUDE_DIRECTORIES "${CUDAToolkit_INCLUDE_DIRS}")
