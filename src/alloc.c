@@ -8,7 +8,8 @@
 /* Test hook: the n-th allocation from now fails (1 = the next one); 0 turns it off.
  * Exported for the fault-injection tests only; not part of the API. */
 static long fail_countdown;
-CUJIT_API void cujit_test_fail_alloc_after(long n) { __atomic_store_n(&fail_countdown, n, __ATOMIC_SEQ_CST); }
+void cujit_test_fail_alloc_after(long n) { __atomic_store_n(&fail_countdown, n, __ATOMIC_SEQ_CST); }
+long cujit_test_alloc_countdown(void) { return __atomic_load_n(&fail_countdown, __ATOMIC_SEQ_CST); }
 static int should_fail(void) {
   long left = __atomic_load_n(&fail_countdown, __ATOMIC_SEQ_CST);
   if (left <= 0) return 0;

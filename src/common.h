@@ -42,6 +42,13 @@ void cj_log(cujit_log_level level, const char *fmt, ...) CJ_PRINTF(2, 3);
 /* ---- allocation (alloc.c): every allocation of the library goes through these, so
  * that tests can make the n-th one fail (built with CUJIT_FAULT_INJECTION). ---- */
 
+#ifdef CUJIT_FAULT_INJECTION
+/* Test hooks, exported only by fault-injection builds: the n-th allocation from now fails
+ * (0 turns it off); the countdown reads 0 once that allocation has failed. */
+CUJIT_API void cujit_test_fail_alloc_after(long n);
+CUJIT_API long cujit_test_alloc_countdown(void);
+#endif
+
 void *cj_malloc(size_t n);
 void *cj_calloc(size_t count, size_t size);
 void *cj_realloc(void *p, size_t n);

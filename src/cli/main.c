@@ -42,73 +42,6 @@ int cli_fail(const char *what) {
 
 /* ---- compile ---- */
 
-typedef struct compile_args {
-  const char *input, *output, *arch;
-  int cubin;
-  const char **includes, **defines, **nvrtc;
-  size_t n_includes, n_defines, n_nvrtc;
-  unsigned flags;
-} compile_args;
-
-/* The value of "-X VALUE", "-XVALUE", "--long VALUE" or "--long=VALUE"; NULL if none. */
-static const char *option_value(int argc, char **argv, int *i, const char *shrt, const char *lng) {
-  const char *a = argv[*i];
-  size_t n;
-  if (shrt && strncmp(a, shrt, strlen(shrt)) == 0) {
-    if (a[strlen(shrt)]) return a + strlen(shrt);
-    return *i + 1 < argc ? argv[++*i] : NULL;
-  }
-  n = strlen(lng);
-  if (strncmp(a, lng, n) == 0 && a[n] == '=') return a + n + 1;
-  if (strcmp(a, lng) == 0) return *i + 1 < argc ? argv[++*i] : NULL;
-  return NULL;
-}
-
-static int is_option(const char *a, const char *shrt, const char *lng) {
-  size_t n = strlen(lng);
-  if (shrt && strncmp(a, shrt, strlen(shrt)) == 0) return 1;
-  return strncmp(a, lng, n) == 0 && (a[n] == '\0' || a[n] == '=');
-}
-
-static int parse_compile(int argc, char **argv, compile_args *c) {
-  int i;
-  const char *v;
-  for (i = 0; i < argc; i++) {
-    const char *a = argv[i];
-    if (strcmp(a, "--") == 0) {
-      c->nvrtc = (const char **)argv + i + 1;
-      c->n_nvrtc = (size_t)(argc - i - 1);
-      break;
-    } else if (strcmp(a, "--ptx") == 0) {
-      c->cubin = 0;
-    } else if (strcmp(a, "--cubin") == 0) {
-      c->cubin = 1;
-    } else if (strcmp(a, "--no-cache") == 0) {
-      c->flags |= CUJIT_OPT_NO_CACHE;
-    } else if (is_option(a, "-o", "--output")) {
-      if (!(v = option_value(argc, argv, &i, "-o", "--output"))) return cli_usage_error("%s needs a file name", a);
-      c->output = v;
-    } else if (is_option(a, NULL, "--arch")) {
-      if (!(v = option_value(argc, argv, &i, NULL, "--arch"))) return cli_usage_error("%s needs an architecture (sm_90, compute_90)", a);
-      c->arch = v;
-    } else if (is_option(a, "-I", "--include-path")) {
-      if (!(v = option_value(argc, argv, &i, "-I", "--include-path"))) return cli_usage_error("%s needs a directory", a);
-      c->includes[c->n_includes++] = v;
-    } else if (is_option(a, "-D", "--define")) {
-      if (!(v = option_value(argc, argv, &i, "-D", "--define"))) return cli_usage_error("%s needs NAME or NAME=VALUE", a);
-      c->defines[c->n_defines++] = v;
-    } else if (a[0] == '-' && a[1]) {
-      return cli_usage_error("unknown option '%s' (NVRTC options go after '--')", a);
-    } else if (c->input) {
-      return cli_usage_error("more than one input file ('%s')", a);
-    } else {
-      c->input = a;
-    }
-  }
-  if (!c->input) return cli_usage_error("%s", "compile needs a .cu file");
-  return 0;
-}
-
 /* FILE's base name with its extension replaced by ext. */
 static char *default_output(const char *input, const char *ext) {
   const char *base = strrchr(input, '/');
@@ -182,7 +115,8 @@ static int cmd_compile(int argc, char **argv) {
   if (!lists) return fprintf(stderr, "cujit: out of memory\n"), 1;
   c.includes = lists;
   c.defines = lists + argc + 1;
-  rc = parse_compile(argc, argv, &c);
+  rc = cli_parse_compile(argc, argv, &c);
+  if (rc != 0) cli_usage_error("%s", c.error);
   if (rc == 0) rc = run_compile(&c); /* c.nvrtc: argv's tail, NULL-terminated like argv */
   free(lists);
   return rc;

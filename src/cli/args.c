@@ -1,0 +1,71 @@
+/* args.c - parsing the arguments of 'cujit compile' (kept apart so it can be fuzzed). */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* Records a usage error in c->error; returns 2 (bad usage). fmt has one %s. */
+static int bad(compile_args *c, const char *fmt, const char *arg) {
+  snprintf(c->error, sizeof c->error, fmt, arg);
+  return 2;
+}
+
+/* The value of "-X VALUE", "-XVALUE", "--long VALUE" or "--long=VALUE"; NULL if none. */
+static const char *option_value(int argc, char **argv, int *i, const char *shrt, const char *lng) {
+  const char *a = argv[*i];
+  size_t n;
+  if (shrt && strncmp(a, shrt, strlen(shrt)) == 0) {
+    if (a[strlen(shrt)]) return a + strlen(shrt);
+    return *i + 1 < argc ? argv[++*i] : NULL;
+  }
+  n = strlen(lng);
+  if (strncmp(a, lng, n) == 0 && a[n] == '=') return a + n + 1;
+  if (strcmp(a, lng) == 0) return *i + 1 < argc ? argv[++*i] : NULL;
+  return NULL;
+}
+
+static int is_option(const char *a, const char *shrt, const char *lng) {
+  size_t n = strlen(lng);
+  if (shrt && strncmp(a, shrt, strlen(shrt)) == 0) return 1;
+  return strncmp(a, lng, n) == 0 && (a[n] == '\0' || a[n] == '=');
+}
+
+int cli_parse_compile(int argc, char **argv, compile_args *c) {
+  int i;
+  const char *v;
+  for (i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--") == 0) {
+      c->nvrtc = (const char **)argv + i + 1;
+      c->n_nvrtc = (size_t)(argc - i - 1);
+      break;
+    } else if (strcmp(a, "--ptx") == 0) {
+      c->cubin = 0;
+    } else if (strcmp(a, "--cubin") == 0) {
+      c->cubin = 1;
+    } else if (strcmp(a, "--no-cache") == 0) {
+      c->flags |= CUJIT_OPT_NO_CACHE;
+    } else if (is_option(a, "-o", "--output")) {
+      if (!(v = option_value(argc, argv, &i, "-o", "--output"))) return bad(c, "%s needs a file name", a);
+      c->output = v;
+    } else if (is_option(a, NULL, "--arch")) {
+      if (!(v = option_value(argc, argv, &i, NULL, "--arch"))) return bad(c, "%s needs an architecture (sm_90, compute_90)", a);
+      c->arch = v;
+    } else if (is_option(a, "-I", "--include-path")) {
+      if (!(v = option_value(argc, argv, &i, "-I", "--include-path"))) return bad(c, "%s needs a directory", a);
+      c->includes[c->n_includes++] = v;
+    } else if (is_option(a, "-D", "--define")) {
+      if (!(v = option_value(argc, argv, &i, "-D", "--define"))) return bad(c, "%s needs NAME or NAME=VALUE", a);
+      c->defines[c->n_defines++] = v;
+    } else if (a[0] == '-' && a[1]) {
+      return bad(c, "unknown option '%s' (NVRTC options go after '--')", a);
+    } else if (c->input) {
+      return bad(c, "more than one input file ('%s')", a);
+    } else {
+      c->input = a;
+    }
+  }
+  if (!c->input) return bad(c, "%s", "compile needs a .cu file");
+  return 0;
+}
+
