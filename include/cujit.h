@@ -410,7 +410,7 @@ static inline cujit_arg cujit_value(const void *p, size_t size) {
 #define CUJIT_VALUE(lvalue) cujit_value(&(lvalue), sizeof(lvalue))
 
 static inline cujit_arg cujit_buffer_(int kind, void *host, size_t bytes) {
-  cujit_arg a = cujit_arg_scalar_(CUJIT_TYPE_PTR, 0, &a);
+  cujit_arg a = cujit_arg_scalar_(CUJIT_TYPE_PTR, 0, &host);
   a.kind = kind;
   a.size = sizeof(CUdeviceptr);
   a.host = host;
