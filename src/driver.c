@@ -29,10 +29,23 @@ static void load_failed(cujit_status st, CUresult r, const char *fmt, ...) {
   load_result = r;
 }
 
+/* The CUDA version whose form of `name` cuda.h declares. Asking for CUDA_VERSION gives the
+ * newest form, which for these few gained parameters in CUDA 13 (cuCtxGetDevice_v2 takes a
+ * context) while cuda.h still declares the old form under the base name; calling the new
+ * form through the old prototype passes garbage. */
+static int declared_version(const char *name) {
+  static const char *const old_form[] = {"cuCtxGetDevice", "cuCtxSynchronize", "cuStreamGetCtx"};
+  size_t i;
+  for (i = 0; i < CJ_COUNT(old_form); i++)
+    if (strcmp(name, old_form[i]) == 0) return 12000;
+  return CUDA_VERSION;
+}
+
 static int resolve(get_proc_fn get, const char *name, void **slot) {
   CUdriverProcAddressQueryResult q = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
   *slot = NULL;
-  if (get(name, slot, CUDA_VERSION, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &q) != CUDA_SUCCESS ||
+  if (get(name, slot, declared_version(name), CU_GET_PROC_ADDRESS_LEGACY_STREAM, &q) !=
+          CUDA_SUCCESS ||
       q != CU_GET_PROC_ADDRESS_SUCCESS)
     *slot = NULL;
   return *slot != NULL;
