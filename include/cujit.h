@@ -342,7 +342,8 @@ typedef enum cujit_type {
   CUJIT_TYPE_I8, CUJIT_TYPE_U8, CUJIT_TYPE_I16, CUJIT_TYPE_U16,
   CUJIT_TYPE_I32, CUJIT_TYPE_U32, CUJIT_TYPE_I64, CUJIT_TYPE_U64,
   CUJIT_TYPE_F16, CUJIT_TYPE_F32, CUJIT_TYPE_F64,
-  CUJIT_TYPE_PTR /**< a device pointer (also what In/Out/InOut pass) */
+  CUJIT_TYPE_PTR, /**< a device pointer (also what In/Out/InOut pass) */
+  CUJIT_TYPE_BF16 /**< bfloat16 (2 bytes) */
 } cujit_type;
 
 /** One kernel argument. Build it with the constructors below; treat fields as read-only.
@@ -487,40 +488,136 @@ CUJIT_API cujit_status cujit_synchronize(void);
  * Signatures, varargs calls and kernels as C function pointers
  * ------------------------------------------------------------------------------------- */
 
-/** Gives `fn` an explicit signature instead of the one parsed from its declaration.
- *  `types` is a space-separated list: i8 u8 i16 u16 i32 u32 i64 u64 f16 f32 f64 ptr, or
- *  bN for an N-byte value (struct or vector), e.g. "f32 ptr ptr u32". */
+/* A signature lists the types of a kernel's parameters. cujit reads it from the kernel's
+ * declaration in the module's source the first time it is needed:
+ *     __global__ void saxpy(float a, const float *x, float *__restrict__ y, unsigned n)
+ * reads as "f32 ptr ptr u32". Understood: integer types of every width and signedness
+ * (char ... long long, size_t, ptrdiff_t, intptr_t, int8_t ... uint64_t; long is 64-bit),
+ * bool, float, double, __half, __nv_bfloat16, pointers of any type and depth with any
+ * qualifiers (arrays and function pointers are pointers too), CUDA vector types (char1 ...
+ * double4, half2, dim3, *_16a and *_32a), and structs, unions, enums, typedefs and using-
+ * aliases defined in the source itself; also comments and line breaks inside the list,
+ * object-like macros (`#if 0` blocks are skipped; a macro defined differently in two places
+ * is refused), __launch_bounds__ and other attributes, extern "C", static, namespaces,
+ * default arguments, forward declarations, and overloads that the parameter layout tells
+ * apart. Refused with CUJIT_ERROR_SIGNATURE and a message saying why: templates, types
+ * defined only in included headers, C++ references, bit-fields, classes with bases or
+ * virtual functions. Then give the signature explicitly.
+ *
+ * Type strings (explicit signatures, and what cujit_function_signature() returns): types
+ * separated by spaces (or commas), "" or "void" for none.
+ *     i8 u8 i16 u16 i32 u32 i64 u64   integers          f16 bf16 f32 f64   floating point
+ *     ptr                             a device pointer (any pointer parameter)
+ *     f32x4, i32x2, u8x3, f64x2, ...  a CUDA vector type: <scalar>x<1..4> (f32x4 is float4),
+ *                                     with CUDA's size and alignment (float4: 16 and 16)
+ *     {f32 i32 f64[2]}                a struct with these members at C's layout; a member
+ *                                     array is type[N]; structs nest
+ *     b12, b12:4                      12 opaque bytes, aligned to 1 (or to 4)
+ *     T:A                             any type with its alignment raised to A (f64x4:32 is
+ *                                     double4_32a; {f32 f32 f32}:16 is an __align__(16) struct)
+ * e.g. "f32 ptr ptr u32", "f32x4 {i8 f64} b24:8".
+ * The signature is checked once against the kernel's parameter layout from the driver:
+ * counts, offsets and sizes must agree, else CUJIT_ERROR_SIGNATURE naming the parameter. */
+
+/** Gives `fn` an explicit signature (a type string, copied) instead of the one read from
+ *  the source. It replaces any earlier one for later calls; bound function pointers made
+ *  before keep the signature they were made with.
+ *  @return CUJIT_OK; CUJIT_ERROR_SIGNATURE for a bad type string (saying where) or one that
+ *          does not match the kernel's parameter layout; CUJIT_ERROR_INVALID_VALUE. */
 CUJIT_API cujit_status cujit_function_set_signature(cujit_function *fn, const char *types);
-/** @return the function's signature as a type string (parsed from the source on first
- *  use), or NULL when it has none (then cujit_last_error() says why). Owned by the module. */
+/** @return the function's signature as a type string (read from the source and checked on
+ *  first use), or NULL when it has none: then cujit_last_error() says why and what to do.
+ *  Owned by the module; valid until cujit_module_destroy(). */
 CUJIT_API const char *cujit_function_signature(cujit_function *fn);
 
-/** Launches `fn` with its arguments as C varargs, typed by its signature (C's default
- *  promotions are undone: a float parameter takes a double that is narrowed back).
- *  Pointer parameters take a CUdeviceptr, or CUJIT_IN/CUJIT_OUT/CUJIT_INOUT(host, bytes). */
-CUJIT_API cujit_status cujit_call(cujit_function *fn, cujit_dim3 grid, cujit_dim3 block, ...);
-/** cujit_call() with launch options. */
-CUJIT_API cujit_status cujit_call_ex(cujit_function *fn, cujit_dim3 grid, cujit_dim3 block,
-                                     const cujit_launch_options *opts, ...);
+/* cujit_call(fn, grid, block, args...) launches `fn` with its arguments as C varargs,
+ * typed by its signature. Each argument is what C passes for the parameter's type after
+ * the default promotions, which cujit undoes:
+ *     i8 u8 i16 u16        an int (char and short promote to it); the value must fit in
+ *                          the width, as a signed or an unsigned number
+ *     i32 u32              an int or unsigned
+ *     i64 u64              a 64-bit integer: write 5LL or (size_t)n, never a plain int
+ *     f32 f64              a double (a float promotes to it; f32 narrows it back)
+ *     f16 bf16             a double, rounded to the 16-bit format (nearest, ties to even)
+ *     ptr                  a CUdeviceptr (write (CUdeviceptr)0, not 0), or an In/Out
+ *                          buffer: CUJIT_IN(host, bytes), CUJIT_OUT(...), CUJIT_INOUT(...)
+ *     vectors, structs, bN a pointer to the value: &v
+ * The macro counts its arguments, so a wrong number is CUJIT_ERROR_INVALID_ARGS and
+ * nothing is launched (a compound literal with commas, (float4){1, 2, 3, 4}, must be
+ * wrapped in parentheses to count as one). Types cannot be checked in C varargs: a float
+ * variable for an i32 parameter or an int for an i64 one is undefined behaviour, as with
+ * printf; bound function pointers (below) are checked by the compiler instead.
+ * @return what cujit_launch() returns; CUJIT_ERROR_INVALID_ARGS for a wrong count, a value
+ *         out of range, or a NULL value pointer; CUJIT_ERROR_SIGNATURE when the signature
+ *         cannot be read (see cujit_function_signature()). */
+#define cujit_call(fn, ...) cujit_call_n((fn), CUJIT_NARGS_(__VA_ARGS__) - 2, __VA_ARGS__)
+/** cujit_call_ex(fn, grid, block, opts, args...): cujit_call() with launch options. */
+#define cujit_call_ex(fn, ...) cujit_call_ex_n((fn), CUJIT_NARGS_(__VA_ARGS__) - 3, __VA_ARGS__)
+/** What cujit_call() and cujit_call_ex() expand to: `nargs` is the number of varargs
+ *  that follow (the kernel's arguments). For wrappers and for more than 64 arguments. */
+CUJIT_API cujit_status cujit_call_n(cujit_function *fn, int nargs, cujit_dim3 grid,
+                                    cujit_dim3 block, ...);
+CUJIT_API cujit_status cujit_call_ex_n(cujit_function *fn, int nargs, cujit_dim3 grid,
+                                       cujit_dim3 block, const cujit_launch_options *opts, ...);
 
-/** Marks an In/Out/InOut buffer among cujit_call()'s varargs (two varargs per buffer). */
-#define CUJIT_ARG_TAG_ ((CUdeviceptr)0xC0DEC0DEC0DEC0DEull)
-#define CUJIT_IN(host, bytes) \
-  CUJIT_ARG_TAG_, (const cujit_arg *)((const cujit_arg[]){cujit_in((host), (bytes))})
-#define CUJIT_OUT(host, bytes) \
-  CUJIT_ARG_TAG_, (const cujit_arg *)((const cujit_arg[]){cujit_out((host), (bytes))})
+/* Counts macro arguments (1 to 67). */
+#define CUJIT_NARGS_(...)                                                                    \
+  CUJIT_NARGS_PICK_(__VA_ARGS__, 67, 66, 65, 64, 63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, \
+                    52, 51, 50, 49, 48, 47, 46, 45, 44, 43, 42, 41, 40, 39, 38, 37, 36, 35,  \
+                    34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17,  \
+                    16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define CUJIT_NARGS_PICK_(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15,   \
+                          a16, a17, a18, a19, a20, a21, a22, a23, a24, a25, a26, a27, a28,   \
+                          a29, a30, a31, a32, a33, a34, a35, a36, a37, a38, a39, a40, a41,   \
+                          a42, a43, a44, a45, a46, a47, a48, a49, a50, a51, a52, a53, a54,   \
+                          a55, a56, a57, a58, a59, a60, a61, a62, a63, a64, a65, a66, a67,   \
+                          n, ...)                                                            \
+  n
+
+/* A cujit_arg passed where a device pointer is expected: its address tagged in the top
+ * 16 bits, which no host or device address uses. Pointer parameters of cujit_call() and
+ * of bound functions take these. */
+#define CUJIT_ARG_REF_TAG_ 0xC0DEull
+#define CUJIT_ARG_REF_MASK_ 0xFFFFFFFFFFFFull
+/** A CUdeviceptr standing for argument `a` (an In/Out/InOut buffer or a cujit_ptr), for a
+ *  pointer parameter of cujit_call() or of a bound function. `a` must outlive the call. */
+static inline CUdeviceptr cujit_arg_ref(const cujit_arg *a) {
+  uint64_t p = (uint64_t)(uintptr_t)a;
+  return (CUdeviceptr)((CUJIT_ARG_REF_TAG_ << 48) | ((p >> 48) ? CUJIT_ARG_REF_MASK_ : p));
+}
+/** In/Out/InOut buffers for pointer parameters of cujit_call() and bound functions, e.g.
+ *  cujit_call(f, grid, block, CUJIT_OUT(dest, n * 4), CUJIT_IN(a, n * 4), n). Each is one
+ *  argument (a tagged CUdeviceptr) naming a cujit_arg that lives until the end of the
+ *  enclosing block. */
+#define CUJIT_IN(host, bytes) cujit_arg_ref((const cujit_arg[]){cujit_in((host), (bytes))})
+#define CUJIT_OUT(host, bytes) cujit_arg_ref((const cujit_arg[]){cujit_out((host), (bytes))})
 #define CUJIT_INOUT(host, bytes) \
-  CUJIT_ARG_TAG_, (const cujit_arg *)((const cujit_arg[]){cujit_inout((host), (bytes))})
+  cujit_arg_ref((const cujit_arg[]){cujit_inout((host), (bytes))})
 
 /** Makes `fn` callable as a C function: *fnptr receives a pointer to a function of type
  *      cujit_status (*)(cujit_dim3 grid, cujit_dim3 block, <kernel's parameters>)
- *  (pointer parameters as CUdeviceptr). Cast it to a typedef of that type. The pointer is
- *  owned by the module and is valid until cujit_module_destroy() (calling it afterwards is
- *  undefined) or cujit_function_unbind(). `opts`, if non-NULL, is read at every call, so
- *  changing the struct it points to changes the stream and shared memory of later calls. */
+ *  Cast it to a typedef of that type, e.g. for saxpy:
+ *      typedef cujit_status (*saxpy_fn)(cujit_dim3, cujit_dim3, float, CUdeviceptr,
+ *                                       CUdeviceptr, unsigned);
+ *  so that the compiler checks and converts each argument. Parameter types: integers and
+ *  f32/f64 as themselves (int8_t ... uint64_t, float, double); f16 and bf16 as float
+ *  (rounded to nearest, ties to even); ptr as CUdeviceptr, which may also be CUJIT_IN(...),
+ *  CUJIT_OUT(...), CUJIT_INOUT(...) or cujit_arg_ref(); vectors and structs by value, as a
+ *  C struct of the same members and alignment (CUDA's vector_types.h declares float4 and
+ *  the others for C); opaque bN parameters, and structs holding one (unions), by address
+ *  (const void *). A struct with a member aligned beyond its size cannot be bound
+ *  (CUJIT_ERROR_SIGNATURE).
+ *  `opts`, if non-NULL, is read at every call, so changing the struct it points to changes
+ *  the stream and shared memory of later calls; it must outlive the pointer.
+ *  The function pointer is owned by the module: valid until cujit_function_unbind() or
+ *  cujit_module_destroy(); calling it after either is undefined (the code is freed). It
+ *  may be called from any thread, as cujit_launch() may.
+ *  @return CUJIT_OK; CUJIT_ERROR_SIGNATURE when the signature cannot be read or bound;
+ *          CUJIT_ERROR_INVALID_VALUE; CUJIT_ERROR_OUT_OF_MEMORY. */
 CUJIT_API cujit_status cujit_function_bind(cujit_function *fn, const cujit_launch_options *opts,
                                            void **fnptr);
-/** Frees a function pointer made by cujit_function_bind(). */
+/** Frees a function pointer made by cujit_function_bind() for `fn`. A pointer that is not
+ *  one of fn's (or NULL) is ignored. */
 CUJIT_API void cujit_function_unbind(cujit_function *fn, void *fnptr);
 
 #ifdef __cplusplus

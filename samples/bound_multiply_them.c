@@ -1,0 +1,64 @@
+/* bound_multiply_them - seed 001's multiply_them called like a C function: the kernel's
+ * signature is read from its source, cujit_function_bind() turns it into a typed function
+ * pointer, and the compiler checks every call. cujit_call() shows the varargs form. */
+#include "sample.h"
+
+static const char *const source =
+    "__global__ void multiply_them(float *dest, float *a, float *b)\n"
+    "{\n"
+    "  const int i = threadIdx.x;\n"
+    "  dest[i] = a[i] * b[i];\n"
+    "}\n";
+
+/* The kernel's C type: the launch configuration, then its own parameters (pointers as
+ * CUdeviceptr, which CUJIT_IN/CUJIT_OUT/CUJIT_INOUT also produce). */
+typedef cujit_status (*multiply_them_fn)(cujit_dim3 grid, cujit_dim3 block, CUdeviceptr dest,
+                                         CUdeviceptr a, CUdeviceptr b);
+
+static int check(const float *dest, const float *a, const float *b, int n, const char *how) {
+  int i;
+  for (i = 0; i < n; i++) {
+    if (dest[i] != a[i] * b[i]) {
+      printf("Failed (%s): dest[%d] = %g, expected %g\n", how, i, dest[i], a[i] * b[i]);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+int main(void) {
+  enum { N = 400 };
+  float a[N], b[N], dest[N];
+  cujit_module *mod;
+  cujit_function *fn;
+  multiply_them_fn multiply_them;
+  void *ptr;
+
+  CHECK(cujit_module_from_source(&mod, source, "multiply_them.cu", NULL));
+  if (!sample_have_gpu()) {
+    sample_show_compiled(mod);
+    cujit_module_destroy(mod);
+    return 0;
+  }
+  CHECK(cujit_module_get_function(mod, "multiply_them", &fn));
+  printf("multiply_them's signature, read from its source: %s\n", cujit_function_signature(fn));
+  CHECK(cujit_function_bind(fn, NULL, &ptr));
+  multiply_them = (multiply_them_fn)ptr;
+
+  sample_fill(a, N, 1);
+  sample_fill(b, N, 2);
+  memset(dest, 0, sizeof dest);
+  CHECK(multiply_them(cujit_dim3(1), cujit_dim3(N), CUJIT_OUT(dest, sizeof dest),
+                      CUJIT_IN(a, sizeof a), CUJIT_IN(b, sizeof b)));
+  if (check(dest, a, b, N, "bound function pointer")) return 1;
+
+  memset(dest, 0, sizeof dest);
+  CHECK(cujit_call(fn, cujit_dim3(1), cujit_dim3(N), CUJIT_OUT(dest, sizeof dest),
+                   CUJIT_IN(a, sizeof a), CUJIT_IN(b, sizeof b)));
+  if (check(dest, a, b, N, "cujit_call")) return 1;
+
+  cujit_module_destroy(mod); /* frees the bound function pointer too */
+  printf("Success: dest == a * b for all %d elements, through a bound function pointer and "
+         "cujit_call\n", N);
+  return 0;
+}

@@ -1,0 +1,258 @@
+/* bind.c - kernels as C function pointers: a libffi closure per binding whose C type is
+ * cujit_status (*)(cujit_dim3 grid, cujit_dim3 block, <the kernel's parameters>). */
+#include <ffi.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "signature.h"
+
+typedef struct cj_binding cj_binding;
+struct cj_binding {
+  cj_binding *next;
+  ffi_closure *closure;
+  void *code;                        /* the function pointer handed out */
+  cujit_function *fn;
+  const cujit_launch_options *opts;  /* the caller's, read at every call */
+  cj_signature *sig;                 /* lives until the function is freed */
+  ffi_cif cif;
+  ffi_type **atypes;
+  void **owned;                      /* ffi types and element lists built for structs */
+  size_t nowned;
+};
+
+/* Guards the bindings lists and libffi's lazy initialisation of shared types. */
+static pthread_mutex_t bind_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static ffi_type *dim3_elems[] = {&ffi_type_uint32, &ffi_type_uint32, &ffi_type_uint32, NULL};
+static ffi_type dim3_type = {0, 0, FFI_TYPE_STRUCT, dim3_elems};
+
+static void *own(cj_binding *b, size_t bytes) {
+  void **grown = cj_realloc(b->owned, (b->nowned + 1) * sizeof *grown);
+  void *p;
+  if (!grown) return NULL;
+  b->owned = grown;
+  p = cj_calloc(1, bytes);
+  if (p) b->owned[b->nowned++] = p;
+  return p;
+}
+
+static void binding_free(cj_binding *b) {
+  size_t i;
+  if (!b) return;
+  if (b->closure) ffi_closure_free(b->closure);
+  for (i = 0; i < b->nowned; i++) cj_free(b->owned[i]);
+  cj_free(b->owned);
+  cj_free(b->atypes);
+  cj_free(b);
+}
+
+/* ---- describing types to libffi ---- */
+
+static ffi_type *scalar_ffi(cj_kind k, int top) {
+  static ffi_type *const table[CJ_K_NSCALAR] = {
+      &ffi_type_sint8,  &ffi_type_uint8,  &ffi_type_sint16, &ffi_type_uint16, &ffi_type_sint32,
+      &ffi_type_uint32, &ffi_type_sint64, &ffi_type_uint64, &ffi_type_uint16, &ffi_type_uint16,
+      &ffi_type_float,  &ffi_type_double, &ffi_type_uint64};
+  /* f16 and bf16 parameters are declared float; inside structs they are raw 16-bit words */
+  if (top && (k == CJ_K_F16 || k == CJ_K_BF16)) return &ffi_type_float;
+  return table[k];
+}
+
+/* libffi's description of struct t, or NULL when libffi lays it out differently (a member
+ * with raised alignment) or memory ran out (*oom set). */
+static ffi_type *struct_ffi(cj_binding *b, const cj_type *t, int *oom) {
+  size_t n = 0, k = 0, *offs;
+  uint32_t i, r;
+  ffi_type *ft, **elems;
+  for (i = 0; i < t->nmembers; i++) n += t->members[i].count;
+  ft = own(b, sizeof *ft);
+  elems = own(b, (n + 1) * sizeof *elems);
+  offs = own(b, n * sizeof *offs);
+  if (!ft || !elems || !offs) {
+    *oom = 1;
+    return NULL;
+  }
+  for (i = 0; i < t->nmembers; i++) {
+    const cj_type *m = t->members[i].type;
+    ffi_type *e = m->kind < CJ_K_NSCALAR ? scalar_ffi((cj_kind)m->kind, 0) : struct_ffi(b, m, oom);
+    if (!e) return NULL;
+    for (r = 0; r < t->members[i].count; r++) elems[k++] = e;
+  }
+  ft->type = FFI_TYPE_STRUCT;
+  ft->elements = elems;
+  if (ffi_get_struct_offsets(FFI_DEFAULT_ABI, ft, offs) != FFI_OK) return NULL;
+  for (i = 0, k = 0; i < t->nmembers; i++)
+    for (r = 0; r < t->members[i].count; r++, k++)
+      if (offs[k] != t->members[i].offset + (size_t)r * t->members[i].type->size) return NULL;
+  if (ft->alignment < t->align) { /* __align__ on the struct, as CUDA's float4 has */
+    ft->alignment = (unsigned short)t->align;
+    ft->size = (ft->size + t->align - 1) / t->align * t->align;
+  }
+  return ft->size == t->size ? ft : NULL;
+}
+
+static cujit_status bind_fail(const cj_signature *s, const char *kernel, size_t i,
+                              const char *why) {
+  cj_buf b = {0};
+  cujit_status st;
+  cj_param_label(s, i, &b);
+  st = cj_fail(CUJIT_ERROR_SIGNATURE, "cujit_function_bind: kernel '%s', %s: %s; call it with "
+               "cujit_call() or cujit_launch(), or give it an explicit signature where this "
+               "parameter is an opaque bN:A (bound functions take those by address)", kernel,
+               b.data ? b.data : "", why);
+  cj_buf_free(&b);
+  return st;
+}
+
+static cujit_status param_ffi(cj_binding *b, size_t i, ffi_type **out) {
+  const cj_param *p = &b->sig->params[i];
+  int oom = 0;
+  if (p->type->raised)
+    return bind_fail(b->sig, b->fn->name, i, "it has a member aligned beyond its size, which "
+                     "the C calling convention cannot be derived for");
+  if (p->type->opaque) {
+    *out = &ffi_type_pointer;
+    return CUJIT_OK;
+  }
+  if (p->kind < CJ_K_NSCALAR) {
+    *out = scalar_ffi((cj_kind)p->kind, 1);
+    return CUJIT_OK;
+  }
+  *out = struct_ffi(b, p->type, &oom);
+  if (oom) return cj_fail_oom("binding a kernel");
+  if (!*out)
+    return bind_fail(b->sig, b->fn->name, i, "libffi lays this struct out differently than C "
+                     "does for the kernel");
+  return CUJIT_OK;
+}
+
+/* ---- the closure ---- */
+
+static cujit_status bound_args(const cj_binding *b, void **ffi_args, cujit_arg *args) {
+  const cj_signature *s = b->sig;
+  size_t i;
+  for (i = 0; i < s->n; i++) {
+    const cj_param *p = &s->params[i];
+    const void *v = ffi_args[i + 2];
+    cujit_status st = CUJIT_OK;
+    if (p->kind == CJ_K_PTR) {
+      st = cj_arg_ptr(s, b->fn->name, i, *(const CUdeviceptr *)v, &args[i]);
+    } else if (p->kind == CJ_K_F16 || p->kind == CJ_K_BF16) {
+      float f = *(const float *)v;
+      uint16_t h = p->kind == CJ_K_F16 ? cj_f16_bits(f) : cj_bf16_bits(f);
+      cj_arg_bytes(p, &h, &args[i]);
+    } else if (p->type->opaque) {
+      const void *value = *(const void *const *)v;
+      if (!value)
+        return cj_fail(CUJIT_ERROR_INVALID_ARGS, "kernel '%s', parameter %zu: an opaque "
+                       "(bN) parameter of a bound function takes a pointer to its value, not "
+                       "NULL", b->fn->name, i + 1);
+      cj_arg_bytes(p, value, &args[i]);
+    } else {
+      cj_arg_bytes(p, v, &args[i]);
+    }
+    if (st != CUJIT_OK) return st;
+  }
+  return CUJIT_OK;
+}
+
+static void bound_entry(ffi_cif *cif, void *ret, void **ffi_args, void *user) {
+  const cj_binding *b = user;
+  cujit_arg stack[CJ_CALL_STACK_ARGS], *args = stack;
+  size_t n = b->sig->n;
+  cujit_status st;
+  (void)cif;
+  if (CJ_UNLIKELY(n > CJ_CALL_STACK_ARGS)) args = cj_malloc(n * sizeof *args);
+  if (!args) {
+    st = cj_fail_oom("calling a bound kernel");
+  } else {
+    st = bound_args(b, ffi_args, args);
+    if (CJ_LIKELY(st == CUJIT_OK))
+      st = cj_launcher(b->fn, *(const cujit_dim3 *)ffi_args[0], *(const cujit_dim3 *)ffi_args[1],
+                       args, n, b->opts);
+  }
+  if (args != stack) cj_free(args);
+  *(ffi_arg *)ret = (ffi_arg)(int)st;
+}
+
+/* Describes the C function to libffi and makes the closure. Called with bind_lock held. */
+static cujit_status make_closure(cj_binding *b) {
+  size_t i, n = b->sig->n;
+  cujit_status st;
+  b->atypes = cj_calloc(n + 2, sizeof *b->atypes);
+  if (!b->atypes) return cj_fail_oom("binding a kernel");
+  b->atypes[0] = b->atypes[1] = &dim3_type;
+  for (i = 0; i < n; i++) {
+    st = param_ffi(b, i, &b->atypes[i + 2]);
+    if (st != CUJIT_OK) return st;
+  }
+  if (ffi_prep_cif(&b->cif, FFI_DEFAULT_ABI, (unsigned)(n + 2), &ffi_type_sint32, b->atypes) !=
+      FFI_OK)
+    return cj_fail(CUJIT_ERROR_SIGNATURE, "cujit_function_bind: libffi cannot describe a C "
+                   "function with the parameters of kernel '%s' (%s)", b->fn->name,
+                   b->sig->text);
+  b->closure = ffi_closure_alloc(sizeof(ffi_closure), &b->code);
+  if (!b->closure) return cj_fail_oom("allocating a closure for a bound kernel");
+  if (ffi_prep_closure_loc(b->closure, &b->cif, bound_entry, b, b->code) != FFI_OK)
+    return cj_fail(CUJIT_ERROR_NOT_SUPPORTED, "cujit_function_bind: libffi cannot make "
+                   "closures on this system (kernel '%s')", b->fn->name);
+  return CUJIT_OK;
+}
+
+cujit_status cujit_function_bind(cujit_function *fn, const cujit_launch_options *opts,
+                                 void **fnptr) {
+  cj_binding *b;
+  cj_signature *s;
+  cujit_status st;
+  if (!fn || !fnptr)
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_function_bind: %s is NULL",
+                   fn ? "fnptr" : "fn");
+  *fnptr = NULL;
+  st = cj_function_sig(fn, &s);
+  if (st != CUJIT_OK) return st;
+  b = cj_calloc(1, sizeof *b);
+  if (!b) return cj_fail_oom("binding a kernel");
+  b->fn = fn;
+  b->opts = opts;
+  b->sig = s;
+  pthread_mutex_lock(&bind_lock);
+  st = make_closure(b);
+  if (st == CUJIT_OK) {
+    b->next = fn->closures;
+    fn->closures = b;
+  }
+  pthread_mutex_unlock(&bind_lock);
+  if (st != CUJIT_OK) {
+    binding_free(b);
+    return st;
+  }
+  *fnptr = b->code;
+  return CUJIT_OK;
+}
+
+void cujit_function_unbind(cujit_function *fn, void *fnptr) {
+  cj_binding **link, *found = NULL;
+  if (!fn || !fnptr) return;
+  pthread_mutex_lock(&bind_lock);
+  for (link = (cj_binding **)&fn->closures; *link; link = &(*link)->next) {
+    if ((*link)->code == fnptr) {
+      found = *link;
+      *link = found->next;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&bind_lock);
+  binding_free(found);
+}
+
+void cj_bind_free_all(cujit_function *fn) {
+  cj_binding *b, *next;
+  pthread_mutex_lock(&bind_lock);
+  b = fn->closures;
+  fn->closures = NULL;
+  pthread_mutex_unlock(&bind_lock);
+  for (; b; b = next) {
+    next = b->next;
+    binding_free(b);
+  }
+}

@@ -1,0 +1,209 @@
+/* call.c - cujit_call(): C varargs typed by the kernel's signature, turned into cujit_arg
+ * values (C's default argument promotions undone) and launched with cujit_launch(). */
+#include <math.h>
+#include <string.h>
+
+#include "signature.h"
+
+cj_launch_fn cj_launcher = cujit_launch;
+
+void cj_set_launcher(cj_launch_fn f) { cj_launcher = f ? f : cujit_launch; }
+
+/* Rounds a finite non-negative value to a binary format with `mbits` stored mantissa bits
+ * and smallest normal exponent `emin`, to nearest with ties to even, in one rounding.
+ * Subnormals share the smallest normals' quantum, so one formula covers both. */
+static uint16_t round_binary(double a, int mbits, int emin, uint32_t inf) {
+  int e;
+  uint32_t bits;
+  if (a == 0) return 0;
+  (void)frexp(a, &e);
+  e -= 1; /* a = 1.f * 2^e */
+  if (e < emin) e = emin;
+  if (e > 1024) e = 1024;
+  bits = ((uint32_t)(e - emin) << mbits) + (uint32_t)rint(ldexp(a, mbits - e));
+  return (uint16_t)(bits >= inf ? inf : bits);
+}
+
+static uint16_t to_small_float(double d, int mbits, int emin, uint32_t inf) {
+  uint16_t sign = signbit(d) ? 0x8000 : 0;
+  if (isnan(d)) return (uint16_t)(sign | inf | (1u << (mbits - 1)));
+  if (isinf(d)) return (uint16_t)(sign | inf);
+  return (uint16_t)(sign | round_binary(fabs(d), mbits, emin, inf));
+}
+
+uint16_t cj_f16_bits(double d) { return to_small_float(d, 10, -14, 0x7c00); }
+uint16_t cj_bf16_bits(double d) { return to_small_float(d, 7, -126, 0x7f80); }
+
+static void set_value(const cj_param *p, cujit_arg *a, const void *v, size_t n) {
+  a->kind = CUJIT_ARG_VALUE;
+  a->type = p->tag;
+  a->size = p->size;
+  a->data = NULL;
+  a->value.u64 = 0;
+  memcpy(a->value.bytes, v, n);
+  a->host = NULL;
+  a->bytes = 0;
+}
+
+void cj_arg_bytes(const cj_param *p, const void *v, cujit_arg *a) {
+  if (p->size <= sizeof a->value.bytes) {
+    memset(a->value.bytes, 0, sizeof a->value.bytes);
+    set_value(p, a, v, p->size);
+  } else {
+    set_value(p, a, v, 0);
+    a->data = v;
+  }
+}
+
+static cujit_status arg_fail(const cj_signature *s, const char *kernel, size_t i,
+                             const char *fmt, ...) CJ_PRINTF(4, 5);
+static cujit_status arg_fail(const cj_signature *s, const char *kernel, size_t i,
+                             const char *fmt, ...) {
+  cj_buf b = {0};
+  va_list ap;
+  cujit_status st;
+  cj_buf_printf(&b, "kernel '%s', ", kernel);
+  cj_param_label(s, i, &b);
+  cj_buf_puts(&b, ": ");
+  va_start(ap, fmt);
+  cj_buf_vprintf(&b, fmt, ap);
+  va_end(ap);
+  st = cj_fail(CUJIT_ERROR_INVALID_ARGS, "%s", b.data ? b.data : "out of memory");
+  cj_buf_free(&b);
+  return st;
+}
+
+cujit_status cj_arg_ptr(const cj_signature *s, const char *kernel, size_t i, CUdeviceptr v,
+                        cujit_arg *a) {
+  const cujit_arg *r;
+  if (CJ_LIKELY((v >> 48) != CUJIT_ARG_REF_TAG_)) {
+    set_value(&s->params[i], a, &v, sizeof v);
+    return CUJIT_OK;
+  }
+  r = (const cujit_arg *)(uintptr_t)(v & CUJIT_ARG_REF_MASK_);
+  if (!r || (v & CUJIT_ARG_REF_MASK_) == CUJIT_ARG_REF_MASK_)
+    return arg_fail(s, kernel, i, "the argument reference is %s",
+                    r ? "to an address cujit_arg_ref() cannot encode (above 2^48)" : "NULL");
+  if (r->size != sizeof(CUdeviceptr) || (r->kind == CUJIT_ARG_VALUE && r->type != CUJIT_TYPE_PTR))
+    return arg_fail(s, kernel, i, "a pointer parameter takes a device pointer or "
+                    "CUJIT_IN/CUJIT_OUT/CUJIT_INOUT, not a %zu-byte value", r->size);
+  *a = *r;
+  return CUJIT_OK;
+}
+
+/* A promoted int for an 8- or 16-bit parameter: any value of the signed or the unsigned
+ * type of that width is taken (so both (char)-1 and 255 fit an unsigned char). */
+static cujit_status small_int(const cj_signature *s, const char *kernel, size_t i, int v,
+                              cujit_arg *a) {
+  const cj_param *p = &s->params[i];
+  int bits = (int)p->size * 8;
+  long lo = -(1L << (bits - 1)), hi = (1L << bits) - 1;
+  if (v < lo || v > hi)
+    return arg_fail(s, kernel, i, "%d does not fit in %d bits", v, bits);
+  if (p->size == 1) {
+    uint8_t x = (uint8_t)v;
+    set_value(p, a, &x, 1);
+  } else {
+    uint16_t x = (uint16_t)v;
+    set_value(p, a, &x, 2);
+  }
+  return CUJIT_OK;
+}
+
+static cujit_status one_arg(const cj_signature *s, const char *kernel, size_t i, va_list *ap,
+                            cujit_arg *a) {
+  const cj_param *p = &s->params[i];
+  switch ((cj_kind)p->kind) {
+    case CJ_K_I8: case CJ_K_U8: case CJ_K_I16: case CJ_K_U16:
+      return small_int(s, kernel, i, va_arg(*ap, int), a);
+    case CJ_K_I32: case CJ_K_U32: {
+      unsigned v = va_arg(*ap, unsigned);
+      set_value(p, a, &v, 4);
+      return CUJIT_OK;
+    }
+    case CJ_K_I64: case CJ_K_U64: {
+      unsigned long long v = va_arg(*ap, unsigned long long);
+      set_value(p, a, &v, 8);
+      return CUJIT_OK;
+    }
+    case CJ_K_F16: case CJ_K_BF16: {
+      double d = va_arg(*ap, double);
+      uint16_t h = p->kind == CJ_K_F16 ? cj_f16_bits(d) : cj_bf16_bits(d);
+      set_value(p, a, &h, 2);
+      return CUJIT_OK;
+    }
+    case CJ_K_F32: {
+      float f = (float)va_arg(*ap, double);
+      set_value(p, a, &f, 4);
+      return CUJIT_OK;
+    }
+    case CJ_K_F64: {
+      double d = va_arg(*ap, double);
+      set_value(p, a, &d, 8);
+      return CUJIT_OK;
+    }
+    case CJ_K_PTR:
+      return cj_arg_ptr(s, kernel, i, va_arg(*ap, CUdeviceptr), a);
+    default: {
+      const void *v = va_arg(*ap, const void *);
+      if (!v)
+        return arg_fail(s, kernel, i, "a struct, vector or blob parameter takes a pointer to "
+                        "its value (&v), not NULL");
+      cj_arg_bytes(p, v, a);
+      return CUJIT_OK;
+    }
+  }
+}
+
+cujit_status cj_args_from_va(const cj_signature *s, const char *kernel, int nargs, va_list *ap,
+                             cujit_arg *args) {
+  size_t i;
+  if (CJ_UNLIKELY(nargs < 0 || (size_t)nargs != s->n))
+    return cj_fail(CUJIT_ERROR_INVALID_ARGS,
+                   "kernel '%s' takes %zu arguments (%s) but %d were given; nothing was "
+                   "launched (the count comes from the commas in the call: wrap a compound "
+                   "literal such as (float4){1, 2, 3, 4} in parentheses)",
+                   kernel, s->n, s->text, nargs);
+  for (i = 0; i < s->n; i++) {
+    cujit_status st = one_arg(s, kernel, i, ap, &args[i]);
+    if (CJ_UNLIKELY(st != CUJIT_OK)) return st;
+  }
+  return CUJIT_OK;
+}
+
+static cujit_status call_va(cujit_function *fn, int nargs, cujit_dim3 grid, cujit_dim3 block,
+                            const cujit_launch_options *opts, va_list *ap) {
+  cujit_arg stack[CJ_CALL_STACK_ARGS], *args = stack;
+  cj_signature *s;
+  cujit_status st;
+  if (CJ_UNLIKELY(!fn)) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_call: fn is NULL");
+  st = cj_function_sig(fn, &s);
+  if (CJ_UNLIKELY(st != CUJIT_OK)) return st;
+  if (CJ_UNLIKELY(s->n > CJ_CALL_STACK_ARGS)) {
+    args = cj_malloc(s->n * sizeof *args);
+    if (!args) return cj_fail_oom("calling a kernel");
+  }
+  st = cj_args_from_va(s, fn->name, nargs, ap, args);
+  if (CJ_LIKELY(st == CUJIT_OK)) st = cj_launcher(fn, grid, block, args, s->n, opts);
+  if (args != stack) cj_free(args);
+  return st;
+}
+
+cujit_status cujit_call_n(cujit_function *fn, int nargs, cujit_dim3 grid, cujit_dim3 block, ...) {
+  va_list ap;
+  cujit_status st;
+  va_start(ap, block);
+  st = call_va(fn, nargs, grid, block, NULL, &ap);
+  va_end(ap);
+  return st;
+}
+
+cujit_status cujit_call_ex_n(cujit_function *fn, int nargs, cujit_dim3 grid, cujit_dim3 block,
+                             const cujit_launch_options *opts, ...) {
+  va_list ap;
+  cujit_status st;
+  va_start(ap, opts);
+  st = call_va(fn, nargs, grid, block, opts, &ap);
+  va_end(ap);
+  return st;
+}
