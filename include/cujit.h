@@ -438,16 +438,31 @@ typedef struct cujit_launch_options {
   float *elapsed_ms;     /**< when non-NULL, receives the kernel's time measured with events */
 } cujit_launch_options;
 
-/** Launches `fn`. Before anything happens the argument count and each argument's size are
- *  checked against the kernel's parameters, and grid, block and shared memory against the
- *  device's limits; a mismatch launches and allocates nothing.
- *  In/Out/InOut buffers are staged in pooled device memory, ordered on the stream: inputs
- *  are copied before the kernel, outputs after it, and the call returns once every Out and
- *  InOut buffer is back in host memory (it synchronises the stream then). Without In/Out
- *  buffers and without elapsed_ms, the launch is asynchronous.
+/** Launches `fn` on the current context's device (loading the module there on first use).
+ *  Before anything happens the argument count and each argument's size are checked
+ *  against the kernel's parameters (as the driver reports them), and grid, block and
+ *  shared memory against the device's and the kernel's limits; a mismatch launches and
+ *  allocates nothing. Dynamic shared memory above 48 KiB is allowed for the kernel
+ *  automatically, up to the device's opt-in limit.
+ *  Asynchronous launch: with only by-value arguments (device pointers included) and no
+ *  elapsed_ms, the call returns once the kernel is queued on the stream; a fault inside
+ *  it is reported by a later call that waits (cujit_synchronize()).
+ *  In/Out/InOut: each buffer gets temporary device memory from a pool that keeps memory
+ *  between launches (see cujit_mem_pool_usage()); inputs are copied before the kernel,
+ *  outputs after it, everything ordered on the launch stream (opts->stream, or the
+ *  legacy default stream), and the call returns only after that stream has drained: the
+ *  kernel has finished, every Out/InOut buffer holds its result and the host buffers may
+ *  be reused. With an explicit stream, work queued on it earlier runs first and other
+ *  streams are not waited for. Page-locked buffers (cujit_host_alloc(), or memory the
+ *  caller registered) are copied by DMA directly; pageable buffers of 1 MiB and more
+ *  (env CUJIT_STAGING_MIN) go through reusable pinned chunks filled by several threads.
+ *  With elapsed_ms, the call also waits, and *elapsed_ms gets the kernel's own time
+ *  (copies excluded), measured with events.
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_ARGS naming the parameter, the expected and the
- *          given size; CUJIT_ERROR_LAUNCH_CONFIG; CUJIT_ERROR_LAUNCH_FAILED naming the kernel
- *          (the context is then unusable); CUJIT_ERROR_DEVICE_MEMORY. */
+ *          given size; CUJIT_ERROR_LAUNCH_CONFIG naming the limit; CUJIT_ERROR_LAUNCH_FAILED
+ *          naming the kernel (the context is then unusable: every temporary buffer has
+ *          been given back, and later GPU calls of the process fail);
+ *          CUJIT_ERROR_DEVICE_MEMORY; CUJIT_ERROR_NO_DRIVER / CUJIT_ERROR_NO_DEVICE. */
 CUJIT_API cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, cujit_dim3 block,
                                     const cujit_arg *args, size_t nargs,
                                     const cujit_launch_options *opts);
@@ -479,10 +494,22 @@ CUJIT_API cujit_status cujit_host_alloc(void **ptr, size_t bytes);
 CUJIT_API cujit_status cujit_host_free(void *ptr);
 /** A non-blocking stream on the current context. Owned by the caller: cujit_stream_destroy(). */
 CUJIT_API cujit_status cujit_stream_create(CUstream *stream);
+/** Destroys a stream from cujit_stream_create(); NULL is fine. */
 CUJIT_API cujit_status cujit_stream_destroy(CUstream stream);
+/** Waits for the work queued on `stream` (NULL: the legacy default stream). */
 CUJIT_API cujit_status cujit_stream_synchronize(CUstream stream);
-/** Waits for all work on the current context. */
+/** Waits for all work on the current context. A fault in a kernel launched earlier is
+ *  reported here as CUJIT_ERROR_LAUNCH_FAILED. */
 CUJIT_API cujit_status cujit_synchronize(void);
+/** Device memory of In/Out/InOut staging on the current device: `in_use` (may be NULL)
+ *  gets the bytes handed to launches now and not yet given back (0 when no staged launch
+ *  is running, also after a kernel fault); `kept` (may be NULL) the bytes the pool holds
+ *  for reuse, which stay reserved between launches up to env CUJIT_POOL_KEEP (default
+ *  1 GiB), so that launches do not allocate device memory each time. */
+CUJIT_API cujit_status cujit_mem_pool_usage(size_t *in_use, size_t *kept);
+/** Gives the memory the pool keeps back to the device (later staged launches take it
+ *  again as needed). */
+CUJIT_API cujit_status cujit_mem_pool_trim(void);
 
 /* ---------------------------------------------------------------------------------------
  * Signatures, varargs calls and kernels as C function pointers

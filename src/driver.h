@@ -22,7 +22,7 @@
 #define CJ_DRIVER_OPTIONAL(X)                                                              \
   X(cuLibraryLoadData) X(cuLibraryUnload) X(cuLibraryGetKernel) X(cuLibraryGetGlobal)      \
   X(cuLibraryGetKernelCount) X(cuLibraryEnumerateKernels) X(cuKernelGetFunction)           \
-  X(cuKernelGetName) X(cuKernelGetParamInfo) X(cuKernelGetAttribute)                       \
+  X(cuKernelGetName) X(cuKernelGetParamInfo) X(cuKernelGetAttribute) X(cuKernelSetAttribute)\
   X(cuFuncGetParamInfo) X(cuFuncGetName) X(cuModuleGetFunctionCount)                       \
   X(cuModuleEnumerateFunctions) X(cuMemAllocAsync) X(cuMemFreeAsync)                       \
   X(cuMemAllocFromPoolAsync) X(cuDeviceGetDefaultMemPool) X(cuMemPoolSetAttribute)         \

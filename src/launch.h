@@ -1,0 +1,97 @@
+/* launch.h - the launch layer's private interface: device limits, what a module and a
+ * kernel hold per device (device.c), the checks a launch makes (launch.c), and the
+ * memory a launch stages through (memory.c, staging.c). */
+#ifndef CUJIT_LAUNCH_H
+#define CUJIT_LAUNCH_H
+
+#include "driver.h"
+#include "function.h"
+#include "symbols.h"
+
+/* ---- device limits (device.c) ---- */
+
+typedef struct cj_limits {
+  int cc;              /* compute capability, major * 10 + minor */
+  int max_threads;     /* threads per block */
+  int max_block[3];    /* block dimensions */
+  int max_grid[3];     /* grid dimensions */
+  int smem_optin;      /* shared memory per block a kernel may opt in to */
+  int pools;           /* stream-ordered memory pools are supported */
+} cj_limits;
+
+/* The limits of `dev`, read once per process; owned by cujit. */
+cujit_status cj_device_limits(CUdevice dev, const cj_limits **out);
+
+/* ---- per-device state of a kernel (device.c) ---- */
+
+/* What a launch on one device needs, filled once (under the module's lock) and then read
+ * without locking: `ready` is set last with release order. */
+typedef struct cj_fslot {
+  int ready;
+  CUkernel kernel;      /* the launch handle on this device (context-independent) */
+  CUdevice dev;
+  int max_threads;      /* the kernel's own limit on this device (registers, launch bounds) */
+  int static_smem;
+  int dyn_smem_max;     /* dynamic shared memory allowed now; raised on demand (atomic) */
+  const cj_limits *lim;
+} cj_fslot;
+
+/* The kernel's slot for the calling thread's device, filling it on first use there (the
+ * module is loaded on that device then). Makes a context current if none is, except that
+ * with need_ctx 0 on a single-device machine a filled slot is returned without asking the
+ * driver (the caller then handles CUDA_ERROR_INVALID_CONTEXT). */
+cujit_status cj_function_slot(const cujit_function *fn, cj_fslot **slot, int need_ctx);
+/* Lets the kernel use `bytes` of dynamic shared memory (above the 48 KiB default). */
+cujit_status cj_function_allow_smem(const cujit_function *fn, cj_fslot *slot, unsigned bytes);
+
+/* ---- checks made before a launch (launch.c; pure, no driver) ---- */
+
+/* Argument count and each argument's kind and size against the kernel's parameters.
+ * CUJIT_ERROR_INVALID_ARGS naming the parameter, the expected and the given size. */
+cujit_status cj_args_check(const char *kernel, size_t nparams, const size_t *sizes,
+                           const cujit_arg *args, size_t nargs);
+/* Grid, block and shared memory against the device's and the kernel's limits.
+ * CUJIT_ERROR_LAUNCH_CONFIG saying which limit is exceeded. */
+cujit_status cj_config_check(const char *kernel, const cj_limits *lim, int kernel_max_threads,
+                             int static_smem, cujit_dim3 grid, cujit_dim3 block,
+                             unsigned shared_bytes);
+
+/* ---- device memory pool and host memory (memory.c) ---- */
+
+/* Temporary device memory for a launch, ordered on `stream`, from a per-device pool that
+ * keeps memory between launches (falls back to cuMemAlloc where pools are unsupported). */
+cujit_status cj_pool_alloc(CUdevice dev, size_t bytes, CUstream stream, CUdeviceptr *dptr);
+/* Gives it back, ordered on `stream`; counted as returned even when the driver fails
+ * (after a kernel fault), so the accounting always returns to its baseline. */
+void cj_pool_free(CUdevice dev, CUdeviceptr dptr, size_t bytes, CUstream stream);
+
+typedef enum cj_host_kind {
+  CJ_HOST_PAGEABLE = 0, /* ordinary memory: the driver or cujit must stage it */
+  CJ_HOST_PINNED = 1,   /* page-locked (cujit_host_alloc, cuMemHostRegister) or managed */
+  CJ_HOST_DEVICE = 2    /* device memory, which In/Out must not be given */
+} cj_host_kind;
+
+/* cuMemcpyHtoD that has finished when it returns: from pageable memory the driver returns
+ * once the data is staged, before it reaches the device, so that work on a non-blocking
+ * stream could still read the old contents; this also waits for the legacy stream. */
+cujit_status cj_memcpy_htod_sync(CUdeviceptr dst, const void *src, size_t bytes,
+                                 const char *what);
+
+/* What kind of memory [p, p + bytes) is, as far as the driver knows. */
+cj_host_kind cj_host_kind_of(const void *p, size_t bytes);
+
+/* ---- pageable transfers through pinned chunks (staging.c) ---- */
+
+/* Smallest pageable transfer worth staging (env CUJIT_STAGING_MIN, default 1 MiB). */
+size_t cj_staging_min(void);
+/* Copies between pageable host memory and device memory through reusable pinned chunks
+ * filled and drained by several threads, ordered on `stream`; the host side is finished
+ * when these return (the device side of htod may still be in flight). Return
+ * CUJIT_ERROR_NOT_SUPPORTED, touching nothing and leaving no detail, when staging is not
+ * available here (another context, setup failed); the caller then copies directly. */
+cujit_status cj_stage_htod(CUcontext ctx, CUdeviceptr dst, const void *src, size_t bytes,
+                           CUstream stream);
+cujit_status cj_stage_dtoh(CUcontext ctx, void *dst, CUdeviceptr src, size_t bytes,
+                           CUstream stream);
+
+#endif

@@ -1,0 +1,55 @@
+/* gputest.h - what the GPU test groups share: compiling a module and looking up a kernel
+ * with a failure that shows cujit's detail, and running a group only when a device is
+ * usable. */
+#ifndef CUJIT_GPUTEST_H
+#define CUJIT_GPUTEST_H
+
+#include "testutil.h"
+
+/* Compiles `src` (name expressions optional, NULL-terminated); fails the test on error. */
+static inline cujit_module *gpu_module(const char *src, const char *name,
+                                       const char *const *name_expressions) {
+  cujit_module *m = NULL;
+  cujit_options o = {0};
+  o.name_expressions = name_expressions;
+  assert_ok(cujit_module_from_source(&m, src, name, &o));
+  return m;
+}
+
+static inline cujit_function *gpu_function(cujit_module *m, const char *name) {
+  cujit_function *fn = NULL;
+  assert_ok(cujit_module_get_function(m, name, &fn));
+  assert_non_null(fn);
+  return fn;
+}
+
+/* Bytes of In/Out staging memory handed out now on the current device. */
+static inline size_t gpu_pool_in_use(void) {
+  size_t used = 0;
+  assert_ok(cujit_mem_pool_usage(&used, NULL));
+  return used;
+}
+
+/* The module a group's tests share, compiled by GPU_GROUP_MAIN's setup. */
+static cujit_module *mod;
+
+/* main() of a GPU group whose tests share `mod`, compiled from `src` (name expressions
+ * `names`, may be NULL): the group is skipped (exit 77, with the reason) without a device. */
+#define GPU_GROUP_MAIN(src, name, names, ...)                                   \
+  static int group_setup(void **state) {                                        \
+    (void)state;                                                                \
+    mod = gpu_module((src), (name), (names));                                   \
+    return 0;                                                                   \
+  }                                                                             \
+  static int group_teardown(void **state) {                                     \
+    (void)state;                                                                \
+    cujit_module_destroy(mod);                                                  \
+    return 0;                                                                   \
+  }                                                                             \
+  int main(void) {                                                              \
+    const struct CMUnitTest tests[] = {__VA_ARGS__};                            \
+    if (!test_have_gpu()) return TEST_SKIP_CODE;                                \
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);          \
+  }
+
+#endif
