@@ -48,4 +48,37 @@ static inline void sample_fill(float *x, size_t n, unsigned seed) {
   for (i = 0; i < n; i++) x[i] = (float)rand() / ((float)RAND_MAX + 1.0f) * 2.0f - 1.0f;
 }
 
+/* Uniform random doubles in [0, 1). */
+static inline void sample_fill_double(double *x, size_t n, unsigned seed) {
+  size_t i;
+  srand(seed);
+  for (i = 0; i < n; i++) x[i] = (double)rand() / ((double)RAND_MAX + 1.0);
+}
+
+/* numpy.allclose for floats: |got - want| <= atol + rtol * |want| everywhere; otherwise
+ * prints the first element that differs and returns 0. */
+static inline int sample_allclose(const float *got, const float *want, size_t n, double rtol,
+                                  double atol) {
+  size_t i;
+  for (i = 0; i < n; i++) {
+    double g = got[i], w = want[i], d = g > w ? g - w : w - g;
+    if (!(d <= atol + rtol * (w < 0 ? -w : w))) {
+      printf("Failed: element %zu is %.9g, expected %.9g\n", i, g, w);
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* Compiles `source` and returns the module; without a GPU shows what was compiled and
+ * returns NULL (the sample then exits 0). */
+static inline cujit_module *sample_compile(const char *source, const char *name) {
+  cujit_module *m = NULL;
+  CHECK(cujit_module_from_source(&m, source, name, NULL));
+  if (sample_have_gpu()) return m;
+  sample_show_compiled(m);
+  cujit_module_destroy(m);
+  return NULL;
+}
+
 #endif

@@ -1,0 +1,73 @@
+/* double_array - seed 002: multiply 2^20 floats by a random factor three ways, as the
+ * PyCUDA tutorial does: explicit device memory and copies, then InOut, then In and Out
+ * with a kernel that keeps input and output apart. */
+#include <math.h>
+
+#include "sample.h"
+
+static const char *const source =
+    "__global__ void double_array(float *d_a, unsigned int n_elements, float factor) {\n"
+    "  unsigned int idx = threadIdx.x + blockIdx.x * blockDim.x;\n"
+    "  if (idx < n_elements)\n"
+    "    d_a[idx] *= factor;\n"
+    "}\n"
+    "__global__ void double_array_io(float *input, float *output, unsigned int n_elements,\n"
+    "                                float factor) {\n"
+    "  unsigned int idx = threadIdx.x + blockIdx.x * blockDim.x;\n"
+    "  if (idx < n_elements)\n"
+    "    output[idx] = input[idx] * factor;\n"
+    "}\n";
+
+enum { N = 1 << 20, BLOCK = 128 };
+
+/* numpy.allclose(results, h_array * factor) */
+static int check(const char *how, const float *results, const float *h_array, float factor) {
+  static float want[N];
+  size_t i;
+  for (i = 0; i < N; i++) want[i] = h_array[i] * factor;
+  if (!sample_allclose(results, want, N, 1e-5, 1e-8)) {
+    printf("Failed: %s\n", how);
+    return 0;
+  }
+  printf("%s: ok\n", how);
+  return 1;
+}
+
+int main(void) {
+  static float h_array[N], h_copy[N], results[N];
+  cujit_module *mod = sample_compile(source, "double_array.cu");
+  cujit_function *kernel, *kernel_io;
+  const cujit_dim3 grid = cujit_dim3((N + BLOCK - 1) / BLOCK), block = cujit_dim3(BLOCK);
+  CUdeviceptr d_array = 0;
+  float factor;
+  int i;
+  if (!mod) return 0;
+  CHECK(cujit_module_get_function(mod, "double_array", &kernel));
+  CHECK(cujit_module_get_function(mod, "double_array_io", &kernel_io));
+  srand(2);
+  factor = 10.0f * (float)rand() / (float)RAND_MAX;
+  for (i = 0; i < N; i++) h_array[i] = 50.0f * (float)rand() / (float)RAND_MAX;
+
+  /* 1: allocate, copy in, launch on the device pointer, copy back, free */
+  CHECK(cujit_mem_alloc(&d_array, sizeof h_array));
+  CHECK(cujit_memcpy_htod(d_array, h_array, sizeof h_array));
+  CHECK(CUJIT_LAUNCH(kernel, grid, block, cujit_ptr(d_array), cujit_u32(N), cujit_f32(factor)));
+  CHECK(cujit_memcpy_dtoh(results, d_array, sizeof results));
+  CHECK(cujit_mem_free(d_array));
+  if (!check("explicit alloc and copies", results, h_array, factor)) return 1;
+
+  /* 2: InOut overwrites the host array in place */
+  memcpy(h_copy, h_array, sizeof h_array);
+  CHECK(CUJIT_LAUNCH(kernel, grid, block, cujit_inout(h_copy, sizeof h_copy), cujit_u32(N),
+                     cujit_f32(factor)));
+  if (!check("InOut", h_copy, h_array, factor)) return 1;
+
+  /* 3: In and Out */
+  memset(results, 0, sizeof results);
+  CHECK(CUJIT_LAUNCH(kernel_io, grid, block, cujit_in(h_array, sizeof h_array),
+                     cujit_out(results, sizeof results), cujit_u32(N), cujit_f32(factor)));
+  if (!check("In and Out", results, h_array, factor)) return 1;
+  cujit_module_destroy(mod);
+  printf("Success: all three ways multiplied %d floats by %g\n", N, (double)factor);
+  return 0;
+}
