@@ -240,30 +240,80 @@ CUJIT_API cujit_status cujit_driver_symbol(const char *name, void **fn);
  * Disk and memory cache
  * ------------------------------------------------------------------------------------- */
 
+/* What invalidates an entry: any change to the source, the program name, the target
+ * architecture, include directories, defines, NVRTC options (only -no-cache is left out),
+ * in-memory headers, name expressions, NVRTC's version, the cache format, or the contents
+ * of any header the source includes from disk (found by following its #include lines
+ * through in-memory headers, the includer's directory and the include path). Toolkit and
+ * system headers (found nowhere there) are covered by NVRTC's version. An #include whose
+ * operand is a macro not defined as "file" or <file>, or an NVRTC option that reads or
+ * writes files (-pch, -use-pch, -create-pch, -pch-dir, -time, -fdevice-time-trace), makes
+ * the compile bypass the cache (logged at info level).
+ * Within a process, a memory cache keeps up to 1024 compiled images within env
+ * CUJIT_MEMORY_CACHE_MAX_SIZE bytes (default 256M; 0 turns it off); a hit there rechecks
+ * the headers from disk with stat(). */
+
 typedef struct cujit_cache_stats {
-  uint64_t hits;        /**< modules served from memory or disk in this process */
+  uint64_t hits;        /**< modules served from memory or disk */
   uint64_t memory_hits; /**< of those, from the in-process memory cache */
   uint64_t misses;      /**< lookups that found nothing usable */
-  uint64_t compiles;    /**< NVRTC compiles run by this process */
+  uint64_t compiles;    /**< NVRTC compiles run */
   uint64_t evictions;   /**< disk entries removed to keep the size limit */
-  uint64_t entries;     /**< disk entries now (after the last scan) */
+  uint64_t entries;     /**< disk entries now (counted by the call) */
   uint64_t bytes;       /**< their total size */
 } cujit_cache_stats;
 
-/** Sets the cache directory for this process (copied; created 0700 when first needed).
+/** Sets the cache directory for this process (copied; created 0700 when missing).
  *  NULL returns to the default: env CUJIT_CACHE_DIR, else $XDG_CACHE_HOME/cujit, else
- *  $HOME/.cache/cujit. Env CUJIT_CACHE=0 turns the disk cache off. */
+ *  $HOME/.cache/cujit. Env CUJIT_CACHE=0 (or off, no, false) turns the disk cache off
+ *  whatever the directory; the memory cache stays on.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for an empty path; CUJIT_ERROR_CACHE when
+ *          the directory cannot be created, belongs to another user (root's is accepted)
+ *          or is writable by group or others: the setting still applies, and compiles go
+ *          on without the disk cache (with a warning) until it is fixed. */
 CUJIT_API cujit_status cujit_cache_set_dir(const char *dir);
-/** @return the disk cache directory in use, or NULL when the disk cache is off.
- *  Owned by cujit; valid until the next cujit_cache_set_dir(). */
+/** @return the disk cache directory in use (checked, and created if missing), or NULL when
+ *  the disk cache is off or unusable; cujit_last_error() then says why. Owned by cujit;
+ *  valid until the calling thread's next call of cujit_cache_dir(). */
 CUJIT_API const char *cujit_cache_dir(void);
-/** Fills `stats` with this process's counters and the disk entry count and size. */
+/** Fills `stats` with this process's counters, and the disk entries and bytes now (this
+ *  walks the cache directory; 0 and 0 when the disk cache is off).
+ *  @return CUJIT_OK, or CUJIT_ERROR_INVALID_VALUE when stats is NULL. */
 CUJIT_API cujit_status cujit_cache_get_stats(cujit_cache_stats *stats);
-/** Removes every disk entry (and empties the memory cache). */
+/** Fills `stats` with the counters kept in the cache directory by every process that used
+ *  it (disk hits, misses, compiles, evictions; memory_hits is 0: memory hits are not
+ *  recorded on disk), and the entries and bytes now.
+ *  @return CUJIT_OK; CUJIT_ERROR_CACHE when the disk cache is off or unusable (why in
+ *          cujit_last_error()); CUJIT_ERROR_INVALID_VALUE when stats is NULL. */
+CUJIT_API cujit_status cujit_cache_get_disk_stats(cujit_cache_stats *stats);
+/** @return the disk cache's size limit in bytes: env CUJIT_CACHE_MAX_SIZE (bytes, or with
+ *  a K, M, G or T suffix), default 1 GiB. Writes that push the cache past it remove least
+ *  recently used entries (to 90% of it); a hit counts as a use. */
+CUJIT_API uint64_t cujit_cache_max_size(void);
+/** Removes every disk entry and empties the memory cache (counters are kept).
+ *  @return CUJIT_OK (also when the disk cache is off: the memory cache is still emptied);
+ *          CUJIT_ERROR_CACHE when the directory cannot be read. */
 CUJIT_API cujit_status cujit_cache_clear(void);
 /** Removes least recently used disk entries until the cache holds at most max_bytes
- *  (0 means the configured limit, env CUJIT_CACHE_MAX_SIZE, default 1 GiB). */
+ *  (0 means cujit_cache_max_size()), and temporary files of writers that died.
+ *  @return CUJIT_OK (also when the disk cache is off); CUJIT_ERROR_CACHE when the
+ *          directory cannot be read. */
 CUJIT_API cujit_status cujit_cache_prune(uint64_t max_bytes);
+
+/** One disk entry, as cujit_cache_list() reports it. Strings are valid during the call. */
+typedef struct cujit_cache_entry {
+  const char *key;  /**< 32 hex digits: the entry's key */
+  const char *name; /**< the program name it was compiled from ("?" when unreadable) */
+  const char *arch; /**< its target ("?" when unreadable) */
+  uint64_t bytes;   /**< file size */
+  int64_t last_use; /**< seconds since the epoch */
+} cujit_cache_entry;
+/** Receives one entry; returns 0 to go on, nonzero to stop. */
+typedef int (*cujit_cache_entry_fn)(const cujit_cache_entry *entry, void *user);
+/** Calls fn for every disk entry, least recently used first.
+ *  @return CUJIT_OK; CUJIT_ERROR_CACHE when the disk cache is off, unusable or cannot be
+ *          read; CUJIT_ERROR_INVALID_VALUE when fn is NULL. */
+CUJIT_API cujit_status cujit_cache_list(cujit_cache_entry_fn fn, void *user);
 
 /* ---------------------------------------------------------------------------------------
  * Kernels and globals (need a device)

@@ -1,6 +1,156 @@
-/* compile.c - request to image: memory cache, disk cache, then NVRTC. */
-#include "compile.h"
+/* compile.c - request to image: memory cache, disk cache, then NVRTC.
+ *
+ *   1. The request key (source and options, no file reads) finds the memory cache's image,
+ *      whose headers are revalidated by stat: a hit costs one hash, one lock and no
+ *      allocation.
+ *   2. Otherwise the source's headers are scanned and hashed into the disk key, and the
+ *      entry is read. Neither step creates an NVRTC program.
+ *   3. On a miss, the key's lock makes one process compile while the others wait for the
+ *      entry; the result is written atomically and counted in the directory's stats, and
+ *      a write that takes the cache past its limit prunes it.
+ * Cache trouble of any kind costs the cache, never the compile. */
+#include <string.h>
 
-cujit_status cj_compile(const cj_request *r, cj_image **out) {
+#include "cache.h"
+
+static cujit_status compile_now(cj_request *r, cj_image **out) {
+  cujit_status st = cj_request_prepare(r);
+  if (st != CUJIT_OK) return st;
+  cj_count(CJ_COMPILES, 1);
   return cj_nvrtc_compile(r, out);
+}
+
+static cj_image *memory_hit(const cj_key *key) {
+  cj_image *im = cj_memcache_get(key);
+  if (!im || cj_deps_fresh(im->deps)) return im;
+  cj_image_unref(im); /* a header changed: look again */
+  return NULL;
+}
+
+/* What waiting for another process's compile needs to look at the entry. */
+typedef struct waiter {
+  const cj_entry_path *path;
+  const cj_key *key;
+  const cj_deps *deps;
+  struct stat seen; /* the entry as last looked at (st_ino 0: absent) */
+  cj_image *image;
+  int oom;
+} waiter;
+
+static int same_stat(const struct stat *a, const struct stat *b) {
+  return a->st_ino == b->st_ino && a->st_dev == b->st_dev && a->st_size == b->st_size &&
+         a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+/* Polled while the key is locked elsewhere: 1 once the entry was (re)written and reads as
+ * a hit, or when out of memory. */
+static int entry_ready(void *arg) {
+  waiter *w = arg;
+  struct stat st;
+  int rc;
+  if (stat(w->path->file, &st) != 0 || same_stat(&st, &w->seen)) return 0;
+  w->seen = st;
+  rc = cj_disk_read(w->path, w->key, w->deps, &w->image);
+  if (rc == CJ_DISK_OOM) w->oom = 1;
+  return rc == CJ_DISK_HIT || rc == CJ_DISK_OOM;
+}
+
+static void count_disk(const char *root, uint64_t hits, uint64_t misses, uint64_t written) {
+  cj_disk_counters d;
+  uint64_t max = cj_cache_max_size();
+  memset(&d, 0, sizeof d);
+  d.hits = hits;
+  d.misses = misses;
+  d.compiles = misses;
+  d.size = written;
+  cj_count(hits ? CJ_HITS : CJ_MISSES, 1);
+  if (cj_diskstats_add(root, &d, max)) cj_prune_auto(root, max);
+}
+
+/* Compiles with the key locked (when the lock could be had) and stores the entry. */
+static cujit_status compile_and_store(cj_request *r, const char *root, const cj_entry_path *p,
+                                      const cj_key *key, const cj_deps *deps, cj_lock *lock,
+                                      cj_image **out) {
+  uint64_t written = 0;
+  cujit_status st = compile_now(r, out);
+  if (st == CUJIT_OK) written = cj_disk_write(p, key, *out, deps, r->name);
+  cj_lock_release(p->lock, lock);
+  count_disk(root, 0, 1, written);
+  return st;
+}
+
+static cujit_status from_disk(cj_request *r, const char *root, const cj_key *key,
+                              const cj_deps *deps, cj_image **out) {
+  cj_entry_path p;
+  cj_lock lock = {-1};
+  waiter w;
+  int rc;
+  if (cj_entry_path_make(root, key, &p) != 0) {
+    cj_count(CJ_MISSES, 1);
+    return compile_now(r, out);
+  }
+  memset(&w, 0, sizeof w);
+  w.path = &p;
+  w.key = key;
+  w.deps = deps;
+  rc = cj_disk_read(&p, key, deps, out);
+  if (rc == CJ_DISK_OOM) return cj_fail_oom("reading a cache entry");
+  if (rc == CJ_DISK_HIT) return count_disk(root, 1, 0, 0), CUJIT_OK;
+  if (rc == CJ_DISK_INVALID) stat(p.file, &w.seen); /* wait for it to change */
+  cj_mkdir_private(p.shard); /* for the lock file; failing that, the compile goes on */
+  rc = cj_lock_acquire(p.lock, cj_cache_lock_timeout(), entry_ready, &w, &lock);
+  if (w.oom) return cj_fail_oom("reading a cache entry");
+  if (rc == CJ_LOCK_ENTRY_READY) {
+    *out = w.image;
+    return count_disk(root, 1, 0, 0), CUJIT_OK;
+  }
+  /* The entry may have been written between the first look and taking the lock. */
+  if (rc == CJ_LOCK_HELD && entry_ready(&w)) {
+    cj_lock_release(p.lock, &lock);
+    if (w.oom) return cj_fail_oom("reading a cache entry");
+    *out = w.image;
+    return count_disk(root, 1, 0, 0), CUJIT_OK;
+  }
+  return compile_and_store(r, root, &p, key, deps, &lock, out);
+}
+
+static cujit_status lookup(cj_request *r, const cj_key *rkey, cj_image **out) {
+  char root[PATH_MAX], bypass[512];
+  cj_deps *deps = NULL;
+  cj_key dkey;
+  cujit_status st = cj_scan_request(r, &deps, bypass, sizeof bypass);
+  if (st != CUJIT_OK) return st;
+  if (bypass[0]) {
+    cj_info("'%s' is compiled without the cache: %s", r->name, bypass);
+    cj_deps_destroy(deps);
+    return compile_now(r, out);
+  }
+  if (cj_cache_root(root, sizeof root, 1) == 0) {
+    cj_key_disk(rkey, deps, &dkey);
+    st = from_disk(r, root, &dkey, deps, out);
+  } else {
+    cj_count(CJ_MISSES, 1);
+    st = compile_now(r, out);
+  }
+  if (st != CUJIT_OK) {
+    cj_deps_destroy(deps);
+    return st;
+  }
+  (*out)->deps = deps; /* the image is not shared yet */
+  cj_memcache_put(rkey, *out);
+  return CUJIT_OK;
+}
+
+cujit_status cj_compile(cj_request *r, cj_image **out) {
+  cj_key rkey;
+  cujit_status st;
+  *out = NULL;
+  if (r->flags & CUJIT_OPT_NO_CACHE) return compile_now(r, out);
+  if ((st = cj_key_request(r, &rkey)) != CUJIT_OK) return st;
+  if ((*out = memory_hit(&rkey)) != NULL) {
+    cj_count(CJ_HITS, 1);
+    cj_count(CJ_MEMORY_HITS, 1);
+    return CUJIT_OK;
+  }
+  return lookup(r, &rkey, out);
 }

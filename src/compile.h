@@ -5,26 +5,33 @@
 
 #include "common.h"
 
-/* Everything one compile needs, owned by the request, every option resolved. */
+struct cj_deps; /* deps.c: the user headers an image was compiled from */
+
+/* Everything one compile needs, every option resolved. The request borrows the caller's
+ * strings for the duration of the call (nothing is copied on the way to a cache hit);
+ * what only NVRTC needs (argv, header arrays) is built by cj_request_prepare() on a miss. */
 typedef struct cj_request {
-  const char *source;  /* borrowed from the caller for the duration of the call */
+  const char *source;  /* borrowed */
   size_t source_len;
-  char *name;          /* program name for logs ("source.cu" by default) */
+  const char *name;    /* program name for logs ("source.cu" by default); borrowed */
   char arch[32];       /* "sm_90", "compute_90", or "" for NVRTC's default target */
-  char **include_dirs; /* in search order (a file's own directory first) */
+  const char *first_include_dir;   /* searched before include_dirs (a file's directory); may be NULL */
+  const char *const *include_dirs; /* the caller's, in search order */
   size_t n_include_dirs;
-  char **defines;
+  const char *const *defines;
   size_t n_defines;
-  char **user_options; /* the caller's NVRTC options, as given */
+  const char *const *user_options; /* the caller's NVRTC options, as given */
   size_t n_user_options;
-  char **header_names; /* in-memory headers */
-  char **header_sources;
+  const cujit_header *headers;     /* in-memory headers */
   size_t n_headers;
-  char **name_exprs;
+  const char *const *name_exprs;
   size_t n_name_exprs;
   unsigned flags;      /* CUJIT_OPT_* */
-  char **argv;         /* the full NVRTC command line built from the above */
+  /* Built by cj_request_prepare(), freed by cj_request_free(). */
+  char **argv;         /* the full NVRTC command line */
   size_t argc;
+  const char **header_names;
+  const char **header_sources;
 } cj_request;
 
 /* The result of a compile. Immutable once built; shared by reference count between
@@ -40,13 +47,19 @@ typedef struct cj_image {
   size_t n_names;
   char **name_exprs;      /* name expressions and their lowered names, same order */
   char **lowered;
+  struct cj_deps *deps;   /* user headers it was compiled from (NULL: none known); owned */
 } cj_image;
 
-/* options.c: validates opts and fills r (arch resolved, argv built). `first_include_dir`
- * (may be NULL) goes before the caller's include directories. */
+/* options.c: validates opts and fills r (arch resolved), borrowing the caller's strings.
+ * `first_include_dir` (may be NULL) goes before the caller's include directories. */
 cujit_status cj_request_init(cj_request *r, const char *source, const char *name,
                              const cujit_options *opts, const char *first_include_dir);
+/* Builds what NVRTC needs (argv, header arrays). Returns CUJIT_OK or out of memory. */
+cujit_status cj_request_prepare(cj_request *r);
 void cj_request_free(cj_request *r);
+/* The i-th include directory of the search order (first_include_dir, then the caller's). */
+size_t cj_request_include_count(const cj_request *r);
+const char *cj_request_include_dir(const cj_request *r, size_t i);
 /* Arch validation and clamping, exposed for tests and the CLI. Writes "sm_XX" etc. */
 cujit_status cj_arch_resolve(const char *requested, char *out, size_t out_size);
 /* Largest supported arch <= cc (else the smallest supported), or 0 if the list is empty. */
@@ -58,13 +71,19 @@ cj_image *cj_image_ref(cj_image *im);
 void cj_image_unref(cj_image *im);
 /* Takes the target named by the PTX's ".target" line, e.g. "compute_75", into im->arch. */
 void cj_image_arch_from_ptx(cj_image *im);
+/* Bytes the image holds (PTX, CUBIN, log, names), for the memory cache's budget. */
+size_t cj_image_bytes(const cj_image *im);
 
-/* nvrtc.c: compiles with NVRTC. */
+/* nvrtc.c: compiles with NVRTC; r must be prepared. */
 cujit_status cj_nvrtc_compile(const cj_request *r, cj_image **out);
-/* NVRTC's version and architectures (cached after the first call; cheap). */
+/* NVRTC's version and architectures (cached after the first call; cheap; neither creates
+ * an NVRTC program). */
 cujit_status cj_nvrtc_archs(const int **archs, size_t *count);
+cujit_status cj_nvrtc_version_cached(int *major, int *minor);
+/* How many NVRTC programs this process has created: a cache hit must not add one. */
+uint64_t cj_nvrtc_programs_created(void);
 
 /* compile.c: request -> image, through the caches. */
-cujit_status cj_compile(const cj_request *r, cj_image **out);
+cujit_status cj_compile(cj_request *r, cj_image **out);
 
 #endif

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "compile.h"
+#include "cache.h"
 
 cj_image *cj_image_new(void) {
   cj_image *im = cj_calloc(1, sizeof *im);
@@ -22,6 +22,7 @@ void cj_image_unref(cj_image *im) {
   cj_free(im->log);
   cj_strv_free(im->name_exprs, im->n_names);
   cj_strv_free(im->lowered, im->n_names);
+  cj_deps_destroy(im->deps);
   cj_free(im);
 }
 
@@ -30,4 +31,10 @@ void cj_image_arch_from_ptx(cj_image *im) {
   char target[24];
   if (!t || sscanf(t, "\n.target sm_%23[0-9a-z]", target) != 1) return;
   snprintf(im->arch, sizeof im->arch, "compute_%s", target);
+}
+
+size_t cj_image_bytes(const cj_image *im) {
+  size_t n = sizeof *im + im->ptx_size + im->cubin_size + strlen(im->log), i;
+  for (i = 0; i < im->n_names; i++) n += strlen(im->name_exprs[i]) + strlen(im->lowered[i]) + 2;
+  return n;
 }

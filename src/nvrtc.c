@@ -9,6 +9,10 @@ static pthread_once_t archs_once = PTHREAD_ONCE_INIT;
 static int archs[128];
 static size_t n_archs;
 static nvrtcResult archs_result;
+static pthread_once_t version_once = PTHREAD_ONCE_INIT;
+static int version_major, version_minor;
+static nvrtcResult version_result;
+static uint64_t programs_created;
 
 static void archs_init(void) {
   int n = 0;
@@ -26,6 +30,22 @@ cujit_status cj_nvrtc_archs(const int **out, size_t *count) {
   *out = archs;
   *count = n_archs;
   return CUJIT_OK;
+}
+
+static void version_init(void) { version_result = nvrtcVersion(&version_major, &version_minor); }
+
+cujit_status cj_nvrtc_version_cached(int *major, int *minor) {
+  pthread_once(&version_once, version_init);
+  if (version_result != NVRTC_SUCCESS)
+    return cj_fail_nvrtc(CUJIT_ERROR_NVRTC, version_result, "nvrtcVersion failed: %s",
+                         nvrtcGetErrorString(version_result));
+  *major = version_major;
+  *minor = version_minor;
+  return CUJIT_OK;
+}
+
+uint64_t cj_nvrtc_programs_created(void) {
+  return __atomic_load_n(&programs_created, __ATOMIC_RELAXED);
 }
 
 cujit_status cujit_nvrtc_version(int *major, int *minor) {
@@ -155,6 +175,7 @@ cujit_status cj_nvrtc_compile(const cj_request *r, cj_image **out) {
   cj_image *im = cj_image_new();
   *out = NULL;
   if (!im) return cj_fail_oom("starting a compile");
+  __atomic_add_fetch(&programs_created, 1, __ATOMIC_RELAXED);
   res = nvrtcCreateProgram(&p, r->source, r->name, (int)r->n_headers,
                            (const char *const *)r->header_sources,
                            (const char *const *)r->header_names);

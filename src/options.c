@@ -48,27 +48,36 @@ static int parse_arch(const char *s, int *is_sm, int *num, char *suffix) {
   return 0;
 }
 
+static int arch_supported(int num, const int *archs, size_t n) {
+  size_t i;
+  for (i = 0; i < n; i++)
+    if (archs[i] == num) return 1;
+  return 0;
+}
+
+/* Validates an explicit target. The list of supported targets is only formatted for an
+ * error: this runs on every compile, cache hits included. */
 static cujit_status explicit_arch(const char *req, char *out, size_t out_size) {
   const int *archs;
-  size_t n, i;
+  size_t n, len = strlen(req);
   int is_sm, num;
   char suffix, list[256];
   cujit_status st = cj_nvrtc_archs(&archs, &n);
   if (st != CUJIT_OK) return st;
+  if (parse_arch(req, &is_sm, &num, &suffix) == 0 && arch_supported(num, archs, n) &&
+      len < out_size) {
+    memcpy(out, req, len + 1);
+    return CUJIT_OK;
+  }
   list_archs(list, sizeof list, archs, n);
   if (parse_arch(req, &is_sm, &num, &suffix) != 0)
     return cj_fail(CUJIT_ERROR_INVALID_OPTION,
                    "invalid architecture '%s': use sm_XX for CUBIN and PTX, or compute_XX for "
                    "PTX only (this NVRTC supports %s)", req, list);
-  for (i = 0; i < n; i++)
-    if (archs[i] == num) break;
-  if (i == n)
+  if (!arch_supported(num, archs, n))
     return cj_fail(CUJIT_ERROR_INVALID_OPTION,
                    "architecture '%s' is not supported by this NVRTC; it supports %s", req, list);
-  if (strlen(req) >= out_size)
-    return cj_fail(CUJIT_ERROR_INVALID_OPTION, "architecture '%s' is too long", req);
-  snprintf(out, out_size, "%s", req);
-  return CUJIT_OK;
+  return cj_fail(CUJIT_ERROR_INVALID_OPTION, "architecture '%s' is too long", req);
 }
 
 cujit_status cj_arch_resolve(const char *requested, char *out, size_t out_size) {
@@ -147,22 +156,6 @@ static cujit_status check_options(const cujit_options *o, const char **arch) {
   return CUJIT_OK;
 }
 
-static int copy_headers(cj_request *r, const cujit_header *h) {
-  size_t n = 0, i;
-  while (h && h[n].name) n++;
-  if (!n) return 0;
-  r->header_names = cj_calloc(n, sizeof(char *));
-  r->header_sources = cj_calloc(n, sizeof(char *));
-  if (!r->header_names || !r->header_sources) return -1;
-  r->n_headers = n;
-  for (i = 0; i < n; i++) {
-    r->header_names[i] = cj_strdup(h[i].name);
-    r->header_sources[i] = cj_strdup(h[i].source);
-    if (!r->header_names[i] || !r->header_sources[i]) return -1;
-  }
-  return 0;
-}
-
 static int push_arg(cj_request *r, char *arg) {
   if (!arg) return -1;
   r->argv[r->argc++] = arg;
@@ -185,15 +178,28 @@ static int has_user_option(const cj_request *r, const char *a, const char *b) {
   return 0;
 }
 
+size_t cj_request_include_count(const cj_request *r) {
+  return r->n_include_dirs + (r->first_include_dir ? 1 : 0);
+}
+
+const char *cj_request_include_dir(const cj_request *r, size_t i) {
+  if (r->first_include_dir) {
+    if (i == 0) return r->first_include_dir;
+    i--;
+  }
+  return r->include_dirs[i];
+}
+
 /* argv: -arch, include dirs, defines, the caller's options (minus an arch), -no-cache. */
 static int build_argv(cj_request *r) {
-  size_t i, max = 2 + r->n_include_dirs + r->n_defines + r->n_user_options;
+  size_t i, n_inc = cj_request_include_count(r);
+  size_t max = 2 + n_inc + r->n_defines + r->n_user_options;
   const char *value;
   r->argv = cj_calloc(max, sizeof(char *));
   if (!r->argv) return -1;
   if (r->arch[0] && push_arg(r, join("-arch=", r->arch))) return -1;
-  for (i = 0; i < r->n_include_dirs; i++)
-    if (push_arg(r, join("--include-path=", r->include_dirs[i]))) return -1;
+  for (i = 0; i < n_inc; i++)
+    if (push_arg(r, join("--include-path=", cj_request_include_dir(r, i)))) return -1;
   for (i = 0; i < r->n_defines; i++)
     if (push_arg(r, join("-D", r->defines[i]))) return -1;
   for (i = 0; i < r->n_user_options; i++)
@@ -205,25 +211,23 @@ static int build_argv(cj_request *r) {
   return 0;
 }
 
-static int copy_include_dirs(cj_request *r, const char *const *dirs, const char *first) {
-  char **v = NULL;
+static int build_headers(cj_request *r) {
+  size_t i;
+  if (!r->n_headers) return 0;
+  r->header_names = cj_calloc(r->n_headers, sizeof(char *));
+  r->header_sources = cj_calloc(r->n_headers, sizeof(char *));
+  if (!r->header_names || !r->header_sources) return -1;
+  for (i = 0; i < r->n_headers; i++) {
+    r->header_names[i] = r->headers[i].name;
+    r->header_sources[i] = r->headers[i].source;
+  }
+  return 0;
+}
+
+static size_t count(const char *const *v) {
   size_t n = 0;
-  if (cj_strv_dup(dirs, &v, &n) != 0) return -1;
-  if (!first) {
-    r->include_dirs = v;
-    r->n_include_dirs = n;
-    return 0;
-  }
-  r->include_dirs = cj_calloc(n + 1, sizeof(char *));
-  if (!r->include_dirs) {
-    cj_strv_free(v, n);
-    return -1;
-  }
-  r->include_dirs[0] = cj_strdup(first);
-  if (n) memcpy(r->include_dirs + 1, v, n * sizeof(char *));
-  cj_free(v);
-  r->n_include_dirs = n + 1;
-  return r->include_dirs[0] ? 0 : -1;
+  while (v && v[n]) n++;
+  return n;
 }
 
 cujit_status cj_request_init(cj_request *r, const char *source, const char *name,
@@ -240,27 +244,39 @@ cujit_status cj_request_init(cj_request *r, const char *source, const char *name
   if ((st = cj_arch_resolve(arch, r->arch, sizeof r->arch)) != CUJIT_OK) return st;
   r->source = source;
   r->source_len = strlen(source);
+  r->name = name ? name : "source.cu";
   r->flags = opts->flags;
-  r->name = cj_strdup(name ? name : "source.cu");
-  if (!r->name || copy_include_dirs(r, opts->include_dirs, first_include_dir) != 0 ||
-      cj_strv_dup(opts->defines, &r->defines, &r->n_defines) != 0 ||
-      cj_strv_dup(opts->nvrtc_options, &r->user_options, &r->n_user_options) != 0 ||
-      cj_strv_dup(opts->name_expressions, &r->name_exprs, &r->n_name_exprs) != 0 ||
-      copy_headers(r, opts->headers) != 0 || build_argv(r) != 0) {
-    cj_request_free(r);
+  r->first_include_dir = first_include_dir;
+  r->include_dirs = opts->include_dirs;
+  r->n_include_dirs = count(opts->include_dirs);
+  r->defines = opts->defines;
+  r->n_defines = count(opts->defines);
+  r->user_options = opts->nvrtc_options;
+  r->n_user_options = count(opts->nvrtc_options);
+  r->name_exprs = opts->name_expressions;
+  r->n_name_exprs = count(opts->name_expressions);
+  r->headers = opts->headers;
+  while (r->headers && r->headers[r->n_headers].name) r->n_headers++;
+  return CUJIT_OK;
+}
+
+cujit_status cj_request_prepare(cj_request *r) {
+  if (r->argv) return CUJIT_OK;
+  if (build_argv(r) != 0 || build_headers(r) != 0) {
+    cj_strv_free(r->argv, r->argc);
+    cj_free(r->header_names);
+    cj_free(r->header_sources);
+    r->argv = NULL;
+    r->argc = 0;
+    r->header_names = r->header_sources = NULL;
     return cj_fail_oom("preparing the compile options");
   }
   return CUJIT_OK;
 }
 
 void cj_request_free(cj_request *r) {
-  cj_free(r->name);
-  cj_strv_free(r->include_dirs, r->n_include_dirs);
-  cj_strv_free(r->defines, r->n_defines);
-  cj_strv_free(r->user_options, r->n_user_options);
-  cj_strv_free(r->header_names, r->n_headers);
-  cj_strv_free(r->header_sources, r->n_headers);
-  cj_strv_free(r->name_exprs, r->n_name_exprs);
   cj_strv_free(r->argv, r->argc);
+  cj_free(r->header_names);
+  cj_free(r->header_sources);
   memset(r, 0, sizeof *r);
 }

@@ -1,13 +1,136 @@
-/* cache.c - the 'cujit cache' command. */
+/* cache.c - the 'cujit cache' command and the cache line of 'cujit info'. */
 #include <stdio.h>
+#include <string.h>
+#include <time.h>
 
 #include "cli.h"
+#include "common.h" /* cj_parse_size */
 
-int cli_cache(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  fprintf(stderr, "cujit: the cache commands are not available in this build\n");
-  return 1;
+static const char cache_usage[] = "cache needs one of: dir, stats, list, clear, prune [--max-size N] (got '%s')";
+
+/* "12.3 MiB" */
+static const char *human(uint64_t bytes, char *buf, size_t size) {
+  static const char *const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+  double v = (double)bytes;
+  size_t u = 0;
+  while (v >= 1024 && u + 1 < CJ_CLI_COUNT(units)) {
+    v /= 1024;
+    u++;
+  }
+  if (u == 0)
+    snprintf(buf, size, "%llu bytes", (unsigned long long)bytes);
+  else
+    snprintf(buf, size, "%.1f %s", v, units[u]);
+  return buf;
 }
 
-void cli_print_cache_line(void) {}
+static int cmd_dir(void) {
+  const char *dir = cujit_cache_dir();
+  if (!dir) return cli_fail("no disk cache");
+  printf("%s\n", dir);
+  return 0;
+}
+
+static int cmd_stats(void) {
+  cujit_cache_stats s;
+  char a[32], b[32];
+  uint64_t lookups;
+  if (cujit_cache_get_disk_stats(&s) != CUJIT_OK) return cli_fail("no disk cache");
+  lookups = s.hits + s.misses;
+  printf("cache directory   %s\n", cujit_cache_dir());
+  printf("entries           %llu\n", (unsigned long long)s.entries);
+  printf("size              %s (limit %s)\n", human(s.bytes, a, sizeof a),
+         human(cujit_cache_max_size(), b, sizeof b));
+  printf("hits              %llu\n", (unsigned long long)s.hits);
+  printf("misses            %llu\n", (unsigned long long)s.misses);
+  if (lookups)
+    printf("hit rate          %.1f %%\n", 100.0 * (double)s.hits / (double)lookups);
+  else
+    printf("hit rate          -\n");
+  printf("compiles          %llu\n", (unsigned long long)s.compiles);
+  printf("evictions         %llu\n", (unsigned long long)s.evictions);
+  return 0;
+}
+
+static int print_entry(const cujit_cache_entry *e, void *user) {
+  char when[32], size[32];
+  time_t t = (time_t)e->last_use;
+  struct tm tm;
+  int *count = user;
+  if (!localtime_r(&t, &tm) || !strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm))
+    strcpy(when, "?");
+  if (!(*count)++) printf("%-19s  %12s  %-12s  %-32s  %s\n", "last use", "size", "arch", "key", "name");
+  printf("%-19s  %12s  %-12s  %-32s  %s\n", when, human(e->bytes, size, sizeof size), e->arch,
+         e->key, e->name);
+  return 0;
+}
+
+static int cmd_list(void) {
+  int count = 0;
+  if (cujit_cache_list(print_entry, &count) != CUJIT_OK) return cli_fail("cannot list the cache");
+  if (!count) printf("the cache is empty\n");
+  return 0;
+}
+
+/* Entries and bytes now, for reporting what clear and prune removed. */
+static int disk_now(cujit_cache_stats *s, const char *what) {
+  if (cujit_cache_get_disk_stats(s) == CUJIT_OK) return 0;
+  return cli_fail(what);
+}
+
+static void report(const cujit_cache_stats *before, const cujit_cache_stats *after) {
+  char a[32], b[32];
+  printf("removed %llu entries (%s); the cache holds %llu entries (%s)\n",
+         (unsigned long long)(before->entries - after->entries),
+         human(before->bytes - after->bytes, a, sizeof a), (unsigned long long)after->entries,
+         human(after->bytes, b, sizeof b));
+}
+
+static int cmd_clear(void) {
+  cujit_cache_stats before, after;
+  if (disk_now(&before, "no disk cache")) return 1;
+  if (cujit_cache_clear() != CUJIT_OK) return cli_fail("cannot clear the cache");
+  if (disk_now(&after, "cannot read the cache")) return 1;
+  report(&before, &after);
+  return 0;
+}
+
+static int cmd_prune(int argc, char **argv) {
+  cujit_cache_stats before, after;
+  uint64_t max = 0;
+  const char *v = NULL;
+  if (argc == 2 && strcmp(argv[0], "--max-size") == 0) v = argv[1];
+  else if (argc == 1 && strncmp(argv[0], "--max-size=", 11) == 0) v = argv[0] + 11;
+  else if (argc) return cli_usage_error("prune takes only --max-size N (got '%s')", argv[0]);
+  if (v && (cj_parse_size(v, &max) != 0 || max == 0))
+    return cli_usage_error("--max-size needs a size above 0, like 500M or 2G (got '%s')", v);
+  if (disk_now(&before, "no disk cache")) return 1;
+  if (cujit_cache_prune(max) != CUJIT_OK) return cli_fail("cannot prune the cache");
+  if (disk_now(&after, "cannot read the cache")) return 1;
+  report(&before, &after);
+  return 0;
+}
+
+int cli_cache(int argc, char **argv) {
+  const char *sub = argc > 0 ? argv[0] : "";
+  if (argc > 1 && strcmp(sub, "prune") != 0)
+    return cli_usage_error("cache %s takes no arguments", sub);
+  if (strcmp(sub, "dir") == 0) return cmd_dir();
+  if (strcmp(sub, "stats") == 0) return cmd_stats();
+  if (strcmp(sub, "list") == 0) return cmd_list();
+  if (strcmp(sub, "clear") == 0) return cmd_clear();
+  if (strcmp(sub, "prune") == 0) return cmd_prune(argc - 1, argv + 1);
+  return cli_usage_error(cache_usage, sub);
+}
+
+void cli_print_cache_line(void) {
+  cujit_cache_stats s;
+  char a[32], b[32];
+  if (cujit_cache_get_disk_stats(&s) != CUJIT_OK) {
+    printf("cache: none (%s)\n", cujit_last_error());
+    return;
+  }
+  printf("cache: %s (%llu entries, %s of %s)\n", cujit_cache_dir(),
+         (unsigned long long)s.entries, human(s.bytes, a, sizeof a),
+         human(cujit_cache_max_size(), b, sizeof b));
+}

@@ -47,8 +47,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   o.nvrtc_options = nn ? nv : NULL;
   o.name_expressions = ne ? names : NULL;
   o.headers = nh ? hdr : NULL;
-  if (cj_request_init(&r, "__global__ void k() {}\n", "fuzz.cu", &o, NULL) == CUJIT_OK)
+  if (cj_request_init(&r, "__global__ void k() {}\n", "fuzz.cu", &o, NULL) == CUJIT_OK) {
+    cj_request_prepare(&r); /* the NVRTC command line is built on a cache miss */
     cj_request_free(&r);
+  }
   free(buf);
   return 0;
 }

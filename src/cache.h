@@ -1,0 +1,227 @@
+/* cache.h - the kernel cache: keys, the headers a source depends on, the entry format,
+ * the disk cache (directory, entries, locks, eviction, persisted counters) and the
+ * in-process memory cache. Private; not installed.
+ *
+ * The flow (compile.c): request key -> memory cache (revalidated by stat) -> header scan
+ * -> disk key -> disk entry (or wait for the process compiling it) -> NVRTC -> store. */
+#ifndef CUJIT_CACHE_H
+#define CUJIT_CACHE_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "compile.h"
+
+/* Version of the entry format and of the key's serialisation; part of every key. */
+#define CJ_CACHE_FORMAT 1
+
+/* ---- key.c ---- */
+
+typedef struct cj_key {
+  unsigned char b[16]; /* XXH3-128, big-endian canonical form */
+} cj_key;
+
+struct cj_deps;
+
+/* The request key: everything that changes the output except the contents of headers
+ * found on disk (the source, the program name, the resolved target, include directories,
+ * defines, NVRTC options, in-memory headers, name expressions, NVRTC's version and the
+ * cache format). Keys the memory cache. */
+cujit_status cj_key_request(const cj_request *r, cj_key *out);
+/* The disk key: the request key plus the path, size and hash of every header found on
+ * disk. Names the entry. */
+void cj_key_disk(const cj_key *request_key, const struct cj_deps *deps, cj_key *out);
+/* 32 lowercase hex digits and a NUL. */
+void cj_key_hex(const cj_key *k, char out[33]);
+/* XXH3-128 of bytes, in canonical form. */
+void cj_hash128(const void *p, size_t n, unsigned char out[16]);
+/* XXH3-64 of head followed by body (the entry checksum). */
+uint64_t cj_checksum(const void *head, size_t head_len, const void *body, size_t body_len);
+
+/* ---- deps.c: the user headers a compile depends on (its manifest) ---- */
+
+typedef struct cj_dep {
+  char *path;      /* as NVRTC opens it: relative to the working directory unless absolute */
+  int present;     /* 0: a search candidate that did not exist when scanned */
+  int racy;        /* changed so recently that an unchanged stat does not prove it unchanged */
+  uint64_t size;
+  unsigned char hash[16]; /* XXH3-128 of the contents */
+  uint64_t dev, ino;
+  int64_t mtime_ns, ctime_ns;
+} cj_dep;
+
+typedef struct cj_deps {
+  cj_dep *v;
+  size_t n, cap;
+} cj_deps;
+
+/* Records an existing header (its stat and contents) or a candidate that does not exist.
+ * Return 0, or -1 when out of memory. */
+int cj_deps_add_file(cj_deps *d, const char *path, const struct stat *st, const void *text,
+                     size_t len);
+int cj_deps_add_absent(cj_deps *d, const char *path);
+/* The record of `path` (present or absent), or NULL. */
+const cj_dep *cj_deps_find(const cj_deps *d, const char *path);
+/* 1 when every header is unchanged (stat, and contents for racy ones) and every absent
+ * candidate is still absent. Makes only stat calls unless a header is racy. */
+int cj_deps_fresh(const cj_deps *d);
+/* 1 when the present headers of a and b have the same paths, sizes and hashes, in order. */
+int cj_deps_same_files(const cj_deps *a, const cj_deps *b);
+size_t cj_deps_count_present(const cj_deps *d);
+void cj_deps_clear(cj_deps *d);
+void cj_deps_destroy(cj_deps *d); /* frees d itself too; NULL is fine */
+
+/* ---- scan.c: finding the headers a source includes, without preprocessing ---- */
+
+/* Follows every #include (and __has_include) of the source, its pre-included headers and
+ * every header found, through in-memory headers, the includer's directory and the include
+ * path, the way NVRTC searches them. Headers not found there are toolkit or system headers
+ * (covered by NVRTC's version). *deps gets the list (owned by the caller). When the
+ * request cannot be keyed completely (an #include whose macro cannot be resolved, an
+ * option that reads or writes files), `bypass` gets the reason and the caller compiles
+ * without the cache. Returns CUJIT_OK or CUJIT_ERROR_OUT_OF_MEMORY. */
+cujit_status cj_scan_request(const cj_request *r, cj_deps **deps, char *bypass,
+                             size_t bypass_size);
+
+/* ---- entry.c: the entry file format ---- */
+
+/* What an entry holds besides the image. */
+typedef struct cj_entry_meta {
+  char name[256];         /* program name (for listings; truncated) */
+  int nvrtc_major, nvrtc_minor;
+  char arch[32];
+  uint64_t ptx_size, cubin_size;
+} cj_entry_meta;
+
+#define CJ_ENTRY_HEADER_SIZE 48
+#define CJ_ENTRY_MAX_SIZE ((uint64_t)1 << 31) /* larger files are not entries */
+
+/* Serialises an image (and its present deps) under `key` into out. -1 when out of memory. */
+int cj_entry_encode(const cj_key *key, const cj_image *im, const cj_deps *deps,
+                    const cj_entry_meta *meta, cj_buf *out);
+/* Parses and verifies an entry. Returns 0 with a new image (refs 1) and its recorded deps
+ * (paths, sizes, hashes) in *deps; 1 when the bytes are not a valid entry for `key`, with
+ * the reason in `why`; -1 when out of memory. Every length is checked before use. */
+int cj_entry_decode(const cj_key *key, const void *data, size_t len, cj_image **out,
+                    cj_deps *deps, cj_entry_meta *meta, char *why, size_t why_size);
+/* Reads the header and the metadata section only (for listings); 0 or 1 as above. */
+int cj_entry_peek(const void *data, size_t len, cj_key *key, cj_entry_meta *meta);
+
+/* ---- cachedir.c: where the disk cache lives, and whether it may be used ---- */
+
+/* The disk cache directory in use: checks (and creates, 0700) it. Returns 0 with the
+ * path in out; -1 when the disk cache is off or the directory is not usable. `warn` logs
+ * why as a warning (once for the same reason; not when it was turned off). Leaves the
+ * thread's error detail alone: a compile without the disk cache has not failed. */
+int cj_cache_root(char *out, size_t size, int warn);
+/* 1 when env CUJIT_CACHE turns the disk cache off. */
+int cj_cache_disabled(void);
+/* The same, for the public functions: CUJIT_ERROR_CACHE with the reason as the detail. */
+cujit_status cj_cache_root_status(char *out, size_t size);
+/* The configured size limit (CUJIT_CACHE_MAX_SIZE, default 1 GiB). */
+uint64_t cj_cache_max_size(void);
+/* Seconds to wait for another process compiling the same entry (CUJIT_CACHE_LOCK_TIMEOUT,
+ * default 60). */
+double cj_cache_lock_timeout(void);
+/* Creates dir (0700) if missing; 0 or -1 with errno. */
+int cj_mkdir_private(const char *dir);
+
+/* ---- disk.c: entries on disk ---- */
+
+typedef struct cj_entry_path {
+  char shard[PATH_MAX]; /* <root>/<2 hex> */
+  char file[PATH_MAX];  /* <shard>/<32 hex>.cujit */
+  char lock[PATH_MAX];  /* <shard>/<32 hex>.lock */
+  char hex[33];
+} cj_entry_path;
+
+/* 0, or -1 when the root is too long for a path. */
+int cj_entry_path_make(const char *root, const cj_key *key, cj_entry_path *p);
+
+enum { CJ_DISK_HIT = 0, CJ_DISK_ABSENT = 1, CJ_DISK_INVALID = 2, CJ_DISK_OOM = -1 };
+/* Reads the entry for key. CJ_DISK_HIT with a new image whose recorded headers must equal
+ * `expect` (present ones); CJ_DISK_ABSENT; CJ_DISK_INVALID (warned: the entry is
+ * replaced by the next write); CJ_DISK_OOM. A hit refreshes the entry's last-use time. */
+int cj_disk_read(const cj_entry_path *p, const cj_key *key, const cj_deps *expect,
+                 cj_image **out);
+/* Writes the entry atomically (unique temp file, fsync, rename). Returns the bytes
+ * written, or 0 when it could not be written (warned; the compile goes on). */
+uint64_t cj_disk_write(const cj_entry_path *p, const cj_key *key, const cj_image *im,
+                       const cj_deps *deps, const char *name);
+
+/* ---- lock.c: one compile per key across processes ---- */
+
+typedef struct cj_lock {
+  int fd; /* -1 when not held */
+} cj_lock;
+
+enum { CJ_LOCK_HELD = 0, CJ_LOCK_ENTRY_READY = 1, CJ_LOCK_NONE = 2, CJ_LOCK_BUSY = 3 };
+/* Takes the lock file's lock. While another process holds it, polls `ready(ctx)` (which
+ * says whether the entry can now be read) until it returns 1 (CJ_LOCK_ENTRY_READY), the
+ * holder goes away (CJ_LOCK_HELD), or the timeout passes (CJ_LOCK_NONE, warned: the
+ * caller compiles anyway); also CJ_LOCK_NONE when the file system refuses locks. */
+int cj_lock_acquire(const char *path, double timeout_s, int (*ready)(void *), void *ctx,
+                    cj_lock *lock);
+/* Takes the lock without waiting: CJ_LOCK_HELD, CJ_LOCK_BUSY or CJ_LOCK_NONE. */
+int cj_lock_try(const char *path, cj_lock *lock);
+/* Removes the lock file and releases the lock. */
+void cj_lock_release(const char *path, cj_lock *lock);
+
+/* ---- diskstats.c: counters kept in the cache directory, across processes ---- */
+
+typedef struct cj_disk_counters {
+  uint64_t hits, misses, compiles, evictions;
+  uint64_t size;     /* estimated bytes of entries: at the last scan, plus writes since */
+  int64_t scanned;   /* time of the last full scan (0: never, so the size is unknown) */
+} cj_disk_counters;
+
+/* Adds the deltas (hits, misses, compiles, evictions, written bytes) under the stats
+ * file's lock. Returns 1 when the estimated size now exceeds `max_size` (time to prune),
+ * else 0 (also when the file cannot be updated). */
+int cj_diskstats_add(const char *root, const cj_disk_counters *delta, uint64_t max_size);
+/* Reads the counters (zeros when there is no stats file). */
+void cj_diskstats_read(const char *root, cj_disk_counters *out);
+/* Records the result of a full scan: the size now, evictions made. */
+void cj_diskstats_scanned(const char *root, uint64_t size, uint64_t evictions);
+
+/* ---- prune.c: listing, eviction and clearing ---- */
+
+typedef struct cj_prune_result {
+  uint64_t entries, bytes;           /* left after the operation */
+  uint64_t removed, removed_bytes;
+} cj_prune_result;
+
+/* Removes least recently used entries until the entries total at most max_bytes (and
+ * temporary files left by crashed writers). -1 when the directory cannot be read. */
+int cj_prune(const char *root, uint64_t max_bytes, cj_prune_result *res);
+/* Removes every entry. */
+int cj_clear(const char *root, cj_prune_result *res);
+/* Counts entries and bytes. */
+int cj_scan_dir(const char *root, uint64_t *entries, uint64_t *bytes);
+/* Calls fn for every entry, least recently used first, until it returns nonzero. */
+int cj_list(const char *root, cujit_cache_entry_fn fn, void *user);
+/* Prunes after a write pushed the estimated size over the limit, to 90% of it, unless
+ * another process is pruning. */
+void cj_prune_auto(const char *root, uint64_t max_size);
+
+/* ---- memcache.c: the in-process cache ---- */
+
+/* A new reference to the image cached under key, or NULL. No allocation. */
+cj_image *cj_memcache_get(const cj_key *key);
+/* Caches the image under key (taking a reference), replacing an older one; evicts least
+ * recently used images beyond the limits (CUJIT_MEMORY_CACHE_MAX_SIZE, default 256 MiB,
+ * 0 turns the memory cache off; at most 1024 images). Silently does nothing when out of
+ * memory. */
+void cj_memcache_put(const cj_key *key, cj_image *im);
+void cj_memcache_clear(void);
+size_t cj_memcache_count(void);
+
+/* ---- cache.c: this process's counters ---- */
+
+typedef enum cj_counter {
+  CJ_HITS, CJ_MEMORY_HITS, CJ_MISSES, CJ_COMPILES, CJ_EVICTIONS, CJ_NCOUNTERS
+} cj_counter;
+void cj_count(cj_counter c, uint64_t n);
+
+#endif

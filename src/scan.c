@@ -1,0 +1,570 @@
+/* scan.c - finds the user headers a source includes, without a preprocessor: a line scan
+ * for #include, #include_next, __has_include and header-name #defines, followed through
+ * the files found, searched the way NVRTC searches them:
+ *   "x.h": in-memory headers (exact name), the includer's directory, the include path;
+ *   <x.h>: in-memory headers, the include path;
+ *   --pre-include x.h: in-memory headers, the working directory, the include path.
+ * The includer's directory is the directory part of its path or name (the program name's
+ * for the source); -no-source-include turns it off. The include path is cujit's
+ * (a file's own directory, then the caller's) followed by -I options.
+ *
+ * The scan errs towards following too much: conditionals are ignored (both branches are
+ * followed) and lines inside comments that look like directives count. A candidate that
+ * does not exist is recorded too, so that creating it later is noticed. A header found
+ * nowhere is a toolkit or system header, covered by NVRTC's version. */
+#define _GNU_SOURCE /* memmem */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cache.h"
+
+#define CJ_SCAN_MAX_FILES 20000
+#define CJ_SCAN_MAX_HEADER ((size_t)256 << 20)
+
+typedef struct pending_file {
+  char *text; /* owned when read from disk, else borrowed */
+  size_t len;
+  int owned;
+  char *dir;  /* for quote includes; NULL when the includer's directory is not searched */
+  char *label;
+} pending_file;
+
+/* An #include whose operand is a macro, resolved with the header-name #defines seen. */
+typedef struct computed_include {
+  char *macro;
+  char *dir;
+  char *where; /* "file:line" for the reason when it cannot be resolved */
+  int resolved;
+} computed_include;
+
+typedef struct header_macro {
+  char *name;
+  char *value; /* the header name */
+  int angle;
+} header_macro;
+
+typedef struct scanner {
+  const cj_request *r;
+  cj_deps *deps;
+  const char **dirs;    /* include path */
+  size_t n_dirs;
+  const char **pre;     /* pre-included headers */
+  size_t n_pre;
+  int source_include;   /* 0 with -no-source-include */
+  unsigned char *memory_seen;
+  pending_file *queue;
+  size_t n_queue, head, cap_queue;
+  computed_include *computed;
+  size_t n_computed, cap_computed;
+  header_macro *macros;
+  size_t n_macros, cap_macros;
+  char *bypass;
+  size_t bypass_size;
+  int oom;
+} scanner;
+
+/* ---- small helpers ---- */
+
+static int grow(void **v, size_t *cap, size_t n, size_t size) {
+  void *p;
+  size_t c;
+  if (n < *cap) return 0;
+  c = *cap ? 2 * *cap : 16;
+  p = cj_realloc(*v, c * size);
+  if (!p) return -1;
+  *v = p;
+  *cap = c;
+  return 0;
+}
+
+static void set_bypass(scanner *sc, const char *fmt, const char *a, const char *b) {
+  if (!sc->bypass[0]) snprintf(sc->bypass, sc->bypass_size, fmt, a, b);
+}
+
+/* The directory part of a path or header name: "" (the working directory) when it has
+ * none. NULL when out of memory. */
+static char *dir_part(const char *path) {
+  const char *slash = strrchr(path, '/');
+  if (!slash) return cj_strdup("");
+  if (slash == path) return cj_strdup("/");
+  return cj_memdup(path, (size_t)(slash - path));
+}
+
+static char *join(const char *dir, const char *name, size_t name_len) {
+  size_t dl = name[0] == '/' ? 0 : strlen(dir);
+  int sep = dl && dir[dl - 1] != '/';
+  char *s = cj_malloc(dl + (size_t)sep + name_len + 1);
+  if (!s) return NULL;
+  memcpy(s, dir, dl);
+  if (sep) s[dl] = '/';
+  memcpy(s + dl + (size_t)sep, name, name_len);
+  s[dl + (size_t)sep + name_len] = '\0';
+  return s;
+}
+
+static int enqueue(scanner *sc, char *text, size_t len, int owned, char *dir, char *label) {
+  pending_file *f;
+  if (!label || (sc->source_include && !dir) ||
+      grow((void **)&sc->queue, &sc->cap_queue, sc->n_queue, sizeof *sc->queue) != 0) {
+    if (owned) cj_free(text);
+    cj_free(dir);
+    cj_free(label);
+    sc->oom = 1;
+    return -1;
+  }
+  if (!sc->source_include) {
+    cj_free(dir);
+    dir = NULL;
+  }
+  f = &sc->queue[sc->n_queue++];
+  f->text = text;
+  f->len = len;
+  f->owned = owned;
+  f->dir = dir;
+  f->label = label;
+  return 0;
+}
+
+/* ---- finding headers ---- */
+
+/* Reads a regular file. 0 with its contents; 1 when it does not exist or is not a
+ * readable regular file; -1 when out of memory; 2 when it is too large to track. */
+static int read_header(const char *path, char **text, size_t *len, struct stat *st) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  size_t got = 0;
+  ssize_t n;
+  char *buf;
+  if (fd < 0) return 1;
+  if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
+    close(fd);
+    return 1;
+  }
+  if ((uint64_t)st->st_size > CJ_SCAN_MAX_HEADER) {
+    close(fd);
+    return 2;
+  }
+  buf = cj_malloc((size_t)st->st_size + 1);
+  if (!buf) {
+    close(fd);
+    return -1;
+  }
+  while (got < (size_t)st->st_size && (n = read(fd, buf + got, (size_t)st->st_size - got)) > 0)
+    got += (size_t)n;
+  close(fd);
+  buf[got] = '\0';
+  *text = buf;
+  *len = got;
+  return 0;
+}
+
+/* Looks at one candidate path. 1 when it is the header (now recorded and queued, or seen
+ * before), 0 when it does not exist, -1 on trouble (out of memory or bypass). */
+static int try_candidate(scanner *sc, char *path) {
+  const cj_dep *seen = cj_deps_find(sc->deps, path);
+  struct stat st;
+  char *text = NULL;
+  size_t len = 0;
+  int rc;
+  if (seen) {
+    cj_free(path);
+    return seen->present;
+  }
+  if (sc->deps->n >= CJ_SCAN_MAX_FILES) {
+    set_bypass(sc, "more than %s headers to track (at '%s')", "20000", path);
+    cj_free(path);
+    return -1;
+  }
+  rc = read_header(path, &text, &len, &st);
+  if (rc == 2) set_bypass(sc, "header '%s' is larger than %s", path, "256 MiB");
+  if (rc == 1 && cj_deps_add_absent(sc->deps, path) == 0) {
+    cj_free(path);
+    return 0;
+  }
+  if (rc == 0 && cj_deps_add_file(sc->deps, path, &st, text, len) == 0) {
+    rc = enqueue(sc, text, len, 1, dir_part(path), path);
+    return rc == 0 ? 1 : -1;
+  }
+  if (rc != 2) sc->oom = 1;
+  cj_free(text);
+  cj_free(path);
+  return -1;
+}
+
+/* In-memory headers named exactly `name` (NVRTC looks there first). 1 when there is one. */
+static int try_memory(scanner *sc, const char *name, size_t len) {
+  size_t i;
+  int found = 0;
+  for (i = 0; i < sc->r->n_headers; i++) {
+    const cujit_header *h = &sc->r->headers[i];
+    if (strlen(h->name) != len || memcmp(h->name, name, len) != 0) continue;
+    found = 1;
+    if (sc->memory_seen[i]) continue;
+    sc->memory_seen[i] = 1;
+    if (enqueue(sc, (char *)h->source, strlen(h->source), 0, dir_part(h->name),
+                cj_strdup(h->name)) != 0)
+      return -1;
+  }
+  return found;
+}
+
+/* Resolves one header name from an includer whose directory is `dir` (NULL: not
+ * searched). `all` follows every existing candidate (#include_next, whose search starts
+ * after the includer's own directory, is followed conservatively that way). */
+static void resolve(scanner *sc, const char *name, size_t len, const char *dir, int all) {
+  size_t i;
+  int rc;
+  if (sc->oom || sc->bypass[0] || len == 0) return;
+  rc = try_memory(sc, name, len);
+  if (rc != 0) return;
+  if (name[0] == '/') {
+    char *path = join("", name, len);
+    if (!path || try_candidate(sc, path) < 0) sc->oom |= !path;
+    return;
+  }
+  if (dir) {
+    char *path = join(dir, name, len);
+    if (!path) {
+      sc->oom = 1;
+      return;
+    }
+    rc = try_candidate(sc, path);
+    if (rc < 0 || (rc == 1 && !all)) return;
+  }
+  for (i = 0; i < sc->n_dirs; i++) {
+    char *path = join(sc->dirs[i], name, len);
+    if (!path) {
+      sc->oom = 1;
+      return;
+    }
+    rc = try_candidate(sc, path);
+    if (rc < 0 || (rc == 1 && !all)) return;
+  }
+}
+
+/* ---- reading directives ---- */
+
+/* Skips blanks, line splices and comments within a directive. */
+static const char *skip(const char *p, const char *end) {
+  while (p < end) {
+    if (*p == ' ' || *p == '\t' || *p == '\f' || *p == '\v' || *p == '\r') {
+      p++;
+    } else if (*p == '\\' && p + 1 < end && p[1] == '\n') {
+      p += 2;
+    } else if (*p == '\\' && p + 2 < end && p[1] == '\r' && p[2] == '\n') {
+      p += 3;
+    } else if (*p == '/' && p + 1 < end && p[1] == '*') {
+      const char *c = p + 2;
+      while (c + 1 < end && !(c[0] == '*' && c[1] == '/')) c++;
+      p = c + 1 < end ? c + 2 : end;
+    } else {
+      break;
+    }
+  }
+  return p;
+}
+
+static int ident_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+static size_t ident_len(const char *p, const char *end) {
+  const char *q = p;
+  while (q < end && ident_char(*q)) q++;
+  return (size_t)(q - p);
+}
+
+static int word_is(const char *p, size_t n, const char *w) {
+  return strlen(w) == n && memcmp(p, w, n) == 0;
+}
+
+/* A header name at p: "x" or <x>. Returns its length (and sets *start, *angle), or 0. */
+static size_t header_name(const char *p, const char *end, const char **start, int *angle) {
+  const char *q;
+  char close;
+  if (p >= end || (*p != '"' && *p != '<')) return 0;
+  close = *p == '"' ? '"' : '>';
+  *angle = *p == '<';
+  for (q = p + 1; q < end && *q != close && *q != '\n'; q++) continue;
+  if (q >= end || *q != close) return 0;
+  *start = p + 1;
+  return (size_t)(q - p - 1);
+}
+
+static void add_computed(scanner *sc, const char *macro, size_t len, const pending_file *f,
+                         int line) {
+  computed_include *c;
+  char where[64];
+  if (grow((void **)&sc->computed, &sc->cap_computed, sc->n_computed, sizeof *sc->computed)) {
+    sc->oom = 1;
+    return;
+  }
+  c = &sc->computed[sc->n_computed];
+  memset(c, 0, sizeof *c);
+  snprintf(where, sizeof where, ":%d", line);
+  c->macro = cj_memdup(macro, len);
+  c->dir = f->dir ? cj_strdup(f->dir) : NULL;
+  c->where = cj_malloc(strlen(f->label) + strlen(where) + 1);
+  if (c->where) {
+    strcpy(c->where, f->label);
+    strcat(c->where, where);
+  }
+  sc->n_computed++;
+  if (!c->macro || !c->where || (f->dir && !c->dir)) sc->oom = 1;
+}
+
+static void add_macro(scanner *sc, const char *name, size_t name_len, const char *value,
+                      size_t value_len, int angle) {
+  header_macro *m;
+  if (grow((void **)&sc->macros, &sc->cap_macros, sc->n_macros, sizeof *sc->macros)) {
+    sc->oom = 1;
+    return;
+  }
+  m = &sc->macros[sc->n_macros++];
+  m->name = cj_memdup(name, name_len);
+  m->value = cj_memdup(value, value_len);
+  m->angle = angle;
+  if (!m->name || !m->value) sc->oom = 1;
+}
+
+/* The operand of #include / __has_include at p. */
+static void operand(scanner *sc, const char *p, const char *end, const pending_file *f,
+                    int line, int all) {
+  const char *name;
+  int angle;
+  size_t n;
+  p = skip(p, end);
+  n = header_name(p, end, &name, &angle);
+  if (n) {
+    resolve(sc, name, n, angle ? NULL : f->dir, all);
+    return;
+  }
+  n = ident_len(p, end);
+  if (n) add_computed(sc, p, n, f, line);
+}
+
+/* #define NAME "x.h" (or <x.h>): remembered for #include NAME. */
+static void define(scanner *sc, const char *p, const char *end) {
+  const char *name = skip(p, end), *value;
+  size_t n = ident_len(name, end), vn;
+  int angle;
+  if (!n || (name + n < end && name[n] == '(')) return;
+  vn = header_name(skip(name + n, end), end, &value, &angle);
+  if (vn) add_macro(sc, name, n, value, vn, angle);
+}
+
+/* __has_include("x.h") in an #if or #elif line: the header's presence changes the output,
+ * so it is followed like an include. */
+static void has_include(scanner *sc, const char *p, const char *eol, const pending_file *f,
+                        int line) {
+  static const char kw[] = "__has_include";
+  const char *q = p;
+  while ((q = memmem(q, (size_t)(eol - q), kw, sizeof kw - 1)) != NULL) {
+    q += sizeof kw - 1;
+    if (eol - q >= 5 && memcmp(q, "_next", 5) == 0) q += 5;
+    q = skip(q, eol);
+    if (q < eol && *q == '(') operand(sc, q + 1, eol, f, line, 1);
+  }
+}
+
+/* A directive starting at p (just after '#'). */
+static void directive(scanner *sc, const char *p, const char *end, const pending_file *f,
+                      int line) {
+  const char *eol;
+  size_t n;
+  p = skip(p, end);
+  n = ident_len(p, end);
+  eol = memchr(p, '\n', (size_t)(end - p));
+  if (!eol) eol = end;
+  if (word_is(p, n, "include") || word_is(p, n, "include_next"))
+    operand(sc, p + n, end, f, line, word_is(p, n, "include_next"));
+  else if (word_is(p, n, "define"))
+    define(sc, p + n, end);
+  else if (word_is(p, n, "if") || word_is(p, n, "elif"))
+    has_include(sc, p + n, eol, f, line);
+}
+
+/* A directive may start a line (after blanks and comments), or follow the end of a
+ * comment that began on an earlier line. */
+static void try_at(scanner *sc, const char *p, const char *end, const pending_file *f, int line) {
+  p = skip(p, end);
+  if (p < end && *p == '#')
+    directive(sc, p + 1, end, f, line);
+  else if (end - p >= 2 && p[0] == '%' && p[1] == ':')
+    directive(sc, p + 2, end, f, line);
+}
+
+static void scan_text(scanner *sc, const pending_file *f) {
+  const char *p = f->text, *end = f->text + f->len, *eol, *c;
+  int line = 1;
+  while (p < end && !sc->oom && !sc->bypass[0]) {
+    eol = memchr(p, '\n', (size_t)(end - p));
+    if (!eol) eol = end;
+    try_at(sc, p, end, f, line);
+    for (c = p; (c = memmem(c, (size_t)(eol - c), "*/", 2)) != NULL; c += 2)
+      try_at(sc, c + 2, end, f, line);
+    p = eol + 1;
+    line++;
+  }
+}
+
+/* ---- options that change the search, or that cannot be cached ---- */
+
+/* "-Xvalue", "-X=value", "-X value" or the next string; also "--long=value" or the next
+ * string. Returns the value (NULL when o is not this option) and advances *i past it. */
+static const char *option_value(const cj_request *r, size_t *i, const char *shrt,
+                                const char *lng) {
+  const char *o = r->user_options[*i];
+  size_t ls = shrt ? strlen(shrt) : 0, ll = strlen(lng);
+  if ((shrt && strcmp(o, shrt) == 0) || strcmp(o, lng) == 0)
+    return *i + 1 < r->n_user_options ? r->user_options[++*i] : NULL;
+  if (strncmp(o, lng, ll) == 0 && o[ll] == '=') return o + ll + 1;
+  if (shrt && strncmp(o, shrt, ls) == 0) {
+    o += ls;
+    if (*o == '=') o++;
+    while (*o == ' ') o++;
+    return o;
+  }
+  return NULL;
+}
+
+static int option_is(const char *o, const char *name) {
+  size_t n = strlen(name);
+  return strncmp(o, name, n) == 0 && (o[n] == '\0' || o[n] == '=');
+}
+
+/* NVRTC options that read or write files cujit cannot key on, or that must run. */
+static const char *const untracked[] = {
+    "-pch", "--pch", "-create-pch", "--create-pch", "-use-pch", "--use-pch", "-pch-dir",
+    "--pch-dir", "-time", "--time", "-fdevice-time-trace", "--fdevice-time-trace"};
+
+static int read_options(scanner *sc) {
+  const cj_request *r = sc->r;
+  size_t i, k, n_inc = cj_request_include_count(r);
+  const char *v;
+  sc->dirs = cj_calloc(n_inc + r->n_user_options + 1, sizeof *sc->dirs);
+  sc->pre = cj_calloc(r->n_user_options + 1, sizeof *sc->pre);
+  if (!sc->dirs || !sc->pre) return -1;
+  for (i = 0; i < n_inc; i++) sc->dirs[sc->n_dirs++] = cj_request_include_dir(r, i);
+  for (i = 0; i < r->n_user_options; i++) {
+    const char *o = r->user_options[i];
+    for (k = 0; k < CJ_COUNT(untracked); k++)
+      if (option_is(o, untracked[k]))
+        set_bypass(sc, "NVRTC option '%s' reads or writes files%s", o,
+                   " that the cache cannot track");
+    if (strcmp(o, "-no-source-include") == 0 || strcmp(o, "--no-source-include") == 0)
+      sc->source_include = 0;
+    else if ((v = option_value(r, &i, "-include", "--pre-include")) != NULL)
+      sc->pre[sc->n_pre++] = v;
+    else if ((v = option_value(r, &i, "-I", "--include-path")) != NULL)
+      sc->dirs[sc->n_dirs++] = v;
+  }
+  return 0;
+}
+
+/* ---- the scan ---- */
+
+static void drain(scanner *sc) {
+  while (sc->head < sc->n_queue && !sc->oom && !sc->bypass[0]) {
+    pending_file *f = &sc->queue[sc->head++];
+    scan_text(sc, f);
+    if (f->owned) cj_free(f->text);
+    f->text = NULL;
+  }
+}
+
+/* Header-name macros also come from the defines ("NAME=\"x.h\""). */
+static void option_macros(scanner *sc) {
+  size_t i;
+  for (i = 0; i < sc->r->n_defines; i++) {
+    const char *d = sc->r->defines[i], *eq = strchr(d, '='), *value;
+    size_t vn;
+    int angle;
+    if (!eq) continue;
+    vn = header_name(eq + 1, eq + strlen(eq), &value, &angle);
+    if (vn) add_macro(sc, d, (size_t)(eq - d), value, vn, angle);
+  }
+}
+
+/* Resolves #include MACRO with every definition of MACRO seen; 1 if anything was new. */
+static int resolve_computed(scanner *sc) {
+  size_t i, k, before = sc->n_queue;
+  for (i = 0; i < sc->n_computed; i++) {
+    computed_include *c = &sc->computed[i];
+    for (k = 0; k < sc->n_macros; k++) {
+      header_macro *m = &sc->macros[k];
+      if (strcmp(m->name, c->macro) != 0) continue;
+      c->resolved = 1;
+      resolve(sc, m->value, strlen(m->value), m->angle ? NULL : c->dir, 0);
+    }
+  }
+  return sc->n_queue != before;
+}
+
+static void scan_all(scanner *sc) {
+  size_t i;
+  for (i = 0; i < sc->n_pre && !sc->oom; i++) resolve(sc, sc->pre[i], strlen(sc->pre[i]), "", 0);
+  if (!sc->oom && enqueue(sc, (char *)sc->r->source, sc->r->source_len, 0,
+                          dir_part(sc->r->name), cj_strdup(sc->r->name)) != 0)
+    return;
+  option_macros(sc);
+  do drain(sc);
+  while (!sc->oom && !sc->bypass[0] && resolve_computed(sc));
+  for (i = 0; i < sc->n_computed && !sc->bypass[0]; i++)
+    if (!sc->computed[i].resolved)
+      set_bypass(sc, "%s: #include %s names a header through a macro that is not defined "
+                 "as \"file\" or <file>", sc->computed[i].where, sc->computed[i].macro);
+}
+
+static void scanner_free(scanner *sc) {
+  size_t i;
+  for (i = sc->head; i < sc->n_queue; i++)
+    if (sc->queue[i].owned) cj_free(sc->queue[i].text);
+  for (i = 0; i < sc->n_queue; i++) {
+    cj_free(sc->queue[i].dir);
+    cj_free(sc->queue[i].label);
+  }
+  for (i = 0; i < sc->n_computed; i++) {
+    cj_free(sc->computed[i].macro);
+    cj_free(sc->computed[i].dir);
+    cj_free(sc->computed[i].where);
+  }
+  for (i = 0; i < sc->n_macros; i++) {
+    cj_free(sc->macros[i].name);
+    cj_free(sc->macros[i].value);
+  }
+  cj_free(sc->queue);
+  cj_free(sc->computed);
+  cj_free(sc->macros);
+  cj_free(sc->dirs);
+  cj_free(sc->pre);
+  cj_free(sc->memory_seen);
+}
+
+cujit_status cj_scan_request(const cj_request *r, cj_deps **deps, char *bypass,
+                             size_t bypass_size) {
+  scanner sc;
+  memset(&sc, 0, sizeof sc);
+  *deps = NULL;
+  bypass[0] = '\0';
+  sc.r = r;
+  sc.bypass = bypass;
+  sc.bypass_size = bypass_size;
+  sc.source_include = 1;
+  sc.deps = cj_calloc(1, sizeof *sc.deps);
+  sc.memory_seen = cj_calloc(r->n_headers + 1, 1);
+  if (!sc.deps || !sc.memory_seen || read_options(&sc) != 0)
+    sc.oom = 1;
+  else if (!bypass[0])
+    scan_all(&sc);
+  scanner_free(&sc);
+  if (sc.oom) {
+    cj_deps_destroy(sc.deps);
+    bypass[0] = '\0';
+    return cj_fail_oom("scanning the source's includes");
+  }
+  *deps = sc.deps;
+  return CUJIT_OK;
+}
