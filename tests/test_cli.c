@@ -10,17 +10,9 @@ static char *tmp;
 /* Runs the CLI with `args` (a shell fragment) in the temp dir; captures stdout+stderr. */
 static int cli(const char *args, const char *env, char *out, size_t size) {
   char cmd[8192];
-  FILE *p;
-  size_t n;
-  int st;
   snprintf(cmd, sizeof cmd, "cd '%s' && %s '%s' %s 2>&1", tmp, env ? env : "", CUJIT_CLI_PATH,
            args);
-  p = popen(cmd, "r");
-  assert_non_null(p);
-  n = fread(out, 1, size - 1, p);
-  out[n] = '\0';
-  st = pclose(p);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return test_capture(cmd, out, size);
 }
 
 static int setup(void **state) {

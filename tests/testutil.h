@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include <cmocka.h>
 
@@ -68,6 +69,19 @@ static inline int test_write_file(const char *dir, const char *name, const char 
   if (!f) return -1;
   fputs(text, f);
   return fclose(f);
+}
+
+/* Runs a shell command with stdout and stderr captured into out (NUL-terminated).
+ * Returns its exit status, or -1 when it did not exit normally. */
+static inline int test_capture(const char *cmd, char *out, size_t size) {
+  FILE *p = popen(cmd, "r");
+  size_t n;
+  int st;
+  if (!p) return -1;
+  n = fread(out, 1, size - 1, p);
+  out[n] = '\0';
+  st = pclose(p);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 /* Removes a directory tree (test cleanup). */

@@ -1,0 +1,225 @@
+/* test_cache_format - the cache entry format: a golden entry in tests/data pins the layout
+ * (reading it gives the expected image; writing the same image gives the same bytes), and
+ * damaged or hostile entries are rejected without crashing or allocating what their
+ * lengths claim. To regenerate the golden file after a deliberate format change (which
+ * must also raise CJ_CACHE_FORMAT), run with CUJIT_UPDATE_GOLDEN=1. */
+#include "testutil.h"
+#include "cache.h"
+
+#define GOLDEN CUJIT_TEST_DATA "/cache_entry_v1.bin"
+
+static const char kPtx[] = "//\n// golden\n//\n.version 8.0\n.target sm_90\n.address_size 64\n";
+static const unsigned char kCubin[] = {0x7f, 'E', 'L', 'F', 2, 1, 1, 0, 0xde, 0xad, 0xbe, 0xef};
+static const char kHeaderText[] = "#define GOLDEN 1\n";
+
+/* The image, deps and metadata the golden entry holds. */
+typedef struct golden {
+  cj_image im;
+  char *exprs[2], *lowered[2];
+  cj_deps deps;
+  cj_dep dep;
+  cj_entry_meta meta;
+  cj_key key;
+} golden;
+
+static void make_golden(golden *g) {
+  size_t i;
+  memset(g, 0, sizeof *g);
+  g->im.ptx = (char *)kPtx;
+  g->im.ptx_size = strlen(kPtx);
+  g->im.cubin = (unsigned char *)kCubin;
+  g->im.cubin_size = sizeof kCubin;
+  g->im.log = (char *)"golden.cu(3): warning: a warning\n";
+  strcpy(g->im.arch, "sm_90");
+  g->exprs[0] = (char *)"fill<float>";
+  g->lowered[0] = (char *)"_Z4fillIfEvPT_S0_";
+  g->exprs[1] = (char *)"fill<int>";
+  g->lowered[1] = (char *)"_Z4fillIiEvPT_S0_";
+  g->im.n_names = 2;
+  g->im.name_exprs = g->exprs;
+  g->im.lowered = g->lowered;
+  g->dep.path = (char *)"include/golden.h";
+  g->dep.present = 1;
+  g->dep.size = strlen(kHeaderText);
+  cj_hash128(kHeaderText, strlen(kHeaderText), g->dep.hash);
+  g->deps.v = &g->dep;
+  g->deps.n = 1;
+  snprintf(g->meta.name, sizeof g->meta.name, "golden.cu");
+  g->meta.nvrtc_major = 13;
+  g->meta.nvrtc_minor = 0;
+  for (i = 0; i < sizeof g->key.b; i++) g->key.b[i] = (unsigned char)(0xa0 + i);
+}
+
+static unsigned char *read_golden(size_t *n) {
+  static unsigned char buf[4096];
+  FILE *f = fopen(GOLDEN, "rb");
+  if (!f) fail_msg("cannot open %s", GOLDEN);
+  *n = fread(buf, 1, sizeof buf, f);
+  fclose(f);
+  return buf;
+}
+
+static void writer_reproduces_golden(void **state) {
+  golden g;
+  cj_buf b = {0};
+  size_t n;
+  unsigned char *want;
+  (void)state;
+  make_golden(&g);
+  assert_int_equal(cj_entry_encode(&g.key, &g.im, &g.deps, &g.meta, &b), 0);
+  if (getenv("CUJIT_UPDATE_GOLDEN")) {
+    FILE *f = fopen(GOLDEN, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(b.data, 1, b.len, f), b.len);
+    fclose(f);
+  }
+  want = read_golden(&n);
+  assert_int_equal(b.len, n);
+  assert_memory_equal(b.data, want, n);
+  /* the layout the format's comment describes */
+  assert_memory_equal(want, "CUJITKC\x1a", 8);
+  assert_int_equal(want[8], CJ_CACHE_FORMAT);
+  assert_int_equal(want[12], CJ_ENTRY_HEADER_SIZE);
+  assert_memory_equal(want + 16, g.key.b, 16);
+  assert_memory_equal(want + 48, "META", 4);
+  cj_buf_free(&b);
+}
+
+static void reader_understands_golden(void **state) {
+  golden g;
+  cj_image *im = NULL;
+  cj_deps deps = {0};
+  cj_entry_meta meta;
+  char why[160] = "";
+  size_t n;
+  unsigned char *data = read_golden(&n);
+  (void)state;
+  make_golden(&g);
+  if (cj_entry_decode(&g.key, data, n, &im, &deps, &meta, why, sizeof why) != 0)
+    fail_msg("the golden entry does not decode: %s", why);
+  assert_string_equal(im->ptx, kPtx);
+  assert_int_equal(im->ptx_size, strlen(kPtx));
+  assert_int_equal(im->cubin_size, sizeof kCubin);
+  assert_memory_equal(im->cubin, kCubin, sizeof kCubin);
+  assert_string_equal(im->log, g.im.log);
+  assert_string_equal(im->arch, "sm_90");
+  assert_int_equal(im->n_names, 2);
+  assert_string_equal(im->name_exprs[1], "fill<int>");
+  assert_string_equal(im->lowered[1], "_Z4fillIiEvPT_S0_");
+  assert_true(cj_deps_same_files(&deps, &g.deps));
+  assert_string_equal(meta.name, "golden.cu");
+  assert_int_equal(meta.nvrtc_major, 13);
+  cj_image_unref(im);
+  cj_deps_clear(&deps);
+  /* a listing reads the start only */
+  {
+    cj_key k;
+    assert_int_equal(cj_entry_peek(data, 200, &k, &meta), 0);
+    assert_string_equal(meta.arch, "sm_90");
+    assert_memory_equal(k.b, g.key.b, 16);
+  }
+}
+
+/* Decodes `data` expecting a rejection whose reason contains `why_part`. */
+static void rejected(const unsigned char *data, size_t n, const cj_key *key, const char *why_part) {
+  cj_image *im = (cj_image *)1;
+  cj_deps deps = {0};
+  cj_entry_meta meta;
+  char why[160] = "";
+  assert_int_equal(cj_entry_decode(key, data, n, &im, &deps, &meta, why, sizeof why), 1);
+  assert_null(im);
+  assert_int_equal(deps.n, 0);
+  if (!strstr(why, why_part)) fail_msg("reason \"%s\" lacks \"%s\"", why, why_part);
+}
+
+/* Rewrites the checksum so that only the structure can reject the entry. */
+static void reseal(unsigned char *d, size_t n) {
+  uint64_t sum = cj_checksum(d, 40, d + 48, n - 48);
+  int i;
+  for (i = 0; i < 8; i++) d[40 + i] = (unsigned char)(sum >> (8 * i));
+}
+
+static void put_le(unsigned char *p, uint64_t v, int bytes) {
+  int i;
+  for (i = 0; i < bytes; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* Offset of section `tag` in an entry. */
+static size_t section_at(const unsigned char *d, size_t n, const char *tag) {
+  size_t at = 48;
+  while (at + 16 <= n) {
+    uint64_t len = 0;
+    int i;
+    if (memcmp(d + at, tag, 4) == 0) return at;
+    for (i = 0; i < 8; i++) len |= (uint64_t)d[at + 8 + (size_t)i] << (8 * i);
+    at += 16 + (size_t)len;
+  }
+  fail_msg("no section %s", tag);
+  return 0;
+}
+
+static void damaged_entries_are_rejected(void **state) {
+  static unsigned char d[4096];
+  golden g;
+  cj_key other;
+  size_t n, at;
+  unsigned char *good = read_golden(&n);
+  (void)state;
+  make_golden(&g);
+  other = g.key;
+  other.b[0] ^= 1;
+  rejected(good, 0, &g.key, "is empty");
+  rejected(good, 47, &g.key, "is not a cujit cache entry");
+  rejected(good, n - 1, &g.key, "truncated");
+  rejected(good, n, &other, "another key");
+  memcpy(d, good, n);
+  d[n - 1] ^= 1;
+  rejected(d, n, &g.key, "checksum");
+  memcpy(d, good, n);
+  d[8] = 2;
+  rejected(d, n, &g.key, "cache format 2");
+  memcpy(d, good, n);
+  d[12] = 64;
+  rejected(d, n, &g.key, "header of 64 bytes");
+  /* lengths that claim more than the file holds, with a valid checksum */
+  memcpy(d, good, n);
+  put_le(d + section_at(d, n, "PTX ") + 8, (uint64_t)1 << 62, 8);
+  reseal(d, n);
+  rejected(d, n, &g.key, "malformed");
+  memcpy(d, good, n);
+  at = section_at(d, n, "NAME");
+  put_le(d + at + 16, 0xffffffffu, 4); /* four billion names */
+  reseal(d, n);
+  rejected(d, n, &g.key, "malformed");
+  memcpy(d, good, n);
+  at = section_at(d, n, "NAME");
+  put_le(d + at + 20, 0xfffffff0u, 4); /* the first name's length */
+  reseal(d, n);
+  rejected(d, n, &g.key, "malformed");
+  memcpy(d, good, n);
+  at = section_at(d, n, "DEPS");
+  put_le(d + at + 16, 0x7fffffffu, 4);
+  reseal(d, n);
+  rejected(d, n, &g.key, "malformed");
+  memcpy(d, good, n);
+  at = section_at(d, n, "ARCH");
+  memcpy(d + at, "ARCX", 4); /* sections out of order or unknown */
+  reseal(d, n);
+  rejected(d, n, &g.key, "malformed");
+  /* every truncation of the payload, resealed with a consistent size */
+  for (at = 48; at < n; at++) {
+    memcpy(d, good, at);
+    put_le(d + 32, at - 48, 8);
+    reseal(d, at);
+    rejected(d, at, &g.key, "malformed");
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(writer_reproduces_golden),
+      cmocka_unit_test(reader_understands_golden),
+      cmocka_unit_test(damaged_entries_are_rejected),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,303 @@
+/* test_cache_procs - the cache shared by processes: 16 processes compiling the same source
+ * into an empty cache compile it once (the others wait on the key's lock and then hit),
+ * 16 with different sources all store theirs, a fresh process hits without creating an
+ * NVRTC program, a lock holder that dies or hangs does not block others, and a cache that
+ * cannot be written (read-only, file size limit) never fails a compile.
+ * The children are this binary again ("--child MODE ARG"). */
+#define _GNU_SOURCE /* pipe2 */
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "cachetest.h"
+
+enum { PROCS = 16 };
+
+
+/* The source of variant `v` ("-": the plain kernel). */
+static void variant_source(const char *v, char *out, size_t size) {
+  if (strcmp(v, "-") == 0)
+    snprintf(out, size, "%s", kKernel);
+  else
+    snprintf(out, size, "%s// variant %s\n", kKernel, v);
+}
+
+/* ---- children ---- */
+
+/* Compiles variant `v`; exit status 100 + NVRTC programs created + 10 when a warning was
+ * logged; 1 on failure. */
+static int child_compile(const char *v) {
+  char src[512];
+  cujit_options o = ptx_options();
+  cujit_module *m = NULL;
+  uint64_t before;
+  variant_source(v, src, sizeof src);
+  log_capture(CUJIT_LOG_WARN);
+  child_wait_gate();
+  before = cj_nvrtc_programs_created();
+  if (cujit_module_from_source(&m, src, "p.cu", &o) != CUJIT_OK) {
+    fprintf(stderr, "child: %s\n", cujit_last_error());
+    return 1;
+  }
+  if (!strstr(cujit_module_ptx(m, NULL), "scale")) return 2;
+  cujit_module_destroy(m);
+  if (log_text[0]) printf("child log:\n%s", log_text);
+  return 100 + (int)(cj_nvrtc_programs_created() - before) + (log_text[0] ? 10 : 0);
+}
+
+/* Holds the lock file `path` until killed; creates path.held once it does. */
+static int child_hold(const char *path) {
+  char held[4300];
+  cj_lock lock;
+  FILE *f;
+  if (cj_lock_try(path, &lock) != CJ_LOCK_HELD) return 3;
+  snprintf(held, sizeof held, "%s.held", path);
+  if (!(f = fopen(held, "w"))) return 4;
+  fclose(f);
+  for (;;) pause();
+}
+
+static int child_main(const char *mode, const char *arg) {
+  if (strcmp(mode, "compile") == 0) return child_compile(arg);
+  if (strcmp(mode, "hold") == 0) return child_hold(arg);
+  if (strcmp(mode, "nobody") == 0) { /* as an unprivileged user */
+    if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) return 5;
+    return child_compile(arg);
+  }
+  if (strcmp(mode, "fsize") == 0) { /* with a file size limit: writes fail with EFBIG */
+    struct rlimit rl = {64, 64};
+    signal(SIGXFSZ, SIG_IGN);
+    if (setrlimit(RLIMIT_FSIZE, &rl) != 0) return 6;
+    return child_compile(arg);
+  }
+  return 7;
+}
+
+/* ---- running children ---- */
+
+/* Starts n children of `mode` with args[i], all released at once; fills status[i]. */
+static void run_children(const char *mode, const char *const *args, int n, int *status) {
+  pid_t pids[PROCS];
+  int gate[2], i;
+  assert_true(n <= PROCS);
+  assert_int_equal(pipe2(gate, O_CLOEXEC), 0); /* children keep only their stdin copy */
+  for (i = 0; i < n; i++) {
+    pids[i] = spawn_child(mode, args[i], gate[0]);
+    assert_true(pids[i] > 0);
+  }
+  close(gate[0]);
+  close(gate[1]); /* go */
+  for (i = 0; i < n; i++) status[i] = wait_child(pids[i]);
+}
+
+static int run_one(const char *mode, const char *arg) {
+  int status;
+  run_children(mode, &arg, 1, &status);
+  return status;
+}
+
+static void same_source_compiles_once(void **state) {
+  const char *args[PROCS];
+  int status[PROCS], i, programs = 0;
+  cujit_cache_stats d;
+  char paths[4][4200];
+  (void)state;
+  for (i = 0; i < PROCS; i++) args[i] = "-";
+  run_children("compile", args, PROCS, status);
+  for (i = 0; i < PROCS; i++) {
+    if (status[i] != 100 && status[i] != 101) fail_msg("child %d exited with %d", i, status[i]);
+    programs += status[i] - 100;
+  }
+  assert_int_equal(programs, 1);
+  assert_ok(cujit_cache_get_disk_stats(&d));
+  assert_int_equal(d.compiles, 1);
+  assert_int_equal(d.misses, 1);
+  assert_int_equal(d.hits, PROCS - 1);
+  assert_int_equal(find_entries(cache, paths, 4), 1);
+  assert_int_equal(count_files(cache, ".lock"), 0);
+  assert_int_equal(count_files(cache, ".tmp"), 0);
+  /* the entry is valid: this process and a fresh one hit it */
+  assert_int_equal(compile_count(kKernel, "p.cu", &(cujit_options){.arch = "compute_80"}), 0);
+  assert_int_equal(run_one("compile", "-"), 100);
+}
+
+static void different_sources_all_stored(void **state) {
+  static char names[PROCS][8];
+  const char *args[PROCS];
+  int status[PROCS], i;
+  cujit_cache_stats d;
+  char paths[PROCS + 1][4200], src[512];
+  cujit_options o = ptx_options();
+  (void)state;
+  for (i = 0; i < PROCS; i++) {
+    snprintf(names[i], sizeof names[i], "%d", i);
+    args[i] = names[i];
+  }
+  run_children("compile", args, PROCS, status);
+  for (i = 0; i < PROCS; i++)
+    if (status[i] != 101) fail_msg("child %d exited with %d", i, status[i]);
+  assert_int_equal(find_entries(cache, paths, PROCS + 1), PROCS);
+  assert_ok(cujit_cache_get_disk_stats(&d));
+  assert_int_equal(d.compiles, PROCS);
+  for (i = 0; i < PROCS; i++) {
+    variant_source(names[i], src, sizeof src);
+    assert_int_equal(compile_count(src, "p.cu", &o), 0);
+  }
+}
+
+/* ---- locks ---- */
+
+static void wait_for_file(const char *path) {
+  struct timespec t = {0, 5000000};
+  int i;
+  for (i = 0; i < 2000 && access(path, F_OK) != 0; i++) nanosleep(&t, NULL);
+  assert_int_equal(access(path, F_OK), 0);
+}
+
+/* The lock file a compile of kKernel with ptx_options() as "p.cu" uses. */
+static void lock_path_of_kernel(cj_entry_path *p) {
+  cujit_options o = ptx_options();
+  char root[4200], why[256];
+  cj_request r;
+  cj_key rk, dk;
+  cj_deps *deps = NULL;
+  assert_ok(cj_request_init(&r, kKernel, "p.cu", &o, NULL));
+  assert_ok(cj_key_request(&r, &rk));
+  assert_ok(cj_scan_request(&r, &deps, why, sizeof why));
+  cj_key_disk(&rk, deps, &dk);
+  cj_deps_destroy(deps);
+  cj_request_free(&r);
+  assert_int_equal(cj_cache_root(root, sizeof root, 0), 0);
+  assert_int_equal(cj_entry_path_make(root, &dk, p), 0);
+  assert_int_equal(cj_mkdir_private(p->shard), 0);
+}
+
+static double seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static int never_ready(void *ctx) {
+  (void)ctx;
+  return 0;
+}
+
+/* A child process that holds the lock of the kernel's entry (until killed). */
+static pid_t start_holder(cj_entry_path *p) {
+  char held[4300];
+  pid_t pid;
+  lock_path_of_kernel(p);
+  snprintf(held, sizeof held, "%s.held", p->lock);
+  pid = spawn_child("hold", p->lock, -1);
+  wait_for_file(held);
+  return pid;
+}
+
+static void dead_holder_releases(void **state) {
+  cj_entry_path p;
+  cj_lock lock;
+  pid_t pid;
+  (void)state;
+  pid = start_holder(&p);
+  assert_int_equal(cj_lock_try(p.lock, &lock), CJ_LOCK_BUSY);
+  kill(pid, SIGKILL);
+  assert_int_equal(wait_child(pid), -1);
+  assert_int_equal(cj_lock_try(p.lock, &lock), CJ_LOCK_HELD); /* died: the lock went with it */
+  cj_lock_release(p.lock, &lock);
+  assert_int_equal(access(p.lock, F_OK), -1);
+  /* a stale lock file left behind does not block a compile */
+  assert_int_equal(test_write_file(p.shard, strrchr(p.lock, '/') + 1, ""), 0);
+  assert_int_equal(compile_count(kKernel, "p.cu", &(cujit_options){.arch = "compute_80"}), 1);
+  assert_int_equal(access(p.lock, F_OK), -1);
+}
+
+static void hung_holder_times_out(void **state) {
+  cj_entry_path p;
+  cj_lock lock;
+  double t0;
+  pid_t pid;
+  (void)state;
+  pid = start_holder(&p);
+  t0 = seconds();
+  assert_int_equal(cj_lock_acquire(p.lock, 0.2, never_ready, NULL, &lock), CJ_LOCK_NONE);
+  assert_true(seconds() - t0 >= 0.2);
+  assert_logged("waited");
+  setenv("CUJIT_CACHE_LOCK_TIMEOUT", "0.3", 1);
+  log_capture(CUJIT_LOG_WARN);
+  t0 = seconds();
+  assert_int_equal(compile_count(kKernel, "p.cu", &(cujit_options){.arch = "compute_80"}), 1);
+  assert_true(seconds() - t0 >= 0.3);
+  assert_logged("compiling it here as well (CUJIT_CACHE_LOCK_TIMEOUT");
+  unsetenv("CUJIT_CACHE_LOCK_TIMEOUT");
+  kill(pid, SIGKILL);
+  wait_child(pid);
+  cj_memcache_clear();
+  assert_int_equal(compile_count(kKernel, "p.cu", &(cujit_options){.arch = "compute_80"}), 0);
+  setenv("CUJIT_CACHE_LOCK_TIMEOUT", "soon", 1);
+  log_capture(CUJIT_LOG_WARN);
+  assert_true(cj_cache_lock_timeout() == 60.0);
+  assert_logged("CUJIT_CACHE_LOCK_TIMEOUT='soon' is not a number of seconds");
+  unsetenv("CUJIT_CACHE_LOCK_TIMEOUT");
+}
+
+/* ---- caches that cannot be written ---- */
+
+/* A read-only cache: compiles succeed with a warning. Run as an unprivileged user when this
+ * test runs as root (root writes anywhere); a cache warmed beforehand still hits. */
+static void read_only_directory(void **state) {
+  char cmd[4400];
+  (void)state;
+  if (geteuid() == 0) {
+    /* nobody must be able to reach the cache and own it */
+    snprintf(cmd, sizeof cmd, "chmod 755 \"$(dirname '%s')\" && mkdir -p '%s' && chown "
+             "65534:65534 '%s' && chmod 500 '%s'", cache, cache, cache, cache);
+  } else {
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s' && chmod 500 '%s'", cache, cache);
+  }
+  assert_int_equal(system(cmd), 0);
+  assert_int_equal(run_one("nobody", "-"), 111); /* compiled, warned */
+  assert_int_equal(count_files(cache, ".cujit"), 0);
+  /* warm it as its owner would, then read-only again: the next process hits */
+  snprintf(cmd, sizeof cmd, "chmod 700 '%s'", cache);
+  assert_int_equal(system(cmd), 0);
+  if (geteuid() == 0) {
+    assert_int_equal(run_one("nobody", "warm"), 101);
+    snprintf(cmd, sizeof cmd, "chmod -R a-w '%s'", cache);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(run_one("nobody", "warm"), 100);
+  } else {
+    assert_int_equal(run_one("compile", "warm"), 101);
+    snprintf(cmd, sizeof cmd, "chmod -R a-w '%s'", cache);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(run_one("compile", "warm"), 100);
+  }
+  snprintf(cmd, sizeof cmd, "chmod -R u+w '%s'", cache);
+  assert_int_equal(system(cmd), 0);
+}
+
+/* Writing the entry fails (file size limit: the same path as a full disk): the compile
+ * succeeds, a warning says so, and no temporary file is left behind. */
+static void failed_write_is_not_an_error(void **state) {
+  (void)state;
+  assert_int_equal(run_one("fsize", "-"), 111);
+  assert_int_equal(count_files(cache, ".cujit"), 0);
+  assert_int_equal(count_files(cache, ".tmp"), 0);
+  assert_int_equal(run_one("compile", "-"), 101); /* and the next process stores it */
+  assert_int_equal(count_files(cache, ".cujit"), 1);
+}
+
+int main(int argc, char **argv) {
+  const struct CMUnitTest tests[] = {
+      CACHE_TEST(same_source_compiles_once),
+      CACHE_TEST(different_sources_all_stored),
+      CACHE_TEST(dead_holder_releases),
+      CACHE_TEST(hung_holder_times_out),
+      CACHE_TEST(read_only_directory),
+      CACHE_TEST(failed_write_is_not_an_error),
+  };
+  setenv("CUJIT_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
+  if (argc == 4 && strcmp(argv[1], "--child") == 0) return child_main(argv[2], argv[3]);
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,240 @@
+/* test_cache_scan - the include scanner behind the cache key: which directives it sees
+ * (however they are spelled), where it looks for headers (as NVRTC does), and when it
+ * gives up and makes a compile bypass the cache. Runs no compiler. */
+#include <sys/stat.h>
+
+#include "testutil.h"
+#include "cache.h"
+
+static char *dir;  /* holds inc/ (an include directory) and src/ */
+static char inc[4200], src[4200];
+
+static int setup(void **state) {
+  (void)state;
+  if (!(dir = test_tempdir("scan"))) return -1;
+  snprintf(inc, sizeof inc, "%s/inc", dir);
+  snprintf(src, sizeof src, "%s/src", dir);
+  mkdir(inc, 0700);
+  mkdir(src, 0700);
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  test_rmtree(dir);
+  free(dir);
+  return 0;
+}
+
+typedef struct scan_result {
+  cj_deps *deps;
+  char bypass[512];
+} scan_result;
+
+/* Scans `text` named `name` with the include directory inc/ and `opts` (may be NULL). */
+static void scan(scan_result *res, const char *text, const char *name, const char *const *nv,
+                 const cujit_header *headers) {
+  const char *dirs[] = {inc, NULL};
+  cujit_options o = {0};
+  cj_request r;
+  o.arch = "compute_80";
+  o.include_dirs = dirs;
+  o.nvrtc_options = nv;
+  o.headers = headers;
+  assert_ok(cj_request_init(&r, text, name, &o, NULL));
+  assert_ok(cj_scan_request(&r, &res->deps, res->bypass, sizeof res->bypass));
+  cj_request_free(&r);
+}
+
+/* 1 when the scan found `file` (relative to the test directory) present. */
+static int found(const scan_result *res, const char *file) {
+  char path[4400];
+  const cj_dep *d;
+  snprintf(path, sizeof path, "%s/%s", dir, file);
+  d = cj_deps_find(res->deps, path);
+  return d && d->present;
+}
+
+static int probed(const scan_result *res, const char *file) {
+  char path[4400];
+  snprintf(path, sizeof path, "%s/%s", dir, file);
+  return cj_deps_find(res->deps, path) != NULL;
+}
+
+static void write_in(const char *sub, const char *name, const char *text) {
+  char d[4400];
+  snprintf(d, sizeof d, "%s/%s", dir, sub);
+  assert_int_equal(test_write_file(d, name, text), 0);
+}
+
+static void every_spelling_of_a_directive(void **state) {
+  static const char text[] =
+      "#include \"a.h\"\n"
+      "  #  include  <b.h>\n"
+      "/* comment */ #include \"c.h\"\n"
+      "#include /* comment */ \"d.h\"\n"
+      "#\\\ninclude \"e.h\"\n"
+      "%:include \"f.h\"\n"
+      "/* a comment\n   over lines */ #include \"g.h\"\n"
+      "#include_next <h.h>\n"
+      "#if defined(X) && __has_include(<i.h>)\n#endif\n"
+      "#elif __has_include_next(\"j.h\")\n"
+      "#define HDR <k.h>\n#include HDR\n"
+      "#if 0\n#include \"l.h\"\n#endif\n"
+      "__global__ void k() {}\n";
+  const char *names = "abcdefghijkl";
+  scan_result res;
+  char h[8];
+  size_t i;
+  (void)state;
+  for (i = 0; names[i]; i++) {
+    snprintf(h, sizeof h, "%c.h", names[i]);
+    write_in("inc", h, "\n");
+  }
+  scan(&res, text, "k.cu", NULL, NULL);
+  assert_string_equal(res.bypass, "");
+  for (i = 0; names[i]; i++) {
+    snprintf(h, sizeof h, "inc/%c.h", names[i]);
+    if (!found(&res, h)) fail_msg("%s was not followed", h);
+  }
+  assert_int_equal(cj_deps_count_present(res.deps), 12);
+  cj_deps_destroy(res.deps);
+}
+
+static void not_directives(void **state) {
+  static const char text[] =
+      "// #include \"n1.h\"\n"
+      "int x; #include \"n2.h\"\n"
+      "const char *s = \"#include <n3.h>\";\n"
+      "__global__ void k() {}\n";
+  scan_result res;
+  (void)state;
+  write_in("inc", "n1.h", "\n");
+  write_in("inc", "n2.h", "\n");
+  write_in("inc", "n3.h", "\n");
+  scan(&res, text, "k.cu", NULL, NULL);
+  assert_int_equal(cj_deps_count_present(res.deps), 0);
+  cj_deps_destroy(res.deps);
+}
+
+/* Quote includes look in the includer's directory first, then the include path; angle
+ * includes only in the include path; in-memory headers come before both. */
+static void search_order(void **state) {
+  char name[4400];
+  scan_result res;
+  cujit_header mem[] = {{"m.h", "#include \"q.h\"\n"}, {NULL, NULL}};
+  (void)state;
+  write_in("src", "q.h", "#include \"r.h\"\n");
+  write_in("inc", "q.h", "\n");
+  write_in("inc", "r.h", "#include \"loop.h\"\n");
+  write_in("inc", "loop.h", "#include \"r.h\"\n"); /* a cycle ends */
+  write_in("inc", "s.h", "\n");
+  snprintf(name, sizeof name, "%s/main.cu", src);
+  scan(&res, "#include \"q.h\"\n#include <s.h>\n", name, NULL, NULL);
+  assert_true(found(&res, "src/q.h"));
+  assert_false(probed(&res, "inc/q.h")); /* never needed */
+  assert_true(found(&res, "inc/r.h"));   /* src/r.h was tried first */
+  assert_true(probed(&res, "src/r.h"));
+  assert_true(found(&res, "inc/loop.h"));
+  assert_true(found(&res, "inc/s.h"));
+  assert_false(probed(&res, "src/s.h"));
+  cj_deps_destroy(res.deps);
+  /* an in-memory header wins over files; its own includes are followed */
+  scan(&res, "#include \"q.h\"\n#include \"m.h\"\n", name, NULL, mem);
+  assert_true(found(&res, "src/q.h"));
+  cj_deps_destroy(res.deps);
+  mem[0].name = "q.h";
+  scan(&res, "#include \"q.h\"\n", name, NULL, mem);
+  assert_false(probed(&res, "src/q.h"));
+  cj_deps_destroy(res.deps);
+}
+
+/* -I and --pre-include given as NVRTC options; -no-source-include. */
+static void options_that_change_the_search(void **state) {
+  char name[4400], idir[4400], pre[4400], more[4400];
+  const char *nv[] = {idir, pre, "-no-source-include", NULL};
+  scan_result res;
+  (void)state;
+  mkdir(strcat(strcpy(more, dir), "/more"), 0700);
+  write_in("more", "t.h", "\n");
+  write_in("more", "p.h", "\n");
+  write_in("src", "u.h", "\n");
+  write_in("inc", "u.h", "\n");
+  snprintf(idir, sizeof idir, "-I%s/more", dir);
+  snprintf(pre, sizeof pre, "--pre-include=%s/more/p.h", dir);
+  snprintf(name, sizeof name, "%s/main.cu", src);
+  scan(&res, "#include \"t.h\"\n#include \"u.h\"\n", name, nv, NULL);
+  assert_true(found(&res, "more/t.h"));
+  assert_true(found(&res, "more/p.h"));
+  assert_true(found(&res, "inc/u.h"));
+  assert_false(probed(&res, "src/u.h")); /* -no-source-include */
+  cj_deps_destroy(res.deps);
+  snprintf(idir, sizeof idir, "--include-path=%s/more", dir);
+  scan(&res, "#include <t.h>\n", name, nv, NULL);
+  assert_true(found(&res, "more/t.h"));
+  cj_deps_destroy(res.deps);
+}
+
+static void what_cannot_be_keyed(void **state) {
+  const char *pch[] = {"-pch", NULL}, *use[] = {"--use-pch=x.pch", NULL};
+  scan_result res;
+  (void)state;
+  scan(&res, "#include MISSING_HEADER\n", "m.cu", NULL, NULL);
+  assert_non_null(strstr(res.bypass, "m.cu:1: #include MISSING_HEADER names a header through a "
+                                     "macro"));
+  cj_deps_destroy(res.deps);
+  scan(&res, "#define H(x) <x>\n#include H(a.h)\n", "m.cu", NULL, NULL);
+  assert_non_null(strstr(res.bypass, "m.cu:2:"));
+  cj_deps_destroy(res.deps);
+  scan(&res, "__global__ void k() {}\n", "m.cu", pch, NULL);
+  assert_non_null(strstr(res.bypass, "NVRTC option '-pch' reads or writes files"));
+  cj_deps_destroy(res.deps);
+  scan(&res, "__global__ void k() {}\n", "m.cu", use, NULL);
+  assert_non_null(strstr(res.bypass, "'--use-pch=x.pch'"));
+  cj_deps_destroy(res.deps);
+  /* a macro defined by a define option resolves */
+  {
+    const char *defs[] = {"CFG=\"cfg.h\"", NULL};
+    const char *dirs[] = {inc, NULL};
+    cujit_options o = {0};
+    cj_request r;
+    write_in("inc", "cfg.h", "\n");
+    o.arch = "compute_80";
+    o.include_dirs = dirs;
+    o.defines = defs;
+    assert_ok(cj_request_init(&r, "#include CFG\n", "m.cu", &o, NULL));
+    assert_ok(cj_scan_request(&r, &res.deps, res.bypass, sizeof res.bypass));
+    cj_request_free(&r);
+    assert_string_equal(res.bypass, "");
+    assert_true(found(&res, "inc/cfg.h"));
+    cj_deps_destroy(res.deps);
+  }
+}
+
+/* A header that cannot be read is treated like a missing one; a FIFO does not hang. */
+static void odd_files(void **state) {
+  char fifo[4400];
+  scan_result res;
+  (void)state;
+  snprintf(fifo, sizeof fifo, "%s/fifo.h", inc);
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  mkdir(strcat(strcpy(fifo, inc), "/dir.h"), 0700);
+  scan(&res, "#include \"fifo.h\"\n#include \"dir.h\"\n#include \"\"\n#include \"unterminated\n",
+       "o.cu", NULL, NULL);
+  assert_int_equal(cj_deps_count_present(res.deps), 0);
+  assert_true(probed(&res, "inc/fifo.h"));
+  cj_deps_destroy(res.deps);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(every_spelling_of_a_directive, setup, teardown),
+      cmocka_unit_test_setup_teardown(not_directives, setup, teardown),
+      cmocka_unit_test_setup_teardown(search_order, setup, teardown),
+      cmocka_unit_test_setup_teardown(options_that_change_the_search, setup, teardown),
+      cmocka_unit_test_setup_teardown(what_cannot_be_keyed, setup, teardown),
+      cmocka_unit_test_setup_teardown(odd_files, setup, teardown),
+  };
+  setenv("CUJIT_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
