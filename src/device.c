@@ -39,13 +39,15 @@ static cujit_status read_limits(CUdevice dev, cj_limits *l) {
       CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK,    CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,
       CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y,          CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z,
       CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X,           CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y,
-      CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z,           CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+      CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z,
+      CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
       CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED};
   int v[CJ_COUNT(attrs)];
   size_t i;
   for (i = 0; i < CJ_COUNT(attrs); i++) {
     CUresult r = cj_cu.cuDeviceGetAttribute(&v[i], attrs[i], dev);
-    if (r != CUDA_SUCCESS) return cj_cu_fail(r, "cuDeviceGetAttribute (reading the device's limits)");
+    if (r != CUDA_SUCCESS)
+      return cj_cu_fail(r, "cuDeviceGetAttribute (reading the device's limits)");
   }
   l->cc = v[0] * 10 + v[1];
   l->max_threads = v[2];
@@ -149,13 +151,32 @@ static cujit_status load_image(cujit_module *m, cj_mstate *s, int v, CUdevice de
   return st;
 }
 
+/* Whether the PTX of an image built for `arch` ("sm_90" or "compute_90" both mean PTX for
+ * compute_90) can be compiled for a device of compute capability cc: not for an older
+ * device, and arch-specific ("a") PTX only for its own. */
+static int ptx_fits(const char *arch, int cc) {
+  const char *digits = strchr(arch, '_');
+  char *end;
+  long a;
+  if (!digits) return 1; /* unknown form: let the driver decide */
+  a = strtol(digits + 1, &end, 10);
+  return *end == 'a' ? a == cc : a <= cc;
+}
+
 /* Loads the image that suits `dev` and returns which one it is. */
 static cujit_status load_for_device(cujit_module *m, cj_mstate *s, CUdevice dev, int *variant,
                                     const cj_limits **lim) {
   cujit_status st = cj_device_limits(dev, lim);
+  int cc;
   if (st != CUJIT_OK) return st;
-  *variant = m->image->cubin && cubin_fits(m->image->arch, (*lim)->cc) ? V_CUBIN : V_PTX;
-  return load_image(m, s, *variant, dev, (*lim)->cc);
+  cc = (*lim)->cc;
+  *variant = m->image->cubin && cubin_fits(m->image->arch, cc) ? V_CUBIN : V_PTX;
+  if (*variant == V_PTX && !ptx_fits(m->image->arch, cc))
+    return cj_fail(CUJIT_ERROR_LOAD, "cannot load module '%s' (compiled for %s) on device %d "
+                   "(sm_%d): neither its CUBIN nor its PTX can run there; compile for this "
+                   "device (leave cujit_options.arch NULL, or give \"sm_%d\")", m->name,
+                   m->image->arch, (int)dev, cc, cc);
+  return load_image(m, s, *variant, dev, cc);
 }
 
 /* ---- kernels on a device ---- */
@@ -212,15 +233,19 @@ static cujit_status slot_index(const cj_fstate *fs, CUdevice dev) {
                  "%d devices present when the kernel was looked up", (int)dev, fs->ndev);
 }
 
+/* Set once the calling thread had a current context in cj_function_slot. */
+static _Thread_local int had_context;
+
 cujit_status cj_function_slot(const cujit_function *fn, cj_fslot **out, int need_ctx) {
   cj_fstate *fs = fn->device;
   CUcontext ctx = NULL;
   CUdevice dev = 0;
   cujit_status st;
   cj_fslot *slot;
-  /* one device: its slot serves any context, and a launch finds out itself whether one is
-   * current, which saves a driver call per launch */
-  if (!need_ctx && fs->ndev == 1 && __atomic_load_n(&fs->slot[0].ready, __ATOMIC_ACQUIRE)) {
+  /* one device: its slot serves any context, and in a thread that has had one a launch
+   * finds out itself whether one is still current, which saves a driver call per launch */
+  if (!need_ctx && fs->ndev == 1 && had_context &&
+      __atomic_load_n(&fs->slot[0].ready, __ATOMIC_ACQUIRE)) {
     *out = &fs->slot[0];
     return CUJIT_OK;
   }
@@ -230,6 +255,7 @@ cujit_status cj_function_slot(const cujit_function *fn, cj_fslot **out, int need
     CUresult r = cj_cu.cuCtxGetDevice(&dev);
     if (r != CUDA_SUCCESS) return cj_cu_fail(r, "cuCtxGetDevice");
   }
+  had_context = 1;
   if (CJ_UNLIKELY(dev < 0 || dev >= fs->ndev)) return slot_index(fs, dev);
   slot = &fs->slot[dev];
   if (CJ_UNLIKELY(!__atomic_load_n(&slot->ready, __ATOMIC_ACQUIRE))) {
@@ -351,13 +377,23 @@ static void function_free(cujit_function *fn) {
   cj_free(fn);
 }
 
-/* The parameter layout from the driver (12.4 and newer), else from the PTX. */
+/* The parameter layout from the driver (12.4 and newer), else from the PTX. The PTX gives
+ * the count, so that the driver is never asked for a parameter past the last (an error
+ * that compute-sanitizer would report); only when the PTX cannot be read is the driver
+ * asked until it refuses. */
 static cujit_status param_layout(cujit_function *fn, CUkernel k) {
   size_t cap = 0, i, off, size;
   CUresult r;
-  if (!cj_cu.cuKernelGetParamInfo)
-    return cj_ptx_params(fn->module->image->ptx, fn->lowered, &fn->nparams, &fn->param_offsets,
-                         &fn->param_sizes);
+  cujit_status st = cj_ptx_params(fn->module->image->ptx, fn->lowered, &fn->nparams,
+                                  &fn->param_offsets, &fn->param_sizes);
+  if (!cj_cu.cuKernelGetParamInfo || st == CUJIT_ERROR_OUT_OF_MEMORY) return st;
+  if (st == CUJIT_OK) {
+    for (i = 0; i < fn->nparams; i++) {
+      r = cj_cu.cuKernelGetParamInfo(k, i, &fn->param_offsets[i], &fn->param_sizes[i]);
+      if (r != CUDA_SUCCESS) return cj_cu_fail(r, "cuKernelGetParamInfo");
+    }
+    return CUJIT_OK;
+  }
   for (i = 0;; i++) {
     r = cj_cu.cuKernelGetParamInfo(k, i, &off, &size);
     if (r == CUDA_ERROR_INVALID_VALUE) break; /* past the last parameter */
@@ -482,7 +518,7 @@ cujit_status cujit_module_get_global(cujit_module *m, const char *name, CUdevice
   const cj_limits *lim;
   CUcontext ctx;
   CUdevice dev;
-  CUresult r;
+  CUresult r = CUDA_SUCCESS;
   size_t size = 0;
   int v;
   cujit_status st;
@@ -495,8 +531,8 @@ cujit_status cujit_module_get_global(cujit_module *m, const char *name, CUdevice
   if ((st = cj_ctx_ensure(&ctx, &dev)) != CUJIT_OK) return st;
   pthread_mutex_lock(&m->lock);
   st = load_for_device(m, m->device_state, dev, &v, &lim);
-  r = st == CUJIT_OK ? cj_cu.cuLibraryGetGlobal(dptr, &size, ((cj_mstate *)m->device_state)->lib[v], sym)
-                     : CUDA_SUCCESS;
+  if (st == CUJIT_OK)
+    r = cj_cu.cuLibraryGetGlobal(dptr, &size, ((cj_mstate *)m->device_state)->lib[v], sym);
   pthread_mutex_unlock(&m->lock);
   if (st != CUJIT_OK) return st;
   if (r != CUDA_SUCCESS) {
@@ -547,7 +583,8 @@ cujit_status cujit_function_get_attrs(const cujit_function *fn, cujit_function_a
   static const struct { CUfunction_attribute attr; size_t field; } map[] = {
       {CU_FUNC_ATTRIBUTE_NUM_REGS, offsetof(cujit_function_attrs, num_regs)},
       {CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, offsetof(cujit_function_attrs, static_shared_bytes)},
-      {CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, offsetof(cujit_function_attrs, max_threads_per_block)},
+      {CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+       offsetof(cujit_function_attrs, max_threads_per_block)},
       {CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, offsetof(cujit_function_attrs, local_bytes)},
       {CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES, offsetof(cujit_function_attrs, const_bytes)},
       {CU_FUNC_ATTRIBUTE_PTX_VERSION, offsetof(cujit_function_attrs, ptx_version)},

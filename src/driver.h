@@ -22,12 +22,12 @@
 #define CJ_DRIVER_OPTIONAL(X)                                                              \
   X(cuLibraryLoadData) X(cuLibraryUnload) X(cuLibraryGetKernel) X(cuLibraryGetGlobal)      \
   X(cuLibraryGetKernelCount) X(cuLibraryEnumerateKernels) X(cuKernelGetFunction)           \
-  X(cuKernelGetName) X(cuKernelGetParamInfo) X(cuKernelGetAttribute) X(cuKernelSetAttribute)\
-  X(cuFuncGetParamInfo) X(cuFuncGetName) X(cuModuleGetFunctionCount)                       \
-  X(cuModuleEnumerateFunctions) X(cuMemAllocAsync) X(cuMemFreeAsync)                       \
-  X(cuMemAllocFromPoolAsync) X(cuDeviceGetDefaultMemPool) X(cuMemPoolSetAttribute)         \
-  X(cuMemPoolGetAttribute) X(cuMemPoolTrimTo) X(cuMemPoolCreate) X(cuMemPoolDestroy)       \
-  X(cuStreamGetCtx) X(cuLaunchHostFunc)
+  X(cuKernelGetName) X(cuKernelGetParamInfo) X(cuKernelGetAttribute)                       \
+  X(cuKernelSetAttribute) X(cuFuncGetParamInfo) X(cuFuncGetName)                           \
+  X(cuModuleGetFunctionCount) X(cuModuleEnumerateFunctions) X(cuMemAllocAsync)             \
+  X(cuMemFreeAsync) X(cuMemAllocFromPoolAsync) X(cuDeviceGetDefaultMemPool)                \
+  X(cuMemPoolSetAttribute) X(cuMemPoolGetAttribute) X(cuMemPoolTrimTo) X(cuMemPoolCreate)  \
+  X(cuMemPoolDestroy) X(cuStreamGetCtx) X(cuLaunchHostFunc) X(cuPointerGetAttributes)
 
 typedef struct cj_driver {
 #define CJ_DRIVER_FIELD_(fn) __typeof__(fn) *fn;

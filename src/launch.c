@@ -289,7 +289,8 @@ done:
   r = cj_cu.cuStreamSynchronize(stream);
   if (r != CUDA_SUCCESS && (st == CUJIT_OK || cj_cu_status(r) == CUJIT_ERROR_LAUNCH_FAILED))
     st = launch_failed(fn, r, "cuStreamSynchronize");
-  if (st == CUJIT_OK && ev[1] && (r = cj_cu.cuEventElapsedTime(o->elapsed_ms, ev[0], ev[1])) != CUDA_SUCCESS)
+  if (st == CUJIT_OK && ev[1] &&
+      (r = cj_cu.cuEventElapsedTime(o->elapsed_ms, ev[0], ev[1])) != CUDA_SUCCESS)
     st = cj_cu_fail(r, "cuEventElapsedTime");
   timing_end(ev);
   cj_free(s.heap);
@@ -328,7 +329,8 @@ cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, cujit_dim3 
   st = cj_config_check(fn->name, slot->lim, slot->max_threads, slot->static_smem, grid, block,
                        o->shared_bytes);
   if (CJ_UNLIKELY(st != CUJIT_OK)) return st;
-  if (CJ_UNLIKELY(o->shared_bytes > (unsigned)__atomic_load_n(&slot->dyn_smem_max, __ATOMIC_ACQUIRE)) &&
+  if (CJ_UNLIKELY(o->shared_bytes >
+                  (unsigned)__atomic_load_n(&slot->dyn_smem_max, __ATOMIC_ACQUIRE)) &&
       (st = cj_function_allow_smem(fn, slot, o->shared_bytes)) != CUJIT_OK)
     return st;
   if (o->elapsed_ms) return launch_staged(fn, slot, grid, block, args, nargs, o);

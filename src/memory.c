@@ -136,25 +136,37 @@ cujit_status cujit_mem_pool_trim(void) {
 
 /* ---- host memory kinds ---- */
 
-static int memory_type(const void *p, unsigned *type) {
-  *type = 0;
-  return cj_cu.cuPointerGetAttribute(type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-                                     (CUdeviceptr)(uintptr_t)p) == CUDA_SUCCESS;
+/* The memory type of `p` (0 when the driver does not know it) and whether it is managed.
+ * cuPointerGetAttributes answers ordinary memory with zeros instead of an error, which
+ * keeps compute-sanitizer quiet. */
+static void memory_type(const void *p, unsigned *type, unsigned *managed) {
+  CUpointer_attribute attrs[2] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                  CU_POINTER_ATTRIBUTE_IS_MANAGED};
+  void *data[2];
+  CUdeviceptr ptr = (CUdeviceptr)(uintptr_t)p;
+  *type = *managed = 0;
+  data[0] = type;
+  data[1] = managed;
+  if (cj_cu.cuPointerGetAttributes) {
+    if (cj_cu.cuPointerGetAttributes(2, attrs, data, ptr) != CUDA_SUCCESS) *type = *managed = 0;
+  } else if (cj_cu.cuPointerGetAttribute(type, attrs[0], ptr) == CUDA_SUCCESS) {
+    cj_cu.cuPointerGetAttribute(managed, attrs[1], ptr);
+  } else {
+    *type = 0;
+  }
 }
 
 cj_host_kind cj_host_kind_of(const void *p, size_t bytes) {
-  unsigned type, last;
-  int managed = 0;
-  if (!memory_type(p, &type)) return CJ_HOST_PAGEABLE; /* the driver does not know it */
-  if (type == CU_MEMORYTYPE_DEVICE) {
-    cj_cu.cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED,
-                                (CUdeviceptr)(uintptr_t)p);
-    return managed ? CJ_HOST_PINNED : CJ_HOST_DEVICE;
-  }
+  unsigned type, managed, last, unused;
+  memory_type(p, &type, &managed);
+  if (managed) return CJ_HOST_PINNED; /* reachable from host and device alike */
+  if (type == CU_MEMORYTYPE_DEVICE) return CJ_HOST_DEVICE;
   if (type != CU_MEMORYTYPE_HOST) return CJ_HOST_PAGEABLE;
   /* page-locked at the start; the end must be too (a registration may cover only part) */
-  if (bytes > 1 && (!memory_type((const char *)p + bytes - 1, &last) || last != CU_MEMORYTYPE_HOST))
-    return CJ_HOST_PAGEABLE;
+  if (bytes > 1) {
+    memory_type((const char *)p + bytes - 1, &last, &unused);
+    if (last != CU_MEMORYTYPE_HOST) return CJ_HOST_PAGEABLE;
+  }
   return CJ_HOST_PINNED;
 }
 
@@ -213,7 +225,8 @@ cujit_status cujit_memcpy_htod(CUdeviceptr dst, const void *src, size_t bytes) {
   cujit_status st;
   if (!bytes) return CUJIT_OK;
   if (!dst || !src)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_memcpy_htod: %s is NULL", !dst ? "dst" : "src");
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_memcpy_htod: %s is NULL",
+                   !dst ? "dst" : "src");
   if ((st = ensure()) != CUJIT_OK) return st;
   return cj_memcpy_htod_sync(dst, src, bytes, "cuMemcpyHtoD");
 }
@@ -223,7 +236,8 @@ cujit_status cujit_memcpy_dtoh(void *dst, CUdeviceptr src, size_t bytes) {
   cujit_status st;
   if (!bytes) return CUJIT_OK;
   if (!dst || !src)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_memcpy_dtoh: %s is NULL", !dst ? "dst" : "src");
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_memcpy_dtoh: %s is NULL",
+                   !dst ? "dst" : "src");
   if ((st = ensure()) != CUJIT_OK) return st;
   r = cj_cu.cuMemcpyDtoH(dst, src, bytes);
   return r == CUDA_SUCCESS ? CUJIT_OK : wait_failed(r, "cuMemcpyDtoH");

@@ -118,7 +118,8 @@ static CUresult lane_to_host(lane *l, const job *j, size_t begin, size_t end) {
   if (r == CUDA_SUCCESS) r = lane_fetch(l, j, begin, end, 0);
   for (off = begin, k = 0; off < end && r == CUDA_SUCCESS; off += stg.chunk, k++) {
     b = k & 1;
-    if (off + stg.chunk < end && (r = lane_fetch(l, j, off + stg.chunk, end, b ^ 1)) != CUDA_SUCCESS)
+    if (off + stg.chunk < end &&
+        (r = lane_fetch(l, j, off + stg.chunk, end, b ^ 1)) != CUDA_SUCCESS)
       break;
     if ((r = cj_cu.cuEventSynchronize(l->ev[b])) != CUDA_SUCCESS) break;
     memcpy(j->host + off, l->pin[b], min_size(stg.chunk, end - off));
@@ -180,8 +181,8 @@ static int setup(CUcontext ctx) {
   if (stg.chunk < 4096) stg.chunk = 4096;
   for (i = 0; i < n; i++) {
     for (b = 0; b < 2; b++) {
-      if (cj_cu.cuMemHostAlloc((void **)&stg.lanes[i].pin[b], stg.chunk, CU_MEMHOSTALLOC_PORTABLE) !=
-              CUDA_SUCCESS ||
+      if (cj_cu.cuMemHostAlloc((void **)&stg.lanes[i].pin[b], stg.chunk,
+                               CU_MEMHOSTALLOC_PORTABLE) != CUDA_SUCCESS ||
           cj_cu.cuEventCreate(&stg.lanes[i].ev[b], CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
         lanes_free(n);
         return 0;

@@ -271,13 +271,15 @@ static int read_param(const char *p, const char *end, size_t *size, size_t *alig
     } else if (*p == '.' && (size_t)(q - p) == 6 && memcmp(p, ".align", 6) == 0) {
       p = skip_space(q);
       explicit_align = 0;
-      while (p < end && isdigit((unsigned char)*p)) explicit_align = explicit_align * 10 + (size_t)(*p++ - '0');
+      while (p < end && isdigit((unsigned char)*p))
+        explicit_align = explicit_align * 10 + (size_t)(*p++ - '0');
       continue;
     } else if (*p == '.' && !elem) {
       elem = type_size(p, (size_t)(q - p));
     } else if (*p == '[') {
       count = 0;
-      for (q = p + 1; q < end && isdigit((unsigned char)*q); q++) count = count * 10 + (size_t)(*q - '0');
+      for (q = p + 1; q < end && isdigit((unsigned char)*q); q++)
+        count = count * 10 + (size_t)(*q - '0');
       is_array = 1;
       q = q < end ? q + 1 : q;
     }
