@@ -1075,9 +1075,9 @@ static cujit_status read_kernel(dp *d, const cj_layout *layout, cj_signature **o
       continue;
     d->line = d->t[name].line;
     if (templated_at(d, g)) {
-      st = derr(d, "it is a template; either give an explicit signature, or compile it with "
-                "cujit_options.name_expressions (e.g. \"%s<float>\") and set the signature "
-                "of that instantiation", d->kernel);
+      st = derr(d, "it is a template, whose parameter types depend on the instantiation "
+                "(launch one compiled through cujit_options.name_expressions, e.g. "
+                "\"%s<float>\")", d->kernel);
       break;
     }
     grown = cj_realloc(f, (nf + 1) * sizeof *f);

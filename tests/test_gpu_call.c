@@ -1,0 +1,409 @@
+/* test_gpu_call - signatures on a GPU: every scalar type and width reaches the kernel
+ * bit-exact through the three call forms (cujit_launch, cujit_call, a bound function
+ * pointer), float against double promotion, structs and vector types by value at the
+ * driver's offsets, In/Out buffers, stream and shared memory of bound functions, and
+ * mismatched signatures refused before anything is launched. */
+#include <limits.h>
+#include <vector_types.h> /* float4, double2, char3, int2 as C structs */
+
+#include "testutil.h"
+
+static const char kSource[] =
+    "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n"
+    "#define PUT(slot, v) memcpy(out + 16 * (slot), &(v), sizeof(v))\n"
+    "struct P { float a; int b; double c; };\n"
+    "struct __align__(16) A { float x, y, z; };\n"
+    "struct In { short s[3]; };\n"
+    "typedef struct { In in; double d[2]; } N;\n"
+    "extern \"C\" __global__ void scalars(signed char a, unsigned char b, short c,\n"
+    "    unsigned short d, int e, unsigned f, long long g, unsigned long long h, float i,\n"
+    "    double j, __half k, __nv_bfloat16 l, bool m, char n, size_t o,\n"
+    "    unsigned char *out) {\n"
+    "  PUT(0, a); PUT(1, b); PUT(2, c); PUT(3, d); PUT(4, e); PUT(5, f); PUT(6, g);\n"
+    "  PUT(7, h); PUT(8, i); PUT(9, j); PUT(10, k); PUT(11, l); PUT(12, m); PUT(13, n);\n"
+    "  PUT(14, o);\n"
+    "}\n"
+    "extern \"C\" __global__ void promote(float a, double b, float c, double *out) {\n"
+    "  out[0] = a; out[1] = b; out[2] = c;\n"
+    "}\n"
+    "extern \"C\" __global__ void aggregates(char c0, float4 v, char c1, double2 w, P p,\n"
+    "    char3 c3, A a, N n, int2 i2, unsigned char *out) {\n"
+    "  PUT(0, c0); PUT(1, v); PUT(2, c1); PUT(3, w); PUT(4, p); PUT(5, c3); PUT(6, a);\n"
+    "  memcpy(out + 16 * 7, &n, sizeof n); PUT(9, i2);\n"
+    "}\n"
+    "extern \"C\" __global__ void multiply_them(float *dest, const float *a, const float *b) {\n"
+    "  int i = threadIdx.x; dest[i] = a[i] * b[i];\n"
+    "}\n"
+    "extern \"C\" __global__ void scale(float *x, float s) { x[threadIdx.x] *= s; }\n"
+    "extern \"C\" __global__ void reverse(const float *x, float *y, int n) {\n"
+    "  extern __shared__ float s[];\n"
+    "  int i = threadIdx.x;\n"
+    "  if (i < n) s[i] = x[i];\n"
+    "  __syncthreads();\n"
+    "  if (i < n) y[i] = s[n - 1 - i];\n"
+    "}\n";
+
+static cujit_module *mod;
+
+static cujit_function *fn_of(const char *name) {
+  cujit_function *fn = NULL;
+  assert_ok(cujit_module_get_function(mod, name, &fn));
+  return fn;
+}
+
+/* ---- every scalar type, bit-exact ---- */
+
+enum { SLOT = 16, SLOTS = 16 };
+
+/* The kernels write each parameter's bytes at the start of a 16-byte slot of an Out
+ * buffer; the rest of the buffer is uninitialised device memory. `bytes` lists how many
+ * bytes of each slot to compare (ended by 0; -1 skips a slot). */
+static void compare_slots(const unsigned char *got, const unsigned char *want,
+                          const int *bytes, const char *form) {
+  int s, i;
+  for (s = 0; bytes[s]; s++)
+    for (i = 0; i < bytes[s]; i++)
+      if (got[s * SLOT + i] != want[s * SLOT + i])
+        fail_msg("%s: slot %d byte %d is 0x%02x, wanted 0x%02x", form, s, i, got[s * SLOT + i],
+                 want[s * SLOT + i]);
+}
+
+static const int scalar_bytes[] = {1, 1, 2, 2, 4, 4, 8, 8, 4, 8, 2, 2, 1, 1, 8, 0};
+
+typedef cujit_status (*scalars_fn)(cujit_dim3, cujit_dim3, int8_t, uint8_t, int16_t, uint16_t,
+                                   int32_t, uint32_t, int64_t, uint64_t, float, double,
+                                   float /* __half */, float /* __nv_bfloat16 */,
+                                   uint8_t /* bool */, char, size_t, CUdeviceptr);
+
+/* What the scalars kernel writes back for the values used below. */
+static void scalars_expected(unsigned char *e) {
+  int8_t a = -128;
+  uint8_t b = 255, m = 1;
+  int16_t c = -32768;
+  uint16_t d = 65535, k = 0x3555 /* 1/3 */, l = 0x4049 /* 3.140625 */;
+  int32_t ev = INT_MIN;
+  uint32_t f = 0xFFFFFFFFu;
+  int64_t g = INT64_MIN + 12345;
+  uint64_t h = 0xFEDCBA9876543210ull, o = 123456789012ull;
+  float i = 0.1f;
+  double j = 0.1;
+  char n = 'x';
+  memset(e, 0, SLOT * SLOTS);
+  memcpy(e + 0 * SLOT, &a, 1);
+  memcpy(e + 1 * SLOT, &b, 1);
+  memcpy(e + 2 * SLOT, &c, 2);
+  memcpy(e + 3 * SLOT, &d, 2);
+  memcpy(e + 4 * SLOT, &ev, 4);
+  memcpy(e + 5 * SLOT, &f, 4);
+  memcpy(e + 6 * SLOT, &g, 8);
+  memcpy(e + 7 * SLOT, &h, 8);
+  memcpy(e + 8 * SLOT, &i, 4);
+  memcpy(e + 9 * SLOT, &j, 8);
+  memcpy(e + 10 * SLOT, &k, 2);
+  memcpy(e + 11 * SLOT, &l, 2);
+  memcpy(e + 12 * SLOT, &m, 1);
+  memcpy(e + 13 * SLOT, &n, 1);
+  memcpy(e + 14 * SLOT, &o, 8);
+}
+
+static void scalars_bit_exact(void **state) {
+  cujit_function *fn = fn_of("scalars");
+  unsigned char want[SLOT * SLOTS], got[SLOT * SLOTS];
+  uint16_t half = 0x3555, bf = 0x4049;
+  void *ptr = NULL;
+  (void)state;
+  scalars_expected(want);
+  assert_string_equal(cujit_function_signature(fn),
+                      "i8 u8 i16 u16 i32 u32 i64 u64 f32 f64 f16 bf16 u8 i8 u64 ptr");
+  /* cujit_launch with typed arguments */
+  memset(got, 0xAA, sizeof got);
+  assert_ok(CUJIT_LAUNCH(fn, cujit_dim3(1), cujit_dim3(1), cujit_i8(-128), cujit_u8(255),
+                         cujit_i16(-32768), cujit_u16(65535), cujit_i32(INT_MIN),
+                         cujit_u32(0xFFFFFFFFu), cujit_i64(INT64_MIN + 12345),
+                         cujit_u64(0xFEDCBA9876543210ull), cujit_f32(0.1f), cujit_f64(0.1),
+                         cujit_value(&half, 2), cujit_value(&bf, 2), cujit_u8(1), cujit_i8('x'),
+                         cujit_u64(123456789012ull), cujit_out(got, sizeof got)));
+  compare_slots(got, want, scalar_bytes, "cujit_launch");
+  /* cujit_call: promoted varargs */
+  memset(got, 0xAA, sizeof got);
+  assert_ok(cujit_call(fn, cujit_dim3(1), cujit_dim3(1), -128, 255, -32768, 65535, INT_MIN,
+                       0xFFFFFFFFu, (long long)INT64_MIN + 12345, 0xFEDCBA9876543210ull, 0.1f,
+                       0.1, 1.0 / 3, 3.140625, 1, 'x', (size_t)123456789012ull,
+                       CUJIT_OUT(got, sizeof got)));
+  compare_slots(got, want, scalar_bytes, "cujit_call");
+  /* a bound function pointer: the compiler converts each argument */
+  assert_ok(cujit_function_bind(fn, NULL, &ptr));
+  memset(got, 0xAA, sizeof got);
+  assert_ok(((scalars_fn)ptr)(cujit_dim3(1), cujit_dim3(1), -128, 255, -32768, 65535, INT_MIN,
+                              0xFFFFFFFFu, INT64_MIN + 12345, 0xFEDCBA9876543210ull, 0.1f, 0.1,
+                              1.0f / 3, 3.140625f, 1, 'x', 123456789012ull,
+                              CUJIT_OUT(got, sizeof got)));
+  compare_slots(got, want, scalar_bytes, "bound pointer");
+}
+
+/* ---- float against double ---- */
+
+typedef cujit_status (*promote_fn)(cujit_dim3, cujit_dim3, float, double, float, CUdeviceptr);
+
+static void float_and_double(void **state) {
+  cujit_function *fn = fn_of("promote");
+  double out[3];
+  float narrow = 0.1f;
+  void *ptr;
+  (void)state;
+  /* 16777217 is exact as a double but not as a float: a float parameter rounds it */
+  assert_ok(cujit_call(fn, cujit_dim3(1), cujit_dim3(1), 16777217.0, 16777217.0, narrow,
+                       CUJIT_OUT(out, sizeof out)));
+  assert_true(out[0] == 16777216.0);
+  assert_true(out[1] == 16777217.0);
+  assert_true(out[2] == (double)0.1f); /* a float promoted to double comes back unchanged */
+  assert_true(out[2] != 0.1);
+  assert_ok(cujit_function_bind(fn, NULL, &ptr));
+  assert_ok(((promote_fn)ptr)(cujit_dim3(1), cujit_dim3(1), 0.1f, 0.1, 2.5f,
+                              CUJIT_OUT(out, sizeof out)));
+  assert_true(out[0] == (double)0.1f);
+  assert_true(out[1] == 0.1);
+  assert_true(out[2] == 2.5);
+}
+
+/* ---- structs and vectors by value ---- */
+
+typedef struct P {
+  float a;
+  int b;
+  double c;
+} P;
+typedef struct __attribute__((aligned(16))) A {
+  float x, y, z;
+} A;
+typedef struct N {
+  short s[3];
+  double d[2];
+} N;
+
+typedef cujit_status (*aggregates_fn)(cujit_dim3, cujit_dim3, char, float4, char, double2, P,
+                                      char3, A, N, int2, CUdeviceptr);
+
+typedef struct values {
+  char c0, c1;
+  float4 v;
+  double2 w;
+  P p;
+  char3 c3;
+  A a;
+  N n;
+  int2 i2;
+} values;
+
+static void values_init(values *x) {
+  memset(x, 0, sizeof *x);
+  x->c0 = 'a';
+  x->c1 = 'b';
+  x->v = (float4){1.5f, -2.25f, 3e-20f, 4e20f};
+  x->w = (double2){1.0 / 3, -1e300};
+  x->p = (P){0.75f, -123456, 2.0 / 7};
+  x->c3 = (char3){-1, 2, -3};
+  x->a = (A){7, 8, 9};
+  x->n = (N){{-4, 5, -6}, {1e-300, 42}};
+  x->i2 = (int2){INT_MIN, INT_MAX};
+}
+
+static void values_expected(const values *x, unsigned char *e) {
+  memset(e, 0, SLOT * SLOTS);
+  memcpy(e + 0 * SLOT, &x->c0, 1);
+  memcpy(e + 1 * SLOT, &x->v, 16);
+  memcpy(e + 2 * SLOT, &x->c1, 1);
+  memcpy(e + 3 * SLOT, &x->w, 16);
+  memcpy(e + 4 * SLOT, &x->p, 16);
+  memcpy(e + 5 * SLOT, &x->c3, 3);
+  memcpy(e + 6 * SLOT, &x->a, 12); /* the kernel writes sizeof(A) = 16; padding is zero */
+  memcpy(e + 7 * SLOT, x->n.s, 6);
+  memcpy(e + 7 * SLOT + 8, x->n.d, 16);
+  memcpy(e + 9 * SLOT, &x->i2, 8);
+}
+
+/* Bytes compared per slot: padding is left out (A's last 4 bytes; N, which spans slots 7
+ * and 8, has 2 bytes of padding after its shorts, so its slot 7 is compared in full only
+ * up to them and its doubles through slot 8). */
+static const int aggregate_bytes[] = {1, 16, 1, 16, 16, 3, 12, 6, 8, 8, 0};
+
+static void compare_aggregates(const unsigned char *got, const unsigned char *want,
+                               const char *form) {
+  compare_slots(got, want, aggregate_bytes, form);
+  if (memcmp(got + 7 * SLOT + 8, want + 7 * SLOT + 8, 8) != 0)
+    fail_msg("%s: N.d[0] differs", form);
+}
+
+static void structs_and_vectors(void **state) {
+  cujit_function *fn = fn_of("aggregates");
+  values x;
+  unsigned char want[SLOT * SLOTS], got[SLOT * SLOTS];
+  void *ptr;
+  (void)state;
+  assert_int_equal(sizeof(A), 16);
+  assert_int_equal(sizeof(N), 24);
+  values_init(&x);
+  values_expected(&x, want);
+  assert_string_equal(cujit_function_signature(fn),
+                      "i8 f32x4 i8 f64x2 {f32 i32 f64} i8x3 {f32 f32 f32}:16 {{i16[3]} f64[2]} "
+                      "i32x2 ptr");
+  memset(got, 0xAA, sizeof got);
+  assert_ok(CUJIT_LAUNCH(fn, cujit_dim3(1), cujit_dim3(1), cujit_i8(x.c0), CUJIT_VALUE(x.v),
+                         cujit_i8(x.c1), CUJIT_VALUE(x.w), CUJIT_VALUE(x.p), CUJIT_VALUE(x.c3),
+                         CUJIT_VALUE(x.a), CUJIT_VALUE(x.n), CUJIT_VALUE(x.i2),
+                         cujit_out(got, sizeof got)));
+  compare_aggregates(got, want, "cujit_launch");
+  memset(got, 0xAA, sizeof got);
+  assert_ok(cujit_call(fn, cujit_dim3(1), cujit_dim3(1), x.c0, &x.v, x.c1, &x.w, &x.p, &x.c3,
+                       &x.a, &x.n, &x.i2, CUJIT_OUT(got, sizeof got)));
+  compare_aggregates(got, want, "cujit_call");
+  assert_ok(cujit_function_bind(fn, NULL, &ptr));
+  memset(got, 0xAA, sizeof got);
+  assert_ok(((aggregates_fn)ptr)(cujit_dim3(1), cujit_dim3(1), x.c0, x.v, x.c1, x.w, x.p, x.c3,
+                                 x.a, x.n, x.i2, CUJIT_OUT(got, sizeof got)));
+  compare_aggregates(got, want, "bound pointer");
+}
+
+/* ---- In/Out buffers ---- */
+
+typedef cujit_status (*mul_fn)(cujit_dim3, cujit_dim3, CUdeviceptr, CUdeviceptr, CUdeviceptr);
+typedef cujit_status (*scale_fn)(cujit_dim3, cujit_dim3, CUdeviceptr, float);
+
+static void in_out_through_every_form(void **state) {
+  enum { N = 256 };
+  cujit_function *mul = fn_of("multiply_them"), *sc = fn_of("scale");
+  float a[N], b[N], dest[N], x[N];
+  CUdeviceptr da = 0;
+  void *pm, *ps;
+  int i, form;
+  (void)state;
+  for (i = 0; i < N; i++) {
+    a[i] = (float)i * 0.5f;
+    b[i] = (float)(N - i);
+  }
+  assert_ok(cujit_mem_alloc(&da, sizeof a));
+  assert_ok(cujit_memcpy_htod(da, a, sizeof a));
+  assert_ok(cujit_function_bind(mul, NULL, &pm));
+  assert_ok(cujit_function_bind(sc, NULL, &ps));
+  for (form = 0; form < 3; form++) {
+    memset(dest, 0, sizeof dest);
+    for (i = 0; i < N; i++) x[i] = (float)i;
+    if (form == 0) {
+      assert_ok(CUJIT_LAUNCH(mul, cujit_dim3(1), cujit_dim3(N), cujit_out(dest, sizeof dest),
+                             cujit_ptr(da), cujit_in(b, sizeof b)));
+      assert_ok(CUJIT_LAUNCH(sc, cujit_dim3(1), cujit_dim3(N), cujit_inout(x, sizeof x),
+                             cujit_f32(3)));
+    } else if (form == 1) {
+      assert_ok(cujit_call(mul, cujit_dim3(1), cujit_dim3(N), CUJIT_OUT(dest, sizeof dest), da,
+                           CUJIT_IN(b, sizeof b)));
+      assert_ok(cujit_call(sc, cujit_dim3(1), cujit_dim3(N), CUJIT_INOUT(x, sizeof x), 3.0));
+    } else {
+      assert_ok(((mul_fn)pm)(cujit_dim3(1), cujit_dim3(N), CUJIT_OUT(dest, sizeof dest), da,
+                             CUJIT_IN(b, sizeof b)));
+      assert_ok(((scale_fn)ps)(cujit_dim3(1), cujit_dim3(N), CUJIT_INOUT(x, sizeof x), 3));
+    }
+    for (i = 0; i < N; i++) {
+      if (dest[i] != a[i] * b[i]) fail_msg("form %d: dest[%d] = %g", form, i, dest[i]);
+      if (x[i] != 3.0f * (float)i) fail_msg("form %d: x[%d] = %g", form, i, x[i]);
+    }
+  }
+  assert_ok(cujit_mem_free(da));
+}
+
+/* ---- stream and shared memory of a bound function ---- */
+
+typedef cujit_status (*reverse_fn)(cujit_dim3, cujit_dim3, CUdeviceptr, CUdeviceptr, int);
+
+static void bound_stream_and_shared(void **state) {
+  enum { N = 1024 };
+  cujit_function *fn = fn_of("reverse");
+  cujit_launch_options o = {0};
+  float x[N], y[N];
+  CUdeviceptr dx = 0, dy = 0;
+  void *ptr;
+  int i, n;
+  (void)state;
+  for (i = 0; i < N; i++) x[i] = (float)i;
+  assert_ok(cujit_stream_create(&o.stream));
+  assert_ok(cujit_mem_alloc(&dx, sizeof x));
+  assert_ok(cujit_mem_alloc(&dy, sizeof y));
+  assert_ok(cujit_memcpy_htod(dx, x, sizeof x));
+  assert_ok(cujit_function_bind(fn, &o, &ptr));
+  for (n = 256; n <= N; n *= 4) { /* the options are read at each call */
+    o.shared_bytes = (unsigned)(n * sizeof(float));
+    assert_ok(((reverse_fn)ptr)(cujit_dim3(1), cujit_dim3((unsigned)n), dx, dy, n));
+    assert_ok(cujit_stream_synchronize(o.stream));
+    assert_ok(cujit_memcpy_dtoh(y, dy, (size_t)n * sizeof(float)));
+    for (i = 0; i < n; i++)
+      if (y[i] != (float)(n - 1 - i)) fail_msg("n = %d: y[%d] = %g", n, i, y[i]);
+  }
+  cujit_function_unbind(fn, ptr);
+  assert_ok(cujit_mem_free(dx));
+  assert_ok(cujit_mem_free(dy));
+  assert_ok(cujit_stream_destroy(o.stream));
+}
+
+/* ---- mismatches are refused and launch nothing ---- */
+
+static void mismatches_refused(void **state) {
+  enum { N = 32 };
+  cujit_function *mul = fn_of("multiply_them"), *agg = fn_of("aggregates");
+  float a[N], dest[N];
+  int i;
+  (void)state;
+  for (i = 0; i < N; i++) a[i] = 1;
+  assert_status_detail(cujit_function_set_signature(mul, "ptr ptr"), CUJIT_ERROR_SIGNATURE,
+                       "has 2 parameters, but kernel 'multiply_them' has 3");
+  assert_status_detail(cujit_function_set_signature(mul, "ptr ptr u32"), CUJIT_ERROR_SIGNATURE,
+                       "parameter 3 (u32): the signature puts 4 bytes at offset 16, but kernel "
+                       "'multiply_them' takes 8 bytes at offset 16");
+  assert_status_detail(cujit_function_set_signature(agg, "i8 b16 i8 f64x2 {f32 i32 f64} i8x3 "
+                                                         "{f32 f32 f32}:16 {{i16[3]} f64[2]} "
+                                                         "i32x2 ptr"),
+                       CUJIT_ERROR_SIGNATURE, "the alignment differs");
+  assert_ok(cujit_function_set_signature(agg, "i8 b16:16 i8 b16:16 b16:8 b3 b16:16 b24:8 b8:8 "
+                                              "ptr")); /* opaque, but it fits */
+  assert_ok(cujit_function_set_signature(agg, "i8 f32x4 i8 f64x2 {f32 i32 f64} i8x3 "
+                                              "{f32 f32 f32}:16 {{i16[3]} f64[2]} i32x2 ptr"));
+  memset(dest, 0, sizeof dest);
+  assert_status_detail(cujit_call(mul, cujit_dim3(1), cujit_dim3(N), CUJIT_OUT(dest, sizeof dest),
+                                  CUJIT_IN(a, sizeof a)),
+                       CUJIT_ERROR_INVALID_ARGS, "takes 3 arguments (ptr ptr ptr) but 2");
+  assert_status_detail(cujit_call(mul, cujit_dim3(1), cujit_dim3(N), CUJIT_OUT(dest, sizeof dest),
+                                  CUJIT_IN(a, sizeof a), CUJIT_IN(a, sizeof a), 7),
+                       CUJIT_ERROR_INVALID_ARGS, "but 4 were given");
+  for (i = 0; i < N; i++) assert_true(dest[i] == 0); /* nothing ran */
+  assert_status_detail(cujit_call(fn_of("scalars"), cujit_dim3(1), cujit_dim3(1), 300, 0, 0, 0,
+                                  0, 0, 0LL, 0ULL, 0.0, 0.0, 0.0, 0.0, 0, 0, (size_t)0,
+                                  (CUdeviceptr)0),
+                       CUJIT_ERROR_INVALID_ARGS, "parameter 1 'a' (i8): 300 does not fit");
+  assert_ok(cujit_synchronize());
+}
+
+static int setup(void **state) {
+  const char *dirs[] = {CUJIT_TEST_CUDA_INCLUDE, NULL};
+  cujit_options o = {0};
+  (void)state;
+  o.include_dirs = dirs;
+  assert_ok(cujit_module_from_source(&mod, kSource, "call.cu", &o));
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  cujit_module_destroy(mod); /* frees every bound pointer made above */
+  return 0;
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(scalars_bit_exact),
+      cmocka_unit_test(float_and_double),
+      cmocka_unit_test(structs_and_vectors),
+      cmocka_unit_test(in_out_through_every_form),
+      cmocka_unit_test(bound_stream_and_shared),
+      cmocka_unit_test(mismatches_refused),
+  };
+  if (!test_have_gpu()) return TEST_SKIP_CODE;
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
