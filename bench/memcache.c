@@ -1,0 +1,84 @@
+/* memcache.c - memory-cache hit: cujit_module_from_source + cujit_module_destroy of a
+ * source this process compiled before, with default options, for a 4 KiB and a 64 KiB
+ * source. There is no bare equivalent (a program without cujit keeps its own handle);
+ * the goal is absolute: at most 1 us for 4 KiB. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+/* The small kernel padded with comment lines to exactly `size` bytes. */
+static char *padded_source(size_t size) {
+  static const char line[] = "// padding: a realistic source carries comments and helpers\n";
+  size_t len = strlen(bench_src_small), l = strlen(line);
+  char *s = malloc(size + 1);
+  if (!s) return NULL;
+  memcpy(s, bench_src_small, len);
+  while (len + l <= size) {
+    memcpy(s + len, line, l);
+    len += l;
+  }
+  memset(s + len, '/', size - len); /* the last partial line is a comment too */
+  if (size - len >= 1) s[size - 1] = '\n';
+  s[size] = '\0';
+  return s;
+}
+
+static uint64_t memory_hits(void) {
+  cujit_cache_stats s;
+  memset(&s, 0, sizeof s);
+  cujit_cache_get_stats(&s);
+  return s.memory_hits;
+}
+
+/* ns per from_source + destroy over `iters` calls; NAN on failure. */
+static double time_hits(const char *src, int iters) {
+  cujit_module *m = NULL;
+  uint64_t t0 = bench_now_ns();
+  int i;
+  for (i = 0; i < iters; i++) {
+    if (cujit_module_from_source(&m, src, "bench.cu", NULL) != CUJIT_OK) {
+      fprintf(stderr, "cujit-bench: cujit_module_from_source: %s\n", cujit_last_error());
+      return NAN;
+    }
+    cujit_module_destroy(m);
+  }
+  return (double)(bench_now_ns() - t0) / iters;
+}
+
+static void one_size(size_t size) {
+  char *src = padded_source(size), metric[96];
+  int reps = bench_reps(15, 3), iters = bench_reps(2000, 200), r;
+  double t[15], first, median;
+  uint64_t hits0, expected;
+  snprintf(metric, sizeof metric, "memory-cache hit, %zu KiB source", size / 1024);
+  if (!src) return;
+  if (isnan(time_hits(src, 1))) { /* the compile that fills the cache */
+    bench_skip("memcache", metric, "the source did not compile (see the log)");
+    free(src);
+    return;
+  }
+  first = time_hits(src, 1);
+  if (first > 1e6) iters = 1; /* not a memory hit: do not loop over compiles */
+  time_hits(src, iters); /* warm-up */
+  hits0 = memory_hits();
+  for (r = 0; r < reps; r++) t[r] = time_hits(src, iters);
+  expected = (uint64_t)reps * (uint64_t)iters;
+  median = bench_median(t, (size_t)reps);
+  if (memory_hits() - hits0 != expected)
+    bench_check("memcache", metric, (double)size, "ns", median, NAN, NAN, 0,
+                "served from memory (it was not: see docs)");
+  else if (size <= 4096)
+    bench_check("memcache", metric, (double)size, "ns", median, NAN, NAN, median <= 1000,
+                "<= 1000 ns");
+  else
+    bench_info("memcache", metric, (double)size, "ns", median, NAN, "no goal");
+  free(src);
+}
+
+void bench_memcache(void) {
+  one_size(4096);
+  one_size(65536);
+}

@@ -1,0 +1,175 @@
+/* start.c - warm start from the disk cache in a fresh process: from
+ * cujit_module_from_source to the first launch completed, against reading the CUBIN file,
+ * cuModuleLoadData and the same launch. Driver start and context creation come first in
+ * both children and are reported separately. The cujit child also reports whether NVRTC
+ * was initialised: its compile count, and whether libnvrtc-builtins (which NVRTC maps on
+ * its first compile) is in the process's address space. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+typedef struct start_sample {
+  double ctx_ms;    /* cuInit + primary context */
+  double start_ms;  /* the measured path */
+  double wall_ms;   /* the whole child process, spawn to exit */
+  int compiles;     /* cujit child: NVRTC compiles in the process */
+  int builtins;     /* cujit child: libnvrtc-builtins mapped */
+} start_sample;
+
+static double since_ms(uint64_t t0) { return (double)(bench_now_ns() - t0) / 1e6; }
+
+static int child_cujit(double *start_ms, int *compiles) {
+  cujit_module *m = NULL;
+  cujit_function *f = NULL;
+  cujit_cache_stats s;
+  uint64_t t0 = bench_now_ns();
+  bench_check_ok(cujit_module_from_source(&m, bench_src_small, "warm.cu", NULL), "from_source");
+  bench_check_ok(cujit_module_get_function(m, "saxpy", &f), "get_function");
+  bench_check_ok(CUJIT_LAUNCH(f, cujit_dim3(1), cujit_dim3(32), cujit_f32(2.0f), cujit_ptr(0),
+                              cujit_ptr(0), cujit_i32(0)),
+                 "cujit_launch");
+  bench_cu_check(bench_cu.cuCtxSynchronize(), "cuCtxSynchronize");
+  *start_ms = since_ms(t0);
+  memset(&s, 0, sizeof s);
+  cujit_cache_get_stats(&s);
+  *compiles = (int)s.compiles;
+  cujit_module_destroy(m);
+  return 0;
+}
+
+static int child_bare(const char *cubin_path, double *start_ms) {
+  CUmodule mod;
+  CUfunction fn;
+  float a = 2.0f;
+  CUdeviceptr x = 0, y = 0;
+  int n = 0;
+  void *params[] = {&a, &x, &y, &n};
+  size_t size;
+  uint64_t t0 = bench_now_ns();
+  void *image = bench_read_file(cubin_path, &size);
+  if (!image) return 1;
+  bench_cu_check(bench_cu.cuModuleLoadData(&mod, image), "cuModuleLoadData");
+  bench_cu_check(bench_cu.cuModuleGetFunction(&fn, mod, "saxpy"), "cuModuleGetFunction");
+  bench_cu_check(bench_cu.cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL),
+                 "cuLaunchKernel");
+  bench_cu_check(bench_cu.cuCtxSynchronize(), "cuCtxSynchronize");
+  *start_ms = since_ms(t0);
+  free(image);
+  bench_cu.cuModuleUnload(mod);
+  return 0;
+}
+
+/* Child: argv = {"cujit"} or {"bare", cubin_path}. Prints "ctx_ms start_ms compiles
+ * builtins". */
+int bench_start_child(int argc, char **argv) {
+  double ctx_ms, start_ms = 0;
+  int compiles = 0, rc;
+  uint64_t t0;
+  if (argc < 1) return 2;
+  t0 = bench_now_ns();
+  if (bench_driver_load() != 0 || bench_context() != 0) return 3;
+  ctx_ms = since_ms(t0);
+  if (strcmp(argv[0], "cujit") == 0)
+    rc = child_cujit(&start_ms, &compiles);
+  else
+    rc = argc > 1 ? child_bare(argv[1], &start_ms) : 2;
+  printf("%.6f %.6f %d %d\n", ctx_ms, start_ms, compiles, bench_mapped("libnvrtc-builtins"));
+  return rc;
+}
+
+static int run_start(const char *kind, const char *cubin, const char *cache, start_sample *s) {
+  char env_home[640], env_cache[640], home[600], out[256];
+  char *argv[] = {"", "--child", "start", (char *)kind, (char *)cubin, NULL};
+  char *env[] = {env_home, env_cache, NULL};
+  uint64_t t0;
+  if (bench_mkdir("home", home, sizeof home) != 0) return -1;
+  snprintf(env_home, sizeof env_home, "HOME=%s", home);
+  snprintf(env_cache, sizeof env_cache, "CUJIT_CACHE_DIR=%s", cache);
+  t0 = bench_now_ns();
+  if (bench_run_child(argv, env, out, sizeof out) != 0) return -1;
+  s->wall_ms = since_ms(t0);
+  return sscanf(out, "%lf %lf %d %d", &s->ctx_ms, &s->start_ms, &s->compiles, &s->builtins) == 4
+             ? 0
+             : -1;
+}
+
+/* The CUBIN the baseline loads: bare NVRTC, the device's architecture. */
+static int write_cubin(const char *path) {
+  char arch[48];
+  const char *argv[] = {arch, "-no-cache"};
+  size_t size;
+  void *cubin;
+  int rc;
+  snprintf(arch, sizeof arch, "-arch=%s", bench_cfg.cc_arch);
+  cubin = bench_nvrtc_cubin(bench_src_small, "warm.cu", argv, 2, NULL, &size);
+  if (!cubin) return -1;
+  rc = bench_write_file(path, cubin, size);
+  free(cubin);
+  return rc;
+}
+
+typedef struct start_runs {
+  double cj[32], bare[32], cj_ctx[32], bare_ctx[32], cj_wall[32], bare_wall[32];
+  int worst_compiles, builtins;
+} start_runs;
+
+static int collect(int reps, const char *cubin, const char *cache, start_runs *o) {
+  start_sample s;
+  int r, k;
+  for (r = 0; r < reps; r++)
+    for (k = 0; k < 2; k++) { /* interleaved, alternating which goes first */
+      int cujit = (k + r) % 2 == 0;
+      if (run_start(cujit ? "cujit" : "bare", cubin, cache, &s) != 0) return -1;
+      if (cujit) {
+        o->cj[r] = s.start_ms, o->cj_ctx[r] = s.ctx_ms, o->cj_wall[r] = s.wall_ms;
+        if (s.compiles > o->worst_compiles) o->worst_compiles = s.compiles;
+        o->builtins |= s.builtins;
+      } else {
+        o->bare[r] = s.start_ms, o->bare_ctx[r] = s.ctx_ms, o->bare_wall[r] = s.wall_ms;
+      }
+    }
+  return 0;
+}
+
+static void report(const start_runs *o, int reps) {
+  start_runs m = *o; /* medians sort in place */
+  size_t n = (size_t)reps;
+  double c = bench_median(m.cj, n), b = bench_median(m.bare, n);
+  char goal[96];
+  snprintf(goal, sizeof goal, "<= 1 ms and <= 2x (file + cuModuleLoadData + launch)");
+  bench_check("start", "warm start, from_source to first launch done", 0, "ms", c, b,
+              fmin(2.0, 1.0 / b), c <= 1.0 && c <= 2.0 * b, goal);
+  bench_check("start",
+              o->builtins ? "warm start: NVRTC compiles; libnvrtc-builtins WAS mapped"
+                          : "warm start: NVRTC compiles; libnvrtc-builtins never mapped",
+              0, "count", o->worst_compiles, NAN, NAN, o->worst_compiles == 0 && !o->builtins,
+              "0 compiles and libnvrtc-builtins never mapped");
+  bench_info("start", "driver start + context (excluded above)", 0, "ms",
+             bench_median(m.cj_ctx, n), bench_median(m.bare_ctx, n), "cuInit + primary context");
+  bench_info("start", "whole fresh process, spawn to exit", 0, "ms", bench_median(m.cj_wall, n),
+             bench_median(m.bare_wall, n), "same program both sides");
+}
+
+void bench_start(void) {
+  char cache[600], cubin[700];
+  start_sample s;
+  start_runs o;
+  int reps = bench_reps(15, 3);
+  memset(&o, 0, sizeof o);
+  if (bench_mkdir("start-cache", cache, sizeof cache) != 0) return;
+  snprintf(cubin, sizeof cubin, "%s/warm.cubin", bench_cfg.scratch);
+  if (write_cubin(cubin) != 0) {
+    bench_skip("start", "warm start", "the baseline's CUBIN could not be compiled");
+    return;
+  }
+  /* The first cujit child compiles and fills the cache; one more of each warms up. */
+  if (run_start("cujit", cubin, cache, &s) != 0 || run_start("cujit", cubin, cache, &s) != 0 ||
+      run_start("bare", cubin, cache, &s) != 0 || collect(reps, cubin, cache, &o) != 0) {
+    bench_skip("start", "warm start", "a child process failed (see the log)");
+    return;
+  }
+  report(&o, reps);
+}
