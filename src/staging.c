@@ -68,10 +68,11 @@ size_t cj_staging_min(void) {
   return min_bytes;
 }
 
-/* Lanes: env CUJIT_STAGING_THREADS (0 turns staging off), else half the cores, at most 8.
- * On the H100 machine (16 cores), a 64 MiB pageable InOut round trip took 18 ms with one
- * lane, 7.9 with two, 4.7-6.0 with four and 3.4 with eight (1 MiB chunks), against 15.5 ms
- * for cuMemAlloc + synchronous pageable copies + cuMemFree. */
+/* Lanes: env CUJIT_STAGING_THREADS (0 turns staging off), else half the cores, at most 8,
+ * and none below two (the driver's own pageable copy is then faster). On the H100 machine
+ * (16 cores), a 64 MiB pageable InOut round trip took 18 ms with one lane, 7.9 with two,
+ * 4.7-6.0 with four and 3.4 with eight (1 MiB chunks), against 15.5 ms for cuMemAlloc +
+ * synchronous pageable copies + cuMemFree. */
 static int lane_count(void) {
   const char *e = cj_getenv("CUJIT_STAGING_THREADS");
   long cores = sysconf(_SC_NPROCESSORS_ONLN), n;
@@ -80,7 +81,7 @@ static int lane_count(void) {
     return n < 0 ? 0 : n > CJ_STAGING_MAX_LANES ? CJ_STAGING_MAX_LANES : (int)n;
   }
   n = cores / 2;
-  return n < 1 ? 1 : n > 8 ? 8 : (int)n;
+  return n < 2 ? 0 : n > 8 ? 8 : (int)n;
 }
 
 /* ---- one lane's share of a transfer ---- */
