@@ -23,8 +23,32 @@ struct cj_binding {
 /* Guards the bindings lists and libffi's lazy initialisation of shared types. */
 static pthread_mutex_t bind_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* cujit_dim3 is a struct of three unsigned. Where the calling convention passes such a
+ * struct, as the first or second argument, exactly as two 64-bit integers (x | y << 32, then
+ * z), it is described so: libffi then classifies no struct at each call, which saves more
+ * than the rest of a bound call costs. Elsewhere it is described as the struct it is. */
+#if (defined(__x86_64__) && !defined(_WIN32)) || defined(__aarch64__)
+#  define CJ_DIM3_AS_WORDS 1
+#  define CJ_DIM3_ARGS 4
+#else
+#  define CJ_DIM3_AS_WORDS 0
+#  define CJ_DIM3_ARGS 2
 static ffi_type *dim3_elems[] = {&ffi_type_uint32, &ffi_type_uint32, &ffi_type_uint32, NULL};
 static ffi_type dim3_type = {0, 0, FFI_TYPE_STRUCT, dim3_elems};
+#endif
+
+/* The grid and block from the closure's first arguments. */
+static void dim3_args(void **ffi_args, cujit_dim3 *grid, cujit_dim3 *block) {
+#if CJ_DIM3_AS_WORDS
+  memcpy(&grid->x, ffi_args[0], 8); /* x and y: the low and high half of the first word */
+  memcpy(&grid->z, ffi_args[1], 4);
+  memcpy(&block->x, ffi_args[2], 8);
+  memcpy(&block->z, ffi_args[3], 4);
+#else
+  *grid = *(const cujit_dim3 *)ffi_args[0];
+  *block = *(const cujit_dim3 *)ffi_args[1];
+#endif
+}
 
 static void *own(cj_binding *b, size_t bytes) {
   void **grown = cj_realloc(b->owned, (b->nowned + 1) * sizeof *grown);
@@ -128,30 +152,41 @@ static cujit_status param_ffi(cj_binding *b, size_t i, ffi_type **out) {
 
 /* ---- the closure ---- */
 
-static cujit_status bound_args(const cj_binding *b, void **ffi_args, cujit_arg *args) {
-  const cj_signature *s = b->sig;
-  size_t i;
-  for (i = 0; i < s->n; i++) {
-    const cj_param *p = &s->params[i];
-    const void *v = ffi_args[i + 2];
-    cujit_status st = CUJIT_OK;
-    if (p->kind == CJ_K_PTR) {
-      st = cj_arg_ptr(s, b->fn->name, i, *(const CUdeviceptr *)v, &args[i]);
-    } else if (p->kind == CJ_K_F16 || p->kind == CJ_K_BF16) {
+/* One argument from the value libffi holds for it at v. */
+static cujit_status bound_arg(const cj_binding *b, size_t i, const void *v, cujit_arg *a) {
+  const cj_param *p = &b->sig->params[i];
+  switch ((cj_kind)p->kind) {
+    case CJ_K_I8: case CJ_K_U8: cj_arg_set(p, a, v, 1); return CUJIT_OK;
+    case CJ_K_I16: case CJ_K_U16: cj_arg_set(p, a, v, 2); return CUJIT_OK;
+    case CJ_K_I32: case CJ_K_U32: case CJ_K_F32: cj_arg_set(p, a, v, 4); return CUJIT_OK;
+    case CJ_K_I64: case CJ_K_U64: case CJ_K_F64: cj_arg_set(p, a, v, 8); return CUJIT_OK;
+    case CJ_K_PTR: return cj_arg_ptr(b->sig, b->fn->name, i, *(const CUdeviceptr *)v, a);
+    case CJ_K_F16: case CJ_K_BF16: {
       float f = *(const float *)v;
       uint16_t h = p->kind == CJ_K_F16 ? cj_f16_bits(f) : cj_bf16_bits(f);
-      cj_arg_bytes(p, &h, &args[i]);
-    } else if (p->type->opaque) {
-      const void *value = *(const void *const *)v;
-      if (!value)
+      cj_arg_set(p, a, &h, 2);
+      return CUJIT_OK;
+    }
+    default:
+      if (!p->type->opaque) {
+        cj_arg_bytes(p, v, a);
+        return CUJIT_OK;
+      }
+      v = *(const void *const *)v;
+      if (!v)
         return cj_fail(CUJIT_ERROR_INVALID_ARGS, "kernel '%s', parameter %zu: an opaque "
                        "(bN) parameter of a bound function takes a pointer to its value, not "
                        "NULL", b->fn->name, i + 1);
-      cj_arg_bytes(p, value, &args[i]);
-    } else {
-      cj_arg_bytes(p, v, &args[i]);
-    }
-    if (st != CUJIT_OK) return st;
+      cj_arg_bytes(p, v, a);
+      return CUJIT_OK;
+  }
+}
+
+static cujit_status bound_args(const cj_binding *b, void **ffi_args, cujit_arg *args) {
+  size_t i;
+  for (i = 0; i < b->sig->n; i++) {
+    cujit_status st = bound_arg(b, i, ffi_args[i + CJ_DIM3_ARGS], &args[i]);
+    if (CJ_UNLIKELY(st != CUJIT_OK)) return st;
   }
   return CUJIT_OK;
 }
@@ -160,6 +195,7 @@ static void bound_entry(ffi_cif *cif, void *ret, void **ffi_args, void *user) {
   const cj_binding *b = user;
   cujit_arg stack[CJ_CALL_STACK_ARGS], *args = stack;
   size_t n = b->sig->n;
+  cujit_dim3 grid, block;
   cujit_status st;
   (void)cif;
   if (CJ_UNLIKELY(n > CJ_CALL_STACK_ARGS)) args = cj_malloc(n * sizeof *args);
@@ -167,9 +203,8 @@ static void bound_entry(ffi_cif *cif, void *ret, void **ffi_args, void *user) {
     st = cj_fail_oom("calling a bound kernel");
   } else {
     st = bound_args(b, ffi_args, args);
-    if (CJ_LIKELY(st == CUJIT_OK))
-      st = cj_launcher(b->fn, *(const cujit_dim3 *)ffi_args[0], *(const cujit_dim3 *)ffi_args[1],
-                       args, n, b->opts);
+    dim3_args(ffi_args, &grid, &block);
+    if (CJ_LIKELY(st == CUJIT_OK)) st = cj_launcher(b->fn, grid, block, args, n, b->opts);
   }
   if (args != stack) cj_free(args);
   *(ffi_arg *)ret = (ffi_arg)(int)st;
@@ -179,15 +214,20 @@ static void bound_entry(ffi_cif *cif, void *ret, void **ffi_args, void *user) {
 static cujit_status make_closure(cj_binding *b) {
   size_t i, n = b->sig->n;
   cujit_status st;
-  b->atypes = cj_calloc(n + 2, sizeof *b->atypes);
+  b->atypes = cj_calloc(n + CJ_DIM3_ARGS, sizeof *b->atypes);
   if (!b->atypes) return cj_fail_oom("binding a kernel");
-  b->atypes[0] = b->atypes[1] = &dim3_type;
+  for (i = 0; i < CJ_DIM3_ARGS; i++)
+#if CJ_DIM3_AS_WORDS
+    b->atypes[i] = &ffi_type_uint64;
+#else
+    b->atypes[i] = &dim3_type;
+#endif
   for (i = 0; i < n; i++) {
-    st = param_ffi(b, i, &b->atypes[i + 2]);
+    st = param_ffi(b, i, &b->atypes[i + CJ_DIM3_ARGS]);
     if (st != CUJIT_OK) return st;
   }
-  if (ffi_prep_cif(&b->cif, FFI_DEFAULT_ABI, (unsigned)(n + 2), &ffi_type_sint32, b->atypes) !=
-      FFI_OK)
+  if (ffi_prep_cif(&b->cif, FFI_DEFAULT_ABI, (unsigned)(n + CJ_DIM3_ARGS), &ffi_type_sint32,
+                   b->atypes) != FFI_OK)
     return cj_fail(CUJIT_ERROR_SIGNATURE, "cujit_function_bind: libffi cannot describe a C "
                    "function with the parameters of kernel '%s' (%s)", b->fn->name,
                    b->sig->text);

@@ -34,23 +34,12 @@ static uint16_t to_small_float(double d, int mbits, int emin, uint32_t inf) {
 uint16_t cj_f16_bits(double d) { return to_small_float(d, 10, -14, 0x7c00); }
 uint16_t cj_bf16_bits(double d) { return to_small_float(d, 7, -126, 0x7f80); }
 
-static void set_value(const cj_param *p, cujit_arg *a, const void *v, size_t n) {
-  a->kind = CUJIT_ARG_VALUE;
-  a->type = p->tag;
-  a->size = p->size;
-  a->data = NULL;
-  a->value.u64 = 0;
-  memcpy(a->value.bytes, v, n);
-  a->host = NULL;
-  a->bytes = 0;
-}
-
 void cj_arg_bytes(const cj_param *p, const void *v, cujit_arg *a) {
   if (p->size <= sizeof a->value.bytes) {
     memset(a->value.bytes, 0, sizeof a->value.bytes);
-    set_value(p, a, v, p->size);
+    cj_arg_set(p, a, v, p->size);
   } else {
-    set_value(p, a, v, 0);
+    cj_arg_set(p, a, v, 0);
     a->data = v;
   }
 }
@@ -77,7 +66,7 @@ cujit_status cj_arg_ptr(const cj_signature *s, const char *kernel, size_t i, CUd
                         cujit_arg *a) {
   const cujit_arg *r;
   if (CJ_LIKELY((v >> 48) != CUJIT_ARG_REF_TAG_)) {
-    set_value(&s->params[i], a, &v, sizeof v);
+    cj_arg_set(&s->params[i], a, &v, sizeof v);
     return CUJIT_OK;
   }
   r = (const cujit_arg *)(uintptr_t)(v & CUJIT_ARG_REF_MASK_);
@@ -102,10 +91,10 @@ static cujit_status small_int(const cj_signature *s, const char *kernel, size_t 
     return arg_fail(s, kernel, i, "%d does not fit in %d bits", v, bits);
   if (p->size == 1) {
     uint8_t x = (uint8_t)v;
-    set_value(p, a, &x, 1);
+    cj_arg_set(p, a, &x, 1);
   } else {
     uint16_t x = (uint16_t)v;
-    set_value(p, a, &x, 2);
+    cj_arg_set(p, a, &x, 2);
   }
   return CUJIT_OK;
 }
@@ -118,28 +107,28 @@ static cujit_status one_arg(const cj_signature *s, const char *kernel, size_t i,
       return small_int(s, kernel, i, va_arg(*ap, int), a);
     case CJ_K_I32: case CJ_K_U32: {
       unsigned v = va_arg(*ap, unsigned);
-      set_value(p, a, &v, 4);
+      cj_arg_set(p, a, &v, 4);
       return CUJIT_OK;
     }
     case CJ_K_I64: case CJ_K_U64: {
       unsigned long long v = va_arg(*ap, unsigned long long);
-      set_value(p, a, &v, 8);
+      cj_arg_set(p, a, &v, 8);
       return CUJIT_OK;
     }
     case CJ_K_F16: case CJ_K_BF16: {
       double d = va_arg(*ap, double);
       uint16_t h = p->kind == CJ_K_F16 ? cj_f16_bits(d) : cj_bf16_bits(d);
-      set_value(p, a, &h, 2);
+      cj_arg_set(p, a, &h, 2);
       return CUJIT_OK;
     }
     case CJ_K_F32: {
       float f = (float)va_arg(*ap, double);
-      set_value(p, a, &f, 4);
+      cj_arg_set(p, a, &f, 4);
       return CUJIT_OK;
     }
     case CJ_K_F64: {
       double d = va_arg(*ap, double);
-      set_value(p, a, &d, 8);
+      cj_arg_set(p, a, &d, 8);
       return CUJIT_OK;
     }
     case CJ_K_PTR:

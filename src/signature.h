@@ -7,6 +7,7 @@
 
 #include <stdarg.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "function.h"
 
@@ -141,6 +142,18 @@ extern cj_launch_fn cj_launcher;
  * names the kernel in messages. */
 cujit_status cj_args_from_va(const cj_signature *s, const char *kernel, int nargs, va_list *ap,
                              cujit_arg *args);
+/* Fills `a` as a by-value argument of parameter p from the first n bytes at `v` (n at most
+ * 16; the value's first 8 bytes are zeroed before). Inline so constant sizes stay cheap. */
+static inline void cj_arg_set(const cj_param *p, cujit_arg *a, const void *v, size_t n) {
+  a->kind = CUJIT_ARG_VALUE;
+  a->type = p->tag;
+  a->size = p->size;
+  a->data = NULL;
+  a->value.u64 = 0;
+  memcpy(a->value.bytes, v, n);
+  a->host = NULL;
+  a->bytes = 0;
+}
 /* Fills `a` as a by-value argument of parameter p from the bytes at `v`. */
 void cj_arg_bytes(const cj_param *p, const void *v, cujit_arg *a);
 /* Fills `a` for pointer parameter i from `v`: a device pointer, or an argument reference
