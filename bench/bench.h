@@ -107,7 +107,8 @@ int bench_mapped(const char *needle);
   X(cuDeviceGet) X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent) X(cuCtxSynchronize)        \
   X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(cuLaunchKernel)           \
   X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyHtoDAsync)          \
-  X(cuMemcpyDtoHAsync) X(cuStreamSynchronize) X(cuMemGetInfo) X(cuMemsetD8)
+  X(cuMemcpyDtoHAsync) X(cuStreamSynchronize) X(cuMemGetInfo) X(cuLibraryLoadData)         \
+  X(cuLibraryUnload) X(cuLibraryGetKernel)
 
 typedef struct bench_driver {
 #define BENCH_CU_FIELD_(fn) __typeof__(fn) *fn;

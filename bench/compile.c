@@ -137,8 +137,9 @@ static void cold_compile(const kernel_case *k, int *round) {
 /* ---- the first compile of a fresh process ---- */
 
 /* Child: compile `case` once the way `variant` says and print the milliseconds:
- * cujit (its defaults), nvrtc (bare, -no-cache like cujit), nvrtc-default (bare, NVRTC's
- * own cache on, as a program that does not know about it compiles). */
+ * cujit (its defaults), cujit-nocache (CUJIT_OPT_NO_CACHE), nvrtc (bare, -no-cache like
+ * cujit), nvrtc-default (bare, NVRTC's own cache on, as a program that does not know
+ * about it compiles). */
 int bench_compile_child(int argc, char **argv) {
   const kernel_case *k;
   compile_args a;
@@ -151,8 +152,8 @@ int bench_compile_child(int argc, char **argv) {
   snprintf(bench_cfg.arch, sizeof bench_cfg.arch, "%s", argv[2]);
   bench_cfg.cuda_include = BENCH_CUDA_INCLUDE;
   make_args(k, strcmp(argv[0], "nvrtc-default") == 0, &a);
-  if (strcmp(argv[0], "cujit") == 0)
-    ms = time_cujit(k, &a, 0, 0);
+  if (strncmp(argv[0], "cujit", 5) == 0)
+    ms = time_cujit(k, &a, 0, strcmp(argv[0], "cujit-nocache") == 0);
   else
     ms = time_nvrtc(k, &a, 0);
   printf("%.6f\n", ms);
@@ -173,14 +174,14 @@ static double first_compile(const char *variant, int which) {
 }
 
 static void fresh_process(int which) {
-  static const char *const variants[] = {"cujit", "nvrtc", "nvrtc-default"};
-  int reps = bench_reps(6, 2), r, v;
-  double t[3][6];
+  static const char *const variants[] = {"cujit", "nvrtc", "nvrtc-default", "cujit-nocache"};
+  int reps = bench_reps(7, 2), r, v;
+  double t[4][7];
   char metric[96];
-  for (v = 0; v < 3; v++) first_compile(variants[v], which); /* warm the page cache */
+  for (v = 0; v < 4; v++) first_compile(variants[v], which); /* warm the page cache */
   for (r = 0; r < reps; r++)
-    for (v = 0; v < 3; v++) { /* rotate the order every round */
-      int i = (v + r) % 3;
+    for (v = 0; v < 4; v++) { /* rotate the order every round */
+      int i = (v + r) % 4;
       t[i][r] = first_compile(variants[i], which);
       if (isnan(t[i][r])) {
         bench_skip("compile", "first compile in a fresh process", "a child process failed");
@@ -193,6 +194,9 @@ static void fresh_process(int which) {
   snprintf(metric, sizeof metric, "first compile, %s, vs NVRTC defaults", cases[which].label);
   bench_info("compile", metric, 0, "ms", bench_median(t[0], (size_t)reps),
              bench_median(t[2], (size_t)reps), "baseline: bare NVRTC, its cache on, empty");
+  snprintf(metric, sizeof metric, "first compile, %s, cache off", cases[which].label);
+  bench_info("compile", metric, 0, "ms", bench_median(t[3], (size_t)reps),
+             bench_median(t[1], (size_t)reps), "CUJIT_OPT_NO_CACHE; baseline: bare -no-cache");
 }
 
 void bench_compile(void) {

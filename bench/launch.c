@@ -3,7 +3,9 @@
  * loop (launches are asynchronous; one synchronisation at the end). Raw cuLaunchKernel
  * against cujit_launch (CUJIT_LAUNCH, arguments built in the loop as a user writes them),
  * cujit_call (varargs) and a function pointer from cujit_function_bind. Several rounds,
- * the variants interleaved in a rotating order, median per variant. */
+ * the variants interleaved in a rotating order, median per variant.
+ * One more raw variant, for the record: cuLaunchKernel given a context-independent
+ * CUkernel handle (cuLibraryLoadData), the kind of handle cujit launches with. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,12 +25,14 @@ typedef cujit_status (*bound16_fn)(cujit_dim3, cujit_dim3, CUdeviceptr, CUdevice
                                    CUdeviceptr, CUdeviceptr, int, unsigned, float, double,
                                    long long, int, float, double);
 
-enum { RAW, LAUNCH, CALL, BOUND, N_VARIANTS };
-static const char *const variant_names[] = {"raw cuLaunchKernel", "cujit_launch", "cujit_call",
+enum { RAW, RAW_KERNEL, LAUNCH, CALL, BOUND, N_VARIANTS };
+static const char *const variant_names[] = {"raw cuLaunchKernel", "raw, CUkernel handle",
+                                            "cujit_launch", "cujit_call",
                                             "bound function pointer"};
 
 typedef struct launch_ctx {
   CUfunction raw3, raw16;
+  CUkernel kern3, kern16;
   cujit_function *f3, *f16;
   bound3_fn b3;
   bound16_fn b16;
@@ -46,6 +50,9 @@ static int loop3(const launch_ctx *c, int v, long n) {
     int bad = 0;
     switch (v) {
       case RAW: bad = bench_cu.cuLaunchKernel(c->raw3, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL); break;
+      case RAW_KERNEL:
+        bad = bench_cu.cuLaunchKernel((CUfunction)c->kern3, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL);
+        break;
       case LAUNCH: bad = CUJIT_LAUNCH(c->f3, D1, D1, cujit_ptr(a), cujit_ptr(b), cujit_i32(k)); break;
       case CALL: bad = cujit_call(c->f3, D1, D1, a, b, k); break;
       default: bad = c->b3(D1, D1, a, b, k); break;
@@ -71,6 +78,10 @@ static int loop16(const launch_ctx *c, int v, long n) {
     switch (v) {
       case RAW:
         bad = bench_cu.cuLaunchKernel(c->raw16, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL);
+        break;
+      case RAW_KERNEL:
+        bad = bench_cu.cuLaunchKernel((CUfunction)c->kern16, 1, 1, 1, 1, 1, 1, 0, NULL, params,
+                                      NULL);
         break;
       case LAUNCH:
         bad = CUJIT_LAUNCH(c->f16, D1, D1, cujit_ptr(p0), cujit_ptr(p1), cujit_ptr(p2),
@@ -103,7 +114,7 @@ static double time_loop(const launch_ctx *c, int nargs, int v, long n) {
   return (double)(bench_now_ns() - t0) / 1e3 / (double)n;
 }
 
-static int setup(launch_ctx *c, cujit_module **m, CUmodule *raw) {
+static int setup(launch_ctx *c, cujit_module **m, CUmodule *raw, CUlibrary *lib) {
   char arch[48];
   const char *argv[] = {arch, "-no-cache"};
   size_t size, i;
@@ -111,10 +122,14 @@ static int setup(launch_ctx *c, cujit_module **m, CUmodule *raw) {
   memset(c, 0, sizeof *c);
   snprintf(arch, sizeof arch, "-arch=%s", bench_cfg.cc_arch);
   cubin = bench_nvrtc_cubin(launch_src, "launch.cu", argv, 2, NULL, &size);
-  if (!cubin || bench_cu.cuModuleLoadData(raw, cubin) != CUDA_SUCCESS) return -1;
+  if (!cubin || bench_cu.cuModuleLoadData(raw, cubin) != CUDA_SUCCESS ||
+      bench_cu.cuLibraryLoadData(lib, cubin, NULL, NULL, 0, NULL, NULL, 0) != CUDA_SUCCESS)
+    return -1;
   free(cubin);
   if (bench_cu.cuModuleGetFunction(&c->raw3, *raw, "empty3") != CUDA_SUCCESS ||
-      bench_cu.cuModuleGetFunction(&c->raw16, *raw, "empty16") != CUDA_SUCCESS)
+      bench_cu.cuModuleGetFunction(&c->raw16, *raw, "empty16") != CUDA_SUCCESS ||
+      bench_cu.cuLibraryGetKernel(&c->kern3, *lib, "empty3") != CUDA_SUCCESS ||
+      bench_cu.cuLibraryGetKernel(&c->kern16, *lib, "empty16") != CUDA_SUCCESS)
     return -1;
   for (i = 0; i < 8; i++)
     if (bench_cu.cuMemAlloc(&c->p[i], 256) != CUDA_SUCCESS) return -1;
@@ -164,6 +179,10 @@ static void report(launch_times *lt, int reps) {
     int nargs = a ? 16 : 3;
     double raw = lt->ok[a][RAW] ? bench_median(lt->t[a][RAW], (size_t)reps) : NAN;
     double launch = lt->ok[a][LAUNCH] ? bench_median(lt->t[a][LAUNCH], (size_t)reps) : NAN;
+    snprintf(metric, sizeof metric, "launch, %d args: %s", nargs, variant_names[RAW_KERNEL]);
+    if (lt->ok[a][RAW_KERNEL] && lt->ok[a][RAW])
+      bench_info("launch", metric, nargs, "us", bench_median(lt->t[a][RAW_KERNEL], (size_t)reps),
+                 raw, "baseline: raw with a CUfunction");
     snprintf(metric, sizeof metric, "launch, %d args: cujit_launch", nargs);
     if (!lt->ok[a][LAUNCH] || !lt->ok[a][RAW])
       bench_skip("launch", metric, "cujit_launch or the raw launch failed (see the log)");
@@ -187,9 +206,11 @@ void bench_launch(void) {
   launch_times lt;
   cujit_module *m = NULL;
   CUmodule raw = NULL;
+  CUlibrary lib = NULL;
   size_t i;
   memset(&lt, 0, sizeof lt);
-  if (bench_driver_load() != 0 || bench_context() != 0 || setup(&c, &m, &raw) != 0) {
+  memset(&c, 0, sizeof c);
+  if (bench_driver_load() != 0 || bench_context() != 0 || setup(&c, &m, &raw, &lib) != 0) {
     bench_skip("launch", "launch overhead", cujit_last_error()[0] ? cujit_last_error()
                                                                    : "setup failed (see the log)");
   } else {
@@ -201,4 +222,5 @@ void bench_launch(void) {
   for (i = 0; i < 8; i++)
     if (c.p[i]) bench_cu.cuMemFree(c.p[i]);
   if (raw) bench_cu.cuModuleUnload(raw);
+  if (lib) bench_cu.cuLibraryUnload(lib);
 }

@@ -14,6 +14,7 @@
 typedef struct start_sample {
   double ctx_ms;    /* cuInit + primary context */
   double start_ms;  /* the measured path */
+  double part[3];   /* its parts: source or file; module and function; launch and sync */
   double wall_ms;   /* the whole child process, spawn to exit */
   int compiles;     /* cujit child: NVRTC compiles in the process */
   int builtins;     /* cujit child: libnvrtc-builtins mapped */
@@ -21,18 +22,21 @@ typedef struct start_sample {
 
 static double since_ms(uint64_t t0) { return (double)(bench_now_ns() - t0) / 1e6; }
 
-static int child_cujit(double *start_ms, int *compiles) {
+static int child_cujit(double *start_ms, double *part, int *compiles) {
   cujit_module *m = NULL;
   cujit_function *f = NULL;
   cujit_cache_stats s;
-  uint64_t t0 = bench_now_ns();
+  uint64_t t0 = bench_now_ns(), t1, t2;
   bench_check_ok(cujit_module_from_source(&m, bench_src_small, "warm.cu", NULL), "from_source");
+  t1 = bench_now_ns();
   bench_check_ok(cujit_module_get_function(m, "saxpy", &f), "get_function");
+  t2 = bench_now_ns();
   bench_check_ok(CUJIT_LAUNCH(f, cujit_dim3(1), cujit_dim3(32), cujit_f32(2.0f), cujit_ptr(0),
                               cujit_ptr(0), cujit_i32(0)),
                  "cujit_launch");
   bench_cu_check(bench_cu.cuCtxSynchronize(), "cuCtxSynchronize");
   *start_ms = since_ms(t0);
+  part[0] = (double)(t1 - t0) / 1e6, part[1] = (double)(t2 - t1) / 1e6, part[2] = since_ms(t2);
   memset(&s, 0, sizeof s);
   cujit_cache_get_stats(&s);
   *compiles = (int)s.compiles;
@@ -40,7 +44,7 @@ static int child_cujit(double *start_ms, int *compiles) {
   return 0;
 }
 
-static int child_bare(const char *cubin_path, double *start_ms) {
+static int child_bare(const char *cubin_path, double *start_ms, double *part) {
   CUmodule mod;
   CUfunction fn;
   float a = 2.0f;
@@ -48,24 +52,27 @@ static int child_bare(const char *cubin_path, double *start_ms) {
   int n = 0;
   void *params[] = {&a, &x, &y, &n};
   size_t size;
-  uint64_t t0 = bench_now_ns();
+  uint64_t t0 = bench_now_ns(), t1, t2;
   void *image = bench_read_file(cubin_path, &size);
   if (!image) return 1;
+  t1 = bench_now_ns();
   bench_cu_check(bench_cu.cuModuleLoadData(&mod, image), "cuModuleLoadData");
   bench_cu_check(bench_cu.cuModuleGetFunction(&fn, mod, "saxpy"), "cuModuleGetFunction");
+  t2 = bench_now_ns();
   bench_cu_check(bench_cu.cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL),
                  "cuLaunchKernel");
   bench_cu_check(bench_cu.cuCtxSynchronize(), "cuCtxSynchronize");
   *start_ms = since_ms(t0);
+  part[0] = (double)(t1 - t0) / 1e6, part[1] = (double)(t2 - t1) / 1e6, part[2] = since_ms(t2);
   free(image);
   bench_cu.cuModuleUnload(mod);
   return 0;
 }
 
 /* Child: argv = {"cujit"} or {"bare", cubin_path}. Prints "ctx_ms start_ms compiles
- * builtins". */
+ * builtins part0 part1 part2". */
 int bench_start_child(int argc, char **argv) {
-  double ctx_ms, start_ms = 0;
+  double ctx_ms, start_ms = 0, part[3] = {0, 0, 0};
   int compiles = 0, rc;
   uint64_t t0;
   if (argc < 1) return 2;
@@ -73,10 +80,11 @@ int bench_start_child(int argc, char **argv) {
   if (bench_driver_load() != 0 || bench_context() != 0) return 3;
   ctx_ms = since_ms(t0);
   if (strcmp(argv[0], "cujit") == 0)
-    rc = child_cujit(&start_ms, &compiles);
+    rc = child_cujit(&start_ms, part, &compiles);
   else
-    rc = argc > 1 ? child_bare(argv[1], &start_ms) : 2;
-  printf("%.6f %.6f %d %d\n", ctx_ms, start_ms, compiles, bench_mapped("libnvrtc-builtins"));
+    rc = argc > 1 ? child_bare(argv[1], &start_ms, part) : 2;
+  printf("%.6f %.6f %d %d %.6f %.6f %.6f\n", ctx_ms, start_ms, compiles,
+         bench_mapped("libnvrtc-builtins"), part[0], part[1], part[2]);
   return rc;
 }
 
@@ -91,7 +99,8 @@ static int run_start(const char *kind, const char *cubin, const char *cache, sta
   t0 = bench_now_ns();
   if (bench_run_child(argv, env, out, sizeof out) != 0) return -1;
   s->wall_ms = since_ms(t0);
-  return sscanf(out, "%lf %lf %d %d", &s->ctx_ms, &s->start_ms, &s->compiles, &s->builtins) == 4
+  return sscanf(out, "%lf %lf %d %d %lf %lf %lf", &s->ctx_ms, &s->start_ms, &s->compiles,
+                &s->builtins, &s->part[0], &s->part[1], &s->part[2]) == 7
              ? 0
              : -1;
 }
@@ -113,16 +122,18 @@ static int write_cubin(const char *path) {
 
 typedef struct start_runs {
   double cj[32], bare[32], cj_ctx[32], bare_ctx[32], cj_wall[32], bare_wall[32];
+  double cj_part[3][32], bare_part[3][32];
   int worst_compiles, builtins;
 } start_runs;
 
 static int collect(int reps, const char *cubin, const char *cache, start_runs *o) {
   start_sample s;
-  int r, k;
+  int r, k, i;
   for (r = 0; r < reps; r++)
     for (k = 0; k < 2; k++) { /* interleaved, alternating which goes first */
       int cujit = (k + r) % 2 == 0;
       if (run_start(cujit ? "cujit" : "bare", cubin, cache, &s) != 0) return -1;
+      for (i = 0; i < 3; i++) (cujit ? o->cj_part : o->bare_part)[i][r] = s.part[i];
       if (cujit) {
         o->cj[r] = s.start_ms, o->cj_ctx[r] = s.ctx_ms, o->cj_wall[r] = s.wall_ms;
         if (s.compiles > o->worst_compiles) o->worst_compiles = s.compiles;
@@ -147,6 +158,12 @@ static void report(const start_runs *o, int reps) {
                           : "warm start: NVRTC compiles; libnvrtc-builtins never mapped",
               0, "count", o->worst_compiles, NAN, NAN, o->worst_compiles == 0 && !o->builtins,
               "0 compiles and libnvrtc-builtins never mapped");
+  bench_info("start", "  part: from_source | read the CUBIN file", 0, "ms",
+             bench_median(m.cj_part[0], n), bench_median(m.bare_part[0], n), "breakdown");
+  bench_info("start", "  part: get_function | cuModuleLoadData+GetFunction", 0, "ms",
+             bench_median(m.cj_part[1], n), bench_median(m.bare_part[1], n), "breakdown");
+  bench_info("start", "  part: first launch + cuCtxSynchronize", 0, "ms",
+             bench_median(m.cj_part[2], n), bench_median(m.bare_part[2], n), "breakdown");
   bench_info("start", "driver start + context (excluded above)", 0, "ms",
              bench_median(m.cj_ctx, n), bench_median(m.bare_ctx, n), "cuInit + primary context");
   bench_info("start", "whole fresh process, spawn to exit", 0, "ms", bench_median(m.cj_wall, n),
