@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "launch.h"
 #include "signature.h"
 
 typedef struct cj_binding cj_binding;
@@ -18,6 +19,7 @@ struct cj_binding {
   ffi_type **atypes;
   void **owned;                      /* ffi types and element lists built for structs */
   size_t nowned;
+  int direct; /* libffi's argument values are the kernel's parameters as they are */
 };
 
 /* Guards the bindings lists and libffi's lazy initialisation of shared types. */
@@ -191,6 +193,37 @@ static cujit_status bound_args(const cj_binding *b, void **ffi_args, cujit_arg *
   return CUJIT_OK;
 }
 
+/* Whether every parameter can go to the driver straight from libffi's storage: no 16-bit
+ * float converted from its float argument, no blob taken by address, and a signature that
+ * matched the driver's layout (so count and sizes need no check per call). */
+static int params_direct(const cj_binding *b) {
+  size_t i;
+  if (!b->sig->checked || b->sig->n != b->fn->nparams) return 0;
+  for (i = 0; i < b->sig->n; i++) {
+    const cj_param *p = &b->sig->params[i];
+    if (p->kind == CJ_K_F16 || p->kind == CJ_K_BF16 || p->type->opaque || p->type->raised)
+      return 0;
+  }
+  return 1;
+}
+
+/* The hot path of a bound call: libffi's argument pointers already form the kernelParams
+ * array. Returns 0 (not taken) when an In/Out reference, timing or a test launcher needs
+ * the general path. */
+static int bound_direct(const cj_binding *b, void **ffi_args, cujit_status *st) {
+  void **params = ffi_args + CJ_DIM3_ARGS;
+  cujit_dim3 grid, block;
+  size_t i;
+  if (!b->direct || cj_launcher != cujit_launch || (b->opts && b->opts->elapsed_ms)) return 0;
+  for (i = 0; i < b->sig->n; i++)
+    if (b->sig->params[i].kind == CJ_K_PTR &&
+        CJ_UNLIKELY((*(const CUdeviceptr *)params[i] >> 48) == CUJIT_ARG_REF_TAG_))
+      return 0;
+  dim3_args(ffi_args, &grid, &block);
+  *st = cj_launch_params(b->fn, grid, block, params, b->opts);
+  return 1;
+}
+
 static void bound_entry(ffi_cif *cif, void *ret, void **ffi_args, void *user) {
   const cj_binding *b = user;
   cujit_arg stack[CJ_CALL_STACK_ARGS], *args = stack;
@@ -198,6 +231,10 @@ static void bound_entry(ffi_cif *cif, void *ret, void **ffi_args, void *user) {
   cujit_dim3 grid, block;
   cujit_status st;
   (void)cif;
+  if (CJ_LIKELY(bound_direct(b, ffi_args, &st))) {
+    *(ffi_arg *)ret = (ffi_arg)(int)st;
+    return;
+  }
   if (CJ_UNLIKELY(n > CJ_CALL_STACK_ARGS)) args = cj_malloc(n * sizeof *args);
   if (!args) {
     st = cj_fail_oom("calling a bound kernel");
@@ -255,6 +292,7 @@ cujit_status cujit_function_bind(cujit_function *fn, const cujit_launch_options 
   b->fn = fn;
   b->opts = opts;
   b->sig = s;
+  b->direct = params_direct(b);
   pthread_mutex_lock(&bind_lock);
   st = make_closure(b);
   if (st == CUJIT_OK) {

@@ -314,6 +314,31 @@ static cujit_status launch_direct(const cujit_function *fn, const cj_fslot *slot
   return r == CUDA_SUCCESS ? CUJIT_OK : launch_failed(fn, r, "cuLaunchKernel");
 }
 
+/* The device-side checks and the launch itself, for callers that already hold the
+ * kernel's parameters as a kernelParams array laid out as the driver reported. */
+static cujit_status launch_checked(const cujit_function *fn, cj_fslot *slot, cujit_dim3 grid,
+                                   cujit_dim3 block, const cujit_launch_options *o) {
+  cujit_status st = cj_config_check(fn->name, slot->lim, slot->max_threads, slot->static_smem,
+                                    grid, block, o->shared_bytes);
+  if (CJ_UNLIKELY(st != CUJIT_OK)) return st;
+  if (CJ_UNLIKELY(o->shared_bytes >
+                  (unsigned)__atomic_load_n(&slot->dyn_smem_max, __ATOMIC_ACQUIRE)) &&
+      (st = cj_function_allow_smem(fn, slot, o->shared_bytes)) != CUJIT_OK)
+    return st;
+  return CUJIT_OK;
+}
+
+cujit_status cj_launch_params(const cujit_function *fn, cujit_dim3 grid, cujit_dim3 block,
+                              void **params, const cujit_launch_options *opts) {
+  static const cujit_launch_options defaults;
+  const cujit_launch_options *o = opts ? opts : &defaults;
+  cj_fslot *slot;
+  cujit_status st;
+  if (CJ_UNLIKELY((st = cj_function_slot(fn, &slot, 0)) != CUJIT_OK)) return st;
+  if (CJ_UNLIKELY((st = launch_checked(fn, slot, grid, block, o)) != CUJIT_OK)) return st;
+  return launch_direct(fn, slot, grid, block, params, o);
+}
+
 cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, cujit_dim3 block,
                           const cujit_arg *args, size_t nargs, const cujit_launch_options *opts) {
   static const cujit_launch_options defaults;
@@ -326,13 +351,7 @@ cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, cujit_dim3 
   if (CJ_UNLIKELY((st = cj_function_slot(fn, &slot, 0)) != CUJIT_OK)) return st;
   st = cj_args_check(fn->name, fn->nparams, fn->param_sizes, args, nargs);
   if (CJ_UNLIKELY(st != CUJIT_OK)) return st;
-  st = cj_config_check(fn->name, slot->lim, slot->max_threads, slot->static_smem, grid, block,
-                       o->shared_bytes);
-  if (CJ_UNLIKELY(st != CUJIT_OK)) return st;
-  if (CJ_UNLIKELY(o->shared_bytes >
-                  (unsigned)__atomic_load_n(&slot->dyn_smem_max, __ATOMIC_ACQUIRE)) &&
-      (st = cj_function_allow_smem(fn, slot, o->shared_bytes)) != CUJIT_OK)
-    return st;
+  if (CJ_UNLIKELY((st = launch_checked(fn, slot, grid, block, o)) != CUJIT_OK)) return st;
   if (o->elapsed_ms) return launch_staged(fn, slot, grid, block, args, nargs, o);
   if (CJ_UNLIKELY(nargs > STACK_ARGS) && !(params = cj_malloc(nargs * sizeof *params)))
     return cj_fail_oom("launching a kernel");

@@ -48,6 +48,10 @@ cujit_status cj_function_allow_smem(const cujit_function *fn, cj_fslot *slot, un
 
 /* Argument count and each argument's kind and size against the kernel's parameters.
  * CUJIT_ERROR_INVALID_ARGS naming the parameter, the expected and the given size. */
+/* Launches with `params` already a kernelParams array matching the kernel's layout (the
+ * caller guarantees count and sizes; no In/Out): device limits are checked, then launch. */
+cujit_status cj_launch_params(const cujit_function *fn, cujit_dim3 grid, cujit_dim3 block,
+                              void **params, const cujit_launch_options *opts);
 cujit_status cj_args_check(const char *kernel, size_t nparams, const size_t *sizes,
                            const cujit_arg *args, size_t nargs);
 /* Grid, block and shared memory against the device's and the kernel's limits.
