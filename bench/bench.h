@@ -51,7 +51,7 @@ typedef struct bench_row {
   char unit[8];     /* of cujit and baseline: ms, us, ns, MiB, KiB, count */
   double cujit;     /* NAN when not measured */
   double baseline;  /* NAN when there is none */
-  double limit;     /* the largest cujit/baseline ratio the goal allows; NAN if none */
+  double allowed;   /* the largest cujit figure the goal allows; NAN if none */
   char goal[96];    /* the goal in words */
   bench_result result;
 } bench_row;
@@ -64,10 +64,10 @@ void bench_ratio(const char *group, const char *metric, double param, const char
 /* A figure with no goal (context creation, sizes without a goal, ...). */
 void bench_info(const char *group, const char *metric, double param, const char *unit,
                 double cujit, double baseline, const char *note);
-/* A goal checked by the caller (absolute limits, counts); `limit` is the ratio it amounts
- * to where there is one (for the plot), else NAN. */
+/* A goal checked by the caller (absolute limits, counts); `allowed` is the largest cujit
+ * figure it allows where there is one (for the plot), else NAN. */
 void bench_check(const char *group, const char *metric, double param, const char *unit,
-                 double cujit, double baseline, double limit, int ok, const char *goal);
+                 double cujit, double baseline, double allowed, int ok, const char *goal);
 /* A metric that could not run, and why. */
 void bench_skip(const char *group, const char *metric, const char *why);
 /* Writes every row so far as CSV, the header's lines first as '#' comments. 0 on success. */

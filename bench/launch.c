@@ -26,7 +26,7 @@ typedef cujit_status (*bound16_fn)(cujit_dim3, cujit_dim3, CUdeviceptr, CUdevice
                                    long long, int, float, double);
 
 enum { RAW, RAW_KERNEL, LAUNCH, CALL, BOUND, N_VARIANTS };
-static const char *const variant_names[] = {"raw cuLaunchKernel", "raw, CUkernel handle",
+static const char *const variant_names[] = {"raw cuLaunchKernel", "raw with a CUkernel handle",
                                             "cujit_launch", "cujit_call",
                                             "bound function pointer"};
 
@@ -179,17 +179,17 @@ static void report(launch_times *lt, int reps) {
     int nargs = a ? 16 : 3;
     double raw = lt->ok[a][RAW] ? bench_median(lt->t[a][RAW], (size_t)reps) : NAN;
     double launch = lt->ok[a][LAUNCH] ? bench_median(lt->t[a][LAUNCH], (size_t)reps) : NAN;
-    snprintf(metric, sizeof metric, "launch, %d args: %s", nargs, variant_names[RAW_KERNEL]);
+    snprintf(metric, sizeof metric, "launch %d args: %s", nargs, variant_names[RAW_KERNEL]);
     if (lt->ok[a][RAW_KERNEL] && lt->ok[a][RAW])
       bench_info("launch", metric, nargs, "us", bench_median(lt->t[a][RAW_KERNEL], (size_t)reps),
                  raw, "baseline: raw with a CUfunction");
-    snprintf(metric, sizeof metric, "launch, %d args: cujit_launch", nargs);
+    snprintf(metric, sizeof metric, "launch %d args: cujit_launch", nargs);
     if (!lt->ok[a][LAUNCH] || !lt->ok[a][RAW])
       bench_skip("launch", metric, "cujit_launch or the raw launch failed (see the log)");
     else
       bench_ratio("launch", metric, nargs, "us", launch, raw, 1.05, "<= 1.05x raw cuLaunchKernel");
     for (v = CALL; v <= BOUND; v++) {
-      snprintf(metric, sizeof metric, "launch, %d args: %s", nargs, variant_names[v]);
+      snprintf(metric, sizeof metric, "launch %d args: %s", nargs, variant_names[v]);
       if (!lt->ok[a][v] || isnan(launch)) {
         bench_skip("launch", metric, "not available in this build (see the log)");
         continue;

@@ -51,7 +51,7 @@ static void fill(bench_row *r, const char *group, const char *metric, double par
   r->param = param;
   r->cujit = cujit;
   r->baseline = baseline;
-  r->limit = NAN;
+  r->allowed = NAN;
 }
 
 void bench_ratio(const char *group, const char *metric, double param, const char *unit,
@@ -59,7 +59,7 @@ void bench_ratio(const char *group, const char *metric, double param, const char
   bench_row r;
   double ratio;
   fill(&r, group, metric, param, unit, cujit, baseline, goal);
-  r.limit = limit;
+  r.allowed = limit * baseline;
   ratio = ratio_of(&r);
   r.result = !isnan(ratio) && ratio <= limit ? BENCH_PASS : BENCH_FAIL;
   bench_add(&r);
@@ -74,10 +74,10 @@ void bench_info(const char *group, const char *metric, double param, const char 
 }
 
 void bench_check(const char *group, const char *metric, double param, const char *unit,
-                 double cujit, double baseline, double limit, int ok, const char *goal) {
+                 double cujit, double baseline, double allowed, int ok, const char *goal) {
   bench_row r;
   fill(&r, group, metric, param, unit, cujit, baseline, goal);
-  r.limit = limit;
+  r.allowed = allowed;
   r.result = ok ? BENCH_PASS : BENCH_FAIL;
   bench_add(&r);
 }
@@ -109,7 +109,7 @@ int bench_write_csv(const char *path, const char *header) {
     fprintf(f, "# %.*s\n", (int)len, p);
     p += len + (eol ? 1 : 0);
   }
-  fprintf(f, "group,metric,param,unit,cujit,baseline,ratio,limit,goal,result\n");
+  fprintf(f, "group,metric,param,unit,cujit,baseline,ratio,allowed,goal,result\n");
   for (i = 0; i < n_rows; i++) {
     const bench_row *r = &rows[i];
     fprintf(f, "%s,", r->group);
@@ -121,7 +121,7 @@ int bench_write_csv(const char *path, const char *header) {
     fputc(',', f);
     csv_number(f, ratio_of(r));
     fputc(',', f);
-    csv_number(f, r->limit);
+    csv_number(f, r->allowed);
     fputc(',', f);
     csv_text(f, r->goal);
     fprintf(f, ",%s\n", result_name(r->result));
