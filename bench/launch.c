@@ -158,7 +158,7 @@ typedef struct launch_times {
 
 static void measure(const launch_ctx *c, launch_times *lt) {
   long n = bench_reps(100000, 10000);
-  int reps = bench_reps(7, 2), r, a, k, v;
+  int reps = bench_reps(11, 2), r, a, k, v;
   for (a = 0; a < 2; a++)
     for (v = 0; v < N_VARIANTS; v++)
       lt->ok[a][v] = (v != BOUND || c->b3) && !isnan(time_loop(c, a ? 16 : 3, v, n / 10));
@@ -216,7 +216,7 @@ void bench_launch(void) {
   } else {
     if (bind(&c) != 0) fprintf(stderr, "cujit-bench: bind: %s\n", cujit_last_error());
     measure(&c, &lt);
-    report(&lt, bench_reps(7, 2));
+    report(&lt, bench_reps(11, 2));
   }
   cujit_module_destroy(m);
   for (i = 0; i < 8; i++)
