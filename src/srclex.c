@@ -240,7 +240,8 @@ static void define_macro(cj_lex *lx, cursor *c) {
   }
   m = find_macro(lx, name.p, name.len);
   if (m && !m->undef) {
-    if (!same_body(lx, m, lx->body + start, lx->nbody - start) || m->func != func) {
+    const cj_tok *body = lx->body ? lx->body + start : NULL; /* no tokens yet: NULL */
+    if (!same_body(lx, m, body, lx->nbody - start) || m->func != func) {
       m->ambig = 1;
       if (!m->line2) m->line2 = name.line;
     }
