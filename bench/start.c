@@ -166,7 +166,7 @@ static void report(const start_runs *o, int reps) {
              bench_median(m.cj_part[2], n), bench_median(m.bare_part[2], n), "breakdown");
   bench_info("start", "driver start + context (excluded above)", 0, "ms",
              bench_median(m.cj_ctx, n), bench_median(m.bare_ctx, n), "cuInit + primary context");
-  bench_info("start", "whole fresh process, spawn to exit", 0, "ms", bench_median(m.cj_wall, n),
+  bench_info("start", "whole fresh process: spawn to exit", 0, "ms", bench_median(m.cj_wall, n),
              bench_median(m.bare_wall, n), "same program both sides");
 }
 
