@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cache.h"
@@ -47,7 +48,7 @@ static void parse(const char *text, cj_disk_counters *c) {
 static int format(char *buf, size_t size, cj_disk_counters *c) {
   size_t i, len = 0;
   for (i = 0; i < CJ_COUNT(names) && len < size; i++)
-    len += (size_t)snprintf(buf + len, size - len, "%s %" PRIu64 "\n", names[i], *field(c, i));
+    len += (size_t)snprintf(buf + len, size - len, "%s %20" PRIu64 "\n", names[i], *field(c, i));
   return len < size ? (int)len : -1;
 }
 
@@ -75,10 +76,15 @@ static void read_locked(int fd, cj_disk_counters *c) {
   parse(buf, c);
 }
 
+/* Numbers are written at a fixed width, so the file keeps its length and an update is one
+ * pwrite: truncating first costs a journal commit on common file systems, which would
+ * dominate a disk hit. */
 static void write_locked(int fd, cj_disk_counters *c) {
   char buf[1024];
+  struct stat st;
   int n = format(buf, sizeof buf, c);
-  if (n < 0 || ftruncate(fd, 0) != 0 || pwrite(fd, buf, (size_t)n, 0) != n)
+  if (n < 0 || pwrite(fd, buf, (size_t)n, 0) != n ||
+      (fstat(fd, &st) == 0 && st.st_size != n && ftruncate(fd, n) != 0))
     cj_debug("cannot update the cache's stats file: %s", strerror(errno));
 }
 

@@ -81,7 +81,7 @@ int cj_lock_acquire(const char *path, double timeout_s, int (*ready)(void *), vo
       return CJ_LOCK_NONE;
     }
     nap(delay);
-    if (delay < 0.05) delay *= 2;
+    if (delay < 0.004) delay *= 2; /* 1, 2, 4 ms: a waiter sees the entry within 4 ms */
   }
 }
 
