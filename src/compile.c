@@ -13,11 +13,23 @@
 
 #include "cache.h"
 
+/* Gives a new image (not yet shared) its own copy of the source, which every module made
+ * from it borrows: a memory hit then copies nothing. */
+static cujit_status attach_source(const cj_request *r, cj_image **im) {
+  if ((*im)->source) return CUJIT_OK;
+  (*im)->source = cj_memdup(r->source, r->source_len);
+  if ((*im)->source) return CUJIT_OK;
+  cj_image_unref(*im);
+  *im = NULL;
+  return cj_fail_oom("keeping the source of a module");
+}
+
 static cujit_status compile_now(cj_request *r, cj_image **out) {
   cujit_status st = cj_request_prepare(r);
   if (st != CUJIT_OK) return st;
   cj_count(CJ_COMPILES, 1);
-  return cj_nvrtc_compile(r, out);
+  st = cj_nvrtc_compile(r, out);
+  return st == CUJIT_OK ? attach_source(r, out) : st;
 }
 
 static cj_image *memory_hit(const cj_key *key) {
@@ -132,6 +144,7 @@ static cujit_status lookup(cj_request *r, const cj_key *rkey, cj_image **out) {
     cj_count(CJ_MISSES, 1);
     st = compile_now(r, out);
   }
+  if (st == CUJIT_OK) st = attach_source(r, out);
   if (st != CUJIT_OK) {
     cj_deps_destroy(deps);
     return st;

@@ -48,6 +48,7 @@ typedef struct cj_image {
   char **name_exprs;      /* name expressions and their lowered names, same order */
   char **lowered;
   struct cj_deps *deps;   /* user headers it was compiled from (NULL: none known); owned */
+  char *source;           /* the source it was compiled from (modules borrow it); owned */
 } cj_image;
 
 /* options.c: validates opts and fills r (arch resolved), borrowing the caller's strings.

@@ -20,6 +20,7 @@ void cj_image_unref(cj_image *im) {
   cj_free(im->ptx);
   cj_free(im->cubin);
   cj_free(im->log);
+  cj_free(im->source);
   cj_strv_free(im->name_exprs, im->n_names);
   cj_strv_free(im->lowered, im->n_names);
   cj_deps_destroy(im->deps);

@@ -8,12 +8,13 @@
 
 static cujit_status module_new(cj_image *im, const cj_request *r, cujit_module **out) {
   cujit_module *m = cj_calloc(1, sizeof *m);
-  if (!m || !(m->name = cj_strdup(r->name)) || !(m->source = cj_memdup(r->source, r->source_len))) {
+  if (!m || !(m->name = cj_strdup(r->name))) {
     if (m) cj_free(m->name);
     cj_free(m);
     return cj_fail_oom("creating the module");
   }
   m->image = im;
+  m->source = im->source;
   pthread_mutex_init(&m->lock, NULL);
   *out = m;
   return CUJIT_OK;
@@ -111,7 +112,6 @@ void cujit_module_destroy(cujit_module *m) {
   cj_image_unref(m->image);
   pthread_mutex_destroy(&m->lock);
   cj_free(m->name);
-  cj_free(m->source);
   cj_free(m);
 }
 

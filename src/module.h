@@ -9,7 +9,7 @@
 struct cujit_module {
   cj_image *image; /* shared with the memory cache */
   char *name;
-  char *source; /* a copy of the source text (signatures are parsed from it) */
+  const char *source; /* the source text, borrowed from the image (signatures are parsed from it) */
   pthread_mutex_t lock; /* guards the device state below */
   /* Device state (loading, functions, globals) is added by the launch layer. */
   void *device_state;
