@@ -11,12 +11,20 @@
  * The scan errs towards following too much: conditionals are ignored (both branches are
  * followed) and lines inside comments that look like directives count. A candidate that
  * does not exist is recorded too, so that creating it later is noticed. A header found
- * nowhere is a toolkit or system header, covered by NVRTC's version. */
-#define _GNU_SOURCE /* memmem */
+ * nowhere is a toolkit or system header, covered by NVRTC's version; so is a header found
+ * in the CUDA toolkit's own include directory when the caller puts it on the include path
+ * (its files come with NVRTC's version and are neither hashed nor followed). */
+#define _GNU_SOURCE /* memmem, dladdr */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <nvrtc.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cache.h"
@@ -51,6 +59,7 @@ typedef struct scanner {
   cj_deps *deps;
   const char **dirs;    /* include path */
   size_t n_dirs;
+  unsigned char *toolkit; /* per include directory: 1 when it is the CUDA toolkit's */
   const char **pre;     /* pre-included headers */
   size_t n_pre;
   int source_include;   /* 0 with -no-source-include */
@@ -65,6 +74,39 @@ typedef struct scanner {
   size_t bypass_size;
   int oom;
 } scanner;
+
+/* ---- the CUDA toolkit's include directory ---- */
+
+static pthread_once_t toolkit_once = PTHREAD_ONCE_INIT;
+static char toolkit_dirs[2][PATH_MAX]; /* canonical; "" when unknown */
+
+/* The toolkit cujit was built against, and the one NVRTC was loaded from (lib/../include). */
+static void toolkit_init(void) {
+  Dl_info info;
+  char guess[PATH_MAX];
+#ifdef CUJIT_CUDA_INCLUDE_DIR
+  if (!realpath(CUJIT_CUDA_INCLUDE_DIR, toolkit_dirs[0])) toolkit_dirs[0][0] = '\0';
+#endif
+  if (dladdr((void *)nvrtcVersion, &info) && info.dli_fname) {
+    char *slash;
+    snprintf(guess, sizeof guess, "%s", info.dli_fname);
+    slash = strrchr(guess, '/');
+    if (slash && (size_t)(slash - guess) + sizeof "/../include" < sizeof guess) {
+      strcpy(slash, "/../include");
+      if (!realpath(guess, toolkit_dirs[1])) toolkit_dirs[1][0] = '\0';
+    }
+  }
+}
+
+static int is_toolkit_dir(const char *dir) {
+  char real[PATH_MAX];
+  size_t i;
+  pthread_once(&toolkit_once, toolkit_init);
+  if (!realpath(dir, real)) return 0;
+  for (i = 0; i < CJ_COUNT(toolkit_dirs); i++)
+    if (toolkit_dirs[i][0] && strcmp(real, toolkit_dirs[i]) == 0) return 1;
+  return 0;
+}
 
 /* ---- small helpers ---- */
 
@@ -235,9 +277,16 @@ static void resolve(scanner *sc, const char *name, size_t len, const char *dir, 
   }
   for (i = 0; i < sc->n_dirs; i++) {
     char *path = join(sc->dirs[i], name, len);
+    struct stat st;
     if (!path) {
       sc->oom = 1;
       return;
+    }
+    if (sc->toolkit[i]) { /* a toolkit header: found, covered by NVRTC's version */
+      rc = stat(path, &st) == 0;
+      cj_free(path);
+      if (rc && !all) return;
+      continue;
     }
     rc = try_candidate(sc, path);
     if (rc < 0 || (rc == 1 && !all)) return;
@@ -461,6 +510,9 @@ static int read_options(scanner *sc) {
     else if ((v = option_value(r, &i, "-I", "--include-path")) != NULL)
       sc->dirs[sc->n_dirs++] = v;
   }
+  sc->toolkit = cj_calloc(sc->n_dirs + 1, 1);
+  if (!sc->toolkit) return -1;
+  for (i = 0; i < sc->n_dirs; i++) sc->toolkit[i] = (unsigned char)is_toolkit_dir(sc->dirs[i]);
   return 0;
 }
 
@@ -535,6 +587,7 @@ static void scanner_free(scanner *sc) {
     cj_free(sc->macros[i].name);
     cj_free(sc->macros[i].value);
   }
+  cj_free(sc->toolkit);
   cj_free(sc->queue);
   cj_free(sc->computed);
   cj_free(sc->macros);

@@ -175,6 +175,26 @@ static void options_that_change_the_search(void **state) {
   cj_deps_destroy(res.deps);
 }
 
+/* The CUDA toolkit's include directory on the include path: its headers are covered by
+ * NVRTC's version, so they are neither recorded nor followed; a user header shadowing one
+ * in an earlier directory still is. */
+static void toolkit_headers_are_not_tracked(void **state) {
+  char idir[4400];
+  const char *nv[] = {idir, NULL};
+  scan_result res;
+  (void)state;
+  snprintf(idir, sizeof idir, "-I%s", CUJIT_CUDA_INCLUDE_DIR);
+  scan(&res, "#include <cuda_fp16.h>\n#include \"mine.h\"\n", "k.cu", nv, NULL);
+  assert_int_equal(cj_deps_count_present(res.deps), 0);
+  assert_true(probed(&res, "inc/cuda_fp16.h")); /* a header put there later is noticed */
+  cj_deps_destroy(res.deps);
+  write_in("inc", "mine.h", "#include <cuda_fp16.h>\n");
+  scan(&res, "#include \"mine.h\"\n", "k.cu", nv, NULL);
+  assert_int_equal(cj_deps_count_present(res.deps), 1);
+  assert_true(found(&res, "inc/mine.h"));
+  cj_deps_destroy(res.deps);
+}
+
 static void what_cannot_be_keyed(void **state) {
   const char *pch[] = {"-pch", NULL}, *use[] = {"--use-pch=x.pch", NULL};
   scan_result res;
@@ -232,6 +252,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(not_directives, setup, teardown),
       cmocka_unit_test_setup_teardown(search_order, setup, teardown),
       cmocka_unit_test_setup_teardown(options_that_change_the_search, setup, teardown),
+      cmocka_unit_test_setup_teardown(toolkit_headers_are_not_tracked, setup, teardown),
       cmocka_unit_test_setup_teardown(what_cannot_be_keyed, setup, teardown),
       cmocka_unit_test_setup_teardown(odd_files, setup, teardown),
   };
