@@ -160,6 +160,7 @@ static int env_device(void) {
 #define CJ_MAX_DEVICES 64
 static pthread_mutex_t primary_lock = PTHREAD_MUTEX_INITIALIZER;
 static CUcontext primary[CJ_MAX_DEVICES];
+static int device_cc[CJ_MAX_DEVICES]; /* major*10+minor once asked for; 0: not yet */
 
 static cujit_status primary_ctx(int ordinal, CUcontext *ctx, CUdevice *dev) {
   CUresult r;
@@ -213,12 +214,15 @@ cujit_status cj_device_cc_for_compile(int *cc) {
       return CUJIT_ERROR_NO_DEVICE;
     if (cj_cu.cuDeviceGet(&dev, ordinal) != CUDA_SUCCESS) return CUJIT_ERROR_NO_DEVICE;
   }
+  if (dev >= 0 && dev < CJ_MAX_DEVICES && (*cc = __atomic_load_n(&device_cc[dev], __ATOMIC_RELAXED)))
+    return CUJIT_OK; /* a device's compute capability never changes */
   if (cj_cu.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) !=
           CUDA_SUCCESS ||
       cj_cu.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) !=
           CUDA_SUCCESS)
     return CUJIT_ERROR_DRIVER;
   *cc = major * 10 + minor;
+  if (dev >= 0 && dev < CJ_MAX_DEVICES) __atomic_store_n(&device_cc[dev], *cc, __ATOMIC_RELAXED);
   return CUJIT_OK;
 }
 
