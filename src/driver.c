@@ -160,7 +160,8 @@ static int env_device(void) {
 #define CJ_MAX_DEVICES 64
 static pthread_mutex_t primary_lock = PTHREAD_MUTEX_INITIALIZER;
 static CUcontext primary[CJ_MAX_DEVICES];
-static int device_cc[CJ_MAX_DEVICES]; /* major*10+minor once asked for; 0: not yet */
+static int device_cc[CJ_MAX_DEVICES];  /* by CUdevice: major*10+minor once asked; 0: not yet */
+static int ordinal_cc[CJ_MAX_DEVICES]; /* the same by ordinal, for threads with no context */
 
 static cujit_status primary_ctx(int ordinal, CUcontext *ctx, CUdevice *dev) {
   CUresult r;
@@ -203,26 +204,33 @@ cujit_status cj_ctx_ensure(CUcontext *ctx, CUdevice *dev) {
 cujit_status cj_device_cc_for_compile(int *cc) {
   CUcontext ctx = NULL;
   CUdevice dev;
-  int major = 0, minor = 0, count = 0, ordinal;
+  int major = 0, minor = 0, count = 0, ordinal = -1;
   pthread_once(&load_once, load_once_fn);
   if (load_status != CUJIT_OK) return load_status;
   if (cj_cu.cuCtxGetCurrent(&ctx) == CUDA_SUCCESS && ctx &&
       cj_cu.cuCtxGetDevice(&dev) == CUDA_SUCCESS) {
   } else {
     ordinal = env_device();
+    if (ordinal >= 0 && ordinal < CJ_MAX_DEVICES &&
+        (*cc = __atomic_load_n(&ordinal_cc[ordinal], __ATOMIC_RELAXED)))
+      return CUJIT_OK;
     if (cj_cu.cuDeviceGetCount(&count) != CUDA_SUCCESS || ordinal < 0 || ordinal >= count)
       return CUJIT_ERROR_NO_DEVICE;
     if (cj_cu.cuDeviceGet(&dev, ordinal) != CUDA_SUCCESS) return CUJIT_ERROR_NO_DEVICE;
   }
-  if (dev >= 0 && dev < CJ_MAX_DEVICES && (*cc = __atomic_load_n(&device_cc[dev], __ATOMIC_RELAXED)))
-    return CUJIT_OK; /* a device's compute capability never changes */
-  if (cj_cu.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) !=
-          CUDA_SUCCESS ||
-      cj_cu.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) !=
-          CUDA_SUCCESS)
-    return CUJIT_ERROR_DRIVER;
-  *cc = major * 10 + minor;
-  if (dev >= 0 && dev < CJ_MAX_DEVICES) __atomic_store_n(&device_cc[dev], *cc, __ATOMIC_RELAXED);
+  /* a device's compute capability never changes: ask once */
+  if (!(dev >= 0 && dev < CJ_MAX_DEVICES &&
+        (*cc = __atomic_load_n(&device_cc[dev], __ATOMIC_RELAXED)))) {
+    if (cj_cu.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) !=
+            CUDA_SUCCESS ||
+        cj_cu.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) !=
+            CUDA_SUCCESS)
+      return CUJIT_ERROR_DRIVER;
+    *cc = major * 10 + minor;
+    if (dev >= 0 && dev < CJ_MAX_DEVICES) __atomic_store_n(&device_cc[dev], *cc, __ATOMIC_RELAXED);
+  }
+  if (!ctx && ordinal >= 0 && ordinal < CJ_MAX_DEVICES)
+    __atomic_store_n(&ordinal_cc[ordinal], *cc, __ATOMIC_RELAXED);
   return CUJIT_OK;
 }
 
