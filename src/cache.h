@@ -24,10 +24,14 @@ typedef struct cj_key {
 
 struct cj_deps;
 
-/* The request key: everything that changes the output except the contents of headers
- * found on disk (the source, the program name, the resolved target, include directories,
- * defines, NVRTC options, in-memory headers, name expressions, NVRTC's version and the
- * cache format). Keys the memory cache. */
+/* The options key: everything that changes the output except the source and the
+ * contents of headers found on disk (the program name, the resolved target, include
+ * directories, defines, NVRTC options, in-memory headers, name expressions, NVRTC's
+ * version and the cache format). */
+cujit_status cj_key_options(const cj_request *r, cj_key *out);
+/* The request key: the options key and the source. Keys the memory cache. */
+void cj_key_source(const cj_key *options_key, const char *source, size_t len, cj_key *out);
+/* Both steps at once. */
 cujit_status cj_key_request(const cj_request *r, cj_key *out);
 /* The disk key: the request key plus the path, size and hash of every header found on
  * disk. Names the entry. */
@@ -207,13 +211,27 @@ void cj_prune_auto(const char *root, uint64_t max_size);
 
 /* ---- memcache.c: the in-process cache ---- */
 
-/* A new reference to the image cached under key, or NULL. No allocation. */
-cj_image *cj_memcache_get(const cj_key *key);
-/* Caches the image under key (taking a reference), replacing an older one; evicts least
- * recently used images beyond the limits (CUJIT_MEMORY_CACHE_MAX_SIZE, default 256 MiB,
- * 0 turns the memory cache off; at most 1024 images). Silently does nothing when out of
- * memory. */
-void cj_memcache_put(const cj_key *key, cj_image *im);
+/* Where a request's source text lies and which options key it came with: the memory
+ * cache remembers, for recently seen addresses, which request key the text there had,
+ * so that the same text at the same address is found again without hashing it. */
+typedef struct cj_memhint {
+  cj_key options;
+  const char *source;
+  size_t len;
+} cj_memhint;
+
+/* A new reference to the image cached for this exact text (compared byte for byte with
+ * the image's copy) at this address with these options, or NULL. No hashing of the text,
+ * no allocation. */
+cj_image *cj_memcache_get_source(const cj_memhint *h);
+/* A new reference to the image cached under key, or NULL; remembers h (may be NULL) for
+ * cj_memcache_get_source(). No allocation. */
+cj_image *cj_memcache_get(const cj_key *key, const cj_memhint *h);
+/* Caches the image under key (taking a reference), replacing an older one, and remembers
+ * h (may be NULL); evicts least recently used images beyond the limits
+ * (CUJIT_MEMORY_CACHE_MAX_SIZE, default 256 MiB, 0 turns the memory cache off; at most
+ * 1024 images). Silently does nothing when out of memory. */
+void cj_memcache_put(const cj_key *key, cj_image *im, const cj_memhint *h);
 void cj_memcache_clear(void);
 size_t cj_memcache_count(void);
 

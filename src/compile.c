@@ -1,8 +1,9 @@
 /* compile.c - request to image: memory cache, disk cache, then NVRTC.
  *
- *   1. The request key (source and options, no file reads) finds the memory cache's image,
- *      whose headers are revalidated by stat: a hit costs one hash, one lock and no
- *      allocation.
+ *   1. The memory cache: the options key (no file reads) and the source's address find
+ *      an image holding the same text, compared byte for byte; failing that, the request
+ *      key (options and source, hashed) finds it. Its headers are revalidated by stat. A
+ *      hit takes one lock and allocates nothing.
  *   2. Otherwise the source's headers are scanned and hashed into the disk key, and the
  *      entry is read. Neither step creates an NVRTC program.
  *   3. On a miss, the key's lock makes one process compile while the others wait for the
@@ -18,6 +19,7 @@
 static cujit_status attach_source(const cj_request *r, cj_image **im) {
   if ((*im)->source) return CUJIT_OK;
   (*im)->source = cj_memdup(r->source, r->source_len);
+  (*im)->source_len = r->source_len;
   if ((*im)->source) return CUJIT_OK;
   cj_image_unref(*im);
   *im = NULL;
@@ -32,8 +34,8 @@ static cujit_status compile_now(cj_request *r, cj_image **out) {
   return st == CUJIT_OK ? attach_source(r, out) : st;
 }
 
-static cj_image *memory_hit(const cj_key *key) {
-  cj_image *im = cj_memcache_get(key);
+/* An image from the memory cache whose headers are unchanged, else NULL. */
+static cj_image *fresh(cj_image *im) {
   if (!im || cj_deps_fresh(im->deps)) return im;
   cj_image_unref(im); /* a header changed: look again */
   return NULL;
@@ -126,7 +128,8 @@ static cujit_status from_disk(cj_request *r, const char *root, const cj_key *key
   return compile_and_store(r, root, &p, key, deps, &lock, out);
 }
 
-static cujit_status lookup(cj_request *r, const cj_key *rkey, cj_image **out) {
+static cujit_status lookup(cj_request *r, const cj_key *rkey, const cj_memhint *hint,
+                           cj_image **out) {
   char root[PATH_MAX], bypass[512];
   cj_deps *deps = NULL;
   cj_key dkey;
@@ -150,20 +153,25 @@ static cujit_status lookup(cj_request *r, const cj_key *rkey, cj_image **out) {
     return st;
   }
   (*out)->deps = deps; /* the image is not shared yet */
-  cj_memcache_put(rkey, *out);
+  cj_memcache_put(rkey, *out, hint);
   return CUJIT_OK;
 }
 
 cujit_status cj_compile(cj_request *r, cj_image **out) {
+  cj_memhint hint;
   cj_key rkey;
   cujit_status st;
   *out = NULL;
   if (r->flags & CUJIT_OPT_NO_CACHE) return compile_now(r, out);
-  if ((st = cj_key_request(r, &rkey)) != CUJIT_OK) return st;
-  if ((*out = memory_hit(&rkey)) != NULL) {
-    cj_count(CJ_HITS, 1);
-    cj_count(CJ_MEMORY_HITS, 1);
-    return CUJIT_OK;
+  if ((st = cj_key_options(r, &hint.options)) != CUJIT_OK) return st;
+  hint.source = r->source;
+  hint.len = r->source_len;
+  if ((*out = fresh(cj_memcache_get_source(&hint))) == NULL) {
+    cj_key_source(&hint.options, r->source, r->source_len, &rkey);
+    if ((*out = fresh(cj_memcache_get(&rkey, &hint))) == NULL)
+      return lookup(r, &rkey, &hint, out);
   }
-  return lookup(r, &rkey, out);
+  cj_count(CJ_HITS, 1);
+  cj_count(CJ_MEMORY_HITS, 1);
+  return CUJIT_OK;
 }

@@ -49,6 +49,7 @@ typedef struct cj_image {
   char **lowered;
   struct cj_deps *deps;   /* user headers it was compiled from (NULL: none known); owned */
   char *source;           /* the source it was compiled from (modules borrow it); owned */
+  size_t source_len;      /* without the NUL */
 } cj_image;
 
 /* options.c: validates opts and fills r (arch resolved), borrowing the caller's strings.

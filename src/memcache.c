@@ -1,7 +1,13 @@
 /* memcache.c - the in-process cache: images by request key, in a hash table with a
  * least-recently-used list, under one mutex. A hit takes the lock once, moves the node to
  * the front and takes a reference: no allocation, no system call. Bounded by count and
- * bytes (CUJIT_MEMORY_CACHE_MAX_SIZE, default 256 MiB; 0 turns it off). */
+ * bytes (CUJIT_MEMORY_CACHE_MAX_SIZE, default 256 MiB; 0 turns it off).
+ *
+ * Programs usually pass the same source from the same place (a string constant, a file
+ * read once), so a small table of hints maps a source's address, length and options key
+ * to the request key it had last time. A lookup through a hint compares the text with
+ * the image's copy, which costs a fraction of hashing it: whatever the hint says, only
+ * identical text with identical options is a hit. */
 #include <pthread.h>
 #include <string.h>
 
@@ -21,7 +27,17 @@ typedef struct node {
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
+#define CJ_MEM_HINTS 256 /* a power of two */
+
+typedef struct hint {
+  const char *source; /* NULL: empty */
+  size_t len;
+  cj_key options;
+  cj_key request;
+} hint;
+
 static node *buckets[CJ_MEM_BUCKETS];
+static hint hints[CJ_MEM_HINTS];
 static node lru = {{{0}}, NULL, 0, NULL, &lru, &lru};
 static size_t count, bytes;
 static uint64_t max_bytes = CJ_MEM_DEFAULT_BYTES;
@@ -72,15 +88,56 @@ static void remove_node(node *n) {
   bytes -= n->bytes;
 }
 
-cj_image *cj_memcache_get(const cj_key *k) {
+static hint *hint_slot(const char *source, size_t len) {
+  uint64_t h = ((uint64_t)(uintptr_t)source ^ ((uint64_t)len << 32)) * 0x9E3779B97F4A7C15ull;
+  return &hints[h >> 56 & (CJ_MEM_HINTS - 1)];
+}
+
+/* Called with the lock held. */
+static void remember(const cj_key *k, const cj_memhint *h) {
+  hint *slot;
+  if (!h) return;
+  slot = hint_slot(h->source, h->len);
+  slot->source = h->source;
+  slot->len = h->len;
+  slot->options = h->options;
+  slot->request = *k;
+}
+
+/* Called with the lock held: the node is now the most recently used. */
+static cj_image *take(node *n) {
+  unlink_lru(n);
+  push_front(n);
+  return cj_image_ref(n->image);
+}
+
+cj_image *cj_memcache_get_source(const cj_memhint *h) {
+  cj_image *im = NULL;
+  hint *slot;
+  node *n;
+  pthread_mutex_lock(&lock);
+  slot = hint_slot(h->source, h->len);
+  if (slot->source == h->source && slot->len == h->len &&
+      memcmp(slot->options.b, h->options.b, sizeof h->options.b) == 0 &&
+      (n = find(&slot->request)) != NULL)
+    im = take(n);
+  pthread_mutex_unlock(&lock);
+  /* the text at that address may have changed since: compare it, outside the lock */
+  if (im && (im->source_len != h->len || memcmp(im->source, h->source, h->len) != 0)) {
+    cj_image_unref(im);
+    im = NULL;
+  }
+  return im;
+}
+
+cj_image *cj_memcache_get(const cj_key *k, const cj_memhint *h) {
   cj_image *im = NULL;
   node *n;
   pthread_mutex_lock(&lock);
   n = find(k);
   if (n) {
-    unlink_lru(n);
-    push_front(n);
-    im = cj_image_ref(n->image);
+    im = take(n);
+    remember(k, h);
   }
   pthread_mutex_unlock(&lock);
   return im;
@@ -95,7 +152,7 @@ static void free_nodes(node *list) {
   }
 }
 
-void cj_memcache_put(const cj_key *k, cj_image *im) {
+void cj_memcache_put(const cj_key *k, cj_image *im, const cj_memhint *h) {
   node *n, *old, *dead = NULL;
   pthread_once(&once, init);
   if (!max_bytes || cj_image_bytes(im) > max_bytes) return;
@@ -114,6 +171,7 @@ void cj_memcache_put(const cj_key *k, cj_image *im) {
   push_front(n);
   count++;
   bytes += n->bytes;
+  remember(k, h);
   while (count > CJ_MEM_MAX_ENTRIES || bytes > max_bytes) {
     old = lru.prev;
     remove_node(old);
@@ -132,6 +190,7 @@ void cj_memcache_clear(void) {
     n->chain = dead;
     dead = n;
   }
+  memset(hints, 0, sizeof hints);
   pthread_mutex_unlock(&lock);
   free_nodes(dead);
 }

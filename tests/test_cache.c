@@ -64,6 +64,41 @@ static void cubin_comes_back_from_disk(void **state) {
   cujit_module_destroy(b);
 }
 
+/* A memory hit needs the same text, not the same address: text edited in place at the
+ * address of a cached source misses, and a copy of a cached source elsewhere hits. */
+static void memory_hit_compares_text(void **state) {
+  cujit_options o = ptx_options(), o2 = ptx_options();
+  char *buf = strdup(kKernel), *copy = strdup(kKernel), *tail;
+  cujit_cache_stats s0, s;
+  cujit_module *a = NULL, *b = NULL;
+  (void)state;
+  assert_non_null(buf);
+  assert_non_null(copy);
+  assert_ok(cujit_module_from_source(&a, buf, "t.cu", &o));
+  assert_ok(cujit_cache_get_stats(&s0));
+  assert_int_equal(compile_count(buf, "t.cu", &o), 0);  /* same text, same address */
+  assert_int_equal(compile_count(copy, "t.cu", &o), 0); /* same text elsewhere */
+  assert_ok(cujit_cache_get_stats(&s));
+  assert_int_equal(s.memory_hits - s0.memory_hits, 2);
+  o2.arch = "compute_86"; /* same address and text, other options */
+  assert_int_equal(compile_count(buf, "t.cu", &o2), 1);
+  assert_int_equal(compile_count(buf, "u.cu", &o), 1);
+  assert_int_equal(compile_count(buf, "t.cu", &o), 0); /* the address now hints at t.cu */
+  /* the same length, one character changed: "*= f" becomes "+= f" */
+  tail = strstr(buf, "*= f");
+  assert_non_null(tail);
+  tail[0] = '+';
+  assert_int_equal(compile_count(buf, "t.cu", &o), 1);
+  assert_ok(cujit_module_from_source(&b, buf, "t.cu", &o));
+  assert_string_not_equal(cujit_module_ptx(a, NULL), cujit_module_ptx(b, NULL));
+  strcpy(buf, kKernel); /* back to the first text at the same address: a hit again */
+  assert_int_equal(compile_count(buf, "t.cu", &o), 0);
+  cujit_module_destroy(a);
+  cujit_module_destroy(b);
+  free(buf);
+  free(copy);
+}
+
 /* Every input that changes the output misses; going back hits. */
 static void each_change_misses(void **state) {
   const char *d1[] = {"W=1", NULL}, *d2[] = {"W=2", NULL}, *nv[] = {"-lineinfo", NULL};
@@ -625,6 +660,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       CACHE_TEST(hit_after_miss),
       CACHE_TEST(cubin_comes_back_from_disk),
+      CACHE_TEST(memory_hit_compares_text),
       CACHE_TEST(each_change_misses),
       CACHE_TEST(name_expressions_restored),
       CACHE_TEST(header_edit_file_relative),
