@@ -12,9 +12,13 @@
 #if defined(__GNUC__)
 #  define CJ_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #  define CJ_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#  define CJ_LIKELY(x) __builtin_expect(!!(x), 1)
+#  define CJ_HIDDEN __attribute__((visibility("hidden")))
 #else
 #  define CJ_PRINTF(f, a)
 #  define CJ_UNLIKELY(x) (x)
+#  define CJ_LIKELY(x) (x)
+#  define CJ_HIDDEN
 #endif
 
 #define CJ_COUNT(a) (sizeof(a) / sizeof((a)[0]))

@@ -11,12 +11,6 @@
 
 #include "function.h"
 
-#if defined(__GNUC__)
-#  define CJ_LIKELY(x) __builtin_expect(!!(x), 1)
-#else
-#  define CJ_LIKELY(x) (x)
-#endif
-
 /* What a type is. The scalar kinds come first, in the order of their names' table. */
 typedef enum cj_kind {
   CJ_K_I8, CJ_K_U8, CJ_K_I16, CJ_K_U16, CJ_K_I32, CJ_K_U32, CJ_K_I64, CJ_K_U64,
@@ -170,5 +164,7 @@ uint16_t cj_bf16_bits(double d);
 
 /* Frees every bound function pointer of fn. */
 void cj_bind_free_all(cujit_function *fn);
+/* 1 when fnptr is one of the library's own entry points rather than a libffi closure. */
+int cj_bind_uses_stub(const void *fnptr);
 
 #endif

@@ -878,6 +878,118 @@ static void bound_calls(void **state) {
   assert_null(h.fn.closures);
 }
 
+/* Scalars only: on x86-64 these bindings use the library's own entry points, which read
+ * each argument where the calling convention put it (registers, then the stack). 26
+ * parameters: integers beyond the registers' six and floating-point values beyond their
+ * eight land on the stack, interleaved. Calls through a libffi closure of the same
+ * signature must see the same arguments. */
+typedef cujit_status (*scalars_fn)(cujit_dim3, cujit_dim3, int8_t, uint8_t, int16_t, uint16_t,
+                                   int32_t, uint32_t, int64_t, uint64_t, CUdeviceptr, float,
+                                   double, float /* f16 */, float /* bf16 */, float, double,
+                                   float, double, float, double, int32_t, float, uint64_t,
+                                   double, CUdeviceptr, int16_t, float);
+#define SCALAR_TYPES "i8 u8 i16 u16 i32 u32 i64 u64 ptr f32 f64 f16 bf16 f32 f64 f32 f64 f32 " \
+                     "f64 i32 f32 u64 f64 ptr i16 f32"
+
+static void call_scalars(scalars_fn f, int k) {
+  assert_ok(f(cujit_dim3(5, 6, 7), cujit_dim3(64, 2), (int8_t)(-100 + k), 200, -30000, 60000,
+              -2000000000, 4000000000u, INT64_MIN + k, UINT64_MAX - (uint64_t)k,
+              (CUdeviceptr)0x7f0000001000ull, 1.25f, -2.5, 0.5f, 1.5f, 3.0f, 4.0, 5.0f, 6.0,
+              7.0f, 8.0, -9, 10.0f, 11, 12.0, (CUdeviceptr)0x13000, -14, 15.5f));
+}
+
+static void assert_scalars(int k) {
+  int8_t i8 = (int8_t)(-100 + k);
+  uint8_t u8 = 200;
+  int16_t i16 = -30000, i16b = -14;
+  uint16_t u16 = 60000, half = 0x3800, bf = 0x3FC0;
+  int32_t i32 = -2000000000, i32b = -9;
+  uint32_t u32 = 4000000000u;
+  int64_t i64 = INT64_MIN + k;
+  uint64_t u64 = UINT64_MAX - (uint64_t)k, u64b = 11;
+  float fa = 1.25f, f3 = 3.0f, f5 = 5.0f, f7 = 7.0f, f10 = 10.0f, f15 = 15.5f;
+  double da = -2.5, d4 = 4.0, d6 = 6.0, d8 = 8.0, d12 = 12.0;
+  assert_int_equal(seen.grid.x, 5);
+  assert_int_equal(seen.grid.y, 6);
+  assert_int_equal(seen.grid.z, 7);
+  assert_int_equal(seen.block.x, 64);
+  assert_int_equal(seen.block.y, 2);
+  assert_int_equal(seen.block.z, 1);
+  assert_int_equal(seen.nargs, 26);
+  assert_arg(0, CUJIT_TYPE_I8, &i8, 1);
+  assert_arg(1, CUJIT_TYPE_U8, &u8, 1);
+  assert_arg(2, CUJIT_TYPE_I16, &i16, 2);
+  assert_arg(3, CUJIT_TYPE_U16, &u16, 2);
+  assert_arg(4, CUJIT_TYPE_I32, &i32, 4);
+  assert_arg(5, CUJIT_TYPE_U32, &u32, 4);
+  assert_arg(6, CUJIT_TYPE_I64, &i64, 8);
+  assert_arg(7, CUJIT_TYPE_U64, &u64, 8);
+  assert_int_equal(seen.args[8].value.ptr, 0x7f0000001000ull);
+  assert_arg(9, CUJIT_TYPE_F32, &fa, 4);
+  assert_arg(10, CUJIT_TYPE_F64, &da, 8);
+  assert_arg(11, CUJIT_TYPE_F16, &half, 2);
+  assert_arg(12, CUJIT_TYPE_BF16, &bf, 2);
+  assert_arg(13, CUJIT_TYPE_F32, &f3, 4);
+  assert_arg(14, CUJIT_TYPE_F64, &d4, 8);
+  assert_arg(15, CUJIT_TYPE_F32, &f5, 4);
+  assert_arg(16, CUJIT_TYPE_F64, &d6, 8);
+  assert_arg(17, CUJIT_TYPE_F32, &f7, 4);
+  assert_arg(18, CUJIT_TYPE_F64, &d8, 8);
+  assert_arg(19, CUJIT_TYPE_I32, &i32b, 4);
+  assert_arg(20, CUJIT_TYPE_F32, &f10, 4);
+  assert_arg(21, CUJIT_TYPE_U64, &u64b, 8);
+  assert_arg(22, CUJIT_TYPE_F64, &d12, 8);
+  assert_int_equal(seen.args[23].value.ptr, 0x13000);
+  assert_arg(24, CUJIT_TYPE_I16, &i16b, 2);
+  assert_arg(25, CUJIT_TYPE_F32, &f15, 4);
+}
+
+static void bound_scalars_every_place(void **state) {
+  enum { MANY = 1100 }; /* more than the library's entry points */
+  static void *ptrs[MANY];
+  hand h;
+  int i, stubs = 0;
+  (void)state;
+  hand_init(&h, NULL, "sc", SCALAR_TYPES);
+  assert_ok(cujit_function_set_signature(&h.fn, SCALAR_TYPES));
+  for (i = 0; i < MANY; i++) {
+    assert_ok(cujit_function_bind(&h.fn, NULL, &ptrs[i]));
+    stubs += cj_bind_uses_stub(ptrs[i]);
+  }
+#if defined(__x86_64__) && defined(__linux__)
+  assert_true(cj_bind_uses_stub(ptrs[0]));
+  assert_false(cj_bind_uses_stub(ptrs[MANY - 1])); /* entry points ran out: libffi */
+  assert_true(stubs >= 1000 && stubs < MANY);
+#else
+  assert_int_equal(stubs, 0);
+#endif
+  for (i = 0; i < MANY; i += 7) { /* both kinds see the same arguments */
+    seen.calls = 0;
+    call_scalars((scalars_fn)ptrs[i], i % 50);
+    assert_int_equal(seen.calls, 1);
+    assert_scalars(i % 50);
+  }
+  call_scalars((scalars_fn)ptrs[MANY - 1], 3);
+  assert_scalars(3);
+  for (i = 1; i < MANY; i++) cujit_function_unbind(&h.fn, ptrs[i]);
+  if (cj_bind_uses_stub(ptrs[0])) {
+    void *again = NULL;
+    /* a freed entry point refuses the call instead of reaching a freed binding */
+    scalars_fn stale = (scalars_fn)ptrs[0];
+    cujit_function_unbind(&h.fn, ptrs[0]);
+    seen.calls = 0;
+    assert_status_detail(stale(cujit_dim3(1), cujit_dim3(1), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                               0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+                         CUJIT_ERROR_INVALID_VALUE, "after cujit_function_unbind()");
+    assert_int_equal(seen.calls, 0);
+    /* freed entry points are taken again */
+    assert_ok(cujit_function_bind(&h.fn, NULL, &again));
+    assert_true(cj_bind_uses_stub(again));
+  }
+  hand_free(&h);
+  assert_null(h.fn.closures);
+}
+
 typedef cujit_status (*small_fn)(cujit_dim3, cujit_dim3, const void *);
 
 static void bind_refusals(void **state) {
@@ -1068,6 +1180,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(signature_from_module, setup_recorder, teardown_recorder),
       cmocka_unit_test_setup_teardown(bound_calls, setup_recorder, teardown_recorder),
       cmocka_unit_test_setup_teardown(bind_refusals, setup_recorder, teardown_recorder),
+      cmocka_unit_test_setup_teardown(bound_scalars_every_place, setup_recorder,
+                                      teardown_recorder),
       cmocka_unit_test_setup_teardown(bound_structs, setup_recorder, teardown_recorder),
       cmocka_unit_test(threads_share_a_function),
 #ifdef CUJIT_TEST_FAULTS
