@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "launch.h"
 #include "signature.h"
 
 cj_launch_fn cj_launcher = cujit_launch;
@@ -80,68 +81,68 @@ cujit_status cj_arg_ptr(const cj_signature *s, const char *kernel, size_t i, CUd
   return CUJIT_OK;
 }
 
+/* One argument as read from the varargs: a scalar's value (its first `size` bytes), or
+ * where a struct, vector or blob lies. */
+typedef union cj_scalar {
+  uint64_t u64;
+  double f64;
+  float f32;
+  uint32_t u32;
+  uint16_t u16;
+  uint8_t u8;
+} cj_scalar;
+
 /* A promoted int for an 8- or 16-bit parameter: any value of the signed or the unsigned
  * type of that width is taken (so both (char)-1 and 255 fit an unsigned char). */
 static cujit_status small_int(const cj_signature *s, const char *kernel, size_t i, int v,
-                              cujit_arg *a) {
-  const cj_param *p = &s->params[i];
-  int bits = (int)p->size * 8;
+                              cj_scalar *out) {
+  int bits = (int)s->params[i].size * 8;
   long lo = -(1L << (bits - 1)), hi = (1L << bits) - 1;
   if (v < lo || v > hi)
     return arg_fail(s, kernel, i, "%d does not fit in %d bits", v, bits);
-  if (p->size == 1) {
-    uint8_t x = (uint8_t)v;
-    cj_arg_set(p, a, &x, 1);
-  } else {
-    uint16_t x = (uint16_t)v;
-    cj_arg_set(p, a, &x, 2);
-  }
+  if (bits == 8)
+    out->u8 = (uint8_t)v;
+  else
+    out->u16 = (uint16_t)v;
   return CUJIT_OK;
+}
+
+/* Reads parameter i's argument, undoing C's default promotions: *at points to its bytes
+ * (in *v for scalars). */
+static cujit_status read_arg(const cj_signature *s, const char *kernel, size_t i, va_list *ap,
+                             cj_scalar *v, const void **at) {
+  const cj_param *p = &s->params[i];
+  *at = v;
+  switch ((cj_kind)p->kind) {
+    case CJ_K_I8: case CJ_K_U8: case CJ_K_I16: case CJ_K_U16:
+      return small_int(s, kernel, i, va_arg(*ap, int), v);
+    case CJ_K_I32: case CJ_K_U32: v->u32 = va_arg(*ap, unsigned); return CUJIT_OK;
+    case CJ_K_I64: case CJ_K_U64: v->u64 = va_arg(*ap, unsigned long long); return CUJIT_OK;
+    case CJ_K_F16: v->u16 = cj_f16_bits(va_arg(*ap, double)); return CUJIT_OK;
+    case CJ_K_BF16: v->u16 = cj_bf16_bits(va_arg(*ap, double)); return CUJIT_OK;
+    case CJ_K_F32: v->f32 = (float)va_arg(*ap, double); return CUJIT_OK;
+    case CJ_K_F64: v->f64 = va_arg(*ap, double); return CUJIT_OK;
+    case CJ_K_PTR: v->u64 = va_arg(*ap, CUdeviceptr); return CUJIT_OK;
+    default:
+      if ((*at = va_arg(*ap, const void *)) != NULL) return CUJIT_OK;
+      return arg_fail(s, kernel, i, "a struct, vector or blob parameter takes a pointer to its "
+                      "value (&v), not NULL");
+  }
 }
 
 static cujit_status one_arg(const cj_signature *s, const char *kernel, size_t i, va_list *ap,
                             cujit_arg *a) {
   const cj_param *p = &s->params[i];
-  switch ((cj_kind)p->kind) {
-    case CJ_K_I8: case CJ_K_U8: case CJ_K_I16: case CJ_K_U16:
-      return small_int(s, kernel, i, va_arg(*ap, int), a);
-    case CJ_K_I32: case CJ_K_U32: {
-      unsigned v = va_arg(*ap, unsigned);
-      cj_arg_set(p, a, &v, 4);
-      return CUJIT_OK;
-    }
-    case CJ_K_I64: case CJ_K_U64: {
-      unsigned long long v = va_arg(*ap, unsigned long long);
-      cj_arg_set(p, a, &v, 8);
-      return CUJIT_OK;
-    }
-    case CJ_K_F16: case CJ_K_BF16: {
-      double d = va_arg(*ap, double);
-      uint16_t h = p->kind == CJ_K_F16 ? cj_f16_bits(d) : cj_bf16_bits(d);
-      cj_arg_set(p, a, &h, 2);
-      return CUJIT_OK;
-    }
-    case CJ_K_F32: {
-      float f = (float)va_arg(*ap, double);
-      cj_arg_set(p, a, &f, 4);
-      return CUJIT_OK;
-    }
-    case CJ_K_F64: {
-      double d = va_arg(*ap, double);
-      cj_arg_set(p, a, &d, 8);
-      return CUJIT_OK;
-    }
-    case CJ_K_PTR:
-      return cj_arg_ptr(s, kernel, i, va_arg(*ap, CUdeviceptr), a);
-    default: {
-      const void *v = va_arg(*ap, const void *);
-      if (!v)
-        return arg_fail(s, kernel, i, "a struct, vector or blob parameter takes a pointer to "
-                        "its value (&v), not NULL");
-      cj_arg_bytes(p, v, a);
-      return CUJIT_OK;
-    }
-  }
+  cj_scalar v;
+  const void *at;
+  cujit_status st = read_arg(s, kernel, i, ap, &v, &at);
+  if (CJ_UNLIKELY(st != CUJIT_OK)) return st;
+  if (p->kind == CJ_K_PTR) return cj_arg_ptr(s, kernel, i, v.u64, a);
+  if (p->kind >= CJ_K_NSCALAR)
+    cj_arg_bytes(p, at, a);
+  else
+    cj_arg_set(p, a, &v, p->size);
+  return CUJIT_OK;
 }
 
 cujit_status cj_args_from_va(const cj_signature *s, const char *kernel, int nargs, va_list *ap,
@@ -160,14 +161,44 @@ cujit_status cj_args_from_va(const cj_signature *s, const char *kernel, int narg
   return CUJIT_OK;
 }
 
+/* The hot path: the arguments read straight into the kernelParams array, no cujit_arg
+ * built and no check repeated, for a signature that matched the driver's layout. Returns
+ * 0 (not taken; *ap may have been read) when the general path is needed: In/Out
+ * arguments, a timing, a test's launcher, or more parameters than the stack holds. */
+static int call_direct(cujit_function *fn, const cj_signature *s, int nargs, cujit_dim3 grid,
+                       cujit_dim3 block, const cujit_launch_options *opts, va_list *ap,
+                       cujit_status *st) {
+  cj_scalar v[CJ_CALL_STACK_ARGS];
+  void *params[CJ_CALL_STACK_ARGS];
+  const void *at;
+  size_t i;
+  if (!s->checked || s->n != fn->nparams || s->n > CJ_CALL_STACK_ARGS || nargs < 0 ||
+      (size_t)nargs != s->n || cj_launcher != cujit_launch || (opts && opts->elapsed_ms))
+    return 0;
+  for (i = 0; i < s->n; i++) {
+    if (CJ_UNLIKELY((*st = read_arg(s, fn->name, i, ap, &v[i], &at)) != CUJIT_OK)) return 1;
+    if (s->params[i].kind == CJ_K_PTR && CJ_UNLIKELY((v[i].u64 >> 48) == CUJIT_ARG_REF_TAG_))
+      return 0;
+    params[i] = (void *)at;
+  }
+  *st = cj_launch_params(fn, grid, block, params, opts);
+  return 1;
+}
+
 static cujit_status call_va(cujit_function *fn, int nargs, cujit_dim3 grid, cujit_dim3 block,
                             const cujit_launch_options *opts, va_list *ap) {
   cujit_arg stack[CJ_CALL_STACK_ARGS], *args = stack;
   cj_signature *s;
   cujit_status st;
+  va_list again;
+  int done;
   if (CJ_UNLIKELY(!fn)) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_call: fn is NULL");
   st = cj_function_sig(fn, &s);
   if (CJ_UNLIKELY(st != CUJIT_OK)) return st;
+  va_copy(again, *ap);
+  done = call_direct(fn, s, nargs, grid, block, opts, &again, &st);
+  va_end(again);
+  if (CJ_LIKELY(done)) return st;
   if (CJ_UNLIKELY(s->n > CJ_CALL_STACK_ARGS)) {
     args = cj_malloc(s->n * sizeof *args);
     if (!args) return cj_fail_oom("calling a kernel");
