@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h> /* memcpy in the inline argument constructors */
 #include <cuda.h> /* types only (CUdeviceptr, CUstream, CUresult); libcuda is not linked */
 
 #ifdef __cplusplus
@@ -416,15 +417,16 @@ typedef struct cujit_arg {
   size_t bytes; /**< In/Out/InOut: its size in bytes */
 } cujit_arg;
 
+/* memset and memcpy of a constant size: compilers turn them into a few moves, so that
+ * building an argument costs about as much as storing it. */
 static inline cujit_arg cujit_arg_scalar_(int type, size_t size, const void *p) {
   cujit_arg a;
-  size_t i;
   a.kind = CUJIT_ARG_VALUE;
   a.type = type;
   a.size = size;
   a.data = NULL;
-  for (i = 0; i < sizeof a.value.bytes; i++) a.value.bytes[i] = 0;
-  for (i = 0; i < size; i++) a.value.bytes[i] = ((const unsigned char *)p)[i];
+  memset(a.value.bytes, 0, sizeof a.value.bytes);
+  memcpy(a.value.bytes, p, size);
   a.host = NULL;
   a.bytes = 0;
   return a;
@@ -686,9 +688,15 @@ static inline CUdeviceptr cujit_arg_ref(const cujit_arg *a) {
  *  (CUJIT_ERROR_SIGNATURE).
  *  `opts`, if non-NULL, is read at every call, so changing the struct it points to changes
  *  the stream and shared memory of later calls; it must outlive the pointer.
+ *  How the pointer is made: on x86-64 Linux, a kernel whose parameters are all scalars and
+ *  pointers gets one of 1024 entry points built into the library, which read each argument
+ *  where the calling convention put it (no code is generated at run time); other kernels,
+ *  other systems, and bindings beyond 1024 alive at once get a libffi closure. Both behave
+ *  the same; the entry points cost less per call.
  *  The function pointer is owned by the module: valid until cujit_function_unbind() or
- *  cujit_module_destroy(); calling it after either is undefined (the code is freed). It
- *  may be called from any thread, as cujit_launch() may.
+ *  cujit_module_destroy(); calling it after either is a bug (a closure's code is freed; an
+ *  entry point returns CUJIT_ERROR_INVALID_VALUE until another binding takes it). It may
+ *  be called from any thread, as cujit_launch() may.
  *  @return CUJIT_OK; CUJIT_ERROR_SIGNATURE when the signature cannot be read or bound;
  *          CUJIT_ERROR_INVALID_VALUE; CUJIT_ERROR_OUT_OF_MEMORY. */
 CUJIT_API cujit_status cujit_function_bind(cujit_function *fn, const cujit_launch_options *opts,
