@@ -141,6 +141,38 @@ static void scalars_bit_exact(void **state) {
   compare_slots(got, want, scalar_bytes, "bound pointer");
 }
 
+/* The same with device memory for the output: no In/Out argument, so cujit_call and the
+ * bound pointer take their direct paths (arguments straight into the parameter array). */
+static void scalars_bit_exact_direct(void **state) {
+  cujit_function *fn = fn_of("scalars");
+  unsigned char want[SLOT * SLOTS], got[SLOT * SLOTS];
+  CUdeviceptr d = 0;
+  void *ptr = NULL;
+  int round;
+  (void)state;
+  scalars_expected(want);
+  assert_ok(cujit_mem_alloc(&d, sizeof got));
+  assert_ok(cujit_function_bind(fn, NULL, &ptr));
+  for (round = 0; round < 2; round++) {
+    memset(got, 0xAA, sizeof got);
+    assert_ok(cujit_memcpy_htod(d, got, sizeof got));
+    if (round == 0)
+      assert_ok(cujit_call(fn, cujit_dim3(1), cujit_dim3(1), -128, 255, -32768, 65535, INT_MIN,
+                           0xFFFFFFFFu, (long long)INT64_MIN + 12345, 0xFEDCBA9876543210ull,
+                           0.1f, 0.1, 1.0 / 3, 3.140625, 1, 'x', (size_t)123456789012ull, d));
+    else
+      assert_ok(((scalars_fn)ptr)(cujit_dim3(1), cujit_dim3(1), -128, 255, -32768, 65535,
+                                  INT_MIN, 0xFFFFFFFFu, INT64_MIN + 12345,
+                                  0xFEDCBA9876543210ull, 0.1f, 0.1, 1.0f / 3, 3.140625f, 1, 'x',
+                                  123456789012ull, d));
+    assert_ok(cujit_memcpy_dtoh(got, d, sizeof got));
+    compare_slots(got, want, scalar_bytes, round == 0 ? "cujit_call (direct)"
+                                                      : "bound pointer (direct)");
+  }
+  cujit_function_unbind(fn, ptr);
+  assert_ok(cujit_mem_free(d));
+}
+
 /* ---- float against double ---- */
 
 typedef cujit_status (*promote_fn)(cujit_dim3, cujit_dim3, float, double, float, CUdeviceptr);
@@ -398,6 +430,7 @@ static int teardown(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(scalars_bit_exact),
+      cmocka_unit_test(scalars_bit_exact_direct),
       cmocka_unit_test(float_and_double),
       cmocka_unit_test(structs_and_vectors),
       cmocka_unit_test(in_out_through_every_form),
