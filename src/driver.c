@@ -201,12 +201,40 @@ cujit_status cj_ctx_ensure(CUcontext *ctx, CUdevice *dev) {
   return primary_ctx(env_device(), ctx, dev);
 }
 
+/* The compute capability every device has, when they all have the same (a machine with
+ * one GPU, or several of one kind), else 0. Devices do not change while a process runs,
+ * so it is asked once; compiles then need no driver call to choose their target. */
+static pthread_once_t uniform_once = PTHREAD_ONCE_INIT;
+static int uniform_cc;
+
+static void uniform_once_fn(void) {
+  int count = 0, i, major, minor, cc = 0;
+  CUdevice dev;
+  if (cj_cu.cuDeviceGetCount(&count) != CUDA_SUCCESS || count <= 0) return;
+  for (i = 0; i < count; i++) {
+    if (cj_cu.cuDeviceGet(&dev, i) != CUDA_SUCCESS ||
+        cj_cu.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) !=
+            CUDA_SUCCESS ||
+        cj_cu.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) !=
+            CUDA_SUCCESS)
+      return;
+    if (i > 0 && major * 10 + minor != cc) return;
+    cc = major * 10 + minor;
+  }
+  uniform_cc = cc;
+}
+
 cujit_status cj_device_cc_for_compile(int *cc) {
   CUcontext ctx = NULL;
   CUdevice dev;
   int major = 0, minor = 0, count = 0, ordinal = -1;
   pthread_once(&load_once, load_once_fn);
   if (load_status != CUJIT_OK) return load_status;
+  pthread_once(&uniform_once, uniform_once_fn);
+  if (CJ_LIKELY(uniform_cc)) {
+    *cc = uniform_cc;
+    return CUJIT_OK;
+  }
   if (cj_cu.cuCtxGetCurrent(&ctx) == CUDA_SUCCESS && ctx &&
       cj_cu.cuCtxGetDevice(&dev) == CUDA_SUCCESS) {
   } else {

@@ -59,7 +59,8 @@ cujit_status cj_ctx_ensure(CUcontext *ctx, CUdevice *dev);
 
 /* The device that compiles should target: the current context's, else CUJIT_DEVICE's.
  * Returns its compute capability as major*10+minor in *cc, or a failure status (no
- * driver, no device) without touching the thread's error detail. */
+ * driver, no device) without touching the thread's error detail. Where every device has
+ * the same compute capability, that is the answer, found without a driver call. */
 cujit_status cj_device_cc_for_compile(int *cc);
 
 #endif
