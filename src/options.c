@@ -1,5 +1,6 @@
 /* options.c - validating cujit_options and turning them into an NVRTC command line. */
 #include <ctype.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,20 +81,58 @@ static cujit_status explicit_arch(const char *req, char *out, size_t out_size) {
   return cj_fail(CUJIT_ERROR_INVALID_OPTION, "architecture '%s' is too long", req);
 }
 
+/* CUJIT_ARCH, read at the first compile that needs it: a lookup in a large environment
+ * costs as much as the rest of a memory-cache hit. */
+static pthread_mutex_t env_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *arch_env;
+static int arch_env_read;
+
+static const char *arch_from_env(void) {
+  const char *v;
+  if (CJ_LIKELY(__atomic_load_n(&arch_env_read, __ATOMIC_ACQUIRE))) return arch_env;
+  pthread_mutex_lock(&env_lock);
+  v = cj_getenv("CUJIT_ARCH");
+  if (!arch_env_read) {
+    arch_env = v ? cj_strdup(v) : NULL;
+    if (!v || arch_env) __atomic_store_n(&arch_env_read, 1, __ATOMIC_RELEASE);
+  }
+  v = arch_env_read ? arch_env : v; /* out of memory: read it again next time */
+  pthread_mutex_unlock(&env_lock);
+  return v;
+}
+
+void cj_arch_env_forget(void) {
+  pthread_mutex_lock(&env_lock);
+  cj_free(arch_env);
+  arch_env = NULL;
+  __atomic_store_n(&arch_env_read, 0, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&env_lock);
+}
+
+/* The target the device's compute capability last resolved to, in this thread. */
+static _Thread_local int last_cc;
+static _Thread_local char last_arch[32];
+
 cujit_status cj_arch_resolve(const char *requested, char *out, size_t out_size) {
   const int *archs;
   size_t n;
   int cc;
   cujit_status st;
-  if (!requested) requested = cj_getenv("CUJIT_ARCH");
+  if (!requested) requested = arch_from_env();
   if (requested) return explicit_arch(requested, out, out_size);
   out[0] = '\0';
   if (cj_device_cc_for_compile(&cc) != CUJIT_OK) return CUJIT_OK; /* no device: NVRTC's default */
+  if (cc == last_cc && strlen(last_arch) < out_size) { /* a cache hit's usual case */
+    memcpy(out, last_arch, strlen(last_arch) + 1);
+    return CUJIT_OK;
+  }
   st = cj_nvrtc_archs(&archs, &n);
   if (st != CUJIT_OK) return st;
   if (n) snprintf(out, out_size, "sm_%d", cj_arch_clamp(cc, archs, n));
   if (n && cj_arch_clamp(cc, archs, n) != cc)
     cj_info("device is sm_%d; this NVRTC's nearest target is %s (PTX is produced too)", cc, out);
+  last_cc = cc;
+  snprintf(last_arch, sizeof last_arch, "%s", out);
   return CUJIT_OK;
 }
 

@@ -72,9 +72,15 @@ static void arch_via_nvrtc_option_and_env(void **state) {
   o.nvrtc_options = NULL;
   o.arch = NULL;
   setenv("CUJIT_ARCH", "compute_86", 1);
+  cj_arch_env_forget(); /* it is read once per process */
   assert_ok(cujit_module_from_source(&m, kMul, "a.cu", &o));
   assert_string_equal(cujit_module_arch(m), "compute_86");
   unsetenv("CUJIT_ARCH");
+  cujit_module_destroy(m);
+  /* read once: changing it now changes nothing until it is read again */
+  assert_ok(cujit_module_from_source(&m, kMul, "a.cu", &o));
+  assert_string_equal(cujit_module_arch(m), "compute_86");
+  cj_arch_env_forget();
   cujit_module_destroy(m);
 }
 
