@@ -62,8 +62,12 @@ static void digest(sink *s, cj_key *out) {
  * two different requests serialise to the same byte string. */
 static void put_u64(sink *s, uint64_t v) {
   unsigned char b[8];
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  memcpy(b, &v, sizeof b); /* already in the order the key wants */
+#else
   int i;
   for (i = 0; i < 8; i++) b[i] = (unsigned char)(v >> (8 * i));
+#endif
   if (s->len + sizeof b > sizeof s->buf) {
     put_raw(s, b, sizeof b);
     return;

@@ -6,13 +6,13 @@
 
 #include "module.h"
 
+/* One allocation holds the module and its name. */
 static cujit_status module_new(cj_image *im, const cj_request *r, cujit_module **out) {
-  cujit_module *m = cj_calloc(1, sizeof *m);
-  if (!m || !(m->name = cj_strdup(r->name))) {
-    if (m) cj_free(m->name);
-    cj_free(m);
-    return cj_fail_oom("creating the module");
-  }
+  size_t len = strlen(r->name);
+  cujit_module *m = cj_calloc(1, sizeof *m + len + 1);
+  if (!m) return cj_fail_oom("creating the module");
+  m->name = (char *)(m + 1);
+  memcpy(m->name, r->name, len + 1);
   m->image = im;
   m->source = im->source;
   pthread_mutex_init(&m->lock, NULL);
@@ -111,7 +111,6 @@ void cujit_module_destroy(cujit_module *m) {
   cj_module_device_free(m);
   cj_image_unref(m->image);
   pthread_mutex_destroy(&m->lock);
-  cj_free(m->name);
   cj_free(m);
 }
 
