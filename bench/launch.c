@@ -1,13 +1,21 @@
-/* launch.c - launch overhead: the issue rate of 10^5 launches of an empty kernel with 3
- * and with 16 arguments (device pointers and scalars), as wall time per launch over the
- * loop (launches are asynchronous; one synchronisation at the end). Raw cuLaunchKernel
- * against cujit_launch (CUJIT_LAUNCH, arguments built in the loop as a user writes them),
- * cujit_call (varargs) and a function pointer from cujit_function_bind. Several rounds,
- * the variants interleaved in a rotating order, median per variant; what cujit_call and a
- * bound pointer add to cujit_launch is the median of their differences within a round.
- * One more raw variant, for the record: cuLaunchKernel given a context-independent
- * CUkernel handle (cuLibraryLoadData), the kind of handle cujit launches with. */
+/* launch.c - launch overhead with 3 and with 16 arguments (device pointers and scalars),
+ * for raw cuLaunchKernel, cujit_launch (CUJIT_LAUNCH, arguments built in the loop as a
+ * user writes them), cujit_call (varargs) and a function pointer from cujit_function_bind.
+ *
+ * The goals are on the time a thread spends issuing launches: 10^5 launches of an empty
+ * kernel per form, in batches of 128 whose time is taken from the first call to the
+ * return of the last; a synchronisation after each batch, not timed, keeps the launch
+ * queue from filling. (Back to back, an empty kernel on the GPU takes about as long as
+ * issuing one, so 10^5 launches in a row measure the GPU's pace as much as the CPU's, and
+ * their rate moves by +-20% between rounds; those figures are reported too, as
+ * information.) Forms and argument counts alternate batch by batch in a rotating order;
+ * each figure is a median over batches, and what cujit_call and a bound pointer add to
+ * cujit_launch is the median of their differences within the same round.
+ * One more raw form, for the record: cuLaunchKernel given a context-independent CUkernel
+ * handle (cuLibraryLoadData), the kind of handle cujit launches with. */
+#define _GNU_SOURCE /* sched_setaffinity */
 #include <math.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,15 +112,19 @@ static int loop16(const launch_ctx *c, int v, long n) {
   return 0;
 }
 
-/* Microseconds per launch over n launches, synchronised at the end; NAN on failure. */
-static double time_loop(const launch_ctx *c, int nargs, int v, long n) {
-  uint64_t t0 = bench_now_ns();
+/* Microseconds per launch over n launches; NAN on failure. `batch`: the time of the
+ * calls alone, the synchronisation after them untimed; else up to the end of the
+ * synchronisation (the rate of launches back to back). */
+static double time_loop(const launch_ctx *c, int nargs, int v, long n, int batch) {
+  uint64_t t0 = bench_now_ns(), t1;
   int rc = nargs == 3 ? loop3(c, v, n) : loop16(c, v, n);
+  t1 = bench_now_ns();
   if (bench_cu.cuCtxSynchronize() != CUDA_SUCCESS || rc != 0) {
     fprintf(stderr, "cujit-bench: %s failed: %s\n", variant_names[v], cujit_last_error());
     return NAN;
   }
-  return (double)(bench_now_ns() - t0) / 1e3 / (double)n;
+  if (!batch) t1 = bench_now_ns();
+  return (double)(t1 - t0) / 1e3 / (double)n;
 }
 
 static int setup(launch_ctx *c, cujit_module **m, CUmodule *raw, CUlibrary *lib) {
@@ -152,79 +164,128 @@ static int bind(launch_ctx *c) {
   return 0;
 }
 
+enum { BATCH = 128, MAX_ROUNDS = 800, STREAM_ROUNDS = 7 };
+
+/* Per-launch times of each form: [3 or 16 args][form][round]. */
 typedef struct launch_times {
-  double t[2][N_VARIANTS][16]; /* [3 or 16 args][variant][round] */
+  int rounds;
+  double t[2][N_VARIANTS][MAX_ROUNDS];
   int ok[2][N_VARIANTS];
 } launch_times;
 
-static void measure(const launch_ctx *c, launch_times *lt) {
-  long n = bench_reps(100000, 10000);
-  int reps = bench_reps(15, 2), r, a, k, v;
+/* Launch rates move when the scheduler moves the thread between cores: the whole group
+ * runs on the core it starts on, and the caller's mask is given back after. */
+static int pin(cpu_set_t *saved) {
+  cpu_set_t one;
+  int cpu = sched_getcpu();
+  if (cpu < 0 || sched_getaffinity(0, sizeof *saved, saved) != 0) return 0;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  return sched_setaffinity(0, sizeof one, &one) == 0;
+}
+
+/* The spread over rounds, for the log: what a median hides. */
+static void log_spread(const launch_times *lt, const char *how) {
+  int a, v;
   for (a = 0; a < 2; a++)
     for (v = 0; v < N_VARIANTS; v++)
-      lt->ok[a][v] = (v != BOUND || c->b3) && !isnan(time_loop(c, a ? 16 : 3, v, n / 10));
-  for (r = 0; r < reps; r++)
+      if (lt->ok[a][v])
+        fprintf(stderr, "  %s, %2d args, %-26s min %.3f  max %.3f us over %d rounds\n", how,
+                a ? 16 : 3, variant_names[v], bench_min(lt->t[a][v], (size_t)lt->rounds),
+                bench_max(lt->t[a][v], (size_t)lt->rounds), lt->rounds);
+}
+
+/* Every form and argument count, round after round in a rotating order: batches of
+ * `n` launches, or (`batch` 0) n launches back to back with the synchronisation timed. */
+static void measure(const launch_ctx *c, launch_times *lt, int rounds, long n, int batch) {
+  int r, a, k, v;
+  lt->rounds = rounds;
+  for (a = 0; a < 2; a++)
+    for (v = 0; v < N_VARIANTS; v++)
+      lt->ok[a][v] = (v != BOUND || c->b3) && !isnan(time_loop(c, a ? 16 : 3, v, n, batch));
+  for (r = 0; r < rounds; r++)
     for (a = 0; a < 2; a++)
       for (k = 0; k < N_VARIANTS; k++) {
         v = (k + r) % N_VARIANTS;
         if (!lt->ok[a][v]) continue;
-        lt->t[a][v][r] = time_loop(c, a ? 16 : 3, v, n);
+        lt->t[a][v][r] = time_loop(c, a ? 16 : 3, v, n, batch);
         if (isnan(lt->t[a][v][r])) lt->ok[a][v] = 0;
       }
 }
 
-static void report(launch_times *lt, int reps) {
-  int a, v;
+static double median_of(const launch_times *lt, int a, int v) {
+  return lt->ok[a][v] ? bench_median((double *)lt->t[a][v], (size_t)lt->rounds) : NAN;
+}
+
+/* The goals, on the batched issue times. */
+static void report(launch_times *lt) {
+  static double diff[MAX_ROUNDS];
+  int a, v, r;
   char metric[96], goal[96];
   for (a = 0; a < 2; a++) {
     int nargs = a ? 16 : 3;
-    double raw = lt->ok[a][RAW] ? bench_median(lt->t[a][RAW], (size_t)reps) : NAN;
-    double launch = lt->ok[a][LAUNCH] ? bench_median(lt->t[a][LAUNCH], (size_t)reps) : NAN;
+    double raw = median_of(lt, a, RAW), launch = median_of(lt, a, LAUNCH), extra;
     snprintf(metric, sizeof metric, "launch %d args: %s", nargs, variant_names[RAW_KERNEL]);
     if (lt->ok[a][RAW_KERNEL] && lt->ok[a][RAW])
-      bench_info("launch", metric, nargs, "us", bench_median(lt->t[a][RAW_KERNEL], (size_t)reps),
-                 raw, "baseline: raw with a CUfunction");
+      bench_info("launch", metric, nargs, "us", median_of(lt, a, RAW_KERNEL), raw,
+                 "baseline: raw with a CUfunction");
     snprintf(metric, sizeof metric, "launch %d args: cujit_launch", nargs);
     if (!lt->ok[a][LAUNCH] || !lt->ok[a][RAW])
       bench_skip("launch", metric, "cujit_launch or the raw launch failed (see the log)");
     else
       bench_ratio("launch", metric, nargs, "us", launch, raw, 1.05, "<= 1.05x raw cuLaunchKernel");
     for (v = CALL; v <= BOUND; v++) {
-      double diff[16], extra;
-      int r;
       snprintf(metric, sizeof metric, "launch %d args: %s", nargs, variant_names[v]);
       if (!lt->ok[a][v] || isnan(launch)) {
         bench_skip("launch", metric, "not available in this build (see the log)");
         continue;
       }
-      /* what the form adds, as the median of its difference to cujit_launch in the same
-       * round: rounds run minutes apart on a host whose launch rate drifts */
-      for (r = 0; r < reps; r++) diff[r] = lt->t[a][v][r] - lt->t[a][LAUNCH][r];
-      extra = bench_median(diff, (size_t)reps);
+      for (r = 0; r < lt->rounds; r++) diff[r] = lt->t[a][v][r] - lt->t[a][LAUNCH][r];
+      extra = bench_median(diff, (size_t)lt->rounds);
       snprintf(goal, sizeof goal, "<= cujit_launch + 0.1 us (adds %+.3f us; raw: %.3g us)", extra,
                raw);
-      bench_check("launch", metric, nargs, "us", bench_median(lt->t[a][v], (size_t)reps), launch,
-                  launch + 0.1, extra <= 0.1, goal);
+      bench_check("launch", metric, nargs, "us", median_of(lt, a, v), launch, launch + 0.1,
+                  extra <= 0.1, goal);
     }
   }
 }
 
+/* The back-to-back rates, as information. */
+static void report_stream(const launch_times *lt) {
+  int a, v;
+  char metric[96];
+  for (a = 0; a < 2; a++)
+    for (v = 0; v < N_VARIANTS; v++) {
+      if (v == RAW || !lt->ok[a][v] || !lt->ok[a][RAW]) continue;
+      snprintf(metric, sizeof metric, "launch %d args back to back: %s", a ? 16 : 3,
+               variant_names[v]);
+      bench_info("launch", metric, a ? 16 : 3, "us", median_of(lt, a, v), median_of(lt, a, RAW),
+                 "10^5 in a row, synchronised; GPU-paced");
+    }
+}
+
 void bench_launch(void) {
+  static launch_times issue, stream;
   launch_ctx c;
-  launch_times lt;
   cujit_module *m = NULL;
   CUmodule raw = NULL;
   CUlibrary lib = NULL;
   size_t i;
-  memset(&lt, 0, sizeof lt);
   memset(&c, 0, sizeof c);
   if (bench_driver_load() != 0 || bench_context() != 0 || setup(&c, &m, &raw, &lib) != 0) {
     bench_skip("launch", "launch overhead", cujit_last_error()[0] ? cujit_last_error()
                                                                    : "setup failed (see the log)");
   } else {
+    cpu_set_t saved;
+    int pinned = pin(&saved);
     if (bind(&c) != 0) fprintf(stderr, "cujit-bench: bind: %s\n", cujit_last_error());
-    measure(&c, &lt);
-    report(&lt, bench_reps(15, 2));
+    measure(&c, &issue, bench_reps(100000 / BATCH, 40), BATCH, 1);
+    measure(&c, &stream, bench_reps(STREAM_ROUNDS, 2), bench_reps(100000, 10000), 0);
+    if (pinned) sched_setaffinity(0, sizeof saved, &saved);
+    log_spread(&issue, "batches");
+    log_spread(&stream, "back to back");
+    report(&issue);
+    report_stream(&stream);
   }
   cujit_module_destroy(m);
   for (i = 0; i < 8; i++)
