@@ -220,7 +220,8 @@ static int params_direct(const cj_binding *b) {
 /* The hot path of a bound call: libffi's argument pointers already form the kernelParams
  * array. Returns 0 (not taken) when an In/Out reference, timing or a test launcher needs
  * the general path. */
-static int bound_direct(const cj_binding *b, void **ffi_args, cujit_status *st) {
+static inline CJ_ALWAYS_INLINE int bound_direct(const cj_binding *b, void **ffi_args,
+                                                cujit_status *st) {
   void **params = ffi_args + CJ_DIM3_ARGS;
   cujit_dim3 grid, block;
   size_t i;
@@ -234,24 +235,28 @@ static int bound_direct(const cj_binding *b, void **ffi_args, cujit_status *st) 
   return 1;
 }
 
-/* A bound call, given where each argument's value is (ffi_args: the grid and block words,
- * then the kernel's parameters), whichever entry received it. */
-static cujit_status bound_call(const cj_binding *b, void **ffi_args) {
+/* The general path: cujit_arg values built from the arguments and handed to the launcher.
+ * Kept out of line so that its array does not deepen the stack of the direct path. */
+static CJ_NOINLINE cujit_status bound_general(const cj_binding *b, void **ffi_args) {
   cujit_arg stack[CJ_CALL_STACK_ARGS], *args = stack;
   size_t n = b->sig->n;
   cujit_dim3 grid, block;
   cujit_status st;
-  if (CJ_LIKELY(bound_direct(b, ffi_args, &st))) return st;
   if (CJ_UNLIKELY(n > CJ_CALL_STACK_ARGS)) args = cj_malloc(n * sizeof *args);
-  if (!args) {
-    st = cj_fail_oom("calling a bound kernel");
-  } else {
-    st = bound_args(b, ffi_args, args);
-    dim3_args(ffi_args, &grid, &block);
-    if (CJ_LIKELY(st == CUJIT_OK)) st = cj_launcher(b->fn, grid, block, args, n, b->opts);
-  }
+  if (!args) return cj_fail_oom("calling a bound kernel");
+  st = bound_args(b, ffi_args, args);
+  dim3_args(ffi_args, &grid, &block);
+  if (CJ_LIKELY(st == CUJIT_OK)) st = cj_launcher(b->fn, grid, block, args, n, b->opts);
   if (args != stack) cj_free(args);
   return st;
+}
+
+/* A bound call, given where each argument's value is (ffi_args: the grid and block words,
+ * then the kernel's parameters), whichever entry received it. */
+static inline CJ_ALWAYS_INLINE cujit_status bound_call(const cj_binding *b, void **ffi_args) {
+  cujit_status st;
+  if (CJ_LIKELY(bound_direct(b, ffi_args, &st))) return st;
+  return bound_general(b, ffi_args);
 }
 
 static void bound_entry(ffi_cif *cif, void *ret, void **ffi_args, void *user) {

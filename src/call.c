@@ -165,9 +165,10 @@ cujit_status cj_args_from_va(const cj_signature *s, const char *kernel, int narg
  * built and no check repeated, for a signature that matched the driver's layout. Returns
  * 0 (not taken; *ap may have been read) when the general path is needed: In/Out
  * arguments, a timing, a test's launcher, or more parameters than the stack holds. */
-static int call_direct(cujit_function *fn, const cj_signature *s, int nargs, cujit_dim3 grid,
-                       cujit_dim3 block, const cujit_launch_options *opts, va_list *ap,
-                       cujit_status *st) {
+static inline CJ_ALWAYS_INLINE int call_direct(cujit_function *fn, const cj_signature *s,
+                                               int nargs, cujit_dim3 grid, cujit_dim3 block,
+                                               const cujit_launch_options *opts, va_list *ap,
+                                               cujit_status *st) {
   cj_scalar v[CJ_CALL_STACK_ARGS];
   void *params[CJ_CALL_STACK_ARGS];
   const void *at;
@@ -185,20 +186,13 @@ static int call_direct(cujit_function *fn, const cj_signature *s, int nargs, cuj
   return 1;
 }
 
-static cujit_status call_va(cujit_function *fn, int nargs, cujit_dim3 grid, cujit_dim3 block,
-                            const cujit_launch_options *opts, va_list *ap) {
+/* The general path: cujit_arg values handed to the launcher. Kept out of line so that its
+ * array of arguments does not deepen the stack of the direct path. */
+static CJ_NOINLINE cujit_status call_general(cujit_function *fn, const cj_signature *s,
+                                             int nargs, cujit_dim3 grid, cujit_dim3 block,
+                                             const cujit_launch_options *opts, va_list *ap) {
   cujit_arg stack[CJ_CALL_STACK_ARGS], *args = stack;
-  cj_signature *s;
   cujit_status st;
-  va_list again;
-  int done;
-  if (CJ_UNLIKELY(!fn)) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_call: fn is NULL");
-  st = cj_function_sig(fn, &s);
-  if (CJ_UNLIKELY(st != CUJIT_OK)) return st;
-  va_copy(again, *ap);
-  done = call_direct(fn, s, nargs, grid, block, opts, &again, &st);
-  va_end(again);
-  if (CJ_LIKELY(done)) return st;
   if (CJ_UNLIKELY(s->n > CJ_CALL_STACK_ARGS)) {
     args = cj_malloc(s->n * sizeof *args);
     if (!args) return cj_fail_oom("calling a kernel");
@@ -209,21 +203,34 @@ static cujit_status call_va(cujit_function *fn, int nargs, cujit_dim3 grid, cuji
   return st;
 }
 
+/* The body of both entry points (va_start needs the variadic function itself, and a
+ * function using va_copy is never inlined): the launch then runs as few frames below the
+ * caller as cujit_launch's does. Returns from the entry point on a bad fn or signature. */
+#define CJ_CALL_BODY(fn, nargs, grid, block, opts, last)                                  \
+  do {                                                                                    \
+    va_list ap_, again_;                                                                  \
+    cj_signature *s_;                                                                     \
+    int done_;                                                                            \
+    if (CJ_UNLIKELY(!(fn)))                                                              \
+      return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_call: fn is NULL");                \
+    if (CJ_UNLIKELY((st = cj_function_sig((fn), &s_)) != CUJIT_OK)) return st;           \
+    va_start(ap_, last);                                                                  \
+    va_copy(again_, ap_);                                                                 \
+    done_ = call_direct((fn), s_, (nargs), (grid), (block), (opts), &again_, &st);        \
+    va_end(again_);                                                                       \
+    if (!done_) st = call_general((fn), s_, (nargs), (grid), (block), (opts), &ap_);      \
+    va_end(ap_);                                                                          \
+  } while (0)
+
 cujit_status cujit_call_n(cujit_function *fn, int nargs, cujit_dim3 grid, cujit_dim3 block, ...) {
-  va_list ap;
   cujit_status st;
-  va_start(ap, block);
-  st = call_va(fn, nargs, grid, block, NULL, &ap);
-  va_end(ap);
+  CJ_CALL_BODY(fn, nargs, grid, block, NULL, block);
   return st;
 }
 
 cujit_status cujit_call_ex_n(cujit_function *fn, int nargs, cujit_dim3 grid, cujit_dim3 block,
                              const cujit_launch_options *opts, ...) {
-  va_list ap;
   cujit_status st;
-  va_start(ap, opts);
-  st = call_va(fn, nargs, grid, block, opts, &ap);
-  va_end(ap);
+  CJ_CALL_BODY(fn, nargs, grid, block, opts, opts);
   return st;
 }

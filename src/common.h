@@ -14,11 +14,15 @@
 #  define CJ_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #  define CJ_LIKELY(x) __builtin_expect(!!(x), 1)
 #  define CJ_HIDDEN __attribute__((visibility("hidden")))
+#  define CJ_NOINLINE __attribute__((noinline))
+#  define CJ_ALWAYS_INLINE __attribute__((always_inline))
 #else
 #  define CJ_PRINTF(f, a)
 #  define CJ_UNLIKELY(x) (x)
 #  define CJ_LIKELY(x) (x)
 #  define CJ_HIDDEN
+#  define CJ_NOINLINE
+#  define CJ_ALWAYS_INLINE
 #endif
 
 #define CJ_COUNT(a) (sizeof(a) / sizeof((a)[0]))

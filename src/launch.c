@@ -126,7 +126,7 @@ cujit_status cj_config_check(const char *kernel, const cj_limits *lim, int kerne
 
 /* ---- launching ---- */
 
-static cujit_status launch_failed(const cujit_function *fn, CUresult r, const char *when) {
+cujit_status cj_launch_failed(const cujit_function *fn, CUresult r, const char *when) {
   const char *text = NULL;
   cujit_status st = cj_cu_status(r);
   cj_cu.cuGetErrorString(r, &text);
@@ -272,15 +272,16 @@ static cujit_status launch_staged(const cujit_function *fn, const cj_fslot *slot
   r = cj_cu.cuLaunchKernel((CUfunction)slot->kernel, grid.x, grid.y, grid.z, block.x, block.y,
                            block.z, o->shared_bytes, stream, s.params, NULL);
   if (r != CUDA_SUCCESS) {
-    st = launch_failed(fn, r, "cuLaunchKernel");
+    st = cj_launch_failed(fn, r, "cuLaunchKernel");
     goto done;
   }
   if (ev[1] && (r = cj_cu.cuEventRecord(ev[1], stream)) != CUDA_SUCCESS) {
-    st = launch_failed(fn, r, "cuEventRecord");
+    st = cj_launch_failed(fn, r, "cuEventRecord");
     goto done;
   }
   st = copy_all(ctx, args, nargs, &s, CUJIT_ARG_OUT, stream);
-  if (st == CUJIT_ERROR_LAUNCH_FAILED) st = launch_failed(fn, cujit_last_cu_result(), "copy out");
+  if (st == CUJIT_ERROR_LAUNCH_FAILED)
+    st = cj_launch_failed(fn, cujit_last_cu_result(), "copy out");
 done:
   for (i = 0; i < nargs; i++)
     if (args[i].kind != CUJIT_ARG_VALUE && s.dptr[i])
@@ -288,7 +289,7 @@ done:
   /* wait even after a failure: queued copies may still read the caller's buffers */
   r = cj_cu.cuStreamSynchronize(stream);
   if (r != CUDA_SUCCESS && (st == CUJIT_OK || cj_cu_status(r) == CUJIT_ERROR_LAUNCH_FAILED))
-    st = launch_failed(fn, r, "cuStreamSynchronize");
+    st = cj_launch_failed(fn, r, "cuStreamSynchronize");
   if (st == CUJIT_OK && ev[1] &&
       (r = cj_cu.cuEventElapsedTime(o->elapsed_ms, ev[0], ev[1])) != CUDA_SUCCESS)
     st = cj_cu_fail(r, "cuEventElapsedTime");
@@ -297,27 +298,8 @@ done:
   return st;
 }
 
-/* The launch without In/Out buffers: the hot path, with nothing allocated. */
-static cujit_status launch_direct(const cujit_function *fn, const cj_fslot *slot,
-                                  cujit_dim3 grid, cujit_dim3 block, void **params,
-                                  const cujit_launch_options *o) {
-  CUcontext ctx;
-  CUdevice dev;
-  cujit_status st;
-  CUresult r = cj_cu.cuLaunchKernel((CUfunction)slot->kernel, grid.x, grid.y, grid.z, block.x,
-                                    block.y, block.z, o->shared_bytes, o->stream, params, NULL);
-  if (CJ_UNLIKELY(r == CUDA_ERROR_INVALID_CONTEXT)) { /* this thread has no context yet */
-    if ((st = cj_ctx_ensure(&ctx, &dev)) != CUJIT_OK) return st;
-    r = cj_cu.cuLaunchKernel((CUfunction)slot->kernel, grid.x, grid.y, grid.z, block.x, block.y,
-                             block.z, o->shared_bytes, o->stream, params, NULL);
-  }
-  return r == CUDA_SUCCESS ? CUJIT_OK : launch_failed(fn, r, "cuLaunchKernel");
-}
-
-/* The device-side checks and the launch itself, for callers that already hold the
- * kernel's parameters as a kernelParams array laid out as the driver reported. */
-static cujit_status launch_checked(const cujit_function *fn, cj_fslot *slot, cujit_dim3 grid,
-                                   cujit_dim3 block, const cujit_launch_options *o) {
+cujit_status cj_launch_checked(const cujit_function *fn, cj_fslot *slot, cujit_dim3 grid,
+                               cujit_dim3 block, const cujit_launch_options *o) {
   cujit_status st = cj_config_check(fn->name, slot->lim, slot->max_threads, slot->static_smem,
                                     grid, block, o->shared_bytes);
   if (CJ_UNLIKELY(st != CUJIT_OK)) return st;
@@ -326,17 +308,6 @@ static cujit_status launch_checked(const cujit_function *fn, cj_fslot *slot, cuj
       (st = cj_function_allow_smem(fn, slot, o->shared_bytes)) != CUJIT_OK)
     return st;
   return CUJIT_OK;
-}
-
-cujit_status cj_launch_params(const cujit_function *fn, cujit_dim3 grid, cujit_dim3 block,
-                              void **params, const cujit_launch_options *opts) {
-  static const cujit_launch_options defaults;
-  const cujit_launch_options *o = opts ? opts : &defaults;
-  cj_fslot *slot;
-  cujit_status st;
-  if (CJ_UNLIKELY((st = cj_function_slot(fn, &slot, 0)) != CUJIT_OK)) return st;
-  if (CJ_UNLIKELY((st = launch_checked(fn, slot, grid, block, o)) != CUJIT_OK)) return st;
-  return launch_direct(fn, slot, grid, block, params, o);
 }
 
 cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, cujit_dim3 block,
@@ -349,7 +320,7 @@ cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, cujit_dim3 
   cujit_status st;
   if (CJ_UNLIKELY(!fn)) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_launch: fn is NULL");
   if (CJ_UNLIKELY((st = cj_function_slot(fn, &slot, 0)) != CUJIT_OK)) return st;
-  if (CJ_UNLIKELY((st = launch_checked(fn, slot, grid, block, o)) != CUJIT_OK)) return st;
+  if (CJ_UNLIKELY((st = cj_launch_checked(fn, slot, grid, block, o)) != CUJIT_OK)) return st;
   /* the hot path: values of the right sizes, checked while the parameter array is built */
   if (CJ_LIKELY(nargs == fn->nparams && nargs <= STACK_ARGS && args && !o->elapsed_ms)) {
     for (i = 0; i < nargs; i++) {
@@ -359,7 +330,7 @@ cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, cujit_dim3 
         break;
       params[i] = value_of(a);
     }
-    if (CJ_LIKELY(i == nargs)) return launch_direct(fn, slot, grid, block, params, o);
+    if (CJ_LIKELY(i == nargs)) return cj_launch_direct(fn, slot, grid, block, params, o);
   }
   /* everything else: In/Out buffers, timings, and mistakes, which get their message */
   st = cj_args_check(fn->name, fn->nparams, fn->param_sizes, args, nargs);
@@ -372,7 +343,7 @@ cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, cujit_dim3 
     params[i] = value_of(&args[i]);
   }
   st = i < nargs ? launch_staged(fn, slot, grid, block, args, nargs, o)
-                 : launch_direct(fn, slot, grid, block, params, o);
+                 : cj_launch_direct(fn, slot, grid, block, params, o);
   if (params != stack_params) cj_free(params);
   return st;
 }

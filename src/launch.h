@@ -48,10 +48,6 @@ cujit_status cj_function_allow_smem(const cujit_function *fn, cj_fslot *slot, un
 
 /* Argument count and each argument's kind and size against the kernel's parameters.
  * CUJIT_ERROR_INVALID_ARGS naming the parameter, the expected and the given size. */
-/* Launches with `params` already a kernelParams array matching the kernel's layout (the
- * caller guarantees count and sizes; no In/Out): device limits are checked, then launch. */
-cujit_status cj_launch_params(const cujit_function *fn, cujit_dim3 grid, cujit_dim3 block,
-                              void **params, const cujit_launch_options *opts);
 cujit_status cj_args_check(const char *kernel, size_t nparams, const size_t *sizes,
                            const cujit_arg *args, size_t nargs);
 /* Grid, block and shared memory against the device's and the kernel's limits.
@@ -59,6 +55,51 @@ cujit_status cj_args_check(const char *kernel, size_t nparams, const size_t *siz
 cujit_status cj_config_check(const char *kernel, const cj_limits *lim, int kernel_max_threads,
                              int static_smem, cujit_dim3 grid, cujit_dim3 block,
                              unsigned shared_bytes);
+
+/* ---- the launch itself (launch.c, and inline below) ---- */
+
+/* The configuration against the device's and the kernel's limits; raises the kernel's
+ * dynamic shared memory allowance when asked for more. */
+cujit_status cj_launch_checked(const cujit_function *fn, cj_fslot *slot, cujit_dim3 grid,
+                               cujit_dim3 block, const cujit_launch_options *o);
+/* A failed launch (or a later step of one) as a status with its message. */
+cujit_status cj_launch_failed(const cujit_function *fn, CUresult r, const char *when);
+
+/* The launch without In/Out buffers: nothing allocated. Inline in every launch path, so
+ * that the driver runs as few frames below the caller as possible (each frame more is a
+ * return the processor may mispredict: the driver's own calls go deep). */
+static inline CJ_ALWAYS_INLINE cujit_status cj_launch_direct(const cujit_function *fn,
+                                                             const cj_fslot *slot,
+                                                             cujit_dim3 grid, cujit_dim3 block,
+                                                             void **params,
+                                                             const cujit_launch_options *o) {
+  CUcontext ctx;
+  CUdevice dev;
+  cujit_status st;
+  CUresult r = cj_cu.cuLaunchKernel((CUfunction)slot->kernel, grid.x, grid.y, grid.z, block.x,
+                                    block.y, block.z, o->shared_bytes, o->stream, params, NULL);
+  if (CJ_UNLIKELY(r == CUDA_ERROR_INVALID_CONTEXT)) { /* this thread has no context yet */
+    if ((st = cj_ctx_ensure(&ctx, &dev)) != CUJIT_OK) return st;
+    r = cj_cu.cuLaunchKernel((CUfunction)slot->kernel, grid.x, grid.y, grid.z, block.x, block.y,
+                             block.z, o->shared_bytes, o->stream, params, NULL);
+  }
+  return CJ_LIKELY(r == CUDA_SUCCESS) ? CUJIT_OK : cj_launch_failed(fn, r, "cuLaunchKernel");
+}
+
+/* Launches with `params` already a kernelParams array matching the kernel's layout (the
+ * caller guarantees count and sizes; no In/Out): device limits are checked, then launch. */
+static inline CJ_ALWAYS_INLINE cujit_status cj_launch_params(const cujit_function *fn,
+                                                             cujit_dim3 grid, cujit_dim3 block,
+                                                             void **params,
+                                                             const cujit_launch_options *opts) {
+  static const cujit_launch_options defaults;
+  const cujit_launch_options *o = opts ? opts : &defaults;
+  cj_fslot *slot;
+  cujit_status st;
+  if (CJ_UNLIKELY((st = cj_function_slot(fn, &slot, 0)) != CUJIT_OK)) return st;
+  if (CJ_UNLIKELY((st = cj_launch_checked(fn, slot, grid, block, o)) != CUJIT_OK)) return st;
+  return cj_launch_direct(fn, slot, grid, block, params, o);
+}
 
 /* ---- device memory pool and host memory (memory.c) ---- */
 
