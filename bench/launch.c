@@ -8,9 +8,9 @@
  * queue from filling. (Back to back, an empty kernel on the GPU takes about as long as
  * issuing one, so 10^5 launches in a row measure the GPU's pace as much as the CPU's, and
  * their rate moves by +-20% between rounds; those figures are reported too, as
- * information.) Forms and argument counts alternate batch by batch in a rotating order;
- * each figure is a median over batches, and what cujit_call and a bound pointer add to
- * cujit_launch is the median of their differences within the same round.
+ * information.) Forms and argument counts alternate batch by batch, in a new random order
+ * every round; each figure is a median over batches, and what cujit_call and a bound
+ * pointer add to cujit_launch is the difference of the medians.
  * One more raw form, for the record: cuLaunchKernel given a context-independent CUkernel
  * handle (cuLibraryLoadData), the kind of handle cujit launches with. */
 #define _GNU_SOURCE /* sched_setaffinity */
@@ -195,22 +195,39 @@ static void log_spread(const launch_times *lt, const char *how) {
                 bench_max(lt->t[a][v], (size_t)lt->rounds), lt->rounds);
 }
 
-/* Every form and argument count, round after round in a rotating order: batches of
- * `n` launches, or (`batch` 0) n launches back to back with the synchronisation timed. */
+/* A fixed sequence of pseudo-random numbers (xorshift64), for the order of each round. */
+static uint64_t next_random(uint64_t *state) {
+  *state ^= *state << 13;
+  *state ^= *state >> 7;
+  *state ^= *state << 17;
+  return *state;
+}
+
+/* Every form and argument count, round after round, in a new random order each round (a
+ * fixed order would always run one form right after another, and the host's pace drifts
+ * within a round): batches of `n` launches, or (`batch` 0) n launches back to back with the
+ * synchronisation timed. */
 static void measure(const launch_ctx *c, launch_times *lt, int rounds, long n, int batch) {
-  int r, a, k, v;
+  int order[2 * N_VARIANTS], r, a, k, v, j, tmp;
+  uint64_t rng = 0x9E3779B97F4A7C15ull;
   lt->rounds = rounds;
   for (a = 0; a < 2; a++)
     for (v = 0; v < N_VARIANTS; v++)
       lt->ok[a][v] = (v != BOUND || c->b3) && !isnan(time_loop(c, a ? 16 : 3, v, n, batch));
-  for (r = 0; r < rounds; r++)
-    for (a = 0; a < 2; a++)
-      for (k = 0; k < N_VARIANTS; k++) {
-        v = (k + r) % N_VARIANTS;
-        if (!lt->ok[a][v]) continue;
-        lt->t[a][v][r] = time_loop(c, a ? 16 : 3, v, n, batch);
-        if (isnan(lt->t[a][v][r])) lt->ok[a][v] = 0;
-      }
+  for (k = 0; k < 2 * N_VARIANTS; k++) order[k] = k;
+  for (r = 0; r < rounds; r++) {
+    for (k = 2 * N_VARIANTS - 1; k > 0; k--) { /* Fisher-Yates */
+      j = (int)(next_random(&rng) % (uint64_t)(k + 1));
+      tmp = order[k], order[k] = order[j], order[j] = tmp;
+    }
+    for (k = 0; k < 2 * N_VARIANTS; k++) {
+      a = order[k] / N_VARIANTS;
+      v = order[k] % N_VARIANTS;
+      if (!lt->ok[a][v]) continue;
+      lt->t[a][v][r] = time_loop(c, a ? 16 : 3, v, n, batch);
+      if (isnan(lt->t[a][v][r])) lt->ok[a][v] = 0;
+    }
+  }
 }
 
 static double median_of(const launch_times *lt, int a, int v) {
@@ -219,8 +236,7 @@ static double median_of(const launch_times *lt, int a, int v) {
 
 /* The goals, on the batched issue times. */
 static void report(launch_times *lt) {
-  static double diff[MAX_ROUNDS];
-  int a, v, r;
+  int a, v;
   char metric[96], goal[96];
   for (a = 0; a < 2; a++) {
     int nargs = a ? 16 : 3;
@@ -240,8 +256,7 @@ static void report(launch_times *lt) {
         bench_skip("launch", metric, "not available in this build (see the log)");
         continue;
       }
-      for (r = 0; r < lt->rounds; r++) diff[r] = lt->t[a][v][r] - lt->t[a][LAUNCH][r];
-      extra = bench_median(diff, (size_t)lt->rounds);
+      extra = median_of(lt, a, v) - launch;
       snprintf(goal, sizeof goal, "<= cujit_launch + 0.1 us (adds %+.3f us; raw: %.3g us)", extra,
                raw);
       bench_check("launch", metric, nargs, "us", median_of(lt, a, v), launch, launch + 0.1,
