@@ -493,6 +493,16 @@ static int teardown_recorder(void **state) {
   return 0;
 }
 
+/* Asserts the grid and block of the recorded launch. */
+static void assert_dims(cujit_dim3 grid, cujit_dim3 block) {
+  assert_int_equal(seen.grid.x, grid.x);
+  assert_int_equal(seen.grid.y, grid.y);
+  assert_int_equal(seen.grid.z, grid.z);
+  assert_int_equal(seen.block.x, block.x);
+  assert_int_equal(seen.block.y, block.y);
+  assert_int_equal(seen.block.z, block.z);
+}
+
 /* Asserts that recorded argument i is a by-value argument holding `n` bytes `v`. */
 static void assert_arg(size_t i, int type, const void *v, size_t n) {
   const cujit_arg *a = &seen.args[i];
@@ -824,11 +834,7 @@ static void bound_calls(void **state) {
   assert_ok(f(cujit_dim3(2, 3, 4), cujit_dim3(32), i8, u16, 0.5f, d, (CUdeviceptr)0xABC0, v, p,
               blob, i64, fl));
   assert_int_equal(seen.calls, 1);
-  assert_int_equal(seen.grid.x, 2);
-  assert_int_equal(seen.grid.y, 3);
-  assert_int_equal(seen.grid.z, 4);
-  assert_int_equal(seen.block.x, 32);
-  assert_int_equal(seen.block.y, 1);
+  assert_dims(cujit_dim3(2, 3, 4), cujit_dim3(32));
   assert_int_equal(seen.nargs, 10);
   assert_arg(0, CUJIT_TYPE_I8, &i8, 1);
   assert_arg(1, CUJIT_TYPE_U16, &u16, 2);
@@ -909,12 +915,7 @@ static void assert_scalars(int k) {
   uint64_t u64 = UINT64_MAX - (uint64_t)k, u64b = 11;
   float fa = 1.25f, f3 = 3.0f, f5 = 5.0f, f7 = 7.0f, f10 = 10.0f, f15 = 15.5f;
   double da = -2.5, d4 = 4.0, d6 = 6.0, d8 = 8.0, d12 = 12.0;
-  assert_int_equal(seen.grid.x, 5);
-  assert_int_equal(seen.grid.y, 6);
-  assert_int_equal(seen.grid.z, 7);
-  assert_int_equal(seen.block.x, 64);
-  assert_int_equal(seen.block.y, 2);
-  assert_int_equal(seen.block.z, 1);
+  assert_dims(cujit_dim3(5, 6, 7), cujit_dim3(64, 2));
   assert_int_equal(seen.nargs, 26);
   assert_arg(0, CUJIT_TYPE_I8, &i8, 1);
   assert_arg(1, CUJIT_TYPE_U8, &u8, 1);
