@@ -426,7 +426,7 @@ static inline cujit_arg cujit_arg_scalar_(int type, size_t size, const void *p) 
   a.size = size;
   a.data = NULL;
   memset(a.value.bytes, 0, sizeof a.value.bytes);
-  memcpy(a.value.bytes, p, size);
+  if (size) memcpy(a.value.bytes, p, size); /* p may be NULL when size is 0 */
   a.host = NULL;
   a.bytes = 0;
   return a;

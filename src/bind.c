@@ -272,7 +272,7 @@ static void bound_entry(ffi_cif *cif, void *ret, void **ffi_args, void *user) {
 #  define CJ_FRAME_XMM 48         /* the frame's layout: see bindstubs_x86_64.S */
 #  define CJ_FRAME_STACK 192
 
-CJ_HIDDEN extern const unsigned char cj_bind_stubs[];
+CJ_HIDDEN extern const unsigned char cj_bind_stubs[], cj_bind_stubs_end[];
 CJ_HIDDEN int cj_bind_dispatch(unsigned k, unsigned char *frame);
 
 static cj_binding *stub_owner[CJ_BIND_STUBS]; /* read at every call: atomic */
@@ -324,7 +324,7 @@ static int stub_plan(cj_binding *b) {
 /* Gives b a free entry point when its signature allows one. Called with bind_lock held. */
 static void stub_take(cj_binding *b) {
   unsigned i, k;
-  if (stub_plan(b) != 0) {
+  if (cj_bind_stubs_end - cj_bind_stubs != 16 * CJ_BIND_STUBS || stub_plan(b) != 0) {
     cj_free(b->where);
     b->where = NULL;
     return;

@@ -12,13 +12,12 @@
  *     frame + 0   .. 47    %rdi %rsi %rdx %rcx %r8 %r9
  *     frame + 48  .. 175   %xmm0 .. %xmm7, 16 bytes each
  *     frame + 192 + 8j     the j-th eightbyte the caller passed on the stack
- * No memory is made executable at run time: the entry points are ordinary code. */
-
-#if defined(__CET__)
-#  include <cet.h>
-#else
-#  define _CET_ENDBR
-#endif
+ * No memory is made executable at run time: the entry points are ordinary code.
+ *
+ * The entry points are reached by indirect calls, so each begins with endbr64 (a no-op
+ * where indirect branch tracking is off), and the file declares itself compatible with
+ * IBT and shadow stacks (its calls and returns pair up): the linker keeps the library's
+ * marking when the C code is built with -fcf-protection, whatever flags reach this file. */
 
 #define CJ_BIND_STUBS 1024
 
@@ -31,12 +30,18 @@ cj_bind_stubs:
 	.set	cj_stub_index, 0
 	.rept	CJ_BIND_STUBS
 	.p2align 4
-	_CET_ENDBR
+	endbr64
 	movl	$cj_stub_index, %r11d
 	jmp	cj_bind_common
 	.set	cj_stub_index, cj_stub_index + 1
 	.endr
+	.p2align 4
 	.size	cj_bind_stubs, . - cj_bind_stubs
+	/* bind.c computes entry k's address as cj_bind_stubs + 16 k, and uses the entry points
+	 * only when the table ends where that expects (no entry point outgrew 16 bytes) */
+	.globl	cj_bind_stubs_end
+	.hidden	cj_bind_stubs_end
+cj_bind_stubs_end:
 
 	.p2align 4
 	.type	cj_bind_common, @function
@@ -68,3 +73,15 @@ cj_bind_common:
 	.size	cj_bind_common, . - cj_bind_common
 
 	.section .note.GNU-stack, "", @progbits
+
+	/* GNU property note: x86 features IBT and SHSTK (GNU_PROPERTY_X86_FEATURE_1_AND) */
+	.section .note.gnu.property, "a"
+	.p2align 3
+	.long	4		/* name size */
+	.long	16		/* descriptor size */
+	.long	5		/* NT_GNU_PROPERTY_TYPE_0 */
+	.asciz	"GNU"
+	.long	0xc0000002	/* GNU_PROPERTY_X86_FEATURE_1_AND */
+	.long	4
+	.long	3		/* IBT | SHSTK */
+	.p2align 3

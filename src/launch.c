@@ -320,8 +320,8 @@ cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, cujit_dim3 
   cujit_status st;
   if (CJ_UNLIKELY(!fn)) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_launch: fn is NULL");
   if (CJ_UNLIKELY((st = cj_function_slot(fn, &slot, 0)) != CUJIT_OK)) return st;
-  if (CJ_UNLIKELY((st = cj_launch_checked(fn, slot, grid, block, o)) != CUJIT_OK)) return st;
-  /* the hot path: values of the right sizes, checked while the parameter array is built */
+  /* the hot path: values of the right sizes, checked while the parameter array is built;
+   * the arguments are checked before the configuration, as on the other path */
   if (CJ_LIKELY(nargs == fn->nparams && nargs <= STACK_ARGS && args && !o->elapsed_ms)) {
     for (i = 0; i < nargs; i++) {
       const cujit_arg *a = &args[i];
@@ -330,11 +330,15 @@ cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, cujit_dim3 
         break;
       params[i] = value_of(a);
     }
-    if (CJ_LIKELY(i == nargs)) return cj_launch_direct(fn, slot, grid, block, params, o);
+    if (CJ_LIKELY(i == nargs)) {
+      if (CJ_UNLIKELY((st = cj_launch_checked(fn, slot, grid, block, o)) != CUJIT_OK)) return st;
+      return cj_launch_direct(fn, slot, grid, block, params, o);
+    }
   }
   /* everything else: In/Out buffers, timings, and mistakes, which get their message */
   st = cj_args_check(fn->name, fn->nparams, fn->param_sizes, args, nargs);
   if (CJ_UNLIKELY(st != CUJIT_OK)) return st;
+  if (CJ_UNLIKELY((st = cj_launch_checked(fn, slot, grid, block, o)) != CUJIT_OK)) return st;
   if (o->elapsed_ms) return launch_staged(fn, slot, grid, block, args, nargs, o);
   if (CJ_UNLIKELY(nargs > STACK_ARGS) && !(params = cj_malloc(nargs * sizeof *params)))
     return cj_fail_oom("launching a kernel");

@@ -47,6 +47,17 @@ static void wrong_argument_count_and_size(void **state) {
                        "argument 2 of kernel 'multiply_them' has the wrong size: parameter 2 "
                        "expects 8 bytes, but 4 bytes were given (f32, by value)");
   nothing_happened(kept);
+  /* arguments are checked before the configuration, whichever path the launch takes */
+  assert_status_detail(CUJIT_LAUNCH(f, cujit_dim3(0), cujit_dim3(N), cujit_ptr(0), cujit_ptr(0)),
+                       CUJIT_ERROR_INVALID_ARGS, "takes 3 arguments but 2 were given");
+  assert_status_detail(CUJIT_LAUNCH(f, cujit_dim3(0), cujit_dim3(N), cujit_ptr(0), cujit_ptr(0),
+                                    cujit_f32(1.0f)),
+                       CUJIT_ERROR_INVALID_ARGS, "argument 2 of kernel 'multiply_them' has the "
+                       "wrong size");
+  assert_status_detail(CUJIT_LAUNCH(f, cujit_dim3(0), cujit_dim3(N), cujit_ptr(0), cujit_ptr(0),
+                                    cujit_ptr(0)),
+                       CUJIT_ERROR_LAUNCH_CONFIG, "grid.x is 0");
+  nothing_happened(kept);
   assert_ok(CUJIT_LAUNCH(f, cujit_dim3(1), cujit_dim3(N), cujit_out(dest, sizeof dest),
                          cujit_in(a, sizeof a), cujit_in(b, sizeof b)));
   for (i = 0; i < N; i++) assert_true(dest[i] == 4.0f);
