@@ -14,7 +14,7 @@ static cujit_status null_stats(const char *fn) {
 }
 
 cujit_status cujit_cache_get_stats(cujit_cache_stats *stats) {
-  char root[PATH_MAX];
+  cj_root root;
   if (!stats) return null_stats("cujit_cache_get_stats");
   memset(stats, 0, sizeof *stats);
   stats->hits = counter(CJ_HITS);
@@ -22,72 +22,83 @@ cujit_status cujit_cache_get_stats(cujit_cache_stats *stats) {
   stats->misses = counter(CJ_MISSES);
   stats->compiles = counter(CJ_COMPILES);
   stats->evictions = counter(CJ_EVICTIONS);
-  if (cj_cache_root(root, sizeof root, 0) == 0) cj_scan_dir(root, &stats->entries, &stats->bytes);
+  if (cj_root_open(&root, 0) == 0) cj_scan_dir(&root, &stats->entries, &stats->bytes);
+  cj_root_close(&root);
   return CUJIT_OK;
 }
 
 cujit_status cujit_cache_get_disk_stats(cujit_cache_stats *stats) {
-  char root[PATH_MAX];
   cj_disk_counters c;
-  cujit_status st;
+  cj_root root;
+  cujit_status st = CUJIT_OK;
   if (!stats) return null_stats("cujit_cache_get_disk_stats");
   memset(stats, 0, sizeof *stats);
-  if ((st = cj_cache_root_status(root, sizeof root)) != CUJIT_OK) return st;
-  cj_diskstats_read(root, &c);
+  if ((st = cj_root_open_status(&root)) != CUJIT_OK) return st;
+  if (cj_diskstats_read(&root, &c) != 0)
+    st = cujit_last_status(); /* the detail names the file */
+  else if (cj_scan_dir(&root, &stats->entries, &stats->bytes) != 0)
+    st = cj_fail(CUJIT_ERROR_CACHE, "cannot read the cache directory '%s'", root.path);
+  cj_root_close(&root);
+  if (st != CUJIT_OK) return st;
   stats->hits = c.hits;
   stats->misses = c.misses;
   stats->compiles = c.compiles;
   stats->evictions = c.evictions;
-  if (cj_scan_dir(root, &stats->entries, &stats->bytes) != 0)
-    return cj_fail(CUJIT_ERROR_CACHE, "cannot read the cache directory '%s'", root);
   return CUJIT_OK;
 }
 
 uint64_t cujit_cache_max_size(void) { return cj_cache_max_size(); }
 
-/* The root for clear/prune: CUJIT_OK with *have = 0 when the disk cache is off. */
-static cujit_status root_if_on(char *root, size_t size, int *have) {
-  cujit_status st;
-  *have = 0;
-  if (cj_cache_disabled()) return CUJIT_OK;
-  st = cj_cache_root_status(root, size);
-  *have = st == CUJIT_OK;
-  return st;
+static cujit_status unreadable(const cj_root *root) {
+  return cj_fail(CUJIT_ERROR_CACHE, "cannot read the cache directory '%s'", root->path);
 }
 
-cujit_status cujit_cache_clear(void) {
-  char root[PATH_MAX];
+static cujit_status clear(const cj_root *root) {
   cj_prune_result res;
-  int have;
-  cujit_status st;
-  cj_memcache_clear();
-  if ((st = root_if_on(root, sizeof root, &have)) != CUJIT_OK || !have) return st;
-  if (cj_clear(root, &res) != 0)
-    return cj_fail(CUJIT_ERROR_CACHE, "cannot read the cache directory '%s'", root);
+  if (cj_clear(root, &res) != 0) return unreadable(root);
   if (res.entries)
     return cj_fail(CUJIT_ERROR_CACHE, "%llu entries of '%s' could not be removed (check the "
-                   "permissions)", (unsigned long long)res.entries, root);
+                   "permissions)", (unsigned long long)res.entries, root->path);
   return CUJIT_OK;
 }
 
-cujit_status cujit_cache_prune(uint64_t max_bytes) {
-  char root[PATH_MAX];
+static cujit_status prune(const cj_root *root, uint64_t max_bytes) {
   cj_prune_result res;
-  int have;
-  cujit_status st;
-  if ((st = root_if_on(root, sizeof root, &have)) != CUJIT_OK || !have) return st;
   if (cj_prune(root, max_bytes ? max_bytes : cj_cache_max_size(), &res) != 0)
-    return cj_fail(CUJIT_ERROR_CACHE, "cannot read the cache directory '%s'", root);
+    return unreadable(root);
   cj_count(CJ_EVICTIONS, res.removed);
   return CUJIT_OK;
 }
 
+/* Runs clear or prune on the root; nothing to do when the disk cache is off. */
+static cujit_status on_root(cujit_status (*fn)(const cj_root *, uint64_t), uint64_t arg) {
+  cj_root root;
+  cujit_status st;
+  if (cj_cache_disabled()) return CUJIT_OK;
+  if ((st = cj_root_open_status(&root)) != CUJIT_OK) return st;
+  st = fn(&root, arg);
+  cj_root_close(&root);
+  return st;
+}
+
+static cujit_status clear_all(const cj_root *root, uint64_t unused) {
+  (void)unused;
+  return clear(root);
+}
+
+cujit_status cujit_cache_clear(void) {
+  cj_memcache_clear();
+  return on_root(clear_all, 0);
+}
+
+cujit_status cujit_cache_prune(uint64_t max_bytes) { return on_root(prune, max_bytes); }
+
 cujit_status cujit_cache_list(cujit_cache_entry_fn fn, void *user) {
-  char root[PATH_MAX];
+  cj_root root;
   cujit_status st;
   if (!fn) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_cache_list: fn is NULL");
-  if ((st = cj_cache_root_status(root, sizeof root)) != CUJIT_OK) return st;
-  if (cj_list(root, fn, user) != 0)
-    return cj_fail(CUJIT_ERROR_CACHE, "cannot read the cache directory '%s'", root);
-  return CUJIT_OK;
+  if ((st = cj_root_open_status(&root)) != CUJIT_OK) return st;
+  if (cj_list(&root, fn, user) != 0) st = unreadable(&root);
+  cj_root_close(&root);
+  return st;
 }

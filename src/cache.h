@@ -114,45 +114,76 @@ int cj_entry_peek(const void *data, size_t len, cj_key *key, cj_entry_meta *meta
 
 /* ---- cachedir.c: where the disk cache lives, and whether it may be used ---- */
 
-/* The disk cache directory in use: checks (and creates, 0700) it. Returns 0 with the
- * path in out; -1 when the disk cache is off or the directory is not usable. `warn` logs
- * why as a warning (once for the same reason; not when it was turned off). Leaves the
- * thread's error detail alone: a compile without the disk cache has not failed. */
-int cj_cache_root(char *out, size_t size, int warn);
+/* The cache directory, opened once and checked on its descriptor; everything below it is
+ * reached through `fd` (openat and friends), never by path again. */
+typedef struct cj_root {
+  int fd;              /* -1 when not open */
+  char path[PATH_MAX]; /* for messages only */
+} cj_root;
+
+/* Opens the disk cache directory in use (creating it, 0700, when missing) and checks the
+ * descriptor: a directory owned by this user (or root) that group and others cannot
+ * write. Returns 0, or -1 when the disk cache is off or the directory is not usable;
+ * `warn` logs why as a warning (once for the same reason; not when it was turned off).
+ * Leaves the thread's error detail alone: a compile without the disk cache has not
+ * failed. The caller closes it with cj_root_close(). */
+int cj_root_open(cj_root *r, int warn);
+/* The same, for the public functions: CUJIT_ERROR_CACHE with the reason as the detail. */
+cujit_status cj_root_open_status(cj_root *r);
+void cj_root_close(cj_root *r); /* closing a closed root is fine */
+/* Opens the shard directory `name` below the root (`create`: make it when missing) and
+ * checks it as the root is checked, on the descriptor. With `create`, a shard that fails
+ * the check (a symbolic link, another user's, writable by others, not a directory) is
+ * reported once and replaced: a link is removed, anything else moved aside. Returns the
+ * descriptor, or -1 (a miss: the caller compiles without the disk cache). */
+int cj_shard_open(const cj_root *r, const char *name, int create);
+/* 1 when a file or directory cujit found may be trusted: owned by this user or root, and
+ * not writable by group or others. */
+int cj_trusted(const struct stat *st);
+/* "a FIFO", "a directory"...: what a file that should be regular is, for a message. */
+const char *cj_file_kind(mode_t mode);
+/* Logs a warning about the cache unless it is the one logged last (so that a problem met
+ * on every compile is reported once). */
+void cj_warn_once(const char *text);
 /* 1 when env CUJIT_CACHE turns the disk cache off. */
 int cj_cache_disabled(void);
-/* The same, for the public functions: CUJIT_ERROR_CACHE with the reason as the detail. */
-cujit_status cj_cache_root_status(char *out, size_t size);
 /* The configured size limit (CUJIT_CACHE_MAX_SIZE, default 1 GiB). */
 uint64_t cj_cache_max_size(void);
 /* Seconds to wait for another process compiling the same entry (CUJIT_CACHE_LOCK_TIMEOUT,
  * default 60). */
 double cj_cache_lock_timeout(void);
-/* Creates dir (0700) if missing; 0 or -1 with errno. */
-int cj_mkdir_private(const char *dir);
 
 /* ---- disk.c: entries on disk ---- */
 
+/* One entry's names, in its shard directory <root>/<first 2 hex digits>/. */
 typedef struct cj_entry_path {
-  char shard[PATH_MAX]; /* <root>/<2 hex> */
-  char file[PATH_MAX];  /* <shard>/<32 hex>.cujit */
-  char lock[PATH_MAX];  /* <shard>/<32 hex>.lock */
+  int dir;             /* the shard, opened and checked; -1 when not open */
   char hex[33];
+  char shard[3];
+  char name[40];       /* <32 hex>.cujit */
+  char lock[40];       /* <32 hex>.lock */
+  char file[PATH_MAX]; /* <root>/<shard>/<name>, for messages only */
 } cj_entry_path;
 
-/* 0, or -1 when the root is too long for a path. */
-int cj_entry_path_make(const char *root, const cj_key *key, cj_entry_path *p);
+/* Names the entry of key and opens its shard (`create`: making it when missing). 0, or -1
+ * when the shard cannot be used (a miss). Close with cj_entry_close(). */
+int cj_entry_open(const cj_root *r, const cj_key *key, int create, cj_entry_path *p);
+void cj_entry_close(cj_entry_path *p);
 
 enum { CJ_DISK_HIT = 0, CJ_DISK_ABSENT = 1, CJ_DISK_INVALID = 2, CJ_DISK_OOM = -1 };
 /* Reads the entry for key. CJ_DISK_HIT with a new image whose recorded headers must equal
  * `expect` (present ones); CJ_DISK_ABSENT; CJ_DISK_INVALID (warned: the entry is
- * replaced by the next write); CJ_DISK_OOM. A hit refreshes the entry's last-use time. */
+ * replaced by the next write; also for a file that is not regular, is another user's or
+ * is writable by others); CJ_DISK_OOM. A hit refreshes the entry's last-use time. */
 int cj_disk_read(const cj_entry_path *p, const cj_key *key, const cj_deps *expect,
                  cj_image **out);
-/* Writes the entry atomically (unique temp file, fsync, rename). Returns the bytes
- * written, or 0 when it could not be written (warned; the compile goes on). */
+/* Writes the entry atomically (unique temporary file, locked while written, fsync,
+ * rename). Returns the bytes written, or 0 when it could not be written (warned; the
+ * compile goes on). */
 uint64_t cj_disk_write(const cj_entry_path *p, const cj_key *key, const cj_image *im,
                        const cj_deps *deps, const char *name);
+/* 64 random bits (for unique file names). */
+uint64_t cj_random64(void);
 
 /* ---- lock.c: one compile per key across processes ---- */
 
@@ -161,16 +192,23 @@ typedef struct cj_lock {
 } cj_lock;
 
 enum { CJ_LOCK_HELD = 0, CJ_LOCK_ENTRY_READY = 1, CJ_LOCK_NONE = 2, CJ_LOCK_BUSY = 3 };
-/* Takes the lock file's lock. While another process holds it, polls `ready(ctx)` (which
- * says whether the entry can now be read) until it returns 1 (CJ_LOCK_ENTRY_READY), the
- * holder goes away (CJ_LOCK_HELD), or the timeout passes (CJ_LOCK_NONE, warned: the
+/* Takes the lock of the file `name` in directory `dir` (created 0600 there, never through
+ * a symbolic link). While another process holds it, polls `ready(ctx)` (which says
+ * whether the entry can now be read) until it returns 1 (CJ_LOCK_ENTRY_READY), the holder
+ * goes away (CJ_LOCK_HELD), or the timeout passes (CJ_LOCK_NONE, warned with `what`: the
  * caller compiles anyway); also CJ_LOCK_NONE when the file system refuses locks. */
-int cj_lock_acquire(const char *path, double timeout_s, int (*ready)(void *), void *ctx,
-                    cj_lock *lock);
+int cj_lock_acquire(int dir, const char *name, const char *what, double timeout_s,
+                    int (*ready)(void *), void *ctx, cj_lock *lock);
 /* Takes the lock without waiting: CJ_LOCK_HELD, CJ_LOCK_BUSY or CJ_LOCK_NONE. */
-int cj_lock_try(const char *path, cj_lock *lock);
+int cj_lock_try(int dir, const char *name, cj_lock *lock);
 /* Removes the lock file and releases the lock. */
-void cj_lock_release(const char *path, cj_lock *lock);
+void cj_lock_release(int dir, const char *name, cj_lock *lock);
+/* Takes an open file's own lock without waiting (the writer of a temporary file holds
+ * it): 0, or -1 with errno (EAGAIN/EACCES: someone holds it). */
+int cj_lock_fd(int fd);
+/* Takes an open file's lock (F_RDLCK or F_WRLCK), waiting at most timeout_s: 0, or -1 with
+ * errno (ETIMEDOUT when the wait ran out; other values when the file system has no locks). */
+int cj_lock_fd_wait(int fd, short type, double timeout_s);
 
 /* ---- diskstats.c: counters kept in the cache directory, across processes ---- */
 
@@ -180,34 +218,44 @@ typedef struct cj_disk_counters {
   int64_t scanned;   /* time of the last full scan (0: never, so the size is unknown) */
 } cj_disk_counters;
 
+/* Statistics are best effort: their file lock is waited for at most this long, after
+ * which an update is dropped and a read goes on without the lock. */
+#define CJ_STATS_LOCK_WAIT_S 0.1
+
 /* Adds the deltas (hits, misses, compiles, evictions, written bytes) under the stats
  * file's lock. Returns 1 when the estimated size now exceeds `max_size` (time to prune),
  * else 0 (also when the file cannot be updated). */
-int cj_diskstats_add(const char *root, const cj_disk_counters *delta, uint64_t max_size);
-/* Reads the counters (zeros when there is no stats file). */
-void cj_diskstats_read(const char *root, cj_disk_counters *out);
+int cj_diskstats_add(const cj_root *r, const cj_disk_counters *delta, uint64_t max_size);
+/* Reads the counters (zeros when there is no stats file). -1 with the error detail set
+ * when the stats file is not a regular file of this user's. */
+int cj_diskstats_read(const cj_root *r, cj_disk_counters *out);
 /* Records the result of a full scan: the size now, evictions made. */
-void cj_diskstats_scanned(const char *root, uint64_t size, uint64_t evictions);
+void cj_diskstats_scanned(const cj_root *r, uint64_t size, uint64_t evictions);
 
 /* ---- prune.c: listing, eviction and clearing ---- */
 
+/* Every walk stays inside the root: shards are opened without following links and
+ * checked as cj_shard_open() checks them, files are looked at with fstatat() without
+ * following links and removed with unlinkat() in their shard, and only names of cujit's
+ * own making are removed (entries, temporary files of writers that are gone, free lock
+ * files). */
 typedef struct cj_prune_result {
   uint64_t entries, bytes;           /* left after the operation */
   uint64_t removed, removed_bytes;
 } cj_prune_result;
 
 /* Removes least recently used entries until the entries total at most max_bytes (and
- * temporary files left by crashed writers). -1 when the directory cannot be read. */
-int cj_prune(const char *root, uint64_t max_bytes, cj_prune_result *res);
+ * temporary files left by writers that died). -1 when the directory cannot be read. */
+int cj_prune(const cj_root *r, uint64_t max_bytes, cj_prune_result *res);
 /* Removes every entry. */
-int cj_clear(const char *root, cj_prune_result *res);
+int cj_clear(const cj_root *r, cj_prune_result *res);
 /* Counts entries and bytes. */
-int cj_scan_dir(const char *root, uint64_t *entries, uint64_t *bytes);
+int cj_scan_dir(const cj_root *r, uint64_t *entries, uint64_t *bytes);
 /* Calls fn for every entry, least recently used first, until it returns nonzero. */
-int cj_list(const char *root, cujit_cache_entry_fn fn, void *user);
+int cj_list(const cj_root *r, cujit_cache_entry_fn fn, void *user);
 /* Prunes after a write pushed the estimated size over the limit, to 90% of it, unless
  * another process is pruning. */
-void cj_prune_auto(const char *root, uint64_t max_size);
+void cj_prune_auto(const cj_root *r, uint64_t max_size);
 
 /* ---- memcache.c: the in-process cache ---- */
 

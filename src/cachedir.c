@@ -1,8 +1,12 @@
 /* cachedir.c - where the disk cache lives and whether it may be used: the directory from
  * cujit_cache_set_dir(), CUJIT_CACHE_DIR, $XDG_CACHE_HOME/cujit or $HOME/.cache/cujit,
- * created 0700; refused when another user owns it or group or others may write to it.
- * Also the cache's settings from the environment. */
+ * created 0700. It is opened once per use and checked on that descriptor (refused when
+ * another user owns it or group or others may write to it); its shard directories are
+ * opened through it without following links and checked the same way, and a shard that
+ * fails is replaced. Also the cache's settings from the environment. */
+#define _GNU_SOURCE /* O_NOFOLLOW, O_DIRECTORY */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,8 +24,7 @@ static pthread_mutex_t dir_lock = PTHREAD_MUTEX_INITIALIZER;
 static char *api_dir;          /* from cujit_cache_set_dir(); NULL: the default */
 static char last_warning[512]; /* the last warning given, so that it is given once */
 
-/* Logs a warning unless it is the one logged last. */
-static void warn_once(const char *text) {
+void cj_warn_once(const char *text) {
   int fresh;
   pthread_mutex_lock(&dir_lock);
   fresh = strncmp(last_warning, text, sizeof last_warning - 1) != 0;
@@ -84,7 +87,7 @@ static int locate(char *out, size_t size, reason *why) {
                 "set; set CUJIT_CACHE_DIR to use the disk cache");
 }
 
-int cj_mkdir_private(const char *dir) {
+static int mkdir_private(const char *dir) {
   return mkdir(dir, 0700) == 0 || errno == EEXIST ? 0 : -1;
 }
 
@@ -96,51 +99,153 @@ static int make_dirs(const char *path) {
   for (p = buf + 1; *p; p++) {
     if (*p != '/') continue;
     *p = '\0';
-    if (cj_mkdir_private(buf) != 0 && errno != EEXIST) return -1;
+    if (mkdir_private(buf) != 0 && errno != EEXIST) return -1;
     *p = '/';
   }
-  return cj_mkdir_private(buf);
+  return mkdir_private(buf);
 }
 
-/* Creates the directory if needed and checks that it is private to this user. */
-static int check_dir(const char *dir, reason *why) {
+int cj_trusted(const struct stat *st) {
+  return (st->st_uid == geteuid() || st->st_uid == 0) && !(st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
+/* Why a file or directory cujit found is not trusted, for a message. */
+static const char *distrust(const struct stat *st) {
+  if (st->st_uid != geteuid() && st->st_uid != 0) return "it belongs to another user";
+  if (st->st_mode & S_IWOTH) return "others may write to it";
+  return "its group may write to it";
+}
+
+const char *cj_file_kind(mode_t mode) {
+  if (S_ISREG(mode)) return "a regular file";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+  return "not a regular file";
+}
+
+/* Opens the directory (creating it first if needed) and checks the open descriptor, so
+ * that what is checked is what is used: a path swapped after the check changes nothing. */
+static int open_dir(const char *dir, reason *why) {
   struct stat st;
-  if (stat(dir, &st) != 0 && make_dirs(dir) != 0)
-    return refuse(why, "cannot create the cache directory '%s': %s; the disk cache is skipped "
-                  "(set CUJIT_CACHE_DIR to a writable place)", dir, strerror(errno));
-  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-    return refuse(why, "the cache directory '%s' is not a directory; the disk cache is skipped",
-                  dir);
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT && make_dirs(dir) == 0)
+    fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return refuse(why, "cannot %s the cache directory '%s': %s; the disk cache is skipped "
+                  "(set CUJIT_CACHE_DIR to a writable place)", errno == ENOTDIR ? "use" : "open",
+                  dir, errno == ENOTDIR ? "it is not a directory" : strerror(errno));
+  if (fstat(fd, &st) != 0 || cj_trusted(&st)) return fd;
+  close(fd);
   if (st.st_uid != geteuid() && st.st_uid != 0)
     return refuse(why, "the cache directory '%s' belongs to uid %u, not to this user (uid %u); "
                   "cujit does not load code from a directory another user controls, so the "
                   "disk cache is skipped", dir, (unsigned)st.st_uid, (unsigned)geteuid());
-  if (st.st_mode & (S_IWGRP | S_IWOTH))
-    return refuse(why, "the cache directory '%s' is writable by %s (mode %03o); cujit does not "
-                  "load code others could have written, so the disk cache is skipped (chmod "
-                  "700 '%s' to use it)", dir, st.st_mode & S_IWOTH ? "others" : "its group",
-                  (unsigned)(st.st_mode & 0777), dir);
-  return 0;
+  return refuse(why, "the cache directory '%s' is writable by %s (mode %03o); cujit does not "
+                "load code others could have written, so the disk cache is skipped (chmod "
+                "700 '%s' to use it)", dir, st.st_mode & S_IWOTH ? "others" : "its group",
+                (unsigned)(st.st_mode & 0777), dir);
 }
 
-static int root(char *out, size_t size, reason *why) {
+static int root(cj_root *r, reason *why) {
   const char *value;
+  r->fd = -1;
   if (env_says_off(&value)) return refuse(why, "the disk cache is off (CUJIT_CACHE=%s)", value);
-  if (locate(out, size, why) != 0) return -1;
-  return check_dir(out, why);
+  if (locate(r->path, sizeof r->path, why) != 0) return -1;
+  r->fd = open_dir(r->path, why);
+  return r->fd < 0 ? -1 : 0;
 }
 
-int cj_cache_root(char *out, size_t size, int warn) {
+int cj_root_open(cj_root *r, int warn) {
   reason why;
-  if (root(out, size, &why) == 0) return 0;
-  if (warn && strncmp(why.text, "the disk cache is off", 21) != 0) warn_once(why.text);
+  if (root(r, &why) == 0) return 0;
+  if (warn && strncmp(why.text, "the disk cache is off", 21) != 0) cj_warn_once(why.text);
   return -1;
 }
 
-cujit_status cj_cache_root_status(char *out, size_t size) {
+cujit_status cj_root_open_status(cj_root *r) {
   reason why;
-  if (root(out, size, &why) == 0) return CUJIT_OK;
+  if (root(r, &why) == 0) return CUJIT_OK;
   return cj_fail(CUJIT_ERROR_CACHE, "%s", why.text);
+}
+
+void cj_root_close(cj_root *r) {
+  if (r->fd >= 0) close(r->fd);
+  r->fd = -1;
+}
+
+/* ---- shard directories ---- */
+
+/* Opens <root>/<name> as a directory without following a symbolic link; -1 with errno. */
+static int open_shard(const cj_root *r, const char *name, struct stat *st) {
+  int fd = openat(r->fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0 && fstat(fd, st) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+/* Moves something cujit may not use out of a shard's place: a symbolic link is removed
+ * (never what it points to); anything else is renamed to a hidden name beside it, kept
+ * for the user to look at. */
+static void move_aside(const cj_root *r, const char *name, const char *what) {
+  char aside[64], text[2 * PATH_MAX + 256];
+  struct stat st;
+  if (fstatat(r->fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return;
+  if (S_ISLNK(st.st_mode) && unlinkat(r->fd, name, 0) == 0) {
+    snprintf(text, sizeof text, "cache directory '%s/%s' was a symbolic link; cujit never "
+             "follows one there, so it removed the link (not what it pointed to) and made a "
+             "directory in its place", r->path, name);
+  } else {
+    snprintf(aside, sizeof aside, ".%s.%ld.%08x.untrusted", name, (long)getpid(),
+             (unsigned)cj_random64());
+    if (renameat(r->fd, name, r->fd, aside) != 0) {
+      snprintf(text, sizeof text, "cache directory '%s/%s' is not used: %s, and it cannot be "
+               "moved aside (%s); remove it", r->path, name, what, strerror(errno));
+      cj_warn_once(text);
+      return;
+    }
+    snprintf(text, sizeof text, "cache directory '%s/%s' is not used: %s; it was moved to "
+             "'%s/%s' (look at it, then remove it) and a new one made in its place", r->path,
+             name, what, r->path, aside);
+  }
+  cj_warn_once(text);
+}
+
+static int cannot_make(const cj_root *r, const char *name) {
+  char text[PATH_MAX + 256];
+  snprintf(text, sizeof text, "cannot create the cache directory '%s/%s': %s; modules are "
+           "compiled but not cached there", r->path, name, strerror(errno));
+  cj_warn_once(text);
+  return -1;
+}
+
+int cj_shard_open(const cj_root *r, const char *name, int create) {
+  struct stat st;
+  char what[96];
+  int fd = open_shard(r, name, &st);
+  if (fd >= 0 && cj_trusted(&st)) return fd;
+  if (fd < 0 && errno == ENOENT) {
+    if (!create) return -1;
+    if (mkdirat(r->fd, name, 0700) != 0 && errno != EEXIST) return cannot_make(r, name);
+    fd = open_shard(r, name, &st);
+    return fd >= 0 && cj_trusted(&st) ? fd : (fd >= 0 ? close(fd) : 0, -1);
+  }
+  if (fd >= 0) {
+    snprintf(what, sizeof what, "%s", distrust(&st));
+    close(fd);
+  } else {
+    snprintf(what, sizeof what, "%s", errno == ELOOP || errno == ENOTDIR
+                                          ? "it is not a directory" : strerror(errno));
+  }
+  if (!create) return -1;
+  move_aside(r, name, what);
+  if (mkdirat(r->fd, name, 0700) != 0) return cannot_make(r, name);
+  fd = open_shard(r, name, &st);
+  return fd >= 0 && cj_trusted(&st) ? fd : (fd >= 0 ? close(fd) : 0, -1);
 }
 
 uint64_t cj_cache_max_size(void) {
@@ -151,7 +256,7 @@ uint64_t cj_cache_max_size(void) {
   if (cj_parse_size(v, &n) == 0 && n > 0) return n;
   snprintf(text, sizeof text, "CUJIT_CACHE_MAX_SIZE='%.64s' is not a size (bytes, or a number "
            "with K, M or G); using 1G", v);
-  warn_once(text);
+  cj_warn_once(text);
   return CJ_DEFAULT_MAX_SIZE;
 }
 
@@ -164,7 +269,7 @@ double cj_cache_lock_timeout(void) {
   if (end != v && *end == '\0' && t >= 0 && t < 1e7) return t;
   snprintf(text, sizeof text, "CUJIT_CACHE_LOCK_TIMEOUT='%.64s' is not a number of seconds; "
            "using %.0f", v, CJ_DEFAULT_LOCK_TIMEOUT);
-  warn_once(text);
+  cj_warn_once(text);
   return CJ_DEFAULT_LOCK_TIMEOUT;
 }
 
@@ -173,6 +278,7 @@ double cj_cache_lock_timeout(void) {
 cujit_status cujit_cache_set_dir(const char *dir) {
   char *copy = NULL, *old;
   reason why;
+  int fd;
   if (dir && !dir[0])
     return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_cache_set_dir: the directory is an empty "
                    "string; pass a path, or NULL for the default");
@@ -186,11 +292,15 @@ cujit_status cujit_cache_set_dir(const char *dir) {
   last_warning[0] = '\0';
   pthread_mutex_unlock(&dir_lock);
   cj_free(old);
-  if (dir && check_dir(dir, &why) != 0) return cj_fail(CUJIT_ERROR_CACHE, "%s", why.text);
+  if (!dir) return CUJIT_OK;
+  if ((fd = open_dir(dir, &why)) < 0) return cj_fail(CUJIT_ERROR_CACHE, "%s", why.text);
+  close(fd);
   return CUJIT_OK;
 }
 
 const char *cujit_cache_dir(void) {
-  static _Thread_local char dir[PATH_MAX];
-  return cj_cache_root_status(dir, sizeof dir) == CUJIT_OK ? dir : NULL;
+  static _Thread_local cj_root r;
+  if (cj_root_open_status(&r) != CUJIT_OK) return NULL;
+  cj_root_close(&r);
+  return r.path;
 }

@@ -10,6 +10,8 @@
  *      entry; the result is written atomically and counted in the directory's stats, and
  *      a write that takes the cache past its limit prunes it.
  * Cache trouble of any kind costs the cache, never the compile. */
+#define _GNU_SOURCE /* fstatat */
+#include <fcntl.h>
 #include <string.h>
 
 #include "cache.h"
@@ -62,14 +64,16 @@ static int entry_ready(void *arg) {
   waiter *w = arg;
   struct stat st;
   int rc;
-  if (stat(w->path->file, &st) != 0 || same_stat(&st, &w->seen)) return 0;
+  if (fstatat(w->path->dir, w->path->name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+      same_stat(&st, &w->seen))
+    return 0;
   w->seen = st;
   rc = cj_disk_read(w->path, w->key, w->deps, &w->image);
   if (rc == CJ_DISK_OOM) w->oom = 1;
   return rc == CJ_DISK_HIT || rc == CJ_DISK_OOM;
 }
 
-static void count_disk(const char *root, uint64_t hits, uint64_t misses, uint64_t written) {
+static void count_disk(const cj_root *root, uint64_t hits, uint64_t misses, uint64_t written) {
   cj_disk_counters d;
   uint64_t max = cj_cache_max_size();
   memset(&d, 0, sizeof d);
@@ -82,37 +86,34 @@ static void count_disk(const char *root, uint64_t hits, uint64_t misses, uint64_
 }
 
 /* Compiles with the key locked (when the lock could be had) and stores the entry. */
-static cujit_status compile_and_store(cj_request *r, const char *root, const cj_entry_path *p,
+static cujit_status compile_and_store(cj_request *r, const cj_root *root, const cj_entry_path *p,
                                       const cj_key *key, const cj_deps *deps, cj_lock *lock,
                                       cj_image **out) {
   uint64_t written = 0;
   cujit_status st = compile_now(r, out);
   if (st == CUJIT_OK) written = cj_disk_write(p, key, *out, deps, r->name);
-  cj_lock_release(p->lock, lock);
+  cj_lock_release(p->dir, p->lock, lock);
   count_disk(root, 0, 1, written);
   return st;
 }
 
-static cujit_status from_disk(cj_request *r, const char *root, const cj_key *key,
-                              const cj_deps *deps, cj_image **out) {
-  cj_entry_path p;
+/* Looks the key up with its shard open: the entry, or the lock that makes one process
+ * compile it, or the entry that process wrote. */
+static cujit_status from_shard(cj_request *r, const cj_root *root, const cj_entry_path *p,
+                               const cj_key *key, const cj_deps *deps, cj_image **out) {
   cj_lock lock = {-1};
   waiter w;
   int rc;
-  if (cj_entry_path_make(root, key, &p) != 0) {
-    cj_count(CJ_MISSES, 1);
-    return compile_now(r, out);
-  }
   memset(&w, 0, sizeof w);
-  w.path = &p;
+  w.path = p;
   w.key = key;
   w.deps = deps;
-  rc = cj_disk_read(&p, key, deps, out);
+  rc = cj_disk_read(p, key, deps, out);
   if (rc == CJ_DISK_OOM) return cj_fail_oom("reading a cache entry");
   if (rc == CJ_DISK_HIT) return count_disk(root, 1, 0, 0), CUJIT_OK;
-  if (rc == CJ_DISK_INVALID) stat(p.file, &w.seen); /* wait for it to change */
-  cj_mkdir_private(p.shard); /* for the lock file; failing that, the compile goes on */
-  rc = cj_lock_acquire(p.lock, cj_cache_lock_timeout(), entry_ready, &w, &lock);
+  if (rc == CJ_DISK_INVALID) /* wait for it to change */
+    fstatat(p->dir, p->name, &w.seen, AT_SYMLINK_NOFOLLOW);
+  rc = cj_lock_acquire(p->dir, p->lock, r->name, cj_cache_lock_timeout(), entry_ready, &w, &lock);
   if (w.oom) return cj_fail_oom("reading a cache entry");
   if (rc == CJ_LOCK_ENTRY_READY) {
     *out = w.image;
@@ -120,17 +121,31 @@ static cujit_status from_disk(cj_request *r, const char *root, const cj_key *key
   }
   /* The entry may have been written between the first look and taking the lock. */
   if (rc == CJ_LOCK_HELD && entry_ready(&w)) {
-    cj_lock_release(p.lock, &lock);
+    cj_lock_release(p->dir, p->lock, &lock);
     if (w.oom) return cj_fail_oom("reading a cache entry");
     *out = w.image;
     return count_disk(root, 1, 0, 0), CUJIT_OK;
   }
-  return compile_and_store(r, root, &p, key, deps, &lock, out);
+  return compile_and_store(r, root, p, key, deps, &lock, out);
+}
+
+static cujit_status from_disk(cj_request *r, const cj_root *root, const cj_key *key,
+                              const cj_deps *deps, cj_image **out) {
+  cj_entry_path p;
+  cujit_status st;
+  if (cj_entry_open(root, key, 1, &p) != 0) { /* an unusable shard: compile uncached */
+    cj_count(CJ_MISSES, 1);
+    return compile_now(r, out);
+  }
+  st = from_shard(r, root, &p, key, deps, out);
+  cj_entry_close(&p);
+  return st;
 }
 
 static cujit_status lookup(cj_request *r, const cj_key *rkey, const cj_memhint *hint,
                            cj_image **out) {
-  char root[PATH_MAX], bypass[512];
+  char bypass[512];
+  cj_root root;
   cj_deps *deps = NULL;
   cj_key dkey;
   cujit_status st = cj_scan_request(r, &deps, bypass, sizeof bypass);
@@ -140,9 +155,10 @@ static cujit_status lookup(cj_request *r, const cj_key *rkey, const cj_memhint *
     cj_deps_destroy(deps);
     return compile_now(r, out);
   }
-  if (cj_cache_root(root, sizeof root, 1) == 0) {
+  if (cj_root_open(&root, 1) == 0) {
     cj_key_disk(rkey, deps, &dkey);
-    st = from_disk(r, root, &dkey, deps, out);
+    st = from_disk(r, &root, &dkey, deps, out);
+    cj_root_close(&root);
   } else {
     cj_count(CJ_MISSES, 1);
     st = compile_now(r, out);

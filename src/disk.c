@@ -1,9 +1,13 @@
 /* disk.c - cache entries on disk: <root>/<first 2 hex digits>/<32 hex digits>.cujit.
  * Readers take no lock: writers write a unique temporary file beside the entry, fsync it
  * and rename it into place, so a reader sees a whole old entry, a whole new one or none.
- * Entries are opened without following symbolic links. A bad entry is a miss (warned),
- * replaced by the next write. A hit sets the entry's modification time to now: that is
- * its last use, which eviction goes by (access times are unreliable). */
+ * Everything is reached through the shard's directory descriptor (checked when opened,
+ * cachedir.c), and entries are opened without following symbolic links and checked on
+ * their descriptor: a regular file of this user's that nobody else may write. A bad entry
+ * is a miss (warned), replaced by the next write. A hit sets the entry's modification
+ * time to now: that is its last use, which eviction goes by (access times are
+ * unreliable). The writer of a temporary file holds the file's own lock until it is
+ * renamed into place, so that pruning can tell a live writer's file from a dead one's. */
 #define _GNU_SOURCE /* O_NOFOLLOW, getrandom */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,15 +19,22 @@
 
 #include "cache.h"
 
-int cj_entry_path_make(const char *root, const cj_key *key, cj_entry_path *p) {
+int cj_entry_open(const cj_root *r, const cj_key *key, int create, cj_entry_path *p) {
   int n;
   cj_key_hex(key, p->hex);
-  n = snprintf(p->shard, sizeof p->shard, "%s/%.2s", root, p->hex);
-  if (n < 0 || (size_t)n + 80 >= sizeof p->shard) return -1; /* room for the names below */
-  n = snprintf(p->file, sizeof p->file, "%s/%s.cujit", p->shard, p->hex);
-  if (n < 0 || (size_t)n >= sizeof p->file) return -1;
-  n = snprintf(p->lock, sizeof p->lock, "%s/%s.lock", p->shard, p->hex);
-  return n < 0 || (size_t)n >= sizeof p->lock ? -1 : 0;
+  memcpy(p->shard, p->hex, 2);
+  p->shard[2] = '\0';
+  snprintf(p->name, sizeof p->name, "%s.cujit", p->hex);
+  snprintf(p->lock, sizeof p->lock, "%s.lock", p->hex);
+  n = snprintf(p->file, sizeof p->file, "%s/%s/%s", r->path, p->shard, p->name);
+  if (n < 0 || (size_t)n >= sizeof p->file) n = snprintf(p->file, sizeof p->file, "%s", p->name);
+  p->dir = cj_shard_open(r, p->shard, create);
+  return p->dir < 0 ? -1 : 0;
+}
+
+void cj_entry_close(cj_entry_path *p) {
+  if (p->dir >= 0) close(p->dir);
+  p->dir = -1;
 }
 
 static int invalid(const cj_entry_path *p, const char *why) {
@@ -39,6 +50,9 @@ static int read_all(int fd, const cj_entry_path *p, unsigned char **data, size_t
   char why[96];
   *data = NULL;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return invalid(p, "is not a regular file");
+  if (!cj_trusted(&st))
+    return invalid(p, st.st_uid != geteuid() && st.st_uid != 0
+                          ? "belongs to another user" : "is writable by other users");
   if ((uint64_t)st.st_size > CJ_ENTRY_MAX_SIZE) {
     snprintf(why, sizeof why, "is too large to be an entry (%lld bytes)", (long long)st.st_size);
     return invalid(p, why);
@@ -74,7 +88,7 @@ int cj_disk_read(const cj_entry_path *p, const cj_key *key, const cj_deps *expec
   char why[160];
   int fd, rc;
   *out = NULL;
-  fd = open(p->file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  fd = openat(p->dir, p->name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) {
     if (errno == ENOENT || errno == ENOTDIR) return CJ_DISK_ABSENT;
     snprintf(why, sizeof why, "cannot be opened: %s", errno == ELOOP ? "it is a symbolic link"
@@ -92,7 +106,7 @@ int cj_disk_read(const cj_entry_path *p, const cj_key *key, const cj_deps *expec
 
 /* ---- writing ---- */
 
-static uint64_t random64(void) {
+uint64_t cj_random64(void) {
   static uint64_t counter;
   uint64_t r = 0;
   struct timespec t;
@@ -120,36 +134,33 @@ static uint64_t write_failed(const cj_entry_path *p, const char *what, int err) 
   return 0;
 }
 
-/* Creates a unique temporary file in the shard directory. */
+/* Creates a unique temporary file in the shard directory and takes its lock (where the
+ * file system has locks): the lock says that its writer is alive. */
 static int open_temp(const cj_entry_path *p, char *tmp, size_t size) {
   int tries, fd = -1;
   for (tries = 0; tries < 4 && fd < 0; tries++) {
-    int n = snprintf(tmp, size, "%s/.%s.%ld.%016llx.tmp", p->shard, p->hex, (long)getpid(),
-                     (unsigned long long)random64());
-    if (n < 0 || (size_t)n >= size) return errno = ENAMETOOLONG, -1;
-    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    snprintf(tmp, size, ".%s.%ld.%016llx.tmp", p->hex, (long)getpid(),
+             (unsigned long long)cj_random64());
+    fd = openat(p->dir, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0 && errno != EEXIST) break;
   }
+  if (fd >= 0) cj_lock_fd(fd);
   return fd;
 }
 
 static uint64_t store(const cj_entry_path *p, const cj_buf *b) {
-  char tmp[PATH_MAX];
+  char tmp[80];
   int fd, err;
-  if (cj_mkdir_private(p->shard) != 0) return write_failed(p, "creating its directory", errno);
   if ((fd = open_temp(p, tmp, sizeof tmp)) < 0)
     return write_failed(p, "creating a temporary file", errno);
-  if (write_all(fd, b->data, b->len) != 0 || fsync(fd) != 0) {
+  if (write_all(fd, b->data, b->len) != 0 || fsync(fd) != 0 ||
+      renameat(p->dir, tmp, p->dir, p->name) != 0) {
     err = errno;
+    unlinkat(p->dir, tmp, 0);
     close(fd);
-    unlink(tmp);
-    return write_failed(p, "writing", err);
+    return write_failed(p, "writing it", err);
   }
-  if (close(fd) != 0 || rename(tmp, p->file) != 0) {
-    err = errno;
-    unlink(tmp);
-    return write_failed(p, "renaming it into place", err);
-  }
+  close(fd); /* releases the lock; the entry is in place */
   return b->len;
 }
 

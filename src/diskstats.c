@@ -2,11 +2,15 @@
  * lines), shared by every process using the cache, so that 'cujit cache stats' reports
  * hits and misses across processes. Updated under an fcntl lock on the file itself; the
  * critical section is one read and one write. It also carries the estimated size of the
- * entries, so that pruning scans the directory only when the estimate passes the limit. */
-#define _GNU_SOURCE /* F_OFD_SETLKW */
+ * entries, so that pruning scans the directory only when the estimate passes the limit.
+ * The counters are best effort: the lock is waited for briefly (CJ_STATS_LOCK_WAIT_S), so
+ * that a process stopped while holding it cannot stall the others, and a stats file that
+ * is not a regular file of this user's is reported and left alone. */
+#define _GNU_SOURCE /* O_NOFOLLOW */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,12 +19,6 @@
 #include <unistd.h>
 
 #include "cache.h"
-
-#ifdef F_OFD_SETLKW
-#  define CJ_SETLKW F_OFD_SETLKW
-#else
-#  define CJ_SETLKW F_SETLKW
-#endif
 
 static const char *const names[] = {"hits", "misses", "compiles", "evictions", "size", "scanned"};
 
@@ -52,21 +50,43 @@ static int format(char *buf, size_t size, cj_disk_counters *c) {
   return len < size ? (int)len : -1;
 }
 
-static int open_locked(const char *root, int create) {
-  char path[PATH_MAX];
-  struct flock fl;
-  int fd;
-  snprintf(path, sizeof path, "%s/stats", root);
-  fd = open(path, (create ? O_RDWR | O_CREAT : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) return -1;
-  memset(&fl, 0, sizeof fl);
-  fl.l_type = create ? F_WRLCK : F_RDLCK;
-  fl.l_whence = SEEK_SET;
-  while (fcntl(fd, CJ_SETLKW, &fl) != 0) {
-    if (errno == EINTR) continue;
-    break; /* no locks here (some network file systems): go on unlocked */
-  }
-  return fd;
+#define CJ_WHY_SIZE (PATH_MAX + 160)
+
+/* Opens the stats file and checks it on its descriptor. -1 when there is none or it
+ * cannot be opened; -2, with the reason in `why`, when it is not a regular file of this
+ * user's. */
+static int open_checked(const cj_root *r, int create, char why[CJ_WHY_SIZE]) {
+  struct stat st;
+  int fd = openat(r->fd, "stats", (create ? O_RDWR | O_CREAT : O_RDONLY) | O_NOFOLLOW |
+                                      O_NONBLOCK | O_CLOEXEC, 0600);
+  if (fd < 0 && errno == ELOOP) st.st_mode = S_IFLNK;
+  else if (fd < 0) return -1;
+  else if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && cj_trusted(&st)) return fd;
+  if (fd >= 0) close(fd);
+  snprintf(why, CJ_WHY_SIZE, "the cache's statistics file '%s/stats' is %s; cujit keeps no "
+           "statistics there until it is removed", r->path,
+           !S_ISREG(st.st_mode) ? cj_file_kind(st.st_mode)
+                                : "another user's or writable by others");
+  return -2;
+}
+
+/* Opens the stats file and locks it, waiting briefly. An update (`need_lock`) is dropped
+ * when the file cannot be used (warned once) or its lock stays busy; a read goes on
+ * without the lock, and a file that cannot be used sets the error detail. Returns the
+ * descriptor, -1 or -2 as open_checked(). */
+static int open_locked(const cj_root *r, int create, int need_lock) {
+  char why[CJ_WHY_SIZE];
+  int fd = open_checked(r, create, why);
+  if (fd == -2 && need_lock) cj_warn_once(why);
+  if (fd == -2 && !need_lock) cj_fail(CUJIT_ERROR_CACHE, "%s", why);
+  if (fd < 0) return fd;
+  if (cj_lock_fd_wait(fd, create ? F_WRLCK : F_RDLCK, CJ_STATS_LOCK_WAIT_S) == 0 ||
+      errno != ETIMEDOUT || !need_lock)
+    return fd; /* no locks on this file system, or a read: go on unlocked */
+  cj_debug("the cache's statistics file is locked by a process that does not let go; this "
+           "update of the counters is dropped");
+  close(fd);
+  return -1;
 }
 
 static void read_locked(int fd, cj_disk_counters *c) {
@@ -88,9 +108,9 @@ static void write_locked(int fd, cj_disk_counters *c) {
     cj_debug("cannot update the cache's stats file: %s", strerror(errno));
 }
 
-int cj_diskstats_add(const char *root, const cj_disk_counters *d, uint64_t max_size) {
+int cj_diskstats_add(const cj_root *r, const cj_disk_counters *d, uint64_t max_size) {
   cj_disk_counters c;
-  int fd = open_locked(root, 1), due;
+  int fd = open_locked(r, 1, 1), due;
   if (fd < 0) return 0;
   read_locked(fd, &c);
   c.hits += d->hits;
@@ -104,17 +124,18 @@ int cj_diskstats_add(const char *root, const cj_disk_counters *d, uint64_t max_s
   return due;
 }
 
-void cj_diskstats_read(const char *root, cj_disk_counters *out) {
-  int fd = open_locked(root, 0);
+int cj_diskstats_read(const cj_root *r, cj_disk_counters *out) {
+  int fd = open_locked(r, 0, 0);
   memset(out, 0, sizeof *out);
-  if (fd < 0) return;
+  if (fd < 0) return fd == -2 ? -1 : 0;
   read_locked(fd, out);
   close(fd);
+  return 0;
 }
 
-void cj_diskstats_scanned(const char *root, uint64_t size, uint64_t evictions) {
+void cj_diskstats_scanned(const cj_root *r, uint64_t size, uint64_t evictions) {
   cj_disk_counters c;
-  int fd = open_locked(root, 1);
+  int fd = open_locked(r, 1, 1);
   if (fd < 0) return;
   read_locked(fd, &c);
   c.size = size;

@@ -1,9 +1,17 @@
 /* prune.c - walking the cache directory: counting, listing, evicting the least recently
  * used entries (by modification time, which a hit sets to now) down to a byte budget,
- * clearing; and removing what crashed writers left behind (temporary files and lock files
- * more than an hour old). */
+ * clearing; and removing what writers and lockers that are gone left behind.
+ *
+ * The walk never leaves the cache: shards are opened through the root's descriptor
+ * without following links and checked (cj_shard_open), files are looked at with
+ * fstatat() without following links, and only cujit's own names are removed, with
+ * unlinkat() in their shard: entries (<32 hex>.cujit), temporary files
+ * (.<32 hex>.<pid>.<16 hex>.tmp) whose writer no longer holds their lock, and lock files
+ * (<32 hex>.lock) nobody holds. Anything else is left alone. */
+#define _GNU_SOURCE /* O_NOFOLLOW */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +20,9 @@
 
 #include "cache.h"
 
-#define CJ_STALE_S 3600
+/* A temporary or lock file younger than this may belong to a writer that has created it
+ * and not yet locked it. */
+#define CJ_GRACE_S 10
 
 typedef struct item {
   char hex[33]; /* its key: the file is <root>/<hex[0..1]>/<hex>.cujit */
@@ -21,7 +31,7 @@ typedef struct item {
 } item;
 
 typedef struct walk {
-  const char *root;
+  const cj_root *root;
   item *v;
   size_t n, cap;
   uint64_t bytes;
@@ -44,8 +54,19 @@ static int is_entry_name(const char *name) {
   return strlen(name) == 32 + 6 && is_hex(name, 32) && strcmp(name + 32, ".cujit") == 0;
 }
 
-static void item_path(const walk *w, const item *it, char *path, size_t size) {
-  snprintf(path, size, "%s/%.2s/%s.cujit", w->root, it->hex, it->hex);
+/* .<32 hex>.<digits>.<16 hex>.tmp */
+static int is_temp_name(const char *name) {
+  const char *p = name + 34, *dot;
+  if (strlen(name) < 34 + 1 + 1 + 16 + 4 || name[0] != '.' || !is_hex(name + 1, 32) ||
+      name[33] != '.' || !ends_with(name, ".tmp"))
+    return 0;
+  dot = strchr(p, '.');
+  if (!dot || dot == p || strspn(p, "0123456789") != (size_t)(dot - p)) return 0;
+  return strlen(dot + 1) == 16 + 4 && is_hex(dot + 1, 16);
+}
+
+static int is_lock_name(const char *name) {
+  return strlen(name) == 32 + 5 && is_hex(name, 32) && strcmp(name + 32, ".lock") == 0;
 }
 
 static void add(walk *w, const char *name, const struct stat *st) {
@@ -68,51 +89,75 @@ static void add(walk *w, const char *name, const struct stat *st) {
   w->bytes += it->size;
 }
 
-/* Leftovers of a writer or locker that died: removed once they are an hour old. */
-static void tidy(const char *path, const char *name, const struct stat *st) {
+/* Leftovers of a writer or locker that is gone: a temporary file whose writer no longer
+ * holds its lock, a lock file nobody holds. */
+static void tidy(int dir, const char *name, const struct stat *st) {
   cj_lock lock;
-  if (time(NULL) - st->st_mtime < CJ_STALE_S) return;
-  if (name[0] == '.' && ends_with(name, ".tmp")) {
-    unlink(path);
-  } else if (ends_with(name, ".lock") && cj_lock_try(path, &lock) == CJ_LOCK_HELD) {
-    cj_lock_release(path, &lock);
+  int fd;
+  if (time(NULL) - st->st_mtime < CJ_GRACE_S) return;
+  if (is_temp_name(name)) {
+    fd = openat(dir, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return;
+    if (cj_lock_fd(fd) == 0 || (errno != EAGAIN && errno != EACCES &&
+                                time(NULL) - st->st_mtime > 3600))
+      unlinkat(dir, name, 0); /* no locks on this file system: an hour old is gone */
+    close(fd);
+  } else if (is_lock_name(name) && cj_lock_try(dir, name, &lock) == CJ_LOCK_HELD) {
+    cj_lock_release(dir, name, &lock);
   }
 }
 
-static void walk_shard(walk *w, const char *shard, const char *prefix, int tidy_up) {
-  char path[PATH_MAX];
+static void walk_shard(walk *w, const char *shard, int tidy_up) {
   struct dirent *de;
   struct stat st;
-  DIR *d = opendir(shard);
-  if (!d) return;
+  DIR *d;
+  int fd = cj_shard_open(w->root, shard, 0);
+  if (fd < 0) return; /* missing, or not cujit's: left alone */
+  if (!(d = fdopendir(fd))) {
+    close(fd);
+    return;
+  }
   while ((de = readdir(d)) != NULL && !w->oom) {
-    if ((size_t)snprintf(path, sizeof path, "%s/%s", shard, de->d_name) >= sizeof path) continue;
-    if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode)) continue;
-    if (is_entry_name(de->d_name) && strncmp(de->d_name, prefix, 2) == 0)
+    if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (is_entry_name(de->d_name) && strncmp(de->d_name, shard, 2) == 0)
       add(w, de->d_name, &st);
     else if (tidy_up)
-      tidy(path, de->d_name, &st);
+      tidy(fd, de->d_name, &st);
   }
-  closedir(d);
+  closedir(d); /* closes fd */
 }
 
-/* Collects every entry under root. -1 when root cannot be read or out of memory. */
-static int walk_root(const char *root, walk *w, int tidy_up) {
-  char shard[PATH_MAX];
+/* Collects every entry under the root. -1 when it cannot be read or out of memory. */
+static int walk_root(const cj_root *r, walk *w, int tidy_up) {
   struct dirent *de;
-  DIR *d = opendir(root);
+  DIR *d;
+  int fd = openat(r->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   memset(w, 0, sizeof *w);
-  w->root = root;
-  if (!d) return -1;
-  while ((de = readdir(d)) != NULL && !w->oom) {
-    if (strlen(de->d_name) != 2 || !is_hex(de->d_name, 2)) continue;
-    if ((size_t)snprintf(shard, sizeof shard, "%s/%s", root, de->d_name) >= sizeof shard) continue;
-    walk_shard(w, shard, de->d_name, tidy_up);
+  w->root = r;
+  if (fd < 0) return -1;
+  if (!(d = fdopendir(fd))) {
+    close(fd);
+    return -1;
   }
+  while ((de = readdir(d)) != NULL && !w->oom)
+    if (strlen(de->d_name) == 2 && is_hex(de->d_name, 2)) walk_shard(w, de->d_name, tidy_up);
   closedir(d);
   if (!w->oom) return 0;
   cj_free(w->v);
   return -1;
+}
+
+/* Removes one entry, in its shard (opened again and checked). 0, or -1 with errno. */
+static int remove_item(const walk *w, const item *it) {
+  char shard[3], name[40];
+  int fd, rc;
+  memcpy(shard, it->hex, 2);
+  shard[2] = '\0';
+  snprintf(name, sizeof name, "%s.cujit", it->hex);
+  if ((fd = cj_shard_open(w->root, shard, 0)) < 0) return -1;
+  rc = unlinkat(fd, name, 0);
+  close(fd);
+  return rc == 0 || errno == ENOENT ? 0 : -1;
 }
 
 static int older_first(const void *a, const void *b) {
@@ -123,12 +168,10 @@ static int older_first(const void *a, const void *b) {
 
 /* Removes entries, oldest first, from w->v[0..] until the total is at most max_bytes. */
 static void evict(walk *w, uint64_t max_bytes, cj_prune_result *res) {
-  char path[PATH_MAX];
   size_t i;
   if (w->n) qsort(w->v, w->n, sizeof *w->v, older_first);
   for (i = 0; i < w->n && w->bytes > max_bytes; i++) {
-    item_path(w, &w->v[i], path, sizeof path);
-    if (unlink(path) != 0 && errno != ENOENT) continue;
+    if (remove_item(w, &w->v[i]) != 0) continue;
     w->bytes -= w->v[i].size;
     res->removed++;
     res->removed_bytes += w->v[i].size;
@@ -137,13 +180,13 @@ static void evict(walk *w, uint64_t max_bytes, cj_prune_result *res) {
   res->bytes = w->bytes;
 }
 
-int cj_prune(const char *root, uint64_t max_bytes, cj_prune_result *res) {
+int cj_prune(const cj_root *r, uint64_t max_bytes, cj_prune_result *res) {
   walk w;
   memset(res, 0, sizeof *res);
-  if (walk_root(root, &w, 1) != 0) return -1;
+  if (walk_root(r, &w, 1) != 0) return -1;
   evict(&w, max_bytes, res);
   cj_free(w.v);
-  cj_diskstats_scanned(root, res->bytes, res->removed);
+  cj_diskstats_scanned(r, res->bytes, res->removed);
   if (res->removed)
     cj_info("cache: removed %llu least recently used entries (%llu bytes) to stay within %llu "
             "bytes", (unsigned long long)res->removed, (unsigned long long)res->removed_bytes,
@@ -151,15 +194,13 @@ int cj_prune(const char *root, uint64_t max_bytes, cj_prune_result *res) {
   return 0;
 }
 
-int cj_clear(const char *root, cj_prune_result *res) {
-  char path[PATH_MAX];
+int cj_clear(const cj_root *r, cj_prune_result *res) {
   walk w;
   size_t i;
   memset(res, 0, sizeof *res);
-  if (walk_root(root, &w, 1) != 0) return -1;
+  if (walk_root(r, &w, 1) != 0) return -1;
   for (i = 0; i < w.n; i++) {
-    item_path(&w, &w.v[i], path, sizeof path);
-    if (unlink(path) != 0 && errno != ENOENT) {
+    if (remove_item(&w, &w.v[i]) != 0) {
       res->entries++;
       res->bytes += w.v[i].size;
       continue;
@@ -168,44 +209,52 @@ int cj_clear(const char *root, cj_prune_result *res) {
     res->removed_bytes += w.v[i].size;
   }
   cj_free(w.v);
-  cj_diskstats_scanned(root, res->bytes, 0);
+  cj_diskstats_scanned(r, res->bytes, 0);
   return 0;
 }
 
-int cj_scan_dir(const char *root, uint64_t *entries, uint64_t *bytes) {
+int cj_scan_dir(const cj_root *r, uint64_t *entries, uint64_t *bytes) {
   walk w;
   *entries = *bytes = 0;
-  if (walk_root(root, &w, 0) != 0) return -1;
+  if (walk_root(r, &w, 0) != 0) return -1;
   *entries = w.n;
   *bytes = w.bytes;
   cj_free(w.v);
   return 0;
 }
 
-void cj_prune_auto(const char *root, uint64_t max_size) {
-  char path[PATH_MAX];
+void cj_prune_auto(const cj_root *r, uint64_t max_size) {
   cj_prune_result res;
   cj_lock lock;
-  snprintf(path, sizeof path, "%s/prune.lock", root);
-  if (cj_lock_try(path, &lock) != CJ_LOCK_HELD) return; /* another process is at it */
-  if (cj_prune(root, max_size / 10 * 9, &res) == 0) cj_count(CJ_EVICTIONS, res.removed);
-  cj_lock_release(path, &lock);
+  if (cj_lock_try(r->fd, "prune.lock", &lock) != CJ_LOCK_HELD) return; /* another is at it */
+  if (cj_prune(r, max_size / 10 * 9, &res) == 0) cj_count(CJ_EVICTIONS, res.removed);
+  cj_lock_release(r->fd, "prune.lock", &lock);
 }
 
 /* ---- listing ---- */
 
+/* Reads the start of an entry (for its name and target). */
+static size_t read_head(const walk *w, const item *it, unsigned char *head, size_t size) {
+  char shard[3], name[40];
+  ssize_t n = -1;
+  int dir, fd;
+  memcpy(shard, it->hex, 2);
+  shard[2] = '\0';
+  snprintf(name, sizeof name, "%s.cujit", it->hex);
+  if ((dir = cj_shard_open(w->root, shard, 0)) < 0) return 0;
+  fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd >= 0) n = read(fd, head, size);
+  if (fd >= 0) close(fd);
+  close(dir);
+  return n > 0 ? (size_t)n : 0;
+}
+
 static void describe(const walk *w, const item *it, cujit_cache_entry *e, char *name,
                      char *arch) {
   unsigned char head[4096];
-  char path[PATH_MAX];
   cj_entry_meta meta;
   cj_key k;
-  FILE *f;
-  size_t n;
-  item_path(w, it, path, sizeof path);
-  f = fopen(path, "rbe");
-  n = f ? fread(head, 1, sizeof head, f) : 0;
-  if (f) fclose(f);
+  size_t n = read_head(w, it, head, sizeof head);
   strcpy(name, "?");
   strcpy(arch, "?");
   if (cj_entry_peek(head, n, &k, &meta) == 0) {
@@ -219,10 +268,10 @@ static void describe(const walk *w, const item *it, cujit_cache_entry *e, char *
   e->last_use = it->mtime_ns / 1000000000LL;
 }
 
-int cj_list(const char *root, cujit_cache_entry_fn fn, void *user) {
+int cj_list(const cj_root *r, cujit_cache_entry_fn fn, void *user) {
   walk w;
   size_t i;
-  if (walk_root(root, &w, 0) != 0) return -1;
+  if (walk_root(r, &w, 0) != 0) return -1;
   if (w.n) qsort(w.v, w.n, sizeof *w.v, older_first);
   for (i = 0; i < w.n; i++) {
     cujit_cache_entry e;

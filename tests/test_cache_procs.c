@@ -46,12 +46,23 @@ static int child_compile(const char *v) {
   return 100 + (int)(cj_nvrtc_programs_created() - before) + (log_text[0] ? 10 : 0);
 }
 
+/* The directory of `path`, opened, and its last part. */
+static int open_parent(const char *path, const char **name) {
+  char dir[4300];
+  snprintf(dir, sizeof dir, "%s", path);
+  *strrchr(dir, '/') = '\0';
+  *name = strrchr(path, '/') + 1;
+  return open(dir, O_RDONLY | O_DIRECTORY);
+}
+
 /* Holds the lock file `path` until killed; creates path.held once it does. */
 static int child_hold(const char *path) {
   char held[4300];
+  const char *name;
   cj_lock lock;
   FILE *f;
-  if (cj_lock_try(path, &lock) != CJ_LOCK_HELD) return 3;
+  int dir = open_parent(path, &name);
+  if (cj_lock_try(dir, name, &lock) != CJ_LOCK_HELD) return 3;
   snprintf(held, sizeof held, "%s.held", path);
   if (!(f = fopen(held, "w"))) return 4;
   fclose(f);
@@ -156,9 +167,12 @@ static void wait_for_file(const char *path) {
 }
 
 /* The lock file a compile of kKernel with ptx_options() as "p.cu" uses. */
+static char lock_path[4400], shard_path[4400]; /* of the kernel's entry */
+
 static void lock_path_of_kernel(cj_entry_path *p) {
   cujit_options o = ptx_options();
-  char root[4200], why[256];
+  char why[256];
+  cj_root root;
   cj_request r;
   cj_key rk, dk;
   cj_deps *deps = NULL;
@@ -168,9 +182,11 @@ static void lock_path_of_kernel(cj_entry_path *p) {
   cj_key_disk(&rk, deps, &dk);
   cj_deps_destroy(deps);
   cj_request_free(&r);
-  assert_int_equal(cj_cache_root(root, sizeof root, 0), 0);
-  assert_int_equal(cj_entry_path_make(root, &dk, p), 0);
-  assert_int_equal(cj_mkdir_private(p->shard), 0);
+  assert_int_equal(cj_root_open(&root, 0), 0);
+  assert_int_equal(cj_entry_open(&root, &dk, 1, p), 0);
+  snprintf(lock_path, sizeof lock_path, "%s/%s/%s", root.path, p->shard, p->lock);
+  snprintf(shard_path, sizeof shard_path, "%s/%s", root.path, p->shard);
+  cj_root_close(&root);
 }
 
 static double seconds(void) {
@@ -189,8 +205,8 @@ static pid_t start_holder(cj_entry_path *p) {
   char held[4300];
   pid_t pid;
   lock_path_of_kernel(p);
-  snprintf(held, sizeof held, "%s.held", p->lock);
-  pid = spawn_child("hold", p->lock, -1);
+  snprintf(held, sizeof held, "%s.held", lock_path);
+  pid = spawn_child("hold", lock_path, -1);
   wait_for_file(held);
   return pid;
 }
@@ -201,16 +217,18 @@ static void dead_holder_releases(void **state) {
   pid_t pid;
   (void)state;
   pid = start_holder(&p);
-  assert_int_equal(cj_lock_try(p.lock, &lock), CJ_LOCK_BUSY);
+  assert_int_equal(cj_lock_try(p.dir, p.lock, &lock), CJ_LOCK_BUSY);
   kill(pid, SIGKILL);
   assert_int_equal(wait_child(pid), -1);
-  assert_int_equal(cj_lock_try(p.lock, &lock), CJ_LOCK_HELD); /* died: the lock went with it */
-  cj_lock_release(p.lock, &lock);
-  assert_int_equal(access(p.lock, F_OK), -1);
+  /* died: the lock went with it */
+  assert_int_equal(cj_lock_try(p.dir, p.lock, &lock), CJ_LOCK_HELD);
+  cj_lock_release(p.dir, p.lock, &lock);
+  assert_int_equal(access(lock_path, F_OK), -1);
   /* a stale lock file left behind does not block a compile */
-  assert_int_equal(test_write_file(p.shard, strrchr(p.lock, '/') + 1, ""), 0);
+  assert_int_equal(test_write_file(shard_path, p.lock, ""), 0);
   assert_int_equal(compile_count(kKernel, "p.cu", &(cujit_options){.arch = "compute_80"}), 1);
-  assert_int_equal(access(p.lock, F_OK), -1);
+  assert_int_equal(access(lock_path, F_OK), -1);
+  cj_entry_close(&p);
 }
 
 static void hung_holder_times_out(void **state) {
@@ -221,7 +239,8 @@ static void hung_holder_times_out(void **state) {
   (void)state;
   pid = start_holder(&p);
   t0 = seconds();
-  assert_int_equal(cj_lock_acquire(p.lock, 0.2, never_ready, NULL, &lock), CJ_LOCK_NONE);
+  assert_int_equal(cj_lock_acquire(p.dir, p.lock, "p.cu", 0.2, never_ready, NULL, &lock),
+                   CJ_LOCK_NONE);
   assert_true(seconds() - t0 >= 0.2);
   assert_logged("waited");
   setenv("CUJIT_CACHE_LOCK_TIMEOUT", "0.3", 1);
@@ -240,6 +259,7 @@ static void hung_holder_times_out(void **state) {
   assert_true(cj_cache_lock_timeout() == 60.0);
   assert_logged("CUJIT_CACHE_LOCK_TIMEOUT='soon' is not a number of seconds");
   unsetenv("CUJIT_CACHE_LOCK_TIMEOUT");
+  cj_entry_close(&p);
 }
 
 /* ---- caches that cannot be written ---- */

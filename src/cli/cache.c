@@ -35,7 +35,8 @@ static int cmd_stats(void) {
   cujit_cache_stats s;
   char a[32], b[32];
   uint64_t lookups;
-  if (cujit_cache_get_disk_stats(&s) != CUJIT_OK) return cli_fail("no disk cache");
+  if (cujit_cache_get_disk_stats(&s) != CUJIT_OK)
+    return cli_fail("cannot read the cache's statistics");
   lookups = s.hits + s.misses;
   printf("cache directory   %s\n", cujit_cache_dir());
   printf("entries           %llu\n", (unsigned long long)s.entries);
@@ -72,25 +73,30 @@ static int cmd_list(void) {
   return 0;
 }
 
-/* Entries and bytes now, for reporting what clear and prune removed. */
-static int disk_now(cujit_cache_stats *s, const char *what) {
-  if (cujit_cache_get_disk_stats(s) == CUJIT_OK) return 0;
-  return cli_fail(what);
+/* Entries and bytes now, for reporting what clear and prune removed (counted by walking
+ * the directory: the statistics file is not needed for this). */
+static int disk_now(cujit_cache_stats *s) {
+  if (!cujit_cache_dir()) return cli_fail("no disk cache");
+  if (cujit_cache_get_stats(s) == CUJIT_OK) return 0;
+  return cli_fail("cannot read the cache");
 }
+
+/* Other processes may add entries meanwhile: what is gone is never counted below zero. */
+static uint64_t gone(uint64_t before, uint64_t after) { return before > after ? before - after : 0; }
 
 static void report(const cujit_cache_stats *before, const cujit_cache_stats *after) {
   char a[32], b[32];
   printf("removed %llu entries (%s); the cache holds %llu entries (%s)\n",
-         (unsigned long long)(before->entries - after->entries),
-         human(before->bytes - after->bytes, a, sizeof a), (unsigned long long)after->entries,
-         human(after->bytes, b, sizeof b));
+         (unsigned long long)gone(before->entries, after->entries),
+         human(gone(before->bytes, after->bytes), a, sizeof a),
+         (unsigned long long)after->entries, human(after->bytes, b, sizeof b));
 }
 
 static int cmd_clear(void) {
   cujit_cache_stats before, after;
-  if (disk_now(&before, "no disk cache")) return 1;
+  if (disk_now(&before)) return 1;
   if (cujit_cache_clear() != CUJIT_OK) return cli_fail("cannot clear the cache");
-  if (disk_now(&after, "cannot read the cache")) return 1;
+  if (disk_now(&after)) return 1;
   report(&before, &after);
   return 0;
 }
@@ -104,9 +110,9 @@ static int cmd_prune(int argc, char **argv) {
   else if (argc) return cli_usage_error("prune takes only --max-size N (got '%s')", argv[0]);
   if (v && (cj_parse_size(v, &max) != 0 || max == 0))
     return cli_usage_error("--max-size needs a size above 0, like 500M or 2G (got '%s')", v);
-  if (disk_now(&before, "no disk cache")) return 1;
+  if (disk_now(&before)) return 1;
   if (cujit_cache_prune(max) != CUJIT_OK) return cli_fail("cannot prune the cache");
-  if (disk_now(&after, "cannot read the cache")) return 1;
+  if (disk_now(&after)) return 1;
   report(&before, &after);
   return 0;
 }
@@ -126,7 +132,7 @@ int cli_cache(int argc, char **argv) {
 void cli_print_cache_line(void) {
   cujit_cache_stats s;
   char a[32], b[32];
-  if (cujit_cache_get_disk_stats(&s) != CUJIT_OK) {
+  if (!cujit_cache_dir() || cujit_cache_get_stats(&s) != CUJIT_OK) {
     printf("cache: none (%s)\n", cujit_last_error());
     return;
   }
