@@ -138,9 +138,14 @@ typedef struct cujit_header {
 /** Compile-option flags (cujit_options.flags). */
 enum {
   CUJIT_OPT_NO_CACHE = 1u << 0,   /**< neither read nor write the disk and memory caches */
-  CUJIT_OPT_NVRTC_CACHE = 1u << 1 /**< leave NVRTC's own cache on (cujit passes -no-cache
+  CUJIT_OPT_NVRTC_CACHE = 1u << 1, /**< leave NVRTC's own cache on (cujit passes -no-cache
                                        by default: its first compile in a process is much
                                        faster without it, and cujit caches anyway) */
+  CUJIT_OPT_NO_TOOLKIT_INCLUDES = 1u << 2 /**< do not search the CUDA toolkit's include
+                                       directories (by default they are searched after the
+                                       caller's, with built-in stdint.h, stddef.h, limits.h
+                                       and float.h), so that <cuda_fp16.h>, <curand_kernel.h>,
+                                       <cub/...> and <cuda/std/...> need no options */
 };
 
 /** Options for a compile. Zero-initialised means defaults; pass NULL for all defaults.

@@ -24,14 +24,17 @@ typedef struct cj_request {
   size_t n_user_options;
   const cujit_header *headers;     /* in-memory headers */
   size_t n_headers;
+  const char *const *toolkit_dirs; /* searched last; none with CUJIT_OPT_NO_TOOLKIT_INCLUDES */
+  size_t n_toolkit_dirs;
   const char *const *name_exprs;
   size_t n_name_exprs;
   unsigned flags;      /* CUJIT_OPT_* */
   /* Built by cj_request_prepare(), freed by cj_request_free(). */
   char **argv;         /* the full NVRTC command line */
   size_t argc;
-  const char **header_names;
+  const char **header_names;  /* the in-memory headers NVRTC gets, the built-ins included */
   const char **header_sources;
+  size_t n_nvrtc_headers;
 } cj_request;
 
 /* The result of a compile. Immutable once built; shared by reference count between
@@ -69,6 +72,16 @@ cujit_status cj_arch_resolve(const char *requested, char *out, size_t out_size);
 void cj_arch_env_forget(void);
 /* Largest supported arch <= cc (else the smallest supported), or 0 if the list is empty. */
 int cj_arch_clamp(int cc, const int *supported, size_t n);
+
+/* toolkit.c: the CUDA toolkit's include directories (CCCL's, then the toolkit's), found
+ * once per process; *n is 0 when no toolkit was found. Canonical paths, never freed. */
+const char *const *cj_toolkit_include_dirs(size_t *n);
+/* 1 when a canonical directory lies inside the toolkit's include directory. */
+int cj_toolkit_owns(const char *real_dir);
+/* The built-in C library headers NVRTC lacks (stdint.h, stddef.h, limits.h, float.h),
+ * given to NVRTC as in-memory headers with the toolkit's directories unless the caller
+ * has an in-memory header of the same name. */
+const cujit_header *cj_toolkit_builtin_headers(size_t *n);
 
 /* image.c */
 cj_image *cj_image_new(void);

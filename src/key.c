@@ -129,6 +129,9 @@ cujit_status cj_key_options(const cj_request *r, cj_key *out) {
     put_str(&s, r->headers[i].source);
   }
   put_list(&s, r->name_exprs, r->n_name_exprs);
+  /* The toolkit's headers are covered by where they are (and NVRTC's version); the
+   * built-in C headers come with them and with the cache format. */
+  put_list(&s, r->toolkit_dirs, r->n_toolkit_dirs);
   digest(&s, out);
   return CUJIT_OK;
 }

@@ -176,7 +176,7 @@ cujit_status cj_nvrtc_compile(const cj_request *r, cj_image **out) {
   *out = NULL;
   if (!im) return cj_fail_oom("starting a compile");
   __atomic_add_fetch(&programs_created, 1, __ATOMIC_RELAXED);
-  res = nvrtcCreateProgram(&p, r->source, r->name, (int)r->n_headers,
+  res = nvrtcCreateProgram(&p, r->source, r->name, (int)r->n_nvrtc_headers,
                            (const char *const *)r->header_sources,
                            (const char *const *)r->header_names);
   if (res != NVRTC_SUCCESS) {

@@ -232,7 +232,7 @@ const char *cj_request_include_dir(const cj_request *r, size_t i) {
 /* argv: -arch, include dirs, defines, the caller's options (minus an arch), -no-cache. */
 static int build_argv(cj_request *r) {
   size_t i, n_inc = cj_request_include_count(r);
-  size_t max = 2 + n_inc + r->n_defines + r->n_user_options;
+  size_t max = 2 + n_inc + r->n_defines + r->n_user_options + r->n_toolkit_dirs;
   const char *value;
   r->argv = cj_calloc(max, sizeof(char *));
   if (!r->argv) return -1;
@@ -244,22 +244,39 @@ static int build_argv(cj_request *r) {
   for (i = 0; i < r->n_user_options; i++)
     if (!is_arch_option(r->user_options[i], &value) && push_arg(r, cj_strdup(r->user_options[i])))
       return -1;
+  for (i = 0; i < r->n_toolkit_dirs; i++)
+    if (push_arg(r, join("--include-path=", r->toolkit_dirs[i]))) return -1;
   if (!(r->flags & CUJIT_OPT_NVRTC_CACHE) && !has_user_option(r, "-no-cache", "--no-cache") &&
       push_arg(r, cj_strdup("-no-cache")))
     return -1;
   return 0;
 }
 
-static int build_headers(cj_request *r) {
+static int has_header(const cj_request *r, const char *name) {
   size_t i;
-  if (!r->n_headers) return 0;
-  r->header_names = cj_calloc(r->n_headers, sizeof(char *));
-  r->header_sources = cj_calloc(r->n_headers, sizeof(char *));
+  for (i = 0; i < r->n_headers; i++)
+    if (strcmp(r->headers[i].name, name) == 0) return 1;
+  return 0;
+}
+
+static void add_header(cj_request *r, const cujit_header *h) {
+  r->header_names[r->n_nvrtc_headers] = h->name;
+  r->header_sources[r->n_nvrtc_headers++] = h->source;
+}
+
+/* The caller's in-memory headers, then the built-in ones they do not replace. */
+static int build_headers(cj_request *r) {
+  size_t i, n_builtin = 0;
+  const cujit_header *builtin = NULL;
+  if (r->n_toolkit_dirs) builtin = cj_toolkit_builtin_headers(&n_builtin);
+  r->n_nvrtc_headers = 0;
+  if (!r->n_headers && !n_builtin) return 0;
+  r->header_names = cj_calloc(r->n_headers + n_builtin, sizeof(char *));
+  r->header_sources = cj_calloc(r->n_headers + n_builtin, sizeof(char *));
   if (!r->header_names || !r->header_sources) return -1;
-  for (i = 0; i < r->n_headers; i++) {
-    r->header_names[i] = r->headers[i].name;
-    r->header_sources[i] = r->headers[i].source;
-  }
+  for (i = 0; i < r->n_headers; i++) add_header(r, &r->headers[i]);
+  for (i = 0; i < n_builtin; i++)
+    if (!has_header(r, builtin[i].name)) add_header(r, &builtin[i]);
   return 0;
 }
 
@@ -296,6 +313,8 @@ cujit_status cj_request_init(cj_request *r, const char *source, const char *name
   r->n_name_exprs = count(opts->name_expressions);
   r->headers = opts->headers;
   while (r->headers && r->headers[r->n_headers].name) r->n_headers++;
+  if (!(r->flags & CUJIT_OPT_NO_TOOLKIT_INCLUDES))
+    r->toolkit_dirs = cj_toolkit_include_dirs(&r->n_toolkit_dirs);
   return CUJIT_OK;
 }
 
