@@ -520,10 +520,11 @@ static int read_options(scanner *sc) {
 
 static void drain(scanner *sc) {
   while (sc->head < sc->n_queue && !sc->oom && !sc->bypass[0]) {
-    pending_file *f = &sc->queue[sc->head++];
-    scan_text(sc, f);
-    if (f->owned) cj_free(f->text);
-    f->text = NULL;
+    size_t i = sc->head++;
+    pending_file f = sc->queue[i]; /* a copy: the scan queues files, which moves the queue */
+    scan_text(sc, &f);
+    if (f.owned) cj_free(f.text);
+    sc->queue[i].text = NULL;
   }
 }
 

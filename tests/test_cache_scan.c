@@ -1,10 +1,10 @@
 /* test_cache_scan - the include scanner behind the cache key: which directives it sees
  * (however they are spelled), where it looks for headers (as NVRTC does), and when it
- * gives up and makes a compile bypass the cache. Runs no compiler. */
+ * gives up and makes a compile bypass the cache. Only the last group runs a compiler
+ * (NVRTC, no GPU needed): the toolkit's libraries. */
 #include <sys/stat.h>
 
-#include "testutil.h"
-#include "cache.h"
+#include "cachetest.h" /* testutil.h, cache.h, compile_count */
 
 static char *dir;  /* holds inc/ (an include directory) and src/ */
 static char inc[4200], src[4200];
@@ -246,6 +246,114 @@ static void odd_files(void **state) {
   cj_deps_destroy(res.deps);
 }
 
+/* Scans `text` and asserts that `name` in inc/ was followed (want) or not. */
+static void expect(const scan_result *res, const char *name, int want) {
+  char h[64];
+  snprintf(h, sizeof h, "inc/%s", name);
+  if (found(res, h) != want) fail_msg("%s was%s followed", h, want ? " not" : "");
+}
+
+static void write_all(const char *const *names) {
+  for (; *names; names++) write_in("inc", *names, "\n");
+}
+
+/* Many headers, on disk and in memory, including each other: the queue of files to scan
+ * grows while a file is scanned. (The in-memory names are as long as the queue's first
+ * allocation, so that a scanner holding on to it would see it reused.) */
+static void many_headers(void **state) {
+  enum { N = 48, LONG = 640 };
+  static char names[N][LONG + 1], texts[N][2 * LONG + 64];
+  cujit_header mem[N + 1];
+  char text[2 * LONG + 64], *source = malloc((size_t)N * (LONG + 16) + 64);
+  size_t len = 0;
+  scan_result res;
+  int i;
+  (void)state;
+  assert_non_null(source);
+  for (i = 0; i < N; i++) {
+    snprintf(names[i], sizeof names[i], "m%d", i);
+    memset(names[i] + strlen(names[i]), 'x', LONG - strlen(names[i]) - 2);
+    memcpy(names[i] + LONG - 2, ".h", 3);
+  }
+  for (i = 0; i < N; i++) { /* d<i>.h includes two others and an in-memory header */
+    snprintf(text, sizeof text, "#include \"d%d.h\"\n#include <d%d.h>\n#include \"%s\"\n",
+             (i + 1) % N, (i * 7 + 3) % N, names[i]);
+    snprintf(texts[0], sizeof texts[0], "d%d.h", i);
+    write_in("inc", texts[0], text);
+  }
+  for (i = 0; i < N; i++) { /* m<i>x...x.h includes the next one and e<i>.h from the disk */
+    snprintf(texts[i], sizeof texts[i], "#include \"%s\"\n#include \"e%d.h\"\n",
+             names[(i + 1) % N], i);
+    mem[i].name = names[i];
+    mem[i].source = texts[i];
+    snprintf(text, sizeof text, "e%d.h", i);
+    write_in("inc", text, "#include \"d0.h\"\n");
+    len += (size_t)sprintf(source + len, "#include \"%s\"\n", names[N - 1 - i]);
+  }
+  mem[N].name = mem[N].source = NULL;
+  strcpy(source + len, "#include \"d0.h\"\n#include HDR\n#define HDR \"d1.h\"\n");
+  scan(&res, source, "k.cu", NULL, mem);
+  free(source);
+  assert_string_equal(res.bypass, "");
+  for (i = 0; i < N; i++) {
+    snprintf(text, sizeof text, "d%d.h", i);
+    expect(&res, text, 1);
+    snprintf(text, sizeof text, "e%d.h", i);
+    expect(&res, text, 1);
+  }
+  assert_int_equal(cj_deps_count_present(res.deps), 2 * N);
+  cj_deps_destroy(res.deps);
+}
+
+/* Kernels using the toolkit's libraries (CUB, cuda::std, cuRAND, which include hundreds
+ * of headers) compile with its include directories given explicitly, and are cached: a
+ * second compile is a hit, from memory and from the disk (which scans again). */
+static void toolkit_libraries(void **state) {
+  static const char *const kernels[][2] = {
+      {"cub.cu", "#include <cub/block/block_reduce.cuh>\n"
+                 "__global__ void block_sum(const int *in, int *out) {\n"
+                 "  using reduce = cub::BlockReduce<int, 128>;\n"
+                 "  __shared__ typename reduce::TempStorage temp;\n"
+                 "  int s = reduce(temp).Sum(in[threadIdx.x]);\n"
+                 "  if (threadIdx.x == 0) *out = s;\n"
+                 "}\n"},
+      {"std.cu", "#include <cuda/std/limits>\n#include <cuda/std/type_traits>\n"
+                 "#include <cuda/std/utility>\n"
+                 "__global__ void top(float *x) {\n"
+                 "  static_assert(cuda::std::is_same_v<float, decltype(x[0] + 1.0f)>, \"\");\n"
+                 "  auto p = cuda::std::make_pair(cuda::std::numeric_limits<float>::max(), 1);\n"
+                 "  x[threadIdx.x] = p.first;\n"
+                 "}\n"},
+      {"rand.cu", "#include <curand_kernel.h>\n"
+                  "__global__ void noise(float *x, unsigned long long seed) {\n"
+                  "  curandStatePhilox4_32_10_t st;\n"
+                  "  curand_init(seed, threadIdx.x, 0, &st);\n"
+                  "  x[threadIdx.x] = curand_uniform(&st);\n"
+                  "}\n"},
+  };
+  const char *dirs[3] = {NULL, NULL, NULL};
+  char cccl[4200];
+  struct stat st;
+  cujit_options o = ptx_options();
+  size_t i, n = 0;
+  (void)state;
+  snprintf(cccl, sizeof cccl, "%s/cccl", CUJIT_CUDA_INCLUDE_DIR);
+  if (stat(cccl, &st) == 0) dirs[n++] = cccl; /* CUDA 13 keeps CUB and libcu++ there */
+  dirs[n] = CUJIT_CUDA_INCLUDE_DIR;
+  o.include_dirs = dirs;
+  log_capture(CUJIT_LOG_INFO); /* a bypass says why at this level */
+  for (i = 0; i < CJ_COUNT(kernels); i++) {
+    if (compile_count(kernels[i][1], kernels[i][0], &o) != 1)
+      fail_msg("%s: not compiled once:\n%s", kernels[i][0], log_text);
+    if (compile_count(kernels[i][1], kernels[i][0], &o) != 0)
+      fail_msg("%s: no hit in memory:\n%s", kernels[i][0], log_text);
+    cj_memcache_clear();
+    if (compile_count(kernels[i][1], kernels[i][0], &o) != 0)
+      fail_msg("%s: no hit on the disk:\n%s", kernels[i][0], log_text);
+  }
+  assert_not_logged("without the cache");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(every_spelling_of_a_directive, setup, teardown),
@@ -255,6 +363,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(toolkit_headers_are_not_tracked, setup, teardown),
       cmocka_unit_test_setup_teardown(what_cannot_be_keyed, setup, teardown),
       cmocka_unit_test_setup_teardown(odd_files, setup, teardown),
+      cmocka_unit_test_setup_teardown(many_headers, setup, teardown),
+      CACHE_TEST(toolkit_libraries),
   };
   setenv("CUJIT_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
   return cmocka_run_group_tests(tests, NULL, NULL);
