@@ -1,7 +1,7 @@
 /* test_cache_scan - the include scanner behind the cache key: which directives it sees
- * (however they are spelled), where it looks for headers (as NVRTC does), and when it
- * gives up and makes a compile bypass the cache. Only the last group runs a compiler
- * (NVRTC, no GPU needed): the toolkit's libraries. */
+ * (however they are spelled), where it looks for headers (as NVRTC does), that it stays
+ * linear in its input, and when it gives up and makes a compile bypass the cache. Only the
+ * last group runs a compiler (NVRTC, no GPU needed): the toolkit's libraries. */
 #include <sys/stat.h>
 
 #include "cachetest.h" /* testutil.h, cache.h, compile_count */
@@ -305,6 +305,154 @@ static void many_headers(void **state) {
   cj_deps_destroy(res.deps);
 }
 
+/* A block comment before a '#' is a blank, even one over lines; after a token it is not. */
+static void directives_after_comments(void **state) {
+  static const char text[] =
+      "int x; /* a\n b */ #include \"n1.h\"\n"
+      "/* c\n d */ #include \"g1.h\"\n"
+      "/* e */ /* f\n*/ %:include \"g2.h\"\n"
+      "/* g */ // h */ #include \"n2.h\"\n"
+      "#include \"g3\\\n.h\"\n"
+      "#if 0 && \\\n  __has_include(\"g4.h\")\n#endif\n"
+      "/*/ #include \"n3.h\" */\n"
+      "/\\\n* i *\\\n/ #include \"g5.h\"\n";
+  static const char *const names[] = {"n1.h", "n2.h", "n3.h", "g1.h", "g2.h", "g3.h", "g4.h",
+                                      "g5.h", NULL};
+  scan_result res;
+  (void)state;
+  write_all(names);
+  scan(&res, text, "k.cu", NULL, NULL);
+  expect(&res, "n1.h", 0);
+  expect(&res, "n2.h", 0);
+  expect(&res, "n3.h", 0);
+  expect(&res, "g1.h", 1);
+  expect(&res, "g2.h", 1);
+  expect(&res, "g3.h", 1);
+  expect(&res, "g4.h", 1);
+  expect(&res, "g5.h", 1);
+  cj_deps_destroy(res.deps);
+}
+
+/* What is inside a literal is neither a comment nor a directive; a literal left open
+ * ends with its line. */
+static void literals(void **state) {
+  static const char text[] =
+      "const char *s = \"/*\"; char c = '\"';\n"
+      "#include \"s1.h\"\n"
+      "const char *t = \"*/ #include <n1.h>\";\n"
+      "const char *u = \"a\\\" /*\", *w = \"\\\\\"; /* \" */\n"
+      "#include \"s2.h\"\n"
+      "const char *v = \"open\n"
+      "#include \"s3.h\"\n"
+      "#if 0\ndon't /*\n#endif\n*/\n"
+      "#include \"s4.h\"\n";
+  static const char *const names[] = {"n1.h", "s1.h", "s2.h", "s3.h", "s4.h", NULL};
+  scan_result res;
+  (void)state;
+  write_all(names);
+  scan(&res, text, "k.cu", NULL, NULL);
+  expect(&res, "n1.h", 0);
+  expect(&res, "s1.h", 1);
+  expect(&res, "s2.h", 1);
+  expect(&res, "s3.h", 1);
+  expect(&res, "s4.h", 1);
+  cj_deps_destroy(res.deps);
+}
+
+/* A raw string ends only at its delimiter; its lines hold no directive. */
+static void raw_strings(void **state) {
+  static const char text[] =
+      "const char *a = R\"(\n#include \"n1.h\"\n)\";\n"
+      "#include \"r1.h\"\n"
+      "const char *b = u8R\"d(a)\" /* \"\n#include \"n2.h\"\n)d\";\n"
+      "#include \"r2.h\"\n"
+      "const char *c = R\"x(\")x\" /* a comment\n#include \"n3.h\" */;\n"
+      "#include \"r3.h\"\n"
+      "const char *d = LR\"(\\\n)\";\n"
+      "#include \"r4.h\"\n";
+  static const char *const names[] = {"n1.h", "n2.h", "n3.h", "r1.h", "r2.h", "r3.h", "r4.h",
+                                      NULL};
+  scan_result res;
+  (void)state;
+  write_all(names);
+  scan(&res, text, "k.cu", NULL, NULL);
+  expect(&res, "n1.h", 0);
+  expect(&res, "n2.h", 0);
+  expect(&res, "n3.h", 0);
+  expect(&res, "r1.h", 1);
+  expect(&res, "r2.h", 1);
+  expect(&res, "r3.h", 1);
+  expect(&res, "r4.h", 1);
+  cj_deps_destroy(res.deps);
+}
+
+/* 1'000 is a number, not a character literal that hides what follows. */
+static void digit_separators(void **state) {
+  static const char text[] =
+      "int a = 1'2, b = '\"'; /*\n#include \"n1.h\"\n*/\n"
+      "double d = 0x1'0p+1'0; char e = '\"'; /*\n#include \"n2.h\"\n*/\n"
+      "#include \"s1.h\"\n";
+  static const char *const names[] = {"n1.h", "n2.h", "s1.h", NULL};
+  scan_result res;
+  (void)state;
+  write_all(names);
+  scan(&res, text, "k.cu", NULL, NULL);
+  expect(&res, "n1.h", 0);
+  expect(&res, "n2.h", 0);
+  expect(&res, "s1.h", 1);
+  cj_deps_destroy(res.deps);
+}
+
+/* A source of `n` bytes made of `piece` repeated, then `tail`. */
+static char *repeat(const char *piece, size_t n, const char *tail) {
+  size_t k = strlen(piece), t = strlen(tail), i;
+  char *s = malloc(n + t + 1);
+  assert_non_null(s);
+  for (i = 0; i + k <= n; i += k) memcpy(s + i, piece, k);
+  memcpy(s + i, tail, t + 1);
+  return s;
+}
+
+/* Scans `text` and asserts that it examined at most a few times its bytes. */
+static void scan_linear(scan_result *res, const char *text) {
+  uint64_t before = cj_scan_bytes_examined(), used;
+  scan(res, text, "k.cu", NULL, NULL);
+  used = cj_scan_bytes_examined() - before;
+  if (used > 4 * (uint64_t)strlen(text))
+    fail_msg("%llu bytes examined for a source of %zu", (unsigned long long)used, strlen(text));
+}
+
+/* Sources made to make a scan that goes back over its input slow: the scan stays linear. */
+static void pathological_sources(void **state) {
+  static const char *const pieces[][2] = {
+      {"/* never closed\n", "* /\n#include \"n1.h\"\n"},
+      {"/* closed at the end /* again\n", "*/ #include \"p1.h\"\n"},
+      {"/* */ /* x */ */ \" /* \n", "#include \"p2.h\"\n"},
+      {"x \\\n", "\n#include \"p3.h\"\n"},
+      {"#if __has_include(<", "\n#include \"p4.h\"\n"},
+      {"#if __has_include(\"", "\n#include \"p5.h\"\n"},
+      {"R\"delimiter(", ")delimiteR\"\n#include \"n2.h\"\n"},
+      {"R\"0123456789abcdef()0123456789abcdeX", ")0123456789abcdef\"\n#include \"p6.h\"\n"},
+      {"#define A \"a.h\" \\\n", "\n#include \"p7.h\"\n"},
+  };
+  static const char *const names[] = {"n1.h", "n2.h", "p1.h", "p2.h", "p3.h", "p4.h", "p5.h",
+                                      "p6.h", "p7.h", NULL};
+  scan_result res;
+  size_t i;
+  char *text, want[8];
+  (void)state;
+  write_all(names);
+  for (i = 0; i < CJ_COUNT(pieces); i++) {
+    text = repeat(pieces[i][0], (size_t)2 << 20, pieces[i][1]);
+    scan_linear(&res, text);
+    free(text);
+    memcpy(want, strstr(pieces[i][1], "#include \"") + 10, 4);
+    want[4] = '\0';
+    expect(&res, want, want[0] == 'p');
+    cj_deps_destroy(res.deps);
+  }
+}
+
 /* Kernels using the toolkit's libraries (CUB, cuda::std, cuRAND, which include hundreds
  * of headers) compile with its include directories given explicitly, and are cached: a
  * second compile is a hit, from memory and from the disk (which scans again). */
@@ -364,6 +512,11 @@ int main(void) {
       cmocka_unit_test_setup_teardown(what_cannot_be_keyed, setup, teardown),
       cmocka_unit_test_setup_teardown(odd_files, setup, teardown),
       cmocka_unit_test_setup_teardown(many_headers, setup, teardown),
+      cmocka_unit_test_setup_teardown(directives_after_comments, setup, teardown),
+      cmocka_unit_test_setup_teardown(literals, setup, teardown),
+      cmocka_unit_test_setup_teardown(raw_strings, setup, teardown),
+      cmocka_unit_test_setup_teardown(digit_separators, setup, teardown),
+      cmocka_unit_test_setup_teardown(pathological_sources, setup, teardown),
       CACHE_TEST(toolkit_libraries),
   };
   setenv("CUJIT_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
