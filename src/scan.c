@@ -10,7 +10,8 @@
  *
  * Each file is read in one pass by a small lexer (line splices, comments, literals), so
  * the scan takes time linear in what it reads; a directive is a '#' that is the first
- * token of a logical line, as the preprocessor sees it.
+ * token of a logical line, as the preprocessor sees it. Each header name is resolved once
+ * per includer's directory.
  *
  * The scan errs towards following too much: conditionals are ignored (both branches are
  * followed) and #include MACRO follows every header-name #define of MACRO. A candidate that
@@ -58,6 +59,13 @@ typedef struct header_macro {
   int angle;
 } header_macro;
 
+/* The arguments of one resolve(), which repeating would change nothing. */
+typedef struct resolve_key {
+  char *key; /* all, '<' or '"', the name, '\0', the includer's directory */
+  size_t len;
+  uint64_t hash;
+} resolve_key;
+
 typedef struct scanner {
   const cj_request *r;
   cj_deps *deps;
@@ -76,6 +84,8 @@ typedef struct scanner {
   size_t n_macros, cap_macros;
   char *dline;          /* the directive being read */
   size_t n_dline, cap_dline;
+  resolve_key *done;    /* the resolves made: open addressing, NULL keys free */
+  size_t n_done, cap_done;
   char *bypass;
   size_t bypass_size;
   int oom;
@@ -258,6 +268,60 @@ static int try_memory(scanner *sc, const char *name, size_t len) {
   return found;
 }
 
+/* The key of one resolve() in `out` (the caller frees it). -1 when out of memory. */
+static int resolve_key_make(resolve_key *out, const char *name, size_t len, const char *dir,
+                            int all) {
+  size_t dl = dir ? strlen(dir) : 0;
+  unsigned char h[16];
+  out->len = 2 + len + 1 + dl;
+  if (!(out->key = cj_malloc(out->len))) return -1;
+  out->key[0] = (char)('0' + all);
+  out->key[1] = dir ? '"' : '<';
+  memcpy(out->key + 2, name, len);
+  out->key[2 + len] = '\0';
+  if (dl) memcpy(out->key + 3 + len, dir, dl);
+  cj_hash128(out->key, out->len, h);
+  memcpy(&out->hash, h, sizeof out->hash);
+  return 0;
+}
+
+/* The free or matching slot of k in a table of `cap` (a power of two) slots. */
+static resolve_key *resolve_slot(resolve_key *table, size_t cap, const resolve_key *k) {
+  size_t i = (size_t)k->hash & (cap - 1);
+  while (table[i].key && (table[i].hash != k->hash || table[i].len != k->len ||
+                          memcmp(table[i].key, k->key, k->len) != 0))
+    i = (i + 1) & (cap - 1);
+  return &table[i];
+}
+
+static int resolve_table_grow(scanner *sc) {
+  size_t cap = sc->cap_done ? 2 * sc->cap_done : 64, i;
+  resolve_key *t;
+  if (2 * (sc->n_done + 1) <= sc->cap_done) return 0;
+  if (!(t = cj_calloc(cap, sizeof *t))) return -1;
+  for (i = 0; i < sc->cap_done; i++)
+    if (sc->done[i].key) *resolve_slot(t, cap, &sc->done[i]) = sc->done[i];
+  cj_free(sc->done);
+  sc->done = t;
+  sc->cap_done = cap;
+  return 0;
+}
+
+/* 1 when resolve() already ran with these arguments (a header included again, by any
+ * file in the same directory); records them otherwise. -1 when out of memory. */
+static int resolved_before(scanner *sc, const char *name, size_t len, const char *dir, int all) {
+  resolve_key k, *slot;
+  if (resolve_table_grow(sc) != 0 || resolve_key_make(&k, name, len, dir, all) != 0) return -1;
+  slot = resolve_slot(sc->done, sc->cap_done, &k);
+  if (slot->key) {
+    cj_free(k.key);
+    return 1;
+  }
+  *slot = k;
+  sc->n_done++;
+  return 0;
+}
+
 /* Resolves one header name from an includer whose directory is `dir` (NULL: not
  * searched). `all` follows every existing candidate (#include_next, whose search starts
  * after the includer's own directory, is followed conservatively that way). */
@@ -265,6 +329,11 @@ static void resolve(scanner *sc, const char *name, size_t len, const char *dir, 
   size_t i;
   int rc;
   if (sc->oom || sc->bypass[0] || len == 0) return;
+  rc = resolved_before(sc, name, len, dir, all);
+  if (rc != 0) {
+    sc->oom |= rc < 0;
+    return;
+  }
   rc = try_memory(sc, name, len);
   if (rc != 0) return;
   if (name[0] == '/') {
@@ -820,6 +889,8 @@ static void scanner_free(scanner *sc) {
     cj_free(sc->macros[i].name);
     cj_free(sc->macros[i].value);
   }
+  for (i = 0; i < sc->cap_done; i++) cj_free(sc->done[i].key);
+  cj_free(sc->done);
   cj_free(sc->dline);
   cj_free(sc->toolkit);
   cj_free(sc->queue);
