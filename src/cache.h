@@ -87,6 +87,9 @@ void cj_deps_destroy(cj_deps *d); /* frees d itself too; NULL is fine */
  * without the cache. Returns CUJIT_OK or CUJIT_ERROR_OUT_OF_MEMORY. */
 cujit_status cj_scan_request(const cj_request *r, cj_deps **deps, char *bypass,
                              size_t bypass_size);
+/* How many bytes the scans of this thread have examined so far, counting each time a byte
+ * is looked at again (tests check that a scan stays linear in its input). */
+uint64_t cj_scan_bytes_examined(void);
 
 /* ---- entry.c: the entry file format ---- */
 

@@ -8,8 +8,13 @@
  * for the source); -no-source-include turns it off. The include path is cujit's
  * (a file's own directory, then the caller's) followed by -I options.
  *
+ * Each file is read in one pass by a small lexer (line splices, comments, literals), so
+ * the scan takes time linear in what it reads; a directive is a '#' that is the first
+ * token of a logical line, as the preprocessor sees it. Each header name is resolved once
+ * per includer's directory.
+ *
  * The scan errs towards following too much: conditionals are ignored (both branches are
- * followed) and lines inside comments that look like directives count. A candidate that
+ * followed) and #include MACRO follows every header-name #define of MACRO. A candidate that
  * does not exist is recorded too, so that creating it later is noticed. A header found
  * nowhere is a toolkit or system header, covered by NVRTC's version; so is a header found
  * in the CUDA toolkit's own include directory when the caller puts it on the include path
@@ -54,6 +59,13 @@ typedef struct header_macro {
   int angle;
 } header_macro;
 
+/* The arguments of one resolve(), which repeating would change nothing. */
+typedef struct resolve_key {
+  char *key; /* all, '<' or '"', the name, '\0', the includer's directory */
+  size_t len;
+  uint64_t hash;
+} resolve_key;
+
 typedef struct scanner {
   const cj_request *r;
   cj_deps *deps;
@@ -70,6 +82,10 @@ typedef struct scanner {
   size_t n_computed, cap_computed;
   header_macro *macros;
   size_t n_macros, cap_macros;
+  char *dline;          /* the directive being read */
+  size_t n_dline, cap_dline;
+  resolve_key *done;    /* the resolves made: open addressing, NULL keys free */
+  size_t n_done, cap_done;
   char *bypass;
   size_t bypass_size;
   int oom;
@@ -252,6 +268,60 @@ static int try_memory(scanner *sc, const char *name, size_t len) {
   return found;
 }
 
+/* The key of one resolve() in `out` (the caller frees it). -1 when out of memory. */
+static int resolve_key_make(resolve_key *out, const char *name, size_t len, const char *dir,
+                            int all) {
+  size_t dl = dir ? strlen(dir) : 0;
+  unsigned char h[16];
+  out->len = 2 + len + 1 + dl;
+  if (!(out->key = cj_malloc(out->len))) return -1;
+  out->key[0] = (char)('0' + all);
+  out->key[1] = dir ? '"' : '<';
+  memcpy(out->key + 2, name, len);
+  out->key[2 + len] = '\0';
+  if (dl) memcpy(out->key + 3 + len, dir, dl);
+  cj_hash128(out->key, out->len, h);
+  memcpy(&out->hash, h, sizeof out->hash);
+  return 0;
+}
+
+/* The free or matching slot of k in a table of `cap` (a power of two) slots. */
+static resolve_key *resolve_slot(resolve_key *table, size_t cap, const resolve_key *k) {
+  size_t i = (size_t)k->hash & (cap - 1);
+  while (table[i].key && (table[i].hash != k->hash || table[i].len != k->len ||
+                          memcmp(table[i].key, k->key, k->len) != 0))
+    i = (i + 1) & (cap - 1);
+  return &table[i];
+}
+
+static int resolve_table_grow(scanner *sc) {
+  size_t cap = sc->cap_done ? 2 * sc->cap_done : 64, i;
+  resolve_key *t;
+  if (2 * (sc->n_done + 1) <= sc->cap_done) return 0;
+  if (!(t = cj_calloc(cap, sizeof *t))) return -1;
+  for (i = 0; i < sc->cap_done; i++)
+    if (sc->done[i].key) *resolve_slot(t, cap, &sc->done[i]) = sc->done[i];
+  cj_free(sc->done);
+  sc->done = t;
+  sc->cap_done = cap;
+  return 0;
+}
+
+/* 1 when resolve() already ran with these arguments (a header included again, by any
+ * file in the same directory); records them otherwise. -1 when out of memory. */
+static int resolved_before(scanner *sc, const char *name, size_t len, const char *dir, int all) {
+  resolve_key k, *slot;
+  if (resolve_table_grow(sc) != 0 || resolve_key_make(&k, name, len, dir, all) != 0) return -1;
+  slot = resolve_slot(sc->done, sc->cap_done, &k);
+  if (slot->key) {
+    cj_free(k.key);
+    return 1;
+  }
+  *slot = k;
+  sc->n_done++;
+  return 0;
+}
+
 /* Resolves one header name from an includer whose directory is `dir` (NULL: not
  * searched). `all` follows every existing candidate (#include_next, whose search starts
  * after the includer's own directory, is followed conservatively that way). */
@@ -259,6 +329,11 @@ static void resolve(scanner *sc, const char *name, size_t len, const char *dir, 
   size_t i;
   int rc;
   if (sc->oom || sc->bypass[0] || len == 0) return;
+  rc = resolved_before(sc, name, len, dir, all);
+  if (rc != 0) {
+    sc->oom |= rc < 0;
+    return;
+  }
   rc = try_memory(sc, name, len);
   if (rc != 0) return;
   if (name[0] == '/') {
@@ -295,23 +370,10 @@ static void resolve(scanner *sc, const char *name, size_t len, const char *dir, 
 
 /* ---- reading directives ---- */
 
-/* Skips blanks, line splices and comments within a directive. */
-static const char *skip(const char *p, const char *end) {
-  while (p < end) {
-    if (*p == ' ' || *p == '\t' || *p == '\f' || *p == '\v' || *p == '\r') {
-      p++;
-    } else if (*p == '\\' && p + 1 < end && p[1] == '\n') {
-      p += 2;
-    } else if (*p == '\\' && p + 2 < end && p[1] == '\r' && p[2] == '\n') {
-      p += 3;
-    } else if (*p == '/' && p + 1 < end && p[1] == '*') {
-      const char *c = p + 2;
-      while (c + 1 < end && !(c[0] == '*' && c[1] == '/')) c++;
-      p = c + 1 < end ? c + 2 : end;
-    } else {
-      break;
-    }
-  }
+static int blank(int c) { return c == ' ' || c == '\t' || c == '\f' || c == '\v' || c == '\r'; }
+
+static const char *blank_end(const char *p, const char *end) {
+  while (p < end && blank((unsigned char)*p)) p++;
   return p;
 }
 
@@ -329,17 +391,20 @@ static int word_is(const char *p, size_t n, const char *w) {
   return strlen(w) == n && memcmp(p, w, n) == 0;
 }
 
-/* A header name at p: "x" or <x>. Returns its length (and sets *start, *angle), or 0. */
-static size_t header_name(const char *p, const char *end, const char **start, int *angle) {
+/* A header name at p: "x" or <x>. Returns the position after it (and sets *name, *len and
+ * *angle), or NULL when there is none or it is left open. */
+static const char *header_name(const char *p, const char *end, const char **name, size_t *len,
+                               int *angle) {
   const char *q;
   char close;
-  if (p >= end || (*p != '"' && *p != '<')) return 0;
+  if (p >= end || (*p != '"' && *p != '<')) return NULL;
   close = *p == '"' ? '"' : '>';
-  *angle = *p == '<';
   for (q = p + 1; q < end && *q != close && *q != '\n'; q++) continue;
-  if (q >= end || *q != close) return 0;
-  *start = p + 1;
-  return (size_t)(q - p - 1);
+  if (q >= end || *q != close) return NULL;
+  *angle = *p == '<';
+  *name = p + 1;
+  *len = (size_t)(q - p - 1);
+  return q + 1;
 }
 
 static void add_computed(scanner *sc, const char *macro, size_t len, const pending_file *f,
@@ -378,84 +443,320 @@ static void add_macro(scanner *sc, const char *name, size_t name_len, const char
   if (!m->name || !m->value) sc->oom = 1;
 }
 
-/* The operand of #include / __has_include at p. */
-static void operand(scanner *sc, const char *p, const char *end, const pending_file *f,
-                    int line, int all) {
-  const char *name;
-  int angle;
+/* The operand of #include / __has_include at p. Returns where it ends, or NULL when it is
+ * a header name left open (no header name can follow it on the line). */
+static const char *operand(scanner *sc, const char *p, const char *end, const pending_file *f,
+                           int line, int all) {
+  const char *name, *after;
   size_t n;
-  p = skip(p, end);
-  n = header_name(p, end, &name, &angle);
-  if (n) {
-    resolve(sc, name, n, angle ? NULL : f->dir, all);
-    return;
+  int angle;
+  p = blank_end(p, end);
+  if (p < end && (*p == '"' || *p == '<')) {
+    after = header_name(p, end, &name, &n, &angle);
+    if (after) resolve(sc, name, n, angle ? NULL : f->dir, all);
+    return after;
   }
   n = ident_len(p, end);
   if (n) add_computed(sc, p, n, f, line);
+  return p + n;
 }
 
 /* #define NAME "x.h" (or <x.h>): remembered for #include NAME. */
 static void define(scanner *sc, const char *p, const char *end) {
-  const char *name = skip(p, end), *value;
+  const char *name = blank_end(p, end), *value;
   size_t n = ident_len(name, end), vn;
   int angle;
   if (!n || (name + n < end && name[n] == '(')) return;
-  vn = header_name(skip(name + n, end), end, &value, &angle);
-  if (vn) add_macro(sc, name, n, value, vn, angle);
+  if (header_name(blank_end(name + n, end), end, &value, &vn, &angle) && vn)
+    add_macro(sc, name, n, value, vn, angle);
 }
 
 /* __has_include("x.h") in an #if or #elif line: the header's presence changes the output,
  * so it is followed like an include. */
-static void has_include(scanner *sc, const char *p, const char *eol, const pending_file *f,
+static void has_include(scanner *sc, const char *p, const char *end, const pending_file *f,
                         int line) {
   static const char kw[] = "__has_include";
   const char *q = p;
-  while ((q = memmem(q, (size_t)(eol - q), kw, sizeof kw - 1)) != NULL) {
+  while (q && (q = memmem(q, (size_t)(end - q), kw, sizeof kw - 1)) != NULL) {
     q += sizeof kw - 1;
-    if (eol - q >= 5 && memcmp(q, "_next", 5) == 0) q += 5;
-    q = skip(q, eol);
-    if (q < eol && *q == '(') operand(sc, q + 1, eol, f, line, 1);
+    if (end - q >= 5 && memcmp(q, "_next", 5) == 0) q += 5;
+    q = blank_end(q, end);
+    if (q < end && *q == '(') q = operand(sc, q + 1, end, f, line, 1);
   }
 }
 
-/* A directive starting at p (just after '#'). */
+/* A directive's logical line from just after its '#' to its end, comments made blanks and
+ * line splices removed. */
 static void directive(scanner *sc, const char *p, const char *end, const pending_file *f,
                       int line) {
-  const char *eol;
   size_t n;
-  p = skip(p, end);
+  p = blank_end(p, end);
   n = ident_len(p, end);
-  eol = memchr(p, '\n', (size_t)(end - p));
-  if (!eol) eol = end;
   if (word_is(p, n, "include") || word_is(p, n, "include_next"))
     operand(sc, p + n, end, f, line, word_is(p, n, "include_next"));
   else if (word_is(p, n, "define"))
     define(sc, p + n, end);
   else if (word_is(p, n, "if") || word_is(p, n, "elif"))
-    has_include(sc, p + n, eol, f, line);
+    has_include(sc, p + n, end, f, line);
 }
 
-/* A directive may start a line (after blanks and comments), or follow the end of a
- * comment that began on an earlier line. */
-static void try_at(scanner *sc, const char *p, const char *end, const pending_file *f, int line) {
-  p = skip(p, end);
-  if (p < end && *p == '#')
-    directive(sc, p + 1, end, f, line);
-  else if (end - p >= 2 && p[0] == '%' && p[1] == ':')
-    directive(sc, p + 2, end, f, line);
+/* ---- finding directives: one pass over a file ----
+ * A small lexer that knows line splices, comments, string and character literals (one
+ * left open ends with its line), raw strings and numbers with digit separators, so that
+ * it looks at every byte a bounded number of times. A directive is a '#' (or "%:") that is
+ * the first token of a logical line; a block comment before it is a blank, even one that
+ * spans lines. */
+
+static _Thread_local uint64_t examined;
+
+uint64_t cj_scan_bytes_examined(void) { return examined; }
+
+typedef struct lexer {
+  scanner *sc;
+  const pending_file *f;
+  const char *p, *end;  /* p never rests on a line splice */
+  const char *counted;  /* the newlines before it are counted in line */
+  int line;
+  int keep;             /* 1 while a directive's line is copied to sc->dline */
+} lexer;
+
+/* The length of a line splice (a backslash ending a line) at p, or 0. */
+static size_t splice_at(const char *p, const char *end) {
+  if (p >= end || *p != '\\') return 0;
+  if (end - p >= 2 && p[1] == '\n') return 2;
+  if (end - p >= 3 && p[1] == '\r' && p[2] == '\n') return 3;
+  return 0;
+}
+
+static const char *past_splices(const char *p, const char *end) {
+  size_t n;
+  while ((n = splice_at(p, end)) != 0) {
+    p += n;
+    examined += n;
+  }
+  return p;
+}
+
+static int cur(const lexer *lx) { return lx->p < lx->end ? (unsigned char)*lx->p : -1; }
+
+/* The character after the current one, or -1. */
+static int ahead(const lexer *lx) {
+  const char *q;
+  if (lx->p >= lx->end) return -1;
+  q = past_splices(lx->p + 1, lx->end);
+  return q < lx->end ? (unsigned char)*q : -1;
+}
+
+static void put(scanner *sc, char c) {
+  if (grow((void **)&sc->dline, &sc->cap_dline, sc->n_dline, 1) != 0) {
+    sc->oom = 1;
+    return;
+  }
+  sc->dline[sc->n_dline++] = c;
+}
+
+/* Moves past the current character (copying it while a directive is kept). */
+static void step(lexer *lx) {
+  if (lx->keep) put(lx->sc, *lx->p);
+  lx->p = past_splices(lx->p + 1, lx->end);
+  examined++;
+}
+
+static int is_digit(int c) { return c >= '0' && c <= '9'; }
+
+/* A character of an identifier or a number (bytes of UTF-8 sequences included). */
+static int word_char(int c) {
+  return c >= 0x80 || (c >= 0 && ident_char((char)c)) || c == '$';
+}
+
+/* The line of `at`, which never goes back. */
+static int line_at(lexer *lx, const char *at) {
+  const char *q;
+  while ((q = memchr(lx->counted, '\n', (size_t)(at - lx->counted))) != NULL) {
+    lx->line++;
+    lx->counted = q + 1;
+  }
+  examined += (size_t)(at - lx->counted);
+  lx->counted = at;
+  return lx->line;
+}
+
+/* Past a comment (a block or a line comment at p); a block comment is copied as one blank. One left
+ * open takes the rest of the file; a line comment stops before its newline. */
+static void comment(lexer *lx) {
+  int keep = lx->keep, block = ahead(lx) == '*';
+  lx->keep = 0;
+  step(lx);
+  step(lx);
+  if (block) {
+    while (lx->p < lx->end && !(*lx->p == '*' && ahead(lx) == '/')) step(lx);
+    if (lx->p < lx->end) {
+      step(lx);
+      step(lx);
+    }
+  } else {
+    while (lx->p < lx->end && *lx->p != '\n') step(lx);
+  }
+  lx->keep = keep;
+  if (keep) put(lx->sc, ' ');
+}
+
+/* Past a string or character literal; one left open ends with its line. */
+static void quoted(lexer *lx) {
+  int close = cur(lx), c;
+  step(lx);
+  while (lx->p < lx->end && *lx->p != '\n') {
+    c = cur(lx);
+    step(lx);
+    if (c == close) return;
+    if (c == '\\' && lx->p < lx->end && *lx->p != '\n') step(lx);
+  }
+}
+
+static int delimiter_char(char c) {
+  return c > ' ' && c < 127 && c != '(' && c != ')' && c != '\\';
+}
+
+/* Where the raw string whose '"' is at q ends (its text read as written, splices kept);
+ * the end of the file when it is left open. NULL when q does not open a raw string. */
+static const char *raw_string_end(const char *q, const char *end) {
+  const char *d = q + 1, *c = d;
+  size_t n;
+  while (c < end && c - d <= 16 && delimiter_char(*c)) c++;
+  if (c >= end || *c != '(' || c - d > 16) return NULL;
+  n = (size_t)(c - d);
+  while ((c = memchr(c, ')', (size_t)(end - c))) != NULL) {
+    examined += n + 1;
+    if ((size_t)(end - c) > n + 1 && memcmp(c + 1, d, n) == 0 && c[n + 1] == '"')
+      return c + n + 2;
+    c++;
+  }
+  return end;
+}
+
+/* Past the raw string that may follow a prefix of `n` characters (R, LR, uR, UR, u8R). */
+static void raw_string(lexer *lx, const char *prefix, size_t n) {
+  const char *stop;
+  if (cur(lx) != '"' || n == 0 || n > 3 || prefix[n - 1] != 'R') return;
+  if (n == 2 && prefix[0] != 'L' && prefix[0] != 'u' && prefix[0] != 'U') return;
+  if (n == 3 && (prefix[0] != 'u' || prefix[1] != '8')) return;
+  if (!(stop = raw_string_end(lx->p, lx->end))) return; /* not raw: an ordinary string */
+  examined += (size_t)(stop - lx->p);
+  while (lx->keep && lx->p < stop && !lx->sc->oom) put(lx->sc, *lx->p++);
+  lx->p = past_splices(stop, lx->end);
+}
+
+/* Past an identifier, and past the raw string it may prefix. */
+static void identifier(lexer *lx) {
+  char prefix[4];
+  size_t n = 0;
+  while (word_char(cur(lx))) {
+    if (n < sizeof prefix) prefix[n] = *lx->p;
+    n++;
+    step(lx);
+  }
+  raw_string(lx, prefix, n);
+}
+
+/* Past a number, its digit separators (1'000) and exponent signs (1e+5) included. */
+static void number(lexer *lx) {
+  int c, next;
+  step(lx);
+  for (;;) {
+    c = cur(lx);
+    if ((c == 'e' || c == 'E' || c == 'p' || c == 'P') &&
+        ((next = ahead(lx)) == '+' || next == '-')) {
+      step(lx);
+      step(lx);
+    } else if (c == '\'' && word_char(ahead(lx))) {
+      step(lx);
+      step(lx);
+    } else if (word_char(c) || c == '.') {
+      step(lx);
+    } else {
+      return;
+    }
+  }
+}
+
+/* Past one token or blank, never past the newline that ends the line. */
+static void token(lexer *lx) {
+  int c = cur(lx), next = ahead(lx);
+  if (c == '/' && (next == '*' || next == '/'))
+    comment(lx);
+  else if (c == '"' || c == '\'')
+    quoted(lx);
+  else if (is_digit(c) || (c == '.' && is_digit(next)))
+    number(lx);
+  else if (word_char(c))
+    identifier(lx);
+  else
+    step(lx);
+}
+
+/* Past blanks and block comments (which may span lines). */
+static void blanks(lexer *lx) {
+  for (;;) {
+    if (blank(cur(lx)))
+      step(lx);
+    else if (cur(lx) == '/' && ahead(lx) == '*')
+      comment(lx);
+    else
+      return;
+  }
+}
+
+/* 1 when the directive copied so far is "include" or "include_next". */
+static int include_so_far(const scanner *sc) {
+  const char *p, *end;
+  size_t n;
+  if (sc->n_dline == 0) return 0;
+  end = sc->dline + sc->n_dline;
+  p = blank_end(sc->dline, end);
+  n = ident_len(p, end);
+  return word_is(p, n, "include") || word_is(p, n, "include_next");
+}
+
+/* A directive whose '#' (or "%:") is at `hash` and was just passed: its logical line is
+ * copied to sc->dline and handed to directive(). An include's <name> is copied whole, so
+ * that a comment's opening in it opens none. */
+static void directive_line(lexer *lx, const char *hash) {
+  scanner *sc = lx->sc;
+  int line = line_at(lx, hash);
+  sc->n_dline = 0;
+  lx->keep = 1;
+  blanks(lx);
+  if (word_char(cur(lx))) identifier(lx);
+  blanks(lx);
+  if (cur(lx) == '<' && include_so_far(sc))
+    while (lx->p < lx->end && *lx->p != '\n' && *lx->p != '>') step(lx);
+  while (lx->p < lx->end && *lx->p != '\n') token(lx);
+  lx->keep = 0;
+  examined += sc->n_dline;
+  if (!sc->oom && sc->n_dline) /* "#" alone is a null directive */
+    directive(sc, sc->dline, sc->dline + sc->n_dline, lx->f, line);
 }
 
 static void scan_text(scanner *sc, const pending_file *f) {
-  const char *p = f->text, *end = f->text + f->len, *eol, *c;
-  int line = 1;
-  while (p < end && !sc->oom && !sc->bypass[0]) {
-    eol = memchr(p, '\n', (size_t)(end - p));
-    if (!eol) eol = end;
-    try_at(sc, p, end, f, line);
-    for (c = p; (c = memmem(c, (size_t)(eol - c), "*/", 2)) != NULL; c += 2)
-      try_at(sc, c + 2, end, f, line);
-    p = eol + 1;
-    line++;
+  lexer lx;
+  const char *hash;
+  memset(&lx, 0, sizeof lx);
+  lx.sc = sc;
+  lx.f = f;
+  lx.end = f->text + f->len;
+  lx.p = past_splices(f->text, lx.end);
+  lx.counted = f->text;
+  lx.line = 1;
+  while (lx.p < lx.end && !sc->oom && !sc->bypass[0]) {
+    blanks(&lx);
+    hash = lx.p;
+    if (cur(&lx) == '#' || (cur(&lx) == '%' && ahead(&lx) == ':')) {
+      step(&lx);
+      if (*hash == '%') step(&lx);
+      directive_line(&lx, hash);
+    }
+    while (lx.p < lx.end && *lx.p != '\n') token(&lx);
+    if (lx.p < lx.end) step(&lx);
   }
 }
 
@@ -520,10 +821,11 @@ static int read_options(scanner *sc) {
 
 static void drain(scanner *sc) {
   while (sc->head < sc->n_queue && !sc->oom && !sc->bypass[0]) {
-    pending_file *f = &sc->queue[sc->head++];
-    scan_text(sc, f);
-    if (f->owned) cj_free(f->text);
-    f->text = NULL;
+    size_t i = sc->head++;
+    pending_file f = sc->queue[i]; /* a copy: the scan queues files, which moves the queue */
+    scan_text(sc, &f);
+    if (f.owned) cj_free(f.text);
+    sc->queue[i].text = NULL;
   }
 }
 
@@ -535,8 +837,8 @@ static void option_macros(scanner *sc) {
     size_t vn;
     int angle;
     if (!eq) continue;
-    vn = header_name(eq + 1, eq + strlen(eq), &value, &angle);
-    if (vn) add_macro(sc, d, (size_t)(eq - d), value, vn, angle);
+    if (header_name(eq + 1, eq + strlen(eq), &value, &vn, &angle) && vn)
+      add_macro(sc, d, (size_t)(eq - d), value, vn, angle);
   }
 }
 
@@ -587,6 +889,9 @@ static void scanner_free(scanner *sc) {
     cj_free(sc->macros[i].name);
     cj_free(sc->macros[i].value);
   }
+  for (i = 0; i < sc->cap_done; i++) cj_free(sc->done[i].key);
+  cj_free(sc->done);
+  cj_free(sc->dline);
   cj_free(sc->toolkit);
   cj_free(sc->queue);
   cj_free(sc->computed);
