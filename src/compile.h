@@ -76,7 +76,8 @@ int cj_arch_clamp(int cc, const int *supported, size_t n);
 /* toolkit.c: the CUDA toolkit's include directories (CCCL's, then the toolkit's), found
  * once per process; *n is 0 when no toolkit was found. Canonical paths, never freed. */
 const char *const *cj_toolkit_include_dirs(size_t *n);
-/* 1 when a canonical directory lies inside the toolkit's include directory. */
+/* 1 when a canonical directory lies inside the toolkit's include directory (or the one
+ * cujit was built against). */
 int cj_toolkit_owns(const char *real_dir);
 /* The built-in C library headers NVRTC lacks (stdint.h, stddef.h, limits.h, float.h),
  * given to NVRTC as in-memory headers with the toolkit's directories unless the caller

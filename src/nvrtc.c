@@ -89,14 +89,38 @@ static void options_line(const cj_request *r, cj_buf *b) {
   if (!r->argc) cj_buf_puts(b, "(none)");
 }
 
+/* For a header that could not be found: where NVRTC looked, in its order. */
+static void search_hint(const cj_request *r, cj_buf *b) {
+  size_t i, n_toolkit;
+  const char *v;
+  cj_buf_puts(b, "a header was not found; searched, in order: the in-memory headers");
+  for (i = 0; i < r->n_nvrtc_headers; i++)
+    cj_buf_printf(b, "%s'%s'", i ? ", " : " (", r->header_names[i]);
+  cj_buf_puts(b, r->n_nvrtc_headers ? "), the includer's directory" : ", the includer's directory");
+  for (i = 0; i < r->argc; i++) {
+    v = r->argv[i];
+    if (strncmp(v, "--include-path=", 15) == 0) cj_buf_printf(b, ", %s", v + 15);
+    else if (strncmp(v, "-I", 2) == 0 && v[2]) cj_buf_printf(b, ", %s", v + 2);
+  }
+  cj_toolkit_include_dirs(&n_toolkit);
+  if (r->flags & CUJIT_OPT_NO_TOOLKIT_INCLUDES)
+    cj_buf_puts(b, "\n(the CUDA toolkit's directories were not searched: "
+                   "CUJIT_OPT_NO_TOOLKIT_INCLUDES)");
+  else if (!n_toolkit)
+    cj_buf_puts(b, "\n(no CUDA toolkit was found to search; set CUDA_PATH to its directory)");
+  cj_buf_puts(b, "\n");
+}
+
 static cujit_status compile_failed(const cj_request *r, nvrtcResult res, const char *log) {
-  cj_buf opts = {0};
+  cj_buf opts = {0}, hint = {0};
   cujit_status st;
   options_line(r, &opts);
+  if (strstr(log, "open source file")) search_hint(r, &hint);
   if (res == NVRTC_ERROR_COMPILATION)
     st = cj_fail_nvrtc(CUJIT_ERROR_COMPILE, res,
                        "'%s' did not compile; fix the errors below (line numbers are the "
-                       "source's own)\noptions: %s\n%s", r->name, opts.data ? opts.data : "", log);
+                       "source's own)\noptions: %s\n%s%s", r->name, opts.data ? opts.data : "",
+                       hint.data ? hint.data : "", log);
   else if (res == NVRTC_ERROR_INVALID_OPTION)
     st = cj_fail_nvrtc(CUJIT_ERROR_INVALID_OPTION, res,
                        "NVRTC rejected an option while compiling '%s': %s"
@@ -106,6 +130,7 @@ static cujit_status compile_failed(const cj_request *r, nvrtcResult res, const c
     st = cj_fail_nvrtc(CUJIT_ERROR_NVRTC, res, "NVRTC failed on '%s': %s\noptions: %s\n%s",
                        r->name, nvrtcGetErrorString(res), opts.data ? opts.data : "", log);
   cj_buf_free(&opts);
+  cj_buf_free(&hint);
   return st;
 }
 

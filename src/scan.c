@@ -17,15 +17,13 @@
  * followed) and #include MACRO follows every header-name #define of MACRO. A candidate that
  * does not exist is recorded too, so that creating it later is noticed. A header found
  * nowhere is a toolkit or system header, covered by NVRTC's version; so is a header found
- * in the CUDA toolkit's own include directory when the caller puts it on the include path
- * (its files come with NVRTC's version and are neither hashed nor followed). */
-#define _GNU_SOURCE /* memmem, dladdr */
-#include <dlfcn.h>
+ * in the CUDA toolkit's include directory or below it (CCCL's), whether cujit searches it
+ * by default (last) or the caller puts it on the include path: its files come with the
+ * toolkit's location and NVRTC's version and are neither hashed nor followed. */
+#define _GNU_SOURCE /* memmem */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <nvrtc.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,37 +89,13 @@ typedef struct scanner {
   int oom;
 } scanner;
 
-/* ---- the CUDA toolkit's include directory ---- */
+/* ---- the CUDA toolkit's include directories ---- */
 
-static pthread_once_t toolkit_once = PTHREAD_ONCE_INIT;
-static char toolkit_dirs[2][PATH_MAX]; /* canonical; "" when unknown */
-
-/* The toolkit cujit was built against, and the one NVRTC was loaded from (lib/../include). */
-static void toolkit_init(void) {
-  Dl_info info;
-  char guess[PATH_MAX];
-#ifdef CUJIT_CUDA_INCLUDE_DIR
-  if (!realpath(CUJIT_CUDA_INCLUDE_DIR, toolkit_dirs[0])) toolkit_dirs[0][0] = '\0';
-#endif
-  if (dladdr((void *)nvrtcVersion, &info) && info.dli_fname) {
-    char *slash;
-    snprintf(guess, sizeof guess, "%s", info.dli_fname);
-    slash = strrchr(guess, '/');
-    if (slash && (size_t)(slash - guess) + sizeof "/../include" < sizeof guess) {
-      strcpy(slash, "/../include");
-      if (!realpath(guess, toolkit_dirs[1])) toolkit_dirs[1][0] = '\0';
-    }
-  }
-}
-
+/* 1 when dir lies inside the toolkit's include directory (CCCL's included): its headers
+ * are covered by the toolkit's location and NVRTC's version (toolkit.c). */
 static int is_toolkit_dir(const char *dir) {
   char real[PATH_MAX];
-  size_t i;
-  pthread_once(&toolkit_once, toolkit_init);
-  if (!realpath(dir, real)) return 0;
-  for (i = 0; i < CJ_COUNT(toolkit_dirs); i++)
-    if (toolkit_dirs[i][0] && strcmp(real, toolkit_dirs[i]) == 0) return 1;
-  return 0;
+  return realpath(dir, real) && cj_toolkit_owns(real);
 }
 
 /* ---- small helpers ---- */
@@ -794,7 +768,7 @@ static int read_options(scanner *sc) {
   const cj_request *r = sc->r;
   size_t i, k, n_inc = cj_request_include_count(r);
   const char *v;
-  sc->dirs = cj_calloc(n_inc + r->n_user_options + 1, sizeof *sc->dirs);
+  sc->dirs = cj_calloc(n_inc + r->n_user_options + r->n_toolkit_dirs + 1, sizeof *sc->dirs);
   sc->pre = cj_calloc(r->n_user_options + 1, sizeof *sc->pre);
   if (!sc->dirs || !sc->pre) return -1;
   for (i = 0; i < n_inc; i++) sc->dirs[sc->n_dirs++] = cj_request_include_dir(r, i);
@@ -811,6 +785,7 @@ static int read_options(scanner *sc) {
     else if ((v = option_value(r, &i, "-I", "--include-path")) != NULL)
       sc->dirs[sc->n_dirs++] = v;
   }
+  for (i = 0; i < r->n_toolkit_dirs; i++) sc->dirs[sc->n_dirs++] = r->toolkit_dirs[i];
   sc->toolkit = cj_calloc(sc->n_dirs + 1, 1);
   if (!sc->toolkit) return -1;
   for (i = 0; i < sc->n_dirs; i++) sc->toolkit[i] = (unsigned char)is_toolkit_dir(sc->dirs[i]);

@@ -26,6 +26,7 @@
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static char include_dir[PATH_MAX]; /* canonical; "" when no toolkit was found */
 static char cccl_dir[PATH_MAX + 8];
+static char build_dir[PATH_MAX]; /* the toolkit cujit was built against; "" when gone */
 static const char *dirs[2];
 static size_t n_dirs;
 
@@ -60,6 +61,9 @@ static void nvrtc_lib_dir(char *out, size_t size) {
 
 static void find(void) {
   char lib[PATH_MAX];
+#ifdef CUJIT_CUDA_INCLUDE_DIR
+  if (!realpath(CUJIT_CUDA_INCLUDE_DIR, build_dir)) build_dir[0] = '\0';
+#endif
   nvrtc_lib_dir(lib, sizeof lib);
   if (try_dir(lib, "/../include") || try_dir(lib, "/../../include") ||
       try_dir(getenv("CUDA_PATH"), "/include") || try_dir(getenv("CUDA_HOME"), "/include") ||
@@ -79,12 +83,14 @@ const char *const *cj_toolkit_include_dirs(size_t *n) {
   return dirs;
 }
 
+static int inside(const char *dir, const char *top) {
+  size_t n = strlen(top);
+  return n && strncmp(dir, top, n) == 0 && (dir[n] == '\0' || dir[n] == '/');
+}
+
 int cj_toolkit_owns(const char *real_dir) {
-  size_t n;
   pthread_once(&once, find);
-  n = strlen(include_dir);
-  return n && strncmp(real_dir, include_dir, n) == 0 &&
-         (real_dir[n] == '\0' || real_dir[n] == '/');
+  return inside(real_dir, include_dir) || inside(real_dir, build_dir);
 }
 
 /* ---- C library headers NVRTC does not have ---- */
