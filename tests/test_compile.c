@@ -321,6 +321,45 @@ static void unreadable_and_empty_files(void **state) {
   free(dir);
 }
 
+/* A FIFO would block open() until a writer came; other non-regular files are refused too. */
+static void special_files_are_refused(void **state) {
+  char *dir = test_tempdir("fifo"), path[4200];
+  cujit_module *m = NULL;
+  (void)state;
+  snprintf(path, sizeof path, "%s/pipe.cu", dir);
+  assert_int_equal(mkfifo(path, 0600), 0);
+  alarm(20); /* a regression blocks: fail rather than hang */
+  assert_status_detail(cujit_module_from_file(&m, path, NULL), CUJIT_ERROR_FILE, "is a FIFO");
+  alarm(0);
+  assert_non_null(strstr(cujit_last_error(), path));
+  assert_status_detail(cujit_module_from_file(&m, dir, NULL), CUJIT_ERROR_FILE, "is a directory");
+  assert_status_detail(cujit_module_from_file(&m, "/dev/null", NULL), CUJIT_ERROR_FILE,
+                       "'/dev/null' is a character device, not a regular file");
+  assert_null(m);
+  test_rmtree(dir);
+  free(dir);
+}
+
+/* A NUL byte would cut the source short without a word: refused, with its offset. */
+static void nul_byte_is_refused(void **state) {
+  static const char text[] = "__global__ void k(int *x) { *x = 1; }\n\0garbage\n";
+  char *dir = test_tempdir("nul"), path[4200];
+  cujit_module *m = NULL;
+  FILE *f;
+  (void)state;
+  snprintf(path, sizeof path, "%s/nul.cu", dir);
+  f = fopen(path, "wb");
+  assert_non_null(f);
+  assert_int_equal(fwrite(text, 1, sizeof text - 1, f), sizeof text - 1);
+  assert_int_equal(fclose(f), 0);
+  assert_status_detail(cujit_module_from_file(&m, path, NULL), CUJIT_ERROR_INVALID_SOURCE,
+                       "NUL byte at offset 38");
+  assert_non_null(strstr(cujit_last_error(), path));
+  assert_null(m);
+  test_rmtree(dir);
+  free(dir);
+}
+
 typedef struct job {
   int id;
   int ok;
@@ -382,6 +421,8 @@ int main(void) {
       cmocka_unit_test(invalid_options),
       cmocka_unit_test(null_and_empty_inputs),
       cmocka_unit_test(unreadable_and_empty_files),
+      cmocka_unit_test(special_files_are_refused),
+      cmocka_unit_test(nul_byte_is_refused),
       cmocka_unit_test(concurrent_compiles),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
