@@ -135,6 +135,20 @@ static void odd_inputs_exit_1(void **state) {
   assert_non_null(strstr(out, "'nul.cu' holds a NUL byte at offset 38"));
 }
 
+/* Suffixed targets: 'a' from 90 on, 'f' from 100 on; others are bad usage. */
+static void arch_suffixes(void **state) {
+  char out[8192];
+  (void)state;
+  assert_int_equal(cli("compile ok.cu -DEXTRA=1 --arch sm_80a", NULL, out, sizeof out), 2);
+  assert_non_null(strstr(out, "'a' suffix needs 90 or newer"));
+  assert_int_equal(cli("compile ok.cu -DEXTRA=1 --arch compute_90f", NULL, out, sizeof out), 2);
+  assert_non_null(strstr(out, "'f' suffix needs 100 or newer"));
+  assert_int_equal(cli("compile ok.cu -DEXTRA=1 --arch sm_90a -o a.ptx", NULL, out, sizeof out), 0);
+  assert_non_null(strstr(slurp("a.ptx"), ".target sm_90a"));
+  assert_int_equal(cli("compile ok.cu -DEXTRA=1 --arch compute_100f -o f.ptx", NULL, out, sizeof out), 0);
+  assert_non_null(strstr(slurp("f.ptx"), ".target sm_100f"));
+}
+
 static void bad_usage_exits_2(void **state) {
   char out[8192];
   (void)state;
@@ -169,6 +183,7 @@ int main(void) {
       cmocka_unit_test(include_dirs_from_cli),
       cmocka_unit_test(compile_error_exits_1_with_log),
       cmocka_unit_test(odd_inputs_exit_1),
+      cmocka_unit_test(arch_suffixes),
       cmocka_unit_test(bad_usage_exits_2),
       cmocka_unit_test(info_without_driver),
   };

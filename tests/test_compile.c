@@ -98,6 +98,55 @@ static void invalid_arch(void **state) {
   assert_null(m);
 }
 
+/* 'a' targets exist from 90 on, 'f' targets from 100 on: anything else is a bad option,
+ * found before NVRTC runs. */
+static void arch_suffixes(void **state) {
+  static const char *const bad[] = {"sm_80a", "sm_90f", "compute_80a", "sm_89a", "sm_75f"};
+  static const char *const good[] = {"sm_90a", "compute_90a", "sm_100a", "sm_100f",
+                                     "compute_100f", "sm_120a", "sm_120f"};
+  cujit_module *m = NULL;
+  cujit_options o = no_cache();
+  size_t i;
+  (void)state;
+  for (i = 0; i < sizeof bad / sizeof *bad; i++) {
+    o.arch = bad[i];
+    assert_status_detail(cujit_module_from_source(&m, kMul, "a.cu", &o),
+                         CUJIT_ERROR_INVALID_OPTION, bad[i]);
+    assert_non_null(strstr(cujit_last_error(), "'a' suffix needs 90 or newer"));
+    assert_non_null(strstr(cujit_last_error(), "'f' suffix needs 100 or newer"));
+    assert_null(m);
+  }
+  for (i = 0; i < sizeof good / sizeof *good; i++) {
+    int num = atoi(strchr(good[i], '_') + 1), archs[64];
+    size_t n = 0, j, have = 0;
+    assert_ok(cujit_nvrtc_archs(archs, 64, &n));
+    for (j = 0; j < n; j++) have |= archs[j] == num;
+    if (!have) continue; /* an older NVRTC */
+    o.arch = good[i];
+    assert_ok(cujit_module_from_source(&m, kMul, "a.cu", &o));
+    assert_string_equal(cujit_module_arch(m), good[i]);
+    cujit_module_destroy(m);
+    m = NULL;
+  }
+}
+
+/* A bad CUJIT_ARCH says that it came from there. */
+static void arch_env_is_named(void **state) {
+  cujit_module *m = NULL;
+  (void)state;
+  setenv("CUJIT_ARCH", "sm_80a", 1);
+  cj_arch_env_forget();
+  assert_status_detail(cujit_module_from_source(&m, kMul, "a.cu", NULL),
+                       CUJIT_ERROR_INVALID_OPTION, "'sm_80a' (from CUJIT_ARCH) does not exist");
+  setenv("CUJIT_ARCH", "i386", 1);
+  cj_arch_env_forget();
+  assert_status_detail(cujit_module_from_source(&m, kMul, "a.cu", NULL),
+                       CUJIT_ERROR_INVALID_OPTION, "'i386' (from CUJIT_ARCH)");
+  unsetenv("CUJIT_ARCH");
+  cj_arch_env_forget();
+  assert_null(m);
+}
+
 static void arch_clamping(void **state) {
   const int archs[] = {75, 80, 86, 89, 90, 100, 120};
   (void)state;
@@ -410,6 +459,8 @@ int main(void) {
       cmocka_unit_test(cubin_and_ptx_for_real_arch),
       cmocka_unit_test(arch_via_nvrtc_option_and_env),
       cmocka_unit_test(invalid_arch),
+      cmocka_unit_test(arch_suffixes),
+      cmocka_unit_test(arch_env_is_named),
       cmocka_unit_test(arch_clamping),
       cmocka_unit_test(nvrtc_archs_and_version),
       cmocka_unit_test(defines_take_effect),
