@@ -140,12 +140,13 @@ static _Thread_local char last_arch[32];
 cujit_status cj_arch_resolve(const char *requested, char *out, size_t out_size) {
   const int *archs;
   size_t n;
-  int cc;
+  int cc, ordinal;
   cujit_status st;
   if (requested) return explicit_arch(requested, "", out, out_size);
   if ((requested = arch_from_env()) != NULL)
     return explicit_arch(requested, " (from CUJIT_ARCH)", out, out_size);
   out[0] = '\0';
+  if ((st = cj_device_env(&ordinal)) != CUJIT_OK) return st; /* it chooses the target */
   if (cj_device_cc_for_compile(&cc) != CUJIT_OK) return CUJIT_OK; /* no device: NVRTC's default */
   if (cc == last_cc && strlen(last_arch) < out_size) { /* a cache hit's usual case */
     memcpy(out, last_arch, strlen(last_arch) + 1);

@@ -147,6 +147,25 @@ static void arch_env_is_named(void **state) {
   assert_null(m);
 }
 
+/* Counts in the environment (CUJIT_DEVICE, CUJIT_STAGING_THREADS): digits only. */
+static void counts_parse_strictly(void **state) {
+  static const char *const bad[] = {"", "-1", "+1", " 1", "1 ", "1x", "0x10", "1e3", "abc",
+                                    "18446744073709551616"};
+  uint64_t v = 7;
+  size_t i;
+  (void)state;
+  for (i = 0; i < sizeof bad / sizeof *bad; i++)
+    if (cj_parse_count(bad[i], UINT64_MAX, &v) == 0) fail_msg("'%s' parsed", bad[i]);
+  assert_int_equal(v, 7);
+  assert_int_equal(cj_parse_count("0", 10, &v), 0);
+  assert_int_equal(v, 0);
+  assert_int_equal(cj_parse_count("010", 10, &v), 0);
+  assert_int_equal(v, 10);
+  assert_int_equal(cj_parse_count("11", 10, &v), -1);
+  assert_int_equal(cj_parse_count("18446744073709551615", UINT64_MAX, &v), 0);
+  assert_true(v == UINT64_MAX);
+}
+
 static void arch_clamping(void **state) {
   const int archs[] = {75, 80, 86, 89, 90, 100, 120};
   (void)state;
@@ -461,6 +480,7 @@ int main(void) {
       cmocka_unit_test(invalid_arch),
       cmocka_unit_test(arch_suffixes),
       cmocka_unit_test(arch_env_is_named),
+      cmocka_unit_test(counts_parse_strictly),
       cmocka_unit_test(arch_clamping),
       cmocka_unit_test(nvrtc_archs_and_version),
       cmocka_unit_test(defines_take_effect),
