@@ -110,6 +110,7 @@ int cj_deps_fresh(const cj_deps *d) {
   return 1;
 }
 
+/* Out of memory while reading a header counts as a change: nothing is cached then. */
 const cj_dep *cj_deps_changed(const cj_deps *d) {
   size_t i;
   for (i = 0; d && i < d->n; i++) {
