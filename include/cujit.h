@@ -120,7 +120,9 @@ typedef void (*cujit_log_fn)(cujit_log_level level, const char *message, void *u
  *  write to stderr, which only happens when CUJIT_LOG is set). Thread-safe. */
 CUJIT_API void cujit_set_log_callback(cujit_log_fn fn, void *user);
 /** Sets the level. The initial level comes from env CUJIT_LOG=off|error|warn|info|debug
- *  (off when unset). Thread-safe. */
+ *  (off when unset). A CUJIT_LOG that is none of these leaves the level off and is
+ *  reported by one warning as soon as a callback or level lets warnings through.
+ *  Thread-safe. */
 CUJIT_API void cujit_set_log_level(cujit_log_level level);
 /** @return the current log level. */
 CUJIT_API cujit_log_level cujit_get_log_level(void);
@@ -154,7 +156,9 @@ enum {
 typedef struct cujit_options {
   /** Target: "sm_90" (CUBIN + PTX), "compute_90" (PTX only), or NULL for the current
    *  device's sm_XX clamped to what this NVRTC supports; with no device and no arch,
-   *  NVRTC's default virtual architecture (PTX only). Env CUJIT_ARCH overrides NULL. */
+   *  NVRTC's default virtual architecture (PTX only). Env CUJIT_ARCH overrides NULL.
+   *  Suffixed targets: 'a' (architecture-specific, "sm_90a") from 90 on, 'f' (family,
+   *  "sm_100f") from 100 on; others are CUJIT_ERROR_INVALID_OPTION. */
   const char *arch;
   const char *const *include_dirs;     /**< -I directories, searched in order */
   const char *const *defines;          /**< "NAME" or "NAME=VALUE" */
@@ -182,7 +186,9 @@ CUJIT_API cujit_status cujit_module_from_source(cujit_module **out, const char *
 
 /** Reads a .cu file and compiles it as cujit_module_from_source() does, with the file's
  *  path as the name and its directory first on the include path, so `#include "x.h"`
- *  beside it works. @return as above, plus CUJIT_ERROR_FILE when it cannot be read. */
+ *  beside it works. @return as above, plus CUJIT_ERROR_FILE when it cannot be read or is
+ *  not a regular file (a FIFO, directory or device is refused, never waited on), and
+ *  CUJIT_ERROR_INVALID_SOURCE when it holds a NUL byte (the offset is in the detail). */
 CUJIT_API cujit_status cujit_module_from_file(cujit_module **out, const char *path,
                                               const cujit_options *opts);
 
@@ -326,7 +332,9 @@ CUJIT_API cujit_status cujit_cache_list(cujit_cache_entry_fn fn, void *user);
  * ------------------------------------------------------------------------------------- */
 
 /** Finds a kernel. Loads the module onto the current device first if needed (the caller's
- *  current context, else the primary context of env CUJIT_DEVICE, default 0).
+ *  current context, else the primary context of env CUJIT_DEVICE, default 0; a
+ *  CUJIT_DEVICE that is not digits only makes every call that may choose a device, and
+ *  every compile that targets the device, fail with CUJIT_ERROR_INVALID_VALUE).
  *  `name` is a plain kernel name ("multiply_them", found also without extern "C" when
  *  unambiguous), a name expression from the options ("scale<float>"), or a lowered name.
  *  @param fn receives the function, owned by the module (lives until cujit_module_destroy).

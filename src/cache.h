@@ -70,6 +70,11 @@ const cj_dep *cj_deps_find(const cj_deps *d, const char *path);
 /* 1 when every header is unchanged (stat, and contents for racy ones) and every absent
  * candidate is still absent. Makes only stat calls unless a header is racy. */
 int cj_deps_fresh(const cj_deps *d);
+/* The first header that is no longer as recorded (its stat identity, size or contents,
+ * or an absent candidate that now exists), or NULL when none changed. Reads every
+ * present header: for the check after a compile, where the key was made before NVRTC
+ * read the headers. */
+const cj_dep *cj_deps_changed(const cj_deps *d);
 /* 1 when the present headers of a and b have the same paths, sizes and hashes, in order. */
 int cj_deps_same_files(const cj_deps *a, const cj_deps *b);
 size_t cj_deps_count_present(const cj_deps *d);

@@ -42,6 +42,11 @@ cujit_status cj_fail_oom(const char *what);
 
 int cj_log_enabled(cujit_log_level level);
 void cj_log(cujit_log_level level, const char *fmt, ...) CJ_PRINTF(2, 3);
+/* For a tuning variable with a bad value: warns, the first time *warned is 0, that `name`'s
+ * value is not `form` (e.g. "a size (e.g. 256M)") and that `fallback` (e.g. "the default
+ * 1G") is used. */
+void cj_env_ignored(int *warned, const char *name, const char *value, const char *form,
+                    const char *fallback);
 #define cj_warn(...) (cj_log_enabled(CUJIT_LOG_WARN) ? cj_log(CUJIT_LOG_WARN, __VA_ARGS__) : (void)0)
 #define cj_info(...) (cj_log_enabled(CUJIT_LOG_INFO) ? cj_log(CUJIT_LOG_INFO, __VA_ARGS__) : (void)0)
 #define cj_debug(...) \
@@ -90,5 +95,7 @@ void cj_buf_free(cj_buf *b);
 const char *cj_getenv(const char *name);
 /* Parses a byte size with optional K/M/G/T suffix (powers of 1024). Returns 0 on success. */
 int cj_parse_size(const char *s, uint64_t *out);
+/* Parses a count: decimal digits only (no sign, no space), at most max. 0 on success. */
+int cj_parse_count(const char *s, uint64_t max, uint64_t *out);
 
 #endif

@@ -28,11 +28,23 @@ static cujit_status attach_source(const cj_request *r, cj_image **im) {
   return cj_fail_oom("keeping the source of a module");
 }
 
+/* After a compile: a header changed since it was hashed into the key may have been read
+ * by NVRTC in its new version, so the result is not cached (r->headers_changed). */
+static void check_headers(cj_request *r) {
+  const cj_dep *e = cj_deps_changed(r->deps);
+  if (!e) return;
+  r->headers_changed = 1;
+  cj_warn("header '%s' changed while '%s' was compiled; the result is used but not cached "
+          "(it may hold either version); the next compile caches it once the header is "
+          "left alone", e->path, r->name);
+}
+
 static cujit_status compile_now(cj_request *r, cj_image **out) {
   cujit_status st = cj_request_prepare(r);
   if (st != CUJIT_OK) return st;
   cj_count(CJ_COMPILES, 1);
   st = cj_nvrtc_compile(r, out);
+  if (st == CUJIT_OK && r->deps) check_headers(r);
   return st == CUJIT_OK ? attach_source(r, out) : st;
 }
 
@@ -91,7 +103,7 @@ static cujit_status compile_and_store(cj_request *r, const cj_root *root, const 
                                       cj_image **out) {
   uint64_t written = 0;
   cujit_status st = compile_now(r, out);
-  if (st == CUJIT_OK) written = cj_disk_write(p, key, *out, deps, r->name);
+  if (st == CUJIT_OK && !r->headers_changed) written = cj_disk_write(p, key, *out, deps, r->name);
   cj_lock_release(p->dir, p->lock, lock);
   count_disk(root, 0, 1, written);
   return st;
@@ -155,6 +167,7 @@ static cujit_status lookup(cj_request *r, const cj_key *rkey, const cj_memhint *
     cj_deps_destroy(deps);
     return compile_now(r, out);
   }
+  r->deps = deps;
   if (cj_root_open(&root, 1) == 0) {
     cj_key_disk(rkey, deps, &dkey);
     st = from_disk(r, &root, &dkey, deps, out);
@@ -169,7 +182,7 @@ static cujit_status lookup(cj_request *r, const cj_key *rkey, const cj_memhint *
     return st;
   }
   (*out)->deps = deps; /* the image is not shared yet */
-  cj_memcache_put(rkey, *out, hint);
+  if (!r->headers_changed) cj_memcache_put(rkey, *out, hint);
   return CUJIT_OK;
 }
 

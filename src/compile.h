@@ -29,6 +29,11 @@ typedef struct cj_request {
   const char *const *name_exprs;
   size_t n_name_exprs;
   unsigned flags;      /* CUJIT_OPT_* */
+  /* Set by the cache: the headers the key was made from, checked again once NVRTC has
+   * read them; headers_changed says that one changed meanwhile, so that the result,
+   * which may hold the new text, is not cached under the old text's key. */
+  const struct cj_deps *deps;
+  int headers_changed;
   /* Built by cj_request_prepare(), freed by cj_request_free(). */
   char **argv;         /* the full NVRTC command line */
   size_t argc;

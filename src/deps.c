@@ -87,15 +87,20 @@ static int same_contents(const cj_dep *e) {
   return same;
 }
 
-static int dep_fresh(const cj_dep *e) {
+/* 1 when the path's stat matches the record: the same file, size and times, or still
+ * absent for an absent candidate. */
+static int same_stat(const cj_dep *e) {
   struct stat st;
   if (stat(e->path, &st) != 0 || !S_ISREG(st.st_mode)) return !e->present;
   if (!e->present) return 0;
-  if ((uint64_t)st.st_dev != e->dev || (uint64_t)st.st_ino != e->ino ||
-      (uint64_t)st.st_size != e->size || ns_of(st.st_mtim) != e->mtime_ns ||
-      ns_of(st.st_ctim) != e->ctime_ns)
-    return 0;
-  return e->racy ? same_contents(e) : 1;
+  return (uint64_t)st.st_dev == e->dev && (uint64_t)st.st_ino == e->ino &&
+         (uint64_t)st.st_size == e->size && ns_of(st.st_mtim) == e->mtime_ns &&
+         ns_of(st.st_ctim) == e->ctime_ns;
+}
+
+static int dep_fresh(const cj_dep *e) {
+  if (!same_stat(e)) return 0;
+  return e->present && e->racy ? same_contents(e) : 1;
 }
 
 int cj_deps_fresh(const cj_deps *d) {
@@ -103,6 +108,16 @@ int cj_deps_fresh(const cj_deps *d) {
   for (i = 0; d && i < d->n; i++)
     if (!dep_fresh(&d->v[i])) return 0;
   return 1;
+}
+
+/* Out of memory while reading a header counts as a change: nothing is cached then. */
+const cj_dep *cj_deps_changed(const cj_deps *d) {
+  size_t i;
+  for (i = 0; d && i < d->n; i++) {
+    const cj_dep *e = &d->v[i];
+    if (!same_stat(e) || (e->present && !same_contents(e))) return e;
+  }
+  return NULL;
 }
 
 /* The next present dep at or after *i, or NULL. */

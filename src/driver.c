@@ -1,5 +1,6 @@
 /* driver.c - loading libcuda at run time, error translation, contexts. */
 #include <dlfcn.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +70,8 @@ static int resolve_all(get_proc_fn get) {
 
 static void load_once_fn(void) {
   const char *path = cj_getenv("CUJIT_LIBCUDA");
+  /* a path chosen by CUJIT_LIBCUDA is named as such, so that a wrong one is found */
+  const char *from = path ? " (from CUJIT_LIBCUDA; fix or unset it)" : "";
   void *lib, *sym;
   CUresult r;
   if (!path) path = "libcuda.so.1";
@@ -76,16 +79,16 @@ static void load_once_fn(void) {
   if (!lib) {
     const char *why = dlerror();
     load_failed(CUJIT_ERROR_NO_DRIVER, CUDA_ERROR_NOT_FOUND,
-                "no CUDA driver found: %s could not be loaded (%s); install the NVIDIA "
+                "no CUDA driver found: %s%s could not be loaded (%s); install the NVIDIA "
                 "driver, or run on a machine with a GPU (compiling works without one)",
-                path, why ? why : "unknown reason");
+                path, from, why ? why : "unknown reason");
     return;
   }
   sym = dlsym(lib, "cuGetProcAddress_v2");
   if (!sym) {
     load_failed(CUJIT_ERROR_NO_DRIVER, CUDA_ERROR_NOT_FOUND,
-                "the CUDA driver in %s has no cuGetProcAddress_v2; it is too old for cujit "
-                "(a driver for CUDA 12.0 or newer is needed)", path);
+                "the CUDA driver in %s%s has no cuGetProcAddress_v2; it is not a CUDA driver "
+                "or too old for cujit (a driver for CUDA 12.0 or newer is needed)", path, from);
     return;
   }
   get_proc = (get_proc_fn)sym;
@@ -152,9 +155,32 @@ cujit_status cj_cu_fail(CUresult r, const char *what) {
 
 /* ---- contexts ---- */
 
-static int env_device(void) {
+/* CUJIT_DEVICE, read once: the ordinal, or the value when it is not one. */
+static pthread_once_t device_env_once = PTHREAD_ONCE_INIT;
+static int device_env_ordinal;
+static char device_env_bad[72];
+
+static void device_env_init(void) {
   const char *e = cj_getenv("CUJIT_DEVICE");
-  return e ? atoi(e) : 0;
+  uint64_t v;
+  if (!e) return;
+  if (cj_parse_count(e, INT_MAX, &v) == 0)
+    device_env_ordinal = (int)v;
+  else
+    snprintf(device_env_bad, sizeof device_env_bad, "%.64s", e);
+}
+
+/* The ordinal, or -1 when the value is not one (without an error detail). */
+static int device_env_peek(void) {
+  pthread_once(&device_env_once, device_env_init);
+  return device_env_bad[0] ? -1 : device_env_ordinal;
+}
+
+cujit_status cj_device_env(int *ordinal) {
+  if (CJ_LIKELY((*ordinal = device_env_peek()) >= 0)) return CUJIT_OK;
+  return cj_fail(CUJIT_ERROR_INVALID_VALUE,
+                 "CUJIT_DEVICE='%s' is not a device ordinal; set it to a device's number "
+                 "(0, 1, ...: digits only, 0 for the first device) or unset it", device_env_bad);
 }
 
 #define CJ_MAX_DEVICES 64
@@ -189,16 +215,19 @@ static cujit_status primary_ctx(int ordinal, CUcontext *ctx, CUdevice *dev) {
 }
 
 cujit_status cj_ctx_ensure(CUcontext *ctx, CUdevice *dev) {
-  cujit_status st = cj_driver_load();
+  cujit_status st;
   CUresult r;
-  if (st != CUJIT_OK) return st;
+  int ordinal;
+  /* before the driver: a malformed CUJIT_DEVICE is reported wherever it is set */
+  if ((st = cj_device_env(&ordinal)) != CUJIT_OK) return st;
+  if ((st = cj_driver_load()) != CUJIT_OK) return st;
   r = cj_cu.cuCtxGetCurrent(ctx);
   if (r != CUDA_SUCCESS) return cj_cu_fail(r, "cuCtxGetCurrent");
   if (*ctx) {
     r = cj_cu.cuCtxGetDevice(dev);
     return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuCtxGetDevice");
   }
-  return primary_ctx(env_device(), ctx, dev);
+  return primary_ctx(ordinal, ctx, dev);
 }
 
 /* The compute capability every device has, when they all have the same (a machine with
@@ -238,7 +267,7 @@ cujit_status cj_device_cc_for_compile(int *cc) {
   if (cj_cu.cuCtxGetCurrent(&ctx) == CUDA_SUCCESS && ctx &&
       cj_cu.cuCtxGetDevice(&dev) == CUDA_SUCCESS) {
   } else {
-    ordinal = env_device();
+    ordinal = device_env_peek(); /* -1 when malformed: no device */
     if (ordinal >= 0 && ordinal < CJ_MAX_DEVICES &&
         (*cc = __atomic_load_n(&ordinal_cc[ordinal], __ATOMIC_RELAXED)))
       return CUJIT_OK;

@@ -52,6 +52,11 @@ cujit_status cj_cu_status(CUresult r);
 /* Name of a CUresult ("CUDA_ERROR_ILLEGAL_ADDRESS"), never NULL. */
 const char *cj_cu_name(CUresult r);
 
+/* CUJIT_DEVICE, read once per process: the device ordinal in *ordinal (0 when unset or
+ * empty). CUJIT_ERROR_INVALID_VALUE, naming the value, when it is not digits only; every
+ * call that may choose a device by it fails then, before the driver is loaded. */
+cujit_status cj_device_env(int *ordinal);
+
 /* Makes sure the calling thread has a current context: the caller's own if one is
  * current, else the primary context of env CUJIT_DEVICE (default 0), retained once per
  * device for the life of the process and made current on this thread. */

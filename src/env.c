@@ -40,3 +40,15 @@ int cj_parse_size(const char *s, uint64_t *out) {
   *out = (uint64_t)v << shift;
   return 0;
 }
+
+int cj_parse_count(const char *s, uint64_t max, uint64_t *out) {
+  uint64_t v = 0;
+  if (!s || !*s) return -1;
+  for (; *s; s++) {
+    uint64_t d = (uint64_t)(*s - '0');
+    if (!isdigit((unsigned char)*s) || d > max || v > (max - d) / 10) return -1;
+    v = v * 10 + d;
+  }
+  *out = v;
+  return 0;
+}

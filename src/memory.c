@@ -22,11 +22,12 @@ static cj_pool pools[CJ_POOL_DEVICES];
 
 /* How much memory the pool keeps between launches (env CUJIT_POOL_KEEP). */
 static cuuint64_t pool_keep(void) {
+  static int warned;
   const char *e = cj_getenv("CUJIT_POOL_KEEP");
   uint64_t v;
   if (!e) return CJ_POOL_KEEP_DEFAULT;
   if (cj_parse_size(e, &v) == 0) return v;
-  cj_warn("CUJIT_POOL_KEEP='%s' is not a size (e.g. 256M); keeping the default 1G", e);
+  cj_env_ignored(&warned, "CUJIT_POOL_KEEP", e, "a size (e.g. 256M)", "the default 1G");
   return CJ_POOL_KEEP_DEFAULT;
 }
 

@@ -1,8 +1,9 @@
 /* module.c - creating modules from source or files, and reading their results. */
 #include <errno.h>
-#include <stdio.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "module.h"
 
@@ -43,34 +44,78 @@ cujit_status cujit_module_from_source(cujit_module **out, const char *source, co
   return from_source(out, source, name, opts, NULL);
 }
 
-/* Reads a whole regular file; *text is NUL-terminated. */
-static cujit_status read_file(const char *path, char **text) {
-  FILE *f;
-  struct stat st;
-  size_t got;
-  char *buf;
-  *text = NULL;
-  f = fopen(path, "rb");
-  if (!f)
+/* What a file that is not a regular file is, for messages. */
+static const char *file_kind(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "a special file";
+}
+
+static cujit_status not_regular(const char *path, mode_t mode) {
+  return cj_fail(CUJIT_ERROR_FILE,
+                 "'%s' is %s, not a regular file; pass a .cu file (for text from a pipe or a "
+                 "device, read it yourself and use cujit_module_from_source)",
+                 path, file_kind(mode));
+}
+
+/* Opens a regular file for reading. O_NONBLOCK: opening a FIFO must not wait for a writer
+ * (it is refused once fstat says what it is). */
+static cujit_status open_regular(const char *path, int *fd, struct stat *st) {
+  *fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (*fd < 0)
     return cj_fail(CUJIT_ERROR_FILE, "cannot open '%s': %s; check the path and permissions", path,
                    strerror(errno));
-  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-    fclose(f);
-    return cj_fail(CUJIT_ERROR_FILE, "'%s' is not a regular file", path);
-  }
-  buf = cj_malloc((size_t)st.st_size + 1);
-  if (!buf) {
-    fclose(f);
-    return cj_fail_oom("reading the source file");
-  }
-  got = fread(buf, 1, (size_t)st.st_size, f);
-  if (ferror(f)) {
+  if (fstat(*fd, st) != 0) {
     int e = errno;
-    fclose(f);
-    cj_free(buf);
+    close(*fd);
     return cj_fail(CUJIT_ERROR_FILE, "cannot read '%s': %s", path, strerror(e));
   }
-  fclose(f);
+  if (S_ISREG(st->st_mode)) return CUJIT_OK;
+  close(*fd);
+  return not_regular(path, st->st_mode);
+}
+
+/* Reads up to size bytes; *got says how many there were. */
+static cujit_status read_all(int fd, const char *path, char *buf, size_t size, size_t *got) {
+  ssize_t n = 0;
+  *got = 0;
+  while (*got < size && (n = read(fd, buf + *got, size - *got)) != 0) {
+    if (n > 0)
+      *got += (size_t)n;
+    else if (errno != EINTR)
+      return cj_fail(CUJIT_ERROR_FILE, "cannot read '%s': %s", path, strerror(errno));
+  }
+  return CUJIT_OK;
+}
+
+/* Reads a whole regular file; *text is NUL-terminated. A NUL byte inside is refused: the
+ * source would silently end there. */
+static cujit_status read_file(const char *path, char **text) {
+  struct stat info;
+  size_t got = 0;
+  const char *nul;
+  char *buf;
+  int fd;
+  cujit_status st;
+  *text = NULL;
+  /* refused before opening: opening a device can have effects of its own */
+  if (stat(path, &info) == 0 && !S_ISREG(info.st_mode)) return not_regular(path, info.st_mode);
+  if ((st = open_regular(path, &fd, &info)) != CUJIT_OK) return st;
+  buf = cj_malloc((size_t)info.st_size + 1);
+  st = buf ? read_all(fd, path, buf, (size_t)info.st_size, &got)
+           : cj_fail_oom("reading the source file");
+  close(fd);
+  if (st == CUJIT_OK && (nul = memchr(buf, '\0', got)) != NULL)
+    st = cj_fail(CUJIT_ERROR_INVALID_SOURCE,
+                 "'%s' holds a NUL byte at offset %zu; a source file must be text (is it a "
+                 "binary, or UTF-16?)", path, (size_t)(nul - buf));
+  if (st != CUJIT_OK) {
+    cj_free(buf);
+    return st;
+  }
   buf[got] = '\0';
   *text = buf;
   return CUJIT_OK;

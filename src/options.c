@@ -56,9 +56,34 @@ static int arch_supported(int num, const int *archs, size_t n) {
   return 0;
 }
 
+/* NVIDIA's rule: architecture-specific targets ('a') exist from 90 on, family targets
+ * ('f') from 100 on, and NVRTC knows family targets from 12.9 on. */
+static int suffix_exists(int num, char suffix) {
+  int major = 0, minor = 0;
+  if (suffix == 'a') return num >= 90;
+  if (suffix != 'f') return 1;
+  if (cj_nvrtc_version_cached(&major, &minor) != CUJIT_OK) return 0;
+  return num >= 100 && (major > 12 || (major == 12 && minor >= 9));
+}
+
+/* Why a target that parsed is not valid here. `from` says where it came from. */
+static cujit_status arch_refused(const char *req, const char *from, int num, char suffix,
+                                 const char *list) {
+  if (!suffix_exists(num, suffix))
+    return cj_fail(CUJIT_ERROR_INVALID_OPTION,
+                   "architecture '%s'%s does not exist: the 'a' suffix needs 90 or newer and "
+                   "the 'f' suffix needs 100 or newer (and NVRTC 12.9); use '%.*s', or e.g. "
+                   "sm_90a, sm_100f (this NVRTC supports %s)",
+                   req, from, (int)strlen(req) - 1, req, list);
+  return cj_fail(CUJIT_ERROR_INVALID_OPTION,
+                 "architecture '%s'%s is not supported by this NVRTC; it supports %s", req, from,
+                 list);
+}
+
 /* Validates an explicit target. The list of supported targets is only formatted for an
  * error: this runs on every compile, cache hits included. */
-static cujit_status explicit_arch(const char *req, char *out, size_t out_size) {
+static cujit_status explicit_arch(const char *req, const char *from, char *out,
+                                  size_t out_size) {
   const int *archs;
   size_t n, len = strlen(req);
   int is_sm, num;
@@ -66,19 +91,18 @@ static cujit_status explicit_arch(const char *req, char *out, size_t out_size) {
   cujit_status st = cj_nvrtc_archs(&archs, &n);
   if (st != CUJIT_OK) return st;
   if (parse_arch(req, &is_sm, &num, &suffix) == 0 && arch_supported(num, archs, n) &&
-      len < out_size) {
+      suffix_exists(num, suffix) && len < out_size) {
     memcpy(out, req, len + 1);
     return CUJIT_OK;
   }
   list_archs(list, sizeof list, archs, n);
   if (parse_arch(req, &is_sm, &num, &suffix) != 0)
     return cj_fail(CUJIT_ERROR_INVALID_OPTION,
-                   "invalid architecture '%s': use sm_XX for CUBIN and PTX, or compute_XX for "
-                   "PTX only (this NVRTC supports %s)", req, list);
-  if (!arch_supported(num, archs, n))
-    return cj_fail(CUJIT_ERROR_INVALID_OPTION,
-                   "architecture '%s' is not supported by this NVRTC; it supports %s", req, list);
-  return cj_fail(CUJIT_ERROR_INVALID_OPTION, "architecture '%s' is too long", req);
+                   "invalid architecture '%s'%s: use sm_XX for CUBIN and PTX, or compute_XX for "
+                   "PTX only (this NVRTC supports %s)", req, from, list);
+  if (len >= out_size)
+    return cj_fail(CUJIT_ERROR_INVALID_OPTION, "architecture '%s'%s is too long", req, from);
+  return arch_refused(req, from, num, suffix, list);
 }
 
 /* CUJIT_ARCH, read at the first compile that needs it: a lookup in a large environment
@@ -116,11 +140,13 @@ static _Thread_local char last_arch[32];
 cujit_status cj_arch_resolve(const char *requested, char *out, size_t out_size) {
   const int *archs;
   size_t n;
-  int cc;
+  int cc, ordinal;
   cujit_status st;
-  if (!requested) requested = arch_from_env();
-  if (requested) return explicit_arch(requested, out, out_size);
+  if (requested) return explicit_arch(requested, "", out, out_size);
+  if ((requested = arch_from_env()) != NULL)
+    return explicit_arch(requested, " (from CUJIT_ARCH)", out, out_size);
   out[0] = '\0';
+  if ((st = cj_device_env(&ordinal)) != CUJIT_OK) return st; /* it chooses the target */
   if (cj_device_cc_for_compile(&cc) != CUJIT_OK) return CUJIT_OK; /* no device: NVRTC's default */
   if (cc == last_cc && strlen(last_arch) < out_size) { /* a cache hit's usual case */
     memcpy(out, last_arch, strlen(last_arch) + 1);

@@ -52,16 +52,20 @@ static struct {
 static pthread_once_t min_once = PTHREAD_ONCE_INIT;
 static size_t min_bytes;
 
-static size_t env_size(const char *name, size_t dflt) {
+/* A size from the environment; both sizes read here default to 1M. */
+static size_t env_size(const char *name, size_t dflt, int *warned) {
   const char *e = cj_getenv(name);
   uint64_t v;
   if (!e) return dflt;
-  if (cj_parse_size(e, &v) == 0) return (size_t)v;
-  cj_warn("%s='%s' is not a size (e.g. 4M); using the default", name, e);
+  if (cj_parse_size(e, &v) == 0 && v <= SIZE_MAX) return (size_t)v;
+  cj_env_ignored(warned, name, e, "a size (e.g. 4M)", "the default 1M");
   return dflt;
 }
 
-static void min_init(void) { min_bytes = env_size("CUJIT_STAGING_MIN", CJ_STAGING_MIN_DEFAULT); }
+static void min_init(void) {
+  static int warned;
+  min_bytes = env_size("CUJIT_STAGING_MIN", CJ_STAGING_MIN_DEFAULT, &warned);
+}
 
 size_t cj_staging_min(void) {
   pthread_once(&min_once, min_init);
@@ -74,12 +78,15 @@ size_t cj_staging_min(void) {
  * 4.7-6.0 with four and 3.4 with eight (1 MiB chunks), against 15.5 ms for cuMemAlloc +
  * synchronous pageable copies + cuMemFree. */
 static int lane_count(void) {
+  static int warned;
   const char *e = cj_getenv("CUJIT_STAGING_THREADS");
   long cores = sysconf(_SC_NPROCESSORS_ONLN), n;
-  if (e) {
-    n = atol(e);
-    return n < 0 ? 0 : n > CJ_STAGING_MAX_LANES ? CJ_STAGING_MAX_LANES : (int)n;
-  }
+  uint64_t v;
+  if (e && cj_parse_count(e, UINT64_MAX, &v) == 0)
+    return v > CJ_STAGING_MAX_LANES ? CJ_STAGING_MAX_LANES : (int)v;
+  if (e)
+    cj_env_ignored(&warned, "CUJIT_STAGING_THREADS", e, "a number of threads (0 turns staging off)",
+                   "the default (half the cores, at most 8)");
   n = cores / 2;
   return n < 2 ? 0 : n > 8 ? 8 : (int)n;
 }
@@ -172,13 +179,14 @@ static void lanes_free(int n) {
 }
 
 static int setup(CUcontext ctx) {
+  static int chunk_warned;
   pthread_attr_t attr;
   pthread_t t;
   int i, b, n = lane_count();
   if (n == 0) return 0;
   stg.ctx = ctx;
   stg.nlanes = n;
-  stg.chunk = env_size("CUJIT_STAGING_CHUNK", CJ_STAGING_CHUNK_DEFAULT);
+  stg.chunk = env_size("CUJIT_STAGING_CHUNK", CJ_STAGING_CHUNK_DEFAULT, &chunk_warned);
   if (stg.chunk < 4096) stg.chunk = 4096;
   for (i = 0; i < n; i++) {
     for (b = 0; b < 2; b++) {

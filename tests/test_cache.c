@@ -292,6 +292,81 @@ static void header_edit_other_ways(void **state) {
   free(d);
 }
 
+/* ---- a header edited while NVRTC compiles ---- */
+
+/* When set, the header to rewrite, and its new text, as NVRTC is about to compile: the
+ * library logs "compiling '...'" at debug level just before it does. */
+static const char *edit_path, *edit_text;
+
+static void edit_while_compiling(cujit_log_level level, const char *message, void *user) {
+  keep_log(level, message, user);
+  if (edit_path && strncmp(message, "compiling '", 11) == 0) {
+    FILE *f = fopen(edit_path, "wb");
+    if (f) fputs(edit_text, f);
+    if (f) fclose(f);
+    edit_path = NULL;
+  }
+}
+
+/* Compiles with `path` rewritten to `text` during the compile; returns the PTX (caller
+ * frees). The result must not be cached, on disk or in memory. */
+static char *ptx_with_edit(const char *src, const cujit_options *o, const char *path,
+                           const char *text) {
+  cujit_module *m = NULL;
+  char *ptx;
+  edit_path = path;
+  edit_text = text;
+  cujit_set_log_callback(edit_while_compiling, NULL);
+  cujit_set_log_level(CUJIT_LOG_DEBUG);
+  assert_ok(cujit_module_from_source(&m, src, "edited.cu", o));
+  cujit_set_log_level(CUJIT_LOG_WARN);
+  assert_null(edit_path); /* the edit was made */
+  ptx = strdup(cujit_module_ptx(m, NULL));
+  cujit_module_destroy(m);
+  assert_logged("changed while 'edited.cu' was compiled");
+  assert_logged("not cached");
+  assert_int_equal(count_files(cache, ".cujit"), 0);
+  assert_int_equal(cj_memcache_count(), 0);
+  return ptx;
+}
+
+/* The header as scanned (and keyed) is not the one NVRTC read: the result is used, but
+ * stored under the original header's key it would be loaded for the original header. */
+static void header_edited_during_compile(void **state) {
+  char *d = dir_in("edit"), hdr[4300];
+  const char *dirs[] = {d, NULL};
+  cujit_options o = ptx_options();
+  (void)state;
+  o.include_dirs = dirs;
+  snprintf(hdr, sizeof hdr, "%s/v.h", d);
+  test_write_file(d, "v.h", "#define V 1111\n");
+  assert_ptx_has(ptx_with_edit(kUsesV, &o, hdr, "#define V 2222\n"), "2222");
+  assert_logged("v.h");
+  test_write_file(d, "v.h", "#define V 1111\n"); /* the original text, as another process sees it */
+  assert_ptx_has(ptx_of(kUsesV, "edited.cu", &o, 1), "1111");
+  cj_memcache_clear();
+  assert_ptx_has(ptx_of(kUsesV, "edited.cu", &o, 0), "1111");
+  free(d);
+}
+
+/* A header created during the compile earlier in the search path than the one scanned. */
+static void header_created_during_compile(void **state) {
+  char *d1 = dir_in("new1"), *d2 = dir_in("new2"), hdr[4300];
+  const char *dirs[] = {d1, d2, NULL};
+  cujit_options o = ptx_options();
+  (void)state;
+  o.include_dirs = dirs;
+  snprintf(hdr, sizeof hdr, "%s/v.h", d1);
+  test_write_file(d2, "v.h", "#define V 3333\n");
+  assert_ptx_has(ptx_with_edit(kUsesV, &o, hdr, "#define V 4444\n"), "4444");
+  assert_int_equal(unlink(hdr), 0);
+  assert_ptx_has(ptx_of(kUsesV, "edited.cu", &o, 1), "3333");
+  cj_memcache_clear();
+  assert_ptx_has(ptx_of(kUsesV, "edited.cu", &o, 0), "3333");
+  free(d1);
+  free(d2);
+}
+
 /* What cannot be keyed is compiled every time, and says why at info level. */
 static void untrackable_bypasses_the_cache(void **state) {
   static const char computed[] =
@@ -667,6 +742,8 @@ int main(void) {
       CACHE_TEST(header_edit_include_dirs),
       CACHE_TEST(header_edit_through_memory_header),
       CACHE_TEST(header_edit_other_ways),
+      CACHE_TEST(header_edited_during_compile),
+      CACHE_TEST(header_created_during_compile),
       CACHE_TEST(untrackable_bypasses_the_cache),
       CACHE_TEST(corrupted_entry_recovers),
       CACHE_TEST(truncated_entry_recovers),

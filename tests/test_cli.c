@@ -112,6 +112,43 @@ static void compile_error_exits_1_with_log(void **state) {
   assert_non_null(strstr(out, "missing.cu"));
 }
 
+/* A FIFO, a directory or a file with a NUL byte is refused, never waited on or cut short.
+ * `timeout` bounds the wait: a CLI that blocks fails the test instead of hanging it. */
+static void odd_inputs_exit_1(void **state) {
+  static const char nul[] = "__global__ void k(int *x) { *x = 1; }\n\0tail\n";
+  char out[8192], path[4200];
+  FILE *f;
+  (void)state;
+  snprintf(path, sizeof path, "%s/pipe.cu", tmp);
+  assert_int_equal(mkfifo(path, 0600), 0);
+  assert_int_equal(cli("compile pipe.cu --arch compute_80", "timeout 20", out, sizeof out), 1);
+  assert_non_null(strstr(out, "'pipe.cu' is a FIFO (named pipe), not a regular file"));
+  assert_int_equal(mkdir(strcat(strcpy(path, tmp), "/dir.cu"), 0700), 0);
+  assert_int_equal(cli("compile dir.cu", "timeout 20", out, sizeof out), 1);
+  assert_non_null(strstr(out, "'dir.cu' is a directory"));
+  snprintf(path, sizeof path, "%s/nul.cu", tmp);
+  f = fopen(path, "wb");
+  assert_non_null(f);
+  fwrite(nul, 1, sizeof nul - 1, f);
+  fclose(f);
+  assert_int_equal(cli("compile nul.cu --arch compute_80", "timeout 20", out, sizeof out), 1);
+  assert_non_null(strstr(out, "'nul.cu' holds a NUL byte at offset 38"));
+}
+
+/* Suffixed targets: 'a' from 90 on, 'f' from 100 on; others are bad usage. */
+static void arch_suffixes(void **state) {
+  char out[8192];
+  (void)state;
+  assert_int_equal(cli("compile ok.cu -DEXTRA=1 --arch sm_80a", NULL, out, sizeof out), 2);
+  assert_non_null(strstr(out, "'a' suffix needs 90 or newer"));
+  assert_int_equal(cli("compile ok.cu -DEXTRA=1 --arch compute_90f", NULL, out, sizeof out), 2);
+  assert_non_null(strstr(out, "'f' suffix needs 100 or newer"));
+  assert_int_equal(cli("compile ok.cu -DEXTRA=1 --arch sm_90a -o a.ptx", NULL, out, sizeof out), 0);
+  assert_non_null(strstr(slurp("a.ptx"), ".target sm_90a"));
+  assert_int_equal(cli("compile ok.cu -DEXTRA=1 --arch compute_100f -o f.ptx", NULL, out, sizeof out), 0);
+  assert_non_null(strstr(slurp("f.ptx"), ".target sm_100f"));
+}
+
 static void bad_usage_exits_2(void **state) {
   char out[8192];
   (void)state;
@@ -145,6 +182,8 @@ int main(void) {
       cmocka_unit_test(compile_writes_cubin),
       cmocka_unit_test(include_dirs_from_cli),
       cmocka_unit_test(compile_error_exits_1_with_log),
+      cmocka_unit_test(odd_inputs_exit_1),
+      cmocka_unit_test(arch_suffixes),
       cmocka_unit_test(bad_usage_exits_2),
       cmocka_unit_test(info_without_driver),
   };

@@ -98,6 +98,74 @@ static void invalid_arch(void **state) {
   assert_null(m);
 }
 
+/* 'a' targets exist from 90 on, 'f' targets from 100 on: anything else is a bad option,
+ * found before NVRTC runs. */
+static void arch_suffixes(void **state) {
+  static const char *const bad[] = {"sm_80a", "sm_90f", "compute_80a", "sm_89a", "sm_75f"};
+  static const char *const good[] = {"sm_90a", "compute_90a", "sm_100a", "sm_100f",
+                                     "compute_100f", "sm_120a", "sm_120f"};
+  cujit_module *m = NULL;
+  cujit_options o = no_cache();
+  size_t i;
+  (void)state;
+  for (i = 0; i < sizeof bad / sizeof *bad; i++) {
+    o.arch = bad[i];
+    assert_status_detail(cujit_module_from_source(&m, kMul, "a.cu", &o),
+                         CUJIT_ERROR_INVALID_OPTION, bad[i]);
+    assert_non_null(strstr(cujit_last_error(), "'a' suffix needs 90 or newer"));
+    assert_non_null(strstr(cujit_last_error(), "'f' suffix needs 100 or newer"));
+    assert_null(m);
+  }
+  for (i = 0; i < sizeof good / sizeof *good; i++) {
+    int num = atoi(strchr(good[i], '_') + 1), archs[64];
+    size_t n = 0, j, have = 0;
+    assert_ok(cujit_nvrtc_archs(archs, 64, &n));
+    for (j = 0; j < n; j++) have |= archs[j] == num;
+    if (!have) continue; /* an older NVRTC */
+    o.arch = good[i];
+    assert_ok(cujit_module_from_source(&m, kMul, "a.cu", &o));
+    assert_string_equal(cujit_module_arch(m), good[i]);
+    cujit_module_destroy(m);
+    m = NULL;
+  }
+}
+
+/* A bad CUJIT_ARCH says that it came from there. */
+static void arch_env_is_named(void **state) {
+  cujit_module *m = NULL;
+  (void)state;
+  setenv("CUJIT_ARCH", "sm_80a", 1);
+  cj_arch_env_forget();
+  assert_status_detail(cujit_module_from_source(&m, kMul, "a.cu", NULL),
+                       CUJIT_ERROR_INVALID_OPTION, "'sm_80a' (from CUJIT_ARCH) does not exist");
+  setenv("CUJIT_ARCH", "i386", 1);
+  cj_arch_env_forget();
+  assert_status_detail(cujit_module_from_source(&m, kMul, "a.cu", NULL),
+                       CUJIT_ERROR_INVALID_OPTION, "'i386' (from CUJIT_ARCH)");
+  unsetenv("CUJIT_ARCH");
+  cj_arch_env_forget();
+  assert_null(m);
+}
+
+/* Counts in the environment (CUJIT_DEVICE, CUJIT_STAGING_THREADS): digits only. */
+static void counts_parse_strictly(void **state) {
+  static const char *const bad[] = {"", "-1", "+1", " 1", "1 ", "1x", "0x10", "1e3", "abc",
+                                    "18446744073709551616"};
+  uint64_t v = 7;
+  size_t i;
+  (void)state;
+  for (i = 0; i < sizeof bad / sizeof *bad; i++)
+    if (cj_parse_count(bad[i], UINT64_MAX, &v) == 0) fail_msg("'%s' parsed", bad[i]);
+  assert_int_equal(v, 7);
+  assert_int_equal(cj_parse_count("0", 10, &v), 0);
+  assert_int_equal(v, 0);
+  assert_int_equal(cj_parse_count("010", 10, &v), 0);
+  assert_int_equal(v, 10);
+  assert_int_equal(cj_parse_count("11", 10, &v), -1);
+  assert_int_equal(cj_parse_count("18446744073709551615", UINT64_MAX, &v), 0);
+  assert_true(v == UINT64_MAX);
+}
+
 static void arch_clamping(void **state) {
   const int archs[] = {75, 80, 86, 89, 90, 100, 120};
   (void)state;
@@ -321,6 +389,45 @@ static void unreadable_and_empty_files(void **state) {
   free(dir);
 }
 
+/* A FIFO would block open() until a writer came; other non-regular files are refused too. */
+static void special_files_are_refused(void **state) {
+  char *dir = test_tempdir("fifo"), path[4200];
+  cujit_module *m = NULL;
+  (void)state;
+  snprintf(path, sizeof path, "%s/pipe.cu", dir);
+  assert_int_equal(mkfifo(path, 0600), 0);
+  alarm(20); /* a regression blocks: fail rather than hang */
+  assert_status_detail(cujit_module_from_file(&m, path, NULL), CUJIT_ERROR_FILE, "is a FIFO");
+  alarm(0);
+  assert_non_null(strstr(cujit_last_error(), path));
+  assert_status_detail(cujit_module_from_file(&m, dir, NULL), CUJIT_ERROR_FILE, "is a directory");
+  assert_status_detail(cujit_module_from_file(&m, "/dev/null", NULL), CUJIT_ERROR_FILE,
+                       "'/dev/null' is a character device, not a regular file");
+  assert_null(m);
+  test_rmtree(dir);
+  free(dir);
+}
+
+/* A NUL byte would cut the source short without a word: refused, with its offset. */
+static void nul_byte_is_refused(void **state) {
+  static const char text[] = "__global__ void k(int *x) { *x = 1; }\n\0garbage\n";
+  char *dir = test_tempdir("nul"), path[4200];
+  cujit_module *m = NULL;
+  FILE *f;
+  (void)state;
+  snprintf(path, sizeof path, "%s/nul.cu", dir);
+  f = fopen(path, "wb");
+  assert_non_null(f);
+  assert_int_equal(fwrite(text, 1, sizeof text - 1, f), sizeof text - 1);
+  assert_int_equal(fclose(f), 0);
+  assert_status_detail(cujit_module_from_file(&m, path, NULL), CUJIT_ERROR_INVALID_SOURCE,
+                       "NUL byte at offset 38");
+  assert_non_null(strstr(cujit_last_error(), path));
+  assert_null(m);
+  test_rmtree(dir);
+  free(dir);
+}
+
 typedef struct job {
   int id;
   int ok;
@@ -371,6 +478,9 @@ int main(void) {
       cmocka_unit_test(cubin_and_ptx_for_real_arch),
       cmocka_unit_test(arch_via_nvrtc_option_and_env),
       cmocka_unit_test(invalid_arch),
+      cmocka_unit_test(arch_suffixes),
+      cmocka_unit_test(arch_env_is_named),
+      cmocka_unit_test(counts_parse_strictly),
       cmocka_unit_test(arch_clamping),
       cmocka_unit_test(nvrtc_archs_and_version),
       cmocka_unit_test(defines_take_effect),
@@ -382,6 +492,8 @@ int main(void) {
       cmocka_unit_test(invalid_options),
       cmocka_unit_test(null_and_empty_inputs),
       cmocka_unit_test(unreadable_and_empty_files),
+      cmocka_unit_test(special_files_are_refused),
+      cmocka_unit_test(nul_byte_is_refused),
       cmocka_unit_test(concurrent_compiles),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,6 +1,9 @@
 /* test_driver - behaviour without a CUDA driver: every device call fails with
  * CUJIT_ERROR_NO_DRIVER and says so, while compiling still works. The driver path is forced
  * to a missing file, so this runs the same on machines with and without a GPU. */
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "testutil.h"
 
 static void device_calls_report_no_driver(void **state) {
@@ -9,7 +12,7 @@ static void device_calls_report_no_driver(void **state) {
   void *fn = NULL;
   (void)state;
   assert_status_detail(cujit_driver_version(&v), CUJIT_ERROR_NO_DRIVER, "no CUDA driver found");
-  assert_non_null(strstr(cujit_last_error(), "/nonexistent/libcuda.so.1"));
+  assert_non_null(strstr(cujit_last_error(), "/nonexistent/libcuda.so.1 (from CUJIT_LIBCUDA"));
   assert_status_detail(cujit_device_count(&v), CUJIT_ERROR_NO_DRIVER, "install the NVIDIA driver");
   assert_int_equal(v, 0);
   assert_int_equal(cujit_driver_symbol("cuMemAlloc", &fn), CUJIT_ERROR_NO_DRIVER);
@@ -32,6 +35,72 @@ static void compile_works_without_driver(void **state) {
   cujit_module_destroy(m);
 }
 
+/* ---- CUJIT_DEVICE: read once per process, so each value is tried in a child ---- */
+
+/* In a child: 0 when `st` is `want` and the detail holds `needle`, else 1 (and says why). */
+static int child_check(cujit_status st, cujit_status want, const char *needle) {
+  if (st == want && strstr(cujit_last_error(), needle)) return 0;
+  printf("got %s, wanted %s with \"%s\"; detail: %s\n", cujit_status_name(st),
+         cujit_status_name(want), needle, cujit_last_error());
+  return 1;
+}
+
+/* Device calls and compiles that choose their target from the device fail, before the
+ * driver is looked at; a compile for an explicit target and calls that choose no device
+ * work as before. */
+static int bad_device_env(const char *value) {
+  char needle[128];
+  cujit_module *m = NULL;
+  cujit_options o = {0};
+  CUdeviceptr p = 0;
+  int n = 0, bad = 0;
+  snprintf(needle, sizeof needle, "CUJIT_DEVICE='%s' is not a device ordinal", value);
+  bad |= child_check(cujit_mem_alloc(&p, 64), CUJIT_ERROR_INVALID_VALUE, needle);
+  bad |= child_check(cujit_mem_alloc(&p, 64), CUJIT_ERROR_INVALID_VALUE, "digits only");
+  bad |= child_check(cujit_module_from_source(&m, "__global__ void k() {}", "k.cu", NULL),
+                     CUJIT_ERROR_INVALID_VALUE, needle);
+  o.arch = "compute_80";
+  bad |= child_check(cujit_module_from_source(&m, "__global__ void k() {}", "k.cu", &o),
+                     CUJIT_OK, "");
+  cujit_module_destroy(m);
+  bad |= child_check(cujit_device_count(&n), CUJIT_ERROR_NO_DRIVER, "no CUDA driver found");
+  return bad;
+}
+
+/* Unset, empty or a number: no complaint (the missing driver is what fails). */
+static int good_device_env(const char *value) {
+  CUdeviceptr p = 0;
+  (void)value;
+  return child_check(cujit_mem_alloc(&p, 64), CUJIT_ERROR_NO_DRIVER, "no CUDA driver found");
+}
+
+/* Runs this binary again as `--MODE VALUE` with CUJIT_DEVICE=VALUE (see main). */
+static int in_child(const char *value, const char *mode) {
+  int st = 0;
+  pid_t pid = fork();
+  if (pid == 0) {
+    setenv("CUJIT_DEVICE", value, 1);
+    execl("/proc/self/exe", "test_driver", mode, value, (char *)NULL);
+    _exit(120);
+  }
+  assert_true(pid > 0);
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void device_env_is_checked(void **state) {
+  static const char *const bad[] = {"abc", "1x", "-1", " 1", "+1", "0x1", "1.0",
+                                    "99999999999999999999"};
+  static const char *const good[] = {"", "0", "1", "63"};
+  size_t i;
+  (void)state;
+  for (i = 0; i < sizeof bad / sizeof *bad; i++)
+    if (in_child(bad[i], "--bad-device") != 0)
+      fail_msg("CUJIT_DEVICE='%s' was not refused", bad[i]);
+  for (i = 0; i < sizeof good / sizeof *good; i++)
+    if (in_child(good[i], "--good-device") != 0) fail_msg("CUJIT_DEVICE='%s' was refused", good[i]);
+}
+
 static void null_arguments(void **state) {
   (void)state;
   assert_int_equal(cujit_driver_version(NULL), CUJIT_ERROR_INVALID_VALUE);
@@ -39,12 +108,15 @@ static void null_arguments(void **state) {
   assert_int_equal(cujit_driver_symbol(NULL, NULL), CUJIT_ERROR_INVALID_VALUE);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(device_calls_report_no_driver),
       cmocka_unit_test(compile_works_without_driver),
+      cmocka_unit_test(device_env_is_checked),
       cmocka_unit_test(null_arguments),
   };
   setenv("CUJIT_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
+  if (argc == 3 && strcmp(argv[1], "--bad-device") == 0) return bad_device_env(argv[2]);
+  if (argc == 3 && strcmp(argv[1], "--good-device") == 0) return good_device_env(argv[2]);
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

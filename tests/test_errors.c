@@ -1,5 +1,6 @@
 /* test_errors - the status table, thread-local error detail and the log callback. */
 #include <pthread.h>
+#include <unistd.h>
 
 #include "testutil.h"
 
@@ -82,13 +83,92 @@ static void log_callback_and_level(void **state) {
   cujit_set_log_callback(NULL, NULL);
 }
 
-int main(void) {
+/* ---- a CUJIT_LOG that is not a level: said once the log is on (read once per process,
+ * so each value is tried in a child) ---- */
+
+/* In a child with CUJIT_LOG=value: 0 when the log warns about it (`warns`) or not. */
+static int log_env_child(const char *value, int warns) {
+  seen s = {0};
+  char needle[128];
+  snprintf(needle, sizeof needle, "CUJIT_LOG='%s' is not a log level", value);
+  cujit_set_log_callback(on_log, &s);
+  if (s.count != 0) return 1; /* nothing while the level is off */
+  cujit_set_log_level(CUJIT_LOG_WARN);
+  cujit_set_log_level(CUJIT_LOG_INFO); /* once only */
+  if (!warns) return s.count != 0;
+  if (s.count != 1 || s.level != CUJIT_LOG_WARN || !strstr(s.last, needle) ||
+      !strstr(s.last, "off, error, warn, info or debug") || !strstr(s.last, "default off")) {
+    printf("%d message(s), last: %s\n", s.count, s.last);
+    return 1;
+  }
+  return 0;
+}
+
+static int run_log_child(const char *value, const char *mode) {
+  int st = 0;
+  pid_t pid = fork();
+  if (pid == 0) {
+    setenv("CUJIT_LOG", value, 1);
+    execl("/proc/self/exe", "test_errors", mode, value, (char *)NULL);
+    _exit(120);
+  }
+  assert_true(pid > 0);
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* In a child with CUJIT_MEMORY_CACHE_MAX_SIZE=value: 0 when a compile warns once that it
+ * is not a size and the default is used. */
+static int memcache_env_child(const char *value) {
+  seen s = {0};
+  char needle[128];
+  cujit_module *m = NULL;
+  cujit_options o = {0};
+  int i;
+  snprintf(needle, sizeof needle, "CUJIT_MEMORY_CACHE_MAX_SIZE='%s' is not a size", value);
+  o.arch = "compute_80";
+  cujit_set_log_callback(on_log, &s);
+  cujit_set_log_level(CUJIT_LOG_WARN);
+  for (i = 0; i < 2; i++) {
+    if (cujit_module_from_source(&m, "__global__ void k() {}", "k.cu", &o) != CUJIT_OK) return 1;
+    cujit_module_destroy(m);
+  }
+  if (s.count == 1 && strstr(s.last, needle) && strstr(s.last, "256M")) return 0;
+  printf("%d message(s), last: %s\n", s.count, s.last);
+  return 1;
+}
+
+static void bad_log_env_is_reported(void **state) {
+  (void)state;
+  assert_int_equal(run_log_child("loud", "--log-warns"), 0);
+  assert_int_equal(run_log_child("3", "--log-warns"), 0);
+  assert_int_equal(run_log_child("OFF", "--log-quiet"), 0);
+  assert_int_equal(run_log_child("Warning", "--log-quiet"), 0);
+}
+
+static void bad_memory_cache_size_warns(void **state) {
+  (void)state;
+  unsetenv("CUJIT_LOG");
+  setenv("CUJIT_MEMORY_CACHE_MAX_SIZE", "lots", 1);
+  assert_int_equal(run_log_child("off", "--memcache-warns"), 0);
+  setenv("CUJIT_MEMORY_CACHE_MAX_SIZE", "-5M", 1);
+  assert_int_equal(run_log_child("off", "--memcache-warns"), 0);
+  unsetenv("CUJIT_MEMORY_CACHE_MAX_SIZE");
+}
+
+int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(status_names_and_strings),
       cmocka_unit_test(version_matches_header),
       cmocka_unit_test(last_error_is_per_thread),
       cmocka_unit_test(log_callback_and_level),
+      cmocka_unit_test(bad_log_env_is_reported),
+      cmocka_unit_test(bad_memory_cache_size_warns),
   };
+  if (argc == 3 && strcmp(argv[1], "--log-warns") == 0) return log_env_child(argv[2], 1);
+  if (argc == 3 && strcmp(argv[1], "--log-quiet") == 0) return log_env_child(argv[2], 0);
+  if (argc == 3 && strcmp(argv[1], "--memcache-warns") == 0)
+    return memcache_env_child(getenv("CUJIT_MEMORY_CACHE_MAX_SIZE"));
   setenv("CUJIT_LOG", "warn", 1);
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
