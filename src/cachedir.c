@@ -42,10 +42,17 @@ int cj_cache_disabled(void) {
 
 static int env_says_off(const char **value) {
   static const char *const off[] = {"0", "off", "no", "false"};
+  static const char *const on[] = {"1", "on", "yes", "true"};
+  static int warned;
   size_t i;
   *value = cj_getenv("CUJIT_CACHE");
-  for (i = 0; *value && i < CJ_COUNT(off); i++)
+  if (!*value) return 0;
+  for (i = 0; i < CJ_COUNT(off); i++)
     if (strcasecmp(*value, off[i]) == 0) return 1;
+  for (i = 0; i < CJ_COUNT(on); i++)
+    if (strcasecmp(*value, on[i]) == 0) return 0;
+  cj_env_ignored(&warned, "CUJIT_CACHE", *value, "on (1, on, yes, true) or off (0, off, no, "
+                 "false)", "the default: on");
   return 0;
 }
 
@@ -254,8 +261,9 @@ uint64_t cj_cache_max_size(void) {
   char text[256];
   if (!v) return CJ_DEFAULT_MAX_SIZE;
   if (cj_parse_size(v, &n) == 0 && n > 0) return n;
-  snprintf(text, sizeof text, "CUJIT_CACHE_MAX_SIZE='%.64s' is not a size (bytes, or a number "
-           "with K, M or G); using 1G", v);
+  snprintf(text, sizeof text, "CUJIT_CACHE_MAX_SIZE='%.64s' is not %s; using the default 1G", v,
+           n == 0 && cj_parse_size(v, &n) == 0 ? "more than 0 (to turn the disk cache off, set "
+           "CUJIT_CACHE=0)" : "a size (bytes, or a number with K, M or G)");
   cj_warn_once(text);
   return CJ_DEFAULT_MAX_SIZE;
 }

@@ -609,7 +609,17 @@ static void off_by_environment(void **state) {
   assert_not_logged("[2]");
   assert_ok(cujit_cache_clear()); /* nothing to clear on disk: fine */
   assert_ok(cujit_cache_prune(0));
+  setenv("CUJIT_CACHE", "maybe", 1); /* neither on nor off: warned, and on */
+  assert_non_null(cujit_cache_dir());
+  assert_logged("CUJIT_CACHE='maybe' is not on (1, on, yes, true) or off");
+  setenv("CUJIT_CACHE", "YES", 1);
+  assert_non_null(cujit_cache_dir());
   unsetenv("CUJIT_CACHE");
+  setenv("CUJIT_CACHE_MAX_SIZE", "0", 1);
+  assert_true(cujit_cache_max_size() == (uint64_t)1 << 30);
+  assert_logged("CUJIT_CACHE_MAX_SIZE='0' is not more than 0 (to turn the disk cache off, set "
+                "CUJIT_CACHE=0); using the default 1G");
+  unsetenv("CUJIT_CACHE_MAX_SIZE");
 }
 
 static void off_by_flag(void **state) {
