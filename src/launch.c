@@ -53,6 +53,8 @@ static cujit_status count_mismatch(const char *kernel, size_t nparams, const siz
   return st;
 }
 
+/* Arguments and parameters are named by their position counted from 1, as a reader of
+ * the kernel's declaration counts them. */
 cujit_status cj_args_check(const char *kernel, size_t nparams, const size_t *sizes,
                            const cujit_arg *args, size_t nargs) {
   size_t i;
@@ -64,18 +66,18 @@ cujit_status cj_args_check(const char *kernel, size_t nparams, const size_t *siz
     const cujit_arg *a = &args[i];
     if (CJ_UNLIKELY(a->kind < CUJIT_ARG_VALUE || a->kind > CUJIT_ARG_INOUT))
       return cj_fail(CUJIT_ERROR_INVALID_ARGS, "argument %zu of kernel '%s' has unknown kind %d; "
-                     "make arguments with the cujit_* constructors", i, kernel, a->kind);
+                     "make arguments with the cujit_* constructors", i + 1, kernel, a->kind);
     if (CJ_UNLIKELY(a->size != sizes[i]))
       return cj_fail(CUJIT_ERROR_INVALID_ARGS, "argument %zu of kernel '%s' has the wrong size: "
                      "parameter %zu expects %zu bytes, but %zu bytes were given (%s, %s); use %s; "
-                     "nothing was launched", i, kernel, i, sizes[i], a->size, type_name(a->type),
+                     "nothing was launched", i + 1, kernel, i + 1, sizes[i], a->size, type_name(a->type),
                      kind_name(a->kind), ctor_hint(sizes[i]));
     if (CJ_UNLIKELY(a->kind == CUJIT_ARG_VALUE && a->size > sizeof a->value && !a->data))
       return cj_fail(CUJIT_ERROR_INVALID_ARGS, "argument %zu of kernel '%s' is a %zu-byte value "
-                     "with no data; make it with cujit_value()", i, kernel, a->size);
+                     "with no data; make it with cujit_value()", i + 1, kernel, a->size);
     if (CJ_UNLIKELY(a->kind != CUJIT_ARG_VALUE && a->bytes && !a->host))
       return cj_fail(CUJIT_ERROR_INVALID_ARGS, "argument %zu of kernel '%s' is an %s of %zu bytes "
-                     "with a NULL host pointer", i, kernel, kind_name(a->kind), a->bytes);
+                     "with a NULL host pointer", i + 1, kernel, kind_name(a->kind), a->bytes);
   }
   return CUJIT_OK;
 }
@@ -185,7 +187,7 @@ static cujit_status stage_alloc(const cujit_function *fn, const cj_fslot *slot,
     if (s->kind[i] == CJ_HOST_DEVICE)
       return cj_fail(CUJIT_ERROR_INVALID_ARGS, "argument %zu of kernel '%s' is an %s in device "
                      "memory; In/Out buffers are host memory, pass device memory with cujit_ptr()",
-                     i, fn->name, kind_name(a->kind));
+                     i + 1, fn->name, kind_name(a->kind));
   }
   for (i = 0; i < nargs; i++) {
     const cujit_arg *a = &args[i];

@@ -33,19 +33,19 @@ static void wrong_size_names_parameter_expected_and_given(void **state) {
   cujit_arg args[] = {cujit_ptr(0), cujit_ptr(0), cujit_ptr(0), cujit_f64(1.0), cujit_u32(1)};
   (void)state;
   assert_status_detail(cj_args_check("k", 5, kSizes, args, 5), CUJIT_ERROR_INVALID_ARGS,
-                       "argument 3 of kernel 'k' has the wrong size: parameter 3 expects 4 bytes, "
+                       "argument 4 of kernel 'k' has the wrong size: parameter 4 expects 4 bytes, "
                        "but 8 bytes were given (f64, by value)");
   assert_non_null(strstr(cujit_last_error(), "cujit_f32()"));
   args[3] = cujit_u32(1);
   assert_status_detail(cj_args_check("k", 5, kSizes, args, 5), CUJIT_ERROR_INVALID_ARGS,
-                       "parameter 4 expects 16 bytes, but 4 bytes were given (u32, by value)");
+                       "parameter 5 expects 16 bytes, but 4 bytes were given (u32, by value)");
   assert_non_null(strstr(cujit_last_error(), "CUJIT_VALUE()"));
   args[4] = cujit_in(host, sizeof host); /* a pointer where a float4 goes */
   assert_status_detail(cj_args_check("k", 5, kSizes, args, 5), CUJIT_ERROR_INVALID_ARGS,
                        "but 8 bytes were given (ptr, In buffer)");
   args[0] = cujit_i16(1);
   assert_status_detail(cj_args_check("k", 5, kSizes, args, 5), CUJIT_ERROR_INVALID_ARGS,
-                       "argument 0 of kernel 'k'");
+                       "argument 1 of kernel 'k'");
 }
 
 static void malformed_arguments_are_refused(void **state) {
@@ -54,16 +54,16 @@ static void malformed_arguments_are_refused(void **state) {
   cujit_arg args[] = {cujit_out(NULL, 16), cujit_value(big, sizeof big)};
   (void)state;
   assert_status_detail(cj_args_check("k", 2, sizes, args, 2), CUJIT_ERROR_INVALID_ARGS,
-                       "argument 0 of kernel 'k' is an Out buffer of 16 bytes with a NULL host pointer");
+                       "argument 1 of kernel 'k' is an Out buffer of 16 bytes with a NULL host pointer");
   args[0] = cujit_out(NULL, 0); /* an empty buffer may be NULL: the kernel gets NULL */
   assert_ok(cj_args_check("k", 2, sizes, args, 2));
   args[1].data = NULL;
   assert_status_detail(cj_args_check("k", 2, sizes, args, 2), CUJIT_ERROR_INVALID_ARGS,
-                       "argument 1 of kernel 'k' is a 32-byte value with no data");
+                       "argument 2 of kernel 'k' is a 32-byte value with no data");
   args[1] = cujit_value(big, sizeof big);
   args[0].kind = 7;
   assert_status_detail(cj_args_check("k", 2, sizes, args, 2), CUJIT_ERROR_INVALID_ARGS,
-                       "argument 0 of kernel 'k' has unknown kind 7");
+                       "argument 1 of kernel 'k' has unknown kind 7");
   assert_status_detail(cj_args_check("k", 2, sizes, NULL, 2), CUJIT_ERROR_INVALID_VALUE,
                        "args is NULL but nargs is 2");
 }

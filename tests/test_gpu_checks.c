@@ -44,7 +44,7 @@ static void wrong_argument_count_and_size(void **state) {
   assert_status_detail(CUJIT_LAUNCH(f, cujit_dim3(1), cujit_dim3(N), cujit_out(dest, sizeof dest),
                                     cujit_in(a, sizeof a), cujit_f32(2.0f)),
                        CUJIT_ERROR_INVALID_ARGS,
-                       "argument 2 of kernel 'multiply_them' has the wrong size: parameter 2 "
+                       "argument 3 of kernel 'multiply_them' has the wrong size: parameter 3 "
                        "expects 8 bytes, but 4 bytes were given (f32, by value)");
   nothing_happened(kept);
   /* arguments are checked before the configuration, whichever path the launch takes */
@@ -52,7 +52,7 @@ static void wrong_argument_count_and_size(void **state) {
                        CUJIT_ERROR_INVALID_ARGS, "takes 3 arguments but 2 were given");
   assert_status_detail(CUJIT_LAUNCH(f, cujit_dim3(0), cujit_dim3(N), cujit_ptr(0), cujit_ptr(0),
                                     cujit_f32(1.0f)),
-                       CUJIT_ERROR_INVALID_ARGS, "argument 2 of kernel 'multiply_them' has the "
+                       CUJIT_ERROR_INVALID_ARGS, "argument 3 of kernel 'multiply_them' has the "
                        "wrong size");
   assert_status_detail(CUJIT_LAUNCH(f, cujit_dim3(0), cujit_dim3(N), cujit_ptr(0), cujit_ptr(0),
                                     cujit_ptr(0)),
@@ -102,7 +102,7 @@ static void device_memory_is_not_an_in_buffer(void **state) {
   assert_status_detail(CUJIT_LAUNCH(f, cujit_dim3(1), cujit_dim3(N), cujit_out(dest, sizeof dest),
                                     cujit_in((void *)(uintptr_t)d, sizeof a), cujit_in(b, sizeof b)),
                        CUJIT_ERROR_INVALID_ARGS,
-                       "argument 1 of kernel 'multiply_them' is an In buffer in device memory");
+                       "argument 2 of kernel 'multiply_them' is an In buffer in device memory");
   assert_int_equal(gpu_pool_in_use(), 0);
   assert_status_detail(CUJIT_LAUNCH(f, cujit_dim3(1), cujit_dim3(N), cujit_out(dest, sizeof dest),
                                     cujit_in(NULL, sizeof a), cujit_in(b, sizeof b)),

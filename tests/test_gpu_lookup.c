@@ -44,7 +44,7 @@ static void templates_through_name_expressions(void **state) {
   /* a double where the float instance takes a float is caught */
   assert_status_detail(CUJIT_LAUNCH(ff, cujit_dim3(1), cujit_dim3(128), cujit_inout(xf, sizeof xf),
                                     cujit_f64(2.0), cujit_i32(100)),
-                       CUJIT_ERROR_INVALID_ARGS, "parameter 1 expects 4 bytes, but 8 bytes");
+                       CUJIT_ERROR_INVALID_ARGS, "parameter 2 expects 4 bytes, but 8 bytes");
 }
 
 static void namespaces_overloads_and_extern_c(void **state) {
