@@ -389,7 +389,11 @@ typedef struct cujit_dim3 {
 
 /* cujit_dim3(x), cujit_dim3(x, y), cujit_dim3(x, y, z): missing sizes are 1. The type
  * name is used as a function-like macro only when followed by "(". */
-#define CUJIT_DIM3_PICK_(x, y, z, ...) ((cujit_dim3){(unsigned)(x), (unsigned)(y), (unsigned)(z)})
+#ifdef __cplusplus
+#  define CUJIT_DIM3_PICK_(x, y, z, ...) (cujit_dim3{(unsigned)(x), (unsigned)(y), (unsigned)(z)})
+#else
+#  define CUJIT_DIM3_PICK_(x, y, z, ...) ((cujit_dim3){(unsigned)(x), (unsigned)(y), (unsigned)(z)})
+#endif
 #define cujit_dim3(...) CUJIT_DIM3_PICK_(__VA_ARGS__, 1, 1, 0)
 
 /** Argument kinds (cujit_arg.kind). */
@@ -533,13 +537,21 @@ CUJIT_API cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, c
                                     const cujit_launch_options *opts);
 
 /** CUJIT_LAUNCH(fn, grid, block, arg...): cujit_launch() with the arguments inline. */
-#define CUJIT_LAUNCH(fn, grid, block, ...)                                                  \
+/** CUJIT_LAUNCH_EX(fn, grid, block, opts, arg...): the same with options (a const
+ *  cujit_launch_options *). In C++ the arguments form a std::initializer_list. */
+#ifdef __cplusplus
+#  define CUJIT_LAUNCH(fn, grid, block, ...)                                                \
+  cujit_launch_list_((fn), (grid), (block), {__VA_ARGS__}, NULL)
+#  define CUJIT_LAUNCH_EX(fn, grid, block, opts, ...)                                       \
+  cujit_launch_list_((fn), (grid), (block), {__VA_ARGS__}, (opts))
+#else
+#  define CUJIT_LAUNCH(fn, grid, block, ...)                                                \
   cujit_launch((fn), (grid), (block), (const cujit_arg[]){__VA_ARGS__},                    \
                sizeof((const cujit_arg[]){__VA_ARGS__}) / sizeof(cujit_arg), NULL)
-/** As CUJIT_LAUNCH with options (a const cujit_launch_options *). */
-#define CUJIT_LAUNCH_EX(fn, grid, block, opts, ...)                                         \
+#  define CUJIT_LAUNCH_EX(fn, grid, block, opts, ...)                                       \
   cujit_launch((fn), (grid), (block), (const cujit_arg[]){__VA_ARGS__},                    \
                sizeof((const cujit_arg[]){__VA_ARGS__}) / sizeof(cujit_arg), (opts))
+#endif
 
 /* ---------------------------------------------------------------------------------------
  * Memory and streams (the driver is loaded for you; no need to link libcuda)
@@ -680,11 +692,15 @@ static inline CUdeviceptr cujit_arg_ref(const cujit_arg *a) {
 /** In/Out/InOut buffers for pointer parameters of cujit_call() and bound functions, e.g.
  *  cujit_call(f, grid, block, CUJIT_OUT(dest, n * 4), CUJIT_IN(a, n * 4), n). Each is one
  *  argument (a tagged CUdeviceptr) naming a cujit_arg that lives until the end of the
- *  enclosing block. */
-#define CUJIT_IN(host, bytes) cujit_arg_ref((const cujit_arg[]){cujit_in((host), (bytes))})
-#define CUJIT_OUT(host, bytes) cujit_arg_ref((const cujit_arg[]){cujit_out((host), (bytes))})
-#define CUJIT_INOUT(host, bytes) \
-  cujit_arg_ref((const cujit_arg[]){cujit_inout((host), (bytes))})
+ *  enclosing block in C, and until the end of the full expression (the call) in C++. */
+#ifdef __cplusplus
+#  define CUJIT_ARG_TEMP_(arg) cujit_arg_ref(std::initializer_list<cujit_arg>{arg}.begin())
+#else
+#  define CUJIT_ARG_TEMP_(arg) cujit_arg_ref((const cujit_arg[]){arg})
+#endif
+#define CUJIT_IN(host, bytes) CUJIT_ARG_TEMP_(cujit_in((host), (bytes)))
+#define CUJIT_OUT(host, bytes) CUJIT_ARG_TEMP_(cujit_out((host), (bytes)))
+#define CUJIT_INOUT(host, bytes) CUJIT_ARG_TEMP_(cujit_inout((host), (bytes)))
 
 /** Makes `fn` callable as a C function: *fnptr receives a pointer to a function of type
  *      cujit_status (*)(cujit_dim3 grid, cujit_dim3 block, <kernel's parameters>)
@@ -719,6 +735,15 @@ CUJIT_API cujit_status cujit_function_bind(cujit_function *fn, const cujit_launc
 CUJIT_API void cujit_function_unbind(cujit_function *fn, void *fnptr);
 
 #ifdef __cplusplus
+} /* extern "C" */
+
+#include <initializer_list>
+
+/* What CUJIT_LAUNCH and CUJIT_LAUNCH_EX expand to in C++. */
+static inline cujit_status cujit_launch_list_(const cujit_function *fn, cujit_dim3 grid,
+                                              cujit_dim3 block, std::initializer_list<cujit_arg> args,
+                                              const cujit_launch_options *opts) {
+  return cujit_launch(fn, grid, block, args.begin(), args.size(), opts);
 }
 #endif
 #endif /* CUJIT_H */
