@@ -411,7 +411,10 @@ typedef enum cujit_type {
   CUJIT_TYPE_I32, CUJIT_TYPE_U32, CUJIT_TYPE_I64, CUJIT_TYPE_U64,
   CUJIT_TYPE_F16, CUJIT_TYPE_F32, CUJIT_TYPE_F64,
   CUJIT_TYPE_PTR, /**< a device pointer (also what In/Out/InOut pass) */
-  CUJIT_TYPE_BF16 /**< bfloat16 (2 bytes) */
+  CUJIT_TYPE_BF16, /**< bfloat16 (2 bytes) */
+  CUJIT_TYPE_BOOL, /**< bool (1 byte; arrays only) */
+  CUJIT_TYPE_C64,  /**< complex float: two floats (arrays only) */
+  CUJIT_TYPE_C128  /**< complex double: two doubles (arrays only) */
 } cujit_type;
 
 /** One kernel argument. Build it with the constructors below; treat fields as read-only.
@@ -733,6 +736,96 @@ CUJIT_API cujit_status cujit_function_bind(cujit_function *fn, const cujit_launc
 /** Frees a function pointer made by cujit_function_bind() for `fn`. A pointer that is not
  *  one of fn's (or NULL) is ignored. */
 CUJIT_API void cujit_function_unbind(cujit_function *fn, void *fnptr);
+
+
+/* ---------------------------------------------------------------------------------------
+ * Device arrays (PyCUDA's gpuarray, CuPy's ndarray): typed, shaped device memory that
+ * cujit allocates, fills, copies and frees, and that kernels take as arguments.
+ * ------------------------------------------------------------------------------------- */
+
+/** An array: element type, shape (1 to CUJIT_ARRAY_MAX_DIMS dimensions, C order,
+ *  contiguous), 64-bit element count, device memory on the device that was current when it
+ *  was made, and the stream its work is ordered on (the legacy default stream unless set).
+ *  Opaque; every function below that takes one refuses a destroyed array. */
+typedef struct cujit_array cujit_array;
+
+#define CUJIT_ARRAY_MAX_DIMS 4
+
+/** New arrays. `type` is any cujit_type except CUJIT_TYPE_BYTES and CUJIT_TYPE_PTR;
+ *  `shape` holds `ndim` sizes (0 is allowed: an empty array). Memory comes from cujit's
+ *  stream-ordered pool, so arrays made and destroyed in a loop allocate nothing new after
+ *  the first pass. *out is owned by the caller: cujit_array_destroy().
+ *  empty: contents undefined; zeros: all bits 0; full: every element is *value (an element
+ *  of `type`, e.g. a float for CUJIT_TYPE_F32, two for C64).
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE naming what is wrong (type, ndim, a negative
+ *          size, an element count beyond 2^62, NULL pointers); CUJIT_ERROR_DEVICE_MEMORY;
+ *          CUJIT_ERROR_NO_DRIVER / CUJIT_ERROR_NO_DEVICE. */
+CUJIT_API cujit_status cujit_array_empty(cujit_array **out, cujit_type type, int ndim,
+                                         const int64_t *shape);
+CUJIT_API cujit_status cujit_array_zeros(cujit_array **out, cujit_type type, int ndim,
+                                         const int64_t *shape);
+CUJIT_API cujit_status cujit_array_full(cujit_array **out, cujit_type type, int ndim,
+                                        const int64_t *shape, const void *value);
+/** A new 1-D array like an empty one of a's type and shape. */
+CUJIT_API cujit_status cujit_array_empty_like(cujit_array **out, const cujit_array *a);
+/** start, start + step, ... below stop (above it for a negative step), as NumPy's arange;
+ *  element i is computed as start + i * step in double precision, then converted. */
+CUJIT_API cujit_status cujit_array_arange(cujit_array **out, cujit_type type, double start,
+                                          double stop, double step);
+/** A new array holding a copy of host memory (size times the element size bytes, C order);
+ *  PyCUDA's gpuarray.to_gpu(). Returns when the copy is done. */
+CUJIT_API cujit_status cujit_array_from_host(cujit_array **out, cujit_type type, int ndim,
+                                             const int64_t *shape, const void *host);
+/** An array over device memory the caller owns (for example from cujit_mem_alloc()):
+ *  cujit_array_destroy() frees the handle, never the memory. */
+CUJIT_API cujit_status cujit_array_wrap(cujit_array **out, cujit_type type, int ndim,
+                                        const int64_t *shape, CUdeviceptr data);
+/** Frees the array (and its memory, once no view of it is left), ordered after the work
+ *  queued on its stream: a launch on that stream that uses it and is still running is not
+ *  disturbed. Work on other streams must be finished first. NULL is fine. */
+CUJIT_API void cujit_array_destroy(cujit_array *a);
+
+/** Copies the array into host memory (`bytes` must be its cujit_array_nbytes()); returns
+ *  when the copy is done. PyCUDA's .get(). */
+CUJIT_API cujit_status cujit_array_get(const cujit_array *a, void *host, size_t bytes);
+/** Copies host memory into the array (`bytes` must be its nbytes). */
+CUJIT_API cujit_status cujit_array_set(cujit_array *a, const void *host, size_t bytes);
+/** Sets every element to *value (an element of the array's type). */
+CUJIT_API cujit_status cujit_array_fill(cujit_array *a, const void *value);
+
+/* Operations with an output: `out` points to an array pointer. When *out is NULL a new
+ * array is made (owned by the caller); otherwise the result goes into *out, which must
+ * have the result's type and shape (it may be an input: in place). */
+
+/** A copy of `a`. */
+CUJIT_API cujit_status cujit_array_copy(const cujit_array *a, cujit_array **out);
+/** `a` converted to `type` (C conversions; complex to real takes the real part). */
+CUJIT_API cujit_status cujit_array_astype(const cujit_array *a, cujit_type type,
+                                          cujit_array **out);
+
+/** A view of elements [start, stop) of `a` taken as 1-D (C order); it shares a's memory,
+ *  which lives until the last of them is destroyed. Owned by the caller. */
+CUJIT_API cujit_status cujit_array_view(const cujit_array *a, int64_t start, int64_t stop,
+                                        cujit_array **view);
+/** A view of `a` with another shape of the same element count. Owned by the caller. */
+CUJIT_API cujit_status cujit_array_reshape(const cujit_array *a, int ndim, const int64_t *shape,
+                                           cujit_array **view);
+/** Orders the array's later work (and its freeing) on `stream` (NULL: the legacy default). */
+CUJIT_API cujit_status cujit_array_set_stream(cujit_array *a, CUstream stream);
+
+/** Properties. For a destroyed or NULL array they return 0 (NULL for the stream). */
+CUJIT_API cujit_type cujit_array_type(const cujit_array *a);
+CUJIT_API int cujit_array_ndim(const cujit_array *a);
+CUJIT_API int64_t cujit_array_shape(const cujit_array *a, int dim);
+CUJIT_API int64_t cujit_array_size(const cujit_array *a);   /**< element count */
+CUJIT_API size_t cujit_array_nbytes(const cujit_array *a);
+CUJIT_API CUdeviceptr cujit_array_data(const cujit_array *a);
+CUJIT_API CUstream cujit_array_stream(const cujit_array *a);
+/** Bytes of one element of `type` (0 for CUJIT_TYPE_BYTES). */
+CUJIT_API size_t cujit_type_size(cujit_type type);
+
+/** An array as a kernel argument: its device pointer, for cujit_launch()/CUJIT_LAUNCH. */
+static inline cujit_arg cujit_array_arg(const cujit_array *a) { return cujit_ptr(cujit_array_data(a)); }
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -17,7 +17,8 @@
   X(cuMemHostAlloc) X(cuMemFreeHost) X(cuMemHostRegister) X(cuMemHostUnregister)           \
   X(cuMemGetInfo) X(cuPointerGetAttribute) X(cuStreamCreate) X(cuStreamDestroy)            \
   X(cuStreamSynchronize) X(cuStreamQuery) X(cuEventCreate) X(cuEventDestroy)               \
-  X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime)
+  X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime)                            \
+  X(cuMemcpyDtoDAsync) X(cuMemsetD8Async)
 
 #define CJ_DRIVER_OPTIONAL(X)                                                              \
   X(cuLibraryLoadData) X(cuLibraryUnload) X(cuLibraryGetKernel) X(cuLibraryGetGlobal)      \

@@ -1,0 +1,299 @@
+/* array.c - array handles: making, checking and freeing them, views, properties.
+ *
+ * Every live handle is in a set, so that a destroyed (or never made) array passed to any
+ * function is refused with a message instead of being read after it was freed. The memory
+ * behind an array is a block shared with its views and freed, on the stream of the array
+ * that lets go of it last, when the last one is destroyed. */
+#include <pthread.h>
+#include <string.h>
+
+#include "array.h"
+#include "launch.h" /* the pool */
+
+/* ---- the set of live handles (open addressing; empty slots are NULL) ---- */
+
+#define TOMBSTONE ((const cujit_array *)1)
+
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static const cujit_array **live;
+static size_t live_cap, live_used; /* used counts tombstones too */
+
+static size_t slot_of(const cujit_array *a, size_t cap) {
+  uintptr_t h = (uintptr_t)a;
+  h ^= h >> 17;
+  h *= (uintptr_t)0x9E3779B97F4A7C15ull;
+  return (size_t)(h >> 7) & (cap - 1);
+}
+
+static int live_grow(void) {
+  size_t cap = live_cap ? 2 * live_cap : 64, i, j;
+  const cujit_array **v = cj_calloc(cap, sizeof *v);
+  if (!v) return -1;
+  for (i = 0; i < live_cap; i++) {
+    if (!live[i] || live[i] == TOMBSTONE) continue;
+    for (j = slot_of(live[i], cap); v[j]; j = (j + 1) & (cap - 1)) continue;
+    v[j] = live[i];
+  }
+  live_used = 0; /* tombstones are gone */
+  for (i = 0; i < cap; i++) live_used += v[i] != NULL;
+  cj_free(live);
+  live = v;
+  live_cap = cap;
+  return 0;
+}
+
+/* The slot holding a, or -1. Called with the lock held. */
+static long live_find(const cujit_array *a) {
+  size_t i;
+  if (!live_cap) return -1;
+  for (i = slot_of(a, live_cap); live[i]; i = (i + 1) & (live_cap - 1))
+    if (live[i] == a) return (long)i;
+  return -1;
+}
+
+static int live_add(const cujit_array *a) {
+  size_t i;
+  int rc = 0;
+  pthread_mutex_lock(&live_lock);
+  if (4 * (live_used + 1) > 3 * live_cap && live_grow() != 0) rc = -1;
+  if (rc == 0) {
+    for (i = slot_of(a, live_cap); live[i] && live[i] != TOMBSTONE; i = (i + 1) & (live_cap - 1))
+      continue;
+    if (!live[i]) live_used++;
+    live[i] = a;
+  }
+  pthread_mutex_unlock(&live_lock);
+  return rc;
+}
+
+/* Removes a from the set; 0, or -1 when it was not there. */
+static int live_remove(const cujit_array *a) {
+  long i;
+  pthread_mutex_lock(&live_lock);
+  i = live_find(a);
+  if (i >= 0) live[i] = TOMBSTONE;
+  pthread_mutex_unlock(&live_lock);
+  return i >= 0 ? 0 : -1;
+}
+
+static int is_live(const cujit_array *a) {
+  long i;
+  pthread_mutex_lock(&live_lock);
+  i = live_find(a);
+  pthread_mutex_unlock(&live_lock);
+  return i >= 0;
+}
+
+cujit_status cj_array_check(const cujit_array *a, const char *fn, const char *what) {
+  if (!a) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: %s is NULL", fn, what);
+  if (!is_live(a))
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: %s is not a live array (destroyed "
+                   "already, or never made by cujit)", fn, what);
+  return CUJIT_OK;
+}
+
+/* ---- making and freeing ---- */
+
+static cujit_status check_shape(int type, int ndim, const int64_t *shape, const char *fn,
+                                int64_t *size) {
+  int i;
+  if (!cj_elem_of(type))
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: type %d is not an element type arrays hold "
+                   "(use CUJIT_TYPE_BOOL, _I8 ... _U64, _F16, _BF16, _F32, _F64, _C64 or "
+                   "_C128)", fn, type);
+  if (ndim < 1 || ndim > CUJIT_ARRAY_MAX_DIMS)
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: ndim is %d; arrays have 1 to %d dimensions",
+                   fn, ndim, CUJIT_ARRAY_MAX_DIMS);
+  if (!shape) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: shape is NULL", fn);
+  *size = 1;
+  for (i = 0; i < ndim; i++) {
+    if (shape[i] < 0)
+      return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: dimension %d has the negative size %lld",
+                     fn, i + 1, (long long)shape[i]);
+    if (shape[i] && *size > ((int64_t)1 << 62) / shape[i])
+      return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the shape holds more than 2^62 elements",
+                     fn);
+    *size *= shape[i];
+  }
+  if ((uint64_t)*size > SIZE_MAX / cj_elem_of(type)->size)
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the array would not fit in memory", fn);
+  return CUJIT_OK;
+}
+
+/* A handle for `type`/`shape` over `block` at `data` (a new reference to the block). */
+static cujit_status handle(cujit_array **out, int type, int ndim, const int64_t *shape,
+                           int64_t size, cj_block *block, CUdeviceptr data, CUstream stream) {
+  cujit_array *a = cj_calloc(1, sizeof *a);
+  if (!a || live_add(a) != 0) {
+    cj_free(a);
+    return cj_fail_oom("making an array handle");
+  }
+  a->type = type;
+  a->ndim = ndim;
+  memcpy(a->shape, shape, (size_t)ndim * sizeof *shape);
+  a->size = size;
+  a->nbytes = (size_t)size * cj_elem_of(type)->size;
+  a->data = data;
+  a->stream = stream;
+  a->block = block;
+  __atomic_add_fetch(&block->refs, 1, __ATOMIC_RELAXED);
+  *out = a;
+  return CUJIT_OK;
+}
+
+static cujit_status new_block(size_t bytes, CUstream stream, cj_block **out) {
+  CUcontext ctx;
+  CUdevice dev;
+  cj_block *b;
+  cujit_status st = cj_ctx_ensure(&ctx, &dev);
+  if (st != CUJIT_OK) return st;
+  if (!(b = cj_calloc(1, sizeof *b))) return cj_fail_oom("making an array");
+  b->dev = dev;
+  b->bytes = bytes;
+  b->owned = 1;
+  if (bytes && (st = cj_pool_alloc(dev, bytes, stream, &b->ptr)) != CUJIT_OK) {
+    cj_free(b);
+    return st;
+  }
+  *out = b;
+  return CUJIT_OK;
+}
+
+static void block_release(cj_block *b, CUstream stream) {
+  if (__atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
+  if (b->owned && b->ptr) cj_pool_free(b->dev, b->ptr, b->bytes, stream);
+  cj_free(b);
+}
+
+cujit_status cj_array_new(cujit_array **out, int type, int ndim, const int64_t *shape,
+                          const char *fn) {
+  int64_t size;
+  cj_block *b = NULL;
+  cujit_status st;
+  if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
+  *out = NULL;
+  if ((st = check_shape(type, ndim, shape, fn, &size)) != CUJIT_OK) return st;
+  if ((st = new_block((size_t)size * cj_elem_of(type)->size, NULL, &b)) != CUJIT_OK) return st;
+  st = handle(out, type, ndim, shape, size, b, b->ptr, NULL);
+  if (st != CUJIT_OK) {
+    b->refs = 1;
+    block_release(b, NULL);
+  }
+  return st;
+}
+
+cujit_status cujit_array_empty(cujit_array **out, cujit_type type, int ndim,
+                               const int64_t *shape) {
+  return cj_array_new(out, type, ndim, shape, "cujit_array_empty");
+}
+
+cujit_status cujit_array_empty_like(cujit_array **out, const cujit_array *a) {
+  cujit_status st = cj_array_check(a, "cujit_array_empty_like", "a");
+  if (st != CUJIT_OK) return st;
+  st = cj_array_new(out, a->type, a->ndim, a->shape, "cujit_array_empty_like");
+  if (st == CUJIT_OK) (*out)->stream = a->stream;
+  return st;
+}
+
+cujit_status cujit_array_wrap(cujit_array **out, cujit_type type, int ndim,
+                              const int64_t *shape, CUdeviceptr data) {
+  int64_t size;
+  cj_block *b;
+  cujit_status st;
+  if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_array_wrap: out is NULL");
+  *out = NULL;
+  if ((st = check_shape(type, ndim, shape, "cujit_array_wrap", &size)) != CUJIT_OK) return st;
+  if (!data && size)
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_array_wrap: data is 0 for %lld elements",
+                   (long long)size);
+  if (!(b = cj_calloc(1, sizeof *b))) return cj_fail_oom("wrapping device memory");
+  b->ptr = data;
+  st = handle(out, type, ndim, shape, size, b, data, NULL);
+  if (st != CUJIT_OK) cj_free(b);
+  return st;
+}
+
+void cujit_array_destroy(cujit_array *a) {
+  if (!a || live_remove(a) != 0) return; /* NULL, or not an array: nothing to free */
+  block_release(a->block, a->stream);
+  cj_free(a);
+}
+
+cujit_status cj_array_output(cujit_array **out, const cujit_array *like, int type,
+                             const char *fn, int *made) {
+  cujit_status st;
+  *made = 0;
+  if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
+  if (!*out) {
+    if ((st = cj_array_new(out, type, like->ndim, like->shape, fn)) != CUJIT_OK) return st;
+    (*out)->stream = like->stream;
+    *made = 1;
+    return CUJIT_OK;
+  }
+  if ((st = cj_array_check(*out, fn, "*out")) != CUJIT_OK) return st;
+  if ((*out)->type != type)
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the output holds %s, the result is %s; pass "
+                   "an output of the result's type, or NULL for a new one", fn,
+                   cj_elem_of((*out)->type)->tag, cj_elem_of(type)->tag);
+  if ((*out)->size != like->size || (*out)->ndim != like->ndim ||
+      memcmp((*out)->shape, like->shape, (size_t)like->ndim * sizeof *like->shape) != 0)
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the output's shape differs from the "
+                   "result's (%lld and %lld elements); pass NULL for a new one", fn,
+                   (long long)(*out)->size, (long long)like->size);
+  return CUJIT_OK;
+}
+
+/* ---- views ---- */
+
+cujit_status cujit_array_view(const cujit_array *a, int64_t start, int64_t stop,
+                              cujit_array **view) {
+  int64_t len;
+  cujit_status st = cj_array_check(a, "cujit_array_view", "a");
+  if (st != CUJIT_OK) return st;
+  if (!view) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_array_view: view is NULL");
+  *view = NULL;
+  if (start < 0 || stop < start || stop > a->size)
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_array_view: [%lld, %lld) is not a range "
+                   "of the array's %lld elements", (long long)start, (long long)stop,
+                   (long long)a->size);
+  len = stop - start;
+  return handle(view, a->type, 1, &len, len, a->block,
+                a->data + (CUdeviceptr)start * cj_elem_of(a->type)->size, a->stream);
+}
+
+cujit_status cujit_array_reshape(const cujit_array *a, int ndim, const int64_t *shape,
+                                 cujit_array **view) {
+  int64_t size;
+  cujit_status st = cj_array_check(a, "cujit_array_reshape", "a");
+  if (st != CUJIT_OK) return st;
+  if (!view) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_array_reshape: view is NULL");
+  *view = NULL;
+  if ((st = check_shape(a->type, ndim, shape, "cujit_array_reshape", &size)) != CUJIT_OK)
+    return st;
+  if (size != a->size)
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_array_reshape: the new shape holds %lld "
+                   "elements, the array %lld", (long long)size, (long long)a->size);
+  return handle(view, a->type, ndim, shape, size, a->block, a->data, a->stream);
+}
+
+cujit_status cujit_array_set_stream(cujit_array *a, CUstream stream) {
+  cujit_status st = cj_array_check(a, "cujit_array_set_stream", "a");
+  if (st == CUJIT_OK) a->stream = stream;
+  return st;
+}
+
+/* ---- properties ---- */
+
+static const cujit_array *alive(const cujit_array *a) { return a && is_live(a) ? a : NULL; }
+
+cujit_type cujit_array_type(const cujit_array *a) {
+  return alive(a) ? (cujit_type)a->type : CUJIT_TYPE_BYTES;
+}
+int cujit_array_ndim(const cujit_array *a) { return alive(a) ? a->ndim : 0; }
+int64_t cujit_array_shape(const cujit_array *a, int dim) {
+  return alive(a) && dim >= 0 && dim < a->ndim ? a->shape[dim] : 0;
+}
+int64_t cujit_array_size(const cujit_array *a) { return alive(a) ? a->size : 0; }
+size_t cujit_array_nbytes(const cujit_array *a) { return alive(a) ? a->nbytes : 0; }
+CUdeviceptr cujit_array_data(const cujit_array *a) { return alive(a) ? a->data : 0; }
+CUstream cujit_array_stream(const cujit_array *a) { return alive(a) ? a->stream : NULL; }

@@ -1,0 +1,72 @@
+/* array.h - the array layer: device arrays (handles, memory shared between views) and the
+ * small kernels cujit generates for them. It sits on top of the launch layer and uses the
+ * public API to compile and launch; only the pool and the driver table come from below.
+ * Private; not installed. */
+#ifndef CUJIT_ARRAY_H
+#define CUJIT_ARRAY_H
+
+#include "common.h"
+#include "driver.h"
+
+/* The device memory behind an array and its views. */
+typedef struct cj_block {
+  int refs;
+  CUdevice dev;
+  CUdeviceptr ptr;
+  size_t bytes;
+  int owned; /* 0: the caller's memory (cujit_array_wrap) */
+} cj_block;
+
+struct cujit_array {
+  int type;
+  int ndim;
+  int64_t shape[CUJIT_ARRAY_MAX_DIMS];
+  int64_t size;
+  size_t nbytes;
+  CUdeviceptr data;
+  CUstream stream;
+  cj_block *block;
+};
+
+/* ---- types.c: element types ---- */
+
+typedef struct cj_elem {
+  size_t size;
+  const char *c_name;  /* as CUDA C spells it */
+  const char *header;  /* what the kernel must include for it, or NULL */
+  const char *tag;     /* short name for kernel names: "f32" */
+} cj_elem;
+
+/* The element type `type`, or NULL when arrays cannot hold it. */
+const cj_elem *cj_elem_of(int type);
+/* Appends CUDA C converting the expression `x` of type `from` to `to`, as C converts
+ * (through float for the 16-bit floats; the real part of a complex number; a complex
+ * number from a real one). */
+void cj_array_convert(cj_buf *b, int from, int to, const char *x);
+
+/* ---- array.c: handles ---- */
+
+/* CUJIT_OK when `a` is a live array, else CUJIT_ERROR_INVALID_VALUE naming `fn` and `what`
+ * ("a", "out") and saying whether it is NULL or destroyed. */
+cujit_status cj_array_check(const cujit_array *a, const char *fn, const char *what);
+/* Validates type and shape and makes a handle with memory from the pool (not filled). */
+cujit_status cj_array_new(cujit_array **out, int type, int ndim, const int64_t *shape,
+                          const char *fn);
+/* The output of an operation: *out when given (checked against type and shape), else a new
+ * array like `like` with element type `type`. *made says whether it was made here (and
+ * must be destroyed on failure). */
+cujit_status cj_array_output(cujit_array **out, const cujit_array *like, int type,
+                             const char *fn, int *made);
+
+/* ---- kernels.c: generated kernels ---- */
+
+/* The kernel `name` from `source` (compiled once per process and source text, through the
+ * caches). The function lives until the process ends. */
+cujit_status cj_array_kernel(const char *source, const char *name, cujit_function **fn);
+/* Launches a grid-stride kernel over n elements on `stream`. */
+cujit_status cj_array_launch(cujit_function *fn, int64_t n, CUstream stream,
+                             const cujit_arg *args, size_t nargs);
+/* The source prologue a kernel on these element types needs (their headers). */
+void cj_array_includes(cj_buf *b, const int *types, size_t n);
+
+#endif

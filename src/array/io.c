@@ -1,0 +1,175 @@
+/* io.c - filling arrays and moving them: from and to host memory, copies, constants,
+ * ranges and type conversions. Copies go through the driver on the array's stream; the
+ * rest are small generated kernels. */
+#include <stdio.h>
+#include <string.h>
+
+#include "array.h"
+
+static cujit_status cu(CUresult r, const char *fn) {
+  return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, fn);
+}
+
+static cujit_status check_bytes(const cujit_array *a, const void *host, size_t bytes,
+                                const char *fn) {
+  if (!host && bytes) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: host is NULL", fn);
+  if (bytes != a->nbytes)
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: bytes is %zu, but the array holds %zu bytes "
+                   "(%lld elements of %zu bytes)", fn, bytes, a->nbytes, (long long)a->size,
+                   cj_elem_of(a->type)->size);
+  return CUJIT_OK;
+}
+
+cujit_status cujit_array_get(const cujit_array *a, void *host, size_t bytes) {
+  cujit_status st = cj_array_check(a, "cujit_array_get", "a");
+  if (st == CUJIT_OK) st = check_bytes(a, host, bytes, "cujit_array_get");
+  if (st != CUJIT_OK || !bytes) return st;
+  st = cu(cj_cu.cuMemcpyDtoHAsync(host, a->data, bytes, a->stream), "cuMemcpyDtoHAsync");
+  return st == CUJIT_OK ? cu(cj_cu.cuStreamSynchronize(a->stream), "cuStreamSynchronize") : st;
+}
+
+cujit_status cujit_array_set(cujit_array *a, const void *host, size_t bytes) {
+  cujit_status st = cj_array_check(a, "cujit_array_set", "a");
+  if (st == CUJIT_OK) st = check_bytes(a, host, bytes, "cujit_array_set");
+  if (st != CUJIT_OK || !bytes) return st;
+  st = cu(cj_cu.cuMemcpyHtoDAsync(a->data, host, bytes, a->stream), "cuMemcpyHtoDAsync");
+  return st == CUJIT_OK ? cu(cj_cu.cuStreamSynchronize(a->stream), "cuStreamSynchronize") : st;
+}
+
+cujit_status cujit_array_from_host(cujit_array **out, cujit_type type, int ndim,
+                                   const int64_t *shape, const void *host) {
+  cujit_status st = cj_array_new(out, type, ndim, shape, "cujit_array_from_host");
+  if (st != CUJIT_OK) return st;
+  if ((st = cujit_array_set(*out, host, (*out)->nbytes)) != CUJIT_OK) {
+    cujit_array_destroy(*out);
+    *out = NULL;
+  }
+  return st;
+}
+
+/* Ends an operation: on failure an output made by it is destroyed. */
+static cujit_status finish(cujit_status st, cujit_array **out, int made) {
+  if (st != CUJIT_OK && made) {
+    cujit_array_destroy(*out);
+    *out = NULL;
+  }
+  return st;
+}
+
+cujit_status cujit_array_copy(const cujit_array *a, cujit_array **out) {
+  int made;
+  cujit_status st = cj_array_check(a, "cujit_array_copy", "a");
+  if (st != CUJIT_OK) return st;
+  if ((st = cj_array_output(out, a, a->type, "cujit_array_copy", &made)) != CUJIT_OK) return st;
+  if (a->nbytes && (*out)->data != a->data)
+    st = cu(cj_cu.cuMemcpyDtoDAsync((*out)->data, a->data, a->nbytes, (*out)->stream),
+            "cuMemcpyDtoDAsync");
+  return finish(st, out, made);
+}
+
+/* ---- generated kernels ---- */
+
+#define GRID_LOOP                                                                          \
+  "  for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;" \
+  " i < n;\n       i += (unsigned long long)gridDim.x * blockDim.x)\n"
+
+/* Runs kernel `name` of `source` (a cj_buf that is freed here) over n elements. */
+static cujit_status run(cj_buf *src, const char *name, int64_t n, CUstream stream,
+                        const cujit_arg *args, size_t nargs) {
+  cujit_function *fn = NULL;
+  cujit_status st;
+  if (src->oom) {
+    cj_buf_free(src);
+    return cj_fail_oom("writing a kernel");
+  }
+  st = cj_array_kernel(src->data, name, &fn);
+  cj_buf_free(src);
+  return st == CUJIT_OK ? cj_array_launch(fn, n, stream, args, nargs) : st;
+}
+
+cujit_status cujit_array_fill(cujit_array *a, const void *value) {
+  const cj_elem *e;
+  cj_buf src = {0};
+  char name[32];
+  cujit_status st = cj_array_check(a, "cujit_array_fill", "a");
+  if (st != CUJIT_OK) return st;
+  if (!value) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_array_fill: value is NULL");
+  e = cj_elem_of(a->type);
+  snprintf(name, sizeof name, "cj_fill_%s", e->tag);
+  cj_array_includes(&src, &a->type, 1);
+  cj_buf_printf(&src, "extern \"C\" __global__ void %s(%s *x, unsigned long long n, %s v) {\n"
+                GRID_LOOP "    x[i] = v;\n}\n", name, e->c_name, e->c_name);
+  return run(&src, name, a->size, a->stream,
+             (cujit_arg[]){cujit_array_arg(a), cujit_u64((uint64_t)a->size),
+                           cujit_value(value, e->size)}, 3);
+}
+
+cujit_status cujit_array_zeros(cujit_array **out, cujit_type type, int ndim,
+                               const int64_t *shape) {
+  cujit_status st = cj_array_new(out, type, ndim, shape, "cujit_array_zeros");
+  if (st != CUJIT_OK || !(*out)->nbytes) return st;
+  st = cu(cj_cu.cuMemsetD8Async((*out)->data, 0, (*out)->nbytes, (*out)->stream),
+          "cuMemsetD8Async");
+  return finish(st, out, 1);
+}
+
+cujit_status cujit_array_full(cujit_array **out, cujit_type type, int ndim,
+                              const int64_t *shape, const void *value) {
+  cujit_status st;
+  if (!value) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_array_full: value is NULL");
+  if ((st = cj_array_new(out, type, ndim, shape, "cujit_array_full")) != CUJIT_OK) return st;
+  return finish(cujit_array_fill(*out, value), out, 1);
+}
+
+cujit_status cujit_array_arange(cujit_array **out, cujit_type type, double start, double stop,
+                                double step) {
+  const cj_elem *e = cj_elem_of(type);
+  cj_buf src = {0};
+  char name[32];
+  double count;
+  int64_t n;
+  cujit_status st;
+  if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_array_arange: out is NULL");
+  *out = NULL;
+  if (!(step > 0 || step < 0))
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_array_arange: step is 0 or not a number");
+  count = (stop - start) / step;
+  if (!(count < 9.2e18))
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_array_arange: the range is too long");
+  n = count > 0 ? (int64_t)count + ((double)(int64_t)count < count) : 0;
+  if ((st = cj_array_new(out, type, 1, &n, "cujit_array_arange")) != CUJIT_OK) return st;
+  snprintf(name, sizeof name, "cj_arange_%s", e->tag);
+  cj_array_includes(&src, (int[]){type}, 1);
+  cj_buf_printf(&src, "extern \"C\" __global__ void %s(%s *x, unsigned long long n, double a, "
+                "double d) {\n" GRID_LOOP "    x[i] = ", name, e->c_name);
+  cj_array_convert(&src, CUJIT_TYPE_F64, type, "a + (double)i * d");
+  cj_buf_puts(&src, ";\n}\n");
+  st = run(&src, name, n, NULL,
+           (cujit_arg[]){cujit_array_arg(*out), cujit_u64((uint64_t)n), cujit_f64(start),
+                         cujit_f64(step)}, 4);
+  return finish(st, out, 1);
+}
+
+cujit_status cujit_array_astype(const cujit_array *a, cujit_type type, cujit_array **out) {
+  const cj_elem *from, *to = cj_elem_of(type);
+  cj_buf src = {0};
+  char name[48];
+  int made;
+  cujit_status st = cj_array_check(a, "cujit_array_astype", "a");
+  if (st != CUJIT_OK) return st;
+  if (!to)
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_array_astype: type %d is not an element "
+                   "type arrays hold", (int)type);
+  if ((st = cj_array_output(out, a, type, "cujit_array_astype", &made)) != CUJIT_OK) return st;
+  from = cj_elem_of(a->type);
+  snprintf(name, sizeof name, "cj_astype_%s_%s", from->tag, to->tag);
+  cj_array_includes(&src, (int[]){a->type, type}, 2);
+  cj_buf_printf(&src, "extern \"C\" __global__ void %s(%s *y, const %s *x, unsigned long long n)"
+                " {\n" GRID_LOOP "    y[i] = ", name, to->c_name, from->c_name);
+  cj_array_convert(&src, a->type, type, "x[i]");
+  cj_buf_puts(&src, ";\n}\n");
+  st = run(&src, name, a->size, (*out)->stream,
+           (cujit_arg[]){cujit_array_arg(*out), cujit_array_arg(a), cujit_u64((uint64_t)a->size)},
+           3);
+  return finish(st, out, made);
+}
