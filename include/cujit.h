@@ -192,21 +192,62 @@ CUJIT_API cujit_status cujit_module_from_source(cujit_module **out, const char *
 CUJIT_API cujit_status cujit_module_from_file(cujit_module **out, const char *path,
                                               const cujit_options *opts);
 
+/** Makes a module from code built elsewhere (nvcc -ptx, -cubin or -fatbin, NVRTC, or files
+ *  shipped beside the program), as CuPy's RawModule(path=...) and PyCUDA's
+ *  module_from_buffer() do. The kind is told from the bytes themselves: the ELF magic
+ *  (7f 45 4c 46) is a CUBIN, the fatbin magic (50 ed 55 ba) a fatbin, and text with
+ *  .version and .target directives PTX (trailing NULs are ignored). Neither NVRTC nor the
+ *  cache is involved, and no GPU is needed until the first kernel or variable lookup.
+ *  The module then behaves as a compiled one: cujit_module_get_function() finds kernels by
+ *  plain name ("multiply_them", also without extern "C"; "ns::kernel") or symbol, with the
+ *  same NOT_FOUND and AMBIGUOUS errors; variables are found by name; launches are checked
+ *  against the parameter layout the driver reports. The kernels of a CUBIN or fatbin are
+ *  listed by the driver, so for them a kernel lookup loads the module first (a driver for
+ *  CUDA 12.4 or newer is needed, else CUJIT_ERROR_NOT_SUPPORTED), and without a driver
+ *  fails with CUJIT_ERROR_NO_DRIVER whatever the name; their variables are listed from the
+ *  CUBIN's symbols (a fatbin whose entries are all compressed: only symbols are found,
+ *  e.g. "_ZN2ns3valE" for ns::val). There is no source to read signatures from:
+ *  give one with cujit_function_set_signature() before cujit_call() or binding.
+ *  cujit_module_ptx() gives the PTX for PTX input, "" otherwise; cujit_module_cubin() the
+ *  CUBIN for CUBIN input, NULL otherwise; cujit_module_arch() what the bytes were built
+ *  for ("compute_90" for PTX, "sm_90" for a CUBIN, the entries of a fatbin, e.g.
+ *  "sm_80 compute_80 sm_90"); cujit_module_log() "".
+ *  @param out   receives the module; owned by the caller, free with cujit_module_destroy().
+ *  @param data  the bytes; copied, so they need live only during the call.
+ *  @param size  their number.
+ *  @param name  shown in messages (copied); NULL means "image.ptx", "image.cubin" or
+ *               "image.fatbin" after the kind found.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_SOURCE for NULL or empty data, a truncated or
+ *          damaged ELF or fatbin header, an ELF file that is not a CUBIN (another machine,
+ *          32-bit, big-endian), or bytes of none of the three kinds, saying which;
+ *          CUJIT_ERROR_INVALID_VALUE when out is NULL; CUJIT_ERROR_OUT_OF_MEMORY. */
+CUJIT_API cujit_status cujit_module_from_image(cujit_module **out, const void *data, size_t size,
+                                               const char *name);
+
+/** Reads a PTX, CUBIN or fatbin file and makes a module of it as cujit_module_from_image()
+ *  does, named by the path (a .cu file goes to cujit_module_from_file()). The file is
+ *  opened without blocking and must be a regular file of at most 1 GiB.
+ *  @return as cujit_module_from_image(), plus CUJIT_ERROR_FILE naming the file when it
+ *          cannot be opened or read, or is a FIFO, a device, a directory or too large;
+ *          CUJIT_ERROR_INVALID_SOURCE when it is empty. */
+CUJIT_API cujit_status cujit_module_from_image_file(cujit_module **out, const char *path);
+
 /** Frees the module, its loaded device images and every cujit_function and bound
  *  function pointer obtained from it. NULL is fine. Must not race with launches of its
  *  kernels. Never call it from atexit handlers or static destructors at process exit. */
 CUJIT_API void cujit_module_destroy(cujit_module *mod);
 
 /** @return the PTX (NUL-terminated); *size (if non-NULL) gets its length without the NUL.
- *  Owned by the module. */
+ *  "" (size 0) for a module made from a CUBIN or fatbin. Owned by the module. */
 CUJIT_API const char *cujit_module_ptx(const cujit_module *mod, size_t *size);
-/** @return the CUBIN when a real architecture (sm_XX) was targeted, else NULL (and
- *  *size = 0). Owned by the module. */
+/** @return the CUBIN when a real architecture (sm_XX) was targeted or the module was made
+ *  from a CUBIN, else NULL (and *size = 0). Owned by the module. */
 CUJIT_API const void *cujit_module_cubin(const cujit_module *mod, size_t *size);
 /** @return NVRTC's log of the successful compile (warnings), "" when there were none.
  *  Owned by the module. */
 CUJIT_API const char *cujit_module_log(const cujit_module *mod);
-/** @return the architecture compiled for ("sm_90", "compute_75", ...). Owned by the module. */
+/** @return the architecture compiled for ("sm_90", "compute_75", ...), or what a prebuilt
+ *  image was built for (see cujit_module_from_image()). Owned by the module. */
 CUJIT_API const char *cujit_module_arch(const cujit_module *mod);
 /** @return the module's name as given (or the file path). Owned by the module. */
 CUJIT_API const char *cujit_module_name(const cujit_module *mod);

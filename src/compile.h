@@ -58,6 +58,10 @@ typedef struct cj_image {
   struct cj_deps *deps;   /* user headers it was compiled from (NULL: none known); owned */
   char *source;           /* the source it was compiled from (modules borrow it); owned */
   size_t source_len;      /* without the NUL */
+  int prebuilt;           /* 0 when compiled here, else the cj_prebuilt_kind it was loaded
+                             from (prebuilt.h): no source, names or cache entry then */
+  unsigned char *fatbin;  /* a prebuilt fatbin, loaded as it is; else NULL */
+  size_t fatbin_size;
 } cj_image;
 
 /* options.c: validates opts and fills r (arch resolved), borrowing the caller's strings.

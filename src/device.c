@@ -6,13 +6,17 @@
 #include <string.h>
 
 #include "launch.h"
+#include "prebuilt.h"
 
 enum { V_CUBIN = 0, V_PTX = 1, MAX_LISTED = 40, JIT_LOG_SIZE = 16384 };
 #define CJ_DEVICE_SLOTS 64
 
 /* What a module holds on devices (module.h's device_state); guarded by the module's lock. */
 typedef struct cj_mstate {
-  cj_symtab syms;        /* read from the PTX on first lookup */
+  cj_symtab syms;        /* read from the PTX on first lookup; for a CUBIN or fatbin, the
+                            variables from its ELF and the kernels the driver lists */
+  int kernels_listed;    /* the driver has listed the kernels (CUBIN and fatbin) */
+  int globals_known;     /* syms.globals is the module's whole list */
   CUlibrary lib[2];      /* loaded from the CUBIN and from the PTX, each when first needed */
   char *jit_log[2];      /* their JIT error logs: the driver may write them when it loads
                             lazily (at the first kernel lookup), so they live as long */
@@ -89,12 +93,23 @@ static int cubin_fits(const char *arch, int cc) {
   return a / 10 == cc / 10 && a % 10 <= cc % 10;
 }
 
+/* Whether the module's image is a CUBIN or fatbin, whose kernels the driver lists. */
+static int binary_only(const cujit_module *m) {
+  return m->image->prebuilt == CJ_PREBUILT_CUBIN || m->image->prebuilt == CJ_PREBUILT_FATBIN;
+}
+
 static cj_mstate *mstate(cujit_module *m) {
   cj_mstate *s = m->device_state;
+  cujit_status st;
   if (s) return s;
   s = cj_calloc(1, sizeof *s);
   if (!s) return NULL;
-  if (cj_symtab_build(m->image->ptx, &s->syms) != CUJIT_OK) {
+  s->globals_known = 1;
+  if (binary_only(m))
+    st = cj_prebuilt_globals(m->image, &s->syms, &s->globals_known);
+  else
+    st = cj_symtab_build(m->image->ptx, &s->syms);
+  if (st != CUJIT_OK) {
     cj_free(s);
     return NULL;
   }
@@ -102,22 +117,50 @@ static cj_mstate *mstate(cujit_module *m) {
   return s;
 }
 
+/* What to do when loading failed with r. */
+static const char *load_hint(const cujit_module *m, CUresult r) {
+  if (m->image->prebuilt) {
+    if (r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION)
+      return "; the PTX is newer than the driver: update the driver, or load a CUBIN or "
+             "fatbin built for this device";
+    if (r == CUDA_ERROR_NO_BINARY_FOR_GPU || r == CUDA_ERROR_INVALID_PTX ||
+        r == CUDA_ERROR_INVALID_IMAGE)
+      return "; build it for this device (nvcc -arch=sm_XX with the device's XX), or include "
+             "PTX that the driver can compile for it";
+    return "";
+  }
+  if (r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION)
+    return "; the driver is older than NVRTC: update the driver, or compile for the device's "
+           "sm_XX so that its CUBIN is used";
+  if (r == CUDA_ERROR_NO_BINARY_FOR_GPU || r == CUDA_ERROR_INVALID_PTX)
+    return "; compile for this device (leave cujit_options.arch NULL, or give its sm_XX)";
+  return "";
+}
+
+static const char *image_kind(const cujit_module *m, int v) {
+  if (v == V_PTX) return "PTX through the driver's JIT";
+  return m->image->fatbin ? "fatbin" : "CUBIN";
+}
+
 static cujit_status load_failed(cujit_module *m, int v, CUresult r, CUdevice dev, int cc,
                                 const char *log) {
   const char *text = NULL;
-  const char *hint = "";
+  const char *hint = load_hint(m, r);
   cj_cu.cuGetErrorString(r, &text);
-  if (r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION)
-    hint = "; the driver is older than NVRTC: update the driver, or compile for the device's "
-           "sm_XX so that its CUBIN is used";
-  else if (r == CUDA_ERROR_NO_BINARY_FOR_GPU || r == CUDA_ERROR_INVALID_PTX)
-    hint = "; compile for this device (leave cujit_options.arch NULL, or give its sm_XX)";
   return cj_fail_cu(CUJIT_ERROR_LOAD, r,
-                    "loading module '%s' (%s, compiled for %s) on device %d (sm_%d) failed: "
+                    "loading module '%s' (%s, %s %s) on device %d (sm_%d) failed: "
                     "%s (%s)%s%s%s",
-                    m->name, v == V_CUBIN ? "CUBIN" : "PTX through the driver's JIT",
-                    m->image->arch, (int)dev, cc, cj_cu_name(r), text ? text : "no description",
-                    hint, log[0] ? "\nJIT log:\n" : "", log);
+                    m->name, image_kind(m, v),
+                    m->image->prebuilt ? "built for" : "compiled for",
+                    m->image->arch[0] ? m->image->arch : "an unknown target", (int)dev, cc,
+                    cj_cu_name(r), text ? text : "no description", hint,
+                    log[0] ? "\nJIT log:\n" : "", log);
+}
+
+/* What is loaded for variant v: the CUBIN (or a prebuilt fatbin), or the PTX. */
+static const void *image_bytes(const cj_image *im, int v) {
+  if (v == V_PTX) return im->ptx;
+  return im->fatbin ? (const void *)im->fatbin : (const void *)im->cubin;
 }
 
 /* Loads the CUBIN or the PTX as a library (once per module); caller holds the lock. */
@@ -137,9 +180,7 @@ static cujit_status load_image(cujit_module *m, cj_mstate *s, int v, CUdevice de
     return cj_fail_oom("loading a module");
   val[0] = log;
   val[1] = (void *)(uintptr_t)(JIT_LOG_SIZE - 1);
-  r = cj_cu.cuLibraryLoadData(&s->lib[v], v == V_CUBIN ? (const void *)m->image->cubin
-                                                         : (const void *)m->image->ptx,
-                              opt, val, 2, NULL, NULL, 0);
+  r = cj_cu.cuLibraryLoadData(&s->lib[v], image_bytes(m->image, v), opt, val, 2, NULL, NULL, 0);
   if (r != CUDA_SUCCESS) {
     s->lib[v] = NULL;
     st = load_failed(m, v, r, dev, cc, log);
@@ -170,7 +211,15 @@ static cujit_status load_for_device(cujit_module *m, cj_mstate *s, CUdevice dev,
   int cc;
   if (st != CUJIT_OK) return st;
   cc = (*lim)->cc;
+  if (binary_only(m)) { /* a CUBIN or fatbin: the driver picks or refuses */
+    *variant = V_CUBIN;
+    return load_image(m, s, V_CUBIN, dev, cc);
+  }
   *variant = m->image->cubin && cubin_fits(m->image->arch, cc) ? V_CUBIN : V_PTX;
+  if (*variant == V_PTX && m->image->prebuilt && !ptx_fits(m->image->arch, cc))
+    return cj_fail(CUJIT_ERROR_LOAD, "cannot load module '%s' on device %d (sm_%d): its PTX "
+                   "targets %s, which this device cannot run; generate it for compute_%d or older",
+                   m->name, (int)dev, cc, m->image->arch, cc);
   if (*variant == V_PTX && !ptx_fits(m->image->arch, cc))
     return cj_fail(CUJIT_ERROR_LOAD, "cannot load module '%s' (compiled for %s) on device %d "
                    "(sm_%d): neither its CUBIN nor its PTX can run there; compile for this "
@@ -379,13 +428,20 @@ static void function_free(cujit_function *fn) {
 
 /* The parameter layout from the driver (12.4 and newer), else from the PTX. The PTX gives
  * the count, so that the driver is never asked for a parameter past the last (an error
- * that compute-sanitizer would report); only when the PTX cannot be read is the driver
- * asked until it refuses. */
+ * that compute-sanitizer would report); only when the PTX cannot be read, or there is none
+ * (a CUBIN or fatbin), is the driver asked until it refuses. */
 static cujit_status param_layout(cujit_function *fn, CUkernel k) {
   size_t cap = 0, i, off, size;
   CUresult r;
-  cujit_status st = cj_ptx_params(fn->module->image->ptx, fn->lowered, &fn->nparams,
-                                  &fn->param_offsets, &fn->param_sizes);
+  cujit_status st = CUJIT_ERROR_NOT_FOUND;
+  if (!binary_only(fn->module))
+    st = cj_ptx_params(fn->module->image->ptx, fn->lowered, &fn->nparams, &fn->param_offsets,
+                       &fn->param_sizes);
+  else if (!cj_cu.cuKernelGetParamInfo)
+    return cj_fail(CUJIT_ERROR_NOT_SUPPORTED, "the parameters of kernel '%s' of module '%s' "
+                   "(a CUBIN or fatbin, with no PTX to read them from) need the driver's "
+                   "cuKernelGetParamInfo (CUDA 12.4 or newer); update the driver, or load the "
+                   "module from PTX", fn->name, fn->module->name);
   if (!cj_cu.cuKernelGetParamInfo || st == CUJIT_ERROR_OUT_OF_MEMORY) return st;
   if (st == CUJIT_OK) {
     for (i = 0; i < fn->nparams; i++) {
@@ -455,18 +511,66 @@ static cujit_function *function_find(const cj_mstate *s, const char *sym) {
   return NULL;
 }
 
-/* Resolves `name` among the module's kernels or globals (no device needed). */
-static cujit_status lookup(cujit_module *m, int kernels, const char *name, const char **sym) {
+/* Asks the driver for the kernels of a CUBIN or fatbin, which has no PTX to read them
+ * from: loads it on `dev` first (module lock held; once per module). */
+static cujit_status list_kernels(cujit_module *m, cj_mstate *s, CUdevice dev) {
+  const cj_limits *lim;
+  CUkernel *ks = NULL;
+  unsigned count = 0, i;
+  CUresult r;
+  int v;
+  cujit_status st;
+  if (s->kernels_listed) return CUJIT_OK;
+  if (!cj_cu.cuLibraryGetKernelCount || !cj_cu.cuLibraryEnumerateKernels || !cj_cu.cuKernelGetName)
+    return cj_fail(CUJIT_ERROR_NOT_SUPPORTED, "module '%s' is a CUBIN or fatbin, whose kernels "
+                   "only the driver can list, and this driver cannot (cuLibraryEnumerateKernels "
+                   "needs CUDA 12.4 or newer); update the driver, or load the module from PTX",
+                   m->name);
+  if ((st = load_for_device(m, s, dev, &v, &lim)) != CUJIT_OK) return st;
+  r = cj_cu.cuLibraryGetKernelCount(&count, s->lib[v]);
+  if (r == CUDA_SUCCESS && count > 0 && !(ks = cj_calloc(count, sizeof *ks)))
+    return cj_fail_oom("listing the module's kernels");
+  if (r == CUDA_SUCCESS && count > 0) r = cj_cu.cuLibraryEnumerateKernels(ks, count, s->lib[v]);
+  for (i = 0; r == CUDA_SUCCESS && st == CUJIT_OK && i < count; i++) {
+    const char *name = NULL;
+    r = cj_cu.cuKernelGetName(&name, ks[i]);
+    if (r == CUDA_SUCCESS && name) st = cj_symtab_add(&s->syms, 1, name, strlen(name));
+  }
+  cj_free(ks);
+  if (r != CUDA_SUCCESS) st = load_failed(m, v, r, dev, lim->cc, s->jit_log[v]);
+  if (st != CUJIT_OK) {
+    cj_strv_free(s->syms.kernels, s->syms.n_kernels);
+    s->syms.kernels = NULL;
+    s->syms.n_kernels = 0;
+    return st;
+  }
+  s->kernels_listed = 1;
+  return CUJIT_OK;
+}
+
+/* Resolves `name` among the module's kernels or globals. No device is needed, except to
+ * list the kernels of a CUBIN or fatbin (on `dev`, which is then the current device). A
+ * variable of a module whose variables could not be listed is taken by its symbol. */
+static cujit_status lookup_locked(cujit_module *m, cj_mstate *s, int kernels, const char *name,
+                                  const char **sym, CUdevice dev) {
+  cujit_status st;
+  if (!kernels && !s->globals_known) {
+    *sym = name;
+    return CUJIT_OK;
+  }
+  if (!kernels) return resolve(m, s->syms.globals, s->syms.n_globals, "variable", name, sym);
+  if (binary_only(m) && (st = list_kernels(m, s, dev)) != CUJIT_OK) return st;
+  return resolve(m, s->syms.kernels, s->syms.n_kernels, "kernel", name, sym);
+}
+
+static cujit_status lookup(cujit_module *m, int kernels, const char *name, const char **sym,
+                           CUdevice dev) {
   cj_mstate *s;
   cujit_status st;
   pthread_mutex_lock(&m->lock);
   s = mstate(m);
-  if (!s)
-    st = cj_fail_oom("listing the module's kernels");
-  else if (kernels)
-    st = resolve(m, s->syms.kernels, s->syms.n_kernels, "kernel", name, sym);
-  else
-    st = resolve(m, s->syms.globals, s->syms.n_globals, "variable", name, sym);
+  st = s ? lookup_locked(m, s, kernels, name, sym, dev)
+         : cj_fail_oom("listing the module's kernels");
   pthread_mutex_unlock(&m->lock);
   return st;
 }
@@ -474,7 +578,7 @@ static cujit_status lookup(cujit_module *m, int kernels, const char *name, const
 cujit_status cujit_module_get_function(cujit_module *m, const char *name, cujit_function **out) {
   const char *sym = NULL;
   CUcontext ctx;
-  CUdevice dev;
+  CUdevice dev = 0;
   cujit_function *fn;
   cujit_status st;
   if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_module_get_function: fn is NULL");
@@ -482,7 +586,8 @@ cujit_status cujit_module_get_function(cujit_module *m, const char *name, cujit_
   if (!m || !name || !name[0])
     return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_module_get_function: %s",
                    !m ? "module is NULL" : "name is NULL or empty");
-  if ((st = lookup(m, 1, name, &sym)) != CUJIT_OK) return st;
+  if (binary_only(m) && (st = cj_ctx_ensure(&ctx, &dev)) != CUJIT_OK) return st;
+  if ((st = lookup(m, 1, name, &sym, dev)) != CUJIT_OK) return st;
   if ((st = cj_ctx_ensure(&ctx, &dev)) != CUJIT_OK) return st;
   pthread_mutex_lock(&m->lock);
   fn = function_find(m->device_state, sym);
@@ -527,7 +632,7 @@ cujit_status cujit_module_get_global(cujit_module *m, const char *name, CUdevice
                    !m ? "module" : !dptr ? "dptr" : "name", name && !name[0] ? " or empty" : "");
   *dptr = 0;
   if (bytes) *bytes = 0;
-  if ((st = lookup(m, 0, name, &sym)) != CUJIT_OK) return st;
+  if ((st = lookup(m, 0, name, &sym, 0)) != CUJIT_OK) return st;
   if ((st = cj_ctx_ensure(&ctx, &dev)) != CUJIT_OK) return st;
   pthread_mutex_lock(&m->lock);
   st = load_for_device(m, m->device_state, dev, &v, &lim);
@@ -537,6 +642,10 @@ cujit_status cujit_module_get_global(cujit_module *m, const char *name, CUdevice
   if (st != CUJIT_OK) return st;
   if (r != CUDA_SUCCESS) {
     *dptr = 0;
+    if (r == CUDA_ERROR_NOT_FOUND && !((cj_mstate *)m->device_state)->globals_known)
+      return cj_fail_cu(CUJIT_ERROR_NOT_FOUND, r, "module '%s' has no variable '%s' (its "
+                        "variables cannot be listed: its fatbin's entries are compressed; give "
+                        "the variable's symbol, e.g. _ZN2ns3valE for ns::val)", m->name, sym);
     return cj_fail_cu(r == CUDA_ERROR_NOT_FOUND ? CUJIT_ERROR_NOT_FOUND : cj_cu_status(r), r,
                       "module '%s' declares variable '%s' but the driver cannot find it: %s",
                       m->name, sym, cj_cu_name(r));

@@ -19,6 +19,7 @@ void cj_image_unref(cj_image *im) {
   if (!im || __atomic_sub_fetch(&im->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
   cj_free(im->ptx);
   cj_free(im->cubin);
+  cj_free(im->fatbin);
   cj_free(im->log);
   cj_free(im->source);
   cj_strv_free(im->name_exprs, im->n_names);
@@ -35,7 +36,7 @@ void cj_image_arch_from_ptx(cj_image *im) {
 }
 
 size_t cj_image_bytes(const cj_image *im) {
-  size_t n = sizeof *im + im->ptx_size + im->cubin_size + strlen(im->log), i;
+  size_t n = sizeof *im + im->ptx_size + im->cubin_size + im->fatbin_size + strlen(im->log), i;
   for (i = 0; i < im->n_names; i++) n += strlen(im->name_exprs[i]) + strlen(im->lowered[i]) + 2;
   return n;
 }

@@ -8,12 +8,12 @@
 #include "module.h"
 
 /* One allocation holds the module and its name. */
-static cujit_status module_new(cj_image *im, const cj_request *r, cujit_module **out) {
-  size_t len = strlen(r->name);
+cujit_status cj_module_new(cj_image *im, const char *name, cujit_module **out) {
+  size_t len = strlen(name);
   cujit_module *m = cj_calloc(1, sizeof *m + len + 1);
   if (!m) return cj_fail_oom("creating the module");
   m->name = (char *)(m + 1);
-  memcpy(m->name, r->name, len + 1);
+  memcpy(m->name, name, len + 1);
   m->image = im;
   m->source = im->source;
   pthread_mutex_init(&m->lock, NULL);
@@ -30,7 +30,7 @@ static cujit_status from_source(cujit_module **out, const char *source, const ch
   if (st != CUJIT_OK) return st;
   st = cj_compile(&req, &im);
   if (st == CUJIT_OK) {
-    st = module_new(im, &req, out);
+    st = cj_module_new(im, req.name, out);
     if (st != CUJIT_OK) cj_image_unref(im);
   }
   cj_request_free(&req);

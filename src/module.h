@@ -15,6 +15,9 @@ struct cujit_module {
   void *device_state;
 };
 
+/* A module holding `im` (the reference passes to it on success) named `name` (copied). */
+cujit_status cj_module_new(cj_image *im, const char *name, cujit_module **out);
+
 /* Releases what the module loaded on devices; safe when nothing was loaded. */
 void cj_module_device_free(cujit_module *m);
 

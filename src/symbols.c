@@ -71,6 +71,12 @@ cujit_status cj_symtab_build(const char *ptx, cj_symtab *t) {
   return CUJIT_OK;
 }
 
+cujit_status cj_symtab_add(cj_symtab *t, int kernel, const char *name, size_t len) {
+  int bad = kernel ? push_name(&t->kernels, &t->n_kernels, name, len)
+                   : push_name(&t->globals, &t->n_globals, name, len);
+  return bad ? cj_fail_oom("listing the module's kernels and variables") : CUJIT_OK;
+}
+
 void cj_symtab_free(cj_symtab *t) {
   cj_strv_free(t->kernels, t->n_kernels);
   cj_strv_free(t->globals, t->n_globals);

@@ -16,6 +16,9 @@ typedef struct cj_symtab {
 /* Reads the entry and variable symbols of `ptx`. Fails only when out of memory. */
 cujit_status cj_symtab_build(const char *ptx, cj_symtab *t);
 void cj_symtab_free(cj_symtab *t);
+/* Appends the first `len` bytes of `name` to t's kernels (kernel != 0) or globals. Returns
+ * CUJIT_OK or CUJIT_ERROR_OUT_OF_MEMORY (with its detail). */
+cujit_status cj_symtab_add(cj_symtab *t, int kernel, const char *name, size_t len);
 
 /* 1 when symbol `sym` is what `name` refers to: the same text (extern "C" symbols, or a
  * mangled name given as it is), or for an Itanium-mangled symbol, `name` equal to its

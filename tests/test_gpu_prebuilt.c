@@ -1,0 +1,180 @@
+/* test_gpu_prebuilt - modules from prebuilt PTX, CUBIN and fatbin on a device: each kind's
+ * kernels found by plain name (C++ and extern "C"), launched with In/Out buffers and
+ * checked arguments, its variables written and read by name, a missing kernel named with
+ * the module's kernels, attributes and parameter layout from the driver, and cujit_call
+ * with an explicit signature. The PTX and the CUBIN come from NVRTC for this device; the
+ * fatbin from nvcc when it is on PATH (its tests are skipped, saying why, otherwise). */
+#include "prebuilttest.h"
+
+enum { K_PTX, K_CUBIN, K_FATBIN, N_KINDS, N = 100 };
+
+static cujit_module *mods[N_KINDS];
+static char *tmp;
+static char fatbin_why[8192];
+static const int kinds[N_KINDS] = {K_PTX, K_CUBIN, K_FATBIN};
+
+static cujit_status fatbin_module(cujit_module **out) {
+  char path[4096], gencode[128];
+  int major = 0, minor = 0;
+  assert_ok(cujit_device_info(0, NULL, 0, &major, &minor));
+  snprintf(gencode, sizeof gencode, "-gencode arch=compute_%d%d,code=[sm_%d%d,compute_%d%d]",
+           major, minor, major, minor, major, minor);
+  if (prebuilt_nvcc_fatbin(tmp, gencode, path, sizeof path, fatbin_why, sizeof fatbin_why))
+    return CUJIT_OK;
+  return cujit_module_from_image_file(out, path);
+}
+
+static int group_setup(void **state) {
+  cujit_module *c = prebuilt_compiled(NULL); /* this device's sm_XX: CUBIN and PTX */
+  size_t n = 0;
+  const void *bytes;
+  (void)state;
+  tmp = test_tempdir("gpu-prebuilt");
+  assert_non_null(tmp);
+  bytes = cujit_module_ptx(c, &n);
+  assert_ok(cujit_module_from_image(&mods[K_PTX], bytes, n, "k.ptx"));
+  bytes = cujit_module_cubin(c, &n);
+  assert_non_null(bytes);
+  assert_ok(cujit_module_from_image(&mods[K_CUBIN], bytes, n, "k.cubin"));
+  assert_ok(fatbin_module(&mods[K_FATBIN]));
+  cujit_module_destroy(c);
+  return 0;
+}
+
+static int group_teardown(void **state) {
+  int i;
+  (void)state;
+  for (i = 0; i < N_KINDS; i++) cujit_module_destroy(mods[i]);
+  test_rmtree(tmp);
+  free(tmp);
+  return 0;
+}
+
+/* The module a test runs on; skips the fatbin's tests when there is none. */
+static cujit_module *module_of(void **state) {
+  int k = *(const int *)*state;
+  if (!mods[k]) {
+    printf("SKIP (fatbin): %s\n", fatbin_why);
+    skip();
+  }
+  return mods[k];
+}
+
+static cujit_function *function_of(cujit_module *m, const char *name) {
+  cujit_function *fn = NULL;
+  assert_ok(cujit_module_get_function(m, name, &fn));
+  assert_non_null(fn);
+  return fn;
+}
+
+static void kernels_by_plain_name(void **state) {
+  cujit_module *m = module_of(state);
+  cujit_function *scale = function_of(m, "scale"), *add_one = function_of(m, "add_one");
+  float x[N];
+  int v[N], i;
+  float zero = 0.0f;
+  assert_ok(cujit_module_write_global(m, "bias", &zero, sizeof zero));
+  assert_ok(cujit_module_write_global(m, "coef", (float[4]){0}, 4 * sizeof(float)));
+  for (i = 0; i < N; i++) x[i] = (float)i, v[i] = -i;
+  assert_ok(CUJIT_LAUNCH(scale, cujit_dim3(1), cujit_dim3(128), cujit_inout(x, sizeof x),
+                         cujit_f32(3.0f), cujit_i32(N)));
+  assert_ok(CUJIT_LAUNCH(add_one, cujit_dim3(2), cujit_dim3(64), cujit_inout(v, sizeof v),
+                         cujit_i32(N)));
+  for (i = 0; i < N; i++) assert_true(x[i] == 3.0f * (float)i && v[i] == 1 - i);
+  assert_string_equal(cujit_function_name(scale), "scale");
+  assert_ptr_equal(function_of(m, "_Z5scalePffi"), scale); /* by symbol: the same handle */
+}
+
+static void arguments_checked_before_launch(void **state) {
+  cujit_module *m = module_of(state);
+  cujit_function *scale = function_of(m, "scale");
+  float x[N] = {0};
+  assert_status_detail(CUJIT_LAUNCH(scale, cujit_dim3(1), cujit_dim3(N), cujit_inout(x, sizeof x),
+                                    cujit_f32(1.0f)),
+                       CUJIT_ERROR_INVALID_ARGS,
+                       "kernel 'scale' takes 3 arguments but 2 were given");
+  assert_status_detail(CUJIT_LAUNCH(scale, cujit_dim3(1), cujit_dim3(N), cujit_inout(x, sizeof x),
+                                    cujit_f64(1.0), cujit_i32(N)),
+                       CUJIT_ERROR_INVALID_ARGS,
+                       "argument 2 of kernel 'scale' has the wrong size: parameter 2 expects 4 "
+                       "bytes, but 8 bytes were given");
+}
+
+static void variables_by_name(void **state) {
+  cujit_module *m = module_of(state);
+  cujit_function *scale = function_of(m, "scale");
+  float x[N], bias = 0.5f, coef[4] = {0.25f, 0, 0, 0};
+  int zero = 0, count = -1, i;
+  CUdeviceptr d = 0;
+  size_t bytes = 0;
+  assert_ok(cujit_module_get_global(m, "coef", &d, &bytes));
+  assert_true(d != 0);
+  assert_int_equal(bytes, sizeof coef);
+  assert_ok(cujit_module_write_global(m, "counter", &zero, sizeof zero));
+  assert_ok(cujit_module_write_global(m, "bias", &bias, sizeof bias)); /* ns::bias, plain */
+  assert_ok(cujit_module_write_global(m, "coef", coef, sizeof coef));
+  for (i = 0; i < N; i++) x[i] = (float)i;
+  assert_ok(CUJIT_LAUNCH(scale, cujit_dim3(1), cujit_dim3(128), cujit_inout(x, sizeof x),
+                         cujit_f32(2.0f), cujit_i32(N)));
+  for (i = 0; i < N; i++) assert_true(x[i] == 2.0f * (float)i + 0.75f);
+  assert_ok(cujit_module_read_global(m, "counter", &count, sizeof count));
+  assert_int_equal(count, 1);
+  assert_ok(cujit_module_get_global(m, "ns::bias", &d, &bytes));
+  assert_int_equal(bytes, sizeof(float));
+  assert_ok(cujit_module_get_global(m, "_ZN2ns4biasE", &d, &bytes));
+  assert_status_detail(cujit_module_get_global(m, "nope", &d, NULL), CUJIT_ERROR_NOT_FOUND,
+                       "has no variable 'nope'");
+}
+
+static void missing_kernel_lists_the_kernels(void **state) {
+  cujit_module *m = module_of(state);
+  cujit_function *fn = (cujit_function *)1;
+  char want[256];
+  snprintf(want, sizeof want, "module '%s' has no kernel 'nope'; its kernels: ",
+           cujit_module_name(m));
+  assert_status_detail(cujit_module_get_function(m, "nope", &fn), CUJIT_ERROR_NOT_FOUND, want);
+  assert_null(fn);
+  assert_non_null(strstr(cujit_last_error(), "scale (_Z5scalePffi)"));
+  assert_non_null(strstr(cujit_last_error(), "add_one"));
+}
+
+static void attributes_layout_and_signatures(void **state) {
+  cujit_module *m = module_of(state);
+  cujit_function *scale = function_of(m, "scale");
+  cujit_function_attrs a;
+  size_t off = 0, size = 0;
+  float x[N], zero = 0.0f;
+  int i;
+  assert_ok(cujit_function_get_attrs(scale, &a));
+  assert_int_equal(a.num_params, 3);
+  assert_true(a.max_threads_per_block > 0);
+  assert_ok(cujit_function_param_info(scale, 1, &off, &size));
+  assert_int_equal(off, 8);
+  assert_int_equal(size, 4);
+  /* no source to read a signature from: it must be given */
+  assert_null(cujit_function_signature(scale));
+  assert_non_null(strstr(cujit_last_error(), "cujit_function_set_signature"));
+  assert_ok(cujit_function_set_signature(scale, "ptr f32 i32"));
+  assert_ok(cujit_module_write_global(m, "bias", &zero, sizeof zero));
+  assert_ok(cujit_module_write_global(m, "coef", (float[4]){0}, 4 * sizeof(float)));
+  for (i = 0; i < N; i++) x[i] = (float)i;
+  assert_ok(cujit_call(scale, cujit_dim3(1), cujit_dim3(128), CUJIT_INOUT(x, sizeof x), 4.0, N));
+  for (i = 0; i < N; i++) assert_true(x[i] == 4.0f * (float)i);
+}
+
+#define FOR_EACH_KIND(fn)                                                   \
+  {"ptx: " #fn, fn, NULL, NULL, (void *)&kinds[K_PTX]},                     \
+      {"cubin: " #fn, fn, NULL, NULL, (void *)&kinds[K_CUBIN]},             \
+      {"fatbin: " #fn, fn, NULL, NULL, (void *)&kinds[K_FATBIN]}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      FOR_EACH_KIND(kernels_by_plain_name),
+      FOR_EACH_KIND(arguments_checked_before_launch),
+      FOR_EACH_KIND(variables_by_name),
+      FOR_EACH_KIND(missing_kernel_lists_the_kernels),
+      FOR_EACH_KIND(attributes_layout_and_signatures),
+  };
+  if (!test_have_gpu()) return TEST_SKIP_CODE;
+  return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
