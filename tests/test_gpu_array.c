@@ -1,0 +1,202 @@
+/* test_gpu_array - device arrays on a GPU: every element type filled and read back at
+ * sizes 0, 1, 31 and 1000003; conversions to and from double for every type; ranges;
+ * copies in place and into new arrays; views and reshapes sharing memory; a 2^31+17
+ * element array (the 64-bit index path); memory given back to the pool; a destroyed array
+ * refused; an array destroyed while a kernel using it runs. */
+#include <math.h>
+
+#include "gputest.h"
+
+static const int kTypes[] = {CUJIT_TYPE_BOOL, CUJIT_TYPE_I8,  CUJIT_TYPE_U8,   CUJIT_TYPE_I16,
+                             CUJIT_TYPE_U16,  CUJIT_TYPE_I32, CUJIT_TYPE_U32,  CUJIT_TYPE_I64,
+                             CUJIT_TYPE_U64,  CUJIT_TYPE_F16, CUJIT_TYPE_BF16, CUJIT_TYPE_F32,
+                             CUJIT_TYPE_F64,  CUJIT_TYPE_C64, CUJIT_TYPE_C128};
+static const int64_t kSizes[] = {0, 1, 31, 1000003};
+
+static void every_type_filled_and_read(void **state) {
+  unsigned char value[16], *host = malloc(1000003 * 16);
+  size_t t, s, i, k;
+  (void)state;
+  for (k = 0; k < sizeof value; k++) value[k] = (unsigned char)(0x11 * (k + 1));
+  value[0] = 1; /* a bool's only true value */
+  for (t = 0; t < sizeof kTypes / sizeof *kTypes; t++) {
+    size_t es = cujit_type_size(kTypes[t]);
+    for (s = 0; s < sizeof kSizes / sizeof *kSizes; s++) {
+      cujit_array *a = NULL;
+      assert_ok(cujit_array_full(&a, kTypes[t], 1, &kSizes[s], value));
+      assert_int_equal(cujit_array_nbytes(a), (size_t)kSizes[s] * es);
+      assert_ok(cujit_array_get(a, host, cujit_array_nbytes(a)));
+      for (i = 0; i < (size_t)kSizes[s]; i++)
+        if (memcmp(host + i * es, value, es) != 0)
+          fail_msg("type %d, size %lld: element %zu differs", kTypes[t], (long long)kSizes[s], i);
+      cujit_array_destroy(a);
+    }
+  }
+  free(host);
+}
+
+/* arange as double, converted to each type and back: small integers survive every trip. */
+static void conversions_through_every_type(void **state) {
+  double back[100];
+  size_t t, i;
+  (void)state;
+  for (t = 0; t < sizeof kTypes / sizeof *kTypes; t++) {
+    cujit_array *d = NULL, *x = NULL, *y = NULL;
+    assert_ok(cujit_array_arange(&d, CUJIT_TYPE_F64, 0, 100, 1));
+    assert_int_equal(cujit_array_size(d), 100);
+    assert_ok(cujit_array_astype(d, kTypes[t], &x));
+    assert_ok(cujit_array_astype(x, CUJIT_TYPE_F64, &y));
+    assert_ok(cujit_array_get(y, back, sizeof back));
+    for (i = 0; i < 100; i++) {
+      double want = kTypes[t] == CUJIT_TYPE_BOOL ? (i != 0) : (double)i;
+      if (back[i] != want) fail_msg("type %d: element %zu came back as %g", kTypes[t], i, back[i]);
+    }
+    cujit_array_destroy(d);
+    cujit_array_destroy(x);
+    cujit_array_destroy(y);
+  }
+}
+
+static void ranges_and_host_copies(void **state) {
+  cujit_array *a = NULL, *b = NULL, *c = NULL;
+  float f[38], g[38];
+  int64_t n = 38;
+  int i;
+  (void)state;
+  assert_ok(cujit_array_arange(&a, CUJIT_TYPE_F32, 0.5, 10, 0.25));
+  assert_int_equal(cujit_array_size(a), 38);
+  assert_ok(cujit_array_get(a, f, sizeof f));
+  for (i = 0; i < 38; i++) assert_true(f[i] == 0.5f + 0.25f * (float)i);
+  assert_ok(cujit_array_arange(&b, CUJIT_TYPE_I32, 10, 0, -3)); /* 10 7 4 1 */
+  assert_int_equal(cujit_array_size(b), 4);
+  cujit_array_destroy(b);
+  b = NULL;
+  for (i = 0; i < 38; i++) g[i] = (float)(i * i);
+  assert_ok(cujit_array_from_host(&b, CUJIT_TYPE_F32, 1, &n, g));
+  assert_ok(cujit_array_copy(b, &a)); /* into an existing array */
+  assert_ok(cujit_array_get(a, f, sizeof f));
+  assert_memory_equal(f, g, sizeof f);
+  assert_ok(cujit_array_copy(a, &c)); /* into a new one */
+  cujit_array_destroy(a);
+  assert_ok(cujit_array_get(c, f, sizeof f));
+  assert_memory_equal(f, g, sizeof f);
+  cujit_array_destroy(b);
+  cujit_array_destroy(c);
+}
+
+static void outputs_are_checked(void **state) {
+  cujit_array *a = NULL, *wrong_type = NULL, *wrong_shape = NULL;
+  int64_t n = 10, m = 11;
+  (void)state;
+  assert_ok(cujit_array_zeros(&a, CUJIT_TYPE_F32, 1, &n));
+  assert_ok(cujit_array_zeros(&wrong_type, CUJIT_TYPE_F64, 1, &n));
+  assert_ok(cujit_array_zeros(&wrong_shape, CUJIT_TYPE_F32, 1, &m));
+  assert_status_detail(cujit_array_copy(a, &wrong_type), CUJIT_ERROR_INVALID_VALUE,
+                       "the output holds f64, the result is f32");
+  assert_status_detail(cujit_array_copy(a, &wrong_shape), CUJIT_ERROR_INVALID_VALUE,
+                       "the output's shape differs from the result's (11 and 10 elements)");
+  cujit_array_destroy(wrong_type);
+  assert_status_detail(cujit_array_copy(a, &wrong_type), CUJIT_ERROR_INVALID_VALUE,
+                       "*out is not a live array");
+  assert_status_detail(cujit_array_fill(wrong_type, &n), CUJIT_ERROR_INVALID_VALUE,
+                       "a is not a live array");
+  cujit_array_destroy(a);
+  cujit_array_destroy(wrong_shape);
+}
+
+static void views_share_memory(void **state) {
+  cujit_array *a = NULL, *v = NULL, *r = NULL;
+  int64_t shape[] = {4, 5}, flat = 20;
+  int x[20], seven = 7, nine = 9, i;
+  (void)state;
+  assert_ok(cujit_array_zeros(&a, CUJIT_TYPE_I32, 2, shape));
+  assert_ok(cujit_array_view(a, 5, 10, &v));
+  assert_ok(cujit_array_fill(v, &seven));
+  assert_ok(cujit_array_reshape(a, 1, &flat, &r));
+  cujit_array_destroy(a); /* the views keep the memory */
+  assert_ok(cujit_array_get(r, x, sizeof x));
+  for (i = 0; i < 20; i++) assert_int_equal(x[i], i >= 5 && i < 10 ? 7 : 0);
+  assert_ok(cujit_array_fill(r, &nine));
+  cujit_array_destroy(r);
+  assert_ok(cujit_array_get(v, x, 5 * sizeof *x));
+  assert_int_equal(x[4], 9);
+  cujit_array_destroy(v);
+}
+
+static void wrapped_memory_stays_the_callers(void **state) {
+  CUdeviceptr d = 0;
+  cujit_array *a = NULL;
+  int64_t n = 64;
+  double v = 2.5, h[64];
+  (void)state;
+  assert_ok(cujit_mem_alloc(&d, sizeof h));
+  assert_ok(cujit_array_wrap(&a, CUJIT_TYPE_F64, 1, &n, d));
+  assert_ok(cujit_array_fill(a, &v));
+  cujit_array_destroy(a);
+  assert_ok(cujit_memcpy_dtoh(h, d, sizeof h)); /* still the caller's, still there */
+  assert_true(h[63] == 2.5);
+  assert_ok(cujit_mem_free(d));
+}
+
+/* 2^31 + 17 bytes: indices past 2^31 are reached (and read back through a view). */
+static void beyond_two_to_the_31(void **state) {
+  int64_t n = ((int64_t)1 << 31) + 17;
+  cujit_array *a = NULL, *tail = NULL;
+  signed char seven = 7, t[40];
+  int i;
+  (void)state;
+  assert_ok(cujit_array_full(&a, CUJIT_TYPE_I8, 1, &n, &seven));
+  assert_ok(cujit_array_view(a, n - 40, n, &tail));
+  assert_ok(cujit_array_get(tail, t, sizeof t));
+  for (i = 0; i < 40; i++) assert_int_equal(t[i], 7);
+  cujit_array_destroy(tail);
+  cujit_array_destroy(a);
+}
+
+/* Arrays made and destroyed in a loop reuse the pool's memory. */
+static void pool_is_reused(void **state) {
+  int64_t n = 1 << 20;
+  size_t before = gpu_pool_in_use();
+  int i;
+  (void)state;
+  for (i = 0; i < 200; i++) {
+    cujit_array *a = NULL;
+    assert_ok(cujit_array_zeros(&a, CUJIT_TYPE_F32, 1, &n));
+    cujit_array_destroy(a);
+  }
+  assert_ok(cujit_synchronize());
+  assert_int_equal(gpu_pool_in_use(), before);
+}
+
+/* Destroyed while a kernel that writes it still runs on its stream: the memory goes back
+ * to the pool only after the kernel (stream order), and nothing faults. */
+static void destroyed_while_in_flight(void **state) {
+  cujit_function *spin = gpu_function(mod, "spin_then_write");
+  cujit_array *a = NULL;
+  int64_t n = 1 << 16;
+  (void)state;
+  assert_ok(cujit_array_zeros(&a, CUJIT_TYPE_I32, 1, &n));
+  assert_ok(CUJIT_LAUNCH(spin, cujit_dim3(256), cujit_dim3(256), cujit_array_arg(a),
+                         cujit_i64((int64_t)n), cujit_i64(20000000)));
+  cujit_array_destroy(a);
+  assert_ok(cujit_synchronize());
+}
+
+static const char kSource[] =
+    "extern \"C\" __global__ void spin_then_write(int *x, long long n, long long cycles) {\n"
+    "  long long t0 = clock64();\n"
+    "  while (clock64() - t0 < cycles) {}\n"
+    "  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n"
+    "  if (i < n) x[i] = 1;\n"
+    "}\n";
+
+GPU_GROUP_MAIN(kSource, "array_test.cu", NULL,
+               cmocka_unit_test(every_type_filled_and_read),
+               cmocka_unit_test(conversions_through_every_type),
+               cmocka_unit_test(ranges_and_host_copies),
+               cmocka_unit_test(outputs_are_checked),
+               cmocka_unit_test(views_share_memory),
+               cmocka_unit_test(wrapped_memory_stays_the_callers),
+               cmocka_unit_test(beyond_two_to_the_31),
+               cmocka_unit_test(pool_is_reused),
+               cmocka_unit_test(destroyed_while_in_flight))
