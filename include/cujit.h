@@ -784,7 +784,8 @@ CUJIT_API void cujit_function_unbind(cujit_function *fn, void *fnptr);
  * cujit allocates, fills, copies and frees, and that kernels take as arguments.
  * ------------------------------------------------------------------------------------- */
 
-/** An array: element type, shape (1 to CUJIT_ARRAY_MAX_DIMS dimensions, C order,
+/** An array: element type, shape (0 to CUJIT_ARRAY_MAX_DIMS dimensions, C order; 0-d holds
+ *  one element, as a reduction's result,
  *  contiguous), 64-bit element count, device memory on the device that was current when it
  *  was made, and the stream its work is ordered on (the legacy default stream unless set).
  *  Opaque; every function below that takes one refuses a destroyed array. */
@@ -868,12 +869,210 @@ CUJIT_API size_t cujit_type_size(cujit_type type);
 /** An array as a kernel argument: its device pointer, for cujit_launch()/CUJIT_LAUNCH. */
 static inline cujit_arg cujit_array_arg(const cujit_array *a) { return cujit_ptr(cujit_array_data(a)); }
 
+
+/* ---------------------------------------------------------------------------------------
+ * Array operations (PyCUDA's gpuarray operators and cumath, CuPy's ufuncs). Each runs as
+ * one kernel generated for its types and compiled through cujit's caches (in memory
+ * within a process, on disk across processes), on the stream of its first array input.
+ * Outputs follow the rule above: *out NULL makes a new array, else *out receives it.
+ *
+ * Type promotion follows NumPy 2. Two arrays: the smallest type that holds both (bool <
+ * integers < floats < complex; a signed and an unsigned integer of one size give the next
+ * larger signed one, u64 with a signed one gives f64; an integer with a float gives a
+ * float wide enough for the integer, e.g. i16+f16 -> f32, i32+f32 -> f64; f16 with bf16
+ * gives f32). A scalar is "weak", as a Python number: it does not widen an array of its
+ * kind (2.0 * f16 array stays f16, 3 * i8 array stays i8); a float scalar with an integer
+ * or bool array gives f64. Comparisons give bool arrays; true division of integers gives
+ * f64; the math functions of an integer array compute in f64.
+ * ------------------------------------------------------------------------------------- */
+
+typedef enum cujit_binop {
+  CUJIT_ADD, CUJIT_SUB, CUJIT_MUL, CUJIT_DIV, CUJIT_POW, CUJIT_MINIMUM, CUJIT_MAXIMUM,
+  CUJIT_FMOD, CUJIT_EQ, CUJIT_NE, CUJIT_LT, CUJIT_LE, CUJIT_GT, CUJIT_GE
+} cujit_binop;
+
+typedef enum cujit_unop {
+  CUJIT_NEG, CUJIT_FABS, CUJIT_SQRT, CUJIT_EXP, CUJIT_LOG, CUJIT_LOG10, CUJIT_SIN, CUJIT_COS,
+  CUJIT_TAN, CUJIT_ASIN, CUJIT_ACOS, CUJIT_ATAN, CUJIT_SINH, CUJIT_COSH, CUJIT_TANH,
+  CUJIT_FLOOR, CUJIT_CEIL
+} cujit_unop;
+
+/** Flags of cujit_array_binary_scalar(). */
+enum {
+  CUJIT_SCALAR_FIRST = 1u << 0, /**< compute s op a (as for 2 - a) instead of a op s */
+  CUJIT_SCALAR_INT = 1u << 1    /**< s is an integer (a Python int): integer arrays keep
+                                     their type; without it s is a float (a Python float) */
+};
+
+/** a op b, elementwise; a and b have the same shape.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a destroyed or NULL array, shapes that
+ *          differ, an output of the wrong type or shape, an op not defined for the types
+ *          (fmod of complex numbers, ordering of complex numbers); CUJIT_ERROR_COMPILE (never
+ *          for these built-in ops unless the toolkit is broken); device errors. */
+CUJIT_API cujit_status cujit_array_binary(cujit_binop op, const cujit_array *a,
+                                          const cujit_array *b, cujit_array **out);
+/** a op s (or s op a with CUJIT_SCALAR_FIRST): e.g. 2 * a is
+ *  cujit_array_binary_scalar(CUJIT_MUL, a, 2, CUJIT_SCALAR_INT, &out). */
+CUJIT_API cujit_status cujit_array_binary_scalar(cujit_binop op, const cujit_array *a, double s,
+                                                 unsigned flags, cujit_array **out);
+/** f(a), elementwise (cumath): NEG keeps the type; FABS of a complex array gives its
+ *  magnitude (real type); the others keep floats and complex types and give f64 for
+ *  integers and bool. */
+CUJIT_API cujit_status cujit_array_unary(cujit_unop op, const cujit_array *a,
+                                         cujit_array **out);
+/** The type an operation on types a and b gives (for a scalar b pass CUJIT_TYPE_F64, or
+ *  CUJIT_TYPE_I64 for an integer, with weak = 1). */
+CUJIT_API cujit_type cujit_promote(cujit_type a, cujit_type b, int weak);
+
+/** A fused elementwise expression over named arrays, one kernel with no temporaries (CuPy's
+ *  fuse, numexpr): cujit_array_map(&y, "sin(2*x + 1)", 1, names, arrays) with names[0] =
+ *  "x". Each name stands for the element i of its array, of that array's type; the arrays
+ *  have the same shape; `i` (64-bit) is the index. The result's type is the promotion of
+ *  the arrays' types (a float type when the expression is math on integers: pass an output
+ *  of the type you want to choose it).
+ *  @return as cujit_array_binary(); CUJIT_ERROR_COMPILE with NVRTC's log and the generated
+ *          source when the expression does not compile. */
+CUJIT_API cujit_status cujit_array_map(cujit_array **out, const char *expr, size_t n,
+                                       const char *const *names,
+                                       const cujit_array *const *arrays);
+
+
+/* ---------------------------------------------------------------------------------------
+ * Reductions, scans and random arrays
+ * ------------------------------------------------------------------------------------- */
+
+typedef enum cujit_redop { CUJIT_SUM, CUJIT_MIN, CUJIT_MAX } cujit_redop;
+
+/** Reduces all of `a` to one element, in a 0-d array (ndim 0, size 1) of the result type:
+ *  SUM of bool and integers narrower than 64 bits gives i64 (u64 for unsigned ones), of
+ *  floats and complex numbers their own type, accumulated by a tree (not serially);
+ *  MIN/MAX keep the type (complex refused; NaN wins, as NumPy's). An empty array sums to
+ *  0; its MIN/MAX is CUJIT_ERROR_INVALID_VALUE. Read the result with cujit_array_get().
+ *  *out follows the output rule (a given one must be 0-d of the result type). */
+CUJIT_API cujit_status cujit_array_reduce(cujit_redop op, const cujit_array *a,
+                                          cujit_array **out);
+/** sum(a * b) of two arrays of one shape, in a 0-d array of their promoted type. */
+CUJIT_API cujit_status cujit_array_dot(const cujit_array *a, const cujit_array *b,
+                                       cujit_array **out);
+/** Inclusive (or, with `exclusive`, exclusive) prefix sum of `a` as a 1-D array of a's
+ *  type (i64 for bool and narrower integers, as SUM): CuPy's cumsum. */
+CUJIT_API cujit_status cujit_array_cumsum(const cujit_array *a, int exclusive,
+                                          cujit_array **out);
+
+typedef enum cujit_distribution {
+  CUJIT_UNIFORM, /**< in [0, 1) */
+  CUJIT_NORMAL   /**< mean 0, standard deviation 1 */
+} cujit_distribution;
+
+/** Random F32 or F64 numbers (PyCUDA's curandom.rand, cp.random.rand / randn) from a
+ *  counter-based generator (Philox-4x32-10): element i depends only on (seed, i), so the
+ *  same seed gives the same array on every device and launch configuration. */
+CUJIT_API cujit_status cujit_array_random(cujit_array **out, cujit_type type, int ndim,
+                                          const int64_t *shape, cujit_distribution dist,
+                                          uint64_t seed);
+
+/* ---------------------------------------------------------------------------------------
+ * Kernel generators (PyCUDA's ElementwiseKernel, ReductionKernel, InclusiveScanKernel and
+ * ExclusiveScanKernel; CuPy's ElementwiseKernel and ReductionKernel): a declaration string
+ * and expressions in, a kernel compiled through the caches out.
+ *
+ * `args` declares the arguments as C does, comma-separated: "float a, float *x, float b,
+ * float *y, float *z". A pointer is an array argument, anything else a scalar. Types: bool,
+ * char, signed/unsigned char, short, int, long, long long (and unsigned ones), int8_t ...
+ * uint64_t, size_t, ptrdiff_t, __half, __nv_bfloat16, float, double, complex<float>,
+ * complex<double> (cuda::std), with const allowed. A declaration cujit cannot read is
+ * CUJIT_ERROR_INVALID_VALUE naming its column and token.
+ * Calls take the arguments in declaration order as pointers: an array argument as its
+ * cujit_array *, a scalar as a pointer to a value of its declared type (&a for "float a").
+ * Every array must be live, of the declared element type and of the first array's size;
+ * otherwise nothing launches (CUJIT_ERROR_INVALID_VALUE naming the argument).
+ * ------------------------------------------------------------------------------------- */
+
+/** Optional parts of a generated kernel; zero-initialised for none. */
+typedef struct cujit_generator_options {
+  const char *name;       /**< kernel name ("elementwise", "reduction" or "scan" by default) */
+  const char *preamble;   /**< code before the kernel: helper functions, #includes */
+  const char *loop_prep;  /**< elementwise: statements before the loop over i */
+  const char *after_loop; /**< elementwise: statements after it */
+} cujit_generator_options;
+
+typedef struct cujit_elementwise cujit_elementwise;
+/** `operation` is run for every index i (a 64-bit integer) from 0 to n - 1, n being the
+ *  first array argument's size: "z[i] = a*x[i] + b*y[i]". Compiled at the first call with
+ *  arrays on a device (so that a bad operation fails there with NVRTC's log, the
+ *  generated source and its lines). *out is owned by the caller:
+ *  cujit_elementwise_destroy(). */
+CUJIT_API cujit_status cujit_elementwise_create(cujit_elementwise **out, const char *args,
+                                                const char *operation,
+                                                const cujit_generator_options *opts);
+CUJIT_API cujit_status cujit_elementwise_call(cujit_elementwise *k, const void *const *args,
+                                              size_t nargs);
+/** As cujit_elementwise_call() for i = start, start + step, ... below stop (PyCUDA's
+ *  range=slice(...)); step may be negative (then i goes down to above stop). */
+CUJIT_API cujit_status cujit_elementwise_call_range(cujit_elementwise *k, int64_t start,
+                                                    int64_t stop, int64_t step,
+                                                    const void *const *args, size_t nargs);
+CUJIT_API void cujit_elementwise_destroy(cujit_elementwise *k);
+
+typedef struct cujit_reduction cujit_reduction;
+/** A reduction to one value of `type`: `map_expr` gives element i's value ("x[i]*y[i]"),
+ *  `reduce_expr` combines two values named a and b ("a+b"; it must be associative), and
+ *  `neutral` is the value that changes nothing ("0"). */
+CUJIT_API cujit_status cujit_reduction_create(cujit_reduction **out, cujit_type type,
+                                              const char *neutral, const char *reduce_expr,
+                                              const char *map_expr, const char *args,
+                                              const cujit_generator_options *opts);
+/** Runs it; the result goes to a 0-d array (output rule) or, with cujit_reduction_call_host,
+ *  to host memory of the result type's size (and the call waits for it). */
+CUJIT_API cujit_status cujit_reduction_call(cujit_reduction *r, cujit_array **out,
+                                            const void *const *args, size_t nargs);
+CUJIT_API cujit_status cujit_reduction_call_host(cujit_reduction *r, void *result,
+                                                 const void *const *args, size_t nargs);
+CUJIT_API void cujit_reduction_destroy(cujit_reduction *r);
+
+typedef struct cujit_scan cujit_scan;
+/** A prefix scan of arrays of `type` with `scan_expr` in a and b ("a+b", associative) and
+ *  its `neutral` element; inclusive, or exclusive when `exclusive` is set. */
+CUJIT_API cujit_status cujit_scan_create(cujit_scan **out, cujit_type type,
+                                         const char *scan_expr, const char *neutral,
+                                         int exclusive, const cujit_generator_options *opts);
+/** Scans `in` (1-D of the scan's type) into *out (output rule; may be `in`: in place). */
+CUJIT_API cujit_status cujit_scan_call(cujit_scan *s, const cujit_array *in, cujit_array **out);
+CUJIT_API void cujit_scan_destroy(cujit_scan *s);
+
+/** The generators' calls with the arguments inline: CUJIT_ELEMENTWISE(k, &a, x, &b, y, z),
+ *  CUJIT_REDUCTION(r, &out, x, y), CUJIT_REDUCTION_HOST(r, &result, x, y). */
+#ifdef __cplusplus
+#  define CUJIT_ELEMENTWISE(k, ...) cujit_elementwise_list_((k), {__VA_ARGS__})
+#  define CUJIT_REDUCTION(r, out, ...) cujit_reduction_list_((r), (out), nullptr, {__VA_ARGS__})
+#  define CUJIT_REDUCTION_HOST(r, result, ...) \
+  cujit_reduction_list_((r), nullptr, (result), {__VA_ARGS__})
+#else
+#  define CUJIT_GEN_ARGS_(...) (const void *const[]){__VA_ARGS__},                        \
+                               sizeof((const void *const[]){__VA_ARGS__}) / sizeof(void *)
+#  define CUJIT_ELEMENTWISE(k, ...) cujit_elementwise_call((k), CUJIT_GEN_ARGS_(__VA_ARGS__))
+#  define CUJIT_REDUCTION(r, out, ...) \
+  cujit_reduction_call((r), (out), CUJIT_GEN_ARGS_(__VA_ARGS__))
+#  define CUJIT_REDUCTION_HOST(r, result, ...) \
+  cujit_reduction_call_host((r), (result), CUJIT_GEN_ARGS_(__VA_ARGS__))
+#endif
+
 #ifdef __cplusplus
 } /* extern "C" */
 
 #include <initializer_list>
 
 /* What CUJIT_LAUNCH and CUJIT_LAUNCH_EX expand to in C++. */
+static inline cujit_status cujit_elementwise_list_(cujit_elementwise *k,
+                                                   std::initializer_list<const void *> args) {
+  return cujit_elementwise_call(k, args.begin(), args.size());
+}
+static inline cujit_status cujit_reduction_list_(cujit_reduction *r, cujit_array **out,
+                                                 void *result,
+                                                 std::initializer_list<const void *> args) {
+  return out ? cujit_reduction_call(r, out, args.begin(), args.size())
+             : cujit_reduction_call_host(r, result, args.begin(), args.size());
+}
 static inline cujit_status cujit_launch_list_(const cujit_function *fn, cujit_dim3 grid,
                                               cujit_dim3 block, std::initializer_list<cujit_arg> args,
                                               const cujit_launch_options *opts) {

@@ -11,8 +11,8 @@ static void bad_shapes_and_types(void **state) {
   (void)state;
   assert_status_detail(cujit_array_empty(&a, CUJIT_TYPE_PTR, 1, kShape), CUJIT_ERROR_INVALID_VALUE,
                        "is not an element type arrays hold");
-  assert_status_detail(cujit_array_empty(&a, CUJIT_TYPE_F32, 0, kShape), CUJIT_ERROR_INVALID_VALUE,
-                       "ndim is 0; arrays have 1 to 4 dimensions");
+  assert_status_detail(cujit_array_empty(&a, CUJIT_TYPE_F32, -1, kShape),
+                       CUJIT_ERROR_INVALID_VALUE, "ndim is -1; arrays have 0 to 4 dimensions");
   assert_status_detail(cujit_array_zeros(&a, CUJIT_TYPE_F32, 5, kShape), CUJIT_ERROR_INVALID_VALUE,
                        "ndim is 5");
   assert_status_detail(cujit_array_empty(&a, CUJIT_TYPE_F32, 2, neg), CUJIT_ERROR_INVALID_VALUE,

@@ -101,10 +101,10 @@ static cujit_status check_shape(int type, int ndim, const int64_t *shape, const 
     return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: type %d is not an element type arrays hold "
                    "(use CUJIT_TYPE_BOOL, _I8 ... _U64, _F16, _BF16, _F32, _F64, _C64 or "
                    "_C128)", fn, type);
-  if (ndim < 1 || ndim > CUJIT_ARRAY_MAX_DIMS)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: ndim is %d; arrays have 1 to %d dimensions",
+  if (ndim < 0 || ndim > CUJIT_ARRAY_MAX_DIMS)
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: ndim is %d; arrays have 0 to %d dimensions",
                    fn, ndim, CUJIT_ARRAY_MAX_DIMS);
-  if (!shape) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: shape is NULL", fn);
+  if (!shape && ndim) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: shape is NULL", fn);
   *size = 1;
   for (i = 0; i < ndim; i++) {
     if (shape[i] < 0)
@@ -130,7 +130,7 @@ static cujit_status handle(cujit_array **out, int type, int ndim, const int64_t 
   }
   a->type = type;
   a->ndim = ndim;
-  memcpy(a->shape, shape, (size_t)ndim * sizeof *shape);
+  if (ndim) memcpy(a->shape, shape, (size_t)ndim * sizeof *shape);
   a->size = size;
   a->nbytes = (size_t)size * cj_elem_of(type)->size;
   a->data = data;
@@ -236,7 +236,7 @@ cujit_status cj_array_output(cujit_array **out, const cujit_array *like, int typ
                    "an output of the result's type, or NULL for a new one", fn,
                    cj_elem_of((*out)->type)->tag, cj_elem_of(type)->tag);
   if ((*out)->size != like->size || (*out)->ndim != like->ndim ||
-      memcmp((*out)->shape, like->shape, (size_t)like->ndim * sizeof *like->shape) != 0)
+      (like->ndim && memcmp((*out)->shape, like->shape, (size_t)like->ndim * sizeof *like->shape)))
     return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the output's shape differs from the "
                    "result's (%lld and %lld elements); pass NULL for a new one", fn,
                    (long long)(*out)->size, (long long)like->size);

@@ -58,6 +58,19 @@ cujit_status cj_array_new(cujit_array **out, int type, int ndim, const int64_t *
 cujit_status cj_array_output(cujit_array **out, const cujit_array *like, int type,
                              const char *fn, int *made);
 
+/* ---- decl.c: argument declarations of the generators ---- */
+
+typedef struct cj_decl {
+  char name[64];
+  int type;     /* element type (cujit_type) */
+  int is_array; /* declared with '*' */
+  int is_const;
+} cj_decl;
+
+/* Reads "float a, float *x, ..." into a new array of declarations (cj_free it).
+ * CUJIT_ERROR_INVALID_VALUE naming the column and the token when it cannot. */
+cujit_status cj_decl_parse(const char *args, cj_decl **out, size_t *n);
+
 /* ---- kernels.c: generated kernels ---- */
 
 /* The kernel `name` from `source` (compiled once per process and source text, through the
