@@ -488,11 +488,31 @@ static inline cujit_arg cujit_inout(void *host, size_t bytes) {
   return cujit_buffer_(CUJIT_ARG_INOUT, host, bytes);
 }
 
+/** Launch flags (cujit_launch_options.flags). */
+enum {
+  /** A cooperative launch: every block of the grid is resident at once, so that the kernel
+   *  may synchronise the whole grid (cooperative_groups::this_grid().sync()). cujit checks
+   *  first that the device supports it and that the grid fits: at most as many blocks as
+   *  the occupancy calculator allows per multiprocessor (for this block size and dynamic
+   *  shared memory) times the number of multiprocessors. */
+  CUJIT_LAUNCH_COOPERATIVE = 1u << 0,
+  /** Allows clusters of more than 8 blocks (up to 16 on sm_90), which are not portable to
+   *  later devices: cujit sets the kernel's non-portable cluster size attribute. */
+  CUJIT_LAUNCH_NON_PORTABLE_CLUSTER = 1u << 1
+};
+
 /** Optional launch settings; zero-initialised means defaults, NULL for all defaults. */
 typedef struct cujit_launch_options {
   unsigned shared_bytes; /**< dynamic shared memory per block */
   CUstream stream;       /**< NULL: the legacy default stream of the current context */
   float *elapsed_ms;     /**< when non-NULL, receives the kernel's time measured with events */
+  unsigned flags;        /**< CUJIT_LAUNCH_* */
+  /** Thread-block clusters (compute capability 9.0 and newer): the blocks of each cluster
+   *  run together and may share their shared memory (cooperative_groups::this_cluster()).
+   *  {0, 0, 0}: no cluster (a kernel declaring __cluster_dims__ still gets its own). Each
+   *  grid dimension must be a multiple of the cluster's, and a cluster holds at most 8
+   *  blocks (16 with CUJIT_LAUNCH_NON_PORTABLE_CLUSTER where the device allows it). */
+  cujit_dim3 cluster;
 } cujit_launch_options;
 
 /** Launches `fn` on the current context's device (loading the module there on first use).
@@ -515,8 +535,16 @@ typedef struct cujit_launch_options {
  *  (env CUJIT_STAGING_MIN) go through reusable pinned chunks filled by several threads.
  *  With elapsed_ms, the call also waits, and *elapsed_ms gets the kernel's own time
  *  (copies excluded), measured with events.
+ *  Cooperative launches and clusters (flags, cluster) are checked before anything happens
+ *  and launched with cuLaunchKernelEx; both work with In/Out buffers and elapsed_ms.
+ *  Refused with CUJIT_ERROR_LAUNCH_CONFIG, naming the rule: a cooperative launch on a
+ *  device without support for it, or with more blocks than can be resident at once;
+ *  a cluster on a device older than 9.0, a grid dimension that is not a multiple of the
+ *  cluster's, a cluster of more blocks than allowed (8, or 16 where non-portable sizes
+ *  are allowed), or one that differs from the kernel's __cluster_dims__.
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_ARGS naming the parameter, the expected and the
- *          given size; CUJIT_ERROR_LAUNCH_CONFIG naming the limit; CUJIT_ERROR_LAUNCH_FAILED
+ *          given size; CUJIT_ERROR_LAUNCH_CONFIG naming the limit; CUJIT_ERROR_INVALID_VALUE
+ *          for unknown flags; CUJIT_ERROR_LAUNCH_FAILED
  *          naming the kernel (the context is then unusable: every temporary buffer has
  *          been given back, and later GPU calls of the process fail);
  *          CUJIT_ERROR_DEVICE_MEMORY; CUJIT_ERROR_NO_DRIVER / CUJIT_ERROR_NO_DEVICE. */

@@ -27,7 +27,9 @@
   X(cuModuleGetFunctionCount) X(cuModuleEnumerateFunctions) X(cuMemAllocAsync)             \
   X(cuMemFreeAsync) X(cuMemAllocFromPoolAsync) X(cuDeviceGetDefaultMemPool)                \
   X(cuMemPoolSetAttribute) X(cuMemPoolGetAttribute) X(cuMemPoolTrimTo) X(cuMemPoolCreate)  \
-  X(cuMemPoolDestroy) X(cuStreamGetCtx) X(cuLaunchHostFunc) X(cuPointerGetAttributes)
+  X(cuMemPoolDestroy) X(cuStreamGetCtx) X(cuLaunchHostFunc) X(cuPointerGetAttributes)    \
+  X(cuLaunchKernelEx) X(cuOccupancyMaxActiveBlocksPerMultiprocessor)                       \
+  X(cuOccupancyMaxPotentialClusterSize)
 
 typedef struct cj_driver {
 #define CJ_DRIVER_FIELD_(fn) __typeof__(fn) *fn;
