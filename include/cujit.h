@@ -702,64 +702,64 @@ CUJIT_API cujit_status cujit_texture_from_pitched(cujit_texobj *tex, CUdeviceptr
                                                   cujit_format format, unsigned channels,
                                                   const cujit_texture_desc *desc);
 
-/** Array flags (cujit_array_desc.flags). */
+/** Array flags (cujit_cuarray_desc.flags). */
 enum {
-  CUJIT_ARRAY_SURFACE = 1u << 0 /**< may be written through surface objects */
+  CUJIT_CUARRAY_SURFACE = 1u << 0 /**< may be written through surface objects */
 };
 
 /** The shape and element of a CUDA array. 1-D: height and depth 0; 2-D: depth 0. */
-typedef struct cujit_array_desc {
-  size_t size;        /**< 0, or sizeof(cujit_array_desc) (CUJIT_ARRAY_DESC_INIT) */
+typedef struct cujit_cuarray_desc {
+  size_t size;        /**< 0, or sizeof(cujit_cuarray_desc) (CUJIT_CUARRAY_DESC_INIT) */
   size_t width;       /**< elements per row; at least 1 */
   size_t height;      /**< rows; 0 for a 1-D array */
   size_t depth;       /**< slices; 0 for a 1-D or 2-D array */
   int format;         /**< cujit_format */
   unsigned channels;  /**< 1, 2 or 4; 0 means 1 */
-  unsigned flags;     /**< CUJIT_ARRAY_* */
-} cujit_array_desc;
-#define CUJIT_ARRAY_DESC_INIT {sizeof(cujit_array_desc), 0, 0, 0, 0, 0, 0}
+  unsigned flags;     /**< CUJIT_CUARRAY_* */
+} cujit_cuarray_desc;
+#define CUJIT_CUARRAY_DESC_INIT {sizeof(cujit_cuarray_desc), 0, 0, 0, 0, 0, 0}
 
 /** A CUDA array: device memory laid out for 1-D, 2-D and 3-D texture reads. */
-typedef struct cujit_array cujit_array;
+typedef struct cujit_cuarray cujit_cuarray;
 
 /** Makes a CUDA array on the current device and fills it from `host`, if non-NULL: dense
  *  rows of width elements, height rows (1 when 0) per slice, depth slices (1 when 0).
- *  @param out  receives the array; owned by the caller: cujit_array_destroy(), after every
+ *  @param out  receives the array; owned by the caller: cujit_cuarray_destroy(), after every
  *              texture and surface object made from it.
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL or bad descriptor or a size
- *          beyond the device's texture (and, with CUJIT_ARRAY_SURFACE, surface) limits;
+ *          beyond the device's texture (and, with CUJIT_CUARRAY_SURFACE, surface) limits;
  *          CUJIT_ERROR_DEVICE_MEMORY; CUJIT_ERROR_NO_DRIVER / _NO_DEVICE. */
-CUJIT_API cujit_status cujit_array_create(cujit_array **out, const cujit_array_desc *desc,
+CUJIT_API cujit_status cujit_cuarray_create(cujit_cuarray **out, const cujit_cuarray_desc *desc,
                                           const void *host);
-/** Copies dense host data (as cujit_array_create() reads it) into the array. Waits until
+/** Copies dense host data (as cujit_cuarray_create() reads it) into the array. Waits until
  *  the copy is done. */
-CUJIT_API cujit_status cujit_array_write(cujit_array *arr, const void *host);
+CUJIT_API cujit_status cujit_cuarray_write(cujit_cuarray *arr, const void *host);
 /** Copies the array into dense host memory. Ordered after earlier work on the legacy
  *  default stream and the streams that synchronise with it; after a launch on a
  *  cujit_stream_create() stream, synchronise that stream first. */
-CUJIT_API cujit_status cujit_array_read(const cujit_array *arr, void *host);
+CUJIT_API cujit_status cujit_cuarray_read(const cujit_cuarray *arr, void *host);
 /** @return the array's bytes as dense host data (width x height x depth x element). */
-CUJIT_API size_t cujit_array_bytes(const cujit_array *arr);
+CUJIT_API size_t cujit_cuarray_bytes(const cujit_cuarray *arr);
 /** @return the driver's handle, for driver calls of your own. Owned by the array. */
-CUJIT_API CUarray cujit_array_handle(const cujit_array *arr);
+CUJIT_API CUarray cujit_cuarray_handle(const cujit_cuarray *arr);
 /** Frees the array; NULL is fine. Texture and surface objects made from it must be
  *  destroyed first. */
-CUJIT_API cujit_status cujit_array_destroy(cujit_array *arr);
+CUJIT_API cujit_status cujit_cuarray_destroy(cujit_cuarray *arr);
 
 /** A texture over an array, read with tex1D<T>, tex2D<T> or tex3D<T> by the array's
  *  dimensions; every sampling mode works (wrap and mirror need normalized coordinates).
  *  @param tex  receives the object; owned by the caller: cujit_texture_destroy(), before
- *              cujit_array_destroy(arr).
+ *              cujit_cuarray_destroy(arr).
  *  @return as cujit_texture_from_linear(). */
-CUJIT_API cujit_status cujit_texture_from_array(cujit_texobj *tex, const cujit_array *arr,
+CUJIT_API cujit_status cujit_texture_from_array(cujit_texobj *tex, const cujit_cuarray *arr,
                                                 const cujit_texture_desc *desc);
-/** A surface object over an array made with CUJIT_ARRAY_SURFACE, for surf1Dread,
+/** A surface object over an array made with CUJIT_CUARRAY_SURFACE, for surf1Dread,
  *  surf2Dwrite, ... (x in bytes).
  *  @param surf receives the object; owned by the caller: cujit_surface_destroy(), before
- *              cujit_array_destroy(arr).
+ *              cujit_cuarray_destroy(arr).
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL argument or an array made
- *          without CUJIT_ARRAY_SURFACE; CUJIT_ERROR_NO_DRIVER / _NO_DEVICE. */
-CUJIT_API cujit_status cujit_surface_create(cujit_surfobj *surf, const cujit_array *arr);
+ *          without CUJIT_CUARRAY_SURFACE; CUJIT_ERROR_NO_DRIVER / _NO_DEVICE. */
+CUJIT_API cujit_status cujit_surface_create(cujit_surfobj *surf, const cujit_cuarray *arr);
 /** Destroys a texture object; 0 is fine. */
 CUJIT_API cujit_status cujit_texture_destroy(cujit_texobj tex);
 /** Destroys a surface object; 0 is fine. */

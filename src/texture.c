@@ -9,12 +9,12 @@
 /* The sizes of the descriptors' first version (cujit 0.1): what size 0 stands for. These
  * stay as they are when fields are added. */
 #define TEX_DESC_V1 (offsetof(cujit_texture_desc, border_color) + 4 * sizeof(float))
-#define ARRAY_DESC_V1 (offsetof(cujit_array_desc, flags) + sizeof(unsigned))
+#define ARRAY_DESC_V1 (offsetof(cujit_cuarray_desc, flags) + sizeof(unsigned))
 
 /* Larger sizes are garbage (an uninitialised descriptor), not a newer version. */
 #define MAX_DESC_SIZE 4096
 
-static const unsigned known_array_flags = CUJIT_ARRAY_SURFACE;
+static const unsigned known_array_flags = CUJIT_CUARRAY_SURFACE;
 
 typedef struct format_info {
   size_t bytes;
@@ -140,13 +140,13 @@ static size_t mul_or_zero(size_t a, size_t b) {
 static size_t one_if_zero(size_t n) { return n ? n : 1; }
 
 /* Dense bytes of an array's data; 0 when that overflows. */
-static size_t array_bytes(const cujit_array_desc *d) {
+static size_t array_bytes(const cujit_cuarray_desc *d) {
   size_t row = mul_or_zero(d->width, cj_format_bytes(d->format) * d->channels);
   return mul_or_zero(mul_or_zero(row, one_if_zero(d->height)), one_if_zero(d->depth));
 }
 
-cujit_status cj_array_desc_check(const cujit_array_desc *d) {
-  const char *fn = "cujit_array_create";
+cujit_status cj_array_desc_check(const cujit_cuarray_desc *d) {
+  const char *fn = "cujit_cuarray_create";
   cujit_status st = cj_texel_check(fn, d->format, d->channels);
   if (st != CUJIT_OK) return st;
   if (!d->width)
@@ -157,7 +157,7 @@ cujit_status cj_array_desc_check(const cujit_array_desc *d) {
                    "needs a height (1 for single rows)", fn, d->depth);
   if (d->flags & ~known_array_flags)
     return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: flags has unknown bits 0x%x; use the "
-                   "CUJIT_ARRAY_* flags", fn, d->flags & ~known_array_flags);
+                   "CUJIT_CUARRAY_* flags", fn, d->flags & ~known_array_flags);
   if (!array_bytes(d))
     return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: an array of %zu x %zu x %zu elements is too "
                    "large to address", fn, d->width, d->height, d->depth);
@@ -221,23 +221,23 @@ cujit_status cj_tex_pitched_check(const cj_tex_limits *l, CUdeviceptr dptr, size
   return limit_check(fn, "pitch", pitch, l->pitched_max[2], "use narrower rows");
 }
 
-static int array_dims(const cujit_array_desc *d) { return d->depth ? 3 : d->height ? 2 : 1; }
+static int array_dims(const cujit_cuarray_desc *d) { return d->depth ? 3 : d->height ? 2 : 1; }
 
-static cujit_status shape_check(const cujit_array_desc *d, const size_t max[3], const char *kind) {
+static cujit_status shape_check(const cujit_cuarray_desc *d, const size_t max[3], const char *kind) {
   const size_t v[3] = {d->width, d->height, d->depth};
   int dims = array_dims(d), i;
   for (i = 0; i < dims; i++)
     if (max[i] && v[i] > max[i])
-      return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_array_create: %s %zu exceeds the device's "
+      return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_cuarray_create: %s %zu exceeds the device's "
                      "limit of %zu for %d-D %s; split the data into several arrays",
                      i == 0 ? "width" : i == 1 ? "height" : "depth", v[i], max[i], dims, kind);
   return CUJIT_OK;
 }
 
-cujit_status cj_array_limits_check(const cj_tex_limits *l, const cujit_array_desc *d) {
+cujit_status cj_array_limits_check(const cj_tex_limits *l, const cujit_cuarray_desc *d) {
   int dims = array_dims(d);
   cujit_status st = shape_check(d, l->array_max[dims - 1], "textures");
-  if (st != CUJIT_OK || !(d->flags & CUJIT_ARRAY_SURFACE)) return st;
+  if (st != CUJIT_OK || !(d->flags & CUJIT_CUARRAY_SURFACE)) return st;
   return shape_check(d, l->surface_max[dims - 1], "surfaces");
 }
 
@@ -418,13 +418,13 @@ cujit_status cujit_texture_from_pitched(cujit_texobj *tex, CUdeviceptr dptr, siz
   return tex_create(fn, tex, &res, &d, format);
 }
 
-static void array_resource(const cujit_array *arr, CUDA_RESOURCE_DESC *res) {
+static void array_resource(const cujit_cuarray *arr, CUDA_RESOURCE_DESC *res) {
   memset(res, 0, sizeof *res);
   res->resType = CU_RESOURCE_TYPE_ARRAY;
   res->res.array.hArray = arr->handle;
 }
 
-cujit_status cujit_texture_from_array(cujit_texobj *tex, const cujit_array *arr,
+cujit_status cujit_texture_from_array(cujit_texobj *tex, const cujit_cuarray *arr,
                                       const cujit_texture_desc *desc) {
   const char *fn = "cujit_texture_from_array";
   CUDA_RESOURCE_DESC res;
@@ -451,7 +451,7 @@ cujit_status cujit_texture_destroy(cujit_texobj tex) {
 
 /* ---- surface objects ---- */
 
-cujit_status cujit_surface_create(cujit_surfobj *surf, const cujit_array *arr) {
+cujit_status cujit_surface_create(cujit_surfobj *surf, const cujit_cuarray *arr) {
   const char *fn = "cujit_surface_create";
   CUDA_RESOURCE_DESC res;
   CUsurfObject obj = 0;
@@ -461,9 +461,9 @@ cujit_status cujit_surface_create(cujit_surfobj *surf, const cujit_array *arr) {
   if (!surf || !arr)
     return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: %s is NULL", fn, !surf ? "surf" : "arr");
   *surf = 0;
-  if (!(arr->d.flags & CUJIT_ARRAY_SURFACE))
+  if (!(arr->d.flags & CUJIT_CUARRAY_SURFACE))
     return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the array was made without "
-                   "CUJIT_ARRAY_SURFACE; set it in cujit_array_desc.flags to write the array "
+                   "CUJIT_CUARRAY_SURFACE; set it in cujit_cuarray_desc.flags to write the array "
                    "through surfaces", fn);
   if ((st = tex_device(&dev)) != CUJIT_OK) return st;
   array_resource(arr, &res);
@@ -485,7 +485,7 @@ cujit_status cujit_surface_destroy(cujit_surfobj surf) {
 /* ---- arrays ---- */
 
 /* A copy of the whole array from or to dense host memory. */
-static CUresult array_copy(const cujit_array *arr, const void *src, void *dst) {
+static CUresult array_copy(const cujit_cuarray *arr, const void *src, void *dst) {
   CUDA_MEMCPY3D c;
   memset(&c, 0, sizeof c);
   c.WidthInBytes = arr->d.width * arr->elem;
@@ -509,7 +509,7 @@ static CUresult array_copy(const cujit_array *arr, const void *src, void *dst) {
   return cj_cu.cuMemcpy3D(&c);
 }
 
-static cujit_status array_alloc(cujit_array *a) {
+static cujit_status array_alloc(cujit_cuarray *a) {
   CUDA_ARRAY3D_DESCRIPTOR d;
   CUresult r;
   memset(&d, 0, sizeof d);
@@ -518,26 +518,26 @@ static cujit_status array_alloc(cujit_array *a) {
   d.Depth = a->d.depth;
   d.Format = formats[a->d.format].cu;
   d.NumChannels = a->d.channels;
-  if (a->d.flags & CUJIT_ARRAY_SURFACE) d.Flags |= CUDA_ARRAY3D_SURFACE_LDST;
+  if (a->d.flags & CUJIT_CUARRAY_SURFACE) d.Flags |= CUDA_ARRAY3D_SURFACE_LDST;
   r = cj_cu.cuArray3DCreate(&a->handle, &d);
   if (r == CUDA_SUCCESS) return CUJIT_OK;
   a->handle = NULL;
   if (r == CUDA_ERROR_OUT_OF_MEMORY)
-    return cj_fail_cu(CUJIT_ERROR_DEVICE_MEMORY, r, "cujit_array_create: no device memory for "
+    return cj_fail_cu(CUJIT_ERROR_DEVICE_MEMORY, r, "cujit_cuarray_create: no device memory for "
                       "an array of %zu bytes (CUDA_ERROR_OUT_OF_MEMORY); free device memory or "
                       "use a smaller array", array_bytes(&a->d));
   return cj_cu_fail(r, "cuArray3DCreate");
 }
 
 /* The caller's descriptor, read and checked, and the device's limits. */
-static cujit_status array_desc_load(const cujit_array_desc *user, cujit_array_desc *d) {
+static cujit_status array_desc_load(const cujit_cuarray_desc *user, cujit_cuarray_desc *d) {
   cj_tex_limits l;
   CUdevice dev;
   cujit_status st;
   if (!user)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_array_create: desc is NULL; give at least "
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_cuarray_create: desc is NULL; give at least "
                    "the width");
-  st = cj_desc_read("cujit_array_desc", user, user->size, ARRAY_DESC_V1, d, sizeof *d);
+  st = cj_desc_read("cujit_cuarray_desc", user, user->size, ARRAY_DESC_V1, d, sizeof *d);
   if (st != CUJIT_OK) return st;
   if (!d->channels) d->channels = 1;
   if ((st = cj_array_desc_check(d)) != CUJIT_OK || (st = tex_device(&dev)) != CUJIT_OK ||
@@ -546,11 +546,11 @@ static cujit_status array_desc_load(const cujit_array_desc *user, cujit_array_de
   return cj_array_limits_check(&l, d);
 }
 
-cujit_status cujit_array_create(cujit_array **out, const cujit_array_desc *desc,
+cujit_status cujit_cuarray_create(cujit_cuarray **out, const cujit_cuarray_desc *desc,
                                 const void *host) {
-  cujit_array *a;
+  cujit_cuarray *a;
   cujit_status st;
-  if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_array_create: out is NULL");
+  if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_cuarray_create: out is NULL");
   *out = NULL;
   if (!(a = cj_calloc(1, sizeof *a))) return cj_fail_oom("creating an array");
   if ((st = array_desc_load(desc, &a->d)) != CUJIT_OK || (st = array_alloc(a)) != CUJIT_OK) {
@@ -558,20 +558,20 @@ cujit_status cujit_array_create(cujit_array **out, const cujit_array_desc *desc,
     return st;
   }
   a->elem = formats[a->d.format].bytes * a->d.channels;
-  if (host && (st = cujit_array_write(a, host)) != CUJIT_OK) {
-    cujit_array_destroy(a);
+  if (host && (st = cujit_cuarray_write(a, host)) != CUJIT_OK) {
+    cujit_cuarray_destroy(a);
     return st;
   }
   *out = a;
   return CUJIT_OK;
 }
 
-cujit_status cujit_array_write(cujit_array *arr, const void *host) {
+cujit_status cujit_cuarray_write(cujit_cuarray *arr, const void *host) {
   CUdevice dev;
   CUresult r;
   cujit_status st;
   if (!arr || !host)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_array_write: %s is NULL",
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_cuarray_write: %s is NULL",
                    !arr ? "arr" : "host");
   if ((st = tex_device(&dev)) != CUJIT_OK) return st;
   r = array_copy(arr, host, NULL);
@@ -580,23 +580,23 @@ cujit_status cujit_array_write(cujit_array *arr, const void *host) {
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuMemcpy3D (host to array)");
 }
 
-cujit_status cujit_array_read(const cujit_array *arr, void *host) {
+cujit_status cujit_cuarray_read(const cujit_cuarray *arr, void *host) {
   CUdevice dev;
   CUresult r;
   cujit_status st;
   if (!arr || !host)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_array_read: %s is NULL",
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_cuarray_read: %s is NULL",
                    !arr ? "arr" : "host");
   if ((st = tex_device(&dev)) != CUJIT_OK) return st;
   r = array_copy(arr, NULL, host);
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuMemcpy3D (array to host)");
 }
 
-size_t cujit_array_bytes(const cujit_array *arr) { return arr ? array_bytes(&arr->d) : 0; }
+size_t cujit_cuarray_bytes(const cujit_cuarray *arr) { return arr ? array_bytes(&arr->d) : 0; }
 
-CUarray cujit_array_handle(const cujit_array *arr) { return arr ? arr->handle : NULL; }
+CUarray cujit_cuarray_handle(const cujit_cuarray *arr) { return arr ? arr->handle : NULL; }
 
-cujit_status cujit_array_destroy(cujit_array *arr) {
+cujit_status cujit_cuarray_destroy(cujit_cuarray *arr) {
   CUresult r = CUDA_SUCCESS;
   if (!arr) return CUJIT_OK;
   if (arr->handle) r = cj_cu.cuArrayDestroy(arr->handle);

@@ -5,9 +5,9 @@
 
 #include "driver.h"
 
-struct cujit_array {
+struct cujit_cuarray {
   CUarray handle;
-  cujit_array_desc d; /* size set, channels never 0 */
+  cujit_cuarray_desc d; /* size set, channels never 0 */
   size_t elem;        /* bytes per element */
 };
 
@@ -37,7 +37,7 @@ cujit_status cj_tex_desc_check(const char *fn, const cujit_texture_desc *d, int 
                                int linear);
 /* A shape that a device could hold: width at least 1, depth only with a height, a byte
  * size that fits in size_t, known flags. */
-cujit_status cj_array_desc_check(const cujit_array_desc *d);
+cujit_status cj_array_desc_check(const cujit_cuarray_desc *d);
 
 /* Linear memory of `bytes` (elements of `elem` bytes) at `dptr` against the limits. */
 cujit_status cj_tex_linear_check(const cj_tex_limits *l, CUdeviceptr dptr, size_t bytes,
@@ -45,7 +45,7 @@ cujit_status cj_tex_linear_check(const cj_tex_limits *l, CUdeviceptr dptr, size_
 /* Pitched memory against the limits. */
 cujit_status cj_tex_pitched_check(const cj_tex_limits *l, CUdeviceptr dptr, size_t width,
                                   size_t height, size_t pitch, size_t elem);
-/* An array's shape against the texture (and, for CUJIT_ARRAY_SURFACE, surface) limits. */
-cujit_status cj_array_limits_check(const cj_tex_limits *l, const cujit_array_desc *d);
+/* An array's shape against the texture (and, for CUJIT_CUARRAY_SURFACE, surface) limits. */
+cujit_status cj_array_limits_check(const cj_tex_limits *l, const cujit_cuarray_desc *d);
 
 #endif

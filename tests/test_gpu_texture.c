@@ -143,9 +143,9 @@ static void array_normalized_wrap(void **state) {
   enum { AW = 8, AH = 4, N = AW * AH * 5 };
   static const int wraps[5] = {-2, -1, 0, 1, 3};
   float data[AH][AW], at[N][2], out[N], want[N];
-  cujit_array_desc ad = CUJIT_ARRAY_DESC_INIT;
+  cujit_cuarray_desc ad = CUJIT_CUARRAY_DESC_INIT;
   cujit_texture_desc desc = CUJIT_TEXTURE_DESC_INIT;
-  cujit_array *arr = NULL;
+  cujit_cuarray *arr = NULL;
   cujit_texobj t = 0;
   cujit_function *f = gpu_function(mod, "sample2d");
   int x, y, k, i = 0;
@@ -162,9 +162,9 @@ static void array_normalized_wrap(void **state) {
       }
   ad.width = AW;
   ad.height = AH;
-  assert_ok(cujit_array_create(&arr, &ad, data));
-  assert_int_equal(cujit_array_bytes(arr), sizeof data);
-  assert_non_null(cujit_array_handle(arr));
+  assert_ok(cujit_cuarray_create(&arr, &ad, data));
+  assert_int_equal(cujit_cuarray_bytes(arr), sizeof data);
+  assert_non_null(cujit_cuarray_handle(arr));
   desc.address_mode[0] = desc.address_mode[1] = CUJIT_ADDRESS_WRAP;
   desc.normalized_coords = 1;
   assert_ok(cujit_texture_from_array(&t, arr, &desc));
@@ -178,16 +178,16 @@ static void array_normalized_wrap(void **state) {
   assert_status_detail(cujit_texture_from_array(&t, arr, &desc), CUJIT_ERROR_INVALID_VALUE,
                        "address_mode[0] is wrap, which needs normalized coordinates");
   assert_int_equal(t, 0);
-  assert_ok(cujit_array_destroy(arr));
+  assert_ok(cujit_cuarray_destroy(arr));
 }
 
 static void array_of_uchar4_normalized(void **state) {
   enum { N = 64 };
   unsigned char data[N][4];
   float out[N][4];
-  cujit_array_desc ad = CUJIT_ARRAY_DESC_INIT;
+  cujit_cuarray_desc ad = CUJIT_CUARRAY_DESC_INIT;
   cujit_texture_desc desc = CUJIT_TEXTURE_DESC_INIT;
-  cujit_array *arr = NULL;
+  cujit_cuarray *arr = NULL;
   cujit_texobj t = 0;
   cujit_function *f = gpu_function(mod, "sample1d4");
   int i, c;
@@ -197,7 +197,7 @@ static void array_of_uchar4_normalized(void **state) {
   ad.width = N;
   ad.format = CUJIT_FORMAT_U8;
   ad.channels = 4;
-  assert_ok(cujit_array_create(&arr, &ad, data));
+  assert_ok(cujit_cuarray_create(&arr, &ad, data));
   desc.read_mode = CUJIT_READ_NORMALIZED_FLOAT;
   assert_ok(cujit_texture_from_array(&t, arr, &desc));
   assert_ok(CUJIT_LAUNCH(f, cujit_dim3(1), cujit_dim3(N), cujit_texture(t),
@@ -205,25 +205,25 @@ static void array_of_uchar4_normalized(void **state) {
   for (i = 0; i < N; i++)
     for (c = 0; c < 4; c++) assert_true(fabsf(out[i][c] - data[i][c] / 255.0f) < 1e-6f);
   assert_ok(cujit_texture_destroy(t));
-  assert_ok(cujit_array_destroy(arr));
+  assert_ok(cujit_cuarray_destroy(arr));
 }
 
 static void arrays_against_the_device(void **state) {
-  cujit_array_desc ad = CUJIT_ARRAY_DESC_INIT;
-  cujit_array *arr = (cujit_array *)1;
+  cujit_cuarray_desc ad = CUJIT_CUARRAY_DESC_INIT;
+  cujit_cuarray *arr = (cujit_cuarray *)1;
   cujit_surfobj s = 9;
   (void)state;
   ad.width = (size_t)1 << 24; /* wider than any device's 2-D texture */
   ad.height = 2;
-  assert_status_detail(cujit_array_create(&arr, &ad, NULL), CUJIT_ERROR_INVALID_VALUE,
+  assert_status_detail(cujit_cuarray_create(&arr, &ad, NULL), CUJIT_ERROR_INVALID_VALUE,
                        "width 16777216 exceeds the device's limit of");
   assert_null(arr);
   ad.width = 4;
-  assert_ok(cujit_array_create(&arr, &ad, NULL));
+  assert_ok(cujit_cuarray_create(&arr, &ad, NULL));
   assert_status_detail(cujit_surface_create(&s, arr), CUJIT_ERROR_INVALID_VALUE,
-                       "the array was made without CUJIT_ARRAY_SURFACE");
+                       "the array was made without CUJIT_CUARRAY_SURFACE");
   assert_int_equal(s, 0);
-  assert_ok(cujit_array_destroy(arr));
+  assert_ok(cujit_cuarray_destroy(arr));
 }
 
 /* ---- surfaces ---- */
@@ -232,23 +232,23 @@ static void surface_written_then_read_back(void **state) {
   enum { SW = 40, SH = 24, N = 12 };
   float host[SH][SW], out[N];
   float at[N][2];
-  cujit_array_desc ad = CUJIT_ARRAY_DESC_INIT;
-  cujit_array *arr = NULL;
+  cujit_cuarray_desc ad = CUJIT_CUARRAY_DESC_INIT;
+  cujit_cuarray *arr = NULL;
   cujit_surfobj s = 0;
   cujit_texobj t = 0;
   int x, y, i;
   (void)state;
   ad.width = SW;
   ad.height = SH;
-  ad.flags = CUJIT_ARRAY_SURFACE;
-  assert_ok(cujit_array_create(&arr, &ad, NULL));
+  ad.flags = CUJIT_CUARRAY_SURFACE;
+  assert_ok(cujit_cuarray_create(&arr, &ad, NULL));
   assert_ok(cujit_surface_create(&s, arr));
   assert_ok(CUJIT_LAUNCH(gpu_function(mod, "paint"), cujit_dim3(3, 2), cujit_dim3(16, 16),
                          cujit_surface(s), cujit_i32(SW), cujit_i32(SH)));
   assert_ok(CUJIT_LAUNCH(gpu_function(mod, "scale_surface"), cujit_dim3(3, 2),
                          cujit_dim3(16, 16), cujit_surface(s), cujit_i32(SW), cujit_i32(SH)));
   assert_ok(cujit_synchronize());
-  assert_ok(cujit_array_read(arr, host));
+  assert_ok(cujit_cuarray_read(arr, host));
   for (y = 0; y < SH; y++)
     for (x = 0; x < SW; x++) assert_true(host[y][x] == 3.0f * ((float)x + 100.0f * y));
   /* the same array read through a texture by another kernel */
@@ -264,12 +264,12 @@ static void surface_written_then_read_back(void **state) {
     assert_true(out[i] == 3.0f * ((float)(i * 3 % SW) + 100.0f * (float)(i * 2 % SH)));
   /* host data written into the array replaces what the kernels wrote */
   memset(host, 0, sizeof host);
-  assert_ok(cujit_array_write(arr, host));
-  assert_ok(cujit_array_read(arr, host));
+  assert_ok(cujit_cuarray_write(arr, host));
+  assert_ok(cujit_cuarray_read(arr, host));
   assert_true(host[SH - 1][SW - 1] == 0.0f);
   assert_ok(cujit_texture_destroy(t));
   assert_ok(cujit_surface_destroy(s));
-  assert_ok(cujit_array_destroy(arr));
+  assert_ok(cujit_cuarray_destroy(arr));
 }
 
 GPU_GROUP_MAIN(kSrc, "texture.cu", NULL,

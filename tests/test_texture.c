@@ -29,7 +29,7 @@ static void descriptors_grow_without_breaking(void **state) {
     assert_int_equal(init.filter | init.read_mode | init.normalized_coords, 0);
   }
   {
-    cujit_array_desc init = CUJIT_ARRAY_DESC_INIT;
+    cujit_cuarray_desc init = CUJIT_CUARRAY_DESC_INIT;
     assert_int_equal(init.size, sizeof init);
     assert_int_equal(init.width | init.height | init.depth | init.channels | init.flags, 0);
   }
@@ -150,11 +150,11 @@ static void pitched_memory_is_checked(void **state) {
 }
 
 static void array_shapes_are_checked(void **state) {
-  cujit_array_desc d = CUJIT_ARRAY_DESC_INIT;
+  cujit_cuarray_desc d = CUJIT_CUARRAY_DESC_INIT;
   (void)state;
   d.channels = 1;
   assert_status_detail(cj_array_desc_check(&d), CUJIT_ERROR_INVALID_VALUE,
-                       "cujit_array_create: width is 0");
+                       "cujit_cuarray_create: width is 0");
   d.width = 64;
   assert_ok(cj_array_desc_check(&d));
   d.depth = 4;
@@ -179,7 +179,7 @@ static void array_shapes_are_checked(void **state) {
   d.height = d.depth = 0;
   d.width = 100000; /* fits a 1-D texture, not a 1-D surface */
   assert_ok(cj_array_limits_check(&kLim, &d));
-  d.flags = CUJIT_ARRAY_SURFACE;
+  d.flags = CUJIT_CUARRAY_SURFACE;
   assert_status_detail(cj_array_limits_check(&kLim, &d), CUJIT_ERROR_INVALID_VALUE,
                        "width 100000 exceeds the device's limit of 32768 for 1-D surfaces");
   d.width = 10;
@@ -191,9 +191,9 @@ static void array_shapes_are_checked(void **state) {
 static void bad_arguments_before_the_driver(void **state) {
   cujit_texobj t = 1;
   cujit_surfobj s = 1;
-  cujit_array *a = (cujit_array *)1;
+  cujit_cuarray *a = (cujit_cuarray *)1;
   cujit_texture_desc bad = CUJIT_TEXTURE_DESC_INIT;
-  cujit_array_desc ad = CUJIT_ARRAY_DESC_INIT;
+  cujit_cuarray_desc ad = CUJIT_CUARRAY_DESC_INIT;
   (void)state;
   assert_status_detail(cujit_texture_from_linear(NULL, 0x1000, 64, CUJIT_FORMAT_F32, 1, NULL),
                        CUJIT_ERROR_INVALID_VALUE, "cujit_texture_from_linear: tex is NULL");
@@ -210,30 +210,30 @@ static void bad_arguments_before_the_driver(void **state) {
                        CUJIT_ERROR_INVALID_VALUE, "pitch (32 bytes) is smaller than a row");
   assert_status_detail(cujit_texture_from_array(&t, NULL, NULL), CUJIT_ERROR_INVALID_VALUE,
                        "cujit_texture_from_array: arr is NULL");
-  assert_status_detail(cujit_array_create(&a, NULL, NULL), CUJIT_ERROR_INVALID_VALUE,
+  assert_status_detail(cujit_cuarray_create(&a, NULL, NULL), CUJIT_ERROR_INVALID_VALUE,
                        "desc is NULL");
   assert_null(a);
-  assert_status_detail(cujit_array_create(NULL, &ad, NULL), CUJIT_ERROR_INVALID_VALUE,
+  assert_status_detail(cujit_cuarray_create(NULL, &ad, NULL), CUJIT_ERROR_INVALID_VALUE,
                        "out is NULL");
-  assert_status_detail(cujit_array_create(&a, &ad, NULL), CUJIT_ERROR_INVALID_VALUE,
+  assert_status_detail(cujit_cuarray_create(&a, &ad, NULL), CUJIT_ERROR_INVALID_VALUE,
                        "width is 0");
   assert_status_detail(cujit_surface_create(&s, NULL), CUJIT_ERROR_INVALID_VALUE, "arr is NULL");
-  assert_status_detail(cujit_array_read(NULL, &t), CUJIT_ERROR_INVALID_VALUE, "arr is NULL");
-  assert_status_detail(cujit_array_write(NULL, &t), CUJIT_ERROR_INVALID_VALUE, "arr is NULL");
+  assert_status_detail(cujit_cuarray_read(NULL, &t), CUJIT_ERROR_INVALID_VALUE, "arr is NULL");
+  assert_status_detail(cujit_cuarray_write(NULL, &t), CUJIT_ERROR_INVALID_VALUE, "arr is NULL");
   /* nothing to do is not an error, and needs no driver */
   assert_ok(cujit_texture_destroy(0));
   assert_ok(cujit_surface_destroy(0));
-  assert_ok(cujit_array_destroy(NULL));
-  assert_int_equal(cujit_array_bytes(NULL), 0);
-  assert_null(cujit_array_handle(NULL));
+  assert_ok(cujit_cuarray_destroy(NULL));
+  assert_int_equal(cujit_cuarray_bytes(NULL), 0);
+  assert_null(cujit_cuarray_handle(NULL));
 }
 
 static void valid_calls_need_the_driver(void **state) {
   cujit_texobj t = 1;
   cujit_surfobj s = 1;
-  cujit_array *a = (cujit_array *)1;
-  cujit_array_desc ad = CUJIT_ARRAY_DESC_INIT;
-  cujit_array fake; /* what cujit_array_create would have made */
+  cujit_cuarray *a = (cujit_cuarray *)1;
+  cujit_cuarray_desc ad = CUJIT_CUARRAY_DESC_INIT;
+  cujit_cuarray fake; /* what cujit_cuarray_create would have made */
   float host[64] = {0};
   (void)state;
   assert_status_detail(cujit_texture_from_linear(&t, 0x1000, 64, CUJIT_FORMAT_F32, 1, NULL),
@@ -243,24 +243,24 @@ static void valid_calls_need_the_driver(void **state) {
                                                   NULL),
                        CUJIT_ERROR_NO_DRIVER, "no CUDA driver found");
   ad.width = 64;
-  assert_status_detail(cujit_array_create(&a, &ad, host), CUJIT_ERROR_NO_DRIVER,
+  assert_status_detail(cujit_cuarray_create(&a, &ad, host), CUJIT_ERROR_NO_DRIVER,
                        "no CUDA driver found");
   assert_null(a);
   memset(&fake, 0, sizeof fake);
   fake.d = ad;
   fake.d.channels = 1;
   fake.elem = 4;
-  assert_int_equal(cujit_array_bytes(&fake), 256);
+  assert_int_equal(cujit_cuarray_bytes(&fake), 256);
   assert_status_detail(cujit_texture_from_array(&t, &fake, NULL), CUJIT_ERROR_NO_DRIVER,
                        "no CUDA driver found");
   assert_status_detail(cujit_surface_create(&s, &fake), CUJIT_ERROR_INVALID_VALUE,
-                       "the array was made without CUJIT_ARRAY_SURFACE");
+                       "the array was made without CUJIT_CUARRAY_SURFACE");
   assert_int_equal(s, 0);
-  fake.d.flags = CUJIT_ARRAY_SURFACE;
+  fake.d.flags = CUJIT_CUARRAY_SURFACE;
   assert_status_detail(cujit_surface_create(&s, &fake), CUJIT_ERROR_NO_DRIVER,
                        "no CUDA driver found");
-  assert_int_equal(cujit_array_write(&fake, host), CUJIT_ERROR_NO_DRIVER);
-  assert_int_equal(cujit_array_read(&fake, host), CUJIT_ERROR_NO_DRIVER);
+  assert_int_equal(cujit_cuarray_write(&fake, host), CUJIT_ERROR_NO_DRIVER);
+  assert_int_equal(cujit_cuarray_read(&fake, host), CUJIT_ERROR_NO_DRIVER);
   assert_int_equal(cujit_texture_destroy(5), CUJIT_ERROR_NO_DRIVER);
   assert_int_equal(cujit_surface_destroy(5), CUJIT_ERROR_NO_DRIVER);
 }
