@@ -544,11 +544,31 @@ static inline cujit_arg cujit_inout(void *host, size_t bytes) {
   return cujit_buffer_(CUJIT_ARG_INOUT, host, bytes);
 }
 
+/** Launch flags (cujit_launch_options.flags). */
+enum {
+  /** A cooperative launch: every block of the grid is resident at once, so that the kernel
+   *  may synchronise the whole grid (cooperative_groups::this_grid().sync()). cujit checks
+   *  first that the device supports it and that the grid fits: at most as many blocks as
+   *  the occupancy calculator allows per multiprocessor (for this block size and dynamic
+   *  shared memory) times the number of multiprocessors. */
+  CUJIT_LAUNCH_COOPERATIVE = 1u << 0,
+  /** Allows clusters of more than 8 blocks (up to 16 on sm_90), which are not portable to
+   *  later devices: cujit sets the kernel's non-portable cluster size attribute. */
+  CUJIT_LAUNCH_NON_PORTABLE_CLUSTER = 1u << 1
+};
+
 /** Optional launch settings; zero-initialised means defaults, NULL for all defaults. */
 typedef struct cujit_launch_options {
   unsigned shared_bytes; /**< dynamic shared memory per block */
   CUstream stream;       /**< NULL: the legacy default stream of the current context */
   float *elapsed_ms;     /**< when non-NULL, receives the kernel's time measured with events */
+  unsigned flags;        /**< CUJIT_LAUNCH_* */
+  /** Thread-block clusters (compute capability 9.0 and newer): the blocks of each cluster
+   *  run together and may share their shared memory (cooperative_groups::this_cluster()).
+   *  {0, 0, 0}: no cluster (a kernel declaring __cluster_dims__ still gets its own). Each
+   *  grid dimension must be a multiple of the cluster's, and a cluster holds at most 8
+   *  blocks (16 with CUJIT_LAUNCH_NON_PORTABLE_CLUSTER where the device allows it). */
+  cujit_dim3 cluster;
 } cujit_launch_options;
 
 /** Launches `fn` on the current context's device (loading the module there on first use).
@@ -571,8 +591,16 @@ typedef struct cujit_launch_options {
  *  (env CUJIT_STAGING_MIN) go through reusable pinned chunks filled by several threads.
  *  With elapsed_ms, the call also waits, and *elapsed_ms gets the kernel's own time
  *  (copies excluded), measured with events.
+ *  Cooperative launches and clusters (flags, cluster) are checked before anything happens
+ *  and launched with cuLaunchKernelEx; both work with In/Out buffers and elapsed_ms.
+ *  Refused with CUJIT_ERROR_LAUNCH_CONFIG, naming the rule: a cooperative launch on a
+ *  device without support for it, or with more blocks than can be resident at once;
+ *  a cluster on a device older than 9.0, a grid dimension that is not a multiple of the
+ *  cluster's, a cluster of more blocks than allowed (8, or 16 where non-portable sizes
+ *  are allowed), or one that differs from the kernel's __cluster_dims__.
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_ARGS naming the parameter, the expected and the
- *          given size; CUJIT_ERROR_LAUNCH_CONFIG naming the limit; CUJIT_ERROR_LAUNCH_FAILED
+ *          given size; CUJIT_ERROR_LAUNCH_CONFIG naming the limit; CUJIT_ERROR_INVALID_VALUE
+ *          for unknown flags; CUJIT_ERROR_LAUNCH_FAILED
  *          naming the kernel (the context is then unusable: every temporary buffer has
  *          been given back, and later GPU calls of the process fail);
  *          CUJIT_ERROR_DEVICE_MEMORY; CUJIT_ERROR_NO_DRIVER / CUJIT_ERROR_NO_DEVICE. */
@@ -631,6 +659,175 @@ CUJIT_API cujit_status cujit_mem_pool_usage(size_t *in_use, size_t *kept);
 /** Gives the memory the pool keeps back to the device (later staged launches take it
  *  again as needed). */
 CUJIT_API cujit_status cujit_mem_pool_trim(void);
+
+/* ---------------------------------------------------------------------------------------
+ * Texture and surface objects (need a device)
+ * ------------------------------------------------------------------------------------- */
+
+/* A texture object reads memory through the texture units: cached, with coordinates out of
+ * range clamped, wrapped, mirrored or given a border value, optional linear filtering and
+ * normalized coordinates. A surface object reads and writes a CUDA array from kernels
+ * (surf2Dwrite, surf2Dread, ...). Both are 64-bit handles, passed to kernels by value: a
+ * cudaTextureObject_t parameter takes cujit_texture(tex), a cudaSurfaceObject_t one
+ * cujit_surface(surf) (cujit_u64() works too). They belong to the context current when
+ * they were made, like device memory.
+ *
+ * Descriptors can grow in later versions without breaking programs built now: each starts
+ * with `size`. Zero-initialise one for the defaults (size 0 means the fields of cujit 0.1,
+ * which are the ones below), or start from its *_INIT macro, which sets size, so that
+ * fields added later are read too. */
+
+/** A texture or surface object (CUtexObject, CUsurfObject). 0 is none. */
+typedef unsigned long long cujit_texobj;
+typedef unsigned long long cujit_surfobj;
+
+/** A texture object as a kernel argument (for a cudaTextureObject_t parameter). */
+static inline cujit_arg cujit_texture(cujit_texobj t) {
+  return cujit_arg_scalar_(CUJIT_TYPE_U64, 8, &t);
+}
+/** A surface object as a kernel argument (for a cudaSurfaceObject_t parameter). */
+static inline cujit_arg cujit_surface(cujit_surfobj s) {
+  return cujit_arg_scalar_(CUJIT_TYPE_U64, 8, &s);
+}
+
+/** Element formats: one channel's type. A texel is 1, 2 or 4 channels of it (float,
+ *  float2, float4; uchar4; ...). */
+typedef enum cujit_format {
+  CUJIT_FORMAT_F32 = 0, /**< float (the default) */
+  CUJIT_FORMAT_F16 = 1, /**< __half; read as float */
+  CUJIT_FORMAT_U8 = 2,
+  CUJIT_FORMAT_I8 = 3,
+  CUJIT_FORMAT_U16 = 4,
+  CUJIT_FORMAT_I16 = 5,
+  CUJIT_FORMAT_U32 = 6,
+  CUJIT_FORMAT_I32 = 7
+} cujit_format;
+
+/** What a read outside [0, width) (or [0, 1) with normalized coordinates) returns. */
+typedef enum cujit_address_mode {
+  CUJIT_ADDRESS_CLAMP = 0,  /**< the nearest edge element (the default) */
+  CUJIT_ADDRESS_WRAP = 1,   /**< repeats the texture (normalized coordinates only) */
+  CUJIT_ADDRESS_MIRROR = 2, /**< repeats it mirrored (normalized coordinates only) */
+  CUJIT_ADDRESS_BORDER = 3  /**< border_color */
+} cujit_address_mode;
+
+typedef enum cujit_filter_mode {
+  CUJIT_FILTER_POINT = 0, /**< the nearest element (the default) */
+  CUJIT_FILTER_LINEAR = 1 /**< linear interpolation of the nearest 2, 4 or 8 (reads float) */
+} cujit_filter_mode;
+
+typedef enum cujit_read_mode {
+  CUJIT_READ_ELEMENT = 0,         /**< the element's own type (the default) */
+  CUJIT_READ_NORMALIZED_FLOAT = 1 /**< 8- and 16-bit integers as floats in [0, 1] ([-1, 1]
+                                       when signed) */
+} cujit_read_mode;
+
+/** How a texture is sampled. NULL or zero-initialised: clamp, point, element type,
+ *  coordinates in elements. */
+typedef struct cujit_texture_desc {
+  size_t size;            /**< 0, or sizeof(cujit_texture_desc) (CUJIT_TEXTURE_DESC_INIT) */
+  int address_mode[3];    /**< per dimension x, y, z: cujit_address_mode */
+  int filter;             /**< cujit_filter_mode */
+  int read_mode;          /**< cujit_read_mode */
+  int normalized_coords;  /**< nonzero: coordinates in [0, 1) instead of [0, width) */
+  float border_color[4];  /**< per channel, for CUJIT_ADDRESS_BORDER */
+} cujit_texture_desc;
+#define CUJIT_TEXTURE_DESC_INIT \
+  {sizeof(cujit_texture_desc), {0, 0, 0}, 0, 0, 0, {0.0f, 0.0f, 0.0f, 0.0f}}
+
+/** A texture over linear device memory, read in kernels with tex1Dfetch<T>(tex, i) by
+ *  element index (no filtering and no normalized coordinates: use a pitched or array
+ *  texture for those).
+ *  @param tex      receives the object; owned by the caller: cujit_texture_destroy(). It
+ *                  reads `dptr`, which must outlive it.
+ *  @param dptr     device memory, aligned as the device requires for textures (memory from
+ *                  cujit_mem_alloc() is).
+ *  @param bytes    its size: a whole number of elements, at most the device's limit for
+ *                  1-D linear textures of this format.
+ *  @param format, channels  the element: channels 1, 2 or 4.
+ *  @param desc     NULL for defaults.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE naming the argument or limit (checked before
+ *          the driver is asked where possible); CUJIT_ERROR_NO_DRIVER / _NO_DEVICE;
+ *          CUJIT_ERROR_NOT_SUPPORTED when the driver lacks texture objects. */
+CUJIT_API cujit_status cujit_texture_from_linear(cujit_texobj *tex, CUdeviceptr dptr,
+                                                 size_t bytes, cujit_format format,
+                                                 unsigned channels, const cujit_texture_desc *desc);
+
+/** A 2-D texture over pitched device memory: `height` rows of `width` elements, each row
+ *  starting `pitch` bytes after the previous one. Read with tex2D<T>(tex, x, y).
+ *  @param tex   receives the object; owned by the caller: cujit_texture_destroy(). It reads
+ *               `dptr`, which must outlive it.
+ *  @param pitch bytes from one row to the next: at least a row's bytes and a multiple of
+ *               the device's texture pitch alignment (32 on current GPUs).
+ *  @return as cujit_texture_from_linear(); width, height and pitch are checked against the
+ *          device's limits for 2-D linear textures. */
+CUJIT_API cujit_status cujit_texture_from_pitched(cujit_texobj *tex, CUdeviceptr dptr,
+                                                  size_t width, size_t height, size_t pitch,
+                                                  cujit_format format, unsigned channels,
+                                                  const cujit_texture_desc *desc);
+
+/** Array flags (cujit_cuarray_desc.flags). */
+enum {
+  CUJIT_CUARRAY_SURFACE = 1u << 0 /**< may be written through surface objects */
+};
+
+/** The shape and element of a CUDA array. 1-D: height and depth 0; 2-D: depth 0. */
+typedef struct cujit_cuarray_desc {
+  size_t size;        /**< 0, or sizeof(cujit_cuarray_desc) (CUJIT_CUARRAY_DESC_INIT) */
+  size_t width;       /**< elements per row; at least 1 */
+  size_t height;      /**< rows; 0 for a 1-D array */
+  size_t depth;       /**< slices; 0 for a 1-D or 2-D array */
+  int format;         /**< cujit_format */
+  unsigned channels;  /**< 1, 2 or 4; 0 means 1 */
+  unsigned flags;     /**< CUJIT_CUARRAY_* */
+} cujit_cuarray_desc;
+#define CUJIT_CUARRAY_DESC_INIT {sizeof(cujit_cuarray_desc), 0, 0, 0, 0, 0, 0}
+
+/** A CUDA array: device memory laid out for 1-D, 2-D and 3-D texture reads. */
+typedef struct cujit_cuarray cujit_cuarray;
+
+/** Makes a CUDA array on the current device and fills it from `host`, if non-NULL: dense
+ *  rows of width elements, height rows (1 when 0) per slice, depth slices (1 when 0).
+ *  @param out  receives the array; owned by the caller: cujit_cuarray_destroy(), after every
+ *              texture and surface object made from it.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL or bad descriptor or a size
+ *          beyond the device's texture (and, with CUJIT_CUARRAY_SURFACE, surface) limits;
+ *          CUJIT_ERROR_DEVICE_MEMORY; CUJIT_ERROR_NO_DRIVER / _NO_DEVICE. */
+CUJIT_API cujit_status cujit_cuarray_create(cujit_cuarray **out, const cujit_cuarray_desc *desc,
+                                          const void *host);
+/** Copies dense host data (as cujit_cuarray_create() reads it) into the array. Waits until
+ *  the copy is done. */
+CUJIT_API cujit_status cujit_cuarray_write(cujit_cuarray *arr, const void *host);
+/** Copies the array into dense host memory. Ordered after earlier work on the legacy
+ *  default stream and the streams that synchronise with it; after a launch on a
+ *  cujit_stream_create() stream, synchronise that stream first. */
+CUJIT_API cujit_status cujit_cuarray_read(const cujit_cuarray *arr, void *host);
+/** @return the array's bytes as dense host data (width x height x depth x element). */
+CUJIT_API size_t cujit_cuarray_bytes(const cujit_cuarray *arr);
+/** @return the driver's handle, for driver calls of your own. Owned by the array. */
+CUJIT_API CUarray cujit_cuarray_handle(const cujit_cuarray *arr);
+/** Frees the array; NULL is fine. Texture and surface objects made from it must be
+ *  destroyed first. */
+CUJIT_API cujit_status cujit_cuarray_destroy(cujit_cuarray *arr);
+
+/** A texture over an array, read with tex1D<T>, tex2D<T> or tex3D<T> by the array's
+ *  dimensions; every sampling mode works (wrap and mirror need normalized coordinates).
+ *  @param tex  receives the object; owned by the caller: cujit_texture_destroy(), before
+ *              cujit_cuarray_destroy(arr).
+ *  @return as cujit_texture_from_linear(). */
+CUJIT_API cujit_status cujit_texture_from_array(cujit_texobj *tex, const cujit_cuarray *arr,
+                                                const cujit_texture_desc *desc);
+/** A surface object over an array made with CUJIT_CUARRAY_SURFACE, for surf1Dread,
+ *  surf2Dwrite, ... (x in bytes).
+ *  @param surf receives the object; owned by the caller: cujit_surface_destroy(), before
+ *              cujit_cuarray_destroy(arr).
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL argument or an array made
+ *          without CUJIT_CUARRAY_SURFACE; CUJIT_ERROR_NO_DRIVER / _NO_DEVICE. */
+CUJIT_API cujit_status cujit_surface_create(cujit_surfobj *surf, const cujit_cuarray *arr);
+/** Destroys a texture object; 0 is fine. */
+CUJIT_API cujit_status cujit_texture_destroy(cujit_texobj tex);
+/** Destroys a surface object; 0 is fine. */
+CUJIT_API cujit_status cujit_surface_destroy(cujit_surfobj surf);
 
 /* ---------------------------------------------------------------------------------------
  * Signatures, varargs calls and kernels as C function pointers

@@ -218,14 +218,16 @@ static int params_direct(const cj_binding *b) {
 }
 
 /* The hot path of a bound call: libffi's argument pointers already form the kernelParams
- * array. Returns 0 (not taken) when an In/Out reference, timing or a test launcher needs
- * the general path. */
+ * array. Returns 0 (not taken) when an In/Out reference, timing, a cooperative launch,
+ * clusters or a test launcher needs the general path. */
 static inline CJ_ALWAYS_INLINE int bound_direct(const cj_binding *b, void **ffi_args,
                                                 cujit_status *st) {
   void **params = ffi_args + CJ_DIM3_ARGS;
   cujit_dim3 grid, block;
   size_t i;
-  if (!b->direct || cj_launcher != cujit_launch || (b->opts && b->opts->elapsed_ms)) return 0;
+  if (!b->direct || cj_launcher != cujit_launch ||
+      (b->opts && (b->opts->elapsed_ms || CJ_OPTS_EX(b->opts))))
+    return 0;
   for (i = 0; i < b->sig->n; i++)
     if (b->sig->params[i].kind == CJ_K_PTR &&
         CJ_UNLIKELY((*(const CUdeviceptr *)params[i] >> 48) == CUJIT_ARG_REF_TAG_))

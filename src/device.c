@@ -45,7 +45,8 @@ static cujit_status read_limits(CUdevice dev, cj_limits *l) {
       CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X,           CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y,
       CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z,
       CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-      CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED};
+      CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED,   CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH,
+      CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT};
   int v[CJ_COUNT(attrs)];
   size_t i;
   for (i = 0; i < CJ_COUNT(attrs); i++) {
@@ -61,6 +62,8 @@ static cujit_status read_limits(CUdevice dev, cj_limits *l) {
   }
   l->smem_optin = v[9];
   l->pools = v[10];
+  l->coop = v[11];
+  l->sms = v[12];
   return CUJIT_OK;
 }
 

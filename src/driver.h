@@ -28,7 +28,11 @@
   X(cuModuleGetFunctionCount) X(cuModuleEnumerateFunctions) X(cuMemAllocAsync)             \
   X(cuMemFreeAsync) X(cuMemAllocFromPoolAsync) X(cuDeviceGetDefaultMemPool)                \
   X(cuMemPoolSetAttribute) X(cuMemPoolGetAttribute) X(cuMemPoolTrimTo) X(cuMemPoolCreate)  \
-  X(cuMemPoolDestroy) X(cuStreamGetCtx) X(cuLaunchHostFunc) X(cuPointerGetAttributes)
+  X(cuMemPoolDestroy) X(cuStreamGetCtx) X(cuLaunchHostFunc) X(cuPointerGetAttributes)    \
+  X(cuLaunchKernelEx) X(cuOccupancyMaxActiveBlocksPerMultiprocessor)                       \
+  X(cuOccupancyMaxPotentialClusterSize) X(cuTexObjectCreate) X(cuTexObjectDestroy)         \
+  X(cuSurfObjectCreate) X(cuSurfObjectDestroy) X(cuArray3DCreate) X(cuArrayDestroy)        \
+  X(cuMemcpy3D) X(cuDeviceGetTexture1DLinearMaxWidth)
 
 typedef struct cj_driver {
 #define CJ_DRIVER_FIELD_(fn) __typeof__(fn) *fn;

@@ -271,9 +271,11 @@ static cujit_status launch_staged(const cujit_function *fn, const cj_fslot *slot
   if ((st = stage_alloc(fn, slot, args, nargs, stream, &s)) != CUJIT_OK) goto done;
   if ((st = copy_all(ctx, args, nargs, &s, CUJIT_ARG_IN, stream)) != CUJIT_OK) goto done;
   if (o->elapsed_ms && (st = timing_begin(ev, stream)) != CUJIT_OK) goto done;
-  r = cj_cu.cuLaunchKernel((CUfunction)slot->kernel, grid.x, grid.y, grid.z, block.x, block.y,
-                           block.z, o->shared_bytes, stream, s.params, NULL);
-  if (r != CUDA_SUCCESS) {
+  if (CJ_OPTS_EX(o)) {
+    if ((st = cj_launch_ex(fn, slot, grid, block, s.params, o)) != CUJIT_OK) goto done;
+  } else if ((r = cj_cu.cuLaunchKernel((CUfunction)slot->kernel, grid.x, grid.y, grid.z,
+                                       block.x, block.y, block.z, o->shared_bytes, stream,
+                                       s.params, NULL)) != CUDA_SUCCESS) {
     st = cj_launch_failed(fn, r, "cuLaunchKernel");
     goto done;
   }
@@ -312,11 +314,48 @@ cujit_status cj_launch_checked(const cujit_function *fn, cj_fslot *slot, cujit_d
   return CUJIT_OK;
 }
 
+/* Every launch but the hot one: In/Out buffers, timings, cooperative launches and
+ * clusters, all checked already. Out of line, so that the hot path's frame stays small. */
+static CJ_NOINLINE cujit_status launch_general(const cujit_function *fn, const cj_fslot *slot,
+                                               cujit_dim3 grid, cujit_dim3 block,
+                                               const cujit_arg *args, size_t nargs,
+                                               const cujit_launch_options *o) {
+  void *stack_params[STACK_ARGS], **params = stack_params;
+  size_t i;
+  cujit_status st;
+  if (o->elapsed_ms) return launch_staged(fn, slot, grid, block, args, nargs, o);
+  if (CJ_UNLIKELY(nargs > STACK_ARGS) && !(params = cj_malloc(nargs * sizeof *params)))
+    return cj_fail_oom("launching a kernel");
+  for (i = 0; i < nargs; i++) {
+    if (args[i].kind != CUJIT_ARG_VALUE) break;
+    params[i] = value_of(&args[i]);
+  }
+  if (i < nargs)
+    st = launch_staged(fn, slot, grid, block, args, nargs, o);
+  else
+    st = CJ_OPTS_EX(o) ? cj_launch_ex(fn, slot, grid, block, params, o)
+                       : cj_launch_direct(fn, slot, grid, block, params, o);
+  if (params != stack_params) cj_free(params);
+  return st;
+}
+
+/* A cooperative launch or clusters: their rules checked on a copy of the options, which
+ * the checks may simplify (a cluster the kernel declares itself is left to the kernel). */
+static CJ_NOINLINE cujit_status launch_ex_general(const cujit_function *fn, cj_fslot *slot,
+                                                  cujit_dim3 grid, cujit_dim3 block,
+                                                  const cujit_arg *args, size_t nargs,
+                                                  const cujit_launch_options *o) {
+  cujit_launch_options ex = *o;
+  cujit_status st = cj_launch_ex_check(fn, slot, grid, block, &ex);
+  if (st != CUJIT_OK) return st;
+  return launch_general(fn, slot, grid, block, args, nargs, &ex);
+}
+
 cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, cujit_dim3 block,
                           const cujit_arg *args, size_t nargs, const cujit_launch_options *opts) {
   static const cujit_launch_options defaults;
   const cujit_launch_options *o = opts ? opts : &defaults;
-  void *stack_params[STACK_ARGS], **params = stack_params;
+  void *params[STACK_ARGS];
   cj_fslot *slot;
   size_t i;
   cujit_status st;
@@ -324,7 +363,8 @@ cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, cujit_dim3 
   if (CJ_UNLIKELY((st = cj_function_slot(fn, &slot, 0)) != CUJIT_OK)) return st;
   /* the hot path: values of the right sizes, checked while the parameter array is built;
    * the arguments are checked before the configuration, as on the other path */
-  if (CJ_LIKELY(nargs == fn->nparams && nargs <= STACK_ARGS && args && !o->elapsed_ms)) {
+  if (CJ_LIKELY(nargs == fn->nparams && nargs <= STACK_ARGS && args && !o->elapsed_ms &&
+                !CJ_OPTS_EX(o))) {
     for (i = 0; i < nargs; i++) {
       const cujit_arg *a = &args[i];
       if (CJ_UNLIKELY(a->kind != CUJIT_ARG_VALUE || a->size != fn->param_sizes[i] ||
@@ -337,19 +377,11 @@ cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, cujit_dim3 
       return cj_launch_direct(fn, slot, grid, block, params, o);
     }
   }
-  /* everything else: In/Out buffers, timings, and mistakes, which get their message */
+  /* everything else: In/Out buffers, timings, cooperative launches, clusters, and mistakes,
+   * which get their message */
   st = cj_args_check(fn->name, fn->nparams, fn->param_sizes, args, nargs);
   if (CJ_UNLIKELY(st != CUJIT_OK)) return st;
   if (CJ_UNLIKELY((st = cj_launch_checked(fn, slot, grid, block, o)) != CUJIT_OK)) return st;
-  if (o->elapsed_ms) return launch_staged(fn, slot, grid, block, args, nargs, o);
-  if (CJ_UNLIKELY(nargs > STACK_ARGS) && !(params = cj_malloc(nargs * sizeof *params)))
-    return cj_fail_oom("launching a kernel");
-  for (i = 0; i < nargs; i++) {
-    if (args[i].kind != CUJIT_ARG_VALUE) break;
-    params[i] = value_of(&args[i]);
-  }
-  st = i < nargs ? launch_staged(fn, slot, grid, block, args, nargs, o)
-                 : cj_launch_direct(fn, slot, grid, block, params, o);
-  if (params != stack_params) cj_free(params);
-  return st;
+  if (CJ_OPTS_EX(o)) return launch_ex_general(fn, slot, grid, block, args, nargs, o);
+  return launch_general(fn, slot, grid, block, args, nargs, o);
 }

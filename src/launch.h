@@ -17,6 +17,8 @@ typedef struct cj_limits {
   int max_grid[3];     /* grid dimensions */
   int smem_optin;      /* shared memory per block a kernel may opt in to */
   int pools;           /* stream-ordered memory pools are supported */
+  int coop;            /* cooperative launches are supported */
+  int sms;             /* multiprocessors */
 } cj_limits;
 
 /* The limits of `dev`, read once per process; owned by cujit. */
@@ -33,6 +35,7 @@ typedef struct cj_fslot {
   int max_threads;      /* the kernel's own limit on this device (registers, launch bounds) */
   int static_smem;
   int dyn_smem_max;     /* dynamic shared memory allowed now; raised on demand (atomic) */
+  int non_portable;     /* clusters above 8 blocks allowed (set on demand, atomic) */
   const cj_limits *lim;
 } cj_fslot;
 
@@ -56,7 +59,38 @@ cujit_status cj_config_check(const char *kernel, const cj_limits *lim, int kerne
                              int static_smem, cujit_dim3 grid, cujit_dim3 block,
                              unsigned shared_bytes);
 
+/* Cooperative launches and clusters (pure, no driver). Each refusal is
+ * CUJIT_ERROR_LAUNCH_CONFIG naming the rule and what to do. */
+/* The device supports cooperative launches, and the grid's blocks are at most `per_sm`
+ * (the occupancy calculator's answer for this block and shared memory) times `sms`. */
+cujit_status cj_coop_check(const char *kernel, int supported, cujit_dim3 grid, cujit_dim3 block,
+                           unsigned shared_bytes, int per_sm, int sms);
+/* Compute capability `cc` (major * 10 + minor) is 9.0 or newer, every cluster dimension is
+ * set, each grid dimension is a multiple of the cluster's, and the cluster holds at most 8
+ * blocks (16 with CUJIT_LAUNCH_NON_PORTABLE_CLUSTER in `flags`). */
+cujit_status cj_cluster_check(const char *kernel, int cc, cujit_dim3 grid, cujit_dim3 cluster,
+                              unsigned flags);
+/* The cluster agrees with the kernel's __cluster_dims__ (`required`; zeros: none). */
+cujit_status cj_cluster_match(const char *kernel, const int required[3], cujit_dim3 cluster);
+/* The cluster holds at most `fits` blocks: the most the device can run together for this
+ * block size and shared memory (cuOccupancyMaxPotentialClusterSize). */
+cujit_status cj_cluster_fit_check(const char *kernel, cujit_dim3 cluster, cujit_dim3 block,
+                                  unsigned shared_bytes, int fits);
+
 /* ---- the launch itself (launch.c, and inline below) ---- */
+
+/* Nonzero when the options ask for a cooperative launch or clusters (the launch then goes
+ * through cuLaunchKernelEx; plain launches never do). */
+#define CJ_OPTS_EX(o) ((o)->flags | (o)->cluster.x | (o)->cluster.y | (o)->cluster.z)
+/* What a launch with CJ_OPTS_EX options needs beyond cj_launch_checked: the flags known,
+ * the driver able, and the rules above, with the device's and the kernel's answers. A
+ * cluster equal to the kernel's __cluster_dims__ is cleared in *o (the kernel's own
+ * applies), so the launch may then be a plain one. */
+cujit_status cj_launch_ex_check(const cujit_function *fn, cj_fslot *slot, cujit_dim3 grid,
+                                cujit_dim3 block, cujit_launch_options *o);
+/* The launch through cuLaunchKernelEx, with the options' attributes. */
+cujit_status cj_launch_ex(const cujit_function *fn, const cj_fslot *slot, cujit_dim3 grid,
+                          cujit_dim3 block, void **params, const cujit_launch_options *o);
 
 /* The configuration against the device's and the kernel's limits; raises the kernel's
  * dynamic shared memory allowance when asked for more. */
