@@ -71,6 +71,30 @@ typedef struct cj_decl {
  * CUJIT_ERROR_INVALID_VALUE naming the column and the token when it cannot. */
 cujit_status cj_decl_parse(const char *args, cj_decl **out, size_t *n);
 
+/* ---- elementwise.c: the elementwise engine and generator ---- */
+
+/* An elementwise kernel: `body` runs for every i (a const long long) of the loop;
+ * `params` is its parameter list ("const float *a, float *out"), before the loop's own. */
+typedef struct cj_ew_kernel {
+  const char *name;
+  const char *params;
+  const char *body;
+  const char *preamble;   /* may be NULL */
+  const char *loop_prep;  /* may be NULL */
+  const char *after_loop; /* may be NULL */
+  const int *types;       /* element types it uses (for their headers) */
+  size_t n_types;
+} cj_ew_kernel;
+
+/* Compiles (once) and launches k over i = start + k * step for `count` values of k, on
+ * `stream`, with `args` matching k->params. */
+cujit_status cj_ew_run(const cj_ew_kernel *k, int64_t start, int64_t step, int64_t count,
+                       CUstream stream, const cujit_arg *args, size_t nargs);
+/* Checks a generator's call arguments against its declarations and turns them into kernel
+ * arguments (out: n of them); *first gets the first array. */
+cujit_status cj_gen_args(const char *fn, const cj_decl *d, size_t n, const void *const *args,
+                         size_t nargs, cujit_arg *out, const cujit_array **first);
+
 /* ---- kernels.c: generated kernels ---- */
 
 /* The kernel `name` from `source` (compiled once per process and source text, through the

@@ -1,0 +1,218 @@
+/* elementwise.c - the elementwise kernel generator (PyCUDA's ElementwiseKernel) and the
+ * engine under every elementwise array operation: a grid-stride loop over a 64-bit index
+ * i, the caller's statements inside, compiled once per process and source text. */
+#include <stdio.h>
+#include <string.h>
+
+#include "array.h"
+
+/* Appends the kernel: includes for `types`, the preamble, and a loop running `body` for
+ * i = start + k * step, k < n. */
+static void write_kernel(cj_buf *b, const cj_ew_kernel *k) {
+  cj_array_includes(b, k->types, k->n_types);
+  if (k->preamble) cj_buf_printf(b, "%s\n", k->preamble);
+  cj_buf_printf(b,
+                "extern \"C\" __global__ void %s(%s%slong long cj_start, long long cj_step,\n"
+                "    unsigned long long cj_n) {\n%s%s"
+                "  for (unsigned long long cj_k = (unsigned long long)blockIdx.x * blockDim.x +"
+                " threadIdx.x;\n       cj_k < cj_n; cj_k += (unsigned long long)gridDim.x * "
+                "blockDim.x) {\n"
+                "    const long long i = cj_start + (long long)cj_k * cj_step;\n"
+                "    %s;\n  }\n%s%s}\n",
+                k->name, k->params, k->params[0] ? ", " : "", k->loop_prep ? k->loop_prep : "",
+                k->loop_prep ? "\n" : "", k->body, k->after_loop ? k->after_loop : "",
+                k->after_loop ? "\n" : "");
+}
+
+cujit_status cj_ew_run(const cj_ew_kernel *k, int64_t start, int64_t step, int64_t count,
+                       CUstream stream, const cujit_arg *args, size_t nargs) {
+  cujit_arg all[64];
+  cujit_function *fn = NULL;
+  cj_buf src = {0};
+  cujit_status st;
+  if (nargs + 3 > CJ_COUNT(all))
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "kernel '%s': more than %zu arguments", k->name,
+                   CJ_COUNT(all) - 3);
+  write_kernel(&src, k);
+  if (src.oom) {
+    cj_buf_free(&src);
+    return cj_fail_oom("writing a kernel");
+  }
+  st = cj_array_kernel(src.data, k->name, &fn);
+  cj_buf_free(&src);
+  if (st != CUJIT_OK || count == 0) return st;
+  if (nargs) memcpy(all, args, nargs * sizeof *args);
+  all[nargs] = cujit_i64(start);
+  all[nargs + 1] = cujit_i64(step);
+  all[nargs + 2] = cujit_u64((uint64_t)count);
+  return cj_array_launch(fn, count, stream, all, nargs + 3);
+}
+
+/* ---- the public generator ---- */
+
+struct cujit_elementwise {
+  cj_decl *decls;
+  size_t n_decls;
+  int *types;
+  cj_ew_kernel k;
+  char *params, *body, *name, *preamble, *loop_prep, *after_loop;
+};
+
+static int valid_name(const char *s) {
+  size_t i;
+  if (!s[0] || (s[0] >= '0' && s[0] <= '9')) return 0;
+  for (i = 0; s[i]; i++)
+    if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+          (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+      return 0;
+  return 1;
+}
+
+/* "const float *x, float a" as the kernel's parameter list. */
+static char *params_of(const cj_decl *d, size_t n) {
+  cj_buf b = {0};
+  size_t i;
+  for (i = 0; i < n; i++)
+    cj_buf_printf(&b, "%s%s%s %s%s", i ? ", " : "", d[i].is_const ? "const " : "",
+                  cj_elem_of(d[i].type)->c_name, d[i].is_array ? "*" : "", d[i].name);
+  if (b.oom) {
+    cj_buf_free(&b);
+    return NULL;
+  }
+  return cj_buf_take(&b);
+}
+
+static char *dup_or_null(const char *s, int *oom) {
+  char *d;
+  if (!s) return NULL;
+  if (!(d = cj_strdup(s))) *oom = 1;
+  return d;
+}
+
+void cujit_elementwise_destroy(cujit_elementwise *e) {
+  if (!e) return;
+  cj_free(e->decls);
+  cj_free(e->types);
+  cj_free(e->params);
+  cj_free(e->body);
+  cj_free(e->name);
+  cj_free(e->preamble);
+  cj_free(e->loop_prep);
+  cj_free(e->after_loop);
+  cj_free(e);
+}
+
+static cujit_status fill(cujit_elementwise *e, const char *args, const char *operation,
+                         const cujit_generator_options *o) {
+  int oom = 0;
+  size_t i;
+  cujit_status st = cj_decl_parse(args, &e->decls, &e->n_decls);
+  if (st != CUJIT_OK) return st;
+  for (i = 0; i < e->n_decls && !e->decls[i].is_array; i++) continue;
+  if (i == e->n_decls)
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_elementwise_create: \"%s\" declares no "
+                   "array (a pointer argument); the size of the first array sets n", args);
+  e->types = cj_calloc(e->n_decls, sizeof *e->types);
+  for (i = 0; e->types && i < e->n_decls; i++) e->types[i] = e->decls[i].type;
+  e->params = params_of(e->decls, e->n_decls);
+  e->body = dup_or_null(operation, &oom);
+  e->name = dup_or_null(o && o->name ? o->name : "elementwise", &oom);
+  e->preamble = dup_or_null(o ? o->preamble : NULL, &oom);
+  e->loop_prep = dup_or_null(o ? o->loop_prep : NULL, &oom);
+  e->after_loop = dup_or_null(o ? o->after_loop : NULL, &oom);
+  if (oom || !e->types || !e->params) return cj_fail_oom("making an elementwise kernel");
+  e->k = (cj_ew_kernel){e->name, e->params, e->body, e->preamble, e->loop_prep, e->after_loop,
+                        e->types, e->n_decls};
+  return CUJIT_OK;
+}
+
+cujit_status cujit_elementwise_create(cujit_elementwise **out, const char *args,
+                                      const char *operation, const cujit_generator_options *o) {
+  cujit_elementwise *e;
+  cujit_status st;
+  if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_elementwise_create: out is NULL");
+  *out = NULL;
+  if (!operation || !operation[0])
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_elementwise_create: the operation is %s; "
+                   "give a statement on index i, e.g. \"z[i] = a*x[i] + b*y[i]\"",
+                   operation ? "empty" : "NULL");
+  if (o && o->name && !valid_name(o->name))
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_elementwise_create: the name '%s' is not "
+                   "a C identifier", o->name);
+  if (!(e = cj_calloc(1, sizeof *e))) return cj_fail_oom("making an elementwise kernel");
+  if ((st = fill(e, args, operation, o)) != CUJIT_OK) {
+    cujit_elementwise_destroy(e);
+    return st;
+  }
+  *out = e;
+  return CUJIT_OK;
+}
+
+cujit_status cj_gen_args(const char *fn, const cj_decl *d, size_t n, const void *const *args,
+                         size_t nargs, cujit_arg *out, const cujit_array **first) {
+  size_t i;
+  *first = NULL;
+  if (nargs != n)
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: %zu arguments given, %zu declared", fn,
+                   nargs, n);
+  if (n && !args) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: args is NULL", fn);
+  for (i = 0; i < n; i++) {
+    const cujit_array *a = args[i];
+    cujit_status st;
+    if (!args[i])
+      return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: argument %zu ('%s') is NULL", fn, i + 1,
+                     d[i].name);
+    if (!d[i].is_array) {
+      out[i] = cujit_value(args[i], cj_elem_of(d[i].type)->size);
+      continue;
+    }
+    if ((st = cj_array_check(a, fn, d[i].name)) != CUJIT_OK) return st;
+    if (a->type != d[i].type)
+      return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: argument %zu ('%s') is an array of %s, "
+                     "declared as %s", fn, i + 1, d[i].name, cj_elem_of(a->type)->tag,
+                     cj_elem_of(d[i].type)->tag);
+    if (*first && a->size != (*first)->size)
+      return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: argument %zu ('%s') has %lld elements, "
+                     "the first array %lld; all arrays must have the same size", fn, i + 1,
+                     d[i].name, (long long)a->size, (long long)(*first)->size);
+    if (!*first) *first = a;
+    out[i] = cujit_array_arg(a);
+  }
+  return CUJIT_OK;
+}
+
+/* The number of i in start, start + step, ... before stop. */
+static int64_t range_count(int64_t start, int64_t stop, int64_t step) {
+  if (step > 0) return stop > start ? (stop - start + step - 1) / step : 0;
+  return start > stop ? (start - stop - step - 1) / -step : 0;
+}
+
+cujit_status cujit_elementwise_call_range(cujit_elementwise *e, int64_t start, int64_t stop,
+                                          int64_t step, const void *const *args, size_t nargs) {
+  static const char fn[] = "cujit_elementwise_call";
+  cujit_arg a[61];
+  const cujit_array *first;
+  int64_t count, last;
+  cujit_status st;
+  if (!e) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the kernel is NULL", fn);
+  if (e->n_decls > CJ_COUNT(a))
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: more than %zu arguments", fn, CJ_COUNT(a));
+  if ((st = cj_gen_args(fn, e->decls, e->n_decls, args, nargs, a, &first)) != CUJIT_OK) return st;
+  if (step == 0) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the step is 0", fn);
+  count = range_count(start, stop, step);
+  last = start + (count - 1) * step;
+  if (count && (start < 0 || last < 0 || start >= first->size || last >= first->size))
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the range %lld to %lld (step %lld) leaves "
+                   "the arrays' %lld elements", fn, (long long)start, (long long)stop,
+                   (long long)step, (long long)first->size);
+  return cj_ew_run(&e->k, start, step, count, first->stream, a, nargs);
+}
+
+cujit_status cujit_elementwise_call(cujit_elementwise *e, const void *const *args, size_t nargs) {
+  const cujit_array *first = NULL;
+  size_t i;
+  for (i = 0; e && args && i < e->n_decls && i < nargs && !first; i++)
+    if (e->decls[i].is_array && args[i] && cj_array_check(args[i], "", "") == CUJIT_OK)
+      first = args[i];
+  return cujit_elementwise_call_range(e, 0, first ? first->size : 0, 1, args, nargs);
+}
