@@ -1129,6 +1129,7 @@ CUJIT_API cujit_type cujit_promote(cujit_type a, cujit_type b, int weak);
  *  of the type you want to choose it).
  *  @return as cujit_array_binary(); CUJIT_ERROR_COMPILE with NVRTC's log and the generated
  *          source when the expression does not compile. */
+#define CUJIT_MAP_MAX_ARRAYS 32 /**< the most arrays one cujit_array_map() names */
 CUJIT_API cujit_status cujit_array_map(cujit_array **out, const char *expr, size_t n,
                                        const char *const *names,
                                        const cujit_array *const *arrays);

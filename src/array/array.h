@@ -86,10 +86,17 @@ typedef struct cj_ew_kernel {
   size_t n_types;
 } cj_ew_kernel;
 
-/* Compiles (once) and launches k over i = start + k * step for `count` values of k, on
- * `stream`, with `args` matching k->params. */
+/* Compiles k (once per process and source text). */
+cujit_status cj_ew_prepare(const cj_ew_kernel *k, cujit_function **fn);
+/* Launches a compiled elementwise kernel over i = start + k * step for `count` values of k,
+ * on `stream`, with `args` matching its params. */
+cujit_status cj_ew_launch(cujit_function *fn, int64_t start, int64_t step, int64_t count,
+                          CUstream stream, const cujit_arg *args, size_t nargs);
+/* Both. */
 cujit_status cj_ew_run(const cj_ew_kernel *k, int64_t start, int64_t step, int64_t count,
                        CUstream stream, const cujit_arg *args, size_t nargs);
+/* 1 when s is a C identifier. */
+int cj_is_identifier(const char *s);
 /* Checks a generator's call arguments against its declarations and turns them into kernel
  * arguments (out: n of them); *first gets the first array. */
 cujit_status cj_gen_args(const char *fn, const cj_decl *d, size_t n, const void *const *args,

@@ -24,28 +24,38 @@ static void write_kernel(cj_buf *b, const cj_ew_kernel *k) {
                 k->after_loop ? "\n" : "");
 }
 
-cujit_status cj_ew_run(const cj_ew_kernel *k, int64_t start, int64_t step, int64_t count,
-                       CUstream stream, const cujit_arg *args, size_t nargs) {
-  cujit_arg all[64];
-  cujit_function *fn = NULL;
+cujit_status cj_ew_prepare(const cj_ew_kernel *k, cujit_function **fn) {
   cj_buf src = {0};
   cujit_status st;
-  if (nargs + 3 > CJ_COUNT(all))
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "kernel '%s': more than %zu arguments", k->name,
-                   CJ_COUNT(all) - 3);
   write_kernel(&src, k);
   if (src.oom) {
     cj_buf_free(&src);
     return cj_fail_oom("writing a kernel");
   }
-  st = cj_array_kernel(src.data, k->name, &fn);
+  st = cj_array_kernel(src.data, k->name, fn);
   cj_buf_free(&src);
-  if (st != CUJIT_OK || count == 0) return st;
+  return st;
+}
+
+cujit_status cj_ew_launch(cujit_function *fn, int64_t start, int64_t step, int64_t count,
+                          CUstream stream, const cujit_arg *args, size_t nargs) {
+  cujit_arg all[64];
+  if (nargs + 3 > CJ_COUNT(all))
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "kernel '%s': more than %zu arguments",
+                   cujit_function_name(fn), CJ_COUNT(all) - 3);
+  if (count == 0) return CUJIT_OK;
   if (nargs) memcpy(all, args, nargs * sizeof *args);
   all[nargs] = cujit_i64(start);
   all[nargs + 1] = cujit_i64(step);
   all[nargs + 2] = cujit_u64((uint64_t)count);
   return cj_array_launch(fn, count, stream, all, nargs + 3);
+}
+
+cujit_status cj_ew_run(const cj_ew_kernel *k, int64_t start, int64_t step, int64_t count,
+                       CUstream stream, const cujit_arg *args, size_t nargs) {
+  cujit_function *fn = NULL;
+  cujit_status st = cj_ew_prepare(k, &fn);
+  return st == CUJIT_OK ? cj_ew_launch(fn, start, step, count, stream, args, nargs) : st;
 }
 
 /* ---- the public generator ---- */
@@ -58,7 +68,7 @@ struct cujit_elementwise {
   char *params, *body, *name, *preamble, *loop_prep, *after_loop;
 };
 
-static int valid_name(const char *s) {
+int cj_is_identifier(const char *s) {
   size_t i;
   if (!s[0] || (s[0] >= '0' && s[0] <= '9')) return 0;
   for (i = 0; s[i]; i++)
@@ -136,7 +146,7 @@ cujit_status cujit_elementwise_create(cujit_elementwise **out, const char *args,
     return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_elementwise_create: the operation is %s; "
                    "give a statement on index i, e.g. \"z[i] = a*x[i] + b*y[i]\"",
                    operation ? "empty" : "NULL");
-  if (o && o->name && !valid_name(o->name))
+  if (o && o->name && !cj_is_identifier(o->name))
     return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_elementwise_create: the name '%s' is not "
                    "a C identifier", o->name);
   if (!(e = cj_calloc(1, sizeof *e))) return cj_fail_oom("making an elementwise kernel");

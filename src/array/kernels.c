@@ -19,8 +19,29 @@ typedef struct entry {
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static entry table[TABLE_SIZE];
 
+/* A compile error of generated code: NVRTC's log and the source it came from, numbered as
+ * the log numbers it. */
+static cujit_status with_source(const char *source) {
+  cj_buf b = {0};
+  const char *line = source;
+  int n = 1, r = cujit_last_nvrtc_result();
+  cujit_status st;
+  cj_buf_printf(&b, "%s\nthe generated source:\n", cujit_last_error());
+  while (*line) {
+    const char *end = strchr(line, '\n');
+    size_t len = end ? (size_t)(end - line) : strlen(line);
+    cj_buf_printf(&b, "%4d | %.*s\n", n++, (int)len, line);
+    line += len + (end != NULL);
+  }
+  st = b.oom ? cj_fail_oom("describing a compile error")
+             : cj_fail_nvrtc(CUJIT_ERROR_COMPILE, r, "%s", b.data);
+  cj_buf_free(&b);
+  return st;
+}
+
 static cujit_status compile(const char *source, const char *name, entry *e) {
   cujit_status st = cujit_module_from_source(&e->module, source, name, NULL);
+  if (st == CUJIT_ERROR_COMPILE) return with_source(source);
   if (st != CUJIT_OK) return st;
   st = cujit_module_get_function(e->module, name, &e->fn);
   if (st == CUJIT_OK && (e->source = cj_strdup(source))) return CUJIT_OK;

@@ -1,0 +1,341 @@
+/* ops.c - elementwise operations on arrays (PyCUDA's gpuarray operators and cumath): each
+ * op and combination of types is one generated kernel that converts its operands to the
+ * promoted type, computes (in float for the 16-bit floats), and converts the result. */
+#include <stdio.h>
+#include <string.h>
+
+#include "array.h"
+
+static const char *const binop_names[] = {"add", "sub", "mul", "div", "pow", "minimum",
+                                          "maximum", "fmod", "eq", "ne", "lt", "le", "gt", "ge"};
+static const char *const unop_names[] = {"neg", "fabs", "sqrt", "exp", "log", "log10",
+                                         "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
+                                         "cosh", "tanh", "floor", "ceil"};
+
+/* Helpers the integer ops use, and NaN-propagating min/max. */
+static const char kHelpers[] =
+    "template <class T> __device__ T cj_ipow(T b, T e) {\n"
+    "  T r = 1;\n"
+    "  if (e < 0) return b == 1 ? 1 : (b == -1 ? ((e & 1) ? -1 : 1) : 0);\n"
+    "  for (; e; e >>= 1, b *= b) if (e & 1) r *= b;\n"
+    "  return r;\n}\n"
+    "template <class T> __device__ T cj_imod(T a, T b) { return b ? a % b : 0; }\n"
+    "template <class T> __device__ T cj_fmin(T a, T b) { return a != a ? a : b != b ? b : "
+    "(b < a ? b : a); }\n"
+    "template <class T> __device__ T cj_fmax(T a, T b) { return a != a ? a : b != b ? b : "
+    "(b > a ? b : a); }\n";
+
+static int is_complex(int t) { return t == CUJIT_TYPE_C64 || t == CUJIT_TYPE_C128; }
+static int is_float(int t) {
+  return t == CUJIT_TYPE_F16 || t == CUJIT_TYPE_BF16 || t == CUJIT_TYPE_F32 || t == CUJIT_TYPE_F64;
+}
+static int is_int(int t) { return !is_float(t) && !is_complex(t); } /* bool included */
+
+/* The type arithmetic happens in: float for the 16-bit floats. */
+static int compute_type(int t) {
+  return t == CUJIT_TYPE_F16 || t == CUJIT_TYPE_BF16 ? CUJIT_TYPE_F32 : t;
+}
+
+static int is_comparison(int op) { return op >= CUJIT_EQ && op <= CUJIT_GE; }
+
+static cujit_status refuse(const char *fn, const char *op, int type, const char *why) {
+  return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: %s is not defined for %s (%s)", fn, op,
+                 cj_elem_of(type)->tag, why);
+}
+
+/* Checks that `op` applies to the promoted type p. */
+static cujit_status binop_allowed(const char *fn, int op, int p) {
+  if (op < 0 || (size_t)op >= CJ_COUNT(binop_names))
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: %d is not a cujit_binop", fn, op);
+  if (is_complex(p) && (op == CUJIT_FMOD || op == CUJIT_MINIMUM || op == CUJIT_MAXIMUM ||
+                        (is_comparison(op) && op != CUJIT_EQ && op != CUJIT_NE)))
+    return refuse(fn, binop_names[op], p, "complex numbers have no order");
+  if (p == CUJIT_TYPE_BOOL && op == CUJIT_SUB)
+    return refuse(fn, binop_names[op], p, "use CUJIT_NE for the exclusive or of booleans");
+  return CUJIT_OK;
+}
+
+static int binop_result(int op, int p) {
+  if (is_comparison(op)) return CUJIT_TYPE_BOOL;
+  if (op == CUJIT_DIV && is_int(p)) return CUJIT_TYPE_F64;
+  return p;
+}
+
+/* x op y, both of compute type c. */
+static void binop_expr(cj_buf *b, int op, int c, const char *x, const char *y) {
+  static const char *const infix[] = {[CUJIT_ADD] = "+", [CUJIT_SUB] = "-", [CUJIT_MUL] = "*",
+                                      [CUJIT_DIV] = "/", [CUJIT_EQ] = "==", [CUJIT_NE] = "!=",
+                                      [CUJIT_LT] = "<",  [CUJIT_LE] = "<=", [CUJIT_GT] = ">",
+                                      [CUJIT_GE] = ">="};
+  int f32 = c == CUJIT_TYPE_F32;
+  if ((size_t)op < CJ_COUNT(infix) && infix[op]) {
+    cj_buf_printf(b, "(%s %s %s)", x, infix[op], y);
+  } else if (op == CUJIT_POW) {
+    cj_buf_printf(b, "%s(%s, %s)", is_complex(c) ? "cuda::std::pow" : is_int(c) ? "cj_ipow"
+                                   : f32 ? "powf" : "pow", x, y);
+  } else if (op == CUJIT_FMOD) {
+    cj_buf_printf(b, "%s(%s, %s)", is_int(c) ? "cj_imod" : f32 ? "fmodf" : "fmod", x, y);
+  } else {
+    int min = op == CUJIT_MINIMUM;
+    if (is_int(c)) cj_buf_printf(b, "(%s %s %s ? %s : %s)", x, min ? "<" : ">", y, x, y);
+    else cj_buf_printf(b, "cj_f%s(%s, %s)", min ? "min" : "max", x, y);
+  }
+}
+
+/* out[i] = convert_r(expr), the expression being of type c. */
+static void store(cj_buf *b, int c, int r, const char *expr) {
+  cj_buf_puts(b, "out[i] = ");
+  cj_array_convert(b, c, r, expr);
+}
+
+/* What one operation launches: its kernel, its inputs and where the result goes. */
+typedef struct op_call {
+  const char *fn;       /* the public function, for messages */
+  const char *name;     /* the kernel's */
+  const char *params;
+  const int *types;
+  size_t n_types;
+  const cujit_array *a; /* the first input: shape, stream */
+  int result;           /* the result's type */
+  cujit_arg args[CUJIT_MAP_MAX_ARRAYS + 2]; /* the inputs; the output is added last */
+  size_t nargs;
+} op_call;
+
+/* Checks a given output, compiles the kernel, makes the output when none was given (after
+ * the compile: a compile error costs no allocation), and launches over the first input's
+ * elements. Frees `body`. */
+static cujit_status run_op(op_call *c, cj_buf *body, cujit_array **out) {
+  cj_ew_kernel k = {c->name, c->params, body->data, kHelpers, NULL, NULL, c->types, c->n_types};
+  cujit_function *f = NULL;
+  int made = 0;
+  cujit_status st = CUJIT_OK;
+  if (*out) st = cj_array_output(out, c->a, c->result, c->fn, &made); /* checks it */
+  if (st == CUJIT_OK) st = body->oom ? cj_fail_oom("writing a kernel") : cj_ew_prepare(&k, &f);
+  cj_buf_free(body);
+  if (st == CUJIT_OK && !*out) st = cj_array_output(out, c->a, c->result, c->fn, &made);
+  if (st != CUJIT_OK) return st;
+  c->args[c->nargs++] = cujit_array_arg(*out);
+  st = cj_ew_launch(f, 0, 1, c->a->size, c->a->stream, c->args, c->nargs);
+  if (st != CUJIT_OK && made) {
+    cujit_array_destroy(*out);
+    *out = NULL;
+  }
+  return st;
+}
+
+static int same_shape(const cujit_array *a, const cujit_array *b) {
+  return a->ndim == b->ndim && a->size == b->size &&
+         (!a->ndim || memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof *a->shape) == 0);
+}
+
+/* Converts operand `name`[i] of type t to compute type c into buf (a small string). */
+static void operand(cj_buf *b, int t, int c, const char *name) {
+  char x[32];
+  snprintf(x, sizeof x, "%s[i]", name);
+  cj_array_convert(b, t, c, x);
+}
+
+cujit_status cujit_array_binary(cujit_binop op, const cujit_array *a, const cujit_array *b,
+                                cujit_array **out) {
+  static const char fn[] = "cujit_array_binary";
+  cj_buf body = {0}, x = {0}, y = {0};
+  char name[64], params[160];
+  int p, c, r;
+  cujit_status st;
+  if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
+  if ((st = cj_array_check(a, fn, "a")) != CUJIT_OK || (st = cj_array_check(b, fn, "b")) != CUJIT_OK)
+    return st;
+  if (!same_shape(a, b))
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: a has %lld elements and b %lld (or another "
+                   "shape); elementwise operations need arrays of one shape", fn,
+                   (long long)a->size, (long long)b->size);
+  p = cujit_promote(a->type, b->type, 0);
+  if ((st = binop_allowed(fn, op, p)) != CUJIT_OK) return st;
+  r = binop_result(op, p);
+  c = compute_type(op == CUJIT_DIV && is_int(p) ? CUJIT_TYPE_F64 : p);
+  snprintf(name, sizeof name, "cj_%s_%s_%s", binop_names[op], cj_elem_of(a->type)->tag,
+           cj_elem_of(b->type)->tag);
+  snprintf(params, sizeof params, "const %s *a, const %s *b, %s *out", cj_elem_of(a->type)->c_name,
+           cj_elem_of(b->type)->c_name, cj_elem_of(r)->c_name);
+  operand(&x, a->type, c, "a");
+  operand(&y, b->type, c, "b");
+  {
+    cj_buf e = {0};
+    binop_expr(&e, op, c, x.data ? x.data : "", y.data ? y.data : "");
+    store(&body, is_comparison(op) ? CUJIT_TYPE_BOOL : c, r, e.data ? e.data : "");
+    body.oom |= e.oom | x.oom | y.oom;
+    cj_buf_free(&e);
+  }
+  cj_buf_free(&x);
+  cj_buf_free(&y);
+  {
+    op_call call = {fn, name, params, (int[]){a->type, b->type, r}, 3, a, r,
+                    {cujit_array_arg(a), cujit_array_arg(b)}, 2};
+    return run_op(&call, &body, out);
+  }
+}
+
+cujit_status cujit_array_binary_scalar(cujit_binop op, const cujit_array *a, double s,
+                                       unsigned flags, cujit_array **out) {
+  static const char fn[] = "cujit_array_binary_scalar";
+  cj_buf body = {0}, x = {0}, y = {0}, e = {0};
+  char name[72], params[128];
+  int kind = flags & CUJIT_SCALAR_INT ? CUJIT_TYPE_I64 : CUJIT_TYPE_F64, p, c, r;
+  cujit_status st;
+  if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
+  if ((st = cj_array_check(a, fn, "a")) != CUJIT_OK) return st;
+  if (flags & ~(unsigned)(CUJIT_SCALAR_FIRST | CUJIT_SCALAR_INT))
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: unknown flags 0x%x", fn, flags);
+  p = cujit_promote(a->type, kind, 1);
+  if ((st = binop_allowed(fn, op, p)) != CUJIT_OK) return st;
+  r = binop_result(op, p);
+  c = compute_type(op == CUJIT_DIV && is_int(p) ? CUJIT_TYPE_F64 : p);
+  snprintf(name, sizeof name, "cj_%s_%s_%s%s", binop_names[op], cj_elem_of(a->type)->tag,
+           kind == CUJIT_TYPE_I64 ? "int" : "float", flags & CUJIT_SCALAR_FIRST ? "_first" : "");
+  snprintf(params, sizeof params, "const %s *a, double s, %s *out", cj_elem_of(a->type)->c_name,
+           cj_elem_of(r)->c_name);
+  operand(&x, a->type, c, "a");
+  cj_array_convert(&y, CUJIT_TYPE_F64, c, "s");
+  if (flags & CUJIT_SCALAR_FIRST) binop_expr(&e, op, c, y.data ? y.data : "", x.data ? x.data : "");
+  else binop_expr(&e, op, c, x.data ? x.data : "", y.data ? y.data : "");
+  store(&body, is_comparison(op) ? CUJIT_TYPE_BOOL : c, r, e.data ? e.data : "");
+  body.oom |= e.oom | x.oom | y.oom;
+  cj_buf_free(&x);
+  cj_buf_free(&y);
+  cj_buf_free(&e);
+  {
+    op_call call = {fn, name, params, (int[]){a->type, r}, 2, a, r,
+                    {cujit_array_arg(a), cujit_f64(s)}, 2};
+    return run_op(&call, &body, out);
+  }
+}
+
+/* ---- unary ---- */
+
+static int unop_result(int op, int t) {
+  if (op == CUJIT_NEG) return t;
+  if (op == CUJIT_FABS && is_complex(t)) return t == CUJIT_TYPE_C128 ? CUJIT_TYPE_F64 : CUJIT_TYPE_F32;
+  return is_int(t) ? CUJIT_TYPE_F64 : t;
+}
+
+static cujit_status unop_allowed(const char *fn, int op, int t) {
+  if (op < 0 || (size_t)op >= CJ_COUNT(unop_names))
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: %d is not a cujit_unop", fn, op);
+  if (op == CUJIT_NEG && t == CUJIT_TYPE_BOOL)
+    return refuse(fn, "neg", t, "use CUJIT_EQ with false for logical not");
+  if (is_complex(t) && (op == CUJIT_FLOOR || op == CUJIT_CEIL))
+    return refuse(fn, unop_names[op], t, "complex numbers have no order");
+  return CUJIT_OK;
+}
+
+static void unop_expr(cj_buf *b, int op, int c, const char *x) {
+  if (op == CUJIT_NEG) {
+    cj_buf_printf(b, "(-%s)", x);
+  } else if (is_complex(c)) {
+    cj_buf_printf(b, "cuda::std::%s(%s)", op == CUJIT_FABS ? "abs" : unop_names[op], x);
+  } else {
+    cj_buf_printf(b, "%s%s(%s)", unop_names[op], c == CUJIT_TYPE_F32 ? "f" : "", x);
+  }
+}
+
+cujit_status cujit_array_unary(cujit_unop op, const cujit_array *a, cujit_array **out) {
+  static const char fn[] = "cujit_array_unary";
+  cj_buf body = {0}, x = {0}, e = {0};
+  char name[64], params[128];
+  int r, c;
+  cujit_status st;
+  if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
+  if ((st = cj_array_check(a, fn, "a")) != CUJIT_OK) return st;
+  if ((st = unop_allowed(fn, op, a->type)) != CUJIT_OK) return st;
+  r = unop_result(op, a->type);
+  c = op == CUJIT_NEG ? compute_type(a->type) : compute_type(is_int(a->type) ? r : a->type);
+  snprintf(name, sizeof name, "cj_%s_%s", unop_names[op], cj_elem_of(a->type)->tag);
+  snprintf(params, sizeof params, "const %s *a, %s *out", cj_elem_of(a->type)->c_name,
+           cj_elem_of(r)->c_name);
+  operand(&x, a->type, c, "a");
+  unop_expr(&e, op, c, x.data ? x.data : "");
+  /* the magnitude of a complex number is real */
+  store(&body, op == CUJIT_FABS && is_complex(c) ? r : c, r, e.data ? e.data : "");
+  body.oom |= e.oom | x.oom;
+  cj_buf_free(&x);
+  cj_buf_free(&e);
+  {
+    op_call call = {fn, name, params, (int[]){a->type, r}, 2, a, r, {cujit_array_arg(a)}, 1};
+    return run_op(&call, &body, out);
+  }
+}
+
+/* ---- fused expressions ---- */
+
+static cujit_status check_map(const char *fn, const char *expr, size_t n,
+                              const char *const *names, const cujit_array *const *arrays) {
+  size_t i, k;
+  cujit_status st;
+  if (!expr || !expr[0]) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the expression is %s",
+                                        fn, expr ? "empty" : "NULL");
+  if (!n || !names || !arrays)
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: give at least one named array", fn);
+  for (i = 0; i < n; i++) {
+    const char *s = names[i];
+    if ((st = cj_array_check(arrays[i], fn, s ? s : "an array")) != CUJIT_OK) return st;
+    if (!s || !cj_is_identifier(s) || strcmp(s, "i") == 0 || strncmp(s, "cj_", 3) == 0)
+      return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: name %zu ('%s') is not a C identifier "
+                     "other than i and cj_...", fn, i + 1, s ? s : "(NULL)");
+    for (k = 0; k < i; k++)
+      if (strcmp(names[k], s) == 0)
+        return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the name '%s' is given twice", fn, s);
+    if (!same_shape(arrays[i], arrays[0]))
+      return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: '%s' has %lld elements, '%s' %lld; the "
+                     "arrays must have one shape", fn, s, (long long)arrays[i]->size, names[0],
+                     (long long)arrays[0]->size);
+  }
+  return CUJIT_OK;
+}
+
+/* The kernel of a map: parameters cj_in0..., the output, and a body that names each
+ * element as the caller's name. */
+static void map_kernel(cj_buf *params, cj_buf *body, const char *expr, size_t n,
+                       const char *const *names, const cujit_array *const *arrays, int r) {
+  size_t i;
+  for (i = 0; i < n; i++) {
+    const char *t = cj_elem_of(arrays[i]->type)->c_name;
+    cj_buf_printf(params, "const %s *cj_in%zu, ", t, i);
+    cj_buf_printf(body, "const %s %s = cj_in%zu[i];\n    ", t, names[i], i);
+  }
+  cj_buf_printf(params, "%s *cj_out", cj_elem_of(r)->c_name);
+  if (r == CUJIT_TYPE_F16 || r == CUJIT_TYPE_BF16)
+    cj_buf_printf(body, "cj_out[i] = %s((float)(%s))", cj_elem_of(r)->c_name, expr);
+  else
+    cj_buf_printf(body, "cj_out[i] = static_cast<%s>(%s)", cj_elem_of(r)->c_name, expr);
+}
+
+cujit_status cujit_array_map(cujit_array **out, const char *expr, size_t n,
+                             const char *const *names, const cujit_array *const *arrays) {
+  static const char fn[] = "cujit_array_map";
+  cj_buf params = {0}, body = {0};
+  int types[CUJIT_MAP_MAX_ARRAYS + 1], r;
+  op_call call;
+  size_t i;
+  cujit_status st;
+  if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
+  if (n > CUJIT_MAP_MAX_ARRAYS)
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: more than %d arrays", fn,
+                   CUJIT_MAP_MAX_ARRAYS);
+  if ((st = check_map(fn, expr, n, names, arrays)) != CUJIT_OK) return st;
+  r = arrays[0]->type;
+  for (i = 1; i < n; i++) r = cujit_promote(r, arrays[i]->type, 0);
+  if (*out && cj_array_check(*out, fn, "*out") == CUJIT_OK) r = (*out)->type;
+  memset(&call, 0, sizeof call);
+  for (i = 0; i < n; i++) {
+    types[i] = arrays[i]->type;
+    call.args[i] = cujit_array_arg(arrays[i]);
+  }
+  types[n] = r;
+  map_kernel(&params, &body, expr, n, names, arrays, r);
+  call = (op_call){fn, "cj_map", params.data, types, n + 1, arrays[0], r, {{0}}, n};
+  for (i = 0; i < n; i++) call.args[i] = cujit_array_arg(arrays[i]);
+  body.oom |= params.oom;
+  st = run_op(&call, &body, out);
+  cj_buf_free(&params);
+  return st;
+}

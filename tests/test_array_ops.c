@@ -1,0 +1,223 @@
+/* test_array_ops - array operations without a device: type promotion as NumPy 2 gives it,
+ * the declaration reader's errors (column and token), argument checks of the generator
+ * and of the operations, and that the kernel of every operation and element type
+ * compiles (only the launch fails, for want of a driver). */
+#include "testutil.h"
+
+static void promotion_follows_numpy(void **state) {
+  static const struct { int a, b, weak, want; } cases[] = {
+      {CUJIT_TYPE_F32, CUJIT_TYPE_F32, 0, CUJIT_TYPE_F32},
+      {CUJIT_TYPE_BOOL, CUJIT_TYPE_I8, 0, CUJIT_TYPE_I8},
+      {CUJIT_TYPE_I8, CUJIT_TYPE_U8, 0, CUJIT_TYPE_I16},
+      {CUJIT_TYPE_I32, CUJIT_TYPE_U32, 0, CUJIT_TYPE_I64},
+      {CUJIT_TYPE_I64, CUJIT_TYPE_U64, 0, CUJIT_TYPE_F64},
+      {CUJIT_TYPE_U8, CUJIT_TYPE_I64, 0, CUJIT_TYPE_I64},
+      {CUJIT_TYPE_I8, CUJIT_TYPE_F16, 0, CUJIT_TYPE_F16},
+      {CUJIT_TYPE_I16, CUJIT_TYPE_F16, 0, CUJIT_TYPE_F32},
+      {CUJIT_TYPE_I32, CUJIT_TYPE_F32, 0, CUJIT_TYPE_F64},
+      {CUJIT_TYPE_I16, CUJIT_TYPE_F32, 0, CUJIT_TYPE_F32},
+      {CUJIT_TYPE_F16, CUJIT_TYPE_BF16, 0, CUJIT_TYPE_F32},
+      {CUJIT_TYPE_F32, CUJIT_TYPE_F64, 0, CUJIT_TYPE_F64},
+      {CUJIT_TYPE_C64, CUJIT_TYPE_F64, 0, CUJIT_TYPE_C128},
+      {CUJIT_TYPE_C64, CUJIT_TYPE_I32, 0, CUJIT_TYPE_C128},
+      {CUJIT_TYPE_C64, CUJIT_TYPE_F16, 0, CUJIT_TYPE_C64},
+      {CUJIT_TYPE_F16, CUJIT_TYPE_F64, 1, CUJIT_TYPE_F16},   /* 2.0 * f16 stays f16 */
+      {CUJIT_TYPE_I8, CUJIT_TYPE_I64, 1, CUJIT_TYPE_I8},     /* 3 * i8 stays i8 */
+      {CUJIT_TYPE_I8, CUJIT_TYPE_F64, 1, CUJIT_TYPE_F64},    /* 2.5 * i8 is f64 */
+      {CUJIT_TYPE_BOOL, CUJIT_TYPE_I64, 1, CUJIT_TYPE_I64},
+      {CUJIT_TYPE_F32, CUJIT_TYPE_C128, 1, CUJIT_TYPE_C64},
+      {CUJIT_TYPE_F64, CUJIT_TYPE_C128, 1, CUJIT_TYPE_C128},
+      {CUJIT_TYPE_PTR, CUJIT_TYPE_F32, 0, CUJIT_TYPE_BYTES},
+  };
+  size_t i;
+  (void)state;
+  for (i = 0; i < sizeof cases / sizeof *cases; i++) {
+    int got = cujit_promote(cases[i].a, cases[i].b, cases[i].weak);
+    if (got != cases[i].want)
+      fail_msg("promote(%d, %d, weak %d) = %d, want %d", cases[i].a, cases[i].b, cases[i].weak,
+               got, cases[i].want);
+    if (!cases[i].weak && cujit_promote(cases[i].b, cases[i].a, 0) != got)
+      fail_msg("promote(%d, %d) is not symmetric", cases[i].a, cases[i].b);
+  }
+}
+
+static void declarations_are_read_or_refused(void **state) {
+  cujit_elementwise *k = NULL;
+  (void)state;
+  assert_ok(cujit_elementwise_create(&k, "float a, float *x, float b, float *y, float *z",
+                                     "z[i] = a*x[i] + b*y[i]", NULL));
+  cujit_elementwise_destroy(k);
+  assert_ok(cujit_elementwise_create(&k, " const unsigned long long *n ,double*d, "
+                                     "cuda::std::complex<float> *c, __half h", "n[i] = 1", NULL));
+  cujit_elementwise_destroy(k);
+  k = NULL;
+  assert_status_detail(cujit_elementwise_create(&k, "float a, flaot *x", "x[i] = a", NULL),
+                       CUJIT_ERROR_INVALID_VALUE,
+                       "column 10: an element type cujit does not know at 'flaot'");
+  assert_status_detail(cujit_elementwise_create(&k, "float *x, float", "x[i] = 0", NULL),
+                       CUJIT_ERROR_INVALID_VALUE, "a name without a type");
+  assert_status_detail(cujit_elementwise_create(&k, "float **x", "x[i] = 0", NULL),
+                       CUJIT_ERROR_INVALID_VALUE, "column 8: a pointer to a pointer");
+  assert_status_detail(cujit_elementwise_create(&k, "float *x, int x", "x[i] = 0", NULL),
+                       CUJIT_ERROR_INVALID_VALUE, "'x' is declared twice");
+  assert_status_detail(cujit_elementwise_create(&k, "float a", "a = 0", NULL),
+                       CUJIT_ERROR_INVALID_VALUE, "declares no array");
+  assert_status_detail(cujit_elementwise_create(&k, "float *x; int y", "x[i] = 0", NULL),
+                       CUJIT_ERROR_INVALID_VALUE, "column 9: an unexpected character");
+  assert_status_detail(cujit_elementwise_create(&k, "float *x y", "x[i] = 0", NULL),
+                       CUJIT_ERROR_INVALID_VALUE, "a word after the name");
+  assert_status_detail(cujit_elementwise_create(&k, "", "x[i] = 0", NULL),
+                       CUJIT_ERROR_INVALID_VALUE, "argument declarations are empty");
+  assert_status_detail(cujit_elementwise_create(&k, "float *x", "", NULL),
+                       CUJIT_ERROR_INVALID_VALUE, "the operation is empty");
+  assert_status_detail(cujit_elementwise_create(&k, "float *x", "x[i] = 0",
+                                                &(cujit_generator_options){.name = "2bad"}),
+                       CUJIT_ERROR_INVALID_VALUE, "'2bad' is not a C identifier");
+  assert_null(k);
+}
+
+static const int64_t kN = 8;
+
+static cujit_array *wrap(int type, CUdeviceptr p) {
+  cujit_array *a = NULL;
+  assert_ok(cujit_array_wrap(&a, type, 1, &kN, p));
+  return a;
+}
+
+static void generator_arguments_are_checked(void **state) {
+  cujit_elementwise *k = NULL;
+  cujit_array *x = wrap(CUJIT_TYPE_F32, 0x1000), *y = wrap(CUJIT_TYPE_F32, 0x2000);
+  cujit_array *d = wrap(CUJIT_TYPE_F64, 0x3000), *z = NULL;
+  int64_t n9 = 9;
+  float a = 2, b = 3;
+  (void)state;
+  assert_ok(cujit_array_wrap(&z, CUJIT_TYPE_F32, 1, &n9, 0x4000));
+  assert_ok(cujit_elementwise_create(&k, "float a, float *x, float b, float *y, float *z",
+                                     "z[i] = a*x[i] + b*y[i]",
+                                     &(cujit_generator_options){.name = "lin_comb"}));
+  assert_status_detail(CUJIT_ELEMENTWISE(k, &a, x, &b, y), CUJIT_ERROR_INVALID_VALUE,
+                       "4 arguments given, 5 declared");
+  assert_status_detail(CUJIT_ELEMENTWISE(k, &a, x, &b, d, y), CUJIT_ERROR_INVALID_VALUE,
+                       "argument 4 ('y') is an array of f64, declared as f32");
+  assert_status_detail(CUJIT_ELEMENTWISE(k, &a, x, &b, y, z), CUJIT_ERROR_INVALID_VALUE,
+                       "argument 5 ('z') has 9 elements, the first array 8");
+  assert_status_detail(CUJIT_ELEMENTWISE(k, &a, x, NULL, y, y), CUJIT_ERROR_INVALID_VALUE,
+                       "argument 3 ('b') is NULL");
+  assert_status_detail(cujit_elementwise_call_range(k, 2, 10, 1, (const void *[]){&a, x, &b, y, y}, 5),
+                       CUJIT_ERROR_INVALID_VALUE, "the range 2 to 10 (step 1) leaves");
+  /* right arguments: the kernel compiles, only the launch needs a driver */
+  assert_int_equal(CUJIT_ELEMENTWISE(k, &a, x, &b, y, y), CUJIT_ERROR_NO_DRIVER);
+  assert_int_equal(cujit_elementwise_call_range(k, 7, -1, -2, (const void *[]){&a, x, &b, y, y}, 5),
+                   CUJIT_ERROR_NO_DRIVER);
+  cujit_array_destroy(z);
+  assert_status_detail(CUJIT_ELEMENTWISE(k, &a, x, &b, y, z), CUJIT_ERROR_INVALID_VALUE,
+                       "z is not a live array");
+  cujit_elementwise_destroy(k);
+  cujit_array_destroy(x);
+  cujit_array_destroy(y);
+  cujit_array_destroy(d);
+}
+
+static const int kTypes[] = {CUJIT_TYPE_BOOL, CUJIT_TYPE_I8,  CUJIT_TYPE_U8,   CUJIT_TYPE_I16,
+                             CUJIT_TYPE_U16,  CUJIT_TYPE_I32, CUJIT_TYPE_U32,  CUJIT_TYPE_I64,
+                             CUJIT_TYPE_U64,  CUJIT_TYPE_F16, CUJIT_TYPE_BF16, CUJIT_TYPE_F32,
+                             CUJIT_TYPE_F64,  CUJIT_TYPE_C64, CUJIT_TYPE_C128};
+
+static int is_complex(int t) { return t == CUJIT_TYPE_C64 || t == CUJIT_TYPE_C128; }
+
+/* Each op's kernel compiles: the call fails only at the launch. */
+static void expect_no_driver(cujit_status st, const char *what, int t) {
+  if (st != CUJIT_ERROR_NO_DRIVER) fail_msg("%s on type %d: %s", what, t, cujit_last_error());
+}
+
+static void every_operation_compiles(void **state) {
+  size_t t;
+  int op;
+  (void)state;
+  for (t = 0; t < sizeof kTypes / sizeof *kTypes; t++) {
+    int ty = kTypes[t];
+    cujit_array *a = wrap(ty, 0x1000), *b = wrap(ty, 0x2000), *f = wrap(CUJIT_TYPE_F64, 0x3000);
+    cujit_array *out = NULL;
+    expect_no_driver(cujit_array_binary(CUJIT_ADD, a, b, &out), "add", ty);
+    expect_no_driver(cujit_array_binary(CUJIT_MUL, a, f, &out), "mul f64", ty);
+    expect_no_driver(cujit_array_binary(CUJIT_EQ, a, b, &out), "eq", ty);
+    expect_no_driver(cujit_array_binary(is_complex(ty) ? CUJIT_DIV : CUJIT_MAXIMUM, a, b, &out),
+                     "max", ty);
+    expect_no_driver(cujit_array_binary(CUJIT_POW, a, b, &out), "pow", ty);
+    expect_no_driver(cujit_array_binary_scalar(CUJIT_MUL, a, 2, CUJIT_SCALAR_INT, &out), "2*a", ty);
+    expect_no_driver(cujit_array_binary_scalar(CUJIT_DIV, a, 0.5, CUJIT_SCALAR_FIRST, &out), "0.5/a",
+                     ty);
+    expect_no_driver(cujit_array_unary(CUJIT_FABS, a, &out), "fabs", ty);
+    expect_no_driver(cujit_array_unary(CUJIT_SQRT, a, &out), "sqrt", ty);
+    if (ty != CUJIT_TYPE_BOOL) expect_no_driver(cujit_array_unary(CUJIT_NEG, a, &out), "neg", ty);
+    assert_null(out);
+    cujit_array_destroy(a);
+    cujit_array_destroy(b);
+    cujit_array_destroy(f);
+  }
+  {
+    cujit_array *x = wrap(CUJIT_TYPE_F32, 0x1000), *out = NULL;
+    for (op = CUJIT_NEG; op <= CUJIT_CEIL; op++)
+      expect_no_driver(cujit_array_unary(op, x, &out), "unary", op);
+    for (op = CUJIT_ADD; op <= CUJIT_GE; op++)
+      expect_no_driver(cujit_array_binary(op, x, x, &out), "binary", op);
+    cujit_array_destroy(x);
+  }
+}
+
+static void operations_refuse_what_is_not_defined(void **state) {
+  cujit_array *c = wrap(CUJIT_TYPE_C64, 0x1000), *b = wrap(CUJIT_TYPE_BOOL, 0x2000);
+  cujit_array *f = wrap(CUJIT_TYPE_F32, 0x3000), *i = wrap(CUJIT_TYPE_I32, 0x4000), *out = NULL;
+  int64_t n3 = 3;
+  cujit_array *short_one = NULL;
+  (void)state;
+  assert_ok(cujit_array_wrap(&short_one, CUJIT_TYPE_F32, 1, &n3, 0x5000));
+  assert_status_detail(cujit_array_binary(CUJIT_LT, c, c, &out), CUJIT_ERROR_INVALID_VALUE,
+                       "lt is not defined for c64 (complex numbers have no order)");
+  assert_status_detail(cujit_array_binary(CUJIT_SUB, b, b, &out), CUJIT_ERROR_INVALID_VALUE,
+                       "sub is not defined for b8");
+  assert_status_detail(cujit_array_unary(CUJIT_FLOOR, c, &out), CUJIT_ERROR_INVALID_VALUE,
+                       "floor is not defined for c64");
+  assert_status_detail(cujit_array_binary(CUJIT_ADD, f, short_one, &out),
+                       CUJIT_ERROR_INVALID_VALUE, "a has 8 elements and b 3");
+  out = i; /* an output of the wrong type */
+  assert_status_detail(cujit_array_binary(CUJIT_ADD, f, f, &out), CUJIT_ERROR_INVALID_VALUE,
+                       "the output holds i32, the result is f32");
+  out = NULL;
+  assert_status_detail(cujit_array_binary(99, f, f, &out), CUJIT_ERROR_INVALID_VALUE,
+                       "99 is not a cujit_binop");
+  assert_status_detail(cujit_array_binary_scalar(CUJIT_ADD, f, 1, 8, &out),
+                       CUJIT_ERROR_INVALID_VALUE, "unknown flags 0x8");
+  assert_status_detail(cujit_array_map(&out, "x + 1", 1, (const char *[]){"i"},
+                                       (const cujit_array *[]){f}),
+                       CUJIT_ERROR_INVALID_VALUE, "name 1 ('i') is not a C identifier");
+  assert_status_detail(cujit_array_map(&out, "x + y", 2, (const char *[]){"x", "y"},
+                                       (const cujit_array *[]){f, short_one}),
+                       CUJIT_ERROR_INVALID_VALUE, "'y' has 3 elements, 'x' 8");
+  assert_int_equal(cujit_array_map(&out, "sin(2*x + 1)", 1, (const char *[]){"x"},
+                                   (const cujit_array *[]){f}),
+                   CUJIT_ERROR_NO_DRIVER);
+  assert_status_detail(cujit_array_map(&out, "x +* 1", 1, (const char *[]){"x"},
+                                       (const cujit_array *[]){f}),
+                       CUJIT_ERROR_COMPILE, "did not compile");
+  assert_non_null(strstr(cujit_last_error(), "the generated source:"));
+  assert_non_null(strstr(cujit_last_error(), "cj_out[i] = static_cast<float>(x +* 1)"));
+  assert_null(out);
+  cujit_array_destroy(c);
+  cujit_array_destroy(b);
+  cujit_array_destroy(f);
+  cujit_array_destroy(i);
+  cujit_array_destroy(short_one);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(promotion_follows_numpy),
+      cmocka_unit_test(declarations_are_read_or_refused),
+      cmocka_unit_test(generator_arguments_are_checked),
+      cmocka_unit_test(operations_refuse_what_is_not_defined),
+      cmocka_unit_test(every_operation_compiles),
+  };
+  setenv("CUJIT_LIBCUDA", "/nonexistent/libcuda.so.1", 1); /* the same on GPU machines */
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
