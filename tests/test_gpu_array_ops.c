@@ -1,0 +1,321 @@
+/* test_gpu_array_ops - array operations on a GPU against host references: every binary
+ * op and the math functions on floats and doubles at sizes 0, 1, 31 and 1000003, every
+ * element type through addition, negation and fabs, scalars on either side, in-place
+ * outputs, 16-bit floats and complex numbers, fused expressions (seed 004's sin(2x + 1)
+ * on 4000 x 4000), the elementwise generator with a range, and 2^31+17 elements. */
+#include <complex.h>
+#include <math.h>
+
+#include "gputest.h"
+
+static const int64_t kSizes[] = {0, 1, 31, 1000003};
+
+static float frand(unsigned *s) {
+  *s = *s * 1103515245u + 12345u;
+  return (float)((*s >> 8) & 0xFFFF) / 65536.0f * 4.0f - 2.0f;
+}
+
+static cujit_array *from_floats(const float *h, int64_t n) {
+  cujit_array *a = NULL;
+  assert_ok(cujit_array_from_host(&a, CUJIT_TYPE_F32, 1, &n, h));
+  return a;
+}
+
+static float host_binary(int op, float x, float y) {
+  switch (op) {
+    case CUJIT_ADD: return x + y;
+    case CUJIT_SUB: return x - y;
+    case CUJIT_MUL: return x * y;
+    case CUJIT_DIV: return x / y;
+    case CUJIT_POW: return powf(fabsf(x), y);
+    case CUJIT_MINIMUM: return x < y ? x : y;
+    case CUJIT_MAXIMUM: return x > y ? x : y;
+    case CUJIT_FMOD: return fmodf(x, y);
+    default: return 0;
+  }
+}
+
+static int close_enough(float got, float want) {
+  return got == want || fabsf(got - want) <= 1e-5f * fmaxf(1.0f, fabsf(want)) ||
+         (isnan(got) && isnan(want));
+}
+
+static void binary_ops_on_floats(void **state) {
+  size_t s;
+  int op;
+  (void)state;
+  for (s = 0; s < sizeof kSizes / sizeof *kSizes; s++) {
+    int64_t n = kSizes[s];
+    float *x = malloc((size_t)n * 4 + 4), *y = malloc((size_t)n * 4 + 4), *z = malloc((size_t)n * 4 + 4);
+    unsigned seed = 7;
+    int64_t i;
+    cujit_array *a, *b, *absa = NULL;
+    for (i = 0; i < n; i++) {
+      x[i] = frand(&seed);
+      y[i] = frand(&seed) + 3.0f; /* positive: pow and fmod stay real */
+    }
+    a = from_floats(x, n);
+    b = from_floats(y, n);
+    assert_ok(cujit_array_unary(CUJIT_FABS, a, &absa));
+    for (op = CUJIT_ADD; op <= CUJIT_FMOD; op++) {
+      cujit_array *c = NULL;
+      assert_ok(cujit_array_binary(op, op == CUJIT_POW ? absa : a, b, &c));
+      assert_int_equal(cujit_array_type(c), CUJIT_TYPE_F32);
+      assert_ok(cujit_array_get(c, z, (size_t)n * 4));
+      for (i = 0; i < n; i++)
+        if (!close_enough(z[i], host_binary(op, x[i], y[i])))
+          fail_msg("op %d, n %lld, element %lld: %g, want %g", op, (long long)n, (long long)i,
+                   z[i], host_binary(op, x[i], y[i]));
+      cujit_array_destroy(c);
+    }
+    for (op = CUJIT_EQ; op <= CUJIT_GE; op++) {
+      cujit_array *c = NULL;
+      unsigned char *m = malloc((size_t)n + 1);
+      assert_ok(cujit_array_binary(op, a, a, &c));
+      assert_int_equal(cujit_array_type(c), CUJIT_TYPE_BOOL);
+      assert_ok(cujit_array_get(c, m, (size_t)n));
+      for (i = 0; i < n; i++)
+        assert_int_equal(m[i], op == CUJIT_EQ || op == CUJIT_LE || op == CUJIT_GE);
+      free(m);
+      cujit_array_destroy(c);
+    }
+    cujit_array_destroy(a);
+    cujit_array_destroy(b);
+    cujit_array_destroy(absa);
+    free(x);
+    free(y);
+    free(z);
+  }
+}
+
+static double host_unary(int op, double x) {
+  static double (*const f[])(double) = {NULL, fabs, sqrt, exp, log, log10, sin, cos, tan,
+                                        asin, acos, atan, sinh, cosh, tanh, floor, ceil};
+  return op == CUJIT_NEG ? -x : f[op](x);
+}
+
+static void math_on_doubles_and_floats(void **state) {
+  enum { N = 1000 };
+  double x[N], z[N];
+  float xf[N], zf[N];
+  int64_t n = N;
+  int i, op;
+  cujit_array *a = NULL, *af = NULL;
+  (void)state;
+  for (i = 0; i < N; i++) x[i] = xf[i] = (float)(0.001 + 0.9 * i / N); /* asin, log defined */
+  assert_ok(cujit_array_from_host(&a, CUJIT_TYPE_F64, 1, &n, x));
+  assert_ok(cujit_array_from_host(&af, CUJIT_TYPE_F32, 1, &n, xf));
+  for (op = CUJIT_NEG; op <= CUJIT_CEIL; op++) {
+    cujit_array *c = NULL, *cf = NULL;
+    assert_ok(cujit_array_unary(op, a, &c));
+    assert_ok(cujit_array_unary(op, af, &cf));
+    assert_ok(cujit_array_get(c, z, sizeof z));
+    assert_ok(cujit_array_get(cf, zf, sizeof zf));
+    for (i = 0; i < N; i++) {
+      double want = host_unary(op, x[i]);
+      if (fabs(z[i] - want) > 1e-14 * fmax(1, fabs(want)) ||
+          fabs(zf[i] - want) > 2e-6 * fmax(1, fabs(want)))
+        fail_msg("unary op %d at %g: %g (f64), %g (f32), want %g", op, x[i], z[i], zf[i], want);
+    }
+    cujit_array_destroy(c);
+    cujit_array_destroy(cf);
+  }
+  cujit_array_destroy(a);
+  cujit_array_destroy(af);
+}
+
+static const int kTypes[] = {CUJIT_TYPE_BOOL, CUJIT_TYPE_I8,  CUJIT_TYPE_U8,   CUJIT_TYPE_I16,
+                             CUJIT_TYPE_U16,  CUJIT_TYPE_I32, CUJIT_TYPE_U32,  CUJIT_TYPE_I64,
+                             CUJIT_TYPE_U64,  CUJIT_TYPE_F16, CUJIT_TYPE_BF16, CUJIT_TYPE_F32,
+                             CUJIT_TYPE_F64,  CUJIT_TYPE_C64, CUJIT_TYPE_C128};
+
+/* 0..99 as each type, then x + x, -x and fabs(x) read back as double. */
+static void every_type_adds_negates_and_fabs(void **state) {
+  double back[100];
+  size_t t;
+  int i;
+  (void)state;
+  for (t = 0; t < sizeof kTypes / sizeof *kTypes; t++) {
+    int ty = kTypes[t];
+    cujit_array *r = NULL, *x = NULL, *sum = NULL, *neg = NULL, *abs_ = NULL, *d = NULL;
+    assert_ok(cujit_array_arange(&r, CUJIT_TYPE_F64, 0, 100, 1));
+    assert_ok(cujit_array_astype(r, ty, &x));
+    assert_ok(cujit_array_binary(CUJIT_ADD, x, x, &sum));
+    assert_int_equal(cujit_array_type(sum), ty);
+    assert_ok(cujit_array_astype(sum, CUJIT_TYPE_F64, &d));
+    assert_ok(cujit_array_get(d, back, sizeof back));
+    for (i = 0; i < 100; i++) {
+      double want = ty == CUJIT_TYPE_BOOL ? (i != 0) : (ty == CUJIT_TYPE_I8 || ty == CUJIT_TYPE_U8)
+                                                           ? (double)(ty == CUJIT_TYPE_I8 ? (signed char)(2 * i) : (unsigned char)(2 * i))
+                                                           : 2.0 * i;
+      if (back[i] != want) fail_msg("type %d: %d + %d = %g", ty, i, i, back[i]);
+    }
+    if (ty != CUJIT_TYPE_BOOL) {
+      assert_ok(cujit_array_unary(CUJIT_NEG, x, &neg));
+      assert_ok(cujit_array_unary(CUJIT_FABS, neg, &abs_));
+      assert_ok(cujit_array_astype(abs_, CUJIT_TYPE_F64, &d)); /* into d: in place of d */
+      assert_ok(cujit_array_get(d, back, sizeof back));
+      for (i = 0; i < 100; i++) {
+        int unsigned_t = ty == CUJIT_TYPE_U8 || ty == CUJIT_TYPE_U16 || ty == CUJIT_TYPE_U32 ||
+                         ty == CUJIT_TYPE_U64;
+        if (!unsigned_t && back[i] != (double)i) fail_msg("type %d: fabs(-%d) = %g", ty, i, back[i]);
+      }
+    }
+    cujit_array_destroy(r);
+    cujit_array_destroy(x);
+    cujit_array_destroy(sum);
+    cujit_array_destroy(neg);
+    cujit_array_destroy(abs_);
+    cujit_array_destroy(d);
+  }
+}
+
+static void scalars_and_in_place(void **state) {
+  int64_t n = 5;
+  int xi[5] = {1, 2, 3, 4, 5}, yi[5];
+  float xf[5] = {1, 2, 4, 8, 16}, yf[5];
+  double yd[5];
+  cujit_array *i32 = NULL, *f32 = NULL, *out = NULL;
+  int k;
+  (void)state;
+  assert_ok(cujit_array_from_host(&i32, CUJIT_TYPE_I32, 1, &n, xi));
+  assert_ok(cujit_array_from_host(&f32, CUJIT_TYPE_F32, 1, &n, xf));
+  assert_ok(cujit_array_binary_scalar(CUJIT_MUL, i32, 2, CUJIT_SCALAR_INT, &out)); /* 2 * a */
+  assert_int_equal(cujit_array_type(out), CUJIT_TYPE_I32);
+  assert_ok(cujit_array_get(out, yi, sizeof yi));
+  for (k = 0; k < 5; k++) assert_int_equal(yi[k], 2 * xi[k]);
+  cujit_array_destroy(out);
+  out = NULL;
+  assert_ok(cujit_array_binary_scalar(CUJIT_MUL, i32, 2.5, 0, &out)); /* a float: f64 */
+  assert_int_equal(cujit_array_type(out), CUJIT_TYPE_F64);
+  assert_ok(cujit_array_get(out, yd, sizeof yd));
+  assert_true(yd[1] == 5.0);
+  cujit_array_destroy(out);
+  out = f32; /* in place: f32 = 1 / f32 */
+  assert_ok(cujit_array_binary_scalar(CUJIT_DIV, f32, 1, CUJIT_SCALAR_FIRST | CUJIT_SCALAR_INT, &out));
+  assert_ok(cujit_array_get(f32, yf, sizeof yf));
+  for (k = 0; k < 5; k++) assert_true(yf[k] == 1.0f / xf[k]);
+  out = NULL;
+  assert_ok(cujit_array_binary_scalar(CUJIT_SUB, i32, 10, CUJIT_SCALAR_FIRST | CUJIT_SCALAR_INT, &out));
+  assert_ok(cujit_array_get(out, yi, sizeof yi));
+  assert_int_equal(yi[4], 5);
+  cujit_array_destroy(out);
+  cujit_array_destroy(i32);
+  cujit_array_destroy(f32);
+}
+
+static void halves_and_complex_numbers(void **state) {
+  int64_t n = 4;
+  float x[4] = {0.5f, 1.5f, -2.0f, 1024.0f}, back[4];
+  float complex c[4] = {1 + 2 * I, 3 - I, -1, 2 * I}, cc[4];
+  cujit_array *f = NULL, *h = NULL, *hs = NULL, *b = NULL, *z = NULL, *zz = NULL, *mag = NULL;
+  float mags[4];
+  int k;
+  (void)state;
+  assert_ok(cujit_array_from_host(&f, CUJIT_TYPE_F32, 1, &n, x));
+  assert_ok(cujit_array_astype(f, CUJIT_TYPE_F16, &h));
+  assert_ok(cujit_array_binary(CUJIT_ADD, h, h, &hs));
+  assert_ok(cujit_array_astype(hs, CUJIT_TYPE_F32, &b));
+  assert_ok(cujit_array_get(b, back, sizeof back));
+  for (k = 0; k < 4; k++) assert_true(back[k] == 2 * x[k]);
+  assert_ok(cujit_array_from_host(&z, CUJIT_TYPE_C64, 1, &n, c));
+  assert_ok(cujit_array_binary(CUJIT_MUL, z, z, &zz));
+  assert_ok(cujit_array_get(zz, cc, sizeof cc));
+  for (k = 0; k < 4; k++) assert_true(cabsf(cc[k] - c[k] * c[k]) < 1e-6f);
+  assert_ok(cujit_array_unary(CUJIT_FABS, z, &mag));
+  assert_int_equal(cujit_array_type(mag), CUJIT_TYPE_F32);
+  assert_ok(cujit_array_get(mag, mags, sizeof mags));
+  for (k = 0; k < 4; k++) assert_true(fabsf(mags[k] - cabsf(c[k])) < 1e-6f);
+  cujit_array_destroy(f);
+  cujit_array_destroy(h);
+  cujit_array_destroy(hs);
+  cujit_array_destroy(b);
+  cujit_array_destroy(z);
+  cujit_array_destroy(zz);
+  cujit_array_destroy(mag);
+}
+
+/* Seed 004: sin(2x + 1) on a 4000 x 4000 array, one fused kernel. */
+static void fused_expression(void **state) {
+  int64_t shape[] = {4000, 4000}, i, n = 4000 * 4000;
+  float *x = malloc((size_t)n * 4), *y = malloc((size_t)n * 4);
+  unsigned seed = 3;
+  cujit_array *a = NULL, *out = NULL;
+  (void)state;
+  for (i = 0; i < n; i++) x[i] = frand(&seed);
+  assert_ok(cujit_array_from_host(&a, CUJIT_TYPE_F32, 2, shape, x));
+  assert_ok(cujit_array_map(&out, "sin(2*x + 1)", 1, (const char *[]){"x"},
+                            (const cujit_array *[]){a}));
+  assert_int_equal(cujit_array_ndim(out), 2);
+  assert_ok(cujit_array_get(out, y, (size_t)n * 4));
+  for (i = 0; i < n; i++)
+    if (fabsf(y[i] - sinf(2 * x[i] + 1)) > 2e-6f) fail_msg("element %lld", (long long)i);
+  cujit_array_destroy(a);
+  cujit_array_destroy(out);
+  free(x);
+  free(y);
+}
+
+/* PyCUDA's lin_comb, then on every other element only (a range). */
+static void generator_and_range(void **state) {
+  cujit_elementwise *k = NULL;
+  int64_t n = 50, i;
+  float x[50], y[50], z[50], a = 5, b = 6;
+  cujit_array *dx = NULL, *dy = NULL, *dz = NULL;
+  (void)state;
+  for (i = 0; i < n; i++) {
+    x[i] = (float)i;
+    y[i] = (float)(100 - i);
+  }
+  assert_ok(cujit_array_from_host(&dx, CUJIT_TYPE_F32, 1, &n, x));
+  assert_ok(cujit_array_from_host(&dy, CUJIT_TYPE_F32, 1, &n, y));
+  assert_ok(cujit_array_zeros(&dz, CUJIT_TYPE_F32, 1, &n));
+  assert_ok(cujit_elementwise_create(&k, "float a, float *x, float b, float *y, float *z",
+                                     "z[i] = a*x[i] + b*y[i]",
+                                     &(cujit_generator_options){.name = "lin_comb"}));
+  assert_ok(CUJIT_ELEMENTWISE(k, &a, dx, &b, dy, dz));
+  assert_ok(cujit_array_get(dz, z, sizeof z));
+  for (i = 0; i < n; i++) assert_true(z[i] == 5 * x[i] + 6 * y[i]);
+  assert_ok(cujit_array_fill(dz, &(float){0}));
+  assert_ok(cujit_elementwise_call_range(k, 1, n, 2, (const void *[]){&a, dx, &b, dy, dz}, 5));
+  assert_ok(cujit_array_get(dz, z, sizeof z));
+  for (i = 0; i < n; i++) assert_true(z[i] == (i % 2 ? 5 * x[i] + 6 * y[i] : 0));
+  cujit_elementwise_destroy(k);
+  cujit_array_destroy(dx);
+  cujit_array_destroy(dy);
+  cujit_array_destroy(dz);
+}
+
+static void beyond_two_to_the_31(void **state) {
+  int64_t n = ((int64_t)1 << 31) + 17;
+  cujit_array *a = NULL, *tail = NULL, *head = NULL;
+  signed char one = 1, t[40];
+  int i;
+  (void)state;
+  assert_ok(cujit_array_full(&a, CUJIT_TYPE_I8, 1, &n, &one));
+  assert_ok(cujit_array_binary_scalar(CUJIT_ADD, a, 2, CUJIT_SCALAR_INT, &a)); /* in place */
+  assert_ok(cujit_array_view(a, n - 40, n, &tail));
+  assert_ok(cujit_array_get(tail, t, sizeof t));
+  for (i = 0; i < 40; i++) assert_int_equal(t[i], 3);
+  assert_ok(cujit_array_view(a, 0, 40, &head));
+  assert_ok(cujit_array_get(head, t, sizeof t));
+  assert_int_equal(t[0], 3);
+  cujit_array_destroy(head);
+  cujit_array_destroy(tail);
+  cujit_array_destroy(a);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(binary_ops_on_floats),
+      cmocka_unit_test(math_on_doubles_and_floats),
+      cmocka_unit_test(every_type_adds_negates_and_fabs),
+      cmocka_unit_test(scalars_and_in_place),
+      cmocka_unit_test(halves_and_complex_numbers),
+      cmocka_unit_test(fused_expression),
+      cmocka_unit_test(generator_and_range),
+      cmocka_unit_test(beyond_two_to_the_31),
+  };
+  if (!test_have_gpu()) return TEST_SKIP_CODE;
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
