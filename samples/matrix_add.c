@@ -1,38 +1,25 @@
-/* matrix_add - seed 000: the sum of two random 4 x 4 matrices on the GPU (PyCUDA's
- * gpuarray a_gpu + b_gpu), written in C with cujit: In, In, Out. */
+/* matrix_add - seed 000: the sum of two random 4 x 4 matrices with PyCUDA's gpuarray,
+ * line for line with cujit's arrays: to_gpu, a_gpu + b_gpu, get. */
 #include "sample.h"
 
-static const char *const source =
-    "__global__ void matrix_add(float *c, const float *a, const float *b, int n)\n"
-    "{\n"
-    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-    "  if (i < n) c[i] = a[i] + b[i];\n"
-    "}\n";
-
 int main(void) {
-  enum { ROWS = 4, COLS = 4, N = ROWS * COLS };
-  float a[N], b[N], c[N];
-  cujit_module *mod = sample_compile(source, "matrix_add.cu");
-  cujit_function *add;
-  int i, j;
-  if (!mod) return 0;
-  CHECK(cujit_module_get_function(mod, "matrix_add", &add));
-  sample_fill(a, N, 11);
-  sample_fill(b, N, 12);
-  CHECK(CUJIT_LAUNCH(add, cujit_dim3(1), cujit_dim3(N), cujit_out(c, sizeof c),
-                     cujit_in(a, sizeof a), cujit_in(b, sizeof b), cujit_i32(N)));
-  for (i = 0; i < ROWS; i++) {
-    printf(i ? " [" : "[[");
-    for (j = 0; j < COLS; j++) printf("%s%11.8f", j ? " " : "", (double)c[i * COLS + j]);
-    printf(i == ROWS - 1 ? "]]\n" : "]\n");
-  }
-  for (i = 0; i < N; i++) {
-    if (c[i] != a[i] + b[i]) {
-      printf("Failed: c[%d] = %g, expected %g\n", i, (double)c[i], (double)(a[i] + b[i]));
-      return 1;
-    }
-  }
-  cujit_module_destroy(mod);
+  const int64_t shape[] = {4, 4};
+  float a[16], b[16], c[16];
+  cujit_array *a_gpu = NULL, *b_gpu = NULL, *c_gpu = NULL;
+  int i;
+  if (!sample_have_gpu()) return 0;
+  sample_fill(a, 16, 11); /* a = numpy.random.randn(4,4).astype(numpy.float32) */
+  sample_fill(b, 16, 12);
+  CHECK(cujit_array_from_host(&a_gpu, CUJIT_TYPE_F32, 2, shape, a)); /* gpuarray.to_gpu(a) */
+  CHECK(cujit_array_from_host(&b_gpu, CUJIT_TYPE_F32, 2, shape, b));
+  CHECK(cujit_array_binary(CUJIT_ADD, a_gpu, b_gpu, &c_gpu));        /* c_gpu = a_gpu + b_gpu */
+  CHECK(cujit_array_get(c_gpu, c, sizeof c));                        /* c_cpu = c_gpu.get() */
+  sample_print_matrix(c, 4, 4);                                      /* print(c_cpu) */
+  for (i = 0; i < 16; i++)
+    if (c[i] != a[i] + b[i]) return printf("Failed: c[%d] = %g\n", i, (double)c[i]), 1;
+  cujit_array_destroy(a_gpu);
+  cujit_array_destroy(b_gpu);
+  cujit_array_destroy(c_gpu);
   printf("Success: c == a + b for the 4 x 4 matrices\n");
   return 0;
 }

@@ -70,6 +70,16 @@ static inline int sample_allclose(const float *got, const float *want, size_t n,
   return 1;
 }
 
+/* Prints a rows x cols matrix as NumPy does. */
+static inline void sample_print_matrix(const float *m, int rows, int cols) {
+  int i, j;
+  for (i = 0; i < rows; i++) {
+    printf(i ? " [" : "[[");
+    for (j = 0; j < cols; j++) printf("%s%11.8f", j ? " " : "", (double)m[i * cols + j]);
+    printf(i == rows - 1 ? "]]\n" : "]\n");
+  }
+}
+
 /* Compiles `source` and returns the module; without a GPU shows what was compiled and
  * returns NULL (the sample then exits 0). */
 static inline cujit_module *sample_compile(const char *source, const char *name) {
