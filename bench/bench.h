@@ -108,7 +108,7 @@ int bench_mapped(const char *needle);
   X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(cuLaunchKernel)           \
   X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyHtoDAsync)          \
   X(cuMemcpyDtoHAsync) X(cuStreamSynchronize) X(cuMemGetInfo) X(cuLibraryLoadData)         \
-  X(cuLibraryUnload) X(cuLibraryGetKernel)
+  X(cuLibraryUnload) X(cuLibraryGetKernel) X(cuMemcpyDtoDAsync)
 
 typedef struct bench_driver {
 #define BENCH_CU_FIELD_(fn) __typeof__(fn) *fn;
@@ -150,6 +150,7 @@ void bench_herd(void);     /* herd.c: N processes on an empty vs a warm cache */
 void bench_launch(void);   /* launch.c: launch overhead */
 void bench_inout(void);    /* inout.c: In/Out round trips */
 void bench_memory(void);   /* memory.c: 10^6 In/Out launches do not grow memory */
+void bench_arrays(void);  /* arrays.c: array operations against the bandwidth floor */
 
 /* Child-process entry points (argv after "--child <mode>"); return the exit status. */
 int bench_compile_child(int argc, char **argv);
