@@ -1152,8 +1152,9 @@ CUJIT_API cujit_status cujit_array_reduce(cujit_redop op, const cujit_array *a,
 /** sum(a * b) of two arrays of one shape, in a 0-d array of their promoted type. */
 CUJIT_API cujit_status cujit_array_dot(const cujit_array *a, const cujit_array *b,
                                        cujit_array **out);
-/** Inclusive (or, with `exclusive`, exclusive) prefix sum of `a` as a 1-D array of a's
- *  type (i64 for bool and narrower integers, as SUM): CuPy's cumsum. */
+/** Inclusive (or, with `exclusive`, exclusive) prefix sum of `a` (read in C order) as a 1-D
+ *  array of the type SUM gives (i64 for bool and narrower signed integers, u64 for narrower
+ *  unsigned ones, else a's type): CuPy's cumsum. */
 CUJIT_API cujit_status cujit_array_cumsum(const cujit_array *a, int exclusive,
                                           cujit_array **out);
 
@@ -1164,7 +1165,9 @@ typedef enum cujit_distribution {
 
 /** Random F32 or F64 numbers (PyCUDA's curandom.rand, cp.random.rand / randn) from a
  *  counter-based generator (Philox-4x32-10): element i depends only on (seed, i), so the
- *  same seed gives the same array on every device and launch configuration. */
+ *  same seed gives the same bits on every device, launch configuration and array size
+ *  (normal numbers use correctly rounded arithmetic only). Other types are
+ *  CUJIT_ERROR_INVALID_VALUE. */
 CUJIT_API cujit_status cujit_array_random(cujit_array **out, cujit_type type, int ndim,
                                           const int64_t *shape, cujit_distribution dist,
                                           uint64_t seed);
