@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "array.h"
+#include "launch.h" /* pinned staging */
 
 static cujit_status cu(CUresult r, const char *fn) {
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, fn);
@@ -20,10 +21,26 @@ static cujit_status check_bytes(const cujit_array *a, const void *host, size_t b
   return CUJIT_OK;
 }
 
+/* Large pageable buffers go through the launch layer's pinned chunks, filled by several
+ * threads (as In/Out buffers do): the driver's own path copies pageable memory through one
+ * staging buffer at a fraction of the bus's speed. NOT_SUPPORTED: copy directly. */
+static cujit_status staged(int to_device, CUdeviceptr d, void *host, size_t bytes,
+                           CUstream stream) {
+  CUcontext ctx;
+  CUdevice dev;
+  if (bytes < cj_staging_min() || cj_host_kind_of(host, bytes) != CJ_HOST_PAGEABLE ||
+      cj_ctx_ensure(&ctx, &dev) != CUJIT_OK)
+    return CUJIT_ERROR_NOT_SUPPORTED;
+  return to_device ? cj_stage_htod(ctx, d, host, bytes, stream)
+                   : cj_stage_dtoh(ctx, host, d, bytes, stream);
+}
+
 cujit_status cujit_array_get(const cujit_array *a, void *host, size_t bytes) {
   cujit_status st = cj_array_check(a, "cujit_array_get", "a");
   if (st == CUJIT_OK) st = check_bytes(a, host, bytes, "cujit_array_get");
   if (st != CUJIT_OK || !bytes) return st;
+  st = staged(0, a->data, host, bytes, a->stream);
+  if (st != CUJIT_ERROR_NOT_SUPPORTED) return st;
   st = cu(cj_cu.cuMemcpyDtoHAsync(host, a->data, bytes, a->stream), "cuMemcpyDtoHAsync");
   return st == CUJIT_OK ? cu(cj_cu.cuStreamSynchronize(a->stream), "cuStreamSynchronize") : st;
 }
@@ -32,7 +49,9 @@ cujit_status cujit_array_set(cujit_array *a, const void *host, size_t bytes) {
   cujit_status st = cj_array_check(a, "cujit_array_set", "a");
   if (st == CUJIT_OK) st = check_bytes(a, host, bytes, "cujit_array_set");
   if (st != CUJIT_OK || !bytes) return st;
-  st = cu(cj_cu.cuMemcpyHtoDAsync(a->data, host, bytes, a->stream), "cuMemcpyHtoDAsync");
+  st = staged(1, a->data, (void *)(uintptr_t)host, bytes, a->stream);
+  if (st == CUJIT_ERROR_NOT_SUPPORTED)
+    st = cu(cj_cu.cuMemcpyHtoDAsync(a->data, host, bytes, a->stream), "cuMemcpyHtoDAsync");
   return st == CUJIT_OK ? cu(cj_cu.cuStreamSynchronize(a->stream), "cuStreamSynchronize") : st;
 }
 
