@@ -105,7 +105,7 @@ static void call_argument_checks(void **state) {
   (void)state;
   cujit_array_destroy(gone);
   assert_status_detail(cujit_reduction_call(r, &out, two, 1), CUJIT_ERROR_INVALID_VALUE,
-                       "1 arguments given, but \"float *x, float *y\" declares 2");
+                       "1 argument given, but \"float *x, float *y\" declares 2");
   assert_status_detail(cujit_reduction_call(r, &out, NULL, 2), CUJIT_ERROR_INVALID_VALUE,
                        "args is NULL");
   assert_status_detail(CUJIT_REDUCTION(r, &out, x, NULL), CUJIT_ERROR_INVALID_VALUE,

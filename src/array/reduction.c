@@ -162,9 +162,9 @@ static cujit_status take_args(const cujit_reduction *r, const void *const *args,
   size_t i;
   cujit_status st;
   if (nargs != r->ndecls)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: %zu arguments given, but \"%s\" declares "
-                   "%zu; pass one pointer per declaration, in their order", fn, nargs, r->args,
-                   r->ndecls);
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: %zu argument%s given, but \"%s\" declares "
+                   "%zu; pass one pointer per declaration, in their order", fn, nargs,
+                   nargs == 1 ? "" : "s", r->args, r->ndecls);
   if (!args) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: args is NULL", fn);
   for (i = 0; i < nargs; i++) {
     const cj_decl *d = &r->decls[i];
