@@ -278,9 +278,11 @@ static void nan_wins(void **state) {
       assert_ok(cujit_array_reduce(CUJIT_MIN, a, &lo));
       assert_ok(cujit_array_reduce(CUJIT_MAX, a, &hi));
       read_result(lo, got);
-      if (!isnan(got[0])) fail_msg("type %d, NaN at %lld: min is %g", types[t], (long long)where[w], got[0]);
+      if (!isnan(got[0]))
+        fail_msg("type %d, NaN at %lld: min is %g", types[t], (long long)where[w], got[0]);
       read_result(hi, got);
-      if (!isnan(got[0])) fail_msg("type %d, NaN at %lld: max is %g", types[t], (long long)where[w], got[0]);
+      if (!isnan(got[0]))
+        fail_msg("type %d, NaN at %lld: max is %g", types[t], (long long)where[w], got[0]);
       cujit_array_destroy(d);
       cujit_array_destroy(a);
       cujit_array_destroy(lo);
