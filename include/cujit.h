@@ -1144,8 +1144,9 @@ typedef enum cujit_redop { CUJIT_SUM, CUJIT_MIN, CUJIT_MAX } cujit_redop;
 /** Reduces all of `a` to one element, in a 0-d array (ndim 0, size 1) of the result type:
  *  SUM of bool and integers narrower than 64 bits gives i64 (u64 for unsigned ones), of
  *  floats and complex numbers their own type, accumulated by a tree (not serially);
- *  MIN/MAX keep the type (complex refused; NaN wins, as NumPy's). An empty array sums to
- *  0; its MIN/MAX is CUJIT_ERROR_INVALID_VALUE. Read the result with cujit_array_get().
+ *  MIN/MAX keep the type (complex refused; NaN wins, as NumPy's); 16-bit floats are
+ *  combined in float. An empty array sums to 0; its MIN/MAX is
+ *  CUJIT_ERROR_INVALID_VALUE. Runs on a's stream. Read the result with cujit_array_get().
  *  *out follows the output rule (a given one must be 0-d of the result type). */
 CUJIT_API cujit_status cujit_array_reduce(cujit_redop op, const cujit_array *a,
                                           cujit_array **out);
@@ -1216,15 +1217,25 @@ CUJIT_API cujit_status cujit_elementwise_call_range(cujit_elementwise *k, int64_
 CUJIT_API void cujit_elementwise_destroy(cujit_elementwise *k);
 
 typedef struct cujit_reduction cujit_reduction;
-/** A reduction to one value of `type`: `map_expr` gives element i's value ("x[i]*y[i]"),
- *  `reduce_expr` combines two values named a and b ("a+b"; it must be associative), and
- *  `neutral` is the value that changes nothing ("0"). */
+/** A reduction to one value of `type`: `map_expr` gives element i's value ("x[i]*y[i]";
+ *  the arguments by name, i a long long), `reduce_expr` combines two values named a and b
+ *  ("a+b"; it must be associative and commutative: values are not combined in index
+ *  order), and `neutral` is the value that changes nothing ("0"), which is also the
+ *  result over 0 elements. Compiled at the first call; *out is owned by the caller:
+ *  cujit_reduction_destroy().
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a type arrays cannot hold, a NULL or
+ *          empty expression, declarations cujit cannot read or holding no array, a
+ *          kernel name that is not an identifier. */
 CUJIT_API cujit_status cujit_reduction_create(cujit_reduction **out, cujit_type type,
                                               const char *neutral, const char *reduce_expr,
                                               const char *map_expr, const char *args,
                                               const cujit_generator_options *opts);
-/** Runs it; the result goes to a 0-d array (output rule) or, with cujit_reduction_call_host,
- *  to host memory of the result type's size (and the call waits for it). */
+/** Runs it over the first array argument's elements, on that array's stream; the result
+ *  goes to a 0-d array (output rule) or, with cujit_reduction_call_host, to host memory of
+ *  the result type's size (and the call waits for it).
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE naming a wrong argument (see above) or
+ *          output; CUJIT_ERROR_COMPILE with NVRTC's log and the generated source with line
+ *          numbers when an expression does not compile; device errors. */
 CUJIT_API cujit_status cujit_reduction_call(cujit_reduction *r, cujit_array **out,
                                             const void *const *args, size_t nargs);
 CUJIT_API cujit_status cujit_reduction_call_host(cujit_reduction *r, void *result,

@@ -104,6 +104,38 @@ static void every_launch_form(cujit_module *m, bool gpu) {
   cujit_mem_free(dx);
 }
 
+/* The reduction generator's call macros: arrays and scalars inline. Without a GPU, fake
+ * device pointers are wrapped: the kernel compiles and only the launch is refused. */
+static void reduction_macros(bool gpu) {
+  cujit_reduction *r = nullptr;
+  cujit_array *x = nullptr, *y = nullptr, *out = nullptr;
+  int64_t n = 4;
+  float hx[4] = {1, 2, 3, 4}, scale = 2.0f, result = 0.0f;
+  check(cujit_reduction_create(&r, CUJIT_TYPE_F32, "0", "a+b", "s*x[i]*y[i]",
+                               "float s, const float *x, const float *y", nullptr) == CUJIT_OK,
+        "cujit_reduction_create");
+  if (gpu) {
+    check(cujit_array_from_host(&x, CUJIT_TYPE_F32, 1, &n, hx) == CUJIT_OK &&
+              cujit_array_from_host(&y, CUJIT_TYPE_F32, 1, &n, hx) == CUJIT_OK,
+          "arrays");
+  } else {
+    check(cujit_array_wrap(&x, CUJIT_TYPE_F32, 1, &n, 0x10000) == CUJIT_OK &&
+              cujit_array_wrap(&y, CUJIT_TYPE_F32, 1, &n, 0x20000) == CUJIT_OK,
+          "wrapped arrays");
+  }
+  check(launched(CUJIT_REDUCTION(r, &out, &scale, x, y), gpu), "CUJIT_REDUCTION");
+  check(launched(CUJIT_REDUCTION_HOST(r, &result, &scale, x, y), gpu), "CUJIT_REDUCTION_HOST");
+  if (gpu) {
+    float got = 0.0f;
+    check(cujit_array_get(out, &got, sizeof got) == CUJIT_OK && got == 60.0f, "0-d result");
+    check(result == 60.0f, "host result");
+  }
+  cujit_reduction_destroy(r);
+  cujit_array_destroy(x);
+  cujit_array_destroy(y);
+  cujit_array_destroy(out);
+}
+
 int main() {
   cujit_module *m = nullptr;
   int devices = 0;
@@ -117,6 +149,7 @@ int main() {
     every_constructor(m, gpu);
     every_launch_form(m, gpu);
   }
+  reduction_macros(gpu);
   cujit_module_destroy(m);
   std::printf("C++ consumer (%s, %s): ", __cplusplus >= 202002L ? "C++20" : "C++17",
               gpu ? "launched on a GPU" : "no GPU: launches refused as expected");

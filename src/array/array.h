@@ -113,4 +113,36 @@ cujit_status cj_array_launch(cujit_function *fn, int64_t n, CUstream stream,
 /* The source prologue a kernel on these element types needs (their headers). */
 void cj_array_includes(cj_buf *b, const int *types, size_t n);
 
+/* ---- reduce.c: the reduction engine ---- */
+
+/* A reduction kernel: the strings are borrowed for the call they are passed to. */
+typedef struct cj_reduce_spec {
+  const char *name;     /* kernel name */
+  int acc;              /* the type values are combined in (cj_t in the kernel) */
+  int result;           /* the result's type (converted from acc as C converts) */
+  const char *neutral;  /* the value that changes nothing, an expression */
+  const char *reduce;   /* combines a and b */
+  const char *map;      /* element i's value, from the parameters and i (a long long) */
+  const char *params;   /* the kernel's own parameters ("const float *x"; "" for none) */
+  const char *preamble; /* code before the kernel, or NULL */
+  const int *types;     /* element types the parameters use (for their headers) */
+  size_t ntypes;
+} cj_reduce_spec;
+
+/* Appends the kernel's source. */
+void cj_reduce_source(cj_buf *b, const cj_reduce_spec *s);
+/* The compiled kernel, kept for the process (cj_array_kernel). CUJIT_ERROR_COMPILE adds
+ * the generated source with line numbers to NVRTC's log. */
+cujit_status cj_reduce_kernel(const cj_reduce_spec *s, cujit_function **fn);
+/* Reduces n elements on `stream`: `args` are the spec's parameters; the result goes to
+ * device memory at dst, or, when host is not NULL, to host memory (and the call waits). */
+cujit_status cj_reduce_run(cujit_function *fn, const cj_reduce_spec *s, int64_t n,
+                           CUstream stream, const cujit_arg *args, size_t nargs,
+                           CUdeviceptr dst, void *host);
+/* A given output (*out not NULL) for a result of `type`: live, of that type and 0-d. */
+cujit_status cj_reduce_output_check(cujit_array **out, int type, const char *fn);
+/* Makes a 0-d output on `stream` when *out is NULL (*made is then 1). */
+cujit_status cj_reduce_output(cujit_array **out, int type, CUstream stream, const char *fn,
+                              int *made);
+
 #endif

@@ -1,0 +1,410 @@
+/* reduce.c - the reduction engine, and the reductions of arrays built on it (sum, min, max,
+ * dot).
+ *
+ * One generated kernel does every pass. Each thread folds the elements of a grid-stride
+ * loop into its own value, the warp combines its threads' values through shuffles, and the
+ * block combines its warps' values through shared memory; thread 0 then writes the
+ * block's value. The first pass maps element i of the arguments to a value; later passes
+ * read the previous pass's block values. Grids are sized so that a thread folds about
+ * ITEMS values, which keeps float sums close to a pairwise (tree) sum; passes repeat until
+ * one block is left, and that block writes the result. The block values live in memory
+ * from the stream-ordered pool, freed on the stream after the last pass. */
+#include <stdio.h>
+#include <string.h>
+
+#include "array.h"
+#include "launch.h" /* the pool */
+
+#define THREADS 256             /* threads per block */
+#define ITEMS 16                /* values a thread folds before the tree, in most passes */
+#define MAX_BLOCKS (1 << 20)    /* blocks of one pass; beyond, threads fold more values */
+#define SCRATCH_ALIGN 256
+
+/* ---- the kernel's source ---- */
+
+/* What every reduction kernel shares, for the accumulator type cj_t: moving a value of any
+ * size between lanes, and the warp and block combinations. Lanes [0, width) of a warp take
+ * part; `mask` names the lanes that execute the shuffle. */
+static const char combine_source[] =
+    "__device__ __forceinline__ cj_t cj_shfl_down(unsigned mask, cj_t v, int off) {\n"
+    "  unsigned w[(sizeof(cj_t) + 3) / 4] = {};\n"
+    "  memcpy(w, &v, sizeof(cj_t));\n"
+    "  for (int k = 0; k < (int)(sizeof w / sizeof w[0]); k++)\n"
+    "    w[k] = __shfl_down_sync(mask, w[k], off);\n"
+    "  memcpy(&v, w, sizeof(cj_t));\n"
+    "  return v;\n"
+    "}\n"
+    "__device__ __forceinline__ cj_t cj_warp(cj_t v, unsigned mask, int width) {\n"
+    "  int lane = (int)(threadIdx.x & 31);\n"
+    "  for (int off = 16; off > 0; off >>= 1) {\n"
+    "    cj_t other = cj_shfl_down(mask, v, off);\n"
+    "    if (lane + off < width) v = cj_reduce(v, other);\n"
+    "  }\n"
+    "  return v;\n"
+    "}\n"
+    "/* The block's value, in thread 0; any block size. */\n"
+    "__device__ __forceinline__ cj_t cj_block(cj_t v) {\n"
+    "  __shared__ alignas(cj_t) unsigned char cj_raw[32 * sizeof(cj_t)];\n"
+    "  cj_t *s = reinterpret_cast<cj_t *>(cj_raw);\n"
+    "  int warp = (int)(threadIdx.x >> 5), lane = (int)(threadIdx.x & 31);\n"
+    "  int warps = (int)((blockDim.x + 31) >> 5);\n"
+    "  int width = min(32, (int)blockDim.x - warp * 32);\n"
+    "  v = cj_warp(v, width == 32 ? 0xffffffffu : (1u << width) - 1u, width);\n"
+    "  if (warps == 1) return v;\n"
+    "  if (lane == 0) s[warp] = v;\n"
+    "  __syncthreads();\n"
+    "  if (warp == 0) v = cj_warp(lane < warps ? s[lane] : v, 0xffffffffu, warps);\n"
+    "  return v;\n"
+    "}\n";
+
+/* The kernel: parameters of the spec, then the count, the previous pass's values (NULL in
+ * the first pass), where block values go, and where the result goes (NULL but in the last
+ * pass). Element i's value is the map expression; `i` is a long long. */
+static void put_kernel(cj_buf *b, const cj_reduce_spec *s) {
+  cj_buf_printf(b,
+      "extern \"C\" __global__ void %s(%s%slong long cj_n, const cj_t *cj_in, cj_t *cj_part, "
+      "%s *cj_res) {\n"
+      "  cj_t cj_acc = cj_neutral();\n"
+      "  long long cj_step = (long long)gridDim.x * blockDim.x;\n"
+      "  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+      "  if (cj_in)\n"
+      "    for (; i < cj_n; i += cj_step) cj_acc = cj_reduce(cj_acc, cj_in[i]);\n"
+      "  else\n"
+      "    for (; i < cj_n; i += cj_step) cj_acc = cj_reduce(cj_acc, cj_as((%s)));\n"
+      "  cj_acc = cj_block(cj_acc);\n"
+      "  if (threadIdx.x != 0) return;\n"
+      "  if (!cj_res) {\n"
+      "    cj_part[blockIdx.x] = cj_acc;\n"
+      "    return;\n"
+      "  }\n"
+      "  *cj_res = ",
+      s->name, s->params, s->params[0] ? ", " : "", cj_elem_of(s->result)->c_name, s->map);
+  cj_array_convert(b, s->acc, s->result, "cj_acc");
+  cj_buf_puts(b, ";\n}\n");
+}
+
+void cj_reduce_source(cj_buf *b, const cj_reduce_spec *s) {
+  int types[2] = {s->acc, s->result};
+  cj_array_includes(b, types, 2);
+  if (s->ntypes) cj_array_includes(b, s->types, s->ntypes);
+  if (s->preamble && s->preamble[0]) cj_buf_printf(b, "%s\n", s->preamble);
+  cj_buf_printf(b, "typedef %s cj_t;\n", cj_elem_of(s->acc)->c_name);
+  cj_buf_printf(b, "__device__ __forceinline__ cj_t cj_neutral() { return (%s); }\n", s->neutral);
+  cj_buf_printf(b, "__device__ __forceinline__ cj_t cj_reduce(cj_t a, cj_t b) { return (%s); }\n",
+                s->reduce);
+  cj_buf_puts(b, "__device__ __forceinline__ cj_t cj_as(cj_t v) { return v; }\n");
+  cj_buf_puts(b, combine_source);
+  put_kernel(b, s);
+}
+
+/* The detail of the failure just recorded, followed by `source` with line numbers (they
+ * match the line numbers of NVRTC's log). */
+static cujit_status with_source(cujit_status st, const char *source) {
+  char *detail = cj_strdup(cujit_last_error());
+  cj_buf lines = {0};
+  const char *p = source;
+  int line = 1;
+  if (!detail) return st;
+  while (*p) {
+    const char *end = strchr(p, '\n');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    cj_buf_printf(&lines, "%4d | %.*s\n", line++, (int)len, p);
+    p += len + (end != NULL);
+  }
+  st = cj_fail_nvrtc(st, cujit_last_nvrtc_result(), "%s\nthe generated source:\n%s", detail,
+                     lines.data && !lines.oom ? lines.data : "(out of memory)\n");
+  cj_free(detail);
+  cj_buf_free(&lines);
+  return st;
+}
+
+cujit_status cj_reduce_kernel(const cj_reduce_spec *s, cujit_function **fn) {
+  cj_buf src = {0};
+  cujit_status st;
+  cj_reduce_source(&src, s);
+  if (src.oom) {
+    cj_buf_free(&src);
+    return cj_fail_oom("writing a reduction kernel");
+  }
+  st = cj_array_kernel(src.data, s->name, fn);
+  if (st == CUJIT_ERROR_COMPILE) st = with_source(st, src.data);
+  cj_buf_free(&src);
+  return st;
+}
+
+/* ---- running it ---- */
+
+/* Blocks of a pass over n values. */
+static int64_t blocks_for(int64_t n) {
+  int64_t g = (n + (int64_t)THREADS * ITEMS - 1) / ((int64_t)THREADS * ITEMS);
+  if (g > MAX_BLOCKS) g = MAX_BLOCKS;
+  return g < 1 ? 1 : g;
+}
+
+static size_t round_up(size_t n) { return (n + SCRATCH_ALIGN - 1) / SCRATCH_ALIGN * SCRATCH_ALIGN; }
+
+/* Bytes of pool memory a reduction of n values needs: the block values of every pass but
+ * the last, and a slot for the result when it goes to host memory. */
+static size_t scratch_bytes(int64_t n, size_t acc_size, size_t result_size, int to_host) {
+  size_t bytes = to_host ? round_up(result_size) : 0;
+  int64_t g;
+  for (g = blocks_for(n); g > 1; g = blocks_for(g)) bytes += round_up((size_t)g * acc_size);
+  return bytes;
+}
+
+typedef struct pass_args {
+  cujit_arg *all; /* the caller's arguments, then the engine's four */
+  size_t n;
+} pass_args;
+
+static cujit_status launch_pass(cujit_function *fn, pass_args *p, CUstream stream, int64_t n,
+                                CUdeviceptr in, CUdeviceptr part, CUdeviceptr res) {
+  cujit_launch_options o;
+  int64_t g = blocks_for(n);
+  memset(&o, 0, sizeof o);
+  o.stream = stream;
+  p->all[p->n - 4] = cujit_i64(n);
+  p->all[p->n - 3] = cujit_ptr(in);
+  p->all[p->n - 2] = cujit_ptr(part);
+  p->all[p->n - 1] = cujit_ptr(res);
+  return cujit_launch(fn, cujit_dim3((unsigned)g), cujit_dim3(THREADS), p->all, p->n, &o);
+}
+
+/* Every pass, from n mapped elements to the result at `dst`. */
+static cujit_status passes(cujit_function *fn, pass_args *p, CUstream stream, int64_t n,
+                           size_t acc_size, CUdeviceptr scratch, CUdeviceptr dst) {
+  CUdeviceptr in = 0, part = scratch;
+  cujit_status st;
+  while (blocks_for(n) > 1) {
+    if ((st = launch_pass(fn, p, stream, n, in, part, 0)) != CUJIT_OK) return st;
+    in = part;
+    part += round_up((size_t)blocks_for(n) * acc_size);
+    n = blocks_for(n);
+  }
+  return launch_pass(fn, p, stream, n, in, 0, dst);
+}
+
+static cujit_status cu(CUresult r, const char *what) {
+  return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, what);
+}
+
+cujit_status cj_reduce_run(cujit_function *fn, const cj_reduce_spec *s, int64_t n,
+                           CUstream stream, const cujit_arg *args, size_t nargs,
+                           CUdeviceptr dst, void *host) {
+  size_t acc_size = cj_elem_of(s->acc)->size, result_size = cj_elem_of(s->result)->size;
+  size_t bytes = scratch_bytes(n, acc_size, result_size, host != NULL);
+  CUdeviceptr scratch = 0;
+  CUcontext ctx;
+  CUdevice dev = 0;
+  pass_args p;
+  cujit_status st;
+  p.n = nargs + 4;
+  if (!(p.all = cj_calloc(p.n, sizeof *p.all))) return cj_fail_oom("launching a reduction");
+  if (nargs) memcpy(p.all, args, nargs * sizeof *args);
+  if (bytes && ((st = cj_ctx_ensure(&ctx, &dev)) != CUJIT_OK ||
+                (st = cj_pool_alloc(dev, bytes, stream, &scratch)) != CUJIT_OK)) {
+    cj_free(p.all);
+    return st;
+  }
+  if (host) dst = scratch + bytes - round_up(result_size);
+  st = passes(fn, &p, stream, n, acc_size, scratch, dst);
+  if (st == CUJIT_OK && host)
+    st = cu(cj_cu.cuMemcpyDtoHAsync(host, dst, result_size, stream), "cuMemcpyDtoHAsync");
+  if (st == CUJIT_OK && host)
+    st = cu(cj_cu.cuStreamSynchronize(stream), "cuStreamSynchronize");
+  if (scratch) cj_pool_free(dev, scratch, bytes, stream);
+  cj_free(p.all);
+  return st;
+}
+
+/* ---- results in 0-d arrays ---- */
+
+cujit_status cj_reduce_output_check(cujit_array **out, int type, const char *fn) {
+  cujit_array *o;
+  cujit_status st;
+  if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
+  if (!(o = *out)) return CUJIT_OK;
+  if ((st = cj_array_check(o, fn, "*out")) != CUJIT_OK) return st;
+  if (o->type != type)
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the output holds %s, the result is %s; pass "
+                   "an output of the result's type, or NULL for a new one", fn,
+                   cj_elem_of(o->type)->tag, cj_elem_of(type)->tag);
+  if (o->ndim != 0)
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the output has %d dimensions; a reduction's "
+                   "result is 0-d (ndim 0, one element): pass such an array, or NULL for a new "
+                   "one", fn, o->ndim);
+  return CUJIT_OK;
+}
+
+cujit_status cj_reduce_output(cujit_array **out, int type, CUstream stream, const char *fn,
+                              int *made) {
+  cujit_status st;
+  *made = 0;
+  if (*out) return CUJIT_OK;
+  if ((st = cj_array_new(out, type, 0, NULL, fn)) != CUJIT_OK) return st;
+  (*out)->stream = stream;
+  *made = 1;
+  return CUJIT_OK;
+}
+
+/* ---- sum, min, max and dot of arrays ---- */
+
+static int is_half(int t) { return t == CUJIT_TYPE_F16 || t == CUJIT_TYPE_BF16; }
+static int is_complex(int t) { return t == CUJIT_TYPE_C64 || t == CUJIT_TYPE_C128; }
+
+/* The type a value of type t is accumulated in: 16-bit floats in float. */
+static int acc_of(int t) { return is_half(t) ? CUJIT_TYPE_F32 : t; }
+
+static int sum_type(int t) {
+  switch (t) {
+    case CUJIT_TYPE_BOOL: case CUJIT_TYPE_I8: case CUJIT_TYPE_I16: case CUJIT_TYPE_I32:
+      return CUJIT_TYPE_I64;
+    case CUJIT_TYPE_U8: case CUJIT_TYPE_U16: case CUJIT_TYPE_U32:
+      return CUJIT_TYPE_U64;
+    default:
+      return t;
+  }
+}
+
+/* The largest and the lowest value of an accumulator type: MIN's and MAX's neutral. */
+static const char *extreme(int t, int largest) {
+  switch (t) {
+    case CUJIT_TYPE_BOOL: return largest ? "true" : "false";
+    case CUJIT_TYPE_I8: return largest ? "127" : "-128";
+    case CUJIT_TYPE_U8: return largest ? "255" : "0";
+    case CUJIT_TYPE_I16: return largest ? "32767" : "-32768";
+    case CUJIT_TYPE_U16: return largest ? "65535" : "0";
+    case CUJIT_TYPE_I32: return largest ? "2147483647" : "(-2147483647 - 1)";
+    case CUJIT_TYPE_U32: return largest ? "4294967295u" : "0u";
+    case CUJIT_TYPE_I64: return largest ? "9223372036854775807ll" : "(-9223372036854775807ll - 1)";
+    case CUJIT_TYPE_U64: return largest ? "18446744073709551615ull" : "0ull";
+    case CUJIT_TYPE_F64:
+      return largest ? "__longlong_as_double(0x7ff0000000000000ll)"
+                     : "-__longlong_as_double(0x7ff0000000000000ll)";
+    default: return largest ? "__int_as_float(0x7f800000)" : "-__int_as_float(0x7f800000)";
+  }
+}
+
+static const char *op_name(cujit_redop op) {
+  return op == CUJIT_SUM ? "sum" : op == CUJIT_MIN ? "min" : "max";
+}
+
+/* A spec with its strings kept beside it. */
+typedef struct builtin {
+  cj_reduce_spec spec;
+  char name[48];
+  char params[160];
+  cj_buf map;
+  int types[2];
+} builtin;
+
+static cujit_status builtin_spec(builtin *k, cujit_redop op, int t) {
+  const cj_elem *e = cj_elem_of(t);
+  memset(k, 0, sizeof *k);
+  k->spec.result = op == CUJIT_SUM ? sum_type(t) : t;
+  k->spec.acc = acc_of(k->spec.result);
+  snprintf(k->name, sizeof k->name, "cj_%s_%s", op_name(op), e->tag);
+  snprintf(k->params, sizeof k->params, "const %s *x", e->c_name);
+  cj_array_convert(&k->map, t, k->spec.acc, "x[i]");
+  k->types[0] = t;
+  k->spec.name = k->name;
+  k->spec.params = k->params;
+  k->spec.map = k->map.data;
+  k->spec.types = k->types;
+  k->spec.ntypes = 1;
+  if (op == CUJIT_SUM) {
+    k->spec.neutral = "0";
+    k->spec.reduce = "a + b";
+  } else {
+    k->spec.neutral = extreme(k->spec.acc, op == CUJIT_MIN);
+    k->spec.reduce = op == CUJIT_MIN ? "(a != a || a < b) ? a : b" : "(a != a || a > b) ? a : b";
+  }
+  return k->map.oom || !k->map.data ? cj_fail_oom("writing a reduction kernel") : CUJIT_OK;
+}
+
+static cujit_status dot_spec(builtin *k, int ta, int tb) {
+  const cj_elem *ea = cj_elem_of(ta), *eb = cj_elem_of(tb);
+  memset(k, 0, sizeof *k);
+  k->spec.result = cujit_promote((cujit_type)ta, (cujit_type)tb, 0);
+  k->spec.acc = acc_of(k->spec.result);
+  snprintf(k->name, sizeof k->name, "cj_dot_%s_%s", ea->tag, eb->tag);
+  snprintf(k->params, sizeof k->params, "const %s *x, const %s *y", ea->c_name, eb->c_name);
+  cj_array_convert(&k->map, ta, k->spec.acc, "x[i]");
+  cj_buf_puts(&k->map, " * ");
+  cj_array_convert(&k->map, tb, k->spec.acc, "y[i]");
+  k->types[0] = ta;
+  k->types[1] = tb;
+  k->spec.name = k->name;
+  k->spec.params = k->params;
+  k->spec.map = k->map.data;
+  k->spec.types = k->types;
+  k->spec.ntypes = 2;
+  k->spec.neutral = "0";
+  k->spec.reduce = "a + b";
+  return k->map.oom || !k->map.data ? cj_fail_oom("writing a reduction kernel") : CUJIT_OK;
+}
+
+/* Compiles the kernel, makes the output when none was given, and runs it over n elements
+ * of the arrays in `args` on `stream`. */
+static cujit_status run_builtin(builtin *k, cujit_array **out, int64_t n, CUstream stream,
+                                const cujit_arg *args, size_t nargs, const char *fn) {
+  cujit_function *f = NULL;
+  int made;
+  cujit_status st = cj_reduce_kernel(&k->spec, &f);
+  if (st == CUJIT_OK) st = cj_reduce_output(out, k->spec.result, stream, fn, &made);
+  if (st != CUJIT_OK) return st;
+  st = cj_reduce_run(f, &k->spec, n, stream, args, nargs, (*out)->data, NULL);
+  if (st != CUJIT_OK && made) {
+    cujit_array_destroy(*out);
+    *out = NULL;
+  }
+  return st;
+}
+
+cujit_status cujit_array_reduce(cujit_redop op, const cujit_array *a, cujit_array **out) {
+  static const char fn[] = "cujit_array_reduce";
+  builtin k;
+  cujit_status st = cj_array_check(a, fn, "a");
+  if (st != CUJIT_OK) return st;
+  if (op != CUJIT_SUM && op != CUJIT_MIN && op != CUJIT_MAX)
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: op is %d; use CUJIT_SUM, CUJIT_MIN or "
+                   "CUJIT_MAX", fn, (int)op);
+  if (op != CUJIT_SUM && is_complex(a->type))
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: complex numbers have no order, so no %s; "
+                   "reduce their real parts or magnitudes instead", fn, op_name(op));
+  if (op != CUJIT_SUM && a->size == 0)
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the %s of an empty array is undefined; "
+                   "check the size first", fn, op_name(op));
+  if ((st = cj_reduce_output_check(out, op == CUJIT_SUM ? sum_type(a->type) : a->type, fn)) !=
+      CUJIT_OK)
+    return st;
+  if ((st = builtin_spec(&k, op, a->type)) == CUJIT_OK)
+    st = run_builtin(&k, out, a->size, a->stream, (cujit_arg[]){cujit_ptr(a->data)}, 1, fn);
+  cj_buf_free(&k.map);
+  return st;
+}
+
+static int same_shape(const cujit_array *a, const cujit_array *b) {
+  return a->ndim == b->ndim &&
+         (!a->ndim || memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof *a->shape) == 0);
+}
+
+cujit_status cujit_array_dot(const cujit_array *a, const cujit_array *b, cujit_array **out) {
+  static const char fn[] = "cujit_array_dot";
+  builtin k;
+  cujit_status st = cj_array_check(a, fn, "a");
+  if (st == CUJIT_OK) st = cj_array_check(b, fn, "b");
+  if (st != CUJIT_OK) return st;
+  if (!same_shape(a, b))
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: a and b have different shapes (%d dimensions, "
+                   "%lld elements and %d dimensions, %lld elements); pass arrays of one shape",
+                   fn, a->ndim, (long long)a->size, b->ndim, (long long)b->size);
+  if ((st = cj_reduce_output_check(out, cujit_promote((cujit_type)a->type, (cujit_type)b->type,
+                                                      0), fn)) != CUJIT_OK)
+    return st;
+  if ((st = dot_spec(&k, a->type, b->type)) == CUJIT_OK)
+    st = run_builtin(&k, out, a->size, a->stream,
+                     (cujit_arg[]){cujit_ptr(a->data), cujit_ptr(b->data)}, 2, fn);
+  cj_buf_free(&k.map);
+  return st;
+}

@@ -1,0 +1,245 @@
+/* reduction.c - the reduction generator (cujit_reduction_*): declarations and expressions
+ * in, a kernel of the reduction engine out, compiled at the first call and launched over
+ * the first array argument's elements once every argument has been checked. */
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "array.h"
+
+struct cujit_reduction {
+  cj_decl *decls;
+  size_t ndecls;
+  size_t first_array;   /* index of the first array argument: n is its size */
+  char *args;           /* the declarations as given, for messages */
+  cj_buf text;          /* name, neutral, reduce, map, preamble and params, NUL-separated */
+  int *types;           /* the declared element types */
+  cj_reduce_spec spec;  /* points into text */
+  cujit_function *fn;   /* compiled at the first call (atomic) */
+};
+
+void cujit_reduction_destroy(cujit_reduction *r) {
+  if (!r) return;
+  cj_free(r->decls);
+  cj_free(r->args);
+  cj_buf_free(&r->text);
+  cj_free(r->types);
+  cj_free(r);
+}
+
+/* ---- making one ---- */
+
+static int is_identifier(const char *s) {
+  if (!isalpha((unsigned char)*s) && *s != '_') return 0;
+  while (*++s)
+    if (!isalnum((unsigned char)*s) && *s != '_') return 0;
+  return 1;
+}
+
+static cujit_status check_create(cujit_reduction **out, cujit_type type, const char *neutral,
+                                 const char *reduce_expr, const char *map_expr,
+                                 const cujit_generator_options *opts) {
+  static const char fn[] = "cujit_reduction_create";
+  if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
+  *out = NULL;
+  if (!cj_elem_of(type))
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: type %d is not an element type (use "
+                   "CUJIT_TYPE_BOOL, _I8 ... _U64, _F16, _BF16, _F32, _F64, _C64 or _C128)", fn,
+                   (int)type);
+  if (!neutral || !neutral[0])
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: neutral is %s; give the value that changes "
+                   "nothing, e.g. \"0\" for a sum", fn, neutral ? "empty" : "NULL");
+  if (!reduce_expr || !reduce_expr[0])
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: reduce_expr is %s; give an expression in a "
+                   "and b, e.g. \"a+b\"", fn, reduce_expr ? "empty" : "NULL");
+  if (!map_expr || !map_expr[0])
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: map_expr is %s; give element i's value, "
+                   "e.g. \"x[i]\"", fn, map_expr ? "empty" : "NULL");
+  if (opts && opts->name && !is_identifier(opts->name))
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the kernel name \"%s\" is not a C "
+                   "identifier; use letters, digits and '_'", fn, opts->name);
+  return CUJIT_OK;
+}
+
+/* The kernel's parameters as the declarations give them: "const float *x, float a". */
+static void put_params(cj_buf *b, const cj_decl *d, size_t n) {
+  size_t i;
+  for (i = 0; i < n; i++)
+    cj_buf_printf(b, "%s%s%s %s%s", i ? ", " : "", d[i].is_const ? "const " : "",
+                  cj_elem_of(d[i].type)->c_name, d[i].is_array ? "*" : "", d[i].name);
+}
+
+/* Appends s and its NUL to the text; returns its offset. */
+static size_t keep(cj_buf *b, const char *s) {
+  size_t at = b->len;
+  cj_buf_append(b, s, strlen(s) + 1);
+  return at;
+}
+
+/* Fills the spec from the kept strings (each kept at an offset of r->text). */
+static cujit_status fill_spec(cujit_reduction *r, cujit_type type, const char *neutral,
+                              const char *reduce_expr, const char *map_expr,
+                              const cujit_generator_options *opts) {
+  size_t at[6], i;
+  cj_buf params = {0};
+  put_params(&params, r->decls, r->ndecls);
+  at[0] = keep(&r->text, opts && opts->name ? opts->name : "reduction");
+  at[1] = keep(&r->text, neutral);
+  at[2] = keep(&r->text, reduce_expr);
+  at[3] = keep(&r->text, map_expr);
+  at[4] = keep(&r->text, opts && opts->preamble ? opts->preamble : "");
+  at[5] = keep(&r->text, params.data ? params.data : "");
+  if (params.oom || r->text.oom) {
+    cj_buf_free(&params);
+    return cj_fail_oom("making a reduction");
+  }
+  cj_buf_free(&params);
+  for (i = 0; i < r->ndecls; i++) r->types[i] = r->decls[i].type;
+  r->spec.name = r->text.data + at[0];
+  r->spec.acc = type;
+  r->spec.result = type;
+  r->spec.neutral = r->text.data + at[1];
+  r->spec.reduce = r->text.data + at[2];
+  r->spec.map = r->text.data + at[3];
+  r->spec.preamble = r->text.data + at[4];
+  r->spec.params = r->text.data + at[5];
+  r->spec.types = r->types;
+  r->spec.ntypes = r->ndecls;
+  return CUJIT_OK;
+}
+
+static cujit_status find_array(cujit_reduction *r) {
+  for (r->first_array = 0; r->first_array < r->ndecls; r->first_array++)
+    if (r->decls[r->first_array].is_array) return CUJIT_OK;
+  return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_reduction_create: \"%s\" declares no array; "
+                 "declare at least one (TYPE *NAME): the reduction runs over the first one's "
+                 "elements", r->args);
+}
+
+cujit_status cujit_reduction_create(cujit_reduction **out, cujit_type type, const char *neutral,
+                                    const char *reduce_expr, const char *map_expr,
+                                    const char *args, const cujit_generator_options *opts) {
+  cujit_reduction *r;
+  cujit_status st = check_create(out, type, neutral, reduce_expr, map_expr, opts);
+  if (st != CUJIT_OK) return st;
+  if (!(r = cj_calloc(1, sizeof *r))) return cj_fail_oom("making a reduction");
+  if ((st = cj_decl_parse(args, &r->decls, &r->ndecls)) != CUJIT_OK) goto fail;
+  if (!(r->args = cj_strdup(args)) || !(r->types = cj_calloc(r->ndecls, sizeof *r->types))) {
+    st = cj_fail_oom("making a reduction");
+    goto fail;
+  }
+  if ((st = find_array(r)) != CUJIT_OK) goto fail;
+  if ((st = fill_spec(r, type, neutral, reduce_expr, map_expr, opts)) != CUJIT_OK) goto fail;
+  *out = r;
+  return CUJIT_OK;
+fail:
+  cujit_reduction_destroy(r);
+  return st;
+}
+
+/* ---- calling it ---- */
+
+/* One array argument: live and of its declared type. */
+static cujit_status check_array(const cujit_reduction *r, size_t i, const cujit_array *a,
+                                const char *fn) {
+  const cj_decl *d = &r->decls[i];
+  char what[112];
+  cujit_status st;
+  snprintf(what, sizeof what, "argument %zu ('%s')", i + 1, d->name);
+  if ((st = cj_array_check(a, fn, what)) != CUJIT_OK) return st;
+  if (a->type != d->type)
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: %s is an array of %s, declared as %s in "
+                   "\"%s\"; pass an array of the declared type", fn, what,
+                   cj_elem_of(a->type)->tag, cj_elem_of(d->type)->tag, r->args);
+  return CUJIT_OK;
+}
+
+/* Checks every argument and makes the kernel's arguments; n and the stream are the first
+ * array's. */
+static cujit_status take_args(const cujit_reduction *r, const void *const *args, size_t nargs,
+                              const char *fn, cujit_arg *out, int64_t *n, CUstream *stream) {
+  const cujit_array *first;
+  size_t i;
+  cujit_status st;
+  if (nargs != r->ndecls)
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: %zu argument%s given, but \"%s\" declares "
+                   "%zu; pass one pointer per declaration, in their order", fn, nargs,
+                   nargs == 1 ? "" : "s", r->args, r->ndecls);
+  if (!args) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: args is NULL", fn);
+  for (i = 0; i < nargs; i++) {
+    const cj_decl *d = &r->decls[i];
+    if (!args[i])
+      return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: argument %zu ('%s') is NULL; pass %s", fn,
+                     i + 1, d->name, d->is_array ? "a cujit_array *" : "a pointer to its value");
+    if (!d->is_array) {
+      out[i] = cujit_value(args[i], cj_elem_of(d->type)->size);
+      continue;
+    }
+    if ((st = check_array(r, i, args[i], fn)) != CUJIT_OK) return st;
+    out[i] = cujit_ptr(((const cujit_array *)args[i])->data);
+  }
+  first = args[r->first_array];
+  for (i = r->first_array + 1; i < nargs; i++) {
+    const cujit_array *a = args[i];
+    if (r->decls[i].is_array && a->size != first->size)
+      return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: argument %zu ('%s') has %lld elements, "
+                     "argument %zu ('%s') %lld; the arrays of a reduction have one size", fn,
+                     i + 1, r->decls[i].name, (long long)a->size, r->first_array + 1,
+                     r->decls[r->first_array].name, (long long)first->size);
+  }
+  *n = first->size;
+  *stream = first->stream;
+  return CUJIT_OK;
+}
+
+/* The kernel, compiled at the first call (two threads may both compile: the same function
+ * comes back from the generated kernels' table). */
+static cujit_status kernel_of(cujit_reduction *r, cujit_function **fn) {
+  cujit_function *f = __atomic_load_n(&r->fn, __ATOMIC_ACQUIRE);
+  cujit_status st = CUJIT_OK;
+  if (!f && (st = cj_reduce_kernel(&r->spec, &f)) == CUJIT_OK)
+    __atomic_store_n(&r->fn, f, __ATOMIC_RELEASE);
+  *fn = f;
+  return st;
+}
+
+/* A call: the result goes to *out (out not NULL) or to host memory. */
+static cujit_status call(cujit_reduction *r, cujit_array **out, void *host,
+                         const void *const *args, size_t nargs, const char *fn) {
+  cujit_function *f = NULL;
+  cujit_arg *cargs;
+  int64_t n = 0;
+  CUstream stream = NULL;
+  int made = 0;
+  cujit_status st;
+  if (!r) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the reduction is NULL", fn);
+  if (!(cargs = cj_calloc(r->ndecls, sizeof *cargs))) return cj_fail_oom("calling a reduction");
+  st = take_args(r, args, nargs, fn, cargs, &n, &stream);
+  if (st == CUJIT_OK && out) st = cj_reduce_output_check(out, r->spec.result, fn);
+  if (st == CUJIT_OK) st = kernel_of(r, &f);
+  if (st == CUJIT_OK && out) st = cj_reduce_output(out, r->spec.result, stream, fn, &made);
+  if (st == CUJIT_OK)
+    st = cj_reduce_run(f, &r->spec, n, stream, cargs, nargs, out ? (*out)->data : 0, host);
+  if (st != CUJIT_OK && made) {
+    cujit_array_destroy(*out);
+    *out = NULL;
+  }
+  cj_free(cargs);
+  return st;
+}
+
+cujit_status cujit_reduction_call(cujit_reduction *r, cujit_array **out,
+                                  const void *const *args, size_t nargs) {
+  static const char fn[] = "cujit_reduction_call";
+  if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
+  return call(r, out, NULL, args, nargs, fn);
+}
+
+cujit_status cujit_reduction_call_host(cujit_reduction *r, void *result,
+                                       const void *const *args, size_t nargs) {
+  static const char fn[] = "cujit_reduction_call_host";
+  if (!result)
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: result is NULL; pass host memory for one "
+                   "value of the reduction's type", fn);
+  return call(r, NULL, result, args, nargs, fn);
+}
