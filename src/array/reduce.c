@@ -97,27 +97,6 @@ void cj_reduce_source(cj_buf *b, const cj_reduce_spec *s) {
   put_kernel(b, s);
 }
 
-/* The detail of the failure just recorded, followed by `source` with line numbers (they
- * match the line numbers of NVRTC's log). */
-static cujit_status with_source(cujit_status st, const char *source) {
-  char *detail = cj_strdup(cujit_last_error());
-  cj_buf lines = {0};
-  const char *p = source;
-  int line = 1;
-  if (!detail) return st;
-  while (*p) {
-    const char *end = strchr(p, '\n');
-    size_t len = end ? (size_t)(end - p) : strlen(p);
-    cj_buf_printf(&lines, "%4d | %.*s\n", line++, (int)len, p);
-    p += len + (end != NULL);
-  }
-  st = cj_fail_nvrtc(st, cujit_last_nvrtc_result(), "%s\nthe generated source:\n%s", detail,
-                     lines.data && !lines.oom ? lines.data : "(out of memory)\n");
-  cj_free(detail);
-  cj_buf_free(&lines);
-  return st;
-}
-
 cujit_status cj_reduce_kernel(const cj_reduce_spec *s, cujit_function **fn) {
   cj_buf src = {0};
   cujit_status st;
@@ -126,8 +105,7 @@ cujit_status cj_reduce_kernel(const cj_reduce_spec *s, cujit_function **fn) {
     cj_buf_free(&src);
     return cj_fail_oom("writing a reduction kernel");
   }
-  st = cj_array_kernel(src.data, s->name, fn);
-  if (st == CUJIT_ERROR_COMPILE) st = with_source(st, src.data);
+  st = cj_array_kernel(src.data, s->name, fn); /* a compile error shows the source */
   cj_buf_free(&src);
   return st;
 }
