@@ -84,6 +84,8 @@ typedef struct cj_ew_kernel {
   const char *after_loop; /* may be NULL */
   const int *types;       /* element types it uses (for their headers) */
   size_t n_types;
+  int unroll;             /* 1: four independent iterations at a time (memory parallelism);
+                             for bodies that touch only element i of their arrays */
 } cj_ew_kernel;
 
 /* Compiles k (once per process and source text). */

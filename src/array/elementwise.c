@@ -14,14 +14,24 @@ static void write_kernel(cj_buf *b, const cj_ew_kernel *k) {
   cj_buf_printf(b,
                 "extern \"C\" __global__ void %s(%s%slong long cj_start, long long cj_step,\n"
                 "    unsigned long long cj_n) {\n%s%s"
-                "  for (unsigned long long cj_k = (unsigned long long)blockIdx.x * blockDim.x +"
-                " threadIdx.x;\n       cj_k < cj_n; cj_k += (unsigned long long)gridDim.x * "
-                "blockDim.x) {\n"
+                "  const unsigned long long cj_stride = (unsigned long long)gridDim.x * "
+                "blockDim.x;\n"
+                "  unsigned long long cj_k = (unsigned long long)blockIdx.x * blockDim.x + "
+                "threadIdx.x;\n",
+                k->name, k->params, k->params[0] ? ", " : "", k->loop_prep ? k->loop_prep : "",
+                k->loop_prep ? "\n" : "");
+  if (k->unroll)
+    cj_buf_printf(b,
+                  "  for (; cj_k + 3 * cj_stride < cj_n; cj_k += 4 * cj_stride) {\n"
+                  "#pragma unroll\n"
+                  "    for (int cj_u = 0; cj_u < 4; cj_u++) {\n"
+                  "      const long long i = cj_start + (long long)(cj_k + cj_u * cj_stride) "
+                  "* cj_step;\n      %s;\n    }\n  }\n", k->body);
+  cj_buf_printf(b,
+                "  for (; cj_k < cj_n; cj_k += cj_stride) {\n"
                 "    const long long i = cj_start + (long long)cj_k * cj_step;\n"
                 "    %s;\n  }\n%s%s}\n",
-                k->name, k->params, k->params[0] ? ", " : "", k->loop_prep ? k->loop_prep : "",
-                k->loop_prep ? "\n" : "", k->body, k->after_loop ? k->after_loop : "",
-                k->after_loop ? "\n" : "");
+                k->body, k->after_loop ? k->after_loop : "", k->after_loop ? "\n" : "");
 }
 
 cujit_status cj_ew_prepare(const cj_ew_kernel *k, cujit_function **fn) {
@@ -132,7 +142,7 @@ static cujit_status fill(cujit_elementwise *e, const char *args, const char *ope
   e->after_loop = dup_or_null(o ? o->after_loop : NULL, &oom);
   if (oom || !e->types || !e->params) return cj_fail_oom("making an elementwise kernel");
   e->k = (cj_ew_kernel){e->name, e->params, e->body, e->preamble, e->loop_prep, e->after_loop,
-                        e->types, e->n_decls};
+                        e->types, e->n_decls, 0};
   return CUJIT_OK;
 }
 

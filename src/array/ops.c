@@ -1,6 +1,7 @@
 /* ops.c - elementwise operations on arrays (PyCUDA's gpuarray operators and cumath): each
  * op and combination of types is one generated kernel that converts its operands to the
  * promoted type, computes (in float for the 16-bit floats), and converts the result. */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,6 +12,11 @@ static const char *const binop_names[] = {"add", "sub", "mul", "div", "pow", "mi
 static const char *const unop_names[] = {"neg", "fabs", "sqrt", "exp", "log", "log10",
                                          "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
                                          "cosh", "tanh", "floor", "ceil"};
+
+/* Array parameters of the built-in operations do not overlap, except an output that is also
+ * an input, which every element reads before it writes its own index: the compiler may
+ * then load several elements ahead (the loop is unrolled) without waiting for stores. */
+#define RESTRICT "__restrict__ "
 
 /* Helpers the integer ops use, and NaN-propagating min/max. */
 static const char kHelpers[] =
@@ -101,18 +107,47 @@ typedef struct op_call {
   size_t nargs;
 } op_call;
 
-/* Checks a given output, compiles the kernel, makes the output when none was given (after
- * the compile: a compile error costs no allocation), and launches over the first input's
- * elements. Frees `body`. */
-static cujit_status run_op(op_call *c, cj_buf *body, cujit_array **out) {
-  cj_ew_kernel k = {c->name, c->params, body->data, kHelpers, NULL, NULL, c->types, c->n_types};
-  cujit_function *f = NULL;
+/* ---- kernels already made: an operation's key (kind, op, types, flags) to its function,
+ * so that a repeated operation neither writes nor looks up its source ---- */
+
+#define FAST_SLOTS 1024
+
+static pthread_mutex_t fast_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct fast_slot {
+  uint64_t key; /* 0: empty */
+  cujit_function *fn;
+} fast[FAST_SLOTS];
+
+static uint64_t op_key(int kind, int op, int a, int b, int r, unsigned flags) {
+  return 1ull << 63 | (uint64_t)kind << 40 | (uint64_t)op << 32 | (uint64_t)a << 24 |
+         (uint64_t)b << 16 | (uint64_t)r << 8 | flags;
+}
+
+static struct fast_slot *fast_slot_of(uint64_t key) {
+  return &fast[(key ^ key >> 17 ^ key >> 31) & (FAST_SLOTS - 1)];
+}
+
+static cujit_function *fast_get(uint64_t key) {
+  struct fast_slot *s = fast_slot_of(key);
+  cujit_function *f;
+  pthread_mutex_lock(&fast_lock);
+  f = s->key == key ? s->fn : NULL;
+  pthread_mutex_unlock(&fast_lock);
+  return f;
+}
+
+static void fast_put(uint64_t key, cujit_function *f) {
+  struct fast_slot *s = fast_slot_of(key);
+  pthread_mutex_lock(&fast_lock);
+  s->key = key;
+  s->fn = f;
+  pthread_mutex_unlock(&fast_lock);
+}
+
+/* Makes or checks the output and launches `f` over the first input's elements. */
+static cujit_status launch_op(op_call *c, cujit_function *f, cujit_array **out) {
   int made = 0;
-  cujit_status st = CUJIT_OK;
-  if (*out) st = cj_array_output(out, c->a, c->result, c->fn, &made); /* checks it */
-  if (st == CUJIT_OK) st = body->oom ? cj_fail_oom("writing a kernel") : cj_ew_prepare(&k, &f);
-  cj_buf_free(body);
-  if (st == CUJIT_OK && !*out) st = cj_array_output(out, c->a, c->result, c->fn, &made);
+  cujit_status st = cj_array_output(out, c->a, c->result, c->fn, &made);
   if (st != CUJIT_OK) return st;
   c->args[c->nargs++] = cujit_array_arg(*out);
   st = cj_ew_launch(f, 0, 1, c->a->size, c->a->stream, c->args, c->nargs);
@@ -121,6 +156,22 @@ static cujit_status run_op(op_call *c, cj_buf *body, cujit_array **out) {
     *out = NULL;
   }
   return st;
+}
+
+/* The first time an operation runs: checks a given output, compiles the kernel (before any
+ * output is made: a compile error costs no allocation), remembers it under `key`, and
+ * launches. Frees `body`. */
+static cujit_status run_op(op_call *c, cj_buf *body, cujit_array **out, uint64_t key) {
+  cj_ew_kernel k = {c->name, c->params, body->data, kHelpers, NULL, NULL, c->types, c->n_types, 1};
+  cujit_function *f = NULL;
+  int made = 0;
+  cujit_status st = CUJIT_OK;
+  if (*out) st = cj_array_output(out, c->a, c->result, c->fn, &made); /* checks it */
+  if (st == CUJIT_OK) st = body->oom ? cj_fail_oom("writing a kernel") : cj_ew_prepare(&k, &f);
+  cj_buf_free(body);
+  if (st != CUJIT_OK) return st;
+  if (key) fast_put(key, f);
+  return launch_op(c, f, out);
 }
 
 static int same_shape(const cujit_array *a, const cujit_array *b) {
@@ -153,10 +204,16 @@ cujit_status cujit_array_binary(cujit_binop op, const cujit_array *a, const cuji
   if ((st = binop_allowed(fn, op, p)) != CUJIT_OK) return st;
   r = binop_result(op, p);
   c = compute_type(op == CUJIT_DIV && is_int(p) ? CUJIT_TYPE_F64 : p);
+  op_call call = {fn, name, params, (int[]){a->type, b->type, r}, 3, a, r,
+                  {cujit_array_arg(a), cujit_array_arg(b)}, 2};
+  uint64_t key = op_key(1, op, a->type, b->type, r, 0);
+  cujit_function *f = fast_get(key);
+  if (f) return launch_op(&call, f, out);
   snprintf(name, sizeof name, "cj_%s_%s_%s", binop_names[op], cj_elem_of(a->type)->tag,
            cj_elem_of(b->type)->tag);
-  snprintf(params, sizeof params, "const %s *a, const %s *b, %s *out", cj_elem_of(a->type)->c_name,
-           cj_elem_of(b->type)->c_name, cj_elem_of(r)->c_name);
+  snprintf(params, sizeof params, "const %s *" RESTRICT "a, const %s *" RESTRICT "b, %s *"
+           RESTRICT "out", cj_elem_of(a->type)->c_name, cj_elem_of(b->type)->c_name,
+           cj_elem_of(r)->c_name);
   operand(&x, a->type, c, "a");
   operand(&y, b->type, c, "b");
   {
@@ -168,11 +225,7 @@ cujit_status cujit_array_binary(cujit_binop op, const cujit_array *a, const cuji
   }
   cj_buf_free(&x);
   cj_buf_free(&y);
-  {
-    op_call call = {fn, name, params, (int[]){a->type, b->type, r}, 3, a, r,
-                    {cujit_array_arg(a), cujit_array_arg(b)}, 2};
-    return run_op(&call, &body, out);
-  }
+  return run_op(&call, &body, out, key);
 }
 
 cujit_status cujit_array_binary_scalar(cujit_binop op, const cujit_array *a, double s,
@@ -190,10 +243,15 @@ cujit_status cujit_array_binary_scalar(cujit_binop op, const cujit_array *a, dou
   if ((st = binop_allowed(fn, op, p)) != CUJIT_OK) return st;
   r = binop_result(op, p);
   c = compute_type(op == CUJIT_DIV && is_int(p) ? CUJIT_TYPE_F64 : p);
+  op_call call = {fn, name, params, (int[]){a->type, r}, 2, a, r,
+                  {cujit_array_arg(a), cujit_f64(s)}, 2};
+  uint64_t key = op_key(2, op, a->type, kind, r, flags);
+  cujit_function *f = fast_get(key);
+  if (f) return launch_op(&call, f, out);
   snprintf(name, sizeof name, "cj_%s_%s_%s%s", binop_names[op], cj_elem_of(a->type)->tag,
            kind == CUJIT_TYPE_I64 ? "int" : "float", flags & CUJIT_SCALAR_FIRST ? "_first" : "");
-  snprintf(params, sizeof params, "const %s *a, double s, %s *out", cj_elem_of(a->type)->c_name,
-           cj_elem_of(r)->c_name);
+  snprintf(params, sizeof params, "const %s *" RESTRICT "a, double s, %s *" RESTRICT "out",
+           cj_elem_of(a->type)->c_name, cj_elem_of(r)->c_name);
   operand(&x, a->type, c, "a");
   cj_array_convert(&y, CUJIT_TYPE_F64, c, "s");
   if (flags & CUJIT_SCALAR_FIRST) binop_expr(&e, op, c, y.data ? y.data : "", x.data ? x.data : "");
@@ -203,11 +261,7 @@ cujit_status cujit_array_binary_scalar(cujit_binop op, const cujit_array *a, dou
   cj_buf_free(&x);
   cj_buf_free(&y);
   cj_buf_free(&e);
-  {
-    op_call call = {fn, name, params, (int[]){a->type, r}, 2, a, r,
-                    {cujit_array_arg(a), cujit_f64(s)}, 2};
-    return run_op(&call, &body, out);
-  }
+  return run_op(&call, &body, out, key);
 }
 
 /* ---- unary ---- */
@@ -249,9 +303,13 @@ cujit_status cujit_array_unary(cujit_unop op, const cujit_array *a, cujit_array 
   if ((st = unop_allowed(fn, op, a->type)) != CUJIT_OK) return st;
   r = unop_result(op, a->type);
   c = op == CUJIT_NEG ? compute_type(a->type) : compute_type(is_int(a->type) ? r : a->type);
+  op_call call = {fn, name, params, (int[]){a->type, r}, 2, a, r, {cujit_array_arg(a)}, 1};
+  uint64_t key = op_key(3, op, a->type, 0, r, 0);
+  cujit_function *f = fast_get(key);
+  if (f) return launch_op(&call, f, out);
   snprintf(name, sizeof name, "cj_%s_%s", unop_names[op], cj_elem_of(a->type)->tag);
-  snprintf(params, sizeof params, "const %s *a, %s *out", cj_elem_of(a->type)->c_name,
-           cj_elem_of(r)->c_name);
+  snprintf(params, sizeof params, "const %s *" RESTRICT "a, %s *" RESTRICT "out",
+           cj_elem_of(a->type)->c_name, cj_elem_of(r)->c_name);
   operand(&x, a->type, c, "a");
   unop_expr(&e, op, c, x.data ? x.data : "");
   /* the magnitude of a complex number is real */
@@ -259,10 +317,7 @@ cujit_status cujit_array_unary(cujit_unop op, const cujit_array *a, cujit_array 
   body.oom |= e.oom | x.oom;
   cj_buf_free(&x);
   cj_buf_free(&e);
-  {
-    op_call call = {fn, name, params, (int[]){a->type, r}, 2, a, r, {cujit_array_arg(a)}, 1};
-    return run_op(&call, &body, out);
-  }
+  return run_op(&call, &body, out, key);
 }
 
 /* ---- fused expressions ---- */
@@ -299,10 +354,10 @@ static void map_kernel(cj_buf *params, cj_buf *body, const char *expr, size_t n,
   size_t i;
   for (i = 0; i < n; i++) {
     const char *t = cj_elem_of(arrays[i]->type)->c_name;
-    cj_buf_printf(params, "const %s *cj_in%zu, ", t, i);
+    cj_buf_printf(params, "const %s *" RESTRICT "cj_in%zu, ", t, i);
     cj_buf_printf(body, "const %s %s = cj_in%zu[i];\n    ", t, names[i], i);
   }
-  cj_buf_printf(params, "%s *cj_out", cj_elem_of(r)->c_name);
+  cj_buf_printf(params, "%s *" RESTRICT "cj_out", cj_elem_of(r)->c_name);
   if (r == CUJIT_TYPE_F16 || r == CUJIT_TYPE_BF16)
     cj_buf_printf(body, "cj_out[i] = %s((float)(%s))", cj_elem_of(r)->c_name, expr);
   else
@@ -335,7 +390,7 @@ cujit_status cujit_array_map(cujit_array **out, const char *expr, size_t n,
   call = (op_call){fn, "cj_map", params.data, types, n + 1, arrays[0], r, {{0}}, n};
   for (i = 0; i < n; i++) call.args[i] = cujit_array_arg(arrays[i]);
   body.oom |= params.oom;
-  st = run_op(&call, &body, out);
+  st = run_op(&call, &body, out, 0); /* keyed by its source text only */
   cj_buf_free(&params);
   return st;
 }
