@@ -1,6 +1,6 @@
-/* double_array - seed 002: multiply 2^20 floats by a random factor three ways, as the
+/* double_array - seed 002: multiply 2^20 floats by a random factor four ways, as the
  * PyCUDA tutorial does: explicit device memory and copies, then InOut, then In and Out
- * with a kernel that keeps input and output apart. */
+ * with a kernel that keeps input and output apart, then gpuarray's factor * d_gpuarray. */
 #include <math.h>
 
 #include "sample.h"
@@ -67,7 +67,19 @@ int main(void) {
   CHECK(CUJIT_LAUNCH(kernel_io, grid, block, cujit_in(h_array, sizeof h_array),
                      cujit_out(results, sizeof results), cujit_u32(N), cujit_f32(factor)));
   if (!check("In and Out", results, h_array, factor)) return 1;
+
+  /* 4: gpuarray: d_results = factor * d_gpuarray; results = d_results.get() */
+  {
+    const int64_t n = N;
+    cujit_array *d_gpuarray = NULL, *d_results = NULL;
+    CHECK(cujit_array_from_host(&d_gpuarray, CUJIT_TYPE_F32, 1, &n, h_array));
+    CHECK(cujit_array_binary_scalar(CUJIT_MUL, d_gpuarray, factor, CUJIT_SCALAR_FIRST, &d_results));
+    CHECK(cujit_array_get(d_results, results, sizeof results));
+    if (!check("gpuarray", results, h_array, factor)) return 1;
+    cujit_array_destroy(d_gpuarray);
+    cujit_array_destroy(d_results);
+  }
   cujit_module_destroy(mod);
-  printf("Success: all three ways multiplied %d floats by %g\n", N, (double)factor);
+  printf("Success: all four ways multiplied %d floats by %g\n", N, (double)factor);
   return 0;
 }

@@ -1,36 +1,35 @@
 /* lin_comb - seed 002: PyCUDA's ElementwiseKernel("float a, float *x, float b, float *y,
- * float *z", "z[i] = a*x[i] + b*y[i]") as a CUDA C kernel with the same arguments. */
+ * float *z", "z[i] = a*x[i] + b*y[i]", "linear_combination") on two random arrays of 50
+ * floats, line for line with cujit's elementwise generator. Checked against the CPU. */
+#include <math.h>
+
 #include "sample.h"
 
-static const char *const source =
-    "__global__ void linear_combination(float a, float *x, float b, float *y, float *z,\n"
-    "                                   unsigned n) {\n"
-    "  for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n;\n"
-    "       i += gridDim.x * blockDim.x)\n"
-    "    z[i] = a * x[i] + b * y[i];\n"
-    "}\n";
-
 int main(void) {
-  enum { N = 50 };
-  float x[N], y[N], z[N], want[N];
-  cujit_module *mod = sample_compile(source, "lin_comb.cu");
-  cujit_function *lin_comb;
+  const int64_t n = 50;
+  cujit_array *a_gpu = NULL, *b_gpu = NULL, *c_gpu = NULL;
+  cujit_elementwise *lin_comb = NULL;
+  float a[50], b[50], c[50], five = 5, six = 6;
   int i;
-  if (!mod) return 0;
-  CHECK(cujit_module_get_function(mod, "linear_combination", &lin_comb));
-  for (i = 0; i < N; i++) {
-    x[i] = (float)rand() / (float)RAND_MAX; /* curandom.rand: uniform in [0, 1) */
-    y[i] = (float)rand() / (float)RAND_MAX;
-  }
-  CHECK(CUJIT_LAUNCH(lin_comb, cujit_dim3(1), cujit_dim3(64), cujit_f32(5.0f),
-                     cujit_in(x, sizeof x), cujit_f32(6.0f), cujit_in(y, sizeof y),
-                     cujit_out(z, sizeof z), cujit_u32(N)));
-  printf("[");
-  for (i = 0; i < N; i++) printf("%s%.5f", i ? (i % 8 ? " " : "\n ") : "", (double)z[i]);
-  printf("]\n");
-  for (i = 0; i < N; i++) want[i] = 5.0f * x[i] + 6.0f * y[i];
-  if (!sample_allclose(z, want, N, 1e-6, 1e-6)) return 1;
-  cujit_module_destroy(mod);
-  printf("Success: z == 5*x + 6*y for all %d elements\n", N);
+  if (!sample_have_gpu()) return 0;
+  CHECK(cujit_array_random(&a_gpu, CUJIT_TYPE_F32, 1, &n, CUJIT_UNIFORM, 3)); /* curandom.rand */
+  CHECK(cujit_array_random(&b_gpu, CUJIT_TYPE_F32, 1, &n, CUJIT_UNIFORM, 4));
+  CHECK(cujit_elementwise_create(&lin_comb, "float a, float *x, float b, float *y, float *z",
+                                 "z[i] = a*x[i] + b*y[i]",
+                                 &(cujit_generator_options){.name = "linear_combination"}));
+  CHECK(cujit_array_empty_like(&c_gpu, a_gpu));               /* gpuarray.empty_like(a_gpu) */
+  CHECK(CUJIT_ELEMENTWISE(lin_comb, &five, a_gpu, &six, b_gpu, c_gpu)); /* lin_comb(5, ...) */
+  CHECK(cujit_array_get(c_gpu, c, sizeof c));                 /* print(c_gpu.get()) */
+  CHECK(cujit_array_get(a_gpu, a, sizeof a));
+  CHECK(cujit_array_get(b_gpu, b, sizeof b));
+  for (i = 0; i < n; i++) printf("%s%.8f%s", i % 6 ? " " : (i ? "\n " : "["), (double)c[i],
+                                 i == n - 1 ? "]\n" : "");
+  for (i = 0; i < n; i++)
+    if (fabsf(c[i] - (5 * a[i] + 6 * b[i])) > 1e-5f) return printf("Failed at %d\n", i), 1;
+  cujit_elementwise_destroy(lin_comb);
+  cujit_array_destroy(a_gpu);
+  cujit_array_destroy(b_gpu);
+  cujit_array_destroy(c_gpu);
+  printf("Success: z == 5*x + 6*y for all 50 elements\n");
   return 0;
 }

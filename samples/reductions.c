@@ -1,67 +1,46 @@
-/* reductions - seed 002: max(a) and dot(a, b) of two random arrays of 50 floats on the GPU
- * (pycuda.gpuarray.max and dot), as block reductions in shared memory. */
+/* reductions - seed 002: gpuarray.max and gpuarray.dot of two random arrays of 50 floats
+ * (pycuda.curandom.rand), line for line with cujit's arrays; the dot product again through
+ * the reduction generator (PyCUDA's ReductionKernel). Checked against the CPU. */
 #include <math.h>
 
 #include "sample.h"
 
-static const char *const source =
-    "#define BLOCK 256\n"
-    "__device__ float block_reduce(float v, bool is_max) {\n"
-    "  __shared__ float s[BLOCK];\n"
-    "  s[threadIdx.x] = v;\n"
-    "  __syncthreads();\n"
-    "  for (unsigned k = BLOCK / 2; k > 0; k >>= 1) {\n"
-    "    if (threadIdx.x < k)\n"
-    "      s[threadIdx.x] = is_max ? fmaxf(s[threadIdx.x], s[threadIdx.x + k])\n"
-    "                              : s[threadIdx.x] + s[threadIdx.x + k];\n"
-    "    __syncthreads();\n"
-    "  }\n"
-    "  return s[0];\n"
-    "}\n"
-    "__global__ void max_reduce(const float *x, unsigned n, float *out) {\n"
-    "  float m = __int_as_float(0xff800000); /* -infinity */\n"
-    "  for (unsigned i = blockIdx.x * BLOCK + threadIdx.x; i < n; i += gridDim.x * BLOCK)\n"
-    "    m = fmaxf(m, x[i]);\n"
-    "  m = block_reduce(m, true);\n"
-    "  if (threadIdx.x == 0) out[blockIdx.x] = m;\n"
-    "}\n"
-    "__global__ void dot_reduce(const float *a, const float *b, unsigned n, float *out) {\n"
-    "  float sum = 0.0f;\n"
-    "  for (unsigned i = blockIdx.x * BLOCK + threadIdx.x; i < n; i += gridDim.x * BLOCK)\n"
-    "    sum += a[i] * b[i];\n"
-    "  sum = block_reduce(sum, false);\n"
-    "  if (threadIdx.x == 0) out[blockIdx.x] = sum;\n"
-    "}\n";
-
 int main(void) {
-  enum { N = 50 };
-  float a[N], b[N], maximum = 0, dot = 0, want_max = -INFINITY;
+  const int64_t n = 50;
+  cujit_array *a_gpu = NULL, *b_gpu = NULL, *max_gpu = NULL, *dot_gpu = NULL;
+  cujit_reduction *dot = NULL;
+  float maximum, dot_product, gen_dot, a[50], b[50], want_max = -INFINITY;
   double want_dot = 0;
-  cujit_module *mod = sample_compile(source, "reductions.cu");
-  cujit_function *max_reduce, *dot_reduce;
   int i;
-  if (!mod) return 0;
-  CHECK(cujit_module_get_function(mod, "max_reduce", &max_reduce));
-  CHECK(cujit_module_get_function(mod, "dot_reduce", &dot_reduce));
-  for (i = 0; i < N; i++) {
-    a[i] = (float)rand() / (float)RAND_MAX;
-    b[i] = (float)rand() / (float)RAND_MAX;
-  }
-  CHECK(CUJIT_LAUNCH(max_reduce, cujit_dim3(1), cujit_dim3(256), cujit_in(a, sizeof a),
-                     cujit_u32(N), cujit_out(&maximum, sizeof maximum)));
-  CHECK(CUJIT_LAUNCH(dot_reduce, cujit_dim3(1), cujit_dim3(256), cujit_in(a, sizeof a),
-                     cujit_in(b, sizeof b), cujit_u32(N), cujit_out(&dot, sizeof dot)));
-  printf("max(a)    =  %.7f\n", (double)maximum);
-  printf("dot(a, b) =  %.7f\n", (double)dot);
-  for (i = 0; i < N; i++) {
+  if (!sample_have_gpu()) return 0;
+  CHECK(cujit_array_random(&a_gpu, CUJIT_TYPE_F32, 1, &n, CUJIT_UNIFORM, 1)); /* curandom.rand */
+  CHECK(cujit_array_random(&b_gpu, CUJIT_TYPE_F32, 1, &n, CUJIT_UNIFORM, 2));
+  CHECK(cujit_array_reduce(CUJIT_MAX, a_gpu, &max_gpu)); /* gpuarray.max(a_gpu) */
+  CHECK(cujit_array_get(max_gpu, &maximum, sizeof maximum));
+  CHECK(cujit_array_dot(a_gpu, b_gpu, &dot_gpu)); /* gpuarray.dot(a_gpu, b_gpu) */
+  CHECK(cujit_array_get(dot_gpu, &dot_product, sizeof dot_product));
+  printf("max(a)    =  %.7f\ndot(a, b) =  %.7f\n", (double)maximum, (double)dot_product);
+  /* ReductionKernel(numpy.float32, neutral="0", reduce_expr="a+b", map_expr="x[i]*y[i]",
+   *                 arguments="float *x, float *y") */
+  CHECK(cujit_reduction_create(&dot, CUJIT_TYPE_F32, "0", "a+b", "x[i]*y[i]",
+                               "float *x, float *y", NULL));
+  CHECK(CUJIT_REDUCTION_HOST(dot, &gen_dot, a_gpu, b_gpu));
+  CHECK(cujit_array_get(a_gpu, a, sizeof a));
+  CHECK(cujit_array_get(b_gpu, b, sizeof b));
+  for (i = 0; i < n; i++) {
     if (a[i] > want_max) want_max = a[i];
     want_dot += (double)a[i] * b[i];
   }
-  if (maximum != want_max || fabs(dot - want_dot) > 1e-5 * fabs(want_dot)) {
+  if (maximum != want_max || fabs(dot_product - want_dot) > 1e-5 * fabs(want_dot) ||
+      fabs(gen_dot - want_dot) > 1e-5 * fabs(want_dot)) {
     printf("Failed: expected max %.7f and dot %.7f\n", (double)want_max, want_dot);
     return 1;
   }
-  cujit_module_destroy(mod);
-  printf("Success: max and dot match the CPU\n");
+  cujit_reduction_destroy(dot);
+  cujit_array_destroy(a_gpu);
+  cujit_array_destroy(b_gpu);
+  cujit_array_destroy(max_gpu);
+  cujit_array_destroy(dot_gpu);
+  printf("Success: max and dot match the CPU (built in and through the generator)\n");
   return 0;
 }
