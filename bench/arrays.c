@@ -1,7 +1,7 @@
 /* arrays.c - the array layer against the bandwidth floor and the bare driver, on 64 Mi
  * floats: a device-to-device copy of the same bytes is the floor (bytes touched / time);
  * x + y with a new output every call, sqrt(fabs(x)) fused, the elementwise generator's
- * lin_comb; seed 004 host -> sin(2x + 1) -> host on 4000 x 4000 floats; and the host cost
+ * lin_comb, the reduction generator's dot and max; seed 004 host -> sin(2x + 1) -> host on 4000 x 4000 floats; and the host cost
  * of one small operation (1 Ki floats, output from the pool) against a bare
  * cuLaunchKernel of the same work. Every timing is a median over rounds; each round
  * queues `per` operations and waits once, so launch latency is amortised as a user's
@@ -33,9 +33,10 @@ static double time_op(void (*op)(void *), void *ctx, int per, int rounds) {
 }
 
 typedef struct big {
-  cujit_array *x, *y, *z, *out;
+  cujit_array *x, *y, *z, *out, *scalar;
   CUdeviceptr src, dst;
   cujit_elementwise *lin_comb;
+  cujit_reduction *dot;
   float a, b;
 } big;
 
@@ -62,6 +63,16 @@ static void lin_comb(void *p) {
   bench_check_ok(CUJIT_ELEMENTWISE(c->lin_comb, &c->a, c->x, &c->b, c->y, c->z), "lin_comb");
 }
 
+static void dot_generator(void *p) {
+  big *c = p;
+  bench_check_ok(CUJIT_REDUCTION(c->dot, &c->scalar, c->x, c->y), "dot");
+}
+
+static void max_reduce(void *p) {
+  big *c = p;
+  bench_check_ok(cujit_array_reduce(CUJIT_MAX, c->x, &c->scalar), "max");
+}
+
 static void bandwidth(const char *metric, void (*op)(void *), big *c, double bytes,
                       double floor_gbps, double share) {
   double ns = time_op(op, c, 10, bench_reps(15, 3)), got = gbps(bytes, ns);
@@ -84,7 +95,9 @@ static int setup_big(big *c) {
          bench_cu.cuMemAlloc(&c->src, (size_t)n * 4) != CUDA_SUCCESS ||
          bench_cu.cuMemAlloc(&c->dst, (size_t)n * 4) != CUDA_SUCCESS ||
          cujit_elementwise_create(&c->lin_comb, "float a, float *x, float b, float *y, float *z",
-                                  "z[i] = a*x[i] + b*y[i]", NULL) != CUJIT_OK;
+                                  "z[i] = a*x[i] + b*y[i]", NULL) != CUJIT_OK ||
+         cujit_reduction_create(&c->dot, CUJIT_TYPE_F32, "0", "a+b", "x[i]*y[i]",
+                                "float *x, float *y", NULL) != CUJIT_OK;
 }
 
 static void free_big(big *c) {
@@ -92,7 +105,9 @@ static void free_big(big *c) {
   cujit_array_destroy(c->y);
   cujit_array_destroy(c->z);
   cujit_array_destroy(c->out);
+  cujit_array_destroy(c->scalar);
   cujit_elementwise_destroy(c->lin_comb);
+  cujit_reduction_destroy(c->dot);
   if (c->src) bench_cu.cuMemFree(c->src);
   if (c->dst) bench_cu.cuMemFree(c->dst);
 }
@@ -112,6 +127,8 @@ static void big_ops(void) {
   bandwidth("x + y, new output each call", add_new_output, &c, 3 * fb, floor_gbps, 0.90);
   bandwidth("sqrt(fabs(x)), one fused kernel", sqrt_fabs, &c, 2 * fb, floor_gbps, 0.90);
   bandwidth("elementwise lin_comb", lin_comb, &c, 3 * fb, floor_gbps, 0.93);
+  bandwidth("reduction dot (generator)", dot_generator, &c, 2 * fb, floor_gbps, 0.90);
+  bandwidth("max", max_reduce, &c, fb, floor_gbps, 0.90);
   free_big(&c);
 }
 
