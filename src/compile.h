@@ -24,8 +24,7 @@ typedef struct cj_request {
   size_t n_user_options;
   const cujit_header *headers;     /* in-memory headers */
   size_t n_headers;
-  const char *const *toolkit_dirs; /* searched last; none with CUJIT_OPT_NO_TOOLKIT_INCLUDES */
-  size_t n_toolkit_dirs;
+  int toolkit;         /* search the toolkit's include directories (after the caller's) */
   const char *const *name_exprs;
   size_t n_name_exprs;
   unsigned flags;      /* CUJIT_OPT_* */
@@ -35,6 +34,8 @@ typedef struct cj_request {
   const struct cj_deps *deps;
   int headers_changed;
   /* Built by cj_request_prepare(), freed by cj_request_free(). */
+  const char *const *toolkit_dirs; /* the toolkit's include directories, when searched */
+  size_t n_toolkit_dirs;
   char **argv;         /* the full NVRTC command line */
   size_t argc;
   const char **header_names;  /* the in-memory headers NVRTC gets, the built-ins included */

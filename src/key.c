@@ -9,6 +9,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "cache.h"
@@ -129,9 +130,15 @@ cujit_status cj_key_options(const cj_request *r, cj_key *out) {
     put_str(&s, r->headers[i].source);
   }
   put_list(&s, r->name_exprs, r->n_name_exprs);
-  /* The toolkit's headers are covered by where they are (and NVRTC's version); the
-   * built-in C headers come with them and with the cache format. */
-  put_list(&s, r->toolkit_dirs, r->n_toolkit_dirs);
+  /* The toolkit's headers are covered by NVRTC's version (the toolkit is looked for where
+   * that NVRTC lives first) and by the variables that point elsewhere; the built-in C
+   * headers come with them and with the cache format. Finding the toolkit costs file
+   * system calls, which a cache hit does not make. */
+  put_u64(&s, (uint64_t)r->toolkit);
+  if (r->toolkit) {
+    put_str(&s, getenv("CUDA_PATH") ? getenv("CUDA_PATH") : "");
+    put_str(&s, getenv("CUDA_HOME") ? getenv("CUDA_HOME") : "");
+  }
   digest(&s, out);
   return CUJIT_OK;
 }

@@ -339,13 +339,13 @@ cujit_status cj_request_init(cj_request *r, const char *source, const char *name
   r->n_name_exprs = count(opts->name_expressions);
   r->headers = opts->headers;
   while (r->headers && r->headers[r->n_headers].name) r->n_headers++;
-  if (!(r->flags & CUJIT_OPT_NO_TOOLKIT_INCLUDES))
-    r->toolkit_dirs = cj_toolkit_include_dirs(&r->n_toolkit_dirs);
+  r->toolkit = !(r->flags & CUJIT_OPT_NO_TOOLKIT_INCLUDES); /* found when compiling */
   return CUJIT_OK;
 }
 
 cujit_status cj_request_prepare(cj_request *r) {
   if (r->argv) return CUJIT_OK;
+  if (r->toolkit) r->toolkit_dirs = cj_toolkit_include_dirs(&r->n_toolkit_dirs);
   if (build_argv(r) != 0 || build_headers(r) != 0) {
     cj_strv_free(r->argv, r->argc);
     cj_free(r->header_names);

@@ -17,9 +17,10 @@
  * followed) and #include MACRO follows every header-name #define of MACRO. A candidate that
  * does not exist is recorded too, so that creating it later is noticed. A header found
  * nowhere is a toolkit or system header, covered by NVRTC's version; so is a header found
- * in the CUDA toolkit's include directory or below it (CCCL's), whether cujit searches it
- * by default (last) or the caller puts it on the include path: its files come with the
- * toolkit's location and NVRTC's version and are neither hashed nor followed. */
+ * in the CUDA toolkit's include directory or below it (CCCL's), where the caller puts it
+ * on the include path: its files come with NVRTC's version and are neither hashed nor
+ * followed. (The toolkit's directories that cujit searches last by default are not
+ * scanned at all: whatever is found only there is the toolkit's.) */
 #define _GNU_SOURCE /* memmem */
 #include <errno.h>
 #include <fcntl.h>
@@ -768,7 +769,7 @@ static int read_options(scanner *sc) {
   const cj_request *r = sc->r;
   size_t i, k, n_inc = cj_request_include_count(r);
   const char *v;
-  sc->dirs = cj_calloc(n_inc + r->n_user_options + r->n_toolkit_dirs + 1, sizeof *sc->dirs);
+  sc->dirs = cj_calloc(n_inc + r->n_user_options + 1, sizeof *sc->dirs);
   sc->pre = cj_calloc(r->n_user_options + 1, sizeof *sc->pre);
   if (!sc->dirs || !sc->pre) return -1;
   for (i = 0; i < n_inc; i++) sc->dirs[sc->n_dirs++] = cj_request_include_dir(r, i);
@@ -785,7 +786,6 @@ static int read_options(scanner *sc) {
     else if ((v = option_value(r, &i, "-I", "--include-path")) != NULL)
       sc->dirs[sc->n_dirs++] = v;
   }
-  for (i = 0; i < r->n_toolkit_dirs; i++) sc->dirs[sc->n_dirs++] = r->toolkit_dirs[i];
   sc->toolkit = cj_calloc(sc->n_dirs + 1, 1);
   if (!sc->toolkit) return -1;
   for (i = 0; i < sc->n_dirs; i++) sc->toolkit[i] = (unsigned char)is_toolkit_dir(sc->dirs[i]);

@@ -9,8 +9,9 @@
  * then /usr/local/cuda. A directory counts when it holds cuda_fp16.h. Its include
  * directory and, when present, CCCL's (include/cccl, which CUDA 13 needs for CUB,
  * Thrust and libcu++) are searched after everything the caller puts on the include path.
- * Their files are covered by the cache key through the toolkit's location and NVRTC's
- * version; they are neither scanned nor hashed. */
+ * Their files are covered by the cache key through NVRTC's version (and CUDA_PATH and
+ * CUDA_HOME); they are neither scanned nor hashed. The search runs at the first compile
+ * that needs it, never on a cache hit. */
 #define _GNU_SOURCE /* dladdr */
 #include <dlfcn.h>
 #include <limits.h>
