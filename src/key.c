@@ -9,6 +9,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,6 +104,25 @@ static void put_user_options(sink *s, const cj_request *r) {
     if (!is_nvrtc_cache_option(r->user_options[i])) put_str(s, r->user_options[i]);
 }
 
+/* CUDA_PATH and CUDA_HOME, hashed once per process (getenv walks the whole environment,
+ * which a memory-cache hit should not). */
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+static cj_key env_key;
+
+static void hash_env(void) {
+  sink s;
+  const char *path = getenv("CUDA_PATH"), *home = getenv("CUDA_HOME");
+  sink_init(&s);
+  put_str(&s, path ? path : "");
+  put_str(&s, home ? home : "");
+  digest(&s, &env_key);
+}
+
+static const cj_key *toolkit_env(void) {
+  pthread_once(&env_once, hash_env);
+  return &env_key;
+}
+
 /* Include directories, defines, options, in-memory headers and name expressions keep
  * their order: each can change which header is found, which definition wins or the order
  * of the lowered names. The program name stays in: it is __FILE__ (assert() puts it in
@@ -135,10 +155,7 @@ cujit_status cj_key_options(const cj_request *r, cj_key *out) {
    * headers come with them and with the cache format. Finding the toolkit costs file
    * system calls, which a cache hit does not make. */
   put_u64(&s, (uint64_t)r->toolkit);
-  if (r->toolkit) {
-    put_str(&s, getenv("CUDA_PATH") ? getenv("CUDA_PATH") : "");
-    put_str(&s, getenv("CUDA_HOME") ? getenv("CUDA_HOME") : "");
-  }
+  if (r->toolkit) put_bytes(&s, toolkit_env()->b, sizeof toolkit_env()->b);
   digest(&s, out);
   return CUJIT_OK;
 }
