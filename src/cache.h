@@ -131,7 +131,9 @@ typedef struct cj_root {
 
 /* Opens the disk cache directory in use (creating it, 0700, when missing) and checks the
  * descriptor: a directory owned by this user (or root) that group and others cannot
- * write. Returns 0, or -1 when the disk cache is off or the directory is not usable;
+ * write, and cujit's own: it holds cujit's CACHEDIR.TAG (written into a new or empty
+ * directory, or one holding only what a cache holds); a directory of other files is
+ * refused. Returns 0, or -1 when the disk cache is off or the directory is not usable;
  * `warn` logs why as a warning (once for the same reason; not when it was turned off).
  * Leaves the thread's error detail alone: a compile without the disk cache has not
  * failed. The caller closes it with cj_root_close(). */
@@ -145,6 +147,9 @@ void cj_root_close(cj_root *r); /* closing a closed root is fine */
  * reported once and replaced: a link is removed, anything else moved aside. Returns the
  * descriptor, or -1 (a miss: the caller compiles without the disk cache). */
 int cj_shard_open(const cj_root *r, const char *name, int create);
+/* Warns once that a shard which fails the checks is skipped (by a walk, which repairs
+ * nothing). */
+void cj_warn_skipped(const cj_root *r, const char *name, const char *what);
 /* 1 when a file or directory cujit found may be trusted: owned by this user or root, and
  * not writable by group or others. */
 int cj_trusted(const struct stat *st);
@@ -232,7 +237,8 @@ typedef struct cj_disk_counters {
 
 /* Adds the deltas (hits, misses, compiles, evictions, written bytes) under the stats
  * file's lock. Returns 1 when the estimated size now exceeds `max_size` (time to prune),
- * else 0 (also when the file cannot be updated). */
+ * 0 when not, -1 when the file cannot be used or its lock stays busy (then the caller
+ * prunes by another rule, so that the size limit holds without statistics). */
 int cj_diskstats_add(const cj_root *r, const cj_disk_counters *delta, uint64_t max_size);
 /* Reads the counters (zeros when there is no stats file). -1 with the error detail set
  * when the stats file is not a regular file of this user's. */

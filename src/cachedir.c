@@ -5,6 +5,8 @@
  * opened through it without following links and checked the same way, and a shard that
  * fails is replaced. Also the cache's settings from the environment. */
 #define _GNU_SOURCE /* O_NOFOLLOW, O_DIRECTORY */
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -133,18 +135,88 @@ const char *cj_file_kind(mode_t mode) {
   return "not a regular file";
 }
 
+/* ---- the cache directory's tag ---- */
+
+/* A cache directory holds this file (the Cache Directory Tagging convention, which backup
+ * tools read to skip caches). cujit repairs, prunes and clears only a directory that holds
+ * it, so that a cache path pointed (by a link, or a mistaken CUJIT_CACHE_DIR) at a
+ * directory of other files never has anything there renamed or removed. */
+#define TAG_NAME "CACHEDIR.TAG"
+static const char tag_text[] =
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This directory is cujit's kernel cache: its files can be made again.\n";
+
+static int has_tag(int dir) {
+  struct stat st;
+  return fstatat(dir, TAG_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+         cj_trusted(&st);
+}
+
+/* 1 when the directory holds nothing but what cujit puts in a cache (or nothing at all):
+ * a new directory, or a cache made before the tag existed. */
+static int looks_like_a_cache(int dir) {
+  struct dirent *de;
+  int fd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), ok = 1;
+  DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+  if (!d) {
+    if (fd >= 0) close(fd);
+    return 0;
+  }
+  while (ok && (de = readdir(d)) != NULL) {
+    const char *n = de->d_name;
+    ok = strcmp(n, ".") == 0 || strcmp(n, "..") == 0 || strcmp(n, "stats") == 0 ||
+         strcmp(n, "prune.lock") == 0 || strcmp(n, TAG_NAME) == 0 || /* being written */
+         (strlen(n) == 2 && isxdigit((unsigned char)n[0]) && isxdigit((unsigned char)n[1]));
+  }
+  closedir(d);
+  return ok;
+}
+
+static void write_tag(int dir) {
+  int fd = openat(dir, TAG_NAME, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  if (write(fd, tag_text, sizeof tag_text - 1) != (ssize_t)(sizeof tag_text - 1))
+    cj_debug("cannot write the cache directory's tag: %s", strerror(errno));
+  close(fd);
+}
+
+/* A directory is cujit's when it holds the tag; an empty one, or one holding only what a
+ * cache holds, is tagged now. */
+static int claim(int dir, const char *path, reason *why) {
+  if (has_tag(dir)) return 0;
+  if (!looks_like_a_cache(dir))
+    return refuse(why, "'%s' holds other files and is not marked as cujit's cache (no %s); "
+                  "cujit does not keep its cache among other files, so the disk cache is "
+                  "skipped (set CUJIT_CACHE_DIR to a new or empty directory)", path, TAG_NAME);
+  write_tag(dir);
+  return 0;
+}
+
 /* Opens the directory (creating it first if needed) and checks the open descriptor, so
  * that what is checked is what is used: a path swapped after the check changes nothing. */
 static int open_dir(const char *dir, reason *why) {
   struct stat st;
-  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0 && errno == ENOENT && make_dirs(dir) == 0)
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), made = 0;
+  if (fd < 0 && errno == ENOENT) {
+    if (make_dirs(dir) != 0)
+      return refuse(why, "cannot create the cache directory '%s': %s; the disk cache is "
+                    "skipped (set CUJIT_CACHE_DIR to a writable place)", dir, strerror(errno));
+    made = 1;
     fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  }
   if (fd < 0)
     return refuse(why, "cannot %s the cache directory '%s': %s; the disk cache is skipped "
                   "(set CUJIT_CACHE_DIR to a writable place)", errno == ENOTDIR ? "use" : "open",
                   dir, errno == ENOTDIR ? "it is not a directory" : strerror(errno));
-  if (fstat(fd, &st) != 0 || cj_trusted(&st)) return fd;
+  if (fstat(fd, &st) != 0) {
+    close(fd);
+    return refuse(why, "cannot read the cache directory '%s': %s; the disk cache is skipped",
+                  dir, strerror(errno));
+  }
+  if (cj_trusted(&st)) {
+    if (made) write_tag(fd);
+    return fd;
+  }
   close(fd);
   if (st.st_uid != geteuid() && st.st_uid != 0)
     return refuse(why, "the cache directory '%s' belongs to uid %u, not to this user (uid %u); "
@@ -162,6 +234,10 @@ static int root(cj_root *r, reason *why) {
   if (env_says_off(&value)) return refuse(why, "the disk cache is off (CUJIT_CACHE=%s)", value);
   if (locate(r->path, sizeof r->path, why) != 0) return -1;
   r->fd = open_dir(r->path, why);
+  if (r->fd >= 0 && claim(r->fd, r->path, why) != 0) {
+    close(r->fd);
+    r->fd = -1;
+  }
   return r->fd < 0 ? -1 : 0;
 }
 
@@ -197,28 +273,37 @@ static int open_shard(const cj_root *r, const char *name, struct stat *st) {
 
 /* Moves something cujit may not use out of a shard's place: a symbolic link is removed
  * (never what it points to); anything else is renamed to a hidden name beside it, kept
- * for the user to look at. */
-static void move_aside(const cj_root *r, const char *name, const char *what) {
+ * for the user to look at. 0 when the place is free now. */
+static int move_aside(const cj_root *r, const char *name, const char *what) {
   char aside[64], text[2 * PATH_MAX + 256];
   struct stat st;
-  if (fstatat(r->fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return;
+  if (fstatat(r->fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return errno == ENOENT ? 0 : -1;
   if (S_ISLNK(st.st_mode) && unlinkat(r->fd, name, 0) == 0) {
     snprintf(text, sizeof text, "cache directory '%s/%s' was a symbolic link; cujit never "
-             "follows one there, so it removed the link (not what it pointed to) and made a "
+             "follows one there, so it removed the link (not what it pointed to) and makes a "
              "directory in its place", r->path, name);
-  } else {
-    snprintf(aside, sizeof aside, ".%s.%ld.%08x.untrusted", name, (long)getpid(),
-             (unsigned)cj_random64());
-    if (renameat(r->fd, name, r->fd, aside) != 0) {
-      snprintf(text, sizeof text, "cache directory '%s/%s' is not used: %s, and it cannot be "
-               "moved aside (%s); remove it", r->path, name, what, strerror(errno));
-      cj_warn_once(text);
-      return;
-    }
-    snprintf(text, sizeof text, "cache directory '%s/%s' is not used: %s; it was moved to "
-             "'%s/%s' (look at it, then remove it) and a new one made in its place", r->path,
-             name, what, r->path, aside);
+    cj_warn_once(text);
+    return 0;
   }
+  snprintf(aside, sizeof aside, ".%s.%ld.%08x.untrusted", name, (long)getpid(),
+           (unsigned)cj_random64());
+  if (renameat(r->fd, name, r->fd, aside) != 0) {
+    snprintf(text, sizeof text, "cache directory '%s/%s' is not used: %s, and it cannot be "
+             "moved aside (%s); remove it", r->path, name, what, strerror(errno));
+    cj_warn_once(text);
+    return -1;
+  }
+  snprintf(text, sizeof text, "cache directory '%s/%s' is not used: %s; it was moved to "
+           "'%s/%s' (look at it, then remove it) and a new one is made in its place", r->path,
+           name, what, r->path, aside);
+  cj_warn_once(text);
+  return 0;
+}
+
+void cj_warn_skipped(const cj_root *r, const char *name, const char *what) {
+  char text[PATH_MAX + 256];
+  snprintf(text, sizeof text, "cache directory '%s/%s' is skipped: %s (the next compile that "
+           "needs it replaces it)", r->path, name, what);
   cj_warn_once(text);
 }
 
@@ -230,29 +315,46 @@ static int cannot_make(const cj_root *r, const char *name) {
   return -1;
 }
 
-int cj_shard_open(const cj_root *r, const char *name, int create) {
+/* Opens the shard and checks it: the descriptor, or -1 with *bad set when what is there is
+ * not cujit's to use (a link, not a directory, another user's, writable by others) and
+ * `what` says why; -1 with *bad clear for any other failure (errno). */
+static int open_trusted(const cj_root *r, const char *name, int *bad, char *what, size_t size) {
   struct stat st;
-  char what[96];
   int fd = open_shard(r, name, &st);
+  *bad = 0;
   if (fd >= 0 && cj_trusted(&st)) return fd;
-  if (fd < 0 && errno == ENOENT) {
-    if (!create) return -1;
-    if (mkdirat(r->fd, name, 0700) != 0 && errno != EEXIST) return cannot_make(r, name);
-    fd = open_shard(r, name, &st);
-    return fd >= 0 && cj_trusted(&st) ? fd : (fd >= 0 ? close(fd) : 0, -1);
-  }
   if (fd >= 0) {
-    snprintf(what, sizeof what, "%s", distrust(&st));
+    snprintf(what, size, "%s", distrust(&st));
     close(fd);
-  } else {
-    snprintf(what, sizeof what, "%s", errno == ELOOP || errno == ENOTDIR
-                                          ? "it is not a directory" : strerror(errno));
+    *bad = 1;
+  } else if (errno == ELOOP || errno == ENOTDIR) {
+    snprintf(what, size, "it is not a directory");
+    *bad = 1;
   }
-  if (!create) return -1;
-  move_aside(r, name, what);
-  if (mkdirat(r->fd, name, 0700) != 0) return cannot_make(r, name);
-  fd = open_shard(r, name, &st);
-  return fd >= 0 && cj_trusted(&st) ? fd : (fd >= 0 ? close(fd) : 0, -1);
+  return -1;
+}
+
+static int cannot_open(const cj_root *r, const char *name) {
+  char text[PATH_MAX + 256];
+  snprintf(text, sizeof text, "cannot open the cache directory '%s/%s': %s; modules are "
+           "compiled but not cached there for now", r->path, name, strerror(errno));
+  cj_warn_once(text);
+  return -1;
+}
+
+int cj_shard_open(const cj_root *r, const char *name, int create) {
+  char what[96];
+  int bad, fd = open_trusted(r, name, &bad, what, sizeof what);
+  if (fd >= 0) return fd;
+  if (!bad && errno != ENOENT) return cannot_open(r, name); /* EMFILE, EIO...: no repair */
+  if (!create) {
+    if (bad) cj_warn_skipped(r, name, what);
+    return -1;
+  }
+  if (bad && move_aside(r, name, what) != 0) return -1;
+  if (mkdirat(r->fd, name, 0700) != 0 && errno != EEXIST) return cannot_make(r, name);
+  fd = open_trusted(r, name, &bad, what, sizeof what);
+  return fd >= 0 ? fd : cannot_open(r, name);
 }
 
 uint64_t cj_cache_max_size(void) {

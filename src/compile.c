@@ -85,6 +85,8 @@ static int entry_ready(void *arg) {
   return rc == CJ_DISK_HIT || rc == CJ_DISK_OOM;
 }
 
+static unsigned unstated_writes; /* entries written while the statistics were unusable */
+
 static void count_disk(const cj_root *root, uint64_t hits, uint64_t misses, uint64_t written) {
   cj_disk_counters d;
   uint64_t max = cj_cache_max_size();
@@ -94,7 +96,14 @@ static void count_disk(const cj_root *root, uint64_t hits, uint64_t misses, uint
   d.compiles = misses;
   d.size = written;
   cj_count(hits ? CJ_HITS : CJ_MISSES, 1);
-  if (cj_diskstats_add(root, &d, max)) cj_prune_auto(root, max);
+  switch (cj_diskstats_add(root, &d, max)) {
+    case 1: cj_prune_auto(root, max); break;
+    case -1: /* no statistics: walk the directory after every 32nd write of this process */
+      if (written && __atomic_add_fetch(&unstated_writes, 1, __ATOMIC_RELAXED) % 32 == 0)
+        cj_prune_auto(root, max);
+      break;
+    default: break;
+  }
 }
 
 /* Compiles with the key locked (when the lock could be had) and stores the entry. */
@@ -177,6 +186,7 @@ static cujit_status lookup(cj_request *r, const cj_key *rkey, const cj_memhint *
     st = compile_now(r, out);
   }
   if (st == CUJIT_OK) st = attach_source(r, out);
+  r->deps = NULL; /* the image owns them from here, or they go */
   if (st != CUJIT_OK) {
     cj_deps_destroy(deps);
     return st;

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,14 +60,14 @@ static int open_checked(const cj_root *r, int create, char why[CJ_WHY_SIZE]) {
   struct stat st;
   int fd = openat(r->fd, "stats", (create ? O_RDWR | O_CREAT : O_RDONLY) | O_NOFOLLOW |
                                       O_NONBLOCK | O_CLOEXEC, 0600);
-  if (fd < 0 && errno == ELOOP) st.st_mode = S_IFLNK;
-  else if (fd < 0) return -1;
-  else if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && cj_trusted(&st)) return fd;
+  if (fd < 0 && errno == ENOENT) return -1;
+  if (fd < 0 && fstatat(r->fd, "stats", &st, AT_SYMLINK_NOFOLLOW) != 0) return -1;
+  if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && cj_trusted(&st)) return fd;
   if (fd >= 0) close(fd);
   snprintf(why, CJ_WHY_SIZE, "the cache's statistics file '%s/stats' is %s; cujit keeps no "
            "statistics there until it is removed", r->path,
            !S_ISREG(st.st_mode) ? cj_file_kind(st.st_mode)
-                                : "another user's or writable by others");
+           : cj_trusted(&st) ? "not readable" : "another user's or writable by others");
   return -2;
 }
 
@@ -74,17 +75,53 @@ static int open_checked(const cj_root *r, int create, char why[CJ_WHY_SIZE]) {
  * when the file cannot be used (warned once) or its lock stays busy; a read goes on
  * without the lock, and a file that cannot be used sets the error detail. Returns the
  * descriptor, -1 or -2 as open_checked(). */
+/* The stats file whose lock a wait ran out on, and until when its updates are skipped (so
+ * that a stopped holder costs one wait, not one per compile). */
+static pthread_mutex_t busy_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct busy {
+  dev_t dev;
+  ino_t ino;
+  int64_t until;
+} busy;
+
+static int64_t now_s(void) { return (int64_t)time(NULL); }
+
+static int skipped(int fd) {
+  struct stat st;
+  int skip;
+  if (fstat(fd, &st) != 0) return 0;
+  pthread_mutex_lock(&busy_lock);
+  skip = st.st_dev == busy.dev && st.st_ino == busy.ino && now_s() < busy.until;
+  pthread_mutex_unlock(&busy_lock);
+  return skip;
+}
+
+static void skip_for_a_while(int fd) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) return;
+  pthread_mutex_lock(&busy_lock);
+  busy.dev = st.st_dev;
+  busy.ino = st.st_ino;
+  busy.until = now_s() + 10;
+  pthread_mutex_unlock(&busy_lock);
+}
+
 static int open_locked(const cj_root *r, int create, int need_lock) {
   char why[CJ_WHY_SIZE];
   int fd = open_checked(r, create, why);
+  if (fd >= 0 && need_lock && skipped(fd)) {
+    close(fd);
+    return -1;
+  }
   if (fd == -2 && need_lock) cj_warn_once(why);
   if (fd == -2 && !need_lock) cj_fail(CUJIT_ERROR_CACHE, "%s", why);
   if (fd < 0) return fd;
   if (cj_lock_fd_wait(fd, create ? F_WRLCK : F_RDLCK, CJ_STATS_LOCK_WAIT_S) == 0 ||
       errno != ETIMEDOUT || !need_lock)
     return fd; /* no locks on this file system, or a read: go on unlocked */
-  cj_debug("the cache's statistics file is locked by a process that does not let go; this "
-           "update of the counters is dropped");
+  cj_debug("the cache's statistics file is locked by a process that does not let go; the "
+           "counters' updates are dropped for 10 s");
+  skip_for_a_while(fd);
   close(fd);
   return -1;
 }
@@ -111,7 +148,7 @@ static void write_locked(int fd, cj_disk_counters *c) {
 int cj_diskstats_add(const cj_root *r, const cj_disk_counters *d, uint64_t max_size) {
   cj_disk_counters c;
   int fd = open_locked(r, 1, 1), due;
-  if (fd < 0) return 0;
+  if (fd < 0) return -1;
   read_locked(fd, &c);
   c.hits += d->hits;
   c.misses += d->misses;

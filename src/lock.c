@@ -56,7 +56,7 @@ int cj_lock_fd_wait(int fd, short type, double timeout_s) {
 
 static int same_file(int fd, int dir, const char *name) {
   struct stat a, b;
-  return fstat(fd, &a) == 0 && S_ISREG(a.st_mode) &&
+  return fstat(fd, &a) == 0 && S_ISREG(a.st_mode) && cj_trusted(&a) &&
          fstatat(dir, name, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
          a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }

@@ -226,7 +226,7 @@ int cj_scan_dir(const cj_root *r, uint64_t *entries, uint64_t *bytes) {
 void cj_prune_auto(const cj_root *r, uint64_t max_size) {
   cj_prune_result res;
   cj_lock lock;
-  if (cj_lock_try(r->fd, "prune.lock", &lock) != CJ_LOCK_HELD) return; /* another is at it */
+  if (cj_lock_try(r->fd, "prune.lock", &lock) == CJ_LOCK_BUSY) return; /* another is at it */
   if (cj_prune(r, max_size / 10 * 9, &res) == 0) cj_count(CJ_EVICTIONS, res.removed);
   cj_lock_release(r->fd, "prune.lock", &lock);
 }

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE /* F_OFD_SETLK */
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/time.h>
 
 #include "cachetest.h"
@@ -249,6 +250,104 @@ static void root_swapped_after_check(void **state) {
   if (planted) fail_msg("the planted entry was loaded %d times in 300", planted);
 }
 
+
+/* ---- a cache path pointed at a directory of other files ---- */
+
+static void directory_of_other_files_is_not_used(void **state) {
+  char link[4400], ab[4400], tag[4400];
+  struct stat st;
+  cujit_options o = ptx_options();
+  (void)state;
+  assert_int_equal(test_write_file(outside, "notes.txt", "mine\n"), 0);
+  snprintf(ab, sizeof ab, "%s/ab", outside);
+  assert_int_equal(mkdir(ab, 0770), 0); /* a shard's name, group-writable */
+  assert_int_equal(chmod(ab, 0770), 0);
+  snprintf(link, sizeof link, "%s/3f", outside);
+  assert_int_equal(symlink("/nonexistent", link), 0);
+  snprintf(link, sizeof link, "%s/link", cache);
+  mkdir(cache, 0700);
+  assert_int_equal(symlink(outside, link), 0);
+  setenv("CUJIT_CACHE_DIR", link, 1);
+  cj_memcache_clear();
+  assert_int_equal(compile_count(kKernel, "k.cu", &o), 1);
+  assert_logged("holds other files and is not marked as cujit's cache");
+  assert_int_equal(stat(ab, &st), 0); /* nothing there was moved, removed or made */
+  assert_true(exists(outside, "3f") && exists(outside, "notes.txt"));
+  snprintf(tag, sizeof tag, "%s/CACHEDIR.TAG", outside);
+  assert_int_equal(access(tag, F_OK), -1);
+  assert_status_detail(cujit_cache_clear(), CUJIT_ERROR_CACHE, "holds other files");
+  setenv("CUJIT_CACHE_DIR", cache, 1);
+}
+
+static void caches_are_tagged(void **state) {
+  char entry[4200], tag[4400], old_cache[4400];
+  cujit_options o = ptx_options();
+  (void)state;
+  entry_of_kernel(entry);
+  snprintf(tag, sizeof tag, "%s/CACHEDIR.TAG", cache);
+  assert_int_equal(access(tag, F_OK), 0);
+  /* a cache made before the tag (stats and shards only) is taken over and tagged */
+  snprintf(old_cache, sizeof old_cache, "%s/old", outside);
+  assert_int_equal(rename(cache, old_cache), 0);
+  assert_int_equal(unlink(strcat(strcpy(tag, old_cache), "/CACHEDIR.TAG")), 0);
+  setenv("CUJIT_CACHE_DIR", old_cache, 1);
+  assert_int_equal(recompiles(), 0); /* its entry still hits */
+  assert_int_equal(access(tag, F_OK), 0);
+  (void)o;
+  setenv("CUJIT_CACHE_DIR", cache, 1);
+}
+
+/* Out of file descriptors, a shard cannot be opened: a miss, and the shard is kept. */
+static void no_descriptors_is_not_an_untrusted_shard(void **state) {
+  char entry[4200], shard_name[3];
+  struct rlimit saved, low;
+  cj_root root;
+  int fds[4096], n = 0, rc;
+  (void)state;
+  entry_of_kernel(entry);
+  memcpy(shard_name, SHARD_OF(entry), 2);
+  shard_name[2] = '\0';
+  assert_int_equal(cj_root_open(&root, 0), 0);
+  assert_int_equal(getrlimit(RLIMIT_NOFILE, &saved), 0);
+  low = saved;
+  low.rlim_cur = (rlim_t)dup(0) + 4; /* a little above the descriptors open now */
+  close((int)low.rlim_cur - 4);
+  assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+  while (n < 4096 && (fds[n] = dup(0)) >= 0) n++;
+  rc = cj_shard_open(&root, shard_name, 1);
+  while (n > 0) close(fds[--n]);
+  assert_int_equal(setrlimit(RLIMIT_NOFILE, &saved), 0);
+  assert_int_equal(rc, -1);
+  assert_logged("Too many open files");
+  assert_int_equal(access(entry, F_OK), 0); /* not moved aside */
+  cj_root_close(&root);
+}
+
+/* With the statistics file unusable, the size limit still holds. */
+static void size_limit_holds_without_statistics(void **state) {
+  char stats[4400], src[128];
+  cujit_options o = ptx_options();
+  uint64_t entries = 0, bytes = 0;
+  cj_root root;
+  int i;
+  (void)state;
+  entry_of_kernel(stats); /* a first entry, and the stats file */
+  snprintf(stats, sizeof stats, "%s/stats", cache);
+  assert_int_equal(unlink(stats), 0);
+  assert_int_equal(mkfifo(stats, 0600), 0);
+  setenv("CUJIT_CACHE_MAX_SIZE", "16K", 1);
+  for (i = 0; i < 70; i++) {
+    snprintf(src, sizeof src, "__global__ void k%d(float *x) { x[0] = %d; }\n", i, i);
+    compile_count(src, "k.cu", &o);
+  }
+  unsetenv("CUJIT_CACHE_MAX_SIZE");
+  assert_int_equal(cj_root_open(&root, 0), 0);
+  assert_int_equal(cj_scan_dir(&root, &entries, &bytes), 0);
+  cj_root_close(&root);
+  if (bytes > 2 * 16384) fail_msg("%llu bytes in %llu entries after 70 writes", (unsigned long long)bytes,
+                                   (unsigned long long)entries);
+}
+
 /* ---- waits ---- */
 
 /* A child that holds an open-file-description lock on dir/name until killed. */
@@ -397,6 +496,10 @@ int main(void) {
       ATTACK(fifos_are_refused),
       ATTACK(dead_writers_files_go),
       ATTACK(cli_counts_with_writers),
+      ATTACK(directory_of_other_files_is_not_used),
+      ATTACK(caches_are_tagged),
+      ATTACK(no_descriptors_is_not_an_untrusted_shard),
+      ATTACK(size_limit_holds_without_statistics),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
