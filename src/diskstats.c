@@ -60,14 +60,16 @@ static int open_checked(const cj_root *r, int create, char why[CJ_WHY_SIZE]) {
   struct stat st;
   int fd = openat(r->fd, "stats", (create ? O_RDWR | O_CREAT : O_RDONLY) | O_NOFOLLOW |
                                       O_NONBLOCK | O_CLOEXEC, 0600);
-  if (fd < 0 && errno == ENOENT) return -1;
+  /* none yet, or a read-only cache (deployed warm): no statistics, and nothing to report */
+  if (fd < 0 && (errno == ENOENT || errno == EACCES || errno == EROFS || errno == EPERM))
+    return -1;
   if (fd < 0 && fstatat(r->fd, "stats", &st, AT_SYMLINK_NOFOLLOW) != 0) return -1;
   if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && cj_trusted(&st)) return fd;
   if (fd >= 0) close(fd);
   snprintf(why, CJ_WHY_SIZE, "the cache's statistics file '%s/stats' is %s; cujit keeps no "
            "statistics there until it is removed", r->path,
            !S_ISREG(st.st_mode) ? cj_file_kind(st.st_mode)
-           : cj_trusted(&st) ? "not readable" : "another user's or writable by others");
+           : cj_trusted(&st) ? "unusable" : "another user's or writable by others");
   return -2;
 }
 
