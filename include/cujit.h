@@ -1021,7 +1021,10 @@ CUJIT_API cujit_status cujit_array_wrap(cujit_array **out, cujit_type type, int 
                                         const int64_t *shape, CUdeviceptr data);
 /** Frees the array (and its memory, once no view of it is left), ordered after the work
  *  queued on its stream: a launch on that stream that uses it and is still running is not
- *  disturbed. Work on other streams must be finished first. NULL is fine. */
+ *  disturbed. Work on other streams must be finished first. NULL is fine. A handle must
+ *  not be used after it was destroyed (cujit refuses one it no longer knows, but cannot
+ *  tell it from a new array that happens to get the same address), nor destroyed while
+ *  another thread uses it. */
 CUJIT_API void cujit_array_destroy(cujit_array *a);
 
 /** Copies the array into host memory (`bytes` must be its cujit_array_nbytes()); returns
@@ -1034,7 +1037,9 @@ CUJIT_API cujit_status cujit_array_fill(cujit_array *a, const void *value);
 
 /* Operations with an output: `out` points to an array pointer. When *out is NULL a new
  * array is made (owned by the caller); otherwise the result goes into *out, which must
- * have the result's type and shape (it may be an input: in place). */
+ * have the result's type and shape (it may be an input: in place; a view that overlaps an
+ * input only in part gives an unspecified result). Arrays are used on the device that is
+ * current when they are made. */
 
 /** A copy of `a`. */
 CUJIT_API cujit_status cujit_array_copy(const cujit_array *a, cujit_array **out);
@@ -1109,7 +1114,10 @@ enum {
 CUJIT_API cujit_status cujit_array_binary(cujit_binop op, const cujit_array *a,
                                           const cujit_array *b, cujit_array **out);
 /** a op s (or s op a with CUJIT_SCALAR_FIRST): e.g. 2 * a is
- *  cujit_array_binary_scalar(CUJIT_MUL, a, 2, CUJIT_SCALAR_INT, &out). */
+ *  cujit_array_binary_scalar(CUJIT_MUL, a, 2, CUJIT_SCALAR_INT, &out). With
+ *  CUJIT_SCALAR_INT, s must be an integer below 2^63 in magnitude and, when the operation
+ *  computes in an integer type, fit it (300 with an i8 array is CUJIT_ERROR_INVALID_VALUE,
+ *  as NumPy 2 refuses it). */
 CUJIT_API cujit_status cujit_array_binary_scalar(cujit_binop op, const cujit_array *a, double s,
                                                  unsigned flags, cujit_array **out);
 /** f(a), elementwise (cumath): NEG keeps the type; FABS of a complex array gives its
@@ -1125,8 +1133,8 @@ CUJIT_API cujit_type cujit_promote(cujit_type a, cujit_type b, int weak);
  *  fuse, numexpr): cujit_array_map(&y, "sin(2*x + 1)", 1, names, arrays) with names[0] =
  *  "x". Each name stands for the element i of its array, of that array's type; the arrays
  *  have the same shape; `i` (64-bit) is the index. The result's type is the promotion of
- *  the arrays' types (a float type when the expression is math on integers: pass an output
- *  of the type you want to choose it).
+ *  the arrays' types, also when the expression is math on integers ("sin(x)" of an i32
+ *  array is truncated to i32): pass an output of the type you want to choose another.
  *  @return as cujit_array_binary(); CUJIT_ERROR_COMPILE with NVRTC's log and the generated
  *          source when the expression does not compile. */
 #define CUJIT_MAP_MAX_ARRAYS 32 /**< the most arrays one cujit_array_map() names */

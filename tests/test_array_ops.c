@@ -109,6 +109,13 @@ static void generator_arguments_are_checked(void **state) {
   assert_int_equal(CUJIT_ELEMENTWISE(k, &a, x, &b, y, y), CUJIT_ERROR_NO_DRIVER);
   assert_int_equal(cujit_elementwise_call_range(k, 7, -1, -2, (const void *[]){&a, x, &b, y, y}, 5),
                    CUJIT_ERROR_NO_DRIVER);
+  /* ranges at the ends of int64: one index (0), counted without overflow, so it launches */
+  assert_int_equal(cujit_elementwise_call_range(k, 0, INT64_MAX, INT64_MAX,
+                                                (const void *[]){&a, x, &b, y, y}, 5),
+                   CUJIT_ERROR_NO_DRIVER);
+  assert_status_detail(cujit_elementwise_call_range(k, 7, INT64_MIN, INT64_MIN,
+                                                    (const void *[]){&a, x, &b, y, y}, 5),
+                       CUJIT_ERROR_INVALID_VALUE, "leaves the arrays' 8 elements"); /* 7, then 7 - 2^63 */
   cujit_array_destroy(z);
   assert_status_detail(CUJIT_ELEMENTWISE(k, &a, x, &b, y, z), CUJIT_ERROR_INVALID_VALUE,
                        "z is not a live array");
@@ -188,6 +195,19 @@ static void operations_refuse_what_is_not_defined(void **state) {
                        "99 is not a cujit_binop");
   assert_status_detail(cujit_array_binary_scalar(CUJIT_ADD, f, 1, 8, &out),
                        CUJIT_ERROR_INVALID_VALUE, "unknown flags 0x8");
+  {
+    cujit_array *i8 = wrap(CUJIT_TYPE_I8, 0x6000), *u64 = wrap(CUJIT_TYPE_U64, 0x7000);
+    assert_status_detail(cujit_array_binary_scalar(CUJIT_ADD, i8, 300, CUJIT_SCALAR_INT, &out),
+                         CUJIT_ERROR_INVALID_VALUE, "the integer 300 does not fit i8");
+    assert_status_detail(cujit_array_binary_scalar(CUJIT_ADD, u64, -1, CUJIT_SCALAR_INT, &out),
+                         CUJIT_ERROR_INVALID_VALUE, "the integer -1 does not fit u64");
+    assert_status_detail(cujit_array_binary_scalar(CUJIT_MUL, i8, 2.5, CUJIT_SCALAR_INT, &out),
+                         CUJIT_ERROR_INVALID_VALUE, "2.5 is not an integer");
+    /* a float scalar with an i8 array computes in f64: no range to fit */
+    assert_int_equal(cujit_array_binary_scalar(CUJIT_ADD, i8, 300, 0, &out), CUJIT_ERROR_NO_DRIVER);
+    cujit_array_destroy(i8);
+    cujit_array_destroy(u64);
+  }
   assert_status_detail(cujit_array_map(&out, "x + 1", 1, (const char *[]){"i"},
                                        (const cujit_array *[]){f}),
                        CUJIT_ERROR_INVALID_VALUE, "name 1 ('i') is not a C identifier");

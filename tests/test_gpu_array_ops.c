@@ -226,6 +226,25 @@ static void halves_and_complex_numbers(void **state) {
   assert_int_equal(cujit_array_type(mag), CUJIT_TYPE_F32);
   assert_ok(cujit_array_get(mag, mags, sizeof mags));
   for (k = 0; k < 4; k++) assert_true(fabsf(mags[k] - cabsf(c[k])) < 1e-6f);
+  {
+    /* conversions: a complex number is true when either part is nonzero; f64 rounds to f16
+     * once (1 + 2^-11 + 2^-40 is above the tie, so it goes up to 1 + 2^-10) */
+    double one_and_a_bit = 1.0 + ldexp(1, -11) + ldexp(1, -40);
+    uint16_t h16;
+    unsigned char truth[4];
+    cujit_array *bools = NULL, *d = NULL, *hh = NULL;
+    int64_t one = 1;
+    assert_ok(cujit_array_astype(z, CUJIT_TYPE_BOOL, &bools));
+    assert_ok(cujit_array_get(bools, truth, sizeof truth));
+    assert_int_equal(truth[3], 1); /* 2i */
+    assert_ok(cujit_array_from_host(&d, CUJIT_TYPE_F64, 1, &one, &one_and_a_bit));
+    assert_ok(cujit_array_astype(d, CUJIT_TYPE_F16, &hh));
+    assert_ok(cujit_array_get(hh, &h16, sizeof h16));
+    assert_int_equal(h16, 0x3C01);
+    cujit_array_destroy(bools);
+    cujit_array_destroy(d);
+    cujit_array_destroy(hh);
+  }
   cujit_array_destroy(f);
   cujit_array_destroy(h);
   cujit_array_destroy(hs);

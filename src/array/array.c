@@ -165,21 +165,26 @@ static void block_release(cj_block *b, CUstream stream) {
   cj_free(b);
 }
 
-cujit_status cj_array_new(cujit_array **out, int type, int ndim, const int64_t *shape,
-                          const char *fn) {
+cujit_status cj_array_new_on(cujit_array **out, int type, int ndim, const int64_t *shape,
+                             CUstream stream, const char *fn) {
   int64_t size;
   cj_block *b = NULL;
   cujit_status st;
   if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
   *out = NULL;
   if ((st = check_shape(type, ndim, shape, fn, &size)) != CUJIT_OK) return st;
-  if ((st = new_block((size_t)size * cj_elem_of(type)->size, NULL, &b)) != CUJIT_OK) return st;
-  st = handle(out, type, ndim, shape, size, b, b->ptr, NULL);
+  if ((st = new_block((size_t)size * cj_elem_of(type)->size, stream, &b)) != CUJIT_OK) return st;
+  st = handle(out, type, ndim, shape, size, b, b->ptr, stream);
   if (st != CUJIT_OK) {
     b->refs = 1;
-    block_release(b, NULL);
+    block_release(b, stream);
   }
   return st;
+}
+
+cujit_status cj_array_new(cujit_array **out, int type, int ndim, const int64_t *shape,
+                          const char *fn) {
+  return cj_array_new_on(out, type, ndim, shape, NULL, fn);
 }
 
 cujit_status cujit_array_empty(cujit_array **out, cujit_type type, int ndim,
@@ -190,9 +195,7 @@ cujit_status cujit_array_empty(cujit_array **out, cujit_type type, int ndim,
 cujit_status cujit_array_empty_like(cujit_array **out, const cujit_array *a) {
   cujit_status st = cj_array_check(a, "cujit_array_empty_like", "a");
   if (st != CUJIT_OK) return st;
-  st = cj_array_new(out, a->type, a->ndim, a->shape, "cujit_array_empty_like");
-  if (st == CUJIT_OK) (*out)->stream = a->stream;
-  return st;
+  return cj_array_new_on(out, a->type, a->ndim, a->shape, a->stream, "cujit_array_empty_like");
 }
 
 cujit_status cujit_array_wrap(cujit_array **out, cujit_type type, int ndim,
@@ -225,8 +228,9 @@ cujit_status cj_array_output(cujit_array **out, const cujit_array *like, int typ
   *made = 0;
   if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
   if (!*out) {
-    if ((st = cj_array_new(out, type, like->ndim, like->shape, fn)) != CUJIT_OK) return st;
-    (*out)->stream = like->stream;
+    /* allocated on the stream its work is ordered on: pool memory is ordered there */
+    if ((st = cj_array_new_on(out, type, like->ndim, like->shape, like->stream, fn)) != CUJIT_OK)
+      return st;
     *made = 1;
     return CUJIT_OK;
   }

@@ -49,7 +49,10 @@ void cj_array_convert(cj_buf *b, int from, int to, const char *x);
 /* CUJIT_OK when `a` is a live array, else CUJIT_ERROR_INVALID_VALUE naming `fn` and `what`
  * ("a", "out") and saying whether it is NULL or destroyed. */
 cujit_status cj_array_check(const cujit_array *a, const char *fn, const char *what);
-/* Validates type and shape and makes a handle with memory from the pool (not filled). */
+/* Validates type and shape and makes a handle with memory from the pool (not filled),
+ * allocated on and ordered on `stream` (cj_array_new: the legacy default stream). */
+cujit_status cj_array_new_on(cujit_array **out, int type, int ndim, const int64_t *shape,
+                             CUstream stream, const char *fn);
 cujit_status cj_array_new(cujit_array **out, int type, int ndim, const int64_t *shape,
                           const char *fn);
 /* The output of an operation: *out when given (checked against type and shape), else a new

@@ -203,8 +203,11 @@ cujit_status cj_gen_args(const char *fn, const cj_decl *d, size_t n, const void 
 
 /* The number of i in start, start + step, ... before stop. */
 static int64_t range_count(int64_t start, int64_t stop, int64_t step) {
-  if (step > 0) return stop > start ? (stop - start + step - 1) / step : 0;
-  return start > stop ? (start - stop - step - 1) / -step : 0;
+  uint64_t span, stride; /* in unsigned arithmetic: no signed overflow at the extremes */
+  if (step > 0 ? stop <= start : start <= stop) return 0;
+  span = step > 0 ? (uint64_t)stop - (uint64_t)start : (uint64_t)start - (uint64_t)stop;
+  stride = step > 0 ? (uint64_t)step : 0 - (uint64_t)step;
+  return (int64_t)((span - 1) / stride + 1);
 }
 
 cujit_status cujit_elementwise_call_range(cujit_elementwise *e, int64_t start, int64_t stop,
@@ -220,7 +223,7 @@ cujit_status cujit_elementwise_call_range(cujit_elementwise *e, int64_t start, i
   if ((st = cj_gen_args(fn, e->decls, e->n_decls, args, nargs, a, &first)) != CUJIT_OK) return st;
   if (step == 0) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the step is 0", fn);
   count = range_count(start, stop, step);
-  last = start + (count - 1) * step;
+  last = count && count <= first->size ? start + (count - 1) * step : -1;
   if (count && (start < 0 || last < 0 || start >= first->size || last >= first->size))
     return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the range %lld to %lld (step %lld) leaves "
                    "the arrays' %lld elements", fn, (long long)start, (long long)stop,

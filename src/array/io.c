@@ -81,7 +81,7 @@ cujit_status cujit_array_copy(const cujit_array *a, cujit_array **out) {
   if (st != CUJIT_OK) return st;
   if ((st = cj_array_output(out, a, a->type, "cujit_array_copy", &made)) != CUJIT_OK) return st;
   if (a->nbytes && (*out)->data != a->data)
-    st = cu(cj_cu.cuMemcpyDtoDAsync((*out)->data, a->data, a->nbytes, (*out)->stream),
+    st = cu(cj_cu.cuMemcpyDtoDAsync((*out)->data, a->data, a->nbytes, a->stream),
             "cuMemcpyDtoDAsync");
   return finish(st, out, made);
 }
@@ -135,6 +135,7 @@ cujit_status cujit_array_zeros(cujit_array **out, cujit_type type, int ndim,
 cujit_status cujit_array_full(cujit_array **out, cujit_type type, int ndim,
                               const int64_t *shape, const void *value) {
   cujit_status st;
+  if (out) *out = NULL;
   if (!value) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_array_full: value is NULL");
   if ((st = cj_array_new(out, type, ndim, shape, "cujit_array_full")) != CUJIT_OK) return st;
   return finish(cujit_array_fill(*out, value), out, 1);
@@ -187,7 +188,7 @@ cujit_status cujit_array_astype(const cujit_array *a, cujit_type type, cujit_arr
                 " {\n" GRID_LOOP "    y[i] = ", name, to->c_name, from->c_name);
   cj_array_convert(&src, a->type, type, "x[i]");
   cj_buf_puts(&src, ";\n}\n");
-  st = run(&src, name, a->size, (*out)->stream,
+  st = run(&src, name, a->size, a->stream,
            (cujit_arg[]){cujit_array_arg(*out), cujit_array_arg(a), cujit_u64((uint64_t)a->size)},
            3);
   return finish(st, out, made);

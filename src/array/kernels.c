@@ -9,15 +9,69 @@
 
 typedef struct entry {
   uint64_t hash;
-  char *source;
+  char *source; /* NULL: empty slot */
   cujit_module *module;
   cujit_function *fn;
 } entry;
 
-#define TABLE_SIZE 1024 /* distinct generated kernels a process may hold */
-
+/* Open addressing, grown to keep it at most half full; entries are never removed. */
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
-static entry table[TABLE_SIZE];
+static entry *table;
+static size_t table_cap, table_used;
+
+/* The slot of `source` (found, or the empty one where it goes). Lock held; cap > 0. */
+static entry *slot_of(uint64_t h, const char *source) {
+  size_t i = (size_t)h & (table_cap - 1);
+  while (table[i].source && !(table[i].hash == h && strcmp(table[i].source, source) == 0))
+    i = (i + 1) & (table_cap - 1);
+  return &table[i];
+}
+
+static int grow(void) {
+  size_t cap = table_cap ? 2 * table_cap : 256, i, old_cap = table_cap;
+  entry *old = table, *v = cj_calloc(cap, sizeof *v);
+  if (!v) return -1;
+  table = v;
+  table_cap = cap;
+  for (i = 0; i < old_cap; i++)
+    if (old[i].source) *slot_of(old[i].hash, old[i].source) = old[i];
+  cj_free(old);
+  return 0;
+}
+
+static cujit_function *find(uint64_t h, const char *source) {
+  cujit_function *f = NULL;
+  pthread_mutex_lock(&table_lock);
+  if (table_cap) f = slot_of(h, source)->fn;
+  pthread_mutex_unlock(&table_lock);
+  return f;
+}
+
+/* Keeps a compiled kernel; when another thread kept the same one meanwhile, e is freed and
+ * theirs returned. */
+static cujit_function *keep(uint64_t h, entry *e) {
+  entry *slot;
+  cujit_function *f;
+  pthread_mutex_lock(&table_lock);
+  if (2 * (table_used + 1) > table_cap && grow() != 0) {
+    pthread_mutex_unlock(&table_lock);
+    return e->fn; /* not kept (out of memory): it still runs, and leaks its module */
+  }
+  slot = slot_of(h, e->source);
+  if (!slot->source) {
+    e->hash = h;
+    *slot = *e;
+    table_used++;
+    e->source = NULL;
+  }
+  f = slot->fn;
+  pthread_mutex_unlock(&table_lock);
+  if (e->source) { /* lost the race */
+    cujit_module_destroy(e->module);
+    cj_free(e->source);
+  }
+  return f;
+}
 
 /* A compile error of generated code: NVRTC's log and the source it came from, numbered as
  * the log numbers it. */
@@ -53,39 +107,31 @@ static cujit_status compile(const char *source, const char *name, entry *e) {
 
 cujit_status cj_array_kernel(const char *source, const char *name, cujit_function **fn) {
   uint64_t h = XXH3_64bits(source, strlen(source));
-  size_t i = (size_t)h & (TABLE_SIZE - 1), probes;
-  cujit_status st = CUJIT_OK;
-  pthread_mutex_lock(&table_lock);
-  for (probes = 0; probes < TABLE_SIZE; probes++, i = (i + 1) & (TABLE_SIZE - 1)) {
-    entry *e = &table[i];
-    if (e->source && e->hash == h && strcmp(e->source, source) == 0) break;
-    if (!e->source) {
-      if ((st = compile(source, name, e)) == CUJIT_OK) e->hash = h;
-      break;
-    }
-  }
-  if (probes == TABLE_SIZE)
-    st = cj_fail(CUJIT_ERROR_OUT_OF_MEMORY, "more than %d distinct generated kernels in one "
-                 "process", TABLE_SIZE);
-  if (st == CUJIT_OK) *fn = table[i].fn;
-  pthread_mutex_unlock(&table_lock);
-  return st;
+  entry e;
+  cujit_status st;
+  if ((*fn = find(h, source)) != NULL) return CUJIT_OK;
+  /* compiled outside the lock: other kernels' launches do not wait for NVRTC */
+  memset(&e, 0, sizeof e);
+  if ((st = compile(source, name, &e)) != CUJIT_OK) return st;
+  *fn = keep(h, &e);
+  return CUJIT_OK;
 }
 
-/* Blocks of 256 threads, at most 32 per multiprocessor: a grid-stride loop covers the rest. */
+/* Blocks of 256 threads, at most 32 per multiprocessor of the current device: a
+ * grid-stride loop covers the rest. */
 static unsigned grid_for(int64_t n) {
-  static int sms;
-  int v = __atomic_load_n(&sms, __ATOMIC_RELAXED);
+  static int sms[64]; /* by device; 0: not asked yet */
   int64_t blocks = (n + 255) / 256;
-  if (!v) {
-    CUcontext ctx;
-    CUdevice dev;
-    v = 132;
-    if (cj_ctx_ensure(&ctx, &dev) == CUJIT_OK &&
-        cj_cu.cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev) != CUDA_SUCCESS)
-      v = 132;
-    __atomic_store_n(&sms, v, __ATOMIC_RELAXED);
+  CUcontext ctx;
+  CUdevice dev = 0;
+  int v = 0;
+  if (cj_ctx_ensure(&ctx, &dev) == CUJIT_OK && dev >= 0 && dev < 64) {
+    v = __atomic_load_n(&sms[dev], __ATOMIC_RELAXED);
+    if (!v && cj_cu.cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev) ==
+                  CUDA_SUCCESS)
+      __atomic_store_n(&sms[dev], v, __ATOMIC_RELAXED);
   }
+  if (v <= 0) v = 132; /* not known: a large device's count */
   if (blocks > (int64_t)v * 32) blocks = (int64_t)v * 32;
   return blocks < 1 ? 1u : (unsigned)blocks;
 }

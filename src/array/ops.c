@@ -1,6 +1,7 @@
 /* ops.c - elementwise operations on arrays (PyCUDA's gpuarray operators and cumath): each
  * op and combination of types is one generated kernel that converts its operands to the
  * promoted type, computes (in float for the 16-bit floats), and converts the result. */
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -228,6 +229,31 @@ cujit_status cujit_array_binary(cujit_binop op, const cujit_array *a, const cuji
   return run_op(&call, &body, out, key);
 }
 
+/* The range of an integer type, as doubles. */
+static void int_range(int t, double *lo, double *hi) {
+  size_t bits = 8 * cj_elem_of(t)->size;
+  int is_unsigned = t == CUJIT_TYPE_U8 || t == CUJIT_TYPE_U16 || t == CUJIT_TYPE_U32 ||
+                    t == CUJIT_TYPE_U64;
+  *lo = is_unsigned ? 0 : -ldexp(1, (int)bits - 1);
+  *hi = is_unsigned ? ldexp(1, (int)bits) - 1 : ldexp(1, (int)bits - 1) - 1;
+}
+
+/* An integer scalar must be an integer and, for an integer computation, fit its type (as
+ * NumPy 2 refuses 300 with an int8 array). */
+static cujit_status check_int_scalar(const char *fn, double s, int p) {
+  double lo, hi;
+  if (!(s == floor(s)) || fabs(s) >= 0x1p63)
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: %g is not an integer that CUJIT_SCALAR_INT "
+                   "can pass; drop the flag to pass a float", fn, s);
+  if (!is_int(p) || p == CUJIT_TYPE_BOOL) return CUJIT_OK;
+  int_range(p, &lo, &hi);
+  if (s < lo || s > hi)
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the integer %.0f does not fit %s, the "
+                   "array's type (%.0f to %.0f); convert the array first (cujit_array_astype)",
+                   fn, s, cj_elem_of(p)->tag, lo, hi);
+  return CUJIT_OK;
+}
+
 cujit_status cujit_array_binary_scalar(cujit_binop op, const cujit_array *a, double s,
                                        unsigned flags, cujit_array **out) {
   static const char fn[] = "cujit_array_binary_scalar";
@@ -241,6 +267,7 @@ cujit_status cujit_array_binary_scalar(cujit_binop op, const cujit_array *a, dou
     return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: unknown flags 0x%x", fn, flags);
   p = cujit_promote(a->type, kind, 1);
   if ((st = binop_allowed(fn, op, p)) != CUJIT_OK) return st;
+  if (kind == CUJIT_TYPE_I64 && (st = check_int_scalar(fn, s, p)) != CUJIT_OK) return st;
   r = binop_result(op, p);
   c = compute_type(op == CUJIT_DIV && is_int(p) ? CUJIT_TYPE_F64 : p);
   op_call call = {fn, name, params, (int[]){a->type, r}, 2, a, r,

@@ -219,8 +219,7 @@ cujit_status cj_reduce_output(cujit_array **out, int type, CUstream stream, cons
   cujit_status st;
   *made = 0;
   if (*out) return CUJIT_OK;
-  if ((st = cj_array_new(out, type, 0, NULL, fn)) != CUJIT_OK) return st;
-  (*out)->stream = stream;
+  if ((st = cj_array_new_on(out, type, 0, NULL, stream, fn)) != CUJIT_OK) return st;
   *made = 1;
   return CUJIT_OK;
 }

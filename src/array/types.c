@@ -45,6 +45,8 @@ void cj_array_convert(cj_buf *b, int from, int to, const char *x) {
       cj_array_convert(b, from, to == CUJIT_TYPE_C128 ? CUJIT_TYPE_F64 : CUJIT_TYPE_F32, x);
       cj_buf_puts(b, ")");
     }
+  } else if (is_complex(from) && to == CUJIT_TYPE_BOOL) { /* as C: either part nonzero */
+    cj_buf_printf(b, "((%s).real() != 0 || (%s).imag() != 0)", x, x);
   } else if (is_complex(from)) {
     cj_buf real_part = {0};
     cj_buf_printf(&real_part, "(%s).real()", x);
@@ -53,6 +55,10 @@ void cj_array_convert(cj_buf *b, int from, int to, const char *x) {
     cj_buf_free(&real_part);
   } else if (is_half(from)) {
     cj_buf_printf(b, "static_cast<%s>((float)(%s))", cj_elem_of(to)->c_name, x);
+  } else if (is_half(to) && (cj_elem_of(from)->size > 2 && from != CUJIT_TYPE_F32)) {
+    /* from double or a wide integer: one rounding, not two through float */
+    cj_buf_printf(b, "%s((double)(%s))", to == CUJIT_TYPE_F16 ? "__double2half" : "__double2bfloat16",
+                  x);
   } else if (is_half(to)) {
     cj_buf_printf(b, "%s((float)(%s))", cj_elem_of(to)->c_name, x);
   } else {
