@@ -82,9 +82,8 @@ cujit_status cj_args_check(const char *kernel, size_t nparams, const size_t *siz
   return CUJIT_OK;
 }
 
-static cujit_status config_fail(const char *kernel, const char *fmt, ...) CJ_PRINTF(2, 3);
-static cujit_status config_fail(const char *kernel, const char *fmt, ...) {
-  char what[320];
+cujit_status cj_config_fail(const char *kernel, const char *fmt, ...) {
+  char what[480];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(what, sizeof what, fmt, ap);
@@ -102,25 +101,25 @@ cujit_status cj_config_check(const char *kernel, const cj_limits *lim, int kerne
   int i;
   for (i = 0; i < 3; i++) {
     if (!b[i] || !g[i])
-      return config_fail(kernel, "%s.%c is 0, and every grid and block dimension must be at "
+      return cj_config_fail(kernel, "%s.%c is 0, and every grid and block dimension must be at "
                          "least 1", !b[i] ? "block" : "grid", "xyz"[i]);
     if (b[i] > (unsigned)lim->max_block[i])
-      return config_fail(kernel, "block.%c = %u exceeds the device's limit of %d", "xyz"[i], b[i],
+      return cj_config_fail(kernel, "block.%c = %u exceeds the device's limit of %d", "xyz"[i], b[i],
                          lim->max_block[i]);
     if (g[i] > (unsigned)lim->max_grid[i])
-      return config_fail(kernel, "grid.%c = %u exceeds the device's limit of %d", "xyz"[i], g[i],
+      return cj_config_fail(kernel, "grid.%c = %u exceeds the device's limit of %d", "xyz"[i], g[i],
                          lim->max_grid[i]);
   }
   if (threads > (unsigned long long)lim->max_threads)
-    return config_fail(kernel, "a block of %u x %u x %u = %llu threads exceeds the device's limit "
+    return cj_config_fail(kernel, "a block of %u x %u x %u = %llu threads exceeds the device's limit "
                        "of %d threads per block", b[0], b[1], b[2], threads, lim->max_threads);
   if (threads > (unsigned long long)kernel_max_threads)
-    return config_fail(kernel, "a block of %llu threads exceeds this kernel's limit of %d threads "
+    return cj_config_fail(kernel, "a block of %llu threads exceeds this kernel's limit of %d threads "
                        "per block on this device (set by its register use or __launch_bounds__); "
                        "cujit_function_suggest_block() gives a size that fits", threads,
                        kernel_max_threads);
   if (smem > (unsigned long long)lim->smem_optin)
-    return config_fail(kernel, "it needs %llu bytes of shared memory per block (%d static + %u "
+    return cj_config_fail(kernel, "it needs %llu bytes of shared memory per block (%d static + %u "
                        "dynamic) and the device allows at most %d", smem, static_smem,
                        shared_bytes, lim->smem_optin);
   return CUJIT_OK;

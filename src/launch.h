@@ -51,6 +51,8 @@ cujit_status cj_function_allow_smem(const cujit_function *fn, cj_fslot *slot, un
 
 /* Argument count and each argument's kind and size against the kernel's parameters.
  * CUJIT_ERROR_INVALID_ARGS naming the parameter, the expected and the given size. */
+/* CUJIT_ERROR_LAUNCH_CONFIG: "cannot launch kernel 'k': <what>; nothing was launched". */
+cujit_status cj_config_fail(const char *kernel, const char *fmt, ...) CJ_PRINTF(2, 3);
 cujit_status cj_args_check(const char *kernel, size_t nparams, const size_t *sizes,
                            const cujit_arg *args, size_t nargs);
 /* Grid, block and shared memory against the device's and the kernel's limits.

@@ -11,15 +11,18 @@ enum { PORTABLE_CLUSTER = 8, NON_PORTABLE_CLUSTER = 16 };
 
 static const unsigned known_flags = CUJIT_LAUNCH_COOPERATIVE | CUJIT_LAUNCH_NON_PORTABLE_CLUSTER;
 
-static cujit_status refuse(const char *kernel, const char *fmt, ...) CJ_PRINTF(2, 3);
-static cujit_status refuse(const char *kernel, const char *fmt, ...) {
-  char what[480];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(what, sizeof what, fmt, ap);
-  va_end(ap);
-  return cj_fail(CUJIT_ERROR_LAUNCH_CONFIG, "cannot launch kernel '%s': %s; nothing was launched",
-                 kernel, what);
+/* The launch configuration of grid, block and options, without attributes. */
+static void fill_config(CUlaunchConfig *cfg, cujit_dim3 grid, cujit_dim3 block,
+                        const cujit_launch_options *o) {
+  memset(cfg, 0, sizeof *cfg);
+  cfg->gridDimX = grid.x;
+  cfg->gridDimY = grid.y;
+  cfg->gridDimZ = grid.z;
+  cfg->blockDimX = block.x;
+  cfg->blockDimY = block.y;
+  cfg->blockDimZ = block.z;
+  cfg->sharedMemBytes = o->shared_bytes;
+  cfg->hStream = o->stream;
 }
 
 /* ---- the rules (pure) ---- */
@@ -30,12 +33,12 @@ cujit_status cj_coop_check(const char *kernel, int supported, cujit_dim3 grid, c
   const unsigned long long limit = (unsigned long long)(per_sm > 0 ? per_sm : 0) *
                                    (unsigned long long)(sms > 0 ? sms : 0);
   if (!supported)
-    return refuse(kernel, "this device does not support cooperative launches "
+    return cj_config_fail(kernel, "this device does not support cooperative launches "
                   "(CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH is 0); launch without "
                   "CUJIT_LAUNCH_COOPERATIVE and synchronise the grid by splitting the kernel in "
                   "two launches");
   if (blocks > limit)
-    return refuse(kernel, "a cooperative launch needs all its blocks resident at once, and the "
+    return cj_config_fail(kernel, "a cooperative launch needs all its blocks resident at once, and the "
                   "grid has %llu blocks while at most %llu fit on this device (%d per "
                   "multiprocessor x %d multiprocessors, for blocks of %u threads with %u bytes "
                   "of dynamic shared memory); launch at most %llu blocks and let each thread "
@@ -49,12 +52,12 @@ static cujit_status cluster_dims_check(const char *kernel, cujit_dim3 grid, cuji
   int i;
   for (i = 0; i < 3; i++)
     if (!c[i])
-      return refuse(kernel, "cluster.%c is 0 while the cluster is %u x %u x %u: give every "
+      return cj_config_fail(kernel, "cluster.%c is 0 while the cluster is %u x %u x %u: give every "
                     "cluster dimension (1 for none along it), or all three 0 for no clusters",
                     "xyz"[i], c[0], c[1], c[2]);
   for (i = 0; i < 3; i++)
     if (g[i] % c[i])
-      return refuse(kernel, "grid.%c = %u is not a multiple of cluster.%c = %u, and the grid "
+      return cj_config_fail(kernel, "grid.%c = %u is not a multiple of cluster.%c = %u, and the grid "
                     "must be made of whole clusters; round grid.%c up to %u and let the kernel "
                     "skip the extra blocks", "xyz"[i], g[i], "xyz"[i], c[i], "xyz"[i],
                     (g[i] / c[i] + 1) * c[i]);
@@ -67,17 +70,17 @@ cujit_status cj_cluster_check(const char *kernel, int cc, cujit_dim3 grid, cujit
   const int non_portable = (flags & CUJIT_LAUNCH_NON_PORTABLE_CLUSTER) != 0;
   cujit_status st;
   if (cc < 90)
-    return refuse(kernel, "thread-block clusters need a device of compute capability 9.0 or "
+    return cj_config_fail(kernel, "thread-block clusters need a device of compute capability 9.0 or "
                   "newer, and this one is %d.%d; leave cujit_launch_options.cluster zero on "
                   "this device", cc / 10, cc % 10);
   if ((st = cluster_dims_check(kernel, grid, cluster)) != CUJIT_OK) return st;
   if (size > PORTABLE_CLUSTER && !non_portable)
-    return refuse(kernel, "a cluster of %u x %u x %u = %llu blocks exceeds the portable limit "
+    return cj_config_fail(kernel, "a cluster of %u x %u x %u = %llu blocks exceeds the portable limit "
                   "of %d blocks; use a smaller cluster, or set CUJIT_LAUNCH_NON_PORTABLE_CLUSTER "
                   "in flags to allow up to %d where the device supports it", cluster.x,
                   cluster.y, cluster.z, size, PORTABLE_CLUSTER, NON_PORTABLE_CLUSTER);
   if (size > NON_PORTABLE_CLUSTER)
-    return refuse(kernel, "a cluster of %u x %u x %u = %llu blocks exceeds the limit of %d "
+    return cj_config_fail(kernel, "a cluster of %u x %u x %u = %llu blocks exceeds the limit of %d "
                   "blocks (with non-portable sizes allowed); use a smaller cluster", cluster.x,
                   cluster.y, cluster.z, size, NON_PORTABLE_CLUSTER);
   return CUJIT_OK;
@@ -88,7 +91,7 @@ cujit_status cj_cluster_match(const char *kernel, const int required[3], cujit_d
   if ((unsigned)required[0] == cluster.x && (unsigned)required[1] == cluster.y &&
       (unsigned)required[2] == cluster.z)
     return CUJIT_OK;
-  return refuse(kernel, "the kernel declares __cluster_dims__(%d, %d, %d) but the options ask "
+  return cj_config_fail(kernel, "the kernel declares __cluster_dims__(%d, %d, %d) but the options ask "
                 "for clusters of %u x %u x %u; leave cujit_launch_options.cluster zero to use "
                 "the kernel's own, or give the same dimensions", required[0], required[1],
                 required[2], cluster.x, cluster.y, cluster.z);
@@ -98,7 +101,7 @@ cujit_status cj_cluster_fit_check(const char *kernel, cujit_dim3 cluster, cujit_
                                   unsigned shared_bytes, int fits) {
   const unsigned long long size = (unsigned long long)cluster.x * cluster.y * cluster.z;
   if (size <= (unsigned long long)(fits > 0 ? fits : 0)) return CUJIT_OK;
-  return refuse(kernel, "a cluster of %llu blocks of %u threads with %u bytes of dynamic shared "
+  return cj_config_fail(kernel, "a cluster of %llu blocks of %u threads with %u bytes of dynamic shared "
                 "memory does not fit on this device, which runs at most %d such blocks "
                 "together; use a smaller cluster, smaller blocks or less shared memory", size,
                 block.x * block.y * block.z, shared_bytes, fits > 0 ? fits : 0);
@@ -166,15 +169,7 @@ static int cluster_capacity(CUfunction f, cujit_dim3 grid, cujit_dim3 block,
   CUlaunchConfig cfg;
   int size = 0;
   if (!cj_cu.cuOccupancyMaxPotentialClusterSize) return 0;
-  memset(&cfg, 0, sizeof cfg);
-  cfg.gridDimX = grid.x;
-  cfg.gridDimY = grid.y;
-  cfg.gridDimZ = grid.z;
-  cfg.blockDimX = block.x;
-  cfg.blockDimY = block.y;
-  cfg.blockDimZ = block.z;
-  cfg.sharedMemBytes = o->shared_bytes;
-  cfg.hStream = o->stream;
+  fill_config(&cfg, grid, block, o);
   if (cj_cu.cuOccupancyMaxPotentialClusterSize(&size, f, &cfg) != CUDA_SUCCESS) return 0;
   return size;
 }
@@ -225,16 +220,8 @@ cujit_status cj_launch_ex(const cujit_function *fn, const cj_fslot *slot, cujit_
   CUlaunchAttribute attr[2];
   CUlaunchConfig cfg;
   CUresult r;
-  memset(&cfg, 0, sizeof cfg);
   memset(attr, 0, sizeof attr);
-  cfg.gridDimX = grid.x;
-  cfg.gridDimY = grid.y;
-  cfg.gridDimZ = grid.z;
-  cfg.blockDimX = block.x;
-  cfg.blockDimY = block.y;
-  cfg.blockDimZ = block.z;
-  cfg.sharedMemBytes = o->shared_bytes;
-  cfg.hStream = o->stream;
+  fill_config(&cfg, grid, block, o);
   cfg.attrs = attr;
   if (o->flags & CUJIT_LAUNCH_COOPERATIVE) {
     attr[cfg.numAttrs].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
