@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
-#include "cache.h" /* internal: cj_nvrtc_programs_created, cj_memcache_clear, ... */
+#include "cache/cache.h" /* internal: cj_nvrtc_programs_created, cj_memcache_clear, ... */
 
 #define KERNEL "__global__ void scale(float *x, float f) { x[threadIdx.x] *= f; }\n"
 static const char kKernel[] = KERNEL;

@@ -2,7 +2,7 @@
  * parameter layout and a device's limits given here (no device needed): argument count,
  * each argument's kind and size, grid, block and shared memory. */
 #include "testutil.h"
-#include "launch.h"
+#include "launch/launch.h"
 
 /* multiply_them-like layout: (float *, float *, float *, unsigned, float4) */
 static const size_t kSizes[] = {8, 8, 8, 4, 16};

@@ -4,7 +4,7 @@
  * lengths claim. To regenerate the golden file after a deliberate format change (which
  * must also raise CJ_CACHE_FORMAT), run with CUJIT_UPDATE_GOLDEN=1. */
 #include "testutil.h"
-#include "cache.h"
+#include "cache/cache.h"
 
 #define GOLDEN CUJIT_TEST_DATA "/cache_entry_v1.bin"
 

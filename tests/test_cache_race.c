@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
-#include "cache.h"
+#include "cache/cache.h"
 
 static cj_image *compile_image(const char *src) {
   cj_request r;

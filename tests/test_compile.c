@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
-#include "compile.h" /* cj_arch_clamp */
+#include "compile/compile.h" /* cj_arch_clamp */
 
 static const char *const kMul =
     "__global__ void multiply_them(float *dest, float *a, float *b)\n"

@@ -3,7 +3,7 @@
  * in uneven sizes), on the default stream and on the caller's; empty buffers; how host
  * memory is recognised; and the pool's memory kept between launches and trimmed. */
 #include "gputest.h"
-#include "launch.h"
+#include "launch/launch.h"
 
 static const char kSrc[] =
     "__global__ void inc(const float *in, float *out, unsigned long long n) {\n"

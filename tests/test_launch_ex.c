@@ -2,7 +2,7 @@
  * before a launch against a device and a kernel described here (no device needed), and
  * the launch options' defaults. */
 #include "testutil.h"
-#include "launch.h"
+#include "launch/launch.h"
 
 static void zeroed_options_are_a_plain_launch(void **state) {
   cujit_launch_options o = {0};

@@ -7,8 +7,8 @@
 #include <pthread.h>
 
 #include "testutil.h"
-#include "signature.h"
-#include "symbols.h" /* cj_ptx_params: NVRTC's layout of each kernel, as the oracle */
+#include "call/signature.h"
+#include "compile/symbols.h" /* cj_ptx_params: NVRTC's layout of each kernel, as the oracle */
 
 #ifdef CUJIT_TEST_FAULTS
 void cujit_test_fail_alloc_after(long n);
@@ -399,7 +399,7 @@ static void hand_init(hand *h, cujit_module *m, const char *name, const char *la
   h->fn.module = m;
   h->fn.name = (char *)name;
   h->fn.lowered = (char *)name;
-  h->fn.device = h; /* any non-NULL: the launch layer's state; never touched here */
+  h->fn.dev = (cj_fstate *)(void *)h; /* any non-NULL: the module layer's state; never touched here */
   if (!layout) return;
   assert_ok(cj_sig_from_types(layout, &s));
   assert_true(s->n <= 64);
@@ -413,7 +413,9 @@ static void hand_init(hand *h, cujit_module *m, const char *name, const char *la
   cj_sig_free(s);
 }
 
-static void hand_free(hand *h) { cj_function_sig_free(&h->fn); }
+static void hand_free(hand *h) {
+  if (h->fn.upper_free) h->fn.upper_free(&h->fn);
+}
 
 static void layout_check(void **state) {
   hand h;
@@ -428,12 +430,12 @@ static void layout_check(void **state) {
   assert_status_detail(cujit_function_set_signature(&h.fn, "i8 f32x4 f64"), CUJIT_ERROR_SIGNATURE,
                        "parameter 3 (f64): the signature puts 8 bytes at offset 32, but kernel "
                        "'k' takes 4 bytes at offset 32; the types differ in size");
-  assert_null(h.fn.sig); /* nothing replaced */
+  assert_null(h.fn.upper); /* nothing replaced, nothing kept */
   assert_ok(cujit_function_set_signature(&h.fn, "i8 b16:16 f32"));
   assert_string_equal(cujit_function_signature(&h.fn), "i8 b16:16 f32");
   assert_ok(cujit_function_set_signature(&h.fn, "u8 f32x4 i32"));
   assert_string_equal(cujit_function_signature(&h.fn), "u8 f32x4 i32");
-  assert_non_null(h.fn.sig->older); /* the replaced one lives on until the function is freed */
+  assert_non_null(h.fn.upper->sig->older); /* the replaced one lives on until the function is freed */
   assert_status_detail(cujit_function_set_signature(&h.fn, "u8 junk"), CUJIT_ERROR_SIGNATURE,
                        "unknown type");
   assert_string_equal(cujit_function_signature(&h.fn), "u8 f32x4 i32");
@@ -746,8 +748,8 @@ static void signature_from_module(void **state) {
   (void)state;
   hand_init(&h, m, "saxpy", "f32 ptr ptr u32");
   assert_string_equal(cujit_function_signature(&h.fn), "f32 ptr ptr u32");
-  assert_int_equal(h.fn.sig->checked, 1);
-  assert_string_equal(h.fn.sig->params[1].name, "x");
+  assert_int_equal(h.fn.upper->sig->checked, 1);
+  assert_string_equal(h.fn.upper->sig->params[1].name, "x");
   assert_ok(cujit_call(&h.fn, cujit_dim3(1), cujit_dim3(1), 2.0f, (CUdeviceptr)1, (CUdeviceptr)2, 3));
   assert_int_equal(seen.calls, 1);
   hand_free(&h);
@@ -781,7 +783,7 @@ static void signature_from_module(void **state) {
   hand_init(&h, m, "saxpy", NULL);
   h.fn.nparams = 4;
   assert_string_equal(cujit_function_signature(&h.fn), "f32 ptr ptr u32");
-  assert_int_equal(h.fn.sig->checked, 0);
+  assert_int_equal(h.fn.upper->sig->checked, 0);
   h.fn.nparams = 3;
   h.fn.param_offsets = h.offs;
   h.fn.param_sizes = h.sizes;
@@ -881,7 +883,7 @@ static void bound_calls(void **state) {
   assert_ok(((wide_fn)ptr2)(cujit_dim3(1), cujit_dim3(1), 0, 0, 0.5f, 0, 0, v, p, blob, 0, 0));
   assert_arg(2, CUJIT_TYPE_F16, &half, 2);
   hand_free(&h); /* frees ptr2 with the function */
-  assert_null(h.fn.closures);
+  assert_null(h.fn.upper); /* freed, the bindings with it */
 }
 
 /* Scalars only: on x86-64 these bindings use the library's own entry points, which read
@@ -988,7 +990,7 @@ static void bound_scalars_every_place(void **state) {
     assert_true(cj_bind_uses_stub(again));
   }
   hand_free(&h);
-  assert_null(h.fn.closures);
+  assert_null(h.fn.upper); /* freed, the bindings with it */
 }
 
 typedef cujit_status (*small_fn)(cujit_dim3, cujit_dim3, const void *);
@@ -1119,7 +1121,7 @@ static void threads_share_a_function(void **state) {
   }
   cj_set_launcher(NULL);
   assert_int_equal(counted, T * 400);
-  assert_null(h.fn.sig->older); /* read once */
+  assert_null(h.fn.upper->sig->older); /* read once */
   hand_free(&h);
   cujit_module_destroy(m);
 }

@@ -2,7 +2,7 @@
  * by plain and qualified names, the kernels and variables listed from PTX, and parameter
  * layouts read from PTX (the fallback for drivers without cuKernelGetParamInfo). */
 #include "testutil.h"
-#include "symbols.h"
+#include "compile/symbols.h"
 
 static void plain_names_match_mangled_symbols(void **state) {
   (void)state;

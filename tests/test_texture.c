@@ -4,9 +4,9 @@
  * CUJIT_ERROR_INVALID_VALUE first) when there is no driver. The driver path is forced to a
  * missing file, so this runs the same on machines with and without a GPU. */
 #include "testutil.h"
-#include "launch.h"
-#include "signature.h"
-#include "texture.h"
+#include "launch/launch.h"
+#include "call/signature.h"
+#include "launch/texture.h"
 
 /* An H100-like device. */
 static const cj_tex_limits kLim = {

@@ -7,8 +7,8 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "array.h"
-#include "launch.h" /* the pool */
+#include "array/array.h"
+#include "launch/launch.h" /* the pool */
 
 /* ---- the set of live handles (open addressing; empty slots are NULL) ---- */
 

@@ -5,8 +5,8 @@
 #ifndef CUJIT_ARRAY_H
 #define CUJIT_ARRAY_H
 
-#include "common.h"
-#include "driver.h"
+#include "common/common.h"
+#include "driver/driver.h"
 
 /* The device memory behind an array and its views. */
 typedef struct cj_block {

@@ -4,7 +4,7 @@
 #include <ctype.h>
 #include <string.h>
 
-#include "array.h"
+#include "array/array.h"
 
 static const struct spelling {
   const char *text;

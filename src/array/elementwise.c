@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "array.h"
+#include "array/array.h"
 
 /* Appends the kernel: includes for `types`, the preamble, and a loop running `body` for
  * i = start + k * step, k < n. */

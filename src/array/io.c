@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "array.h"
-#include "launch.h" /* pinned staging */
+#include "array/array.h"
+#include "launch/launch.h" /* pinned staging */
 
 static cujit_status cu(CUresult r, const char *fn) {
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, fn);

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <xxhash.h>
 
-#include "array.h"
+#include "array/array.h"
 
 typedef struct entry {
   uint64_t hash;

@@ -1,5 +1,5 @@
 /* promote.c - the type an operation gives, following NumPy 2's rules (see cujit.h). */
-#include "array.h"
+#include "array/array.h"
 
 enum kind { BOOL, SIGNED, UNSIGNED, FLOAT, COMPLEX };
 

@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "array.h"
+#include "array/array.h"
 
 /* Terms of the series below: atanh's up to s^19, sine's to x^17, cosine's to x^18. */
 #define ATANH_TERMS 9

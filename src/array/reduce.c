@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "array.h"
-#include "launch.h" /* the pool */
+#include "array/array.h"
+#include "launch/launch.h" /* the pool */
 
 #define THREADS 256             /* threads per block */
 #define ITEMS 16                /* values a thread folds before the tree, in most passes */

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "array.h"
+#include "array/array.h"
 
 struct cujit_reduction {
   cj_decl *decls;

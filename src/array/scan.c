@@ -15,8 +15,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "array.h"
-#include "launch.h" /* the pool */
+#include "array/array.h"
+#include "launch/launch.h" /* the pool */
 
 #define BLOCK 256       /* threads per block; the kernel works with any size up to 1024 */
 #define MAX_CHUNKS 2048 /* blocks of the grid, hence partial results held between phases */

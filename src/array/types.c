@@ -1,5 +1,5 @@
 /* types.c - the element types arrays hold, as CUDA C spells them. */
-#include "array.h"
+#include "array/array.h"
 
 static const cj_elem elems[] = {
     [CUJIT_TYPE_BOOL] = {1, "bool", NULL, "b8"},

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 
 /* Records a usage error in c->error; returns 2 (bad usage). fmt has one %s. */
 static int bad(compile_args *c, const char *fmt, const char *arg) {

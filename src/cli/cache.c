@@ -3,8 +3,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli.h"
-#include "common.h" /* cj_parse_size */
+#include "cli/cli.h"
+#include "common/common.h" /* cj_parse_size */
 
 static const char cache_usage[] = "cache needs one of: dir, stats, list, clear, prune [--max-size N] (got '%s')";
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 
 static const char usage_text[] =
     "usage: cujit <command> [arguments]\n"

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "compile.h"
+#include "compile/compile.h"
 #include "fuzz.h"
 
 #define MAXV 64

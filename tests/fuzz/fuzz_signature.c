@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "signature.h"
+#include "call/signature.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -1,0 +1,104 @@
+/* cache.c - the cache's public functions: counters, stats, clearing, pruning, listing. */
+#include <string.h>
+
+#include "cache/cache.h"
+
+static uint64_t counters[CJ_NCOUNTERS];
+
+void cj_count(cj_counter c, uint64_t n) { __atomic_add_fetch(&counters[c], n, __ATOMIC_RELAXED); }
+
+static uint64_t counter(cj_counter c) { return __atomic_load_n(&counters[c], __ATOMIC_RELAXED); }
+
+static cujit_status null_stats(const char *fn) {
+  return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: stats is NULL", fn);
+}
+
+cujit_status cujit_cache_get_stats(cujit_cache_stats *stats) {
+  cj_root root;
+  if (!stats) return null_stats("cujit_cache_get_stats");
+  memset(stats, 0, sizeof *stats);
+  stats->hits = counter(CJ_HITS);
+  stats->memory_hits = counter(CJ_MEMORY_HITS);
+  stats->misses = counter(CJ_MISSES);
+  stats->compiles = counter(CJ_COMPILES);
+  stats->evictions = counter(CJ_EVICTIONS);
+  if (cj_root_open(&root, 0) == 0) cj_scan_dir(&root, &stats->entries, &stats->bytes);
+  cj_root_close(&root);
+  return CUJIT_OK;
+}
+
+cujit_status cujit_cache_get_disk_stats(cujit_cache_stats *stats) {
+  cj_disk_counters c;
+  cj_root root;
+  cujit_status st = CUJIT_OK;
+  if (!stats) return null_stats("cujit_cache_get_disk_stats");
+  memset(stats, 0, sizeof *stats);
+  if ((st = cj_root_open_status(&root)) != CUJIT_OK) return st;
+  if (cj_diskstats_read(&root, &c) != 0)
+    st = cujit_last_status(); /* the detail names the file */
+  else if (cj_scan_dir(&root, &stats->entries, &stats->bytes) != 0)
+    st = cj_fail(CUJIT_ERROR_CACHE, "cannot read the cache directory '%s'", root.path);
+  cj_root_close(&root);
+  if (st != CUJIT_OK) return st;
+  stats->hits = c.hits;
+  stats->misses = c.misses;
+  stats->compiles = c.compiles;
+  stats->evictions = c.evictions;
+  return CUJIT_OK;
+}
+
+uint64_t cujit_cache_max_size(void) { return cj_cache_max_size(); }
+
+static cujit_status unreadable(const cj_root *root) {
+  return cj_fail(CUJIT_ERROR_CACHE, "cannot read the cache directory '%s'", root->path);
+}
+
+static cujit_status clear(const cj_root *root) {
+  cj_prune_result res;
+  if (cj_clear(root, &res) != 0) return unreadable(root);
+  if (res.entries)
+    return cj_fail(CUJIT_ERROR_CACHE, "%llu entries of '%s' could not be removed (check the "
+                   "permissions)", (unsigned long long)res.entries, root->path);
+  return CUJIT_OK;
+}
+
+static cujit_status prune(const cj_root *root, uint64_t max_bytes) {
+  cj_prune_result res;
+  if (cj_prune(root, max_bytes ? max_bytes : cj_cache_max_size(), &res) != 0)
+    return unreadable(root);
+  cj_count(CJ_EVICTIONS, res.removed);
+  return CUJIT_OK;
+}
+
+/* Runs clear or prune on the root; nothing to do when the disk cache is off. */
+static cujit_status on_root(cujit_status (*fn)(const cj_root *, uint64_t), uint64_t arg) {
+  cj_root root;
+  cujit_status st;
+  if (cj_cache_disabled()) return CUJIT_OK;
+  if ((st = cj_root_open_status(&root)) != CUJIT_OK) return st;
+  st = fn(&root, arg);
+  cj_root_close(&root);
+  return st;
+}
+
+static cujit_status clear_all(const cj_root *root, uint64_t unused) {
+  (void)unused;
+  return clear(root);
+}
+
+cujit_status cujit_cache_clear(void) {
+  cj_memcache_clear();
+  return on_root(clear_all, 0);
+}
+
+cujit_status cujit_cache_prune(uint64_t max_bytes) { return on_root(prune, max_bytes); }
+
+cujit_status cujit_cache_list(cujit_cache_entry_fn fn, void *user) {
+  cj_root root;
+  cujit_status st;
+  if (!fn) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_cache_list: fn is NULL");
+  if ((st = cj_root_open_status(&root)) != CUJIT_OK) return st;
+  if (cj_list(&root, fn, user) != 0) st = unreadable(&root);
+  cj_root_close(&root);
+  return st;
+}

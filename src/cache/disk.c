@@ -1,0 +1,183 @@
+/* disk.c - cache entries on disk: <root>/<first 2 hex digits>/<32 hex digits>.cujit.
+ * Readers take no lock: writers write a unique temporary file beside the entry, fsync it
+ * and rename it into place, so a reader sees a whole old entry, a whole new one or none.
+ * Everything is reached through the shard's directory descriptor (checked when opened,
+ * cachedir.c), and entries are opened without following symbolic links and checked on
+ * their descriptor: a regular file of this user's that nobody else may write. A bad entry
+ * is a miss (warned), replaced by the next write. A hit sets the entry's modification
+ * time to now: that is its last use, which eviction goes by (access times are
+ * unreliable). The writer of a temporary file holds the file's own lock until it is
+ * renamed into place, so that pruning can tell a live writer's file from a dead one's. */
+#define _GNU_SOURCE /* O_NOFOLLOW, getrandom */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cache/cache.h"
+
+int cj_entry_open(const cj_root *r, const cj_key *key, int create, cj_entry_path *p) {
+  int n;
+  cj_key_hex(key, p->hex);
+  memcpy(p->shard, p->hex, 2);
+  p->shard[2] = '\0';
+  snprintf(p->name, sizeof p->name, "%s.cujit", p->hex);
+  snprintf(p->lock, sizeof p->lock, "%s.lock", p->hex);
+  n = snprintf(p->file, sizeof p->file, "%s/%s/%s", r->path, p->shard, p->name);
+  if (n < 0 || (size_t)n >= sizeof p->file) n = snprintf(p->file, sizeof p->file, "%s", p->name);
+  p->dir = cj_shard_open(r, p->shard, create);
+  return p->dir < 0 ? -1 : 0;
+}
+
+void cj_entry_close(cj_entry_path *p) {
+  if (p->dir >= 0) close(p->dir);
+  p->dir = -1;
+}
+
+static int invalid(const cj_entry_path *p, const char *why) {
+  cj_warn("cache entry '%s' %s; compiling again and replacing it", p->file, why);
+  return CJ_DISK_INVALID;
+}
+
+/* Reads the whole file behind fd (at most CJ_ENTRY_MAX_SIZE bytes). */
+static int read_all(int fd, const cj_entry_path *p, unsigned char **data, size_t *len) {
+  struct stat st;
+  size_t got = 0;
+  ssize_t n;
+  char why[96];
+  *data = NULL;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return invalid(p, "is not a regular file");
+  if (!cj_trusted(&st))
+    return invalid(p, st.st_uid != geteuid() && st.st_uid != 0
+                          ? "belongs to another user" : "is writable by other users");
+  if ((uint64_t)st.st_size > CJ_ENTRY_MAX_SIZE) {
+    snprintf(why, sizeof why, "is too large to be an entry (%lld bytes)", (long long)st.st_size);
+    return invalid(p, why);
+  }
+  if (!(*data = cj_malloc((size_t)st.st_size))) return CJ_DISK_OOM;
+  while (got < (size_t)st.st_size &&
+         ((n = read(fd, *data + got, (size_t)st.st_size - got)) > 0 || (n < 0 && errno == EINTR)))
+    if (n > 0) got += (size_t)n;
+  *len = got;
+  return CJ_DISK_HIT;
+}
+
+static int decode(const cj_entry_path *p, const cj_key *key, const cj_deps *expect,
+                  const unsigned char *data, size_t len, cj_image **out) {
+  cj_deps recorded = {0};
+  cj_entry_meta meta;
+  char why[160];
+  int rc = cj_entry_decode(key, data, len, out, &recorded, &meta, why, sizeof why);
+  if (rc < 0) return CJ_DISK_OOM;
+  if (rc > 0) return invalid(p, why);
+  rc = cj_deps_same_files(&recorded, expect) ? CJ_DISK_HIT : CJ_DISK_INVALID;
+  cj_deps_clear(&recorded);
+  if (rc == CJ_DISK_HIT) return rc;
+  cj_image_unref(*out);
+  *out = NULL;
+  return invalid(p, "records other headers than the source includes now");
+}
+
+int cj_disk_read(const cj_entry_path *p, const cj_key *key, const cj_deps *expect,
+                 cj_image **out) {
+  unsigned char *data = NULL;
+  size_t len = 0;
+  char why[160];
+  int fd, rc;
+  *out = NULL;
+  fd = openat(p->dir, p->name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return CJ_DISK_ABSENT;
+    snprintf(why, sizeof why, "cannot be opened: %s", errno == ELOOP ? "it is a symbolic link"
+                                                                      : strerror(errno));
+    return invalid(p, why);
+  }
+  rc = read_all(fd, p, &data, &len);
+  if (rc == CJ_DISK_HIT) rc = decode(p, key, expect, data, len, out);
+  if (rc == CJ_DISK_HIT && futimens(fd, NULL) != 0)
+    cj_debug("cannot record the last use of '%s': %s", p->file, strerror(errno));
+  close(fd);
+  cj_free(data);
+  return rc;
+}
+
+/* ---- writing ---- */
+
+uint64_t cj_random64(void) {
+  static uint64_t counter;
+  uint64_t r = 0;
+  struct timespec t;
+  if (getrandom(&r, sizeof r, GRND_NONBLOCK) == (ssize_t)sizeof r) return r;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return ((uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec) ^
+         (__atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED) << 40);
+}
+
+static int write_all(int fd, const char *data, size_t len) {
+  ssize_t n;
+  while (len) {
+    n = write(fd, data, len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return -1;
+    data += n;
+    len -= (size_t)n;
+  }
+  return 0;
+}
+
+static uint64_t write_failed(const cj_entry_path *p, const char *what, int err) {
+  cj_warn("cannot write cache entry '%s' (%s: %s); the module compiled, but it is not cached",
+          p->file, what, strerror(err));
+  return 0;
+}
+
+/* Creates a unique temporary file in the shard directory and takes its lock (where the
+ * file system has locks): the lock says that its writer is alive. */
+static int open_temp(const cj_entry_path *p, char *tmp, size_t size) {
+  int tries, fd = -1;
+  for (tries = 0; tries < 4 && fd < 0; tries++) {
+    snprintf(tmp, size, ".%s.%ld.%016llx.tmp", p->hex, (long)getpid(),
+             (unsigned long long)cj_random64());
+    fd = openat(p->dir, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0 && errno != EEXIST) break;
+  }
+  if (fd >= 0) cj_lock_fd(fd);
+  return fd;
+}
+
+static uint64_t store(const cj_entry_path *p, const cj_buf *b) {
+  char tmp[80];
+  int fd, err;
+  if ((fd = open_temp(p, tmp, sizeof tmp)) < 0)
+    return write_failed(p, "creating a temporary file", errno);
+  if (write_all(fd, b->data, b->len) != 0 || fsync(fd) != 0 ||
+      renameat(p->dir, tmp, p->dir, p->name) != 0) {
+    err = errno;
+    unlinkat(p->dir, tmp, 0);
+    close(fd);
+    return write_failed(p, "writing it", err);
+  }
+  close(fd); /* releases the lock; the entry is in place */
+  return b->len;
+}
+
+uint64_t cj_disk_write(const cj_entry_path *p, const cj_key *key, const cj_image *im,
+                       const cj_deps *deps, const char *name) {
+  cj_entry_meta meta;
+  cj_buf b = {0};
+  uint64_t written;
+  memset(&meta, 0, sizeof meta);
+  snprintf(meta.name, sizeof meta.name, "%s", name);
+  if (cj_nvrtc_version_cached(&meta.nvrtc_major, &meta.nvrtc_minor) != CUJIT_OK ||
+      cj_entry_encode(key, im, deps, &meta, &b) != 0) {
+    cj_buf_free(&b);
+    cj_debug("not caching '%s': out of memory while encoding it", name);
+    return 0;
+  }
+  written = store(p, &b);
+  cj_buf_free(&b);
+  return written;
+}

@@ -1,0 +1,343 @@
+/* entry.c - the cache entry format (version CJ_CACHE_FORMAT), little-endian throughout:
+ *
+ *   header (48 bytes)
+ *     0  magic "CUJITKC\x1a"
+ *     8  u32 format version
+ *    12  u32 header size (48)
+ *    16  key (16 bytes: the disk key the entry was written under)
+ *    32  u64 payload size
+ *    40  u64 checksum: XXH3-64 of header bytes 0..39 followed by the payload
+ *   payload: sections in this order, each a 4-byte tag, u32 0, u64 length, then the bytes
+ *     META  u32 NVRTC major, u32 NVRTC minor, u32 length + program name
+ *     ARCH  target ("sm_90", "compute_90")
+ *     PTX   PTX text (no NUL)
+ *     CUBN  CUBIN (empty for a PTX-only target)
+ *     LOG   NVRTC's log
+ *     NAME  u32 count, then per name expression: u32 length + text, u32 length + lowered name
+ *     DEPS  u32 count, then per header: u32 length + path, u64 size, 16-byte XXH3-128
+ *
+ * Decoding checks every length against what is left before using or allocating it; a
+ * file that is short, long, foreign, of another version or fails its checksum is not an
+ * entry. tests/data/ holds a golden entry that pins this layout. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cache/cache.h"
+
+static const unsigned char magic[8] = {'C', 'U', 'J', 'I', 'T', 'K', 'C', 0x1a};
+
+/* ---- writing ---- */
+
+static void put32(cj_buf *b, uint32_t v) {
+  unsigned char x[4];
+  int i;
+  for (i = 0; i < 4; i++) x[i] = (unsigned char)(v >> (8 * i));
+  cj_buf_append(b, x, 4);
+}
+
+static void put64(cj_buf *b, uint64_t v) {
+  unsigned char x[8];
+  int i;
+  for (i = 0; i < 8; i++) x[i] = (unsigned char)(v >> (8 * i));
+  cj_buf_append(b, x, 8);
+}
+
+static void put_lstr(cj_buf *b, const char *s) {
+  put32(b, (uint32_t)strlen(s));
+  cj_buf_append(b, s, strlen(s));
+}
+
+/* Starts a section; returns where its length goes, patched by end_section(). */
+static size_t begin_section(cj_buf *b, const char tag[4]) {
+  size_t at;
+  cj_buf_append(b, tag, 4);
+  put32(b, 0);
+  at = b->len;
+  put64(b, 0);
+  return at;
+}
+
+static void end_section(cj_buf *b, size_t at) {
+  uint64_t len = b->len - at - 8;
+  int i;
+  if (b->oom) return;
+  for (i = 0; i < 8; i++) b->data[at + (size_t)i] = (char)(unsigned char)(len >> (8 * i));
+}
+
+static void section(cj_buf *b, const char tag[4], const void *p, size_t n) {
+  size_t at = begin_section(b, tag);
+  cj_buf_append(b, p, n);
+  end_section(b, at);
+}
+
+static void payload(cj_buf *b, const cj_image *im, const cj_deps *deps, const cj_entry_meta *m) {
+  size_t at, i;
+  at = begin_section(b, "META");
+  put32(b, (uint32_t)m->nvrtc_major);
+  put32(b, (uint32_t)m->nvrtc_minor);
+  put_lstr(b, m->name);
+  end_section(b, at);
+  section(b, "ARCH", im->arch, strlen(im->arch));
+  section(b, "PTX ", im->ptx, im->ptx_size);
+  section(b, "CUBN", im->cubin, im->cubin_size);
+  section(b, "LOG ", im->log, strlen(im->log));
+  at = begin_section(b, "NAME");
+  put32(b, (uint32_t)im->n_names);
+  for (i = 0; i < im->n_names; i++) {
+    put_lstr(b, im->name_exprs[i]);
+    put_lstr(b, im->lowered[i]);
+  }
+  end_section(b, at);
+  at = begin_section(b, "DEPS");
+  put32(b, (uint32_t)cj_deps_count_present(deps));
+  for (i = 0; deps && i < deps->n; i++) {
+    if (!deps->v[i].present) continue;
+    put_lstr(b, deps->v[i].path);
+    put64(b, deps->v[i].size);
+    cj_buf_append(b, deps->v[i].hash, sizeof deps->v[i].hash);
+  }
+  end_section(b, at);
+}
+
+int cj_entry_encode(const cj_key *key, const cj_image *im, const cj_deps *deps,
+                    const cj_entry_meta *meta, cj_buf *out) {
+  uint64_t sum;
+  size_t i;
+  cj_buf_append(out, magic, sizeof magic);
+  put32(out, CJ_CACHE_FORMAT);
+  put32(out, CJ_ENTRY_HEADER_SIZE);
+  cj_buf_append(out, key->b, sizeof key->b);
+  put64(out, 0); /* payload size, patched below */
+  put64(out, 0); /* checksum, patched below */
+  payload(out, im, deps, meta);
+  if (out->oom) return -1;
+  for (i = 0; i < 8; i++)
+    out->data[32 + i] = (char)(unsigned char)((out->len - CJ_ENTRY_HEADER_SIZE) >> (8 * i));
+  sum = cj_checksum(out->data, 40, out->data + CJ_ENTRY_HEADER_SIZE,
+                    out->len - CJ_ENTRY_HEADER_SIZE);
+  for (i = 0; i < 8; i++) out->data[40 + i] = (char)(unsigned char)(sum >> (8 * i));
+  return 0;
+}
+
+/* ---- reading ---- */
+
+typedef struct cursor {
+  const unsigned char *p;
+  size_t left;
+  int bad;
+} cursor;
+
+static uint64_t get(cursor *c, int bytes) {
+  uint64_t v = 0;
+  int i;
+  if (c->bad || c->left < (size_t)bytes) {
+    c->bad = 1;
+    return 0;
+  }
+  for (i = 0; i < bytes; i++) v |= (uint64_t)c->p[i] << (8 * i);
+  c->p += bytes;
+  c->left -= (size_t)bytes;
+  return v;
+}
+
+/* n bytes from the cursor, or NULL when fewer are left. */
+static const unsigned char *take(cursor *c, uint64_t n) {
+  const unsigned char *p = c->p;
+  if (c->bad || n > c->left) {
+    c->bad = 1;
+    return NULL;
+  }
+  c->p += n;
+  c->left -= (size_t)n;
+  return p;
+}
+
+/* Opens the next section, which must be `tag`; *sec covers its bytes. */
+static int open_section(cursor *c, const char tag[4], cursor *sec) {
+  const unsigned char *t = take(c, 4);
+  uint64_t len;
+  if (!t || memcmp(t, tag, 4) != 0 || get(c, 4) != 0) return c->bad = 1, -1;
+  len = get(c, 8);
+  sec->p = take(c, len);
+  sec->left = (size_t)len;
+  sec->bad = sec->p == NULL;
+  return sec->bad ? -1 : 0;
+}
+
+/* A u32-length-prefixed string, copied (NUL-terminated) into *out; -1 out of memory. */
+static int get_lstr(cursor *c, char **out) {
+  uint64_t n = get(c, 4);
+  const unsigned char *p = take(c, n);
+  *out = NULL;
+  if (!p) return 0;
+  *out = cj_memdup(p, (size_t)n);
+  return *out ? 0 : -1;
+}
+
+static int read_meta(cursor *c, cj_entry_meta *m) {
+  cursor s;
+  uint64_t n;
+  const unsigned char *name;
+  if (open_section(c, "META", &s) != 0) return -1;
+  m->nvrtc_major = (int)get(&s, 4);
+  m->nvrtc_minor = (int)get(&s, 4);
+  n = get(&s, 4);
+  name = take(&s, n);
+  if (!name || s.left) return -1;
+  if (n >= sizeof m->name) n = sizeof m->name - 1;
+  memcpy(m->name, name, (size_t)n);
+  m->name[n] = '\0';
+  return 0;
+}
+
+static int read_names(cursor *c, cj_image *im) {
+  cursor s;
+  uint64_t n, i;
+  if (open_section(c, "NAME", &s) != 0) return 1;
+  n = get(&s, 4);
+  if (s.bad || n > s.left / 8) return 1; /* each name takes at least 8 bytes */
+  if (!n) return s.left ? 1 : 0;
+  im->name_exprs = cj_calloc((size_t)n, sizeof(char *));
+  im->lowered = cj_calloc((size_t)n, sizeof(char *));
+  if (!im->name_exprs || !im->lowered) return -1;
+  im->n_names = (size_t)n;
+  for (i = 0; i < n; i++)
+    if (get_lstr(&s, &im->name_exprs[i]) != 0 || get_lstr(&s, &im->lowered[i]) != 0) return -1;
+  return s.bad || s.left ? 1 : 0;
+}
+
+static int read_deps(cursor *c, cj_deps *deps) {
+  cursor s;
+  uint64_t n, i;
+  if (open_section(c, "DEPS", &s) != 0) return 1;
+  n = get(&s, 4);
+  if (s.bad || n > s.left / 28) return 1; /* each takes at least 4 + 8 + 16 bytes */
+  for (i = 0; i < n; i++) {
+    const unsigned char *hash;
+    cj_dep *e;
+    char *path = NULL;
+    if (get_lstr(&s, &path) != 0 || cj_deps_add_absent(deps, path ? path : "") != 0) {
+      cj_free(path);
+      return -1;
+    }
+    cj_free(path);
+    e = &deps->v[deps->n - 1];
+    e->present = 1;
+    e->size = get(&s, 8);
+    hash = take(&s, 16);
+    if (hash) memcpy(e->hash, hash, 16);
+  }
+  return s.bad || s.left ? 1 : 0;
+}
+
+static int copy_section(cursor *c, const char tag[4], char **out, size_t *size) {
+  cursor s;
+  if (open_section(c, tag, &s) != 0) return 1;
+  *out = cj_memdup(s.p, s.left);
+  if (size) *size = s.left;
+  return *out ? 0 : -1;
+}
+
+static int read_arch(cursor *c, cj_image *im, cj_entry_meta *m) {
+  cursor s;
+  if (open_section(c, "ARCH", &s) != 0 || s.left >= sizeof im->arch) return 1;
+  memcpy(im->arch, s.p, s.left);
+  im->arch[s.left] = '\0';
+  memcpy(m->arch, im->arch, sizeof m->arch);
+  return 0;
+}
+
+/* The payload's sections into im and deps: 0, 1 (malformed) or -1 (out of memory). */
+static int read_payload(cursor *c, cj_image *im, cj_deps *deps, cj_entry_meta *m) {
+  char *cubin = NULL;
+  int rc;
+  if (read_meta(c, m) != 0) return 1;
+  if ((rc = read_arch(c, im, m)) != 0) return rc;
+  if ((rc = copy_section(c, "PTX ", &im->ptx, &im->ptx_size)) != 0) return rc;
+  if ((rc = copy_section(c, "CUBN", &cubin, &im->cubin_size)) != 0) return rc;
+  im->cubin = (unsigned char *)cubin;
+  if (!im->cubin_size) {
+    cj_free(im->cubin);
+    im->cubin = NULL;
+  }
+  if ((rc = copy_section(c, "LOG ", &im->log, NULL)) != 0) return rc;
+  if ((rc = read_names(c, im)) != 0) return rc;
+  if ((rc = read_deps(c, deps)) != 0) return rc;
+  m->ptx_size = im->ptx_size;
+  m->cubin_size = im->cubin_size;
+  return c->left ? 1 : 0;
+}
+
+/* Checks the header; on success *body covers the payload. Else 1 with the reason. */
+static int check_header(const cj_key *key, const unsigned char *d, size_t len, cursor *body,
+                        char *why, size_t why_size) {
+  cursor c = {d + 8, len > 8 ? len - 8 : 0, 0};
+  uint64_t version, hsize, psize, sum;
+  if (len == 0) return snprintf(why, why_size, "is empty"), 1;
+  if (len < CJ_ENTRY_HEADER_SIZE || memcmp(d, magic, sizeof magic) != 0)
+    return snprintf(why, why_size, "is not a cujit cache entry (%zu bytes)", len), 1;
+  version = get(&c, 4);
+  hsize = get(&c, 4);
+  if (version != CJ_CACHE_FORMAT)
+    return snprintf(why, why_size, "was written in cache format %llu (this cujit uses %d)",
+                    (unsigned long long)version, CJ_CACHE_FORMAT), 1;
+  if (hsize != CJ_ENTRY_HEADER_SIZE)
+    return snprintf(why, why_size, "has a header of %llu bytes (expected %d)",
+                    (unsigned long long)hsize, CJ_ENTRY_HEADER_SIZE), 1;
+  if (key && memcmp(take(&c, 16), key->b, 16) != 0)
+    return snprintf(why, why_size, "was written for another key"), 1;
+  c.p = d + 32;
+  c.left = len - 32;
+  psize = get(&c, 8);
+  sum = get(&c, 8);
+  if (psize != len - CJ_ENTRY_HEADER_SIZE)
+    return snprintf(why, why_size, "is truncated or padded (%zu payload bytes, the header says "
+                    "%llu)", len - CJ_ENTRY_HEADER_SIZE, (unsigned long long)psize), 1;
+  if (sum != cj_checksum(d, 40, d + CJ_ENTRY_HEADER_SIZE, (size_t)psize))
+    return snprintf(why, why_size, "is corrupted (checksum mismatch)"), 1;
+  body->p = d + CJ_ENTRY_HEADER_SIZE;
+  body->left = (size_t)psize;
+  body->bad = 0;
+  return 0;
+}
+
+int cj_entry_decode(const cj_key *key, const void *data, size_t len, cj_image **out,
+                    cj_deps *deps, cj_entry_meta *meta, char *why, size_t why_size) {
+  cursor body;
+  cj_image *im;
+  int rc;
+  *out = NULL;
+  memset(meta, 0, sizeof *meta);
+  if (check_header(key, data, len, &body, why, why_size) != 0) return 1;
+  if (!(im = cj_image_new())) return -1;
+  rc = read_payload(&body, im, deps, meta);
+  if (rc == 0) {
+    *out = im;
+    return 0;
+  }
+  cj_image_unref(im);
+  cj_deps_clear(deps);
+  if (rc > 0) snprintf(why, why_size, "has a malformed payload");
+  return rc;
+}
+
+int cj_entry_peek(const void *data, size_t len, cj_key *key, cj_entry_meta *meta) {
+  const unsigned char *d = data;
+  cursor c;
+  memset(meta, 0, sizeof *meta);
+  if (len < CJ_ENTRY_HEADER_SIZE + 16 || memcmp(d, magic, sizeof magic) != 0) return 1;
+  c.p = d + 8;
+  c.left = len - 8;
+  c.bad = 0;
+  if (get(&c, 4) != CJ_CACHE_FORMAT || get(&c, 4) != CJ_ENTRY_HEADER_SIZE) return 1;
+  memcpy(key->b, d + 16, 16);
+  c.p = d + CJ_ENTRY_HEADER_SIZE;
+  c.left = len - CJ_ENTRY_HEADER_SIZE;
+  if (read_meta(&c, meta) != 0) return 1;
+  {
+    cj_image tmp;
+    memset(&tmp, 0, sizeof tmp);
+    if (read_arch(&c, &tmp, meta) != 0) return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,221 @@
+/* fetch.c - request to image: memory cache, disk cache, then NVRTC.
+ *
+ *   1. The memory cache: the options key (no file reads) and the source's address find
+ *      an image holding the same text, compared byte for byte; failing that, the request
+ *      key (options and source, hashed) finds it. Its headers are revalidated by stat. A
+ *      hit takes one lock and allocates nothing.
+ *   2. Otherwise the source's headers are scanned and hashed into the disk key, and the
+ *      entry is read. Neither step creates an NVRTC program.
+ *   3. On a miss, the key's lock makes one process compile while the others wait for the
+ *      entry; the result is written atomically and counted in the directory's stats, and
+ *      a write that takes the cache past its limit prunes it.
+ * Cache trouble of any kind costs the cache, never the compile. */
+#define _GNU_SOURCE /* fstatat */
+#include <fcntl.h>
+#include <string.h>
+
+#include "cache/cache.h"
+
+/* Gives a new image (not yet shared) its own copy of the source, which every module made
+ * from it borrows: a memory hit then copies nothing. */
+static cujit_status attach_source(const cj_request *r, cj_image **im) {
+  if ((*im)->source) return CUJIT_OK;
+  (*im)->source = cj_memdup(r->source, r->source_len);
+  (*im)->source_len = r->source_len;
+  if ((*im)->source) return CUJIT_OK;
+  cj_image_unref(*im);
+  *im = NULL;
+  return cj_fail_oom("keeping the source of a module");
+}
+
+/* After a compile: a header changed since it was hashed into the key may have been read
+ * by NVRTC in its new version, so the result is not cached (r->headers_changed). */
+static void check_headers(const cj_request *r, const cj_deps *deps, int *changed) {
+  const cj_dep *e = cj_deps_changed(deps);
+  if (!e) return;
+  *changed = 1;
+  cj_warn("header '%s' changed while '%s' was compiled; the result is used but not cached "
+          "(it may hold either version); the next compile caches it once the header is "
+          "left alone", e->path, r->name);
+}
+
+/* Compiles with NVRTC. `deps` (may be NULL) are the headers the key was made from: one
+ * that changed meanwhile sets *changed, and the result is then not cached. */
+static cujit_status compile_now(cj_request *r, const cj_deps *deps, int *changed,
+                                cj_image **out) {
+  cujit_status st = cj_request_prepare(r);
+  if (st != CUJIT_OK) return st;
+  cj_count(CJ_COMPILES, 1);
+  st = cj_nvrtc_compile(r, out);
+  if (st == CUJIT_OK && deps) check_headers(r, deps, changed);
+  return st == CUJIT_OK ? attach_source(r, out) : st;
+}
+
+/* An image from the memory cache whose headers are unchanged, else NULL. Drops the
+ * reference to its headers either way. */
+static cj_image *fresh(cj_image *im, cj_deps *deps) {
+  int ok = im && cj_deps_fresh(deps);
+  cj_deps_destroy(deps);
+  if (ok || !im) return im;
+  cj_image_unref(im); /* a header changed: look again */
+  return NULL;
+}
+
+/* What waiting for another process's compile needs to look at the entry. */
+typedef struct waiter {
+  const cj_entry_path *path;
+  const cj_key *key;
+  const cj_deps *deps;
+  struct stat seen; /* the entry as last looked at (st_ino 0: absent) */
+  cj_image *image;
+  int oom;
+} waiter;
+
+static int same_stat(const struct stat *a, const struct stat *b) {
+  return a->st_ino == b->st_ino && a->st_dev == b->st_dev && a->st_size == b->st_size &&
+         a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+/* Polled while the key is locked elsewhere: 1 once the entry was (re)written and reads as
+ * a hit, or when out of memory. */
+static int entry_ready(void *arg) {
+  waiter *w = arg;
+  struct stat st;
+  int rc;
+  if (fstatat(w->path->dir, w->path->name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+      same_stat(&st, &w->seen))
+    return 0;
+  w->seen = st;
+  rc = cj_disk_read(w->path, w->key, w->deps, &w->image);
+  if (rc == CJ_DISK_OOM) w->oom = 1;
+  return rc == CJ_DISK_HIT || rc == CJ_DISK_OOM;
+}
+
+static unsigned unstated_writes; /* entries written while the statistics were unusable */
+
+static void count_disk(const cj_root *root, uint64_t hits, uint64_t misses, uint64_t written) {
+  cj_disk_counters d;
+  uint64_t max = cj_cache_max_size();
+  memset(&d, 0, sizeof d);
+  d.hits = hits;
+  d.misses = misses;
+  d.compiles = misses;
+  d.size = written;
+  cj_count(hits ? CJ_HITS : CJ_MISSES, 1);
+  switch (cj_diskstats_add(root, &d, max)) {
+    case 1: cj_prune_auto(root, max); break;
+    case -1: /* no statistics: walk the directory after every 32nd write of this process */
+      if (written && __atomic_add_fetch(&unstated_writes, 1, __ATOMIC_RELAXED) % 32 == 0)
+        cj_prune_auto(root, max);
+      break;
+    default: break;
+  }
+}
+
+/* Compiles with the key locked (when the lock could be had) and stores the entry. */
+static cujit_status compile_and_store(cj_request *r, const cj_root *root, const cj_entry_path *p,
+                                      const cj_key *key, const cj_deps *deps, int *changed,
+                                      cj_lock *lock, cj_image **out) {
+  uint64_t written = 0;
+  cujit_status st = compile_now(r, deps, changed, out);
+  if (st == CUJIT_OK && !*changed) written = cj_disk_write(p, key, *out, deps, r->name);
+  cj_lock_release(p->dir, p->lock, lock);
+  count_disk(root, 0, 1, written);
+  return st;
+}
+
+/* Looks the key up with its shard open: the entry, or the lock that makes one process
+ * compile it, or the entry that process wrote. */
+static cujit_status from_shard(cj_request *r, const cj_root *root, const cj_entry_path *p,
+                               const cj_key *key, const cj_deps *deps, int *changed,
+                               cj_image **out) {
+  cj_lock lock = {-1};
+  waiter w;
+  int rc;
+  memset(&w, 0, sizeof w);
+  w.path = p;
+  w.key = key;
+  w.deps = deps;
+  rc = cj_disk_read(p, key, deps, out);
+  if (rc == CJ_DISK_OOM) return cj_fail_oom("reading a cache entry");
+  if (rc == CJ_DISK_HIT) return count_disk(root, 1, 0, 0), CUJIT_OK;
+  if (rc == CJ_DISK_INVALID) /* wait for it to change */
+    fstatat(p->dir, p->name, &w.seen, AT_SYMLINK_NOFOLLOW);
+  rc = cj_lock_acquire(p->dir, p->lock, r->name, cj_cache_lock_timeout(), entry_ready, &w, &lock);
+  if (w.oom) return cj_fail_oom("reading a cache entry");
+  if (rc == CJ_LOCK_ENTRY_READY) {
+    *out = w.image;
+    return count_disk(root, 1, 0, 0), CUJIT_OK;
+  }
+  /* The entry may have been written between the first look and taking the lock. */
+  if (rc == CJ_LOCK_HELD && entry_ready(&w)) {
+    cj_lock_release(p->dir, p->lock, &lock);
+    if (w.oom) return cj_fail_oom("reading a cache entry");
+    *out = w.image;
+    return count_disk(root, 1, 0, 0), CUJIT_OK;
+  }
+  return compile_and_store(r, root, p, key, deps, changed, &lock, out);
+}
+
+static cujit_status from_disk(cj_request *r, const cj_root *root, const cj_key *key,
+                              const cj_deps *deps, int *changed, cj_image **out) {
+  cj_entry_path p;
+  cujit_status st;
+  if (cj_entry_open(root, key, 1, &p) != 0) { /* an unusable shard: compile uncached */
+    cj_count(CJ_MISSES, 1);
+    return compile_now(r, deps, changed, out);
+  }
+  st = from_shard(r, root, &p, key, deps, changed, out);
+  cj_entry_close(&p);
+  return st;
+}
+
+static cujit_status lookup(cj_request *r, const cj_key *rkey, const cj_memhint *hint,
+                           cj_image **out) {
+  char bypass[512];
+  cj_root root;
+  cj_deps *deps = NULL;
+  cj_key dkey;
+  int changed = 0;
+  cujit_status st = cj_scan_request(r, &deps, bypass, sizeof bypass);
+  if (st != CUJIT_OK) return st;
+  if (bypass[0]) {
+    cj_info("'%s' is compiled without the cache: %s", r->name, bypass);
+    cj_deps_destroy(deps);
+    return compile_now(r, NULL, &changed, out);
+  }
+  if (cj_root_open(&root, 1) == 0) {
+    cj_key_disk(rkey, deps, &dkey);
+    st = from_disk(r, &root, &dkey, deps, &changed, out);
+    cj_root_close(&root);
+  } else {
+    cj_count(CJ_MISSES, 1);
+    st = compile_now(r, deps, &changed, out);
+  }
+  if (st == CUJIT_OK) st = attach_source(r, out);
+  if (st == CUJIT_OK && !changed) cj_memcache_put(rkey, *out, deps, hint);
+  cj_deps_destroy(deps); /* the memory cache holds its own reference */
+  return st;
+}
+
+cujit_status cj_compile(cj_request *r, cj_image **out) {
+  cj_memhint hint;
+  cj_deps *deps = NULL;
+  cj_key rkey;
+  int changed = 0;
+  cujit_status st;
+  *out = NULL;
+  if (r->flags & CUJIT_OPT_NO_CACHE) return compile_now(r, NULL, &changed, out);
+  if ((st = cj_key_options(r, &hint.options)) != CUJIT_OK) return st;
+  hint.source = r->source;
+  hint.len = r->source_len;
+  *out = cj_memcache_get_source(&hint, &deps);
+  if ((*out = fresh(*out, deps)) == NULL) {
+    cj_key_source(&hint.options, r->source, r->source_len, &rkey);
+    *out = cj_memcache_get(&rkey, &hint, &deps);
+    if ((*out = fresh(*out, deps)) == NULL) return lookup(r, &rkey, &hint, out);
+  }
+  cj_count(CJ_HITS, 1);
+  cj_count(CJ_MEMORY_HITS, 1);
+  return CUJIT_OK;
+}

@@ -1,0 +1,238 @@
+/* call.c - cujit_call(): C varargs typed by the kernel's signature, turned into cujit_arg
+ * values (C's default argument promotions undone) and launched with cujit_launch(). */
+#include <math.h>
+#include <string.h>
+
+#include "launch/launch.h"
+#include "call/signature.h"
+
+cj_launch_fn cj_launcher = cujit_launch;
+
+void cj_set_launcher(cj_launch_fn f) { cj_launcher = f ? f : cujit_launch; }
+
+/* Rounds a finite non-negative value to a binary format with `mbits` stored mantissa bits
+ * and smallest normal exponent `emin`, to nearest with ties to even, in one rounding.
+ * Subnormals share the smallest normals' quantum, so one formula covers both. */
+static uint16_t round_binary(double a, int mbits, int emin, uint32_t inf) {
+  int e;
+  uint32_t bits;
+  if (a == 0) return 0;
+  (void)frexp(a, &e);
+  e -= 1; /* a = 1.f * 2^e */
+  if (e < emin) e = emin;
+  if (e > 1024) e = 1024;
+  bits = ((uint32_t)(e - emin) << mbits) + (uint32_t)rint(ldexp(a, mbits - e));
+  return (uint16_t)(bits >= inf ? inf : bits);
+}
+
+static uint16_t to_small_float(double d, int mbits, int emin, uint32_t inf) {
+  uint16_t sign = signbit(d) ? 0x8000 : 0;
+  if (isnan(d)) return (uint16_t)(sign | inf | (1u << (mbits - 1)));
+  if (isinf(d)) return (uint16_t)(sign | inf);
+  return (uint16_t)(sign | round_binary(fabs(d), mbits, emin, inf));
+}
+
+uint16_t cj_f16_bits(double d) { return to_small_float(d, 10, -14, 0x7c00); }
+uint16_t cj_bf16_bits(double d) { return to_small_float(d, 7, -126, 0x7f80); }
+
+void cj_arg_bytes(const cj_param *p, const void *v, cujit_arg *a) {
+  if (p->size <= sizeof a->value.bytes) {
+    memset(a->value.bytes, 0, sizeof a->value.bytes);
+    cj_arg_set(p, a, v, p->size);
+  } else {
+    cj_arg_set(p, a, v, 0);
+    a->data = v;
+  }
+}
+
+static cujit_status arg_fail(const cj_signature *s, const char *kernel, size_t i,
+                             const char *fmt, ...) CJ_PRINTF(4, 5);
+static cujit_status arg_fail(const cj_signature *s, const char *kernel, size_t i,
+                             const char *fmt, ...) {
+  cj_buf b = {0};
+  va_list ap;
+  cujit_status st;
+  cj_buf_printf(&b, "kernel '%s', ", kernel);
+  cj_param_label(s, i, &b);
+  cj_buf_puts(&b, ": ");
+  va_start(ap, fmt);
+  cj_buf_vprintf(&b, fmt, ap);
+  va_end(ap);
+  st = cj_fail(CUJIT_ERROR_INVALID_ARGS, "%s", b.data ? b.data : "out of memory");
+  cj_buf_free(&b);
+  return st;
+}
+
+cujit_status cj_arg_ptr(const cj_signature *s, const char *kernel, size_t i, CUdeviceptr v,
+                        cujit_arg *a) {
+  const cujit_arg *r;
+  if (CJ_LIKELY((v >> 48) != CUJIT_ARG_REF_TAG_)) {
+    cj_arg_set(&s->params[i], a, &v, sizeof v);
+    return CUJIT_OK;
+  }
+  r = (const cujit_arg *)(uintptr_t)(v & CUJIT_ARG_REF_MASK_);
+  if (!r || (v & CUJIT_ARG_REF_MASK_) == CUJIT_ARG_REF_MASK_)
+    return arg_fail(s, kernel, i, "the argument reference is %s",
+                    r ? "to an address cujit_arg_ref() cannot encode (above 2^48)" : "NULL");
+  if (r->size != sizeof(CUdeviceptr) || (r->kind == CUJIT_ARG_VALUE && r->type != CUJIT_TYPE_PTR))
+    return arg_fail(s, kernel, i, "a pointer parameter takes a device pointer or "
+                    "CUJIT_IN/CUJIT_OUT/CUJIT_INOUT, not a %zu-byte value", r->size);
+  *a = *r;
+  return CUJIT_OK;
+}
+
+/* One argument as read from the varargs: a scalar's value (its first `size` bytes), or
+ * where a struct, vector or blob lies. */
+typedef union cj_scalar {
+  uint64_t u64;
+  double f64;
+  float f32;
+  uint32_t u32;
+  uint16_t u16;
+  uint8_t u8;
+} cj_scalar;
+
+/* A promoted int for an 8- or 16-bit parameter: any value of the signed or the unsigned
+ * type of that width is taken (so both (char)-1 and 255 fit an unsigned char). */
+static cujit_status small_int(const cj_signature *s, const char *kernel, size_t i, int v,
+                              cj_scalar *out) {
+  int bits = (int)s->params[i].size * 8;
+  long lo = -(1L << (bits - 1)), hi = (1L << bits) - 1;
+  if (v < lo || v > hi)
+    return arg_fail(s, kernel, i, "%d does not fit in %d bits", v, bits);
+  if (bits == 8)
+    out->u8 = (uint8_t)v;
+  else
+    out->u16 = (uint16_t)v;
+  return CUJIT_OK;
+}
+
+/* Reads parameter i's argument, undoing C's default promotions: *at points to its bytes
+ * (in *v for scalars). */
+static cujit_status read_arg(const cj_signature *s, const char *kernel, size_t i, va_list *ap,
+                             cj_scalar *v, const void **at) {
+  const cj_param *p = &s->params[i];
+  *at = v;
+  switch ((cj_kind)p->kind) {
+    case CJ_K_I8: case CJ_K_U8: case CJ_K_I16: case CJ_K_U16:
+      return small_int(s, kernel, i, va_arg(*ap, int), v);
+    case CJ_K_I32: case CJ_K_U32: v->u32 = va_arg(*ap, unsigned); return CUJIT_OK;
+    case CJ_K_I64: case CJ_K_U64: v->u64 = va_arg(*ap, unsigned long long); return CUJIT_OK;
+    case CJ_K_F16: v->u16 = cj_f16_bits(va_arg(*ap, double)); return CUJIT_OK;
+    case CJ_K_BF16: v->u16 = cj_bf16_bits(va_arg(*ap, double)); return CUJIT_OK;
+    case CJ_K_F32: v->f32 = (float)va_arg(*ap, double); return CUJIT_OK;
+    case CJ_K_F64: v->f64 = va_arg(*ap, double); return CUJIT_OK;
+    case CJ_K_PTR: v->u64 = va_arg(*ap, CUdeviceptr); return CUJIT_OK;
+    default:
+      if ((*at = va_arg(*ap, const void *)) != NULL) return CUJIT_OK;
+      return arg_fail(s, kernel, i, "a struct, vector or blob parameter takes a pointer to its "
+                      "value (&v), not NULL");
+  }
+}
+
+static cujit_status one_arg(const cj_signature *s, const char *kernel, size_t i, va_list *ap,
+                            cujit_arg *a) {
+  const cj_param *p = &s->params[i];
+  cj_scalar v;
+  const void *at;
+  cujit_status st = read_arg(s, kernel, i, ap, &v, &at);
+  if (CJ_UNLIKELY(st != CUJIT_OK)) return st;
+  if (p->kind == CJ_K_PTR) return cj_arg_ptr(s, kernel, i, v.u64, a);
+  if (p->kind >= CJ_K_NSCALAR)
+    cj_arg_bytes(p, at, a);
+  else
+    cj_arg_set(p, a, &v, p->size);
+  return CUJIT_OK;
+}
+
+cujit_status cj_args_from_va(const cj_signature *s, const char *kernel, int nargs, va_list *ap,
+                             cujit_arg *args) {
+  size_t i;
+  if (CJ_UNLIKELY(nargs < 0 || (size_t)nargs != s->n))
+    return cj_fail(CUJIT_ERROR_INVALID_ARGS,
+                   "kernel '%s' takes %zu arguments (%s) but %d were given; nothing was "
+                   "launched (the count comes from the commas in the call: wrap a compound "
+                   "literal such as (float4){1, 2, 3, 4} in parentheses)",
+                   kernel, s->n, s->text, nargs);
+  for (i = 0; i < s->n; i++) {
+    cujit_status st = one_arg(s, kernel, i, ap, &args[i]);
+    if (CJ_UNLIKELY(st != CUJIT_OK)) return st;
+  }
+  return CUJIT_OK;
+}
+
+/* The hot path: the arguments read straight into the kernelParams array, no cujit_arg
+ * built and no check repeated, for a signature that matched the driver's layout. Returns
+ * 0 (not taken; *ap may have been read) when the general path is needed: In/Out
+ * arguments, a timing, a cooperative launch or clusters, a test's launcher, or more
+ * parameters than the stack holds. */
+static inline CJ_ALWAYS_INLINE int call_direct(cujit_function *fn, const cj_signature *s,
+                                               int nargs, cujit_dim3 grid, cujit_dim3 block,
+                                               const cujit_launch_options *opts, va_list *ap,
+                                               cujit_status *st) {
+  cj_scalar v[CJ_CALL_STACK_ARGS];
+  void *params[CJ_CALL_STACK_ARGS];
+  const void *at;
+  size_t i;
+  if (!s->checked || s->n != fn->nparams || s->n > CJ_CALL_STACK_ARGS || nargs < 0 ||
+      (size_t)nargs != s->n || cj_launcher != cujit_launch ||
+      (opts && (opts->elapsed_ms || CJ_OPTS_EX(opts))))
+    return 0;
+  for (i = 0; i < s->n; i++) {
+    if (CJ_UNLIKELY((*st = read_arg(s, fn->name, i, ap, &v[i], &at)) != CUJIT_OK)) return 1;
+    if (s->params[i].kind == CJ_K_PTR && CJ_UNLIKELY((v[i].u64 >> 48) == CUJIT_ARG_REF_TAG_))
+      return 0;
+    params[i] = (void *)at;
+  }
+  *st = cj_launch_params(fn, grid, block, params, opts);
+  return 1;
+}
+
+/* The general path: cujit_arg values handed to the launcher. Kept out of line so that its
+ * array of arguments does not deepen the stack of the direct path. */
+static CJ_NOINLINE cujit_status call_general(cujit_function *fn, const cj_signature *s,
+                                             int nargs, cujit_dim3 grid, cujit_dim3 block,
+                                             const cujit_launch_options *opts, va_list *ap) {
+  cujit_arg stack[CJ_CALL_STACK_ARGS], *args = stack;
+  cujit_status st;
+  if (CJ_UNLIKELY(s->n > CJ_CALL_STACK_ARGS)) {
+    args = cj_malloc(s->n * sizeof *args);
+    if (!args) return cj_fail_oom("calling a kernel");
+  }
+  st = cj_args_from_va(s, fn->name, nargs, ap, args);
+  if (CJ_LIKELY(st == CUJIT_OK)) st = cj_launcher(fn, grid, block, args, s->n, opts);
+  if (args != stack) cj_free(args);
+  return st;
+}
+
+/* The body of both entry points (va_start needs the variadic function itself, and a
+ * function using va_copy is never inlined): the launch then runs as few frames below the
+ * caller as cujit_launch's does. Returns from the entry point on a bad fn or signature. */
+#define CJ_CALL_BODY(fn, nargs, grid, block, opts, last)                                  \
+  do {                                                                                    \
+    va_list ap_, again_;                                                                  \
+    cj_signature *s_;                                                                     \
+    int done_;                                                                            \
+    if (CJ_UNLIKELY(!(fn)))                                                              \
+      return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_call: fn is NULL");                \
+    if (CJ_UNLIKELY((st = cj_function_sig((fn), &s_)) != CUJIT_OK)) return st;           \
+    va_start(ap_, last);                                                                  \
+    va_copy(again_, ap_);                                                                 \
+    done_ = call_direct((fn), s_, (nargs), (grid), (block), (opts), &again_, &st);        \
+    va_end(again_);                                                                       \
+    if (!done_) st = call_general((fn), s_, (nargs), (grid), (block), (opts), &ap_);      \
+    va_end(ap_);                                                                          \
+  } while (0)
+
+cujit_status cujit_call_n(cujit_function *fn, int nargs, cujit_dim3 grid, cujit_dim3 block, ...) {
+  cujit_status st;
+  CJ_CALL_BODY(fn, nargs, grid, block, NULL, block);
+  return st;
+}
+
+cujit_status cujit_call_ex_n(cujit_function *fn, int nargs, cujit_dim3 grid, cujit_dim3 block,
+                             const cujit_launch_options *opts, ...) {
+  cujit_status st;
+  CJ_CALL_BODY(fn, nargs, grid, block, opts, opts);
+  return st;
+}

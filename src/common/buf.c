@@ -1,0 +1,70 @@
+/* buf.c - a growable NUL-terminated string buffer that remembers running out of memory. */
+#include <stdio.h>
+#include <string.h>
+
+#include "common/common.h"
+
+static int reserve(cj_buf *b, size_t extra) {
+  size_t need, cap;
+  char *d;
+  if (b->oom) return -1;
+  need = b->len + extra + 1;
+  if (need <= b->cap) return 0;
+  cap = b->cap ? b->cap : 64;
+  while (cap < need) cap *= 2;
+  d = cj_realloc(b->data, cap);
+  if (!d) {
+    b->oom = 1;
+    return -1;
+  }
+  b->data = d;
+  b->cap = cap;
+  return 0;
+}
+
+void cj_buf_append(cj_buf *b, const void *p, size_t n) {
+  if (reserve(b, n) != 0) return;
+  if (n) memcpy(b->data + b->len, p, n);
+  b->len += n;
+  b->data[b->len] = '\0';
+}
+
+void cj_buf_puts(cj_buf *b, const char *s) { cj_buf_append(b, s, strlen(s)); }
+
+void cj_buf_vprintf(cj_buf *b, const char *fmt, va_list ap) {
+  va_list ap2;
+  int n;
+  va_copy(ap2, ap);
+  n = vsnprintf(NULL, 0, fmt, ap2);
+  va_end(ap2);
+  if (n < 0 || reserve(b, (size_t)n) != 0) return;
+  vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+  b->len += (size_t)n;
+}
+
+void cj_buf_printf(cj_buf *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  cj_buf_vprintf(b, fmt, ap);
+  va_end(ap);
+}
+
+char *cj_buf_take(cj_buf *b) {
+  char *s;
+  if (b->oom) {
+    cj_buf_free(b);
+    return NULL;
+  }
+  if (!b->data) return cj_strdup("");
+  s = b->data;
+  b->data = NULL;
+  b->len = b->cap = 0;
+  return s;
+}
+
+void cj_buf_free(cj_buf *b) {
+  cj_free(b->data);
+  b->data = NULL;
+  b->len = b->cap = 0;
+  b->oom = 0;
+}

@@ -1,0 +1,145 @@
+/* error.c - the status table and the thread's error detail. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/common.h"
+
+typedef struct cj_tls {
+  char *detail;
+  size_t cap;
+  cujit_status status;
+  CUresult cu;
+  int nvrtc;
+} cj_tls;
+
+static pthread_key_t tls_key;
+static pthread_once_t tls_once = PTHREAD_ONCE_INIT;
+static int tls_ok;
+
+static void tls_destroy(void *p) {
+  cj_tls *t = p;
+  if (!t) return;
+  free(t->detail);
+  free(t);
+}
+
+static void tls_init(void) { tls_ok = pthread_key_create(&tls_key, tls_destroy) == 0; }
+
+/* The thread's record, created on first use; NULL only when out of memory. Uses plain
+ * malloc on purpose: error reporting must keep working while allocations are failing. */
+static cj_tls *tls_get(void) {
+  cj_tls *t;
+  pthread_once(&tls_once, tls_init);
+  if (!tls_ok) return NULL;
+  t = pthread_getspecific(tls_key);
+  if (t) return t;
+  t = calloc(1, sizeof *t);
+  if (t && pthread_setspecific(tls_key, t) != 0) {
+    free(t);
+    t = NULL;
+  }
+  return t;
+}
+
+const char *cujit_status_name(cujit_status status) {
+  switch (status) {
+#define CJ_NAME_(name, num, msg) \
+  case CUJIT_##name:             \
+    return "CUJIT_" #name;
+    CUJIT_STATUS_MAP(CJ_NAME_)
+#undef CJ_NAME_
+  }
+  return "CUJIT_UNKNOWN_STATUS";
+}
+
+const char *cujit_status_string(cujit_status status) {
+  switch (status) {
+#define CJ_MSG_(name, num, msg) \
+  case CUJIT_##name:            \
+    return msg;
+    CUJIT_STATUS_MAP(CJ_MSG_)
+#undef CJ_MSG_
+  }
+  return "unknown status";
+}
+
+const char *cujit_last_error(void) {
+  cj_tls *t = tls_get();
+  return t && t->detail ? t->detail : "";
+}
+
+cujit_status cujit_last_status(void) {
+  cj_tls *t = tls_get();
+  return t ? t->status : CUJIT_OK;
+}
+
+CUresult cujit_last_cu_result(void) {
+  cj_tls *t = tls_get();
+  return t ? t->cu : CUDA_SUCCESS;
+}
+
+int cujit_last_nvrtc_result(void) {
+  cj_tls *t = tls_get();
+  return t ? t->nvrtc : 0;
+}
+
+static void set_detail(cj_tls *t, const char *fmt, va_list ap) {
+  va_list ap2;
+  int n;
+  va_copy(ap2, ap);
+  n = vsnprintf(t->detail, t->detail ? t->cap : 0, fmt, ap2);
+  va_end(ap2);
+  if (n < 0) n = 0;
+  if ((size_t)n >= t->cap) {
+    char *d = realloc(t->detail, (size_t)n + 1);
+    if (!d) { /* keep what fitted */
+      if (t->detail && t->cap) t->detail[t->cap - 1] = '\0';
+      return;
+    }
+    t->detail = d;
+    t->cap = (size_t)n + 1;
+    vsnprintf(t->detail, t->cap, fmt, ap);
+  }
+}
+
+static cujit_status record(cujit_status st, CUresult cu, int nvrtc, const char *fmt, va_list ap) {
+  cj_tls *t = tls_get();
+  if (!t) return st;
+  t->status = st;
+  t->cu = cu;
+  t->nvrtc = nvrtc;
+  set_detail(t, fmt, ap);
+  cj_debug("%s: %s", cujit_status_name(st), t->detail ? t->detail : "");
+  return st;
+}
+
+cujit_status cj_fail(cujit_status st, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  record(st, CUDA_SUCCESS, 0, fmt, ap);
+  va_end(ap);
+  return st;
+}
+
+cujit_status cj_fail_cu(cujit_status st, CUresult r, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  record(st, r, 0, fmt, ap);
+  va_end(ap);
+  return st;
+}
+
+cujit_status cj_fail_nvrtc(cujit_status st, int r, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  record(st, CUDA_SUCCESS, r, fmt, ap);
+  va_end(ap);
+  return st;
+}
+
+cujit_status cj_fail_oom(const char *what) {
+  return cj_fail(CUJIT_ERROR_OUT_OF_MEMORY, "out of host memory while %s; free memory and retry",
+                 what);
+}

@@ -1,0 +1,90 @@
+/* log.c - the log callback and level. Silent unless CUJIT_LOG is set or a callback is. */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/common.h"
+
+static pthread_once_t log_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static volatile int log_level; /* cujit_log_level; read without the lock on hot paths */
+static cujit_log_fn log_fn;
+static void *log_user;
+
+static const char *const level_names[] = {"off", "error", "warn", "info", "debug"};
+
+/* A CUJIT_LOG value that is not a level, kept until the log can say so: with the level
+ * it would have set unknown, the log stays off, so the warning waits until a callback or
+ * a level is set (the library never prints by default). */
+static char bad_level[72];
+static int bad_level_reported;
+
+static void log_init(void) {
+  const char *e = cj_getenv("CUJIT_LOG");
+  size_t i;
+  if (!e) return;
+  for (i = 0; i < CJ_COUNT(level_names); i++)
+    if (strcasecmp(e, level_names[i]) == 0) log_level = (int)i;
+  if (strcasecmp(e, "warning") == 0) log_level = CUJIT_LOG_WARN;
+  if (log_level == CUJIT_LOG_OFF && strcasecmp(e, "off") != 0)
+    snprintf(bad_level, sizeof bad_level, "%.64s", e);
+}
+
+static void report_bad_level(void) {
+  if (!bad_level[0] || !cj_log_enabled(CUJIT_LOG_WARN)) return;
+  if (__atomic_exchange_n(&bad_level_reported, 1, __ATOMIC_RELAXED)) return;
+  cj_log(CUJIT_LOG_WARN, "CUJIT_LOG='%s' is not a log level (off, error, warn, info or debug); "
+         "it was ignored, so the level was the default off until set", bad_level);
+}
+
+void cujit_set_log_callback(cujit_log_fn fn, void *user) {
+  pthread_once(&log_once, log_init);
+  pthread_mutex_lock(&log_lock);
+  log_fn = fn;
+  log_user = user;
+  pthread_mutex_unlock(&log_lock);
+  report_bad_level();
+}
+
+void cujit_set_log_level(cujit_log_level level) {
+  pthread_once(&log_once, log_init);
+  if ((int)level < CUJIT_LOG_OFF) level = CUJIT_LOG_OFF;
+  if ((int)level > CUJIT_LOG_DEBUG) level = CUJIT_LOG_DEBUG;
+  __atomic_store_n(&log_level, (int)level, __ATOMIC_RELAXED);
+  report_bad_level();
+}
+
+cujit_log_level cujit_get_log_level(void) {
+  pthread_once(&log_once, log_init);
+  return (cujit_log_level)__atomic_load_n(&log_level, __ATOMIC_RELAXED);
+}
+
+int cj_log_enabled(cujit_log_level level) {
+  return level != CUJIT_LOG_OFF && (int)level <= (int)cujit_get_log_level();
+}
+
+void cj_log(cujit_log_level level, const char *fmt, ...) {
+  char line[1024];
+  cujit_log_fn fn;
+  void *user;
+  va_list ap;
+  if (!cj_log_enabled(level)) return;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  pthread_mutex_lock(&log_lock);
+  fn = log_fn;
+  user = log_user;
+  pthread_mutex_unlock(&log_lock);
+  if (fn)
+    fn(level, line, user);
+  else
+    fprintf(stderr, "cujit: %s: %s\n", level_names[level], line);
+}
+
+void cj_env_ignored(int *warned, const char *name, const char *value, const char *form,
+                    const char *fallback) {
+  if (__atomic_exchange_n(warned, 1, __ATOMIC_RELAXED)) return;
+  cj_warn("%s='%.64s' is not %s; using %s", name, value, form, fallback);
+}

@@ -1,0 +1,225 @@
+/* nvrtc.c - compiling with NVRTC. */
+#include <nvrtc.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "compile/compile.h"
+
+static pthread_once_t archs_once = PTHREAD_ONCE_INIT;
+static int archs[128];
+static size_t n_archs;
+static nvrtcResult archs_result;
+static pthread_once_t version_once = PTHREAD_ONCE_INIT;
+static int version_major, version_minor;
+static nvrtcResult version_result;
+static uint64_t programs_created;
+
+static void archs_init(void) {
+  int n = 0;
+  archs_result = nvrtcGetNumSupportedArchs(&n);
+  if (archs_result != NVRTC_SUCCESS || n <= 0 || (size_t)n > CJ_COUNT(archs)) return;
+  archs_result = nvrtcGetSupportedArchs(archs);
+  if (archs_result == NVRTC_SUCCESS) n_archs = (size_t)n;
+}
+
+cujit_status cj_nvrtc_archs(const int **out, size_t *count) {
+  pthread_once(&archs_once, archs_init);
+  if (archs_result != NVRTC_SUCCESS)
+    return cj_fail_nvrtc(CUJIT_ERROR_NVRTC, archs_result, "nvrtcGetSupportedArchs failed: %s",
+                         nvrtcGetErrorString(archs_result));
+  *out = archs;
+  *count = n_archs;
+  return CUJIT_OK;
+}
+
+static void version_init(void) { version_result = nvrtcVersion(&version_major, &version_minor); }
+
+cujit_status cj_nvrtc_version_cached(int *major, int *minor) {
+  pthread_once(&version_once, version_init);
+  if (version_result != NVRTC_SUCCESS)
+    return cj_fail_nvrtc(CUJIT_ERROR_NVRTC, version_result, "nvrtcVersion failed: %s",
+                         nvrtcGetErrorString(version_result));
+  *major = version_major;
+  *minor = version_minor;
+  return CUJIT_OK;
+}
+
+uint64_t cj_nvrtc_programs_created(void) {
+  return __atomic_load_n(&programs_created, __ATOMIC_RELAXED);
+}
+
+cujit_status cujit_nvrtc_version(int *major, int *minor) {
+  int a = 0, b = 0;
+  nvrtcResult r = nvrtcVersion(&a, &b);
+  if (r != NVRTC_SUCCESS)
+    return cj_fail_nvrtc(CUJIT_ERROR_NVRTC, r, "nvrtcVersion failed: %s", nvrtcGetErrorString(r));
+  if (major) *major = a;
+  if (minor) *minor = b;
+  return CUJIT_OK;
+}
+
+cujit_status cujit_nvrtc_archs(int *out, size_t capacity, size_t *count) {
+  const int *a = NULL;
+  size_t n = 0, i;
+  cujit_status st;
+  if (!count || (capacity && !out))
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_nvrtc_archs: count is NULL, or archs is NULL "
+                   "with a nonzero capacity");
+  st = cj_nvrtc_archs(&a, &n);
+  if (st != CUJIT_OK) return st;
+  for (i = 0; i < n && i < capacity; i++) out[i] = a[i];
+  *count = n;
+  return CUJIT_OK;
+}
+
+static char *program_log(nvrtcProgram p) {
+  size_t size = 0;
+  char *log;
+  if (nvrtcGetProgramLogSize(p, &size) != NVRTC_SUCCESS || size == 0) return cj_strdup("");
+  log = cj_malloc(size + 1);
+  if (!log) return NULL;
+  if (nvrtcGetProgramLog(p, log) != NVRTC_SUCCESS) log[0] = '\0';
+  log[size] = '\0';
+  return log;
+}
+
+static void options_line(const cj_request *r, cj_buf *b) {
+  size_t i;
+  for (i = 0; i < r->argc; i++) cj_buf_printf(b, "%s%s", i ? " " : "", r->argv[i]);
+  if (!r->argc) cj_buf_puts(b, "(none)");
+}
+
+/* For a header that could not be found: where NVRTC looked, in its order. */
+static void search_hint(const cj_request *r, cj_buf *b) {
+  size_t i, n_toolkit;
+  const char *v;
+  cj_buf_puts(b, "a header was not found; searched, in order: the in-memory headers");
+  for (i = 0; i < r->n_nvrtc_headers; i++)
+    cj_buf_printf(b, "%s'%s'", i ? ", " : " (", r->header_names[i]);
+  cj_buf_puts(b, r->n_nvrtc_headers ? "), the includer's directory" : ", the includer's directory");
+  for (i = 0; i < r->argc; i++) {
+    v = r->argv[i];
+    if (strncmp(v, "--include-path=", 15) == 0) cj_buf_printf(b, ", %s", v + 15);
+    else if (strncmp(v, "-I", 2) == 0 && v[2]) cj_buf_printf(b, ", %s", v + 2);
+  }
+  cj_toolkit_include_dirs(&n_toolkit);
+  if (r->flags & CUJIT_OPT_NO_TOOLKIT_INCLUDES)
+    cj_buf_puts(b, "\n(the CUDA toolkit's directories were not searched: "
+                   "CUJIT_OPT_NO_TOOLKIT_INCLUDES)");
+  else if (!n_toolkit)
+    cj_buf_puts(b, "\n(no CUDA toolkit was found to search; set CUDA_PATH to its directory)");
+  cj_buf_puts(b, "\n");
+}
+
+static cujit_status compile_failed(const cj_request *r, nvrtcResult res, const char *log) {
+  cj_buf opts = {0}, hint = {0};
+  cujit_status st;
+  options_line(r, &opts);
+  if (strstr(log, "open source file")) search_hint(r, &hint);
+  if (res == NVRTC_ERROR_COMPILATION)
+    st = cj_fail_nvrtc(CUJIT_ERROR_COMPILE, res,
+                       "'%s' did not compile; fix the errors below (line numbers are the "
+                       "source's own)\noptions: %s\n%s%s", r->name, opts.data ? opts.data : "",
+                       hint.data ? hint.data : "", log);
+  else if (res == NVRTC_ERROR_INVALID_OPTION)
+    st = cj_fail_nvrtc(CUJIT_ERROR_INVALID_OPTION, res,
+                       "NVRTC rejected an option while compiling '%s': %s"
+                       "options: %s\n(see NVRTC's documentation for valid options)",
+                       r->name, log[0] ? log : "(no log)\n", opts.data ? opts.data : "");
+  else
+    st = cj_fail_nvrtc(CUJIT_ERROR_NVRTC, res, "NVRTC failed on '%s': %s\noptions: %s\n%s",
+                       r->name, nvrtcGetErrorString(res), opts.data ? opts.data : "", log);
+  cj_buf_free(&opts);
+  cj_buf_free(&hint);
+  return st;
+}
+
+static int take_output(nvrtcProgram p, cj_image *im) {
+  size_t size = 0;
+  if (nvrtcGetPTXSize(p, &size) == NVRTC_SUCCESS && size > 1) {
+    im->ptx = cj_malloc(size);
+    if (!im->ptx || nvrtcGetPTX(p, im->ptx) != NVRTC_SUCCESS) return -1;
+    im->ptx[size - 1] = '\0';
+    im->ptx_size = strlen(im->ptx);
+  } else {
+    im->ptx = cj_strdup("");
+    if (!im->ptx) return -1;
+  }
+  size = 0;
+  if (nvrtcGetCUBINSize(p, &size) == NVRTC_SUCCESS && size > 0) {
+    im->cubin = cj_malloc(size);
+    if (!im->cubin || nvrtcGetCUBIN(p, (char *)im->cubin) != NVRTC_SUCCESS) return -1;
+    im->cubin_size = size;
+  }
+  return 0;
+}
+
+static int take_names(nvrtcProgram p, const cj_request *r, cj_image *im) {
+  size_t i;
+  const char *lowered;
+  if (!r->n_name_exprs) return 0;
+  im->name_exprs = cj_calloc(r->n_name_exprs, sizeof(char *));
+  im->lowered = cj_calloc(r->n_name_exprs, sizeof(char *));
+  if (!im->name_exprs || !im->lowered) return -1;
+  im->n_names = r->n_name_exprs;
+  for (i = 0; i < r->n_name_exprs; i++) {
+    if (nvrtcGetLoweredName(p, r->name_exprs[i], &lowered) != NVRTC_SUCCESS) lowered = "";
+    im->name_exprs[i] = cj_strdup(r->name_exprs[i]);
+    im->lowered[i] = cj_strdup(lowered);
+    if (!im->name_exprs[i] || !im->lowered[i]) return -1;
+  }
+  return 0;
+}
+
+static cujit_status run(nvrtcProgram p, const cj_request *r, cj_image *im) {
+  nvrtcResult res;
+  size_t i;
+  for (i = 0; i < r->n_name_exprs; i++) {
+    res = nvrtcAddNameExpression(p, r->name_exprs[i]);
+    if (res != NVRTC_SUCCESS)
+      return cj_fail_nvrtc(CUJIT_ERROR_INVALID_OPTION, res, "name expression '%s' rejected: %s",
+                           r->name_exprs[i], nvrtcGetErrorString(res));
+  }
+  res = nvrtcCompileProgram(p, (int)r->argc, (const char *const *)r->argv);
+  im->log = program_log(p);
+  if (!im->log) return cj_fail_oom("reading NVRTC's log");
+  if (res != NVRTC_SUCCESS) return compile_failed(r, res, im->log);
+  if (take_output(p, im) != 0 || take_names(p, r, im) != 0)
+    return cj_fail_oom("copying NVRTC's output");
+  if (r->arch[0])
+    memcpy(im->arch, r->arch, sizeof im->arch);
+  else
+    cj_image_arch_from_ptx(im);
+  return CUJIT_OK;
+}
+
+cujit_status cj_nvrtc_compile(const cj_request *r, cj_image **out) {
+  nvrtcProgram p = NULL;
+  nvrtcResult res;
+  cujit_status st;
+  cj_image *im = cj_image_new();
+  *out = NULL;
+  if (!im) return cj_fail_oom("starting a compile");
+  __atomic_add_fetch(&programs_created, 1, __ATOMIC_RELAXED);
+  res = nvrtcCreateProgram(&p, r->source, r->name, (int)r->n_nvrtc_headers,
+                           (const char *const *)r->header_sources,
+                           (const char *const *)r->header_names);
+  if (res != NVRTC_SUCCESS) {
+    cj_image_unref(im);
+    return res == NVRTC_ERROR_OUT_OF_MEMORY
+               ? cj_fail_oom("creating the NVRTC program")
+               : cj_fail_nvrtc(CUJIT_ERROR_NVRTC, res, "nvrtcCreateProgram failed for '%s': %s",
+                               r->name, nvrtcGetErrorString(res));
+  }
+  cj_debug("compiling '%s' (%zu bytes) for %s", r->name, r->source_len,
+           r->arch[0] ? r->arch : "NVRTC's default target");
+  st = run(p, r, im);
+  nvrtcDestroyProgram(&p);
+  if (st != CUJIT_OK) {
+    cj_image_unref(im);
+    return st;
+  }
+  if (im->log[0]) cj_info("'%s' compiled with messages:\n%s", r->name, im->log);
+  *out = im;
+  return CUJIT_OK;
+}

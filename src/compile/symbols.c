@@ -1,0 +1,352 @@
+/* symbols.c - kernel and variable symbols from PTX, and Itanium name matching. */
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "compile/symbols.h"
+
+/* ---- PTX scanning ---- */
+
+static int ident_char(char c) { return isalnum((unsigned char)c) || c == '_' || c == '$'; }
+
+static const char *skip_space(const char *p) {
+  while (*p == ' ' || *p == '\t' || *p == '\r') p++;
+  return p;
+}
+
+/* The line's leading directives, e.g. ".visible .entry": 1 when `word` is one of them.
+ * *after gets where the first non-directive token starts. */
+static int has_directive(const char *line, const char *word, const char **after) {
+  const char *p = skip_space(line);
+  size_t wl = strlen(word);
+  int found = 0;
+  while (*p == '.') {
+    const char *q = p + 1;
+    while (ident_char(*q)) q++;
+    if ((size_t)(q - p) == wl && memcmp(p, word, wl) == 0) found = 1;
+    p = skip_space(q);
+    if (found && strcmp(word, ".entry") == 0) break; /* the name follows .entry */
+    while (isdigit((unsigned char)*p)) p = skip_space(p + 1); /* ".align 4" */
+  }
+  *after = p;
+  return found;
+}
+
+static int push_name(char ***v, size_t *n, const char *p, size_t len) {
+  char **nv = cj_realloc(*v, (*n + 1) * sizeof **v);
+  if (!nv) return -1;
+  *v = nv;
+  if (!(nv[*n] = cj_memdup(p, len))) return -1;
+  (*n)++;
+  return 0;
+}
+
+/* Adds the symbol a module-scope line declares, if it declares a kernel or a variable. */
+static int scan_line(const char *line, cj_symtab *t) {
+  const char *p, *q;
+  if (has_directive(line, ".entry", &p)) {
+    for (q = p; ident_char(*q); q++) {
+    }
+    return q > p ? push_name(&t->kernels, &t->n_kernels, p, (size_t)(q - p)) : 0;
+  }
+  if (has_directive(line, ".extern", &p)) return 0; /* declared here, defined elsewhere */
+  if (!has_directive(line, ".global", &p) && !has_directive(line, ".const", &p)) return 0;
+  for (q = p; ident_char(*q); q++) {
+  }
+  return q > p ? push_name(&t->globals, &t->n_globals, p, (size_t)(q - p)) : 0;
+}
+
+cujit_status cj_symtab_build(const char *ptx, cj_symtab *t) {
+  const char *line = ptx;
+  memset(t, 0, sizeof *t);
+  while (line && *line) {
+    const char *s = skip_space(line);
+    if (*s == '.' && scan_line(s, t) != 0) {
+      cj_symtab_free(t);
+      return cj_fail_oom("listing the module's kernels");
+    }
+    line = strchr(line, '\n');
+    if (line) line++;
+  }
+  return CUJIT_OK;
+}
+
+cujit_status cj_symtab_add(cj_symtab *t, int kernel, const char *name, size_t len) {
+  int bad = kernel ? push_name(&t->kernels, &t->n_kernels, name, len)
+                   : push_name(&t->globals, &t->n_globals, name, len);
+  return bad ? cj_fail_oom("listing the module's kernels and variables") : CUJIT_OK;
+}
+
+void cj_symtab_free(cj_symtab *t) {
+  cj_strv_free(t->kernels, t->n_kernels);
+  cj_strv_free(t->globals, t->n_globals);
+  memset(t, 0, sizeof *t);
+}
+
+/* ---- Itanium names ---- */
+
+enum { MAX_PARTS = 16 };
+
+typedef struct parts {
+  const char *at[MAX_PARTS];
+  size_t len[MAX_PARTS];
+  size_t n;
+  int templated; /* the last part has template arguments */
+} parts;
+
+/* Reads <length><identifier>; 0 on success. */
+static int read_source_name(const char **pp, const char **at, size_t *len) {
+  const char *p = *pp;
+  size_t n = 0;
+  while (isdigit((unsigned char)*p)) {
+    n = n * 10 + (size_t)(*p++ - '0');
+    if (n > 4096) return -1;
+  }
+  if (n == 0 || strnlen(p, n) < n) return -1;
+  *at = p;
+  *len = n;
+  *pp = p + n;
+  return 0;
+}
+
+/* Skips a template argument list "I...E", nested lists and literals included. */
+static int skip_template_args(const char **pp) {
+  const char *p = *pp;
+  int depth = 0;
+  do {
+    const char *at;
+    size_t len;
+    if (!*p) return -1;
+    if (isdigit((unsigned char)*p)) {
+      if (read_source_name(&p, &at, &len) != 0) return -1;
+      continue;
+    }
+    if (*p == 'L' && depth > 0) { /* a literal: L <type> <value> E */
+      p++;
+      if (isdigit((unsigned char)*p) && read_source_name(&p, &at, &len) != 0) return -1;
+      while (*p && *p != 'E') p++;
+      if (!*p) return -1;
+      p++;
+      continue;
+    }
+    if (strchr("INXJ", *p)) depth++;
+    else if (*p == 'E') depth--;
+    p++;
+  } while (depth > 0);
+  *pp = p;
+  return 0;
+}
+
+static int add_part(parts *r, const char *at, size_t len) {
+  if (r->n == MAX_PARTS) return -1;
+  r->at[r->n] = at;
+  r->len[r->n++] = len;
+  r->templated = 0;
+  return 0;
+}
+
+static int nested_name(const char *p, parts *r) {
+  while (*p && strchr("rVKRO", *p)) p++; /* cv- and ref-qualifiers of member functions */
+  for (;;) {
+    const char *at;
+    size_t len;
+    if (isdigit((unsigned char)*p)) {
+      if (read_source_name(&p, &at, &len) != 0 || add_part(r, at, len) != 0) return -1;
+    } else if (*p == 'I') {
+      if (r->n == 0 || skip_template_args(&p) != 0) return -1;
+      r->templated = 1;
+    } else if (p[0] == 'S' && p[1] == 't') {
+      if (add_part(r, "std", 3) != 0) return -1;
+      p += 2;
+    } else if (*p == 'E') {
+      return r->n > 0 ? 0 : -1;
+    } else {
+      return -1; /* operators, constructors, substitutions: not kernel names */
+    }
+  }
+}
+
+/* Splits a mangled function or variable name into its qualified parts; -1 when `sym` is
+ * not a mangled name this reader understands. */
+static int mangled_parts(const char *sym, parts *r) {
+  const char *p = sym, *at;
+  size_t len;
+  memset(r, 0, sizeof *r);
+  if (p[0] != '_' || p[1] != 'Z') return -1;
+  p += 2;
+  if (*p == 'L') p++; /* internal linkage */
+  if (*p == 'N') return nested_name(p + 1, r);
+  if (read_source_name(&p, &at, &len) != 0 || add_part(r, at, len) != 0) return -1;
+  if (*p == 'I') {
+    if (skip_template_args(&p) != 0) return -1;
+    r->templated = 1;
+  }
+  return 0;
+}
+
+int cj_symbol_matches(const char *sym, const char *name) {
+  parts r;
+  const char *end;
+  size_t i;
+  if (strcmp(sym, name) == 0) return 1;
+  if (strpbrk(name, "<>() ,") || mangled_parts(sym, &r) != 0) return 0;
+  if (name[0] == ':' && name[1] == ':') name += 2;
+  /* compare name's "::"-separated parts with the symbol's last parts, right to left */
+  end = name + strlen(name);
+  for (i = r.n; i-- > 0;) {
+    const char *start = end;
+    while (start > name && !(start - name >= 2 && start[-1] == ':' && start[-2] == ':')) start--;
+    if ((size_t)(end - start) != r.len[i] || memcmp(start, r.at[i], r.len[i]) != 0) return 0;
+    if (start == name) return 1;
+    end = start - 2;
+  }
+  return 0; /* name has more parts than the symbol */
+}
+
+size_t cj_symbol_find(char *const *syms, size_t n, const char *name, size_t *found, size_t cap) {
+  size_t i, count = 0;
+  for (i = 0; i < n; i++) {
+    if (strcmp(syms[i], name) == 0) {
+      if (cap) found[0] = i;
+      return 1;
+    }
+  }
+  for (i = 0; i < n; i++) {
+    if (!cj_symbol_matches(syms[i], name)) continue;
+    if (count < cap) found[count] = i;
+    count++;
+  }
+  return count;
+}
+
+const char *cj_symbol_readable(const char *sym, char *buf, size_t size) {
+  parts r;
+  cj_buf b = {0};
+  size_t i;
+  if (!size) return buf;
+  if (mangled_parts(sym, &r) != 0) {
+    snprintf(buf, size, "%s", sym);
+    return buf;
+  }
+  for (i = 0; i < r.n; i++) {
+    if (i) cj_buf_puts(&b, "::");
+    cj_buf_append(&b, r.at[i], r.len[i]);
+  }
+  if (r.templated) cj_buf_puts(&b, "<...>");
+  snprintf(buf, size, "%s", b.data && !b.oom ? b.data : sym);
+  cj_buf_free(&b);
+  return buf;
+}
+
+const char *cj_symbol_unqualified(const char *sym, char *buf, size_t size) {
+  parts r;
+  if (!size) return buf;
+  if (mangled_parts(sym, &r) != 0 || r.n == 0)
+    snprintf(buf, size, "%s", sym);
+  else
+    snprintf(buf, size, "%.*s", (int)r.len[r.n - 1], r.at[r.n - 1]);
+  return buf;
+}
+
+/* ---- parameter layout ---- */
+
+/* Size of a PTX fundamental type (".u32" -> 4), 0 if `p` is not one. */
+static size_t type_size(const char *p, size_t len) {
+  static const struct { const char *name; size_t size; } types[] = {
+      {".u8", 1},  {".s8", 1},  {".b8", 1},  {".u16", 2}, {".s16", 2}, {".b16", 2},
+      {".f16", 2}, {".u32", 4}, {".s32", 4}, {".b32", 4}, {".f32", 4}, {".u64", 8},
+      {".s64", 8}, {".b64", 8}, {".f64", 8}, {".b128", 16}};
+  size_t i;
+  for (i = 0; i < CJ_COUNT(types); i++)
+    if (strlen(types[i].name) == len && memcmp(types[i].name, p, len) == 0) return types[i].size;
+  return 0;
+}
+
+/* Reads one ".param [.align A] .type [attributes] name[N]" declaration ending at `end`. */
+static int read_param(const char *p, const char *end, size_t *size, size_t *align) {
+  size_t elem = 0, count = 1, explicit_align = 0;
+  int is_array = 0, seen_param = 0;
+  while (p < end) {
+    const char *q;
+    while (p < end && isspace((unsigned char)*p)) p++;
+    if (p >= end) break;
+    q = p + 1;
+    while (q < end && (ident_char(*q) || *q == '.')) q++;
+    if (*p == '.' && (size_t)(q - p) == 6 && memcmp(p, ".param", 6) == 0) {
+      seen_param = 1;
+    } else if (*p == '.' && (size_t)(q - p) == 6 && memcmp(p, ".align", 6) == 0) {
+      p = skip_space(q);
+      explicit_align = 0;
+      while (p < end && isdigit((unsigned char)*p))
+        explicit_align = explicit_align * 10 + (size_t)(*p++ - '0');
+      continue;
+    } else if (*p == '.' && !elem) {
+      elem = type_size(p, (size_t)(q - p));
+    } else if (*p == '[') {
+      count = 0;
+      for (q = p + 1; q < end && isdigit((unsigned char)*q); q++)
+        count = count * 10 + (size_t)(*q - '0');
+      is_array = 1;
+      q = q < end ? q + 1 : q;
+    }
+    p = q;
+  }
+  if (!seen_param || !elem || !count) return -1;
+  *size = elem * count;
+  *align = is_array && explicit_align ? explicit_align : elem;
+  return 0;
+}
+
+/* Finds "<.entry> sym(" and returns the text after "(", or NULL. */
+static const char *find_entry(const char *ptx, const char *sym) {
+  size_t len = strlen(sym);
+  const char *p = ptx;
+  while ((p = strstr(p, sym)) != NULL) {
+    const char *before = p, *after = skip_space(p + len);
+    while (before > ptx && (before[-1] == ' ' || before[-1] == '\t')) before--;
+    if (*after == '(' && before - ptx >= 6 && memcmp(before - 6, ".entry", 6) == 0 &&
+        !ident_char(p[len]))
+      return after + 1;
+    p += len;
+  }
+  return NULL;
+}
+
+cujit_status cj_ptx_params(const char *ptx, const char *sym, size_t *n, size_t **offsets,
+                           size_t **sizes) {
+  const char *p = find_entry(ptx, sym), *close, *q;
+  size_t count = 0, i, end = 0;
+  *n = 0;
+  *offsets = *sizes = NULL;
+  if (!p || !(close = strchr(p, ')')))
+    return cj_fail(CUJIT_ERROR_NOT_FOUND, "the PTX has no entry '%s' with a parameter list", sym);
+  for (q = p; q + 6 <= close && memcmp(q, ".param", 6) != 0; q++) {
+  }
+  if (q + 6 > close) return CUJIT_OK; /* no parameters */
+  for (count = 1, q = p; q < close; q++) count += *q == ',';
+  *offsets = cj_malloc(count * sizeof **offsets);
+  *sizes = cj_malloc(count * sizeof **sizes);
+  if (!*offsets || !*sizes) goto oom;
+  for (i = 0; i < count; i++) {
+    const char *comma = memchr(p, ',', (size_t)(close - p));
+    const char *stop = comma ? comma : close;
+    size_t align = 1;
+    if (read_param(p, stop, &(*sizes)[i], &align) != 0) {
+      cj_free(*offsets);
+      cj_free(*sizes);
+      *offsets = *sizes = NULL;
+      return cj_fail(CUJIT_ERROR_NOT_FOUND, "cannot read parameter %zu of '%s' in the PTX", i, sym);
+    }
+    end = (end + align - 1) / align * align;
+    (*offsets)[i] = end;
+    end += (*sizes)[i];
+    p = stop + 1;
+  }
+  *n = count;
+  return CUJIT_OK;
+oom:
+  cj_free(*offsets);
+  cj_free(*sizes);
+  *offsets = *sizes = NULL;
+  return cj_fail_oom("reading a kernel's parameters");
+}

@@ -1,0 +1,48 @@
+/* symbols.h - the kernels and variables of an image, read from its PTX, and matching the
+ * names users write ("multiply_them", "ns::kernel") against mangled symbols. Needs no
+ * device, so lookups fail or succeed the same way on machines without a GPU. */
+#ifndef CUJIT_SYMBOLS_H
+#define CUJIT_SYMBOLS_H
+
+#include "common/common.h"
+
+typedef struct cj_symtab {
+  char **kernels;   /* symbols of the .entry functions, in PTX order */
+  size_t n_kernels;
+  char **globals;   /* symbols of .global and .const variables */
+  size_t n_globals;
+} cj_symtab;
+
+/* Reads the entry and variable symbols of `ptx`. Fails only when out of memory. */
+cujit_status cj_symtab_build(const char *ptx, cj_symtab *t);
+void cj_symtab_free(cj_symtab *t);
+/* Appends the first `len` bytes of `name` to t's kernels (kernel != 0) or globals. Returns
+ * CUJIT_OK or CUJIT_ERROR_OUT_OF_MEMORY (with its detail). */
+cujit_status cj_symtab_add(cj_symtab *t, int kernel, const char *name, size_t len);
+
+/* 1 when symbol `sym` is what `name` refers to: the same text (extern "C" symbols, or a
+ * mangled name given as it is), or for an Itanium-mangled symbol, `name` equal to its
+ * unqualified name ("kernel") or to a trailing part of its qualified name ("ns::kernel"). */
+int cj_symbol_matches(const char *sym, const char *name);
+
+/* Indexes of the symbols in syms[0..n) that `name` refers to: an exact match alone wins;
+ * otherwise every symbol cj_symbol_matches() accepts. Writes at most `cap` indexes to
+ * `found` and returns how many there are in all. */
+size_t cj_symbol_find(char *const *syms, size_t n, const char *name, size_t *found, size_t cap);
+
+/* A readable form of `sym` for messages: "ns::kernel", "scale<...>", or the symbol itself
+ * when it is not mangled. Writes into buf (NUL-terminated, truncated to size). */
+const char *cj_symbol_readable(const char *sym, char *buf, size_t size);
+
+/* The unqualified name of `sym` ("kernel" for ns::kernel<float>), or the symbol itself
+ * when it is not mangled. Writes into buf (NUL-terminated, truncated to size). */
+const char *cj_symbol_unqualified(const char *sym, char *buf, size_t size);
+
+/* The parameter layout of entry `sym` as the PTX declares it: count, byte offsets and sizes
+ * (arrays allocated with cj_malloc, owned by the caller; NULL when there are none).
+ * Returns CUJIT_OK, CUJIT_ERROR_NOT_FOUND when the entry is missing or its parameter list
+ * cannot be read, or CUJIT_ERROR_OUT_OF_MEMORY. */
+cujit_status cj_ptx_params(const char *ptx, const char *sym, size_t *n, size_t **offsets,
+                           size_t **sizes);
+
+#endif

@@ -1,0 +1,350 @@
+/* driver.c - loading libcuda at run time, error translation, contexts. */
+#include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "driver/driver.h"
+
+typedef CUresult (*get_proc_fn)(const char *, void **, int, cuuint64_t,
+                                CUdriverProcAddressQueryResult *);
+
+cj_driver cj_cu;
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static cujit_status load_status;
+static CUresult load_result;
+static char load_detail[768];
+static get_proc_fn get_proc;
+
+
+static void load_failed(cujit_status st, CUresult r, const char *fmt, ...) CJ_PRINTF(3, 4);
+static void load_failed(cujit_status st, CUresult r, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(load_detail, sizeof load_detail, fmt, ap);
+  va_end(ap);
+  load_status = st;
+  load_result = r;
+}
+
+/* The CUDA version whose form of `name` cuda.h declares. Asking for CUDA_VERSION gives the
+ * newest form, which for these few gained parameters in CUDA 13 (cuCtxGetDevice_v2 takes a
+ * context) while cuda.h still declares the old form under the base name; calling the new
+ * form through the old prototype passes garbage. */
+static int declared_version(const char *name) {
+  static const char *const old_form[] = {"cuCtxGetDevice", "cuCtxSynchronize", "cuStreamGetCtx"};
+  size_t i;
+  for (i = 0; i < CJ_COUNT(old_form); i++)
+    if (strcmp(name, old_form[i]) == 0) return 12000;
+  return CUDA_VERSION;
+}
+
+static int resolve(get_proc_fn get, const char *name, void **slot) {
+  CUdriverProcAddressQueryResult q = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  *slot = NULL;
+  if (get(name, slot, declared_version(name), CU_GET_PROC_ADDRESS_LEGACY_STREAM, &q) !=
+          CUDA_SUCCESS ||
+      q != CU_GET_PROC_ADDRESS_SUCCESS)
+    *slot = NULL;
+  return *slot != NULL;
+}
+
+static int resolve_all(get_proc_fn get) {
+#define CJ_RESOLVE_REQ_(fn)                                             \
+  if (!resolve(get, #fn, (void **)&cj_cu.fn)) {                         \
+    load_failed(CUJIT_ERROR_NO_DRIVER, CUDA_ERROR_NOT_FOUND,            \
+                "the CUDA driver lacks %s; it is too old for cujit "   \
+                "(a driver for CUDA 12.0 or newer is needed)", #fn);   \
+    return 0;                                                           \
+  }
+#define CJ_RESOLVE_OPT_(fn) resolve(get, #fn, (void **)&cj_cu.fn);
+  CJ_DRIVER_REQUIRED(CJ_RESOLVE_REQ_)
+  CJ_DRIVER_OPTIONAL(CJ_RESOLVE_OPT_)
+#undef CJ_RESOLVE_REQ_
+#undef CJ_RESOLVE_OPT_
+  return 1;
+}
+
+static void load_once_fn(void) {
+  const char *path = cj_getenv("CUJIT_LIBCUDA");
+  /* a path chosen by CUJIT_LIBCUDA is named as such, so that a wrong one is found */
+  const char *from = path ? " (from CUJIT_LIBCUDA; fix or unset it)" : "";
+  void *lib, *sym;
+  CUresult r;
+  if (!path) path = "libcuda.so.1";
+  lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    const char *why = dlerror();
+    load_failed(CUJIT_ERROR_NO_DRIVER, CUDA_ERROR_NOT_FOUND,
+                "no CUDA driver found: %s%s could not be loaded (%s); install the NVIDIA "
+                "driver, or run on a machine with a GPU (compiling works without one)",
+                path, from, why ? why : "unknown reason");
+    return;
+  }
+  sym = dlsym(lib, "cuGetProcAddress_v2");
+  if (!sym) {
+    load_failed(CUJIT_ERROR_NO_DRIVER, CUDA_ERROR_NOT_FOUND,
+                "the CUDA driver in %s%s has no cuGetProcAddress_v2; it is not a CUDA driver "
+                "or too old for cujit (a driver for CUDA 12.0 or newer is needed)", path, from);
+    return;
+  }
+  get_proc = (get_proc_fn)sym;
+  if (!resolve_all(get_proc)) return;
+  r = cj_cu.cuInit(0);
+  if (r == CUDA_ERROR_NO_DEVICE) {
+    load_failed(CUJIT_ERROR_NO_DEVICE, r,
+                "the CUDA driver found no device (cuInit: CUDA_ERROR_NO_DEVICE); check "
+                "nvidia-smi and CUDA_VISIBLE_DEVICES");
+    return;
+  }
+  if (r != CUDA_SUCCESS) {
+    const char *name = NULL;
+    cj_cu.cuGetErrorName(r, &name);
+    load_failed(CUJIT_ERROR_DRIVER, r,
+                "cuInit failed: %s (%d); the driver is installed but cannot start, "
+                "check nvidia-smi and the driver's installation", name ? name : "?", (int)r);
+    return;
+  }
+  cj_cu.cuDriverGetVersion(&cj_cu.version);
+  load_status = CUJIT_OK;
+}
+
+cujit_status cj_driver_load(void) {
+  pthread_once(&load_once, load_once_fn);
+  if (CJ_UNLIKELY(load_status != CUJIT_OK))
+    return cj_fail_cu(load_status, load_result, "%s", load_detail);
+  return CUJIT_OK;
+}
+
+const char *cj_cu_name(CUresult r) {
+  const char *name = NULL;
+  if (cj_cu.cuGetErrorName) cj_cu.cuGetErrorName(r, &name);
+  return name ? name : "CUDA_ERROR_UNKNOWN";
+}
+
+cujit_status cj_cu_status(CUresult r) {
+  switch (r) {
+    case CUDA_SUCCESS: return CUJIT_OK;
+    case CUDA_ERROR_OUT_OF_MEMORY: return CUJIT_ERROR_DEVICE_MEMORY;
+    case CUDA_ERROR_NO_DEVICE:
+    case CUDA_ERROR_INVALID_DEVICE: return CUJIT_ERROR_NO_DEVICE;
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_LAUNCH_FAILED:
+    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_LAUNCH_TIMEOUT: return CUJIT_ERROR_LAUNCH_FAILED;
+    case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
+    case CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE:
+    case CUDA_ERROR_INVALID_CLUSTER_SIZE: return CUJIT_ERROR_LAUNCH_CONFIG;
+    default: return CUJIT_ERROR_DRIVER;
+  }
+}
+
+cujit_status cj_cu_fail(CUresult r, const char *what) {
+  const char *text = NULL;
+  if (cj_cu.cuGetErrorString) cj_cu.cuGetErrorString(r, &text);
+  return cj_fail_cu(cj_cu_status(r), r, "%s failed: %s (%s)", what, cj_cu_name(r),
+                    text ? text : "no description");
+}
+
+/* ---- contexts ---- */
+
+/* CUJIT_DEVICE, read once: the ordinal, or the value when it is not one. */
+static pthread_once_t device_env_once = PTHREAD_ONCE_INIT;
+static int device_env_ordinal;
+static char device_env_bad[72];
+
+static void device_env_init(void) {
+  const char *e = cj_getenv("CUJIT_DEVICE");
+  uint64_t v;
+  if (!e) return;
+  if (cj_parse_count(e, INT_MAX, &v) == 0)
+    device_env_ordinal = (int)v;
+  else
+    snprintf(device_env_bad, sizeof device_env_bad, "%.64s", e);
+}
+
+/* The ordinal, or -1 when the value is not one (without an error detail). */
+static int device_env_peek(void) {
+  pthread_once(&device_env_once, device_env_init);
+  return device_env_bad[0] ? -1 : device_env_ordinal;
+}
+
+cujit_status cj_device_env(int *ordinal) {
+  if (CJ_LIKELY((*ordinal = device_env_peek()) >= 0)) return CUJIT_OK;
+  return cj_fail(CUJIT_ERROR_INVALID_VALUE,
+                 "CUJIT_DEVICE='%s' is not a device ordinal; set it to a device's number "
+                 "(0, 1, ...: digits only, 0 for the first device) or unset it", device_env_bad);
+}
+
+#define CJ_MAX_DEVICES 64
+static pthread_mutex_t primary_lock = PTHREAD_MUTEX_INITIALIZER;
+static CUcontext primary[CJ_MAX_DEVICES];
+static int device_cc[CJ_MAX_DEVICES];  /* by CUdevice: major*10+minor once asked; 0: not yet */
+static int ordinal_cc[CJ_MAX_DEVICES]; /* the same by ordinal, for threads with no context */
+
+static cujit_status primary_ctx(int ordinal, CUcontext *ctx, CUdevice *dev) {
+  CUresult r;
+  int count = 0;
+  cj_cu.cuDeviceGetCount(&count);
+  if (ordinal < 0 || ordinal >= count || ordinal >= CJ_MAX_DEVICES)
+    return cj_fail(CUJIT_ERROR_NO_DEVICE,
+                   "CUJIT_DEVICE=%d but there %s %d CUDA device%s; use 0..%d", ordinal,
+                   count == 1 ? "is" : "are", count, count == 1 ? "" : "s", count - 1);
+  r = cj_cu.cuDeviceGet(dev, ordinal);
+  if (r != CUDA_SUCCESS) return cj_cu_fail(r, "cuDeviceGet");
+  pthread_mutex_lock(&primary_lock);
+  if (!primary[ordinal]) {
+    r = cj_cu.cuDevicePrimaryCtxRetain(&primary[ordinal], *dev);
+    if (r != CUDA_SUCCESS) primary[ordinal] = NULL;
+  } else {
+    r = CUDA_SUCCESS;
+  }
+  *ctx = primary[ordinal];
+  pthread_mutex_unlock(&primary_lock);
+  if (r != CUDA_SUCCESS) return cj_cu_fail(r, "cuDevicePrimaryCtxRetain");
+  r = cj_cu.cuCtxSetCurrent(*ctx);
+  if (r != CUDA_SUCCESS) return cj_cu_fail(r, "cuCtxSetCurrent");
+  return CUJIT_OK;
+}
+
+cujit_status cj_ctx_ensure(CUcontext *ctx, CUdevice *dev) {
+  cujit_status st;
+  CUresult r;
+  int ordinal;
+  /* before the driver: a malformed CUJIT_DEVICE is reported wherever it is set */
+  if ((st = cj_device_env(&ordinal)) != CUJIT_OK) return st;
+  if ((st = cj_driver_load()) != CUJIT_OK) return st;
+  r = cj_cu.cuCtxGetCurrent(ctx);
+  if (r != CUDA_SUCCESS) return cj_cu_fail(r, "cuCtxGetCurrent");
+  if (*ctx) {
+    r = cj_cu.cuCtxGetDevice(dev);
+    return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuCtxGetDevice");
+  }
+  return primary_ctx(ordinal, ctx, dev);
+}
+
+/* The compute capability every device has, when they all have the same (a machine with
+ * one GPU, or several of one kind), else 0. Devices do not change while a process runs,
+ * so it is asked once; compiles then need no driver call to choose their target. */
+static pthread_once_t uniform_once = PTHREAD_ONCE_INIT;
+static int uniform_cc;
+
+static void uniform_once_fn(void) {
+  int count = 0, i, major, minor, cc = 0;
+  CUdevice dev;
+  if (cj_cu.cuDeviceGetCount(&count) != CUDA_SUCCESS || count <= 0) return;
+  for (i = 0; i < count; i++) {
+    if (cj_cu.cuDeviceGet(&dev, i) != CUDA_SUCCESS ||
+        cj_cu.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) !=
+            CUDA_SUCCESS ||
+        cj_cu.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) !=
+            CUDA_SUCCESS)
+      return;
+    if (i > 0 && major * 10 + minor != cc) return;
+    cc = major * 10 + minor;
+  }
+  uniform_cc = cc;
+}
+
+cujit_status cj_device_cc_for_compile(int *cc) {
+  CUcontext ctx = NULL;
+  CUdevice dev;
+  int major = 0, minor = 0, count = 0, ordinal = -1;
+  pthread_once(&load_once, load_once_fn);
+  if (load_status != CUJIT_OK) return load_status;
+  pthread_once(&uniform_once, uniform_once_fn);
+  if (CJ_LIKELY(uniform_cc)) {
+    *cc = uniform_cc;
+    return CUJIT_OK;
+  }
+  if (cj_cu.cuCtxGetCurrent(&ctx) == CUDA_SUCCESS && ctx &&
+      cj_cu.cuCtxGetDevice(&dev) == CUDA_SUCCESS) {
+  } else {
+    ordinal = device_env_peek(); /* -1 when malformed: no device */
+    if (ordinal >= 0 && ordinal < CJ_MAX_DEVICES &&
+        (*cc = __atomic_load_n(&ordinal_cc[ordinal], __ATOMIC_RELAXED)))
+      return CUJIT_OK;
+    if (cj_cu.cuDeviceGetCount(&count) != CUDA_SUCCESS || ordinal < 0 || ordinal >= count)
+      return CUJIT_ERROR_NO_DEVICE;
+    if (cj_cu.cuDeviceGet(&dev, ordinal) != CUDA_SUCCESS) return CUJIT_ERROR_NO_DEVICE;
+  }
+  /* a device's compute capability never changes: ask once */
+  if (!(dev >= 0 && dev < CJ_MAX_DEVICES &&
+        (*cc = __atomic_load_n(&device_cc[dev], __ATOMIC_RELAXED)))) {
+    if (cj_cu.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) !=
+            CUDA_SUCCESS ||
+        cj_cu.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) !=
+            CUDA_SUCCESS)
+      return CUJIT_ERROR_DRIVER;
+    *cc = major * 10 + minor;
+    if (dev >= 0 && dev < CJ_MAX_DEVICES) __atomic_store_n(&device_cc[dev], *cc, __ATOMIC_RELAXED);
+  }
+  if (!ctx && ordinal >= 0 && ordinal < CJ_MAX_DEVICES)
+    __atomic_store_n(&ordinal_cc[ordinal], *cc, __ATOMIC_RELAXED);
+  return CUJIT_OK;
+}
+
+/* ---- public: driver and devices ---- */
+
+cujit_status cujit_driver_version(int *version) {
+  cujit_status st;
+  if (!version) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_driver_version: version is NULL");
+  st = cj_driver_load();
+  if (st == CUJIT_OK) *version = cj_cu.version;
+  return st;
+}
+
+cujit_status cujit_device_count(int *count) {
+  cujit_status st;
+  CUresult r;
+  if (!count) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_device_count: count is NULL");
+  *count = 0;
+  st = cj_driver_load();
+  if (st != CUJIT_OK) return st;
+  r = cj_cu.cuDeviceGetCount(count);
+  return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuDeviceGetCount");
+}
+
+cujit_status cujit_device_info(int device, char *name, size_t name_size, int *cc_major,
+                               int *cc_minor) {
+  cujit_status st = cj_driver_load();
+  CUdevice dev;
+  CUresult r;
+  int count = 0;
+  if (st != CUJIT_OK) return st;
+  cj_cu.cuDeviceGetCount(&count);
+  if (device < 0 || device >= count)
+    return cj_fail(CUJIT_ERROR_NO_DEVICE, "device %d does not exist (%d device%s)", device, count,
+                   count == 1 ? "" : "s");
+  r = cj_cu.cuDeviceGet(&dev, device);
+  if (r != CUDA_SUCCESS) return cj_cu_fail(r, "cuDeviceGet");
+  if (name && name_size) {
+    r = cj_cu.cuDeviceGetName(name, (int)(name_size > 4096 ? 4096 : name_size), dev);
+    if (r != CUDA_SUCCESS) return cj_cu_fail(r, "cuDeviceGetName");
+    name[name_size - 1] = '\0';
+  }
+  if (cc_major) cj_cu.cuDeviceGetAttribute(cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+  if (cc_minor) cj_cu.cuDeviceGetAttribute(cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+  return CUJIT_OK;
+}
+
+cujit_status cujit_driver_symbol(const char *name, void **fn) {
+  cujit_status st;
+  if (!name || !fn) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_driver_symbol: NULL argument");
+  *fn = NULL;
+  st = cj_driver_load();
+  if (st != CUJIT_OK) return st;
+  if (!resolve(get_proc, name, fn))
+    return cj_fail(CUJIT_ERROR_NOT_FOUND,
+                   "the CUDA driver has no entry point '%s' (use the base name, e.g. "
+                   "\"cuMemAlloc\", not \"cuMemAlloc_v2\")", name);
+  return CUJIT_OK;
+}

@@ -1,0 +1,386 @@
+/* launch.c - cujit_launch: arguments and configuration checked against the kernel and the
+ * device, arguments passed through kernelParams (the driver places each at its offset),
+ * and In/Out/InOut buffers staged in pooled device memory, ordered on the launch stream. */
+#include <stdio.h>
+#include <string.h>
+
+#include "launch/launch.h"
+
+enum { STACK_ARGS = 32 };
+
+/* ---- checks ---- */
+
+static const char *type_name(int t) {
+  static const char *const names[] = {"bytes", "i8",  "u8",  "i16", "u16", "i32", "u32",
+                                      "i64",   "u64", "f16", "f32", "f64", "ptr"};
+  return t >= 0 && (size_t)t < CJ_COUNT(names) ? names[t] : "?";
+}
+
+static const char *kind_name(int k) {
+  static const char *const names[] = {"by value", "In buffer", "Out buffer", "InOut buffer"};
+  return names[k];
+}
+
+/* Which constructors make an argument of `size` bytes. */
+static const char *ctor_hint(size_t size) {
+  switch (size) {
+    case 1: return "cujit_i8() or cujit_u8()";
+    case 2: return "cujit_i16() or cujit_u16()";
+    case 4: return "cujit_i32(), cujit_u32() or cujit_f32()";
+    case 8: return "cujit_i64(), cujit_u64(), cujit_f64(), cujit_ptr() or an In/Out buffer";
+    default: return "CUJIT_VALUE() of a struct or vector of that size";
+  }
+}
+
+static cujit_status count_mismatch(const char *kernel, size_t nparams, const size_t *sizes,
+                                   size_t nargs) {
+  cj_buf b = {0};
+  size_t i;
+  cujit_status st;
+  cj_buf_printf(&b, "kernel '%s' takes %zu argument%s but %zu %s given", kernel, nparams,
+                nparams == 1 ? "" : "s", nargs, nargs == 1 ? "was" : "were");
+  if (nparams) {
+    cj_buf_puts(&b, " (its parameters' sizes in bytes: ");
+    for (i = 0; i < nparams; i++) cj_buf_printf(&b, "%s%zu", i ? ", " : "", sizes[i]);
+    cj_buf_puts(&b, ")");
+  }
+  if (b.oom) {
+    cj_buf_free(&b);
+    return cj_fail_oom("describing an argument mismatch");
+  }
+  st = cj_fail(CUJIT_ERROR_INVALID_ARGS, "%s; nothing was launched", b.data);
+  cj_buf_free(&b);
+  return st;
+}
+
+/* Arguments and parameters are named by their position counted from 1, as a reader of
+ * the kernel's declaration counts them. */
+cujit_status cj_args_check(const char *kernel, size_t nparams, const size_t *sizes,
+                           const cujit_arg *args, size_t nargs) {
+  size_t i;
+  if (nargs && !args)
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "launching kernel '%s': args is NULL but nargs is "
+                   "%zu", kernel, nargs);
+  if (CJ_UNLIKELY(nargs != nparams)) return count_mismatch(kernel, nparams, sizes, nargs);
+  for (i = 0; i < nargs; i++) {
+    const cujit_arg *a = &args[i];
+    if (CJ_UNLIKELY(a->kind < CUJIT_ARG_VALUE || a->kind > CUJIT_ARG_INOUT))
+      return cj_fail(CUJIT_ERROR_INVALID_ARGS, "argument %zu of kernel '%s' has unknown kind %d; "
+                     "make arguments with the cujit_* constructors", i + 1, kernel, a->kind);
+    if (CJ_UNLIKELY(a->size != sizes[i]))
+      return cj_fail(CUJIT_ERROR_INVALID_ARGS, "argument %zu of kernel '%s' has the wrong size: "
+                     "parameter %zu expects %zu bytes, but %zu bytes were given (%s, %s); use %s; "
+                     "nothing was launched", i + 1, kernel, i + 1, sizes[i], a->size, type_name(a->type),
+                     kind_name(a->kind), ctor_hint(sizes[i]));
+    if (CJ_UNLIKELY(a->kind == CUJIT_ARG_VALUE && a->size > sizeof a->value && !a->data))
+      return cj_fail(CUJIT_ERROR_INVALID_ARGS, "argument %zu of kernel '%s' is a %zu-byte value "
+                     "with no data; make it with cujit_value()", i + 1, kernel, a->size);
+    if (CJ_UNLIKELY(a->kind != CUJIT_ARG_VALUE && a->bytes && !a->host))
+      return cj_fail(CUJIT_ERROR_INVALID_ARGS, "argument %zu of kernel '%s' is an %s of %zu bytes "
+                     "with a NULL host pointer", i + 1, kernel, kind_name(a->kind), a->bytes);
+  }
+  return CUJIT_OK;
+}
+
+cujit_status cj_config_fail(const char *kernel, const char *fmt, ...) {
+  char what[480];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  return cj_fail(CUJIT_ERROR_LAUNCH_CONFIG, "cannot launch kernel '%s': %s; nothing was launched",
+                 kernel, what);
+}
+
+cujit_status cj_config_check(const char *kernel, const cj_limits *lim, int kernel_max_threads,
+                             int static_smem, cujit_dim3 grid, cujit_dim3 block,
+                             unsigned shared_bytes) {
+  const unsigned b[3] = {block.x, block.y, block.z}, g[3] = {grid.x, grid.y, grid.z};
+  const unsigned long long threads = (unsigned long long)block.x * block.y * block.z;
+  const unsigned long long smem = (unsigned long long)static_smem + shared_bytes;
+  int i;
+  for (i = 0; i < 3; i++) {
+    if (!b[i] || !g[i])
+      return cj_config_fail(kernel, "%s.%c is 0, and every grid and block dimension must be at "
+                         "least 1", !b[i] ? "block" : "grid", "xyz"[i]);
+    if (b[i] > (unsigned)lim->max_block[i])
+      return cj_config_fail(kernel, "block.%c = %u exceeds the device's limit of %d", "xyz"[i], b[i],
+                         lim->max_block[i]);
+    if (g[i] > (unsigned)lim->max_grid[i])
+      return cj_config_fail(kernel, "grid.%c = %u exceeds the device's limit of %d", "xyz"[i], g[i],
+                         lim->max_grid[i]);
+  }
+  if (threads > (unsigned long long)lim->max_threads)
+    return cj_config_fail(kernel, "a block of %u x %u x %u = %llu threads exceeds the device's limit "
+                       "of %d threads per block", b[0], b[1], b[2], threads, lim->max_threads);
+  if (threads > (unsigned long long)kernel_max_threads)
+    return cj_config_fail(kernel, "a block of %llu threads exceeds this kernel's limit of %d threads "
+                       "per block on this device (set by its register use or __launch_bounds__); "
+                       "cujit_function_suggest_block() gives a size that fits", threads,
+                       kernel_max_threads);
+  if (smem > (unsigned long long)lim->smem_optin)
+    return cj_config_fail(kernel, "it needs %llu bytes of shared memory per block (%d static + %u "
+                       "dynamic) and the device allows at most %d", smem, static_smem,
+                       shared_bytes, lim->smem_optin);
+  return CUJIT_OK;
+}
+
+/* ---- launching ---- */
+
+cujit_status cj_launch_failed(const cujit_function *fn, CUresult r, const char *when) {
+  const char *text = NULL;
+  cujit_status st = cj_cu_status(r);
+  cj_cu.cuGetErrorString(r, &text);
+  if (st == CUJIT_ERROR_LAUNCH_FAILED)
+    return cj_fail_cu(st, r, "kernel '%s' failed while running: %s (%s); the CUDA context is no "
+                      "longer usable, so every later GPU call of this process fails too: save "
+                      "what you can and exit (compute-sanitizer shows where the fault is)",
+                      fn->name, cj_cu_name(r), text ? text : "no description");
+  return cj_fail_cu(st, r, "kernel '%s': %s failed: %s (%s)", fn->name, when, cj_cu_name(r),
+                    text ? text : "no description");
+}
+
+static void *value_of(const cujit_arg *a) {
+  return (void *)(a->data ? a->data : (const void *)a->value.bytes);
+}
+
+/* Scratch space of a staged launch: on the stack for up to STACK_ARGS arguments. */
+typedef struct staging {
+  void **params;
+  CUdeviceptr *dptr;
+  unsigned char *kind; /* cj_host_kind of each buffer */
+  void *heap;
+  void *stack_params[STACK_ARGS];
+  CUdeviceptr stack_dptr[STACK_ARGS];
+  unsigned char stack_kind[STACK_ARGS];
+} staging;
+
+static cujit_status staging_init(staging *s, size_t nargs) {
+  s->heap = NULL;
+  s->params = s->stack_params;
+  s->dptr = s->stack_dptr;
+  s->kind = s->stack_kind;
+  if (nargs > STACK_ARGS) {
+    s->heap = cj_calloc(nargs, sizeof(void *) + sizeof(CUdeviceptr) + 1);
+    if (!s->heap) return cj_fail_oom("launching a kernel");
+    s->params = s->heap;
+    s->dptr = (CUdeviceptr *)(s->params + nargs);
+    s->kind = (unsigned char *)(s->dptr + nargs);
+  } else {
+    memset(s->stack_dptr, 0, sizeof s->stack_dptr);
+  }
+  return CUJIT_OK;
+}
+
+/* Device memory for every In/Out buffer, and the kernel parameter array. Every buffer's
+ * memory kind is checked before any is allocated. */
+static cujit_status stage_alloc(const cujit_function *fn, const cj_fslot *slot,
+                                const cujit_arg *args, size_t nargs, CUstream stream, staging *s) {
+  size_t i;
+  cujit_status st;
+  for (i = 0; i < nargs; i++) {
+    const cujit_arg *a = &args[i];
+    s->kind[i] = CJ_HOST_PAGEABLE;
+    if (a->kind == CUJIT_ARG_VALUE || !a->bytes) continue;
+    s->kind[i] = (unsigned char)cj_host_kind_of(a->host, a->bytes);
+    if (s->kind[i] == CJ_HOST_DEVICE)
+      return cj_fail(CUJIT_ERROR_INVALID_ARGS, "argument %zu of kernel '%s' is an %s in device "
+                     "memory; In/Out buffers are host memory, pass device memory with cujit_ptr()",
+                     i + 1, fn->name, kind_name(a->kind));
+  }
+  for (i = 0; i < nargs; i++) {
+    const cujit_arg *a = &args[i];
+    if (a->kind == CUJIT_ARG_VALUE) {
+      s->params[i] = value_of(a);
+      continue;
+    }
+    s->params[i] = &s->dptr[i];
+    if (a->bytes && (st = cj_pool_alloc(slot->dev, a->bytes, stream, &s->dptr[i])) != CUJIT_OK)
+      return st;
+  }
+  return CUJIT_OK;
+}
+
+static cujit_status copy_in(CUcontext ctx, const cujit_arg *a, CUdeviceptr d, int kind,
+                            CUstream stream) {
+  CUresult r;
+  if (kind == CJ_HOST_PAGEABLE && a->bytes >= cj_staging_min()) {
+    cujit_status st = cj_stage_htod(ctx, d, a->host, a->bytes, stream);
+    if (st != CUJIT_ERROR_NOT_SUPPORTED) return st;
+  }
+  r = cj_cu.cuMemcpyHtoDAsync(d, a->host, a->bytes, stream);
+  return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuMemcpyHtoDAsync (an In buffer)");
+}
+
+static cujit_status copy_out(CUcontext ctx, const cujit_arg *a, CUdeviceptr d, int kind,
+                             CUstream stream) {
+  CUresult r;
+  if (kind == CJ_HOST_PAGEABLE && a->bytes >= cj_staging_min()) {
+    cujit_status st = cj_stage_dtoh(ctx, a->host, d, a->bytes, stream);
+    if (st != CUJIT_ERROR_NOT_SUPPORTED) return st;
+  }
+  r = cj_cu.cuMemcpyDtoHAsync(a->host, d, a->bytes, stream);
+  return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuMemcpyDtoHAsync (an Out buffer)");
+}
+
+static cujit_status copy_all(CUcontext ctx, const cujit_arg *args, size_t nargs, staging *s,
+                             int direction, CUstream stream) {
+  size_t i;
+  cujit_status st;
+  for (i = 0; i < nargs; i++) {
+    if (!(args[i].kind & direction) || !args[i].bytes) continue;
+    st = direction == CUJIT_ARG_IN ? copy_in(ctx, &args[i], s->dptr[i], s->kind[i], stream)
+                                   : copy_out(ctx, &args[i], s->dptr[i], s->kind[i], stream);
+    if (st != CUJIT_OK) return st;
+  }
+  return CUJIT_OK;
+}
+
+/* Events around the kernel when its time is wanted. */
+static cujit_status timing_begin(CUevent ev[2], CUstream stream) {
+  CUresult r = cj_cu.cuEventCreate(&ev[0], CU_EVENT_DEFAULT);
+  if (r == CUDA_SUCCESS && (r = cj_cu.cuEventCreate(&ev[1], CU_EVENT_DEFAULT)) == CUDA_SUCCESS)
+    r = cj_cu.cuEventRecord(ev[0], stream);
+  return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "creating the timing events");
+}
+
+static void timing_end(CUevent ev[2]) {
+  if (ev[0]) cj_cu.cuEventDestroy(ev[0]);
+  if (ev[1]) cj_cu.cuEventDestroy(ev[1]);
+}
+
+/* A launch with In/Out buffers or a timing: copies in, kernel, copies out, temporaries
+ * back to the pool, all on the stream; then waits for the stream. */
+static cujit_status launch_staged(const cujit_function *fn, const cj_fslot *slot,
+                                  cujit_dim3 grid, cujit_dim3 block, const cujit_arg *args,
+                                  size_t nargs, const cujit_launch_options *o) {
+  CUstream stream = o->stream;
+  CUevent ev[2] = {NULL, NULL};
+  CUcontext ctx = NULL;
+  staging s;
+  size_t i;
+  CUresult r;
+  CUdevice dev;
+  cujit_status st = staging_init(&s, nargs);
+  if (st != CUJIT_OK) return st;
+  if ((st = cj_ctx_ensure(&ctx, &dev)) != CUJIT_OK) {
+    cj_free(s.heap);
+    return st;
+  }
+  if ((st = stage_alloc(fn, slot, args, nargs, stream, &s)) != CUJIT_OK) goto done;
+  if ((st = copy_all(ctx, args, nargs, &s, CUJIT_ARG_IN, stream)) != CUJIT_OK) goto done;
+  if (o->elapsed_ms && (st = timing_begin(ev, stream)) != CUJIT_OK) goto done;
+  if (CJ_OPTS_EX(o)) {
+    if ((st = cj_launch_ex(fn, slot, grid, block, s.params, o)) != CUJIT_OK) goto done;
+  } else if ((r = cj_cu.cuLaunchKernel((CUfunction)slot->kernel, grid.x, grid.y, grid.z,
+                                       block.x, block.y, block.z, o->shared_bytes, stream,
+                                       s.params, NULL)) != CUDA_SUCCESS) {
+    st = cj_launch_failed(fn, r, "cuLaunchKernel");
+    goto done;
+  }
+  if (ev[1] && (r = cj_cu.cuEventRecord(ev[1], stream)) != CUDA_SUCCESS) {
+    st = cj_launch_failed(fn, r, "cuEventRecord");
+    goto done;
+  }
+  st = copy_all(ctx, args, nargs, &s, CUJIT_ARG_OUT, stream);
+  if (st == CUJIT_ERROR_LAUNCH_FAILED)
+    st = cj_launch_failed(fn, cujit_last_cu_result(), "copy out");
+done:
+  for (i = 0; i < nargs; i++)
+    if (args[i].kind != CUJIT_ARG_VALUE && s.dptr[i])
+      cj_pool_free(slot->dev, s.dptr[i], args[i].bytes, stream);
+  /* wait even after a failure: queued copies may still read the caller's buffers */
+  r = cj_cu.cuStreamSynchronize(stream);
+  if (r != CUDA_SUCCESS && (st == CUJIT_OK || cj_cu_status(r) == CUJIT_ERROR_LAUNCH_FAILED))
+    st = cj_launch_failed(fn, r, "cuStreamSynchronize");
+  if (st == CUJIT_OK && ev[1] &&
+      (r = cj_cu.cuEventElapsedTime(o->elapsed_ms, ev[0], ev[1])) != CUDA_SUCCESS)
+    st = cj_cu_fail(r, "cuEventElapsedTime");
+  timing_end(ev);
+  cj_free(s.heap);
+  return st;
+}
+
+cujit_status cj_launch_checked(const cujit_function *fn, cj_fslot *slot, cujit_dim3 grid,
+                               cujit_dim3 block, const cujit_launch_options *o) {
+  cujit_status st = cj_config_check(fn->name, slot->lim, slot->max_threads, slot->static_smem,
+                                    grid, block, o->shared_bytes);
+  if (CJ_UNLIKELY(st != CUJIT_OK)) return st;
+  if (CJ_UNLIKELY(o->shared_bytes >
+                  (unsigned)__atomic_load_n(&slot->dyn_smem_max, __ATOMIC_ACQUIRE)) &&
+      (st = cj_function_allow_smem(fn, slot, o->shared_bytes)) != CUJIT_OK)
+    return st;
+  return CUJIT_OK;
+}
+
+/* Every launch but the hot one: In/Out buffers, timings, cooperative launches and
+ * clusters, all checked already. Out of line, so that the hot path's frame stays small. */
+static CJ_NOINLINE cujit_status launch_general(const cujit_function *fn, const cj_fslot *slot,
+                                               cujit_dim3 grid, cujit_dim3 block,
+                                               const cujit_arg *args, size_t nargs,
+                                               const cujit_launch_options *o) {
+  void *stack_params[STACK_ARGS], **params = stack_params;
+  size_t i;
+  cujit_status st;
+  if (o->elapsed_ms) return launch_staged(fn, slot, grid, block, args, nargs, o);
+  if (CJ_UNLIKELY(nargs > STACK_ARGS) && !(params = cj_malloc(nargs * sizeof *params)))
+    return cj_fail_oom("launching a kernel");
+  for (i = 0; i < nargs; i++) {
+    if (args[i].kind != CUJIT_ARG_VALUE) break;
+    params[i] = value_of(&args[i]);
+  }
+  if (i < nargs)
+    st = launch_staged(fn, slot, grid, block, args, nargs, o);
+  else
+    st = CJ_OPTS_EX(o) ? cj_launch_ex(fn, slot, grid, block, params, o)
+                       : cj_launch_direct(fn, slot, grid, block, params, o);
+  if (params != stack_params) cj_free(params);
+  return st;
+}
+
+/* A cooperative launch or clusters: their rules checked on a copy of the options, which
+ * the checks may simplify (a cluster the kernel declares itself is left to the kernel). */
+static CJ_NOINLINE cujit_status launch_ex_general(const cujit_function *fn, cj_fslot *slot,
+                                                  cujit_dim3 grid, cujit_dim3 block,
+                                                  const cujit_arg *args, size_t nargs,
+                                                  const cujit_launch_options *o) {
+  cujit_launch_options ex = *o;
+  cujit_status st = cj_launch_ex_check(fn, slot, grid, block, &ex);
+  if (st != CUJIT_OK) return st;
+  return launch_general(fn, slot, grid, block, args, nargs, &ex);
+}
+
+cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, cujit_dim3 block,
+                          const cujit_arg *args, size_t nargs, const cujit_launch_options *opts) {
+  static const cujit_launch_options defaults;
+  const cujit_launch_options *o = opts ? opts : &defaults;
+  void *params[STACK_ARGS];
+  cj_fslot *slot;
+  size_t i;
+  cujit_status st;
+  if (CJ_UNLIKELY(!fn)) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_launch: fn is NULL");
+  if (CJ_UNLIKELY((st = cj_function_slot(fn, &slot, 0)) != CUJIT_OK)) return st;
+  /* the hot path: values of the right sizes, checked while the parameter array is built;
+   * the arguments are checked before the configuration, as on the other path */
+  if (CJ_LIKELY(nargs == fn->nparams && nargs <= STACK_ARGS && args && !o->elapsed_ms &&
+                !CJ_OPTS_EX(o))) {
+    for (i = 0; i < nargs; i++) {
+      const cujit_arg *a = &args[i];
+      if (CJ_UNLIKELY(a->kind != CUJIT_ARG_VALUE || a->size != fn->param_sizes[i] ||
+                      (a->size > sizeof a->value && !a->data)))
+        break;
+      params[i] = value_of(a);
+    }
+    if (CJ_LIKELY(i == nargs)) {
+      if (CJ_UNLIKELY((st = cj_launch_checked(fn, slot, grid, block, o)) != CUJIT_OK)) return st;
+      return cj_launch_direct(fn, slot, grid, block, params, o);
+    }
+  }
+  /* everything else: In/Out buffers, timings, cooperative launches, clusters, and mistakes,
+   * which get their message */
+  st = cj_args_check(fn->name, fn->nparams, fn->param_sizes, args, nargs);
+  if (CJ_UNLIKELY(st != CUJIT_OK)) return st;
+  if (CJ_UNLIKELY((st = cj_launch_checked(fn, slot, grid, block, o)) != CUJIT_OK)) return st;
+  if (CJ_OPTS_EX(o)) return launch_ex_general(fn, slot, grid, block, args, nargs, o);
+  return launch_general(fn, slot, grid, block, args, nargs, o);
+}

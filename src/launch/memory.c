@@ -1,0 +1,291 @@
+/* memory.c - device memory, page-locked host memory and streams for users (so that they
+ * never link libcuda), the stream-ordered pool In/Out buffers come from, and telling
+ * page-locked from pageable host memory. */
+#include <pthread.h>
+#include <string.h>
+
+#include "launch/launch.h"
+
+#define CJ_POOL_DEVICES 64
+#define CJ_POOL_KEEP_DEFAULT (1ull << 30)
+
+enum { POOL_UNSET = 0, POOL_STREAM_ORDERED = 1, POOL_PLAIN = 2 };
+
+typedef struct cj_pool {
+  int state;          /* POOL_*, set once (atomic) */
+  CUmemoryPool pool;  /* POOL_STREAM_ORDERED: cujit's own pool on the device */
+  size_t in_use;      /* bytes handed to launches and not given back (atomic) */
+} cj_pool;
+
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static cj_pool pools[CJ_POOL_DEVICES];
+
+/* How much memory the pool keeps between launches (env CUJIT_POOL_KEEP). */
+static cuuint64_t pool_keep(void) {
+  static int warned;
+  const char *e = cj_getenv("CUJIT_POOL_KEEP");
+  uint64_t v;
+  if (!e) return CJ_POOL_KEEP_DEFAULT;
+  if (cj_parse_size(e, &v) == 0) return v;
+  cj_env_ignored(&warned, "CUJIT_POOL_KEEP", e, "a size (e.g. 256M)", "the default 1G");
+  return CJ_POOL_KEEP_DEFAULT;
+}
+
+/* A pool of our own rather than the device's default one, so that its release threshold
+ * does not change how the caller's cuMemAllocAsync behaves. */
+static int pool_create(CUdevice dev, CUmemoryPool *pool) {
+  const cj_limits *lim;
+  CUmemPoolProps props;
+  cuuint64_t keep = pool_keep();
+  CUresult r;
+  if (cj_device_limits(dev, &lim) != CUJIT_OK || !lim->pools || !cj_cu.cuMemPoolCreate ||
+      !cj_cu.cuMemAllocFromPoolAsync || !cj_cu.cuMemFreeAsync || !cj_cu.cuMemPoolSetAttribute)
+    return 0;
+  memset(&props, 0, sizeof props);
+  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  props.handleTypes = CU_MEM_HANDLE_TYPE_NONE;
+  props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  props.location.id = (int)dev;
+  r = cj_cu.cuMemPoolCreate(pool, &props);
+  if (r != CUDA_SUCCESS) {
+    cj_debug("no memory pool on device %d (%s); In/Out buffers use cuMemAlloc", (int)dev,
+             cj_cu_name(r));
+    return 0;
+  }
+  cj_cu.cuMemPoolSetAttribute(*pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep);
+  return 1;
+}
+
+static cujit_status pool_of(CUdevice dev, cj_pool **out) {
+  cj_pool *p;
+  if (dev < 0 || dev >= CJ_POOL_DEVICES)
+    return cj_fail(CUJIT_ERROR_NO_DEVICE, "device %d is beyond the %d devices cujit supports",
+                   (int)dev, CJ_POOL_DEVICES);
+  p = &pools[dev];
+  if (!__atomic_load_n(&p->state, __ATOMIC_ACQUIRE)) {
+    pthread_mutex_lock(&pool_lock);
+    if (!p->state)
+      __atomic_store_n(&p->state, pool_create(dev, &p->pool) ? POOL_STREAM_ORDERED : POOL_PLAIN,
+                       __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&pool_lock);
+  }
+  *out = p;
+  return CUJIT_OK;
+}
+
+cujit_status cj_pool_alloc(CUdevice dev, size_t bytes, CUstream stream, CUdeviceptr *dptr) {
+  cj_pool *p;
+  CUresult r;
+  cujit_status st = pool_of(dev, &p);
+  if (st != CUJIT_OK) return st;
+  if (p->state == POOL_STREAM_ORDERED)
+    r = cj_cu.cuMemAllocFromPoolAsync(dptr, bytes, p->pool, stream);
+  else
+    r = cj_cu.cuMemAlloc(dptr, bytes);
+  if (r != CUDA_SUCCESS) {
+    *dptr = 0;
+    if (r == CUDA_ERROR_OUT_OF_MEMORY)
+      return cj_fail_cu(CUJIT_ERROR_DEVICE_MEMORY, r, "cannot get %zu bytes of device memory for "
+                        "an In/Out buffer: CUDA_ERROR_OUT_OF_MEMORY; free device memory or pass "
+                        "smaller buffers", bytes);
+    return cj_cu_fail(r, "allocating device memory for an In/Out buffer");
+  }
+  __atomic_add_fetch(&p->in_use, bytes, __ATOMIC_RELAXED);
+  return CUJIT_OK;
+}
+
+void cj_pool_free(CUdevice dev, CUdeviceptr dptr, size_t bytes, CUstream stream) {
+  cj_pool *p = &pools[dev];
+  if (p->state == POOL_STREAM_ORDERED) {
+    cj_cu.cuMemFreeAsync(dptr, stream);
+  } else {
+    cj_cu.cuStreamSynchronize(stream); /* the kernel and copies may still use it */
+    cj_cu.cuMemFree(dptr);
+  }
+  __atomic_sub_fetch(&p->in_use, bytes, __ATOMIC_RELAXED);
+}
+
+cujit_status cujit_mem_pool_usage(size_t *in_use, size_t *kept) {
+  CUcontext ctx;
+  CUdevice dev;
+  cj_pool *p;
+  cuuint64_t reserved = 0;
+  CUresult r;
+  cujit_status st = cj_ctx_ensure(&ctx, &dev);
+  if (st != CUJIT_OK || (st = pool_of(dev, &p)) != CUJIT_OK) return st;
+  if (in_use) *in_use = __atomic_load_n(&p->in_use, __ATOMIC_RELAXED);
+  if (!kept) return CUJIT_OK;
+  *kept = 0;
+  if (p->state != POOL_STREAM_ORDERED) return CUJIT_OK;
+  r = cj_cu.cuMemPoolGetAttribute(p->pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &reserved);
+  if (r != CUDA_SUCCESS) return cj_cu_fail(r, "cuMemPoolGetAttribute (the pool's size)");
+  *kept = (size_t)reserved;
+  return CUJIT_OK;
+}
+
+cujit_status cujit_mem_pool_trim(void) {
+  CUcontext ctx;
+  CUdevice dev;
+  cj_pool *p;
+  CUresult r;
+  cujit_status st = cj_ctx_ensure(&ctx, &dev);
+  if (st != CUJIT_OK || (st = pool_of(dev, &p)) != CUJIT_OK) return st;
+  if (p->state != POOL_STREAM_ORDERED || !cj_cu.cuMemPoolTrimTo) return CUJIT_OK;
+  r = cj_cu.cuMemPoolTrimTo(p->pool, 0);
+  return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuMemPoolTrimTo");
+}
+
+/* ---- host memory kinds ---- */
+
+/* The memory type of `p` (0 when the driver does not know it) and whether it is managed.
+ * cuPointerGetAttributes answers ordinary memory with zeros instead of an error, which
+ * keeps compute-sanitizer quiet. */
+static void memory_type(const void *p, unsigned *type, unsigned *managed) {
+  CUpointer_attribute attrs[2] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                  CU_POINTER_ATTRIBUTE_IS_MANAGED};
+  void *data[2];
+  CUdeviceptr ptr = (CUdeviceptr)(uintptr_t)p;
+  *type = *managed = 0;
+  data[0] = type;
+  data[1] = managed;
+  if (cj_cu.cuPointerGetAttributes) {
+    if (cj_cu.cuPointerGetAttributes(2, attrs, data, ptr) != CUDA_SUCCESS) *type = *managed = 0;
+  } else if (cj_cu.cuPointerGetAttribute(type, attrs[0], ptr) == CUDA_SUCCESS) {
+    cj_cu.cuPointerGetAttribute(managed, attrs[1], ptr);
+  } else {
+    *type = 0;
+  }
+}
+
+cj_host_kind cj_host_kind_of(const void *p, size_t bytes) {
+  unsigned type, managed, last, unused;
+  memory_type(p, &type, &managed);
+  if (managed) return CJ_HOST_PINNED; /* reachable from host and device alike */
+  if (type == CU_MEMORYTYPE_DEVICE) return CJ_HOST_DEVICE;
+  if (type != CU_MEMORYTYPE_HOST) return CJ_HOST_PAGEABLE;
+  /* page-locked at the start; the end must be too (a registration may cover only part) */
+  if (bytes > 1) {
+    memory_type((const char *)p + bytes - 1, &last, &unused);
+    if (last != CU_MEMORYTYPE_HOST) return CJ_HOST_PAGEABLE;
+  }
+  return CJ_HOST_PINNED;
+}
+
+/* ---- public: memory ---- */
+
+static cujit_status ensure(void) {
+  CUcontext ctx;
+  CUdevice dev;
+  return cj_ctx_ensure(&ctx, &dev);
+}
+
+cujit_status cujit_mem_alloc(CUdeviceptr *dptr, size_t bytes) {
+  CUresult r;
+  cujit_status st;
+  if (!dptr) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_mem_alloc: dptr is NULL");
+  *dptr = 0;
+  if (!bytes) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_mem_alloc: bytes is 0");
+  if ((st = ensure()) != CUJIT_OK) return st;
+  r = cj_cu.cuMemAlloc(dptr, bytes);
+  if (r == CUDA_ERROR_OUT_OF_MEMORY) {
+    size_t free_b = 0, total = 0;
+    cj_cu.cuMemGetInfo(&free_b, &total);
+    return cj_fail_cu(CUJIT_ERROR_DEVICE_MEMORY, r, "cannot allocate %zu bytes of device memory: "
+                      "CUDA_ERROR_OUT_OF_MEMORY (%zu of %zu bytes free)", bytes, free_b, total);
+  }
+  return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuMemAlloc");
+}
+
+cujit_status cujit_mem_free(CUdeviceptr dptr) {
+  CUresult r;
+  cujit_status st;
+  if (!dptr) return CUJIT_OK;
+  if ((st = ensure()) != CUJIT_OK) return st;
+  r = cj_cu.cuMemFree(dptr);
+  return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuMemFree");
+}
+
+cujit_status cujit_memcpy_htod(CUdeviceptr dst, const void *src, size_t bytes) {
+  cujit_status st;
+  if (!bytes) return CUJIT_OK;
+  if (!dst || !src)
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_memcpy_htod: %s is NULL",
+                   !dst ? "dst" : "src");
+  if ((st = ensure()) != CUJIT_OK) return st;
+  return cj_memcpy_htod_sync(dst, src, bytes, "cuMemcpyHtoD");
+}
+
+cujit_status cujit_memcpy_dtoh(void *dst, CUdeviceptr src, size_t bytes) {
+  CUresult r;
+  cujit_status st;
+  if (!bytes) return CUJIT_OK;
+  if (!dst || !src)
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_memcpy_dtoh: %s is NULL",
+                   !dst ? "dst" : "src");
+  if ((st = ensure()) != CUJIT_OK) return st;
+  r = cj_cu.cuMemcpyDtoH(dst, src, bytes);
+  return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_wait_failed(r, "cuMemcpyDtoH");
+}
+
+cujit_status cujit_host_alloc(void **ptr, size_t bytes) {
+  CUresult r;
+  cujit_status st;
+  if (!ptr) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_host_alloc: ptr is NULL");
+  *ptr = NULL;
+  if (!bytes) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_host_alloc: bytes is 0");
+  if ((st = ensure()) != CUJIT_OK) return st;
+  r = cj_cu.cuMemHostAlloc(ptr, bytes, CU_MEMHOSTALLOC_PORTABLE);
+  if (r == CUDA_SUCCESS) return CUJIT_OK;
+  *ptr = NULL;
+  if (r == CUDA_ERROR_OUT_OF_MEMORY)
+    return cj_fail_cu(CUJIT_ERROR_OUT_OF_MEMORY, r, "cannot page-lock %zu bytes of host memory: "
+                      "CUDA_ERROR_OUT_OF_MEMORY (see ulimit -l and the machine's free memory)",
+                      bytes);
+  return cj_cu_fail(r, "cuMemHostAlloc");
+}
+
+cujit_status cujit_host_free(void *ptr) {
+  CUresult r;
+  cujit_status st;
+  if (!ptr) return CUJIT_OK;
+  if ((st = ensure()) != CUJIT_OK) return st;
+  r = cj_cu.cuMemFreeHost(ptr);
+  return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuMemFreeHost");
+}
+
+/* ---- public: streams ---- */
+
+cujit_status cujit_stream_create(CUstream *stream) {
+  CUresult r;
+  cujit_status st;
+  if (!stream) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_stream_create: stream is NULL");
+  *stream = NULL;
+  if ((st = ensure()) != CUJIT_OK) return st;
+  r = cj_cu.cuStreamCreate(stream, CU_STREAM_NON_BLOCKING);
+  return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuStreamCreate");
+}
+
+cujit_status cujit_stream_destroy(CUstream stream) {
+  CUresult r;
+  cujit_status st;
+  if (!stream) return CUJIT_OK;
+  if ((st = ensure()) != CUJIT_OK) return st;
+  r = cj_cu.cuStreamDestroy(stream);
+  return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuStreamDestroy");
+}
+
+cujit_status cujit_stream_synchronize(CUstream stream) {
+  CUresult r;
+  cujit_status st = ensure();
+  if (st != CUJIT_OK) return st;
+  r = cj_cu.cuStreamSynchronize(stream);
+  return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_wait_failed(r, "cuStreamSynchronize");
+}
+
+cujit_status cujit_synchronize(void) {
+  CUresult r;
+  cujit_status st = ensure();
+  if (st != CUJIT_OK) return st;
+  r = cj_cu.cuCtxSynchronize();
+  return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_wait_failed(r, "cuCtxSynchronize");
+}

@@ -1,0 +1,164 @@
+/* function.c - kernel handles: made on first lookup with the parameter layout, freed with
+ * their module; their attributes and parameter layout for the caller. */
+#include <stddef.h>
+#include <string.h>
+
+#include "module/function.h"
+
+
+void cj_function_free(cujit_function *fn) {
+  if (!fn) return;
+  if (fn->upper_free) fn->upper_free(fn);
+  cj_free(fn->name);
+  cj_free(fn->lowered);
+  cj_free(fn->param_offsets);
+  cj_free(fn->param_sizes);
+  cj_free(fn->dev);
+  cj_free(fn);
+}
+
+/* The parameter layout from the driver (12.4 and newer), else from the PTX. The PTX gives
+ * the count, so that the driver is never asked for a parameter past the last (an error
+ * that compute-sanitizer would report); only when the PTX cannot be read, or there is none
+ * (a CUBIN or fatbin), is the driver asked until it refuses. */
+static cujit_status param_layout(cujit_function *fn, CUkernel k) {
+  size_t cap = 0, i, off, size;
+  CUresult r;
+  cujit_status st = CUJIT_ERROR_NOT_FOUND;
+  if (!cj_module_binary_only(fn->module))
+    st = cj_ptx_params(fn->module->image->ptx, fn->lowered, &fn->nparams, &fn->param_offsets,
+                       &fn->param_sizes);
+  else if (!cj_cu.cuKernelGetParamInfo)
+    return cj_fail(CUJIT_ERROR_NOT_SUPPORTED, "the parameters of kernel '%s' of module '%s' "
+                   "(a CUBIN or fatbin, with no PTX to read them from) need the driver's "
+                   "cuKernelGetParamInfo (CUDA 12.4 or newer); update the driver, or load the "
+                   "module from PTX", fn->name, fn->module->name);
+  if (!cj_cu.cuKernelGetParamInfo || st == CUJIT_ERROR_OUT_OF_MEMORY) return st;
+  if (st == CUJIT_OK) {
+    for (i = 0; i < fn->nparams; i++) {
+      r = cj_cu.cuKernelGetParamInfo(k, i, &fn->param_offsets[i], &fn->param_sizes[i]);
+      if (r != CUDA_SUCCESS) return cj_cu_fail(r, "cuKernelGetParamInfo");
+    }
+    return CUJIT_OK;
+  }
+  for (i = 0;; i++) {
+    r = cj_cu.cuKernelGetParamInfo(k, i, &off, &size);
+    if (r == CUDA_ERROR_INVALID_VALUE) break; /* past the last parameter */
+    if (r != CUDA_SUCCESS) return cj_cu_fail(r, "cuKernelGetParamInfo");
+    if (i == cap) {
+      size_t *o, *s;
+      cap = cap ? cap * 2 : 8;
+      o = cj_realloc(fn->param_offsets, cap * sizeof *o);
+      if (o) fn->param_offsets = o;
+      s = o ? cj_realloc(fn->param_sizes, cap * sizeof *s) : NULL;
+      if (!s) return cj_fail_oom("reading a kernel's parameters");
+      fn->param_sizes = s;
+    }
+    fn->param_offsets[i] = off;
+    fn->param_sizes[i] = size;
+  }
+  fn->nparams = i;
+  return CUJIT_OK;
+}
+
+cujit_status cj_function_new(cujit_module *m, cj_mstate *s, const char *sym, CUdevice dev,
+                                 cujit_function **out) {
+  cujit_function *fn = cj_calloc(1, sizeof *fn);
+  cujit_function **fns;
+  cj_fstate *fs;
+  char name[256];
+  int ndev = 0;
+  cujit_status st;
+  cj_cu.cuDeviceGetCount(&ndev);
+  if (ndev > CJ_DEVICE_SLOTS) ndev = CJ_DEVICE_SLOTS;
+  if (ndev <= dev) ndev = (int)dev + 1;
+  if (!fn || !(fn->dev = fs = cj_calloc(1, sizeof *fs + (size_t)ndev * sizeof fs->slot[0])) ||
+      !(fn->name = cj_strdup(cj_symbol_unqualified(sym, name, sizeof name))) ||
+      !(fn->lowered = cj_strdup(sym))) {
+    cj_function_free(fn);
+    return cj_fail_oom("creating a kernel handle");
+  }
+  fs->ndev = ndev;
+  fn->module = m;
+  if ((st = cj_slot_fill(fn, dev)) != CUJIT_OK ||
+      (st = param_layout(fn, fs->slot[dev].kernel)) != CUJIT_OK) {
+    cj_function_free(fn);
+    return st;
+  }
+  if (!(fns = cj_realloc(s->fns, (s->n_fns + 1) * sizeof *fns))) {
+    cj_function_free(fn);
+    return cj_fail_oom("creating a kernel handle");
+  }
+  s->fns = fns;
+  fns[s->n_fns++] = fn;
+  *out = fn;
+  return CUJIT_OK;
+}
+
+cujit_function *cj_function_find(const cj_mstate *s, const char *sym) {
+  size_t i;
+  for (i = 0; i < s->n_fns; i++)
+    if (strcmp(s->fns[i]->lowered, sym) == 0) return s->fns[i];
+  return NULL;
+}
+
+
+cujit_status cujit_function_get_attrs(const cujit_function *fn, cujit_function_attrs *a) {
+  static const struct { CUfunction_attribute attr; size_t field; } map[] = {
+      {CU_FUNC_ATTRIBUTE_NUM_REGS, offsetof(cujit_function_attrs, num_regs)},
+      {CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, offsetof(cujit_function_attrs, static_shared_bytes)},
+      {CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+       offsetof(cujit_function_attrs, max_threads_per_block)},
+      {CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, offsetof(cujit_function_attrs, local_bytes)},
+      {CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES, offsetof(cujit_function_attrs, const_bytes)},
+      {CU_FUNC_ATTRIBUTE_PTX_VERSION, offsetof(cujit_function_attrs, ptx_version)},
+      {CU_FUNC_ATTRIBUTE_BINARY_VERSION, offsetof(cujit_function_attrs, binary_version)}};
+  cj_fslot *slot;
+  cujit_status st;
+  size_t i;
+  if (!fn || !a)
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_function_get_attrs: %s is NULL",
+                   !fn ? "fn" : "attrs");
+  memset(a, 0, sizeof *a);
+  if ((st = cj_function_slot(fn, &slot, 1)) != CUJIT_OK) return st;
+  for (i = 0; i < CJ_COUNT(map); i++) {
+    st = cj_kernel_attr(slot->kernel, slot->dev, map[i].attr, (int *)((char *)a + map[i].field),
+                     "cuKernelGetAttribute");
+    if (st != CUJIT_OK) return st;
+  }
+  a->num_params = (int)fn->nparams;
+  return CUJIT_OK;
+}
+
+cujit_status cujit_function_suggest_block(const cujit_function *fn, size_t dynamic_shared_bytes,
+                                          int *block_size, int *min_grid_size) {
+  cj_fslot *slot;
+  CUfunction f;
+  CUresult r;
+  int grid = 0, block = 0;
+  cujit_status st;
+  if (!fn || !block_size)
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_function_suggest_block: %s is NULL",
+                   !fn ? "fn" : "block_size");
+  if ((st = cj_function_slot(fn, &slot, 1)) != CUJIT_OK) return st;
+  r = cj_cu.cuKernelGetFunction(&f, slot->kernel);
+  if (r == CUDA_SUCCESS)
+    r = cj_cu.cuOccupancyMaxPotentialBlockSize(&grid, &block, f, NULL, dynamic_shared_bytes, 0);
+  if (r != CUDA_SUCCESS) return cj_cu_fail(r, "cuOccupancyMaxPotentialBlockSize");
+  *block_size = block;
+  if (min_grid_size) *min_grid_size = grid;
+  return CUJIT_OK;
+}
+
+const char *cujit_function_name(const cujit_function *fn) { return fn ? fn->name : NULL; }
+
+cujit_status cujit_function_param_info(const cujit_function *fn, size_t i, size_t *offset,
+                                       size_t *size) {
+  if (!fn) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_function_param_info: fn is NULL");
+  if (i >= fn->nparams)
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "kernel '%s' has %zu parameter%s; index %zu is out "
+                   "of range", fn->name, fn->nparams, fn->nparams == 1 ? "" : "s", i);
+  if (offset) *offset = fn->param_offsets[i];
+  if (size) *size = fn->param_sizes[i];
+  return CUJIT_OK;
+}

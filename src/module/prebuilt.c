@@ -1,0 +1,333 @@
+/* prebuilt.c - PTX, CUBIN and fatbin bytes built elsewhere: which kind they are, what
+ * their headers say, and the variables a CUBIN's ELF symbol table names. Every read of
+ * the bytes goes through get_le(), which checks the bounds. */
+#include <stdio.h>
+#include <string.h>
+
+#include "module/prebuilt.h"
+
+enum {
+  ELF_HEADER = 64,      /* a 64-bit ELF header */
+  ELF_SECTION = 64,     /* a 64-bit section header */
+  ELF_SYMBOL = 24,      /* a 64-bit symbol */
+  EM_CUDA = 190,        /* e_machine of a CUBIN */
+  SHT_SYMTAB = 2,
+  STT_OBJECT = 1,
+  SHN_LORESERVE = 0xff00,
+  FATBIN_HEADER = 16,   /* magic, version, header size, size of the entries */
+  FATBIN_ENTRY = 32,    /* the part of an entry's header that is read */
+  ENTRY_PTX = 1,
+  ENTRY_ELF = 2
+};
+#define FATBIN_MAGIC 0xBA55ED50u
+
+/* Reads a little-endian unsigned integer of `width` bytes at `off`; 0 when it lies past
+ * the end. */
+static int get_le(const unsigned char *p, size_t size, uint64_t off, unsigned width,
+                  uint64_t *v) {
+  unsigned i;
+  if (off > size || width > size - off) return 0;
+  *v = 0;
+  for (i = width; i > 0; i--) *v = (*v << 8) | p[off + i - 1];
+  return 1;
+}
+
+static cujit_status invalid(const char *name, const char *what, const char *todo) {
+  return cj_fail(CUJIT_ERROR_INVALID_SOURCE, "'%s' %s; %s", name, what, todo);
+}
+
+/* ---- ELF (CUBIN) ---- */
+
+typedef struct elf_section {
+  uint64_t type, offset, size, link, entsize;
+} elf_section;
+
+/* The bounds of the section header table; 0 when it does not fit in the bytes. */
+static int elf_table(const unsigned char *p, size_t size, uint64_t *off, uint64_t *n,
+                     uint64_t *entsize) {
+  if (!get_le(p, size, 0x28, 8, off) || !get_le(p, size, 0x3a, 2, entsize) ||
+      !get_le(p, size, 0x3c, 2, n))
+    return 0;
+  if (*n == 0) return 1;
+  return *entsize >= ELF_SECTION && *off <= size && *n <= (size - *off) / *entsize;
+}
+
+/* Section i, whose contents must lie inside the bytes; 0 otherwise. */
+static int elf_section_at(const unsigned char *p, size_t size, uint64_t i, elf_section *s) {
+  uint64_t off, n, entsize, at;
+  if (!elf_table(p, size, &off, &n, &entsize) || i >= n) return 0;
+  at = off + i * entsize;
+  if (!get_le(p, size, at + 0x04, 4, &s->type) || !get_le(p, size, at + 0x18, 8, &s->offset) ||
+      !get_le(p, size, at + 0x20, 8, &s->size) || !get_le(p, size, at + 0x28, 4, &s->link) ||
+      !get_le(p, size, at + 0x38, 8, &s->entsize))
+    return 0;
+  return s->offset <= size && s->size <= size - s->offset;
+}
+
+static cujit_status elf_check(const unsigned char *p, size_t size, const char *name, char *arch,
+                              size_t arch_size) {
+  const char *todo = "pass the bytes nvcc -cubin (or NVRTC) wrote";
+  uint64_t machine = 0, flags = 0, off, n, entsize;
+  unsigned sm;
+  if (size < ELF_HEADER)
+    return cj_fail(CUJIT_ERROR_INVALID_SOURCE, "'%s' is a truncated ELF file: %zu bytes, fewer "
+                   "than the %d of an ELF header; %s", name, size, ELF_HEADER, todo);
+  if (p[4] != 2) return invalid(name, "is a 32-bit ELF file, but a CUBIN is 64-bit ELF", todo);
+  if (p[5] != 1) return invalid(name, "is a big-endian ELF file, but a CUBIN is little-endian", todo);
+  get_le(p, size, 0x12, 2, &machine);
+  if (machine != EM_CUDA)
+    return cj_fail(CUJIT_ERROR_INVALID_SOURCE, "'%s' is an ELF file for machine %u, not a CUBIN "
+                   "(machine %d, NVIDIA CUDA): a host object or library? %s", name,
+                   (unsigned)machine, EM_CUDA, todo);
+  if (!elf_table(p, size, &off, &n, &entsize))
+    return cj_fail(CUJIT_ERROR_INVALID_SOURCE, "'%s' is a truncated or damaged CUBIN: its "
+                   "section headers lie outside its %zu bytes; %s", name, size, todo);
+  /* e_flags holds the SM version: bits 8-15 from ELF ABI version 8 on, bits 0-7 before */
+  get_le(p, size, 0x30, 4, &flags);
+  sm = p[8] >= 8 ? (unsigned)(flags >> 8) & 0xff : (unsigned)flags & 0xff;
+  snprintf(arch, arch_size, "sm_%u", sm);
+  return CUJIT_OK;
+}
+
+/* A symbol's name in string table `strtab`, or NULL when it does not end inside it. */
+static const char *elf_name(const unsigned char *p, const elf_section *strtab, uint64_t at,
+                            size_t *len) {
+  const char *s;
+  if (at >= strtab->size) return NULL;
+  s = (const char *)p + strtab->offset + at;
+  *len = strnlen(s, (size_t)(strtab->size - at));
+  return *len < strtab->size - at ? s : NULL;
+}
+
+/* Adds the variables of symbol table `sec` (defined data objects with a usable name). */
+static cujit_status elf_symbols(const unsigned char *p, size_t size, const elf_section *sec,
+                                cj_symtab *t) {
+  elf_section strtab;
+  uint64_t i, count, name, info, shndx;
+  size_t len;
+  const char *s;
+  cujit_status st;
+  if (sec->entsize < ELF_SYMBOL || !elf_section_at(p, size, sec->link, &strtab)) return CUJIT_OK;
+  count = sec->size / sec->entsize;
+  for (i = 0; i < count; i++) {
+    uint64_t at = sec->offset + i * sec->entsize;
+    if (!get_le(p, size, at, 4, &name) || !get_le(p, size, at + 4, 1, &info) ||
+        !get_le(p, size, at + 6, 2, &shndx))
+      break;
+    if ((info & 0xf) != STT_OBJECT || shndx == 0 || shndx >= SHN_LORESERVE) continue;
+    s = elf_name(p, &strtab, name, &len);
+    if (!s || len == 0 || s[0] == '.' || s[0] == '$') continue; /* the toolchain's own */
+    if ((st = cj_symtab_add(t, 0, s, len)) != CUJIT_OK) return st;
+  }
+  return CUJIT_OK;
+}
+
+static cujit_status elf_globals(const unsigned char *p, size_t size, cj_symtab *t, int *known) {
+  uint64_t off, n, entsize, i;
+  elf_section sec;
+  cujit_status st;
+  if (!elf_table(p, size, &off, &n, &entsize)) return CUJIT_OK;
+  for (i = 0; i < n; i++) {
+    if (!elf_section_at(p, size, i, &sec) || sec.type != SHT_SYMTAB) continue;
+    if ((st = elf_symbols(p, size, &sec, t)) != CUJIT_OK) return st;
+    *known = 1;
+  }
+  return CUJIT_OK;
+}
+
+/* ---- PTX ---- */
+
+/* The length of `p` without the NULs that end it. */
+static size_t text_length(const unsigned char *p, size_t size) {
+  while (size > 0 && p[size - 1] == '\0') size--;
+  return size;
+}
+
+/* Where the first line that starts with `directive` (after blanks) continues; NULL if
+ * none does. The text need not end with a NUL. */
+static const char *find_directive(const char *p, size_t n, const char *directive) {
+  size_t dl = strlen(directive), i = 0;
+  while (i < n) {
+    const char *nl = memchr(p + i, '\n', n - i);
+    size_t end = nl ? (size_t)(nl - p) : n;
+    while (i < end && (p[i] == ' ' || p[i] == '\t')) i++;
+    if (end - i > dl && memcmp(p + i, directive, dl) == 0 &&
+        (p[i + dl] == ' ' || p[i + dl] == '\t'))
+      return p + i + dl;
+    i = end + 1;
+  }
+  return NULL;
+}
+
+/* "compute_90" from ".target sm_90" (or compute_90); "" when it is neither. */
+static void ptx_arch(const char *after, const char *end, char *arch, size_t arch_size) {
+  const char *p = after, *q;
+  size_t skip;
+  arch[0] = '\0';
+  while (p < end && (*p == ' ' || *p == '\t')) p++;
+  if (end - p > 3 && memcmp(p, "sm_", 3) == 0) skip = 3;
+  else if (end - p > 8 && memcmp(p, "compute_", 8) == 0) skip = 8;
+  else return;
+  for (q = p + skip; q < end && ((*q >= '0' && *q <= '9') || (*q >= 'a' && *q <= 'z')); q++) {
+  }
+  if (q > p + skip) snprintf(arch, arch_size, "compute_%.*s", (int)(q - p - skip), p + skip);
+}
+
+/* 1 when the bytes are PTX text: no NUL before the end, .version and .target directives. */
+static int ptx_check(const unsigned char *p, size_t size, char *arch, size_t arch_size) {
+  const char *text = (const char *)p, *target;
+  size_t n = text_length(p, size);
+  if (n == 0 || memchr(p, '\0', n) || !find_directive(text, n, ".version")) return 0;
+  if (!(target = find_directive(text, n, ".target"))) return 0;
+  ptx_arch(target, text + n, arch, arch_size);
+  return 1;
+}
+
+/* ---- fatbin ---- */
+
+typedef struct fatbin_entry {
+  unsigned kind, arch;
+  const unsigned char *payload;
+  size_t size;
+} fatbin_entry;
+
+/* The bounds of a fatbin's entries ([*begin, *end)); 0 when the header does not fit. */
+static int fatbin_bounds(const unsigned char *p, size_t size, size_t *begin, size_t *end) {
+  uint64_t hsize, total;
+  if (!get_le(p, size, 6, 2, &hsize) || !get_le(p, size, 8, 8, &total)) return 0;
+  if (hsize < FATBIN_HEADER || hsize > size || total > size - hsize) return 0;
+  *begin = (size_t)hsize;
+  *end = (size_t)(hsize + total);
+  return 1;
+}
+
+/* Reads the entry at *pos and moves past it: 1 when one was read, 0 at the end, -1 when it
+ * runs past `end`. */
+static int fatbin_next(const unsigned char *p, size_t end, size_t *pos, fatbin_entry *e) {
+  uint64_t kind = 0, hsize = 0, psize = 0, arch = 0;
+  if (*pos >= end) return 0;
+  if (end - *pos < FATBIN_ENTRY) return -1;
+  get_le(p, end, *pos, 2, &kind);
+  get_le(p, end, *pos + 4, 4, &hsize);
+  get_le(p, end, *pos + 8, 8, &psize);
+  get_le(p, end, *pos + 28, 4, &arch);
+  if (hsize < FATBIN_ENTRY || hsize > end - *pos || psize > end - *pos - hsize) return -1;
+  e->kind = (unsigned)kind;
+  e->arch = (unsigned)arch;
+  e->payload = p + *pos + hsize;
+  e->size = (size_t)psize;
+  *pos += (size_t)(hsize + psize);
+  return 1;
+}
+
+/* Appends "sm_90" or "compute_90" to the list in arch, while it fits. */
+static void arch_append(char *arch, size_t arch_size, const fatbin_entry *e) {
+  char one[24];
+  size_t have = strlen(arch);
+  int n = snprintf(one, sizeof one, "%s%s_%u", have ? " " : "",
+                   e->kind == ENTRY_ELF ? "sm" : "compute", e->arch);
+  if (n > 0 && have + (size_t)n < arch_size) memcpy(arch + have, one, (size_t)n + 1);
+}
+
+static cujit_status fatbin_check(const unsigned char *p, size_t size, const char *name,
+                                 char *arch, size_t arch_size) {
+  const char *todo = "pass the bytes nvcc -fatbin wrote";
+  size_t pos, end;
+  unsigned n = 0, usable = 0;
+  fatbin_entry e;
+  int r;
+  if (!fatbin_bounds(p, size, &pos, &end))
+    return cj_fail(CUJIT_ERROR_INVALID_SOURCE, "'%s' is a truncated or damaged fatbin: its %zu "
+                   "bytes do not hold the header and the entries it announces; %s", name, size,
+                   todo);
+  arch[0] = '\0';
+  while ((r = fatbin_next(p, end, &pos, &e)) == 1) {
+    n++;
+    if (e.kind != ENTRY_PTX && e.kind != ENTRY_ELF) continue;
+    usable++;
+    arch_append(arch, arch_size, &e);
+  }
+  if (r < 0)
+    return cj_fail(CUJIT_ERROR_INVALID_SOURCE, "'%s' is a truncated or damaged fatbin: entry %u "
+                   "runs past the end of its entries; %s", name, n + 1, todo);
+  if (n == 0) return invalid(name, "is a fatbin with no entries", todo);
+  if (usable == 0)
+    return cj_fail(CUJIT_ERROR_INVALID_SOURCE, "'%s' is a fatbin with no PTX or CUBIN entry (%u "
+                   "entr%s of other kinds); %s", name, n, n == 1 ? "y" : "ies", todo);
+  return CUJIT_OK;
+}
+
+/* The variables of the first entry that can be read: an ELF entry, or PTX stored as text
+ * (compressed entries cannot be read). */
+static cujit_status fatbin_globals(const unsigned char *p, size_t size, cj_symtab *t,
+                                   int *known) {
+  size_t pos, end;
+  fatbin_entry e;
+  char arch[32];
+  if (!fatbin_bounds(p, size, &pos, &end)) return CUJIT_OK;
+  while (!*known && fatbin_next(p, end, &pos, &e) == 1) {
+    if (e.kind == ENTRY_ELF && e.size >= 4 && memcmp(e.payload, "\177ELF", 4) == 0) {
+      cujit_status st = elf_globals(e.payload, e.size, t, known);
+      if (st != CUJIT_OK) return st;
+    } else if (e.kind == ENTRY_PTX && ptx_check(e.payload, e.size, arch, sizeof arch)) {
+      char *text = cj_memdup(e.payload, text_length(e.payload, e.size));
+      cj_symtab ptx;
+      size_t i;
+      cujit_status st = text ? cj_symtab_build(text, &ptx) : cj_fail_oom("reading a fatbin");
+      cj_free(text);
+      if (st != CUJIT_OK) return st;
+      for (i = 0; i < ptx.n_globals && st == CUJIT_OK; i++)
+        st = cj_symtab_add(t, 0, ptx.globals[i], strlen(ptx.globals[i]));
+      cj_symtab_free(&ptx);
+      if (st != CUJIT_OK) return st;
+      *known = 1;
+    }
+  }
+  return CUJIT_OK;
+}
+
+/* ---- kinds ---- */
+
+cujit_status cj_prebuilt_inspect(const void *data, size_t size, const char *name,
+                                 cj_prebuilt_kind *kind, char *arch, size_t arch_size) {
+  const unsigned char *p = data;
+  uint64_t magic = 0;
+  *kind = CJ_PREBUILT_NONE;
+  arch[0] = '\0';
+  if (size >= 4 && memcmp(p, "\177ELF", 4) == 0) {
+    *kind = CJ_PREBUILT_CUBIN;
+    return elf_check(p, size, name, arch, arch_size);
+  }
+  if (get_le(p, size, 0, 4, &magic) && magic == FATBIN_MAGIC) {
+    *kind = CJ_PREBUILT_FATBIN;
+    return fatbin_check(p, size, name, arch, arch_size);
+  }
+  if (ptx_check(p, size, arch, arch_size)) {
+    *kind = CJ_PREBUILT_PTX;
+    return CUJIT_OK;
+  }
+  return cj_fail(CUJIT_ERROR_INVALID_SOURCE, "'%s' (%zu bytes) is neither PTX, a CUBIN nor a "
+                 "fatbin: expected PTX text with .version and .target directives, the ELF magic "
+                 "of a CUBIN (7f 45 4c 46) or the fatbin magic (50 ed 55 ba); pass what nvcc "
+                 "-ptx, -cubin or -fatbin wrote (CUDA C source goes to "
+                 "cujit_module_from_source)", name, size);
+}
+
+cujit_status cj_prebuilt_globals_of(const void *data, size_t size, cj_prebuilt_kind kind,
+                                    cj_symtab *t, int *known) {
+  memset(t, 0, sizeof *t);
+  *known = 0;
+  if (kind == CJ_PREBUILT_CUBIN) return elf_globals(data, size, t, known);
+  if (kind == CJ_PREBUILT_FATBIN) return fatbin_globals(data, size, t, known);
+  return CUJIT_OK;
+}
+
+cujit_status cj_prebuilt_globals(const cj_image *im, cj_symtab *t, int *known) {
+  cujit_status st = im->fatbin
+                        ? cj_prebuilt_globals_of(im->fatbin, im->fatbin_size, CJ_PREBUILT_FATBIN,
+                                                 t, known)
+                        : cj_prebuilt_globals_of(im->cubin, im->cubin_size, CJ_PREBUILT_CUBIN,
+                                                 t, known);
+  if (st != CUJIT_OK) cj_symtab_free(t);
+  return st;
+}

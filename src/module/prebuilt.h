@@ -1,0 +1,34 @@
+/* prebuilt.h - code built elsewhere (PTX text, a CUBIN, a fatbin): telling the kinds apart
+ * by their bytes, reading what their headers say, and listing the variables a binary
+ * names. Needs no device. The bytes come from outside, so every read is bounds-checked. */
+#ifndef CUJIT_PREBUILT_H
+#define CUJIT_PREBUILT_H
+
+#include "compile/compile.h"
+#include "compile/symbols.h"
+
+/* cj_image.prebuilt: 0 for an image compiled here, else the kind it was loaded from. */
+typedef enum cj_prebuilt_kind {
+  CJ_PREBUILT_NONE = 0,
+  CJ_PREBUILT_PTX = 1,
+  CJ_PREBUILT_CUBIN = 2,
+  CJ_PREBUILT_FATBIN = 3
+} cj_prebuilt_kind;
+
+/* What `data` holds and the architecture it was built for, written to `arch`: "compute_90"
+ * for PTX, "sm_90" for a CUBIN, the entries of a fatbin ("sm_80 compute_80 sm_90").
+ * `name` is used in messages. Returns CUJIT_OK, or CUJIT_ERROR_INVALID_SOURCE saying what
+ * is wrong (truncated or damaged headers, or bytes of none of the three kinds). */
+cujit_status cj_prebuilt_inspect(const void *data, size_t size, const char *name,
+                                 cj_prebuilt_kind *kind, char *arch, size_t arch_size);
+
+/* The variables of a CUBIN or fatbin image (its ELF symbol table, or a fatbin's first
+ * readable ELF or PTX entry) into t->globals. *known is 0 when nothing could be read (a
+ * fatbin whose entries are all compressed). Fails only when out of memory. */
+cujit_status cj_prebuilt_globals(const cj_image *im, cj_symtab *t, int *known);
+
+/* The same for bytes that passed cj_prebuilt_inspect() as `kind` (for the fuzzer). */
+cujit_status cj_prebuilt_globals_of(const void *data, size_t size, cj_prebuilt_kind kind,
+                                    cj_symtab *t, int *known);
+
+#endif
