@@ -29,7 +29,7 @@ typedef struct inout_ctx {
 } inout_ctx;
 
 static int way_cujit(const inout_ctx *c, unsigned char *host, size_t n) {
-  return CUJIT_LAUNCH(c->f, cujit_dim3(1), cujit_dim3(32), cujit_inout(host, n),
+  return CUJIT_LAUNCH(c->f, CUJIT_DIM3(1), CUJIT_DIM3(32), cujit_inout(host, n),
                       cujit_u64((uint64_t)n)) == CUJIT_OK ? 0 : -1;
 }
 

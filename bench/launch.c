@@ -48,7 +48,7 @@ typedef struct launch_ctx {
   CUdeviceptr p[8];
 } launch_ctx;
 
-#define D1 cujit_dim3(1)
+#define D1 CUJIT_DIM3(1)
 
 static int loop3(const launch_ctx *c, int v, long n) {
   CUdeviceptr a = c->p[0], b = c->p[1];

@@ -25,7 +25,7 @@ static size_t device_used(void) {
 static int launches(cujit_function *f, const float *in, float *out, long n) {
   long i;
   for (i = 0; i < n; i++)
-    if (CUJIT_LAUNCH(f, cujit_dim3(1), cujit_dim3(MEM_N), cujit_in(in, sizeof(float) * MEM_N),
+    if (CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(MEM_N), cujit_in(in, sizeof(float) * MEM_N),
                      cujit_out(out, sizeof(float) * MEM_N), cujit_i32(MEM_N)) != CUJIT_OK)
       return -1;
   return 0;

@@ -31,7 +31,7 @@ static int child_cujit(double *start_ms, double *part, int *compiles) {
   t1 = bench_now_ns();
   bench_check_ok(cujit_module_get_function(m, "saxpy", &f), "get_function");
   t2 = bench_now_ns();
-  bench_check_ok(CUJIT_LAUNCH(f, cujit_dim3(1), cujit_dim3(32), cujit_f32(2.0f), cujit_ptr(0),
+  bench_check_ok(CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(32), cujit_f32(2.0f), cujit_ptr(0),
                               cujit_ptr(0), cujit_i32(0)),
                  "cujit_launch");
   bench_cu_check(bench_cu.cuCtxSynchronize(), "cuCtxSynchronize");

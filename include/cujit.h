@@ -428,14 +428,14 @@ typedef struct cujit_dim3 {
   unsigned x, y, z;
 } cujit_dim3;
 
-/* cujit_dim3(x), cujit_dim3(x, y), cujit_dim3(x, y, z): missing sizes are 1. The type
- * name is used as a function-like macro only when followed by "(". */
+/* CUJIT_DIM3(x), CUJIT_DIM3(x, y), CUJIT_DIM3(x, y, z): a cujit_dim3 value whose missing
+ * sizes are 1. */
 #ifdef __cplusplus
 #  define CUJIT_DIM3_PICK_(x, y, z, ...) (cujit_dim3{(unsigned)(x), (unsigned)(y), (unsigned)(z)})
 #else
 #  define CUJIT_DIM3_PICK_(x, y, z, ...) ((cujit_dim3){(unsigned)(x), (unsigned)(y), (unsigned)(z)})
 #endif
-#define cujit_dim3(...) CUJIT_DIM3_PICK_(__VA_ARGS__, 1, 1, 0)
+#define CUJIT_DIM3(...) CUJIT_DIM3_PICK_(__VA_ARGS__, 1, 1, 0)
 
 /** Argument kinds (cujit_arg.kind). */
 typedef enum cujit_arg_kind {

@@ -48,12 +48,12 @@ int main(void) {
   sample_fill(a, N, 1);
   sample_fill(b, N, 2);
   memset(dest, 0, sizeof dest);
-  CHECK(multiply_them(cujit_dim3(1), cujit_dim3(N), CUJIT_OUT(dest, sizeof dest),
+  CHECK(multiply_them(CUJIT_DIM3(1), CUJIT_DIM3(N), CUJIT_OUT(dest, sizeof dest),
                       CUJIT_IN(a, sizeof a), CUJIT_IN(b, sizeof b)));
   if (check(dest, a, b, N, "bound function pointer")) return 1;
 
   memset(dest, 0, sizeof dest);
-  CHECK(cujit_call(fn, cujit_dim3(1), cujit_dim3(N), CUJIT_OUT(dest, sizeof dest),
+  CHECK(cujit_call(fn, CUJIT_DIM3(1), CUJIT_DIM3(N), CUJIT_OUT(dest, sizeof dest),
                    CUJIT_IN(a, sizeof a), CUJIT_IN(b, sizeof b)));
   if (check(dest, a, b, N, "cujit_call")) return 1;
 

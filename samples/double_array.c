@@ -37,7 +37,7 @@ int main(void) {
   static float h_array[N], h_copy[N], results[N];
   cujit_module *mod = sample_compile(source, "double_array.cu");
   cujit_function *kernel, *kernel_io;
-  const cujit_dim3 grid = cujit_dim3((N + BLOCK - 1) / BLOCK), block = cujit_dim3(BLOCK);
+  const cujit_dim3 grid = CUJIT_DIM3((N + BLOCK - 1) / BLOCK), block = CUJIT_DIM3(BLOCK);
   CUdeviceptr d_array = 0;
   float factor;
   int i;

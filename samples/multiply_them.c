@@ -27,7 +27,7 @@ int main(void) {
   sample_fill(a, N, 1);
   sample_fill(b, N, 2);
   memset(dest, 0, sizeof dest);
-  CHECK(CUJIT_LAUNCH(multiply_them, cujit_dim3(1), cujit_dim3(N),
+  CHECK(CUJIT_LAUNCH(multiply_them, CUJIT_DIM3(1), CUJIT_DIM3(N),
                      cujit_out(dest, sizeof dest), cujit_in(a, sizeof a), cujit_in(b, sizeof b)));
   for (i = 0; i < N; i++) {
     if (dest[i] != a[i] * b[i]) {

@@ -39,7 +39,7 @@ int main(void) {
   if (!sample_allclose(result, want, n, 1e-5, 1e-6)) return 1;
   /* the Numba kernel: explicit In/Out and a 2-D grid */
   CHECK(cujit_module_get_function(mod, "gpu_kernel", &kernel));
-  CHECK(CUJIT_LAUNCH(kernel, cujit_dim3((size + 15) / 16, (size + 15) / 16), cujit_dim3(16, 16),
+  CHECK(CUJIT_LAUNCH(kernel, CUJIT_DIM3((size + 15) / 16, (size + 15) / 16), CUJIT_DIM3(16, 16),
                      cujit_in(data, bytes), cujit_out(result, bytes), cujit_i32((int)size),
                      cujit_i32((int)size)));
   if (!sample_allclose(result, want, n, 1e-5, 1e-6)) return 1;

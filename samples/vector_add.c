@@ -20,7 +20,7 @@ int main(void) {
   CHECK(cujit_module_get_function(mod, "gpu_add", &gpu_add));
   sample_fill_double(a, N, 41);
   sample_fill_double(b, N, 42);
-  CHECK(CUJIT_LAUNCH(gpu_add, cujit_dim3((N + THREADS - 1) / THREADS), cujit_dim3(THREADS),
+  CHECK(CUJIT_LAUNCH(gpu_add, CUJIT_DIM3((N + THREADS - 1) / THREADS), CUJIT_DIM3(THREADS),
                      cujit_in(a, N * sizeof(double)), cujit_in(b, N * sizeof(double)),
                      cujit_out(c, N * sizeof(double)), cujit_u32(N)));
   printf("First element of sum: %.17g\n", c[0]);

@@ -73,31 +73,31 @@ static const cj_limits kLim = {90, 1024, {1024, 1024, 64}, {2147483647, 65535, 6
 
 static void configurations_within_limits_pass(void **state) {
   (void)state;
-  assert_ok(cj_config_check("k", &kLim, 1024, 0, cujit_dim3(1), cujit_dim3(1024), 0));
-  assert_ok(cj_config_check("k", &kLim, 1024, 0, cujit_dim3(2147483647u), cujit_dim3(32, 32), 0));
-  assert_ok(cj_config_check("k", &kLim, 1024, 16384, cujit_dim3(8, 8, 8), cujit_dim3(4, 4, 64),
+  assert_ok(cj_config_check("k", &kLim, 1024, 0, CUJIT_DIM3(1), CUJIT_DIM3(1024), 0));
+  assert_ok(cj_config_check("k", &kLim, 1024, 0, CUJIT_DIM3(2147483647u), CUJIT_DIM3(32, 32), 0));
+  assert_ok(cj_config_check("k", &kLim, 1024, 16384, CUJIT_DIM3(8, 8, 8), CUJIT_DIM3(4, 4, 64),
                             232448 - 16384));
 }
 
 static void each_limit_is_named(void **state) {
   (void)state;
-  assert_status_detail(cj_config_check("k", &kLim, 1024, 0, cujit_dim3(1), cujit_dim3(2048), 0),
+  assert_status_detail(cj_config_check("k", &kLim, 1024, 0, CUJIT_DIM3(1), CUJIT_DIM3(2048), 0),
                        CUJIT_ERROR_LAUNCH_CONFIG, "block.x = 2048 exceeds the device's limit of 1024");
   assert_non_null(strstr(cujit_last_error(), "cannot launch kernel 'k'"));
-  assert_status_detail(cj_config_check("k", &kLim, 1024, 0, cujit_dim3(1), cujit_dim3(1, 1, 65), 0),
+  assert_status_detail(cj_config_check("k", &kLim, 1024, 0, CUJIT_DIM3(1), CUJIT_DIM3(1, 1, 65), 0),
                        CUJIT_ERROR_LAUNCH_CONFIG, "block.z = 65 exceeds the device's limit of 64");
-  assert_status_detail(cj_config_check("k", &kLim, 1024, 0, cujit_dim3(1), cujit_dim3(64, 32), 0),
+  assert_status_detail(cj_config_check("k", &kLim, 1024, 0, CUJIT_DIM3(1), CUJIT_DIM3(64, 32), 0),
                        CUJIT_ERROR_LAUNCH_CONFIG, "64 x 32 x 1 = 2048 threads exceeds the device's limit of 1024");
-  assert_status_detail(cj_config_check("k", &kLim, 256, 0, cujit_dim3(1), cujit_dim3(512), 0),
+  assert_status_detail(cj_config_check("k", &kLim, 256, 0, CUJIT_DIM3(1), CUJIT_DIM3(512), 0),
                        CUJIT_ERROR_LAUNCH_CONFIG, "512 threads exceeds this kernel's limit of 256");
   assert_non_null(strstr(cujit_last_error(), "cujit_function_suggest_block"));
-  assert_status_detail(cj_config_check("k", &kLim, 1024, 0, cujit_dim3(1, 65536), cujit_dim3(1), 0),
+  assert_status_detail(cj_config_check("k", &kLim, 1024, 0, CUJIT_DIM3(1, 65536), CUJIT_DIM3(1), 0),
                        CUJIT_ERROR_LAUNCH_CONFIG, "grid.y = 65536 exceeds the device's limit of 65535");
-  assert_status_detail(cj_config_check("k", &kLim, 1024, 0, cujit_dim3(0), cujit_dim3(1), 0),
+  assert_status_detail(cj_config_check("k", &kLim, 1024, 0, CUJIT_DIM3(0), CUJIT_DIM3(1), 0),
                        CUJIT_ERROR_LAUNCH_CONFIG, "grid.x is 0");
-  assert_status_detail(cj_config_check("k", &kLim, 1024, 0, cujit_dim3(1), cujit_dim3(1, 0), 0),
+  assert_status_detail(cj_config_check("k", &kLim, 1024, 0, CUJIT_DIM3(1), CUJIT_DIM3(1, 0), 0),
                        CUJIT_ERROR_LAUNCH_CONFIG, "block.y is 0");
-  assert_status_detail(cj_config_check("k", &kLim, 1024, 16384, cujit_dim3(1), cujit_dim3(1), 232448),
+  assert_status_detail(cj_config_check("k", &kLim, 1024, 16384, CUJIT_DIM3(1), CUJIT_DIM3(1), 232448),
                        CUJIT_ERROR_LAUNCH_CONFIG,
                        "248832 bytes of shared memory per block (16384 static + 232448 dynamic) "
                        "and the device allows at most 232448");

@@ -60,7 +60,7 @@ static void every_constructor(cujit_module *m, bool gpu) {
   }
   check(st == CUJIT_OK, "get_function");
   cujit_launch_options o = {};
-  st = CUJIT_LAUNCH_EX(mix, cujit_dim3(2, 1, 1), cujit_dim3(4), &o, cujit_out(out, sizeof out),
+  st = CUJIT_LAUNCH_EX(mix, CUJIT_DIM3(2, 1, 1), CUJIT_DIM3(4), &o, cujit_out(out, sizeof out),
                        cujit_in(in, sizeof in), cujit_i8(-1), cujit_u8(2), cujit_i16(-3),
                        cujit_u16(4), cujit_i32(-5), cujit_u32(6), cujit_i64(-7), cujit_u64(8),
                        cujit_f32(0.25f), cujit_f64(0.5), CUJIT_VALUE(v),
@@ -81,25 +81,25 @@ static void every_launch_form(cujit_module *m, bool gpu) {
     check(!gpu, "get_function add");
     return;
   }
-  check(launched(CUJIT_LAUNCH(add, cujit_dim3(1), cujit_dim3(16, 1), cujit_inout(x, sizeof x),
+  check(launched(CUJIT_LAUNCH(add, CUJIT_DIM3(1), CUJIT_DIM3(16, 1), cujit_inout(x, sizeof x),
                               cujit_in(y, sizeof y), cujit_i32(16)), gpu),
         "CUJIT_LAUNCH");
-  check(launched(cujit_call(add, cujit_dim3(1), cujit_dim3(16), CUJIT_INOUT(x, sizeof x),
+  check(launched(cujit_call(add, CUJIT_DIM3(1), CUJIT_DIM3(16), CUJIT_INOUT(x, sizeof x),
                             CUJIT_IN(y, sizeof y), 16), gpu),
         "cujit_call with CUJIT_INOUT and CUJIT_IN");
   cujit_launch_options o = {};
-  check(launched(cujit_call_ex(add, cujit_dim3(1), cujit_dim3(16), &o, CUJIT_INOUT(x, sizeof x),
+  check(launched(cujit_call_ex(add, CUJIT_DIM3(1), CUJIT_DIM3(16), &o, CUJIT_INOUT(x, sizeof x),
                                CUJIT_IN(y, sizeof y), 16), gpu),
         "cujit_call_ex");
   check(x[5] == 5.0f * 4.0f, "three additions of y to x");
   float z[16];
   check(cujit_mem_alloc(&dx, sizeof y) == CUJIT_OK && cujit_memcpy_htod(dx, y, sizeof y) == CUJIT_OK,
         "device memory");
-  check(CUJIT_LAUNCH(add, cujit_dim3(1), cujit_dim3(8), cujit_ptr(dx), cujit_ptr_offset(dx, 8 * 4),
+  check(CUJIT_LAUNCH(add, CUJIT_DIM3(1), CUJIT_DIM3(8), cujit_ptr(dx), cujit_ptr_offset(dx, 8 * 4),
                      cujit_i32(8)) == CUJIT_OK, "cujit_ptr and cujit_ptr_offset");
   check(cujit_memcpy_dtoh(z, dx, sizeof z) == CUJIT_OK && z[1] == 1.0f + 9.0f, "device result");
   cujit_arg out = cujit_out(z, sizeof z);
-  check(cujit_call(add, cujit_dim3(1), cujit_dim3(16), cujit_arg_ref(&out),
+  check(cujit_call(add, CUJIT_DIM3(1), CUJIT_DIM3(16), cujit_arg_ref(&out),
                    CUJIT_IN(y, sizeof y), 0) == CUJIT_OK, "cujit_arg_ref");
   cujit_mem_free(dx);
 }
@@ -142,7 +142,7 @@ int main() {
   cujit_options o = {};
   o.arch = "compute_75";
   bool gpu = cujit_device_count(&devices) == CUJIT_OK && devices > 0;
-  cujit_dim3 a = cujit_dim3(7), b = cujit_dim3(7, 8), c = cujit_dim3(7, 8, 9);
+  cujit_dim3 a = CUJIT_DIM3(7), b = CUJIT_DIM3(7, 8), c = CUJIT_DIM3(7, 8, 9);
   check(a.x == 7 && a.y == 1 && a.z == 1 && b.y == 8 && b.z == 1 && c.z == 9, "cujit_dim3");
   check(cujit_module_from_source(&m, kSource, "cxx.cu", &o) == CUJIT_OK, "compile");
   if (m) {

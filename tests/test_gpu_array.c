@@ -176,7 +176,7 @@ static void destroyed_while_in_flight(void **state) {
   int64_t n = 1 << 16;
   (void)state;
   assert_ok(cujit_array_zeros(&a, CUJIT_TYPE_I32, 1, &n));
-  assert_ok(CUJIT_LAUNCH(spin, cujit_dim3(256), cujit_dim3(256), cujit_array_arg(a),
+  assert_ok(CUJIT_LAUNCH(spin, CUJIT_DIM3(256), CUJIT_DIM3(256), cujit_array_arg(a),
                          cujit_i64((int64_t)n), cujit_i64(20000000)));
   cujit_array_destroy(a);
   assert_ok(cujit_synchronize());

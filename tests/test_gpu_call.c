@@ -117,7 +117,7 @@ static void scalars_bit_exact(void **state) {
                       "i8 u8 i16 u16 i32 u32 i64 u64 f32 f64 f16 bf16 u8 i8 u64 ptr");
   /* cujit_launch with typed arguments */
   memset(got, 0xAA, sizeof got);
-  assert_ok(CUJIT_LAUNCH(fn, cujit_dim3(1), cujit_dim3(1), cujit_i8(-128), cujit_u8(255),
+  assert_ok(CUJIT_LAUNCH(fn, CUJIT_DIM3(1), CUJIT_DIM3(1), cujit_i8(-128), cujit_u8(255),
                          cujit_i16(-32768), cujit_u16(65535), cujit_i32(INT_MIN),
                          cujit_u32(0xFFFFFFFFu), cujit_i64(INT64_MIN + 12345),
                          cujit_u64(0xFEDCBA9876543210ull), cujit_f32(0.1f), cujit_f64(0.1),
@@ -126,7 +126,7 @@ static void scalars_bit_exact(void **state) {
   compare_slots(got, want, scalar_bytes, "cujit_launch");
   /* cujit_call: promoted varargs */
   memset(got, 0xAA, sizeof got);
-  assert_ok(cujit_call(fn, cujit_dim3(1), cujit_dim3(1), -128, 255, -32768, 65535, INT_MIN,
+  assert_ok(cujit_call(fn, CUJIT_DIM3(1), CUJIT_DIM3(1), -128, 255, -32768, 65535, INT_MIN,
                        0xFFFFFFFFu, (long long)INT64_MIN + 12345, 0xFEDCBA9876543210ull, 0.1f,
                        0.1, 1.0 / 3, 3.140625, 1, 'x', (size_t)123456789012ull,
                        CUJIT_OUT(got, sizeof got)));
@@ -134,7 +134,7 @@ static void scalars_bit_exact(void **state) {
   /* a bound function pointer: the compiler converts each argument */
   assert_ok(cujit_function_bind(fn, NULL, &ptr));
   memset(got, 0xAA, sizeof got);
-  assert_ok(((scalars_fn)ptr)(cujit_dim3(1), cujit_dim3(1), -128, 255, -32768, 65535, INT_MIN,
+  assert_ok(((scalars_fn)ptr)(CUJIT_DIM3(1), CUJIT_DIM3(1), -128, 255, -32768, 65535, INT_MIN,
                               0xFFFFFFFFu, INT64_MIN + 12345, 0xFEDCBA9876543210ull, 0.1f, 0.1,
                               1.0f / 3, 3.140625f, 1, 'x', 123456789012ull,
                               CUJIT_OUT(got, sizeof got)));
@@ -157,11 +157,11 @@ static void scalars_bit_exact_direct(void **state) {
     memset(got, 0xAA, sizeof got);
     assert_ok(cujit_memcpy_htod(d, got, sizeof got));
     if (round == 0)
-      assert_ok(cujit_call(fn, cujit_dim3(1), cujit_dim3(1), -128, 255, -32768, 65535, INT_MIN,
+      assert_ok(cujit_call(fn, CUJIT_DIM3(1), CUJIT_DIM3(1), -128, 255, -32768, 65535, INT_MIN,
                            0xFFFFFFFFu, (long long)INT64_MIN + 12345, 0xFEDCBA9876543210ull,
                            0.1f, 0.1, 1.0 / 3, 3.140625, 1, 'x', (size_t)123456789012ull, d));
     else
-      assert_ok(((scalars_fn)ptr)(cujit_dim3(1), cujit_dim3(1), -128, 255, -32768, 65535,
+      assert_ok(((scalars_fn)ptr)(CUJIT_DIM3(1), CUJIT_DIM3(1), -128, 255, -32768, 65535,
                                   INT_MIN, 0xFFFFFFFFu, INT64_MIN + 12345,
                                   0xFEDCBA9876543210ull, 0.1f, 0.1, 1.0f / 3, 3.140625f, 1, 'x',
                                   123456789012ull, d));
@@ -184,14 +184,14 @@ static void float_and_double(void **state) {
   void *ptr;
   (void)state;
   /* 16777217 is exact as a double but not as a float: a float parameter rounds it */
-  assert_ok(cujit_call(fn, cujit_dim3(1), cujit_dim3(1), 16777217.0, 16777217.0, narrow,
+  assert_ok(cujit_call(fn, CUJIT_DIM3(1), CUJIT_DIM3(1), 16777217.0, 16777217.0, narrow,
                        CUJIT_OUT(out, sizeof out)));
   assert_true(out[0] == 16777216.0);
   assert_true(out[1] == 16777217.0);
   assert_true(out[2] == (double)0.1f); /* a float promoted to double comes back unchanged */
   assert_true(out[2] != 0.1);
   assert_ok(cujit_function_bind(fn, NULL, &ptr));
-  assert_ok(((promote_fn)ptr)(cujit_dim3(1), cujit_dim3(1), 0.1f, 0.1, 2.5f,
+  assert_ok(((promote_fn)ptr)(CUJIT_DIM3(1), CUJIT_DIM3(1), 0.1f, 0.1, 2.5f,
                               CUJIT_OUT(out, sizeof out)));
   assert_true(out[0] == (double)0.1f);
   assert_true(out[1] == 0.1);
@@ -280,18 +280,18 @@ static void structs_and_vectors(void **state) {
                       "i8 f32x4 i8 f64x2 {f32 i32 f64} i8x3 {f32 f32 f32}:16 {{i16[3]} f64[2]} "
                       "i32x2 ptr");
   memset(got, 0xAA, sizeof got);
-  assert_ok(CUJIT_LAUNCH(fn, cujit_dim3(1), cujit_dim3(1), cujit_i8(x.c0), CUJIT_VALUE(x.v),
+  assert_ok(CUJIT_LAUNCH(fn, CUJIT_DIM3(1), CUJIT_DIM3(1), cujit_i8(x.c0), CUJIT_VALUE(x.v),
                          cujit_i8(x.c1), CUJIT_VALUE(x.w), CUJIT_VALUE(x.p), CUJIT_VALUE(x.c3),
                          CUJIT_VALUE(x.a), CUJIT_VALUE(x.n), CUJIT_VALUE(x.i2),
                          cujit_out(got, sizeof got)));
   compare_aggregates(got, want, "cujit_launch");
   memset(got, 0xAA, sizeof got);
-  assert_ok(cujit_call(fn, cujit_dim3(1), cujit_dim3(1), x.c0, &x.v, x.c1, &x.w, &x.p, &x.c3,
+  assert_ok(cujit_call(fn, CUJIT_DIM3(1), CUJIT_DIM3(1), x.c0, &x.v, x.c1, &x.w, &x.p, &x.c3,
                        &x.a, &x.n, &x.i2, CUJIT_OUT(got, sizeof got)));
   compare_aggregates(got, want, "cujit_call");
   assert_ok(cujit_function_bind(fn, NULL, &ptr));
   memset(got, 0xAA, sizeof got);
-  assert_ok(((aggregates_fn)ptr)(cujit_dim3(1), cujit_dim3(1), x.c0, x.v, x.c1, x.w, x.p, x.c3,
+  assert_ok(((aggregates_fn)ptr)(CUJIT_DIM3(1), CUJIT_DIM3(1), x.c0, x.v, x.c1, x.w, x.p, x.c3,
                                  x.a, x.n, x.i2, CUJIT_OUT(got, sizeof got)));
   compare_aggregates(got, want, "bound pointer");
 }
@@ -321,18 +321,18 @@ static void in_out_through_every_form(void **state) {
     memset(dest, 0, sizeof dest);
     for (i = 0; i < N; i++) x[i] = (float)i;
     if (form == 0) {
-      assert_ok(CUJIT_LAUNCH(mul, cujit_dim3(1), cujit_dim3(N), cujit_out(dest, sizeof dest),
+      assert_ok(CUJIT_LAUNCH(mul, CUJIT_DIM3(1), CUJIT_DIM3(N), cujit_out(dest, sizeof dest),
                              cujit_ptr(da), cujit_in(b, sizeof b)));
-      assert_ok(CUJIT_LAUNCH(sc, cujit_dim3(1), cujit_dim3(N), cujit_inout(x, sizeof x),
+      assert_ok(CUJIT_LAUNCH(sc, CUJIT_DIM3(1), CUJIT_DIM3(N), cujit_inout(x, sizeof x),
                              cujit_f32(3)));
     } else if (form == 1) {
-      assert_ok(cujit_call(mul, cujit_dim3(1), cujit_dim3(N), CUJIT_OUT(dest, sizeof dest), da,
+      assert_ok(cujit_call(mul, CUJIT_DIM3(1), CUJIT_DIM3(N), CUJIT_OUT(dest, sizeof dest), da,
                            CUJIT_IN(b, sizeof b)));
-      assert_ok(cujit_call(sc, cujit_dim3(1), cujit_dim3(N), CUJIT_INOUT(x, sizeof x), 3.0));
+      assert_ok(cujit_call(sc, CUJIT_DIM3(1), CUJIT_DIM3(N), CUJIT_INOUT(x, sizeof x), 3.0));
     } else {
-      assert_ok(((mul_fn)pm)(cujit_dim3(1), cujit_dim3(N), CUJIT_OUT(dest, sizeof dest), da,
+      assert_ok(((mul_fn)pm)(CUJIT_DIM3(1), CUJIT_DIM3(N), CUJIT_OUT(dest, sizeof dest), da,
                              CUJIT_IN(b, sizeof b)));
-      assert_ok(((scale_fn)ps)(cujit_dim3(1), cujit_dim3(N), CUJIT_INOUT(x, sizeof x), 3));
+      assert_ok(((scale_fn)ps)(CUJIT_DIM3(1), CUJIT_DIM3(N), CUJIT_INOUT(x, sizeof x), 3));
     }
     for (i = 0; i < N; i++) {
       if (dest[i] != a[i] * b[i]) fail_msg("form %d: dest[%d] = %g", form, i, dest[i]);
@@ -363,7 +363,7 @@ static void bound_stream_and_shared(void **state) {
   assert_ok(cujit_function_bind(fn, &o, &ptr));
   for (n = 256; n <= N; n *= 4) { /* the options are read at each call */
     o.shared_bytes = (unsigned)(n * sizeof(float));
-    assert_ok(((reverse_fn)ptr)(cujit_dim3(1), cujit_dim3((unsigned)n), dx, dy, n));
+    assert_ok(((reverse_fn)ptr)(CUJIT_DIM3(1), CUJIT_DIM3((unsigned)n), dx, dy, n));
     assert_ok(cujit_stream_synchronize(o.stream));
     assert_ok(cujit_memcpy_dtoh(y, dy, (size_t)n * sizeof(float)));
     for (i = 0; i < n; i++)
@@ -398,14 +398,14 @@ static void mismatches_refused(void **state) {
   assert_ok(cujit_function_set_signature(agg, "i8 f32x4 i8 f64x2 {f32 i32 f64} i8x3 "
                                               "{f32 f32 f32}:16 {{i16[3]} f64[2]} i32x2 ptr"));
   memset(dest, 0, sizeof dest);
-  assert_status_detail(cujit_call(mul, cujit_dim3(1), cujit_dim3(N), CUJIT_OUT(dest, sizeof dest),
+  assert_status_detail(cujit_call(mul, CUJIT_DIM3(1), CUJIT_DIM3(N), CUJIT_OUT(dest, sizeof dest),
                                   CUJIT_IN(a, sizeof a)),
                        CUJIT_ERROR_INVALID_ARGS, "takes 3 arguments (ptr ptr ptr) but 2");
-  assert_status_detail(cujit_call(mul, cujit_dim3(1), cujit_dim3(N), CUJIT_OUT(dest, sizeof dest),
+  assert_status_detail(cujit_call(mul, CUJIT_DIM3(1), CUJIT_DIM3(N), CUJIT_OUT(dest, sizeof dest),
                                   CUJIT_IN(a, sizeof a), CUJIT_IN(a, sizeof a), 7),
                        CUJIT_ERROR_INVALID_ARGS, "but 4 were given");
   for (i = 0; i < N; i++) assert_true(dest[i] == 0); /* nothing ran */
-  assert_status_detail(cujit_call(fn_of("scalars"), cujit_dim3(1), cujit_dim3(1), 300, 0, 0, 0,
+  assert_status_detail(cujit_call(fn_of("scalars"), CUJIT_DIM3(1), CUJIT_DIM3(1), 300, 0, 0, 0,
                                   0, 0, 0LL, 0ULL, 0.0, 0.0, 0.0, 0.0, 0, 0, (size_t)0,
                                   (CUdeviceptr)0),
                        CUJIT_ERROR_INVALID_ARGS, "parameter 1 'a' (i8): 300 does not fit");

@@ -31,34 +31,34 @@ static void wrong_argument_count_and_size(void **state) {
   (void)state;
   for (i = 0; i < N; i++) a[i] = b[i] = 2.0f, dest[i] = -1.0f;
   assert_ok(cujit_mem_pool_usage(NULL, &kept));
-  assert_status_detail(CUJIT_LAUNCH(f, cujit_dim3(1), cujit_dim3(N), cujit_out(dest, sizeof dest),
+  assert_status_detail(CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(N), cujit_out(dest, sizeof dest),
                                     cujit_in(a, sizeof a)),
                        CUJIT_ERROR_INVALID_ARGS,
                        "kernel 'multiply_them' takes 3 arguments but 2 were given (its parameters' "
                        "sizes in bytes: 8, 8, 8); nothing was launched");
   nothing_happened(kept);
-  assert_status_detail(CUJIT_LAUNCH(f, cujit_dim3(1), cujit_dim3(N), cujit_out(dest, sizeof dest),
+  assert_status_detail(CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(N), cujit_out(dest, sizeof dest),
                                     cujit_in(a, sizeof a), cujit_in(b, sizeof b), cujit_i32(N)),
                        CUJIT_ERROR_INVALID_ARGS, "takes 3 arguments but 4 were given");
   nothing_happened(kept);
-  assert_status_detail(CUJIT_LAUNCH(f, cujit_dim3(1), cujit_dim3(N), cujit_out(dest, sizeof dest),
+  assert_status_detail(CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(N), cujit_out(dest, sizeof dest),
                                     cujit_in(a, sizeof a), cujit_f32(2.0f)),
                        CUJIT_ERROR_INVALID_ARGS,
                        "argument 3 of kernel 'multiply_them' has the wrong size: parameter 3 "
                        "expects 8 bytes, but 4 bytes were given (f32, by value)");
   nothing_happened(kept);
   /* arguments are checked before the configuration, whichever path the launch takes */
-  assert_status_detail(CUJIT_LAUNCH(f, cujit_dim3(0), cujit_dim3(N), cujit_ptr(0), cujit_ptr(0)),
+  assert_status_detail(CUJIT_LAUNCH(f, CUJIT_DIM3(0), CUJIT_DIM3(N), cujit_ptr(0), cujit_ptr(0)),
                        CUJIT_ERROR_INVALID_ARGS, "takes 3 arguments but 2 were given");
-  assert_status_detail(CUJIT_LAUNCH(f, cujit_dim3(0), cujit_dim3(N), cujit_ptr(0), cujit_ptr(0),
+  assert_status_detail(CUJIT_LAUNCH(f, CUJIT_DIM3(0), CUJIT_DIM3(N), cujit_ptr(0), cujit_ptr(0),
                                     cujit_f32(1.0f)),
                        CUJIT_ERROR_INVALID_ARGS, "argument 3 of kernel 'multiply_them' has the "
                        "wrong size");
-  assert_status_detail(CUJIT_LAUNCH(f, cujit_dim3(0), cujit_dim3(N), cujit_ptr(0), cujit_ptr(0),
+  assert_status_detail(CUJIT_LAUNCH(f, CUJIT_DIM3(0), CUJIT_DIM3(N), cujit_ptr(0), cujit_ptr(0),
                                     cujit_ptr(0)),
                        CUJIT_ERROR_LAUNCH_CONFIG, "grid.x is 0");
   nothing_happened(kept);
-  assert_ok(CUJIT_LAUNCH(f, cujit_dim3(1), cujit_dim3(N), cujit_out(dest, sizeof dest),
+  assert_ok(CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(N), cujit_out(dest, sizeof dest),
                          cujit_in(a, sizeof a), cujit_in(b, sizeof b)));
   for (i = 0; i < N; i++) assert_true(dest[i] == 4.0f);
 }
@@ -71,25 +71,25 @@ static void launch_configuration_limits(void **state) {
   (void)state;
   for (i = 0; i < N; i++) dest[i] = -1.0f;
   assert_ok(cujit_mem_pool_usage(NULL, &kept));
-  assert_status_detail(CUJIT_LAUNCH(f, cujit_dim3(1), cujit_dim3(2048), cujit_out(dest, sizeof dest),
+  assert_status_detail(CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(2048), cujit_out(dest, sizeof dest),
                                     cujit_in(a, sizeof a), cujit_in(b, sizeof b)),
                        CUJIT_ERROR_LAUNCH_CONFIG,
                        "cannot launch kernel 'multiply_them': block.x = 2048 exceeds the device's limit");
   nothing_happened(kept);
-  assert_status_detail(CUJIT_LAUNCH(f, cujit_dim3(1), cujit_dim3(32, 32, 2), cujit_out(dest, sizeof dest),
+  assert_status_detail(CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(32, 32, 2), cujit_out(dest, sizeof dest),
                                     cujit_in(a, sizeof a), cujit_in(b, sizeof b)),
                        CUJIT_ERROR_LAUNCH_CONFIG, "32 x 32 x 2 = 2048 threads exceeds the device's limit");
-  assert_status_detail(CUJIT_LAUNCH(f, cujit_dim3(1, 70000), cujit_dim3(1), cujit_out(dest, sizeof dest),
+  assert_status_detail(CUJIT_LAUNCH(f, CUJIT_DIM3(1, 70000), CUJIT_DIM3(1), cujit_out(dest, sizeof dest),
                                     cujit_in(a, sizeof a), cujit_in(b, sizeof b)),
                        CUJIT_ERROR_LAUNCH_CONFIG, "grid.y = 70000 exceeds the device's limit of 65535");
-  assert_status_detail(CUJIT_LAUNCH(f, cujit_dim3(1), cujit_dim3(0), cujit_out(dest, sizeof dest),
+  assert_status_detail(CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(0), cujit_out(dest, sizeof dest),
                                     cujit_in(a, sizeof a), cujit_in(b, sizeof b)),
                        CUJIT_ERROR_LAUNCH_CONFIG, "block.x is 0");
   nothing_happened(kept);
-  assert_status_detail(CUJIT_LAUNCH(g, cujit_dim3(1), cujit_dim3(256), cujit_out(x, sizeof x)),
+  assert_status_detail(CUJIT_LAUNCH(g, CUJIT_DIM3(1), CUJIT_DIM3(256), cujit_out(x, sizeof x)),
                        CUJIT_ERROR_LAUNCH_CONFIG,
                        "a block of 256 threads exceeds this kernel's limit of 128 threads per block");
-  assert_ok(CUJIT_LAUNCH(g, cujit_dim3(1), cujit_dim3(128), cujit_out(x, sizeof x)));
+  assert_ok(CUJIT_LAUNCH(g, CUJIT_DIM3(1), CUJIT_DIM3(128), cujit_out(x, sizeof x)));
 }
 
 static void device_memory_is_not_an_in_buffer(void **state) {
@@ -99,12 +99,12 @@ static void device_memory_is_not_an_in_buffer(void **state) {
   (void)state;
   for (i = 0; i < N; i++) dest[i] = -1.0f;
   assert_ok(cujit_mem_alloc(&d, sizeof a));
-  assert_status_detail(CUJIT_LAUNCH(f, cujit_dim3(1), cujit_dim3(N), cujit_out(dest, sizeof dest),
+  assert_status_detail(CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(N), cujit_out(dest, sizeof dest),
                                     cujit_in((void *)(uintptr_t)d, sizeof a), cujit_in(b, sizeof b)),
                        CUJIT_ERROR_INVALID_ARGS,
                        "argument 2 of kernel 'multiply_them' is an In buffer in device memory");
   assert_int_equal(gpu_pool_in_use(), 0);
-  assert_status_detail(CUJIT_LAUNCH(f, cujit_dim3(1), cujit_dim3(N), cujit_out(dest, sizeof dest),
+  assert_status_detail(CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(N), cujit_out(dest, sizeof dest),
                                     cujit_in(NULL, sizeof a), cujit_in(b, sizeof b)),
                        CUJIT_ERROR_INVALID_ARGS, "In buffer of 256 bytes with a NULL host pointer");
   for (i = 0; i < N; i++) assert_true(dest[i] == -1.0f);

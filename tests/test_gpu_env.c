@@ -40,7 +40,7 @@ static void bad_tuning_values_warn_once(void **state) {
   assert_non_null(out);
   for (i = 0; i < n; i++) in[i] = (float)(i % 1000);
   for (round = 0; round < 2; round++) {
-    assert_ok(CUJIT_LAUNCH(inc, cujit_dim3(1024), cujit_dim3(256), cujit_in(in, n * sizeof(float)),
+    assert_ok(CUJIT_LAUNCH(inc, CUJIT_DIM3(1024), CUJIT_DIM3(256), cujit_in(in, n * sizeof(float)),
                            cujit_out(out, n * sizeof(float)), cujit_u64(n)));
     for (i = 0; i < n; i++)
       if (out[i] != in[i] + 1.0f) fail_msg("element %zu: %g", i, (double)out[i]);

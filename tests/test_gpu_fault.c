@@ -19,7 +19,7 @@ static void fault_is_reported_and_memory_released(void **state) {
   (void)state;
   assert_ok(cujit_mem_pool_usage(&before, NULL));
   assert_int_equal(before, 0);
-  st = CUJIT_LAUNCH(f, cujit_dim3(N / 256), cujit_dim3(256), cujit_inout(x, N * sizeof(float)),
+  st = CUJIT_LAUNCH(f, CUJIT_DIM3(N / 256), CUJIT_DIM3(256), cujit_inout(x, N * sizeof(float)),
                     cujit_in(y, N * sizeof(float)), cujit_ptr((CUdeviceptr)0x10));
   printf("the faulting launch: %s: %s\n", cujit_status_name(st), cujit_last_error());
   assert_status_detail(st, CUJIT_ERROR_LAUNCH_FAILED, "kernel 'bad' failed while running: ");
@@ -31,7 +31,7 @@ static void fault_is_reported_and_memory_released(void **state) {
   st = cujit_synchronize();
   assert_int_equal(st, CUJIT_ERROR_LAUNCH_FAILED);
   assert_non_null(strstr(cujit_last_error(), "a kernel launched earlier failed"));
-  st = CUJIT_LAUNCH(f, cujit_dim3(1), cujit_dim3(1), cujit_inout(x, sizeof(float)),
+  st = CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(1), cujit_inout(x, sizeof(float)),
                     cujit_in(y, sizeof(float)), cujit_ptr((CUdeviceptr)0));
   assert_int_not_equal(st, CUJIT_OK);
   printf("a later launch: %s: %s\n", cujit_status_name(st), cujit_last_error());

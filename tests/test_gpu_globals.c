@@ -27,7 +27,7 @@ static void constant_memory_through_get_global(void **state) {
   assert_ok(cujit_module_write_global(mod, "coef", c, sizeof c));
   assert_ok(cujit_module_write_global(mod, "ns::val", &v, sizeof v));
   assert_ok(cujit_module_write_global(mod, "counter", &zero, sizeof zero));
-  assert_ok(CUJIT_LAUNCH(f, cujit_dim3(1), cujit_dim3(16), cujit_out(out, sizeof out)));
+  assert_ok(CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(16), cujit_out(out, sizeof out)));
   for (i = 0; i < 16; i++) assert_true(out[i] == c[i] * 2.0f + 0.5f);
   assert_ok(cujit_module_read_global(mod, "counter", &count, sizeof count));
   assert_int_equal(count, 16);

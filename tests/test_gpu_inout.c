@@ -27,11 +27,11 @@ static void round_trip(float *in, float *out, size_t n, const cujit_launch_optio
   size_t i;
   fill(in, n, (unsigned)n);
   memset(out, 0xff, n * sizeof(float)); /* every element must be written */
-  assert_ok(CUJIT_LAUNCH_EX(inc, cujit_dim3(1024), cujit_dim3(256), o, cujit_in(in, n * sizeof(float)),
+  assert_ok(CUJIT_LAUNCH_EX(inc, CUJIT_DIM3(1024), CUJIT_DIM3(256), o, cujit_in(in, n * sizeof(float)),
                             cujit_out(out, n * sizeof(float)), cujit_u64(n)));
   for (i = 0; i < n; i++)
     if (out[i] != in[i] + 1.0f) fail_msg("Out element %zu of %zu: %g, want %g", i, n, (double)out[i], (double)in[i] + 1);
-  assert_ok(CUJIT_LAUNCH_EX(twice, cujit_dim3(1024), cujit_dim3(256), o,
+  assert_ok(CUJIT_LAUNCH_EX(twice, CUJIT_DIM3(1024), CUJIT_DIM3(256), o,
                             cujit_inout(out, n * sizeof(float)), cujit_u64(n)));
   for (i = 0; i < n; i++)
     if (out[i] != (in[i] + 1.0f) * 2.0f) fail_msg("InOut element %zu of %zu: %g", i, n, (double)out[i]);
@@ -80,7 +80,7 @@ static void empty_buffer_is_a_null_pointer(void **state) {
   cujit_function *f = gpu_function(mod, "is_null");
   int flag = -1;
   (void)state;
-  assert_ok(CUJIT_LAUNCH(f, cujit_dim3(1), cujit_dim3(1), cujit_in(NULL, 0), cujit_out(&flag, sizeof flag)));
+  assert_ok(CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(1), cujit_in(NULL, 0), cujit_out(&flag, sizeof flag)));
   assert_int_equal(flag, 1);
 }
 

@@ -37,7 +37,7 @@ static void out_in_in(void **state) {
     b[i] = (float)(i % 17) - 3.25f;
     dest[i] = -1.0f;
   }
-  assert_ok(CUJIT_LAUNCH(f, cujit_dim3(1), cujit_dim3(N), cujit_out(dest, sizeof dest),
+  assert_ok(CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(N), cujit_out(dest, sizeof dest),
                          cujit_in(a, sizeof a), cujit_in(b, sizeof b)));
   for (i = 0; i < N; i++) assert_true(dest[i] == a[i] * b[i]);
   assert_ptr_equal(gpu_function(mod, "multiply_them"), f); /* one handle per kernel */
@@ -59,7 +59,7 @@ static void offset_pointer_leaves_edges(void **state) {
   args[0] = cujit_ptr_offset(d, SKIP * sizeof(float));
   args[1] = cujit_f32(3.5f);
   args[2] = cujit_i32(LEN);
-  assert_ok(cujit_launch(f, cujit_dim3(2), cujit_dim3(32), args, 3, NULL)); /* 64 threads, 48 write */
+  assert_ok(cujit_launch(f, CUJIT_DIM3(2), CUJIT_DIM3(32), args, 3, NULL)); /* 64 threads, 48 write */
   assert_ok(cujit_memcpy_dtoh(host, d, sizeof host));
   for (i = 0; i < N; i++) assert_true(host[i] == (i >= SKIP && i < SKIP + LEN ? 3.5f : -1.0f));
   assert_ok(cujit_mem_free(d));
@@ -72,12 +72,12 @@ static void grids_in_two_and_three_dimensions(void **state) {
   unsigned x, y, z;
   (void)state;
   memset(out, 0xff, sizeof out);
-  assert_ok(CUJIT_LAUNCH(f, cujit_dim3(NX / 16, NY / 4), cujit_dim3(16, 4),
+  assert_ok(CUJIT_LAUNCH(f, CUJIT_DIM3(NX / 16, NY / 4), CUJIT_DIM3(16, 4),
                          cujit_out(out, NX * NY * sizeof(unsigned)), cujit_u32(NX), cujit_u32(NY)));
   for (y = 0; y < NY; y++)
     for (x = 0; x < NX; x++) assert_int_equal(out[y * NX + x], x + 1000u * y);
   memset(out, 0xff, sizeof out);
-  assert_ok(CUJIT_LAUNCH(f, cujit_dim3(NX / 8, NY / 4, NZ / 2), cujit_dim3(8, 4, 2),
+  assert_ok(CUJIT_LAUNCH(f, CUJIT_DIM3(NX / 8, NY / 4, NZ / 2), CUJIT_DIM3(8, 4, 2),
                          cujit_out(out, sizeof out), cujit_u32(NX), cujit_u32(NY)));
   for (z = 0; z < NZ; z++)
     for (y = 0; y < NY; y++)
@@ -93,9 +93,9 @@ static void asynchronous_launch_then_synchronize(void **state) {
   int i;
   (void)state;
   assert_ok(cujit_mem_alloc(&d, sizeof host));
-  assert_ok(CUJIT_LAUNCH(f, cujit_dim3(N / 256), cujit_dim3(256), cujit_ptr(d), cujit_f32(2.0f),
+  assert_ok(CUJIT_LAUNCH(f, CUJIT_DIM3(N / 256), CUJIT_DIM3(256), cujit_ptr(d), cujit_f32(2.0f),
                          cujit_i32(N)));
-  assert_ok(CUJIT_LAUNCH(f, cujit_dim3(N / 256), cujit_dim3(256), cujit_ptr(d), cujit_f32(9.0f),
+  assert_ok(CUJIT_LAUNCH(f, CUJIT_DIM3(N / 256), CUJIT_DIM3(256), cujit_ptr(d), cujit_f32(9.0f),
                          cujit_i32(N / 2)));
   assert_ok(cujit_synchronize());
   assert_ok(cujit_memcpy_dtoh(host, d, sizeof host));
@@ -113,7 +113,7 @@ typedef struct fresh {
 /* A thread whose first cujit call is a launch: no context is current in it yet. */
 static void *launch_only(void *arg) {
   fresh *t = arg;
-  t->st = CUJIT_LAUNCH(t->fn, cujit_dim3(1), cujit_dim3(64), cujit_ptr(t->d),
+  t->st = CUJIT_LAUNCH(t->fn, CUJIT_DIM3(1), CUJIT_DIM3(64), cujit_ptr(t->d),
                        cujit_f32(6.0f), cujit_i32(64));
   if (t->st == CUJIT_OK) t->st = cujit_synchronize();
   snprintf(t->err, sizeof t->err, "%s", cujit_last_error());
@@ -144,14 +144,14 @@ static void elapsed_time_is_measured(void **state) {
   (void)state;
   o.elapsed_ms = &ms;
   /* ~10^7 cycles: a few milliseconds at any clock */
-  assert_ok(CUJIT_LAUNCH_EX(f, cujit_dim3(1), cujit_dim3(1), &o, cujit_i64(10000000),
+  assert_ok(CUJIT_LAUNCH_EX(f, CUJIT_DIM3(1), CUJIT_DIM3(1), &o, cujit_i64(10000000),
                             cujit_out(&done, sizeof done)));
   assert_int_equal(done, 1);
   printf("spin kernel took %.3f ms\n", ms);
   assert_true(ms > 0.0f);
   ms = -1.0f;
   done = 0;
-  assert_ok(CUJIT_LAUNCH_EX(f, cujit_dim3(1), cujit_dim3(1), &o, cujit_i64(1000),
+  assert_ok(CUJIT_LAUNCH_EX(f, CUJIT_DIM3(1), CUJIT_DIM3(1), &o, cujit_i64(1000),
                             cujit_out(&done, sizeof done)));
   assert_true(ms >= 0.0f);
 }

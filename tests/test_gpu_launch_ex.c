@@ -67,7 +67,7 @@ static void cooperative_grid_synchronises(void **state) {
   for (i = 0; i < n; i++) a[i] = i;
   o.flags = CUJIT_LAUNCH_COOPERATIVE;
   o.elapsed_ms = &ms;
-  assert_ok(CUJIT_LAUNCH_EX(f, cujit_dim3(grid), cujit_dim3(block), &o,
+  assert_ok(CUJIT_LAUNCH_EX(f, CUJIT_DIM3(grid), CUJIT_DIM3(block), &o,
                             cujit_inout(a, (size_t)n * sizeof *a),
                             cujit_out(b, (size_t)n * sizeof *b), cujit_i32(n), cujit_i32(ROUNDS)));
   rotate_expect(a, n, block);
@@ -75,7 +75,7 @@ static void cooperative_grid_synchronises(void **state) {
   /* the same through cujit_call_ex, which must leave its direct path for these options */
   for (i = 0; i < n; i++) a[i] = i;
   o.elapsed_ms = NULL;
-  assert_ok(cujit_call_ex(f, cujit_dim3(grid), cujit_dim3(block), &o,
+  assert_ok(cujit_call_ex(f, CUJIT_DIM3(grid), CUJIT_DIM3(block), &o,
                           CUJIT_INOUT(a, (size_t)n * sizeof *a),
                           CUJIT_OUT(b, (size_t)n * sizeof *b), n, ROUNDS));
   rotate_expect(a, n, block);
@@ -96,7 +96,7 @@ static void cooperative_grid_too_large_is_refused(void **state) {
   a[0] = 12345;
   o.flags = CUJIT_LAUNCH_COOPERATIVE;
   snprintf(want, sizeof want, "the grid has %d blocks while at most %d fit", grid + 1, grid);
-  assert_status_detail(CUJIT_LAUNCH_EX(f, cujit_dim3(grid + 1), cujit_dim3(block), &o,
+  assert_status_detail(CUJIT_LAUNCH_EX(f, CUJIT_DIM3(grid + 1), CUJIT_DIM3(block), &o,
                                        cujit_inout(a, (size_t)n * sizeof *a), cujit_ptr(0),
                                        cujit_i32(n), cujit_i32(ROUNDS)),
                        CUJIT_ERROR_LAUNCH_CONFIG, want);
@@ -112,7 +112,7 @@ static void unknown_flags_are_refused(void **state) {
   unsigned out[1];
   (void)state;
   o.flags = 0x80;
-  assert_status_detail(CUJIT_LAUNCH_EX(f, cujit_dim3(1), cujit_dim3(1), &o,
+  assert_status_detail(CUJIT_LAUNCH_EX(f, CUJIT_DIM3(1), CUJIT_DIM3(1), &o,
                                        cujit_out(out, sizeof out)),
                        CUJIT_ERROR_INVALID_VALUE, "flags has unknown bits 0x80");
 }
@@ -123,8 +123,8 @@ static void clusters_on_older_devices_are_refused(void **state) {
   unsigned out[4];
   (void)state;
   if (device_cc() >= 90) skip();
-  o.cluster = cujit_dim3(2);
-  assert_status_detail(CUJIT_LAUNCH_EX(f, cujit_dim3(4), cujit_dim3(32), &o,
+  o.cluster = CUJIT_DIM3(2);
+  assert_status_detail(CUJIT_LAUNCH_EX(f, CUJIT_DIM3(4), CUJIT_DIM3(32), &o,
                                        cujit_out(out, sizeof out)),
                        CUJIT_ERROR_LAUNCH_CONFIG, "need a device of compute capability 9.0");
 }
@@ -153,16 +153,16 @@ static void cluster_ranks_are_reported(void **state) {
   unsigned out[GRID];
   float ms = -1.0f;
   (void)state;
-  o.cluster = cujit_dim3(2);
-  assert_ok(CUJIT_LAUNCH_EX(f, cujit_dim3(GRID), cujit_dim3(64), &o, cujit_out(out, sizeof out)));
+  o.cluster = CUJIT_DIM3(2);
+  assert_ok(CUJIT_LAUNCH_EX(f, CUJIT_DIM3(GRID), CUJIT_DIM3(64), &o, cujit_out(out, sizeof out)));
   expect_ranks(out, GRID, 2);
-  o.cluster = cujit_dim3(4);
+  o.cluster = CUJIT_DIM3(4);
   o.elapsed_ms = &ms;
-  assert_ok(CUJIT_LAUNCH_EX(f, cujit_dim3(GRID), cujit_dim3(64), &o, cujit_out(out, sizeof out)));
+  assert_ok(CUJIT_LAUNCH_EX(f, CUJIT_DIM3(GRID), CUJIT_DIM3(64), &o, cujit_out(out, sizeof out)));
   expect_ranks(out, GRID, 4);
   assert_true(ms >= 0.0f);
   /* without options each block is its own cluster */
-  assert_ok(CUJIT_LAUNCH(f, cujit_dim3(GRID), cujit_dim3(64), cujit_out(out, sizeof out)));
+  assert_ok(CUJIT_LAUNCH(f, CUJIT_DIM3(GRID), CUJIT_DIM3(64), cujit_out(out, sizeof out)));
   expect_ranks(out, GRID, 1);
   cujit_module_destroy(m);
 }
@@ -174,13 +174,13 @@ static void declared_clusters_launch_without_options(void **state) {
   cujit_launch_options o = {0};
   unsigned out[GRID];
   (void)state;
-  assert_ok(CUJIT_LAUNCH(f, cujit_dim3(GRID), cujit_dim3(32), cujit_out(out, sizeof out)));
+  assert_ok(CUJIT_LAUNCH(f, CUJIT_DIM3(GRID), CUJIT_DIM3(32), cujit_out(out, sizeof out)));
   expect_ranks(out, GRID, 2);
-  o.cluster = cujit_dim3(2); /* the same as declared */
-  assert_ok(CUJIT_LAUNCH_EX(f, cujit_dim3(GRID), cujit_dim3(32), &o, cujit_out(out, sizeof out)));
+  o.cluster = CUJIT_DIM3(2); /* the same as declared */
+  assert_ok(CUJIT_LAUNCH_EX(f, CUJIT_DIM3(GRID), CUJIT_DIM3(32), &o, cujit_out(out, sizeof out)));
   expect_ranks(out, GRID, 2);
-  o.cluster = cujit_dim3(4, 1, 1);
-  assert_status_detail(CUJIT_LAUNCH_EX(f, cujit_dim3(8), cujit_dim3(32), &o,
+  o.cluster = CUJIT_DIM3(4, 1, 1);
+  assert_status_detail(CUJIT_LAUNCH_EX(f, CUJIT_DIM3(8), CUJIT_DIM3(32), &o,
                                        cujit_out(out, sizeof out)),
                        CUJIT_ERROR_LAUNCH_CONFIG,
                        "the kernel declares __cluster_dims__(2, 1, 1) but the options ask for "
@@ -194,18 +194,18 @@ static void cluster_rules_are_checked_before_launch(void **state) {
   cujit_launch_options o = {0};
   unsigned out[32] = {7};
   (void)state;
-  o.cluster = cujit_dim3(2);
-  assert_status_detail(CUJIT_LAUNCH_EX(f, cujit_dim3(5), cujit_dim3(32), &o,
+  o.cluster = CUJIT_DIM3(2);
+  assert_status_detail(CUJIT_LAUNCH_EX(f, CUJIT_DIM3(5), CUJIT_DIM3(32), &o,
                                        cujit_out(out, 5 * sizeof *out)),
                        CUJIT_ERROR_LAUNCH_CONFIG, "grid.x = 5 is not a multiple of cluster.x = 2");
   assert_int_equal(out[0], 7);
-  o.cluster = cujit_dim3(16);
-  assert_status_detail(CUJIT_LAUNCH_EX(f, cujit_dim3(32), cujit_dim3(32), &o,
+  o.cluster = CUJIT_DIM3(16);
+  assert_status_detail(CUJIT_LAUNCH_EX(f, CUJIT_DIM3(32), CUJIT_DIM3(32), &o,
                                        cujit_out(out, sizeof out)),
                        CUJIT_ERROR_LAUNCH_CONFIG, "exceeds the portable limit of 8 blocks");
   /* allowed when asked for, where the device runs clusters of 16 (an H100 does) */
   o.flags = CUJIT_LAUNCH_NON_PORTABLE_CLUSTER;
-  assert_ok(CUJIT_LAUNCH_EX(f, cujit_dim3(32), cujit_dim3(32), &o, cujit_out(out, sizeof out)));
+  assert_ok(CUJIT_LAUNCH_EX(f, CUJIT_DIM3(32), CUJIT_DIM3(32), &o, cujit_out(out, sizeof out)));
   expect_ranks(out, 32, 16);
   assert_int_equal(gpu_pool_in_use(), 0);
   cujit_module_destroy(m);

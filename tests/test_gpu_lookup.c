@@ -21,7 +21,7 @@ static const char *const kNames[] = {"scale<float>", "scale<double>", NULL};
 static int run_int(const char *name) {
   int v = 0;
   cujit_function *f = gpu_function(mod, name);
-  assert_ok(CUJIT_LAUNCH(f, cujit_dim3(1), cujit_dim3(1), cujit_out(&v, sizeof v)));
+  assert_ok(CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(1), cujit_out(&v, sizeof v)));
   return v;
 }
 
@@ -33,16 +33,16 @@ static void templates_through_name_expressions(void **state) {
   int i;
   (void)state;
   for (i = 0; i < 100; i++) xf[i] = (float)i, xd[i] = (double)i;
-  assert_ok(CUJIT_LAUNCH(ff, cujit_dim3(1), cujit_dim3(128), cujit_inout(xf, sizeof xf),
+  assert_ok(CUJIT_LAUNCH(ff, CUJIT_DIM3(1), CUJIT_DIM3(128), cujit_inout(xf, sizeof xf),
                          cujit_f32(2.0f), cujit_i32(100)));
-  assert_ok(CUJIT_LAUNCH(fd, cujit_dim3(1), cujit_dim3(128), cujit_inout(xd, sizeof xd),
+  assert_ok(CUJIT_LAUNCH(fd, CUJIT_DIM3(1), CUJIT_DIM3(128), cujit_inout(xd, sizeof xd),
                          cujit_f64(-3.0), cujit_i32(100)));
   for (i = 0; i < 100; i++) assert_true(xf[i] == 2.0f * (float)i && xd[i] == -3.0 * i);
   assert_ok(cujit_module_lowered_name(mod, "scale<float>", &lowered));
   assert_ptr_equal(gpu_function(mod, lowered), ff); /* the lowered name finds the same kernel */
   assert_string_equal(cujit_function_name(ff), "scale");
   /* a double where the float instance takes a float is caught */
-  assert_status_detail(CUJIT_LAUNCH(ff, cujit_dim3(1), cujit_dim3(128), cujit_inout(xf, sizeof xf),
+  assert_status_detail(CUJIT_LAUNCH(ff, CUJIT_DIM3(1), CUJIT_DIM3(128), cujit_inout(xf, sizeof xf),
                                     cujit_f64(2.0), cujit_i32(100)),
                        CUJIT_ERROR_INVALID_ARGS, "parameter 2 expects 4 bytes, but 8 bytes");
 }
@@ -57,7 +57,7 @@ static void namespaces_overloads_and_extern_c(void **state) {
   assert_int_equal(run_int("plain"), 5);
   assert_int_equal(run_int("_Z4overPi"), 3);
   f = gpu_function(mod, "_Z4overPf");
-  assert_ok(CUJIT_LAUNCH(f, cujit_dim3(1), cujit_dim3(1), cujit_out(&v, sizeof v)));
+  assert_ok(CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(1), cujit_out(&v, sizeof v)));
   assert_true(v == 4.0f);
 }
 
@@ -93,7 +93,7 @@ static void ptx_through_the_jit(void **state) {
                                      "jit.cu", &o));
   assert_null(cujit_module_cubin(m, NULL));
   f = gpu_function(m, "k");
-  assert_ok(CUJIT_LAUNCH(f, cujit_dim3(1), cujit_dim3(1), cujit_out(&v, sizeof v)));
+  assert_ok(CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(1), cujit_out(&v, sizeof v)));
   assert_int_equal(v, 77);
   cujit_module_destroy(m);
 }

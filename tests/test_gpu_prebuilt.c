@@ -76,9 +76,9 @@ static void kernels_by_plain_name(void **state) {
   assert_ok(cujit_module_write_global(m, "bias", &zero, sizeof zero));
   assert_ok(cujit_module_write_global(m, "coef", (float[4]){0}, 4 * sizeof(float)));
   for (i = 0; i < N; i++) x[i] = (float)i, v[i] = -i;
-  assert_ok(CUJIT_LAUNCH(scale, cujit_dim3(1), cujit_dim3(128), cujit_inout(x, sizeof x),
+  assert_ok(CUJIT_LAUNCH(scale, CUJIT_DIM3(1), CUJIT_DIM3(128), cujit_inout(x, sizeof x),
                          cujit_f32(3.0f), cujit_i32(N)));
-  assert_ok(CUJIT_LAUNCH(add_one, cujit_dim3(2), cujit_dim3(64), cujit_inout(v, sizeof v),
+  assert_ok(CUJIT_LAUNCH(add_one, CUJIT_DIM3(2), CUJIT_DIM3(64), cujit_inout(v, sizeof v),
                          cujit_i32(N)));
   for (i = 0; i < N; i++) assert_true(x[i] == 3.0f * (float)i && v[i] == 1 - i);
   assert_string_equal(cujit_function_name(scale), "scale");
@@ -89,11 +89,11 @@ static void arguments_checked_before_launch(void **state) {
   cujit_module *m = module_of(state);
   cujit_function *scale = function_of(m, "scale");
   float x[N] = {0};
-  assert_status_detail(CUJIT_LAUNCH(scale, cujit_dim3(1), cujit_dim3(N), cujit_inout(x, sizeof x),
+  assert_status_detail(CUJIT_LAUNCH(scale, CUJIT_DIM3(1), CUJIT_DIM3(N), cujit_inout(x, sizeof x),
                                     cujit_f32(1.0f)),
                        CUJIT_ERROR_INVALID_ARGS,
                        "kernel 'scale' takes 3 arguments but 2 were given");
-  assert_status_detail(CUJIT_LAUNCH(scale, cujit_dim3(1), cujit_dim3(N), cujit_inout(x, sizeof x),
+  assert_status_detail(CUJIT_LAUNCH(scale, CUJIT_DIM3(1), CUJIT_DIM3(N), cujit_inout(x, sizeof x),
                                     cujit_f64(1.0), cujit_i32(N)),
                        CUJIT_ERROR_INVALID_ARGS,
                        "argument 2 of kernel 'scale' has the wrong size: parameter 2 expects 4 "
@@ -114,7 +114,7 @@ static void variables_by_name(void **state) {
   assert_ok(cujit_module_write_global(m, "bias", &bias, sizeof bias)); /* ns::bias, plain */
   assert_ok(cujit_module_write_global(m, "coef", coef, sizeof coef));
   for (i = 0; i < N; i++) x[i] = (float)i;
-  assert_ok(CUJIT_LAUNCH(scale, cujit_dim3(1), cujit_dim3(128), cujit_inout(x, sizeof x),
+  assert_ok(CUJIT_LAUNCH(scale, CUJIT_DIM3(1), CUJIT_DIM3(128), cujit_inout(x, sizeof x),
                          cujit_f32(2.0f), cujit_i32(N)));
   for (i = 0; i < N; i++) assert_true(x[i] == 2.0f * (float)i + 0.75f);
   assert_ok(cujit_module_read_global(m, "counter", &count, sizeof count));
@@ -158,7 +158,7 @@ static void attributes_layout_and_signatures(void **state) {
   assert_ok(cujit_module_write_global(m, "bias", &zero, sizeof zero));
   assert_ok(cujit_module_write_global(m, "coef", (float[4]){0}, 4 * sizeof(float)));
   for (i = 0; i < N; i++) x[i] = (float)i;
-  assert_ok(cujit_call(scale, cujit_dim3(1), cujit_dim3(128), CUJIT_INOUT(x, sizeof x), 4.0, N));
+  assert_ok(cujit_call(scale, CUJIT_DIM3(1), CUJIT_DIM3(128), CUJIT_INOUT(x, sizeof x), 4.0, N));
   for (i = 0; i < N; i++) assert_true(x[i] == 4.0f * (float)i);
 }
 

@@ -313,7 +313,7 @@ static void odd_block_sizes(void **state) {
   assert_ok(cujit_array_arange(&x, CUJIT_TYPE_I64, 0, (double)n, 1));
   assert_ok(cujit_array_empty(&r, CUJIT_TYPE_I64, 0, NULL));
   for (b = 0; b < sizeof blocks / sizeof *blocks; b++) {
-    assert_ok(CUJIT_LAUNCH(fn, cujit_dim3(1), cujit_dim3(blocks[b]), cujit_array_arg(x),
+    assert_ok(CUJIT_LAUNCH(fn, CUJIT_DIM3(1), CUJIT_DIM3(blocks[b]), cujit_array_arg(x),
                            cujit_i64(n), cujit_ptr(0), cujit_ptr(0), cujit_array_arg(r)));
     assert_ok(cujit_array_get(r, &sum, sizeof sum));
     if (sum != n * (n - 1) / 2) fail_msg("block of %u threads: %lld", blocks[b], (long long)sum);

@@ -43,7 +43,7 @@ static void static_16_kib(void **state) {
   (void)state;
   assert_ok(cujit_function_get_attrs(f, &a));
   assert_int_equal(a.static_shared_bytes, 16384);
-  assert_ok(CUJIT_LAUNCH(f, cujit_dim3(3), cujit_dim3(256), cujit_inout(x, 3 * 4096 * sizeof(float))));
+  assert_ok(CUJIT_LAUNCH(f, CUJIT_DIM3(3), CUJIT_DIM3(256), cujit_inout(x, 3 * 4096 * sizeof(float))));
   check_reversed(x, 3, 4096);
   free(x);
 }
@@ -53,7 +53,7 @@ static void dynamic(int n) {
   cujit_launch_options o = {0};
   float *x = rows(2, n);
   o.shared_bytes = (unsigned)n * sizeof(float);
-  assert_ok(CUJIT_LAUNCH_EX(f, cujit_dim3(2), cujit_dim3(512), &o,
+  assert_ok(CUJIT_LAUNCH_EX(f, CUJIT_DIM3(2), CUJIT_DIM3(512), &o,
                             cujit_inout(x, 2 * (size_t)n * sizeof(float)), cujit_i32(n)));
   check_reversed(x, 2, n);
   free(x);
@@ -76,7 +76,7 @@ static void too_much_is_refused(void **state) {
   float x[4] = {1, 2, 3, 4};
   (void)state;
   o.shared_bytes = 1u << 20;
-  assert_status_detail(CUJIT_LAUNCH_EX(f, cujit_dim3(1), cujit_dim3(32), &o,
+  assert_status_detail(CUJIT_LAUNCH_EX(f, CUJIT_DIM3(1), CUJIT_DIM3(32), &o,
                                        cujit_inout(x, sizeof x), cujit_i32(4)),
                        CUJIT_ERROR_LAUNCH_CONFIG,
                        "kernel 'reverse_dynamic': it needs 1048576 bytes of shared memory per "

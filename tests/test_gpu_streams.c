@@ -26,9 +26,9 @@ static void pinned_buffers_on_two_streams(void **state) {
   assert_ok(cujit_host_alloc((void **)&a, N * sizeof(float)));
   assert_ok(cujit_host_alloc((void **)&b, N * sizeof(float)));
   for (i = 0; i < N; i++) a[i] = b[i] = (float)(i % 1000);
-  assert_ok(CUJIT_LAUNCH_EX(f, cujit_dim3(N / 256), cujit_dim3(256), &oa,
+  assert_ok(CUJIT_LAUNCH_EX(f, CUJIT_DIM3(N / 256), CUJIT_DIM3(256), &oa,
                             cujit_inout(a, N * sizeof(float)), cujit_f32(2.0f), cujit_i32(N)));
-  assert_ok(CUJIT_LAUNCH_EX(f, cujit_dim3(N / 256), cujit_dim3(256), &ob,
+  assert_ok(CUJIT_LAUNCH_EX(f, CUJIT_DIM3(N / 256), CUJIT_DIM3(256), &ob,
                             cujit_inout(b, N * sizeof(float)), cujit_f32(-0.5f), cujit_i32(N)));
   for (i = 0; i < N; i++) { /* both are complete when the launches return */
     assert_true(a[i] == (float)(i % 1000) * 2.0f);
@@ -53,9 +53,9 @@ static void out_follows_earlier_work_on_the_stream(void **state) {
   assert_ok(cujit_mem_alloc(&d, N * sizeof(float)));
   assert_ok(cujit_memcpy_htod(d, host, N * sizeof(float)));
   /* asynchronous on the stream, then an Out launch that must see its result */
-  assert_ok(CUJIT_LAUNCH_EX(scale, cujit_dim3(N / 256), cujit_dim3(256), &o, cujit_ptr(d),
+  assert_ok(CUJIT_LAUNCH_EX(scale, CUJIT_DIM3(N / 256), CUJIT_DIM3(256), &o, cujit_ptr(d),
                             cujit_f32(3.0f), cujit_i32(N)));
-  assert_ok(CUJIT_LAUNCH_EX(copy, cujit_dim3(N / 256), cujit_dim3(256), &o,
+  assert_ok(CUJIT_LAUNCH_EX(copy, CUJIT_DIM3(N / 256), CUJIT_DIM3(256), &o,
                             cujit_out(out, N * sizeof(float)), cujit_ptr(d), cujit_i32(N)));
   for (i = 0; i < N; i++) assert_true(out[i] == (float)i * 3.0f);
   assert_ok(cujit_mem_free(d));
@@ -81,7 +81,7 @@ static void asynchronous_launches_on_many_streams(void **state) {
   }
   for (i = 0; i < 3; i++)
     for (s = 0; s < S; s++)
-      assert_ok(CUJIT_LAUNCH_EX(f, cujit_dim3(N / 256), cujit_dim3(256), &o[s], cujit_ptr(d[s]),
+      assert_ok(CUJIT_LAUNCH_EX(f, CUJIT_DIM3(N / 256), CUJIT_DIM3(256), &o[s], cujit_ptr(d[s]),
                                 cujit_f32((float)(s + 2)), cujit_i32(N)));
   for (s = 0; s < S; s++) {
     float want = (float)((s + 2) * (s + 2) * (s + 2));
@@ -110,7 +110,7 @@ static void memory_the_caller_registered(void **state) {
   assert_ok(cujit_driver_symbol("cuMemHostUnregister", (void **)&unreg));
   assert_int_equal(reg(x, bytes, 0), CUDA_SUCCESS);
   for (i = 0; i < n; i++) x[i] = (float)(i & 255);
-  assert_ok(CUJIT_LAUNCH(f, cujit_dim3((unsigned)n / 256), cujit_dim3(256), cujit_inout(x, bytes),
+  assert_ok(CUJIT_LAUNCH(f, CUJIT_DIM3((unsigned)n / 256), CUJIT_DIM3(256), cujit_inout(x, bytes),
                          cujit_f32(0.25f), cujit_i32(n)));
   for (i = 0; i < n; i++) assert_true(x[i] == (float)(i & 255) * 0.25f);
   assert_int_equal(unreg(x), CUDA_SUCCESS);

@@ -28,7 +28,7 @@ static int run_one(worker *w, int round, CUdeviceptr dy, float *x, float *y, flo
   cujit_status st;
   for (i = 0; i < N; i++) x[i] = (float)((i * 7 + round + w->id) % 101) - 50.0f;
   memset(out, 0xff, N * sizeof(float)); /* poison: every element must be written */
-  st = CUJIT_LAUNCH(axpy, cujit_dim3((N + 255) / 256), cujit_dim3(256), cujit_f32(a),
+  st = CUJIT_LAUNCH(axpy, CUJIT_DIM3((N + 255) / 256), CUJIT_DIM3(256), cujit_f32(a),
                     cujit_in(x, N * sizeof(float)), cujit_ptr(dy), cujit_out(out, N * sizeof(float)),
                     cujit_u32(N));
   if (st != CUJIT_OK) {

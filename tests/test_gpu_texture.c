@@ -47,12 +47,12 @@ static void linear_fetch(void **state) {
   assert_ok(cujit_memcpy_htod(d, in, sizeof in));
   assert_ok(cujit_texture_from_linear(&t, d, sizeof in, CUJIT_FORMAT_F32, 1, NULL));
   assert_true(t != 0);
-  assert_ok(CUJIT_LAUNCH(f, cujit_dim3((N + 255) / 256), cujit_dim3(256), cujit_texture(t),
+  assert_ok(CUJIT_LAUNCH(f, CUJIT_DIM3((N + 255) / 256), CUJIT_DIM3(256), cujit_texture(t),
                          cujit_out(out, sizeof out), cujit_i32(N)));
   for (i = 0; i < N; i++) assert_true(out[i] == 2.0f * in[i]);
   /* the signature read from the source takes the handle as a 64-bit integer */
   memset(out, 0, sizeof out);
-  assert_ok(cujit_call(f, cujit_dim3((N + 255) / 256), cujit_dim3(256), (unsigned long long)t,
+  assert_ok(cujit_call(f, CUJIT_DIM3((N + 255) / 256), CUJIT_DIM3(256), (unsigned long long)t,
                        CUJIT_OUT(out, sizeof out), N));
   for (i = 0; i < N; i++) assert_true(out[i] == 2.0f * in[i]);
   assert_ok(cujit_texture_destroy(t));
@@ -103,7 +103,7 @@ static void pitched_linear_filter_clamp(void **state) {
   assert_ok(cujit_memcpy_htod(d, host, sizeof host));
   desc.filter = CUJIT_FILTER_LINEAR; /* clamp is the default address mode */
   assert_ok(cujit_texture_from_pitched(&t, d, W, H, PITCH, CUJIT_FORMAT_F32, 1, &desc));
-  assert_ok(CUJIT_LAUNCH(f, cujit_dim3(1), cujit_dim3(32), cujit_texture(t),
+  assert_ok(CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(32), cujit_texture(t),
                          cujit_in(at, sizeof at), cujit_out(out, sizeof out), cujit_i32(N)));
   for (i = 0; i < N; i++) {
     float want = bilinear(at[i][0], at[i][1]);
@@ -168,7 +168,7 @@ static void array_normalized_wrap(void **state) {
   desc.address_mode[0] = desc.address_mode[1] = CUJIT_ADDRESS_WRAP;
   desc.normalized_coords = 1;
   assert_ok(cujit_texture_from_array(&t, arr, &desc));
-  assert_ok(CUJIT_LAUNCH(f, cujit_dim3(1), cujit_dim3(N), cujit_texture(t),
+  assert_ok(CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(N), cujit_texture(t),
                          cujit_in(at, sizeof at), cujit_out(out, sizeof out), cujit_i32(N)));
   for (i = 0; i < N; i++)
     if (out[i] != want[i])
@@ -200,7 +200,7 @@ static void array_of_uchar4_normalized(void **state) {
   assert_ok(cujit_cuarray_create(&arr, &ad, data));
   desc.read_mode = CUJIT_READ_NORMALIZED_FLOAT;
   assert_ok(cujit_texture_from_array(&t, arr, &desc));
-  assert_ok(CUJIT_LAUNCH(f, cujit_dim3(1), cujit_dim3(N), cujit_texture(t),
+  assert_ok(CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(N), cujit_texture(t),
                          cujit_out(out, sizeof out), cujit_i32(N)));
   for (i = 0; i < N; i++)
     for (c = 0; c < 4; c++) assert_true(fabsf(out[i][c] - data[i][c] / 255.0f) < 1e-6f);
@@ -243,10 +243,10 @@ static void surface_written_then_read_back(void **state) {
   ad.flags = CUJIT_CUARRAY_SURFACE;
   assert_ok(cujit_cuarray_create(&arr, &ad, NULL));
   assert_ok(cujit_surface_create(&s, arr));
-  assert_ok(CUJIT_LAUNCH(gpu_function(mod, "paint"), cujit_dim3(3, 2), cujit_dim3(16, 16),
+  assert_ok(CUJIT_LAUNCH(gpu_function(mod, "paint"), CUJIT_DIM3(3, 2), CUJIT_DIM3(16, 16),
                          cujit_surface(s), cujit_i32(SW), cujit_i32(SH)));
-  assert_ok(CUJIT_LAUNCH(gpu_function(mod, "scale_surface"), cujit_dim3(3, 2),
-                         cujit_dim3(16, 16), cujit_surface(s), cujit_i32(SW), cujit_i32(SH)));
+  assert_ok(CUJIT_LAUNCH(gpu_function(mod, "scale_surface"), CUJIT_DIM3(3, 2),
+                         CUJIT_DIM3(16, 16), cujit_surface(s), cujit_i32(SW), cujit_i32(SH)));
   assert_ok(cujit_synchronize());
   assert_ok(cujit_cuarray_read(arr, host));
   for (y = 0; y < SH; y++)
@@ -257,7 +257,7 @@ static void surface_written_then_read_back(void **state) {
     at[i][0] = (float)(i * 3 % SW) + 0.5f;
     at[i][1] = (float)(i * 2 % SH) + 0.5f;
   }
-  assert_ok(CUJIT_LAUNCH(gpu_function(mod, "sample2d"), cujit_dim3(1), cujit_dim3(N),
+  assert_ok(CUJIT_LAUNCH(gpu_function(mod, "sample2d"), CUJIT_DIM3(1), CUJIT_DIM3(N),
                          cujit_texture(t), cujit_in(at, sizeof at), cujit_out(out, sizeof out),
                          cujit_i32(N)));
   for (i = 0; i < N; i++)

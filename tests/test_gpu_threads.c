@@ -52,7 +52,7 @@ static int rounds(worker *w, cujit_function *f) {
   for (r = 0; r < ROUNDS && ok; r++) {
     float a = (float)(w->id + r % 5);
     for (i = 0; i < N; i++) y[i] = (float)w->id;
-    if (CUJIT_LAUNCH(f, cujit_dim3((N + 127) / 128), cujit_dim3(128), cujit_f32(a),
+    if (CUJIT_LAUNCH(f, CUJIT_DIM3((N + 127) / 128), CUJIT_DIM3(128), cujit_f32(a),
                      cujit_in(x, sizeof x), cujit_inout(y, sizeof y), cujit_i32(N)) != CUJIT_OK) {
       ok = failed(w, "In/Out launch");
       break;
@@ -60,7 +60,7 @@ static int rounds(worker *w, cujit_function *f) {
     ok = check(w, y, a, x, (float)w->id, r);
     for (i = 0; i < N; i++) y[i] = 1.0f;
     if (!ok || cujit_memcpy_htod(dy, y, sizeof y) != CUJIT_OK ||
-        CUJIT_LAUNCH_EX(f, cujit_dim3((N + 127) / 128), cujit_dim3(128), &o, cujit_f32(a),
+        CUJIT_LAUNCH_EX(f, CUJIT_DIM3((N + 127) / 128), CUJIT_DIM3(128), &o, cujit_f32(a),
                         cujit_ptr(dx), cujit_ptr(dy), cujit_i32(N)) != CUJIT_OK ||
         cujit_stream_synchronize(o.stream) != CUJIT_OK ||
         cujit_memcpy_dtoh(y, dy, sizeof y) != CUJIT_OK) {
@@ -86,7 +86,7 @@ static int own_module(worker *w) {
            "blockDim.x + threadIdx.x; if (i < n) y[i] = %d.0f; }\n", w->id + 100);
   if (cujit_module_from_source(&m, src, "own.cu", NULL) != CUJIT_OK ||
       cujit_module_get_function(m, "put", &f) != CUJIT_OK ||
-      CUJIT_LAUNCH(f, cujit_dim3((N + 255) / 256), cujit_dim3(256), cujit_out(y, sizeof y),
+      CUJIT_LAUNCH(f, CUJIT_DIM3((N + 255) / 256), CUJIT_DIM3(256), cujit_out(y, sizeof y),
                    cujit_i32(N)) != CUJIT_OK) {
     cujit_module_destroy(m);
     return failed(w, "own module");

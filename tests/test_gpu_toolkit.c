@@ -33,7 +33,7 @@ static void cub_block_reduce(void **state) {
   int i;
   (void)state;
   for (i = 0; i < 4 * 128; i++) x[i] = (float)(i / 128 + 1);
-  assert_ok(CUJIT_LAUNCH(f, cujit_dim3(4), cujit_dim3(128), cujit_in(x, sizeof x),
+  assert_ok(CUJIT_LAUNCH(f, CUJIT_DIM3(4), CUJIT_DIM3(128), cujit_in(x, sizeof x),
                          cujit_out(out, sizeof out)));
   for (i = 0; i < 4; i++) assert_true(out[i] == 128.0f * (float)(i + 1));
 }
@@ -43,8 +43,8 @@ static void curand_uniform_numbers(void **state) {
   float a[256], b[256];
   int i, differ = 0;
   (void)state;
-  assert_ok(CUJIT_LAUNCH(f, cujit_dim3(1), cujit_dim3(256), cujit_out(a, sizeof a), cujit_u64(42)));
-  assert_ok(CUJIT_LAUNCH(f, cujit_dim3(1), cujit_dim3(256), cujit_out(b, sizeof b), cujit_u64(42)));
+  assert_ok(CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(256), cujit_out(a, sizeof a), cujit_u64(42)));
+  assert_ok(CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(256), cujit_out(b, sizeof b), cujit_u64(42)));
   for (i = 0; i < 256; i++) {
     assert_true(a[i] > 0.0f && a[i] <= 1.0f);
     assert_true(a[i] == b[i]); /* same seed, same numbers */
@@ -59,7 +59,7 @@ static void fp16_limits_and_c_headers(void **state) {
   float fl = 0;
   uint16_t h = 0;
   (void)state;
-  assert_ok(CUJIT_LAUNCH(f, cujit_dim3(1), cujit_dim3(1), cujit_out(&i32, 4), cujit_out(&fl, 4),
+  assert_ok(CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(1), cujit_out(&i32, 4), cujit_out(&fl, 4),
                          cujit_out(&h, 2)));
   assert_int_equal(i32, 2147483647);
   assert_true(fl == 3.40282346638528859812e+38f);

@@ -38,7 +38,7 @@ static void every_scalar_width(void **state) {
   size_t i;
   (void)state;
   memset(out, 0, sizeof out);
-  assert_ok(CUJIT_LAUNCH(f, cujit_dim3(1), cujit_dim3(1), cujit_out(out, sizeof out), cujit_i8(-100),
+  assert_ok(CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(1), cujit_out(out, sizeof out), cujit_i8(-100),
                          cujit_u8(200), cujit_i16(-30000), cujit_u16(60000), cujit_i32(-2000000000),
                          cujit_u32(4000000000u), cujit_i64(-1099511627776LL),
                          cujit_u64(18014398509481984ULL), cujit_f32(1.5f), cujit_f64(-2.25e100)));
@@ -56,7 +56,7 @@ static void vector_types(void **state) {
   cujit_function *f = gpu_function(mod, "vectors");
   size_t i, off = 0, size = 0;
   (void)state;
-  assert_ok(CUJIT_LAUNCH(f, cujit_dim3(1), cujit_dim3(1), cujit_out(out, sizeof out), cujit_i8(42),
+  assert_ok(CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(1), cujit_out(out, sizeof out), cujit_i8(42),
                          CUJIT_VALUE(a), CUJIT_VALUE(b), CUJIT_VALUE(c), CUJIT_VALUE(d)));
   for (i = 0; i < 14; i++) {
     if (out[i] != want[i]) fail_msg("field %zu: got %.17g, want %.17g", i, out[i], want[i]);
@@ -74,7 +74,7 @@ static void user_structs_small_and_large(void **state) {
   int k;
   (void)state;
   for (k = 0; k < 10; k++) big.v[k] = (float)k * 1.25f - 3.0f;
-  assert_ok(CUJIT_LAUNCH(f, cujit_dim3(1), cujit_dim3(1), cujit_out(out, sizeof out), cujit_i8('c'),
+  assert_ok(CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(1), cujit_out(out, sizeof out), cujit_i8('c'),
                          CUJIT_VALUE(s), CUJIT_VALUE(big), cujit_i16(-7)));
   assert_true(out[0] == 'c');
   assert_true(out[1] == 'q');

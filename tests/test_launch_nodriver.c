@@ -108,7 +108,7 @@ static void null_and_empty_arguments(void **state) {
                        "dptr is NULL");
   assert_status_detail(cujit_module_write_global(mod, "coef", NULL, 4), CUJIT_ERROR_INVALID_VALUE,
                        "the host pointer is NULL");
-  assert_status_detail(cujit_launch(NULL, cujit_dim3(1), cujit_dim3(1), NULL, 0, NULL),
+  assert_status_detail(cujit_launch(NULL, CUJIT_DIM3(1), CUJIT_DIM3(1), NULL, 0, NULL),
                        CUJIT_ERROR_INVALID_VALUE, "fn is NULL");
   assert_status_detail(cujit_function_get_attrs(NULL, &attrs), CUJIT_ERROR_INVALID_VALUE, "fn is NULL");
   assert_status_detail(cujit_function_suggest_block(NULL, 0, &block, NULL), CUJIT_ERROR_INVALID_VALUE,

@@ -669,7 +669,7 @@ static void call_counts_arguments(void **state) {
   (void)state;
   hand_init(&h, NULL, "saxpy", "f32 ptr ptr u32");
   assert_ok(cujit_function_set_signature(&h.fn, "f32 ptr ptr u32"));
-  assert_ok(cujit_call(&h.fn, cujit_dim3(4, 2), cujit_dim3(256), x, p, CUJIT_OUT(&v, 16), 100));
+  assert_ok(cujit_call(&h.fn, CUJIT_DIM3(4, 2), CUJIT_DIM3(256), x, p, CUJIT_OUT(&v, 16), 100));
   assert_int_equal(seen.calls, 1);
   assert_ptr_equal(seen.fn, &h.fn);
   assert_int_equal(seen.grid.x, 4);
@@ -681,17 +681,17 @@ static void call_counts_arguments(void **state) {
   assert_int_equal(seen.args[2].kind, CUJIT_ARG_OUT);
   assert_null(seen.opts);
   /* too few and too many are refused, and nothing is launched */
-  assert_status_detail(cujit_call(&h.fn, cujit_dim3(1), cujit_dim3(1), x, p, p),
+  assert_status_detail(cujit_call(&h.fn, CUJIT_DIM3(1), CUJIT_DIM3(1), x, p, p),
                        CUJIT_ERROR_INVALID_ARGS, "takes 4 arguments (f32 ptr ptr u32) but 3");
-  assert_status_detail(cujit_call(&h.fn, cujit_dim3(1), cujit_dim3(1), x, p, p, 1, 2),
+  assert_status_detail(cujit_call(&h.fn, CUJIT_DIM3(1), CUJIT_DIM3(1), x, p, p, 1, 2),
                        CUJIT_ERROR_INVALID_ARGS, "but 5 were given");
   assert_int_equal(seen.calls, 1);
   /* cujit_call_ex passes the options */
   o.shared_bytes = 64;
-  assert_ok(cujit_call_ex(&h.fn, cujit_dim3(1), cujit_dim3(1), &o, x, p, p, 1));
+  assert_ok(cujit_call_ex(&h.fn, CUJIT_DIM3(1), CUJIT_DIM3(1), &o, x, p, p, 1));
   assert_ptr_equal(seen.opts, &o);
   assert_int_equal(seen.shared, 64);
-  assert_status_detail(cujit_call_ex(&h.fn, cujit_dim3(1), cujit_dim3(1), &o, x),
+  assert_status_detail(cujit_call_ex(&h.fn, CUJIT_DIM3(1), CUJIT_DIM3(1), &o, x),
                        CUJIT_ERROR_INVALID_ARGS, "but 1 were given");
   /* a struct by address; an unparenthesised compound literal miscounts, safely */
   assert_status_detail(cujit_function_set_signature(&h.fn, "f32x4 i32"), CUJIT_ERROR_SIGNATURE,
@@ -699,17 +699,17 @@ static void call_counts_arguments(void **state) {
   hand_free(&h);
   hand_init(&h, NULL, "v", "f32x4");
   assert_ok(cujit_function_set_signature(&h.fn, "f32x4"));
-  assert_ok(cujit_call(&h.fn, cujit_dim3(1), cujit_dim3(1), &v));
+  assert_ok(cujit_call(&h.fn, CUJIT_DIM3(1), CUJIT_DIM3(1), &v));
   assert_arg(0, CUJIT_TYPE_BYTES, &v, 16);
-  assert_status_detail(cujit_call(&h.fn, cujit_dim3(1), cujit_dim3(1), &(vec4){1, 2, 3, 4}),
+  assert_status_detail(cujit_call(&h.fn, CUJIT_DIM3(1), CUJIT_DIM3(1), &(vec4){1, 2, 3, 4}),
                        CUJIT_ERROR_INVALID_ARGS, "in parentheses");
-  assert_ok(cujit_call(&h.fn, cujit_dim3(1), cujit_dim3(1), (&(vec4){5, 6, 7, 8})));
+  assert_ok(cujit_call(&h.fn, CUJIT_DIM3(1), CUJIT_DIM3(1), (&(vec4){5, 6, 7, 8})));
   assert_int_equal(seen.args[0].value.f32, 5);
   /* the launch's own failure comes back as it is */
   seen.result = CUJIT_ERROR_NO_DEVICE;
-  assert_status_detail(cujit_call(&h.fn, cujit_dim3(1), cujit_dim3(1), &v), CUJIT_ERROR_NO_DEVICE,
+  assert_status_detail(cujit_call(&h.fn, CUJIT_DIM3(1), CUJIT_DIM3(1), &v), CUJIT_ERROR_NO_DEVICE,
                        "no device here to launch 'v' on");
-  assert_status_detail(cujit_call_n(NULL, 0, cujit_dim3(1), cujit_dim3(1)),
+  assert_status_detail(cujit_call_n(NULL, 0, CUJIT_DIM3(1), CUJIT_DIM3(1)),
                        CUJIT_ERROR_INVALID_VALUE, "fn is NULL");
   hand_free(&h);
 }
@@ -723,7 +723,7 @@ static void call_many_parameters(void **state) {
   for (i = 0; i < 40; i++) strcat(types, i ? " u32" : "u32");
   hand_init(&h, NULL, "many", types);
   assert_ok(cujit_function_set_signature(&h.fn, types));
-  assert_ok(cujit_call(&h.fn, cujit_dim3(1), cujit_dim3(1), 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
+  assert_ok(cujit_call(&h.fn, CUJIT_DIM3(1), CUJIT_DIM3(1), 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
                        12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
                        31, 32, 33, 34, 35, 36, 37, 38, 39));
   assert_int_equal(seen.nargs, 40);
@@ -750,7 +750,7 @@ static void signature_from_module(void **state) {
   assert_string_equal(cujit_function_signature(&h.fn), "f32 ptr ptr u32");
   assert_int_equal(h.fn.upper->sig->checked, 1);
   assert_string_equal(h.fn.upper->sig->params[1].name, "x");
-  assert_ok(cujit_call(&h.fn, cujit_dim3(1), cujit_dim3(1), 2.0f, (CUdeviceptr)1, (CUdeviceptr)2, 3));
+  assert_ok(cujit_call(&h.fn, CUJIT_DIM3(1), CUJIT_DIM3(1), 2.0f, (CUdeviceptr)1, (CUdeviceptr)2, 3));
   assert_int_equal(seen.calls, 1);
   hand_free(&h);
   /* a mangled or qualified name finds the declaration too */
@@ -765,12 +765,12 @@ static void signature_from_module(void **state) {
   assert_null(cujit_function_signature(&h.fn));
   assert_int_equal(cujit_last_status(), CUJIT_ERROR_SIGNATURE);
   assert_non_null(strstr(cujit_last_error(), "parameter 4 'n' (u32)"));
-  assert_status_detail(cujit_call(&h.fn, cujit_dim3(1), cujit_dim3(1), 1.0, (CUdeviceptr)1,
+  assert_status_detail(cujit_call(&h.fn, CUJIT_DIM3(1), CUJIT_DIM3(1), 1.0, (CUdeviceptr)1,
                                   (CUdeviceptr)2, 3ull),
                        CUJIT_ERROR_SIGNATURE, "differ in size");
   /* an explicit signature that matches is the way out */
   assert_ok(cujit_function_set_signature(&h.fn, "f32 ptr ptr u64"));
-  assert_ok(cujit_call(&h.fn, cujit_dim3(1), cujit_dim3(1), 1.0, (CUdeviceptr)1, (CUdeviceptr)2, 3ull));
+  assert_ok(cujit_call(&h.fn, CUJIT_DIM3(1), CUJIT_DIM3(1), 1.0, (CUdeviceptr)1, (CUdeviceptr)2, 3ull));
   hand_free(&h);
   /* templates need an explicit signature */
   hand_init(&h, m, "scale<float>", "ptr f32");
@@ -787,7 +787,7 @@ static void signature_from_module(void **state) {
   h.fn.nparams = 3;
   h.fn.param_offsets = h.offs;
   h.fn.param_sizes = h.sizes;
-  assert_status_detail(cujit_call(&h.fn, cujit_dim3(1), cujit_dim3(1), 1.0, (CUdeviceptr)1,
+  assert_status_detail(cujit_call(&h.fn, CUJIT_DIM3(1), CUJIT_DIM3(1), 1.0, (CUdeviceptr)1,
                                   (CUdeviceptr)2, 3),
                        CUJIT_ERROR_SIGNATURE, "has 4 parameters, but kernel 'saxpy' has 3");
   hand_free(&h);
@@ -833,10 +833,10 @@ static void bound_calls(void **state) {
   assert_ok(cujit_function_bind(&h.fn, NULL, &ptr));
   assert_non_null(ptr);
   f = (wide_fn)ptr;
-  assert_ok(f(cujit_dim3(2, 3, 4), cujit_dim3(32), i8, u16, 0.5f, d, (CUdeviceptr)0xABC0, v, p,
+  assert_ok(f(CUJIT_DIM3(2, 3, 4), CUJIT_DIM3(32), i8, u16, 0.5f, d, (CUdeviceptr)0xABC0, v, p,
               blob, i64, fl));
   assert_int_equal(seen.calls, 1);
-  assert_dims(cujit_dim3(2, 3, 4), cujit_dim3(32));
+  assert_dims(CUJIT_DIM3(2, 3, 4), CUJIT_DIM3(32));
   assert_int_equal(seen.nargs, 10);
   assert_arg(0, CUJIT_TYPE_I8, &i8, 1);
   assert_arg(1, CUJIT_TYPE_U16, &u16, 2);
@@ -850,37 +850,37 @@ static void bound_calls(void **state) {
   assert_arg(9, CUJIT_TYPE_F32, &fl, 4);
   assert_null(seen.opts);
   /* In/Out through a pointer parameter */
-  assert_ok(f(cujit_dim3(1), cujit_dim3(1), 0, 0, 0, 0, CUJIT_INOUT(host, sizeof host), v, p,
+  assert_ok(f(CUJIT_DIM3(1), CUJIT_DIM3(1), 0, 0, 0, 0, CUJIT_INOUT(host, sizeof host), v, p,
               blob, 0, 0));
   assert_int_equal(seen.args[4].kind, CUJIT_ARG_INOUT);
   assert_ptr_equal(seen.args[4].host, host);
   /* errors come back from the call, and nothing is launched */
-  assert_status_detail(f(cujit_dim3(1), cujit_dim3(1), 0, 0, 0, 0, 0, v, p, NULL, 0, 0),
+  assert_status_detail(f(CUJIT_DIM3(1), CUJIT_DIM3(1), 0, 0, 0, 0, 0, v, p, NULL, 0, 0),
                        CUJIT_ERROR_INVALID_ARGS, "parameter 8: an opaque (bN) parameter");
   assert_int_equal(seen.calls, 2);
   seen.result = CUJIT_ERROR_NO_DRIVER;
-  assert_status_detail(f(cujit_dim3(1), cujit_dim3(1), 0, 0, 0, 0, 0, v, p, blob, 0, 0),
+  assert_status_detail(f(CUJIT_DIM3(1), CUJIT_DIM3(1), 0, 0, 0, 0, 0, v, p, blob, 0, 0),
                        CUJIT_ERROR_NO_DRIVER, "no device here to launch 'wide' on");
   seen.result = CUJIT_OK;
   /* options are read at every call */
   assert_ok(cujit_function_bind(&h.fn, &o, &ptr2));
   assert_true(ptr2 != ptr);
   o.shared_bytes = 128;
-  assert_ok(((wide_fn)ptr2)(cujit_dim3(1), cujit_dim3(1), 0, 0, 0, 0, 0, v, p, blob, 0, 0));
+  assert_ok(((wide_fn)ptr2)(CUJIT_DIM3(1), CUJIT_DIM3(1), 0, 0, 0, 0, 0, v, p, blob, 0, 0));
   assert_ptr_equal(seen.opts, &o);
   assert_int_equal(seen.shared, 128);
   o.shared_bytes = 256;
-  assert_ok(((wide_fn)ptr2)(cujit_dim3(1), cujit_dim3(1), 0, 0, 0, 0, 0, v, p, blob, 0, 0));
+  assert_ok(((wide_fn)ptr2)(CUJIT_DIM3(1), CUJIT_DIM3(1), 0, 0, 0, 0, 0, v, p, blob, 0, 0));
   assert_int_equal(seen.shared, 256);
   /* unbinding one leaves the other working; unknown pointers are ignored */
   cujit_function_unbind(&h.fn, ptr);
   cujit_function_unbind(&h.fn, ptr);
   cujit_function_unbind(&h.fn, (void *)bound_calls);
   cujit_function_unbind(NULL, ptr2);
-  assert_ok(((wide_fn)ptr2)(cujit_dim3(1), cujit_dim3(1), 0, 0, 0, 0, 0, v, p, blob, 0, 0));
+  assert_ok(((wide_fn)ptr2)(CUJIT_DIM3(1), CUJIT_DIM3(1), 0, 0, 0, 0, 0, v, p, blob, 0, 0));
   /* a new signature does not change pointers already made */
   assert_ok(cujit_function_set_signature(&h.fn, "i8 u16 b2:2 f64 ptr f32x4 {f32 i32 f64} b12:4 i64 f32"));
-  assert_ok(((wide_fn)ptr2)(cujit_dim3(1), cujit_dim3(1), 0, 0, 0.5f, 0, 0, v, p, blob, 0, 0));
+  assert_ok(((wide_fn)ptr2)(CUJIT_DIM3(1), CUJIT_DIM3(1), 0, 0, 0.5f, 0, 0, v, p, blob, 0, 0));
   assert_arg(2, CUJIT_TYPE_F16, &half, 2);
   hand_free(&h); /* frees ptr2 with the function */
   assert_null(h.fn.upper); /* freed, the bindings with it */
@@ -900,7 +900,7 @@ typedef cujit_status (*scalars_fn)(cujit_dim3, cujit_dim3, int8_t, uint8_t, int1
                      "f64 i32 f32 u64 f64 ptr i16 f32"
 
 static void call_scalars(scalars_fn f, int k) {
-  assert_ok(f(cujit_dim3(5, 6, 7), cujit_dim3(64, 2), (int8_t)(-100 + k), 200, -30000, 60000,
+  assert_ok(f(CUJIT_DIM3(5, 6, 7), CUJIT_DIM3(64, 2), (int8_t)(-100 + k), 200, -30000, 60000,
               -2000000000, 4000000000u, INT64_MIN + k, UINT64_MAX - (uint64_t)k,
               (CUdeviceptr)0x7f0000001000ull, 1.25f, -2.5, 0.5f, 1.5f, 3.0f, 4.0, 5.0f, 6.0,
               7.0f, 8.0, -9, 10.0f, 11, 12.0, (CUdeviceptr)0x13000, -14, 15.5f));
@@ -917,7 +917,7 @@ static void assert_scalars(int k) {
   uint64_t u64 = UINT64_MAX - (uint64_t)k, u64b = 11;
   float fa = 1.25f, f3 = 3.0f, f5 = 5.0f, f7 = 7.0f, f10 = 10.0f, f15 = 15.5f;
   double da = -2.5, d4 = 4.0, d6 = 6.0, d8 = 8.0, d12 = 12.0;
-  assert_dims(cujit_dim3(5, 6, 7), cujit_dim3(64, 2));
+  assert_dims(CUJIT_DIM3(5, 6, 7), CUJIT_DIM3(64, 2));
   assert_int_equal(seen.nargs, 26);
   assert_arg(0, CUJIT_TYPE_I8, &i8, 1);
   assert_arg(1, CUJIT_TYPE_U8, &u8, 1);
@@ -981,7 +981,7 @@ static void bound_scalars_every_place(void **state) {
     scalars_fn stale = (scalars_fn)ptrs[0];
     cujit_function_unbind(&h.fn, ptrs[0]);
     seen.calls = 0;
-    assert_status_detail(stale(cujit_dim3(1), cujit_dim3(1), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    assert_status_detail(stale(CUJIT_DIM3(1), CUJIT_DIM3(1), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
                                0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
                          CUJIT_ERROR_INVALID_VALUE, "after cujit_function_unbind()");
     assert_int_equal(seen.calls, 0);
@@ -1010,7 +1010,7 @@ static void bind_refusals(void **state) {
   /* the suggested way out: the same bytes as an opaque blob, passed by address */
   assert_ok(cujit_function_set_signature(&h.fn, "b16:8"));
   assert_ok(cujit_function_bind(&h.fn, NULL, &ptr));
-  assert_ok(((small_fn)ptr)(cujit_dim3(1), cujit_dim3(1), x));
+  assert_ok(((small_fn)ptr)(CUJIT_DIM3(1), CUJIT_DIM3(1), x));
   assert_arg(0, CUJIT_TYPE_BYTES, x, 16);
   hand_free(&h);
   hand_init(&h, NULL, "k", "f32:16");
@@ -1052,7 +1052,7 @@ static void bound_structs(void **state) {
   hand_init(&h, NULL, "s", types);
   assert_ok(cujit_function_set_signature(&h.fn, types));
   assert_ok(cujit_function_bind(&h.fn, NULL, &ptr));
-  assert_ok(((structs_fn)ptr)(cujit_dim3(9), cujit_dim3(8), o, u, iv, a, b, c, a, b, d, o2, ch));
+  assert_ok(((structs_fn)ptr)(CUJIT_DIM3(9), CUJIT_DIM3(8), o, u, iv, a, b, c, a, b, d, o2, ch));
   assert_int_equal(seen.nargs, 11);
   assert_arg(0, CUJIT_TYPE_BYTES, &o, sizeof o);
   assert_arg(1, CUJIT_TYPE_BYTES, &u, 3);
@@ -1093,12 +1093,12 @@ static void *caller(void *arg) {
   void *ptr = NULL;
   int i;
   for (i = 0; i < 200; i++)
-    if (cujit_call(fn, cujit_dim3(1), cujit_dim3(1), 2.0f, (CUdeviceptr)1, (CUdeviceptr)2, 7) !=
+    if (cujit_call(fn, CUJIT_DIM3(1), CUJIT_DIM3(1), 2.0f, (CUdeviceptr)1, (CUdeviceptr)2, 7) !=
         CUJIT_OK)
       return (void *)1;
   if (cujit_function_bind(fn, NULL, &ptr) != CUJIT_OK) return (void *)2;
   for (i = 0; i < 200; i++)
-    if (((saxpy_fn)ptr)(cujit_dim3(1), cujit_dim3(1), 2.0f, 1, 2, 7) != CUJIT_OK) return (void *)3;
+    if (((saxpy_fn)ptr)(CUJIT_DIM3(1), CUJIT_DIM3(1), 2.0f, 1, 2, 7) != CUJIT_OK) return (void *)3;
   cujit_function_unbind(fn, ptr);
   return NULL;
 }

@@ -142,7 +142,7 @@ cujit_status cj_array_launch(cujit_function *fn, int64_t n, CUstream stream,
   if (n == 0) return CUJIT_OK;
   memset(&o, 0, sizeof o);
   o.stream = stream;
-  return cujit_launch(fn, cujit_dim3(grid_for(n)), cujit_dim3(256), args, nargs, &o);
+  return cujit_launch(fn, CUJIT_DIM3(grid_for(n)), CUJIT_DIM3(256), args, nargs, &o);
 }
 
 void cj_array_includes(cj_buf *b, const int *types, size_t n) {

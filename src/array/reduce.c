@@ -145,7 +145,7 @@ static cujit_status launch_pass(cujit_function *fn, pass_args *p, CUstream strea
   p->all[p->n - 3] = cujit_ptr(in);
   p->all[p->n - 2] = cujit_ptr(part);
   p->all[p->n - 1] = cujit_ptr(res);
-  return cujit_launch(fn, cujit_dim3((unsigned)g), cujit_dim3(THREADS), p->all, p->n, &o);
+  return cujit_launch(fn, CUJIT_DIM3((unsigned)g), CUJIT_DIM3(THREADS), p->all, p->n, &o);
 }
 
 /* Every pass, from n mapped elements to the result at `dst`. */

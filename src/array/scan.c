@@ -207,7 +207,7 @@ static cujit_status launch(cujit_function *fn, unsigned blocks, unsigned smem, C
   memset(&o, 0, sizeof o);
   o.shared_bytes = smem;
   o.stream = stream;
-  return cujit_launch(fn, cujit_dim3(blocks), cujit_dim3(BLOCK), args, CJ_COUNT(args), &o);
+  return cujit_launch(fn, CUJIT_DIM3(blocks), CUJIT_DIM3(BLOCK), args, CJ_COUNT(args), &o);
 }
 
 /* Scans in (n elements) into out on `stream`. */
