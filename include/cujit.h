@@ -73,7 +73,8 @@ CUJIT_API const char *cujit_version_string(void);
   X(ERROR_DEVICE_MEMORY, 17, "out of device memory")                                         \
   X(ERROR_SIGNATURE, 18, "the kernel signature could not be parsed or does not match")       \
   X(ERROR_NOT_SUPPORTED, 19, "not supported by this driver or NVRTC")                        \
-  X(ERROR_CACHE, 20, "a cache operation failed")
+  X(ERROR_CACHE, 20, "a cache operation failed")                                            \
+  X(ERROR_NO_NVRTC, 21, "NVRTC was not found")
 
 typedef enum cujit_status {
 #define CUJIT_STATUS_ENUM_(name, num, msg) CUJIT_##name = num,
@@ -268,8 +269,23 @@ CUJIT_API const char *cujit_module_name_expression(const cujit_module *mod, size
  * Versions and devices
  * ------------------------------------------------------------------------------------- */
 
-/** NVRTC's version. @return CUJIT_OK or CUJIT_ERROR_NVRTC. */
+/* NVRTC is loaded at run time, on the first compile that needs it (a program whose kernels
+ * all come from the cache never maps it): env CUJIT_NVRTC (the library file) when set,
+ * else the first libnvrtc.so.13, .12 or libnvrtc.so found in LD_LIBRARY_PATH's
+ * directories, the toolkit cujit was built with, $CUDA_PATH, $CUDA_HOME and
+ * /usr/local/cuda (each lib64, then lib), else the system's library search. When none
+ * loads, compiling fails with CUJIT_ERROR_NO_NVRTC saying where it looked; cache hits and
+ * prebuilt PTX, CUBIN and fatbins keep working. Cache keys name NVRTC by its library's
+ * build (read from the file, not loaded); on a machine without NVRTC, by the NVRTC that
+ * last wrote to the cache directory, so that a cache filled elsewhere can be used. */
+
+/** NVRTC's version (loads NVRTC).
+ *  @return CUJIT_OK, CUJIT_ERROR_NO_NVRTC, or CUJIT_ERROR_NVRTC. */
 CUJIT_API cujit_status cujit_nvrtc_version(int *major, int *minor);
+/** @return the path of the NVRTC library cujit loads or would load, found without loading
+ *  it; "" when only the system's library search can find it (or none is installed).
+ *  Static storage. */
+CUJIT_API const char *cujit_nvrtc_path(void);
 /** Architectures this NVRTC compiles for, as numbers (75, 80, 90, ...).
  *  @param archs  caller's array of `capacity` ints (may be NULL when capacity is 0).
  *  @param count  receives the total number (may exceed capacity). */

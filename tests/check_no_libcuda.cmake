@@ -1,4 +1,5 @@
-# Fails when any of FILES lists libcuda among its dynamic dependencies (DT_NEEDED).
+# Fails when any of FILES lists libcuda or libnvrtc among its dynamic dependencies
+# (DT_NEEDED): both are loaded at run time, NVRTC only when something must be compiled.
 find_program(READELF readelf REQUIRED)
 foreach(f IN LISTS FILES)
   execute_process(COMMAND ${READELF} -d ${f} OUTPUT_VARIABLE out RESULT_VARIABLE rc)
@@ -11,5 +12,8 @@ foreach(f IN LISTS FILES)
   if(out MATCHES "libcuda\\.so")
     message(FATAL_ERROR "${f} depends on libcuda:\n${out}")
   endif()
-  message(STATUS "${f}: no libcuda dependency")
+  if(out MATCHES "libnvrtc")
+    message(FATAL_ERROR "${f} depends on libnvrtc:\n${out}")
+  endif()
+  message(STATUS "${f}: no libcuda or libnvrtc dependency")
 endforeach()

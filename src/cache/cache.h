@@ -310,6 +310,17 @@ typedef enum cj_counter {
 } cj_counter;
 void cj_count(cj_counter c, uint64_t n);
 
+/* ---- toolchain.c: the NVRTC a key names ---- */
+
+/* The NVRTC that cache keys name: the build of the library a compile would load, found
+ * without loading it; with no NVRTC on this machine, the one recorded in the cache
+ * directory by the last process that wrote an entry there. *name is static storage.
+ * CUJIT_ERROR_NO_NVRTC when neither is known. */
+cujit_status cj_toolchain_name(const char **name);
+/* Records this machine's NVRTC in the cache directory (once per process), after an entry
+ * was written there. */
+void cj_toolchain_note(const cj_root *r);
+
 /* ---- fetch.c: request -> image, through the memory cache, the disk cache, NVRTC ---- */
 
 cujit_status cj_compile(cj_request *r, cj_image **out);

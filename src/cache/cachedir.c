@@ -165,6 +165,7 @@ static int looks_like_a_cache(int dir) {
   while (ok && (de = readdir(d)) != NULL) {
     const char *n = de->d_name;
     ok = strcmp(n, ".") == 0 || strcmp(n, "..") == 0 || strcmp(n, "stats") == 0 ||
+         strcmp(n, "nvrtc") == 0 ||
          strcmp(n, "prune.lock") == 0 || strcmp(n, TAG_NAME) == 0 || /* being written */
          (strlen(n) == 2 && isxdigit((unsigned char)n[0]) && isxdigit((unsigned char)n[1]));
   }

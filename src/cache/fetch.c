@@ -119,6 +119,7 @@ static cujit_status compile_and_store(cj_request *r, const cj_root *root, const 
   uint64_t written = 0;
   cujit_status st = compile_now(r, deps, changed, out);
   if (st == CUJIT_OK && !*changed) written = cj_disk_write(p, key, *out, deps, r->name);
+  if (written) cj_toolchain_note(root);
   cj_lock_release(p->dir, p->lock, lock);
   count_disk(root, 0, 1, written);
   return st;

@@ -127,17 +127,22 @@ static const cj_key *toolkit_env(void) {
  * their order: each can change which header is found, which definition wins or the order
  * of the lowered names. The program name stays in: it is __FILE__ (assert() puts it in
  * the PTX) and it names the source in line information. */
+/* The NVRTC the key is for, named without loading it (toolchain.c). */
+static cujit_status put_nvrtc(sink *s) {
+  const char *name;
+  cujit_status st = cj_toolchain_name(&name);
+  if (st == CUJIT_OK) put_str(s, name);
+  return st;
+}
+
 cujit_status cj_key_options(const cj_request *r, cj_key *out) {
   sink s;
-  int major, minor;
   size_t i, n_inc = cj_request_include_count(r);
-  cujit_status st = cj_nvrtc_version_cached(&major, &minor);
-  if (st != CUJIT_OK) return st;
+  cujit_status st;
   sink_init(&s);
   put_str(&s, "cujit options key");
   put_u64(&s, CJ_CACHE_FORMAT);
-  put_u64(&s, (uint64_t)major);
-  put_u64(&s, (uint64_t)minor);
+  if ((st = put_nvrtc(&s)) != CUJIT_OK) return st;
   put_str(&s, r->arch);
   put_str(&s, r->name);
   put_u64(&s, n_inc);

@@ -131,7 +131,8 @@ static void print_archs(void) {
     printf("NVRTC: unavailable (%s)\n", cujit_last_error());
     return;
   }
-  printf("NVRTC %d.%d, architectures:", maj, min);
+  printf("NVRTC %d.%d (%s), architectures:", maj, min,
+         cujit_nvrtc_path()[0] ? cujit_nvrtc_path() : "found by the system's library search");
   if (cujit_nvrtc_archs(archs, CJ_CLI_COUNT(archs), &n) == CUJIT_OK)
     for (i = 0; i < n && i < CJ_CLI_COUNT(archs); i++) printf(" sm_%d", archs[i]);
   printf("\n");

@@ -12,7 +12,9 @@ typedef struct cj_request {
   const char *source;  /* borrowed */
   size_t source_len;
   const char *name;    /* program name for logs ("source.cu" by default); borrowed */
-  char arch[32];       /* "sm_90", "compute_90", or "" for NVRTC's default target */
+  char arch[32];       /* "sm_90", "compute_90", or "" for NVRTC's default target; final
+                          once arch_pending is 0 (cj_request_prepare) */
+  int arch_pending;    /* CJ_ARCH_*: what checking the target still needs NVRTC for */
   const char *first_include_dir;   /* searched before include_dirs (a file's directory); may be NULL */
   const char *const *include_dirs; /* the caller's, in search order */
   size_t n_include_dirs;
@@ -57,11 +59,16 @@ typedef struct cj_image {
   size_t fatbin_size;
 } cj_image;
 
-/* options.c: validates opts and fills r (arch resolved), borrowing the caller's strings.
+enum { CJ_ARCH_CHECK = 1, CJ_ARCH_CHECK_ENV = 2, CJ_ARCH_CLAMP = 3 };
+
+/* options.c: validates opts and fills r, borrowing the caller's strings. The target is
+ * found without loading NVRTC (a cache hit must not): an explicit one is checked against
+ * NVRTC's list, and the device's clamped to it, by cj_request_prepare().
  * `first_include_dir` (may be NULL) goes before the caller's include directories. */
 cujit_status cj_request_init(cj_request *r, const char *source, const char *name,
                              const cujit_options *opts, const char *first_include_dir);
-/* Builds what NVRTC needs (argv, header arrays). Returns CUJIT_OK or out of memory. */
+/* Finishes the target (loading NVRTC) and builds what NVRTC needs (argv, header arrays).
+ * Returns CUJIT_OK, out of memory, or the target's or NVRTC's loading failure. */
 cujit_status cj_request_prepare(cj_request *r);
 void cj_request_free(cj_request *r);
 /* The i-th include directory of the search order (first_include_dir, then the caller's). */

@@ -1,9 +1,9 @@
-/* nvrtc.c - compiling with NVRTC. */
-#include <nvrtc.h>
+/* nvrtc.c - compiling with NVRTC (loaded on the first call that needs it). */
 #include <pthread.h>
 #include <string.h>
 
 #include "compile/compile.h"
+#include "driver/nvrtc.h"
 
 static pthread_once_t archs_once = PTHREAD_ONCE_INIT;
 static int archs[128];
@@ -14,31 +14,41 @@ static int version_major, version_minor;
 static nvrtcResult version_result;
 static uint64_t programs_created;
 
+static cujit_status load_status;
+
 static void archs_init(void) {
   int n = 0;
-  archs_result = nvrtcGetNumSupportedArchs(&n);
+  if ((load_status = cj_nvrtc_load()) != CUJIT_OK) return;
+  archs_result = cj_nv.nvrtcGetNumSupportedArchs(&n);
   if (archs_result != NVRTC_SUCCESS || n <= 0 || (size_t)n > CJ_COUNT(archs)) return;
-  archs_result = nvrtcGetSupportedArchs(archs);
+  archs_result = cj_nv.nvrtcGetSupportedArchs(archs);
   if (archs_result == NVRTC_SUCCESS) n_archs = (size_t)n;
 }
 
 cujit_status cj_nvrtc_archs(const int **out, size_t *count) {
   pthread_once(&archs_once, archs_init);
+  if (load_status != CUJIT_OK) return cj_nvrtc_load();
   if (archs_result != NVRTC_SUCCESS)
     return cj_fail_nvrtc(CUJIT_ERROR_NVRTC, archs_result, "nvrtcGetSupportedArchs failed: %s",
-                         nvrtcGetErrorString(archs_result));
+                         cj_nv.nvrtcGetErrorString(archs_result));
   *out = archs;
   *count = n_archs;
   return CUJIT_OK;
 }
 
-static void version_init(void) { version_result = nvrtcVersion(&version_major, &version_minor); }
+static cujit_status version_load_status;
+
+static void version_init(void) {
+  if ((version_load_status = cj_nvrtc_load()) != CUJIT_OK) return;
+  version_result = cj_nv.nvrtcVersion(&version_major, &version_minor);
+}
 
 cujit_status cj_nvrtc_version_cached(int *major, int *minor) {
   pthread_once(&version_once, version_init);
+  if (version_load_status != CUJIT_OK) return cj_nvrtc_load();
   if (version_result != NVRTC_SUCCESS)
     return cj_fail_nvrtc(CUJIT_ERROR_NVRTC, version_result, "nvrtcVersion failed: %s",
-                         nvrtcGetErrorString(version_result));
+                         cj_nv.nvrtcGetErrorString(version_result));
   *major = version_major;
   *minor = version_minor;
   return CUJIT_OK;
@@ -50,9 +60,8 @@ uint64_t cj_nvrtc_programs_created(void) {
 
 cujit_status cujit_nvrtc_version(int *major, int *minor) {
   int a = 0, b = 0;
-  nvrtcResult r = nvrtcVersion(&a, &b);
-  if (r != NVRTC_SUCCESS)
-    return cj_fail_nvrtc(CUJIT_ERROR_NVRTC, r, "nvrtcVersion failed: %s", nvrtcGetErrorString(r));
+  cujit_status st = cj_nvrtc_version_cached(&a, &b);
+  if (st != CUJIT_OK) return st;
   if (major) *major = a;
   if (minor) *minor = b;
   return CUJIT_OK;
@@ -75,10 +84,10 @@ cujit_status cujit_nvrtc_archs(int *out, size_t capacity, size_t *count) {
 static char *program_log(nvrtcProgram p) {
   size_t size = 0;
   char *log;
-  if (nvrtcGetProgramLogSize(p, &size) != NVRTC_SUCCESS || size == 0) return cj_strdup("");
+  if (cj_nv.nvrtcGetProgramLogSize(p, &size) != NVRTC_SUCCESS || size == 0) return cj_strdup("");
   log = cj_malloc(size + 1);
   if (!log) return NULL;
-  if (nvrtcGetProgramLog(p, log) != NVRTC_SUCCESS) log[0] = '\0';
+  if (cj_nv.nvrtcGetProgramLog(p, log) != NVRTC_SUCCESS) log[0] = '\0';
   log[size] = '\0';
   return log;
 }
@@ -128,7 +137,7 @@ static cujit_status compile_failed(const cj_request *r, nvrtcResult res, const c
                        r->name, log[0] ? log : "(no log)\n", opts.data ? opts.data : "");
   else
     st = cj_fail_nvrtc(CUJIT_ERROR_NVRTC, res, "NVRTC failed on '%s': %s\noptions: %s\n%s",
-                       r->name, nvrtcGetErrorString(res), opts.data ? opts.data : "", log);
+                       r->name, cj_nv.nvrtcGetErrorString(res), opts.data ? opts.data : "", log);
   cj_buf_free(&opts);
   cj_buf_free(&hint);
   return st;
@@ -136,9 +145,9 @@ static cujit_status compile_failed(const cj_request *r, nvrtcResult res, const c
 
 static int take_output(nvrtcProgram p, cj_image *im) {
   size_t size = 0;
-  if (nvrtcGetPTXSize(p, &size) == NVRTC_SUCCESS && size > 1) {
+  if (cj_nv.nvrtcGetPTXSize(p, &size) == NVRTC_SUCCESS && size > 1) {
     im->ptx = cj_malloc(size);
-    if (!im->ptx || nvrtcGetPTX(p, im->ptx) != NVRTC_SUCCESS) return -1;
+    if (!im->ptx || cj_nv.nvrtcGetPTX(p, im->ptx) != NVRTC_SUCCESS) return -1;
     im->ptx[size - 1] = '\0';
     im->ptx_size = strlen(im->ptx);
   } else {
@@ -146,9 +155,9 @@ static int take_output(nvrtcProgram p, cj_image *im) {
     if (!im->ptx) return -1;
   }
   size = 0;
-  if (nvrtcGetCUBINSize(p, &size) == NVRTC_SUCCESS && size > 0) {
+  if (cj_nv.nvrtcGetCUBINSize(p, &size) == NVRTC_SUCCESS && size > 0) {
     im->cubin = cj_malloc(size);
-    if (!im->cubin || nvrtcGetCUBIN(p, (char *)im->cubin) != NVRTC_SUCCESS) return -1;
+    if (!im->cubin || cj_nv.nvrtcGetCUBIN(p, (char *)im->cubin) != NVRTC_SUCCESS) return -1;
     im->cubin_size = size;
   }
   return 0;
@@ -163,7 +172,7 @@ static int take_names(nvrtcProgram p, const cj_request *r, cj_image *im) {
   if (!im->name_exprs || !im->lowered) return -1;
   im->n_names = r->n_name_exprs;
   for (i = 0; i < r->n_name_exprs; i++) {
-    if (nvrtcGetLoweredName(p, r->name_exprs[i], &lowered) != NVRTC_SUCCESS) lowered = "";
+    if (cj_nv.nvrtcGetLoweredName(p, r->name_exprs[i], &lowered) != NVRTC_SUCCESS) lowered = "";
     im->name_exprs[i] = cj_strdup(r->name_exprs[i]);
     im->lowered[i] = cj_strdup(lowered);
     if (!im->name_exprs[i] || !im->lowered[i]) return -1;
@@ -175,12 +184,12 @@ static cujit_status run(nvrtcProgram p, const cj_request *r, cj_image *im) {
   nvrtcResult res;
   size_t i;
   for (i = 0; i < r->n_name_exprs; i++) {
-    res = nvrtcAddNameExpression(p, r->name_exprs[i]);
+    res = cj_nv.nvrtcAddNameExpression(p, r->name_exprs[i]);
     if (res != NVRTC_SUCCESS)
       return cj_fail_nvrtc(CUJIT_ERROR_INVALID_OPTION, res, "name expression '%s' rejected: %s",
-                           r->name_exprs[i], nvrtcGetErrorString(res));
+                           r->name_exprs[i], cj_nv.nvrtcGetErrorString(res));
   }
-  res = nvrtcCompileProgram(p, (int)r->argc, (const char *const *)r->argv);
+  res = cj_nv.nvrtcCompileProgram(p, (int)r->argc, (const char *const *)r->argv);
   im->log = program_log(p);
   if (!im->log) return cj_fail_oom("reading NVRTC's log");
   if (res != NVRTC_SUCCESS) return compile_failed(r, res, im->log);
@@ -197,11 +206,12 @@ cujit_status cj_nvrtc_compile(const cj_request *r, cj_image **out) {
   nvrtcProgram p = NULL;
   nvrtcResult res;
   cujit_status st;
-  cj_image *im = cj_image_new();
+  cj_image *im;
   *out = NULL;
-  if (!im) return cj_fail_oom("starting a compile");
+  if ((st = cj_nvrtc_load()) != CUJIT_OK) return st;
+  if (!(im = cj_image_new())) return cj_fail_oom("starting a compile");
   __atomic_add_fetch(&programs_created, 1, __ATOMIC_RELAXED);
-  res = nvrtcCreateProgram(&p, r->source, r->name, (int)r->n_nvrtc_headers,
+  res = cj_nv.nvrtcCreateProgram(&p, r->source, r->name, (int)r->n_nvrtc_headers,
                            (const char *const *)r->header_sources,
                            (const char *const *)r->header_names);
   if (res != NVRTC_SUCCESS) {
@@ -209,12 +219,12 @@ cujit_status cj_nvrtc_compile(const cj_request *r, cj_image **out) {
     return res == NVRTC_ERROR_OUT_OF_MEMORY
                ? cj_fail_oom("creating the NVRTC program")
                : cj_fail_nvrtc(CUJIT_ERROR_NVRTC, res, "nvrtcCreateProgram failed for '%s': %s",
-                               r->name, nvrtcGetErrorString(res));
+                               r->name, cj_nv.nvrtcGetErrorString(res));
   }
   cj_debug("compiling '%s' (%zu bytes) for %s", r->name, r->source_len,
            r->arch[0] ? r->arch : "NVRTC's default target");
   st = run(p, r, im);
-  nvrtcDestroyProgram(&p);
+  cj_nv.nvrtcDestroyProgram(&p);
   if (st != CUJIT_OK) {
     cj_image_unref(im);
     return st;

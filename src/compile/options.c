@@ -133,9 +133,61 @@ void cj_arch_env_forget(void) {
   pthread_mutex_unlock(&env_lock);
 }
 
-/* The target the device's compute capability last resolved to, in this thread. */
-static _Thread_local int last_cc;
-static _Thread_local char last_arch[32];
+/* The target a compile would use, found without NVRTC (so that a cache hit never loads
+ * it): an explicit target when it is well formed, or the device's "sm_XX". *pending says
+ * what cj_request_prepare() still has to do once NVRTC is loaded: check an explicit
+ * target against NVRTC's list (CJ_ARCH_CHECK, CJ_ARCH_CHECK_ENV when it came from
+ * CUJIT_ARCH), or clamp the device's to the nearest NVRTC supports (CJ_ARCH_CLAMP). The
+ * key made from the unclamped target is as good: the clamp depends on NVRTC, which the key
+ * names too. */
+static cujit_status arch_request(const char *requested, char *out, size_t out_size,
+                                 int *pending) {
+  int is_sm, num, cc, ordinal;
+  char suffix;
+  const char *from = "";
+  cujit_status st;
+  *pending = 0;
+  out[0] = '\0';
+  if (!requested && (requested = arch_from_env()) != NULL) from = " (from CUJIT_ARCH)";
+  if (requested) {
+    if (parse_arch(requested, &is_sm, &num, &suffix) != 0 || strlen(requested) >= out_size)
+      return explicit_arch(requested, from, out, out_size); /* says what is wrong */
+    memcpy(out, requested, strlen(requested) + 1);
+    *pending = from[0] ? CJ_ARCH_CHECK_ENV : CJ_ARCH_CHECK;
+    return CUJIT_OK;
+  }
+  if ((st = cj_device_env(&ordinal)) != CUJIT_OK) return st; /* it chooses the target */
+  if (cj_device_cc_for_compile(&cc) != CUJIT_OK) return CUJIT_OK; /* no device: NVRTC's default */
+  snprintf(out, out_size, "sm_%d", cc);
+  *pending = CJ_ARCH_CLAMP;
+  return CUJIT_OK;
+}
+
+/* Finishes what arch_request() left pending, with NVRTC loaded. */
+static cujit_status arch_finish(cj_request *r) {
+  const int *archs;
+  size_t n;
+  int cc, clamped;
+  cujit_status st;
+  char requested[sizeof r->arch];
+  if (r->arch_pending == CJ_ARCH_CHECK || r->arch_pending == CJ_ARCH_CHECK_ENV) {
+    memcpy(requested, r->arch, sizeof requested);
+    st = explicit_arch(requested, r->arch_pending == CJ_ARCH_CHECK_ENV ? " (from CUJIT_ARCH)"
+                                                                       : "",
+                       r->arch, sizeof r->arch);
+  } else {
+    if ((st = cj_nvrtc_archs(&archs, &n)) != CUJIT_OK) return st;
+    cc = atoi(r->arch + 3);
+    clamped = n ? cj_arch_clamp(cc, archs, n) : 0;
+    if (clamped && clamped != cc)
+      cj_info("device is sm_%d; this NVRTC's nearest target is sm_%d (PTX is produced too)", cc,
+              clamped);
+    if (clamped) snprintf(r->arch, sizeof r->arch, "sm_%d", clamped);
+    else r->arch[0] = '\0';
+  }
+  if (st == CUJIT_OK) r->arch_pending = 0;
+  return st;
+}
 
 cujit_status cj_arch_resolve(const char *requested, char *out, size_t out_size) {
   const int *archs;
@@ -148,17 +200,11 @@ cujit_status cj_arch_resolve(const char *requested, char *out, size_t out_size) 
   out[0] = '\0';
   if ((st = cj_device_env(&ordinal)) != CUJIT_OK) return st; /* it chooses the target */
   if (cj_device_cc_for_compile(&cc) != CUJIT_OK) return CUJIT_OK; /* no device: NVRTC's default */
-  if (cc == last_cc && strlen(last_arch) < out_size) { /* a cache hit's usual case */
-    memcpy(out, last_arch, strlen(last_arch) + 1);
-    return CUJIT_OK;
-  }
   st = cj_nvrtc_archs(&archs, &n);
   if (st != CUJIT_OK) return st;
   if (n) snprintf(out, out_size, "sm_%d", cj_arch_clamp(cc, archs, n));
   if (n && cj_arch_clamp(cc, archs, n) != cc)
     cj_info("device is sm_%d; this NVRTC's nearest target is %s (PTX is produced too)", cc, out);
-  last_cc = cc;
-  snprintf(last_arch, sizeof last_arch, "%s", out);
   return CUJIT_OK;
 }
 
@@ -323,7 +369,8 @@ cujit_status cj_request_init(cj_request *r, const char *source, const char *name
     return cj_fail(CUJIT_ERROR_INVALID_SOURCE, "the source of '%s' is %s; pass CUDA C text",
                    name ? name : "source.cu", source ? "empty" : "NULL");
   if ((st = check_options(opts, &arch)) != CUJIT_OK) return st;
-  if ((st = cj_arch_resolve(arch, r->arch, sizeof r->arch)) != CUJIT_OK) return st;
+  if ((st = arch_request(arch, r->arch, sizeof r->arch, &r->arch_pending)) != CUJIT_OK)
+    return st;
   r->source = source;
   r->source_len = strlen(source);
   r->name = name ? name : "source.cu";
@@ -344,7 +391,9 @@ cujit_status cj_request_init(cj_request *r, const char *source, const char *name
 }
 
 cujit_status cj_request_prepare(cj_request *r) {
+  cujit_status st;
   if (r->argv) return CUJIT_OK;
+  if (r->arch_pending && (st = arch_finish(r)) != CUJIT_OK) return st;
   if (r->toolkit) r->toolkit_dirs = cj_toolkit_include_dirs(&r->n_toolkit_dirs);
   if (build_argv(r) != 0 || build_headers(r) != 0) {
     cj_strv_free(r->argv, r->argc);

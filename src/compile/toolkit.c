@@ -12,10 +12,7 @@
  * Their files are covered by the cache key through NVRTC's version (and CUDA_PATH and
  * CUDA_HOME); they are neither scanned nor hashed. The search runs at the first compile
  * that needs it, never on a cache hit. */
-#define _GNU_SOURCE /* dladdr */
-#include <dlfcn.h>
 #include <limits.h>
-#include <nvrtc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +20,7 @@
 #include <unistd.h>
 
 #include "compile/compile.h"
+#include "driver/nvrtc.h"
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static char include_dir[PATH_MAX]; /* canonical; "" when no toolkit was found */
@@ -49,23 +47,11 @@ static int try_dir(const char *base, const char *tail) {
   return 1;
 }
 
-/* The directory NVRTC was loaded from, into `out` ("" when unknown). */
-static void nvrtc_lib_dir(char *out, size_t size) {
-  Dl_info info;
-  char real[PATH_MAX], *slash;
-  out[0] = '\0';
-  if (!dladdr((void *)nvrtcVersion, &info) || !info.dli_fname) return;
-  if (!realpath(info.dli_fname, real) || !(slash = strrchr(real, '/'))) return;
-  *slash = '\0';
-  snprintf(out, size, "%s", real);
-}
-
 static void find(void) {
-  char lib[PATH_MAX];
+  const char *lib = cj_nvrtc_dir(); /* the library file that is or would be loaded */
 #ifdef CUJIT_CUDA_INCLUDE_DIR
   if (!realpath(CUJIT_CUDA_INCLUDE_DIR, build_dir)) build_dir[0] = '\0';
 #endif
-  nvrtc_lib_dir(lib, sizeof lib);
   if (try_dir(lib, "/../include") || try_dir(lib, "/../../include") ||
       try_dir(getenv("CUDA_PATH"), "/include") || try_dir(getenv("CUDA_HOME"), "/include") ||
 #ifdef CUJIT_CUDA_INCLUDE_DIR

@@ -1,0 +1,223 @@
+/* nvrtc.c - finding and loading NVRTC at run time (see nvrtc.h). The library file is found
+ * by looking at paths first, without loading anything, so that a cache key can name the
+ * NVRTC it was made for while a cache hit leaves NVRTC unmapped. */
+#define _GNU_SOURCE /* dladdr */
+#include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "driver/nvrtc.h"
+
+cj_nvrtc_api cj_nv;
+
+static const char *const sonames[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
+
+static pthread_once_t locate_once = PTHREAD_ONCE_INIT;
+static char lib_path[PATH_MAX]; /* canonical; "" when not found by path */
+static char lib_dir[PATH_MAX];
+static char identity[PATH_MAX + 64];
+static char looked[1024];       /* where it looked, for the error */
+static char loaded_dir[PATH_MAX]; /* set before `loaded` when found by the system's search */
+static int explicit_missing;    /* CUJIT_NVRTC names no file */
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static cujit_status load_status = CUJIT_ERROR_NO_NVRTC;
+static char load_detail[1536];
+static int loaded;
+
+static void note_looked(const char *what) {
+  size_t n = strlen(looked);
+  if (n + strlen(what) + 3 < sizeof looked) snprintf(looked + n, sizeof looked - n, "%s%s",
+                                                     n ? ", " : "", what);
+}
+
+/* The GNU build ID among the notes at [off, off + size) of the file, as hex into out. */
+static int note_build_id(int fd, uint64_t off, uint64_t size, char *out, size_t out_size) {
+  unsigned char buf[4096];
+  size_t pos = 0, i, n;
+  Elf64_Nhdr h;
+  if (size > sizeof buf || pread(fd, buf, (size_t)size, (off_t)off) != (ssize_t)size) return 0;
+  while (pos + sizeof h <= size) {
+    memcpy(&h, buf + pos, sizeof h);
+    pos += sizeof h;
+    n = ((size_t)h.n_namesz + 3) / 4 * 4;
+    if (n > size - pos || (((size_t)h.n_descsz + 3) / 4 * 4) > size - pos - n) return 0;
+    if (h.n_type == NT_GNU_BUILD_ID && h.n_namesz == 4 && memcmp(buf + pos, "GNU", 4) == 0 &&
+        h.n_descsz > 0 && h.n_descsz * 2 < out_size) {
+      for (i = 0; i < h.n_descsz; i++) snprintf(out + 2 * i, 3, "%02x", buf[pos + n + i]);
+      return 1;
+    }
+    pos += n + ((size_t)h.n_descsz + 3) / 4 * 4;
+  }
+  return 0;
+}
+
+/* The build ID a linker wrote into an ELF file (readelf -n), which names one build of
+ * NVRTC exactly and the same on every machine; 0 when the file has none. */
+static int build_id(const char *path, char *out, size_t out_size) {
+  Elf64_Ehdr eh;
+  Elf64_Phdr ph;
+  int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0;
+  unsigned i;
+  if (fd < 0) return 0;
+  if (pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh &&
+      memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 && eh.e_ident[EI_CLASS] == ELFCLASS64 &&
+      eh.e_phentsize == sizeof ph) {
+    for (i = 0; i < eh.e_phnum && i < 64 && !found; i++)
+      if (pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff + (uint64_t)i * sizeof ph)) ==
+              (ssize_t)sizeof ph &&
+          ph.p_type == PT_NOTE)
+        found = note_build_id(fd, ph.p_offset, ph.p_filesz, out, out_size);
+  }
+  close(fd);
+  return found;
+}
+
+/* Takes `path` when it is a regular file: its canonical path, directory and identity. */
+static int take_file(const char *path) {
+  char real[PATH_MAX], id[129], *slash;
+  struct stat st;
+  if (!realpath(path, real) || stat(real, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+  snprintf(lib_path, sizeof lib_path, "%s", real);
+  slash = strrchr(real, '/');
+  if (build_id(real, id, sizeof id))
+    snprintf(identity, sizeof identity, "nvrtc build %s", id);
+  else /* no build ID: its name and size, which differ between releases */
+    snprintf(identity, sizeof identity, "%s %lld", slash ? slash + 1 : real,
+             (long long)st.st_size);
+  snprintf(lib_dir, sizeof lib_dir, "%s", real);
+  if ((slash = strrchr(lib_dir, '/')) != NULL) *slash = '\0';
+  return 1;
+}
+
+static int try_dir(const char *dir, size_t len, const char *sub) {
+  char path[PATH_MAX];
+  size_t i;
+  if (!len || len + strlen(sub) + 20 >= sizeof path) return 0;
+  snprintf(path, sizeof path, "%.*s%s", (int)len, dir, sub);
+  note_looked(path);
+  for (i = 0; i < CJ_COUNT(sonames); i++) {
+    snprintf(path, sizeof path, "%.*s%s/%s", (int)len, dir, sub, sonames[i]);
+    if (take_file(path)) return 1;
+  }
+  return 0;
+}
+
+static int try_toolkit(const char *root) {
+  return root && (try_dir(root, strlen(root), "/lib64") || try_dir(root, strlen(root), "/lib"));
+}
+
+static int try_search_path(const char *list) {
+  const char *p = list, *end;
+  while (p && *p) {
+    end = strchr(p, ':');
+    if (try_dir(p, end ? (size_t)(end - p) : strlen(p), "")) return 1;
+    p = end ? end + 1 : NULL;
+  }
+  return 0;
+}
+
+static void locate(void) {
+  const char *v = cj_getenv("CUJIT_NVRTC");
+  if (v) { /* the user's choice is final: a wrong one is an error, not a fallback */
+    note_looked(v);
+    explicit_missing = !take_file(v);
+    return;
+  }
+  if (try_search_path(getenv("LD_LIBRARY_PATH"))) return;
+#ifdef CUJIT_CUDA_LIB_DIR
+  if (try_dir(CUJIT_CUDA_LIB_DIR, strlen(CUJIT_CUDA_LIB_DIR), "")) return;
+#endif
+  if (try_toolkit(cj_getenv("CUDA_PATH")) || try_toolkit(cj_getenv("CUDA_HOME"))) return;
+  try_toolkit("/usr/local/cuda");
+}
+
+/* After loading through the system's search: the library's directory, from a symbol. */
+static void locate_loaded(void *sym) {
+  Dl_info info;
+  char real[PATH_MAX], *slash;
+  if (lib_path[0] || !dladdr(sym, &info) || !info.dli_fname) return;
+  if (!realpath(info.dli_fname, real) || !(slash = strrchr(real, '/'))) return;
+  *slash = '\0';
+  snprintf(loaded_dir, sizeof loaded_dir, "%s", real);
+}
+
+static void *open_library(void) {
+  void *lib;
+  size_t i;
+  if (lib_path[0]) return dlopen(lib_path, RTLD_NOW | RTLD_LOCAL);
+  if (explicit_missing) return NULL;
+  note_looked("the system's library path");
+  for (i = 0; i < CJ_COUNT(sonames); i++)
+    if ((lib = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL)) != NULL) return lib;
+  return NULL;
+}
+
+static int resolve(void *lib) {
+#define CJ_NVRTC_REQ_(fn)                                                                 \
+  if (!(*(void **)&cj_nv.fn = dlsym(lib, #fn))) {                                          \
+    snprintf(load_detail, sizeof load_detail, "NVRTC in %.1024s lacks %s; it is too old for "   \
+             "cujit (NVRTC 12.0 or newer is needed)", lib_path[0] ? lib_path : "?", #fn);   \
+    return 0;                                                                               \
+  }
+#define CJ_NVRTC_OPT_(fn) *(void **)&cj_nv.fn = dlsym(lib, #fn);
+  CJ_NVRTC_REQUIRED(CJ_NVRTC_REQ_)
+  CJ_NVRTC_OPTIONAL(CJ_NVRTC_OPT_)
+#undef CJ_NVRTC_REQ_
+#undef CJ_NVRTC_OPT_
+  return 1;
+}
+
+static void load(void) {
+  const char *why;
+  void *lib;
+  pthread_once(&locate_once, locate);
+  if (!(lib = open_library())) {
+    why = explicit_missing ? "it is not a file" : dlerror();
+    snprintf(load_detail, sizeof load_detail,
+             "NVRTC (libnvrtc.so) could not be loaded%s: %s; looked in %s. Install the CUDA "
+             "toolkit's NVRTC, or set CUJIT_NVRTC to the path of libnvrtc.so (kernels found "
+             "in the cache and prebuilt PTX, CUBIN and fatbins need no NVRTC)",
+             cj_getenv("CUJIT_NVRTC") ? " from CUJIT_NVRTC" : "",
+             why ? why : "not found", looked);
+    return;
+  }
+  if (!resolve(lib)) {
+    dlclose(lib);
+    return;
+  }
+  locate_loaded(*(void **)&cj_nv.nvrtcVersion);
+  __atomic_store_n(&loaded, 1, __ATOMIC_RELEASE);
+  load_status = CUJIT_OK;
+}
+
+cujit_status cj_nvrtc_load(void) {
+  pthread_once(&load_once, load);
+  if (CJ_UNLIKELY(load_status != CUJIT_OK)) return cj_fail(load_status, "%s", load_detail);
+  return CUJIT_OK;
+}
+
+int cj_nvrtc_loaded(void) { return __atomic_load_n(&loaded, __ATOMIC_ACQUIRE); }
+
+const char *cj_nvrtc_identity(void) {
+  pthread_once(&locate_once, locate);
+  return identity;
+}
+
+const char *cujit_nvrtc_path(void) {
+  pthread_once(&locate_once, locate);
+  return lib_path;
+}
+
+const char *cj_nvrtc_dir(void) {
+  pthread_once(&locate_once, locate);
+  if (lib_dir[0]) return lib_dir;
+  return cj_nvrtc_loaded() ? loaded_dir : "";
+}

@@ -1,0 +1,50 @@
+/* nvrtc.h - NVRTC, loaded at run time on the first compile that needs it: a process
+ * whose kernels all come from the cache never maps it (its library alone costs a process
+ * milliseconds and tens of MiB). */
+#ifndef CUJIT_DRIVER_NVRTC_H
+#define CUJIT_DRIVER_NVRTC_H
+
+#include <nvrtc.h>
+
+#include "common/common.h"
+
+/* Every NVRTC entry point cujit uses; the optional ones (newer NVRTC) may stay NULL. */
+#define CJ_NVRTC_REQUIRED(X)                                                               \
+  X(nvrtcVersion) X(nvrtcGetErrorString) X(nvrtcGetNumSupportedArchs)                      \
+  X(nvrtcGetSupportedArchs) X(nvrtcCreateProgram) X(nvrtcDestroyProgram)                   \
+  X(nvrtcCompileProgram) X(nvrtcGetPTXSize) X(nvrtcGetPTX) X(nvrtcGetCUBINSize)            \
+  X(nvrtcGetCUBIN) X(nvrtcGetProgramLogSize) X(nvrtcGetProgramLog)                         \
+  X(nvrtcAddNameExpression) X(nvrtcGetLoweredName)
+#define CJ_NVRTC_OPTIONAL(X) X(nvrtcSetFlowCallback)
+
+typedef struct cj_nvrtc_api {
+#define CJ_NVRTC_FIELD_(fn) __typeof__(fn) *fn;
+  CJ_NVRTC_REQUIRED(CJ_NVRTC_FIELD_)
+  CJ_NVRTC_OPTIONAL(CJ_NVRTC_FIELD_)
+#undef CJ_NVRTC_FIELD_
+} cj_nvrtc_api;
+
+/* The table; valid once cj_nvrtc_load() returned CUJIT_OK. */
+extern cj_nvrtc_api cj_nv;
+
+/* Loads NVRTC, once per process: env CUJIT_NVRTC (a file) when set, else the first
+ * libnvrtc found in LD_LIBRARY_PATH's directories, the toolkit cujit was built with,
+ * CUDA_PATH, CUDA_HOME and /usr/local/cuda (lib64, then lib), else the system's search
+ * for libnvrtc.so.13 and libnvrtc.so.12. CUJIT_OK, or CUJIT_ERROR_NO_NVRTC listing where
+ * it looked, the same on every call. */
+cujit_status cj_nvrtc_load(void);
+
+/* 1 once NVRTC is loaded in this process (for tests of what a cache hit loads). */
+int cj_nvrtc_loaded(void);
+
+/* Which NVRTC a compile would use, found without loading it: "nvrtc build <id>" from the
+ * build ID of the library file cj_nvrtc_load() would load (the same for one build on
+ * every machine), else the file's name and size; "" when only the system's search can
+ * find it. Static storage, found once. */
+const char *cj_nvrtc_identity(void);
+
+/* The directory of that library file ("" when unknown), for finding the toolkit's headers
+ * beside it. */
+const char *cj_nvrtc_dir(void);
+
+#endif
