@@ -150,6 +150,8 @@ void bench_herd(void);     /* herd.c: N processes on an empty vs a warm cache */
 void bench_launch(void);   /* launch.c: launch overhead */
 void bench_inout(void);    /* inout.c: In/Out round trips */
 void bench_memory(void);   /* memory.c: 10^6 In/Out launches do not grow memory */
+void bench_pch(void);     /* pch.c: CUB kernels in one process, with and without PCH */
+int bench_pch_child(int argc, char **argv);
 void bench_cli(void);     /* cli.c: `cujit compile` on a cache hit in a new process */
 void bench_arrays(void);  /* arrays.c: array operations against the bandwidth floor */
 

@@ -2,7 +2,7 @@
  *
  *   cujit-bench [--csv FILE] [--arch sm_XX] [group ...]
  *
- * Groups: compile memcache herd start launch inout memory arrays cli (default: all). Groups that
+ * Groups: compile memcache herd start launch inout memory arrays cli pch (default: all). Groups that
  * need a GPU are reported as skipped without one. Env QUICK=1 shrinks the repetitions
  * for a smoke run; env BENCH_COMMIT names the source version in the header.
  * Children of the process-level benchmarks run this program as
@@ -29,6 +29,7 @@ static const group groups[] = {
     {"compile", bench_compile, 0}, {"memcache", bench_memcache, 0}, {"herd", bench_herd, 0},
     {"start", bench_start, 1},     {"launch", bench_launch, 1},     {"inout", bench_inout, 1},
     {"memory", bench_memory, 1},   {"arrays", bench_arrays, 1},     {"cli", bench_cli, 0},
+    {"pch", bench_pch, 0},
 };
 #define N_GROUPS (sizeof groups / sizeof groups[0])
 
@@ -37,6 +38,7 @@ static int child_main(int argc, char **argv) {
   if (strcmp(mode, "compile") == 0) return bench_compile_child(argc - 1, argv + 1);
   if (strcmp(mode, "start") == 0) return bench_start_child(argc - 1, argv + 1);
   if (strcmp(mode, "herd") == 0) return bench_herd_child(argc - 1, argv + 1);
+  if (strcmp(mode, "pch") == 0) return bench_pch_child(argc - 1, argv + 1);
   fprintf(stderr, "cujit-bench: unknown child mode '%s'\n", mode);
   return 2;
 }

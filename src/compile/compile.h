@@ -3,6 +3,8 @@
 #ifndef CUJIT_COMPILE_H
 #define CUJIT_COMPILE_H
 
+#include <nvrtc.h>
+
 #include "common/common.h"
 
 /* Everything one compile needs, every option resolved. The request borrows the caller's
@@ -110,5 +112,14 @@ cujit_status cj_nvrtc_archs(const int **archs, size_t *count);
 cujit_status cj_nvrtc_version_cached(int *major, int *minor);
 /* How many NVRTC programs this process has created: a cache hit must not add one. */
 uint64_t cj_nvrtc_programs_created(void);
+
+/* pch.c: precompiled headers for sources whose header prefix repeats in this process.
+ * Before a compile: 1 when NVRTC should make or use one, with `args` the --pch-dir option
+ * to add (and *prefix what cj_pch_end() needs); 0 for a plain compile. */
+int cj_pch_begin(const cj_request *r, char *args, size_t args_size, uint64_t *prefix);
+/* After a compile that cj_pch_begin() said 1 for: notes whether the header was made. */
+void cj_pch_end(uint64_t prefix, nvrtcProgram p);
+/* Precompiled headers made in this process (for tests). */
+int cj_pch_created(void);
 
 #endif

@@ -180,6 +180,27 @@ static int take_names(nvrtcProgram p, const cj_request *r, cj_image *im) {
   return 0;
 }
 
+/* nvrtcCompileProgram with r's options, plus a precompiled header's when the source's
+ * header prefix has been compiled before in this process (pch.c). */
+static nvrtcResult compile_program(nvrtcProgram p, const cj_request *r) {
+  static const char *const pch_args[] = {"--pch", "--pch-messages=false", "--pch-verbose=false"};
+  char pch_dir[600];
+  const char **argv;
+  uint64_t prefix;
+  nvrtcResult res;
+  size_t i;
+  if (!cj_pch_begin(r, pch_dir, sizeof pch_dir, &prefix) ||
+      !(argv = cj_calloc(r->argc + 4, sizeof *argv)))
+    return cj_nv.nvrtcCompileProgram(p, (int)r->argc, (const char *const *)r->argv);
+  for (i = 0; i < r->argc; i++) argv[i] = r->argv[i];
+  for (i = 0; i < 3; i++) argv[r->argc + i] = pch_args[i];
+  argv[r->argc + 3] = pch_dir;
+  res = cj_nv.nvrtcCompileProgram(p, (int)r->argc + 4, argv);
+  cj_pch_end(prefix, p);
+  cj_free(argv);
+  return res;
+}
+
 static cujit_status run(nvrtcProgram p, const cj_request *r, cj_image *im) {
   nvrtcResult res;
   size_t i;
@@ -189,7 +210,7 @@ static cujit_status run(nvrtcProgram p, const cj_request *r, cj_image *im) {
       return cj_fail_nvrtc(CUJIT_ERROR_INVALID_OPTION, res, "name expression '%s' rejected: %s",
                            r->name_exprs[i], cj_nv.nvrtcGetErrorString(res));
   }
-  res = cj_nv.nvrtcCompileProgram(p, (int)r->argc, (const char *const *)r->argv);
+  res = compile_program(p, r);
   im->log = program_log(p);
   if (!im->log) return cj_fail_oom("reading NVRTC's log");
   if (res != NVRTC_SUCCESS) return compile_failed(r, res, im->log);

@@ -15,7 +15,9 @@
   X(nvrtcCompileProgram) X(nvrtcGetPTXSize) X(nvrtcGetPTX) X(nvrtcGetCUBINSize)            \
   X(nvrtcGetCUBIN) X(nvrtcGetProgramLogSize) X(nvrtcGetProgramLog)                         \
   X(nvrtcAddNameExpression) X(nvrtcGetLoweredName)
-#define CJ_NVRTC_OPTIONAL(X) X(nvrtcSetFlowCallback)
+#define CJ_NVRTC_OPTIONAL(X)                                                               \
+  X(nvrtcSetFlowCallback) X(nvrtcGetPCHCreateStatus) X(nvrtcGetPCHHeapSizeRequired)         \
+  X(nvrtcSetPCHHeapSize) X(nvrtcGetPCHHeapSize)
 
 typedef struct cj_nvrtc_api {
 #define CJ_NVRTC_FIELD_(fn) __typeof__(fn) *fn;
