@@ -51,7 +51,11 @@ static int note_build_id(int fd, uint64_t off, uint64_t size, char *out, size_t 
     if (n > size - pos || (((size_t)h.n_descsz + 3) / 4 * 4) > size - pos - n) return 0;
     if (h.n_type == NT_GNU_BUILD_ID && h.n_namesz == 4 && memcmp(buf + pos, "GNU", 4) == 0 &&
         h.n_descsz > 0 && h.n_descsz * 2 < out_size) {
-      for (i = 0; i < h.n_descsz; i++) snprintf(out + 2 * i, 3, "%02x", buf[pos + n + i]);
+      for (i = 0; i < h.n_descsz; i++) {
+        out[2 * i] = "0123456789abcdef"[buf[pos + n + i] >> 4];
+        out[2 * i + 1] = "0123456789abcdef"[buf[pos + n + i] & 15];
+      }
+      out[2 * i] = '\0';
       return 1;
     }
     pos += n + ((size_t)h.n_descsz + 3) / 4 * 4;
