@@ -157,12 +157,61 @@ static void bad_usage_exits_2(void **state) {
   assert_int_equal(cli("compile ok.cu --bogus", NULL, out, sizeof out), 2);
   assert_non_null(strstr(out, "unknown option '--bogus'"));
   assert_int_equal(cli("compile ok.cu -o", NULL, out, sizeof out), 2);
-  assert_int_equal(cli("compile a.cu b.cu", NULL, out, sizeof out), 2);
+  assert_int_equal(cli("compile ok.cu bad.cu -o x.ptx", NULL, out, sizeof out), 2);
+  assert_non_null(strstr(out, "-o takes one input file"));
+  assert_int_equal(cli("compile ok.cu -j 0", NULL, out, sizeof out), 2);
+  assert_non_null(strstr(out, "jobs must be 1 to 1024"));
+  assert_int_equal(cli("compile ok.cu --cache-only --no-cache", NULL, out, sizeof out), 2);
+  assert_int_equal(cli("warm", NULL, out, sizeof out), 2);
+  assert_non_null(strstr(out, "warm needs a directory"));
+  assert_int_equal(cli("warm . extra", NULL, out, sizeof out), 2);
+  assert_int_equal(cli("warm . --no-cache", NULL, out, sizeof out), 2);
   assert_int_equal(cli("compile ok.cu -DEXTRA=1 --arch sm_1", NULL, out, sizeof out), 2);
   assert_non_null(strstr(out, "not supported"));
   assert_int_equal(cli("compile ok.cu -DEXTRA=1 --arch compute_80 -- -no-such-flag", NULL, out, sizeof out), 2);
   assert_non_null(strstr(out, "-no-such-flag"));
   assert_int_equal(cli("info extra", NULL, out, sizeof out), 2);
+}
+
+/* Several files: each compiled in a child process, -j at a time; outputs named after
+ * their inputs; a failure is counted and the others still compile. Not a terminal: no
+ * progress line. */
+static void compile_many_files(void **state) {
+  char out[8192], *ptx;
+  (void)state;
+  test_write_file(tmp, "m1.cu", "__global__ void one(int *x) { x[0] = 101; }\n");
+  test_write_file(tmp, "m2.cu", "__global__ void two(int *x) { x[0] = 202; }\n");
+  assert_int_equal(cli("compile m1.cu m2.cu -j 2 --arch compute_80", NULL, out, sizeof out), 0);
+  assert_string_equal(out, "");
+  assert_non_null(ptx = slurp("m1.ptx"));
+  assert_non_null(strstr(ptx, "101"));
+  assert_non_null(ptx = slurp("m2.ptx"));
+  assert_non_null(strstr(ptx, "202"));
+  assert_int_equal(cli("compile m1.cu bad.cu m2.cu --arch compute_80", NULL, out, sizeof out), 1);
+  assert_non_null(strstr(out, "1 of 3 files did not compile"));
+  assert_null(strstr(out, "done,")); /* no progress line off a terminal */
+}
+
+/* warm compiles every .cu under a directory into the cache and writes no output. */
+static void warm_fills_the_cache(void **state) {
+  char out[8192], env[4300], dir[4200];
+  (void)state;
+  snprintf(dir, sizeof dir, "%s/w", tmp);
+  assert_int_equal(mkdir(dir, 0700), 0);
+  snprintf(dir, sizeof dir, "%s/w/sub", tmp);
+  assert_int_equal(mkdir(dir, 0700), 0);
+  test_write_file(tmp, "w/warm_a.cu", "__global__ void wa(int *x) { x[0] = 1; }\n");
+  test_write_file(tmp, "w/sub/b.cu", "__global__ void wb(int *x) { x[0] = 2; }\n");
+  test_write_file(tmp, "w/sub/notes.txt", "not a kernel\n");
+  snprintf(env, sizeof env, "CUJIT_CACHE_DIR='%s/warmcache'", tmp);
+  assert_int_equal(cli("warm w --arch compute_80 -j 2", env, out, sizeof out), 0);
+  assert_int_equal(cli("cache stats", env, out, sizeof out), 0);
+  assert_non_null(strstr(out, "compiles          2"));
+  assert_null(slurp("warm_a.ptx"));
+  assert_int_equal(cli("warm w --arch compute_80", env, out, sizeof out), 0); /* all hits */
+  assert_int_equal(cli("cache stats", env, out, sizeof out), 0);
+  assert_non_null(strstr(out, "compiles          2"));
+  assert_int_equal(cli("warm nowhere", env, out, sizeof out), 1);
 }
 
 static void info_without_driver(void **state) {
@@ -185,6 +234,8 @@ int main(void) {
       cmocka_unit_test(odd_inputs_exit_1),
       cmocka_unit_test(arch_suffixes),
       cmocka_unit_test(bad_usage_exits_2),
+      cmocka_unit_test(compile_many_files),
+      cmocka_unit_test(warm_fills_the_cache),
       cmocka_unit_test(info_without_driver),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

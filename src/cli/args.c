@@ -1,5 +1,6 @@
 /* args.c - parsing the arguments of 'cujit compile' (kept apart so it can be fuzzed). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -30,7 +31,17 @@ static int is_option(const char *a, const char *shrt, const char *lng) {
   return strncmp(a, lng, n) == 0 && (a[n] == '\0' || a[n] == '=');
 }
 
-int cli_parse_compile(int argc, char **argv, compile_args *c) {
+static int parse_jobs(compile_args *c, const char *opt, const char *v) {
+  char *end;
+  long n;
+  if (!v) return bad(c, "%s needs a number of jobs", opt);
+  n = strtol(v, &end, 10);
+  if (*end || end == v || n < 1 || n > 1024) return bad(c, "jobs must be 1 to 1024, not '%s'", v);
+  c->jobs = (int)n;
+  return 0;
+}
+
+int cli_parse_options(int argc, char **argv, compile_args *c, int need_input) {
   int i;
   const char *v;
   for (i = 0; i < argc; i++) {
@@ -45,6 +56,10 @@ int cli_parse_compile(int argc, char **argv, compile_args *c) {
       c->cubin = 1;
     } else if (strcmp(a, "--no-cache") == 0) {
       c->flags |= CUJIT_OPT_NO_CACHE;
+    } else if (strcmp(a, "--cache-only") == 0) {
+      c->cache_only = 1;
+    } else if (is_option(a, "-j", "--jobs")) {
+      if (parse_jobs(c, a, option_value(argc, argv, &i, "-j", "--jobs")) != 0) return 2;
     } else if (is_option(a, "-o", "--output")) {
       if (!(v = option_value(argc, argv, &i, "-o", "--output"))) return bad(c, "%s needs a file name", a);
       c->output = v;
@@ -59,13 +74,22 @@ int cli_parse_compile(int argc, char **argv, compile_args *c) {
       c->defines[c->n_defines++] = v;
     } else if (a[0] == '-' && a[1]) {
       return bad(c, "unknown option '%s' (NVRTC options go after '--')", a);
-    } else if (c->input) {
-      return bad(c, "more than one input file ('%s')", a);
+    } else if (!need_input) {
+      return bad(c, "unexpected argument '%s' (one directory, then options)", a);
     } else {
-      c->input = a;
+      c->inputs[c->n_inputs++] = a;
     }
   }
-  if (!c->input) return bad(c, "%s", "compile needs a .cu file");
+  if (need_input && !c->n_inputs) return bad(c, "%s", "compile needs a .cu file");
+  if (c->output && c->n_inputs > 1)
+    return bad(c, "%s takes one input file; with several, each output is named after its "
+                  "input (or use --cache-only)", "-o");
+  if (c->flags & CUJIT_OPT_NO_CACHE && c->cache_only)
+    return bad(c, "%s", "--cache-only and --no-cache together would do nothing");
   return 0;
+}
+
+int cli_parse_compile(int argc, char **argv, compile_args *c) {
+  return cli_parse_options(argc, argv, c, 1);
 }
 

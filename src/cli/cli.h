@@ -11,19 +11,37 @@ int cli_usage_error(const char *fmt, const char *arg);
 /* Prints the thread's last cujit error after "what"; returns 1. */
 int cli_fail(const char *what);
 
-/* args.c: what 'cujit compile' was asked to do. The lists point into argv; `includes` and
- * `defines` must have room for argc entries (and stay NULL-terminated if zeroed). */
+/* args.c: what 'cujit compile' (and 'cujit warm') was asked to do. The lists point into
+ * argv; `inputs`, `includes` and `defines` must have room for argc entries (and stay
+ * NULL-terminated if zeroed). */
 typedef struct compile_args {
-  const char *input, *output, *arch;
+  const char **inputs;
+  size_t n_inputs;
+  const char *output, *arch;
   int cubin;
+  int cache_only; /* compile into the cache, write no output file */
+  int jobs;       /* files compiled at once (0: one per processor) */
   const char **includes, **defines, **nvrtc;
   size_t n_includes, n_defines, n_nvrtc;
   unsigned flags;
   char error[512]; /* the usage error, when parsing fails */
 } compile_args;
 
-/* Parses argv (the words after "compile"). Returns 0, or 2 with the reason in c->error. */
+/* Parses argv (the words after "compile"). Returns 0, or 2 with the reason in c->error.
+ * `need_input`: at least one input file is required (compile) or none is allowed (the
+ * options of warm, whose directory is parsed by the caller). */
 int cli_parse_compile(int argc, char **argv, compile_args *c);
+int cli_parse_options(int argc, char **argv, compile_args *c, int need_input);
+
+/* many.c: compiles several files, `jobs` at once in child processes, with progress on a
+ * terminal. Returns 0 when all compiled, else 1 (each failure printed). */
+int cli_compile_many(const compile_args *c, const char *const *files, size_t n);
+/* Every .cu file under `dir` (sorted), into a list freed with cli_free_sources(). 0, or 1
+ * after printing why. */
+int cli_find_sources(const char *dir, char ***files, size_t *n);
+void cli_free_sources(char **files, size_t n);
+/* main.c: compiles one file as 'cujit compile' does; 0, 1 or 2. */
+int cli_run_compile(const compile_args *c, const char *input);
 
 /* cache.c */
 int cli_cache(int argc, char **argv);

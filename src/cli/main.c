@@ -11,10 +11,14 @@ static const char usage_text[] =
     "usage: cujit <command> [arguments]\n"
     "\n"
     "commands:\n"
-    "  compile FILE.cu [-o OUT] [--ptx|--cubin] [--arch ARCH] [-I DIR] [-D NAME[=VAL]]\n"
-    "                  [--no-cache] [-- NVRTC options...]\n"
-    "      Compile FILE.cu and write PTX (default) or CUBIN to OUT (default: FILE's base\n"
-    "      name with .ptx or .cubin, in the current directory; '-' for stdout).\n"
+    "  compile FILE.cu... [-o OUT] [--ptx|--cubin] [--arch ARCH] [-I DIR] [-D NAME[=VAL]]\n"
+    "                  [--no-cache | --cache-only] [-j N] [-- NVRTC options...]\n"
+    "      Compile each FILE.cu and write PTX (default) or CUBIN to OUT (default: FILE's\n"
+    "      base name with .ptx or .cubin, in the current directory; '-' for stdout).\n"
+    "      Several files are compiled N at once (default: one per processor), with\n"
+    "      progress shown on a terminal; --cache-only fills the cache and writes nothing.\n"
+    "  warm DIR [--arch ARCH] [-I DIR] [-D NAME[=VAL]] [-j N] [-- NVRTC options...]\n"
+    "      Compile every .cu file under DIR into the cache (as compile --cache-only).\n"
     "  info\n"
     "      Show cujit's and NVRTC's versions, the architectures NVRTC supports, the CUDA\n"
     "      driver and its devices, and the cache.\n"
@@ -74,7 +78,7 @@ static int write_output(const char *path, const void *data, size_t size) {
   return 0;
 }
 
-static int run_compile(const compile_args *c) {
+int cli_run_compile(const compile_args *c, const char *input) {
   cujit_options opts = {0};
   cujit_module *m = NULL;
   const void *data;
@@ -86,11 +90,15 @@ static int run_compile(const compile_args *c) {
   opts.defines = c->defines;
   opts.nvrtc_options = c->nvrtc;
   opts.flags = c->flags;
-  if (cujit_module_from_file(&m, c->input, &opts) != CUJIT_OK) {
+  if (cujit_module_from_file(&m, input, &opts) != CUJIT_OK) {
     fprintf(stderr, "cujit: %s\n", cujit_last_error());
     return cujit_last_status() == CUJIT_ERROR_INVALID_OPTION ? 2 : 1;
   }
   if (cujit_module_log(m)[0]) fputs(cujit_module_log(m), stderr);
+  if (c->cache_only) {
+    cujit_module_destroy(m);
+    return 0;
+  }
   data = c->cubin ? cujit_module_cubin(m, &size) : (const void *)cujit_module_ptx(m, &size);
   if (c->cubin && !data) {
     fprintf(stderr, "cujit: no CUBIN for target %s; --cubin needs a real architecture "
@@ -98,26 +106,57 @@ static int run_compile(const compile_args *c) {
     cujit_module_destroy(m);
     return 2;
   }
-  out = c->output ? NULL : default_output(c->input, c->cubin ? ".cubin" : ".ptx");
+  out = c->output ? NULL : default_output(input, c->cubin ? ".cubin" : ".ptx");
   rc = write_output(c->output ? c->output : out, data, size);
   free(out);
   cujit_module_destroy(m);
   return rc;
 }
 
+/* Room for the parsed lists: inputs, -I and -D values are at most argc each, +1 each for
+ * the NULL terminators. Returns the block to free, or NULL. */
+static const char **alloc_lists(int argc, compile_args *c) {
+  const char **lists = calloc(3 * ((size_t)argc + 1), sizeof *lists);
+  memset(c, 0, sizeof *c);
+  if (!lists) return NULL;
+  c->inputs = lists;
+  c->includes = lists + argc + 1;
+  c->defines = lists + 2 * ((size_t)argc + 1);
+  return lists;
+}
+
 static int cmd_compile(int argc, char **argv) {
   compile_args c;
-  const char **lists;
+  const char **lists = alloc_lists(argc, &c);
   int rc;
-  memset(&c, 0, sizeof c);
-  /* -I and -D values are at most argc each; +1 each for the NULL terminators. */
-  lists = calloc(2 * ((size_t)argc + 1), sizeof *lists);
   if (!lists) return fprintf(stderr, "cujit: out of memory\n"), 1;
-  c.includes = lists;
-  c.defines = lists + argc + 1;
   rc = cli_parse_compile(argc, argv, &c);
   if (rc != 0) cli_usage_error("%s", c.error);
-  if (rc == 0) rc = run_compile(&c); /* c.nvrtc: argv's tail, NULL-terminated like argv */
+  else if (c.n_inputs == 1) rc = cli_run_compile(&c, c.inputs[0]); /* c.nvrtc: NULL-terminated */
+  else rc = cli_compile_many(&c, c.inputs, c.n_inputs);
+  free(lists);
+  return rc;
+}
+
+static int cmd_warm(int argc, char **argv) {
+  compile_args c;
+  const char **lists;
+  char **files = NULL;
+  size_t n = 0;
+  int rc;
+  if (argc < 1 || argv[0][0] == '-') return cli_usage_error("%s", "warm needs a directory");
+  if (!(lists = alloc_lists(argc, &c))) return fprintf(stderr, "cujit: out of memory\n"), 1;
+  rc = cli_parse_options(argc - 1, argv + 1, &c, 0);
+  if (rc != 0) {
+    cli_usage_error("%s", c.error);
+  } else if (c.flags & CUJIT_OPT_NO_CACHE) {
+    rc = cli_usage_error("%s", "warm fills the cache; --no-cache makes no sense here");
+  } else if ((rc = cli_find_sources(argv[0], &files, &n)) == 0) {
+    c.cache_only = 1;
+    rc = n ? cli_compile_many(&c, (const char *const *)files, n) : 0;
+    if (!n) fprintf(stderr, "cujit: no .cu files under '%s'\n", argv[0]);
+  }
+  cli_free_sources(files, n);
   free(lists);
   return rc;
 }
@@ -178,6 +217,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (strcmp(cmd, "compile") == 0) return cmd_compile(argc - 2, argv + 2);
+  if (strcmp(cmd, "warm") == 0) return cmd_warm(argc - 2, argv + 2);
   if (strcmp(cmd, "info") == 0) return cmd_info(argc - 2, argv + 2);
   if (strcmp(cmd, "cache") == 0) return cli_cache(argc - 2, argv + 2);
   return cli_usage_error("unknown command '%s'", cmd);

@@ -12,17 +12,20 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *v[MAXV + 1];
-  const char *includes[MAXV + 1], *defines[MAXV + 1];
+  const char *includes[MAXV + 1], *defines[MAXV + 1], *inputs[MAXV + 1];
   size_t n = 0;
   compile_args c = {0};
   char *buf = fuzz_split(data, size, v, MAXV, &n);
   if (!buf) return 0;
   memset(includes, 0, sizeof includes);
   memset(defines, 0, sizeof defines);
+  memset(inputs, 0, sizeof inputs);
+  c.inputs = inputs;
   c.includes = includes;
   c.defines = defines;
   if (cli_parse_compile((int)n, v, &c) == 0) {
-    if (!c.input || c.n_includes > n || c.n_defines > n) abort();
+    if (!c.n_inputs || c.n_inputs > n || c.n_includes > n || c.n_defines > n) abort();
+    if (c.output && c.n_inputs != 1) abort();
     if (c.nvrtc && c.nvrtc[c.n_nvrtc] != NULL) abort(); /* must stay NULL-terminated */
   }
   free(buf);
