@@ -312,16 +312,20 @@ static size_t count(const char *const *v) {
   return n;
 }
 
+/* The options' first version ended with flags; what a size of 0 stands for. */
+#define OPTIONS_V1 CJ_SIZE_V1(cujit_options, flags)
+
 cujit_status cj_request_init(cj_request *r, const char *source, const char *name,
-                             const cujit_options *opts, const char *first_include_dir) {
-  static const cujit_options defaults;
+                             const cujit_options *user, const char *first_include_dir) {
+  cujit_options own, *opts = &own;
   const char *arch = NULL;
   cujit_status st;
   memset(r, 0, sizeof *r);
-  if (!opts) opts = &defaults;
   if (!source || !source[0])
     return cj_fail(CUJIT_ERROR_INVALID_SOURCE, "the source of '%s' is %s; pass CUDA C text",
                    name ? name : "source.cu", source ? "empty" : "NULL");
+  st = cj_sized_in("compiling", "cujit_options", user, OPTIONS_V1, &own, sizeof own);
+  if (st != CUJIT_OK) return st;
   if ((st = check_options(opts, &arch)) != CUJIT_OK) return st;
   if ((st = cj_arch_resolve(arch, r->arch, sizeof r->arch)) != CUJIT_OK) return st;
   r->source = source;
