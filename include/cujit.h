@@ -183,9 +183,8 @@ typedef struct cujit_header {
 /** Compile-option flags (cujit_options.flags). */
 enum {
   CUJIT_OPT_NO_CACHE = 1u << 0,   /**< neither read nor write the disk and memory caches */
-  CUJIT_OPT_NVRTC_CACHE = 1u << 1, /**< leave NVRTC's own cache on (cujit passes -no-cache
-                                       by default: its first compile in a process is much
-                                       faster without it, and cujit caches anyway) */
+  CUJIT_OPT_NVRTC_CACHE = 1u << 1, /**< leave NVRTC's own cache on (it is off by default:
+                                       cujit caches compiled modules itself) */
   CUJIT_OPT_NO_TOOLKIT_INCLUDES = 1u << 2 /**< do not search the CUDA toolkit's include
                                        directories (by default they are searched after the
                                        caller's, with built-in stdint.h, stddef.h, limits.h
@@ -241,10 +240,10 @@ CUJIT_API cujit_status cujit_module_from_file(cujit_module **out, const char *pa
 
 /** Makes a module from code built elsewhere (nvcc -ptx, -cubin or -fatbin, NVRTC, or files
  *  shipped beside the program), as CuPy's RawModule(path=...) and PyCUDA's
- *  module_from_buffer() do. The kind is told from the bytes themselves: the ELF magic
- *  (7f 45 4c 46) is a CUBIN, the fatbin magic (50 ed 55 ba) a fatbin, and text with
- *  .version and .target directives PTX (trailing NULs are ignored). Neither NVRTC nor the
- *  cache is involved, and no GPU is needed until the first kernel or variable lookup.
+ *  module_from_buffer() do. The kind is told from the bytes themselves: an ELF file is a
+ *  CUBIN, a fatbin is known by its header, and text with .version and .target directives
+ *  is PTX (trailing NULs are ignored). Neither NVRTC nor the cache is involved, and no GPU
+ *  is needed until the first kernel or variable lookup.
  *  The module then behaves as a compiled one: cujit_module_get_function() finds kernels by
  *  plain name ("multiply_them", also without extern "C"; "ns::kernel") or symbol, with the
  *  same NOT_FOUND and AMBIGUOUS errors; variables are found by name; launches are checked
@@ -350,8 +349,8 @@ CUJIT_API cujit_status cujit_driver_symbol(const char *name, void **fn);
  * writes files (-pch, -use-pch, -create-pch, -pch-dir, -time, -fdevice-time-trace), makes
  * the compile bypass the cache (logged at info level).
  * Within a process, a memory cache keeps up to 1024 compiled images within env
- * CUJIT_MEMORY_CACHE_MAX_SIZE bytes (default 256M; 0 turns it off); a hit there rechecks
- * the headers from disk with stat(). */
+ * CUJIT_MEMORY_CACHE_MAX_SIZE bytes (default 256M; 0 turns it off); a hit there still
+ * notices a header changed on disk. */
 
 /** Cache counters, written by cujit_cache_get_stats() and cujit_cache_get_disk_stats().
  *  Start from CUJIT_CACHE_STATS_INIT (or zero it): cujit writes the fields up to `size`. */
@@ -620,7 +619,7 @@ enum {
    *  shared memory) times the number of multiprocessors. */
   CUJIT_LAUNCH_COOPERATIVE = 1u << 0,
   /** Allows clusters of more than 8 blocks (up to 16 on sm_90), which are not portable to
-   *  later devices: cujit sets the kernel's non-portable cluster size attribute. */
+   *  later devices. */
   CUJIT_LAUNCH_NON_PORTABLE_CLUSTER = 1u << 1
 };
 
@@ -657,12 +656,12 @@ typedef struct cujit_launch_options {
  *  kernel has finished, every Out/InOut buffer holds its result and the host buffers may
  *  be reused. With an explicit stream, work queued on it earlier runs first and other
  *  streams are not waited for. Page-locked buffers (cujit_host_alloc(), or memory the
- *  caller registered) are copied by DMA directly; pageable buffers of 1 MiB and more
- *  (env CUJIT_STAGING_MIN) go through reusable pinned chunks filled by several threads.
+ *  caller registered) are copied fastest; pageable buffers of 1 MiB and more (env
+ *  CUJIT_STAGING_MIN) are copied through page-locked memory that cujit keeps.
  *  With elapsed_ms, the call also waits, and *elapsed_ms gets the kernel's own time
  *  (copies excluded), measured with events.
- *  Cooperative launches and clusters (flags, cluster) are checked before anything happens
- *  and launched with cuLaunchKernelEx; both work with In/Out buffers and elapsed_ms.
+ *  Cooperative launches and clusters (flags, cluster) are checked before anything happens;
+ *  both work with In/Out buffers and elapsed_ms.
  *  Refused with CUJIT_ERROR_LAUNCH_CONFIG, naming the rule: a cooperative launch on a
  *  device without support for it, or with more blocks than can be resident at once;
  *  a cluster on a device older than 9.0, a grid dimension that is not a multiple of the
@@ -1030,15 +1029,9 @@ static inline CUdeviceptr cujit_arg_ref(const cujit_arg *a) {
  *  `opts`, if non-NULL, is read at every call, so changing the struct it points to changes
  *  the stream and shared memory of later calls; it must outlive the pointer. Its size is
  *  checked at each call too, as cujit_launch() checks it.
- *  How the pointer is made: on x86-64 Linux, a kernel whose parameters are all scalars and
- *  pointers gets one of 1024 entry points built into the library, which read each argument
- *  where the calling convention put it (no code is generated at run time); other kernels,
- *  other systems, and bindings beyond 1024 alive at once get a libffi closure. Both behave
- *  the same; the entry points cost less per call.
  *  The function pointer is owned by the module: valid until cujit_function_unbind() or
- *  cujit_module_destroy(); calling it after either is a bug (a closure's code is freed; an
- *  entry point returns CUJIT_ERROR_INVALID_VALUE until another binding takes it). It may
- *  be called from any thread, as cujit_launch() may.
+ *  cujit_module_destroy(); calling it after either is a bug (it may crash, or return
+ *  CUJIT_ERROR_INVALID_VALUE). It may be called from any thread, as cujit_launch() may.
  *  @return CUJIT_OK; CUJIT_ERROR_SIGNATURE when the signature cannot be read or bound;
  *          CUJIT_ERROR_INVALID_VALUE; CUJIT_ERROR_OUT_OF_MEMORY. */
 CUJIT_API cujit_status cujit_function_bind(cujit_function *fn, const cujit_launch_options *opts,

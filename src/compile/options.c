@@ -272,6 +272,8 @@ static int build_argv(cj_request *r) {
       return -1;
   for (i = 0; i < r->n_toolkit_dirs; i++)
     if (push_arg(r, join("--include-path=", r->toolkit_dirs[i]))) return -1;
+  /* NVRTC's own cache is off unless asked for: a process's first compile is much faster
+   * without it, and compiled modules are cached here anyway */
   if (!(r->flags & CUJIT_OPT_NVRTC_CACHE) && !has_user_option(r, "-no-cache", "--no-cache") &&
       push_arg(r, cj_strdup("-no-cache")))
     return -1;
