@@ -90,8 +90,7 @@ static double time_nvrtc(const kernel_case *k, const compile_args *a, int round)
 }
 
 static uint64_t compiles_so_far(void) {
-  cujit_cache_stats s;
-  memset(&s, 0, sizeof s);
+  cujit_cache_stats s = CUJIT_CACHE_STATS_INIT;
   cujit_cache_get_stats(&s);
   return s.compiles;
 }

@@ -24,7 +24,7 @@
  * "done <compiles> <hits>". */
 int bench_herd_child(int argc, char **argv) {
   cujit_module *m = NULL;
-  cujit_cache_stats s;
+  cujit_cache_stats s = CUJIT_CACHE_STATS_INIT;
   char c;
   cujit_status st;
   (void)argc, (void)argv;
@@ -32,7 +32,6 @@ int bench_herd_child(int argc, char **argv) {
   fflush(stdout);
   while (read(0, &c, 1) > 0) {}
   st = cujit_module_from_source(&m, bench_src_small, "herd.cu", NULL);
-  memset(&s, 0, sizeof s);
   cujit_cache_get_stats(&s);
   printf("done %d %llu %llu\n", st == CUJIT_OK, (unsigned long long)s.compiles,
          (unsigned long long)s.hits);

@@ -29,8 +29,7 @@ static char *padded_source(size_t size) {
 }
 
 static uint64_t memory_hits(void) {
-  cujit_cache_stats s;
-  memset(&s, 0, sizeof s);
+  cujit_cache_stats s = CUJIT_CACHE_STATS_INIT;
   cujit_cache_get_stats(&s);
   return s.memory_hits;
 }

@@ -25,7 +25,7 @@ static double since_ms(uint64_t t0) { return (double)(bench_now_ns() - t0) / 1e6
 static int child_cujit(double *start_ms, double *part, int *compiles) {
   cujit_module *m = NULL;
   cujit_function *f = NULL;
-  cujit_cache_stats s;
+  cujit_cache_stats s = CUJIT_CACHE_STATS_INIT;
   uint64_t t0 = bench_now_ns(), t1, t2;
   bench_check_ok(cujit_module_from_source(&m, bench_src_small, "warm.cu", NULL), "from_source");
   t1 = bench_now_ns();
@@ -37,7 +37,6 @@ static int child_cujit(double *start_ms, double *part, int *compiles) {
   bench_cu_check(bench_cu.cuCtxSynchronize(), "cuCtxSynchronize");
   *start_ms = since_ms(t0);
   part[0] = (double)(t1 - t0) / 1e6, part[1] = (double)(t2 - t1) / 1e6, part[2] = since_ms(t2);
-  memset(&s, 0, sizeof s);
   cujit_cache_get_stats(&s);
   *compiles = (int)s.compiles;
   cujit_module_destroy(m);

@@ -10,6 +10,9 @@
  *   - Nothing is printed unless asked (cujit_set_log_callback() or CUJIT_LOG).
  *   - The CUDA driver (libcuda.so.1) is loaded at run time on first device use, so a
  *     program using cujit starts and compiles kernels on machines with no driver.
+ *   - Option and result structs start with `size_t size` so that later versions can add
+ *     fields: start each from its *_INIT macro (or zero it) and set fields by name, never
+ *     with a positional initialiser. See "Structs that grow" below.
  */
 #ifndef CUJIT_H
 #define CUJIT_H
@@ -129,6 +132,46 @@ CUJIT_API void cujit_set_log_level(cujit_log_level level);
 CUJIT_API cujit_log_level cujit_get_log_level(void);
 
 /* ---------------------------------------------------------------------------------------
+ * Structs that grow
+ *
+ * Every struct that a program fills for cujit or cujit fills for a program begins with
+ * `size_t size`: cujit_options, cujit_launch_options, cujit_generator_options,
+ * cujit_texture_desc and cujit_cuarray_desc (read by cujit), cujit_cache_stats and
+ * cujit_function_attrs (written by cujit), and cujit_cache_entry (handed to a callback).
+ * `size` is the struct's size in the header the program was built with. Later versions
+ * add fields only at the end, with zero meaning the old behaviour, so that
+ *   - a program built against an older header keeps working with a newer libcujit: the
+ *     fields past its size are read as their defaults, and results are written only up
+ *     to its size;
+ *   - a program built against a newer header works with an older libcujit as long as the
+ *     fields that libcujit does not know are zero; otherwise the call fails with
+ *     CUJIT_ERROR_NOT_SUPPORTED naming the struct (link a newer libcujit).
+ * Start each struct from its *_INIT macro, an initialiser for C and C++ that sets size to
+ * sizeof(struct) and every other field to its default, then set fields by name:
+ *     cujit_launch_options o = CUJIT_LAUNCH_OPTIONS_INIT;
+ *     o.stream = s;
+ * A zero-initialised struct ({0} in C, {} in C++; also static storage) works as well:
+ * size 0 stands for the struct's first version (today, all the fields shown here), with
+ * every field at its default, and a result struct of size 0 receives the first version's
+ * fields. Never use a positional initialiser: its first value would land in `size`. A
+ * size that is neither 0 nor that of a version, as an uninitialised struct has, is refused
+ * with CUJIT_ERROR_INVALID_VALUE saying to use the _INIT macro; nothing else happens.
+ *
+ * Three public structs have no size field:
+ *   - cujit_arg, made by the inline constructors and passed as arrays (`const cujit_arg
+ *     *args, size_t nargs`): cujit steps through an array by sizeof(cujit_arg), so each
+ *     element carrying its own size would not let it grow. It ends with a reserved word
+ *     instead, which every constructor sets to 0. A later version may give the word a
+ *     meaning only for hints that an older libcujit may safely ignore; anything an older
+ *     libcujit must not ignore comes as a new `kind`, which it refuses
+ *     (CUJIT_ERROR_INVALID_ARGS). Build arguments with the constructors only, so that a
+ *     program rebuilt against a later header gets every field right.
+ *   - cujit_header, also passed as an array (ended by {NULL, NULL}): richer in-memory
+ *     headers would come as a new field of cujit_options pointing at a new array type.
+ *   - cujit_dim3, a value of three sizes.
+ * ------------------------------------------------------------------------------------- */
+
+/* ---------------------------------------------------------------------------------------
  * Compiling
  * ------------------------------------------------------------------------------------- */
 
@@ -141,9 +184,8 @@ typedef struct cujit_header {
 /** Compile-option flags (cujit_options.flags). */
 enum {
   CUJIT_OPT_NO_CACHE = 1u << 0,   /**< neither read nor write the disk and memory caches */
-  CUJIT_OPT_NVRTC_CACHE = 1u << 1, /**< leave NVRTC's own cache on (cujit passes -no-cache
-                                       by default: its first compile in a process is much
-                                       faster without it, and cujit caches anyway) */
+  CUJIT_OPT_NVRTC_CACHE = 1u << 1, /**< leave NVRTC's own cache on (it is off by default:
+                                       cujit caches compiled modules itself) */
   CUJIT_OPT_NO_TOOLKIT_INCLUDES = 1u << 2 /**< do not search the CUDA toolkit's include
                                        directories (by default they are searched after the
                                        caller's, with built-in stdint.h, stddef.h, limits.h
@@ -151,10 +193,11 @@ enum {
                                        <cub/...> and <cuda/std/...> need no options */
 };
 
-/** Options for a compile. Zero-initialised means defaults; pass NULL for all defaults.
- *  Lists are NULL-terminated arrays of strings; every string is copied, so the caller's
- *  storage need only live during the call. */
+/** Options for a compile. Start from CUJIT_OPTIONS_INIT (or zero it) for the defaults,
+ *  or pass NULL for all defaults. Lists are NULL-terminated arrays of strings; every
+ *  string is copied, so the caller's storage need only live during the call. */
 typedef struct cujit_options {
+  size_t size; /**< sizeof, set by CUJIT_OPTIONS_INIT; or 0 */
   /** Target: "sm_90" (CUBIN + PTX), "compute_90" (PTX only), or NULL for the current
    *  device's sm_XX clamped to what this NVRTC supports; with no device and no arch,
    *  NVRTC's default virtual architecture (PTX only). Env CUJIT_ARCH overrides NULL.
@@ -168,6 +211,7 @@ typedef struct cujit_options {
   const char *const *name_expressions; /**< C++ names, e.g. "scale<float>", to lower */
   unsigned flags;                      /**< CUJIT_OPT_* */
 } cujit_options;
+#define CUJIT_OPTIONS_INIT {sizeof(cujit_options), NULL, NULL, NULL, NULL, NULL, NULL, 0}
 
 typedef struct cujit_module cujit_module;
 typedef struct cujit_function cujit_function;
@@ -181,7 +225,9 @@ typedef struct cujit_function cujit_function;
  *  @param opts    NULL for defaults.
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_SOURCE for NULL or empty source;
  *          CUJIT_ERROR_INVALID_OPTION naming a bad option; CUJIT_ERROR_COMPILE with NVRTC's
- *          log (line numbers match `source`) in cujit_last_error(); CUJIT_ERROR_OUT_OF_MEMORY. */
+ *          log (line numbers match `source`) in cujit_last_error(); CUJIT_ERROR_OUT_OF_MEMORY;
+ *          CUJIT_ERROR_INVALID_VALUE or CUJIT_ERROR_NOT_SUPPORTED for opts->size (see
+ *          "Structs that grow"). */
 CUJIT_API cujit_status cujit_module_from_source(cujit_module **out, const char *source,
                                                 const char *name, const cujit_options *opts);
 
@@ -195,10 +241,10 @@ CUJIT_API cujit_status cujit_module_from_file(cujit_module **out, const char *pa
 
 /** Makes a module from code built elsewhere (nvcc -ptx, -cubin or -fatbin, NVRTC, or files
  *  shipped beside the program), as CuPy's RawModule(path=...) and PyCUDA's
- *  module_from_buffer() do. The kind is told from the bytes themselves: the ELF magic
- *  (7f 45 4c 46) is a CUBIN, the fatbin magic (50 ed 55 ba) a fatbin, and text with
- *  .version and .target directives PTX (trailing NULs are ignored). Neither NVRTC nor the
- *  cache is involved, and no GPU is needed until the first kernel or variable lookup.
+ *  module_from_buffer() do. The kind is told from the bytes themselves: an ELF file is a
+ *  CUBIN, a fatbin is known by its header, and text with .version and .target directives
+ *  is PTX (trailing NULs are ignored). Neither NVRTC nor the cache is involved, and no GPU
+ *  is needed until the first kernel or variable lookup.
  *  The module then behaves as a compiled one: cujit_module_get_function() finds kernels by
  *  plain name ("multiply_them", also without extern "C"; "ns::kernel") or symbol, with the
  *  same NOT_FOUND and AMBIGUOUS errors; variables are found by name; launches are checked
@@ -319,10 +365,13 @@ CUJIT_API cujit_status cujit_driver_symbol(const char *name, void **fn);
  * writes files (-pch, -use-pch, -create-pch, -pch-dir, -time, -fdevice-time-trace), makes
  * the compile bypass the cache (logged at info level).
  * Within a process, a memory cache keeps up to 1024 compiled images within env
- * CUJIT_MEMORY_CACHE_MAX_SIZE bytes (default 256M; 0 turns it off); a hit there rechecks
- * the headers from disk with stat(). */
+ * CUJIT_MEMORY_CACHE_MAX_SIZE bytes (default 256M; 0 turns it off); a hit there still
+ * notices a header changed on disk. */
 
+/** Cache counters, written by cujit_cache_get_stats() and cujit_cache_get_disk_stats().
+ *  Start from CUJIT_CACHE_STATS_INIT (or zero it): cujit writes the fields up to `size`. */
 typedef struct cujit_cache_stats {
+  size_t size;          /**< sizeof, set by CUJIT_CACHE_STATS_INIT; or 0 */
   uint64_t hits;        /**< modules served from memory or disk */
   uint64_t memory_hits; /**< of those, from the in-process memory cache */
   uint64_t misses;      /**< lookups that found nothing usable */
@@ -331,6 +380,7 @@ typedef struct cujit_cache_stats {
   uint64_t entries;     /**< disk entries now (counted by the call) */
   uint64_t bytes;       /**< their total size */
 } cujit_cache_stats;
+#define CUJIT_CACHE_STATS_INIT {sizeof(cujit_cache_stats), 0, 0, 0, 0, 0, 0, 0}
 
 /** Sets the cache directory for this process (copied; created 0700 when missing).
  *  NULL returns to the default: env CUJIT_CACHE_DIR, else $XDG_CACHE_HOME/cujit, else
@@ -347,13 +397,15 @@ CUJIT_API cujit_status cujit_cache_set_dir(const char *dir);
 CUJIT_API const char *cujit_cache_dir(void);
 /** Fills `stats` with this process's counters, and the disk entries and bytes now (this
  *  walks the cache directory; 0 and 0 when the disk cache is off).
- *  @return CUJIT_OK, or CUJIT_ERROR_INVALID_VALUE when stats is NULL. */
+ *  @return CUJIT_OK, or CUJIT_ERROR_INVALID_VALUE when stats is NULL or its size is not
+ *          that of a version (an uninitialised struct: use CUJIT_CACHE_STATS_INIT). */
 CUJIT_API cujit_status cujit_cache_get_stats(cujit_cache_stats *stats);
 /** Fills `stats` with the counters kept in the cache directory by every process that used
  *  it (disk hits, misses, compiles, evictions; memory_hits is 0: memory hits are not
  *  recorded on disk), and the entries and bytes now.
  *  @return CUJIT_OK; CUJIT_ERROR_CACHE when the disk cache is off or unusable (why in
- *          cujit_last_error()); CUJIT_ERROR_INVALID_VALUE when stats is NULL. */
+ *          cujit_last_error()); CUJIT_ERROR_INVALID_VALUE as for cujit_cache_get_stats().
+ *          The counters read 0 after a failure (a bad size leaves the struct as it was). */
 CUJIT_API cujit_status cujit_cache_get_disk_stats(cujit_cache_stats *stats);
 /** @return the disk cache's size limit in bytes: env CUJIT_CACHE_MAX_SIZE (bytes, or with
  *  a K, M, G or T suffix), default 1 GiB. Writes that push the cache past it remove least
@@ -369,8 +421,11 @@ CUJIT_API cujit_status cujit_cache_clear(void);
  *          directory cannot be read. */
 CUJIT_API cujit_status cujit_cache_prune(uint64_t max_bytes);
 
-/** One disk entry, as cujit_cache_list() reports it. Strings are valid during the call. */
+/** One disk entry, as cujit_cache_list() reports it. Strings are valid during the call.
+ *  Made by cujit: a callback built against a later header reads a field only when it lies
+ *  below `size` (offsetof(cujit_cache_entry, field) < entry->size). */
 typedef struct cujit_cache_entry {
+  size_t size;      /**< the bytes of this struct that cujit filled */
   const char *key;  /**< 32 hex digits: the entry's key */
   const char *name; /**< the program name it was compiled from ("?" when unreadable) */
   const char *arch; /**< its target ("?" when unreadable) */
@@ -411,7 +466,10 @@ CUJIT_API cujit_status cujit_module_write_global(cujit_module *mod, const char *
 CUJIT_API cujit_status cujit_module_read_global(cujit_module *mod, const char *name, void *dst,
                                                 size_t bytes);
 
+/** A kernel's attributes, written by cujit_function_get_attrs(). Start from
+ *  CUJIT_FUNCTION_ATTRS_INIT (or zero it): cujit writes the fields up to `size`. */
 typedef struct cujit_function_attrs {
+  size_t size;               /**< sizeof, set by CUJIT_FUNCTION_ATTRS_INIT; or 0 */
   int num_regs;              /**< registers per thread */
   int static_shared_bytes;   /**< static shared memory per block */
   int max_threads_per_block; /**< the most threads a block of this kernel may have */
@@ -421,8 +479,13 @@ typedef struct cujit_function_attrs {
   int binary_version;        /**< e.g. 90 */
   int num_params;            /**< number of kernel parameters */
 } cujit_function_attrs;
+#define CUJIT_FUNCTION_ATTRS_INIT {sizeof(cujit_function_attrs), 0, 0, 0, 0, 0, 0, 0, 0}
 
-/** Attributes of a kernel on the device it was loaded for. */
+/** Attributes of a kernel on the device it was loaded for.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL argument or an attrs->size that
+ *          is not that of a version (checked first: use CUJIT_FUNCTION_ATTRS_INIT);
+ *          CUJIT_ERROR_NO_DRIVER / CUJIT_ERROR_NO_DEVICE; CUJIT_ERROR_DRIVER. On failure
+ *          the fields up to attrs->size read 0. */
 CUJIT_API cujit_status cujit_function_get_attrs(const cujit_function *fn,
                                                 cujit_function_attrs *attrs);
 /** Block size that maximises occupancy (the occupancy API) for `dynamic_shared_bytes` of
@@ -476,7 +539,8 @@ typedef enum cujit_type {
 
 /** One kernel argument. Build it with the constructors below; treat fields as read-only.
  *  Values up to 16 bytes are held inside; larger structs are referenced through `data`,
- *  which must stay valid until the launch returns. */
+ *  which must stay valid until the launch returns. It has no size field and ends with a
+ *  reserved word instead (see "Structs that grow"). */
 typedef struct cujit_arg {
   int kind;         /**< cujit_arg_kind */
   int type;         /**< cujit_type */
@@ -492,6 +556,7 @@ typedef struct cujit_arg {
   } value;
   void *host;   /**< In/Out/InOut: the host buffer */
   size_t bytes; /**< In/Out/InOut: its size in bytes */
+  uint64_t reserved; /**< 0 (set by the constructors); for later versions */
 } cujit_arg;
 
 /* memset and memcpy of a constant size: compilers turn them into a few moves, so that
@@ -506,6 +571,7 @@ static inline cujit_arg cujit_arg_scalar_(int type, size_t size, const void *p) 
   if (size) memcpy(a.value.bytes, p, size); /* p may be NULL when size is 0 */
   a.host = NULL;
   a.bytes = 0;
+  a.reserved = 0;
   return a;
 }
 static inline cujit_arg cujit_i8(int8_t v) { return cujit_arg_scalar_(CUJIT_TYPE_I8, 1, &v); }
@@ -569,12 +635,14 @@ enum {
    *  shared memory) times the number of multiprocessors. */
   CUJIT_LAUNCH_COOPERATIVE = 1u << 0,
   /** Allows clusters of more than 8 blocks (up to 16 on sm_90), which are not portable to
-   *  later devices: cujit sets the kernel's non-portable cluster size attribute. */
+   *  later devices. */
   CUJIT_LAUNCH_NON_PORTABLE_CLUSTER = 1u << 1
 };
 
-/** Optional launch settings; zero-initialised means defaults, NULL for all defaults. */
+/** Optional launch settings. Start from CUJIT_LAUNCH_OPTIONS_INIT (or zero it) for the
+ *  defaults, or pass NULL for all defaults. */
 typedef struct cujit_launch_options {
+  size_t size;           /**< sizeof, set by CUJIT_LAUNCH_OPTIONS_INIT; or 0 */
   unsigned shared_bytes; /**< dynamic shared memory per block */
   CUstream stream;       /**< NULL: the legacy default stream of the current context */
   float *elapsed_ms;     /**< when non-NULL, receives the kernel's time measured with events */
@@ -586,6 +654,7 @@ typedef struct cujit_launch_options {
    *  blocks (16 with CUJIT_LAUNCH_NON_PORTABLE_CLUSTER where the device allows it). */
   cujit_dim3 cluster;
 } cujit_launch_options;
+#define CUJIT_LAUNCH_OPTIONS_INIT {sizeof(cujit_launch_options), 0, NULL, NULL, 0, {0, 0, 0}}
 
 /** Launches `fn` on the current context's device (loading the module there on first use).
  *  Before anything happens the argument count and each argument's size are checked
@@ -603,12 +672,12 @@ typedef struct cujit_launch_options {
  *  kernel has finished, every Out/InOut buffer holds its result and the host buffers may
  *  be reused. With an explicit stream, work queued on it earlier runs first and other
  *  streams are not waited for. Page-locked buffers (cujit_host_alloc(), or memory the
- *  caller registered) are copied by DMA directly; pageable buffers of 1 MiB and more
- *  (env CUJIT_STAGING_MIN) go through reusable pinned chunks filled by several threads.
+ *  caller registered) are copied fastest; pageable buffers of 1 MiB and more (env
+ *  CUJIT_STAGING_MIN) are copied through page-locked memory that cujit keeps.
  *  With elapsed_ms, the call also waits, and *elapsed_ms gets the kernel's own time
  *  (copies excluded), measured with events.
- *  Cooperative launches and clusters (flags, cluster) are checked before anything happens
- *  and launched with cuLaunchKernelEx; both work with In/Out buffers and elapsed_ms.
+ *  Cooperative launches and clusters (flags, cluster) are checked before anything happens;
+ *  both work with In/Out buffers and elapsed_ms.
  *  Refused with CUJIT_ERROR_LAUNCH_CONFIG, naming the rule: a cooperative launch on a
  *  device without support for it, or with more blocks than can be resident at once;
  *  a cluster on a device older than 9.0, a grid dimension that is not a multiple of the
@@ -616,7 +685,10 @@ typedef struct cujit_launch_options {
  *  are allowed), or one that differs from the kernel's __cluster_dims__.
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_ARGS naming the parameter, the expected and the
  *          given size; CUJIT_ERROR_LAUNCH_CONFIG naming the limit; CUJIT_ERROR_INVALID_VALUE
- *          for unknown flags; CUJIT_ERROR_LAUNCH_FAILED
+ *          for unknown flags or an opts->size that is not that of a version (use
+ *          CUJIT_LAUNCH_OPTIONS_INIT; checked before anything else but fn);
+ *          CUJIT_ERROR_NOT_SUPPORTED for options of a later header that set fields this
+ *          libcujit does not know; CUJIT_ERROR_LAUNCH_FAILED
  *          naming the kernel (the context is then unusable: every temporary buffer has
  *          been given back, and later GPU calls of the process fail);
  *          CUJIT_ERROR_DEVICE_MEMORY; CUJIT_ERROR_NO_DRIVER / CUJIT_ERROR_NO_DEVICE. */
@@ -688,10 +760,8 @@ CUJIT_API cujit_status cujit_mem_pool_trim(void);
  * cujit_surface(surf) (cujit_u64() works too). They belong to the context current when
  * they were made, like device memory.
  *
- * Descriptors can grow in later versions without breaking programs built now: each starts
- * with `size`. Zero-initialise one for the defaults (size 0 means the fields of cujit 0.1,
- * which are the ones below), or start from its *_INIT macro, which sets size, so that
- * fields added later are read too. */
+ * The descriptors grow as "Structs that grow" says: start from CUJIT_TEXTURE_DESC_INIT or
+ * CUJIT_CUARRAY_DESC_INIT, or zero them for the defaults. */
 
 /** A texture or surface object (CUtexObject, CUsurfObject). 0 is none. */
 typedef unsigned long long cujit_texobj;
@@ -741,7 +811,7 @@ typedef enum cujit_read_mode {
 /** How a texture is sampled. NULL or zero-initialised: clamp, point, element type,
  *  coordinates in elements. */
 typedef struct cujit_texture_desc {
-  size_t size;            /**< 0, or sizeof(cujit_texture_desc) (CUJIT_TEXTURE_DESC_INIT) */
+  size_t size;            /**< sizeof, set by CUJIT_TEXTURE_DESC_INIT; or 0 */
   int address_mode[3];    /**< per dimension x, y, z: cujit_address_mode */
   int filter;             /**< cujit_filter_mode */
   int read_mode;          /**< cujit_read_mode */
@@ -789,7 +859,7 @@ enum {
 
 /** The shape and element of a CUDA array. 1-D: height and depth 0; 2-D: depth 0. */
 typedef struct cujit_cuarray_desc {
-  size_t size;        /**< 0, or sizeof(cujit_cuarray_desc) (CUJIT_CUARRAY_DESC_INIT) */
+  size_t size;        /**< sizeof, set by CUJIT_CUARRAY_DESC_INIT; or 0 */
   size_t width;       /**< elements per row; at least 1 */
   size_t height;      /**< rows; 0 for a 1-D array */
   size_t depth;       /**< slices; 0 for a 1-D or 2-D array */
@@ -973,16 +1043,11 @@ static inline CUdeviceptr cujit_arg_ref(const cujit_arg *a) {
  *  (const void *). A struct with a member aligned beyond its size cannot be bound
  *  (CUJIT_ERROR_SIGNATURE).
  *  `opts`, if non-NULL, is read at every call, so changing the struct it points to changes
- *  the stream and shared memory of later calls; it must outlive the pointer.
- *  How the pointer is made: on x86-64 Linux, a kernel whose parameters are all scalars and
- *  pointers gets one of 1024 entry points built into the library, which read each argument
- *  where the calling convention put it (no code is generated at run time); other kernels,
- *  other systems, and bindings beyond 1024 alive at once get a libffi closure. Both behave
- *  the same; the entry points cost less per call.
+ *  the stream and shared memory of later calls; it must outlive the pointer. Its size is
+ *  checked at each call too, as cujit_launch() checks it.
  *  The function pointer is owned by the module: valid until cujit_function_unbind() or
- *  cujit_module_destroy(); calling it after either is a bug (a closure's code is freed; an
- *  entry point returns CUJIT_ERROR_INVALID_VALUE until another binding takes it). It may
- *  be called from any thread, as cujit_launch() may.
+ *  cujit_module_destroy(); calling it after either is a bug (it may crash, or return
+ *  CUJIT_ERROR_INVALID_VALUE). It may be called from any thread, as cujit_launch() may.
  *  @return CUJIT_OK; CUJIT_ERROR_SIGNATURE when the signature cannot be read or bound;
  *          CUJIT_ERROR_INVALID_VALUE; CUJIT_ERROR_OUT_OF_MEMORY. */
 CUJIT_API cujit_status cujit_function_bind(cujit_function *fn, const cujit_launch_options *opts,
@@ -1214,13 +1279,18 @@ CUJIT_API cujit_status cujit_array_random(cujit_array **out, cujit_type type, in
  * otherwise nothing launches (CUJIT_ERROR_INVALID_VALUE naming the argument).
  * ------------------------------------------------------------------------------------- */
 
-/** Optional parts of a generated kernel; zero-initialised for none. */
+/** Optional parts of a generated kernel. Start from CUJIT_GENERATOR_OPTIONS_INIT (or zero
+ *  it) for none, or pass NULL. The strings are copied. The create functions below return
+ *  CUJIT_ERROR_INVALID_VALUE or CUJIT_ERROR_NOT_SUPPORTED for a bad opts->size, as
+ *  "Structs that grow" says. */
 typedef struct cujit_generator_options {
+  size_t size;            /**< sizeof, set by CUJIT_GENERATOR_OPTIONS_INIT; or 0 */
   const char *name;       /**< kernel name ("elementwise", "reduction" or "scan" by default) */
   const char *preamble;   /**< code before the kernel: helper functions, #includes */
   const char *loop_prep;  /**< elementwise: statements before the loop over i */
   const char *after_loop; /**< elementwise: statements after it */
 } cujit_generator_options;
+#define CUJIT_GENERATOR_OPTIONS_INIT {sizeof(cujit_generator_options), NULL, NULL, NULL, NULL}
 
 typedef struct cujit_elementwise cujit_elementwise;
 /** `operation` is run for every index i (a 64-bit integer) from 0 to n - 1, n being the

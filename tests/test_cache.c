@@ -13,7 +13,8 @@
 
 static void hit_after_miss(void **state) {
   cujit_options o = ptx_options();
-  cujit_cache_stats s0, s, d;
+  cujit_cache_stats s0 = CUJIT_CACHE_STATS_INIT, s = CUJIT_CACHE_STATS_INIT;
+  cujit_cache_stats d = CUJIT_CACHE_STATS_INIT;
   cujit_module *a = NULL, *b = NULL;
   (void)state;
   assert_ok(cujit_cache_get_stats(&s0));
@@ -69,7 +70,7 @@ static void cubin_comes_back_from_disk(void **state) {
 static void memory_hit_compares_text(void **state) {
   cujit_options o = ptx_options(), o2 = ptx_options();
   char *buf = strdup(kKernel), *copy = strdup(kKernel), *tail;
-  cujit_cache_stats s0, s;
+  cujit_cache_stats s0 = CUJIT_CACHE_STATS_INIT, s = CUJIT_CACHE_STATS_INIT;
   cujit_module *a = NULL, *b = NULL;
   (void)state;
   assert_non_null(buf);
@@ -536,7 +537,7 @@ static char *lru_order(void) {
 
 static void eviction_in_lru_order(void **state) {
   cujit_options o = ptx_options();
-  cujit_cache_stats s0, s;
+  cujit_cache_stats s0 = CUJIT_CACHE_STATS_INIT, s = CUJIT_CACHE_STATS_INIT;
   time_t now = time(NULL);
   (void)state;
   assert_ok(cujit_cache_get_stats(&s0));
@@ -566,7 +567,7 @@ static void eviction_in_lru_order(void **state) {
 /* Writes past CUJIT_CACHE_MAX_SIZE prune the cache to the limit by themselves. */
 static void size_limit_holds(void **state) {
   cujit_options o = ptx_options();
-  cujit_cache_stats s0, s;
+  cujit_cache_stats s0 = CUJIT_CACHE_STATS_INIT, s = CUJIT_CACHE_STATS_INIT;
   char src[256], limit[32];
   uint64_t one;
   int i;
@@ -732,7 +733,7 @@ static void api_errors(void **state) {
   setenv("CUJIT_CACHE", "off", 1);
   assert_status_detail(cujit_cache_list(stop_at_first, &n), CUJIT_ERROR_CACHE, "is off");
   {
-    cujit_cache_stats s;
+    cujit_cache_stats s = CUJIT_CACHE_STATS_INIT;
     assert_status_detail(cujit_cache_get_disk_stats(&s), CUJIT_ERROR_CACHE, "is off");
   }
   unsetenv("CUJIT_CACHE");

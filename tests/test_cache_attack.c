@@ -374,7 +374,7 @@ static pid_t hold_lock(const char *dir, const char *name) {
 
 static void stats_lock_of_stopped_process(void **state) {
   char entry[4200];
-  cujit_cache_stats s;
+  cujit_cache_stats s = CUJIT_CACHE_STATS_INIT;
   cujit_options o = ptx_options();
   pid_t holder;
   (void)state;
@@ -394,7 +394,7 @@ static void stats_lock_of_stopped_process(void **state) {
 
 static void fifos_are_refused(void **state) {
   char entry[4200], stats[4400], out[4096];
-  cujit_cache_stats s;
+  cujit_cache_stats s = CUJIT_CACHE_STATS_INIT;
   cujit_options o = ptx_options();
   (void)state;
   entry_of_kernel(entry);

@@ -111,7 +111,7 @@ static int run_one(const char *mode, const char *arg) {
 static void same_source_compiles_once(void **state) {
   const char *args[PROCS];
   int status[PROCS], i, programs = 0;
-  cujit_cache_stats d;
+  cujit_cache_stats d = CUJIT_CACHE_STATS_INIT;
   char paths[4][4200];
   (void)state;
   for (i = 0; i < PROCS; i++) args[i] = "-";
@@ -137,7 +137,7 @@ static void different_sources_all_stored(void **state) {
   static char names[PROCS][8];
   const char *args[PROCS];
   int status[PROCS], i;
-  cujit_cache_stats d;
+  cujit_cache_stats d = CUJIT_CACHE_STATS_INIT;
   char paths[PROCS + 1][4200], src[512];
   cujit_options o = ptx_options();
   (void)state;

@@ -43,7 +43,7 @@ static int make_read_only(void) {
 
 /* The child's checks; its exit code: 0 pass, 77 cannot make the mount, else the step. */
 static int child(void) {
-  cujit_cache_stats s;
+  cujit_cache_stats s = CUJIT_CACHE_STATS_INIT;
   if (cujit_cache_set_dir(cache) != CUJIT_OK) return 1;
   if (make_read_only() != 0) return 77;
   if (access(cache, W_OK) == 0 || errno != EROFS) return 2;

@@ -158,7 +158,7 @@ static void elapsed_time_is_measured(void **state) {
 
 static void attributes_block_size_and_layout(void **state) {
   cujit_function *f = gpu_function(mod, "multiply_them"), *g = gpu_function(mod, "fill");
-  cujit_function_attrs a;
+  cujit_function_attrs a = CUJIT_FUNCTION_ATTRS_INIT;
   int block = 0, grid = 0;
   size_t off = 1, size = 0, i;
   (void)state;

@@ -141,7 +141,7 @@ static void missing_kernel_lists_the_kernels(void **state) {
 static void attributes_layout_and_signatures(void **state) {
   cujit_module *m = module_of(state);
   cujit_function *scale = function_of(m, "scale");
-  cujit_function_attrs a;
+  cujit_function_attrs a = CUJIT_FUNCTION_ATTRS_INIT;
   size_t off = 0, size = 0;
   float x[N], zero = 0.0f;
   int i;

@@ -38,7 +38,7 @@ static void check_reversed(const float *x, int nrows, int n) {
 
 static void static_16_kib(void **state) {
   cujit_function *f = gpu_function(mod, "reverse_static");
-  cujit_function_attrs a;
+  cujit_function_attrs a = CUJIT_FUNCTION_ATTRS_INIT;
   float *x = rows(3, 4096);
   (void)state;
   assert_ok(cujit_function_get_attrs(f, &a));

@@ -94,7 +94,7 @@ static void memory_and_streams_need_the_driver(void **state) {
 static void null_and_empty_arguments(void **state) {
   cujit_function *fn = NULL;
   CUdeviceptr d = 0;
-  cujit_function_attrs attrs;
+  cujit_function_attrs attrs = CUJIT_FUNCTION_ATTRS_INIT;
   int block = 0;
   size_t off, size;
   (void)state;

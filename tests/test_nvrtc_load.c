@@ -41,7 +41,7 @@ static int compile_once(void) {
 
 /* A cache hit: the module comes from the disk cache and NVRTC stays unmapped. */
 static int hit_without_nvrtc(void) {
-  cujit_cache_stats s;
+  cujit_cache_stats s = CUJIT_CACHE_STATS_INIT;
   cujit_module *m = NULL;
   if (nvrtc_mapped() != 0) return 10; /* the test binary itself must not link it */
   if (cujit_module_from_source(&m, kKernel, "k.cu", NULL) != CUJIT_OK) return 11;

@@ -24,7 +24,7 @@ static int teardown(void **state) {
 }
 
 static uint64_t compiles_now(void) {
-  cujit_cache_stats s;
+  cujit_cache_stats s = CUJIT_CACHE_STATS_INIT;
   assert_ok(cujit_cache_get_stats(&s));
   return s.compiles;
 }

@@ -102,6 +102,10 @@ cujit_status cj_ew_run(const cj_ew_kernel *k, int64_t start, int64_t step, int64
                        CUstream stream, const cujit_arg *args, size_t nargs);
 /* 1 when s is a C identifier. */
 int cj_is_identifier(const char *s);
+/* Reads the caller's generator options (NULL: none) into `own`, as the caller's size says
+ * (common.h: cj_sized_in); `fn` names the function in messages. */
+cujit_status cj_gen_options(const char *fn, const cujit_generator_options *user,
+                            cujit_generator_options *own);
 /* Checks a generator's call arguments against its declarations and turns them into kernel
  * arguments (out: n of them); *first gets the first array. */
 cujit_status cj_gen_args(const char *fn, const cj_decl *d, size_t n, const void *const *args,

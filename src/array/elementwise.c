@@ -88,6 +88,14 @@ int cj_is_identifier(const char *s) {
   return 1;
 }
 
+/* The generator options' first version ended with after_loop: what a size of 0 stands for. */
+#define GEN_OPTIONS_V1 CJ_SIZE_V1(cujit_generator_options, after_loop)
+
+cujit_status cj_gen_options(const char *fn, const cujit_generator_options *user,
+                            cujit_generator_options *own) {
+  return cj_sized_in(fn, "cujit_generator_options", user, GEN_OPTIONS_V1, own, sizeof *own);
+}
+
 /* "const float *x, float a" as the kernel's parameter list. */
 static char *params_of(const cj_decl *d, size_t n) {
   cj_buf b = {0};
@@ -147,11 +155,13 @@ static cujit_status fill(cujit_elementwise *e, const char *args, const char *ope
 }
 
 cujit_status cujit_elementwise_create(cujit_elementwise **out, const char *args,
-                                      const char *operation, const cujit_generator_options *o) {
+                                      const char *operation, const cujit_generator_options *user) {
+  cujit_generator_options own, *o = &own;
   cujit_elementwise *e;
   cujit_status st;
   if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_elementwise_create: out is NULL");
   *out = NULL;
+  if ((st = cj_gen_options("cujit_elementwise_create", user, o)) != CUJIT_OK) return st;
   if (!operation || !operation[0])
     return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_elementwise_create: the operation is %s; "
                    "give a statement on index i, e.g. \"z[i] = a*x[i] + b*y[i]\"",

@@ -38,10 +38,13 @@ static int is_identifier(const char *s) {
 
 static cujit_status check_create(cujit_reduction **out, cujit_type type, const char *neutral,
                                  const char *reduce_expr, const char *map_expr,
-                                 const cujit_generator_options *opts) {
+                                 const cujit_generator_options *user,
+                                 cujit_generator_options *opts) {
   static const char fn[] = "cujit_reduction_create";
+  cujit_status st;
   if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
   *out = NULL;
+  if ((st = cj_gen_options(fn, user, opts)) != CUJIT_OK) return st;
   if (!cj_elem_of(type))
     return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: type %d is not an element type (use "
                    "CUJIT_TYPE_BOOL, _I8 ... _U64, _F16, _BF16, _F32, _F64, _C64 or _C128)", fn,
@@ -118,9 +121,10 @@ static cujit_status find_array(cujit_reduction *r) {
 
 cujit_status cujit_reduction_create(cujit_reduction **out, cujit_type type, const char *neutral,
                                     const char *reduce_expr, const char *map_expr,
-                                    const char *args, const cujit_generator_options *opts) {
+                                    const char *args, const cujit_generator_options *user) {
+  cujit_generator_options own, *opts = &own;
   cujit_reduction *r;
-  cujit_status st = check_create(out, type, neutral, reduce_expr, map_expr, opts);
+  cujit_status st = check_create(out, type, neutral, reduce_expr, map_expr, user, opts);
   if (st != CUJIT_OK) return st;
   if (!(r = cj_calloc(1, sizeof *r))) return cj_fail_oom("making a reduction");
   if ((st = cj_decl_parse(args, &r->decls, &r->ndecls)) != CUJIT_OK) goto fail;

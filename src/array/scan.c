@@ -319,10 +319,12 @@ static cujit_status check_name(const char *name) {
 }
 
 static cujit_status scan_check(cujit_scan **out, cujit_type type, const char *scan_expr,
-                               const char *neutral, const cujit_generator_options *opts) {
+                               const char *neutral, const cujit_generator_options *user,
+                               cujit_generator_options *opts) {
   cujit_status st;
   if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_scan_create: out is NULL");
   *out = NULL;
+  if ((st = cj_gen_options("cujit_scan_create", user, opts)) != CUJIT_OK) return st;
   if (!cj_elem_of(type))
     return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_scan_create: type %d is not an element "
                    "type arrays hold (use CUJIT_TYPE_BOOL, _I8 ... _U64, _F16, _BF16, _F32, "
@@ -334,11 +336,13 @@ static cujit_status scan_check(cujit_scan **out, cujit_type type, const char *sc
 
 cujit_status cujit_scan_create(cujit_scan **out, cujit_type type, const char *scan_expr,
                                const char *neutral, int exclusive,
-                               const cujit_generator_options *opts) {
+                               const cujit_generator_options *user) {
+  cujit_generator_options own, *opts = &own;
   cujit_scan *s;
-  const char *preamble = opts && opts->preamble ? opts->preamble : "";
-  cujit_status st = scan_check(out, type, scan_expr, neutral, opts);
+  const char *preamble;
+  cujit_status st = scan_check(out, type, scan_expr, neutral, user, opts);
   if (st != CUJIT_OK) return st;
+  preamble = opts->preamble ? opts->preamble : "";
   if (!(s = cj_calloc(1, sizeof *s))) return cj_fail_oom("making a scan");
   s->type = type;
   s->exclusive = exclusive != 0;

@@ -9,14 +9,27 @@ void cj_count(cj_counter c, uint64_t n) { __atomic_add_fetch(&counters[c], n, __
 
 static uint64_t counter(cj_counter c) { return __atomic_load_n(&counters[c], __ATOMIC_RELAXED); }
 
-static cujit_status null_stats(const char *fn) {
-  return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: stats is NULL", fn);
+/* The stats' first version ended with bytes: what a size of 0 stands for. */
+#define STATS_V1 CJ_SIZE_V1(cujit_cache_stats, bytes)
+
+/* Zeroes `own`, and the caller's fields up to its size once that size is checked. */
+static cujit_status stats_begin(const char *fn, cujit_cache_stats *user, cujit_cache_stats *own) {
+  memset(own, 0, sizeof *own);
+  if (!user) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: stats is NULL", fn);
+  return cj_sized_out(fn, "cujit_cache_stats", user, STATS_V1, own, sizeof *own);
 }
 
-cujit_status cujit_cache_get_stats(cujit_cache_stats *stats) {
+static cujit_status stats_end(const char *fn, cujit_cache_stats *user,
+                              const cujit_cache_stats *own) {
+  return cj_sized_out(fn, "cujit_cache_stats", user, STATS_V1, own, sizeof *own);
+}
+
+cujit_status cujit_cache_get_stats(cujit_cache_stats *user) {
+  static const char fn[] = "cujit_cache_get_stats";
+  cujit_cache_stats own, *stats = &own;
   cj_root root;
-  if (!stats) return null_stats("cujit_cache_get_stats");
-  memset(stats, 0, sizeof *stats);
+  cujit_status st = stats_begin(fn, user, stats);
+  if (st != CUJIT_OK) return st;
   stats->hits = counter(CJ_HITS);
   stats->memory_hits = counter(CJ_MEMORY_HITS);
   stats->misses = counter(CJ_MISSES);
@@ -24,15 +37,16 @@ cujit_status cujit_cache_get_stats(cujit_cache_stats *stats) {
   stats->evictions = counter(CJ_EVICTIONS);
   if (cj_root_open(&root, 0) == 0) cj_scan_dir(&root, &stats->entries, &stats->bytes);
   cj_root_close(&root);
-  return CUJIT_OK;
+  return stats_end(fn, user, stats);
 }
 
-cujit_status cujit_cache_get_disk_stats(cujit_cache_stats *stats) {
+cujit_status cujit_cache_get_disk_stats(cujit_cache_stats *user) {
+  static const char fn[] = "cujit_cache_get_disk_stats";
+  cujit_cache_stats own, *stats = &own;
   cj_disk_counters c;
   cj_root root;
-  cujit_status st = CUJIT_OK;
-  if (!stats) return null_stats("cujit_cache_get_disk_stats");
-  memset(stats, 0, sizeof *stats);
+  cujit_status st = stats_begin(fn, user, stats);
+  if (st != CUJIT_OK) return st;
   if ((st = cj_root_open_status(&root)) != CUJIT_OK) return st;
   if (cj_diskstats_read(&root, &c) != 0)
     st = cujit_last_status(); /* the detail names the file */
@@ -44,7 +58,7 @@ cujit_status cujit_cache_get_disk_stats(cujit_cache_stats *stats) {
   stats->misses = c.misses;
   stats->compiles = c.compiles;
   stats->evictions = c.evictions;
-  return CUJIT_OK;
+  return stats_end(fn, user, stats);
 }
 
 uint64_t cujit_cache_max_size(void) { return cj_cache_max_size(); }

@@ -261,6 +261,7 @@ static void describe(const walk *w, const item *it, cujit_cache_entry *e, char *
     snprintf(name, 256, "%s", meta.name);
     snprintf(arch, 32, "%s", meta.arch);
   }
+  e->size = sizeof *e;
   e->key = it->hex;
   e->name = name;
   e->arch = arch;

@@ -219,14 +219,14 @@ static int params_direct(const cj_binding *b) {
 
 /* The hot path of a bound call: libffi's argument pointers already form the kernelParams
  * array. Returns 0 (not taken) when an In/Out reference, timing, a cooperative launch,
- * clusters or a test launcher needs the general path. */
+ * clusters, options of another layout or a test launcher needs the general path. */
 static inline CJ_ALWAYS_INLINE int bound_direct(const cj_binding *b, void **ffi_args,
                                                 cujit_status *st) {
   void **params = ffi_args + CJ_DIM3_ARGS;
   cujit_dim3 grid, block;
   size_t i;
   if (!b->direct || cj_launcher != cujit_launch ||
-      (b->opts && (b->opts->elapsed_ms || CJ_OPTS_EX(b->opts))))
+      (b->opts && (!CJ_OPTS_CURRENT(b->opts) || b->opts->elapsed_ms || CJ_OPTS_EX(b->opts))))
     return 0;
   for (i = 0; i < b->sig->n; i++)
     if (b->sig->params[i].kind == CJ_K_PTR &&

@@ -164,8 +164,8 @@ cujit_status cj_args_from_va(const cj_signature *s, const char *kernel, int narg
 /* The hot path: the arguments read straight into the kernelParams array, no cujit_arg
  * built and no check repeated, for a signature that matched the driver's layout. Returns
  * 0 (not taken; *ap may have been read) when the general path is needed: In/Out
- * arguments, a timing, a cooperative launch or clusters, a test's launcher, or more
- * parameters than the stack holds. */
+ * arguments, a timing, a cooperative launch or clusters, options of another layout, a
+ * test's launcher, or more parameters than the stack holds. */
 static inline CJ_ALWAYS_INLINE int call_direct(cujit_function *fn, const cj_signature *s,
                                                int nargs, cujit_dim3 grid, cujit_dim3 block,
                                                const cujit_launch_options *opts, va_list *ap,
@@ -176,7 +176,7 @@ static inline CJ_ALWAYS_INLINE int call_direct(cujit_function *fn, const cj_sign
   size_t i;
   if (!s->checked || s->n != fn->nparams || s->n > CJ_CALL_STACK_ARGS || nargs < 0 ||
       (size_t)nargs != s->n || cj_launcher != cujit_launch ||
-      (opts && (opts->elapsed_ms || CJ_OPTS_EX(opts))))
+      (opts && (!CJ_OPTS_CURRENT(opts) || opts->elapsed_ms || CJ_OPTS_EX(opts))))
     return 0;
   for (i = 0; i < s->n; i++) {
     if (CJ_UNLIKELY((*st = read_arg(s, fn->name, i, ap, &v[i], &at)) != CUJIT_OK)) return 1;

@@ -32,7 +32,7 @@ static int cmd_dir(void) {
 }
 
 static int cmd_stats(void) {
-  cujit_cache_stats s;
+  cujit_cache_stats s = CUJIT_CACHE_STATS_INIT;
   char a[32], b[32];
   uint64_t lookups;
   if (cujit_cache_get_disk_stats(&s) != CUJIT_OK)
@@ -93,7 +93,7 @@ static void report(const cujit_cache_stats *before, const cujit_cache_stats *aft
 }
 
 static int cmd_clear(void) {
-  cujit_cache_stats before, after;
+  cujit_cache_stats before = CUJIT_CACHE_STATS_INIT, after = CUJIT_CACHE_STATS_INIT;
   if (disk_now(&before)) return 1;
   if (cujit_cache_clear() != CUJIT_OK) return cli_fail("cannot clear the cache");
   if (disk_now(&after)) return 1;
@@ -102,7 +102,7 @@ static int cmd_clear(void) {
 }
 
 static int cmd_prune(int argc, char **argv) {
-  cujit_cache_stats before, after;
+  cujit_cache_stats before = CUJIT_CACHE_STATS_INIT, after = CUJIT_CACHE_STATS_INIT;
   uint64_t max = 0;
   const char *v = NULL;
   if (argc == 2 && strcmp(argv[0], "--max-size") == 0) v = argv[1];
@@ -130,7 +130,7 @@ int cli_cache(int argc, char **argv) {
 }
 
 void cli_print_cache_line(void) {
-  cujit_cache_stats s;
+  cujit_cache_stats s = CUJIT_CACHE_STATS_INIT;
   char a[32], b[32];
   if (!cujit_cache_dir() || cujit_cache_get_stats(&s) != CUJIT_OK) {
     printf("cache: none (%s)\n", cujit_last_error());

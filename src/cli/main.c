@@ -79,7 +79,7 @@ static int write_output(const char *path, const void *data, size_t size) {
 }
 
 int cli_run_compile(const compile_args *c, const char *input) {
-  cujit_options opts = {0};
+  cujit_options opts = CUJIT_OPTIONS_INIT;
   cujit_module *m = NULL;
   const void *data;
   size_t size = 0;

@@ -72,6 +72,35 @@ void cj_free(void *p);
 int cj_strv_dup(const char *const *in, char ***out, size_t *count);
 void cj_strv_free(char **v, size_t count);
 
+/* ---- public structs that grow (sized.c) ---- */
+
+/* The largest size field taken for a version of a public struct; larger is garbage. */
+#define CJ_SIZE_MAX 4096
+/* The size of a public struct's first version, whose last field was `last`: what a size
+ * field of 0 stands for. Written with the field's name, so that it stays the first
+ * version's size when fields are added (its end rounded up to the alignment, as sizeof). */
+#define CJ_SIZE_V1(type, last)                                                     \
+  ((offsetof(type, last) + sizeof(((type *)0)->last) + _Alignof(type) - 1) /        \
+   _Alignof(type) * _Alignof(type))
+/* Nonzero when a caller's struct whose size field is `size` has exactly this library's
+ * layout (`own` bytes), so that it may be read where it is: one test, for hot paths. */
+#define CJ_SIZED_CURRENT(size, v1, own) (((size) ? (size) : (v1)) == (own))
+
+/* Reads the caller's struct `user` (NULL: all defaults) into `own`, the struct as this
+ * library knows it (`own_size` bytes): fields past the caller's size are zero, which
+ * means their default, and own's size field is own_size. `fn` and `type` name the
+ * function and the struct in messages. CUJIT_ERROR_INVALID_VALUE for a size that is
+ * neither 0 nor that of a version (saying to use the *_INIT macro);
+ * CUJIT_ERROR_NOT_SUPPORTED when a newer caller sets fields this library does not know. */
+cujit_status cj_sized_in(const char *fn, const char *type, const void *user, size_t v1,
+                         void *own, size_t own_size);
+/* Copies the library's filled struct `own` into the caller's `user` (not NULL) up to the
+ * size the caller gave (0: v1), never past it nor past own_size; the caller's size field
+ * and any fields this library does not know are left as they are. Fails as cj_sized_in
+ * for a bad size, writing nothing. */
+cujit_status cj_sized_out(const char *fn, const char *type, void *user, size_t v1,
+                          const void *own, size_t own_size);
+
 /* ---- string buffer (buf.c) ---- */
 
 typedef struct cj_buf {

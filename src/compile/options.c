@@ -318,6 +318,8 @@ static int build_argv(cj_request *r) {
       return -1;
   for (i = 0; i < r->n_toolkit_dirs; i++)
     if (push_arg(r, join("--include-path=", r->toolkit_dirs[i]))) return -1;
+  /* NVRTC's own cache is off unless asked for: a process's first compile is much faster
+   * without it, and compiled modules are cached here anyway */
   if (!(r->flags & CUJIT_OPT_NVRTC_CACHE) && !has_user_option(r, "-no-cache", "--no-cache") &&
       push_arg(r, cj_strdup("-no-cache")))
     return -1;
@@ -358,16 +360,20 @@ static size_t count(const char *const *v) {
   return n;
 }
 
+/* The options' first version ended with flags; what a size of 0 stands for. */
+#define OPTIONS_V1 CJ_SIZE_V1(cujit_options, flags)
+
 cujit_status cj_request_init(cj_request *r, const char *source, const char *name,
-                             const cujit_options *opts, const char *first_include_dir) {
-  static const cujit_options defaults;
+                             const cujit_options *user, const char *first_include_dir) {
+  cujit_options own, *opts = &own;
   const char *arch = NULL;
   cujit_status st;
   memset(r, 0, sizeof *r);
-  if (!opts) opts = &defaults;
   if (!source || !source[0])
     return cj_fail(CUJIT_ERROR_INVALID_SOURCE, "the source of '%s' is %s; pass CUDA C text",
                    name ? name : "source.cu", source ? "empty" : "NULL");
+  st = cj_sized_in("compiling", "cujit_options", user, OPTIONS_V1, &own, sizeof own);
+  if (st != CUJIT_OK) return st;
   if ((st = check_options(opts, &arch)) != CUJIT_OK) return st;
   if ((st = arch_request(arch, r->arch, sizeof r->arch, &r->arch_pending)) != CUJIT_OK)
     return st;

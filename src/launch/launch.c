@@ -350,6 +350,19 @@ static CJ_NOINLINE cujit_status launch_ex_general(const cujit_function *fn, cj_f
   return launch_general(fn, slot, grid, block, args, nargs, &ex);
 }
 
+/* Options of another layout than this library's (a zero-initialised struct once fields
+ * have been added, a program built against another header): read into a copy with the
+ * defaults past the caller's size, or refused, before anything else happens. */
+static CJ_NOINLINE cujit_status launch_resized(const cujit_function *fn, cujit_dim3 grid,
+                                               cujit_dim3 block, const cujit_arg *args,
+                                               size_t nargs, const cujit_launch_options *o) {
+  cujit_launch_options own;
+  cujit_status st = cj_sized_in("cujit_launch", "cujit_launch_options", o,
+                                CJ_LAUNCH_OPTIONS_V1, &own, sizeof own);
+  if (st != CUJIT_OK) return st;
+  return cujit_launch(fn, grid, block, args, nargs, &own);
+}
+
 cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, cujit_dim3 block,
                           const cujit_arg *args, size_t nargs, const cujit_launch_options *opts) {
   static const cujit_launch_options defaults;
@@ -359,6 +372,7 @@ cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, cujit_dim3 
   size_t i;
   cujit_status st;
   if (CJ_UNLIKELY(!fn)) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_launch: fn is NULL");
+  if (CJ_UNLIKELY(!CJ_OPTS_CURRENT(o))) return launch_resized(fn, grid, block, args, nargs, o);
   if (CJ_UNLIKELY((st = cj_function_slot(fn, &slot, 0)) != CUJIT_OK)) return st;
   /* the hot path: values of the right sizes, checked while the parameter array is built;
    * the arguments are checked before the configuration, as on the other path */

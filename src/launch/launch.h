@@ -40,6 +40,12 @@ cujit_status cj_cluster_fit_check(const char *kernel, cujit_dim3 cluster, cujit_
 
 /* ---- the launch itself (launch.c, and inline below) ---- */
 
+/* The launch options' first version ended with cluster: what a size of 0 stands for. */
+#define CJ_LAUNCH_OPTIONS_V1 CJ_SIZE_V1(cujit_launch_options, cluster)
+/* Nonzero when the caller's options have this library's layout and may be read where they
+ * are; others are read into a copy by cujit_launch, which the direct paths leave them to. */
+#define CJ_OPTS_CURRENT(o) \
+  CJ_SIZED_CURRENT((o)->size, CJ_LAUNCH_OPTIONS_V1, sizeof(cujit_launch_options))
 /* Nonzero when the options ask for a cooperative launch or clusters (the launch then goes
  * through cuLaunchKernelEx; plain launches never do). */
 #define CJ_OPTS_EX(o) ((o)->flags | (o)->cluster.x | (o)->cluster.y | (o)->cluster.z)

@@ -6,13 +6,9 @@
 
 #include "launch/texture.h"
 
-/* The sizes of the descriptors' first version (cujit 0.1): what size 0 stands for. These
- * stay as they are when fields are added. */
-#define TEX_DESC_V1 (offsetof(cujit_texture_desc, border_color) + 4 * sizeof(float))
-#define ARRAY_DESC_V1 (offsetof(cujit_cuarray_desc, flags) + sizeof(unsigned))
-
-/* Larger sizes are garbage (an uninitialised descriptor), not a newer version. */
-#define MAX_DESC_SIZE 4096
+/* The descriptors' first versions: what a size of 0 stands for. */
+#define TEX_DESC_V1 CJ_SIZE_V1(cujit_texture_desc, border_color)
+#define ARRAY_DESC_V1 CJ_SIZE_V1(cujit_cuarray_desc, flags)
 
 static const unsigned known_array_flags = CUJIT_CUARRAY_SURFACE;
 
@@ -34,39 +30,6 @@ static const format_info formats[] = {
 };
 
 static const char *const address_names[] = {"clamp", "wrap", "mirror", "border"};
-
-/* ---- descriptors ---- */
-
-cujit_status cj_desc_read(const char *what, const void *user, size_t user_size, size_t v1_size,
-                          void *own, size_t own_size) {
-  const unsigned char *u = user;
-  size_t n = user_size ? user_size : v1_size, i;
-  memset(own, 0, own_size);
-  if (n > MAX_DESC_SIZE) /* not read: it would reach far past any descriptor */
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s.size is %zu, which no version of it has; "
-                   "zero-initialise the descriptor or start from its _INIT macro", what, n);
-  if (n < v1_size)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s.size is %zu, smaller than any version of it "
-                   "(%zu bytes); zero-initialise it or start from its _INIT macro", what, n,
-                   v1_size);
-  for (i = own_size; i < n; i++)
-    if (u[i])
-      return cj_fail(CUJIT_ERROR_NOT_SUPPORTED, "%s sets fields that this libcujit (%s) does "
-                     "not know: it is %zu bytes, of which this version knows %zu; link a newer "
-                     "libcujit, or leave the newer fields zero", what, CUJIT_VERSION_STRING, n,
-                     own_size);
-  memcpy(own, user, n < own_size ? n : own_size);
-  memcpy(own, &own_size, sizeof own_size); /* both descriptors start with their size */
-  return CUJIT_OK;
-}
-
-static cujit_status read_tex_desc(const cujit_texture_desc *user, cujit_texture_desc *d) {
-  if (user)
-    return cj_desc_read("cujit_texture_desc", user, user->size, TEX_DESC_V1, d, sizeof *d);
-  memset(d, 0, sizeof *d);
-  d->size = sizeof *d;
-  return CUJIT_OK;
-}
 
 /* ---- checks (pure) ---- */
 
@@ -358,7 +321,7 @@ static cujit_status tex_begin(const char *fn, cujit_texobj *tex, const cujit_tex
                               cujit_texture_desc *d) {
   if (!tex) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: tex is NULL", fn);
   *tex = 0;
-  return read_tex_desc(user, d);
+  return cj_sized_in(fn, "cujit_texture_desc", user, TEX_DESC_V1, d, sizeof *d);
 }
 
 cujit_status cujit_texture_from_linear(cujit_texobj *tex, CUdeviceptr dptr, size_t bytes,
@@ -537,7 +500,8 @@ static cujit_status array_desc_load(const cujit_cuarray_desc *user, cujit_cuarra
   if (!user)
     return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_cuarray_create: desc is NULL; give at least "
                    "the width");
-  st = cj_desc_read("cujit_cuarray_desc", user, user->size, ARRAY_DESC_V1, d, sizeof *d);
+  st = cj_sized_in("cujit_cuarray_create", "cujit_cuarray_desc", user, ARRAY_DESC_V1, d,
+                   sizeof *d);
   if (st != CUJIT_OK) return st;
   if (!d->channels) d->channels = 1;
   if ((st = cj_array_desc_check(d)) != CUJIT_OK || (st = tex_device(&dev)) != CUJIT_OK ||

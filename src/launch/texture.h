@@ -21,12 +21,6 @@ typedef struct cj_tex_limits {
   size_t surface_max[3][3]; /* the same for arrays used as surfaces */
 } cj_tex_limits;
 
-/* Reads a caller's descriptor of `user_size` bytes (0: the first version, `v1_size`) into
- * `own` (`own_size` bytes, zeroed where the caller's is shorter). A longer descriptor is
- * accepted when the fields this library does not know are zero. */
-cujit_status cj_desc_read(const char *what, const void *user, size_t user_size, size_t v1_size,
-                          void *own, size_t own_size);
-
 /* Bytes of one channel of `format`, 0 when it is not a cujit_format. */
 size_t cj_format_bytes(int format);
 /* The format and channel count are known (channels 1, 2 or 4). `fn` names the caller. */

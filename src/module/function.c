@@ -103,7 +103,11 @@ cujit_function *cj_function_find(const cj_mstate *s, const char *sym) {
 }
 
 
-cujit_status cujit_function_get_attrs(const cujit_function *fn, cujit_function_attrs *a) {
+/* The attributes' first version ended with num_params: what a size of 0 stands for. */
+#define ATTRS_V1 CJ_SIZE_V1(cujit_function_attrs, num_params)
+
+cujit_status cujit_function_get_attrs(const cujit_function *fn, cujit_function_attrs *user) {
+  static const char name[] = "cujit_function_get_attrs", type[] = "cujit_function_attrs";
   static const struct { CUfunction_attribute attr; size_t field; } map[] = {
       {CU_FUNC_ATTRIBUTE_NUM_REGS, offsetof(cujit_function_attrs, num_regs)},
       {CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, offsetof(cujit_function_attrs, static_shared_bytes)},
@@ -113,13 +117,14 @@ cujit_status cujit_function_get_attrs(const cujit_function *fn, cujit_function_a
       {CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES, offsetof(cujit_function_attrs, const_bytes)},
       {CU_FUNC_ATTRIBUTE_PTX_VERSION, offsetof(cujit_function_attrs, ptx_version)},
       {CU_FUNC_ATTRIBUTE_BINARY_VERSION, offsetof(cujit_function_attrs, binary_version)}};
+  cujit_function_attrs own, *a = &own;
   cj_fslot *slot;
   cujit_status st;
   size_t i;
-  if (!fn || !a)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_function_get_attrs: %s is NULL",
-                   !fn ? "fn" : "attrs");
-  memset(a, 0, sizeof *a);
+  if (!fn || !user)
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: %s is NULL", name, !fn ? "fn" : "attrs");
+  memset(a, 0, sizeof *a); /* a failure leaves the caller's fields 0 */
+  if ((st = cj_sized_out(name, type, user, ATTRS_V1, a, sizeof *a)) != CUJIT_OK) return st;
   if ((st = cj_function_slot(fn, &slot, 1)) != CUJIT_OK) return st;
   for (i = 0; i < CJ_COUNT(map); i++) {
     st = cj_kernel_attr(slot->kernel, slot->dev, map[i].attr, (int *)((char *)a + map[i].field),
@@ -127,7 +132,7 @@ cujit_status cujit_function_get_attrs(const cujit_function *fn, cujit_function_a
     if (st != CUJIT_OK) return st;
   }
   a->num_params = (int)fn->nparams;
-  return CUJIT_OK;
+  return cj_sized_out(name, type, user, ATTRS_V1, a, sizeof *a);
 }
 
 cujit_status cujit_function_suggest_block(const cujit_function *fn, size_t dynamic_shared_bytes,
