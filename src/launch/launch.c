@@ -140,6 +140,24 @@ cujit_status cj_launch_failed(const cujit_function *fn, CUresult r, const char *
                     text ? text : "no description");
 }
 
+cujit_status cj_launch_refused(const cujit_function *fn, CUresult r, int tries,
+                               const char *what) {
+  CUcontext ctx;
+  CUdevice dev;
+  if (r == CUDA_ERROR_INVALID_CONTEXT && tries == 0) /* this thread has no context yet */
+    return cj_ctx_ensure(&ctx, &dev);
+  return cj_launch_failed(fn, r, what);
+}
+
+/* The launch of a kernelParams array off the hot path: plain, or through cuLaunchKernelEx
+ * for a cooperative launch or clusters. */
+static cujit_status launch_params(const cujit_function *fn, const cj_fslot *slot,
+                                  cujit_dim3 grid, cujit_dim3 block, void **params,
+                                  const cujit_launch_options *o) {
+  if (CJ_OPTS_EX(o)) return cj_launch_ex(fn, slot, grid, block, params, o);
+  return cj_launch_kernel(fn, slot, grid, block, params, o);
+}
+
 static void *value_of(const cujit_arg *a) {
   return (void *)(a->data ? a->data : (const void *)a->value.bytes);
 }
@@ -270,14 +288,7 @@ static cujit_status launch_staged(const cujit_function *fn, const cj_fslot *slot
   if ((st = stage_alloc(fn, slot, args, nargs, stream, &s)) != CUJIT_OK) goto done;
   if ((st = copy_all(ctx, args, nargs, &s, CUJIT_ARG_IN, stream)) != CUJIT_OK) goto done;
   if (o->elapsed_ms && (st = timing_begin(ev, stream)) != CUJIT_OK) goto done;
-  if (CJ_OPTS_EX(o)) {
-    if ((st = cj_launch_ex(fn, slot, grid, block, s.params, o)) != CUJIT_OK) goto done;
-  } else if ((r = cj_cu.cuLaunchKernel((CUfunction)slot->kernel, grid.x, grid.y, grid.z,
-                                       block.x, block.y, block.z, o->shared_bytes, stream,
-                                       s.params, NULL)) != CUDA_SUCCESS) {
-    st = cj_launch_failed(fn, r, "cuLaunchKernel");
-    goto done;
-  }
+  if ((st = launch_params(fn, slot, grid, block, s.params, o)) != CUJIT_OK) goto done;
   if (ev[1] && (r = cj_cu.cuEventRecord(ev[1], stream)) != CUDA_SUCCESS) {
     st = cj_launch_failed(fn, r, "cuEventRecord");
     goto done;
@@ -332,8 +343,7 @@ static CJ_NOINLINE cujit_status launch_general(const cujit_function *fn, const c
   if (i < nargs)
     st = launch_staged(fn, slot, grid, block, args, nargs, o);
   else
-    st = CJ_OPTS_EX(o) ? cj_launch_ex(fn, slot, grid, block, params, o)
-                       : cj_launch_direct(fn, slot, grid, block, params, o);
+    st = launch_params(fn, slot, grid, block, params, o);
   if (params != stack_params) cj_free(params);
   return st;
 }
@@ -373,7 +383,7 @@ cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, cujit_dim3 
     }
     if (CJ_LIKELY(i == nargs)) {
       if (CJ_UNLIKELY((st = cj_launch_checked(fn, slot, grid, block, o)) != CUJIT_OK)) return st;
-      return cj_launch_direct(fn, slot, grid, block, params, o);
+      return cj_launch_kernel(fn, slot, grid, block, params, o);
     }
   }
   /* everything else: In/Out buffers, timings, cooperative launches, clusters, and mistakes,
