@@ -219,13 +219,13 @@ static int params_direct(const cj_binding *b) {
 
 /* The hot path of a bound call: libffi's argument pointers already form the kernelParams
  * array. Returns 0 (not taken) when an In/Out reference, timing, a cooperative launch,
- * clusters or a test launcher needs the general path. */
+ * clusters or (in the fault-injection build) a test's launcher needs the general path. */
 static inline CJ_ALWAYS_INLINE int bound_direct(const cj_binding *b, void **ffi_args,
                                                 cujit_status *st) {
   void **params = ffi_args + CJ_DIM3_ARGS;
   cujit_dim3 grid, block;
   size_t i;
-  if (!b->direct || cj_launcher != cujit_launch ||
+  if (!b->direct || CJ_LAUNCHER_REPLACED() ||
       (b->opts && (b->opts->elapsed_ms || CJ_OPTS_EX(b->opts))))
     return 0;
   for (i = 0; i < b->sig->n; i++)
@@ -237,7 +237,7 @@ static inline CJ_ALWAYS_INLINE int bound_direct(const cj_binding *b, void **ffi_
   return 1;
 }
 
-/* The general path: cujit_arg values built from the arguments and handed to the launcher.
+/* The general path: cujit_arg values built from the arguments and handed to cujit_launch.
  * Kept out of line so that its array does not deepen the stack of the direct path. */
 static CJ_NOINLINE cujit_status bound_general(const cj_binding *b, void **ffi_args) {
   cujit_arg stack[CJ_CALL_STACK_ARGS], *args = stack;
@@ -248,7 +248,7 @@ static CJ_NOINLINE cujit_status bound_general(const cj_binding *b, void **ffi_ar
   if (!args) return cj_fail_oom("calling a bound kernel");
   st = bound_args(b, ffi_args, args);
   dim3_args(ffi_args, &grid, &block);
-  if (CJ_LIKELY(st == CUJIT_OK)) st = cj_launcher(b->fn, grid, block, args, n, b->opts);
+  if (CJ_LIKELY(st == CUJIT_OK)) st = CJ_LAUNCH(b->fn, grid, block, args, n, b->opts);
   if (args != stack) cj_free(args);
   return st;
 }
