@@ -179,9 +179,7 @@ uint16_t cj_bf16_bits(double d);
 
 /* ---- bind.c ---- */
 
-/* Frees every bound function pointer of fn. */
+/* Frees every bound function pointer of fn (each then refuses its calls: bind.c). */
 void cj_bind_free_all(cujit_function *fn);
-/* 1 when fnptr is one of the library's own entry points rather than a libffi closure. */
-int cj_bind_uses_stub(const void *fnptr);
 
 #endif
