@@ -588,7 +588,9 @@ typedef struct cujit_launch_options {
  *  be reused. With an explicit stream, work queued on it earlier runs first and other
  *  streams are not waited for. Page-locked buffers (cujit_host_alloc(), or memory the
  *  caller registered) are copied by DMA directly; pageable buffers of 1 MiB and more
- *  (env CUJIT_STAGING_MIN) go through reusable pinned chunks filled by several threads.
+ *  (env CUJIT_STAGING_MIN) go through reusable pinned chunks filled by several threads;
+ *  each device has chunks and threads of its own, made at its first such copy and kept
+ *  until the process exits, so copies for different devices run side by side.
  *  With elapsed_ms, the call also waits, and *elapsed_ms gets the kernel's own time
  *  (copies excluded), measured with events.
  *  Cooperative launches and clusters (flags, cluster) are checked before anything happens

@@ -219,36 +219,37 @@ static cujit_status stage_alloc(const cujit_function *fn, const cj_fslot *slot,
   return CUJIT_OK;
 }
 
-static cujit_status copy_in(CUcontext ctx, const cujit_arg *a, CUdeviceptr d, int kind,
-                            CUstream stream) {
+static cujit_status copy_in(CUcontext ctx, CUdevice dev, const cujit_arg *a, CUdeviceptr d,
+                            int kind, CUstream stream) {
   CUresult r;
   if (kind == CJ_HOST_PAGEABLE && a->bytes >= cj_staging_min()) {
-    cujit_status st = cj_stage_htod(ctx, d, a->host, a->bytes, stream);
+    cujit_status st = cj_stage_htod(ctx, dev, d, a->host, a->bytes, stream);
     if (st != CUJIT_ERROR_NOT_SUPPORTED) return st;
   }
   r = cj_cu.cuMemcpyHtoDAsync(d, a->host, a->bytes, stream);
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuMemcpyHtoDAsync (an In buffer)");
 }
 
-static cujit_status copy_out(CUcontext ctx, const cujit_arg *a, CUdeviceptr d, int kind,
-                             CUstream stream) {
+static cujit_status copy_out(CUcontext ctx, CUdevice dev, const cujit_arg *a, CUdeviceptr d,
+                             int kind, CUstream stream) {
   CUresult r;
   if (kind == CJ_HOST_PAGEABLE && a->bytes >= cj_staging_min()) {
-    cujit_status st = cj_stage_dtoh(ctx, a->host, d, a->bytes, stream);
+    cujit_status st = cj_stage_dtoh(ctx, dev, a->host, d, a->bytes, stream);
     if (st != CUJIT_ERROR_NOT_SUPPORTED) return st;
   }
   r = cj_cu.cuMemcpyDtoHAsync(a->host, d, a->bytes, stream);
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuMemcpyDtoHAsync (an Out buffer)");
 }
 
-static cujit_status copy_all(CUcontext ctx, const cujit_arg *args, size_t nargs, staging *s,
-                             int direction, CUstream stream) {
+static cujit_status copy_all(CUcontext ctx, CUdevice dev, const cujit_arg *args, size_t nargs,
+                             staging *s, int direction, CUstream stream) {
   size_t i;
   cujit_status st;
   for (i = 0; i < nargs; i++) {
     if (!(args[i].kind & direction) || !args[i].bytes) continue;
-    st = direction == CUJIT_ARG_IN ? copy_in(ctx, &args[i], s->dptr[i], s->kind[i], stream)
-                                   : copy_out(ctx, &args[i], s->dptr[i], s->kind[i], stream);
+    st = direction == CUJIT_ARG_IN
+             ? copy_in(ctx, dev, &args[i], s->dptr[i], s->kind[i], stream)
+             : copy_out(ctx, dev, &args[i], s->dptr[i], s->kind[i], stream);
     if (st != CUJIT_OK) return st;
   }
   return CUJIT_OK;
@@ -286,14 +287,14 @@ static cujit_status launch_staged(const cujit_function *fn, const cj_fslot *slot
     return st;
   }
   if ((st = stage_alloc(fn, slot, args, nargs, stream, &s)) != CUJIT_OK) goto done;
-  if ((st = copy_all(ctx, args, nargs, &s, CUJIT_ARG_IN, stream)) != CUJIT_OK) goto done;
+  if ((st = copy_all(ctx, dev, args, nargs, &s, CUJIT_ARG_IN, stream)) != CUJIT_OK) goto done;
   if (o->elapsed_ms && (st = timing_begin(ev, stream)) != CUJIT_OK) goto done;
   if ((st = launch_params(fn, slot, grid, block, s.params, o)) != CUJIT_OK) goto done;
   if (ev[1] && (r = cj_cu.cuEventRecord(ev[1], stream)) != CUDA_SUCCESS) {
     st = cj_launch_failed(fn, r, "cuEventRecord");
     goto done;
   }
-  st = copy_all(ctx, args, nargs, &s, CUJIT_ARG_OUT, stream);
+  st = copy_all(ctx, dev, args, nargs, &s, CUJIT_ARG_OUT, stream);
   if (st == CUJIT_ERROR_LAUNCH_FAILED)
     st = cj_launch_failed(fn, cujit_last_cu_result(), "copy out");
 done:

@@ -125,14 +125,24 @@ cj_host_kind cj_host_kind_of(const void *p, size_t bytes);
 
 /* Smallest pageable transfer worth staging (env CUJIT_STAGING_MIN, default 1 MiB). */
 size_t cj_staging_min(void);
-/* Copies between pageable host memory and device memory through reusable pinned chunks
- * filled and drained by several threads, ordered on `stream`; the host side is finished
- * when these return (the device side of htod may still be in flight). Return
- * CUJIT_ERROR_NOT_SUPPORTED, touching nothing and leaving no detail, when staging is not
- * available here (another context, setup failed); the caller then copies directly. */
-cujit_status cj_stage_htod(CUcontext ctx, CUdeviceptr dst, const void *src, size_t bytes,
-                           CUstream stream);
-cujit_status cj_stage_dtoh(CUcontext ctx, void *dst, CUdeviceptr src, size_t bytes,
-                           CUstream stream);
+/* Copies between pageable host memory and the memory of device `dev` (ctx current on the
+ * calling thread) through reusable pinned chunks filled and drained by several threads,
+ * ordered on `stream`; the host side is finished when these return (the device side of
+ * htod may still be in flight). Each device has threads and chunks of its own, made on
+ * its first staged copy for the context current then, and kept until the process exits.
+ * Return CUJIT_ERROR_NOT_SUPPORTED, touching nothing and leaving no detail, when staging
+ * is not available here (staging turned off, setup failed, a device beyond
+ * CJ_DEVICE_SLOTS, or another context than the one the device's threads work in); the
+ * caller then copies directly. */
+cujit_status cj_stage_htod(CUcontext ctx, CUdevice dev, CUdeviceptr dst, const void *src,
+                           size_t bytes, CUstream stream);
+cujit_status cj_stage_dtoh(CUcontext ctx, CUdevice dev, void *dst, CUdeviceptr src,
+                           size_t bytes, CUstream stream);
+/* Where each share of a staged transfer starts: a multiple of this. */
+#define CJ_STAGING_ALIGN ((size_t)64 << 10)
+/* Lane i's share [*begin, *end) of a transfer of `bytes` split between `nlanes` lanes
+ * (0 <= i < nlanes): equal shares rounded up to CJ_STAGING_ALIGN, in order, so that the
+ * shares cover the transfer once; the last lanes' may be empty (*begin == *end). Pure. */
+void cj_staging_share(size_t bytes, int nlanes, int i, size_t *begin, size_t *end);
 
 #endif
