@@ -125,14 +125,6 @@ static const char *arch_from_env(void) {
   return v;
 }
 
-void cj_arch_env_forget(void) {
-  pthread_mutex_lock(&env_lock);
-  cj_free(arch_env);
-  arch_env = NULL;
-  __atomic_store_n(&arch_env_read, 0, __ATOMIC_RELEASE);
-  pthread_mutex_unlock(&env_lock);
-}
-
 /* The target the device's compute capability last resolved to, in this thread. */
 static _Thread_local int last_cc;
 static _Thread_local char last_arch[32];
