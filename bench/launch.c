@@ -11,6 +11,10 @@
  * information.) Forms and argument counts alternate batch by batch, in a new random order
  * every round; each figure is a median over batches, and what cujit_call and a bound
  * pointer add to cujit_launch is the difference of the medians.
+ * A bound pointer is a libffi closure, which reads every argument where the calling
+ * convention put it, at every call; so that this cost shows, one more row per form gives
+ * its cost per argument over the raw launch, from the difference between 16 and 3
+ * arguments.
  * One more raw form, for the record: cuLaunchKernel given a context-independent CUkernel
  * handle (cuLibraryLoadData), the kind of handle cujit launches with. */
 #define _GNU_SOURCE /* sched_setaffinity */
@@ -265,6 +269,26 @@ static void report(launch_times *lt) {
   }
 }
 
+/* Each form's cost per argument over the raw launch: what it adds at 16 arguments less
+ * what it adds at 3, over the 13 arguments between, in ns; the raw launch's own cost of
+ * those arguments is the baseline. For a bound pointer this is where libffi's reading of
+ * the arguments shows. */
+static void report_per_arg(const launch_times *lt) {
+  double raw3 = median_of(lt, 0, RAW), raw16 = median_of(lt, 1, RAW), per;
+  char metric[96];
+  int v;
+  for (v = LAUNCH; v <= BOUND; v++) {
+    snprintf(metric, sizeof metric, "launch, per argument: %s", variant_names[v]);
+    if (!lt->ok[0][v] || !lt->ok[1][v] || !lt->ok[0][RAW] || !lt->ok[1][RAW]) {
+      bench_skip("launch", metric, "a launch at 3 or 16 arguments failed (see the log)");
+      continue;
+    }
+    per = ((median_of(lt, 1, v) - raw16) - (median_of(lt, 0, v) - raw3)) * 1e3 / 13;
+    bench_info("launch", metric, 0, "ns", per, (raw16 - raw3) * 1e3 / 13,
+               "added over raw, (16 args - 3 args) / 13; baseline: raw's own");
+  }
+}
+
 /* The back-to-back rates, as information. */
 static void report_stream(const launch_times *lt) {
   int a, v;
@@ -300,6 +324,7 @@ void bench_launch(void) {
     log_spread(&issue, "batches");
     log_spread(&stream, "back to back");
     report(&issue);
+    report_per_arg(&issue);
     report_stream(&stream);
   }
   cujit_module_destroy(m);

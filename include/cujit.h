@@ -672,8 +672,10 @@ typedef struct cujit_launch_options {
  *  kernel has finished, every Out/InOut buffer holds its result and the host buffers may
  *  be reused. With an explicit stream, work queued on it earlier runs first and other
  *  streams are not waited for. Page-locked buffers (cujit_host_alloc(), or memory the
- *  caller registered) are copied fastest; pageable buffers of 1 MiB and more (env
- *  CUJIT_STAGING_MIN) are copied through page-locked memory that cujit keeps.
+ *  caller registered) are copied by DMA directly; pageable buffers of 1 MiB and more
+ *  (env CUJIT_STAGING_MIN) go through reusable pinned chunks filled by several threads;
+ *  each device has chunks and threads of its own, made at its first such copy and kept
+ *  until the process exits, so copies for different devices run side by side.
  *  With elapsed_ms, the call also waits, and *elapsed_ms gets the kernel's own time
  *  (copies excluded), measured with events.
  *  Cooperative launches and clusters (flags, cluster) are checked before anything happens;
@@ -1045,15 +1047,24 @@ static inline CUdeviceptr cujit_arg_ref(const cujit_arg *a) {
  *  `opts`, if non-NULL, is read at every call, so changing the struct it points to changes
  *  the stream and shared memory of later calls; it must outlive the pointer. Its size is
  *  checked at each call too, as cujit_launch() checks it.
- *  The function pointer is owned by the module: valid until cujit_function_unbind() or
- *  cujit_module_destroy(); calling it after either is a bug (it may crash, or return
- *  CUJIT_ERROR_INVALID_VALUE). It may be called from any thread, as cujit_launch() may.
+ *  The pointer is a libffi closure on every system, so any number may be alive at once;
+ *  libffi reads each argument where the calling convention put it, which costs about 10 ns
+ *  per argument on top of the launch (cujit_call() reads its varargs without it).
+ *  The function pointer is owned by the module: it launches until cujit_function_unbind()
+ *  or cujit_module_destroy(). After either, calling it launches nothing and returns
+ *  CUJIT_ERROR_INVALID_VALUE, for the life of the process: its libffi closure (64 bytes on
+ *  x86-64 Linux) is kept, aimed at a function that refuses the call, and never handed out
+ *  again, while everything else of the binding is freed. So each pointer ever unbound
+ *  keeps those bytes until the process exits: bind a kernel once and keep the pointer,
+ *  rather than binding and unbinding around calls. It may be called from any thread, as
+ *  cujit_launch() may, but not while another thread unbinds it or destroys its module.
  *  @return CUJIT_OK; CUJIT_ERROR_SIGNATURE when the signature cannot be read or bound;
  *          CUJIT_ERROR_INVALID_VALUE; CUJIT_ERROR_OUT_OF_MEMORY. */
 CUJIT_API cujit_status cujit_function_bind(cujit_function *fn, const cujit_launch_options *opts,
                                            void **fnptr);
-/** Frees a function pointer made by cujit_function_bind() for `fn`. A pointer that is not
- *  one of fn's (or NULL) is ignored. */
+/** Frees a function pointer made by cujit_function_bind() for `fn`; calling it afterwards
+ *  returns CUJIT_ERROR_INVALID_VALUE and launches nothing (see cujit_function_bind()). A
+ *  pointer that is not one of fn's (or NULL, or one already unbound) is ignored. */
 CUJIT_API void cujit_function_unbind(cujit_function *fn, void *fnptr);
 
 

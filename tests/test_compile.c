@@ -21,6 +21,39 @@ static cujit_options no_cache(void) {
   return o;
 }
 
+/* CUJIT_ARCH is read once per process, so the cases that set it run in a fresh process:
+ * this program again, with the argument --arch-env (see main). */
+static char self_path[4096];
+
+/* In that process: compiles with no target given, prints the target, sets CUJIT_ARCH to
+ * something else and does it again (the change must not be seen); or prints the status
+ * and detail of the failure and exits 1. */
+static int arch_env_child(void) {
+  cujit_module *m = NULL;
+  cujit_options o = no_cache();
+  int i;
+  for (i = 0; i < 2; i++) {
+    cujit_status st = cujit_module_from_source(&m, kMul, "a.cu", &o);
+    if (st != CUJIT_OK) {
+      printf("%s: %s\n", cujit_status_name(st), cujit_last_error());
+      return 1;
+    }
+    printf("%s\n", cujit_module_arch(m));
+    cujit_module_destroy(m);
+    m = NULL;
+    setenv("CUJIT_ARCH", "compute_75", 1);
+  }
+  return 0;
+}
+
+/* Runs arch_env_child with CUJIT_ARCH set to `value`; returns its exit status, its output
+ * in out. */
+static int arch_env_run(const char *value, char *out, size_t size) {
+  char cmd[4400];
+  snprintf(cmd, sizeof cmd, "CUJIT_ARCH='%s' '%s' --arch-env 2>&1", value, self_path);
+  return test_capture(cmd, out, size);
+}
+
 static void ptx_for_virtual_arch(void **state) {
   cujit_module *m = NULL;
   cujit_options o = no_cache();
@@ -61,6 +94,7 @@ static void arch_via_nvrtc_option_and_env(void **state) {
   cujit_module *m = NULL;
   cujit_options o = no_cache();
   const char *opts[] = {"-arch=sm_80", NULL};
+  char out[2048];
   (void)state;
   o.nvrtc_options = opts;
   assert_ok(cujit_module_from_source(&m, kMul, "a.cu", &o));
@@ -69,19 +103,9 @@ static void arch_via_nvrtc_option_and_env(void **state) {
   o.arch = "sm_90"; /* conflicting */
   assert_status_detail(cujit_module_from_source(&m, kMul, "a.cu", &o), CUJIT_ERROR_INVALID_OPTION,
                        "two architectures");
-  o.nvrtc_options = NULL;
-  o.arch = NULL;
-  setenv("CUJIT_ARCH", "compute_86", 1);
-  cj_arch_env_forget(); /* it is read once per process */
-  assert_ok(cujit_module_from_source(&m, kMul, "a.cu", &o));
-  assert_string_equal(cujit_module_arch(m), "compute_86");
-  unsetenv("CUJIT_ARCH");
-  cujit_module_destroy(m);
-  /* read once: changing it now changes nothing until it is read again */
-  assert_ok(cujit_module_from_source(&m, kMul, "a.cu", &o));
-  assert_string_equal(cujit_module_arch(m), "compute_86");
-  cj_arch_env_forget();
-  cujit_module_destroy(m);
+  /* the environment, read once: changing it later changes nothing */
+  if (arch_env_run("compute_86", out, sizeof out) != 0) fail_msg("%s", out);
+  assert_string_equal(out, "compute_86\ncompute_86\n");
 }
 
 static void invalid_arch(void **state) {
@@ -132,19 +156,14 @@ static void arch_suffixes(void **state) {
 
 /* A bad CUJIT_ARCH says that it came from there. */
 static void arch_env_is_named(void **state) {
-  cujit_module *m = NULL;
+  char out[2048];
   (void)state;
-  setenv("CUJIT_ARCH", "sm_80a", 1);
-  cj_arch_env_forget();
-  assert_status_detail(cujit_module_from_source(&m, kMul, "a.cu", NULL),
-                       CUJIT_ERROR_INVALID_OPTION, "'sm_80a' (from CUJIT_ARCH) does not exist");
-  setenv("CUJIT_ARCH", "i386", 1);
-  cj_arch_env_forget();
-  assert_status_detail(cujit_module_from_source(&m, kMul, "a.cu", NULL),
-                       CUJIT_ERROR_INVALID_OPTION, "'i386' (from CUJIT_ARCH)");
-  unsetenv("CUJIT_ARCH");
-  cj_arch_env_forget();
-  assert_null(m);
+  assert_int_equal(arch_env_run("sm_80a", out, sizeof out), 1);
+  assert_non_null(strstr(out, cujit_status_name(CUJIT_ERROR_INVALID_OPTION)));
+  assert_non_null(strstr(out, "'sm_80a' (from CUJIT_ARCH) does not exist"));
+  assert_int_equal(arch_env_run("i386", out, sizeof out), 1);
+  assert_non_null(strstr(out, cujit_status_name(CUJIT_ERROR_INVALID_OPTION)));
+  assert_non_null(strstr(out, "'i386' (from CUJIT_ARCH)"));
 }
 
 /* Counts in the environment (CUJIT_DEVICE, CUJIT_STAGING_THREADS): digits only. */
@@ -472,7 +491,8 @@ static void concurrent_compiles(void **state) {
     if (!jobs[i].ok) fail_msg("thread %d: %s", i, jobs[i].err);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  ssize_t n;
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(ptx_for_virtual_arch),
       cmocka_unit_test(cubin_and_ptx_for_real_arch),
@@ -496,5 +516,12 @@ int main(void) {
       cmocka_unit_test(nul_byte_is_refused),
       cmocka_unit_test(concurrent_compiles),
   };
+  if (argc > 1 && strcmp(argv[1], "--arch-env") == 0) return arch_env_child();
+  n = readlink("/proc/self/exe", self_path, sizeof self_path - 1);
+  if (n <= 0) {
+    perror("test_compile: /proc/self/exe");
+    return 1;
+  }
+  self_path[n] = '\0';
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

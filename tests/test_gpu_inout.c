@@ -1,7 +1,10 @@
 /* test_gpu_inout - In/Out/InOut buffers of several MiB from pageable and page-locked
  * memory (the pageable ones above the staging threshold go through cujit's pinned chunks,
- * in uneven sizes), on the default stream and on the caller's; empty buffers; how host
- * memory is recognised; and the pool's memory kept between launches and trimmed. */
+ * in uneven sizes), on the default stream and on the caller's; pageable copies on every
+ * device present, each through its own lanes, in turn and at once; empty buffers; how
+ * host memory is recognised; and the pool's memory kept between launches and trimmed. */
+#include <pthread.h>
+
 #include "gputest.h"
 #include "launch/launch.h"
 
@@ -63,6 +66,135 @@ static void pageable_on_a_stream(void **state) {
   assert_ok(cujit_stream_create(&o.stream));
   pageable((17u << 20) + 8, &o);
   assert_ok(cujit_stream_destroy(o.stream));
+}
+
+/* ---- every device: each one's own staging lanes ---- */
+
+typedef struct device_job {
+  int ordinal;
+  char why[320]; /* what went wrong; empty when everything checked out */
+} device_job;
+
+/* Makes the primary context of device `ordinal` current on this thread. It stays retained
+ * until the process exits, as the device's staging lanes work in it. */
+static int use_device(int ordinal, CUcontext *ctx, CUdevice *dev) {
+  return cj_cu.cuDeviceGet(dev, ordinal) == CUDA_SUCCESS &&
+         cj_cu.cuDevicePrimaryCtxRetain(ctx, *dev) == CUDA_SUCCESS &&
+         cj_cu.cuCtxSetCurrent(*ctx) == CUDA_SUCCESS;
+}
+
+/* The checks of one device, without cmocka's asserts, which must not run in a thread: a
+ * pageable buffer staged to device memory and back with cj_stage_htod/dtoh, which must
+ * take the staged path (each device has lanes of its own: NOT_SUPPORTED would mean this
+ * one had none), then an In/Out launch of `inc` from pageable memory, from a module
+ * compiled for this device (devices may differ); every element is checked. */
+static void *device_work(void *arg) {
+  device_job *j = arg;
+  size_t bytes = (9u << 20) + 12, n = bytes / sizeof(float), i;
+  float *in = malloc(bytes), *out = malloc(bytes);
+  cujit_module *m = NULL;
+  cujit_function *inc = NULL;
+  CUdeviceptr d = 0;
+  CUcontext ctx;
+  CUdevice dev;
+  cujit_status st;
+  j->why[0] = '\0';
+  if (!in || !out) {
+    snprintf(j->why, sizeof j->why, "device %d: out of host memory", j->ordinal);
+    goto done;
+  }
+  if (!use_device(j->ordinal, &ctx, &dev) || cj_cu.cuMemAlloc(&d, bytes) != CUDA_SUCCESS) {
+    snprintf(j->why, sizeof j->why, "device %d: no context or no device memory", j->ordinal);
+    goto done;
+  }
+  fill(in, n, (unsigned)j->ordinal + 1);
+  memset(out, 0xff, bytes);
+  st = cj_stage_htod(ctx, dev, d, in, bytes, NULL);
+  if (st == CUJIT_OK) st = cj_stage_dtoh(ctx, dev, out, d, bytes, NULL);
+  if (st != CUJIT_OK) {
+    snprintf(j->why, sizeof j->why, "device %d: a staged copy returned %s: %s", j->ordinal,
+             cujit_status_name(st), st == CUJIT_ERROR_NOT_SUPPORTED
+                                        ? "the device has no staging lanes of its own"
+                                        : cujit_last_error());
+    goto done;
+  }
+  for (i = 0; i < n; i++)
+    if (out[i] != in[i]) {
+      snprintf(j->why, sizeof j->why, "device %d: staged element %zu of %zu came back as %g, "
+               "not %g", j->ordinal, i, n, (double)out[i], (double)in[i]);
+      goto done;
+    }
+  memset(out, 0xff, bytes);
+  st = cujit_module_from_source(&m, kSrc, "inout.cu", NULL);
+  if (st == CUJIT_OK) st = cujit_module_get_function(m, "inc", &inc);
+  if (st == CUJIT_OK)
+    st = CUJIT_LAUNCH(inc, CUJIT_DIM3(1024), CUJIT_DIM3(256), cujit_in(in, bytes),
+                      cujit_out(out, bytes), cujit_u64(n));
+  if (st != CUJIT_OK) {
+    snprintf(j->why, sizeof j->why, "device %d: In/Out launch: %s: %s", j->ordinal,
+             cujit_status_name(st), cujit_last_error());
+    goto done;
+  }
+  for (i = 0; i < n; i++)
+    if (out[i] != in[i] + 1.0f) {
+      snprintf(j->why, sizeof j->why, "device %d: Out element %zu of %zu: %g, want %g",
+               j->ordinal, i, n, (double)out[i], (double)in[i] + 1);
+      break;
+    }
+done:
+  cujit_module_destroy(m);
+  if (d) cj_cu.cuMemFree(d);
+  free(in);
+  free(out);
+  return NULL;
+}
+
+/* Every device in turn, then all at once from one thread each (at least two threads, so
+ * that with one device two transfers take turns on its lanes). Staging may be off here
+ * (CUJIT_STAGING_THREADS=0, or fewer than four cores): then there are no lanes to check. */
+static void pageable_on_every_device(void **state) {
+  enum { MAX_WORKERS = 16 };
+  device_job jobs[MAX_WORKERS];
+  pthread_t th[MAX_WORKERS];
+  CUcontext saved = NULL, ctx;
+  CUdevice dev;
+  CUdeviceptr d = 0;
+  char probe[4096] = {0};
+  const char *why = NULL;
+  int n = 0, k, workers;
+  cujit_status st;
+  (void)state;
+  assert_ok(cujit_device_count(&n));
+  if (n > CJ_DEVICE_SLOTS) n = CJ_DEVICE_SLOTS;
+  assert_int_equal(cj_cu.cuCtxGetCurrent(&saved), CUDA_SUCCESS);
+  assert_true(use_device(0, &ctx, &dev));
+  assert_int_equal(cj_cu.cuMemAlloc(&d, sizeof probe), CUDA_SUCCESS);
+  st = cj_stage_htod(ctx, dev, d, probe, sizeof probe, NULL);
+  assert_int_equal(cj_cu.cuCtxSynchronize(), CUDA_SUCCESS);
+  assert_int_equal(cj_cu.cuMemFree(d), CUDA_SUCCESS);
+  cj_cu.cuCtxSetCurrent(saved);
+  if (st == CUJIT_ERROR_NOT_SUPPORTED) {
+    printf("SKIP: staging is off here (CUJIT_STAGING_THREADS=0 or fewer than 4 cores)\n");
+    skip();
+  }
+  assert_ok(st);
+  printf("%d device%s\n", n, n == 1 ? "" : "s");
+  for (k = 0; k < n && !why; k++) {
+    jobs[0].ordinal = k;
+    device_work(&jobs[0]);
+    if (jobs[0].why[0]) why = jobs[0].why;
+  }
+  workers = n < 2 ? 2 : n > MAX_WORKERS ? MAX_WORKERS : n;
+  for (k = 0; k < workers && !why; k++) {
+    jobs[k].ordinal = k % n;
+    assert_int_equal(pthread_create(&th[k], NULL, device_work, &jobs[k]), 0);
+  }
+  for (k = 0; k < workers && !why; k++) assert_int_equal(pthread_join(th[k], NULL), 0);
+  for (k = 0; k < workers && !why; k++)
+    if (jobs[k].why[0]) why = jobs[k].why;
+  cj_cu.cuCtxSetCurrent(saved);
+  if (why) fail_msg("%s", why);
+  assert_int_equal(gpu_pool_in_use(), 0);
 }
 
 static void pinned_several_mib(void **state) {
@@ -137,6 +269,7 @@ static void pool_keeps_memory_until_trimmed(void **state) {
 GPU_GROUP_MAIN(kSrc, "inout.cu", NULL,
                cmocka_unit_test(pageable_several_mib),
                cmocka_unit_test(pageable_on_a_stream),
+               cmocka_unit_test(pageable_on_every_device),
                cmocka_unit_test(pinned_several_mib),
                cmocka_unit_test(empty_buffer_is_a_null_pointer),
                cmocka_unit_test(host_memory_is_recognised),

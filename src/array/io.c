@@ -31,8 +31,8 @@ static cujit_status staged(int to_device, CUdeviceptr d, void *host, size_t byte
   if (bytes < cj_staging_min() || cj_host_kind_of(host, bytes) != CJ_HOST_PAGEABLE ||
       cj_ctx_ensure(&ctx, &dev) != CUJIT_OK)
     return CUJIT_ERROR_NOT_SUPPORTED;
-  return to_device ? cj_stage_htod(ctx, d, host, bytes, stream)
-                   : cj_stage_dtoh(ctx, host, d, bytes, stream);
+  return to_device ? cj_stage_htod(ctx, dev, d, host, bytes, stream)
+                   : cj_stage_dtoh(ctx, dev, host, d, bytes, stream);
 }
 
 cujit_status cujit_array_get(const cujit_array *a, void *host, size_t bytes) {

@@ -1,9 +1,9 @@
 /* bind.c - kernels as C function pointers of the C type
- *     cujit_status (*)(cujit_dim3 grid, cujit_dim3 block, <the kernel's parameters>).
- * Where the library has entry points of its own for the calling convention
- * (bindstubs_x86_64.S) and every parameter is a scalar or a pointer, a binding takes one
- * of them and reads its arguments where the convention puts them; otherwise it is a
- * libffi closure, which handles structs and vectors by value and every other ABI. */
+ *     cujit_status (*)(cujit_dim3 grid, cujit_dim3 block, <the kernel's parameters>),
+ * made as libffi closures on every system: libffi knows each calling convention, structs
+ * and vectors by value included. A pointer freed by cujit_function_unbind() or with its
+ * module keeps its closure, aimed at a function that refuses the call, so that a stale
+ * call returns a status instead of running freed code (see cujit.h). */
 #include <ffi.h>
 #include <pthread.h>
 #include <string.h>
@@ -24,11 +24,10 @@ struct cj_binding {
   void **owned;                      /* ffi types and element lists built for structs */
   size_t nowned;
   int direct; /* libffi's argument values are the kernel's parameters as they are */
-  int stub;           /* the library entry point it took, or -1 for a libffi closure */
-  uint16_t *where;    /* with a stub: each argument's offset in the entry's frame */
 };
 
-/* Guards the bindings lists and libffi's lazy initialisation of shared types. */
+/* Guards the bindings lists, the retired closures and libffi's lazy initialisation of
+ * shared types. */
 static pthread_mutex_t bind_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* cujit_dim3 is a struct of three unsigned. Where the calling convention passes such a
@@ -68,13 +67,9 @@ static void *own(cj_binding *b, size_t bytes) {
   return p;
 }
 
-static void stub_release(cj_binding *b);
-
 static void binding_free(cj_binding *b) {
   size_t i;
   if (!b) return;
-  stub_release(b);
-  cj_free(b->where);
   if (b->closure) ffi_closure_free(b->closure);
   for (i = 0; i < b->nowned; i++) cj_free(b->owned[i]);
   cj_free(b->owned);
@@ -219,13 +214,14 @@ static int params_direct(const cj_binding *b) {
 
 /* The hot path of a bound call: libffi's argument pointers already form the kernelParams
  * array. Returns 0 (not taken) when an In/Out reference, timing, a cooperative launch,
- * clusters, options of another layout or a test launcher needs the general path. */
+ * clusters, options of another layout or (in the fault-injection build) a test's launcher
+ * needs the general path. */
 static inline CJ_ALWAYS_INLINE int bound_direct(const cj_binding *b, void **ffi_args,
                                                 cujit_status *st) {
   void **params = ffi_args + CJ_DIM3_ARGS;
   cujit_dim3 grid, block;
   size_t i;
-  if (!b->direct || cj_launcher != cujit_launch ||
+  if (!b->direct || CJ_LAUNCHER_REPLACED() ||
       (b->opts && (!CJ_OPTS_CURRENT(b->opts) || b->opts->elapsed_ms || CJ_OPTS_EX(b->opts))))
     return 0;
   for (i = 0; i < b->sig->n; i++)
@@ -237,7 +233,7 @@ static inline CJ_ALWAYS_INLINE int bound_direct(const cj_binding *b, void **ffi_
   return 1;
 }
 
-/* The general path: cujit_arg values built from the arguments and handed to the launcher.
+/* The general path: cujit_arg values built from the arguments and handed to cujit_launch.
  * Kept out of line so that its array does not deepen the stack of the direct path. */
 static CJ_NOINLINE cujit_status bound_general(const cj_binding *b, void **ffi_args) {
   cujit_arg stack[CJ_CALL_STACK_ARGS], *args = stack;
@@ -248,122 +244,69 @@ static CJ_NOINLINE cujit_status bound_general(const cj_binding *b, void **ffi_ar
   if (!args) return cj_fail_oom("calling a bound kernel");
   st = bound_args(b, ffi_args, args);
   dim3_args(ffi_args, &grid, &block);
-  if (CJ_LIKELY(st == CUJIT_OK)) st = cj_launcher(b->fn, grid, block, args, n, b->opts);
+  if (CJ_LIKELY(st == CUJIT_OK)) st = CJ_LAUNCH(b->fn, grid, block, args, n, b->opts);
   if (args != stack) cj_free(args);
   return st;
 }
 
-/* A bound call, given where each argument's value is (ffi_args: the grid and block words,
- * then the kernel's parameters), whichever entry received it. */
-static inline CJ_ALWAYS_INLINE cujit_status bound_call(const cj_binding *b, void **ffi_args) {
-  cujit_status st;
-  if (CJ_LIKELY(bound_direct(b, ffi_args, &st))) return st;
-  return bound_general(b, ffi_args);
-}
-
+/* The closure's function: ffi_args holds where each argument is (the grid and block
+ * words, then the kernel's parameters). */
 static void bound_entry(ffi_cif *cif, void *ret, void **ffi_args, void *user) {
+  const cj_binding *b = user;
+  cujit_status st;
   (void)cif;
-  *(ffi_arg *)ret = (ffi_arg)(int)bound_call(user, ffi_args);
-}
-
-/* ---- the library's own entry points (bindstubs_*.S) ---- */
-
-#if defined(CJ_HAVE_BIND_STUBS)
-#  define CJ_BIND_STUBS 1024     /* as many as the assembly file holds, 16 bytes apart */
-#  define CJ_STUB_MAX_PARAMS 64
-#  define CJ_FRAME_XMM 48         /* the frame's layout: see bindstubs_x86_64.S */
-#  define CJ_FRAME_STACK 192
-
-CJ_HIDDEN extern const unsigned char cj_bind_stubs[], cj_bind_stubs_end[];
-CJ_HIDDEN int cj_bind_dispatch(unsigned k, unsigned char *frame);
-
-static cj_binding *stub_owner[CJ_BIND_STUBS]; /* read at every call: atomic */
-static unsigned stub_next; /* freed entries are taken again as late as possible */
-
-int cj_bind_dispatch(unsigned k, unsigned char *frame) {
-  const cj_binding *b =
-      k < CJ_BIND_STUBS ? __atomic_load_n(&stub_owner[k], __ATOMIC_ACQUIRE) : NULL;
-  void *args[CJ_DIM3_ARGS + CJ_STUB_MAX_PARAMS];
-  size_t i, n;
-  if (CJ_UNLIKELY(!b))
-    return (int)cj_fail(CUJIT_ERROR_INVALID_VALUE,
-                        "a bound kernel was called after cujit_function_unbind() or the "
-                        "destruction of its module freed it; nothing was launched");
-  n = b->sig->n + CJ_DIM3_ARGS;
-  for (i = 0; i < n; i++) args[i] = frame + b->where[i];
-  return (int)bound_call(b, args);
-}
-
-static int is_sse(cj_kind k) {
-  return k == CJ_K_F16 || k == CJ_K_BF16 || k == CJ_K_F32 || k == CJ_K_F64;
-}
-
-/* Where the System V x86-64 convention puts each argument: the grid and block words in
- * the first four integer registers, then integers and pointers in the other two and
- * floating-point values in eight vector registers, in order; what does not fit goes on
- * the stack, one eightbyte each, in order. f16 and bf16 are passed as float. Returns 0,
- * or -1 when the signature is not all scalars or out of memory. */
-static int stub_plan(cj_binding *b) {
-  unsigned gpr = CJ_DIM3_ARGS, sse = 0, stack = 0;
-  size_t i, n = b->sig->n;
-  if (n > CJ_STUB_MAX_PARAMS) return -1;
-  for (i = 0; i < n; i++) {
-    const cj_param *p = &b->sig->params[i];
-    if (p->kind >= CJ_K_NSCALAR || p->type->opaque || p->type->raised) return -1;
-  }
-  if (!(b->where = cj_calloc(n + CJ_DIM3_ARGS, sizeof *b->where))) return -1;
-  for (i = 0; i < CJ_DIM3_ARGS; i++) b->where[i] = (uint16_t)(8 * i);
-  for (i = 0; i < n; i++) {
-    uint16_t *w = &b->where[CJ_DIM3_ARGS + i];
-    if (is_sse((cj_kind)b->sig->params[i].kind))
-      *w = (uint16_t)(sse < 8 ? CJ_FRAME_XMM + 16 * sse++ : CJ_FRAME_STACK + 8 * stack++);
-    else
-      *w = (uint16_t)(gpr < 6 ? 8 * gpr++ : CJ_FRAME_STACK + 8 * stack++);
-  }
-  return 0;
-}
-
-/* Gives b a free entry point when its signature allows one. Called with bind_lock held. */
-static void stub_take(cj_binding *b) {
-  unsigned i, k;
-  if (cj_bind_stubs_end - cj_bind_stubs != 16 * CJ_BIND_STUBS || stub_plan(b) != 0) {
-    cj_free(b->where);
-    b->where = NULL;
+  if (CJ_LIKELY(bound_direct(b, ffi_args, &st))) {
+    *(ffi_arg *)ret = (ffi_arg)(int)st;
     return;
   }
-  for (i = 0; i < CJ_BIND_STUBS; i++) {
-    k = (stub_next + i) % CJ_BIND_STUBS;
-    if (stub_owner[k]) continue;
-    stub_next = k + 1;
-    b->stub = (int)k;
-    b->code = (void *)(cj_bind_stubs + 16 * (size_t)k);
-    __atomic_store_n(&stub_owner[k], b, __ATOMIC_RELEASE);
-    return;
-  }
-  cj_free(b->where); /* all taken: a libffi closure it is */
-  b->where = NULL;
+  *(ffi_arg *)ret = (ffi_arg)(int)bound_general(b, ffi_args);
 }
 
-static void stub_release(cj_binding *b) {
-  if (b->stub < 0) return;
+/* ---- freed pointers ---- */
+
+/* A pointer that was handed out stays callable after its binding is freed: its closure is
+ * aimed at stale_entry through stale_cif, a C function of no parameters returning int.
+ * The caller's arguments are then left unread, which C's calling conventions allow (the
+ * caller owns their space), and the status comes back where the int is returned. The closures are never freed or taken again; each one's user data links
+ * to the one retired before it, from `retired`. */
+static ffi_cif stale_cif;
+static int stale_ready;
+static ffi_closure *retired;
+
+static void stale_entry(ffi_cif *cif, void *ret, void **ffi_args, void *user) {
+  (void)cif, (void)ffi_args, (void)user;
+  *(ffi_arg *)ret = (ffi_arg)(int)cj_fail(
+      CUJIT_ERROR_INVALID_VALUE, "a bound kernel was called after cujit_function_unbind() or "
+      "the destruction of its module freed it; nothing was launched (bind it again with "
+      "cujit_function_bind() to call it)");
+}
+
+/* Prepares stale_cif once. Called with bind_lock held. */
+static cujit_status stale_prepare(void) {
+  if (stale_ready) return CUJIT_OK;
+  if (ffi_prep_cif(&stale_cif, FFI_DEFAULT_ABI, 0, &ffi_type_sint32, NULL) != FFI_OK)
+    return cj_fail(CUJIT_ERROR_NOT_SUPPORTED, "cujit_function_bind: libffi cannot describe a "
+                   "C function returning int on this system");
+  stale_ready = 1;
+  return CUJIT_OK;
+}
+
+/* Frees a binding whose pointer was handed out, keeping its closure aimed at stale_entry.
+ * Were libffi to refuse that (it accepted the same ABI when the closure was made), the
+ * binding is kept whole instead: a stale call then launches as before, but never reaches
+ * freed memory. */
+static void binding_retire(cj_binding *b) {
+  int ok;
+  if (!b) return;
   pthread_mutex_lock(&bind_lock);
-  __atomic_store_n(&stub_owner[b->stub], NULL, __ATOMIC_RELEASE);
+  ok = ffi_prep_closure_loc(b->closure, &stale_cif, stale_entry, retired, b->code) == FFI_OK;
+  if (ok) {
+    retired = b->closure;
+    b->closure = NULL;
+  }
   pthread_mutex_unlock(&bind_lock);
-  b->stub = -1;
+  if (ok) binding_free(b);
 }
-
-int cj_bind_uses_stub(const void *fnptr) {
-  const unsigned char *p = fnptr;
-  return p >= cj_bind_stubs && p < cj_bind_stubs + 16 * (size_t)CJ_BIND_STUBS;
-}
-#else
-static void stub_take(cj_binding *b) { (void)b; }
-static void stub_release(cj_binding *b) { (void)b; }
-int cj_bind_uses_stub(const void *fnptr) {
-  (void)fnptr;
-  return 0;
-}
-#endif
 
 /* Describes the C function to libffi and makes the closure. Called with bind_lock held. */
 static cujit_status make_closure(cj_binding *b) {
@@ -411,10 +354,9 @@ cujit_status cujit_function_bind(cujit_function *fn, const cujit_launch_options 
   b->opts = opts;
   b->sig = s;
   b->direct = params_direct(b);
-  b->stub = -1;
   pthread_mutex_lock(&bind_lock);
-  stub_take(b);
-  st = b->stub >= 0 ? CUJIT_OK : make_closure(b);
+  st = stale_prepare();
+  if (st == CUJIT_OK) st = make_closure(b);
   if (st == CUJIT_OK) {
     b->next = fn->upper->bindings; /* cj_function_sig made fn->upper */
     fn->upper->bindings = b;
@@ -440,7 +382,7 @@ void cujit_function_unbind(cujit_function *fn, void *fnptr) {
     }
   }
   pthread_mutex_unlock(&bind_lock);
-  binding_free(found);
+  binding_retire(found);
 }
 
 void cj_bind_free_all(cujit_function *fn) {
@@ -451,6 +393,6 @@ void cj_bind_free_all(cujit_function *fn) {
   pthread_mutex_unlock(&bind_lock);
   for (; b; b = next) {
     next = b->next;
-    binding_free(b);
+    binding_retire(b);
   }
 }

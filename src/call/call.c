@@ -6,9 +6,11 @@
 #include "launch/launch.h"
 #include "call/signature.h"
 
+#ifdef CUJIT_FAULT_INJECTION
 cj_launch_fn cj_launcher = cujit_launch;
 
 void cj_set_launcher(cj_launch_fn f) { cj_launcher = f ? f : cujit_launch; }
+#endif
 
 /* Rounds a finite non-negative value to a binary format with `mbits` stored mantissa bits
  * and smallest normal exponent `emin`, to nearest with ties to even, in one rounding.
@@ -175,7 +177,7 @@ static inline CJ_ALWAYS_INLINE int call_direct(cujit_function *fn, const cj_sign
   const void *at;
   size_t i;
   if (!s->checked || s->n != fn->nparams || s->n > CJ_CALL_STACK_ARGS || nargs < 0 ||
-      (size_t)nargs != s->n || cj_launcher != cujit_launch ||
+      (size_t)nargs != s->n || CJ_LAUNCHER_REPLACED() ||
       (opts && (!CJ_OPTS_CURRENT(opts) || opts->elapsed_ms || CJ_OPTS_EX(opts))))
     return 0;
   for (i = 0; i < s->n; i++) {
@@ -200,7 +202,7 @@ static CJ_NOINLINE cujit_status call_general(cujit_function *fn, const cj_signat
     if (!args) return cj_fail_oom("calling a kernel");
   }
   st = cj_args_from_va(s, fn->name, nargs, ap, args);
-  if (CJ_LIKELY(st == CUJIT_OK)) st = cj_launcher(fn, grid, block, args, s->n, opts);
+  if (CJ_LIKELY(st == CUJIT_OK)) st = CJ_LAUNCH(fn, grid, block, args, s->n, opts);
   if (args != stack) cj_free(args);
   return st;
 }

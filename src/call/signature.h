@@ -128,12 +128,23 @@ cujit_status cj_function_sig(cujit_function *fn, cj_signature **out);
 
 /* ---- call.c ---- */
 
-/* How a call reaches the device. Tests point it elsewhere to see the arguments built. */
+/* CJ_LAUNCH(...) is how a typed or bound call that needs the general path reaches the
+ * device: cujit_launch, called directly. In the fault-injection build only
+ * (CUJIT_FAULT_INJECTION), it goes through cj_launcher, which tests point elsewhere to
+ * see the arguments built, and CJ_LAUNCHER_REPLACED() then keeps the calls off their
+ * direct paths, which would reach the driver without it. */
+#ifdef CUJIT_FAULT_INJECTION
 typedef cujit_status (*cj_launch_fn)(const cujit_function *fn, cujit_dim3 grid, cujit_dim3 block,
                                      const cujit_arg *args, size_t nargs,
                                      const cujit_launch_options *opts);
 void cj_set_launcher(cj_launch_fn f); /* NULL restores cujit_launch */
 extern cj_launch_fn cj_launcher;
+#  define CJ_LAUNCH cj_launcher
+#  define CJ_LAUNCHER_REPLACED() (cj_launcher != cujit_launch)
+#else
+#  define CJ_LAUNCH cujit_launch
+#  define CJ_LAUNCHER_REPLACED() 0
+#endif
 
 /* Kernels with at most this many parameters are called without a heap allocation. */
 #define CJ_CALL_STACK_ARGS 32
@@ -168,9 +179,7 @@ uint16_t cj_bf16_bits(double d);
 
 /* ---- bind.c ---- */
 
-/* Frees every bound function pointer of fn. */
+/* Frees every bound function pointer of fn (each then refuses its calls: bind.c). */
 void cj_bind_free_all(cujit_function *fn);
-/* 1 when fnptr is one of the library's own entry points rather than a libffi closure. */
-int cj_bind_uses_stub(const void *fnptr);
 
 #endif

@@ -78,9 +78,6 @@ size_t cj_request_include_count(const cj_request *r);
 const char *cj_request_include_dir(const cj_request *r, size_t i);
 /* Arch validation and clamping, exposed for tests and the CLI. Writes "sm_XX" etc. */
 cujit_status cj_arch_resolve(const char *requested, char *out, size_t out_size);
-/* Reads CUJIT_ARCH again at the next compile that needs it (it is read once; for tests,
- * with no compile running). */
-void cj_arch_env_forget(void);
 /* Largest supported arch <= cc (else the smallest supported), or 0 if the list is empty. */
 int cj_arch_clamp(int cc, const int *supported, size_t n);
 

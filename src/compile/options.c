@@ -125,14 +125,6 @@ static const char *arch_from_env(void) {
   return v;
 }
 
-void cj_arch_env_forget(void) {
-  pthread_mutex_lock(&env_lock);
-  cj_free(arch_env);
-  arch_env = NULL;
-  __atomic_store_n(&arch_env_read, 0, __ATOMIC_RELEASE);
-  pthread_mutex_unlock(&env_lock);
-}
-
 /* The target a compile would use, found without NVRTC (so that a cache hit never loads
  * it): an explicit target when it is well formed, or the device's "sm_XX". *pending says
  * what cj_request_prepare() still has to do once NVRTC is loaded: check an explicit

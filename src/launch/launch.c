@@ -140,6 +140,24 @@ cujit_status cj_launch_failed(const cujit_function *fn, CUresult r, const char *
                     text ? text : "no description");
 }
 
+cujit_status cj_launch_refused(const cujit_function *fn, CUresult r, int tries,
+                               const char *what) {
+  CUcontext ctx;
+  CUdevice dev;
+  if (r == CUDA_ERROR_INVALID_CONTEXT && tries == 0) /* this thread has no context yet */
+    return cj_ctx_ensure(&ctx, &dev);
+  return cj_launch_failed(fn, r, what);
+}
+
+/* The launch of a kernelParams array off the hot path: plain, or through cuLaunchKernelEx
+ * for a cooperative launch or clusters. */
+static cujit_status launch_params(const cujit_function *fn, const cj_fslot *slot,
+                                  cujit_dim3 grid, cujit_dim3 block, void **params,
+                                  const cujit_launch_options *o) {
+  if (CJ_OPTS_EX(o)) return cj_launch_ex(fn, slot, grid, block, params, o);
+  return cj_launch_kernel(fn, slot, grid, block, params, o);
+}
+
 static void *value_of(const cujit_arg *a) {
   return (void *)(a->data ? a->data : (const void *)a->value.bytes);
 }
@@ -201,36 +219,37 @@ static cujit_status stage_alloc(const cujit_function *fn, const cj_fslot *slot,
   return CUJIT_OK;
 }
 
-static cujit_status copy_in(CUcontext ctx, const cujit_arg *a, CUdeviceptr d, int kind,
-                            CUstream stream) {
+static cujit_status copy_in(CUcontext ctx, CUdevice dev, const cujit_arg *a, CUdeviceptr d,
+                            int kind, CUstream stream) {
   CUresult r;
   if (kind == CJ_HOST_PAGEABLE && a->bytes >= cj_staging_min()) {
-    cujit_status st = cj_stage_htod(ctx, d, a->host, a->bytes, stream);
+    cujit_status st = cj_stage_htod(ctx, dev, d, a->host, a->bytes, stream);
     if (st != CUJIT_ERROR_NOT_SUPPORTED) return st;
   }
   r = cj_cu.cuMemcpyHtoDAsync(d, a->host, a->bytes, stream);
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuMemcpyHtoDAsync (an In buffer)");
 }
 
-static cujit_status copy_out(CUcontext ctx, const cujit_arg *a, CUdeviceptr d, int kind,
-                             CUstream stream) {
+static cujit_status copy_out(CUcontext ctx, CUdevice dev, const cujit_arg *a, CUdeviceptr d,
+                             int kind, CUstream stream) {
   CUresult r;
   if (kind == CJ_HOST_PAGEABLE && a->bytes >= cj_staging_min()) {
-    cujit_status st = cj_stage_dtoh(ctx, a->host, d, a->bytes, stream);
+    cujit_status st = cj_stage_dtoh(ctx, dev, a->host, d, a->bytes, stream);
     if (st != CUJIT_ERROR_NOT_SUPPORTED) return st;
   }
   r = cj_cu.cuMemcpyDtoHAsync(a->host, d, a->bytes, stream);
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuMemcpyDtoHAsync (an Out buffer)");
 }
 
-static cujit_status copy_all(CUcontext ctx, const cujit_arg *args, size_t nargs, staging *s,
-                             int direction, CUstream stream) {
+static cujit_status copy_all(CUcontext ctx, CUdevice dev, const cujit_arg *args, size_t nargs,
+                             staging *s, int direction, CUstream stream) {
   size_t i;
   cujit_status st;
   for (i = 0; i < nargs; i++) {
     if (!(args[i].kind & direction) || !args[i].bytes) continue;
-    st = direction == CUJIT_ARG_IN ? copy_in(ctx, &args[i], s->dptr[i], s->kind[i], stream)
-                                   : copy_out(ctx, &args[i], s->dptr[i], s->kind[i], stream);
+    st = direction == CUJIT_ARG_IN
+             ? copy_in(ctx, dev, &args[i], s->dptr[i], s->kind[i], stream)
+             : copy_out(ctx, dev, &args[i], s->dptr[i], s->kind[i], stream);
     if (st != CUJIT_OK) return st;
   }
   return CUJIT_OK;
@@ -268,21 +287,14 @@ static cujit_status launch_staged(const cujit_function *fn, const cj_fslot *slot
     return st;
   }
   if ((st = stage_alloc(fn, slot, args, nargs, stream, &s)) != CUJIT_OK) goto done;
-  if ((st = copy_all(ctx, args, nargs, &s, CUJIT_ARG_IN, stream)) != CUJIT_OK) goto done;
+  if ((st = copy_all(ctx, dev, args, nargs, &s, CUJIT_ARG_IN, stream)) != CUJIT_OK) goto done;
   if (o->elapsed_ms && (st = timing_begin(ev, stream)) != CUJIT_OK) goto done;
-  if (CJ_OPTS_EX(o)) {
-    if ((st = cj_launch_ex(fn, slot, grid, block, s.params, o)) != CUJIT_OK) goto done;
-  } else if ((r = cj_cu.cuLaunchKernel((CUfunction)slot->kernel, grid.x, grid.y, grid.z,
-                                       block.x, block.y, block.z, o->shared_bytes, stream,
-                                       s.params, NULL)) != CUDA_SUCCESS) {
-    st = cj_launch_failed(fn, r, "cuLaunchKernel");
-    goto done;
-  }
+  if ((st = launch_params(fn, slot, grid, block, s.params, o)) != CUJIT_OK) goto done;
   if (ev[1] && (r = cj_cu.cuEventRecord(ev[1], stream)) != CUDA_SUCCESS) {
     st = cj_launch_failed(fn, r, "cuEventRecord");
     goto done;
   }
-  st = copy_all(ctx, args, nargs, &s, CUJIT_ARG_OUT, stream);
+  st = copy_all(ctx, dev, args, nargs, &s, CUJIT_ARG_OUT, stream);
   if (st == CUJIT_ERROR_LAUNCH_FAILED)
     st = cj_launch_failed(fn, cujit_last_cu_result(), "copy out");
 done:
@@ -332,8 +344,7 @@ static CJ_NOINLINE cujit_status launch_general(const cujit_function *fn, const c
   if (i < nargs)
     st = launch_staged(fn, slot, grid, block, args, nargs, o);
   else
-    st = CJ_OPTS_EX(o) ? cj_launch_ex(fn, slot, grid, block, params, o)
-                       : cj_launch_direct(fn, slot, grid, block, params, o);
+    st = launch_params(fn, slot, grid, block, params, o);
   if (params != stack_params) cj_free(params);
   return st;
 }
@@ -387,7 +398,7 @@ cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, cujit_dim3 
     }
     if (CJ_LIKELY(i == nargs)) {
       if (CJ_UNLIKELY((st = cj_launch_checked(fn, slot, grid, block, o)) != CUJIT_OK)) return st;
-      return cj_launch_direct(fn, slot, grid, block, params, o);
+      return cj_launch_kernel(fn, slot, grid, block, params, o);
     }
   }
   /* everything else: In/Out buffers, timings, cooperative launches, clusters, and mistakes,

@@ -55,7 +55,8 @@ cujit_status cj_cluster_fit_check(const char *kernel, cujit_dim3 cluster, cujit_
  * applies), so the launch may then be a plain one. */
 cujit_status cj_launch_ex_check(const cujit_function *fn, cj_fslot *slot, cujit_dim3 grid,
                                 cujit_dim3 block, cujit_launch_options *o);
-/* The launch through cuLaunchKernelEx, with the options' attributes. */
+/* The launch through cuLaunchKernelEx, with the options' attributes: the only call of
+ * cuLaunchKernelEx (launchex.c). */
 cujit_status cj_launch_ex(const cujit_function *fn, const cj_fslot *slot, cujit_dim3 grid,
                           cujit_dim3 block, void **params, const cujit_launch_options *o);
 
@@ -65,26 +66,32 @@ cujit_status cj_launch_checked(const cujit_function *fn, cj_fslot *slot, cujit_d
                                cujit_dim3 block, const cujit_launch_options *o);
 /* A failed launch (or a later step of one) as a status with its message. */
 cujit_status cj_launch_failed(const cujit_function *fn, CUresult r, const char *when);
+/* What to do after `what` (cuLaunchKernel or cuLaunchKernelEx) returned r, not
+ * CUDA_SUCCESS, on try `tries` (0 the first): CUJIT_OK when the launch is worth making
+ * again (the thread had no current context and now has one, on the first try only),
+ * else the failure as a status with its message. Out of line: never on the hot path. */
+cujit_status cj_launch_refused(const cujit_function *fn, CUresult r, int tries,
+                               const char *what);
 
-/* The launch without In/Out buffers: nothing allocated. Inline in every launch path, so
- * that the driver runs as few frames below the caller as possible (each frame more is a
- * return the processor may mispredict: the driver's own calls go deep). */
-static inline CJ_ALWAYS_INLINE cujit_status cj_launch_direct(const cujit_function *fn,
+/* The launch with `params` a kernelParams array (no In/Out left to stage): the only call
+ * of cuLaunchKernel, which every path takes (cujit_launch, staged launches, typed and
+ * bound calls, arrays). Inline, so that the driver runs as few frames below the caller as
+ * possible (each frame more is a return the processor may mispredict: the driver's own
+ * calls go deep); one test of the result on success. */
+static inline CJ_ALWAYS_INLINE cujit_status cj_launch_kernel(const cujit_function *fn,
                                                              const cj_fslot *slot,
                                                              cujit_dim3 grid, cujit_dim3 block,
                                                              void **params,
                                                              const cujit_launch_options *o) {
-  CUcontext ctx;
-  CUdevice dev;
   cujit_status st;
-  CUresult r = cj_cu.cuLaunchKernel((CUfunction)slot->kernel, grid.x, grid.y, grid.z, block.x,
-                                    block.y, block.z, o->shared_bytes, o->stream, params, NULL);
-  if (CJ_UNLIKELY(r == CUDA_ERROR_INVALID_CONTEXT)) { /* this thread has no context yet */
-    if ((st = cj_ctx_ensure(&ctx, &dev)) != CUJIT_OK) return st;
-    r = cj_cu.cuLaunchKernel((CUfunction)slot->kernel, grid.x, grid.y, grid.z, block.x, block.y,
-                             block.z, o->shared_bytes, o->stream, params, NULL);
-  }
-  return CJ_LIKELY(r == CUDA_SUCCESS) ? CUJIT_OK : cj_launch_failed(fn, r, "cuLaunchKernel");
+  int tries = 0;
+  do {
+    CUresult r = cj_cu.cuLaunchKernel((CUfunction)slot->kernel, grid.x, grid.y, grid.z, block.x,
+                                      block.y, block.z, o->shared_bytes, o->stream, params, NULL);
+    if (CJ_LIKELY(r == CUDA_SUCCESS)) return CUJIT_OK;
+    st = cj_launch_refused(fn, r, tries++, "cuLaunchKernel");
+  } while (st == CUJIT_OK);
+  return st;
 }
 
 /* Launches with `params` already a kernelParams array matching the kernel's layout (the
@@ -99,7 +106,7 @@ static inline CJ_ALWAYS_INLINE cujit_status cj_launch_params(const cujit_functio
   cujit_status st;
   if (CJ_UNLIKELY((st = cj_function_slot(fn, &slot, 0)) != CUJIT_OK)) return st;
   if (CJ_UNLIKELY((st = cj_launch_checked(fn, slot, grid, block, o)) != CUJIT_OK)) return st;
-  return cj_launch_direct(fn, slot, grid, block, params, o);
+  return cj_launch_kernel(fn, slot, grid, block, params, o);
 }
 
 /* ---- device memory pool and host memory (memory.c) ---- */
@@ -124,14 +131,24 @@ cj_host_kind cj_host_kind_of(const void *p, size_t bytes);
 
 /* Smallest pageable transfer worth staging (env CUJIT_STAGING_MIN, default 1 MiB). */
 size_t cj_staging_min(void);
-/* Copies between pageable host memory and device memory through reusable pinned chunks
- * filled and drained by several threads, ordered on `stream`; the host side is finished
- * when these return (the device side of htod may still be in flight). Return
- * CUJIT_ERROR_NOT_SUPPORTED, touching nothing and leaving no detail, when staging is not
- * available here (another context, setup failed); the caller then copies directly. */
-cujit_status cj_stage_htod(CUcontext ctx, CUdeviceptr dst, const void *src, size_t bytes,
-                           CUstream stream);
-cujit_status cj_stage_dtoh(CUcontext ctx, void *dst, CUdeviceptr src, size_t bytes,
-                           CUstream stream);
+/* Copies between pageable host memory and the memory of device `dev` (ctx current on the
+ * calling thread) through reusable pinned chunks filled and drained by several threads,
+ * ordered on `stream`; the host side is finished when these return (the device side of
+ * htod may still be in flight). Each device has threads and chunks of its own, made on
+ * its first staged copy for the context current then, and kept until the process exits.
+ * Return CUJIT_ERROR_NOT_SUPPORTED, touching nothing and leaving no detail, when staging
+ * is not available here (staging turned off, setup failed, a device beyond
+ * CJ_DEVICE_SLOTS, or another context than the one the device's threads work in); the
+ * caller then copies directly. */
+cujit_status cj_stage_htod(CUcontext ctx, CUdevice dev, CUdeviceptr dst, const void *src,
+                           size_t bytes, CUstream stream);
+cujit_status cj_stage_dtoh(CUcontext ctx, CUdevice dev, void *dst, CUdeviceptr src,
+                           size_t bytes, CUstream stream);
+/* Where each share of a staged transfer starts: a multiple of this. */
+#define CJ_STAGING_ALIGN ((size_t)64 << 10)
+/* Lane i's share [*begin, *end) of a transfer of `bytes` split between `nlanes` lanes
+ * (0 <= i < nlanes): equal shares rounded up to CJ_STAGING_ALIGN, in order, so that the
+ * shares cover the transfer once; the last lanes' may be empty (*begin == *end). Pure. */
+void cj_staging_share(size_t bytes, int nlanes, int i, size_t *begin, size_t *end);
 
 #endif

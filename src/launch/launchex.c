@@ -219,7 +219,8 @@ cujit_status cj_launch_ex(const cujit_function *fn, const cj_fslot *slot, cujit_
                           cujit_dim3 block, void **params, const cujit_launch_options *o) {
   CUlaunchAttribute attr[2];
   CUlaunchConfig cfg;
-  CUresult r;
+  cujit_status st;
+  int tries = 0;
   memset(attr, 0, sizeof attr);
   fill_config(&cfg, grid, block, o);
   cfg.attrs = attr;
@@ -233,6 +234,10 @@ cujit_status cj_launch_ex(const cujit_function *fn, const cj_fslot *slot, cujit_
     attr[cfg.numAttrs].value.clusterDim.y = o->cluster.y;
     attr[cfg.numAttrs++].value.clusterDim.z = o->cluster.z;
   }
-  r = cj_cu.cuLaunchKernelEx(&cfg, (CUfunction)slot->kernel, params, NULL);
-  return r == CUDA_SUCCESS ? CUJIT_OK : cj_launch_failed(fn, r, "cuLaunchKernelEx");
+  do {
+    CUresult r = cj_cu.cuLaunchKernelEx(&cfg, (CUfunction)slot->kernel, params, NULL);
+    if (r == CUDA_SUCCESS) return CUJIT_OK;
+    st = cj_launch_refused(fn, r, tries++, "cuLaunchKernelEx");
+  } while (st == CUJIT_OK);
+  return st;
 }

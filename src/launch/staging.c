@@ -1,8 +1,9 @@
 /* staging.c - pageable host memory moved faster than one plain pageable copy: the transfer
  * is split between a few threads ("lanes"), each moving its share through two reusable
- * pinned chunks, so that memcpy on several cores and DMA overlap. The lanes are created
- * on first use, bound to the context that first used them, and live until the process
- * exits (they make no CUDA call then: they wait on a condition variable). */
+ * pinned chunks, so that memcpy on several cores and DMA overlap. Each device has lanes of
+ * its own, so that transfers to different devices run side by side: they are created on
+ * the device's first staged transfer, bound to the context that made it, and live until
+ * the process exits (they make no CUDA call then: they wait on a condition variable). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,9 +14,12 @@
 #define CJ_STAGING_MIN_DEFAULT ((size_t)1 << 20)
 #define CJ_STAGING_CHUNK_DEFAULT ((size_t)1 << 20)
 #define CJ_STAGING_MAX_LANES 16
-#define CJ_LANE_ALIGN ((size_t)64 << 10)
+
+typedef struct stager stager;
 
 typedef struct lane {
+  stager *owner;
+  int index;
   unsigned char *pin[2]; /* page-locked chunks */
   CUevent ev[2];         /* recorded after each chunk's copy */
   int used[2];
@@ -30,24 +34,24 @@ typedef struct job {
   CUstream stream;
 } job;
 
-static struct {
-  pthread_mutex_t setup_lock;
+/* One device's lanes. */
+struct stager {
   int state; /* 0 not set up, 1 ready, -1 unavailable (atomic) */
   CUcontext ctx;
   size_t chunk;
   int nlanes;
   lane lanes[CJ_STAGING_MAX_LANES];
-  pthread_mutex_t run_lock; /* one transfer at a time */
+  pthread_mutex_t run_lock; /* one transfer at a time on this device */
   pthread_mutex_t lock;     /* guards gen, pending, job */
   pthread_cond_t go, done;
   unsigned long gen;
   int pending;
   job job;
-} stg = {.setup_lock = PTHREAD_MUTEX_INITIALIZER,
-         .run_lock = PTHREAD_MUTEX_INITIALIZER,
-         .lock = PTHREAD_MUTEX_INITIALIZER,
-         .go = PTHREAD_COND_INITIALIZER,
-         .done = PTHREAD_COND_INITIALIZER};
+};
+
+/* Indexed by device ordinal; set up one at a time. */
+static stager stagers[CJ_DEVICE_SLOTS];
+static pthread_mutex_t setup_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static pthread_once_t min_once = PTHREAD_ONCE_INIT;
 static size_t min_bytes;
@@ -95,11 +99,18 @@ static int lane_count(void) {
 
 static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
 
+void cj_staging_share(size_t bytes, int nlanes, int i, size_t *begin, size_t *end) {
+  size_t share = (bytes + (size_t)nlanes - 1) / (size_t)nlanes;
+  share = (share + CJ_STAGING_ALIGN - 1) / CJ_STAGING_ALIGN * CJ_STAGING_ALIGN;
+  *begin = min_size(share * (size_t)i, bytes);
+  *end = min_size(*begin + share, bytes);
+}
+
 static CUresult lane_to_device(lane *l, const job *j, size_t begin, size_t end) {
-  size_t off, k;
+  size_t off, k, chunk = l->owner->chunk;
   CUresult r = CUDA_SUCCESS;
-  for (off = begin, k = 0; off < end && r == CUDA_SUCCESS; off += stg.chunk, k++) {
-    size_t n = min_size(stg.chunk, end - off), b = k & 1;
+  for (off = begin, k = 0; off < end && r == CUDA_SUCCESS; off += chunk, k++) {
+    size_t n = min_size(chunk, end - off), b = k & 1;
     if (l->used[b] && (r = cj_cu.cuEventSynchronize(l->ev[b])) != CUDA_SUCCESS) break;
     memcpy(l->pin[b], j->host + off, n);
     if ((r = cj_cu.cuMemcpyHtoDAsync(j->dev + off, l->pin[b], n, j->stream)) == CUDA_SUCCESS)
@@ -110,8 +121,8 @@ static CUresult lane_to_device(lane *l, const job *j, size_t begin, size_t end) 
 }
 
 static CUresult lane_fetch(lane *l, const job *j, size_t off, size_t end, size_t b) {
-  CUresult r = cj_cu.cuMemcpyDtoHAsync(l->pin[b], j->dev + off, min_size(stg.chunk, end - off),
-                                       j->stream);
+  CUresult r = cj_cu.cuMemcpyDtoHAsync(l->pin[b], j->dev + off,
+                                       min_size(l->owner->chunk, end - off), j->stream);
   if (r == CUDA_SUCCESS) r = cj_cu.cuEventRecord(l->ev[b], j->stream);
   l->used[b] = 1;
   return r;
@@ -119,152 +130,163 @@ static CUresult lane_fetch(lane *l, const job *j, size_t off, size_t end, size_t
 
 /* Chunk k+1 is in flight while chunk k is copied out of its pinned buffer. */
 static CUresult lane_to_host(lane *l, const job *j, size_t begin, size_t end) {
-  size_t off, k, b;
+  size_t off, k, b, chunk = l->owner->chunk;
   CUresult r = CUDA_SUCCESS;
   for (b = 0; b < 2 && r == CUDA_SUCCESS; b++)
     if (l->used[b]) r = cj_cu.cuEventSynchronize(l->ev[b]); /* an earlier upload may read it */
   if (r == CUDA_SUCCESS) r = lane_fetch(l, j, begin, end, 0);
-  for (off = begin, k = 0; off < end && r == CUDA_SUCCESS; off += stg.chunk, k++) {
+  for (off = begin, k = 0; off < end && r == CUDA_SUCCESS; off += chunk, k++) {
     b = k & 1;
-    if (off + stg.chunk < end &&
-        (r = lane_fetch(l, j, off + stg.chunk, end, b ^ 1)) != CUDA_SUCCESS)
+    if (off + chunk < end && (r = lane_fetch(l, j, off + chunk, end, b ^ 1)) != CUDA_SUCCESS)
       break;
     if ((r = cj_cu.cuEventSynchronize(l->ev[b])) != CUDA_SUCCESS) break;
-    memcpy(j->host + off, l->pin[b], min_size(stg.chunk, end - off));
+    memcpy(j->host + off, l->pin[b], min_size(chunk, end - off));
   }
   return r;
 }
 
-static void lane_run(int i, const job *j) {
-  size_t share = (j->bytes + (size_t)stg.nlanes - 1) / (size_t)stg.nlanes;
+static void lane_run(lane *l, const job *j) {
   size_t begin, end;
-  share = (share + CJ_LANE_ALIGN - 1) / CJ_LANE_ALIGN * CJ_LANE_ALIGN;
-  begin = share * (size_t)i;
-  end = min_size(j->bytes, begin + share);
-  stg.lanes[i].err = CUDA_SUCCESS;
+  cj_staging_share(j->bytes, l->owner->nlanes, l->index, &begin, &end);
+  l->err = CUDA_SUCCESS;
   if (begin >= end) return;
-  stg.lanes[i].err = j->to_device ? lane_to_device(&stg.lanes[i], j, begin, end)
-                                  : lane_to_host(&stg.lanes[i], j, begin, end);
+  l->err = j->to_device ? lane_to_device(l, j, begin, end) : lane_to_host(l, j, begin, end);
 }
 
 static void *lane_main(void *arg) {
-  int i = (int)(intptr_t)arg;
+  lane *l = arg;
+  stager *s = l->owner;
   unsigned long seen = 0;
   job j;
-  cj_cu.cuCtxSetCurrent(stg.ctx);
-  pthread_mutex_lock(&stg.lock);
+  cj_cu.cuCtxSetCurrent(s->ctx);
+  pthread_mutex_lock(&s->lock);
   for (;;) {
-    while (stg.gen == seen) pthread_cond_wait(&stg.go, &stg.lock);
-    seen = stg.gen;
-    j = stg.job;
-    pthread_mutex_unlock(&stg.lock);
-    lane_run(i, &j);
-    pthread_mutex_lock(&stg.lock);
-    if (--stg.pending == 0) pthread_cond_signal(&stg.done);
+    while (s->gen == seen) pthread_cond_wait(&s->go, &s->lock);
+    seen = s->gen;
+    j = s->job;
+    pthread_mutex_unlock(&s->lock);
+    lane_run(l, &j);
+    pthread_mutex_lock(&s->lock);
+    if (--s->pending == 0) pthread_cond_signal(&s->done);
   }
   return NULL;
 }
 
 /* ---- setup ---- */
 
-static void lanes_free(int n) {
+static void lanes_free(stager *s, int n) {
   int i, b;
   for (i = 0; i < n; i++) {
     for (b = 0; b < 2; b++) {
-      if (stg.lanes[i].pin[b]) cj_cu.cuMemFreeHost(stg.lanes[i].pin[b]);
-      if (stg.lanes[i].ev[b]) cj_cu.cuEventDestroy(stg.lanes[i].ev[b]);
+      if (s->lanes[i].pin[b]) cj_cu.cuMemFreeHost(s->lanes[i].pin[b]);
+      if (s->lanes[i].ev[b]) cj_cu.cuEventDestroy(s->lanes[i].ev[b]);
     }
   }
-  memset(stg.lanes, 0, sizeof stg.lanes);
+  memset(s->lanes, 0, sizeof s->lanes);
 }
 
-static int setup(CUcontext ctx) {
+/* Makes s's pinned chunks and events in ctx (current on this thread) and starts its
+ * helper threads; lane 0 is the caller's. Returns 0 when staging is off or failed. */
+static int setup(stager *s, CUcontext ctx, CUdevice dev) {
   static int chunk_warned;
   pthread_attr_t attr;
   pthread_t t;
   int i, b, n = lane_count();
   if (n == 0) return 0;
-  stg.ctx = ctx;
-  stg.nlanes = n;
-  stg.chunk = env_size("CUJIT_STAGING_CHUNK", CJ_STAGING_CHUNK_DEFAULT, &chunk_warned);
-  if (stg.chunk < 4096) stg.chunk = 4096;
+  s->ctx = ctx;
+  s->nlanes = n;
+  s->chunk = env_size("CUJIT_STAGING_CHUNK", CJ_STAGING_CHUNK_DEFAULT, &chunk_warned);
+  if (s->chunk < 4096) s->chunk = 4096;
   for (i = 0; i < n; i++) {
+    s->lanes[i].owner = s;
+    s->lanes[i].index = i;
     for (b = 0; b < 2; b++) {
-      if (cj_cu.cuMemHostAlloc((void **)&stg.lanes[i].pin[b], stg.chunk,
+      if (cj_cu.cuMemHostAlloc((void **)&s->lanes[i].pin[b], s->chunk,
                                CU_MEMHOSTALLOC_PORTABLE) != CUDA_SUCCESS ||
-          cj_cu.cuEventCreate(&stg.lanes[i].ev[b], CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
-        lanes_free(n);
+          cj_cu.cuEventCreate(&s->lanes[i].ev[b], CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
+        lanes_free(s, n);
         return 0;
       }
     }
   }
+  pthread_mutex_init(&s->run_lock, NULL);
+  pthread_mutex_init(&s->lock, NULL);
+  pthread_cond_init(&s->go, NULL);
+  pthread_cond_init(&s->done, NULL);
   pthread_attr_init(&attr);
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
   for (i = 1; i < n; i++) {
-    if (pthread_create(&t, &attr, lane_main, (void *)(intptr_t)i) != 0) {
-      stg.nlanes = i; /* fewer helpers than asked: the ones started serve */
+    if (pthread_create(&t, &attr, lane_main, &s->lanes[i]) != 0) {
+      s->nlanes = i; /* fewer helpers than asked: the ones started serve */
       break;
     }
   }
   pthread_attr_destroy(&attr);
-  cj_debug("staging pageable copies with %d lane%s of 2 x %zu-byte pinned chunks", stg.nlanes,
-           stg.nlanes == 1 ? "" : "s", stg.chunk);
+  cj_debug("staging pageable copies on device %d with %d lane%s of 2 x %zu-byte pinned chunks",
+           (int)dev, s->nlanes, s->nlanes == 1 ? "" : "s", s->chunk);
   return 1;
 }
 
-static int available(CUcontext ctx) {
-  int state = __atomic_load_n(&stg.state, __ATOMIC_ACQUIRE);
+/* The lanes of device `dev`, set up on its first use, when they work in ctx; else NULL. */
+static stager *stager_for(CUcontext ctx, CUdevice dev) {
+  stager *s;
+  int state;
+  if (dev < 0 || dev >= CJ_DEVICE_SLOTS) return NULL;
+  s = &stagers[dev];
+  state = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
   if (!state) {
-    pthread_mutex_lock(&stg.setup_lock);
-    if (!(state = stg.state)) {
-      state = setup(ctx) ? 1 : -1;
-      __atomic_store_n(&stg.state, state, __ATOMIC_RELEASE);
+    pthread_mutex_lock(&setup_lock);
+    if (!(state = s->state)) {
+      state = setup(s, ctx, dev) ? 1 : -1;
+      __atomic_store_n(&s->state, state, __ATOMIC_RELEASE);
     }
-    pthread_mutex_unlock(&stg.setup_lock);
+    pthread_mutex_unlock(&setup_lock);
   }
-  return state == 1 && ctx == stg.ctx;
+  return state == 1 && ctx == s->ctx ? s : NULL;
 }
 
-static cujit_status run(const job *j) {
+static cujit_status run(stager *s, const job *j) {
   CUresult r = CUDA_SUCCESS;
   int i;
-  pthread_mutex_lock(&stg.run_lock);
-  pthread_mutex_lock(&stg.lock);
-  stg.job = *j;
-  stg.pending = stg.nlanes - 1;
-  stg.gen++;
-  pthread_cond_broadcast(&stg.go);
-  pthread_mutex_unlock(&stg.lock);
-  lane_run(0, j);
-  pthread_mutex_lock(&stg.lock);
-  while (stg.pending > 0) pthread_cond_wait(&stg.done, &stg.lock);
-  pthread_mutex_unlock(&stg.lock);
-  for (i = 0; i < stg.nlanes && r == CUDA_SUCCESS; i++) r = stg.lanes[i].err;
-  pthread_mutex_unlock(&stg.run_lock);
+  pthread_mutex_lock(&s->run_lock);
+  pthread_mutex_lock(&s->lock);
+  s->job = *j;
+  s->pending = s->nlanes - 1;
+  s->gen++;
+  pthread_cond_broadcast(&s->go);
+  pthread_mutex_unlock(&s->lock);
+  lane_run(&s->lanes[0], j);
+  pthread_mutex_lock(&s->lock);
+  while (s->pending > 0) pthread_cond_wait(&s->done, &s->lock);
+  pthread_mutex_unlock(&s->lock);
+  for (i = 0; i < s->nlanes && r == CUDA_SUCCESS; i++) r = s->lanes[i].err;
+  pthread_mutex_unlock(&s->run_lock);
   if (r == CUDA_SUCCESS) return CUJIT_OK;
   return cj_cu_fail(r, j->to_device ? "staging an In buffer" : "staging an Out buffer");
 }
 
-cujit_status cj_stage_htod(CUcontext ctx, CUdeviceptr dst, const void *src, size_t bytes,
-                           CUstream stream) {
+cujit_status cj_stage_htod(CUcontext ctx, CUdevice dev, CUdeviceptr dst, const void *src,
+                           size_t bytes, CUstream stream) {
+  stager *s = stager_for(ctx, dev);
   job j;
-  if (!available(ctx)) return CUJIT_ERROR_NOT_SUPPORTED;
+  if (!s) return CUJIT_ERROR_NOT_SUPPORTED;
   j.to_device = 1;
   j.host = (unsigned char *)(uintptr_t)src;
   j.dev = dst;
   j.bytes = bytes;
   j.stream = stream;
-  return run(&j);
+  return run(s, &j);
 }
 
-cujit_status cj_stage_dtoh(CUcontext ctx, void *dst, CUdeviceptr src, size_t bytes,
-                           CUstream stream) {
+cujit_status cj_stage_dtoh(CUcontext ctx, CUdevice dev, void *dst, CUdeviceptr src,
+                           size_t bytes, CUstream stream) {
+  stager *s = stager_for(ctx, dev);
   job j;
-  if (!available(ctx)) return CUJIT_ERROR_NOT_SUPPORTED;
+  if (!s) return CUJIT_ERROR_NOT_SUPPORTED;
   j.to_device = 0;
   j.host = dst;
   j.dev = src;
   j.bytes = bytes;
   j.stream = stream;
-  return run(&j);
+  return run(s, &j);
 }
