@@ -4,9 +4,9 @@
  * source once in total; a remote hit is stored on disk; garbage, truncated, oversized and
  * foreign values are rebuilt, never loaded, and replaced; a server killed mid-run, a
  * closed port, a port that accepts but never answers and a refused password cost each
- * compile at most the timeouts; a URL that does not parse is a clear error. The group is
- * skipped, saying why, when redis-server or hiredis is not installed. The children are
- * this binary again ("--child MODE ARG"). */
+ * compile at most the timeouts; threads share the connection; a URL that does not parse
+ * is a clear error. The group is skipped, saying why, when redis-server or hiredis is not
+ * installed. The children are this binary again ("--child MODE ARG"). */
 #define _GNU_SOURCE /* pipe2 */
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -580,6 +580,48 @@ static void waits_for_the_lock_holder(void **state) {
   cj_buf_free(&valid);
 }
 
+/* Threads of one process share the tier's connection: each compile goes through it. */
+static void *compile_thread(void *arg) {
+  cujit_options o = ptx_options();
+  cujit_module *m = NULL;
+  char src[512];
+  source(arg, src, sizeof src);
+  if (cujit_module_from_source(&m, src, "r.cu", &o) != CUJIT_OK) return (void *)1;
+  cujit_module_destroy(m);
+  return NULL;
+}
+
+static void threads_share_the_tier(void **state) {
+  static char tags[8][32];
+  pthread_t th[8];
+  cujit_cache_stats before = stats_now(), after;
+  void *rc;
+  cj_buf b = {0};
+  char why[512];
+  cj_key key;
+  int i;
+  (void)state;
+  for (i = 0; i < 8; i++) {
+    snprintf(tags[i], sizeof tags[i], "thread %d", i);
+    assert_int_equal(pthread_create(&th[i], NULL, compile_thread, tags[i]), 0);
+  }
+  for (i = 0; i < 8; i++) {
+    assert_int_equal(pthread_join(th[i], &rc), 0);
+    assert_null(rc);
+  }
+  after = stats_now();
+  assert_int_equal(after.remote_misses - before.remote_misses, 8);
+  assert_int_equal(after.remote_errors - before.remote_errors, 0);
+  for (i = 0; i < 8; i++) {
+    key_of(tags[i], &key);
+    b.len = 0;
+    assert_int_equal(admin->ops->get(admin, &key, CJ_REMOTE_MAX_ENTRY, &b, why, sizeof why),
+                     CJ_REMOTE_OK);
+  }
+  cj_buf_free(&b);
+  assert_not_logged("remote");
+}
+
 /* URLs that do not parse are refused, saying what is wrong; the tier is then off. */
 static void bad_urls_are_errors(void **state) {
   static const char *const bad[][2] = {
@@ -640,7 +682,8 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       REMOTE_TEST(hit_is_stored_locally),   REMOTE_TEST(herd_compiles_once),
       REMOTE_TEST(bad_values_are_replaced), REMOTE_TEST(database_is_selected),
-      REMOTE_TEST(waits_for_the_lock_holder), REMOTE_TEST(unreachable_is_skipped),
+      REMOTE_TEST(waits_for_the_lock_holder), REMOTE_TEST(threads_share_the_tier),
+      REMOTE_TEST(unreachable_is_skipped),
       REMOTE_TEST(bad_urls_are_errors),     REMOTE_TEST(killed_mid_run),
   };
   int rc;
