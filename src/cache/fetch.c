@@ -7,9 +7,9 @@
  *   2. Otherwise the source's headers are scanned and hashed into the disk key, and the
  *      entry is read. Neither step creates an NVRTC program.
  *   3. On a miss, the key's lock makes one process compile while the others wait for the
- *      entry; the one that compiles first asks the remote tier, if one is set (remote.c);
- *      the result is written atomically (and to the remote tier) and counted in the
- *      directory's stats, and a write that takes the cache past its limit prunes it.
+ *      entry; the process holding the lock asks the remote tier first, if one is set
+ *      (remote.c); the result is written atomically (and to the remote tier) and counted
+ *      in the directory's stats, and a write that takes the cache past its limit prunes it.
  * Cache trouble of any kind costs the cache, never the compile. */
 #define _GNU_SOURCE /* fstatat */
 #include <fcntl.h>

@@ -253,7 +253,7 @@ static int claim_or_wait(cj_remote *t, const cj_entry_path *p, const cj_key *key
       return NONE;
     }
     nap(delay);
-    if (delay < 0.05) delay *= 2;
+    delay = delay * 2 < 0.05 ? delay * 2 : 0.05;
     rc = lookup(t, p, key, deps, what, 0, out, written, d);
     if (rc != NONE && rc != BAD) return rc;
   }
