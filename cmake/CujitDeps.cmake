@@ -27,3 +27,7 @@ add_library(cujit_dep::nvrtc UNKNOWN IMPORTED)
 set_target_properties(cujit_dep::nvrtc PROPERTIES
   IMPORTED_LOCATION "${CUDA_nvrtc_LIBRARY}"
   INTERFACE_INCLUDE_DIRECTORIES "${CUDAToolkit_INCLUDE_DIRS}")
+
+# hiredis (the remote cache's Redis client) is loaded at run time, never linked; its headers
+# (Debian: libhiredis-dev) are used when present to check cujit's declarations of it.
+find_path(CUJIT_HIREDIS_INCLUDE_DIR hiredis/hiredis.h)

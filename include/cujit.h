@@ -379,8 +379,14 @@ typedef struct cujit_cache_stats {
   uint64_t evictions;   /**< disk entries removed to keep the size limit */
   uint64_t entries;     /**< disk entries now (counted by the call) */
   uint64_t bytes;       /**< their total size */
+  /* The remote tier (cujit_cache_set_remote), asked after a disk miss: */
+  uint64_t remote_hits;    /**< entries it had (counted in `hits` too; now on disk as well) */
+  uint64_t remote_misses;  /**< lookups that found no usable entry there */
+  uint64_t remote_invalid; /**< of those, values that failed the entry checks (replaced) */
+  uint64_t remote_errors;  /**< operations that failed or timed out (each skips it for 30 s) */
+  uint64_t remote_time_us; /**< microseconds spent in it, waits for other machines included */
 } cujit_cache_stats;
-#define CUJIT_CACHE_STATS_INIT {sizeof(cujit_cache_stats), 0, 0, 0, 0, 0, 0, 0}
+#define CUJIT_CACHE_STATS_INIT {sizeof(cujit_cache_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
 
 /** Sets the cache directory for this process (copied; created 0700 when missing).
  *  NULL returns to the default: env CUJIT_CACHE_DIR, else $XDG_CACHE_HOME/cujit, else
@@ -395,6 +401,26 @@ CUJIT_API cujit_status cujit_cache_set_dir(const char *dir);
  *  the disk cache is off or unusable; cujit_last_error() then says why. Owned by cujit;
  *  valid until the calling thread's next call of cujit_cache_dir(). */
 CUJIT_API const char *cujit_cache_dir(void);
+/** Sets this process's remote cache tier: a Redis server that the machines of a cluster
+ *  share, asked after a disk miss and before NVRTC. A hit there is written to the disk
+ *  cache too; a compile after a miss stores its entry in both. One process per key
+ *  compiles across all machines (the others wait for its entry, at most
+ *  CUJIT_CACHE_LOCK_TIMEOUT). What comes back is checked as a disk entry is (size, key,
+ *  checksum); a bad value is a miss, counted in remote_invalid, and replaced. A server
+ *  that does not connect within connect_timeout (default 50 ms) or answer within timeout
+ *  (default 50 ms) is skipped for 30 s, with a warning, and compiles go on locally. The
+ *  remote tier is used only together with a usable disk cache.
+ *  @param url  "redis://[[user]:password@]host[:port][/db][?connect_timeout=MS&timeout=MS]"
+ *              (copied; port 6379 and database 0 by default); NULL returns to the default,
+ *              env CUJIT_CACHE_REMOTE (read at the first compile otherwise); "" sets none.
+ *              Nothing connects here: the first lookup does. hiredis is loaded here, at run
+ *              time (libhiredis.so.1.3.0, .1.1.0, .1.0.0, .0.14 or libhiredis.so, or env
+ *              CUJIT_HIREDIS).
+ *              Thread-safe: compiles under way finish with the tier they started with.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE when the URL does not parse (the detail
+ *          says what is wrong and the form expected); CUJIT_ERROR_CACHE when hiredis cannot
+ *          be loaded. After an error there is no remote tier until one is set again. */
+CUJIT_API cujit_status cujit_cache_set_remote(const char *url);
 /** Fills `stats` with this process's counters, and the disk entries and bytes now (this
  *  walks the cache directory; 0 and 0 when the disk cache is off).
  *  @return CUJIT_OK, or CUJIT_ERROR_INVALID_VALUE when stats is NULL or its size is not

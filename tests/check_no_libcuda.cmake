@@ -1,5 +1,6 @@
-# Fails when any of FILES lists libcuda or libnvrtc among its dynamic dependencies
-# (DT_NEEDED): both are loaded at run time, NVRTC only when something must be compiled.
+# Fails when any of FILES lists libcuda, libnvrtc or libhiredis among its dynamic
+# dependencies (DT_NEEDED): all are loaded at run time, NVRTC only when something must be
+# compiled, hiredis only when a remote cache tier is set.
 find_program(READELF readelf REQUIRED)
 foreach(f IN LISTS FILES)
   execute_process(COMMAND ${READELF} -d ${f} OUTPUT_VARIABLE out RESULT_VARIABLE rc)
@@ -15,5 +16,8 @@ foreach(f IN LISTS FILES)
   if(out MATCHES "libnvrtc")
     message(FATAL_ERROR "${f} depends on libnvrtc:\n${out}")
   endif()
-  message(STATUS "${f}: no libcuda or libnvrtc dependency")
+  if(out MATCHES "libhiredis")
+    message(FATAL_ERROR "${f} depends on libhiredis:\n${out}")
+  endif()
+  message(STATUS "${f}: no libcuda, libnvrtc or libhiredis dependency")
 endforeach()

@@ -2,12 +2,27 @@
 #include <string.h>
 
 #include "cache/cache.h"
+#include "cache/remote.h"
 
 static uint64_t counters[CJ_NCOUNTERS];
 
 void cj_count(cj_counter c, uint64_t n) { __atomic_add_fetch(&counters[c], n, __ATOMIC_RELAXED); }
 
 static uint64_t counter(cj_counter c) { return __atomic_load_n(&counters[c], __ATOMIC_RELAXED); }
+
+/* The remote tier's counters: this process's (c NULL) or the directory's. */
+static void remote_stats(cujit_cache_stats *stats, const cj_disk_counters *c) {
+  cj_disk_counters mine;
+  if (!c) {
+    cj_remote_counters(&mine);
+    c = &mine;
+  }
+  stats->remote_hits = c->remote_hits;
+  stats->remote_misses = c->remote_misses;
+  stats->remote_invalid = c->remote_invalid;
+  stats->remote_errors = c->remote_errors;
+  stats->remote_time_us = c->remote_time_us;
+}
 
 /* The stats' first version ended with bytes: what a size of 0 stands for. */
 #define STATS_V1 CJ_SIZE_V1(cujit_cache_stats, bytes)
@@ -35,6 +50,7 @@ cujit_status cujit_cache_get_stats(cujit_cache_stats *user) {
   stats->misses = counter(CJ_MISSES);
   stats->compiles = counter(CJ_COMPILES);
   stats->evictions = counter(CJ_EVICTIONS);
+  remote_stats(stats, NULL);
   if (cj_root_open(&root, 0) == 0) cj_scan_dir(&root, &stats->entries, &stats->bytes);
   cj_root_close(&root);
   return stats_end(fn, user, stats);
@@ -58,6 +74,7 @@ cujit_status cujit_cache_get_disk_stats(cujit_cache_stats *user) {
   stats->misses = c.misses;
   stats->compiles = c.compiles;
   stats->evictions = c.evictions;
+  remote_stats(stats, &c);
   return stats_end(fn, user, stats);
 }
 

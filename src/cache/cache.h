@@ -200,6 +200,11 @@ int cj_disk_read(const cj_entry_path *p, const cj_key *key, const cj_deps *expec
  * compile goes on). */
 uint64_t cj_disk_write(const cj_entry_path *p, const cj_key *key, const cj_image *im,
                        const cj_deps *deps, const char *name);
+/* cj_disk_write in two steps, for an entry that also goes elsewhere: the entry's bytes
+ * (0, or -1 when out of memory), and writing bytes as the entry (as cj_disk_write). */
+int cj_disk_encode(const cj_key *key, const cj_image *im, const cj_deps *deps, const char *name,
+                   cj_buf *out);
+uint64_t cj_disk_store(const cj_entry_path *p, const cj_buf *b);
 /* 64 random bits (for unique file names). */
 uint64_t cj_random64(void);
 
@@ -234,6 +239,9 @@ typedef struct cj_disk_counters {
   uint64_t hits, misses, compiles, evictions;
   uint64_t size;     /* estimated bytes of entries: at the last scan, plus writes since */
   int64_t scanned;   /* time of the last full scan (0: never, so the size is unknown) */
+  /* the remote tier (remote.c): lookups that found an entry, found none, found a value
+   * that failed the checks (a miss too), operations that failed, time spent in it */
+  uint64_t remote_hits, remote_misses, remote_invalid, remote_errors, remote_time_us;
 } cj_disk_counters;
 
 /* Statistics are best effort: their file lock is waited for at most this long, after

@@ -148,7 +148,7 @@ static int open_temp(const cj_entry_path *p, char *tmp, size_t size) {
   return fd;
 }
 
-static uint64_t store(const cj_entry_path *p, const cj_buf *b) {
+uint64_t cj_disk_store(const cj_entry_path *p, const cj_buf *b) {
   char tmp[80];
   int fd, err;
   if ((fd = open_temp(p, tmp, sizeof tmp)) < 0)
@@ -164,20 +164,25 @@ static uint64_t store(const cj_entry_path *p, const cj_buf *b) {
   return b->len;
 }
 
-uint64_t cj_disk_write(const cj_entry_path *p, const cj_key *key, const cj_image *im,
-                       const cj_deps *deps, const char *name) {
+int cj_disk_encode(const cj_key *key, const cj_image *im, const cj_deps *deps, const char *name,
+                   cj_buf *out) {
   cj_entry_meta meta;
-  cj_buf b = {0};
-  uint64_t written;
   memset(&meta, 0, sizeof meta);
   snprintf(meta.name, sizeof meta.name, "%s", name);
-  if (cj_nvrtc_version_cached(&meta.nvrtc_major, &meta.nvrtc_minor) != CUJIT_OK ||
-      cj_entry_encode(key, im, deps, &meta, &b) != 0) {
-    cj_buf_free(&b);
-    cj_debug("not caching '%s': out of memory while encoding it", name);
+  if (cj_nvrtc_version_cached(&meta.nvrtc_major, &meta.nvrtc_minor) == CUJIT_OK &&
+      cj_entry_encode(key, im, deps, &meta, out) == 0)
     return 0;
-  }
-  written = store(p, &b);
+  cj_buf_free(out);
+  cj_debug("not caching '%s': out of memory while encoding it", name);
+  return -1;
+}
+
+uint64_t cj_disk_write(const cj_entry_path *p, const cj_key *key, const cj_image *im,
+                       const cj_deps *deps, const char *name) {
+  cj_buf b = {0};
+  uint64_t written;
+  if (cj_disk_encode(key, im, deps, name, &b) != 0) return 0;
+  written = cj_disk_store(p, &b);
   cj_buf_free(&b);
   return written;
 }

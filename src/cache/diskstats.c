@@ -21,11 +21,14 @@
 
 #include "cache/cache.h"
 
-static const char *const names[] = {"hits", "misses", "compiles", "evictions", "size", "scanned"};
+static const char *const names[] = {"hits", "misses", "compiles", "evictions", "size", "scanned",
+                                    "remote_hits", "remote_misses", "remote_invalid",
+                                    "remote_errors", "remote_time_us"};
 
 static uint64_t *field(cj_disk_counters *c, size_t i) {
   uint64_t *f[] = {&c->hits, &c->misses, &c->compiles, &c->evictions, &c->size,
-                   (uint64_t *)&c->scanned};
+                   (uint64_t *)&c->scanned, &c->remote_hits, &c->remote_misses,
+                   &c->remote_invalid, &c->remote_errors, &c->remote_time_us};
   return f[i];
 }
 
@@ -157,6 +160,11 @@ int cj_diskstats_add(const cj_root *r, const cj_disk_counters *d, uint64_t max_s
   c.compiles += d->compiles;
   c.evictions += d->evictions;
   c.size += d->size;
+  c.remote_hits += d->remote_hits;
+  c.remote_misses += d->remote_misses;
+  c.remote_invalid += d->remote_invalid;
+  c.remote_errors += d->remote_errors;
+  c.remote_time_us += d->remote_time_us;
   write_locked(fd, &c);
   close(fd);
   due = d->size && (c.scanned == 0 || c.size > max_size);

@@ -1,4 +1,4 @@
-/* fetch.c - request to image: memory cache, disk cache, then NVRTC.
+/* fetch.c - request to image: memory cache, disk cache, remote tier, then NVRTC.
  *
  *   1. The memory cache: the options key (no file reads) and the source's address find
  *      an image holding the same text, compared byte for byte; failing that, the request
@@ -7,14 +7,16 @@
  *   2. Otherwise the source's headers are scanned and hashed into the disk key, and the
  *      entry is read. Neither step creates an NVRTC program.
  *   3. On a miss, the key's lock makes one process compile while the others wait for the
- *      entry; the result is written atomically and counted in the directory's stats, and
- *      a write that takes the cache past its limit prunes it.
+ *      entry; the process holding the lock asks the remote tier first, if one is set
+ *      (remote.c); the result is written atomically (and to the remote tier) and counted
+ *      in the directory's stats, and a write that takes the cache past its limit prunes it.
  * Cache trouble of any kind costs the cache, never the compile. */
 #define _GNU_SOURCE /* fstatat */
 #include <fcntl.h>
 #include <string.h>
 
 #include "cache/cache.h"
+#include "cache/remote.h"
 
 /* Gives a new image (not yet shared) its own copy of the source, which every module made
  * from it borrows: a memory hit then copies nothing. */
@@ -112,13 +114,24 @@ static void count_disk(const cj_root *root, uint64_t hits, uint64_t misses, uint
   }
 }
 
-/* Compiles with the key locked (when the lock could be had) and stores the entry. */
+/* With the key locked (when the lock could be had): the remote tier's entry, or a compile
+ * whose entry is stored on disk and in the remote tier. */
 static cujit_status compile_and_store(cj_request *r, const cj_root *root, const cj_entry_path *p,
                                       const cj_key *key, const cj_deps *deps, int *changed,
                                       cj_lock *lock, cj_image **out) {
+  cj_remote_claim claim;
   uint64_t written = 0;
-  cujit_status st = compile_now(r, deps, changed, out);
-  if (st == CUJIT_OK && !*changed) written = cj_disk_write(p, key, *out, deps, r->name);
+  cujit_status st;
+  int rc = cj_remote_fetch(root, p, key, deps, r->name, &claim, out, &written);
+  if (rc != CJ_REMOTE_MISS) {
+    cj_lock_release(p->dir, p->lock, lock);
+    if (rc < 0) return cj_fail_oom("reading a remote cache entry");
+    return count_disk(root, 1, 0, written), CUJIT_OK;
+  }
+  st = compile_now(r, deps, changed, out);
+  if (st == CUJIT_OK && !*changed)
+    written = cj_remote_write(root, p, key, *out, deps, r->name, &claim);
+  cj_remote_release(&claim);
   if (written) cj_toolchain_note(root);
   cj_lock_release(p->dir, p->lock, lock);
   count_disk(root, 0, 1, written);

@@ -1,5 +1,6 @@
 /* cache.c - the 'cujit cache' command and the cache line of 'cujit info'. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -31,6 +32,37 @@ static int cmd_dir(void) {
   return 0;
 }
 
+/* The remote tier's URL without its user and password. */
+static void print_url(const char *url) {
+  const char *host = strstr(url, "://"), *end, *p;
+  if (!host) {
+    printf("remote            %s\n", url);
+    return;
+  }
+  host += 3;
+  end = host + strcspn(host, "/?");
+  for (p = host; p < end; p++)
+    if (*p == '@') host = p + 1;
+  printf("remote            %.*s%s\n", (int)(strstr(url, "://") + 3 - url), url, host);
+}
+
+/* The remote tier's lines, when one is set (or was used by the processes counted). */
+static void print_remote(const cujit_cache_stats *s) {
+  const char *url = getenv("CUJIT_CACHE_REMOTE");
+  if ((!url || !*url) && !s->remote_hits && !s->remote_misses && !s->remote_errors) return;
+  if (!url || !*url)
+    printf("remote            none set now\n");
+  else if (cujit_cache_set_remote(NULL) != CUJIT_OK)
+    printf("remote            unusable: %s\n", cujit_last_error());
+  else
+    print_url(url);
+  printf("remote hits       %llu\n", (unsigned long long)s->remote_hits);
+  printf("remote misses     %llu (%llu of them bad values, replaced)\n",
+         (unsigned long long)s->remote_misses, (unsigned long long)s->remote_invalid);
+  printf("remote errors     %llu\n", (unsigned long long)s->remote_errors);
+  printf("remote time       %.3f s\n", (double)s->remote_time_us / 1e6);
+}
+
 static int cmd_stats(void) {
   cujit_cache_stats s = CUJIT_CACHE_STATS_INIT;
   char a[32], b[32];
@@ -50,6 +82,7 @@ static int cmd_stats(void) {
     printf("hit rate          -\n");
   printf("compiles          %llu\n", (unsigned long long)s.compiles);
   printf("evictions         %llu\n", (unsigned long long)s.evictions);
+  print_remote(&s);
   return 0;
 }
 

@@ -1,0 +1,328 @@
+/* remote.c - the remote tier in the path of a compile (see remote.h).
+ *
+ * After a disk miss, with the key's local lock held (so one process per machine asks):
+ *   1. get the key's value; one that passes the entry checks is a hit, written to the
+ *      local disk as it is;
+ *   2. otherwise take the key's lock in the tier (it expires after the cache's lock
+ *      timeout, in case its holder dies) and look again, since the holder before us may
+ *      have stored it meanwhile; then compile, write the entry to the disk and the tier,
+ *      and drop the lock;
+ *   3. while another machine holds the lock, poll for its entry (2 ms, doubling to 50 ms)
+ *      for at most the cache's lock timeout, then compile here as well.
+ * A failed operation (no connection, no answer in time) skips the tier for
+ * CJ_REMOTE_BACKOFF_S, with one warning, and the compile goes on locally. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "cache/remote.h"
+#include "driver/hiredis.h"
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static cj_remote *current; /* the tier set now (a reference); NULL: none */
+static int configured;     /* the setting was read from the environment, or set */
+static double retry_at;    /* monotonic seconds before which `current` is skipped */
+static cj_disk_counters mine; /* this process's remote counters */
+
+enum { GOT = 0, NONE = 1, BAD = 2, DOWN = -1, NOMEM = -2 }; /* a lookup's outcomes */
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void nap(double seconds) {
+  struct timespec t;
+  t.tv_sec = (time_t)seconds;
+  t.tv_nsec = (long)((seconds - (double)t.tv_sec) * 1e9);
+  while (nanosleep(&t, &t) != 0 && errno == EINTR) continue;
+}
+
+/* ---- the setting ---- */
+
+static void unref_locked(cj_remote *t) {
+  if (t && --t->refs == 0) t->ops->destroy(t);
+}
+
+static void unref(cj_remote *t) {
+  if (!t) return;
+  pthread_mutex_lock(&mu);
+  unref_locked(t);
+  pthread_mutex_unlock(&mu);
+}
+
+/* Makes `url` (NULL or "": none) the tier. CUJIT_OK, or the status with the reason in why;
+ * on failure there is no tier. */
+static cujit_status configure_locked(const char *url, char *why, size_t size) {
+  cj_remote *t = NULL;
+  unref_locked(current);
+  current = NULL;
+  retry_at = 0;
+  configured = 1;
+  if (!url || !*url) return CUJIT_OK;
+  if (cj_redis_open(url, &t, why, size) != 0)
+    return why[0] ? CUJIT_ERROR_INVALID_VALUE : CUJIT_ERROR_OUT_OF_MEMORY;
+  if (cj_hiredis_load() != CUJIT_OK) {
+    snprintf(why, size, "%s", cj_hiredis_error());
+    t->ops->destroy(t);
+    return CUJIT_ERROR_CACHE;
+  }
+  t->refs = 1;
+  current = t;
+  return CUJIT_OK;
+}
+
+cujit_status cujit_cache_set_remote(const char *url) {
+  const char *from = url ? "cujit_cache_set_remote" : "CUJIT_CACHE_REMOTE";
+  char why[1024] = "";
+  cujit_status st;
+  if (!url) url = cj_getenv("CUJIT_CACHE_REMOTE");
+  pthread_mutex_lock(&mu);
+  st = configure_locked(url, why, sizeof why);
+  pthread_mutex_unlock(&mu);
+  if (st == CUJIT_ERROR_OUT_OF_MEMORY) return cj_fail_oom("setting the remote cache");
+  if (st != CUJIT_OK)
+    return cj_fail(st, "%s: %s; the remote cache is off until it is set again", from, why);
+  return CUJIT_OK;
+}
+
+/* A new reference to the tier, or NULL when there is none or it is backing off. The first
+ * call reads env CUJIT_CACHE_REMOTE unless cujit_cache_set_remote() came first. */
+static cj_remote *acquire(void) {
+  char why[1024] = "";
+  cj_remote *t;
+  cujit_status st = CUJIT_OK;
+  pthread_mutex_lock(&mu);
+  if (!configured) st = configure_locked(cj_getenv("CUJIT_CACHE_REMOTE"), why, sizeof why);
+  t = current && now_s() >= retry_at ? current : NULL;
+  if (t) t->refs++;
+  pthread_mutex_unlock(&mu);
+  if (st != CUJIT_OK)
+    cj_warn("CUJIT_CACHE_REMOTE: %s; compiling without the remote cache",
+            why[0] ? why : "out of memory");
+  return t;
+}
+
+/* 1 when t is the tier set now and not backing off. */
+static int usable(const cj_remote *t) {
+  int ok;
+  pthread_mutex_lock(&mu);
+  ok = t == current && now_s() >= retry_at;
+  pthread_mutex_unlock(&mu);
+  return ok;
+}
+
+/* ---- counting and failing ---- */
+
+static void add(uint64_t *to, uint64_t n) {
+  if (n) __atomic_add_fetch(to, n, __ATOMIC_RELAXED);
+}
+
+/* Adds d (with the time since t0) to this process's counters and the cache directory's. */
+static void tally(const cj_root *root, cj_disk_counters *d, double t0) {
+  d->remote_time_us = (uint64_t)((now_s() - t0) * 1e6);
+  add(&mine.remote_hits, d->remote_hits);
+  add(&mine.remote_misses, d->remote_misses);
+  add(&mine.remote_invalid, d->remote_invalid);
+  add(&mine.remote_errors, d->remote_errors);
+  add(&mine.remote_time_us, d->remote_time_us);
+  if (root) cj_diskstats_add(root, d, cj_cache_max_size());
+}
+
+void cj_remote_counters(cj_disk_counters *out) {
+  out->remote_hits = __atomic_load_n(&mine.remote_hits, __ATOMIC_RELAXED);
+  out->remote_misses = __atomic_load_n(&mine.remote_misses, __ATOMIC_RELAXED);
+  out->remote_invalid = __atomic_load_n(&mine.remote_invalid, __ATOMIC_RELAXED);
+  out->remote_errors = __atomic_load_n(&mine.remote_errors, __ATOMIC_RELAXED);
+  out->remote_time_us = __atomic_load_n(&mine.remote_time_us, __ATOMIC_RELAXED);
+}
+
+/* An operation failed: counted (d may be NULL), and a tier that cannot be reached is left
+ * alone for CJ_REMOTE_BACKOFF_S, with one warning; one whose server refused the command is
+ * warned about once. */
+static void failed(cj_remote *t, int rc, const char *op, const char *why, cj_disk_counters *d) {
+  char text[1536];
+  if (d) d->remote_errors++;
+  if (rc == CJ_REMOTE_NOMEM) return;
+  if (rc == CJ_REMOTE_REFUSED) {
+    snprintf(text, sizeof text, "the remote cache %s refused to %s: %s; check the server's "
+             "configuration (an LRU maxmemory-policy, writable, scripting allowed)", t->name,
+             op, why);
+    cj_warn_once(text);
+    return;
+  }
+  pthread_mutex_lock(&mu);
+  if (t == current) retry_at = now_s() + CJ_REMOTE_BACKOFF_S;
+  pthread_mutex_unlock(&mu);
+  cj_warn("the remote cache %s failed to %s: %s; compiling without it for %.0f s", t->name, op,
+          why, CJ_REMOTE_BACKOFF_S);
+}
+
+/* ---- looking up ---- */
+
+/* Checks a value as an entry for key recorded with these headers: 0 with a new image, 1
+ * with the reason in why, -1 out of memory. */
+static int check(const cj_key *key, const cj_deps *deps, const cj_buf *b, cj_image **out,
+                 char *why, size_t size) {
+  cj_deps recorded = {0};
+  cj_entry_meta meta;
+  int rc = cj_entry_decode(key, b->data, b->len, out, &recorded, &meta, why, size);
+  if (rc == 0 && !cj_deps_same_files(&recorded, deps)) {
+    cj_image_unref(*out);
+    *out = NULL;
+    snprintf(why, size, "records other headers than the source includes now");
+    rc = 1;
+  }
+  cj_deps_clear(&recorded);
+  return rc;
+}
+
+/* Gets the key's value and checks it: GOT (a new image in *out, the value written to the
+ * local entry p), NONE, BAD (warned and counted when `first`), DOWN or NOMEM. */
+static int lookup(cj_remote *t, const cj_entry_path *p, const cj_key *key, const cj_deps *deps,
+                  const char *what, int first, cj_image **out, uint64_t *written,
+                  cj_disk_counters *d) {
+  char why[512] = "";
+  cj_buf b = {0};
+  int rc = t->ops->get(t, key, CJ_REMOTE_MAX_ENTRY, &b, why, sizeof why), ok;
+  if (rc == CJ_REMOTE_OK) {
+    ok = check(key, deps, &b, out, why, sizeof why);
+    rc = ok == 0 ? GOT : ok > 0 ? BAD : NOMEM;
+    if (rc == GOT) *written = cj_disk_store(p, &b);
+  } else if (rc == CJ_REMOTE_ABSENT) {
+    rc = NONE;
+  } else if (rc == CJ_REMOTE_TOO_LARGE) {
+    rc = BAD;
+  } else if (rc == CJ_REMOTE_REFUSED) { /* not even a string */
+    char answer[sizeof why];
+    snprintf(answer, sizeof answer, "%s", why);
+    snprintf(why, sizeof why, "cannot be read (%.400s)", answer);
+    rc = BAD;
+  } else {
+    failed(t, rc, "read an entry", why, d);
+    rc = rc == CJ_REMOTE_NOMEM ? NOMEM : DOWN;
+  }
+  cj_buf_free(&b);
+  if (rc == BAD && first) {
+    d->remote_invalid++;
+    cj_warn("the value for '%s' in the remote cache %s %s; compiling it again and replacing "
+            "it", what, t->name, why);
+  }
+  return rc;
+}
+
+static void hold(cj_remote_claim *claim, cj_remote *t, const cj_key *key, uint64_t token) {
+  pthread_mutex_lock(&mu);
+  t->refs++;
+  pthread_mutex_unlock(&mu);
+  claim->tier = t;
+  claim->key = *key;
+  claim->token = token;
+}
+
+/* No entry yet: takes the key's lock in the tier, or waits for the entry of the machine
+ * that holds it. GOT, NONE (compile; *claim may hold the lock), DOWN or NOMEM. */
+static int claim_or_wait(cj_remote *t, const cj_entry_path *p, const cj_key *key,
+                         const cj_deps *deps, const char *what, cj_remote_claim *claim,
+                         cj_image **out, uint64_t *written, cj_disk_counters *d) {
+  double start = now_s(), timeout = cj_cache_lock_timeout(), delay = 0.002;
+  uint64_t token = cj_random64() | 1, ttl_ms = (uint64_t)(timeout * 1000);
+  char why[512] = "";
+  int rc;
+  if (ttl_ms < 1000) ttl_ms = 1000;
+  for (;;) {
+    rc = t->ops->lock(t, key, token, ttl_ms, why, sizeof why);
+    if (rc == CJ_REMOTE_OK) {
+      hold(claim, t, key, token);
+      /* the holder before us may have stored it between our look and the lock */
+      rc = lookup(t, p, key, deps, what, 0, out, written, d);
+      if (rc == GOT || rc == DOWN) cj_remote_release(claim);
+      return rc == BAD ? NONE : rc;
+    }
+    if (rc != CJ_REMOTE_ABSENT) {
+      failed(t, rc, "take a lock", why, d);
+      return rc == CJ_REMOTE_NOMEM ? NOMEM : DOWN;
+    }
+    if (now_s() - start >= timeout) {
+      cj_warn("waited %.1f s for another machine to finish compiling '%s' (its lock in the "
+              "remote cache %s is held); compiling it here as well (CUJIT_CACHE_LOCK_TIMEOUT "
+              "sets the wait)", now_s() - start, what, t->name);
+      return NONE;
+    }
+    nap(delay);
+    delay = delay * 2 < 0.05 ? delay * 2 : 0.05;
+    rc = lookup(t, p, key, deps, what, 0, out, written, d);
+    if (rc != NONE && rc != BAD) return rc;
+  }
+}
+
+int cj_remote_fetch(const cj_root *root, const cj_entry_path *p, const cj_key *key,
+                    const cj_deps *deps, const char *what, cj_remote_claim *claim,
+                    cj_image **out, uint64_t *written) {
+  cj_disk_counters d;
+  double t0 = now_s();
+  cj_remote *t;
+  int rc;
+  memset(claim, 0, sizeof *claim);
+  *out = NULL;
+  *written = 0;
+  if (!(t = acquire())) return CJ_REMOTE_MISS;
+  memset(&d, 0, sizeof d);
+  rc = lookup(t, p, key, deps, what, 1, out, written, &d);
+  if (rc == NONE || rc == BAD) rc = claim_or_wait(t, p, key, deps, what, claim, out, written, &d);
+  if (rc == GOT) d.remote_hits = 1;
+  else if (rc == NONE) d.remote_misses = 1;
+  if (rc != NONE) cj_remote_release(claim); /* only a compile needs the lock */
+  tally(root, &d, t0);
+  unref(t);
+  return rc == GOT ? CJ_REMOTE_HIT : rc == NOMEM ? -1 : CJ_REMOTE_MISS;
+}
+
+/* ---- storing ---- */
+
+static void put(cj_remote *t, const cj_root *root, const cj_key *key, const cj_buf *b) {
+  cj_disk_counters d;
+  double t0 = now_s();
+  char why[512] = "";
+  int rc;
+  if (b->len > CJ_REMOTE_MAX_ENTRY) {
+    cj_debug("not storing a %zu-byte entry in the remote cache %s (at most %zu bytes)",
+             b->len, t->name, CJ_REMOTE_MAX_ENTRY);
+    return;
+  }
+  memset(&d, 0, sizeof d);
+  rc = t->ops->put(t, key, b->data, b->len, why, sizeof why);
+  if (rc != CJ_REMOTE_OK) failed(t, rc, "store an entry", why, &d);
+  tally(root, &d, t0);
+}
+
+uint64_t cj_remote_write(const cj_root *root, const cj_entry_path *p, const cj_key *key,
+                         const cj_image *im, const cj_deps *deps, const char *name,
+                         cj_remote_claim *claim) {
+  cj_buf b = {0};
+  uint64_t written = 0;
+  cj_remote *t;
+  if (cj_disk_encode(key, im, deps, name, &b) == 0) {
+    written = cj_disk_store(p, &b);
+    if ((t = acquire()) != NULL) put(t, root, key, &b);
+    unref(t);
+  }
+  cj_buf_free(&b);
+  cj_remote_release(claim);
+  return written;
+}
+
+void cj_remote_release(cj_remote_claim *claim) {
+  char why[512] = "";
+  int rc;
+  if (!claim->tier) return;
+  if (usable(claim->tier)) { /* otherwise the lock expires by itself */
+    rc = claim->tier->ops->unlock(claim->tier, &claim->key, claim->token, why, sizeof why);
+    if (rc != CJ_REMOTE_OK) failed(claim->tier, rc, "drop a lock", why, NULL);
+  }
+  unref(claim->tier);
+  claim->tier = NULL;
+}

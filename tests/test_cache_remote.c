@@ -1,0 +1,710 @@
+/* test_cache_remote - the remote cache tier on a real Redis server: redis-server, started
+ * here on 127.0.0.1 and a free port with a password and no persistence, in the group's
+ * temporary directory, and stopped here. 32 processes with empty disk caches compile a
+ * source once in total; a remote hit is stored on disk; garbage, truncated, oversized and
+ * foreign values are rebuilt, never loaded, and replaced; a server killed mid-run, a
+ * closed port, a port that accepts but never answers and a refused password cost each
+ * compile at most the timeouts; threads share the connection; a URL that does not parse
+ * is a clear error. The group is skipped, saying why, when redis-server or hiredis is not
+ * installed. The children are this binary again ("--child MODE ARG"). */
+#define _GNU_SOURCE /* pipe2 */
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "cachetest.h"
+#include "cache/remote.h"
+#include "driver/hiredis.h"
+
+#define PASSWORD "cujit-test-pw"
+enum { HERD = 32, LOOPERS = 4, LOOP_COMPILES = 5 };
+
+static char redis_bin[4096];
+static char *workdir;       /* the group's temporary directory: Redis's, the children's caches */
+static pid_t redis_pid = -1;
+static int redis_port;
+static char url[256];       /* the library's URL for the running server */
+static cj_remote *admin;    /* a store with generous timeouts, for putting and getting raw values */
+
+static double seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void nap_ms(int ms) {
+  struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  nanosleep(&t, NULL);
+}
+
+/* ---- the server ---- */
+
+static int find_redis_server(void) {
+  const char *path = getenv("PATH");
+  char dirs[8192];
+  char *dir, *save = NULL;
+  snprintf(dirs, sizeof dirs, "%s:/usr/bin:/usr/sbin:/usr/local/bin", path ? path : "");
+  for (dir = strtok_r(dirs, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+    snprintf(redis_bin, sizeof redis_bin, "%s/redis-server", dir);
+    if (access(redis_bin, X_OK) == 0) return 1;
+  }
+  return 0;
+}
+
+/* A TCP port on 127.0.0.1 that nothing listens on now. */
+static int free_port(void) {
+  struct sockaddr_in a;
+  socklen_t len = sizeof a;
+  int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
+      getsockname(fd, (struct sockaddr *)&a, &len) != 0)
+    port = -1;
+  else
+    port = ntohs(a.sin_port);
+  if (fd >= 0) close(fd);
+  return port;
+}
+
+/* A socket listening on 127.0.0.1 that never accepts (backlog as given). */
+static int silent_listener(int backlog, int *port) {
+  struct sockaddr_in a;
+  socklen_t len = sizeof a;
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, backlog) != 0 ||
+      getsockname(fd, (struct sockaddr *)&a, &len) != 0)
+    return -1;
+  *port = ntohs(a.sin_port);
+  return fd;
+}
+
+static void stop_redis(void) {
+  if (redis_pid > 0) {
+    kill(redis_pid, SIGKILL);
+    wait_child(redis_pid);
+  }
+  redis_pid = -1;
+  if (admin) admin->ops->destroy(admin);
+  admin = NULL;
+}
+
+/* Starts redis-server on a free port and waits until it answers. 0, or -1. */
+static int start_redis(void) {
+  char port[16], log[4200], why[512];
+  double until;
+  int rc = CJ_REMOTE_FAILED;
+  cj_key probe;
+  cj_buf b = {0};
+  redis_port = free_port();
+  snprintf(port, sizeof port, "%d", redis_port);
+  snprintf(log, sizeof log, "%s/redis.log", workdir);
+  redis_pid = fork();
+  if (redis_pid == 0) {
+    int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+    prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlives the test */
+    if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0 || chdir(workdir) != 0) _exit(126);
+    execl(redis_bin, "redis-server", "--bind", "127.0.0.1", "--port", port, "--save", "",
+          "--appendonly", "no", "--dir", workdir, "--requirepass", PASSWORD, (char *)NULL);
+    _exit(127);
+  }
+  if (redis_pid < 0) return -1;
+  /* generous timeouts: a busy test machine must not pass for a dead server (the timeouts'
+   * defaults are tested against servers that are really unreachable) */
+  snprintf(url, sizeof url, "redis://:%s@127.0.0.1:%d/0?timeout=3000&connect_timeout=3000",
+           PASSWORD, redis_port);
+  snprintf(log, sizeof log, "redis://:%s@127.0.0.1:%d/0?timeout=5000&connect_timeout=5000",
+           PASSWORD, redis_port);
+  if (cj_redis_open(log, &admin, why, sizeof why) != 0) return -1;
+  memset(&probe, 0, sizeof probe);
+  for (until = seconds() + 10; seconds() < until && rc != CJ_REMOTE_ABSENT; nap_ms(20))
+    rc = admin->ops->get(admin, &probe, 16, &b, why, sizeof why);
+  cj_buf_free(&b);
+  return rc == CJ_REMOTE_ABSENT ? 0 : -1;
+}
+
+/* ---- sources, keys, entries ---- */
+
+static void source(const char *tag, char *out, size_t size) {
+  snprintf(out, size, "%s// %s\n", kKernel, tag);
+}
+
+/* The disk (and remote) key of source `tag` compiled with ptx_options() as "r.cu". */
+static void key_of(const char *tag, cj_key *dk) {
+  cujit_options o = ptx_options();
+  char src[512], why[256];
+  cj_request r;
+  cj_key rk;
+  cj_deps *deps = NULL;
+  source(tag, src, sizeof src);
+  assert_ok(cj_request_init(&r, src, "r.cu", &o, NULL));
+  assert_ok(cj_key_request(&r, &rk));
+  assert_ok(cj_scan_request(&r, &deps, why, sizeof why));
+  cj_key_disk(&rk, deps, dk);
+  cj_deps_destroy(deps);
+  cj_request_free(&r);
+}
+
+/* Compiles source `tag` in this process (memory cache emptied first): NVRTC programs made. */
+static uint64_t compile_tag(const char *tag) {
+  cujit_options o = ptx_options();
+  char src[512];
+  source(tag, src, sizeof src);
+  cj_memcache_clear();
+  return compile_count(src, "r.cu", &o);
+}
+
+/* The bytes of the one entry in the disk cache `dir`, into b. */
+static void local_entry(const char *dir, cj_buf *b) {
+  char paths[2][4200], chunk[4096];
+  size_t n;
+  FILE *f;
+  assert_int_equal(find_entries(dir, paths, 2), 1);
+  assert_non_null(f = fopen(paths[0], "rb"));
+  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) cj_buf_append(b, chunk, n);
+  fclose(f);
+  assert_false(b->oom);
+}
+
+/* Asserts that the server holds, under key, exactly the entry in the disk cache `dir`. */
+static void assert_remote_is_local(const char *dir, const cj_key *key) {
+  cj_buf local = {0}, remote = {0};
+  char why[512];
+  local_entry(dir, &local);
+  assert_int_equal(admin->ops->get(admin, key, CJ_REMOTE_MAX_ENTRY, &remote, why, sizeof why),
+                   CJ_REMOTE_OK);
+  assert_int_equal(remote.len, local.len);
+  assert_memory_equal(remote.data, local.data, local.len);
+  cj_buf_free(&local);
+  cj_buf_free(&remote);
+}
+
+static void put_raw(const cj_key *key, const void *data, size_t len) {
+  char why[512];
+  if (admin->ops->put(admin, key, data, len, why, sizeof why) != CJ_REMOTE_OK)
+    fail_msg("cannot store a test value: %s", why);
+}
+
+static cujit_cache_stats stats_now(void) {
+  cujit_cache_stats s = CUJIT_CACHE_STATS_INIT;
+  assert_ok(cujit_cache_get_stats(&s));
+  return s;
+}
+
+/* A fresh disk cache for the next compile of this process (the fixture's is dropped). */
+static void empty_local_cache(void) {
+  drop_cache(cache);
+  cache = fresh_cache("remote");
+  assert_non_null(cache);
+}
+
+/* ---- children ---- */
+
+/* Uses the disk cache `dir`, waits for the gate, compiles source `tag`; exit status 100 +
+ * NVRTC programs made + 10 when a warning was logged, 1 on failure. */
+static int child_compile(const char *dir, const char *tag) {
+  cujit_options o = ptx_options();
+  cujit_module *m = NULL;
+  char src[512];
+  uint64_t before;
+  setenv("CUJIT_CACHE_DIR", dir, 1);
+  source(tag, src, sizeof src);
+  log_capture(CUJIT_LOG_WARN);
+  child_wait_gate();
+  before = cj_nvrtc_programs_created();
+  if (cujit_module_from_source(&m, src, "r.cu", &o) != CUJIT_OK) {
+    fprintf(stderr, "child: %s\n", cujit_last_error());
+    return 1;
+  }
+  if (!strstr(cujit_module_ptx(m, NULL), "scale")) return 2;
+  cujit_module_destroy(m);
+  if (log_text[0]) printf("child log:\n%s", log_text);
+  return 100 + (int)(cj_nvrtc_programs_created() - before) + (log_text[0] ? 10 : 0);
+}
+
+/* Compiles LOOP_COMPILES sources of its own into the disk cache `dir`, touching
+ * `dir`.started after the first; 0 when every compile succeeded. */
+static int child_loop(const char *dir) {
+  cujit_options o = ptx_options();
+  char src[512], tag[4200];
+  int i;
+  FILE *f;
+  setenv("CUJIT_CACHE_DIR", dir, 1);
+  child_wait_gate();
+  for (i = 0; i < LOOP_COMPILES; i++) {
+    cujit_module *m = NULL;
+    snprintf(tag, sizeof tag, "loop %s %d", dir, i);
+    source(tag, src, sizeof src);
+    if (cujit_module_from_source(&m, src, "r.cu", &o) != CUJIT_OK) {
+      fprintf(stderr, "child: %s\n", cujit_last_error());
+      return 1;
+    }
+    if (!strstr(cujit_module_ptx(m, NULL), "scale")) return 2;
+    cujit_module_destroy(m);
+    snprintf(tag, sizeof tag, "%s.started", dir);
+    if (i == 0 && (f = fopen(tag, "w")) != NULL) fclose(f);
+  }
+  return 0;
+}
+
+/* With hiredis unloadable: setting a tier fails clearly, and compiles still work. */
+static int child_no_hiredis(const char *remote) {
+  cujit_options o = ptx_options();
+  cujit_module *m = NULL;
+  if (cujit_cache_set_remote(remote) != CUJIT_ERROR_CACHE) return 3;
+  printf("%s\n", cujit_last_error());
+  if (!strstr(cujit_last_error(), "CUJIT_HIREDIS") || !strstr(cujit_last_error(), "hiredis"))
+    return 4;
+  if (cujit_module_from_source(&m, kKernel, "r.cu", &o) != CUJIT_OK) return 5;
+  cujit_module_destroy(m);
+  return 0;
+}
+
+static int child_main(const char *mode, const char *arg) {
+  if (strcmp(mode, "herd") == 0) return child_compile(arg, "herd");
+  if (strcmp(mode, "compile") == 0) return child_compile(arg, arg); /* a source of its own */
+  if (strcmp(mode, "loop") == 0) return child_loop(arg);
+  if (strcmp(mode, "nohiredis") == 0) return child_no_hiredis(arg);
+  return 7;
+}
+
+/* Starts n children of `mode`, the i-th with args[i], released together; returns their
+ * pids (waited for by the caller). */
+static void spawn_all(const char *mode, char (*args)[4200], int n, pid_t *pids) {
+  int gate[2], i;
+  assert_int_equal(pipe2(gate, O_CLOEXEC), 0); /* children keep only their stdin copy */
+  for (i = 0; i < n; i++) {
+    pids[i] = spawn_child(mode, args[i], gate[0]);
+    assert_true(pids[i] > 0);
+  }
+  close(gate[0]);
+  close(gate[1]); /* go */
+}
+
+static int run_one(const char *mode, const char *arg) {
+  char args[1][4200];
+  pid_t pid;
+  snprintf(args[0], sizeof args[0], "%s", arg);
+  spawn_all(mode, args, 1, &pid);
+  return wait_child(pid);
+}
+
+/* ---- fixture: each test has a fresh disk cache and the server's URL set ---- */
+
+static int remote_setup(void **state) {
+  if (cache_setup(state) != 0) return -1;
+  return cujit_cache_set_remote(url) == CUJIT_OK ? 0 : -1;
+}
+
+static int remote_teardown(void **state) {
+  cujit_cache_set_remote("");
+  unsetenv("CUJIT_CACHE_REMOTE");
+  return cache_teardown(state);
+}
+
+#define REMOTE_TEST(fn) cmocka_unit_test_setup_teardown(fn, remote_setup, remote_teardown)
+
+/* ---- tests ---- */
+
+/* A miss compiled here goes to disk and to the server; a process with an empty disk cache
+ * then hits the server, without NVRTC, and keeps the entry on its disk. */
+static void hit_is_stored_locally(void **state) {
+  cujit_cache_stats before = stats_now(), after, d = CUJIT_CACHE_STATS_INIT;
+  char cmd[8192], out[8192];
+  cj_key key;
+  (void)state;
+  key_of("hit", &key);
+  assert_int_equal(compile_tag("hit"), 1);
+  assert_remote_is_local(cache, &key);
+  after = stats_now();
+  assert_int_equal(after.remote_misses - before.remote_misses, 1);
+  assert_int_equal(after.remote_hits - before.remote_hits, 0);
+  empty_local_cache();
+  assert_int_equal(compile_tag("hit"), 0);
+  assert_int_equal(count_files(cache, ".cujit"), 1);
+  assert_remote_is_local(cache, &key);
+  assert_int_equal(stats_now().remote_hits - after.remote_hits, 1);
+  assert_ok(cujit_cache_get_disk_stats(&d));
+  assert_int_equal(d.hits, 1);
+  assert_int_equal(d.compiles, 0);
+  assert_int_equal(d.remote_hits, 1);
+  assert_true(d.remote_time_us > 0);
+  /* the CLI shows it, without the password */
+  snprintf(cmd, sizeof cmd, "CUJIT_CACHE_DIR='%s' CUJIT_CACHE_REMOTE='%s' '%s' cache stats 2>&1",
+           cache, url, CUJIT_CLI_PATH);
+  assert_int_equal(test_capture(cmd, out, sizeof out), 0);
+  snprintf(cmd, sizeof cmd, "remote            redis://127.0.0.1:%d/0?", redis_port);
+  if (!strstr(out, cmd) || !strstr(out, "remote hits       1\n") || strstr(out, PASSWORD))
+    fail_msg("cujit cache stats printed:\n%s", out);
+  assert_not_logged("remote");
+}
+
+/* 32 processes with empty disk caches and one server: one NVRTC compile in total, and
+ * each disk cache ends up with the entry. */
+static void herd_compiles_once(void **state) {
+  static char dirs[HERD][4200];
+  pid_t pids[HERD];
+  int i, status, programs = 0;
+  cj_key key;
+  (void)state;
+  setenv("CUJIT_CACHE_REMOTE", url, 1);
+  for (i = 0; i < HERD; i++) snprintf(dirs[i], sizeof dirs[i], "%s/herd%d", workdir, i);
+  spawn_all("herd", dirs, HERD, pids);
+  for (i = 0; i < HERD; i++) {
+    status = wait_child(pids[i]);
+    if (status != 100 && status != 101) fail_msg("child %d exited with %d", i, status);
+    programs += status - 100;
+  }
+  assert_int_equal(programs, 1);
+  key_of("herd", &key);
+  for (i = 0; i < HERD; i++) assert_remote_is_local(dirs[i], &key);
+}
+
+/* Values that are not this key's entry are never loaded: the source is compiled again,
+ * the value counted as invalid and replaced by the new entry. */
+static void bad_values_are_replaced(void **state) {
+  static const char *const tags[] = {"garbage", "truncated", "oversized", "foreign", "empty"};
+  cj_buf valid = {0};
+  cujit_cache_stats before = CUJIT_CACHE_STATS_INIT;
+  size_t i;
+  cj_key key;
+  (void)state;
+  /* a valid entry of another source, for the truncated and foreign values */
+  assert_ok(cujit_cache_set_remote(""));
+  assert_int_equal(compile_tag("valid"), 1);
+  local_entry(cache, &valid);
+  assert_ok(cujit_cache_set_remote(url));
+  for (i = 0; i < CJ_COUNT(tags); i++) {
+    empty_local_cache();
+    log_capture(CUJIT_LOG_WARN);
+    key_of(tags[i], &key);
+    if (i == 0) {
+      put_raw(&key, "not a cache entry at all", 24);
+    } else if (i == 1) {
+      put_raw(&key, valid.data, valid.len - 7);
+    } else if (i == 2) {
+      char *big = calloc(1, CJ_REMOTE_MAX_ENTRY + 1);
+      assert_non_null(big);
+      memcpy(big, valid.data, valid.len);
+      put_raw(&key, big, CJ_REMOTE_MAX_ENTRY + 1);
+      free(big);
+    } else if (i == 3) {
+      put_raw(&key, valid.data, valid.len);
+    } else {
+      put_raw(&key, "", 0);
+    }
+    before = stats_now();
+    if (compile_tag(tags[i]) != 1) fail_msg("the %s value was not rebuilt", tags[i]);
+    if (stats_now().remote_invalid - before.remote_invalid != 1)
+      fail_msg("the %s value was not counted as invalid; log:\n%s", tags[i], log_text);
+    assert_int_equal(stats_now().remote_hits - before.remote_hits, 0);
+    assert_logged("in the remote cache");
+    assert_logged("compiling it again and replacing it");
+    assert_remote_is_local(cache, &key);
+  }
+  assert_logged("is empty");
+  cj_buf_free(&valid);
+}
+
+/* The server killed while processes use it: every compile succeeds. */
+static void killed_mid_run(void **state) {
+  static char dirs[LOOPERS][4200];
+  char started[4300];
+  pid_t pids[LOOPERS];
+  cujit_cache_stats before, after;
+  double until;
+  int i;
+  (void)state;
+  setenv("CUJIT_CACHE_REMOTE", url, 1);
+  for (i = 0; i < LOOPERS; i++) snprintf(dirs[i], sizeof dirs[i], "%s/loop%d", workdir, i);
+  spawn_all("loop", dirs, LOOPERS, pids);
+  for (i = 0; i < LOOPERS; i++) { /* until each has compiled through the server once */
+    snprintf(started, sizeof started, "%s.started", dirs[i]);
+    for (until = seconds() + 30; access(started, F_OK) != 0 && seconds() < until;) nap_ms(5);
+  }
+  stop_redis();
+  for (i = 0; i < LOOPERS; i++)
+    if (wait_child(pids[i]) != 0) fail_msg("child %d failed after the server was killed", i);
+  /* and here: the failure is warned about once, and the tier is skipped afterwards */
+  before = stats_now();
+  assert_int_equal(compile_tag("after kill 1"), 1);
+  after = stats_now();
+  assert_int_equal(after.remote_errors - before.remote_errors, 1);
+  assert_logged("compiling without it for 30 s");
+  assert_int_equal(compile_tag("after kill 2"), 1);
+  assert_int_equal(stats_now().remote_errors, after.remote_errors);
+  assert_int_equal(stats_now().remote_time_us, after.remote_time_us);
+  assert_int_equal(start_redis(), 0); /* for the tests after this one */
+}
+
+/* Compiles source `tag` with the tier at `remote`: it succeeds, the tier costs less than
+ * a second (the timeouts are 50 ms: this bounds a hang), one error is counted, and the
+ * warning holds `needle`. */
+static void bounded_failure(const char *remote, const char *tag, const char *needle) {
+  cujit_cache_stats before, after;
+  assert_ok(cujit_cache_set_remote(remote));
+  log_capture(CUJIT_LOG_WARN);
+  before = stats_now();
+  assert_int_equal(compile_tag(tag), 1);
+  after = stats_now();
+  if (after.remote_time_us - before.remote_time_us >= 1000000)
+    fail_msg("the unreachable tier held the compile for %.3f s",
+             (double)(after.remote_time_us - before.remote_time_us) / 1e6);
+  assert_int_equal(after.remote_errors - before.remote_errors, 1);
+  assert_logged("compiling without it for 30 s");
+  assert_logged(needle);
+}
+
+/* A closed port, a port that accepts but never answers, one whose queue is full (so that
+ * connecting itself hangs) and a wrong password: each compile goes on after the timeout. */
+static void unreachable_is_skipped(void **state) {
+  char remote[256];
+  int port, quiet, full, filler[4], i;
+  cujit_cache_stats after = CUJIT_CACHE_STATS_INIT;
+  double t0, waited;
+  cj_key key;
+  cj_remote *direct;
+  cj_buf b = {0};
+  char why[512];
+  (void)state;
+  snprintf(remote, sizeof remote, "redis://127.0.0.1:%d", free_port());
+  bounded_failure(remote, "closed port", "cannot connect");
+  /* accepts (the kernel completes the handshake) but never answers */
+  assert_true((quiet = silent_listener(16, &port)) >= 0);
+  snprintf(remote, sizeof remote, "redis://127.0.0.1:%d/0", port);
+  bounded_failure(remote, "silent port", "stalled for 50 ms (timeout)");
+  after = stats_now();
+  assert_int_equal(compile_tag("silent port, later"), 1); /* skipped: backing off */
+  assert_int_equal(stats_now().remote_errors, after.remote_errors);
+  assert_int_equal(stats_now().remote_time_us, after.remote_time_us);
+  close(quiet);
+  /* a full accept queue: connecting hangs until connect_timeout */
+  assert_true((full = silent_listener(0, &port)) >= 0);
+  snprintf(remote, sizeof remote, "redis://127.0.0.1:%d/0?connect_timeout=30", port);
+  for (i = 0; i < (int)CJ_COUNT(filler); i++) {
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    filler[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    connect(filler[i], (struct sockaddr *)&a, sizeof a);
+  }
+  assert_int_equal(cj_redis_open(remote, &direct, why, sizeof why), 0);
+  key_of("full queue", &key);
+  t0 = seconds();
+  assert_int_equal(direct->ops->get(direct, &key, 1024, &b, why, sizeof why), CJ_REMOTE_FAILED);
+  waited = seconds() - t0;
+  assert_true(waited < 1.0);
+  if (!strstr(why, "(connect_timeout)") && !strstr(why, "(timeout)"))
+    fail_msg("unexpected reason: %s", why);
+  direct->ops->destroy(direct);
+  bounded_failure(remote, "full queue", "remote cache");
+  for (i = 0; i < (int)CJ_COUNT(filler); i++) close(filler[i]);
+  close(full);
+  /* the server refuses the password */
+  snprintf(remote, sizeof remote, "redis://:wrong@127.0.0.1:%d/0?timeout=3000", redis_port);
+  bounded_failure(remote, "wrong password", "AUTH: the server answered 'WRONGPASS");
+  cj_buf_free(&b);
+}
+
+/* The database in the URL is the one used. */
+static void database_is_selected(void **state) {
+  char remote[512], why[512];
+  cj_remote *db3;
+  cj_buf b = {0};
+  cj_key key;
+  (void)state;
+  snprintf(remote, sizeof remote, "redis://:%s@127.0.0.1:%d/3?timeout=3000", PASSWORD,
+           redis_port);
+  assert_ok(cujit_cache_set_remote(remote));
+  assert_int_equal(compile_tag("database 3"), 1);
+  key_of("database 3", &key);
+  assert_int_equal(admin->ops->get(admin, &key, CJ_REMOTE_MAX_ENTRY, &b, why, sizeof why),
+                   CJ_REMOTE_ABSENT); /* not in database 0 */
+  assert_int_equal(cj_redis_open(remote, &db3, why, sizeof why), 0);
+  assert_int_equal(db3->ops->get(db3, &key, CJ_REMOTE_MAX_ENTRY, &b, why, sizeof why),
+                   CJ_REMOTE_OK);
+  db3->ops->destroy(db3);
+  cj_buf_free(&b);
+  assert_not_logged("remote");
+}
+
+/* A lock held by another machine: compiles wait for its entry, and compile after the lock
+ * timeout when none comes. */
+static void waits_for_the_lock_holder(void **state) {
+  cujit_cache_stats before = CUJIT_CACHE_STATS_INIT;
+  cj_buf valid = {0};
+  char why[512];
+  cj_key key;
+  double t0;
+  pid_t other_pid;
+  (void)state;
+  key_of("held", &key);
+  assert_int_equal(admin->ops->lock(admin, &key, 42, 60000, why, sizeof why), CJ_REMOTE_OK);
+  setenv("CUJIT_CACHE_LOCK_TIMEOUT", "0.5", 1);
+  t0 = seconds();
+  before = stats_now();
+  assert_int_equal(compile_tag("held"), 1);
+  assert_true(seconds() - t0 >= 0.5);
+  assert_logged("waited");
+  assert_logged("for another machine to finish compiling 'r.cu'");
+  assert_int_equal(stats_now().remote_misses - before.remote_misses, 1);
+  assert_remote_is_local(cache, &key); /* stored anyway */
+  /* the holder stores its entry while another waits: the waiter takes it */
+  local_entry(cache, &valid);
+  assert_int_equal(admin->ops->put(admin, &key, "", 0, why, sizeof why), CJ_REMOTE_OK);
+  empty_local_cache();
+  setenv("CUJIT_CACHE_LOCK_TIMEOUT", "20", 1);
+  if ((other_pid = fork()) == 0) { /* the other machine, finishing in 0.3 s */
+    cj_remote *other;
+    nap_ms(300);
+    if (cj_redis_open(url, &other, why, sizeof why) != 0 ||
+        other->ops->put(other, &key, valid.data, valid.len, why, sizeof why) != CJ_REMOTE_OK)
+      _exit(1);
+    _exit(0);
+  }
+  t0 = seconds();
+  assert_int_equal(compile_tag("held"), 0);
+  assert_true(seconds() - t0 < 10);
+  assert_int_equal(wait_child(other_pid), 0);
+  unsetenv("CUJIT_CACHE_LOCK_TIMEOUT");
+  assert_int_equal(admin->ops->unlock(admin, &key, 42, why, sizeof why), CJ_REMOTE_OK);
+  cj_buf_free(&valid);
+}
+
+/* Threads of one process share the tier's connection: each compile goes through it. */
+static void *compile_thread(void *arg) {
+  cujit_options o = ptx_options();
+  cujit_module *m = NULL;
+  char src[512];
+  source(arg, src, sizeof src);
+  if (cujit_module_from_source(&m, src, "r.cu", &o) != CUJIT_OK) return (void *)1;
+  cujit_module_destroy(m);
+  return NULL;
+}
+
+static void threads_share_the_tier(void **state) {
+  static char tags[8][32];
+  pthread_t th[8];
+  cujit_cache_stats before = stats_now(), after;
+  void *rc;
+  cj_buf b = {0};
+  char why[512];
+  cj_key key;
+  int i;
+  (void)state;
+  for (i = 0; i < 8; i++) {
+    snprintf(tags[i], sizeof tags[i], "thread %d", i);
+    assert_int_equal(pthread_create(&th[i], NULL, compile_thread, tags[i]), 0);
+  }
+  for (i = 0; i < 8; i++) {
+    assert_int_equal(pthread_join(th[i], &rc), 0);
+    assert_null(rc);
+  }
+  after = stats_now();
+  assert_int_equal(after.remote_misses - before.remote_misses, 8);
+  assert_int_equal(after.remote_errors - before.remote_errors, 0);
+  for (i = 0; i < 8; i++) {
+    key_of(tags[i], &key);
+    b.len = 0;
+    assert_int_equal(admin->ops->get(admin, &key, CJ_REMOTE_MAX_ENTRY, &b, why, sizeof why),
+                     CJ_REMOTE_OK);
+  }
+  cj_buf_free(&b);
+  assert_not_logged("remote");
+}
+
+/* URLs that do not parse are refused, saying what is wrong; the tier is then off. */
+static void bad_urls_are_errors(void **state) {
+  static const char *const bad[][2] = {
+      {"http://localhost", "is not a redis:// URL"},
+      {"redis://", "no host"},
+      {"redis://host:0", "the port '0' is not a number from 1 to 65535"},
+      {"redis://host:70000", "the port '70000'"},
+      {"redis://host:63x9", "the port '63x9'"},
+      {"redis://host/abc", "the database 'abc' is not a number"},
+      {"redis://host?timeout=0", "timeout needs a number of milliseconds"},
+      {"redis://host?connect_timeout=soon", "connect_timeout needs a number"},
+      {"redis://host?speed=1", "unknown parameter 'speed'"},
+      {"redis://user@host", "a user needs a password"},
+      {"redis://:pa%zzss@host", "malformed %XX escape"},
+      {"redis://[::1", "'[' without ']'"},
+      {"redis://::1:6379", "an IPv6 address needs brackets"},
+      {"rediss://:secret@host", "TLS (rediss://) is not supported"},
+  };
+  static const char *const good[] = {"redis://127.0.0.1", "redis://cache.example:1/15",
+                                     "redis://[::1]:6380/2?timeout=100&connect_timeout=20",
+                                     "redis://u:p%40ss@h/0", "REDIS://h:6379/"};
+  char dir[4200];
+  size_t i;
+  (void)state;
+  for (i = 0; i < CJ_COUNT(bad); i++) {
+    const char *detail;
+    assert_status_detail(cujit_cache_set_remote(bad[i][0]), CUJIT_ERROR_INVALID_VALUE,
+                         bad[i][1]);
+    detail = cujit_last_error();
+    if (strncmp(detail, "cujit_cache_set_remote: ", 24) != 0 ||
+        !strstr(detail, "the form is redis://[[user]:password@]host[:port][/db]") ||
+        !strstr(detail, "the remote cache is off until it is set again") ||
+        strstr(detail, "secret"))
+      fail_msg("for '%s': %s", bad[i][0], detail);
+  }
+  /* off after a bad URL: a compile does not touch any tier */
+  assert_int_equal(compile_tag("after a bad url"), 1);
+  assert_not_logged("remote");
+  for (i = 0; i < CJ_COUNT(good); i++)
+    if (cujit_cache_set_remote(good[i]) != CUJIT_OK)
+      fail_msg("'%s' refused: %s", good[i], cujit_last_error());
+  /* from the environment: NULL reads it, naming the variable */
+  setenv("CUJIT_CACHE_REMOTE", "redis//nocolon", 1);
+  assert_status_detail(cujit_cache_set_remote(NULL), CUJIT_ERROR_INVALID_VALUE,
+                       "CUJIT_CACHE_REMOTE: it is not a redis:// URL");
+  /* a process that finds it there at its first compile warns and compiles */
+  snprintf(dir, sizeof dir, "%s/from-env", workdir);
+  assert_int_equal(run_one("compile", dir), 111);
+  setenv("CUJIT_CACHE_REMOTE", url, 1);
+  assert_ok(cujit_cache_set_remote(NULL));
+  /* hiredis missing: a clear error, and compiles still work */
+  setenv("CUJIT_HIREDIS", "/nonexistent/libhiredis.so", 1);
+  assert_int_equal(run_one("nohiredis", url), 0);
+  unsetenv("CUJIT_HIREDIS");
+}
+
+int main(int argc, char **argv) {
+  const struct CMUnitTest tests[] = {
+      REMOTE_TEST(hit_is_stored_locally),   REMOTE_TEST(herd_compiles_once),
+      REMOTE_TEST(bad_values_are_replaced), REMOTE_TEST(database_is_selected),
+      REMOTE_TEST(waits_for_the_lock_holder), REMOTE_TEST(threads_share_the_tier),
+      REMOTE_TEST(unreachable_is_skipped),
+      REMOTE_TEST(bad_urls_are_errors),     REMOTE_TEST(killed_mid_run),
+  };
+  int rc;
+  setenv("CUJIT_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
+  if (argc == 4 && strcmp(argv[1], "--child") == 0) return child_main(argv[2], argv[3]);
+  if (!find_redis_server()) {
+    printf("SKIP: redis-server is not installed (Debian: apt-get install redis-server)\n");
+    return TEST_SKIP_CODE;
+  }
+  if (cj_hiredis_load() != CUJIT_OK) {
+    printf("SKIP: %s\n", cj_hiredis_error());
+    return TEST_SKIP_CODE;
+  }
+  if (!(workdir = test_tempdir("remote")) || start_redis() != 0) {
+    printf("could not start %s (log in %s/redis.log)\n", redis_bin, workdir ? workdir : "?");
+    stop_redis();
+    return 1;
+  }
+  rc = cmocka_run_group_tests(tests, NULL, NULL);
+  stop_redis();
+  test_rmtree(workdir);
+  free(workdir);
+  return rc;
+}
