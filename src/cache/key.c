@@ -104,14 +104,14 @@ static void put_user_options(sink *s, const cj_request *r) {
     if (!is_nvrtc_cache_option(r->user_options[i])) put_str(s, r->user_options[i]);
 }
 
-/* CUDA_PATH and CUDA_HOME, hashed once per process (getenv walks the whole environment,
- * which a memory-cache hit should not). */
+/* CUDA_PATH and CUDA_HOME, hashed once per process (reading the environment walks all of
+ * it, which a memory-cache hit should not). */
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 static cj_key env_key;
 
 static void hash_env(void) {
   sink s;
-  const char *path = getenv("CUDA_PATH"), *home = getenv("CUDA_HOME");
+  const char *path = cj_env("CUDA_PATH"), *home = cj_env("CUDA_HOME");
   sink_init(&s);
   put_str(&s, path ? path : "");
   put_str(&s, home ? home : "");

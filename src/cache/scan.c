@@ -22,14 +22,12 @@
  * followed. (The toolkit's directories that cujit searches last by default are not
  * scanned at all: whatever is found only there is the toolkit's.) */
 #define _GNU_SOURCE /* memmem */
-#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "cache/cache.h"
 
@@ -166,30 +164,20 @@ static int enqueue(scanner *sc, char *text, size_t len, int owned, char *dir, ch
 /* Reads a regular file. 0 with its contents; 1 when it does not exist or is not a
  * readable regular file; -1 when out of memory; 2 when it is too large to track. */
 static int read_header(const char *path, char **text, size_t *len, struct stat *st) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  size_t got = 0;
-  ssize_t n;
-  char *buf;
-  if (fd < 0) return 1;
-  if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
-    close(fd);
-    return 1;
+  cj_file f;
+  switch (cj_file_read(AT_FDCWD, path, 0, CJ_SCAN_MAX_HEADER, &f)) {
+    case CJ_FILE_OK:
+      break;
+    case CJ_FILE_TOO_LARGE:
+      return 2;
+    case CJ_FILE_NO_MEMORY:
+      return -1;
+    default:
+      return 1;
   }
-  if ((uint64_t)st->st_size > CJ_SCAN_MAX_HEADER) {
-    close(fd);
-    return 2;
-  }
-  buf = cj_malloc((size_t)st->st_size + 1);
-  if (!buf) {
-    close(fd);
-    return -1;
-  }
-  while (got < (size_t)st->st_size && (n = read(fd, buf + got, (size_t)st->st_size - got)) > 0)
-    got += (size_t)n;
-  close(fd);
-  buf[got] = '\0';
-  *text = buf;
-  *len = got;
+  *text = f.data;
+  *len = f.len;
+  *st = f.st;
   return 0;
 }
 

@@ -67,7 +67,7 @@ static void find(void) {
 #endif
   nvrtc_lib_dir(lib, sizeof lib);
   if (try_dir(lib, "/../include") || try_dir(lib, "/../../include") ||
-      try_dir(getenv("CUDA_PATH"), "/include") || try_dir(getenv("CUDA_HOME"), "/include") ||
+      try_dir(cj_env("CUDA_PATH"), "/include") || try_dir(cj_env("CUDA_HOME"), "/include") ||
 #ifdef CUJIT_CUDA_INCLUDE_DIR
       try_dir(CUJIT_CUDA_INCLUDE_DIR, "") ||
 #endif

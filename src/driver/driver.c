@@ -1,9 +1,7 @@
 /* driver.c - loading libcuda at run time, error translation, contexts. */
 #include <dlfcn.h>
-#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "driver/driver.h"
@@ -69,7 +67,7 @@ static int resolve_all(get_proc_fn get) {
 }
 
 static void load_once_fn(void) {
-  const char *path = cj_getenv("CUJIT_LIBCUDA");
+  const char *path = cj_env("CUJIT_LIBCUDA");
   /* a path chosen by CUJIT_LIBCUDA is named as such, so that a wrong one is found */
   const char *from = path ? " (from CUJIT_LIBCUDA; fix or unset it)" : "";
   void *lib, *sym;
@@ -162,13 +160,11 @@ static int device_env_ordinal;
 static char device_env_bad[72];
 
 static void device_env_init(void) {
-  const char *e = cj_getenv("CUJIT_DEVICE");
   uint64_t v;
-  if (!e) return;
-  if (cj_parse_count(e, INT_MAX, &v) == 0)
-    device_env_ordinal = (int)v;
+  if (cj_env_u64("CUJIT_DEVICE", &v) == CJ_ENV_BAD)
+    snprintf(device_env_bad, sizeof device_env_bad, "%.64s", cj_env("CUJIT_DEVICE"));
   else
-    snprintf(device_env_bad, sizeof device_env_bad, "%.64s", e);
+    device_env_ordinal = (int)v;
 }
 
 /* The ordinal, or -1 when the value is not one (without an error detail). */

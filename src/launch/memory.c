@@ -7,7 +7,6 @@
 #include "launch/launch.h"
 
 #define CJ_POOL_DEVICES 64
-#define CJ_POOL_KEEP_DEFAULT (1ull << 30)
 
 enum { POOL_UNSET = 0, POOL_STREAM_ORDERED = 1, POOL_PLAIN = 2 };
 
@@ -22,13 +21,9 @@ static cj_pool pools[CJ_POOL_DEVICES];
 
 /* How much memory the pool keeps between launches (env CUJIT_POOL_KEEP). */
 static cuuint64_t pool_keep(void) {
-  static int warned;
-  const char *e = cj_getenv("CUJIT_POOL_KEEP");
   uint64_t v;
-  if (!e) return CJ_POOL_KEEP_DEFAULT;
-  if (cj_parse_size(e, &v) == 0) return v;
-  cj_env_ignored(&warned, "CUJIT_POOL_KEEP", e, "a size (e.g. 256M)", "the default 1G");
-  return CJ_POOL_KEEP_DEFAULT;
+  cj_env_u64("CUJIT_POOL_KEEP", &v);
+  return v;
 }
 
 /* A pool of our own rather than the device's default one, so that its release threshold
