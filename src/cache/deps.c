@@ -22,13 +22,7 @@ static int64_t now_ns(void) {
 
 static cj_dep *push(cj_deps *d, const char *path) {
   cj_dep *e;
-  if (d->n == d->cap) {
-    size_t cap = d->cap ? 2 * d->cap : 8;
-    cj_dep *v = cj_realloc(d->v, cap * sizeof *v);
-    if (!v) return NULL;
-    d->v = v;
-    d->cap = cap;
-  }
+  if (CJ_VEC_RESERVE(d->v, d->cap, d->n + 1) != 0) return NULL;
   e = &d->v[d->n];
   memset(e, 0, sizeof *e);
   if (!(e->path = cj_strdup(path))) return NULL;

@@ -99,18 +99,6 @@ static int is_toolkit_dir(const char *dir) {
 
 /* ---- small helpers ---- */
 
-static int grow(void **v, size_t *cap, size_t n, size_t size) {
-  void *p;
-  size_t c;
-  if (n < *cap) return 0;
-  c = *cap ? 2 * *cap : 16;
-  p = cj_realloc(*v, c * size);
-  if (!p) return -1;
-  *v = p;
-  *cap = c;
-  return 0;
-}
-
 static void set_bypass(scanner *sc, const char *fmt, const char *a, const char *b) {
   if (!sc->bypass[0]) snprintf(sc->bypass, sc->bypass_size, fmt, a, b);
 }
@@ -139,7 +127,7 @@ static char *join(const char *dir, const char *name, size_t name_len) {
 static int enqueue(scanner *sc, char *text, size_t len, int owned, char *dir, char *label) {
   pending_file *f;
   if (!label || (sc->source_include && !dir) ||
-      grow((void **)&sc->queue, &sc->cap_queue, sc->n_queue, sizeof *sc->queue) != 0) {
+      CJ_VEC_RESERVE(sc->queue, sc->cap_queue, sc->n_queue + 1) != 0) {
     if (owned) cj_free(text);
     cj_free(dir);
     cj_free(label);
@@ -374,7 +362,7 @@ static void add_computed(scanner *sc, const char *macro, size_t len, const pendi
                          int line) {
   computed_include *c;
   char where[64];
-  if (grow((void **)&sc->computed, &sc->cap_computed, sc->n_computed, sizeof *sc->computed)) {
+  if (CJ_VEC_RESERVE(sc->computed, sc->cap_computed, sc->n_computed + 1) != 0) {
     sc->oom = 1;
     return;
   }
@@ -395,7 +383,7 @@ static void add_computed(scanner *sc, const char *macro, size_t len, const pendi
 static void add_macro(scanner *sc, const char *name, size_t name_len, const char *value,
                       size_t value_len, int angle) {
   header_macro *m;
-  if (grow((void **)&sc->macros, &sc->cap_macros, sc->n_macros, sizeof *sc->macros)) {
+  if (CJ_VEC_RESERVE(sc->macros, sc->cap_macros, sc->n_macros + 1) != 0) {
     sc->oom = 1;
     return;
   }
@@ -511,7 +499,7 @@ static int ahead(const lexer *lx) {
 }
 
 static void put(scanner *sc, char c) {
-  if (grow((void **)&sc->dline, &sc->cap_dline, sc->n_dline, 1) != 0) {
+  if (CJ_VEC_RESERVE(sc->dline, sc->cap_dline, sc->n_dline + 1) != 0) {
     sc->oom = 1;
     return;
   }

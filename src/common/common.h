@@ -116,8 +116,10 @@ void cj_strv_free(char **v, size_t count);
  * returns 0 (arr and cap updated; the capacity at least doubles when it grows, so that
  * appending n elements costs O(n)), or -1 when out of memory or when the size overflows,
  * leaving arr and cap as they were. `arr` is an lvalue of pointer type, `cap` a size_t
- * lvalue; the element size comes from arr's type. */
-#define CJ_VEC_RESERVE(arr, cap, need) cj_vec_reserve(&(arr), &(cap), (need), sizeof *(arr))
+ * lvalue; the element size comes from arr's type. When there is room it is one compare,
+ * with no call: `need` and `cap` may be evaluated twice, so give them no side effects. */
+#define CJ_VEC_RESERVE(arr, cap, need) \
+  ((size_t)(need) <= (cap) ? 0 : cj_vec_reserve(&(arr), &(cap), (need), sizeof *(arr)))
 /* What CJ_VEC_RESERVE calls: `arrp` is the address of the array's pointer (a T **). */
 int cj_vec_reserve(void *arrp, size_t *cap, size_t need, size_t elem);
 

@@ -116,7 +116,7 @@ static cujit_status list_kernels(cujit_module *m, cj_mstate *s, CUdevice dev) {
   if (st != CUJIT_OK) {
     cj_strv_free(s->syms.kernels, s->syms.n_kernels);
     s->syms.kernels = NULL;
-    s->syms.n_kernels = 0;
+    s->syms.n_kernels = s->syms.cap_kernels = 0;
     return st;
   }
   s->kernels_listed = 1;
