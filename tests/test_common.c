@@ -441,7 +441,8 @@ static void check_source(const char *path, const char *rel, literal_seen *seen) 
     q += 2;
     if (!(name_end = strchr(q, '"'))) continue;
     *name_end = '\0';
-    if (!cj_env_find(q)) fail_msg("src/%s reads %s, which is not in src/common/env.c's table", rel, q);
+    if (!cj_env_find(q))
+      fail_msg("src/%s reads %s, which is not in src/common/env.c's table", rel, q);
     *name_end = '"';
   }
   free(text);

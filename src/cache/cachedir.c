@@ -224,8 +224,8 @@ int cj_root_open(cj_root *r, int warn) {
 
 cujit_status cj_root_open_status(cj_root *r) {
   reason why;
-  if (root(r, &why) == 0) return CUJIT_OK;
-  return cj_fail(CUJIT_ERROR_CACHE, "%s", why.text);
+  CJ_CHECK(root(r, &why) == 0, CUJIT_ERROR_CACHE, "%s", why.text);
+  return CUJIT_OK;
 }
 
 void cj_root_close(cj_root *r) {
@@ -349,12 +349,10 @@ cujit_status cujit_cache_set_dir(const char *dir) {
   char *copy = NULL, *old;
   reason why;
   int fd;
-  if (dir && !dir[0])
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_cache_set_dir: the directory is an empty "
-                   "string; pass a path, or NULL for the default");
-  if (dir && strlen(dir) >= PATH_MAX - 64)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_cache_set_dir: the path is longer than %d "
-                   "bytes", PATH_MAX - 64);
+  CJ_CHECK(!dir || dir[0], CUJIT_ERROR_INVALID_VALUE, "cujit_cache_set_dir: the directory is "
+           "an empty string; pass a path, or NULL for the default");
+  CJ_CHECK(!dir || strlen(dir) < PATH_MAX - 64, CUJIT_ERROR_INVALID_VALUE,
+           "cujit_cache_set_dir: the path is longer than %d bytes", PATH_MAX - 64);
   if (dir && !(copy = cj_strdup(dir))) return cj_fail_oom("setting the cache directory");
   pthread_mutex_lock(&dir_lock);
   old = api_dir;
@@ -363,7 +361,7 @@ cujit_status cujit_cache_set_dir(const char *dir) {
   pthread_mutex_unlock(&dir_lock);
   cj_free(old);
   if (!dir) return CUJIT_OK;
-  if ((fd = open_dir(dir, &why)) < 0) return cj_fail(CUJIT_ERROR_CACHE, "%s", why.text);
+  CJ_CHECK((fd = open_dir(dir, &why)) >= 0, CUJIT_ERROR_CACHE, "%s", why.text);
   close(fd);
   return CUJIT_OK;
 }

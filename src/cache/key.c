@@ -131,8 +131,7 @@ cujit_status cj_key_options(const cj_request *r, cj_key *out) {
   sink s;
   int major, minor;
   size_t i, n_inc = cj_request_include_count(r);
-  cujit_status st = cj_nvrtc_version_cached(&major, &minor);
-  if (st != CUJIT_OK) return st;
+  CJ_TRY(cj_nvrtc_version_cached(&major, &minor));
   sink_init(&s);
   put_str(&s, "cujit options key");
   put_u64(&s, CJ_CACHE_FORMAT);
@@ -174,9 +173,9 @@ void cj_key_source(const cj_key *options_key, const char *source, size_t len, cj
 
 cujit_status cj_key_request(const cj_request *r, cj_key *out) {
   cj_key okey;
-  cujit_status st = cj_key_options(r, &okey);
-  if (st == CUJIT_OK) cj_key_source(&okey, r->source, r->source_len, out);
-  return st;
+  CJ_TRY(cj_key_options(r, &okey));
+  cj_key_source(&okey, r->source, r->source_len, out);
+  return CUJIT_OK;
 }
 
 void cj_key_disk(const cj_key *request_key, const cj_deps *deps, cj_key *out) {

@@ -45,10 +45,9 @@ static cujit_status from_bytes(cujit_module **out, const void *data, size_t size
   cj_prebuilt_kind kind;
   char arch[32], fallback[16];
   cj_image *im = NULL;
-  cujit_status st = cj_prebuilt_inspect(data, size, name ? name : "image", &kind, arch,
-                                        sizeof arch);
-  if (st != CUJIT_OK) return st;
-  if ((st = image_of(data, size, kind, arch, &im)) != CUJIT_OK) return st;
+  cujit_status st;
+  CJ_TRY(cj_prebuilt_inspect(data, size, name ? name : "image", &kind, arch, sizeof arch));
+  CJ_TRY(image_of(data, size, kind, arch, &im));
   if (!name) {
     snprintf(fallback, sizeof fallback, "image.%s", kind_suffix(kind));
     name = fallback;
@@ -59,11 +58,10 @@ static cujit_status from_bytes(cujit_module **out, const void *data, size_t size
 
 cujit_status cujit_module_from_image(cujit_module **out, const void *data, size_t size,
                                      const char *name) {
-  if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_module_from_image: out is NULL");
+  CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "cujit_module_from_image: out is NULL");
   *out = NULL;
-  if (!data || size == 0)
-    return cj_fail(CUJIT_ERROR_INVALID_SOURCE, "cujit_module_from_image: data is %s; pass the "
-                   "bytes of PTX, a CUBIN or a fatbin", !data ? "NULL" : "empty (size 0)");
+  CJ_CHECK(data && size > 0, CUJIT_ERROR_INVALID_SOURCE, "cujit_module_from_image: data is %s; "
+           "pass the bytes of PTX, a CUBIN or a fatbin", !data ? "NULL" : "empty (size 0)");
   return from_bytes(out, data, size, name);
 }
 
