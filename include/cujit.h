@@ -421,6 +421,11 @@ CUJIT_API const char *cujit_cache_dir(void);
  *          says what is wrong and the form expected); CUJIT_ERROR_CACHE when hiredis cannot
  *          be loaded. After an error there is no remote tier until one is set again. */
 CUJIT_API cujit_status cujit_cache_set_remote(const char *url);
+/** The remote tier in use, as set or read from CUJIT_CACHE_REMOTE, with its password
+ *  replaced by "***"; "" when there is none. Writes at most `size` bytes, NUL-terminated.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL url or a 0 size, or when
+ *          CUJIT_CACHE_REMOTE does not parse (the detail says why). */
+CUJIT_API cujit_status cujit_cache_get_remote(char *url, size_t size);
 /** Fills `stats` with this process's counters, and the disk entries and bytes now (this
  *  walks the cache directory; 0 and 0 when the disk cache is off).
  *  @return CUJIT_OK, or CUJIT_ERROR_INVALID_VALUE when stats is NULL or its size is not

@@ -240,7 +240,7 @@ static void files_regular_fifo_missing(void **state) {
   snprintf(fifo, sizeof fifo, "%s/fifo.cubin", tmp);
   assert_int_equal(mkfifo(fifo, 0600), 0);
   assert_status_detail(cujit_module_from_image_file(&m, fifo), CUJIT_ERROR_FILE,
-                       "fifo.cubin' is a FIFO, not a regular file; give the path of a PTX, "
+                       "fifo.cubin' is a FIFO (named pipe), not a regular file; give the path of a PTX, "
                        "CUBIN or fatbin file");
   assert_null(m);
   assert_status_detail(cujit_module_from_image_file(&m, tmp), CUJIT_ERROR_FILE,

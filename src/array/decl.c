@@ -136,13 +136,9 @@ cujit_status cj_decl_parse(const char *args, cj_decl **out, size_t *n) {
     return cj_fail(CUJIT_ERROR_INVALID_VALUE, "argument declarations are %s; declare at least "
                    "one array, e.g. \"float *x\"", args ? "empty" : "NULL");
   while (st == CUJIT_OK && *p) {
-    if (*n == cap) {
-      cj_decl *v = cj_realloc(*out, (cap = cap ? 2 * cap : 8) * sizeof *v);
-      if (!v) {
-        st = cj_fail_oom("reading argument declarations");
-        break;
-      }
-      *out = v;
+    if (CJ_VEC_RESERVE(*out, cap, *n + 1) != 0) {
+      st = cj_fail_oom("reading argument declarations");
+      break;
     }
     if ((st = one(args, &p, &(*out)[*n])) != CUJIT_OK) break;
     for (k = 0; k < *n; k++)

@@ -158,8 +158,6 @@ void cj_warn_skipped(const cj_root *r, const char *name, const char *what);
 /* 1 when a file or directory cujit found may be trusted: owned by this user or root, and
  * not writable by group or others. */
 int cj_trusted(const struct stat *st);
-/* "a FIFO", "a directory"...: what a file that should be regular is, for a message. */
-const char *cj_file_kind(mode_t mode);
 /* Logs a warning about the cache unless it is the one logged last (so that a problem met
  * on every compile is reported once). */
 void cj_warn_once(const char *text);

@@ -12,15 +12,10 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "cache/cache.h"
-
-#define CJ_DEFAULT_MAX_SIZE ((uint64_t)1 << 30)
-#define CJ_DEFAULT_LOCK_TIMEOUT 60.0
 
 static pthread_mutex_t dir_lock = PTHREAD_MUTEX_INITIALIZER;
 static char *api_dir;          /* from cujit_cache_set_dir(); NULL: the default */
@@ -35,27 +30,16 @@ void cj_warn_once(const char *text) {
   if (fresh) cj_warn("%s", text);
 }
 
-static int env_says_off(const char **value);
+/* 1 when CUJIT_CACHE turns the disk cache off; *value gets what it says. */
+static int env_says_off(const char **value) {
+  int on;
+  *value = cj_env("CUJIT_CACHE");
+  return cj_env_flag("CUJIT_CACHE", &on) == CJ_ENV_SET && !on;
+}
 
 int cj_cache_disabled(void) {
   const char *value;
   return env_says_off(&value);
-}
-
-static int env_says_off(const char **value) {
-  static const char *const off[] = {"0", "off", "no", "false"};
-  static const char *const on[] = {"1", "on", "yes", "true"};
-  static int warned;
-  size_t i;
-  *value = cj_getenv("CUJIT_CACHE");
-  if (!*value) return 0;
-  for (i = 0; i < CJ_COUNT(off); i++)
-    if (strcasecmp(*value, off[i]) == 0) return 1;
-  for (i = 0; i < CJ_COUNT(on); i++)
-    if (strcasecmp(*value, on[i]) == 0) return 0;
-  cj_env_ignored(&warned, "CUJIT_CACHE", *value, "on (1, on, yes, true) or off (0, off, no, "
-                 "false)", "the default: on");
-  return 0;
 }
 
 /* The checks below explain a refusal in `why` rather than in the thread's error detail:
@@ -88,10 +72,10 @@ static int locate(char *out, size_t size, reason *why) {
   if (have) rc = copy_path(out, size, api_dir, "", "cujit_cache_set_dir()", why);
   pthread_mutex_unlock(&dir_lock);
   if (have) return rc;
-  if ((v = cj_getenv("CUJIT_CACHE_DIR"))) return copy_path(out, size, v, "", "CUJIT_CACHE_DIR", why);
-  if ((v = cj_getenv("XDG_CACHE_HOME")) && v[0] == '/')
+  if ((v = cj_env("CUJIT_CACHE_DIR"))) return copy_path(out, size, v, "", "CUJIT_CACHE_DIR", why);
+  if ((v = cj_env("XDG_CACHE_HOME")) && v[0] == '/')
     return copy_path(out, size, v, "/cujit", "XDG_CACHE_HOME", why);
-  if ((v = cj_getenv("HOME"))) return copy_path(out, size, v, "/.cache/cujit", "HOME", why);
+  if ((v = cj_env("HOME"))) return copy_path(out, size, v, "/.cache/cujit", "HOME", why);
   return refuse(why, "no cache directory: neither CUJIT_CACHE_DIR, XDG_CACHE_HOME nor HOME is "
                 "set; set CUJIT_CACHE_DIR to use the disk cache");
 }
@@ -123,16 +107,6 @@ static const char *distrust(const struct stat *st) {
   if (st->st_uid != geteuid() && st->st_uid != 0) return "it belongs to another user";
   if (st->st_mode & S_IWOTH) return "others may write to it";
   return "its group may write to it";
-}
-
-const char *cj_file_kind(mode_t mode) {
-  if (S_ISREG(mode)) return "a regular file";
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISLNK(mode)) return "a symbolic link";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISSOCK(mode)) return "a socket";
-  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
-  return "not a regular file";
 }
 
 /* ---- the cache directory's tag ---- */
@@ -251,8 +225,8 @@ int cj_root_open(cj_root *r, int warn) {
 
 cujit_status cj_root_open_status(cj_root *r) {
   reason why;
-  if (root(r, &why) == 0) return CUJIT_OK;
-  return cj_fail(CUJIT_ERROR_CACHE, "%s", why.text);
+  CJ_CHECK(root(r, &why) == 0, CUJIT_ERROR_CACHE, "%s", why.text);
+  return CUJIT_OK;
 }
 
 void cj_root_close(cj_root *r) {
@@ -359,29 +333,15 @@ int cj_shard_open(const cj_root *r, const char *name, int create) {
 }
 
 uint64_t cj_cache_max_size(void) {
-  const char *v = cj_getenv("CUJIT_CACHE_MAX_SIZE");
-  uint64_t n = 0;
-  char text[256];
-  if (!v) return CJ_DEFAULT_MAX_SIZE;
-  if (cj_parse_size(v, &n) == 0 && n > 0) return n;
-  snprintf(text, sizeof text, "CUJIT_CACHE_MAX_SIZE='%.64s' is not %s; using the default 1G", v,
-           n == 0 && cj_parse_size(v, &n) == 0 ? "more than 0 (to turn the disk cache off, set "
-           "CUJIT_CACHE=0)" : "a size (bytes, or a number with K, M or G)");
-  cj_warn_once(text);
-  return CJ_DEFAULT_MAX_SIZE;
+  uint64_t n;
+  cj_env_u64("CUJIT_CACHE_MAX_SIZE", &n);
+  return n;
 }
 
 double cj_cache_lock_timeout(void) {
-  const char *v = cj_getenv("CUJIT_CACHE_LOCK_TIMEOUT");
-  char *end, text[256];
   double t;
-  if (!v) return CJ_DEFAULT_LOCK_TIMEOUT;
-  t = strtod(v, &end);
-  if (end != v && *end == '\0' && t >= 0 && t < 1e7) return t;
-  snprintf(text, sizeof text, "CUJIT_CACHE_LOCK_TIMEOUT='%.64s' is not a number of seconds; "
-           "using %.0f", v, CJ_DEFAULT_LOCK_TIMEOUT);
-  cj_warn_once(text);
-  return CJ_DEFAULT_LOCK_TIMEOUT;
+  cj_env_seconds("CUJIT_CACHE_LOCK_TIMEOUT", &t);
+  return t;
 }
 
 /* ---- public ---- */
@@ -390,12 +350,10 @@ cujit_status cujit_cache_set_dir(const char *dir) {
   char *copy = NULL, *old;
   reason why;
   int fd;
-  if (dir && !dir[0])
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_cache_set_dir: the directory is an empty "
-                   "string; pass a path, or NULL for the default");
-  if (dir && strlen(dir) >= PATH_MAX - 64)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_cache_set_dir: the path is longer than %d "
-                   "bytes", PATH_MAX - 64);
+  CJ_CHECK(!dir || dir[0], CUJIT_ERROR_INVALID_VALUE, "cujit_cache_set_dir: the directory is "
+           "an empty string; pass a path, or NULL for the default");
+  CJ_CHECK(!dir || strlen(dir) < PATH_MAX - 64, CUJIT_ERROR_INVALID_VALUE,
+           "cujit_cache_set_dir: the path is longer than %d bytes", PATH_MAX - 64);
   if (dir && !(copy = cj_strdup(dir))) return cj_fail_oom("setting the cache directory");
   pthread_mutex_lock(&dir_lock);
   old = api_dir;
@@ -404,7 +362,7 @@ cujit_status cujit_cache_set_dir(const char *dir) {
   pthread_mutex_unlock(&dir_lock);
   cj_free(old);
   if (!dir) return CUJIT_OK;
-  if ((fd = open_dir(dir, &why)) < 0) return cj_fail(CUJIT_ERROR_CACHE, "%s", why.text);
+  CJ_CHECK((fd = open_dir(dir, &why)) >= 0, CUJIT_ERROR_CACHE, "%s", why.text);
   close(fd);
   return CUJIT_OK;
 }

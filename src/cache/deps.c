@@ -1,11 +1,9 @@
 /* deps.c - the user headers a compile depends on: each with its path, size and content
  * hash (what the disk key and the entry's manifest hold), plus its stat identity so that
  * a memory-cache hit can revalidate it with one stat call. */
-#include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "cache/cache.h"
 
@@ -24,13 +22,7 @@ static int64_t now_ns(void) {
 
 static cj_dep *push(cj_deps *d, const char *path) {
   cj_dep *e;
-  if (d->n == d->cap) {
-    size_t cap = d->cap ? 2 * d->cap : 8;
-    cj_dep *v = cj_realloc(d->v, cap * sizeof *v);
-    if (!v) return NULL;
-    d->v = v;
-    d->cap = cap;
-  }
+  if (CJ_VEC_RESERVE(d->v, d->cap, d->n + 1) != 0) return NULL;
   e = &d->v[d->n];
   memset(e, 0, sizeof *e);
   if (!(e->path = cj_strdup(path))) return NULL;
@@ -62,28 +54,19 @@ const cj_dep *cj_deps_find(const cj_deps *d, const char *path) {
   return NULL;
 }
 
-/* 1 when the file's contents still hash to e->hash. */
+/* 1 when the file's contents still hash to e->hash: still a regular file of the same
+ * size, which did not grow while it was read. */
 static int same_contents(const cj_dep *e) {
   unsigned char hash[16];
-  char *buf = e->size ? cj_malloc(e->size) : NULL;
-  size_t got = 0;
-  ssize_t n = 0;
-  int fd, same;
-  if (e->size && !buf) return 0;
-  fd = open(e->path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    cj_free(buf);
-    return 0;
-  }
-  while (got < e->size && (n = read(fd, buf + got, e->size - got)) > 0) got += (size_t)n;
-  if (got == e->size && e->size) n = read(fd, hash, 1); /* must be at the end now */
-  close(fd);
-  same = got == e->size && n == 0;
+  cj_file f;
+  int same;
+  if (cj_file_read(AT_FDCWD, e->path, 0, (size_t)e->size, &f) != CJ_FILE_OK) return 0;
+  same = f.len == e->size && !f.grew;
   if (same) {
-    cj_hash128(buf, got, hash);
+    cj_hash128(f.data, f.len, hash);
     same = memcmp(hash, e->hash, sizeof hash) == 0;
   }
-  cj_free(buf);
+  cj_free(f.data);
   return same;
 }
 

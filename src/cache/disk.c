@@ -42,26 +42,28 @@ static int invalid(const cj_entry_path *p, const char *why) {
   return CJ_DISK_INVALID;
 }
 
-/* Reads the whole file behind fd (at most CJ_ENTRY_MAX_SIZE bytes). */
-static int read_all(int fd, const cj_entry_path *p, unsigned char **data, size_t *len) {
-  struct stat st;
-  size_t got = 0;
-  ssize_t n;
+/* Reads the whole file behind fd (at most CJ_ENTRY_MAX_SIZE bytes): a regular file that
+ * cj_trusted() accepts. */
+static int read_all(int fd, const cj_entry_path *p, cj_file *f) {
+  cj_file_rc rc = cj_file_read_fd(fd, CJ_ENTRY_MAX_SIZE, f);
   char why[96];
-  *data = NULL;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return invalid(p, "is not a regular file");
-  if (!cj_trusted(&st))
-    return invalid(p, st.st_uid != geteuid() && st.st_uid != 0
-                          ? "belongs to another user" : "is writable by other users");
-  if ((uint64_t)st.st_size > CJ_ENTRY_MAX_SIZE) {
-    snprintf(why, sizeof why, "is too large to be an entry (%lld bytes)", (long long)st.st_size);
+  if (rc == CJ_FILE_NO_MEMORY) return CJ_DISK_OOM;
+  if (rc == CJ_FILE_NOT_REGULAR) return invalid(p, "is not a regular file");
+  if (rc == CJ_FILE_CANNOT_READ) {
+    snprintf(why, sizeof why, "cannot be read: %s", strerror(f->err));
     return invalid(p, why);
   }
-  if (!(*data = cj_malloc((size_t)st.st_size))) return CJ_DISK_OOM;
-  while (got < (size_t)st.st_size &&
-         ((n = read(fd, *data + got, (size_t)st.st_size - got)) > 0 || (n < 0 && errno == EINTR)))
-    if (n > 0) got += (size_t)n;
-  *len = got;
+  if (!cj_trusted(&f->st)) {
+    cj_free(f->data);
+    f->data = NULL;
+    return invalid(p, f->st.st_uid != geteuid() && f->st.st_uid != 0
+                          ? "belongs to another user" : "is writable by other users");
+  }
+  if (rc == CJ_FILE_TOO_LARGE) {
+    snprintf(why, sizeof why, "is too large to be an entry (%lld bytes)",
+             (long long)f->st.st_size);
+    return invalid(p, why);
+  }
   return CJ_DISK_HIT;
 }
 
@@ -83,24 +85,23 @@ static int decode(const cj_entry_path *p, const cj_key *key, const cj_deps *expe
 
 int cj_disk_read(const cj_entry_path *p, const cj_key *key, const cj_deps *expect,
                  cj_image **out) {
-  unsigned char *data = NULL;
-  size_t len = 0;
+  cj_file f = {0};
   char why[160];
   int fd, rc;
   *out = NULL;
-  fd = openat(p->dir, p->name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  fd = cj_file_open(p->dir, p->name, CJ_FILE_NOFOLLOW);
   if (fd < 0) {
     if (errno == ENOENT || errno == ENOTDIR) return CJ_DISK_ABSENT;
     snprintf(why, sizeof why, "cannot be opened: %s", errno == ELOOP ? "it is a symbolic link"
                                                                       : strerror(errno));
     return invalid(p, why);
   }
-  rc = read_all(fd, p, &data, &len);
-  if (rc == CJ_DISK_HIT) rc = decode(p, key, expect, data, len, out);
+  rc = read_all(fd, p, &f);
+  if (rc == CJ_DISK_HIT) rc = decode(p, key, expect, (const unsigned char *)f.data, f.len, out);
   if (rc == CJ_DISK_HIT && futimens(fd, NULL) != 0)
     cj_debug("cannot record the last use of '%s': %s", p->file, strerror(errno));
   close(fd);
-  cj_free(data);
+  cj_free(f.data);
   return rc;
 }
 

@@ -45,8 +45,8 @@ static void check_headers(const cj_request *r, const cj_deps *deps, int *changed
  * that changed meanwhile sets *changed, and the result is then not cached. */
 static cujit_status compile_now(cj_request *r, const cj_deps *deps, int *changed,
                                 cj_image **out) {
-  cujit_status st = cj_request_prepare(r);
-  if (st != CUJIT_OK) return st;
+  cujit_status st;
+  CJ_TRY(cj_request_prepare(r));
   cj_count(CJ_COMPILES, 1);
   st = cj_nvrtc_compile(r, out);
   if (st == CUJIT_OK && deps) check_headers(r, deps, changed);
@@ -191,8 +191,8 @@ static cujit_status lookup(cj_request *r, const cj_key *rkey, const cj_memhint *
   cj_deps *deps = NULL;
   cj_key dkey;
   int changed = 0;
-  cujit_status st = cj_scan_request(r, &deps, bypass, sizeof bypass);
-  if (st != CUJIT_OK) return st;
+  cujit_status st;
+  CJ_TRY(cj_scan_request(r, &deps, bypass, sizeof bypass));
   if (bypass[0]) {
     cj_info("'%s' is compiled without the cache: %s", r->name, bypass);
     cj_deps_destroy(deps);
@@ -217,10 +217,9 @@ cujit_status cj_compile(cj_request *r, cj_image **out) {
   cj_deps *deps = NULL;
   cj_key rkey;
   int changed = 0;
-  cujit_status st;
   *out = NULL;
   if (r->flags & CUJIT_OPT_NO_CACHE) return compile_now(r, NULL, &changed, out);
-  if ((st = cj_key_options(r, &hint.options)) != CUJIT_OK) return st;
+  CJ_TRY(cj_key_options(r, &hint.options));
   hint.source = r->source;
   hint.len = r->source_len;
   *out = cj_memcache_get_source(&hint, &deps);

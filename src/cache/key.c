@@ -104,14 +104,14 @@ static void put_user_options(sink *s, const cj_request *r) {
     if (!is_nvrtc_cache_option(r->user_options[i])) put_str(s, r->user_options[i]);
 }
 
-/* CUDA_PATH and CUDA_HOME, hashed once per process (getenv walks the whole environment,
- * which a memory-cache hit should not). */
+/* CUDA_PATH and CUDA_HOME, hashed once per process (reading the environment walks all of
+ * it, which a memory-cache hit should not). */
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 static cj_key env_key;
 
 static void hash_env(void) {
   sink s;
-  const char *path = getenv("CUDA_PATH"), *home = getenv("CUDA_HOME");
+  const char *path = cj_env("CUDA_PATH"), *home = cj_env("CUDA_HOME");
   sink_init(&s);
   put_str(&s, path ? path : "");
   put_str(&s, home ? home : "");
@@ -138,11 +138,10 @@ static cujit_status put_nvrtc(sink *s) {
 cujit_status cj_key_options(const cj_request *r, cj_key *out) {
   sink s;
   size_t i, n_inc = cj_request_include_count(r);
-  cujit_status st;
   sink_init(&s);
   put_str(&s, "cujit options key");
   put_u64(&s, CJ_CACHE_FORMAT);
-  if ((st = put_nvrtc(&s)) != CUJIT_OK) return st;
+  CJ_TRY(put_nvrtc(&s));
   put_str(&s, r->arch);
   put_str(&s, r->name);
   put_u64(&s, n_inc);
@@ -179,9 +178,9 @@ void cj_key_source(const cj_key *options_key, const char *source, size_t len, cj
 
 cujit_status cj_key_request(const cj_request *r, cj_key *out) {
   cj_key okey;
-  cujit_status st = cj_key_options(r, &okey);
-  if (st == CUJIT_OK) cj_key_source(&okey, r->source, r->source_len, out);
-  return st;
+  CJ_TRY(cj_key_options(r, &okey));
+  cj_key_source(&okey, r->source, r->source_len, out);
+  return CUJIT_OK;
 }
 
 void cj_key_disk(const cj_key *request_key, const cj_deps *deps, cj_key *out) {

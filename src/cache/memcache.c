@@ -15,7 +15,6 @@
 
 #define CJ_MEM_MAX_ENTRIES 1024
 #define CJ_MEM_BUCKETS 2048 /* a power of two, twice the entries */
-#define CJ_MEM_DEFAULT_BYTES ((uint64_t)256 << 20)
 
 typedef struct node {
   cj_key key;
@@ -41,18 +40,9 @@ static node *buckets[CJ_MEM_BUCKETS];
 static hint hints[CJ_MEM_HINTS];
 static node lru = {{{0}}, NULL, NULL, 0, NULL, &lru, &lru};
 static size_t count, bytes;
-static uint64_t max_bytes = CJ_MEM_DEFAULT_BYTES;
+static uint64_t max_bytes; /* CUJIT_MEMORY_CACHE_MAX_SIZE, read once (init) */
 
-static void init(void) {
-  const char *v = cj_getenv("CUJIT_MEMORY_CACHE_MAX_SIZE");
-  uint64_t n;
-  if (!v) return;
-  if (cj_parse_size(v, &n) == 0)
-    max_bytes = n;
-  else
-    cj_warn("CUJIT_MEMORY_CACHE_MAX_SIZE='%.64s' is not a size (bytes, or a number with K, M "
-            "or G); using 256M", v);
-}
+static void init(void) { cj_env_u64("CUJIT_MEMORY_CACHE_MAX_SIZE", &max_bytes); }
 
 static node **bucket(const cj_key *k) {
   uint64_t h;

@@ -71,15 +71,9 @@ static int is_lock_name(const char *name) {
 
 static void add(walk *w, const char *name, const struct stat *st) {
   item *it;
-  if (w->n == w->cap) {
-    size_t cap = w->cap ? 2 * w->cap : 64;
-    item *v = cj_realloc(w->v, cap * sizeof *v);
-    if (!v) {
-      w->oom = 1;
-      return;
-    }
-    w->v = v;
-    w->cap = cap;
+  if (CJ_VEC_RESERVE(w->v, w->cap, w->n + 1) != 0) {
+    w->oom = 1;
+    return;
   }
   it = &w->v[w->n++];
   memcpy(it->hex, name, 32);

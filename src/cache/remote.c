@@ -25,8 +25,27 @@ static cj_remote *current; /* the tier set now (a reference); NULL: none */
 static int configured;     /* the setting was read from the environment, or set */
 static double retry_at;    /* monotonic seconds before which `current` is skipped */
 static cj_disk_counters mine; /* this process's remote counters */
+static char shown[512];       /* the URL set now, its password masked; "" when none */
 
 enum { GOT = 0, NONE = 1, BAD = 2, DOWN = -1, NOMEM = -2 }; /* a lookup's outcomes */
+
+/* The URL with the password of its user information, if any, replaced by "***". */
+static void mask_password(const char *url, char *out, size_t size) {
+  const char *host = strstr(url, "://"), *at, *colon, *end;
+  if (!host) {
+    snprintf(out, size, "%s", url);
+    return;
+  }
+  host += 3;
+  end = host + strcspn(host, "/?");
+  at = memchr(host, '@', (size_t)(end - host));
+  colon = at ? memchr(host, ':', (size_t)(at - host)) : NULL;
+  if (!colon) {
+    snprintf(out, size, "%s", url);
+    return;
+  }
+  snprintf(out, size, "%.*s***%s", (int)(colon + 1 - url), url, at);
+}
 
 static double now_s(void) {
   struct timespec t;
@@ -62,6 +81,7 @@ static cujit_status configure_locked(const char *url, char *why, size_t size) {
   current = NULL;
   retry_at = 0;
   configured = 1;
+  shown[0] = '\0';
   if (!url || !*url) return CUJIT_OK;
   if (cj_redis_open(url, &t, why, size) != 0)
     return why[0] ? CUJIT_ERROR_INVALID_VALUE : CUJIT_ERROR_OUT_OF_MEMORY;
@@ -72,6 +92,21 @@ static cujit_status configure_locked(const char *url, char *why, size_t size) {
   }
   t->refs = 1;
   current = t;
+  mask_password(url, shown, sizeof shown);
+  return CUJIT_OK;
+}
+
+cujit_status cujit_cache_get_remote(char *url, size_t size) {
+  char why[1024] = "";
+  cujit_status st = CUJIT_OK;
+  CJ_CHECK(url && size, CUJIT_ERROR_INVALID_VALUE, "cujit_cache_get_remote: %s",
+           url ? "size is 0" : "url is NULL");
+  pthread_mutex_lock(&mu);
+  if (!configured) st = configure_locked(cj_env("CUJIT_CACHE_REMOTE"), why, sizeof why);
+  snprintf(url, size, "%s", shown);
+  pthread_mutex_unlock(&mu);
+  if (st == CUJIT_ERROR_OUT_OF_MEMORY) return cj_fail_oom("reading the remote cache setting");
+  CJ_CHECK(st == CUJIT_OK, st, "CUJIT_CACHE_REMOTE: %s; the remote cache is off", why);
   return CUJIT_OK;
 }
 
@@ -79,7 +114,7 @@ cujit_status cujit_cache_set_remote(const char *url) {
   const char *from = url ? "cujit_cache_set_remote" : "CUJIT_CACHE_REMOTE";
   char why[1024] = "";
   cujit_status st;
-  if (!url) url = cj_getenv("CUJIT_CACHE_REMOTE");
+  if (!url) url = cj_env("CUJIT_CACHE_REMOTE");
   pthread_mutex_lock(&mu);
   st = configure_locked(url, why, sizeof why);
   pthread_mutex_unlock(&mu);
@@ -96,7 +131,7 @@ static cj_remote *acquire(void) {
   cj_remote *t;
   cujit_status st = CUJIT_OK;
   pthread_mutex_lock(&mu);
-  if (!configured) st = configure_locked(cj_getenv("CUJIT_CACHE_REMOTE"), why, sizeof why);
+  if (!configured) st = configure_locked(cj_env("CUJIT_CACHE_REMOTE"), why, sizeof why);
   t = current && now_s() >= retry_at ? current : NULL;
   if (t) t->refs++;
   pthread_mutex_unlock(&mu);

@@ -22,14 +22,12 @@
  * followed. (The toolkit's directories that cujit searches last by default are not
  * scanned at all: whatever is found only there is the toolkit's.) */
 #define _GNU_SOURCE /* memmem */
-#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "cache/cache.h"
 
@@ -101,18 +99,6 @@ static int is_toolkit_dir(const char *dir) {
 
 /* ---- small helpers ---- */
 
-static int grow(void **v, size_t *cap, size_t n, size_t size) {
-  void *p;
-  size_t c;
-  if (n < *cap) return 0;
-  c = *cap ? 2 * *cap : 16;
-  p = cj_realloc(*v, c * size);
-  if (!p) return -1;
-  *v = p;
-  *cap = c;
-  return 0;
-}
-
 static void set_bypass(scanner *sc, const char *fmt, const char *a, const char *b) {
   if (!sc->bypass[0]) snprintf(sc->bypass, sc->bypass_size, fmt, a, b);
 }
@@ -141,7 +127,7 @@ static char *join(const char *dir, const char *name, size_t name_len) {
 static int enqueue(scanner *sc, char *text, size_t len, int owned, char *dir, char *label) {
   pending_file *f;
   if (!label || (sc->source_include && !dir) ||
-      grow((void **)&sc->queue, &sc->cap_queue, sc->n_queue, sizeof *sc->queue) != 0) {
+      CJ_VEC_RESERVE(sc->queue, sc->cap_queue, sc->n_queue + 1) != 0) {
     if (owned) cj_free(text);
     cj_free(dir);
     cj_free(label);
@@ -166,30 +152,20 @@ static int enqueue(scanner *sc, char *text, size_t len, int owned, char *dir, ch
 /* Reads a regular file. 0 with its contents; 1 when it does not exist or is not a
  * readable regular file; -1 when out of memory; 2 when it is too large to track. */
 static int read_header(const char *path, char **text, size_t *len, struct stat *st) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  size_t got = 0;
-  ssize_t n;
-  char *buf;
-  if (fd < 0) return 1;
-  if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
-    close(fd);
-    return 1;
+  cj_file f;
+  switch (cj_file_read(AT_FDCWD, path, 0, CJ_SCAN_MAX_HEADER, &f)) {
+    case CJ_FILE_OK:
+      break;
+    case CJ_FILE_TOO_LARGE:
+      return 2;
+    case CJ_FILE_NO_MEMORY:
+      return -1;
+    default:
+      return 1;
   }
-  if ((uint64_t)st->st_size > CJ_SCAN_MAX_HEADER) {
-    close(fd);
-    return 2;
-  }
-  buf = cj_malloc((size_t)st->st_size + 1);
-  if (!buf) {
-    close(fd);
-    return -1;
-  }
-  while (got < (size_t)st->st_size && (n = read(fd, buf + got, (size_t)st->st_size - got)) > 0)
-    got += (size_t)n;
-  close(fd);
-  buf[got] = '\0';
-  *text = buf;
-  *len = got;
+  *text = f.data;
+  *len = f.len;
+  *st = f.st;
   return 0;
 }
 
@@ -386,7 +362,7 @@ static void add_computed(scanner *sc, const char *macro, size_t len, const pendi
                          int line) {
   computed_include *c;
   char where[64];
-  if (grow((void **)&sc->computed, &sc->cap_computed, sc->n_computed, sizeof *sc->computed)) {
+  if (CJ_VEC_RESERVE(sc->computed, sc->cap_computed, sc->n_computed + 1) != 0) {
     sc->oom = 1;
     return;
   }
@@ -407,7 +383,7 @@ static void add_computed(scanner *sc, const char *macro, size_t len, const pendi
 static void add_macro(scanner *sc, const char *name, size_t name_len, const char *value,
                       size_t value_len, int angle) {
   header_macro *m;
-  if (grow((void **)&sc->macros, &sc->cap_macros, sc->n_macros, sizeof *sc->macros)) {
+  if (CJ_VEC_RESERVE(sc->macros, sc->cap_macros, sc->n_macros + 1) != 0) {
     sc->oom = 1;
     return;
   }
@@ -523,7 +499,7 @@ static int ahead(const lexer *lx) {
 }
 
 static void put(scanner *sc, char c) {
-  if (grow((void **)&sc->dline, &sc->cap_dline, sc->n_dline, 1) != 0) {
+  if (CJ_VEC_RESERVE(sc->dline, sc->cap_dline, sc->n_dline + 1) != 0) {
     sc->oom = 1;
     return;
   }

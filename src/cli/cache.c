@@ -48,12 +48,14 @@ static void print_url(const char *url) {
 
 /* The remote tier's lines, when one is set (or was used by the processes counted). */
 static void print_remote(const cujit_cache_stats *s) {
-  const char *url = getenv("CUJIT_CACHE_REMOTE");
-  if ((!url || !*url) && !s->remote_hits && !s->remote_misses && !s->remote_errors) return;
-  if (!url || !*url)
-    printf("remote            none set now\n");
-  else if (cujit_cache_set_remote(NULL) != CUJIT_OK)
+  char url[512];
+  cujit_status st = cujit_cache_get_remote(url, sizeof url);
+  if (st == CUJIT_OK && !url[0] && !s->remote_hits && !s->remote_misses && !s->remote_errors)
+    return;
+  if (st != CUJIT_OK)
     printf("remote            unusable: %s\n", cujit_last_error());
+  else if (!url[0])
+    printf("remote            none set now\n");
   else
     print_url(url);
   printf("remote hits       %llu\n", (unsigned long long)s->remote_hits);

@@ -67,3 +67,17 @@ void cj_strv_free(char **v, size_t count) {
   for (i = 0; i < count; i++) cj_free(v[i]);
   cj_free(v);
 }
+
+int cj_vec_reserve(void *arrp, size_t *cap, size_t need, size_t elem) {
+  void *old, *p;
+  size_t c;
+  if (need <= *cap) return 0;
+  c = *cap < 8 ? 8 : *cap;
+  while (c < need) c = c > SIZE_MAX / 2 ? need : 2 * c;
+  if (elem && c > SIZE_MAX / elem) return -1;
+  memcpy(&old, arrp, sizeof old); /* arrp is a T **: its pointer is copied, not aliased */
+  if (!(p = cj_realloc(old, c * elem))) return -1;
+  memcpy(arrp, &p, sizeof p);
+  *cap = c;
+  return 0;
+}

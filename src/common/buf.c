@@ -4,21 +4,14 @@
 
 #include "common/common.h"
 
+/* Room for `extra` more bytes and the NUL; at least 64 bytes once anything is kept. */
 static int reserve(cj_buf *b, size_t extra) {
-  size_t need, cap;
-  char *d;
+  size_t need = b->len + extra + 1;
   if (b->oom) return -1;
-  need = b->len + extra + 1;
-  if (need <= b->cap) return 0;
-  cap = b->cap ? b->cap : 64;
-  while (cap < need) cap *= 2;
-  d = cj_realloc(b->data, cap);
-  if (!d) {
+  if (need < extra || CJ_VEC_RESERVE(b->data, b->cap, need < 64 ? 64 : need) != 0) {
     b->oom = 1;
     return -1;
   }
-  b->data = d;
-  b->cap = cap;
   return 0;
 }
 

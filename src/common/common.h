@@ -1,11 +1,13 @@
-/* common.h - what every source file of the library uses: errors, logging, allocation,
- * a growable string buffer. Private; not installed. */
+/* common.h - what every source file of the library uses: errors and the one way to fail,
+ * logging, allocation, growable arrays and strings, whole-file reading, the environment.
+ * Private; not installed. */
 #ifndef CUJIT_COMMON_H
 #define CUJIT_COMMON_H
 
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "cujit.h"
 
@@ -38,13 +40,43 @@ cujit_status cj_fail_nvrtc(cujit_status st, int r, const char *fmt, ...) CJ_PRIN
 /* Out of host memory while doing `what`. */
 cujit_status cj_fail_oom(const char *what);
 
+/* The one way to fail, in a function that returns cujit_status (zstd's RETURN_ERROR_IF and
+ * FORWARD_IF_ERROR, libCEED's CeedCheck and CeedCall):
+ *
+ *   CJ_CHECK(cond, status, fmt, ...)
+ *     states what must hold, as assert() does: when `cond` is false, records `status` and
+ *     the formatted detail for the calling thread (cj_fail) and returns `status`.
+ *       CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "cujit_mem_alloc: out is NULL");
+ *       CJ_CHECK(n <= max, CUJIT_ERROR_INVALID_VALUE, "%zu is more than %zu", n, max);
+ *   CJ_TRY(expr)
+ *     evaluates `expr`, a cujit_status, and returns it when it is not CUJIT_OK; the detail
+ *     is the one the failing callee recorded.
+ *       CJ_TRY(cj_ctx_ensure(&ctx, &dev));
+ *
+ * Both are single statements (safe in an unbraced if), evaluate `cond` and `expr` exactly
+ * once, and mark the failure branch unlikely; the detail's arguments are evaluated only on
+ * failure. They return at once: where something must be released before returning, keep
+ * a status variable and one goto-cleanup path instead. The format is checked like
+ * printf's, and at least the format must be given. */
+#define CJ_CHECK(cond, status, ...)                                   \
+  do {                                                                \
+    if (CJ_UNLIKELY(!(cond))) return cj_fail((status), __VA_ARGS__); \
+  } while (0)
+
+#define CJ_TRY(expr)                                         \
+  do {                                                       \
+    cujit_status cj_try_status_ = (expr);                    \
+    if (CJ_UNLIKELY(cj_try_status_ != CUJIT_OK)) return cj_try_status_; \
+  } while (0)
+
 /* ---- logging (log.c) ---- */
 
 int cj_log_enabled(cujit_log_level level);
 void cj_log(cujit_log_level level, const char *fmt, ...) CJ_PRINTF(2, 3);
-/* For a tuning variable with a bad value: warns, the first time *warned is 0, that `name`'s
- * value is not `form` (e.g. "a size (e.g. 256M)") and that `fallback` (e.g. "the default
- * 1G") is used. */
+/* For a tuning variable with a bad value, where the caller parses the value itself
+ * (cj_env_u64 and its siblings below warn the same way on their own): warns, the first
+ * time *warned is 0, that `name`'s value is not `form` (e.g. "a size (e.g. 256M)") and
+ * that `fallback` (e.g. "the default 1G") is used. */
 void cj_env_ignored(int *warned, const char *name, const char *value, const char *form,
                     const char *fallback);
 #define cj_warn(...) (cj_log_enabled(CUJIT_LOG_WARN) ? cj_log(CUJIT_LOG_WARN, __VA_ARGS__) : (void)0)
@@ -101,6 +133,25 @@ cujit_status cj_sized_in(const char *fn, const char *type, const void *user, siz
 cujit_status cj_sized_out(const char *fn, const char *type, void *user, size_t v1,
                           const void *own, size_t own_size);
 
+/* ---- growable arrays (alloc.c) ----
+ *
+ * An array is a pointer to its first element and a capacity (in elements), both zero to
+ * start with; its length is the caller's. Before appending:
+ *
+ *   if (CJ_VEC_RESERVE(d->v, d->cap, d->n + 1) != 0) return cj_fail_oom("...");
+ *   d->v[d->n++] = x;
+ *
+ * CJ_VEC_RESERVE(arr, cap, need) makes room for at least `need` elements of *arr: it
+ * returns 0 (arr and cap updated; the capacity at least doubles when it grows, so that
+ * appending n elements costs O(n)), or -1 when out of memory or when the size overflows,
+ * leaving arr and cap as they were. `arr` is an lvalue of pointer type, `cap` a size_t
+ * lvalue; the element size comes from arr's type. When there is room it is one compare,
+ * with no call: `need` and `cap` may be evaluated twice, so give them no side effects. */
+#define CJ_VEC_RESERVE(arr, cap, need) \
+  ((size_t)(need) <= (cap) ? 0 : cj_vec_reserve(&(arr), &(cap), (need), sizeof *(arr)))
+/* What CJ_VEC_RESERVE calls: `arrp` is the address of the array's pointer (a T **). */
+int cj_vec_reserve(void *arrp, size_t *cap, size_t need, size_t elem);
+
 /* ---- string buffer (buf.c) ---- */
 
 typedef struct cj_buf {
@@ -118,13 +169,115 @@ void cj_buf_vprintf(cj_buf *b, const char *fmt, va_list ap);
 char *cj_buf_take(cj_buf *b);
 void cj_buf_free(cj_buf *b);
 
-/* ---- environment (env.c) ---- */
+/* ---- whole files (file.c) ----
+ *
+ * Every file the library reads whole goes through cj_file_read: opened without waiting
+ * (a FIFO is refused, never waited on), checked on its descriptor to be a regular file no
+ * larger than `max`, read, and given a NUL after its contents. A failure says which step
+ * failed and with what, and each caller turns that into its own message. */
 
-/* getenv that treats an empty value as unset. */
-const char *cj_getenv(const char *name);
+typedef enum cj_file_rc {
+  CJ_FILE_OK = 0,
+  CJ_FILE_CANNOT_OPEN, /* open failed: f->err (ELOOP: a symbolic link, with CJ_FILE_NOFOLLOW) */
+  CJ_FILE_NOT_REGULAR, /* a directory, FIFO, device or socket: f->st.st_mode says which */
+  CJ_FILE_TOO_LARGE,   /* more than `max` bytes: f->st.st_size says how many */
+  CJ_FILE_CANNOT_READ, /* fstat or read failed: f->err */
+  CJ_FILE_NO_MEMORY
+} cj_file_rc;
+
+typedef struct cj_file {
+  char *data;     /* the contents and a NUL; cj_malloc'd, the caller frees it with cj_free.
+                     NULL unless CJ_FILE_OK */
+  size_t len;     /* bytes read: st.st_size, or fewer when the file shrank meanwhile */
+  int grew;       /* 1 when the file held more than st.st_size by the time it was read
+                     (it changed meanwhile); data holds the first st.st_size bytes */
+  struct stat st; /* the descriptor's fstat, from CJ_FILE_NOT_REGULAR on (and with
+                     CJ_FILE_STAT_FIRST, the path's stat when that refused it) */
+  int err;        /* errno of the step that failed */
+} cj_file;
+
+/* Flags of cj_file_open and cj_file_read. */
+#define CJ_FILE_NOFOLLOW 1   /* a symbolic link as the last component is refused (ELOOP) */
+#define CJ_FILE_STAT_FIRST 2 /* the path is looked at before it is opened, so that a special
+                                file is refused without being opened (opening a device can
+                                have effects of its own) */
+
+/* Opens `path` for reading: relative to the directory `dir` (AT_FDCWD: the working
+ * directory), without blocking (O_NONBLOCK), close-on-exec, never as a controlling
+ * terminal. Returns the descriptor, or -1 with errno set. */
+int cj_file_open(int dir, const char *path, int flags);
+/* Reads the whole regular file behind `fd` (left open), at most `max` bytes, into *f. */
+cj_file_rc cj_file_read_fd(int fd, size_t max, cj_file *f);
+/* cj_file_open, cj_file_read_fd and close in one. With CJ_FILE_STAT_FIRST, a path whose
+ * stat says it is not a regular file is CJ_FILE_NOT_REGULAR (f->st from that stat). */
+cj_file_rc cj_file_read(int dir, const char *path, int flags, size_t max, cj_file *f);
+/* What a file of this mode is, for messages: "a regular file", "a directory", "a FIFO
+ * (named pipe)", "a character device", ... */
+const char *cj_file_kind(mode_t mode);
+
+/* ---- parsing numbers (parse.c) ---- */
+
 /* Parses a byte size with optional K/M/G/T suffix (powers of 1024). Returns 0 on success. */
 int cj_parse_size(const char *s, uint64_t *out);
 /* Parses a count: decimal digits only (no sign, no space), at most max. 0 on success. */
 int cj_parse_count(const char *s, uint64_t max, uint64_t *out);
+
+/* ---- the environment (env.c) ----
+ *
+ * Every environment variable the library reads is in one table (env.c), with its kind,
+ * default and meaning; README.md's table of variables is checked against it by a test.
+ * Variables are read only through the functions below, which take the variable's name and
+ * find it in the table (a name missing from the table is a bug: it reads as unset). An
+ * empty value counts as unset. Each call reads the environment again: a variable read
+ * once per process is read once by its caller, which keeps what it found.
+ *
+ * A value the kind does not accept is "bad". For a tuning variable (warn_bad set) the
+ * functions warn about it, once per value, naming the variable, the value, what it should
+ * be and the default used instead; for the others the caller reports it (a variable that
+ * chooses what runs makes the call that reads it fail). */
+
+typedef enum cj_env_kind {
+  CJ_ENV_TEXT,    /* any text, checked by its user (an architecture) */
+  CJ_ENV_PATH,    /* a file or directory */
+  CJ_ENV_FLAG,    /* on (1, on, yes, true) or off (0, off, no, false), any case */
+  CJ_ENV_LEVEL,   /* a log level: off, error, warn (or warning), info, debug, any case */
+  CJ_ENV_SIZE,    /* bytes, with an optional K, M, G or T suffix (cj_parse_size) */
+  CJ_ENV_COUNT,   /* decimal digits only (cj_parse_count) */
+  CJ_ENV_SECONDS  /* a decimal number of seconds */
+} cj_env_kind;
+
+/* What cj_env_* found. */
+#define CJ_ENV_SET 1    /* a good value */
+#define CJ_ENV_UNSET 0  /* unset or empty: the default */
+#define CJ_ENV_BAD (-1) /* a bad value: the default (warned when warn_bad) */
+
+typedef struct cj_env_var {
+  const char *name;
+  cj_env_kind kind;
+  const char *dflt;    /* the default as documented ("1G", "60", "on"), or how it is chosen */
+  const char *meaning; /* one line, as README.md's table shows it */
+  const char *form;    /* for a warning, what a good value is; NULL: the kind's own words */
+  uint64_t min, max;   /* the range of a size or count (max 0: no limit) */
+  double max_seconds;  /* a number of seconds must be at least 0 and below this */
+  const char *range;   /* for a warning, why a value out of range is bad; NULL: `form` */
+  int warn_bad;        /* 1: a tuning variable, bad values are warned and the default used */
+} cj_env_var;
+
+/* The table, in README.md's order; *n gets its length. */
+const cj_env_var *cj_env_table(size_t *n);
+/* The table's entry for `name`, or NULL. */
+const cj_env_var *cj_env_find(const char *name);
+/* The value of `name` as it is (any kind), or NULL when unset or empty. */
+const char *cj_env(const char *name);
+/* A size or count: *out gets the value, or the table's default (0 when the default is not
+ * a number; the caller then chooses). */
+int cj_env_u64(const char *name, uint64_t *out);
+/* A number of seconds, as cj_env_u64. */
+int cj_env_seconds(const char *name, double *out);
+/* A flag: *on gets 1 or 0, or the default. */
+int cj_env_flag(const char *name, int *on);
+/* A log level: *level gets a cujit_log_level, or CUJIT_LOG_OFF. Never warns (the log is
+ * what it configures); the caller reports a bad value. */
+int cj_env_level(const char *name, int *level);
 
 #endif

@@ -1,54 +1,227 @@
-/* env.c - reading configuration from the environment. */
-#include <ctype.h>
-#include <errno.h>
+/* env.c - every environment variable the library reads, in one table, and the only
+ * functions that read them. README.md's table of variables is this one: a test renders
+ * the rows from here and compares (tests/test_env.c; `test_env --readme` prints them). */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <strings.h>
 
 #include "common/common.h"
 
-const char *cj_getenv(const char *name) {
-  const char *v = getenv(name);
-  return v && *v ? v : NULL;
+#define SIZE_FORM "a size (bytes, or a number with K, M or G)"
+#define TOOLKIT_MEANING                                                                     \
+  "where to look for NVRTC, and for the CUDA toolkit's headers when the NVRTC in use does " \
+  "not sit in a toolkit (read once; keyed by the cache)"
+
+static const cj_env_var table[] = {
+    {.name = "CUJIT_LOG", .kind = CJ_ENV_LEVEL, .dflt = "`off`",
+     .meaning = "`off`, `error`, `warn`, `info` or `debug`: log to stderr (or to the callback); "
+                "an unknown value leaves the log off and is reported as a warning once a "
+                "callback or level is set"},
+    {.name = "CUJIT_ARCH", .kind = CJ_ENV_TEXT, .dflt = "the device's",
+     .meaning = "architecture to compile for when `cujit_options.arch` is NULL (read once, at "
+                "the first compile that needs it); a value that is not one makes those "
+                "compiles fail with `CUJIT_ERROR_INVALID_OPTION`"},
+    {.name = "CUJIT_DEVICE", .kind = CJ_ENV_COUNT, .dflt = "0", .max = INT32_MAX,
+     .meaning = "device ordinal (digits only) used when the calling thread has no current "
+                "context (read once). Any other value makes device calls, and compiles that "
+                "target the device, fail with `CUJIT_ERROR_INVALID_VALUE`"},
+    {.name = "CUJIT_LIBCUDA", .kind = CJ_ENV_PATH, .dflt = "`libcuda.so.1`",
+     .meaning = "path of the CUDA driver library to load (read once)"},
+    {.name = "CUJIT_NVRTC", .kind = CJ_ENV_PATH,
+     .dflt = "the first `libnvrtc.so.13`, `.12` or `libnvrtc.so` found",
+     .meaning = "path of the NVRTC library to load, on the first compile that needs one (read "
+                "once); by default it is looked for in `LD_LIBRARY_PATH`, the toolkit cujit "
+                "was built with, `CUDA_PATH`, `CUDA_HOME`, `/usr/local/cuda`, then by the "
+                "system's search"},
+    {.name = "LD_LIBRARY_PATH", .kind = CJ_ENV_PATH, .dflt = "unset",
+     .meaning = "directories where NVRTC is looked for first (read once)"},
+    {.name = "CUJIT_PCH", .kind = CJ_ENV_FLAG, .dflt = "on", .warn_bad = 1,
+     .meaning = "`0` (or `off`, `no`, `false`) stops cujit from asking NVRTC for precompiled "
+                "headers (by default a `<...>` header prefix compiled a second time in a "
+                "process gets one; read once)"},
+    {.name = "TMPDIR", .kind = CJ_ENV_PATH, .dflt = "`/tmp`",
+     .meaning = "where the process's private directory of precompiled headers is made "
+                "(removed at exit)"},
+    {.name = "CUJIT_CACHE", .kind = CJ_ENV_FLAG, .dflt = "on", .warn_bad = 1,
+     .meaning = "`0` (or `off`, `no`, `false`) turns the disk cache off; `1`, `on`, `yes`, "
+                "`true` leave it on"},
+    {.name = "CUJIT_CACHE_DIR", .kind = CJ_ENV_PATH,
+     .dflt = "`$XDG_CACHE_HOME/cujit`, else `$HOME/.cache/cujit`",
+     .meaning = "the disk cache directory (`cujit_cache_set_dir()` comes first)"},
+    {.name = "XDG_CACHE_HOME", .kind = CJ_ENV_PATH, .dflt = "unset",
+     .meaning = "the disk cache is its `cujit` directory when `CUJIT_CACHE_DIR` is unset "
+                "(used only when it is an absolute path)"},
+    {.name = "HOME", .kind = CJ_ENV_PATH, .dflt = "unset",
+     .meaning = "the disk cache is `$HOME/.cache/cujit` when neither of the two above is "
+                "set; with none of the three, there is no disk cache"},
+    {.name = "CUJIT_CACHE_MAX_SIZE", .kind = CJ_ENV_SIZE, .dflt = "1G", .min = 1,
+     .warn_bad = 1, .form = SIZE_FORM,
+     .range = "more than 0 (to turn the disk cache off, set CUJIT_CACHE=0)",
+     .meaning = "the disk cache's size limit (bytes, or with a K, M or G suffix)"},
+    {.name = "CUJIT_CACHE_LOCK_TIMEOUT", .kind = CJ_ENV_SECONDS, .dflt = "60",
+     .max_seconds = 1e7, .warn_bad = 1,
+     .meaning = "seconds to wait for another process compiling the same entry"},
+    {.name = "CUJIT_CACHE_REMOTE", .kind = CJ_ENV_TEXT, .dflt = "none",
+     .meaning = "a Redis server that machines share as a second cache tier, "
+                "`redis://[[user]:password@]host[:port][/db][?connect_timeout=MS&timeout=MS]` "
+                "(see [A cache shared by a cluster](#a-cache-shared-by-a-cluster-redis); "
+                "`cujit_cache_set_remote()` comes first)"},
+    {.name = "CUJIT_HIREDIS", .kind = CJ_ENV_PATH,
+     .dflt = "`libhiredis.so.1.3.0`, `.1.1.0`, `.1.0.0`, `.0.14`, then `libhiredis.so`",
+     .meaning = "path of the hiredis library the remote tier loads (read once)"},
+    {.name = "CUJIT_MEMORY_CACHE_MAX_SIZE", .kind = CJ_ENV_SIZE, .dflt = "256M",
+     .warn_bad = 1, .form = SIZE_FORM,
+     .meaning = "the memory cache's size limit (`0` turns it off; read once)"},
+    {.name = "CUJIT_POOL_KEEP", .kind = CJ_ENV_SIZE, .dflt = "1G", .warn_bad = 1,
+     .form = "a size (e.g. 256M)",
+     .meaning = "device memory the In/Out pool keeps between launches"},
+    {.name = "CUJIT_STAGING_MIN", .kind = CJ_ENV_SIZE, .dflt = "1M", .max = SIZE_MAX,
+     .warn_bad = 1, .form = "a size (e.g. 4M)",
+     .meaning = "smallest pageable In/Out buffer moved through pinned chunks (read once)"},
+    {.name = "CUJIT_STAGING_THREADS", .kind = CJ_ENV_COUNT,
+     .dflt = "half the cores, at most 8; none with fewer than 4 cores", .warn_bad = 1,
+     .form = "a number of threads (0 turns staging off)",
+     .meaning = "threads that move pageable buffers (`0`: let the driver copy; larger than 16 "
+                "is capped; read once)"},
+    {.name = "CUJIT_STAGING_CHUNK", .kind = CJ_ENV_SIZE, .dflt = "1M", .max = SIZE_MAX,
+     .warn_bad = 1, .form = "a size (e.g. 4M)",
+     .meaning = "size of each staging thread's two pinned chunks (read once)"},
+    {.name = "CUDA_PATH", .kind = CJ_ENV_PATH, .dflt = "unset", .meaning = TOOLKIT_MEANING},
+    {.name = "CUDA_HOME", .kind = CJ_ENV_PATH, .dflt = "unset",
+     .meaning = "as `CUDA_PATH`, looked at after it"},
+};
+
+const cj_env_var *cj_env_table(size_t *n) {
+  *n = CJ_COUNT(table);
+  return table;
 }
 
-int cj_parse_size(const char *s, uint64_t *out) {
-  unsigned long long v;
-  unsigned shift = 0;
+const cj_env_var *cj_env_find(const char *name) {
+  size_t i;
+  for (i = 0; name && i < CJ_COUNT(table); i++)
+    if (strcmp(table[i].name, name) == 0) return &table[i];
+  return NULL;
+}
+
+/* The only getenv of the library. */
+static const char *raw(const cj_env_var *v) {
+  const char *s = v ? getenv(v->name) : NULL;
+  return s && *s ? s : NULL;
+}
+
+const char *cj_env(const char *name) { return raw(cj_env_find(name)); }
+
+/* ---- bad values ---- */
+
+static pthread_mutex_t warn_lock = PTHREAD_MUTEX_INITIALIZER;
+static char warned[CJ_COUNT(table)][72]; /* per variable, the last bad value warned about */
+
+static const char *form_of(const cj_env_var *v) {
+  if (v->form) return v->form;
+  switch (v->kind) {
+    case CJ_ENV_FLAG: return "on (1, on, yes, true) or off (0, off, no, false)";
+    case CJ_ENV_LEVEL: return "a log level (off, error, warn, info or debug)";
+    case CJ_ENV_SIZE: return SIZE_FORM;
+    case CJ_ENV_COUNT: return "a number (digits only)";
+    case CJ_ENV_SECONDS: return "a number of seconds";
+    default: return "a usable value";
+  }
+}
+
+/* Warns about a bad value of a tuning variable, once for each value in a row. */
+static int bad(const cj_env_var *v, const char *value, const char *form) {
+  char *last;
+  int fresh;
+  if (!v->warn_bad) return CJ_ENV_BAD;
+  last = warned[v - table];
+  pthread_mutex_lock(&warn_lock);
+  fresh = strncmp(last, value, sizeof warned[0] - 1) != 0;
+  if (fresh) snprintf(last, sizeof warned[0], "%s", value);
+  pthread_mutex_unlock(&warn_lock);
+  if (fresh) cj_warn("%s='%.64s' is not %s; using the default %s", v->name, value, form, v->dflt);
+  return CJ_ENV_BAD;
+}
+
+/* ---- the kinds ---- */
+
+static int parse_u64(const cj_env_var *v, const char *s, uint64_t *out) {
+  if (v->kind == CJ_ENV_SIZE) return cj_parse_size(s, out);
+  if (v->kind == CJ_ENV_COUNT) return cj_parse_count(s, UINT64_MAX, out);
+  return -1;
+}
+
+int cj_env_u64(const char *name, uint64_t *out) {
+  const cj_env_var *v = cj_env_find(name);
+  const char *s = raw(v);
+  uint64_t x;
+  if (!v || parse_u64(v, v->dflt, out) != 0) *out = 0;
+  if (!s) return CJ_ENV_UNSET;
+  if (parse_u64(v, s, &x) != 0) return bad(v, s, form_of(v));
+  if (x < v->min || (v->max && x > v->max)) return bad(v, s, v->range ? v->range : form_of(v));
+  *out = x;
+  return CJ_ENV_SET;
+}
+
+static int parse_seconds(const char *s, double max, double *out) {
   char *end;
-  if (!s) return -1;
-  while (isspace((unsigned char)*s)) s++;
-  if (!isdigit((unsigned char)*s)) return -1;
-  errno = 0;
-  v = strtoull(s, &end, 10);
-  if (errno) return -1;
-  switch (toupper((unsigned char)*end)) {
-    case 'K': shift = 10; break;
-    case 'M': shift = 20; break;
-    case 'G': shift = 30; break;
-    case 'T': shift = 40; break;
-    default: break;
-  }
-  if (shift) {
-    end++;
-    if (toupper((unsigned char)*end) == 'I') end++;
-    if (toupper((unsigned char)*end) == 'B') end++;
-  } else if (toupper((unsigned char)*end) == 'B') {
-    end++;
-  }
-  while (isspace((unsigned char)*end)) end++;
-  if (*end) return -1;
-  if (shift && v > (UINT64_MAX >> shift)) return -1;
-  *out = (uint64_t)v << shift;
+  double t = strtod(s, &end);
+  if (end == s || *end != '\0' || !(t >= 0 && t < max)) return -1;
+  *out = t;
   return 0;
 }
 
-int cj_parse_count(const char *s, uint64_t max, uint64_t *out) {
-  uint64_t v = 0;
-  if (!s || !*s) return -1;
-  for (; *s; s++) {
-    uint64_t d = (uint64_t)(*s - '0');
-    if (!isdigit((unsigned char)*s) || d > max || v > (max - d) / 10) return -1;
-    v = v * 10 + d;
+int cj_env_seconds(const char *name, double *out) {
+  const cj_env_var *v = cj_env_find(name);
+  const char *s = raw(v);
+  *out = 0;
+  if (!v || v->kind != CJ_ENV_SECONDS) return CJ_ENV_UNSET;
+  parse_seconds(v->dflt, v->max_seconds, out);
+  if (!s) return CJ_ENV_UNSET;
+  return parse_seconds(s, v->max_seconds, out) == 0 ? CJ_ENV_SET : bad(v, s, form_of(v));
+}
+
+/* 1 or 0 for a flag's words, -1 for anything else. */
+static int parse_flag(const char *s) {
+  static const char *const off[] = {"0", "off", "no", "false"};
+  static const char *const on[] = {"1", "on", "yes", "true"};
+  size_t i;
+  for (i = 0; i < CJ_COUNT(off); i++)
+    if (strcasecmp(s, off[i]) == 0) return 0;
+  for (i = 0; i < CJ_COUNT(on); i++)
+    if (strcasecmp(s, on[i]) == 0) return 1;
+  return -1;
+}
+
+int cj_env_flag(const char *name, int *on) {
+  const cj_env_var *v = cj_env_find(name);
+  const char *s = raw(v);
+  int f;
+  *on = v && v->kind == CJ_ENV_FLAG && parse_flag(v->dflt) == 1;
+  if (!s || !v || v->kind != CJ_ENV_FLAG) return CJ_ENV_UNSET;
+  if ((f = parse_flag(s)) < 0) return bad(v, s, form_of(v));
+  *on = f;
+  return CJ_ENV_SET;
+}
+
+int cj_env_level(const char *name, int *level) {
+  static const struct {
+    const char *word;
+    cujit_log_level level;
+  } words[] = {{"off", CUJIT_LOG_OFF},   {"error", CUJIT_LOG_ERROR}, {"warn", CUJIT_LOG_WARN},
+               {"warning", CUJIT_LOG_WARN}, {"info", CUJIT_LOG_INFO}, {"debug", CUJIT_LOG_DEBUG}};
+  const cj_env_var *v = cj_env_find(name);
+  const char *s = raw(v);
+  size_t i;
+  *level = CUJIT_LOG_OFF;
+  if (!s || v->kind != CJ_ENV_LEVEL) return CJ_ENV_UNSET;
+  for (i = 0; i < CJ_COUNT(words); i++) {
+    if (strcasecmp(s, words[i].word) == 0) {
+      *level = (int)words[i].level;
+      return CJ_ENV_SET;
+    }
   }
-  *out = v;
-  return 0;
+  return CJ_ENV_BAD; /* never warned here: the log reports it once it can (log.c) */
 }

@@ -2,7 +2,6 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 #include "common/common.h"
 
@@ -21,14 +20,11 @@ static char bad_level[72];
 static int bad_level_reported;
 
 static void log_init(void) {
-  const char *e = cj_getenv("CUJIT_LOG");
-  size_t i;
-  if (!e) return;
-  for (i = 0; i < CJ_COUNT(level_names); i++)
-    if (strcasecmp(e, level_names[i]) == 0) log_level = (int)i;
-  if (strcasecmp(e, "warning") == 0) log_level = CUJIT_LOG_WARN;
-  if (log_level == CUJIT_LOG_OFF && strcasecmp(e, "off") != 0)
-    snprintf(bad_level, sizeof bad_level, "%.64s", e);
+  int level;
+  if (cj_env_level("CUJIT_LOG", &level) == CJ_ENV_BAD)
+    snprintf(bad_level, sizeof bad_level, "%.64s", cj_env("CUJIT_LOG"));
+  else
+    log_level = level;
 }
 
 static void report_bad_level(void) {

@@ -115,7 +115,7 @@ static const char *arch_from_env(void) {
   const char *v;
   if (CJ_LIKELY(__atomic_load_n(&arch_env_read, __ATOMIC_ACQUIRE))) return arch_env;
   pthread_mutex_lock(&env_lock);
-  v = cj_getenv("CUJIT_ARCH");
+  v = cj_env("CUJIT_ARCH");
   if (!arch_env_read) {
     arch_env = v ? cj_strdup(v) : NULL;
     if (!v || arch_env) __atomic_store_n(&arch_env_read, 1, __ATOMIC_RELEASE);

@@ -130,7 +130,7 @@ static void remove_dir(void) {
 static const char *private_dir(void) {
   const char *tmp;
   if (dir[0] || dir_failed) return dir_failed ? NULL : dir;
-  tmp = cj_getenv("TMPDIR");
+  tmp = cj_env("TMPDIR");
   snprintf(dir, sizeof dir, "%s/cujit-pch-XXXXXX", tmp && strlen(tmp) < 400 ? tmp : "/tmp");
   if (!mkdtemp(dir)) {
     cj_debug("no directory for precompiled headers (%s): compiling without them",
@@ -159,10 +159,10 @@ static int not_for_us(const cj_request *r) {
 }
 
 static int available(void) {
+  int on = 1;
   if (disabled < 0) {
-    const char *v = cj_getenv("CUJIT_PCH");
-    disabled = v && (strcmp(v, "0") == 0 || strcmp(v, "off") == 0 || strcmp(v, "no") == 0 ||
-                     strcmp(v, "false") == 0);
+    cj_env_flag("CUJIT_PCH", &on);
+    disabled = !on;
   }
   return !disabled && cj_nv.nvrtcGetPCHCreateStatus && cj_nv.nvrtcGetPCHHeapSizeRequired &&
          cj_nv.nvrtcSetPCHHeapSize && cj_nv.nvrtcGetPCHHeapSize;

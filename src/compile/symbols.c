@@ -32,11 +32,8 @@ static int has_directive(const char *line, const char *word, const char **after)
   return found;
 }
 
-static int push_name(char ***v, size_t *n, const char *p, size_t len) {
-  char **nv = cj_realloc(*v, (*n + 1) * sizeof **v);
-  if (!nv) return -1;
-  *v = nv;
-  if (!(nv[*n] = cj_memdup(p, len))) return -1;
+static int push_name(char ***v, size_t *n, size_t *cap, const char *p, size_t len) {
+  if (CJ_VEC_RESERVE(*v, *cap, *n + 1) != 0 || !((*v)[*n] = cj_memdup(p, len))) return -1;
   (*n)++;
   return 0;
 }
@@ -47,13 +44,13 @@ static int scan_line(const char *line, cj_symtab *t) {
   if (has_directive(line, ".entry", &p)) {
     for (q = p; ident_char(*q); q++) {
     }
-    return q > p ? push_name(&t->kernels, &t->n_kernels, p, (size_t)(q - p)) : 0;
+    return q > p ? push_name(&t->kernels, &t->n_kernels, &t->cap_kernels, p, (size_t)(q - p)) : 0;
   }
   if (has_directive(line, ".extern", &p)) return 0; /* declared here, defined elsewhere */
   if (!has_directive(line, ".global", &p) && !has_directive(line, ".const", &p)) return 0;
   for (q = p; ident_char(*q); q++) {
   }
-  return q > p ? push_name(&t->globals, &t->n_globals, p, (size_t)(q - p)) : 0;
+  return q > p ? push_name(&t->globals, &t->n_globals, &t->cap_globals, p, (size_t)(q - p)) : 0;
 }
 
 cujit_status cj_symtab_build(const char *ptx, cj_symtab *t) {
@@ -72,8 +69,8 @@ cujit_status cj_symtab_build(const char *ptx, cj_symtab *t) {
 }
 
 cujit_status cj_symtab_add(cj_symtab *t, int kernel, const char *name, size_t len) {
-  int bad = kernel ? push_name(&t->kernels, &t->n_kernels, name, len)
-                   : push_name(&t->globals, &t->n_globals, name, len);
+  int bad = kernel ? push_name(&t->kernels, &t->n_kernels, &t->cap_kernels, name, len)
+                   : push_name(&t->globals, &t->n_globals, &t->cap_globals, name, len);
   return bad ? cj_fail_oom("listing the module's kernels and variables") : CUJIT_OK;
 }
 

@@ -8,9 +8,9 @@
 
 typedef struct cj_symtab {
   char **kernels;   /* symbols of the .entry functions, in PTX order */
-  size_t n_kernels;
+  size_t n_kernels, cap_kernels;
   char **globals;   /* symbols of .global and .const variables */
-  size_t n_globals;
+  size_t n_globals, cap_globals;
 } cj_symtab;
 
 /* Reads the entry and variable symbols of `ptx`. Fails only when out of memory. */

@@ -53,7 +53,7 @@ static void find(void) {
   if (!realpath(CUJIT_CUDA_INCLUDE_DIR, build_dir)) build_dir[0] = '\0';
 #endif
   if (try_dir(lib, "/../include") || try_dir(lib, "/../../include") ||
-      try_dir(getenv("CUDA_PATH"), "/include") || try_dir(getenv("CUDA_HOME"), "/include") ||
+      try_dir(cj_env("CUDA_PATH"), "/include") || try_dir(cj_env("CUDA_HOME"), "/include") ||
 #ifdef CUJIT_CUDA_INCLUDE_DIR
       try_dir(CUJIT_CUDA_INCLUDE_DIR, "") ||
 #endif

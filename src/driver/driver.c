@@ -1,9 +1,7 @@
 /* driver.c - loading libcuda at run time, error translation, contexts. */
 #include <dlfcn.h>
-#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "driver/driver.h"
@@ -69,7 +67,7 @@ static int resolve_all(get_proc_fn get) {
 }
 
 static void load_once_fn(void) {
-  const char *path = cj_getenv("CUJIT_LIBCUDA");
+  const char *path = cj_env("CUJIT_LIBCUDA");
   /* a path chosen by CUJIT_LIBCUDA is named as such, so that a wrong one is found */
   const char *from = path ? " (from CUJIT_LIBCUDA; fix or unset it)" : "";
   void *lib, *sym;
@@ -162,13 +160,11 @@ static int device_env_ordinal;
 static char device_env_bad[72];
 
 static void device_env_init(void) {
-  const char *e = cj_getenv("CUJIT_DEVICE");
   uint64_t v;
-  if (!e) return;
-  if (cj_parse_count(e, INT_MAX, &v) == 0)
-    device_env_ordinal = (int)v;
+  if (cj_env_u64("CUJIT_DEVICE", &v) == CJ_ENV_BAD)
+    snprintf(device_env_bad, sizeof device_env_bad, "%.64s", cj_env("CUJIT_DEVICE"));
   else
-    snprintf(device_env_bad, sizeof device_env_bad, "%.64s", e);
+    device_env_ordinal = (int)v;
 }
 
 /* The ordinal, or -1 when the value is not one (without an error detail). */
@@ -178,10 +174,10 @@ static int device_env_peek(void) {
 }
 
 cujit_status cj_device_env(int *ordinal) {
-  if (CJ_LIKELY((*ordinal = device_env_peek()) >= 0)) return CUJIT_OK;
-  return cj_fail(CUJIT_ERROR_INVALID_VALUE,
-                 "CUJIT_DEVICE='%s' is not a device ordinal; set it to a device's number "
-                 "(0, 1, ...: digits only, 0 for the first device) or unset it", device_env_bad);
+  CJ_CHECK((*ordinal = device_env_peek()) >= 0, CUJIT_ERROR_INVALID_VALUE,
+           "CUJIT_DEVICE='%s' is not a device ordinal; set it to a device's number "
+           "(0, 1, ...: digits only, 0 for the first device) or unset it", device_env_bad);
+  return CUJIT_OK;
 }
 
 #define CJ_MAX_DEVICES 64
@@ -194,10 +190,9 @@ static cujit_status primary_ctx(int ordinal, CUcontext *ctx, CUdevice *dev) {
   CUresult r;
   int count = 0;
   cj_cu.cuDeviceGetCount(&count);
-  if (ordinal < 0 || ordinal >= count || ordinal >= CJ_MAX_DEVICES)
-    return cj_fail(CUJIT_ERROR_NO_DEVICE,
-                   "CUJIT_DEVICE=%d but there %s %d CUDA device%s; use 0..%d", ordinal,
-                   count == 1 ? "is" : "are", count, count == 1 ? "" : "s", count - 1);
+  CJ_CHECK(ordinal >= 0 && ordinal < count && ordinal < CJ_MAX_DEVICES, CUJIT_ERROR_NO_DEVICE,
+           "CUJIT_DEVICE=%d but there %s %d CUDA device%s; use 0..%d", ordinal,
+           count == 1 ? "is" : "are", count, count == 1 ? "" : "s", count - 1);
   r = cj_cu.cuDeviceGet(dev, ordinal);
   if (r != CUDA_SUCCESS) return cj_cu_fail(r, "cuDeviceGet");
   pthread_mutex_lock(&primary_lock);
@@ -216,12 +211,11 @@ static cujit_status primary_ctx(int ordinal, CUcontext *ctx, CUdevice *dev) {
 }
 
 cujit_status cj_ctx_ensure(CUcontext *ctx, CUdevice *dev) {
-  cujit_status st;
   CUresult r;
   int ordinal;
   /* before the driver: a malformed CUJIT_DEVICE is reported wherever it is set */
-  if ((st = cj_device_env(&ordinal)) != CUJIT_OK) return st;
-  if ((st = cj_driver_load()) != CUJIT_OK) return st;
+  CJ_TRY(cj_device_env(&ordinal));
+  CJ_TRY(cj_driver_load());
   r = cj_cu.cuCtxGetCurrent(ctx);
   if (r != CUDA_SUCCESS) return cj_cu_fail(r, "cuCtxGetCurrent");
   if (*ctx) {
@@ -259,7 +253,7 @@ cujit_status cj_device_cc_for_compile(int *cc) {
   CUdevice dev;
   int major = 0, minor = 0, count = 0, ordinal = -1;
   pthread_once(&load_once, load_once_fn);
-  if (load_status != CUJIT_OK) return load_status;
+  CJ_TRY(load_status);
   pthread_once(&uniform_once, uniform_once_fn);
   if (CJ_LIKELY(uniform_cc)) {
     *cc = uniform_cc;
@@ -295,35 +289,30 @@ cujit_status cj_device_cc_for_compile(int *cc) {
 /* ---- public: driver and devices ---- */
 
 cujit_status cujit_driver_version(int *version) {
-  cujit_status st;
-  if (!version) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_driver_version: version is NULL");
-  st = cj_driver_load();
-  if (st == CUJIT_OK) *version = cj_cu.version;
-  return st;
+  CJ_CHECK(version, CUJIT_ERROR_INVALID_VALUE, "cujit_driver_version: version is NULL");
+  CJ_TRY(cj_driver_load());
+  *version = cj_cu.version;
+  return CUJIT_OK;
 }
 
 cujit_status cujit_device_count(int *count) {
-  cujit_status st;
   CUresult r;
-  if (!count) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_device_count: count is NULL");
+  CJ_CHECK(count, CUJIT_ERROR_INVALID_VALUE, "cujit_device_count: count is NULL");
   *count = 0;
-  st = cj_driver_load();
-  if (st != CUJIT_OK) return st;
+  CJ_TRY(cj_driver_load());
   r = cj_cu.cuDeviceGetCount(count);
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuDeviceGetCount");
 }
 
 cujit_status cujit_device_info(int device, char *name, size_t name_size, int *cc_major,
                                int *cc_minor) {
-  cujit_status st = cj_driver_load();
   CUdevice dev;
   CUresult r;
   int count = 0;
-  if (st != CUJIT_OK) return st;
+  CJ_TRY(cj_driver_load());
   cj_cu.cuDeviceGetCount(&count);
-  if (device < 0 || device >= count)
-    return cj_fail(CUJIT_ERROR_NO_DEVICE, "device %d does not exist (%d device%s)", device, count,
-                   count == 1 ? "" : "s");
+  CJ_CHECK(device >= 0 && device < count, CUJIT_ERROR_NO_DEVICE,
+           "device %d does not exist (%d device%s)", device, count, count == 1 ? "" : "s");
   r = cj_cu.cuDeviceGet(&dev, device);
   if (r != CUDA_SUCCESS) return cj_cu_fail(r, "cuDeviceGet");
   if (name && name_size) {
@@ -337,14 +326,11 @@ cujit_status cujit_device_info(int device, char *name, size_t name_size, int *cc
 }
 
 cujit_status cujit_driver_symbol(const char *name, void **fn) {
-  cujit_status st;
-  if (!name || !fn) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_driver_symbol: NULL argument");
+  CJ_CHECK(name && fn, CUJIT_ERROR_INVALID_VALUE, "cujit_driver_symbol: NULL argument");
   *fn = NULL;
-  st = cj_driver_load();
-  if (st != CUJIT_OK) return st;
-  if (!resolve(get_proc, name, fn))
-    return cj_fail(CUJIT_ERROR_NOT_FOUND,
-                   "the CUDA driver has no entry point '%s' (use the base name, e.g. "
-                   "\"cuMemAlloc\", not \"cuMemAlloc_v2\")", name);
+  CJ_TRY(cj_driver_load());
+  CJ_CHECK(resolve(get_proc, name, fn), CUJIT_ERROR_NOT_FOUND,
+           "the CUDA driver has no entry point '%s' (use the base name, e.g. \"cuMemAlloc\", "
+           "not \"cuMemAlloc_v2\")", name);
   return CUJIT_OK;
 }

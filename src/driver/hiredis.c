@@ -170,7 +170,7 @@ static void note_path(const char *fallback) {
 }
 
 static void load(void) {
-  const char *explicit_path = cj_getenv("CUJIT_HIREDIS");
+  const char *explicit_path = cj_env("CUJIT_HIREDIS");
   char why[512];
   void *lib = open_library(explicit_path, why, sizeof why);
   if (!lib) {

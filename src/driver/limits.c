@@ -41,9 +41,8 @@ static cujit_status read_limits(CUdevice dev, cj_limits *l) {
 
 cujit_status cj_device_limits(CUdevice dev, const cj_limits **out) {
   cujit_status st = CUJIT_OK;
-  if (dev < 0 || dev >= CJ_DEVICE_SLOTS)
-    return cj_fail(CUJIT_ERROR_NO_DEVICE, "device %d is beyond the %d devices cujit supports",
-                   (int)dev, CJ_DEVICE_SLOTS);
+  CJ_CHECK(dev >= 0 && dev < CJ_DEVICE_SLOTS, CUJIT_ERROR_NO_DEVICE,
+           "device %d is beyond the %d devices cujit supports", (int)dev, CJ_DEVICE_SLOTS);
   if (!__atomic_load_n(&limits_ready[dev], __ATOMIC_ACQUIRE)) {
     pthread_mutex_lock(&limits_lock);
     if (!limits_ready[dev] && (st = read_limits(dev, &limits[dev])) == CUJIT_OK)

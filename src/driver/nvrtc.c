@@ -129,17 +129,17 @@ static int try_search_path(const char *list) {
 }
 
 static void locate(void) {
-  const char *v = cj_getenv("CUJIT_NVRTC");
+  const char *v = cj_env("CUJIT_NVRTC");
   if (v) { /* the user's choice is final: a wrong one is an error, not a fallback */
     note_looked(v);
     explicit_missing = !take_file(v);
     return;
   }
-  if (try_search_path(getenv("LD_LIBRARY_PATH"))) return;
+  if (try_search_path(cj_env("LD_LIBRARY_PATH"))) return;
 #ifdef CUJIT_CUDA_LIB_DIR
   if (try_dir(CUJIT_CUDA_LIB_DIR, strlen(CUJIT_CUDA_LIB_DIR), "")) return;
 #endif
-  if (try_toolkit(cj_getenv("CUDA_PATH")) || try_toolkit(cj_getenv("CUDA_HOME"))) return;
+  if (try_toolkit(cj_env("CUDA_PATH")) || try_toolkit(cj_env("CUDA_HOME"))) return;
   try_toolkit("/usr/local/cuda");
 }
 
@@ -189,7 +189,7 @@ static void load(void) {
              "NVRTC (libnvrtc.so) could not be loaded%s: %s; looked in %s. Install the CUDA "
              "toolkit's NVRTC, or set CUJIT_NVRTC to the path of libnvrtc.so (kernels found "
              "in the cache and prebuilt PTX, CUBIN and fatbins need no NVRTC)",
-             cj_getenv("CUJIT_NVRTC") ? " from CUJIT_NVRTC" : "",
+             cj_env("CUJIT_NVRTC") ? " from CUJIT_NVRTC" : "",
              why ? why : "not found", looked);
     return;
   }

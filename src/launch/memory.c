@@ -7,7 +7,6 @@
 #include "launch/launch.h"
 
 #define CJ_POOL_DEVICES 64
-#define CJ_POOL_KEEP_DEFAULT (1ull << 30)
 
 enum { POOL_UNSET = 0, POOL_STREAM_ORDERED = 1, POOL_PLAIN = 2 };
 
@@ -22,13 +21,9 @@ static cj_pool pools[CJ_POOL_DEVICES];
 
 /* How much memory the pool keeps between launches (env CUJIT_POOL_KEEP). */
 static cuuint64_t pool_keep(void) {
-  static int warned;
-  const char *e = cj_getenv("CUJIT_POOL_KEEP");
   uint64_t v;
-  if (!e) return CJ_POOL_KEEP_DEFAULT;
-  if (cj_parse_size(e, &v) == 0) return v;
-  cj_env_ignored(&warned, "CUJIT_POOL_KEEP", e, "a size (e.g. 256M)", "the default 1G");
-  return CJ_POOL_KEEP_DEFAULT;
+  cj_env_u64("CUJIT_POOL_KEEP", &v);
+  return v;
 }
 
 /* A pool of our own rather than the device's default one, so that its release threshold
@@ -58,9 +53,8 @@ static int pool_create(CUdevice dev, CUmemoryPool *pool) {
 
 static cujit_status pool_of(CUdevice dev, cj_pool **out) {
   cj_pool *p;
-  if (dev < 0 || dev >= CJ_POOL_DEVICES)
-    return cj_fail(CUJIT_ERROR_NO_DEVICE, "device %d is beyond the %d devices cujit supports",
-                   (int)dev, CJ_POOL_DEVICES);
+  CJ_CHECK(dev >= 0 && dev < CJ_POOL_DEVICES, CUJIT_ERROR_NO_DEVICE,
+           "device %d is beyond the %d devices cujit supports", (int)dev, CJ_POOL_DEVICES);
   p = &pools[dev];
   if (!__atomic_load_n(&p->state, __ATOMIC_ACQUIRE)) {
     pthread_mutex_lock(&pool_lock);
@@ -76,8 +70,7 @@ static cujit_status pool_of(CUdevice dev, cj_pool **out) {
 cujit_status cj_pool_alloc(CUdevice dev, size_t bytes, CUstream stream, CUdeviceptr *dptr) {
   cj_pool *p;
   CUresult r;
-  cujit_status st = pool_of(dev, &p);
-  if (st != CUJIT_OK) return st;
+  CJ_TRY(pool_of(dev, &p));
   if (p->state == POOL_STREAM_ORDERED)
     r = cj_cu.cuMemAllocFromPoolAsync(dptr, bytes, p->pool, stream);
   else
@@ -111,8 +104,8 @@ cujit_status cujit_mem_pool_usage(size_t *in_use, size_t *kept) {
   cj_pool *p;
   cuuint64_t reserved = 0;
   CUresult r;
-  cujit_status st = cj_ctx_ensure(&ctx, &dev);
-  if (st != CUJIT_OK || (st = pool_of(dev, &p)) != CUJIT_OK) return st;
+  CJ_TRY(cj_ctx_ensure(&ctx, &dev));
+  CJ_TRY(pool_of(dev, &p));
   if (in_use) *in_use = __atomic_load_n(&p->in_use, __ATOMIC_RELAXED);
   if (!kept) return CUJIT_OK;
   *kept = 0;
@@ -128,8 +121,8 @@ cujit_status cujit_mem_pool_trim(void) {
   CUdevice dev;
   cj_pool *p;
   CUresult r;
-  cujit_status st = cj_ctx_ensure(&ctx, &dev);
-  if (st != CUJIT_OK || (st = pool_of(dev, &p)) != CUJIT_OK) return st;
+  CJ_TRY(cj_ctx_ensure(&ctx, &dev));
+  CJ_TRY(pool_of(dev, &p));
   if (p->state != POOL_STREAM_ORDERED || !cj_cu.cuMemPoolTrimTo) return CUJIT_OK;
   r = cj_cu.cuMemPoolTrimTo(p->pool, 0);
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuMemPoolTrimTo");
@@ -181,11 +174,10 @@ static cujit_status ensure(void) {
 
 cujit_status cujit_mem_alloc(CUdeviceptr *dptr, size_t bytes) {
   CUresult r;
-  cujit_status st;
-  if (!dptr) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_mem_alloc: dptr is NULL");
+  CJ_CHECK(dptr, CUJIT_ERROR_INVALID_VALUE, "cujit_mem_alloc: dptr is NULL");
   *dptr = 0;
-  if (!bytes) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_mem_alloc: bytes is 0");
-  if ((st = ensure()) != CUJIT_OK) return st;
+  CJ_CHECK(bytes, CUJIT_ERROR_INVALID_VALUE, "cujit_mem_alloc: bytes is 0");
+  CJ_TRY(ensure());
   r = cj_cu.cuMemAlloc(dptr, bytes);
   if (r == CUDA_ERROR_OUT_OF_MEMORY) {
     size_t free_b = 0, total = 0;
@@ -198,42 +190,36 @@ cujit_status cujit_mem_alloc(CUdeviceptr *dptr, size_t bytes) {
 
 cujit_status cujit_mem_free(CUdeviceptr dptr) {
   CUresult r;
-  cujit_status st;
   if (!dptr) return CUJIT_OK;
-  if ((st = ensure()) != CUJIT_OK) return st;
+  CJ_TRY(ensure());
   r = cj_cu.cuMemFree(dptr);
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuMemFree");
 }
 
 cujit_status cujit_memcpy_htod(CUdeviceptr dst, const void *src, size_t bytes) {
-  cujit_status st;
   if (!bytes) return CUJIT_OK;
-  if (!dst || !src)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_memcpy_htod: %s is NULL",
-                   !dst ? "dst" : "src");
-  if ((st = ensure()) != CUJIT_OK) return st;
+  CJ_CHECK(dst && src, CUJIT_ERROR_INVALID_VALUE, "cujit_memcpy_htod: %s is NULL",
+           !dst ? "dst" : "src");
+  CJ_TRY(ensure());
   return cj_memcpy_htod_sync(dst, src, bytes, "cuMemcpyHtoD");
 }
 
 cujit_status cujit_memcpy_dtoh(void *dst, CUdeviceptr src, size_t bytes) {
   CUresult r;
-  cujit_status st;
   if (!bytes) return CUJIT_OK;
-  if (!dst || !src)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_memcpy_dtoh: %s is NULL",
-                   !dst ? "dst" : "src");
-  if ((st = ensure()) != CUJIT_OK) return st;
+  CJ_CHECK(dst && src, CUJIT_ERROR_INVALID_VALUE, "cujit_memcpy_dtoh: %s is NULL",
+           !dst ? "dst" : "src");
+  CJ_TRY(ensure());
   r = cj_cu.cuMemcpyDtoH(dst, src, bytes);
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_wait_failed(r, "cuMemcpyDtoH");
 }
 
 cujit_status cujit_host_alloc(void **ptr, size_t bytes) {
   CUresult r;
-  cujit_status st;
-  if (!ptr) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_host_alloc: ptr is NULL");
+  CJ_CHECK(ptr, CUJIT_ERROR_INVALID_VALUE, "cujit_host_alloc: ptr is NULL");
   *ptr = NULL;
-  if (!bytes) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_host_alloc: bytes is 0");
-  if ((st = ensure()) != CUJIT_OK) return st;
+  CJ_CHECK(bytes, CUJIT_ERROR_INVALID_VALUE, "cujit_host_alloc: bytes is 0");
+  CJ_TRY(ensure());
   r = cj_cu.cuMemHostAlloc(ptr, bytes, CU_MEMHOSTALLOC_PORTABLE);
   if (r == CUDA_SUCCESS) return CUJIT_OK;
   *ptr = NULL;
@@ -246,9 +232,8 @@ cujit_status cujit_host_alloc(void **ptr, size_t bytes) {
 
 cujit_status cujit_host_free(void *ptr) {
   CUresult r;
-  cujit_status st;
   if (!ptr) return CUJIT_OK;
-  if ((st = ensure()) != CUJIT_OK) return st;
+  CJ_TRY(ensure());
   r = cj_cu.cuMemFreeHost(ptr);
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuMemFreeHost");
 }
@@ -257,35 +242,31 @@ cujit_status cujit_host_free(void *ptr) {
 
 cujit_status cujit_stream_create(CUstream *stream) {
   CUresult r;
-  cujit_status st;
-  if (!stream) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_stream_create: stream is NULL");
+  CJ_CHECK(stream, CUJIT_ERROR_INVALID_VALUE, "cujit_stream_create: stream is NULL");
   *stream = NULL;
-  if ((st = ensure()) != CUJIT_OK) return st;
+  CJ_TRY(ensure());
   r = cj_cu.cuStreamCreate(stream, CU_STREAM_NON_BLOCKING);
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuStreamCreate");
 }
 
 cujit_status cujit_stream_destroy(CUstream stream) {
   CUresult r;
-  cujit_status st;
   if (!stream) return CUJIT_OK;
-  if ((st = ensure()) != CUJIT_OK) return st;
+  CJ_TRY(ensure());
   r = cj_cu.cuStreamDestroy(stream);
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuStreamDestroy");
 }
 
 cujit_status cujit_stream_synchronize(CUstream stream) {
   CUresult r;
-  cujit_status st = ensure();
-  if (st != CUJIT_OK) return st;
+  CJ_TRY(ensure());
   r = cj_cu.cuStreamSynchronize(stream);
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_wait_failed(r, "cuStreamSynchronize");
 }
 
 cujit_status cujit_synchronize(void) {
   CUresult r;
-  cujit_status st = ensure();
-  if (st != CUJIT_OK) return st;
+  CJ_TRY(ensure());
   r = cj_cu.cuCtxSynchronize();
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_wait_failed(r, "cuCtxSynchronize");
 }

@@ -58,7 +58,7 @@ static size_t min_bytes;
 
 /* A size from the environment; both sizes read here default to 1M. */
 static size_t env_size(const char *name, size_t dflt, int *warned) {
-  const char *e = cj_getenv(name);
+  const char *e = cj_env(name);
   uint64_t v;
   if (!e) return dflt;
   if (cj_parse_size(e, &v) == 0 && v <= SIZE_MAX) return (size_t)v;
@@ -83,7 +83,7 @@ size_t cj_staging_min(void) {
  * synchronous pageable copies + cuMemFree. */
 static int lane_count(void) {
   static int warned;
-  const char *e = cj_getenv("CUJIT_STAGING_THREADS");
+  const char *e = cj_env("CUJIT_STAGING_THREADS");
   long cores = sysconf(_SC_NPROCESSORS_ONLN), n;
   uint64_t v;
   if (e && cj_parse_count(e, UINT64_MAX, &v) == 0)

@@ -38,33 +38,30 @@ size_t cj_format_bytes(int format) {
 }
 
 cujit_status cj_texel_check(const char *fn, int format, unsigned channels) {
-  if (!cj_format_bytes(format))
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: format %d is not a cujit_format; use one of "
-                   "CUJIT_FORMAT_F32, _F16, _U8, _I8, _U16, _I16, _U32, _I32", fn, format);
-  if (channels != 1 && channels != 2 && channels != 4)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: %u channels; textures and arrays have 1, 2 "
-                   "or 4 (pad 3-channel data such as float3 to 4)", fn, channels);
+  CJ_CHECK(cj_format_bytes(format), CUJIT_ERROR_INVALID_VALUE, "%s: format %d is not a "
+           "cujit_format; use one of CUJIT_FORMAT_F32, _F16, _U8, _I8, _U16, _I16, _U32, _I32",
+           fn, format);
+  CJ_CHECK(channels == 1 || channels == 2 || channels == 4, CUJIT_ERROR_INVALID_VALUE,
+           "%s: %u channels; textures and arrays have 1, 2 or 4 (pad 3-channel data such as "
+           "float3 to 4)", fn, channels);
   return CUJIT_OK;
 }
 
 static cujit_status enum_check(const char *fn, const char *field, int v, int max,
                                const char *values) {
-  if (v >= 0 && v <= max) return CUJIT_OK;
-  return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: cujit_texture_desc.%s is %d; use one of %s", fn,
-                 field, v, values);
+  CJ_CHECK(v >= 0 && v <= max, CUJIT_ERROR_INVALID_VALUE,
+           "%s: cujit_texture_desc.%s is %d; use one of %s", fn, field, v, values);
+  return CUJIT_OK;
 }
 
 static cujit_status desc_values_check(const char *fn, const cujit_texture_desc *d) {
   static const char *const fields[] = {"address_mode[0]", "address_mode[1]", "address_mode[2]"};
-  cujit_status st;
   int i;
   for (i = 0; i < 3; i++)
-    if ((st = enum_check(fn, fields[i], d->address_mode[i], CUJIT_ADDRESS_BORDER,
-                         "CUJIT_ADDRESS_CLAMP, _WRAP, _MIRROR, _BORDER")) != CUJIT_OK)
-      return st;
-  if ((st = enum_check(fn, "filter", d->filter, CUJIT_FILTER_LINEAR,
-                       "CUJIT_FILTER_POINT, CUJIT_FILTER_LINEAR")) != CUJIT_OK)
-    return st;
+    CJ_TRY(enum_check(fn, fields[i], d->address_mode[i], CUJIT_ADDRESS_BORDER,
+                      "CUJIT_ADDRESS_CLAMP, _WRAP, _MIRROR, _BORDER"));
+  CJ_TRY(enum_check(fn, "filter", d->filter, CUJIT_FILTER_LINEAR,
+                    "CUJIT_FILTER_POINT, CUJIT_FILTER_LINEAR"));
   return enum_check(fn, "read_mode", d->read_mode, CUJIT_READ_NORMALIZED_FLOAT,
                     "CUJIT_READ_ELEMENT, CUJIT_READ_NORMALIZED_FLOAT");
 }
@@ -72,26 +69,25 @@ static cujit_status desc_values_check(const char *fn, const cujit_texture_desc *
 cujit_status cj_tex_desc_check(const char *fn, const cujit_texture_desc *d, int format,
                                int linear) {
   const format_info *f = &formats[format];
-  cujit_status st = desc_values_check(fn, d);
   int i;
-  if (st != CUJIT_OK) return st;
-  if (d->read_mode == CUJIT_READ_NORMALIZED_FLOAT && !(f->integer && f->bytes <= 2))
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: CUJIT_READ_NORMALIZED_FLOAT is for 8- and "
-                   "16-bit integer formats only; read this format with CUJIT_READ_ELEMENT", fn);
-  if (d->filter == CUJIT_FILTER_LINEAR && f->integer && d->read_mode == CUJIT_READ_ELEMENT)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: linear filtering returns floats, and integer "
-                   "elements are read as integers; use CUJIT_READ_NORMALIZED_FLOAT (8- and "
-                   "16-bit formats) or CUJIT_FILTER_POINT", fn);
-  if (linear && (d->filter == CUJIT_FILTER_LINEAR || d->normalized_coords))
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: a texture over linear memory is read by "
-                   "element index (tex1Dfetch), without %s; use a pitched or array texture for "
-                   "that", fn, d->normalized_coords ? "normalized coordinates" : "filtering");
+  CJ_TRY(desc_values_check(fn, d));
+  CJ_CHECK(d->read_mode != CUJIT_READ_NORMALIZED_FLOAT || (f->integer && f->bytes <= 2),
+           CUJIT_ERROR_INVALID_VALUE, "%s: CUJIT_READ_NORMALIZED_FLOAT is for 8- and 16-bit "
+           "integer formats only; read this format with CUJIT_READ_ELEMENT", fn);
+  CJ_CHECK(!(d->filter == CUJIT_FILTER_LINEAR && f->integer && d->read_mode == CUJIT_READ_ELEMENT),
+           CUJIT_ERROR_INVALID_VALUE, "%s: linear filtering returns floats, and integer elements "
+           "are read as integers; use CUJIT_READ_NORMALIZED_FLOAT (8- and 16-bit formats) or "
+           "CUJIT_FILTER_POINT", fn);
+  CJ_CHECK(!linear || (d->filter != CUJIT_FILTER_LINEAR && !d->normalized_coords),
+           CUJIT_ERROR_INVALID_VALUE, "%s: a texture over linear memory is read by element "
+           "index (tex1Dfetch), without %s; use a pitched or array texture for that", fn,
+           d->normalized_coords ? "normalized coordinates" : "filtering");
   for (i = 0; !linear && i < 3; i++)
-    if ((d->address_mode[i] == CUJIT_ADDRESS_WRAP || d->address_mode[i] == CUJIT_ADDRESS_MIRROR) &&
-        !d->normalized_coords)
-      return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: address_mode[%d] is %s, which needs "
-                     "normalized coordinates; set cujit_texture_desc.normalized_coords, or use "
-                     "clamp or border", fn, i, address_names[d->address_mode[i]]);
+    CJ_CHECK(d->normalized_coords || (d->address_mode[i] != CUJIT_ADDRESS_WRAP &&
+                                      d->address_mode[i] != CUJIT_ADDRESS_MIRROR),
+             CUJIT_ERROR_INVALID_VALUE, "%s: address_mode[%d] is %s, which needs normalized "
+             "coordinates; set cujit_texture_desc.normalized_coords, or use clamp or border", fn,
+             i, address_names[d->address_mode[i]]);
   return CUJIT_OK;
 }
 
@@ -110,50 +106,42 @@ static size_t array_bytes(const cujit_cuarray_desc *d) {
 
 cujit_status cj_array_desc_check(const cujit_cuarray_desc *d) {
   const char *fn = "cujit_cuarray_create";
-  cujit_status st = cj_texel_check(fn, d->format, d->channels);
-  if (st != CUJIT_OK) return st;
-  if (!d->width)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: width is 0; an array has at least one "
-                   "element per row", fn);
-  if (d->depth && !d->height)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: depth is %zu but height is 0; a 3-D array "
-                   "needs a height (1 for single rows)", fn, d->depth);
-  if (d->flags & ~known_array_flags)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: flags has unknown bits 0x%x; use the "
-                   "CUJIT_CUARRAY_* flags", fn, d->flags & ~known_array_flags);
-  if (!array_bytes(d))
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: an array of %zu x %zu x %zu elements is too "
-                   "large to address", fn, d->width, d->height, d->depth);
+  CJ_TRY(cj_texel_check(fn, d->format, d->channels));
+  CJ_CHECK(d->width, CUJIT_ERROR_INVALID_VALUE, "%s: width is 0; an array has at least one "
+           "element per row", fn);
+  CJ_CHECK(!d->depth || d->height, CUJIT_ERROR_INVALID_VALUE, "%s: depth is %zu but height is 0; "
+           "a 3-D array needs a height (1 for single rows)", fn, d->depth);
+  CJ_CHECK(!(d->flags & ~known_array_flags), CUJIT_ERROR_INVALID_VALUE, "%s: flags has unknown "
+           "bits 0x%x; use the CUJIT_CUARRAY_* flags", fn, d->flags & ~known_array_flags);
+  CJ_CHECK(array_bytes(d), CUJIT_ERROR_INVALID_VALUE, "%s: an array of %zu x %zu x %zu elements "
+           "is too large to address", fn, d->width, d->height, d->depth);
   return CUJIT_OK;
 }
 
 static cujit_status align_check(const char *fn, const char *what, unsigned long long v,
                                 size_t align, const char *hint) {
-  if (!align || v % align == 0) return CUJIT_OK;
-  return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: %s 0x%llx (%llu) is not a multiple of the "
-                 "device's texture alignment of %zu bytes; %s", fn, what, v, v, align, hint);
+  CJ_CHECK(!align || v % align == 0, CUJIT_ERROR_INVALID_VALUE, "%s: %s 0x%llx (%llu) is not a "
+           "multiple of the device's texture alignment of %zu bytes; %s", fn, what, v, v, align,
+           hint);
+  return CUJIT_OK;
 }
 
 static cujit_status limit_check(const char *fn, const char *what, size_t v, size_t max,
                                 const char *hint) {
-  if (!max || v <= max) return CUJIT_OK;
-  return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: %s %zu exceeds the device's limit of %zu; %s",
-                 fn, what, v, max, hint);
+  CJ_CHECK(!max || v <= max, CUJIT_ERROR_INVALID_VALUE,
+           "%s: %s %zu exceeds the device's limit of %zu; %s", fn, what, v, max, hint);
+  return CUJIT_OK;
 }
 
 cujit_status cj_tex_linear_check(const cj_tex_limits *l, CUdeviceptr dptr, size_t bytes,
                                  size_t elem) {
   const char *fn = "cujit_texture_from_linear";
-  cujit_status st;
-  if (!dptr || !bytes)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: %s is 0", fn, !dptr ? "dptr" : "bytes");
-  if (bytes % elem)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: bytes (%zu) is not a whole number of %zu-byte "
-                   "elements", fn, bytes, elem);
+  CJ_CHECK(dptr && bytes, CUJIT_ERROR_INVALID_VALUE, "%s: %s is 0", fn, !dptr ? "dptr" : "bytes");
+  CJ_CHECK(bytes % elem == 0, CUJIT_ERROR_INVALID_VALUE, "%s: bytes (%zu) is not a whole number "
+           "of %zu-byte elements", fn, bytes, elem);
   if (!l) return CUJIT_OK;
-  if ((st = align_check(fn, "dptr", dptr, l->align, "use memory from cujit_mem_alloc(), at an "
-                        "offset that is a multiple of it")) != CUJIT_OK)
-    return st;
+  CJ_TRY(align_check(fn, "dptr", dptr, l->align, "use memory from cujit_mem_alloc(), at an "
+                     "offset that is a multiple of it"));
   return limit_check(fn, "the element count", bytes / elem, l->linear_max,
                      "that is the most a 1-D linear texture of this format holds: use a 2-D "
                      "pitched texture, or several textures");
@@ -163,24 +151,20 @@ cujit_status cj_tex_pitched_check(const cj_tex_limits *l, CUdeviceptr dptr, size
                                   size_t height, size_t pitch, size_t elem) {
   const char *fn = "cujit_texture_from_pitched";
   size_t row = mul_or_zero(width, elem);
-  cujit_status st;
-  if (!dptr || !width || !height || !pitch)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: %s is 0", fn,
-                   !dptr ? "dptr" : !width ? "width" : !height ? "height" : "pitch");
-  if (!row || pitch < row)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: pitch (%zu bytes) is smaller than a row of "
-                   "%zu elements of %zu bytes; the pitch is the distance between rows in bytes",
-                   fn, pitch, width, elem);
+  CJ_CHECK(dptr && width && height && pitch, CUJIT_ERROR_INVALID_VALUE, "%s: %s is 0", fn,
+           !dptr ? "dptr" : !width ? "width" : !height ? "height" : "pitch");
+  CJ_CHECK(row && pitch >= row, CUJIT_ERROR_INVALID_VALUE, "%s: pitch (%zu bytes) is smaller than "
+           "a row of %zu elements of %zu bytes; the pitch is the distance between rows in bytes",
+           fn, pitch, width, elem);
   if (!l) return CUJIT_OK;
-  if (l->pitch_align && pitch % l->pitch_align)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: pitch %zu is not a multiple of the device's "
-                   "texture pitch alignment of %zu bytes; allocate rows of %zu bytes", fn, pitch,
-                   l->pitch_align, (pitch / l->pitch_align + 1) * l->pitch_align);
-  if ((st = align_check(fn, "dptr", dptr, l->align, "use memory from cujit_mem_alloc(), at an "
-                        "offset that is a multiple of it")) != CUJIT_OK ||
-      (st = limit_check(fn, "width", width, l->pitched_max[0], "split the image")) != CUJIT_OK ||
-      (st = limit_check(fn, "height", height, l->pitched_max[1], "split the image")) != CUJIT_OK)
-    return st;
+  CJ_CHECK(!l->pitch_align || pitch % l->pitch_align == 0, CUJIT_ERROR_INVALID_VALUE,
+           "%s: pitch %zu is not a multiple of the device's texture pitch alignment of %zu "
+           "bytes; allocate rows of %zu bytes", fn, pitch, l->pitch_align,
+           (pitch / l->pitch_align + 1) * l->pitch_align);
+  CJ_TRY(align_check(fn, "dptr", dptr, l->align, "use memory from cujit_mem_alloc(), at an "
+                     "offset that is a multiple of it"));
+  CJ_TRY(limit_check(fn, "width", width, l->pitched_max[0], "split the image"));
+  CJ_TRY(limit_check(fn, "height", height, l->pitched_max[1], "split the image"));
   return limit_check(fn, "pitch", pitch, l->pitched_max[2], "use narrower rows");
 }
 
@@ -190,36 +174,35 @@ static cujit_status shape_check(const cujit_cuarray_desc *d, const size_t max[3]
   const size_t v[3] = {d->width, d->height, d->depth};
   int dims = array_dims(d), i;
   for (i = 0; i < dims; i++)
-    if (max[i] && v[i] > max[i])
-      return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_cuarray_create: %s %zu exceeds the device's "
-                     "limit of %zu for %d-D %s; split the data into several arrays",
-                     i == 0 ? "width" : i == 1 ? "height" : "depth", v[i], max[i], dims, kind);
+    CJ_CHECK(!max[i] || v[i] <= max[i], CUJIT_ERROR_INVALID_VALUE, "cujit_cuarray_create: %s %zu "
+             "exceeds the device's limit of %zu for %d-D %s; split the data into several arrays",
+             i == 0 ? "width" : i == 1 ? "height" : "depth", v[i], max[i], dims, kind);
   return CUJIT_OK;
 }
 
 cujit_status cj_array_limits_check(const cj_tex_limits *l, const cujit_cuarray_desc *d) {
   int dims = array_dims(d);
-  cujit_status st = shape_check(d, l->array_max[dims - 1], "textures");
-  if (st != CUJIT_OK || !(d->flags & CUJIT_CUARRAY_SURFACE)) return st;
+  CJ_TRY(shape_check(d, l->array_max[dims - 1], "textures"));
+  if (!(d->flags & CUJIT_CUARRAY_SURFACE)) return CUJIT_OK;
   return shape_check(d, l->surface_max[dims - 1], "surfaces");
 }
 
 /* ---- the device ---- */
 
 static cujit_status need_textures(void) {
-  if (cj_cu.cuTexObjectCreate && cj_cu.cuTexObjectDestroy && cj_cu.cuSurfObjectCreate &&
-      cj_cu.cuSurfObjectDestroy && cj_cu.cuArray3DCreate && cj_cu.cuArrayDestroy &&
-      cj_cu.cuMemcpy3D)
-    return CUJIT_OK;
-  return cj_fail(CUJIT_ERROR_NOT_SUPPORTED, "the CUDA driver lacks texture and surface objects "
-                 "(cuTexObjectCreate, cuArray3DCreate, ...); update the driver");
+  CJ_CHECK(cj_cu.cuTexObjectCreate && cj_cu.cuTexObjectDestroy && cj_cu.cuSurfObjectCreate &&
+               cj_cu.cuSurfObjectDestroy && cj_cu.cuArray3DCreate && cj_cu.cuArrayDestroy &&
+               cj_cu.cuMemcpy3D,
+           CUJIT_ERROR_NOT_SUPPORTED, "the CUDA driver lacks texture and surface objects "
+           "(cuTexObjectCreate, cuArray3DCreate, ...); update the driver");
+  return CUJIT_OK;
 }
 
 /* The current device, with the texture entry points checked. */
 static cujit_status tex_device(CUdevice *dev) {
   CUcontext ctx;
-  cujit_status st = cj_ctx_ensure(&ctx, dev);
-  return st != CUJIT_OK ? st : need_textures();
+  CJ_TRY(cj_ctx_ensure(&ctx, dev));
+  return need_textures();
 }
 
 static cujit_status attrs_read(CUdevice dev, const CUdevice_attribute *attrs, size_t *out,
@@ -258,13 +241,11 @@ static cujit_status read_limits(CUdevice dev, int format, unsigned channels, cj_
        CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_HEIGHT, CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_DEPTH}};
   size_t v[5], a[2][6];
   int k;
-  cujit_status st;
   memset(l, 0, sizeof *l);
-  if ((st = attrs_read(dev, base, v, 5)) != CUJIT_OK ||
-      (st = attrs_read(dev, arrays[0], a[0], 6)) != CUJIT_OK ||
-      (st = attrs_read(dev, arrays[1], a[1], 6)) != CUJIT_OK ||
-      (st = linear_max(dev, format, channels, &l->linear_max)) != CUJIT_OK)
-    return st;
+  CJ_TRY(attrs_read(dev, base, v, 5));
+  CJ_TRY(attrs_read(dev, arrays[0], a[0], 6));
+  CJ_TRY(attrs_read(dev, arrays[1], a[1], 6));
+  CJ_TRY(linear_max(dev, format, channels, &l->linear_max));
   l->align = v[0];
   l->pitch_align = v[1];
   memcpy(l->pitched_max, v + 2, sizeof l->pitched_max);
@@ -319,7 +300,7 @@ static cujit_status tex_create(const char *fn, cujit_texobj *tex, const CUDA_RES
 /* The first steps of every texture creation: the output cleared, the descriptor read. */
 static cujit_status tex_begin(const char *fn, cujit_texobj *tex, const cujit_texture_desc *user,
                               cujit_texture_desc *d) {
-  if (!tex) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: tex is NULL", fn);
+  CJ_CHECK(tex, CUJIT_ERROR_INVALID_VALUE, "%s: tex is NULL", fn);
   *tex = 0;
   return cj_sized_in(fn, "cujit_texture_desc", user, TEX_DESC_V1, d, sizeof *d);
 }
@@ -332,16 +313,13 @@ cujit_status cujit_texture_from_linear(cujit_texobj *tex, CUdeviceptr dptr, size
   cujit_texture_desc d;
   cj_tex_limits l;
   CUdevice dev;
-  cujit_status st = tex_begin(fn, tex, desc, &d);
-  if (st != CUJIT_OK || (st = cj_texel_check(fn, format, channels)) != CUJIT_OK ||
-      (st = cj_tex_desc_check(fn, &d, format, 1)) != CUJIT_OK)
-    return st;
-  if ((st = cj_tex_linear_check(NULL, dptr, bytes, formats[format].bytes * channels)) !=
-          CUJIT_OK ||
-      (st = tex_device(&dev)) != CUJIT_OK ||
-      (st = read_limits(dev, format, channels, &l)) != CUJIT_OK ||
-      (st = cj_tex_linear_check(&l, dptr, bytes, formats[format].bytes * channels)) != CUJIT_OK)
-    return st;
+  CJ_TRY(tex_begin(fn, tex, desc, &d));
+  CJ_TRY(cj_texel_check(fn, format, channels));
+  CJ_TRY(cj_tex_desc_check(fn, &d, format, 1));
+  CJ_TRY(cj_tex_linear_check(NULL, dptr, bytes, formats[format].bytes * channels));
+  CJ_TRY(tex_device(&dev));
+  CJ_TRY(read_limits(dev, format, channels, &l));
+  CJ_TRY(cj_tex_linear_check(&l, dptr, bytes, formats[format].bytes * channels));
   memset(&res, 0, sizeof res);
   res.resType = CU_RESOURCE_TYPE_LINEAR;
   res.res.linear.devPtr = dptr;
@@ -360,16 +338,14 @@ cujit_status cujit_texture_from_pitched(cujit_texobj *tex, CUdeviceptr dptr, siz
   cj_tex_limits l;
   CUdevice dev;
   size_t elem;
-  cujit_status st = tex_begin(fn, tex, desc, &d);
-  if (st != CUJIT_OK || (st = cj_texel_check(fn, format, channels)) != CUJIT_OK ||
-      (st = cj_tex_desc_check(fn, &d, format, 0)) != CUJIT_OK)
-    return st;
+  CJ_TRY(tex_begin(fn, tex, desc, &d));
+  CJ_TRY(cj_texel_check(fn, format, channels));
+  CJ_TRY(cj_tex_desc_check(fn, &d, format, 0));
   elem = formats[format].bytes * channels;
-  if ((st = cj_tex_pitched_check(NULL, dptr, width, height, pitch, elem)) != CUJIT_OK ||
-      (st = tex_device(&dev)) != CUJIT_OK ||
-      (st = read_limits(dev, format, channels, &l)) != CUJIT_OK ||
-      (st = cj_tex_pitched_check(&l, dptr, width, height, pitch, elem)) != CUJIT_OK)
-    return st;
+  CJ_TRY(cj_tex_pitched_check(NULL, dptr, width, height, pitch, elem));
+  CJ_TRY(tex_device(&dev));
+  CJ_TRY(read_limits(dev, format, channels, &l));
+  CJ_TRY(cj_tex_pitched_check(&l, dptr, width, height, pitch, elem));
   memset(&res, 0, sizeof res);
   res.resType = CU_RESOURCE_TYPE_PITCH2D;
   res.res.pitch2D.devPtr = dptr;
@@ -393,21 +369,19 @@ cujit_status cujit_texture_from_array(cujit_texobj *tex, const cujit_cuarray *ar
   CUDA_RESOURCE_DESC res;
   cujit_texture_desc d;
   CUdevice dev;
-  cujit_status st = tex_begin(fn, tex, desc, &d);
-  if (st != CUJIT_OK) return st;
-  if (!arr) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: arr is NULL", fn);
-  if ((st = cj_tex_desc_check(fn, &d, arr->d.format, 0)) != CUJIT_OK ||
-      (st = tex_device(&dev)) != CUJIT_OK)
-    return st;
+  CJ_TRY(tex_begin(fn, tex, desc, &d));
+  CJ_CHECK(arr, CUJIT_ERROR_INVALID_VALUE, "%s: arr is NULL", fn);
+  CJ_TRY(cj_tex_desc_check(fn, &d, arr->d.format, 0));
+  CJ_TRY(tex_device(&dev));
   array_resource(arr, &res);
   return tex_create(fn, tex, &res, &d, arr->d.format);
 }
 
 cujit_status cujit_texture_destroy(cujit_texobj tex) {
   CUresult r;
-  cujit_status st;
   if (!tex) return CUJIT_OK;
-  if ((st = cj_driver_load()) != CUJIT_OK || (st = need_textures()) != CUJIT_OK) return st;
+  CJ_TRY(cj_driver_load());
+  CJ_TRY(need_textures());
   r = cj_cu.cuTexObjectDestroy(tex);
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuTexObjectDestroy");
 }
@@ -420,15 +394,12 @@ cujit_status cujit_surface_create(cujit_surfobj *surf, const cujit_cuarray *arr)
   CUsurfObject obj = 0;
   CUdevice dev;
   CUresult r;
-  cujit_status st;
-  if (!surf || !arr)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: %s is NULL", fn, !surf ? "surf" : "arr");
+  CJ_CHECK(surf && arr, CUJIT_ERROR_INVALID_VALUE, "%s: %s is NULL", fn, !surf ? "surf" : "arr");
   *surf = 0;
-  if (!(arr->d.flags & CUJIT_CUARRAY_SURFACE))
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the array was made without "
-                   "CUJIT_CUARRAY_SURFACE; set it in cujit_cuarray_desc.flags to write the array "
-                   "through surfaces", fn);
-  if ((st = tex_device(&dev)) != CUJIT_OK) return st;
+  CJ_CHECK(arr->d.flags & CUJIT_CUARRAY_SURFACE, CUJIT_ERROR_INVALID_VALUE, "%s: the array was "
+           "made without CUJIT_CUARRAY_SURFACE; set it in cujit_cuarray_desc.flags to write the "
+           "array through surfaces", fn);
+  CJ_TRY(tex_device(&dev));
   array_resource(arr, &res);
   r = cj_cu.cuSurfObjectCreate(&obj, &res);
   if (r != CUDA_SUCCESS) return cj_cu_fail(r, "cuSurfObjectCreate");
@@ -438,9 +409,9 @@ cujit_status cujit_surface_create(cujit_surfobj *surf, const cujit_cuarray *arr)
 
 cujit_status cujit_surface_destroy(cujit_surfobj surf) {
   CUresult r;
-  cujit_status st;
   if (!surf) return CUJIT_OK;
-  if ((st = cj_driver_load()) != CUJIT_OK || (st = need_textures()) != CUJIT_OK) return st;
+  CJ_TRY(cj_driver_load());
+  CJ_TRY(need_textures());
   r = cj_cu.cuSurfObjectDestroy(surf);
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuSurfObjectDestroy");
 }
@@ -496,17 +467,14 @@ static cujit_status array_alloc(cujit_cuarray *a) {
 static cujit_status array_desc_load(const cujit_cuarray_desc *user, cujit_cuarray_desc *d) {
   cj_tex_limits l;
   CUdevice dev;
-  cujit_status st;
-  if (!user)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_cuarray_create: desc is NULL; give at least "
-                   "the width");
-  st = cj_sized_in("cujit_cuarray_create", "cujit_cuarray_desc", user, ARRAY_DESC_V1, d,
-                   sizeof *d);
-  if (st != CUJIT_OK) return st;
+  CJ_CHECK(user, CUJIT_ERROR_INVALID_VALUE, "cujit_cuarray_create: desc is NULL; give at least "
+           "the width");
+  CJ_TRY(cj_sized_in("cujit_cuarray_create", "cujit_cuarray_desc", user, ARRAY_DESC_V1, d,
+                     sizeof *d));
   if (!d->channels) d->channels = 1;
-  if ((st = cj_array_desc_check(d)) != CUJIT_OK || (st = tex_device(&dev)) != CUJIT_OK ||
-      (st = read_limits(dev, d->format, d->channels, &l)) != CUJIT_OK)
-    return st;
+  CJ_TRY(cj_array_desc_check(d));
+  CJ_TRY(tex_device(&dev));
+  CJ_TRY(read_limits(dev, d->format, d->channels, &l));
   return cj_array_limits_check(&l, d);
 }
 
@@ -514,7 +482,7 @@ cujit_status cujit_cuarray_create(cujit_cuarray **out, const cujit_cuarray_desc 
                                 const void *host) {
   cujit_cuarray *a;
   cujit_status st;
-  if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_cuarray_create: out is NULL");
+  CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "cujit_cuarray_create: out is NULL");
   *out = NULL;
   if (!(a = cj_calloc(1, sizeof *a))) return cj_fail_oom("creating an array");
   if ((st = array_desc_load(desc, &a->d)) != CUJIT_OK || (st = array_alloc(a)) != CUJIT_OK) {
@@ -533,11 +501,9 @@ cujit_status cujit_cuarray_create(cujit_cuarray **out, const cujit_cuarray_desc 
 cujit_status cujit_cuarray_write(cujit_cuarray *arr, const void *host) {
   CUdevice dev;
   CUresult r;
-  cujit_status st;
-  if (!arr || !host)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_cuarray_write: %s is NULL",
-                   !arr ? "arr" : "host");
-  if ((st = tex_device(&dev)) != CUJIT_OK) return st;
+  CJ_CHECK(arr && host, CUJIT_ERROR_INVALID_VALUE, "cujit_cuarray_write: %s is NULL",
+           !arr ? "arr" : "host");
+  CJ_TRY(tex_device(&dev));
   r = array_copy(arr, host, NULL);
   /* from pageable memory the copy may return before it reaches the array */
   if (r == CUDA_SUCCESS) r = cj_cu.cuStreamSynchronize(NULL);
@@ -547,11 +513,9 @@ cujit_status cujit_cuarray_write(cujit_cuarray *arr, const void *host) {
 cujit_status cujit_cuarray_read(const cujit_cuarray *arr, void *host) {
   CUdevice dev;
   CUresult r;
-  cujit_status st;
-  if (!arr || !host)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_cuarray_read: %s is NULL",
-                   !arr ? "arr" : "host");
-  if ((st = tex_device(&dev)) != CUJIT_OK) return st;
+  CJ_CHECK(arr && host, CUJIT_ERROR_INVALID_VALUE, "cujit_cuarray_read: %s is NULL",
+           !arr ? "arr" : "host");
+  CJ_TRY(tex_device(&dev));
   r = array_copy(arr, NULL, host);
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuMemcpy3D (array to host)");
 }

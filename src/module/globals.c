@@ -2,7 +2,6 @@
  * written. */
 #include "module/function.h"
 
-
 cujit_status cujit_module_get_global(cujit_module *m, const char *name, CUdeviceptr *dptr,
                                      size_t *bytes) {
   const char *sym = NULL;
@@ -13,19 +12,19 @@ cujit_status cujit_module_get_global(cujit_module *m, const char *name, CUdevice
   size_t size = 0;
   int v;
   cujit_status st;
-  if (!m || !name || !name[0] || !dptr)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_module_get_global: %s is NULL%s",
-                   !m ? "module" : !dptr ? "dptr" : "name", name && !name[0] ? " or empty" : "");
+  CJ_CHECK(m && name && name[0] && dptr, CUJIT_ERROR_INVALID_VALUE,
+           "cujit_module_get_global: %s is NULL%s", !m ? "module" : !dptr ? "dptr" : "name",
+           name && !name[0] ? " or empty" : "");
   *dptr = 0;
   if (bytes) *bytes = 0;
-  if ((st = cj_module_lookup(m, 0, name, &sym, 0)) != CUJIT_OK) return st;
-  if ((st = cj_ctx_ensure(&ctx, &dev)) != CUJIT_OK) return st;
+  CJ_TRY(cj_module_lookup(m, 0, name, &sym, 0));
+  CJ_TRY(cj_ctx_ensure(&ctx, &dev));
   pthread_mutex_lock(&m->lock);
   st = cj_module_load(m, m->dev, dev, &v, &lim);
   if (st == CUJIT_OK)
     r = cj_cu.cuLibraryGetGlobal(dptr, &size, m->dev->lib[v], sym);
   pthread_mutex_unlock(&m->lock);
-  if (st != CUJIT_OK) return st;
+  CJ_TRY(st);
   if (r != CUDA_SUCCESS) {
     *dptr = 0;
     if (r == CUDA_ERROR_NOT_FOUND && !m->dev->globals_known)
@@ -43,31 +42,28 @@ cujit_status cujit_module_get_global(cujit_module *m, const char *name, CUdevice
 static cujit_status global_for_copy(cujit_module *m, const char *name, const void *host,
                                     size_t bytes, CUdeviceptr *dptr, const char *what) {
   size_t size = 0;
-  cujit_status st;
-  if (!host && bytes)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_module_%s_global: the host pointer is NULL",
-                   what);
-  if ((st = cujit_module_get_global(m, name, dptr, &size)) != CUJIT_OK) return st;
-  if (bytes > size)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cannot %s %zu bytes %s variable '%s' of module "
-                   "'%s': it has %zu bytes", what, bytes, what[0] == 'w' ? "into" : "from", name,
-                   m->name, size);
+  CJ_CHECK(host || !bytes, CUJIT_ERROR_INVALID_VALUE,
+           "cujit_module_%s_global: the host pointer is NULL", what);
+  CJ_TRY(cujit_module_get_global(m, name, dptr, &size));
+  CJ_CHECK(bytes <= size, CUJIT_ERROR_INVALID_VALUE,
+           "cannot %s %zu bytes %s variable '%s' of module '%s': it has %zu bytes", what, bytes,
+           what[0] == 'w' ? "into" : "from", name, m->name, size);
   return CUJIT_OK;
 }
 
 cujit_status cujit_module_write_global(cujit_module *m, const char *name, const void *src,
                                        size_t bytes) {
   CUdeviceptr d;
-  cujit_status st = global_for_copy(m, name, src, bytes, &d, "write");
-  if (st != CUJIT_OK || bytes == 0) return st;
+  CJ_TRY(global_for_copy(m, name, src, bytes, &d, "write"));
+  if (bytes == 0) return CUJIT_OK;
   return cj_memcpy_htod_sync(d, src, bytes, "cuMemcpyHtoD (writing a global)");
 }
 
 cujit_status cujit_module_read_global(cujit_module *m, const char *name, void *dst, size_t bytes) {
   CUdeviceptr d;
   CUresult r;
-  cujit_status st = global_for_copy(m, name, dst, bytes, &d, "read");
-  if (st != CUJIT_OK || bytes == 0) return st;
+  CJ_TRY(global_for_copy(m, name, dst, bytes, &d, "read"));
+  if (bytes == 0) return CUJIT_OK;
   r = cj_cu.cuMemcpyDtoH(dst, d, bytes);
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuMemcpyDtoH (reading a global)");
 }

@@ -9,7 +9,6 @@
 
 enum { JIT_LOG_SIZE = 16384 };
 
-
 /* Whether a CUBIN built for `arch` ("sm_90", "sm_90a", "sm_100f") runs on a device of
  * compute capability cc: same major version and a minor version no newer than the
  * device's; arch-specific ("a") code only on exactly its device. */
@@ -100,11 +99,10 @@ static cujit_status load_image(cujit_module *m, cj_mstate *s, int v, CUdevice de
   CUresult r;
   cujit_status st = CUJIT_OK;
   if (s->lib[v]) return CUJIT_OK;
-  if (!cj_cu.cuLibraryLoadData || !cj_cu.cuLibraryGetKernel || !cj_cu.cuLibraryGetGlobal ||
-      !cj_cu.cuKernelGetFunction || !cj_cu.cuKernelGetAttribute)
-    return cj_fail(CUJIT_ERROR_NOT_SUPPORTED,
-                   "the CUDA driver lacks the library API (cuLibraryLoadData); cujit needs a "
-                   "driver for CUDA 12.0 or newer");
+  CJ_CHECK(cj_cu.cuLibraryLoadData && cj_cu.cuLibraryGetKernel && cj_cu.cuLibraryGetGlobal &&
+               cj_cu.cuKernelGetFunction && cj_cu.cuKernelGetAttribute,
+           CUJIT_ERROR_NOT_SUPPORTED, "the CUDA driver lacks the library API (cuLibraryLoadData); "
+           "cujit needs a driver for CUDA 12.0 or newer");
   if (!(log = s->jit_log[v]) && !(log = s->jit_log[v] = cj_calloc(1, JIT_LOG_SIZE)))
     return cj_fail_oom("loading a module");
   val[0] = log;
@@ -136,27 +134,24 @@ static int ptx_fits(const char *arch, int cc) {
 /* Loads the image that suits `dev` and returns which one it is. */
 cujit_status cj_module_load(cujit_module *m, cj_mstate *s, CUdevice dev, int *variant,
                                     const cj_limits **lim) {
-  cujit_status st = cj_device_limits(dev, lim);
-  int cc;
-  if (st != CUJIT_OK) return st;
+  int cc, fits;
+  CJ_TRY(cj_device_limits(dev, lim));
   cc = (*lim)->cc;
   if (cj_module_binary_only(m)) { /* a CUBIN or fatbin: the driver picks or refuses */
     *variant = CJ_V_CUBIN;
     return load_image(m, s, CJ_V_CUBIN, dev, cc);
   }
   *variant = m->image->cubin && cubin_fits(m->image->arch, cc) ? CJ_V_CUBIN : CJ_V_PTX;
-  if (*variant == CJ_V_PTX && m->image->prebuilt && !ptx_fits(m->image->arch, cc))
-    return cj_fail(CUJIT_ERROR_LOAD, "cannot load module '%s' on device %d (sm_%d): its PTX "
-                   "targets %s, which this device cannot run; generate it for compute_%d or older",
-                   m->name, (int)dev, cc, m->image->arch, cc);
-  if (*variant == CJ_V_PTX && !ptx_fits(m->image->arch, cc))
-    return cj_fail(CUJIT_ERROR_LOAD, "cannot load module '%s' (compiled for %s) on device %d "
-                   "(sm_%d): neither its CUBIN nor its PTX can run there; compile for this "
-                   "device (leave cujit_options.arch NULL, or give \"sm_%d\")", m->name,
-                   m->image->arch, (int)dev, cc, cc);
+  fits = *variant == CJ_V_CUBIN || ptx_fits(m->image->arch, cc);
+  CJ_CHECK(fits || !m->image->prebuilt, CUJIT_ERROR_LOAD, "cannot load module '%s' on device %d "
+           "(sm_%d): its PTX targets %s, which this device cannot run; generate it for "
+           "compute_%d or older", m->name, (int)dev, cc, m->image->arch, cc);
+  CJ_CHECK(fits, CUJIT_ERROR_LOAD, "cannot load module '%s' (compiled for %s) on device %d "
+           "(sm_%d): neither its CUBIN nor its PTX can run there; compile for this device "
+           "(leave cujit_options.arch NULL, or give \"sm_%d\")", m->name, m->image->arch,
+           (int)dev, cc, cc);
   return load_image(m, s, *variant, dev, cc);
 }
-
 
 void cj_module_device_free(cujit_module *m) {
   cj_mstate *s = m->dev;

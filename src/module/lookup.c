@@ -7,7 +7,6 @@
 
 enum { MAX_LISTED = 40 };
 
-
 /* Appends "readable (symbol)" for each listed symbol. */
 static void list_symbols(cj_buf *b, char *const *syms, size_t n, const size_t *idx) {
   char name[256];
@@ -85,7 +84,6 @@ static cujit_status resolve(const cujit_module *m, char *const *syms, size_t n, 
   return not_found(m, what, name, syms, n);
 }
 
-
 /* Asks the driver for the kernels of a CUBIN or fatbin, which has no PTX to read them
  * from: loads it on `dev` first (module lock held; once per module). */
 static cujit_status list_kernels(cujit_module *m, cj_mstate *s, CUdevice dev) {
@@ -94,14 +92,14 @@ static cujit_status list_kernels(cujit_module *m, cj_mstate *s, CUdevice dev) {
   unsigned count = 0, i;
   CUresult r;
   int v;
-  cujit_status st;
+  cujit_status st = CUJIT_OK;
   if (s->kernels_listed) return CUJIT_OK;
-  if (!cj_cu.cuLibraryGetKernelCount || !cj_cu.cuLibraryEnumerateKernels || !cj_cu.cuKernelGetName)
-    return cj_fail(CUJIT_ERROR_NOT_SUPPORTED, "module '%s' is a CUBIN or fatbin, whose kernels "
-                   "only the driver can list, and this driver cannot (cuLibraryEnumerateKernels "
-                   "needs CUDA 12.4 or newer); update the driver, or load the module from PTX",
-                   m->name);
-  if ((st = cj_module_load(m, s, dev, &v, &lim)) != CUJIT_OK) return st;
+  CJ_CHECK(cj_cu.cuLibraryGetKernelCount && cj_cu.cuLibraryEnumerateKernels &&
+               cj_cu.cuKernelGetName,
+           CUJIT_ERROR_NOT_SUPPORTED, "module '%s' is a CUBIN or fatbin, whose kernels only the "
+           "driver can list, and this driver cannot (cuLibraryEnumerateKernels needs CUDA 12.4 "
+           "or newer); update the driver, or load the module from PTX", m->name);
+  CJ_TRY(cj_module_load(m, s, dev, &v, &lim));
   r = cj_cu.cuLibraryGetKernelCount(&count, s->lib[v]);
   if (r == CUDA_SUCCESS && count > 0 && !(ks = cj_calloc(count, sizeof *ks)))
     return cj_fail_oom("listing the module's kernels");
@@ -116,7 +114,7 @@ static cujit_status list_kernels(cujit_module *m, cj_mstate *s, CUdevice dev) {
   if (st != CUJIT_OK) {
     cj_strv_free(s->syms.kernels, s->syms.n_kernels);
     s->syms.kernels = NULL;
-    s->syms.n_kernels = 0;
+    s->syms.n_kernels = s->syms.cap_kernels = 0;
     return st;
   }
   s->kernels_listed = 1;
@@ -128,13 +126,12 @@ static cujit_status list_kernels(cujit_module *m, cj_mstate *s, CUdevice dev) {
  * variable of a module whose variables could not be listed is taken by its symbol. */
 static cujit_status lookup_locked(cujit_module *m, cj_mstate *s, int kernels, const char *name,
                                   const char **sym, CUdevice dev) {
-  cujit_status st;
   if (!kernels && !s->globals_known) {
     *sym = name;
     return CUJIT_OK;
   }
   if (!kernels) return resolve(m, s->syms.globals, s->syms.n_globals, "variable", name, sym);
-  if (cj_module_binary_only(m) && (st = list_kernels(m, s, dev)) != CUJIT_OK) return st;
+  if (cj_module_binary_only(m)) CJ_TRY(list_kernels(m, s, dev));
   return resolve(m, s->syms.kernels, s->syms.n_kernels, "kernel", name, sym);
 }
 
@@ -156,14 +153,13 @@ cujit_status cujit_module_get_function(cujit_module *m, const char *name, cujit_
   CUdevice dev = 0;
   cujit_function *fn;
   cujit_status st;
-  if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_module_get_function: fn is NULL");
+  CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "cujit_module_get_function: fn is NULL");
   *out = NULL;
-  if (!m || !name || !name[0])
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_module_get_function: %s",
-                   !m ? "module is NULL" : "name is NULL or empty");
-  if (cj_module_binary_only(m) && (st = cj_ctx_ensure(&ctx, &dev)) != CUJIT_OK) return st;
-  if ((st = cj_module_lookup(m, 1, name, &sym, dev)) != CUJIT_OK) return st;
-  if ((st = cj_ctx_ensure(&ctx, &dev)) != CUJIT_OK) return st;
+  CJ_CHECK(m && name && name[0], CUJIT_ERROR_INVALID_VALUE, "cujit_module_get_function: %s",
+           !m ? "module is NULL" : "name is NULL or empty");
+  if (cj_module_binary_only(m)) CJ_TRY(cj_ctx_ensure(&ctx, &dev));
+  CJ_TRY(cj_module_lookup(m, 1, name, &sym, dev));
+  CJ_TRY(cj_ctx_ensure(&ctx, &dev));
   pthread_mutex_lock(&m->lock);
   fn = cj_function_find(m->dev, sym);
   if (!fn)

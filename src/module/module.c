@@ -1,9 +1,6 @@
 /* module.c - creating modules from source or files, and reading their results. */
-#include <errno.h>
 #include <fcntl.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cache/cache.h"
 #include "module/module.h"
@@ -45,80 +42,45 @@ cujit_status cujit_module_from_source(cujit_module **out, const char *source, co
   return from_source(out, source, name, opts, NULL);
 }
 
-/* What a file that is not a regular file is, for messages. */
-static const char *file_kind(mode_t mode) {
-  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "a special file";
-}
-
-static cujit_status not_regular(const char *path, mode_t mode) {
-  return cj_fail(CUJIT_ERROR_FILE,
-                 "'%s' is %s, not a regular file; pass a .cu file (for text from a pipe or a "
-                 "device, read it yourself and use cujit_module_from_source)",
-                 path, file_kind(mode));
-}
-
-/* Opens a regular file for reading. O_NONBLOCK: opening a FIFO must not wait for a writer
- * (it is refused once fstat says what it is). */
-static cujit_status open_regular(const char *path, int *fd, struct stat *st) {
-  *fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (*fd < 0)
-    return cj_fail(CUJIT_ERROR_FILE, "cannot open '%s': %s; check the path and permissions", path,
-                   strerror(errno));
-  if (fstat(*fd, st) != 0) {
-    int e = errno;
-    close(*fd);
-    return cj_fail(CUJIT_ERROR_FILE, "cannot read '%s': %s", path, strerror(e));
+cujit_status cj_module_read_file(const char *path, size_t max, const char *what,
+                                 const char *hint, cj_file *f) {
+  switch (cj_file_read(AT_FDCWD, path, CJ_FILE_STAT_FIRST, max, f)) {
+    case CJ_FILE_OK:
+      return CUJIT_OK;
+    case CJ_FILE_CANNOT_OPEN:
+      return cj_fail(CUJIT_ERROR_FILE, "cannot open '%s': %s; check the path and permissions",
+                     path, strerror(f->err));
+    case CJ_FILE_NOT_REGULAR:
+      return cj_fail(CUJIT_ERROR_FILE, "'%s' is %s, not a regular file; %s", path,
+                     cj_file_kind(f->st.st_mode), hint);
+    case CJ_FILE_TOO_LARGE:
+      return cj_fail(CUJIT_ERROR_FILE, "'%s' is %lld bytes, more than the %zu MiB cujit reads "
+                     "from one file", path, (long long)f->st.st_size, max >> 20);
+    case CJ_FILE_NO_MEMORY:
+      return cj_fail_oom(what);
+    case CJ_FILE_CANNOT_READ:
+      break;
   }
-  if (S_ISREG(st->st_mode)) return CUJIT_OK;
-  close(*fd);
-  return not_regular(path, st->st_mode);
+  return cj_fail(CUJIT_ERROR_FILE, "cannot read '%s': %s", path, strerror(f->err));
 }
 
-/* Reads up to size bytes; *got says how many there were. */
-static cujit_status read_all(int fd, const char *path, char *buf, size_t size, size_t *got) {
-  ssize_t n = 0;
-  *got = 0;
-  while (*got < size && (n = read(fd, buf + *got, size - *got)) != 0) {
-    if (n > 0)
-      *got += (size_t)n;
-    else if (errno != EINTR)
-      return cj_fail(CUJIT_ERROR_FILE, "cannot read '%s': %s", path, strerror(errno));
-  }
-  return CUJIT_OK;
-}
-
-/* Reads a whole regular file; *text is NUL-terminated. A NUL byte inside is refused: the
+/* Reads a whole source file; *text is NUL-terminated. A NUL byte inside is refused: the
  * source would silently end there. */
 static cujit_status read_file(const char *path, char **text) {
-  struct stat info;
-  size_t got = 0;
+  cj_file f;
   const char *nul;
-  char *buf;
-  int fd;
-  cujit_status st;
   *text = NULL;
-  /* refused before opening: opening a device can have effects of its own */
-  if (stat(path, &info) == 0 && !S_ISREG(info.st_mode)) return not_regular(path, info.st_mode);
-  if ((st = open_regular(path, &fd, &info)) != CUJIT_OK) return st;
-  buf = cj_malloc((size_t)info.st_size + 1);
-  st = buf ? read_all(fd, path, buf, (size_t)info.st_size, &got)
-           : cj_fail_oom("reading the source file");
-  close(fd);
-  if (st == CUJIT_OK && (nul = memchr(buf, '\0', got)) != NULL)
-    st = cj_fail(CUJIT_ERROR_INVALID_SOURCE,
-                 "'%s' holds a NUL byte at offset %zu; a source file must be text (is it a "
-                 "binary, or UTF-16?)", path, (size_t)(nul - buf));
-  if (st != CUJIT_OK) {
-    cj_free(buf);
-    return st;
+  CJ_TRY(cj_module_read_file(path, SIZE_MAX, "reading the source file",
+                             "pass a .cu file (for text from a pipe or a device, read it "
+                             "yourself and use cujit_module_from_source)", &f));
+  if ((nul = memchr(f.data, '\0', f.len)) != NULL) {
+    size_t at = (size_t)(nul - f.data);
+    cj_free(f.data);
+    return cj_fail(CUJIT_ERROR_INVALID_SOURCE,
+                   "'%s' holds a NUL byte at offset %zu; a source file must be text (is it a "
+                   "binary, or UTF-16?)", path, at);
   }
-  buf[got] = '\0';
-  *text = buf;
+  *text = f.data;
   return CUJIT_OK;
 }
 

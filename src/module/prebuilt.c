@@ -32,10 +32,6 @@ static int get_le(const unsigned char *p, size_t size, uint64_t off, unsigned wi
   return 1;
 }
 
-static cujit_status invalid(const char *name, const char *what, const char *todo) {
-  return cj_fail(CUJIT_ERROR_INVALID_SOURCE, "'%s' %s; %s", name, what, todo);
-}
-
 /* ---- ELF (CUBIN) ---- */
 
 typedef struct elf_section {
@@ -69,19 +65,19 @@ static cujit_status elf_check(const unsigned char *p, size_t size, const char *n
   const char *todo = "pass the bytes nvcc -cubin (or NVRTC) wrote";
   uint64_t machine = 0, flags = 0, off, n, entsize;
   unsigned sm;
-  if (size < ELF_HEADER)
-    return cj_fail(CUJIT_ERROR_INVALID_SOURCE, "'%s' is a truncated ELF file: %zu bytes, fewer "
-                   "than the %d of an ELF header; %s", name, size, ELF_HEADER, todo);
-  if (p[4] != 2) return invalid(name, "is a 32-bit ELF file, but a CUBIN is 64-bit ELF", todo);
-  if (p[5] != 1) return invalid(name, "is a big-endian ELF file, but a CUBIN is little-endian", todo);
+  CJ_CHECK(size >= ELF_HEADER, CUJIT_ERROR_INVALID_SOURCE, "'%s' is a truncated ELF file: %zu "
+           "bytes, fewer than the %d of an ELF header; %s", name, size, ELF_HEADER, todo);
+  CJ_CHECK(p[4] == 2, CUJIT_ERROR_INVALID_SOURCE, "'%s' is a 32-bit ELF file, but a CUBIN is "
+           "64-bit ELF; %s", name, todo);
+  CJ_CHECK(p[5] == 1, CUJIT_ERROR_INVALID_SOURCE, "'%s' is a big-endian ELF file, but a CUBIN is "
+           "little-endian; %s", name, todo);
   get_le(p, size, 0x12, 2, &machine);
-  if (machine != EM_CUDA)
-    return cj_fail(CUJIT_ERROR_INVALID_SOURCE, "'%s' is an ELF file for machine %u, not a CUBIN "
-                   "(machine %d, NVIDIA CUDA): a host object or library? %s", name,
-                   (unsigned)machine, EM_CUDA, todo);
-  if (!elf_table(p, size, &off, &n, &entsize))
-    return cj_fail(CUJIT_ERROR_INVALID_SOURCE, "'%s' is a truncated or damaged CUBIN: its "
-                   "section headers lie outside its %zu bytes; %s", name, size, todo);
+  CJ_CHECK(machine == EM_CUDA, CUJIT_ERROR_INVALID_SOURCE, "'%s' is an ELF file for machine %u, "
+           "not a CUBIN (machine %d, NVIDIA CUDA): a host object or library? %s", name,
+           (unsigned)machine, EM_CUDA, todo);
+  CJ_CHECK(elf_table(p, size, &off, &n, &entsize), CUJIT_ERROR_INVALID_SOURCE, "'%s' is a "
+           "truncated or damaged CUBIN: its section headers lie outside its %zu bytes; %s", name,
+           size, todo);
   /* e_flags holds the SM version: bits 8-15 from ELF ABI version 8 on, bits 0-7 before */
   get_le(p, size, 0x30, 4, &flags);
   sm = p[8] >= 8 ? (unsigned)(flags >> 8) & 0xff : (unsigned)flags & 0xff;
@@ -106,7 +102,6 @@ static cujit_status elf_symbols(const unsigned char *p, size_t size, const elf_s
   uint64_t i, count, name, info, shndx;
   size_t len;
   const char *s;
-  cujit_status st;
   if (sec->entsize < ELF_SYMBOL || !elf_section_at(p, size, sec->link, &strtab)) return CUJIT_OK;
   count = sec->size / sec->entsize;
   for (i = 0; i < count; i++) {
@@ -117,7 +112,7 @@ static cujit_status elf_symbols(const unsigned char *p, size_t size, const elf_s
     if ((info & 0xf) != STT_OBJECT || shndx == 0 || shndx >= SHN_LORESERVE) continue;
     s = elf_name(p, &strtab, name, &len);
     if (!s || len == 0 || s[0] == '.' || s[0] == '$') continue; /* the toolchain's own */
-    if ((st = cj_symtab_add(t, 0, s, len)) != CUJIT_OK) return st;
+    CJ_TRY(cj_symtab_add(t, 0, s, len));
   }
   return CUJIT_OK;
 }
@@ -125,11 +120,10 @@ static cujit_status elf_symbols(const unsigned char *p, size_t size, const elf_s
 static cujit_status elf_globals(const unsigned char *p, size_t size, cj_symtab *t, int *known) {
   uint64_t off, n, entsize, i;
   elf_section sec;
-  cujit_status st;
   if (!elf_table(p, size, &off, &n, &entsize)) return CUJIT_OK;
   for (i = 0; i < n; i++) {
     if (!elf_section_at(p, size, i, &sec) || sec.type != SHT_SYMTAB) continue;
-    if ((st = elf_symbols(p, size, &sec, t)) != CUJIT_OK) return st;
+    CJ_TRY(elf_symbols(p, size, &sec, t));
     *known = 1;
   }
   return CUJIT_OK;
@@ -236,10 +230,9 @@ static cujit_status fatbin_check(const unsigned char *p, size_t size, const char
   unsigned n = 0, usable = 0;
   fatbin_entry e;
   int r;
-  if (!fatbin_bounds(p, size, &pos, &end))
-    return cj_fail(CUJIT_ERROR_INVALID_SOURCE, "'%s' is a truncated or damaged fatbin: its %zu "
-                   "bytes do not hold the header and the entries it announces; %s", name, size,
-                   todo);
+  CJ_CHECK(fatbin_bounds(p, size, &pos, &end), CUJIT_ERROR_INVALID_SOURCE, "'%s' is a truncated "
+           "or damaged fatbin: its %zu bytes do not hold the header and the entries it "
+           "announces; %s", name, size, todo);
   arch[0] = '\0';
   while ((r = fatbin_next(p, end, &pos, &e)) == 1) {
     n++;
@@ -247,13 +240,11 @@ static cujit_status fatbin_check(const unsigned char *p, size_t size, const char
     usable++;
     arch_append(arch, arch_size, &e);
   }
-  if (r < 0)
-    return cj_fail(CUJIT_ERROR_INVALID_SOURCE, "'%s' is a truncated or damaged fatbin: entry %u "
-                   "runs past the end of its entries; %s", name, n + 1, todo);
-  if (n == 0) return invalid(name, "is a fatbin with no entries", todo);
-  if (usable == 0)
-    return cj_fail(CUJIT_ERROR_INVALID_SOURCE, "'%s' is a fatbin with no PTX or CUBIN entry (%u "
-                   "entr%s of other kinds); %s", name, n, n == 1 ? "y" : "ies", todo);
+  CJ_CHECK(r == 0, CUJIT_ERROR_INVALID_SOURCE, "'%s' is a truncated or damaged fatbin: entry %u "
+           "runs past the end of its entries; %s", name, n + 1, todo);
+  CJ_CHECK(n > 0, CUJIT_ERROR_INVALID_SOURCE, "'%s' is a fatbin with no entries; %s", name, todo);
+  CJ_CHECK(usable > 0, CUJIT_ERROR_INVALID_SOURCE, "'%s' is a fatbin with no PTX or CUBIN entry "
+           "(%u entr%s of other kinds); %s", name, n, n == 1 ? "y" : "ies", todo);
   return CUJIT_OK;
 }
 
@@ -267,19 +258,18 @@ static cujit_status fatbin_globals(const unsigned char *p, size_t size, cj_symta
   if (!fatbin_bounds(p, size, &pos, &end)) return CUJIT_OK;
   while (!*known && fatbin_next(p, end, &pos, &e) == 1) {
     if (e.kind == ENTRY_ELF && e.size >= 4 && memcmp(e.payload, "\177ELF", 4) == 0) {
-      cujit_status st = elf_globals(e.payload, e.size, t, known);
-      if (st != CUJIT_OK) return st;
+      CJ_TRY(elf_globals(e.payload, e.size, t, known));
     } else if (e.kind == ENTRY_PTX && ptx_check(e.payload, e.size, arch, sizeof arch)) {
       char *text = cj_memdup(e.payload, text_length(e.payload, e.size));
       cj_symtab ptx;
       size_t i;
       cujit_status st = text ? cj_symtab_build(text, &ptx) : cj_fail_oom("reading a fatbin");
       cj_free(text);
-      if (st != CUJIT_OK) return st;
+      CJ_TRY(st);
       for (i = 0; i < ptx.n_globals && st == CUJIT_OK; i++)
         st = cj_symtab_add(t, 0, ptx.globals[i], strlen(ptx.globals[i]));
       cj_symtab_free(&ptx);
-      if (st != CUJIT_OK) return st;
+      CJ_TRY(st);
       *known = 1;
     }
   }

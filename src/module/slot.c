@@ -2,7 +2,6 @@
  * reads without locking once it is filled. */
 #include "module/function.h"
 
-
 cujit_status cj_kernel_attr(CUkernel k, CUdevice dev, CUfunction_attribute a, int *v,
                                 const char *what) {
   CUresult r = cj_cu.cuKernelGetAttribute(v, a, k, dev);
@@ -19,9 +18,8 @@ cujit_status cj_slot_fill(const cujit_function *fn, CUdevice dev) {
   CUfunction f;
   CUresult r;
   int v;
-  cujit_status st;
   if (slot->ready) return CUJIT_OK;
-  if ((st = cj_module_load(m, s, dev, &v, &lim)) != CUJIT_OK) return st;
+  CJ_TRY(cj_module_load(m, s, dev, &v, &lim));
   if (!fs->kernel[v]) {
     /* with lazy loading, this is where the image is really loaded (or the PTX JIT fails) */
     r = cj_cu.cuLibraryGetKernel(&fs->kernel[v], s->lib[v], fn->lowered);
@@ -35,13 +33,12 @@ cujit_status cj_slot_fill(const cujit_function *fn, CUdevice dev) {
   /* loads the kernel into the current context now, so load errors surface here */
   r = cj_cu.cuKernelGetFunction(&f, fs->kernel[v]);
   if (r != CUDA_SUCCESS) return cj_module_load_failed(m, v, r, dev, lim->cc, s->jit_log[v]);
-  if ((st = cj_kernel_attr(fs->kernel[v], dev, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
-                        &slot->max_threads, "cuKernelGetAttribute")) != CUJIT_OK ||
-      (st = cj_kernel_attr(fs->kernel[v], dev, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
-                        &slot->static_smem, "cuKernelGetAttribute")) != CUJIT_OK ||
-      (st = cj_kernel_attr(fs->kernel[v], dev, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                        &slot->dyn_smem_max, "cuKernelGetAttribute")) != CUJIT_OK)
-    return st;
+  CJ_TRY(cj_kernel_attr(fs->kernel[v], dev, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                        &slot->max_threads, "cuKernelGetAttribute"));
+  CJ_TRY(cj_kernel_attr(fs->kernel[v], dev, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                        &slot->static_smem, "cuKernelGetAttribute"));
+  CJ_TRY(cj_kernel_attr(fs->kernel[v], dev, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                        &slot->dyn_smem_max, "cuKernelGetAttribute"));
   slot->kernel = fs->kernel[v];
   slot->dev = dev;
   slot->lim = lim;
@@ -50,9 +47,10 @@ cujit_status cj_slot_fill(const cujit_function *fn, CUdevice dev) {
 }
 
 cujit_status cj_slot_index(const cj_fstate *fs, CUdevice dev) {
-  if (dev >= 0 && dev < fs->ndev) return CUJIT_OK;
-  return cj_fail(CUJIT_ERROR_NO_DEVICE, "the current context's device (%d) is not one of the "
-                 "%d devices present when the kernel was looked up", (int)dev, fs->ndev);
+  CJ_CHECK(dev >= 0 && dev < fs->ndev, CUJIT_ERROR_NO_DEVICE, "the current context's device (%d) "
+           "is not one of the %d devices present when the kernel was looked up", (int)dev,
+           fs->ndev);
+  return CUJIT_OK;
 }
 
 /* Set once the calling thread had a current context in cj_function_slot. */
@@ -72,7 +70,7 @@ cujit_status cj_function_slot(const cujit_function *fn, cj_fslot **out, int need
     return CUJIT_OK;
   }
   if (CJ_UNLIKELY(cj_cu.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx)) {
-    if ((st = cj_ctx_ensure(&ctx, &dev)) != CUJIT_OK) return st;
+    CJ_TRY(cj_ctx_ensure(&ctx, &dev));
   } else if (fs->ndev > 1) {
     CUresult r = cj_cu.cuCtxGetDevice(&dev);
     if (r != CUDA_SUCCESS) return cj_cu_fail(r, "cuCtxGetDevice");
@@ -84,7 +82,7 @@ cujit_status cj_function_slot(const cujit_function *fn, cj_fslot **out, int need
     pthread_mutex_lock(&fn->module->lock);
     st = cj_slot_fill(fn, dev);
     pthread_mutex_unlock(&fn->module->lock);
-    if (st != CUJIT_OK) return st;
+    CJ_TRY(st);
   }
   *out = slot;
   return CUJIT_OK;
@@ -92,9 +90,8 @@ cujit_status cj_function_slot(const cujit_function *fn, cj_fslot **out, int need
 
 cujit_status cj_function_allow_smem(const cujit_function *fn, cj_fslot *slot, unsigned bytes) {
   CUresult r = CUDA_SUCCESS;
-  if (!cj_cu.cuKernelSetAttribute)
-    return cj_fail(CUJIT_ERROR_NOT_SUPPORTED, "the driver lacks cuKernelSetAttribute, needed "
-                   "for more than the default dynamic shared memory");
+  CJ_CHECK(cj_cu.cuKernelSetAttribute, CUJIT_ERROR_NOT_SUPPORTED, "the driver lacks "
+           "cuKernelSetAttribute, needed for more than the default dynamic shared memory");
   pthread_mutex_lock(&fn->module->lock);
   if ((unsigned)slot->dyn_smem_max < bytes) {
     r = cj_cu.cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)bytes,

@@ -1,0 +1,514 @@
+/* test_common - the common layer's one way to do each thing: CJ_CHECK and CJ_TRY, growable
+ * arrays, reading a whole file, and the table of environment variables, which README.md's
+ * table must match and which every read of the environment in src/ must go through.
+ * `test_common --readme` prints README.md's rows of variables from the table. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+#include "common/common.h"
+
+/* ---- CJ_CHECK and CJ_TRY ---- */
+
+static int evaluations;
+
+static cujit_status counted(cujit_status st) {
+  evaluations++;
+  return st;
+}
+
+static int counted_int(int v) {
+  evaluations++;
+  return v;
+}
+
+static cujit_status positive(int x) {
+  CJ_CHECK(counted_int(x) > 0, CUJIT_ERROR_INVALID_VALUE, "x is %d; pass a positive number",
+           counted_int(x));
+  return CUJIT_OK;
+}
+
+static cujit_status present(const void *p) {
+  CJ_CHECK(p, CUJIT_ERROR_NOT_FOUND, "nothing there");
+  return CUJIT_OK;
+}
+
+static cujit_status two_steps(cujit_status a, cujit_status b, int *reached) {
+  *reached = 0;
+  CJ_TRY(counted(a));
+  *reached = 1;
+  CJ_TRY(counted(b));
+  *reached = 2;
+  return CUJIT_OK;
+}
+
+/* Both macros as the only statement of an if and an else. */
+static cujit_status unbraced(int which) {
+  if (which == 1)
+    CJ_CHECK(0, CUJIT_ERROR_FILE, "the first branch");
+  else
+    CJ_TRY(which == 2 ? cj_fail(CUJIT_ERROR_CACHE, "the second branch") : CUJIT_OK);
+  return CUJIT_OK;
+}
+
+static void check_and_try(void **state) {
+  int reached;
+  (void)state;
+  cj_fail(CUJIT_ERROR_DRIVER, "earlier detail");
+  evaluations = 0;
+  assert_ok(positive(3));
+  assert_int_equal(evaluations, 1); /* the condition once, the detail's arguments never */
+  assert_int_equal(cujit_last_status(), CUJIT_ERROR_DRIVER); /* success leaves the detail */
+  assert_string_equal(cujit_last_error(), "earlier detail");
+  evaluations = 0;
+  assert_status_detail(positive(-2), CUJIT_ERROR_INVALID_VALUE, "x is -2; pass a positive");
+  assert_int_equal(evaluations, 2);
+  assert_int_equal(cujit_last_status(), CUJIT_ERROR_INVALID_VALUE);
+  assert_ok(present(&reached));
+  assert_status_detail(present(NULL), CUJIT_ERROR_NOT_FOUND, "nothing there");
+
+  evaluations = 0;
+  assert_ok(two_steps(CUJIT_OK, CUJIT_OK, &reached));
+  assert_int_equal(reached, 2);
+  assert_int_equal(evaluations, 2);
+  evaluations = 0;
+  assert_int_equal(two_steps(CUJIT_ERROR_COMPILE, CUJIT_OK, &reached), CUJIT_ERROR_COMPILE);
+  assert_int_equal(reached, 0);
+  assert_int_equal(evaluations, 1); /* evaluated once, and the rest skipped */
+  assert_int_equal(two_steps(CUJIT_OK, CUJIT_ERROR_LAUNCH_FAILED, &reached),
+                   CUJIT_ERROR_LAUNCH_FAILED);
+  assert_int_equal(reached, 1);
+
+  assert_status_detail(unbraced(1), CUJIT_ERROR_FILE, "the first branch");
+  assert_status_detail(unbraced(2), CUJIT_ERROR_CACHE, "the second branch");
+  assert_ok(unbraced(3));
+}
+
+/* ---- growable arrays ---- */
+
+static void vec_grows(void **state) {
+  int *v = NULL;
+  size_t cap = 0, n, grows = 0, last_cap = 0;
+  (void)state;
+  assert_int_equal(CJ_VEC_RESERVE(v, cap, 0), 0); /* nothing needed: nothing done */
+  assert_null(v);
+  assert_int_equal(cap, 0);
+  for (n = 0; n < 10000; n++) {
+    assert_int_equal(CJ_VEC_RESERVE(v, cap, n + 1), 0);
+    assert_true(cap >= n + 1);
+    if (cap != last_cap) {
+      if (last_cap) assert_true(cap >= 2 * last_cap);
+      grows++;
+      last_cap = cap;
+    }
+    v[n] = (int)n * 3;
+  }
+  assert_true(grows <= 12); /* 8 doubled up to 10000 */
+  for (n = 0; n < 10000; n++)
+    if (v[n] != (int)n * 3) fail_msg("element %zu is %d", n, v[n]);
+  /* a size that overflows is refused, leaving the array as it was */
+  assert_int_equal(CJ_VEC_RESERVE(v, cap, SIZE_MAX / 2), -1);
+  assert_int_equal(cap, last_cap);
+  assert_int_equal(v[9999], 9999 * 3);
+  assert_int_equal(CJ_VEC_RESERVE(v, cap, cap), 0); /* already there */
+  assert_int_equal(cap, last_cap);
+  cj_free(v);
+}
+
+/* ---- whole files ---- */
+
+static char *dir;
+
+static char *path_in(const char *name) {
+  char *p = malloc(strlen(dir) + strlen(name) + 2);
+  sprintf(p, "%s/%s", dir, name);
+  return p;
+}
+
+static void write_file(const char *name, const void *data, size_t len) {
+  char *p = path_in(name);
+  FILE *f = fopen(p, "wb");
+  assert_non_null(f);
+  assert_int_equal(fwrite(data, 1, len, f), len);
+  assert_int_equal(fclose(f), 0);
+  free(p);
+}
+
+static void file_reads_regular_files(void **state) {
+  static const char text[] = "line one\nline\0two\n";
+  cj_file f;
+  char *p = path_in("text.h"), *empty = path_in("empty.h");
+  int d;
+  (void)state;
+  write_file("text.h", text, sizeof text - 1);
+  write_file("empty.h", "", 0);
+  assert_int_equal(cj_file_read(AT_FDCWD, p, 0, 1 << 20, &f), CJ_FILE_OK);
+  assert_int_equal(f.len, sizeof text - 1);
+  assert_memory_equal(f.data, text, sizeof text - 1);
+  assert_int_equal(f.data[f.len], '\0');
+  assert_int_equal(f.grew, 0);
+  assert_true(S_ISREG(f.st.st_mode));
+  assert_int_equal(f.st.st_size, sizeof text - 1);
+  cj_free(f.data);
+  /* relative to a directory, refusing links: the same file */
+  d = open(dir, O_RDONLY | O_DIRECTORY);
+  assert_true(d >= 0);
+  assert_int_equal(cj_file_read(d, "text.h", CJ_FILE_NOFOLLOW | CJ_FILE_STAT_FIRST, 1 << 20, &f),
+                   CJ_FILE_OK);
+  assert_int_equal(f.len, sizeof text - 1);
+  cj_free(f.data);
+  /* exactly max bytes is fine, one more is too large */
+  assert_int_equal(cj_file_read(d, "text.h", 0, sizeof text - 1, &f), CJ_FILE_OK);
+  cj_free(f.data);
+  assert_int_equal(cj_file_read(d, "text.h", 0, sizeof text - 2, &f), CJ_FILE_TOO_LARGE);
+  assert_null(f.data);
+  assert_int_equal(f.st.st_size, sizeof text - 1);
+  close(d);
+  /* an empty file is an empty string */
+  assert_int_equal(cj_file_read(AT_FDCWD, empty, 0, 16, &f), CJ_FILE_OK);
+  assert_int_equal(f.len, 0);
+  assert_string_equal(f.data, "");
+  cj_free(f.data);
+  /* a file longer than its size says (as /proc's are) is read up to that size, and said so */
+  assert_int_equal(cj_file_read(AT_FDCWD, "/proc/self/status", 0, 1 << 20, &f), CJ_FILE_OK);
+  assert_int_equal(f.len, (size_t)f.st.st_size);
+  assert_int_equal(f.grew, 1);
+  cj_free(f.data);
+  free(p);
+  free(empty);
+}
+
+static void file_refuses_what_is_not_a_regular_file(void **state) {
+  cj_file f;
+  char *fifo = path_in("pipe.h"), *link = path_in("link.h"), *target = path_in("text.h"),
+       *missing = path_in("missing.h");
+  (void)state;
+  write_file("text.h", "x", 1);
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  assert_int_equal(symlink(target, link), 0);
+  /* a FIFO is refused, never waited on */
+  assert_int_equal(cj_file_read(AT_FDCWD, fifo, 0, 1 << 20, &f), CJ_FILE_NOT_REGULAR);
+  assert_null(f.data);
+  assert_string_equal(cj_file_kind(f.st.st_mode), "a FIFO (named pipe)");
+  assert_int_equal(cj_file_read(AT_FDCWD, dir, 0, 1 << 20, &f), CJ_FILE_NOT_REGULAR);
+  assert_string_equal(cj_file_kind(f.st.st_mode), "a directory");
+  /* a device: with CJ_FILE_STAT_FIRST it is refused before it is opened */
+  assert_int_equal(cj_file_read(AT_FDCWD, "/dev/null", CJ_FILE_STAT_FIRST, 16, &f),
+                   CJ_FILE_NOT_REGULAR);
+  assert_string_equal(cj_file_kind(f.st.st_mode), "a character device");
+  /* a link is followed unless refused */
+  assert_int_equal(cj_file_read(AT_FDCWD, link, 0, 16, &f), CJ_FILE_OK);
+  assert_string_equal(f.data, "x");
+  cj_free(f.data);
+  assert_int_equal(cj_file_read(AT_FDCWD, link, CJ_FILE_NOFOLLOW, 16, &f), CJ_FILE_CANNOT_OPEN);
+  assert_int_equal(f.err, ELOOP);
+  assert_int_equal(cj_file_read(AT_FDCWD, missing, 0, 16, &f), CJ_FILE_CANNOT_OPEN);
+  assert_int_equal(f.err, ENOENT);
+  assert_null(f.data);
+  free(fifo);
+  free(link);
+  free(target);
+  free(missing);
+}
+
+/* ---- the environment ---- */
+
+static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
+static char warnings[8192];
+
+static void keep_warning(cujit_log_level level, const char *message, void *user) {
+  size_t n;
+  (void)user;
+  if (level != CUJIT_LOG_WARN) return;
+  pthread_mutex_lock(&log_mu);
+  n = strlen(warnings);
+  snprintf(warnings + n, sizeof warnings - n, "%s\n", message);
+  pthread_mutex_unlock(&log_mu);
+}
+
+static int warned(const char *needle) {
+  const char *p = warnings;
+  int n = 0;
+  while ((p = strstr(p, needle)) != NULL) {
+    n++;
+    p += strlen(needle);
+  }
+  return n;
+}
+
+static void env_table_is_sound(void **state) {
+  size_t n, i, j;
+  const cj_env_var *t = cj_env_table(&n);
+  uint64_t u;
+  (void)state;
+  assert_true(n > 0);
+  for (i = 0; i < n; i++) {
+    const cj_env_var *v = &t[i];
+    assert_non_null(v->name);
+    assert_non_null(v->dflt);
+    assert_non_null(v->meaning);
+    assert_ptr_equal(cj_env_find(v->name), v);
+    for (j = 0; j < i; j++)
+      if (strcmp(t[j].name, v->name) == 0) fail_msg("%s is in the table twice", v->name);
+    if (strchr(v->meaning, '|') || strchr(v->dflt, '|') || strchr(v->meaning, '\n'))
+      fail_msg("%s: a '|' or a line break would break README.md's table", v->name);
+    /* a tuning variable falls back on its default, which must be a value of its kind
+     * (the count of staging threads is chosen by its user: its default is words) */
+    if (v->warn_bad && v->kind == CJ_ENV_SIZE && cj_parse_size(v->dflt, &u) != 0)
+      fail_msg("%s: the default '%s' is not a size", v->name, v->dflt);
+    if (v->kind == CJ_ENV_SECONDS && (atof(v->dflt) <= 0 || v->max_seconds <= 0))
+      fail_msg("%s: no default or limit in seconds", v->name);
+    if (v->kind == CJ_ENV_LEVEL || v->kind == CJ_ENV_TEXT || v->kind == CJ_ENV_PATH)
+      assert_int_equal(v->warn_bad, 0); /* nothing to fall back on: their users report */
+  }
+  assert_null(cj_env_find("CUJIT_NOT_A_VARIABLE"));
+}
+
+static void env_reads_and_warns(void **state) {
+  uint64_t u;
+  double s;
+  int on, level;
+  (void)state;
+  warnings[0] = '\0';
+  /* not in the table: never read */
+  setenv("CUJIT_NOT_A_VARIABLE", "1", 1);
+  assert_null(cj_env("CUJIT_NOT_A_VARIABLE"));
+  assert_int_equal(cj_env_u64("CUJIT_NOT_A_VARIABLE", &u), CJ_ENV_UNSET);
+  unsetenv("CUJIT_NOT_A_VARIABLE");
+
+  /* a size: unset and empty are the default; a bad value is warned once per value */
+  unsetenv("CUJIT_POOL_KEEP");
+  assert_int_equal(cj_env_u64("CUJIT_POOL_KEEP", &u), CJ_ENV_UNSET);
+  assert_int_equal(u, (uint64_t)1 << 30);
+  setenv("CUJIT_POOL_KEEP", "", 1);
+  assert_null(cj_env("CUJIT_POOL_KEEP"));
+  assert_int_equal(cj_env_u64("CUJIT_POOL_KEEP", &u), CJ_ENV_UNSET);
+  setenv("CUJIT_POOL_KEEP", "64M", 1);
+  assert_string_equal(cj_env("CUJIT_POOL_KEEP"), "64M");
+  assert_int_equal(cj_env_u64("CUJIT_POOL_KEEP", &u), CJ_ENV_SET);
+  assert_int_equal(u, (uint64_t)64 << 20);
+  setenv("CUJIT_POOL_KEEP", "lots", 1);
+  assert_int_equal(cj_env_u64("CUJIT_POOL_KEEP", &u), CJ_ENV_BAD);
+  assert_int_equal(u, (uint64_t)1 << 30);
+  assert_int_equal(cj_env_u64("CUJIT_POOL_KEEP", &u), CJ_ENV_BAD);
+  assert_int_equal(warned("CUJIT_POOL_KEEP='lots' is not a size (e.g. 256M); using the default "
+                          "1G"), 1);
+  setenv("CUJIT_POOL_KEEP", "heaps", 1);
+  assert_int_equal(cj_env_u64("CUJIT_POOL_KEEP", &u), CJ_ENV_BAD);
+  assert_int_equal(warned("CUJIT_POOL_KEEP='heaps'"), 1);
+  unsetenv("CUJIT_POOL_KEEP");
+
+  /* out of range: its own words */
+  setenv("CUJIT_CACHE_MAX_SIZE", "0", 1);
+  assert_int_equal(cj_env_u64("CUJIT_CACHE_MAX_SIZE", &u), CJ_ENV_BAD);
+  assert_int_equal(u, (uint64_t)1 << 30);
+  assert_int_equal(warned("CUJIT_CACHE_MAX_SIZE='0' is not more than 0 (to turn the disk cache "
+                          "off, set CUJIT_CACHE=0); using the default 1G"), 1);
+  unsetenv("CUJIT_CACHE_MAX_SIZE");
+
+  /* a variable that chooses what runs is not warned about: its user fails */
+  setenv("CUJIT_DEVICE", "1x", 1);
+  assert_int_equal(cj_env_u64("CUJIT_DEVICE", &u), CJ_ENV_BAD);
+  assert_int_equal(u, 0);
+  assert_int_equal(warned("CUJIT_DEVICE"), 0);
+  setenv("CUJIT_DEVICE", "3000000000", 1); /* more than an int */
+  assert_int_equal(cj_env_u64("CUJIT_DEVICE", &u), CJ_ENV_BAD);
+  setenv("CUJIT_DEVICE", "3", 1);
+  assert_int_equal(cj_env_u64("CUJIT_DEVICE", &u), CJ_ENV_SET);
+  assert_int_equal(u, 3);
+  unsetenv("CUJIT_DEVICE");
+
+  /* seconds */
+  setenv("CUJIT_CACHE_LOCK_TIMEOUT", "0.25", 1);
+  assert_int_equal(cj_env_seconds("CUJIT_CACHE_LOCK_TIMEOUT", &s), CJ_ENV_SET);
+  assert_true(s == 0.25);
+  setenv("CUJIT_CACHE_LOCK_TIMEOUT", "-1", 1);
+  assert_int_equal(cj_env_seconds("CUJIT_CACHE_LOCK_TIMEOUT", &s), CJ_ENV_BAD);
+  assert_true(s == 60.0);
+  assert_int_equal(warned("CUJIT_CACHE_LOCK_TIMEOUT='-1' is not a number of seconds; using the "
+                          "default 60"), 1);
+  setenv("CUJIT_CACHE_LOCK_TIMEOUT", "1e9", 1);
+  assert_int_equal(cj_env_seconds("CUJIT_CACHE_LOCK_TIMEOUT", &s), CJ_ENV_BAD);
+  unsetenv("CUJIT_CACHE_LOCK_TIMEOUT");
+  assert_int_equal(cj_env_seconds("CUJIT_CACHE_LOCK_TIMEOUT", &s), CJ_ENV_UNSET);
+  assert_true(s == 60.0);
+
+  /* a flag */
+  assert_int_equal(cj_env_flag("CUJIT_CACHE", &on), CJ_ENV_UNSET);
+  assert_int_equal(on, 1);
+  setenv("CUJIT_CACHE", "No", 1);
+  assert_int_equal(cj_env_flag("CUJIT_CACHE", &on), CJ_ENV_SET);
+  assert_int_equal(on, 0);
+  setenv("CUJIT_CACHE", "maybe", 1);
+  assert_int_equal(cj_env_flag("CUJIT_CACHE", &on), CJ_ENV_BAD);
+  assert_int_equal(on, 1);
+  assert_int_equal(warned("CUJIT_CACHE='maybe' is not on (1, on, yes, true) or off (0, off, no, "
+                          "false); using the default on"), 1);
+  unsetenv("CUJIT_CACHE");
+
+  /* a level (read once by the log, so changing it here changes nothing else) */
+  setenv("CUJIT_LOG", "Debug", 1);
+  assert_int_equal(cj_env_level("CUJIT_LOG", &level), CJ_ENV_SET);
+  assert_int_equal(level, CUJIT_LOG_DEBUG);
+  setenv("CUJIT_LOG", "warning", 1);
+  assert_int_equal(cj_env_level("CUJIT_LOG", &level), CJ_ENV_SET);
+  assert_int_equal(level, CUJIT_LOG_WARN);
+  setenv("CUJIT_LOG", "loud", 1);
+  assert_int_equal(cj_env_level("CUJIT_LOG", &level), CJ_ENV_BAD);
+  assert_int_equal(level, CUJIT_LOG_OFF);
+  assert_int_equal(warned("CUJIT_LOG"), 0);
+  unsetenv("CUJIT_LOG");
+}
+
+/* README.md's row for a variable. */
+static void readme_row(const cj_env_var *v, char *out, size_t size) {
+  snprintf(out, size, "| `%s` | %s | %s |", v->name, v->dflt, v->meaning);
+}
+
+static int print_readme_rows(void) {
+  size_t n, i;
+  const cj_env_var *t = cj_env_table(&n);
+  char row[1024];
+  for (i = 0; i < n; i++) {
+    readme_row(&t[i], row, sizeof row);
+    printf("%s\n", row);
+  }
+  return 0;
+}
+
+static char *read_text(const char *path) {
+  cj_file f;
+  if (cj_file_read(AT_FDCWD, path, 0, 16 << 20, &f) == CJ_FILE_OK) return f.data;
+  fail_msg("cannot read %s: %s", path, strerror(f.err));
+  return strdup("");
+}
+
+static void readme_lists_the_table(void **state) {
+  size_t n, i = 0;
+  const cj_env_var *t = cj_env_table(&n);
+  char *readme = read_text(CUJIT_SOURCE_DIR "/README.md"), *line, *end, *next, row[1024];
+  (void)state;
+  line = strstr(readme, "\n## Environment variables\n");
+  if (!line) {
+    free(readme);
+    fail_msg("README.md has no '## Environment variables' section");
+    return;
+  }
+  end = strstr(line + 1, "\n## ");
+  for (line++; line && (!end || line < end); line = next) {
+    next = strchr(line, '\n');
+    if (next) *next++ = '\0';
+    if (strncmp(line, "| `", 3) != 0) continue;
+    if (i == n) fail_msg("README.md lists a variable the table does not have:\n%s", line);
+    readme_row(&t[i], row, sizeof row);
+    if (strcmp(line, row) != 0)
+      fail_msg("README.md's row %zu differs from src/common/env.c's table; it should be\n%s\n"
+               "(test_common --readme prints every row)", i + 1, row);
+    i++;
+  }
+  if (i != n) fail_msg("README.md lists %zu variables; the table has %zu", i, n);
+  free(readme);
+}
+
+/* ---- every read of the environment goes through the table ---- */
+
+typedef struct literal_seen {
+  unsigned char *used; /* per table entry: its name appears as a string literal */
+} literal_seen;
+
+/* Checks one source file: no getenv outside env.c, and every cj_env*("NAME" a table entry. */
+static void check_source(const char *path, const char *rel, literal_seen *seen) {
+  size_t n, i;
+  const cj_env_var *t = cj_env_table(&n);
+  char *text = read_text(path), *p, quoted[96];
+  if (strcmp(rel, "common/env.c") != 0) {
+    if ((p = strstr(text, "getenv(")) != NULL)
+      fail_msg("src/%s reads the environment with getenv; use cj_env and a table entry", rel);
+    for (i = 0; i < n; i++) {
+      snprintf(quoted, sizeof quoted, "\"%s\"", t[i].name);
+      if (strstr(text, quoted)) seen->used[i] = 1;
+    }
+  }
+  for (p = strstr(text, "cj_env"); p; p = strstr(p + 1, "cj_env")) {
+    char *q = p + 6, *name_end;
+    while (*q == '_' || (*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9')) q++;
+    if (strncmp(q, "(\"", 2) != 0) continue;
+    q += 2;
+    if (!(name_end = strchr(q, '"'))) continue;
+    *name_end = '\0';
+    if (!cj_env_find(q))
+      fail_msg("src/%s reads %s, which is not in src/common/env.c's table", rel, q);
+    *name_end = '"';
+  }
+  free(text);
+}
+
+static void walk(const char *path, const char *rel, literal_seen *seen) {
+  DIR *d = opendir(path);
+  struct dirent *e;
+  char sub[4096], subrel[4096];
+  struct stat st;
+  assert_non_null(d);
+  while ((e = readdir(d)) != NULL) {
+    size_t len = strlen(e->d_name);
+    if (e->d_name[0] == '.') continue;
+    snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+    snprintf(subrel, sizeof subrel, "%s%s%s", rel, rel[0] ? "/" : "", e->d_name);
+    assert_int_equal(stat(sub, &st), 0);
+    if (S_ISDIR(st.st_mode))
+      walk(sub, subrel, seen);
+    else if (len > 2 && (strcmp(e->d_name + len - 2, ".c") == 0 ||
+                         strcmp(e->d_name + len - 2, ".h") == 0))
+      check_source(sub, subrel, seen);
+  }
+  closedir(d);
+}
+
+static void sources_read_the_environment_through_the_table(void **state) {
+  size_t n, i;
+  const cj_env_var *t = cj_env_table(&n);
+  literal_seen seen;
+  (void)state;
+  seen.used = calloc(n, 1);
+  walk(CUJIT_SOURCE_DIR "/src", "", &seen);
+  for (i = 0; i < n; i++)
+    if (!seen.used[i]) fail_msg("%s is in the table but nothing in src/ reads it", t[i].name);
+  free(seen.used);
+}
+
+static int make_dir(void **state) {
+  (void)state;
+  dir = test_tempdir("common");
+  return dir ? 0 : -1;
+}
+
+static int remove_dir(void **state) {
+  char cmd[4200];
+  (void)state;
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  free(dir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(int argc, char **argv) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(check_and_try),
+      cmocka_unit_test(vec_grows),
+      cmocka_unit_test_setup_teardown(file_reads_regular_files, make_dir, remove_dir),
+      cmocka_unit_test_setup_teardown(file_refuses_what_is_not_a_regular_file, make_dir,
+                                      remove_dir),
+      cmocka_unit_test(env_table_is_sound),
+      cmocka_unit_test(env_reads_and_warns),
+      cmocka_unit_test(readme_lists_the_table),
+      cmocka_unit_test(sources_read_the_environment_through_the_table),
+  };
+  if (argc == 2 && strcmp(argv[1], "--readme") == 0) return print_readme_rows();
+  cujit_set_log_callback(keep_warning, NULL);
+  cujit_set_log_level(CUJIT_LOG_WARN);
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
