@@ -49,7 +49,8 @@ static void put_chunks(cj_buf *b, const cj_map_kernel *k, unsigned w) {
   for (a = 0; a < k->n_in; a++) cj_buf_printf(b, "(unsigned long long)cj_in%zu | ", a);
   cj_buf_printf(b, "(unsigned long long)cj_out) & 15) == 0) {\n"
                    "    const unsigned long long cj_chunks = cj_n / %u;\n"
-                   "    for (unsigned long long cj_c = cj_k; cj_c < cj_chunks; cj_c += cj_stride) {\n",
+                   "    for (unsigned long long cj_c = cj_k; cj_c < cj_chunks;"
+                   " cj_c += cj_stride) {\n",
                 w);
   for (a = 0; a < k->n_in; a++) {
     const cj_elem *e = cj_elem_of(k->in_types[a]);
