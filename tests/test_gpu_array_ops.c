@@ -474,6 +474,40 @@ static void fills_ranges_and_conversions(void **state) {
   }
 }
 
+/* A repeated operation finds its kernel in a table and skips the work of its first call;
+ * it refuses what the first call refuses: an output of the wrong type, an integer scalar
+ * that does not fit, a result too large for memory. */
+static void repeated_operations_are_checked(void **state) {
+  int64_t n = 8, many = (int64_t)1 << 62;
+  cujit_array *f = NULL, *i32 = NULL, *i8 = NULL, *huge = NULL, *out = NULL;
+  (void)state;
+  assert_ok(cujit_array_zeros(&f, CUJIT_TYPE_F32, 1, &n));
+  assert_ok(cujit_array_zeros(&i32, CUJIT_TYPE_I32, 1, &n));
+  assert_ok(cujit_array_zeros(&i8, CUJIT_TYPE_I8, 1, &n));
+  assert_ok(cujit_array_binary(CUJIT_ADD, f, f, &out));
+  cujit_array_destroy(out);
+  out = i32;
+  assert_status_detail(cujit_array_binary(CUJIT_ADD, f, f, &out), CUJIT_ERROR_INVALID_VALUE,
+                       "the output holds i32, the result is f32");
+  out = NULL;
+  assert_ok(cujit_array_binary_scalar(CUJIT_ADD, i8, 3, CUJIT_SCALAR_INT, &out));
+  cujit_array_destroy(out);
+  out = NULL;
+  assert_status_detail(cujit_array_binary_scalar(CUJIT_ADD, i8, 300, CUJIT_SCALAR_INT, &out),
+                       CUJIT_ERROR_INVALID_VALUE, "the integer 300 does not fit i8");
+  assert_null(out);
+  assert_status_detail(cujit_array_binary(99, f, f, &out), CUJIT_ERROR_INVALID_VALUE,
+                       "99 is not a cujit_binop");
+  assert_ok(cujit_array_wrap(&huge, CUJIT_TYPE_I8, 1, &many, cujit_array_data(i8)));
+  assert_status_detail(cujit_array_unary(CUJIT_SQRT, huge, &out), CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_array_unary: the result would not fit in memory");
+  assert_null(out);
+  cujit_array_destroy(f);
+  cujit_array_destroy(i32);
+  cujit_array_destroy(i8);
+  cujit_array_destroy(huge);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(binary_ops_on_floats),
@@ -486,6 +520,7 @@ int main(void) {
       cmocka_unit_test(beyond_two_to_the_31),
       cmocka_unit_test(views_at_every_offset),
       cmocka_unit_test(fills_ranges_and_conversions),
+      cmocka_unit_test(repeated_operations_are_checked),
   };
   if (!test_have_gpu()) return TEST_SKIP_CODE;
   return cmocka_run_group_tests(tests, NULL, NULL);
