@@ -1,7 +1,8 @@
 /* array.h - the array layer: device arrays (handles, memory shared between views) and the
  * small kernels cujit generates for them. It sits on top of the launch layer and uses the
- * public API to compile and launch; only the pool and the driver table come from below.
- * Private; not installed. */
+ * public API to compile and launch; the pool, the driver table, and for the kernels it
+ * wrote itself the launch through a kernel's slot without the argument checks, come from
+ * below. Private; not installed. */
 #ifndef CUJIT_ARRAY_H
 #define CUJIT_ARRAY_H
 

@@ -121,7 +121,8 @@ cujit_status cj_array_kernel(const char *source, const char *name, cujit_functio
 /* Blocks of 256 threads for `work` threads' worth of items, at most 32 per multiprocessor
  * of the kernel's device: a grid-stride loop covers the rest. */
 static unsigned grid_for(const cj_fslot *slot, int64_t work) {
-  int64_t blocks = (work + 255) / 256, sms = slot->lim && slot->lim->sms > 0 ? slot->lim->sms : 132;
+  int64_t blocks = (work + 255) / 256;
+  int64_t sms = slot->lim && slot->lim->sms > 0 ? slot->lim->sms : 132; /* not known: large */
   if (blocks > sms * 32) blocks = sms * 32;
   return blocks < 1 ? 1u : (unsigned)blocks;
 }
