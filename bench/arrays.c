@@ -1,13 +1,17 @@
 /* arrays.c - the array layer against the bandwidth floor and the bare driver, on 64 Mi
  * floats: a device-to-device copy of the same bytes is the floor (bytes touched / time);
  * x + y with a new output every call, sqrt(fabs(x)) fused, the elementwise generator's
- * lin_comb, the reduction generator's dot and max; seed 004 host -> sin(2x + 1) -> host on 4000 x 4000 floats; and the host cost
- * of one small operation (1 Ki floats, output from the pool) against a bare
- * cuLaunchKernel of the same work. Every timing is a median over rounds; each round
- * queues `per` operations and waits once, so launch latency is amortised as a user's
- * loop amortises it. */
+ * lin_comb (and its loop by hand at other grid sizes, for information), the reduction
+ * generator's dot and max; seed 004 host -> sin(2x + 1) -> host on 4000 x 4000 floats;
+ * the host cost of one small operation (1 Ki floats, output from the pool) against a bare
+ * cuLaunchKernel of the same work; and the first call of a generated kernel in a new
+ * process, on an empty cache against bare NVRTC compiling the same source, and on the
+ * cache another process filled. Every timing is a median over rounds; each round of the
+ * in-process rows queues `per` operations and waits once, so launch latency is amortised
+ * as a user's loop amortises it. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bench.h"
@@ -73,6 +77,73 @@ static void max_reduce(void *p) {
   bench_check_ok(cujit_array_reduce(CUJIT_MAX, c->x, &c->scalar), "max");
 }
 
+/* ---- the elementwise generator's loop at other grid sizes (information for choosing the
+ * generator's own: it keeps 32 blocks of 256 threads per multiprocessor) ---- */
+
+static const char lin_comb_src[] =
+    "extern \"C\" __global__ void lin_comb(float a, const float *x, float b, const float *y,\n"
+    "                                      float *z, unsigned long long n) {\n"
+    "  const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;\n"
+    "#pragma unroll 4\n"
+    "  for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "       i < n; i += stride)\n"
+    "    z[i] = a * x[i] + b * y[i];\n"
+    "}\n";
+
+typedef struct grid_case {
+  big *c;
+  cujit_function *f;
+  unsigned blocks;
+} grid_case;
+
+static void lin_comb_at(void *p) {
+  grid_case *g = p;
+  bench_check_ok(CUJIT_LAUNCH(g->f, CUJIT_DIM3(g->blocks), CUJIT_DIM3(256), cujit_f32(g->c->a),
+                              cujit_array_arg(g->c->x), cujit_f32(g->c->b),
+                              cujit_array_arg(g->c->y), cujit_array_arg(g->c->z),
+                              cujit_u64((uint64_t)BIG)),
+                 "lin_comb");
+}
+
+/* One wave is as many blocks of 256 threads as the device runs at once. */
+static void lin_comb_grids(big *c, double floor_gbps) {
+  cujit_module *m = NULL;
+  grid_case g;
+  int block = 0, min_grid = 0;
+  unsigned wave;
+  size_t i;
+  const double waves[] = {1, 2, 4, 0}; /* 0: one element per thread */
+  if (cujit_module_from_source(&m, lin_comb_src, "lin_comb.cu", NULL) != CUJIT_OK ||
+      cujit_module_get_function(m, "lin_comb", &g.f) != CUJIT_OK ||
+      cujit_function_suggest_block(g.f, 0, &block, &min_grid) != CUJIT_OK) {
+    bench_skip("arrays", "lin_comb at other grid sizes", cujit_last_error());
+    cujit_module_destroy(m);
+    return;
+  }
+  g.c = c;
+  wave = (unsigned)((long long)block * min_grid / 256);
+  if (!wave) {
+    bench_skip("arrays", "lin_comb at other grid sizes", "the occupancy calculator said 0");
+    cujit_module_destroy(m);
+    return;
+  }
+  for (i = 0; i < sizeof waves / sizeof *waves; i++) {
+    char metric[80];
+    double ns;
+    g.blocks = waves[i] ? (unsigned)(waves[i] * wave) : (unsigned)(BIG / 256);
+    if (waves[i])
+      snprintf(metric, sizeof metric, "  lin_comb loop, %g wave%s (%u blocks)", waves[i],
+               waves[i] == 1 ? "" : "s", g.blocks);
+    else
+      snprintf(metric, sizeof metric, "  lin_comb loop, one element a thread (%u blocks)",
+               g.blocks);
+    ns = time_op(lin_comb_at, &g, 10, bench_reps(15, 3));
+    bench_info("arrays", metric, 3.0 * BIG * 4, "GB/s", gbps(3.0 * BIG * 4, ns), floor_gbps,
+               "the generator's loop by hand, for choosing its grid");
+  }
+  cujit_module_destroy(m);
+}
+
 static void bandwidth(const char *metric, void (*op)(void *), big *c, double bytes,
                       double floor_gbps, double share) {
   double ns = time_op(op, c, 10, bench_reps(15, 3)), got = gbps(bytes, ns);
@@ -127,6 +198,7 @@ static void big_ops(void) {
   bandwidth("x + y, new output each call", add_new_output, &c, 3 * fb, floor_gbps, 0.90);
   bandwidth("sqrt(fabs(x)), one fused kernel", sqrt_fabs, &c, 2 * fb, floor_gbps, 0.90);
   bandwidth("elementwise lin_comb", lin_comb, &c, 3 * fb, floor_gbps, 0.93);
+  lin_comb_grids(&c, floor_gbps);
   bandwidth("reduction dot (generator)", dot_generator, &c, 2 * fb, floor_gbps, 0.90);
   bandwidth("max", max_reduce, &c, fb, floor_gbps, 0.90);
   free_big(&c);
@@ -221,6 +293,139 @@ static void small_op(void) {
   free(cubin);
 }
 
+/* ---- the first call of a generated kernel in a new process ----
+ *
+ * A child makes its arrays and a generator (nothing is compiled yet), then times the first
+ * call to its end: with an empty cache that is the compile, the cache's write, the load
+ * and the launch; with the cache another process filled, the disk read, the load and the
+ * launch. The baseline is bare NVRTC compiling, in a new process too, the very source and
+ * options cujit gave NVRTC, as a child recorded them (bench/nvrtc.c). */
+
+static const char *const first_kinds[] = {"elementwise", "reduction"};
+
+static double first_call(int reduction) {
+  int64_t n = 1 << 20;
+  cujit_array *x = NULL, *y = NULL, *z = NULL, *out = NULL;
+  cujit_elementwise *e = NULL;
+  cujit_reduction *r = NULL;
+  float a = 5, b = 6;
+  uint64_t t0;
+  double ms;
+  bench_check_ok(cujit_array_zeros(&x, CUJIT_TYPE_F32, 1, &n), "zeros");
+  bench_check_ok(cujit_array_zeros(&y, CUJIT_TYPE_F32, 1, &n), "zeros");
+  bench_check_ok(cujit_array_zeros(&z, CUJIT_TYPE_F32, 1, &n), "zeros");
+  if (reduction)
+    bench_check_ok(cujit_reduction_create(&r, CUJIT_TYPE_F32, "0", "a+b", "x[i]*y[i]",
+                                          "float *x, float *y", NULL), "reduction_create");
+  else
+    bench_check_ok(cujit_elementwise_create(&e, "float a, float *x, float b, float *y, float *z",
+                                            "z[i] = a*x[i] + b*y[i]", NULL), "elementwise_create");
+  bench_cu_check(bench_cu.cuCtxSynchronize(), "cuCtxSynchronize");
+  t0 = bench_now_ns();
+  if (reduction)
+    bench_check_ok(CUJIT_REDUCTION(r, &out, x, y), "first dot");
+  else
+    bench_check_ok(CUJIT_ELEMENTWISE(e, &a, x, &b, y, z), "first lin_comb");
+  bench_cu_check(bench_cu.cuCtxSynchronize(), "cuCtxSynchronize");
+  ms = (double)(bench_now_ns() - t0) / 1e6;
+  cujit_elementwise_destroy(e);
+  cujit_reduction_destroy(r);
+  cujit_array_destroy(x);
+  cujit_array_destroy(y);
+  cujit_array_destroy(z);
+  cujit_array_destroy(out);
+  return ms;
+}
+
+/* Child: argv = {kind, "cujit"}, {kind, "record", file} or {kind, "nvrtc", file}. Prints
+ * "ms compiles" (compiles: NVRTC compiles cujit made in the process). */
+int bench_arrays_child(int argc, char **argv) {
+  cujit_cache_stats s;
+  double ms;
+  int reduction, record;
+  if (argc < 2) return 2;
+  reduction = strcmp(argv[0], first_kinds[1]) == 0;
+  record = strcmp(argv[1], "record") == 0;
+  if ((record || strcmp(argv[1], "nvrtc") == 0) && argc < 3) return 2;
+  if (strcmp(argv[1], "nvrtc") == 0) {
+    ms = bench_nvrtc_replay(argv[2]);
+    printf("%.6f 0\n", ms);
+    return isnan(ms) ? 1 : 0;
+  }
+  if (bench_driver_load() != 0 || bench_context() != 0) return 3;
+  if (record) bench_nvrtc_record_start();
+  ms = first_call(reduction);
+  if (record && bench_nvrtc_record_write(argv[2]) != 0) {
+    fprintf(stderr, "cujit-bench: no NVRTC compile was recorded\n");
+    return 4;
+  }
+  memset(&s, 0, sizeof s);
+  cujit_cache_get_stats(&s);
+  printf("%.6f %d\n", ms, (int)s.compiles);
+  return 0;
+}
+
+/* Runs one child with a fresh HOME and the cache directory `cache`. */
+static int first_child(const char *kind, const char *how, const char *file, const char *cache,
+                       double *ms, int *compiles) {
+  char home[600], env_home[640], env_cache[640], out[128];
+  char *argv[] = {"", "--child", "arrays", (char *)kind, (char *)how, (char *)file, NULL};
+  char *env[] = {env_home, env_cache, NULL};
+  if (bench_mkdir("home", home, sizeof home) != 0) return -1;
+  snprintf(env_home, sizeof env_home, "HOME=%s", home);
+  snprintf(env_cache, sizeof env_cache, "CUJIT_CACHE_DIR=%s", cache);
+  if (bench_run_child(argv, env, out, sizeof out) != 0) return -1;
+  return sscanf(out, "%lf %d", ms, compiles) == 2 && !isnan(*ms) ? 0 : -1;
+}
+
+/* One round: a new process on an empty cache, then one on the cache it filled; and bare
+ * NVRTC, before or after them. Returns -1 when a child failed or the compile counts are
+ * not 1 and 0. */
+static int first_round(const char *kind, const char *file, int nvrtc_first, double *empty,
+                       double *warm, double *nvrtc) {
+  char cache[600];
+  int c_empty = -1, c_warm = -1, c_nvrtc;
+  if (bench_mkdir("first-cache", cache, sizeof cache) != 0) return -1;
+  if (nvrtc_first && first_child(kind, "nvrtc", file, cache, nvrtc, &c_nvrtc) != 0) return -1;
+  if (first_child(kind, "cujit", "", cache, empty, &c_empty) != 0 ||
+      first_child(kind, "cujit", "", cache, warm, &c_warm) != 0)
+    return -1;
+  if (!nvrtc_first && first_child(kind, "nvrtc", file, cache, nvrtc, &c_nvrtc) != 0) return -1;
+  if (c_empty != 1 || c_warm != 0) {
+    fprintf(stderr, "cujit-bench: first calls compiled %d and %d times, not 1 and 0\n", c_empty,
+            c_warm);
+    return -1;
+  }
+  return 0;
+}
+
+static void first_calls(int which) {
+  const char *kind = first_kinds[which];
+  char cache[600], file[700], metric[80], goal[96];
+  double empty[16], warm[16], nvrtc[16], ms;
+  int reps = bench_reps(9, 2), r, c;
+  snprintf(metric, sizeof metric, "first call of the %s generator", kind);
+  snprintf(file, sizeof file, "%s/first-%s.txt", bench_cfg.scratch, kind);
+  if (bench_mkdir("first-cache", cache, sizeof cache) != 0 ||
+      first_child(kind, "record", file, cache, &ms, &c) != 0 ||
+      first_round(kind, file, 0, empty, warm, nvrtc) != 0) { /* the first round warms up */
+    bench_skip("arrays", metric, "a child process failed (see the log)");
+    return;
+  }
+  for (r = 0; r < reps; r++)
+    if (first_round(kind, file, r % 2, &empty[r], &warm[r], &nvrtc[r]) != 0) {
+      bench_skip("arrays", metric, "a child process failed (see the log)");
+      return;
+    }
+  snprintf(metric, sizeof metric, "first %s call, new process, empty cache", kind);
+  snprintf(goal, sizeof goal, "<= 1.1x bare NVRTC on the same source in a new process");
+  bench_ratio("arrays", metric, 0, "ms", bench_median(empty, (size_t)reps),
+              bench_median(nvrtc, (size_t)reps), 1.1, goal);
+  snprintf(metric, sizeof metric, "first %s call, second process (disk cache)", kind);
+  ms = bench_median(warm, (size_t)reps);
+  bench_check("arrays", metric, 0, "ms", ms, NAN, 1.0, ms <= 1.0, "<= 1 ms");
+}
+
 void bench_arrays(void) {
   if (bench_driver_load() != 0 || bench_context() != 0) {
     bench_skip("arrays", "array operations", "no usable GPU");
@@ -229,4 +434,6 @@ void bench_arrays(void) {
   big_ops();
   seed_004();
   small_op();
+  first_calls(0);
+  first_calls(1);
 }

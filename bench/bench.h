@@ -135,6 +135,18 @@ void bench_check_ok(cujit_status st, const char *what);
 void *bench_nvrtc_cubin(const char *source, const char *name, const char *const *argv,
                         int argc, const char *name_expr, size_t *size);
 
+/* What cujit gives NVRTC, recorded so that a baseline compiles exactly that (bench/nvrtc.c
+ * defines NVRTC's entry points that take a program and forwards them). After
+ * bench_nvrtc_record_start(), the next program created is recorded: its source, name,
+ * name expression and compile options. */
+void bench_nvrtc_record_start(void);
+/* Writes the record to `path`. 0 on success; -1 when nothing was compiled since the start
+ * (or a program with headers or several name expressions, which the file cannot hold). */
+int bench_nvrtc_record_write(const char *path);
+/* Compiles a written record with bare NVRTC (bench_nvrtc_cubin) and returns the
+ * milliseconds that took, reading the file excluded; NAN when it fails. */
+double bench_nvrtc_replay(const char *path);
+
 /* ---- shared kernels (bench/kernels.c) ---- */
 
 extern const char bench_src_small[]; /* extern "C" saxpy(float, const float *, float *, int) */
@@ -159,5 +171,6 @@ void bench_arrays(void);  /* arrays.c: array operations against the bandwidth fl
 int bench_compile_child(int argc, char **argv);
 int bench_start_child(int argc, char **argv);
 int bench_herd_child(int argc, char **argv);
+int bench_arrays_child(int argc, char **argv);
 
 #endif

@@ -39,6 +39,7 @@ static int child_main(int argc, char **argv) {
   if (strcmp(mode, "start") == 0) return bench_start_child(argc - 1, argv + 1);
   if (strcmp(mode, "herd") == 0) return bench_herd_child(argc - 1, argv + 1);
   if (strcmp(mode, "pch") == 0) return bench_pch_child(argc - 1, argv + 1);
+  if (strcmp(mode, "arrays") == 0) return bench_arrays_child(argc - 1, argv + 1);
   fprintf(stderr, "cujit-bench: unknown child mode '%s'\n", mode);
   return 2;
 }

@@ -1,6 +1,7 @@
 /* bound_multiply_them - seed 001's multiply_them called like a C function: the kernel's
- * signature is read from its source, cujit_function_bind() turns it into a typed function
- * pointer, and the compiler checks every call. cujit_call() shows the varargs form. */
+ * signature is read from its source (cujit_function_signature() shows it),
+ * cujit_function_bind() turns it into a typed function pointer, and the compiler checks
+ * every call. cujit_call() shows the varargs form. */
 #include "sample.h"
 
 static const char *const source =
@@ -15,50 +16,38 @@ static const char *const source =
 typedef cujit_status (*multiply_them_fn)(cujit_dim3 grid, cujit_dim3 block, CUdeviceptr dest,
                                          CUdeviceptr a, CUdeviceptr b);
 
-static int check(const float *dest, const float *a, const float *b, int n, const char *how) {
+/* check: dest == a * b, or says where not */
+static int differs(const float *dest, const float *a, const float *b, int n, const char *how) {
   int i;
-  for (i = 0; i < n; i++) {
-    if (dest[i] != a[i] * b[i]) {
-      printf("Failed (%s): dest[%d] = %g, expected %g\n", how, i, dest[i], a[i] * b[i]);
-      return 1;
-    }
-  }
+  for (i = 0; i < n; i++)
+    if (dest[i] != a[i] * b[i])
+      return printf("Failed (%s): dest[%d] = %g, expected %g\n", how, i, dest[i], a[i] * b[i]);
   return 0;
 }
 
 int main(void) {
   enum { N = 400 };
-  float a[N], b[N], dest[N];
-  cujit_module *mod;
+  static float a[N], b[N], dest[N], dest2[N];
+  cujit_module *mod = sample_compile(source, "multiply_them.cu");
   cujit_function *fn;
-  multiply_them_fn multiply_them;
   void *ptr;
-
-  CHECK(cujit_module_from_source(&mod, source, "multiply_them.cu", NULL));
-  if (!sample_have_gpu()) {
-    sample_show_compiled(mod);
-    cujit_module_destroy(mod);
-    return 0;
-  }
+  if (!mod) return 0;
   CHECK(cujit_module_get_function(mod, "multiply_them", &fn));
-  printf("multiply_them's signature, read from its source: %s\n", cujit_function_signature(fn));
   CHECK(cujit_function_bind(fn, NULL, &ptr));
-  multiply_them = (multiply_them_fn)ptr;
-
+  multiply_them_fn multiply_them = (multiply_them_fn)ptr;
   sample_fill(a, N, 1);
   sample_fill(b, N, 2);
-  memset(dest, 0, sizeof dest);
   CHECK(multiply_them(CUJIT_DIM3(1), CUJIT_DIM3(N), CUJIT_OUT(dest, sizeof dest),
                       CUJIT_IN(a, sizeof a), CUJIT_IN(b, sizeof b)));
-  if (check(dest, a, b, N, "bound function pointer")) return 1;
-
-  memset(dest, 0, sizeof dest);
-  CHECK(cujit_call(fn, CUJIT_DIM3(1), CUJIT_DIM3(N), CUJIT_OUT(dest, sizeof dest),
+  CHECK(cujit_call(fn, CUJIT_DIM3(1), CUJIT_DIM3(N), CUJIT_OUT(dest2, sizeof dest2),
                    CUJIT_IN(a, sizeof a), CUJIT_IN(b, sizeof b)));
-  if (check(dest, a, b, N, "cujit_call")) return 1;
 
-  cujit_module_destroy(mod); /* frees the bound function pointer too */
+  /* check against the CPU, both ways */
+  if (differs(dest, a, b, N, "bound function pointer") || differs(dest2, a, b, N, "cujit_call"))
+    return 1;
   printf("Success: dest == a * b for all %d elements, through a bound function pointer and "
          "cujit_call\n", N);
+
+  cujit_module_destroy(mod); /* frees the bound function pointer too */
   return 0;
 }

@@ -6,28 +6,26 @@
 
 int main(void) {
   const int64_t array_size = 1000000;
+  static double ha[1000000], hb[1000000];
   cujit_array *a = NULL, *b = NULL, *c = NULL;
-  double *ha = malloc(8 * (size_t)array_size), *hb = malloc(8 * (size_t)array_size);
-  double result, want = 0;
-  int64_t i;
+  double result;
   if (!sample_have_gpu()) return 0;
   CHECK(cujit_array_random(&a, CUJIT_TYPE_F64, 1, &array_size, CUJIT_UNIFORM, 7)); /* rand */
   CHECK(cujit_array_random(&b, CUJIT_TYPE_F64, 1, &array_size, CUJIT_UNIFORM, 8));
   CHECK(cujit_array_dot(a, b, &c));                  /* c = cp.dot(a, b) */
   CHECK(cujit_array_get(c, &result, sizeof result)); /* cp.asnumpy(c) */
   printf("Dot product result: %.6f\n", result);
-  CHECK(cujit_array_get(a, ha, 8 * (size_t)array_size));
-  CHECK(cujit_array_get(b, hb, 8 * (size_t)array_size));
-  for (i = 0; i < array_size; i++) want += ha[i] * hb[i];
-  if (fabs(result - want) > 1e-9 * fabs(want)) {
-    printf("Failed: expected %.6f\n", want);
-    return 1;
-  }
+
+  /* check against the CPU */
+  double want = 0;
+  CHECK(cujit_array_get(a, ha, sizeof ha));
+  CHECK(cujit_array_get(b, hb, sizeof hb));
+  for (int64_t i = 0; i < array_size; i++) want += ha[i] * hb[i];
+  if (fabs(result - want) > 1e-9 * fabs(want)) return printf("Failed: expected %.6f\n", want), 1;
+  printf("Success: the dot product of 10^6 doubles matches the CPU\n");
+
   cujit_array_destroy(a);
   cujit_array_destroy(b);
   cujit_array_destroy(c);
-  free(ha);
-  free(hb);
-  printf("Success: the dot product of 10^6 doubles matches the CPU\n");
   return 0;
 }

@@ -3,23 +3,25 @@
 #include "sample.h"
 
 int main(void) {
-  const int64_t shape[] = {4, 4};
   float a[16], b[16], c[16];
   cujit_array *a_gpu = NULL, *b_gpu = NULL, *c_gpu = NULL;
   int i;
   if (!sample_have_gpu()) return 0;
   sample_fill(a, 16, 11); /* a = numpy.random.randn(4,4).astype(numpy.float32) */
   sample_fill(b, 16, 12);
-  CHECK(cujit_array_from_host(&a_gpu, CUJIT_TYPE_F32, 2, shape, a)); /* gpuarray.to_gpu(a) */
-  CHECK(cujit_array_from_host(&b_gpu, CUJIT_TYPE_F32, 2, shape, b));
-  CHECK(cujit_array_binary(CUJIT_ADD, a_gpu, b_gpu, &c_gpu));        /* c_gpu = a_gpu + b_gpu */
-  CHECK(cujit_array_get(c_gpu, c, sizeof c));                        /* c_cpu = c_gpu.get() */
-  sample_print_matrix(c, 4, 4);                                      /* print(c_cpu) */
+  CHECK(cujit_array_from_host(&a_gpu, CUJIT_TYPE_F32, 2, (int64_t[]){4, 4}, a)); /* to_gpu(a) */
+  CHECK(cujit_array_from_host(&b_gpu, CUJIT_TYPE_F32, 2, (int64_t[]){4, 4}, b));
+  CHECK(cujit_array_binary(CUJIT_ADD, a_gpu, b_gpu, &c_gpu)); /* c_gpu = a_gpu + b_gpu */
+  CHECK(cujit_array_get(c_gpu, c, sizeof c));                 /* c_cpu = c_gpu.get() */
+  sample_print_matrix(c, 4, 4);                               /* print(c_cpu) */
+
+  /* check against the CPU */
   for (i = 0; i < 16; i++)
     if (c[i] != a[i] + b[i]) return printf("Failed: c[%d] = %g\n", i, (double)c[i]), 1;
+  printf("Success: c == a + b for the 4 x 4 matrices\n");
+
   cujit_array_destroy(a_gpu);
   cujit_array_destroy(b_gpu);
   cujit_array_destroy(c_gpu);
-  printf("Success: c == a + b for the 4 x 4 matrices\n");
   return 0;
 }

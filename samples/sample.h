@@ -70,6 +70,13 @@ static inline int sample_allclose(const float *got, const float *want, size_t n,
   return 1;
 }
 
+/* Prints a vector as NumPy does, six values a line. */
+static inline void sample_print_vector(const float *v, int n) {
+  int i;
+  for (i = 0; i < n; i++)
+    printf("%s%11.8f%s", i % 6 ? " " : (i ? "\n " : "["), (double)v[i], i == n - 1 ? "]\n" : "");
+}
+
 /* Prints a rows x cols matrix as NumPy does. */
 static inline void sample_print_matrix(const float *m, int rows, int cols) {
   int i, j;

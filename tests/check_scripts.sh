@@ -4,7 +4,9 @@
 #   failing at once: run with a dpkg-query that reports a package missing and an apt-get
 #   that records its arguments;
 # - scripts/skip-reasons prints each skipped group's reason from a ctest log;
-# - scripts/check-layers refuses an include from a layer above, on a tree made for it.
+# - scripts/check-layers refuses an include from a layer above, on a tree made for it;
+# - scripts/sample-lines counts a made-up seed and samples as docs/samples.md says, and
+#   refuses a sample over the limit.
 # Usage: check_scripts.sh SOURCE_DIR
 set -eu
 src=$1
@@ -52,4 +54,71 @@ mkdir "$tmp/tree/src/stray"
 out=$(sh "$tmp/tree/scripts/check-layers" 2>&1 || true)
 case $out in *"src/stray is not in src/README.md"*) ;; *)
   echo "check-layers let a folder outside the layer list pass: $out"; exit 1;; esac
-echo "scripts: deps waits for apt's lock; skip reasons are shown; layers are checked"
+mkdir "$tmp/seeds" "$tmp/samples"
+cat >"$tmp/seeds/007_x.txt" <<'SEED'
+Some prose before the code.
+
+```python
+import numpy
+# a comment
+x = numpy.ones(4)
+
+y = x * 2
+assert (y == 2).all()
+print(y)
+print("Success")
+```
+
+In [None]:
+import numpy
+z = numpy.zeros(3)
+v = z + 1
+
+This line of prose ends the cell, it has many words in it.
+w = 1
+SEED
+printf 'one 007 1
+two 007 2
+' >"$tmp/samples/seeds.txt"
+cat >"$tmp/samples/one.c" <<'C'
+/* one: three lines of Python, so at most three lines here */
+#include "sample.h"
+
+int main(void) {
+  float x[4], y[4];
+  cujit_array *a = NULL;
+  if (!sample_have_gpu()) return 0;
+  sample_fill(x, 4, 1);
+  CHECK(cujit_array_from_host(&a, CUJIT_TYPE_F32, 1, (int64_t[]){4}, x));
+  CHECK(cujit_array_get(a, y, sizeof y));
+
+  /* check: y against the host */
+  if (y[0] != x[0]) return 1;
+  printf("Success\n");
+
+  cujit_array_destroy(a);
+  return 0;
+}
+C
+printf 'int main(void) {
+  int k = 1;
+  return k;
+}
+' >"$tmp/samples/two.c"
+out=$(sh "$src/scripts/sample-lines" "$tmp/seeds" "$tmp/samples") ||
+  { echo "sample-lines refused samples within the limit:"; echo "$out"; exit 1; }
+counts=$(echo "$out" | awk 'NR > 1 { printf "%s %s %s %s;", $1, $3, $4, $5 }')
+[ "$counts" = "one.c 3 3 1.00;two.c 2 2 1.00;" ] ||
+  { echo "sample-lines counted wrong:"; echo "$out"; exit 1; }
+echo "  x[0] += 1;" >"$tmp/line.c"
+sed '/CHECK(cujit_array_get/r '"$tmp/line.c" "$tmp/samples/one.c" >"$tmp/one.c"
+mv "$tmp/one.c" "$tmp/samples/one.c" # a fourth line of code
+printf 'one 007 1
+' >"$tmp/samples/seeds.txt"
+out=$(sh "$src/scripts/sample-lines" "$tmp/seeds" "$tmp/samples" || true)
+case $out in *"one.c"*"4   1.33  over 1.3"*"1 sample(s) with more than 1.3"*) ;; *)
+  echo "sample-lines let a sample over the limit pass:"; echo "$out"; exit 1;; esac
+sh "$src/scripts/sample-lines" "$tmp/no-seeds" "$tmp/samples" >/dev/null && exit 1
+[ $? = 77 ] || { echo "sample-lines without seeds did not skip"; exit 1; }
+echo "scripts: deps waits for apt's lock; skip reasons are shown; layers are checked;"
+echo "sample line counts are counted as docs/samples.md says"

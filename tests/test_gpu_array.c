@@ -2,7 +2,8 @@
  * sizes 0, 1, 31 and 1000003; conversions to and from double for every type; ranges;
  * copies in place and into new arrays; views and reshapes sharing memory; a 2^31+17
  * element array (the 64-bit index path); memory given back to the pool; a destroyed array
- * refused; an array destroyed while a kernel using it runs. */
+ * refused; an array destroyed while a kernel using it runs; small blocks kept for reuse in
+ * stream order and given back by a trim. */
 #include <math.h>
 
 #include "gputest.h"
@@ -182,6 +183,47 @@ static void destroyed_while_in_flight(void **state) {
   assert_ok(cujit_synchronize());
 }
 
+/* Small blocks given back on the default stream are taken again by the next arrays of
+ * their size without the driver: the next user of a block still runs after the kernel that
+ * wrote it (stream order), live arrays never share one, and a trim gives them all back. */
+static void small_blocks_are_kept_in_order(void **state) {
+  cujit_function *spin = gpu_function(mod, "spin_then_write");
+  enum { COUNT = 40 };
+  cujit_array *a = NULL, *many[COUNT];
+  int64_t n = 1 << 12, i;
+  int host[1 << 12], k, v;
+  size_t before = gpu_pool_in_use(), used = 1, kept = 1;
+  (void)state;
+  assert_ok(cujit_array_zeros(&a, CUJIT_TYPE_I32, 1, &n));
+  assert_ok(CUJIT_LAUNCH(spin, CUJIT_DIM3(16), CUJIT_DIM3(256), cujit_array_arg(a),
+                         cujit_i64((int64_t)n), cujit_i64(20000000)));
+  cujit_array_destroy(a); /* while the kernel still runs */
+  a = NULL;
+  assert_ok(cujit_array_zeros(&a, CUJIT_TYPE_I32, 1, &n)); /* likely the same block */
+  assert_ok(cujit_array_get(a, host, sizeof host));
+  for (i = 0; i < n; i++)
+    if (host[i] != 0)
+      fail_msg("element %lld is %d: zeroed before the kernel wrote it", (long long)i, host[i]);
+  cujit_array_destroy(a);
+  for (k = 0; k < COUNT; k++) {
+    many[k] = NULL;
+    v = k;
+    assert_ok(cujit_array_full(&many[k], CUJIT_TYPE_I32, 1, &n, &v));
+  }
+  for (k = 0; k < COUNT; k++) {
+    assert_ok(cujit_array_get(many[k], host, sizeof host));
+    assert_int_equal(host[0], k);
+    assert_int_equal(host[n - 1], k);
+    cujit_array_destroy(many[k]);
+  }
+  assert_ok(cujit_synchronize());
+  assert_int_equal(gpu_pool_in_use(), before);
+  assert_ok(cujit_mem_pool_trim());
+  assert_ok(cujit_mem_pool_usage(&used, &kept));
+  assert_int_equal(used, before);
+  if (before == 0) assert_int_equal(kept, 0);
+}
+
 static const char kSource[] =
     "extern \"C\" __global__ void spin_then_write(int *x, long long n, long long cycles) {\n"
     "  long long t0 = clock64();\n"
@@ -199,4 +241,5 @@ GPU_GROUP_MAIN(kSource, "array_test.cu", NULL,
                cmocka_unit_test(wrapped_memory_stays_the_callers),
                cmocka_unit_test(beyond_two_to_the_31),
                cmocka_unit_test(pool_is_reused),
-               cmocka_unit_test(destroyed_while_in_flight))
+               cmocka_unit_test(destroyed_while_in_flight),
+               cmocka_unit_test(small_blocks_are_kept_in_order))

@@ -2,7 +2,9 @@
  * op and the math functions on floats and doubles at sizes 0, 1, 31 and 1000003, every
  * element type through addition, negation and fabs, scalars on either side, in-place
  * outputs, 16-bit floats and complex numbers, fused expressions (seed 004's sin(2x + 1)
- * on 4000 x 4000), the elementwise generator with a range, and 2^31+17 elements. */
+ * on 4000 x 4000), the elementwise generator with a range, 2^31+17 elements, and views
+ * at every offset (arrays 16-byte aligned or not, every remainder: the kernels' two
+ * loops) with in-place results that stay inside their view. */
 #include <complex.h>
 #include <math.h>
 
@@ -324,6 +326,188 @@ static void beyond_two_to_the_31(void **state) {
   cujit_array_destroy(a);
 }
 
+/* An array of `type` holding (i * 7) % 50 at i, converted on the device from doubles. */
+static cujit_array *pattern(int type, int64_t n) {
+  double *h = malloc((size_t)n * sizeof *h);
+  cujit_array *d = NULL, *a = NULL;
+  int64_t i;
+  for (i = 0; i < n; i++) h[i] = (double)(i * 7 % 50);
+  assert_ok(cujit_array_from_host(&d, CUJIT_TYPE_F64, 1, &n, h));
+  assert_ok(cujit_array_astype(d, type, &a));
+  cujit_array_destroy(d);
+  free(h);
+  return a;
+}
+
+/* An array's values as doubles (the real part of complex numbers). */
+static double *values(const cujit_array *a) {
+  int64_t n = cujit_array_size(a);
+  int type = cujit_array_type(a);
+  cujit_array *d = NULL;
+  double *h = malloc((size_t)(n ? n : 1) * 2 * sizeof *h), *re = malloc((size_t)(n ? n : 1) * sizeof *re);
+  int64_t i, k = type == CUJIT_TYPE_C64 || type == CUJIT_TYPE_C128 ? 2 : 1;
+  assert_ok(cujit_array_astype(a, k == 2 ? CUJIT_TYPE_C128 : CUJIT_TYPE_F64, &d));
+  assert_ok(cujit_array_get(d, h, cujit_array_nbytes(d)));
+  for (i = 0; i < n; i++) re[i] = h[i * k];
+  cujit_array_destroy(d);
+  free(h);
+  return re;
+}
+
+/* Views that start at every offset from 0 to 16 elements, so that some arrays are 16-byte
+ * aligned and some are not (each kernel then takes its chunked loop or its one-at-a-time
+ * loop), with lengths that leave every remainder: a + b with a view and a whole array,
+ * a + a, 2 * a, fabs(-a), a fused expression, and a + b written into the view a itself,
+ * which must leave the elements around it as they were. */
+static void views_at_every_offset(void **state) {
+  static const int types[] = {CUJIT_TYPE_BOOL, CUJIT_TYPE_I8,  CUJIT_TYPE_U16, CUJIT_TYPE_F16,
+                              CUJIT_TYPE_BF16, CUJIT_TYPE_I32, CUJIT_TYPE_F32, CUJIT_TYPE_F64,
+                              CUJIT_TYPE_C64,  CUJIT_TYPE_C128};
+  const int64_t total = 1100;
+  size_t t;
+  int64_t off;
+  (void)state;
+  for (t = 0; t < sizeof types / sizeof *types; t++) {
+    int ty = types[t], is_bool = ty == CUJIT_TYPE_BOOL;
+    cujit_array *x = pattern(ty, total);
+    double *hx = values(x);
+    for (off = 0; off <= 16; off++) {
+      int64_t len = 1000 + off % 5, i;
+      cujit_array *a = NULL, *b = pattern(ty, len), *sum = NULL, *twice = NULL, *doubled = NULL;
+      cujit_array *neg = NULL, *abs_ = NULL, *fused = NULL, *whole = NULL;
+      double *hb = values(b), *got;
+      assert_ok(cujit_array_view(x, off, off + len, &a));
+      assert_ok(cujit_array_binary(CUJIT_ADD, a, b, &sum));
+      assert_ok(cujit_array_binary(CUJIT_ADD, a, a, &twice));
+      got = values(sum);
+      for (i = 0; i < len; i++) {
+        double want = is_bool ? (hx[off + i] != 0 || hb[i] != 0) : hx[off + i] + hb[i];
+        if (got[i] != want)
+          fail_msg("type %d, offset %lld: a + b at %lld is %g, want %g", ty, (long long)off,
+                   (long long)i, got[i], want);
+      }
+      free(got);
+      got = values(twice);
+      for (i = 0; i < len; i++)
+        if (got[i] != (is_bool ? hx[off + i] != 0 : 2 * hx[off + i]))
+          fail_msg("type %d, offset %lld: a + a at %lld is %g", ty, (long long)off,
+                   (long long)i, got[i]);
+      free(got);
+      if (!is_bool) { /* values below 50: 2a and a + b fit int8 */
+        int is_signed = ty != CUJIT_TYPE_U16;
+        assert_ok(cujit_array_binary_scalar(CUJIT_MUL, a, 2, CUJIT_SCALAR_INT, &doubled));
+        assert_ok(cujit_array_unary(CUJIT_NEG, a, &neg));
+        assert_ok(cujit_array_unary(CUJIT_FABS, neg, &abs_));
+        assert_ok(cujit_array_map(&fused, "x + y", 2, (const char *[]){"x", "y"},
+                                  (const cujit_array *[]){a, b}));
+        double *g2 = values(doubled), *gabs = values(abs_), *gf = values(fused);
+        for (i = 0; i < len; i++) {
+          double v = hx[off + i];
+          if (g2[i] != 2 * v || (is_signed && gabs[i] != v) || gf[i] != v + hb[i])
+            fail_msg("type %d, offset %lld, element %lld: 2a %g, |-a| %g, x + y %g (a = %g)",
+                     ty, (long long)off, (long long)i, g2[i], gabs[i], gf[i], v);
+        }
+        free(g2);
+        free(gabs);
+        free(gf);
+      }
+      /* in place: a = a + b, through the view */
+      whole = a;
+      assert_ok(cujit_array_binary(CUJIT_ADD, a, b, &whole));
+      assert_ptr_equal(whole, a);
+      got = values(x);
+      for (i = 0; i < total; i++) {
+        int inside = i >= off && i < off + len;
+        double want = !inside ? hx[i]
+                      : is_bool ? (hx[i] != 0 || hb[i - off] != 0) : hx[i] + hb[i - off];
+        if (got[i] != want)
+          fail_msg("type %d, offset %lld: after x[%lld:%lld] += b, x[%lld] is %g, want %g", ty,
+                   (long long)off, (long long)off, (long long)(off + len), (long long)i,
+                   got[i], want);
+      }
+      free(got);
+      cujit_array_destroy(x); /* the view keeps the memory; x is made again */
+      x = pattern(ty, total);
+      cujit_array_destroy(a);
+      cujit_array_destroy(b);
+      cujit_array_destroy(sum);
+      cujit_array_destroy(twice);
+      cujit_array_destroy(doubled);
+      cujit_array_destroy(neg);
+      cujit_array_destroy(abs_);
+      cujit_array_destroy(fused);
+      free(hb);
+    }
+    cujit_array_destroy(x);
+    free(hx);
+  }
+}
+
+/* fill, arange and astype at offsets and remainders too. */
+static void fills_ranges_and_conversions(void **state) {
+  const int64_t total = 67;
+  int64_t off, i;
+  (void)state;
+  for (off = 0; off < 9; off++) {
+    cujit_array *x = NULL, *v = NULL, *r = NULL, *h = NULL;
+    signed char seven = 7;
+    double *got;
+    assert_ok(cujit_array_zeros(&x, CUJIT_TYPE_I8, 1, &total));
+    assert_ok(cujit_array_view(x, off, total - off / 2, &v));
+    assert_ok(cujit_array_fill(v, &seven));
+    got = values(x);
+    for (i = 0; i < total; i++)
+      if (got[i] != (i >= off && i < total - off / 2 ? 7 : 0))
+        fail_msg("fill of x[%lld:%lld]: x[%lld] is %g", (long long)off,
+                 (long long)(total - off / 2), (long long)i, got[i]);
+    free(got);
+    assert_ok(cujit_array_arange(&r, CUJIT_TYPE_I16, (double)off, (double)(off + 50), 1));
+    assert_ok(cujit_array_astype(r, CUJIT_TYPE_F16, &h));
+    got = values(h);
+    for (i = 0; i < 50; i++)
+      if (got[i] != (double)(off + i)) fail_msg("arange from %lld: %g at %lld", (long long)off, got[i], (long long)i);
+    free(got);
+    cujit_array_destroy(x);
+    cujit_array_destroy(v);
+    cujit_array_destroy(r);
+    cujit_array_destroy(h);
+  }
+}
+
+/* A repeated operation finds its kernel in a table and skips the work of its first call;
+ * it refuses what the first call refuses: an output of the wrong type, an integer scalar
+ * that does not fit, a result too large for memory. */
+static void repeated_operations_are_checked(void **state) {
+  int64_t n = 8, many = (int64_t)1 << 62;
+  cujit_array *f = NULL, *i32 = NULL, *i8 = NULL, *huge = NULL, *out = NULL;
+  (void)state;
+  assert_ok(cujit_array_zeros(&f, CUJIT_TYPE_F32, 1, &n));
+  assert_ok(cujit_array_zeros(&i32, CUJIT_TYPE_I32, 1, &n));
+  assert_ok(cujit_array_zeros(&i8, CUJIT_TYPE_I8, 1, &n));
+  assert_ok(cujit_array_binary(CUJIT_ADD, f, f, &out));
+  cujit_array_destroy(out);
+  out = i32;
+  assert_status_detail(cujit_array_binary(CUJIT_ADD, f, f, &out), CUJIT_ERROR_INVALID_VALUE,
+                       "the output holds i32, the result is f32");
+  out = NULL;
+  assert_ok(cujit_array_binary_scalar(CUJIT_ADD, i8, 3, CUJIT_SCALAR_INT, &out));
+  cujit_array_destroy(out);
+  out = NULL;
+  assert_status_detail(cujit_array_binary_scalar(CUJIT_ADD, i8, 300, CUJIT_SCALAR_INT, &out),
+                       CUJIT_ERROR_INVALID_VALUE, "the integer 300 does not fit i8");
+  assert_null(out);
+  assert_status_detail(cujit_array_binary(99, f, f, &out), CUJIT_ERROR_INVALID_VALUE,
+                       "99 is not a cujit_binop");
+  assert_ok(cujit_array_wrap(&huge, CUJIT_TYPE_I8, 1, &many, cujit_array_data(i8)));
+  assert_status_detail(cujit_array_unary(CUJIT_SQRT, huge, &out), CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_array_unary: the result would not fit in memory");
+  assert_null(out);
+  cujit_array_destroy(f);
+  cujit_array_destroy(i32);
+  cujit_array_destroy(i8);
+  cujit_array_destroy(huge);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(binary_ops_on_floats),
@@ -334,6 +518,9 @@ int main(void) {
       cmocka_unit_test(fused_expression),
       cmocka_unit_test(generator_and_range),
       cmocka_unit_test(beyond_two_to_the_31),
+      cmocka_unit_test(views_at_every_offset),
+      cmocka_unit_test(fills_ranges_and_conversions),
+      cmocka_unit_test(repeated_operations_are_checked),
   };
   if (!test_have_gpu()) return TEST_SKIP_CODE;
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,7 +4,8 @@
  * sum); an int8 array of 2^31+17 elements (the 64-bit index path); NaN in min and max; the
  * block combination at odd block sizes; the generator with PyCUDA's dot product and a
  * largest magnitude, to a 0-d array and to host memory; a compile error's message; the
- * pool's memory given back after each reduction. */
+ * pool's memory given back after each reduction; views from every offset (aligned to 16
+ * bytes or not). */
 #include <math.h>
 
 #include "array/array.h"
@@ -149,6 +150,48 @@ static void outputs_views_and_shapes(void **state) {
   cujit_array_destroy(m);
   cujit_array_destroy(v);
   cujit_array_destroy(out);
+}
+
+/* Views from every offset 0 to 16: sum, min and max read 16 bytes at a time only where
+ * the view is 16-byte aligned, and the remainder one at a time. */
+static void views_at_every_offset(void **state) {
+  static const int types[] = {CUJIT_TYPE_BOOL, CUJIT_TYPE_I8,  CUJIT_TYPE_U16, CUJIT_TYPE_F16,
+                              CUJIT_TYPE_I32,  CUJIT_TYPE_F32, CUJIT_TYPE_F64, CUJIT_TYPE_C64};
+  size_t t;
+  int64_t off, i;
+  (void)state;
+  for (t = 0; t < sizeof types / sizeof *types; t++) {
+    int type = types[t];
+    cujit_array *a = test_array(type, 1100);
+    for (off = 0; off <= 16; off++) {
+      int64_t len = 1000 + off % 5;
+      cujit_array *v = NULL, *sum = NULL, *min = NULL, *max = NULL;
+      double want = 0, lo = INFINITY, hi = -INFINITY, got[2];
+      for (i = off; i < off + len; i++) {
+        double x = value_of(type, i);
+        want += x;
+        lo = x < lo ? x : lo;
+        hi = x > hi ? x : hi;
+      }
+      assert_ok(cujit_array_view(a, off, off + len, &v));
+      assert_ok(cujit_array_reduce(CUJIT_SUM, v, &sum));
+      read_result(sum, got);
+      expect_close(got[0], want, type, "sum of a view", len);
+      if (!is_complex(type)) {
+        assert_ok(cujit_array_reduce(CUJIT_MIN, v, &min));
+        assert_ok(cujit_array_reduce(CUJIT_MAX, v, &max));
+        read_result(min, got);
+        expect_close(got[0], lo, type, "min of a view", len);
+        read_result(max, got);
+        expect_close(got[0], hi, type, "max of a view", len);
+      }
+      cujit_array_destroy(v);
+      cujit_array_destroy(sum);
+      cujit_array_destroy(min);
+      cujit_array_destroy(max);
+    }
+    cujit_array_destroy(a);
+  }
 }
 
 /* Uniform in [0, 1) from a 64-bit linear congruential generator. */
@@ -442,7 +485,7 @@ int main(void) {
       cmocka_unit_test(beyond_2_31_elements), cmocka_unit_test(nan_wins),
       cmocka_unit_test(odd_block_sizes),      cmocka_unit_test(generator_examples),
       cmocka_unit_test(generator_scalars),    cmocka_unit_test(compile_error_message),
-      cmocka_unit_test(pool_is_given_back),
+      cmocka_unit_test(pool_is_given_back),   cmocka_unit_test(views_at_every_offset),
   };
   if (!test_have_gpu()) return TEST_SKIP_CODE;
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,13 +10,21 @@
 #include "array/array.h"
 #include "launch/launch.h" /* the pool */
 
-/* ---- the set of live handles (open addressing; empty slots are NULL) ---- */
+/* ---- the set of live handles (open addressing; empty slots are NULL) ----
+ *
+ * Destroyed handles and blocks are kept as spares, up to SPARES of each, and taken again by
+ * the next arrays made, so that an operation in a loop (a new output each time) allocates
+ * no host memory and takes the lock once to make its output and once to destroy it. */
 
 #define TOMBSTONE ((const cujit_array *)1)
+#define SPARES 64
 
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 static const cujit_array **live;
 static size_t live_cap, live_used; /* used counts tombstones too */
+static cujit_array *spare_handles[SPARES];
+static cj_block *spare_blocks[SPARES];
+static size_t n_spare_handles, n_spare_blocks;
 
 static size_t slot_of(const cujit_array *a, size_t cap) {
   uintptr_t h = (uintptr_t)a;
@@ -51,29 +59,61 @@ static long live_find(const cujit_array *a) {
   return -1;
 }
 
-static int live_add(const cujit_array *a) {
+/* Adds a to the set; 0, or -1 when out of memory. Called with the lock held. */
+static int live_insert(const cujit_array *a) {
   size_t i;
-  int rc = 0;
-  pthread_mutex_lock(&live_lock);
-  if (4 * (live_used + 1) > 3 * live_cap && live_grow() != 0) rc = -1;
-  if (rc == 0) {
-    for (i = slot_of(a, live_cap); live[i] && live[i] != TOMBSTONE; i = (i + 1) & (live_cap - 1))
-      continue;
-    if (!live[i]) live_used++;
-    live[i] = a;
-  }
-  pthread_mutex_unlock(&live_lock);
-  return rc;
+  if (4 * (live_used + 1) > 3 * live_cap && live_grow() != 0) return -1;
+  for (i = slot_of(a, live_cap); live[i] && live[i] != TOMBSTONE; i = (i + 1) & (live_cap - 1))
+    continue;
+  if (!live[i]) live_used++;
+  live[i] = a;
+  return 0;
 }
 
-/* Removes a from the set; 0, or -1 when it was not there. */
-static int live_remove(const cujit_array *a) {
-  long i;
+/* Takes a out of the set and keeps it as a spare (or frees it); -1 when it was not in the
+ * set. Called with the lock held. */
+static int drop_handle(cujit_array *a, int *keep) {
+  long i = live_find(a);
+  if (i < 0) return -1;
+  live[i] = TOMBSTONE;
+  *keep = n_spare_handles < SPARES;
+  if (*keep) spare_handles[n_spare_handles++] = a;
+  return 0;
+}
+
+/* A zeroed handle, already in the set, and when `block` is not NULL a zeroed block: spares
+ * when there are some. NULL when out of memory (nothing is taken then). */
+static cujit_array *take(cj_block **block) {
+  cujit_array *a = NULL;
+  cj_block *b = NULL;
+  int keep = 1;
   pthread_mutex_lock(&live_lock);
-  i = live_find(a);
-  if (i >= 0) live[i] = TOMBSTONE;
+  if (n_spare_handles && live_insert(spare_handles[n_spare_handles - 1]) == 0)
+    a = spare_handles[--n_spare_handles];
+  if (block && n_spare_blocks) b = spare_blocks[--n_spare_blocks];
   pthread_mutex_unlock(&live_lock);
-  return i >= 0 ? 0 : -1;
+  if (!a && (a = cj_calloc(1, sizeof *a)) != NULL) {
+    pthread_mutex_lock(&live_lock);
+    if (live_insert(a) != 0) {
+      cj_free(a);
+      a = NULL;
+    }
+    pthread_mutex_unlock(&live_lock);
+  }
+  if (block && !b) b = cj_calloc(1, sizeof *b);
+  if (a && (!block || b)) {
+    memset(a, 0, sizeof *a);
+    if (block) memset(*block = b, 0, sizeof *b);
+    return a;
+  }
+  if (a) {
+    pthread_mutex_lock(&live_lock);
+    drop_handle(a, &keep);
+    pthread_mutex_unlock(&live_lock);
+    if (!keep) cj_free(a);
+  }
+  cj_free(b);
+  return NULL;
 }
 
 static int is_live(const cujit_array *a) {
@@ -90,6 +130,19 @@ cujit_status cj_array_check(const cujit_array *a, const char *fn, const char *wh
     return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: %s is not a live array (destroyed "
                    "already, or never made by cujit)", fn, what);
   return CUJIT_OK;
+}
+
+cujit_status cj_array_check2(const cujit_array *a, const cujit_array *b, const char *fn,
+                             const char *what_a, const char *what_b) {
+  int both = 0;
+  if (a && b) {
+    pthread_mutex_lock(&live_lock);
+    both = live_find(a) >= 0 && live_find(b) >= 0;
+    pthread_mutex_unlock(&live_lock);
+  }
+  if (both) return CUJIT_OK;
+  cujit_status st = cj_array_check(a, fn, what_a);
+  return st != CUJIT_OK ? st : cj_array_check(b, fn, what_b);
 }
 
 /* ---- making and freeing ---- */
@@ -120,14 +173,9 @@ static cujit_status check_shape(int type, int ndim, const int64_t *shape, const 
   return CUJIT_OK;
 }
 
-/* A handle for `type`/`shape` over `block` at `data` (a new reference to the block). */
-static cujit_status handle(cujit_array **out, int type, int ndim, const int64_t *shape,
-                           int64_t size, cj_block *block, CUdeviceptr data, CUstream stream) {
-  cujit_array *a = cj_calloc(1, sizeof *a);
-  if (!a || live_add(a) != 0) {
-    cj_free(a);
-    return cj_fail_oom("making an array handle");
-  }
+/* Fills a handle for `type`/`shape` over `block` at `data` (a new reference to the block). */
+static void fill(cujit_array *a, int type, int ndim, const int64_t *shape, int64_t size,
+                 cj_block *block, CUdeviceptr data, CUstream stream) {
   a->type = type;
   a->ndim = ndim;
   if (ndim) memcpy(a->shape, shape, (size_t)ndim * sizeof *shape);
@@ -137,49 +185,62 @@ static cujit_status handle(cujit_array **out, int type, int ndim, const int64_t 
   a->stream = stream;
   a->block = block;
   __atomic_add_fetch(&block->refs, 1, __ATOMIC_RELAXED);
+}
+
+/* A new handle over an existing block (views). */
+static cujit_status handle(cujit_array **out, int type, int ndim, const int64_t *shape,
+                           int64_t size, cj_block *block, CUdeviceptr data, CUstream stream) {
+  cujit_array *a = take(NULL);
+  if (!a) return cj_fail_oom("making an array handle");
+  fill(a, type, ndim, shape, size, block, data, stream);
   *out = a;
   return CUJIT_OK;
 }
 
-static cujit_status new_block(size_t bytes, CUstream stream, cj_block **out) {
+/* Gives a block's memory back and keeps the block as a spare. */
+static void block_free(cj_block *b, CUstream stream) {
+  int keep;
+  if (b->owned && b->ptr) cj_pool_free(b->dev, b->ptr, b->bytes, stream);
+  pthread_mutex_lock(&live_lock);
+  keep = n_spare_blocks < SPARES;
+  if (keep) spare_blocks[n_spare_blocks++] = b;
+  pthread_mutex_unlock(&live_lock);
+  if (!keep) cj_free(b);
+}
+
+/* A new array of `size` elements (shape checked) with memory from the pool on `stream`. */
+static cujit_status new_array(cujit_array **out, int type, int ndim, const int64_t *shape,
+                              int64_t size, CUstream stream) {
+  size_t bytes = (size_t)size * cj_elem_of(type)->size;
+  CUdeviceptr ptr = 0;
   CUcontext ctx;
   CUdevice dev;
   cj_block *b;
+  cujit_array *a;
   cujit_status st = cj_ctx_ensure(&ctx, &dev);
   if (st != CUJIT_OK) return st;
-  if (!(b = cj_calloc(1, sizeof *b))) return cj_fail_oom("making an array");
+  if (bytes && (st = cj_pool_alloc(dev, bytes, stream, &ptr)) != CUJIT_OK) return st;
+  if (!(a = take(&b))) {
+    if (ptr) cj_pool_free(dev, ptr, bytes, stream);
+    return cj_fail_oom("making an array");
+  }
   b->dev = dev;
+  b->ptr = ptr;
   b->bytes = bytes;
   b->owned = 1;
-  if (bytes && (st = cj_pool_alloc(dev, bytes, stream, &b->ptr)) != CUJIT_OK) {
-    cj_free(b);
-    return st;
-  }
-  *out = b;
+  fill(a, type, ndim, shape, size, b, ptr, stream);
+  *out = a;
   return CUJIT_OK;
-}
-
-static void block_release(cj_block *b, CUstream stream) {
-  if (__atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
-  if (b->owned && b->ptr) cj_pool_free(b->dev, b->ptr, b->bytes, stream);
-  cj_free(b);
 }
 
 cujit_status cj_array_new_on(cujit_array **out, int type, int ndim, const int64_t *shape,
                              CUstream stream, const char *fn) {
   int64_t size;
-  cj_block *b = NULL;
   cujit_status st;
   if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
   *out = NULL;
   if ((st = check_shape(type, ndim, shape, fn, &size)) != CUJIT_OK) return st;
-  if ((st = new_block((size_t)size * cj_elem_of(type)->size, stream, &b)) != CUJIT_OK) return st;
-  st = handle(out, type, ndim, shape, size, b, b->ptr, stream);
-  if (st != CUJIT_OK) {
-    b->refs = 1;
-    block_release(b, stream);
-  }
-  return st;
+  return new_array(out, type, ndim, shape, size, stream);
 }
 
 cujit_status cj_array_new(cujit_array **out, int type, int ndim, const int64_t *shape,
@@ -202,6 +263,7 @@ cujit_status cujit_array_wrap(cujit_array **out, cujit_type type, int ndim,
                               const int64_t *shape, CUdeviceptr data) {
   int64_t size;
   cj_block *b;
+  cujit_array *a;
   cujit_status st;
   if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_array_wrap: out is NULL");
   *out = NULL;
@@ -209,17 +271,27 @@ cujit_status cujit_array_wrap(cujit_array **out, cujit_type type, int ndim,
   if (!data && size)
     return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_array_wrap: data is 0 for %lld elements",
                    (long long)size);
-  if (!(b = cj_calloc(1, sizeof *b))) return cj_fail_oom("wrapping device memory");
+  if (!(a = take(&b))) return cj_fail_oom("wrapping device memory");
   b->ptr = data;
-  st = handle(out, type, ndim, shape, size, b, data, NULL);
-  if (st != CUJIT_OK) cj_free(b);
-  return st;
+  fill(a, type, ndim, shape, size, b, data, NULL);
+  *out = a;
+  return CUJIT_OK;
 }
 
 void cujit_array_destroy(cujit_array *a) {
-  if (!a || live_remove(a) != 0) return; /* NULL, or not an array: nothing to free */
-  block_release(a->block, a->stream);
-  cj_free(a);
+  cj_block *b;
+  CUstream stream;
+  int keep = 1;
+  if (!a) return;
+  pthread_mutex_lock(&live_lock);
+  /* not an array (or destroyed already): nothing to free, nothing of it read */
+  b = live_find(a) >= 0 ? a->block : NULL;
+  stream = b ? a->stream : NULL; /* read before another thread may take the spare */
+  if (b) drop_handle(a, &keep);
+  pthread_mutex_unlock(&live_lock);
+  if (!b) return;
+  if (!keep) cj_free(a);
+  if (__atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL) == 0) block_free(b, stream);
 }
 
 cujit_status cj_array_output(cujit_array **out, const cujit_array *like, int type,
@@ -228,8 +300,11 @@ cujit_status cj_array_output(cujit_array **out, const cujit_array *like, int typ
   *made = 0;
   if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
   if (!*out) {
+    /* like's shape holds a valid count; only a wider type could overflow the bytes */
+    if ((uint64_t)like->size > SIZE_MAX / cj_elem_of(type)->size)
+      return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the result would not fit in memory", fn);
     /* allocated on the stream its work is ordered on: pool memory is ordered there */
-    if ((st = cj_array_new_on(out, type, like->ndim, like->shape, like->stream, fn)) != CUJIT_OK)
+    if ((st = new_array(out, type, like->ndim, like->shape, like->size, like->stream)) != CUJIT_OK)
       return st;
     *made = 1;
     return CUJIT_OK;

@@ -1,7 +1,8 @@
 /* array.h - the array layer: device arrays (handles, memory shared between views) and the
  * small kernels cujit generates for them. It sits on top of the launch layer and uses the
- * public API to compile and launch; only the pool and the driver table come from below.
- * Private; not installed. */
+ * public API to compile and launch; the pool, the driver table, and for the kernels it
+ * wrote itself the launch through a kernel's slot without the argument checks, come from
+ * below. Private; not installed. */
 #ifndef CUJIT_ARRAY_H
 #define CUJIT_ARRAY_H
 
@@ -49,6 +50,9 @@ void cj_array_convert(cj_buf *b, int from, int to, const char *x);
 /* CUJIT_OK when `a` is a live array, else CUJIT_ERROR_INVALID_VALUE naming `fn` and `what`
  * ("a", "out") and saying whether it is NULL or destroyed. */
 cujit_status cj_array_check(const cujit_array *a, const char *fn, const char *what);
+/* Both, under one lock: the message names the first of them that is not live. */
+cujit_status cj_array_check2(const cujit_array *a, const cujit_array *b, const char *fn,
+                             const char *what_a, const char *what_b);
 /* Validates type and shape and makes a handle with memory from the pool (not filled),
  * allocated on and ordered on `stream` (cj_array_new: the legacy default stream). */
 cujit_status cj_array_new_on(cujit_array **out, int type, int ndim, const int64_t *shape,
@@ -74,7 +78,7 @@ typedef struct cj_decl {
  * CUJIT_ERROR_INVALID_VALUE naming the column and the token when it cannot. */
 cujit_status cj_decl_parse(const char *args, cj_decl **out, size_t *n);
 
-/* ---- elementwise.c: the elementwise engine and generator ---- */
+/* ---- elementwise.c: the elementwise generator ---- */
 
 /* An elementwise kernel: `body` runs for every i (a const long long) of the loop;
  * `params` is its parameter list ("const float *a, float *out"), before the loop's own. */
@@ -87,8 +91,6 @@ typedef struct cj_ew_kernel {
   const char *after_loop; /* may be NULL */
   const int *types;       /* element types it uses (for their headers) */
   size_t n_types;
-  int unroll;             /* 1: four independent iterations at a time (memory parallelism);
-                             for bodies that touch only element i of their arrays */
 } cj_ew_kernel;
 
 /* Compiles k (once per process and source text). */
@@ -111,6 +113,41 @@ cujit_status cj_gen_options(const char *fn, const cujit_generator_options *user,
 cujit_status cj_gen_args(const char *fn, const cj_decl *d, size_t n, const void *const *args,
                          size_t nargs, cujit_arg *out, const cujit_array **first);
 
+/* ---- map.c: the engine of 1:1 elementwise operations ---- */
+
+/* A kernel computing out[i] from element i of each input only: the inputs are read 16
+ * bytes at a time where every array is 16-byte aligned (see map.c). Its parameters are
+ * the inputs (cj_in0...), `scalars`, the output (cj_out) and the count (cj_n). */
+typedef struct cj_map_kernel {
+  const char *name;
+  const char *preamble;         /* code before the kernel, or NULL */
+  size_t n_in;                  /* at most CUJIT_MAP_MAX_ARRAYS */
+  const int *in_types;
+  const char *const *in_names;  /* the names `expr` reads element i of each input by */
+  const char *scalars;          /* parameters after the inputs ("double s"), or NULL */
+  int out_type;
+  const char *expr;             /* element i of the output, already of out_type; may use i */
+} cj_map_kernel;
+
+/* The unsigned type of `bytes` bytes (a power of two up to 16: "uint4" for 16). */
+const char *cj_raw_type(size_t bytes);
+/* Elements per 16-byte access for arrays of these element types: 16 over the largest
+ * size (1: no chunked loop, an element takes 16 bytes). */
+unsigned cj_map_width(const int *types, size_t n);
+/* Appends the kernel's source. */
+void cj_map_source(cj_buf *b, const cj_map_kernel *k);
+/* Compiles k (once per process and source text). */
+cujit_status cj_map_prepare(const cj_map_kernel *k, cujit_function **fn);
+/* The items a launch over n elements has: n / w chunks (and the rest) when the OR of the
+ * arrays' addresses, `aligned`, is a multiple of 16 and w > 1, else n. */
+int64_t cj_map_work(unsigned w, int64_t n, CUdeviceptr aligned);
+/* Launches a compiled map kernel of width w (cj_map_width of its types) over n elements on
+ * `stream`: the inputs' addresses, its scalars (values as the kernel declares them) and
+ * the output's address. */
+cujit_status cj_map_launch(cujit_function *fn, unsigned w, int64_t n, CUstream stream,
+                           const CUdeviceptr *in, size_t n_in, const cujit_arg *scalars,
+                           size_t n_scalars, CUdeviceptr out);
+
 /* ---- kernels.c: generated kernels ---- */
 
 /* The kernel `name` from `source` (compiled once per process and source text, through the
@@ -119,6 +156,12 @@ cujit_status cj_array_kernel(const char *source, const char *name, cujit_functio
 /* Launches a grid-stride kernel over n elements on `stream`. */
 cujit_status cj_array_launch(cujit_function *fn, int64_t n, CUstream stream,
                              const cujit_arg *args, size_t nargs);
+/* The same for a kernel cujit wrote, whose parameters `params` (kernelParams: nparams
+ * pointers to values of the sizes the kernel declares) are known to match it: the
+ * arguments are not checked again, the configuration is. `work` sets the grid: blocks of
+ * 256 threads, one item each, at most 32 blocks per multiprocessor. */
+cujit_status cj_array_launch_params(cujit_function *fn, int64_t work, CUstream stream,
+                                    void **params, size_t nparams);
 /* The source prologue a kernel on these element types needs (their headers). */
 void cj_array_includes(cj_buf *b, const int *types, size_t n);
 
@@ -136,6 +179,12 @@ typedef struct cj_reduce_spec {
   const char *preamble; /* code before the kernel, or NULL */
   const int *types;     /* element types the parameters use (for their headers) */
   size_t ntypes;
+  /* May be NULL: the one array parameter whose elements are all the map reads, which the
+   * first pass then reads 16 bytes at a time where it is 16-byte aligned; vec_map is the
+   * map of its element cj_x (of type vec_type). */
+  const char *vec_array;
+  int vec_type;
+  const char *vec_map;
 } cj_reduce_spec;
 
 /* Appends the kernel's source. */

@@ -1,6 +1,8 @@
-/* elementwise.c - the elementwise kernel generator (PyCUDA's ElementwiseKernel) and the
- * engine under every elementwise array operation: a grid-stride loop over a 64-bit index
- * i, the caller's statements inside, compiled once per process and source text. */
+/* elementwise.c - the elementwise kernel generator (PyCUDA's ElementwiseKernel): a
+ * grid-stride loop over a 64-bit index i, the caller's statements inside, compiled once
+ * per process and source text. The caller's statements may read any index, so the loop
+ * keeps their order (the built-in operations, which read element i only, have the map
+ * engine of map.c). */
 #include <stdio.h>
 #include <string.h>
 
@@ -20,14 +22,9 @@ static void write_kernel(cj_buf *b, const cj_ew_kernel *k) {
                 "threadIdx.x;\n",
                 k->name, k->params, k->params[0] ? ", " : "", k->loop_prep ? k->loop_prep : "",
                 k->loop_prep ? "\n" : "");
-  if (k->unroll)
-    cj_buf_printf(b,
-                  "  for (; cj_k + 3 * cj_stride < cj_n; cj_k += 4 * cj_stride) {\n"
-                  "#pragma unroll\n"
-                  "    for (int cj_u = 0; cj_u < 4; cj_u++) {\n"
-                  "      const long long i = cj_start + (long long)(cj_k + cj_u * cj_stride) "
-                  "* cj_step;\n      %s;\n    }\n  }\n", k->body);
+  /* unrolled as written: the statements of one i still run before the next i's */
   cj_buf_printf(b,
+                "#pragma unroll 4\n"
                 "  for (; cj_k < cj_n; cj_k += cj_stride) {\n"
                 "    const long long i = cj_start + (long long)cj_k * cj_step;\n"
                 "    %s;\n  }\n%s%s}\n",
@@ -150,7 +147,7 @@ static cujit_status fill(cujit_elementwise *e, const char *args, const char *ope
   e->after_loop = dup_or_null(o ? o->after_loop : NULL, &oom);
   if (oom || !e->types || !e->params) return cj_fail_oom("making an elementwise kernel");
   e->k = (cj_ew_kernel){e->name, e->params, e->body, e->preamble, e->loop_prep, e->after_loop,
-                        e->types, e->n_decls, 0};
+                        e->types, e->n_decls};
   return CUJIT_OK;
 }
 

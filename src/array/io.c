@@ -88,39 +88,42 @@ cujit_status cujit_array_copy(const cujit_array *a, cujit_array **out) {
 
 /* ---- generated kernels ---- */
 
-#define GRID_LOOP                                                                          \
-  "  for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;" \
-  " i < n;\n       i += (unsigned long long)gridDim.x * blockDim.x)\n"
-
-/* Runs kernel `name` of `source` (a cj_buf that is freed here) over n elements. */
-static cujit_status run(cj_buf *src, const char *name, int64_t n, CUstream stream,
-                        const cujit_arg *args, size_t nargs) {
+/* Runs the map kernel k (its expression in `expr`, a cj_buf freed here) over the n
+ * elements of `out` from the inputs `in` (k->n_in of them, at most one). */
+static cujit_status run(cj_map_kernel *k, cj_buf *expr, int64_t n, CUstream stream,
+                        const CUdeviceptr *in, const cujit_arg *scalars, size_t n_scalars,
+                        CUdeviceptr out) {
   cujit_function *fn = NULL;
+  int types[2];
   cujit_status st;
-  if (src->oom) {
-    cj_buf_free(src);
+  if (expr->oom) {
+    cj_buf_free(expr);
     return cj_fail_oom("writing a kernel");
   }
-  st = cj_array_kernel(src->data, name, &fn);
-  cj_buf_free(src);
-  return st == CUJIT_OK ? cj_array_launch(fn, n, stream, args, nargs) : st;
+  k->expr = expr->data;
+  st = cj_map_prepare(k, &fn);
+  cj_buf_free(expr);
+  if (st != CUJIT_OK) return st;
+  if (k->n_in) types[0] = k->in_types[0];
+  types[k->n_in] = k->out_type;
+  return cj_map_launch(fn, cj_map_width(types, k->n_in + 1), n, stream, in, k->n_in, scalars,
+                       n_scalars, out);
 }
 
 cujit_status cujit_array_fill(cujit_array *a, const void *value) {
   const cj_elem *e;
-  cj_buf src = {0};
-  char name[32];
+  cj_buf expr = {0};
+  char name[32], scalars[64];
   cujit_status st = cj_array_check(a, "cujit_array_fill", "a");
   if (st != CUJIT_OK) return st;
   if (!value) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_array_fill: value is NULL");
   e = cj_elem_of(a->type);
   snprintf(name, sizeof name, "cj_fill_%s", e->tag);
-  cj_array_includes(&src, &a->type, 1);
-  cj_buf_printf(&src, "extern \"C\" __global__ void %s(%s *x, unsigned long long n, %s v) {\n"
-                GRID_LOOP "    x[i] = v;\n}\n", name, e->c_name, e->c_name);
-  return run(&src, name, a->size, a->stream,
-             (cujit_arg[]){cujit_array_arg(a), cujit_u64((uint64_t)a->size),
-                           cujit_value(value, e->size)}, 3);
+  snprintf(scalars, sizeof scalars, "%s v", e->c_name);
+  cj_buf_puts(&expr, "v");
+  cj_map_kernel k = {name, NULL, 0, NULL, NULL, scalars, a->type, NULL};
+  return run(&k, &expr, a->size, a->stream, NULL, (cujit_arg[]){cujit_value(value, e->size)}, 1,
+             a->data);
 }
 
 cujit_status cujit_array_zeros(cujit_array **out, cujit_type type, int ndim,
@@ -144,7 +147,7 @@ cujit_status cujit_array_full(cujit_array **out, cujit_type type, int ndim,
 cujit_status cujit_array_arange(cujit_array **out, cujit_type type, double start, double stop,
                                 double step) {
   const cj_elem *e = cj_elem_of(type);
-  cj_buf src = {0};
+  cj_buf expr = {0};
   char name[32];
   double count;
   int64_t n;
@@ -159,20 +162,16 @@ cujit_status cujit_array_arange(cujit_array **out, cujit_type type, double start
   n = count > 0 ? (int64_t)count + ((double)(int64_t)count < count) : 0;
   if ((st = cj_array_new(out, type, 1, &n, "cujit_array_arange")) != CUJIT_OK) return st;
   snprintf(name, sizeof name, "cj_arange_%s", e->tag);
-  cj_array_includes(&src, (int[]){type}, 1);
-  cj_buf_printf(&src, "extern \"C\" __global__ void %s(%s *x, unsigned long long n, double a, "
-                "double d) {\n" GRID_LOOP "    x[i] = ", name, e->c_name);
-  cj_array_convert(&src, CUJIT_TYPE_F64, type, "a + (double)i * d");
-  cj_buf_puts(&src, ";\n}\n");
-  st = run(&src, name, n, NULL,
-           (cujit_arg[]){cujit_array_arg(*out), cujit_u64((uint64_t)n), cujit_f64(start),
-                         cujit_f64(step)}, 4);
+  cj_array_convert(&expr, CUJIT_TYPE_F64, type, "a + (double)i * d");
+  cj_map_kernel k = {name, NULL, 0, NULL, NULL, "double a, double d", type, NULL};
+  st = run(&k, &expr, n, NULL, NULL, (cujit_arg[]){cujit_f64(start), cujit_f64(step)}, 2,
+           (*out)->data);
   return finish(st, out, 1);
 }
 
 cujit_status cujit_array_astype(const cujit_array *a, cujit_type type, cujit_array **out) {
   const cj_elem *from, *to = cj_elem_of(type);
-  cj_buf src = {0};
+  cj_buf expr = {0};
   char name[48];
   int made;
   cujit_status st = cj_array_check(a, "cujit_array_astype", "a");
@@ -183,13 +182,8 @@ cujit_status cujit_array_astype(const cujit_array *a, cujit_type type, cujit_arr
   if ((st = cj_array_output(out, a, type, "cujit_array_astype", &made)) != CUJIT_OK) return st;
   from = cj_elem_of(a->type);
   snprintf(name, sizeof name, "cj_astype_%s_%s", from->tag, to->tag);
-  cj_array_includes(&src, (int[]){a->type, type}, 2);
-  cj_buf_printf(&src, "extern \"C\" __global__ void %s(%s *y, const %s *x, unsigned long long n)"
-                " {\n" GRID_LOOP "    y[i] = ", name, to->c_name, from->c_name);
-  cj_array_convert(&src, a->type, type, "x[i]");
-  cj_buf_puts(&src, ";\n}\n");
-  st = run(&src, name, a->size, a->stream,
-           (cujit_arg[]){cujit_array_arg(*out), cujit_array_arg(a), cujit_u64((uint64_t)a->size)},
-           3);
+  cj_array_convert(&expr, a->type, type, "x");
+  cj_map_kernel k = {name, NULL, 1, &a->type, (const char *const[]){"x"}, NULL, type, NULL};
+  st = run(&k, &expr, a->size, a->stream, &a->data, NULL, 0, (*out)->data);
   return finish(st, out, made);
 }

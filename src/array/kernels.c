@@ -6,6 +6,7 @@
 #include <xxhash.h>
 
 #include "array/array.h"
+#include "launch/launch.h" /* the launch through a kernel's slot */
 
 typedef struct entry {
   uint64_t hash;
@@ -117,32 +118,47 @@ cujit_status cj_array_kernel(const char *source, const char *name, cujit_functio
   return CUJIT_OK;
 }
 
-/* Blocks of 256 threads, at most 32 per multiprocessor of the current device: a
- * grid-stride loop covers the rest. */
-static unsigned grid_for(int64_t n) {
-  static int sms[64]; /* by device; 0: not asked yet */
-  int64_t blocks = (n + 255) / 256;
-  CUcontext ctx;
-  CUdevice dev = 0;
-  int v = 0;
-  if (cj_ctx_ensure(&ctx, &dev) == CUJIT_OK && dev >= 0 && dev < 64) {
-    v = __atomic_load_n(&sms[dev], __ATOMIC_RELAXED);
-    if (!v && cj_cu.cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev) ==
-                  CUDA_SUCCESS)
-      __atomic_store_n(&sms[dev], v, __ATOMIC_RELAXED);
-  }
-  if (v <= 0) v = 132; /* not known: a large device's count */
-  if (blocks > (int64_t)v * 32) blocks = (int64_t)v * 32;
+/* Blocks of 256 threads for `work` threads' worth of items, at most 32 per multiprocessor
+ * of the kernel's device: a grid-stride loop covers the rest. */
+static unsigned grid_for(const cj_fslot *slot, int64_t work) {
+  int64_t blocks = (work + 255) / 256;
+  int64_t sms = slot->lim && slot->lim->sms > 0 ? slot->lim->sms : 132; /* not known: large */
+  if (blocks > sms * 32) blocks = sms * 32;
   return blocks < 1 ? 1u : (unsigned)blocks;
+}
+
+cujit_status cj_array_launch_params(cujit_function *fn, int64_t work, CUstream stream,
+                                    void **params, size_t nparams) {
+  cujit_launch_options o;
+  cj_fslot *slot;
+  cujit_dim3 grid, block = CUJIT_DIM3(256);
+  cujit_status st;
+  if (work == 0) return CUJIT_OK;
+  if (CJ_UNLIKELY(nparams != fn->nparams))
+    return cj_fail(CUJIT_ERROR_INVALID_ARGS, "kernel '%s' takes %zu arguments, %zu given",
+                   fn->name, fn->nparams, nparams);
+  if (CJ_UNLIKELY((st = cj_function_slot(fn, &slot, 0)) != CUJIT_OK)) return st;
+  memset(&o, 0, sizeof o);
+  o.stream = stream;
+  grid = CUJIT_DIM3(grid_for(slot, work));
+  /* the grid and the block are within every device's limits and no dynamic shared memory
+   * is asked for; only the kernel's own limit on threads per block may be lower */
+  if (CJ_UNLIKELY(slot->max_threads < 256) &&
+      (st = cj_launch_checked(fn, slot, grid, block, &o)) != CUJIT_OK)
+    return st;
+  return cj_launch_kernel(fn, slot, grid, block, params, &o);
 }
 
 cujit_status cj_array_launch(cujit_function *fn, int64_t n, CUstream stream,
                              const cujit_arg *args, size_t nargs) {
   cujit_launch_options o;
+  cj_fslot *slot;
+  cujit_status st;
   if (n == 0) return CUJIT_OK;
+  if ((st = cj_function_slot(fn, &slot, 0)) != CUJIT_OK) return st;
   memset(&o, 0, sizeof o);
   o.stream = stream;
-  return cujit_launch(fn, CUJIT_DIM3(grid_for(n)), CUJIT_DIM3(256), args, nargs, &o);
+  return cujit_launch(fn, CUJIT_DIM3(grid_for(slot, n)), CUJIT_DIM3(256), args, nargs, &o);
 }
 
 void cj_array_includes(cj_buf *b, const int *types, size_t n) {

@@ -14,11 +14,6 @@ static const char *const unop_names[] = {"neg", "fabs", "sqrt", "exp", "log", "l
                                          "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
                                          "cosh", "tanh", "floor", "ceil"};
 
-/* Array parameters of the built-in operations do not overlap, except an output that is also
- * an input, which every element reads before it writes its own index: the compiler may
- * then load several elements ahead (the loop is unrolled) without waiting for stores. */
-#define RESTRICT "__restrict__ "
-
 /* Helpers the integer ops use, and NaN-propagating min/max. */
 static const char kHelpers[] =
     "template <class T> __device__ T cj_ipow(T b, T e) {\n"
@@ -89,69 +84,86 @@ static void binop_expr(cj_buf *b, int op, int c, const char *x, const char *y) {
   }
 }
 
-/* out[i] = convert_r(expr), the expression being of type c. */
-static void store(cj_buf *b, int c, int r, const char *expr) {
-  cj_buf_puts(b, "out[i] = ");
-  cj_array_convert(b, c, r, expr);
-}
+/* The result's expression: expr, of type c, converted to r. */
+static void result(cj_buf *b, int c, int r, const char *expr) { cj_array_convert(b, c, r, expr); }
 
-/* What one operation launches: its kernel, its inputs and where the result goes. */
+/* What one operation launches: its inputs, its scalar and where the result goes. */
 typedef struct op_call {
-  const char *fn;       /* the public function, for messages */
-  const char *name;     /* the kernel's */
-  const char *params;
-  const int *types;
-  size_t n_types;
-  const cujit_array *a; /* the first input: shape, stream */
-  int result;           /* the result's type */
-  cujit_arg args[CUJIT_MAP_MAX_ARRAYS + 2]; /* the inputs; the output is added last */
-  size_t nargs;
+  const char *fn;        /* the public function, for messages */
+  const cujit_array *a;  /* the first input: shape, stream */
+  int result;            /* the result's type */
+  size_t n_in;
+  CUdeviceptr in[CUJIT_MAP_MAX_ARRAYS];
+  int types[CUJIT_MAP_MAX_ARRAYS + 1]; /* the inputs', then the result's */
+  cujit_arg scalar;
+  size_t n_scalars;      /* 0 or 1 */
 } op_call;
 
 /* ---- kernels already made: an operation's key (kind, op, types, flags) to its function,
  * so that a repeated operation neither writes nor looks up its source ---- */
 
-#define FAST_SLOTS 1024
+#define FAST_SLOTS 1024 /* a power of two */
 
-static pthread_mutex_t fast_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct fast_slot {
+/* An operation run before: its kernel, and what its types gave. Written under the lock,
+ * read without it: the fields are stored before the key (with release order) and none
+ * changes after, so a reader that sees the key sees them. A full table keeps no more
+ * (those operations then find their kernel by its source text, as the first call does). */
+typedef struct fast_slot {
   uint64_t key; /* 0: empty */
   cujit_function *fn;
-} fast[FAST_SLOTS];
+  int result, promoted;
+  unsigned w; /* elements per 16-byte access (cj_map_width) */
+} fast_slot;
 
-static uint64_t op_key(int kind, int op, int a, int b, int r, unsigned flags) {
-  return 1ull << 63 | (uint64_t)kind << 40 | (uint64_t)op << 32 | (uint64_t)a << 24 |
-         (uint64_t)b << 16 | (uint64_t)r << 8 | flags;
+static pthread_mutex_t fast_lock = PTHREAD_MUTEX_INITIALIZER;
+static fast_slot fast[FAST_SLOTS];
+
+/* The operation's kind (1 binary, 2 with a scalar, 3 unary), op, types and flags: what
+ * decides its kernel. */
+static uint64_t op_key(int kind, int op, int a, int b, unsigned flags) {
+  return 1ull << 63 | (uint64_t)kind << 56 | (uint64_t)a << 48 | (uint64_t)b << 40 |
+         (uint64_t)(flags & 0xff) << 32 | (uint32_t)op; /* op whole: an unknown one is no hit */
 }
 
-static struct fast_slot *fast_slot_of(uint64_t key) {
-  return &fast[(key ^ key >> 17 ^ key >> 31) & (FAST_SLOTS - 1)];
+static size_t fast_home(uint64_t key) {
+  return (size_t)(key ^ key >> 17 ^ key >> 31) & (FAST_SLOTS - 1);
 }
 
-static cujit_function *fast_get(uint64_t key) {
-  struct fast_slot *s = fast_slot_of(key);
-  cujit_function *f;
+static const fast_slot *fast_get(uint64_t key) {
+  size_t i = fast_home(key), probes;
+  for (probes = 0; probes < FAST_SLOTS; probes++, i = (i + 1) & (FAST_SLOTS - 1)) {
+    uint64_t k = __atomic_load_n(&fast[i].key, __ATOMIC_ACQUIRE);
+    if (k == key) return &fast[i];
+    if (k == 0) break;
+  }
+  return NULL;
+}
+
+static void fast_put(uint64_t key, cujit_function *f, int result, int promoted, unsigned w) {
+  size_t i = fast_home(key), probes;
   pthread_mutex_lock(&fast_lock);
-  f = s->key == key ? s->fn : NULL;
+  for (probes = 0; probes < FAST_SLOTS; probes++, i = (i + 1) & (FAST_SLOTS - 1)) {
+    if (fast[i].key == key) break; /* another thread kept it first */
+    if (fast[i].key == 0) {
+      fast[i].fn = f;
+      fast[i].result = result;
+      fast[i].promoted = promoted;
+      fast[i].w = w;
+      __atomic_store_n(&fast[i].key, key, __ATOMIC_RELEASE);
+      break;
+    }
+  }
   pthread_mutex_unlock(&fast_lock);
-  return f;
 }
 
-static void fast_put(uint64_t key, cujit_function *f) {
-  struct fast_slot *s = fast_slot_of(key);
-  pthread_mutex_lock(&fast_lock);
-  s->key = key;
-  s->fn = f;
-  pthread_mutex_unlock(&fast_lock);
-}
-
-/* Makes or checks the output and launches `f` over the first input's elements. */
-static cujit_status launch_op(op_call *c, cujit_function *f, cujit_array **out) {
+/* Makes or checks the output and launches `f` (of width w) over the first input's
+ * elements. */
+static cujit_status launch_op(op_call *c, cujit_function *f, unsigned w, cujit_array **out) {
   int made = 0;
   cujit_status st = cj_array_output(out, c->a, c->result, c->fn, &made);
   if (st != CUJIT_OK) return st;
-  c->args[c->nargs++] = cujit_array_arg(*out);
-  st = cj_ew_launch(f, 0, 1, c->a->size, c->a->stream, c->args, c->nargs);
+  st = cj_map_launch(f, w, c->a->size, c->a->stream, c->in, c->n_in, &c->scalar, c->n_scalars,
+                     (*out)->data);
   if (st != CUJIT_OK && made) {
     cujit_array_destroy(*out);
     *out = NULL;
@@ -160,19 +172,24 @@ static cujit_status launch_op(op_call *c, cujit_function *f, cujit_array **out) 
 }
 
 /* The first time an operation runs: checks a given output, compiles the kernel (before any
- * output is made: a compile error costs no allocation), remembers it under `key`, and
- * launches. Frees `body`. */
-static cujit_status run_op(op_call *c, cj_buf *body, cujit_array **out, uint64_t key) {
-  cj_ew_kernel k = {c->name, c->params, body->data, kHelpers, NULL, NULL, c->types, c->n_types, 1};
+ * output is made: a compile error costs no allocation), remembers it under `key` (0: not
+ * kept) with the promoted type p, and launches. Frees `expr`. */
+static cujit_status run_op(op_call *c, cj_map_kernel *k, cj_buf *expr, cujit_array **out,
+                           uint64_t key, int p) {
   cujit_function *f = NULL;
+  unsigned w = cj_map_width(c->types, c->n_in + 1);
   int made = 0;
   cujit_status st = CUJIT_OK;
+  k->in_types = c->types;
+  k->n_in = c->n_in;
+  k->out_type = c->result;
+  k->expr = expr->data;
   if (*out) st = cj_array_output(out, c->a, c->result, c->fn, &made); /* checks it */
-  if (st == CUJIT_OK) st = body->oom ? cj_fail_oom("writing a kernel") : cj_ew_prepare(&k, &f);
-  cj_buf_free(body);
+  if (st == CUJIT_OK) st = expr->oom ? cj_fail_oom("writing a kernel") : cj_map_prepare(k, &f);
+  cj_buf_free(expr);
   if (st != CUJIT_OK) return st;
-  if (key) fast_put(key, f);
-  return launch_op(c, f, out);
+  if (key) fast_put(key, f, c->result, p, w);
+  return launch_op(c, f, w, out);
 }
 
 static int same_shape(const cujit_array *a, const cujit_array *b) {
@@ -180,53 +197,58 @@ static int same_shape(const cujit_array *a, const cujit_array *b) {
          (!a->ndim || memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof *a->shape) == 0);
 }
 
-/* Converts operand `name`[i] of type t to compute type c into buf (a small string). */
-static void operand(cj_buf *b, int t, int c, const char *name) {
-  char x[32];
-  snprintf(x, sizeof x, "%s[i]", name);
-  cj_array_convert(b, t, c, x);
+/* The kernels of the built-in operations name their inputs' elements a and b. */
+static const char *const ab_names[] = {"a", "b"};
+
+/* The op of a kernel's name, then its types' tags: "cj_add_f32_f32". */
+static void kernel_name(char *name, size_t size, const char *op, int a, const char *b,
+                        const char *suffix) {
+  snprintf(name, size, "cj_%s_%s%s%s%s", op, cj_elem_of(a)->tag, b ? "_" : "", b ? b : "",
+           suffix);
 }
 
 cujit_status cujit_array_binary(cujit_binop op, const cujit_array *a, const cujit_array *b,
                                 cujit_array **out) {
   static const char fn[] = "cujit_array_binary";
-  cj_buf body = {0}, x = {0}, y = {0};
-  char name[64], params[160];
+  cj_buf x = {0}, y = {0}, e = {0};
+  char name[64];
+  op_call call;
   int p, c, r;
   cujit_status st;
   if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
-  if ((st = cj_array_check(a, fn, "a")) != CUJIT_OK || (st = cj_array_check(b, fn, "b")) != CUJIT_OK)
-    return st;
+  if ((st = cj_array_check2(a, b, fn, "a", "b")) != CUJIT_OK) return st;
   if (!same_shape(a, b))
     return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: a has %lld elements and b %lld (or another "
                    "shape); elementwise operations need arrays of one shape", fn,
                    (long long)a->size, (long long)b->size);
+  call.fn = fn, call.a = a, call.n_in = 2, call.n_scalars = 0;
+  call.in[0] = a->data, call.in[1] = b->data;
+  uint64_t key = op_key(1, op, a->type, b->type, 0);
+  const fast_slot *known = fast_get(key);
+  if (known) {
+    call.result = known->result;
+    return launch_op(&call, known->fn, known->w, out);
+  }
   p = cujit_promote(a->type, b->type, 0);
   if ((st = binop_allowed(fn, op, p)) != CUJIT_OK) return st;
   r = binop_result(op, p);
   c = compute_type(op == CUJIT_DIV && is_int(p) ? CUJIT_TYPE_F64 : p);
-  op_call call = {fn, name, params, (int[]){a->type, b->type, r}, 3, a, r,
-                  {cujit_array_arg(a), cujit_array_arg(b)}, 2};
-  uint64_t key = op_key(1, op, a->type, b->type, r, 0);
-  cujit_function *f = fast_get(key);
-  if (f) return launch_op(&call, f, out);
-  snprintf(name, sizeof name, "cj_%s_%s_%s", binop_names[op], cj_elem_of(a->type)->tag,
-           cj_elem_of(b->type)->tag);
-  snprintf(params, sizeof params, "const %s *" RESTRICT "a, const %s *" RESTRICT "b, %s *"
-           RESTRICT "out", cj_elem_of(a->type)->c_name, cj_elem_of(b->type)->c_name,
-           cj_elem_of(r)->c_name);
-  operand(&x, a->type, c, "a");
-  operand(&y, b->type, c, "b");
+  call.result = r;
+  call.types[0] = a->type, call.types[1] = b->type, call.types[2] = r;
+  kernel_name(name, sizeof name, binop_names[op], a->type, cj_elem_of(b->type)->tag, "");
+  cj_array_convert(&x, a->type, c, "a");
+  cj_array_convert(&y, b->type, c, "b");
   {
-    cj_buf e = {0};
-    binop_expr(&e, op, c, x.data ? x.data : "", y.data ? y.data : "");
-    store(&body, is_comparison(op) ? CUJIT_TYPE_BOOL : c, r, e.data ? e.data : "");
-    body.oom |= e.oom | x.oom | y.oom;
-    cj_buf_free(&e);
+    cj_buf v = {0};
+    binop_expr(&v, op, c, x.data ? x.data : "", y.data ? y.data : "");
+    result(&e, is_comparison(op) ? CUJIT_TYPE_BOOL : c, r, v.data ? v.data : "");
+    e.oom |= v.oom | x.oom | y.oom;
+    cj_buf_free(&v);
   }
   cj_buf_free(&x);
   cj_buf_free(&y);
-  return run_op(&call, &body, out, key);
+  cj_map_kernel k = {name, kHelpers, 0, NULL, ab_names, NULL, 0, NULL};
+  return run_op(&call, &k, &e, out, key, p);
 }
 
 /* The range of an integer type, as doubles. */
@@ -257,38 +279,45 @@ static cujit_status check_int_scalar(const char *fn, double s, int p) {
 cujit_status cujit_array_binary_scalar(cujit_binop op, const cujit_array *a, double s,
                                        unsigned flags, cujit_array **out) {
   static const char fn[] = "cujit_array_binary_scalar";
-  cj_buf body = {0}, x = {0}, y = {0}, e = {0};
-  char name[72], params[128];
+  cj_buf x = {0}, y = {0}, v = {0}, e = {0};
+  char name[72];
+  op_call call;
   int kind = flags & CUJIT_SCALAR_INT ? CUJIT_TYPE_I64 : CUJIT_TYPE_F64, p, c, r;
   cujit_status st;
   if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
   if ((st = cj_array_check(a, fn, "a")) != CUJIT_OK) return st;
   if (flags & ~(unsigned)(CUJIT_SCALAR_FIRST | CUJIT_SCALAR_INT))
     return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: unknown flags 0x%x", fn, flags);
+  call.fn = fn, call.a = a, call.n_in = 1, call.n_scalars = 1;
+  call.in[0] = a->data, call.scalar = cujit_f64(s);
+  uint64_t key = op_key(2, op, a->type, kind, flags);
+  const fast_slot *known = fast_get(key);
+  if (known) {
+    if (kind == CUJIT_TYPE_I64 && (st = check_int_scalar(fn, s, known->promoted)) != CUJIT_OK)
+      return st;
+    call.result = known->result;
+    return launch_op(&call, known->fn, known->w, out);
+  }
   p = cujit_promote(a->type, kind, 1);
   if ((st = binop_allowed(fn, op, p)) != CUJIT_OK) return st;
   if (kind == CUJIT_TYPE_I64 && (st = check_int_scalar(fn, s, p)) != CUJIT_OK) return st;
   r = binop_result(op, p);
   c = compute_type(op == CUJIT_DIV && is_int(p) ? CUJIT_TYPE_F64 : p);
-  op_call call = {fn, name, params, (int[]){a->type, r}, 2, a, r,
-                  {cujit_array_arg(a), cujit_f64(s)}, 2};
-  uint64_t key = op_key(2, op, a->type, kind, r, flags);
-  cujit_function *f = fast_get(key);
-  if (f) return launch_op(&call, f, out);
-  snprintf(name, sizeof name, "cj_%s_%s_%s%s", binop_names[op], cj_elem_of(a->type)->tag,
-           kind == CUJIT_TYPE_I64 ? "int" : "float", flags & CUJIT_SCALAR_FIRST ? "_first" : "");
-  snprintf(params, sizeof params, "const %s *" RESTRICT "a, double s, %s *" RESTRICT "out",
-           cj_elem_of(a->type)->c_name, cj_elem_of(r)->c_name);
-  operand(&x, a->type, c, "a");
+  call.result = r;
+  call.types[0] = a->type, call.types[1] = r;
+  kernel_name(name, sizeof name, binop_names[op], a->type,
+              kind == CUJIT_TYPE_I64 ? "int" : "float", flags & CUJIT_SCALAR_FIRST ? "_first" : "");
+  cj_array_convert(&x, a->type, c, "a");
   cj_array_convert(&y, CUJIT_TYPE_F64, c, "s");
-  if (flags & CUJIT_SCALAR_FIRST) binop_expr(&e, op, c, y.data ? y.data : "", x.data ? x.data : "");
-  else binop_expr(&e, op, c, x.data ? x.data : "", y.data ? y.data : "");
-  store(&body, is_comparison(op) ? CUJIT_TYPE_BOOL : c, r, e.data ? e.data : "");
-  body.oom |= e.oom | x.oom | y.oom;
+  if (flags & CUJIT_SCALAR_FIRST) binop_expr(&v, op, c, y.data ? y.data : "", x.data ? x.data : "");
+  else binop_expr(&v, op, c, x.data ? x.data : "", y.data ? y.data : "");
+  result(&e, is_comparison(op) ? CUJIT_TYPE_BOOL : c, r, v.data ? v.data : "");
+  e.oom |= v.oom | x.oom | y.oom;
   cj_buf_free(&x);
   cj_buf_free(&y);
-  cj_buf_free(&e);
-  return run_op(&call, &body, out, key);
+  cj_buf_free(&v);
+  cj_map_kernel k = {name, kHelpers, 0, NULL, ab_names, "double s", 0, NULL};
+  return run_op(&call, &k, &e, out, key, p);
 }
 
 /* ---- unary ---- */
@@ -321,30 +350,36 @@ static void unop_expr(cj_buf *b, int op, int c, const char *x) {
 
 cujit_status cujit_array_unary(cujit_unop op, const cujit_array *a, cujit_array **out) {
   static const char fn[] = "cujit_array_unary";
-  cj_buf body = {0}, x = {0}, e = {0};
-  char name[64], params[128];
+  cj_buf x = {0}, v = {0}, e = {0};
+  char name[64];
+  op_call call;
   int r, c;
   cujit_status st;
   if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
   if ((st = cj_array_check(a, fn, "a")) != CUJIT_OK) return st;
+  call.fn = fn, call.a = a, call.n_in = 1, call.n_scalars = 0;
+  call.in[0] = a->data;
+  uint64_t key = op_key(3, op, a->type, 0, 0);
+  const fast_slot *known = fast_get(key);
+  if (known) {
+    call.result = known->result;
+    return launch_op(&call, known->fn, known->w, out);
+  }
   if ((st = unop_allowed(fn, op, a->type)) != CUJIT_OK) return st;
   r = unop_result(op, a->type);
   c = op == CUJIT_NEG ? compute_type(a->type) : compute_type(is_int(a->type) ? r : a->type);
-  op_call call = {fn, name, params, (int[]){a->type, r}, 2, a, r, {cujit_array_arg(a)}, 1};
-  uint64_t key = op_key(3, op, a->type, 0, r, 0);
-  cujit_function *f = fast_get(key);
-  if (f) return launch_op(&call, f, out);
-  snprintf(name, sizeof name, "cj_%s_%s", unop_names[op], cj_elem_of(a->type)->tag);
-  snprintf(params, sizeof params, "const %s *" RESTRICT "a, %s *" RESTRICT "out",
-           cj_elem_of(a->type)->c_name, cj_elem_of(r)->c_name);
-  operand(&x, a->type, c, "a");
-  unop_expr(&e, op, c, x.data ? x.data : "");
+  call.result = r;
+  call.types[0] = a->type, call.types[1] = r;
+  kernel_name(name, sizeof name, unop_names[op], a->type, NULL, "");
+  cj_array_convert(&x, a->type, c, "a");
+  unop_expr(&v, op, c, x.data ? x.data : "");
   /* the magnitude of a complex number is real */
-  store(&body, op == CUJIT_FABS && is_complex(c) ? r : c, r, e.data ? e.data : "");
-  body.oom |= e.oom | x.oom;
+  result(&e, op == CUJIT_FABS && is_complex(c) ? r : c, r, v.data ? v.data : "");
+  e.oom |= v.oom | x.oom;
   cj_buf_free(&x);
-  cj_buf_free(&e);
-  return run_op(&call, &body, out, key);
+  cj_buf_free(&v);
+  cj_map_kernel k = {name, kHelpers, 0, NULL, ab_names, NULL, 0, NULL};
+  return run_op(&call, &k, &e, out, key, a->type);
 }
 
 /* ---- fused expressions ---- */
@@ -374,30 +409,21 @@ static cujit_status check_map(const char *fn, const char *expr, size_t n,
   return CUJIT_OK;
 }
 
-/* The kernel of a map: parameters cj_in0..., the output, and a body that names each
- * element as the caller's name. */
-static void map_kernel(cj_buf *params, cj_buf *body, const char *expr, size_t n,
-                       const char *const *names, const cujit_array *const *arrays, int r) {
-  size_t i;
-  for (i = 0; i < n; i++) {
-    const char *t = cj_elem_of(arrays[i]->type)->c_name;
-    cj_buf_printf(params, "const %s *" RESTRICT "cj_in%zu, ", t, i);
-    cj_buf_printf(body, "const %s %s = cj_in%zu[i];\n    ", t, names[i], i);
-  }
-  cj_buf_printf(params, "%s *" RESTRICT "cj_out", cj_elem_of(r)->c_name);
+/* The map's result: the expression converted to r. */
+static void map_expr(cj_buf *e, const char *expr, int r) {
   if (r == CUJIT_TYPE_F16 || r == CUJIT_TYPE_BF16)
-    cj_buf_printf(body, "cj_out[i] = %s((float)(%s))", cj_elem_of(r)->c_name, expr);
+    cj_buf_printf(e, "%s((float)(%s))", cj_elem_of(r)->c_name, expr);
   else
-    cj_buf_printf(body, "cj_out[i] = static_cast<%s>(%s)", cj_elem_of(r)->c_name, expr);
+    cj_buf_printf(e, "static_cast<%s>(%s)", cj_elem_of(r)->c_name, expr);
 }
 
 cujit_status cujit_array_map(cujit_array **out, const char *expr, size_t n,
                              const char *const *names, const cujit_array *const *arrays) {
   static const char fn[] = "cujit_array_map";
-  cj_buf params = {0}, body = {0};
-  int types[CUJIT_MAP_MAX_ARRAYS + 1], r;
+  cj_buf e = {0};
   op_call call;
   size_t i;
+  int r;
   cujit_status st;
   if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
   if (n > CUJIT_MAP_MAX_ARRAYS)
@@ -407,17 +433,13 @@ cujit_status cujit_array_map(cujit_array **out, const char *expr, size_t n,
   r = arrays[0]->type;
   for (i = 1; i < n; i++) r = cujit_promote(r, arrays[i]->type, 0);
   if (*out && cj_array_check(*out, fn, "*out") == CUJIT_OK) r = (*out)->type;
-  memset(&call, 0, sizeof call);
+  call.fn = fn, call.a = arrays[0], call.result = r, call.n_in = n, call.n_scalars = 0;
   for (i = 0; i < n; i++) {
-    types[i] = arrays[i]->type;
-    call.args[i] = cujit_array_arg(arrays[i]);
+    call.in[i] = arrays[i]->data;
+    call.types[i] = arrays[i]->type;
   }
-  types[n] = r;
-  map_kernel(&params, &body, expr, n, names, arrays, r);
-  call = (op_call){fn, "cj_map", params.data, types, n + 1, arrays[0], r, {{0}}, n};
-  for (i = 0; i < n; i++) call.args[i] = cujit_array_arg(arrays[i]);
-  body.oom |= params.oom;
-  st = run_op(&call, &body, out, 0); /* keyed by its source text only */
-  cj_buf_free(&params);
-  return st;
+  call.types[n] = r;
+  map_expr(&e, expr, r);
+  cj_map_kernel k = {"cj_map", NULL, 0, NULL, names, NULL, 0, NULL};
+  return run_op(&call, &k, &e, out, 0, r); /* keyed by its source text only */
 }

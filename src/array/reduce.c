@@ -57,6 +57,31 @@ static const char combine_source[] =
     "  return v;\n"
     "}\n";
 
+/* The first pass's chunked loop, when the spec has one: W elements of its array per
+ * access while whole chunks are left (i, the thread's first index, then goes past them). */
+static void put_chunks(cj_buf *b, const cj_reduce_spec *s) {
+  const cj_elem *e = s->vec_map ? cj_elem_of(s->vec_type) : NULL;
+  unsigned w = e ? (unsigned)(16 / e->size) : 1;
+  const char *raw = cj_raw_type(16);
+  if (w < 2) return;
+  cj_buf_printf(b,
+      "    if (((unsigned long long)%s & 15) == 0) {\n"
+      "      const long long cj_chunks = cj_n / %u;\n"
+      "      for (long long cj_c = i; cj_c < cj_chunks; cj_c += cj_step) {\n"
+      "        %s cj_v[%u];\n"
+      "        { const %s cj_r = reinterpret_cast<const %s *>(%s)[cj_c];\n"
+      "          memcpy(cj_v, &cj_r, sizeof cj_r); }\n"
+      "#pragma unroll\n"
+      "        for (int cj_j = 0; cj_j < %u; cj_j++) {\n"
+      "          const %s cj_x = cj_v[cj_j];\n"
+      "          cj_acc = cj_reduce(cj_acc, cj_as((%s)));\n"
+      "        }\n"
+      "      }\n"
+      "      i += cj_chunks * %u;\n"
+      "    }\n",
+      s->vec_array, w, e->c_name, w, raw, raw, s->vec_array, w, e->c_name, s->vec_map, w);
+}
+
 /* The kernel: parameters of the spec, then the count, the previous pass's values (NULL in
  * the first pass), where block values go, and where the result goes (NULL but in the last
  * pass). Element i's value is the map expression; `i` is a long long. */
@@ -67,10 +92,14 @@ static void put_kernel(cj_buf *b, const cj_reduce_spec *s) {
       "  cj_t cj_acc = cj_neutral();\n"
       "  long long cj_step = (long long)gridDim.x * blockDim.x;\n"
       "  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
-      "  if (cj_in)\n"
+      "  if (cj_in) {\n"
       "    for (; i < cj_n; i += cj_step) cj_acc = cj_reduce(cj_acc, cj_in[i]);\n"
-      "  else\n"
+      "  } else {\n",
+      s->name, s->params, s->params[0] ? ", " : "", cj_elem_of(s->result)->c_name);
+  put_chunks(b, s);
+  cj_buf_printf(b,
       "    for (; i < cj_n; i += cj_step) cj_acc = cj_reduce(cj_acc, cj_as((%s)));\n"
+      "  }\n"
       "  cj_acc = cj_block(cj_acc);\n"
       "  if (threadIdx.x != 0) return;\n"
       "  if (!cj_res) {\n"
@@ -78,7 +107,7 @@ static void put_kernel(cj_buf *b, const cj_reduce_spec *s) {
       "    return;\n"
       "  }\n"
       "  *cj_res = ",
-      s->name, s->params, s->params[0] ? ", " : "", cj_elem_of(s->result)->c_name, s->map);
+      s->map);
   cj_array_convert(b, s->acc, s->result, "cj_acc");
   cj_buf_puts(b, ";\n}\n");
 }
@@ -271,7 +300,7 @@ typedef struct builtin {
   cj_reduce_spec spec;
   char name[48];
   char params[160];
-  cj_buf map;
+  cj_buf map, vec_map;
   int types[2];
 } builtin;
 
@@ -283,12 +312,16 @@ static cujit_status builtin_spec(builtin *k, cujit_redop op, int t) {
   snprintf(k->name, sizeof k->name, "cj_%s_%s", op_name(op), e->tag);
   snprintf(k->params, sizeof k->params, "const %s *x", e->c_name);
   cj_array_convert(&k->map, t, k->spec.acc, "x[i]");
+  cj_array_convert(&k->vec_map, t, k->spec.acc, "cj_x");
   k->types[0] = t;
   k->spec.name = k->name;
   k->spec.params = k->params;
   k->spec.map = k->map.data;
   k->spec.types = k->types;
   k->spec.ntypes = 1;
+  k->spec.vec_array = "x";
+  k->spec.vec_type = t;
+  k->spec.vec_map = k->vec_map.data;
   if (op == CUJIT_SUM) {
     k->spec.neutral = "0";
     k->spec.reduce = "a + b";
@@ -296,7 +329,9 @@ static cujit_status builtin_spec(builtin *k, cujit_redop op, int t) {
     k->spec.neutral = extreme(k->spec.acc, op == CUJIT_MIN);
     k->spec.reduce = op == CUJIT_MIN ? "(a != a || a < b) ? a : b" : "(a != a || a > b) ? a : b";
   }
-  return k->map.oom || !k->map.data ? cj_fail_oom("writing a reduction kernel") : CUJIT_OK;
+  return k->map.oom || !k->map.data || k->vec_map.oom || !k->vec_map.data
+             ? cj_fail_oom("writing a reduction kernel")
+             : CUJIT_OK;
 }
 
 static cujit_status dot_spec(builtin *k, int ta, int tb) {
@@ -358,6 +393,7 @@ cujit_status cujit_array_reduce(cujit_redop op, const cujit_array *a, cujit_arra
   if ((st = builtin_spec(&k, op, a->type)) == CUJIT_OK)
     st = run_builtin(&k, out, a->size, a->stream, (cujit_arg[]){cujit_ptr(a->data)}, 1, fn);
   cj_buf_free(&k.map);
+  cj_buf_free(&k.vec_map);
   return st;
 }
 
@@ -383,5 +419,6 @@ cujit_status cujit_array_dot(const cujit_array *a, const cujit_array *b, cujit_a
     st = run_builtin(&k, out, a->size, a->stream,
                      (cujit_arg[]){cujit_ptr(a->data), cujit_ptr(b->data)}, 2, fn);
   cj_buf_free(&k.map);
+  cj_buf_free(&k.vec_map);
   return st;
 }

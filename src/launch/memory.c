@@ -10,13 +10,31 @@
 
 enum { POOL_UNSET = 0, POOL_STREAM_ORDERED = 1, POOL_PLAIN = 2 };
 
+/* Small blocks given back on the legacy default stream (stream NULL) are kept, up to
+ * KEEP_COUNT per device of at most KEEP_BYTES each, and the next request for as many bytes
+ * on that stream of the same context takes one without asking the driver: both uses are
+ * ordered on that one stream, as the driver's pool would order them. Arrays made and
+ * dropped in a loop (a new output per operation) and small In/Out buffers then cost no
+ * allocation calls. cujit_mem_pool_trim() gives them back. */
+#define KEEP_BYTES ((size_t)1 << 20)
+#define KEEP_COUNT 16
+
+typedef struct kept_block {
+  CUcontext ctx;
+  CUdeviceptr ptr;
+  size_t bytes;
+} kept_block;
+
 typedef struct cj_pool {
   int state;          /* POOL_*, set once (atomic) */
   CUmemoryPool pool;  /* POOL_STREAM_ORDERED: cujit's own pool on the device */
   size_t in_use;      /* bytes handed to launches and not given back (atomic) */
+  kept_block kept[KEEP_COUNT]; /* guarded by keep_lock */
+  int n_kept;         /* written under keep_lock, read without it as a hint (atomic) */
 } cj_pool;
 
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t keep_lock = PTHREAD_MUTEX_INITIALIZER;
 static cj_pool pools[CJ_POOL_DEVICES];
 
 /* How much memory the pool keeps between launches (env CUJIT_POOL_KEEP). */
@@ -67,10 +85,71 @@ static cujit_status pool_of(CUdevice dev, cj_pool **out) {
   return CUJIT_OK;
 }
 
+/* Whether a block of `bytes` on `stream` may be kept (or taken from those kept); *ctx gets
+ * the current context. */
+static int keepable(const cj_pool *p, size_t bytes, CUstream stream, CUcontext *ctx) {
+  return p->state == POOL_STREAM_ORDERED && !stream && bytes <= KEEP_BYTES &&
+         cj_cu.cuCtxGetCurrent(ctx) == CUDA_SUCCESS && *ctx;
+}
+
+/* A kept block of `bytes` of context ctx, or 0. */
+static CUdeviceptr take_kept(cj_pool *p, CUcontext ctx, size_t bytes) {
+  CUdeviceptr ptr = 0;
+  int i;
+  pthread_mutex_lock(&keep_lock);
+  for (i = p->n_kept - 1; i >= 0; i--) {
+    if (p->kept[i].bytes != bytes || p->kept[i].ctx != ctx) continue;
+    ptr = p->kept[i].ptr;
+    p->kept[i] = p->kept[p->n_kept - 1];
+    __atomic_store_n(&p->n_kept, p->n_kept - 1, __ATOMIC_RELAXED);
+    break;
+  }
+  pthread_mutex_unlock(&keep_lock);
+  return ptr;
+}
+
+/* Keeps a block; 0 when there is no room. */
+static int keep(cj_pool *p, CUcontext ctx, CUdeviceptr ptr, size_t bytes) {
+  int kept = 0;
+  pthread_mutex_lock(&keep_lock);
+  if (p->n_kept < KEEP_COUNT) {
+    p->kept[p->n_kept] = (kept_block){ctx, ptr, bytes};
+    __atomic_store_n(&p->n_kept, p->n_kept + 1, __ATOMIC_RELAXED);
+    kept = 1;
+  }
+  pthread_mutex_unlock(&keep_lock);
+  return kept;
+}
+
+/* Gives every kept block back to the driver's pool, each on its context's default stream,
+ * and waits for those frees. */
+static void release_kept(cj_pool *p) {
+  CUcontext current = NULL;
+  int i;
+  if (!__atomic_load_n(&p->n_kept, __ATOMIC_RELAXED)) return;
+  cj_cu.cuCtxGetCurrent(&current);
+  pthread_mutex_lock(&keep_lock);
+  for (i = 0; i < p->n_kept; i++) {
+    CUcontext ctx = p->kept[i].ctx;
+    if (ctx != current) cj_cu.cuCtxSetCurrent(ctx);
+    cj_cu.cuMemFreeAsync(p->kept[i].ptr, NULL);
+    cj_cu.cuStreamSynchronize(NULL); /* the pool can release it once the free has run */
+    if (ctx != current) cj_cu.cuCtxSetCurrent(current);
+  }
+  __atomic_store_n(&p->n_kept, 0, __ATOMIC_RELAXED);
+  pthread_mutex_unlock(&keep_lock);
+}
+
 cujit_status cj_pool_alloc(CUdevice dev, size_t bytes, CUstream stream, CUdeviceptr *dptr) {
   cj_pool *p;
+  CUcontext ctx;
   CUresult r;
   CJ_TRY(pool_of(dev, &p));
+  if (__atomic_load_n(&p->n_kept, __ATOMIC_RELAXED) && keepable(p, bytes, stream, &ctx) &&
+      (*dptr = take_kept(p, ctx, bytes)) != 0) {
+    __atomic_add_fetch(&p->in_use, bytes, __ATOMIC_RELAXED);
+    return CUJIT_OK;
+  }
   if (p->state == POOL_STREAM_ORDERED)
     r = cj_cu.cuMemAllocFromPoolAsync(dptr, bytes, p->pool, stream);
   else
@@ -89,7 +168,10 @@ cujit_status cj_pool_alloc(CUdevice dev, size_t bytes, CUstream stream, CUdevice
 
 void cj_pool_free(CUdevice dev, CUdeviceptr dptr, size_t bytes, CUstream stream) {
   cj_pool *p = &pools[dev];
-  if (p->state == POOL_STREAM_ORDERED) {
+  CUcontext ctx;
+  if (keepable(p, bytes, stream, &ctx) && keep(p, ctx, dptr, bytes)) {
+    /* kept for the next request on this stream */
+  } else if (p->state == POOL_STREAM_ORDERED) {
     cj_cu.cuMemFreeAsync(dptr, stream);
   } else {
     cj_cu.cuStreamSynchronize(stream); /* the kernel and copies may still use it */
@@ -124,6 +206,7 @@ cujit_status cujit_mem_pool_trim(void) {
   CJ_TRY(cj_ctx_ensure(&ctx, &dev));
   CJ_TRY(pool_of(dev, &p));
   if (p->state != POOL_STREAM_ORDERED || !cj_cu.cuMemPoolTrimTo) return CUJIT_OK;
+  release_kept(p);
   r = cj_cu.cuMemPoolTrimTo(p->pool, 0);
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuMemPoolTrimTo");
 }
