@@ -370,9 +370,9 @@ static void damaged_blobs(void **state) {
                  "(64 bytes");
   assert_damaged(b, 20, "the blob is truncated (20 bytes, less than its 40-byte header)");
   /* every truncation and every flipped byte is refused */
-  for (n = 1; n < g_size; n += n < 64 ? 1 : 7) assert_damaged(b, n, "cujit_module_import: the blob ");
+  for (n = 1; n < g_size; n++) assert_damaged(b, n, "cujit_module_import: the blob ");
   assert_damaged(b, g_size - 1, "is truncated or padded");
-  for (n = 0; n < g_size; n += n < 64 ? 1 : 5) {
+  for (n = 0; n < g_size; n++) {
     b[n] ^= 0x5a;
     assert_damaged(b, g_size, "cujit_module_import: the blob ");
     b[n] ^= 0x5a;
