@@ -175,7 +175,8 @@ int main(int argc, char **argv) {
     if (compile_only) printf("Compile only: no launches\n");
     else if (!gpu) printf("No GPU here (%s); skipping the launches\n", cujit_last_error());
     else if (total_wrong) printf("Failed: %d wrong elements\n", total_wrong);
-    else printf("Success: %d ranks launched both ways' kernels and checked them\n", nranks);
+    else printf("Success: %d rank%s launched both ways' kernels and checked them\n", nranks,
+                nranks == 1 ? "" : "s");
   }
   MPI_Finalize();
   return total_wrong ? 1 : 0;

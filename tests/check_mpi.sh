@@ -1,12 +1,15 @@
 #!/bin/sh
-# check_mpi.sh SAMPLE [MPIEXEC]: runs the MPI sample (samples/mpi_compile_once.c) on 8 ranks
-# in compile-only mode with a fresh cache directory, and checks that each way (shared disk
-# cache; rank 0 compiles, broadcasts and the others import) compiled each module exactly
-# once in the whole job. Exits 77 (skipped) saying why when the sample was not built or
-# mpirun is not installed.
+# check_mpi.sh SAMPLE [MPIEXEC [launch]]: runs the MPI sample (samples/mpi_compile_once.c) on
+# 8 ranks in compile-only mode with a fresh cache directory, and checks that each way (shared
+# disk cache; rank 0 compiles, broadcasts and the others import) compiled each module
+# exactly once in the whole job. With "launch" (on a GPU machine) the ranks also launch the
+# kernels, and every rank's results must check. Exits 77 (skipped) saying why when the
+# sample was not built or mpirun is not installed.
 set -u
 sample=${1:-}
 mpiexec=${2:-}
+mode=--compile-only
+[ "${3:-}" = launch ] && mode=""
 ranks=8
 if [ -z "$sample" ] || [ ! -x "$sample" ]; then
   echo "SKIP: the MPI sample was not built: CMake found no MPI for C (on Debian or Ubuntu:" \
@@ -27,11 +30,15 @@ fi
 dir=$(mktemp -d "${TMPDIR:-/tmp}/cujit-mpi-XXXXXX") || exit 1
 trap 'rm -rf "$dir"' EXIT
 export CUJIT_CACHE_DIR="$dir/cache"
-out=$("$mpiexec" "$@" "$sample" --compile-only 2>&1)
+out=$("$mpiexec" "$@" "$sample" $mode 2>&1)
 rc=$?
 echo "$out"
 if [ $rc -ne 0 ]; then
-  echo "FAIL: $mpiexec $* $sample --compile-only exited with $rc"
+  echo "FAIL: $mpiexec $* $sample $mode exited with $rc"
+  exit 1
+fi
+if [ -z "$mode" ] && ! echo "$out" | grep -q "^Success: $ranks ranks launched"; then
+  echo "FAIL: the ranks did not all launch and check their kernels"
   exit 1
 fi
 lines=$(echo "$out" | grep -c "^way [12] (.*NVRTC compile")
