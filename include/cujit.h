@@ -298,8 +298,9 @@ CUJIT_API cujit_status cujit_module_export(const cujit_module *mod, void **blob,
  *  directory, finds it. A process with no NVRTC at all takes the blob's as the one its
  *  keys name. The blob may be freed once the call returns.
  *  @param out     receives the module; owned by the caller, free with cujit_module_destroy().
- *  @param blob    the bytes cujit_module_export() gave, unchanged; @param size their number.
- *  @param source, name, opts  as for cujit_module_from_source().
+ *  @param blob    the bytes cujit_module_export() gave, unchanged.
+ *  @param size    their number.
+ *  @param source  as for cujit_module_from_source(), and so are `name` and `opts`.
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE when out is NULL, the blob is NULL or empty,
  *          not a blob, truncated, padded, corrupted (checksum) or of another format version,
  *          saying which, or when it does not hold what this process would compile, saying
