@@ -33,9 +33,9 @@ cujit_status cj_module_new(cj_image *im, const char *name, cujit_module **out);
  * type), at *extra_at. */
 cujit_status cj_module_new_ex(cj_image *im, const char *name, size_t extra, void **extra_at,
                               cujit_module **out);
-/* A module holding `im`, compiled from request `r` whose key names the target `arch`,
- * keeping a copy of r's options for export (origin.c). */
-cujit_status cj_module_new_kept(cj_image *im, const cj_request *r, const char *arch,
+/* A module holding `im`, compiled from request `r` whose key names the target `arch` (a
+ * cj_request.arch: 32 bytes), keeping a copy of r's options for export (origin.c). */
+cujit_status cj_module_new_kept(cj_image *im, const cj_request *r, const char arch[32],
                                 cujit_module **out);
 /* The request a kept module was compiled from (its source and name borrowed from the
  * module), for computing its keys again; never for compiling. */

@@ -4,7 +4,6 @@
  * The copy lies in the module's own allocation, so that creating a module (on a
  * memory-cache hit, all it allocates) costs no allocation more; with default options there
  * is nothing to copy. */
-#include <stdio.h>
 #include <string.h>
 
 #include "module/module.h"
@@ -82,7 +81,7 @@ static int has_lists(const cj_request *r) {
          r->n_headers || r->first_include_dir;
 }
 
-cujit_status cj_module_new_kept(cj_image *im, const cj_request *r, const char *arch,
+cujit_status cj_module_new_kept(cj_image *im, const cj_request *r, const char arch[32],
                                 cujit_module **out) {
   size_t bytes = has_lists(r) ? copy_bytes(r) : 0;
   void *block = NULL;
@@ -91,7 +90,7 @@ cujit_status cj_module_new_kept(cj_image *im, const cj_request *r, const char *a
   if (st != CUJIT_OK) return st;
   o = &(*out)->origin;
   o->kept = 1;
-  snprintf(o->arch, sizeof o->arch, "%s", arch);
+  memcpy(o->arch, arch, sizeof o->arch);
   o->opts.flags = r->flags;
   if (bytes) copy_into(o, r, block);
   return CUJIT_OK;
