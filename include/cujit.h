@@ -296,7 +296,8 @@ CUJIT_API cujit_status cujit_module_export(const cujit_module *mod, void **blob,
  *  cache, as a compile's result is (neither with CUJIT_OPT_NO_CACHE): a later
  *  cujit_module_from_source() of the same request, here or in a process sharing the cache
  *  directory, finds it. A process with no NVRTC at all takes the blob's as the one its
- *  keys name. The blob may be freed once the call returns.
+ *  keys name. The blob may be freed once the call returns. Its checks catch mistakes, not
+ *  forgery: import only blobs from processes you trust (your job's rank 0).
  *  @param out     receives the module; owned by the caller, free with cujit_module_destroy().
  *  @param blob    the bytes cujit_module_export() gave, unchanged.
  *  @param size    their number.
