@@ -340,7 +340,7 @@ static double first_call(int reduction) {
 /* Child: argv = {kind, "cujit"}, {kind, "record", file} or {kind, "nvrtc", file}. Prints
  * "ms compiles" (compiles: NVRTC compiles cujit made in the process). */
 int bench_arrays_child(int argc, char **argv) {
-  cujit_cache_stats s;
+  cujit_cache_stats s = CUJIT_CACHE_STATS_INIT;
   double ms;
   int reduction, record;
   if (argc < 2) return 2;

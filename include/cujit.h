@@ -311,6 +311,69 @@ CUJIT_API size_t cujit_module_name_count(const cujit_module *mod);
 CUJIT_API const char *cujit_module_name_expression(const cujit_module *mod, size_t i,
                                                    const char **lowered);
 
+/* Compiling once for many processes (the ranks of an MPI job, say): one process compiles
+ * and exports the module as a blob, sends it (MPI_Bcast of its bytes as MPI_BYTE), and the
+ * others import it, giving what they would have given cujit_module_from_source(). The blob
+ * holds the compiled code (PTX, CUBIN, lowered names, log) in the disk cache's entry format,
+ * a checksum, the cache key it was compiled under and a fingerprint of what it was compiled
+ * from. An import computes the key this process would compile under (its NVRTC, target,
+ * options, source and the headers it includes from disk, as the cache does) and takes the
+ * blob only when the keys are equal, so an imported module is exactly what compiling here
+ * would have made, and its kernels are found by name as a compiled module's are. Processes
+ * on one node that share a disk cache need none of this: the first to miss compiles while
+ * the others wait for its entry. */
+
+/** Exports a module compiled from source (cujit_module_from_source(), _from_file(), or an
+ *  import) as a blob for cujit_module_import(). Needs no GPU and no NVRTC. The headers the
+ *  source includes from disk are read again: export before changing them.
+ *  @param blob  receives the bytes; owned by the caller, free with cujit_free().
+ *  @param size  receives their number.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for NULL arguments, a module made from
+ *          prebuilt code (cujit_module_from_image(): there is no cache key to check it
+ *          by; send the code itself), a source whose compile the cache cannot key (an
+ *          #include through an undefined macro, NVRTC options that read or write files),
+ *          or a header changed since the module was compiled; CUJIT_ERROR_OUT_OF_MEMORY. */
+CUJIT_API cujit_status cujit_module_export(const cujit_module *mod, void **blob, size_t *size);
+
+/** Makes a module from a blob of cujit_module_export(), for the same source, name and
+ *  options that would be given to cujit_module_from_source() here. No NVRTC program is
+ *  created (cujit_cache_get_stats() counts no compile), and no GPU is needed. The module
+ *  is stored in the memory cache and, unless a valid entry is there already, in the disk
+ *  cache, as a compile's result is (neither with CUJIT_OPT_NO_CACHE): a later
+ *  cujit_module_from_source() of the same request, here or in a process sharing the cache
+ *  directory, finds it. A process with no NVRTC at all takes the blob's as the one its
+ *  keys name. The blob may be freed once the call returns. Its checks catch mistakes, not
+ *  forgery: import only blobs from processes you trust (your job's rank 0).
+ *  @param out     receives the module; owned by the caller, free with cujit_module_destroy().
+ *  @param blob    the bytes cujit_module_export() gave, unchanged.
+ *  @param size    their number.
+ *  @param source  as for cujit_module_from_source(), and so are `name` and `opts`.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE when out is NULL, the blob is NULL or empty,
+ *          not a blob, truncated, padded, corrupted (checksum) or of another format version,
+ *          saying which, or when it does not hold what this process would compile, saying
+ *          which part differs: NVRTC, target architecture, program name, include directories,
+ *          defines, NVRTC options, in-memory headers, name expressions, toolkit include
+ *          search, source, a header included from disk (naming it) or the toolkit's
+ *          location (CUDA_PATH, CUDA_HOME); CUJIT_ERROR_INVALID_SOURCE and
+ *          CUJIT_ERROR_INVALID_OPTION as cujit_module_from_source(); CUJIT_ERROR_NO_NVRTC
+ *          only when neither this machine nor the blob names an NVRTC;
+ *          CUJIT_ERROR_OUT_OF_MEMORY. On any failure, compiling with
+ *          cujit_module_from_source() is the fallback. */
+CUJIT_API cujit_status cujit_module_import(cujit_module **out, const void *blob, size_t size,
+                                           const char *source, const char *name,
+                                           const cujit_options *opts);
+
+/** cujit_module_import() for a module the exporter made with cujit_module_from_file(path,
+ *  opts): reads the file here, as that call does. @return as cujit_module_import(), plus
+ *  cujit_module_from_file()'s file errors. */
+CUJIT_API cujit_status cujit_module_import_file(cujit_module **out, const void *blob,
+                                                size_t size, const char *path,
+                                                const cujit_options *opts);
+
+/** Frees memory cujit allocated for the caller (a blob of cujit_module_export()). NULL is
+ *  fine. */
+CUJIT_API void cujit_free(void *p);
+
 /* ---------------------------------------------------------------------------------------
  * Versions and devices
  * ------------------------------------------------------------------------------------- */

@@ -418,7 +418,7 @@ static void killed_mid_run(void **state) {
   static char dirs[LOOPERS][4200];
   char started[4300];
   pid_t pids[LOOPERS];
-  cujit_cache_stats before, after;
+  cujit_cache_stats before = CUJIT_CACHE_STATS_INIT, after = CUJIT_CACHE_STATS_INIT;
   double until;
   int i;
   (void)state;
@@ -448,7 +448,7 @@ static void killed_mid_run(void **state) {
  * a second (the timeouts are 50 ms: this bounds a hang), one error is counted, and the
  * warning holds `needle`. */
 static void bounded_failure(const char *remote, const char *tag, const char *needle) {
-  cujit_cache_stats before, after;
+  cujit_cache_stats before = CUJIT_CACHE_STATS_INIT, after = CUJIT_CACHE_STATS_INIT;
   assert_ok(cujit_cache_set_remote(remote));
   log_capture(CUJIT_LOG_WARN);
   before = stats_now();

@@ -67,6 +67,27 @@ static cujit_status compile_cached(cujit_module **m) {
   return cujit_module_from_source(m, kSrc, "faults.cu", &o);
 }
 
+/* Compiled (from the caches after the first run), exported and imported back. */
+static cujit_status export_import(cujit_module **m) {
+  cujit_header h[] = {{"p.h", "#define P 7\n"}, {NULL, NULL}};
+  const char *names[] = {"scale<float>", NULL}, *dirs[] = {".", NULL};
+  cujit_options o = {0};
+  cujit_module *compiled = NULL;
+  void *blob = NULL;
+  size_t size = 0;
+  cujit_status st;
+  o.arch = "sm_90";
+  o.headers = h;
+  o.name_expressions = names;
+  o.include_dirs = dirs;
+  st = cujit_module_from_source(&compiled, kSrc, "faults.cu", &o);
+  if (st == CUJIT_OK) st = cujit_module_export(compiled, &blob, &size);
+  if (st == CUJIT_OK) st = cujit_module_import(m, blob, size, kSrc, "faults.cu", &o);
+  cujit_free(blob);
+  cujit_module_destroy(compiled);
+  return st;
+}
+
 static void compile_path(void **state) {
   (void)state;
   assert_true(each_allocation_fails(compile_uncached) > 10);
@@ -81,10 +102,16 @@ static void cache_path(void **state) {
   assert_int_equal(each_allocation_fails(compile_cached), 1);
 }
 
+static void export_import_path(void **state) {
+  (void)state;
+  assert_true(each_allocation_fails(export_import) > 10);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(compile_path),
       cmocka_unit_test(cache_path),
+      cmocka_unit_test(export_import_path),
   };
   setenv("CUJIT_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
   return cmocka_run_group_tests(tests, NULL, NULL);

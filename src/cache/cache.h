@@ -203,6 +203,9 @@ uint64_t cj_disk_write(const cj_entry_path *p, const cj_key *key, const cj_image
 int cj_disk_encode(const cj_key *key, const cj_image *im, const cj_deps *deps, const char *name,
                    cj_buf *out);
 uint64_t cj_disk_store(const cj_entry_path *p, const cj_buf *b);
+/* Writes bytes that already are an encoded entry (an imported module's) as cj_disk_write()
+ * writes one. Returns the bytes written, or 0 (warned). */
+uint64_t cj_disk_write_bytes(const cj_entry_path *p, const void *data, size_t len);
 /* 64 random bits (for unique file names). */
 uint64_t cj_random64(void);
 
@@ -326,9 +329,23 @@ cujit_status cj_toolchain_name(const char **name);
 /* Records this machine's NVRTC in the cache directory (once per process), after an entry
  * was written there. */
 void cj_toolchain_note(const cj_root *r);
+/* On a machine where cj_toolchain_name() finds no NVRTC, makes keys name `id` from now on
+ * (an imported module's NVRTC, as the cache directory's record is taken otherwise).
+ * Does nothing when a name is known already. */
+void cj_toolchain_assume(const char *id);
 
 /* ---- fetch.c: request -> image, through the memory cache, the disk cache, NVRTC ---- */
 
 cujit_status cj_compile(cj_request *r, cj_image **out);
+
+/* ---- adopt.c: an image compiled elsewhere, stored as if compiled here ---- */
+
+/* Stores `im` (its source attached), which arrived as the encoded entry `entry` under the
+ * disk key `dkey` that this process computed for request `r` (request key `rkey`, headers
+ * `deps`): in the memory cache, and in the disk cache unless a valid entry is there
+ * already. Nothing is stored for CUJIT_OPT_NO_CACHE. Cache trouble is logged, never an
+ * error; no NVRTC is loaded. */
+void cj_cache_adopt(const cj_request *r, const cj_key *rkey, const cj_key *dkey, cj_deps *deps,
+                    cj_image *im, const void *entry, size_t entry_len);
 
 #endif

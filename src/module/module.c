@@ -5,11 +5,13 @@
 #include "cache/cache.h"
 #include "module/module.h"
 
-/* One allocation holds the module and its name. */
-cujit_status cj_module_new(cj_image *im, const char *name, cujit_module **out) {
-  size_t len = strlen(name);
-  cujit_module *m = cj_calloc(1, sizeof *m + len + 1);
+/* One allocation holds the module, its name and what the caller keeps with it. */
+cujit_status cj_module_new_ex(cj_image *im, const char *name, size_t extra, void **extra_at,
+                              cujit_module **out) {
+  size_t len = strlen(name), at = (sizeof(cujit_module) + len + 1 + 15) & ~(size_t)15;
+  cujit_module *m = cj_calloc(1, at + extra);
   if (!m) return cj_fail_oom("creating the module");
+  if (extra_at) *extra_at = (char *)m + at;
   m->name = (char *)(m + 1);
   memcpy(m->name, name, len + 1);
   m->image = im;
@@ -19,16 +21,22 @@ cujit_status cj_module_new(cj_image *im, const char *name, cujit_module **out) {
   return CUJIT_OK;
 }
 
+cujit_status cj_module_new(cj_image *im, const char *name, cujit_module **out) {
+  return cj_module_new_ex(im, name, 0, NULL, out);
+}
+
 static cujit_status from_source(cujit_module **out, const char *source, const char *name,
                                 const cujit_options *opts, const char *dir) {
   cj_request req;
   cj_image *im = NULL;
+  char arch[sizeof req.arch];
   cujit_status st;
   st = cj_request_init(&req, source, name, opts, dir);
   if (st != CUJIT_OK) return st;
+  memcpy(arch, req.arch, sizeof arch); /* the target the key names: the compile may clamp it */
   st = cj_compile(&req, &im);
   if (st == CUJIT_OK) {
-    st = cj_module_new(im, req.name, out);
+    st = cj_module_new_kept(im, &req, arch, out);
     if (st != CUJIT_OK) cj_image_unref(im);
   }
   cj_request_free(&req);
@@ -66,7 +74,7 @@ cujit_status cj_module_read_file(const char *path, size_t max, const char *what,
 
 /* Reads a whole source file; *text is NUL-terminated. A NUL byte inside is refused: the
  * source would silently end there. */
-static cujit_status read_file(const char *path, char **text) {
+cujit_status cj_source_read(const char *path, char **text) {
   cj_file f;
   const char *nul;
   *text = NULL;
@@ -85,7 +93,7 @@ static cujit_status read_file(const char *path, char **text) {
 }
 
 /* The directory part of path ("." when there is none). */
-static char *dir_of(const char *path) {
+char *cj_source_dir(const char *path) {
   const char *slash = strrchr(path, '/');
   if (!slash) return cj_strdup(".");
   if (slash == path) return cj_strdup("/");
@@ -100,9 +108,9 @@ cujit_status cujit_module_from_file(cujit_module **out, const char *path,
   *out = NULL;
   if (!path || !path[0]) return cj_fail(CUJIT_ERROR_FILE, "cujit_module_from_file: path is %s",
                                         path ? "empty" : "NULL");
-  st = read_file(path, &text);
+  st = cj_source_read(path, &text);
   if (st != CUJIT_OK) return st;
-  dir = dir_of(path);
+  dir = cj_source_dir(path);
   if (!dir)
     st = cj_fail_oom("reading the source file");
   else if (!text[0])

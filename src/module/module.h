@@ -8,16 +8,43 @@
 
 struct cj_mstate; /* function.h: what the module holds on devices */
 
+/* What a module compiled from source was made from, kept for cujit_module_export()
+ * (origin.c): the target its cache key names and a copy of the options, which lies in the
+ * module's own allocation. All zero for a module made from prebuilt code. */
+typedef struct cj_origin {
+  int kept;             /* 1 for a module compiled from source */
+  char arch[32];        /* the target the key names (before NVRTC checks or clamps it) */
+  cujit_options opts;   /* the options, arch NULL */
+  const char *first_include_dir; /* a source file's directory, or NULL */
+} cj_origin;
+
 struct cujit_module {
   cj_image *image;      /* shared with the memory cache */
   char *name;
   const char *source;   /* the source text, borrowed from the image */
   pthread_mutex_t lock; /* guards the device state */
   struct cj_mstate *dev; /* made on first lookup (load.c); NULL before */
+  cj_origin origin;     /* for export (export.c) */
 };
 
 /* A module holding `im` (the reference passes to it on success) named `name` (copied). */
 cujit_status cj_module_new(cj_image *im, const char *name, cujit_module **out);
+/* The same with `extra` more bytes in the module's allocation (zeroed, aligned for any
+ * type), at *extra_at. */
+cujit_status cj_module_new_ex(cj_image *im, const char *name, size_t extra, void **extra_at,
+                              cujit_module **out);
+/* A module holding `im`, compiled from request `r` whose key names the target `arch` (a
+ * cj_request.arch: 32 bytes), keeping a copy of r's options for export (origin.c). */
+cujit_status cj_module_new_kept(cj_image *im, const cj_request *r, const char arch[32],
+                                cujit_module **out);
+/* The request a kept module was compiled from (its source and name borrowed from the
+ * module), for computing its keys again; never for compiling. */
+cujit_status cj_origin_request(const cujit_module *m, cj_request *r);
+
+/* Reads a source file (a regular file holding no NUL byte) into *text (NUL-terminated,
+ * freed with cj_free), and gives the directory part of a path ("." when there is none). */
+cujit_status cj_source_read(const char *path, char **text);
+char *cj_source_dir(const char *path);
 
 /* Reads the whole file at `path` (at most `max` bytes) into *f for a module made from a
  * file, failing with CUJIT_ERROR_FILE and a message naming the path: what cannot be

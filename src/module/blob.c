@@ -1,0 +1,236 @@
+/* blob.c - the module blob format (version CJ_BLOB_FORMAT), little-endian throughout:
+ *
+ *   header (40 bytes)
+ *     0  magic "CUJITMB\x1a"
+ *     8  u32 blob format version
+ *    12  u32 header size (40)
+ *    16  u64 fingerprint size
+ *    24  u64 entry size
+ *    32  u64 checksum: XXH3-64 of header bytes 0..31 followed by everything after the header
+ *   fingerprint
+ *     u32 length + NVRTC identity, u32 length + target, u32 length + program name,
+ *     u64 source length, 16-byte XXH3-128 of the source,
+ *     u32 number of parts (CJ_NPARTS), then per part u32 count + 16-byte XXH3-128
+ *   entry: a cache entry (cache/entry.c, its own header and checksum included) holding the
+ *     image under the disk key it was compiled under
+ *
+ * A part's hash covers its items each as a u64 length and bytes (headers: name, then
+ * text), so that no two different lists hash the same bytes. */
+#include <stdio.h>
+#include <string.h>
+
+#include "module/blob.h"
+
+static const unsigned char magic[8] = {'C', 'U', 'J', 'I', 'T', 'M', 'B', 0x1a};
+
+/* ---- fingerprints ---- */
+
+static void put_le(cj_buf *b, uint64_t v, int bytes) {
+  unsigned char x[8];
+  int i;
+  for (i = 0; i < bytes; i++) x[i] = (unsigned char)(v >> (8 * i));
+  cj_buf_append(b, x, (size_t)bytes);
+}
+
+static void put_item(cj_buf *b, const char *s) {
+  put_le(b, strlen(s), 8);
+  cj_buf_puts(b, s);
+}
+
+/* NVRTC's own cache changes how long a compile takes, never its output (as in the key). */
+static int is_nvrtc_cache_option(const char *o) {
+  return strcmp(o, "-no-cache") == 0 || strcmp(o, "--no-cache") == 0;
+}
+
+/* Serialises part `part` of r into b and returns its item count. */
+static uint32_t serialise(const cj_request *r, int part, cj_buf *b) {
+  size_t i, n = 0;
+  switch (part) {
+    case CJ_PART_INCLUDE_DIRS:
+      for (n = 0; n < cj_request_include_count(r); n++) put_item(b, cj_request_include_dir(r, n));
+      break;
+    case CJ_PART_DEFINES:
+      for (n = 0; n < r->n_defines; n++) put_item(b, r->defines[n]);
+      break;
+    case CJ_PART_NVRTC_OPTIONS:
+      for (i = 0; i < r->n_user_options; i++)
+        if (!is_nvrtc_cache_option(r->user_options[i])) put_item(b, r->user_options[i]), n++;
+      break;
+    case CJ_PART_HEADERS:
+      for (n = 0; n < r->n_headers; n++) {
+        put_item(b, r->headers[n].name);
+        put_item(b, r->headers[n].source);
+      }
+      break;
+    case CJ_PART_NAME_EXPRS:
+      for (n = 0; n < r->n_name_exprs; n++) put_item(b, r->name_exprs[n]);
+      break;
+    default: /* CJ_PART_TOOLKIT */
+      n = r->toolkit != 0;
+      break;
+  }
+  return (uint32_t)n;
+}
+
+cujit_status cj_fingerprint_of(const cj_request *r, const char *nvrtc, cj_fingerprint *fp) {
+  cj_buf b = {0};
+  int part;
+  memset(fp, 0, sizeof *fp);
+  fp->nvrtc.p = nvrtc;
+  fp->nvrtc.n = strlen(nvrtc);
+  fp->arch.p = r->arch;
+  fp->arch.n = strlen(r->arch);
+  fp->name.p = r->name;
+  fp->name.n = strlen(r->name);
+  fp->source_len = r->source_len;
+  cj_hash128(r->source, r->source_len, fp->source_hash);
+  for (part = 0; part < CJ_NPARTS; part++) {
+    b.len = 0;
+    fp->count[part] = serialise(r, part, &b);
+    if (b.oom) break;
+    cj_hash128(b.data ? b.data : "", b.len, fp->hash[part]);
+  }
+  part = b.oom;
+  cj_buf_free(&b);
+  return part ? cj_fail_oom("fingerprinting a module") : CUJIT_OK;
+}
+
+/* ---- writing ---- */
+
+static void put_text(cj_buf *b, cj_text t) {
+  put_le(b, t.n, 4);
+  cj_buf_append(b, t.p, t.n);
+}
+
+static void put_fingerprint(cj_buf *b, const cj_fingerprint *fp) {
+  int part;
+  put_text(b, fp->nvrtc);
+  put_text(b, fp->arch);
+  put_text(b, fp->name);
+  put_le(b, fp->source_len, 8);
+  cj_buf_append(b, fp->source_hash, 16);
+  put_le(b, CJ_NPARTS, 4);
+  for (part = 0; part < CJ_NPARTS; part++) {
+    put_le(b, fp->count[part], 4);
+    cj_buf_append(b, fp->hash[part], 16);
+  }
+}
+
+/* Writes v at b->data + at, little-endian. */
+static void patch(cj_buf *b, size_t at, uint64_t v) {
+  int i;
+  for (i = 0; i < 8; i++) b->data[at + (size_t)i] = (char)(unsigned char)(v >> (8 * i));
+}
+
+int cj_blob_build(const cj_fingerprint *fp, const cj_buf *entry, cj_buf *out) {
+  size_t fp_size;
+  cj_buf_append(out, magic, sizeof magic);
+  put_le(out, CJ_BLOB_FORMAT, 4);
+  put_le(out, CJ_BLOB_HEADER_SIZE, 4);
+  put_le(out, 0, 8); /* fingerprint size, patched below */
+  put_le(out, entry->len, 8);
+  put_le(out, 0, 8); /* checksum, patched below */
+  put_fingerprint(out, fp);
+  fp_size = out->len - CJ_BLOB_HEADER_SIZE;
+  cj_buf_append(out, entry->data, entry->len);
+  if (out->oom) return -1;
+  patch(out, 16, fp_size);
+  patch(out, 32, cj_checksum(out->data, 32, out->data + CJ_BLOB_HEADER_SIZE,
+                             out->len - CJ_BLOB_HEADER_SIZE));
+  return 0;
+}
+
+/* ---- reading ---- */
+
+typedef struct cursor {
+  const unsigned char *p;
+  size_t left;
+  int bad;
+} cursor;
+
+static uint64_t get(cursor *c, int bytes) {
+  uint64_t v = 0;
+  int i;
+  if (c->bad || c->left < (size_t)bytes) {
+    c->bad = 1;
+    return 0;
+  }
+  for (i = 0; i < bytes; i++) v |= (uint64_t)c->p[i] << (8 * i);
+  c->p += bytes;
+  c->left -= (size_t)bytes;
+  return v;
+}
+
+static const unsigned char *take(cursor *c, uint64_t n) {
+  const unsigned char *p = c->p;
+  if (c->bad || n > c->left) {
+    c->bad = 1;
+    return NULL;
+  }
+  c->p += n;
+  c->left -= (size_t)n;
+  return p;
+}
+
+static void get_text(cursor *c, cj_text *t) {
+  uint64_t n = get(c, 4);
+  t->p = (const char *)take(c, n);
+  t->n = t->p ? (size_t)n : 0;
+}
+
+/* The fingerprint section: 0, or 1 when malformed. */
+static int read_fingerprint(cursor *c, cj_fingerprint *fp) {
+  const unsigned char *h;
+  int part;
+  get_text(c, &fp->nvrtc);
+  get_text(c, &fp->arch);
+  get_text(c, &fp->name);
+  fp->source_len = get(c, 8);
+  if ((h = take(c, 16)) != NULL) memcpy(fp->source_hash, h, 16);
+  if (get(c, 4) != CJ_NPARTS) return 1;
+  for (part = 0; part < CJ_NPARTS; part++) {
+    fp->count[part] = (uint32_t)get(c, 4);
+    if ((h = take(c, 16)) != NULL) memcpy(fp->hash[part], h, 16);
+  }
+  return c->bad || c->left ? 1 : 0;
+}
+
+#define WHY(...) (snprintf(why, why_size, __VA_ARGS__), 1)
+
+int cj_blob_parse(const void *data, size_t len, cj_fingerprint *fp, const unsigned char **entry,
+                  size_t *entry_len, char *why, size_t why_size) {
+  const unsigned char *d = data;
+  cursor c = {d + 8, len > 8 ? len - 8 : 0, 0}, f;
+  uint64_t version, hsize, fsize, esize, sum;
+  memset(fp, 0, sizeof *fp);
+  if (len == 0) return WHY("is empty");
+  if (len < sizeof magic || memcmp(d, magic, sizeof magic) != 0)
+    return WHY("is not a module blob from cujit_module_export() (%zu bytes that do not start "
+               "as one does)", len);
+  if (len < CJ_BLOB_HEADER_SIZE)
+    return WHY("is truncated (%zu bytes, less than its %d-byte header)", len,
+               CJ_BLOB_HEADER_SIZE);
+  version = get(&c, 4);
+  hsize = get(&c, 4);
+  fsize = get(&c, 8);
+  esize = get(&c, 8);
+  sum = get(&c, 8);
+  if (version != CJ_BLOB_FORMAT)
+    return WHY("was made in blob format %llu (this cujit reads format %d): export and import "
+               "with the same cujit version", (unsigned long long)version, CJ_BLOB_FORMAT);
+  if (hsize != CJ_BLOB_HEADER_SIZE)
+    return WHY("has a header of %llu bytes (expected %d)", (unsigned long long)hsize,
+               CJ_BLOB_HEADER_SIZE);
+  if (fsize > len - CJ_BLOB_HEADER_SIZE || esize != len - CJ_BLOB_HEADER_SIZE - fsize)
+    return WHY("is truncated or padded (%zu bytes; its header says %llu + %llu after the "
+               "header)", len, (unsigned long long)fsize, (unsigned long long)esize);
+  if (sum != cj_checksum(d, 32, d + CJ_BLOB_HEADER_SIZE, len - CJ_BLOB_HEADER_SIZE))
+    return WHY("is corrupted (checksum mismatch)");
+  f.p = d + CJ_BLOB_HEADER_SIZE;
+  f.left = (size_t)fsize;
+  f.bad = 0;
+  if (read_fingerprint(&f, fp) != 0) return WHY("has a malformed fingerprint section");
+  *entry = d + CJ_BLOB_HEADER_SIZE + fsize;
+  *entry_len = (size_t)esize;
+  return 0;
+}
