@@ -64,6 +64,14 @@ cujit_status cj_request_init(cj_request *r, const char *source, const char *name
 /* Builds what NVRTC needs (argv, header arrays). Returns CUJIT_OK or out of memory. */
 cujit_status cj_request_prepare(cj_request *r);
 void cj_request_free(cj_request *r);
+/* A copy of r's options that holds its strings, for compiling other source with the same
+ * options later: everything but the source, the name expressions and what
+ * cj_request_prepare() builds. cj_request_save_at() writes it into `at`, which has
+ * cj_request_saved_size(r) bytes aligned for pointers, and returns it; it lives as long as
+ * that memory (nothing to free). To compile, use a shallow copy of it with a source and
+ * name expressions set, and cj_request_free() that copy. */
+size_t cj_request_saved_size(const cj_request *r);
+cj_request *cj_request_save_at(const cj_request *r, void *at);
 /* The i-th include directory of the search order (first_include_dir, then the caller's). */
 size_t cj_request_include_count(const cj_request *r);
 const char *cj_request_include_dir(const cj_request *r, size_t i);

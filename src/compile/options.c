@@ -358,6 +358,85 @@ cujit_status cj_request_prepare(cj_request *r) {
   return CUJIT_OK;
 }
 
+/* ---- a request kept for compiling again ---- */
+
+/* Adds the bytes a copy of s needs (with its NUL; none for NULL). */
+static size_t str_bytes(const char *s) { return s ? strlen(s) + 1 : 0; }
+
+static size_t strv_bytes(const char *const *v, size_t n) {
+  size_t i, bytes = 0;
+  for (i = 0; i < n; i++) bytes += str_bytes(v[i]);
+  return bytes;
+}
+
+/* Copies s to *at, moving *at on; NULL stays NULL. */
+static const char *put_str(char **at, const char *s) {
+  size_t n = str_bytes(s);
+  char *d = *at;
+  if (!s) return NULL;
+  memcpy(d, s, n);
+  *at += n;
+  return d;
+}
+
+/* Takes room for n pointers at *ptrs (kept apart from the strings, so that it stays
+ * aligned) and copies the strings of v to *at. */
+static const char *const *put_strv(char **ptrs, char **at, const char *const *v, size_t n) {
+  const char **d = (const char **)(void *)*ptrs;
+  size_t i;
+  if (!n) return NULL;
+  *ptrs += n * sizeof(char *);
+  for (i = 0; i < n; i++) d[i] = put_str(at, v[i]);
+  return d;
+}
+
+/* The bytes of the pointer arrays of a saved copy, which come first. */
+static size_t saved_pointers(const cj_request *r) {
+  return r->n_headers * sizeof(cujit_header) +
+         (r->n_include_dirs + r->n_defines + r->n_user_options) * sizeof(char *);
+}
+
+size_t cj_request_saved_size(const cj_request *r) {
+  size_t i, bytes = sizeof(cj_request) + saved_pointers(r) + str_bytes(r->name) +
+                    str_bytes(r->first_include_dir) +
+                    strv_bytes(r->include_dirs, r->n_include_dirs) +
+                    strv_bytes(r->defines, r->n_defines) +
+                    strv_bytes(r->user_options, r->n_user_options);
+  for (i = 0; i < r->n_headers; i++)
+    bytes += str_bytes(r->headers[i].name) + str_bytes(r->headers[i].source);
+  return bytes;
+}
+
+cj_request *cj_request_save_at(const cj_request *r, void *at_) {
+  cj_request *c = at_;
+  cujit_header *h;
+  char *p, *at;
+  size_t i;
+  memset(c, 0, sizeof *c);
+  p = (char *)(c + 1); /* the arrays of pointers, then the strings */
+  at = p + saved_pointers(r);
+  h = r->n_headers ? (cujit_header *)(void *)p : NULL;
+  p += r->n_headers * sizeof(cujit_header);
+  memcpy(c->arch, r->arch, sizeof c->arch);
+  c->flags = r->flags;
+  c->toolkit = r->toolkit;
+  c->n_include_dirs = r->n_include_dirs;
+  c->n_defines = r->n_defines;
+  c->n_user_options = r->n_user_options;
+  c->n_headers = r->n_headers;
+  c->include_dirs = put_strv(&p, &at, r->include_dirs, r->n_include_dirs);
+  c->defines = put_strv(&p, &at, r->defines, r->n_defines);
+  c->user_options = put_strv(&p, &at, r->user_options, r->n_user_options);
+  for (i = 0; i < r->n_headers; i++) {
+    h[i].name = put_str(&at, r->headers[i].name);
+    h[i].source = put_str(&at, r->headers[i].source);
+  }
+  c->headers = h;
+  c->name = put_str(&at, r->name);
+  c->first_include_dir = put_str(&at, r->first_include_dir);
+  return c;
+}
+
 void cj_request_free(cj_request *r) {
   cj_strv_free(r->argv, r->argc);
   cj_free(r->header_names);
