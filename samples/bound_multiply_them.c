@@ -1,6 +1,7 @@
 /* bound_multiply_them - seed 001's multiply_them called like a C function: the kernel's
- * signature is read from its source, cujit_function_bind() turns it into a typed function
- * pointer, and the compiler checks every call. cujit_call() shows the varargs form. */
+ * signature is what the compiler says (its mangled name spells the parameter types),
+ * cujit_function_bind() turns it into a typed function pointer, and the C compiler checks
+ * every call. cujit_call() shows the varargs form. */
 #include "sample.h"
 
 static const char *const source =
@@ -41,7 +42,7 @@ int main(void) {
     return 0;
   }
   CHECK(cujit_module_get_function(mod, "multiply_them", &fn));
-  printf("multiply_them's signature, read from its source: %s\n", cujit_function_signature(fn));
+  printf("multiply_them's signature, from the compiler: %s\n", cujit_function_signature(fn));
   CHECK(cujit_function_bind(fn, NULL, &ptr));
   multiply_them = (multiply_them_fn)ptr;
 

@@ -57,7 +57,7 @@ static cujit_status from_bytes(cujit_module **out, const void *data, size_t size
     snprintf(fallback, sizeof fallback, "image.%s", kind_suffix(kind));
     name = fallback;
   }
-  if ((st = cj_module_new(im, name, out)) != CUJIT_OK) cj_image_unref(im);
+  if ((st = cj_module_new(im, name, NULL, out)) != CUJIT_OK) cj_image_unref(im);
   return st;
 }
 

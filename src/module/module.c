@@ -8,16 +8,20 @@
 #include "cache/cache.h"
 #include "module/module.h"
 
-/* One allocation holds the module and its name. */
-cujit_status cj_module_new(cj_image *im, const char *name, cujit_module **out) {
-  size_t len = strlen(name);
-  cujit_module *m = cj_calloc(1, sizeof *m + len + 1);
+/* One allocation holds the module, the options it was compiled with and its name (the
+ * options first, where the alignment of the allocation holds for their pointers). */
+cujit_status cj_module_new(cj_image *im, const char *name, const cj_request *req,
+                           cujit_module **out) {
+  size_t len = strlen(name), saved = req ? cj_request_saved_size(req) : 0;
+  cujit_module *m = cj_calloc(1, sizeof *m + saved + len + 1);
   if (!m) return cj_fail_oom("creating the module");
-  m->name = (char *)(m + 1);
+  if (req) m->req = cj_request_save_at(req, m + 1);
+  m->name = (char *)(m + 1) + saved;
   memcpy(m->name, name, len + 1);
   m->image = im;
   m->source = im->source;
   pthread_mutex_init(&m->lock, NULL);
+  pthread_mutex_init(&m->probe_lock, NULL);
   *out = m;
   return CUJIT_OK;
 }
@@ -31,7 +35,7 @@ static cujit_status from_source(cujit_module **out, const char *source, const ch
   if (st != CUJIT_OK) return st;
   st = cj_compile(&req, &im);
   if (st == CUJIT_OK) {
-    st = cj_module_new(im, req.name, out);
+    st = cj_module_new(im, req.name, &req, out);
     if (st != CUJIT_OK) cj_image_unref(im);
   }
   cj_request_free(&req);
@@ -155,8 +159,10 @@ cujit_status cujit_module_from_file(cujit_module **out, const char *path,
 void cujit_module_destroy(cujit_module *m) {
   if (!m) return;
   cj_module_device_free(m);
+  cj_module_probe_free(m);
   cj_image_unref(m->image);
   pthread_mutex_destroy(&m->lock);
+  pthread_mutex_destroy(&m->probe_lock);
   cj_free(m);
 }
 
