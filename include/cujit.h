@@ -620,10 +620,11 @@ typedef struct cujit_launch_options {
  *  are allowed), or one that differs from the kernel's __cluster_dims__.
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_ARGS naming the parameter (counted from 1), the
  *          expected and the given size or type ("argument 2 of kernel 'k' is a float (f32),
- *          but parameter 2 is 'unsigned int'"); CUJIT_ERROR_LAUNCH_CONFIG naming the limit; CUJIT_ERROR_INVALID_VALUE
- *          for unknown flags; CUJIT_ERROR_LAUNCH_FAILED
- *          naming the kernel (the context is then unusable: every temporary buffer has
- *          been given back, and later GPU calls of the process fail);
+ *          but parameter 2 is 'unsigned int'");
+ *          CUJIT_ERROR_LAUNCH_CONFIG naming the limit; CUJIT_ERROR_INVALID_VALUE for
+ *          unknown flags; CUJIT_ERROR_LAUNCH_FAILED naming the kernel (the context is
+ *          then unusable: every temporary buffer has been given back, and later GPU
+ *          calls of the process fail);
  *          CUJIT_ERROR_DEVICE_MEMORY; CUJIT_ERROR_NO_DRIVER / CUJIT_ERROR_NO_DEVICE. */
 CUJIT_API cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, cujit_dim3 block,
                                     const cujit_arg *args, size_t nargs,

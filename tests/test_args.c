@@ -3,6 +3,7 @@
  * each argument's kind, size and type (against the types the compiler gives, NVRTC
  * compiling here), grid, block and shared memory. */
 #include "typestest.h"
+#include "kernelsrc.h"
 #include "launch/launch.h"
 
 /* multiply_them-like layout: (float *, float *, float *, unsigned, float4) */
@@ -71,12 +72,6 @@ static void malformed_arguments_are_refused(void **state) {
 
 /* ---- types ---- */
 
-static const char kSwap[] =
-    "#include <cuda_fp16.h>\n"
-    "struct P { float x; int y; };\n"
-    "__global__ void k(float a, unsigned b, int *p, long long q, double d,\n"
-    "                  unsigned long long u, bool f, __half h, float4 v, P s, int i) {}\n"
-    "extern \"C\" __global__ void ck(float a, unsigned b) {}\n";
 
 /* Arguments of the right types for k. */
 static void swap_args(cujit_arg *a) {
@@ -117,10 +112,13 @@ static void same_size_swaps_are_refused(void **state) {
       memcpy(a, ok, sizeof a);
       a[i] = ok[j];
       a[j] = ok[i];
-      bad = !(k.types->accept[i] >> a[i].type & 1u) ? i : !(k.types->accept[j] >> a[j].type & 1u) ? j : k.n;
+      bad = !(k.types->accept[i] >> a[i].type & 1u)   ? i
+            : !(k.types->accept[j] >> a[j].type & 1u) ? j
+                                                      : k.n;
       if (bad == k.n) { /* both take the other's: struct and vector parameters */
         assert_ok(cj_args_check("k", k.n, k.sizes, k.types, a, k.n));
-        assert_true(k.types->p[i].want == CUJIT_TYPE_BYTES || k.types->p[j].want == CUJIT_TYPE_BYTES);
+        assert_true(k.types->p[i].want == CUJIT_TYPE_BYTES ||
+                    k.types->p[j].want == CUJIT_TYPE_BYTES);
         continue;
       }
       snprintf(needle, sizeof needle, "argument %zu of kernel 'k' is ", bad + 1);
@@ -128,7 +126,8 @@ static void same_size_swaps_are_refused(void **state) {
                            CUJIT_ERROR_INVALID_ARGS, needle);
       snprintf(needle, sizeof needle, "but parameter %zu is '%s'", bad + 1,
                k.types->p[bad].m.spelling);
-      if (!strstr(cujit_last_error(), needle)) fail_msg("no \"%s\" in: %s", needle, cujit_last_error());
+      if (!strstr(cujit_last_error(), needle))
+        fail_msg("no \"%s\" in: %s", needle, cujit_last_error());
       assert_non_null(strstr(cujit_last_error(), "nothing was launched"));
       refused++;
     }
@@ -141,7 +140,8 @@ static void same_size_swaps_are_refused(void **state) {
                        "'unsigned int'; use cujit_u32()");
   a[1] = cujit_i32(2); /* the sign counts too */
   assert_status_detail(cj_args_check("k", k.n, k.sizes, k.types, a, k.n), CUJIT_ERROR_INVALID_ARGS,
-                       "argument 2 of kernel 'k' is an int (i32), but parameter 2 is 'unsigned int'");
+                       "argument 2 of kernel 'k' is an int (i32), but parameter 2 is "
+                       "'unsigned int'");
   memcpy(a, ok, sizeof a);
   a[3] = cujit_in(a, 8); /* a buffer where an integer goes */
   assert_status_detail(cj_args_check("k", k.n, k.sizes, k.types, a, k.n), CUJIT_ERROR_INVALID_ARGS,

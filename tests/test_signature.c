@@ -8,6 +8,7 @@
 #include <pthread.h>
 
 #include "typestest.h"
+#include "kernelsrc.h"
 #include "call/signature.h"
 
 #ifdef CUJIT_TEST_FAULTS
@@ -481,16 +482,6 @@ typedef struct __attribute__((aligned(16))) f4v {
   float v[4];
 } f4v;
 
-static const char kSaxpy[] =
-    "// saxpy and friends\n"
-    "struct P { float a; int b; double c; };\n"
-    "__global__ void saxpy(float a, const float *x, float *__restrict__ y, unsigned n)\n"
-    "{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = a * x[i] + y[i]; }\n"
-    "namespace ns { __global__ void take(P p, float4 v, char c) {} }\n"
-    "template <typename T> __global__ void scale(T *x, T s) { x[threadIdx.x] *= s; }\n"
-    "extern \"C\" __global__ void csaxpy(float a, const float *x, float *y, unsigned n) {}\n";
-
-static const char *kSaxpyExprs[] = {"scale<float>", "scale<double>", NULL};
 
 static void signature_from_module(void **state) {
   cujit_module *m = types_compile(kSaxpy, "saxpy.cu", NULL, kSaxpyExprs, NULL, 0);
@@ -499,7 +490,8 @@ static void signature_from_module(void **state) {
   hand_init_from(&h, m, "saxpy");
   assert_string_equal(cujit_function_signature(&h.fn), "f32 ptr ptr u32");
   assert_int_equal(h.fn.upper->sig->checked, 1);
-  assert_ok(cujit_call(&h.fn, CUJIT_DIM3(1), CUJIT_DIM3(1), 2.0f, (CUdeviceptr)1, (CUdeviceptr)2, 3));
+  assert_ok(cujit_call(&h.fn, CUJIT_DIM3(1), CUJIT_DIM3(1), 2.0f, (CUdeviceptr)1,
+                       (CUdeviceptr)2, 3));
   assert_int_equal(seen.calls, 1);
   assert_int_equal(seen.args[0].type, CUJIT_TYPE_F32);
   assert_int_equal(seen.args[3].type, CUJIT_TYPE_U32);

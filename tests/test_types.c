@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "typestest.h"
+#include "kernelsrc.h"
 #include "call/signature.h"
 
 #ifdef CUJIT_TEST_FAULTS
@@ -23,7 +24,8 @@ static void expect_types(cujit_module *m, const char *name, const char *spelled,
   if (st != CUJIT_OK) fail_msg("%s: %s", name, cujit_last_error());
   types_expect_spelled(&k, spelled);
   assert_ok(cj_sig_from_ptypes(k.types, k.n, k.offsets, k.sizes, &s));
-  if (strcmp(s->text, sig) != 0) fail_msg("%s: signature \"%s\", wanted \"%s\"", name, s->text, sig);
+  if (strcmp(s->text, sig) != 0)
+    fail_msg("%s: signature \"%s\", wanted \"%s\"", name, s->text, sig);
   cj_sig_free(s);
   types_free(&k);
 }
@@ -169,7 +171,8 @@ static void extern_c_kernels_are_probed(void **state) {
   assert_null(k.types);
   types_free(&k);
   before = cj_nvrtc_programs_created();
-  expect_types(m, "ck", "float *; unsigned int; P; float4; const char *", "ptr u32 b16:8 f32x4 ptr");
+  expect_types(m, "ck", "float *; unsigned int; P; float4; const char *",
+               "ptr u32 b16:8 f32x4 ptr");
   assert_int_equal(cj_nvrtc_programs_created(), before + 1);
   /* one compile answered for every extern "C" kernel of the module */
   expect_types(m, "ck2", "long long", "i64");
@@ -349,8 +352,9 @@ static void check_module_against_ptx(cujit_module *m) {
   cj_symtab_free(&t);
 }
 
+/* Every kernel of this group's sources and of the sources the other groups share. */
 static void types_agree_with_the_ptx(void **state) {
-  static const char *const sources[] = {kWide, kIfdef, kExternC};
+  static const char *const sources[] = {kWide, kIfdef, kExternC, kCallSource, kSwap};
   const char *exprs[] = {"scale<float>", "scale<double4>", "scale<Vec<short> >", NULL};
   static const char templ[] =
       "template <typename T> struct Vec { T x, y; };\n"
@@ -364,6 +368,9 @@ static void types_agree_with_the_ptx(void **state) {
     cujit_module_destroy(m);
   }
   m = types_compile(templ, "templ.cu", NULL, exprs, NULL, 0);
+  check_module_against_ptx(m);
+  cujit_module_destroy(m);
+  m = types_compile(kSaxpy, "saxpy.cu", NULL, kSaxpyExprs, NULL, 0);
   check_module_against_ptx(m);
   cujit_module_destroy(m);
 }

@@ -570,7 +570,8 @@ static int type_at(mp *m) {
     case 'u': /* a vendor's builtin type */
       m->p++;
       t = source_name(m, -1);
-      if (t >= 0 && peek(m, 0) == 'I') t = (args = template_args(m)) < 0 ? -1 : node(m, K_TEMPLATE, t, args);
+      if (t >= 0 && peek(m, 0) == 'I')
+        t = (args = template_args(m)) < 0 ? -1 : node(m, K_TEMPLATE, t, args);
       return candidate(m, t);
     case 'r': case 'V': case 'K': case 'U':
       return qualified(m);
