@@ -155,6 +155,7 @@ static const char kExternC[] =
     "struct P { float a; int b; double c; };\n"
     "extern \"C\" __global__ void ck(float *a, unsigned n, P p, float4 v, const char *s) {}\n"
     "extern \"C\" __global__ void ck2(long long x) {}\n"
+    "extern \"C\" __global__ void ck0() {}\n"
     "__global__ void cpp(int x) {}\n";
 
 static void extern_c_kernels_are_probed(void **state) {
@@ -176,6 +177,7 @@ static void extern_c_kernels_are_probed(void **state) {
   assert_int_equal(cj_nvrtc_programs_created(), before + 1);
   /* one compile answered for every extern "C" kernel of the module */
   expect_types(m, "ck2", "long long", "i64");
+  expect_types(m, "ck0", "", "");
   assert_int_equal(cj_nvrtc_programs_created(), before + 1);
   /* the probe went through the caches: another module of the same source asks no NVRTC */
   again = types_compile(src, "externc.cu", NULL, NULL, NULL, 1);
