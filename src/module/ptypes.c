@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "module/function.h"
-#include "module/prebuilt.h"
 
 /* Serialises publishing a kernel's types; launches read them without it. */
 static pthread_mutex_t types_lock = PTHREAD_MUTEX_INITIALIZER;
