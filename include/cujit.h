@@ -253,8 +253,10 @@ CUJIT_API cujit_status cujit_module_from_file(cujit_module **out, const char *pa
  *  CUDA 12.4 or newer is needed, else CUJIT_ERROR_NOT_SUPPORTED), and without a driver
  *  fails with CUJIT_ERROR_NO_DRIVER whatever the name; their variables are listed from the
  *  CUBIN's symbols (a fatbin whose entries are all compressed: only symbols are found,
- *  e.g. "_ZN2ns3valE" for ns::val). There is no source to read signatures from:
- *  give one with cujit_function_set_signature() before cujit_call() or binding.
+ *  e.g. "_ZN2ns3valE" for ns::val). A C++ kernel's parameter types are read from its
+ *  mangled name, as for compiled modules; an extern "C" kernel's name spells none, and
+ *  there is no source to ask the compiler about it: give it a signature with
+ *  cujit_function_set_signature() before cujit_call() or binding.
  *  cujit_module_ptx() gives the PTX for PTX input, "" otherwise; cujit_module_cubin() the
  *  CUBIN for CUBIN input, NULL otherwise; cujit_module_arch() what the bytes were built
  *  for ("compute_90" for PTX, "sm_90" for a CUBIN, the entries of a fatbin, e.g.
@@ -618,7 +620,8 @@ typedef enum cujit_arg_kind {
   CUJIT_ARG_INOUT = 3  /**< both */
 } cujit_arg_kind;
 
-/** Scalar type tags (cujit_arg.type), used for messages and signature checks. */
+/** Scalar type tags (cujit_arg.type): what cujit_launch() checks against a parameter's
+ *  type (see there), and names in messages. */
 typedef enum cujit_type {
   CUJIT_TYPE_BYTES = 0, /**< a struct or vector by value, or anything not listed */
   CUJIT_TYPE_I8, CUJIT_TYPE_U8, CUJIT_TYPE_I16, CUJIT_TYPE_U16,
@@ -751,11 +754,28 @@ typedef struct cujit_launch_options {
 #define CUJIT_LAUNCH_OPTIONS_INIT {sizeof(cujit_launch_options), 0, NULL, NULL, 0, {0, 0, 0}}
 
 /** Launches `fn` on the current context's device (loading the module there on first use).
- *  Before anything happens the argument count and each argument's size are checked
- *  against the kernel's parameters (as the driver reports them), and grid, block and
- *  shared memory against the device's and the kernel's limits; a mismatch launches and
+ *  Before anything happens the argument count, each argument's size and, where the
+ *  kernel's parameter types are known, each argument's type are checked against the
+ *  kernel's parameters (sizes as the driver reports them), and grid, block and shared
+ *  memory against the device's and the kernel's limits; a mismatch launches and
  *  allocates nothing. Dynamic shared memory above 48 KiB is allowed for the kernel
  *  automatically, up to the device's opt-in limit.
+ *  Types: an argument's `type` (cujit_type, set by the constructors) must be one its
+ *  parameter takes, so that an unsigned and a float swapped between two parameters, or a
+ *  pointer given for a 64-bit integer, are refused instead of computing garbage:
+ *   - a scalar parameter takes its own scalar type exactly (an `unsigned int` takes
+ *     cujit_u32(), not cujit_i32() or cujit_f32(); `long` and `long long` take cujit_i64(),
+ *     `size_t` cujit_u64(); `char` and `signed char` cujit_i8(); a texture or surface handle
+ *     cujit_texture()/cujit_surface()); bool takes cujit_u8() or cujit_i8();
+ *   - a pointer parameter takes cujit_ptr(), cujit_ptr_offset() and In/Out/InOut buffers;
+ *   - a struct, union, enum or vector parameter (float4, __half2, a struct of yours) takes
+ *     any argument of its size, as do __half and __nv_bfloat16 given by their bits;
+ *   - any parameter takes CUJIT_TYPE_BYTES (cujit_value(), CUJIT_VALUE()) of its size.
+ *  The types are the compiler's: a C++ kernel's are read from its mangled name when it is
+ *  looked up (no compile). An extern "C" kernel's name spells none: its types are used
+ *  once a typed call (cujit_call(), cujit_function_bind(), cujit_function_signature())
+ *  has asked the compiler for them, or an explicit signature was set
+ *  (cujit_function_set_signature()); until then its arguments are checked by size only.
  *  Asynchronous launch: with only by-value arguments (device pointers included) and no
  *  elapsed_ms, the call returns once the kernel is queued on the stream; a fault inside
  *  it is reported by a later call that waits (cujit_synchronize()).
@@ -779,8 +799,10 @@ typedef struct cujit_launch_options {
  *  a cluster on a device older than 9.0, a grid dimension that is not a multiple of the
  *  cluster's, a cluster of more blocks than allowed (8, or 16 where non-portable sizes
  *  are allowed), or one that differs from the kernel's __cluster_dims__.
- *  @return CUJIT_OK; CUJIT_ERROR_INVALID_ARGS naming the parameter, the expected and the
- *          given size; CUJIT_ERROR_LAUNCH_CONFIG naming the limit; CUJIT_ERROR_INVALID_VALUE
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_ARGS naming the parameter (counted from 1), the
+ *          expected and the given size or type ("argument 2 of kernel 'k' is a float (f32),
+ *          but parameter 2 is 'unsigned int'");
+ *          CUJIT_ERROR_LAUNCH_CONFIG naming the limit; CUJIT_ERROR_INVALID_VALUE
  *          for unknown flags or an opts->size that is not that of a version (use
  *          CUJIT_LAUNCH_OPTIONS_INIT; checked before anything else but fn);
  *          CUJIT_ERROR_NOT_SUPPORTED for options of a later header that set fields this
@@ -1015,21 +1037,34 @@ CUJIT_API cujit_status cujit_surface_destroy(cujit_surfobj surf);
  * Signatures, varargs calls and kernels as C function pointers
  * ------------------------------------------------------------------------------------- */
 
-/* A signature lists the types of a kernel's parameters. cujit reads it from the kernel's
- * declaration in the module's source the first time it is needed:
+/* A signature lists the types of a kernel's parameters. cujit asks the compiler, never
+ * parses the source itself: what NVRTC compiled, with the module's own defines, headers
+ * and options, is what the signature says.
+ *  - A C++ kernel's mangled name spells its parameter types exactly; cujit reads them from
+ *    it (when the kernel is looked up; no compile). Templates (found through name
+ *    expressions, "scale<float>"), namespaces, typedefs, types from any header (the
+ *    toolkit's __half and __nv_bfloat16 included) and types chosen by #if or -D all come
+ *    out as the compiler saw them.
+ *  - An extern "C" kernel's name spells nothing (and its PTX does not tell a pointer from a
+ *    64-bit integer). At its first typed call (cujit_call(), cujit_function_bind(),
+ *    cujit_function_signature()) cujit compiles the module's source again with its own
+ *    options, through the caches (so once per source and options, also across runs), with
+ *        template <typename T> __global__ void __cujit_probe() {}
+ *    appended and the name expression __cujit_probe<decltype(&kernel)>, whose lowered name
+ *    spells the kernel's type; one compile answers for all the module's extern "C" kernels.
+ *    A module from prebuilt PTX, CUBIN or fatbin keeps no source: its extern "C" kernels
+ *    need an explicit signature (CUJIT_ERROR_SIGNATURE says so); its C++ kernels do not.
+ * The types are then fitted to the kernel's parameter layout: integers (bool is u8, char
+ * i8, long and size_t 64-bit), floating point (f16 for __half, bf16 for __nv_bfloat16),
+ * pointers (any pointer parameter is ptr) and CUDA's vector types (float4 is f32x4,
+ * __half2 f16x2, dim3 u32x3) as themselves; an enum as an integer of its size (where the
+ * module has PTX, which passes an enum as an integer and a struct as bytes); a struct,
+ * union or class, which the compiler names but does not lay out, as opaque bytes of the
+ * size and alignment the layout gives it (b16:8). E.g.
  *     __global__ void saxpy(float a, const float *x, float *__restrict__ y, unsigned n)
- * reads as "f32 ptr ptr u32". Understood: integer types of every width and signedness
- * (char ... long long, size_t, ptrdiff_t, intptr_t, int8_t ... uint64_t; long is 64-bit),
- * bool, float, double, __half, __nv_bfloat16, pointers of any type and depth with any
- * qualifiers (arrays and function pointers are pointers too), CUDA vector types (char1 ...
- * double4, half2, dim3, *_16a and *_32a), and structs, unions, enums, typedefs and using-
- * aliases defined in the source itself; also comments and line breaks inside the list,
- * object-like macros (`#if 0` blocks are skipped; a macro defined differently in two places
- * is refused), __launch_bounds__ and other attributes, extern "C", static, namespaces,
- * default arguments, forward declarations, and overloads that the parameter layout tells
- * apart. Refused with CUJIT_ERROR_SIGNATURE and a message saying why: templates, types
- * defined only in included headers, C++ references, bit-fields, classes with bases or
- * virtual functions. Then give the signature explicitly.
+ * has the signature "f32 ptr ptr u32". A symbol cujit cannot read (rare: expressions in
+ * template arguments beyond arithmetic on constants) leaves the types unknown: typed calls
+ * then fail with CUJIT_ERROR_SIGNATURE asking for an explicit signature.
  *
  * Type strings (explicit signatures, and what cujit_function_signature() returns): types
  * separated by spaces (or commas), "" or "void" for none.
@@ -1046,15 +1081,21 @@ CUJIT_API cujit_status cujit_surface_destroy(cujit_surfobj surf);
  * The signature is checked once against the kernel's parameter layout from the driver:
  * counts, offsets and sizes must agree, else CUJIT_ERROR_SIGNATURE naming the parameter. */
 
-/** Gives `fn` an explicit signature (a type string, copied) instead of the one read from
- *  the source. It replaces any earlier one for later calls; bound function pointers made
- *  before keep the signature they were made with.
- *  @return CUJIT_OK; CUJIT_ERROR_SIGNATURE for a bad type string (saying where) or one that
- *          does not match the kernel's parameter layout; CUJIT_ERROR_INVALID_VALUE. */
+/** Gives `fn` an explicit signature (a type string, copied) instead of the compiler's. It
+ *  may describe a parameter otherwise than the compiler (a struct by its members, so that
+ *  a bound function takes it by value: "{f32 i32 f64}"; anything as opaque bytes), but
+ *  where the compiler's types are known, a scalar must be the compiler's scalar. It
+ *  replaces any earlier one for later calls; bound function pointers made before keep the
+ *  signature they were made with. Launches of an extern "C" kernel whose types have not
+ *  been asked of the compiler check their arguments against it.
+ *  @return CUJIT_OK; CUJIT_ERROR_SIGNATURE for a bad type string (saying where), one that
+ *          does not match the kernel's parameter layout, or a scalar the compiler's types
+ *          contradict; CUJIT_ERROR_INVALID_VALUE. */
 CUJIT_API cujit_status cujit_function_set_signature(cujit_function *fn, const char *types);
-/** @return the function's signature as a type string (read from the source and checked on
- *  first use), or NULL when it has none: then cujit_last_error() says why and what to do.
- *  Owned by the module; valid until cujit_module_destroy(). */
+/** @return the function's signature as a type string: the explicit one, else the
+ *  compiler's (asked and checked on first use), or NULL when it has none: then
+ *  cujit_last_error() says why and what to do. Owned by the module; valid until
+ *  cujit_module_destroy(). */
 CUJIT_API const char *cujit_function_signature(cujit_function *fn);
 
 /* cujit_call(fn, grid, block, args...) launches `fn` with its arguments as C varargs,
@@ -1133,11 +1174,13 @@ static inline CUdeviceptr cujit_arg_ref(const cujit_arg *a) {
  *  so that the compiler checks and converts each argument. Parameter types: integers and
  *  f32/f64 as themselves (int8_t ... uint64_t, float, double); f16 and bf16 as float
  *  (rounded to nearest, ties to even); ptr as CUdeviceptr, which may also be CUJIT_IN(...),
- *  CUJIT_OUT(...), CUJIT_INOUT(...) or cujit_arg_ref(); vectors and structs by value, as a
- *  C struct of the same members and alignment (CUDA's vector_types.h declares float4 and
- *  the others for C); opaque bN parameters, and structs holding one (unions), by address
- *  (const void *). A struct with a member aligned beyond its size cannot be bound
- *  (CUJIT_ERROR_SIGNATURE).
+ *  CUJIT_OUT(...), CUJIT_INOUT(...) or cujit_arg_ref(); vectors by value, as a C struct of
+ *  the same members and alignment (CUDA's vector_types.h declares float4 and the others
+ *  for C); opaque bN parameters, and structs holding one (unions), by address
+ *  (const void *) -- which is how the compiler's signature passes a struct it names (a
+ *  struct of yours): give an explicit signature with its members ("{f32 i32 f64}") to
+ *  pass it by value instead. A struct with a member aligned beyond its size cannot be
+ *  bound (CUJIT_ERROR_SIGNATURE).
  *  `opts`, if non-NULL, is read at every call, so changing the struct it points to changes
  *  the stream and shared memory of later calls; it must outlive the pointer. Its size is
  *  checked at each call too, as cujit_launch() checks it.

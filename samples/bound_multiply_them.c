@@ -1,6 +1,6 @@
 /* bound_multiply_them - seed 001's multiply_them called like a C function: the kernel's
- * signature is read from its source (cujit_function_signature() shows it),
- * cujit_function_bind() turns it into a typed function pointer, and the compiler checks
+ * signature is what the compiler says (its mangled name spells the parameter types),
+ * cujit_function_bind() turns it into a typed function pointer, and the C compiler checks
  * every call. cujit_call() shows the varargs form. */
 #include "sample.h"
 

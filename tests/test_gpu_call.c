@@ -2,46 +2,15 @@
  * bit-exact through the three call forms (cujit_launch, cujit_call, a bound function
  * pointer), float against double promotion, structs and vector types by value at the
  * driver's offsets, In/Out buffers, stream and shared memory of bound functions, and
- * mismatched signatures refused before anything is launched. */
+ * mismatched signatures and arguments of the wrong type refused before anything is
+ * launched. The types come from the compiler: C++ kernels' symbols, and for the extern "C"
+ * kernels the probe compiled at their first typed call. */
 #include <limits.h>
 #include <vector_types.h> /* float4, double2, char3, int2 as C structs */
 
 #include "testutil.h"
+#include "kernelsrc.h"
 
-static const char kSource[] =
-    "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n"
-    "#define PUT(slot, v) memcpy(out + 16 * (slot), &(v), sizeof(v))\n"
-    "struct P { float a; int b; double c; };\n"
-    "struct __align__(16) A { float x, y, z; };\n"
-    "struct In { short s[3]; };\n"
-    "typedef struct { In in; double d[2]; } N;\n"
-    "extern \"C\" __global__ void scalars(signed char a, unsigned char b, short c,\n"
-    "    unsigned short d, int e, unsigned f, long long g, unsigned long long h, float i,\n"
-    "    double j, __half k, __nv_bfloat16 l, bool m, char n, size_t o,\n"
-    "    unsigned char *out) {\n"
-    "  PUT(0, a); PUT(1, b); PUT(2, c); PUT(3, d); PUT(4, e); PUT(5, f); PUT(6, g);\n"
-    "  PUT(7, h); PUT(8, i); PUT(9, j); PUT(10, k); PUT(11, l); PUT(12, m); PUT(13, n);\n"
-    "  PUT(14, o);\n"
-    "}\n"
-    "extern \"C\" __global__ void promote(float a, double b, float c, double *out) {\n"
-    "  out[0] = a; out[1] = b; out[2] = c;\n"
-    "}\n"
-    "extern \"C\" __global__ void aggregates(char c0, float4 v, char c1, double2 w, P p,\n"
-    "    char3 c3, A a, N n, int2 i2, unsigned char *out) {\n"
-    "  PUT(0, c0); PUT(1, v); PUT(2, c1); PUT(3, w); PUT(4, p); PUT(5, c3); PUT(6, a);\n"
-    "  memcpy(out + 16 * 7, &n, sizeof n); PUT(9, i2);\n"
-    "}\n"
-    "extern \"C\" __global__ void multiply_them(float *dest, const float *a, const float *b) {\n"
-    "  int i = threadIdx.x; dest[i] = a[i] * b[i];\n"
-    "}\n"
-    "extern \"C\" __global__ void scale(float *x, float s) { x[threadIdx.x] *= s; }\n"
-    "extern \"C\" __global__ void reverse(const float *x, float *y, int n) {\n"
-    "  extern __shared__ float s[];\n"
-    "  int i = threadIdx.x;\n"
-    "  if (i < n) s[i] = x[i];\n"
-    "  __syncthreads();\n"
-    "  if (i < n) y[i] = s[n - 1 - i];\n"
-    "}\n";
 
 static cujit_module *mod;
 
@@ -213,8 +182,13 @@ typedef struct N {
   double d[2];
 } N;
 
-typedef cujit_status (*aggregates_fn)(cujit_dim3, cujit_dim3, char, float4, char, double2, P,
-                                      char3, A, N, int2, CUdeviceptr);
+/* The compiler names P, A and N only: bound, they are opaque bytes passed by address. With
+ * an explicit signature that gives their members, they are passed by value. */
+typedef cujit_status (*aggregates_fn)(cujit_dim3, cujit_dim3, char, float4, char, double2,
+                                      const void *, char3, const void *, const void *, int2,
+                                      CUdeviceptr);
+typedef cujit_status (*aggregates_by_value_fn)(cujit_dim3, cujit_dim3, char, float4, char,
+                                               double2, P, char3, A, N, int2, CUdeviceptr);
 
 typedef struct values {
   char c0, c1;
@@ -277,8 +251,7 @@ static void structs_and_vectors(void **state) {
   values_init(&x);
   values_expected(&x, want);
   assert_string_equal(cujit_function_signature(fn),
-                      "i8 f32x4 i8 f64x2 {f32 i32 f64} i8x3 {f32 f32 f32}:16 {{i16[3]} f64[2]} "
-                      "i32x2 ptr");
+                      "i8 f32x4 i8 f64x2 b16:8 i8x3 b16:16 b24:8 i32x2 ptr");
   memset(got, 0xAA, sizeof got);
   assert_ok(CUJIT_LAUNCH(fn, CUJIT_DIM3(1), CUJIT_DIM3(1), cujit_i8(x.c0), CUJIT_VALUE(x.v),
                          cujit_i8(x.c1), CUJIT_VALUE(x.w), CUJIT_VALUE(x.p), CUJIT_VALUE(x.c3),
@@ -291,9 +264,18 @@ static void structs_and_vectors(void **state) {
   compare_aggregates(got, want, "cujit_call");
   assert_ok(cujit_function_bind(fn, NULL, &ptr));
   memset(got, 0xAA, sizeof got);
-  assert_ok(((aggregates_fn)ptr)(CUJIT_DIM3(1), CUJIT_DIM3(1), x.c0, x.v, x.c1, x.w, x.p, x.c3,
-                                 x.a, x.n, x.i2, CUJIT_OUT(got, sizeof got)));
+  assert_ok(((aggregates_fn)ptr)(CUJIT_DIM3(1), CUJIT_DIM3(1), x.c0, x.v, x.c1, x.w, &x.p, x.c3,
+                                 &x.a, &x.n, x.i2, CUJIT_OUT(got, sizeof got)));
   compare_aggregates(got, want, "bound pointer");
+  /* the members given explicitly: the structs go by value */
+  assert_ok(cujit_function_set_signature(fn, "i8 f32x4 i8 f64x2 {f32 i32 f64} i8x3 "
+                                             "{f32 f32 f32}:16 {{i16[3]} f64[2]} i32x2 ptr"));
+  assert_ok(cujit_function_bind(fn, NULL, &ptr));
+  memset(got, 0xAA, sizeof got);
+  assert_ok(((aggregates_by_value_fn)ptr)(CUJIT_DIM3(1), CUJIT_DIM3(1), x.c0, x.v, x.c1, x.w,
+                                          x.p, x.c3, x.a, x.n, x.i2,
+                                          CUJIT_OUT(got, sizeof got)));
+  compare_aggregates(got, want, "bound pointer, structs by value");
 }
 
 /* ---- In/Out buffers ---- */
@@ -408,8 +390,57 @@ static void mismatches_refused(void **state) {
   assert_status_detail(cujit_call(fn_of("scalars"), CUJIT_DIM3(1), CUJIT_DIM3(1), 300, 0, 0, 0,
                                   0, 0, 0LL, 0ULL, 0.0, 0.0, 0.0, 0.0, 0, 0, (size_t)0,
                                   (CUdeviceptr)0),
-                       CUJIT_ERROR_INVALID_ARGS, "parameter 1 'a' (i8): 300 does not fit");
+                       CUJIT_ERROR_INVALID_ARGS, "parameter 1 (i8): 300 does not fit");
   assert_ok(cujit_synchronize());
+}
+
+/* ---- arguments of the wrong type ---- */
+
+/* ramp(float a, unsigned n, float *y) writes y[i] = a * i for i < n. An unsigned and a
+ * float swapped have the right sizes, and would make it compute garbage: launches refuse
+ * them, naming the parameter and its type, and launch nothing; the right types compute
+ * the right result. Through the fast path (values only) and the staged one (a buffer). */
+static void ramp_checks(cujit_function *fn, const char *name) {
+  enum { N = 64, USED = 48 };
+  float y[N];
+  CUdeviceptr d = 0;
+  char want[256];
+  int i;
+  snprintf(want, sizeof want, "argument 1 of kernel '%s' is an unsigned int (u32), but "
+           "parameter 1 is 'float'; use cujit_f32()", name);
+  assert_ok(cujit_mem_alloc(&d, sizeof y));
+  for (i = 0; i < N; i++) y[i] = -1.0f;
+  assert_ok(cujit_memcpy_htod(d, y, sizeof y));
+  assert_status_detail(CUJIT_LAUNCH(fn, CUJIT_DIM3(1), CUJIT_DIM3(N), cujit_u32(USED),
+                                    cujit_f32(2.5f), cujit_ptr(d)),
+                       CUJIT_ERROR_INVALID_ARGS, want);
+  assert_status_detail(CUJIT_LAUNCH(fn, CUJIT_DIM3(1), CUJIT_DIM3(N), cujit_u32(USED),
+                                    cujit_f32(2.5f), cujit_inout(y, sizeof y)),
+                       CUJIT_ERROR_INVALID_ARGS, want);
+  assert_status_detail(CUJIT_LAUNCH(fn, CUJIT_DIM3(1), CUJIT_DIM3(N), cujit_f32(2.5f),
+                                    cujit_u32(USED), cujit_u64(d)),
+                       CUJIT_ERROR_INVALID_ARGS, "parameter 3 is 'float *'");
+  assert_ok(cujit_synchronize());
+  assert_ok(cujit_memcpy_dtoh(y, d, sizeof y));
+  for (i = 0; i < N; i++) assert_true(y[i] == -1.0f); /* nothing ran */
+  assert_ok(CUJIT_LAUNCH(fn, CUJIT_DIM3(1), CUJIT_DIM3(N), cujit_f32(2.5f), cujit_u32(USED),
+                         cujit_ptr(d)));
+  assert_ok(cujit_synchronize());
+  assert_ok(cujit_memcpy_dtoh(y, d, sizeof y));
+  for (i = 0; i < N; i++) assert_true(y[i] == (i < USED ? 2.5f * (float)i : -1.0f));
+  for (i = 0; i < N; i++) y[i] = -1.0f;
+  assert_ok(CUJIT_LAUNCH(fn, CUJIT_DIM3(1), CUJIT_DIM3(N), cujit_f32(0.5f), cujit_u32(USED),
+                         cujit_inout(y, sizeof y)));
+  for (i = 0; i < N; i++) assert_true(y[i] == (i < USED ? 0.5f * (float)i : -1.0f));
+  assert_ok(cujit_mem_free(d));
+}
+
+static void wrong_types_refused(void **state) {
+  cujit_function *cpp = fn_of("ramp"), *c = fn_of("cramp");
+  (void)state;
+  ramp_checks(cpp, "ramp"); /* its symbol spells its types */
+  assert_string_equal(cujit_function_signature(c), "f32 u32 ptr"); /* the probe */
+  ramp_checks(c, "cramp");
 }
 
 static int setup(void **state) {
@@ -417,7 +448,7 @@ static int setup(void **state) {
   cujit_options o = {0};
   (void)state;
   o.include_dirs = dirs;
-  assert_ok(cujit_module_from_source(&mod, kSource, "call.cu", &o));
+  assert_ok(cujit_module_from_source(&mod, kCallSource, "call.cu", &o));
   return 0;
 }
 
@@ -436,6 +467,7 @@ int main(void) {
       cmocka_unit_test(in_out_through_every_form),
       cmocka_unit_test(bound_stream_and_shared),
       cmocka_unit_test(mismatches_refused),
+      cmocka_unit_test(wrong_types_refused),
   };
   if (!test_have_gpu()) return TEST_SKIP_CODE;
   return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,9 +1,10 @@
 /* test_gpu_prebuilt - modules from prebuilt PTX, CUBIN and fatbin on a device: each kind's
  * kernels found by plain name (C++ and extern "C"), launched with In/Out buffers and
  * checked arguments, its variables written and read by name, a missing kernel named with
- * the module's kernels, attributes and parameter layout from the driver, and cujit_call
- * with an explicit signature. The PTX and the CUBIN come from NVRTC for this device; the
- * fatbin from nvcc when it is on PATH (its tests are skipped, saying why, otherwise). */
+ * the module's kernels, attributes and parameter layout from the driver, types from a C++
+ * kernel's symbol, and cujit_call with an explicit signature for an extern "C" kernel.
+ * The PTX and the CUBIN come from NVRTC for this device; the fatbin from nvcc when it is
+ * on PATH (its tests are skipped, saying why, otherwise). */
 #include "prebuilttest.h"
 
 enum { K_PTX, K_CUBIN, K_FATBIN, N_KINDS, N = 100 };
@@ -98,6 +99,11 @@ static void arguments_checked_before_launch(void **state) {
                        CUJIT_ERROR_INVALID_ARGS,
                        "argument 2 of kernel 'scale' has the wrong size: parameter 2 expects 4 "
                        "bytes, but 8 bytes were given");
+  /* the symbol spells a C++ kernel's types, prebuilt or not: a swapped int and float fail */
+  assert_status_detail(CUJIT_LAUNCH(scale, CUJIT_DIM3(1), CUJIT_DIM3(N), cujit_inout(x, sizeof x),
+                                    cujit_i32(N), cujit_f32(1.0f)),
+                       CUJIT_ERROR_INVALID_ARGS,
+                       "argument 2 of kernel 'scale' is an int (i32), but parameter 2 is 'float'");
 }
 
 static void variables_by_name(void **state) {
@@ -140,26 +146,31 @@ static void missing_kernel_lists_the_kernels(void **state) {
 
 static void attributes_layout_and_signatures(void **state) {
   cujit_module *m = module_of(state);
-  cujit_function *scale = function_of(m, "scale");
+  cujit_function *scale = function_of(m, "scale"), *add_one = function_of(m, "add_one");
   cujit_function_attrs a = CUJIT_FUNCTION_ATTRS_INIT;
   size_t off = 0, size = 0;
   float x[N], zero = 0.0f;
-  int i;
+  int v[N], i;
   assert_ok(cujit_function_get_attrs(scale, &a));
   assert_int_equal(a.num_params, 3);
   assert_true(a.max_threads_per_block > 0);
   assert_ok(cujit_function_param_info(scale, 1, &off, &size));
   assert_int_equal(off, 8);
   assert_int_equal(size, 4);
-  /* no source to read a signature from: it must be given */
-  assert_null(cujit_function_signature(scale));
+  /* a C++ kernel's symbol spells its types; an extern "C" kernel of prebuilt code has no
+   * source to ask the compiler about, so its signature must be given */
+  assert_string_equal(cujit_function_signature(scale), "ptr f32 i32");
+  assert_null(cujit_function_signature(add_one));
+  assert_int_equal(cujit_last_status(), CUJIT_ERROR_SIGNATURE);
+  assert_non_null(strstr(cujit_last_error(), "prebuilt code"));
   assert_non_null(strstr(cujit_last_error(), "cujit_function_set_signature"));
-  assert_ok(cujit_function_set_signature(scale, "ptr f32 i32"));
+  assert_ok(cujit_function_set_signature(add_one, "ptr i32"));
   assert_ok(cujit_module_write_global(m, "bias", &zero, sizeof zero));
   assert_ok(cujit_module_write_global(m, "coef", (float[4]){0}, 4 * sizeof(float)));
-  for (i = 0; i < N; i++) x[i] = (float)i;
+  for (i = 0; i < N; i++) x[i] = (float)i, v[i] = i;
   assert_ok(cujit_call(scale, CUJIT_DIM3(1), CUJIT_DIM3(128), CUJIT_INOUT(x, sizeof x), 4.0, N));
-  for (i = 0; i < N; i++) assert_true(x[i] == 4.0f * (float)i);
+  assert_ok(cujit_call(add_one, CUJIT_DIM3(1), CUJIT_DIM3(128), CUJIT_INOUT(v, sizeof v), N));
+  for (i = 0; i < N; i++) assert_true(x[i] == 4.0f * (float)i && v[i] == i + 1);
 }
 
 #define FOR_EACH_KIND(fn)                                                   \

@@ -50,7 +50,7 @@ static void linear_fetch(void **state) {
   assert_ok(CUJIT_LAUNCH(f, CUJIT_DIM3((N + 255) / 256), CUJIT_DIM3(256), cujit_texture(t),
                          cujit_out(out, sizeof out), cujit_i32(N)));
   for (i = 0; i < N; i++) assert_true(out[i] == 2.0f * in[i]);
-  /* the signature read from the source takes the handle as a 64-bit integer */
+  /* the compiler says the handle is an unsigned long long: cujit_call takes it as one */
   memset(out, 0, sizeof out);
   assert_ok(cujit_call(f, CUJIT_DIM3((N + 255) / 256), CUJIT_DIM3(256), (unsigned long long)t,
                        CUJIT_OUT(out, sizeof out), N));

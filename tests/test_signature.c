@@ -1,299 +1,22 @@
-/* test_signature - kernel signatures without a GPU: the declaration reader on a wide table
- * of sources (checked against NVRTC's own parameter layout), type strings, the layout
- * check, cujit_call's varargs and promotions, and libffi-bound function pointers, with the
- * launch replaced by a recorder (cj_set_launcher) so that the arguments built can be seen.
- * The recorder needs the fault-injection build (CUJIT_FAULT_INJECTION, which scripts/check
- * makes), the only one with that seam; elsewhere the tests that use it are reported
- * skipped, and the rest run. */
+/* test_signature - kernel signatures without a GPU: signatures made from the compiler's
+ * types (fitted to NVRTC's own parameter layout), type strings, the layout check, explicit
+ * signatures against the compiler's types, cujit_call's varargs and promotions, and
+ * libffi-bound function pointers, with the launch replaced by a recorder (cj_set_launcher)
+ * so that the arguments built can be seen. The recorder needs the fault-injection build
+ * (CUJIT_FAULT_INJECTION, which scripts/check makes), the only one with that seam;
+ * elsewhere the tests that use it are reported skipped, and the rest run. */
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
 
-#include "testutil.h"
+#include "typestest.h"
+#include "kernelsrc.h"
 #include "call/signature.h"
-#include "compile/symbols.h" /* cj_ptx_params: NVRTC's layout of each kernel, as the oracle */
 
-/* Compiles `src` for compute_90 without a GPU (and without the cache); `cuda_headers`
- * puts the toolkit's include directory on the path for cuda_fp16.h. */
-static cujit_module *compile(const char *src, const char *name, int cuda_headers) {
-  const char *dirs[] = {CUJIT_TEST_CUDA_INCLUDE, NULL};
-  cujit_options o = {0};
-  cujit_module *m = NULL;
-  o.arch = "compute_90";
-  o.include_dirs = cuda_headers ? dirs : NULL;
-  o.flags = CUJIT_OPT_NO_CACHE;
-  assert_ok(cujit_module_from_source(&m, src, name, &o));
-  return m;
-}
-
-/* ---- reading declarations ---- */
-
-/* Reads `kernel` from `src` and compares its type string. */
-static void expect_sig(const char *src, const char *kernel, const char *want) {
-  cj_signature *s = NULL;
-  cujit_status st = cj_sig_from_source(src, "t.cu", kernel, NULL, &s);
-  if (st != CUJIT_OK)
-    fail_msg("%s: %s: %s\nsource:\n%s", kernel, cujit_status_name(st), cujit_last_error(), src);
-  if (strcmp(s->text, want) != 0)
-    fail_msg("%s: got \"%s\", wanted \"%s\"\nsource:\n%s", kernel, s->text, want, src);
-  cj_sig_free(s);
-}
-
-/* Expects CUJIT_ERROR_SIGNATURE with both needles in the message (and the advice). */
-static void expect_err(const char *src, const char *kernel, const char *n1, const char *n2) {
-  cj_signature *s = NULL;
-  assert_status_detail(cj_sig_from_source(src, "t.cu", kernel, NULL, &s), CUJIT_ERROR_SIGNATURE,
-                       n1);
-  if (n2 && !strstr(cujit_last_error(), n2)) fail_msg("detail lacks \"%s\": %s", n2, cujit_last_error());
-  assert_non_null(strstr(cujit_last_error(), "cujit_function_set_signature()"));
-  assert_null(s);
-}
-
-typedef struct sig_case {
-  const char *src, *kernel, *want;
-} sig_case;
-
-static const sig_case sig_cases[] = {
-    {"__global__ void saxpy(float a, const float *x, float *__restrict__ y, unsigned n) {}",
-     "saxpy", "f32 ptr ptr u32"},
-    /* every integer spelling */
-    {"__global__ void k(char a, signed char b, unsigned char c, short d, short int e,\n"
-     "  unsigned short f, int g, unsigned h, long i, unsigned long j, long long k2,\n"
-     "  unsigned long long l, long long int m, long unsigned int n, signed s, bool t,\n"
-     "  signed short int u, unsigned long long int v, wchar_t w, char16_t x, char32_t y) {}",
-     "k", "i8 i8 u8 i16 i16 u16 i32 u32 i64 u64 i64 u64 i64 u64 i32 u8 i16 u64 i32 u16 u32"},
-    {"__global__ void k(size_t a, ptrdiff_t b, intptr_t c, uintptr_t d, int8_t e, uint8_t f,\n"
-     "  int16_t g, uint16_t h, int32_t i, uint32_t j, int64_t k2, uint64_t l, std::size_t m,\n"
-     "  ::int32_t n, cuda::std::uint64_t o, ssize_t p) {}",
-     "k", "u64 i64 i64 u64 i8 u8 i16 u16 i32 u32 i64 u64 u64 i32 u64 i64"},
-    {"__global__ void k(float a, double b, __half c, half d, __nv_bfloat16 e, nv_bfloat16 f,\n"
-     "  __half2 g, __nv_bfloat162 h) {}",
-     "k", "f32 f64 f16 f16 bf16 bf16 f16x2 bf16x2"},
-    /* pointers: every qualifier, position and depth; arrays and function pointers */
-    {"__global__ void k(const float *a, float const *b, float *const c, const float *const d,\n"
-     "  volatile int *e, float *__restrict__ f, float * restrict g, float *__restrict h,\n"
-     "  float **i, const char *const *j, void *k2, float l[], float m[16], void (*n)(int),\n"
-     "  const volatile unsigned long long *__restrict__ const o, int *&&p2 = 0) {}",
-     "k", NULL}, /* has a reference: checked among the errors */
-    {"__global__ void k(const float *a, float const *b, float *const c, const float *const d,\n"
-     "  volatile int *e, float *__restrict__ f, float * restrict g, float *__restrict h,\n"
-     "  float **i, const char *const *j, void *k2, float l[], float m[16], void (*n)(int),\n"
-     "  const volatile unsigned long long *__restrict__ const o, float (*p)[4]) {}",
-     "k", "ptr ptr ptr ptr ptr ptr ptr ptr ptr ptr ptr ptr ptr ptr ptr ptr"},
-    /* pointers to types not defined here are fine: only values need a layout */
-    {"__global__ void k(Foo *a, const struct Bar *b, Baz<int, 3> *c, ns::Q *d) {}", "k",
-     "ptr ptr ptr ptr"},
-    {"__global__ void k(char1 a, uchar2 b, char3 c, char4 d, short2 e, ushort4 f, int1 g,\n"
-     "  uint2 h, int3 i, int4 j, long2 k2, ulong3 l, longlong2 m, ulonglong4 n, float2 o,\n"
-     "  float3 p, float4 q, double1 r, double2 s, double3 t, double4 u, double4_32a v,\n"
-     "  longlong4_16a w, half2 x, dim3 y) {}",
-     "k", "i8x1 u8x2 i8x3 i8x4 i16x2 u16x4 i32x1 u32x2 i32x3 i32x4 i64x2 u64x3 i64x2 u64x4 "
-          "f32x2 f32x3 f32x4 f64x1 f64x2 f64x3 f64x4 f64x4:32 i64x4 f16x2 u32x3"},
-    /* structs, unions, enums, typedefs and aliases defined in the source */
-    {"struct P { float a; int b; double c; };\n"
-     "__global__ void k(P p, struct P q, const P r, __grid_constant__ const P s) {}",
-     "k", "{f32 i32 f64} {f32 i32 f64} {f32 i32 f64} {f32 i32 f64}"},
-    {"typedef struct { char c; float4 v; } Q;\n__global__ void k(char x, Q q) {}", "k",
-     "i8 {i8 f32x4}"},
-    {"struct __align__(16) A { float x, y, z; };\n"
-     "struct alignas(8) A8 { char c; };\n"
-     "struct A2 { short s; } __attribute__((aligned(4)));\n" /* ignored, as NVRTC does */
-     "struct __attribute__((aligned(4))) A4 { short s; };\n"
-     "__global__ void k(A a, A8 b, A2 c, A4 d) {}",
-     "k", "{f32 f32 f32}:16 {i8}:8 {i16} {i16}:4"},
-    {"struct B { char c; alignas(8) int i; };\n__global__ void k(B b) {}", "k", "{i8 i32:8}"},
-    {"struct In { short s[3]; };\nstruct Out { In in; double d[2]; float4 v; };\n"
-     "__global__ void k(Out o) {}",
-     "k", "{{i16[3]} f64[2] f32x4}"},
-    {"#define N 4\nstruct G { float m[N][2]; int n; };\n__global__ void k(G g) {}", "k",
-     "{f32[8] i32}"},
-    {"union U { float f; int i; double d; };\nstruct S { char c; union { int a; float b; }; "
-     "U u; };\n__global__ void k(U u, union U v, S s) {}",
-     "k", "b8:8 b8:8 {i8 b4:4 b8:8}"},
-    {"enum Mode { A, B = 4 };\nenum class Small : unsigned char { X };\n"
-     "enum struct Wide : long long { Y };\n__global__ void k(Mode m, Small s, enum Mode t, Wide w) {}",
-     "k", "i32 u8 i32 i64"},
-    {"typedef float real;\ntypedef real *realp, realv;\nusing idx = unsigned long long;\n"
-     "typedef float4 vec;\ntypedef int arr3[3];\ntypedef void (*cb_t)(int);\n"
-     "typedef struct P { int a; } P, *PP;\n"
-     "__global__ void k(real a, realp b, idx c, vec d, arr3 e, cb_t f, P g, PP h, realv i) {}",
-     "k", "f32 ptr u64 f32x4 ptr ptr {i32} ptr f32"},
-    {"struct M {\n  __device__ float len() const { return x * y; }\n  static const int K = 3;\n"
-     "  float x;\n  __device__ M() : x(0), y(1) {}\n  typedef int inner;\n  float y;\n"
-     "  __device__ M &operator=(const M &o) = default;\npublic:\n  int z = 4;\n"
-     "  void (*cb)(int);\n  float *data, **more;\n  struct { short a, b; } pair;\n};\n"
-     "__global__ void k(M m) {}",
-     "k", "{f32 f32 i32 ptr ptr ptr {i16 i16}}"},
-    {"struct E {};\n__global__ void k(E e, int n) {}", "k", "b1 i32"},
-    /* comments and line breaks inside the list */
-    {"__global__ void k(float a, // the scale, with commas\n"
-     "  /* input, also ( with ) parentheses */ const float *x,\n\n"
-     "  float *y /* out */,\n  unsigned /* count */ n)\n{ }",
-     "k", "f32 ptr ptr u32"},
-    /* object-like macros for types, qualifiers and the declaration itself */
-    {"#define REAL float\n#define PTR REAL *\n#define KERNEL extern \"C\" __global__ void\n"
-     "#define RESTRICT __restrict__\n#define NOTHING\n"
-     "KERNEL k(REAL a, PTR b, REAL * RESTRICT c NOTHING) {}",
-     "k", "f32 ptr ptr"},
-    {"#define A B\n#define B A\n__global__ void k(float x, A *y) {}", "k", "f32 ptr"},
-    {"#define T double\n#undef T\n#define T int\n__global__ void k(T x) {}", "k", "i32"},
-    {"#if 0\n__global__ void k(int a);\n#if 1\n#endif\n#else\n#endif\n"
-     "__global__ void k(float a) {}",
-     "k", "f32"},
-    {"#ifdef USE_DOUBLE\n#define REAL double\n#else\n#define REAL float\n#endif\n"
-     "__global__ void k(REAL *a, int n) {}",
-     "k", "ptr i32"},
-    /* attributes and storage */
-    {"extern \"C\" __global__ void __launch_bounds__(256, 2) k(int n) {}", "k", "i32"},
-    {"static __global__ __launch_bounds__(128) void k(double d) {}", "k", "f64"},
-    {"__global__ void __maxnreg__(32) k([[maybe_unused]] int n, float *__attribute__((unused)) p) {}",
-     "k", "i32 ptr"},
-    {"extern \"C\" {\n__global__ void k(void) {}\n}", "k", ""},
-    {"__global__ void k() {}", "k", ""},
-    {"__global__ void k(int n = 10, float s = 1.0f, int m = (3, 4)) {}", "k", "i32 f32 i32"},
-    /* several kernels, forward declarations, namespaces, unnamed parameters */
-    {"__global__ void a(float *x);\n__global__ void b(int n, double d) {}\n"
-     "__global__ void a(float *x) { x[0] = 1; }\n__global__ void c(char) {}",
-     "a", "ptr"},
-    {"__global__ void a(float *x) {}\n__global__ void b(int n, double d) {}", "b", "i32 f64"},
-    {"__global__ void a(float *x) {}\n__global__ void c(char, float4) {}", "c", "i8 f32x4"},
-    {"namespace ns { struct V { int a, b; }; __global__ void k(V v) {} }", "k", "{i32 i32}"},
-    {"namespace ns { __global__ void k(int a); }\n__global__ void ns::k(int a) {}", "k", "i32"},
-};
-
-static void declarations(void **state) {
-  size_t i;
-  (void)state;
-  for (i = 0; i < CJ_COUNT(sig_cases); i++)
-    if (sig_cases[i].want) expect_sig(sig_cases[i].src, sig_cases[i].kernel, sig_cases[i].want);
-}
-
-static void declaration_errors(void **state) {
-  (void)state;
-  expect_err("template <typename T> __global__ void k(T *x) {}", "k", "is a template",
-             "name_expressions");
-  expect_err("template <typename T, int N = 4>\n__launch_bounds__(64) __global__ void k(T x) {}",
-             "k", "is a template", NULL);
-  expect_err("__global__ void k(int a) {}\n__global__ void k(float a) {}", "k",
-             "overloaded: (i32) on line 1, (f32) on line 2", NULL);
-  expect_err(sig_cases[4].src, "k", "parameter 16 'int * && p2 = 0'", "C++ references");
-  expect_err("__global__ void k(int &a) {}", "k", "C++ references", NULL);
-  expect_err("__global__ void k(float a, Foo f) {}", "k", "parameter 2 'Foo f'",
-             "unknown type 'Foo'");
-  expect_err("#define T(x) x\n__global__ void k(T(float) a) {}", "k", "function-like macro", NULL);
-  expect_err("#ifdef USE_DOUBLE\n#define REAL double\n#else\n#define REAL float\n#endif\n"
-             "__global__ void k(REAL a) {}",
-             "k", "macro 'REAL', which is defined differently on lines 2, 4", NULL);
-  expect_err("struct F { int a : 3; int b : 5; };\n__global__ void k(F f) {}", "k", "bit-fields",
-             NULL);
-  expect_err("struct V { virtual void f(); int a; };\n__global__ void k(V v) {}", "k", "virtual",
-             NULL);
-  expect_err("struct B0 { int a; };\nstruct D : B0 { int b; };\n__global__ void k(D d) {}", "k",
-             "'D' derives from another class", NULL);
-  expect_err("template <typename T> struct W { T v; };\n__global__ void k(W<float> w) {}", "k",
-             "'W<...>' is a template type", NULL);
-  expect_err("template <typename T> struct W { T v; };\n__global__ void k(W w) {}", "k",
-             "'W' is a template", NULL);
-  expect_err("__global__ void k(long double x) {}", "k", "long double", NULL);
-  expect_err("__global__ void k(int n, ...) {}", "k", "variadic", NULL);
-  expect_err("__global__ void k(void x) {}", "k", "void", NULL);
-  expect_err("__global__ void a(int n) {}", "nope", "kernel 'nope'", "no __global__ declaration");
-  expect_err("__global__ void k(int a", "k", "not closed", NULL);
-  expect_err("__global__ void k(int a,) {}", "k", "parameter 2", "empty");
-  expect_err("struct S { float v[N2]; };\n__global__ void k(S s) {}", "k",
-             "array size 'N2' is not a plain number", NULL);
-  expect_err("typedef A B;\ntypedef B A;\n__global__ void k(A a) {}", "k", "in terms of itself",
-             NULL);
-  expect_err("__global__ void k(float * RESTRICT a) {}", "k", "unexpected 'a' after 'RESTRICT'",
-             "macro");
-  expect_err("struct S { float v[4096][4096]; };\n__global__ void k(S s) {}", "k",
-             "more than 2^20", NULL);
-  expect_err("__global__ void k(unsigned float x) {}", "k", "invalid combination", NULL);
-}
-
-/* With the driver's layout, an overload is picked when only one fits. */
-static void overloads_by_layout(void **state) {
-  const char *src = "__global__ void k(int a) {}\n__global__ void k(double a, int b) {}\n"
-                    "__global__ void k(float a) {}\n";
-  size_t offs[2] = {0, 8}, sizes[2] = {8, 4}, offs1[1] = {0}, sizes1[1] = {4};
-  cj_layout two = {2, offs, sizes}, one = {1, offs1, sizes1};
-  cj_signature *s = NULL;
-  (void)state;
-  assert_ok(cj_sig_from_source(src, "t.cu", "k", &two, &s));
-  assert_string_equal(s->text, "f64 i32");
-  cj_sig_free(s);
-  assert_status_detail(cj_sig_from_source(src, "t.cu", "k", &one, &s), CUJIT_ERROR_SIGNATURE,
-                       "does not tell which one");
-  assert_null(s);
-}
-
-/* Offsets and sizes the declaration reader computes equal NVRTC's for a wide set of
- * kernels (the PTX states each parameter's size and alignment). */
-static const char kLayouts[] =
-    "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n"
-    "struct P { float a; int b; double c; };\n"
-    "typedef struct { char c; float4 v; } Q;\n"
-    "struct __align__(16) A { float x, y, z; };\n"
-    "struct A2 { short s; } __attribute__((aligned(8)));\n"
-    "struct __attribute__((aligned(8))) A8 { short s; };\n"
-    "struct B { char c; alignas(8) int i; };\n"
-    "struct In { short s[3]; };\n"
-    "struct Out { In in; double d[2]; float4 v; char tail; };\n"
-    "union U { float f; int i; double d; };\n"
-    "enum Mode { MA, MB };\nenum class Small : unsigned char { X };\n"
-    "typedef float real;\ntypedef real *realp;\nusing idx = unsigned long long;\n"
-    "typedef float4 vec;\ntypedef int arr3[3];\n"
-    "struct M { __device__ float len() const { return x; } static const int K = 3; float x;\n"
-    "  float y; };\n"
-    "struct L { float *data; int n; void (*cb)(int); char c; };\n"
-    "struct E {};\n"
-    "struct H { __half h; char c; __nv_bfloat16 b; };\n"
-    "extern \"C\" {\n"
-    "__global__ void ints(char a, signed char b, unsigned char c, short d, unsigned short e,\n"
-    "  int f, unsigned g, long h, unsigned long i, long long j, unsigned long long k, bool l,\n"
-    "  size_t m, char n) {}\n"
-    "__global__ void floats(char c0, float a, char c1, double b, char c2, __half c, half d,\n"
-    "  __nv_bfloat16 e, char c3, __half2 f, __nv_bfloat162 g, char c4) {}\n"
-    "__global__ void vectors(char1 a, uchar2 b, char3 c, char4 d, short2 e, ushort4 f,\n"
-    "  int1 g, char pad0, uint2 h, int3 i, char pad1, int4 j, long2 k, ulong3 l, char pad2,\n"
-    "  longlong2 m, ulonglong4_32a n, float2 o, float3 p, char pad3, float4 q, double1 r,\n"
-    "  double2 s, double3 t, double4_16a u, double4_32a v, longlong4_16a w, dim3 x, char y) {}\n"
-    "__global__ void structs(char x, P p, Q q, A a, A2 a2, B b, Out o, U u, Mode m, Small s,\n"
-    "  M mm, L l, E e, H h, char tail, A8 a8, char t2) {}\n"
-    "__global__ void aliases(real a, realp b, idx c, char pad, vec d, arr3 e, char f,\n"
-    "  double4_32a g) {}\n"
-    "__global__ void pointers(char a, const float *__restrict__ b, char c, void (*d)(int),\n"
-    "  char e, float f[8]) {}\n"
-    "}\n";
-
-static void layouts_match_nvrtc(void **state) {
-  static const char *const kernels[] = {"ints", "floats", "vectors", "structs", "aliases",
-                                        "pointers"};
-  cujit_module *m = compile(kLayouts, "layouts.cu", 1);
-  size_t i;
-  (void)state;
-  for (i = 0; i < CJ_COUNT(kernels); i++) {
-    size_t n = 0, *offs = NULL, *sizes = NULL, j;
-    cj_signature *s = NULL;
-    cj_layout l;
-    assert_ok(cj_ptx_params(cujit_module_ptx(m, NULL), kernels[i], &n, &offs, &sizes));
-    assert_ok(cj_sig_from_source(kLayouts, "layouts.cu", kernels[i], NULL, &s));
-    l.n = n;
-    l.offsets = offs;
-    l.sizes = sizes;
-    if (!cj_sig_fits(s, &l)) {
-      for (j = 0; j < n && j < s->n; j++)
-        printf("%s %zu: ptx %zu@%zu, parsed %u@%u\n", kernels[i], j, sizes[j], offs[j],
-               s->params[j].size, s->params[j].offset);
-      fail_msg("%s: \"%s\" (%zu parameters) does not match NVRTC's layout (%zu)", kernels[i],
-               s->text, s->n, n);
-    }
-    cj_sig_free(s);
-    free(offs);
-    free(sizes);
-  }
-  cujit_module_destroy(m);
-}
+#ifdef CUJIT_FAULT_INJECTION
+void cujit_test_fail_alloc_after(long n);
+long cujit_test_alloc_countdown(void);
+#endif
 
 /* ---- type strings ---- */
 
@@ -386,6 +109,7 @@ static void type_strings(void **state) {
 typedef struct hand {
   cujit_function fn;
   size_t offs[64], sizes[64];
+  char sym[512];
 } hand;
 
 /* A function named `name` whose driver layout is that of type string `layout` (NULL: no
@@ -411,8 +135,33 @@ static void hand_init(hand *h, cujit_module *m, const char *name, const char *la
   cj_sig_free(s);
 }
 
+/* Kernel `name` of m as a lookup makes it: its symbol, its layout from the PTX, and the
+ * types decoded from its symbol (an extern "C" kernel's are probed when first needed). */
+static void hand_init_from(hand *h, cujit_module *m, const char *name) {
+  size_t n = 0, *offs = NULL, *sizes = NULL;
+  memset(h, 0, sizeof *h);
+  snprintf(h->sym, sizeof h->sym, "%s", types_symbol(m, name));
+  assert_ok(cj_ptx_params(cujit_module_ptx(m, NULL), h->sym, &n, &offs, &sizes));
+  assert_true(n <= 64);
+  if (n) {
+    memcpy(h->offs, offs, n * sizeof *offs);
+    memcpy(h->sizes, sizes, n * sizeof *sizes);
+  }
+  free(offs);
+  free(sizes);
+  h->fn.module = m;
+  h->fn.name = (char *)name;
+  h->fn.lowered = h->sym;
+  h->fn.dev = (cj_fstate *)(void *)h; /* any non-NULL: the module layer's state; never touched here */
+  h->fn.nparams = n;
+  h->fn.param_offsets = h->offs;
+  h->fn.param_sizes = h->sizes;
+  cj_function_decode(&h->fn);
+}
+
 static void hand_free(hand *h) {
   if (h->fn.upper_free) h->fn.upper_free(&h->fn);
+  cj_function_drop_types(&h->fn);
 }
 
 static void layout_check(void **state) {
@@ -733,70 +482,134 @@ static void call_many_parameters(void **state) {
   hand_free(&h);
 }
 
-/* ---- signatures read from a module's source ---- */
+/* ---- signatures from the compiler's types ---- */
 
-static const char kSaxpy[] =
-    "// saxpy and friends\n"
-    "struct P { float a; int b; double c; };\n"
-    "__global__ void saxpy(float a, const float *x, float *__restrict__ y, unsigned n)\n"
-    "{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = a * x[i] + y[i]; }\n"
-    "namespace ns { __global__ void take(P p, float4 v) {} }\n"
-    "template <typename T> __global__ void scale(T *x, T s) { x[threadIdx.x] *= s; }\n"
-    "template __global__ void scale<float>(float *, float);\n";
+typedef struct __attribute__((aligned(16))) f4v {
+  float v[4];
+} f4v;
+
 
 static void signature_from_module(void **state) {
-  cujit_module *m = compile(kSaxpy, "saxpy.cu", 0);
+  cujit_module *m = types_compile(kSaxpy, "saxpy.cu", NULL, kSaxpyExprs, NULL, 0);
   hand h;
   (void)state;
-  hand_init(&h, m, "saxpy", "f32 ptr ptr u32");
+  hand_init_from(&h, m, "saxpy");
   assert_string_equal(cujit_function_signature(&h.fn), "f32 ptr ptr u32");
   assert_int_equal(h.fn.upper->sig->checked, 1);
-  assert_string_equal(h.fn.upper->sig->params[1].name, "x");
-  assert_ok(cujit_call(&h.fn, CUJIT_DIM3(1), CUJIT_DIM3(1), 2.0f, (CUdeviceptr)1, (CUdeviceptr)2, 3));
+  assert_ok(cujit_call(&h.fn, CUJIT_DIM3(1), CUJIT_DIM3(1), 2.0f, (CUdeviceptr)1,
+                       (CUdeviceptr)2, 3));
   assert_int_equal(seen.calls, 1);
+  assert_int_equal(seen.args[0].type, CUJIT_TYPE_F32);
+  assert_int_equal(seen.args[3].type, CUJIT_TYPE_U32);
   hand_free(&h);
-  /* a mangled or qualified name finds the declaration too */
-  hand_init(&h, m, "_ZN2ns4takeE1P6float4", "{f32 i32 f64} f32x4");
-  assert_string_equal(cujit_function_signature(&h.fn), "{f32 i32 f64} f32x4");
+  /* a struct by value is known by name: opaque bytes of the layout's size and alignment */
+  hand_init_from(&h, m, "ns::take");
+  assert_string_equal(cujit_function_signature(&h.fn), "b16:8 f32x4 i8");
+  assert_string_equal(h.fn.types->p[0].m.spelling, "P");
   hand_free(&h);
-  hand_init(&h, m, "ns::take", "{f32 i32 f64} f32x4");
-  assert_string_equal(cujit_function_signature(&h.fn), "{f32 i32 f64} f32x4");
-  hand_free(&h);
-  /* the layout disagrees: refused, naming the parameter */
-  hand_init(&h, m, "saxpy", "f32 ptr ptr u64");
-  assert_null(cujit_function_signature(&h.fn));
-  assert_int_equal(cujit_last_status(), CUJIT_ERROR_SIGNATURE);
-  assert_non_null(strstr(cujit_last_error(), "parameter 4 'n' (u32)"));
-  assert_status_detail(cujit_call(&h.fn, CUJIT_DIM3(1), CUJIT_DIM3(1), 1.0, (CUdeviceptr)1,
-                                  (CUdeviceptr)2, 3ull),
-                       CUJIT_ERROR_SIGNATURE, "differ in size");
-  /* an explicit signature that matches is the way out */
-  assert_ok(cujit_function_set_signature(&h.fn, "f32 ptr ptr u64"));
-  assert_ok(cujit_call(&h.fn, CUJIT_DIM3(1), CUJIT_DIM3(1), 1.0, (CUdeviceptr)1, (CUdeviceptr)2, 3ull));
-  hand_free(&h);
-  /* templates need an explicit signature */
-  hand_init(&h, m, "scale<float>", "ptr f32");
-  assert_null(cujit_function_signature(&h.fn));
-  assert_non_null(strstr(cujit_last_error(), "is a template"));
-  assert_ok(cujit_function_set_signature(&h.fn, "ptr f32"));
+  /* template instances, through their name expressions */
+  hand_init_from(&h, m, "scale<float>");
   assert_string_equal(cujit_function_signature(&h.fn), "ptr f32");
   hand_free(&h);
-  /* a signature read before the layout was known is checked once it is */
-  hand_init(&h, m, "saxpy", NULL);
-  h.fn.nparams = 4;
+  hand_init_from(&h, m, "scale<double>");
+  assert_string_equal(cujit_function_signature(&h.fn), "ptr f64");
+  assert_ok(cujit_call(&h.fn, CUJIT_DIM3(1), CUJIT_DIM3(1), (CUdeviceptr)1, 0.5));
+  assert_int_equal(seen.args[1].type, CUJIT_TYPE_F64);
+  assert_true(seen.args[1].value.f64 == 0.5);
+  hand_free(&h);
+  /* an extern "C" kernel's types are probed at the first typed call, not at lookup */
+  hand_init_from(&h, m, "csaxpy");
+  assert_null(cj_function_ptypes(&h.fn));
   assert_string_equal(cujit_function_signature(&h.fn), "f32 ptr ptr u32");
+  assert_non_null(cj_function_ptypes(&h.fn));
+  assert_int_equal(cj_function_ptypes(&h.fn)->from, CJ_TYPES_COMPILER);
+  assert_string_equal(cj_function_ptypes(&h.fn)->p[1].m.spelling, "const float *");
+  hand_free(&h);
+  /* no module: nothing to ask */
+  hand_init(&h, NULL, "k", "i32");
+  assert_null(cujit_function_signature(&h.fn));
+  assert_int_equal(cujit_last_status(), CUJIT_ERROR_SIGNATURE);
+  assert_non_null(strstr(cujit_last_error(), "belongs to no module"));
+  assert_non_null(strstr(cujit_last_error(), "cujit_function_set_signature()"));
+  hand_free(&h);
+  cujit_module_destroy(m);
+}
+
+/* A typedef chosen by the preprocessor is what the compiler says: a double here, where a
+ * reader of the source that honoured only `#if 0` took the other branch and read an int. */
+typedef cujit_status (*take_fn)(cujit_dim3, cujit_dim3, const void *, f4v, char);
+
+static void typed_calls_read_what_the_compiler_read(void **state) {
+  static const char src[] =
+      "#if 1\ntypedef double real;\n#elif 1\ntypedef int real;\n#endif\n"
+      "__global__ void k(real x, unsigned n) {}\n";
+  cujit_module *m = types_compile(src, "real.cu", NULL, NULL, NULL, 0),
+               *s2 = types_compile(kSaxpy, "saxpy.cu", NULL, kSaxpyExprs, NULL, 0);
+  double x = 2.5;
+  unsigned n = 7;
+  struct { float a; int b; double c; } p = {1, 2, 3};
+  f4v v = {{1, 2, 3, 4}};
+  void *ptr = NULL;
+  hand h;
+  (void)state;
+  hand_init_from(&h, m, "k");
+  assert_ok(cujit_call(&h.fn, CUJIT_DIM3(1), CUJIT_DIM3(1), x, n));
+  assert_arg(0, CUJIT_TYPE_F64, &x, 8);
+  assert_arg(1, CUJIT_TYPE_U32, &n, 4);
+  hand_free(&h);
+  /* a struct known by name is bound by address; vectors stay by value */
+  hand_init_from(&h, s2, "ns::take");
+  assert_ok(cujit_function_bind(&h.fn, NULL, &ptr));
+  assert_ok(((take_fn)ptr)(CUJIT_DIM3(1), CUJIT_DIM3(1), &p, v, 'c'));
+  assert_arg(0, CUJIT_TYPE_BYTES, &p, 16);
+  assert_arg(1, CUJIT_TYPE_BYTES, &v, 16);
+  assert_arg(2, CUJIT_TYPE_I8, &(char){'c'}, 1);
+  hand_free(&h);
+  cujit_module_destroy(s2);
+  cujit_module_destroy(m);
+}
+
+/* An explicit signature may describe a parameter otherwise (opaque bytes, members), but
+ * not as another scalar than the compiler says; it is kept over the compiler's for calls. */
+static void explicit_signatures_against_the_compiler(void **state) {
+  cujit_module *m = types_compile(kSaxpy, "saxpy.cu", NULL, kSaxpyExprs, NULL, 0);
+  hand h;
+  (void)state;
+  hand_init_from(&h, m, "saxpy");
+  assert_status_detail(cujit_function_set_signature(&h.fn, "u32 ptr ptr f32"),
+                       CUJIT_ERROR_SIGNATURE, "signature \"u32 ptr ptr f32\" does not match "
+                       "kernel 'saxpy': its parameter 1 (u32) is not what the compiler says the "
+                       "kernel takes there, 'float'");
+  assert_status_detail(cujit_function_set_signature(&h.fn, "f32 u64 ptr u32"),
+                       CUJIT_ERROR_SIGNATURE, "parameter 2 (u64)");
+  assert_null(h.fn.upper);
+  assert_ok(cujit_function_set_signature(&h.fn, "f32 ptr ptr b4:4"));
+  assert_string_equal(cujit_function_signature(&h.fn), "f32 ptr ptr b4:4");
+  assert_int_equal(cj_function_ptypes(&h.fn)->from, CJ_TYPES_COMPILER); /* launches: the truth */
+  hand_free(&h);
+  hand_init_from(&h, m, "ns::take");
+  assert_ok(cujit_function_set_signature(&h.fn, "{f32 i32 f64} f32x4 i8"));
+  assert_string_equal(cujit_function_signature(&h.fn), "{f32 i32 f64} f32x4 i8");
+  hand_free(&h);
+  /* an extern "C" kernel not probed: launches check against the signature meanwhile */
+  hand_init_from(&h, m, "csaxpy");
+  assert_ok(cujit_function_set_signature(&h.fn, "f32 ptr ptr u32"));
+  assert_int_equal(cj_function_ptypes(&h.fn)->from, CJ_TYPES_SIGNATURE);
+  assert_string_equal(cj_function_ptypes(&h.fn)->p[3].m.spelling, "unsigned int");
+  assert_ok(cujit_function_set_signature(&h.fn, "f32 ptr ptr i32"));
+  assert_string_equal(cj_function_ptypes(&h.fn)->p[3].m.spelling, "int");
+  hand_free(&h);
+  /* a signature set before the layout is known is checked once it is */
+  hand_init(&h, NULL, "late", NULL);
+  h.fn.nparams = 4; /* a count, but no offsets and sizes yet */
+  assert_ok(cujit_function_set_signature(&h.fn, "f32 ptr ptr u32"));
   assert_int_equal(h.fn.upper->sig->checked, 0);
   h.fn.nparams = 3;
   h.fn.param_offsets = h.offs;
   h.fn.param_sizes = h.sizes;
   assert_status_detail(cujit_call(&h.fn, CUJIT_DIM3(1), CUJIT_DIM3(1), 1.0, (CUdeviceptr)1,
                                   (CUdeviceptr)2, 3),
-                       CUJIT_ERROR_SIGNATURE, "has 4 parameters, but kernel 'saxpy' has 3");
-  hand_free(&h);
-  /* no module, no source */
-  hand_init(&h, NULL, "k", "i32");
-  assert_null(cujit_function_signature(&h.fn));
-  assert_non_null(strstr(cujit_last_error(), "no source to read its signature from"));
+                       CUJIT_ERROR_SIGNATURE, "has 4 parameters, but kernel 'late' has 3");
   hand_free(&h);
   cujit_module_destroy(m);
 }
@@ -1025,7 +838,7 @@ static void bind_refusals(void **state) {
   assert_status_detail(cujit_function_bind(&h.fn, NULL, NULL), CUJIT_ERROR_INVALID_VALUE,
                        "fnptr is NULL");
   assert_status_detail(cujit_function_bind(&h.fn, NULL, &ptr), CUJIT_ERROR_SIGNATURE,
-                       "no source to read its signature from");
+                       "belongs to no module");
   hand_free(&h);
 }
 
@@ -1106,13 +919,13 @@ static void *caller(void *arg) {
 
 static void threads_share_a_function(void **state) {
   enum { T = 8 };
-  cujit_module *m = compile(kSaxpy, "saxpy.cu", 0);
+  cujit_module *m = types_compile(kSaxpy, "saxpy.cu", NULL, kSaxpyExprs, NULL, 0);
   pthread_t th[T];
   hand h;
   void *ret;
   int i;
   (void)state;
-  hand_init(&h, m, "saxpy", "f32 ptr ptr u32");
+  hand_init_from(&h, m, "saxpy");
   cj_set_launcher(count_launch);
   counted = 0;
   for (i = 0; i < T; i++) assert_int_equal(pthread_create(&th[i], NULL, caller, &h.fn), 0);
@@ -1131,26 +944,39 @@ static void threads_share_a_function(void **state) {
  * reported, nothing crashes or leaks (the fault build runs under AddressSanitizer). */
 static const char kFaultTypes[] = "i8 {i8 {i16 f32}[2] f64[3]} f32x4 b12:4 ptr";
 
-static cujit_status read_bind_call(hand *h) {
+/* Sets a signature, reads the compiler's types of a C++ kernel from its symbol and makes
+ * its signature, and binds. */
+static cujit_status read_bind_call(hand *h, cujit_module *m, const types_kernel *k) {
   void *ptr;
   cj_signature *s = NULL;
+  cj_ptypes *t = NULL;
   cujit_status st = cujit_function_set_signature(&h->fn, kFaultTypes);
-  if (st == CUJIT_OK) st = cj_sig_from_source(kLayouts, "layouts.cu", "structs", NULL, &s);
+  if (st == CUJIT_OK) st = cj_ptypes_of(m, k->sym, k->n, 0, &t);
+  if (st == CUJIT_OK) st = cj_sig_from_ptypes(t, k->n, k->offsets, k->sizes, &s);
   cj_sig_free(s);
+  cj_ptypes_free(t);
   if (st == CUJIT_OK) st = cujit_function_bind(&h->fn, NULL, &ptr);
   return st;
 }
 
 static void allocation_failures(void **state) {
+  static const char src[] =
+      "struct S { char c; double d; };\n"
+      "namespace ns { template <typename T> struct V { T x; }; }\n"
+      "__global__ void k(char a, S s, float4 v, ns::V<int> w, const int *__restrict__ p,\n"
+      "                  void (*f)(S, ns::V<S> *), uchar3 u) {}\n";
+  cujit_module *m = types_compile(src, "faults.cu", NULL, NULL, NULL, 0);
+  types_kernel k;
   long n;
   int fired = 0;
   (void)state;
+  assert_ok(types_read(m, "k", 0, &k));
   for (n = 1; n < 100000; n++) {
     hand h;
     cujit_status st;
     hand_init(&h, NULL, "structs", kFaultTypes);
     cujit_test_fail_alloc_after(n);
-    st = read_bind_call(&h);
+    st = read_bind_call(&h, m, &k);
     if (cujit_test_alloc_countdown() != 0) {
       cujit_test_fail_alloc_after(0);
       hand_free(&h);
@@ -1165,6 +991,8 @@ static void allocation_failures(void **state) {
     assert_non_null(strstr(cujit_last_error(), "out of host memory"));
   }
   assert_true(fired > 20);
+  types_free(&k);
+  cujit_module_destroy(m);
 }
 #endif /* CUJIT_FAULT_INJECTION */
 
@@ -1234,10 +1062,6 @@ static void without_recorder(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(declarations),
-      cmocka_unit_test(declaration_errors),
-      cmocka_unit_test(overloads_by_layout),
-      cmocka_unit_test(layouts_match_nvrtc),
       cmocka_unit_test(type_strings),
       cmocka_unit_test(layout_check),
       cmocka_unit_test(promotions),
@@ -1245,6 +1069,8 @@ int main(void) {
       RECORDED(call_counts_arguments),
       RECORDED(call_many_parameters),
       RECORDED(signature_from_module),
+      RECORDED(typed_calls_read_what_the_compiler_read),
+      RECORDED(explicit_signatures_against_the_compiler),
       RECORDED(bound_calls),
       RECORDED(bind_refusals),
       RECORDED(bound_scalars_every_place),

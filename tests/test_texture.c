@@ -3,7 +3,7 @@
  * every call failing with CUJIT_ERROR_NO_DRIVER (bad arguments with
  * CUJIT_ERROR_INVALID_VALUE first) when there is no driver. The driver path is forced to a
  * missing file, so this runs the same on machines with and without a GPU. */
-#include "testutil.h"
+#include "typestest.h"
 #include "launch/launch.h"
 #include "call/signature.h"
 #include "launch/texture.h"
@@ -267,21 +267,39 @@ static void handles_pass_as_64_bit_values(void **state) {
   assert_int_equal(s.value.u64, 7);
   args[0] = t;
   args[1] = s;
-  assert_ok(cj_args_check("k", 2, sizes, args, 2));
+  assert_ok(cj_args_check("k", 2, sizes, NULL, args, 2));
   args[1] = cujit_u32(7); /* a 32-bit value where a handle goes */
-  assert_status_detail(cj_args_check("k", 2, sizes, args, 2), CUJIT_ERROR_INVALID_ARGS,
+  assert_status_detail(cj_args_check("k", 2, sizes, NULL, args, 2), CUJIT_ERROR_INVALID_ARGS,
                        "parameter 2 expects 8 bytes, but 4 bytes were given");
 }
 
-/* cujit_call and bound pointers read the handles' types from the source as u64. */
+/* The compiler says the handles are unsigned long long: cujit_call and bound pointers take
+ * them as u64, and launches take cujit_texture() and cujit_surface() for them, but not a
+ * device pointer. */
 static void handle_types_read_as_u64(void **state) {
   static const char src[] =
       "__global__ void k(cudaTextureObject_t t, cudaSurfaceObject_t s, float *out, int n) {}\n";
+  cujit_module *m = types_compile(src, "t.cu", NULL, NULL, NULL, 0);
+  cujit_arg args[4];
+  types_kernel k;
   cj_signature *s = NULL;
   (void)state;
-  assert_ok(cj_sig_from_source(src, "t.cu", "k", NULL, &s));
+  assert_ok(types_read(m, "k", 0, &k));
+  types_expect_spelled(&k, "unsigned long long; unsigned long long; float *; int");
+  assert_ok(cj_sig_from_ptypes(k.types, k.n, k.offsets, k.sizes, &s));
   assert_string_equal(s->text, "u64 u64 ptr i32");
   cj_sig_free(s);
+  args[0] = cujit_texture(5);
+  args[1] = cujit_surface(6);
+  args[2] = cujit_ptr(0x1000);
+  args[3] = cujit_i32(4);
+  assert_ok(cj_args_check("k", 4, k.sizes, k.types, args, 4));
+  args[0] = cujit_ptr(0x1000);
+  assert_status_detail(cj_args_check("k", 4, k.sizes, k.types, args, 4), CUJIT_ERROR_INVALID_ARGS,
+                       "argument 1 of kernel 'k' is a device pointer (ptr), but parameter 1 is "
+                       "'unsigned long long'; use cujit_u64()");
+  types_free(&k);
+  cujit_module_destroy(m);
 }
 
 int main(void) {

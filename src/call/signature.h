@@ -1,7 +1,8 @@
-/* signature.h - kernel signatures: the types of a kernel's parameters, read from its
- * declaration in the source (declparse.c) or from a type string (sigtype.c), checked against
- * the driver's parameter layout (signature.c), and used by the varargs calls (call.c) and the
- * libffi-bound function pointers (bind.c). Private; not installed. */
+/* signature.h - kernel signatures: the types of a kernel's parameters, as the compiler gives
+ * them (module/function.h: cj_function_types) or from an explicit type string (sigtype.c),
+ * fitted to and checked against the driver's parameter layout (signature.c), and used by
+ * the varargs calls (call.c) and the libffi-bound function pointers (bind.c). Private; not
+ * installed. */
 #ifndef CUJIT_SIGNATURE_H
 #define CUJIT_SIGNATURE_H
 
@@ -73,7 +74,8 @@ typedef struct cj_param {
   uint8_t tag;     /* cujit_type for cujit_arg.type */
   uint32_t size;
   uint32_t offset; /* in the parameter buffer, by CUDA's rule (aligned as the type) */
-  char *name;      /* the parameter's name in the source; NULL when unknown */
+  char *name;      /* the parameter's name; NULL when unknown (the compiler's types name
+                      none) */
 } cj_param;
 
 typedef struct cj_signature cj_signature;
@@ -100,30 +102,24 @@ cujit_status cj_sig_from_types(const char *types, cj_signature **out);
 /* Frees one signature (not the ones it replaced). NULL is fine. */
 void cj_sig_free(cj_signature *s);
 
-/* ---- declparse.c ---- */
-
-/* The driver's view of a kernel's parameters, used to pick among overloads. */
-typedef struct cj_layout {
-  size_t n;
-  const size_t *offsets;
-  const size_t *sizes;
-} cj_layout;
-
-/* Reads the signature of kernel `kernel` (a plain name; template arguments and namespace
- * qualifiers are ignored) from its declaration in `source`. `module` names the source in
- * messages. `layout`, when non-NULL, chooses among overloads. */
-cujit_status cj_sig_from_source(const char *source, const char *module, const char *kernel,
-                                const cj_layout *layout, cj_signature **out);
-
 /* ---- signature.c ---- */
 
 /* 1 when the launch layer has filled fn's parameter layout. */
 int cj_function_has_layout(const cujit_function *fn);
-/* 1 when s has l's parameter count, offsets and sizes. */
-int cj_sig_fits(const cj_signature *s, const cj_layout *l);
 /* Checks s against fn's parameter layout: count, offsets and sizes. */
 cujit_status cj_sig_check(const cj_signature *s, const cujit_function *fn);
-/* The function's signature, parsed (and checked) on first use. Cheap after that. */
+/* The type of a parameter as the compiler gives it, as this layer describes types:
+ * scalars, pointers and CUDA vector types as themselves, an enum (a named type the PTX
+ * passes as a scalar of `size` bytes) as an integer; NULL for what is known by name only
+ * (structs, unions, classes) or not described (*oom set when out of memory). */
+cj_type *cj_type_of_param(const cj_ptype *p, size_t size, int *oom);
+/* The signature of parameters `t` with the layout offsets/sizes (n of each): each type
+ * as cj_type_of_param() gives it where it fits the layout, else opaque bytes of the
+ * layout's size and alignment (structs known by name only). */
+cujit_status cj_sig_from_ptypes(const cj_ptypes *t, size_t n, const size_t *offsets,
+                                const size_t *sizes, cj_signature **out);
+/* The function's signature: the explicit one, else made from the compiler's types on
+ * first use (which may compile the probe of an extern "C" kernel). Cheap after that. */
 cujit_status cj_function_sig(cujit_function *fn, cj_signature **out);
 
 /* ---- call.c ---- */

@@ -260,7 +260,7 @@ static size_t type_size(const char *p, size_t len) {
 }
 
 /* Reads one ".param [.align A] .type [attributes] name[N]" declaration ending at `end`. */
-static int read_param(const char *p, const char *end, size_t *size, size_t *align) {
+static int read_param(const char *p, const char *end, cj_ptx_param *out) {
   size_t elem = 0, count = 1, explicit_align = 0;
   int is_array = 0, seen_param = 0;
   while (p < end) {
@@ -274,14 +274,14 @@ static int read_param(const char *p, const char *end, size_t *size, size_t *alig
     } else if (*p == '.' && (size_t)(q - p) == 6 && memcmp(p, ".align", 6) == 0) {
       p = skip_space(q);
       explicit_align = 0;
-      while (p < end && isdigit((unsigned char)*p))
+      while (p < end && isdigit((unsigned char)*p) && explicit_align < 65536)
         explicit_align = explicit_align * 10 + (size_t)(*p++ - '0');
       continue;
     } else if (*p == '.' && !elem) {
       elem = type_size(p, (size_t)(q - p));
     } else if (*p == '[') {
       count = 0;
-      for (q = p + 1; q < end && isdigit((unsigned char)*q); q++)
+      for (q = p + 1; q < end && isdigit((unsigned char)*q) && count < (1u << 24); q++)
         count = count * 10 + (size_t)(*q - '0');
       is_array = 1;
       q = q < end ? q + 1 : q;
@@ -289,8 +289,9 @@ static int read_param(const char *p, const char *end, size_t *size, size_t *alig
     p = q;
   }
   if (!seen_param || !elem || !count) return -1;
-  *size = elem * count;
-  *align = is_array && explicit_align ? explicit_align : elem;
+  out->size = elem * count;
+  out->align = is_array && explicit_align ? explicit_align : elem;
+  out->array = is_array;
   return 0;
 }
 
@@ -309,41 +310,57 @@ static const char *find_entry(const char *ptx, const char *sym) {
   return NULL;
 }
 
-cujit_status cj_ptx_params(const char *ptx, const char *sym, size_t *n, size_t **offsets,
-                           size_t **sizes) {
+cujit_status cj_ptx_param_list(const char *ptx, const char *sym, size_t *n, cj_ptx_param **out) {
   const char *p = find_entry(ptx, sym), *close, *q;
   size_t count = 0, i, end = 0;
   *n = 0;
-  *offsets = *sizes = NULL;
+  *out = NULL;
   if (!p || !(close = strchr(p, ')')))
     return cj_fail(CUJIT_ERROR_NOT_FOUND, "the PTX has no entry '%s' with a parameter list", sym);
   for (q = p; q + 6 <= close && memcmp(q, ".param", 6) != 0; q++) {
   }
   if (q + 6 > close) return CUJIT_OK; /* no parameters */
   for (count = 1, q = p; q < close; q++) count += *q == ',';
-  *offsets = cj_malloc(count * sizeof **offsets);
-  *sizes = cj_malloc(count * sizeof **sizes);
-  if (!*offsets || !*sizes) goto oom;
+  if (!(*out = cj_calloc(count, sizeof **out))) return cj_fail_oom("reading a kernel's parameters");
   for (i = 0; i < count; i++) {
     const char *comma = memchr(p, ',', (size_t)(close - p));
     const char *stop = comma ? comma : close;
-    size_t align = 1;
-    if (read_param(p, stop, &(*sizes)[i], &align) != 0) {
-      cj_free(*offsets);
-      cj_free(*sizes);
-      *offsets = *sizes = NULL;
+    cj_ptx_param *e = &(*out)[i];
+    if (read_param(p, stop, e) != 0) {
+      cj_free(*out);
+      *out = NULL;
       return cj_fail(CUJIT_ERROR_NOT_FOUND, "cannot read parameter %zu of '%s' in the PTX", i, sym);
     }
-    end = (end + align - 1) / align * align;
-    (*offsets)[i] = end;
-    end += (*sizes)[i];
+    end = (end + e->align - 1) / e->align * e->align;
+    e->offset = end;
+    end += e->size;
     p = stop + 1;
   }
   *n = count;
   return CUJIT_OK;
-oom:
-  cj_free(*offsets);
-  cj_free(*sizes);
+}
+
+cujit_status cj_ptx_params(const char *ptx, const char *sym, size_t *n, size_t **offsets,
+                           size_t **sizes) {
+  cj_ptx_param *list;
+  size_t i;
+  cujit_status st = cj_ptx_param_list(ptx, sym, n, &list);
   *offsets = *sizes = NULL;
-  return cj_fail_oom("reading a kernel's parameters");
+  if (st != CUJIT_OK || *n == 0) return st;
+  *offsets = cj_malloc(*n * sizeof **offsets);
+  *sizes = cj_malloc(*n * sizeof **sizes);
+  if (!*offsets || !*sizes) {
+    cj_free(*offsets);
+    cj_free(*sizes);
+    cj_free(list);
+    *offsets = *sizes = NULL;
+    *n = 0;
+    return cj_fail_oom("reading a kernel's parameters");
+  }
+  for (i = 0; i < *n; i++) {
+    (*offsets)[i] = list[i].offset;
+    (*sizes)[i] = list[i].size;
+  }
+  cj_free(list);
+  return CUJIT_OK;
 }

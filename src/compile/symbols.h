@@ -38,6 +38,17 @@ const char *cj_symbol_readable(const char *sym, char *buf, size_t size);
  * when it is not mangled. Writes into buf (NUL-terminated, truncated to size). */
 const char *cj_symbol_unqualified(const char *sym, char *buf, size_t size);
 
+/* One parameter as the PTX declares it. */
+typedef struct cj_ptx_param {
+  size_t offset, size, align;
+  int array; /* declared as bytes (".b8 name[N]"): a struct, union or vector; else a plain
+                scalar of the PTX's own types (integers, floats, pointers, enums) */
+} cj_ptx_param;
+
+/* The parameters of entry `sym` as the PTX declares them (*out allocated with cj_malloc,
+ * owned by the caller; NULL when there are none). Returns as cj_ptx_params(). */
+cujit_status cj_ptx_param_list(const char *ptx, const char *sym, size_t *n, cj_ptx_param **out);
+
 /* The parameter layout of entry `sym` as the PTX declares it: count, byte offsets and sizes
  * (arrays allocated with cj_malloc, owned by the caller; NULL when there are none).
  * Returns CUJIT_OK, CUJIT_ERROR_NOT_FOUND when the entry is missing or its parameter list

@@ -12,8 +12,31 @@ enum { STACK_ARGS = 32 };
 
 static const char *type_name(int t) {
   static const char *const names[] = {"bytes", "i8",  "u8",  "i16", "u16", "i32", "u32",
-                                      "i64",   "u64", "f16", "f32", "f64", "ptr"};
+                                      "i64",   "u64", "f16", "f32", "f64", "ptr", "bf16",
+                                      "bool",  "c64", "c128"};
   return t >= 0 && (size_t)t < CJ_COUNT(names) ? names[t] : "?";
+}
+
+/* An argument's type in words, for messages: "a float (f32)". */
+static const char *type_words(int t) {
+  static const char *const words[] = {
+      "a value given by its bytes", "a signed char (i8)", "an unsigned char (u8)",
+      "a short (i16)", "an unsigned short (u16)", "an int (i32)", "an unsigned int (u32)",
+      "a long long (i64)", "an unsigned long long (u64)", "a __half (f16)", "a float (f32)",
+      "a double (f64)", "a device pointer (ptr)", "a __nv_bfloat16 (bf16)", "a bool",
+      "a complex float (c64)", "a complex double (c128)"};
+  return t >= 0 && (size_t)t < CJ_COUNT(words) ? words[t] : "of an unknown type";
+}
+
+/* Which constructor makes an argument for a parameter of cujit_type t. */
+static const char *type_ctor(int t) {
+  static const char *const ctors[] = {
+      "CUJIT_VALUE()", "cujit_i8()", "cujit_u8()", "cujit_i16()", "cujit_u16()",
+      "cujit_i32()", "cujit_u32()", "cujit_i64()", "cujit_u64()",
+      "cujit_value() of the __half's bits", "cujit_f32()", "cujit_f64()",
+      "cujit_ptr() or an In/Out buffer", "cujit_value() of the __nv_bfloat16's bits",
+      "cujit_u8()", "CUJIT_VALUE()", "CUJIT_VALUE()"};
+  return t >= 0 && (size_t)t < CJ_COUNT(ctors) ? ctors[t] : "CUJIT_VALUE()";
 }
 
 static const char *kind_name(int k) {
@@ -53,10 +76,30 @@ static cujit_status count_mismatch(const char *kernel, size_t nparams, const siz
   return st;
 }
 
+/* An argument of the right size whose type the parameter does not take. */
+static cujit_status type_mismatch(const char *kernel, const cj_ptypes *types, size_t i,
+                                  const cujit_arg *a) {
+  const cj_ptype *p = &types->p[i];
+  const char *what = a->kind == CUJIT_ARG_VALUE ? type_words(a->type)
+                     : a->kind == CUJIT_ARG_IN  ? "an In buffer (a device pointer)"
+                     : a->kind == CUJIT_ARG_OUT ? "an Out buffer (a device pointer)"
+                                                : "an InOut buffer (a device pointer)";
+  return cj_fail(CUJIT_ERROR_INVALID_ARGS, "argument %zu of kernel '%s' is %s, but parameter "
+                 "%zu is '%s'%s; use %s; nothing was launched", i + 1, kernel, what, i + 1,
+                 p->m.spelling ? p->m.spelling : "?",
+                 types->from == CJ_TYPES_SIGNATURE ? " (by its signature)" : "",
+                 type_ctor(p->want));
+}
+
+/* Whether parameter i of `types` takes an argument of cujit_type t (NULL types: any). */
+static int takes(const cj_ptypes *types, size_t i, int t) {
+  return !types || ((unsigned)t < 32 && (types->accept[i] >> t & 1u));
+}
+
 /* Arguments and parameters are named by their position counted from 1, as a reader of
  * the kernel's declaration counts them. */
 cujit_status cj_args_check(const char *kernel, size_t nparams, const size_t *sizes,
-                           const cujit_arg *args, size_t nargs) {
+                           const cj_ptypes *types, const cujit_arg *args, size_t nargs) {
   size_t i;
   if (nargs && !args)
     return cj_fail(CUJIT_ERROR_INVALID_VALUE, "launching kernel '%s': args is NULL but nargs is "
@@ -78,6 +121,8 @@ cujit_status cj_args_check(const char *kernel, size_t nparams, const size_t *siz
     if (CJ_UNLIKELY(a->kind != CUJIT_ARG_VALUE && a->bytes && !a->host))
       return cj_fail(CUJIT_ERROR_INVALID_ARGS, "argument %zu of kernel '%s' is an %s of %zu bytes "
                      "with a NULL host pointer", i + 1, kernel, kind_name(a->kind), a->bytes);
+    if (CJ_UNLIKELY(!takes(types, i, a->kind == CUJIT_ARG_VALUE ? a->type : CUJIT_TYPE_PTR)))
+      return type_mismatch(kernel, types, i, a);
   }
   return CUJIT_OK;
 }
@@ -374,25 +419,35 @@ static CJ_NOINLINE cujit_status launch_resized(const cujit_function *fn, cujit_d
   return cujit_launch(fn, grid, block, args, nargs, &own);
 }
 
+/* What a kernel whose parameter types are unknown accepts: any type (sizes are checked). */
+static const uint32_t accept_any[STACK_ARGS] = {
+    ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u,
+    ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u};
+
 cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, cujit_dim3 block,
                           const cujit_arg *args, size_t nargs, const cujit_launch_options *opts) {
   static const cujit_launch_options defaults;
   const cujit_launch_options *o = opts ? opts : &defaults;
   void *params[STACK_ARGS];
+  const cj_ptypes *types;
+  const uint32_t *accept;
   cj_fslot *slot;
   size_t i;
   cujit_status st;
   if (CJ_UNLIKELY(!fn)) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_launch: fn is NULL");
   if (CJ_UNLIKELY(!CJ_OPTS_CURRENT(o))) return launch_resized(fn, grid, block, args, nargs, o);
   if (CJ_UNLIKELY((st = cj_function_slot(fn, &slot, 0)) != CUJIT_OK)) return st;
-  /* the hot path: values of the right sizes, checked while the parameter array is built;
-   * the arguments are checked before the configuration, as on the other path */
+  types = cj_function_ptypes(fn);
+  /* the hot path: values of the right sizes and types, checked while the parameter array
+   * is built; the arguments are checked before the configuration, as on the other path */
   if (CJ_LIKELY(nargs == fn->nparams && nargs <= STACK_ARGS && args && !o->elapsed_ms &&
                 !CJ_OPTS_EX(o))) {
+    accept = types ? types->accept : accept_any;
     for (i = 0; i < nargs; i++) {
       const cujit_arg *a = &args[i];
       if (CJ_UNLIKELY(a->kind != CUJIT_ARG_VALUE || a->size != fn->param_sizes[i] ||
-                      (a->size > sizeof a->value && !a->data)))
+                      (a->size > sizeof a->value && !a->data) || (unsigned)a->type >= 32 ||
+                      !(accept[i] >> a->type & 1u)))
         break;
       params[i] = value_of(a);
     }
@@ -403,7 +458,7 @@ cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, cujit_dim3 
   }
   /* everything else: In/Out buffers, timings, cooperative launches, clusters, and mistakes,
    * which get their message */
-  st = cj_args_check(fn->name, fn->nparams, fn->param_sizes, args, nargs);
+  st = cj_args_check(fn->name, fn->nparams, fn->param_sizes, types, args, nargs);
   if (CJ_UNLIKELY(st != CUJIT_OK)) return st;
   if (CJ_UNLIKELY((st = cj_launch_checked(fn, slot, grid, block, o)) != CUJIT_OK)) return st;
   if (CJ_OPTS_EX(o)) return launch_ex_general(fn, slot, grid, block, args, nargs, o);

@@ -8,12 +8,13 @@
 
 /* ---- checks made before a launch (launch.c; pure, no driver) ---- */
 
-/* Argument count and each argument's kind and size against the kernel's parameters.
- * CUJIT_ERROR_INVALID_ARGS naming the parameter, the expected and the given size. */
 /* CUJIT_ERROR_LAUNCH_CONFIG: "cannot launch kernel 'k': <what>; nothing was launched". */
 cujit_status cj_config_fail(const char *kernel, const char *fmt, ...) CJ_PRINTF(2, 3);
+/* Argument count and each argument's kind, size and type against the kernel's parameters
+ * (`types`, when known, says which argument types each takes: module/function.h).
+ * CUJIT_ERROR_INVALID_ARGS naming the parameter, the expected and the given size or type. */
 cujit_status cj_args_check(const char *kernel, size_t nparams, const size_t *sizes,
-                           const cujit_arg *args, size_t nargs);
+                           const cj_ptypes *types, const cujit_arg *args, size_t nargs);
 /* Grid, block and shared memory against the device's and the kernel's limits.
  * CUJIT_ERROR_LAUNCH_CONFIG saying which limit is exceeded. */
 cujit_status cj_config_check(const char *kernel, const cj_limits *lim, int kernel_max_threads,

@@ -9,6 +9,7 @@
 void cj_function_free(cujit_function *fn) {
   if (!fn) return;
   if (fn->upper_free) fn->upper_free(fn);
+  cj_function_drop_types(fn);
   cj_free(fn->name);
   cj_free(fn->lowered);
   cj_free(fn->param_offsets);
@@ -85,6 +86,7 @@ cujit_status cj_function_new(cujit_module *m, cj_mstate *s, const char *sym, CUd
     cj_function_free(fn);
     return st;
   }
+  cj_function_decode(fn);
   if (!(fns = cj_realloc(s->fns, (s->n_fns + 1) * sizeof *fns))) {
     cj_function_free(fn);
     return cj_fail_oom("creating a kernel handle");

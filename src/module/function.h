@@ -6,6 +6,7 @@
 #ifndef CUJIT_FUNCTION_H
 #define CUJIT_FUNCTION_H
 
+#include "compile/mangle.h"
 #include "compile/symbols.h"
 #include "driver/driver.h"
 #include "module/module.h"
@@ -47,6 +48,26 @@ typedef struct cj_fstate {
 
 struct cj_upper; /* state of a layer above, opaque here */
 
+/* One parameter's type. */
+typedef struct cj_ptype {
+  cj_mparam m;     /* class and C spelling, from the compiler (or made from a signature) */
+  uint32_t align;  /* its alignment in the PTX; 0 when there is no PTX */
+  uint8_t integer; /* the PTX passes it as a plain scalar: a named type then is an enum */
+  uint8_t want;    /* the cujit_type it is; CUJIT_TYPE_BYTES when not a scalar or pointer */
+} cj_ptype;
+
+enum { CJ_TYPES_COMPILER = 0, CJ_TYPES_SIGNATURE = 1 };
+
+/* A kernel's parameter types, and what launches accept for each. */
+typedef struct cj_ptypes cj_ptypes;
+struct cj_ptypes {
+  cj_ptypes *older; /* the ones it replaced, kept until the kernel is freed */
+  int from;         /* CJ_TYPES_*: the compiler's, or an explicit signature's */
+  size_t n;
+  uint32_t *accept; /* per parameter: bit t set when an argument of cujit_type t is taken */
+  cj_ptype *p;
+};
+
 struct cujit_function {
   cujit_module *module;      /* the module it belongs to (not owned) */
   char *name;                /* plain name, e.g. "multiply_them" */
@@ -55,6 +76,8 @@ struct cujit_function {
   size_t nparams;            /* the parameter layout, from the driver or the PTX */
   size_t *param_offsets;
   size_t *param_sizes;
+  cj_ptypes *types;          /* what launches check arguments against (read without a
+                                lock); NULL while not known, when only sizes are checked */
   struct cj_upper *upper;    /* the call layer's state (signature, bound pointers); NULL
                                 until it needs some */
   void (*upper_free)(cujit_function *fn); /* frees `upper`; set with it */
@@ -91,6 +114,42 @@ cujit_status cj_function_new(cujit_module *m, cj_mstate *s, const char *sym, CUd
 cujit_function *cj_function_find(const cj_mstate *s, const char *sym);
 /* Frees a handle, the upper layer's state with it. NULL is fine. */
 void cj_function_free(cujit_function *fn);
+
+/* ---- ptypes.c: parameter types from the compiler ---- */
+
+/* n parameters' types, zeroed (the spellings NULL), from CJ_TYPES_*; NULL when out of
+ * memory. Fill p[i].m and p[i].want, then cj_ptypes_seal(). */
+cj_ptypes *cj_ptypes_new(size_t n, int from);
+/* Computes what launches accept from each parameter's `want`: an argument of that type,
+ * or of CUJIT_TYPE_BYTES (any value of the right size); bool also takes u8 and i8; a
+ * parameter that is not a scalar or pointer takes any argument of its size. */
+void cj_ptypes_seal(cj_ptypes *t);
+/* Frees t (not the ones it replaced). NULL is fine. */
+void cj_ptypes_free(cj_ptypes *t);
+/* The types of kernel `sym` of module m with n parameters, as the compiler gives them: read
+ * from a C++ kernel's symbol; for an extern "C" kernel, when `compile` is set, from a
+ * probe compiled from the module's source (probe.c), else CUJIT_ERROR_NOT_FOUND. *out is
+ * owned by the caller. CUJIT_ERROR_SIGNATURE saying why they cannot be known and what to
+ * do; CUJIT_ERROR_OUT_OF_MEMORY; a failed probe's status. */
+cujit_status cj_ptypes_of(cujit_module *m, const char *sym, size_t n, int compile,
+                          cj_ptypes **out);
+/* The types launches check fn's arguments against, or NULL. */
+static inline const cj_ptypes *cj_function_ptypes(const cujit_function *fn) {
+  return __atomic_load_n(&fn->types, __ATOMIC_ACQUIRE);
+}
+/* At lookup: a C++ kernel's types, read from its symbol (no compile). Left unknown when
+ * they cannot be read: a lookup never fails for it. Module lock held. */
+void cj_function_decode(cujit_function *fn);
+/* fn's types as the compiler gives them, for typed calls: known since lookup, or (for an
+ * extern "C" kernel) probed now, once. *out lives as long as fn. Returns as
+ * cj_ptypes_of(), with the kernel named in messages. */
+cujit_status cj_function_types(cujit_function *fn, const cj_ptypes **out);
+/* Publishes t (moved in) as what fn's launches check against. The compiler's types
+ * replace an explicit signature's; a signature's replace only another signature's, else
+ * t is freed and 0 returned. */
+int cj_function_offer_types(cujit_function *fn, cj_ptypes *t);
+/* Frees every type list fn has had (with the kernel, or a test's hand-made kernel). */
+void cj_function_drop_types(cujit_function *fn);
 
 /* ---- slot.c ---- */
 

@@ -17,6 +17,7 @@ cujit_status cj_module_new_ex(cj_image *im, const char *name, size_t extra, void
   m->image = im;
   m->source = im->source;
   pthread_mutex_init(&m->lock, NULL);
+  pthread_mutex_init(&m->probe_lock, NULL);
   *out = m;
   return CUJIT_OK;
 }
@@ -125,8 +126,10 @@ cujit_status cujit_module_from_file(cujit_module **out, const char *path,
 void cujit_module_destroy(cujit_module *m) {
   if (!m) return;
   cj_module_device_free(m);
+  cj_module_probe_free(m);
   cj_image_unref(m->image);
   pthread_mutex_destroy(&m->lock);
+  pthread_mutex_destroy(&m->probe_lock);
   cj_free(m);
 }
 

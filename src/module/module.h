@@ -7,6 +7,7 @@
 #include "compile/compile.h"
 
 struct cj_mstate; /* function.h: what the module holds on devices */
+struct cj_probe;  /* probe.c: answers about extern "C" kernels */
 
 /* What a module compiled from source was made from, kept for cujit_module_export()
  * (origin.c): the target its cache key names and a copy of the options, which lies in the
@@ -24,7 +25,11 @@ struct cujit_module {
   const char *source;   /* the source text, borrowed from the image */
   pthread_mutex_t lock; /* guards the device state */
   struct cj_mstate *dev; /* made on first lookup (load.c); NULL before */
-  cj_origin origin;     /* for export (export.c) */
+  cj_origin origin;     /* what it was compiled from: for export (export.c) and for the
+                           probe of extern "C" kernels (probe.c); origin.kept 0 for
+                           prebuilt code */
+  pthread_mutex_t probe_lock; /* guards `probe` (held while a probe compiles) */
+  struct cj_probe *probe;
 };
 
 /* A module holding `im` (the reference passes to it on success) named `name` (copied). */
@@ -53,6 +58,19 @@ char *cj_source_dir(const char *path);
  * failure. On success f->data is the caller's to free (cj_free). */
 cujit_status cj_module_read_file(const char *path, size_t max, const char *what,
                                  const char *hint, cj_file *f);
+
+/* ---- probe.c: what the compiler says of extern "C" kernels ---- */
+
+/* The name of the probe template appended to a module's source. */
+#define CJ_PROBE_NAME "__cujit_probe"
+/* The lowered name of CJ_PROBE_NAME<decltype(&kernel)> for kernel `sym` of m (*lowered
+ * owned by the caller), compiled from m's source with its options through the caches, for
+ * all of m's extern "C" kernels at once; each answer, or failure, is kept with m.
+ * CUJIT_ERROR_SIGNATURE when m keeps no source (prebuilt code) or the probe does not
+ * compile, saying what to do. */
+cujit_status cj_module_probe(cujit_module *m, const char *sym, char **lowered);
+/* Frees what the probes left with m. */
+void cj_module_probe_free(cujit_module *m);
 
 /* Releases what the module loaded on devices, and its kernel handles; safe when nothing
  * was loaded. */
