@@ -26,6 +26,7 @@ static char identity[PATH_MAX + 64];
 static char looked[1024];       /* where it looked, for the error */
 static char loaded_dir[PATH_MAX]; /* set before `loaded` when found by the system's search */
 static int explicit_missing;    /* CUJIT_NVRTC names no file */
+static int in_process;          /* the program had NVRTC already: its symbols are used */
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static cujit_status load_status = CUJIT_ERROR_NO_NVRTC;
@@ -38,17 +39,16 @@ static void note_looked(const char *what) {
                                                      n ? ", " : "", what);
 }
 
-/* The GNU build ID among the notes at [off, off + size) of the file, as hex into out. */
-static int note_build_id(int fd, uint64_t off, uint64_t size, char *out, size_t out_size) {
-  unsigned char buf[4096];
-  size_t pos = 0, i, n;
+/* The GNU build ID among the notes in buf[0, size), as hex into out. */
+static int note_build_id(const unsigned char *buf, size_t size, char *out, size_t out_size) {
+  size_t pos = 0, i, n, d;
   Elf64_Nhdr h;
-  if (size > sizeof buf || pread(fd, buf, (size_t)size, (off_t)off) != (ssize_t)size) return 0;
   while (pos + sizeof h <= size) {
     memcpy(&h, buf + pos, sizeof h);
     pos += sizeof h;
     n = ((size_t)h.n_namesz + 3) / 4 * 4;
-    if (n > size - pos || (((size_t)h.n_descsz + 3) / 4 * 4) > size - pos - n) return 0;
+    d = ((size_t)h.n_descsz + 3) / 4 * 4;
+    if (n > size - pos || d > size - pos - n) return 0;
     if (h.n_type == NT_GNU_BUILD_ID && h.n_namesz == 4 && memcmp(buf + pos, "GNU", 4) == 0 &&
         h.n_descsz > 0 && h.n_descsz * 2 < out_size) {
       for (i = 0; i < h.n_descsz; i++) {
@@ -58,57 +58,91 @@ static int note_build_id(int fd, uint64_t off, uint64_t size, char *out, size_t 
       out[2 * i] = '\0';
       return 1;
     }
-    pos += n + ((size_t)h.n_descsz + 3) / 4 * 4;
+    pos += n + d;
   }
   return 0;
 }
 
 /* The build ID a linker wrote into an ELF file (readelf -n), which names one build of
- * NVRTC exactly and the same on every machine; 0 when the file has none. */
-static int build_id(const char *path, char *out, size_t out_size) {
+ * NVRTC exactly and the same on every machine; 0 when the file has none. This runs in
+ * every process that compiles or looks up the cache, so it reads as little as it can: the
+ * file's first 4 KiB, where the headers and a shared library's notes usually are, and a
+ * note segment elsewhere only when it is not there. */
+static int build_id(int fd, char *out, size_t out_size) {
+  unsigned char head[4096], note[4096];
+  ssize_t got = pread(fd, head, sizeof head, 0);
   Elf64_Ehdr eh;
   Elf64_Phdr ph;
-  int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0;
+  size_t at;
   unsigned i;
-  if (fd < 0) return 0;
-  if (pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh &&
-      memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 && eh.e_ident[EI_CLASS] == ELFCLASS64 &&
-      eh.e_phentsize == sizeof ph) {
-    for (i = 0; i < eh.e_phnum && i < 64 && !found; i++)
-      if (pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff + (uint64_t)i * sizeof ph)) ==
-              (ssize_t)sizeof ph &&
-          ph.p_type == PT_NOTE)
-        found = note_build_id(fd, ph.p_offset, ph.p_filesz, out, out_size);
+  if (got < (ssize_t)sizeof eh) return 0;
+  memcpy(&eh, head, sizeof eh);
+  if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+      eh.e_phentsize != sizeof ph || eh.e_phoff > sizeof head)
+    return 0;
+  for (i = 0; i < eh.e_phnum && i < 64; i++) {
+    at = (size_t)eh.e_phoff + (size_t)i * sizeof ph;
+    if (at + sizeof ph > (size_t)got) return 0;
+    memcpy(&ph, head + at, sizeof ph);
+    if (ph.p_type != PT_NOTE || ph.p_filesz > sizeof note) continue;
+    if (ph.p_offset + ph.p_filesz <= (uint64_t)got) {
+      if (note_build_id(head + ph.p_offset, (size_t)ph.p_filesz, out, out_size)) return 1;
+    } else if (pread(fd, note, (size_t)ph.p_filesz, (off_t)ph.p_offset) == (ssize_t)ph.p_filesz &&
+               note_build_id(note, (size_t)ph.p_filesz, out, out_size)) {
+      return 1;
+    }
   }
-  close(fd);
-  return found;
+  return 0;
 }
 
-/* Takes `path` when it is a regular file: its canonical path, directory and identity. */
+/* Takes `path` when it is a regular file: its path, directory and identity. The path is
+ * kept as found (no realpath: resolving each component costs a system call, and this runs
+ * in every process). */
 static int take_file(const char *path) {
-  char real[PATH_MAX], id[129], *slash;
+  char id[129], *slash;
+  const char *base = strrchr(path, '/');
   struct stat st;
-  if (!realpath(path, real) || stat(real, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
-  snprintf(lib_path, sizeof lib_path, "%s", real);
-  slash = strrchr(real, '/');
-  if (build_id(real, id, sizeof id))
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return 0;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return 0;
+  }
+  if (build_id(fd, id, sizeof id))
     snprintf(identity, sizeof identity, "nvrtc build %s", id);
   else /* no build ID: its name and size, which differ between releases */
-    snprintf(identity, sizeof identity, "%s %lld", slash ? slash + 1 : real,
+    snprintf(identity, sizeof identity, "%s %lld", base ? base + 1 : path,
              (long long)st.st_size);
-  snprintf(lib_dir, sizeof lib_dir, "%s", real);
+  close(fd);
+  snprintf(lib_path, sizeof lib_path, "%s", path);
+  snprintf(lib_dir, sizeof lib_dir, "%s", path);
   if ((slash = strrchr(lib_dir, '/')) != NULL) *slash = '\0';
+  else snprintf(lib_dir, sizeof lib_dir, ".");
   return 1;
+}
+
+/* The NVRTC this process already has (a program that links NVRTC itself): that one is
+ * used, rather than a second copy. */
+static int take_loaded(void) {
+  Dl_info info;
+  void *sym = dlsym(RTLD_DEFAULT, "nvrtcVersion");
+  in_process = sym && dladdr(sym, &info) && info.dli_fname && strchr(info.dli_fname, '/') &&
+               take_file(info.dli_fname);
+  return in_process;
 }
 
 static int try_dir(const char *dir, size_t len, const char *sub) {
   char path[PATH_MAX];
-  size_t i;
+  size_t i, at, n;
   if (!len || len + strlen(sub) + 20 >= sizeof path) return 0;
-  snprintf(path, sizeof path, "%.*s%s", (int)len, dir, sub);
+  memcpy(path, dir, len);
+  memcpy(path + len, sub, strlen(sub) + 1);
   note_looked(path);
+  at = len + strlen(sub);
+  path[at++] = '/';
   for (i = 0; i < CJ_COUNT(sonames); i++) {
-    snprintf(path, sizeof path, "%.*s%s/%s", (int)len, dir, sub, sonames[i]);
+    n = strlen(sonames[i]);
+    memcpy(path + at, sonames[i], n + 1);
     if (take_file(path)) return 1;
   }
   return 0;
@@ -135,7 +169,7 @@ static void locate(void) {
     explicit_missing = !take_file(v);
     return;
   }
-  if (try_search_path(cj_env("LD_LIBRARY_PATH"))) return;
+  if (take_loaded() || try_search_path(cj_env("LD_LIBRARY_PATH"))) return;
 #ifdef CUJIT_CUDA_LIB_DIR
   if (try_dir(CUJIT_CUDA_LIB_DIR, strlen(CUJIT_CUDA_LIB_DIR), "")) return;
 #endif
@@ -164,7 +198,10 @@ static void *open_library(void) {
   return NULL;
 }
 
+/* Resolves the table from `lib`; from the program's own scope when it had NVRTC already,
+ * so that what it links (or wraps) is what cujit calls. */
 static int resolve(void *lib) {
+  if (in_process) lib = RTLD_DEFAULT;
 #define CJ_NVRTC_REQ_(fn)                                                                 \
   if (!(*(void **)&cj_nv.fn = dlsym(lib, #fn))) {                                          \
     snprintf(load_detail, sizeof load_detail, "NVRTC in %.1024s lacks %s; it is too old for "   \

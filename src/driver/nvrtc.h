@@ -29,7 +29,8 @@ typedef struct cj_nvrtc_api {
 /* The table; valid once cj_nvrtc_load() returned CUJIT_OK. */
 extern cj_nvrtc_api cj_nv;
 
-/* Loads NVRTC, once per process: env CUJIT_NVRTC (a file) when set, else the first
+/* Loads NVRTC, once per process: env CUJIT_NVRTC (a file) when set, else the NVRTC the
+ * program already has (linked or loaded), else the first
  * libnvrtc found in LD_LIBRARY_PATH's directories, the toolkit cujit was built with,
  * CUDA_PATH, CUDA_HOME and /usr/local/cuda (lib64, then lib), else the system's search
  * for libnvrtc.so.13 and libnvrtc.so.12. CUJIT_OK, or CUJIT_ERROR_NO_NVRTC listing where
