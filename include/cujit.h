@@ -382,9 +382,10 @@ CUJIT_API void cujit_free(void *p);
 
 /* NVRTC is loaded at run time, on the first compile that needs it (a program whose kernels
  * all come from the cache never maps it): env CUJIT_NVRTC (the library file) when set,
- * else the first libnvrtc.so.13, .12 or libnvrtc.so found in LD_LIBRARY_PATH's
- * directories, the toolkit cujit was built with, $CUDA_PATH, $CUDA_HOME and
- * /usr/local/cuda (each lib64, then lib), else the system's library search. When none
+ * else the NVRTC the program already has (linked or loaded), else libnvrtc.so.13, then
+ * .so.12, then libnvrtc.so, each looked for in LD_LIBRARY_PATH's directories, the toolkit
+ * cujit was built with, $CUDA_PATH, $CUDA_HOME and /usr/local/cuda (each lib64, then lib),
+ * else the system's library search. When none
  * loads, compiling fails with CUJIT_ERROR_NO_NVRTC saying where it looked; cache hits and
  * prebuilt PTX, CUBIN and fatbins keep working. Cache keys name NVRTC by its library's
  * build (read from the file, not loaded); on a machine without NVRTC, by the NVRTC that

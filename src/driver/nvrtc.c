@@ -104,15 +104,18 @@ static int take_file(const char *path) {
   struct stat st;
   int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return 0;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  /* a build ID is read only from a regular file (a FIFO or a directory cannot be read at
+   * an offset), so only without one is the file's kind asked for */
+  if (build_id(fd, id, sizeof id)) {
+    snprintf(identity, sizeof identity, "nvrtc build %s", id);
+  } else if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    /* no build ID: its name and size, which differ between releases */
+    snprintf(identity, sizeof identity, "%s %lld", base ? base + 1 : path,
+             (long long)st.st_size);
+  } else {
     close(fd);
     return 0;
   }
-  if (build_id(fd, id, sizeof id))
-    snprintf(identity, sizeof identity, "nvrtc build %s", id);
-  else /* no build ID: its name and size, which differ between releases */
-    snprintf(identity, sizeof identity, "%s %lld", base ? base + 1 : path,
-             (long long)st.st_size);
   close(fd);
   snprintf(lib_path, sizeof lib_path, "%s", path);
   snprintf(lib_dir, sizeof lib_dir, "%s", path);
@@ -131,35 +134,60 @@ static int take_loaded(void) {
   return in_process;
 }
 
-static int try_dir(const char *dir, size_t len, const char *sub) {
-  char path[PATH_MAX];
-  size_t i, at, n;
-  if (!len || len + strlen(sub) + 20 >= sizeof path) return 0;
-  memcpy(path, dir, len);
-  memcpy(path + len, sub, strlen(sub) + 1);
-  note_looked(path);
-  at = len + strlen(sub);
-  path[at++] = '/';
-  for (i = 0; i < CJ_COUNT(sonames); i++) {
-    n = strlen(sonames[i]);
-    memcpy(path + at, sonames[i], n + 1);
-    if (take_file(path)) return 1;
-  }
-  return 0;
+/* The directories NVRTC is looked for in, in order (see nvrtc.h). */
+typedef struct search_dir {
+  const char *dir;
+  size_t len;
+  const char *sub;
+} search_dir;
+
+static size_t add_dir(search_dir *v, size_t n, size_t cap, const char *dir, size_t len,
+                      const char *sub) {
+  if (!dir || !len || n == cap || len + strlen(sub) + 20 >= PATH_MAX) return n;
+  v[n].dir = dir;
+  v[n].len = len;
+  v[n].sub = sub;
+  return n + 1;
 }
 
-static int try_toolkit(const char *root) {
-  return root && (try_dir(root, strlen(root), "/lib64") || try_dir(root, strlen(root), "/lib"));
+static size_t add_toolkit(search_dir *v, size_t n, size_t cap, const char *root) {
+  if (!root) return n;
+  n = add_dir(v, n, cap, root, strlen(root), "/lib64");
+  return add_dir(v, n, cap, root, strlen(root), "/lib");
 }
 
-static int try_search_path(const char *list) {
-  const char *p = list, *end;
+static size_t search_dirs(search_dir *v, size_t cap) {
+  const char *p = cj_env("LD_LIBRARY_PATH"), *end;
+  size_t n = 0;
   while (p && *p) {
     end = strchr(p, ':');
-    if (try_dir(p, end ? (size_t)(end - p) : strlen(p), "")) return 1;
+    n = add_dir(v, n, cap, p, end ? (size_t)(end - p) : strlen(p), "");
     p = end ? end + 1 : NULL;
   }
-  return 0;
+#ifdef CUJIT_CUDA_LIB_DIR
+  n = add_dir(v, n, cap, CUJIT_CUDA_LIB_DIR, strlen(CUJIT_CUDA_LIB_DIR), "");
+#endif
+  n = add_toolkit(v, n, cap, cj_env("CUDA_PATH"));
+  n = add_toolkit(v, n, cap, cj_env("CUDA_HOME"));
+  return add_toolkit(v, n, cap, "/usr/local/cuda");
+}
+
+/* Looks for each name in every directory before the next name, so that the newest NVRTC
+ * found anywhere wins and the usual case (the first name, in the first directory that has
+ * NVRTC) costs one failed open per directory before it. */
+static void search(void) {
+  search_dir v[64];
+  char path[PATH_MAX];
+  size_t n = search_dirs(v, CJ_COUNT(v)), d, i;
+  for (d = 0; d < n; d++) {
+    snprintf(path, sizeof path, "%.*s%s", (int)v[d].len, v[d].dir, v[d].sub);
+    note_looked(path);
+  }
+  for (i = 0; i < CJ_COUNT(sonames); i++)
+    for (d = 0; d < n; d++) {
+      snprintf(path, sizeof path, "%.*s%s/%s", (int)v[d].len, v[d].dir, v[d].sub, sonames[i]);
+      if (take_file(path)) return;
+    }
 }
 
 static void locate(void) {
@@ -169,12 +197,7 @@ static void locate(void) {
     explicit_missing = !take_file(v);
     return;
   }
-  if (take_loaded() || try_search_path(cj_env("LD_LIBRARY_PATH"))) return;
-#ifdef CUJIT_CUDA_LIB_DIR
-  if (try_dir(CUJIT_CUDA_LIB_DIR, strlen(CUJIT_CUDA_LIB_DIR), "")) return;
-#endif
-  if (try_toolkit(cj_env("CUDA_PATH")) || try_toolkit(cj_env("CUDA_HOME"))) return;
-  try_toolkit("/usr/local/cuda");
+  if (!take_loaded()) search();
 }
 
 /* After loading through the system's search: the library's directory, from a symbol. */

@@ -29,12 +29,12 @@ typedef struct cj_nvrtc_api {
 /* The table; valid once cj_nvrtc_load() returned CUJIT_OK. */
 extern cj_nvrtc_api cj_nv;
 
-/* Loads NVRTC, once per process: env CUJIT_NVRTC (a file) when set, else the NVRTC the
- * program already has (linked or loaded), else the first
- * libnvrtc found in LD_LIBRARY_PATH's directories, the toolkit cujit was built with,
- * CUDA_PATH, CUDA_HOME and /usr/local/cuda (lib64, then lib), else the system's search
- * for libnvrtc.so.13 and libnvrtc.so.12. CUJIT_OK, or CUJIT_ERROR_NO_NVRTC listing where
- * it looked, the same on every call. */
+/* Loads NVRTC, once per process: env CUJIT_NVRTC (a file) when set; else the NVRTC the
+ * program already has (linked or loaded); else libnvrtc.so.13, then .so.12, then
+ * libnvrtc.so, each looked for in LD_LIBRARY_PATH's directories, the toolkit cujit was
+ * built with, CUDA_PATH, CUDA_HOME and /usr/local/cuda (lib64, then lib); else the
+ * system's search for those names. CUJIT_OK, or CUJIT_ERROR_NO_NVRTC listing where it
+ * looked, the same on every call. */
 cujit_status cj_nvrtc_load(void);
 
 /* 1 once NVRTC is loaded in this process (for tests of what a cache hit loads). */
