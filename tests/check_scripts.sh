@@ -42,7 +42,7 @@ out=$(sh "$src/scripts/skip-reasons" "$tmp/LastTest.log")
   { echo "scripts/skip-reasons printed: $out"; exit 1; }
 mkdir -p "$tmp/tree/scripts" "$tmp/tree/src/low" "$tmp/tree/src/high"
 cp "$src/scripts/check-layers" "$tmp/tree/scripts/"
-echo "Layers, bottom first: low high" >"$tmp/tree/src/README.md"
+printf "Layers, bottom first: low high\\n\\n\`low.c\` \`high.c\`\\n" >"$tmp/tree/src/README.md"
 printf '#include "low/low.h"\n' >"$tmp/tree/src/high/high.c"
 printf '#include "low/other.h"\n' >"$tmp/tree/src/low/low.c"
 sh "$tmp/tree/scripts/check-layers" >/dev/null || { echo "check-layers refused a good tree"; exit 1; }
