@@ -313,7 +313,7 @@ cujit_status cj_array_output(cujit_array **out, const cujit_array *like, int typ
   if ((*out)->type != type)
     return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the output holds %s, the result is %s; pass "
                    "an output of the result's type, or NULL for a new one", fn,
-                   cj_elem_of((*out)->type)->tag, cj_elem_of(type)->tag);
+                   cj_elem_of((*out)->type)->name, cj_elem_of(type)->name);
   if ((*out)->size != like->size || (*out)->ndim != like->ndim ||
       (like->ndim && memcmp((*out)->shape, like->shape, (size_t)like->ndim * sizeof *like->shape)))
     return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the output's shape differs from the "

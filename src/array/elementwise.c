@@ -196,8 +196,8 @@ cujit_status cj_gen_args(const char *fn, const cj_decl *d, size_t n, const void 
     if ((st = cj_array_check(a, fn, d[i].name)) != CUJIT_OK) return st;
     if (a->type != d[i].type)
       return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: argument %zu ('%s') is an array of %s, "
-                     "declared as %s", fn, i + 1, d[i].name, cj_elem_of(a->type)->tag,
-                     cj_elem_of(d[i].type)->tag);
+                     "declared as %s", fn, i + 1, d[i].name, cj_elem_of(a->type)->name,
+                     cj_elem_of(d[i].type)->name);
     if (*first && a->size != (*first)->size)
       return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: argument %zu ('%s') has %lld elements, "
                      "the first array %lld; all arrays must have the same size", fn, i + 1,

@@ -118,7 +118,7 @@ cujit_status cujit_array_fill(cujit_array *a, const void *value) {
   if (st != CUJIT_OK) return st;
   if (!value) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_array_fill: value is NULL");
   e = cj_elem_of(a->type);
-  snprintf(name, sizeof name, "cj_fill_%s", e->tag);
+  snprintf(name, sizeof name, "cj_fill_%s", e->name);
   snprintf(scalars, sizeof scalars, "%s v", e->c_name);
   cj_buf_puts(&expr, "v");
   cj_map_kernel k = {name, NULL, 0, NULL, NULL, scalars, a->type, NULL};
@@ -161,7 +161,7 @@ cujit_status cujit_array_arange(cujit_array **out, cujit_type type, double start
     return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_array_arange: the range is too long");
   n = count > 0 ? (int64_t)count + ((double)(int64_t)count < count) : 0;
   if ((st = cj_array_new(out, type, 1, &n, "cujit_array_arange")) != CUJIT_OK) return st;
-  snprintf(name, sizeof name, "cj_arange_%s", e->tag);
+  snprintf(name, sizeof name, "cj_arange_%s", e->name);
   cj_array_convert(&expr, CUJIT_TYPE_F64, type, "a + (double)i * d");
   cj_map_kernel k = {name, NULL, 0, NULL, NULL, "double a, double d", type, NULL};
   st = run(&k, &expr, n, NULL, NULL, (cujit_arg[]){cujit_f64(start), cujit_f64(step)}, 2,
@@ -181,7 +181,7 @@ cujit_status cujit_array_astype(const cujit_array *a, cujit_type type, cujit_arr
                    "type arrays hold", (int)type);
   if ((st = cj_array_output(out, a, type, "cujit_array_astype", &made)) != CUJIT_OK) return st;
   from = cj_elem_of(a->type);
-  snprintf(name, sizeof name, "cj_astype_%s_%s", from->tag, to->tag);
+  snprintf(name, sizeof name, "cj_astype_%s_%s", from->name, to->name);
   cj_array_convert(&expr, a->type, type, "x");
   cj_map_kernel k = {name, NULL, 1, &a->type, (const char *const[]){"x"}, NULL, type, NULL};
   st = run(&k, &expr, a->size, a->stream, &a->data, NULL, 0, (*out)->data);

@@ -42,7 +42,7 @@ static int is_comparison(int op) { return op >= CUJIT_EQ && op <= CUJIT_GE; }
 
 static cujit_status refuse(const char *fn, const char *op, int type, const char *why) {
   return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: %s is not defined for %s (%s)", fn, op,
-                 cj_elem_of(type)->tag, why);
+                 cj_elem_of(type)->name, why);
 }
 
 /* Checks that `op` applies to the promoted type p. */
@@ -203,7 +203,7 @@ static const char *const ab_names[] = {"a", "b"};
 /* The op of a kernel's name, then its types' tags: "cj_add_f32_f32". */
 static void kernel_name(char *name, size_t size, const char *op, int a, const char *b,
                         const char *suffix) {
-  snprintf(name, size, "cj_%s_%s%s%s%s", op, cj_elem_of(a)->tag, b ? "_" : "", b ? b : "",
+  snprintf(name, size, "cj_%s_%s%s%s%s", op, cj_elem_of(a)->name, b ? "_" : "", b ? b : "",
            suffix);
 }
 
@@ -235,7 +235,7 @@ cujit_status cujit_array_binary(cujit_binop op, const cujit_array *a, const cuji
   c = compute_type(op == CUJIT_DIV && is_int(p) ? CUJIT_TYPE_F64 : p);
   call.result = r;
   call.types[0] = a->type, call.types[1] = b->type, call.types[2] = r;
-  kernel_name(name, sizeof name, binop_names[op], a->type, cj_elem_of(b->type)->tag, "");
+  kernel_name(name, sizeof name, binop_names[op], a->type, cj_elem_of(b->type)->name, "");
   cj_array_convert(&x, a->type, c, "a");
   cj_array_convert(&y, b->type, c, "b");
   {
@@ -272,7 +272,7 @@ static cujit_status check_int_scalar(const char *fn, double s, int p) {
   if (s < lo || s > hi)
     return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the integer %.0f does not fit %s, the "
                    "array's type (%.0f to %.0f); convert the array first (cujit_array_astype)",
-                   fn, s, cj_elem_of(p)->tag, lo, hi);
+                   fn, s, cj_elem_of(p)->name, lo, hi);
   return CUJIT_OK;
 }
 

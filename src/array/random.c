@@ -197,7 +197,7 @@ static cujit_status random_kernel(int type, cujit_distribution dist, cujit_funct
   char name[40], *src;
   cujit_status st;
   snprintf(name, sizeof name, "cj_random_%s_%s", dist == CUJIT_UNIFORM ? "uniform" : "normal",
-           cj_elem_of(type)->tag);
+           cj_elem_of(type)->name);
   if (!(src = random_source(type, dist, name))) return cj_fail_oom("writing a random kernel");
   st = cj_array_kernel(src, name, fn);
   cj_free(src);

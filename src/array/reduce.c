@@ -235,7 +235,7 @@ cujit_status cj_reduce_output_check(cujit_array **out, int type, const char *fn)
   if (o->type != type)
     return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the output holds %s, the result is %s; pass "
                    "an output of the result's type, or NULL for a new one", fn,
-                   cj_elem_of(o->type)->tag, cj_elem_of(type)->tag);
+                   cj_elem_of(o->type)->name, cj_elem_of(type)->name);
   if (o->ndim != 0)
     return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the output has %d dimensions; a reduction's "
                    "result is 0-d (ndim 0, one element): pass such an array, or NULL for a new "
@@ -309,7 +309,7 @@ static cujit_status builtin_spec(builtin *k, cujit_redop op, int t) {
   memset(k, 0, sizeof *k);
   k->spec.result = op == CUJIT_SUM ? sum_type(t) : t;
   k->spec.acc = acc_of(k->spec.result);
-  snprintf(k->name, sizeof k->name, "cj_%s_%s", op_name(op), e->tag);
+  snprintf(k->name, sizeof k->name, "cj_%s_%s", op_name(op), e->name);
   snprintf(k->params, sizeof k->params, "const %s *x", e->c_name);
   cj_array_convert(&k->map, t, k->spec.acc, "x[i]");
   cj_array_convert(&k->vec_map, t, k->spec.acc, "cj_x");
@@ -339,7 +339,7 @@ static cujit_status dot_spec(builtin *k, int ta, int tb) {
   memset(k, 0, sizeof *k);
   k->spec.result = cujit_promote((cujit_type)ta, (cujit_type)tb, 0);
   k->spec.acc = acc_of(k->spec.result);
-  snprintf(k->name, sizeof k->name, "cj_dot_%s_%s", ea->tag, eb->tag);
+  snprintf(k->name, sizeof k->name, "cj_dot_%s_%s", ea->name, eb->name);
   snprintf(k->params, sizeof k->params, "const %s *x, const %s *y", ea->c_name, eb->c_name);
   cj_array_convert(&k->map, ta, k->spec.acc, "x[i]");
   cj_buf_puts(&k->map, " * ");

@@ -154,7 +154,7 @@ static cujit_status check_array(const cujit_reduction *r, size_t i, const cujit_
   if (a->type != d->type)
     return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: %s is an array of %s, declared as %s in "
                    "\"%s\"; pass an array of the declared type", fn, what,
-                   cj_elem_of(a->type)->tag, cj_elem_of(d->type)->tag, r->args);
+                   cj_elem_of(a->type)->name, cj_elem_of(d->type)->name, r->args);
   return CUJIT_OK;
 }
 

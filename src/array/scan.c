@@ -288,8 +288,8 @@ cujit_status cujit_array_cumsum(const cujit_array *a, int exclusive, cujit_array
   }
   s.neutral = zero.data;
   s.exclusive = exclusive != 0;
-  snprintf(name, sizeof name, "cj_cumsum_%s_%s_%s", cj_elem_of(s.in_type)->tag,
-           cj_elem_of(s.type)->tag, s.exclusive ? "exclusive" : "inclusive");
+  snprintf(name, sizeof name, "cj_cumsum_%s_%s_%s", cj_elem_of(s.in_type)->name,
+           cj_elem_of(s.type)->name, s.exclusive ? "exclusive" : "inclusive");
   s.name = name;
   st = scan_array(&s, a, out, "cujit_array_cumsum");
   cj_buf_free(&zero);
@@ -365,8 +365,8 @@ cujit_status cujit_scan_call(cujit_scan *s, const cujit_array *in, cujit_array *
   if ((st = cj_array_check(in, "cujit_scan_call", "in")) != CUJIT_OK) return st;
   if (in->type != s->type)
     return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_scan_call: in holds %s, the scan was made "
-                   "for %s; convert it with cujit_array_astype()", cj_elem_of(in->type)->tag,
-                   cj_elem_of(s->type)->tag);
+                   "for %s; convert it with cujit_array_astype()", cj_elem_of(in->type)->name,
+                   cj_elem_of(s->type)->name);
   if (in->ndim != 1)
     return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_scan_call: in has %d dimensions; scans "
                    "take 1-D arrays (make a 1-D view with cujit_array_reshape())", in->ndim);

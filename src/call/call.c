@@ -85,19 +85,19 @@ cujit_status cj_arg_ptr(const cj_signature *s, const char *kernel, size_t i, CUd
 
 /* One argument as read from the varargs: a scalar's value (its first `size` bytes), or
  * where a struct, vector or blob lies. */
-typedef union cj_scalar {
+typedef union cj_scalar_value {
   uint64_t u64;
   double f64;
   float f32;
   uint32_t u32;
   uint16_t u16;
   uint8_t u8;
-} cj_scalar;
+} cj_scalar_value;
 
 /* A promoted int for an 8- or 16-bit parameter: any value of the signed or the unsigned
  * type of that width is taken (so both (char)-1 and 255 fit an unsigned char). */
 static cujit_status small_int(const cj_signature *s, const char *kernel, size_t i, int v,
-                              cj_scalar *out) {
+                              cj_scalar_value *out) {
   int bits = (int)s->params[i].size * 8;
   long lo = -(1L << (bits - 1)), hi = (1L << bits) - 1;
   if (v < lo || v > hi)
@@ -112,7 +112,7 @@ static cujit_status small_int(const cj_signature *s, const char *kernel, size_t 
 /* Reads parameter i's argument, undoing C's default promotions: *at points to its bytes
  * (in *v for scalars). */
 static cujit_status read_arg(const cj_signature *s, const char *kernel, size_t i, va_list *ap,
-                             cj_scalar *v, const void **at) {
+                             cj_scalar_value *v, const void **at) {
   const cj_param *p = &s->params[i];
   *at = v;
   switch ((cj_kind)p->kind) {
@@ -135,7 +135,7 @@ static cujit_status read_arg(const cj_signature *s, const char *kernel, size_t i
 static cujit_status one_arg(const cj_signature *s, const char *kernel, size_t i, va_list *ap,
                             cujit_arg *a) {
   const cj_param *p = &s->params[i];
-  cj_scalar v;
+  cj_scalar_value v;
   const void *at;
   cujit_status st = read_arg(s, kernel, i, ap, &v, &at);
   if (CJ_UNLIKELY(st != CUJIT_OK)) return st;
@@ -172,7 +172,7 @@ static inline CJ_ALWAYS_INLINE int call_direct(cujit_function *fn, const cj_sign
                                                int nargs, cujit_dim3 grid, cujit_dim3 block,
                                                const cujit_launch_options *opts, va_list *ap,
                                                cujit_status *st) {
-  cj_scalar v[CJ_CALL_STACK_ARGS];
+  cj_scalar_value v[CJ_CALL_STACK_ARGS];
   void *params[CJ_CALL_STACK_ARGS];
   const void *at;
   size_t i;

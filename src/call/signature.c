@@ -223,12 +223,9 @@ cujit_status cj_function_sig(cujit_function *fn, cj_signature **out) {
 /* How a signature's parameter reads in a launch's message: the C type of a scalar, else
  * its type string. */
 static char *sig_spelling(const cj_param *p) {
-  static const char *const c_names[CJ_K_NSCALAR] = {
-      "signed char", "unsigned char", "short", "unsigned short", "int", "unsigned int",
-      "long long", "unsigned long long", "__half", "__nv_bfloat16", "float", "double",
-      "pointer"};
   cj_buf b = {0};
-  if (p->kind < CJ_K_NSCALAR && !p->type->raised) return cj_strdup(c_names[p->kind]);
+  if (p->kind == CJ_K_PTR && !p->type->raised) return cj_strdup("pointer");
+  if (p->kind < CJ_K_NSCALAR && !p->type->raised) return cj_strdup(cj_scalar_of(p->tag)->c_name);
   cj_type_text(p->type, &b);
   return cj_buf_take(&b);
 }

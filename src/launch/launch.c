@@ -10,33 +10,21 @@ enum { STACK_ARGS = 32 };
 
 /* ---- checks ---- */
 
+/* An argument's type for messages (common/scalar.c): its short name ("f32"), in words
+ * ("a float (f32)"), and the constructor that makes an argument for a parameter of it. */
 static const char *type_name(int t) {
-  static const char *const names[] = {"bytes", "i8",  "u8",  "i16", "u16", "i32", "u32",
-                                      "i64",   "u64", "f16", "f32", "f64", "ptr", "bf16",
-                                      "bool",  "c64", "c128"};
-  return t >= 0 && (size_t)t < CJ_COUNT(names) ? names[t] : "?";
+  const cj_scalar *s = cj_scalar_of(t);
+  return s ? s->name : "?";
 }
 
-/* An argument's type in words, for messages: "a float (f32)". */
 static const char *type_words(int t) {
-  static const char *const words[] = {
-      "a value given by its bytes", "a signed char (i8)", "an unsigned char (u8)",
-      "a short (i16)", "an unsigned short (u16)", "an int (i32)", "an unsigned int (u32)",
-      "a long long (i64)", "an unsigned long long (u64)", "a __half (f16)", "a float (f32)",
-      "a double (f64)", "a device pointer (ptr)", "a __nv_bfloat16 (bf16)", "a bool",
-      "a complex float (c64)", "a complex double (c128)"};
-  return t >= 0 && (size_t)t < CJ_COUNT(words) ? words[t] : "of an unknown type";
+  const cj_scalar *s = cj_scalar_of(t);
+  return s ? s->words : "of an unknown type";
 }
 
-/* Which constructor makes an argument for a parameter of cujit_type t. */
 static const char *type_ctor(int t) {
-  static const char *const ctors[] = {
-      "CUJIT_VALUE()", "cujit_i8()", "cujit_u8()", "cujit_i16()", "cujit_u16()",
-      "cujit_i32()", "cujit_u32()", "cujit_i64()", "cujit_u64()",
-      "cujit_value() of the __half's bits", "cujit_f32()", "cujit_f64()",
-      "cujit_ptr() or an In/Out buffer", "cujit_value() of the __nv_bfloat16's bits",
-      "cujit_u8()", "CUJIT_VALUE()", "CUJIT_VALUE()"};
-  return t >= 0 && (size_t)t < CJ_COUNT(ctors) ? ctors[t] : "CUJIT_VALUE()";
+  const cj_scalar *s = cj_scalar_of(t);
+  return s ? s->ctor : "CUJIT_VALUE()";
 }
 
 static const char *kind_name(int k) {
