@@ -78,9 +78,9 @@ cujit_status cj_decl_parse(const char *args, cj_decl **out, size_t *n) {
   cujit_status st = CUJIT_OK;
   *out = NULL;
   *n = 0;
-  if (!args || !args[0])
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "argument declarations are %s; declare at least "
-                   "one array, e.g. \"float *x\"", args ? "empty" : "NULL");
+  CJ_CHECK(args && args[0], CUJIT_ERROR_INVALID_VALUE,
+           "argument declarations are %s; declare at least "
+           "one array, e.g. \"float *x\"", args ? "empty" : "NULL");
   while (st == CUJIT_OK && *p) {
     if (CJ_VEC_RESERVE(*out, cap, *n + 1) != 0) {
       st = cj_fail_oom("reading argument declarations");

@@ -150,12 +150,10 @@ static cujit_status one_arg(const cj_signature *s, const char *kernel, size_t i,
 cujit_status cj_args_from_va(const cj_signature *s, const char *kernel, int nargs, va_list *ap,
                              cujit_arg *args) {
   size_t i;
-  if (CJ_UNLIKELY(nargs < 0 || (size_t)nargs != s->n))
-    return cj_fail(CUJIT_ERROR_INVALID_ARGS,
-                   "kernel '%s' takes %zu arguments (%s) but %d were given; nothing was "
-                   "launched (the count comes from the commas in the call: wrap a compound "
-                   "literal such as (float4){1, 2, 3, 4} in parentheses)",
-                   kernel, s->n, s->text, nargs);
+  CJ_CHECK(nargs >= 0 && (size_t)nargs == s->n, CUJIT_ERROR_INVALID_ARGS,
+           "kernel '%s' takes %zu arguments (%s) but %d were given; nothing was "
+           "launched (the count comes from the commas in the call: wrap a compound "
+           "literal such as (float4){1, 2, 3, 4} in parentheses)", kernel, s->n, s->text, nargs);
   for (i = 0; i < s->n; i++) {
     cujit_status st = one_arg(s, kernel, i, ap, &args[i]);
     if (CJ_UNLIKELY(st != CUJIT_OK)) return st;
@@ -215,7 +213,7 @@ static CJ_NOINLINE cujit_status call_general(cujit_function *fn, const cj_signat
     va_list ap_, again_;                                                                  \
     cj_signature *s_;                                                                     \
     int done_;                                                                            \
-    if (CJ_UNLIKELY(!(fn)))                                                              \
+    if (CJ_UNLIKELY(!fn))                                                              \
       return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_call: fn is NULL");                \
     if (CJ_UNLIKELY((st = cj_function_sig((fn), &s_)) != CUJIT_OK)) return st;           \
     va_start(ap_, last);                                                                  \

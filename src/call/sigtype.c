@@ -322,8 +322,7 @@ static cujit_status parse_member(tparse *t, int depth, cj_member **ms, uint32_t 
   cj_member *grown;
   cj_type *ty = NULL;
   long count = 1;
-  cujit_status st = parse_type(t, depth, &ty);
-  if (st != CUJIT_OK) return st;
+  CJ_TRY(parse_type(t, depth, &ty));
   if (*t->p == '[') {
     t->p++;
     count = read_number(t, CJ_MAX_TYPE_BYTES);
