@@ -233,7 +233,7 @@ static cujit_status check_options(const cujit_options *o, const char **arch) {
              "NVRTC option '%s' does not start with '-'; pass each option as one "
              "string, e.g. \"-use_fast_math\" or \"-std=c++17\"", opt);
     if (is_arch_option(opt, &value)) {
-      CJ_CHECK(value && !(!*value), CUJIT_ERROR_INVALID_OPTION,
+      CJ_CHECK(value && *value, CUJIT_ERROR_INVALID_OPTION,
                "NVRTC option '%s' needs its value in the same string (\"-arch=sm_90\"), "
                "or use cujit_options.arch", opt);
       CJ_CHECK(!*arch || strcmp(*arch, value) == 0, CUJIT_ERROR_INVALID_OPTION,
