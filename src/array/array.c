@@ -125,10 +125,9 @@ static int is_live(const cujit_array *a) {
 }
 
 cujit_status cj_array_check(const cujit_array *a, const char *fn, const char *what) {
-  if (!a) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: %s is NULL", fn, what);
-  if (!is_live(a))
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: %s is not a live array (destroyed "
-                   "already, or never made by cujit)", fn, what);
+  CJ_CHECK(a, CUJIT_ERROR_INVALID_VALUE, "%s: %s is NULL", fn, what);
+  CJ_CHECK(is_live(a), CUJIT_ERROR_INVALID_VALUE, "%s: %s is not a live array (destroyed "
+           "already, or never made by cujit)", fn, what);
   return CUJIT_OK;
 }
 
@@ -150,26 +149,23 @@ cujit_status cj_array_check2(const cujit_array *a, const cujit_array *b, const c
 static cujit_status check_shape(int type, int ndim, const int64_t *shape, const char *fn,
                                 int64_t *size) {
   int i;
-  if (!cj_elem_of(type))
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: type %d is not an element type arrays hold "
-                   "(use CUJIT_TYPE_BOOL, _I8 ... _U64, _F16, _BF16, _F32, _F64, _C64 or "
-                   "_C128)", fn, type);
-  if (ndim < 0 || ndim > CUJIT_ARRAY_MAX_DIMS)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: ndim is %d; arrays have 0 to %d dimensions",
-                   fn, ndim, CUJIT_ARRAY_MAX_DIMS);
-  if (!shape && ndim) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: shape is NULL", fn);
+  CJ_CHECK(cj_elem_of(type), CUJIT_ERROR_INVALID_VALUE,
+           "%s: type %d is not an element type arrays hold "
+           "(use CUJIT_TYPE_BOOL, _I8 ... _U64, _F16, _BF16, _F32, _F64, _C64 or "
+           "_C128)", fn, type);
+  CJ_CHECK(ndim >= 0 && ndim <= CUJIT_ARRAY_MAX_DIMS, CUJIT_ERROR_INVALID_VALUE,
+           "%s: ndim is %d; arrays have 0 to %d dimensions", fn, ndim, CUJIT_ARRAY_MAX_DIMS);
+  CJ_CHECK(shape || !ndim, CUJIT_ERROR_INVALID_VALUE, "%s: shape is NULL", fn);
   *size = 1;
   for (i = 0; i < ndim; i++) {
-    if (shape[i] < 0)
-      return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: dimension %d has the negative size %lld",
-                     fn, i + 1, (long long)shape[i]);
-    if (shape[i] && *size > ((int64_t)1 << 62) / shape[i])
-      return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the shape holds more than 2^62 elements",
-                     fn);
+    CJ_CHECK(shape[i] >= 0, CUJIT_ERROR_INVALID_VALUE,
+             "%s: dimension %d has the negative size %lld", fn, i + 1, (long long)shape[i]);
+    CJ_CHECK(!shape[i] || *size <= ((int64_t)1 << 62) / shape[i], CUJIT_ERROR_INVALID_VALUE,
+             "%s: the shape holds more than 2^62 elements", fn);
     *size *= shape[i];
   }
-  if ((uint64_t)*size > SIZE_MAX / cj_elem_of(type)->size)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the array would not fit in memory", fn);
+  CJ_CHECK((uint64_t)*size <= SIZE_MAX / cj_elem_of(type)->size, CUJIT_ERROR_INVALID_VALUE,
+           "%s: the array would not fit in memory", fn);
   return CUJIT_OK;
 }
 
@@ -236,10 +232,9 @@ static cujit_status new_array(cujit_array **out, int type, int ndim, const int64
 cujit_status cj_array_new_on(cujit_array **out, int type, int ndim, const int64_t *shape,
                              CUstream stream, const char *fn) {
   int64_t size;
-  cujit_status st;
-  if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
+  CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
   *out = NULL;
-  if ((st = check_shape(type, ndim, shape, fn, &size)) != CUJIT_OK) return st;
+  CJ_TRY(check_shape(type, ndim, shape, fn, &size));
   return new_array(out, type, ndim, shape, size, stream);
 }
 
@@ -254,8 +249,7 @@ cujit_status cujit_array_empty(cujit_array **out, cujit_type type, int ndim,
 }
 
 cujit_status cujit_array_empty_like(cujit_array **out, const cujit_array *a) {
-  cujit_status st = cj_array_check(a, "cujit_array_empty_like", "a");
-  if (st != CUJIT_OK) return st;
+  CJ_TRY(cj_array_check(a, "cujit_array_empty_like", "a"));
   return cj_array_new_on(out, a->type, a->ndim, a->shape, a->stream, "cujit_array_empty_like");
 }
 
@@ -264,13 +258,11 @@ cujit_status cujit_array_wrap(cujit_array **out, cujit_type type, int ndim,
   int64_t size;
   cj_block *b;
   cujit_array *a;
-  cujit_status st;
-  if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_array_wrap: out is NULL");
+  CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "cujit_array_wrap: out is NULL");
   *out = NULL;
-  if ((st = check_shape(type, ndim, shape, "cujit_array_wrap", &size)) != CUJIT_OK) return st;
-  if (!data && size)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_array_wrap: data is 0 for %lld elements",
-                   (long long)size);
+  CJ_TRY(check_shape(type, ndim, shape, "cujit_array_wrap", &size));
+  CJ_CHECK(data || !size, CUJIT_ERROR_INVALID_VALUE,
+           "cujit_array_wrap: data is 0 for %lld elements", (long long)size);
   if (!(a = take(&b))) return cj_fail_oom("wrapping device memory");
   b->ptr = data;
   fill(a, type, ndim, shape, size, b, data, NULL);
@@ -296,29 +288,29 @@ void cujit_array_destroy(cujit_array *a) {
 
 cujit_status cj_array_output(cujit_array **out, const cujit_array *like, int type,
                              const char *fn, int *made) {
-  cujit_status st;
   *made = 0;
-  if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
+  CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
   if (!*out) {
     /* like's shape holds a valid count; only a wider type could overflow the bytes */
-    if ((uint64_t)like->size > SIZE_MAX / cj_elem_of(type)->size)
-      return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the result would not fit in memory", fn);
+    CJ_CHECK((uint64_t)like->size <= SIZE_MAX / cj_elem_of(type)->size, CUJIT_ERROR_INVALID_VALUE,
+             "%s: the result would not fit in memory", fn);
     /* allocated on the stream its work is ordered on: pool memory is ordered there */
-    if ((st = new_array(out, type, like->ndim, like->shape, like->size, like->stream)) != CUJIT_OK)
-      return st;
+    CJ_TRY(new_array(out, type, like->ndim, like->shape, like->size, like->stream));
     *made = 1;
     return CUJIT_OK;
   }
-  if ((st = cj_array_check(*out, fn, "*out")) != CUJIT_OK) return st;
-  if ((*out)->type != type)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the output holds %s, the result is %s; pass "
-                   "an output of the result's type, or NULL for a new one", fn,
-                   cj_elem_of((*out)->type)->tag, cj_elem_of(type)->tag);
-  if ((*out)->size != like->size || (*out)->ndim != like->ndim ||
-      (like->ndim && memcmp((*out)->shape, like->shape, (size_t)like->ndim * sizeof *like->shape)))
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the output's shape differs from the "
-                   "result's (%lld and %lld elements); pass NULL for a new one", fn,
-                   (long long)(*out)->size, (long long)like->size);
+  CJ_TRY(cj_array_check(*out, fn, "*out"));
+  CJ_CHECK((*out)->type == type, CUJIT_ERROR_INVALID_VALUE,
+           "%s: the output holds %s, the result is %s; pass "
+           "an output of the result's type, or NULL for a new one", fn,
+           cj_elem_of((*out)->type)->name, cj_elem_of(type)->name);
+  CJ_CHECK((*out)->size == like->size && (*out)->ndim == like->ndim &&
+               (!like->ndim ||
+                !memcmp((*out)->shape, like->shape, (size_t)like->ndim * sizeof *like->shape)),
+           CUJIT_ERROR_INVALID_VALUE,
+           "%s: the output's shape differs from the "
+           "result's (%lld and %lld elements); pass NULL for a new one", fn,
+           (long long)(*out)->size, (long long)like->size);
   return CUJIT_OK;
 }
 
@@ -327,14 +319,12 @@ cujit_status cj_array_output(cujit_array **out, const cujit_array *like, int typ
 cujit_status cujit_array_view(const cujit_array *a, int64_t start, int64_t stop,
                               cujit_array **view) {
   int64_t len;
-  cujit_status st = cj_array_check(a, "cujit_array_view", "a");
-  if (st != CUJIT_OK) return st;
-  if (!view) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_array_view: view is NULL");
+  CJ_TRY(cj_array_check(a, "cujit_array_view", "a"));
+  CJ_CHECK(view, CUJIT_ERROR_INVALID_VALUE, "cujit_array_view: view is NULL");
   *view = NULL;
-  if (start < 0 || stop < start || stop > a->size)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_array_view: [%lld, %lld) is not a range "
-                   "of the array's %lld elements", (long long)start, (long long)stop,
-                   (long long)a->size);
+  CJ_CHECK(start >= 0 && stop >= start && stop <= a->size, CUJIT_ERROR_INVALID_VALUE,
+           "cujit_array_view: [%lld, %lld) is not a range "
+           "of the array's %lld elements", (long long)start, (long long)stop, (long long)a->size);
   len = stop - start;
   return handle(view, a->type, 1, &len, len, a->block,
                 a->data + (CUdeviceptr)start * cj_elem_of(a->type)->size, a->stream);
@@ -343,15 +333,13 @@ cujit_status cujit_array_view(const cujit_array *a, int64_t start, int64_t stop,
 cujit_status cujit_array_reshape(const cujit_array *a, int ndim, const int64_t *shape,
                                  cujit_array **view) {
   int64_t size;
-  cujit_status st = cj_array_check(a, "cujit_array_reshape", "a");
-  if (st != CUJIT_OK) return st;
-  if (!view) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_array_reshape: view is NULL");
+  CJ_TRY(cj_array_check(a, "cujit_array_reshape", "a"));
+  CJ_CHECK(view, CUJIT_ERROR_INVALID_VALUE, "cujit_array_reshape: view is NULL");
   *view = NULL;
-  if ((st = check_shape(a->type, ndim, shape, "cujit_array_reshape", &size)) != CUJIT_OK)
-    return st;
-  if (size != a->size)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_array_reshape: the new shape holds %lld "
-                   "elements, the array %lld", (long long)size, (long long)a->size);
+  CJ_TRY(check_shape(a->type, ndim, shape, "cujit_array_reshape", &size));
+  CJ_CHECK(size == a->size, CUJIT_ERROR_INVALID_VALUE,
+           "cujit_array_reshape: the new shape holds %lld "
+           "elements, the array %lld", (long long)size, (long long)a->size);
   return handle(view, a->type, ndim, shape, size, a->block, a->data, a->stream);
 }
 

@@ -31,12 +31,8 @@ struct cujit_array {
 
 /* ---- types.c: element types ---- */
 
-typedef struct cj_elem {
-  size_t size;
-  const char *c_name;  /* as CUDA C spells it */
-  const char *header;  /* what the kernel must include for it, or NULL */
-  const char *tag;     /* short name for kernel names: "f32" */
-} cj_elem;
+/* An element type: its entry in the scalar table (size, c_name, header, name). */
+typedef cj_scalar cj_elem;
 
 /* The element type `type`, or NULL when arrays cannot hold it. */
 const cj_elem *cj_elem_of(int type);

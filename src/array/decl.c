@@ -6,62 +6,8 @@
 
 #include "array/array.h"
 
-static const struct spelling {
-  const char *text;
-  int type;
-} spellings[] = {
-    {"bool", CUJIT_TYPE_BOOL},
-    {"char", CUJIT_TYPE_I8},
-    {"signed char", CUJIT_TYPE_I8},
-    {"int8_t", CUJIT_TYPE_I8},
-    {"unsigned char", CUJIT_TYPE_U8},
-    {"uint8_t", CUJIT_TYPE_U8},
-    {"short", CUJIT_TYPE_I16},
-    {"short int", CUJIT_TYPE_I16},
-    {"int16_t", CUJIT_TYPE_I16},
-    {"unsigned short", CUJIT_TYPE_U16},
-    {"unsigned short int", CUJIT_TYPE_U16},
-    {"uint16_t", CUJIT_TYPE_U16},
-    {"int", CUJIT_TYPE_I32},
-    {"signed", CUJIT_TYPE_I32},
-    {"signed int", CUJIT_TYPE_I32},
-    {"int32_t", CUJIT_TYPE_I32},
-    {"unsigned", CUJIT_TYPE_U32},
-    {"unsigned int", CUJIT_TYPE_U32},
-    {"uint32_t", CUJIT_TYPE_U32},
-    {"long", CUJIT_TYPE_I64},
-    {"long int", CUJIT_TYPE_I64},
-    {"long long", CUJIT_TYPE_I64},
-    {"long long int", CUJIT_TYPE_I64},
-    {"int64_t", CUJIT_TYPE_I64},
-    {"ptrdiff_t", CUJIT_TYPE_I64},
-    {"unsigned long", CUJIT_TYPE_U64},
-    {"unsigned long int", CUJIT_TYPE_U64},
-    {"unsigned long long", CUJIT_TYPE_U64},
-    {"unsigned long long int", CUJIT_TYPE_U64},
-    {"uint64_t", CUJIT_TYPE_U64},
-    {"size_t", CUJIT_TYPE_U64},
-    {"__half", CUJIT_TYPE_F16},
-    {"half", CUJIT_TYPE_F16},
-    {"__nv_bfloat16", CUJIT_TYPE_BF16},
-    {"float", CUJIT_TYPE_F32},
-    {"double", CUJIT_TYPE_F64},
-    {"complex<float>", CUJIT_TYPE_C64},
-    {"cuda::std::complex<float>", CUJIT_TYPE_C64},
-    {"complex<double>", CUJIT_TYPE_C128},
-    {"cuda::std::complex<double>", CUJIT_TYPE_C128},
-};
-
 static int ident_start(char c) { return isalpha((unsigned char)c) || c == '_'; }
 static int ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
-
-/* The type spelled by `words` (single spaces between words), or -1. */
-static int type_of(const char *words) {
-  size_t i;
-  for (i = 0; i < CJ_COUNT(spellings); i++)
-    if (strcmp(spellings[i].text, words) == 0) return spellings[i].type;
-  return -1;
-}
 
 static cujit_status bad(const char *args, const char *at, const char *what) {
   int len = 0;
@@ -113,7 +59,7 @@ static cujit_status one(const char *args, const char **p, cj_decl *d) {
   }
   if (!name_at) return bad(args, s, "a declaration without a name");
   if (!words[0]) return bad(args, name_at, "a name without a type");
-  if ((d->type = type_of(words)) < 0) {
+  if ((d->type = cj_scalar_by_spelling(words)) < 0) {
     const char *type_at = *p;
     while (isspace((unsigned char)*type_at)) type_at++;
     return bad(args, type_at, "an element type cujit does not know");
@@ -132,9 +78,9 @@ cujit_status cj_decl_parse(const char *args, cj_decl **out, size_t *n) {
   cujit_status st = CUJIT_OK;
   *out = NULL;
   *n = 0;
-  if (!args || !args[0])
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "argument declarations are %s; declare at least "
-                   "one array, e.g. \"float *x\"", args ? "empty" : "NULL");
+  CJ_CHECK(args && args[0], CUJIT_ERROR_INVALID_VALUE,
+           "argument declarations are %s; declare at least "
+           "one array, e.g. \"float *x\"", args ? "empty" : "NULL");
   while (st == CUJIT_OK && *p) {
     if (CJ_VEC_RESERVE(*out, cap, *n + 1) != 0) {
       st = cj_fail_oom("reading argument declarations");

@@ -47,9 +47,8 @@ cujit_status cj_ew_prepare(const cj_ew_kernel *k, cujit_function **fn) {
 cujit_status cj_ew_launch(cujit_function *fn, int64_t start, int64_t step, int64_t count,
                           CUstream stream, const cujit_arg *args, size_t nargs) {
   cujit_arg all[64];
-  if (nargs + 3 > CJ_COUNT(all))
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "kernel '%s': more than %zu arguments",
-                   cujit_function_name(fn), CJ_COUNT(all) - 3);
+  CJ_CHECK(nargs + 3 <= CJ_COUNT(all), CUJIT_ERROR_INVALID_VALUE,
+           "kernel '%s': more than %zu arguments", cujit_function_name(fn), CJ_COUNT(all) - 3);
   if (count == 0) return CUJIT_OK;
   if (nargs) memcpy(all, args, nargs * sizeof *args);
   all[nargs] = cujit_i64(start);
@@ -131,12 +130,11 @@ static cujit_status fill(cujit_elementwise *e, const char *args, const char *ope
                          const cujit_generator_options *o) {
   int oom = 0;
   size_t i;
-  cujit_status st = cj_decl_parse(args, &e->decls, &e->n_decls);
-  if (st != CUJIT_OK) return st;
+  CJ_TRY(cj_decl_parse(args, &e->decls, &e->n_decls));
   for (i = 0; i < e->n_decls && !e->decls[i].is_array; i++) continue;
-  if (i == e->n_decls)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_elementwise_create: \"%s\" declares no "
-                   "array (a pointer argument); the size of the first array sets n", args);
+  CJ_CHECK(i != e->n_decls, CUJIT_ERROR_INVALID_VALUE,
+           "cujit_elementwise_create: \"%s\" declares no "
+           "array (a pointer argument); the size of the first array sets n", args);
   e->types = cj_calloc(e->n_decls, sizeof *e->types);
   for (i = 0; e->types && i < e->n_decls; i++) e->types[i] = e->decls[i].type;
   e->params = params_of(e->decls, e->n_decls);
@@ -156,16 +154,16 @@ cujit_status cujit_elementwise_create(cujit_elementwise **out, const char *args,
   cujit_generator_options own, *o = &own;
   cujit_elementwise *e;
   cujit_status st;
-  if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_elementwise_create: out is NULL");
+  CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "cujit_elementwise_create: out is NULL");
   *out = NULL;
-  if ((st = cj_gen_options("cujit_elementwise_create", user, o)) != CUJIT_OK) return st;
-  if (!operation || !operation[0])
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_elementwise_create: the operation is %s; "
-                   "give a statement on index i, e.g. \"z[i] = a*x[i] + b*y[i]\"",
-                   operation ? "empty" : "NULL");
-  if (o && o->name && !cj_is_identifier(o->name))
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_elementwise_create: the name '%s' is not "
-                   "a C identifier", o->name);
+  CJ_TRY(cj_gen_options("cujit_elementwise_create", user, o));
+  CJ_CHECK(operation && operation[0], CUJIT_ERROR_INVALID_VALUE,
+           "cujit_elementwise_create: the operation is %s; "
+           "give a statement on index i, e.g. \"z[i] = a*x[i] + b*y[i]\"",
+           operation ? "empty" : "NULL");
+  CJ_CHECK(!o || !o->name || cj_is_identifier(o->name), CUJIT_ERROR_INVALID_VALUE,
+           "cujit_elementwise_create: the name '%s' is not "
+           "a C identifier", o->name);
   if (!(e = cj_calloc(1, sizeof *e))) return cj_fail_oom("making an elementwise kernel");
   if ((st = fill(e, args, operation, o)) != CUJIT_OK) {
     cujit_elementwise_destroy(e);
@@ -179,29 +177,26 @@ cujit_status cj_gen_args(const char *fn, const cj_decl *d, size_t n, const void 
                          size_t nargs, cujit_arg *out, const cujit_array **first) {
   size_t i;
   *first = NULL;
-  if (nargs != n)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: %zu arguments given, %zu declared", fn,
-                   nargs, n);
-  if (n && !args) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: args is NULL", fn);
+  CJ_CHECK(nargs == n, CUJIT_ERROR_INVALID_VALUE, "%s: %zu arguments given, %zu declared", fn,
+           nargs, n);
+  CJ_CHECK(!n || args, CUJIT_ERROR_INVALID_VALUE, "%s: args is NULL", fn);
   for (i = 0; i < n; i++) {
     const cujit_array *a = args[i];
-    cujit_status st;
-    if (!args[i])
-      return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: argument %zu ('%s') is NULL", fn, i + 1,
-                     d[i].name);
+    CJ_CHECK(args[i], CUJIT_ERROR_INVALID_VALUE, "%s: argument %zu ('%s') is NULL", fn, i + 1,
+             d[i].name);
     if (!d[i].is_array) {
       out[i] = cujit_value(args[i], cj_elem_of(d[i].type)->size);
       continue;
     }
-    if ((st = cj_array_check(a, fn, d[i].name)) != CUJIT_OK) return st;
-    if (a->type != d[i].type)
-      return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: argument %zu ('%s') is an array of %s, "
-                     "declared as %s", fn, i + 1, d[i].name, cj_elem_of(a->type)->tag,
-                     cj_elem_of(d[i].type)->tag);
-    if (*first && a->size != (*first)->size)
-      return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: argument %zu ('%s') has %lld elements, "
-                     "the first array %lld; all arrays must have the same size", fn, i + 1,
-                     d[i].name, (long long)a->size, (long long)(*first)->size);
+    CJ_TRY(cj_array_check(a, fn, d[i].name));
+    CJ_CHECK(a->type == d[i].type, CUJIT_ERROR_INVALID_VALUE,
+             "%s: argument %zu ('%s') is an array of %s, "
+             "declared as %s", fn, i + 1, d[i].name, cj_elem_of(a->type)->name,
+             cj_elem_of(d[i].type)->name);
+    CJ_CHECK(!*first || a->size == (*first)->size, CUJIT_ERROR_INVALID_VALUE,
+             "%s: argument %zu ('%s') has %lld elements, "
+             "the first array %lld; all arrays must have the same size", fn, i + 1,
+             d[i].name, (long long)a->size, (long long)(*first)->size);
     if (!*first) *first = a;
     out[i] = cujit_array_arg(a);
   }
@@ -223,18 +218,18 @@ cujit_status cujit_elementwise_call_range(cujit_elementwise *e, int64_t start, i
   cujit_arg a[61];
   const cujit_array *first;
   int64_t count, last;
-  cujit_status st;
-  if (!e) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the kernel is NULL", fn);
-  if (e->n_decls > CJ_COUNT(a))
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: more than %zu arguments", fn, CJ_COUNT(a));
-  if ((st = cj_gen_args(fn, e->decls, e->n_decls, args, nargs, a, &first)) != CUJIT_OK) return st;
-  if (step == 0) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the step is 0", fn);
+  CJ_CHECK(e, CUJIT_ERROR_INVALID_VALUE, "%s: the kernel is NULL", fn);
+  CJ_CHECK(e->n_decls <= CJ_COUNT(a), CUJIT_ERROR_INVALID_VALUE,
+           "%s: more than %zu arguments", fn, CJ_COUNT(a));
+  CJ_TRY(cj_gen_args(fn, e->decls, e->n_decls, args, nargs, a, &first));
+  CJ_CHECK(step != 0, CUJIT_ERROR_INVALID_VALUE, "%s: the step is 0", fn);
   count = range_count(start, stop, step);
   last = count && count <= first->size ? start + (count - 1) * step : -1;
-  if (count && (start < 0 || last < 0 || start >= first->size || last >= first->size))
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the range %lld to %lld (step %lld) leaves "
-                   "the arrays' %lld elements", fn, (long long)start, (long long)stop,
-                   (long long)step, (long long)first->size);
+  CJ_CHECK(!count || (start >= 0 && last >= 0 && start < first->size && last < first->size),
+           CUJIT_ERROR_INVALID_VALUE,
+           "%s: the range %lld to %lld (step %lld) leaves "
+           "the arrays' %lld elements", fn, (long long)start, (long long)stop,
+           (long long)step, (long long)first->size);
   return cj_ew_run(&e->k, start, step, count, first->stream, a, nargs);
 }
 

@@ -13,11 +13,11 @@ static cujit_status cu(CUresult r, const char *fn) {
 
 static cujit_status check_bytes(const cujit_array *a, const void *host, size_t bytes,
                                 const char *fn) {
-  if (!host && bytes) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: host is NULL", fn);
-  if (bytes != a->nbytes)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: bytes is %zu, but the array holds %zu bytes "
-                   "(%lld elements of %zu bytes)", fn, bytes, a->nbytes, (long long)a->size,
-                   cj_elem_of(a->type)->size);
+  CJ_CHECK(host || !bytes, CUJIT_ERROR_INVALID_VALUE, "%s: host is NULL", fn);
+  CJ_CHECK(bytes == a->nbytes, CUJIT_ERROR_INVALID_VALUE,
+           "%s: bytes is %zu, but the array holds %zu bytes "
+           "(%lld elements of %zu bytes)", fn, bytes, a->nbytes, (long long)a->size,
+           cj_elem_of(a->type)->size);
   return CUJIT_OK;
 }
 
@@ -79,7 +79,7 @@ cujit_status cujit_array_copy(const cujit_array *a, cujit_array **out) {
   int made;
   cujit_status st = cj_array_check(a, "cujit_array_copy", "a");
   if (st != CUJIT_OK) return st;
-  if ((st = cj_array_output(out, a, a->type, "cujit_array_copy", &made)) != CUJIT_OK) return st;
+  CJ_TRY(cj_array_output(out, a, a->type, "cujit_array_copy", &made));
   if (a->nbytes && (*out)->data != a->data)
     st = cu(cj_cu.cuMemcpyDtoDAsync((*out)->data, a->data, a->nbytes, a->stream),
             "cuMemcpyDtoDAsync");
@@ -114,11 +114,10 @@ cujit_status cujit_array_fill(cujit_array *a, const void *value) {
   const cj_elem *e;
   cj_buf expr = {0};
   char name[32], scalars[64];
-  cujit_status st = cj_array_check(a, "cujit_array_fill", "a");
-  if (st != CUJIT_OK) return st;
-  if (!value) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_array_fill: value is NULL");
+  CJ_TRY(cj_array_check(a, "cujit_array_fill", "a"));
+  CJ_CHECK(value, CUJIT_ERROR_INVALID_VALUE, "cujit_array_fill: value is NULL");
   e = cj_elem_of(a->type);
-  snprintf(name, sizeof name, "cj_fill_%s", e->tag);
+  snprintf(name, sizeof name, "cj_fill_%s", e->name);
   snprintf(scalars, sizeof scalars, "%s v", e->c_name);
   cj_buf_puts(&expr, "v");
   cj_map_kernel k = {name, NULL, 0, NULL, NULL, scalars, a->type, NULL};
@@ -137,10 +136,9 @@ cujit_status cujit_array_zeros(cujit_array **out, cujit_type type, int ndim,
 
 cujit_status cujit_array_full(cujit_array **out, cujit_type type, int ndim,
                               const int64_t *shape, const void *value) {
-  cujit_status st;
   if (out) *out = NULL;
-  if (!value) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_array_full: value is NULL");
-  if ((st = cj_array_new(out, type, ndim, shape, "cujit_array_full")) != CUJIT_OK) return st;
+  CJ_CHECK(value, CUJIT_ERROR_INVALID_VALUE, "cujit_array_full: value is NULL");
+  CJ_TRY(cj_array_new(out, type, ndim, shape, "cujit_array_full"));
   return finish(cujit_array_fill(*out, value), out, 1);
 }
 
@@ -152,16 +150,15 @@ cujit_status cujit_array_arange(cujit_array **out, cujit_type type, double start
   double count;
   int64_t n;
   cujit_status st;
-  if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_array_arange: out is NULL");
+  CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "cujit_array_arange: out is NULL");
   *out = NULL;
-  if (!(step > 0 || step < 0))
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_array_arange: step is 0 or not a number");
+  CJ_CHECK(step > 0 || step < 0, CUJIT_ERROR_INVALID_VALUE,
+           "cujit_array_arange: step is 0 or not a number");
   count = (stop - start) / step;
-  if (!(count < 9.2e18))
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_array_arange: the range is too long");
+  CJ_CHECK(count < 9.2e18, CUJIT_ERROR_INVALID_VALUE, "cujit_array_arange: the range is too long");
   n = count > 0 ? (int64_t)count + ((double)(int64_t)count < count) : 0;
-  if ((st = cj_array_new(out, type, 1, &n, "cujit_array_arange")) != CUJIT_OK) return st;
-  snprintf(name, sizeof name, "cj_arange_%s", e->tag);
+  CJ_TRY(cj_array_new(out, type, 1, &n, "cujit_array_arange"));
+  snprintf(name, sizeof name, "cj_arange_%s", e->name);
   cj_array_convert(&expr, CUJIT_TYPE_F64, type, "a + (double)i * d");
   cj_map_kernel k = {name, NULL, 0, NULL, NULL, "double a, double d", type, NULL};
   st = run(&k, &expr, n, NULL, NULL, (cujit_arg[]){cujit_f64(start), cujit_f64(step)}, 2,
@@ -176,12 +173,11 @@ cujit_status cujit_array_astype(const cujit_array *a, cujit_type type, cujit_arr
   int made;
   cujit_status st = cj_array_check(a, "cujit_array_astype", "a");
   if (st != CUJIT_OK) return st;
-  if (!to)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_array_astype: type %d is not an element "
-                   "type arrays hold", (int)type);
-  if ((st = cj_array_output(out, a, type, "cujit_array_astype", &made)) != CUJIT_OK) return st;
+  CJ_CHECK(to, CUJIT_ERROR_INVALID_VALUE, "cujit_array_astype: type %d is not an element "
+           "type arrays hold", (int)type);
+  CJ_TRY(cj_array_output(out, a, type, "cujit_array_astype", &made));
   from = cj_elem_of(a->type);
-  snprintf(name, sizeof name, "cj_astype_%s_%s", from->tag, to->tag);
+  snprintf(name, sizeof name, "cj_astype_%s_%s", from->name, to->name);
   cj_array_convert(&expr, a->type, type, "x");
   cj_map_kernel k = {name, NULL, 1, &a->type, (const char *const[]){"x"}, NULL, type, NULL};
   st = run(&k, &expr, a->size, a->stream, &a->data, NULL, 0, (*out)->data);

@@ -109,11 +109,10 @@ static cujit_status compile(const char *source, const char *name, entry *e) {
 cujit_status cj_array_kernel(const char *source, const char *name, cujit_function **fn) {
   uint64_t h = XXH3_64bits(source, strlen(source));
   entry e;
-  cujit_status st;
   if ((*fn = find(h, source)) != NULL) return CUJIT_OK;
   /* compiled outside the lock: other kernels' launches do not wait for NVRTC */
   memset(&e, 0, sizeof e);
-  if ((st = compile(source, name, &e)) != CUJIT_OK) return st;
+  CJ_TRY(compile(source, name, &e));
   *fn = keep(h, &e);
   return CUJIT_OK;
 }
@@ -134,9 +133,8 @@ cujit_status cj_array_launch_params(cujit_function *fn, int64_t work, CUstream s
   cujit_dim3 grid, block = CUJIT_DIM3(256);
   cujit_status st;
   if (work == 0) return CUJIT_OK;
-  if (CJ_UNLIKELY(nparams != fn->nparams))
-    return cj_fail(CUJIT_ERROR_INVALID_ARGS, "kernel '%s' takes %zu arguments, %zu given",
-                   fn->name, fn->nparams, nparams);
+  CJ_CHECK(nparams == fn->nparams, CUJIT_ERROR_INVALID_ARGS,
+           "kernel '%s' takes %zu arguments, %zu given", fn->name, fn->nparams, nparams);
   if (CJ_UNLIKELY((st = cj_function_slot(fn, &slot, 0)) != CUJIT_OK)) return st;
   memset(&o, 0, sizeof o);
   o.stream = stream;
@@ -153,9 +151,8 @@ cujit_status cj_array_launch(cujit_function *fn, int64_t n, CUstream stream,
                              const cujit_arg *args, size_t nargs) {
   cujit_launch_options o;
   cj_fslot *slot;
-  cujit_status st;
   if (n == 0) return CUJIT_OK;
-  if ((st = cj_function_slot(fn, &slot, 0)) != CUJIT_OK) return st;
+  CJ_TRY(cj_function_slot(fn, &slot, 0));
   memset(&o, 0, sizeof o);
   o.stream = stream;
   return cujit_launch(fn, CUJIT_DIM3(grid_for(slot, n)), CUJIT_DIM3(256), args, nargs, &o);

@@ -106,9 +106,8 @@ void cj_map_source(cj_buf *b, const cj_map_kernel *k) {
 cujit_status cj_map_prepare(const cj_map_kernel *k, cujit_function **fn) {
   cj_buf src = {0};
   cujit_status st;
-  if (k->n_in > CUJIT_MAP_MAX_ARRAYS)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "kernel '%s': more than %d inputs", k->name,
-                   CUJIT_MAP_MAX_ARRAYS);
+  CJ_CHECK(k->n_in <= CUJIT_MAP_MAX_ARRAYS, CUJIT_ERROR_INVALID_VALUE,
+           "kernel '%s': more than %d inputs", k->name, CUJIT_MAP_MAX_ARRAYS);
   cj_map_source(&src, k);
   if (src.oom) {
     cj_buf_free(&src);
@@ -131,9 +130,8 @@ cujit_status cj_map_launch(cujit_function *fn, unsigned w, int64_t n, CUstream s
   CUdeviceptr any = out;
   uint64_t count = (uint64_t)n;
   size_t i, p = 0;
-  if (n_in > CUJIT_MAP_MAX_ARRAYS || n_scalars > 6)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "kernel '%s': too many arguments",
-                   cujit_function_name(fn));
+  CJ_CHECK(n_in <= CUJIT_MAP_MAX_ARRAYS && n_scalars <= 6, CUJIT_ERROR_INVALID_VALUE,
+           "kernel '%s': too many arguments", cujit_function_name(fn));
   for (i = 0; i < n_in; i++) {
     params[p++] = (void *)&in[i];
     any |= in[i];

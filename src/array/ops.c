@@ -42,13 +42,13 @@ static int is_comparison(int op) { return op >= CUJIT_EQ && op <= CUJIT_GE; }
 
 static cujit_status refuse(const char *fn, const char *op, int type, const char *why) {
   return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: %s is not defined for %s (%s)", fn, op,
-                 cj_elem_of(type)->tag, why);
+                 cj_elem_of(type)->name, why);
 }
 
 /* Checks that `op` applies to the promoted type p. */
 static cujit_status binop_allowed(const char *fn, int op, int p) {
-  if (op < 0 || (size_t)op >= CJ_COUNT(binop_names))
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: %d is not a cujit_binop", fn, op);
+  CJ_CHECK(op >= 0 && (size_t)op < CJ_COUNT(binop_names), CUJIT_ERROR_INVALID_VALUE,
+           "%s: %d is not a cujit_binop", fn, op);
   if (is_complex(p) && (op == CUJIT_FMOD || op == CUJIT_MINIMUM || op == CUJIT_MAXIMUM ||
                         (is_comparison(op) && op != CUJIT_EQ && op != CUJIT_NE)))
     return refuse(fn, binop_names[op], p, "complex numbers have no order");
@@ -203,7 +203,7 @@ static const char *const ab_names[] = {"a", "b"};
 /* The op of a kernel's name, then its types' tags: "cj_add_f32_f32". */
 static void kernel_name(char *name, size_t size, const char *op, int a, const char *b,
                         const char *suffix) {
-  snprintf(name, size, "cj_%s_%s%s%s%s", op, cj_elem_of(a)->tag, b ? "_" : "", b ? b : "",
+  snprintf(name, size, "cj_%s_%s%s%s%s", op, cj_elem_of(a)->name, b ? "_" : "", b ? b : "",
            suffix);
 }
 
@@ -214,13 +214,12 @@ cujit_status cujit_array_binary(cujit_binop op, const cujit_array *a, const cuji
   char name[64];
   op_call call;
   int p, c, r;
-  cujit_status st;
-  if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
-  if ((st = cj_array_check2(a, b, fn, "a", "b")) != CUJIT_OK) return st;
-  if (!same_shape(a, b))
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: a has %lld elements and b %lld (or another "
-                   "shape); elementwise operations need arrays of one shape", fn,
-                   (long long)a->size, (long long)b->size);
+  CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
+  CJ_TRY(cj_array_check2(a, b, fn, "a", "b"));
+  CJ_CHECK(same_shape(a, b), CUJIT_ERROR_INVALID_VALUE,
+           "%s: a has %lld elements and b %lld (or another "
+           "shape); elementwise operations need arrays of one shape", fn,
+           (long long)a->size, (long long)b->size);
   call.fn = fn, call.a = a, call.n_in = 2, call.n_scalars = 0;
   call.in[0] = a->data, call.in[1] = b->data;
   uint64_t key = op_key(1, op, a->type, b->type, 0);
@@ -230,12 +229,12 @@ cujit_status cujit_array_binary(cujit_binop op, const cujit_array *a, const cuji
     return launch_op(&call, known->fn, known->w, out);
   }
   p = cujit_promote(a->type, b->type, 0);
-  if ((st = binop_allowed(fn, op, p)) != CUJIT_OK) return st;
+  CJ_TRY(binop_allowed(fn, op, p));
   r = binop_result(op, p);
   c = compute_type(op == CUJIT_DIV && is_int(p) ? CUJIT_TYPE_F64 : p);
   call.result = r;
   call.types[0] = a->type, call.types[1] = b->type, call.types[2] = r;
-  kernel_name(name, sizeof name, binop_names[op], a->type, cj_elem_of(b->type)->tag, "");
+  kernel_name(name, sizeof name, binop_names[op], a->type, cj_elem_of(b->type)->name, "");
   cj_array_convert(&x, a->type, c, "a");
   cj_array_convert(&y, b->type, c, "b");
   {
@@ -264,15 +263,15 @@ static void int_range(int t, double *lo, double *hi) {
  * NumPy 2 refuses 300 with an int8 array). */
 static cujit_status check_int_scalar(const char *fn, double s, int p) {
   double lo, hi;
-  if (!(s == floor(s)) || fabs(s) >= 0x1p63)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: %g is not an integer that CUJIT_SCALAR_INT "
-                   "can pass; drop the flag to pass a float", fn, s);
+  CJ_CHECK(s == floor(s) && fabs(s) < 0x1p63, CUJIT_ERROR_INVALID_VALUE,
+           "%s: %g is not an integer that CUJIT_SCALAR_INT "
+           "can pass; drop the flag to pass a float", fn, s);
   if (!is_int(p) || p == CUJIT_TYPE_BOOL) return CUJIT_OK;
   int_range(p, &lo, &hi);
-  if (s < lo || s > hi)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the integer %.0f does not fit %s, the "
-                   "array's type (%.0f to %.0f); convert the array first (cujit_array_astype)",
-                   fn, s, cj_elem_of(p)->tag, lo, hi);
+  CJ_CHECK(s >= lo && s <= hi, CUJIT_ERROR_INVALID_VALUE,
+           "%s: the integer %.0f does not fit %s, the "
+           "array's type (%.0f to %.0f); convert the array first (cujit_array_astype)",
+           fn, s, cj_elem_of(p)->name, lo, hi);
   return CUJIT_OK;
 }
 
@@ -284,10 +283,10 @@ cujit_status cujit_array_binary_scalar(cujit_binop op, const cujit_array *a, dou
   op_call call;
   int kind = flags & CUJIT_SCALAR_INT ? CUJIT_TYPE_I64 : CUJIT_TYPE_F64, p, c, r;
   cujit_status st;
-  if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
-  if ((st = cj_array_check(a, fn, "a")) != CUJIT_OK) return st;
-  if (flags & ~(unsigned)(CUJIT_SCALAR_FIRST | CUJIT_SCALAR_INT))
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: unknown flags 0x%x", fn, flags);
+  CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
+  CJ_TRY(cj_array_check(a, fn, "a"));
+  CJ_CHECK(!(flags & ~(unsigned)(CUJIT_SCALAR_FIRST | CUJIT_SCALAR_INT)), CUJIT_ERROR_INVALID_VALUE,
+           "%s: unknown flags 0x%x", fn, flags);
   call.fn = fn, call.a = a, call.n_in = 1, call.n_scalars = 1;
   call.in[0] = a->data, call.scalar = cujit_f64(s);
   uint64_t key = op_key(2, op, a->type, kind, flags);
@@ -299,7 +298,7 @@ cujit_status cujit_array_binary_scalar(cujit_binop op, const cujit_array *a, dou
     return launch_op(&call, known->fn, known->w, out);
   }
   p = cujit_promote(a->type, kind, 1);
-  if ((st = binop_allowed(fn, op, p)) != CUJIT_OK) return st;
+  CJ_TRY(binop_allowed(fn, op, p));
   if (kind == CUJIT_TYPE_I64 && (st = check_int_scalar(fn, s, p)) != CUJIT_OK) return st;
   r = binop_result(op, p);
   c = compute_type(op == CUJIT_DIV && is_int(p) ? CUJIT_TYPE_F64 : p);
@@ -329,8 +328,8 @@ static int unop_result(int op, int t) {
 }
 
 static cujit_status unop_allowed(const char *fn, int op, int t) {
-  if (op < 0 || (size_t)op >= CJ_COUNT(unop_names))
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: %d is not a cujit_unop", fn, op);
+  CJ_CHECK(op >= 0 && (size_t)op < CJ_COUNT(unop_names), CUJIT_ERROR_INVALID_VALUE,
+           "%s: %d is not a cujit_unop", fn, op);
   if (op == CUJIT_NEG && t == CUJIT_TYPE_BOOL)
     return refuse(fn, "neg", t, "use CUJIT_EQ with false for logical not");
   if (is_complex(t) && (op == CUJIT_FLOOR || op == CUJIT_CEIL))
@@ -354,9 +353,8 @@ cujit_status cujit_array_unary(cujit_unop op, const cujit_array *a, cujit_array 
   char name[64];
   op_call call;
   int r, c;
-  cujit_status st;
-  if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
-  if ((st = cj_array_check(a, fn, "a")) != CUJIT_OK) return st;
+  CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
+  CJ_TRY(cj_array_check(a, fn, "a"));
   call.fn = fn, call.a = a, call.n_in = 1, call.n_scalars = 0;
   call.in[0] = a->data;
   uint64_t key = op_key(3, op, a->type, 0, 0);
@@ -365,7 +363,7 @@ cujit_status cujit_array_unary(cujit_unop op, const cujit_array *a, cujit_array 
     call.result = known->result;
     return launch_op(&call, known->fn, known->w, out);
   }
-  if ((st = unop_allowed(fn, op, a->type)) != CUJIT_OK) return st;
+  CJ_TRY(unop_allowed(fn, op, a->type));
   r = unop_result(op, a->type);
   c = op == CUJIT_NEG ? compute_type(a->type) : compute_type(is_int(a->type) ? r : a->type);
   call.result = r;
@@ -387,24 +385,24 @@ cujit_status cujit_array_unary(cujit_unop op, const cujit_array *a, cujit_array 
 static cujit_status check_map(const char *fn, const char *expr, size_t n,
                               const char *const *names, const cujit_array *const *arrays) {
   size_t i, k;
-  cujit_status st;
-  if (!expr || !expr[0]) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the expression is %s",
-                                        fn, expr ? "empty" : "NULL");
-  if (!n || !names || !arrays)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: give at least one named array", fn);
+  CJ_CHECK(expr && expr[0], CUJIT_ERROR_INVALID_VALUE, "%s: the expression is %s",
+           fn, expr ? "empty" : "NULL");
+  CJ_CHECK(n && names && arrays, CUJIT_ERROR_INVALID_VALUE,
+           "%s: give at least one named array", fn);
   for (i = 0; i < n; i++) {
     const char *s = names[i];
-    if ((st = cj_array_check(arrays[i], fn, s ? s : "an array")) != CUJIT_OK) return st;
-    if (!s || !cj_is_identifier(s) || strcmp(s, "i") == 0 || strncmp(s, "cj_", 3) == 0)
-      return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: name %zu ('%s') is not a C identifier "
-                     "other than i and cj_...", fn, i + 1, s ? s : "(NULL)");
+    CJ_TRY(cj_array_check(arrays[i], fn, s ? s : "an array"));
+    CJ_CHECK(s && cj_is_identifier(s) && strcmp(s, "i") != 0 && strncmp(s, "cj_", 3) != 0,
+             CUJIT_ERROR_INVALID_VALUE,
+             "%s: name %zu ('%s') is not a C identifier "
+             "other than i and cj_...", fn, i + 1, s ? s : "(NULL)");
     for (k = 0; k < i; k++)
-      if (strcmp(names[k], s) == 0)
-        return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the name '%s' is given twice", fn, s);
-    if (!same_shape(arrays[i], arrays[0]))
-      return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: '%s' has %lld elements, '%s' %lld; the "
-                     "arrays must have one shape", fn, s, (long long)arrays[i]->size, names[0],
-                     (long long)arrays[0]->size);
+      CJ_CHECK(strcmp(names[k], s) != 0, CUJIT_ERROR_INVALID_VALUE,
+               "%s: the name '%s' is given twice", fn, s);
+    CJ_CHECK(same_shape(arrays[i], arrays[0]), CUJIT_ERROR_INVALID_VALUE,
+             "%s: '%s' has %lld elements, '%s' %lld; the "
+             "arrays must have one shape", fn, s, (long long)arrays[i]->size, names[0],
+             (long long)arrays[0]->size);
   }
   return CUJIT_OK;
 }
@@ -424,12 +422,10 @@ cujit_status cujit_array_map(cujit_array **out, const char *expr, size_t n,
   op_call call;
   size_t i;
   int r;
-  cujit_status st;
-  if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
-  if (n > CUJIT_MAP_MAX_ARRAYS)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: more than %d arrays", fn,
-                   CUJIT_MAP_MAX_ARRAYS);
-  if ((st = check_map(fn, expr, n, names, arrays)) != CUJIT_OK) return st;
+  CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
+  CJ_CHECK(n <= CUJIT_MAP_MAX_ARRAYS, CUJIT_ERROR_INVALID_VALUE, "%s: more than %d arrays", fn,
+           CUJIT_MAP_MAX_ARRAYS);
+  CJ_TRY(check_map(fn, expr, n, names, arrays));
   r = arrays[0]->type;
   for (i = 1; i < n; i++) r = cujit_promote(r, arrays[i]->type, 0);
   if (*out && cj_array_check(*out, fn, "*out") == CUJIT_OK) r = (*out)->type;

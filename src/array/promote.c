@@ -1,16 +1,15 @@
 /* promote.c - the type an operation gives, following NumPy 2's rules (see cujit.h). */
 #include "array/array.h"
 
+/* Kinds in promotion order: a kind promotes into any later one. */
 enum kind { BOOL, SIGNED, UNSIGNED, FLOAT, COMPLEX };
 
 static enum kind kind_of(int t) {
-  switch (t) {
-    case CUJIT_TYPE_BOOL: return BOOL;
-    case CUJIT_TYPE_I8: case CUJIT_TYPE_I16: case CUJIT_TYPE_I32: case CUJIT_TYPE_I64:
-      return SIGNED;
-    case CUJIT_TYPE_U8: case CUJIT_TYPE_U16: case CUJIT_TYPE_U32: case CUJIT_TYPE_U64:
-      return UNSIGNED;
-    case CUJIT_TYPE_C64: case CUJIT_TYPE_C128: return COMPLEX;
+  switch (cj_elem_of(t)->kind) {
+    case CJ_SK_BOOL: return BOOL;
+    case CJ_SK_SIGNED: return SIGNED;
+    case CJ_SK_UNSIGNED: return UNSIGNED;
+    case CJ_SK_COMPLEX: return COMPLEX;
     default: return FLOAT;
   }
 }

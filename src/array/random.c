@@ -197,7 +197,7 @@ static cujit_status random_kernel(int type, cujit_distribution dist, cujit_funct
   char name[40], *src;
   cujit_status st;
   snprintf(name, sizeof name, "cj_random_%s_%s", dist == CUJIT_UNIFORM ? "uniform" : "normal",
-           cj_elem_of(type)->tag);
+           cj_elem_of(type)->name);
   if (!(src = random_source(type, dist, name))) return cj_fail_oom("writing a random kernel");
   st = cj_array_kernel(src, name, fn);
   cj_free(src);
@@ -205,15 +205,15 @@ static cujit_status random_kernel(int type, cujit_distribution dist, cujit_funct
 }
 
 static cujit_status check(cujit_array **out, cujit_type type, cujit_distribution dist) {
-  if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_array_random: out is NULL");
+  CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "cujit_array_random: out is NULL");
   *out = NULL;
-  if (type != CUJIT_TYPE_F32 && type != CUJIT_TYPE_F64)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_array_random: type %d is not a type random "
-                   "arrays are made of; use CUJIT_TYPE_F32 or CUJIT_TYPE_F64 (and "
-                   "cujit_array_astype() for others)", (int)type);
-  if (dist != CUJIT_UNIFORM && dist != CUJIT_NORMAL)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_array_random: distribution %d is unknown; "
-                   "use CUJIT_UNIFORM or CUJIT_NORMAL", (int)dist);
+  CJ_CHECK(type == CUJIT_TYPE_F32 || type == CUJIT_TYPE_F64, CUJIT_ERROR_INVALID_VALUE,
+           "cujit_array_random: type %d is not a type random "
+           "arrays are made of; use CUJIT_TYPE_F32 or CUJIT_TYPE_F64 (and "
+           "cujit_array_astype() for others)", (int)type);
+  CJ_CHECK(dist == CUJIT_UNIFORM || dist == CUJIT_NORMAL, CUJIT_ERROR_INVALID_VALUE,
+           "cujit_array_random: distribution %d is unknown; "
+           "use CUJIT_UNIFORM or CUJIT_NORMAL", (int)dist);
   return CUJIT_OK;
 }
 
@@ -224,8 +224,8 @@ cujit_status cujit_array_random(cujit_array **out, cujit_type type, int ndim,
   cujit_status st = check(out, type, dist);
   if (st != CUJIT_OK) return st;
   /* the kernel first: it needs no device, so that a broken toolkit shows everywhere */
-  if ((st = random_kernel(type, dist, &fn)) != CUJIT_OK) return st;
-  if ((st = cj_array_new(out, type, ndim, shape, "cujit_array_random")) != CUJIT_OK) return st;
+  CJ_TRY(random_kernel(type, dist, &fn));
+  CJ_TRY(cj_array_new(out, type, ndim, shape, "cujit_array_random"));
   per = type == CUJIT_TYPE_F32 ? 4 : 2;
   st = cj_array_launch(fn, ((*out)->size + per - 1) / per, (*out)->stream,
                        (cujit_arg[]){cujit_array_arg(*out), cujit_u64((uint64_t)(*out)->size),

@@ -181,9 +181,8 @@ static cujit_status launch_pass(cujit_function *fn, pass_args *p, CUstream strea
 static cujit_status passes(cujit_function *fn, pass_args *p, CUstream stream, int64_t n,
                            size_t acc_size, CUdeviceptr scratch, CUdeviceptr dst) {
   CUdeviceptr in = 0, part = scratch;
-  cujit_status st;
   while (blocks_for(n) > 1) {
-    if ((st = launch_pass(fn, p, stream, n, in, part, 0)) != CUJIT_OK) return st;
+    CJ_TRY(launch_pass(fn, p, stream, n, in, part, 0));
     in = part;
     part += round_up((size_t)blocks_for(n) * acc_size);
     n = blocks_for(n);
@@ -228,27 +227,25 @@ cujit_status cj_reduce_run(cujit_function *fn, const cj_reduce_spec *s, int64_t 
 
 cujit_status cj_reduce_output_check(cujit_array **out, int type, const char *fn) {
   cujit_array *o;
-  cujit_status st;
-  if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
+  CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
   if (!(o = *out)) return CUJIT_OK;
-  if ((st = cj_array_check(o, fn, "*out")) != CUJIT_OK) return st;
-  if (o->type != type)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the output holds %s, the result is %s; pass "
-                   "an output of the result's type, or NULL for a new one", fn,
-                   cj_elem_of(o->type)->tag, cj_elem_of(type)->tag);
-  if (o->ndim != 0)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the output has %d dimensions; a reduction's "
-                   "result is 0-d (ndim 0, one element): pass such an array, or NULL for a new "
-                   "one", fn, o->ndim);
+  CJ_TRY(cj_array_check(o, fn, "*out"));
+  CJ_CHECK(o->type == type, CUJIT_ERROR_INVALID_VALUE,
+           "%s: the output holds %s, the result is %s; pass "
+           "an output of the result's type, or NULL for a new one", fn,
+           cj_elem_of(o->type)->name, cj_elem_of(type)->name);
+  CJ_CHECK(o->ndim == 0, CUJIT_ERROR_INVALID_VALUE,
+           "%s: the output has %d dimensions; a reduction's "
+           "result is 0-d (ndim 0, one element): pass such an array, or NULL for a new "
+           "one", fn, o->ndim);
   return CUJIT_OK;
 }
 
 cujit_status cj_reduce_output(cujit_array **out, int type, CUstream stream, const char *fn,
                               int *made) {
-  cujit_status st;
   *made = 0;
   if (*out) return CUJIT_OK;
-  if ((st = cj_array_new_on(out, type, 0, NULL, stream, fn)) != CUJIT_OK) return st;
+  CJ_TRY(cj_array_new_on(out, type, 0, NULL, stream, fn));
   *made = 1;
   return CUJIT_OK;
 }
@@ -309,7 +306,7 @@ static cujit_status builtin_spec(builtin *k, cujit_redop op, int t) {
   memset(k, 0, sizeof *k);
   k->spec.result = op == CUJIT_SUM ? sum_type(t) : t;
   k->spec.acc = acc_of(k->spec.result);
-  snprintf(k->name, sizeof k->name, "cj_%s_%s", op_name(op), e->tag);
+  snprintf(k->name, sizeof k->name, "cj_%s_%s", op_name(op), e->name);
   snprintf(k->params, sizeof k->params, "const %s *x", e->c_name);
   cj_array_convert(&k->map, t, k->spec.acc, "x[i]");
   cj_array_convert(&k->vec_map, t, k->spec.acc, "cj_x");
@@ -339,7 +336,7 @@ static cujit_status dot_spec(builtin *k, int ta, int tb) {
   memset(k, 0, sizeof *k);
   k->spec.result = cujit_promote((cujit_type)ta, (cujit_type)tb, 0);
   k->spec.acc = acc_of(k->spec.result);
-  snprintf(k->name, sizeof k->name, "cj_dot_%s_%s", ea->tag, eb->tag);
+  snprintf(k->name, sizeof k->name, "cj_dot_%s_%s", ea->name, eb->name);
   snprintf(k->params, sizeof k->params, "const %s *x, const %s *y", ea->c_name, eb->c_name);
   cj_array_convert(&k->map, ta, k->spec.acc, "x[i]");
   cj_buf_puts(&k->map, " * ");
@@ -378,18 +375,16 @@ cujit_status cujit_array_reduce(cujit_redop op, const cujit_array *a, cujit_arra
   builtin k;
   cujit_status st = cj_array_check(a, fn, "a");
   if (st != CUJIT_OK) return st;
-  if (op != CUJIT_SUM && op != CUJIT_MIN && op != CUJIT_MAX)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: op is %d; use CUJIT_SUM, CUJIT_MIN or "
-                   "CUJIT_MAX", fn, (int)op);
-  if (op != CUJIT_SUM && is_complex(a->type))
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: complex numbers have no order, so no %s; "
-                   "reduce their real parts or magnitudes instead", fn, op_name(op));
-  if (op != CUJIT_SUM && a->size == 0)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the %s of an empty array is undefined; "
-                   "check the size first", fn, op_name(op));
-  if ((st = cj_reduce_output_check(out, op == CUJIT_SUM ? sum_type(a->type) : a->type, fn)) !=
-      CUJIT_OK)
-    return st;
+  CJ_CHECK(op == CUJIT_SUM || op == CUJIT_MIN || op == CUJIT_MAX, CUJIT_ERROR_INVALID_VALUE,
+           "%s: op is %d; use CUJIT_SUM, CUJIT_MIN or "
+           "CUJIT_MAX", fn, (int)op);
+  CJ_CHECK(op == CUJIT_SUM || !is_complex(a->type), CUJIT_ERROR_INVALID_VALUE,
+           "%s: complex numbers have no order, so no %s; "
+           "reduce their real parts or magnitudes instead", fn, op_name(op));
+  CJ_CHECK(op == CUJIT_SUM || a->size != 0, CUJIT_ERROR_INVALID_VALUE,
+           "%s: the %s of an empty array is undefined; "
+           "check the size first", fn, op_name(op));
+  CJ_TRY(cj_reduce_output_check(out, op == CUJIT_SUM ? sum_type(a->type) : a->type, fn));
   if ((st = builtin_spec(&k, op, a->type)) == CUJIT_OK)
     st = run_builtin(&k, out, a->size, a->stream, (cujit_arg[]){cujit_ptr(a->data)}, 1, fn);
   cj_buf_free(&k.map);
@@ -408,13 +403,12 @@ cujit_status cujit_array_dot(const cujit_array *a, const cujit_array *b, cujit_a
   cujit_status st = cj_array_check(a, fn, "a");
   if (st == CUJIT_OK) st = cj_array_check(b, fn, "b");
   if (st != CUJIT_OK) return st;
-  if (!same_shape(a, b))
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: a and b have different shapes (%d dimensions, "
-                   "%lld elements and %d dimensions, %lld elements); pass arrays of one shape",
-                   fn, a->ndim, (long long)a->size, b->ndim, (long long)b->size);
-  if ((st = cj_reduce_output_check(out, cujit_promote((cujit_type)a->type, (cujit_type)b->type,
-                                                      0), fn)) != CUJIT_OK)
-    return st;
+  CJ_CHECK(same_shape(a, b), CUJIT_ERROR_INVALID_VALUE,
+           "%s: a and b have different shapes (%d dimensions, "
+           "%lld elements and %d dimensions, %lld elements); pass arrays of one shape",
+           fn, a->ndim, (long long)a->size, b->ndim, (long long)b->size);
+  CJ_TRY(cj_reduce_output_check(out, cujit_promote((cujit_type)a->type, (cujit_type)b->type,
+                                                      0), fn));
   if ((st = dot_spec(&k, a->type, b->type)) == CUJIT_OK)
     st = run_builtin(&k, out, a->size, a->stream,
                      (cujit_arg[]){cujit_ptr(a->data), cujit_ptr(b->data)}, 2, fn);

@@ -41,26 +41,23 @@ static cujit_status check_create(cujit_reduction **out, cujit_type type, const c
                                  const cujit_generator_options *user,
                                  cujit_generator_options *opts) {
   static const char fn[] = "cujit_reduction_create";
-  cujit_status st;
-  if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
+  CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
   *out = NULL;
-  if ((st = cj_gen_options(fn, user, opts)) != CUJIT_OK) return st;
-  if (!cj_elem_of(type))
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: type %d is not an element type (use "
-                   "CUJIT_TYPE_BOOL, _I8 ... _U64, _F16, _BF16, _F32, _F64, _C64 or _C128)", fn,
-                   (int)type);
-  if (!neutral || !neutral[0])
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: neutral is %s; give the value that changes "
-                   "nothing, e.g. \"0\" for a sum", fn, neutral ? "empty" : "NULL");
-  if (!reduce_expr || !reduce_expr[0])
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: reduce_expr is %s; give an expression in a "
-                   "and b, e.g. \"a+b\"", fn, reduce_expr ? "empty" : "NULL");
-  if (!map_expr || !map_expr[0])
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: map_expr is %s; give element i's value, "
-                   "e.g. \"x[i]\"", fn, map_expr ? "empty" : "NULL");
-  if (opts && opts->name && !is_identifier(opts->name))
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the kernel name \"%s\" is not a C "
-                   "identifier; use letters, digits and '_'", fn, opts->name);
+  CJ_TRY(cj_gen_options(fn, user, opts));
+  CJ_CHECK(cj_elem_of(type), CUJIT_ERROR_INVALID_VALUE, "%s: type %d is not an element type (use "
+           "CUJIT_TYPE_BOOL, _I8 ... _U64, _F16, _BF16, _F32, _F64, _C64 or _C128)", fn, (int)type);
+  CJ_CHECK(neutral && neutral[0], CUJIT_ERROR_INVALID_VALUE,
+           "%s: neutral is %s; give the value that changes "
+           "nothing, e.g. \"0\" for a sum", fn, neutral ? "empty" : "NULL");
+  CJ_CHECK(reduce_expr && reduce_expr[0], CUJIT_ERROR_INVALID_VALUE,
+           "%s: reduce_expr is %s; give an expression in a "
+           "and b, e.g. \"a+b\"", fn, reduce_expr ? "empty" : "NULL");
+  CJ_CHECK(map_expr && map_expr[0], CUJIT_ERROR_INVALID_VALUE,
+           "%s: map_expr is %s; give element i's value, "
+           "e.g. \"x[i]\"", fn, map_expr ? "empty" : "NULL");
+  CJ_CHECK(!opts || !opts->name || is_identifier(opts->name), CUJIT_ERROR_INVALID_VALUE,
+           "%s: the kernel name \"%s\" is not a C "
+           "identifier; use letters, digits and '_'", fn, opts->name);
   return CUJIT_OK;
 }
 
@@ -148,13 +145,12 @@ static cujit_status check_array(const cujit_reduction *r, size_t i, const cujit_
                                 const char *fn) {
   const cj_decl *d = &r->decls[i];
   char what[112];
-  cujit_status st;
   snprintf(what, sizeof what, "argument %zu ('%s')", i + 1, d->name);
-  if ((st = cj_array_check(a, fn, what)) != CUJIT_OK) return st;
-  if (a->type != d->type)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: %s is an array of %s, declared as %s in "
-                   "\"%s\"; pass an array of the declared type", fn, what,
-                   cj_elem_of(a->type)->tag, cj_elem_of(d->type)->tag, r->args);
+  CJ_TRY(cj_array_check(a, fn, what));
+  CJ_CHECK(a->type == d->type, CUJIT_ERROR_INVALID_VALUE,
+           "%s: %s is an array of %s, declared as %s in "
+           "\"%s\"; pass an array of the declared type", fn, what,
+           cj_elem_of(a->type)->name, cj_elem_of(d->type)->name, r->args);
   return CUJIT_OK;
 }
 
@@ -164,32 +160,30 @@ static cujit_status take_args(const cujit_reduction *r, const void *const *args,
                               const char *fn, cujit_arg *out, int64_t *n, CUstream *stream) {
   const cujit_array *first;
   size_t i;
-  cujit_status st;
-  if (nargs != r->ndecls)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: %zu argument%s given, but \"%s\" declares "
-                   "%zu; pass one pointer per declaration, in their order", fn, nargs,
-                   nargs == 1 ? "" : "s", r->args, r->ndecls);
-  if (!args) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: args is NULL", fn);
+  CJ_CHECK(nargs == r->ndecls, CUJIT_ERROR_INVALID_VALUE,
+           "%s: %zu argument%s given, but \"%s\" declares "
+           "%zu; pass one pointer per declaration, in their order", fn, nargs,
+           nargs == 1 ? "" : "s", r->args, r->ndecls);
+  CJ_CHECK(args, CUJIT_ERROR_INVALID_VALUE, "%s: args is NULL", fn);
   for (i = 0; i < nargs; i++) {
     const cj_decl *d = &r->decls[i];
-    if (!args[i])
-      return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: argument %zu ('%s') is NULL; pass %s", fn,
-                     i + 1, d->name, d->is_array ? "a cujit_array *" : "a pointer to its value");
+    CJ_CHECK(args[i], CUJIT_ERROR_INVALID_VALUE, "%s: argument %zu ('%s') is NULL; pass %s", fn,
+             i + 1, d->name, d->is_array ? "a cujit_array *" : "a pointer to its value");
     if (!d->is_array) {
       out[i] = cujit_value(args[i], cj_elem_of(d->type)->size);
       continue;
     }
-    if ((st = check_array(r, i, args[i], fn)) != CUJIT_OK) return st;
+    CJ_TRY(check_array(r, i, args[i], fn));
     out[i] = cujit_ptr(((const cujit_array *)args[i])->data);
   }
   first = args[r->first_array];
   for (i = r->first_array + 1; i < nargs; i++) {
     const cujit_array *a = args[i];
-    if (r->decls[i].is_array && a->size != first->size)
-      return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: argument %zu ('%s') has %lld elements, "
-                     "argument %zu ('%s') %lld; the arrays of a reduction have one size", fn,
-                     i + 1, r->decls[i].name, (long long)a->size, r->first_array + 1,
-                     r->decls[r->first_array].name, (long long)first->size);
+    CJ_CHECK(!r->decls[i].is_array || a->size == first->size, CUJIT_ERROR_INVALID_VALUE,
+             "%s: argument %zu ('%s') has %lld elements, "
+             "argument %zu ('%s') %lld; the arrays of a reduction have one size", fn,
+             i + 1, r->decls[i].name, (long long)a->size, r->first_array + 1,
+             r->decls[r->first_array].name, (long long)first->size);
   }
   *n = first->size;
   *stream = first->stream;
@@ -216,7 +210,7 @@ static cujit_status call(cujit_reduction *r, cujit_array **out, void *host,
   CUstream stream = NULL;
   int made = 0;
   cujit_status st;
-  if (!r) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the reduction is NULL", fn);
+  CJ_CHECK(r, CUJIT_ERROR_INVALID_VALUE, "%s: the reduction is NULL", fn);
   if (!(cargs = cj_calloc(r->ndecls, sizeof *cargs))) return cj_fail_oom("calling a reduction");
   st = take_args(r, args, nargs, fn, cargs, &n, &stream);
   if (st == CUJIT_OK && out) st = cj_reduce_output_check(out, r->spec.result, fn);
@@ -235,15 +229,14 @@ static cujit_status call(cujit_reduction *r, cujit_array **out, void *host,
 cujit_status cujit_reduction_call(cujit_reduction *r, cujit_array **out,
                                   const void *const *args, size_t nargs) {
   static const char fn[] = "cujit_reduction_call";
-  if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
+  CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
   return call(r, out, NULL, args, nargs, fn);
 }
 
 cujit_status cujit_reduction_call_host(cujit_reduction *r, void *result,
                                        const void *const *args, size_t nargs) {
   static const char fn[] = "cujit_reduction_call_host";
-  if (!result)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: result is NULL; pass host memory for one "
-                   "value of the reduction's type", fn);
+  CJ_CHECK(result, CUJIT_ERROR_INVALID_VALUE, "%s: result is NULL; pass host memory for one "
+           "value of the reduction's type", fn);
   return call(r, NULL, result, args, nargs, fn);
 }

@@ -224,8 +224,8 @@ static cujit_status scan_run(const scan_spec *s, CUdeviceptr in, CUdeviceptr out
   cujit_status st = spec_kernel(s, &fn); /* first, so that a bad expression shows anyway */
   if (st != CUJIT_OK || blocks == 0) return st;
   if (blocks == 1) return launch(fn, 1, smem, stream, in, out, 0, n, chunk, 1);
-  if ((st = cj_ctx_ensure(&ctx, &dev)) != CUJIT_OK) return st;
-  if ((st = cj_pool_alloc(dev, blocks * size, stream, &sums)) != CUJIT_OK) return st;
+  CJ_TRY(cj_ctx_ensure(&ctx, &dev));
+  CJ_TRY(cj_pool_alloc(dev, blocks * size, stream, &sums));
   st = launch(fn, blocks, smem, stream, in, out, sums, n, chunk, 0);
   if (st == CUJIT_OK) st = launch(fn, blocks, smem, stream, in, out, sums, n, chunk, 1);
   cj_pool_free(dev, sums, blocks * size, stream);
@@ -247,14 +247,15 @@ static cujit_status scan_array(const scan_spec *s, const cujit_array *in, cujit_
   cujit_array flat; /* what the output must look like: in, as 1-D */
   int made;
   cujit_status st;
-  if (out && *out && cj_array_check(*out, fn, "*out") == CUJIT_OK && (*out)->ndim != 1)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the output has %d dimensions; the result "
-                   "is 1-D (pass a 1-D output, or NULL for a new one)", fn, (*out)->ndim);
+  CJ_CHECK(!out || !*out || cj_array_check(*out, fn, "*out") != CUJIT_OK || (*out)->ndim == 1,
+           CUJIT_ERROR_INVALID_VALUE,
+           "%s: the output has %d dimensions; the result "
+           "is 1-D (pass a 1-D output, or NULL for a new one)", fn, (*out)->ndim);
   memset(&flat, 0, sizeof flat);
   flat.ndim = 1;
   flat.shape[0] = flat.size = in->size;
   flat.stream = in->stream;
-  if ((st = cj_array_output(out, &flat, s->type, fn, &made)) != CUJIT_OK) return st;
+  CJ_TRY(cj_array_output(out, &flat, s->type, fn, &made));
   st = scan_run(s, in->data, (*out)->data, in->size, in->stream);
   return finish(st, out, made);
 }
@@ -288,8 +289,8 @@ cujit_status cujit_array_cumsum(const cujit_array *a, int exclusive, cujit_array
   }
   s.neutral = zero.data;
   s.exclusive = exclusive != 0;
-  snprintf(name, sizeof name, "cj_cumsum_%s_%s_%s", cj_elem_of(s.in_type)->tag,
-           cj_elem_of(s.type)->tag, s.exclusive ? "exclusive" : "inclusive");
+  snprintf(name, sizeof name, "cj_cumsum_%s_%s_%s", cj_elem_of(s.in_type)->name,
+           cj_elem_of(s.type)->name, s.exclusive ? "exclusive" : "inclusive");
   s.name = name;
   st = scan_array(&s, a, out, "cujit_array_cumsum");
   cj_buf_free(&zero);
@@ -299,9 +300,9 @@ cujit_status cujit_array_cumsum(const cujit_array *a, int exclusive, cujit_array
 /* ---- the scan generator ---- */
 
 static cujit_status check_text(const char *text, const char *what, const char *example) {
-  if (!text || !text[0])
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_scan_create: %s is %s; pass an expression "
-                   "such as \"%s\"", what, text ? "empty" : "NULL", example);
+  CJ_CHECK(text && text[0], CUJIT_ERROR_INVALID_VALUE,
+           "cujit_scan_create: %s is %s; pass an expression "
+           "such as \"%s\"", what, text ? "empty" : "NULL", example);
   return CUJIT_OK;
 }
 
@@ -312,25 +313,23 @@ static cujit_status check_name(const char *name) {
   for (i = 0; ok && name[i]; i++)
     ok = (name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
          (name[i] >= '0' && name[i] <= '9') || name[i] == '_';
-  if (!ok)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_scan_create: the kernel name \"%s\" is "
-                   "not a C identifier", name);
+  CJ_CHECK(ok, CUJIT_ERROR_INVALID_VALUE, "cujit_scan_create: the kernel name \"%s\" is "
+           "not a C identifier", name);
   return CUJIT_OK;
 }
 
 static cujit_status scan_check(cujit_scan **out, cujit_type type, const char *scan_expr,
                                const char *neutral, const cujit_generator_options *user,
                                cujit_generator_options *opts) {
-  cujit_status st;
-  if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_scan_create: out is NULL");
+  CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "cujit_scan_create: out is NULL");
   *out = NULL;
-  if ((st = cj_gen_options("cujit_scan_create", user, opts)) != CUJIT_OK) return st;
-  if (!cj_elem_of(type))
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_scan_create: type %d is not an element "
-                   "type arrays hold (use CUJIT_TYPE_BOOL, _I8 ... _U64, _F16, _BF16, _F32, "
-                   "_F64, _C64 or _C128)", (int)type);
-  if ((st = check_text(scan_expr, "scan_expr", "a + b")) != CUJIT_OK) return st;
-  if ((st = check_text(neutral, "neutral", "0")) != CUJIT_OK) return st;
+  CJ_TRY(cj_gen_options("cujit_scan_create", user, opts));
+  CJ_CHECK(cj_elem_of(type), CUJIT_ERROR_INVALID_VALUE,
+           "cujit_scan_create: type %d is not an element "
+           "type arrays hold (use CUJIT_TYPE_BOOL, _I8 ... _U64, _F16, _BF16, _F32, "
+           "_F64, _C64 or _C128)", (int)type);
+  CJ_TRY(check_text(scan_expr, "scan_expr", "a + b"));
+  CJ_TRY(check_text(neutral, "neutral", "0"));
   return opts && opts->name ? check_name(opts->name) : CUJIT_OK;
 }
 
@@ -340,8 +339,7 @@ cujit_status cujit_scan_create(cujit_scan **out, cujit_type type, const char *sc
   cujit_generator_options own, *opts = &own;
   cujit_scan *s;
   const char *preamble;
-  cujit_status st = scan_check(out, type, scan_expr, neutral, user, opts);
-  if (st != CUJIT_OK) return st;
+  CJ_TRY(scan_check(out, type, scan_expr, neutral, user, opts));
   preamble = opts->preamble ? opts->preamble : "";
   if (!(s = cj_calloc(1, sizeof *s))) return cj_fail_oom("making a scan");
   s->type = type;
@@ -360,16 +358,14 @@ cujit_status cujit_scan_create(cujit_scan **out, cujit_type type, const char *sc
 
 cujit_status cujit_scan_call(cujit_scan *s, const cujit_array *in, cujit_array **out) {
   scan_spec spec;
-  cujit_status st;
-  if (!s) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_scan_call: the scan is NULL");
-  if ((st = cj_array_check(in, "cujit_scan_call", "in")) != CUJIT_OK) return st;
-  if (in->type != s->type)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_scan_call: in holds %s, the scan was made "
-                   "for %s; convert it with cujit_array_astype()", cj_elem_of(in->type)->tag,
-                   cj_elem_of(s->type)->tag);
-  if (in->ndim != 1)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_scan_call: in has %d dimensions; scans "
-                   "take 1-D arrays (make a 1-D view with cujit_array_reshape())", in->ndim);
+  CJ_CHECK(s, CUJIT_ERROR_INVALID_VALUE, "cujit_scan_call: the scan is NULL");
+  CJ_TRY(cj_array_check(in, "cujit_scan_call", "in"));
+  CJ_CHECK(in->type == s->type, CUJIT_ERROR_INVALID_VALUE,
+           "cujit_scan_call: in holds %s, the scan was made "
+           "for %s; convert it with cujit_array_astype()", cj_elem_of(in->type)->name,
+           cj_elem_of(s->type)->name);
+  CJ_CHECK(in->ndim == 1, CUJIT_ERROR_INVALID_VALUE, "cujit_scan_call: in has %d dimensions; scans "
+           "take 1-D arrays (make a 1-D view with cujit_array_reshape())", in->ndim);
   memset(&spec, 0, sizeof spec);
   spec.in_type = spec.type = s->type;
   spec.op = s->op;

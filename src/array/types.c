@@ -1,38 +1,19 @@
-/* types.c - the element types arrays hold, as CUDA C spells them. */
+/* types.c - the element types arrays hold (common/scalar.c's table, less bytes and
+ * pointers), and converting between them in CUDA C. */
 #include "array/array.h"
 
-static const cj_elem elems[] = {
-    [CUJIT_TYPE_BOOL] = {1, "bool", NULL, "b8"},
-    [CUJIT_TYPE_I8] = {1, "signed char", NULL, "i8"},
-    [CUJIT_TYPE_U8] = {1, "unsigned char", NULL, "u8"},
-    [CUJIT_TYPE_I16] = {2, "short", NULL, "i16"},
-    [CUJIT_TYPE_U16] = {2, "unsigned short", NULL, "u16"},
-    [CUJIT_TYPE_I32] = {4, "int", NULL, "i32"},
-    [CUJIT_TYPE_U32] = {4, "unsigned", NULL, "u32"},
-    [CUJIT_TYPE_I64] = {8, "long long", NULL, "i64"},
-    [CUJIT_TYPE_U64] = {8, "unsigned long long", NULL, "u64"},
-    [CUJIT_TYPE_F16] = {2, "__half", "cuda_fp16.h", "f16"},
-    [CUJIT_TYPE_BF16] = {2, "__nv_bfloat16", "cuda_bf16.h", "bf16"},
-    [CUJIT_TYPE_F32] = {4, "float", NULL, "f32"},
-    [CUJIT_TYPE_F64] = {8, "double", NULL, "f64"},
-    [CUJIT_TYPE_C64] = {8, "cuda::std::complex<float>", "cuda/std/complex", "c64"},
-    [CUJIT_TYPE_C128] = {16, "cuda::std::complex<double>", "cuda/std/complex", "c128"},
-};
-
 const cj_elem *cj_elem_of(int type) {
-  if (type < 0 || (size_t)type >= CJ_COUNT(elems) || !elems[type].size) return NULL;
-  return &elems[type];
+  const cj_scalar *s = cj_scalar_of(type);
+  return s && s->kind != CJ_SK_BYTES && s->kind != CJ_SK_POINTER ? s : NULL;
 }
 
 size_t cujit_type_size(cujit_type type) {
-  static const size_t arg_sizes[] = {[CUJIT_TYPE_PTR] = sizeof(CUdeviceptr)};
-  const cj_elem *e = cj_elem_of(type);
-  if (e) return e->size;
-  return (size_t)type < CJ_COUNT(arg_sizes) ? arg_sizes[type] : 0;
+  const cj_scalar *s = cj_scalar_of(type);
+  return s ? s->size : 0;
 }
 
-static int is_complex(int t) { return t == CUJIT_TYPE_C64 || t == CUJIT_TYPE_C128; }
-static int is_half(int t) { return t == CUJIT_TYPE_F16 || t == CUJIT_TYPE_BF16; }
+static int is_complex(int t) { return cj_elem_of(t)->kind == CJ_SK_COMPLEX; }
+static int is_half(int t) { return cj_elem_of(t)->kind == CJ_SK_FLOAT && cj_elem_of(t)->size == 2; }
 
 void cj_array_convert(cj_buf *b, int from, int to, const char *x) {
   if (from == to) {

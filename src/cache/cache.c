@@ -30,7 +30,7 @@ static void remote_stats(cujit_cache_stats *stats, const cj_disk_counters *c) {
 /* Zeroes `own`, and the caller's fields up to its size once that size is checked. */
 static cujit_status stats_begin(const char *fn, cujit_cache_stats *user, cujit_cache_stats *own) {
   memset(own, 0, sizeof *own);
-  if (!user) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: stats is NULL", fn);
+  CJ_CHECK(user, CUJIT_ERROR_INVALID_VALUE, "%s: stats is NULL", fn);
   return cj_sized_out(fn, "cujit_cache_stats", user, STATS_V1, own, sizeof *own);
 }
 
@@ -43,8 +43,7 @@ cujit_status cujit_cache_get_stats(cujit_cache_stats *user) {
   static const char fn[] = "cujit_cache_get_stats";
   cujit_cache_stats own, *stats = &own;
   cj_root root;
-  cujit_status st = stats_begin(fn, user, stats);
-  if (st != CUJIT_OK) return st;
+  CJ_TRY(stats_begin(fn, user, stats));
   stats->hits = counter(CJ_HITS);
   stats->memory_hits = counter(CJ_MEMORY_HITS);
   stats->misses = counter(CJ_MISSES);
@@ -63,7 +62,7 @@ cujit_status cujit_cache_get_disk_stats(cujit_cache_stats *user) {
   cj_root root;
   cujit_status st = stats_begin(fn, user, stats);
   if (st != CUJIT_OK) return st;
-  if ((st = cj_root_open_status(&root)) != CUJIT_OK) return st;
+  CJ_TRY(cj_root_open_status(&root));
   if (cj_diskstats_read(&root, &c) != 0)
     st = cujit_last_status(); /* the detail names the file */
   else if (cj_scan_dir(&root, &stats->entries, &stats->bytes) != 0)
@@ -87,9 +86,8 @@ static cujit_status unreadable(const cj_root *root) {
 static cujit_status clear(const cj_root *root) {
   cj_prune_result res;
   if (cj_clear(root, &res) != 0) return unreadable(root);
-  if (res.entries)
-    return cj_fail(CUJIT_ERROR_CACHE, "%llu entries of '%s' could not be removed (check the "
-                   "permissions)", (unsigned long long)res.entries, root->path);
+  CJ_CHECK(!res.entries, CUJIT_ERROR_CACHE, "%llu entries of '%s' could not be removed (check the "
+           "permissions)", (unsigned long long)res.entries, root->path);
   return CUJIT_OK;
 }
 
@@ -106,7 +104,7 @@ static cujit_status on_root(cujit_status (*fn)(const cj_root *, uint64_t), uint6
   cj_root root;
   cujit_status st;
   if (cj_cache_disabled()) return CUJIT_OK;
-  if ((st = cj_root_open_status(&root)) != CUJIT_OK) return st;
+  CJ_TRY(cj_root_open_status(&root));
   st = fn(&root, arg);
   cj_root_close(&root);
   return st;
@@ -126,9 +124,9 @@ cujit_status cujit_cache_prune(uint64_t max_bytes) { return on_root(prune, max_b
 
 cujit_status cujit_cache_list(cujit_cache_entry_fn fn, void *user) {
   cj_root root;
-  cujit_status st;
-  if (!fn) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_cache_list: fn is NULL");
-  if ((st = cj_root_open_status(&root)) != CUJIT_OK) return st;
+  cujit_status st = CUJIT_OK;
+  CJ_CHECK(fn, CUJIT_ERROR_INVALID_VALUE, "cujit_cache_list: fn is NULL");
+  CJ_TRY(cj_root_open_status(&root));
   if (cj_list(&root, fn, user) != 0) st = unreadable(&root);
   cj_root_close(&root);
   return st;

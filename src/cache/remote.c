@@ -119,8 +119,7 @@ cujit_status cujit_cache_set_remote(const char *url) {
   st = configure_locked(url, why, sizeof why);
   pthread_mutex_unlock(&mu);
   if (st == CUJIT_ERROR_OUT_OF_MEMORY) return cj_fail_oom("setting the remote cache");
-  if (st != CUJIT_OK)
-    return cj_fail(st, "%s: %s; the remote cache is off until it is set again", from, why);
+  CJ_CHECK(st == CUJIT_OK, st, "%s: %s; the remote cache is off until it is set again", from, why);
   return CUJIT_OK;
 }
 

@@ -180,10 +180,9 @@ static cujit_status bound_arg(const cj_binding *b, size_t i, const void *v, cuji
         return CUJIT_OK;
       }
       v = *(const void *const *)v;
-      if (!v)
-        return cj_fail(CUJIT_ERROR_INVALID_ARGS, "kernel '%s', parameter %zu: an opaque "
-                       "(bN) parameter of a bound function takes a pointer to its value, not "
-                       "NULL", b->fn->name, i + 1);
+      CJ_CHECK(v, CUJIT_ERROR_INVALID_ARGS, "kernel '%s', parameter %zu: an opaque "
+               "(bN) parameter of a bound function takes a pointer to its value, not "
+               "NULL", b->fn->name, i + 1);
       cj_arg_bytes(p, v, a);
       return CUJIT_OK;
   }
@@ -284,9 +283,10 @@ static void stale_entry(ffi_cif *cif, void *ret, void **ffi_args, void *user) {
 /* Prepares stale_cif once. Called with bind_lock held. */
 static cujit_status stale_prepare(void) {
   if (stale_ready) return CUJIT_OK;
-  if (ffi_prep_cif(&stale_cif, FFI_DEFAULT_ABI, 0, &ffi_type_sint32, NULL) != FFI_OK)
-    return cj_fail(CUJIT_ERROR_NOT_SUPPORTED, "cujit_function_bind: libffi cannot describe a "
-                   "C function returning int on this system");
+  CJ_CHECK(ffi_prep_cif(&stale_cif, FFI_DEFAULT_ABI, 0, &ffi_type_sint32, NULL) == FFI_OK,
+           CUJIT_ERROR_NOT_SUPPORTED,
+           "cujit_function_bind: libffi cannot describe a "
+           "C function returning int on this system");
   stale_ready = 1;
   return CUJIT_OK;
 }
@@ -311,7 +311,6 @@ static void binding_retire(cj_binding *b) {
 /* Describes the C function to libffi and makes the closure. Called with bind_lock held. */
 static cujit_status make_closure(cj_binding *b) {
   size_t i, n = b->sig->n;
-  cujit_status st;
   b->atypes = cj_calloc(n + CJ_DIM3_ARGS, sizeof *b->atypes);
   if (!b->atypes) return cj_fail_oom("binding a kernel");
   for (i = 0; i < CJ_DIM3_ARGS; i++)
@@ -321,19 +320,19 @@ static cujit_status make_closure(cj_binding *b) {
     b->atypes[i] = &dim3_type;
 #endif
   for (i = 0; i < n; i++) {
-    st = param_ffi(b, i, &b->atypes[i + CJ_DIM3_ARGS]);
-    if (st != CUJIT_OK) return st;
+    CJ_TRY(param_ffi(b, i, &b->atypes[i + CJ_DIM3_ARGS]));
   }
-  if (ffi_prep_cif(&b->cif, FFI_DEFAULT_ABI, (unsigned)(n + CJ_DIM3_ARGS), &ffi_type_sint32,
-                   b->atypes) != FFI_OK)
-    return cj_fail(CUJIT_ERROR_SIGNATURE, "cujit_function_bind: libffi cannot describe a C "
-                   "function with the parameters of kernel '%s' (%s)", b->fn->name,
-                   b->sig->text);
+  CJ_CHECK(ffi_prep_cif(&b->cif, FFI_DEFAULT_ABI, (unsigned)(n + CJ_DIM3_ARGS), &ffi_type_sint32,
+                        b->atypes) == FFI_OK,
+           CUJIT_ERROR_SIGNATURE,
+           "cujit_function_bind: libffi cannot describe a C "
+           "function with the parameters of kernel '%s' (%s)", b->fn->name, b->sig->text);
   b->closure = ffi_closure_alloc(sizeof(ffi_closure), &b->code);
   if (!b->closure) return cj_fail_oom("allocating a closure for a bound kernel");
-  if (ffi_prep_closure_loc(b->closure, &b->cif, bound_entry, b, b->code) != FFI_OK)
-    return cj_fail(CUJIT_ERROR_NOT_SUPPORTED, "cujit_function_bind: libffi cannot make "
-                   "closures on this system (kernel '%s')", b->fn->name);
+  CJ_CHECK(ffi_prep_closure_loc(b->closure, &b->cif, bound_entry, b, b->code) == FFI_OK,
+           CUJIT_ERROR_NOT_SUPPORTED,
+           "cujit_function_bind: libffi cannot make "
+           "closures on this system (kernel '%s')", b->fn->name);
   return CUJIT_OK;
 }
 
@@ -342,12 +341,10 @@ cujit_status cujit_function_bind(cujit_function *fn, const cujit_launch_options 
   cj_binding *b;
   cj_signature *s;
   cujit_status st;
-  if (!fn || !fnptr)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_function_bind: %s is NULL",
-                   fn ? "fnptr" : "fn");
+  CJ_CHECK(fn && fnptr, CUJIT_ERROR_INVALID_VALUE, "cujit_function_bind: %s is NULL",
+           fn ? "fnptr" : "fn");
   *fnptr = NULL;
-  st = cj_function_sig(fn, &s);
-  if (st != CUJIT_OK) return st;
+  CJ_TRY(cj_function_sig(fn, &s));
   b = cj_calloc(1, sizeof *b);
   if (!b) return cj_fail_oom("binding a kernel");
   b->fn = fn;

@@ -85,19 +85,19 @@ cujit_status cj_arg_ptr(const cj_signature *s, const char *kernel, size_t i, CUd
 
 /* One argument as read from the varargs: a scalar's value (its first `size` bytes), or
  * where a struct, vector or blob lies. */
-typedef union cj_scalar {
+typedef union cj_scalar_value {
   uint64_t u64;
   double f64;
   float f32;
   uint32_t u32;
   uint16_t u16;
   uint8_t u8;
-} cj_scalar;
+} cj_scalar_value;
 
 /* A promoted int for an 8- or 16-bit parameter: any value of the signed or the unsigned
  * type of that width is taken (so both (char)-1 and 255 fit an unsigned char). */
 static cujit_status small_int(const cj_signature *s, const char *kernel, size_t i, int v,
-                              cj_scalar *out) {
+                              cj_scalar_value *out) {
   int bits = (int)s->params[i].size * 8;
   long lo = -(1L << (bits - 1)), hi = (1L << bits) - 1;
   if (v < lo || v > hi)
@@ -112,7 +112,7 @@ static cujit_status small_int(const cj_signature *s, const char *kernel, size_t 
 /* Reads parameter i's argument, undoing C's default promotions: *at points to its bytes
  * (in *v for scalars). */
 static cujit_status read_arg(const cj_signature *s, const char *kernel, size_t i, va_list *ap,
-                             cj_scalar *v, const void **at) {
+                             cj_scalar_value *v, const void **at) {
   const cj_param *p = &s->params[i];
   *at = v;
   switch ((cj_kind)p->kind) {
@@ -135,7 +135,7 @@ static cujit_status read_arg(const cj_signature *s, const char *kernel, size_t i
 static cujit_status one_arg(const cj_signature *s, const char *kernel, size_t i, va_list *ap,
                             cujit_arg *a) {
   const cj_param *p = &s->params[i];
-  cj_scalar v;
+  cj_scalar_value v;
   const void *at;
   cujit_status st = read_arg(s, kernel, i, ap, &v, &at);
   if (CJ_UNLIKELY(st != CUJIT_OK)) return st;
@@ -150,12 +150,10 @@ static cujit_status one_arg(const cj_signature *s, const char *kernel, size_t i,
 cujit_status cj_args_from_va(const cj_signature *s, const char *kernel, int nargs, va_list *ap,
                              cujit_arg *args) {
   size_t i;
-  if (CJ_UNLIKELY(nargs < 0 || (size_t)nargs != s->n))
-    return cj_fail(CUJIT_ERROR_INVALID_ARGS,
-                   "kernel '%s' takes %zu arguments (%s) but %d were given; nothing was "
-                   "launched (the count comes from the commas in the call: wrap a compound "
-                   "literal such as (float4){1, 2, 3, 4} in parentheses)",
-                   kernel, s->n, s->text, nargs);
+  CJ_CHECK(nargs >= 0 && (size_t)nargs == s->n, CUJIT_ERROR_INVALID_ARGS,
+           "kernel '%s' takes %zu arguments (%s) but %d were given; nothing was "
+           "launched (the count comes from the commas in the call: wrap a compound "
+           "literal such as (float4){1, 2, 3, 4} in parentheses)", kernel, s->n, s->text, nargs);
   for (i = 0; i < s->n; i++) {
     cujit_status st = one_arg(s, kernel, i, ap, &args[i]);
     if (CJ_UNLIKELY(st != CUJIT_OK)) return st;
@@ -172,7 +170,7 @@ static inline CJ_ALWAYS_INLINE int call_direct(cujit_function *fn, const cj_sign
                                                int nargs, cujit_dim3 grid, cujit_dim3 block,
                                                const cujit_launch_options *opts, va_list *ap,
                                                cujit_status *st) {
-  cj_scalar v[CJ_CALL_STACK_ARGS];
+  cj_scalar_value v[CJ_CALL_STACK_ARGS];
   void *params[CJ_CALL_STACK_ARGS];
   const void *at;
   size_t i;
@@ -215,7 +213,7 @@ static CJ_NOINLINE cujit_status call_general(cujit_function *fn, const cj_signat
     va_list ap_, again_;                                                                  \
     cj_signature *s_;                                                                     \
     int done_;                                                                            \
-    if (CJ_UNLIKELY(!(fn)))                                                              \
+    if (CJ_UNLIKELY(!fn))                                                              \
       return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_call: fn is NULL");                \
     if (CJ_UNLIKELY((st = cj_function_sig((fn), &s_)) != CUJIT_OK)) return st;           \
     va_start(ap_, last);                                                                  \

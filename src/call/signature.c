@@ -68,10 +68,9 @@ static cujit_status mismatch(const cj_signature *s, const cujit_function *fn, si
 
 cujit_status cj_sig_check(const cj_signature *s, const cujit_function *fn) {
   size_t i;
-  if (s->n != fn->nparams)
-    return cj_fail(CUJIT_ERROR_SIGNATURE,
-                   "signature \"%s\" has %zu parameters, but kernel '%s' has %zu; give one "
-                   "type per parameter", s->text, s->n, fn->name, fn->nparams);
+  CJ_CHECK(s->n == fn->nparams, CUJIT_ERROR_SIGNATURE,
+           "signature \"%s\" has %zu parameters, but kernel '%s' has %zu; give one "
+           "type per parameter", s->text, s->n, fn->name, fn->nparams);
   for (i = 0; i < s->n; i++)
     if (s->params[i].offset != fn->param_offsets[i] || s->params[i].size != fn->param_sizes[i])
       return mismatch(s, fn, i);
@@ -138,9 +137,8 @@ cujit_status cj_sig_from_ptypes(const cj_ptypes *t, size_t n, const size_t *offs
   cj_type **types = NULL;
   size_t i, end = 0;
   cujit_status st;
-  if (t->n != n)
-    return cj_fail(CUJIT_ERROR_SIGNATURE, "the compiler names %zu parameters, but the "
-                   "kernel's layout has %zu", t->n, n);
+  CJ_CHECK(t->n == n, CUJIT_ERROR_SIGNATURE, "the compiler names %zu parameters, but the "
+           "kernel's layout has %zu", t->n, n);
   if (n && !(types = cj_calloc(n, sizeof *types))) return cj_fail_oom("building a signature");
   for (i = 0; i < n; i++) {
     if (!(types[i] = fitted(&t->p[i], end, offsets[i], sizes[i]))) {
@@ -159,10 +157,10 @@ cujit_status cj_sig_from_ptypes(const cj_ptypes *t, size_t n, const size_t *offs
 static cujit_status derive(cujit_function *fn, cj_signature **out) {
   const cj_ptypes *t;
   cujit_status st;
-  if (!cj_function_has_layout(fn))
-    return cj_fail(CUJIT_ERROR_SIGNATURE, "kernel '%s' has no parameter layout yet to fit "
-                   "its types to", fn->name ? fn->name : "?");
-  if ((st = cj_function_types(fn, &t)) != CUJIT_OK) return st;
+  CJ_CHECK(cj_function_has_layout(fn), CUJIT_ERROR_SIGNATURE,
+           "kernel '%s' has no parameter layout yet to fit "
+           "its types to", fn->name ? fn->name : "?");
+  CJ_TRY(cj_function_types(fn, &t));
   st = cj_sig_from_ptypes(t, fn->nparams, fn->param_offsets, fn->param_sizes, out);
   if (st == CUJIT_OK && (st = cj_sig_check(*out, fn)) != CUJIT_OK) {
     cj_sig_free(*out);
@@ -196,7 +194,7 @@ cujit_status cj_function_sig(cujit_function *fn, cj_signature **out) {
   cujit_status st = CUJIT_OK;
   if (CJ_UNLIKELY(!s)) {
     /* made without the lock: an extern "C" kernel's types may take a compile */
-    if ((st = derive(fn, &made)) != CUJIT_OK) return st;
+    CJ_TRY(derive(fn, &made));
     pthread_mutex_lock(&sig_lock);
     if (!(u = upper_locked(fn))) {
       st = cj_fail_oom("reading a kernel's signature");
@@ -211,8 +209,7 @@ cujit_status cj_function_sig(cujit_function *fn, cj_signature **out) {
   }
   if (CJ_UNLIKELY(!__atomic_load_n(&s->checked, __ATOMIC_ACQUIRE)) &&
       cj_function_has_layout(fn)) {
-    st = check_late(fn, s);
-    if (st != CUJIT_OK) return st;
+    CJ_TRY(check_late(fn, s));
   }
   *out = s;
   return CUJIT_OK;
@@ -223,12 +220,9 @@ cujit_status cj_function_sig(cujit_function *fn, cj_signature **out) {
 /* How a signature's parameter reads in a launch's message: the C type of a scalar, else
  * its type string. */
 static char *sig_spelling(const cj_param *p) {
-  static const char *const c_names[CJ_K_NSCALAR] = {
-      "signed char", "unsigned char", "short", "unsigned short", "int", "unsigned int",
-      "long long", "unsigned long long", "__half", "__nv_bfloat16", "float", "double",
-      "pointer"};
   cj_buf b = {0};
-  if (p->kind < CJ_K_NSCALAR && !p->type->raised) return cj_strdup(c_names[p->kind]);
+  if (p->kind == CJ_K_PTR && !p->type->raised) return cj_strdup("pointer");
+  if (p->kind < CJ_K_NSCALAR && !p->type->raised) return cj_strdup(cj_scalar_of(p->tag)->c_name);
   cj_type_text(p->type, &b);
   return cj_buf_take(&b);
 }
@@ -278,11 +272,9 @@ cujit_status cujit_function_set_signature(cujit_function *fn, const char *types)
   cj_signature *s = NULL;
   cj_upper *u;
   cujit_status st;
-  if (!fn || !types)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_function_set_signature: %s is NULL",
-                   fn ? "types" : "fn");
-  st = cj_sig_from_types(types, &s);
-  if (st != CUJIT_OK) return st;
+  CJ_CHECK(fn && types, CUJIT_ERROR_INVALID_VALUE, "cujit_function_set_signature: %s is NULL",
+           fn ? "types" : "fn");
+  CJ_TRY(cj_sig_from_types(types, &s));
   if (cj_function_has_layout(fn)) {
     if ((st = cj_sig_check(s, fn)) == CUJIT_OK) st = agrees_with_compiler(s, fn);
     if (st != CUJIT_OK) {

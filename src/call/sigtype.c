@@ -8,21 +8,25 @@
 #define CJ_MAX_TYPE_BYTES (1u << 20)
 #define CJ_MAX_DEPTH 16
 
+/* The scalar kinds, in cj_kind's order, as their tags and sizes in common/scalar.c. */
 static const cj_type scalars[CJ_K_NSCALAR] = {
-#define CJ_SCALAR_(k, n) {CJ_K_##k, 0, 0, 0, 0, n, n, 0, NULL}
-    CJ_SCALAR_(I8, 1),  CJ_SCALAR_(U8, 1),  CJ_SCALAR_(I16, 2), CJ_SCALAR_(U16, 2),
-    CJ_SCALAR_(I32, 4), CJ_SCALAR_(U32, 4), CJ_SCALAR_(I64, 8), CJ_SCALAR_(U64, 8),
-    CJ_SCALAR_(F16, 2), CJ_SCALAR_(BF16, 2), CJ_SCALAR_(F32, 4), CJ_SCALAR_(F64, 8),
-    CJ_SCALAR_(PTR, 8),
+#define CJ_SCALAR_(k) {CJ_K_##k, 0, 0, 0, 0, CJ_SCALAR_SIZE_##k, CJ_SCALAR_ALIGN_##k, 0, NULL}
+    CJ_SCALAR_(I8),  CJ_SCALAR_(U8),   CJ_SCALAR_(I16), CJ_SCALAR_(U16), CJ_SCALAR_(I32),
+    CJ_SCALAR_(U32), CJ_SCALAR_(I64),  CJ_SCALAR_(U64), CJ_SCALAR_(F16), CJ_SCALAR_(BF16),
+    CJ_SCALAR_(F32), CJ_SCALAR_(F64),  CJ_SCALAR_(PTR),
 #undef CJ_SCALAR_
 };
 
-static const char *const kind_names[CJ_K_NSCALAR] = {
-    "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "f16", "bf16", "f32", "f64", "ptr"};
+static const uint8_t kind_tags[CJ_K_NSCALAR] = {
+    CUJIT_TYPE_I8,  CUJIT_TYPE_U8,  CUJIT_TYPE_I16, CUJIT_TYPE_U16, CUJIT_TYPE_I32,
+    CUJIT_TYPE_U32, CUJIT_TYPE_I64, CUJIT_TYPE_U64, CUJIT_TYPE_F16, CUJIT_TYPE_BF16,
+    CUJIT_TYPE_F32, CUJIT_TYPE_F64, CUJIT_TYPE_PTR};
 
 const cj_type *cj_scalar_type(cj_kind k) { return &scalars[k]; }
 
-const char *cj_kind_name(cj_kind k) { return k < CJ_K_NSCALAR ? kind_names[k] : "?"; }
+const char *cj_kind_name(cj_kind k) {
+  return k < CJ_K_NSCALAR ? cj_scalar_of(kind_tags[k])->name : "?";
+}
 
 static uint32_t round_up(uint32_t x, uint32_t a) { return (x + a - 1) / a * a; }
 
@@ -155,11 +159,11 @@ static uint32_t natural_align(const cj_type *t) {
 void cj_type_text(const cj_type *t, cj_buf *b) {
   uint32_t i;
   if (t->kind < CJ_K_NSCALAR) {
-    cj_buf_puts(b, kind_names[t->kind]);
+    cj_buf_puts(b, cj_kind_name((cj_kind)t->kind));
   } else if (t->kind == CJ_K_BLOB) {
     cj_buf_printf(b, "b%u", (unsigned)t->size);
   } else if (t->lanes) {
-    cj_buf_printf(b, "%sx%u", kind_names[t->members[0].type->kind], (unsigned)t->lanes);
+    cj_buf_printf(b, "%sx%u", cj_kind_name((cj_kind)t->members[0].type->kind), (unsigned)t->lanes);
   } else {
     cj_buf_puts(b, "{");
     for (i = 0; i < t->nmembers; i++) {
@@ -175,11 +179,7 @@ void cj_type_text(const cj_type *t, cj_buf *b) {
 /* ---- signatures ---- */
 
 static int kind_tag(const cj_type *t) {
-  static const int tags[CJ_K_NSCALAR] = {
-      CUJIT_TYPE_I8,  CUJIT_TYPE_U8,   CUJIT_TYPE_I16, CUJIT_TYPE_U16, CUJIT_TYPE_I32,
-      CUJIT_TYPE_U32, CUJIT_TYPE_I64,  CUJIT_TYPE_U64, CUJIT_TYPE_F16, CUJIT_TYPE_BF16,
-      CUJIT_TYPE_F32, CUJIT_TYPE_F64,  CUJIT_TYPE_PTR};
-  return t->kind < CJ_K_NSCALAR ? tags[t->kind] : CUJIT_TYPE_BYTES;
+  return t->kind < CJ_K_NSCALAR ? kind_tags[t->kind] : CUJIT_TYPE_BYTES;
 }
 
 void cj_sig_free(cj_signature *s) {
@@ -272,8 +272,9 @@ static int scalar_prefix(const char *w, size_t n, size_t *len) {
   int k, best = -1;
   size_t bl = 0;
   for (k = 0; k < CJ_K_NSCALAR; k++) {
-    size_t l = strlen(kind_names[k]);
-    if (l <= n && l > bl && memcmp(w, kind_names[k], l) == 0) {
+    const char *name = cj_kind_name((cj_kind)k);
+    size_t l = strlen(name);
+    if (l <= n && l > bl && memcmp(w, name, l) == 0) {
       best = k;
       bl = l;
     }
@@ -321,8 +322,7 @@ static cujit_status parse_member(tparse *t, int depth, cj_member **ms, uint32_t 
   cj_member *grown;
   cj_type *ty = NULL;
   long count = 1;
-  cujit_status st = parse_type(t, depth, &ty);
-  if (st != CUJIT_OK) return st;
+  CJ_TRY(parse_type(t, depth, &ty));
   if (*t->p == '[') {
     t->p++;
     count = read_number(t, CJ_MAX_TYPE_BYTES);

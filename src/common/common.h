@@ -69,6 +69,49 @@ cujit_status cj_fail_oom(const char *what);
     if (CJ_UNLIKELY(cj_try_status_ != CUJIT_OK)) return cj_try_status_; \
   } while (0)
 
+/* ---- scalar types (scalar.c) ----
+ *
+ * The one table of the scalar types, indexed by cujit_type tag (every tag of cujit.h's
+ * enum has an entry). Sizes and alignments are also compile-time constants,
+ * CJ_SCALAR_SIZE_F32 and CJ_SCALAR_ALIGN_F32, for static tables of the layers above. */
+
+typedef enum cj_scalar_kind {
+  CJ_SK_BYTES,    /* CUJIT_TYPE_BYTES: anything given by its bytes */
+  CJ_SK_BOOL,
+  CJ_SK_SIGNED,
+  CJ_SK_UNSIGNED,
+  CJ_SK_FLOAT,    /* f16, bf16, f32, f64 */
+  CJ_SK_COMPLEX,
+  CJ_SK_POINTER
+} cj_scalar_kind;
+
+/* X(tag, size, alignment) for each cujit_type. */
+#define CJ_SCALAR_LAYOUTS(X)                                                             \
+  X(BYTES, 0, 1) X(BOOL, 1, 1) X(I8, 1, 1) X(U8, 1, 1) X(I16, 2, 2) X(U16, 2, 2)        \
+  X(I32, 4, 4) X(U32, 4, 4) X(I64, 8, 8) X(U64, 8, 8) X(F16, 2, 2) X(BF16, 2, 2)        \
+  X(F32, 4, 4) X(F64, 8, 8) X(C64, 8, 8) X(C128, 16, 16) X(PTR, 8, 8)
+#define CJ_SCALAR_SIZE_(t, s, a) CJ_SCALAR_SIZE_##t = s, CJ_SCALAR_ALIGN_##t = a,
+enum { CJ_SCALAR_LAYOUTS(CJ_SCALAR_SIZE_) };
+#undef CJ_SCALAR_SIZE_
+
+typedef struct cj_scalar {
+  const char *name;    /* the short name of type strings, messages and kernel names: "f32" */
+  const char *c_name;  /* as CUDA C spells it: "float"; NULL for bytes and pointers */
+  const char *header;  /* what CUDA C must include for it, or NULL */
+  const char *words;   /* in a message, an argument of it: "a float (f32)" */
+  const char *ctor;    /* what makes an argument of it: "cujit_f32()" */
+  size_t size;         /* bytes (0 for CUJIT_TYPE_BYTES) */
+  uint8_t align;
+  uint8_t kind;        /* cj_scalar_kind */
+  const char *also[6]; /* other spellings of it in CUDA C ("unsigned", "uint32_t"), NULL-ended */
+} cj_scalar;
+
+/* The entry of cujit_type `type`, or NULL when it is no cujit_type. */
+const cj_scalar *cj_scalar_of(int type);
+/* The cujit_type CUDA C's `text` (single spaces between words: "unsigned long") spells, or
+ * -1 when it is none of the table's spellings. */
+int cj_scalar_by_spelling(const char *text);
+
 /* ---- logging (log.c) ---- */
 
 int cj_log_enabled(cujit_log_level level);

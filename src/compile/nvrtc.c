@@ -60,8 +60,7 @@ uint64_t cj_nvrtc_programs_created(void) {
 
 cujit_status cujit_nvrtc_version(int *major, int *minor) {
   int a = 0, b = 0;
-  cujit_status st = cj_nvrtc_version_cached(&a, &b);
-  if (st != CUJIT_OK) return st;
+  CJ_TRY(cj_nvrtc_version_cached(&a, &b));
   if (major) *major = a;
   if (minor) *minor = b;
   return CUJIT_OK;
@@ -70,12 +69,10 @@ cujit_status cujit_nvrtc_version(int *major, int *minor) {
 cujit_status cujit_nvrtc_archs(int *out, size_t capacity, size_t *count) {
   const int *a = NULL;
   size_t n = 0, i;
-  cujit_status st;
-  if (!count || (capacity && !out))
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_nvrtc_archs: count is NULL, or archs is NULL "
-                   "with a nonzero capacity");
-  st = cj_nvrtc_archs(&a, &n);
-  if (st != CUJIT_OK) return st;
+  CJ_CHECK(count && (!capacity || out), CUJIT_ERROR_INVALID_VALUE,
+           "cujit_nvrtc_archs: count is NULL, or archs is NULL "
+           "with a nonzero capacity");
+  CJ_TRY(cj_nvrtc_archs(&a, &n));
   for (i = 0; i < n && i < capacity; i++) out[i] = a[i];
   *count = n;
   return CUJIT_OK;
@@ -229,7 +226,7 @@ cujit_status cj_nvrtc_compile(const cj_request *r, cj_image **out) {
   cujit_status st;
   cj_image *im;
   *out = NULL;
-  if ((st = cj_nvrtc_load()) != CUJIT_OK) return st;
+  CJ_TRY(cj_nvrtc_load());
   if (!(im = cj_image_new())) return cj_fail_oom("starting a compile");
   __atomic_add_fetch(&programs_created, 1, __ATOMIC_RELAXED);
   res = cj_nv.nvrtcCreateProgram(&p, r->source, r->name, (int)r->n_nvrtc_headers,

@@ -69,12 +69,10 @@ static int suffix_exists(int num, char suffix) {
 /* Why a target that parsed is not valid here. `from` says where it came from. */
 static cujit_status arch_refused(const char *req, const char *from, int num, char suffix,
                                  const char *list) {
-  if (!suffix_exists(num, suffix))
-    return cj_fail(CUJIT_ERROR_INVALID_OPTION,
-                   "architecture '%s'%s does not exist: the 'a' suffix needs 90 or newer and "
-                   "the 'f' suffix needs 100 or newer (and NVRTC 12.9); use '%.*s', or e.g. "
-                   "sm_90a, sm_100f (this NVRTC supports %s)",
-                   req, from, (int)strlen(req) - 1, req, list);
+  CJ_CHECK(suffix_exists(num, suffix), CUJIT_ERROR_INVALID_OPTION,
+           "architecture '%s'%s does not exist: the 'a' suffix needs 90 or newer and "
+           "the 'f' suffix needs 100 or newer (and NVRTC 12.9); use '%.*s', or e.g. "
+           "sm_90a, sm_100f (this NVRTC supports %s)", req, from, (int)strlen(req) - 1, req, list);
   return cj_fail(CUJIT_ERROR_INVALID_OPTION,
                  "architecture '%s'%s is not supported by this NVRTC; it supports %s", req, from,
                  list);
@@ -88,20 +86,18 @@ static cujit_status explicit_arch(const char *req, const char *from, char *out,
   size_t n, len = strlen(req);
   int is_sm, num;
   char suffix, list[256];
-  cujit_status st = cj_nvrtc_archs(&archs, &n);
-  if (st != CUJIT_OK) return st;
+  CJ_TRY(cj_nvrtc_archs(&archs, &n));
   if (parse_arch(req, &is_sm, &num, &suffix) == 0 && arch_supported(num, archs, n) &&
       suffix_exists(num, suffix) && len < out_size) {
     memcpy(out, req, len + 1);
     return CUJIT_OK;
   }
   list_archs(list, sizeof list, archs, n);
-  if (parse_arch(req, &is_sm, &num, &suffix) != 0)
-    return cj_fail(CUJIT_ERROR_INVALID_OPTION,
-                   "invalid architecture '%s'%s: use sm_XX for CUBIN and PTX, or compute_XX for "
-                   "PTX only (this NVRTC supports %s)", req, from, list);
-  if (len >= out_size)
-    return cj_fail(CUJIT_ERROR_INVALID_OPTION, "architecture '%s'%s is too long", req, from);
+  CJ_CHECK(parse_arch(req, &is_sm, &num, &suffix) == 0, CUJIT_ERROR_INVALID_OPTION,
+           "invalid architecture '%s'%s: use sm_XX for CUBIN and PTX, or compute_XX for "
+           "PTX only (this NVRTC supports %s)", req, from, list);
+  CJ_CHECK(len < out_size, CUJIT_ERROR_INVALID_OPTION,
+           "architecture '%s'%s is too long", req, from);
   return arch_refused(req, from, num, suffix, list);
 }
 
@@ -137,7 +133,6 @@ static cujit_status arch_request(const char *requested, char *out, size_t out_si
   int is_sm, num, cc, ordinal;
   char suffix;
   const char *from = "";
-  cujit_status st;
   *pending = 0;
   out[0] = '\0';
   if (!requested && (requested = arch_from_env()) != NULL) from = " (from CUJIT_ARCH)";
@@ -148,7 +143,7 @@ static cujit_status arch_request(const char *requested, char *out, size_t out_si
     *pending = from[0] ? CJ_ARCH_CHECK_ENV : CJ_ARCH_CHECK;
     return CUJIT_OK;
   }
-  if ((st = cj_device_env(&ordinal)) != CUJIT_OK) return st; /* it chooses the target */
+  CJ_TRY(cj_device_env(&ordinal)); /* it chooses the target */
   if (cj_device_cc_for_compile(&cc) != CUJIT_OK) return CUJIT_OK; /* no device: NVRTC's default */
   snprintf(out, out_size, "sm_%d", cc);
   *pending = CJ_ARCH_CLAMP;
@@ -185,15 +180,13 @@ cujit_status cj_arch_resolve(const char *requested, char *out, size_t out_size) 
   const int *archs;
   size_t n;
   int cc, ordinal;
-  cujit_status st;
   if (requested) return explicit_arch(requested, "", out, out_size);
   if ((requested = arch_from_env()) != NULL)
     return explicit_arch(requested, " (from CUJIT_ARCH)", out, out_size);
   out[0] = '\0';
-  if ((st = cj_device_env(&ordinal)) != CUJIT_OK) return st; /* it chooses the target */
+  CJ_TRY(cj_device_env(&ordinal)); /* it chooses the target */
   if (cj_device_cc_for_compile(&cc) != CUJIT_OK) return CUJIT_OK; /* no device: NVRTC's default */
-  st = cj_nvrtc_archs(&archs, &n);
-  if (st != CUJIT_OK) return st;
+  CJ_TRY(cj_nvrtc_archs(&archs, &n));
   if (n) snprintf(out, out_size, "sm_%d", cj_arch_clamp(cc, archs, n));
   if (n && cj_arch_clamp(cc, archs, n) != cc)
     cj_info("device is sm_%d; this NVRTC's nearest target is %s (PTX is produced too)", cc, out);
@@ -218,44 +211,39 @@ static int is_arch_option(const char *o, const char **value) {
 static cujit_status check_list(const char *const *v, const char *what) {
   size_t i;
   for (i = 0; v && v[i]; i++)
-    if (!v[i][0]) return cj_fail(CUJIT_ERROR_INVALID_OPTION, "%s %zu is an empty string", what, i);
+    CJ_CHECK(v[i][0], CUJIT_ERROR_INVALID_OPTION, "%s %zu is an empty string", what, i);
   return CUJIT_OK;
 }
 
 static cujit_status check_options(const cujit_options *o, const char **arch) {
   size_t i;
-  cujit_status st;
   *arch = o->arch;
-  if ((st = check_list(o->include_dirs, "include directory")) != CUJIT_OK) return st;
-  if ((st = check_list(o->defines, "define")) != CUJIT_OK) return st;
-  if ((st = check_list(o->name_expressions, "name expression")) != CUJIT_OK) return st;
-  if ((st = check_list(o->nvrtc_options, "NVRTC option")) != CUJIT_OK) return st;
+  CJ_TRY(check_list(o->include_dirs, "include directory"));
+  CJ_TRY(check_list(o->defines, "define"));
+  CJ_TRY(check_list(o->name_expressions, "name expression"));
+  CJ_TRY(check_list(o->nvrtc_options, "NVRTC option"));
   for (i = 0; o->defines && o->defines[i]; i++)
-    if (!(isalpha((unsigned char)o->defines[i][0]) || o->defines[i][0] == '_'))
-      return cj_fail(CUJIT_ERROR_INVALID_OPTION,
-                     "define '%s' must start with a macro name (\"NAME\" or \"NAME=VALUE\", "
-                     "without -D)", o->defines[i]);
+    CJ_CHECK(isalpha((unsigned char)o->defines[i][0]) || o->defines[i][0] == '_',
+             CUJIT_ERROR_INVALID_OPTION,
+             "define '%s' must start with a macro name (\"NAME\" or \"NAME=VALUE\", "
+             "without -D)", o->defines[i]);
   for (i = 0; o->nvrtc_options && o->nvrtc_options[i]; i++) {
     const char *opt = o->nvrtc_options[i], *value = NULL;
-    if (opt[0] != '-')
-      return cj_fail(CUJIT_ERROR_INVALID_OPTION,
-                     "NVRTC option '%s' does not start with '-'; pass each option as one "
-                     "string, e.g. \"-use_fast_math\" or \"-std=c++17\"", opt);
+    CJ_CHECK(opt[0] == '-', CUJIT_ERROR_INVALID_OPTION,
+             "NVRTC option '%s' does not start with '-'; pass each option as one "
+             "string, e.g. \"-use_fast_math\" or \"-std=c++17\"", opt);
     if (is_arch_option(opt, &value)) {
-      if (!value || !*value)
-        return cj_fail(CUJIT_ERROR_INVALID_OPTION,
-                       "NVRTC option '%s' needs its value in the same string (\"-arch=sm_90\"), "
-                       "or use cujit_options.arch", opt);
-      if (*arch && strcmp(*arch, value) != 0)
-        return cj_fail(CUJIT_ERROR_INVALID_OPTION,
-                       "two architectures given: arch '%s' and option '%s'; give one", *arch, opt);
+      CJ_CHECK(value && *value, CUJIT_ERROR_INVALID_OPTION,
+               "NVRTC option '%s' needs its value in the same string (\"-arch=sm_90\"), "
+               "or use cujit_options.arch", opt);
+      CJ_CHECK(!*arch || strcmp(*arch, value) == 0, CUJIT_ERROR_INVALID_OPTION,
+               "two architectures given: arch '%s' and option '%s'; give one", *arch, opt);
       *arch = value;
     }
   }
   for (i = 0; o->headers && o->headers[i].name; i++)
-    if (!o->headers[i].name[0] || !o->headers[i].source)
-      return cj_fail(CUJIT_ERROR_INVALID_OPTION,
-                     "in-memory header %zu has an empty name or a NULL source", i);
+    CJ_CHECK(o->headers[i].name[0] && o->headers[i].source, CUJIT_ERROR_INVALID_OPTION,
+             "in-memory header %zu has an empty name or a NULL source", i);
   return CUJIT_OK;
 }
 
@@ -359,16 +347,13 @@ cujit_status cj_request_init(cj_request *r, const char *source, const char *name
                              const cujit_options *user, const char *first_include_dir) {
   cujit_options own, *opts = &own;
   const char *arch = NULL;
-  cujit_status st;
   memset(r, 0, sizeof *r);
-  if (!source || !source[0])
-    return cj_fail(CUJIT_ERROR_INVALID_SOURCE, "the source of '%s' is %s; pass CUDA C text",
-                   name ? name : "source.cu", source ? "empty" : "NULL");
-  st = cj_sized_in("compiling", "cujit_options", user, OPTIONS_V1, &own, sizeof own);
-  if (st != CUJIT_OK) return st;
-  if ((st = check_options(opts, &arch)) != CUJIT_OK) return st;
-  if ((st = arch_request(arch, r->arch, sizeof r->arch, &r->arch_pending)) != CUJIT_OK)
-    return st;
+  CJ_CHECK(source && source[0], CUJIT_ERROR_INVALID_SOURCE,
+           "the source of '%s' is %s; pass CUDA C text",
+           name ? name : "source.cu", source ? "empty" : "NULL");
+  CJ_TRY(cj_sized_in("compiling", "cujit_options", user, OPTIONS_V1, &own, sizeof own));
+  CJ_TRY(check_options(opts, &arch));
+  CJ_TRY(arch_request(arch, r->arch, sizeof r->arch, &r->arch_pending));
   r->source = source;
   r->source_len = strlen(source);
   r->name = name ? name : "source.cu";

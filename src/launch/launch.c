@@ -10,33 +10,21 @@ enum { STACK_ARGS = 32 };
 
 /* ---- checks ---- */
 
+/* An argument's type for messages (common/scalar.c): its short name ("f32"), in words
+ * ("a float (f32)"), and the constructor that makes an argument for a parameter of it. */
 static const char *type_name(int t) {
-  static const char *const names[] = {"bytes", "i8",  "u8",  "i16", "u16", "i32", "u32",
-                                      "i64",   "u64", "f16", "f32", "f64", "ptr", "bf16",
-                                      "bool",  "c64", "c128"};
-  return t >= 0 && (size_t)t < CJ_COUNT(names) ? names[t] : "?";
+  const cj_scalar *s = cj_scalar_of(t);
+  return s ? s->name : "?";
 }
 
-/* An argument's type in words, for messages: "a float (f32)". */
 static const char *type_words(int t) {
-  static const char *const words[] = {
-      "a value given by its bytes", "a signed char (i8)", "an unsigned char (u8)",
-      "a short (i16)", "an unsigned short (u16)", "an int (i32)", "an unsigned int (u32)",
-      "a long long (i64)", "an unsigned long long (u64)", "a __half (f16)", "a float (f32)",
-      "a double (f64)", "a device pointer (ptr)", "a __nv_bfloat16 (bf16)", "a bool",
-      "a complex float (c64)", "a complex double (c128)"};
-  return t >= 0 && (size_t)t < CJ_COUNT(words) ? words[t] : "of an unknown type";
+  const cj_scalar *s = cj_scalar_of(t);
+  return s ? s->words : "of an unknown type";
 }
 
-/* Which constructor makes an argument for a parameter of cujit_type t. */
 static const char *type_ctor(int t) {
-  static const char *const ctors[] = {
-      "CUJIT_VALUE()", "cujit_i8()", "cujit_u8()", "cujit_i16()", "cujit_u16()",
-      "cujit_i32()", "cujit_u32()", "cujit_i64()", "cujit_u64()",
-      "cujit_value() of the __half's bits", "cujit_f32()", "cujit_f64()",
-      "cujit_ptr() or an In/Out buffer", "cujit_value() of the __nv_bfloat16's bits",
-      "cujit_u8()", "CUJIT_VALUE()", "CUJIT_VALUE()"};
-  return t >= 0 && (size_t)t < CJ_COUNT(ctors) ? ctors[t] : "CUJIT_VALUE()";
+  const cj_scalar *s = cj_scalar_of(t);
+  return s ? s->ctor : "CUJIT_VALUE()";
 }
 
 static const char *kind_name(int k) {
@@ -101,26 +89,27 @@ static int takes(const cj_ptypes *types, size_t i, int t) {
 cujit_status cj_args_check(const char *kernel, size_t nparams, const size_t *sizes,
                            const cj_ptypes *types, const cujit_arg *args, size_t nargs) {
   size_t i;
-  if (nargs && !args)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "launching kernel '%s': args is NULL but nargs is "
-                   "%zu", kernel, nargs);
+  CJ_CHECK(!nargs || args, CUJIT_ERROR_INVALID_VALUE,
+           "launching kernel '%s': args is NULL but nargs is "
+           "%zu", kernel, nargs);
   if (CJ_UNLIKELY(nargs != nparams)) return count_mismatch(kernel, nparams, sizes, nargs);
   for (i = 0; i < nargs; i++) {
     const cujit_arg *a = &args[i];
-    if (CJ_UNLIKELY(a->kind < CUJIT_ARG_VALUE || a->kind > CUJIT_ARG_INOUT))
-      return cj_fail(CUJIT_ERROR_INVALID_ARGS, "argument %zu of kernel '%s' has unknown kind %d; "
-                     "make arguments with the cujit_* constructors", i + 1, kernel, a->kind);
-    if (CJ_UNLIKELY(a->size != sizes[i]))
-      return cj_fail(CUJIT_ERROR_INVALID_ARGS, "argument %zu of kernel '%s' has the wrong size: "
-                     "parameter %zu expects %zu bytes, but %zu bytes were given (%s, %s); use %s; "
-                     "nothing was launched", i + 1, kernel, i + 1, sizes[i], a->size, type_name(a->type),
-                     kind_name(a->kind), ctor_hint(sizes[i]));
-    if (CJ_UNLIKELY(a->kind == CUJIT_ARG_VALUE && a->size > sizeof a->value && !a->data))
-      return cj_fail(CUJIT_ERROR_INVALID_ARGS, "argument %zu of kernel '%s' is a %zu-byte value "
-                     "with no data; make it with cujit_value()", i + 1, kernel, a->size);
-    if (CJ_UNLIKELY(a->kind != CUJIT_ARG_VALUE && a->bytes && !a->host))
-      return cj_fail(CUJIT_ERROR_INVALID_ARGS, "argument %zu of kernel '%s' is an %s of %zu bytes "
-                     "with a NULL host pointer", i + 1, kernel, kind_name(a->kind), a->bytes);
+    CJ_CHECK(a->kind >= CUJIT_ARG_VALUE && a->kind <= CUJIT_ARG_INOUT, CUJIT_ERROR_INVALID_ARGS,
+             "argument %zu of kernel '%s' has unknown kind %d; "
+             "make arguments with the cujit_* constructors", i + 1, kernel, a->kind);
+    CJ_CHECK(a->size == sizes[i], CUJIT_ERROR_INVALID_ARGS,
+             "argument %zu of kernel '%s' has the wrong size: "
+             "parameter %zu expects %zu bytes, but %zu bytes were given (%s, %s); use %s; "
+             "nothing was launched", i + 1, kernel, i + 1, sizes[i], a->size, type_name(a->type),
+             kind_name(a->kind), ctor_hint(sizes[i]));
+    CJ_CHECK(a->kind != CUJIT_ARG_VALUE || a->size <= sizeof a->value || a->data,
+             CUJIT_ERROR_INVALID_ARGS,
+             "argument %zu of kernel '%s' is a %zu-byte value "
+             "with no data; make it with cujit_value()", i + 1, kernel, a->size);
+    CJ_CHECK(a->kind == CUJIT_ARG_VALUE || !a->bytes || a->host, CUJIT_ERROR_INVALID_ARGS,
+             "argument %zu of kernel '%s' is an %s of %zu bytes "
+             "with a NULL host pointer", i + 1, kernel, kind_name(a->kind), a->bytes);
     if (CJ_UNLIKELY(!takes(types, i, a->kind == CUJIT_ARG_VALUE ? a->type : CUJIT_TYPE_PTR)))
       return type_mismatch(kernel, types, i, a);
   }
@@ -246,10 +235,10 @@ static cujit_status stage_alloc(const cujit_function *fn, const cj_fslot *slot,
     s->kind[i] = CJ_HOST_PAGEABLE;
     if (a->kind == CUJIT_ARG_VALUE || !a->bytes) continue;
     s->kind[i] = (unsigned char)cj_host_kind_of(a->host, a->bytes);
-    if (s->kind[i] == CJ_HOST_DEVICE)
-      return cj_fail(CUJIT_ERROR_INVALID_ARGS, "argument %zu of kernel '%s' is an %s in device "
-                     "memory; In/Out buffers are host memory, pass device memory with cujit_ptr()",
-                     i + 1, fn->name, kind_name(a->kind));
+    CJ_CHECK(s->kind[i] != CJ_HOST_DEVICE, CUJIT_ERROR_INVALID_ARGS,
+             "argument %zu of kernel '%s' is an %s in device "
+             "memory; In/Out buffers are host memory, pass device memory with cujit_ptr()",
+             i + 1, fn->name, kind_name(a->kind));
   }
   for (i = 0; i < nargs; i++) {
     const cujit_arg *a = &args[i];
@@ -289,13 +278,11 @@ static cujit_status copy_out(CUcontext ctx, CUdevice dev, const cujit_arg *a, CU
 static cujit_status copy_all(CUcontext ctx, CUdevice dev, const cujit_arg *args, size_t nargs,
                              staging *s, int direction, CUstream stream) {
   size_t i;
-  cujit_status st;
   for (i = 0; i < nargs; i++) {
     if (!(args[i].kind & direction) || !args[i].bytes) continue;
-    st = direction == CUJIT_ARG_IN
+    CJ_TRY(direction == CUJIT_ARG_IN
              ? copy_in(ctx, dev, &args[i], s->dptr[i], s->kind[i], stream)
-             : copy_out(ctx, dev, &args[i], s->dptr[i], s->kind[i], stream);
-    if (st != CUJIT_OK) return st;
+             : copy_out(ctx, dev, &args[i], s->dptr[i], s->kind[i], stream));
   }
   return CUJIT_OK;
 }
@@ -401,8 +388,7 @@ static CJ_NOINLINE cujit_status launch_ex_general(const cujit_function *fn, cj_f
                                                   const cujit_arg *args, size_t nargs,
                                                   const cujit_launch_options *o) {
   cujit_launch_options ex = *o;
-  cujit_status st = cj_launch_ex_check(fn, slot, grid, block, &ex);
-  if (st != CUJIT_OK) return st;
+  CJ_TRY(cj_launch_ex_check(fn, slot, grid, block, &ex));
   return launch_general(fn, slot, grid, block, args, nargs, &ex);
 }
 
@@ -413,9 +399,8 @@ static CJ_NOINLINE cujit_status launch_resized(const cujit_function *fn, cujit_d
                                                cujit_dim3 block, const cujit_arg *args,
                                                size_t nargs, const cujit_launch_options *o) {
   cujit_launch_options own;
-  cujit_status st = cj_sized_in("cujit_launch", "cujit_launch_options", o,
-                                CJ_LAUNCH_OPTIONS_V1, &own, sizeof own);
-  if (st != CUJIT_OK) return st;
+  CJ_TRY(cj_sized_in("cujit_launch", "cujit_launch_options", o,
+                                CJ_LAUNCH_OPTIONS_V1, &own, sizeof own));
   return cujit_launch(fn, grid, block, args, nargs, &own);
 }
 
@@ -434,7 +419,7 @@ cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, cujit_dim3 
   cj_fslot *slot;
   size_t i;
   cujit_status st;
-  if (CJ_UNLIKELY(!fn)) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_launch: fn is NULL");
+  CJ_CHECK(fn, CUJIT_ERROR_INVALID_VALUE, "cujit_launch: fn is NULL");
   if (CJ_UNLIKELY(!CJ_OPTS_CURRENT(o))) return launch_resized(fn, grid, block, args, nargs, o);
   if (CJ_UNLIKELY((st = cj_function_slot(fn, &slot, 0)) != CUJIT_OK)) return st;
   types = cj_function_ptypes(fn);

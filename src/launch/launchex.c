@@ -68,12 +68,11 @@ cujit_status cj_cluster_check(const char *kernel, int cc, cujit_dim3 grid, cujit
                               unsigned flags) {
   const unsigned long long size = (unsigned long long)cluster.x * cluster.y * cluster.z;
   const int non_portable = (flags & CUJIT_LAUNCH_NON_PORTABLE_CLUSTER) != 0;
-  cujit_status st;
   if (cc < 90)
     return cj_config_fail(kernel, "thread-block clusters need a device of compute capability 9.0 or "
                   "newer, and this one is %d.%d; leave cujit_launch_options.cluster zero on "
                   "this device", cc / 10, cc % 10);
-  if ((st = cluster_dims_check(kernel, grid, cluster)) != CUJIT_OK) return st;
+  CJ_TRY(cluster_dims_check(kernel, grid, cluster));
   if (size > PORTABLE_CLUSTER && !non_portable)
     return cj_config_fail(kernel, "a cluster of %u x %u x %u = %llu blocks exceeds the portable limit "
                   "of %d blocks; use a smaller cluster, or set CUJIT_LAUNCH_NON_PORTABLE_CLUSTER "
@@ -113,8 +112,7 @@ static cujit_status kernel_function(const cj_fslot *slot, CUfunction *f) {
   CUcontext ctx;
   CUdevice dev;
   CUresult r;
-  cujit_status st = cj_ctx_ensure(&ctx, &dev);
-  if (st != CUJIT_OK) return st;
+  CJ_TRY(cj_ctx_ensure(&ctx, &dev));
   r = cj_cu.cuKernelGetFunction(f, slot->kernel);
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuKernelGetFunction");
 }
@@ -125,10 +123,10 @@ static cujit_status coop_fits(const cujit_function *fn, const cj_fslot *slot, CU
   CUresult r;
   if (!slot->lim->coop)
     return cj_coop_check(fn->name, 0, grid, block, shared_bytes, 0, slot->lim->sms);
-  if (!cj_cu.cuOccupancyMaxActiveBlocksPerMultiprocessor)
-    return cj_fail(CUJIT_ERROR_NOT_SUPPORTED, "the CUDA driver lacks "
-                   "cuOccupancyMaxActiveBlocksPerMultiprocessor, needed to check a cooperative "
-                   "launch; update the driver");
+  CJ_CHECK(cj_cu.cuOccupancyMaxActiveBlocksPerMultiprocessor, CUJIT_ERROR_NOT_SUPPORTED,
+           "the CUDA driver lacks "
+           "cuOccupancyMaxActiveBlocksPerMultiprocessor, needed to check a cooperative "
+           "launch; update the driver");
   r = cj_cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(
       &per_sm, f, (int)(block.x * block.y * block.z), shared_bytes);
   if (r != CUDA_SUCCESS) return cj_cu_fail(r, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
@@ -197,14 +195,14 @@ cujit_status cj_launch_ex_check(const cujit_function *fn, cj_fslot *slot, cujit_
                                 cujit_dim3 block, cujit_launch_options *o) {
   CUfunction f;
   cujit_status st;
-  if (o->flags & ~known_flags)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "launching kernel '%s': cujit_launch_options.flags "
-                   "has unknown bits 0x%x; use the CUJIT_LAUNCH_* flags", fn->name,
-                   o->flags & ~known_flags);
-  if (!cj_cu.cuLaunchKernelEx)
-    return cj_fail(CUJIT_ERROR_NOT_SUPPORTED, "the CUDA driver lacks cuLaunchKernelEx, needed "
-                   "for cooperative launches and clusters; update the driver");
-  if ((st = kernel_function(slot, &f)) != CUJIT_OK) return st;
+  CJ_CHECK(!(o->flags & ~known_flags), CUJIT_ERROR_INVALID_VALUE,
+           "launching kernel '%s': cujit_launch_options.flags "
+           "has unknown bits 0x%x; use the CUJIT_LAUNCH_* flags", fn->name,
+           o->flags & ~known_flags);
+  CJ_CHECK(cj_cu.cuLaunchKernelEx, CUJIT_ERROR_NOT_SUPPORTED,
+           "the CUDA driver lacks cuLaunchKernelEx, needed "
+           "for cooperative launches and clusters; update the driver");
+  CJ_TRY(kernel_function(slot, &f));
   if ((o->cluster.x | o->cluster.y | o->cluster.z) &&
       (st = cluster_fits(fn, slot, f, grid, block, o)) != CUJIT_OK)
     return st;

@@ -25,15 +25,13 @@ typedef struct keys {
 
 static cujit_status compute_keys(const cj_request *r, const char *fn, keys *k) {
   char bypass[512];
-  cujit_status st;
-  if ((st = cj_toolchain_name(&k->nvrtc)) != CUJIT_OK) return st;
-  if ((st = cj_key_request(r, &k->rkey)) != CUJIT_OK) return st;
-  if ((st = cj_scan_request(r, &k->deps, bypass, sizeof bypass)) != CUJIT_OK) return st;
-  if (bypass[0])
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE,
-                   "%s: '%s' cannot be keyed completely (%s), so a blob of it cannot be "
-                   "checked; compile it on every process with cujit_module_from_source()",
-                   fn, r->name, bypass);
+  CJ_TRY(cj_toolchain_name(&k->nvrtc));
+  CJ_TRY(cj_key_request(r, &k->rkey));
+  CJ_TRY(cj_scan_request(r, &k->deps, bypass, sizeof bypass));
+  CJ_CHECK(!bypass[0], CUJIT_ERROR_INVALID_VALUE,
+           "%s: '%s' cannot be keyed completely (%s), so a blob of it cannot be "
+           "checked; compile it on every process with cujit_module_from_source()",
+           fn, r->name, bypass);
   cj_key_disk(&k->rkey, k->deps, &k->dkey);
   return CUJIT_OK;
 }
@@ -98,15 +96,13 @@ cujit_status cujit_module_export(const cujit_module *m, void **blob, size_t *siz
   cujit_status st;
   if (blob) *blob = NULL;
   if (size) *size = 0;
-  if (!m || !blob || !size)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_module_export: %s is NULL",
-                   !m ? "mod" : !blob ? "blob" : "size");
-  if (!m->origin.kept)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE,
-                   "cujit_module_export: module '%s' was made from prebuilt code, which has no "
-                   "cache key to check an import by; send the code itself (cujit_module_cubin() "
-                   "or cujit_module_ptx()) and load it with cujit_module_from_image()", m->name);
-  if ((st = cj_origin_request(m, &req)) != CUJIT_OK) return st;
+  CJ_CHECK(m && blob && size, CUJIT_ERROR_INVALID_VALUE, "cujit_module_export: %s is NULL",
+           !m ? "mod" : !blob ? "blob" : "size");
+  CJ_CHECK(m->origin.kept, CUJIT_ERROR_INVALID_VALUE,
+           "cujit_module_export: module '%s' was made from prebuilt code, which has no "
+           "cache key to check an import by; send the code itself (cujit_module_cubin() "
+           "or cujit_module_ptx()) and load it with cujit_module_from_image()", m->name);
+  CJ_TRY(cj_origin_request(m, &req));
   st = compute_keys(&req, "cujit_module_export", &k);
   if (st == CUJIT_OK) st = check_headers(m, &k);
   if (st == CUJIT_OK) st = encode(m, &req, &k, &out);
@@ -138,17 +134,16 @@ static cujit_status receive(const void *blob, size_t size, received *got) {
   cj_entry_meta meta;
   char why[256];
   int rc;
-  if (cj_blob_parse(blob, size, &got->fp, &got->entry, &got->entry_len, why, sizeof why) != 0)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE,
-                   "cujit_module_import: the blob %s; pass all the bytes cujit_module_export() "
-                   "gave, unchanged (as MPI_BYTE when broadcasting)", why);
+  CJ_CHECK(cj_blob_parse(blob, size, &got->fp, &got->entry, &got->entry_len, why, sizeof why) == 0,
+           CUJIT_ERROR_INVALID_VALUE,
+           "cujit_module_import: the blob %s; pass all the bytes cujit_module_export() "
+           "gave, unchanged (as MPI_BYTE when broadcasting)", why);
   rc = cj_entry_decode(NULL, got->entry, got->entry_len, &got->im, &got->deps, &meta, why,
                        sizeof why);
   if (rc < 0) return cj_fail_oom("importing a module");
-  if (rc > 0)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE,
-                   "cujit_module_import: the compiled module in the blob %s; export it again "
-                   "with the same cujit version", why);
+  CJ_CHECK(rc <= 0, CUJIT_ERROR_INVALID_VALUE,
+           "cujit_module_import: the compiled module in the blob %s; export it again "
+           "with the same cujit version", why);
   cj_entry_peek(got->entry, got->entry_len, &got->key, &meta);
   return CUJIT_OK;
 }
@@ -277,8 +272,7 @@ static void what_differs(const cj_fingerprint *theirs, const cj_fingerprint *our
 static cujit_status mismatch(const cj_request *r, const received *got, const keys *k) {
   cj_fingerprint ours;
   char why[1024];
-  cujit_status st = cj_fingerprint_of(r, k->nvrtc, &ours);
-  if (st != CUJIT_OK) return st;
+  CJ_TRY(cj_fingerprint_of(r, k->nvrtc, &ours));
   what_differs(&got->fp, &ours, got, k, why, sizeof why);
   return cj_fail(CUJIT_ERROR_INVALID_VALUE,
                  "cujit_module_import: the blob does not hold what this process would compile "
@@ -292,11 +286,10 @@ static cujit_status mismatch(const cj_request *r, const received *got, const key
 /* Makes the module once the keys agree, and stores it in the caches. */
 static cujit_status make_module(const cj_request *r, received *got, const keys *k,
                                 cujit_module **out) {
-  cujit_status st;
   got->im->source = cj_memdup(r->source, r->source_len);
   got->im->source_len = r->source_len;
   if (!got->im->source) return cj_fail_oom("importing a module");
-  if ((st = cj_module_new_kept(got->im, r, r->arch, out)) != CUJIT_OK) return st;
+  CJ_TRY(cj_module_new_kept(got->im, r, r->arch, out));
   cj_cache_adopt(r, &k->rkey, &k->dkey, k->deps, got->im, got->entry, got->entry_len);
   got->im = NULL; /* the module holds it */
   return CUJIT_OK;
@@ -309,7 +302,7 @@ static cujit_status import(cujit_module **out, const void *blob, size_t size, co
   keys k = {0};
   cujit_status st;
   memset(&got, 0, sizeof got);
-  if ((st = cj_request_init(&req, source, name, opts, dir)) != CUJIT_OK) return st;
+  CJ_TRY(cj_request_init(&req, source, name, opts, dir));
   st = receive(blob, size, &got);
   if (st == CUJIT_OK) st = choose_nvrtc(&got.fp);
   if (st == CUJIT_OK) st = compute_keys(&req, "cujit_module_import", &k);
@@ -325,11 +318,11 @@ static cujit_status import(cujit_module **out, const void *blob, size_t size, co
 
 static cujit_status check_blob(const char *fn, cujit_module **out, const void *blob,
                                size_t size) {
-  if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
+  CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
   *out = NULL;
-  if (!blob || !size)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: the blob is %s; pass the bytes and size that "
-                   "cujit_module_export() gave", fn, !blob ? "NULL" : "empty (size 0)");
+  CJ_CHECK(blob && size, CUJIT_ERROR_INVALID_VALUE,
+           "%s: the blob is %s; pass the bytes and size that "
+           "cujit_module_export() gave", fn, !blob ? "NULL" : "empty (size 0)");
   return CUJIT_OK;
 }
 
@@ -345,10 +338,9 @@ cujit_status cujit_module_import_file(cujit_module **out, const void *blob, size
   char *text = NULL, *dir = NULL;
   cujit_status st = check_blob("cujit_module_import_file", out, blob, size);
   if (st != CUJIT_OK) return st;
-  if (!path || !path[0])
-    return cj_fail(CUJIT_ERROR_FILE, "cujit_module_import_file: path is %s",
-                   path ? "empty" : "NULL");
-  if ((st = cj_source_read(path, &text)) != CUJIT_OK) return st;
+  CJ_CHECK(path && path[0], CUJIT_ERROR_FILE, "cujit_module_import_file: path is %s",
+           path ? "empty" : "NULL");
+  CJ_TRY(cj_source_read(path, &text));
   if (!(dir = cj_source_dir(path)))
     st = cj_fail_oom("reading the source file");
   else if (!text[0])

@@ -121,17 +121,14 @@ cujit_status cujit_function_get_attrs(const cujit_function *fn, cujit_function_a
       {CU_FUNC_ATTRIBUTE_BINARY_VERSION, offsetof(cujit_function_attrs, binary_version)}};
   cujit_function_attrs own, *a = &own;
   cj_fslot *slot;
-  cujit_status st;
   size_t i;
-  if (!fn || !user)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: %s is NULL", name, !fn ? "fn" : "attrs");
+  CJ_CHECK(fn && user, CUJIT_ERROR_INVALID_VALUE, "%s: %s is NULL", name, !fn ? "fn" : "attrs");
   memset(a, 0, sizeof *a); /* a failure leaves the caller's fields 0 */
-  if ((st = cj_sized_out(name, type, user, ATTRS_V1, a, sizeof *a)) != CUJIT_OK) return st;
-  if ((st = cj_function_slot(fn, &slot, 1)) != CUJIT_OK) return st;
+  CJ_TRY(cj_sized_out(name, type, user, ATTRS_V1, a, sizeof *a));
+  CJ_TRY(cj_function_slot(fn, &slot, 1));
   for (i = 0; i < CJ_COUNT(map); i++) {
-    st = cj_kernel_attr(slot->kernel, slot->dev, map[i].attr, (int *)((char *)a + map[i].field),
-                     "cuKernelGetAttribute");
-    if (st != CUJIT_OK) return st;
+    CJ_TRY(cj_kernel_attr(slot->kernel, slot->dev, map[i].attr, (int *)((char *)a + map[i].field),
+                     "cuKernelGetAttribute"));
   }
   a->num_params = (int)fn->nparams;
   return cj_sized_out(name, type, user, ATTRS_V1, a, sizeof *a);
@@ -143,11 +140,9 @@ cujit_status cujit_function_suggest_block(const cujit_function *fn, size_t dynam
   CUfunction f;
   CUresult r;
   int grid = 0, block = 0;
-  cujit_status st;
-  if (!fn || !block_size)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_function_suggest_block: %s is NULL",
-                   !fn ? "fn" : "block_size");
-  if ((st = cj_function_slot(fn, &slot, 1)) != CUJIT_OK) return st;
+  CJ_CHECK(fn && block_size, CUJIT_ERROR_INVALID_VALUE, "cujit_function_suggest_block: %s is NULL",
+           !fn ? "fn" : "block_size");
+  CJ_TRY(cj_function_slot(fn, &slot, 1));
   r = cj_cu.cuKernelGetFunction(&f, slot->kernel);
   if (r == CUDA_SUCCESS)
     r = cj_cu.cuOccupancyMaxPotentialBlockSize(&grid, &block, f, NULL, dynamic_shared_bytes, 0);
@@ -161,10 +156,10 @@ const char *cujit_function_name(const cujit_function *fn) { return fn ? fn->name
 
 cujit_status cujit_function_param_info(const cujit_function *fn, size_t i, size_t *offset,
                                        size_t *size) {
-  if (!fn) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_function_param_info: fn is NULL");
-  if (i >= fn->nparams)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "kernel '%s' has %zu parameter%s; index %zu is out "
-                   "of range", fn->name, fn->nparams, fn->nparams == 1 ? "" : "s", i);
+  CJ_CHECK(fn, CUJIT_ERROR_INVALID_VALUE, "cujit_function_param_info: fn is NULL");
+  CJ_CHECK(i < fn->nparams, CUJIT_ERROR_INVALID_VALUE,
+           "kernel '%s' has %zu parameter%s; index %zu is out "
+           "of range", fn->name, fn->nparams, fn->nparams == 1 ? "" : "s", i);
   if (offset) *offset = fn->param_offsets[i];
   if (size) *size = fn->param_sizes[i];
   return CUJIT_OK;

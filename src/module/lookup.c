@@ -78,9 +78,8 @@ static cujit_status resolve(const cujit_module *m, char *const *syms, size_t n, 
     return CUJIT_OK;
   }
   if (count > 1) return ambiguous(m, what, name, syms, found, count);
-  if (lowered)
-    return cj_fail(CUJIT_ERROR_NOT_FOUND, "name expression '%s' of module '%s' lowers to '%s', "
-                   "which is not a %s of the module", name, m->name, lowered, what);
+  CJ_CHECK(!lowered, CUJIT_ERROR_NOT_FOUND, "name expression '%s' of module '%s' lowers to '%s', "
+           "which is not a %s of the module", name, m->name, lowered, what);
   return not_found(m, what, name, syms, n);
 }
 

@@ -32,8 +32,7 @@ static cujit_status from_source(cujit_module **out, const char *source, const ch
   cj_image *im = NULL;
   char arch[sizeof req.arch];
   cujit_status st;
-  st = cj_request_init(&req, source, name, opts, dir);
-  if (st != CUJIT_OK) return st;
+  CJ_TRY(cj_request_init(&req, source, name, opts, dir));
   memcpy(arch, req.arch, sizeof arch); /* the target the key names: the compile may clamp it */
   st = cj_compile(&req, &im);
   if (st == CUJIT_OK) {
@@ -46,7 +45,7 @@ static cujit_status from_source(cujit_module **out, const char *source, const ch
 
 cujit_status cujit_module_from_source(cujit_module **out, const char *source, const char *name,
                                       const cujit_options *opts) {
-  if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_module_from_source: out is NULL");
+  CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "cujit_module_from_source: out is NULL");
   *out = NULL;
   return from_source(out, source, name, opts, NULL);
 }
@@ -105,12 +104,11 @@ cujit_status cujit_module_from_file(cujit_module **out, const char *path,
                                     const cujit_options *opts) {
   char *text = NULL, *dir = NULL;
   cujit_status st;
-  if (!out) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_module_from_file: out is NULL");
+  CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "cujit_module_from_file: out is NULL");
   *out = NULL;
-  if (!path || !path[0]) return cj_fail(CUJIT_ERROR_FILE, "cujit_module_from_file: path is %s",
-                                        path ? "empty" : "NULL");
-  st = cj_source_read(path, &text);
-  if (st != CUJIT_OK) return st;
+  CJ_CHECK(path && path[0], CUJIT_ERROR_FILE, "cujit_module_from_file: path is %s",
+           path ? "empty" : "NULL");
+  CJ_TRY(cj_source_read(path, &text));
   dir = cj_source_dir(path);
   if (!dir)
     st = cj_fail_oom("reading the source file");
@@ -157,8 +155,8 @@ const char *cujit_module_name_expression(const cujit_module *m, size_t i, const 
 cujit_status cujit_module_lowered_name(const cujit_module *m, const char *expr,
                                        const char **lowered) {
   size_t i;
-  if (!m || !expr || !lowered)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_module_lowered_name: NULL argument");
+  CJ_CHECK(m && expr && lowered, CUJIT_ERROR_INVALID_VALUE,
+           "cujit_module_lowered_name: NULL argument");
   for (i = 0; i < m->image->n_names; i++) {
     if (strcmp(m->image->name_exprs[i], expr) == 0) {
       *lowered = m->image->lowered[i];

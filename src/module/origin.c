@@ -86,8 +86,7 @@ cujit_status cj_module_new_kept(cj_image *im, const cj_request *r, const char ar
   size_t bytes = has_lists(r) ? copy_bytes(r) : 0;
   void *block = NULL;
   cj_origin *o;
-  cujit_status st = cj_module_new_ex(im, r->name, bytes, &block, out);
-  if (st != CUJIT_OK) return st;
+  CJ_TRY(cj_module_new_ex(im, r->name, bytes, &block, out));
   o = &(*out)->origin;
   o->kept = 1;
   memcpy(o->arch, arch, sizeof o->arch);
@@ -99,10 +98,8 @@ cujit_status cj_module_new_kept(cj_image *im, const cj_request *r, const char ar
 cujit_status cj_origin_request(const cujit_module *m, cj_request *r) {
   const cj_origin *o = &m->origin;
   cujit_options opts = o->opts;
-  cujit_status st;
   opts.arch = o->arch[0] ? o->arch : NULL;
-  st = cj_request_init(r, m->source, m->name, &opts, o->first_include_dir);
-  if (st != CUJIT_OK) return st;
+  CJ_TRY(cj_request_init(r, m->source, m->name, &opts, o->first_include_dir));
   memcpy(r->arch, o->arch, sizeof r->arch); /* "" stays NVRTC's default, whatever the device */
   r->arch_pending = 0;                       /* never compiled: nothing left to check */
   return CUJIT_OK;

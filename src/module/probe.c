@@ -183,9 +183,9 @@ cujit_status cj_module_probe(cujit_module *m, const char *sym, char **lowered) {
   const answer *a;
   cujit_status st = CUJIT_OK;
   *lowered = NULL;
-  if (!m->origin.kept || !m->source)
-    return cj_fail(CUJIT_ERROR_SIGNATURE, "module '%s' was loaded from prebuilt code and keeps "
-                   "no source to ask the compiler about kernel '%s'", m->name, sym);
+  CJ_CHECK(m->origin.kept && m->source, CUJIT_ERROR_SIGNATURE,
+           "module '%s' was loaded from prebuilt code and keeps "
+           "no source to ask the compiler about kernel '%s'", m->name, sym);
   pthread_mutex_lock(&m->probe_lock);
   if (!(a = find(m, sym))) {
     st = ask(m, sym);

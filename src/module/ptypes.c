@@ -57,10 +57,9 @@ static cujit_status params_of(cujit_module *m, const char *sym, int compile, cj_
   char *lowered = NULL;
   cujit_status st;
   if (cj_mangled(sym)) return cj_mangle_params(sym, strlen(sym), mp);
-  if (!compile)
-    return cj_fail(CUJIT_ERROR_NOT_FOUND, "the types of extern \"C\" kernel '%s' are not known "
-                   "before a typed call asks for them", sym);
-  if ((st = cj_module_probe(m, sym, &lowered)) != CUJIT_OK) return st;
+  CJ_CHECK(compile, CUJIT_ERROR_NOT_FOUND, "the types of extern \"C\" kernel '%s' are not known "
+           "before a typed call asks for them", sym);
+  CJ_TRY(cj_module_probe(m, sym, &lowered));
   st = cj_mangle_probe_params(lowered, strlen(lowered), CJ_PROBE_NAME, mp);
   cj_free(lowered);
   return st;
@@ -90,7 +89,7 @@ cujit_status cj_ptypes_of(cujit_module *m, const char *sym, size_t n, int compil
   size_t i;
   cujit_status st;
   *out = NULL;
-  if ((st = params_of(m, sym, compile, &mp)) != CUJIT_OK) return st;
+  CJ_TRY(params_of(m, sym, compile, &mp));
   if (mp.n != n) {
     cj_mparams_free(&mp);
     return cj_fail(CUJIT_ERROR_SIGNATURE, "the symbol '%s' names %zu parameters, but the "
@@ -154,14 +153,13 @@ static cujit_status types_failed(const cujit_function *fn, cujit_status st) {
                     "\"f32 ptr ptr u32\" (see cujit.h)";
   char *why;
   if (st == CUJIT_ERROR_OUT_OF_MEMORY) return st;
-  if (!fn->module)
-    return cj_fail(CUJIT_ERROR_SIGNATURE, "kernel '%s' belongs to no module, so its parameter "
-                   "types cannot be asked of the compiler; %s", fn->name, how);
-  if (!cj_mangled(fn->lowered) && !fn->module->origin.kept)
-    return cj_fail(CUJIT_ERROR_SIGNATURE, "kernel '%s' of module '%s' is extern \"C\", so its "
-                   "symbol does not spell its parameter types, and the module was loaded from "
-                   "prebuilt code, which keeps no source to ask the compiler about; %s",
-                   fn->name, fn->module->name, how);
+  CJ_CHECK(fn->module, CUJIT_ERROR_SIGNATURE, "kernel '%s' belongs to no module, so its parameter "
+           "types cannot be asked of the compiler; %s", fn->name, how);
+  CJ_CHECK(cj_mangled(fn->lowered) || fn->module->origin.kept, CUJIT_ERROR_SIGNATURE,
+           "kernel '%s' of module '%s' is extern \"C\", so its "
+           "symbol does not spell its parameter types, and the module was loaded from "
+           "prebuilt code, which keeps no source to ask the compiler about; %s",
+           fn->name, fn->module->name, how);
   why = cj_strdup(cujit_last_error()); /* the detail is rewritten below */
   if (!why) return cj_fail_oom("reading a kernel's parameter types");
   st = cj_fail(CUJIT_ERROR_SIGNATURE, "kernel '%s' of module '%s': %s; %s", fn->name,
