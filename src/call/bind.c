@@ -22,7 +22,7 @@ struct cj_binding {
   ffi_cif cif;
   ffi_type **atypes;
   void **owned;                      /* ffi types and element lists built for structs */
-  size_t nowned;
+  size_t nowned, cap_owned;
   int direct; /* libffi's argument values are the kernel's parameters as they are */
 };
 
@@ -58,10 +58,8 @@ static void dim3_args(void **ffi_args, cujit_dim3 *grid, cujit_dim3 *block) {
 }
 
 static void *own(cj_binding *b, size_t bytes) {
-  void **grown = cj_realloc(b->owned, (b->nowned + 1) * sizeof *grown);
   void *p;
-  if (!grown) return NULL;
-  b->owned = grown;
+  if (CJ_VEC_RESERVE(b->owned, b->cap_owned, b->nowned + 1) != 0) return NULL;
   p = cj_calloc(1, bytes);
   if (p) b->owned[b->nowned++] = p;
   return p;

@@ -318,7 +318,8 @@ static cujit_status parse_word(tparse *t, cj_type **out) {
 static cujit_status parse_type(tparse *t, int depth, cj_type **out);
 
 /* Appends one member (type and optional [N]) to a growing array. */
-static cujit_status parse_member(tparse *t, int depth, cj_member **ms, uint32_t *n) {
+static cujit_status parse_member(tparse *t, int depth, cj_member **ms, uint32_t *n,
+                                 size_t *cap) {
   cj_member *grown;
   cj_type *ty = NULL;
   long count = 1;
@@ -332,12 +333,11 @@ static cujit_status parse_member(tparse *t, int depth, cj_member **ms, uint32_t 
     }
     t->p++;
   }
-  grown = cj_realloc(*ms, (*n + 1) * sizeof **ms);
-  if (!grown) {
+  if (CJ_VEC_RESERVE(*ms, *cap, (size_t)*n + 1) != 0) {
     cj_type_free(ty);
     return cj_fail_oom("parsing a type string");
   }
-  *ms = grown;
+  grown = *ms;
   grown[*n].type = ty;
   grown[*n].count = (uint32_t)count;
   grown[*n].offset = 0;
@@ -348,10 +348,11 @@ static cujit_status parse_member(tparse *t, int depth, cj_member **ms, uint32_t 
 static cujit_status parse_struct(tparse *t, int depth, cj_type **out) {
   cj_member *ms = NULL;
   uint32_t i, n = 0;
+  size_t cap = 0;
   cujit_status st = CUJIT_OK;
   const char *open = t->p++;
   for (skip_seps(t); *t->p && *t->p != '}' && st == CUJIT_OK; skip_seps(t))
-    st = parse_member(t, depth + 1, &ms, &n);
+    st = parse_member(t, depth + 1, &ms, &n, &cap);
   if (st == CUJIT_OK && *t->p != '}') {
     t->p = open;
     st = tfail(t, "this { has no matching }");
@@ -407,8 +408,8 @@ static int whole_string_is_void(const char *s) {
 
 cujit_status cj_sig_from_types(const char *types, cj_signature **out) {
   tparse t = {types, types};
-  cj_type **tys = NULL, **grown;
-  size_t i, n = 0;
+  cj_type **tys = NULL;
+  size_t i, n = 0, cap = 0;
   cujit_status st = CUJIT_OK;
   if (whole_string_is_void(types)) return cj_sig_build(NULL, NULL, 0, out);
   for (skip_seps(&t); *t.p && st == CUJIT_OK; skip_seps(&t)) {
@@ -421,13 +422,11 @@ cujit_status cj_sig_from_types(const char *types, cj_signature **out) {
                                  : "expected a space between types");
       break;
     }
-    grown = cj_realloc(tys, (n + 1) * sizeof *tys);
-    if (!grown) {
+    if (CJ_VEC_RESERVE(tys, cap, n + 1) != 0) {
       cj_type_free(ty);
       st = cj_fail_oom("parsing a type string");
       break;
     }
-    tys = grown;
     tys[n++] = ty;
   }
   if (st != CUJIT_OK) {

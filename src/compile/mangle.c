@@ -92,16 +92,10 @@ static int is_lower(char c) { return c >= 'a' && c <= 'z'; }
 
 static int node(mp *m, nkind kind, int a, int b) {
   mnode *v;
-  if (m->n == m->cap) {
-    size_t cap = m->cap ? m->cap * 2 : 64;
-    if (m->n >= MAX_NODES) return fail(m, "the name is too large");
-    v = cj_realloc(m->nodes, cap * sizeof *v);
-    if (!v) {
-      m->oom = 1;
-      return fail(m, "out of memory");
-    }
-    m->nodes = v;
-    m->cap = cap;
+  if (m->n >= MAX_NODES) return fail(m, "the name is too large");
+  if (CJ_VEC_RESERVE(m->nodes, m->cap, m->n + 1) != 0) {
+    m->oom = 1;
+    return fail(m, "out of memory");
   }
   v = &m->nodes[m->n];
   memset(v, 0, sizeof *v);
@@ -123,15 +117,9 @@ static int text_node(mp *m, nkind kind, int a, const char *text, size_t len) {
 /* Adds n to the substitution candidates; returns n, or -1. */
 static int candidate(mp *m, int n) {
   if (n < 0) return -1;
-  if (m->nsubs == m->capsubs) {
-    size_t cap = m->capsubs ? m->capsubs * 2 : 32;
-    int *v = cj_realloc(m->subs, cap * sizeof *v);
-    if (!v) {
-      m->oom = 1;
-      return fail(m, "out of memory");
-    }
-    m->subs = v;
-    m->capsubs = cap;
+  if (CJ_VEC_RESERVE(m->subs, m->capsubs, m->nsubs + 1) != 0) {
+    m->oom = 1;
+    return fail(m, "out of memory");
   }
   m->subs[m->nsubs++] = n;
   return n;

@@ -23,7 +23,7 @@ void cj_function_free(cujit_function *fn) {
  * that compute-sanitizer would report); only when the PTX cannot be read, or there is none
  * (a CUBIN or fatbin), is the driver asked until it refuses. */
 static cujit_status param_layout(cujit_function *fn, CUkernel k) {
-  size_t cap = 0, i, off, size;
+  size_t cap_o = 0, cap_s = 0, i, off, size;
   CUresult r;
   cujit_status st = CUJIT_ERROR_NOT_FOUND;
   if (!cj_module_binary_only(fn->module))
@@ -46,15 +46,9 @@ static cujit_status param_layout(cujit_function *fn, CUkernel k) {
     r = cj_cu.cuKernelGetParamInfo(k, i, &off, &size);
     if (r == CUDA_ERROR_INVALID_VALUE) break; /* past the last parameter */
     if (r != CUDA_SUCCESS) return cj_cu_fail(r, "cuKernelGetParamInfo");
-    if (i == cap) {
-      size_t *o, *s;
-      cap = cap ? cap * 2 : 8;
-      o = cj_realloc(fn->param_offsets, cap * sizeof *o);
-      if (o) fn->param_offsets = o;
-      s = o ? cj_realloc(fn->param_sizes, cap * sizeof *s) : NULL;
-      if (!s) return cj_fail_oom("reading a kernel's parameters");
-      fn->param_sizes = s;
-    }
+    if (CJ_VEC_RESERVE(fn->param_offsets, cap_o, i + 1) != 0 ||
+        CJ_VEC_RESERVE(fn->param_sizes, cap_s, i + 1) != 0)
+      return cj_fail_oom("reading a kernel's parameters");
     fn->param_offsets[i] = off;
     fn->param_sizes[i] = size;
   }
@@ -65,7 +59,6 @@ static cujit_status param_layout(cujit_function *fn, CUkernel k) {
 cujit_status cj_function_new(cujit_module *m, cj_mstate *s, const char *sym, CUdevice dev,
                                  cujit_function **out) {
   cujit_function *fn = cj_calloc(1, sizeof *fn);
-  cujit_function **fns;
   cj_fstate *fs;
   char name[256];
   int ndev = 0;
@@ -87,12 +80,11 @@ cujit_status cj_function_new(cujit_module *m, cj_mstate *s, const char *sym, CUd
     return st;
   }
   cj_function_decode(fn);
-  if (!(fns = cj_realloc(s->fns, (s->n_fns + 1) * sizeof *fns))) {
+  if (CJ_VEC_RESERVE(s->fns, s->cap_fns, s->n_fns + 1) != 0) {
     cj_function_free(fn);
     return cj_fail_oom("creating a kernel handle");
   }
-  s->fns = fns;
-  fns[s->n_fns++] = fn;
+  s->fns[s->n_fns++] = fn;
   *out = fn;
   return CUJIT_OK;
 }

@@ -23,7 +23,7 @@ typedef struct cj_mstate {
   char *jit_log[2];      /* their JIT error logs: the driver may write them when it loads
                             lazily (at the first kernel lookup), so they live as long */
   cujit_function **fns;  /* every function handed out, freed with the module */
-  size_t n_fns;
+  size_t n_fns, cap_fns;
 } cj_mstate;
 
 /* What a launch on one device needs, filled once (under the module's lock) and then read

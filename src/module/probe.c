@@ -24,7 +24,7 @@ typedef struct answer {
 
 struct cj_probe {
   answer *v;
-  size_t n;
+  size_t n, cap;
 };
 
 void cj_module_probe_free(cujit_module *m) {
@@ -52,8 +52,8 @@ static int keep(cujit_module *m, const char *sym, const char *lowered, cujit_sta
                 const char *why) {
   answer *v, *a;
   if (!m->probe && !(m->probe = cj_calloc(1, sizeof *m->probe))) return -1;
-  if (!(v = cj_realloc(m->probe->v, (m->probe->n + 1) * sizeof *v))) return -1;
-  m->probe->v = v;
+  if (CJ_VEC_RESERVE(m->probe->v, m->probe->cap, m->probe->n + 1) != 0) return -1;
+  v = m->probe->v;
   a = &v[m->probe->n];
   memset(a, 0, sizeof *a);
   a->st = st;
