@@ -257,6 +257,10 @@ int cj_diskstats_add(const cj_root *r, const cj_disk_counters *delta, uint64_t m
 /* Reads the counters (zeros when there is no stats file). -1 with the error detail set
  * when the stats file is not a regular file of this user's. */
 int cj_diskstats_read(const cj_root *r, cj_disk_counters *out);
+/* A disk hit, counted in this process and written in batches (diskstats.c says when). */
+void cj_diskstats_hit(const cj_root *r);
+/* Writes the hits this process has pending for r's directory. */
+void cj_diskstats_flush(const cj_root *r);
 /* Records the result of a full scan: the size now, evictions made. */
 void cj_diskstats_scanned(const cj_root *r, uint64_t size, uint64_t evictions);
 

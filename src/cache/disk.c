@@ -98,7 +98,9 @@ int cj_disk_read(const cj_entry_path *p, const cj_key *key, const cj_deps *expec
   }
   rc = read_all(fd, p, &f);
   if (rc == CJ_DISK_HIT) rc = decode(p, key, expect, (const unsigned char *)f.data, f.len, out);
-  if (rc == CJ_DISK_HIT && futimens(fd, NULL) != 0)
+  /* the last use orders pruning (least recently used first); a use within the last
+   * minute is recorded already, to the precision pruning needs */
+  if (rc == CJ_DISK_HIT && time(NULL) - f.st.st_mtime > 60 && futimens(fd, NULL) != 0)
     cj_debug("cannot record the last use of '%s': %s", p->file, strerror(errno));
   close(fd);
   cj_free(f.data);

@@ -150,12 +150,74 @@ static void write_locked(int fd, cj_disk_counters *c) {
     cj_debug("cannot update the cache's stats file: %s", strerror(errno));
 }
 
+/* ---- hits, counted in batches ----
+ *
+ * A disk hit is the common case of a new process, and updating the file costs it eight
+ * system calls under a lock. Hits are counted here instead and written with the next
+ * update this process makes anyway (a miss, a scan), every 64 hits, when the statistics
+ * are read in this process, and at exit; hits pending for another cache directory than
+ * the one in use are dropped (the counters are best effort). A forked child starts with
+ * none, so that no hit is written twice. */
+
+#define HIT_BATCH 64
+
+static pthread_mutex_t hits_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t pending_hits;
+static char pending_dir[PATH_MAX];
+static int hooks_set;
+
+static void drop_pending(void) {
+  pending_hits = 0; /* in a child just forked: the parent writes them */
+}
+
+static void flush_at_exit(void) {
+  cj_root r;
+  if (!pending_hits || cj_root_open(&r, 0) != 0) return;
+  cj_diskstats_flush(&r);
+  cj_root_close(&r);
+}
+
+/* Takes the hits pending for r's directory (lock held); 0 for another directory. */
+static uint64_t take_pending(const cj_root *r) {
+  uint64_t n = strcmp(pending_dir, r->path) == 0 ? pending_hits : 0;
+  pending_hits = 0;
+  return n;
+}
+
+void cj_diskstats_flush(const cj_root *r) {
+  cj_disk_counters d;
+  memset(&d, 0, sizeof d);
+  pthread_mutex_lock(&hits_lock);
+  d.hits = take_pending(r);
+  pthread_mutex_unlock(&hits_lock);
+  if (d.hits) cj_diskstats_add(r, &d, 0);
+}
+
+void cj_diskstats_hit(const cj_root *r) {
+  uint64_t n;
+  pthread_mutex_lock(&hits_lock);
+  if (!hooks_set) {
+    hooks_set = 1;
+    pthread_atfork(NULL, NULL, drop_pending);
+    atexit(flush_at_exit);
+  }
+  if (pending_hits && strcmp(pending_dir, r->path) != 0) pending_hits = 0;
+  snprintf(pending_dir, sizeof pending_dir, "%s", r->path);
+  n = ++pending_hits;
+  pthread_mutex_unlock(&hits_lock);
+  if (n >= HIT_BATCH) cj_diskstats_flush(r);
+}
+
 int cj_diskstats_add(const cj_root *r, const cj_disk_counters *d, uint64_t max_size) {
   cj_disk_counters c;
+  uint64_t pending;
   int fd = open_locked(r, 1, 1), due;
   if (fd < 0) return -1;
   read_locked(fd, &c);
-  c.hits += d->hits;
+  pthread_mutex_lock(&hits_lock); /* the batched hits go with this update */
+  pending = take_pending(r);
+  pthread_mutex_unlock(&hits_lock);
+  c.hits += d->hits + pending;
   c.misses += d->misses;
   c.compiles += d->compiles;
   c.evictions += d->evictions;
@@ -172,7 +234,9 @@ int cj_diskstats_add(const cj_root *r, const cj_disk_counters *d, uint64_t max_s
 }
 
 int cj_diskstats_read(const cj_root *r, cj_disk_counters *out) {
-  int fd = open_locked(r, 0, 0);
+  int fd;
+  cj_diskstats_flush(r); /* this process's own hits count */
+  fd = open_locked(r, 0, 0);
   memset(out, 0, sizeof *out);
   if (fd < 0) return fd == -2 ? -1 : 0;
   read_locked(fd, out);

@@ -104,6 +104,10 @@ static void count_disk(const cj_root *root, uint64_t hits, uint64_t misses, uint
   d.compiles = misses;
   d.size = written;
   cj_count(hits ? CJ_HITS : CJ_MISSES, 1);
+  if (hits && !written) { /* the common case of a new process: counted in batches */
+    cj_diskstats_hit(root);
+    return;
+  }
   switch (cj_diskstats_add(root, &d, max)) {
     case 1: cj_prune_auto(root, max); break;
     case -1: /* no statistics: walk the directory after every 32nd write of this process */
