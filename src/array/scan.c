@@ -247,10 +247,10 @@ static cujit_status scan_array(const scan_spec *s, const cujit_array *in, cujit_
   cujit_array flat; /* what the output must look like: in, as 1-D */
   int made;
   cujit_status st;
-  CJ_CHECK(!out || !*out || cj_array_check(*out, fn, "*out") != CUJIT_OK || (*out)->ndim == 1,
-           CUJIT_ERROR_INVALID_VALUE,
-           "%s: the output has %d dimensions; the result "
-           "is 1-D (pass a 1-D output, or NULL for a new one)", fn, (*out)->ndim);
+  /* a bad output is refused by cj_array_output below, with its own message */
+  if (out && *out && cj_array_check(*out, fn, "*out") == CUJIT_OK)
+    CJ_CHECK((*out)->ndim == 1, CUJIT_ERROR_INVALID_VALUE, "%s: the output has %d dimensions; "
+             "the result is 1-D (pass a 1-D output, or NULL for a new one)", fn, (*out)->ndim);
   memset(&flat, 0, sizeof flat);
   flat.ndim = 1;
   flat.shape[0] = flat.size = in->size;
