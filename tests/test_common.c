@@ -495,6 +495,35 @@ static int remove_dir(void **state) {
   return system(cmd) == 0 ? 0 : -1;
 }
 
+/* ---- the scalar-type table ---- */
+
+/* Every cujit_type has an entry that agrees with the public size, with itself (alignment,
+ * names) and with the spelling lookup, so that no layer finds a hole in it. */
+static void scalar_table_is_sound(void **state) {
+  int t, n = 0;
+  (void)state;
+  for (t = CUJIT_TYPE_BYTES; t <= CUJIT_TYPE_C128; t++) {
+    const cj_scalar *s = cj_scalar_of(t);
+    size_t i;
+    if (!s) fail_msg("cujit_type %d has no entry", t);
+    assert_non_null(s->name);
+    assert_non_null(s->words);
+    assert_int_equal(s->size, cujit_type_size((cujit_type)t));
+    assert_true(s->align >= 1 && (s->size == 0 || s->size % s->align == 0));
+    if (s->c_name) assert_int_equal(cj_scalar_by_spelling(s->c_name), t);
+    for (i = 0; i < 6 && s->also[i]; i++)
+      if (cj_scalar_by_spelling(s->also[i]) != t)
+        fail_msg("'%s' is listed for %s but spells type %d", s->also[i], s->name,
+                 cj_scalar_by_spelling(s->also[i]));
+    n++;
+  }
+  assert_int_equal(n, CUJIT_TYPE_C128 + 1);
+  assert_null(cj_scalar_of(CUJIT_TYPE_C128 + 1));
+  assert_null(cj_scalar_of(-1));
+  assert_int_equal(cj_scalar_by_spelling("no such type"), -1);
+  assert_int_equal(cj_scalar_of(CUJIT_TYPE_BF16)->size, 2); /* the one the launch table lacked */
+}
+
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(check_and_try),
@@ -506,6 +535,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(env_reads_and_warns),
       cmocka_unit_test(readme_lists_the_table),
       cmocka_unit_test(sources_read_the_environment_through_the_table),
+      cmocka_unit_test(scalar_table_is_sound),
   };
   if (argc == 2 && strcmp(argv[1], "--readme") == 0) return print_readme_rows();
   cujit_set_log_callback(keep_warning, NULL);
