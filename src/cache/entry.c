@@ -121,68 +121,37 @@ int cj_entry_encode(const cj_key *key, const cj_image *im, const cj_deps *deps,
 
 /* ---- reading ---- */
 
-typedef struct cursor {
-  const unsigned char *p;
-  size_t left;
-  int bad;
-} cursor;
-
-static uint64_t get(cursor *c, int bytes) {
-  uint64_t v = 0;
-  int i;
-  if (c->bad || c->left < (size_t)bytes) {
-    c->bad = 1;
-    return 0;
-  }
-  for (i = 0; i < bytes; i++) v |= (uint64_t)c->p[i] << (8 * i);
-  c->p += bytes;
-  c->left -= (size_t)bytes;
-  return v;
-}
-
-/* n bytes from the cursor, or NULL when fewer are left. */
-static const unsigned char *take(cursor *c, uint64_t n) {
-  const unsigned char *p = c->p;
-  if (c->bad || n > c->left) {
-    c->bad = 1;
-    return NULL;
-  }
-  c->p += n;
-  c->left -= (size_t)n;
-  return p;
-}
-
 /* Opens the next section, which must be `tag`; *sec covers its bytes. */
-static int open_section(cursor *c, const char tag[4], cursor *sec) {
-  const unsigned char *t = take(c, 4);
+static int open_section(cj_cursor *c, const char tag[4], cj_cursor *sec) {
+  const unsigned char *t = cj_cursor_take(c, 4);
   uint64_t len;
-  if (!t || memcmp(t, tag, 4) != 0 || get(c, 4) != 0) return c->bad = 1, -1;
-  len = get(c, 8);
-  sec->p = take(c, len);
+  if (!t || memcmp(t, tag, 4) != 0 || cj_cursor_get(c, 4) != 0) return c->bad = 1, -1;
+  len = cj_cursor_get(c, 8);
+  sec->p = cj_cursor_take(c, len);
   sec->left = (size_t)len;
   sec->bad = sec->p == NULL;
   return sec->bad ? -1 : 0;
 }
 
 /* A u32-length-prefixed string, copied (NUL-terminated) into *out; -1 out of memory. */
-static int get_lstr(cursor *c, char **out) {
-  uint64_t n = get(c, 4);
-  const unsigned char *p = take(c, n);
+static int get_lstr(cj_cursor *c, char **out) {
+  uint64_t n = cj_cursor_get(c, 4);
+  const unsigned char *p = cj_cursor_take(c, n);
   *out = NULL;
   if (!p) return 0;
   *out = cj_memdup(p, (size_t)n);
   return *out ? 0 : -1;
 }
 
-static int read_meta(cursor *c, cj_entry_meta *m) {
-  cursor s;
+static int read_meta(cj_cursor *c, cj_entry_meta *m) {
+  cj_cursor s;
   uint64_t n;
   const unsigned char *name;
   if (open_section(c, "META", &s) != 0) return -1;
-  m->nvrtc_major = (int)get(&s, 4);
-  m->nvrtc_minor = (int)get(&s, 4);
-  n = get(&s, 4);
-  name = take(&s, n);
+  m->nvrtc_major = (int)cj_cursor_get(&s, 4);
+  m->nvrtc_minor = (int)cj_cursor_get(&s, 4);
+  n = cj_cursor_get(&s, 4);
+  name = cj_cursor_take(&s, n);
   if (!name || s.left) return -1;
   if (n >= sizeof m->name) n = sizeof m->name - 1;
   memcpy(m->name, name, (size_t)n);
@@ -190,11 +159,11 @@ static int read_meta(cursor *c, cj_entry_meta *m) {
   return 0;
 }
 
-static int read_names(cursor *c, cj_image *im) {
-  cursor s;
+static int read_names(cj_cursor *c, cj_image *im) {
+  cj_cursor s;
   uint64_t n, i;
   if (open_section(c, "NAME", &s) != 0) return 1;
-  n = get(&s, 4);
+  n = cj_cursor_get(&s, 4);
   if (s.bad || n > s.left / 8) return 1; /* each name takes at least 8 bytes */
   if (!n) return s.left ? 1 : 0;
   im->name_exprs = cj_calloc((size_t)n, sizeof(char *));
@@ -206,11 +175,11 @@ static int read_names(cursor *c, cj_image *im) {
   return s.bad || s.left ? 1 : 0;
 }
 
-static int read_deps(cursor *c, cj_deps *deps) {
-  cursor s;
+static int read_deps(cj_cursor *c, cj_deps *deps) {
+  cj_cursor s;
   uint64_t n, i;
   if (open_section(c, "DEPS", &s) != 0) return 1;
-  n = get(&s, 4);
+  n = cj_cursor_get(&s, 4);
   if (s.bad || n > s.left / 28) return 1; /* each takes at least 4 + 8 + 16 bytes */
   for (i = 0; i < n; i++) {
     const unsigned char *hash;
@@ -223,23 +192,23 @@ static int read_deps(cursor *c, cj_deps *deps) {
     cj_free(path);
     e = &deps->v[deps->n - 1];
     e->present = 1;
-    e->size = get(&s, 8);
-    hash = take(&s, 16);
+    e->size = cj_cursor_get(&s, 8);
+    hash = cj_cursor_take(&s, 16);
     if (hash) memcpy(e->hash, hash, 16);
   }
   return s.bad || s.left ? 1 : 0;
 }
 
-static int copy_section(cursor *c, const char tag[4], char **out, size_t *size) {
-  cursor s;
+static int copy_section(cj_cursor *c, const char tag[4], char **out, size_t *size) {
+  cj_cursor s;
   if (open_section(c, tag, &s) != 0) return 1;
   *out = cj_memdup(s.p, s.left);
   if (size) *size = s.left;
   return *out ? 0 : -1;
 }
 
-static int read_arch(cursor *c, cj_image *im, cj_entry_meta *m) {
-  cursor s;
+static int read_arch(cj_cursor *c, cj_image *im, cj_entry_meta *m) {
+  cj_cursor s;
   if (open_section(c, "ARCH", &s) != 0 || s.left >= sizeof im->arch) return 1;
   memcpy(im->arch, s.p, s.left);
   im->arch[s.left] = '\0';
@@ -248,7 +217,7 @@ static int read_arch(cursor *c, cj_image *im, cj_entry_meta *m) {
 }
 
 /* The payload's sections into im and deps: 0, 1 (malformed) or -1 (out of memory). */
-static int read_payload(cursor *c, cj_image *im, cj_deps *deps, cj_entry_meta *m) {
+static int read_payload(cj_cursor *c, cj_image *im, cj_deps *deps, cj_entry_meta *m) {
   char *cubin = NULL;
   int rc;
   if (read_meta(c, m) != 0) return 1;
@@ -269,27 +238,27 @@ static int read_payload(cursor *c, cj_image *im, cj_deps *deps, cj_entry_meta *m
 }
 
 /* Checks the header; on success *body covers the payload. Else 1 with the reason. */
-static int check_header(const cj_key *key, const unsigned char *d, size_t len, cursor *body,
+static int check_header(const cj_key *key, const unsigned char *d, size_t len, cj_cursor *body,
                         char *why, size_t why_size) {
-  cursor c = {d + 8, len > 8 ? len - 8 : 0, 0};
+  cj_cursor c = {d + 8, len > 8 ? len - 8 : 0, 0};
   uint64_t version, hsize, psize, sum;
   if (len == 0) return snprintf(why, why_size, "is empty"), 1;
   if (len < CJ_ENTRY_HEADER_SIZE || memcmp(d, magic, sizeof magic) != 0)
     return snprintf(why, why_size, "is not a cujit cache entry (%zu bytes)", len), 1;
-  version = get(&c, 4);
-  hsize = get(&c, 4);
+  version = cj_cursor_get(&c, 4);
+  hsize = cj_cursor_get(&c, 4);
   if (version != CJ_CACHE_FORMAT)
     return snprintf(why, why_size, "was written in cache format %llu (this cujit uses %d)",
                     (unsigned long long)version, CJ_CACHE_FORMAT), 1;
   if (hsize != CJ_ENTRY_HEADER_SIZE)
     return snprintf(why, why_size, "has a header of %llu bytes (expected %d)",
                     (unsigned long long)hsize, CJ_ENTRY_HEADER_SIZE), 1;
-  if (key && memcmp(take(&c, 16), key->b, 16) != 0)
+  if (key && memcmp(cj_cursor_take(&c, 16), key->b, 16) != 0)
     return snprintf(why, why_size, "was written for another key"), 1;
   c.p = d + 32;
   c.left = len - 32;
-  psize = get(&c, 8);
-  sum = get(&c, 8);
+  psize = cj_cursor_get(&c, 8);
+  sum = cj_cursor_get(&c, 8);
   if (psize != len - CJ_ENTRY_HEADER_SIZE)
     return snprintf(why, why_size, "is truncated or padded (%zu payload bytes, the header says "
                     "%llu)", len - CJ_ENTRY_HEADER_SIZE, (unsigned long long)psize), 1;
@@ -303,7 +272,7 @@ static int check_header(const cj_key *key, const unsigned char *d, size_t len, c
 
 int cj_entry_decode(const cj_key *key, const void *data, size_t len, cj_image **out,
                     cj_deps *deps, cj_entry_meta *meta, char *why, size_t why_size) {
-  cursor body;
+  cj_cursor body;
   cj_image *im;
   int rc;
   *out = NULL;
@@ -323,13 +292,13 @@ int cj_entry_decode(const cj_key *key, const void *data, size_t len, cj_image **
 
 int cj_entry_peek(const void *data, size_t len, cj_key *key, cj_entry_meta *meta) {
   const unsigned char *d = data;
-  cursor c;
+  cj_cursor c;
   memset(meta, 0, sizeof *meta);
   if (len < CJ_ENTRY_HEADER_SIZE + 16 || memcmp(d, magic, sizeof magic) != 0) return 1;
   c.p = d + 8;
   c.left = len - 8;
   c.bad = 0;
-  if (get(&c, 4) != CJ_CACHE_FORMAT || get(&c, 4) != CJ_ENTRY_HEADER_SIZE) return 1;
+  if (cj_cursor_get(&c, 4) != CJ_CACHE_FORMAT || cj_cursor_get(&c, 4) != CJ_ENTRY_HEADER_SIZE) return 1;
   memcpy(key->b, d + 16, 16);
   c.p = d + CJ_ENTRY_HEADER_SIZE;
   c.left = len - CJ_ENTRY_HEADER_SIZE;

@@ -21,19 +21,6 @@
 #  define CJ_SETLK F_SETLK
 #endif
 
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-static void nap(double seconds) {
-  struct timespec t;
-  t.tv_sec = (time_t)seconds;
-  t.tv_nsec = (long)((seconds - (double)t.tv_sec) * 1e9);
-  while (nanosleep(&t, &t) != 0 && errno == EINTR) continue;
-}
-
 static int set_lock(int fd, short type) {
   struct flock fl;
   memset(&fl, 0, sizeof fl);
@@ -45,11 +32,11 @@ static int set_lock(int fd, short type) {
 int cj_lock_fd(int fd) { return set_lock(fd, F_WRLCK); }
 
 int cj_lock_fd_wait(int fd, short type, double timeout_s) {
-  double start = now_s();
+  double start = cj_now_s();
   while (set_lock(fd, type) != 0) {
     if (errno != EAGAIN && errno != EACCES && errno != EINTR) return -1;
-    if (now_s() - start >= timeout_s) return errno = ETIMEDOUT, -1;
-    nap(0.001);
+    if (cj_now_s() - start >= timeout_s) return errno = ETIMEDOUT, -1;
+    cj_nap(0.001);
   }
   return 0;
 }
@@ -83,19 +70,19 @@ int cj_lock_try(int dir, const char *name, cj_lock *lock) {
 
 int cj_lock_acquire(int dir, const char *name, const char *what, double timeout_s,
                     int (*ready)(void *), void *ctx, cj_lock *lock) {
-  double start = now_s(), delay = 0.001;
+  double start = cj_now_s(), delay = 0.001;
   int rc;
   for (;;) {
     rc = cj_lock_try(dir, name, lock);
     if (rc != CJ_LOCK_BUSY) return rc;
     if (ready(ctx)) return CJ_LOCK_ENTRY_READY;
-    if (now_s() - start >= timeout_s) {
+    if (cj_now_s() - start >= timeout_s) {
       cj_warn("waited %.1f s for another process to finish compiling '%s' (its lock is "
               "held); compiling it here as well (CUJIT_CACHE_LOCK_TIMEOUT sets the wait)",
-              now_s() - start, what);
+              cj_now_s() - start, what);
       return CJ_LOCK_NONE;
     }
-    nap(delay);
+    cj_nap(delay);
     if (delay < 0.004) delay *= 2; /* 1, 2, 4 ms: a waiter sees the entry within 4 ms */
   }
 }

@@ -206,12 +206,6 @@ static int parse_url(redis *c, const char *url, char *why, size_t size) {
 
 /* ---- the connection ---- */
 
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
 static int say(char *why, size_t size, int rc, const char *fmt, ...) CJ_PRINTF(4, 5);
 static int say(char *why, size_t size, int rc, const char *fmt, ...) {
   va_list ap;
@@ -226,7 +220,7 @@ static int say(char *why, size_t size, int rc, const char *fmt, ...) {
 static int wait_fd(int fd, short events, double deadline) {
   for (;;) {
     struct pollfd p = {fd, events, 0};
-    double left = deadline - now_s();
+    double left = deadline - cj_now_s();
     int rc;
     if (left <= 0) return 0;
     rc = poll(&p, 1, (int)(left * 1000) + 1);
@@ -270,7 +264,7 @@ fail:
 
 static int dial(redis *c, char *why, size_t size) {
   struct addrinfo hints, *list = NULL, *a;
-  double deadline = now_s() + c->connect_ms / 1e3;
+  double deadline = cj_now_s() + c->connect_ms / 1e3;
   int rc, err = 0;
   memset(&hints, 0, sizeof hints);
   hints.ai_family = AF_UNSPEC;
@@ -290,7 +284,7 @@ static int dial(redis *c, char *why, size_t size) {
 }
 
 static double next_wait(const redis *c, double end) {
-  double t = now_s() + c->timeout_ms / 1e3;
+  double t = cj_now_s() + c->timeout_ms / 1e3;
   return t < end ? t : end;
 }
 
@@ -370,7 +364,7 @@ static int read_reply(redis *c, size_t max, double end, void **reply, char *why,
  * leaves the connection closed (its state is unknown). */
 static int roundtrip(redis *c, int argc, const char **argv, const size_t *lens, size_t max,
                      void **reply, char *why, size_t size) {
-  double end = now_s() + COMMAND_WAITS * (c->timeout_ms / 1e3);
+  double end = cj_now_s() + COMMAND_WAITS * (c->timeout_ms / 1e3);
   char *cmd = NULL;
   long len = cj_hiredis_format(&cmd, argc, argv, lens);
   int rc;

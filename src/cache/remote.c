@@ -47,19 +47,6 @@ static void mask_password(const char *url, char *out, size_t size) {
   snprintf(out, size, "%.*s***%s", (int)(colon + 1 - url), url, at);
 }
 
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-static void nap(double seconds) {
-  struct timespec t;
-  t.tv_sec = (time_t)seconds;
-  t.tv_nsec = (long)((seconds - (double)t.tv_sec) * 1e9);
-  while (nanosleep(&t, &t) != 0 && errno == EINTR) continue;
-}
-
 /* ---- the setting ---- */
 
 static void unref_locked(cj_remote *t) {
@@ -131,7 +118,7 @@ static cj_remote *acquire(void) {
   cujit_status st = CUJIT_OK;
   pthread_mutex_lock(&mu);
   if (!configured) st = configure_locked(cj_env("CUJIT_CACHE_REMOTE"), why, sizeof why);
-  t = current && now_s() >= retry_at ? current : NULL;
+  t = current && cj_now_s() >= retry_at ? current : NULL;
   if (t) t->refs++;
   pthread_mutex_unlock(&mu);
   if (st != CUJIT_OK)
@@ -144,7 +131,7 @@ static cj_remote *acquire(void) {
 static int usable(const cj_remote *t) {
   int ok;
   pthread_mutex_lock(&mu);
-  ok = t == current && now_s() >= retry_at;
+  ok = t == current && cj_now_s() >= retry_at;
   pthread_mutex_unlock(&mu);
   return ok;
 }
@@ -157,7 +144,7 @@ static void add(uint64_t *to, uint64_t n) {
 
 /* Adds d (with the time since t0) to this process's counters and the cache directory's. */
 static void tally(const cj_root *root, cj_disk_counters *d, double t0) {
-  d->remote_time_us = (uint64_t)((now_s() - t0) * 1e6);
+  d->remote_time_us = (uint64_t)((cj_now_s() - t0) * 1e6);
   add(&mine.remote_hits, d->remote_hits);
   add(&mine.remote_misses, d->remote_misses);
   add(&mine.remote_invalid, d->remote_invalid);
@@ -189,7 +176,7 @@ static void failed(cj_remote *t, int rc, const char *op, const char *why, cj_dis
     return;
   }
   pthread_mutex_lock(&mu);
-  if (t == current) retry_at = now_s() + CJ_REMOTE_BACKOFF_S;
+  if (t == current) retry_at = cj_now_s() + CJ_REMOTE_BACKOFF_S;
   pthread_mutex_unlock(&mu);
   cj_warn("the remote cache %s failed to %s: %s; compiling without it for %.0f s", t->name, op,
           why, CJ_REMOTE_BACKOFF_S);
@@ -262,7 +249,7 @@ static void hold(cj_remote_claim *claim, cj_remote *t, const cj_key *key, uint64
 static int claim_or_wait(cj_remote *t, const cj_entry_path *p, const cj_key *key,
                          const cj_deps *deps, const char *what, cj_remote_claim *claim,
                          cj_image **out, uint64_t *written, cj_disk_counters *d) {
-  double start = now_s(), timeout = cj_cache_lock_timeout(), delay = 0.002;
+  double start = cj_now_s(), timeout = cj_cache_lock_timeout(), delay = 0.002;
   uint64_t token = cj_random64() | 1, ttl_ms = (uint64_t)(timeout * 1000);
   char why[512] = "";
   int rc;
@@ -280,13 +267,13 @@ static int claim_or_wait(cj_remote *t, const cj_entry_path *p, const cj_key *key
       failed(t, rc, "take a lock", why, d);
       return rc == CJ_REMOTE_NOMEM ? NOMEM : DOWN;
     }
-    if (now_s() - start >= timeout) {
+    if (cj_now_s() - start >= timeout) {
       cj_warn("waited %.1f s for another machine to finish compiling '%s' (its lock in the "
               "remote cache %s is held); compiling it here as well (CUJIT_CACHE_LOCK_TIMEOUT "
-              "sets the wait)", now_s() - start, what, t->name);
+              "sets the wait)", cj_now_s() - start, what, t->name);
       return NONE;
     }
-    nap(delay);
+    cj_nap(delay);
     delay = delay * 2 < 0.05 ? delay * 2 : 0.05;
     rc = lookup(t, p, key, deps, what, 0, out, written, d);
     if (rc != NONE && rc != BAD) return rc;
@@ -297,7 +284,7 @@ int cj_remote_fetch(const cj_root *root, const cj_entry_path *p, const cj_key *k
                     const cj_deps *deps, const char *what, cj_remote_claim *claim,
                     cj_image **out, uint64_t *written) {
   cj_disk_counters d;
-  double t0 = now_s();
+  double t0 = cj_now_s();
   cj_remote *t;
   int rc;
   memset(claim, 0, sizeof *claim);
@@ -319,7 +306,7 @@ int cj_remote_fetch(const cj_root *root, const cj_entry_path *p, const cj_key *k
 
 static void put(cj_remote *t, const cj_root *root, const cj_key *key, const cj_buf *b) {
   cj_disk_counters d;
-  double t0 = now_s();
+  double t0 = cj_now_s();
   char why[512] = "";
   int rc;
   if (b->len > CJ_REMOTE_MAX_ENTRY) {

@@ -112,6 +112,28 @@ const cj_scalar *cj_scalar_of(int type);
  * -1 when it is none of the table's spellings. */
 int cj_scalar_by_spelling(const char *text);
 
+/* ---- time (clock.c) ---- */
+
+/* Seconds on the monotonic clock (for timeouts and waits, not dates). */
+double cj_now_s(void);
+/* Sleeps `seconds`, resuming after signals. */
+void cj_nap(double seconds);
+
+/* ---- reading little-endian bytes (cursor.c) ---- */
+
+/* A bounded reader over bytes from outside (cache entries, export blobs): every read past
+ * the end sets `bad` and yields 0 or NULL, so that a caller checks once at the end. */
+typedef struct cj_cursor {
+  const unsigned char *p;
+  size_t left;
+  int bad;
+} cj_cursor;
+
+/* The next `bytes` (1 to 8) bytes as a little-endian number. */
+uint64_t cj_cursor_get(cj_cursor *c, int bytes);
+/* The next n bytes (the cursor moves past them), or NULL when fewer are left. */
+const unsigned char *cj_cursor_take(cj_cursor *c, uint64_t n);
+
 /* ---- logging (log.c) ---- */
 
 int cj_log_enabled(cujit_log_level level);

@@ -142,55 +142,25 @@ int cj_blob_build(const cj_fingerprint *fp, const cj_buf *entry, cj_buf *out) {
 
 /* ---- reading ---- */
 
-typedef struct cursor {
-  const unsigned char *p;
-  size_t left;
-  int bad;
-} cursor;
-
-static uint64_t get(cursor *c, int bytes) {
-  uint64_t v = 0;
-  int i;
-  if (c->bad || c->left < (size_t)bytes) {
-    c->bad = 1;
-    return 0;
-  }
-  for (i = 0; i < bytes; i++) v |= (uint64_t)c->p[i] << (8 * i);
-  c->p += bytes;
-  c->left -= (size_t)bytes;
-  return v;
-}
-
-static const unsigned char *take(cursor *c, uint64_t n) {
-  const unsigned char *p = c->p;
-  if (c->bad || n > c->left) {
-    c->bad = 1;
-    return NULL;
-  }
-  c->p += n;
-  c->left -= (size_t)n;
-  return p;
-}
-
-static void get_text(cursor *c, cj_text *t) {
-  uint64_t n = get(c, 4);
-  t->p = (const char *)take(c, n);
+static void get_text(cj_cursor *c, cj_text *t) {
+  uint64_t n = cj_cursor_get(c, 4);
+  t->p = (const char *)cj_cursor_take(c, n);
   t->n = t->p ? (size_t)n : 0;
 }
 
 /* The fingerprint section: 0, or 1 when malformed. */
-static int read_fingerprint(cursor *c, cj_fingerprint *fp) {
+static int read_fingerprint(cj_cursor *c, cj_fingerprint *fp) {
   const unsigned char *h;
   int part;
   get_text(c, &fp->nvrtc);
   get_text(c, &fp->arch);
   get_text(c, &fp->name);
-  fp->source_len = get(c, 8);
-  if ((h = take(c, 16)) != NULL) memcpy(fp->source_hash, h, 16);
-  if (get(c, 4) != CJ_NPARTS) return 1;
+  fp->source_len = cj_cursor_get(c, 8);
+  if ((h = cj_cursor_take(c, 16)) != NULL) memcpy(fp->source_hash, h, 16);
+  if (cj_cursor_get(c, 4) != CJ_NPARTS) return 1;
   for (part = 0; part < CJ_NPARTS; part++) {
-    fp->count[part] = (uint32_t)get(c, 4);
-    if ((h = take(c, 16)) != NULL) memcpy(fp->hash[part], h, 16);
+    fp->count[part] = (uint32_t)cj_cursor_get(c, 4);
+    if ((h = cj_cursor_take(c, 16)) != NULL) memcpy(fp->hash[part], h, 16);
   }
   return c->bad || c->left ? 1 : 0;
 }
@@ -200,7 +170,7 @@ static int read_fingerprint(cursor *c, cj_fingerprint *fp) {
 int cj_blob_parse(const void *data, size_t len, cj_fingerprint *fp, const unsigned char **entry,
                   size_t *entry_len, char *why, size_t why_size) {
   const unsigned char *d = data;
-  cursor c = {d + 8, len > 8 ? len - 8 : 0, 0}, f;
+  cj_cursor c = {d + 8, len > 8 ? len - 8 : 0, 0}, f;
   uint64_t version, hsize, fsize, esize, sum;
   memset(fp, 0, sizeof *fp);
   if (len == 0) return WHY("is empty");
@@ -210,11 +180,11 @@ int cj_blob_parse(const void *data, size_t len, cj_fingerprint *fp, const unsign
   if (len < CJ_BLOB_HEADER_SIZE)
     return WHY("is truncated (%zu bytes, less than its %d-byte header)", len,
                CJ_BLOB_HEADER_SIZE);
-  version = get(&c, 4);
-  hsize = get(&c, 4);
-  fsize = get(&c, 8);
-  esize = get(&c, 8);
-  sum = get(&c, 8);
+  version = cj_cursor_get(&c, 4);
+  hsize = cj_cursor_get(&c, 4);
+  fsize = cj_cursor_get(&c, 8);
+  esize = cj_cursor_get(&c, 8);
+  sum = cj_cursor_get(&c, 8);
   if (version != CJ_BLOB_FORMAT)
     return WHY("was made in blob format %llu (this cujit reads format %d): export and import "
                "with the same cujit version", (unsigned long long)version, CJ_BLOB_FORMAT);
