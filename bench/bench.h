@@ -166,6 +166,7 @@ void bench_pch(void);     /* pch.c: CUB kernels in one process, with and without
 int bench_pch_child(int argc, char **argv);
 void bench_cli(void);     /* cli.c: `cujit compile` on a cache hit in a new process */
 void bench_arrays(void);  /* arrays.c: array operations against the bandwidth floor */
+void bench_multigpu(void); /* multigpu.c: devices side by side, a module on a second device */
 
 /* Child-process entry points (argv after "--child <mode>"); return the exit status. */
 int bench_compile_child(int argc, char **argv);

@@ -412,6 +412,42 @@ CUJIT_API cujit_status cujit_device_count(int *count);
  *  NUL-terminated. */
 CUJIT_API cujit_status cujit_device_info(int device, char *name, size_t name_size, int *cc_major,
                                          int *cc_minor);
+
+/* Several devices in one process. Every call that needs a device works on the device of
+ * the calling thread's current CUDA context; a thread without one gets the primary
+ * context of env CUJIT_DEVICE (default 0). cujit_set_device() chooses the device per
+ * thread without driver calls of the caller's own; a program may also make its own
+ * contexts current (cuCtxSetCurrent through cujit_driver_symbol()).
+ *
+ * One module serves every device: it is compiled once, for the compute capability all
+ * devices share (on a machine with devices of different kinds, for the device current
+ * when it is compiled), and its image is loaded on a device the first time a kernel or
+ * variable of it is used there: the CUBIN where it fits the device, else the PTX through
+ * the driver's JIT (which needs the PTX's target to be no newer than the device: on a
+ * mixed machine, give cujit_options.arch the oldest device's compute_XX). Each
+ * cujit_function keeps its handle and limits per device, so the same cujit_function is
+ * launched on any device from any thread. Device memory, streams, arrays and textures belong to the device that
+ * was current when they were made: use them with that device current (free an array or
+ * device memory with its device current too).
+ *
+ * Devices do not wait for each other: each has its own pool of In/Out memory and its own
+ * pinned chunks and threads for pageable copies, so a thread doing In/Out on device 1
+ * proceeds while device 0 is busy, and copies to both run at once. A kernel fault ruins
+ * the context of its device only: the other devices stay usable. */
+
+/** Makes device `ordinal`'s primary context current on the calling thread: later calls of
+ *  this thread (launches, memory, arrays, module loads) use that device. The primary
+ *  context is retained once per process and kept until it exits, as the one cujit takes
+ *  for CUJIT_DEVICE. Other threads are not affected.
+ *  @return CUJIT_OK; CUJIT_ERROR_NO_DEVICE naming the ordinal and the number of devices
+ *          when there is no such device (a negative ordinal included, checked before the
+ *          driver is loaded); CUJIT_ERROR_NO_DRIVER; CUJIT_ERROR_DRIVER. */
+CUJIT_API cujit_status cujit_set_device(int ordinal);
+/** The device the calling thread works on: its current context's device, else the one
+ *  env CUJIT_DEVICE names (0 when unset), which is also the answer without a driver.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE when `ordinal` is NULL or CUJIT_DEVICE is
+ *          not a number (*ordinal is -1 then); CUJIT_ERROR_DRIVER. */
+CUJIT_API cujit_status cujit_get_device(int *ordinal);
 /** Entry point of any CUDA driver function by its base name (e.g. "cuMemsetD8"), for
  *  programs that want driver calls without linking libcuda. The version is the one of the
  *  cuda.h cujit was built with. @param fn receives the function pointer. */

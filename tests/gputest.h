@@ -30,6 +30,20 @@ static inline size_t gpu_pool_in_use(void) {
   return used;
 }
 
+/* For groups that need `want` devices (at least one): 1 when that many are usable, else
+ * prints why ("SKIP: needs two CUDA devices, found 1") and returns 0. */
+static inline int gpu_have_devices(int want) {
+  static const char *const words[] = {"no", "one", "two", "three", "four"};
+  int n = 0;
+  if (!test_have_gpu()) return 0;
+  if (cujit_device_count(&n) == CUJIT_OK && n >= want) return 1;
+  if (want < (int)(sizeof words / sizeof *words))
+    printf("SKIP: needs %s CUDA devices, found %d\n", words[want], n);
+  else
+    printf("SKIP: needs %d CUDA devices, found %d\n", want, n);
+  return 0;
+}
+
 /* The module a group's tests share, compiled by GPU_GROUP_MAIN's setup. */
 static cujit_module *mod;
 

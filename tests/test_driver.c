@@ -64,14 +64,27 @@ static int bad_device_env(const char *value) {
                      CUJIT_OK, "");
   cujit_module_destroy(m);
   bad |= child_check(cujit_device_count(&n), CUJIT_ERROR_NO_DRIVER, "no CUDA driver found");
+  n = 0;
+  bad |= child_check(cujit_get_device(&n), CUJIT_ERROR_INVALID_VALUE, needle);
+  if (n != -1) {
+    printf("cujit_get_device gave %d for a malformed CUJIT_DEVICE, wanted -1\n", n);
+    bad = 1;
+  }
   return bad;
 }
 
 /* Unset, empty or a number: no complaint (the missing driver is what fails). */
 static int good_device_env(const char *value) {
   CUdeviceptr p = 0;
-  (void)value;
-  return child_check(cujit_mem_alloc(&p, 64), CUJIT_ERROR_NO_DRIVER, "no CUDA driver found");
+  int want = value[0] ? atoi(value) : 0, got = -1, bad;
+  bad = child_check(cujit_mem_alloc(&p, 64), CUJIT_ERROR_NO_DRIVER, "no CUDA driver found");
+  /* without a driver no context is current: the device named by CUJIT_DEVICE */
+  bad |= child_check(cujit_get_device(&got), CUJIT_OK, "");
+  if (got != want) {
+    printf("cujit_get_device gave %d with CUJIT_DEVICE='%s', wanted %d\n", got, value, want);
+    bad = 1;
+  }
+  return bad;
 }
 
 /* Runs this binary again as `--MODE VALUE` with CUJIT_DEVICE=VALUE (see main). */
@@ -101,11 +114,33 @@ static void device_env_is_checked(void **state) {
     if (in_child(good[i], "--good-device") != 0) fail_msg("CUJIT_DEVICE='%s' was refused", good[i]);
 }
 
+/* cujit_set_device: an ordinal that cannot be a device is refused before the driver is
+ * looked at; any other fails for want of a driver, saying which call and which ordinal. */
+static void set_device_without_driver(void **state) {
+  (void)state;
+  assert_status_detail(cujit_set_device(-1), CUJIT_ERROR_NO_DEVICE, "cujit_set_device(-1)");
+  assert_non_null(strstr(cujit_last_error(), "0 or more"));
+  assert_status_detail(cujit_set_device(-2147483647 - 1), CUJIT_ERROR_NO_DEVICE,
+                       "cujit_set_device(-2147483648)");
+  assert_status_detail(cujit_set_device(64), CUJIT_ERROR_NO_DEVICE, "cujit_set_device(64)");
+  assert_non_null(strstr(cujit_last_error(), "devices 0..63"));
+  assert_status_detail(cujit_set_device(1000000), CUJIT_ERROR_NO_DEVICE, "devices 0..63");
+  assert_status_detail(cujit_set_device(3), CUJIT_ERROR_NO_DRIVER,
+                       "cujit_set_device(3): no CUDA driver found");
+  assert_non_null(strstr(cujit_last_error(), "install the NVIDIA driver"));
+  assert_status_detail(cujit_set_device(0), CUJIT_ERROR_NO_DRIVER, "cujit_set_device(0): ");
+  /* nothing was made current: the thread still works on the default device */
+  assert_status_detail(cujit_mem_alloc(&(CUdeviceptr){0}, 64), CUJIT_ERROR_NO_DRIVER,
+                       "no CUDA driver found");
+}
+
 static void null_arguments(void **state) {
   (void)state;
   assert_int_equal(cujit_driver_version(NULL), CUJIT_ERROR_INVALID_VALUE);
   assert_int_equal(cujit_device_count(NULL), CUJIT_ERROR_INVALID_VALUE);
   assert_int_equal(cujit_driver_symbol(NULL, NULL), CUJIT_ERROR_INVALID_VALUE);
+  assert_status_detail(cujit_get_device(NULL), CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_get_device: ordinal is NULL");
 }
 
 int main(int argc, char **argv) {
@@ -113,6 +148,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(device_calls_report_no_driver),
       cmocka_unit_test(compile_works_without_driver),
       cmocka_unit_test(device_env_is_checked),
+      cmocka_unit_test(set_device_without_driver),
       cmocka_unit_test(null_arguments),
   };
   setenv("CUJIT_LIBCUDA", "/nonexistent/libcuda.so.1", 1);

@@ -186,13 +186,17 @@ static CUcontext primary[CJ_MAX_DEVICES];
 static int device_cc[CJ_MAX_DEVICES];  /* by CUdevice: major*10+minor once asked; 0: not yet */
 static int ordinal_cc[CJ_MAX_DEVICES]; /* the same by ordinal, for threads with no context */
 
-static cujit_status primary_ctx(int ordinal, CUcontext *ctx, CUdevice *dev) {
+/* Makes the primary context of device `ordinal` current on this thread, retaining it once
+ * per process; `who` names what chose the ordinal in the message when there is no such
+ * device ("CUJIT_DEVICE=1", "cujit_set_device(1)"). */
+static cujit_status primary_ctx(int ordinal, const char *who, CUcontext *ctx, CUdevice *dev) {
   CUresult r;
   int count = 0;
   cj_cu.cuDeviceGetCount(&count);
   CJ_CHECK(ordinal >= 0 && ordinal < count && ordinal < CJ_MAX_DEVICES, CUJIT_ERROR_NO_DEVICE,
-           "CUJIT_DEVICE=%d but there %s %d CUDA device%s; use 0..%d", ordinal,
-           count == 1 ? "is" : "are", count, count == 1 ? "" : "s", count - 1);
+           "%s but there %s %d CUDA device%s; use 0..%d (cujit_device_count() says how many; "
+           "CUDA_VISIBLE_DEVICES may hide some)", who, count == 1 ? "is" : "are", count,
+           count == 1 ? "" : "s", count - 1);
   r = cj_cu.cuDeviceGet(dev, ordinal);
   if (r != CUDA_SUCCESS) return cj_cu_fail(r, "cuDeviceGet");
   pthread_mutex_lock(&primary_lock);
@@ -213,6 +217,7 @@ static cujit_status primary_ctx(int ordinal, CUcontext *ctx, CUdevice *dev) {
 cujit_status cj_ctx_ensure(CUcontext *ctx, CUdevice *dev) {
   CUresult r;
   int ordinal;
+  char who[40];
   /* before the driver: a malformed CUJIT_DEVICE is reported wherever it is set */
   CJ_TRY(cj_device_env(&ordinal));
   CJ_TRY(cj_driver_load());
@@ -222,7 +227,8 @@ cujit_status cj_ctx_ensure(CUcontext *ctx, CUdevice *dev) {
     r = cj_cu.cuCtxGetDevice(dev);
     return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuCtxGetDevice");
   }
-  return primary_ctx(ordinal, ctx, dev);
+  snprintf(who, sizeof who, "CUJIT_DEVICE=%d", ordinal);
+  return primary_ctx(ordinal, who, ctx, dev);
 }
 
 /* The compute capability every device has, when they all have the same (a machine with
@@ -323,6 +329,62 @@ cujit_status cujit_device_info(int device, char *name, size_t name_size, int *cc
   if (cc_major) cj_cu.cuDeviceGetAttribute(cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
   if (cc_minor) cj_cu.cuDeviceGetAttribute(cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
   return CUJIT_OK;
+}
+
+cujit_status cujit_set_device(int ordinal) {
+  CUcontext ctx;
+  CUdevice dev;
+  char who[48];
+  CJ_CHECK(ordinal >= 0, CUJIT_ERROR_NO_DEVICE, "cujit_set_device(%d): a device ordinal is "
+           "0 or more (0 for the first device; cujit_device_count() says how many)", ordinal);
+  CJ_CHECK(ordinal < CJ_MAX_DEVICES, CUJIT_ERROR_NO_DEVICE, "cujit_set_device(%d): cujit "
+           "supports devices 0..%d in one process", ordinal, CJ_MAX_DEVICES - 1);
+  pthread_once(&load_once, load_once_fn);
+  if (load_status != CUJIT_OK)
+    return cj_fail_cu(load_status, load_result, "cujit_set_device(%d): %s", ordinal,
+                      load_detail);
+  snprintf(who, sizeof who, "cujit_set_device(%d)", ordinal);
+  return primary_ctx(ordinal, who, &ctx, &dev);
+}
+
+/* The ordinal of CUdevice `dev` (the same number on every driver so far, but the driver
+ * promises only a handle). */
+static cujit_status ordinal_of(CUdevice dev, int *ordinal) {
+  CUdevice d;
+  int count = 0, i;
+  cj_cu.cuDeviceGetCount(&count);
+  for (i = 0; i < count; i++) {
+    if (cj_cu.cuDeviceGet(&d, i) == CUDA_SUCCESS && d == dev) {
+      *ordinal = i;
+      return CUJIT_OK;
+    }
+  }
+  return cj_fail(CUJIT_ERROR_NO_DEVICE, "the current context's device (%d) is not one of the "
+                 "%d devices the driver lists", (int)dev, count);
+}
+
+cujit_status cujit_get_device(int *ordinal) {
+  CUcontext ctx = NULL;
+  CUdevice dev;
+  CUresult r;
+  int env;
+  CJ_CHECK(ordinal, CUJIT_ERROR_INVALID_VALUE, "cujit_get_device: ordinal is NULL");
+  *ordinal = -1;
+  CJ_TRY(cj_device_env(&env));
+  /* without a driver no context can be current: the device cujit would choose is the
+   * default, and the driver's absence is reported by the call that needs it */
+  pthread_once(&load_once, load_once_fn);
+  if (load_status == CUJIT_OK) {
+    r = cj_cu.cuCtxGetCurrent(&ctx);
+    if (r != CUDA_SUCCESS) return cj_cu_fail(r, "cuCtxGetCurrent");
+  }
+  if (!ctx) {
+    *ordinal = env;
+    return CUJIT_OK;
+  }
+  r = cj_cu.cuCtxGetDevice(&dev);
+  if (r != CUDA_SUCCESS) return cj_cu_fail(r, "cuCtxGetDevice");
+  return ordinal_of(dev, ordinal);
 }
 
 cujit_status cujit_driver_symbol(const char *name, void **fn) {

@@ -166,10 +166,18 @@ cujit_status cj_pool_alloc(CUdevice dev, size_t bytes, CUstream stream, CUdevice
   return CUJIT_OK;
 }
 
+/* Whether the current context is one of `dev`'s: a block given back while another device
+ * is current (an array freed from a thread working on another device) is not kept, as
+ * no request of this device would ever take it under that context. */
+static int current_is(CUdevice dev) {
+  CUdevice cur;
+  return cj_cu.cuCtxGetDevice(&cur) == CUDA_SUCCESS && cur == dev;
+}
+
 void cj_pool_free(CUdevice dev, CUdeviceptr dptr, size_t bytes, CUstream stream) {
   cj_pool *p = &pools[dev];
   CUcontext ctx;
-  if (keepable(p, bytes, stream, &ctx) && keep(p, ctx, dptr, bytes)) {
+  if (keepable(p, bytes, stream, &ctx) && current_is(dev) && keep(p, ctx, dptr, bytes)) {
     /* kept for the next request on this stream */
   } else if (p->state == POOL_STREAM_ORDERED) {
     cj_cu.cuMemFreeAsync(dptr, stream);
