@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "cachetest.h"
+#include "driver/nvrtc.h" /* internal: the entry point table, to play an older NVRTC */
 
 static const char kHeavy[] =
     "template <int N> __global__ void heavy(float *x) {\n"
@@ -115,7 +116,7 @@ static void a_time_limit_stops_the_compile(void **state) {
 }
 
 static void a_cancel_hook_stops_the_compile(void **state) {
-  cujit_options o = heavy_options(NULL);
+  cujit_options o;
   hook h;
   uint64_t before;
   double t;
@@ -181,6 +182,29 @@ static void a_bad_limit_is_refused(void **state) {
   assert_int_equal(cj_nvrtc_programs_created(), before);
 }
 
+/* An NVRTC without nvrtcSetFlowCallback cannot stop a compile: it compiles to the end,
+ * with one warning per process. */
+static void an_nvrtc_that_cannot_stop_compiles_to_the_end(void **state) {
+  __typeof__(cj_nv.nvrtcSetFlowCallback) saved;
+  cujit_options o;
+  hook h;
+  (void)state;
+  assert_ok(cj_nvrtc_load());
+  saved = cj_nv.nvrtcSetFlowCallback;
+  cj_nv.nvrtcSetFlowCallback = NULL;
+  o = heavy_options(&h);
+  h.stop_at = 1;
+  o.time_limit_s = 1e-9;
+  o.flags = CUJIT_OPT_NO_CACHE;
+  assert_int_equal(compile_count(kKernel, "old.cu", &o), 1);
+  assert_int_equal(h.calls, 0);
+  assert_logged("this NVRTC cannot stop a compile");
+  log_capture(CUJIT_LOG_WARN);
+  assert_int_equal(compile_count(kKernel, "old.cu", &o), 1);
+  assert_not_logged("cannot stop");
+  cj_nv.nvrtcSetFlowCallback = saved;
+}
+
 static void the_status_has_a_name(void **state) {
   (void)state;
   assert_string_equal(cujit_status_name(CUJIT_ERROR_CANCELLED), "CUJIT_ERROR_CANCELLED");
@@ -195,6 +219,7 @@ int main(void) {
       CACHE_TEST(neither_is_in_the_cache_key),
       CACHE_TEST(a_hook_sees_compile_errors_through),
       CACHE_TEST(a_bad_limit_is_refused),
+      CACHE_TEST(an_nvrtc_that_cannot_stop_compiles_to_the_end),
       cmocka_unit_test(the_status_has_a_name),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
