@@ -77,7 +77,8 @@ CUJIT_API const char *cujit_version_string(void);
   X(ERROR_SIGNATURE, 18, "the kernel signature could not be parsed or does not match")       \
   X(ERROR_NOT_SUPPORTED, 19, "not supported by this driver or NVRTC")                        \
   X(ERROR_CACHE, 20, "a cache operation failed")                                            \
-  X(ERROR_NO_NVRTC, 21, "NVRTC was not found")
+  X(ERROR_NO_NVRTC, 21, "NVRTC was not found")                                              \
+  X(ERROR_CANCELLED, 22, "the compile was cancelled or ran out of time")
 
 typedef enum cujit_status {
 #define CUJIT_STATUS_ENUM_(name, num, msg) CUJIT_##name = num,
@@ -210,8 +211,27 @@ typedef struct cujit_options {
   const cujit_header *headers;         /**< in-memory headers, ended by {NULL, NULL} */
   const char *const *name_expressions; /**< C++ names, e.g. "scale<float>", to lower */
   unsigned flags;                      /**< CUJIT_OPT_* */
+  /** Seconds an NVRTC compile may take; 0 for no limit. Past it the compile is stopped
+   *  and the call returns CUJIT_ERROR_CANCELLED, saying after how long. NVRTC looks only
+   *  between its phases, and it parses the whole source (with every header) in one, so a
+   *  compile ends at the first check after the limit, not at the limit: a CUB kernel
+   *  whose time goes into parsing its headers may run to its end. A cache hit is never
+   *  limited. Not part of the cache key (it cannot change the output). Negative or NaN
+   *  is CUJIT_ERROR_INVALID_OPTION. An NVRTC that cannot stop a compile (one without
+   *  nvrtcSetFlowCallback) compiles to the end as if neither this nor `cancel` were set,
+   *  with one warning per process: a limit is advice, and the output is the same. */
+  double time_limit_s;
+  /** Called at NVRTC's checks during a compile (between its phases, as time_limit_s is),
+   *  on the thread that called cujit, or with NVRTC's -split-compile option also on its
+   *  own threads, perhaps several at once; NULL for none. Return nonzero to stop the
+   *  compile: the call then returns CUJIT_ERROR_CANCELLED and the hook is not asked again
+   *  for that compile. It must return quickly and must not call cujit. Never called on a
+   *  cache hit; not part of the cache key. */
+  int (*cancel)(void *user);
+  void *cancel_user; /**< passed to `cancel` */
 } cujit_options;
-#define CUJIT_OPTIONS_INIT {sizeof(cujit_options), NULL, NULL, NULL, NULL, NULL, NULL, 0}
+#define CUJIT_OPTIONS_INIT                                                                 \
+  {sizeof(cujit_options), NULL, NULL, NULL, NULL, NULL, NULL, 0, 0.0, NULL, NULL}
 
 typedef struct cujit_module cujit_module;
 typedef struct cujit_function cujit_function;
@@ -226,6 +246,8 @@ typedef struct cujit_function cujit_function;
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_SOURCE for NULL or empty source;
  *          CUJIT_ERROR_INVALID_OPTION naming a bad option; CUJIT_ERROR_COMPILE with NVRTC's
  *          log (line numbers match `source`) in cujit_last_error(); CUJIT_ERROR_OUT_OF_MEMORY;
+ *          CUJIT_ERROR_CANCELLED when opts->cancel asked to stop or opts->time_limit_s
+ *          passed (saying which; nothing is cached, and a later compile starts afresh);
  *          CUJIT_ERROR_INVALID_VALUE or CUJIT_ERROR_NOT_SUPPORTED for opts->size (see
  *          "Structs that grow"). */
 CUJIT_API cujit_status cujit_module_from_source(cujit_module **out, const char *source,

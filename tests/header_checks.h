@@ -36,7 +36,7 @@ static void hc_status_map(void) {
   n++;
   CUJIT_STATUS_MAP(HC_STATUS_)
 #undef HC_STATUS_
-  hc_check(n == CUJIT_ERROR_NO_NVRTC + 1, "CUJIT_STATUS_MAP lists every status");
+  hc_check(n == CUJIT_ERROR_CANCELLED + 1, "CUJIT_STATUS_MAP lists every status");
 }
 
 /* ---- sizes and arguments ---- */
@@ -145,7 +145,8 @@ static void hc_inits(void) {
   cujit_texture_desc t = CUJIT_TEXTURE_DESC_INIT;
   cujit_cuarray_desc c = CUJIT_CUARRAY_DESC_INIT;
   hc_check(o.size == sizeof o && !o.arch && !o.include_dirs && !o.defines &&
-               !o.nvrtc_options && !o.headers && !o.name_expressions && !o.flags,
+               !o.nvrtc_options && !o.headers && !o.name_expressions && !o.flags &&
+               o.time_limit_s == 0.0 && !o.cancel && !o.cancel_user,
            "CUJIT_OPTIONS_INIT");
   hc_check(l.size == sizeof l && !l.shared_bytes && !l.stream && !l.elapsed_ms && !l.flags &&
                !l.cluster.x && !l.cluster.y && !l.cluster.z,

@@ -192,7 +192,8 @@ static void init_macros_set_size_and_defaults(void **state) {
   (void)state;
   assert_int_equal(o.size, sizeof o);
   assert_true(!o.arch && !o.include_dirs && !o.defines && !o.nvrtc_options && !o.headers &&
-              !o.name_expressions && !o.flags);
+              !o.name_expressions && !o.flags && o.time_limit_s == 0.0 && !o.cancel &&
+              !o.cancel_user);
   assert_int_equal(l.size, sizeof l);
   assert_true(!l.shared_bytes && !l.stream && !l.elapsed_ms && !l.flags && !l.cluster.x &&
               !l.cluster.y && !l.cluster.z);

@@ -149,6 +149,42 @@ static void arch_suffixes(void **state) {
   assert_non_null(strstr(slurp("f.ptx"), ".target sm_100f"));
 }
 
+/* --time-limit: a compile that runs longer fails (exit 1) and says so; a bad value is bad
+ * usage. The kernel is cheap to parse and dear to optimise, so NVRTC checks the limit
+ * long before it would finish. */
+static void time_limit_from_cli(void **state) {
+  char out[8192], ptx[4200];
+  (void)state;
+  assert_int_equal(test_write_file(tmp, "slow.cu",
+                                   "template <int N> __global__ void slow(float *x) {\n"
+                                   "  float a = x[0], b = x[1];\n"
+                                   "#pragma unroll\n"
+                                   "  for (int i = 0; i < N; i++) {\n"
+                                   "    a = sinf(a * b + i) + cosf(b - a * i);\n"
+                                   "    b = expf(a * 0.001f) * b + (float)i;\n"
+                                   "  }\n"
+                                   "  x[0] = a + b;\n"
+                                   "}\n"
+                                   "template __global__ void slow<60>(float *);\n"
+                                   "template __global__ void slow<61>(float *);\n"),
+                   0);
+  assert_int_equal(cli("compile slow.cu --arch compute_75 --time-limit 0.05 -o slow.ptx", NULL,
+                       out, sizeof out), 1);
+  assert_non_null(strstr(out, "compiling 'slow.cu' was stopped: its time limit of 0.05 s"));
+  snprintf(ptx, sizeof ptx, "%s/slow.ptx", tmp);
+  assert_int_equal(access(ptx, F_OK), -1);
+  assert_int_equal(cli("compile ok.cu -DEXTRA=1 --arch compute_80 --time-limit=0 -o t.ptx", NULL,
+                       out, sizeof out), 0);
+  assert_int_equal(cli("compile ok.cu --time-limit", NULL, out, sizeof out), 2);
+  assert_non_null(strstr(out, "--time-limit needs a number of seconds"));
+  assert_int_equal(cli("compile ok.cu --time-limit -1", NULL, out, sizeof out), 2);
+  assert_non_null(strstr(out, "the time limit must be a number of seconds"));
+  assert_non_null(strstr(out, "not '-1'"));
+  assert_int_equal(cli("compile ok.cu --time-limit=1s", NULL, out, sizeof out), 2);
+  assert_non_null(strstr(out, "not '1s'"));
+  assert_int_equal(cli("compile ok.cu --time-limit nan", NULL, out, sizeof out), 2);
+}
+
 static void bad_usage_exits_2(void **state) {
   char out[8192];
   (void)state;
@@ -233,6 +269,7 @@ int main(void) {
       cmocka_unit_test(compile_error_exits_1_with_log),
       cmocka_unit_test(odd_inputs_exit_1),
       cmocka_unit_test(arch_suffixes),
+      cmocka_unit_test(time_limit_from_cli),
       cmocka_unit_test(bad_usage_exits_2),
       cmocka_unit_test(compile_many_files),
       cmocka_unit_test(warm_fills_the_cache),

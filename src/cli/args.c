@@ -1,4 +1,5 @@
 /* args.c - parsing the arguments of 'cujit compile' (kept apart so it can be fuzzed). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,19 @@ static int parse_jobs(compile_args *c, const char *opt, const char *v) {
   return 0;
 }
 
+/* Seconds a compile may take: a decimal number, 0 for no limit. */
+static int parse_time_limit(compile_args *c, const char *opt, const char *v) {
+  char *end;
+  double s;
+  if (!v) return bad(c, "%s needs a number of seconds (e.g. 30, 0.5; 0 for no limit)", opt);
+  s = strtod(v, &end);
+  if (*end || end == v || !isfinite(s) || s < 0)
+    return bad(c, "the time limit must be a number of seconds (e.g. 30, 0.5; 0 for no "
+                  "limit), not '%s'", v);
+  c->time_limit_s = s;
+  return 0;
+}
+
 int cli_parse_options(int argc, char **argv, compile_args *c, int need_input) {
   int i;
   const char *v;
@@ -60,6 +74,9 @@ int cli_parse_options(int argc, char **argv, compile_args *c, int need_input) {
       c->cache_only = 1;
     } else if (is_option(a, "-j", "--jobs")) {
       if (parse_jobs(c, a, option_value(argc, argv, &i, "-j", "--jobs")) != 0) return 2;
+    } else if (is_option(a, NULL, "--time-limit")) {
+      if (parse_time_limit(c, a, option_value(argc, argv, &i, NULL, "--time-limit")) != 0)
+        return 2;
     } else if (is_option(a, "-o", "--output")) {
       if (!(v = option_value(argc, argv, &i, "-o", "--output"))) return bad(c, "%s needs a file name", a);
       c->output = v;

@@ -21,6 +21,7 @@ typedef struct compile_args {
   int cubin;
   int cache_only; /* compile into the cache, write no output file */
   int jobs;       /* files compiled at once (0: one per processor) */
+  double time_limit_s; /* seconds each compile may take (0: no limit) */
   const char **includes, **defines, **nvrtc;
   size_t n_includes, n_defines, n_nvrtc;
   unsigned flags;

@@ -12,12 +12,15 @@ static const char usage_text[] =
     "\n"
     "commands:\n"
     "  compile FILE.cu... [-o OUT] [--ptx|--cubin] [--arch ARCH] [-I DIR] [-D NAME[=VAL]]\n"
-    "                  [--no-cache | --cache-only] [-j N] [-- NVRTC options...]\n"
+    "                  [--no-cache | --cache-only] [-j N] [--time-limit SECONDS]\n"
+    "                  [-- NVRTC options...]\n"
     "      Compile each FILE.cu and write PTX (default) or CUBIN to OUT (default: FILE's\n"
     "      base name with .ptx or .cubin, in the current directory; '-' for stdout).\n"
     "      Several files are compiled N at once (default: one per processor), with\n"
     "      progress shown on a terminal; --cache-only fills the cache and writes nothing.\n"
-    "  warm DIR [--arch ARCH] [-I DIR] [-D NAME[=VAL]] [-j N] [-- NVRTC options...]\n"
+    "      --time-limit stops a compile that runs longer (it fails; 0: no limit).\n"
+    "  warm DIR [--arch ARCH] [-I DIR] [-D NAME[=VAL]] [-j N] [--time-limit SECONDS]\n"
+    "       [-- NVRTC options...]\n"
     "      Compile every .cu file under DIR into the cache (as compile --cache-only).\n"
     "  info\n"
     "      Show cujit's and NVRTC's versions, the architectures NVRTC supports, the CUDA\n"
@@ -90,6 +93,7 @@ int cli_run_compile(const compile_args *c, const char *input) {
   opts.defines = c->defines;
   opts.nvrtc_options = c->nvrtc;
   opts.flags = c->flags;
+  opts.time_limit_s = c->time_limit_s;
   if (cujit_module_from_file(&m, input, &opts) != CUJIT_OK) {
     fprintf(stderr, "cujit: %s\n", cujit_last_error());
     return cujit_last_status() == CUJIT_ERROR_INVALID_OPTION ? 2 : 1;

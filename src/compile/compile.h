@@ -30,6 +30,11 @@ typedef struct cj_request {
   const char *const *name_exprs;
   size_t n_name_exprs;
   unsigned flags;      /* CUJIT_OPT_* */
+  /* How long NVRTC may take and who may stop it: they change when a compile ends, never
+   * its output, so no key holds them. */
+  double time_limit_s; /* 0: no limit */
+  int (*cancel)(void *user); /* may be NULL */
+  void *cancel_user;
   /* Built by cj_request_prepare(), freed by cj_request_free(). */
   const char *const *toolkit_dirs; /* the toolkit's include directories, when searched */
   size_t n_toolkit_dirs;
@@ -101,7 +106,8 @@ void cj_image_arch_from_ptx(cj_image *im);
 /* Bytes the image holds (PTX, CUBIN, log, names), for the memory cache's budget. */
 size_t cj_image_bytes(const cj_image *im);
 
-/* nvrtc.c: compiles with NVRTC; r must be prepared. */
+/* nvrtc.c: compiles with NVRTC; r must be prepared. A compile stopped by r->cancel or
+ * r->time_limit_s is CUJIT_ERROR_CANCELLED, saying which. */
 cujit_status cj_nvrtc_compile(const cj_request *r, cj_image **out);
 /* NVRTC's version and architectures (cached after the first call; cheap; neither creates
  * an NVRTC program). */

@@ -1,6 +1,7 @@
 /* nvrtc.c - compiling with NVRTC (loaded on the first call that needs it). */
 #include <pthread.h>
 #include <string.h>
+#include <time.h>
 
 #include "compile/compile.h"
 #include "driver/nvrtc.h"
@@ -177,6 +178,72 @@ static int take_names(nvrtcProgram p, const cj_request *r, cj_image *im) {
   return 0;
 }
 
+/* ---- stopping a compile: r->cancel and r->time_limit_s ---- */
+
+enum { RUNNING = 0, STOP_HOOK = 1, STOP_LIMIT = 2 };
+
+/* What NVRTC's flow callback looks at. NVRTC calls it between its phases, on the
+ * compiling thread or (with -split-compile) on several of its own at once, so the first
+ * to decide to stop records why, and every later call answers 1 without asking again. */
+typedef struct flow {
+  const cj_request *r;
+  double start;   /* monotonic seconds when the compile began */
+  double stopped; /* seconds into the compile when it was stopped */
+  int why;        /* RUNNING, STOP_HOOK or STOP_LIMIT; atomic */
+} flow;
+
+static double seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int flow_check(void *payload, void *reserved) {
+  flow *f = payload;
+  double t;
+  int why = RUNNING;
+  (void)reserved;
+  if (__atomic_load_n(&f->why, __ATOMIC_ACQUIRE) != RUNNING) return 1;
+  t = seconds() - f->start;
+  if (f->r->cancel && f->r->cancel(f->r->cancel_user)) why = STOP_HOOK;
+  else if (f->r->time_limit_s > 0 && t > f->r->time_limit_s) why = STOP_LIMIT;
+  if (why == RUNNING) return 0;
+  f->stopped = t;
+  __atomic_store_n(&f->why, why, __ATOMIC_RELEASE);
+  return 1;
+}
+
+/* Hands NVRTC the callback when the request has a limit or a hook. An NVRTC without the
+ * callback compiles to the end: a limit is advice, the output the same; told once. */
+static void flow_start(nvrtcProgram p, const cj_request *r, flow *f) {
+  static int told;
+  memset(f, 0, sizeof *f);
+  f->r = r;
+  if (!r->cancel && !(r->time_limit_s > 0)) return;
+  if (!cj_nv.nvrtcSetFlowCallback) {
+    if (!__atomic_exchange_n(&told, 1, __ATOMIC_RELAXED))
+      cj_warn("this NVRTC cannot stop a compile (it has no nvrtcSetFlowCallback): "
+              "compiles run to their end, without the time limit or cancel hook they "
+              "were given; a newer NVRTC honours them");
+    return;
+  }
+  f->start = seconds();
+  if (cj_nv.nvrtcSetFlowCallback(p, flow_check, f) != NVRTC_SUCCESS)
+    cj_debug("nvrtcSetFlowCallback failed: '%s' compiles without its limit or hook", r->name);
+}
+
+/* The failure of a compile that was stopped. */
+static cujit_status compile_stopped(const cj_request *r, const flow *f, nvrtcResult res) {
+  if (f->why == STOP_HOOK)
+    return cj_fail_nvrtc(CUJIT_ERROR_CANCELLED, res, "compiling '%s' was cancelled: the "
+                         "cancel hook asked to stop after %.3f s; nothing was cached, and a "
+                         "later compile starts afresh", r->name, f->stopped);
+  return cj_fail_nvrtc(CUJIT_ERROR_CANCELLED, res, "compiling '%s' was stopped: its time "
+                       "limit of %g s passed after %.3f s; nothing was cached; give it more "
+                       "time (time_limit_s, or 0 for no limit) to compile it", r->name,
+                       r->time_limit_s, f->stopped);
+}
+
 /* nvrtcCompileProgram with r's options, plus a precompiled header's when the source's
  * header prefix has been compiled before in this process (pch.c). */
 static nvrtcResult compile_program(nvrtcProgram p, const cj_request *r) {
@@ -193,13 +260,15 @@ static nvrtcResult compile_program(nvrtcProgram p, const cj_request *r) {
   for (i = 0; i < 3; i++) argv[r->argc + i] = pch_args[i];
   argv[r->argc + 3] = pch_dir;
   res = cj_nv.nvrtcCompileProgram(p, (int)r->argc + 4, argv);
-  cj_pch_end(prefix, p);
+  /* a stopped compile says nothing about whether the header can be made */
+  if (res != NVRTC_ERROR_CANCELLED) cj_pch_end(prefix, p);
   cj_free(argv);
   return res;
 }
 
 static cujit_status run(nvrtcProgram p, const cj_request *r, cj_image *im) {
   nvrtcResult res;
+  flow f;
   size_t i;
   for (i = 0; i < r->n_name_exprs; i++) {
     res = cj_nv.nvrtcAddNameExpression(p, r->name_exprs[i]);
@@ -207,7 +276,10 @@ static cujit_status run(nvrtcProgram p, const cj_request *r, cj_image *im) {
       return cj_fail_nvrtc(CUJIT_ERROR_INVALID_OPTION, res, "name expression '%s' rejected: %s",
                            r->name_exprs[i], cj_nv.nvrtcGetErrorString(res));
   }
+  flow_start(p, r, &f);
   res = compile_program(p, r);
+  /* once asked to stop, the compile is stopped, even where NVRTC finished regardless */
+  if (__atomic_load_n(&f.why, __ATOMIC_ACQUIRE) != RUNNING) return compile_stopped(r, &f, res);
   im->log = program_log(p);
   if (!im->log) return cj_fail_oom("reading NVRTC's log");
   if (res != NVRTC_SUCCESS) return compile_failed(r, res, im->log);

@@ -244,6 +244,9 @@ static cujit_status check_options(const cujit_options *o, const char **arch) {
   for (i = 0; o->headers && o->headers[i].name; i++)
     CJ_CHECK(o->headers[i].name[0] && o->headers[i].source, CUJIT_ERROR_INVALID_OPTION,
              "in-memory header %zu has an empty name or a NULL source", i);
+  CJ_CHECK(o->time_limit_s >= 0, CUJIT_ERROR_INVALID_OPTION,
+           "time_limit_s is %g; give the seconds a compile may take, or 0 for no limit",
+           o->time_limit_s);
   return CUJIT_OK;
 }
 
@@ -358,6 +361,9 @@ cujit_status cj_request_init(cj_request *r, const char *source, const char *name
   r->source_len = strlen(source);
   r->name = name ? name : "source.cu";
   r->flags = opts->flags;
+  r->time_limit_s = opts->time_limit_s;
+  r->cancel = opts->cancel;
+  r->cancel_user = opts->cancel_user;
   r->first_include_dir = first_include_dir;
   r->include_dirs = opts->include_dirs;
   r->n_include_dirs = count(opts->include_dirs);

@@ -1,5 +1,6 @@
 /* fuzz_cli_args - the argument parser of 'cujit compile'; each input line is one word.
  * Usage errors go to stderr, which scripts/fuzz sends to a log file. */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!c.n_inputs || c.n_inputs > n || c.n_includes > n || c.n_defines > n) abort();
     if (c.output && c.n_inputs != 1) abort();
     if (c.nvrtc && c.nvrtc[c.n_nvrtc] != NULL) abort(); /* must stay NULL-terminated */
+    if (!isfinite(c.time_limit_s) || c.time_limit_s < 0) abort();
   }
   free(buf);
   return 0;
