@@ -231,7 +231,13 @@ static void dead_holder_releases(void **state) {
   cj_entry_close(&p);
 }
 
+static int stop_now(void *user) {
+  (void)user;
+  return 1;
+}
+
 static void hung_holder_times_out(void **state) {
+  cujit_module *m = NULL;
   cj_entry_path p;
   cj_lock lock;
   double t0;
@@ -249,6 +255,25 @@ static void hung_holder_times_out(void **state) {
   assert_int_equal(compile_count(kKernel, "p.cu", &(cujit_options){.arch = "compute_80"}), 1);
   assert_true(seconds() - t0 >= 0.3);
   assert_logged("compiling it here as well (CUJIT_CACHE_LOCK_TIMEOUT");
+  /* a time limit or a cancel hook holds while waiting for the holder, too */
+  setenv("CUJIT_CACHE_LOCK_TIMEOUT", "30", 1);
+  cj_memcache_clear();
+  assert_int_equal(unlinkat(p.dir, p.name, 0), 0); /* the entry written above: wait again */
+  t0 = seconds();
+  assert_status_detail(
+      cujit_module_from_source(&m, kKernel, "p.cu",
+                               &(cujit_options){.size = sizeof(cujit_options), .arch = "compute_80",
+                                                 .time_limit_s = 0.2}),
+      CUJIT_ERROR_CANCELLED, "stopped by its time limit while another process compiled");
+  assert_true(seconds() - t0 < 10);
+  assert_status_detail(
+      cujit_module_from_source(&m, kKernel, "p.cu",
+                               &(cujit_options){.size = sizeof(cujit_options), .arch = "compute_80",
+                                                 .cancel = stop_now}),
+      CUJIT_ERROR_CANCELLED, "cancelled by its cancel hook while another process compiled");
+  assert_null(m);
+  setenv("CUJIT_CACHE_LOCK_TIMEOUT", "0.3", 1); /* the entry again, for what follows */
+  assert_int_equal(compile_count(kKernel, "p.cu", &(cujit_options){.arch = "compute_80"}), 1);
   unsetenv("CUJIT_CACHE_LOCK_TIMEOUT");
   kill(pid, SIGKILL);
   wait_child(pid);

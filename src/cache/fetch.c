@@ -68,9 +68,12 @@ typedef struct waiter {
   const cj_entry_path *path;
   const cj_key *key;
   const cj_deps *deps;
+  const cj_request *r; /* its time limit and cancel hook hold while it waits too */
+  double start;
   struct stat seen; /* the entry as last looked at (st_ino 0: absent) */
   cj_image *image;
   int oom;
+  int stopped; /* 1: the cancel hook asked; 2: the time limit passed */
 } waiter;
 
 static int same_stat(const struct stat *a, const struct stat *b) {
@@ -78,10 +81,8 @@ static int same_stat(const struct stat *a, const struct stat *b) {
          a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
 }
 
-/* Polled while the key is locked elsewhere: 1 once the entry was (re)written and reads as
- * a hit, or when out of memory. */
-static int entry_ready(void *arg) {
-  waiter *w = arg;
+/* 1 once the entry was (re)written and reads as a hit, or when out of memory. */
+static int entry_written(waiter *w) {
   struct stat st;
   int rc;
   if (fstatat(w->path->dir, w->path->name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
@@ -91,6 +92,16 @@ static int entry_ready(void *arg) {
   rc = cj_disk_read(w->path, w->key, w->deps, &w->image);
   if (rc == CJ_DISK_OOM) w->oom = 1;
   return rc == CJ_DISK_HIT || rc == CJ_DISK_OOM;
+}
+
+/* Polled while the key is locked elsewhere: as entry_written, or 1 when the request's
+ * cancel hook or time limit says to stop waiting. */
+static int entry_ready(void *arg) {
+  waiter *w = arg;
+  if (w->r->cancel && w->r->cancel(w->r->cancel_user)) return w->stopped = 1;
+  if (w->r->time_limit_s > 0 && cj_now_s() - w->start > w->r->time_limit_s)
+    return w->stopped = 2;
+  return entry_written(w);
 }
 
 static unsigned unstated_writes; /* entries written while the statistics were unusable */
@@ -154,6 +165,8 @@ static cujit_status from_shard(cj_request *r, const cj_root *root, const cj_entr
   w.path = p;
   w.key = key;
   w.deps = deps;
+  w.r = r;
+  w.start = cj_now_s();
   rc = cj_disk_read(p, key, deps, out);
   if (rc == CJ_DISK_OOM) return cj_fail_oom("reading a cache entry");
   if (rc == CJ_DISK_HIT) return count_disk(root, 1, 0, 0), CUJIT_OK;
@@ -161,12 +174,15 @@ static cujit_status from_shard(cj_request *r, const cj_root *root, const cj_entr
     fstatat(p->dir, p->name, &w.seen, AT_SYMLINK_NOFOLLOW);
   rc = cj_lock_acquire(p->dir, p->lock, r->name, cj_cache_lock_timeout(), entry_ready, &w, &lock);
   if (w.oom) return cj_fail_oom("reading a cache entry");
+  CJ_CHECK(!w.stopped, CUJIT_ERROR_CANCELLED, "compiling '%s' was %s while another process "
+           "compiled the same source; nothing was compiled here", r->name,
+           w.stopped == 1 ? "cancelled by its cancel hook" : "stopped by its time limit");
   if (rc == CJ_LOCK_ENTRY_READY) {
     *out = w.image;
     return count_disk(root, 1, 0, 0), CUJIT_OK;
   }
   /* The entry may have been written between the first look and taking the lock. */
-  if (rc == CJ_LOCK_HELD && entry_ready(&w)) {
+  if (rc == CJ_LOCK_HELD && entry_written(&w)) {
     cj_lock_release(p->dir, p->lock, &lock);
     if (w.oom) return cj_fail_oom("reading a cache entry");
     *out = w.image;
