@@ -623,6 +623,19 @@ static void threads_share_the_tier(void **state) {
 }
 
 /* URLs that do not parse are refused, saying what is wrong; the tier is then off. */
+/* cujit_cache_get_remote shows the tier in use without its password, even one holding
+ * an '@' (the user information ends at the last one). Setting a tier connects nowhere. */
+static void shown_url_hides_the_password(void **state) {
+  char shown[256];
+  (void)state;
+  assert_ok(cujit_cache_set_remote("redis://u:se@cret@127.0.0.1:1/0"));
+  assert_ok(cujit_cache_get_remote(shown, sizeof shown));
+  assert_string_equal(shown, "redis://u:***@127.0.0.1:1/0");
+  assert_ok(cujit_cache_set_remote(""));
+  assert_ok(cujit_cache_get_remote(shown, sizeof shown));
+  assert_string_equal(shown, "");
+}
+
 static void bad_urls_are_errors(void **state) {
   static const char *const bad[][2] = {
       {"http://localhost", "is not a redis:// URL"},
@@ -684,6 +697,7 @@ int main(int argc, char **argv) {
       REMOTE_TEST(bad_values_are_replaced), REMOTE_TEST(database_is_selected),
       REMOTE_TEST(waits_for_the_lock_holder), REMOTE_TEST(threads_share_the_tier),
       REMOTE_TEST(unreachable_is_skipped),
+      REMOTE_TEST(shown_url_hides_the_password),
       REMOTE_TEST(bad_urls_are_errors),     REMOTE_TEST(killed_mid_run),
   };
   int rc;

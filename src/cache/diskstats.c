@@ -166,8 +166,13 @@ static uint64_t pending_hits;
 static char pending_dir[PATH_MAX];
 static int hooks_set;
 
-static void drop_pending(void) {
-  pending_hits = 0; /* in a child just forked: the parent writes them */
+/* Around a fork: the lock is held across it, so that the child gets it free and the
+ * counter in a consistent state; the child starts with no hits (the parent writes them). */
+static void fork_prepare(void) { pthread_mutex_lock(&hits_lock); }
+static void fork_parent(void) { pthread_mutex_unlock(&hits_lock); }
+static void fork_child(void) {
+  pending_hits = 0;
+  pthread_mutex_unlock(&hits_lock);
 }
 
 static void flush_at_exit(void) {
@@ -198,7 +203,7 @@ void cj_diskstats_hit(const cj_root *r) {
   pthread_mutex_lock(&hits_lock);
   if (!hooks_set) {
     hooks_set = 1;
-    pthread_atfork(NULL, NULL, drop_pending);
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
     atexit(flush_at_exit);
   }
   if (pending_hits && strcmp(pending_dir, r->path) != 0) pending_hits = 0;

@@ -38,7 +38,9 @@ static void mask_password(const char *url, char *out, size_t size) {
   }
   host += 3;
   end = host + strcspn(host, "/?");
-  at = memchr(host, '@', (size_t)(end - host));
+  /* the user information ends at the last '@' before the host, as the URL is parsed */
+  for (at = end; at > host && at[-1] != '@'; at--) continue;
+  at = at > host ? at - 1 : NULL;
   colon = at ? memchr(host, ':', (size_t)(at - host)) : NULL;
   if (!colon) {
     snprintf(out, size, "%s", url);

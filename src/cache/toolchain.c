@@ -82,13 +82,14 @@ cujit_status cj_toolchain_name(const char **out) {
 static void record(const cj_root *r) {
   char tmp[64], old[sizeof name];
   size_t len = strlen(name);
-  int fd;
+  int fd, ok;
   if (read_recorded(r, old, sizeof old) == 0 && strcmp(old, name) == 0) return;
   snprintf(tmp, sizeof tmp, NAME_FILE ".%ld.tmp", (long)getpid());
   fd = openat(r->fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) return;
-  if (write(fd, name, len) != (ssize_t)len || write(fd, "\n", 1) != 1 || close(fd) != 0 ||
-      renameat(r->fd, tmp, r->fd, NAME_FILE) != 0) {
+  ok = write(fd, name, len) == (ssize_t)len && write(fd, "\n", 1) == 1;
+  if (close(fd) != 0) ok = 0;
+  if (!ok || renameat(r->fd, tmp, r->fd, NAME_FILE) != 0) {
     cj_debug("cannot record the NVRTC in the cache directory: %s", strerror(errno));
     unlinkat(r->fd, tmp, 0);
   }

@@ -85,7 +85,7 @@ static int build_id(int fd, char *out, size_t out_size) {
     if (at + sizeof ph > (size_t)got) return 0;
     memcpy(&ph, head + at, sizeof ph);
     if (ph.p_type != PT_NOTE || ph.p_filesz > sizeof note) continue;
-    if (ph.p_offset + ph.p_filesz <= (uint64_t)got) {
+    if (ph.p_offset <= (uint64_t)got && ph.p_filesz <= (uint64_t)got - ph.p_offset) {
       if (note_build_id(head + ph.p_offset, (size_t)ph.p_filesz, out, out_size)) return 1;
     } else if (pread(fd, note, (size_t)ph.p_filesz, (off_t)ph.p_offset) == (ssize_t)ph.p_filesz &&
                note_build_id(note, (size_t)ph.p_filesz, out, out_size)) {
