@@ -22,9 +22,9 @@
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 static const cujit_array **live;
 static size_t live_cap, live_used; /* used counts tombstones too */
-static cujit_array *spare_handles[SPARES];
+static cujit_array *spare_handles[SPARES]; /* a ring: the oldest is taken first */
 static cj_block *spare_blocks[SPARES];
-static size_t n_spare_handles, n_spare_blocks;
+static size_t n_spare_handles, first_spare_handle, n_spare_blocks;
 
 static size_t slot_of(const cujit_array *a, size_t cap) {
   uintptr_t h = (uintptr_t)a;
@@ -77,7 +77,7 @@ static int drop_handle(cujit_array *a, int *keep) {
   if (i < 0) return -1;
   live[i] = TOMBSTONE;
   *keep = n_spare_handles < SPARES;
-  if (*keep) spare_handles[n_spare_handles++] = a;
+  if (*keep) spare_handles[(first_spare_handle + n_spare_handles++) % SPARES] = a;
   return 0;
 }
 
@@ -88,8 +88,17 @@ static cujit_array *take(cj_block **block) {
   cj_block *b = NULL;
   int keep = 1;
   pthread_mutex_lock(&live_lock);
-  if (n_spare_handles && live_insert(spare_handles[n_spare_handles - 1]) == 0)
-    a = spare_handles[--n_spare_handles];
+  /* the handle destroyed longest ago, cleared before it is live again, so that a stale
+   * pointer to it (a second destroy) is likelier to be refused than to hit a new array */
+  if (n_spare_handles) {
+    cujit_array *s = spare_handles[first_spare_handle];
+    memset(s, 0, sizeof *s);
+    if (live_insert(s) == 0) {
+      a = s;
+      first_spare_handle = (first_spare_handle + 1) % SPARES;
+      n_spare_handles--;
+    }
+  }
   if (block && n_spare_blocks) b = spare_blocks[--n_spare_blocks];
   pthread_mutex_unlock(&live_lock);
   if (!a && (a = cj_calloc(1, sizeof *a)) != NULL) {

@@ -213,7 +213,7 @@ static CJ_NOINLINE cujit_status call_general(cujit_function *fn, const cj_signat
     va_list ap_, again_;                                                                  \
     cj_signature *s_;                                                                     \
     int done_;                                                                            \
-    if (CJ_UNLIKELY(!fn))                                                              \
+    if (CJ_UNLIKELY(!(fn)))                                                            \
       return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_call: fn is NULL");                \
     if (CJ_UNLIKELY((st = cj_function_sig((fn), &s_)) != CUJIT_OK)) return st;           \
     va_start(ap_, last);                                                                  \

@@ -213,8 +213,9 @@ cujit_status cujit_mem_pool_trim(void) {
   CUresult r;
   CJ_TRY(cj_ctx_ensure(&ctx, &dev));
   CJ_TRY(pool_of(dev, &p));
-  if (p->state != POOL_STREAM_ORDERED || !cj_cu.cuMemPoolTrimTo) return CUJIT_OK;
-  release_kept(p);
+  if (p->state != POOL_STREAM_ORDERED) return CUJIT_OK;
+  release_kept(p); /* even where the pool cannot be trimmed, kept blocks go back to it */
+  if (!cj_cu.cuMemPoolTrimTo) return CUJIT_OK;
   r = cj_cu.cuMemPoolTrimTo(p->pool, 0);
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuMemPoolTrimTo");
 }

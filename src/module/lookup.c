@@ -70,7 +70,7 @@ static const char *lowered_of(const cujit_module *m, const char *name) {
 static cujit_status resolve(const cujit_module *m, char *const *syms, size_t n, const char *what,
                             const char *name, const char **sym) {
   size_t found[MAX_LISTED], count;
-  const char *lowered = lowered_of(m, name);
+  const char *lowered = lowered_of(m, name), *given = name;
   if (lowered) name = lowered;
   count = cj_symbol_find(syms, n, name, found, MAX_LISTED);
   if (count == 1) {
@@ -79,7 +79,7 @@ static cujit_status resolve(const cujit_module *m, char *const *syms, size_t n, 
   }
   if (count > 1) return ambiguous(m, what, name, syms, found, count);
   CJ_CHECK(!lowered, CUJIT_ERROR_NOT_FOUND, "name expression '%s' of module '%s' lowers to '%s', "
-           "which is not a %s of the module", name, m->name, lowered, what);
+           "which is not a %s of the module", given, m->name, lowered, what);
   return not_found(m, what, name, syms, n);
 }
 
