@@ -176,4 +176,23 @@ static inline void child_wait_gate(void) {
   while (read(0, &c, 1) > 0) continue;
 }
 
+/* In a child: waits for the gate, compiles `src` (for PTX) as `name`; exit status 100 +
+ * NVRTC programs made + 10 when a warning was logged, 1 or 2 on failure. */
+static inline int child_compile_source(const char *src, const char *name) {
+  cujit_options o = ptx_options();
+  cujit_module *m = NULL;
+  uint64_t before;
+  log_capture(CUJIT_LOG_WARN);
+  child_wait_gate();
+  before = cj_nvrtc_programs_created();
+  if (cujit_module_from_source(&m, src, name, &o) != CUJIT_OK) {
+    fprintf(stderr, "child: %s\n", cujit_last_error());
+    return 1;
+  }
+  if (!strstr(cujit_module_ptx(m, NULL), "scale")) return 2;
+  cujit_module_destroy(m);
+  if (log_text[0]) printf("child log:\n%s", log_text);
+  return 100 + (int)(cj_nvrtc_programs_created() - before) + (log_text[0] ? 10 : 0);
+}
+
 #endif

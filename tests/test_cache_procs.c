@@ -29,21 +29,8 @@ static void variant_source(const char *v, char *out, size_t size) {
  * logged; 1 on failure. */
 static int child_compile(const char *v) {
   char src[512];
-  cujit_options o = ptx_options();
-  cujit_module *m = NULL;
-  uint64_t before;
   variant_source(v, src, sizeof src);
-  log_capture(CUJIT_LOG_WARN);
-  child_wait_gate();
-  before = cj_nvrtc_programs_created();
-  if (cujit_module_from_source(&m, src, "p.cu", &o) != CUJIT_OK) {
-    fprintf(stderr, "child: %s\n", cujit_last_error());
-    return 1;
-  }
-  if (!strstr(cujit_module_ptx(m, NULL), "scale")) return 2;
-  cujit_module_destroy(m);
-  if (log_text[0]) printf("child log:\n%s", log_text);
-  return 100 + (int)(cj_nvrtc_programs_created() - before) + (log_text[0] ? 10 : 0);
+  return child_compile_source(src, "p.cu");
 }
 
 /* The directory of `path`, opened, and its last part. */

@@ -210,23 +210,10 @@ static void empty_local_cache(void) {
 /* Uses the disk cache `dir`, waits for the gate, compiles source `tag`; exit status 100 +
  * NVRTC programs made + 10 when a warning was logged, 1 on failure. */
 static int child_compile(const char *dir, const char *tag) {
-  cujit_options o = ptx_options();
-  cujit_module *m = NULL;
   char src[512];
-  uint64_t before;
   setenv("CUJIT_CACHE_DIR", dir, 1);
   source(tag, src, sizeof src);
-  log_capture(CUJIT_LOG_WARN);
-  child_wait_gate();
-  before = cj_nvrtc_programs_created();
-  if (cujit_module_from_source(&m, src, "r.cu", &o) != CUJIT_OK) {
-    fprintf(stderr, "child: %s\n", cujit_last_error());
-    return 1;
-  }
-  if (!strstr(cujit_module_ptx(m, NULL), "scale")) return 2;
-  cujit_module_destroy(m);
-  if (log_text[0]) printf("child log:\n%s", log_text);
-  return 100 + (int)(cj_nvrtc_programs_created() - before) + (log_text[0] ? 10 : 0);
+  return child_compile_source(src, "r.cu");
 }
 
 /* Compiles LOOP_COMPILES sources of its own into the disk cache `dir`, touching
