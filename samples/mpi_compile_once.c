@@ -11,9 +11,12 @@
  * Rank 0 prints how many NVRTC compiles each way took across the job (every rank's
  * cujit_cache_get_stats().compiles, summed with MPI_Reduce). Where a GPU is present every
  * rank then launches the kernels of both ways and checks the results (ranks may share one
- * GPU; set CUJIT_DEVICE per rank to spread them). --compile-only skips the launches.
+ * GPU; set CUJIT_DEVICE per rank to spread them). --compile-only skips the launches;
+ * --way 1 or --way 2 builds one way only (each way is then the process's first compile,
+ * which loads NVRTC); --include HEADER puts `#include <HEADER>` atop every source, as a
+ * real job's kernels include heavier headers (bench/mpi-startup.sh times the ways so).
  *
- *     mpirun -np 8 ./sample_mpi_compile_once [--compile-only]
+ *     mpirun -np 8 ./sample_mpi_compile_once [--compile-only] [--way 1|2] [--include HEADER]
  */
 #include <limits.h>
 #include <mpi.h>
@@ -48,7 +51,7 @@ static const char *const kScale =
     "}\n";
 
 enum { NMOD = 2 };
-static const char *const kSources[NMOD] = {kSaxpy, kScale};
+static const char *kSources[NMOD] = {kSaxpy, kScale};
 static const char *const kNames[NMOD] = {"saxpy.cu", "scale.cu"};
 
 /* The options of module i built way `way`. */
@@ -155,17 +158,42 @@ static int run(cujit_module **mods) {
   return wrong;
 }
 
+/* Puts `#include <header>` atop every source (--include). */
+static void include_atop(const char *header) {
+  static char text[NMOD][1024];
+  int i;
+  for (i = 0; i < NMOD; i++) {
+    snprintf(text[i], sizeof text[i], "#include <%s>\n%s", header, kSources[i]);
+    kSources[i] = text[i];
+  }
+}
+
 int main(int argc, char **argv) {
   cujit_module *shared[NMOD], *broadcast[NMOD];
-  int compile_only = argc > 1 && strcmp(argv[1], "--compile-only") == 0, gpu = 0, n = 0;
+  int compile_only = 0, gpu = 0, n = 0, ways = 3; /* bit 0: way 1, bit 1: way 2 */
   int wrong = 0, total_wrong = 0, i;
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-  build(1, "shared disk cache", build_shared_cache, shared);
-  build(2, "rank 0 compiles, MPI_Bcast, import", build_broadcast, broadcast);
+  for (i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--compile-only") == 0) compile_only = 1;
+    else if (strcmp(argv[i], "--include") == 0 && i + 1 < argc) include_atop(argv[++i]);
+    else if (strcmp(argv[i], "--way") == 0 && i + 1 < argc && (argv[i + 1][0] == '1' ||
+             argv[i + 1][0] == '2') && argv[i + 1][1] == '\0') ways = argv[++i][0] - '0';
+    else {
+      if (rank == 0)
+        fprintf(stderr, "usage: %s [--compile-only] [--way 1|2] [--include HEADER]\n", argv[0]);
+      MPI_Finalize();
+      return 2;
+    }
+  }
+  memset(shared, 0, sizeof shared);
+  memset(broadcast, 0, sizeof broadcast);
+  if (ways & 1) build(1, "shared disk cache", build_shared_cache, shared);
+  if (ways & 2) build(2, "rank 0 compiles, MPI_Bcast, import", build_broadcast, broadcast);
   if (!compile_only) gpu = cujit_device_count(&n) == CUJIT_OK && n > 0;
-  if (gpu) wrong = run(shared) + run(broadcast);
+  if (gpu && (ways & 1)) wrong += run(shared);
+  if (gpu && (ways & 2)) wrong += run(broadcast);
   MPI_Reduce(&wrong, &total_wrong, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
   for (i = 0; i < NMOD; i++) {
     cujit_module_destroy(shared[i]);
@@ -175,8 +203,8 @@ int main(int argc, char **argv) {
     if (compile_only) printf("Compile only: no launches\n");
     else if (!gpu) printf("No GPU here (%s); skipping the launches\n", cujit_last_error());
     else if (total_wrong) printf("Failed: %d wrong elements\n", total_wrong);
-    else printf("Success: %d rank%s launched both ways' kernels and checked them\n", nranks,
-                nranks == 1 ? "" : "s");
+    else printf("Success: %d rank%s launched %s kernels and checked them\n", nranks,
+                nranks == 1 ? "" : "s", ways == 3 ? "both ways'" : "their");
   }
   MPI_Finalize();
   return total_wrong ? 1 : 0;
