@@ -248,6 +248,8 @@ static void host_memory_is_recognised(void **state) {
   assert_ok(cujit_mem_free(d));
   assert_ok(cujit_mem_free(m));
   assert_ok(cujit_host_free(pinned));
+  /* freed: no longer taken as pinned (the driver has forgotten it too) */
+  assert_int_equal(cj_host_kind_of(pinned, bytes), CJ_HOST_PAGEABLE);
   free(page);
   free(heap);
 }

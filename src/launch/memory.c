@@ -242,8 +242,60 @@ static void memory_type(const void *p, unsigned *type, unsigned *managed) {
   }
 }
 
+/* The ranges cujit_host_alloc handed out and not yet freed: those are pinned without
+ * asking the driver, which costs two calls per buffer (the start and the end), a
+ * microsecond or more on every In/Out launch. */
+typedef struct pinned_range {
+  uintptr_t lo, hi;
+} pinned_range;
+
+static pthread_mutex_t pinned_lock = PTHREAD_MUTEX_INITIALIZER;
+static pinned_range *pinned;
+static size_t npinned, pinned_cap;
+
+static void pinned_add(const void *p, size_t bytes) {
+  pthread_mutex_lock(&pinned_lock);
+  /* a failed growth only means this range is asked of the driver, as others are */
+  if (CJ_VEC_RESERVE(pinned, pinned_cap, npinned + 1) == 0) {
+    pinned[npinned].lo = (uintptr_t)p;
+    pinned[npinned].hi = (uintptr_t)p + bytes;
+    __atomic_store_n(&npinned, npinned + 1, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&pinned_lock);
+}
+
+static void pinned_remove(const void *p) {
+  size_t i;
+  pthread_mutex_lock(&pinned_lock);
+  for (i = 0; i < npinned; i++)
+    if (pinned[i].lo == (uintptr_t)p) {
+      pinned[i] = pinned[npinned - 1];
+      __atomic_store_n(&npinned, npinned - 1, __ATOMIC_RELEASE);
+      break;
+    }
+  if (!npinned) { /* the last one gone: no memory is kept */
+    cj_free(pinned);
+    pinned = NULL;
+    pinned_cap = 0;
+  }
+  pthread_mutex_unlock(&pinned_lock);
+}
+
+/* Whether [p, p + bytes) lies inside one range from cujit_host_alloc. */
+static int pinned_known(const void *p, size_t bytes) {
+  uintptr_t lo = (uintptr_t)p, hi = lo + bytes;
+  size_t i;
+  int found = 0;
+  if (!__atomic_load_n(&npinned, __ATOMIC_ACQUIRE) || hi < lo) return 0;
+  pthread_mutex_lock(&pinned_lock);
+  for (i = 0; i < npinned && !found; i++) found = lo >= pinned[i].lo && hi <= pinned[i].hi;
+  pthread_mutex_unlock(&pinned_lock);
+  return found;
+}
+
 cj_host_kind cj_host_kind_of(const void *p, size_t bytes) {
   unsigned type, managed, last, unused;
+  if (pinned_known(p, bytes)) return CJ_HOST_PINNED;
   memory_type(p, &type, &managed);
   if (managed) return CJ_HOST_PINNED; /* reachable from host and device alike */
   if (type == CU_MEMORYTYPE_DEVICE) return CJ_HOST_DEVICE;
@@ -313,7 +365,10 @@ cujit_status cujit_host_alloc(void **ptr, size_t bytes) {
   CJ_CHECK(bytes, CUJIT_ERROR_INVALID_VALUE, "cujit_host_alloc: bytes is 0");
   CJ_TRY(ensure());
   r = cj_cu.cuMemHostAlloc(ptr, bytes, CU_MEMHOSTALLOC_PORTABLE);
-  if (r == CUDA_SUCCESS) return CUJIT_OK;
+  if (r == CUDA_SUCCESS) {
+    pinned_add(*ptr, bytes);
+    return CUJIT_OK;
+  }
   *ptr = NULL;
   if (r == CUDA_ERROR_OUT_OF_MEMORY)
     return cj_fail_cu(CUJIT_ERROR_OUT_OF_MEMORY, r, "cannot page-lock %zu bytes of host memory: "
@@ -326,6 +381,7 @@ cujit_status cujit_host_free(void *ptr) {
   CUresult r;
   if (!ptr) return CUJIT_OK;
   CJ_TRY(ensure());
+  pinned_remove(ptr);
   r = cj_cu.cuMemFreeHost(ptr);
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuMemFreeHost");
 }
