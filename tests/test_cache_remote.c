@@ -609,6 +609,51 @@ static void threads_share_the_tier(void **state) {
   assert_not_logged("remote");
 }
 
+/* A process forked while another thread is in the middle of a command on a store: the
+ * child uses the same store at once (its own connection) and does not hang on the lock
+ * the busy thread held at the fork. */
+static volatile int busy_stop;
+
+static void *busy_thread(void *arg) {
+  cj_buf b = {0};
+  char why[512];
+  cj_key key;
+  key_of("fork", &key);
+  while (!busy_stop) {
+    b.len = 0;
+    ((cj_remote *)arg)->ops->get(arg, &key, CJ_REMOTE_MAX_ENTRY, &b, why, sizeof why);
+  }
+  cj_buf_free(&b);
+  return NULL;
+}
+
+static void fork_during_a_command(void **state) {
+  pthread_t th;
+  pid_t pid;
+  int i;
+  (void)state;
+  busy_stop = 0;
+  assert_int_equal(pthread_create(&th, NULL, busy_thread, admin), 0);
+  for (i = 0; i < 40; i++) {
+    if ((pid = fork()) == 0) {
+      cj_buf b = {0};
+      char why[512];
+      cj_key key;
+      alarm(5); /* a child stuck on the lock dies, and the test fails */
+      key_of("fork", &key);
+      _exit(admin->ops->get(admin, &key, 16, &b, why, sizeof why) == CJ_REMOTE_ABSENT ? 0 : 1);
+    }
+    assert_true(pid > 0);
+    if (wait_child(pid) != 0) {
+      busy_stop = 1;
+      pthread_join(th, NULL);
+      fail_msg("child %d of 40 forked during a command failed or hung", i + 1);
+    }
+  }
+  busy_stop = 1;
+  assert_int_equal(pthread_join(th, NULL), 0);
+}
+
 /* URLs that do not parse are refused, saying what is wrong; the tier is then off. */
 /* cujit_cache_get_remote shows the tier in use without its password, even one holding
  * an '@' (the user information ends at the last one). Setting a tier connects nowhere. */
@@ -686,6 +731,7 @@ int main(int argc, char **argv) {
       REMOTE_TEST(unreachable_is_skipped),
       REMOTE_TEST(shown_url_hides_the_password),
       REMOTE_TEST(bad_urls_are_errors),     REMOTE_TEST(killed_mid_run),
+      REMOTE_TEST(fork_during_a_command),
   };
   int rc;
   setenv("CUJIT_LIBCUDA", "/nonexistent/libcuda.so.1", 1);

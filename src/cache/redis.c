@@ -5,8 +5,8 @@
  * holder dies) and removed only by the holder that set it (a script compares the token).
  *
  * One connection per store, shared by the process's threads under a mutex and made again
- * after a failure; a forked child makes its own. hiredis formats the commands and parses
- * the replies (driver/hiredis.c); the socket is cujit's, non-blocking, so that every wait
+ * after a failure; a forked child makes its own (fork waits for a command in flight).
+ * hiredis formats the commands and parses the replies (driver/hiredis.c); the socket is cujit's, non-blocking, so that every wait
  * has a deadline: connect_timeout for connecting, `timeout` for each wait for the server
  * to take or send the next bytes, and COMMAND_WAITS times that for a whole command, so
  * that a server that trickles bytes cannot hold a compile either. Sends use MSG_NOSIGNAL:
@@ -50,7 +50,48 @@ typedef struct redis {
   int fd;     /* -1 when not connected */
   pid_t pid;  /* the process that connected */
   cj_redis_reader *reader;
+  struct redis *next; /* in `stores` */
 } redis;
+
+/* Every open store, so that fork() can take their locks first: a child forked while
+ * another thread was in the middle of a command would otherwise start with that store's
+ * lock held forever. The child then connects anew (connect_now sees another pid). */
+static pthread_mutex_t stores_lock = PTHREAD_MUTEX_INITIALIZER;
+static redis *stores;
+static pthread_once_t fork_hooks_once = PTHREAD_ONCE_INIT;
+
+static void fork_prepare(void) {
+  redis *c;
+  pthread_mutex_lock(&stores_lock);
+  for (c = stores; c; c = c->next) pthread_mutex_lock(&c->mu);
+}
+
+static void fork_done(void) { /* in the parent and in the child alike */
+  redis *c;
+  for (c = stores; c; c = c->next) pthread_mutex_unlock(&c->mu);
+  pthread_mutex_unlock(&stores_lock);
+}
+
+static void fork_hooks(void) { pthread_atfork(fork_prepare, fork_done, fork_done); }
+
+static void store_add(redis *c) {
+  pthread_once(&fork_hooks_once, fork_hooks);
+  pthread_mutex_lock(&stores_lock);
+  c->next = stores;
+  stores = c;
+  pthread_mutex_unlock(&stores_lock);
+}
+
+static void store_remove(redis *c) {
+  redis **p;
+  pthread_mutex_lock(&stores_lock);
+  for (p = &stores; *p; p = &(*p)->next)
+    if (*p == c) {
+      *p = c->next;
+      break;
+    }
+  pthread_mutex_unlock(&stores_lock);
+}
 
 /* ---- the URL ---- */
 
@@ -563,6 +604,7 @@ static int redis_unlock(cj_remote *t, const cj_key *key, uint64_t token, char *w
 static void redis_destroy(cj_remote *t) {
   redis *c = (redis *)t;
   if (!c) return;
+  store_remove(c);
   hang_up(c);
   pthread_mutex_destroy(&c->mu);
   memset(c->password, 0, sizeof c->password);
@@ -586,6 +628,7 @@ int cj_redis_open(const char *url, cj_remote **out, char *why, size_t why_size) 
     return -1;
   }
   pthread_mutex_init(&c->mu, NULL);
+  store_add(c);
   *out = &c->base;
   return 0;
 }
