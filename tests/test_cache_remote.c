@@ -567,6 +567,44 @@ static void waits_for_the_lock_holder(void **state) {
   cj_buf_free(&valid);
 }
 
+/* A compile waiting for another machine's entry stops at its own time limit and when its
+ * cancel hook asks, with CUJIT_ERROR_CANCELLED, long before the lock's timeout. */
+static int cancel_now(void *user) { return ++*(int *)user > 3; }
+
+static void wait_for_the_holder_stops(void **state) {
+  cujit_options o = ptx_options();
+  cujit_module *m = NULL;
+  char src[512], why[512];
+  cj_key key;
+  double t0;
+  int asked = 0;
+  (void)state;
+  key_of("stopped", &key);
+  source("stopped", src, sizeof src);
+  assert_int_equal(admin->ops->lock(admin, &key, 42, 60000, why, sizeof why), CJ_REMOTE_OK);
+  setenv("CUJIT_CACHE_LOCK_TIMEOUT", "30", 1);
+  o.size = sizeof o; /* the time limit and cancel hook came after the first version */
+  o.time_limit_s = 0.3;
+  t0 = seconds();
+  assert_status_detail(cujit_module_from_source(&m, src, "r.cu", &o), CUJIT_ERROR_CANCELLED,
+                       "stopped by its time limit while another machine compiled");
+  assert_true(seconds() - t0 < 5);
+  assert_null(m);
+  o.time_limit_s = 0;
+  o.cancel = cancel_now;
+  o.cancel_user = &asked;
+  t0 = seconds();
+  assert_status_detail(cujit_module_from_source(&m, src, "r.cu", &o), CUJIT_ERROR_CANCELLED,
+                       "cancelled by its cancel hook while another machine compiled");
+  assert_true(seconds() - t0 < 5);
+  unsetenv("CUJIT_CACHE_LOCK_TIMEOUT");
+  assert_int_equal(admin->ops->unlock(admin, &key, 42, why, sizeof why), CJ_REMOTE_OK);
+  /* the lock gone, the same compile goes through */
+  o.cancel = NULL;
+  assert_ok(cujit_module_from_source(&m, src, "r.cu", &o));
+  cujit_module_destroy(m);
+}
+
 /* Threads of one process share the tier's connection: each compile goes through it. */
 static void *compile_thread(void *arg) {
   cujit_options o = ptx_options();
@@ -731,7 +769,7 @@ int main(int argc, char **argv) {
       REMOTE_TEST(unreachable_is_skipped),
       REMOTE_TEST(shown_url_hides_the_password),
       REMOTE_TEST(bad_urls_are_errors),     REMOTE_TEST(killed_mid_run),
-      REMOTE_TEST(fork_during_a_command),
+      REMOTE_TEST(fork_during_a_command),   REMOTE_TEST(wait_for_the_holder_stops),
   };
   int rc;
   setenv("CUJIT_LIBCUDA", "/nonexistent/libcuda.so.1", 1);

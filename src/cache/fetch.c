@@ -96,12 +96,20 @@ static int entry_written(waiter *w) {
 
 /* Polled while the key is locked elsewhere: as entry_written, or 1 when the request's
  * cancel hook or time limit says to stop waiting. */
-static int entry_ready(void *arg) {
+static int wait_stopped(void *arg) {
   waiter *w = arg;
   if (w->r->cancel && w->r->cancel(w->r->cancel_user)) return w->stopped = 1;
   if (w->r->time_limit_s > 0 && cj_now_s() - w->start > w->r->time_limit_s)
     return w->stopped = 2;
-  return entry_written(w);
+  return 0;
+}
+
+static int entry_ready(void *arg) { return wait_stopped(arg) || entry_written(arg); }
+
+static cujit_status stopped_waiting(const waiter *w, const char *where) {
+  return cj_fail(CUJIT_ERROR_CANCELLED, "compiling '%s' was %s while %s compiled the same "
+                 "source; nothing was compiled here", w->r->name, w->stopped == 1 ?
+                 "cancelled by its cancel hook" : "stopped by its time limit", where);
 }
 
 static unsigned unstated_writes; /* entries written while the statistics were unusable */
@@ -131,16 +139,20 @@ static void count_disk(const cj_root *root, uint64_t hits, uint64_t misses, uint
 
 /* With the key locked (when the lock could be had): the remote tier's entry, or a compile
  * whose entry is stored on disk and in the remote tier. */
-static cujit_status compile_and_store(cj_request *r, const cj_root *root, const cj_entry_path *p,
-                                      const cj_key *key, const cj_deps *deps, int *changed,
-                                      cj_lock *lock, cj_image **out) {
+static cujit_status compile_and_store(cj_request *r, const cj_root *root, waiter *w,
+                                      int *changed, cj_lock *lock, cj_image **out) {
+  const cj_entry_path *p = w->path;
+  const cj_key *key = w->key;
+  const cj_deps *deps = w->deps;
   cj_remote_claim claim;
   uint64_t written = 0;
   cujit_status st;
-  int rc = cj_remote_fetch(root, p, key, deps, r->name, &claim, out, &written);
+  int rc = cj_remote_fetch(root, p, key, deps, r->name, wait_stopped, w, &claim, out,
+                           &written);
   if (rc != CJ_REMOTE_MISS) {
     cj_lock_release(p->dir, p->lock, lock);
     if (rc < 0) return cj_fail_oom("reading a remote cache entry");
+    if (rc == CJ_REMOTE_STOPPED) return stopped_waiting(w, "another machine");
     return count_disk(root, 1, 0, written), CUJIT_OK;
   }
   st = compile_now(r, deps, changed, out);
@@ -174,9 +186,7 @@ static cujit_status from_shard(cj_request *r, const cj_root *root, const cj_entr
     fstatat(p->dir, p->name, &w.seen, AT_SYMLINK_NOFOLLOW);
   rc = cj_lock_acquire(p->dir, p->lock, r->name, cj_cache_lock_timeout(), entry_ready, &w, &lock);
   if (w.oom) return cj_fail_oom("reading a cache entry");
-  CJ_CHECK(!w.stopped, CUJIT_ERROR_CANCELLED, "compiling '%s' was %s while another process "
-           "compiled the same source; nothing was compiled here", r->name,
-           w.stopped == 1 ? "cancelled by its cancel hook" : "stopped by its time limit");
+  if (w.stopped) return stopped_waiting(&w, "another process");
   if (rc == CJ_LOCK_ENTRY_READY) {
     *out = w.image;
     return count_disk(root, 1, 0, 0), CUJIT_OK;
@@ -188,7 +198,7 @@ static cujit_status from_shard(cj_request *r, const cj_root *root, const cj_entr
     *out = w.image;
     return count_disk(root, 1, 0, 0), CUJIT_OK;
   }
-  return compile_and_store(r, root, p, key, deps, changed, &lock, out);
+  return compile_and_store(r, root, &w, changed, &lock, out);
 }
 
 static cujit_status from_disk(cj_request *r, const cj_root *root, const cj_key *key,

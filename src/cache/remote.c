@@ -30,7 +30,7 @@ static double retry_at;    /* monotonic seconds before which `current` is skippe
 static cj_disk_counters mine; /* this process's remote counters */
 static char shown[512];       /* the URL set now, its password masked; "" when none */
 
-enum { GOT = 0, NONE = 1, BAD = 2, DOWN = -1, NOMEM = -2 }; /* a lookup's outcomes */
+enum { GOT = 0, NONE = 1, BAD = 2, STOPPED = 3, DOWN = -1, NOMEM = -2 }; /* outcomes */
 
 /* The URL with the password of its user information, if any, replaced by "***". */
 static void mask_password(const char *url, char *out, size_t size) {
@@ -249,11 +249,18 @@ static void hold(cj_remote_claim *claim, cj_remote *t, const cj_key *key, uint64
   claim->token = token;
 }
 
+/* What stops a wait: the compile's cancel hook or time limit. */
+typedef struct stopper {
+  int (*fn)(void *);
+  void *arg;
+} stopper;
+
 /* No entry yet: takes the key's lock in the tier, or waits for the entry of the machine
- * that holds it. GOT, NONE (compile; *claim may hold the lock), DOWN or NOMEM. */
+ * that holds it. GOT, NONE (compile; *claim may hold the lock), STOPPED, DOWN or NOMEM. */
 static int claim_or_wait(cj_remote *t, const cj_entry_path *p, const cj_key *key,
-                         const cj_deps *deps, const char *what, cj_remote_claim *claim,
-                         cj_image **out, uint64_t *written, cj_disk_counters *d) {
+                         const cj_deps *deps, const char *what, const stopper *stop,
+                         cj_remote_claim *claim, cj_image **out, uint64_t *written,
+                         cj_disk_counters *d) {
   double start = cj_now_s(), timeout = cj_cache_lock_timeout(), waited;
   uint64_t token = cj_random64() | 1, ttl_ms = (uint64_t)(timeout * 1000);
   char why[512] = "";
@@ -278,6 +285,7 @@ static int claim_or_wait(cj_remote *t, const cj_entry_path *p, const cj_key *key
               "sets the wait)", cj_now_s() - start, what, t->name);
       return NONE;
     }
+    if (stop->fn && stop->fn(stop->arg)) return STOPPED;
     waited = cj_now_s() - start;
     cj_nap(waited / 8 < 0.002 ? 0.002 : waited / 8 > 0.05 ? 0.05 : waited / 8);
     rc = lookup(t, p, key, deps, what, 0, out, written, d);
@@ -286,8 +294,9 @@ static int claim_or_wait(cj_remote *t, const cj_entry_path *p, const cj_key *key
 }
 
 int cj_remote_fetch(const cj_root *root, const cj_entry_path *p, const cj_key *key,
-                    const cj_deps *deps, const char *what, cj_remote_claim *claim,
-                    cj_image **out, uint64_t *written) {
+                    const cj_deps *deps, const char *what, int (*stop)(void *), void *stop_arg,
+                    cj_remote_claim *claim, cj_image **out, uint64_t *written) {
+  const stopper s = {stop, stop_arg};
   cj_disk_counters d;
   double t0 = cj_now_s();
   cj_remote *t;
@@ -298,13 +307,15 @@ int cj_remote_fetch(const cj_root *root, const cj_entry_path *p, const cj_key *k
   if (!(t = acquire())) return CJ_REMOTE_MISS;
   memset(&d, 0, sizeof d);
   rc = lookup(t, p, key, deps, what, 1, out, written, &d);
-  if (rc == NONE || rc == BAD) rc = claim_or_wait(t, p, key, deps, what, claim, out, written, &d);
+  if (rc == NONE || rc == BAD)
+    rc = claim_or_wait(t, p, key, deps, what, &s, claim, out, written, &d);
   if (rc == GOT) d.remote_hits = 1;
   else if (rc == NONE) d.remote_misses = 1;
   if (rc != NONE) cj_remote_release(claim); /* only a compile needs the lock */
   tally(root, &d, t0);
   unref(t);
-  return rc == GOT ? CJ_REMOTE_HIT : rc == NOMEM ? -1 : CJ_REMOTE_MISS;
+  return rc == GOT ? CJ_REMOTE_HIT : rc == NOMEM ? -1 : rc == STOPPED ? CJ_REMOTE_STOPPED
+                                                                       : CJ_REMOTE_MISS;
 }
 
 /* ---- storing ---- */

@@ -73,7 +73,7 @@ typedef struct cj_remote_claim {
   uint64_t token;
 } cj_remote_claim;
 
-enum { CJ_REMOTE_HIT = 0, CJ_REMOTE_MISS = 1 };
+enum { CJ_REMOTE_HIT = 0, CJ_REMOTE_MISS = 1, CJ_REMOTE_STOPPED = 2 };
 
 /* After a disk miss, with the key's local lock held (when it could be had): looks the key
  * up in the remote tier, and when nobody has stored it yet, takes its lock there or waits
@@ -81,10 +81,12 @@ enum { CJ_REMOTE_HIT = 0, CJ_REMOTE_MISS = 1 };
  * CJ_REMOTE_HIT: *out is a new image whose entry passed every check and was written to
  * the local entry p (*written bytes; 0 when that failed). CJ_REMOTE_MISS: compile; *claim
  * may hold the tier's lock, which cj_remote_write() or cj_remote_release() gives back.
- * -1: out of memory. No tier set, or one in its back-off, is a miss at once. */
+ * CJ_REMOTE_STOPPED: `stop` (asked between looks while waiting; may be NULL) returned
+ * nonzero, and nothing is held. -1: out of memory. No tier set, or one in its back-off,
+ * is a miss at once. */
 int cj_remote_fetch(const cj_root *root, const cj_entry_path *p, const cj_key *key,
-                    const cj_deps *deps, const char *what, cj_remote_claim *claim,
-                    cj_image **out, uint64_t *written);
+                    const cj_deps *deps, const char *what, int (*stop)(void *), void *stop_arg,
+                    cj_remote_claim *claim, cj_image **out, uint64_t *written);
 /* Writes a compiled entry to the local entry p and to the tier (the claim's, else the
  * tier set now), then gives the claim back. Returns the bytes written locally, or 0 (as
  * cj_disk_write). */
