@@ -200,18 +200,49 @@ static cujit_status primary_ctx(int ordinal, const char *who, CUcontext *ctx, CU
   r = cj_cu.cuDeviceGet(dev, ordinal);
   if (r != CUDA_SUCCESS) return cj_cu_fail(r, "cuDeviceGet");
   pthread_mutex_lock(&primary_lock);
-  if (!primary[ordinal]) {
-    r = cj_cu.cuDevicePrimaryCtxRetain(&primary[ordinal], *dev);
-    if (r != CUDA_SUCCESS) primary[ordinal] = NULL;
-  } else {
-    r = CUDA_SUCCESS;
-  }
   *ctx = primary[ordinal];
+  r = CUDA_SUCCESS;
+  if (!*ctx && (r = cj_cu.cuDevicePrimaryCtxRetain(ctx, *dev)) == CUDA_SUCCESS)
+    __atomic_store_n(&primary[ordinal], *ctx, __ATOMIC_RELEASE); /* read without the lock */
   pthread_mutex_unlock(&primary_lock);
   if (r != CUDA_SUCCESS) return cj_cu_fail(r, "cuDevicePrimaryCtxRetain");
   r = cj_cu.cuCtxSetCurrent(*ctx);
   if (r != CUDA_SUCCESS) return cj_cu_fail(r, "cuCtxSetCurrent");
   return CUJIT_OK;
+}
+
+static _Thread_local CUcontext not_primary; /* the last context found not to be one */
+
+/* The slow path of cj_ctx_retained: whether current ctx is its device's primary context,
+ * which is then retained (once per device) so that it outlives the program's use of it. */
+static int adopt_primary(CUcontext ctx) {
+  CUcontext pc = NULL;
+  CUdevice dev;
+  unsigned flags;
+  int active = 0, stored;
+  if (!cj_cu.cuDevicePrimaryCtxGetState || !cj_cu.cuDevicePrimaryCtxRelease ||
+      cj_cu.cuCtxGetDevice(&dev) != CUDA_SUCCESS || dev < 0 || dev >= CJ_MAX_DEVICES ||
+      cj_cu.cuDevicePrimaryCtxGetState(dev, &flags, &active) != CUDA_SUCCESS || !active ||
+      cj_cu.cuDevicePrimaryCtxRetain(&pc, dev) != CUDA_SUCCESS) {
+    not_primary = ctx;
+    return 0;
+  }
+  pthread_mutex_lock(&primary_lock);
+  stored = pc == ctx && !primary[dev];
+  if (stored) __atomic_store_n(&primary[dev], pc, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&primary_lock);
+  if (!stored) cj_cu.cuDevicePrimaryCtxRelease(dev); /* the reference just taken */
+  if (pc == ctx && __atomic_load_n(&primary[dev], __ATOMIC_ACQUIRE) == ctx) return 1;
+  not_primary = ctx;
+  return 0;
+}
+
+int cj_ctx_retained(CUcontext ctx) {
+  int i;
+  if (!ctx || ctx == not_primary) return 0;
+  for (i = 0; i < CJ_MAX_DEVICES; i++)
+    if (__atomic_load_n(&primary[i], __ATOMIC_ACQUIRE) == ctx) return 1;
+  return adopt_primary(ctx);
 }
 
 cujit_status cj_ctx_ensure(CUcontext *ctx, CUdevice *dev) {

@@ -32,7 +32,8 @@
   X(cuLaunchKernelEx) X(cuOccupancyMaxActiveBlocksPerMultiprocessor)                       \
   X(cuOccupancyMaxPotentialClusterSize) X(cuTexObjectCreate) X(cuTexObjectDestroy)         \
   X(cuSurfObjectCreate) X(cuSurfObjectDestroy) X(cuArray3DCreate) X(cuArrayDestroy)        \
-  X(cuMemcpy3D) X(cuDeviceGetTexture1DLinearMaxWidth)
+  X(cuMemcpy3D) X(cuDeviceGetTexture1DLinearMaxWidth) X(cuDevicePrimaryCtxGetState)     \
+  X(cuDevicePrimaryCtxRelease)
 
 typedef struct cj_driver {
 #define CJ_DRIVER_FIELD_(fn) __typeof__(fn) *fn;
@@ -66,6 +67,11 @@ cujit_status cj_device_env(int *ordinal);
  * current, else the primary context of env CUJIT_DEVICE (default 0), retained once per
  * device for the life of the process and made current on this thread. */
 cujit_status cj_ctx_ensure(CUcontext *ctx, CUdevice *dev);
+/* Whether ctx, the calling thread's current context, is a primary context this library
+ * holds (it lives until the process exits), as opposed to one the program made and may
+ * destroy. A primary context the program made current (through the runtime API, say) is
+ * retained here the first time it is asked about. */
+int cj_ctx_retained(CUcontext ctx);
 
 /* The device that compiles should target: the current context's, else CUJIT_DEVICE's.
  * Returns its compute capability as major*10+minor in *cc, or a failure status (no

@@ -86,10 +86,12 @@ static cujit_status pool_of(CUdevice dev, cj_pool **out) {
 }
 
 /* Whether a block of `bytes` on `stream` may be kept (or taken from those kept); *ctx gets
- * the current context. */
+ * the current context. Only a primary context this library retained keeps blocks: one the
+ * program made may be destroyed, and release_kept() would then make a dead context
+ * current. */
 static int keepable(const cj_pool *p, size_t bytes, CUstream stream, CUcontext *ctx) {
   return p->state == POOL_STREAM_ORDERED && !stream && bytes <= KEEP_BYTES &&
-         cj_cu.cuCtxGetCurrent(ctx) == CUDA_SUCCESS && *ctx;
+         cj_cu.cuCtxGetCurrent(ctx) == CUDA_SUCCESS && *ctx && cj_ctx_retained(*ctx);
 }
 
 /* A kept block of `bytes` of context ctx, or 0. */
