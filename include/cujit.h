@@ -137,8 +137,10 @@ CUJIT_API cujit_log_level cujit_get_log_level(void);
  *
  * Every struct that a program fills for cujit or cujit fills for a program begins with
  * `size_t size`: cujit_options, cujit_launch_options, cujit_generator_options,
- * cujit_texture_desc and cujit_cuarray_desc (read by cujit), cujit_cache_stats and
- * cujit_function_attrs (written by cujit), and cujit_cache_entry (handed to a callback).
+ * cujit_texture_desc and cujit_cuarray_desc (read by cujit), cujit_cache_stats,
+ * cujit_cache_explanation, cujit_cache_verify_summary and cujit_function_attrs (written by
+ * cujit), and cujit_cache_entry, cujit_cache_difference and cujit_cache_verified (handed to
+ * a callback).
  * `size` is the struct's size in the header the program was built with. Later versions
  * add fields only at the end, with zero meaning the old behaviour, so that
  *   - a program built against an older header keeps working with a newer libcujit: the

@@ -307,8 +307,9 @@ static int push_seed(cj_request *r) {
   if (has_user_prefix(r, "-frandom-seed", "--frandom-seed") ||
       cj_nvrtc_version_cached(&major, &minor) != CUJIT_OK || major < 13)
     return 0;
-  snprintf(opt, sizeof opt, "-frandom-seed=0x%016llx",
-           (unsigned long long)XXH3_64bits(r->source, r->source_len));
+  /* 32 bits: a larger number is not taken as a seed, and the names stay random */
+  snprintf(opt, sizeof opt, "-frandom-seed=%lu",
+           (unsigned long)(XXH3_64bits(r->source, r->source_len) & 0xffffffffu));
   return push_arg(r, cj_strdup(opt));
 }
 
