@@ -5,9 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define XXH_INLINE_ALL /* one hash for the random seed; no library call */
-#include <xxhash.h>
-
 #include "compile/compile.h"
 #include "driver/driver.h"
 
@@ -297,19 +294,20 @@ static int has_user_prefix(const cj_request *r, const char *a, const char *b) {
 }
 
 /* NVRTC makes up some names at random (its documentation of -frandom-seed says so), so
- * that two compiles of one request could differ. Every compile gets a seed derived from
- * its source, unless the caller gave one: compiling again gives the same bytes (which
- * cujit_cache_verify checks), and sources linked together still get seeds of their own.
- * NVRTC documents the option from version 13; an older one compiles without it. */
+ * that two compiles of one request could differ. Every compile gets the same seed unless
+ * the caller gave one: compiling again gives the same bytes (which cujit_cache_verify
+ * checks). One seed for all keeps the command line of sources sharing a header prefix
+ * the same, so that they share a precompiled header (pch.c); the names NVRTC makes still
+ * hold the program's name. NVRTC documents the option from version 13; an older one
+ * compiles without it. */
 static int push_seed(cj_request *r) {
   char opt[48];
   int major = 0, minor = 0;
   if (has_user_prefix(r, "-frandom-seed", "--frandom-seed") ||
       cj_nvrtc_version_cached(&major, &minor) != CUJIT_OK || major < 13)
     return 0;
-  /* 32 bits: a larger number is not taken as a seed, and the names stay random */
-  snprintf(opt, sizeof opt, "-frandom-seed=%lu",
-           (unsigned long)(XXH3_64bits(r->source, r->source_len) & 0xffffffffu));
+  /* at most 32 bits: a larger number is not taken as a seed, and the names stay random */
+  snprintf(opt, sizeof opt, "-frandom-seed=%lu", 0x63756a69ul /* "cuji" */);
   return push_arg(r, cj_strdup(opt));
 }
 
