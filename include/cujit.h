@@ -137,8 +137,10 @@ CUJIT_API cujit_log_level cujit_get_log_level(void);
  *
  * Every struct that a program fills for cujit or cujit fills for a program begins with
  * `size_t size`: cujit_options, cujit_launch_options, cujit_generator_options,
- * cujit_texture_desc and cujit_cuarray_desc (read by cujit), cujit_cache_stats and
- * cujit_function_attrs (written by cujit), and cujit_cache_entry (handed to a callback).
+ * cujit_texture_desc and cujit_cuarray_desc (read by cujit), cujit_cache_stats,
+ * cujit_cache_explanation, cujit_cache_verify_summary and cujit_function_attrs (written by
+ * cujit), and cujit_cache_entry, cujit_cache_difference and cujit_cache_verified (handed to
+ * a callback).
  * `size` is the struct's size in the header the program was built with. Later versions
  * add fields only at the end, with zero meaning the old behaviour, so that
  *   - a program built against an older header keeps working with a newer libcujit: the
@@ -593,6 +595,146 @@ typedef int (*cujit_cache_entry_fn)(const cujit_cache_entry *entry, void *user);
  *  @return CUJIT_OK; CUJIT_ERROR_CACHE when the disk cache is off, unusable or cannot be
  *          read; CUJIT_ERROR_INVALID_VALUE when fn is NULL. */
 CUJIT_API cujit_status cujit_cache_list(cujit_cache_entry_fn fn, void *user);
+
+/* ---------------------------------------------------------------------------------------
+ * Questioning the cache: why a compile missed, and whether entries are reproducible
+ *
+ * Every disk entry keeps a manifest of what went into its key, part by part: NVRTC's
+ * build, the target, the program name, the source text, the include directories, defines,
+ * NVRTC options, in-memory headers (with their text), name expressions, the toolkit
+ * setting, and each header included from disk (path, size, hash). A compile never reads
+ * it: a hit costs what it did. It costs about the source's size (plus in-memory headers
+ * and a few hundred bytes) per entry.
+ * ------------------------------------------------------------------------------------- */
+
+/** The part of a cache key that differs between a request and an entry. */
+typedef enum cujit_cache_part {
+  CUJIT_CACHE_PART_NVRTC = 0,        /**< NVRTC's version or build */
+  CUJIT_CACHE_PART_ARCH = 1,         /**< the target architecture */
+  CUJIT_CACHE_PART_NAME = 2,         /**< the program name (a file's path) */
+  CUJIT_CACHE_PART_SOURCE = 3,       /**< the source text */
+  CUJIT_CACHE_PART_HEADER = 4,       /**< a header included from disk (`what` names it) */
+  CUJIT_CACHE_PART_INCLUDE_DIRS = 5, /**< the include path */
+  CUJIT_CACHE_PART_DEFINES = 6,      /**< the defines */
+  CUJIT_CACHE_PART_OPTIONS = 7,      /**< the NVRTC options */
+  CUJIT_CACHE_PART_MEMORY_HEADERS = 8, /**< the in-memory headers */
+  CUJIT_CACHE_PART_NAME_EXPRESSIONS = 9, /**< the name expressions */
+  CUJIT_CACHE_PART_TOOLKIT = 10      /**< whether (and where) the toolkit's headers are
+                                          searched: CUJIT_OPT_NO_TOOLKIT_INCLUDES, env
+                                          CUDA_PATH and CUDA_HOME */
+} cujit_cache_part;
+
+/** One difference between a request and the cache entry nearest to it. Made by cujit;
+ *  strings are valid during the callback. A callback built against a later header reads
+ *  a field only when it lies below `size`. */
+typedef struct cujit_cache_difference {
+  size_t size;           /**< the bytes of this struct that cujit filled */
+  cujit_cache_part part;
+  const char *what;      /**< the item: a header's path, an option, a define, ... ("" for
+                              the part as a whole) */
+  const char *detail;    /**< a sentence saying how it differs, entry first, now second */
+} cujit_cache_difference;
+/** Receives one difference; returns 0 to go on, nonzero to stop. */
+typedef int (*cujit_cache_difference_fn)(const cujit_cache_difference *d, void *user);
+
+/** Which tier would give a request its module. The memory cache is this process's own. */
+typedef enum cujit_cache_tier {
+  CUJIT_CACHE_TIER_UNCACHED = 0, /**< the request bypasses the cache (see `reason`) */
+  CUJIT_CACHE_TIER_MEMORY = 1,   /**< this process's memory cache */
+  CUJIT_CACHE_TIER_DISK = 2,     /**< the disk cache */
+  CUJIT_CACHE_TIER_REMOTE = 3,   /**< the remote tier (cujit_cache_set_remote) */
+  CUJIT_CACHE_TIER_COMPILE = 4   /**< nothing holds it: NVRTC would compile it */
+} cujit_cache_tier;
+
+/** What cujit_cache_explain() found. Start from CUJIT_CACHE_EXPLANATION_INIT (or zero it):
+ *  cujit writes the fields up to `size`. */
+typedef struct cujit_cache_explanation {
+  size_t size;           /**< sizeof, set by CUJIT_CACHE_EXPLANATION_INIT; or 0 */
+  int hit;               /**< 1 when a cache tier holds the module (memory, disk, remote) */
+  cujit_cache_tier tier; /**< the tier that would serve it */
+  char key[33];          /**< the request's disk key (32 hex digits; "" when uncached) */
+  char reason[512];      /**< for UNCACHED, why; for COMPILE, why the tiers miss; else "" */
+  int has_nearest;       /**< 1 when a miss found an entry to compare with */
+  char nearest_key[33];  /**< the nearest entry's key */
+  char nearest_name[256]; /**< its program name */
+  char nearest_arch[32]; /**< its target */
+  unsigned differences;  /**< how many differences were found (each given to the callback) */
+  uint64_t entries;      /**< disk entries compared (entries written without a manifest, by
+                              an older cujit, are not counted) */
+} cujit_cache_explanation;
+#define CUJIT_CACHE_EXPLANATION_INIT                                                       \
+  {sizeof(cujit_cache_explanation), 0, CUJIT_CACHE_TIER_UNCACHED, "", "", 0, "", "", "",  \
+   0, 0}
+
+/** Says whether compiling `source` with `name` and `opts` (as cujit_module_from_source()
+ *  would) is a cache hit now and which tier would serve it, without compiling anything
+ *  or creating an NVRTC program. On a miss, the disk entry nearest to the request (fewest
+ *  differing parts; the most recently used among equals) is compared with it part by part,
+ *  and fn (may be NULL) receives each difference. The remote tier, when one is set, is
+ *  asked whether it holds the key (one lookup; nothing is written). A valid entry is read
+ *  as a hit is, so its last use is recorded.
+ *  @param out  receives the answer (see CUJIT_CACHE_EXPLANATION_INIT).
+ *  @return CUJIT_OK (a miss too); CUJIT_ERROR_INVALID_SOURCE, CUJIT_ERROR_INVALID_OPTION as
+ *          cujit_module_from_source(); CUJIT_ERROR_NO_NVRTC when no NVRTC is known to name
+ *          in the key; CUJIT_ERROR_INVALID_VALUE for a NULL out or a bad out->size;
+ *          CUJIT_ERROR_OUT_OF_MEMORY. */
+CUJIT_API cujit_status cujit_cache_explain(const char *source, const char *name,
+                                           const cujit_options *opts,
+                                           cujit_cache_explanation *out,
+                                           cujit_cache_difference_fn fn, void *user);
+/** cujit_cache_explain() for a file, compiled as cujit_module_from_file() compiles it.
+ *  @return as above, plus CUJIT_ERROR_FILE when it cannot be read. */
+CUJIT_API cujit_status cujit_cache_explain_file(const char *path, const cujit_options *opts,
+                                                cujit_cache_explanation *out,
+                                                cujit_cache_difference_fn fn, void *user);
+
+/** What became of one entry in cujit_cache_verify(). */
+typedef enum cujit_cache_verdict {
+  CUJIT_CACHE_MATCH = 0,    /**< compiled again, byte for byte the same */
+  CUJIT_CACHE_MISMATCH = 1, /**< compiled again from the same inputs, other bytes */
+  CUJIT_CACHE_SKIPPED = 2   /**< not compiled again: its inputs cannot be had any more (a
+                                 header changed, another NVRTC), it records none, it is not
+                                 a valid entry, or the compile failed (`detail` says) */
+} cujit_cache_verdict;
+
+/** One verified entry. Made by cujit; strings are valid during the callback. */
+typedef struct cujit_cache_verified {
+  size_t size;                 /**< the bytes of this struct that cujit filled */
+  const char *key;             /**< the entry's key (32 hex digits) */
+  const char *name;            /**< its program name ("?" when unreadable) */
+  const char *arch;            /**< its target ("?" when unreadable) */
+  cujit_cache_verdict verdict;
+  const char *detail;          /**< what differs, or why it was skipped ("" for a match) */
+} cujit_cache_verified;
+/** Receives one entry's verdict; returns 0 to go on, nonzero to stop. */
+typedef int (*cujit_cache_verify_fn)(const cujit_cache_verified *v, void *user);
+
+/** Counts from cujit_cache_verify(). Start from CUJIT_CACHE_VERIFY_SUMMARY_INIT. */
+typedef struct cujit_cache_verify_summary {
+  size_t size;         /**< sizeof, set by CUJIT_CACHE_VERIFY_SUMMARY_INIT; or 0 */
+  uint64_t entries;    /**< entries in the disk cache */
+  uint64_t matched;    /**< compiled again to the same bytes */
+  uint64_t mismatched; /**< compiled again to other bytes */
+  uint64_t skipped;    /**< not compiled again (each with its reason) */
+} cujit_cache_verify_summary;
+#define CUJIT_CACHE_VERIFY_SUMMARY_INIT {sizeof(cujit_cache_verify_summary), 0, 0, 0, 0}
+
+/** Compiles disk entries again from the inputs their manifests record, with NVRTC's own
+ *  cache off, and compares PTX, CUBIN and lowered names byte for byte. An entry is
+ *  compiled again only when the key of its recorded inputs, computed now (this NVRTC, the
+ *  headers on disk now, from the working directory), is its key: otherwise it is SKIPPED,
+ *  saying which part changed, never a mismatch. Compiles run one after another on the
+ *  calling thread; nothing in the cache is changed or counted.
+ *  cujit compiles with NVRTC's -frandom-seed (NVRTC 13 and later, unless the caller's
+ *  options set one), so names NVRTC would make up at random are the same every time.
+ *  @param sample  how many entries to verify, chosen at random; 0 for all.
+ *  @param fn      receives each entry's verdict (may be NULL).
+ *  @param summary receives the counts (may be NULL).
+ *  @return CUJIT_OK, mismatches or not (the summary counts them); CUJIT_ERROR_CACHE when the
+ *          disk cache is off, unusable or cannot be read; CUJIT_ERROR_INVALID_VALUE for a
+ *          bad summary->size; CUJIT_ERROR_OUT_OF_MEMORY. */
+CUJIT_API cujit_status cujit_cache_verify(size_t sample, cujit_cache_verify_fn fn, void *user,
+                                          cujit_cache_verify_summary *summary);
 
 /* ---------------------------------------------------------------------------------------
  * Kernels and globals (need a device)

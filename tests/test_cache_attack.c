@@ -212,7 +212,7 @@ static void plant_entry(const char *dir, const char *entry) {
   root.fd = open(dir, O_RDONLY | O_DIRECTORY);
   snprintf(root.path, sizeof root.path, "%s", dir);
   assert_int_equal(cj_entry_open(&root, &key, 1, &p), 0);
-  assert_true(cj_disk_write(&p, &key, im, NULL, "k.cu") > 0);
+  assert_true(cj_disk_write(&p, &key, im, NULL, "k.cu", NULL) > 0);
   cj_entry_close(&p);
   cj_root_close(&root);
   cj_image_unref(im);
@@ -473,7 +473,7 @@ static void cli_counts_with_writers(void **state) {
       cj_key key;
       memset(&key, 0, sizeof key);
       memcpy(key.b, &n, sizeof n);
-      if (cj_entry_open(&root, &key, 1, &p) == 0) cj_disk_write(&p, &key, im, NULL, "w.cu");
+      if (cj_entry_open(&root, &key, 1, &p) == 0) cj_disk_write(&p, &key, im, NULL, "w.cu", NULL);
       cj_entry_close(&p);
     }
   }

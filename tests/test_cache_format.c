@@ -6,11 +6,15 @@
 #include "testutil.h"
 #include "cache/cache.h"
 
-#define GOLDEN CUJIT_TEST_DATA "/cache_entry_v1.bin"
+#define GOLDEN CUJIT_TEST_DATA "/cache_entry_v2.bin"
+#define GOLDEN_V1 CUJIT_TEST_DATA "/cache_entry_v1.bin" /* the format before manifests */
 
 static const char kPtx[] = "//\n// golden\n//\n.version 8.0\n.target sm_90\n.address_size 64\n";
 static const unsigned char kCubin[] = {0x7f, 'E', 'L', 'F', 2, 1, 1, 0, 0xde, 0xad, 0xbe, 0xef};
 static const char kHeaderText[] = "#define GOLDEN 1\n";
+/* The entry format keeps a manifest as bytes it does not interpret (manifest.c's own tests
+ * are in test_explain): any bytes pin the layout. */
+static const char kManifest[] = "manifest bytes";
 
 /* The image, deps and metadata the golden entry holds. */
 typedef struct golden {
@@ -20,6 +24,7 @@ typedef struct golden {
   cj_dep dep;
   cj_entry_meta meta;
   cj_key key;
+  cj_buf manifest;
 } golden;
 
 static void make_golden(golden *g) {
@@ -48,16 +53,20 @@ static void make_golden(golden *g) {
   g->meta.nvrtc_major = 13;
   g->meta.nvrtc_minor = 0;
   for (i = 0; i < sizeof g->key.b; i++) g->key.b[i] = (unsigned char)(0xa0 + i);
+  g->manifest.data = (char *)kManifest;
+  g->manifest.len = strlen(kManifest);
 }
 
-static unsigned char *read_golden(size_t *n) {
+static unsigned char *read_file(const char *path, size_t *n) {
   static unsigned char buf[4096];
-  FILE *f = fopen(GOLDEN, "rb");
-  if (!f) fail_msg("cannot open %s", GOLDEN);
+  FILE *f = fopen(path, "rb");
+  if (!f) fail_msg("cannot open %s", path);
   *n = fread(buf, 1, sizeof buf, f);
   fclose(f);
   return buf;
 }
+
+static unsigned char *read_golden(size_t *n) { return read_file(GOLDEN, n); }
 
 static void writer_reproduces_golden(void **state) {
   golden g;
@@ -66,7 +75,7 @@ static void writer_reproduces_golden(void **state) {
   unsigned char *want;
   (void)state;
   make_golden(&g);
-  assert_int_equal(cj_entry_encode(&g.key, &g.im, &g.deps, &g.meta, &b), 0);
+  assert_int_equal(cj_entry_encode(&g.key, &g.im, &g.deps, &g.meta, &g.manifest, &b), 0);
   if (getenv("CUJIT_UPDATE_GOLDEN")) {
     FILE *f = fopen(GOLDEN, "wb");
     assert_non_null(f);
@@ -81,7 +90,9 @@ static void writer_reproduces_golden(void **state) {
   assert_int_equal(want[8], CJ_CACHE_FORMAT);
   assert_int_equal(want[12], CJ_ENTRY_HEADER_SIZE);
   assert_memory_equal(want + 16, g.key.b, 16);
-  assert_memory_equal(want + 48, "META", 4);
+  assert_memory_equal(want + 64, "META", 4);
+  assert_int_equal(want[48], strlen(kManifest));
+  assert_memory_equal(want + n - strlen(kManifest), kManifest, strlen(kManifest));
   cj_buf_free(&b);
 }
 
@@ -118,6 +129,37 @@ static void reader_understands_golden(void **state) {
     assert_string_equal(meta.arch, "sm_90");
     assert_memory_equal(k.b, g.key.b, 16);
   }
+  /* the manifest is found by its span and checked by its own checksum */
+  {
+    uint64_t at, size;
+    assert_int_equal(cj_entry_manifest_span(data, n, &at, &size), 0);
+    assert_int_equal(size, strlen(kManifest));
+    assert_memory_equal(data + at, kManifest, size);
+    assert_int_equal(cj_entry_manifest_check(data, data + at, (size_t)size), 0);
+    assert_int_equal(cj_entry_manifest_check(data, data + at, (size_t)size - 1), 1);
+    assert_int_equal(cj_entry_manifest_span(data, n - 1, &at, &size), 1);
+  }
+}
+
+/* An entry of the format before manifests is not an entry: a miss with the reason, which
+ * the next write replaces. */
+static void old_format_is_a_miss(void **state) {
+  golden g;
+  cj_image *im = (cj_image *)1;
+  cj_deps deps = {0};
+  cj_entry_meta meta;
+  cj_key k;
+  uint64_t at, size;
+  char why[160] = "";
+  size_t n;
+  unsigned char *data = read_file(GOLDEN_V1, &n);
+  (void)state;
+  make_golden(&g);
+  assert_int_equal(cj_entry_decode(&g.key, data, n, &im, &deps, &meta, why, sizeof why), 1);
+  assert_null(im);
+  assert_non_null(strstr(why, "cache format 1"));
+  assert_int_equal(cj_entry_peek(data, n, &k, &meta), 1);
+  assert_int_equal(cj_entry_manifest_span(data, n, &at, &size), 1);
 }
 
 /* Decodes `data` expecting a rejection whose reason contains `why_part`. */
@@ -132,10 +174,13 @@ static void rejected(const unsigned char *data, size_t n, const cj_key *key, con
   if (!strstr(why, why_part)) fail_msg("reason \"%s\" lacks \"%s\"", why, why_part);
 }
 
-/* Rewrites the checksum so that only the structure can reject the entry. */
+/* Rewrites the payload's checksum (the payload being what is left before the manifest the
+ * header names) so that only the structure can reject the entry. */
 static void reseal(unsigned char *d, size_t n) {
-  uint64_t sum = cj_checksum(d, 40, d + 48, n - 48);
+  uint64_t msize = 0, sum;
   int i;
+  for (i = 0; i < 8; i++) msize |= (uint64_t)d[48 + i] << (8 * i);
+  sum = cj_checksum(d, 40, d + 64, n - 64 - msize);
   for (i = 0; i < 8; i++) d[40 + i] = (unsigned char)(sum >> (8 * i));
 }
 
@@ -146,7 +191,7 @@ static void put_le(unsigned char *p, uint64_t v, int bytes) {
 
 /* Offset of section `tag` in an entry. */
 static size_t section_at(const unsigned char *d, size_t n, const char *tag) {
-  size_t at = 48;
+  size_t at = 64;
   while (at + 16 <= n) {
     uint64_t len = 0;
     int i;
@@ -169,18 +214,40 @@ static void damaged_entries_are_rejected(void **state) {
   other = g.key;
   other.b[0] ^= 1;
   rejected(good, 0, &g.key, "is empty");
-  rejected(good, 47, &g.key, "is not a cujit cache entry");
+  rejected(good, 63, &g.key, "is not a cujit cache entry");
   rejected(good, n - 1, &g.key, "truncated");
   rejected(good, n, &other, "another key");
   memcpy(d, good, n);
-  d[n - 1] ^= 1;
+  d[n - strlen(kManifest) - 1] ^= 1; /* the payload's last byte */
   rejected(d, n, &g.key, "checksum");
   memcpy(d, good, n);
-  d[8] = 2;
-  rejected(d, n, &g.key, "cache format 2");
+  d[8] = 3;
+  rejected(d, n, &g.key, "cache format 3");
   memcpy(d, good, n);
-  d[12] = 64;
-  rejected(d, n, &g.key, "header of 64 bytes");
+  d[12] = 48;
+  rejected(d, n, &g.key, "header of 48 bytes");
+  /* a manifest size that does not fit what is there */
+  memcpy(d, good, n);
+  put_le(d + 48, n, 8);
+  rejected(d, n, &g.key, "truncated");
+  memcpy(d, good, n);
+  put_le(d + 48, (uint64_t)-1, 8);
+  rejected(d, n, &g.key, "truncated");
+  /* a damaged manifest leaves the image alone: a hit does not read it */
+  {
+    cj_image *im = NULL;
+    cj_deps deps = {0};
+    cj_entry_meta meta;
+    char why[160];
+    uint64_t at, size;
+    memcpy(d, good, n);
+    d[n - 1] ^= 1;
+    assert_int_equal(cj_entry_decode(&g.key, d, n, &im, &deps, &meta, why, sizeof why), 0);
+    cj_image_unref(im);
+    cj_deps_clear(&deps);
+    assert_int_equal(cj_entry_manifest_span(d, n, &at, &size), 0);
+    assert_int_equal(cj_entry_manifest_check(d, d + at, (size_t)size), 1);
+  }
   /* lengths that claim more than the file holds, with a valid checksum */
   memcpy(d, good, n);
   put_le(d + section_at(d, n, "PTX ") + 8, (uint64_t)1 << 62, 8);
@@ -207,9 +274,10 @@ static void damaged_entries_are_rejected(void **state) {
   reseal(d, n);
   rejected(d, n, &g.key, "malformed");
   /* every truncation of the payload, resealed with a consistent size */
-  for (at = 48; at < n; at++) {
+  for (at = 64; at < n - strlen(kManifest); at++) {
     memcpy(d, good, at);
-    put_le(d + 32, at - 48, 8);
+    put_le(d + 32, at - 64, 8);
+    put_le(d + 48, 0, 8);
     reseal(d, at);
     rejected(d, at, &g.key, "malformed");
   }
@@ -220,6 +288,7 @@ int main(void) {
       cmocka_unit_test(writer_reproduces_golden),
       cmocka_unit_test(reader_understands_golden),
       cmocka_unit_test(damaged_entries_are_rejected),
+      cmocka_unit_test(old_format_is_a_miss),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

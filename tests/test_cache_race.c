@@ -54,12 +54,12 @@ static void replaced_while_read(void **state) {
   cj_root r = {.fd = open(root, O_RDONLY | O_DIRECTORY)};
   snprintf(r.path, sizeof r.path, "%s", root);
   assert_int_equal(cj_entry_open(&r, &key, 1, &p), 0);
-  assert_true(cj_disk_write(&p, &key, a, NULL, "race.cu") > 0);
+  assert_true(cj_disk_write(&p, &key, a, NULL, "race.cu", NULL) > 0);
   writer = fork();
   assert_true(writer >= 0);
   if (writer == 0) { /* rewrite until killed */
     for (i = 0;; i++) {
-      cj_disk_write(&p, &key, i % 2 ? a : b, NULL, "race.cu");
+      cj_disk_write(&p, &key, i % 2 ? a : b, NULL, "race.cu", NULL);
       __atomic_add_fetch(writes, 1, __ATOMIC_RELAXED);
     }
   }

@@ -260,6 +260,37 @@ static void info_without_driver(void **state) {
   assert_non_null(strstr(out, "driver: no CUDA driver found"));
 }
 
+static void explain_and_verify(void **state) {
+  char out[8192], env[4300];
+  (void)state;
+  snprintf(env, sizeof env, "CUJIT_CACHE_DIR='%s/excache' CUJIT_LIBCUDA=/nonexistent/x.so", tmp);
+  assert_int_equal(cli("explain ok.cu --arch compute_80 -DEXTRA=1", env, out, sizeof out), 0);
+  assert_non_null(strstr(out, "result    miss: a compile (NVRTC) would serve it"));
+  assert_non_null(strstr(out, "nearest   none"));
+  assert_int_equal(cli("compile ok.cu --arch compute_80 -DEXTRA=1 --cache-only", env, out,
+                       sizeof out), 0);
+  assert_int_equal(cli("explain ok.cu --arch compute_80 -DEXTRA=1", env, out, sizeof out), 0);
+  assert_non_null(strstr(out, "result    hit: the disk cache would serve it"));
+  assert_int_equal(cli("explain ok.cu --arch compute_80 -DEXTRA=2", env, out, sizeof out), 0);
+  assert_non_null(strstr(out, "result    miss"));
+  assert_non_null(strstr(out, "defines"));
+  assert_non_null(strstr(out, "define 'EXTRA=2' is given now"));
+  assert_int_equal(cli("verify --all", env, out, sizeof out), 0);
+  assert_non_null(strstr(out, "match "));
+  assert_non_null(strstr(out, "1 verified of 1 entries: 1 matched"));
+  test_write_file(tmp, "hdr.h", "#define FACTOR 4\n");
+  assert_int_equal(cli("verify --sample 3", env, out, sizeof out), 0); /* skipped, not failed */
+  assert_non_null(strstr(out, "skipped"));
+  assert_non_null(strstr(out, "header 'hdr.h' changed"));
+  test_write_file(tmp, "hdr.h", "#define FACTOR 31337\n");
+  assert_int_equal(cli("explain", env, out, sizeof out), 2);
+  assert_int_equal(cli("explain ok.cu bad.cu", env, out, sizeof out), 2);
+  assert_non_null(strstr(out, "explain takes one .cu file"));
+  assert_int_equal(cli("explain missing.cu", env, out, sizeof out), 1);
+  assert_int_equal(cli("verify --sample 0", env, out, sizeof out), 2);
+  assert_int_equal(cli("verify --bogus", env, out, sizeof out), 2);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(help_and_version),
@@ -274,6 +305,7 @@ int main(void) {
       cmocka_unit_test(compile_many_files),
       cmocka_unit_test(warm_fills_the_cache),
       cmocka_unit_test(info_without_driver),
+      cmocka_unit_test(explain_and_verify),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -391,10 +391,14 @@ static void damaged_blobs(void **state) {
   reseal(b, g_size);
   assert_damaged(b, g_size, "the blob has a malformed fingerprint section");
   b[40 + fp_size - CJ_NPARTS * 20 - 4] = CJ_NPARTS;
-  /* the entry inside damaged, the blob resealed around it */
-  b[g_size - 2] ^= 1;
+  /* the entry inside damaged, the blob resealed around it: its payload, its manifest */
+  b[40 + fp_size + CJ_ENTRY_HEADER_SIZE + 20] ^= 1;
   reseal(b, g_size);
   assert_damaged(b, g_size, "the compiled module in the blob is corrupted (checksum mismatch)");
+  b[40 + fp_size + CJ_ENTRY_HEADER_SIZE + 20] ^= 1;
+  b[g_size - 2] ^= 1;
+  reseal(b, g_size);
+  assert_damaged(b, g_size, "the compiled module in the blob has a corrupted manifest");
   b[g_size - 2] ^= 1;
   reseal(b, g_size);
   assert_ok(import_with(b, g_size, kSource, "k.cu", &o));

@@ -13,8 +13,9 @@
 
 #include "compile/compile.h"
 
-/* Version of the entry format and of the key's serialisation; part of every key. */
-#define CJ_CACHE_FORMAT 1
+/* Version of the entry format and of the key's serialisation; part of every key. Format 2
+ * added the manifest (manifest.c) and the -frandom-seed every compile gets. */
+#define CJ_CACHE_FORMAT 2
 
 /* ---- key.c ---- */
 
@@ -101,6 +102,67 @@ cujit_status cj_scan_request(const cj_request *r, cj_deps **deps, char *bypass,
  * is looked at again (tests check that a scan stays linear in its input). */
 uint64_t cj_scan_bytes_examined(void);
 
+/* ---- manifest.c: what went into a key, part by part ---- */
+
+/* Bytes that are not NUL-terminated (a view into an entry, a blob or a request). */
+typedef struct cj_text {
+  const char *p;
+  size_t n;
+} cj_text;
+
+/* The option parts hashed one by one into a fingerprint and kept item by item in a
+ * manifest, in the order a difference is looked for. */
+enum {
+  CJ_PART_INCLUDE_DIRS, CJ_PART_DEFINES, CJ_PART_NVRTC_OPTIONS, CJ_PART_HEADERS,
+  CJ_PART_NAME_EXPRS, CJ_PART_TOOLKIT, CJ_NPARTS
+};
+/* "include directories", "defines", ... for messages. */
+const char *cj_part_name(int part);
+
+/* A request's parts as hashes only (what a module blob carries). */
+typedef struct cj_fingerprint {
+  cj_text nvrtc;          /* the NVRTC the key names */
+  cj_text arch;           /* the target the key names ("" for NVRTC's default) */
+  cj_text name;           /* the program name */
+  uint64_t source_len;
+  unsigned char source_hash[16];
+  uint32_t count[CJ_NPARTS];            /* how many items each part has */
+  unsigned char hash[CJ_NPARTS][16];    /* XXH3-128 of each part's serialised items */
+} cj_fingerprint;
+
+/* The fingerprint of a request whose key names `nvrtc` (strings borrowed). */
+cujit_status cj_fingerprint_of(const cj_request *r, const char *nvrtc, cj_fingerprint *fp);
+
+/* A request's parts in full (what a cache entry carries): the fingerprint's parts with
+ * their items kept, the source text, the toolkit location and the headers from disk. */
+typedef struct cj_manifest {
+  cj_text nvrtc, arch, name, cwd, source;
+  int toolkit;                      /* the toolkit's headers are searched */
+  unsigned char toolkit_env[16];    /* hash of CUDA_PATH and CUDA_HOME (when searched) */
+  uint32_t count[CJ_NPARTS];
+  cj_text part[CJ_NPARTS];          /* each item a u64 length and its bytes */
+  cj_deps deps;                     /* the present headers from disk; owned */
+} cj_manifest;
+
+/* Serialises the manifest of request r (key naming `nvrtc`, headers `deps`, may be NULL)
+ * into out. -1 when out of memory. */
+int cj_manifest_encode(const cj_request *r, const char *nvrtc, const cj_deps *deps,
+                       cj_buf *out);
+/* Parses a serialised manifest into m (views into data; deps copied): 0, 1 when malformed,
+ * -1 out of memory. Every length is checked. Free with cj_manifest_free(). */
+int cj_manifest_parse(const void *data, size_t len, cj_manifest *m);
+void cj_manifest_free(cj_manifest *m);
+/* The next item of a part (pos starts at 0): 1 with *item, 0 at the end. */
+int cj_manifest_item(cj_text part, size_t *pos, cj_text *item);
+/* Receives one difference (part is a cujit_cache_part); returns nonzero to stop. */
+typedef int (*cj_diff_fn)(int part, const char *what, const char *detail, void *user);
+/* Compares an entry's manifest `was` with a request's `now`, calling fn (may be NULL) for
+ * each difference found; returns how many. Out of memory for a message is a shorter one. */
+unsigned cj_manifest_diff(const cj_manifest *was, const cj_manifest *now, cj_diff_fn fn,
+                          void *user);
+/* 16 bytes: the hash of CUDA_PATH and CUDA_HOME that keys with the toolkit hold (key.c). */
+const unsigned char *cj_key_toolkit_env(void);
+
 /* ---- entry.c: the entry file format ---- */
 
 /* What an entry holds besides the image. */
@@ -111,12 +173,13 @@ typedef struct cj_entry_meta {
   uint64_t ptx_size, cubin_size;
 } cj_entry_meta;
 
-#define CJ_ENTRY_HEADER_SIZE 48
+#define CJ_ENTRY_HEADER_SIZE 64
 #define CJ_ENTRY_MAX_SIZE ((uint64_t)1 << 31) /* larger files are not entries */
 
-/* Serialises an image (and its present deps) under `key` into out. -1 when out of memory. */
+/* Serialises an image (and its present deps) under `key` into out, with the encoded
+ * manifest (NULL: none recorded) after the payload. -1 when out of memory. */
 int cj_entry_encode(const cj_key *key, const cj_image *im, const cj_deps *deps,
-                    const cj_entry_meta *meta, cj_buf *out);
+                    const cj_entry_meta *meta, const cj_buf *manifest, cj_buf *out);
 /* Parses and verifies an entry. Returns 0 with a new image (refs 1) and its recorded deps
  * (paths, sizes, hashes) in *deps; 1 when the bytes are not a valid entry for `key`, with
  * the reason in `why`; -1 when out of memory. Every length is checked before use. */
@@ -124,6 +187,13 @@ int cj_entry_decode(const cj_key *key, const void *data, size_t len, cj_image **
                     cj_deps *deps, cj_entry_meta *meta, char *why, size_t why_size);
 /* Reads the header and the metadata section only (for listings); 0 or 1 as above. */
 int cj_entry_peek(const void *data, size_t len, cj_key *key, cj_entry_meta *meta);
+/* Where an entry of `file_len` bytes keeps its manifest, from its header (at least
+ * CJ_ENTRY_HEADER_SIZE bytes): 0 with *offset and *size (0 when none is recorded), or 1
+ * when the header is not a valid one of this format. */
+int cj_entry_manifest_span(const void *header, uint64_t file_len, uint64_t *offset,
+                           uint64_t *size);
+/* Checks a manifest read from an entry against its header's checksum: 0, or 1. */
+int cj_entry_manifest_check(const void *header, const void *manifest, size_t size);
 
 /* ---- cachedir.c: where the disk cache lives, and whether it may be used ---- */
 
@@ -197,15 +267,23 @@ int cj_disk_read(const cj_entry_path *p, const cj_key *key, const cj_deps *expec
  * rename). Returns the bytes written, or 0 when it could not be written (warned; the
  * compile goes on). */
 uint64_t cj_disk_write(const cj_entry_path *p, const cj_key *key, const cj_image *im,
-                       const cj_deps *deps, const char *name);
+                       const cj_deps *deps, const char *name, const cj_buf *manifest);
 /* cj_disk_write in two steps, for an entry that also goes elsewhere: the entry's bytes
- * (0, or -1 when out of memory), and writing bytes as the entry (as cj_disk_write). */
+ * (0, or -1 when out of memory), and writing bytes as the entry (as cj_disk_write).
+ * `manifest` (may be NULL) is an encoded manifest (cj_manifest_encode). */
 int cj_disk_encode(const cj_key *key, const cj_image *im, const cj_deps *deps, const char *name,
-                   cj_buf *out);
+                   const cj_buf *manifest, cj_buf *out);
 uint64_t cj_disk_store(const cj_entry_path *p, const cj_buf *b);
 /* Writes bytes that already are an encoded entry (an imported module's) as cj_disk_write()
  * writes one. Returns the bytes written, or 0 (warned). */
 uint64_t cj_disk_write_bytes(const cj_entry_path *p, const void *data, size_t len);
+/* Reads the manifest of the entry p names, without its image: 0 with the bytes in *out
+ * (empty when none is recorded), 1 when there is no valid entry (its header, bounds or the
+ * manifest's checksum fail; not warned), -1 out of memory. */
+int cj_disk_read_manifest(const cj_entry_path *p, cj_buf *out);
+/* Reads the whole entry file p names (a regular file of this user's), not warned: 0 with
+ * *f, 1 with the reason in why, -1 out of memory. */
+int cj_disk_read_file(const cj_entry_path *p, cj_file *f, char *why, size_t why_size);
 /* 64 random bits (for unique file names). */
 uint64_t cj_random64(void);
 
@@ -285,6 +363,14 @@ int cj_clear(const cj_root *r, cj_prune_result *res);
 int cj_scan_dir(const cj_root *r, uint64_t *entries, uint64_t *bytes);
 /* Calls fn for every entry, least recently used first, until it returns nonzero. */
 int cj_list(const cj_root *r, cujit_cache_entry_fn fn, void *user);
+/* Every entry's key and last use (nanoseconds), least recently used first, into a new
+ * array (*keys, freed with cj_free; NULL when empty). -1 when the directory cannot be read
+ * or out of memory. */
+typedef struct cj_entry_key {
+  cj_key key;
+  int64_t mtime_ns;
+} cj_entry_key;
+int cj_entry_keys(const cj_root *r, cj_entry_key **keys, size_t *n);
 /* Prunes after a write pushed the estimated size over the limit, to 90% of it, unless
  * another process is pruning. */
 void cj_prune_auto(const cj_root *r, uint64_t max_size);
@@ -341,6 +427,16 @@ void cj_toolchain_assume(const char *id);
 /* ---- fetch.c: request -> image, through the memory cache, the disk cache, NVRTC ---- */
 
 cujit_status cj_compile(cj_request *r, cj_image **out);
+
+/* The manifest of request r, which the caller has keyed (headers `deps`), as an entry
+ * records it: -1 when out of memory or when no NVRTC is known (nothing recorded then). */
+int cj_fetch_manifest(const cj_request *r, const cj_deps *deps, cj_buf *out);
+
+/* ---- explain.c, verify.c: questioning the cache ---- */
+
+/* cujit_cache_explain() for a request made by the module layer. */
+cujit_status cj_cache_explain(cj_request *r, cujit_cache_explanation *out,
+                              cujit_cache_difference_fn fn, void *user);
 
 /* ---- adopt.c: an image compiled elsewhere, stored as if compiled here ---- */
 

@@ -107,6 +107,75 @@ int cj_disk_read(const cj_entry_path *p, const cj_key *key, const cj_deps *expec
   return rc;
 }
 
+/* ---- reading for questions (explain, verify): never warned, never a use ---- */
+
+/* Opens the entry and checks its descriptor as a hit does. fd, or -1 with why. */
+static int open_checked(const cj_entry_path *p, struct stat *st, char *why, size_t why_size) {
+  int fd = cj_file_open(p->dir, p->name, CJ_FILE_NOFOLLOW);
+  if (fd < 0) {
+    snprintf(why, why_size, "cannot be opened: %s", errno == ELOOP ? "it is a symbolic link"
+                                                                     : strerror(errno));
+    return -1;
+  }
+  if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode) || !cj_trusted(st)) {
+    snprintf(why, why_size, "is not a regular file of this user's that only this user may "
+             "write");
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+static int pread_all(int fd, void *buf, size_t n, uint64_t at) {
+  char *p = buf;
+  while (n) {
+    ssize_t got = pread(fd, p, n, (off_t)at);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return -1;
+    p += got;
+    n -= (size_t)got;
+    at += (uint64_t)got;
+  }
+  return 0;
+}
+
+int cj_disk_read_manifest(const cj_entry_path *p, cj_buf *out) {
+  unsigned char head[CJ_ENTRY_HEADER_SIZE];
+  uint64_t at, size;
+  struct stat st;
+  char why[160];
+  int fd = open_checked(p, &st, why, sizeof why), rc = 1;
+  if (fd < 0) return 1;
+  if (pread_all(fd, head, sizeof head, 0) == 0 &&
+      cj_entry_manifest_span(head, (uint64_t)st.st_size, &at, &size) == 0 &&
+      size <= CJ_ENTRY_MAX_SIZE) {
+    cj_buf_free(out);
+    if (!(out->data = cj_malloc((size_t)size + 1))) rc = -1;
+    else if (pread_all(fd, out->data, (size_t)size, at) == 0) {
+      out->len = (size_t)size;
+      out->cap = (size_t)size + 1;
+      out->data[size] = '\0';
+      rc = cj_entry_manifest_check(head, out->data, out->len);
+    }
+  }
+  close(fd);
+  return rc;
+}
+
+int cj_disk_read_file(const cj_entry_path *p, cj_file *f, char *why, size_t why_size) {
+  struct stat st;
+  cj_file_rc rc;
+  int fd = open_checked(p, &st, why, why_size);
+  if (fd < 0) return 1;
+  rc = cj_file_read_fd(fd, CJ_ENTRY_MAX_SIZE, f);
+  close(fd);
+  if (rc == CJ_FILE_NO_MEMORY) return -1;
+  if (rc == CJ_FILE_OK) return 0;
+  snprintf(why, why_size, "cannot be read (%s)",
+           rc == CJ_FILE_TOO_LARGE ? "too large to be an entry" : strerror(f->err));
+  return 1;
+}
+
 /* ---- writing ---- */
 
 uint64_t cj_random64(void) {
@@ -168,12 +237,12 @@ uint64_t cj_disk_store(const cj_entry_path *p, const cj_buf *b) {
 }
 
 int cj_disk_encode(const cj_key *key, const cj_image *im, const cj_deps *deps, const char *name,
-                   cj_buf *out) {
+                   const cj_buf *manifest, cj_buf *out) {
   cj_entry_meta meta;
   memset(&meta, 0, sizeof meta);
   snprintf(meta.name, sizeof meta.name, "%s", name);
   if (cj_nvrtc_version_cached(&meta.nvrtc_major, &meta.nvrtc_minor) == CUJIT_OK &&
-      cj_entry_encode(key, im, deps, &meta, out) == 0)
+      cj_entry_encode(key, im, deps, &meta, manifest, out) == 0)
     return 0;
   cj_buf_free(out);
   cj_debug("not caching '%s': out of memory while encoding it", name);
@@ -181,10 +250,10 @@ int cj_disk_encode(const cj_key *key, const cj_image *im, const cj_deps *deps, c
 }
 
 uint64_t cj_disk_write(const cj_entry_path *p, const cj_key *key, const cj_image *im,
-                       const cj_deps *deps, const char *name) {
+                       const cj_deps *deps, const char *name, const cj_buf *manifest) {
   cj_buf b = {0};
   uint64_t written;
-  if (cj_disk_encode(key, im, deps, name, &b) != 0) return 0;
+  if (cj_disk_encode(key, im, deps, name, manifest, &b) != 0) return 0;
   written = cj_disk_store(p, &b);
   cj_buf_free(&b);
   return written;

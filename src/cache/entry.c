@@ -1,12 +1,14 @@
 /* entry.c - the cache entry format (version CJ_CACHE_FORMAT), little-endian throughout:
  *
- *   header (48 bytes)
+ *   header (64 bytes)
  *     0  magic "CUJITKC\x1a"
  *     8  u32 format version
- *    12  u32 header size (48)
+ *    12  u32 header size (64)
  *    16  key (16 bytes: the disk key the entry was written under)
  *    32  u64 payload size
  *    40  u64 checksum: XXH3-64 of header bytes 0..39 followed by the payload
+ *    48  u64 manifest size (0: none recorded)
+ *    56  u64 manifest checksum: XXH3-64 of header bytes 48..55 followed by the manifest
  *   payload: sections in this order, each a 4-byte tag, u32 0, u64 length, then the bytes
  *     META  u32 NVRTC major, u32 NVRTC minor, u32 length + program name
  *     ARCH  target ("sm_90", "compute_90")
@@ -15,6 +17,12 @@
  *     LOG   NVRTC's log
  *     NAME  u32 count, then per name expression: u32 length + text, u32 length + lowered name
  *     DEPS  u32 count, then per header: u32 length + path, u64 size, 16-byte XXH3-128
+ *   manifest: what went into the key, part by part (manifest.c), after the payload
+ *
+ * A hit reads the payload only: the manifest has its own checksum, checked by those who
+ * read it (explaining a miss, verifying entries), and the payload's checksum leaves it out.
+ * Format 1 entries (48-byte header, no manifest) are not entries of this format: a miss,
+ * replaced by the next write.
  *
  * Decoding checks every length against what is left before using or allocating it; a
  * file that is short, long, foreign, of another version or fails its checksum is not an
@@ -99,23 +107,30 @@ static void payload(cj_buf *b, const cj_image *im, const cj_deps *deps, const cj
   end_section(b, at);
 }
 
+static void patch64(cj_buf *b, size_t at, uint64_t v) {
+  int i;
+  for (i = 0; i < 8; i++) b->data[at + (size_t)i] = (char)(unsigned char)(v >> (8 * i));
+}
+
 int cj_entry_encode(const cj_key *key, const cj_image *im, const cj_deps *deps,
-                    const cj_entry_meta *meta, cj_buf *out) {
-  uint64_t sum;
-  size_t i;
+                    const cj_entry_meta *meta, const cj_buf *manifest, cj_buf *out) {
+  size_t mlen = manifest ? manifest->len : 0, end;
   cj_buf_append(out, magic, sizeof magic);
   put32(out, CJ_CACHE_FORMAT);
   put32(out, CJ_ENTRY_HEADER_SIZE);
   cj_buf_append(out, key->b, sizeof key->b);
   put64(out, 0); /* payload size, patched below */
   put64(out, 0); /* checksum, patched below */
+  put64(out, mlen);
+  put64(out, 0); /* manifest checksum, patched below */
   payload(out, im, deps, meta);
+  end = out->len;
+  if (mlen) cj_buf_append(out, manifest->data, mlen);
   if (out->oom) return -1;
-  for (i = 0; i < 8; i++)
-    out->data[32 + i] = (char)(unsigned char)((out->len - CJ_ENTRY_HEADER_SIZE) >> (8 * i));
-  sum = cj_checksum(out->data, 40, out->data + CJ_ENTRY_HEADER_SIZE,
-                    out->len - CJ_ENTRY_HEADER_SIZE);
-  for (i = 0; i < 8; i++) out->data[40 + i] = (char)(unsigned char)(sum >> (8 * i));
+  patch64(out, 32, end - CJ_ENTRY_HEADER_SIZE);
+  patch64(out, 40, cj_checksum(out->data, 40, out->data + CJ_ENTRY_HEADER_SIZE,
+                               end - CJ_ENTRY_HEADER_SIZE));
+  patch64(out, 56, cj_checksum(out->data + 48, 8, out->data + end, mlen));
   return 0;
 }
 
@@ -241,7 +256,7 @@ static int read_payload(cj_cursor *c, cj_image *im, cj_deps *deps, cj_entry_meta
 static int check_header(const cj_key *key, const unsigned char *d, size_t len, cj_cursor *body,
                         char *why, size_t why_size) {
   cj_cursor c = {d + 8, len > 8 ? len - 8 : 0, 0};
-  uint64_t version, hsize, psize, sum;
+  uint64_t version, hsize, psize, sum, msize;
   if (len == 0) return snprintf(why, why_size, "is empty"), 1;
   if (len < CJ_ENTRY_HEADER_SIZE || memcmp(d, magic, sizeof magic) != 0)
     return snprintf(why, why_size, "is not a cujit cache entry (%zu bytes)", len), 1;
@@ -259,9 +274,11 @@ static int check_header(const cj_key *key, const unsigned char *d, size_t len, c
   c.left = len - 32;
   psize = cj_cursor_get(&c, 8);
   sum = cj_cursor_get(&c, 8);
-  if (psize != len - CJ_ENTRY_HEADER_SIZE)
-    return snprintf(why, why_size, "is truncated or padded (%zu payload bytes, the header says "
-                    "%llu)", len - CJ_ENTRY_HEADER_SIZE, (unsigned long long)psize), 1;
+  msize = cj_cursor_get(&c, 8);
+  if (psize > len - CJ_ENTRY_HEADER_SIZE || msize != len - CJ_ENTRY_HEADER_SIZE - psize)
+    return snprintf(why, why_size, "is truncated or padded (%zu bytes after the header, which "
+                    "says %llu + %llu)", len - CJ_ENTRY_HEADER_SIZE, (unsigned long long)psize,
+                    (unsigned long long)msize), 1;
   if (sum != cj_checksum(d, 40, d + CJ_ENTRY_HEADER_SIZE, (size_t)psize))
     return snprintf(why, why_size, "is corrupted (checksum mismatch)"), 1;
   body->p = d + CJ_ENTRY_HEADER_SIZE;
@@ -298,7 +315,8 @@ int cj_entry_peek(const void *data, size_t len, cj_key *key, cj_entry_meta *meta
   c.p = d + 8;
   c.left = len - 8;
   c.bad = 0;
-  if (cj_cursor_get(&c, 4) != CJ_CACHE_FORMAT || cj_cursor_get(&c, 4) != CJ_ENTRY_HEADER_SIZE) return 1;
+  if (cj_cursor_get(&c, 4) != CJ_CACHE_FORMAT || cj_cursor_get(&c, 4) != CJ_ENTRY_HEADER_SIZE)
+    return 1;
   memcpy(key->b, d + 16, 16);
   c.p = d + CJ_ENTRY_HEADER_SIZE;
   c.left = len - CJ_ENTRY_HEADER_SIZE;
@@ -309,4 +327,30 @@ int cj_entry_peek(const void *data, size_t len, cj_key *key, cj_entry_meta *meta
     if (read_arch(&c, &tmp, meta) != 0) return 1;
   }
   return 0;
+}
+
+int cj_entry_manifest_span(const void *header, uint64_t file_len, uint64_t *offset,
+                           uint64_t *size) {
+  const unsigned char *d = header;
+  cj_cursor c = {d + 8, CJ_ENTRY_HEADER_SIZE - 8, 0};
+  uint64_t psize, msize;
+  if (memcmp(d, magic, sizeof magic) != 0 || file_len < CJ_ENTRY_HEADER_SIZE) return 1;
+  if (cj_cursor_get(&c, 4) != CJ_CACHE_FORMAT || cj_cursor_get(&c, 4) != CJ_ENTRY_HEADER_SIZE)
+    return 1;
+  c.p = d + 32;
+  c.left = CJ_ENTRY_HEADER_SIZE - 32;
+  psize = cj_cursor_get(&c, 8);
+  cj_cursor_get(&c, 8);
+  msize = cj_cursor_get(&c, 8);
+  if (psize > file_len - CJ_ENTRY_HEADER_SIZE || msize != file_len - CJ_ENTRY_HEADER_SIZE - psize)
+    return 1;
+  *offset = CJ_ENTRY_HEADER_SIZE + psize;
+  *size = msize;
+  return 0;
+}
+
+int cj_entry_manifest_check(const void *header, const void *manifest, size_t size) {
+  const unsigned char *d = header;
+  cj_cursor c = {d + 56, 8, 0};
+  return cj_cursor_get(&c, 8) == cj_checksum(d + 48, 8, manifest, size) ? 0 : 1;
 }

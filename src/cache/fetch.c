@@ -156,13 +156,26 @@ static cujit_status compile_and_store(cj_request *r, const cj_root *root, waiter
     return count_disk(root, 1, 0, written), CUJIT_OK;
   }
   st = compile_now(r, deps, changed, out);
-  if (st == CUJIT_OK && !*changed)
-    written = cj_remote_write(root, p, key, *out, deps, r->name, &claim);
+  if (st == CUJIT_OK && !*changed) {
+    cj_buf manifest = {0};
+    int have = cj_fetch_manifest(r, deps, &manifest) == 0;
+    written = cj_remote_write(root, p, key, *out, deps, r->name, have ? &manifest : NULL, &claim);
+    cj_buf_free(&manifest);
+  }
   cj_remote_release(&claim);
   if (written) cj_toolchain_note(root);
   cj_lock_release(p->dir, p->lock, lock);
   count_disk(root, 0, 1, written);
   return st;
+}
+
+int cj_fetch_manifest(const cj_request *r, const cj_deps *deps, cj_buf *out) {
+  const char *nvrtc;
+  if (cj_toolchain_name(&nvrtc) != CUJIT_OK || cj_manifest_encode(r, nvrtc, deps, out) != 0) {
+    cj_buf_free(out);
+    return -1;
+  }
+  return 0;
 }
 
 /* Looks the key up with its shard open: the entry, or the lock that makes one process

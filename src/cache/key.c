@@ -123,6 +123,8 @@ static const cj_key *toolkit_env(void) {
   return &env_key;
 }
 
+const unsigned char *cj_key_toolkit_env(void) { return toolkit_env()->b; }
+
 /* Include directories, defines, options, in-memory headers and name expressions keep
  * their order: each can change which header is found, which definition wins or the order
  * of the lowered names. The program name stays in: it is __FILE__ (assert() puts it in

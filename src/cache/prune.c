@@ -277,3 +277,28 @@ int cj_list(const cj_root *r, cujit_cache_entry_fn fn, void *user) {
   cj_free(w.v);
   return 0;
 }
+
+int cj_entry_keys(const cj_root *r, cj_entry_key **keys, size_t *n) {
+  walk w;
+  size_t i, j;
+  *keys = NULL;
+  *n = 0;
+  if (walk_root(r, &w, 0) != 0) return -1;
+  if (w.n) qsort(w.v, w.n, sizeof *w.v, older_first);
+  if (w.n && !(*keys = cj_calloc(w.n, sizeof **keys))) {
+    cj_free(w.v);
+    return -1;
+  }
+  for (i = 0; i < w.n; i++) {
+    for (j = 0; j < 16; j++) {
+      int hi = w.v[i].hex[2 * j], lo = w.v[i].hex[2 * j + 1];
+      hi = hi <= '9' ? hi - '0' : hi - 'a' + 10;
+      lo = lo <= '9' ? lo - '0' : lo - 'a' + 10;
+      (*keys)[i].key.b[j] = (unsigned char)(hi << 4 | lo);
+    }
+    (*keys)[i].mtime_ns = w.v[i].mtime_ns;
+  }
+  *n = w.n;
+  cj_free(w.v);
+  return 0;
+}

@@ -338,11 +338,11 @@ static void put(cj_remote *t, const cj_root *root, const cj_key *key, const cj_b
 
 uint64_t cj_remote_write(const cj_root *root, const cj_entry_path *p, const cj_key *key,
                          const cj_image *im, const cj_deps *deps, const char *name,
-                         cj_remote_claim *claim) {
+                         const cj_buf *manifest, cj_remote_claim *claim) {
   cj_buf b = {0};
   uint64_t written = 0;
   cj_remote *t;
-  if (cj_disk_encode(key, im, deps, name, &b) == 0) {
+  if (cj_disk_encode(key, im, deps, name, manifest, &b) == 0) {
     written = cj_disk_store(p, &b);
     if ((t = acquire()) != NULL) put(t, root, key, &b);
     unref(t);
@@ -350,6 +350,42 @@ uint64_t cj_remote_write(const cj_root *root, const cj_entry_path *p, const cj_k
   cj_buf_free(&b);
   cj_remote_release(claim);
   return written;
+}
+
+int cj_remote_probe(const cj_key *key, const cj_deps *deps, char *why, size_t why_size) {
+  cj_remote *t = acquire();
+  cj_image *im = NULL;
+  cj_buf b = {0};
+  int rc;
+  if (!t) {
+    pthread_mutex_lock(&mu);
+    snprintf(why, why_size, current ? "the remote tier %s is left alone after a failure" :
+             "no remote tier is set", current ? current->name : "");
+    pthread_mutex_unlock(&mu);
+    return -1;
+  }
+  rc = t->ops->get(t, key, CJ_REMOTE_MAX_ENTRY, &b, why, why_size);
+  if (rc == CJ_REMOTE_OK) {
+    rc = check(key, deps, &b, &im, why, why_size) == 0 ? CJ_REMOTE_HIT : CJ_REMOTE_MISS;
+    if (rc == CJ_REMOTE_MISS) {
+      char reason[256];
+      snprintf(reason, sizeof reason, "%s", why);
+      snprintf(why, why_size, "the remote tier %s holds a value that %s", t->name, reason);
+    }
+  } else {
+    if (rc == CJ_REMOTE_ABSENT) snprintf(why, why_size, "the remote tier %s holds no entry "
+                                         "for it", t->name);
+    else {
+      char reason[256];
+      snprintf(reason, sizeof reason, "%s", why);
+      snprintf(why, why_size, "the remote tier %s could not be asked: %s", t->name, reason);
+    }
+    rc = CJ_REMOTE_MISS;
+  }
+  cj_image_unref(im);
+  cj_buf_free(&b);
+  unref(t);
+  return rc;
 }
 
 void cj_remote_release(cj_remote_claim *claim) {

@@ -92,7 +92,11 @@ int cj_remote_fetch(const cj_root *root, const cj_entry_path *p, const cj_key *k
  * cj_disk_write). */
 uint64_t cj_remote_write(const cj_root *root, const cj_entry_path *p, const cj_key *key,
                          const cj_image *im, const cj_deps *deps, const char *name,
-                         cj_remote_claim *claim);
+                         const cj_buf *manifest, cj_remote_claim *claim);
+/* Whether the tier holds a valid entry for key recorded with these headers, without
+ * writing anything: CJ_REMOTE_HIT, CJ_REMOTE_MISS (why says what it found), or -1 when no
+ * tier is set or it is backing off (why says which). */
+int cj_remote_probe(const cj_key *key, const cj_deps *deps, char *why, size_t why_size);
 /* Gives the claim's lock back (nothing when none is held). */
 void cj_remote_release(cj_remote_claim *claim);
 /* This process's remote counters (the remote_* fields; the others are left alone). */

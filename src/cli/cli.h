@@ -44,6 +44,11 @@ void cli_free_sources(char **files, size_t n);
 /* main.c: compiles one file as 'cujit compile' does; 0, 1 or 2. */
 int cli_run_compile(const compile_args *c, const char *input);
 
+/* explain.c: 'cujit explain' and 'cujit verify'; exit status as main's (verify: 1 when an
+ * entry did not reproduce). */
+int cli_explain(int argc, char **argv);
+int cli_verify(int argc, char **argv);
+
 /* cache.c */
 int cli_cache(int argc, char **argv);
 void cli_print_cache_line(void);

@@ -223,6 +223,8 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "compile") == 0) return cmd_compile(argc - 2, argv + 2);
   if (strcmp(cmd, "warm") == 0) return cmd_warm(argc - 2, argv + 2);
   if (strcmp(cmd, "info") == 0) return cmd_info(argc - 2, argv + 2);
+  if (strcmp(cmd, "explain") == 0) return cli_explain(argc - 2, argv + 2);
+  if (strcmp(cmd, "verify") == 0) return cli_verify(argc - 2, argv + 2);
   if (strcmp(cmd, "cache") == 0) return cli_cache(argc - 2, argv + 2);
   return cli_usage_error("unknown command '%s'", cmd);
 }

@@ -284,10 +284,38 @@ const char *cj_request_include_dir(const cj_request *r, size_t i) {
   return r->include_dirs[i];
 }
 
-/* argv: -arch, include dirs, defines, the caller's options (minus an arch), -no-cache. */
+static int has_user_prefix(const cj_request *r, const char *a, const char *b) {
+  size_t i;
+  for (i = 0; i < r->n_user_options; i++)
+    if (strncmp(r->user_options[i], a, strlen(a)) == 0 ||
+        strncmp(r->user_options[i], b, strlen(b)) == 0)
+      return 1;
+  return 0;
+}
+
+/* NVRTC makes up some names at random (its documentation of -frandom-seed says so), so
+ * that two compiles of one request could differ. Every compile gets the same seed unless
+ * the caller gave one: compiling again gives the same bytes (which cujit_cache_verify
+ * checks). One seed for all keeps the command line of sources sharing a header prefix
+ * the same, so that they share a precompiled header (pch.c); the names NVRTC makes still
+ * hold the program's name. NVRTC documents the option from version 13; an older one
+ * compiles without it. */
+static int push_seed(cj_request *r) {
+  char opt[48];
+  int major = 0, minor = 0;
+  if (has_user_prefix(r, "-frandom-seed", "--frandom-seed") ||
+      cj_nvrtc_version_cached(&major, &minor) != CUJIT_OK || major < 13)
+    return 0;
+  /* at most 32 bits: a larger number is not taken as a seed, and the names stay random */
+  snprintf(opt, sizeof opt, "-frandom-seed=%lu", 0x63756a69ul /* "cuji" */);
+  return push_arg(r, cj_strdup(opt));
+}
+
+/* argv: -arch, include dirs, defines, the caller's options (minus an arch), -no-cache,
+ * -frandom-seed. */
 static int build_argv(cj_request *r) {
   size_t i, n_inc = cj_request_include_count(r);
-  size_t max = 2 + n_inc + r->n_defines + r->n_user_options + r->n_toolkit_dirs;
+  size_t max = 3 + n_inc + r->n_defines + r->n_user_options + r->n_toolkit_dirs;
   const char *value;
   r->argv = cj_calloc(max, sizeof(char *));
   if (!r->argv) return -1;
@@ -306,7 +334,7 @@ static int build_argv(cj_request *r) {
   if (!(r->flags & CUJIT_OPT_NVRTC_CACHE) && !has_user_option(r, "-no-cache", "--no-cache") &&
       push_arg(r, cj_strdup("-no-cache")))
     return -1;
-  return 0;
+  return push_seed(r);
 }
 
 static int has_header(const cj_request *r, const char *name) {

@@ -15,7 +15,7 @@
  *     image under the disk key it was compiled under
  *
  * A part's hash covers its items each as a u64 length and bytes (headers: name, then
- * text), so that no two different lists hash the same bytes. */
+ * text), so that no two different lists hash the same bytes (cache/manifest.c). */
 #include <stdio.h>
 #include <string.h>
 
@@ -23,76 +23,11 @@
 
 static const unsigned char magic[8] = {'C', 'U', 'J', 'I', 'T', 'M', 'B', 0x1a};
 
-/* ---- fingerprints ---- */
-
 static void put_le(cj_buf *b, uint64_t v, int bytes) {
   unsigned char x[8];
   int i;
   for (i = 0; i < bytes; i++) x[i] = (unsigned char)(v >> (8 * i));
   cj_buf_append(b, x, (size_t)bytes);
-}
-
-static void put_item(cj_buf *b, const char *s) {
-  put_le(b, strlen(s), 8);
-  cj_buf_puts(b, s);
-}
-
-/* NVRTC's own cache changes how long a compile takes, never its output (as in the key). */
-static int is_nvrtc_cache_option(const char *o) {
-  return strcmp(o, "-no-cache") == 0 || strcmp(o, "--no-cache") == 0;
-}
-
-/* Serialises part `part` of r into b and returns its item count. */
-static uint32_t serialise(const cj_request *r, int part, cj_buf *b) {
-  size_t i, n = 0;
-  switch (part) {
-    case CJ_PART_INCLUDE_DIRS:
-      for (n = 0; n < cj_request_include_count(r); n++) put_item(b, cj_request_include_dir(r, n));
-      break;
-    case CJ_PART_DEFINES:
-      for (n = 0; n < r->n_defines; n++) put_item(b, r->defines[n]);
-      break;
-    case CJ_PART_NVRTC_OPTIONS:
-      for (i = 0; i < r->n_user_options; i++)
-        if (!is_nvrtc_cache_option(r->user_options[i])) put_item(b, r->user_options[i]), n++;
-      break;
-    case CJ_PART_HEADERS:
-      for (n = 0; n < r->n_headers; n++) {
-        put_item(b, r->headers[n].name);
-        put_item(b, r->headers[n].source);
-      }
-      break;
-    case CJ_PART_NAME_EXPRS:
-      for (n = 0; n < r->n_name_exprs; n++) put_item(b, r->name_exprs[n]);
-      break;
-    default: /* CJ_PART_TOOLKIT */
-      n = r->toolkit != 0;
-      break;
-  }
-  return (uint32_t)n;
-}
-
-cujit_status cj_fingerprint_of(const cj_request *r, const char *nvrtc, cj_fingerprint *fp) {
-  cj_buf b = {0};
-  int part;
-  memset(fp, 0, sizeof *fp);
-  fp->nvrtc.p = nvrtc;
-  fp->nvrtc.n = strlen(nvrtc);
-  fp->arch.p = r->arch;
-  fp->arch.n = strlen(r->arch);
-  fp->name.p = r->name;
-  fp->name.n = strlen(r->name);
-  fp->source_len = r->source_len;
-  cj_hash128(r->source, r->source_len, fp->source_hash);
-  for (part = 0; part < CJ_NPARTS; part++) {
-    b.len = 0;
-    fp->count[part] = serialise(r, part, &b);
-    if (b.oom) break;
-    cj_hash128(b.data ? b.data : "", b.len, fp->hash[part]);
-  }
-  part = b.oom;
-  cj_buf_free(&b);
-  return part ? cj_fail_oom("fingerprinting a module") : CUJIT_OK;
 }
 
 /* ---- writing ---- */

@@ -10,30 +10,8 @@
 #define CJ_BLOB_FORMAT 1
 #define CJ_BLOB_HEADER_SIZE 40
 
-/* The option parts a fingerprint hashes one by one, in the order a mismatch is looked for. */
-enum {
-  CJ_PART_INCLUDE_DIRS, CJ_PART_DEFINES, CJ_PART_NVRTC_OPTIONS, CJ_PART_HEADERS,
-  CJ_PART_NAME_EXPRS, CJ_PART_TOOLKIT, CJ_NPARTS
-};
-
-/* Bytes that are not NUL-terminated (a view into a blob, or into a request). */
-typedef struct cj_text {
-  const char *p;
-  size_t n;
-} cj_text;
-
-typedef struct cj_fingerprint {
-  cj_text nvrtc;          /* the NVRTC the key names */
-  cj_text arch;           /* the target the key names ("" for NVRTC's default) */
-  cj_text name;           /* the program name */
-  uint64_t source_len;
-  unsigned char source_hash[16];
-  uint32_t count[CJ_NPARTS];            /* how many items each part has */
-  unsigned char hash[CJ_NPARTS][16];    /* XXH3-128 of each part's serialised items */
-} cj_fingerprint;
-
-/* The fingerprint of a request whose key names `nvrtc` (strings borrowed). */
-cujit_status cj_fingerprint_of(const cj_request *r, const char *nvrtc, cj_fingerprint *fp);
+/* The fingerprint (cj_fingerprint, cj_fingerprint_of) is the cache layer's (cache/manifest.c):
+ * an entry's manifest keeps the same parts in full. */
 
 /* A blob of the fingerprint and an encoded entry into out. -1 when out of memory. */
 int cj_blob_build(const cj_fingerprint *fp, const cj_buf *entry, cj_buf *out);

@@ -78,13 +78,17 @@ static cujit_status encode(const cujit_module *m, const cj_request *r, const key
                            cj_buf *out) {
   cj_fingerprint fp;
   cj_entry_meta meta;
-  cj_buf entry = {0};
+  cj_buf entry = {0}, manifest = {0};
   cujit_status st = cj_fingerprint_of(r, k->nvrtc, &fp);
   if (st != CUJIT_OK) return st;
   entry_meta(m, &meta);
-  if (cj_entry_encode(&k->dkey, m->image, k->deps, &meta, &entry) != 0 ||
+  /* the entry keeps its manifest, so that an importer's disk cache can explain and verify
+   * it as one of its own */
+  if (cj_manifest_encode(r, k->nvrtc, k->deps, &manifest) != 0 ||
+      cj_entry_encode(&k->dkey, m->image, k->deps, &meta, &manifest, &entry) != 0 ||
       cj_blob_build(&fp, &entry, out) != 0)
     st = cj_fail_oom("exporting a module");
+  cj_buf_free(&manifest);
   cj_buf_free(&entry);
   return st;
 }
@@ -130,6 +134,14 @@ typedef struct received {
   cj_deps deps;           /* the headers its compile read, as the entry records them */
 } received;
 
+/* The entry goes into the disk cache as it came: its manifest is checked here, as a
+ * hit never checks it. */
+static int manifest_ok(const unsigned char *entry, size_t len) {
+  uint64_t at, size;
+  return cj_entry_manifest_span(entry, len, &at, &size) == 0 &&
+         cj_entry_manifest_check(entry, entry + at, (size_t)size) == 0;
+}
+
 static cujit_status receive(const void *blob, size_t size, received *got) {
   cj_entry_meta meta;
   char why[256];
@@ -144,6 +156,9 @@ static cujit_status receive(const void *blob, size_t size, received *got) {
   CJ_CHECK(rc <= 0, CUJIT_ERROR_INVALID_VALUE,
            "cujit_module_import: the compiled module in the blob %s; export it again "
            "with the same cujit version", why);
+  CJ_CHECK(manifest_ok(got->entry, got->entry_len), CUJIT_ERROR_INVALID_VALUE,
+           "cujit_module_import: the compiled module in the blob has a corrupted manifest "
+           "(checksum mismatch); pass all the bytes cujit_module_export() gave, unchanged");
   cj_entry_peek(got->entry, got->entry_len, &got->key, &meta);
   return CUJIT_OK;
 }
@@ -180,10 +195,6 @@ static cujit_status choose_nvrtc(const cj_fingerprint *theirs) {
 }
 
 /* ---- import: what differs ---- */
-
-static const char *const part_names[CJ_NPARTS] = {
-  "include directories", "defines", "NVRTC options", "in-memory headers", "name expressions",
-  "toolkit include directories searched (CUJIT_OPT_NO_TOOLKIT_INCLUDES)"};
 
 static int same_text(cj_text a, cj_text b) {
   return a.n == b.n && (!a.n || memcmp(a.p, b.p, a.n) == 0);
@@ -254,7 +265,7 @@ static void what_differs(const cj_fingerprint *theirs, const cj_fingerprint *our
     if (theirs->count[part] == ours->count[part] &&
         memcmp(theirs->hash[part], ours->hash[part], 16) == 0)
       continue;
-    snprintf(out, size, "the %s differ (the blob's: %u; here: %u%s)", part_names[part],
+    snprintf(out, size, "the %s differ (the blob's: %u; here: %u%s)", cj_part_name(part),
              (unsigned)theirs->count[part], (unsigned)ours->count[part],
              theirs->count[part] == ours->count[part] ? ", other values" : "");
     return;

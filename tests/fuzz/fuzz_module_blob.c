@@ -50,9 +50,11 @@ static void reseal(uint8_t *b, size_t size) {
   put64(b + 16, fsize);
   put64(b + 24, esize);
   e = b + CJ_BLOB_HEADER_SIZE + fsize;
-  if (esize >= CJ_ENTRY_HEADER_SIZE) {
+  if (esize >= CJ_ENTRY_HEADER_SIZE) { /* all payload, no manifest */
     put64(e + 32, esize - CJ_ENTRY_HEADER_SIZE);
     put64(e + 40, cj_checksum(e, 40, e + CJ_ENTRY_HEADER_SIZE, esize - CJ_ENTRY_HEADER_SIZE));
+    put64(e + 48, 0);
+    put64(e + 56, cj_checksum(e + 48, 8, e + esize, 0));
   }
   put64(b + 32, cj_checksum(b, 32, b + CJ_BLOB_HEADER_SIZE, size - CJ_BLOB_HEADER_SIZE));
 }

@@ -1,0 +1,167 @@
+/* explain.c - why a request is a hit or a miss: its keys computed as a compile computes
+ * them, the tiers asked in a compile's order (memory, disk, remote) without compiling or
+ * writing anything, and on a miss the disk entry whose manifest is nearest to the
+ * request's (fewest differences; the most recently used among equals) compared with it
+ * part by part. Only the manifests are read (manifest.c), never the images. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cache/cache.h"
+#include "cache/remote.h"
+
+typedef struct relay {
+  cujit_cache_difference_fn fn;
+  void *user;
+} relay;
+
+static int relay_one(int part, const char *what, const char *detail, void *user) {
+  relay *r = user;
+  cujit_cache_difference d;
+  d.size = sizeof d;
+  d.part = (cujit_cache_part)part;
+  d.what = what;
+  d.detail = detail;
+  return r->fn ? r->fn(&d, r->user) : 0;
+}
+
+/* The manifest of entry `key` into buf and m: 0, or nonzero when it has none usable. */
+static int entry_manifest(const cj_root *root, const cj_key *key, cj_buf *buf, cj_manifest *m) {
+  cj_entry_path p;
+  int rc;
+  if (cj_entry_open(root, key, 0, &p) != 0) return 1;
+  rc = cj_disk_read_manifest(&p, buf);
+  cj_entry_close(&p);
+  if (rc != 0 || !buf->len) return rc ? rc : 1;
+  return cj_manifest_parse(buf->data, buf->len, m);
+}
+
+/* Compares every entry's manifest with ours; the nearest is described in e and its
+ * differences go to fn. -1 out of memory. */
+static int nearest(const cj_root *root, const cj_manifest *ours, cujit_cache_explanation *e,
+                   relay *to) {
+  cj_entry_key *keys = NULL;
+  cj_buf buf = {0};
+  cj_manifest m;
+  size_t n = 0, i, best = 0;
+  unsigned fewest = ~0u, count;
+  int rc = 0;
+  if (cj_entry_keys(root, &keys, &n) != 0) return 0; /* an unreadable directory: no nearest */
+  for (i = 0; i < n; i++) {
+    if ((rc = entry_manifest(root, &keys[i].key, &buf, &m)) < 0) break;
+    if (rc > 0) continue;
+    e->entries++;
+    count = cj_manifest_diff(&m, ours, NULL, NULL);
+    cj_manifest_free(&m);
+    if (count <= fewest) { /* oldest first: an equal count later is a more recent use */
+      fewest = count;
+      best = i;
+    }
+  }
+  rc = rc < 0 ? -1 : 0;
+  if (rc == 0 && e->entries && entry_manifest(root, &keys[best].key, &buf, &m) == 0) {
+    e->has_nearest = 1;
+    cj_key_hex(&keys[best].key, e->nearest_key);
+    snprintf(e->nearest_name, sizeof e->nearest_name, "%.*s", (int)m.name.n, m.name.p);
+    snprintf(e->nearest_arch, sizeof e->nearest_arch, "%.*s", (int)m.arch.n, m.arch.p);
+    e->differences = cj_manifest_diff(&m, ours, relay_one, to);
+    cj_manifest_free(&m);
+  }
+  cj_buf_free(&buf);
+  cj_free(keys);
+  return rc;
+}
+
+/* The disk cache, then the remote tier: sets e->tier and, for a miss, e->reason. */
+static void ask_tiers(const cj_root *root, const cj_key *dkey, const cj_deps *deps,
+                      cujit_cache_explanation *e) {
+  char why[400] = "";
+  cj_entry_path p;
+  cj_image *im = NULL;
+  int rc = CJ_DISK_ABSENT;
+  if (cj_entry_open(root, dkey, 0, &p) == 0) {
+    rc = cj_disk_read(&p, dkey, deps, &im);
+    cj_entry_close(&p);
+  }
+  cj_image_unref(im);
+  if (rc == CJ_DISK_HIT) {
+    e->hit = 1;
+    e->tier = CUJIT_CACHE_TIER_DISK;
+    return;
+  }
+  if (cj_remote_probe(dkey, deps, why, sizeof why) == CJ_REMOTE_HIT) {
+    e->hit = 1;
+    e->tier = CUJIT_CACHE_TIER_REMOTE;
+    return;
+  }
+  e->tier = CUJIT_CACHE_TIER_COMPILE;
+  snprintf(e->reason, sizeof e->reason, "%s; %s",
+           rc == CJ_DISK_INVALID ? "the disk entry under this key is not valid (it is replaced "
+                                   "by the next compile)"
+                                 : "the disk cache holds no entry under this key", why);
+}
+
+/* 1 when this process's memory cache holds the request with its headers unchanged. */
+static int in_memory(const cj_key *rkey) {
+  cj_deps *held = NULL;
+  cj_image *im = cj_memcache_get(rkey, NULL, &held);
+  int ok = im && cj_deps_fresh(held);
+  cj_image_unref(im);
+  cj_deps_destroy(held);
+  return ok;
+}
+
+static cujit_status on_disk(cj_request *r, const char *nvrtc, const cj_key *dkey,
+                            const cj_deps *deps, cujit_cache_explanation *e, relay *to) {
+  cj_root root;
+  cj_buf buf = {0};
+  cj_manifest ours;
+  int rc = 0;
+  if (cj_root_open(&root, 0) != 0) {
+    e->tier = CUJIT_CACHE_TIER_COMPILE;
+    snprintf(e->reason, sizeof e->reason, "there is no usable disk cache%s",
+             cj_cache_disabled() ? " (env CUJIT_CACHE turns it off)" : "");
+    return CUJIT_OK;
+  }
+  ask_tiers(&root, dkey, deps, e);
+  if (!e->hit) {
+    if (cj_manifest_encode(r, nvrtc, deps, &buf) != 0) rc = -1;
+    else if ((rc = cj_manifest_parse(buf.data, buf.len, &ours)) == 0) {
+      rc = nearest(&root, &ours, e, to);
+      cj_manifest_free(&ours);
+    }
+  }
+  cj_buf_free(&buf);
+  cj_root_close(&root);
+  return rc < 0 ? cj_fail_oom("explaining a cache lookup") : CUJIT_OK;
+}
+
+cujit_status cj_cache_explain(cj_request *r, cujit_cache_explanation *e,
+                              cujit_cache_difference_fn fn, void *user) {
+  relay to = {fn, user};
+  const char *nvrtc;
+  cj_deps *deps = NULL;
+  cj_key rkey, dkey;
+  cujit_status st;
+  if (r->flags & CUJIT_OPT_NO_CACHE) {
+    snprintf(e->reason, sizeof e->reason, "CUJIT_OPT_NO_CACHE (--no-cache) bypasses the cache");
+    return CUJIT_OK;
+  }
+  CJ_TRY(cj_toolchain_name(&nvrtc));
+  CJ_TRY(cj_key_request(r, &rkey));
+  CJ_TRY(cj_scan_request(r, &deps, e->reason, sizeof e->reason));
+  if (e->reason[0]) { /* tier UNCACHED */
+    cj_deps_destroy(deps);
+    return CUJIT_OK;
+  }
+  cj_key_disk(&rkey, deps, &dkey);
+  cj_key_hex(&dkey, e->key);
+  if (in_memory(&rkey)) {
+    e->hit = 1;
+    e->tier = CUJIT_CACHE_TIER_MEMORY;
+    st = CUJIT_OK;
+  } else {
+    st = on_disk(r, nvrtc, &dkey, deps, e, &to);
+  }
+  cj_deps_destroy(deps);
+  return st;
+}
