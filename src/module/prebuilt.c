@@ -287,7 +287,12 @@ static cujit_status bundle_check(const unsigned char *p, size_t size, const char
     cj_prebuilt_kind kind;
     if (parts[i].kind == CJ_BE_CUBIN) {
       snprintf(why, sizeof why, "%s entry %zu", name, i);
-      st = elf_check(parts[i].data, parts[i].size, why, one, sizeof one);
+      if (parts[i].size < 4 || memcmp(parts[i].data, "\177ELF", 4) != 0) {
+        snprintf(why, sizeof why, "has a CUBIN entry %zu that is not an ELF file", i);
+        st = bundle_fail(name, why);
+      } else {
+        st = elf_check(parts[i].data, parts[i].size, why, one, sizeof one);
+      }
       kind = CJ_PREBUILT_CUBIN;
     } else if (parts[i].kind == CJ_BE_PTX) {
       if (!ptx_check(parts[i].data, parts[i].size, one, sizeof one)) {
