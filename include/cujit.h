@@ -263,12 +263,21 @@ CUJIT_API cujit_status cujit_module_from_source(cujit_module **out, const char *
 CUJIT_API cujit_status cujit_module_from_file(cujit_module **out, const char *path,
                                               const cujit_options *opts);
 
-/** Makes a module from code built elsewhere (nvcc -ptx, -cubin or -fatbin, NVRTC, or files
- *  shipped beside the program), as CuPy's RawModule(path=...) and PyCUDA's
- *  module_from_buffer() do. The kind is told from the bytes themselves: an ELF file is a
- *  CUBIN, a fatbin is known by its header, and text with .version and .target directives
- *  is PTX (trailing NULs are ignored). Neither NVRTC nor the cache is involved, and no GPU
- *  is needed until the first kernel or variable lookup.
+/** Makes a module from code built elsewhere (nvcc -ptx, -cubin or -fatbin, NVRTC, a cujit
+ *  bundle, or files shipped beside the program), as CuPy's RawModule(path=...) and
+ *  PyCUDA's module_from_buffer() do. The kind is told from the bytes themselves: an ELF
+ *  file is a CUBIN, a fatbin and a cujit bundle (cujit_bundle_from_source(), `cujit
+ *  compile --arch sm_80,sm_90`) are known by their headers, and text with .version and
+ *  .target directives is PTX (trailing NULs are ignored). Neither NVRTC nor the cache is
+ *  involved, and no GPU is needed until the first kernel or variable lookup.
+ *  A fatbin or bundle holds code for several GPUs. When it is loaded on a device, cujit
+ *  chooses the entry: the CUBIN built for exactly that device, else the newest CUBIN of
+ *  the same major version and an older minor one (sm_80 code on an sm_86 device; an
+ *  "a" CUBIN only on its own device), else the newest PTX no newer than the device,
+ *  compiled by the driver's JIT. It logs its choice at CUJIT_LOG_INFO and
+ *  cujit_module_loaded_as() tells it. A module loads at most one CUBIN and one PTX entry:
+ *  on a second device that neither runs, the lookup fails with CUJIT_ERROR_LOAD (make a
+ *  second module of the same bytes for it).
  *  The module then behaves as a compiled one: cujit_module_get_function() finds kernels by
  *  plain name ("multiply_them", also without extern "C"; "ns::kernel") or symbol, with the
  *  same NOT_FOUND and AMBIGUOUS errors; variables are found by name; launches are checked
@@ -283,27 +292,92 @@ CUJIT_API cujit_status cujit_module_from_file(cujit_module **out, const char *pa
  *  cujit_function_set_signature() before cujit_call() or binding.
  *  cujit_module_ptx() gives the PTX for PTX input, "" otherwise; cujit_module_cubin() the
  *  CUBIN for CUBIN input, NULL otherwise; cujit_module_arch() what the bytes were built
- *  for ("compute_90" for PTX, "sm_90" for a CUBIN, the entries of a fatbin, e.g.
- *  "sm_80 compute_80 sm_90"); cujit_module_log() "".
+ *  for ("compute_90" for PTX, "sm_90" for a CUBIN, the entries of a fatbin or bundle, e.g.
+ *  "sm_80 compute_80 sm_90", as far as 31 characters hold them); cujit_module_log() "".
  *  @param out   receives the module; owned by the caller, free with cujit_module_destroy().
  *  @param data  the bytes; copied, so they need live only during the call.
  *  @param size  their number.
- *  @param name  shown in messages (copied); NULL means "image.ptx", "image.cubin" or
- *               "image.fatbin" after the kind found.
+ *  @param name  shown in messages (copied); NULL means "image.ptx", "image.cubin",
+ *               "image.fatbin" or "image.bundle" after the kind found.
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_SOURCE for NULL or empty data, a truncated or
- *          damaged ELF or fatbin header, an ELF file that is not a CUBIN (another machine,
- *          32-bit, big-endian), or bytes of none of the three kinds, saying which;
+ *          damaged ELF or fatbin header, a damaged bundle (truncated, a bad magic, version
+ *          or checksum, entries outside it or overlapping, counts it cannot hold), an ELF
+ *          file that is not a CUBIN (another machine, 32-bit, big-endian), or bytes of none
+ *          of the four kinds, saying which;
  *          CUJIT_ERROR_INVALID_VALUE when out is NULL; CUJIT_ERROR_OUT_OF_MEMORY. */
 CUJIT_API cujit_status cujit_module_from_image(cujit_module **out, const void *data, size_t size,
                                                const char *name);
 
-/** Reads a PTX, CUBIN or fatbin file and makes a module of it as cujit_module_from_image()
+/** Reads a PTX, CUBIN, fatbin or bundle file and makes a module of it as cujit_module_from_image()
  *  does, named by the path (a .cu file goes to cujit_module_from_file()). The file is
  *  opened without blocking and must be a regular file of at most 1 GiB.
  *  @return as cujit_module_from_image(), plus CUJIT_ERROR_FILE naming the file when it
  *          cannot be opened or read, or is a FIFO, a device, a directory or too large;
  *          CUJIT_ERROR_INVALID_SOURCE when it is empty. */
 CUJIT_API cujit_status cujit_module_from_image_file(cujit_module **out, const char *path);
+
+/** What a module loaded on device `device` (an ordinal below 64): "CUBIN sm_90" when a
+ *  CUBIN was loaded there, "PTX compute_100 (JIT)" when PTX was compiled for it by the
+ *  driver's JIT. For a fatbin or bundle this is the entry cujit chose (see
+ *  cujit_module_from_image()); for a compiled module, its CUBIN or its PTX.
+ *  @return a string owned by the module, or NULL when nothing is loaded there yet (the
+ *          first kernel or variable lookup on the device loads it) or mod is NULL. */
+CUJIT_API const char *cujit_module_loaded_as(cujit_module *mod, int device);
+
+/** Compiles `source` ahead of time for several GPUs into one bundle (cujit's own
+ *  container, described in docs/bundle.md): for each target in `archs`, its CUBIN
+ *  ("sm_90"; none for "compute_90"), PTX for the newest target and for each compute_XX
+ *  one, and what warms a cache (cujit_bundle_warm()): per target the blob
+ *  cujit_module_export() makes, and the source, name and options once. Load a bundle with
+ *  cujit_module_from_image(); `cujit info FILE` lists it. Each target is compiled as
+ *  cujit_module_from_source() with opts->arch set to it would, through the cache.
+ *  @param out    receives the bytes; owned by the caller, free with cujit_free().
+ *  @param size   receives their number.
+ *  @param name   as for cujit_module_from_source(): part of every target's cache key.
+ *  @param opts   NULL for defaults; its arch is ignored (each of `archs` is used).
+ *  @param archs  "sm_XX" or "compute_XX" targets (suffixes as for cujit_options.arch),
+ *                each once; at most 64.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for NULL out, size or archs, or narchs 0;
+ *          CUJIT_ERROR_INVALID_OPTION for a target given twice or not of those forms (or
+ *          that this NVRTC cannot compile for); the compile's failure for any target, as
+ *          cujit_module_from_source() returns it (CUJIT_ERROR_COMPILE with NVRTC's log);
+ *          CUJIT_ERROR_OUT_OF_MEMORY. */
+CUJIT_API cujit_status cujit_bundle_from_source(void **out, size_t *size, const char *source,
+                                                const char *name, const cujit_options *opts,
+                                                const char *const *archs, size_t narchs);
+
+/** cujit_bundle_from_source() for a .cu file, compiled as cujit_module_from_file() does
+ *  (the path as its name, its directory first on the include path): a later
+ *  cujit_module_from_file() of the same path and options, or `cujit compile`, from the same
+ *  directory is a cache hit on a machine the bundle warmed. @return as
+ *  cujit_bundle_from_source(), plus CUJIT_ERROR_FILE when the file cannot be read. */
+CUJIT_API cujit_status cujit_bundle_from_file(void **out, size_t *size, const char *path,
+                                              const cujit_options *opts,
+                                              const char *const *archs, size_t narchs);
+
+/** Warms this machine's cache from a bundle made from source: each target's cache entry is
+ *  stored in the memory and disk caches exactly as cujit_module_import() stores a blob,
+ *  after its key is computed again here from the bundle's source, name and options with
+ *  this machine's NVRTC and headers (a source that includes headers from disk needs them
+ *  at the same paths). An entry whose key differs is not stored, and the first refusal is
+ *  returned saying which part differs (NVRTC, a header, an option, ...); the other targets
+ *  are still stored. Needs no GPU. The entries are stored even when the bundle was made
+ *  with CUJIT_OPT_NO_CACHE; nothing is stored to disk when the disk cache is off
+ *  (CUJIT_CACHE=0).
+ *  @param stored  receives how many targets were stored (may be NULL).
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for NULL or empty data, a damaged bundle
+ *          (saying how), one not made from source (no source, options or entries), or a
+ *          refused entry (saying which part differs); CUJIT_ERROR_OUT_OF_MEMORY. */
+CUJIT_API cujit_status cujit_bundle_warm(const void *data, size_t size, size_t *stored);
+
+/** Describes PTX, a CUBIN, a fatbin or a bundle in lines of text for people (`cujit info
+ *  FILE`): its kind and size, and each entry of a fatbin or bundle with its target and
+ *  size (a bundle's cache entries with their keys and NVRTC, its source and options).
+ *  @param name  names the bytes in messages (a file's path); NULL means "image".
+ *  @param text  receives NUL-terminated text; owned by the caller, free with cujit_free().
+ *  @return CUJIT_OK, or as cujit_module_from_image() for bytes it cannot read. */
+CUJIT_API cujit_status cujit_image_describe(const void *data, size_t size, const char *name,
+                                            char **text);
 
 /** Frees the module, its loaded device images and every cujit_function and bound
  *  function pointer obtained from it. NULL is fine. Must not race with launches of its

@@ -206,7 +206,18 @@ static void bad_usage_exits_2(void **state) {
   assert_non_null(strstr(out, "not supported"));
   assert_int_equal(cli("compile ok.cu -DEXTRA=1 --arch compute_80 -- -no-such-flag", NULL, out, sizeof out), 2);
   assert_non_null(strstr(out, "-no-such-flag"));
-  assert_int_equal(cli("info extra", NULL, out, sizeof out), 2);
+  assert_int_equal(cli("info one two", NULL, out, sizeof out), 2);
+  assert_non_null(strstr(out, "info takes at most one file"));
+  assert_int_equal(cli("compile ok.cu --bundle", NULL, out, sizeof out), 2);
+  assert_non_null(strstr(out, "--bundle needs its targets"));
+  assert_int_equal(cli("compile ok.cu --cubin --arch sm_80,sm_90", NULL, out, sizeof out), 2);
+  assert_non_null(strstr(out, "a bundle (--arch with several targets"));
+  assert_int_equal(cli("compile ok.cu --arch sm_80,,sm_90", NULL, out, sizeof out), 2);
+  assert_non_null(strstr(out, "--arch has an empty target"));
+  assert_int_equal(cli("compile ok.cu --arch sm_80,sm_80", NULL, out, sizeof out), 2);
+  assert_non_null(strstr(out, "target 'sm_80' is given twice"));
+  assert_int_equal(cli("warm --bundle", NULL, out, sizeof out), 2);
+  assert_non_null(strstr(out, "warm --bundle takes one bundle file"));
 }
 
 /* Several files: each compiled in a child process, -j at a time; outputs named after

@@ -115,8 +115,8 @@ static void kinds_told_apart_by_content(void **state) {
   assert_ok(cujit_module_from_image(&m, ptx, strlen(ptx), NULL));
   assert_string_equal(cujit_module_arch(m), "compute_75");
   cujit_module_destroy(m);
-  refused(no_target, strlen(no_target), "'bad.bin' (30 bytes) is neither PTX, a CUBIN nor a "
-          "fatbin: expected PTX text with .version and .target directives");
+  refused(no_target, strlen(no_target), "'bad.bin' (30 bytes) is neither PTX, a CUBIN, a fatbin "
+          "nor a cujit bundle: expected PTX text with .version and .target directives");
   refused(cu, strlen(cu), "CUDA C source goes to cujit_module_from_source");
   refused(nul_inside, sizeof nul_inside, "is neither PTX");
   refused("\177EL", 3, "is neither PTX"); /* too short to be ELF */
@@ -133,7 +133,8 @@ static void null_empty_and_garbage(void **state) {
                        "data is empty (size 0)");
   assert_status_detail(cujit_module_from_image(NULL, "x", 1, "x"), CUJIT_ERROR_INVALID_VALUE,
                        "out is NULL");
-  refused(garbage, sizeof garbage, "'bad.bin' (8 bytes) is neither PTX, a CUBIN nor a fatbin");
+  refused(garbage, sizeof garbage, "'bad.bin' (8 bytes) is neither PTX, a CUBIN, a fatbin nor a "
+          "cujit bundle");
   m = (cujit_module *)1;
   assert_status_detail(cujit_module_from_image(&m, garbage, sizeof garbage, NULL),
                        CUJIT_ERROR_INVALID_SOURCE, "'image' (8 bytes)");
@@ -241,7 +242,7 @@ static void files_regular_fifo_missing(void **state) {
   assert_int_equal(mkfifo(fifo, 0600), 0);
   assert_status_detail(cujit_module_from_image_file(&m, fifo), CUJIT_ERROR_FILE,
                        "fifo.cubin' is a FIFO (named pipe), not a regular file; give the path of a PTX, "
-                       "CUBIN or fatbin file");
+                       "CUBIN, fatbin or bundle file");
   assert_null(m);
   assert_status_detail(cujit_module_from_image_file(&m, tmp), CUJIT_ERROR_FILE,
                        "is a directory, not a regular file");
@@ -254,7 +255,7 @@ static void files_regular_fifo_missing(void **state) {
   assert_int_equal(test_write_file(tmp, "empty.ptx", ""), 0);
   snprintf(path, sizeof path, "%s/empty.ptx", tmp);
   assert_status_detail(cujit_module_from_image_file(&m, path), CUJIT_ERROR_INVALID_SOURCE,
-                       "empty.ptx' is empty; it must hold PTX, a CUBIN or a fatbin");
+                       "empty.ptx' is empty; it must hold PTX, a CUBIN, a fatbin or a cujit bundle");
   assert_int_equal(test_write_file(tmp, "k.cu", kPrebuiltSrc), 0);
   snprintf(path, sizeof path, "%s/k.cu", tmp);
   assert_status_detail(cujit_module_from_image_file(&m, path), CUJIT_ERROR_INVALID_SOURCE,

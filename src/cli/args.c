@@ -66,8 +66,12 @@ int cli_parse_options(int argc, char **argv, compile_args *c, int need_input) {
       break;
     } else if (strcmp(a, "--ptx") == 0) {
       c->cubin = 0;
+      c->kind_given = 1;
     } else if (strcmp(a, "--cubin") == 0) {
       c->cubin = 1;
+      c->kind_given = 1;
+    } else if (strcmp(a, "--bundle") == 0) {
+      c->bundle = 1;
     } else if (strcmp(a, "--no-cache") == 0) {
       c->flags |= CUJIT_OPT_NO_CACHE;
     } else if (strcmp(a, "--cache-only") == 0) {
@@ -103,6 +107,12 @@ int cli_parse_options(int argc, char **argv, compile_args *c, int need_input) {
                   "input (or use --cache-only)", "-o");
   if (c->flags & CUJIT_OPT_NO_CACHE && c->cache_only)
     return bad(c, "%s", "--cache-only and --no-cache together would do nothing");
+  if (c->arch && strchr(c->arch, ',')) c->bundle = 1;
+  if (c->bundle && !c->arch)
+    return bad(c, "%s needs its targets: --arch sm_80,sm_90,...", "--bundle");
+  if (c->bundle && c->kind_given)
+    return bad(c, "%s writes one target's code; a bundle (--arch with several targets, or "
+                  "--bundle) holds CUBINs and PTX", c->cubin ? "--cubin" : "--ptx");
   return 0;
 }
 

@@ -19,6 +19,8 @@ typedef struct compile_args {
   size_t n_inputs;
   const char *output, *arch;
   int cubin;
+  int kind_given; /* --ptx or --cubin was given */
+  int bundle;     /* write a bundle: --bundle, or --arch with several targets */
   int cache_only; /* compile into the cache, write no output file */
   int jobs;       /* files compiled at once (0: one per processor) */
   double time_limit_s; /* seconds each compile may take (0: no limit) */
@@ -48,6 +50,17 @@ int cli_run_compile(const compile_args *c, const char *input);
  * entry did not reproduce). */
 int cli_explain(int argc, char **argv);
 int cli_verify(int argc, char **argv);
+
+/* main.c: writes the bytes to `path` ("-" for stdout); 0, or 1 after printing why. */
+int cli_write_output(const char *path, const void *data, size_t size);
+/* FILE's base name with its extension replaced by ext (malloc'd), or NULL. */
+char *cli_default_output(const char *input, const char *ext);
+
+/* bundle.c: 'cujit compile --arch A,B,...' for one file (0, 1 or 2); 'cujit info FILE';
+ * 'cujit warm --bundle FILE'. */
+int cli_run_bundle(const compile_args *c, const char *input);
+int cli_info_file(const char *path);
+int cli_warm_bundle(int argc, char **argv);
 
 /* cache.c */
 int cli_cache(int argc, char **argv);

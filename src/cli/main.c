@@ -11,7 +11,8 @@ static const char usage_text[] =
     "usage: cujit <command> [arguments]\n"
     "\n"
     "commands:\n"
-    "  compile FILE.cu... [-o OUT] [--ptx|--cubin] [--arch ARCH] [-I DIR] [-D NAME[=VAL]]\n"
+    "  compile FILE.cu... [-o OUT] [--ptx|--cubin|--bundle] [--arch ARCH[,ARCH...]]\n"
+    "                  [-I DIR] [-D NAME[=VAL]]\n"
     "                  [--no-cache | --cache-only] [-j N] [--time-limit SECONDS]\n"
     "                  [-- NVRTC options...]\n"
     "      Compile each FILE.cu and write PTX (default) or CUBIN to OUT (default: FILE's\n"
@@ -19,12 +20,19 @@ static const char usage_text[] =
     "      Several files are compiled N at once (default: one per processor), with\n"
     "      progress shown on a terminal; --cache-only fills the cache and writes nothing.\n"
     "      --time-limit stops a compile that runs longer (it fails; 0: no limit).\n"
+    "      Several targets (--arch sm_80,sm_90,sm_100), or --bundle, write one bundle\n"
+    "      (default: FILE's base name with .bundle): a CUBIN per sm_XX, PTX for the\n"
+    "      newest, and what warms a cache (the source, options and each cache entry).\n"
     "  warm DIR [--arch ARCH] [-I DIR] [-D NAME[=VAL]] [-j N] [--time-limit SECONDS]\n"
     "       [-- NVRTC options...]\n"
     "      Compile every .cu file under DIR into the cache (as compile --cache-only).\n"
-    "  info\n"
+    "  warm --bundle FILE\n"
+    "      Store a bundle's cache entries in this machine's cache, each only when its key,\n"
+    "      computed again here from the bundle's source and options, is the same.\n"
+    "  info [FILE]\n"
     "      Show cujit's and NVRTC's versions, the architectures NVRTC supports, the CUDA\n"
-    "      driver and its devices, and the cache.\n"
+    "      driver and its devices, and the cache; with FILE, what a bundle, fatbin, CUBIN\n"
+    "      or PTX file holds.\n"
     "  cache dir | stats | list | clear | prune [--max-size N]\n"
     "      Show or manage the kernel cache.\n"
     "\n"
@@ -50,7 +58,7 @@ int cli_fail(const char *what) {
 /* ---- compile ---- */
 
 /* FILE's base name with its extension replaced by ext. */
-static char *default_output(const char *input, const char *ext) {
+char *cli_default_output(const char *input, const char *ext) {
   const char *base = strrchr(input, '/');
   const char *dot;
   size_t n;
@@ -65,7 +73,7 @@ static char *default_output(const char *input, const char *ext) {
   return out;
 }
 
-static int write_output(const char *path, const void *data, size_t size) {
+int cli_write_output(const char *path, const void *data, size_t size) {
   FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "wb");
   int ok;
   if (!f) {
@@ -88,6 +96,7 @@ int cli_run_compile(const compile_args *c, const char *input) {
   size_t size = 0;
   char *out = NULL;
   int rc;
+  if (c->bundle) return cli_run_bundle(c, input);
   opts.arch = c->arch;
   opts.include_dirs = c->includes;
   opts.defines = c->defines;
@@ -110,8 +119,8 @@ int cli_run_compile(const compile_args *c, const char *input) {
     cujit_module_destroy(m);
     return 2;
   }
-  out = c->output ? NULL : default_output(input, c->cubin ? ".cubin" : ".ptx");
-  rc = write_output(c->output ? c->output : out, data, size);
+  out = c->output ? NULL : cli_default_output(input, c->cubin ? ".cubin" : ".ptx");
+  rc = cli_write_output(c->output ? c->output : out, data, size);
   free(out);
   cujit_module_destroy(m);
   return rc;
@@ -148,7 +157,9 @@ static int cmd_warm(int argc, char **argv) {
   char **files = NULL;
   size_t n = 0;
   int rc;
-  if (argc < 1 || argv[0][0] == '-') return cli_usage_error("%s", "warm needs a directory");
+  if (argc >= 1 && strcmp(argv[0], "--bundle") == 0) return cli_warm_bundle(argc - 1, argv + 1);
+  if (argc < 1 || argv[0][0] == '-')
+    return cli_usage_error("%s", "warm needs a directory (or --bundle FILE)");
   if (!(lists = alloc_lists(argc, &c))) return fprintf(stderr, "cujit: out of memory\n"), 1;
   rc = cli_parse_options(argc - 1, argv + 1, &c, 0);
   if (rc != 0) {
@@ -198,7 +209,8 @@ static void print_driver(void) {
 }
 
 static int cmd_info(int argc, char **argv) {
-  if (argc > 0) return cli_usage_error("info takes no arguments (got '%s')", argv[0]);
+  if (argc > 1) return cli_usage_error("info takes at most one file (got '%s' too)", argv[1]);
+  if (argc == 1) return cli_info_file(argv[0]);
   printf("cujit %s\n", cujit_version_string());
   print_archs();
   print_driver();

@@ -306,8 +306,9 @@ static cujit_status make_module(const cj_request *r, received *got, const keys *
   return CUJIT_OK;
 }
 
-static cujit_status import(cujit_module **out, const void *blob, size_t size, const char *source,
-                           const char *name, const cujit_options *opts, const char *dir) {
+cujit_status cj_module_import_dir(cujit_module **out, const void *blob, size_t size,
+                                 const char *source, const char *name, const cujit_options *opts,
+                                 const char *dir) {
   cj_request req;
   received got;
   keys k = {0};
@@ -341,7 +342,7 @@ cujit_status cujit_module_import(cujit_module **out, const void *blob, size_t si
                                  const char *source, const char *name,
                                  const cujit_options *opts) {
   cujit_status st = check_blob("cujit_module_import", out, blob, size);
-  return st != CUJIT_OK ? st : import(out, blob, size, source, name, opts, NULL);
+  return st != CUJIT_OK ? st : cj_module_import_dir(out, blob, size, source, name, opts, NULL);
 }
 
 cujit_status cujit_module_import_file(cujit_module **out, const void *blob, size_t size,
@@ -357,7 +358,7 @@ cujit_status cujit_module_import_file(cujit_module **out, const void *blob, size
   else if (!text[0])
     st = cj_fail(CUJIT_ERROR_INVALID_SOURCE, "'%s' is empty; it must hold CUDA C source", path);
   else
-    st = import(out, blob, size, text, path, opts, dir);
+    st = cj_module_import_dir(out, blob, size, text, path, opts, dir);
   cj_free(dir);
   cj_free(text);
   return st;

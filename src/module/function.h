@@ -12,6 +12,7 @@
 #include "module/module.h"
 
 enum { CJ_V_CUBIN = 0, CJ_V_PTX = 1 }; /* which image of a module a library was loaded from */
+enum { CJ_RECORDED_DEVICES = 64 };     /* devices whose load cujit_module_loaded_as() tells */
 
 /* What a module holds on devices; guarded by the module's lock. */
 typedef struct cj_mstate {
@@ -24,6 +25,13 @@ typedef struct cj_mstate {
                             lazily (at the first kernel lookup), so they live as long */
   cujit_function **fns;  /* every function handed out, freed with the module */
   size_t n_fns, cap_fns;
+  struct cj_code *codes; /* a fatbin's or bundle's entries (views into the image), read at
+                            its first load; NULL for other modules */
+  size_t n_codes;
+  int pick[2];           /* the entry (index + 1) each library was loaded from; 0: none */
+  unsigned char *bytes[2]; /* what the driver was given for an entry, kept while loaded */
+  char what[2][64];      /* each library: "CUBIN sm_90", "PTX compute_100 (JIT)" */
+  signed char on_dev[CJ_RECORDED_DEVICES]; /* the library (CJ_V_* + 1) each device uses */
 } cj_mstate;
 
 /* What a launch on one device needs, filled once (under the module's lock) and then read

@@ -1,6 +1,7 @@
 /* load.c - a module on devices: its image loaded lazily per device (the CUBIN when it fits
  * the device, else the PTX through the driver's JIT) with the context-independent library
  * API, and released with the module. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,7 +24,8 @@ static int cubin_fits(const char *arch, int cc) {
 
 /* Whether the module's image is a CUBIN or fatbin, whose kernels the driver lists. */
 int cj_module_binary_only(const cujit_module *m) {
-  return m->image->prebuilt == CJ_PREBUILT_CUBIN || m->image->prebuilt == CJ_PREBUILT_FATBIN;
+  return m->image->prebuilt == CJ_PREBUILT_CUBIN || m->image->prebuilt == CJ_PREBUILT_FATBIN ||
+         m->image->prebuilt == CJ_PREBUILT_BUNDLE;
 }
 
 cj_mstate *cj_module_state(cujit_module *m) {
@@ -66,6 +68,7 @@ static const char *load_hint(const cujit_module *m, CUresult r) {
 }
 
 static const char *image_kind(const cujit_module *m, int v) {
+  if (m->dev && m->dev->what[v][0]) return m->dev->what[v];
   if (v == CJ_V_PTX) return "PTX through the driver's JIT";
   return m->image->fatbin ? "fatbin" : "CUBIN";
 }
@@ -85,14 +88,15 @@ cujit_status cj_module_load_failed(cujit_module *m, int v, CUresult r, CUdevice 
                     log[0] ? "\nJIT log:\n" : "", log);
 }
 
-/* What is loaded for variant v: the CUBIN (or a prebuilt fatbin), or the PTX. */
+/* What is loaded for variant v of a module that is not a fatbin or bundle. */
 static const void *image_bytes(const cj_image *im, int v) {
   if (v == CJ_V_PTX) return im->ptx;
-  return im->fatbin ? (const void *)im->fatbin : (const void *)im->cubin;
+  return im->cubin;
 }
 
-/* Loads the CUBIN or the PTX as a library (once per module); caller holds the lock. */
-static cujit_status load_image(cujit_module *m, cj_mstate *s, int v, CUdevice dev, int cc) {
+/* Loads `bytes` as library v (once per module); caller holds the lock. */
+static cujit_status load_image(cujit_module *m, cj_mstate *s, int v, const void *bytes,
+                               CUdevice dev, int cc) {
   CUjit_option opt[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
   void *val[2];
   char *log;
@@ -107,14 +111,13 @@ static cujit_status load_image(cujit_module *m, cj_mstate *s, int v, CUdevice de
     return cj_fail_oom("loading a module");
   val[0] = log;
   val[1] = (void *)(uintptr_t)(JIT_LOG_SIZE - 1);
-  r = cj_cu.cuLibraryLoadData(&s->lib[v], image_bytes(m->image, v), opt, val, 2, NULL, NULL, 0);
+  r = cj_cu.cuLibraryLoadData(&s->lib[v], bytes, opt, val, 2, NULL, NULL, 0);
   if (r != CUDA_SUCCESS) {
     s->lib[v] = NULL;
     st = cj_module_load_failed(m, v, r, dev, cc, log);
     log[0] = '\0';
   } else {
-    cj_debug("loaded module '%s' from its %s on device %d", m->name,
-             v == CJ_V_CUBIN ? "CUBIN" : "PTX", (int)dev);
+    cj_debug("loaded module '%s' from its %s on device %d", m->name, image_kind(m, v), (int)dev);
   }
   return st;
 }
@@ -131,15 +134,161 @@ static int ptx_fits(const char *arch, int cc) {
   return *end == 'a' ? a == cc : a <= cc;
 }
 
+/* ---- fatbins and bundles: the entry for the device ---- */
+
+/* Whether entry c runs on a device of compute capability cc: a CUBIN of the same major
+ * version and no newer minor one (an 'a' CUBIN only on its own device), PTX of no newer
+ * version (an 'a' or 'f' PTX only within its own device or family). */
+static int code_fits(const cj_code *c, int cc) {
+  int a = (int)c->arch;
+  if (c->kind == CJ_PREBUILT_CUBIN) {
+    if (c->suffix == 'a') return a == cc;
+    return a / 10 == cc / 10 && a % 10 <= cc % 10;
+  }
+  if (c->suffix == 'a') return a == cc;
+  if (c->suffix == 'f') return a / 10 == cc / 10 && a <= cc;
+  return a <= cc;
+}
+
+/* The entry of `kind` to load on a device of cc: the CUBIN for exactly that device, else
+ * the newest compatible one; the newest PTX that can be compiled for it. -1 for none. */
+static int code_pick(const cj_code *c, size_t n, cj_prebuilt_kind kind, int cc) {
+  int best = -1;
+  size_t i;
+  for (i = 0; i < n; i++) {
+    if (c[i].kind != kind || !code_fits(&c[i], cc)) continue;
+    if (best < 0 || c[i].arch > c[best].arch ||
+        (c[i].arch == c[best].arch && c[i].suffix == 'a'))
+      best = (int)i;
+  }
+  return best;
+}
+
+/* The bytes the driver is given for entry c: a CUBIN as it is, PTX as text ending in a NUL,
+ * a compressed fatbin entry as a fatbin holding only it (the driver decompresses it). */
+static unsigned char *code_bytes(const cj_code *c) {
+  unsigned char *b;
+  size_t n = c->size;
+  if (c->compressed) {
+    static const unsigned char head[8] = {0x50, 0xed, 0x55, 0xba, 1, 0, 16, 0};
+    uint64_t total = c->entry_size;
+    int k;
+    if (!(b = cj_malloc(16 + c->entry_size))) return NULL;
+    memcpy(b, head, sizeof head);
+    for (k = 0; k < 8; k++) b[8 + k] = (unsigned char)(total >> (8 * k));
+    memcpy(b + 16, c->entry, c->entry_size);
+    return b;
+  }
+  if (c->kind == CJ_PREBUILT_PTX)
+    while (n > 0 && c->data[n - 1] == '\0') n--;
+  return (unsigned char *)cj_memdup(c->data, n);
+}
+
+/* What the module holds, for a message: "sm_80 sm_90 compute_90". */
+static void list_codes(const cj_mstate *s, char *out, size_t size) {
+  size_t i, used = 0;
+  out[0] = '\0';
+  for (i = 0; i < s->n_codes && used + 1 < size; i++) {
+    char one[32];
+    cj_code_name(&s->codes[i], one, sizeof one);
+    used += (size_t)snprintf(out + used, size - used, "%s%s", i ? " " : "", one);
+  }
+}
+
+static cujit_status no_code(const cujit_module *m, const cj_mstate *s, CUdevice dev, int cc) {
+  char held[512];
+  list_codes(s, held, sizeof held);
+  if (s->pick[CJ_V_CUBIN] || s->pick[CJ_V_PTX])
+    return cj_fail(CUJIT_ERROR_LOAD, "cannot load module '%s' on device %d (sm_%d): it was "
+                   "loaded on another device as %s, which cannot run here, and a module loads "
+                   "one CUBIN and one PTX at most; make a second module of the same bytes for "
+                   "this device (it holds %s)", m->name, (int)dev, cc,
+                   s->what[s->pick[CJ_V_CUBIN] ? CJ_V_CUBIN : CJ_V_PTX], held);
+  return cj_fail(CUJIT_ERROR_LOAD, "cannot load module '%s' on device %d (sm_%d): it holds %s, "
+                 "and none of them runs there: a CUBIN runs on its own major version at the "
+                 "same or a newer minor one, PTX on its version or newer; build it for sm_%d "
+                 "(cujit compile --arch ...,sm_%d, or nvcc -gencode arch=compute_%d,code=sm_%d)",
+                 m->name, (int)dev, cc, held[0] ? held : "no CUBIN or PTX", cc, cc, cc, cc);
+}
+
+/* Loads entry i as library v. */
+static cujit_status load_code(cujit_module *m, cj_mstate *s, int v, int i, CUdevice dev, int cc) {
+  const cj_code *c = &s->codes[i];
+  char name[32];
+  cujit_status st;
+  cj_code_name(c, name, sizeof name);
+  snprintf(s->what[v], sizeof s->what[v], "%s %s%s", v == CJ_V_CUBIN ? "CUBIN" : "PTX", name,
+           v == CJ_V_CUBIN ? "" : " (JIT)");
+  if (!(s->bytes[v] = code_bytes(c))) return cj_fail_oom("loading a module");
+  st = load_image(m, s, v, s->bytes[v], dev, cc);
+  if (st != CUJIT_OK) {
+    cj_free(s->bytes[v]);
+    s->bytes[v] = NULL;
+    return st;
+  }
+  s->pick[v] = i + 1;
+  return CUJIT_OK;
+}
+
+/* Chooses and loads the entry of a fatbin or bundle for `dev`: a library already loaded
+ * when it runs there, else the CUBIN for the device, else its PTX through the JIT. */
+static cujit_status load_container(cujit_module *m, cj_mstate *s, CUdevice dev, int cc,
+                                   int *variant) {
+  int v, i;
+  if (!s->codes) {
+    CJ_TRY(cj_prebuilt_codes(m->image->fatbin, m->image->fatbin_size,
+                             (cj_prebuilt_kind)m->image->prebuilt, &s->codes, &s->n_codes));
+    if (!s->codes && !(s->codes = cj_calloc(1, sizeof *s->codes)))
+      return cj_fail_oom("loading a module");
+  }
+  for (v = CJ_V_CUBIN; v <= CJ_V_PTX; v++) {
+    if (s->pick[v] && code_fits(&s->codes[s->pick[v] - 1], cc)) {
+      *variant = v;
+      return CUJIT_OK;
+    }
+  }
+  for (v = CJ_V_CUBIN; v <= CJ_V_PTX; v++) {
+    if (s->pick[v]) continue;
+    i = code_pick(s->codes, s->n_codes, v == CJ_V_CUBIN ? CJ_PREBUILT_CUBIN : CJ_PREBUILT_PTX,
+                  cc);
+    if (i < 0) continue;
+    *variant = v;
+    return load_code(m, s, v, i, dev, cc);
+  }
+  return no_code(m, s, dev, cc);
+}
+
+/* Says, once per device, what was loaded there. */
+static void record(cujit_module *m, cj_mstate *s, int v, CUdevice dev, int cc) {
+  if (!s->what[v][0]) {
+    const char *arch = m->image->arch;
+    if (v == CJ_V_PTX && strncmp(arch, "sm_", 3) == 0)
+      snprintf(s->what[v], sizeof s->what[v], "PTX compute_%s (JIT)", arch + 3);
+    else
+      snprintf(s->what[v], sizeof s->what[v], "%s %s%s", v == CJ_V_CUBIN ? "CUBIN" : "PTX",
+               arch[0] ? arch : "(target unknown)", v == CJ_V_CUBIN ? "" : " (JIT)");
+  }
+  if (dev < 0 || dev >= CJ_RECORDED_DEVICES || s->on_dev[dev]) return;
+  s->on_dev[dev] = (signed char)(v + 1);
+  cj_info("module '%s' on device %d (sm_%d): loaded %s", m->name, (int)dev, cc, s->what[v]);
+}
+
 /* Loads the image that suits `dev` and returns which one it is. */
 cujit_status cj_module_load(cujit_module *m, cj_mstate *s, CUdevice dev, int *variant,
-                                    const cj_limits **lim) {
+                            const cj_limits **lim) {
   int cc, fits;
   CJ_TRY(cj_device_limits(dev, lim));
   cc = (*lim)->cc;
-  if (cj_module_binary_only(m)) { /* a CUBIN or fatbin: the driver picks or refuses */
+  if (m->image->prebuilt == CJ_PREBUILT_FATBIN || m->image->prebuilt == CJ_PREBUILT_BUNDLE) {
+    CJ_TRY(load_container(m, s, dev, cc, variant));
+    record(m, s, *variant, dev, cc);
+    return CUJIT_OK;
+  }
+  if (m->image->prebuilt == CJ_PREBUILT_CUBIN) { /* the driver loads it or refuses */
     *variant = CJ_V_CUBIN;
-    return load_image(m, s, CJ_V_CUBIN, dev, cc);
+    CJ_TRY(load_image(m, s, CJ_V_CUBIN, m->image->cubin, dev, cc));
+    record(m, s, *variant, dev, cc);
+    return CUJIT_OK;
   }
   *variant = m->image->cubin && cubin_fits(m->image->arch, cc) ? CJ_V_CUBIN : CJ_V_PTX;
   fits = *variant == CJ_V_CUBIN || ptx_fits(m->image->arch, cc);
@@ -150,7 +299,18 @@ cujit_status cj_module_load(cujit_module *m, cj_mstate *s, CUdevice dev, int *va
            "(sm_%d): neither its CUBIN nor its PTX can run there; compile for this device "
            "(leave cujit_options.arch NULL, or give \"sm_%d\")", m->name, m->image->arch,
            (int)dev, cc, cc);
-  return load_image(m, s, *variant, dev, cc);
+  CJ_TRY(load_image(m, s, *variant, image_bytes(m->image, *variant), dev, cc));
+  record(m, s, *variant, dev, cc);
+  return CUJIT_OK;
+}
+
+const char *cujit_module_loaded_as(cujit_module *m, int device) {
+  const char *what = NULL;
+  if (!m || device < 0 || device >= CJ_RECORDED_DEVICES) return NULL;
+  pthread_mutex_lock(&m->lock);
+  if (m->dev && m->dev->on_dev[device]) what = m->dev->what[m->dev->on_dev[device] - 1];
+  pthread_mutex_unlock(&m->lock);
+  return what;
 }
 
 void cj_module_device_free(cujit_module *m) {
@@ -161,7 +321,9 @@ void cj_module_device_free(cujit_module *m) {
   for (i = 0; i < 2; i++) {
     if (s->lib[i]) cj_cu.cuLibraryUnload(s->lib[i]);
     cj_free(s->jit_log[i]);
+    cj_free(s->bytes[i]);
   }
+  cj_free(s->codes);
   cj_free(s->fns);
   cj_symtab_free(&s->syms);
   cj_free(s);

@@ -11,11 +11,15 @@
 #define MAX_IMAGE_FILE ((size_t)1 << 30)
 
 static const char *kind_suffix(cj_prebuilt_kind kind) {
-  return kind == CJ_PREBUILT_PTX ? "ptx" : kind == CJ_PREBUILT_CUBIN ? "cubin" : "fatbin";
+  return kind == CJ_PREBUILT_PTX     ? "ptx"
+         : kind == CJ_PREBUILT_CUBIN  ? "cubin"
+         : kind == CJ_PREBUILT_BUNDLE ? "bundle"
+                                      : "fatbin";
 }
 
 /* An image holding a copy of the bytes: PTX as its text, a CUBIN as its CUBIN, a fatbin
- * aside; the others empty ("" for the PTX and the log, as a compiled image has). */
+ * or bundle aside (its entry for a device chosen when it is loaded there); the others
+ * empty ("" for the PTX and the log, as a compiled image has). */
 static cujit_status image_of(const unsigned char *p, size_t size, cj_prebuilt_kind kind,
                              const char *arch, cj_image **out) {
   cj_image *im = cj_image_new();
@@ -30,7 +34,9 @@ static cujit_status image_of(const unsigned char *p, size_t size, cj_prebuilt_ki
   if (!(im->ptx = cj_memdup(p, n))) goto oom;
   im->ptx_size = n;
   if (kind == CJ_PREBUILT_CUBIN && !(im->cubin = (unsigned char *)cj_memdup(p, size))) goto oom;
-  if (kind == CJ_PREBUILT_FATBIN && !(im->fatbin = (unsigned char *)cj_memdup(p, size))) goto oom;
+  if ((kind == CJ_PREBUILT_FATBIN || kind == CJ_PREBUILT_BUNDLE) &&
+      !(im->fatbin = (unsigned char *)cj_memdup(p, size)))
+    goto oom;
   im->cubin_size = im->cubin ? size : 0;
   im->fatbin_size = im->fatbin ? size : 0;
   *out = im;
@@ -61,18 +67,19 @@ cujit_status cujit_module_from_image(cujit_module **out, const void *data, size_
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "cujit_module_from_image: out is NULL");
   *out = NULL;
   CJ_CHECK(data && size > 0, CUJIT_ERROR_INVALID_SOURCE, "cujit_module_from_image: data is %s; "
-           "pass the bytes of PTX, a CUBIN or a fatbin", !data ? "NULL" : "empty (size 0)");
+           "pass the bytes of PTX, a CUBIN, a fatbin or a cujit bundle",
+           !data ? "NULL" : "empty (size 0)");
   return from_bytes(out, data, size, name);
 }
 
 /* Reads a whole regular file of at most 1 GiB. */
 static cujit_status read_image_file(const char *path, cj_file *f) {
   CJ_TRY(cj_module_read_file(path, MAX_IMAGE_FILE, "reading an image file",
-                             "give the path of a PTX, CUBIN or fatbin file", f));
+                             "give the path of a PTX, CUBIN, fatbin or bundle file", f));
   if (f->len) return CUJIT_OK;
   cj_free(f->data);
-  return cj_fail(CUJIT_ERROR_INVALID_SOURCE, "'%s' is empty; it must hold PTX, a CUBIN or a "
-                 "fatbin", path);
+  return cj_fail(CUJIT_ERROR_INVALID_SOURCE, "'%s' is empty; it must hold PTX, a CUBIN, a "
+                 "fatbin or a cujit bundle", path);
 }
 
 cujit_status cujit_module_from_image_file(cujit_module **out, const char *path) {

@@ -26,8 +26,8 @@ cujit_status cj_module_new(cj_image *im, const char *name, cujit_module **out) {
   return cj_module_new_ex(im, name, 0, NULL, out);
 }
 
-static cujit_status from_source(cujit_module **out, const char *source, const char *name,
-                                const cujit_options *opts, const char *dir) {
+cujit_status cj_module_compile(cujit_module **out, const char *source, const char *name,
+                               const cujit_options *opts, const char *dir) {
   cj_request req;
   cj_image *im = NULL;
   char arch[sizeof req.arch];
@@ -47,7 +47,7 @@ cujit_status cujit_module_from_source(cujit_module **out, const char *source, co
                                       const cujit_options *opts) {
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "cujit_module_from_source: out is NULL");
   *out = NULL;
-  return from_source(out, source, name, opts, NULL);
+  return cj_module_compile(out, source, name, opts, NULL);
 }
 
 cujit_status cj_module_read_file(const char *path, size_t max, const char *what,
@@ -115,7 +115,7 @@ cujit_status cujit_module_from_file(cujit_module **out, const char *path,
   else if (!text[0])
     st = cj_fail(CUJIT_ERROR_INVALID_SOURCE, "'%s' is empty; it must hold CUDA C source", path);
   else
-    st = from_source(out, text, path, opts, dir);
+    st = cj_module_compile(out, text, path, opts, dir);
   cj_free(dir);
   cj_free(text);
   return st;

@@ -46,6 +46,16 @@ cujit_status cj_module_new_kept(cj_image *im, const cj_request *r, const char ar
  * module), for computing its keys again; never for compiling. */
 cujit_status cj_origin_request(const cujit_module *m, cj_request *r);
 
+/* Compiles `source` as cujit_module_from_source() does, with `dir` (may be NULL) first
+ * on the include path as for a file (module.c). */
+cujit_status cj_module_compile(cujit_module **out, const char *source, const char *name,
+                               const cujit_options *opts, const char *dir);
+/* cujit_module_import() with `dir` first on the include path, as the exporter's
+ * cujit_module_from_file() had it (export.c). */
+cujit_status cj_module_import_dir(cujit_module **out, const void *blob, size_t size,
+                                  const char *source, const char *name,
+                                  const cujit_options *opts, const char *dir);
+
 /* Reads a source file (a regular file holding no NUL byte) into *text (NUL-terminated,
  * freed with cj_free), and gives the directory part of a path ("." when there is none). */
 cujit_status cj_source_read(const char *path, char **text);

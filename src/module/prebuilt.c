@@ -2,8 +2,10 @@
  * their headers say, and the variables a CUBIN's ELF symbol table names. Every read of
  * the bytes goes through get_le(), which checks the bounds. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "module/bundle.h"
 #include "module/prebuilt.h"
 
 enum {
@@ -17,7 +19,9 @@ enum {
   FATBIN_HEADER = 16,   /* magic, version, header size, size of the entries */
   FATBIN_ENTRY = 32,    /* the part of an entry's header that is read */
   ENTRY_PTX = 1,
-  ENTRY_ELF = 2
+  ENTRY_ELF = 2,
+  ENTRY_FLAGS = 40,     /* where an entry's flags lie, in headers long enough */
+  ENTRY_COMPRESSED = 0x2000 | 0x8000 /* compressed payload (LZ4, zstd) */
 };
 #define FATBIN_MAGIC 0xBA55ED50u
 
@@ -181,6 +185,9 @@ static int ptx_check(const unsigned char *p, size_t size, char *arch, size_t arc
 
 typedef struct fatbin_entry {
   unsigned kind, arch;
+  int compressed;
+  const unsigned char *header; /* the entry, header and payload */
+  size_t header_size;
   const unsigned char *payload;
   size_t size;
 } fatbin_entry;
@@ -198,7 +205,7 @@ static int fatbin_bounds(const unsigned char *p, size_t size, size_t *begin, siz
 /* Reads the entry at *pos and moves past it: 1 when one was read, 0 at the end, -1 when it
  * runs past `end`. */
 static int fatbin_next(const unsigned char *p, size_t end, size_t *pos, fatbin_entry *e) {
-  uint64_t kind = 0, hsize = 0, psize = 0, arch = 0;
+  uint64_t kind = 0, hsize = 0, psize = 0, arch = 0, flags = 0;
   if (*pos >= end) return 0;
   if (end - *pos < FATBIN_ENTRY) return -1;
   get_le(p, end, *pos, 2, &kind);
@@ -206,6 +213,10 @@ static int fatbin_next(const unsigned char *p, size_t end, size_t *pos, fatbin_e
   get_le(p, end, *pos + 8, 8, &psize);
   get_le(p, end, *pos + 28, 4, &arch);
   if (hsize < FATBIN_ENTRY || hsize > end - *pos || psize > end - *pos - hsize) return -1;
+  if (hsize >= ENTRY_FLAGS + 8) get_le(p, end, *pos + ENTRY_FLAGS, 8, &flags);
+  e->compressed = (flags & ENTRY_COMPRESSED) != 0;
+  e->header = p + *pos;
+  e->header_size = (size_t)hsize;
   e->kind = (unsigned)kind;
   e->arch = (unsigned)arch;
   e->payload = p + *pos + hsize;
@@ -248,32 +259,190 @@ static cujit_status fatbin_check(const unsigned char *p, size_t size, const char
   return CUJIT_OK;
 }
 
-/* The variables of the first entry that can be read: an ELF entry, or PTX stored as text
- * (compressed entries cannot be read). */
-static cujit_status fatbin_globals(const unsigned char *p, size_t size, cj_symtab *t,
-                                   int *known) {
-  size_t pos, end;
-  fatbin_entry e;
-  char arch[32];
-  if (!fatbin_bounds(p, size, &pos, &end)) return CUJIT_OK;
-  while (!*known && fatbin_next(p, end, &pos, &e) == 1) {
-    if (e.kind == ENTRY_ELF && e.size >= 4 && memcmp(e.payload, "\177ELF", 4) == 0) {
-      CJ_TRY(elf_globals(e.payload, e.size, t, known));
-    } else if (e.kind == ENTRY_PTX && ptx_check(e.payload, e.size, arch, sizeof arch)) {
-      char *text = cj_memdup(e.payload, text_length(e.payload, e.size));
-      cj_symtab ptx;
-      size_t i;
-      cujit_status st = text ? cj_symtab_build(text, &ptx) : cj_fail_oom("reading a fatbin");
-      cj_free(text);
-      CJ_TRY(st);
-      for (i = 0; i < ptx.n_globals && st == CUJIT_OK; i++)
-        st = cj_symtab_add(t, 0, ptx.globals[i], strlen(ptx.globals[i]));
-      cj_symtab_free(&ptx);
-      CJ_TRY(st);
-      *known = 1;
+/* ---- cujit bundles ---- */
+
+static cujit_status bundle_fail(const char *name, const char *why) {
+  return cj_fail(CUJIT_ERROR_INVALID_SOURCE, "'%s' %s; make the bundle again (cujit compile "
+                 "--arch sm_XX,sm_YY ...) and pass its bytes unchanged", name, why);
+}
+
+/* Parses a bundle, failing with its reason; *parts freed with cj_free. */
+static cujit_status bundle_parts(const unsigned char *p, size_t size, const char *name,
+                                 cj_bundle_part **parts, size_t *n) {
+  char why[256];
+  int rc = cj_bundle_parse(p, size, parts, n, why, sizeof why);
+  if (rc < 0) return cj_fail_oom("reading a bundle");
+  return rc ? bundle_fail(name, why) : CUJIT_OK;
+}
+
+static cujit_status bundle_check(const unsigned char *p, size_t size, const char *name,
+                                 char *arch, size_t arch_size) {
+  cj_bundle_part *parts;
+  size_t n, i, usable = 0;
+  cujit_status st = CUJIT_OK;
+  char one[32], why[200];
+  CJ_TRY(bundle_parts(p, size, name, &parts, &n));
+  arch[0] = '\0';
+  for (i = 0; i < n && st == CUJIT_OK; i++) {
+    cj_prebuilt_kind kind;
+    if (parts[i].kind == CJ_BE_CUBIN) {
+      snprintf(why, sizeof why, "%s entry %zu", name, i);
+      if (parts[i].size < 4 || memcmp(parts[i].data, "\177ELF", 4) != 0) {
+        snprintf(why, sizeof why, "has a CUBIN entry %zu that is not an ELF file", i);
+        st = bundle_fail(name, why);
+      } else {
+        st = elf_check(parts[i].data, parts[i].size, why, one, sizeof one);
+      }
+      kind = CJ_PREBUILT_CUBIN;
+    } else if (parts[i].kind == CJ_BE_PTX) {
+      if (!ptx_check(parts[i].data, parts[i].size, one, sizeof one)) {
+        snprintf(why, sizeof why, "has a PTX entry %zu that is not PTX text", i);
+        st = bundle_fail(name, why);
+      }
+      kind = CJ_PREBUILT_PTX;
+    } else {
+      continue;
+    }
+    if (st == CUJIT_OK) {
+      fatbin_entry e = {0};
+      e.kind = kind == CJ_PREBUILT_CUBIN ? ENTRY_ELF : ENTRY_PTX;
+      e.arch = (unsigned)strtoul(parts[i].arch + (kind == CJ_PREBUILT_CUBIN ? 3 : 8), NULL, 10);
+      usable++;
+      arch_append(arch, arch_size, &e);
     }
   }
+  cj_free(parts);
+  CJ_TRY(st);
+  CJ_CHECK(usable > 0, CUJIT_ERROR_INVALID_SOURCE, "'%s' is a cujit bundle with no CUBIN or "
+           "PTX entry; make it with cujit compile --arch sm_XX,... or "
+           "cujit_bundle_from_source()", name);
   return CUJIT_OK;
+}
+
+/* ---- code entries of a fatbin or bundle ---- */
+
+/* Splits "sm_90a" or "compute_100f" into its number and suffix; 0 when it is neither. */
+static int arch_parse(const char *s, cj_code *c) {
+  const char *digits = strncmp(s, "sm_", 3) == 0         ? s + 3
+                       : strncmp(s, "compute_", 8) == 0 ? s + 8
+                                                         : NULL;
+  char *end;
+  unsigned long v;
+  if (!digits) return 0;
+  v = strtoul(digits, &end, 10);
+  if (end == digits || v > 10000) return 0;
+  c->arch = (unsigned)v;
+  c->suffix = *end == 'a' || *end == 'f' ? *end : 0;
+  return 1;
+}
+
+static cujit_status codes_of_bundle(const unsigned char *p, size_t size, cj_code **out,
+                                    size_t *n) {
+  cj_bundle_part *parts;
+  size_t count, i;
+  cj_code *c;
+  CJ_TRY(bundle_parts(p, size, "bundle", &parts, &count));
+  if (!(c = cj_calloc(count ? count : 1, sizeof *c))) {
+    cj_free(parts);
+    return cj_fail_oom("reading a bundle");
+  }
+  for (i = 0, *n = 0; i < count; i++) {
+    cj_code *x = &c[*n];
+    if (parts[i].kind != CJ_BE_CUBIN && parts[i].kind != CJ_BE_PTX) continue;
+    if (!arch_parse(parts[i].arch, x)) continue;
+    x->kind = parts[i].kind == CJ_BE_CUBIN ? CJ_PREBUILT_CUBIN : CJ_PREBUILT_PTX;
+    x->data = parts[i].data;
+    x->size = parts[i].size;
+    ++*n;
+  }
+  cj_free(parts);
+  *out = c;
+  return CUJIT_OK;
+}
+
+static cujit_status codes_of_fatbin(const unsigned char *p, size_t size, cj_code **out,
+                                    size_t *n) {
+  size_t pos, end, cap = 0;
+  fatbin_entry e;
+  cj_code *c = NULL;
+  CJ_CHECK(fatbin_bounds(p, size, &pos, &end), CUJIT_ERROR_INVALID_SOURCE, "the fatbin's "
+           "header is damaged");
+  *n = 0;
+  while (fatbin_next(p, end, &pos, &e) == 1) {
+    if (e.kind != ENTRY_PTX && e.kind != ENTRY_ELF) continue;
+    if (*n == cap) {
+      cj_code *grown = cj_realloc(c, (cap = cap ? 2 * cap : 8) * sizeof *c);
+      if (!grown) {
+        cj_free(c);
+        return cj_fail_oom("reading a fatbin");
+      }
+      c = grown;
+    }
+    memset(&c[*n], 0, sizeof *c);
+    c[*n].kind = e.kind == ENTRY_ELF ? CJ_PREBUILT_CUBIN : CJ_PREBUILT_PTX;
+    c[*n].arch = e.arch;
+    c[*n].data = e.payload;
+    c[*n].size = e.size;
+    c[*n].compressed = e.compressed;
+    c[*n].entry = e.header;
+    c[*n].entry_size = e.header_size + e.size;
+    ++*n;
+  }
+  *out = c;
+  return CUJIT_OK;
+}
+
+cujit_status cj_prebuilt_codes(const void *data, size_t size, cj_prebuilt_kind kind,
+                               cj_code **codes, size_t *n) {
+  *codes = NULL;
+  *n = 0;
+  if (kind == CJ_PREBUILT_BUNDLE) return codes_of_bundle(data, size, codes, n);
+  if (kind == CJ_PREBUILT_FATBIN) return codes_of_fatbin(data, size, codes, n);
+  return cj_fail(CUJIT_ERROR_INVALID_VALUE, "only a fatbin or a bundle holds several entries");
+}
+
+void cj_code_name(const cj_code *c, char *out, size_t size) {
+  snprintf(out, size, "%s_%u%s", c->kind == CJ_PREBUILT_CUBIN ? "sm" : "compute", c->arch,
+           c->suffix == 'a' ? "a" : c->suffix == 'f' ? "f" : "");
+}
+
+/* The variables of the first entry that can be read: a CUBIN, or PTX stored as text
+ * (compressed entries cannot be read). */
+static cujit_status ptx_globals(const cj_code *c, cj_symtab *t, int *known) {
+  char arch[32];
+  char *text;
+  cj_symtab ptx;
+  size_t i;
+  cujit_status st;
+  if (!ptx_check(c->data, c->size, arch, sizeof arch)) return CUJIT_OK;
+  text = cj_memdup(c->data, text_length(c->data, c->size));
+  st = text ? cj_symtab_build(text, &ptx) : cj_fail_oom("reading a fatbin");
+  cj_free(text);
+  CJ_TRY(st);
+  for (i = 0; i < ptx.n_globals && st == CUJIT_OK; i++)
+    st = cj_symtab_add(t, 0, ptx.globals[i], strlen(ptx.globals[i]));
+  cj_symtab_free(&ptx);
+  CJ_TRY(st);
+  *known = 1;
+  return CUJIT_OK;
+}
+
+static cujit_status container_globals(const unsigned char *p, size_t size, cj_prebuilt_kind kind,
+                                      cj_symtab *t, int *known) {
+  cj_code *c;
+  size_t n, i;
+  cujit_status st = CUJIT_OK;
+  if ((st = cj_prebuilt_codes(p, size, kind, &c, &n)) != CUJIT_OK)
+    return st == CUJIT_ERROR_OUT_OF_MEMORY ? st : CUJIT_OK; /* unreadable: nothing known */
+  for (i = 0; i < n && !*known && st == CUJIT_OK; i++) {
+    if (c[i].compressed) continue;
+    if (c[i].kind == CJ_PREBUILT_CUBIN && c[i].size >= 4 && memcmp(c[i].data, "\177ELF", 4) == 0)
+      st = elf_globals(c[i].data, c[i].size, t, known);
+    else if (c[i].kind == CJ_PREBUILT_PTX)
+      st = ptx_globals(&c[i], t, known);
+  }
+  cj_free(c);
+  return st;
 }
 
 /* ---- kinds ---- */
@@ -292,14 +461,19 @@ cujit_status cj_prebuilt_inspect(const void *data, size_t size, const char *name
     *kind = CJ_PREBUILT_FATBIN;
     return fatbin_check(p, size, name, arch, arch_size);
   }
+  if (cj_bundle_is(p, size)) {
+    *kind = CJ_PREBUILT_BUNDLE;
+    return bundle_check(p, size, name, arch, arch_size);
+  }
   if (ptx_check(p, size, arch, arch_size)) {
     *kind = CJ_PREBUILT_PTX;
     return CUJIT_OK;
   }
-  return cj_fail(CUJIT_ERROR_INVALID_SOURCE, "'%s' (%zu bytes) is neither PTX, a CUBIN nor a "
-                 "fatbin: expected PTX text with .version and .target directives, the ELF magic "
-                 "of a CUBIN (7f 45 4c 46) or the fatbin magic (50 ed 55 ba); pass what nvcc "
-                 "-ptx, -cubin or -fatbin wrote (CUDA C source goes to "
+  return cj_fail(CUJIT_ERROR_INVALID_SOURCE, "'%s' (%zu bytes) is neither PTX, a CUBIN, a "
+                 "fatbin nor a cujit bundle: expected PTX text with .version and .target "
+                 "directives, the ELF magic of a CUBIN (7f 45 4c 46), the fatbin magic (50 ed "
+                 "55 ba) or the bundle magic (\"CUJITBN\" 1a); pass what nvcc -ptx, -cubin or "
+                 "-fatbin or cujit compile --arch wrote (CUDA C source goes to "
                  "cujit_module_from_source)", name, size);
 }
 
@@ -308,14 +482,15 @@ cujit_status cj_prebuilt_globals_of(const void *data, size_t size, cj_prebuilt_k
   memset(t, 0, sizeof *t);
   *known = 0;
   if (kind == CJ_PREBUILT_CUBIN) return elf_globals(data, size, t, known);
-  if (kind == CJ_PREBUILT_FATBIN) return fatbin_globals(data, size, t, known);
+  if (kind == CJ_PREBUILT_FATBIN || kind == CJ_PREBUILT_BUNDLE)
+    return container_globals(data, size, kind, t, known);
   return CUJIT_OK;
 }
 
 cujit_status cj_prebuilt_globals(const cj_image *im, cj_symtab *t, int *known) {
   cujit_status st = im->fatbin
-                        ? cj_prebuilt_globals_of(im->fatbin, im->fatbin_size, CJ_PREBUILT_FATBIN,
-                                                 t, known)
+                        ? cj_prebuilt_globals_of(im->fatbin, im->fatbin_size,
+                                                 (cj_prebuilt_kind)im->prebuilt, t, known)
                         : cj_prebuilt_globals_of(im->cubin, im->cubin_size, CJ_PREBUILT_CUBIN,
                                                  t, known);
   if (st != CUJIT_OK) cj_symtab_free(t);

@@ -12,17 +12,38 @@ typedef enum cj_prebuilt_kind {
   CJ_PREBUILT_NONE = 0,
   CJ_PREBUILT_PTX = 1,
   CJ_PREBUILT_CUBIN = 2,
-  CJ_PREBUILT_FATBIN = 3
+  CJ_PREBUILT_FATBIN = 3,
+  CJ_PREBUILT_BUNDLE = 4 /* cujit's own bundle (bundle.h) */
 } cj_prebuilt_kind;
 
+/* One CUBIN or PTX entry of a fatbin or bundle (views into its bytes). */
+typedef struct cj_code {
+  cj_prebuilt_kind kind;        /* CJ_PREBUILT_CUBIN or CJ_PREBUILT_PTX */
+  unsigned arch;                /* 90 for sm_90 or compute_90 */
+  char suffix;                  /* 'a', 'f' or 0 */
+  int compressed;               /* a fatbin entry whose payload is compressed */
+  const unsigned char *data;    /* the payload */
+  size_t size;
+  const unsigned char *entry;   /* a fatbin entry's header and payload; NULL in a bundle */
+  size_t entry_size;
+} cj_code;
+
 /* What `data` holds and the architecture it was built for, written to `arch`: "compute_90"
- * for PTX, "sm_90" for a CUBIN, the entries of a fatbin ("sm_80 compute_80 sm_90").
+ * for PTX, "sm_90" for a CUBIN, the entries of a fatbin or bundle ("sm_80 compute_80 sm_90").
  * `name` is used in messages. Returns CUJIT_OK, or CUJIT_ERROR_INVALID_SOURCE saying what
  * is wrong (truncated or damaged headers, or bytes of none of the three kinds). */
 cujit_status cj_prebuilt_inspect(const void *data, size_t size, const char *name,
                                  cj_prebuilt_kind *kind, char *arch, size_t arch_size);
 
-/* The variables of a CUBIN or fatbin image (its ELF symbol table, or a fatbin's first
+/* The CUBIN and PTX entries of a fatbin or bundle that passed cj_prebuilt_inspect(), in
+ * their order, into *codes (freed with cj_free). Fails as the inspection would, or when
+ * out of memory. */
+cujit_status cj_prebuilt_codes(const void *data, size_t size, cj_prebuilt_kind kind,
+                               cj_code **codes, size_t *n);
+/* "sm_90", "compute_100f": what an entry is built for. */
+void cj_code_name(const cj_code *c, char *out, size_t size);
+
+/* The variables of a CUBIN, fatbin or bundle image (its ELF symbol table, or a fatbin's first
  * readable ELF or PTX entry) into t->globals. *known is 0 when nothing could be read (a
  * fatbin whose entries are all compressed). Fails only when out of memory. */
 cujit_status cj_prebuilt_globals(const cj_image *im, cj_symtab *t, int *known);
