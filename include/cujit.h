@@ -78,7 +78,9 @@ CUJIT_API const char *cujit_version_string(void);
   X(ERROR_NOT_SUPPORTED, 19, "not supported by this driver or NVRTC")                        \
   X(ERROR_CACHE, 20, "a cache operation failed")                                            \
   X(ERROR_NO_NVRTC, 21, "NVRTC was not found")                                              \
-  X(ERROR_CANCELLED, 22, "the compile was cancelled or ran out of time")
+  X(ERROR_CANCELLED, 22, "the compile was cancelled or ran out of time")                    \
+  X(ERROR_LINK, 23, "the device link failed")                                               \
+  X(ERROR_NO_NVJITLINK, 24, "nvJitLink was not found")
 
 typedef enum cujit_status {
 #define CUJIT_STATUS_ENUM_(name, num, msg) CUJIT_##name = num,
@@ -137,10 +139,10 @@ CUJIT_API cujit_log_level cujit_get_log_level(void);
  *
  * Every struct that a program fills for cujit or cujit fills for a program begins with
  * `size_t size`: cujit_options, cujit_launch_options, cujit_generator_options,
- * cujit_texture_desc and cujit_cuarray_desc (read by cujit), cujit_cache_stats,
- * cujit_cache_explanation, cujit_cache_verify_summary and cujit_function_attrs (written by
- * cujit), and cujit_cache_entry, cujit_cache_difference and cujit_cache_verified (handed to
- * a callback).
+ * cujit_texture_desc, cujit_cuarray_desc, cujit_link_part and cujit_link_options (read
+ * by cujit), cujit_cache_stats, cujit_cache_explanation, cujit_cache_verify_summary and
+ * cujit_function_attrs (written by cujit), and cujit_cache_entry, cujit_cache_difference
+ * and cujit_cache_verified (handed to a callback).
  * `size` is the struct's size in the header the program was built with. Later versions
  * add fields only at the end, with zero meaning the old behaviour, so that
  *   - a program built against an older header keeps working with a newer libcujit: the
@@ -378,6 +380,108 @@ CUJIT_API cujit_status cujit_bundle_warm(const void *data, size_t size, size_t *
  *  @return CUJIT_OK, or as cujit_module_from_image() for bytes it cannot read. */
 CUJIT_API cujit_status cujit_image_describe(const void *data, size_t size, const char *name,
                                             char **text);
+
+/* ---------------------------------------------------------------------------------------
+ * Linking several parts into one module
+ *
+ * A program of several sources, each compiled with relocatable device code, and prebuilt
+ * device code, linked by nvJitLink (the toolkit's device linker, loaded at run time like
+ * NVRTC: env CUJIT_NVJITLINK, else beside the NVRTC in use, else where NVRTC is looked
+ * for) into one CUBIN for one GPU architecture. A kernel in one part may call a
+ * __device__ function defined in another and use an `extern __device__` variable defined
+ * in another; with CUJIT_LINK_LTO the sources are compiled to LTO-IR and optimised
+ * together at link time (calls across sources can be inlined). Kernels that launch
+ * kernels (dynamic parallelism) need the device runtime: add a CUJIT_LINK_CUDADEVRT part.
+ * ------------------------------------------------------------------------------------- */
+
+/** What a part of a link holds (cujit_link_part.kind). */
+typedef enum cujit_link_kind {
+  CUJIT_LINK_SOURCE = 1,   /**< CUDA C: text in `data` (NUL-terminated), or a .cu file at
+                                `path`; compiled with the link's cujit_options plus
+                                -rdc=true (and -dlto with CUJIT_LINK_LTO), through the cache */
+  CUJIT_LINK_PTX = 2,      /**< PTX text (nvcc -ptx -rdc=true, or NVRTC with -rdc=true) */
+  CUJIT_LINK_CUBIN = 3,    /**< a CUBIN, relocatable (nvcc -cubin -rdc=true) or not */
+  CUJIT_LINK_FATBIN = 4,   /**< a fatbin (nvcc -fatbin -rdc=true) */
+  CUJIT_LINK_LTOIR = 5,    /**< NVVM LTO-IR (nvcc -dlto -dc, or NVRTC with -dlto) */
+  CUJIT_LINK_LIBRARY = 6,  /**< a static library (.a) whose objects hold device code */
+  CUJIT_LINK_OBJECT = 7,   /**< a host object (.o) holding device code (nvcc -dc) */
+  CUJIT_LINK_CUDADEVRT = 8 /**< the toolkit's device runtime library, libcudadevrt.a, found
+                                by cujit (beside nvJitLink, or where NVRTC is looked for);
+                                `data` and `path` stay NULL, or `path` names another copy */
+} cujit_link_kind;
+
+/** One part of a link. Start from CUJIT_LINK_PART_INIT (see "Structs that grow"). Give
+ *  either `data` (with `data_size`, which may be 0 for source text) or `path`. */
+typedef struct cujit_link_part {
+  size_t size;          /**< sizeof, set by CUJIT_LINK_PART_INIT; or 0 */
+  int kind;             /**< a cujit_link_kind */
+  const char *name;     /**< shown in messages and logs; NULL: the path, else "part<i>" */
+  const void *data;     /**< the bytes (or source text); copied as needed during the call */
+  size_t data_size;     /**< their number; for source text 0 means strlen(data) */
+  const char *path;     /**< a file to read instead of data */
+} cujit_link_part;
+#define CUJIT_LINK_PART_INIT {sizeof(cujit_link_part), 0, NULL, NULL, 0, NULL}
+
+/** Link flags (cujit_link_options.flags). */
+enum {
+  CUJIT_LINK_LTO = 1u << 0 /**< link-time optimisation: sources are compiled to LTO-IR
+                                (-dlto) and nvJitLink optimises the program as a whole
+                                (-lto); LTO-IR parts are linked the same way */
+};
+
+/** Options for a link. Start from CUJIT_LINK_OPTIONS_INIT, or pass NULL for defaults. */
+typedef struct cujit_link_options {
+  size_t size;                   /**< sizeof, set by CUJIT_LINK_OPTIONS_INIT; or 0 */
+  unsigned flags;                /**< CUJIT_LINK_* */
+  const char *const *options;    /**< nvJitLink options as they are (e.g. "-O3",
+                                      "-maxrregcount=64"), NULL-terminated; the target
+                                      (-arch) and -lto are cujit's to set */
+  const char *name;              /**< the module's name; NULL means "linked" */
+} cujit_link_options;
+#define CUJIT_LINK_OPTIONS_INIT {sizeof(cujit_link_options), 0, NULL, NULL}
+
+/** Compiles the source parts and links every part into one module, as `nvcc -rdc=true`
+ *  and `nvlink` would (or takes it from the cache). The target is that of the sources'
+ *  compiles (cujit_options.arch, env CUJIT_ARCH, else the current device), which must be
+ *  a real sm_XX: a link makes a CUBIN. With no source parts it is opts->arch, CUJIT_ARCH
+ *  or the device's. Prebuilt CUBINs and fatbins must hold code for that target, or PTX
+ *  or LTO-IR that nvJitLink compiles for it.
+ *  The cache: each source is compiled through the compile cache under its own key (its
+ *  text, its headers, the options with -rdc=true/-dlto, NVRTC); the linked CUBIN is kept
+ *  in the memory and disk caches under a key made of every part's bytes (a source's
+ *  compiled output), their kinds and order, the target, the link flags and options, and
+ *  the nvJitLink in use. A second process linking the same parts reads the entry and
+ *  loads neither NVRTC nor nvJitLink. CUJIT_OPT_NO_CACHE in opts->flags bypasses both.
+ *  The module is an ordinary one: cujit_module_get_function() and
+ *  cujit_module_get_global() find kernels and variables of any part by name (read from
+ *  the linked CUBIN, without a device), and launches and typed calls work as for compiled
+ *  modules (an extern "C" kernel's parameter types need cujit_function_set_signature(),
+ *  as for prebuilt code; parameter layouts come from the driver, CUDA 12.4 or newer).
+ *  cujit_module_cubin() gives the linked CUBIN; cujit_module_ptx() ""; cujit_module_log()
+ *  nvJitLink's messages; cujit_module_arch() the target. The CUBIN is loaded as it is on
+ *  devices of its architecture (no PTX fallback); cujit_module_export() refuses a linked
+ *  module.
+ *  @param out    receives the module; owned by the caller, free with cujit_module_destroy().
+ *  @param parts  `count` parts (at least one), in link order.
+ *  @param opts   compile options for every source part (NULL for defaults).
+ *  @param link   link options (NULL for defaults).
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for NULL out or parts, count 0, an unknown
+ *          kind, a part with neither data nor path, or a bad struct size;
+ *          CUJIT_ERROR_FILE naming a part's file that cannot be read, or libcudadevrt.a
+ *          not found (saying where it looked); CUJIT_ERROR_INVALID_SOURCE for a PTX, CUBIN
+ *          or fatbin part whose bytes are not of its kind; a source's compile failure as
+ *          cujit_module_from_source(); CUJIT_ERROR_INVALID_OPTION for a target or link
+ *          option refused (no target at all, or a compute_XX one, included);
+ *          CUJIT_ERROR_LINK with nvJitLink's error log (an undefined or duplicate symbol,
+ *          a part it cannot read, a part built for another architecture);
+ *          CUJIT_ERROR_NO_NVJITLINK saying where it looked; CUJIT_ERROR_OUT_OF_MEMORY. */
+CUJIT_API cujit_status cujit_module_link(cujit_module **out, const cujit_link_part *parts,
+                                         size_t count, const cujit_options *opts,
+                                         const cujit_link_options *link);
+
+/** The path of the nvJitLink library a link loads (or would load), "" when it is found
+ *  only by the system's search or not at all. Static storage. */
+CUJIT_API const char *cujit_nvjitlink_path(void);
 
 /** Frees the module, its loaded device images and every cujit_function and bound
  *  function pointer obtained from it. NULL is fine. Must not race with launches of its

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "compile/compile.h"
+#include "compile/link.h"
 
 /* Version of the entry format and of the key's serialisation; part of every key. Format 2
  * added the manifest (manifest.c) and the -frandom-seed every compile gets. */
@@ -427,6 +428,26 @@ void cj_toolchain_assume(const char *id);
 /* ---- fetch.c: request -> image, through the memory cache, the disk cache, NVRTC ---- */
 
 cujit_status cj_compile(cj_request *r, cj_image **out);
+/* Counts a disk lookup in this process and in the directory's statistics (a hit, or a
+ * miss that wrote `written` bytes), pruning when the cache grew past its limit. */
+void cj_count_disk(const cj_root *root, uint64_t hits, uint64_t misses, uint64_t written);
+
+/* ---- link.c: a linked program through the memory cache, the disk cache, nvJitLink ---- */
+
+/* One part of a link: a source to compile (its request, with `link` set), or bytes. */
+typedef struct cj_link_part {
+  cj_request *source; /* NULL for prebuilt bytes */
+  cj_link_in in;      /* the bytes (borrowed); for a source, only the name is read */
+} cj_link_part;
+
+/* Compiles each source part through the compile cache, then finds the linked image under
+ * a key made of every part's bytes (a source's compiled output, which its key made from
+ * the source, its headers, its options and NVRTC), the link's target, LTO and options, and
+ * nvJitLink's identity: in the memory cache, then the disk cache, else one process per key
+ * links with nvJitLink and writes the entry. `no_cache` bypasses both caches. *out is a new
+ * reference. Fails as cj_compile() for a source part, and as cj_link_run(). */
+cujit_status cj_link(const cj_link_spec *spec, cj_link_part *parts, size_t n, int no_cache,
+                     cj_image **out);
 
 /* The manifest of request r, which the caller has keyed (headers `deps`), as an entry
  * records it: -1 when out of memory or when no NVRTC is known (nothing recorded then). */

@@ -114,7 +114,7 @@ static cujit_status stopped_waiting(const waiter *w, const char *where) {
 
 static unsigned unstated_writes; /* entries written while the statistics were unusable */
 
-static void count_disk(const cj_root *root, uint64_t hits, uint64_t misses, uint64_t written) {
+void cj_count_disk(const cj_root *root, uint64_t hits, uint64_t misses, uint64_t written) {
   cj_disk_counters d;
   uint64_t max = cj_cache_max_size();
   memset(&d, 0, sizeof d);
@@ -153,7 +153,7 @@ static cujit_status compile_and_store(cj_request *r, const cj_root *root, waiter
     cj_lock_release(p->dir, p->lock, lock);
     if (rc < 0) return cj_fail_oom("reading a remote cache entry");
     if (rc == CJ_REMOTE_STOPPED) return stopped_waiting(w, "another machine");
-    return count_disk(root, 1, 0, written), CUJIT_OK;
+    return cj_count_disk(root, 1, 0, written), CUJIT_OK;
   }
   st = compile_now(r, deps, changed, out);
   if (st == CUJIT_OK && !*changed) {
@@ -165,7 +165,7 @@ static cujit_status compile_and_store(cj_request *r, const cj_root *root, waiter
   cj_remote_release(&claim);
   if (written) cj_toolchain_note(root);
   cj_lock_release(p->dir, p->lock, lock);
-  count_disk(root, 0, 1, written);
+  cj_count_disk(root, 0, 1, written);
   return st;
 }
 
@@ -194,7 +194,7 @@ static cujit_status from_shard(cj_request *r, const cj_root *root, const cj_entr
   w.start = cj_now_s();
   rc = cj_disk_read(p, key, deps, out);
   if (rc == CJ_DISK_OOM) return cj_fail_oom("reading a cache entry");
-  if (rc == CJ_DISK_HIT) return count_disk(root, 1, 0, 0), CUJIT_OK;
+  if (rc == CJ_DISK_HIT) return cj_count_disk(root, 1, 0, 0), CUJIT_OK;
   if (rc == CJ_DISK_INVALID) /* wait for it to change */
     fstatat(p->dir, p->name, &w.seen, AT_SYMLINK_NOFOLLOW);
   rc = cj_lock_acquire(p->dir, p->lock, r->name, cj_cache_lock_timeout(), entry_ready, &w, &lock);
@@ -202,14 +202,14 @@ static cujit_status from_shard(cj_request *r, const cj_root *root, const cj_entr
   if (w.stopped) return stopped_waiting(&w, "another process");
   if (rc == CJ_LOCK_ENTRY_READY) {
     *out = w.image;
-    return count_disk(root, 1, 0, 0), CUJIT_OK;
+    return cj_count_disk(root, 1, 0, 0), CUJIT_OK;
   }
   /* The entry may have been written between the first look and taking the lock. */
   if (rc == CJ_LOCK_HELD && entry_written(&w)) {
     cj_lock_release(p->dir, p->lock, &lock);
     if (w.oom) return cj_fail_oom("reading a cache entry");
     *out = w.image;
-    return count_disk(root, 1, 0, 0), CUJIT_OK;
+    return cj_count_disk(root, 1, 0, 0), CUJIT_OK;
   }
   return compile_and_store(r, root, &w, changed, &lock, out);
 }

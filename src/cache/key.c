@@ -162,6 +162,11 @@ cujit_status cj_key_options(const cj_request *r, cj_key *out) {
    * system calls, which a cache hit does not make. */
   put_u64(&s, (uint64_t)r->toolkit);
   if (r->toolkit) put_bytes(&s, toolkit_env()->b, sizeof toolkit_env()->b);
+  /* only a part of a link says so, which leaves every other key as it was */
+  if (r->link) {
+    put_str(&s, "link part");
+    put_u64(&s, r->link);
+  }
   digest(&s, out);
   return CUJIT_OK;
 }

@@ -30,6 +30,7 @@ typedef struct cj_request {
   const char *const *name_exprs;
   size_t n_name_exprs;
   unsigned flags;      /* CUJIT_OPT_* */
+  unsigned link;       /* CJ_LINK_*: compiled as a part of a link (-rdc=true, -dlto) */
   /* How long NVRTC may take and who may stop it: they change when a compile ends, never
    * its output, so no key holds them. */
   double time_limit_s; /* 0: no limit */
@@ -64,7 +65,20 @@ typedef struct cj_image {
                              from (prebuilt.h): no source, names or cache entry then */
   unsigned char *fatbin;  /* a prebuilt fatbin, loaded as it is; else NULL */
   size_t fatbin_size;
+  int linked;             /* 1 for the output of a link (cache/link.c): a CUBIN whose symbol
+                             table lists the kernels and variables, loaded only as it is
+                             (the PTX, when there is any, is for reading) */
 } cj_image;
+
+/* 1 when the image's `cubin` holds NVVM LTO-IR rather than a CUBIN (a source compiled with
+ * -dlto for a link), known by its magic number. */
+int cj_image_is_ltoir(const cj_image *im);
+/* 1 when the bytes start as NVVM LTO-IR does. */
+int cj_is_ltoir(const void *data, size_t size);
+
+/* cj_request.link: relocatable device code for a link, and LTO-IR for link-time
+ * optimisation; part of the key. */
+enum { CJ_LINK_RDC = 1, CJ_LINK_LTO = 2 };
 
 enum { CJ_ARCH_CHECK = 1, CJ_ARCH_CHECK_ENV = 2, CJ_ARCH_CLAMP = 3 };
 

@@ -157,6 +157,11 @@ static int take_output(nvrtcProgram p, cj_image *im) {
     im->cubin = cj_malloc(size);
     if (!im->cubin || cj_nv.nvrtcGetCUBIN(p, (char *)im->cubin) != NVRTC_SUCCESS) return -1;
     im->cubin_size = size;
+  } else if (cj_nv.nvrtcGetLTOIRSize && cj_nv.nvrtcGetLTOIRSize(p, &size) == NVRTC_SUCCESS &&
+             size > 0) { /* -dlto: the LTO-IR takes the CUBIN's place */
+    im->cubin = cj_malloc(size);
+    if (!im->cubin || cj_nv.nvrtcGetLTOIR(p, (char *)im->cubin) != NVRTC_SUCCESS) return -1;
+    im->cubin_size = size;
   }
   return 0;
 }

@@ -232,6 +232,10 @@ static cujit_status check_options(const cujit_options *o, const char **arch) {
     CJ_CHECK(opt[0] == '-', CUJIT_ERROR_INVALID_OPTION,
              "NVRTC option '%s' does not start with '-'; pass each option as one "
              "string, e.g. \"-use_fast_math\" or \"-std=c++17\"", opt);
+    CJ_CHECK(strcmp(opt, "-dlto") != 0 && strcmp(opt, "--dlink-time-opt") != 0,
+             CUJIT_ERROR_INVALID_OPTION, "NVRTC option '%s' makes LTO-IR, which no device "
+             "loads; to optimise across sources at link time, link them with "
+             "cujit_module_link() and CUJIT_LINK_LTO, which compiles them with it", opt);
     if (is_arch_option(opt, &value)) {
       CJ_CHECK(value && *value, CUJIT_ERROR_INVALID_OPTION,
                "NVRTC option '%s' needs its value in the same string (\"-arch=sm_90\"), "
@@ -315,7 +319,7 @@ static int push_seed(cj_request *r) {
  * -frandom-seed. */
 static int build_argv(cj_request *r) {
   size_t i, n_inc = cj_request_include_count(r);
-  size_t max = 3 + n_inc + r->n_defines + r->n_user_options + r->n_toolkit_dirs;
+  size_t max = 5 + n_inc + r->n_defines + r->n_user_options + r->n_toolkit_dirs;
   const char *value;
   r->argv = cj_calloc(max, sizeof(char *));
   if (!r->argv) return -1;
@@ -329,6 +333,8 @@ static int build_argv(cj_request *r) {
       return -1;
   for (i = 0; i < r->n_toolkit_dirs; i++)
     if (push_arg(r, join("--include-path=", r->toolkit_dirs[i]))) return -1;
+  if ((r->link & CJ_LINK_RDC) && push_arg(r, cj_strdup("-rdc=true"))) return -1;
+  if ((r->link & CJ_LINK_LTO) && push_arg(r, cj_strdup("-dlto"))) return -1;
   /* NVRTC's own cache is off unless asked for: a process's first compile is much faster
    * without it, and compiled modules are cached here anyway */
   if (!(r->flags & CUJIT_OPT_NVRTC_CACHE) && !has_user_option(r, "-no-cache", "--no-cache") &&

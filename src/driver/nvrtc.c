@@ -68,7 +68,7 @@ static int note_build_id(const unsigned char *buf, size_t size, char *out, size_
  * every process that compiles or looks up the cache, so it reads as little as it can: the
  * file's first 4 KiB, where the headers and a shared library's notes usually are, and a
  * note segment elsewhere only when it is not there. */
-static int build_id(int fd, char *out, size_t out_size) {
+int cj_elf_build_id(int fd, char *out, size_t out_size) {
   unsigned char head[4096], note[4096];
   ssize_t got = pread(fd, head, sizeof head, 0);
   Elf64_Ehdr eh;
@@ -106,7 +106,7 @@ static int take_file(const char *path) {
   if (fd < 0) return 0;
   /* a build ID is read only from a regular file (a FIFO or a directory cannot be read at
    * an offset), so only without one is the file's kind asked for */
-  if (build_id(fd, id, sizeof id)) {
+  if (cj_elf_build_id(fd, id, sizeof id)) {
     snprintf(identity, sizeof identity, "nvrtc build %s", id);
   } else if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
     /* no build ID: its name and size, which differ between releases */
@@ -134,13 +134,6 @@ static int take_loaded(void) {
   return in_process;
 }
 
-/* The directories NVRTC is looked for in, in order (see nvrtc.h). */
-typedef struct search_dir {
-  const char *dir;
-  size_t len;
-  const char *sub;
-} search_dir;
-
 static size_t add_dir(search_dir *v, size_t n, size_t cap, const char *dir, size_t len,
                       const char *sub) {
   if (!dir || !len || n == cap || len + strlen(sub) + 20 >= PATH_MAX) return n;
@@ -156,7 +149,7 @@ static size_t add_toolkit(search_dir *v, size_t n, size_t cap, const char *root)
   return add_dir(v, n, cap, root, strlen(root), "/lib");
 }
 
-static size_t search_dirs(search_dir *v, size_t cap) {
+size_t cj_lib_search_dirs(search_dir *v, size_t cap) {
   const char *p = cj_env("LD_LIBRARY_PATH"), *end;
   size_t n = 0;
   while (p && *p) {
@@ -178,7 +171,7 @@ static size_t search_dirs(search_dir *v, size_t cap) {
 static void search(void) {
   search_dir v[64];
   char path[PATH_MAX];
-  size_t n = search_dirs(v, CJ_COUNT(v)), d, i;
+  size_t n = cj_lib_search_dirs(v, CJ_COUNT(v)), d, i;
   for (d = 0; d < n; d++) {
     snprintf(path, sizeof path, "%.*s%s", (int)v[d].len, v[d].dir, v[d].sub);
     note_looked(path);

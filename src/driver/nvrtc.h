@@ -17,7 +17,7 @@
   X(nvrtcAddNameExpression) X(nvrtcGetLoweredName)
 #define CJ_NVRTC_OPTIONAL(X)                                                               \
   X(nvrtcSetFlowCallback) X(nvrtcGetPCHCreateStatus) X(nvrtcGetPCHHeapSizeRequired)         \
-  X(nvrtcSetPCHHeapSize) X(nvrtcGetPCHHeapSize)
+  X(nvrtcSetPCHHeapSize) X(nvrtcGetPCHHeapSize) X(nvrtcGetLTOIRSize) X(nvrtcGetLTOIR)
 
 typedef struct cj_nvrtc_api {
 #define CJ_NVRTC_FIELD_(fn) __typeof__(fn) *fn;
@@ -49,5 +49,20 @@ const char *cj_nvrtc_identity(void);
 /* The directory of that library file ("" when unknown), for finding the toolkit's headers
  * beside it. */
 const char *cj_nvrtc_dir(void);
+
+/* The build ID a linker wrote into the ELF file open on `fd` (readelf -n), as hex into
+ * out: 1, or 0 when it has none (also for a file that is not 64-bit ELF). */
+int cj_elf_build_id(int fd, char *out, size_t out_size);
+
+/* The directories a toolkit library is looked for in, in order: LD_LIBRARY_PATH's, the
+ * toolkit cujit was built with, then CUDA_PATH, CUDA_HOME and /usr/local/cuda (lib64,
+ * then lib of each). Each is `len` bytes of `dir` followed by `sub`; the strings are the
+ * environment's or static. Returns how many were written to v (at most cap). */
+typedef struct search_dir {
+  const char *dir;
+  size_t len;
+  const char *sub;
+} search_dir;
+size_t cj_lib_search_dirs(search_dir *v, size_t cap);
 
 #endif

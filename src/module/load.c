@@ -35,7 +35,9 @@ cj_mstate *cj_module_state(cujit_module *m) {
   s = cj_calloc(1, sizeof *s);
   if (!s) return NULL;
   s->globals_known = 1;
-  if (cj_module_binary_only(m))
+  if (m->image->linked) /* its symbol table names everything it holds */
+    st = cj_prebuilt_symbols(m->image->cubin, m->image->cubin_size, &s->syms);
+  else if (cj_module_binary_only(m))
     st = cj_prebuilt_globals(m->image, &s->syms, &s->globals_known);
   else
     st = cj_symtab_build(m->image->ptx, &s->syms);
@@ -290,6 +292,18 @@ cujit_status cj_module_load(cujit_module *m, cj_mstate *s, CUdevice dev, int *va
     record(m, s, *variant, dev, cc);
     return CUJIT_OK;
   }
+  if (m->image->linked) { /* a linked CUBIN, loaded as it is */
+    *variant = CJ_V_CUBIN;
+    CJ_CHECK(cubin_fits(m->image->arch, cc), CUJIT_ERROR_LOAD, "cannot load module '%s' "
+             "(linked for %s) on device %d (sm_%d); link it for this device (leave "
+             "cujit_options.arch NULL, or give \"sm_%d\")", m->name, m->image->arch, (int)dev,
+             cc, cc);
+    CJ_TRY(load_image(m, s, CJ_V_CUBIN, m->image->cubin, dev, cc));
+    record(m, s, *variant, dev, cc);
+    return CUJIT_OK;
+  }
+  CJ_CHECK(!cj_image_is_ltoir(m->image), CUJIT_ERROR_LOAD, "cannot load module '%s': it holds "
+           "LTO-IR, which no device loads; link it (cujit_module_link)", m->name);
   *variant = m->image->cubin && cubin_fits(m->image->arch, cc) ? CJ_V_CUBIN : CJ_V_PTX;
   fits = *variant == CJ_V_CUBIN || ptx_fits(m->image->arch, cc);
   CJ_CHECK(fits || !m->image->prebuilt, CUJIT_ERROR_LOAD, "cannot load module '%s' on device %d "

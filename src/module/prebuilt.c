@@ -15,6 +15,8 @@ enum {
   EM_CUDA = 190,        /* e_machine of a CUBIN */
   SHT_SYMTAB = 2,
   STT_OBJECT = 1,
+  STT_FUNC = 2,
+  STO_CUDA_ENTRY = 0x10, /* st_other of a kernel (an entry function) */
   SHN_LORESERVE = 0xff00,
   FATBIN_HEADER = 16,   /* magic, version, header size, size of the entries */
   FATBIN_ENTRY = 32,    /* the part of an entry's header that is read */
@@ -99,11 +101,13 @@ static const char *elf_name(const unsigned char *p, const elf_section *strtab, u
   return *len < strtab->size - at ? s : NULL;
 }
 
-/* Adds the variables of symbol table `sec` (defined data objects with a usable name). */
+/* Adds the variables of symbol table `sec` (defined data objects with a usable name), and
+ * with `kernels` its kernels too (defined functions marked as entries). */
 static cujit_status elf_symbols(const unsigned char *p, size_t size, const elf_section *sec,
-                                cj_symtab *t) {
+                                int kernels, cj_symtab *t) {
   elf_section strtab;
-  uint64_t i, count, name, info, shndx;
+  uint64_t i, count, name, info, other, shndx;
+  int kernel;
   size_t len;
   const char *s;
   if (sec->entsize < ELF_SYMBOL || !elf_section_at(p, size, sec->link, &strtab)) return CUJIT_OK;
@@ -111,23 +115,26 @@ static cujit_status elf_symbols(const unsigned char *p, size_t size, const elf_s
   for (i = 0; i < count; i++) {
     uint64_t at = sec->offset + i * sec->entsize;
     if (!get_le(p, size, at, 4, &name) || !get_le(p, size, at + 4, 1, &info) ||
-        !get_le(p, size, at + 6, 2, &shndx))
+        !get_le(p, size, at + 5, 1, &other) || !get_le(p, size, at + 6, 2, &shndx))
       break;
-    if ((info & 0xf) != STT_OBJECT || shndx == 0 || shndx >= SHN_LORESERVE) continue;
+    kernel = kernels && (info & 0xf) == STT_FUNC && (other & STO_CUDA_ENTRY);
+    if (((info & 0xf) != STT_OBJECT && !kernel) || shndx == 0 || shndx >= SHN_LORESERVE)
+      continue;
     s = elf_name(p, &strtab, name, &len);
     if (!s || len == 0 || s[0] == '.' || s[0] == '$') continue; /* the toolchain's own */
-    CJ_TRY(cj_symtab_add(t, 0, s, len));
+    CJ_TRY(cj_symtab_add(t, kernel, s, len));
   }
   return CUJIT_OK;
 }
 
-static cujit_status elf_globals(const unsigned char *p, size_t size, cj_symtab *t, int *known) {
+static cujit_status elf_globals(const unsigned char *p, size_t size, int kernels, cj_symtab *t,
+                                int *known) {
   uint64_t off, n, entsize, i;
   elf_section sec;
   if (!elf_table(p, size, &off, &n, &entsize)) return CUJIT_OK;
   for (i = 0; i < n; i++) {
     if (!elf_section_at(p, size, i, &sec) || sec.type != SHT_SYMTAB) continue;
-    CJ_TRY(elf_symbols(p, size, &sec, t));
+    CJ_TRY(elf_symbols(p, size, &sec, kernels, t));
     *known = 1;
   }
   return CUJIT_OK;
@@ -437,7 +444,7 @@ static cujit_status container_globals(const unsigned char *p, size_t size, cj_pr
   for (i = 0; i < n && !*known && st == CUJIT_OK; i++) {
     if (c[i].compressed) continue;
     if (c[i].kind == CJ_PREBUILT_CUBIN && c[i].size >= 4 && memcmp(c[i].data, "\177ELF", 4) == 0)
-      st = elf_globals(c[i].data, c[i].size, t, known);
+      st = elf_globals(c[i].data, c[i].size, 0, t, known);
     else if (c[i].kind == CJ_PREBUILT_PTX)
       st = ptx_globals(&c[i], t, known);
   }
@@ -481,7 +488,7 @@ cujit_status cj_prebuilt_globals_of(const void *data, size_t size, cj_prebuilt_k
                                     cj_symtab *t, int *known) {
   memset(t, 0, sizeof *t);
   *known = 0;
-  if (kind == CJ_PREBUILT_CUBIN) return elf_globals(data, size, t, known);
+  if (kind == CJ_PREBUILT_CUBIN) return elf_globals(data, size, 0, t, known);
   if (kind == CJ_PREBUILT_FATBIN || kind == CJ_PREBUILT_BUNDLE)
     return container_globals(data, size, kind, t, known);
   return CUJIT_OK;
@@ -493,6 +500,13 @@ cujit_status cj_prebuilt_globals(const cj_image *im, cj_symtab *t, int *known) {
                                                  (cj_prebuilt_kind)im->prebuilt, t, known)
                         : cj_prebuilt_globals_of(im->cubin, im->cubin_size, CJ_PREBUILT_CUBIN,
                                                  t, known);
+  if (st != CUJIT_OK) cj_symtab_free(t);
+  return st;
+}
+
+cujit_status cj_prebuilt_symbols(const void *cubin, size_t size, cj_symtab *t) {
+  int known = 0;
+  cujit_status st = elf_globals(cubin, size, 1, t, &known);
   if (st != CUJIT_OK) cj_symtab_free(t);
   return st;
 }

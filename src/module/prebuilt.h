@@ -52,4 +52,8 @@ cujit_status cj_prebuilt_globals(const cj_image *im, cj_symtab *t, int *known);
 cujit_status cj_prebuilt_globals_of(const void *data, size_t size, cj_prebuilt_kind kind,
                                     cj_symtab *t, int *known);
 
+/* The kernels (entry functions) and variables a CUBIN's symbol table defines, into t (a
+ * linked module's, read without a device). Fails only when out of memory. */
+cujit_status cj_prebuilt_symbols(const void *cubin, size_t size, cj_symtab *t);
+
 #endif
