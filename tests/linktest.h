@@ -53,4 +53,46 @@ static inline int bytes_hold(const void *data, size_t size, const char *s) {
   return 0;
 }
 
+/* Prebuilt parts of kLinkLib made by nvcc in `dir` for sm_<cc>: lib.fatbin (-rdc=true
+ * -fatbin), lib.o (-dc, a host object holding device code), liblib.a (nvcc -lib of it)
+ * and lib_lto.fatbin (LTO-IR in a fatbin, -dlto). 0, or 1 with the reason in `why` (nvcc
+ * missing, or a command that failed). */
+static inline int link_nvcc_parts(const char *dir, int cc, char *why, size_t why_size) {
+  static const char *const steps[] = {
+      "nvcc -arch=sm_%d -rdc=true -fatbin -o '%s/lib.fatbin' '%s/lib.cu'",
+      "nvcc -arch=sm_%d -dc -o '%s/lib.o' '%s/lib.cu'",
+      "nvcc -arch=sm_%d -lib -o '%s/liblib.a' '%s/lib.o'",
+      "nvcc -gencode arch=compute_%d,code=lto_%d -dc -fatbin -o '%s/lib_lto.fatbin' '%s/lib.cu'"};
+  char cmd[8192], out[4096];
+  size_t i;
+  if (test_capture("command -v nvcc", out, sizeof out) != 0) {
+    snprintf(why, why_size, "nvcc is not on PATH");
+    return 1;
+  }
+  if (test_write_file(dir, "lib.cu", kLinkLib) != 0) {
+    snprintf(why, why_size, "cannot write %s/lib.cu", dir);
+    return 1;
+  }
+  for (i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+    if (i == 3) snprintf(cmd, sizeof cmd, steps[i], cc, cc, dir, dir);
+    else snprintf(cmd, sizeof cmd, steps[i], cc, dir, dir);
+    strncat(cmd, " 2>&1", sizeof cmd - strlen(cmd) - 1);
+    if (test_capture(cmd, out, sizeof out) != 0) {
+      snprintf(why, why_size, "%s failed: %s", cmd, out);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* A part of `kind` read from file `name` in `dir` (the path is kept in `buf`). */
+static inline cujit_link_part link_file(int kind, const char *dir, const char *name, char *buf,
+                                        size_t size) {
+  cujit_link_part p = CUJIT_LINK_PART_INIT;
+  snprintf(buf, size, "%s/%s", dir, name);
+  p.kind = kind;
+  p.path = buf;
+  return p;
+}
+
 #endif

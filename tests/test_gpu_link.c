@@ -86,6 +86,41 @@ static void prebuilt_cubin_part(void **state) {
   cujit_module_destroy(lib);
 }
 
+/* The library's code made by nvcc for this device, as a static library, a host object,
+ * a fatbin, and LTO-IR in a fatbin (linked with link-time optimisation). */
+static void nvcc_parts(void **state) {
+  static const struct {
+    int kind;
+    const char *file;
+    unsigned flags;
+  } cases[] = {{CUJIT_LINK_LIBRARY, "liblib.a", 0},
+               {CUJIT_LINK_OBJECT, "lib.o", 0},
+               {CUJIT_LINK_FATBIN, "lib.fatbin", 0},
+               {CUJIT_LINK_FATBIN, "lib_lto.fatbin", CUJIT_LINK_LTO}};
+  char *dir = test_tempdir("gpu-link"), why[8192], path[4200];
+  cujit_link_part parts[2];
+  cujit_module *m;
+  int major = 0, minor = 0;
+  size_t i;
+  (void)state;
+  assert_ok(cujit_device_info(0, NULL, 0, &major, &minor));
+  if (link_nvcc_parts(dir, major * 10 + minor, why, sizeof why)) {
+    test_rmtree(dir);
+    free(dir);
+    printf("SKIP: %s\n", why);
+    skip();
+  }
+  for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    parts[0] = link_source(kLinkMain, "main.cu");
+    parts[1] = link_file(cases[i].kind, dir, cases[i].file, path, sizeof path);
+    m = link_parts(parts, 2, cases[i].flags);
+    run_apply(m);
+    cujit_module_destroy(m);
+  }
+  test_rmtree(dir);
+  free(dir);
+}
+
 static void dynamic_parallelism(void **state) {
   cujit_link_part parts[2];
   cujit_function *fn = NULL;
@@ -109,6 +144,7 @@ int main(void) {
       cmocka_unit_test(calls_across_sources),
       cmocka_unit_test(lto_across_sources),
       cmocka_unit_test(prebuilt_cubin_part),
+      cmocka_unit_test(nvcc_parts),
       cmocka_unit_test(dynamic_parallelism),
   };
   if (!test_have_gpu()) return TEST_SKIP_CODE;

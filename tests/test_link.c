@@ -103,6 +103,49 @@ static void links_prebuilt_parts(void **state) {
   cujit_module_destroy(lib);
 }
 
+/* Parts nvcc made: a fatbin, a host object, a static library, each holding the library's
+ * relocatable code; LTO-IR in a fatbin, linked with link-time optimisation. The main
+ * source's kernel is there and its call into the part resolved (else the link fails
+ * with an undefined symbol). */
+static void links_nvcc_parts(void **state) {
+  static const struct {
+    int kind;
+    const char *file;
+    unsigned flags;
+  } cases[] = {{CUJIT_LINK_FATBIN, "lib.fatbin", 0},
+               {CUJIT_LINK_OBJECT, "lib.o", 0},
+               {CUJIT_LINK_LIBRARY, "liblib.a", 0},
+               {CUJIT_LINK_FATBIN, "lib_lto.fatbin", CUJIT_LINK_LTO}};
+  char *dir = test_tempdir("link-nvcc"), why[8192], path[4200];
+  cujit_options o = arch_options();
+  cujit_link_options l = CUJIT_LINK_OPTIONS_INIT;
+  cujit_link_part parts[2];
+  cujit_module *m = NULL;
+  size_t i, size;
+  const void *cubin;
+  (void)state;
+  if (link_nvcc_parts(dir, 90, why, sizeof why)) {
+    test_rmtree(dir);
+    free(dir);
+    printf("SKIP: %s\n", why);
+    skip();
+  }
+  for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    parts[0] = link_source(kLinkMain, "main.cu");
+    parts[1] = link_file(cases[i].kind, dir, cases[i].file, path, sizeof path);
+    l.flags = cases[i].flags;
+    if (cujit_module_link(&m, parts, 2, &o, &l) != CUJIT_OK)
+      fail_msg("linking %s: %s", cases[i].file, cujit_last_error());
+    cubin = cujit_module_cubin(m, &size);
+    assert_true(bytes_hold(cubin, size, "_Z5applyPfi"));
+    /* with LTO the library's function is inlined away; otherwise it is there */
+    assert_int_equal(bytes_hold(cubin, size, "_Z5twicef"), cases[i].flags ? 0 : 1);
+    cujit_module_destroy(m);
+  }
+  test_rmtree(dir);
+  free(dir);
+}
+
 static void links_source_files(void **state) {
   char *dir = test_tempdir("link"), path[4200], hdr[4200];
   cujit_module *m = NULL;
@@ -371,7 +414,7 @@ int main(int argc, char **argv) {
       CACHE_TEST(lto_inlines_across_sources),
       CACHE_TEST(finds_symbols_of_every_part),
       CACHE_TEST(links_prebuilt_parts),
-      CACHE_TEST(links_source_files),
+      CACHE_TEST(links_nvcc_parts), CACHE_TEST(links_source_files),
       CACHE_TEST(links_device_runtime),
       CACHE_TEST(link_errors_have_logs),
       CACHE_TEST(bad_arguments),

@@ -97,6 +97,8 @@ static cujit_status check_bytes(const part *p) {
   cj_prebuilt_kind kind;
   char arch[64];
   if (p->user.kind > CUJIT_LINK_FATBIN) return check_magic(p);
+  if (p->user.kind == CUJIT_LINK_FATBIN) /* its entries may be LTO-IR only */
+    return cj_prebuilt_check_fatbin(p->user.data, p->user.data_size, p->user.name);
   CJ_TRY(cj_prebuilt_inspect(p->user.data, p->user.data_size, p->user.name, &kind, arch,
                              sizeof arch));
   CJ_CHECK((int)kind == expect[p->user.kind], CUJIT_ERROR_INVALID_SOURCE,

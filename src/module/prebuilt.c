@@ -241,8 +241,10 @@ static void arch_append(char *arch, size_t arch_size, const fatbin_entry *e) {
   if (n > 0 && have + (size_t)n < arch_size) memcpy(arch + have, one, (size_t)n + 1);
 }
 
-static cujit_status fatbin_check(const unsigned char *p, size_t size, const char *name,
-                                 char *arch, size_t arch_size) {
+/* Walks a fatbin's entries with bounds checked; with need_code, one must be PTX or a
+ * CUBIN (what a device loads; a link also takes LTO-IR entries). */
+static cujit_status fatbin_walk(const unsigned char *p, size_t size, const char *name,
+                                char *arch, size_t arch_size, int need_code) {
   const char *todo = "pass the bytes nvcc -fatbin wrote";
   size_t pos, end;
   unsigned n = 0, usable = 0;
@@ -261,9 +263,23 @@ static cujit_status fatbin_check(const unsigned char *p, size_t size, const char
   CJ_CHECK(r == 0, CUJIT_ERROR_INVALID_SOURCE, "'%s' is a truncated or damaged fatbin: entry %u "
            "runs past the end of its entries; %s", name, n + 1, todo);
   CJ_CHECK(n > 0, CUJIT_ERROR_INVALID_SOURCE, "'%s' is a fatbin with no entries; %s", name, todo);
-  CJ_CHECK(usable > 0, CUJIT_ERROR_INVALID_SOURCE, "'%s' is a fatbin with no PTX or CUBIN entry "
-           "(%u entr%s of other kinds); %s", name, n, n == 1 ? "y" : "ies", todo);
+  CJ_CHECK(usable > 0 || !need_code, CUJIT_ERROR_INVALID_SOURCE, "'%s' is a fatbin with no PTX "
+           "or CUBIN entry (%u entr%s of other kinds); %s", name, n, n == 1 ? "y" : "ies", todo);
   return CUJIT_OK;
+}
+
+static cujit_status fatbin_check(const unsigned char *p, size_t size, const char *name,
+                                 char *arch, size_t arch_size) {
+  return fatbin_walk(p, size, name, arch, arch_size, 1);
+}
+
+cujit_status cj_prebuilt_check_fatbin(const void *data, size_t size, const char *name) {
+  char arch[64];
+  uint64_t magic = 0;
+  CJ_CHECK(get_le(data, size, 0, 4, &magic) && magic == FATBIN_MAGIC, CUJIT_ERROR_INVALID_SOURCE,
+           "'%s' is not a fatbin (it does not start with the fatbin magic 0xba55ed50); pass the "
+           "bytes nvcc -fatbin wrote, or give the part's kind", name);
+  return fatbin_walk(data, size, name, arch, sizeof arch, 0);
 }
 
 /* ---- cujit bundles ---- */

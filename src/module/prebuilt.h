@@ -56,4 +56,8 @@ cujit_status cj_prebuilt_globals_of(const void *data, size_t size, cj_prebuilt_k
  * linked module's, read without a device). Fails only when out of memory. */
 cujit_status cj_prebuilt_symbols(const void *cubin, size_t size, cj_symtab *t);
 
+/* Checks that bytes are a whole fatbin (header and entries in bounds), of any entry kinds
+ * (a link's fatbin may hold only LTO-IR). CUJIT_ERROR_INVALID_SOURCE saying what is wrong. */
+cujit_status cj_prebuilt_check_fatbin(const void *data, size_t size, const char *name);
+
 #endif
