@@ -258,6 +258,10 @@ static void warm_fills_the_cache(void **state) {
   assert_int_equal(cli("warm w --arch compute_80", env, out, sizeof out), 0); /* all hits */
   assert_int_equal(cli("cache stats", env, out, sizeof out), 0);
   assert_non_null(strstr(out, "compiles          2"));
+  /* several targets: each file for each of them (two more targets: four compiles more) */
+  assert_int_equal(cli("warm w --arch compute_80,sm_80,sm_90", env, out, sizeof out), 0);
+  assert_int_equal(cli("cache stats", env, out, sizeof out), 0);
+  assert_non_null(strstr(out, "compiles          6"));
   assert_int_equal(cli("warm nowhere", env, out, sizeof out), 1);
 }
 
