@@ -148,18 +148,13 @@ cujit_status cujit_bundle_from_file(void **out, size_t *size, const char *path,
                                     const cujit_options *opts, const char *const *archs,
                                     size_t narchs) {
   const char *fn = "cujit_bundle_from_file";
-  char *text = NULL, *dir = NULL;
+  char *text, *dir;
   cujit_status st;
   CJ_TRY(check_out(fn, out, size));
   CJ_CHECK(path && path[0], CUJIT_ERROR_FILE, "%s: path is %s", fn, path ? "empty" : "NULL");
   CJ_TRY(check_archs(fn, archs, narchs));
-  CJ_TRY(cj_source_read(path, &text));
-  if (!(dir = cj_source_dir(path)))
-    st = cj_fail_oom("reading the source file");
-  else if (!text[0])
-    st = cj_fail(CUJIT_ERROR_INVALID_SOURCE, "'%s' is empty; it must hold CUDA C source", path);
-  else
-    st = make_bundle(fn, out, size, text, path, opts, archs, narchs, dir);
+  CJ_TRY(cj_source_file(fn, path, &text, &dir));
+  st = make_bundle(fn, out, size, text, path, opts, archs, narchs, dir);
   cj_free(dir);
   cj_free(text);
   return st;

@@ -38,17 +38,11 @@ cujit_status cujit_cache_explain_file(const char *path, const cujit_options *opt
                                       cujit_cache_explanation *out,
                                       cujit_cache_difference_fn fn, void *user) {
   static const char fn_name[] = "cujit_cache_explain_file";
-  char *text = NULL, *dir = NULL;
+  char *text, *dir;
   cujit_status st;
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn_name);
-  CJ_CHECK(path && path[0], CUJIT_ERROR_FILE, "%s: path is %s", fn_name, path ? "empty" : "NULL");
-  CJ_TRY(cj_source_read(path, &text));
-  if (!(dir = cj_source_dir(path)))
-    st = cj_fail_oom("reading the source file");
-  else if (!text[0])
-    st = cj_fail(CUJIT_ERROR_INVALID_SOURCE, "'%s' is empty; it must hold CUDA C source", path);
-  else
-    st = explain(fn_name, text, path, opts, dir, out, fn, user);
+  CJ_TRY(cj_source_file(fn_name, path, &text, &dir));
+  st = explain(fn_name, text, path, opts, dir, out, fn, user);
   cj_free(dir);
   cj_free(text);
   return st;

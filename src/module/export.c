@@ -347,18 +347,11 @@ cujit_status cujit_module_import(cujit_module **out, const void *blob, size_t si
 
 cujit_status cujit_module_import_file(cujit_module **out, const void *blob, size_t size,
                                       const char *path, const cujit_options *opts) {
-  char *text = NULL, *dir = NULL;
+  char *text, *dir;
   cujit_status st = check_blob("cujit_module_import_file", out, blob, size);
   if (st != CUJIT_OK) return st;
-  CJ_CHECK(path && path[0], CUJIT_ERROR_FILE, "cujit_module_import_file: path is %s",
-           path ? "empty" : "NULL");
-  CJ_TRY(cj_source_read(path, &text));
-  if (!(dir = cj_source_dir(path)))
-    st = cj_fail_oom("reading the source file");
-  else if (!text[0])
-    st = cj_fail(CUJIT_ERROR_INVALID_SOURCE, "'%s' is empty; it must hold CUDA C source", path);
-  else
-    st = cj_module_import_dir(out, blob, size, text, path, opts, dir);
+  CJ_TRY(cj_source_file("cujit_module_import_file", path, &text, &dir));
+  st = cj_module_import_dir(out, blob, size, text, path, opts, dir);
   cj_free(dir);
   cj_free(text);
   return st;

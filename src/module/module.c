@@ -100,22 +100,31 @@ char *cj_source_dir(const char *path) {
   return cj_memdup(path, (size_t)(slash - path));
 }
 
+cujit_status cj_source_file(const char *fn, const char *path, char **text, char **dir) {
+  *text = *dir = NULL;
+  CJ_CHECK(path && path[0], CUJIT_ERROR_FILE, "%s: path is %s", fn, path ? "empty" : "NULL");
+  CJ_TRY(cj_source_read(path, text));
+  if (!(*text)[0]) {
+    cj_free(*text);
+    *text = NULL;
+    return cj_fail(CUJIT_ERROR_INVALID_SOURCE, "'%s' is empty; it must hold CUDA C source", path);
+  }
+  if (!(*dir = cj_source_dir(path))) {
+    cj_free(*text);
+    *text = NULL;
+    return cj_fail_oom("reading the source file");
+  }
+  return CUJIT_OK;
+}
+
 cujit_status cujit_module_from_file(cujit_module **out, const char *path,
                                     const cujit_options *opts) {
-  char *text = NULL, *dir = NULL;
+  char *text, *dir;
   cujit_status st;
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "cujit_module_from_file: out is NULL");
   *out = NULL;
-  CJ_CHECK(path && path[0], CUJIT_ERROR_FILE, "cujit_module_from_file: path is %s",
-           path ? "empty" : "NULL");
-  CJ_TRY(cj_source_read(path, &text));
-  dir = cj_source_dir(path);
-  if (!dir)
-    st = cj_fail_oom("reading the source file");
-  else if (!text[0])
-    st = cj_fail(CUJIT_ERROR_INVALID_SOURCE, "'%s' is empty; it must hold CUDA C source", path);
-  else
-    st = cj_module_compile(out, text, path, opts, dir);
+  CJ_TRY(cj_source_file("cujit_module_from_file", path, &text, &dir));
+  st = cj_module_compile(out, text, path, opts, dir);
   cj_free(dir);
   cj_free(text);
   return st;

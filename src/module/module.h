@@ -60,6 +60,10 @@ cujit_status cj_module_import_dir(cujit_module **out, const void *blob, size_t s
  * freed with cj_free), and gives the directory part of a path ("." when there is none). */
 cujit_status cj_source_read(const char *path, char **text);
 char *cj_source_dir(const char *path);
+/* Both for a public call `fn` given a .cu file: a NULL or empty path is CUJIT_ERROR_FILE
+ * and an empty file CUJIT_ERROR_INVALID_SOURCE, saying so. On success the caller frees
+ * *text and *dir with cj_free; on failure both are NULL. */
+cujit_status cj_source_file(const char *fn, const char *path, char **text, char **dir);
 
 /* Reads the whole file at `path` (at most `max` bytes) into *f for a module made from a
  * file, failing with CUJIT_ERROR_FILE and a message naming the path: what cannot be
