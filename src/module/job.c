@@ -37,7 +37,7 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t work = PTHREAD_COND_INITIALIZER; /* a job was queued */
 static pthread_cond_t done = PTHREAD_COND_INITIALIZER; /* a job finished */
 static cujit_compile_job *head, *tail;
-static unsigned runners, idle_runners;
+static unsigned queued, runners, idle_runners;
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
 /* ---- running one job ---- */
@@ -110,6 +110,7 @@ static cujit_compile_job *next_job(void) {
   j = head;
   head = j->next;
   if (!head) tail = NULL;
+  queued--;
   j->next = NULL;
   j->state = RUNNING;
   return j;
@@ -134,7 +135,7 @@ static void *runner(void *arg) {
 static void forget_in_child(void) {
   /* A forked child has none of the runners; the parent's jobs are not its own. */
   head = tail = NULL;
-  runners = idle_runners = 0;
+  queued = runners = idle_runners = 0;
   pthread_mutex_init(&mu, NULL);
   pthread_cond_init(&work, NULL);
   pthread_cond_init(&done, NULL);
@@ -142,7 +143,8 @@ static void forget_in_child(void) {
 
 static void at_fork(void) { pthread_atfork(NULL, NULL, forget_in_child); }
 
-/* Queues a job, starting a runner when none is idle and fewer run than compiles may.
+/* Queues a job, starting a runner when more jobs wait than runners are idle (a runner
+ * woken for an earlier job may not have taken it yet) and fewer run than compiles may.
  * With no runner at all (a thread could not be made), runs it on this thread. */
 static void submit(cujit_compile_job *j) {
   pthread_t t;
@@ -153,9 +155,9 @@ static void submit(cujit_compile_job *j) {
   if (tail) tail->next = j;
   else head = j;
   tail = j;
-  if (idle_runners) {
-    pthread_cond_signal(&work);
-  } else if (runners < cj_pool_jobs()) {
+  queued++;
+  if (idle_runners) pthread_cond_signal(&work);
+  if (queued > idle_runners && runners < cj_pool_jobs()) {
     pthread_attr_init(&at);
     pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
     started = pthread_create(&t, &at, runner, NULL) == 0;
@@ -165,6 +167,7 @@ static void submit(cujit_compile_job *j) {
   if (!started && runners == 0) {
     head = j->next; /* j is the only one queued: no runner takes any */
     if (!head) tail = NULL;
+    queued--;
     j->state = RUNNING;
     pthread_mutex_unlock(&mu);
     cj_debug("no thread for an asynchronous compile; compiling it now");
