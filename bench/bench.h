@@ -164,6 +164,8 @@ void bench_inout(void);    /* inout.c: In/Out round trips */
 void bench_memory(void);   /* memory.c: 10^6 In/Out launches do not grow memory */
 void bench_pch(void);     /* pch.c: CUB kernels in one process, with and without PCH */
 int bench_pch_child(int argc, char **argv);
+void bench_batch(void);   /* batch.c: distinct kernels compiled at once vs one by one */
+int bench_batch_child(int argc, char **argv);
 void bench_cli(void);     /* cli.c: `cujit compile` on a cache hit in a new process */
 void bench_arrays(void);  /* arrays.c: array operations against the bandwidth floor */
 void bench_multigpu(void); /* multigpu.c: devices side by side, a module on a second device */

@@ -265,6 +265,81 @@ CUJIT_API cujit_status cujit_module_from_source(cujit_module **out, const char *
 CUJIT_API cujit_status cujit_module_from_file(cujit_module **out, const char *path,
                                               const cujit_options *opts);
 
+/* Compiling many kernels at once. NVRTC compiles one program at a time inside a process,
+ * so threads calling cujit_module_from_source() side by side take as long as one after the
+ * other. The calls below run compiles side by side in worker processes instead: the
+ * `cujit-worker` program installed with the library (env CUJIT_WORKER names another),
+ * started on first need and kept for later compiles (each keeps its NVRTC loaded and its
+ * precompiled headers), at most cujit_set_compile_jobs() - 1 of them beside the one
+ * compile that runs in this process. Every source first goes through the memory and disk
+ * caches here; only misses are compiled, and the disk cache's lock still makes one
+ * process per key compile it, workers and other processes alike. A compile runs in this
+ * process when no other one does (one kernel alone never goes through a worker), and a
+ * worker that cannot be started, dies or answers wrongly fails nothing: that compile is
+ * done here (logged at info level). The modules are exactly those cujit_module_from_source()
+ * makes of the same source, name and options. Workers end when this process exits or
+ * some seconds after the last compile. Options are those of cujit_module_from_source();
+ * opts->cancel is called on a cujit thread, as are log callbacks during these compiles. */
+
+typedef struct cujit_compile_job cujit_compile_job;
+
+/** Compiles many sources at once, as cujit_module_from_source() compiles each; returns
+ *  when all are done. A source repeated (same text and name) is compiled once.
+ *  @param mods      receives n modules, mods[i] for sources[i] (NULL where it failed);
+ *                   each owned by the caller, free with cujit_module_destroy().
+ *  @param statuses  NULL, or receives n statuses, statuses[i] for sources[i].
+ *  @param sources   n NUL-terminated sources; copied.
+ *  @param names     NULL (every name "source.cu"), or n names (a NULL one is "source.cu").
+ *  @param opts      for every source; NULL for defaults.
+ *  @return CUJIT_OK when every source compiled; otherwise the status of the first that
+ *          failed, and cujit_last_error() says how many failed and gives each one's index,
+ *          name, status and detail (its NVRTC log for a compile error). A failure costs
+ *          only its own source. CUJIT_ERROR_INVALID_VALUE when mods or sources is NULL. */
+CUJIT_API cujit_status cujit_compile_batch(cujit_module **mods, cujit_status *statuses,
+                                           const char *const *sources,
+                                           const char *const *names, size_t n,
+                                           const cujit_options *opts);
+
+/** Starts compiling a source and returns at once; the compile goes on in cujit's threads
+ *  (and, beside another compile, in a worker process). The target is chosen now, from
+ *  the current device as cujit_module_from_source() chooses it.
+ *  @param job     receives the job; owned by the caller, free with
+ *                 cujit_compile_job_destroy() (after cujit_compile_wait() or instead).
+ *  @param source  as for cujit_module_from_source(), and so are `name` and `opts`; all
+ *                 copied, so they need live only during this call.
+ *  @return CUJIT_OK once started; the option and source errors of
+ *          cujit_module_from_source() (then *job is NULL); CUJIT_ERROR_OUT_OF_MEMORY.
+ *          The compile's own result comes from cujit_compile_wait(). */
+CUJIT_API cujit_status cujit_compile_start(cujit_compile_job **job, const char *source,
+                                           const char *name, const cujit_options *opts);
+/** @return 1 when the job has finished (cujit_compile_wait() returns at once), 0 while it
+ *  is queued or compiling. 1 for NULL. Never blocks. */
+CUJIT_API int cujit_compile_poll(const cujit_compile_job *job);
+/** Waits for the job to finish.
+ *  @param out  receives the module on success (NULL otherwise); owned by the caller, free
+ *              with cujit_module_destroy(). The module is handed over once: a second wait
+ *              on a successful job is CUJIT_ERROR_INVALID_VALUE.
+ *  @return what cujit_module_from_source() would have returned, with the same detail in
+ *          this thread's cujit_last_error() (cujit_compile_job_error() keeps it too);
+ *          CUJIT_ERROR_CANCELLED after cujit_compile_cancel() stopped it;
+ *          CUJIT_ERROR_INVALID_VALUE for NULL arguments. */
+CUJIT_API cujit_status cujit_compile_wait(cujit_compile_job *job, cujit_module **out);
+/** Asks the job to stop: a queued one never compiles, a running one stops at NVRTC's next
+ *  check (see cujit_options.time_limit_s), and cujit_compile_wait() then returns
+ *  CUJIT_ERROR_CANCELLED. A job that finished first keeps its result. Returns at once;
+ *  NULL is fine. */
+CUJIT_API void cujit_compile_cancel(cujit_compile_job *job);
+/** @return the detail of a finished job's failure, "" while it runs or when it compiled.
+ *  Owned by the job; valid until cujit_compile_job_destroy(). */
+CUJIT_API const char *cujit_compile_job_error(const cujit_compile_job *job);
+/** Frees the job, and its module if no wait took it. A job still running is cancelled and
+ *  waited for first. NULL is fine. */
+CUJIT_API void cujit_compile_job_destroy(cujit_compile_job *job);
+/** Sets how many compiles of batches and jobs run at once in this process and its worker
+ *  processes together (1: none in workers). 0 returns to the default: env
+ *  CUJIT_COMPILE_JOBS, else the number of CPUs this process may run on. At most 256. */
+CUJIT_API void cujit_set_compile_jobs(unsigned n);
+
 /** Makes a module from code built elsewhere (nvcc -ptx, -cubin or -fatbin, NVRTC, a cujit
  *  bundle, or files shipped beside the program), as CuPy's RawModule(path=...) and
  *  PyCUDA's module_from_buffer() do. The kind is told from the bytes themselves: an ELF

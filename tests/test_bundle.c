@@ -190,10 +190,12 @@ static void put(unsigned char *p, size_t at, uint64_t v, int bytes) {
   for (i = 0; i < bytes; i++) p[at + (size_t)i] = (unsigned char)(v >> (8 * i));
 }
 
-/* Makes the header's checksum match the (changed) header and table again. */
-static void reseal(unsigned char *b) {
+/* Makes the header's checksum match the (changed) header and table again, for a bundle
+ * of `size` bytes. */
+static void reseal(unsigned char *b, size_t size) {
   uint64_t n = b[24] | (uint64_t)b[25] << 8 | (uint64_t)b[26] << 16 | (uint64_t)b[27] << 24;
-  if (n > 1000) n = 0; /* a huge count: the checksum cannot cover it, nor is it reached */
+  /* a count whose table runs past the end: the checksum cannot cover it, nor is it reached */
+  if (n > (size - CJ_BUNDLE_HEADER_SIZE) / CJ_BUNDLE_ENTRY_SIZE) n = 0;
   put(b, 32, cj_checksum(b, 32, b + CJ_BUNDLE_HEADER_SIZE, (size_t)n * CJ_BUNDLE_ENTRY_SIZE), 8);
 }
 
@@ -261,45 +263,45 @@ static void damaged_forms(void **state) {
   /* huge counts */
   memcpy(b, good, size);
   put(b, 24, 0xffffffffu, 4);
-  reseal(b);
+  reseal(b, size);
   refused(b, size, "announces 4294967295 entries, more than its");
   memcpy(b, good, size);
   put(b, 24, (size - CJ_BUNDLE_HEADER_SIZE) / CJ_BUNDLE_ENTRY_SIZE + 1, 4);
-  reseal(b);
+  reseal(b, size);
   refused(b, size, "entries, more than its");
   /* offsets outside, inside the table, sizes past the end (wrapping) */
   memcpy(b, good, size);
   put(b, e1 + 24, size + 1, 8);
-  reseal(b);
+  reseal(b, size);
   refused(b, size, "has entry 1 (cache entry) at bytes");
   memcpy(b, good, size);
   put(b, e1 + 24, 0, 8);
-  reseal(b);
+  reseal(b, size);
   refused(b, size, "outside the payloads");
   memcpy(b, good, size);
   put(b, e1 + 32, UINT64_MAX - 8, 8);
-  reseal(b);
+  reseal(b, size);
   refused(b, size, "outside the payloads");
   /* two entries over the same bytes (the checksum matches: the same payload) */
   memcpy(b, good, size);
   memcpy(b + e1, b + CJ_BUNDLE_HEADER_SIZE, CJ_BUNDLE_ENTRY_SIZE);
-  reseal(b);
+  reseal(b, size);
   refused(b, size, "has overlapping entries");
   /* an unknown kind, an unterminated target */
   memcpy(b, good, size);
   put(b, e1, 99, 4);
-  reseal(b);
+  reseal(b, size);
   refused(b, size, "has entry 1 of unknown kind 99");
   memcpy(b, good, size);
   memset(b + e1 + 8, 'a', 16);
-  reseal(b);
+  reseal(b, size);
   refused(b, size, "has entry 1 whose target is not terminated");
   /* a CUBIN entry that is no CUBIN */
   memcpy(b, good, size);
   b[entry_field(good, 0, 24)] = 'X';
   put(b, CJ_BUNDLE_HEADER_SIZE + 40, cj_checksum(b + entry_field(good, 0, 24),
                                                  entry_field(good, 0, 32), "", 0), 8);
-  reseal(b);
+  reseal(b, size);
   refused_load(b, size, "has a CUBIN entry 0 that is not an ELF file");
   free(b);
   cujit_free(good);

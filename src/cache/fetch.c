@@ -41,14 +41,19 @@ static void check_headers(const cj_request *r, const cj_deps *deps, int *changed
           "left alone", e->path, r->name);
 }
 
-/* Compiles with NVRTC. `deps` (may be NULL) are the headers the key was made from: one
+/* Compiles with NVRTC, here or where r->compiler sends it. `deps` (may be NULL) are the headers the key was made from: one
  * that changed meanwhile sets *changed, and the result is then not cached. */
 static cujit_status compile_now(cj_request *r, const cj_deps *deps, int *changed,
                                 cj_image **out) {
   cujit_status st;
-  CJ_TRY(cj_request_prepare(r));
-  cj_count(CJ_COMPILES, 1);
-  st = cj_nvrtc_compile(r, out);
+  if (r->compiler) {
+    cj_count(CJ_COMPILES, 1);
+    st = r->compiler(r, out);
+  } else {
+    CJ_TRY(cj_request_prepare(r));
+    cj_count(CJ_COMPILES, 1);
+    st = cj_nvrtc_compile(r, out);
+  }
   if (st == CUJIT_OK && deps) check_headers(r, deps, changed);
   return st == CUJIT_OK ? attach_source(r, out) : st;
 }

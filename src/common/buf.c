@@ -24,6 +24,13 @@ void cj_buf_append(cj_buf *b, const void *p, size_t n) {
 
 void cj_buf_puts(cj_buf *b, const char *s) { cj_buf_append(b, s, strlen(s)); }
 
+void cj_buf_put_le(cj_buf *b, uint64_t v, int bytes) {
+  unsigned char x[8];
+  int i;
+  for (i = 0; i < bytes; i++) x[i] = (unsigned char)(v >> (8 * i));
+  cj_buf_append(b, x, (size_t)bytes);
+}
+
 void cj_buf_vprintf(cj_buf *b, const char *fmt, va_list ap) {
   va_list ap2;
   int n;

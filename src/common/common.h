@@ -228,6 +228,8 @@ typedef struct cj_buf {
 
 void cj_buf_append(cj_buf *b, const void *p, size_t n);
 void cj_buf_puts(cj_buf *b, const char *s);
+/* Appends v as `bytes` (1 to 8) little-endian bytes, as cj_cursor_get() reads them. */
+void cj_buf_put_le(cj_buf *b, uint64_t v, int bytes);
 void cj_buf_printf(cj_buf *b, const char *fmt, ...) CJ_PRINTF(2, 3);
 void cj_buf_vprintf(cj_buf *b, const char *fmt, va_list ap);
 /* Hands the string to the caller (never NULL unless out of memory) and resets b. */

@@ -47,6 +47,15 @@ static const cj_env_var table[] = {
      .meaning = "`0` (or `off`, `no`, `false`) stops cujit from asking NVRTC for precompiled "
                 "headers (by default a `<...>` header prefix compiled a second time in a "
                 "process gets one; read once)"},
+    {.name = "CUJIT_COMPILE_JOBS", .kind = CJ_ENV_COUNT, .dflt = "the number of CPUs",
+     .min = 1, .max = 256, .warn_bad = 1, .form = "a number of compiles from 1 to 256",
+     .meaning = "how many compiles of a batch or of asynchronous compiles run at once, one "
+                "in the process and the rest in worker processes (`1`: no workers; "
+                "`cujit_set_compile_jobs()` comes first)"},
+    {.name = "CUJIT_WORKER", .kind = CJ_ENV_PATH,
+     .dflt = "`cujit-worker` beside libcujit, or in its `../libexec` or `../bin`",
+     .meaning = "the compile worker program (read when a worker is first needed); when it "
+                "cannot be started, those compiles run in the process, one at a time"},
     {.name = "TMPDIR", .kind = CJ_ENV_PATH, .dflt = "`/tmp`",
      .meaning = "where the process's private directory of precompiled headers is made "
                 "(removed at exit)"},

@@ -10,6 +10,8 @@
 /* Everything one compile needs, every option resolved. The request borrows the caller's
  * strings for the duration of the call (nothing is copied on the way to a cache hit);
  * what only NVRTC needs (argv, header arrays) is built by cj_request_prepare() on a miss. */
+struct cj_image;
+
 typedef struct cj_request {
   const char *source;  /* borrowed */
   size_t source_len;
@@ -36,6 +38,10 @@ typedef struct cj_request {
   double time_limit_s; /* 0: no limit */
   int (*cancel)(void *user); /* may be NULL */
   void *cancel_user;
+  /* Who compiles on a cache miss: NULL for this process (cj_request_prepare() and
+   * cj_nvrtc_compile()); an asynchronous compile sets the worker pool's (cache/pool.c).
+   * Either way the result is the same image. */
+  cujit_status (*compiler)(struct cj_request *r, struct cj_image **out);
   /* Built by cj_request_prepare(), freed by cj_request_free(). */
   const char *const *toolkit_dirs; /* the toolkit's include directories, when searched */
   size_t n_toolkit_dirs;
@@ -99,6 +105,18 @@ const char *cj_request_include_dir(const cj_request *r, size_t i);
 cujit_status cj_arch_resolve(const char *requested, char *out, size_t out_size);
 /* Largest supported arch <= cc (else the smallest supported), or 0 if the list is empty. */
 int cj_arch_clamp(int cc, const int *supported, size_t n);
+
+/* wire.c: a request as bytes, for an asynchronous compile and a worker process. Encodes
+ * what the compile's output depends on and the time limit (not the cancel hook, not what
+ * cj_request_prepare() builds). 0, or -1 when out of memory (out->oom). */
+int cj_request_encode(const cj_request *r, cj_buf *out);
+/* Fills r from bytes of cj_request_encode(); its strings point into `data`, which must
+ * outlive it, and its lists are allocated: free them with cj_request_decoded_free().
+ * 0; 1 when the bytes are not an encoded request (every length is checked); -1 when out
+ * of memory. r is left empty on failure. */
+int cj_request_decode(const void *data, size_t len, cj_request *r);
+/* cj_request_free() and the lists cj_request_decode() allocated. */
+void cj_request_decoded_free(cj_request *r);
 
 /* toolkit.c: the CUDA toolkit's include directories (CCCL's, then the toolkit's), found
  * once per process; *n is 0 when no toolkit was found. Canonical paths, never freed. */

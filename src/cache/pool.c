@@ -1,0 +1,452 @@
+/* pool.c - worker processes for compiles that run at once. NVRTC compiles one program at
+ * a time inside a process, so a batch or asynchronous compiles run side by side only in
+ * other processes: small `cujit-worker` programs (serve.c), started with posix_spawn (a
+ * library must not fork a process whose other threads may hold locks or a CUDA context),
+ * on first need, and kept for later compiles with their NVRTC loaded and their
+ * precompiled headers made.
+ *
+ * The pool has one slot here and up to cj_pool_jobs() - 1 workers. A compile takes the
+ * slot here when it is free, so that one compile at a time never goes through a worker;
+ * else an idle worker, or a new one. The caller has already looked in the caches and holds
+ * the key's lock (fetch.c), so a worker only compiles; its reply is checked as a cache
+ * entry is (entry.c) and stored by the caller. Whatever goes wrong with a worker costs the
+ * worker, never the compile: it is compiled here instead. */
+#define _GNU_SOURCE /* dladdr, MSG_NOSIGNAL, sched_getaffinity */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cache/cache.h"
+
+extern char **environ;
+
+#define MAX_WORKERS 255
+#define POLL_MS 20 /* how often a wait asks the cancel hook */
+
+/* A slot of the table; pid 0 when empty. Slots never move, so that a compile may hold
+ * a pointer to its worker while others come and go. */
+typedef struct worker {
+  pid_t pid;
+  int fd;
+  int busy;
+} worker;
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t freed = PTHREAD_COND_INITIALIZER;
+static int here_busy;
+static worker workers[MAX_WORKERS];
+static int n_workers; /* slots in use */
+static unsigned jobs_set;  /* cujit_set_compile_jobs(); 0: not set */
+static int program_state;  /* 0: not looked for, 1: found, -1: none */
+static char program[PATH_MAX];
+static uint64_t answered;
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+/* ---- how many at once ---- */
+
+static unsigned cpus(void) {
+  cpu_set_t set;
+  long n;
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+    return (unsigned)CPU_COUNT(&set);
+  n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (unsigned)n : 1;
+}
+
+unsigned cj_pool_jobs(void) {
+  uint64_t n;
+  unsigned set = __atomic_load_n(&jobs_set, __ATOMIC_RELAXED);
+  if (set) return set;
+  if (cj_env_u64("CUJIT_COMPILE_JOBS", &n) == CJ_ENV_SET) return (unsigned)n;
+  n = cpus();
+  return n > MAX_WORKERS + 1 ? MAX_WORKERS + 1 : (unsigned)n;
+}
+
+void cj_pool_set_jobs(unsigned n) {
+  __atomic_store_n(&jobs_set, n > MAX_WORKERS + 1 ? MAX_WORKERS + 1 : n, __ATOMIC_RELAXED);
+}
+
+/* ---- the worker program ---- */
+
+static int executable(const char *path) { return access(path, X_OK) == 0; }
+
+/* Beside the library (or the program it is linked into), then ../libexec and ../bin
+ * from it, then where it is installed (CMakeLists.txt). */
+static int find_beside(void) {
+  static const char *const places[] = {"", "../libexec/", "../bin/", CUJIT_WORKER_PLACE};
+  Dl_info info;
+  const char *slash;
+  size_t i, dir;
+  if (!dladdr((void *)cj_pool_compile, &info) || !info.dli_fname ||
+      !(slash = strrchr(info.dli_fname, '/')))
+    return 0;
+  dir = (size_t)(slash - info.dli_fname) + 1;
+  for (i = 0; i < CJ_COUNT(places); i++) {
+    int at = places[i][0] == '/' ? 0 : (int)dir; /* an absolute libexec directory */
+    int n = snprintf(program, sizeof program, "%.*s%scujit-worker", at, info.dli_fname,
+                     places[i]);
+    if (n > 0 && (size_t)n < sizeof program && executable(program)) return 1;
+  }
+  snprintf(program, sizeof program, "%.*scujit-worker", (int)dir, info.dli_fname);
+  return 0;
+}
+
+/* Finds the worker program once (mu held); 1 when there is one. */
+static int have_program(void) {
+  const char *env;
+  if (program_state) return program_state > 0;
+  env = cj_env("CUJIT_WORKER");
+  if (env) {
+    snprintf(program, sizeof program, "%s", env);
+    program_state = executable(program) ? 1 : -1;
+  } else {
+    program_state = find_beside() ? 1 : -1;
+  }
+  if (program_state < 0)
+    cj_info("no compile worker program at '%s' (%s); compiles that could run at once run "
+            "here, one at a time; install cujit-worker with the library or set CUJIT_WORKER "
+            "to its path", program, env ? "CUJIT_WORKER" : "beside the library");
+  return program_state > 0;
+}
+
+/* ---- starting and stopping workers ---- */
+
+/* Waits a little for a worker to go, then makes it. */
+static void reap(pid_t pid) {
+  int i, status;
+  for (i = 0; i < 100; i++) {
+    pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid || (r < 0 && errno != EINTR)) return;
+    cj_nap(0.01);
+  }
+  kill(pid, SIGKILL);
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) continue;
+}
+
+/* Closes a worker (mu held) and empties its slot; `dead`: it is gone or misbehaved, so
+ * it is killed rather than asked to go. */
+static void drop(worker *w, int dead) {
+  if (dead) kill(w->pid, SIGKILL);
+  close(w->fd);
+  reap(w->pid);
+  memset(w, 0, sizeof *w);
+  n_workers--;
+}
+
+static void forget_in_child(void) {
+  int i;
+  /* The child of a fork has none of the parent's threads: the sockets are the parent's. */
+  for (i = 0; i < MAX_WORKERS; i++)
+    if (workers[i].pid) close(workers[i].fd);
+  memset(workers, 0, sizeof workers);
+  n_workers = 0;
+  here_busy = 0;
+  pthread_mutex_init(&mu, NULL);
+  pthread_cond_init(&freed, NULL);
+}
+
+static void at_fork(void) { pthread_atfork(NULL, NULL, forget_in_child); }
+
+/* Starts a worker (mu held); NULL when none can be. Its own process group keeps a
+ * terminal's Ctrl-C away from it: it ends when this process closes its socket. */
+static worker *spawn(worker *w) {
+  posix_spawn_file_actions_t fa;
+  posix_spawnattr_t at;
+  sigset_t none, all;
+  char *argv[] = {program, (char *)"--serve", NULL};
+  int sv[2], rc;
+  pid_t pid;
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return NULL;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, sv[1], 0);
+  posix_spawnattr_init(&at);
+  posix_spawnattr_setsigmask(&at, &none);
+  posix_spawnattr_setsigdefault(&at, &all);
+  posix_spawnattr_setpgroup(&at, 0);
+  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
+                                    POSIX_SPAWN_SETPGROUP);
+  rc = posix_spawn(&pid, program, &fa, &at, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&at);
+  close(sv[1]);
+  if (rc != 0) {
+    close(sv[0]);
+    cj_info("cannot start the compile worker '%s': %s; compiling here", program, strerror(rc));
+    program_state = -1;
+    return NULL;
+  }
+  cj_debug("started compile worker %d", (int)pid);
+  w->pid = pid;
+  w->fd = sv[0];
+  w->busy = 0;
+  n_workers++;
+  return w;
+}
+
+/* An idle worker, or a new one while the limit allows (mu held). */
+static worker *idle_worker(void) {
+  int i, limit = (int)cj_pool_jobs() - 1;
+  worker *empty = NULL;
+  for (i = 0; i < MAX_WORKERS; i++) {
+    if (workers[i].pid && !workers[i].busy) return &workers[i];
+    if (!workers[i].pid && !empty) empty = &workers[i];
+  }
+  if (n_workers >= limit || !empty || !have_program()) return NULL;
+  return spawn(empty);
+}
+
+/* ---- talking to a worker ---- */
+
+static int send_all(int fd, const void *p, size_t n) {
+  const unsigned char *b = p;
+  while (n) {
+    ssize_t k = send(fd, b, n, MSG_NOSIGNAL);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return -1;
+    b += k;
+    n -= (size_t)k;
+  }
+  return 0;
+}
+
+typedef struct exchange {
+  int fd;
+  cj_request *r;
+  int cancel_sent;
+} exchange;
+
+/* Reads n bytes of the reply, asking the cancel hook while waiting and passing a stop on
+ * to the worker. -1 when the worker closed its socket (it died) or the read failed. */
+static int receive(exchange *x, void *p, size_t n) {
+  unsigned char *b = p;
+  while (n) {
+    struct pollfd pf = {x->fd, POLLIN, 0};
+    ssize_t k;
+    int rc = poll(&pf, 1, POLL_MS);
+    if (rc < 0 && errno != EINTR) return -1;
+    if (rc <= 0) {
+      if (!x->cancel_sent && x->r->cancel && x->r->cancel(x->r->cancel_user)) {
+        unsigned char c = CJ_WORKER_CANCEL;
+        x->cancel_sent = 1;
+        if (send_all(x->fd, &c, 1) != 0) return -1;
+      }
+      continue;
+    }
+    k = recv(x->fd, b, n, 0);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return -1;
+    b += k;
+    n -= (size_t)k;
+  }
+  return 0;
+}
+
+static uint64_t le(const unsigned char *p, int bytes) {
+  cj_cursor c = {p, (size_t)bytes, 0};
+  return cj_cursor_get(&c, bytes);
+}
+
+enum { SENT_OK = 0, SENT_BROKEN = 1, SENT_REFUSED = 2, SENT_NO_MEMORY = 3 };
+
+/* The request's bytes: its id, the working directory and the request. */
+static int frame(const cj_request *r, uint64_t id, cj_buf *b) {
+  char cwd[PATH_MAX];
+  size_t at;
+  if (!getcwd(cwd, sizeof cwd)) return SENT_REFUSED;
+  cj_buf_append(b, CJ_WORKER_REQUEST, 4);
+  cj_buf_put_le(b, id, 8);
+  at = b->len;
+  cj_buf_put_le(b, 0, 8); /* the payload's length, filled below */
+  cj_buf_put_le(b, strlen(cwd), 8);
+  cj_buf_puts(b, cwd);
+  if (cj_request_encode(r, b) != 0 || b->oom) return SENT_NO_MEMORY;
+  {
+    uint64_t len = b->len - at - 8;
+    int i;
+    for (i = 0; i < 8; i++) b->data[at + (size_t)i] = (char)(len >> (8 * i));
+  }
+  return SENT_OK;
+}
+
+/* The image of a successful reply, checked as a cache entry. */
+static int take_entry(exchange *x, uint64_t id, cj_image **out) {
+  unsigned char len8[8];
+  unsigned char *data;
+  uint64_t len;
+  cj_key key;
+  cj_deps deps;
+  cj_entry_meta meta;
+  char why[256];
+  int rc;
+  if (receive(x, len8, 8) != 0) return SENT_BROKEN;
+  len = le(len8, 8);
+  if (len == 0 || len > CJ_ENTRY_MAX_SIZE) return SENT_BROKEN;
+  if (!(data = cj_malloc((size_t)len))) return SENT_NO_MEMORY;
+  if (receive(x, data, (size_t)len) != 0) return cj_free(data), SENT_BROKEN;
+  memset(&deps, 0, sizeof deps);
+  cj_worker_key(id, &key);
+  rc = cj_entry_decode(&key, data, (size_t)len, out, &deps, &meta, why, sizeof why);
+  cj_deps_clear(&deps);
+  cj_free(data);
+  if (rc == 1) cj_info("a compile worker's reply is not a valid entry: %s", why);
+  return rc == 0 ? SENT_OK : rc < 0 ? SENT_NO_MEMORY : SENT_BROKEN;
+}
+
+/* Reads a reply; on a result, *st is the compile's status (its detail set as the worker
+ * had it) and *out its image. */
+static int take_reply(exchange *x, uint64_t id, cujit_status *st, cj_image **out) {
+  unsigned char h[32];
+  uint64_t kind, status, nvrtc, msg_len;
+  char *msg;
+  if (receive(x, h, sizeof h) != 0 || memcmp(h, CJ_WORKER_REPLY, 4) != 0 || le(h + 4, 8) != id)
+    return SENT_BROKEN;
+  kind = le(h + 12, 4);
+  status = le(h + 16, 4);
+  nvrtc = le(h + 20, 4);
+  msg_len = le(h + 24, 8);
+  if (kind == CJ_REPLY_REFUSED) return SENT_REFUSED;
+  if (kind != CJ_REPLY_RESULT || msg_len > CJ_WORKER_MAX_MESSAGE ||
+      (status == CUJIT_OK) != (msg_len == 0) || status > CUJIT_ERROR_CANCELLED)
+    return SENT_BROKEN;
+  if (!(msg = cj_malloc((size_t)msg_len + 1))) return SENT_NO_MEMORY;
+  if (receive(x, msg, (size_t)msg_len) != 0) return cj_free(msg), SENT_BROKEN;
+  msg[msg_len] = '\0';
+  *st = (cujit_status)status;
+  if (status != CUJIT_OK) {
+    unsigned char zero[8];
+    int rc = receive(x, zero, 8) == 0 && le(zero, 8) == 0 ? SENT_OK : SENT_BROKEN;
+    if (rc == SENT_OK) cj_fail_nvrtc(*st, (int)(int32_t)nvrtc, "%s", msg);
+    cj_free(msg);
+    return rc;
+  }
+  cj_free(msg);
+  return take_entry(x, id, out);
+}
+
+static int on_worker(worker *w, cj_request *r, cujit_status *st, cj_image **out) {
+  exchange x = {w->fd, r, 0};
+  cj_buf b = {0};
+  uint64_t id = cj_random64();
+  int rc = frame(r, id, &b);
+  if (rc == SENT_OK) rc = send_all(w->fd, b.data, b.len) == 0 ? SENT_OK : SENT_BROKEN;
+  cj_buf_free(&b);
+  if (rc == SENT_OK) rc = take_reply(&x, id, st, out);
+  if (rc != SENT_OK && *out) {
+    cj_image_unref(*out);
+    *out = NULL;
+  }
+  return rc;
+}
+
+/* ---- the slots ---- */
+
+static cujit_status compile_here(cj_request *r, cj_image **out) {
+  CJ_TRY(cj_request_prepare(r));
+  return cj_nvrtc_compile(r, out);
+}
+
+static void after_worker(worker *w, int rc, const char *name) {
+  pthread_mutex_lock(&mu);
+  w->busy = 0;
+  if (rc == SENT_BROKEN) {
+    cj_info("compile worker %d stopped or answered something else while compiling '%s'; "
+            "compiling it here", (int)w->pid, name);
+    drop(w, 1);
+  } else if (n_workers > (int)cj_pool_jobs() - 1) {
+    drop(w, 0); /* the limit was lowered */
+  }
+  if (rc == SENT_OK) answered++;
+  pthread_cond_broadcast(&freed);
+  pthread_mutex_unlock(&mu);
+}
+
+/* Waits for the slot here or a worker (mu held). CUJIT_ERROR_CANCELLED when the cancel
+ * hook says stop first. */
+static cujit_status take_slot(cj_request *r, int *here, worker **w) {
+  struct timespec until;
+  for (;;) {
+    if (!here_busy) return here_busy = *here = 1, CUJIT_OK;
+    if ((*w = idle_worker()) != NULL) return (*w)->busy = 1, CUJIT_OK;
+    if (r->cancel && r->cancel(r->cancel_user))
+      return cj_fail(CUJIT_ERROR_CANCELLED, "compiling '%s' was cancelled by its cancel hook "
+                     "while it waited for a free compile slot; nothing was compiled", r->name);
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += POLL_MS * 1000000L;
+    if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+    pthread_cond_timedwait(&freed, &mu, &until);
+  }
+}
+
+cujit_status cj_pool_compile(cj_request *r, cj_image **out) {
+  worker *w = NULL;
+  cujit_status st = CUJIT_OK;
+  int here = 0, rc;
+  pthread_once(&fork_once, at_fork);
+  pthread_mutex_lock(&mu);
+  st = take_slot(r, &here, &w);
+  pthread_mutex_unlock(&mu);
+  if (st != CUJIT_OK) return st;
+  if (here) {
+    st = compile_here(r, out);
+    pthread_mutex_lock(&mu);
+    here_busy = 0;
+    pthread_cond_broadcast(&freed);
+    pthread_mutex_unlock(&mu);
+    return st;
+  }
+  *out = NULL;
+  rc = on_worker(w, r, &st, out);
+  after_worker(w, rc, r->name);
+  if (rc == SENT_NO_MEMORY) return cj_fail_oom("sending a compile to a worker process");
+  return rc == SENT_OK ? st : compile_here(r, out);
+}
+
+/* ---- for the job runner and tests ---- */
+
+void cj_pool_trim(void) {
+  int i;
+  pthread_mutex_lock(&mu);
+  for (i = 0; i < MAX_WORKERS; i++)
+    if (workers[i].pid && !workers[i].busy) drop(&workers[i], 0);
+  pthread_mutex_unlock(&mu);
+}
+
+int cj_pool_workers(int *pids, int *busy, int max) {
+  int i, n = 0;
+  pthread_mutex_lock(&mu);
+  for (i = 0; i < MAX_WORKERS; i++) {
+    if (!workers[i].pid) continue;
+    if (n < max && pids) pids[n] = (int)workers[i].pid;
+    if (n < max && busy) busy[n] = workers[i].busy;
+    n++;
+  }
+  pthread_mutex_unlock(&mu);
+  return n;
+}
+
+uint64_t cj_pool_answered(void) {
+  uint64_t n;
+  pthread_mutex_lock(&mu);
+  n = answered;
+  pthread_mutex_unlock(&mu);
+  return n;
+}
+
+void cj_pool_reset(void) {
+  cj_pool_trim();
+  pthread_mutex_lock(&mu);
+  program_state = 0;
+  pthread_mutex_unlock(&mu);
+}
