@@ -650,14 +650,14 @@ static void threads_share_the_tier(void **state) {
 /* A process forked while another thread is in the middle of a command on a store: the
  * child uses the same store at once (its own connection) and does not hang on the lock
  * the busy thread held at the fork. */
-static volatile int busy_stop;
+static int busy_stop; /* read and written atomically */
 
 static void *busy_thread(void *arg) {
   cj_buf b = {0};
   char why[512];
   cj_key key;
   key_of("fork", &key);
-  while (!busy_stop) {
+  while (!__atomic_load_n(&busy_stop, __ATOMIC_ACQUIRE)) {
     b.len = 0;
     ((cj_remote *)arg)->ops->get(arg, &key, CJ_REMOTE_MAX_ENTRY, &b, why, sizeof why);
   }
@@ -670,7 +670,7 @@ static void fork_during_a_command(void **state) {
   pid_t pid;
   int i;
   (void)state;
-  busy_stop = 0;
+  __atomic_store_n(&busy_stop, 0, __ATOMIC_RELEASE);
   assert_int_equal(pthread_create(&th, NULL, busy_thread, admin), 0);
   for (i = 0; i < 40; i++) {
     if ((pid = fork()) == 0) {
@@ -683,12 +683,12 @@ static void fork_during_a_command(void **state) {
     }
     assert_true(pid > 0);
     if (wait_child(pid) != 0) {
-      busy_stop = 1;
+      __atomic_store_n(&busy_stop, 1, __ATOMIC_RELEASE);
       pthread_join(th, NULL);
       fail_msg("child %d of 40 forked during a command failed or hung", i + 1);
     }
   }
-  busy_stop = 1;
+  __atomic_store_n(&busy_stop, 1, __ATOMIC_RELEASE);
   assert_int_equal(pthread_join(th, NULL), 0);
 }
 
