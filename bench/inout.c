@@ -6,7 +6,8 @@
  *   naive:        cuMemAlloc + cuMemcpyHtoD from pageable memory + cuLaunchKernel +
  *                 cuMemcpyDtoH + cuMemFree
  * Both sides use the same host buffers and the legacy default stream. Goals: pinned
- * <= 1.1x hand-written; pageable at >= 64 MiB at least 2x faster than naive. */
+ * <= 1.05x hand-written at 4 KiB and <= 1.1x above; pageable at >= 64 MiB at least 2x
+ * faster than naive. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,8 +106,13 @@ static void one_size(const inout_ctx *c, size_t n, int reps) {
     }
   for (w = 0; w < N_WAYS; w++) med[w] = bench_median(t[w], (size_t)reps);
   snprintf(metric, sizeof metric, "In/Out %s pinned", label);
-  bench_ratio("inout", metric, (double)n, "ms", med[CJ_PINNED], med[HAND_PINNED], 1.1,
-              "<= 1.1x hand-written pinned async");
+  /* the smallest transfer is where cujit's own work shows most: a tighter goal there */
+  if (n <= 4096)
+    bench_ratio("inout", metric, (double)n, "ms", med[CJ_PINNED], med[HAND_PINNED], 1.05,
+                "<= 1.05x hand-written pinned async");
+  else
+    bench_ratio("inout", metric, (double)n, "ms", med[CJ_PINNED], med[HAND_PINNED], 1.1,
+                "<= 1.1x hand-written pinned async");
   snprintf(metric, sizeof metric, "In/Out %s pageable", label);
   if (n >= (64u << 20))
     bench_ratio("inout", metric, (double)n, "ms", med[CJ_PAGEABLE], med[NAIVE], 0.5,
