@@ -280,6 +280,33 @@ static void compile_three(void) {
                                  "__global__ void g(int *x) { x[0] = z; }\n", "anon.cu", &sm), 1);
 }
 
+/* In-memory headers are part of the manifest too: a request with them finds its nearest
+ * entry, a changed header text is named, and verify compiles such an entry again. */
+static void in_memory_headers_are_explained(void **state) {
+  static const char src[] = "#include \"mem.h\"\n__global__ void k(int *x) { x[0] = MEM; }\n";
+  cujit_header h1[] = {{"mem.h", "#define MEM 1\n"}, {NULL, NULL}};
+  cujit_header h2[] = {{"mem.h", "#define MEM 2\n"}, {NULL, NULL}};
+  cujit_options o = CUJIT_OPTIONS_INIT;
+  cujit_cache_explanation e;
+  cujit_cache_verify_summary sum;
+  verdicts v;
+  seen s;
+  char key[33];
+  (void)state;
+  o.arch = "compute_80";
+  o.headers = h1;
+  assert_int_equal(compile_count(src, "t.cu", &o), 1);
+  cj_memcache_clear();
+  explain(src, &o, &e, &s);
+  assert_int_equal(e.tier, CUJIT_CACHE_TIER_DISK);
+  memcpy(key, e.key, 33);
+  o.headers = h2;
+  misses_by(src, &o, key, CUJIT_CACHE_PART_MEMORY_HEADERS, "mem.h");
+  verify(0, &v, &sum);
+  assert_int_equal(v.match, 1);
+  if (v.mismatch || v.skipped) fail_msg("%s", v.detail);
+}
+
 static void verify_all_match(void **state) {
   cujit_cache_verify_summary sum;
   verdicts v;
@@ -392,6 +419,7 @@ int main(void) {
       EXPLAIN_TEST(miss_names_the_header),
       EXPLAIN_TEST(miss_names_the_option),
       EXPLAIN_TEST(miss_names_the_arch),
+      EXPLAIN_TEST(in_memory_headers_are_explained),
       EXPLAIN_TEST(miss_names_the_name_expression),
       EXPLAIN_TEST(nearest_is_the_closest),
       EXPLAIN_TEST(explain_errors),

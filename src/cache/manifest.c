@@ -149,13 +149,14 @@ static void get_text(cj_cursor *c, cj_text *t) {
   t->n = t->p ? (size_t)n : 0;
 }
 
-/* A part's items must fill its bytes exactly, `count` of them. */
-static int part_ok(cj_text part, uint32_t count) {
+/* A part's items must fill its bytes exactly: `count` of them, two for each in-memory
+ * header (its name and its text). */
+static int part_ok(int p, cj_text part, uint32_t count) {
   size_t pos = 0;
-  uint64_t n = 0;
+  uint64_t n = 0, want = p == CJ_PART_HEADERS ? 2 * (uint64_t)count : count;
   cj_text item;
   while (cj_manifest_item(part, &pos, &item)) n++;
-  return pos == part.n && n == count;
+  return pos == part.n && n == want;
 }
 
 static int read_deps(cj_cursor *c, cj_deps *deps) {
@@ -201,7 +202,7 @@ int cj_manifest_parse(const void *data, size_t len, cj_manifest *m) {
     n = cj_cursor_get(&c, 8);
     m->part[p].p = (const char *)cj_cursor_take(&c, n);
     m->part[p].n = m->part[p].p ? (size_t)n : 0;
-    if (c.bad || (p != CJ_PART_TOOLKIT && !part_ok(m->part[p], m->count[p]))) return 1;
+    if (c.bad || (p != CJ_PART_TOOLKIT && !part_ok(p, m->part[p], m->count[p]))) return 1;
   }
   rc = read_deps(&c, &m->deps);
   if (rc == 0 && c.left) rc = 1;
