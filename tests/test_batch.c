@@ -159,6 +159,41 @@ static void workers_compile_beside_this_process(void **state) {
   assert_int_equal(cj_pool_workers(NULL, NULL, 0), 1);
 }
 
+/* Workers compile with this process's NVRTC even when the environment changed after this
+ * process found it (the cache key names that one), and hold none of its descriptors. */
+static void workers_use_this_process_nvrtc_and_no_descriptors(void **state) {
+  char *src[4], fdpath[64], link[256];
+  cujit_module *mods[4];
+  cujit_status st[4];
+  cujit_options o = ptx_opts();
+  uint64_t answered = cj_pool_answered();
+  int pipefd[2], pids[8], n, i, k;
+  (void)state;
+  assert_int_equal(pipe(pipefd), 0); /* not close-on-exec */
+  setenv("CUJIT_NVRTC", "/nonexistent/libnvrtc.so", 1);
+  for (i = 0; i < 4; i++) src[i] = heavy_source(40 + i);
+  assert_ok(cujit_compile_batch(mods, st, (const char *const *)src, NULL, 4, &o));
+  unsetenv("CUJIT_NVRTC");
+  assert_true(cj_pool_answered() - answered >= 1); /* a worker compiled some */
+  n = cj_pool_workers(pids, NULL, 8);
+  assert_true(n >= 1);
+  for (k = 0; k < n; k++)
+    for (i = 3; i < 64; i++) {
+      ssize_t len;
+      snprintf(fdpath, sizeof fdpath, "/proc/%d/fd/%d", pids[k], i);
+      if ((len = readlink(fdpath, link, sizeof link - 1)) < 0) continue;
+      link[len] = '\0';
+      if (strncmp(link, "pipe:", 5) == 0) fail_msg("worker %d holds %s as fd %d", pids[k], link, i);
+    }
+  for (i = 0; i < 4; i++) {
+    assert_int_equal(st[i], CUJIT_OK);
+    cujit_module_destroy(mods[i]);
+    free(src[i]);
+  }
+  close(pipefd[0]);
+  close(pipefd[1]);
+}
+
 static void a_compile_error_fails_only_its_source(void **state) {
   const char *src[3] = {KERNEL, "__global__ void broken(float *x) { x[0] = undefined_name; }\n",
                         "__global__ void fine(int *y) { y[0] = 1; }\n"};
@@ -592,6 +627,7 @@ int main(int argc, char **argv) {
       BATCH_TEST(bad_arguments_are_refused),
       BATCH_TEST(a_batch_compiles_every_source),
       BATCH_TEST(workers_compile_beside_this_process),
+      BATCH_TEST(workers_use_this_process_nvrtc_and_no_descriptors),
       BATCH_TEST(a_compile_error_fails_only_its_source),
       BATCH_TEST(repeats_are_compiled_once),
       BATCH_TEST(one_source_compiles_here),

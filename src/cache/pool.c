@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "cache/cache.h"
+#include "driver/nvrtc.h"
 
 extern char **environ;
 
@@ -134,9 +135,21 @@ static void reap(pid_t pid) {
 }
 
 /* Closes a worker (mu held) and empties its slot; `dead`: it is gone or misbehaved, so
- * it is killed rather than asked to go. */
+ * it is killed rather than asked to go. A worker already reaped (by this process's own
+ * wait for any child, or with SIGCHLD ignored) is not signalled: its pid may be another
+ * process's by now. */
 static void drop(worker *w, int dead) {
-  if (dead) kill(w->pid, SIGKILL);
+  int status;
+  if (dead) {
+    pid_t r = waitpid(w->pid, &status, WNOHANG);
+    if (r == 0) kill(w->pid, SIGKILL); /* still running, and still ours */
+    if (r != 0) { /* gone: nothing to wait for */
+      close(w->fd);
+      memset(w, 0, sizeof *w);
+      n_workers--;
+      return;
+    }
+  }
   close(w->fd);
   reap(w->pid);
   memset(w, 0, sizeof *w);
@@ -157,6 +170,26 @@ static void forget_in_child(void) {
 
 static void at_fork(void) { pthread_atfork(NULL, NULL, forget_in_child); }
 
+/* The worker's environment (mu held): this process's, with CUJIT_NVRTC naming the NVRTC
+ * this process found, so that the worker compiles with the NVRTC the cache key names
+ * (the environment may have changed since this process looked). Each reply names its
+ * NVRTC too, and one from another is not used. NULL when out of memory. */
+static char **worker_env(void) {
+  static char nvrtc[PATH_MAX + 16];
+  const char *path = cujit_nvrtc_path();
+  size_t n = 0, i, k = 0;
+  char **env;
+  while (environ[n]) n++;
+  if (!(env = cj_calloc(n + 2, sizeof *env))) return NULL;
+  for (i = 0; i < n; i++)
+    if (!path[0] || strncmp(environ[i], "CUJIT_NVRTC=", 12) != 0) env[k++] = environ[i];
+  if (path[0]) {
+    snprintf(nvrtc, sizeof nvrtc, "CUJIT_NVRTC=%s", path);
+    env[k++] = nvrtc;
+  }
+  return env;
+}
+
 /* Starts a worker (mu held); NULL when none can be. Its own process group keeps a
  * terminal's Ctrl-C away from it: it ends when this process closes its socket. */
 static worker *spawn(worker *w) {
@@ -164,9 +197,11 @@ static worker *spawn(worker *w) {
   posix_spawnattr_t at;
   sigset_t none, all;
   char *argv[] = {program, (char *)"--serve", NULL};
+  char **env;
   int sv[2], rc;
   pid_t pid;
-  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return NULL;
+  if (!(env = worker_env())) return NULL;
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return cj_free(env), NULL;
   sigemptyset(&none);
   sigfillset(&all);
   posix_spawn_file_actions_init(&fa);
@@ -177,7 +212,8 @@ static worker *spawn(worker *w) {
   posix_spawnattr_setpgroup(&at, 0);
   posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
                                     POSIX_SPAWN_SETPGROUP);
-  rc = posix_spawn(&pid, program, &fa, &at, argv, environ);
+  rc = posix_spawn(&pid, program, &fa, &at, argv, env);
+  cj_free(env);
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&at);
   close(sv[1]);
@@ -316,14 +352,27 @@ static int take_reply(exchange *x, uint64_t id, cujit_status *st, cj_image **out
   status = le(h + 16, 4);
   nvrtc = le(h + 20, 4);
   msg_len = le(h + 24, 8);
-  if (kind == CJ_REPLY_REFUSED) return SENT_REFUSED;
-  if (kind != CJ_REPLY_RESULT || msg_len > CJ_WORKER_MAX_MESSAGE ||
-      (status == CUJIT_OK) != (msg_len == 0) || status > CUJIT_ERROR_CANCELLED)
+  if (kind == CJ_REPLY_REFUSED) { /* nothing follows but an empty entry */
+    unsigned char zero[8];
+    return msg_len == 0 && receive(x, zero, 8) == 0 && le(zero, 8) == 0 ? SENT_REFUSED
+                                                                         : SENT_BROKEN;
+  }
+  if (kind != CJ_REPLY_RESULT || msg_len > CJ_WORKER_MAX_MESSAGE || msg_len == 0 ||
+      status > CUJIT_ERROR_CANCELLED)
     return SENT_BROKEN;
   if (!(msg = cj_malloc((size_t)msg_len + 1))) return SENT_NO_MEMORY;
   if (receive(x, msg, (size_t)msg_len) != 0) return cj_free(msg), SENT_BROKEN;
   msg[msg_len] = '\0';
   *st = (cujit_status)status;
+  if (status == CUJIT_ERROR_NO_NVRTC) { /* this process has one: compile here */
+    cj_free(msg);
+    return SENT_BROKEN;
+  }
+  if (status == CUJIT_OK && strcmp(msg, cj_nvrtc_identity()) != 0) {
+    cj_info("a compile worker used another NVRTC (%s, not %s)", msg, cj_nvrtc_identity());
+    cj_free(msg);
+    return SENT_BROKEN;
+  }
   if (status != CUJIT_OK) {
     unsigned char zero[8];
     int rc = receive(x, zero, 8) == 0 && le(zero, 8) == 0 ? SENT_OK : SENT_BROKEN;
@@ -360,7 +409,7 @@ static cujit_status compile_here(cj_request *r, cj_image **out) {
 static void after_worker(worker *w, int rc, const char *name) {
   pthread_mutex_lock(&mu);
   w->busy = 0;
-  if (rc == SENT_BROKEN) {
+  if (rc == SENT_BROKEN || rc == SENT_NO_MEMORY) { /* its stream is out of step */
     cj_info("compile worker %d stopped or answered something else while compiling '%s'; "
             "compiling it here", (int)w->pid, name);
     drop(w, 1);

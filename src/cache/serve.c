@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cache/cache.h"
+#include "driver/nvrtc.h"
 
 void cj_worker_key(uint64_t id, cj_key *key) {
   int i;
@@ -108,7 +109,8 @@ static int compile_one(int fd, uint64_t id, cj_request *r, const char *cwd) {
     return reply(fd, id, CJ_REPLY_REFUSED, CUJIT_OK, 0, "", NULL);
   }
   cj_image_unref(im);
-  rc = reply(fd, id, CJ_REPLY_RESULT, CUJIT_OK, 0, "", &entry);
+  /* a result names the NVRTC that made it, which the caller checks against its own */
+  rc = reply(fd, id, CJ_REPLY_RESULT, CUJIT_OK, 0, cj_nvrtc_identity(), &entry);
   cj_buf_free(&entry);
   return rc;
 }
