@@ -537,15 +537,19 @@ typedef struct cujit_link_options {
  *  devices of its architecture (no PTX fallback); cujit_module_export() refuses a linked
  *  module.
  *  @param out    receives the module; owned by the caller, free with cujit_module_destroy().
- *  @param parts  `count` parts (at least one), in link order.
+ *  @param parts  `count` parts (at least one), in link order, each made with
+ *                CUJIT_LINK_PART_INIT: the array is stepped through by the first part's
+ *                size, and a part of another size is refused.
  *  @param opts   compile options for every source part (NULL for defaults).
  *  @param link   link options (NULL for defaults).
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for NULL out or parts, count 0, an unknown
- *          kind, a part with neither data nor path, or a bad struct size;
+ *          kind, a part with neither data nor path, or a bad struct size (or parts of
+ *          unequal sizes);
  *          CUJIT_ERROR_FILE naming a part's file that cannot be read, or libcudadevrt.a
  *          not found (saying where it looked); CUJIT_ERROR_INVALID_SOURCE for a PTX, CUBIN
- *          or fatbin part whose bytes are not of its kind; a source's compile failure as
- *          cujit_module_from_source(); CUJIT_ERROR_INVALID_OPTION for a target or link
+ *          or fatbin part whose bytes are not of its kind (a cujit bundle is never a
+ *          part); a source's compile failure as cujit_module_from_source();
+ *          CUJIT_ERROR_INVALID_OPTION for a target or link
  *          option refused (no target at all, or a compute_XX one, included);
  *          CUJIT_ERROR_LINK with nvJitLink's error log (an undefined or duplicate symbol,
  *          a part it cannot read, a part built for another architecture);

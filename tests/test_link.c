@@ -306,7 +306,33 @@ static void bad_arguments(void **state) {
   assert_status_detail(cujit_module_link(&m, &p, 1, &o, &l), CUJIT_ERROR_INVALID_VALUE,
                        "unknown bits");
   o.arch = "compute_90";
-  assert_status_detail(cujit_module_link(&m, &p, 1, &o, NULL), CUJIT_ERROR_LINK, "sm_XX");
+  assert_status_detail(cujit_module_link(&m, &p, 1, &o, NULL), CUJIT_ERROR_INVALID_OPTION,
+                       "sm_XX");
+  {
+    /* parts of unequal sizes (an array is stepped through by its first part's size) */
+    cujit_link_part two[2];
+    two[0] = link_source(kLinkMain, "main.cu");
+    two[1] = link_source(kLinkLib, "lib.cu");
+    two[1].size = 0;
+    o.arch = LINK_ARCH;
+    assert_status_detail(cujit_module_link(&m, two, 2, &o, NULL), CUJIT_ERROR_INVALID_VALUE,
+                         "part 1 has size 0 but part 0 has");
+    /* a bundle given as a part is refused as such, never read as another kind */
+    {
+      const char *const archs[] = {LINK_ARCH};
+      void *bundle = NULL;
+      size_t bsize = 0;
+      assert_ok(cujit_bundle_from_source(&bundle, &bsize, kLinkLib, "lib.cu", &o, archs, 1));
+      two[1] = link_bytes(CUJIT_LINK_CUBIN, bundle, bsize, "lib.bundle");
+      assert_status_detail(cujit_module_link(&m, two, 2, &o, NULL), CUJIT_ERROR_INVALID_SOURCE,
+                           "is a cujit bundle, which nvJitLink cannot read");
+      two[1].kind = CUJIT_LINK_PTX;
+      assert_status_detail(cujit_module_link(&m, two, 2, &o, NULL), CUJIT_ERROR_INVALID_SOURCE,
+                           "is a cujit bundle");
+      cujit_free(bundle);
+    }
+    o.arch = "compute_90";
+  }
   p = link_bytes(CUJIT_LINK_LTOIR, "\xed\x43\x4e\x7f", 4, NULL);
   assert_status_detail(cujit_module_link(&m, &p, 1, &o, NULL), CUJIT_ERROR_INVALID_OPTION,
                        "sm_XX");

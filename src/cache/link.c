@@ -73,7 +73,7 @@ static cujit_status link_key(const cj_link_spec *spec, const cj_link_part *parts
  * CUBIN. The image reference goes to *im. */
 static cujit_status compile_part(const cj_link_spec *spec, cj_link_part *p, cj_image **im) {
   CJ_TRY(cj_compile(p->source, im));
-  CJ_CHECK((*im)->cubin_size > 0, CUJIT_ERROR_LINK, "source '%s' of '%s' compiled to PTX only "
+  CJ_CHECK((*im)->cubin_size > 0, CUJIT_ERROR_INVALID_OPTION, "source '%s' of '%s' compiled to PTX only "
            "(for %s); a link needs a real target: give cujit_options.arch as sm_XX",
            p->source->name, spec->name, (*im)->arch[0] ? (*im)->arch : "NVRTC's default");
   p->in.type = cj_image_is_ltoir(*im) ? NVJITLINK_INPUT_LTOIR : NVJITLINK_INPUT_CUBIN;

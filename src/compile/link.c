@@ -166,6 +166,7 @@ static int add_defined(const cj_link_in *in, size_t part, defined **v, size_t *n
       (*v)[*n].len = strnlen((*v)[*n].name, (size_t)(strsize - name));
       (*v)[(*n)++].part = part;
     }
+    break; /* an ELF file has one symbol table: more headers naming it are not read again */
   }
   return 0;
 }

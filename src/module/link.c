@@ -101,9 +101,13 @@ static cujit_status check_bytes(const part *p) {
     return cj_prebuilt_check_fatbin(p->user.data, p->user.data_size, p->user.name);
   CJ_TRY(cj_prebuilt_inspect(p->user.data, p->user.data_size, p->user.name, &kind, arch,
                              sizeof arch));
+  CJ_CHECK(kind != CJ_PREBUILT_BUNDLE, CUJIT_ERROR_INVALID_SOURCE, "part '%s' is a cujit "
+           "bundle, which nvJitLink cannot read; link the sources it was made from, or a "
+           "CUBIN or PTX of them", p->user.name);
   CJ_CHECK((int)kind == expect[p->user.kind], CUJIT_ERROR_INVALID_SOURCE,
            "part '%s' is given as %s, but its bytes are %s (for %s); give it as that kind",
-           p->user.name, kind_name(p->user.kind), found[kind], arch);
+           p->user.name, kind_name(p->user.kind),
+           (size_t)kind < CJ_COUNT(found) ? found[kind] : "of another kind", arch);
   return CUJIT_OK;
 }
 
@@ -235,8 +239,16 @@ static cujit_status run(job *j, const cujit_link_part *parts, cujit_module **out
   cj_image *im = NULL;
   cujit_status st;
   size_t i, sources = 0;
+  /* the array is stepped through by its first part's size (a program built against
+   * another header has parts of another size; every part must have the same) */
+  size_t stride = parts[0].size ? parts[0].size : LINK_PART_V1;
   for (i = 0; i < j->n; i++) {
-    CJ_TRY(read_part(&parts[i], i, &j->p[i]));
+    const cujit_link_part *user =
+        (const cujit_link_part *)(const void *)((const char *)parts + i * stride);
+    CJ_CHECK(user->size == parts[0].size, CUJIT_ERROR_INVALID_VALUE, "cujit_module_link: "
+             "part %zu has size %zu but part 0 has %zu; make every part with "
+             "CUJIT_LINK_PART_INIT", i, user->size, parts[0].size);
+    CJ_TRY(read_part(user, i, &j->p[i]));
     sources += j->p[i].user.kind == CUJIT_LINK_SOURCE;
   }
   if (!sources) CJ_TRY(prebuilt_arch(j));

@@ -136,6 +136,7 @@ static cujit_status elf_globals(const unsigned char *p, size_t size, int kernels
     if (!elf_section_at(p, size, i, &sec) || sec.type != SHT_SYMTAB) continue;
     CJ_TRY(elf_symbols(p, size, &sec, kernels, t));
     *known = 1;
+    break; /* an ELF file has one symbol table: more headers naming it are not read again */
   }
   return CUJIT_OK;
 }
