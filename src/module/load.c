@@ -245,6 +245,10 @@ static cujit_status load_container(cujit_module *m, cj_mstate *s, CUdevice dev, 
   }
   for (v = CJ_V_CUBIN; v <= CJ_V_PTX; v++) {
     if (s->pick[v] && code_fits(&s->codes[s->pick[v] - 1], cc)) {
+      /* a PTX loaded for another device serves here only when no CUBIN would */
+      if (v == CJ_V_PTX && !s->pick[CJ_V_CUBIN] &&
+          code_pick(s->codes, s->n_codes, CJ_PREBUILT_CUBIN, cc) >= 0)
+        break;
       *variant = v;
       return CUJIT_OK;
     }
