@@ -124,6 +124,28 @@ static void holds_every_target(void **state) {
   cujit_free(b);
 }
 
+/* The PTX a bundle carries is a plain target's, in either order of the targets: an
+ * arch-specific (sm_90a) PTX runs only on its own GPU. */
+static void ptx_is_of_a_plain_target(void **state) {
+  static const char *const orders[2][2] = {{"sm_90a", "sm_90"}, {"sm_90", "sm_90a"}};
+  int k;
+  (void)state;
+  for (k = 0; k < 2; k++) {
+    void *b = NULL;
+    size_t size = 0, n = 0;
+    cj_bundle_part *p = NULL;
+    char why[256];
+    cujit_options o = base_options();
+    assert_ok(cujit_bundle_from_source(&b, &size, SOURCE, "plain.cu", &o, orders[k], 2));
+    assert_int_equal(cj_bundle_parse(b, size, &p, &n, why, sizeof why), 0);
+    assert_non_null(part(p, n, CJ_BE_PTX, "compute_90"));
+    assert_null(part(p, n, CJ_BE_PTX, "compute_90a"));
+    assert_non_null(part(p, n, CJ_BE_CUBIN, "sm_90a"));
+    cj_free(p);
+    cujit_free(b);
+  }
+}
+
 /* A bundle loads as a module that lists its targets; the load needs a device. */
 static void loads_as_a_module(void **state) {
   size_t size = 0;
@@ -477,6 +499,7 @@ static void nvcc_fatbin_listed(void **state) {
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       CACHE_TEST(holds_every_target),
+      CACHE_TEST(ptx_is_of_a_plain_target),
       CACHE_TEST(loads_as_a_module),
       CACHE_TEST(cli_writes_and_lists),
       CACHE_TEST(damaged_forms),

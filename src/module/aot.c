@@ -62,11 +62,21 @@ static void add_part(making *mk, uint32_t kind, const char *arch, const void *da
   p->size = size;
 }
 
-/* The index of the newest target. */
+/* Whether a target carries a suffix ("sm_90a", "sm_100f"): its PTX runs on fewer GPUs. */
+static int suffixed(const char *arch) {
+  size_t n = strlen(arch);
+  return n > 0 && (arch[n - 1] == 'a' || arch[n - 1] == 'f');
+}
+
+/* The index of the target whose PTX the bundle carries: the newest, a plain one before a
+ * suffixed one (whose PTX later GPUs cannot run), whatever the order given. */
 static size_t newest(const char *const *archs, size_t n) {
   size_t i, best = 0;
-  for (i = 1; i < n; i++)
-    if (arch_number(archs[i]) > arch_number(archs[best])) best = i;
+  for (i = 1; i < n; i++) {
+    int plain = !suffixed(archs[i]), best_plain = !suffixed(archs[best]);
+    if (plain != best_plain ? plain : arch_number(archs[i]) > arch_number(archs[best]))
+      best = i;
+  }
   return best;
 }
 
