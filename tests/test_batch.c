@@ -609,7 +609,9 @@ static void bad_arguments_are_refused(void **state) {
   cujit_compile_cancel(NULL);
   assert_status_detail(cujit_compile_batch(NULL, NULL, src, NULL, 2, NULL),
                        CUJIT_ERROR_INVALID_VALUE, "cujit_compile_batch: mods is NULL");
-  assert_ok(cujit_compile_batch(NULL, NULL, NULL, NULL, 0, NULL));
+  assert_status_detail(cujit_compile_batch(NULL, NULL, NULL, NULL, 0, NULL),
+                       CUJIT_ERROR_INVALID_VALUE, "mods is NULL"); /* as documented */
+  assert_ok(cujit_compile_batch(mods, NULL, src, NULL, 0, NULL)); /* nothing to do */
   /* a NULL source among others fails only itself */
   bad = ptx_opts();
   assert_status_detail(cujit_compile_batch(mods, st, src, NULL, 2, &bad),

@@ -278,6 +278,9 @@ uint64_t cj_disk_store(const cj_entry_path *p, const cj_buf *b);
 /* Writes bytes that already are an encoded entry (an imported module's) as cj_disk_write()
  * writes one. Returns the bytes written, or 0 (warned). */
 uint64_t cj_disk_write_bytes(const cj_entry_path *p, const void *data, size_t len);
+/* The most bytes a manifest is read in: a source and its in-memory headers are far
+ * smaller, and a larger one (a damaged or hostile entry) is not read. */
+#define CJ_MANIFEST_MAX ((uint64_t)64 << 20)
 /* Reads the manifest of the entry p names, without its image: 0 with the bytes in *out
  * (empty when none is recorded), 1 when there is no valid entry (its header, bounds or the
  * manifest's checksum fail; not warned), -1 out of memory. */
@@ -371,6 +374,8 @@ typedef struct cj_entry_key {
   cj_key key;
   int64_t mtime_ns;
 } cj_entry_key;
+/* Every entry's key, oldest first (free *keys with cj_free): 0, -1 when the directory
+ * cannot be walked, -2 out of memory. */
 int cj_entry_keys(const cj_root *r, cj_entry_key **keys, size_t *n);
 /* Prunes after a write pushed the estimated size over the limit, to 90% of it, unless
  * another process is pruning. */

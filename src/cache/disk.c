@@ -148,7 +148,7 @@ int cj_disk_read_manifest(const cj_entry_path *p, cj_buf *out) {
   if (fd < 0) return 1;
   if (pread_all(fd, head, sizeof head, 0) == 0 &&
       cj_entry_manifest_span(head, (uint64_t)st.st_size, &at, &size) == 0 &&
-      size <= CJ_ENTRY_MAX_SIZE) {
+      size <= CJ_MANIFEST_MAX) {
     cj_buf_free(out);
     if (!(out->data = cj_malloc((size_t)size + 1))) rc = -1;
     else if (pread_all(fd, out->data, (size_t)size, at) == 0) {

@@ -287,7 +287,7 @@ int cj_entry_keys(const cj_root *r, cj_entry_key **keys, size_t *n) {
   if (w.n) qsort(w.v, w.n, sizeof *w.v, older_first);
   if (w.n && !(*keys = cj_calloc(w.n, sizeof **keys))) {
     cj_free(w.v);
-    return -1;
+    return -2;
   }
   for (i = 0; i < w.n; i++) {
     for (j = 0; j < 16; j++) {

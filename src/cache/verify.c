@@ -269,7 +269,9 @@ static cujit_status verify_all(const cj_root *root, size_t sample, cujit_cache_v
   size_t n = 0, i, todo;
   cujit_status st = CUJIT_OK;
   verdict *v;
-  if (cj_entry_keys(root, &keys, &n) != 0)
+  int rc = cj_entry_keys(root, &keys, &n);
+  if (rc == -2) return cj_fail_oom("listing the cache's entries");
+  if (rc != 0)
     return cj_fail(CUJIT_ERROR_CACHE, "cannot read the cache directory '%s'", root->path);
   if (!(v = cj_malloc(sizeof *v))) {
     cj_free(keys);

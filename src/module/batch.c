@@ -112,7 +112,7 @@ cujit_status cujit_compile_batch(cujit_module **mods, cujit_status *statuses,
   item *it;
   cujit_status st;
   size_t i;
-  CJ_CHECK(n == 0 || (mods && sources), CUJIT_ERROR_INVALID_VALUE,
+  CJ_CHECK(mods && sources, CUJIT_ERROR_INVALID_VALUE,
            "cujit_compile_batch: %s is NULL", mods ? "sources" : "mods");
   for (i = 0; i < n; i++) {
     mods[i] = NULL;
