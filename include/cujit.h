@@ -279,7 +279,9 @@ CUJIT_API cujit_status cujit_module_from_file(cujit_module **out, const char *pa
  * done here (logged at info level). The modules are exactly those cujit_module_from_source()
  * makes of the same source, name and options. Workers end when this process exits or
  * some seconds after the last compile. Options are those of cujit_module_from_source();
- * opts->cancel is called on a cujit thread, as are log callbacks during these compiles. */
+ * opts->cancel is called on a cujit thread, as are log callbacks during these compiles.
+ * Jobs belong to the process that started them: a child made by fork() must not wait on,
+ * cancel or destroy its parent's jobs (it has none of the threads that run them). */
 
 typedef struct cujit_compile_job cujit_compile_job;
 
@@ -418,7 +420,9 @@ CUJIT_API const char *cujit_module_loaded_as(cujit_module *mod, int device);
  *          CUJIT_ERROR_INVALID_OPTION for a target given twice or not of those forms (or
  *          that this NVRTC cannot compile for); the compile's failure for any target, as
  *          cujit_module_from_source() returns it (CUJIT_ERROR_COMPILE with NVRTC's log);
- *          CUJIT_ERROR_OUT_OF_MEMORY. */
+ *          CUJIT_ERROR_INVALID_VALUE, as cujit_module_export() refuses it, for a source
+ *          whose inputs cannot all be named in a key (its includes are not all found
+ *          where the cache looks); CUJIT_ERROR_OUT_OF_MEMORY. */
 CUJIT_API cujit_status cujit_bundle_from_source(void **out, size_t *size, const char *source,
                                                 const char *name, const cujit_options *opts,
                                                 const char *const *archs, size_t narchs);
