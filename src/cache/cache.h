@@ -504,6 +504,9 @@ void cj_pool_reset(void);
 enum { CJ_REPLY_RESULT = 0, CJ_REPLY_REFUSED = 1 /* could not compile it: do it yourself */ };
 /* The key a worker's entry is encoded under. */
 void cj_worker_key(uint64_t id, cj_key *key);
+/* Sends all n bytes on a worker socket (either end), never raising SIGPIPE; 0, or -1 when
+ * the peer is gone. */
+int cj_worker_send(int fd, const void *p, size_t n);
 /* Answers requests on fd until it closes; returns the exit status for the worker. */
 int cj_worker_serve(int fd);
 

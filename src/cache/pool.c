@@ -245,17 +245,6 @@ static worker *idle_worker(void) {
 
 /* ---- talking to a worker ---- */
 
-static int send_all(int fd, const void *p, size_t n) {
-  const unsigned char *b = p;
-  while (n) {
-    ssize_t k = send(fd, b, n, MSG_NOSIGNAL);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) return -1;
-    b += k;
-    n -= (size_t)k;
-  }
-  return 0;
-}
 
 typedef struct exchange {
   int fd;
@@ -276,7 +265,7 @@ static int receive(exchange *x, void *p, size_t n) {
       if (!x->cancel_sent && x->r->cancel && x->r->cancel(x->r->cancel_user)) {
         unsigned char c = CJ_WORKER_CANCEL;
         x->cancel_sent = 1;
-        if (send_all(x->fd, &c, 1) != 0) return -1;
+        if (cj_worker_send(x->fd, &c, 1) != 0) return -1;
       }
       continue;
     }
@@ -389,7 +378,7 @@ static int on_worker(worker *w, cj_request *r, cujit_status *st, cj_image **out)
   cj_buf b = {0};
   uint64_t id = cj_random64();
   int rc = frame(r, id, &b);
-  if (rc == SENT_OK) rc = send_all(w->fd, b.data, b.len) == 0 ? SENT_OK : SENT_BROKEN;
+  if (rc == SENT_OK) rc = cj_worker_send(w->fd, b.data, b.len) == 0 ? SENT_OK : SENT_BROKEN;
   cj_buf_free(&b);
   if (rc == SENT_OK) rc = take_reply(&x, id, st, out);
   if (rc != SENT_OK && *out) {

@@ -32,7 +32,7 @@ static int read_all(int fd, void *p, size_t n) {
   return 0;
 }
 
-static int write_all(int fd, const void *p, size_t n) {
+int cj_worker_send(int fd, const void *p, size_t n) {
   const unsigned char *b = p;
   while (n) {
     ssize_t k = send(fd, b, n, MSG_NOSIGNAL);
@@ -78,8 +78,8 @@ static int reply(int fd, uint64_t id, int kind, cujit_status st, int nvrtc, cons
   cj_buf_append(&b, msg, len);
   cj_buf_put_le(&b, entry ? entry->len : 0, 8);
   if (b.oom) return cj_buf_free(&b), -1;
-  rc = write_all(fd, b.data, b.len);
-  if (rc == 0 && entry && entry->len) rc = write_all(fd, entry->data, entry->len);
+  rc = cj_worker_send(fd, b.data, b.len);
+  if (rc == 0 && entry && entry->len) rc = cj_worker_send(fd, entry->data, entry->len);
   cj_buf_free(&b);
   return rc;
 }
