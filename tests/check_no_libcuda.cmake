@@ -1,6 +1,7 @@
 # Fails when any of FILES lists libcuda, libnvrtc or libhiredis among its dynamic
 # dependencies (DT_NEEDED): all are loaded at run time, NVRTC only when something must be
-# compiled, hiredis only when a remote cache tier is set.
+# compiled, hiredis only when a remote cache tier is set. Also fails on a run path with an
+# empty entry, which the loader takes as the current directory.
 find_program(READELF readelf REQUIRED)
 foreach(f IN LISTS FILES)
   execute_process(COMMAND ${READELF} -d ${f} OUTPUT_VARIABLE out RESULT_VARIABLE rc)
@@ -18,6 +19,9 @@ foreach(f IN LISTS FILES)
   endif()
   if(out MATCHES "libhiredis")
     message(FATAL_ERROR "${f} depends on libhiredis:\n${out}")
+  endif()
+  if(out MATCHES "(RUNPATH|RPATH)[^\n]*\\[(:|[^]\n]*::|[^]\n]*:\\])")
+    message(FATAL_ERROR "${f} has a run path with an empty entry (the current directory):\n${out}")
   endif()
   message(STATUS "${f}: no libcuda, libnvrtc or libhiredis dependency")
 endforeach()
