@@ -23,7 +23,6 @@ static pthread_once_t locate_once = PTHREAD_ONCE_INIT;
 static char lib_path[PATH_MAX]; /* canonical; "" when not found by path */
 static char lib_dir[PATH_MAX];
 static char identity[PATH_MAX + 64];
-static char looked[1024];       /* where it looked, for the error */
 static char loaded_dir[PATH_MAX]; /* set before `loaded` when found by the system's search */
 static int explicit_missing;    /* CUJIT_NVRTC names no file */
 static int in_process;          /* the program had NVRTC already: its symbols are used */
@@ -33,10 +32,9 @@ static cujit_status load_status = CUJIT_ERROR_NO_NVRTC;
 static char load_detail[1536];
 static int loaded;
 
-static void note_looked(const char *what) {
+static void note_looked(char *looked, size_t size, const char *what) {
   size_t n = strlen(looked);
-  if (n + strlen(what) + 3 < sizeof looked) snprintf(looked + n, sizeof looked - n, "%s%s",
-                                                     n ? ", " : "", what);
+  if (n + strlen(what) + 3 < size) snprintf(looked + n, size - n, "%s%s", n ? ", " : "", what);
 }
 
 /* The GNU build ID among the notes in buf[0, size), as hex into out. */
@@ -172,10 +170,6 @@ static void search(void) {
   search_dir v[64];
   char path[PATH_MAX];
   size_t n = cj_lib_search_dirs(v, CJ_COUNT(v)), d, i;
-  for (d = 0; d < n; d++) {
-    snprintf(path, sizeof path, "%.*s%s", (int)v[d].len, v[d].dir, v[d].sub);
-    note_looked(path);
-  }
   for (i = 0; i < CJ_COUNT(sonames); i++)
     for (d = 0; d < n; d++) {
       snprintf(path, sizeof path, "%.*s%s/%s", (int)v[d].len, v[d].dir, v[d].sub, sonames[i]);
@@ -186,7 +180,6 @@ static void search(void) {
 static void locate(void) {
   const char *v = cj_env("CUJIT_NVRTC");
   if (v) { /* the user's choice is final: a wrong one is an error, not a fallback */
-    note_looked(v);
     explicit_missing = !take_file(v);
     return;
   }
@@ -208,7 +201,6 @@ static void *open_library(void) {
   size_t i;
   if (lib_path[0]) return dlopen(lib_path, RTLD_NOW | RTLD_LOCAL);
   if (explicit_missing) return NULL;
-  note_looked("the system's library path");
   for (i = 0; i < CJ_COUNT(sonames); i++)
     if ((lib = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL)) != NULL) return lib;
   return NULL;
@@ -232,12 +224,34 @@ static int resolve(void *lib) {
   return 1;
 }
 
+/* Where NVRTC was looked for, for the error when it was not found (written only then: a
+ * process that finds it touches none of this). */
+static void describe_search(char *looked, size_t size) {
+  search_dir v[64];
+  char path[PATH_MAX];
+  const char *explicit_path = cj_env("CUJIT_NVRTC");
+  size_t n, d;
+  looked[0] = '\0';
+  if (explicit_path) {
+    note_looked(looked, size, explicit_path);
+    return;
+  }
+  n = cj_lib_search_dirs(v, CJ_COUNT(v));
+  for (d = 0; d < n; d++) {
+    snprintf(path, sizeof path, "%.*s%s", (int)v[d].len, v[d].dir, v[d].sub);
+    note_looked(looked, size, path);
+  }
+  note_looked(looked, size, "the system's library path");
+}
+
 static void load(void) {
   const char *why;
+  char looked[1024];
   void *lib;
   pthread_once(&locate_once, locate);
   if (!(lib = open_library())) {
     why = explicit_missing ? "it is not a file" : dlerror();
+    describe_search(looked, sizeof looked);
     snprintf(load_detail, sizeof load_detail,
              "NVRTC (libnvrtc.so) could not be loaded%s: %s; looked in %s. Install the CUDA "
              "toolkit's NVRTC, or set CUJIT_NVRTC to the path of libnvrtc.so (kernels found "
