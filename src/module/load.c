@@ -109,8 +109,13 @@ static cujit_status load_image(cujit_module *m, cj_mstate *s, int v, const void 
                cj_cu.cuKernelGetFunction && cj_cu.cuKernelGetAttribute,
            CUJIT_ERROR_NOT_SUPPORTED, "the CUDA driver lacks the library API (cuLibraryLoadData); "
            "cujit needs a driver for CUDA 12.0 or newer");
-  if (!(log = s->jit_log[v]) && !(log = s->jit_log[v] = cj_calloc(1, JIT_LOG_SIZE)))
-    return cj_fail_oom("loading a module");
+  /* the driver writes a NUL-terminated log of at most the size it is given, and often
+   * nothing: only the first byte is set here, so that a load that logs nothing touches one
+   * page of the buffer, not four */
+  if (!(log = s->jit_log[v])) {
+    if (!(log = s->jit_log[v] = cj_malloc(JIT_LOG_SIZE))) return cj_fail_oom("loading a module");
+    log[0] = '\0';
+  }
   val[0] = log;
   val[1] = (void *)(uintptr_t)(JIT_LOG_SIZE - 1);
   r = cj_cu.cuLibraryLoadData(&s->lib[v], bytes, opt, val, 2, NULL, NULL, 0);
