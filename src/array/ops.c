@@ -116,7 +116,7 @@ typedef struct fast_slot {
 } fast_slot;
 
 static pthread_mutex_t fast_lock = PTHREAD_MUTEX_INITIALIZER;
-static fast_slot fast[FAST_SLOTS];
+static CJ_LARGE fast_slot fast[FAST_SLOTS];
 
 /* The operation's kind (1 binary, 2 with a scalar, 3 unary), op, types and flags: what
  * decides its kernel. */

@@ -163,7 +163,7 @@ static void write_locked(int fd, cj_disk_counters *c) {
 
 static pthread_mutex_t hits_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t pending_hits;
-static char pending_dir[PATH_MAX];
+static CJ_LARGE char pending_dir[PATH_MAX];
 static int hooks_set;
 
 /* Around a fork: the lock is held across it, so that the child gets it free and the

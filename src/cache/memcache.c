@@ -36,8 +36,8 @@ typedef struct hint {
   cj_key request;
 } hint;
 
-static node *buckets[CJ_MEM_BUCKETS];
-static hint hints[CJ_MEM_HINTS];
+static CJ_LARGE node *buckets[CJ_MEM_BUCKETS];
+static CJ_LARGE hint hints[CJ_MEM_HINTS];
 static node lru = {{{0}}, NULL, NULL, 0, NULL, &lru, &lru};
 static size_t count, bytes;
 static uint64_t max_bytes; /* CUJIT_MEMORY_CACHE_MAX_SIZE, read once (init) */

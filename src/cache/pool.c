@@ -45,11 +45,11 @@ typedef struct worker {
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t freed = PTHREAD_COND_INITIALIZER;
 static int here_busy;
-static worker workers[MAX_WORKERS];
+static CJ_LARGE worker workers[MAX_WORKERS];
 static int n_workers; /* slots in use */
 static unsigned jobs_set;  /* cujit_set_compile_jobs(); 0: not set */
 static int program_state;  /* 0: not looked for, 1: found, -1: none */
-static char program[PATH_MAX];
+static CJ_LARGE char program[PATH_MAX];
 static uint64_t answered;
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
@@ -175,7 +175,7 @@ static void at_fork(void) { pthread_atfork(NULL, NULL, forget_in_child); }
  * (the environment may have changed since this process looked). Each reply names its
  * NVRTC too, and one from another is not used. NULL when out of memory. */
 static char **worker_env(void) {
-  static char nvrtc[PATH_MAX + 16];
+  static CJ_LARGE char nvrtc[PATH_MAX + 16];
   const char *path = cujit_nvrtc_path();
   size_t n = 0, i, k = 0;
   char **env;

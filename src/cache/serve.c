@@ -86,7 +86,7 @@ static int reply(int fd, uint64_t id, int kind, cujit_status st, int nvrtc, cons
 
 /* Compiles one decoded request in the caller's working directory and answers it. */
 static int compile_one(int fd, uint64_t id, cj_request *r, const char *cwd) {
-  static char here[PATH_MAX];
+  static CJ_LARGE char here[PATH_MAX];
   cj_image *im = NULL;
   cj_buf entry = {0};
   cj_key key;

@@ -131,7 +131,7 @@ const char *cj_env(const char *name) { return raw(cj_env_find(name)); }
 /* ---- bad values ---- */
 
 static pthread_mutex_t warn_lock = PTHREAD_MUTEX_INITIALIZER;
-static char warned[CJ_COUNT(table)][72]; /* per variable, the last bad value warned about */
+static CJ_LARGE char warned[CJ_COUNT(table)][72]; /* per variable, the last bad value warned about */
 
 static const char *form_of(const cj_env_var *v) {
   if (v->form) return v->form;

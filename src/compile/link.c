@@ -267,8 +267,8 @@ done:
 /* ---- libcudadevrt ---- */
 
 static pthread_once_t devrt_once = PTHREAD_ONCE_INIT;
-static char devrt_path[PATH_MAX];
-static char devrt_looked[2048];
+static CJ_LARGE char devrt_path[PATH_MAX];
+static CJ_LARGE char devrt_looked[2048];
 
 static int try_devrt(const char *dir, size_t len, const char *sub) {
   char path[PATH_MAX];

@@ -40,7 +40,7 @@ typedef struct slot {
 } slot;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static slot table[SLOTS];
+static CJ_LARGE slot table[SLOTS];
 static char dir[512];     /* the private directory; "" until made */
 static int dir_failed;
 static int disabled = -1; /* CUJIT_PCH, read once */

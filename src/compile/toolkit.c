@@ -23,9 +23,9 @@
 #include "driver/nvrtc.h"
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
-static char include_dir[PATH_MAX]; /* canonical; "" when no toolkit was found */
-static char cccl_dir[PATH_MAX + 8];
-static char build_dir[PATH_MAX]; /* the toolkit cujit was built against; "" when gone */
+static CJ_LARGE char include_dir[PATH_MAX]; /* canonical; "" when no toolkit was found */
+static CJ_LARGE char cccl_dir[PATH_MAX + 8];
+static CJ_LARGE char build_dir[PATH_MAX]; /* the toolkit cujit was built against; "" when gone */
 static const char *dirs[2];
 static size_t n_dirs;
 

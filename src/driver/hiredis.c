@@ -82,8 +82,8 @@ static const char *const sonames[] = {"libhiredis.so.1.3.0", "libhiredis.so.1.1.
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static cujit_status load_status = CUJIT_ERROR_CACHE;
-static char load_detail[1024];
-static char lib_path[PATH_MAX];
+static CJ_LARGE char load_detail[1024];
+static CJ_LARGE char lib_path[PATH_MAX];
 static size_t off_len, off_str; /* where the loaded library keeps a reply's len and str */
 
 static const char install_hint[] =

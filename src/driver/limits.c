@@ -6,7 +6,7 @@
 
 
 static pthread_mutex_t limits_lock = PTHREAD_MUTEX_INITIALIZER;
-static cj_limits limits[CJ_DEVICE_SLOTS];
+static CJ_LARGE cj_limits limits[CJ_DEVICE_SLOTS];
 static int limits_ready[CJ_DEVICE_SLOTS];
 
 static cujit_status read_limits(CUdevice dev, cj_limits *l) {

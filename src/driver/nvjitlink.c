@@ -19,14 +19,14 @@ static const char *const sonames[] = {"libnvJitLink.so.13", "libnvJitLink.so.12"
                                       "libnvJitLink.so"};
 
 static pthread_once_t locate_once = PTHREAD_ONCE_INIT;
-static char lib_path[PATH_MAX]; /* "" when not found by path */
-static char identity[PATH_MAX + 64];
-static char looked[1536];
+static CJ_LARGE char lib_path[PATH_MAX]; /* "" when not found by path */
+static CJ_LARGE char identity[PATH_MAX + 64];
+static CJ_LARGE char looked[1536];
 static int explicit_missing; /* CUJIT_NVJITLINK names no file */
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static cujit_status load_status = CUJIT_ERROR_NO_NVJITLINK;
-static char load_detail[2048];
+static CJ_LARGE char load_detail[2048];
 static int loaded;
 
 static void note_looked(const char *what) {

@@ -20,16 +20,16 @@ cj_nvrtc_api cj_nv;
 static const char *const sonames[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
 
 static pthread_once_t locate_once = PTHREAD_ONCE_INIT;
-static char lib_path[PATH_MAX]; /* canonical; "" when not found by path */
-static char lib_dir[PATH_MAX];
-static char identity[PATH_MAX + 64];
-static char loaded_dir[PATH_MAX]; /* set before `loaded` when found by the system's search */
+static CJ_LARGE char lib_path[PATH_MAX]; /* canonical; "" when not found by path */
+static CJ_LARGE char lib_dir[PATH_MAX];
+static CJ_LARGE char identity[PATH_MAX + 64];
+static CJ_LARGE char loaded_dir[PATH_MAX]; /* set before `loaded` when found by the system's search */
 static int explicit_missing;    /* CUJIT_NVRTC names no file */
 static int in_process;          /* the program had NVRTC already: its symbols are used */
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static cujit_status load_status = CUJIT_ERROR_NO_NVRTC;
-static char load_detail[1536];
+static CJ_LARGE char load_detail[1536];
 static int loaded;
 
 static void note_looked(char *looked, size_t size, const char *what) {

@@ -35,7 +35,7 @@ typedef struct cj_pool {
 
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t keep_lock = PTHREAD_MUTEX_INITIALIZER;
-static cj_pool pools[CJ_POOL_DEVICES];
+static CJ_LARGE cj_pool pools[CJ_POOL_DEVICES];
 
 /* How much memory the pool keeps between launches (env CUJIT_POOL_KEEP). */
 static cuuint64_t pool_keep(void) {

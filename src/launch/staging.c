@@ -50,7 +50,7 @@ struct stager {
 };
 
 /* Indexed by device ordinal; set up one at a time. */
-static stager stagers[CJ_DEVICE_SLOTS];
+static CJ_LARGE stager stagers[CJ_DEVICE_SLOTS];
 static pthread_mutex_t setup_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static pthread_once_t min_once = PTHREAD_ONCE_INIT;
