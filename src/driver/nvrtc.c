@@ -20,9 +20,10 @@ cj_nvrtc_api cj_nv;
 static const char *const sonames[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
 
 static pthread_once_t locate_once = PTHREAD_ONCE_INIT;
-static CJ_LARGE char lib_path[PATH_MAX]; /* canonical; "" when not found by path */
-static CJ_LARGE char lib_dir[PATH_MAX];
-static CJ_LARGE char identity[PATH_MAX + 64];
+/* What take_file() found, "" until then: the identity, the path and its directory, one
+ * after the other in found[], so that a process touches one page of it rather than three. */
+static CJ_LARGE char found[3 * PATH_MAX + 64];
+static const char *identity = "", *lib_path = "", *lib_dir = "";
 static CJ_LARGE char loaded_dir[PATH_MAX]; /* set before `loaded` when found by the system's search */
 static int explicit_missing;    /* CUJIT_NVRTC names no file */
 static int in_process;          /* the program had NVRTC already: its symbols are used */
@@ -96,29 +97,39 @@ int cj_elf_build_id(int fd, char *out, size_t out_size) {
 /* Takes `path` when it is a regular file: its path, directory and identity. The path is
  * kept as found (no realpath: resolving each component costs a system call, and this runs
  * in every process). */
+/* Copies n bytes of s and then b (a string) to *at, with a NUL; returns where they start.
+ * (No printf: this runs in every process, and printf's code is pages it need not touch.) */
+static const char *put(char **at, const char *s, size_t n, const char *b) {
+  char *start = *at;
+  size_t nb = strlen(b);
+  memcpy(start, s, n);
+  memcpy(start + n, b, nb + 1);
+  *at = start + n + nb + 1;
+  return start;
+}
+
 static int take_file(const char *path) {
-  char id[129], *slash;
+  static const char prefix[] = "nvrtc build ";
+  char id[129], other[PATH_MAX + 32], *at = found;
   const char *base = strrchr(path, '/');
+  size_t len = strlen(path);
   struct stat st;
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return 0;
+  int fd, has_id;
+  if (len >= PATH_MAX || (fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0) return 0;
   /* a build ID is read only from a regular file (a FIFO or a directory cannot be read at
    * an offset), so only without one is the file's kind asked for */
-  if (cj_elf_build_id(fd, id, sizeof id)) {
-    snprintf(identity, sizeof identity, "nvrtc build %s", id);
-  } else if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+  if (!(has_id = cj_elf_build_id(fd, id, sizeof id))) {
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      close(fd);
+      return 0;
+    }
     /* no build ID: its name and size, which differ between releases */
-    snprintf(identity, sizeof identity, "%s %lld", base ? base + 1 : path,
-             (long long)st.st_size);
-  } else {
-    close(fd);
-    return 0;
+    snprintf(other, sizeof other, "%s %lld", base ? base + 1 : path, (long long)st.st_size);
   }
   close(fd);
-  snprintf(lib_path, sizeof lib_path, "%s", path);
-  snprintf(lib_dir, sizeof lib_dir, "%s", path);
-  if ((slash = strrchr(lib_dir, '/')) != NULL) *slash = '\0';
-  else snprintf(lib_dir, sizeof lib_dir, ".");
+  identity = has_id ? put(&at, prefix, sizeof prefix - 1, id) : put(&at, other, 0, other);
+  lib_path = put(&at, path, len, "");
+  lib_dir = base ? put(&at, path, (size_t)(base - path), "") : ".";
   return 1;
 }
 
