@@ -101,11 +101,54 @@ static void nvrtc_is_named_by_its_build(void **state) {
   assert_int_equal(in_child(identity_from_build_id), 0);
 }
 
+/* A file with no build ID (here not a library at all: only its identity is read until a
+ * compile loads it) is named by its file name and size; its path and directory are kept
+ * as given. */
+static int identity_without_build_id(void) {
+  char dir[] = "/tmp/cujit-nvrtc-id-XXXXXX", path[128], want[64];
+  FILE *f;
+  int rc = 0;
+  if (!mkdtemp(dir)) return 40;
+  snprintf(path, sizeof path, "%s/libnvrtc.so.13", dir);
+  if (!(f = fopen(path, "w"))) return 41;
+  fputs("not an ELF file, 28 bytes\n..", f);
+  fclose(f);
+  setenv("CUJIT_NVRTC", path, 1);
+  snprintf(want, sizeof want, "libnvrtc.so.13 %d", 28);
+  if (strcmp(cj_nvrtc_identity(), want) != 0) rc = 42;
+  else if (strcmp(cujit_nvrtc_path(), path) != 0) rc = 43;
+  else if (strcmp(cj_nvrtc_dir(), dir) != 0) rc = 44;
+  unlink(path);
+  rmdir(dir);
+  return rc;
+}
+
+/* The library the search finds, which has a build ID: identity and directory. */
+static int explicit_library(void) {
+  char path[4096], dir[4096], *slash;
+  const char *found;
+  if (!(found = cujit_nvrtc_path()) || !found[0]) return 50; /* the one the search finds */
+  snprintf(path, sizeof path, "%s", found);
+  snprintf(dir, sizeof dir, "%s", found);
+  if (!(slash = strrchr(dir, '/'))) return 51;
+  *slash = '\0';
+  return strncmp(cj_nvrtc_identity(), "nvrtc build ", 12) != 0 ? 52
+         : strcmp(cj_nvrtc_dir(), dir) != 0                   ? 53
+                                                               : 0;
+}
+
+static void nvrtc_identity_path_and_directory(void **state) {
+  (void)state;
+  assert_int_equal(in_child(identity_without_build_id), 0);
+  assert_int_equal(in_child(explicit_library), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(a_cache_hit_never_loads_nvrtc),
       cmocka_unit_test(a_missing_nvrtc_is_a_clear_error),
       cmocka_unit_test(nvrtc_is_named_by_its_build),
+      cmocka_unit_test(nvrtc_identity_path_and_directory),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -94,9 +94,6 @@ int cj_elf_build_id(int fd, char *out, size_t out_size) {
   return 0;
 }
 
-/* Takes `path` when it is a regular file: its path, directory and identity. The path is
- * kept as found (no realpath: resolving each component costs a system call, and this runs
- * in every process). */
 /* Copies n bytes of s and then b (a string) to *at, with a NUL; returns where they start.
  * (No printf: this runs in every process, and printf's code is pages it need not touch.) */
 static const char *put(char **at, const char *s, size_t n, const char *b) {
@@ -108,26 +105,31 @@ static const char *put(char **at, const char *s, size_t n, const char *b) {
   return start;
 }
 
+/* Takes `path` when it is a regular file: its path, directory and identity. The path is
+ * kept as found (no realpath: resolving each component costs a system call, and this runs
+ * in every process). */
 static int take_file(const char *path) {
   static const char prefix[] = "nvrtc build ";
-  char id[129], other[PATH_MAX + 32], *at = found;
+  char id[129], *at = found;
   const char *base = strrchr(path, '/');
   size_t len = strlen(path);
   struct stat st;
-  int fd, has_id;
+  int fd, n;
   if (len >= PATH_MAX || (fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0) return 0;
   /* a build ID is read only from a regular file (a FIFO or a directory cannot be read at
    * an offset), so only without one is the file's kind asked for */
-  if (!(has_id = cj_elf_build_id(fd, id, sizeof id))) {
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-      close(fd);
-      return 0;
-    }
+  if (cj_elf_build_id(fd, id, sizeof id)) {
+    identity = put(&at, prefix, sizeof prefix - 1, id);
+  } else if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
     /* no build ID: its name and size, which differ between releases */
-    snprintf(other, sizeof other, "%s %lld", base ? base + 1 : path, (long long)st.st_size);
+    n = snprintf(found, PATH_MAX + 32, "%s %lld", base ? base + 1 : path, (long long)st.st_size);
+    identity = found;
+    at = found + n + 1;
+  } else {
+    close(fd);
+    return 0;
   }
   close(fd);
-  identity = has_id ? put(&at, prefix, sizeof prefix - 1, id) : put(&at, other, 0, other);
   lib_path = put(&at, path, len, "");
   lib_dir = base ? put(&at, path, (size_t)(base - path), "") : ".";
   return 1;
