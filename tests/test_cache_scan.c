@@ -117,6 +117,38 @@ static void not_directives(void **state) {
   cj_deps_destroy(res.deps);
 }
 
+/* A text with no '#', no splice and no "%:" is not lexed at all, and a line with no comment,
+ * literal or splice is skipped whole: what they find is what the lexer finds. */
+static void quick_paths_find_the_same(void **state) {
+  static const char *const texts[] = {
+      "%:include \"p1.h\"\n__global__ void k() {}\n",   /* a digraph, no '#' */
+      "int x;\n%\\\n:include \"p2.h\"\n",              /* a digraph joined by a splice */
+      "int a = 1; int b = a * 2;\n#include \"p3.h\"\n",  /* a plain line, then a directive */
+      "__global__ void k(int *x) { x[0] = 1; }\n",        /* nothing at all */
+      "int c = 3; /* open\n#include \"n4.h\"\n*/\n",      /* a comment's line over a directive */
+      "const char *t = \"a\\\n#include <n5.h>\";\n",     /* a string continued by a splice */
+      "int d = 1'000; char e = '#';\n"};                  /* a separator; a quoted '#' */
+  static const int want[] = {1, 1, 1, 0, 0, 0, 0};
+  const char *names[] = {"p1.h", "p2.h", "p3.h", "n4.h", "n5.h"};
+  scan_result res;
+  char h[16];
+  size_t i;
+  (void)state;
+  for (i = 0; i < CJ_COUNT(names); i++) write_in("inc", names[i], "\n");
+  for (i = 0; i < CJ_COUNT(texts); i++) {
+    scan(&res, texts[i], "k.cu", NULL, NULL);
+    assert_string_equal(res.bypass, "");
+    if ((size_t)cj_deps_count_present(res.deps) != (size_t)want[i])
+      fail_msg("text %zu found %zu headers, not %d", i, (size_t)cj_deps_count_present(res.deps),
+               want[i]);
+    if (i < 3) {
+      snprintf(h, sizeof h, "inc/p%zu.h", i + 1);
+      if (!found(&res, h)) fail_msg("%s was not followed", h);
+    }
+    cj_deps_destroy(res.deps);
+  }
+}
+
 /* Quote includes look in the includer's directory first, then the include path; angle
  * includes only in the include path; in-memory headers come before both. */
 static void search_order(void **state) {
@@ -481,6 +513,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(every_spelling_of_a_directive, setup, teardown),
       cmocka_unit_test_setup_teardown(not_directives, setup, teardown),
+      cmocka_unit_test_setup_teardown(quick_paths_find_the_same, setup, teardown),
       cmocka_unit_test_setup_teardown(search_order, setup, teardown),
       cmocka_unit_test_setup_teardown(options_that_change_the_search, setup, teardown),
       cmocka_unit_test_setup_teardown(toolkit_headers_are_not_tracked, setup, teardown),

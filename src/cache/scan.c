@@ -458,6 +458,9 @@ static void directive(scanner *sc, const char *p, const char *end, const pending
  * the first token of a logical line; a block comment before it is a blank, even one that
  * spans lines. */
 
+/* Bytes examined by this thread's scans, for the test that the scan is linear; each file's
+ * lexer counts its own and adds them here once (a thread-local variable of a shared
+ * library costs a call to reach, which once a byte was most of the scan). */
 static _Thread_local uint64_t examined;
 
 uint64_t cj_scan_bytes_examined(void) { return examined; }
@@ -469,6 +472,7 @@ typedef struct lexer {
   const char *counted;  /* the newlines before it are counted in line */
   int line;
   int keep;             /* 1 while a directive's line is copied to sc->dline */
+  uint64_t examined;    /* bytes looked at */
 } lexer;
 
 /* The length of a line splice (a backslash ending a line) at p, or 0. */
@@ -479,11 +483,11 @@ static size_t splice_at(const char *p, const char *end) {
   return 0;
 }
 
-static const char *past_splices(const char *p, const char *end) {
+static const char *past_splices(lexer *lx, const char *p) {
   size_t n;
-  while ((n = splice_at(p, end)) != 0) {
+  while ((n = splice_at(p, lx->end)) != 0) {
     p += n;
-    examined += n;
+    lx->examined += n;
   }
   return p;
 }
@@ -491,10 +495,10 @@ static const char *past_splices(const char *p, const char *end) {
 static int cur(const lexer *lx) { return lx->p < lx->end ? (unsigned char)*lx->p : -1; }
 
 /* The character after the current one, or -1. */
-static int ahead(const lexer *lx) {
+static int ahead(lexer *lx) {
   const char *q;
   if (lx->p >= lx->end) return -1;
-  q = past_splices(lx->p + 1, lx->end);
+  q = past_splices(lx, lx->p + 1);
   return q < lx->end ? (unsigned char)*q : -1;
 }
 
@@ -509,8 +513,8 @@ static void put(scanner *sc, char c) {
 /* Moves past the current character (copying it while a directive is kept). */
 static void step(lexer *lx) {
   if (lx->keep) put(lx->sc, *lx->p);
-  lx->p = past_splices(lx->p + 1, lx->end);
-  examined++;
+  lx->p = past_splices(lx, lx->p + 1);
+  lx->examined++;
 }
 
 static int is_digit(int c) { return c >= '0' && c <= '9'; }
@@ -527,7 +531,7 @@ static int line_at(lexer *lx, const char *at) {
     lx->line++;
     lx->counted = q + 1;
   }
-  examined += (size_t)(at - lx->counted);
+  lx->examined += (size_t)(at - lx->counted);
   lx->counted = at;
   return lx->line;
 }
@@ -570,14 +574,14 @@ static int delimiter_char(char c) {
 
 /* Where the raw string whose '"' is at q ends (its text read as written, splices kept);
  * the end of the file when it is left open. NULL when q does not open a raw string. */
-static const char *raw_string_end(const char *q, const char *end) {
+static const char *raw_string_end(const char *q, const char *end, uint64_t *looked) {
   const char *d = q + 1, *c = d;
   size_t n;
   while (c < end && c - d <= 16 && delimiter_char(*c)) c++;
   if (c >= end || *c != '(' || c - d > 16) return NULL;
   n = (size_t)(c - d);
   while ((c = memchr(c, ')', (size_t)(end - c))) != NULL) {
-    examined += n + 1;
+    *looked += n + 1;
     if ((size_t)(end - c) > n + 1 && memcmp(c + 1, d, n) == 0 && c[n + 1] == '"')
       return c + n + 2;
     c++;
@@ -591,10 +595,11 @@ static void raw_string(lexer *lx, const char *prefix, size_t n) {
   if (cur(lx) != '"' || n == 0 || n > 3 || prefix[n - 1] != 'R') return;
   if (n == 2 && prefix[0] != 'L' && prefix[0] != 'u' && prefix[0] != 'U') return;
   if (n == 3 && (prefix[0] != 'u' || prefix[1] != '8')) return;
-  if (!(stop = raw_string_end(lx->p, lx->end))) return; /* not raw: an ordinary string */
-  examined += (size_t)(stop - lx->p);
+  if (!(stop = raw_string_end(lx->p, lx->end, &lx->examined)))
+    return; /* not raw: an ordinary string */
+  lx->examined += (size_t)(stop - lx->p);
   while (lx->keep && lx->p < stop && !lx->sc->oom) put(lx->sc, *lx->p++);
-  lx->p = past_splices(stop, lx->end);
+  lx->p = past_splices(lx, stop);
 }
 
 /* Past an identifier, and past the raw string it may prefix. */
@@ -683,19 +688,50 @@ static void directive_line(lexer *lx, const char *hash) {
     while (lx->p < lx->end && *lx->p != '\n' && *lx->p != '>') step(lx);
   while (lx->p < lx->end && *lx->p != '\n') token(lx);
   lx->keep = 0;
-  examined += sc->n_dline;
+  lx->examined += sc->n_dline;
   if (!sc->oom && sc->n_dline) /* "#" alone is a null directive */
     directive(sc, sc->dline, sc->dline + sc->n_dline, lx->f, line);
+}
+
+/* Whether text[0, len) may hold a directive: a '#', a "%:", or a line splice (which can
+ * join the two characters of "%:"). A text with none has nothing to find. */
+static int may_have_directive(const char *text, size_t len) {
+  const char *end = text + len, *q = text;
+  if (memchr(text, '#', len) || memchr(text, '\\', len)) return 1;
+  for (; q < end && (q = memchr(q, '%', (size_t)(end - q))) != NULL; q++)
+    if (q + 1 < end && q[1] == ':') return 1;
+  return 0;
+}
+
+/* Past the rest of the current line when it holds nothing that changes what follows: no
+ * comment, literal or splice can start where none of '/', '"', '\'' and '\\' is; such a
+ * line is skipped at once instead of token by token. */
+static void rest_of_line(lexer *lx) {
+  const char *nl, *q;
+  if (lx->p >= lx->end) return;
+  if (!(nl = memchr(lx->p, '\n', (size_t)(lx->end - lx->p)))) nl = lx->end;
+  for (q = lx->p; q < nl; q++)
+    if (*q == '/' || *q == '"' || *q == '\'' || *q == '\\') break;
+  lx->examined += (size_t)(q - lx->p);
+  if (q == nl) {
+    lx->p = nl;
+    return;
+  }
+  while (lx->p < lx->end && *lx->p != '\n') token(lx);
 }
 
 static void scan_text(scanner *sc, const pending_file *f) {
   lexer lx;
   const char *hash;
+  if (!may_have_directive(f->text, f->len)) {
+    examined += f->len;
+    return;
+  }
   memset(&lx, 0, sizeof lx);
   lx.sc = sc;
   lx.f = f;
   lx.end = f->text + f->len;
-  lx.p = past_splices(f->text, lx.end);
+  lx.p = past_splices(&lx, f->text);
   lx.counted = f->text;
   lx.line = 1;
   while (lx.p < lx.end && !sc->oom && !sc->bypass[0]) {
@@ -706,9 +742,10 @@ static void scan_text(scanner *sc, const pending_file *f) {
       if (*hash == '%') step(&lx);
       directive_line(&lx, hash);
     }
-    while (lx.p < lx.end && *lx.p != '\n') token(&lx);
+    rest_of_line(&lx);
     if (lx.p < lx.end) step(&lx);
   }
+  examined += lx.examined;
 }
 
 /* ---- options that change the search, or that cannot be cached ---- */
