@@ -139,6 +139,24 @@ static void write_file(const char *name, const void *data, size_t len) {
   free(p);
 }
 
+/* cj_join: the parts in order; their whole length, and as much as fits, when they do not. */
+static void join_bounds(void **state) {
+  char out[8];
+  (void)state;
+  assert_int_equal(cj_join(out, sizeof out, "ab", "", "cd", NULL), 4);
+  assert_string_equal(out, "abcd");
+  assert_int_equal(cj_join(out, sizeof out, "abc", "defg", NULL), 7); /* exactly fits */
+  assert_string_equal(out, "abcdefg");
+  assert_int_equal(cj_join(out, sizeof out, "abcd", "efgh", "ij", NULL), 10);
+  assert_string_equal(out, "abcdefg");
+  assert_int_equal(cj_join(out, sizeof out, "0123456789", "x", NULL), 11);
+  assert_string_equal(out, "0123456");
+  assert_int_equal(cj_join(out, sizeof out, NULL), 0);
+  assert_string_equal(out, "");
+  assert_int_equal(cj_join(out, 1, "a", NULL), 1);
+  assert_string_equal(out, "");
+}
+
 static void file_reads_regular_files(void **state) {
   static const char text[] = "line one\nline\0two\n";
   cj_file f;
@@ -528,6 +546,7 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(check_and_try),
       cmocka_unit_test(vec_grows),
+      cmocka_unit_test(join_bounds),
       cmocka_unit_test_setup_teardown(file_reads_regular_files, make_dir, remove_dir),
       cmocka_unit_test_setup_teardown(file_refuses_what_is_not_a_regular_file, make_dir,
                                       remove_dir),

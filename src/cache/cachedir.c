@@ -59,7 +59,7 @@ static int refuse(reason *why, const char *fmt, ...) {
 
 static int copy_path(char *out, size_t size, const char *a, const char *b, const char *what,
                      reason *why) {
-  if ((size_t)snprintf(out, size, "%s%s", a, b) < size - 64) return 0;
+  if (cj_join(out, size, a, b, NULL) < size - 64) return 0;
   return refuse(why, "the cache directory from %s is longer than %zu bytes", what, size - 64);
 }
 

@@ -23,14 +23,14 @@
 #include "cache/cache.h"
 
 int cj_entry_open(const cj_root *r, const cj_key *key, int create, cj_entry_path *p) {
-  int n;
   cj_key_hex(key, p->hex);
   memcpy(p->shard, p->hex, 2);
   p->shard[2] = '\0';
-  snprintf(p->name, sizeof p->name, "%s.cujit", p->hex);
-  snprintf(p->lock, sizeof p->lock, "%s.lock", p->hex);
-  n = snprintf(p->file, sizeof p->file, "%s/%s/%s", r->path, p->shard, p->name);
-  if (n < 0 || (size_t)n >= sizeof p->file) n = snprintf(p->file, sizeof p->file, "%s", p->name);
+  cj_join(p->name, sizeof p->name, p->hex, ".cujit", NULL);
+  cj_join(p->lock, sizeof p->lock, p->hex, ".lock", NULL);
+  if (cj_join(p->file, sizeof p->file, r->path, "/", p->shard, "/", p->name, NULL) >=
+      sizeof p->file)
+    cj_join(p->file, sizeof p->file, p->name, NULL);
   p->dir = cj_shard_open(r, p->shard, create);
   return p->dir < 0 ? -1 : 0;
 }

@@ -207,7 +207,7 @@ void cj_diskstats_hit(const cj_root *r) {
     atexit(flush_at_exit);
   }
   if (pending_hits && strcmp(pending_dir, r->path) != 0) pending_hits = 0;
-  snprintf(pending_dir, sizeof pending_dir, "%s", r->path);
+  cj_join(pending_dir, sizeof pending_dir, r->path, NULL);
   n = ++pending_hits;
   pthread_mutex_unlock(&hits_lock);
   if (n >= HIT_BATCH) cj_diskstats_flush(r);

@@ -57,7 +57,7 @@ static cujit_status find_name(void) {
   const char *id = cj_nvrtc_identity();
   int major, minor;
   if (id[0]) {
-    snprintf(name, sizeof name, "%s", id);
+    cj_join(name, sizeof name, id, NULL);
   } else if (cj_nvrtc_load() == CUJIT_OK) { /* found only by the system's search */
     if (cj_nvrtc_version_cached(&major, &minor) != CUJIT_OK) return cj_nvrtc_load();
     snprintf(name, sizeof name, "nvrtc version %d.%d", major, minor);

@@ -1,4 +1,5 @@
 /* buf.c - a growable NUL-terminated string buffer that remembers running out of memory. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -67,4 +68,20 @@ void cj_buf_free(cj_buf *b) {
   b->data = NULL;
   b->len = b->cap = 0;
   b->oom = 0;
+}
+
+size_t cj_join(char *out, size_t size, ...) {
+  size_t len = 0, n, room;
+  const char *part;
+  va_list ap;
+  va_start(ap, size);
+  while ((part = va_arg(ap, const char *)) != NULL) {
+    n = strlen(part);
+    room = len < size ? size - 1 - len : 0;
+    if (room) memcpy(out + len, part, n < room ? n : room);
+    len += n;
+  }
+  va_end(ap);
+  out[len < size ? len : size - 1] = '\0';
+  return len;
 }

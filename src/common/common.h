@@ -246,6 +246,11 @@ void cj_buf_vprintf(cj_buf *b, const char *fmt, va_list ap);
 /* Hands the string to the caller (never NULL unless out of memory) and resets b. */
 char *cj_buf_take(cj_buf *b);
 void cj_buf_free(cj_buf *b);
+/* Writes the strings given (a NULL ends them) one after the other into out, which holds
+ * size bytes (size > 0), and a NUL. Returns their total length: size or more when they did
+ * not fit, and out then holds as much as fit. For names and paths built on a cache hit,
+ * where snprintf's code would be pages a fresh process must first fault in. */
+size_t cj_join(char *out, size_t size, ...);
 
 /* ---- whole files (file.c) ----
  *

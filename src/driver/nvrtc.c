@@ -184,8 +184,9 @@ static void search(void) {
   char path[PATH_MAX];
   size_t n = cj_lib_search_dirs(v, CJ_COUNT(v)), d, i;
   for (i = 0; i < CJ_COUNT(sonames); i++)
-    for (d = 0; d < n; d++) {
-      snprintf(path, sizeof path, "%.*s%s/%s", (int)v[d].len, v[d].dir, v[d].sub, sonames[i]);
+    for (d = 0; d < n; d++) { /* add_dir() left room for the rest */
+      memcpy(path, v[d].dir, v[d].len);
+      cj_join(path + v[d].len, sizeof path - v[d].len, v[d].sub, "/", sonames[i], NULL);
       if (take_file(path)) return;
     }
 }
