@@ -37,7 +37,7 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t work = PTHREAD_COND_INITIALIZER; /* a job was queued */
 static pthread_cond_t done = PTHREAD_COND_INITIALIZER; /* a job finished */
 static cujit_compile_job *head, *tail;
-static unsigned queued, runners, idle_runners;
+static unsigned queued, runners, idle_runners, running;
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
 /* ---- running one job ---- */
@@ -94,18 +94,22 @@ static void run(cujit_compile_job *j) {
 
 /* ---- runners ---- */
 
-/* Waits (mu held) up to RUNNER_IDLE_S for a job; NULL when none came. */
+/* Whether a queued job may start now (mu held): no more run at once than compiles may,
+ * even when the limit was lowered while more runners were alive. */
+static int may_start(void) { return head && running < cj_pool_jobs(); }
+
+/* Waits (mu held) up to RUNNER_IDLE_S for a job it may start; NULL when none came. */
 static cujit_compile_job *next_job(void) {
   struct timespec until;
   cujit_compile_job *j;
   clock_gettime(CLOCK_REALTIME, &until);
   until.tv_sec += RUNNER_IDLE_S;
-  while (!head) {
+  while (!may_start()) {
     int rc;
     idle_runners++;
     rc = pthread_cond_timedwait(&work, &mu, &until);
     idle_runners--;
-    if (rc != 0 && !head) return NULL;
+    if (rc != 0 && !may_start()) return NULL;
   }
   j = head;
   head = j->next;
@@ -113,6 +117,7 @@ static cujit_compile_job *next_job(void) {
   queued--;
   j->next = NULL;
   j->state = RUNNING;
+  running++;
   return j;
 }
 
@@ -125,6 +130,8 @@ static void *runner(void *arg) {
     pthread_mutex_unlock(&mu);
     run(j);
     pthread_mutex_lock(&mu);
+    running--;
+    if (head) pthread_cond_signal(&work); /* a runner held back by the limit may go */
   }
   left = --runners;
   pthread_mutex_unlock(&mu);
@@ -135,7 +142,7 @@ static void *runner(void *arg) {
 static void forget_in_child(void) {
   /* A forked child has none of the runners; the parent's jobs are not its own. */
   head = tail = NULL;
-  queued = runners = idle_runners = 0;
+  queued = runners = idle_runners = running = 0;
   pthread_mutex_init(&mu, NULL);
   pthread_cond_init(&work, NULL);
   pthread_cond_init(&done, NULL);
