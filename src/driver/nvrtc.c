@@ -94,23 +94,11 @@ int cj_elf_build_id(int fd, char *out, size_t out_size) {
   return 0;
 }
 
-/* Copies n bytes of s and then b (a string) to *at, with a NUL; returns where they start.
- * (No printf: this runs in every process, and printf's code is pages it need not touch.) */
-static const char *put(char **at, const char *s, size_t n, const char *b) {
-  char *start = *at;
-  size_t nb = strlen(b);
-  memcpy(start, s, n);
-  memcpy(start + n, b, nb + 1);
-  *at = start + n + nb + 1;
-  return start;
-}
-
 /* Takes `path` when it is a regular file: its path, directory and identity. The path is
  * kept as found (no realpath: resolving each component costs a system call, and this runs
  * in every process). */
 static int take_file(const char *path) {
-  static const char prefix[] = "nvrtc build ";
-  char id[129], *at = found;
+  char id[129], *at = found, *const end = found + sizeof found;
   const char *base = strrchr(path, '/');
   size_t len = strlen(path);
   struct stat st;
@@ -119,19 +107,25 @@ static int take_file(const char *path) {
   /* a build ID is read only from a regular file (a FIFO or a directory cannot be read at
    * an offset), so only without one is the file's kind asked for */
   if (cj_elf_build_id(fd, id, sizeof id)) {
-    identity = put(&at, prefix, sizeof prefix - 1, id);
+    at += cj_join(at, (size_t)(end - at), "nvrtc build ", id, NULL) + 1; /* no printf */
   } else if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
     /* no build ID: its name and size, which differ between releases */
     n = snprintf(found, PATH_MAX + 32, "%s %lld", base ? base + 1 : path, (long long)st.st_size);
-    identity = found;
-    at = found + n + 1;
+    at += n + 1;
   } else {
     close(fd);
     return 0;
   }
   close(fd);
-  lib_path = put(&at, path, len, "");
-  lib_dir = base ? put(&at, path, (size_t)(base - path), "") : ".";
+  identity = found; /* the path and its directory follow it (found[] has room for all) */
+  lib_path = at;
+  at += cj_join(at, (size_t)(end - at), path, NULL) + 1;
+  lib_dir = ".";
+  if (base) {
+    memcpy(at, path, (size_t)(base - path));
+    at[base - path] = '\0';
+    lib_dir = at;
+  }
   return 1;
 }
 
