@@ -1112,14 +1112,15 @@ typedef struct cujit_arg {
     double f64;
     float f32;
     CUdeviceptr ptr;
+    uint64_t words[2]; /**< the 16 bytes as two words (the constructors set them) */
   } value;
   void *host;   /**< In/Out/InOut: the host buffer */
   size_t bytes; /**< In/Out/InOut: its size in bytes */
   uint64_t reserved; /**< 0 (set by the constructors); for later versions */
 } cujit_arg;
 
-/* memset and memcpy of a constant size: compilers turn them into a few moves, so that
- * building an argument costs about as much as storing it. */
+/* memset and memcpy of a constant size: compilers turn them into a few moves. For
+ * values of any layout (cujit_value) and for hosts of unknown byte order. */
 static inline cujit_arg cujit_arg_scalar_(int type, size_t size, const void *p) {
   cujit_arg a;
   a.kind = CUJIT_ARG_VALUE;
@@ -1133,22 +1134,72 @@ static inline cujit_arg cujit_arg_scalar_(int type, size_t size, const void *p) 
   a.reserved = 0;
   return a;
 }
-static inline cujit_arg cujit_i8(int8_t v) { return cujit_arg_scalar_(CUJIT_TYPE_I8, 1, &v); }
-static inline cujit_arg cujit_u8(uint8_t v) { return cujit_arg_scalar_(CUJIT_TYPE_U8, 1, &v); }
-static inline cujit_arg cujit_i16(int16_t v) { return cujit_arg_scalar_(CUJIT_TYPE_I16, 2, &v); }
-static inline cujit_arg cujit_u16(uint16_t v) { return cujit_arg_scalar_(CUJIT_TYPE_U16, 2, &v); }
-static inline cujit_arg cujit_i32(int32_t v) { return cujit_arg_scalar_(CUJIT_TYPE_I32, 4, &v); }
-static inline cujit_arg cujit_u32(uint32_t v) { return cujit_arg_scalar_(CUJIT_TYPE_U32, 4, &v); }
-static inline cujit_arg cujit_i64(int64_t v) { return cujit_arg_scalar_(CUJIT_TYPE_I64, 8, &v); }
-static inline cujit_arg cujit_u64(uint64_t v) { return cujit_arg_scalar_(CUJIT_TYPE_U64, 8, &v); }
-static inline cujit_arg cujit_f32(float v) { return cujit_arg_scalar_(CUJIT_TYPE_F32, 4, &v); }
-static inline cujit_arg cujit_f64(double v) { return cujit_arg_scalar_(CUJIT_TYPE_F64, 8, &v); }
+/* A number of `size` bytes whose value is `w` (zero-extended): built whole, as one
+ * initialiser, so that an array of arguments is written straight into place. Filling
+ * bytes one field at a time made compilers build each argument in a temporary and copy
+ * it through wide loads that waited on the narrow stores (several times slower). On a
+ * little-endian host the low bytes of the word are the number's bytes; elsewhere, or
+ * where the byte order is unknown, the number is copied by its bytes. */
+#if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__)
+#  if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#    define CUJIT_WORD_LE_ 1
+#  endif
+#elif defined(_WIN32) || defined(__x86_64__) || defined(__i386__) || defined(__aarch64__)
+#  define CUJIT_WORD_LE_ 1
+#endif
+#ifdef CUJIT_WORD_LE_
+#  ifdef __cplusplus
+static inline cujit_arg cujit_arg_word_(int type, size_t size, uint64_t w) {
+  cujit_arg a = {CUJIT_ARG_VALUE, type, size, NULL, {{0}}, NULL, 0, 0};
+  a.value.words[0] = w;
+  return a;
+}
+#  else
+static inline cujit_arg cujit_arg_word_(int type, size_t size, uint64_t w) {
+  return (cujit_arg){CUJIT_ARG_VALUE, type, size, NULL, {.words = {w, 0}}, NULL, 0, 0};
+}
+#  endif
+#  define CUJIT_ARG_NUMBER_(type, v, w) cujit_arg_word_((type), sizeof(v), (w))
+#else
+#  define CUJIT_ARG_NUMBER_(type, v, w) cujit_arg_scalar_((type), sizeof(v), &(v))
+#endif
+/* The bits of a float or double as a word. */
+static inline uint64_t cujit_f32_bits_(float v) {
+  uint32_t b;
+  memcpy(&b, &v, sizeof b);
+  return b;
+}
+static inline uint64_t cujit_f64_bits_(double v) {
+  uint64_t b;
+  memcpy(&b, &v, sizeof b);
+  return b;
+}
+static inline cujit_arg cujit_i8(int8_t v) { return CUJIT_ARG_NUMBER_(CUJIT_TYPE_I8, v, (uint8_t)v); }
+static inline cujit_arg cujit_u8(uint8_t v) { return CUJIT_ARG_NUMBER_(CUJIT_TYPE_U8, v, v); }
+static inline cujit_arg cujit_i16(int16_t v) {
+  return CUJIT_ARG_NUMBER_(CUJIT_TYPE_I16, v, (uint16_t)v);
+}
+static inline cujit_arg cujit_u16(uint16_t v) { return CUJIT_ARG_NUMBER_(CUJIT_TYPE_U16, v, v); }
+static inline cujit_arg cujit_i32(int32_t v) {
+  return CUJIT_ARG_NUMBER_(CUJIT_TYPE_I32, v, (uint32_t)v);
+}
+static inline cujit_arg cujit_u32(uint32_t v) { return CUJIT_ARG_NUMBER_(CUJIT_TYPE_U32, v, v); }
+static inline cujit_arg cujit_i64(int64_t v) {
+  return CUJIT_ARG_NUMBER_(CUJIT_TYPE_I64, v, (uint64_t)v);
+}
+static inline cujit_arg cujit_u64(uint64_t v) { return CUJIT_ARG_NUMBER_(CUJIT_TYPE_U64, v, v); }
+static inline cujit_arg cujit_f32(float v) {
+  return CUJIT_ARG_NUMBER_(CUJIT_TYPE_F32, v, cujit_f32_bits_(v));
+}
+static inline cujit_arg cujit_f64(double v) {
+  return CUJIT_ARG_NUMBER_(CUJIT_TYPE_F64, v, cujit_f64_bits_(v));
+}
 /** A device pointer. */
-static inline cujit_arg cujit_ptr(CUdeviceptr p) { return cujit_arg_scalar_(CUJIT_TYPE_PTR, 8, &p); }
+static inline cujit_arg cujit_ptr(CUdeviceptr p) { return CUJIT_ARG_NUMBER_(CUJIT_TYPE_PTR, p, p); }
 /** A device pointer plus a byte offset (the kernel sees p + offset). */
 static inline cujit_arg cujit_ptr_offset(CUdeviceptr p, size_t offset) {
   CUdeviceptr q = p + offset;
-  return cujit_arg_scalar_(CUJIT_TYPE_PTR, 8, &q);
+  return CUJIT_ARG_NUMBER_(CUJIT_TYPE_PTR, q, q);
 }
 /** Any value by its bytes: a struct or vector type (float4, int4, double2, a user struct).
  *  Up to 16 bytes are copied now; a larger value is referenced and must outlive the launch.
@@ -1349,11 +1400,11 @@ typedef unsigned long long cujit_surfobj;
 
 /** A texture object as a kernel argument (for a cudaTextureObject_t parameter). */
 static inline cujit_arg cujit_texture(cujit_texobj t) {
-  return cujit_arg_scalar_(CUJIT_TYPE_U64, 8, &t);
+  return CUJIT_ARG_NUMBER_(CUJIT_TYPE_U64, t, t);
 }
 /** A surface object as a kernel argument (for a cudaSurfaceObject_t parameter). */
 static inline cujit_arg cujit_surface(cujit_surfobj s) {
-  return cujit_arg_scalar_(CUJIT_TYPE_U64, 8, &s);
+  return CUJIT_ARG_NUMBER_(CUJIT_TYPE_U64, s, s);
 }
 
 /** Element formats: one channel's type. A texel is 1, 2 or 4 channels of it (float,
