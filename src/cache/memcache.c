@@ -109,8 +109,10 @@ cj_image *cj_memcache_get_source(const cj_memhint *h, cj_deps **deps) {
   node *n;
   *deps = NULL;
   pthread_mutex_lock(&lock);
-  slot = hint_slot(h->source, h->len);
-  if (slot->source == h->source && slot->len == h->len &&
+  /* an empty cache is not read at all: the table's pages stay untouched until the first
+   * entry, rather than being mapped for a read and again for that write */
+  slot = count ? hint_slot(h->source, h->len) : NULL;
+  if (slot && slot->source == h->source && slot->len == h->len &&
       memcmp(slot->options.b, h->options.b, sizeof h->options.b) == 0 &&
       (n = find(&slot->request)) != NULL)
     im = take(n, deps);
@@ -130,7 +132,7 @@ cj_image *cj_memcache_get(const cj_key *k, const cj_memhint *h, cj_deps **deps) 
   node *n;
   *deps = NULL;
   pthread_mutex_lock(&lock);
-  n = find(k);
+  n = count ? find(k) : NULL; /* (see cj_memcache_get_source) */
   if (n) {
     im = take(n, deps);
     remember(k, h);
@@ -159,7 +161,7 @@ void cj_memcache_put(const cj_key *k, cj_image *im, cj_deps *deps, const cj_memh
   n->deps = cj_deps_ref(deps);
   n->bytes = cj_image_bytes(im);
   pthread_mutex_lock(&lock);
-  if ((old = find(k)) != NULL) {
+  if ((old = count ? find(k) : NULL) != NULL) {
     remove_node(old);
     old->chain = dead;
     dead = old;
