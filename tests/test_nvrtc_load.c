@@ -3,6 +3,8 @@
  * error that leaves cache hits and prebuilt code working. Each check runs in a child
  * process forked from a parent that never compiles, so that every child starts as a new
  * program does: without NVRTC. */
+#include <elf.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -143,12 +145,70 @@ static void nvrtc_identity_path_and_directory(void **state) {
   assert_int_equal(in_child(explicit_library), 0);
 }
 
+/* An ELF file of `phnum` program headers whose last is a note segment at `note_at`
+ * holding the build ID 0x0123456789abcdef; its descriptor, for cj_elf_build_id. */
+static int elf_with_note(size_t phnum, size_t note_at) {
+  static const unsigned char id[8] = {0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef};
+  unsigned char file[8192] = {0};
+  Elf64_Ehdr eh = {{0}};
+  Elf64_Phdr ph = {0};
+  Elf64_Nhdr nh = {4, sizeof id, NT_GNU_BUILD_ID};
+  char path[] = "/tmp/cujit-elf-XXXXXX";
+  size_t i;
+  int fd;
+  memcpy(eh.e_ident, ELFMAG, SELFMAG);
+  eh.e_ident[EI_CLASS] = ELFCLASS64;
+  eh.e_phoff = sizeof eh;
+  eh.e_phentsize = sizeof ph;
+  eh.e_phnum = (Elf64_Half)phnum;
+  memcpy(file, &eh, sizeof eh);
+  for (i = 0; i < phnum; i++) { /* PT_NULL headers, then the note */
+    if (i == phnum - 1) {
+      ph.p_type = PT_NOTE;
+      ph.p_offset = note_at;
+      ph.p_filesz = sizeof nh + 4 + sizeof id;
+    }
+    memcpy(file + sizeof eh + i * sizeof ph, &ph, sizeof ph);
+  }
+  memcpy(file + note_at, &nh, sizeof nh);
+  memcpy(file + note_at + sizeof nh, "GNU", 4);
+  memcpy(file + note_at + sizeof nh + 4, id, sizeof id);
+  if ((fd = mkstemp(path)) < 0) return -1;
+  unlink(path);
+  if (write(fd, file, sizeof file) != (ssize_t)sizeof file) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+static void build_id_wherever_the_note_is(void **state) {
+  /* right after the headers; beyond the first KiB read; after a table of program headers
+   * longer than that KiB */
+  static const size_t phnum[] = {3, 3, 40}, note_at[] = {64 + 3 * 56, 5000, 64 + 40 * 56};
+  char out[64];
+  size_t i;
+  int fd;
+  (void)state;
+  for (i = 0; i < 3; i++) {
+    assert_true((fd = elf_with_note(phnum[i], note_at[i])) >= 0);
+    out[0] = '\0';
+    assert_int_equal(cj_elf_build_id(fd, out, sizeof out), 1);
+    assert_string_equal(out, "0123456789abcdef");
+    close(fd);
+  }
+  assert_true((fd = elf_with_note(3, 8192 - 8)) >= 0); /* the note runs past the file's end */
+  assert_int_equal(cj_elf_build_id(fd, out, sizeof out), 0);
+  close(fd);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(a_cache_hit_never_loads_nvrtc),
       cmocka_unit_test(a_missing_nvrtc_is_a_clear_error),
       cmocka_unit_test(nvrtc_is_named_by_its_build),
       cmocka_unit_test(nvrtc_identity_path_and_directory),
+      cmocka_unit_test(build_id_wherever_the_note_is),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -62,13 +62,26 @@ static int note_build_id(const unsigned char *buf, size_t size, char *out, size_
   return 0;
 }
 
+/* The build ID in the note segment at [offset, offset + size) of the file, read apart
+ * (rarely needed: see cj_elf_build_id). */
+static int far_build_id(int fd, uint64_t offset, uint64_t size, char *out, size_t out_size) {
+  unsigned char *note;
+  int ok;
+  if (size > 4096 || !(note = cj_malloc((size_t)size))) return 0;
+  ok = pread(fd, note, (size_t)size, (off_t)offset) == (ssize_t)size &&
+       note_build_id(note, (size_t)size, out, out_size);
+  cj_free(note);
+  return ok;
+}
+
 /* The build ID a linker wrote into an ELF file (readelf -n), which names one build of
  * NVRTC exactly and the same on every machine; 0 when the file has none. This runs in
  * every process that compiles or looks up the cache, so it reads as little as it can: the
- * file's first 4 KiB, where the headers and a shared library's notes usually are, and a
- * note segment elsewhere only when it is not there. */
+ * file's first KiB, where the headers and a shared library's notes usually are (libnvrtc's
+ * at 0x270), and a note segment elsewhere only when it is not there. A small buffer also
+ * keeps the stack within the pages a process has touched already. */
 int cj_elf_build_id(int fd, char *out, size_t out_size) {
-  unsigned char head[4096], note[4096];
+  unsigned char head[1024];
   ssize_t got = pread(fd, head, sizeof head, 0);
   Elf64_Ehdr eh;
   Elf64_Phdr ph;
@@ -77,17 +90,18 @@ int cj_elf_build_id(int fd, char *out, size_t out_size) {
   if (got < (ssize_t)sizeof eh) return 0;
   memcpy(&eh, head, sizeof eh);
   if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-      eh.e_phentsize != sizeof ph || eh.e_phoff > sizeof head)
+      eh.e_phentsize != sizeof ph || eh.e_phoff > ((uint64_t)1 << 40))
     return 0;
   for (i = 0; i < eh.e_phnum && i < 64; i++) {
     at = (size_t)eh.e_phoff + (size_t)i * sizeof ph;
-    if (at + sizeof ph > (size_t)got) return 0;
-    memcpy(&ph, head + at, sizeof ph);
-    if (ph.p_type != PT_NOTE || ph.p_filesz > sizeof note) continue;
+    if (at + sizeof ph <= (size_t)got)
+      memcpy(&ph, head + at, sizeof ph);
+    else if (pread(fd, &ph, sizeof ph, (off_t)at) != (ssize_t)sizeof ph) /* a long table */
+      return 0;
+    if (ph.p_type != PT_NOTE) continue;
     if (ph.p_offset <= (uint64_t)got && ph.p_filesz <= (uint64_t)got - ph.p_offset) {
       if (note_build_id(head + ph.p_offset, (size_t)ph.p_filesz, out, out_size)) return 1;
-    } else if (pread(fd, note, (size_t)ph.p_filesz, (off_t)ph.p_offset) == (ssize_t)ph.p_filesz &&
-               note_build_id(note, (size_t)ph.p_filesz, out, out_size)) {
+    } else if (far_build_id(fd, ph.p_offset, ph.p_filesz, out, out_size)) {
       return 1;
     }
   }
