@@ -427,10 +427,11 @@ cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, cujit_dim3 
    * is built; the arguments are checked before the configuration, as on the other path */
   if (CJ_LIKELY(nargs == fn->nparams && nargs <= STACK_ARGS && args && !o->elapsed_ms &&
                 !CJ_OPTS_EX(o))) {
+    const size_t *sizes = fn->param_sizes; /* read once: the stores to params may alias */
     accept = types ? types->accept : accept_any;
     for (i = 0; i < nargs; i++) {
       const cujit_arg *a = &args[i];
-      if (CJ_UNLIKELY(a->kind != CUJIT_ARG_VALUE || a->size != fn->param_sizes[i] ||
+      if (CJ_UNLIKELY(a->kind != CUJIT_ARG_VALUE || a->size != sizes[i] ||
                       (a->size > sizeof a->value && !a->data) || (unsigned)a->type >= 32 ||
                       !(accept[i] >> a->type & 1u)))
         break;
