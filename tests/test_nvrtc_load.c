@@ -170,9 +170,11 @@ static int elf_with_note(size_t phnum, size_t note_at) {
     }
     memcpy(file + sizeof eh + i * sizeof ph, &ph, sizeof ph);
   }
-  memcpy(file + note_at, &nh, sizeof nh);
-  memcpy(file + note_at + sizeof nh, "GNU", 4);
-  memcpy(file + note_at + sizeof nh + 4, id, sizeof id);
+  if (note_at + sizeof nh + 4 + sizeof id <= sizeof file) { /* else it runs past the end */
+    memcpy(file + note_at, &nh, sizeof nh);
+    memcpy(file + note_at + sizeof nh, "GNU", 4);
+    memcpy(file + note_at + sizeof nh + 4, id, sizeof id);
+  }
   if ((fd = mkstemp(path)) < 0) return -1;
   unlink(path);
   if (write(fd, file, sizeof file) != (ssize_t)sizeof file) {
