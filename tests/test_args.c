@@ -232,6 +232,52 @@ static void each_limit_is_named(void **state) {
                        "and the device allows at most 232448");
 }
 
+/* The hot path's test without messages agrees with the checks that give them, on every
+ * side of each limit: a configuration passes it exactly when the checks pass and the
+ * kernel's allowance for dynamic shared memory covers the request. */
+static void the_fast_test_agrees_with_the_checks(void **state) {
+  static const unsigned dims[] = {0, 1, 2, 63, 64, 65, 1023, 1024, 1025, 65535, 65536,
+                                  2147483647u, 2147483648u, 4294967295u};
+  static const unsigned smem[] = {0, 1, 49152, 49153, 216064, 216065, 232448, 232449};
+  static const int kernel_max[] = {1024, 256}, static_smem[] = {0, 16384};
+  /* the last allowance is more than the device allows with static memory: the device's
+   * limit still holds */
+  static const int allowance[] = {49152, 216064, 232448};
+  cj_fslot slot;
+  size_t a, b, c, k, s;
+  int fits, checked, agreed = 1;
+  (void)state;
+  memset(&slot, 0, sizeof slot);
+  slot.lim = &kLim;
+  for (k = 0; k < 12; k++) {
+    slot.max_threads = kernel_max[k & 1];
+    slot.static_smem = static_smem[k >> 1 & 1];
+    slot.dyn_smem_max = allowance[k >> 2];
+    for (a = 0; a < CJ_COUNT(dims); a++)
+      for (b = 0; b < CJ_COUNT(dims); b++)
+        for (c = 0; c < 6; c++)
+          for (s = 0; s < CJ_COUNT(smem); s++) {
+            /* each dimension of the block and of the grid in turn takes dims[a] */
+            unsigned v[6] = {1, 1, 1, 1, 1, 1};
+            cujit_dim3 grid, block;
+            v[c] = dims[a];
+            v[(c + 1) % 6] = dims[b];
+            block = CUJIT_DIM3(v[0], v[1], v[2]);
+            grid = CUJIT_DIM3(v[3], v[4], v[5]);
+            fits = cj_config_fits(&slot, grid, block, smem[s]);
+            checked = cj_config_check("k", &kLim, slot.max_threads, slot.static_smem, grid,
+                                      block, smem[s]) == CUJIT_OK &&
+                      smem[s] <= (unsigned)slot.dyn_smem_max;
+            if (fits != checked) {
+              print_error("block %u x %u x %u, grid %u x %u x %u, %u bytes: fast %d, checks %d\n",
+                          v[0], v[1], v[2], v[3], v[4], v[5], smem[s], fits, checked);
+              agreed = 0;
+            }
+          }
+  }
+  assert_true(agreed);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(matching_arguments_pass),
@@ -243,6 +289,7 @@ int main(void) {
       cmocka_unit_test(extern_c_kernels_once_probed),
       cmocka_unit_test(configurations_within_limits_pass),
       cmocka_unit_test(each_limit_is_named),
+      cmocka_unit_test(the_fast_test_agrees_with_the_checks),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -438,7 +438,7 @@ cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, cujit_dim3 
       params[i] = value_of(a);
     }
     if (CJ_LIKELY(i == nargs)) {
-      if (CJ_UNLIKELY((st = cj_launch_checked(fn, slot, grid, block, o)) != CUJIT_OK)) return st;
+      if (CJ_UNLIKELY((st = cj_launch_ready(fn, slot, grid, block, o)) != CUJIT_OK)) return st;
       return cj_launch_kernel(fn, slot, grid, block, params, o);
     }
   }

@@ -74,6 +74,35 @@ cujit_status cj_launch_failed(const cujit_function *fn, CUresult r, const char *
 cujit_status cj_launch_refused(const cujit_function *fn, CUresult r, int tries,
                                const char *what);
 
+/* Whether grid, block and shared memory are within every limit cj_launch_checked() tests,
+ * with the allowance for dynamic shared memory already raised far enough: the hot path's
+ * test, without a call or a branch per limit (a dimension of 0 wraps around to the largest
+ * unsigned and fails its comparison). When it says no, cj_launch_checked() says why, or
+ * raises the allowance. */
+static inline CJ_ALWAYS_INLINE int cj_config_fits(const cj_fslot *slot, cujit_dim3 grid,
+                                                  cujit_dim3 block, unsigned shared_bytes) {
+  const cj_limits *l = slot->lim;
+  const unsigned long long threads = (unsigned long long)block.x * block.y * block.z;
+  return ((block.x - 1u) < (unsigned)l->max_block[0]) &
+         ((block.y - 1u) < (unsigned)l->max_block[1]) &
+         ((block.z - 1u) < (unsigned)l->max_block[2]) &
+         ((grid.x - 1u) < (unsigned)l->max_grid[0]) & ((grid.y - 1u) < (unsigned)l->max_grid[1]) &
+         ((grid.z - 1u) < (unsigned)l->max_grid[2]) &
+         (threads <= (unsigned long long)l->max_threads) &
+         (threads <= (unsigned long long)slot->max_threads) &
+         ((unsigned long long)slot->static_smem + shared_bytes <= (unsigned long long)l->smem_optin) &
+         (shared_bytes <= (unsigned)__atomic_load_n(&slot->dyn_smem_max, __ATOMIC_ACQUIRE));
+}
+
+/* cj_launch_checked() behind cj_config_fits(): called only when the fast test fails. */
+static inline CJ_ALWAYS_INLINE cujit_status cj_launch_ready(const cujit_function *fn,
+                                                            cj_fslot *slot, cujit_dim3 grid,
+                                                            cujit_dim3 block,
+                                                            const cujit_launch_options *o) {
+  if (CJ_LIKELY(cj_config_fits(slot, grid, block, o->shared_bytes))) return CUJIT_OK;
+  return cj_launch_checked(fn, slot, grid, block, o);
+}
+
 /* The launch with `params` a kernelParams array (no In/Out left to stage): the only call
  * of cuLaunchKernel, which every path takes (cujit_launch, staged launches, typed and
  * bound calls, arrays). Inline, so that the driver runs as few frames below the caller as
@@ -106,7 +135,7 @@ static inline CJ_ALWAYS_INLINE cujit_status cj_launch_params(const cujit_functio
   cj_fslot *slot;
   cujit_status st;
   if (CJ_UNLIKELY((st = cj_function_slot(fn, &slot, 0)) != CUJIT_OK)) return st;
-  if (CJ_UNLIKELY((st = cj_launch_checked(fn, slot, grid, block, o)) != CUJIT_OK)) return st;
+  if (CJ_UNLIKELY((st = cj_launch_ready(fn, slot, grid, block, o)) != CUJIT_OK)) return st;
   return cj_launch_kernel(fn, slot, grid, block, params, o);
 }
 
