@@ -170,8 +170,21 @@ cujit_status cj_slot_index(const cj_fstate *fs, CUdevice dev);
 /* The kernel's slot for the calling thread's device, filling it on first use there (the
  * module is loaded on that device then). Makes a context current if none is, except that
  * with need_ctx 0 on a single-device machine a filled slot is returned without asking the
- * driver (the caller then handles CUDA_ERROR_INVALID_CONTEXT). */
-cujit_status cj_function_slot(const cujit_function *fn, cj_fslot **slot, int need_ctx);
+ * driver (the caller then handles CUDA_ERROR_INVALID_CONTEXT). Inline, so that a launch's
+ * usual case (one device, a filled slot, a thread that has had a context) costs no call;
+ * cj_function_slot_find() (slot.c) does the rest. */
+cujit_status cj_function_slot_find(const cujit_function *fn, cj_fslot **slot, int need_ctx);
+extern _Thread_local int cj_had_context; /* the calling thread has had a current context */
+static inline CJ_ALWAYS_INLINE cujit_status cj_function_slot(const cujit_function *fn,
+                                                             cj_fslot **slot, int need_ctx) {
+  cj_fstate *fs = fn->dev;
+  if (!need_ctx && fs->ndev == 1 && __atomic_load_n(&fs->slot[0].ready, __ATOMIC_ACQUIRE) &&
+      cj_had_context) {
+    *slot = &fs->slot[0];
+    return CUJIT_OK;
+  }
+  return cj_function_slot_find(fn, slot, need_ctx);
+}
 /* Lets the kernel use `bytes` of dynamic shared memory (above the 48 KiB default). */
 cujit_status cj_function_allow_smem(const cujit_function *fn, cj_fslot *slot, unsigned bytes);
 

@@ -53,29 +53,21 @@ cujit_status cj_slot_index(const cj_fstate *fs, CUdevice dev) {
   return CUJIT_OK;
 }
 
-/* Set once the calling thread had a current context in cj_function_slot. */
-static _Thread_local int had_context;
+_Thread_local int cj_had_context;
 
-cujit_status cj_function_slot(const cujit_function *fn, cj_fslot **out, int need_ctx) {
+cujit_status cj_function_slot_find(const cujit_function *fn, cj_fslot **out, int need_ctx) {
   cj_fstate *fs = fn->dev;
   CUcontext ctx = NULL;
   CUdevice dev = 0;
   cujit_status st;
   cj_fslot *slot;
-  /* one device: its slot serves any context, and in a thread that has had one a launch
-   * finds out itself whether one is still current, which saves a driver call per launch */
-  if (!need_ctx && fs->ndev == 1 && had_context &&
-      __atomic_load_n(&fs->slot[0].ready, __ATOMIC_ACQUIRE)) {
-    *out = &fs->slot[0];
-    return CUJIT_OK;
-  }
   if (CJ_UNLIKELY(cj_cu.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx)) {
     CJ_TRY(cj_ctx_ensure(&ctx, &dev));
   } else if (fs->ndev > 1) {
     CUresult r = cj_cu.cuCtxGetDevice(&dev);
     if (r != CUDA_SUCCESS) return cj_cu_fail(r, "cuCtxGetDevice");
   }
-  had_context = 1;
+  cj_had_context = 1;
   if (CJ_UNLIKELY(dev < 0 || dev >= fs->ndev)) return cj_slot_index(fs, dev);
   slot = &fs->slot[dev];
   if (CJ_UNLIKELY(!__atomic_load_n(&slot->ready, __ATOMIC_ACQUIRE))) {
