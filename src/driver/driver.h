@@ -33,7 +33,7 @@
   X(cuOccupancyMaxPotentialClusterSize) X(cuTexObjectCreate) X(cuTexObjectDestroy)         \
   X(cuSurfObjectCreate) X(cuSurfObjectDestroy) X(cuArray3DCreate) X(cuArrayDestroy)        \
   X(cuMemcpy3D) X(cuDeviceGetTexture1DLinearMaxWidth) X(cuDevicePrimaryCtxGetState)     \
-  X(cuDevicePrimaryCtxRelease)
+  X(cuDevicePrimaryCtxRelease) X(cuCtxGetId)
 
 typedef struct cj_driver {
 #define CJ_DRIVER_FIELD_(fn) __typeof__(fn) *fn;

@@ -103,6 +103,16 @@ static inline CJ_ALWAYS_INLINE cujit_status cj_launch_ready(const cujit_function
   return cj_launch_checked(fn, slot, grid, block, o);
 }
 
+/* What cuLaunchKernel is given: the kernel's function when the current context is the one
+ * the slot saw (one driver call to ask, which costs less than what the driver spends
+ * finding a CUkernel's function for the context), else the context-independent kernel. */
+static inline CJ_ALWAYS_INLINE CUfunction cj_launch_handle(const cj_fslot *slot) {
+  unsigned long long id;
+  if (slot->fn && cj_cu.cuCtxGetId(NULL, &id) == CUDA_SUCCESS && id == slot->fn_ctx)
+    return slot->fn;
+  return (CUfunction)slot->kernel;
+}
+
 /* The launch with `params` a kernelParams array (no In/Out left to stage): the only call
  * of cuLaunchKernel, which every path takes (cujit_launch, staged launches, typed and
  * bound calls, arrays). Inline, so that the driver runs as few frames below the caller as
@@ -116,7 +126,7 @@ static inline CJ_ALWAYS_INLINE cujit_status cj_launch_kernel(const cujit_functio
   cujit_status st;
   int tries = 0;
   do {
-    CUresult r = cj_cu.cuLaunchKernel((CUfunction)slot->kernel, grid.x, grid.y, grid.z, block.x,
+    CUresult r = cj_cu.cuLaunchKernel(cj_launch_handle(slot), grid.x, grid.y, grid.z, block.x,
                                       block.y, block.z, o->shared_bytes, o->stream, params, NULL);
     if (CJ_LIKELY(r == CUDA_SUCCESS)) return CUJIT_OK;
     st = cj_launch_refused(fn, r, tries++, "cuLaunchKernel");

@@ -45,6 +45,12 @@ typedef struct cj_fslot {
   int dyn_smem_max;     /* dynamic shared memory allowed now; raised on demand (atomic) */
   int non_portable;     /* clusters above 8 blocks allowed (set on demand, atomic) */
   const cj_limits *lim;
+  /* The kernel's function in the context that filled the slot, and that context's ID
+   * (unique in the process: a context made again at the same address, or a primary
+   * context reset, gets a new one); NULL and 0 when the driver cannot say. A launch in
+   * that context uses it: the driver launches a CUfunction faster than a CUkernel. */
+  CUfunction fn;
+  unsigned long long fn_ctx;
 } cj_fslot;
 
 /* A kernel's device state. */

@@ -33,6 +33,8 @@ cujit_status cj_slot_fill(const cujit_function *fn, CUdevice dev) {
   /* loads the kernel into the current context now, so load errors surface here */
   r = cj_cu.cuKernelGetFunction(&f, fs->kernel[v]);
   if (r != CUDA_SUCCESS) return cj_module_load_failed(m, v, r, dev, lim->cc, s->jit_log[v]);
+  if (cj_cu.cuCtxGetId && cj_cu.cuCtxGetId(NULL, &slot->fn_ctx) == CUDA_SUCCESS && slot->fn_ctx)
+    slot->fn = f;
   CJ_TRY(cj_kernel_attr(fs->kernel[v], dev, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
                         &slot->max_threads, "cuKernelGetAttribute"));
   CJ_TRY(cj_kernel_attr(fs->kernel[v], dev, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,

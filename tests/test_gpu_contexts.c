@@ -1,0 +1,107 @@
+/* test_gpu_contexts - a kernel launched in the context its function was first used in,
+ * then in others: one the program makes at the same address after destroying that one,
+ * another alive beside it, and the primary context after a reset. A launch in the first
+ * context may go through the function cujit kept for it; in every other it must not,
+ * since that function died with its context: each launch writes a value that is read
+ * back. */
+#include "gputest.h"
+#include "driver/driver.h"
+
+static const char kPut[] = "extern \"C\" __global__ void put(int *out, int v) { *out = v; }\n";
+
+typedef CUresult (*ctx_create4_fn)(CUcontext *, void *, unsigned, CUdevice);
+typedef CUresult (*ctx_create2_fn)(CUcontext *, unsigned, CUdevice);
+typedef CUresult (*ctx_destroy_fn)(CUcontext);
+typedef CUresult (*primary_reset_fn)(CUdevice);
+
+/* A context of the program's own on device 0, made current. */
+static CUcontext own_context(void) {
+  void *create = NULL;
+  CUcontext c = NULL;
+  CUdevice dev = 0;
+  int version = 0;
+  assert_ok(cujit_driver_version(&version));
+  assert_ok(cujit_driver_symbol("cuCtxCreate", &create));
+  assert_int_equal(cj_cu.cuDeviceGet(&dev, 0), CUDA_SUCCESS);
+  if (version >= 12050) /* cuCtxCreate_v4, with a parameter block (NULL: none) */
+    assert_int_equal(((ctx_create4_fn)create)(&c, NULL, 0, dev), CUDA_SUCCESS);
+  else
+    assert_int_equal(((ctx_create2_fn)create)(&c, 0, dev), CUDA_SUCCESS);
+  assert_int_equal(cj_cu.cuCtxSetCurrent(c), CUDA_SUCCESS);
+  return c;
+}
+
+static void destroy_context(CUcontext c) {
+  void *destroy = NULL;
+  assert_ok(cujit_driver_symbol("cuCtxDestroy", &destroy));
+  assert_int_equal(((ctx_destroy_fn)destroy)(c), CUDA_SUCCESS);
+}
+
+/* Launches put(v) in the current context and checks that v arrived. */
+static void put_and_check(cujit_function *put, int v) {
+  CUdeviceptr d = 0;
+  int got = -1;
+  assert_int_equal(cj_cu.cuMemAlloc(&d, sizeof got), CUDA_SUCCESS);
+  assert_ok(CUJIT_LAUNCH(put, CUJIT_DIM3(1), CUJIT_DIM3(1), cujit_ptr(d), cujit_i32(v)));
+  assert_int_equal(cj_cu.cuMemcpyDtoH(&got, d, sizeof got), CUDA_SUCCESS);
+  assert_int_equal(got, v);
+  assert_int_equal(cj_cu.cuMemFree(d), CUDA_SUCCESS);
+}
+
+static void a_function_outlives_its_first_context(void **state) {
+  CUcontext first, again, beside, primary = NULL;
+  CUdevice dev = 0;
+  cujit_module *m;
+  cujit_function *put;
+  (void)state;
+  first = own_context();
+  m = gpu_module(kPut, "put.cu", NULL);
+  put = gpu_function(m, "put"); /* first used here */
+  put_and_check(put, 1);
+  destroy_context(first);
+  again = own_context(); /* usually at the address the first one had */
+  put_and_check(put, 2);
+  beside = own_context();
+  put_and_check(put, 3);
+  assert_int_equal(cj_cu.cuCtxSetCurrent(again), CUDA_SUCCESS);
+  put_and_check(put, 4);
+  destroy_context(beside);
+  destroy_context(again);
+  assert_int_equal(cj_cu.cuDeviceGet(&dev, 0), CUDA_SUCCESS);
+  assert_int_equal(cj_cu.cuDevicePrimaryCtxRetain(&primary, dev), CUDA_SUCCESS);
+  assert_int_equal(cj_cu.cuCtxSetCurrent(primary), CUDA_SUCCESS);
+  put_and_check(put, 5);
+  cujit_module_destroy(m);
+}
+
+/* A reset keeps the primary context's handle but ends the context: the next one made
+ * there is a new context. Last in the group, since it ends everything else's too. */
+static void a_reset_primary_context_is_a_new_one(void **state) {
+  CUcontext primary = NULL;
+  CUdevice dev = 0;
+  cujit_module *m;
+  cujit_function *put;
+  void *reset = NULL;
+  (void)state;
+  assert_ok(cujit_driver_symbol("cuDevicePrimaryCtxReset", &reset));
+  assert_int_equal(cj_cu.cuDeviceGet(&dev, 0), CUDA_SUCCESS);
+  assert_int_equal(cj_cu.cuDevicePrimaryCtxRetain(&primary, dev), CUDA_SUCCESS);
+  assert_int_equal(cj_cu.cuCtxSetCurrent(primary), CUDA_SUCCESS);
+  m = gpu_module(kPut, "put.cu", NULL);
+  put = gpu_function(m, "put");
+  put_and_check(put, 6);
+  assert_int_equal(((primary_reset_fn)reset)(dev), CUDA_SUCCESS);
+  assert_int_equal(cj_cu.cuDevicePrimaryCtxRetain(&primary, dev), CUDA_SUCCESS);
+  assert_int_equal(cj_cu.cuCtxSetCurrent(primary), CUDA_SUCCESS);
+  put_and_check(put, 7);
+  cujit_module_destroy(m);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(a_function_outlives_its_first_context),
+      cmocka_unit_test(a_reset_primary_context_is_a_new_one),
+  };
+  if (!test_have_gpu()) return TEST_SKIP_CODE;
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
