@@ -64,27 +64,36 @@ static double run(int n, int pch, double *each) {
   return total;
 }
 
-enum { MAX_REPS = 8 };
+enum { MAX_REPS = 8, ONE_PER_ROUND = 3 };
 
 typedef struct pch_runs {
-  double with[MAX_REPS], without[MAX_REPS], one_with[MAX_REPS], one_without[MAX_REPS];
+  double with[MAX_REPS], without[MAX_REPS];
+  double one_with[MAX_REPS * ONE_PER_ROUND], one_without[MAX_REPS * ONE_PER_ROUND];
   double first[MAX_REPS], second[MAX_REPS], later[MAX_REPS], plain[MAX_REPS];
 } pch_runs;
 
 /* One round: each pair in both orders over the rounds, so that a slow moment of the host
- * falls on both sides alike. 0, or -1 when a compile failed. */
+ * falls on both sides alike. The one-kernel processes, whose single compile takes as long
+ * either way give or take the host (a prefix seen once gets no header), run in
+ * ONE_PER_ROUND pairs a round: a fresh process's first CUB compile varies by 20% and more
+ * on these hosts, and three samples a side made that row's median a coin toss. 0, or -1
+ * when a compile failed. */
 static int round_of(int n, int r, pch_runs *o) {
   double each_on[16], each_off[16], one[16];
-  int on_first = r % 2 == 0, k;
+  int on_first = r % 2 == 0, k, j;
   for (k = 0; k < 2; k++) {
     if ((k == 0) == on_first) {
-      if ((o->with[r] = run(n, 1, each_on)) <= 0 || (o->one_with[r] = run(1, 1, one)) <= 0)
-        return -1;
-    } else if ((o->without[r] = run(n, 0, each_off)) <= 0 ||
-               (o->one_without[r] = run(1, 0, one)) <= 0) {
+      if ((o->with[r] = run(n, 1, each_on)) <= 0) return -1;
+    } else if ((o->without[r] = run(n, 0, each_off)) <= 0) {
       return -1;
     }
   }
+  for (j = 0; j < ONE_PER_ROUND; j++)
+    for (k = 0; k < 2; k++) {
+      int pch = (k == 0) == ((r + j) % 2 == 0); /* which side goes first alternates */
+      double *at = (pch ? o->one_with : o->one_without) + r * ONE_PER_ROUND + j;
+      if ((*at = run(1, pch, one)) <= 0) return -1;
+    }
   o->first[r] = each_on[0];
   o->second[r] = each_on[1];
   o->later[r] = bench_median(each_on + 2, (size_t)(n - 2));
@@ -103,8 +112,8 @@ void bench_pch(void) {
   for (r = 0; r < reps; r++)
     if (round_of(n, r, &o) != 0) return bench_skip("pch", "CUB kernels in one process", "a compile failed");
   with = bench_median(o.with, (size_t)reps), without = bench_median(o.without, (size_t)reps);
-  one_with = bench_median(o.one_with, (size_t)reps);
-  one_without = bench_median(o.one_without, (size_t)reps);
+  one_with = bench_median(o.one_with, (size_t)(reps * ONE_PER_ROUND));
+  one_without = bench_median(o.one_without, (size_t)(reps * ONE_PER_ROUND));
   plain = bench_median(o.plain, (size_t)reps);
   snprintf(metric, sizeof metric, "%d distinct CUB kernels, one process", n);
   bench_check("pch", metric, n, "s", with, without, without / 3, with * 3 <= without,
