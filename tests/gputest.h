@@ -30,6 +30,35 @@ static inline size_t gpu_pool_in_use(void) {
   return used;
 }
 
+/* A context of the test's own on device 0, made by cuCtxCreate (and so current), through
+ * the driver's own entry points; gpu_destroy_context() ends it. */
+typedef CUresult (*gpu_ctx_create4_fn)(CUcontext *, void *, unsigned, CUdevice);
+typedef CUresult (*gpu_ctx_create2_fn)(CUcontext *, unsigned, CUdevice);
+typedef CUresult (*gpu_ctx_destroy_fn)(CUcontext);
+typedef CUresult (*gpu_device_get_fn)(CUdevice *, int);
+
+static inline CUcontext gpu_own_context(void) {
+  void *create = NULL, *device_get = NULL;
+  CUcontext c = NULL;
+  CUdevice dev = 0;
+  int version = 0;
+  assert_ok(cujit_driver_version(&version));
+  assert_ok(cujit_driver_symbol("cuCtxCreate", &create));
+  assert_ok(cujit_driver_symbol("cuDeviceGet", &device_get));
+  assert_int_equal(((gpu_device_get_fn)device_get)(&dev, 0), CUDA_SUCCESS);
+  if (version >= 12050) /* cuCtxCreate_v4, with a parameter block (NULL: none) */
+    assert_int_equal(((gpu_ctx_create4_fn)create)(&c, NULL, 0, dev), CUDA_SUCCESS);
+  else
+    assert_int_equal(((gpu_ctx_create2_fn)create)(&c, 0, dev), CUDA_SUCCESS);
+  return c;
+}
+
+static inline void gpu_destroy_context(CUcontext c) {
+  void *destroy = NULL;
+  assert_ok(cujit_driver_symbol("cuCtxDestroy", &destroy));
+  assert_int_equal(((gpu_ctx_destroy_fn)destroy)(c), CUDA_SUCCESS);
+}
+
 /* For groups that need `want` devices (at least one): 1 when that many are usable, else
  * prints why ("SKIP: needs two CUDA devices, found 1") and returns 0. */
 static inline int gpu_have_devices(int want) {

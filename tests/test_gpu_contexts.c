@@ -9,33 +9,7 @@
 
 static const char kPut[] = "extern \"C\" __global__ void put(int *out, int v) { *out = v; }\n";
 
-typedef CUresult (*ctx_create4_fn)(CUcontext *, void *, unsigned, CUdevice);
-typedef CUresult (*ctx_create2_fn)(CUcontext *, unsigned, CUdevice);
-typedef CUresult (*ctx_destroy_fn)(CUcontext);
 typedef CUresult (*primary_reset_fn)(CUdevice);
-
-/* A context of the program's own on device 0, made current. */
-static CUcontext own_context(void) {
-  void *create = NULL;
-  CUcontext c = NULL;
-  CUdevice dev = 0;
-  int version = 0;
-  assert_ok(cujit_driver_version(&version));
-  assert_ok(cujit_driver_symbol("cuCtxCreate", &create));
-  assert_int_equal(cj_cu.cuDeviceGet(&dev, 0), CUDA_SUCCESS);
-  if (version >= 12050) /* cuCtxCreate_v4, with a parameter block (NULL: none) */
-    assert_int_equal(((ctx_create4_fn)create)(&c, NULL, 0, dev), CUDA_SUCCESS);
-  else
-    assert_int_equal(((ctx_create2_fn)create)(&c, 0, dev), CUDA_SUCCESS);
-  assert_int_equal(cj_cu.cuCtxSetCurrent(c), CUDA_SUCCESS);
-  return c;
-}
-
-static void destroy_context(CUcontext c) {
-  void *destroy = NULL;
-  assert_ok(cujit_driver_symbol("cuCtxDestroy", &destroy));
-  assert_int_equal(((ctx_destroy_fn)destroy)(c), CUDA_SUCCESS);
-}
 
 /* Launches put(v) in the current context and checks that v arrived. */
 static void put_and_check(cujit_function *put, int v) {
@@ -54,19 +28,19 @@ static void a_function_outlives_its_first_context(void **state) {
   cujit_module *m;
   cujit_function *put;
   (void)state;
-  first = own_context();
+  first = gpu_own_context();
   m = gpu_module(kPut, "put.cu", NULL);
   put = gpu_function(m, "put"); /* first used here */
   put_and_check(put, 1);
-  destroy_context(first);
-  again = own_context(); /* usually at the address the first one had */
+  gpu_destroy_context(first);
+  again = gpu_own_context(); /* usually at the address the first one had */
   put_and_check(put, 2);
-  beside = own_context();
+  beside = gpu_own_context();
   put_and_check(put, 3);
   assert_int_equal(cj_cu.cuCtxSetCurrent(again), CUDA_SUCCESS);
   put_and_check(put, 4);
-  destroy_context(beside);
-  destroy_context(again);
+  gpu_destroy_context(beside);
+  gpu_destroy_context(again);
   assert_int_equal(cj_cu.cuDeviceGet(&dev, 0), CUDA_SUCCESS);
   assert_int_equal(cj_cu.cuDevicePrimaryCtxRetain(&primary, dev), CUDA_SUCCESS);
   assert_int_equal(cj_cu.cuCtxSetCurrent(primary), CUDA_SUCCESS);

@@ -271,28 +271,15 @@ static void pool_keeps_memory_until_trimmed(void **state) {
 /* A context the program makes and destroys: its small In/Out blocks are not kept for
  * later (trimming then would make the dead context current), while a primary context the
  * program made current itself is recognised and held. */
-typedef CUresult (*ctx_create4_fn)(CUcontext *, void *, unsigned, CUdevice);
-typedef CUresult (*ctx_create2_fn)(CUcontext *, unsigned, CUdevice);
-typedef CUresult (*ctx_destroy_fn)(CUcontext);
-
 static void own_context_keeps_nothing(void **state) {
-  void *create = NULL;
-  ctx_destroy_fn destroy = NULL;
-  CUcontext own = NULL, primary = NULL;
+  CUcontext own, primary = NULL;
   CUdevice dev = 0;
-  int version = 0;
   (void)state;
-  assert_ok(cujit_driver_version(&version));
-  assert_ok(cujit_driver_symbol("cuCtxCreate", &create));
-  assert_ok(cujit_driver_symbol("cuCtxDestroy", (void **)&destroy));
+  own = gpu_own_context();
   assert_int_equal(cj_cu.cuDeviceGet(&dev, 0), CUDA_SUCCESS);
-  if (version >= 12050) /* cuCtxCreate_v4, with a parameter block (NULL: none) */
-    assert_int_equal(((ctx_create4_fn)create)(&own, NULL, 0, dev), CUDA_SUCCESS);
-  else
-    assert_int_equal(((ctx_create2_fn)create)(&own, 0, dev), CUDA_SUCCESS);
   assert_int_equal(cj_ctx_retained(own), 0);
   pageable(4096, NULL); /* small blocks, the default stream: kept only in a held context */
-  assert_int_equal(destroy(own), CUDA_SUCCESS);
+  gpu_destroy_context(own);
   assert_int_equal(cj_cu.cuDevicePrimaryCtxRetain(&primary, dev), CUDA_SUCCESS);
   assert_int_equal(cj_cu.cuCtxSetCurrent(primary), CUDA_SUCCESS);
   assert_int_equal(cj_ctx_retained(primary), 1);
