@@ -15,13 +15,15 @@ static const char *const kSources[] = {
     PREFIX "__global__ void c(__half *x, float f) { x[threadIdx.x] = __float2half(f); }\n",
 };
 
-/* Compiles without the cache; the PTX, owned by the caller. */
-static char *ptx_of(const char *src) {
+/* Compiles without the cache (with `dirs` as include directories); the PTX, owned by the
+ * caller. */
+static char *ptx_with(const char *src, const char **dirs) {
   cujit_options o = {0};
   cujit_module *m = NULL;
   char *ptx;
   o.arch = "compute_80";
   o.flags = CUJIT_OPT_NO_CACHE;
+  o.include_dirs = dirs;
   assert_ok(cujit_module_from_source(&m, src, "pch.cu", &o));
   assert_string_equal(cujit_module_log(m), ""); /* NVRTC's messages about it stay out */
   ptx = strdup(cujit_module_ptx(m, NULL));
@@ -29,7 +31,17 @@ static char *ptx_of(const char *src) {
   return ptx;
 }
 
-/* The PTX of `src` compiled in a new process with precompiled headers off. */
+static char *ptx_of(const char *src) { return ptx_with(src, NULL); }
+
+static char *ptx_of_plain(const char *src) {
+  const char *dirs[] = {"/nonexistent-include-dir", NULL};
+  return ptx_with(src, dirs);
+}
+
+/* The PTX of `src` compiled plainly in a new process. The child inherits what this
+ * process learned of prefixes (and CUJIT_PCH is read once), so it compiles with an include
+ * directory of its own, which precompiled headers are never used with and which changes
+ * nothing in the PTX. */
 static char *plain_ptx(const char *src) {
   int fd[2], status = 0;
   size_t len = 0, cap = 1 << 16;
@@ -41,8 +53,7 @@ static char *plain_ptx(const char *src) {
   if (pid == 0) {
     char *p;
     close(fd[0]);
-    setenv("CUJIT_PCH", "0", 1);
-    p = ptx_of(src);
+    p = ptx_of_plain(src);
     _exit(write(fd[1], p, strlen(p)) == (ssize_t)strlen(p) ? 0 : 1);
   }
   close(fd[1]);
