@@ -226,9 +226,6 @@ int cj_shard_open(const cj_root *r, const char *name, int create);
 /* Warns once that a shard which fails the checks is skipped (by a walk, which repairs
  * nothing). */
 void cj_warn_skipped(const cj_root *r, const char *name, const char *what);
-/* 1 when a file or directory cujit found may be trusted: owned by this user or root, and
- * not writable by group or others. */
-int cj_trusted(const struct stat *st);
 /* Logs a warning about the cache unless it is the one logged last (so that a problem met
  * on every compile is reported once). */
 void cj_warn_once(const char *text);

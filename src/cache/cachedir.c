@@ -98,17 +98,6 @@ static int make_dirs(const char *path) {
   return mkdir_private(buf);
 }
 
-int cj_trusted(const struct stat *st) {
-  return (st->st_uid == geteuid() || st->st_uid == 0) && !(st->st_mode & (S_IWGRP | S_IWOTH));
-}
-
-/* Why a file or directory cujit found is not trusted, for a message. */
-static const char *distrust(const struct stat *st) {
-  if (st->st_uid != geteuid() && st->st_uid != 0) return "it belongs to another user";
-  if (st->st_mode & S_IWOTH) return "others may write to it";
-  return "its group may write to it";
-}
-
 /* ---- the cache directory's tag ---- */
 
 /* A cache directory holds this file (the Cache Directory Tagging convention, which backup
@@ -299,7 +288,7 @@ static int open_trusted(const cj_root *r, const char *name, int *bad, char *what
   *bad = 0;
   if (fd >= 0 && cj_trusted(&st)) return fd;
   if (fd >= 0) {
-    snprintf(what, size, "%s", distrust(&st));
+    snprintf(what, size, "%s", cj_distrust(&st));
     close(fd);
     *bad = 1;
   } else if (errno == ELOOP || errno == ENOTDIR) {

@@ -298,6 +298,18 @@ cj_file_rc cj_file_read(int dir, const char *path, int flags, size_t max, cj_fil
  * (named pipe)", "a character device", ... */
 const char *cj_file_kind(mode_t mode);
 
+/* ---- trust (file.c) ----
+ *
+ * What cujit uses from the file system (the cache's directories and entries, the private
+ * directory of precompiled headers) must be out of other users' reach. */
+
+/* 1 when a file or directory cujit found may be trusted: owned by this user or root, and
+ * not writable by group or others. */
+int cj_trusted(const struct stat *st);
+/* Why cj_trusted() refused st, for a message: "it belongs to another user", "others may
+ * write to it" or "its group may write to it". */
+const char *cj_distrust(const struct stat *st);
+
 /* ---- parsing numbers (parse.c) ---- */
 
 /* Parses a byte size with optional K/M/G/T suffix (powers of 1024). Returns 0 on success. */

@@ -1,7 +1,8 @@
 /* file.c - reading a whole file: the one way the library does it (module sources and
  * images, included headers, cache entries). Files are opened without waiting, so that a
  * FIFO put where a file was expected is refused rather than waited on, and checked on the
- * open descriptor, so that what is read is what was checked. */
+ * open descriptor, so that what is read is what was checked. Also whether something found
+ * on disk may be trusted (its owner and who may write to it). */
 #define _GNU_SOURCE /* O_NOFOLLOW */
 #include <errno.h>
 #include <fcntl.h>
@@ -81,4 +82,14 @@ const char *cj_file_kind(mode_t mode) {
   if (S_ISCHR(mode)) return "a character device";
   if (S_ISBLK(mode)) return "a block device";
   return "a special file";
+}
+
+int cj_trusted(const struct stat *st) {
+  return (st->st_uid == geteuid() || st->st_uid == 0) && !(st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
+const char *cj_distrust(const struct stat *st) {
+  if (st->st_uid != geteuid() && st->st_uid != 0) return "it belongs to another user";
+  if (st->st_mode & S_IWOTH) return "others may write to it";
+  return "its group may write to it";
 }
