@@ -156,5 +156,7 @@ int cj_pch_begin(const cj_request *r, char *args, size_t args_size, uint64_t *pr
 void cj_pch_end(uint64_t prefix, nvrtcProgram p);
 /* Precompiled headers made in this process (for tests). */
 int cj_pch_created(void);
+/* This process's directory of precompiled headers, "" when it has none (for tests). */
+void cj_pch_dir(char *out, size_t size);
 
 #endif

@@ -5,10 +5,23 @@
  * reuse it for a later source that starts with the same includes, but only inside the
  * process that made it, and making one costs about half a compile more. So a prefix seen
  * for the first time compiles plainly; from its second compile on, NVRTC is asked to make
- * (then to use) the precompiled header, in a private directory of this process removed at
- * exit. A prefix whose header could not be made is not tried again; one that needed a
- * larger heap grows NVRTC's heap for the next attempt. Output and log are those of a plain
+ * (then to use) the precompiled header, in a private directory of this process (below).
+ * A prefix whose header could not be made is not tried again; one that needed a larger
+ * heap grows NVRTC's heap for the next attempt. Output and log are those of a plain
  * compile (NVRTC's messages about it are turned off), so the cache key does not change.
+ *
+ * Whose files. While it precompiles, NVRTC writes the header into the directory it is
+ * given and keeps scratch files in TMPDIR (else /tmp) under names anyone can guess
+ * (edgN_<pid>). So TMPDIR must be out of other users' reach: an absolute path to a
+ * directory of this user's or root's that others cannot write to, or a sticky one (as /tmp
+ * is: others can neither remove nor rename what this user makes there); otherwise a
+ * warning names it and compiles are plain. The directory is made by mkdtemp (a fresh name,
+ * 0700, so nothing made beforehand can be it) in XDG_RUNTIME_DIR when that is this user's
+ * (checked as the cache's root is, on an open descriptor), else in TMPDIR, and checked
+ * through the place's descriptor once made. It belongs to the process that made it (its
+ * pid is kept): only that one uses it and removes it at exit; a forked child makes its own
+ * when it first needs one and leaves its parent's alone, and a directory removed under
+ * the process is made again when next needed. Nothing at exit calls CUDA.
  *
  * NVRTC does not notice that a header changed on disk after it was precompiled, so a
  * prefix qualifies only when every header it includes comes from where nothing changes
@@ -23,6 +36,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,8 +55,10 @@ typedef struct slot {
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static CJ_LARGE slot table[SLOTS];
-static char dir[512];     /* the private directory; "" until made */
-static int dir_failed;
+static char dir[512];     /* this process's directory; "" until made */
+static pid_t dir_pid;     /* the process that made `dir`: only it uses and removes it */
+static pid_t no_dir_pid;  /* a process that could not make one compiles plainly */
+static int hooks_set;     /* the fork hooks and the removal at exit */
 static int disabled = -1; /* CUJIT_PCH, read once */
 static int created_count;
 
@@ -109,37 +125,138 @@ static slot *find(uint64_t h) {
   return &table[at]; /* full: forget an older prefix */
 }
 
-/* At exit: the directory and NVRTC's files in it (no CUDA call is made here). */
+/* At exit: the directory and NVRTC's files in it, only in the process that made it (a
+ * forked child that exits leaves its parent's alone). No CUDA call is made here. */
 static void remove_dir(void) {
   struct dirent *e;
   DIR *d;
   int fd;
-  if (!dir[0] || (fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) return;
+  pthread_mutex_lock(&lock);
+  if (!dir[0] || dir_pid != getpid() ||
+      (fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+    goto done;
   if (!(d = fdopendir(fd))) {
     close(fd);
-    return;
+    goto done;
   }
   while ((e = readdir(d)) != NULL)
     if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
       unlinkat(fd, e->d_name, 0);
   closedir(d);
   rmdir(dir);
+  dir[0] = '\0';
+done:
+  pthread_mutex_unlock(&lock);
 }
 
-/* The private directory, made on first use (lock held); NULL when it cannot be. */
-static const char *private_dir(void) {
-  const char *tmp;
-  if (dir[0] || dir_failed) return dir_failed ? NULL : dir;
-  tmp = cj_env("TMPDIR");
-  snprintf(dir, sizeof dir, "%s/cujit-pch-XXXXXX", tmp && strlen(tmp) < 400 ? tmp : "/tmp");
-  if (!mkdtemp(dir)) {
-    cj_debug("no directory for precompiled headers (%s): compiling without them",
-             strerror(errno));
-    dir[0] = '\0';
-    dir_failed = 1;
+/* The thread that forks holds the lock across the fork, so that the child never starts
+ * with it held by a thread it does not have (one that was inside cj_pch_begin). */
+static void fork_prepare(void) { pthread_mutex_lock(&lock); }
+static void fork_done(void) { pthread_mutex_unlock(&lock); }
+
+/* Says in `why` why a place cannot hold the directory; -1. */
+static int refuse(char *why, size_t size, const char *fmt, ...) CJ_PRINTF(3, 4);
+static int refuse(char *why, size_t size, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(why, size, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+/* Opens the place at `path` and checks it on the descriptor: a directory of this user or
+ * root that others cannot write to or, when `shared`, a sticky one (as /tmp is: others
+ * can neither remove nor rename what this user makes there). -1 with `why` set. */
+static int open_place(const char *path, int shared, char *why, size_t size) {
+  struct stat st;
+  int fd, own;
+  if (path[0] != '/') return refuse(why, size, "is not an absolute path");
+  if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 || fstat(fd, &st) != 0) {
+    if (fd >= 0) close(fd);
+    return refuse(why, size, "cannot be opened as a directory (%s)", strerror(errno));
+  }
+  own = st.st_uid == geteuid() || st.st_uid == 0;
+  if (cj_trusted(&st) || (shared && own && (st.st_mode & S_ISVTX))) return fd;
+  close(fd);
+  if (own && shared) return refuse(why, size, "is not sticky and %s", cj_distrust(&st));
+  return refuse(why, size, "is refused: %s", cj_distrust(&st));
+}
+
+/* Makes `dir`: a fresh name (mkdtemp), 0700, in the place open as `place` at `path`, and
+ * checks it through that descriptor (so that it is where the place was checked). */
+static int make_in(int place, const char *path, char *why, size_t size) {
+  char made[sizeof dir];
+  struct stat st;
+  int fd, ok;
+  if (cj_join(made, sizeof made, path, "/cujit-pch-XXXXXX", NULL) >= sizeof made)
+    return refuse(why, size, "is longer than %zu bytes", sizeof made - 18);
+  if (!mkdtemp(made))
+    return refuse(why, size, "cannot hold a new directory (%s)", strerror(errno));
+  fd = openat(place, strrchr(made, '/') + 1, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  ok = fd >= 0 && fstat(fd, &st) == 0 && st.st_uid == geteuid() && !(st.st_mode & 077);
+  if (fd >= 0) close(fd);
+  if (!ok) return refuse(why, size, "changed while a directory was made in it");
+  memcpy(dir, made, sizeof dir);
+  return 0;
+}
+
+/* How a warning names the temporary directory: the variable, and its value cut short. */
+static const char *tmp_named(char *out, size_t size) {
+  const char *tmp = cj_env("TMPDIR");
+  if (!tmp) return "/tmp (TMPDIR is unset)";
+  snprintf(out, size, "TMPDIR ('%.64s%s')", tmp, strlen(tmp) > 64 ? "..." : "");
+  return out;
+}
+
+/* Makes this process's directory (lock held): in XDG_RUNTIME_DIR when that is this user's,
+ * else in the temporary directory, which must be fit for NVRTC's scratch files whichever
+ * holds it. 0, or -1 with `warning` (to log once the lock is let go) naming the variable
+ * to fix. */
+static int make_dir(char *warning, size_t size) {
+  const char *tmp = cj_env("TMPDIR"), *run = cj_env("XDG_RUNTIME_DIR");
+  const char *tmp_path = tmp ? tmp : "/tmp";
+  char why[160], name[96];
+  int tmp_fd, run_fd, rc = -1;
+  if ((tmp_fd = open_place(tmp_path, 1, why, sizeof why)) < 0) goto refused;
+  if (run && (run_fd = open_place(run, 0, why, sizeof why)) >= 0) {
+    rc = make_in(run_fd, run, why, sizeof why);
+    close(run_fd);
+  }
+  if (rc != 0 && run)
+    cj_debug("XDG_RUNTIME_DIR '%s' does not hold precompiled headers: it %s", run, why);
+  if (rc != 0) rc = make_in(tmp_fd, tmp_path, why, sizeof why);
+  close(tmp_fd);
+  if (rc == 0) return 0;
+refused:
+  snprintf(warning, size, "precompiled headers are off in this process: %s %s; NVRTC keeps "
+           "scratch files there while it precompiles a header (set TMPDIR to a short "
+           "directory of your own, or CUJIT_PCH=0 to compile without them)",
+           tmp_named(name, sizeof name), why);
+  return -1;
+}
+
+/* This process's directory, made when first needed and again when it is gone (lock held);
+ * NULL when there is none: compiles are plain (and `warning` may say why). */
+static const char *private_dir(char *warning, size_t size) {
+  struct stat st;
+  pid_t me = getpid();
+  if (dir_pid == me && lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid())
+    return dir;
+  if (no_dir_pid == me) return NULL;
+  if (dir_pid == me)
+    cj_debug("the directory of precompiled headers '%s' is gone: making another", dir);
+  dir[0] = '\0'; /* a parent's is forgotten: never used or removed here */
+  dir_pid = 0;
+  if (make_dir(warning, size) != 0) {
+    no_dir_pid = me;
     return NULL;
   }
-  atexit(remove_dir);
+  dir_pid = me;
+  if (!hooks_set) {
+    hooks_set = 1;
+    pthread_atfork(fork_prepare, fork_done, fork_done);
+    atexit(remove_dir);
+  }
   return dir;
 }
 
@@ -170,6 +287,7 @@ static int available(void) {
 
 int cj_pch_begin(const cj_request *r, char *args, size_t args_size, uint64_t *prefix) {
   int includes, use = 0;
+  char warning[512] = "";
   size_t len;
   const char *d;
   slot *s;
@@ -178,7 +296,7 @@ int cj_pch_begin(const cj_request *r, char *args, size_t args_size, uint64_t *pr
   len = prefix_end(r->source, &includes);
   if (!includes) return 0;
   pthread_mutex_lock(&lock);
-  if (available() && (d = private_dir()) != NULL) {
+  if (available() && (d = private_dir(warning, sizeof warning)) != NULL) {
     *prefix = prefix_hash(r, len);
     s = find(*prefix);
     if (s->prefix != *prefix) { /* first sight: plain, remembered */
@@ -191,6 +309,7 @@ int cj_pch_begin(const cj_request *r, char *args, size_t args_size, uint64_t *pr
     }
   }
   pthread_mutex_unlock(&lock);
+  if (warning[0]) cj_warn("%s", warning);
   return use;
 }
 
@@ -222,4 +341,10 @@ int cj_pch_created(void) {
   n = created_count;
   pthread_mutex_unlock(&lock);
   return n;
+}
+
+void cj_pch_dir(char *out, size_t size) {
+  pthread_mutex_lock(&lock);
+  cj_join(out, size, dir_pid == getpid() ? dir : "", NULL);
+  pthread_mutex_unlock(&lock);
 }
