@@ -418,6 +418,35 @@ static void an_overlong_tmpdir_compiles_plainly_with_a_warning(void **state) {
   in_child(child_with_an_overlong_tmpdir);
 }
 
+static void child_with_a_long_tmpdir(void) {
+  char long_dir[4200];
+  int before = cj_pch_created(), i;
+  /* a usable directory, but more than NVRTC's scratch files' names can hold */
+  snprintf(long_dir, sizeof long_dir, "%s/%0200d/%0150d", place_b, 0, 0);
+  CHILD_CHECK(strlen(long_dir) < 480);
+  snprintf(long_dir, sizeof long_dir, "%s/%0200d", place_b, 0);
+  CHILD_CHECK(mkdir(long_dir, 0700) == 0);
+  snprintf(long_dir, sizeof long_dir, "%s/%0200d/%0150d", place_b, 0, 0);
+  CHILD_CHECK(mkdir(long_dir, 0700) == 0);
+  setenv("TMPDIR", long_dir, 1);
+  unsetenv("XDG_RUNTIME_DIR");
+  capture_warnings();
+  for (i = 0; i < 4; i++) CHILD_CHECK(compile_tagged("long") == CUJIT_OK);
+  /* with an NVRTC that takes such a path, the header is made; else the warning says why */
+  CHILD_CHECK(cj_pch_created() > before ||
+              (strstr(warnings, "TMPDIR") && strstr(warnings, "without one succeeded")));
+}
+
+/* A TMPDIR that opens but that NVRTC cannot keep its scratch files in: the compile that
+ * fails with a precompiled header is done again without, and succeeds. */
+static void a_tmpdir_nvrtc_cannot_use_falls_back_to_plain(void **state) {
+  (void)state;
+  assert_non_null(place_b = test_tempdir("pch-long"));
+  in_child(child_with_a_long_tmpdir);
+  test_rmtree(place_b);
+  free(place_b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(a_repeated_prefix_gets_one_header),
@@ -429,6 +458,7 @@ int main(void) {
       cmocka_unit_test(a_tmpdir_others_may_write_to_is_not_used),
       cmocka_unit_test(the_directory_is_made_fresh_in_the_users_runtime_dir),
       cmocka_unit_test(an_overlong_tmpdir_compiles_plainly_with_a_warning),
+      cmocka_unit_test(a_tmpdir_nvrtc_cannot_use_falls_back_to_plain),
   };
   unsetenv("CUJIT_PCH");
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -154,6 +154,9 @@ uint64_t cj_nvrtc_programs_created(void);
 int cj_pch_begin(const cj_request *r, char *args, size_t args_size, uint64_t *prefix);
 /* After a compile that cj_pch_begin() said 1 for: notes whether the header was made. */
 void cj_pch_end(uint64_t prefix, nvrtcProgram p);
+/* After a compile that failed with a precompiled header (NVRTC's `log`) and succeeded
+ * without one: precompiled headers are off for the rest of the process, with a warning. */
+void cj_pch_fell_back(uint64_t prefix, const char *log);
 /* Precompiled headers made in this process (for tests). */
 int cj_pch_created(void);
 /* This process's directory of precompiled headers, "" when it has none (for tests). */

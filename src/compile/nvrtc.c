@@ -249,16 +249,22 @@ static cujit_status compile_stopped(const cj_request *r, const flow *f, nvrtcRes
                        r->time_limit_s, f->stopped);
 }
 
+/* What a compile did with a precompiled header. */
+typedef struct pch_use {
+  int allowed;     /* 0: a plain compile */
+  uint64_t prefix; /* nonzero when one was asked for (cj_pch_begin) */
+  char *failed;    /* NVRTC's log when the compile with one failed; NULL otherwise */
+} pch_use;
+
 /* nvrtcCompileProgram with r's options, plus a precompiled header's when the source's
  * header prefix has been compiled before in this process (pch.c). */
-static nvrtcResult compile_program(nvrtcProgram p, const cj_request *r) {
+static nvrtcResult compile_program(nvrtcProgram p, const cj_request *r, pch_use *u) {
   static const char *const pch_args[] = {"--pch", "--pch-messages=false", "--pch-verbose=false"};
   char pch_dir[600];
   const char **argv;
-  uint64_t prefix;
   nvrtcResult res;
   size_t i;
-  if (!cj_pch_begin(r, pch_dir, sizeof pch_dir, &prefix) ||
+  if (!u->allowed || !cj_pch_begin(r, pch_dir, sizeof pch_dir, &u->prefix) ||
       !(argv = cj_calloc(r->argc + 4, sizeof *argv)))
     return cj_nv.nvrtcCompileProgram(p, (int)r->argc, (const char *const *)r->argv);
   for (i = 0; i < r->argc; i++) argv[i] = r->argv[i];
@@ -266,12 +272,14 @@ static nvrtcResult compile_program(nvrtcProgram p, const cj_request *r) {
   argv[r->argc + 3] = pch_dir;
   res = cj_nv.nvrtcCompileProgram(p, (int)r->argc + 4, argv);
   /* a stopped compile says nothing about whether the header can be made */
-  if (res != NVRTC_ERROR_CANCELLED) cj_pch_end(prefix, p);
+  if (res != NVRTC_ERROR_CANCELLED) cj_pch_end(u->prefix, p);
+  if (res != NVRTC_SUCCESS && res != NVRTC_ERROR_CANCELLED && !(u->failed = program_log(p)))
+    u->failed = cj_strdup("");
   cj_free(argv);
   return res;
 }
 
-static cujit_status run(nvrtcProgram p, const cj_request *r, cj_image *im) {
+static cujit_status run(nvrtcProgram p, const cj_request *r, pch_use *u, cj_image *im) {
   nvrtcResult res;
   flow f;
   size_t i;
@@ -282,7 +290,7 @@ static cujit_status run(nvrtcProgram p, const cj_request *r, cj_image *im) {
                            r->name_exprs[i], cj_nv.nvrtcGetErrorString(res));
   }
   flow_start(p, r, &f);
-  res = compile_program(p, r);
+  res = compile_program(p, r, u);
   /* once asked to stop, the compile is stopped, even where NVRTC finished regardless */
   if (__atomic_load_n(&f.why, __ATOMIC_ACQUIRE) != RUNNING) return compile_stopped(r, &f, res);
   im->log = program_log(p);
@@ -297,15 +305,13 @@ static cujit_status run(nvrtcProgram p, const cj_request *r, cj_image *im) {
   return CUJIT_OK;
 }
 
-cujit_status cj_nvrtc_compile(const cj_request *r, cj_image **out) {
+/* One compile: a program made, run and destroyed. */
+static cujit_status compile_once(const cj_request *r, pch_use *u, cj_image **out) {
   nvrtcProgram p = NULL;
   nvrtcResult res;
   cujit_status st;
   cj_image *im;
-  *out = NULL;
-  CJ_TRY(cj_nvrtc_load());
   if (!(im = cj_image_new())) return cj_fail_oom("starting a compile");
-  __atomic_add_fetch(&programs_created, 1, __ATOMIC_RELAXED);
   res = cj_nv.nvrtcCreateProgram(&p, r->source, r->name, (int)r->n_nvrtc_headers,
                            (const char *const *)r->header_sources,
                            (const char *const *)r->header_names);
@@ -318,13 +324,32 @@ cujit_status cj_nvrtc_compile(const cj_request *r, cj_image **out) {
   }
   cj_debug("compiling '%s' (%zu bytes) for %s", r->name, r->source_len,
            r->arch[0] ? r->arch : "NVRTC's default target");
-  st = run(p, r, im);
+  st = run(p, r, u, im);
   cj_nv.nvrtcDestroyProgram(&p);
   if (st != CUJIT_OK) {
     cj_image_unref(im);
     return st;
   }
-  if (im->log[0]) cj_info("'%s' compiled with messages:\n%s", r->name, im->log);
   *out = im;
   return CUJIT_OK;
+}
+
+cujit_status cj_nvrtc_compile(const cj_request *r, cj_image **out) {
+  pch_use with = {1, 0, NULL}, plain = {0, 0, NULL};
+  cujit_status st;
+  *out = NULL;
+  CJ_TRY(cj_nvrtc_load());
+  __atomic_add_fetch(&programs_created, 1, __ATOMIC_RELAXED);
+  st = compile_once(r, &with, out);
+  /* A precompiled header only saves time: a compile that failed with one is done again
+   * without, and when that succeeds the header was to blame (a TMPDIR NVRTC cannot use, a
+   * directory removed meanwhile). A source with errors reports the plain compile's. */
+  if (with.failed) {
+    st = compile_once(r, &plain, out);
+    if (st == CUJIT_OK) cj_pch_fell_back(with.prefix, with.failed);
+    cj_free(with.failed);
+  }
+  if (st == CUJIT_OK && (*out)->log[0])
+    cj_info("'%s' compiled with messages:\n%s", r->name, (*out)->log);
+  return st;
 }

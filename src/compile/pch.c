@@ -8,7 +8,10 @@
  * (then to use) the precompiled header, in a private directory of this process (below).
  * A prefix whose header could not be made is not tried again; one that needed a larger
  * heap grows NVRTC's heap for the next attempt. Output and log are those of a plain
- * compile (NVRTC's messages about it are turned off), so the cache key does not change.
+ * compile (NVRTC's messages about it are turned off), so the cache key does not change. A
+ * compile that fails with a precompiled header is done again without (nvrtc.c); when that
+ * succeeds, the header was to blame and the process makes no more of them (a warning says
+ * why), so that a valid source never fails because of one.
  *
  * Whose files. While it precompiles, NVRTC writes the header into the directory it is
  * given and keeps scratch files in TMPDIR (else /tmp) under names anyone can guess
@@ -59,7 +62,7 @@ static char dir[512];     /* this process's directory; "" until made */
 static pid_t dir_pid;     /* the process that made `dir`: only it uses and removes it */
 static pid_t no_dir_pid;  /* a process that could not make one compiles plainly */
 static int hooks_set;     /* the fork hooks and the removal at exit */
-static int disabled = -1; /* CUJIT_PCH, read once */
+static int disabled = -1; /* CUJIT_PCH, read once; 1 after a compile fell back */
 static int created_count;
 
 /* The directive's include operand starts at p ("#  include <x>"): 1 for <...>, 0 for a
@@ -341,6 +344,26 @@ int cj_pch_created(void) {
   n = created_count;
   pthread_mutex_unlock(&lock);
   return n;
+}
+
+void cj_pch_fell_back(uint64_t prefix, const char *log) {
+  size_t line = strcspn(log, "\n");
+  char name[96];
+  int was;
+  slot *s;
+  pthread_mutex_lock(&lock);
+  was = disabled;
+  disabled = 1;
+  s = find(prefix);
+  if (s->prefix == prefix) s->state = FAILED;
+  pthread_mutex_unlock(&lock);
+  if (was != 1)
+    cj_warn("a compile with a precompiled header failed where the same compile without one "
+            "succeeded, so precompiled headers are off in this process; NVRTC said \"%.*s%s\". "
+            "While it precompiles, NVRTC keeps scratch files in %s: a path there longer "
+            "than about 100 bytes, or one it cannot write to, makes it fail (set TMPDIR to a "
+            "short directory of your own)", (int)(line < 160 ? line : 160), log,
+            line > 160 ? "..." : "", tmp_named(name, sizeof name));
 }
 
 void cj_pch_dir(char *out, size_t size) {
