@@ -13,6 +13,10 @@
  *   - Option and result structs start with `size_t size` so that later versions can add
  *     fields: start each from its *_INIT macro (or zero it) and set fields by name, never
  *     with a positional initialiser. See "Structs that grow" below.
+ *   - fork(): a fork made while other threads compile waits for those compiles to end (at
+ *     most 5 s: NVRTC's lock would stay held in the child). A child forked while one still
+ *     ran fails its compiles with CUJIT_ERROR_NVRTC, saying so (cache hits still work).
+ *     Precompiled headers belong to the process that made them: a child makes its own.
  */
 #ifndef CUJIT_H
 #define CUJIT_H

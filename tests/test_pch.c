@@ -4,6 +4,7 @@
  * other users' reach, and a valid source never fails because of it. */
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -300,6 +301,78 @@ static void a_directory_removed_under_the_process_is_made_again(void **state) {
   assert_int_equal(entries(again), 1);
 }
 
+static void *compile_many(void *arg) {
+  int i, *failed = arg;
+  for (i = 0; i < 6; i++) *failed += compile_tagged("threads") != CUJIT_OK;
+  return NULL;
+}
+
+static void child_compiles_once(void) { CHILD_CHECK(compile_tagged("threads") == CUJIT_OK); }
+
+/* Forks while another thread compiles: each child (which exits) compiles in a directory
+ * of its own, and the parent's compiles all succeed. */
+static void a_thread_compiles_while_another_forks(void **state) {
+  pthread_t t;
+  int failed = 0, i;
+  (void)state;
+  assert_ok(compile_tagged("threads"));
+  assert_int_equal(pthread_create(&t, NULL, compile_many, &failed), 0);
+  for (i = 0; i < 3; i++) in_child_ending(child_compiles_once, 0);
+  assert_int_equal(pthread_join(t, NULL), 0);
+  assert_int_equal(failed, 0);
+  assert_ok(compile_tagged("threads"));
+}
+
+static int inside, forked; /* atomics: a compile is held in its cancel hook; the fork is done */
+
+static int hold_in_compile(void *user) {
+  (void)user;
+  __atomic_store_n(&inside, 1, __ATOMIC_SEQ_CST);
+  while (!__atomic_load_n(&forked, __ATOMIC_SEQ_CST)) usleep(1000);
+  return 0;
+}
+
+static void *compile_held(void *arg) {
+  cujit_options o = CUJIT_OPTIONS_INIT;
+  cujit_module *m = NULL;
+  o.arch = "compute_80";
+  o.flags = CUJIT_OPT_NO_CACHE;
+  o.cancel = hold_in_compile;
+  cujit_status st = cujit_module_from_source(
+      &m, "__global__ void held(int *x) { x[0] = 1; }\n", "held.cu", &o);
+  __atomic_store_n((cujit_status *)arg, st, __ATOMIC_SEQ_CST);
+  cujit_module_destroy(m);
+  return NULL;
+}
+
+static void child_forked_during_a_compile(void) {
+  CHILD_CHECK(compile_tagged("stuck") == CUJIT_ERROR_NVRTC);
+  CHILD_CHECK(strstr(cujit_last_error(), "forked while another thread") != NULL);
+}
+
+/* A fork waits for compiles in flight, but not forever (the compile may need a lock the
+ * forking thread holds): past the wait, the child refuses to compile (NVRTC's lock is held
+ * there by a thread it does not have) instead of hanging, and the parent is unharmed. */
+static void a_child_forked_during_a_compile_refuses_to_compile(void **state) {
+  cujit_status held = CUJIT_ERROR_INVALID_VALUE;
+  pthread_t t;
+  (void)state;
+  cj_nvrtc_set_fork_wait(0.2);
+  __atomic_store_n(&forked, 0, __ATOMIC_SEQ_CST);
+  assert_int_equal(pthread_create(&t, NULL, compile_held, &held), 0);
+  while (!__atomic_load_n(&inside, __ATOMIC_SEQ_CST)) {
+    /* not done without calling the hook */
+    assert_int_equal(__atomic_load_n(&held, __ATOMIC_SEQ_CST), CUJIT_ERROR_INVALID_VALUE);
+    usleep(1000);
+  }
+  in_child_ending(child_forked_during_a_compile, 0);
+  __atomic_store_n(&forked, 1, __ATOMIC_SEQ_CST);
+  assert_int_equal(pthread_join(t, NULL), 0);
+  cj_nvrtc_set_fork_wait(5);
+  assert_ok(held);
+  assert_ok(compile_tagged("stuck"));
+}
+
 static char *place_a, *place_b; /* directories a child uses as XDG_RUNTIME_DIR and TMPDIR */
 
 /* The "attacker": each directory of ours in `place` is moved aside and replaced by one
@@ -455,6 +528,8 @@ int main(void) {
       cmocka_unit_test(the_callers_pch_options_are_left_alone),
       cmocka_unit_test(a_forked_child_leaves_the_parents_directory),
       cmocka_unit_test(a_directory_removed_under_the_process_is_made_again),
+      cmocka_unit_test(a_thread_compiles_while_another_forks),
+      cmocka_unit_test(a_child_forked_during_a_compile_refuses_to_compile),
       cmocka_unit_test(a_tmpdir_others_may_write_to_is_not_used),
       cmocka_unit_test(the_directory_is_made_fresh_in_the_users_runtime_dir),
       cmocka_unit_test(an_overlong_tmpdir_compiles_plainly_with_a_warning),

@@ -139,8 +139,13 @@ void cj_image_arch_from_ptx(cj_image *im);
 size_t cj_image_bytes(const cj_image *im);
 
 /* nvrtc.c: compiles with NVRTC; r must be prepared. A compile stopped by r->cancel or
- * r->time_limit_s is CUJIT_ERROR_CANCELLED, saying which. */
+ * r->time_limit_s is CUJIT_ERROR_CANCELLED, saying which. A fork() made while compiles
+ * run waits for them to end (NVRTC's lock would stay held in the child), at most 5 s; a
+ * child forked while another thread still compiled fails its compiles (CUJIT_ERROR_NVRTC)
+ * rather than wait forever. */
 cujit_status cj_nvrtc_compile(const cj_request *r, cj_image **out);
+/* How long a fork waits for compiles in flight (for tests). */
+void cj_nvrtc_set_fork_wait(double seconds);
 /* NVRTC's version and architectures (cached after the first call; cheap; neither creates
  * an NVRTC program). */
 cujit_status cj_nvrtc_archs(const int **archs, size_t *count);
@@ -157,6 +162,9 @@ void cj_pch_end(uint64_t prefix, nvrtcProgram p);
 /* After a compile that failed with a precompiled header (NVRTC's `log`) and succeeded
  * without one: precompiled headers are off for the rest of the process, with a warning. */
 void cj_pch_fell_back(uint64_t prefix, const char *log);
+/* Called by nvrtc.c's fork hooks around a fork (prepare, then done in parent and child). */
+void cj_pch_fork_prepare(void);
+void cj_pch_fork_done(void);
 /* Precompiled headers made in this process (for tests). */
 int cj_pch_created(void);
 /* This process's directory of precompiled headers, "" when it has none (for tests). */

@@ -1,4 +1,5 @@
 /* nvrtc.c - compiling with NVRTC (loaded on the first call that needs it). */
+#include <errno.h>
 #include <pthread.h>
 #include <string.h>
 #include <time.h>
@@ -305,6 +306,90 @@ static cujit_status run(nvrtcProgram p, const cj_request *r, pch_use *u, cj_imag
   return CUJIT_OK;
 }
 
+/* ---- forks while compiles run ----
+ *
+ * NVRTC holds a lock of its own while it compiles: a child forked meanwhile would find it
+ * held by a thread the child does not have, and the child's first compile would wait
+ * forever. So a fork waits (in a pthread_atfork hook) for the compiles in flight to end,
+ * and no compile starts until the fork is done. The wait is bounded (fork_wait_s): a
+ * compile may need a lock the forking thread holds (a cancel hook or log callback taking
+ * the caller's own lock), and then the fork goes on; a child forked while another thread
+ * compiled refuses to compile rather than hang. A fork from inside a compile (a cancel
+ * hook) waits only for the other threads' compiles. */
+
+static pthread_mutex_t flight_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t flight_change = PTHREAD_COND_INITIALIZER;
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+static int in_flight, forking; /* compiles running; forks waiting or under way */
+static int stuck;              /* forked while another thread compiled: NVRTC is unusable */
+static double fork_wait_s = 5;
+static _Thread_local int mine; /* compiles running on this thread */
+
+static void fork_prepare(void) {
+  struct timespec until;
+  long long ns;
+  clock_gettime(CLOCK_REALTIME, &until);
+  pthread_mutex_lock(&flight_lock);
+  ns = until.tv_nsec + (long long)(fork_wait_s * 1e9);
+  until.tv_sec += (time_t)(ns / 1000000000);
+  until.tv_nsec = (long)(ns % 1000000000);
+  forking++;
+  while (in_flight > mine &&
+         pthread_cond_timedwait(&flight_change, &flight_lock, &until) != ETIMEDOUT) {
+  }
+  cj_pch_fork_prepare();
+}
+
+static void fork_parent(void) {
+  cj_pch_fork_done();
+  forking--;
+  pthread_cond_broadcast(&flight_change);
+  pthread_mutex_unlock(&flight_lock);
+}
+
+/* The child has only this thread: nothing else is in flight, or waiting. */
+static void fork_child(void) {
+  cj_pch_fork_done();
+  stuck |= in_flight > mine;
+  forking = 0;
+  in_flight = mine;
+  pthread_cond_init(&flight_change, NULL);
+  pthread_mutex_unlock(&flight_lock);
+}
+
+static void fork_hooks(void) { pthread_atfork(fork_prepare, fork_parent, fork_child); }
+
+static cujit_status flight_begin(const cj_request *r) {
+  int refused;
+  pthread_once(&fork_once, fork_hooks);
+  pthread_mutex_lock(&flight_lock);
+  while (forking && !mine) pthread_cond_wait(&flight_change, &flight_lock);
+  refused = stuck;
+  in_flight += !refused;
+  mine += !refused;
+  pthread_mutex_unlock(&flight_lock);
+  CJ_CHECK(!refused, CUJIT_ERROR_NVRTC, "cannot compile '%s' in this process: it was forked "
+           "while another thread of its parent was compiling, and NVRTC's lock stays held "
+           "by that thread, which a child does not have. Fork before compiling or while no "
+           "compile runs, or start the child with exec (posix_spawn); cache hits still work",
+           r->name);
+  return CUJIT_OK;
+}
+
+static void flight_end(void) {
+  pthread_mutex_lock(&flight_lock);
+  in_flight--;
+  mine--;
+  pthread_cond_broadcast(&flight_change);
+  pthread_mutex_unlock(&flight_lock);
+}
+
+void cj_nvrtc_set_fork_wait(double seconds) {
+  pthread_mutex_lock(&flight_lock);
+  fork_wait_s = seconds;
+  pthread_mutex_unlock(&flight_lock);
+}
+
 /* One compile: a program made, run and destroyed. */
 static cujit_status compile_once(const cj_request *r, pch_use *u, cj_image **out) {
   nvrtcProgram p = NULL;
@@ -339,6 +424,7 @@ cujit_status cj_nvrtc_compile(const cj_request *r, cj_image **out) {
   cujit_status st;
   *out = NULL;
   CJ_TRY(cj_nvrtc_load());
+  CJ_TRY(flight_begin(r));
   __atomic_add_fetch(&programs_created, 1, __ATOMIC_RELAXED);
   st = compile_once(r, &with, out);
   /* A precompiled header only saves time: a compile that failed with one is done again
@@ -349,6 +435,7 @@ cujit_status cj_nvrtc_compile(const cj_request *r, cj_image **out) {
     if (st == CUJIT_OK) cj_pch_fell_back(with.prefix, with.failed);
     cj_free(with.failed);
   }
+  flight_end();
   if (st == CUJIT_OK && (*out)->log[0])
     cj_info("'%s' compiled with messages:\n%s", r->name, (*out)->log);
   return st;

@@ -61,7 +61,7 @@ static CJ_LARGE slot table[SLOTS];
 static char dir[512];     /* this process's directory; "" until made */
 static pid_t dir_pid;     /* the process that made `dir`: only it uses and removes it */
 static pid_t no_dir_pid;  /* a process that could not make one compiles plainly */
-static int hooks_set;     /* the fork hooks and the removal at exit */
+static int exit_set;      /* remove_dir() is registered with atexit */
 static int disabled = -1; /* CUJIT_PCH, read once; 1 after a compile fell back */
 static int created_count;
 
@@ -151,11 +151,6 @@ static void remove_dir(void) {
 done:
   pthread_mutex_unlock(&lock);
 }
-
-/* The thread that forks holds the lock across the fork, so that the child never starts
- * with it held by a thread it does not have (one that was inside cj_pch_begin). */
-static void fork_prepare(void) { pthread_mutex_lock(&lock); }
-static void fork_done(void) { pthread_mutex_unlock(&lock); }
 
 /* Says in `why` why a place cannot hold the directory; -1. */
 static int refuse(char *why, size_t size, const char *fmt, ...) CJ_PRINTF(3, 4);
@@ -255,9 +250,8 @@ static const char *private_dir(char *warning, size_t size) {
     return NULL;
   }
   dir_pid = me;
-  if (!hooks_set) {
-    hooks_set = 1;
-    pthread_atfork(fork_prepare, fork_done, fork_done);
+  if (!exit_set) {
+    exit_set = 1;
     atexit(remove_dir);
   }
   return dir;
@@ -371,3 +365,9 @@ void cj_pch_dir(char *out, size_t size) {
   cj_join(out, size, dir_pid == getpid() ? dir : "", NULL);
   pthread_mutex_unlock(&lock);
 }
+
+/* Through nvrtc.c's fork hooks, once no compile is in flight: the thread that forks holds
+ * the lock across the fork, so that the child never starts with it held by a thread it
+ * does not have. */
+void cj_pch_fork_prepare(void) { pthread_mutex_lock(&lock); }
+void cj_pch_fork_done(void) { pthread_mutex_unlock(&lock); }
