@@ -1727,7 +1727,11 @@ CUJIT_API void cujit_function_unbind(cujit_function *fn, void *fnptr);
  *  one element, as a reduction's result,
  *  contiguous), 64-bit element count, device memory on the device that was current when it
  *  was made, and the stream its work is ordered on (the legacy default stream unless set).
- *  Opaque; every function below that takes one refuses a destroyed array. */
+ *  A `cujit_array *` is a handle, not an address: cujit never gives the same handle twice
+ *  in a process, so every function below that takes one refuses a destroyed array (or
+ *  anything cujit did not make) with CUJIT_ERROR_INVALID_VALUE naming the function and
+ *  the argument, even after a new array has taken its place; never dereference one. At
+ *  most 2^24 arrays (views included) are live at once. */
 typedef struct cujit_array cujit_array;
 
 #define CUJIT_ARRAY_MAX_DIMS 4
@@ -1763,10 +1767,11 @@ CUJIT_API cujit_status cujit_array_wrap(cujit_array **out, cujit_type type, int 
                                         const int64_t *shape, CUdeviceptr data);
 /** Frees the array (and its memory, once no view of it is left), ordered after the work
  *  queued on its stream: a launch on that stream that uses it and is still running is not
- *  disturbed. Work on other streams must be finished first. NULL is fine. A handle must
- *  not be used after it was destroyed (cujit refuses one it no longer knows, but cannot
- *  tell it from a new array that happens to get the same address), nor destroyed while
- *  another thread uses it. */
+ *  disturbed. Work on other streams must be finished first. NULL is fine. A handle
+ *  destroyed already (or not an array) frees nothing: the call only sets the thread's
+ *  error detail (cujit_last_error()) and logs it at debug level. Every other function
+ *  refuses a destroyed handle. An array must not be destroyed while another thread uses
+ *  it. */
 CUJIT_API void cujit_array_destroy(cujit_array *a);
 
 /** Copies the array into host memory (`bytes` must be its cujit_array_nbytes()); returns
@@ -1799,7 +1804,9 @@ CUJIT_API cujit_status cujit_array_reshape(const cujit_array *a, int ndim, const
 /** Orders the array's later work (and its freeing) on `stream` (NULL: the legacy default). */
 CUJIT_API cujit_status cujit_array_set_stream(cujit_array *a, CUstream stream);
 
-/** Properties. For a destroyed or NULL array they return 0 (NULL for the stream). */
+/** Properties. For a destroyed or NULL array they return 0 (CUJIT_TYPE_BYTES for the type,
+ *  NULL for the stream). Each looks the handle up under a lock (about 35 instructions
+ *  besides the lock), so they may be called on a launch path. */
 CUJIT_API cujit_type cujit_array_type(const cujit_array *a);
 CUJIT_API int cujit_array_ndim(const cujit_array *a);
 CUJIT_API int64_t cujit_array_shape(const cujit_array *a, int dim);
@@ -1810,7 +1817,8 @@ CUJIT_API CUstream cujit_array_stream(const cujit_array *a);
 /** Bytes of one element of `type` (0 for CUJIT_TYPE_BYTES). */
 CUJIT_API size_t cujit_type_size(cujit_type type);
 
-/** An array as a kernel argument: its device pointer, for cujit_launch()/CUJIT_LAUNCH. */
+/** An array as a kernel argument: its device pointer, for cujit_launch()/CUJIT_LAUNCH (0,
+ *  which a launch passes as a null pointer, for a destroyed array). */
 static inline cujit_arg cujit_array_arg(const cujit_array *a) { return cujit_ptr(cujit_array_data(a)); }
 
 

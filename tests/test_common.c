@@ -1,6 +1,7 @@
 /* test_common - the common layer's one way to do each thing: CJ_CHECK and CJ_TRY, growable
- * arrays, reading a whole file, and the table of environment variables, which README.md's
- * table must match and which every read of the environment in src/ must go through.
+ * arrays, reading a whole file, handles that never alias, and the table of environment
+ * variables, which README.md's table must match and which every read of the environment
+ * in src/ must go through.
  * `test_common --readme` prints README.md's rows of variables from the table. */
 #include <dirent.h>
 #include <errno.h>
@@ -513,6 +514,48 @@ static int remove_dir(void **state) {
   return system(cmd) == 0 ? 0 : -1;
 }
 
+/* ---- handles that never alias ---- */
+
+/* A removed handle stays refused while its slot holds newer objects, removing it again
+ * changes nothing, another kind's handle is not this table's, and a slot whose
+ * generations are spent is retired rather than giving an old handle again. */
+static void handles_are_never_given_twice(void **state) {
+  cj_handles t = CJ_HANDLES_INIT(CJ_HANDLE_TAG(0x11));
+  cj_handles other = CJ_HANDLES_INIT(CJ_HANDLE_TAG(0x12));
+  const uintptr_t slot_mask = ((uintptr_t)1 << CJ_HANDLE_SLOT_BITS) - 1;
+  int x, y, z;
+  uintptr_t hx, hy, hz, ho;
+  (void)state;
+  assert_true((hx = cj_handle_add(&t, &x)) != 0);
+  assert_true(hx >> 63); /* never an address a program may dereference */
+  assert_ptr_equal(cj_handle_get(&t, hx), &x);
+  assert_ptr_equal(cj_handle_remove(&t, hx), &x);
+  assert_null(cj_handle_get(&t, hx));
+  assert_true((hy = cj_handle_add(&t, &y)) != 0); /* the same slot, a new generation */
+  assert_true(hy != hx && (hy & slot_mask) == (hx & slot_mask));
+  assert_null(cj_handle_remove(&t, hx)); /* removed twice: nothing happens to y */
+  assert_ptr_equal(cj_handle_get(&t, hy), &y);
+  assert_null(cj_handle_get(&t, 0));
+  assert_null(cj_handle_get(&t, hy + 1)); /* a slot never used */
+  assert_true((ho = cj_handle_add(&other, &z)) != 0);
+  assert_null(cj_handle_get(&t, ho));
+  assert_null(cj_handle_get(&other, hy));
+  /* y's slot at its last generation: once removed it is retired, and z gets a new slot */
+  assert_ptr_equal(cj_handle_remove(&t, hy), &y);
+  t.slots[0].gen = UINT32_MAX;
+  assert_true((hy = cj_handle_add(&t, &y)) != 0);
+  assert_true((hy & slot_mask) == 0 && (uint32_t)(hy >> CJ_HANDLE_SLOT_BITS) == UINT32_MAX);
+  assert_ptr_equal(cj_handle_remove(&t, hy), &y);
+  assert_true((hz = cj_handle_add(&t, &z)) != 0);
+  assert_true((hz & slot_mask) == 1);
+  assert_null(cj_handle_get(&t, hx));
+  assert_null(cj_handle_get(&t, hy));
+  assert_null(cj_handle_get(&t, hy & ~((uintptr_t)UINT32_MAX << CJ_HANDLE_SLOT_BITS)));
+  assert_ptr_equal(cj_handle_get(&t, hz), &z);
+  cj_free(t.slots);
+  cj_free(other.slots);
+}
+
 /* ---- the scalar-type table ---- */
 
 /* Every cujit_type has an entry that agrees with the public size, with itself (alignment,
@@ -555,6 +598,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(readme_lists_the_table),
       cmocka_unit_test(sources_read_the_environment_through_the_table),
       cmocka_unit_test(scalar_table_is_sound),
+      cmocka_unit_test(handles_are_never_given_twice),
   };
   if (argc == 2 && strcmp(argv[1], "--readme") == 0) return print_readme_rows();
   cujit_set_log_callback(keep_warning, NULL);

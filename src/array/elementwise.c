@@ -174,21 +174,21 @@ cujit_status cujit_elementwise_create(cujit_elementwise **out, const char *args,
 }
 
 cujit_status cj_gen_args(const char *fn, const cj_decl *d, size_t n, const void *const *args,
-                         size_t nargs, cujit_arg *out, const cujit_array **first) {
+                         size_t nargs, cujit_arg *out, const cj_array **first) {
   size_t i;
   *first = NULL;
   CJ_CHECK(nargs == n, CUJIT_ERROR_INVALID_VALUE, "%s: %zu arguments given, %zu declared", fn,
            nargs, n);
   CJ_CHECK(!n || args, CUJIT_ERROR_INVALID_VALUE, "%s: args is NULL", fn);
   for (i = 0; i < n; i++) {
-    const cujit_array *a = args[i];
+    cj_array *a;
     CJ_CHECK(args[i], CUJIT_ERROR_INVALID_VALUE, "%s: argument %zu ('%s') is NULL", fn, i + 1,
              d[i].name);
     if (!d[i].is_array) {
       out[i] = cujit_value(args[i], cj_elem_of(d[i].type)->size);
       continue;
     }
-    CJ_TRY(cj_array_check(a, fn, d[i].name));
+    CJ_TRY(cj_array_get(args[i], fn, d[i].name, &a));
     CJ_CHECK(a->type == d[i].type, CUJIT_ERROR_INVALID_VALUE,
              "%s: argument %zu ('%s') is an array of %s, "
              "declared as %s", fn, i + 1, d[i].name, cj_elem_of(a->type)->name,
@@ -198,7 +198,7 @@ cujit_status cj_gen_args(const char *fn, const cj_decl *d, size_t n, const void 
              "the first array %lld; all arrays must have the same size", fn, i + 1,
              d[i].name, (long long)a->size, (long long)(*first)->size);
     if (!*first) *first = a;
-    out[i] = cujit_array_arg(a);
+    out[i] = cujit_ptr(a->data);
   }
   return CUJIT_OK;
 }
@@ -216,7 +216,7 @@ cujit_status cujit_elementwise_call_range(cujit_elementwise *e, int64_t start, i
                                           int64_t step, const void *const *args, size_t nargs) {
   static const char fn[] = "cujit_elementwise_call";
   cujit_arg a[61];
-  const cujit_array *first;
+  const cj_array *first;
   int64_t count, last;
   CJ_CHECK(e, CUJIT_ERROR_INVALID_VALUE, "%s: the kernel is NULL", fn);
   CJ_CHECK(e->n_decls <= CJ_COUNT(a), CUJIT_ERROR_INVALID_VALUE,
@@ -234,10 +234,10 @@ cujit_status cujit_elementwise_call_range(cujit_elementwise *e, int64_t start, i
 }
 
 cujit_status cujit_elementwise_call(cujit_elementwise *e, const void *const *args, size_t nargs) {
-  const cujit_array *first = NULL;
+  cj_array *first = NULL;
   size_t i;
   for (i = 0; e && args && i < e->n_decls && i < nargs && !first; i++)
-    if (e->decls[i].is_array && args[i] && cj_array_check(args[i], "", "") == CUJIT_OK)
-      first = args[i];
+    if (e->decls[i].is_array && args[i] && cj_array_get(args[i], "", "", &first) != CUJIT_OK)
+      first = NULL;
   return cujit_elementwise_call_range(e, 0, first ? first->size : 0, 1, args, nargs);
 }

@@ -141,12 +141,14 @@ fail:
 /* ---- calling it ---- */
 
 /* One array argument: live and of its declared type. */
-static cujit_status check_array(const cujit_reduction *r, size_t i, const cujit_array *a,
-                                const char *fn) {
+static cujit_status check_array(const cujit_reduction *r, size_t i, const cujit_array *h,
+                                const char *fn, cj_array **out) {
   const cj_decl *d = &r->decls[i];
   char what[112];
+  const cj_array *a;
   snprintf(what, sizeof what, "argument %zu ('%s')", i + 1, d->name);
-  CJ_TRY(cj_array_check(a, fn, what));
+  CJ_TRY(cj_array_get(h, fn, what, out));
+  a = *out;
   CJ_CHECK(a->type == d->type, CUJIT_ERROR_INVALID_VALUE,
            "%s: %s is an array of %s, declared as %s in "
            "\"%s\"; pass an array of the declared type", fn, what,
@@ -158,7 +160,7 @@ static cujit_status check_array(const cujit_reduction *r, size_t i, const cujit_
  * array's. */
 static cujit_status take_args(const cujit_reduction *r, const void *const *args, size_t nargs,
                               const char *fn, cujit_arg *out, int64_t *n, CUstream *stream) {
-  const cujit_array *first;
+  cj_array *first = NULL, *a;
   size_t i;
   CJ_CHECK(nargs == r->ndecls, CUJIT_ERROR_INVALID_VALUE,
            "%s: %zu argument%s given, but \"%s\" declares "
@@ -173,16 +175,15 @@ static cujit_status take_args(const cujit_reduction *r, const void *const *args,
       out[i] = cujit_value(args[i], cj_elem_of(d->type)->size);
       continue;
     }
-    CJ_TRY(check_array(r, i, args[i], fn));
-    out[i] = cujit_ptr(((const cujit_array *)args[i])->data);
+    CJ_TRY(check_array(r, i, args[i], fn, &a));
+    if (!first) first = a;
+    out[i] = cujit_ptr(a->data);
   }
-  first = args[r->first_array];
   for (i = r->first_array + 1; i < nargs; i++) {
-    const cujit_array *a = args[i];
-    CJ_CHECK(!r->decls[i].is_array || a->size == first->size, CUJIT_ERROR_INVALID_VALUE,
-             "%s: argument %zu ('%s') has %lld elements, "
+    CJ_CHECK(!r->decls[i].is_array || cujit_array_size(args[i]) == first->size,
+             CUJIT_ERROR_INVALID_VALUE, "%s: argument %zu ('%s') has %lld elements, "
              "argument %zu ('%s') %lld; the arrays of a reduction have one size", fn,
-             i + 1, r->decls[i].name, (long long)a->size, r->first_array + 1,
+             i + 1, r->decls[i].name, (long long)cujit_array_size(args[i]), r->first_array + 1,
              r->decls[r->first_array].name, (long long)first->size);
   }
   *n = first->size;
@@ -208,6 +209,7 @@ static cujit_status call(cujit_reduction *r, cujit_array **out, void *host,
   cujit_arg *cargs;
   int64_t n = 0;
   CUstream stream = NULL;
+  CUdeviceptr dst = 0;
   int made = 0;
   cujit_status st;
   CJ_CHECK(r, CUJIT_ERROR_INVALID_VALUE, "%s: the reduction is NULL", fn);
@@ -215,15 +217,10 @@ static cujit_status call(cujit_reduction *r, cujit_array **out, void *host,
   st = take_args(r, args, nargs, fn, cargs, &n, &stream);
   if (st == CUJIT_OK && out) st = cj_reduce_output_check(out, r->spec.result, fn);
   if (st == CUJIT_OK) st = kernel_of(r, &f);
-  if (st == CUJIT_OK && out) st = cj_reduce_output(out, r->spec.result, stream, fn, &made);
-  if (st == CUJIT_OK)
-    st = cj_reduce_run(f, &r->spec, n, stream, cargs, nargs, out ? (*out)->data : 0, host);
-  if (st != CUJIT_OK && made) {
-    cujit_array_destroy(*out);
-    *out = NULL;
-  }
+  if (st == CUJIT_OK && out) st = cj_reduce_output(out, r->spec.result, stream, fn, &dst, &made);
+  if (st == CUJIT_OK) st = cj_reduce_run(f, &r->spec, n, stream, cargs, nargs, dst, host);
   cj_free(cargs);
-  return st;
+  return cj_array_unmake(st, out, made);
 }
 
 cujit_status cujit_reduction_call(cujit_reduction *r, cujit_array **out,
