@@ -237,7 +237,15 @@ typedef struct cujit_options {
 #define CUJIT_OPTIONS_INIT                                                                 \
   {sizeof(cujit_options), NULL, NULL, NULL, NULL, NULL, NULL, 0, 0.0, NULL, NULL}
 
+/** A compiled module. A `cujit_module *` is a handle, not an address: cujit never gives
+ *  the same handle twice in a process, so every function taking one refuses a destroyed
+ *  module (or anything cujit did not make) with CUJIT_ERROR_INVALID_VALUE naming the
+ *  function, or returns what it returns for NULL, even after a new module has taken its
+ *  place; never dereference one. At most 2^24 modules are live at once. */
 typedef struct cujit_module cujit_module;
+/** A kernel of a module (cujit_module_get_function()). Unlike a module handle it is the
+ *  kernel's address and is not checked: using one after its module was destroyed is
+ *  undefined (see cujit_module_destroy()). */
 typedef struct cujit_function cujit_function;
 
 /** Compiles CUDA C source (or takes it from the cache). Needs no GPU: loading onto a
@@ -567,9 +575,16 @@ CUJIT_API cujit_status cujit_module_link(cujit_module **out, const cujit_link_pa
 CUJIT_API const char *cujit_nvjitlink_path(void);
 
 /** Frees the module, its loaded device images and every cujit_function and bound
- *  function pointer obtained from it. NULL is fine. Must not race with launches of its
- *  kernels. Never call it from atexit handlers or static destructors at process exit. */
+ *  function pointer obtained from it. NULL is fine. A module destroyed already (or
+ *  anything cujit did not make) frees nothing: the call only sets the thread's error
+ *  detail (cujit_last_error()) and logs it at debug level. Its cujit_function pointers
+ *  are freed with it and using one afterwards is undefined, as using freed memory is:
+ *  they are what cujit_launch() and cujit_call() take, and a launch does not pay for a
+ *  lookup; the module handle is the checked one. Must not race with launches of its kernels. Never call it from atexit handlers or
+ *  static destructors at process exit. */
 CUJIT_API void cujit_module_destroy(cujit_module *mod);
+
+/* The results below return what they return for NULL (NULL, 0) for a destroyed module. */
 
 /** @return the PTX (NUL-terminated); *size (if non-NULL) gets its length without the NUL.
  *  "" (size 0) for a module made from a CUBIN or fatbin. Owned by the module. */
@@ -587,7 +602,8 @@ CUJIT_API const char *cujit_module_arch(const cujit_module *mod);
 CUJIT_API const char *cujit_module_name(const cujit_module *mod);
 /** Looks up the lowered (mangled) name of a name expression given in the options.
  *  @param lowered receives the name, owned by the module.
- *  @return CUJIT_OK, or CUJIT_ERROR_NOT_FOUND when the expression was not in the options. */
+ *  @return CUJIT_OK, or CUJIT_ERROR_NOT_FOUND when the expression was not in the options;
+ *          CUJIT_ERROR_INVALID_VALUE for a NULL argument or a destroyed module. */
 CUJIT_API cujit_status cujit_module_lowered_name(const cujit_module *mod,
                                                  const char *name_expression,
                                                  const char **lowered);
@@ -1008,8 +1024,11 @@ CUJIT_API cujit_status cujit_cache_verify(size_t sample, cujit_cache_verify_fn f
  *  `name` is a plain kernel name ("multiply_them", found also without extern "C" when
  *  unambiguous), a name expression from the options ("scale<float>"), or a lowered name.
  *  @param fn receives the function, owned by the module (lives until cujit_module_destroy).
+ *         It is not a checked handle: using it after cujit_module_destroy() is undefined,
+ *         so that launching through it costs no lookup (see cujit_module_destroy()).
  *  @return CUJIT_OK; CUJIT_ERROR_NOT_FOUND listing the module's kernels;
- *          CUJIT_ERROR_AMBIGUOUS listing the candidates; CUJIT_ERROR_LOAD with the JIT log. */
+ *          CUJIT_ERROR_AMBIGUOUS listing the candidates; CUJIT_ERROR_LOAD with the JIT log;
+ *          CUJIT_ERROR_INVALID_VALUE for a NULL argument or a destroyed module. */
 CUJIT_API cujit_status cujit_module_get_function(cujit_module *mod, const char *name,
                                                  cujit_function **fn);
 

@@ -118,7 +118,7 @@ static void hand_init(hand *h, cujit_module *m, const char *name, const char *la
   cj_signature *s = NULL;
   size_t i;
   memset(h, 0, sizeof *h);
-  h->fn.module = m;
+  h->fn.module = cj_module_find(m);
   h->fn.name = (char *)name;
   h->fn.lowered = (char *)name;
   h->fn.dev = (cj_fstate *)(void *)h; /* any non-NULL: the module layer's state; never touched here */
@@ -149,7 +149,7 @@ static void hand_init_from(hand *h, cujit_module *m, const char *name) {
   }
   free(offs);
   free(sizes);
-  h->fn.module = m;
+  h->fn.module = cj_module_find(m);
   h->fn.name = (char *)name;
   h->fn.lowered = h->sym;
   h->fn.dev = (cj_fstate *)(void *)h; /* any non-NULL: the module layer's state; never touched here */

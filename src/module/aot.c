@@ -43,7 +43,7 @@ static cujit_status check_archs(const char *fn, const char *const *archs, size_t
 
 /* What a bundle is made of while it is built. */
 typedef struct making {
-  cujit_module *mods[MAX_ARCHS];
+  cj_module *mods[MAX_ARCHS];
   void *blobs[MAX_ARCHS];
   size_t blob_sizes[MAX_ARCHS];
   char ptx_arch[MAX_ARCHS][16];
@@ -82,7 +82,7 @@ static size_t newest(const char *const *archs, size_t n) {
 
 /* The parts of module i: its CUBIN, its PTX when it is the newest or PTX only, its blob. */
 static void add_module(making *mk, const char *const *archs, size_t i, size_t top) {
-  const cujit_module *m = mk->mods[i];
+  const cj_module *m = mk->mods[i];
   const char *arch = m->origin.arch;
   if (m->image->cubin) add_part(mk, CJ_BE_CUBIN, arch, m->image->cubin, m->image->cubin_size);
   if (!m->image->cubin || i == top) {
@@ -127,11 +127,11 @@ static cujit_status make_bundle(const char *fn, void **out, size_t *size, const 
   for (i = 0; i < n && st == CUJIT_OK; i++) {
     own.arch = archs[i];
     st = cj_module_compile(&mk->mods[i], source, name, &own, dir);
-    if (st == CUJIT_OK) st = cujit_module_export(mk->mods[i], &mk->blobs[i], &mk->blob_sizes[i]);
+    if (st == CUJIT_OK) st = cj_module_export(mk->mods[i], &mk->blobs[i], &mk->blob_sizes[i]);
   }
   if (st == CUJIT_OK) st = assemble(mk, archs, n, out, size);
   for (i = 0; i < n; i++) {
-    cujit_module_destroy(mk->mods[i]);
+    cj_module_free(mk->mods[i]);
     cj_free(mk->blobs[i]);
   }
   cj_buf_free(&mk->options);
@@ -222,14 +222,14 @@ static cujit_status warm_setup(const char *fn, const cj_bundle_part *p, size_t n
 /* Stores one target's entry, after import's checks; a refusal is kept in w. */
 static int warm_one(warming *w, const cj_bundle_part *blob) {
   cujit_options o = CUJIT_OPTIONS_INIT;
-  cujit_module *m = NULL;
+  cj_module *m = NULL;
   cujit_status st;
   cj_bundle_opts_apply(&w->opts, &o);
   o.flags &= ~(unsigned)CUJIT_OPT_NO_CACHE;
   o.arch = blob->arch;
   st = cj_module_import_dir(&m, blob->data, blob->size, w->source, w->opts.name, &o,
                             w->opts.dir);
-  cujit_module_destroy(m);
+  cj_module_free(m);
   if (st == CUJIT_OK) {
     cj_info("warmed the cache with '%s' for %s", w->opts.name, blob->arch);
     return 1;
