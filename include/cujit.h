@@ -1098,7 +1098,9 @@ typedef enum cujit_arg_kind {
   CUJIT_ARG_VALUE = 0, /**< bytes passed by value (scalars, vectors, structs, device pointers) */
   CUJIT_ARG_IN = 1,    /**< host buffer copied to the device before the kernel */
   CUJIT_ARG_OUT = 2,   /**< device buffer copied to the host after the kernel */
-  CUJIT_ARG_INOUT = 3  /**< both */
+  CUJIT_ARG_INOUT = 3, /**< both */
+  CUJIT_ARG_ARRAY = 4  /**< an array handle (cujit_arr()), for the generators' calls only:
+                            cujit_launch() refuses it (pass cujit_array_arg() there) */
 } cujit_arg_kind;
 
 /** Scalar type tags (cujit_arg.type): what cujit_launch() checks against a parameter's
@@ -1212,6 +1214,29 @@ static inline cujit_arg cujit_f32(float v) {
 }
 static inline cujit_arg cujit_f64(double v) {
   return CUJIT_ARG_NUMBER_(CUJIT_TYPE_F64, v, cujit_f64_bits_(v));
+}
+#ifdef __cplusplus
+#  define CUJIT_BOOL_ bool
+#else
+#  define CUJIT_BOOL_ _Bool
+#endif
+/** A bool (one byte, 0 or 1). */
+static inline cujit_arg cujit_bool(CUJIT_BOOL_ v) {
+  return CUJIT_ARG_NUMBER_(CUJIT_TYPE_BOOL, v, (uint64_t)(v ? 1 : 0));
+}
+/** A complex float (cuda::std::complex<float>): its real and imaginary parts. */
+static inline cujit_arg cujit_c64(float re, float im) {
+  float v[2];
+  v[0] = re;
+  v[1] = im;
+  return cujit_arg_scalar_(CUJIT_TYPE_C64, sizeof v, v);
+}
+/** A complex double (cuda::std::complex<double>). */
+static inline cujit_arg cujit_c128(double re, double im) {
+  double v[2];
+  v[0] = re;
+  v[1] = im;
+  return cujit_arg_scalar_(CUJIT_TYPE_C128, sizeof v, v);
 }
 /** A device pointer. */
 static inline cujit_arg cujit_ptr(CUdeviceptr p) { return CUJIT_ARG_NUMBER_(CUJIT_TYPE_PTR, p, p); }
@@ -1839,6 +1864,14 @@ CUJIT_API size_t cujit_type_size(cujit_type type);
 /** An array as a kernel argument: its device pointer, for cujit_launch()/CUJIT_LAUNCH (0,
  *  which a launch passes as a null pointer, for a destroyed array). */
 static inline cujit_arg cujit_array_arg(const cujit_array *a) { return cujit_ptr(cujit_array_data(a)); }
+/** An array as an argument of a generated kernel's call (cujit_elementwise_call(),
+ *  cujit_reduction_call(); the CUJIT_ELEMENTWISE and CUJIT_REDUCTION macros make it from
+ *  the cujit_array * itself): the handle, looked up and checked by the call. */
+static inline cujit_arg cujit_arr(const cujit_array *a) {
+  cujit_arg r = cujit_ptr((CUdeviceptr)(uintptr_t)a);
+  r.kind = CUJIT_ARG_ARRAY;
+  return r;
+}
 
 
 /* ---------------------------------------------------------------------------------------
@@ -1961,10 +1994,39 @@ CUJIT_API cujit_status cujit_array_random(cujit_array **out, cujit_type type, in
  * uint64_t, size_t, ptrdiff_t, __half, __nv_bfloat16, float, double, complex<float>,
  * complex<double> (cuda::std), with const allowed. A declaration cujit cannot read is
  * CUJIT_ERROR_INVALID_VALUE naming its column and token.
- * Calls take the arguments in declaration order as pointers: an array argument as its
- * cujit_array *, a scalar as a pointer to a value of its declared type (&a for "float a").
- * Every array must be live, of the declared element type and of the first array's size;
- * otherwise nothing launches (CUJIT_ERROR_INVALID_VALUE naming the argument).
+ *
+ * Calls take the arguments in declaration order, as an array of cujit_arg, or inline
+ * through the macros at the end of this section, which make each from a plain value:
+ *     CUJIT_ELEMENTWISE(lin_comb, 5.0f, x, 6, y, z);   for "float a, float *x, float b, ..."
+ * An array argument is its cujit_array * (cujit_arr(x) in an array of cujit_arg); it must
+ * be live, of the declared element type and of the first array's size. A scalar carries
+ * its type: cujit_f32(5), cujit_f64(), cujit_i32(), cujit_u64(), cujit_bool(), cujit_c64()
+ * and the other constructors, or in the macros a C value of its own type (bool, char,
+ * signed and unsigned char, short, int, long and long long, float, double; in C also
+ * float _Complex and double _Complex; a cujit_arg passes as it is). The call converts it
+ * to the declared type as C converts an argument to a prototyped parameter, where the
+ * value keeps its meaning, and refuses it where it would not:
+ *   - integer types: an integer, a bool or a float whose value is an integer (2.0), in
+ *     the type's range. Refused: a value out of range (300 for unsigned char, -1 for
+ *     unsigned int, which C would wrap), a float with a fraction (2.5, which C would
+ *     truncate), infinities and NaN.
+ *   - bool: 0 and 1 (false and true) of any of those types; other values are refused.
+ *   - floating types (__half, __nv_bfloat16, float, double): an integer, a bool or a
+ *     float, rounded to nearest (ties to even) where the type cannot hold it exactly
+ *     (0.1 for float, 16777217 for float, 0.1 for __half). Refused: a finite value beyond
+ *     the type's range (1e300 for float, 70000 for __half), which C leaves undefined;
+ *     infinities and NaN pass.
+ *   - complex types: a complex value (each part converted as a float is), or a real one
+ *     (imaginary part 0).
+ *   - always refused: a complex value for a real or integer parameter (C would drop the
+ *     imaginary part), a device pointer (cujit_ptr()), an In/Out buffer, an array for a
+ *     scalar and a scalar for an array.
+ *   - a value given by its bytes (cujit_value(), CUJIT_VALUE(); a __half's bits, say)
+ *     passes unchanged when its size is the declared type's, and is refused otherwise.
+ * So a double given for a float parameter arrives as the float nearest to it, never as
+ * the double's bytes. Any refusal is CUJIT_ERROR_INVALID_VALUE naming the function, the
+ * argument (position and name), the declared and the given type and the value; nothing
+ * is compiled or launched then.
  * ------------------------------------------------------------------------------------- */
 
 /** Optional parts of a generated kernel. Start from CUJIT_GENERATOR_OPTIONS_INIT (or zero
@@ -1989,13 +2051,19 @@ typedef struct cujit_elementwise cujit_elementwise;
 CUJIT_API cujit_status cujit_elementwise_create(cujit_elementwise **out, const char *args,
                                                 const char *operation,
                                                 const cujit_generator_options *opts);
-CUJIT_API cujit_status cujit_elementwise_call(cujit_elementwise *k, const void *const *args,
+/** Runs it over the first array argument's elements, on that array's stream. `args`
+ *  holds `nargs` arguments, one per declaration (see above for what each takes).
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE naming a wrong argument (see above);
+ *          CUJIT_ERROR_COMPILE with NVRTC's log and the generated source; device errors. */
+CUJIT_API cujit_status cujit_elementwise_call(cujit_elementwise *k, const cujit_arg *args,
                                               size_t nargs);
 /** As cujit_elementwise_call() for i = start, start + step, ... below stop (PyCUDA's
- *  range=slice(...)); step may be negative (then i goes down to above stop). */
+ *  range=slice(...)); step may be negative (then i goes down to above stop). Every i the
+ *  range gives must index the arrays; any int64 values are checked without overflow, and
+ *  a range that leaves the arrays (or a step of 0) is CUJIT_ERROR_INVALID_VALUE. */
 CUJIT_API cujit_status cujit_elementwise_call_range(cujit_elementwise *k, int64_t start,
                                                     int64_t stop, int64_t step,
-                                                    const void *const *args, size_t nargs);
+                                                    const cujit_arg *args, size_t nargs);
 CUJIT_API void cujit_elementwise_destroy(cujit_elementwise *k);
 
 typedef struct cujit_reduction cujit_reduction;
@@ -2019,9 +2087,9 @@ CUJIT_API cujit_status cujit_reduction_create(cujit_reduction **out, cujit_type 
  *          output; CUJIT_ERROR_COMPILE with NVRTC's log and the generated source with line
  *          numbers when an expression does not compile; device errors. */
 CUJIT_API cujit_status cujit_reduction_call(cujit_reduction *r, cujit_array **out,
-                                            const void *const *args, size_t nargs);
+                                            const cujit_arg *args, size_t nargs);
 CUJIT_API cujit_status cujit_reduction_call_host(cujit_reduction *r, void *result,
-                                                 const void *const *args, size_t nargs);
+                                                 const cujit_arg *args, size_t nargs);
 CUJIT_API void cujit_reduction_destroy(cujit_reduction *r);
 
 typedef struct cujit_scan cujit_scan;
@@ -2034,39 +2102,132 @@ CUJIT_API cujit_status cujit_scan_create(cujit_scan **out, cujit_type type,
 CUJIT_API cujit_status cujit_scan_call(cujit_scan *s, const cujit_array *in, cujit_array **out);
 CUJIT_API void cujit_scan_destroy(cujit_scan *s);
 
-/** The generators' calls with the arguments inline: CUJIT_ELEMENTWISE(k, &a, x, &b, y, z),
- *  CUJIT_REDUCTION(r, &out, x, y), CUJIT_REDUCTION_HOST(r, &result, x, y). */
-#ifdef __cplusplus
-#  define CUJIT_ELEMENTWISE(k, ...) cujit_elementwise_list_((k), {__VA_ARGS__})
-#  define CUJIT_REDUCTION(r, out, ...) cujit_reduction_list_((r), (out), nullptr, {__VA_ARGS__})
-#  define CUJIT_REDUCTION_HOST(r, result, ...) \
-  cujit_reduction_list_((r), nullptr, (result), {__VA_ARGS__})
-#else
-#  define CUJIT_GEN_ARGS_(...) (const void *const[]){__VA_ARGS__},                        \
-                               sizeof((const void *const[]){__VA_ARGS__}) / sizeof(void *)
-#  define CUJIT_ELEMENTWISE(k, ...) cujit_elementwise_call((k), CUJIT_GEN_ARGS_(__VA_ARGS__))
-#  define CUJIT_REDUCTION(r, out, ...) \
-  cujit_reduction_call((r), (out), CUJIT_GEN_ARGS_(__VA_ARGS__))
-#  define CUJIT_REDUCTION_HOST(r, result, ...) \
+/** The generators' calls with the arguments inline, as plain values (up to 32):
+ *  CUJIT_ELEMENTWISE(k, 5.0f, x, 6.0f, y, z), CUJIT_ELEMENTWISE_RANGE(k, start, stop, step,
+ *  args...), CUJIT_REDUCTION(r, &out, x, y), CUJIT_REDUCTION_HOST(r, &result, x, y). Each
+ *  argument becomes a cujit_arg by its C type (see above): a cujit_array * an array, a
+ *  float cujit_f32(), a double cujit_f64(), an int cujit_i32(), and so on; a cujit_arg
+ *  passes as it is. A value of another type (a pointer such as &a, a long double) does not
+ *  compile. A compound literal with commas must be wrapped in parentheses. */
+#define CUJIT_ELEMENTWISE(k, ...) \
+  cujit_elementwise_call((k), CUJIT_GEN_ARGS_(__VA_ARGS__))
+#define CUJIT_ELEMENTWISE_RANGE(k, start, stop, step, ...) \
+  cujit_elementwise_call_range((k), (start), (stop), (step), CUJIT_GEN_ARGS_(__VA_ARGS__))
+#define CUJIT_REDUCTION(r, out, ...) cujit_reduction_call((r), (out), CUJIT_GEN_ARGS_(__VA_ARGS__))
+#define CUJIT_REDUCTION_HOST(r, result, ...) \
   cujit_reduction_call_host((r), (result), CUJIT_GEN_ARGS_(__VA_ARGS__))
+
+/* What the macros expand to: each argument made a cujit_arg (CUJIT_GEN_ARG_), then the
+ * array of them and their count. */
+#define CUJIT_GEN_ARGS_(...) \
+  CUJIT_GEN_LIST_(CUJIT_GEN_MAP_(__VA_ARGS__)), (size_t)CUJIT_NARGS_(__VA_ARGS__)
+#ifdef __cplusplus
+#  define CUJIT_GEN_LIST_(...) std::initializer_list<cujit_arg>{__VA_ARGS__}.begin()
+#  define CUJIT_GEN_ARG_(x) cujit_gen_arg_(x)
+#else
+#  define CUJIT_GEN_LIST_(...) (const cujit_arg[]){__VA_ARGS__}
+#  ifndef __STDC_NO_COMPLEX__
+#    define CUJIT_GEN_COMPLEX_ float _Complex: cujit_gen_c64_, double _Complex: cujit_gen_c128_,
+#  else
+#    define CUJIT_GEN_COMPLEX_
+#  endif
+#  define CUJIT_GEN_ARG_(x)                                                                 \
+  _Generic((x), cujit_arg: cujit_gen_self_, cujit_array *: cujit_arr,                       \
+           const cujit_array *: cujit_arr, _Bool: cujit_bool, char: cujit_gen_char_,        \
+           signed char: cujit_i8, unsigned char: cujit_u8, short: cujit_i16,                \
+           unsigned short: cujit_u16, int: cujit_i32, unsigned: cujit_u32,                  \
+           long: cujit_gen_long_, unsigned long: cujit_gen_ulong_, long long: cujit_i64,   \
+           unsigned long long: cujit_u64, CUJIT_GEN_COMPLEX_ float: cujit_f32,             \
+           double: cujit_f64)(x)
+static inline cujit_arg cujit_gen_self_(cujit_arg a) { return a; }
+#  ifndef __STDC_NO_COMPLEX__
+static inline cujit_arg cujit_gen_c64_(float _Complex z) {
+  float v[2];
+  memcpy(v, &z, sizeof v); /* C lays a complex number out as its two parts */
+  return cujit_c64(v[0], v[1]);
+}
+static inline cujit_arg cujit_gen_c128_(double _Complex z) {
+  double v[2];
+  memcpy(v, &z, sizeof v);
+  return cujit_c128(v[0], v[1]);
+}
+#  endif
 #endif
+/* char, long and unsigned long have the size and signedness of the host's ABI. */
+static inline cujit_arg cujit_gen_char_(char v) {
+  return (char)-1 < 0 ? cujit_i8((int8_t)v) : cujit_u8((uint8_t)v);
+}
+static inline cujit_arg cujit_gen_long_(long v) {
+  return sizeof v == 8 ? cujit_i64((int64_t)v) : cujit_i32((int32_t)v);
+}
+static inline cujit_arg cujit_gen_ulong_(unsigned long v) {
+  return sizeof v == 8 ? cujit_u64((uint64_t)v) : cujit_u32((uint32_t)v);
+}
+/* Applies CUJIT_GEN_ARG_ to each of 1 to 32 arguments. */
+#define CUJIT_GEN_MAP_(...) CUJIT_GEN_CAT_(CUJIT_GEN_MAP_, CUJIT_NARGS_(__VA_ARGS__))(__VA_ARGS__)
+#define CUJIT_GEN_CAT_(a, b) CUJIT_GEN_CAT2_(a, b)
+#define CUJIT_GEN_CAT2_(a, b) a##b
+#define CUJIT_GEN_MAP_1(a) CUJIT_GEN_ARG_(a)
+#define CUJIT_GEN_MAP_2(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_1(__VA_ARGS__)
+#define CUJIT_GEN_MAP_3(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_2(__VA_ARGS__)
+#define CUJIT_GEN_MAP_4(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_3(__VA_ARGS__)
+#define CUJIT_GEN_MAP_5(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_4(__VA_ARGS__)
+#define CUJIT_GEN_MAP_6(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_5(__VA_ARGS__)
+#define CUJIT_GEN_MAP_7(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_6(__VA_ARGS__)
+#define CUJIT_GEN_MAP_8(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_7(__VA_ARGS__)
+#define CUJIT_GEN_MAP_9(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_8(__VA_ARGS__)
+#define CUJIT_GEN_MAP_10(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_9(__VA_ARGS__)
+#define CUJIT_GEN_MAP_11(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_10(__VA_ARGS__)
+#define CUJIT_GEN_MAP_12(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_11(__VA_ARGS__)
+#define CUJIT_GEN_MAP_13(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_12(__VA_ARGS__)
+#define CUJIT_GEN_MAP_14(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_13(__VA_ARGS__)
+#define CUJIT_GEN_MAP_15(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_14(__VA_ARGS__)
+#define CUJIT_GEN_MAP_16(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_15(__VA_ARGS__)
+#define CUJIT_GEN_MAP_17(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_16(__VA_ARGS__)
+#define CUJIT_GEN_MAP_18(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_17(__VA_ARGS__)
+#define CUJIT_GEN_MAP_19(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_18(__VA_ARGS__)
+#define CUJIT_GEN_MAP_20(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_19(__VA_ARGS__)
+#define CUJIT_GEN_MAP_21(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_20(__VA_ARGS__)
+#define CUJIT_GEN_MAP_22(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_21(__VA_ARGS__)
+#define CUJIT_GEN_MAP_23(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_22(__VA_ARGS__)
+#define CUJIT_GEN_MAP_24(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_23(__VA_ARGS__)
+#define CUJIT_GEN_MAP_25(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_24(__VA_ARGS__)
+#define CUJIT_GEN_MAP_26(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_25(__VA_ARGS__)
+#define CUJIT_GEN_MAP_27(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_26(__VA_ARGS__)
+#define CUJIT_GEN_MAP_28(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_27(__VA_ARGS__)
+#define CUJIT_GEN_MAP_29(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_28(__VA_ARGS__)
+#define CUJIT_GEN_MAP_30(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_29(__VA_ARGS__)
+#define CUJIT_GEN_MAP_31(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_30(__VA_ARGS__)
+#define CUJIT_GEN_MAP_32(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_31(__VA_ARGS__)
 
 #ifdef __cplusplus
 } /* extern "C" */
 
 #include <initializer_list>
 
+/* In C++ each value finds its constructor by overloading. A pointer of any other type
+ * (&a, as the calls once took) matches the deleted template and does not compile. */
+static inline cujit_arg cujit_gen_arg_(cujit_arg a) { return a; }
+static inline cujit_arg cujit_gen_arg_(cujit_array *a) { return cujit_arr(a); }
+static inline cujit_arg cujit_gen_arg_(const cujit_array *a) { return cujit_arr(a); }
+static inline cujit_arg cujit_gen_arg_(decltype(nullptr)) { return cujit_arr(nullptr); }
+static inline cujit_arg cujit_gen_arg_(bool v) { return cujit_bool(v); }
+static inline cujit_arg cujit_gen_arg_(char v) { return cujit_gen_char_(v); }
+static inline cujit_arg cujit_gen_arg_(signed char v) { return cujit_i8(v); }
+static inline cujit_arg cujit_gen_arg_(unsigned char v) { return cujit_u8(v); }
+static inline cujit_arg cujit_gen_arg_(short v) { return cujit_i16(v); }
+static inline cujit_arg cujit_gen_arg_(unsigned short v) { return cujit_u16(v); }
+static inline cujit_arg cujit_gen_arg_(int v) { return cujit_i32(v); }
+static inline cujit_arg cujit_gen_arg_(unsigned v) { return cujit_u32(v); }
+static inline cujit_arg cujit_gen_arg_(long v) { return cujit_gen_long_(v); }
+static inline cujit_arg cujit_gen_arg_(unsigned long v) { return cujit_gen_ulong_(v); }
+static inline cujit_arg cujit_gen_arg_(long long v) { return cujit_i64(v); }
+static inline cujit_arg cujit_gen_arg_(unsigned long long v) { return cujit_u64(v); }
+static inline cujit_arg cujit_gen_arg_(float v) { return cujit_f32(v); }
+static inline cujit_arg cujit_gen_arg_(double v) { return cujit_f64(v); }
+template <typename T> cujit_arg cujit_gen_arg_(T *) = delete;
+
 /* What CUJIT_LAUNCH and CUJIT_LAUNCH_EX expand to in C++. */
-static inline cujit_status cujit_elementwise_list_(cujit_elementwise *k,
-                                                   std::initializer_list<const void *> args) {
-  return cujit_elementwise_call(k, args.begin(), args.size());
-}
-static inline cujit_status cujit_reduction_list_(cujit_reduction *r, cujit_array **out,
-                                                 void *result,
-                                                 std::initializer_list<const void *> args) {
-  return out ? cujit_reduction_call(r, out, args.begin(), args.size())
-             : cujit_reduction_call_host(r, result, args.begin(), args.size());
-}
 static inline cujit_status cujit_launch_list_(const cujit_function *fn, cujit_dim3 grid,
                                               cujit_dim3 block, std::initializer_list<cujit_arg> args,
                                               const cujit_launch_options *opts) {

@@ -118,9 +118,14 @@ int cj_is_identifier(const char *s);
  * (common.h: cj_sized_in); `fn` names the function in messages. */
 cujit_status cj_gen_options(const char *fn, const cujit_generator_options *user,
                             cujit_generator_options *own);
+
+/* ---- genargs.c: the generators' call arguments ---- */
+
 /* Checks a generator's call arguments against its declarations and turns them into kernel
- * arguments (out: n of them); *first gets the first array. */
-cujit_status cj_gen_args(const char *fn, const cj_decl *d, size_t n, const void *const *args,
+ * arguments (out: n of them): arrays looked up (live, of the declared type, of one size),
+ * scalars converted to the declared type or refused, as cujit.h says ("Kernel
+ * generators"). *first gets the first array. `fn` names the call in messages. */
+cujit_status cj_gen_args(const char *fn, const cj_decl *d, size_t n, const cujit_arg *args,
                          size_t nargs, cujit_arg *out, const cj_array **first);
 
 /* ---- map.c: the engine of 1:1 elementwise operations ---- */

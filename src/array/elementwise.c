@@ -173,36 +173,6 @@ cujit_status cujit_elementwise_create(cujit_elementwise **out, const char *args,
   return CUJIT_OK;
 }
 
-cujit_status cj_gen_args(const char *fn, const cj_decl *d, size_t n, const void *const *args,
-                         size_t nargs, cujit_arg *out, const cj_array **first) {
-  size_t i;
-  *first = NULL;
-  CJ_CHECK(nargs == n, CUJIT_ERROR_INVALID_VALUE, "%s: %zu arguments given, %zu declared", fn,
-           nargs, n);
-  CJ_CHECK(!n || args, CUJIT_ERROR_INVALID_VALUE, "%s: args is NULL", fn);
-  for (i = 0; i < n; i++) {
-    cj_array *a;
-    CJ_CHECK(args[i], CUJIT_ERROR_INVALID_VALUE, "%s: argument %zu ('%s') is NULL", fn, i + 1,
-             d[i].name);
-    if (!d[i].is_array) {
-      out[i] = cujit_value(args[i], cj_elem_of(d[i].type)->size);
-      continue;
-    }
-    CJ_TRY(cj_array_get(args[i], fn, d[i].name, &a));
-    CJ_CHECK(a->type == d[i].type, CUJIT_ERROR_INVALID_VALUE,
-             "%s: argument %zu ('%s') is an array of %s, "
-             "declared as %s", fn, i + 1, d[i].name, cj_elem_of(a->type)->name,
-             cj_elem_of(d[i].type)->name);
-    CJ_CHECK(!*first || a->size == (*first)->size, CUJIT_ERROR_INVALID_VALUE,
-             "%s: argument %zu ('%s') has %lld elements, "
-             "the first array %lld; all arrays must have the same size", fn, i + 1,
-             d[i].name, (long long)a->size, (long long)(*first)->size);
-    if (!*first) *first = a;
-    out[i] = cujit_ptr(a->data);
-  }
-  return CUJIT_OK;
-}
-
 /* The number of i in start, start + step, ... before stop. */
 static int64_t range_count(int64_t start, int64_t stop, int64_t step) {
   uint64_t span, stride; /* in unsigned arithmetic: no signed overflow at the extremes */
@@ -212,9 +182,10 @@ static int64_t range_count(int64_t start, int64_t stop, int64_t step) {
   return (int64_t)((span - 1) / stride + 1);
 }
 
-cujit_status cujit_elementwise_call_range(cujit_elementwise *e, int64_t start, int64_t stop,
-                                          int64_t step, const void *const *args, size_t nargs) {
-  static const char fn[] = "cujit_elementwise_call";
+/* Checks the arguments and runs the kernel over the range, or with range 0 over the
+ * first array's elements. */
+static cujit_status call(cujit_elementwise *e, int range, int64_t start, int64_t stop,
+                         int64_t step, const cujit_arg *args, size_t nargs, const char *fn) {
   cujit_arg a[61];
   const cj_array *first;
   int64_t count, last;
@@ -222,6 +193,7 @@ cujit_status cujit_elementwise_call_range(cujit_elementwise *e, int64_t start, i
   CJ_CHECK(e->n_decls <= CJ_COUNT(a), CUJIT_ERROR_INVALID_VALUE,
            "%s: more than %zu arguments", fn, CJ_COUNT(a));
   CJ_TRY(cj_gen_args(fn, e->decls, e->n_decls, args, nargs, a, &first));
+  if (!range) return cj_ew_run(&e->k, 0, 1, first->size, first->stream, a, nargs);
   CJ_CHECK(step != 0, CUJIT_ERROR_INVALID_VALUE, "%s: the step is 0", fn);
   count = range_count(start, stop, step);
   last = count && count <= first->size ? start + (count - 1) * step : -1;
@@ -233,11 +205,11 @@ cujit_status cujit_elementwise_call_range(cujit_elementwise *e, int64_t start, i
   return cj_ew_run(&e->k, start, step, count, first->stream, a, nargs);
 }
 
-cujit_status cujit_elementwise_call(cujit_elementwise *e, const void *const *args, size_t nargs) {
-  cj_array *first = NULL;
-  size_t i;
-  for (i = 0; e && args && i < e->n_decls && i < nargs && !first; i++)
-    if (e->decls[i].is_array && args[i] && cj_array_get(args[i], "", "", &first) != CUJIT_OK)
-      first = NULL;
-  return cujit_elementwise_call_range(e, 0, first ? first->size : 0, 1, args, nargs);
+cujit_status cujit_elementwise_call_range(cujit_elementwise *e, int64_t start, int64_t stop,
+                                          int64_t step, const cujit_arg *args, size_t nargs) {
+  return call(e, 1, start, stop, step, args, nargs, "cujit_elementwise_call_range");
+}
+
+cujit_status cujit_elementwise_call(cujit_elementwise *e, const cujit_arg *args, size_t nargs) {
+  return call(e, 0, 0, 0, 1, args, nargs, "cujit_elementwise_call");
 }

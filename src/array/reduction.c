@@ -10,7 +10,7 @@
 struct cujit_reduction {
   cj_decl *decls;
   size_t ndecls;
-  size_t first_array;   /* index of the first array argument: n is its size */
+  size_t first_array;   /* index of the first array argument (there must be one) */
   char *args;           /* the declarations as given, for messages */
   cj_buf text;          /* name, neutral, reduce, map, preamble and params, NUL-separated */
   int *types;           /* the declared element types */
@@ -140,52 +140,12 @@ fail:
 
 /* ---- calling it ---- */
 
-/* One array argument: live and of its declared type. */
-static cujit_status check_array(const cujit_reduction *r, size_t i, const cujit_array *h,
-                                const char *fn, cj_array **out) {
-  const cj_decl *d = &r->decls[i];
-  char what[112];
-  const cj_array *a;
-  snprintf(what, sizeof what, "argument %zu ('%s')", i + 1, d->name);
-  CJ_TRY(cj_array_get(h, fn, what, out));
-  a = *out;
-  CJ_CHECK(a->type == d->type, CUJIT_ERROR_INVALID_VALUE,
-           "%s: %s is an array of %s, declared as %s in "
-           "\"%s\"; pass an array of the declared type", fn, what,
-           cj_elem_of(a->type)->name, cj_elem_of(d->type)->name, r->args);
-  return CUJIT_OK;
-}
-
 /* Checks every argument and makes the kernel's arguments; n and the stream are the first
  * array's. */
-static cujit_status take_args(const cujit_reduction *r, const void *const *args, size_t nargs,
+static cujit_status take_args(const cujit_reduction *r, const cujit_arg *args, size_t nargs,
                               const char *fn, cujit_arg *out, int64_t *n, CUstream *stream) {
-  cj_array *first = NULL, *a;
-  size_t i;
-  CJ_CHECK(nargs == r->ndecls, CUJIT_ERROR_INVALID_VALUE,
-           "%s: %zu argument%s given, but \"%s\" declares "
-           "%zu; pass one pointer per declaration, in their order", fn, nargs,
-           nargs == 1 ? "" : "s", r->args, r->ndecls);
-  CJ_CHECK(args, CUJIT_ERROR_INVALID_VALUE, "%s: args is NULL", fn);
-  for (i = 0; i < nargs; i++) {
-    const cj_decl *d = &r->decls[i];
-    CJ_CHECK(args[i], CUJIT_ERROR_INVALID_VALUE, "%s: argument %zu ('%s') is NULL; pass %s", fn,
-             i + 1, d->name, d->is_array ? "a cujit_array *" : "a pointer to its value");
-    if (!d->is_array) {
-      out[i] = cujit_value(args[i], cj_elem_of(d->type)->size);
-      continue;
-    }
-    CJ_TRY(check_array(r, i, args[i], fn, &a));
-    if (!first) first = a;
-    out[i] = cujit_ptr(a->data);
-  }
-  for (i = r->first_array + 1; i < nargs; i++) {
-    CJ_CHECK(!r->decls[i].is_array || cujit_array_size(args[i]) == first->size,
-             CUJIT_ERROR_INVALID_VALUE, "%s: argument %zu ('%s') has %lld elements, "
-             "argument %zu ('%s') %lld; the arrays of a reduction have one size", fn,
-             i + 1, r->decls[i].name, (long long)cujit_array_size(args[i]), r->first_array + 1,
-             r->decls[r->first_array].name, (long long)first->size);
-  }
+  const cj_array *first;
+  CJ_TRY(cj_gen_args(fn, r->decls, r->ndecls, args, nargs, out, &first));
   *n = first->size;
   *stream = first->stream;
   return CUJIT_OK;
@@ -204,7 +164,7 @@ static cujit_status kernel_of(cujit_reduction *r, cujit_function **fn) {
 
 /* A call: the result goes to *out (out not NULL) or to host memory. */
 static cujit_status call(cujit_reduction *r, cujit_array **out, void *host,
-                         const void *const *args, size_t nargs, const char *fn) {
+                         const cujit_arg *args, size_t nargs, const char *fn) {
   cujit_function *f = NULL;
   cujit_arg *cargs;
   int64_t n = 0;
@@ -224,14 +184,14 @@ static cujit_status call(cujit_reduction *r, cujit_array **out, void *host,
 }
 
 cujit_status cujit_reduction_call(cujit_reduction *r, cujit_array **out,
-                                  const void *const *args, size_t nargs) {
+                                  const cujit_arg *args, size_t nargs) {
   static const char fn[] = "cujit_reduction_call";
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
   return call(r, out, NULL, args, nargs, fn);
 }
 
 cujit_status cujit_reduction_call_host(cujit_reduction *r, void *result,
-                                       const void *const *args, size_t nargs) {
+                                       const cujit_arg *args, size_t nargs) {
   static const char fn[] = "cujit_reduction_call_host";
   CJ_CHECK(result, CUJIT_ERROR_INVALID_VALUE, "%s: result is NULL; pass host memory for one "
            "value of the reduction's type", fn);
