@@ -263,6 +263,43 @@ static void arrays_are_arrays(void **state) {
   cujit_array_destroy(x);
 }
 
+/* Ranges of any int64 values are counted and checked without signed overflow (the
+ * ASan+UBSan build aborts on one): those leaving the 8 elements are refused, those inside
+ * them run (here: refused only for want of a driver). */
+static void ranges_at_the_ends_of_int64(void **state) {
+  static const struct { int64_t start, stop, step; int inside; } cases[] = {
+      {INT64_MIN, INT64_MAX, 1, 0},         {INT64_MAX, INT64_MIN, -1, 0},
+      {INT64_MIN, INT64_MAX, INT64_MAX, 0}, {INT64_MAX, INT64_MIN, INT64_MIN, 0},
+      {0, INT64_MAX, 1, 0},                 {7, INT64_MIN, -1, 0},
+      {INT64_MIN, 0, 1, 0},                 {-1, INT64_MIN, -1, 0},
+      {INT64_MAX - 1, INT64_MAX, 1, 0},     {INT64_MIN + 1, INT64_MIN, -1, 0},
+      {0, INT64_MAX, INT64_MAX, 1},         {7, INT64_MIN, INT64_MIN, 0},
+      {7, -1, INT64_MIN, 1},                {0, 8, INT64_MAX, 1},
+      {0, 9, 1, 0},                         {7, -2, -1, 0},
+      {0, 8, 1, 1},                         {7, -1, -1, 1},
+      {3, 3, 1, 1},                         {3, 3, INT64_MIN, 1}, /* empty */
+      {INT64_MAX, INT64_MAX, 1, 1},         {INT64_MIN, INT64_MIN, -1, 1},
+  };
+  cujit_elementwise *k = NULL;
+  cujit_array *x = wrap(CUJIT_TYPE_F32, 0x1000);
+  size_t i;
+  (void)state;
+  assert_ok(cujit_elementwise_create(&k, "float *x", "x[i] = 0", NULL));
+  for (i = 0; i < sizeof cases / sizeof *cases; i++) {
+    cujit_status st = CUJIT_ELEMENTWISE_RANGE(k, cases[i].start, cases[i].stop, cases[i].step, x);
+    if (cases[i].inside ? st == CUJIT_ERROR_INVALID_VALUE : st != CUJIT_ERROR_INVALID_VALUE)
+      fail_msg("range %lld to %lld step %lld: %s (%s)", (long long)cases[i].start,
+               (long long)cases[i].stop, (long long)cases[i].step, cujit_status_name(st),
+               cujit_last_error());
+    if (!cases[i].inside && !strstr(cujit_last_error(), "leaves the arrays' 8 elements"))
+      fail_msg("range case %zu: %s", i, cujit_last_error());
+  }
+  assert_status_detail(CUJIT_ELEMENTWISE_RANGE(k, 0, 8, 0, x), CUJIT_ERROR_INVALID_VALUE,
+                       "the step is 0");
+  cujit_elementwise_destroy(k);
+  cujit_array_destroy(x);
+}
+
 static const int kTypes[] = {CUJIT_TYPE_BOOL, CUJIT_TYPE_I8,  CUJIT_TYPE_U8,   CUJIT_TYPE_I16,
                              CUJIT_TYPE_U16,  CUJIT_TYPE_I32, CUJIT_TYPE_U32,  CUJIT_TYPE_I64,
                              CUJIT_TYPE_U64,  CUJIT_TYPE_F16, CUJIT_TYPE_BF16, CUJIT_TYPE_F32,
@@ -375,6 +412,7 @@ int main(void) {
       cmocka_unit_test(generator_arguments_are_checked),
       cmocka_unit_test(scalars_are_converted_or_refused),
       cmocka_unit_test(arrays_are_arrays),
+      cmocka_unit_test(ranges_at_the_ends_of_int64),
       cmocka_unit_test(operations_refuse_what_is_not_defined),
       cmocka_unit_test(every_operation_compiles),
   };
