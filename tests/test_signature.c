@@ -951,7 +951,7 @@ static cujit_status read_bind_call(hand *h, cujit_module *m, const types_kernel 
   cj_signature *s = NULL;
   cj_ptypes *t = NULL;
   cujit_status st = cujit_function_set_signature(&h->fn, kFaultTypes);
-  if (st == CUJIT_OK) st = cj_ptypes_of(m, k->sym, k->n, 0, &t);
+  if (st == CUJIT_OK) st = cj_ptypes_of(cj_module_find(m), k->sym, k->n, 0, &t);
   if (st == CUJIT_OK) st = cj_sig_from_ptypes(t, k->n, k->offsets, k->sizes, &s);
   cj_sig_free(s);
   cj_ptypes_free(t);

@@ -396,9 +396,9 @@ static void probe_allocation_failures(void **state) {
   for (n = 1; n < 10000; n++) {
     cj_ptypes *t = NULL;
     cujit_status st;
-    cj_module_probe_free(m);
+    cj_module_probe_free(cj_module_find(m));
     cujit_test_fail_alloc_after(n);
-    st = cj_ptypes_of(m, sym, nparams, 1, &t);
+    st = cj_ptypes_of(cj_module_find(m), sym, nparams, 1, &t);
     if (cujit_test_alloc_countdown() != 0) {
       cujit_test_fail_alloc_after(0);
       assert_ok(st);
