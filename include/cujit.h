@@ -1861,9 +1861,16 @@ CUJIT_API CUstream cujit_array_stream(const cujit_array *a);
 /** Bytes of one element of `type` (0 for CUJIT_TYPE_BYTES). */
 CUJIT_API size_t cujit_type_size(cujit_type type);
 
-/** An array as a kernel argument: its device pointer, for cujit_launch()/CUJIT_LAUNCH (0,
- *  which a launch passes as a null pointer, for a destroyed array). */
-static inline cujit_arg cujit_array_arg(const cujit_array *a) { return cujit_ptr(cujit_array_data(a)); }
+/** An array as a kernel argument: its device pointer, for cujit_launch()/CUJIT_LAUNCH. For
+ *  a destroyed or NULL array it is an argument every launch refuses
+ *  (CUJIT_ERROR_INVALID_ARGS naming it), never a null pointer; an empty array's pointer
+ *  may be 0 and passes as it is. */
+static inline cujit_arg cujit_array_arg(const cujit_array *a) {
+  CUdeviceptr d = cujit_array_data(a);
+  cujit_arg r = cujit_ptr(d);
+  if (!d && cujit_array_type(a) == CUJIT_TYPE_BYTES) r.kind = CUJIT_ARG_ARRAY; /* not live */
+  return r;
+}
 /** An array as an argument of a generated kernel's call (cujit_elementwise_call(),
  *  cujit_reduction_call(); the CUJIT_ELEMENTWISE and CUJIT_REDUCTION macros make it from
  *  the cujit_array * itself): the handle, looked up and checked by the call. */

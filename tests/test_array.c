@@ -113,6 +113,9 @@ static void stale_handles_never_alias(void **state) {
   assert_true(cujit_array_data(a) == 0);
   assert_int_equal(cujit_array_size(a), 0);
   assert_int_equal(cujit_array_type(a), CUJIT_TYPE_BYTES);
+  assert_int_equal(cujit_array_arg(a).kind, CUJIT_ARG_ARRAY); /* refused by a launch */
+  assert_int_equal(cujit_array_arg(v[0]).kind, CUJIT_ARG_VALUE);
+  assert_true(cujit_array_arg(v[0]).value.ptr == 0x100000);
   assert_status_detail(cujit_array_fill(a, &one), CUJIT_ERROR_INVALID_VALUE,
                        "cujit_array_fill: a is not a live array (destroyed already");
   assert_status_detail(cujit_array_set_stream(a, NULL), CUJIT_ERROR_INVALID_VALUE,
@@ -137,6 +140,11 @@ static void made_up_handles_are_refused(void **state) {
   assert_int_equal(cujit_array_size(fake), 0);
   cujit_array_destroy(fake);
   assert_null(out);
+  /* an empty array's pointer may be 0: a launch takes it as it is */
+  assert_ok(cujit_array_wrap(&out, CUJIT_TYPE_F32, 1, (int64_t[]){0}, 0));
+  assert_int_equal(cujit_array_arg(out).kind, CUJIT_ARG_VALUE);
+  assert_true(cujit_array_arg(out).value.ptr == 0);
+  cujit_array_destroy(out);
 }
 
 /* Without a device the generated kernels still compile (NVRTC needs none): only the

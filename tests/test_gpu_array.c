@@ -255,6 +255,16 @@ static void stale_handles_reach_no_new_array(void **state) {
     cujit_array_destroy(b);
     cujit_array_destroy(c);
   }
+  { /* launched through a destroyed array: refused, never a null pointer on the device */
+    cujit_function *spin = gpu_function(mod, "spin_then_write");
+    cujit_array *a = NULL;
+    assert_ok(cujit_array_zeros(&a, CUJIT_TYPE_I32, 1, &n));
+    cujit_array_destroy(a);
+    assert_status_detail(CUJIT_LAUNCH(spin, CUJIT_DIM3(4), CUJIT_DIM3(256), cujit_array_arg(a),
+                                      cujit_i64((int64_t)n), cujit_i64(0)),
+                         CUJIT_ERROR_INVALID_ARGS, "argument 1 of kernel 'spin_then_write' is "
+                         "a destroyed or NULL array");
+  }
   assert_ok(cujit_synchronize());
 }
 
