@@ -580,8 +580,8 @@ CUJIT_API const char *cujit_nvjitlink_path(void);
  *  detail (cujit_last_error()) and logs it at debug level. Its cujit_function pointers
  *  are freed with it and using one afterwards is undefined, as using freed memory is:
  *  they are what cujit_launch() and cujit_call() take, and a launch does not pay for a
- *  lookup; the module handle is the checked one. Must not race with launches of its kernels. Never call it from atexit handlers or
- *  static destructors at process exit. */
+ *  lookup; the module handle is the checked one. Must not race with launches of its
+ *  kernels. Never call it from atexit handlers or static destructors at process exit. */
 CUJIT_API void cujit_module_destroy(cujit_module *mod);
 
 /* The results below return what they return for NULL (NULL, 0) for a destroyed module. */
