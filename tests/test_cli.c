@@ -61,6 +61,38 @@ static void help_and_version(void **state) {
   assert_non_null(strstr(out, "unknown command 'frobnicate'"));
 }
 
+/* --help lists every command; each command's help (after it, anywhere before '--', or
+ * as 'help COMMAND') lists its options and exit statuses and runs nothing. */
+static void help_of_each_command(void **state) {
+  static const char *const commands[] = {"compile", "warm", "info", "cache", "explain", "verify"};
+  char out[8192], args[128], line[64];
+  size_t i;
+  (void)state;
+  assert_int_equal(cli("--help", NULL, out, sizeof out), 0);
+  for (i = 0; i < sizeof commands / sizeof *commands; i++) {
+    snprintf(line, sizeof line, "\n  %s ", commands[i]);
+    if (!strstr(out, line)) fail_msg("cujit --help does not list '%s'", commands[i]);
+  }
+  for (i = 0; i < sizeof commands / sizeof *commands; i++) {
+    snprintf(args, sizeof args, "%s --help", commands[i]);
+    assert_int_equal(cli(args, NULL, out, sizeof out), 0);
+    snprintf(line, sizeof line, "usage: cujit %s", commands[i]);
+    if (!strstr(out, line) || !strstr(out, "\noptions:\n") || !strstr(out, "\nexit status:\n"))
+      fail_msg("cujit %s --help printed:\n%s", commands[i], out);
+  }
+  assert_int_equal(cli("compile missing.cu -h", NULL, out, sizeof out), 0); /* not read */
+  assert_non_null(strstr(out, "-I, --include-path DIR"));
+  assert_int_equal(cli("help verify", NULL, out, sizeof out), 0);
+  assert_non_null(strstr(out, "--sample N"));
+  assert_int_equal(cli("cache --help", NULL, out, sizeof out), 0);
+  assert_non_null(strstr(out, "--max-size N"));
+  assert_int_equal(cli("help frobnicate", NULL, out, sizeof out), 2);
+  assert_non_null(strstr(out, "no help for 'frobnicate'"));
+  /* after '--' it is NVRTC's: an option NVRTC does not know */
+  assert_int_equal(cli("compile ok.cu -DEXTRA=1 --arch compute_80 -- --help", NULL, out,
+                       sizeof out), 2);
+}
+
 static void compile_writes_ptx(void **state) {
   char out[8192], *ptx;
   (void)state;
@@ -309,6 +341,7 @@ static void explain_and_verify(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(help_and_version),
+      cmocka_unit_test(help_of_each_command),
       cmocka_unit_test(compile_writes_ptx),
       cmocka_unit_test(compile_writes_cubin),
       cmocka_unit_test(include_dirs_from_cli),
