@@ -1,7 +1,9 @@
 /* test_common - the common layer's one way to do each thing: CJ_CHECK and CJ_TRY, growable
  * arrays, reading a whole file, and the table of environment variables, which README.md's
- * table must match and which every read of the environment in src/ must go through.
- * `test_common --readme` prints README.md's rows of variables from the table. */
+ * table and the manual page's ENVIRONMENT list must match and which every read of the
+ * environment in src/ must go through.
+ * `test_common --readme` prints README.md's rows of variables from the table, and
+ * `test_common --man` the items of docs/cujit.1's ENVIRONMENT list. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -433,6 +435,109 @@ static void readme_lists_the_table(void **state) {
   free(readme);
 }
 
+/* ---- the manual page's ENVIRONMENT list is the table too ---- */
+
+typedef struct text_out {
+  char *p;
+  size_t left;
+} text_out;
+
+static void put(text_out *o, const char *s, size_t n) {
+  if (n >= o->left) fail_msg("a manual page item is longer than the room for it");
+  memcpy(o->p, s, n);
+  o->p += n;
+  o->left -= n;
+  *o->p = '\0';
+}
+
+/* README.md's words as roff text: `code` in single quotes, never hyphenated, its hyphens
+ * minus signs, broken only after '/', '?' or '&'; a link [text](#anchor) to a README section as that section's name;
+ * backslashes escaped. */
+static void roff_text(text_out *o, const char *md) {
+  const char *close, *target;
+  int code = 0;
+  for (; *md; md++) {
+    if (*md == '`') {
+      put(o, code ? "\\(cq" : "\\%\\(oq", code ? 4 : 6); /* \\%: not hyphenated */
+      code = !code;
+    } else if (*md == '\\') {
+      put(o, "\\e", 2);
+    } else if (code && *md == '-') {
+      put(o, "\\-", 2);
+    } else if (code && strchr("/?&", *md)) { /* a long path or URL may break after these */
+      put(o, md, 1);
+      put(o, "\\:", 2);
+    } else if (!code && *md == '[' && (close = strstr(md, "](#")) != NULL &&
+               (target = strchr(close, ')')) != NULL) {
+      put(o, "\\(lq", 4);
+      put(o, md + 1, (size_t)(close - md - 1));
+      put(o, "\\(rq in README.md", 17);
+      md = target;
+    } else {
+      put(o, md, 1);
+    }
+  }
+}
+
+/* The manual page's item for a variable: its name, default and meaning. */
+static void man_item(const cj_env_var *v, text_out *o) {
+  put(o, ".It Ev ", 7);
+  put(o, v->name, strlen(v->name));
+  put(o, "\nDefault: ", 10);
+  roff_text(o, v->dflt);
+  put(o, ".\n", 2);
+  if (*v->meaning >= 'a' && *v->meaning <= 'z') { /* a sentence here, a table cell there */
+    char first = (char)(*v->meaning - 'a' + 'A');
+    put(o, &first, 1);
+    roff_text(o, v->meaning + 1);
+  } else {
+    roff_text(o, v->meaning);
+  }
+  put(o, ".\n", 2);
+}
+
+static int print_man_items(void) {
+  size_t n, i;
+  const cj_env_var *t = cj_env_table(&n);
+  char item[2048];
+  for (i = 0; i < n; i++) {
+    text_out o = {item, sizeof item};
+    man_item(&t[i], &o);
+    fputs(item, stdout);
+  }
+  return 0;
+}
+
+/* docs/cujit.1's ENVIRONMENT section lists every variable of the table, as the table
+ * says, in its order, and nothing else. */
+static void manual_lists_the_table(void **state) {
+  size_t n, i;
+  const cj_env_var *t = cj_env_table(&n);
+  char *page = read_text(CUJIT_SOURCE_DIR "/docs/cujit.1"), *at, *end, item[2048];
+  (void)state;
+  at = strstr(page, "\n.Sh ENVIRONMENT\n");
+  end = at ? strstr(at + 1, "\n.Sh ") : NULL;
+  at = at ? strstr(at, "\n.It Ev ") : NULL;
+  if (!at || !end || at > end) {
+    free(page);
+    fail_msg("docs/cujit.1 has no ENVIRONMENT section with a list of '.It Ev' items");
+    return;
+  }
+  at++;
+  for (i = 0; i < n; i++) {
+    text_out o = {item, sizeof item};
+    man_item(&t[i], &o);
+    if (strncmp(at, item, strlen(item)) != 0)
+      fail_msg("docs/cujit.1's ENVIRONMENT item %zu differs from src/common/env.c's table; "
+               "it should be\n%s(test_common --man prints every item)", i + 1, item);
+    at += strlen(item);
+  }
+  if (strncmp(at, ".El\n", 4) != 0)
+    fail_msg("docs/cujit.1's ENVIRONMENT list goes on after the table's %zu variables:\n%.200s",
+             n, at);
+  free(page);
+}
+
 /* ---- every read of the environment goes through the table ---- */
 
 typedef struct literal_seen {
@@ -553,10 +658,12 @@ int main(int argc, char **argv) {
       cmocka_unit_test(env_table_is_sound),
       cmocka_unit_test(env_reads_and_warns),
       cmocka_unit_test(readme_lists_the_table),
+      cmocka_unit_test(manual_lists_the_table),
       cmocka_unit_test(sources_read_the_environment_through_the_table),
       cmocka_unit_test(scalar_table_is_sound),
   };
   if (argc == 2 && strcmp(argv[1], "--readme") == 0) return print_readme_rows();
+  if (argc == 2 && strcmp(argv[1], "--man") == 0) return print_man_items();
   cujit_set_log_callback(keep_warning, NULL);
   cujit_set_log_level(CUJIT_LOG_WARN);
   return cmocka_run_group_tests(tests, NULL, NULL);
