@@ -447,8 +447,10 @@ CUJIT_API cujit_status cujit_bundle_from_file(void **out, size_t *size, const ch
  *  (CUJIT_CACHE=0).
  *  @param stored  receives how many targets were stored (may be NULL).
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for NULL or empty data, a damaged bundle
- *          (saying how), one not made from source (no source, options or entries), or a
- *          refused entry (saying which part differs); CUJIT_ERROR_OUT_OF_MEMORY. */
+ *          (saying how; refused exactly when cujit_module_from_image() and
+ *          cujit_image_describe() refuse it, CUBIN and PTX entries included), one not made
+ *          from source (no source, options or entries), or a refused entry (saying which
+ *          part differs); CUJIT_ERROR_OUT_OF_MEMORY. */
 CUJIT_API cujit_status cujit_bundle_warm(const void *data, size_t size, size_t *stored);
 
 /** Describes PTX, a CUBIN, a fatbin or a bundle in lines of text for people (`cujit info

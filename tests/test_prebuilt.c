@@ -164,8 +164,8 @@ static void damaged_elf_headers(void **state) {
   refused(b, n, "is a big-endian ELF file");
   b[5] = 1;
   put_le(b, 0x12, 62, 2); /* x86-64 */
-  refused(b, n, "'bad.bin' is an ELF file for machine 62, not a CUBIN (machine 190, NVIDIA "
-          "CUDA): a host object or library?");
+  refused(b, n, "'bad.bin' is an ELF file for machine 62 (a host object or library?), not a "
+          "CUBIN (machine 190, NVIDIA CUDA); pass the bytes nvcc -cubin");
   put_le(b, 0x12, 190, 2);
   refused(b, shoff + 10, "is a truncated or damaged CUBIN: its section headers lie outside");
   put_le(b, 0x28, UINT64_MAX - 8, 8);

@@ -209,9 +209,6 @@ static cujit_status warm_setup(const char *fn, const cj_bundle_part *p, size_t n
            "holds no %s, so it cannot warm a cache: only a bundle made from source (cujit "
            "compile --arch, cujit_bundle_from_source) can", fn,
            !src ? "source" : !opt ? "options" : "cache entries");
-  CJ_CHECK(src->size > 0 && !memchr(src->data, '\0', src->size), CUJIT_ERROR_INVALID_VALUE,
-           "%s: the bundle's source is %s", fn, src->size ? "not text (it holds a NUL byte)" :
-           "empty");
   if (!(w->source = cj_memdup(src->data, src->size))) return cj_fail_oom("warming a cache");
   rc = cj_bundle_opts_decode(opt->data, opt->size, &w->opts, why, sizeof why);
   if (rc < 0) return cj_fail_oom("warming a cache");
