@@ -456,6 +456,9 @@ CUJIT_API cujit_status cujit_bundle_warm(const void *data, size_t size, size_t *
 /** Describes PTX, a CUBIN, a fatbin or a bundle in lines of text for people (`cujit info
  *  FILE`): its kind and size, and each entry of a fatbin or bundle with its target and
  *  size (a bundle's cache entries with their keys and NVRTC, its source and options).
+ *  Strings taken from the bytes (names, options, the NVRTC build) are shown escaped, so
+ *  that a terminal acts on none of them: control characters, bytes that are not UTF-8 and
+ *  the backslash as `\x1b`, `\x0a`, `\\`.
  *  @param name  names the bytes in messages (a file's path); NULL means "image".
  *  @param text  receives NUL-terminated text; owned by the caller, free with cujit_free().
  *  @return CUJIT_OK, or as cujit_module_from_image() for bytes it cannot read. */
