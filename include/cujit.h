@@ -127,12 +127,18 @@ typedef void (*cujit_log_fn)(cujit_log_level level, const char *message, void *u
  *  write to stderr, which only happens when CUJIT_LOG is set). Thread-safe. */
 CUJIT_API void cujit_set_log_callback(cujit_log_fn fn, void *user);
 /** Sets the level. The initial level comes from env CUJIT_LOG=off|error|warn|info|debug
- *  (off when unset). A CUJIT_LOG that is none of these leaves the level off and is
- *  reported by one warning as soon as a callback or level lets warnings through.
+ *  (off when unset). A CUJIT_LOG that is none of these ("verbose", "debug" and a newline)
+ *  leaves the level off, and the log's first message, once a level turns it on, names the
+ *  value that was ignored (a warning, or an error where only errors pass).
  *  Thread-safe. */
 CUJIT_API void cujit_set_log_level(cujit_log_level level);
 /** @return the current log level. */
 CUJIT_API cujit_log_level cujit_get_log_level(void);
+/** @return the value of CUJIT_LOG that was not a log level and was therefore ignored (its
+ *  first 64 bytes, escaped as cujit_image_describe() escapes: "debug\x0a"), or NULL when
+ *  CUJIT_LOG is unset or a level (`cujit info` shows it). Owned by cujit; valid for the
+ *  life of the process. */
+CUJIT_API const char *cujit_log_env_ignored(void);
 
 /* ---------------------------------------------------------------------------------------
  * Structs that grow

@@ -273,6 +273,14 @@ static void info_without_driver(void **state) {
   assert_non_null(strstr(out, "NVRTC "));
   assert_non_null(strstr(out, "sm_90"));
   assert_non_null(strstr(out, "driver: no CUDA driver found"));
+  assert_null(strstr(out, "CUJIT_LOG"));
+  /* a CUJIT_LOG that is not a level, which leaves the log off, is named (escaped) */
+  assert_int_equal(cli("info", "CUJIT_LIBCUDA=/nonexistent/libcuda.so.1 CUJIT_LOG='debug\n'",
+                       out, sizeof out), 0);
+  assert_non_null(strstr(out, "log: off: CUJIT_LOG='debug\\x0a' is not a log level"));
+  assert_int_equal(cli("info", "CUJIT_LIBCUDA=/nonexistent/libcuda.so.1 CUJIT_LOG='verbose%n'",
+                       out, sizeof out), 0);
+  assert_non_null(strstr(out, "CUJIT_LOG='verbose%n' is not a log level"));
 }
 
 /* A bundle's own strings (its name and options) reach the terminal escaped: a control
