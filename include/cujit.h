@@ -1758,7 +1758,8 @@ CUJIT_API cujit_status cujit_array_zeros(cujit_array **out, cujit_type type, int
                                          const int64_t *shape);
 CUJIT_API cujit_status cujit_array_full(cujit_array **out, cujit_type type, int ndim,
                                         const int64_t *shape, const void *value);
-/** A new 1-D array like an empty one of a's type and shape. */
+/** A new array of a's type and shape (its dimensions kept, not flattened), its contents
+ *  not set, on a's stream; NumPy's empty_like. */
 CUJIT_API cujit_status cujit_array_empty_like(cujit_array **out, const cujit_array *a);
 /** start, start + step, ... below stop (above it for a negative step), as NumPy's arange;
  *  element i is computed as start + i * step in double precision, then converted. */
@@ -1861,7 +1862,8 @@ enum {
 
 /** a op b, elementwise; a and b have the same shape.
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a destroyed or NULL array, shapes that
- *          differ, an output of the wrong type or shape, an op not defined for the types
+ *          differ (both named: "a has shape (4, 4) and b (16,)"), an output of the wrong
+ *          type or shape, an op not defined for the types
  *          (fmod of complex numbers, ordering of complex numbers); CUJIT_ERROR_COMPILE (never
  *          for these built-in ops unless the toolkit is broken); device errors. */
 CUJIT_API cujit_status cujit_array_binary(cujit_binop op, const cujit_array *a,
