@@ -518,7 +518,7 @@ static void nvcc_fatbin_listed(void **state) {
   cujit_module *m = NULL;
   (void)state;
   if (test_capture("command -v nvcc", out, sizeof out) != 0) {
-    printf("SKIP (nvcc fatbin): nvcc is not on PATH\n");
+    test_skip_part("listing an nvcc fatbin: nvcc is not on PATH");
     skip();
   }
   snprintf(path, sizeof path, "%s/n.fatbin", tmp);
@@ -568,7 +568,7 @@ int main(int argc, char **argv) {
   }
   if (group_setup(NULL) != 0) return 1;
   setenv("CUJIT_TEST_BUNDLE_DIR", tmp, 1);
-  rc = cmocka_run_group_tests(tests, NULL, NULL);
+  rc = test_group_result(cmocka_run_group_tests(tests, NULL, NULL));
   group_teardown(NULL);
   return rc;
 }

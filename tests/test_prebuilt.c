@@ -90,7 +90,7 @@ static void fatbin_from_nvcc(void **state) {
   if (prebuilt_nvcc_fatbin(tmp, "-gencode arch=compute_80,code=[sm_80,compute_80] "
                            "-gencode arch=compute_90,code=sm_90", path, sizeof path, why,
                            sizeof why)) {
-    printf("SKIP fatbin_from_nvcc: %s\n", why);
+    test_skip_part("fatbin_from_nvcc: %s", why);
     skip();
   }
   assert_ok(cujit_module_from_image_file(&m, path));
@@ -316,7 +316,7 @@ static void fatbin_variables_without_a_driver(void **state) {
   CUdeviceptr d = 1;
   (void)state;
   if (prebuilt_nvcc_fatbin(tmp, "-arch=sm_90", path, sizeof path, why, sizeof why)) {
-    printf("SKIP fatbin_variables_without_a_driver: %s\n", why);
+    test_skip_part("fatbin_variables_without_a_driver: %s", why);
     skip();
   }
   assert_ok(cujit_module_from_image_file(&m, path));
@@ -342,5 +342,5 @@ int main(void) {
       cmocka_unit_test(fatbin_variables_without_a_driver),
   };
   setenv("CUJIT_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return test_group_result(cmocka_run_group_tests(tests, setup, teardown));
 }
