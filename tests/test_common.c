@@ -159,6 +159,37 @@ static void join_bounds(void **state) {
   assert_string_equal(out, "");
 }
 
+/* cj_buf_escaped: printable ASCII and valid UTF-8 as they are; controls (C0, DEL, C1 in
+ * either form), bytes that are not UTF-8 (lone, cut short, overlong, surrogates, past
+ * U+10FFFF) and the backslash escaped. */
+static void escaped_text(void **state) {
+  static const struct { const char *in, *out; } cases[] = {
+      {"plain -DX=1 'q'", "plain -DX=1 'q'"},
+      {"\x1b[31mred\x1b[0m", "\\x1b[31mred\\x1b[0m"},
+      {"a\nb\rc\td\x7f", "a\\x0ab\\x0dc\\x09d\\x7f"},
+      {"back\\slash", "back\\\\slash"},
+      {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"},
+      {"\xc2\x9b" "2J", "\\xc2\\x9b" "2J"},          /* C1 CSI as UTF-8 */
+      {"\x9b" "2J", "\\x9b" "2J"},                      /* C1 CSI as one byte */
+      {"\xc0\xaf", "\\xc0\\xaf"},                    /* overlong '/' */
+      {"\xe0\x80\xaf", "\\xe0\\x80\\xaf"},          /* overlong, three bytes */
+      {"\xed\xa0\x80", "\\xed\\xa0\\x80"},          /* a surrogate */
+      {"\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80"}, /* past U+10FFFF */
+      {"cut\xe2\x82", "cut\\xe2\\x82"},              /* cut short at the end */
+      {"\xe9t\xe9", "\\xe9t\\xe9"},                  /* Latin-1 */
+  };
+  size_t i;
+  (void)state;
+  for (i = 0; i < sizeof cases / sizeof *cases; i++) {
+    cj_buf b = {0};
+    cj_buf_escaped(&b, cases[i].in, strlen(cases[i].in));
+    assert_false(b.oom);
+    if (strcmp(b.data ? b.data : "", cases[i].out) != 0)
+      fail_msg("case %zu: '%s', want '%s'", i, b.data ? b.data : "", cases[i].out);
+    cj_buf_free(&b);
+  }
+}
+
 static void file_reads_regular_files(void **state) {
   static const char text[] = "line one\nline\0two\n";
   cj_file f;
@@ -652,6 +683,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(check_and_try),
       cmocka_unit_test(vec_grows),
       cmocka_unit_test(join_bounds),
+      cmocka_unit_test(escaped_text),
       cmocka_unit_test_setup_teardown(file_reads_regular_files, make_dir, remove_dir),
       cmocka_unit_test_setup_teardown(file_refuses_what_is_not_a_regular_file, make_dir,
                                       remove_dir),

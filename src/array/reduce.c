@@ -392,21 +392,16 @@ cujit_status cujit_array_reduce(cujit_redop op, const cujit_array *a, cujit_arra
   return st;
 }
 
-static int same_shape(const cujit_array *a, const cujit_array *b) {
-  return a->ndim == b->ndim &&
-         (!a->ndim || memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof *a->shape) == 0);
-}
-
 cujit_status cujit_array_dot(const cujit_array *a, const cujit_array *b, cujit_array **out) {
   static const char fn[] = "cujit_array_dot";
+  char sa[CJ_SHAPE_TEXT], sb[CJ_SHAPE_TEXT];
   builtin k;
   cujit_status st = cj_array_check(a, fn, "a");
   if (st == CUJIT_OK) st = cj_array_check(b, fn, "b");
   if (st != CUJIT_OK) return st;
-  CJ_CHECK(same_shape(a, b), CUJIT_ERROR_INVALID_VALUE,
-           "%s: a and b have different shapes (%d dimensions, "
-           "%lld elements and %d dimensions, %lld elements); pass arrays of one shape",
-           fn, a->ndim, (long long)a->size, b->ndim, (long long)b->size);
+  CJ_CHECK(cj_array_same_shape(a, b), CUJIT_ERROR_INVALID_VALUE,
+           "%s: a has shape %s and b %s; pass arrays of one shape", fn,
+           cj_array_shape_text(a, sa), cj_array_shape_text(b, sb));
   CJ_TRY(cj_reduce_output_check(out, cujit_promote((cujit_type)a->type, (cujit_type)b->type,
                                                       0), fn));
   if ((st = dot_spec(&k, a->type, b->type)) == CUJIT_OK)

@@ -177,6 +177,9 @@ static int cmd_info(int argc, char **argv) {
   if (argc > 1) return cli_usage_error("info takes at most one file (got '%s' too)", argv[1]);
   if (argc == 1) return cli_info_file(argv[0]);
   printf("cujit %s\n", cujit_version_string());
+  if (cujit_log_env_ignored())
+    printf("log: off: CUJIT_LOG='%s' is not a log level (off, error, warn, info or debug) and "
+           "was ignored\n", cujit_log_env_ignored());
   print_archs();
   print_driver();
   cli_print_cache_line();
