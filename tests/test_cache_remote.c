@@ -898,6 +898,58 @@ static void trickled_answer_is_cut_short(void **state) {
   cj_buf_free(&b);
 }
 
+/* No message shows a password, whatever it holds: not the URL's parse errors, not the URL
+ * shown, not a connection's errors (even a server that repeats the password it was
+ * given), not the log. Such a password, as given, is the one sent. */
+static void passwords_are_never_shown(void **state) {
+  static const char *const passwords[] = {"sekrit1/sekrit2", "sekrit1?sekrit2", "sekrit1#sekrit2",
+                                          "sekrit1@sekrit2", "sekrit1:sekrit2",
+                                          "sekrit1/sekrit2?sekrit3#sekrit4@sekrit5:sekrit6"};
+  static const char *const bad[] = {"redis://:%s@127.0.0.1:0x%d", "redis://u:%s@[::1/%d",
+                                    "redis://u:%s@h:%d/x", "redis://u:%s@h:%d?speed=1",
+                                    "redis://u:%s127.0.0.1:%d", "redis://u:%s/%d"};
+  cujit_cache_stats before = CUJIT_CACHE_STATS_INIT, after = CUJIT_CACHE_STATS_INIT;
+  char remote[256], shown[256];
+  size_t i, j;
+  fake good, hostile;
+  (void)state;
+  for (i = 0; i < CJ_COUNT(passwords); i++) {
+    fake_start(&good, FAKE_NIL, passwords[i]);
+    fake_start(&hostile, FAKE_NIL, "another password");
+    log_capture(CUJIT_LOG_DEBUG);
+    /* the server that knows it: the compile goes through the tier, silently */
+    snprintf(remote, sizeof remote, "redis://user:%s@127.0.0.1:%d/0?timeout=3000",
+             passwords[i], good.port);
+    if (cujit_cache_set_remote(remote) != CUJIT_OK) fail_msg("%s", cujit_last_error());
+    assert_ok(cujit_cache_get_remote(shown, sizeof shown));
+    snprintf(remote, sizeof remote, "redis://user:***@127.0.0.1:%d/0?timeout=3000", good.port);
+    assert_string_equal(shown, remote);
+    before = stats_now();
+    assert_int_equal(compile_tag(passwords[i]), 1);
+    after = stats_now();
+    assert_int_equal(after.remote_misses - before.remote_misses, 1);
+    assert_int_equal(after.remote_errors - before.remote_errors, 0);
+    /* one that refuses it and repeats it */
+    snprintf(remote, sizeof remote, "redis://:%s@127.0.0.1:%d/0?timeout=3000", passwords[i],
+             hostile.port);
+    assert_ok(cujit_cache_set_remote(remote));
+    snprintf(shown, sizeof shown, "refused %zu", i);
+    assert_int_equal(compile_tag(shown), 1);
+    assert_logged("AUTH: the server answered an error that holds the password (not shown)");
+    assert_not_logged("sekrit");
+    /* URLs that do not parse */
+    for (j = 0; j < CJ_COUNT(bad); j++) {
+      if (j >= 4 && strchr(passwords[i], '@')) continue; /* without its '@', a valid URL */
+      snprintf(remote, sizeof remote, bad[j], passwords[i], good.port);
+      assert_int_equal(cujit_cache_set_remote(remote), CUJIT_ERROR_INVALID_VALUE);
+      if (strstr(cujit_last_error(), "sekrit")) fail_msg("%s: %s", remote, cujit_last_error());
+    }
+    assert_ok(cujit_cache_set_remote(""));
+    fake_stop(&good);
+    fake_stop(&hostile);
+  }
+}
+
 /* URLs that do not parse are refused, saying what is wrong; the tier is then off. */
 /* cujit_cache_get_remote shows the tier in use without its password, even one holding
  * an '@' (the user information ends at the last one). Setting a tier connects nowhere. */
@@ -916,9 +968,9 @@ static void bad_urls_are_errors(void **state) {
   static const char *const bad[][2] = {
       {"http://localhost", "is not a redis:// URL"},
       {"redis://", "no host"},
-      {"redis://host:0", "the port '0' is not a number from 1 to 65535"},
-      {"redis://host:70000", "the port '70000'"},
-      {"redis://host:63x9", "the port '63x9'"},
+      {"redis://host:0", "the port is not a number from 1 to 65535"},
+      {"redis://host:70000", "the port is not a number"},
+      {"redis://host:63x9", "the port is not a number"},
       {"redis://host/abc", "the database 'abc' is not a number"},
       {"redis://host?timeout=0", "timeout needs a number of milliseconds"},
       {"redis://host?connect_timeout=soon", "connect_timeout needs a number"},
@@ -978,6 +1030,7 @@ int main(int argc, char **argv) {
       REMOTE_TEST(fork_during_a_command),   REMOTE_TEST(wait_for_the_holder_stops),
       REMOTE_TEST(replies_past_the_cap_are_refused),
       REMOTE_TEST(trickled_answer_is_cut_short),
+      REMOTE_TEST(passwords_are_never_shown),
   };
   int rc;
   setenv("CUJIT_LIBCUDA", "/nonexistent/libcuda.so.1", 1);

@@ -193,8 +193,8 @@ static int parse_host(redis *c, const char *s, size_t n, char *why, size_t size)
   memcpy(c->host, s, hlen);
   c->host[hlen] = '\0';
   if (port && (digits(port, (size_t)(end - port), 65535, &v) != 0 || v == 0))
-    return bad_url(why, size, "the port '%.*s' is not a number from 1 to 65535",
-                   (int)(end - port), port);
+    return bad_url(why, size, "the port is not a number from 1 to 65535 (it is not shown: "
+                   "it may be a password whose '@' is missing)");
   snprintf(c->port, sizeof c->port, "%lu", v);
   return 0;
 }
@@ -228,22 +228,32 @@ static void display_name(redis *c) {
            c->port, c->db);
 }
 
+/* Where the user information of the URL after "scheme://" ends: its last '@' (so that a
+ * password may hold '/', '?', '#' or '@'), or NULL when there is none. */
+static const char *userinfo_end(const char *s) { return strrchr(s, '@'); }
+
+void cj_redis_shown(const char *url, char *out, size_t size) {
+  const char *s = strstr(url, "://"), *at, *colon = NULL;
+  s = s ? s + 3 : url;
+  if ((at = userinfo_end(s)) != NULL) colon = memchr(s, ':', (size_t)(at - s));
+  if (colon)
+    snprintf(out, size, "%.*s***%s", (int)(colon + 1 - url), url, at);
+  else
+    snprintf(out, size, "%s", url);
+}
+
 static int parse_url(redis *c, const char *url, char *why, size_t size) {
   const char *s, *at, *path;
-  size_t auth_len;
   unsigned long db = 0;
   if (strncasecmp(url, "rediss://", 9) == 0)
     return bad_url(why, size, "TLS (rediss://) is not supported: reach Redis through a "
                    "trusted network, or through a TLS tunnel that listens on this machine");
   if (strncasecmp(url, "redis://", 8) != 0) return bad_url(why, size, "it is not a redis:// URL");
   s = url + 8;
-  auth_len = strcspn(s, "/?");
-  path = s + auth_len;
-  at = NULL;
-  for (const char *q = s; q < path; q++)
-    if (*q == '@') at = q;
+  at = userinfo_end(s);
   if (at && parse_userinfo(c, s, (size_t)(at - s), why, size) != 0) return -1;
   if (at) s = at + 1;
+  path = s + strcspn(s, "/?");
   if (parse_host(c, s, (size_t)(path - s), why, size) != 0) return -1;
   if (*path == '/') {
     size_t n = strcspn(path + 1, "?");
@@ -598,6 +608,9 @@ static int command(redis *c, int argc, const char **argv, const size_t *lens, si
   if ((rc = roundtrip(c, argc, argv, lens, max, reply, why, size)) != CJ_REMOTE_OK) return rc;
   cj_hiredis_reply(*reply, r);
   if (r->type != CJ_REPLY_ERROR) return CJ_REMOTE_OK;
+  if (c->password[0] && r->str && memmem(r->str, r->len, c->password, strlen(c->password)))
+    return say(why, size, CJ_REMOTE_REFUSED, "the server answered an error that holds the "
+               "password (not shown)");
   return say(why, size, CJ_REMOTE_REFUSED, "the server answered '%.*s'",
              (int)(r->len < 200 ? r->len : 200), r->str ? r->str : "");
 }
