@@ -804,12 +804,16 @@ CUJIT_API const char *cujit_cache_dir(void);
  *  cache too; a compile after a miss stores its entry in both. One process per key
  *  compiles across all machines (the others wait for its entry, at most
  *  CUJIT_CACHE_LOCK_TIMEOUT). What comes back is checked as a disk entry is (size, key,
- *  checksum); a bad value is a miss, counted in remote_invalid, and replaced. A server
- *  that does not connect within connect_timeout (default 50 ms) or answer within timeout
- *  (default 50 ms) is skipped for 30 s, with a warning, and compiles go on locally. The
- *  remote tier is used only together with a usable disk cache.
+ *  checksum); a bad value, or an answer that would take hiredis more than 64 MiB, is a
+ *  miss, counted in remote_invalid, and replaced. A server that does not connect within
+ *  connect_timeout (default 50 ms) or does not finish a command within timeout (default
+ *  50 ms; a command that moves a large entry gets 16 ms more per MiB) is skipped for
+ *  30 s, with a warning, and compiles go on locally. The remote tier is used only
+ *  together with a usable disk cache. No message shows the password.
  *  @param url  "redis://[[user]:password@]host[:port][/db][?connect_timeout=MS&timeout=MS]"
- *              (copied; port 6379 and database 0 by default); NULL returns to the default,
+ *              (copied; port 6379 and database 0 by default; the user information ends
+ *              at the last '@', so a password may hold '/', '?', '#' or '@' as they are,
+ *              and %XX escapes are decoded); NULL returns to the default,
  *              env CUJIT_CACHE_REMOTE (read at the first compile otherwise); "" sets none.
  *              Nothing connects here: the first lookup does. hiredis is loaded here, at run
  *              time (libhiredis.so.1.3.0, .1.1.0, .1.0.0, .0.14 or libhiredis.so, or env
