@@ -127,12 +127,18 @@ typedef void (*cujit_log_fn)(cujit_log_level level, const char *message, void *u
  *  write to stderr, which only happens when CUJIT_LOG is set). Thread-safe. */
 CUJIT_API void cujit_set_log_callback(cujit_log_fn fn, void *user);
 /** Sets the level. The initial level comes from env CUJIT_LOG=off|error|warn|info|debug
- *  (off when unset). A CUJIT_LOG that is none of these leaves the level off and is
- *  reported by one warning as soon as a callback or level lets warnings through.
+ *  (off when unset). A CUJIT_LOG that is none of these ("verbose", "debug" and a newline)
+ *  leaves the level off, and the log's first message, once a level turns it on, names the
+ *  value that was ignored (a warning, or an error where only errors pass).
  *  Thread-safe. */
 CUJIT_API void cujit_set_log_level(cujit_log_level level);
 /** @return the current log level. */
 CUJIT_API cujit_log_level cujit_get_log_level(void);
+/** @return the value of CUJIT_LOG that was not a log level and was therefore ignored (its
+ *  first 64 bytes, escaped as cujit_image_describe() escapes: "debug\x0a"), or NULL when
+ *  CUJIT_LOG is unset or a level (`cujit info` shows it). Owned by cujit; valid for the
+ *  life of the process. */
+CUJIT_API const char *cujit_log_env_ignored(void);
 
 /* ---------------------------------------------------------------------------------------
  * Structs that grow
@@ -455,13 +461,18 @@ CUJIT_API cujit_status cujit_bundle_from_file(void **out, size_t *size, const ch
  *  (CUJIT_CACHE=0).
  *  @param stored  receives how many targets were stored (may be NULL).
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for NULL or empty data, a damaged bundle
- *          (saying how), one not made from source (no source, options or entries), or a
- *          refused entry (saying which part differs); CUJIT_ERROR_OUT_OF_MEMORY. */
+ *          (saying how; refused exactly when cujit_module_from_image() and
+ *          cujit_image_describe() refuse it, CUBIN and PTX entries included), one not made
+ *          from source (no source, options or entries), or a refused entry (saying which
+ *          part differs); CUJIT_ERROR_OUT_OF_MEMORY. */
 CUJIT_API cujit_status cujit_bundle_warm(const void *data, size_t size, size_t *stored);
 
 /** Describes PTX, a CUBIN, a fatbin or a bundle in lines of text for people (`cujit info
  *  FILE`): its kind and size, and each entry of a fatbin or bundle with its target and
  *  size (a bundle's cache entries with their keys and NVRTC, its source and options).
+ *  Strings taken from the bytes (names, options, the NVRTC build) are shown escaped, so
+ *  that a terminal acts on none of them: control characters, bytes that are not UTF-8 and
+ *  the backslash as `\x1b`, `\x0a`, `\\`.
  *  @param name  names the bytes in messages (a file's path); NULL means "image".
  *  @param text  receives NUL-terminated text; owned by the caller, free with cujit_free().
  *  @return CUJIT_OK, or as cujit_module_from_image() for bytes it cannot read. */
@@ -809,12 +820,16 @@ CUJIT_API const char *cujit_cache_dir(void);
  *  cache too; a compile after a miss stores its entry in both. One process per key
  *  compiles across all machines (the others wait for its entry, at most
  *  CUJIT_CACHE_LOCK_TIMEOUT). What comes back is checked as a disk entry is (size, key,
- *  checksum); a bad value is a miss, counted in remote_invalid, and replaced. A server
- *  that does not connect within connect_timeout (default 50 ms) or answer within timeout
- *  (default 50 ms) is skipped for 30 s, with a warning, and compiles go on locally. The
- *  remote tier is used only together with a usable disk cache.
+ *  checksum); a bad value, or an answer that would take hiredis more than 64 MiB, is a
+ *  miss, counted in remote_invalid, and replaced. A server that does not connect within
+ *  connect_timeout (default 50 ms) or does not finish a command within timeout (default
+ *  50 ms; a command that moves a large entry gets 16 ms more per MiB) is skipped for
+ *  30 s, with a warning, and compiles go on locally. The remote tier is used only
+ *  together with a usable disk cache. No message shows the password.
  *  @param url  "redis://[[user]:password@]host[:port][/db][?connect_timeout=MS&timeout=MS]"
- *              (copied; port 6379 and database 0 by default); NULL returns to the default,
+ *              (copied; port 6379 and database 0 by default; the user information ends
+ *              at the last '@', so a password may hold '/', '?', '#' or '@' as they are,
+ *              and %XX escapes are decoded); NULL returns to the default,
  *              env CUJIT_CACHE_REMOTE (read at the first compile otherwise); "" sets none.
  *              Nothing connects here: the first lookup does. hiredis is loaded here, at run
  *              time (libhiredis.so.1.3.0, .1.1.0, .1.0.0, .0.14 or libhiredis.so, or env
@@ -1795,7 +1810,8 @@ CUJIT_API cujit_status cujit_array_zeros(cujit_array **out, cujit_type type, int
                                          const int64_t *shape);
 CUJIT_API cujit_status cujit_array_full(cujit_array **out, cujit_type type, int ndim,
                                         const int64_t *shape, const void *value);
-/** A new 1-D array like an empty one of a's type and shape. */
+/** A new array of a's type and shape (its dimensions kept, not flattened), its contents
+ *  not set, on a's stream; NumPy's empty_like. */
 CUJIT_API cujit_status cujit_array_empty_like(cujit_array **out, const cujit_array *a);
 /** start, start + step, ... below stop (above it for a negative step), as NumPy's arange;
  *  element i is computed as start + i * step in double precision, then converted. */
@@ -1917,7 +1933,8 @@ enum {
 
 /** a op b, elementwise; a and b have the same shape.
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a destroyed or NULL array, shapes that
- *          differ, an output of the wrong type or shape, an op not defined for the types
+ *          differ (both named: "a has shape (4, 4) and b (16,)"), an output of the wrong
+ *          type or shape, an op not defined for the types
  *          (fmod of complex numbers, ordering of complex numbers); CUJIT_ERROR_COMPILE (never
  *          for these built-in ops unless the toolkit is broken); device errors. */
 CUJIT_API cujit_status cujit_array_binary(cujit_binop op, const cujit_array *a,

@@ -361,7 +361,27 @@ static void operations_refuse_what_is_not_defined(void **state) {
   assert_status_detail(cujit_array_unary(CUJIT_FLOOR, c, &out), CUJIT_ERROR_INVALID_VALUE,
                        "floor is not defined for c64");
   assert_status_detail(cujit_array_binary(CUJIT_ADD, f, short_one, &out),
-                       CUJIT_ERROR_INVALID_VALUE, "a has 8 elements and b 3");
+                       CUJIT_ERROR_INVALID_VALUE, "a has shape (8,) and b (3,)");
+  {
+    /* as many elements in another shape: the shapes say what differs */
+    int64_t n16 = 16, four_by_four[] = {4, 4}, none = 0;
+    cujit_array *flat = NULL, *square = NULL, *scalar = NULL;
+    assert_ok(cujit_array_wrap(&flat, CUJIT_TYPE_F32, 1, &n16, 0x8000));
+    assert_ok(cujit_array_wrap(&square, CUJIT_TYPE_F32, 2, four_by_four, 0x9000));
+    assert_ok(cujit_array_wrap(&scalar, CUJIT_TYPE_F32, 0, &none, 0xa000));
+    assert_status_detail(cujit_array_binary(CUJIT_ADD, square, flat, &out),
+                         CUJIT_ERROR_INVALID_VALUE,
+                         "cujit_array_binary: a has shape (4, 4) and b (16,); elementwise "
+                         "operations need arrays of one shape");
+    assert_status_detail(cujit_array_binary(CUJIT_MUL, scalar, square, &out),
+                         CUJIT_ERROR_INVALID_VALUE, "a has shape () and b (4, 4)");
+    assert_status_detail(cujit_array_map(&out, "x * y", 2, (const char *[]){"x", "y"},
+                                         (const cujit_array *[]){flat, square}),
+                         CUJIT_ERROR_INVALID_VALUE, "'y' has shape (4, 4), 'x' (16,)");
+    cujit_array_destroy(flat);
+    cujit_array_destroy(square);
+    cujit_array_destroy(scalar);
+  }
   out = i; /* an output of the wrong type */
   assert_status_detail(cujit_array_binary(CUJIT_ADD, f, f, &out), CUJIT_ERROR_INVALID_VALUE,
                        "the output holds i32, the result is f32");
@@ -388,7 +408,7 @@ static void operations_refuse_what_is_not_defined(void **state) {
                        CUJIT_ERROR_INVALID_VALUE, "name 1 ('i') is not a C identifier");
   assert_status_detail(cujit_array_map(&out, "x + y", 2, (const char *[]){"x", "y"},
                                        (const cujit_array *[]){f, short_one}),
-                       CUJIT_ERROR_INVALID_VALUE, "'y' has 3 elements, 'x' 8");
+                       CUJIT_ERROR_INVALID_VALUE, "'y' has shape (3,), 'x' (8,)");
   assert_int_equal(cujit_array_map(&out, "sin(2*x + 1)", 1, (const char *[]){"x"},
                                    (const cujit_array *[]){f}),
                    CUJIT_ERROR_NO_DRIVER);

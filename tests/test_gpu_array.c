@@ -95,7 +95,7 @@ static void outputs_are_checked(void **state) {
   assert_status_detail(cujit_array_copy(a, &wrong_type), CUJIT_ERROR_INVALID_VALUE,
                        "the output holds f64, the result is f32");
   assert_status_detail(cujit_array_copy(a, &wrong_shape), CUJIT_ERROR_INVALID_VALUE,
-                       "the output's shape differs from the result's (11 and 10 elements)");
+                       "the output's shape (11,) differs from the result's (10,)");
   cujit_array_destroy(wrong_type);
   assert_status_detail(cujit_array_copy(a, &wrong_type), CUJIT_ERROR_INVALID_VALUE,
                        "*out is not a live array");

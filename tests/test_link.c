@@ -127,7 +127,7 @@ static void links_nvcc_parts(void **state) {
   if (link_nvcc_parts(dir, 90, why, sizeof why)) {
     test_rmtree(dir);
     free(dir);
-    printf("SKIP: %s\n", why);
+    test_skip_part("%s", why);
     skip();
   }
   for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -453,5 +453,5 @@ int main(int argc, char **argv) {
     if (strcmp(argv[2], "nolinker") == 0) return child_no_linker(argv[3]);
     return 99;
   }
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return test_group_result(cmocka_run_group_tests(tests, NULL, NULL));
 }

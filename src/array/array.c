@@ -6,6 +6,7 @@
  * behind an array is a block shared with its views and freed, on the stream of the array
  * that lets go of it last, when the last one is destroyed. */
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "array/array.h"
@@ -251,6 +252,7 @@ cujit_status cj_array_unmake(cujit_status st, cujit_array **out, int made) {
 
 cujit_status cj_array_output(cujit_array **out, const cj_array *like, int type,
                              const char *fn, cj_array **o, int *made) {
+  char x[CJ_SHAPE_TEXT], y[CJ_SHAPE_TEXT];
   *made = 0;
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
   if (!*out) {
@@ -267,14 +269,26 @@ cujit_status cj_array_output(cujit_array **out, const cj_array *like, int type,
            "%s: the output holds %s, the result is %s; pass "
            "an output of the result's type, or NULL for a new one", fn,
            cj_elem_of((*o)->type)->name, cj_elem_of(type)->name);
-  CJ_CHECK((*o)->size == like->size && (*o)->ndim == like->ndim &&
-               (!like->ndim ||
-                !memcmp((*o)->shape, like->shape, (size_t)like->ndim * sizeof *like->shape)),
-           CUJIT_ERROR_INVALID_VALUE,
-           "%s: the output's shape differs from the "
-           "result's (%lld and %lld elements); pass NULL for a new one", fn,
-           (long long)(*o)->size, (long long)like->size);
+  CJ_CHECK(cj_array_same_shape(*o, like), CUJIT_ERROR_INVALID_VALUE,
+           "%s: the output's shape %s differs from the result's %s; pass NULL for a new one",
+           fn, cj_array_shape_text(*o, x), cj_array_shape_text(like, y));
   return CUJIT_OK;
+}
+
+int cj_array_same_shape(const cj_array *a, const cj_array *b) {
+  return a->ndim == b->ndim && a->size == b->size &&
+         (!a->ndim || memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof *a->shape) == 0);
+}
+
+const char *cj_array_shape_text(const cj_array *a, char out[CJ_SHAPE_TEXT]) {
+  size_t used = 1;
+  int i;
+  out[0] = '(';
+  for (i = 0; i < a->ndim; i++)
+    used += (size_t)snprintf(out + used, CJ_SHAPE_TEXT - used, "%s%lld", i ? ", " : "",
+                             (long long)a->shape[i]);
+  snprintf(out + used, CJ_SHAPE_TEXT - used, "%s", a->ndim == 1 ? ",)" : ")");
+  return out;
 }
 
 /* ---- views ---- */

@@ -66,6 +66,11 @@ cujit_status cj_array_new_on(cujit_array **out, cj_array **a, int type, int ndim
                              const int64_t *shape, CUstream stream, const char *fn);
 cujit_status cj_array_new(cujit_array **out, cj_array **a, int type, int ndim,
                           const int64_t *shape, const char *fn);
+/* Whether a and b have one shape: as many dimensions, each of one size. */
+int cj_array_same_shape(const cj_array *a, const cj_array *b);
+/* An array's shape as NumPy writes it, "(4, 4)", "(16,)" or "()", into out, returned. */
+#define CJ_SHAPE_TEXT 96
+const char *cj_array_shape_text(const cj_array *a, char out[CJ_SHAPE_TEXT]);
 /* The output of an operation: the array of handle *out when given (checked against type
  * and shape), else a new array like `like` with element type `type`, whose handle goes to
  * *out. *o gets the array; *made says whether it was made here (and must be destroyed on

@@ -190,11 +190,6 @@ static cujit_status run_op(op_call *c, cj_map_kernel *k, cj_buf *expr, cujit_arr
   return launch_op(c, f, w, out);
 }
 
-static int same_shape(const cj_array *a, const cj_array *b) {
-  return a->ndim == b->ndim && a->size == b->size &&
-         (!a->ndim || memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof *a->shape) == 0);
-}
-
 /* The kernels of the built-in operations name their inputs' elements a and b. */
 static const char *const ab_names[] = {"a", "b"};
 
@@ -209,16 +204,16 @@ cujit_status cujit_array_binary(cujit_binop op, const cujit_array *ha, const cuj
                                 cujit_array **out) {
   static const char fn[] = "cujit_array_binary";
   cj_buf x = {0}, y = {0}, e = {0};
-  char name[64];
+  char name[64], sa[CJ_SHAPE_TEXT], sb[CJ_SHAPE_TEXT];
   op_call call;
   cj_array *a, *b;
   int p, c, r;
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
   CJ_TRY(cj_array_get2(ha, hb, fn, "a", "b", &a, &b));
-  CJ_CHECK(same_shape(a, b), CUJIT_ERROR_INVALID_VALUE,
-           "%s: a has %lld elements and b %lld (or another "
-           "shape); elementwise operations need arrays of one shape", fn,
-           (long long)a->size, (long long)b->size);
+  CJ_CHECK(cj_array_same_shape(a, b), CUJIT_ERROR_INVALID_VALUE,
+           "%s: a has shape %s and b %s; elementwise operations need arrays of one shape "
+           "(cujit_array_reshape gives a view of another)", fn,
+           cj_array_shape_text(a, sa), cj_array_shape_text(b, sb));
   call.fn = fn, call.a = a, call.n_in = 2, call.n_scalars = 0;
   call.in[0] = a->data, call.in[1] = b->data;
   uint64_t key = op_key(1, op, a->type, b->type, 0);
@@ -387,6 +382,7 @@ cujit_status cujit_array_unary(cujit_unop op, const cujit_array *ha, cujit_array
 static cujit_status check_map(const char *fn, const char *expr, size_t n,
                               const char *const *names, const cujit_array *const *arrays,
                               cj_array **a) {
+  char si[CJ_SHAPE_TEXT], s0[CJ_SHAPE_TEXT];
   size_t i, k;
   CJ_CHECK(expr && expr[0], CUJIT_ERROR_INVALID_VALUE, "%s: the expression is %s",
            fn, expr ? "empty" : "NULL");
@@ -402,10 +398,9 @@ static cujit_status check_map(const char *fn, const char *expr, size_t n,
     for (k = 0; k < i; k++)
       CJ_CHECK(strcmp(names[k], s) != 0, CUJIT_ERROR_INVALID_VALUE,
                "%s: the name '%s' is given twice", fn, s);
-    CJ_CHECK(same_shape(a[i], a[0]), CUJIT_ERROR_INVALID_VALUE,
-             "%s: '%s' has %lld elements, '%s' %lld; the "
-             "arrays must have one shape", fn, s, (long long)a[i]->size, names[0],
-             (long long)a[0]->size);
+    CJ_CHECK(cj_array_same_shape(a[i], a[0]), CUJIT_ERROR_INVALID_VALUE,
+             "%s: '%s' has shape %s, '%s' %s; the arrays must have one shape", fn, s,
+             cj_array_shape_text(a[i], si), names[0], cj_array_shape_text(a[0], s0));
   }
   return CUJIT_OK;
 }

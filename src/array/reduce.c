@@ -395,21 +395,16 @@ cujit_status cujit_array_reduce(cujit_redop op, const cujit_array *h, cujit_arra
   return st;
 }
 
-static int same_shape(const cj_array *a, const cj_array *b) {
-  return a->ndim == b->ndim &&
-         (!a->ndim || memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof *a->shape) == 0);
-}
-
 cujit_status cujit_array_dot(const cujit_array *ha, const cujit_array *hb, cujit_array **out) {
   static const char fn[] = "cujit_array_dot";
+  char sa[CJ_SHAPE_TEXT], sb[CJ_SHAPE_TEXT];
   builtin k;
   cj_array *a, *b;
   cujit_status st = cj_array_get2(ha, hb, fn, "a", "b", &a, &b);
   if (st != CUJIT_OK) return st;
-  CJ_CHECK(same_shape(a, b), CUJIT_ERROR_INVALID_VALUE,
-           "%s: a and b have different shapes (%d dimensions, "
-           "%lld elements and %d dimensions, %lld elements); pass arrays of one shape",
-           fn, a->ndim, (long long)a->size, b->ndim, (long long)b->size);
+  CJ_CHECK(cj_array_same_shape(a, b), CUJIT_ERROR_INVALID_VALUE,
+           "%s: a has shape %s and b %s; pass arrays of one shape", fn,
+           cj_array_shape_text(a, sa), cj_array_shape_text(b, sb));
   CJ_TRY(cj_reduce_output_check(out, cujit_promote((cujit_type)a->type, (cujit_type)b->type,
                                                       0), fn));
   if ((st = dot_spec(&k, a->type, b->type)) == CUJIT_OK)

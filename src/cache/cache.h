@@ -301,11 +301,13 @@ enum { CJ_LOCK_HELD = 0, CJ_LOCK_ENTRY_READY = 1, CJ_LOCK_NONE = 2, CJ_LOCK_BUSY
 /* Takes the lock of the file `name` in directory `dir` (created 0600 there, never through
  * a symbolic link). While another process holds it, polls `ready(ctx)` (which says
  * whether the entry can now be read) until it returns 1 (CJ_LOCK_ENTRY_READY), the holder
- * goes away (CJ_LOCK_HELD), or the timeout passes (CJ_LOCK_NONE, warned with `what`: the
- * caller compiles anyway); also CJ_LOCK_NONE when the file system refuses locks. */
+ * goes away (CJ_LOCK_HELD), or the timeout passes or the holder is seen stopped for 2 s
+ * (CJ_LOCK_NONE, warned with `what`: the caller compiles anyway); also CJ_LOCK_NONE when
+ * the file system refuses locks. */
 int cj_lock_acquire(int dir, const char *name, const char *what, double timeout_s,
                     int (*ready)(void *), void *ctx, cj_lock *lock);
-/* Takes the lock without waiting: CJ_LOCK_HELD, CJ_LOCK_BUSY or CJ_LOCK_NONE. */
+/* Takes the lock without waiting: CJ_LOCK_HELD, CJ_LOCK_BUSY or CJ_LOCK_NONE. A holder
+ * writes who it is into the file (for waiters that look for a stopped holder). */
 int cj_lock_try(int dir, const char *name, cj_lock *lock);
 /* Removes the lock file and releases the lock. */
 void cj_lock_release(int dir, const char *name, cj_lock *lock);

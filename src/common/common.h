@@ -302,6 +302,15 @@ void cj_buf_puts(cj_buf *b, const char *s);
 void cj_buf_put_le(cj_buf *b, uint64_t v, int bytes);
 void cj_buf_printf(cj_buf *b, const char *fmt, ...) CJ_PRINTF(2, 3);
 void cj_buf_vprintf(cj_buf *b, const char *fmt, va_list ap);
+/* Appends n bytes of text from outside (a file's strings, an environment variable) so that
+ * a terminal shows them and acts on none: control characters (C0, DEL, C1), bytes that are
+ * not valid UTF-8, and the backslash are written as \x1b, \x0a, \\; the rest as it is. */
+void cj_buf_escaped(cj_buf *b, const void *p, size_t n);
+/* The first 64 bytes of a value from outside (an environment variable's), escaped as
+ * cj_buf_escaped() does, for a message that quotes it: written to `out` (CJ_SHOWN_SIZE
+ * bytes, always NUL-terminated), which is returned. */
+#define CJ_SHOWN_SIZE 260
+const char *cj_shown(char out[CJ_SHOWN_SIZE], const char *value);
 /* Hands the string to the caller (never NULL unless out of memory) and resets b. */
 char *cj_buf_take(cj_buf *b);
 void cj_buf_free(cj_buf *b);

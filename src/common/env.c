@@ -18,8 +18,8 @@
 static const cj_env_var table[] = {
     {.name = "CUJIT_LOG", .kind = CJ_ENV_LEVEL, .dflt = "`off`",
      .meaning = "`off`, `error`, `warn`, `info` or `debug`: log to stderr (or to the callback); "
-                "an unknown value leaves the log off and is reported as a warning once a "
-                "callback or level is set"},
+                "an unknown value leaves the log off; `cujit info` names it, and so does the "
+                "log's first message once a level turns the log on"},
     {.name = "CUJIT_ARCH", .kind = CJ_ENV_TEXT, .dflt = "the device's",
      .meaning = "architecture to compile for when `cujit_options.arch` is NULL (read once, at "
                 "the first compile that needs it); a value that is not one makes those "
@@ -155,7 +155,11 @@ static int bad(const cj_env_var *v, const char *value, const char *form) {
   fresh = strncmp(last, value, sizeof warned[0] - 1) != 0;
   if (fresh) snprintf(last, sizeof warned[0], "%s", value);
   pthread_mutex_unlock(&warn_lock);
-  if (fresh) cj_warn("%s='%.64s' is not %s; using the default %s", v->name, value, form, v->dflt);
+  if (fresh) {
+    char shown[CJ_SHOWN_SIZE];
+    cj_warn("%s='%s' is not %s; using the default %s", v->name, cj_shown(shown, value), form,
+            v->dflt);
+  }
   return CJ_ENV_BAD;
 }
 
