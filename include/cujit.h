@@ -562,8 +562,8 @@ CUJIT_API cujit_status cujit_module_link(cujit_module **out, const cujit_link_pa
                                          size_t count, const cujit_options *opts,
                                          const cujit_link_options *link);
 
-/** The path of the nvJitLink library a link loads (or would load), "" when it is found
- *  only by the system's search or not at all. Static storage. */
+/** The absolute path of the nvJitLink library a link loads (or would load), "" when it is
+ *  found only by the system's search or not at all. Static storage. */
 CUJIT_API const char *cujit_nvjitlink_path(void);
 
 /** Frees the module, its loaded device images and every cujit_function and bound
@@ -666,22 +666,24 @@ CUJIT_API void cujit_free(void *p);
  * ------------------------------------------------------------------------------------- */
 
 /* NVRTC is loaded at run time, on the first compile that needs it (a program whose kernels
- * all come from the cache never maps it): env CUJIT_NVRTC (the library file) when set,
- * else the NVRTC the program already has (linked or loaded), else libnvrtc.so.13, then
- * .so.12, then libnvrtc.so, each looked for in LD_LIBRARY_PATH's directories, the toolkit
- * cujit was built with, $CUDA_PATH, $CUDA_HOME and /usr/local/cuda (each lib64, then lib),
- * else the system's library search. When none
- * loads, compiling fails with CUJIT_ERROR_NO_NVRTC saying where it looked; cache hits and
- * prebuilt PTX, CUBIN and fatbins keep working. Cache keys name NVRTC by its library's
- * build (read from the file, not loaded); on a machine without NVRTC, by the NVRTC that
- * last wrote to the cache directory, so that a cache filled elsewhere can be used. */
+ * all come from the cache never maps it): env CUJIT_NVRTC (the library file's absolute
+ * path; a relative one is refused, naming the variable) when set, else the NVRTC the
+ * program already has (linked or loaded), else libnvrtc.so.13, then .so.12, then
+ * libnvrtc.so, each looked for in LD_LIBRARY_PATH's directories, the toolkit cujit was
+ * built with, $CUDA_PATH, $CUDA_HOME and /usr/local/cuda (each lib64, then lib), else the
+ * system's library search. When none loads, compiling fails with CUJIT_ERROR_NO_NVRTC
+ * saying where it looked; cache hits and prebuilt PTX, CUBIN and fatbins keep working.
+ * Cache keys name NVRTC by its library's build (read from the file, not loaded), and the
+ * library a compile then loads must be that file: one replaced in between is refused
+ * (CUJIT_ERROR_NO_NVRTC). On a machine without NVRTC, keys name the NVRTC that last wrote
+ * to the cache directory, so that a cache filled elsewhere can be used. */
 
 /** NVRTC's version (loads NVRTC).
  *  @return CUJIT_OK, CUJIT_ERROR_NO_NVRTC, or CUJIT_ERROR_NVRTC. */
 CUJIT_API cujit_status cujit_nvrtc_version(int *major, int *minor);
-/** @return the path of the NVRTC library cujit loads or would load, found without loading
- *  it; "" when only the system's library search can find it (or none is installed).
- *  Static storage. */
+/** @return the absolute path of the NVRTC library cujit loads or would load, found
+ *  without loading it; "" when only the system's library search can find it (or none is
+ *  installed, or CUJIT_NVRTC was refused). Static storage. */
 CUJIT_API const char *cujit_nvrtc_path(void);
 /** Architectures this NVRTC compiles for, as numbers (75, 80, 90, ...).
  *  @param archs  caller's array of `capacity` ints (may be NULL when capacity is 0).
