@@ -268,7 +268,9 @@ CUJIT_API cujit_status cujit_module_from_file(cujit_module **out, const char *pa
 /* Compiling many kernels at once. NVRTC compiles one program at a time inside a process,
  * so threads calling cujit_module_from_source() side by side take as long as one after the
  * other. The calls below run compiles side by side in worker processes instead: the
- * `cujit-worker` program installed with the library (env CUJIT_WORKER names another),
+ * `cujit-worker` program installed with the library (env CUJIT_WORKER names another by
+ * its absolute path), run only when it and its directory belong to the user or root and
+ * no one else may write them (else the compiles run here and a warning says why),
  * started on first need and kept for later compiles (each keeps its NVRTC loaded and its
  * precompiled headers), at most cujit_set_compile_jobs() - 1 of them beside the one
  * compile that runs in this process. Every source first goes through the memory and disk

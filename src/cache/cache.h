@@ -229,6 +229,8 @@ void cj_warn_skipped(const cj_root *r, const char *name, const char *what);
 /* 1 when a file or directory cujit found may be trusted: owned by this user or root, and
  * not writable by group or others. */
 int cj_trusted(const struct stat *st);
+/* Why one that cj_trusted() refuses is not trusted, for a message. */
+const char *cj_distrust(const struct stat *st);
 /* Logs a warning about the cache unless it is the one logged last (so that a problem met
  * on every compile is reported once). */
 void cj_warn_once(const char *text);

@@ -10,11 +10,18 @@
  * else an idle worker, or a new one. The caller has already looked in the caches and holds
  * the key's lock (fetch.c), so a worker only compiles; its reply is checked as a cache
  * entry is (entry.c) and stored by the caller. Whatever goes wrong with a worker costs the
- * worker, never the compile: it is compiled here instead. */
-#define _GNU_SOURCE /* dladdr, MSG_NOSIGNAL, sched_getaffinity */
+ * worker, never the compile: it is compiled here instead.
+ *
+ * The caller trusts a worker's bytes no more than a cache entry's (a reply for another
+ * request, or not a valid entry, is not used), but it does trust what a valid entry
+ * holds: a worker is code it runs as its own user, like the library. So only a program
+ * that this user or root owns, in a directory no one else may write, is run, found by an
+ * absolute path. */
+#define _GNU_SOURCE /* dladdr1, MSG_NOSIGNAL, sched_getaffinity */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -23,6 +30,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -79,41 +87,118 @@ void cj_pool_set_jobs(unsigned n) {
 
 /* ---- the worker program ---- */
 
-static int executable(const char *path) { return access(path, X_OK) == 0; }
+/* The directory the library (or the program it is linked into) was loaded from. The
+ * loader keeps the path it was given, and a relative one (dlopen("lib/libcujit.so"), a
+ * relative LD_LIBRARY_PATH) names a file only from the working directory of that moment:
+ * a program that then changes into a shared directory would find another user's
+ * cujit-worker there, and run it. So the directory is made absolute as the library
+ * loads, before the program's own code runs, by a constructor that only reads the
+ * loader's record (and, for a relative path, the working directory): no CUDA, no file
+ * opened. "" when unknown; the program's own file is read from /proc when it is needed. */
+static CJ_LARGE char loaded_from[PATH_MAX];
+static int loaded_in_program; /* linked into the program itself */
 
-/* Beside the library (or the program it is linked into), then ../libexec and ../bin
- * from it, then where it is installed (CMakeLists.txt). */
-static int find_beside(void) {
-  static const char *const places[] = {"", "../libexec/", "../bin/", CUJIT_WORKER_PLACE};
+__attribute__((constructor)) static void note_loaded_from(void) {
+  struct link_map *map = NULL;
   Dl_info info;
-  const char *slash;
-  size_t i, dir;
-  if (!dladdr((void *)cj_pool_compile, &info) || !info.dli_fname ||
-      !(slash = strrchr(info.dli_fname, '/')))
-    return 0;
-  dir = (size_t)(slash - info.dli_fname) + 1;
-  for (i = 0; i < CJ_COUNT(places); i++) {
-    int at = places[i][0] == '/' ? 0 : (int)dir; /* an absolute libexec directory */
-    int n = snprintf(program, sizeof program, "%.*s%scujit-worker", at, info.dli_fname,
-                     places[i]);
-    if (n > 0 && (size_t)n < sizeof program && executable(program)) return 1;
+  char cwd[PATH_MAX];
+  const char *name;
+  if (!dladdr1((void *)cj_pool_compile, &info, (void **)&map, RTLD_DL_LINKMAP) || !map ||
+      !(name = map->l_name))
+    return;
+  if (!name[0]) { /* the program: the loader's name for it is argv[0] */
+    loaded_in_program = 1;
+    return;
   }
-  snprintf(program, sizeof program, "%.*scujit-worker", (int)dir, info.dli_fname);
+  if (!strchr(name, '/') || (name[0] != '/' && !getcwd(cwd, sizeof cwd))) return;
+  if (cj_join(loaded_from, sizeof loaded_from, name[0] == '/' ? "" : cwd,
+              name[0] == '/' ? "" : "/", name, NULL) >= sizeof loaded_from) {
+    loaded_from[0] = '\0';
+    return;
+  }
+  *strrchr(loaded_from, '/') = '\0'; /* its directory */
+}
+
+/* The library's directory, canonical, into out (PATH_MAX bytes): 1, or 0 when unknown. */
+static int library_dir(char *out) {
+  char *slash;
+  if (!loaded_in_program) return loaded_from[0] && realpath(loaded_from, out) != NULL;
+  if (!realpath("/proc/self/exe", out) || !(slash = strrchr(out, '/'))) return 0;
+  *slash = '\0';
+  return out[0] != '\0';
+}
+
+/* Why the program at the canonical path `path` must not be run, into why; 0 when it may:
+ * a regular file that belongs to this user or root and that neither group nor others may
+ * write, in a directory that is the same (so that nobody else can put another file in
+ * its place). */
+static int distrusted(const char *path, char *why, size_t size) {
+  char dir[PATH_MAX], *slash;
+  struct stat st;
+  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+    return snprintf(why, size, "it is not a regular file"), 1;
+  if (!cj_trusted(&st)) return snprintf(why, size, "%s", cj_distrust(&st)), 1;
+  snprintf(dir, sizeof dir, "%s", path);
+  if ((slash = strrchr(dir, '/')) != NULL) *slash = '\0';
+  if (stat(dir[0] ? dir : "/", &st) != 0 || !cj_trusted(&st))
+    return snprintf(why, size, "its directory %s: %s", dir[0] ? dir : "/",
+                    cj_distrust(&st)), 1;
   return 0;
 }
 
-/* Finds the worker program once (mu held); 1 when there is one. */
+/* Takes `path` as the program (mu held): 1 when it is one that may run, its canonical
+ * path in program[]; else 0, with a warning saying why when it is there but refused. */
+static int take_program(const char *path, const char *from) {
+  char why[PATH_MAX + 64];
+  if (!realpath(path, program) || access(program, X_OK) != 0) {
+    snprintf(program, sizeof program, "%s", path);
+    return 0;
+  }
+  if (!distrusted(program, why, sizeof why)) return 1;
+  cj_warn("the compile worker program '%s' (%s) is not run: %s; it and its directory must "
+          "belong to you or root, and no one else may write to them. Compiles that could "
+          "run at once run here, one at a time", program, from, why);
+  return -1;
+}
+
+/* Beside the library (or the program it is linked into), then ../libexec and ../bin
+ * from it, then where it is installed (CMakeLists.txt); the first that is there decides. */
+static int find_beside(void) {
+  static const char *const places[] = {"", "../libexec/", "../bin/", CUJIT_WORKER_PLACE};
+  char dir[PATH_MAX], path[PATH_MAX];
+  size_t i;
+  int rc;
+  if (!library_dir(dir)) {
+    snprintf(program, sizeof program, "cujit-worker (the library's directory is unknown)");
+    return 0;
+  }
+  for (i = 0; i < CJ_COUNT(places); i++) {
+    const char *at = places[i][0] == '/' ? "" : dir; /* an absolute libexec directory */
+    if (cj_join(path, sizeof path, at, at[0] ? "/" : "", places[i], "cujit-worker", NULL) >=
+        sizeof path)
+      continue;
+    if ((rc = take_program(path, "beside the library")) != 0) return rc;
+  }
+  cj_join(program, sizeof program, dir, "/cujit-worker", NULL);
+  return 0;
+}
+
+/* Finds the worker program once (mu held); 1 when there is one that may run. */
 static int have_program(void) {
   const char *env;
+  int rc;
   if (program_state) return program_state > 0;
   env = cj_env("CUJIT_WORKER");
-  if (env) {
-    snprintf(program, sizeof program, "%s", env);
-    program_state = executable(program) ? 1 : -1;
-  } else {
-    program_state = find_beside() ? 1 : -1;
+  if (env && env[0] != '/') {
+    cj_warn("CUJIT_WORKER is '%s', which is not an absolute path, and is not used: set it to "
+            "the full path of the worker program. Compiles that could run at once run here, "
+            "one at a time", env);
+    program_state = -1;
+    return 0;
   }
-  if (program_state < 0)
+  rc = env ? take_program(env, "CUJIT_WORKER") : find_beside();
+  program_state = rc > 0 ? 1 : -1;
+  if (rc == 0)
     cj_info("no compile worker program at '%s' (%s); compiles that could run at once run "
             "here, one at a time; install cujit-worker with the library or set CUJIT_WORKER "
             "to its path", program, env ? "CUJIT_WORKER" : "beside the library");

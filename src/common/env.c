@@ -56,8 +56,10 @@ static const cj_env_var table[] = {
                 "`cujit_set_compile_jobs()` comes first)"},
     {.name = "CUJIT_WORKER", .kind = CJ_ENV_PATH,
      .dflt = "`cujit-worker` beside libcujit, or in its `../libexec` or `../bin`",
-     .meaning = "the compile worker program (read when a worker is first needed); when it "
-                "cannot be started, those compiles run in the process, one at a time"},
+     .meaning = "absolute path of the compile worker program (read when a worker is first "
+                "needed); it and its directory must belong to you or root and be writable by "
+                "no one else. When it is refused (a warning says why) or cannot be started, "
+                "those compiles run in the process, one at a time"},
     {.name = "TMPDIR", .kind = CJ_ENV_PATH, .dflt = "`/tmp`",
      .meaning = "where the process's private directory of precompiled headers is made "
                 "(removed at exit)"},

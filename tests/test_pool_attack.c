@@ -1,0 +1,237 @@
+/* test_pool_attack - the worker pool against a hostile worker program: only a program
+ * that this user or root owns, in a directory no one else may write, is ever run (found
+ * beside a library loaded by a relative path after the program changed directory, named
+ * by a relative or others-writable CUJIT_WORKER). */
+
+#include "cachetest.h"
+
+#define WATCHDOG_S 15 /* far beyond every wait here: only a wait without end reaches it */
+
+/* ---- holding this process's compile slot ---- */
+
+static int holding, released;
+
+/* The cancel hook of the job that holds the slot: at NVRTC's first check it waits until
+ * released, so that every compile started meanwhile must go to a worker. */
+static int hold_here(void *user) {
+  (void)user;
+  __atomic_store_n(&holding, 1, __ATOMIC_RELEASE);
+  while (!__atomic_load_n(&released, __ATOMIC_ACQUIRE)) cj_nap(0.005);
+  return 0;
+}
+
+static double now(void) { return cj_now_s(); }
+
+static cujit_options ptx_opts(void) {
+  cujit_options o = CUJIT_OPTIONS_INIT;
+  o.arch = "compute_80";
+  return o;
+}
+
+/* A small kernel of its own for each tag. */
+static void small_source(const char *tag, char *out, size_t size) {
+  snprintf(out, size, "__global__ void k_%s(int *x) { x[threadIdx.x] = 7; }\n", tag);
+}
+
+/* Starts the job that holds the slot here (a source not compiled before: a cache hit asks
+ * no hook), and waits until it does. */
+static cujit_compile_job *hold_slot(void) {
+  static int holders;
+  char src[128], tag[32];
+  cujit_compile_job *j = NULL;
+  cujit_options o = ptx_opts();
+  double t0 = now();
+  __atomic_store_n(&holding, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&released, 0, __ATOMIC_RELAXED);
+  snprintf(tag, sizeof tag, "holder%d", holders++);
+  small_source(tag, src, sizeof src);
+  o.cancel = hold_here;
+  assert_ok(cujit_compile_start(&j, src, "holder.cu", &o));
+  while (!__atomic_load_n(&holding, __ATOMIC_ACQUIRE) && now() - t0 < WATCHDOG_S) cj_nap(0.002);
+  assert_true(__atomic_load_n(&holding, __ATOMIC_ACQUIRE));
+  return j;
+}
+
+static void release_slot(cujit_compile_job *j) {
+  cujit_module *m = NULL;
+  __atomic_store_n(&released, 1, __ATOMIC_RELEASE);
+  assert_ok(cujit_compile_wait(j, &m));
+  assert_non_null(strstr(cujit_module_ptx(m, NULL), "k_holder"));
+  cujit_module_destroy(m);
+  cujit_compile_job_destroy(j);
+}
+
+/* 1 once the log holds `needle`, waiting for it up to WATCHDOG_S. */
+static int logged_soon(const char *needle) {
+  double t0 = now();
+  for (;;) {
+    int found;
+    pthread_mutex_lock(&log_mu);
+    found = strstr(log_text, needle) != NULL;
+    pthread_mutex_unlock(&log_mu);
+    if (found || now() - t0 > WATCHDOG_S) return found;
+    cj_nap(0.005);
+  }
+}
+
+/* ---- fixture: two compiles at once, the worker program found afresh ---- */
+
+static char start_dir[4096];
+
+static int pool_setup(void **state) {
+  unsetenv("CUJIT_WORKER");
+  cj_pool_reset();
+  cujit_set_compile_jobs(2);
+  return cache_setup(state);
+}
+
+static int pool_teardown(void **state) {
+  if (chdir(start_dir) != 0) return -1; /* a test that failed midway may have left it */
+  unsetenv("CUJIT_WORKER");
+  cj_pool_reset();
+  cujit_set_compile_jobs(0);
+  return cache_teardown(state);
+}
+
+#define POOL_TEST(fn) cmocka_unit_test_setup_teardown(fn, pool_setup, pool_teardown)
+
+/* ---- which program runs ---- */
+
+/* A worker program at dir[/sub]/cujit-worker that records that it ran (in dir/ran) and
+ * exits. The caller frees the path. */
+static char *planted_worker(const char *dir, const char *sub) {
+  char *path = malloc(4200), at[4200], script[4400];
+  snprintf(at, sizeof at, "%s%s%s", dir, sub[0] ? "/" : "", sub);
+  if (sub[0]) assert_int_equal(mkdir(at, 0755), 0);
+  snprintf(script, sizeof script, "#!/bin/sh\necho ran >> '%s/ran'\nexit 1\n", dir);
+  assert_int_equal(test_write_file(at, "cujit-worker", script), 0);
+  snprintf(path, 4200, "%s/cujit-worker", at);
+  assert_int_equal(chmod(path, 0755), 0);
+  return path;
+}
+
+static int ran(const char *dir) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/ran", dir);
+  return access(path, F_OK) == 0;
+}
+
+/* With the slot here held, compiles a new source that must therefore look for a worker,
+ * waits until the log says `why`, and checks that the source still compiled (here). */
+static void compile_needing_a_worker(const char *why) {
+  static int compiles;
+  char src[128], tag[32];
+  cujit_compile_job *holder = hold_slot(), *j = NULL;
+  cujit_module *m = NULL;
+  cujit_options o = ptx_opts();
+  snprintf(tag, sizeof tag, "needs_worker%d", compiles++);
+  small_source(tag, src, sizeof src);
+  assert_ok(cujit_compile_start(&j, src, "b.cu", &o));
+  if (!logged_soon(why)) {
+    __atomic_store_n(&released, 1, __ATOMIC_RELEASE);
+    fail_msg("log lacks \"%s\":\n%s", why, log_text);
+  }
+  release_slot(holder);
+  assert_ok(cujit_compile_wait(j, &m));
+  assert_non_null(strstr(cujit_module_ptx(m, NULL), tag));
+  cujit_module_destroy(m);
+  cujit_compile_job_destroy(j);
+}
+
+/* A library loaded by a relative path, by a program that then moves into a directory
+ * holding a cujit-worker at that relative place: the one beside the library runs (the
+ * helper checks that a worker started and the batch compiled), the planted one never. */
+static void a_relatively_loaded_library_runs_no_planted_worker(void **state) {
+  char *dir = test_tempdir("planted"), cmd[8400], out[8192];
+  char libdir[4096], *slash;
+  int rc;
+  (void)state;
+  assert_non_null(dir);
+  snprintf(libdir, sizeof libdir, "%s", CUJIT_LIB_PATH);
+  assert_non_null(slash = strrchr(libdir, '/'));
+  *slash = '\0';
+  assert_non_null(slash = strrchr(libdir, '/'));
+  free(planted_worker(dir, slash + 1)); /* dir/lib/cujit-worker, as build/lib/ is */
+  snprintf(cmd, sizeof cmd, "'%s' '%s' '%s' 2>&1", CUJIT_RELATIVE_LOADER, CUJIT_LIB_PATH, dir);
+  rc = test_capture(cmd, out, sizeof out);
+  if (rc != 0) fail_msg("the helper failed (%d):\n%s", rc, out);
+  assert_false(ran(dir));
+  test_rmtree(dir);
+  free(dir);
+}
+
+/* CUJIT_WORKER naming a program that others may write, or in a directory its group may
+ * write: not run, with a warning saying what was refused. */
+static void a_worker_others_may_write_is_not_run(void **state) {
+  char *dir = test_tempdir("writable"), *path, sub[4200];
+  (void)state;
+  log_capture(CUJIT_LOG_WARN);
+  path = planted_worker(dir, "");
+  assert_int_equal(chmod(path, 0757), 0);
+  setenv("CUJIT_WORKER", path, 1);
+  cj_pool_reset();
+  compile_needing_a_worker("others may write to it");
+  assert_logged("(CUJIT_WORKER) is not run");
+  assert_false(ran(dir));
+  free(path);
+  path = planted_worker(dir, "shared");
+  snprintf(sub, sizeof sub, "%s/shared", dir);
+  assert_int_equal(chmod(sub, 0775), 0);
+  setenv("CUJIT_WORKER", path, 1);
+  cj_pool_reset();
+  log_capture(CUJIT_LOG_WARN);
+  compile_needing_a_worker("its group may write to it");
+  assert_logged("its directory");
+  assert_false(ran(dir));
+  free(path);
+  test_rmtree(dir);
+  free(dir);
+}
+
+/* Another user's program (only root can make one here: skipped otherwise). */
+static void another_users_worker_is_not_run(void **state) {
+  char *dir, *path;
+  (void)state;
+  if (geteuid() != 0) skip(); /* chown to another user needs root */
+  dir = test_tempdir("foreign");
+  path = planted_worker(dir, "");
+  assert_int_equal(chown(path, 65534, 65534), 0);
+  log_capture(CUJIT_LOG_WARN);
+  setenv("CUJIT_WORKER", path, 1);
+  cj_pool_reset();
+  compile_needing_a_worker("it belongs to another user");
+  assert_false(ran(dir));
+  free(path);
+  test_rmtree(dir);
+  free(dir);
+}
+
+/* A relative CUJIT_WORKER, with that file in the working directory: refused by name. */
+static void a_relative_worker_path_is_refused(void **state) {
+  char *dir = test_tempdir("relworker"), cwd[4096];
+  (void)state;
+  free(planted_worker(dir, ""));
+  assert_non_null(getcwd(cwd, sizeof cwd));
+  assert_int_equal(chdir(dir), 0);
+  log_capture(CUJIT_LOG_WARN);
+  setenv("CUJIT_WORKER", "cujit-worker", 1);
+  cj_pool_reset();
+  compile_needing_a_worker("CUJIT_WORKER is 'cujit-worker', which is not an absolute path");
+  assert_int_equal(chdir(cwd), 0);
+  assert_false(ran(dir));
+  test_rmtree(dir);
+  free(dir);
+}
+
+int main(int argc, char **argv) {
+  const struct CMUnitTest tests[] = {
+      POOL_TEST(a_relatively_loaded_library_runs_no_planted_worker),
+      POOL_TEST(a_worker_others_may_write_is_not_run),
+      POOL_TEST(another_users_worker_is_not_run),
+      POOL_TEST(a_relative_worker_path_is_refused),
+  };
+  (void)argc;
+  (void)argv;
+  if (!getcwd(start_dir, sizeof start_dir)) return 1;
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
