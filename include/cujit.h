@@ -219,8 +219,10 @@ typedef struct cujit_options {
    *  and the call returns CUJIT_ERROR_CANCELLED, saying after how long. NVRTC looks only
    *  between its phases, and it parses the whole source (with every header) in one, so a
    *  compile ends at the first check after the limit, not at the limit: a CUB kernel
-   *  whose time goes into parsing its headers may run to its end. A cache hit is never
-   *  limited. Not part of the cache key (it cannot change the output). Negative or NaN
+   *  whose time goes into parsing its headers may run to its end. A compile in a worker
+   *  process (see cujit_compile_batch()) ends half a second after the limit at the
+   *  latest: a worker that has not stopped by itself by then is killed. A cache hit is
+   *  never limited. Not part of the cache key (it cannot change the output). Negative or NaN
    *  is CUJIT_ERROR_INVALID_OPTION. An NVRTC that cannot stop a compile (one without
    *  nvrtcSetFlowCallback) compiles to the end as if neither this nor `cancel` were set,
    *  with one warning per process: a limit is advice, and the output is the same. */
@@ -277,10 +279,11 @@ CUJIT_API cujit_status cujit_module_from_file(cujit_module **out, const char *pa
  * caches here; only misses are compiled, and the disk cache's lock still makes one
  * process per key compile it, workers and other processes alike. A compile runs in this
  * process when no other one does (one kernel alone never goes through a worker), and a
- * worker that cannot be started, dies or answers wrongly fails nothing: that compile is
- * done here (logged at info level). The modules are exactly those cujit_module_from_source()
- * makes of the same source, name and options. Workers end when this process exits or
- * some seconds after the last compile. Options are those of cujit_module_from_source();
+ * worker that cannot be started, dies, is stopped or answers wrongly fails nothing: that
+ * compile is done here (logged at info level); one that does not answer within its time
+ * limit or cancel (see cujit_options.time_limit_s) is killed. The modules are exactly
+ * those cujit_module_from_source() makes of the same source, name and options. Workers
+ * end when this process exits or some seconds after the last compile. Options are those of cujit_module_from_source();
  * opts->cancel is called on a cujit thread, as are log callbacks during these compiles.
  * Jobs belong to the process that started them: a child made by fork() must not wait on,
  * cancel or destroy its parent's jobs (it has none of the threads that run them). */
@@ -329,8 +332,8 @@ CUJIT_API int cujit_compile_poll(const cujit_compile_job *job);
  *          CUJIT_ERROR_INVALID_VALUE for NULL arguments. */
 CUJIT_API cujit_status cujit_compile_wait(cujit_compile_job *job, cujit_module **out);
 /** Asks the job to stop: a queued one never compiles, a running one stops at NVRTC's next
- *  check (see cujit_options.time_limit_s), and cujit_compile_wait() then returns
- *  CUJIT_ERROR_CANCELLED. A job that finished first keeps its result. Returns at once;
+ *  check (see cujit_options.time_limit_s; in a worker process, half a second later at
+ *  the latest), and cujit_compile_wait() then returns CUJIT_ERROR_CANCELLED. A job that finished first keeps its result. Returns at once;
  *  NULL is fine. */
 CUJIT_API void cujit_compile_cancel(cujit_compile_job *job);
 /** @return the detail of a finished job's failure, "" while it runs or when it compiled.

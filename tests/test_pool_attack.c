@@ -1,11 +1,31 @@
-/* test_pool_attack - the worker pool against a hostile worker program: only a program
- * that this user or root owns, in a directory no one else may write, is ever run (found
- * beside a library loaded by a relative path after the program changed directory, named
- * by a relative or others-writable CUJIT_WORKER). */
+/* test_pool_attack - the worker pool against a hostile or broken worker program: only a
+ * program that this user or root owns, in a directory no one else may write, is ever run
+ * (found beside a library loaded by a relative path after the program changed
+ * directory, named by a relative or others-writable CUJIT_WORKER); and a worker that takes
+ * a request and then hangs or is stopped holds up its compile no longer than a compile in
+ * this process would take (its time limit, its cancel), or not at all.
+ *
+ * This test binary is also the hung worker: started as `--serve` (the worker's
+ * arguments) with CUJIT_TEST_WORKER set, it reads a request and then never answers. */
+#include <signal.h>
 
 #include "cachetest.h"
 
 #define WATCHDOG_S 15 /* far beyond every wait here: only a wait without end reaches it */
+
+/* ---- the hung worker ---- */
+
+static int hung_worker(const char *mode) {
+  unsigned char head[20];
+  size_t got = 0;
+  while (got < sizeof head) {
+    ssize_t k = read(0, head + got, sizeof head - got);
+    if (k <= 0) return 1;
+    got += (size_t)k;
+  }
+  if (strcmp(mode, "stop") == 0) raise(SIGSTOP);
+  for (;;) pause();
+}
 
 /* ---- holding this process's compile slot ---- */
 
@@ -74,12 +94,61 @@ static int logged_soon(const char *needle) {
   }
 }
 
+/* ---- a watchdog for waits that would have no end ---- */
+
+static int watch_done, watch_fired;
+
+/* Past WATCHDOG_S, kills every worker and releases the slot, so that a wait without end
+ * fails its test instead of hanging the group. */
+static void *watchdog(void *arg) {
+  double t0 = now();
+  (void)arg;
+  while (!__atomic_load_n(&watch_done, __ATOMIC_ACQUIRE)) {
+    if (now() - t0 > WATCHDOG_S) {
+      int pids[16], n = cj_pool_workers(pids, NULL, 16), i;
+      for (i = 0; i < n && i < 16; i++) kill(pids[i], SIGKILL);
+      __atomic_store_n(&watch_fired, 1, __ATOMIC_RELEASE);
+      __atomic_store_n(&released, 1, __ATOMIC_RELEASE);
+      return NULL;
+    }
+    cj_nap(0.02);
+  }
+  return NULL;
+}
+
+static pthread_t watch_start(void) {
+  pthread_t t;
+  watch_done = watch_fired = 0;
+  assert_int_equal(pthread_create(&t, NULL, watchdog, NULL), 0);
+  return t;
+}
+
+static void watch_stop(pthread_t t) {
+  __atomic_store_n(&watch_done, 1, __ATOMIC_RELEASE);
+  pthread_join(t, NULL);
+  if (watch_fired) fail_msg("a wait had no end: the watchdog killed the workers after %d s",
+                            WATCHDOG_S);
+}
+
+/* Waits up to WATCHDOG_S for a worker to be busy; its pid. */
+static int busy_worker(void) {
+  double t0 = now();
+  while (now() - t0 < WATCHDOG_S) {
+    int pids[8], busy[8], n = cj_pool_workers(pids, busy, 8), i;
+    for (i = 0; i < n && i < 8; i++)
+      if (busy[i]) return pids[i];
+    cj_nap(0.002);
+  }
+  return -1;
+}
+
 /* ---- fixture: two compiles at once, the worker program found afresh ---- */
 
-static char start_dir[4096];
+static char self[4096], start_dir[4096];
 
 static int pool_setup(void **state) {
   unsetenv("CUJIT_WORKER");
+  unsetenv("CUJIT_TEST_WORKER");
   cj_pool_reset();
   cujit_set_compile_jobs(2);
   return cache_setup(state);
@@ -88,6 +157,7 @@ static int pool_setup(void **state) {
 static int pool_teardown(void **state) {
   if (chdir(start_dir) != 0) return -1; /* a test that failed midway may have left it */
   unsetenv("CUJIT_WORKER");
+  unsetenv("CUJIT_TEST_WORKER");
   cj_pool_reset();
   cujit_set_compile_jobs(0);
   return cache_teardown(state);
@@ -223,15 +293,102 @@ static void a_relative_worker_path_is_refused(void **state) {
   free(dir);
 }
 
+/* ---- workers that take a request and never answer ---- */
+
+/* A compile sent to a worker that hangs (or stops) once it has the request: this test
+ * binary as the worker, the slot here held, and the watchdog running. */
+typedef struct scene {
+  cujit_compile_job *holder, *job;
+  pthread_t watch;
+} scene;
+
+static void start_on_hung_worker(scene *sc, const char *mode, const char *tag,
+                                 const cujit_options *o) {
+  char src[128];
+  setenv("CUJIT_WORKER", self, 1);
+  setenv("CUJIT_TEST_WORKER", mode, 1);
+  cj_pool_reset();
+  log_capture(CUJIT_LOG_INFO);
+  sc->holder = hold_slot();
+  sc->watch = watch_start();
+  small_source(tag, src, sizeof src);
+  assert_ok(cujit_compile_start(&sc->job, src, "b.cu", o));
+}
+
+/* Waits for the job, which must fail with `want` (its detail holding `needle`). */
+static void fails_with(scene *sc, cujit_status want, const char *needle) {
+  cujit_module *m = NULL;
+  assert_status_detail(cujit_compile_wait(sc->job, &m), want, needle);
+  assert_null(m);
+  watch_stop(sc->watch);
+  assert_logged("did not stop compiling 'b.cu'");
+  cujit_compile_job_destroy(sc->job);
+  release_slot(sc->holder);
+}
+
+/* A time limit ends the wait for a hung worker as it ends a compile here: the compile is
+ * CUJIT_ERROR_CANCELLED, saying the limit passed, and the worker is killed. */
+static void a_hung_worker_meets_the_time_limit(void **state) {
+  cujit_options o = ptx_opts();
+  scene sc;
+  (void)state;
+  o.time_limit_s = 1;
+  start_on_hung_worker(&sc, "hang", "limited", &o);
+  fails_with(&sc, CUJIT_ERROR_CANCELLED,
+             "compiling 'b.cu' was stopped: its time limit of 1 s passed");
+  assert_int_equal(cj_pool_workers(NULL, NULL, 0), 0); /* killed */
+  assert_int_equal(find_entries(cache, NULL, 0), 1);   /* the holder's alone */
+}
+
+/* cujit_compile_cancel() ends the wait for a hung worker. */
+static void a_cancelled_job_on_a_hung_worker_ends(void **state) {
+  cujit_options o = ptx_opts();
+  scene sc;
+  (void)state;
+  start_on_hung_worker(&sc, "hang", "cancelled", &o);
+  assert_true(busy_worker() > 0);
+  cujit_compile_cancel(sc.job);
+  fails_with(&sc, CUJIT_ERROR_CANCELLED,
+             "compiling 'b.cu' was cancelled by cujit_compile_cancel()");
+}
+
+/* A worker stopped (SIGSTOP) after taking a request, with no limit and no cancel: it is
+ * seen to be stopped and killed, and the compile is done here. */
+static void a_stopped_worker_is_not_waited_for(void **state) {
+  cujit_options o = ptx_opts();
+  cujit_module *m = NULL;
+  scene sc;
+  int found;
+  (void)state;
+  start_on_hung_worker(&sc, "stop", "stopped", &o);
+  /* compiled here once the slot is free: free it once the worker was given up */
+  found = logged_soon("stopped or answered something else while compiling 'b.cu'");
+  release_slot(sc.holder);
+  assert_ok(cujit_compile_wait(sc.job, &m));
+  assert_non_null(strstr(cujit_module_ptx(m, NULL), "k_stopped"));
+  watch_stop(sc.watch);
+  assert_true(found);
+  assert_int_equal(cj_pool_workers(NULL, NULL, 0), 0);
+  cujit_module_destroy(m);
+  cujit_compile_job_destroy(sc.job);
+}
+
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       POOL_TEST(a_relatively_loaded_library_runs_no_planted_worker),
       POOL_TEST(a_worker_others_may_write_is_not_run),
       POOL_TEST(another_users_worker_is_not_run),
       POOL_TEST(a_relative_worker_path_is_refused),
+      POOL_TEST(a_hung_worker_meets_the_time_limit),
+      POOL_TEST(a_cancelled_job_on_a_hung_worker_ends),
+      POOL_TEST(a_stopped_worker_is_not_waited_for),
   };
-  (void)argc;
-  (void)argv;
-  if (!getcwd(start_dir, sizeof start_dir)) return 1;
+  const char *mode = getenv("CUJIT_TEST_WORKER");
+  ssize_t n;
+  if (argc == 2 && strcmp(argv[1], "--serve") == 0 && mode) return hung_worker(mode);
+  if ((n = readlink("/proc/self/exe", self, sizeof self - 1)) <= 0 ||
+      !getcwd(start_dir, sizeof start_dir))
+    return 1;
+  self[n] = '\0';
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
