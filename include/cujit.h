@@ -225,8 +225,10 @@ typedef struct cujit_options {
    *  and the call returns CUJIT_ERROR_CANCELLED, saying after how long. NVRTC looks only
    *  between its phases, and it parses the whole source (with every header) in one, so a
    *  compile ends at the first check after the limit, not at the limit: a CUB kernel
-   *  whose time goes into parsing its headers may run to its end. A cache hit is never
-   *  limited. Not part of the cache key (it cannot change the output). Negative or NaN
+   *  whose time goes into parsing its headers may run to its end. A compile in a worker
+   *  process (see cujit_compile_batch()) ends half a second after the limit at the
+   *  latest: a worker that has not stopped by itself by then is killed. A cache hit is
+   *  never limited. Not part of the cache key (it cannot change the output). Negative or NaN
    *  is CUJIT_ERROR_INVALID_OPTION. An NVRTC that cannot stop a compile (one without
    *  nvrtcSetFlowCallback) compiles to the end as if neither this nor `cancel` were set,
    *  with one warning per process: a limit is advice, and the output is the same. */
@@ -282,17 +284,20 @@ CUJIT_API cujit_status cujit_module_from_file(cujit_module **out, const char *pa
 /* Compiling many kernels at once. NVRTC compiles one program at a time inside a process,
  * so threads calling cujit_module_from_source() side by side take as long as one after the
  * other. The calls below run compiles side by side in worker processes instead: the
- * `cujit-worker` program installed with the library (env CUJIT_WORKER names another),
+ * `cujit-worker` program installed with the library (env CUJIT_WORKER names another by
+ * its absolute path), run only when it and its directory belong to the user or root and
+ * no one else may write them (else the compiles run here and a warning says why),
  * started on first need and kept for later compiles (each keeps its NVRTC loaded and its
  * precompiled headers), at most cujit_set_compile_jobs() - 1 of them beside the one
  * compile that runs in this process. Every source first goes through the memory and disk
  * caches here; only misses are compiled, and the disk cache's lock still makes one
  * process per key compile it, workers and other processes alike. A compile runs in this
  * process when no other one does (one kernel alone never goes through a worker), and a
- * worker that cannot be started, dies or answers wrongly fails nothing: that compile is
- * done here (logged at info level). The modules are exactly those cujit_module_from_source()
- * makes of the same source, name and options. Workers end when this process exits or
- * some seconds after the last compile. Options are those of cujit_module_from_source();
+ * worker that cannot be started, dies, is stopped or answers wrongly fails nothing: that
+ * compile is done here (logged at info level); one that does not answer within its time
+ * limit or cancel (see cujit_options.time_limit_s) is killed. The modules are exactly
+ * those cujit_module_from_source() makes of the same source, name and options. Workers
+ * end when this process exits or some seconds after the last compile. Options are those of cujit_module_from_source();
  * opts->cancel is called on a cujit thread, as are log callbacks during these compiles.
  * Jobs belong to the process that started them: a child made by fork() must not wait on,
  * cancel or destroy its parent's jobs (it has none of the threads that run them). */
@@ -341,8 +346,8 @@ CUJIT_API int cujit_compile_poll(const cujit_compile_job *job);
  *          CUJIT_ERROR_INVALID_VALUE for NULL arguments. */
 CUJIT_API cujit_status cujit_compile_wait(cujit_compile_job *job, cujit_module **out);
 /** Asks the job to stop: a queued one never compiles, a running one stops at NVRTC's next
- *  check (see cujit_options.time_limit_s), and cujit_compile_wait() then returns
- *  CUJIT_ERROR_CANCELLED. A job that finished first keeps its result. Returns at once;
+ *  check (see cujit_options.time_limit_s; in a worker process, half a second later at
+ *  the latest), and cujit_compile_wait() then returns CUJIT_ERROR_CANCELLED. A job that finished first keeps its result. Returns at once;
  *  NULL is fine. */
 CUJIT_API void cujit_compile_cancel(cujit_compile_job *job);
 /** @return the detail of a finished job's failure, "" while it runs or when it compiled.
@@ -581,8 +586,8 @@ CUJIT_API cujit_status cujit_module_link(cujit_module **out, const cujit_link_pa
                                          size_t count, const cujit_options *opts,
                                          const cujit_link_options *link);
 
-/** The path of the nvJitLink library a link loads (or would load), "" when it is found
- *  only by the system's search or not at all. Static storage. */
+/** The absolute path of the nvJitLink library a link loads (or would load), "" when it is
+ *  found only by the system's search or not at all. Static storage. */
 CUJIT_API const char *cujit_nvjitlink_path(void);
 
 /** Frees the module, its loaded device images and every cujit_function and bound
@@ -693,22 +698,24 @@ CUJIT_API void cujit_free(void *p);
  * ------------------------------------------------------------------------------------- */
 
 /* NVRTC is loaded at run time, on the first compile that needs it (a program whose kernels
- * all come from the cache never maps it): env CUJIT_NVRTC (the library file) when set,
- * else the NVRTC the program already has (linked or loaded), else libnvrtc.so.13, then
- * .so.12, then libnvrtc.so, each looked for in LD_LIBRARY_PATH's directories, the toolkit
- * cujit was built with, $CUDA_PATH, $CUDA_HOME and /usr/local/cuda (each lib64, then lib),
- * else the system's library search. When none
- * loads, compiling fails with CUJIT_ERROR_NO_NVRTC saying where it looked; cache hits and
- * prebuilt PTX, CUBIN and fatbins keep working. Cache keys name NVRTC by its library's
- * build (read from the file, not loaded); on a machine without NVRTC, by the NVRTC that
- * last wrote to the cache directory, so that a cache filled elsewhere can be used. */
+ * all come from the cache never maps it): env CUJIT_NVRTC (the library file's absolute
+ * path; a relative one is refused, naming the variable) when set, else the NVRTC the
+ * program already has (linked or loaded), else libnvrtc.so.13, then .so.12, then
+ * libnvrtc.so, each looked for in LD_LIBRARY_PATH's directories, the toolkit cujit was
+ * built with, $CUDA_PATH, $CUDA_HOME and /usr/local/cuda (each lib64, then lib), else the
+ * system's library search. When none loads, compiling fails with CUJIT_ERROR_NO_NVRTC
+ * saying where it looked; cache hits and prebuilt PTX, CUBIN and fatbins keep working.
+ * Cache keys name NVRTC by its library's build (read from the file, not loaded), and the
+ * library a compile then loads must be that file: one replaced in between is refused
+ * (CUJIT_ERROR_NO_NVRTC). On a machine without NVRTC, keys name the NVRTC that last wrote
+ * to the cache directory, so that a cache filled elsewhere can be used. */
 
 /** NVRTC's version (loads NVRTC).
  *  @return CUJIT_OK, CUJIT_ERROR_NO_NVRTC, or CUJIT_ERROR_NVRTC. */
 CUJIT_API cujit_status cujit_nvrtc_version(int *major, int *minor);
-/** @return the path of the NVRTC library cujit loads or would load, found without loading
- *  it; "" when only the system's library search can find it (or none is installed).
- *  Static storage. */
+/** @return the absolute path of the NVRTC library cujit loads or would load, found
+ *  without loading it; "" when only the system's library search can find it (or none is
+ *  installed, or CUJIT_NVRTC was refused). Static storage. */
 CUJIT_API const char *cujit_nvrtc_path(void);
 /** Architectures this NVRTC compiles for, as numbers (75, 80, 90, ...).
  *  @param archs  caller's array of `capacity` ints (may be NULL when capacity is 0).

@@ -229,6 +229,8 @@ void cj_warn_skipped(const cj_root *r, const char *name, const char *what);
 /* 1 when a file or directory cujit found may be trusted: owned by this user or root, and
  * not writable by group or others. */
 int cj_trusted(const struct stat *st);
+/* Why one that cj_trusted() refuses is not trusted, for a message. */
+const char *cj_distrust(const struct stat *st);
 /* Logs a warning about the cache unless it is the one logged last (so that a problem met
  * on every compile is reported once). */
 void cj_warn_once(const char *text);
@@ -471,9 +473,12 @@ cujit_status cj_cache_explain(cj_request *r, cujit_cache_explanation *out,
 /* What an asynchronous compile sets as cj_request.compiler. Compiles here when no other
  * compile of the pool is running in this process; otherwise on an idle worker process, or
  * a new one while fewer than cj_pool_jobs() - 1 run; otherwise waits for one of these
- * (asking r->cancel meanwhile). A worker that dies, cannot be started or answers
- * something that is not a reply fails nothing: the compile is retried here (logged at
- * info level). The result is the image this process would have compiled. */
+ * (asking r->cancel meanwhile). A worker that dies, stops (SIGSTOP), cannot be started or
+ * answers something that is not a reply fails nothing: the compile is retried here
+ * (logged at info level). One that has not answered half a second after r->time_limit_s
+ * passed or r->cancel said stop (it stops at NVRTC's next check, as a compile here does)
+ * is killed, and the compile is CUJIT_ERROR_CANCELLED as a compile here stopped then
+ * would be. The result is the image this process would have compiled. */
 cujit_status cj_pool_compile(cj_request *r, cj_image **out);
 /* How many compiles the pool runs at once: cujit_set_compile_jobs(), else
  * CUJIT_COMPILE_JOBS, else the CPUs this process may run on. */

@@ -102,8 +102,7 @@ int cj_trusted(const struct stat *st) {
   return (st->st_uid == geteuid() || st->st_uid == 0) && !(st->st_mode & (S_IWGRP | S_IWOTH));
 }
 
-/* Why a file or directory cujit found is not trusted, for a message. */
-static const char *distrust(const struct stat *st) {
+const char *cj_distrust(const struct stat *st) {
   if (st->st_uid != geteuid() && st->st_uid != 0) return "it belongs to another user";
   if (st->st_mode & S_IWOTH) return "others may write to it";
   return "its group may write to it";
@@ -299,7 +298,7 @@ static int open_trusted(const cj_root *r, const char *name, int *bad, char *what
   *bad = 0;
   if (fd >= 0 && cj_trusted(&st)) return fd;
   if (fd >= 0) {
-    snprintf(what, size, "%s", distrust(&st));
+    snprintf(what, size, "%s", cj_distrust(&st));
     close(fd);
     *bad = 1;
   } else if (errno == ELOOP || errno == ENOTDIR) {
