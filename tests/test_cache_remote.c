@@ -1019,6 +1019,73 @@ static void bad_urls_are_errors(void **state) {
   unsetenv("CUJIT_HIREDIS");
 }
 
+/* Writers of the tier are trusted: an entry made for a key, with that key's manifest but
+ * other code, is a valid entry. It is loaded, copied to the disk cache, and `cujit cache
+ * verify` (which compiles the recorded inputs again) says it does not reproduce. */
+static int verdict_of(const cujit_cache_verified *v, void *user) {
+  *(cujit_cache_verdict *)user = v->verdict;
+  return 0;
+}
+
+static void forged_entry_is_found_by_verify(void **state) {
+  static const char planted[] = "\n// planted by another writer of the tier\n";
+  cj_buf real = {0}, forged = {0}, manifest = {0}, ptx = {0};
+  cj_image *im = NULL;
+  cj_deps deps;
+  cj_entry_meta meta;
+  cj_key key;
+  uint64_t at, size;
+  char why[256];
+  cujit_cache_verify_summary sum = CUJIT_CACHE_VERIFY_SUMMARY_INIT;
+  cujit_cache_verdict verdict = CUJIT_CACHE_MATCH;
+  cujit_cache_stats before;
+  (void)state;
+  /* the real entry of the source: its image and its manifest */
+  assert_ok(cujit_cache_set_remote(""));
+  key_of("forged", &key);
+  assert_int_equal(compile_tag("forged"), 1);
+  local_entry(cache, &real);
+  memset(&deps, 0, sizeof deps);
+  assert_int_equal(cj_entry_decode(&key, real.data, real.len, &im, &deps, &meta, why, sizeof why),
+                   0);
+  cj_deps_clear(&deps);
+  assert_int_equal(cj_entry_manifest_span(real.data, real.len, &at, &size), 0);
+  assert_true(size > 0);
+  cj_buf_append(&manifest, real.data + at, (size_t)size);
+  /* other code under the same key and manifest: a valid entry */
+  cj_buf_append(&ptx, im->ptx, im->ptx_size);
+  cj_buf_append(&ptx, planted, sizeof planted); /* with the NUL */
+  assert_false(ptx.oom);
+  cj_free(im->ptx);
+  im->ptx = ptx.data;
+  im->ptx_size = ptx.len - 1;
+  assert_int_equal(cj_entry_encode(&key, im, NULL, &meta, &manifest, &forged), 0);
+  /* stored in the tier, it is served from there and copied to the disk cache */
+  assert_ok(cujit_cache_set_remote(url));
+  put_raw(&key, forged.data, forged.len);
+  empty_local_cache();
+  before = stats_now();
+  assert_int_equal(compile_tag("forged"), 0);
+  assert_int_equal(stats_now().remote_hits - before.remote_hits, 1);
+  assert_remote_is_local(cache, &key);
+  /* verify compiles the recorded inputs again and finds other bytes */
+  assert_ok(cujit_cache_verify(0, verdict_of, &verdict, &sum));
+  assert_int_equal(sum.entries, 1);
+  assert_int_equal(sum.mismatched, 1);
+  assert_int_equal(verdict, CUJIT_CACHE_MISMATCH);
+  /* the entry compiled here verifies */
+  empty_local_cache();
+  assert_ok(cujit_cache_set_remote(""));
+  assert_int_equal(compile_tag("forged"), 1);
+  assert_ok(cujit_cache_verify(0, NULL, NULL, &sum));
+  assert_int_equal(sum.matched, 1);
+  assert_ok(cujit_cache_set_remote(url));
+  cj_image_unref(im);
+  cj_buf_free(&real);
+  cj_buf_free(&forged);
+  cj_buf_free(&manifest);
+}
+
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       REMOTE_TEST(hit_is_stored_locally),   REMOTE_TEST(herd_compiles_once),
@@ -1031,6 +1098,7 @@ int main(int argc, char **argv) {
       REMOTE_TEST(replies_past_the_cap_are_refused),
       REMOTE_TEST(trickled_answer_is_cut_short),
       REMOTE_TEST(passwords_are_never_shown),
+      REMOTE_TEST(forged_entry_is_found_by_verify),
   };
   int rc;
   setenv("CUJIT_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
