@@ -64,7 +64,7 @@ static void sqrt_fabs(void *p) {
 
 static void lin_comb(void *p) {
   big *c = p;
-  bench_check_ok(CUJIT_ELEMENTWISE(c->lin_comb, &c->a, c->x, &c->b, c->y, c->z), "lin_comb");
+  bench_check_ok(CUJIT_ELEMENTWISE(c->lin_comb, c->a, c->x, c->b, c->y, c->z), "lin_comb");
 }
 
 static void dot_generator(void *p) {
@@ -325,7 +325,7 @@ static double first_call(int reduction) {
   if (reduction)
     bench_check_ok(CUJIT_REDUCTION(r, &out, x, y), "first dot");
   else
-    bench_check_ok(CUJIT_ELEMENTWISE(e, &a, x, &b, y, z), "first lin_comb");
+    bench_check_ok(CUJIT_ELEMENTWISE(e, a, x, b, y, z), "first lin_comb");
   bench_cu_check(bench_cu.cuCtxSynchronize(), "cuCtxSynchronize");
   ms = (double)(bench_now_ns() - t0) / 1e6;
   cujit_elementwise_destroy(e);

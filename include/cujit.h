@@ -131,12 +131,18 @@ typedef void (*cujit_log_fn)(cujit_log_level level, const char *message, void *u
  *  write to stderr, which only happens when CUJIT_LOG is set). Thread-safe. */
 CUJIT_API void cujit_set_log_callback(cujit_log_fn fn, void *user);
 /** Sets the level. The initial level comes from env CUJIT_LOG=off|error|warn|info|debug
- *  (off when unset). A CUJIT_LOG that is none of these leaves the level off and is
- *  reported by one warning as soon as a callback or level lets warnings through.
+ *  (off when unset). A CUJIT_LOG that is none of these ("verbose", "debug" and a newline)
+ *  leaves the level off, and the log's first message, once a level turns it on, names the
+ *  value that was ignored (a warning, or an error where only errors pass).
  *  Thread-safe. */
 CUJIT_API void cujit_set_log_level(cujit_log_level level);
 /** @return the current log level. */
 CUJIT_API cujit_log_level cujit_get_log_level(void);
+/** @return the value of CUJIT_LOG that was not a log level and was therefore ignored (its
+ *  first 64 bytes, escaped as cujit_image_describe() escapes: "debug\x0a"), or NULL when
+ *  CUJIT_LOG is unset or a level (`cujit info` shows it). Owned by cujit; valid for the
+ *  life of the process. */
+CUJIT_API const char *cujit_log_env_ignored(void);
 
 /* ---------------------------------------------------------------------------------------
  * Structs that grow
@@ -223,8 +229,10 @@ typedef struct cujit_options {
    *  and the call returns CUJIT_ERROR_CANCELLED, saying after how long. NVRTC looks only
    *  between its phases, and it parses the whole source (with every header) in one, so a
    *  compile ends at the first check after the limit, not at the limit: a CUB kernel
-   *  whose time goes into parsing its headers may run to its end. A cache hit is never
-   *  limited. Not part of the cache key (it cannot change the output). Negative or NaN
+   *  whose time goes into parsing its headers may run to its end. A compile in a worker
+   *  process (see cujit_compile_batch()) ends half a second after the limit at the
+   *  latest: a worker that has not stopped by itself by then is killed. A cache hit is
+   *  never limited. Not part of the cache key (it cannot change the output). Negative or NaN
    *  is CUJIT_ERROR_INVALID_OPTION. An NVRTC that cannot stop a compile (one without
    *  nvrtcSetFlowCallback) compiles to the end as if neither this nor `cancel` were set,
    *  with one warning per process: a limit is advice, and the output is the same. */
@@ -241,7 +249,15 @@ typedef struct cujit_options {
 #define CUJIT_OPTIONS_INIT                                                                 \
   {sizeof(cujit_options), NULL, NULL, NULL, NULL, NULL, NULL, 0, 0.0, NULL, NULL}
 
+/** A compiled module. A `cujit_module *` is a handle, not an address: cujit never gives
+ *  the same handle twice in a process, so every function taking one refuses a destroyed
+ *  module (or anything cujit did not make) with CUJIT_ERROR_INVALID_VALUE naming the
+ *  function, or returns what it returns for NULL, even after a new module has taken its
+ *  place; never dereference one. At most 2^24 modules are live at once. */
 typedef struct cujit_module cujit_module;
+/** A kernel of a module (cujit_module_get_function()). Unlike a module handle it is the
+ *  kernel's address and is not checked: using one after its module was destroyed is
+ *  undefined (see cujit_module_destroy()). */
 typedef struct cujit_function cujit_function;
 
 /** Compiles CUDA C source (or takes it from the cache). Needs no GPU: loading onto a
@@ -272,17 +288,20 @@ CUJIT_API cujit_status cujit_module_from_file(cujit_module **out, const char *pa
 /* Compiling many kernels at once. NVRTC compiles one program at a time inside a process,
  * so threads calling cujit_module_from_source() side by side take as long as one after the
  * other. The calls below run compiles side by side in worker processes instead: the
- * `cujit-worker` program installed with the library (env CUJIT_WORKER names another),
+ * `cujit-worker` program installed with the library (env CUJIT_WORKER names another by
+ * its absolute path), run only when it and its directory belong to the user or root and
+ * no one else may write them (else the compiles run here and a warning says why),
  * started on first need and kept for later compiles (each keeps its NVRTC loaded and its
  * precompiled headers), at most cujit_set_compile_jobs() - 1 of them beside the one
  * compile that runs in this process. Every source first goes through the memory and disk
  * caches here; only misses are compiled, and the disk cache's lock still makes one
  * process per key compile it, workers and other processes alike. A compile runs in this
  * process when no other one does (one kernel alone never goes through a worker), and a
- * worker that cannot be started, dies or answers wrongly fails nothing: that compile is
- * done here (logged at info level). The modules are exactly those cujit_module_from_source()
- * makes of the same source, name and options. Workers end when this process exits or
- * some seconds after the last compile. Options are those of cujit_module_from_source();
+ * worker that cannot be started, dies, is stopped or answers wrongly fails nothing: that
+ * compile is done here (logged at info level); one that does not answer within its time
+ * limit or cancel (see cujit_options.time_limit_s) is killed. The modules are exactly
+ * those cujit_module_from_source() makes of the same source, name and options. Workers
+ * end when this process exits or some seconds after the last compile. Options are those of cujit_module_from_source();
  * opts->cancel is called on a cujit thread, as are log callbacks during these compiles.
  * Jobs belong to the process that started them: a child made by fork() must not wait on,
  * cancel or destroy its parent's jobs (it has none of the threads that run them). */
@@ -331,8 +350,8 @@ CUJIT_API int cujit_compile_poll(const cujit_compile_job *job);
  *          CUJIT_ERROR_INVALID_VALUE for NULL arguments. */
 CUJIT_API cujit_status cujit_compile_wait(cujit_compile_job *job, cujit_module **out);
 /** Asks the job to stop: a queued one never compiles, a running one stops at NVRTC's next
- *  check (see cujit_options.time_limit_s), and cujit_compile_wait() then returns
- *  CUJIT_ERROR_CANCELLED. A job that finished first keeps its result. Returns at once;
+ *  check (see cujit_options.time_limit_s; in a worker process, half a second later at
+ *  the latest), and cujit_compile_wait() then returns CUJIT_ERROR_CANCELLED. A job that finished first keeps its result. Returns at once;
  *  NULL is fine. */
 CUJIT_API void cujit_compile_cancel(cujit_compile_job *job);
 /** @return the detail of a finished job's failure, "" while it runs or when it compiled.
@@ -451,13 +470,18 @@ CUJIT_API cujit_status cujit_bundle_from_file(void **out, size_t *size, const ch
  *  (CUJIT_CACHE=0).
  *  @param stored  receives how many targets were stored (may be NULL).
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for NULL or empty data, a damaged bundle
- *          (saying how), one not made from source (no source, options or entries), or a
- *          refused entry (saying which part differs); CUJIT_ERROR_OUT_OF_MEMORY. */
+ *          (saying how; refused exactly when cujit_module_from_image() and
+ *          cujit_image_describe() refuse it, CUBIN and PTX entries included), one not made
+ *          from source (no source, options or entries), or a refused entry (saying which
+ *          part differs); CUJIT_ERROR_OUT_OF_MEMORY. */
 CUJIT_API cujit_status cujit_bundle_warm(const void *data, size_t size, size_t *stored);
 
 /** Describes PTX, a CUBIN, a fatbin or a bundle in lines of text for people (`cujit info
  *  FILE`): its kind and size, and each entry of a fatbin or bundle with its target and
  *  size (a bundle's cache entries with their keys and NVRTC, its source and options).
+ *  Strings taken from the bytes (names, options, the NVRTC build) are shown escaped, so
+ *  that a terminal acts on none of them: control characters, bytes that are not UTF-8 and
+ *  the backslash as `\x1b`, `\x0a`, `\\`.
  *  @param name  names the bytes in messages (a file's path); NULL means "image".
  *  @param text  receives NUL-terminated text; owned by the caller, free with cujit_free().
  *  @return CUJIT_OK, or as cujit_module_from_image() for bytes it cannot read. */
@@ -566,14 +590,21 @@ CUJIT_API cujit_status cujit_module_link(cujit_module **out, const cujit_link_pa
                                          size_t count, const cujit_options *opts,
                                          const cujit_link_options *link);
 
-/** The path of the nvJitLink library a link loads (or would load), "" when it is found
- *  only by the system's search or not at all. Static storage. */
+/** The absolute path of the nvJitLink library a link loads (or would load), "" when it is
+ *  found only by the system's search or not at all. Static storage. */
 CUJIT_API const char *cujit_nvjitlink_path(void);
 
 /** Frees the module, its loaded device images and every cujit_function and bound
- *  function pointer obtained from it. NULL is fine. Must not race with launches of its
+ *  function pointer obtained from it. NULL is fine. A module destroyed already (or
+ *  anything cujit did not make) frees nothing: the call only sets the thread's error
+ *  detail (cujit_last_error()) and logs it at debug level. Its cujit_function pointers
+ *  are freed with it and using one afterwards is undefined, as using freed memory is:
+ *  they are what cujit_launch() and cujit_call() take, and a launch does not pay for a
+ *  lookup; the module handle is the checked one. Must not race with launches of its
  *  kernels. Never call it from atexit handlers or static destructors at process exit. */
 CUJIT_API void cujit_module_destroy(cujit_module *mod);
+
+/* The results below return what they return for NULL (NULL, 0) for a destroyed module. */
 
 /** @return the PTX (NUL-terminated); *size (if non-NULL) gets its length without the NUL.
  *  "" (size 0) for a module made from a CUBIN or fatbin. Owned by the module. */
@@ -591,7 +622,8 @@ CUJIT_API const char *cujit_module_arch(const cujit_module *mod);
 CUJIT_API const char *cujit_module_name(const cujit_module *mod);
 /** Looks up the lowered (mangled) name of a name expression given in the options.
  *  @param lowered receives the name, owned by the module.
- *  @return CUJIT_OK, or CUJIT_ERROR_NOT_FOUND when the expression was not in the options. */
+ *  @return CUJIT_OK, or CUJIT_ERROR_NOT_FOUND when the expression was not in the options;
+ *          CUJIT_ERROR_INVALID_VALUE for a NULL argument or a destroyed module. */
 CUJIT_API cujit_status cujit_module_lowered_name(const cujit_module *mod,
                                                  const char *name_expression,
                                                  const char **lowered);
@@ -670,22 +702,24 @@ CUJIT_API void cujit_free(void *p);
  * ------------------------------------------------------------------------------------- */
 
 /* NVRTC is loaded at run time, on the first compile that needs it (a program whose kernels
- * all come from the cache never maps it): env CUJIT_NVRTC (the library file) when set,
- * else the NVRTC the program already has (linked or loaded), else libnvrtc.so.13, then
- * .so.12, then libnvrtc.so, each looked for in LD_LIBRARY_PATH's directories, the toolkit
- * cujit was built with, $CUDA_PATH, $CUDA_HOME and /usr/local/cuda (each lib64, then lib),
- * else the system's library search. When none
- * loads, compiling fails with CUJIT_ERROR_NO_NVRTC saying where it looked; cache hits and
- * prebuilt PTX, CUBIN and fatbins keep working. Cache keys name NVRTC by its library's
- * build (read from the file, not loaded); on a machine without NVRTC, by the NVRTC that
- * last wrote to the cache directory, so that a cache filled elsewhere can be used. */
+ * all come from the cache never maps it): env CUJIT_NVRTC (the library file's absolute
+ * path; a relative one is refused, naming the variable) when set, else the NVRTC the
+ * program already has (linked or loaded), else libnvrtc.so.13, then .so.12, then
+ * libnvrtc.so, each looked for in LD_LIBRARY_PATH's directories, the toolkit cujit was
+ * built with, $CUDA_PATH, $CUDA_HOME and /usr/local/cuda (each lib64, then lib), else the
+ * system's library search. When none loads, compiling fails with CUJIT_ERROR_NO_NVRTC
+ * saying where it looked; cache hits and prebuilt PTX, CUBIN and fatbins keep working.
+ * Cache keys name NVRTC by its library's build (read from the file, not loaded), and the
+ * library a compile then loads must be that file: one replaced in between is refused
+ * (CUJIT_ERROR_NO_NVRTC). On a machine without NVRTC, keys name the NVRTC that last wrote
+ * to the cache directory, so that a cache filled elsewhere can be used. */
 
 /** NVRTC's version (loads NVRTC).
  *  @return CUJIT_OK, CUJIT_ERROR_NO_NVRTC, or CUJIT_ERROR_NVRTC. */
 CUJIT_API cujit_status cujit_nvrtc_version(int *major, int *minor);
-/** @return the path of the NVRTC library cujit loads or would load, found without loading
- *  it; "" when only the system's library search can find it (or none is installed).
- *  Static storage. */
+/** @return the absolute path of the NVRTC library cujit loads or would load, found
+ *  without loading it; "" when only the system's library search can find it (or none is
+ *  installed, or CUJIT_NVRTC was refused). Static storage. */
 CUJIT_API const char *cujit_nvrtc_path(void);
 /** Architectures this NVRTC compiles for, as numbers (75, 80, 90, ...).
  *  @param archs  caller's array of `capacity` ints (may be NULL when capacity is 0).
@@ -797,12 +831,16 @@ CUJIT_API const char *cujit_cache_dir(void);
  *  cache too; a compile after a miss stores its entry in both. One process per key
  *  compiles across all machines (the others wait for its entry, at most
  *  CUJIT_CACHE_LOCK_TIMEOUT). What comes back is checked as a disk entry is (size, key,
- *  checksum); a bad value is a miss, counted in remote_invalid, and replaced. A server
- *  that does not connect within connect_timeout (default 50 ms) or answer within timeout
- *  (default 50 ms) is skipped for 30 s, with a warning, and compiles go on locally. The
- *  remote tier is used only together with a usable disk cache.
+ *  checksum); a bad value, or an answer that would take hiredis more than 64 MiB, is a
+ *  miss, counted in remote_invalid, and replaced. A server that does not connect within
+ *  connect_timeout (default 50 ms) or does not finish a command within timeout (default
+ *  50 ms; a command that moves a large entry gets 16 ms more per MiB) is skipped for
+ *  30 s, with a warning, and compiles go on locally. The remote tier is used only
+ *  together with a usable disk cache. No message shows the password.
  *  @param url  "redis://[[user]:password@]host[:port][/db][?connect_timeout=MS&timeout=MS]"
- *              (copied; port 6379 and database 0 by default); NULL returns to the default,
+ *              (copied; port 6379 and database 0 by default; the user information ends
+ *              at the last '@', so a password may hold '/', '?', '#' or '@' as they are,
+ *              and %XX escapes are decoded); NULL returns to the default,
  *              env CUJIT_CACHE_REMOTE (read at the first compile otherwise); "" sets none.
  *              Nothing connects here: the first lookup does. hiredis is loaded here, at run
  *              time (libhiredis.so.1.3.0, .1.1.0, .1.0.0, .0.14 or libhiredis.so, or env
@@ -1012,8 +1050,11 @@ CUJIT_API cujit_status cujit_cache_verify(size_t sample, cujit_cache_verify_fn f
  *  `name` is a plain kernel name ("multiply_them", found also without extern "C" when
  *  unambiguous), a name expression from the options ("scale<float>"), or a lowered name.
  *  @param fn receives the function, owned by the module (lives until cujit_module_destroy).
+ *         It is not a checked handle: using it after cujit_module_destroy() is undefined,
+ *         so that launching through it costs no lookup (see cujit_module_destroy()).
  *  @return CUJIT_OK; CUJIT_ERROR_NOT_FOUND listing the module's kernels;
- *          CUJIT_ERROR_AMBIGUOUS listing the candidates; CUJIT_ERROR_LOAD with the JIT log. */
+ *          CUJIT_ERROR_AMBIGUOUS listing the candidates; CUJIT_ERROR_LOAD with the JIT log;
+ *          CUJIT_ERROR_INVALID_VALUE for a NULL argument or a destroyed module. */
 CUJIT_API cujit_status cujit_module_get_function(cujit_module *mod, const char *name,
                                                  cujit_function **fn);
 
@@ -1083,7 +1124,9 @@ typedef enum cujit_arg_kind {
   CUJIT_ARG_VALUE = 0, /**< bytes passed by value (scalars, vectors, structs, device pointers) */
   CUJIT_ARG_IN = 1,    /**< host buffer copied to the device before the kernel */
   CUJIT_ARG_OUT = 2,   /**< device buffer copied to the host after the kernel */
-  CUJIT_ARG_INOUT = 3  /**< both */
+  CUJIT_ARG_INOUT = 3, /**< both */
+  CUJIT_ARG_ARRAY = 4  /**< an array handle (cujit_arr()), for the generators' calls only:
+                            cujit_launch() refuses it (pass cujit_array_arg() there) */
 } cujit_arg_kind;
 
 /** Scalar type tags (cujit_arg.type): what cujit_launch() checks against a parameter's
@@ -1197,6 +1240,29 @@ static inline cujit_arg cujit_f32(float v) {
 }
 static inline cujit_arg cujit_f64(double v) {
   return CUJIT_ARG_NUMBER_(CUJIT_TYPE_F64, v, cujit_f64_bits_(v));
+}
+#ifdef __cplusplus
+#  define CUJIT_BOOL_ bool
+#else
+#  define CUJIT_BOOL_ _Bool
+#endif
+/** A bool (one byte, 0 or 1). */
+static inline cujit_arg cujit_bool(CUJIT_BOOL_ v) {
+  return CUJIT_ARG_NUMBER_(CUJIT_TYPE_BOOL, v, (uint64_t)(v ? 1 : 0));
+}
+/** A complex float (cuda::std::complex<float>): its real and imaginary parts. */
+static inline cujit_arg cujit_c64(float re, float im) {
+  float v[2];
+  v[0] = re;
+  v[1] = im;
+  return cujit_arg_scalar_(CUJIT_TYPE_C64, sizeof v, v);
+}
+/** A complex double (cuda::std::complex<double>). */
+static inline cujit_arg cujit_c128(double re, double im) {
+  double v[2];
+  v[0] = re;
+  v[1] = im;
+  return cujit_arg_scalar_(CUJIT_TYPE_C128, sizeof v, v);
 }
 /** A device pointer. */
 static inline cujit_arg cujit_ptr(CUdeviceptr p) { return CUJIT_ARG_NUMBER_(CUJIT_TYPE_PTR, p, p); }
@@ -1731,7 +1797,11 @@ CUJIT_API void cujit_function_unbind(cujit_function *fn, void *fnptr);
  *  one element, as a reduction's result,
  *  contiguous), 64-bit element count, device memory on the device that was current when it
  *  was made, and the stream its work is ordered on (the legacy default stream unless set).
- *  Opaque; every function below that takes one refuses a destroyed array. */
+ *  A `cujit_array *` is a handle, not an address: cujit never gives the same handle twice
+ *  in a process, so every function below that takes one refuses a destroyed array (or
+ *  anything cujit did not make) with CUJIT_ERROR_INVALID_VALUE naming the function and
+ *  the argument, even after a new array has taken its place; never dereference one. At
+ *  most 2^24 arrays (views included) are live at once. */
 typedef struct cujit_array cujit_array;
 
 #define CUJIT_ARRAY_MAX_DIMS 4
@@ -1751,7 +1821,8 @@ CUJIT_API cujit_status cujit_array_zeros(cujit_array **out, cujit_type type, int
                                          const int64_t *shape);
 CUJIT_API cujit_status cujit_array_full(cujit_array **out, cujit_type type, int ndim,
                                         const int64_t *shape, const void *value);
-/** A new 1-D array like an empty one of a's type and shape. */
+/** A new array of a's type and shape (its dimensions kept, not flattened), its contents
+ *  not set, on a's stream; NumPy's empty_like. */
 CUJIT_API cujit_status cujit_array_empty_like(cujit_array **out, const cujit_array *a);
 /** start, start + step, ... below stop (above it for a negative step), as NumPy's arange;
  *  element i is computed as start + i * step in double precision, then converted. */
@@ -1767,10 +1838,11 @@ CUJIT_API cujit_status cujit_array_wrap(cujit_array **out, cujit_type type, int 
                                         const int64_t *shape, CUdeviceptr data);
 /** Frees the array (and its memory, once no view of it is left), ordered after the work
  *  queued on its stream: a launch on that stream that uses it and is still running is not
- *  disturbed. Work on other streams must be finished first. NULL is fine. A handle must
- *  not be used after it was destroyed (cujit refuses one it no longer knows, but cannot
- *  tell it from a new array that happens to get the same address), nor destroyed while
- *  another thread uses it. */
+ *  disturbed. Work on other streams must be finished first. NULL is fine. A handle
+ *  destroyed already (or not an array) frees nothing: the call only sets the thread's
+ *  error detail (cujit_last_error()) and logs it at debug level. Every other function
+ *  refuses a destroyed handle. An array must not be destroyed while another thread uses
+ *  it. */
 CUJIT_API void cujit_array_destroy(cujit_array *a);
 
 /** Copies the array into host memory (`bytes` must be its cujit_array_nbytes()); returns
@@ -1803,7 +1875,9 @@ CUJIT_API cujit_status cujit_array_reshape(const cujit_array *a, int ndim, const
 /** Orders the array's later work (and its freeing) on `stream` (NULL: the legacy default). */
 CUJIT_API cujit_status cujit_array_set_stream(cujit_array *a, CUstream stream);
 
-/** Properties. For a destroyed or NULL array they return 0 (NULL for the stream). */
+/** Properties. For a destroyed or NULL array they return 0 (CUJIT_TYPE_BYTES for the type,
+ *  NULL for the stream). Each looks the handle up under a lock (about 35 instructions
+ *  besides the lock), so they may be called on a launch path. */
 CUJIT_API cujit_type cujit_array_type(const cujit_array *a);
 CUJIT_API int cujit_array_ndim(const cujit_array *a);
 CUJIT_API int64_t cujit_array_shape(const cujit_array *a, int dim);
@@ -1814,8 +1888,24 @@ CUJIT_API CUstream cujit_array_stream(const cujit_array *a);
 /** Bytes of one element of `type` (0 for CUJIT_TYPE_BYTES). */
 CUJIT_API size_t cujit_type_size(cujit_type type);
 
-/** An array as a kernel argument: its device pointer, for cujit_launch()/CUJIT_LAUNCH. */
-static inline cujit_arg cujit_array_arg(const cujit_array *a) { return cujit_ptr(cujit_array_data(a)); }
+/** An array as a kernel argument: its device pointer, for cujit_launch()/CUJIT_LAUNCH. For
+ *  a destroyed or NULL array it is an argument every launch refuses
+ *  (CUJIT_ERROR_INVALID_ARGS naming it), never a null pointer; an empty array's pointer
+ *  may be 0 and passes as it is. */
+static inline cujit_arg cujit_array_arg(const cujit_array *a) {
+  CUdeviceptr d = cujit_array_data(a);
+  cujit_arg r = cujit_ptr(d);
+  if (!d && cujit_array_type(a) == CUJIT_TYPE_BYTES) r.kind = CUJIT_ARG_ARRAY; /* not live */
+  return r;
+}
+/** An array as an argument of a generated kernel's call (cujit_elementwise_call(),
+ *  cujit_reduction_call(); the CUJIT_ELEMENTWISE and CUJIT_REDUCTION macros make it from
+ *  the cujit_array * itself): the handle, looked up and checked by the call. */
+static inline cujit_arg cujit_arr(const cujit_array *a) {
+  cujit_arg r = cujit_ptr((CUdeviceptr)(uintptr_t)a);
+  r.kind = CUJIT_ARG_ARRAY;
+  return r;
+}
 
 
 /* ---------------------------------------------------------------------------------------
@@ -1854,7 +1944,8 @@ enum {
 
 /** a op b, elementwise; a and b have the same shape.
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a destroyed or NULL array, shapes that
- *          differ, an output of the wrong type or shape, an op not defined for the types
+ *          differ (both named: "a has shape (4, 4) and b (16,)"), an output of the wrong
+ *          type or shape, an op not defined for the types
  *          (fmod of complex numbers, ordering of complex numbers); CUJIT_ERROR_COMPILE (never
  *          for these built-in ops unless the toolkit is broken); device errors. */
 CUJIT_API cujit_status cujit_array_binary(cujit_binop op, const cujit_array *a,
@@ -1938,10 +2029,39 @@ CUJIT_API cujit_status cujit_array_random(cujit_array **out, cujit_type type, in
  * uint64_t, size_t, ptrdiff_t, __half, __nv_bfloat16, float, double, complex<float>,
  * complex<double> (cuda::std), with const allowed. A declaration cujit cannot read is
  * CUJIT_ERROR_INVALID_VALUE naming its column and token.
- * Calls take the arguments in declaration order as pointers: an array argument as its
- * cujit_array *, a scalar as a pointer to a value of its declared type (&a for "float a").
- * Every array must be live, of the declared element type and of the first array's size;
- * otherwise nothing launches (CUJIT_ERROR_INVALID_VALUE naming the argument).
+ *
+ * Calls take the arguments in declaration order, as an array of cujit_arg, or inline
+ * through the macros at the end of this section, which make each from a plain value:
+ *     CUJIT_ELEMENTWISE(lin_comb, 5.0f, x, 6, y, z);   for "float a, float *x, float b, ..."
+ * An array argument is its cujit_array * (cujit_arr(x) in an array of cujit_arg); it must
+ * be live, of the declared element type and of the first array's size. A scalar carries
+ * its type: cujit_f32(5), cujit_f64(), cujit_i32(), cujit_u64(), cujit_bool(), cujit_c64()
+ * and the other constructors, or in the macros a C value of its own type (bool, char,
+ * signed and unsigned char, short, int, long and long long, float, double; in C also
+ * float _Complex and double _Complex; a cujit_arg passes as it is). The call converts it
+ * to the declared type as C converts an argument to a prototyped parameter, where the
+ * value keeps its meaning, and refuses it where it would not:
+ *   - integer types: an integer, a bool or a float whose value is an integer (2.0), in
+ *     the type's range. Refused: a value out of range (300 for unsigned char, -1 for
+ *     unsigned int, which C would wrap), a float with a fraction (2.5, which C would
+ *     truncate), infinities and NaN.
+ *   - bool: 0 and 1 (false and true) of any of those types; other values are refused.
+ *   - floating types (__half, __nv_bfloat16, float, double): an integer, a bool or a
+ *     float, rounded to nearest (ties to even) where the type cannot hold it exactly
+ *     (0.1 for float, 16777217 for float, 0.1 for __half). Refused: a finite value beyond
+ *     the type's range (1e300 for float, 70000 for __half), which C leaves undefined;
+ *     infinities and NaN pass.
+ *   - complex types: a complex value (each part converted as a float is), or a real one
+ *     (imaginary part 0).
+ *   - always refused: a complex value for a real or integer parameter (C would drop the
+ *     imaginary part), a device pointer (cujit_ptr()), an In/Out buffer, an array for a
+ *     scalar and a scalar for an array.
+ *   - a value given by its bytes (cujit_value(), CUJIT_VALUE(); a __half's bits, say)
+ *     passes unchanged when its size is the declared type's, and is refused otherwise.
+ * So a double given for a float parameter arrives as the float nearest to it, never as
+ * the double's bytes. Any refusal is CUJIT_ERROR_INVALID_VALUE naming the function, the
+ * argument (position and name), the declared and the given type and the value; nothing
+ * is compiled or launched then.
  * ------------------------------------------------------------------------------------- */
 
 /** Optional parts of a generated kernel. Start from CUJIT_GENERATOR_OPTIONS_INIT (or zero
@@ -1966,13 +2086,19 @@ typedef struct cujit_elementwise cujit_elementwise;
 CUJIT_API cujit_status cujit_elementwise_create(cujit_elementwise **out, const char *args,
                                                 const char *operation,
                                                 const cujit_generator_options *opts);
-CUJIT_API cujit_status cujit_elementwise_call(cujit_elementwise *k, const void *const *args,
+/** Runs it over the first array argument's elements, on that array's stream. `args`
+ *  holds `nargs` arguments, one per declaration (see above for what each takes).
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE naming a wrong argument (see above);
+ *          CUJIT_ERROR_COMPILE with NVRTC's log and the generated source; device errors. */
+CUJIT_API cujit_status cujit_elementwise_call(cujit_elementwise *k, const cujit_arg *args,
                                               size_t nargs);
 /** As cujit_elementwise_call() for i = start, start + step, ... below stop (PyCUDA's
- *  range=slice(...)); step may be negative (then i goes down to above stop). */
+ *  range=slice(...)); step may be negative (then i goes down to above stop). Every i the
+ *  range gives must index the arrays; any int64 values are checked without overflow, and
+ *  a range that leaves the arrays (or a step of 0) is CUJIT_ERROR_INVALID_VALUE. */
 CUJIT_API cujit_status cujit_elementwise_call_range(cujit_elementwise *k, int64_t start,
                                                     int64_t stop, int64_t step,
-                                                    const void *const *args, size_t nargs);
+                                                    const cujit_arg *args, size_t nargs);
 CUJIT_API void cujit_elementwise_destroy(cujit_elementwise *k);
 
 typedef struct cujit_reduction cujit_reduction;
@@ -1996,9 +2122,9 @@ CUJIT_API cujit_status cujit_reduction_create(cujit_reduction **out, cujit_type 
  *          output; CUJIT_ERROR_COMPILE with NVRTC's log and the generated source with line
  *          numbers when an expression does not compile; device errors. */
 CUJIT_API cujit_status cujit_reduction_call(cujit_reduction *r, cujit_array **out,
-                                            const void *const *args, size_t nargs);
+                                            const cujit_arg *args, size_t nargs);
 CUJIT_API cujit_status cujit_reduction_call_host(cujit_reduction *r, void *result,
-                                                 const void *const *args, size_t nargs);
+                                                 const cujit_arg *args, size_t nargs);
 CUJIT_API void cujit_reduction_destroy(cujit_reduction *r);
 
 typedef struct cujit_scan cujit_scan;
@@ -2011,39 +2137,132 @@ CUJIT_API cujit_status cujit_scan_create(cujit_scan **out, cujit_type type,
 CUJIT_API cujit_status cujit_scan_call(cujit_scan *s, const cujit_array *in, cujit_array **out);
 CUJIT_API void cujit_scan_destroy(cujit_scan *s);
 
-/** The generators' calls with the arguments inline: CUJIT_ELEMENTWISE(k, &a, x, &b, y, z),
- *  CUJIT_REDUCTION(r, &out, x, y), CUJIT_REDUCTION_HOST(r, &result, x, y). */
-#ifdef __cplusplus
-#  define CUJIT_ELEMENTWISE(k, ...) cujit_elementwise_list_((k), {__VA_ARGS__})
-#  define CUJIT_REDUCTION(r, out, ...) cujit_reduction_list_((r), (out), nullptr, {__VA_ARGS__})
-#  define CUJIT_REDUCTION_HOST(r, result, ...) \
-  cujit_reduction_list_((r), nullptr, (result), {__VA_ARGS__})
-#else
-#  define CUJIT_GEN_ARGS_(...) (const void *const[]){__VA_ARGS__},                        \
-                               sizeof((const void *const[]){__VA_ARGS__}) / sizeof(void *)
-#  define CUJIT_ELEMENTWISE(k, ...) cujit_elementwise_call((k), CUJIT_GEN_ARGS_(__VA_ARGS__))
-#  define CUJIT_REDUCTION(r, out, ...) \
-  cujit_reduction_call((r), (out), CUJIT_GEN_ARGS_(__VA_ARGS__))
-#  define CUJIT_REDUCTION_HOST(r, result, ...) \
+/** The generators' calls with the arguments inline, as plain values (up to 32):
+ *  CUJIT_ELEMENTWISE(k, 5.0f, x, 6.0f, y, z), CUJIT_ELEMENTWISE_RANGE(k, start, stop, step,
+ *  args...), CUJIT_REDUCTION(r, &out, x, y), CUJIT_REDUCTION_HOST(r, &result, x, y). Each
+ *  argument becomes a cujit_arg by its C type (see above): a cujit_array * an array, a
+ *  float cujit_f32(), a double cujit_f64(), an int cujit_i32(), and so on; a cujit_arg
+ *  passes as it is. A value of another type (a pointer such as &a, a long double) does not
+ *  compile. A compound literal with commas must be wrapped in parentheses. */
+#define CUJIT_ELEMENTWISE(k, ...) \
+  cujit_elementwise_call((k), CUJIT_GEN_ARGS_(__VA_ARGS__))
+#define CUJIT_ELEMENTWISE_RANGE(k, start, stop, step, ...) \
+  cujit_elementwise_call_range((k), (start), (stop), (step), CUJIT_GEN_ARGS_(__VA_ARGS__))
+#define CUJIT_REDUCTION(r, out, ...) cujit_reduction_call((r), (out), CUJIT_GEN_ARGS_(__VA_ARGS__))
+#define CUJIT_REDUCTION_HOST(r, result, ...) \
   cujit_reduction_call_host((r), (result), CUJIT_GEN_ARGS_(__VA_ARGS__))
+
+/* What the macros expand to: each argument made a cujit_arg (CUJIT_GEN_ARG_), then the
+ * array of them and their count. */
+#define CUJIT_GEN_ARGS_(...) \
+  CUJIT_GEN_LIST_(CUJIT_GEN_MAP_(__VA_ARGS__)), (size_t)CUJIT_NARGS_(__VA_ARGS__)
+#ifdef __cplusplus
+#  define CUJIT_GEN_LIST_(...) std::initializer_list<cujit_arg>{__VA_ARGS__}.begin()
+#  define CUJIT_GEN_ARG_(x) cujit_gen_arg_(x)
+#else
+#  define CUJIT_GEN_LIST_(...) (const cujit_arg[]){__VA_ARGS__}
+#  ifndef __STDC_NO_COMPLEX__
+#    define CUJIT_GEN_COMPLEX_ float _Complex: cujit_gen_c64_, double _Complex: cujit_gen_c128_,
+#  else
+#    define CUJIT_GEN_COMPLEX_
+#  endif
+#  define CUJIT_GEN_ARG_(x)                                                                 \
+  _Generic((x), cujit_arg: cujit_gen_self_, cujit_array *: cujit_arr,                       \
+           const cujit_array *: cujit_arr, _Bool: cujit_bool, char: cujit_gen_char_,        \
+           signed char: cujit_i8, unsigned char: cujit_u8, short: cujit_i16,                \
+           unsigned short: cujit_u16, int: cujit_i32, unsigned: cujit_u32,                  \
+           long: cujit_gen_long_, unsigned long: cujit_gen_ulong_, long long: cujit_i64,   \
+           unsigned long long: cujit_u64, CUJIT_GEN_COMPLEX_ float: cujit_f32,             \
+           double: cujit_f64)(x)
+static inline cujit_arg cujit_gen_self_(cujit_arg a) { return a; }
+#  ifndef __STDC_NO_COMPLEX__
+static inline cujit_arg cujit_gen_c64_(float _Complex z) {
+  float v[2];
+  memcpy(v, &z, sizeof v); /* C lays a complex number out as its two parts */
+  return cujit_c64(v[0], v[1]);
+}
+static inline cujit_arg cujit_gen_c128_(double _Complex z) {
+  double v[2];
+  memcpy(v, &z, sizeof v);
+  return cujit_c128(v[0], v[1]);
+}
+#  endif
 #endif
+/* char, long and unsigned long have the size and signedness of the host's ABI. */
+static inline cujit_arg cujit_gen_char_(char v) {
+  return (char)-1 < 0 ? cujit_i8((int8_t)v) : cujit_u8((uint8_t)v);
+}
+static inline cujit_arg cujit_gen_long_(long v) {
+  return sizeof v == 8 ? cujit_i64((int64_t)v) : cujit_i32((int32_t)v);
+}
+static inline cujit_arg cujit_gen_ulong_(unsigned long v) {
+  return sizeof v == 8 ? cujit_u64((uint64_t)v) : cujit_u32((uint32_t)v);
+}
+/* Applies CUJIT_GEN_ARG_ to each of 1 to 32 arguments. */
+#define CUJIT_GEN_MAP_(...) CUJIT_GEN_CAT_(CUJIT_GEN_MAP_, CUJIT_NARGS_(__VA_ARGS__))(__VA_ARGS__)
+#define CUJIT_GEN_CAT_(a, b) CUJIT_GEN_CAT2_(a, b)
+#define CUJIT_GEN_CAT2_(a, b) a##b
+#define CUJIT_GEN_MAP_1(a) CUJIT_GEN_ARG_(a)
+#define CUJIT_GEN_MAP_2(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_1(__VA_ARGS__)
+#define CUJIT_GEN_MAP_3(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_2(__VA_ARGS__)
+#define CUJIT_GEN_MAP_4(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_3(__VA_ARGS__)
+#define CUJIT_GEN_MAP_5(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_4(__VA_ARGS__)
+#define CUJIT_GEN_MAP_6(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_5(__VA_ARGS__)
+#define CUJIT_GEN_MAP_7(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_6(__VA_ARGS__)
+#define CUJIT_GEN_MAP_8(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_7(__VA_ARGS__)
+#define CUJIT_GEN_MAP_9(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_8(__VA_ARGS__)
+#define CUJIT_GEN_MAP_10(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_9(__VA_ARGS__)
+#define CUJIT_GEN_MAP_11(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_10(__VA_ARGS__)
+#define CUJIT_GEN_MAP_12(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_11(__VA_ARGS__)
+#define CUJIT_GEN_MAP_13(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_12(__VA_ARGS__)
+#define CUJIT_GEN_MAP_14(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_13(__VA_ARGS__)
+#define CUJIT_GEN_MAP_15(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_14(__VA_ARGS__)
+#define CUJIT_GEN_MAP_16(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_15(__VA_ARGS__)
+#define CUJIT_GEN_MAP_17(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_16(__VA_ARGS__)
+#define CUJIT_GEN_MAP_18(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_17(__VA_ARGS__)
+#define CUJIT_GEN_MAP_19(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_18(__VA_ARGS__)
+#define CUJIT_GEN_MAP_20(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_19(__VA_ARGS__)
+#define CUJIT_GEN_MAP_21(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_20(__VA_ARGS__)
+#define CUJIT_GEN_MAP_22(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_21(__VA_ARGS__)
+#define CUJIT_GEN_MAP_23(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_22(__VA_ARGS__)
+#define CUJIT_GEN_MAP_24(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_23(__VA_ARGS__)
+#define CUJIT_GEN_MAP_25(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_24(__VA_ARGS__)
+#define CUJIT_GEN_MAP_26(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_25(__VA_ARGS__)
+#define CUJIT_GEN_MAP_27(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_26(__VA_ARGS__)
+#define CUJIT_GEN_MAP_28(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_27(__VA_ARGS__)
+#define CUJIT_GEN_MAP_29(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_28(__VA_ARGS__)
+#define CUJIT_GEN_MAP_30(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_29(__VA_ARGS__)
+#define CUJIT_GEN_MAP_31(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_30(__VA_ARGS__)
+#define CUJIT_GEN_MAP_32(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_31(__VA_ARGS__)
 
 #ifdef __cplusplus
 } /* extern "C" */
 
 #include <initializer_list>
 
+/* In C++ each value finds its constructor by overloading. A pointer of any other type
+ * (&a, as the calls once took) matches the deleted template and does not compile. */
+static inline cujit_arg cujit_gen_arg_(cujit_arg a) { return a; }
+static inline cujit_arg cujit_gen_arg_(cujit_array *a) { return cujit_arr(a); }
+static inline cujit_arg cujit_gen_arg_(const cujit_array *a) { return cujit_arr(a); }
+static inline cujit_arg cujit_gen_arg_(decltype(nullptr)) { return cujit_arr(nullptr); }
+static inline cujit_arg cujit_gen_arg_(bool v) { return cujit_bool(v); }
+static inline cujit_arg cujit_gen_arg_(char v) { return cujit_gen_char_(v); }
+static inline cujit_arg cujit_gen_arg_(signed char v) { return cujit_i8(v); }
+static inline cujit_arg cujit_gen_arg_(unsigned char v) { return cujit_u8(v); }
+static inline cujit_arg cujit_gen_arg_(short v) { return cujit_i16(v); }
+static inline cujit_arg cujit_gen_arg_(unsigned short v) { return cujit_u16(v); }
+static inline cujit_arg cujit_gen_arg_(int v) { return cujit_i32(v); }
+static inline cujit_arg cujit_gen_arg_(unsigned v) { return cujit_u32(v); }
+static inline cujit_arg cujit_gen_arg_(long v) { return cujit_gen_long_(v); }
+static inline cujit_arg cujit_gen_arg_(unsigned long v) { return cujit_gen_ulong_(v); }
+static inline cujit_arg cujit_gen_arg_(long long v) { return cujit_i64(v); }
+static inline cujit_arg cujit_gen_arg_(unsigned long long v) { return cujit_u64(v); }
+static inline cujit_arg cujit_gen_arg_(float v) { return cujit_f32(v); }
+static inline cujit_arg cujit_gen_arg_(double v) { return cujit_f64(v); }
+template <typename T> cujit_arg cujit_gen_arg_(T *) = delete;
+
 /* What CUJIT_LAUNCH and CUJIT_LAUNCH_EX expand to in C++. */
-static inline cujit_status cujit_elementwise_list_(cujit_elementwise *k,
-                                                   std::initializer_list<const void *> args) {
-  return cujit_elementwise_call(k, args.begin(), args.size());
-}
-static inline cujit_status cujit_reduction_list_(cujit_reduction *r, cujit_array **out,
-                                                 void *result,
-                                                 std::initializer_list<const void *> args) {
-  return out ? cujit_reduction_call(r, out, args.begin(), args.size())
-             : cujit_reduction_call_host(r, result, args.begin(), args.size());
-}
 static inline cujit_status cujit_launch_list_(const cujit_function *fn, cujit_dim3 grid,
                                               cujit_dim3 block, std::initializer_list<cujit_arg> args,
                                               const cujit_launch_options *opts) {

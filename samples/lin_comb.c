@@ -17,7 +17,7 @@ int main(void) {
                                  "z[i] = a*x[i] + b*y[i]",
                                  &(cujit_generator_options){.name = "linear_combination"}));
   CHECK(cujit_array_empty_like(&c_gpu, a_gpu)); /* gpuarray.empty_like(a_gpu) */
-  CHECK(CUJIT_ELEMENTWISE(lin_comb, &(float){5}, a_gpu, &(float){6}, b_gpu, c_gpu));
+  CHECK(CUJIT_ELEMENTWISE(lin_comb, 5.0f, a_gpu, 6.0f, b_gpu, c_gpu));
   CHECK(cujit_array_get(c_gpu, c, sizeof c)); /* print(c_gpu.get()) */
   sample_print_vector(c, 50);
 

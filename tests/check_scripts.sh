@@ -2,7 +2,7 @@
 # The quick-start scripts' own behaviour, without touching the machine's packages:
 # - scripts/deps asks apt to wait for another apt's lock (DPkg::Lock::Timeout) instead of
 #   failing at once: run with a dpkg-query that reports a package missing and an apt-get
-#   that records its arguments;
+#   that records its arguments; README.md names exactly the packages it installs;
 # - scripts/skip-reasons prints each skipped group's reason from a ctest log;
 # - scripts/check-layers refuses an include from a layer above, on a tree made for it;
 # - scripts/sample-lines counts a made-up seed and samples as docs/samples.md says, and
@@ -31,6 +31,15 @@ grep -q -- "-o DPkg::Lock::Timeout=600 update" "$tmp/apt.log" ||
   { echo "scripts/deps: apt-get update does not wait for the lock:"; cat "$tmp/apt.log"; exit 1; }
 grep -q -- "-o DPkg::Lock::Timeout=600 install -y -qq .*libcmocka-dev" "$tmp/apt.log" ||
   { echo "scripts/deps: apt-get install does not wait for the lock:"; cat "$tmp/apt.log"; exit 1; }
+# README.md's quick start names exactly the packages scripts/deps installs, with and
+# without --tests
+APT_LOG="$tmp/apt-base.log" PATH="$tmp/bin:$PATH" sh "$src/scripts/deps" >/dev/null
+base=$(sed -n 's/.* install -y -qq //p' "$tmp/apt-base.log")
+all=$(sed -n 's/.* install -y -qq //p' "$tmp/apt.log")
+for list in "$base" "${all#"$base "}"; do
+  tr '\n' ' ' <"$src/README.md" | grep -qF "(\`$list\`" ||
+    { echo "README.md's quick start does not name the packages scripts/deps installs: $list"; exit 1; }
+done
 cat >"$tmp/LastTest.log" <<'LOG'
 5/41 Testing: test_gpu_compile
 SKIP: no usable CUDA device: no CUDA driver found
@@ -120,5 +129,5 @@ case $out in *"one.c"*"4   1.33  over 1.3"*"1 sample(s) with more than 1.3"*) ;;
   echo "sample-lines let a sample over the limit pass:"; echo "$out"; exit 1;; esac
 sh "$src/scripts/sample-lines" "$tmp/no-seeds" "$tmp/samples" >/dev/null && exit 1
 [ $? = 77 ] || { echo "sample-lines without seeds did not skip"; exit 1; }
-echo "scripts: deps waits for apt's lock; skip reasons are shown; layers are checked;"
-echo "sample line counts are counted as docs/samples.md says"
+echo "scripts: deps waits for apt's lock, README.md names its packages; skip reasons are shown;"
+echo "layers are checked; sample line counts are counted as docs/samples.md says"

@@ -77,7 +77,8 @@ static inline int gpu_have_devices(int want) {
 static cujit_module *mod;
 
 /* main() of a GPU group whose tests share `mod`, compiled from `src` (name expressions
- * `names`, may be NULL): the group is skipped (exit 77, with the reason) without a device. */
+ * `names`, may be NULL): the group is skipped (exit 77, with the reason) without a device,
+ * or when a test skipped a part (test_skip_part). */
 #define GPU_GROUP_MAIN(src, name, names, ...)                                   \
   static int group_setup(void **state) {                                        \
     (void)state;                                                                \
@@ -92,7 +93,8 @@ static cujit_module *mod;
   int main(void) {                                                              \
     const struct CMUnitTest tests[] = {__VA_ARGS__};                            \
     if (!test_have_gpu()) return TEST_SKIP_CODE;                                \
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);          \
+    return test_group_result(cmocka_run_group_tests(tests, group_setup,         \
+                                                    group_teardown));           \
   }
 
 #endif

@@ -9,6 +9,9 @@
 #define CUJIT_HEADER_CHECKS_H
 
 #include <math.h>
+#ifndef __cplusplus
+#  include <stdbool.h>
+#endif
 #include <stdint.h>
 #include <string.h>
 
@@ -305,10 +308,35 @@ static void hc_generator_macros(int gpu) {
     hc_check(cujit_array_wrap(&x, CUJIT_TYPE_F32, 1, &n, 0x10000) == CUJIT_OK &&
                  cujit_array_wrap(&y, CUJIT_TYPE_F32, 1, &n, 0x20000) == CUJIT_OK,
              "wrapped arrays");
-  hc_check(hc_device_refused(CUJIT_ELEMENTWISE(k, &scale, x, y), gpu), "CUJIT_ELEMENTWISE");
-  hc_check(hc_device_refused(CUJIT_REDUCTION(r, &out, &scale, x, y), gpu), "CUJIT_REDUCTION");
-  hc_check(hc_device_refused(CUJIT_REDUCTION_HOST(r, &result, &scale, x, y), gpu),
+  hc_check(hc_device_refused(CUJIT_ELEMENTWISE(k, scale, x, y), gpu), "CUJIT_ELEMENTWISE");
+  hc_check(hc_device_refused(CUJIT_REDUCTION(r, &out, 2.0, x, y), gpu), "CUJIT_REDUCTION");
+  hc_check(hc_device_refused(CUJIT_REDUCTION_HOST(r, &result, 2, x, y), gpu),
            "CUJIT_REDUCTION_HOST");
+  /* every kind of C value the macros take, and the constructors, compile and convert (an
+   * empty range: refused only for want of a device) */
+  hc_check(hc_device_refused(CUJIT_ELEMENTWISE_RANGE(k, 0, 0, 1, (char)2, x, y), gpu) &&
+               hc_device_refused(CUJIT_ELEMENTWISE_RANGE(k, 0, 0, 1, (signed char)2, x, y), gpu) &&
+               hc_device_refused(CUJIT_ELEMENTWISE_RANGE(k, 0, 0, 1, (unsigned char)2, x, y),
+                                 gpu) &&
+               hc_device_refused(CUJIT_ELEMENTWISE_RANGE(k, 0, 0, 1, (short)2, cujit_arr(x), y),
+                                 gpu) &&
+               hc_device_refused(CUJIT_ELEMENTWISE_RANGE(k, 0, 0, 1, (unsigned short)2, x, y),
+                                 gpu) &&
+               hc_device_refused(CUJIT_ELEMENTWISE_RANGE(k, 0, 0, 1, 2u, x, y), gpu) &&
+               hc_device_refused(CUJIT_ELEMENTWISE_RANGE(k, 0, 0, 1, 2L, x, y), gpu) &&
+               hc_device_refused(CUJIT_ELEMENTWISE_RANGE(k, 0, 0, 1, 2UL, x, y), gpu) &&
+               hc_device_refused(CUJIT_ELEMENTWISE_RANGE(k, 0, 0, 1, 2LL, x, y), gpu) &&
+               hc_device_refused(CUJIT_ELEMENTWISE_RANGE(k, 0, 0, 1, 2ULL, x, y), gpu) &&
+               hc_device_refused(CUJIT_ELEMENTWISE_RANGE(k, 0, 0, 1, (bool)1, x, y), gpu) &&
+               hc_device_refused(CUJIT_ELEMENTWISE_RANGE(k, 0, 0, 1, cujit_bool(1), x, y), gpu) &&
+               hc_device_refused(CUJIT_ELEMENTWISE_RANGE(k, 0, 0, 1, cujit_f32(2), x,
+                                                         (const cujit_array *)y), gpu),
+           "the generators' macros take each C type");
+  hc_check(CUJIT_ELEMENTWISE_RANGE(k, 0, 0, 1, cujit_c64(1, 1), x, y) ==
+                   CUJIT_ERROR_INVALID_VALUE &&
+               CUJIT_ELEMENTWISE_RANGE(k, 0, 0, 1, cujit_c128(1, 0), x, y) ==
+                   CUJIT_ERROR_INVALID_VALUE,
+           "cujit_c64 and cujit_c128 are complex");
   if (gpu) { /* y = 2x, so the sum of 2 * x * y is 4 * (1 + 4 + 9 + 16) */
     hc_check(cujit_array_get(y, hy, sizeof hy) == CUJIT_OK && hy[3] == 8.0f, "elementwise result");
     hc_check(cujit_array_get(out, &got, sizeof got) == CUJIT_OK && got == 120.0f, "0-d result");

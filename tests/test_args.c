@@ -66,6 +66,13 @@ static void malformed_arguments_are_refused(void **state) {
   args[0].kind = 7;
   assert_status_detail(cj_args_check("k", 2, sizes, NULL, args, 2), CUJIT_ERROR_INVALID_ARGS,
                        "argument 1 of kernel 'k' has unknown kind 7");
+  args[0] = cujit_arr((const cujit_array *)(uintptr_t)0x40);
+  assert_status_detail(cj_args_check("k", 2, sizes, NULL, args, 2), CUJIT_ERROR_INVALID_ARGS,
+                       "argument 1 of kernel 'k' is an array handle (cujit_arr()), which only "
+                       "the generated kernels' calls take; pass cujit_array_arg(a)");
+  args[0] = cujit_array_arg(NULL);
+  assert_status_detail(cj_args_check("k", 2, sizes, NULL, args, 2), CUJIT_ERROR_INVALID_ARGS,
+                       "argument 1 of kernel 'k' is a destroyed or NULL array");
   assert_status_detail(cj_args_check("k", 2, sizes, NULL, NULL, 2), CUJIT_ERROR_INVALID_VALUE,
                        "args is NULL but nargs is 2");
 }

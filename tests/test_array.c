@@ -1,6 +1,7 @@
 /* test_array - array handles without a device: shapes and types are checked before the
  * driver is needed, wrapped memory gives views and reshapes that share it, and a
- * destroyed array is refused by every function instead of being read after it was freed. */
+ * destroyed array is refused by every function instead of being read after it was freed
+ * or taken for a newer array. */
 #include "testutil.h"
 
 static const int64_t kShape[] = {4, 6};
@@ -93,6 +94,59 @@ static void many_handles(void **state) {
   for (i = 1; i < N; i += 2) cujit_array_destroy(v[i]);
 }
 
+/* A destroyed handle stays refused when new arrays take its place: no call through it
+ * reaches another array, and destroying it again frees nothing. */
+static void stale_handles_never_alias(void **state) {
+  enum { N = 200 };
+  static cujit_array *v[N];
+  cujit_array *a = NULL;
+  float one = 1.0f;
+  int i;
+  (void)state;
+  assert_ok(cujit_array_wrap(&a, CUJIT_TYPE_F32, 1, (int64_t[]){4}, (CUdeviceptr)0x1000));
+  cujit_array_destroy(a);
+  /* enough new arrays that any memory the old handle had is taken again */
+  for (i = 0; i < N; i++)
+    assert_ok(cujit_array_wrap(&v[i], CUJIT_TYPE_U8, 1, (int64_t[]){i + 1},
+                               (CUdeviceptr)(0x100000 + i)));
+  for (i = 0; i < N; i++) assert_true(v[i] != a);
+  assert_true(cujit_array_data(a) == 0);
+  assert_int_equal(cujit_array_size(a), 0);
+  assert_int_equal(cujit_array_type(a), CUJIT_TYPE_BYTES);
+  assert_int_equal(cujit_array_arg(a).kind, CUJIT_ARG_ARRAY); /* refused by a launch */
+  assert_int_equal(cujit_array_arg(v[0]).kind, CUJIT_ARG_VALUE);
+  assert_true(cujit_array_arg(v[0]).value.ptr == 0x100000);
+  assert_status_detail(cujit_array_fill(a, &one), CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_array_fill: a is not a live array (destroyed already");
+  assert_status_detail(cujit_array_set_stream(a, NULL), CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_array_set_stream: a is not a live array");
+  cujit_array_destroy(a); /* a second time: nothing of the new arrays is freed */
+  assert_status_detail(cujit_array_view(a, 0, 1, &v[0]), CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_array_view: a is not a live array");
+  for (i = 0; i < N; i++) {
+    assert_int_equal(cujit_array_size(v[i]), i + 1);
+    assert_true(cujit_array_data(v[i]) == (CUdeviceptr)(0x100000 + i));
+  }
+  for (i = 0; i < N; i++) cujit_array_destroy(v[i]);
+}
+
+/* What was never an array is refused too (and, destroyed, ignored). */
+static void made_up_handles_are_refused(void **state) {
+  static int not_an_array[64];
+  cujit_array *fake = (cujit_array *)(void *)not_an_array, *out = NULL;
+  (void)state;
+  assert_status_detail(cujit_array_copy(fake, &out), CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_array_copy: a is not a live array");
+  assert_int_equal(cujit_array_size(fake), 0);
+  cujit_array_destroy(fake);
+  assert_null(out);
+  /* an empty array's pointer may be 0: a launch takes it as it is */
+  assert_ok(cujit_array_wrap(&out, CUJIT_TYPE_F32, 1, (int64_t[]){0}, 0));
+  assert_int_equal(cujit_array_arg(out).kind, CUJIT_ARG_VALUE);
+  assert_true(cujit_array_arg(out).value.ptr == 0);
+  cujit_array_destroy(out);
+}
+
 /* Without a device the generated kernels still compile (NVRTC needs none): only the
  * launch fails, with CUJIT_ERROR_NO_DRIVER, never with a compile error. */
 static void generated_kernels_compile(void **state) {
@@ -123,6 +177,8 @@ int main(void) {
       cmocka_unit_test(bad_shapes_and_types),
       cmocka_unit_test(wrapped_views_and_destroyed_arrays),
       cmocka_unit_test(many_handles),
+      cmocka_unit_test(stale_handles_never_alias),
+      cmocka_unit_test(made_up_handles_are_refused),
       cmocka_unit_test(device_needed_says_so),
       cmocka_unit_test(generated_kernels_compile),
   };

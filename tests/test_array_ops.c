@@ -2,6 +2,8 @@
  * the declaration reader's errors (column and token), argument checks of the generator
  * and of the operations, and that the kernel of every operation and element type
  * compiles (only the launch fails, for want of a driver). */
+#include <math.h>
+
 #include "testutil.h"
 
 static void promotion_follows_numpy(void **state) {
@@ -95,34 +97,207 @@ static void generator_arguments_are_checked(void **state) {
   assert_ok(cujit_elementwise_create(&k, "float a, float *x, float b, float *y, float *z",
                                      "z[i] = a*x[i] + b*y[i]",
                                      &(cujit_generator_options){.name = "lin_comb"}));
-  assert_status_detail(CUJIT_ELEMENTWISE(k, &a, x, &b, y), CUJIT_ERROR_INVALID_VALUE,
+  assert_status_detail(CUJIT_ELEMENTWISE(k, a, x, b, y), CUJIT_ERROR_INVALID_VALUE,
                        "4 arguments given, 5 declared");
-  assert_status_detail(CUJIT_ELEMENTWISE(k, &a, x, &b, d, y), CUJIT_ERROR_INVALID_VALUE,
+  assert_status_detail(CUJIT_ELEMENTWISE(k, a, x, b, d, y), CUJIT_ERROR_INVALID_VALUE,
                        "argument 4 ('y') is an array of f64, declared as f32");
-  assert_status_detail(CUJIT_ELEMENTWISE(k, &a, x, &b, y, z), CUJIT_ERROR_INVALID_VALUE,
+  assert_status_detail(CUJIT_ELEMENTWISE(k, a, x, b, y, z), CUJIT_ERROR_INVALID_VALUE,
                        "argument 5 ('z') has 9 elements, the first array 8");
-  assert_status_detail(CUJIT_ELEMENTWISE(k, &a, x, NULL, y, y), CUJIT_ERROR_INVALID_VALUE,
-                       "argument 3 ('b') is NULL");
-  assert_status_detail(cujit_elementwise_call_range(k, 2, 10, 1, (const void *[]){&a, x, &b, y, y}, 5),
+  assert_status_detail(CUJIT_ELEMENTWISE_RANGE(k, 2, 10, 1, a, x, b, y, y),
                        CUJIT_ERROR_INVALID_VALUE, "the range 2 to 10 (step 1) leaves");
+  assert_status_detail(cujit_elementwise_call(k, NULL, 5), CUJIT_ERROR_INVALID_VALUE,
+                       "args is NULL");
   /* right arguments: the kernel compiles, only the launch needs a driver */
-  assert_int_equal(CUJIT_ELEMENTWISE(k, &a, x, &b, y, y), CUJIT_ERROR_NO_DRIVER);
-  assert_int_equal(cujit_elementwise_call_range(k, 7, -1, -2, (const void *[]){&a, x, &b, y, y}, 5),
+  assert_int_equal(CUJIT_ELEMENTWISE(k, a, x, b, y, y), CUJIT_ERROR_NO_DRIVER);
+  assert_int_equal(CUJIT_ELEMENTWISE_RANGE(k, 7, -1, -2, a, x, b, y, y), CUJIT_ERROR_NO_DRIVER);
+  /* the same as an array of arguments */
+  assert_int_equal(cujit_elementwise_call(k, (const cujit_arg[]){cujit_f32(a), cujit_arr(x),
+                                                                 cujit_f32(b), cujit_arr(y),
+                                                                 cujit_arr(y)}, 5),
                    CUJIT_ERROR_NO_DRIVER);
   /* ranges at the ends of int64: one index (0), counted without overflow, so it launches */
-  assert_int_equal(cujit_elementwise_call_range(k, 0, INT64_MAX, INT64_MAX,
-                                                (const void *[]){&a, x, &b, y, y}, 5),
+  assert_int_equal(CUJIT_ELEMENTWISE_RANGE(k, 0, INT64_MAX, INT64_MAX, a, x, b, y, y),
                    CUJIT_ERROR_NO_DRIVER);
-  assert_status_detail(cujit_elementwise_call_range(k, 7, INT64_MIN, INT64_MIN,
-                                                    (const void *[]){&a, x, &b, y, y}, 5),
+  assert_status_detail(CUJIT_ELEMENTWISE_RANGE(k, 7, INT64_MIN, INT64_MIN, a, x, b, y, y),
                        CUJIT_ERROR_INVALID_VALUE, "leaves the arrays' 8 elements"); /* 7, then 7 - 2^63 */
   cujit_array_destroy(z);
-  assert_status_detail(CUJIT_ELEMENTWISE(k, &a, x, &b, y, z), CUJIT_ERROR_INVALID_VALUE,
-                       "z is not a live array");
+  assert_status_detail(CUJIT_ELEMENTWISE(k, a, x, b, y, z), CUJIT_ERROR_INVALID_VALUE,
+                       "argument 5 ('z') is not a live array");
   cujit_elementwise_destroy(k);
   cujit_array_destroy(x);
   cujit_array_destroy(y);
   cujit_array_destroy(d);
+}
+
+/* Runs one elementwise call of a kernel declared "<decl> s, float *x" with argument `s`:
+ * CUJIT_ERROR_NO_DRIVER means it was taken (converted), anything else is the refusal. */
+static cujit_status call_with(const char *decl, cujit_arg s) {
+  char decls[64];
+  cujit_elementwise *k = NULL;
+  cujit_array *x = wrap(CUJIT_TYPE_F32, 0x1000);
+  cujit_status st;
+  snprintf(decls, sizeof decls, "%s s, float *x", decl);
+  assert_ok(cujit_elementwise_create(&k, decls, "x[i] = 0", NULL));
+  st = CUJIT_ELEMENTWISE(k, s, x);
+  cujit_elementwise_destroy(k);
+  cujit_array_destroy(x);
+  return st;
+}
+
+static void taken(const char *decl, cujit_arg s) {
+  cujit_status st = call_with(decl, s);
+  if (st != CUJIT_ERROR_NO_DRIVER)
+    fail_msg("%s refused a value of type %d: %s", decl, s.type, cujit_last_error());
+}
+
+/* What a scalar of each type is converted to, and what is refused with a message that
+ * names the argument, both types and the value. */
+static void scalars_are_converted_or_refused(void **state) {
+  (void)state;
+  /* exact or rounded to nearest, as C converts to a prototyped parameter */
+  taken("float", cujit_f64(0.1));
+  taken("float", cujit_i32(5));
+  taken("float", cujit_u64(UINT64_MAX));
+  taken("float", cujit_f64(INFINITY));
+  taken("float", cujit_f64(NAN));
+  taken("float", cujit_f64(3.4028235e38)); /* rounds to FLT_MAX */
+  taken("double", cujit_f32(1.5f));
+  taken("double", cujit_i64(INT64_MIN));
+  taken("int", cujit_f64(-7.0));
+  taken("int", cujit_i64(INT32_MIN));
+  taken("unsigned char", cujit_i32(255));
+  taken("long long", cujit_f64(-0x1p63));
+  taken("unsigned long long", cujit_f64(0x1.fffffffffffffp63));
+  taken("bool", cujit_i32(1));
+  taken("bool", cujit_bool(0));
+  taken("__half", cujit_f64(65504));
+  taken("__half", cujit_i64(-2048));
+  taken("__nv_bfloat16", cujit_u64(UINT64_MAX));
+  taken("complex<float>", cujit_f64(2.5));
+  taken("complex<double>", cujit_c64(1, -1));
+  taken("complex<float>", cujit_c128(1e30, 1e-30));
+  taken("__half", cujit_value((const uint16_t[]){0x3c00}, 2)); /* a __half's bits */
+  /* refused, naming the argument, both types and the value */
+  assert_status_detail(call_with("float", cujit_f64(1e300)), CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_elementwise_call: argument 1 ('s') is declared float and was "
+                       "given a double (f64) 1.0000000000000001e+300: beyond the parameter "
+                       "type's range");
+  assert_status_detail(call_with("float", cujit_f64(0x1.ffffffp127)), /* rounds up past it */
+                       CUJIT_ERROR_INVALID_VALUE, "beyond the parameter type's range");
+  assert_status_detail(call_with("unsigned char", cujit_i32(300)), CUJIT_ERROR_INVALID_VALUE,
+                       "declared unsigned char and was given an int (i32) 300: out of the "
+                       "parameter type's range");
+  assert_status_detail(call_with("unsigned int", cujit_i32(-1)), CUJIT_ERROR_INVALID_VALUE,
+                       "given an int (i32) -1: out of the parameter type's range");
+  assert_status_detail(call_with("long long", cujit_u64(UINT64_MAX)), CUJIT_ERROR_INVALID_VALUE,
+                       "18446744073709551615: out of the parameter type's range");
+  assert_status_detail(call_with("long long", cujit_f64(0x1p63)), CUJIT_ERROR_INVALID_VALUE,
+                       "out of the parameter type's range");
+  assert_status_detail(call_with("int", cujit_f32(2.5f)), CUJIT_ERROR_INVALID_VALUE,
+                       "declared int and was given a float (f32) 2.5: not an integer");
+  assert_status_detail(call_with("int", cujit_f64(NAN)), CUJIT_ERROR_INVALID_VALUE,
+                       "not an integer");
+  assert_status_detail(call_with("bool", cujit_i32(2)), CUJIT_ERROR_INVALID_VALUE,
+                       "a bool takes 0 and 1");
+  assert_status_detail(call_with("__half", cujit_f64(65520)), CUJIT_ERROR_INVALID_VALUE,
+                       "declared __half and was given a double (f64) 65520: beyond");
+  assert_status_detail(call_with("__half", cujit_i32(70000)), CUJIT_ERROR_INVALID_VALUE,
+                       "beyond the parameter type's range");
+  assert_status_detail(call_with("float", cujit_c64(1, 2)), CUJIT_ERROR_INVALID_VALUE,
+                       "was given a complex float (c64) (1, 2): a complex value for a real "
+                       "parameter");
+  assert_status_detail(call_with("int", cujit_c128(1, 0)), CUJIT_ERROR_INVALID_VALUE,
+                       "a complex value for a real parameter");
+  assert_status_detail(call_with("float", cujit_ptr(0x1000)), CUJIT_ERROR_INVALID_VALUE,
+                       "was given a device pointer (ptr): a device pointer is not a scalar");
+  assert_status_detail(call_with("float", cujit_in(&(float){1}, 4)), CUJIT_ERROR_INVALID_VALUE,
+                       "an In/Out buffer for a scalar parameter");
+  assert_status_detail(call_with("double", cujit_value((const float[]){1}, 4)),
+                       CUJIT_ERROR_INVALID_VALUE, "a value of another size");
+  assert_status_detail(call_with("float", cujit_arr(NULL)), CUJIT_ERROR_INVALID_VALUE,
+                       "argument 1 ('s') is declared float and was given an array: an array "
+                       "for a scalar parameter");
+}
+
+/* An array for an array parameter, nothing else; and kinds no constructor makes. */
+static void arrays_are_arrays(void **state) {
+  cujit_elementwise *k = NULL;
+  cujit_array *x = wrap(CUJIT_TYPE_F32, 0x1000);
+  cujit_arg odd = cujit_f32(1);
+  (void)state;
+  assert_ok(cujit_elementwise_create(&k, "float s, float *x", "x[i] = s", NULL));
+  assert_status_detail(CUJIT_ELEMENTWISE(k, 1.0f, 2.0f), CUJIT_ERROR_INVALID_VALUE,
+                       "argument 2 ('x') is declared float * and was given a float (f32): "
+                       "pass the array");
+  assert_status_detail(CUJIT_ELEMENTWISE(k, 1.0f, cujit_ptr(0x1000)), CUJIT_ERROR_INVALID_VALUE,
+                       "argument 2 ('x') is declared float * and was given a device pointer");
+  assert_status_detail(CUJIT_ELEMENTWISE(k, 1.0f, cujit_out(&odd, 4)), CUJIT_ERROR_INVALID_VALUE,
+                       "In/Out buffers are for launches");
+  assert_status_detail(CUJIT_ELEMENTWISE(k, 1.0f, cujit_arr(NULL)), CUJIT_ERROR_INVALID_VALUE,
+                       "argument 2 ('x') is NULL");
+  odd.kind = 9;
+  assert_status_detail(CUJIT_ELEMENTWISE(k, odd, x), CUJIT_ERROR_INVALID_VALUE,
+                       "argument 1 ('s') has the unknown kind 9");
+  odd = cujit_f32(1);
+  odd.type = 99;
+  assert_status_detail(CUJIT_ELEMENTWISE(k, odd, x), CUJIT_ERROR_INVALID_VALUE,
+                       "cujit converts only bool, integers");
+  /* C values of every kind the macros know, each made the argument of its type */
+  assert_int_equal(CUJIT_ELEMENTWISE(k, (char)1, x), CUJIT_ERROR_NO_DRIVER);
+  assert_int_equal(CUJIT_ELEMENTWISE(k, (signed char)-1, x), CUJIT_ERROR_NO_DRIVER);
+  assert_int_equal(CUJIT_ELEMENTWISE(k, (unsigned char)1, x), CUJIT_ERROR_NO_DRIVER);
+  assert_int_equal(CUJIT_ELEMENTWISE(k, (short)-1, x), CUJIT_ERROR_NO_DRIVER);
+  assert_int_equal(CUJIT_ELEMENTWISE(k, (unsigned short)1, x), CUJIT_ERROR_NO_DRIVER);
+  assert_int_equal(CUJIT_ELEMENTWISE(k, 1u, x), CUJIT_ERROR_NO_DRIVER);
+  assert_int_equal(CUJIT_ELEMENTWISE(k, -1L, x), CUJIT_ERROR_NO_DRIVER);
+  assert_int_equal(CUJIT_ELEMENTWISE(k, 1UL, x), CUJIT_ERROR_NO_DRIVER);
+  assert_int_equal(CUJIT_ELEMENTWISE(k, -1LL, x), CUJIT_ERROR_NO_DRIVER);
+  assert_int_equal(CUJIT_ELEMENTWISE(k, 1ULL, x), CUJIT_ERROR_NO_DRIVER);
+  assert_int_equal(CUJIT_ELEMENTWISE(k, (_Bool)1, x), CUJIT_ERROR_NO_DRIVER);
+  assert_int_equal(CUJIT_ELEMENTWISE(k, 0.5, x), CUJIT_ERROR_NO_DRIVER);
+  assert_int_equal(CUJIT_ELEMENTWISE(k, (const cujit_array *)x == x ? 3 : 4, x),
+                   CUJIT_ERROR_NO_DRIVER);
+  assert_status_detail(CUJIT_ELEMENTWISE(k, (float _Complex)1.0f, x), CUJIT_ERROR_INVALID_VALUE,
+                       "a complex float (c64) (1, 0): a complex value for a real parameter");
+  cujit_elementwise_destroy(k);
+  cujit_array_destroy(x);
+}
+
+/* Ranges of any int64 values are counted and checked without signed overflow (the
+ * ASan+UBSan build aborts on one): those leaving the 8 elements are refused, those inside
+ * them run (here: refused only for want of a driver). */
+static void ranges_at_the_ends_of_int64(void **state) {
+  static const struct { int64_t start, stop, step; int inside; } cases[] = {
+      {INT64_MIN, INT64_MAX, 1, 0},         {INT64_MAX, INT64_MIN, -1, 0},
+      {INT64_MIN, INT64_MAX, INT64_MAX, 0}, {INT64_MAX, INT64_MIN, INT64_MIN, 0},
+      {0, INT64_MAX, 1, 0},                 {7, INT64_MIN, -1, 0},
+      {INT64_MIN, 0, 1, 0},                 {-1, INT64_MIN, -1, 0},
+      {INT64_MAX - 1, INT64_MAX, 1, 0},     {INT64_MIN + 1, INT64_MIN, -1, 0},
+      {0, INT64_MAX, INT64_MAX, 1},         {7, INT64_MIN, INT64_MIN, 0},
+      {7, -1, INT64_MIN, 1},                {0, 8, INT64_MAX, 1},
+      {0, 9, 1, 0},                         {7, -2, -1, 0},
+      {0, 8, 1, 1},                         {7, -1, -1, 1},
+      {3, 3, 1, 1},                         {3, 3, INT64_MIN, 1}, /* empty */
+      {INT64_MAX, INT64_MAX, 1, 1},         {INT64_MIN, INT64_MIN, -1, 1},
+  };
+  cujit_elementwise *k = NULL;
+  cujit_array *x = wrap(CUJIT_TYPE_F32, 0x1000);
+  size_t i;
+  (void)state;
+  assert_ok(cujit_elementwise_create(&k, "float *x", "x[i] = 0", NULL));
+  for (i = 0; i < sizeof cases / sizeof *cases; i++) {
+    cujit_status st = CUJIT_ELEMENTWISE_RANGE(k, cases[i].start, cases[i].stop, cases[i].step, x);
+    if (cases[i].inside ? st == CUJIT_ERROR_INVALID_VALUE : st != CUJIT_ERROR_INVALID_VALUE)
+      fail_msg("range %lld to %lld step %lld: %s (%s)", (long long)cases[i].start,
+               (long long)cases[i].stop, (long long)cases[i].step, cujit_status_name(st),
+               cujit_last_error());
+    if (!cases[i].inside && !strstr(cujit_last_error(), "leaves the arrays' 8 elements"))
+      fail_msg("range case %zu: %s", i, cujit_last_error());
+  }
+  assert_status_detail(CUJIT_ELEMENTWISE_RANGE(k, 0, 8, 0, x), CUJIT_ERROR_INVALID_VALUE,
+                       "the step is 0");
+  cujit_elementwise_destroy(k);
+  cujit_array_destroy(x);
 }
 
 static const int kTypes[] = {CUJIT_TYPE_BOOL, CUJIT_TYPE_I8,  CUJIT_TYPE_U8,   CUJIT_TYPE_I16,
@@ -186,7 +361,27 @@ static void operations_refuse_what_is_not_defined(void **state) {
   assert_status_detail(cujit_array_unary(CUJIT_FLOOR, c, &out), CUJIT_ERROR_INVALID_VALUE,
                        "floor is not defined for c64");
   assert_status_detail(cujit_array_binary(CUJIT_ADD, f, short_one, &out),
-                       CUJIT_ERROR_INVALID_VALUE, "a has 8 elements and b 3");
+                       CUJIT_ERROR_INVALID_VALUE, "a has shape (8,) and b (3,)");
+  {
+    /* as many elements in another shape: the shapes say what differs */
+    int64_t n16 = 16, four_by_four[] = {4, 4}, none = 0;
+    cujit_array *flat = NULL, *square = NULL, *scalar = NULL;
+    assert_ok(cujit_array_wrap(&flat, CUJIT_TYPE_F32, 1, &n16, 0x8000));
+    assert_ok(cujit_array_wrap(&square, CUJIT_TYPE_F32, 2, four_by_four, 0x9000));
+    assert_ok(cujit_array_wrap(&scalar, CUJIT_TYPE_F32, 0, &none, 0xa000));
+    assert_status_detail(cujit_array_binary(CUJIT_ADD, square, flat, &out),
+                         CUJIT_ERROR_INVALID_VALUE,
+                         "cujit_array_binary: a has shape (4, 4) and b (16,); elementwise "
+                         "operations need arrays of one shape");
+    assert_status_detail(cujit_array_binary(CUJIT_MUL, scalar, square, &out),
+                         CUJIT_ERROR_INVALID_VALUE, "a has shape () and b (4, 4)");
+    assert_status_detail(cujit_array_map(&out, "x * y", 2, (const char *[]){"x", "y"},
+                                         (const cujit_array *[]){flat, square}),
+                         CUJIT_ERROR_INVALID_VALUE, "'y' has shape (4, 4), 'x' (16,)");
+    cujit_array_destroy(flat);
+    cujit_array_destroy(square);
+    cujit_array_destroy(scalar);
+  }
   out = i; /* an output of the wrong type */
   assert_status_detail(cujit_array_binary(CUJIT_ADD, f, f, &out), CUJIT_ERROR_INVALID_VALUE,
                        "the output holds i32, the result is f32");
@@ -213,7 +408,7 @@ static void operations_refuse_what_is_not_defined(void **state) {
                        CUJIT_ERROR_INVALID_VALUE, "name 1 ('i') is not a C identifier");
   assert_status_detail(cujit_array_map(&out, "x + y", 2, (const char *[]){"x", "y"},
                                        (const cujit_array *[]){f, short_one}),
-                       CUJIT_ERROR_INVALID_VALUE, "'y' has 3 elements, 'x' 8");
+                       CUJIT_ERROR_INVALID_VALUE, "'y' has shape (3,), 'x' (8,)");
   assert_int_equal(cujit_array_map(&out, "sin(2*x + 1)", 1, (const char *[]){"x"},
                                    (const cujit_array *[]){f}),
                    CUJIT_ERROR_NO_DRIVER);
@@ -235,6 +430,9 @@ int main(void) {
       cmocka_unit_test(promotion_follows_numpy),
       cmocka_unit_test(declarations_are_read_or_refused),
       cmocka_unit_test(generator_arguments_are_checked),
+      cmocka_unit_test(scalars_are_converted_or_refused),
+      cmocka_unit_test(arrays_are_arrays),
+      cmocka_unit_test(ranges_at_the_ends_of_int64),
       cmocka_unit_test(operations_refuse_what_is_not_defined),
       cmocka_unit_test(every_operation_compiles),
   };

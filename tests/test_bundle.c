@@ -6,6 +6,7 @@
  * refused saying what is wrong; warming a cache from it makes a later compile of each
  * target a hit in another process, and an entry whose key differs here is refused naming
  * the part; an nvcc fatbin is listed entry by entry (when nvcc is on PATH). Needs NVRTC. */
+#define _GNU_SOURCE /* memmem */
 #include "cachetest.h"
 #include "module/bundle.h" /* internal: the layout, for damaging a bundle */
 
@@ -247,6 +248,61 @@ static uint64_t entry_field(const unsigned char *b, size_t i, size_t at) {
   return v;
 }
 
+/* Entry i's payload checksum, then the header's, made to match changed bytes. */
+static void reseal_entry(unsigned char *b, size_t size, size_t i) {
+  put(b, CJ_BUNDLE_HEADER_SIZE + i * CJ_BUNDLE_ENTRY_SIZE + 40,
+      cj_checksum(b + entry_field(b, i, 24), entry_field(b, i, 32), "", 0), 8);
+  reseal(b, size);
+}
+
+/* The index of the first entry of `kind`. */
+static size_t entry_of(const unsigned char *b, uint32_t kind) {
+  size_t i = 0;
+  while ((uint32_t)entry_field(b, i, 0) != kind) i++;
+  return i;
+}
+
+/* Entries whose checksums match but whose bytes or target are not what their kind must
+ * be (a CUBIN or PTX the loader cannot take, a source that is not text, options of another
+ * format): refused by every reader, warming included (whose blobs are intact), and the
+ * loader too where it would not read the entry. */
+static void payloads_refused(const unsigned char *good, size_t size, unsigned char *b) {
+  size_t ptx = entry_of(good, CJ_BE_PTX), cubin = entry_field(good, 0, 24), i;
+  char *at;
+  memcpy(b, good, size);
+  b[cubin] = 'X';
+  reseal_entry(b, size, 0);
+  refused(b, size, "has a CUBIN entry 0 (sm_80) that is not an ELF file");
+  memcpy(b, good, size);
+  b[cubin + 4] = 1; /* ELFCLASS32 */
+  reseal_entry(b, size, 0);
+  refused(b, size, "has a CUBIN entry 0 (sm_80) that is a 32-bit ELF file, but a CUBIN is 64-bit");
+  memcpy(b, good, size);
+  put(b, cubin + 0x12, 62, 2); /* a host object's machine */
+  reseal_entry(b, size, 0);
+  refused(b, size, "has a CUBIN entry 0 (sm_80) that is an ELF file for machine 62");
+  memcpy(b, good, size);
+  at = memmem(b + entry_field(good, ptx, 24), entry_field(good, ptx, 32), ".target", 7);
+  assert_non_null(at);
+  at[1] = 'T';
+  reseal_entry(b, size, ptx);
+  refused(b, size, "(compute_100) that is not PTX text (it has no .target line)");
+  memcpy(b, good, size);
+  memcpy(b + CJ_BUNDLE_HEADER_SIZE + 8, "sm_8x", 5);
+  reseal(b, size);
+  refused(b, size, "has a CUBIN entry 0 whose target 'sm_8x' is not sm_XX");
+  memcpy(b, good, size);
+  i = entry_of(good, CJ_BE_SOURCE);
+  b[entry_field(good, i, 24) + 3] = '\0';
+  reseal_entry(b, size, i);
+  refused(b, size, "that is not text (it holds a NUL byte)");
+  memcpy(b, good, size);
+  i = entry_of(good, CJ_BE_OPTIONS);
+  put(b, entry_field(good, i, 24), 9, 4);
+  reseal_entry(b, size, i);
+  refused(b, size, "has an options entry of another format (this cujit reads format 1)");
+}
+
 static void damaged_forms(void **state) {
   size_t size = 0, cut;
   unsigned char *good = make_bundle(&size), *b = malloc(size + 16);
@@ -318,13 +374,7 @@ static void damaged_forms(void **state) {
   memset(b + e1 + 8, 'a', 16);
   reseal(b, size);
   refused(b, size, "has entry 1 whose target is not terminated");
-  /* a CUBIN entry that is no CUBIN */
-  memcpy(b, good, size);
-  b[entry_field(good, 0, 24)] = 'X';
-  put(b, CJ_BUNDLE_HEADER_SIZE + 40, cj_checksum(b + entry_field(good, 0, 24),
-                                                 entry_field(good, 0, 32), "", 0), 8);
-  reseal(b, size);
-  refused_load(b, size, "has a CUBIN entry 0 that is not an ELF file");
+  payloads_refused(good, size, b);
   free(b);
   cujit_free(good);
 }
@@ -468,7 +518,7 @@ static void nvcc_fatbin_listed(void **state) {
   cujit_module *m = NULL;
   (void)state;
   if (test_capture("command -v nvcc", out, sizeof out) != 0) {
-    printf("SKIP (nvcc fatbin): nvcc is not on PATH\n");
+    test_skip_part("listing an nvcc fatbin: nvcc is not on PATH");
     skip();
   }
   snprintf(path, sizeof path, "%s/n.fatbin", tmp);
@@ -518,7 +568,7 @@ int main(int argc, char **argv) {
   }
   if (group_setup(NULL) != 0) return 1;
   setenv("CUJIT_TEST_BUNDLE_DIR", tmp, 1);
-  rc = cmocka_run_group_tests(tests, NULL, NULL);
+  rc = test_group_result(cmocka_run_group_tests(tests, NULL, NULL));
   group_teardown(NULL);
   return rc;
 }

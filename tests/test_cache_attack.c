@@ -80,7 +80,7 @@ static int cli(const char *args, char *out, size_t size) {
 
 static void skip_unless_root(void) {
   if (geteuid() == 0) return;
-  print_message("skipped: giving files to another user needs root\n");
+  test_skip_part("giving files to another user needs root");
   skip();
 }
 
@@ -501,5 +501,5 @@ int main(void) {
       ATTACK(no_descriptors_is_not_an_untrusted_shard),
       ATTACK(size_limit_holds_without_statistics),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return test_group_result(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -1,12 +1,13 @@
 /* test_cache_procs - the cache shared by processes: 16 processes compiling the same source
  * into an empty cache compile it once (the others wait on the key's lock and then hit),
  * 16 with different sources all store theirs, a fresh process hits without creating an
- * NVRTC program, a lock holder that dies or hangs does not block others, and a cache that
- * cannot be written (read-only, file size limit) never fails a compile.
+ * NVRTC program, a lock holder that dies, hangs or is stopped does not block others, and a
+ * cache that cannot be written (read-only, file size limit) never fails a compile.
  * The children are this binary again ("--child MODE ARG"). */
 #define _GNU_SOURCE /* pipe2 */
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -24,6 +25,11 @@ static void variant_source(const char *v, char *out, size_t size) {
 }
 
 /* ---- children ---- */
+
+static int never_ready(void *ctx) {
+  (void)ctx;
+  return 0;
+}
 
 /* Compiles variant `v`; exit status 100 + NVRTC programs created + 10 when a warning was
  * logged; 1 on failure. */
@@ -49,6 +55,7 @@ static int child_hold(const char *path) {
   cj_lock lock;
   FILE *f;
   int dir = open_parent(path, &name);
+  prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlives a test that failed */
   if (cj_lock_try(dir, name, &lock) != CJ_LOCK_HELD) return 3;
   snprintf(held, sizeof held, "%s.held", path);
   if (!(f = fopen(held, "w"))) return 4;
@@ -56,9 +63,22 @@ static int child_hold(const char *path) {
   for (;;) pause();
 }
 
+/* Takes the lock file `path` as a compile does, then stops itself (as a process stopped by
+ * Ctrl-Z or a debugger in the middle of a compile) until killed. */
+static int child_stop(const char *path) {
+  const char *name;
+  cj_lock lock;
+  int dir = open_parent(path, &name);
+  prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlives a test that failed */
+  if (cj_lock_acquire(dir, name, "p.cu", 1, never_ready, NULL, &lock) != CJ_LOCK_HELD) return 3;
+  raise(SIGSTOP);
+  for (;;) pause();
+}
+
 static int child_main(const char *mode, const char *arg) {
   if (strcmp(mode, "compile") == 0) return child_compile(arg);
   if (strcmp(mode, "hold") == 0) return child_hold(arg);
+  if (strcmp(mode, "stop") == 0) return child_stop(arg);
   if (strcmp(mode, "nobody") == 0) { /* as an unprivileged user */
     if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) return 5;
     return child_compile(arg);
@@ -182,11 +202,6 @@ static double seconds(void) {
   return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-static int never_ready(void *ctx) {
-  (void)ctx;
-  return 0;
-}
-
 /* A child process that holds the lock of the kernel's entry (until killed). */
 static pid_t start_holder(cj_entry_path *p) {
   char held[4300];
@@ -274,6 +289,62 @@ static void hung_holder_times_out(void **state) {
   cj_entry_close(&p);
 }
 
+/* Waits for the lock of p held by `pid` until the timeout (3 s, past the 2 s after which
+ * a stopped holder is given up on), then kills the holder and closes p. */
+static void waited_out_then_killed(cj_entry_path *p, pid_t pid) {
+  cj_lock lock;
+  log_capture(CUJIT_LOG_WARN);
+  assert_int_equal(cj_lock_acquire(p->dir, p->lock, "p.cu", 3, never_ready, NULL, &lock),
+                   CJ_LOCK_NONE);
+  assert_logged("waited 3.");
+  assert_not_logged("is stopped");
+  kill(pid, SIGKILL);
+  wait_child(pid);
+  cj_entry_close(p);
+}
+
+/* A holder stopped while it holds the key's lock (SIGSTOP, Ctrl-Z, a debugger) is seen
+ * stopped, and the compile goes on here long before the lock's timeout; a holder that is
+ * alive, or that cannot be looked up on this machine, is waited for until the timeout. */
+static void stopped_holder_is_not_waited_for(void **state) {
+  char needle[128], record[256];
+  cj_entry_path p;
+  double t0;
+  pid_t pid;
+  int st, fd;
+  ssize_t n;
+  char *boot;
+  (void)state;
+  lock_path_of_kernel(&p);
+  pid = spawn_child("stop", lock_path, -1);
+  assert_true(pid > 0);
+  assert_int_equal(waitpid(pid, &st, WUNTRACED), pid);
+  assert_true(WIFSTOPPED(st));
+  setenv("CUJIT_CACHE_LOCK_TIMEOUT", "30", 1);
+  t0 = seconds();
+  assert_int_equal(compile_count(kKernel, "p.cu", &(cujit_options){.arch = "compute_80"}), 1);
+  snprintf(needle, sizeof needle, "the process %d holding the lock of 'p.cu' is stopped",
+           (int)pid);
+  assert_logged(needle);
+  assert_logged("compiling it here as well");
+  assert_not_logged("waited");
+  assert_true(seconds() - t0 < 15); /* a bound on a hang, not a timing: the timeout is 30 s */
+  unsetenv("CUJIT_CACHE_LOCK_TIMEOUT");
+  /* its lock file names a holder on another machine (another boot): not looked up here */
+  assert_true((fd = open(lock_path, O_RDWR)) >= 0);
+  n = pread(fd, record, sizeof record - 1, 0);
+  assert_true(n > 0);
+  record[n] = '\0';
+  assert_non_null(boot = strstr(record, "boot "));
+  boot[5] = boot[5] == '0' ? '1' : '0';
+  assert_int_equal(pwrite(fd, record, (size_t)n, 0), n);
+  close(fd);
+  waited_out_then_killed(&p, pid);
+  /* a holder that is alive (asleep, using no CPU) is waited for */
+  pid = start_holder(&p);
+  waited_out_then_killed(&p, pid);
+}
+
 /* ---- caches that cannot be written ---- */
 
 /* A read-only cache: compiles succeed with a warning. Run as an unprivileged user when this
@@ -326,6 +397,7 @@ int main(int argc, char **argv) {
       CACHE_TEST(different_sources_all_stored),
       CACHE_TEST(dead_holder_releases),
       CACHE_TEST(hung_holder_times_out),
+      CACHE_TEST(stopped_holder_is_not_waited_for),
       CACHE_TEST(read_only_directory),
       CACHE_TEST(failed_write_is_not_an_error),
   };

@@ -10,8 +10,10 @@
 #define _GNU_SOURCE /* pipe2 */
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -298,6 +300,139 @@ static int remote_teardown(void **state) {
 
 #define REMOTE_TEST(fn) cmocka_unit_test_setup_teardown(fn, remote_setup, remote_teardown)
 
+/* ---- a fake server: a thread of this process that speaks just enough of Redis ---- */
+
+enum { FAKE_HUGE, FAKE_WIDE, FAKE_DEEP, FAKE_TRICKLE, FAKE_NIL };
+
+typedef struct fake {
+  int mode;             /* what GET answers (FAKE_*) */
+  const char *password; /* what AUTH must be given (NULL: anything) */
+  int listen_fd, port;
+  int stop;             /* read and written atomically */
+  size_t trickled;      /* FAKE_TRICKLE: bytes of the answer sent before the client left */
+  int gone;             /* set once a trickled answer's client left */
+  pthread_t thread;
+} fake;
+
+/* `count` copies of `item`, in chunks. */
+static int fake_repeat(int fd, const char *item, size_t count) {
+  char chunk[65536];
+  size_t len = strlen(item), per = sizeof chunk / len, i, n;
+  for (i = 0; i < per; i++) memcpy(chunk + i * len, item, len);
+  for (; count; count -= n) {
+    n = count < per ? count : per;
+    if (cj_worker_send(fd, chunk, n * len) != 0) return -1;
+  }
+  return 0;
+}
+
+/* GET's answer in each mode. */
+static int fake_get(fake *f, int fd) {
+  char value[128], ch;
+  size_t i;
+  memset(value, 'v', sizeof value); /* 4 s of trickling: a string of 90 bytes */
+  memcpy(value, "$90\r\n", 5);
+  memcpy(value + 95, "\r\n", 3);
+  switch (f->mode) {
+    case FAKE_HUGE: /* 22 million empty statuses: 66 MB on the wire, under the 64 MiB cap */
+      if (cj_worker_send(fd, "*22000000\r\n", 11) != 0) return -1;
+      return fake_repeat(fd, "+\r\n", 22000000);
+    case FAKE_WIDE: /* 1000 arrays of 1000 empty statuses: 3 MB, announced 1000 at a time */
+      for (i = 0; i < 1001; i++)
+        if (cj_worker_send(fd, "*1000\r\n", 7) != 0 || (i && fake_repeat(fd, "+\r\n", 1000) != 0))
+          return -1;
+      return 0;
+    case FAKE_DEEP: /* arrays in arrays, 100 deep */
+      return fake_repeat(fd, "*1\r\n", 100) == 0 && cj_worker_send(fd, "+\r\n", 3) == 0 ? 0 : -1;
+    case FAKE_TRICKLE: /* one byte every 40 ms, until the client leaves */
+      for (i = 0; i < 97; i++) {
+        struct pollfd p = {fd, POLLIN, 0};
+        if (poll(&p, 1, 40) > 0 && recv(fd, &ch, 1, MSG_DONTWAIT) <= 0) break;
+        if (cj_worker_send(fd, value + i, 1) != 0) break;
+        __atomic_store_n(&f->trickled, i + 1, __ATOMIC_RELEASE);
+      }
+      __atomic_store_n(&f->gone, 1, __ATOMIC_RELEASE);
+      return -1;
+    default:
+      return cj_worker_send(fd, "$-1\r\n", 5);
+  }
+}
+
+/* Reads one command (an array of bulk strings): its name and last argument (each cut at
+ * 255 bytes), and how many arguments it has; -1 at the end of the connection. */
+static int fake_command(FILE *in, char name[256], char last[256]) {
+  char line[64], buf[256];
+  long argc, len, i, n;
+  if (!fgets(line, sizeof line, in) || line[0] != '*' || (argc = atol(line + 1)) <= 0) return -1;
+  for (i = 0; i < argc; i++) {
+    if (!fgets(line, sizeof line, in) || line[0] != '$' || (len = atol(line + 1)) < 0) return -1;
+    n = len < 255 ? len : 255;
+    if (fread(buf, 1, (size_t)n, in) != (size_t)n) return -1;
+    buf[n] = '\0';
+    for (len -= n; len > 0; len--) fgetc(in);
+    fgetc(in); /* "\r\n" */
+    fgetc(in);
+    if (i == 0) snprintf(name, 256, "%s", buf);
+    snprintf(last, 256, "%s", buf);
+  }
+  return (int)argc;
+}
+
+/* Answers the commands of one connection until it ends. */
+static void fake_serve(fake *f, int fd) {
+  char name[256], last[256], answer[512];
+  FILE *in = fdopen(dup(fd), "rb");
+  while (in && fake_command(in, name, last) > 0) {
+    int rc;
+    if (strcasecmp(name, "GET") == 0) {
+      rc = fake_get(f, fd);
+    } else if (strcasecmp(name, "AUTH") == 0 && f->password && strcmp(last, f->password) != 0) {
+      /* a hostile server repeats the password it was given */
+      snprintf(answer, sizeof answer, "-WRONGPASS '%s' is not the password\r\n", last);
+      rc = cj_worker_send(fd, answer, strlen(answer));
+    } else if (strcasecmp(name, "EVAL") == 0) {
+      rc = cj_worker_send(fd, ":1\r\n", 4);
+    } else {
+      rc = cj_worker_send(fd, "+OK\r\n", 5);
+    }
+    if (rc != 0) break;
+  }
+  if (in) fclose(in);
+  close(fd);
+}
+
+static void *fake_main(void *arg) {
+  fake *f = arg;
+  while (!__atomic_load_n(&f->stop, __ATOMIC_ACQUIRE)) {
+    struct pollfd p = {f->listen_fd, POLLIN, 0};
+    int fd;
+    if (poll(&p, 1, 20) <= 0 || (fd = accept(f->listen_fd, NULL, NULL)) < 0) continue;
+    fake_serve(f, fd);
+  }
+  return NULL;
+}
+
+static void fake_start(fake *f, int mode, const char *password) {
+  memset(f, 0, sizeof *f);
+  f->mode = mode;
+  f->password = password;
+  assert_true((f->listen_fd = silent_listener(16, &f->port)) >= 0);
+  assert_int_equal(pthread_create(&f->thread, NULL, fake_main, f), 0);
+}
+
+static void fake_stop(fake *f) {
+  __atomic_store_n(&f->stop, 1, __ATOMIC_RELEASE);
+  pthread_join(f->thread, NULL);
+  close(f->listen_fd);
+}
+
+/* The most memory this process has held so far, in KiB. */
+static long peak_kib(void) {
+  struct rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss;
+}
+
 /* ---- tests ---- */
 
 /* A miss compiled here goes to disk and to the server; a process with an empty disk cache
@@ -466,7 +601,7 @@ static void unreachable_is_skipped(void **state) {
   /* accepts (the kernel completes the handshake) but never answers */
   assert_true((quiet = silent_listener(16, &port)) >= 0);
   snprintf(remote, sizeof remote, "redis://127.0.0.1:%d/0", port);
-  bounded_failure(remote, "silent port", "stalled for 50 ms (timeout)");
+  bounded_failure(remote, "silent port", "did not finish within the command's 50 ms (timeout");
   after = stats_now();
   assert_int_equal(compile_tag("silent port, later"), 1); /* skipped: backing off */
   assert_int_equal(stats_now().remote_errors, after.remote_errors);
@@ -692,6 +827,129 @@ static void fork_during_a_command(void **state) {
   assert_int_equal(pthread_join(th, NULL), 0);
 }
 
+/* Answers whose reply objects would pass the 64 MiB cap, however few bytes they take on
+ * the wire: refused before hiredis builds them, and a counted miss (not an error). */
+static void replies_past_the_cap_are_refused(void **state) {
+  static const int modes[] = {FAKE_HUGE, FAKE_WIDE, FAKE_DEEP};
+  static const char *const tags[] = {"huge answer", "wide answer", "deep answer"};
+  cujit_cache_stats before = CUJIT_CACHE_STATS_INIT, after = CUJIT_CACHE_STATS_INIT;
+  char remote[128], why[512];
+  long peak = peak_kib();
+  cj_remote *direct;
+  cj_buf b = {0};
+  cj_key key;
+  size_t i;
+  fake f;
+  int rc;
+  (void)state;
+  for (i = 0; i < CJ_COUNT(modes); i++) {
+    fake_start(&f, modes[i], NULL);
+    snprintf(remote, sizeof remote, "redis://127.0.0.1:%d/0?timeout=5000", f.port);
+    assert_int_equal(cj_redis_open(remote, &direct, why, sizeof why), 0);
+    key_of(tags[i], &key);
+    rc = direct->ops->get(direct, &key, CJ_REMOTE_MAX_ENTRY, &b, why, sizeof why);
+    direct->ops->destroy(direct);
+    /* a bound, not a measure: hiredis took 1.1 GiB or more for the 22 million elements */
+    if (peak_kib() - peak > 256 * 1024)
+      fail_msg("the %s took %ld MiB", tags[i], (peak_kib() - peak) / 1024);
+    if (rc != CJ_REMOTE_TOO_LARGE || !strstr(why, "is larger than 67108864 bytes"))
+      fail_msg("the %s: %d, %s", tags[i], rc, why);
+    /* through a compile: a miss, counted as invalid, and no error */
+    assert_ok(cujit_cache_set_remote(remote));
+    log_capture(CUJIT_LOG_WARN);
+    before = stats_now();
+    assert_int_equal(compile_tag(tags[i]), 1);
+    after = stats_now();
+    assert_int_equal(after.remote_invalid - before.remote_invalid, 1);
+    assert_int_equal(after.remote_errors - before.remote_errors, 0);
+    assert_logged("is larger than 67108864 bytes");
+    assert_ok(cujit_cache_set_remote(""));
+    fake_stop(&f);
+  }
+  assert_logged("(it nests arrays too deep)");
+  cj_buf_free(&b);
+}
+
+/* A server that sends its answer a byte every 40 ms (each wait for the next bytes is
+ * shorter than the timeout) is given up on once the whole command has taken `timeout`. */
+static void trickled_answer_is_cut_short(void **state) {
+  char remote[128], why[512];
+  cj_remote *direct;
+  cj_buf b = {0};
+  cj_key key;
+  double until;
+  fake f;
+  (void)state;
+  key_of("trickle", &key);
+  fake_start(&f, FAKE_TRICKLE, NULL);
+  snprintf(remote, sizeof remote, "redis://127.0.0.1:%d/0", f.port); /* timeout: 50 ms */
+  assert_int_equal(cj_redis_open(remote, &direct, why, sizeof why), 0);
+  assert_int_equal(direct->ops->get(direct, &key, 1024, &b, why, sizeof why), CJ_REMOTE_FAILED);
+  for (until = seconds() + 10; !__atomic_load_n(&f.gone, __ATOMIC_ACQUIRE) && seconds() < until;)
+    nap_ms(5);
+  /* a byte every 40 ms: a command bounded at 50 ms takes a few; one whose every read was
+   * bounded at 50 ms took 50 (two seconds' worth) */
+  if (__atomic_load_n(&f.trickled, __ATOMIC_ACQUIRE) >= 10)
+    fail_msg("the server sent %zu bytes before the client gave up (%s)", f.trickled, why);
+  if (!strstr(why, "the answer did not finish within the command's 50 ms (timeout"))
+    fail_msg("unexpected reason: %s", why);
+  direct->ops->destroy(direct);
+  fake_stop(&f);
+  cj_buf_free(&b);
+}
+
+/* No message shows a password, whatever it holds: not the URL's parse errors, not the URL
+ * shown, not a connection's errors (even a server that repeats the password it was
+ * given), not the log. Such a password, as given, is the one sent. */
+static void passwords_are_never_shown(void **state) {
+  static const char *const passwords[] = {"sekrit1/sekrit2", "sekrit1?sekrit2", "sekrit1#sekrit2",
+                                          "sekrit1@sekrit2", "sekrit1:sekrit2",
+                                          "sekrit1/sekrit2?sekrit3#sekrit4@sekrit5:sekrit6"};
+  static const char *const bad[] = {"redis://:%s@127.0.0.1:0x%d", "redis://u:%s@[::1/%d",
+                                    "redis://u:%s@h:%d/x", "redis://u:%s@h:%d?speed=1",
+                                    "redis://u:%s127.0.0.1:%d", "redis://u:%s/%d"};
+  cujit_cache_stats before = CUJIT_CACHE_STATS_INIT, after = CUJIT_CACHE_STATS_INIT;
+  char remote[256], shown[256];
+  size_t i, j;
+  fake good, hostile;
+  (void)state;
+  for (i = 0; i < CJ_COUNT(passwords); i++) {
+    fake_start(&good, FAKE_NIL, passwords[i]);
+    fake_start(&hostile, FAKE_NIL, "another password");
+    log_capture(CUJIT_LOG_DEBUG);
+    /* the server that knows it: the compile goes through the tier, silently */
+    snprintf(remote, sizeof remote, "redis://user:%s@127.0.0.1:%d/0?timeout=3000",
+             passwords[i], good.port);
+    if (cujit_cache_set_remote(remote) != CUJIT_OK) fail_msg("%s", cujit_last_error());
+    assert_ok(cujit_cache_get_remote(shown, sizeof shown));
+    snprintf(remote, sizeof remote, "redis://user:***@127.0.0.1:%d/0?timeout=3000", good.port);
+    assert_string_equal(shown, remote);
+    before = stats_now();
+    assert_int_equal(compile_tag(passwords[i]), 1);
+    after = stats_now();
+    assert_int_equal(after.remote_misses - before.remote_misses, 1);
+    assert_int_equal(after.remote_errors - before.remote_errors, 0);
+    /* one that refuses it and repeats it */
+    snprintf(remote, sizeof remote, "redis://:%s@127.0.0.1:%d/0?timeout=3000", passwords[i],
+             hostile.port);
+    assert_ok(cujit_cache_set_remote(remote));
+    snprintf(shown, sizeof shown, "refused %zu", i);
+    assert_int_equal(compile_tag(shown), 1);
+    assert_logged("AUTH: the server answered an error that holds the password (not shown)");
+    assert_not_logged("sekrit");
+    /* URLs that do not parse */
+    for (j = 0; j < CJ_COUNT(bad); j++) {
+      if (j >= 4 && strchr(passwords[i], '@')) continue; /* without its '@', a valid URL */
+      snprintf(remote, sizeof remote, bad[j], passwords[i], good.port);
+      assert_int_equal(cujit_cache_set_remote(remote), CUJIT_ERROR_INVALID_VALUE);
+      if (strstr(cujit_last_error(), "sekrit")) fail_msg("%s: %s", remote, cujit_last_error());
+    }
+    assert_ok(cujit_cache_set_remote(""));
+    fake_stop(&good);
+    fake_stop(&hostile);
+  }
+}
+
 /* URLs that do not parse are refused, saying what is wrong; the tier is then off. */
 /* cujit_cache_get_remote shows the tier in use without its password, even one holding
  * an '@' (the user information ends at the last one). Setting a tier connects nowhere. */
@@ -710,9 +968,9 @@ static void bad_urls_are_errors(void **state) {
   static const char *const bad[][2] = {
       {"http://localhost", "is not a redis:// URL"},
       {"redis://", "no host"},
-      {"redis://host:0", "the port '0' is not a number from 1 to 65535"},
-      {"redis://host:70000", "the port '70000'"},
-      {"redis://host:63x9", "the port '63x9'"},
+      {"redis://host:0", "the port is not a number from 1 to 65535"},
+      {"redis://host:70000", "the port is not a number"},
+      {"redis://host:63x9", "the port is not a number"},
       {"redis://host/abc", "the database 'abc' is not a number"},
       {"redis://host?timeout=0", "timeout needs a number of milliseconds"},
       {"redis://host?connect_timeout=soon", "connect_timeout needs a number"},
@@ -761,6 +1019,73 @@ static void bad_urls_are_errors(void **state) {
   unsetenv("CUJIT_HIREDIS");
 }
 
+/* Writers of the tier are trusted: an entry made for a key, with that key's manifest but
+ * other code, is a valid entry. It is loaded, copied to the disk cache, and `cujit cache
+ * verify` (which compiles the recorded inputs again) says it does not reproduce. */
+static int verdict_of(const cujit_cache_verified *v, void *user) {
+  *(cujit_cache_verdict *)user = v->verdict;
+  return 0;
+}
+
+static void forged_entry_is_found_by_verify(void **state) {
+  static const char planted[] = "\n// planted by another writer of the tier\n";
+  cj_buf real = {0}, forged = {0}, manifest = {0}, ptx = {0};
+  cj_image *im = NULL;
+  cj_deps deps;
+  cj_entry_meta meta;
+  cj_key key;
+  uint64_t at, size;
+  char why[256];
+  cujit_cache_verify_summary sum = CUJIT_CACHE_VERIFY_SUMMARY_INIT;
+  cujit_cache_verdict verdict = CUJIT_CACHE_MATCH;
+  cujit_cache_stats before;
+  (void)state;
+  /* the real entry of the source: its image and its manifest */
+  assert_ok(cujit_cache_set_remote(""));
+  key_of("forged", &key);
+  assert_int_equal(compile_tag("forged"), 1);
+  local_entry(cache, &real);
+  memset(&deps, 0, sizeof deps);
+  assert_int_equal(cj_entry_decode(&key, real.data, real.len, &im, &deps, &meta, why, sizeof why),
+                   0);
+  cj_deps_clear(&deps);
+  assert_int_equal(cj_entry_manifest_span(real.data, real.len, &at, &size), 0);
+  assert_true(size > 0);
+  cj_buf_append(&manifest, real.data + at, (size_t)size);
+  /* other code under the same key and manifest: a valid entry */
+  cj_buf_append(&ptx, im->ptx, im->ptx_size);
+  cj_buf_append(&ptx, planted, sizeof planted); /* with the NUL */
+  assert_false(ptx.oom);
+  cj_free(im->ptx);
+  im->ptx = ptx.data;
+  im->ptx_size = ptx.len - 1;
+  assert_int_equal(cj_entry_encode(&key, im, NULL, &meta, &manifest, &forged), 0);
+  /* stored in the tier, it is served from there and copied to the disk cache */
+  assert_ok(cujit_cache_set_remote(url));
+  put_raw(&key, forged.data, forged.len);
+  empty_local_cache();
+  before = stats_now();
+  assert_int_equal(compile_tag("forged"), 0);
+  assert_int_equal(stats_now().remote_hits - before.remote_hits, 1);
+  assert_remote_is_local(cache, &key);
+  /* verify compiles the recorded inputs again and finds other bytes */
+  assert_ok(cujit_cache_verify(0, verdict_of, &verdict, &sum));
+  assert_int_equal(sum.entries, 1);
+  assert_int_equal(sum.mismatched, 1);
+  assert_int_equal(verdict, CUJIT_CACHE_MISMATCH);
+  /* the entry compiled here verifies */
+  empty_local_cache();
+  assert_ok(cujit_cache_set_remote(""));
+  assert_int_equal(compile_tag("forged"), 1);
+  assert_ok(cujit_cache_verify(0, NULL, NULL, &sum));
+  assert_int_equal(sum.matched, 1);
+  assert_ok(cujit_cache_set_remote(url));
+  cj_image_unref(im);
+  cj_buf_free(&real);
+  cj_buf_free(&forged);
+  cj_buf_free(&manifest);
+}
+
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       REMOTE_TEST(hit_is_stored_locally),   REMOTE_TEST(herd_compiles_once),
@@ -770,6 +1095,10 @@ int main(int argc, char **argv) {
       REMOTE_TEST(shown_url_hides_the_password),
       REMOTE_TEST(bad_urls_are_errors),     REMOTE_TEST(killed_mid_run),
       REMOTE_TEST(fork_during_a_command),   REMOTE_TEST(wait_for_the_holder_stops),
+      REMOTE_TEST(replies_past_the_cap_are_refused),
+      REMOTE_TEST(trickled_answer_is_cut_short),
+      REMOTE_TEST(passwords_are_never_shown),
+      REMOTE_TEST(forged_entry_is_found_by_verify),
   };
   int rc;
   setenv("CUJIT_LIBCUDA", "/nonexistent/libcuda.so.1", 1);

@@ -61,6 +61,38 @@ static void help_and_version(void **state) {
   assert_non_null(strstr(out, "unknown command 'frobnicate'"));
 }
 
+/* --help lists every command; each command's help (after it, anywhere before '--', or
+ * as 'help COMMAND') lists its options and exit statuses and runs nothing. */
+static void help_of_each_command(void **state) {
+  static const char *const commands[] = {"compile", "warm", "info", "cache", "explain", "verify"};
+  char out[8192], args[128], line[64];
+  size_t i;
+  (void)state;
+  assert_int_equal(cli("--help", NULL, out, sizeof out), 0);
+  for (i = 0; i < sizeof commands / sizeof *commands; i++) {
+    snprintf(line, sizeof line, "\n  %s ", commands[i]);
+    if (!strstr(out, line)) fail_msg("cujit --help does not list '%s'", commands[i]);
+  }
+  for (i = 0; i < sizeof commands / sizeof *commands; i++) {
+    snprintf(args, sizeof args, "%s --help", commands[i]);
+    assert_int_equal(cli(args, NULL, out, sizeof out), 0);
+    snprintf(line, sizeof line, "usage: cujit %s", commands[i]);
+    if (!strstr(out, line) || !strstr(out, "\noptions:\n") || !strstr(out, "\nexit status:\n"))
+      fail_msg("cujit %s --help printed:\n%s", commands[i], out);
+  }
+  assert_int_equal(cli("compile missing.cu -h", NULL, out, sizeof out), 0); /* not read */
+  assert_non_null(strstr(out, "-I, --include-path DIR"));
+  assert_int_equal(cli("help verify", NULL, out, sizeof out), 0);
+  assert_non_null(strstr(out, "--sample N"));
+  assert_int_equal(cli("cache --help", NULL, out, sizeof out), 0);
+  assert_non_null(strstr(out, "--max-size N"));
+  assert_int_equal(cli("help frobnicate", NULL, out, sizeof out), 2);
+  assert_non_null(strstr(out, "no help for 'frobnicate'"));
+  /* after '--' it is NVRTC's: an option NVRTC does not know */
+  assert_int_equal(cli("compile ok.cu -DEXTRA=1 --arch compute_80 -- --help", NULL, out,
+                       sizeof out), 2);
+}
+
 static void compile_writes_ptx(void **state) {
   char out[8192], *ptx;
   (void)state;
@@ -273,6 +305,40 @@ static void info_without_driver(void **state) {
   assert_non_null(strstr(out, "NVRTC "));
   assert_non_null(strstr(out, "sm_90"));
   assert_non_null(strstr(out, "driver: no CUDA driver found"));
+  assert_null(strstr(out, "CUJIT_LOG"));
+  /* a CUJIT_LOG that is not a level, which leaves the log off, is named (escaped) */
+  assert_int_equal(cli("info", "CUJIT_LIBCUDA=/nonexistent/libcuda.so.1 CUJIT_LOG='debug\n'",
+                       out, sizeof out), 0);
+  assert_non_null(strstr(out, "log: off: CUJIT_LOG='debug\\x0a' is not a log level"));
+  assert_int_equal(cli("info", "CUJIT_LIBCUDA=/nonexistent/libcuda.so.1 CUJIT_LOG='verbose%n'",
+                       out, sizeof out), 0);
+  assert_non_null(strstr(out, "CUJIT_LOG='verbose%n' is not a log level"));
+}
+
+/* A bundle's own strings (its name and options) reach the terminal escaped: a control
+ * character or a byte that is not UTF-8 shows as \x1b, never as itself. */
+static void info_escapes_a_bundles_strings(void **state) {
+  static const char *const archs[] = {"compute_80"};
+  static const char *const defines[] = {"TITLE=\x1b]0;owned\x07", "LATIN=\xe9t\xc3\xa9", NULL};
+  cujit_options o = CUJIT_OPTIONS_INIT;
+  char out[8192], path[4200];
+  void *b = NULL;
+  size_t size = 0;
+  FILE *f;
+  (void)state;
+  o.defines = defines;
+  assert_ok(cujit_bundle_from_source(&b, &size, "__global__ void k(int *x) { *x = 1; }\n",
+                                     "two\nlines\x1b[2J.cu", &o, archs, 1));
+  snprintf(path, sizeof path, "%s/odd.bundle", tmp);
+  assert_non_null(f = fopen(path, "wb"));
+  assert_int_equal(fwrite(b, 1, size, f), size);
+  fclose(f);
+  cujit_free(b);
+  assert_int_equal(cli("info odd.bundle", NULL, out, sizeof out), 0);
+  assert_non_null(strstr(out, "options      name 'two\\x0alines\\x1b[2J.cu' "
+                              "-DTITLE=\\x1b]0;owned\\x07 -DLATIN=\\xe9t\xc3\xa9\n"));
+  assert_null(strchr(out, '\x1b'));
+  assert_null(strchr(out, '\x07'));
 }
 
 static void explain_and_verify(void **state) {
@@ -309,6 +375,7 @@ static void explain_and_verify(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(help_and_version),
+      cmocka_unit_test(help_of_each_command),
       cmocka_unit_test(compile_writes_ptx),
       cmocka_unit_test(compile_writes_cubin),
       cmocka_unit_test(include_dirs_from_cli),
@@ -320,6 +387,7 @@ int main(void) {
       cmocka_unit_test(compile_many_files),
       cmocka_unit_test(warm_fills_the_cache),
       cmocka_unit_test(info_without_driver),
+      cmocka_unit_test(info_escapes_a_bundles_strings),
       cmocka_unit_test(explain_and_verify),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

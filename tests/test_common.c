@@ -1,7 +1,9 @@
 /* test_common - the common layer's one way to do each thing: CJ_CHECK and CJ_TRY, growable
- * arrays, reading a whole file, and the table of environment variables, which README.md's
- * table must match and which every read of the environment in src/ must go through.
- * `test_common --readme` prints README.md's rows of variables from the table. */
+ * arrays, reading a whole file, handles that never alias, and the table of environment
+ * variables, which README.md's table and the manual page's ENVIRONMENT list must match and
+ * which every read of the environment in src/ must go through.
+ * `test_common --readme` prints README.md's rows of variables from the table, and
+ * `test_common --man` the items of docs/cujit.1's ENVIRONMENT list. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -155,6 +157,37 @@ static void join_bounds(void **state) {
   assert_string_equal(out, "");
   assert_int_equal(cj_join(out, 1, "a", NULL), 1);
   assert_string_equal(out, "");
+}
+
+/* cj_buf_escaped: printable ASCII and valid UTF-8 as they are; controls (C0, DEL, C1 in
+ * either form), bytes that are not UTF-8 (lone, cut short, overlong, surrogates, past
+ * U+10FFFF) and the backslash escaped. */
+static void escaped_text(void **state) {
+  static const struct { const char *in, *out; } cases[] = {
+      {"plain -DX=1 'q'", "plain -DX=1 'q'"},
+      {"\x1b[31mred\x1b[0m", "\\x1b[31mred\\x1b[0m"},
+      {"a\nb\rc\td\x7f", "a\\x0ab\\x0dc\\x09d\\x7f"},
+      {"back\\slash", "back\\\\slash"},
+      {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"},
+      {"\xc2\x9b" "2J", "\\xc2\\x9b" "2J"},          /* C1 CSI as UTF-8 */
+      {"\x9b" "2J", "\\x9b" "2J"},                      /* C1 CSI as one byte */
+      {"\xc0\xaf", "\\xc0\\xaf"},                    /* overlong '/' */
+      {"\xe0\x80\xaf", "\\xe0\\x80\\xaf"},          /* overlong, three bytes */
+      {"\xed\xa0\x80", "\\xed\\xa0\\x80"},          /* a surrogate */
+      {"\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80"}, /* past U+10FFFF */
+      {"cut\xe2\x82", "cut\\xe2\\x82"},              /* cut short at the end */
+      {"\xe9t\xe9", "\\xe9t\\xe9"},                  /* Latin-1 */
+  };
+  size_t i;
+  (void)state;
+  for (i = 0; i < sizeof cases / sizeof *cases; i++) {
+    cj_buf b = {0};
+    cj_buf_escaped(&b, cases[i].in, strlen(cases[i].in));
+    assert_false(b.oom);
+    if (strcmp(b.data ? b.data : "", cases[i].out) != 0)
+      fail_msg("case %zu: '%s', want '%s'", i, b.data ? b.data : "", cases[i].out);
+    cj_buf_free(&b);
+  }
 }
 
 static void file_reads_regular_files(void **state) {
@@ -433,6 +466,109 @@ static void readme_lists_the_table(void **state) {
   free(readme);
 }
 
+/* ---- the manual page's ENVIRONMENT list is the table too ---- */
+
+typedef struct text_out {
+  char *p;
+  size_t left;
+} text_out;
+
+static void put(text_out *o, const char *s, size_t n) {
+  if (n >= o->left) fail_msg("a manual page item is longer than the room for it");
+  memcpy(o->p, s, n);
+  o->p += n;
+  o->left -= n;
+  *o->p = '\0';
+}
+
+/* README.md's words as roff text: `code` in single quotes, never hyphenated, its hyphens
+ * minus signs, broken only after '/', '?' or '&'; a link [text](#anchor) to a README section as that section's name;
+ * backslashes escaped. */
+static void roff_text(text_out *o, const char *md) {
+  const char *close, *target;
+  int code = 0;
+  for (; *md; md++) {
+    if (*md == '`') {
+      put(o, code ? "\\(cq" : "\\%\\(oq", code ? 4 : 6); /* \\%: not hyphenated */
+      code = !code;
+    } else if (*md == '\\') {
+      put(o, "\\e", 2);
+    } else if (code && *md == '-') {
+      put(o, "\\-", 2);
+    } else if (code && strchr("/?&", *md)) { /* a long path or URL may break after these */
+      put(o, md, 1);
+      put(o, "\\:", 2);
+    } else if (!code && *md == '[' && (close = strstr(md, "](#")) != NULL &&
+               (target = strchr(close, ')')) != NULL) {
+      put(o, "\\(lq", 4);
+      put(o, md + 1, (size_t)(close - md - 1));
+      put(o, "\\(rq in README.md", 17);
+      md = target;
+    } else {
+      put(o, md, 1);
+    }
+  }
+}
+
+/* The manual page's item for a variable: its name, default and meaning. */
+static void man_item(const cj_env_var *v, text_out *o) {
+  put(o, ".It Ev ", 7);
+  put(o, v->name, strlen(v->name));
+  put(o, "\nDefault: ", 10);
+  roff_text(o, v->dflt);
+  put(o, ".\n", 2);
+  if (*v->meaning >= 'a' && *v->meaning <= 'z') { /* a sentence here, a table cell there */
+    char first = (char)(*v->meaning - 'a' + 'A');
+    put(o, &first, 1);
+    roff_text(o, v->meaning + 1);
+  } else {
+    roff_text(o, v->meaning);
+  }
+  put(o, ".\n", 2);
+}
+
+static int print_man_items(void) {
+  size_t n, i;
+  const cj_env_var *t = cj_env_table(&n);
+  char item[2048];
+  for (i = 0; i < n; i++) {
+    text_out o = {item, sizeof item};
+    man_item(&t[i], &o);
+    fputs(item, stdout);
+  }
+  return 0;
+}
+
+/* docs/cujit.1's ENVIRONMENT section lists every variable of the table, as the table
+ * says, in its order, and nothing else. */
+static void manual_lists_the_table(void **state) {
+  size_t n, i;
+  const cj_env_var *t = cj_env_table(&n);
+  char *page = read_text(CUJIT_SOURCE_DIR "/docs/cujit.1"), *at, *end, item[2048];
+  (void)state;
+  at = strstr(page, "\n.Sh ENVIRONMENT\n");
+  end = at ? strstr(at + 1, "\n.Sh ") : NULL;
+  at = at ? strstr(at, "\n.It Ev ") : NULL;
+  if (!at || !end || at > end) {
+    free(page);
+    fail_msg("docs/cujit.1 has no ENVIRONMENT section with a list of '.It Ev' items");
+    return;
+  }
+  at++;
+  for (i = 0; i < n; i++) {
+    text_out o = {item, sizeof item};
+    man_item(&t[i], &o);
+    if (strncmp(at, item, strlen(item)) != 0)
+      fail_msg("docs/cujit.1's ENVIRONMENT item %zu differs from src/common/env.c's table; "
+               "it should be\n%s(test_common --man prints every item)", i + 1, item);
+    at += strlen(item);
+  }
+  if (strncmp(at, ".El\n", 4) != 0)
+    fail_msg("docs/cujit.1's ENVIRONMENT list goes on after the table's %zu variables:\n%.200s",
+             n, at);
+  free(page);
+}
+
 /* ---- every read of the environment goes through the table ---- */
 
 typedef struct literal_seen {
@@ -513,6 +649,48 @@ static int remove_dir(void **state) {
   return system(cmd) == 0 ? 0 : -1;
 }
 
+/* ---- handles that never alias ---- */
+
+/* A removed handle stays refused while its slot holds newer objects, removing it again
+ * changes nothing, another kind's handle is not this table's, and a slot whose
+ * generations are spent is retired rather than giving an old handle again. */
+static void handles_are_never_given_twice(void **state) {
+  cj_handles t = CJ_HANDLES_INIT(CJ_HANDLE_TAG(0x11));
+  cj_handles other = CJ_HANDLES_INIT(CJ_HANDLE_TAG(0x12));
+  const uintptr_t slot_mask = ((uintptr_t)1 << CJ_HANDLE_SLOT_BITS) - 1;
+  int x, y, z;
+  uintptr_t hx, hy, hz, ho;
+  (void)state;
+  assert_true((hx = cj_handle_add(&t, &x)) != 0);
+  assert_true(hx >> 63); /* never an address a program may dereference */
+  assert_ptr_equal(cj_handle_get(&t, hx), &x);
+  assert_ptr_equal(cj_handle_remove(&t, hx), &x);
+  assert_null(cj_handle_get(&t, hx));
+  assert_true((hy = cj_handle_add(&t, &y)) != 0); /* the same slot, a new generation */
+  assert_true(hy != hx && (hy & slot_mask) == (hx & slot_mask));
+  assert_null(cj_handle_remove(&t, hx)); /* removed twice: nothing happens to y */
+  assert_ptr_equal(cj_handle_get(&t, hy), &y);
+  assert_null(cj_handle_get(&t, 0));
+  assert_null(cj_handle_get(&t, hy + 1)); /* a slot never used */
+  assert_true((ho = cj_handle_add(&other, &z)) != 0);
+  assert_null(cj_handle_get(&t, ho));
+  assert_null(cj_handle_get(&other, hy));
+  /* y's slot at its last generation: once removed it is retired, and z gets a new slot */
+  assert_ptr_equal(cj_handle_remove(&t, hy), &y);
+  t.slots[0].gen = UINT32_MAX;
+  assert_true((hy = cj_handle_add(&t, &y)) != 0);
+  assert_true((hy & slot_mask) == 0 && (uint32_t)(hy >> CJ_HANDLE_SLOT_BITS) == UINT32_MAX);
+  assert_ptr_equal(cj_handle_remove(&t, hy), &y);
+  assert_true((hz = cj_handle_add(&t, &z)) != 0);
+  assert_true((hz & slot_mask) == 1);
+  assert_null(cj_handle_get(&t, hx));
+  assert_null(cj_handle_get(&t, hy));
+  assert_null(cj_handle_get(&t, hy & ~((uintptr_t)UINT32_MAX << CJ_HANDLE_SLOT_BITS)));
+  assert_ptr_equal(cj_handle_get(&t, hz), &z);
+  cj_free(t.slots);
+  cj_free(other.slots);
+}
+
 /* ---- the scalar-type table ---- */
 
 /* Every cujit_type has an entry that agrees with the public size, with itself (alignment,
@@ -547,16 +725,20 @@ int main(int argc, char **argv) {
       cmocka_unit_test(check_and_try),
       cmocka_unit_test(vec_grows),
       cmocka_unit_test(join_bounds),
+      cmocka_unit_test(escaped_text),
       cmocka_unit_test_setup_teardown(file_reads_regular_files, make_dir, remove_dir),
       cmocka_unit_test_setup_teardown(file_refuses_what_is_not_a_regular_file, make_dir,
                                       remove_dir),
       cmocka_unit_test(env_table_is_sound),
       cmocka_unit_test(env_reads_and_warns),
       cmocka_unit_test(readme_lists_the_table),
+      cmocka_unit_test(manual_lists_the_table),
       cmocka_unit_test(sources_read_the_environment_through_the_table),
       cmocka_unit_test(scalar_table_is_sound),
+      cmocka_unit_test(handles_are_never_given_twice),
   };
   if (argc == 2 && strcmp(argv[1], "--readme") == 0) return print_readme_rows();
+  if (argc == 2 && strcmp(argv[1], "--man") == 0) return print_man_items();
   cujit_set_log_callback(keep_warning, NULL);
   cujit_set_log_level(CUJIT_LOG_WARN);
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -382,6 +382,57 @@ static void null_and_empty_inputs(void **state) {
   assert_null(m);
 }
 
+/* A destroyed module is refused by every function that takes one, also once a new module
+ * may have its memory, and destroying it again frees nothing of the new one. */
+static void destroyed_modules_are_refused(void **state) {
+  cujit_module *a = NULL, *b = NULL;
+  cujit_function *f = NULL;
+  CUdeviceptr d = 0;
+  size_t n = 1;
+  void *blob = NULL;
+  const char *p = NULL;
+  float x = 0;
+  static int not_a_module[64];
+  (void)state;
+  assert_ok(cujit_module_from_source(&a, kMul, "a.cu", NULL));
+  cujit_module_destroy(a);
+  assert_ok(cujit_module_from_source(&b, kMul, "b.cu", NULL));
+  cujit_module_destroy(a); /* a second time: nothing of b is freed */
+  assert_null(cujit_module_name(a));
+  assert_null(cujit_module_ptx(a, &n));
+  assert_int_equal(n, 0);
+  assert_null(cujit_module_cubin(a, NULL));
+  assert_null(cujit_module_log(a));
+  assert_null(cujit_module_arch(a));
+  assert_int_equal(cujit_module_name_count(a), 0);
+  assert_null(cujit_module_name_expression(a, 0, NULL));
+  assert_null(cujit_module_loaded_as(a, 0));
+  assert_status_detail(cujit_module_get_function(a, "multiply_them", &f),
+                       CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_module_get_function: mod is not a live module (destroyed already");
+  assert_null(f);
+  assert_status_detail(cujit_module_get_global(a, "g", &d, &n), CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_module_get_global: mod is not a live module");
+  assert_status_detail(cujit_module_write_global(a, "g", &x, sizeof x), CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_module_write_global: mod is not a live module");
+  assert_status_detail(cujit_module_read_global(a, "g", &x, sizeof x), CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_module_read_global: mod is not a live module");
+  assert_status_detail(cujit_module_lowered_name(a, "x", &p), CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_module_lowered_name: mod is not a live module");
+  assert_status_detail(cujit_module_export(a, &blob, &n), CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_module_export: mod is not a live module");
+  assert_null(blob);
+  /* what cujit never made is refused too */
+  assert_status_detail(cujit_module_get_function((cujit_module *)(void *)not_a_module, "k", &f),
+                       CUJIT_ERROR_INVALID_VALUE, "not a live module");
+  cujit_module_destroy((cujit_module *)(void *)not_a_module);
+  /* b is whole */
+  assert_string_equal(cujit_module_name(b), "b.cu");
+  assert_non_null(cujit_module_ptx(b, &n));
+  assert_true(n > 0);
+  cujit_module_destroy(b);
+}
+
 static void unreadable_and_empty_files(void **state) {
   char *dir = test_tempdir("file"), path[4200];
   cujit_module *m = NULL;
@@ -511,6 +562,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(warnings_go_to_the_log),
       cmocka_unit_test(invalid_options),
       cmocka_unit_test(null_and_empty_inputs),
+      cmocka_unit_test(destroyed_modules_are_refused),
       cmocka_unit_test(unreadable_and_empty_files),
       cmocka_unit_test(special_files_are_refused),
       cmocka_unit_test(nul_byte_is_refused),

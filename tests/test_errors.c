@@ -86,30 +86,35 @@ static void log_callback_and_level(void **state) {
 /* ---- a CUJIT_LOG that is not a level: said once the log is on (read once per process,
  * so each value is tried in a child) ---- */
 
-/* In a child with CUJIT_LOG=value: 0 when the log warns about it (`warns`) or not. */
-static int log_env_child(const char *value, int warns) {
+/* In a child with CUJIT_LOG=value: 0 when the log's first message, once `level` turns it
+ * on, names the value as `shown` (escaped) at `level` (a warning, or an error where only
+ * errors pass), and cujit_log_env_ignored() gives it; with `warns` 0, when nothing is said. */
+static int log_env_child(const char *shown, int warns, cujit_log_level level) {
   seen s = {0};
   char needle[128];
-  snprintf(needle, sizeof needle, "CUJIT_LOG='%s' is not a log level", value);
+  const char *ignored = cujit_log_env_ignored();
+  snprintf(needle, sizeof needle, "CUJIT_LOG='%s' is not a log level", shown);
   cujit_set_log_callback(on_log, &s);
   if (s.count != 0) return 1; /* nothing while the level is off */
-  cujit_set_log_level(CUJIT_LOG_WARN);
+  cujit_set_log_level(level);
   cujit_set_log_level(CUJIT_LOG_INFO); /* once only */
-  if (!warns) return s.count != 0;
-  if (s.count != 1 || s.level != CUJIT_LOG_WARN || !strstr(s.last, needle) ||
-      !strstr(s.last, "off, error, warn, info or debug") || !strstr(s.last, "default off")) {
-    printf("%d message(s), last: %s\n", s.count, s.last);
+  if (!warns) return s.count != 0 || ignored != NULL;
+  if (s.count != 1 || s.level != level || !strstr(s.last, needle) ||
+      !strstr(s.last, "off, error, warn, info or debug") || !strstr(s.last, "default off") ||
+      !ignored || strcmp(ignored, shown) != 0) {
+    printf("%d message(s), last: %s; ignored: %s\n", s.count, s.last, ignored ? ignored : "NULL");
     return 1;
   }
   return 0;
 }
 
-static int run_log_child(const char *value, const char *mode) {
+/* Runs this program with CUJIT_LOG=value and `mode`, `shown` its expected escaped form. */
+static int run_log_child(const char *value, const char *mode, const char *shown) {
   int st = 0;
   pid_t pid = fork();
   if (pid == 0) {
     setenv("CUJIT_LOG", value, 1);
-    execl("/proc/self/exe", "test_errors", mode, value, (char *)NULL);
+    execl("/proc/self/exe", "test_errors", mode, shown, (char *)NULL);
     _exit(120);
   }
   assert_true(pid > 0);
@@ -140,19 +145,26 @@ static int memcache_env_child(const char *value) {
 
 static void bad_log_env_is_reported(void **state) {
   (void)state;
-  assert_int_equal(run_log_child("loud", "--log-warns"), 0);
-  assert_int_equal(run_log_child("3", "--log-warns"), 0);
-  assert_int_equal(run_log_child("OFF", "--log-quiet"), 0);
-  assert_int_equal(run_log_child("Warning", "--log-quiet"), 0);
+  assert_int_equal(run_log_child("loud", "--log-warns", "loud"), 0);
+  assert_int_equal(run_log_child("3", "--log-warns", "3"), 0);
+  assert_int_equal(run_log_child("OFF", "--log-quiet", ""), 0);
+  assert_int_equal(run_log_child("Warning", "--log-quiet", ""), 0);
+  /* a format directive is text; a newline or an escape sequence is shown escaped, so the
+   * message stays one line that a terminal acts on no part of */
+  assert_int_equal(run_log_child("verbose%n", "--log-warns", "verbose%n"), 0);
+  assert_int_equal(run_log_child("debug\n", "--log-warns", "debug\\x0a"), 0);
+  assert_int_equal(run_log_child("\x1b[2Jinfo", "--log-warns", "\\x1b[2Jinfo"), 0);
+  /* where only errors pass, the note comes as the log's first error */
+  assert_int_equal(run_log_child("debug\n", "--log-errors", "debug\\x0a"), 0);
 }
 
 static void bad_memory_cache_size_warns(void **state) {
   (void)state;
   unsetenv("CUJIT_LOG");
   setenv("CUJIT_MEMORY_CACHE_MAX_SIZE", "lots", 1);
-  assert_int_equal(run_log_child("off", "--memcache-warns"), 0);
+  assert_int_equal(run_log_child("off", "--memcache-warns", ""), 0);
   setenv("CUJIT_MEMORY_CACHE_MAX_SIZE", "-5M", 1);
-  assert_int_equal(run_log_child("off", "--memcache-warns"), 0);
+  assert_int_equal(run_log_child("off", "--memcache-warns", ""), 0);
   unsetenv("CUJIT_MEMORY_CACHE_MAX_SIZE");
 }
 
@@ -165,8 +177,12 @@ int main(int argc, char **argv) {
       cmocka_unit_test(bad_log_env_is_reported),
       cmocka_unit_test(bad_memory_cache_size_warns),
   };
-  if (argc == 3 && strcmp(argv[1], "--log-warns") == 0) return log_env_child(argv[2], 1);
-  if (argc == 3 && strcmp(argv[1], "--log-quiet") == 0) return log_env_child(argv[2], 0);
+  if (argc == 3 && strcmp(argv[1], "--log-warns") == 0)
+    return log_env_child(argv[2], 1, CUJIT_LOG_WARN);
+  if (argc == 3 && strcmp(argv[1], "--log-errors") == 0)
+    return log_env_child(argv[2], 1, CUJIT_LOG_ERROR);
+  if (argc == 3 && strcmp(argv[1], "--log-quiet") == 0)
+    return log_env_child(argv[2], 0, CUJIT_LOG_WARN);
   if (argc == 3 && strcmp(argv[1], "--memcache-warns") == 0)
     return memcache_env_child(getenv("CUJIT_MEMORY_CACHE_MAX_SIZE"));
   setenv("CUJIT_LOG", "warn", 1);

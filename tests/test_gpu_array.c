@@ -3,7 +3,7 @@
  * copies in place and into new arrays; views and reshapes sharing memory; a 2^31+17
  * element array (the 64-bit index path); memory given back to the pool; a destroyed array
  * refused; an array destroyed while a kernel using it runs; small blocks kept for reuse in
- * stream order and given back by a trim. */
+ * stream order and given back by a trim; a destroyed array's handle reaching no new array. */
 #include <math.h>
 
 #include "gputest.h"
@@ -95,7 +95,7 @@ static void outputs_are_checked(void **state) {
   assert_status_detail(cujit_array_copy(a, &wrong_type), CUJIT_ERROR_INVALID_VALUE,
                        "the output holds f64, the result is f32");
   assert_status_detail(cujit_array_copy(a, &wrong_shape), CUJIT_ERROR_INVALID_VALUE,
-                       "the output's shape differs from the result's (11 and 10 elements)");
+                       "the output's shape (11,) differs from the result's (10,)");
   cujit_array_destroy(wrong_type);
   assert_status_detail(cujit_array_copy(a, &wrong_type), CUJIT_ERROR_INVALID_VALUE,
                        "*out is not a live array");
@@ -224,6 +224,50 @@ static void small_blocks_are_kept_in_order(void **state) {
   if (before == 0) assert_int_equal(kept, 0);
 }
 
+/* A destroyed array's handle stays refused once new arrays are made (which may take its
+ * memory, its block and its device memory): a fill through it reaches no other array,
+ * and destroying it again frees nothing of them. */
+static void stale_handles_reach_no_new_array(void **state) {
+  enum { ROUNDS = 100, N = 1000 };
+  int64_t n = N;
+  float host[N], seven = 7.0f, one = 1.0f, three = 3.0f;
+  int round, i;
+  (void)state;
+  for (round = 0; round < ROUNDS; round++) {
+    cujit_array *a = NULL, *b = NULL, *c = NULL;
+    assert_ok(cujit_array_zeros(&a, CUJIT_TYPE_F32, 1, &n));
+    cujit_array_destroy(a);
+    assert_ok(cujit_array_full(&b, CUJIT_TYPE_F32, 1, &n, &seven));
+    assert_status_detail(cujit_array_fill(a, &one), CUJIT_ERROR_INVALID_VALUE,
+                         "cujit_array_fill: a is not a live array");
+    assert_status_detail(cujit_array_set(a, host, sizeof host), CUJIT_ERROR_INVALID_VALUE,
+                         "cujit_array_set: a is not a live array");
+    assert_true(cujit_array_data(a) == 0);
+    assert_ok(cujit_array_get(b, host, sizeof host));
+    for (i = 0; i < N; i++)
+      if (host[i] != 7.0f) fail_msg("round %d: element %d of b is %g", round, i, host[i]);
+    cujit_array_destroy(a); /* again: b is not freed */
+    assert_ok(cujit_array_fill(b, &three));
+    assert_ok(cujit_array_copy(b, &c));
+    assert_ok(cujit_array_get(c, host, sizeof host));
+    for (i = 0; i < N; i++)
+      if (host[i] != 3.0f) fail_msg("round %d: element %d of b's copy is %g", round, i, host[i]);
+    cujit_array_destroy(b);
+    cujit_array_destroy(c);
+  }
+  { /* launched through a destroyed array: refused, never a null pointer on the device */
+    cujit_function *spin = gpu_function(mod, "spin_then_write");
+    cujit_array *a = NULL;
+    assert_ok(cujit_array_zeros(&a, CUJIT_TYPE_I32, 1, &n));
+    cujit_array_destroy(a);
+    assert_status_detail(CUJIT_LAUNCH(spin, CUJIT_DIM3(4), CUJIT_DIM3(256), cujit_array_arg(a),
+                                      cujit_i64((int64_t)n), cujit_i64(0)),
+                         CUJIT_ERROR_INVALID_ARGS, "argument 1 of kernel 'spin_then_write' is "
+                         "a destroyed or NULL array");
+  }
+  assert_ok(cujit_synchronize());
+}
+
 static const char kSource[] =
     "extern \"C\" __global__ void spin_then_write(int *x, long long n, long long cycles) {\n"
     "  long long t0 = clock64();\n"
@@ -242,4 +286,5 @@ GPU_GROUP_MAIN(kSource, "array_test.cu", NULL,
                cmocka_unit_test(beyond_two_to_the_31),
                cmocka_unit_test(pool_is_reused),
                cmocka_unit_test(destroyed_while_in_flight),
-               cmocka_unit_test(small_blocks_are_kept_in_order))
+               cmocka_unit_test(small_blocks_are_kept_in_order),
+               cmocka_unit_test(stale_handles_reach_no_new_array))

@@ -2,7 +2,8 @@
  * op and the math functions on floats and doubles at sizes 0, 1, 31 and 1000003, every
  * element type through addition, negation and fabs, scalars on either side, in-place
  * outputs, 16-bit floats and complex numbers, fused expressions (seed 004's sin(2x + 1)
- * on 4000 x 4000), the elementwise generator with a range, 2^31+17 elements, and views
+ * on 4000 x 4000), the elementwise generator with a range and its scalars converted to
+ * their declared types, 2^31+17 elements, and views
  * at every offset (arrays 16-byte aligned or not, every remainder: the kernels' two
  * loops) with in-place results that stay inside their view. */
 #include <complex.h>
@@ -294,17 +295,81 @@ static void generator_and_range(void **state) {
   assert_ok(cujit_elementwise_create(&k, "float a, float *x, float b, float *y, float *z",
                                      "z[i] = a*x[i] + b*y[i]",
                                      &(cujit_generator_options){.name = "lin_comb"}));
-  assert_ok(CUJIT_ELEMENTWISE(k, &a, dx, &b, dy, dz));
+  assert_ok(CUJIT_ELEMENTWISE(k, a, dx, b, dy, dz));
   assert_ok(cujit_array_get(dz, z, sizeof z));
   for (i = 0; i < n; i++) assert_true(z[i] == 5 * x[i] + 6 * y[i]);
   assert_ok(cujit_array_fill(dz, &(float){0}));
-  assert_ok(cujit_elementwise_call_range(k, 1, n, 2, (const void *[]){&a, dx, &b, dy, dz}, 5));
+  assert_ok(CUJIT_ELEMENTWISE_RANGE(k, 1, n, 2, a, dx, b, dy, dz));
   assert_ok(cujit_array_get(dz, z, sizeof z));
   for (i = 0; i < n; i++) assert_true(z[i] == (i % 2 ? 5 * x[i] + 6 * y[i] : 0));
   cujit_elementwise_destroy(k);
   cujit_array_destroy(dx);
   cujit_array_destroy(dy);
   cujit_array_destroy(dz);
+}
+
+/* Scalars of the generators arrive converted to the declared types: a double for a float
+ * parameter as the nearest float (once it arrived as the double's low bytes), an int as
+ * its value, a double for a __half rounded to nearest; refused values leave the output
+ * as it was. Read back on the host. */
+static void generator_scalars_are_converted(void **state) {
+  enum { N = 100 };
+  cujit_elementwise *scale = NULL, *set_int = NULL, *set_half = NULL;
+  cujit_reduction *dot = NULL;
+  int64_t n = N, i;
+  float x[N], y[N], got = 0;
+  int k[N];
+  cujit_array *dx = NULL, *dy = NULL, *dk = NULL;
+  (void)state;
+  for (i = 0; i < N; i++) x[i] = (float)i + 0.25f;
+  assert_ok(cujit_array_from_host(&dx, CUJIT_TYPE_F32, 1, &n, x));
+  assert_ok(cujit_array_zeros(&dy, CUJIT_TYPE_F32, 1, &n));
+  assert_ok(cujit_array_zeros(&dk, CUJIT_TYPE_I32, 1, &n));
+  assert_ok(cujit_elementwise_create(&scale, "float a, const float *x, float *y",
+                                     "y[i] = a * x[i]", NULL));
+  assert_ok(cujit_elementwise_create(&set_int, "int v, int *k", "k[i] = v", NULL));
+  assert_ok(cujit_elementwise_create(&set_half, "__half h, float *y", "y[i] = __half2float(h)",
+                                     NULL));
+  assert_ok(CUJIT_ELEMENTWISE(scale, 0.1, dx, dy)); /* a double for a float */
+  assert_ok(cujit_array_get(dy, y, sizeof y));
+  for (i = 0; i < N; i++)
+    if (y[i] != 0.1f * x[i]) fail_msg("y[%lld] = %.9g, wanted %.9g", (long long)i, y[i], 0.1f * x[i]);
+  assert_ok(CUJIT_ELEMENTWISE(scale, 3, dx, dy)); /* an int for a float */
+  assert_ok(cujit_array_get(dy, y, sizeof y));
+  for (i = 0; i < N; i++) assert_true(y[i] == 3.0f * x[i]);
+  assert_status_detail(CUJIT_ELEMENTWISE(scale, 1e300, dx, dy), CUJIT_ERROR_INVALID_VALUE,
+                       "argument 1 ('a') is declared float and was given a double (f64)");
+  assert_ok(cujit_array_get(dy, y, sizeof y));
+  for (i = 0; i < N; i++) assert_true(y[i] == 3.0f * x[i]); /* untouched */
+  assert_ok(CUJIT_ELEMENTWISE(set_int, 2.0, dk)); /* an integral double for an int */
+  assert_ok(cujit_array_get(dk, k, sizeof k));
+  for (i = 0; i < N; i++) assert_int_equal(k[i], 2);
+  assert_ok(CUJIT_ELEMENTWISE(set_int, cujit_u8(255), dk));
+  assert_ok(cujit_array_get(dk, k, sizeof k));
+  for (i = 0; i < N; i++) assert_int_equal(k[i], 255);
+  assert_status_detail(CUJIT_ELEMENTWISE(set_int, 2.5, dk), CUJIT_ERROR_INVALID_VALUE,
+                       "not an integer");
+  assert_status_detail(CUJIT_ELEMENTWISE(set_int, 3000000000u, dk), CUJIT_ERROR_INVALID_VALUE,
+                       "out of the parameter type's range");
+  assert_ok(cujit_array_get(dk, k, sizeof k));
+  for (i = 0; i < N; i++) assert_int_equal(k[i], 255);
+  assert_ok(CUJIT_ELEMENTWISE(set_half, 0.1, dy)); /* 0.1 as the nearest __half */
+  assert_ok(cujit_array_get(dy, y, sizeof y));
+  for (i = 0; i < N; i++) assert_true(y[i] == 0.0999755859375f);
+  /* a reduction's scalar: a double for a float, an int for a float */
+  assert_ok(cujit_reduction_create(&dot, CUJIT_TYPE_F32, "0", "a+b", "s * x[i]",
+                                   "float s, const float *x", NULL));
+  assert_ok(CUJIT_REDUCTION_HOST(dot, &got, 0.5, dx));
+  assert_true(got == 0.5f * (N * (N - 1) / 2 + 0.25f * N));
+  assert_ok(CUJIT_REDUCTION_HOST(dot, &got, 2, dx));
+  assert_true(got == 2.0f * (N * (N - 1) / 2 + 0.25f * N));
+  cujit_elementwise_destroy(scale);
+  cujit_elementwise_destroy(set_int);
+  cujit_elementwise_destroy(set_half);
+  cujit_reduction_destroy(dot);
+  cujit_array_destroy(dx);
+  cujit_array_destroy(dy);
+  cujit_array_destroy(dk);
 }
 
 static void beyond_two_to_the_31(void **state) {
@@ -517,6 +582,7 @@ int main(void) {
       cmocka_unit_test(halves_and_complex_numbers),
       cmocka_unit_test(fused_expression),
       cmocka_unit_test(generator_and_range),
+      cmocka_unit_test(generator_scalars_are_converted),
       cmocka_unit_test(beyond_two_to_the_31),
       cmocka_unit_test(views_at_every_offset),
       cmocka_unit_test(fills_ranges_and_conversions),

@@ -30,7 +30,6 @@ static void keep_log(cujit_log_level level, const char *message, void *user) {
 static int group_setup(void **state) {
   int major = 0, minor = 0;
   (void)state;
-  if (!test_have_gpu()) return 0;
   if (cujit_device_info(0, NULL, 0, &major, &minor) != CUJIT_OK) return -1;
   cc = major * 10 + minor;
   tmp = test_tempdir("gpu-bundle");
@@ -46,10 +45,6 @@ static int group_teardown(void **state) {
   if (tmp) test_rmtree(tmp);
   free(tmp);
   return 0;
-}
-
-static void need_gpu(void) {
-  if (!test_have_gpu()) skip();
 }
 
 /* Runs scale (x * 3 + bias + coef[0]) and add_one from the module and checks them, and
@@ -117,7 +112,6 @@ static void bundle_loads_the_device_cubin(void **state) {
   size_t n, i;
   cujit_module *m;
   (void)state;
-  need_gpu();
   snprintf(mine, sizeof mine, "sm_%d", cc);
   n = other_major_archs(others, 4);
   for (i = 0; i < n; i++) archs[i] = others[i];
@@ -134,10 +128,9 @@ static void bundle_falls_back_to_ptx(void **state) {
   size_t n, i;
   cujit_module *m;
   (void)state;
-  need_gpu();
   n = other_major_archs(others, 4);
   if (n == 0) {
-    printf("SKIP: NVRTC supports no target of an older major version than sm_%d\n", cc);
+    test_skip_part("NVRTC supports no target of an older major version than sm_%d", cc);
     skip();
   }
   for (i = 0; i < n; i++) archs[i] = others[i];
@@ -153,7 +146,7 @@ static cujit_module *fatbin_module(const char *gencode) {
   char path[4096], why[8192];
   cujit_module *m = NULL;
   if (prebuilt_nvcc_fatbin(tmp, gencode, path, sizeof path, why, sizeof why)) {
-    printf("SKIP (fatbin): %s\n", why);
+    test_skip_part("an nvcc fatbin: %s", why);
     skip();
   }
   assert_ok(cujit_module_from_image_file(&m, path));
@@ -165,7 +158,6 @@ static void fatbin_loads_the_device_cubin(void **state) {
   float one = 1.0f;
   cujit_module *m;
   (void)state;
-  need_gpu();
   snprintf(gencode, sizeof gencode, "-gencode arch=compute_75,code=sm_75 "
            "-gencode arch=compute_%d,code=[sm_%d,compute_%d]", cc, cc, cc);
   m = fatbin_module(gencode);
@@ -187,9 +179,8 @@ static void fatbin_falls_back_to_ptx(void **state) {
   char gencode[256];
   cujit_module *m;
   (void)state;
-  need_gpu();
   if (cc < 80) {
-    printf("SKIP: needs a device newer than sm_75 for an older PTX\n");
+    test_skip_part("a fatbin's older PTX needs a device newer than sm_75");
     skip();
   }
   strcpy(gencode, "-gencode arch=compute_75,code=[sm_75,compute_75]");
@@ -205,6 +196,6 @@ int main(void) {
       cmocka_unit_test(fatbin_loads_the_device_cubin),
       cmocka_unit_test(fatbin_falls_back_to_ptx),
   };
-  if (!test_have_gpu()) printf("SKIP: no usable CUDA device\n");
-  return cmocka_run_group_tests(tests, group_setup, group_teardown);
+  if (!test_have_gpu()) return TEST_SKIP_CODE;
+  return test_group_result(cmocka_run_group_tests(tests, group_setup, group_teardown));
 }

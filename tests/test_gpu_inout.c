@@ -174,7 +174,7 @@ static void pageable_on_every_device(void **state) {
   assert_int_equal(cj_cu.cuMemFree(d), CUDA_SUCCESS);
   cj_cu.cuCtxSetCurrent(saved);
   if (st == CUJIT_ERROR_NOT_SUPPORTED) {
-    printf("SKIP: staging is off here (CUJIT_STAGING_THREADS=0 or fewer than 4 cores)\n");
+    test_skip_part("staging is off here (CUJIT_STAGING_THREADS=0 or fewer than 4 cores)");
     skip();
   }
   assert_ok(st);

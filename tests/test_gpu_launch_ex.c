@@ -131,7 +131,7 @@ static void clusters_on_older_devices_are_refused(void **state) {
 
 static cujit_module *cluster_module(void) {
   if (device_cc() < 90) {
-    printf("SKIP: thread-block clusters need compute capability 9.0\n");
+    test_skip_part("thread-block clusters need compute capability 9.0");
     skip();
   }
   return gpu_module(kClusterSrc, "clusters.cu", NULL);

@@ -107,7 +107,7 @@ static void nvcc_parts(void **state) {
   if (link_nvcc_parts(dir, major * 10 + minor, why, sizeof why)) {
     test_rmtree(dir);
     free(dir);
-    printf("SKIP: %s\n", why);
+    test_skip_part("%s", why);
     skip();
   }
   for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -148,5 +148,5 @@ int main(void) {
       cmocka_unit_test(dynamic_parallelism),
   };
   if (!test_have_gpu()) return TEST_SKIP_CODE;
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return test_group_result(cmocka_run_group_tests(tests, NULL, NULL));
 }

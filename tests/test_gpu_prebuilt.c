@@ -55,7 +55,7 @@ static int group_teardown(void **state) {
 static cujit_module *module_of(void **state) {
   int k = *(const int *)*state;
   if (!mods[k]) {
-    printf("SKIP (fatbin): %s\n", fatbin_why);
+    test_skip_part("an nvcc fatbin: %s", fatbin_why);
     skip();
   }
   return mods[k];
@@ -187,5 +187,5 @@ int main(void) {
       FOR_EACH_KIND(attributes_layout_and_signatures),
   };
   if (!test_have_gpu()) return TEST_SKIP_CODE;
-  return cmocka_run_group_tests(tests, group_setup, group_teardown);
+  return test_group_result(cmocka_run_group_tests(tests, group_setup, group_teardown));
 }

@@ -433,7 +433,7 @@ static void generator_scalars(void **state) {
   assert_ok(cujit_array_arange(&x, CUJIT_TYPE_I32, 0, (double)n, 1));
   assert_ok(cujit_reduction_create(&r, CUJIT_TYPE_F64, "0", "a+b", "s * x[i] + k",
                                    "double s, const int *x, int k", NULL));
-  assert_ok(CUJIT_REDUCTION_HOST(r, &got, &scale, x, &bias));
+  assert_ok(CUJIT_REDUCTION_HOST(r, &got, scale, x, bias));
   assert_true(got == 0.5 * 999 * 1000 / 2 + 2 * 1000);
   cujit_reduction_destroy(r);
   cujit_array_destroy(x);

@@ -99,7 +99,7 @@ static void null_and_empty_arguments(void **state) {
   size_t off, size;
   (void)state;
   assert_status_detail(cujit_module_get_function(NULL, "k", &fn), CUJIT_ERROR_INVALID_VALUE,
-                       "module is NULL");
+                       "cujit_module_get_function: mod is NULL");
   assert_status_detail(cujit_module_get_function(mod, "", &fn), CUJIT_ERROR_INVALID_VALUE,
                        "name is NULL or empty");
   assert_status_detail(cujit_module_get_function(mod, "k", NULL), CUJIT_ERROR_INVALID_VALUE,

@@ -1,7 +1,7 @@
 /* test_link.c - programs of several parts linked with nvJitLink, without a device: the
  * link of sources and prebuilt parts, link-time optimisation, kernels and variables found
- * in any part, every link error with its log, and the linked module's cache entry read by
- * a second process. */
+ * in any part, every link error with its log, the linked module's cache entry read by a
+ * second process, and nvJitLink never taken from the working directory. */
 #include <fcntl.h>
 
 #include "cachetest.h"
@@ -127,7 +127,7 @@ static void links_nvcc_parts(void **state) {
   if (link_nvcc_parts(dir, 90, why, sizeof why)) {
     test_rmtree(dir);
     free(dir);
-    printf("SKIP: %s\n", why);
+    test_skip_part("%s", why);
     skip();
   }
   for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -372,6 +372,35 @@ static int child_no_linker(const char *unused) {
   return 100;
 }
 
+/* A bare CUJIT_NVJITLINK, with a file of that name in the working directory: refused
+ * naming the variable, and the link fails rather than use either file. */
+static int child_relative_linker(const char *dir) {
+  cujit_module *m = NULL;
+  if (chdir(dir) != 0) return 1;
+  setenv("CUJIT_NVJITLINK", "libnvJitLink.so.13", 1);
+  cujit_cache_set_dir(NULL);
+  if (link2(&m, kLinkMain, kLinkLib, 0) != CUJIT_ERROR_NO_NVJITLINK) return 2;
+  if (!strstr(cujit_last_error(), "CUJIT_NVJITLINK is 'libnvJitLink.so.13', which is not an "
+                                  "absolute path"))
+    return 3;
+  return cj_nvjitlink_identity()[0] || cj_nvjitlink_loaded() ? 4 : 100;
+}
+
+/* A bare CUJIT_NVRTC is refused, and nvJitLink is then not looked for "beside" it in the
+ * working directory, where a file of its name waits. */
+static int child_linker_not_from_cwd(const char *dir) {
+  char planted[4200];
+  if (chdir(dir) != 0) return 1;
+  setenv("CUJIT_NVRTC", "libnvrtc.so.13", 1);
+  unsetenv("CUJIT_NVJITLINK");
+  snprintf(planted, sizeof planted, "%s/", dir);
+  if (strstr(cj_nvjitlink_path(), planted) || cj_nvjitlink_path()[0] == '.') {
+    fprintf(stderr, "child: nvJitLink from the working directory: %s\n", cj_nvjitlink_path());
+    return 2;
+  }
+  return 100;
+}
+
 static int run_child(const char *mode, const char *arg) {
   pid_t pid = spawn_child(mode, arg, -1);
   return wait_child(pid);
@@ -434,6 +463,18 @@ static void missing_linker_says_where(void **state) {
   assert_int_equal(run_child("nolinker", "-"), 100);
 }
 
+static void relative_paths_are_refused(void **state) {
+  char *dir = test_tempdir("link-rel");
+  (void)state;
+  assert_non_null(dir);
+  assert_int_equal(test_write_file(dir, "libnvJitLink.so.13", "planted"), 0);
+  assert_int_equal(test_write_file(dir, "libnvrtc.so.13", "planted"), 0);
+  assert_int_equal(run_child("rellinker", dir), 100);
+  assert_int_equal(run_child("cwdlinker", dir), 100);
+  test_rmtree(dir);
+  free(dir);
+}
+
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       CACHE_TEST(links_two_sources),
@@ -447,11 +488,14 @@ int main(int argc, char **argv) {
       CACHE_TEST(second_process_hits),
       CACHE_TEST(memory_hit_and_key_parts),
       CACHE_TEST(missing_linker_says_where),
+      CACHE_TEST(relative_paths_are_refused),
   };
   if (argc == 4 && strcmp(argv[1], "--child") == 0) {
     if (strcmp(argv[2], "link") == 0) return child_link(argv[3]);
     if (strcmp(argv[2], "nolinker") == 0) return child_no_linker(argv[3]);
+    if (strcmp(argv[2], "rellinker") == 0) return child_relative_linker(argv[3]);
+    if (strcmp(argv[2], "cwdlinker") == 0) return child_linker_not_from_cwd(argv[3]);
     return 99;
   }
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return test_group_result(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -1,8 +1,11 @@
 /* test_nvrtc_load.c - NVRTC is loaded at run time, on the first compile that needs it: a
  * process whose kernels come from the cache never maps it, and a missing NVRTC is a clear
- * error that leaves cache hits and prebuilt code working. Each check runs in a child
- * process forked from a parent that never compiles, so that every child starts as a new
- * program does: without NVRTC. */
+ * error that leaves cache hits and prebuilt code working; CUJIT_NVRTC names a file by its
+ * absolute path, and the library loaded is the file the cache keys named. Each check runs
+ * in a child process forked from a parent that never compiles, so that every child starts
+ * as a new program does: without NVRTC. */
+#define _GNU_SOURCE /* dladdr */
+#include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -145,6 +148,135 @@ static void nvrtc_identity_path_and_directory(void **state) {
   assert_int_equal(in_child(explicit_library), 0);
 }
 
+/* CUJIT_NVRTC must name a file by its absolute path: a bare name, with a file of that name
+ * in the working directory, is refused naming the variable. Nothing is keyed from the
+ * working directory's file, nothing is loaded, and nvJitLink is not looked for there. */
+static int relative_nvrtc(void) {
+  char *dir = test_tempdir("nvrtc-rel");
+  int rc = 0;
+  cujit_module *m = NULL;
+  if (!dir || chdir(dir) != 0) return 60;
+  if (test_write_file(dir, "libnvrtc.so.13", "planted, 12") != 0) return 61;
+  setenv("CUJIT_NVRTC", "libnvrtc.so.13", 1);
+  log_capture(CUJIT_LOG_WARN);
+  if (cj_nvrtc_identity()[0] || cujit_nvrtc_path()[0] || cj_nvrtc_dir()[0]) rc = 62;
+  else if (!strstr(log_text, "CUJIT_NVRTC is 'libnvrtc.so.13', which is not an absolute path"))
+    rc = 63;
+  else if (cujit_module_from_source(&m, kOther, "other.cu", NULL) != CUJIT_ERROR_NO_NVRTC)
+    rc = 64;
+  else if (!strstr(cujit_last_error(), "CUJIT_NVRTC is 'libnvrtc.so.13', which is not an "
+                                       "absolute path"))
+    rc = 65;
+  else if (cj_nvrtc_loaded() || nvrtc_mapped() != 0)
+    rc = 66;
+  if (rc) fprintf(stderr, "identity '%s', error: %s\nlog: %s\n", cj_nvrtc_identity(),
+                  cujit_last_error(), log_text);
+  cujit_module_destroy(m);
+  test_rmtree(dir);
+  free(dir);
+  return rc;
+}
+
+static void a_relative_nvrtc_path_is_refused(void **state) {
+  (void)state;
+  assert_int_equal(in_child(relative_nvrtc), 0);
+}
+
+/* The NVRTC the usual search finds, asked of a child so that this process has looked for
+ * nothing yet (what it finds is kept for the process's life). */
+static int usual_nvrtc(char *out, size_t size) {
+  int fd[2], status = 0;
+  ssize_t n;
+  pid_t pid;
+  if (pipe(fd) != 0) return -1;
+  if ((pid = fork()) == 0) {
+    const char *p = cujit_nvrtc_path();
+    _exit(write(fd[1], p, strlen(p)) == (ssize_t)strlen(p) ? 0 : 1);
+  }
+  close(fd[1]);
+  n = read(fd[0], out, size - 1);
+  close(fd[0]);
+  waitpid(pid, &status, 0);
+  if (n <= 0) return -1;
+  out[n] = '\0';
+  return 0;
+}
+
+/* A directory of LD_LIBRARY_PATH given relative to the working directory: the NVRTC found
+ * there is kept by its absolute path, so that the file keyed is the file a compile loads
+ * after the program changed directory. */
+static int nvrtc_through_a_relative_directory(void) {
+  char *dir = test_tempdir("nvrtc-reldir"), real[4096], path[4200], cwd[4096];
+  cujit_module *m = NULL;
+  int rc = 0;
+  if (!dir || usual_nvrtc(real, sizeof real) != 0) return 70;
+  snprintf(path, sizeof path, "%s/lib", dir);
+  if (mkdir(path, 0700) != 0) return 71;
+  snprintf(path, sizeof path, "%s/lib/libnvrtc.so.13", dir);
+  if (symlink(real, path) != 0 || chdir(dir) != 0 || !getcwd(cwd, sizeof cwd)) return 72;
+  unsetenv("CUJIT_NVRTC");
+  setenv("LD_LIBRARY_PATH", "lib", 1);
+  snprintf(path, sizeof path, "%s/lib/libnvrtc.so.13", cwd);
+  if (strcmp(cujit_nvrtc_path(), path) != 0) rc = 73;
+  else if (chdir("/") != 0) rc = 74;
+  else if (cujit_module_from_source(&m, kOther, "other.cu", NULL) != CUJIT_OK) rc = 75;
+  else if (!cj_nvrtc_loaded()) rc = 76; /* compiled, not found in a cache */
+  if (rc) fprintf(stderr, "path '%s' (want '%s'): %s\n", cujit_nvrtc_path(), path,
+                  cujit_last_error());
+  cujit_module_destroy(m);
+  test_rmtree(dir);
+  free(dir);
+  return rc;
+}
+
+static void a_relative_search_directory_is_made_absolute(void **state) {
+  char *cache = fresh_cache("nvrtc-reldir-cache");
+  (void)state;
+  assert_int_equal(in_child(nvrtc_through_a_relative_directory), 0);
+  drop_cache(cache);
+}
+
+/* The path of the loaded library that holds `sym`. */
+static int library_of(void *sym, char *out, size_t size) {
+  Dl_info info;
+  if (!sym || !dladdr(sym, &info) || !info.dli_fname || info.dli_fname[0] != '/') return -1;
+  snprintf(out, size, "%s", info.dli_fname);
+  return 0;
+}
+
+/* The file at the path CUJIT_NVRTC names is replaced between the look that names it in
+ * cache keys and the first compile's load: the library loaded is not the one keyed, and
+ * the compile is refused rather than run under another NVRTC's keys. (Two libraries of
+ * the C runtime stand in for the two NVRTCs: each has a build ID of its own.) */
+static int replaced_nvrtc(void) {
+  char *dir = test_tempdir("nvrtc-swap"), first[4096], second[4096], path[4200];
+  void *libm = dlopen("libm.so.6", RTLD_NOW | RTLD_LOCAL);
+  cujit_module *m = NULL;
+  int rc = 0;
+  if (!dir || !libm || library_of(dlsym(RTLD_DEFAULT, "printf"), first, sizeof first) != 0 ||
+      library_of(dlsym(libm, "cos"), second, sizeof second) != 0)
+    return 80;
+  snprintf(path, sizeof path, "%s/libnvrtc.so.13", dir);
+  if (symlink(first, path) != 0) return 81;
+  setenv("CUJIT_NVRTC", path, 1);
+  if (strncmp(cj_nvrtc_identity(), "nvrtc build ", 12) != 0) rc = 82;
+  else if (unlink(path) != 0 || symlink(second, path) != 0) rc = 83;
+  else if (cujit_module_from_source(&m, kOther, "other.cu", NULL) != CUJIT_ERROR_NO_NVRTC)
+    rc = 84;
+  else if (!strstr(cujit_last_error(), "is not the file this process named in its cache keys"))
+    rc = 85;
+  if (rc) fprintf(stderr, "identity '%s': %s\n", cj_nvrtc_identity(), cujit_last_error());
+  cujit_module_destroy(m);
+  test_rmtree(dir);
+  free(dir);
+  return rc;
+}
+
+static void a_replaced_nvrtc_is_not_loaded(void **state) {
+  (void)state;
+  assert_int_equal(in_child(replaced_nvrtc), 0);
+}
+
 /* An ELF file of `phnum` program headers whose last is a note segment at `note_at`
  * holding the build ID 0x0123456789abcdef; its descriptor, for cj_elf_build_id. */
 static int elf_with_note(size_t phnum, size_t note_at) {
@@ -211,6 +343,9 @@ int main(void) {
       cmocka_unit_test(nvrtc_is_named_by_its_build),
       cmocka_unit_test(nvrtc_identity_path_and_directory),
       cmocka_unit_test(build_id_wherever_the_note_is),
+      cmocka_unit_test(a_relative_nvrtc_path_is_refused),
+      cmocka_unit_test(a_relative_search_directory_is_made_absolute),
+      cmocka_unit_test(a_replaced_nvrtc_is_not_loaded),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -90,7 +90,7 @@ static void fatbin_from_nvcc(void **state) {
   if (prebuilt_nvcc_fatbin(tmp, "-gencode arch=compute_80,code=[sm_80,compute_80] "
                            "-gencode arch=compute_90,code=sm_90", path, sizeof path, why,
                            sizeof why)) {
-    printf("SKIP fatbin_from_nvcc: %s\n", why);
+    test_skip_part("fatbin_from_nvcc: %s", why);
     skip();
   }
   assert_ok(cujit_module_from_image_file(&m, path));
@@ -164,8 +164,8 @@ static void damaged_elf_headers(void **state) {
   refused(b, n, "is a big-endian ELF file");
   b[5] = 1;
   put_le(b, 0x12, 62, 2); /* x86-64 */
-  refused(b, n, "'bad.bin' is an ELF file for machine 62, not a CUBIN (machine 190, NVIDIA "
-          "CUDA): a host object or library?");
+  refused(b, n, "'bad.bin' is an ELF file for machine 62 (a host object or library?), not a "
+          "CUBIN (machine 190, NVIDIA CUDA); pass the bytes nvcc -cubin");
   put_le(b, 0x12, 190, 2);
   refused(b, shoff + 10, "is a truncated or damaged CUBIN: its section headers lie outside");
   put_le(b, 0x28, UINT64_MAX - 8, 8);
@@ -316,7 +316,7 @@ static void fatbin_variables_without_a_driver(void **state) {
   CUdeviceptr d = 1;
   (void)state;
   if (prebuilt_nvcc_fatbin(tmp, "-arch=sm_90", path, sizeof path, why, sizeof why)) {
-    printf("SKIP fatbin_variables_without_a_driver: %s\n", why);
+    test_skip_part("fatbin_variables_without_a_driver: %s", why);
     skip();
   }
   assert_ok(cujit_module_from_image_file(&m, path));
@@ -342,5 +342,5 @@ int main(void) {
       cmocka_unit_test(fatbin_variables_without_a_driver),
   };
   setenv("CUJIT_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return test_group_result(cmocka_run_group_tests(tests, setup, teardown));
 }

@@ -100,20 +100,20 @@ static void call_argument_checks(void **state) {
   cujit_array *yi = fake(CUJIT_TYPE_I32, 8, 0x30000), *y9 = fake(CUJIT_TYPE_F32, 9, 0x40000);
   cujit_array *gone = fake(CUJIT_TYPE_F32, 8, 0x50000), *out = NULL;
   cujit_array *out_i = fake0d(CUJIT_TYPE_I32), *out_1d = fake(CUJIT_TYPE_F32, 1, 0x60000);
-  const void *two[] = {x, y};
+  const cujit_arg two[] = {cujit_arr(x), cujit_arr(y)};
   float result;
   (void)state;
   cujit_array_destroy(gone);
   assert_status_detail(cujit_reduction_call(r, &out, two, 1), CUJIT_ERROR_INVALID_VALUE,
-                       "1 argument given, but \"float *x, float *y\" declares 2");
+                       "1 argument given, 2 declared");
   assert_status_detail(cujit_reduction_call(r, &out, NULL, 2), CUJIT_ERROR_INVALID_VALUE,
                        "args is NULL");
-  assert_status_detail(CUJIT_REDUCTION(r, &out, x, NULL), CUJIT_ERROR_INVALID_VALUE,
-                       "argument 2 ('y') is NULL");
+  assert_status_detail(CUJIT_REDUCTION(r, &out, x, (cujit_array *)NULL),
+                       CUJIT_ERROR_INVALID_VALUE, "argument 2 ('y') is NULL");
   assert_status_detail(CUJIT_REDUCTION(r, &out, x, yi), CUJIT_ERROR_INVALID_VALUE,
                        "argument 2 ('y') is an array of i32, declared as f32");
   assert_status_detail(CUJIT_REDUCTION(r, &out, x, y9), CUJIT_ERROR_INVALID_VALUE,
-                       "argument 2 ('y') has 9 elements, argument 1 ('x') 8");
+                       "argument 2 ('y') has 9 elements, the first array 8");
   assert_status_detail(CUJIT_REDUCTION(r, &out, gone, y), CUJIT_ERROR_INVALID_VALUE,
                        "cujit_reduction_call: argument 1 ('x') is not a live array");
   assert_status_detail(CUJIT_REDUCTION_HOST(r, &result, x, gone), CUJIT_ERROR_INVALID_VALUE,
@@ -141,7 +141,8 @@ static void call_argument_checks(void **state) {
   cujit_array_destroy(out_1d);
 }
 
-/* Scalars are passed by pointer, in declaration order, between the arrays. */
+/* Scalars are values, in declaration order, between the arrays, converted to their
+ * declared types or refused. */
 static void scalar_arguments(void **state) {
   cujit_reduction *r = NULL;
   cujit_array *x = fake(CUJIT_TYPE_F64, 100, 0x10000), *y = fake(CUJIT_TYPE_F64, 100, 0x20000);
@@ -150,9 +151,15 @@ static void scalar_arguments(void **state) {
   (void)state;
   assert_ok(cujit_reduction_create(&r, CUJIT_TYPE_F64, "0", "a+b", "s*x[i] + y[i]*k",
                                    "const double s, const double *x, double *y, int k", NULL));
-  assert_status_detail(CUJIT_REDUCTION_HOST(r, &result, &a, x, y, &k), CUJIT_ERROR_NO_DRIVER, "");
-  assert_status_detail(CUJIT_REDUCTION_HOST(r, &result, NULL, x, y, &k), CUJIT_ERROR_INVALID_VALUE,
-                       "argument 1 ('s') is NULL; pass a pointer to its value");
+  assert_status_detail(CUJIT_REDUCTION_HOST(r, &result, a, x, y, k), CUJIT_ERROR_NO_DRIVER, "");
+  assert_status_detail(CUJIT_REDUCTION_HOST(r, &result, 2.0f, x, y, 3.0), CUJIT_ERROR_NO_DRIVER,
+                       "");
+  assert_status_detail(CUJIT_REDUCTION_HOST(r, &result, a, x, y, 2.5),
+                       CUJIT_ERROR_INVALID_VALUE, "cujit_reduction_call_host: argument 4 ('k') "
+                       "is declared int and was given a double (f64) 2.5: not an integer");
+  assert_status_detail(CUJIT_REDUCTION(r, &x, x, x, y, k), CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_reduction_call: argument 1 ('s') is declared double and was "
+                       "given an array: an array for a scalar parameter");
   cujit_reduction_destroy(r);
   cujit_array_destroy(x);
   cujit_array_destroy(y);
@@ -182,7 +189,7 @@ static void array_reduce_checks(void **state) {
   assert_status_detail(cujit_array_reduce(CUJIT_SUM, empty, &out_1d), CUJIT_ERROR_INVALID_VALUE,
                        "the output has 1 dimensions");
   assert_status_detail(cujit_array_dot(a, b, &out), CUJIT_ERROR_INVALID_VALUE,
-                       "a and b have different shapes");
+                       "cujit_array_dot: a has shape (8,) and b (9,)");
   assert_status_detail(cujit_array_dot(a, gone, &out), CUJIT_ERROR_INVALID_VALUE,
                        "cujit_array_dot: b is not a live array");
   assert_status_detail(cujit_array_dot(a, a, &out_f64), CUJIT_ERROR_INVALID_VALUE,

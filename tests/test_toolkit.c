@@ -15,7 +15,7 @@ static void need_toolkit(void) {
   size_t n;
   cj_toolkit_include_dirs(&n);
   if (n) return;
-  print_message("skipped: no CUDA toolkit include directory found\n");
+  test_skip_part("no CUDA toolkit include directory found");
   skip();
 }
 
@@ -150,5 +150,5 @@ int main(void) {
       CACHE_TEST(turned_off_or_missing_says_where_it_looked),
       CACHE_TEST(turning_it_off_is_another_key),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return test_group_result(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -220,7 +220,7 @@ static void prebuilt_code(void **state) {
   assert_ok(cujit_module_from_image(&m, ptx, size, "externc.ptx"));
   expect_types(m, "cpp", "int", "i32");
   memset(&fn, 0, sizeof fn);
-  fn.module = m;
+  fn.module = cj_module_find(m);
   fn.name = fn.lowered = (char *)"ck2";
   fn.nparams = 1;
   assert_status_detail(cj_function_types(&fn, &t), CUJIT_ERROR_SIGNATURE,
@@ -249,7 +249,7 @@ static void symbols_that_cannot_be_read(void **state) {
                        "cannot read the parameter types from the symbol");
   assert_non_null(strstr(cujit_last_error(), "an expression cujit does not read at offset"));
   memset(&fn, 0, sizeof fn);
-  fn.module = m;
+  fn.module = cj_module_find(m);
   fn.name = (char *)"k";
   fn.lowered = (char *)k.sym;
   fn.nparams = k.n;
@@ -396,9 +396,9 @@ static void probe_allocation_failures(void **state) {
   for (n = 1; n < 10000; n++) {
     cj_ptypes *t = NULL;
     cujit_status st;
-    cj_module_probe_free(m);
+    cj_module_probe_free(cj_module_find(m));
     cujit_test_fail_alloc_after(n);
-    st = cj_ptypes_of(m, sym, nparams, 1, &t);
+    st = cj_ptypes_of(cj_module_find(m), sym, nparams, 1, &t);
     if (cujit_test_alloc_countdown() != 0) {
       cujit_test_fail_alloc_after(0);
       assert_ok(st);

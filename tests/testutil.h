@@ -18,6 +18,33 @@
 /* Exit code that CTest reports as "skipped" (SKIP_RETURN_CODE). */
 #define TEST_SKIP_CODE 77
 
+/* Set once a test of the group skipped something it could not check here. */
+static inline int *test_skipped_flag(void) {
+  static int skipped;
+  return &skipped;
+}
+
+/* A test, or a part of one, that cannot run here (no root, no nvcc): prints "SKIP: " and
+ * the reason (scripts/skip-reasons shows the first) and marks the group, whose main then
+ * returns test_group_result(): CTest reports it skipped, never passed. The caller calls
+ * skip() after it to skip the whole test. */
+static inline void test_skip_part(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static inline void test_skip_part(const char *fmt, ...) {
+  va_list ap;
+  printf("SKIP: ");
+  va_start(ap, fmt);
+  vprintf(fmt, ap);
+  va_end(ap);
+  printf("\n");
+  *test_skipped_flag() = 1;
+}
+
+/* What a group's main returns after cmocka_run_group_tests() gave `failed`: the failures,
+ * else TEST_SKIP_CODE when something was skipped, else 0. */
+static inline int test_group_result(int failed) {
+  return failed ? failed : *test_skipped_flag() ? TEST_SKIP_CODE : 0;
+}
+
 /* For GPU groups: returns 1 when a CUDA device is usable. Otherwise prints why to stdout
  * and returns 0; the group's main then returns TEST_SKIP_CODE. */
 static inline int test_have_gpu(void) {

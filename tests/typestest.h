@@ -58,7 +58,7 @@ static inline cujit_status types_read(cujit_module *m, const char *name, int com
   k->sym = types_symbol(m, name);
   assert_ok(cj_ptx_params(cujit_module_ptx(m, NULL), k->sym, &k->n, &k->offsets, &k->sizes));
   assert_ok(cj_ptx_param_list(cujit_module_ptx(m, NULL), k->sym, &k->n, &k->ptx));
-  return cj_ptypes_of(m, k->sym, k->n, compile, &k->types);
+  return cj_ptypes_of(cj_module_find(m), k->sym, k->n, compile, &k->types);
 }
 
 static inline void types_free(types_kernel *k) {

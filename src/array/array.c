@@ -1,156 +1,98 @@
 /* array.c - array handles: making, checking and freeing them, views, properties.
  *
- * Every live handle is in a set, so that a destroyed (or never made) array passed to any
- * function is refused with a message instead of being read after it was freed. The memory
+ * Every live array is in a table of handles that never alias, so that a destroyed (or
+ * never made) array passed to any function is refused with a message instead of being
+ * read after it was freed or taken for a newer array. The memory
  * behind an array is a block shared with its views and freed, on the stream of the array
  * that lets go of it last, when the last one is destroyed. */
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "array/array.h"
 #include "launch/launch.h" /* the pool */
 
-/* ---- the set of live handles (open addressing; empty slots are NULL) ----
+/* ---- the table of live arrays ----
  *
- * Destroyed handles and blocks are kept as spares, up to SPARES of each, and taken again by
- * the next arrays made, so that an operation in a loop (a new output each time) allocates
- * no host memory and takes the lock once to make its output and once to destroy it. */
+ * A handle given out is a slot of this table and the slot's generation (common.h), so that
+ * a destroyed array's handle is refused even when a new array takes its slot or its
+ * memory. Destroyed arrays and blocks are kept as spares, up to SPARES of each, and taken
+ * again by the next arrays made, so that an operation in a loop (a new output each time)
+ * allocates no host memory and takes the lock once to make its output and once to
+ * destroy it. */
 
-#define TOMBSTONE ((const cujit_array *)1)
 #define SPARES 64
 
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
-static const cujit_array **live;
-static size_t live_cap, live_used; /* used counts tombstones too */
-static cujit_array *spare_handles[SPARES]; /* a ring: the oldest is taken first */
+static cj_handles live = CJ_HANDLES_INIT(CJ_HANDLE_TAG(0x21));
+static cj_array *spare_arrays[SPARES];
 static cj_block *spare_blocks[SPARES];
-static size_t n_spare_handles, first_spare_handle, n_spare_blocks;
+static size_t n_spare_arrays, n_spare_blocks;
 
-static size_t slot_of(const cujit_array *a, size_t cap) {
-  uintptr_t h = (uintptr_t)a;
-  h ^= h >> 17;
-  h *= (uintptr_t)0x9E3779B97F4A7C15ull;
-  return (size_t)(h >> 7) & (cap - 1);
-}
-
-static int live_grow(void) {
-  size_t cap = live_cap ? 2 * live_cap : 64, i, j;
-  const cujit_array **v = cj_calloc(cap, sizeof *v);
-  if (!v) return -1;
-  for (i = 0; i < live_cap; i++) {
-    if (!live[i] || live[i] == TOMBSTONE) continue;
-    for (j = slot_of(live[i], cap); v[j]; j = (j + 1) & (cap - 1)) continue;
-    v[j] = live[i];
-  }
-  live_used = 0; /* tombstones are gone */
-  for (i = 0; i < cap; i++) live_used += v[i] != NULL;
-  cj_free(live);
-  live = v;
-  live_cap = cap;
-  return 0;
-}
-
-/* The slot holding a, or -1. Called with the lock held. */
-static long live_find(const cujit_array *a) {
-  size_t i;
-  if (!live_cap) return -1;
-  for (i = slot_of(a, live_cap); live[i]; i = (i + 1) & (live_cap - 1))
-    if (live[i] == a) return (long)i;
-  return -1;
-}
-
-/* Adds a to the set; 0, or -1 when out of memory. Called with the lock held. */
-static int live_insert(const cujit_array *a) {
-  size_t i;
-  if (4 * (live_used + 1) > 3 * live_cap && live_grow() != 0) return -1;
-  for (i = slot_of(a, live_cap); live[i] && live[i] != TOMBSTONE; i = (i + 1) & (live_cap - 1))
-    continue;
-  if (!live[i]) live_used++;
-  live[i] = a;
-  return 0;
-}
-
-/* Takes a out of the set and keeps it as a spare (or frees it); -1 when it was not in the
- * set. Called with the lock held. */
-static int drop_handle(cujit_array *a, int *keep) {
-  long i = live_find(a);
-  if (i < 0) return -1;
-  live[i] = TOMBSTONE;
-  *keep = n_spare_handles < SPARES;
-  if (*keep) spare_handles[(first_spare_handle + n_spare_handles++) % SPARES] = a;
-  return 0;
-}
-
-/* A zeroed handle, already in the set, and when `block` is not NULL a zeroed block: spares
- * when there are some. NULL when out of memory (nothing is taken then). */
-static cujit_array *take(cj_block **block) {
-  cujit_array *a = NULL;
-  cj_block *b = NULL;
-  int keep = 1;
-  pthread_mutex_lock(&live_lock);
-  /* the handle destroyed longest ago, cleared before it is live again, so that a stale
-   * pointer to it (a second destroy) is likelier to be refused than to hit a new array */
-  if (n_spare_handles) {
-    cujit_array *s = spare_handles[first_spare_handle];
-    memset(s, 0, sizeof *s);
-    if (live_insert(s) == 0) {
-      a = s;
-      first_spare_handle = (first_spare_handle + 1) % SPARES;
-      n_spare_handles--;
-    }
-  }
-  if (block && n_spare_blocks) b = spare_blocks[--n_spare_blocks];
-  pthread_mutex_unlock(&live_lock);
-  if (!a && (a = cj_calloc(1, sizeof *a)) != NULL) {
-    pthread_mutex_lock(&live_lock);
-    if (live_insert(a) != 0) {
-      cj_free(a);
-      a = NULL;
-    }
-    pthread_mutex_unlock(&live_lock);
-  }
-  if (block && !b) b = cj_calloc(1, sizeof *b);
-  if (a && (!block || b)) {
-    memset(a, 0, sizeof *a);
-    if (block) memset(*block = b, 0, sizeof *b);
-    return a;
-  }
-  if (a) {
-    pthread_mutex_lock(&live_lock);
-    drop_handle(a, &keep);
-    pthread_mutex_unlock(&live_lock);
-    if (!keep) cj_free(a);
-  }
+/* Keeps a and b (either may be NULL) as spares, or frees them. Called with the lock held. */
+static void keep_spares(cj_array *a, cj_block *b) {
+  if (a && n_spare_arrays < SPARES) spare_arrays[n_spare_arrays++] = a, a = NULL;
+  if (b && n_spare_blocks < SPARES) spare_blocks[n_spare_blocks++] = b, b = NULL;
+  cj_free(a);
   cj_free(b);
-  return NULL;
 }
 
-static int is_live(const cujit_array *a) {
-  long i;
+/* A zeroed array in the table and, when `block` is not NULL, a zeroed block: spares when
+ * there are some. Fails (nothing taken) when out of memory or when 2^24 arrays are live. */
+static cujit_status take(cj_array **out, cj_block **block) {
+  cj_array *a = NULL;
+  cj_block *b = NULL;
+  uintptr_t h = 0;
+  int full;
   pthread_mutex_lock(&live_lock);
-  i = live_find(a);
+  if (n_spare_arrays) a = spare_arrays[--n_spare_arrays];
+  if (block && n_spare_blocks) b = spare_blocks[--n_spare_blocks];
+  if (a) h = cj_handle_add(&live, a);
   pthread_mutex_unlock(&live_lock);
-  return i >= 0;
-}
-
-cujit_status cj_array_check(const cujit_array *a, const char *fn, const char *what) {
-  CJ_CHECK(a, CUJIT_ERROR_INVALID_VALUE, "%s: %s is NULL", fn, what);
-  CJ_CHECK(is_live(a), CUJIT_ERROR_INVALID_VALUE, "%s: %s is not a live array (destroyed "
-           "already, or never made by cujit)", fn, what);
-  return CUJIT_OK;
-}
-
-cujit_status cj_array_check2(const cujit_array *a, const cujit_array *b, const char *fn,
-                             const char *what_a, const char *what_b) {
-  int both = 0;
-  if (a && b) {
+  if (!a && (a = cj_malloc(sizeof *a)) != NULL) {
     pthread_mutex_lock(&live_lock);
-    both = live_find(a) >= 0 && live_find(b) >= 0;
+    h = cj_handle_add(&live, a);
     pthread_mutex_unlock(&live_lock);
   }
-  if (both) return CUJIT_OK;
-  cujit_status st = cj_array_check(a, fn, what_a);
-  return st != CUJIT_OK ? st : cj_array_check(b, fn, what_b);
+  if (block && !b) b = cj_malloc(sizeof *b);
+  if (h && (!block || b)) {
+    memset(a, 0, sizeof *a);
+    a->handle = h;
+    if (block) memset(*block = b, 0, sizeof *b);
+    *out = a;
+    return CUJIT_OK;
+  }
+  pthread_mutex_lock(&live_lock);
+  if (h) cj_handle_remove(&live, h);
+  keep_spares(a, b);
+  full = cj_handles_full(&live);
+  pthread_mutex_unlock(&live_lock);
+  CJ_CHECK(!full, CUJIT_ERROR_OUT_OF_MEMORY, "making an array: %zu arrays are live, the most "
+           "cujit keeps at once; destroy some", (size_t)1 << CJ_HANDLE_SLOT_BITS);
+  return cj_fail_oom("making an array");
+}
+
+static cujit_status not_live(const cujit_array *h, const char *fn, const char *what) {
+  CJ_CHECK(h, CUJIT_ERROR_INVALID_VALUE, "%s: %s is NULL", fn, what);
+  return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: %s is not a live array (destroyed already, "
+                 "or never made by cujit)", fn, what);
+}
+
+cujit_status cj_array_get(const cujit_array *h, const char *fn, const char *what, cj_array **a) {
+  pthread_mutex_lock(&live_lock);
+  *a = cj_handle_get(&live, (uintptr_t)h);
+  pthread_mutex_unlock(&live_lock);
+  return *a ? CUJIT_OK : not_live(h, fn, what);
+}
+
+cujit_status cj_array_get2(const cujit_array *ha, const cujit_array *hb, const char *fn,
+                           const char *what_a, const char *what_b, cj_array **a, cj_array **b) {
+  pthread_mutex_lock(&live_lock);
+  *a = cj_handle_get(&live, (uintptr_t)ha);
+  *b = cj_handle_get(&live, (uintptr_t)hb);
+  pthread_mutex_unlock(&live_lock);
+  if (!*a) return not_live(ha, fn, what_a);
+  return *b ? CUJIT_OK : not_live(hb, fn, what_b);
 }
 
 /* ---- making and freeing ---- */
@@ -178,8 +120,8 @@ static cujit_status check_shape(int type, int ndim, const int64_t *shape, const 
   return CUJIT_OK;
 }
 
-/* Fills a handle for `type`/`shape` over `block` at `data` (a new reference to the block). */
-static void fill(cujit_array *a, int type, int ndim, const int64_t *shape, int64_t size,
+/* Fills an array for `type`/`shape` over `block` at `data` (a new reference to the block). */
+static void fill(cj_array *a, int type, int ndim, const int64_t *shape, int64_t size,
                  cj_block *block, CUdeviceptr data, CUstream stream) {
   a->type = type;
   a->ndim = ndim;
@@ -192,111 +134,125 @@ static void fill(cujit_array *a, int type, int ndim, const int64_t *shape, int64
   __atomic_add_fetch(&block->refs, 1, __ATOMIC_RELAXED);
 }
 
-/* A new handle over an existing block (views). */
+/* A new array over an existing block (views). */
 static cujit_status handle(cujit_array **out, int type, int ndim, const int64_t *shape,
                            int64_t size, cj_block *block, CUdeviceptr data, CUstream stream) {
-  cujit_array *a = take(NULL);
-  if (!a) return cj_fail_oom("making an array handle");
+  cj_array *a;
+  CJ_TRY(take(&a, NULL));
   fill(a, type, ndim, shape, size, block, data, stream);
-  *out = a;
+  *out = cj_array_handle(a);
   return CUJIT_OK;
 }
 
 /* Gives a block's memory back and keeps the block as a spare. */
 static void block_free(cj_block *b, CUstream stream) {
-  int keep;
   if (b->owned && b->ptr) cj_pool_free(b->dev, b->ptr, b->bytes, stream);
   pthread_mutex_lock(&live_lock);
-  keep = n_spare_blocks < SPARES;
-  if (keep) spare_blocks[n_spare_blocks++] = b;
+  keep_spares(NULL, b);
   pthread_mutex_unlock(&live_lock);
-  if (!keep) cj_free(b);
 }
 
 /* A new array of `size` elements (shape checked) with memory from the pool on `stream`. */
-static cujit_status new_array(cujit_array **out, int type, int ndim, const int64_t *shape,
-                              int64_t size, CUstream stream) {
+static cujit_status new_array(cujit_array **out, cj_array **made, int type, int ndim,
+                              const int64_t *shape, int64_t size, CUstream stream) {
   size_t bytes = (size_t)size * cj_elem_of(type)->size;
   CUdeviceptr ptr = 0;
   CUcontext ctx;
   CUdevice dev;
   cj_block *b;
-  cujit_array *a;
+  cj_array *a;
   cujit_status st = cj_ctx_ensure(&ctx, &dev);
   if (st != CUJIT_OK) return st;
   if (bytes && (st = cj_pool_alloc(dev, bytes, stream, &ptr)) != CUJIT_OK) return st;
-  if (!(a = take(&b))) {
+  if ((st = take(&a, &b)) != CUJIT_OK) {
     if (ptr) cj_pool_free(dev, ptr, bytes, stream);
-    return cj_fail_oom("making an array");
+    return st;
   }
   b->dev = dev;
   b->ptr = ptr;
   b->bytes = bytes;
   b->owned = 1;
   fill(a, type, ndim, shape, size, b, ptr, stream);
-  *out = a;
+  *out = cj_array_handle(a);
+  if (made) *made = a;
   return CUJIT_OK;
 }
 
-cujit_status cj_array_new_on(cujit_array **out, int type, int ndim, const int64_t *shape,
-                             CUstream stream, const char *fn) {
+cujit_status cj_array_new_on(cujit_array **out, cj_array **a, int type, int ndim,
+                             const int64_t *shape, CUstream stream, const char *fn) {
   int64_t size;
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
   *out = NULL;
   CJ_TRY(check_shape(type, ndim, shape, fn, &size));
-  return new_array(out, type, ndim, shape, size, stream);
+  return new_array(out, a, type, ndim, shape, size, stream);
 }
 
-cujit_status cj_array_new(cujit_array **out, int type, int ndim, const int64_t *shape,
-                          const char *fn) {
-  return cj_array_new_on(out, type, ndim, shape, NULL, fn);
+cujit_status cj_array_new(cujit_array **out, cj_array **a, int type, int ndim,
+                          const int64_t *shape, const char *fn) {
+  return cj_array_new_on(out, a, type, ndim, shape, NULL, fn);
 }
 
 cujit_status cujit_array_empty(cujit_array **out, cujit_type type, int ndim,
                                const int64_t *shape) {
-  return cj_array_new(out, type, ndim, shape, "cujit_array_empty");
+  return cj_array_new(out, NULL, type, ndim, shape, "cujit_array_empty");
 }
 
-cujit_status cujit_array_empty_like(cujit_array **out, const cujit_array *a) {
-  CJ_TRY(cj_array_check(a, "cujit_array_empty_like", "a"));
-  return cj_array_new_on(out, a->type, a->ndim, a->shape, a->stream, "cujit_array_empty_like");
+cujit_status cujit_array_empty_like(cujit_array **out, const cujit_array *h) {
+  cj_array *a;
+  CJ_TRY(cj_array_get(h, "cujit_array_empty_like", "a", &a));
+  return cj_array_new_on(out, NULL, a->type, a->ndim, a->shape, a->stream,
+                         "cujit_array_empty_like");
 }
 
 cujit_status cujit_array_wrap(cujit_array **out, cujit_type type, int ndim,
                               const int64_t *shape, CUdeviceptr data) {
   int64_t size;
   cj_block *b;
-  cujit_array *a;
+  cj_array *a;
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "cujit_array_wrap: out is NULL");
   *out = NULL;
   CJ_TRY(check_shape(type, ndim, shape, "cujit_array_wrap", &size));
   CJ_CHECK(data || !size, CUJIT_ERROR_INVALID_VALUE,
            "cujit_array_wrap: data is 0 for %lld elements", (long long)size);
-  if (!(a = take(&b))) return cj_fail_oom("wrapping device memory");
+  CJ_TRY(take(&a, &b));
   b->ptr = data;
   fill(a, type, ndim, shape, size, b, data, NULL);
-  *out = a;
+  *out = cj_array_handle(a);
   return CUJIT_OK;
 }
 
-void cujit_array_destroy(cujit_array *a) {
-  cj_block *b;
-  CUstream stream;
-  int keep = 1;
-  if (!a) return;
+void cujit_array_destroy(cujit_array *h) {
+  cj_array *a;
+  cj_block *b = NULL;
+  CUstream stream = NULL;
+  if (!h) return;
   pthread_mutex_lock(&live_lock);
-  /* not an array (or destroyed already): nothing to free, nothing of it read */
-  b = live_find(a) >= 0 ? a->block : NULL;
-  stream = b ? a->stream : NULL; /* read before another thread may take the spare */
-  if (b) drop_handle(a, &keep);
+  /* destroyed already, or not an array: nothing to free, nothing of it read */
+  if ((a = cj_handle_remove(&live, (uintptr_t)h)) != NULL) {
+    b = a->block;
+    stream = a->stream;
+    keep_spares(a, NULL);
+  }
   pthread_mutex_unlock(&live_lock);
-  if (!b) return;
-  if (!keep) cj_free(a);
+  if (!a) {
+    cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_array_destroy: a is not a live array (destroyed "
+            "already, or never made by cujit); nothing was freed");
+    return;
+  }
   if (__atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL) == 0) block_free(b, stream);
 }
 
-cujit_status cj_array_output(cujit_array **out, const cujit_array *like, int type,
-                             const char *fn, int *made) {
+cujit_status cj_array_unmake(cujit_status st, cujit_array **out, int made) {
+  if (st != CUJIT_OK && made) {
+    cujit_array_destroy(*out);
+    *out = NULL;
+  }
+  return st;
+}
+
+cujit_status cj_array_output(cujit_array **out, const cj_array *like, int type,
+                             const char *fn, cj_array **o, int *made) {
+  char x[CJ_SHAPE_TEXT], y[CJ_SHAPE_TEXT];
   *made = 0;
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
   if (!*out) {
@@ -304,31 +260,44 @@ cujit_status cj_array_output(cujit_array **out, const cujit_array *like, int typ
     CJ_CHECK((uint64_t)like->size <= SIZE_MAX / cj_elem_of(type)->size, CUJIT_ERROR_INVALID_VALUE,
              "%s: the result would not fit in memory", fn);
     /* allocated on the stream its work is ordered on: pool memory is ordered there */
-    CJ_TRY(new_array(out, type, like->ndim, like->shape, like->size, like->stream));
+    CJ_TRY(new_array(out, o, type, like->ndim, like->shape, like->size, like->stream));
     *made = 1;
     return CUJIT_OK;
   }
-  CJ_TRY(cj_array_check(*out, fn, "*out"));
-  CJ_CHECK((*out)->type == type, CUJIT_ERROR_INVALID_VALUE,
+  CJ_TRY(cj_array_get(*out, fn, "*out", o));
+  CJ_CHECK((*o)->type == type, CUJIT_ERROR_INVALID_VALUE,
            "%s: the output holds %s, the result is %s; pass "
            "an output of the result's type, or NULL for a new one", fn,
-           cj_elem_of((*out)->type)->name, cj_elem_of(type)->name);
-  CJ_CHECK((*out)->size == like->size && (*out)->ndim == like->ndim &&
-               (!like->ndim ||
-                !memcmp((*out)->shape, like->shape, (size_t)like->ndim * sizeof *like->shape)),
-           CUJIT_ERROR_INVALID_VALUE,
-           "%s: the output's shape differs from the "
-           "result's (%lld and %lld elements); pass NULL for a new one", fn,
-           (long long)(*out)->size, (long long)like->size);
+           cj_elem_of((*o)->type)->name, cj_elem_of(type)->name);
+  CJ_CHECK(cj_array_same_shape(*o, like), CUJIT_ERROR_INVALID_VALUE,
+           "%s: the output's shape %s differs from the result's %s; pass NULL for a new one",
+           fn, cj_array_shape_text(*o, x), cj_array_shape_text(like, y));
   return CUJIT_OK;
+}
+
+int cj_array_same_shape(const cj_array *a, const cj_array *b) {
+  return a->ndim == b->ndim && a->size == b->size &&
+         (!a->ndim || memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof *a->shape) == 0);
+}
+
+const char *cj_array_shape_text(const cj_array *a, char out[CJ_SHAPE_TEXT]) {
+  size_t used = 1;
+  int i;
+  out[0] = '(';
+  for (i = 0; i < a->ndim; i++)
+    used += (size_t)snprintf(out + used, CJ_SHAPE_TEXT - used, "%s%lld", i ? ", " : "",
+                             (long long)a->shape[i]);
+  snprintf(out + used, CJ_SHAPE_TEXT - used, "%s", a->ndim == 1 ? ",)" : ")");
+  return out;
 }
 
 /* ---- views ---- */
 
-cujit_status cujit_array_view(const cujit_array *a, int64_t start, int64_t stop,
+cujit_status cujit_array_view(const cujit_array *h, int64_t start, int64_t stop,
                               cujit_array **view) {
   int64_t len;
-  CJ_TRY(cj_array_check(a, "cujit_array_view", "a"));
+  cj_array *a;
+  CJ_TRY(cj_array_get(h, "cujit_array_view", "a", &a));
   CJ_CHECK(view, CUJIT_ERROR_INVALID_VALUE, "cujit_array_view: view is NULL");
   *view = NULL;
   CJ_CHECK(start >= 0 && stop >= start && stop <= a->size, CUJIT_ERROR_INVALID_VALUE,
@@ -339,10 +308,11 @@ cujit_status cujit_array_view(const cujit_array *a, int64_t start, int64_t stop,
                 a->data + (CUdeviceptr)start * cj_elem_of(a->type)->size, a->stream);
 }
 
-cujit_status cujit_array_reshape(const cujit_array *a, int ndim, const int64_t *shape,
+cujit_status cujit_array_reshape(const cujit_array *h, int ndim, const int64_t *shape,
                                  cujit_array **view) {
   int64_t size;
-  CJ_TRY(cj_array_check(a, "cujit_array_reshape", "a"));
+  cj_array *a;
+  CJ_TRY(cj_array_get(h, "cujit_array_reshape", "a", &a));
   CJ_CHECK(view, CUJIT_ERROR_INVALID_VALUE, "cujit_array_reshape: view is NULL");
   *view = NULL;
   CJ_TRY(check_shape(a->type, ndim, shape, "cujit_array_reshape", &size));
@@ -352,24 +322,41 @@ cujit_status cujit_array_reshape(const cujit_array *a, int ndim, const int64_t *
   return handle(view, a->type, ndim, shape, size, a->block, a->data, a->stream);
 }
 
-cujit_status cujit_array_set_stream(cujit_array *a, CUstream stream) {
-  cujit_status st = cj_array_check(a, "cujit_array_set_stream", "a");
-  if (st == CUJIT_OK) a->stream = stream;
-  return st;
+cujit_status cujit_array_set_stream(cujit_array *h, CUstream stream) {
+  cj_array *a;
+  CJ_TRY(cj_array_get(h, "cujit_array_set_stream", "a", &a));
+  a->stream = stream;
+  return CUJIT_OK;
 }
 
-/* ---- properties ---- */
+/* ---- properties ----
+ *
+ * Each one looks the handle up under the lock and reads the field there: on the launch
+ * path (cujit_array_arg) that is all they cost. */
 
-static const cujit_array *alive(const cujit_array *a) { return a && is_live(a) ? a : NULL; }
+#define PROPERTY(type, name, expr, none)        \
+  type cujit_array_##name(const cujit_array *h) { \
+    const cj_array *a;                            \
+    type v = none;                                \
+    pthread_mutex_lock(&live_lock);               \
+    if ((a = cj_handle_get(&live, (uintptr_t)h)) != NULL) v = (expr); \
+    pthread_mutex_unlock(&live_lock);             \
+    return v;                                     \
+  }
 
-cujit_type cujit_array_type(const cujit_array *a) {
-  return alive(a) ? (cujit_type)a->type : CUJIT_TYPE_BYTES;
+PROPERTY(cujit_type, type, (cujit_type)a->type, CUJIT_TYPE_BYTES)
+PROPERTY(int, ndim, a->ndim, 0)
+PROPERTY(int64_t, size, a->size, 0)
+PROPERTY(size_t, nbytes, a->nbytes, 0)
+PROPERTY(CUdeviceptr, data, a->data, 0)
+PROPERTY(CUstream, stream, a->stream, NULL)
+
+int64_t cujit_array_shape(const cujit_array *h, int dim) {
+  const cj_array *a;
+  int64_t v = 0;
+  pthread_mutex_lock(&live_lock);
+  if ((a = cj_handle_get(&live, (uintptr_t)h)) != NULL && dim >= 0 && dim < a->ndim)
+    v = a->shape[dim];
+  pthread_mutex_unlock(&live_lock);
+  return v;
 }
-int cujit_array_ndim(const cujit_array *a) { return alive(a) ? a->ndim : 0; }
-int64_t cujit_array_shape(const cujit_array *a, int dim) {
-  return alive(a) && dim >= 0 && dim < a->ndim ? a->shape[dim] : 0;
-}
-int64_t cujit_array_size(const cujit_array *a) { return alive(a) ? a->size : 0; }
-size_t cujit_array_nbytes(const cujit_array *a) { return alive(a) ? a->nbytes : 0; }
-CUdeviceptr cujit_array_data(const cujit_array *a) { return alive(a) ? a->data : 0; }
-CUstream cujit_array_stream(const cujit_array *a) { return alive(a) ? a->stream : NULL; }

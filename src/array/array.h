@@ -18,7 +18,11 @@ typedef struct cj_block {
   int owned; /* 0: the caller's memory (cujit_array_wrap) */
 } cj_block;
 
-struct cujit_array {
+/* An array as this layer sees it. The interface hands out its handle instead (common.h:
+ * handles that never alias): a `cujit_array *` is that handle in disguise, and struct
+ * cujit_array is never defined, so that a handle cannot be read as an array by mistake.
+ * Views and blocks inside the layer are plain pointers. */
+typedef struct cj_array {
   int type;
   int ndim;
   int64_t shape[CUJIT_ARRAY_MAX_DIMS];
@@ -27,7 +31,8 @@ struct cujit_array {
   CUdeviceptr data;
   CUstream stream;
   cj_block *block;
-};
+  uintptr_t handle; /* what the caller holds */
+} cj_array;
 
 /* ---- types.c: element types ---- */
 
@@ -43,23 +48,37 @@ void cj_array_convert(cj_buf *b, int from, int to, const char *x);
 
 /* ---- array.c: handles ---- */
 
-/* CUJIT_OK when `a` is a live array, else CUJIT_ERROR_INVALID_VALUE naming `fn` and `what`
- * ("a", "out") and saying whether it is NULL or destroyed. */
-cujit_status cj_array_check(const cujit_array *a, const char *fn, const char *what);
+/* The array behind handle `h`: CUJIT_OK and *a, else CUJIT_ERROR_INVALID_VALUE naming `fn`
+ * and `what` ("a", "out") and saying whether it is NULL or not a live array (destroyed
+ * already, or never made by cujit). */
+cujit_status cj_array_get(const cujit_array *h, const char *fn, const char *what, cj_array **a);
 /* Both, under one lock: the message names the first of them that is not live. */
-cujit_status cj_array_check2(const cujit_array *a, const cujit_array *b, const char *fn,
-                             const char *what_a, const char *what_b);
-/* Validates type and shape and makes a handle with memory from the pool (not filled),
- * allocated on and ordered on `stream` (cj_array_new: the legacy default stream). */
-cujit_status cj_array_new_on(cujit_array **out, int type, int ndim, const int64_t *shape,
-                             CUstream stream, const char *fn);
-cujit_status cj_array_new(cujit_array **out, int type, int ndim, const int64_t *shape,
-                          const char *fn);
-/* The output of an operation: *out when given (checked against type and shape), else a new
- * array like `like` with element type `type`. *made says whether it was made here (and
- * must be destroyed on failure). */
-cujit_status cj_array_output(cujit_array **out, const cujit_array *like, int type,
-                             const char *fn, int *made);
+cujit_status cj_array_get2(const cujit_array *ha, const cujit_array *hb, const char *fn,
+                           const char *what_a, const char *what_b, cj_array **a, cj_array **b);
+/* The handle the caller holds for `a`. */
+static inline cujit_array *cj_array_handle(const cj_array *a) {
+  return (cujit_array *)a->handle;
+}
+/* Validates type and shape and makes an array with memory from the pool (not filled),
+ * allocated on and ordered on `stream` (cj_array_new: the legacy default stream): *out
+ * gets its handle (NULL on failure) and *a, when a is not NULL, the array. */
+cujit_status cj_array_new_on(cujit_array **out, cj_array **a, int type, int ndim,
+                             const int64_t *shape, CUstream stream, const char *fn);
+cujit_status cj_array_new(cujit_array **out, cj_array **a, int type, int ndim,
+                          const int64_t *shape, const char *fn);
+/* Whether a and b have one shape: as many dimensions, each of one size. */
+int cj_array_same_shape(const cj_array *a, const cj_array *b);
+/* An array's shape as NumPy writes it, "(4, 4)", "(16,)" or "()", into out, returned. */
+#define CJ_SHAPE_TEXT 96
+const char *cj_array_shape_text(const cj_array *a, char out[CJ_SHAPE_TEXT]);
+/* The output of an operation: the array of handle *out when given (checked against type
+ * and shape), else a new array like `like` with element type `type`, whose handle goes to
+ * *out. *o gets the array; *made says whether it was made here (and must be destroyed on
+ * failure: cj_array_unmake). */
+cujit_status cj_array_output(cujit_array **out, const cj_array *like, int type,
+                             const char *fn, cj_array **o, int *made);
+/* Ends an operation: on failure the output it made (made) is destroyed, *out set to NULL. */
+cujit_status cj_array_unmake(cujit_status st, cujit_array **out, int made);
 
 /* ---- decl.c: argument declarations of the generators ---- */
 
@@ -104,10 +123,15 @@ int cj_is_identifier(const char *s);
  * (common.h: cj_sized_in); `fn` names the function in messages. */
 cujit_status cj_gen_options(const char *fn, const cujit_generator_options *user,
                             cujit_generator_options *own);
+
+/* ---- genargs.c: the generators' call arguments ---- */
+
 /* Checks a generator's call arguments against its declarations and turns them into kernel
- * arguments (out: n of them); *first gets the first array. */
-cujit_status cj_gen_args(const char *fn, const cj_decl *d, size_t n, const void *const *args,
-                         size_t nargs, cujit_arg *out, const cujit_array **first);
+ * arguments (out: n of them): arrays looked up (live, of the declared type, of one size),
+ * scalars converted to the declared type or refused, as cujit.h says ("Kernel
+ * generators"). *first gets the first array. `fn` names the call in messages. */
+cujit_status cj_gen_args(const char *fn, const cj_decl *d, size_t n, const cujit_arg *args,
+                         size_t nargs, cujit_arg *out, const cj_array **first);
 
 /* ---- map.c: the engine of 1:1 elementwise operations ---- */
 
@@ -195,8 +219,9 @@ cujit_status cj_reduce_run(cujit_function *fn, const cj_reduce_spec *s, int64_t 
                            CUdeviceptr dst, void *host);
 /* A given output (*out not NULL) for a result of `type`: live, of that type and 0-d. */
 cujit_status cj_reduce_output_check(cujit_array **out, int type, const char *fn);
-/* Makes a 0-d output on `stream` when *out is NULL (*made is then 1). */
+/* Makes a 0-d output on `stream` when *out is NULL (*made is then 1); *data gets the
+ * output's memory. */
 cujit_status cj_reduce_output(cujit_array **out, int type, CUstream stream, const char *fn,
-                              int *made);
+                              CUdeviceptr *data, int *made);
 
 #endif

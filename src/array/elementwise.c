@@ -173,71 +173,54 @@ cujit_status cujit_elementwise_create(cujit_elementwise **out, const char *args,
   return CUJIT_OK;
 }
 
-cujit_status cj_gen_args(const char *fn, const cj_decl *d, size_t n, const void *const *args,
-                         size_t nargs, cujit_arg *out, const cujit_array **first) {
-  size_t i;
-  *first = NULL;
-  CJ_CHECK(nargs == n, CUJIT_ERROR_INVALID_VALUE, "%s: %zu arguments given, %zu declared", fn,
-           nargs, n);
-  CJ_CHECK(!n || args, CUJIT_ERROR_INVALID_VALUE, "%s: args is NULL", fn);
-  for (i = 0; i < n; i++) {
-    const cujit_array *a = args[i];
-    CJ_CHECK(args[i], CUJIT_ERROR_INVALID_VALUE, "%s: argument %zu ('%s') is NULL", fn, i + 1,
-             d[i].name);
-    if (!d[i].is_array) {
-      out[i] = cujit_value(args[i], cj_elem_of(d[i].type)->size);
-      continue;
-    }
-    CJ_TRY(cj_array_check(a, fn, d[i].name));
-    CJ_CHECK(a->type == d[i].type, CUJIT_ERROR_INVALID_VALUE,
-             "%s: argument %zu ('%s') is an array of %s, "
-             "declared as %s", fn, i + 1, d[i].name, cj_elem_of(a->type)->name,
-             cj_elem_of(d[i].type)->name);
-    CJ_CHECK(!*first || a->size == (*first)->size, CUJIT_ERROR_INVALID_VALUE,
-             "%s: argument %zu ('%s') has %lld elements, "
-             "the first array %lld; all arrays must have the same size", fn, i + 1,
-             d[i].name, (long long)a->size, (long long)(*first)->size);
-    if (!*first) *first = a;
-    out[i] = cujit_array_arg(a);
-  }
-  return CUJIT_OK;
-}
-
-/* The number of i in start, start + step, ... before stop. */
-static int64_t range_count(int64_t start, int64_t stop, int64_t step) {
+/* The number of i in start, start + step, ... before stop (up to 2^64 - 1). */
+static uint64_t range_count(int64_t start, int64_t stop, int64_t step) {
   uint64_t span, stride; /* in unsigned arithmetic: no signed overflow at the extremes */
   if (step > 0 ? stop <= start : start <= stop) return 0;
   span = step > 0 ? (uint64_t)stop - (uint64_t)start : (uint64_t)start - (uint64_t)stop;
   stride = step > 0 ? (uint64_t)step : 0 - (uint64_t)step;
-  return (int64_t)((span - 1) / stride + 1);
+  return (span - 1) / stride + 1;
 }
 
-cujit_status cujit_elementwise_call_range(cujit_elementwise *e, int64_t start, int64_t stop,
-                                          int64_t step, const void *const *args, size_t nargs) {
-  static const char fn[] = "cujit_elementwise_call";
+/* Whether the `count` indices start, start + step, ... all lie in [0, size): the first
+ * does, and the distance to the last, (count - 1) * |step|, is at most the room left on
+ * its side. Compared by division, so nothing overflows for any int64 values. */
+static int range_inside(int64_t start, int64_t step, uint64_t count, int64_t size) {
+  uint64_t room, stride;
+  if (!count) return 1;
+  if (start < 0 || start >= size) return 0;
+  room = step > 0 ? (uint64_t)(size - 1 - start) : (uint64_t)start;
+  stride = step > 0 ? (uint64_t)step : 0 - (uint64_t)step;
+  return count - 1 <= room / stride;
+}
+
+/* Checks the arguments and runs the kernel over the range, or with range 0 over the
+ * first array's elements. */
+static cujit_status call(cujit_elementwise *e, int range, int64_t start, int64_t stop,
+                         int64_t step, const cujit_arg *args, size_t nargs, const char *fn) {
   cujit_arg a[61];
-  const cujit_array *first;
-  int64_t count, last;
+  const cj_array *first;
+  uint64_t count;
   CJ_CHECK(e, CUJIT_ERROR_INVALID_VALUE, "%s: the kernel is NULL", fn);
   CJ_CHECK(e->n_decls <= CJ_COUNT(a), CUJIT_ERROR_INVALID_VALUE,
            "%s: more than %zu arguments", fn, CJ_COUNT(a));
   CJ_TRY(cj_gen_args(fn, e->decls, e->n_decls, args, nargs, a, &first));
+  if (!range) return cj_ew_run(&e->k, 0, 1, first->size, first->stream, a, nargs);
   CJ_CHECK(step != 0, CUJIT_ERROR_INVALID_VALUE, "%s: the step is 0", fn);
   count = range_count(start, stop, step);
-  last = count && count <= first->size ? start + (count - 1) * step : -1;
-  CJ_CHECK(!count || (start >= 0 && last >= 0 && start < first->size && last < first->size),
-           CUJIT_ERROR_INVALID_VALUE,
+  CJ_CHECK(range_inside(start, step, count, first->size), CUJIT_ERROR_INVALID_VALUE,
            "%s: the range %lld to %lld (step %lld) leaves "
            "the arrays' %lld elements", fn, (long long)start, (long long)stop,
            (long long)step, (long long)first->size);
-  return cj_ew_run(&e->k, start, step, count, first->stream, a, nargs);
+  /* inside the arrays: count is at most their size, below 2^62 */
+  return cj_ew_run(&e->k, start, step, (int64_t)count, first->stream, a, nargs);
 }
 
-cujit_status cujit_elementwise_call(cujit_elementwise *e, const void *const *args, size_t nargs) {
-  const cujit_array *first = NULL;
-  size_t i;
-  for (i = 0; e && args && i < e->n_decls && i < nargs && !first; i++)
-    if (e->decls[i].is_array && args[i] && cj_array_check(args[i], "", "") == CUJIT_OK)
-      first = args[i];
-  return cujit_elementwise_call_range(e, 0, first ? first->size : 0, 1, args, nargs);
+cujit_status cujit_elementwise_call_range(cujit_elementwise *e, int64_t start, int64_t stop,
+                                          int64_t step, const cujit_arg *args, size_t nargs) {
+  return call(e, 1, start, stop, step, args, nargs, "cujit_elementwise_call_range");
+}
+
+cujit_status cujit_elementwise_call(cujit_elementwise *e, const cujit_arg *args, size_t nargs) {
+  return call(e, 0, 0, 0, 1, args, nargs, "cujit_elementwise_call");
 }

@@ -11,7 +11,7 @@ static cujit_status cu(CUresult r, const char *fn) {
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, fn);
 }
 
-static cujit_status check_bytes(const cujit_array *a, const void *host, size_t bytes,
+static cujit_status check_bytes(const cj_array *a, const void *host, size_t bytes,
                                 const char *fn) {
   CJ_CHECK(host || !bytes, CUJIT_ERROR_INVALID_VALUE, "%s: host is NULL", fn);
   CJ_CHECK(bytes == a->nbytes, CUJIT_ERROR_INVALID_VALUE,
@@ -35,8 +35,9 @@ static cujit_status staged(int to_device, CUdeviceptr d, void *host, size_t byte
                    : cj_stage_dtoh(ctx, dev, host, d, bytes, stream);
 }
 
-cujit_status cujit_array_get(const cujit_array *a, void *host, size_t bytes) {
-  cujit_status st = cj_array_check(a, "cujit_array_get", "a");
+cujit_status cujit_array_get(const cujit_array *h, void *host, size_t bytes) {
+  cj_array *a;
+  cujit_status st = cj_array_get(h, "cujit_array_get", "a", &a);
   if (st == CUJIT_OK) st = check_bytes(a, host, bytes, "cujit_array_get");
   if (st != CUJIT_OK || !bytes) return st;
   st = staged(0, a->data, host, bytes, a->stream);
@@ -45,9 +46,9 @@ cujit_status cujit_array_get(const cujit_array *a, void *host, size_t bytes) {
   return st == CUJIT_OK ? cu(cj_cu.cuStreamSynchronize(a->stream), "cuStreamSynchronize") : st;
 }
 
-cujit_status cujit_array_set(cujit_array *a, const void *host, size_t bytes) {
-  cujit_status st = cj_array_check(a, "cujit_array_set", "a");
-  if (st == CUJIT_OK) st = check_bytes(a, host, bytes, "cujit_array_set");
+/* Copies host memory into a (bytes checked) and waits for the copy. */
+static cujit_status set(const cj_array *a, const void *host, size_t bytes, const char *fn) {
+  cujit_status st = check_bytes(a, host, bytes, fn);
   if (st != CUJIT_OK || !bytes) return st;
   st = staged(1, a->data, (void *)(uintptr_t)host, bytes, a->stream);
   if (st == CUJIT_ERROR_NOT_SUPPORTED)
@@ -55,35 +56,29 @@ cujit_status cujit_array_set(cujit_array *a, const void *host, size_t bytes) {
   return st == CUJIT_OK ? cu(cj_cu.cuStreamSynchronize(a->stream), "cuStreamSynchronize") : st;
 }
 
+cujit_status cujit_array_set(cujit_array *h, const void *host, size_t bytes) {
+  cj_array *a;
+  CJ_TRY(cj_array_get(h, "cujit_array_set", "a", &a));
+  return set(a, host, bytes, "cujit_array_set");
+}
+
 cujit_status cujit_array_from_host(cujit_array **out, cujit_type type, int ndim,
                                    const int64_t *shape, const void *host) {
-  cujit_status st = cj_array_new(out, type, ndim, shape, "cujit_array_from_host");
-  if (st != CUJIT_OK) return st;
-  if ((st = cujit_array_set(*out, host, (*out)->nbytes)) != CUJIT_OK) {
-    cujit_array_destroy(*out);
-    *out = NULL;
-  }
-  return st;
+  cj_array *a;
+  CJ_TRY(cj_array_new(out, &a, type, ndim, shape, "cujit_array_from_host"));
+  return cj_array_unmake(set(a, host, a->nbytes, "cujit_array_from_host"), out, 1);
 }
 
-/* Ends an operation: on failure an output made by it is destroyed. */
-static cujit_status finish(cujit_status st, cujit_array **out, int made) {
-  if (st != CUJIT_OK && made) {
-    cujit_array_destroy(*out);
-    *out = NULL;
-  }
-  return st;
-}
-
-cujit_status cujit_array_copy(const cujit_array *a, cujit_array **out) {
+cujit_status cujit_array_copy(const cujit_array *h, cujit_array **out) {
+  cj_array *a, *o;
   int made;
-  cujit_status st = cj_array_check(a, "cujit_array_copy", "a");
+  cujit_status st = cj_array_get(h, "cujit_array_copy", "a", &a);
   if (st != CUJIT_OK) return st;
-  CJ_TRY(cj_array_output(out, a, a->type, "cujit_array_copy", &made));
-  if (a->nbytes && (*out)->data != a->data)
-    st = cu(cj_cu.cuMemcpyDtoDAsync((*out)->data, a->data, a->nbytes, a->stream),
+  CJ_TRY(cj_array_output(out, a, a->type, "cujit_array_copy", &o, &made));
+  if (a->nbytes && o->data != a->data)
+    st = cu(cj_cu.cuMemcpyDtoDAsync(o->data, a->data, a->nbytes, a->stream),
             "cuMemcpyDtoDAsync");
-  return finish(st, out, made);
+  return cj_array_unmake(st, out, made);
 }
 
 /* ---- generated kernels ---- */
@@ -110,12 +105,11 @@ static cujit_status run(cj_map_kernel *k, cj_buf *expr, int64_t n, CUstream stre
                        n_scalars, out);
 }
 
-cujit_status cujit_array_fill(cujit_array *a, const void *value) {
+/* Sets every element of a to *value. */
+static cujit_status fill(const cj_array *a, const void *value) {
   const cj_elem *e;
   cj_buf expr = {0};
   char name[32], scalars[64];
-  CJ_TRY(cj_array_check(a, "cujit_array_fill", "a"));
-  CJ_CHECK(value, CUJIT_ERROR_INVALID_VALUE, "cujit_array_fill: value is NULL");
   e = cj_elem_of(a->type);
   snprintf(name, sizeof name, "cj_fill_%s", e->name);
   snprintf(scalars, sizeof scalars, "%s v", e->c_name);
@@ -125,21 +119,29 @@ cujit_status cujit_array_fill(cujit_array *a, const void *value) {
              a->data);
 }
 
+cujit_status cujit_array_fill(cujit_array *h, const void *value) {
+  cj_array *a;
+  CJ_TRY(cj_array_get(h, "cujit_array_fill", "a", &a));
+  CJ_CHECK(value, CUJIT_ERROR_INVALID_VALUE, "cujit_array_fill: value is NULL");
+  return fill(a, value);
+}
+
 cujit_status cujit_array_zeros(cujit_array **out, cujit_type type, int ndim,
                                const int64_t *shape) {
-  cujit_status st = cj_array_new(out, type, ndim, shape, "cujit_array_zeros");
-  if (st != CUJIT_OK || !(*out)->nbytes) return st;
-  st = cu(cj_cu.cuMemsetD8Async((*out)->data, 0, (*out)->nbytes, (*out)->stream),
-          "cuMemsetD8Async");
-  return finish(st, out, 1);
+  cj_array *a;
+  cujit_status st = cj_array_new(out, &a, type, ndim, shape, "cujit_array_zeros");
+  if (st != CUJIT_OK || !a->nbytes) return st;
+  st = cu(cj_cu.cuMemsetD8Async(a->data, 0, a->nbytes, a->stream), "cuMemsetD8Async");
+  return cj_array_unmake(st, out, 1);
 }
 
 cujit_status cujit_array_full(cujit_array **out, cujit_type type, int ndim,
                               const int64_t *shape, const void *value) {
+  cj_array *a;
   if (out) *out = NULL;
   CJ_CHECK(value, CUJIT_ERROR_INVALID_VALUE, "cujit_array_full: value is NULL");
-  CJ_TRY(cj_array_new(out, type, ndim, shape, "cujit_array_full"));
-  return finish(cujit_array_fill(*out, value), out, 1);
+  CJ_TRY(cj_array_new(out, &a, type, ndim, shape, "cujit_array_full"));
+  return cj_array_unmake(fill(a, value), out, 1);
 }
 
 cujit_status cujit_array_arange(cujit_array **out, cujit_type type, double start, double stop,
@@ -149,6 +151,7 @@ cujit_status cujit_array_arange(cujit_array **out, cujit_type type, double start
   char name[32];
   double count;
   int64_t n;
+  cj_array *a;
   cujit_status st;
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "cujit_array_arange: out is NULL");
   *out = NULL;
@@ -157,29 +160,30 @@ cujit_status cujit_array_arange(cujit_array **out, cujit_type type, double start
   count = (stop - start) / step;
   CJ_CHECK(count < 9.2e18, CUJIT_ERROR_INVALID_VALUE, "cujit_array_arange: the range is too long");
   n = count > 0 ? (int64_t)count + ((double)(int64_t)count < count) : 0;
-  CJ_TRY(cj_array_new(out, type, 1, &n, "cujit_array_arange"));
+  CJ_TRY(cj_array_new(out, &a, type, 1, &n, "cujit_array_arange"));
   snprintf(name, sizeof name, "cj_arange_%s", e->name);
   cj_array_convert(&expr, CUJIT_TYPE_F64, type, "a + (double)i * d");
   cj_map_kernel k = {name, NULL, 0, NULL, NULL, "double a, double d", type, NULL};
   st = run(&k, &expr, n, NULL, NULL, (cujit_arg[]){cujit_f64(start), cujit_f64(step)}, 2,
-           (*out)->data);
-  return finish(st, out, 1);
+           a->data);
+  return cj_array_unmake(st, out, 1);
 }
 
-cujit_status cujit_array_astype(const cujit_array *a, cujit_type type, cujit_array **out) {
+cujit_status cujit_array_astype(const cujit_array *h, cujit_type type, cujit_array **out) {
   const cj_elem *from, *to = cj_elem_of(type);
   cj_buf expr = {0};
   char name[48];
+  cj_array *a, *o;
   int made;
-  cujit_status st = cj_array_check(a, "cujit_array_astype", "a");
+  cujit_status st = cj_array_get(h, "cujit_array_astype", "a", &a);
   if (st != CUJIT_OK) return st;
   CJ_CHECK(to, CUJIT_ERROR_INVALID_VALUE, "cujit_array_astype: type %d is not an element "
            "type arrays hold", (int)type);
-  CJ_TRY(cj_array_output(out, a, type, "cujit_array_astype", &made));
+  CJ_TRY(cj_array_output(out, a, type, "cujit_array_astype", &o, &made));
   from = cj_elem_of(a->type);
   snprintf(name, sizeof name, "cj_astype_%s_%s", from->name, to->name);
   cj_array_convert(&expr, a->type, type, "x");
   cj_map_kernel k = {name, NULL, 1, &a->type, (const char *const[]){"x"}, NULL, type, NULL};
-  st = run(&k, &expr, a->size, a->stream, &a->data, NULL, 0, (*out)->data);
-  return finish(st, out, made);
+  st = run(&k, &expr, a->size, a->stream, &a->data, NULL, 0, o->data);
+  return cj_array_unmake(st, out, made);
 }

@@ -90,7 +90,7 @@ static void result(cj_buf *b, int c, int r, const char *expr) { cj_array_convert
 /* What one operation launches: its inputs, its scalar and where the result goes. */
 typedef struct op_call {
   const char *fn;        /* the public function, for messages */
-  const cujit_array *a;  /* the first input: shape, stream */
+  const cj_array *a;     /* the first input: shape, stream */
   int result;            /* the result's type */
   size_t n_in;
   CUdeviceptr in[CUJIT_MAP_MAX_ARRAYS];
@@ -159,16 +159,13 @@ static void fast_put(uint64_t key, cujit_function *f, int result, int promoted, 
 /* Makes or checks the output and launches `f` (of width w) over the first input's
  * elements. */
 static cujit_status launch_op(op_call *c, cujit_function *f, unsigned w, cujit_array **out) {
+  cj_array *o;
   int made = 0;
-  cujit_status st = cj_array_output(out, c->a, c->result, c->fn, &made);
+  cujit_status st = cj_array_output(out, c->a, c->result, c->fn, &o, &made);
   if (st != CUJIT_OK) return st;
   st = cj_map_launch(f, w, c->a->size, c->a->stream, c->in, c->n_in, &c->scalar, c->n_scalars,
-                     (*out)->data);
-  if (st != CUJIT_OK && made) {
-    cujit_array_destroy(*out);
-    *out = NULL;
-  }
-  return st;
+                     o->data);
+  return cj_array_unmake(st, out, made);
 }
 
 /* The first time an operation runs: checks a given output, compiles the kernel (before any
@@ -178,23 +175,19 @@ static cujit_status run_op(op_call *c, cj_map_kernel *k, cj_buf *expr, cujit_arr
                            uint64_t key, int p) {
   cujit_function *f = NULL;
   unsigned w = cj_map_width(c->types, c->n_in + 1);
+  cj_array *o;
   int made = 0;
   cujit_status st = CUJIT_OK;
   k->in_types = c->types;
   k->n_in = c->n_in;
   k->out_type = c->result;
   k->expr = expr->data;
-  if (*out) st = cj_array_output(out, c->a, c->result, c->fn, &made); /* checks it */
+  if (*out) st = cj_array_output(out, c->a, c->result, c->fn, &o, &made); /* checks it */
   if (st == CUJIT_OK) st = expr->oom ? cj_fail_oom("writing a kernel") : cj_map_prepare(k, &f);
   cj_buf_free(expr);
   if (st != CUJIT_OK) return st;
   if (key) fast_put(key, f, c->result, p, w);
   return launch_op(c, f, w, out);
-}
-
-static int same_shape(const cujit_array *a, const cujit_array *b) {
-  return a->ndim == b->ndim && a->size == b->size &&
-         (!a->ndim || memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof *a->shape) == 0);
 }
 
 /* The kernels of the built-in operations name their inputs' elements a and b. */
@@ -207,19 +200,20 @@ static void kernel_name(char *name, size_t size, const char *op, int a, const ch
            suffix);
 }
 
-cujit_status cujit_array_binary(cujit_binop op, const cujit_array *a, const cujit_array *b,
+cujit_status cujit_array_binary(cujit_binop op, const cujit_array *ha, const cujit_array *hb,
                                 cujit_array **out) {
   static const char fn[] = "cujit_array_binary";
   cj_buf x = {0}, y = {0}, e = {0};
-  char name[64];
+  char name[64], sa[CJ_SHAPE_TEXT], sb[CJ_SHAPE_TEXT];
   op_call call;
+  cj_array *a, *b;
   int p, c, r;
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
-  CJ_TRY(cj_array_check2(a, b, fn, "a", "b"));
-  CJ_CHECK(same_shape(a, b), CUJIT_ERROR_INVALID_VALUE,
-           "%s: a has %lld elements and b %lld (or another "
-           "shape); elementwise operations need arrays of one shape", fn,
-           (long long)a->size, (long long)b->size);
+  CJ_TRY(cj_array_get2(ha, hb, fn, "a", "b", &a, &b));
+  CJ_CHECK(cj_array_same_shape(a, b), CUJIT_ERROR_INVALID_VALUE,
+           "%s: a has shape %s and b %s; elementwise operations need arrays of one shape "
+           "(cujit_array_reshape gives a view of another)", fn,
+           cj_array_shape_text(a, sa), cj_array_shape_text(b, sb));
   call.fn = fn, call.a = a, call.n_in = 2, call.n_scalars = 0;
   call.in[0] = a->data, call.in[1] = b->data;
   uint64_t key = op_key(1, op, a->type, b->type, 0);
@@ -275,16 +269,17 @@ static cujit_status check_int_scalar(const char *fn, double s, int p) {
   return CUJIT_OK;
 }
 
-cujit_status cujit_array_binary_scalar(cujit_binop op, const cujit_array *a, double s,
+cujit_status cujit_array_binary_scalar(cujit_binop op, const cujit_array *ha, double s,
                                        unsigned flags, cujit_array **out) {
   static const char fn[] = "cujit_array_binary_scalar";
   cj_buf x = {0}, y = {0}, v = {0}, e = {0};
   char name[72];
   op_call call;
   int kind = flags & CUJIT_SCALAR_INT ? CUJIT_TYPE_I64 : CUJIT_TYPE_F64, p, c, r;
+  cj_array *a;
   cujit_status st;
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
-  CJ_TRY(cj_array_check(a, fn, "a"));
+  CJ_TRY(cj_array_get(ha, fn, "a", &a));
   CJ_CHECK(!(flags & ~(unsigned)(CUJIT_SCALAR_FIRST | CUJIT_SCALAR_INT)), CUJIT_ERROR_INVALID_VALUE,
            "%s: unknown flags 0x%x", fn, flags);
   call.fn = fn, call.a = a, call.n_in = 1, call.n_scalars = 1;
@@ -347,14 +342,15 @@ static void unop_expr(cj_buf *b, int op, int c, const char *x) {
   }
 }
 
-cujit_status cujit_array_unary(cujit_unop op, const cujit_array *a, cujit_array **out) {
+cujit_status cujit_array_unary(cujit_unop op, const cujit_array *ha, cujit_array **out) {
   static const char fn[] = "cujit_array_unary";
   cj_buf x = {0}, v = {0}, e = {0};
   char name[64];
   op_call call;
+  cj_array *a;
   int r, c;
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
-  CJ_TRY(cj_array_check(a, fn, "a"));
+  CJ_TRY(cj_array_get(ha, fn, "a", &a));
   call.fn = fn, call.a = a, call.n_in = 1, call.n_scalars = 0;
   call.in[0] = a->data;
   uint64_t key = op_key(3, op, a->type, 0, 0);
@@ -382,8 +378,11 @@ cujit_status cujit_array_unary(cujit_unop op, const cujit_array *a, cujit_array 
 
 /* ---- fused expressions ---- */
 
+/* Checks the expression and the names, and looks the arrays up into a[]. */
 static cujit_status check_map(const char *fn, const char *expr, size_t n,
-                              const char *const *names, const cujit_array *const *arrays) {
+                              const char *const *names, const cujit_array *const *arrays,
+                              cj_array **a) {
+  char si[CJ_SHAPE_TEXT], s0[CJ_SHAPE_TEXT];
   size_t i, k;
   CJ_CHECK(expr && expr[0], CUJIT_ERROR_INVALID_VALUE, "%s: the expression is %s",
            fn, expr ? "empty" : "NULL");
@@ -391,7 +390,7 @@ static cujit_status check_map(const char *fn, const char *expr, size_t n,
            "%s: give at least one named array", fn);
   for (i = 0; i < n; i++) {
     const char *s = names[i];
-    CJ_TRY(cj_array_check(arrays[i], fn, s ? s : "an array"));
+    CJ_TRY(cj_array_get(arrays[i], fn, s ? s : "an array", &a[i]));
     CJ_CHECK(s && cj_is_identifier(s) && strcmp(s, "i") != 0 && strncmp(s, "cj_", 3) != 0,
              CUJIT_ERROR_INVALID_VALUE,
              "%s: name %zu ('%s') is not a C identifier "
@@ -399,10 +398,9 @@ static cujit_status check_map(const char *fn, const char *expr, size_t n,
     for (k = 0; k < i; k++)
       CJ_CHECK(strcmp(names[k], s) != 0, CUJIT_ERROR_INVALID_VALUE,
                "%s: the name '%s' is given twice", fn, s);
-    CJ_CHECK(same_shape(arrays[i], arrays[0]), CUJIT_ERROR_INVALID_VALUE,
-             "%s: '%s' has %lld elements, '%s' %lld; the "
-             "arrays must have one shape", fn, s, (long long)arrays[i]->size, names[0],
-             (long long)arrays[0]->size);
+    CJ_CHECK(cj_array_same_shape(a[i], a[0]), CUJIT_ERROR_INVALID_VALUE,
+             "%s: '%s' has shape %s, '%s' %s; the arrays must have one shape", fn, s,
+             cj_array_shape_text(a[i], si), names[0], cj_array_shape_text(a[0], s0));
   }
   return CUJIT_OK;
 }
@@ -420,19 +418,20 @@ cujit_status cujit_array_map(cujit_array **out, const char *expr, size_t n,
   static const char fn[] = "cujit_array_map";
   cj_buf e = {0};
   op_call call;
+  cj_array *a[CUJIT_MAP_MAX_ARRAYS], *o;
   size_t i;
   int r;
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
   CJ_CHECK(n <= CUJIT_MAP_MAX_ARRAYS, CUJIT_ERROR_INVALID_VALUE, "%s: more than %d arrays", fn,
            CUJIT_MAP_MAX_ARRAYS);
-  CJ_TRY(check_map(fn, expr, n, names, arrays));
-  r = arrays[0]->type;
-  for (i = 1; i < n; i++) r = cujit_promote(r, arrays[i]->type, 0);
-  if (*out && cj_array_check(*out, fn, "*out") == CUJIT_OK) r = (*out)->type;
-  call.fn = fn, call.a = arrays[0], call.result = r, call.n_in = n, call.n_scalars = 0;
+  CJ_TRY(check_map(fn, expr, n, names, arrays, a));
+  r = a[0]->type;
+  for (i = 1; i < n; i++) r = cujit_promote(r, a[i]->type, 0);
+  if (*out && cj_array_get(*out, fn, "*out", &o) == CUJIT_OK) r = o->type;
+  call.fn = fn, call.a = a[0], call.result = r, call.n_in = n, call.n_scalars = 0;
   for (i = 0; i < n; i++) {
-    call.in[i] = arrays[i]->data;
-    call.types[i] = arrays[i]->type;
+    call.in[i] = a[i]->data;
+    call.types[i] = a[i]->type;
   }
   call.types[n] = r;
   map_expr(&e, expr, r);

@@ -221,18 +221,15 @@ cujit_status cujit_array_random(cujit_array **out, cujit_type type, int ndim,
                                 const int64_t *shape, cujit_distribution dist, uint64_t seed) {
   cujit_function *fn = NULL;
   int64_t per;
+  cj_array *a;
   cujit_status st = check(out, type, dist);
   if (st != CUJIT_OK) return st;
   /* the kernel first: it needs no device, so that a broken toolkit shows everywhere */
   CJ_TRY(random_kernel(type, dist, &fn));
-  CJ_TRY(cj_array_new(out, type, ndim, shape, "cujit_array_random"));
+  CJ_TRY(cj_array_new(out, &a, type, ndim, shape, "cujit_array_random"));
   per = type == CUJIT_TYPE_F32 ? 4 : 2;
-  st = cj_array_launch(fn, ((*out)->size + per - 1) / per, (*out)->stream,
-                       (cujit_arg[]){cujit_array_arg(*out), cujit_u64((uint64_t)(*out)->size),
+  st = cj_array_launch(fn, (a->size + per - 1) / per, a->stream,
+                       (cujit_arg[]){cujit_ptr(a->data), cujit_u64((uint64_t)a->size),
                                      cujit_u64(seed)}, 3);
-  if (st != CUJIT_OK) {
-    cujit_array_destroy(*out);
-    *out = NULL;
-  }
-  return st;
+  return cj_array_unmake(st, out, 1);
 }

@@ -226,10 +226,10 @@ cujit_status cj_reduce_run(cujit_function *fn, const cj_reduce_spec *s, int64_t 
 /* ---- results in 0-d arrays ---- */
 
 cujit_status cj_reduce_output_check(cujit_array **out, int type, const char *fn) {
-  cujit_array *o;
+  cj_array *o;
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
-  if (!(o = *out)) return CUJIT_OK;
-  CJ_TRY(cj_array_check(o, fn, "*out"));
+  if (!*out) return CUJIT_OK;
+  CJ_TRY(cj_array_get(*out, fn, "*out", &o));
   CJ_CHECK(o->type == type, CUJIT_ERROR_INVALID_VALUE,
            "%s: the output holds %s, the result is %s; pass "
            "an output of the result's type, or NULL for a new one", fn,
@@ -242,11 +242,16 @@ cujit_status cj_reduce_output_check(cujit_array **out, int type, const char *fn)
 }
 
 cujit_status cj_reduce_output(cujit_array **out, int type, CUstream stream, const char *fn,
-                              int *made) {
+                              CUdeviceptr *data, int *made) {
+  cj_array *o;
   *made = 0;
-  if (*out) return CUJIT_OK;
-  CJ_TRY(cj_array_new_on(out, type, 0, NULL, stream, fn));
-  *made = 1;
+  if (*out) {
+    CJ_TRY(cj_array_get(*out, fn, "*out", &o));
+  } else {
+    CJ_TRY(cj_array_new_on(out, &o, type, 0, NULL, stream, fn));
+    *made = 1;
+  }
+  *data = o->data;
   return CUJIT_OK;
 }
 
@@ -358,22 +363,20 @@ static cujit_status dot_spec(builtin *k, int ta, int tb) {
 static cujit_status run_builtin(builtin *k, cujit_array **out, int64_t n, CUstream stream,
                                 const cujit_arg *args, size_t nargs, const char *fn) {
   cujit_function *f = NULL;
+  CUdeviceptr dst;
   int made;
   cujit_status st = cj_reduce_kernel(&k->spec, &f);
-  if (st == CUJIT_OK) st = cj_reduce_output(out, k->spec.result, stream, fn, &made);
+  if (st == CUJIT_OK) st = cj_reduce_output(out, k->spec.result, stream, fn, &dst, &made);
   if (st != CUJIT_OK) return st;
-  st = cj_reduce_run(f, &k->spec, n, stream, args, nargs, (*out)->data, NULL);
-  if (st != CUJIT_OK && made) {
-    cujit_array_destroy(*out);
-    *out = NULL;
-  }
-  return st;
+  st = cj_reduce_run(f, &k->spec, n, stream, args, nargs, dst, NULL);
+  return cj_array_unmake(st, out, made);
 }
 
-cujit_status cujit_array_reduce(cujit_redop op, const cujit_array *a, cujit_array **out) {
+cujit_status cujit_array_reduce(cujit_redop op, const cujit_array *h, cujit_array **out) {
   static const char fn[] = "cujit_array_reduce";
   builtin k;
-  cujit_status st = cj_array_check(a, fn, "a");
+  cj_array *a;
+  cujit_status st = cj_array_get(h, fn, "a", &a);
   if (st != CUJIT_OK) return st;
   CJ_CHECK(op == CUJIT_SUM || op == CUJIT_MIN || op == CUJIT_MAX, CUJIT_ERROR_INVALID_VALUE,
            "%s: op is %d; use CUJIT_SUM, CUJIT_MIN or "
@@ -392,21 +395,16 @@ cujit_status cujit_array_reduce(cujit_redop op, const cujit_array *a, cujit_arra
   return st;
 }
 
-static int same_shape(const cujit_array *a, const cujit_array *b) {
-  return a->ndim == b->ndim &&
-         (!a->ndim || memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof *a->shape) == 0);
-}
-
-cujit_status cujit_array_dot(const cujit_array *a, const cujit_array *b, cujit_array **out) {
+cujit_status cujit_array_dot(const cujit_array *ha, const cujit_array *hb, cujit_array **out) {
   static const char fn[] = "cujit_array_dot";
+  char sa[CJ_SHAPE_TEXT], sb[CJ_SHAPE_TEXT];
   builtin k;
-  cujit_status st = cj_array_check(a, fn, "a");
-  if (st == CUJIT_OK) st = cj_array_check(b, fn, "b");
+  cj_array *a, *b;
+  cujit_status st = cj_array_get2(ha, hb, fn, "a", "b", &a, &b);
   if (st != CUJIT_OK) return st;
-  CJ_CHECK(same_shape(a, b), CUJIT_ERROR_INVALID_VALUE,
-           "%s: a and b have different shapes (%d dimensions, "
-           "%lld elements and %d dimensions, %lld elements); pass arrays of one shape",
-           fn, a->ndim, (long long)a->size, b->ndim, (long long)b->size);
+  CJ_CHECK(cj_array_same_shape(a, b), CUJIT_ERROR_INVALID_VALUE,
+           "%s: a has shape %s and b %s; pass arrays of one shape", fn,
+           cj_array_shape_text(a, sa), cj_array_shape_text(b, sb));
   CJ_TRY(cj_reduce_output_check(out, cujit_promote((cujit_type)a->type, (cujit_type)b->type,
                                                       0), fn));
   if ((st = dot_spec(&k, a->type, b->type)) == CUJIT_OK)

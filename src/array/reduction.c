@@ -10,7 +10,7 @@
 struct cujit_reduction {
   cj_decl *decls;
   size_t ndecls;
-  size_t first_array;   /* index of the first array argument: n is its size */
+  size_t first_array;   /* index of the first array argument (there must be one) */
   char *args;           /* the declarations as given, for messages */
   cj_buf text;          /* name, neutral, reduce, map, preamble and params, NUL-separated */
   int *types;           /* the declared element types */
@@ -140,51 +140,12 @@ fail:
 
 /* ---- calling it ---- */
 
-/* One array argument: live and of its declared type. */
-static cujit_status check_array(const cujit_reduction *r, size_t i, const cujit_array *a,
-                                const char *fn) {
-  const cj_decl *d = &r->decls[i];
-  char what[112];
-  snprintf(what, sizeof what, "argument %zu ('%s')", i + 1, d->name);
-  CJ_TRY(cj_array_check(a, fn, what));
-  CJ_CHECK(a->type == d->type, CUJIT_ERROR_INVALID_VALUE,
-           "%s: %s is an array of %s, declared as %s in "
-           "\"%s\"; pass an array of the declared type", fn, what,
-           cj_elem_of(a->type)->name, cj_elem_of(d->type)->name, r->args);
-  return CUJIT_OK;
-}
-
 /* Checks every argument and makes the kernel's arguments; n and the stream are the first
  * array's. */
-static cujit_status take_args(const cujit_reduction *r, const void *const *args, size_t nargs,
+static cujit_status take_args(const cujit_reduction *r, const cujit_arg *args, size_t nargs,
                               const char *fn, cujit_arg *out, int64_t *n, CUstream *stream) {
-  const cujit_array *first;
-  size_t i;
-  CJ_CHECK(nargs == r->ndecls, CUJIT_ERROR_INVALID_VALUE,
-           "%s: %zu argument%s given, but \"%s\" declares "
-           "%zu; pass one pointer per declaration, in their order", fn, nargs,
-           nargs == 1 ? "" : "s", r->args, r->ndecls);
-  CJ_CHECK(args, CUJIT_ERROR_INVALID_VALUE, "%s: args is NULL", fn);
-  for (i = 0; i < nargs; i++) {
-    const cj_decl *d = &r->decls[i];
-    CJ_CHECK(args[i], CUJIT_ERROR_INVALID_VALUE, "%s: argument %zu ('%s') is NULL; pass %s", fn,
-             i + 1, d->name, d->is_array ? "a cujit_array *" : "a pointer to its value");
-    if (!d->is_array) {
-      out[i] = cujit_value(args[i], cj_elem_of(d->type)->size);
-      continue;
-    }
-    CJ_TRY(check_array(r, i, args[i], fn));
-    out[i] = cujit_ptr(((const cujit_array *)args[i])->data);
-  }
-  first = args[r->first_array];
-  for (i = r->first_array + 1; i < nargs; i++) {
-    const cujit_array *a = args[i];
-    CJ_CHECK(!r->decls[i].is_array || a->size == first->size, CUJIT_ERROR_INVALID_VALUE,
-             "%s: argument %zu ('%s') has %lld elements, "
-             "argument %zu ('%s') %lld; the arrays of a reduction have one size", fn,
-             i + 1, r->decls[i].name, (long long)a->size, r->first_array + 1,
-             r->decls[r->first_array].name, (long long)first->size);
-  }
+  const cj_array *first;
+  CJ_TRY(cj_gen_args(fn, r->decls, r->ndecls, args, nargs, out, &first));
   *n = first->size;
   *stream = first->stream;
   return CUJIT_OK;
@@ -203,11 +164,12 @@ static cujit_status kernel_of(cujit_reduction *r, cujit_function **fn) {
 
 /* A call: the result goes to *out (out not NULL) or to host memory. */
 static cujit_status call(cujit_reduction *r, cujit_array **out, void *host,
-                         const void *const *args, size_t nargs, const char *fn) {
+                         const cujit_arg *args, size_t nargs, const char *fn) {
   cujit_function *f = NULL;
   cujit_arg *cargs;
   int64_t n = 0;
   CUstream stream = NULL;
+  CUdeviceptr dst = 0;
   int made = 0;
   cujit_status st;
   CJ_CHECK(r, CUJIT_ERROR_INVALID_VALUE, "%s: the reduction is NULL", fn);
@@ -215,26 +177,21 @@ static cujit_status call(cujit_reduction *r, cujit_array **out, void *host,
   st = take_args(r, args, nargs, fn, cargs, &n, &stream);
   if (st == CUJIT_OK && out) st = cj_reduce_output_check(out, r->spec.result, fn);
   if (st == CUJIT_OK) st = kernel_of(r, &f);
-  if (st == CUJIT_OK && out) st = cj_reduce_output(out, r->spec.result, stream, fn, &made);
-  if (st == CUJIT_OK)
-    st = cj_reduce_run(f, &r->spec, n, stream, cargs, nargs, out ? (*out)->data : 0, host);
-  if (st != CUJIT_OK && made) {
-    cujit_array_destroy(*out);
-    *out = NULL;
-  }
+  if (st == CUJIT_OK && out) st = cj_reduce_output(out, r->spec.result, stream, fn, &dst, &made);
+  if (st == CUJIT_OK) st = cj_reduce_run(f, &r->spec, n, stream, cargs, nargs, dst, host);
   cj_free(cargs);
-  return st;
+  return cj_array_unmake(st, out, made);
 }
 
 cujit_status cujit_reduction_call(cujit_reduction *r, cujit_array **out,
-                                  const void *const *args, size_t nargs) {
+                                  const cujit_arg *args, size_t nargs) {
   static const char fn[] = "cujit_reduction_call";
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
   return call(r, out, NULL, args, nargs, fn);
 }
 
 cujit_status cujit_reduction_call_host(cujit_reduction *r, void *result,
-                                       const void *const *args, size_t nargs) {
+                                       const cujit_arg *args, size_t nargs) {
   static const char fn[] = "cujit_reduction_call_host";
   CJ_CHECK(result, CUJIT_ERROR_INVALID_VALUE, "%s: result is NULL; pass host memory for one "
            "value of the reduction's type", fn);

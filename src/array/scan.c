@@ -232,32 +232,24 @@ static cujit_status scan_run(const scan_spec *s, CUdeviceptr in, CUdeviceptr out
   return st;
 }
 
-/* Ends an operation: on failure an output made by it is destroyed. */
-static cujit_status finish(cujit_status st, cujit_array **out, int made) {
-  if (st != CUJIT_OK && made) {
-    cujit_array_destroy(*out);
-    *out = NULL;
-  }
-  return st;
-}
-
 /* Checks the output (1-D, in's size, of s's type; made when *out is NULL) and scans. */
-static cujit_status scan_array(const scan_spec *s, const cujit_array *in, cujit_array **out,
+static cujit_status scan_array(const scan_spec *s, const cj_array *in, cujit_array **out,
                                const char *fn) {
-  cujit_array flat; /* what the output must look like: in, as 1-D */
+  cj_array flat; /* what the output must look like: in, as 1-D */
+  cj_array *o;
   int made;
   cujit_status st;
   /* a bad output is refused by cj_array_output below, with its own message */
-  if (out && *out && cj_array_check(*out, fn, "*out") == CUJIT_OK)
-    CJ_CHECK((*out)->ndim == 1, CUJIT_ERROR_INVALID_VALUE, "%s: the output has %d dimensions; "
-             "the result is 1-D (pass a 1-D output, or NULL for a new one)", fn, (*out)->ndim);
+  if (out && *out && cj_array_get(*out, fn, "*out", &o) == CUJIT_OK)
+    CJ_CHECK(o->ndim == 1, CUJIT_ERROR_INVALID_VALUE, "%s: the output has %d dimensions; "
+             "the result is 1-D (pass a 1-D output, or NULL for a new one)", fn, o->ndim);
   memset(&flat, 0, sizeof flat);
   flat.ndim = 1;
   flat.shape[0] = flat.size = in->size;
   flat.stream = in->stream;
-  CJ_TRY(cj_array_output(out, &flat, s->type, fn, &made));
-  st = scan_run(s, in->data, (*out)->data, in->size, in->stream);
-  return finish(st, out, made);
+  CJ_TRY(cj_array_output(out, &flat, s->type, fn, &o, &made));
+  st = scan_run(s, in->data, o->data, in->size, in->stream);
+  return cj_array_unmake(st, out, made);
 }
 
 /* ---- cumsum ---- */
@@ -272,11 +264,12 @@ static int cumsum_type(int type) {
   }
 }
 
-cujit_status cujit_array_cumsum(const cujit_array *a, int exclusive, cujit_array **out) {
+cujit_status cujit_array_cumsum(const cujit_array *h, int exclusive, cujit_array **out) {
   scan_spec s;
   char name[48];
   cj_buf zero = {0};
-  cujit_status st = cj_array_check(a, "cujit_array_cumsum", "a");
+  cj_array *a;
+  cujit_status st = cj_array_get(h, "cujit_array_cumsum", "a", &a);
   if (st != CUJIT_OK) return st;
   memset(&s, 0, sizeof s);
   s.in_type = a->type;
@@ -356,10 +349,11 @@ cujit_status cujit_scan_create(cujit_scan **out, cujit_type type, const char *sc
   return CUJIT_OK;
 }
 
-cujit_status cujit_scan_call(cujit_scan *s, const cujit_array *in, cujit_array **out) {
+cujit_status cujit_scan_call(cujit_scan *s, const cujit_array *h, cujit_array **out) {
   scan_spec spec;
+  cj_array *in;
   CJ_CHECK(s, CUJIT_ERROR_INVALID_VALUE, "cujit_scan_call: the scan is NULL");
-  CJ_TRY(cj_array_check(in, "cujit_scan_call", "in"));
+  CJ_TRY(cj_array_get(h, "cujit_scan_call", "in", &in));
   CJ_CHECK(in->type == s->type, CUJIT_ERROR_INVALID_VALUE,
            "cujit_scan_call: in holds %s, the scan was made "
            "for %s; convert it with cujit_array_astype()", cj_elem_of(in->type)->name,

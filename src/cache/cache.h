@@ -298,11 +298,13 @@ enum { CJ_LOCK_HELD = 0, CJ_LOCK_ENTRY_READY = 1, CJ_LOCK_NONE = 2, CJ_LOCK_BUSY
 /* Takes the lock of the file `name` in directory `dir` (created 0600 there, never through
  * a symbolic link). While another process holds it, polls `ready(ctx)` (which says
  * whether the entry can now be read) until it returns 1 (CJ_LOCK_ENTRY_READY), the holder
- * goes away (CJ_LOCK_HELD), or the timeout passes (CJ_LOCK_NONE, warned with `what`: the
- * caller compiles anyway); also CJ_LOCK_NONE when the file system refuses locks. */
+ * goes away (CJ_LOCK_HELD), or the timeout passes or the holder is seen stopped for 2 s
+ * (CJ_LOCK_NONE, warned with `what`: the caller compiles anyway); also CJ_LOCK_NONE when
+ * the file system refuses locks. */
 int cj_lock_acquire(int dir, const char *name, const char *what, double timeout_s,
                     int (*ready)(void *), void *ctx, cj_lock *lock);
-/* Takes the lock without waiting: CJ_LOCK_HELD, CJ_LOCK_BUSY or CJ_LOCK_NONE. */
+/* Takes the lock without waiting: CJ_LOCK_HELD, CJ_LOCK_BUSY or CJ_LOCK_NONE. A holder
+ * writes who it is into the file (for waiters that look for a stopped holder). */
 int cj_lock_try(int dir, const char *name, cj_lock *lock);
 /* Removes the lock file and releases the lock. */
 void cj_lock_release(int dir, const char *name, cj_lock *lock);
@@ -466,9 +468,12 @@ cujit_status cj_cache_explain(cj_request *r, cujit_cache_explanation *out,
 /* What an asynchronous compile sets as cj_request.compiler. Compiles here when no other
  * compile of the pool is running in this process; otherwise on an idle worker process, or
  * a new one while fewer than cj_pool_jobs() - 1 run; otherwise waits for one of these
- * (asking r->cancel meanwhile). A worker that dies, cannot be started or answers
- * something that is not a reply fails nothing: the compile is retried here (logged at
- * info level). The result is the image this process would have compiled. */
+ * (asking r->cancel meanwhile). A worker that dies, stops (SIGSTOP), cannot be started or
+ * answers something that is not a reply fails nothing: the compile is retried here
+ * (logged at info level). One that has not answered half a second after r->time_limit_s
+ * passed or r->cancel said stop (it stops at NVRTC's next check, as a compile here does)
+ * is killed, and the compile is CUJIT_ERROR_CANCELLED as a compile here stopped then
+ * would be. The result is the image this process would have compiled. */
 cujit_status cj_pool_compile(cj_request *r, cj_image **out);
 /* How many compiles the pool runs at once: cujit_set_compile_jobs(), else
  * CUJIT_COMPILE_JOBS, else the CPUs this process may run on. */

@@ -5,10 +5,22 @@
  * give up after a timeout instead of waiting forever for a holder that hangs. The holder
  * removes the lock file before releasing it; a locker checks that the file it locked is
  * still the one at its name, so a removed file is never mistaken for the lock. Lock files
- * are reached through their directory's descriptor and never through a symbolic link. */
+ * are reached through their directory's descriptor and never through a symbolic link.
+ *
+ * A holder writes who it is into the lock file: its pid, its start time (so that a reused
+ * pid is not taken for it), the boot it runs in and its pid namespace (so that a pid of
+ * another machine sharing the cache, or of another container, is never looked up here).
+ * A waiter that finds that process in /proc stopped (SIGSTOP, Ctrl-Z, a debugger: state T
+ * or t) and using no CPU for CJ_STOPPED_S stops waiting and compiles too; a holder it
+ * cannot see (another machine, container or user hidden by /proc) is waited for until the
+ * timeout, as is one that runs or sleeps (it may be waiting on a worker, on the remote
+ * tier or on a compile hook). A stopped holder that resumes writes its entry atomically,
+ * as any writer does. */
 #define _GNU_SOURCE /* F_OFD_SETLK */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,6 +60,138 @@ static int same_file(int fd, int dir, const char *name) {
          a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
+/* ---- who holds a lock ---- */
+
+#define CJ_STOPPED_S 2.0 /* a holder seen stopped this long, using no CPU, is not waited for */
+#define CJ_LOOK_S 0.25   /* how often a waiter looks at the holder */
+
+typedef struct holder {
+  long pid;
+  unsigned long long start; /* in clock ticks after boot (/proc/PID/stat's starttime) */
+  unsigned long long pidns; /* the inode of its pid namespace */
+  char boot[40];            /* /proc/sys/kernel/random/boot_id */
+} holder;
+
+/* Reads a small /proc file into buf (NUL-terminated): its length, or -1. */
+static ssize_t read_small(const char *path, char *buf, size_t size) {
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  ssize_t n;
+  if (fd < 0) return -1;
+  n = pread(fd, buf, size - 1, 0);
+  close(fd);
+  if (n >= 0) buf[n] = '\0';
+  return n;
+}
+
+/* The state, CPU time (user and system, in ticks) and start time of process pid: 0, or -1
+ * when it cannot be seen. */
+static int proc_stat(long pid, char *state, unsigned long long *cpu, unsigned long long *start) {
+  char path[64], text[1024];
+  unsigned long long utime, stime;
+  const char *p;
+  snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+  if (read_small(path, text, sizeof text) <= 0 || !(p = strrchr(text, ')')))
+    return -1; /* the name, in parentheses, may hold spaces and ')' */
+  if (sscanf(p + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d "
+             "%*d %*d %llu", state, &utime, &stime, start) != 4)
+    return -1;
+  *cpu = utime + stime;
+  return 0;
+}
+
+/* This process: 0, or -1 when it cannot say (no /proc). */
+static int whoami(holder *me) {
+  struct stat ns;
+  char state;
+  unsigned long long cpu;
+  memset(me, 0, sizeof *me);
+  me->pid = (long)getpid();
+  if (proc_stat(me->pid, &state, &cpu, &me->start) != 0 || stat("/proc/self/ns/pid", &ns) != 0 ||
+      read_small("/proc/sys/kernel/random/boot_id", me->boot, sizeof me->boot) < 36)
+    return -1;
+  me->boot[36] = '\0';
+  me->pidns = (unsigned long long)ns.st_ino;
+  return 0;
+}
+
+/* This process, looked up once per process (a forked child looks again). */
+static int self(holder *out) {
+  static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+  static holder me;
+  static int known; /* 1: me is this process; -1: it cannot be said */
+  int rc;
+  pthread_mutex_lock(&mu);
+  if (me.pid != (long)getpid()) known = whoami(&me) == 0 ? 1 : -1;
+  *out = me;
+  rc = known > 0 ? 0 : -1;
+  pthread_mutex_unlock(&mu);
+  return rc;
+}
+
+/* The record a holder writes, always of the same length (so that it overwrites a record
+ * left in the file by a holder that died). */
+#define RECORD_FORMAT "cujit-lock pid %10ld start %20llu boot %-36.36s pidns %20llu\n"
+
+static void write_record(int fd) {
+  char text[160];
+  holder me;
+  int n;
+  if (self(&me) != 0) return; /* no /proc: waiters wait for the timeout */
+  n = snprintf(text, sizeof text, RECORD_FORMAT, me.pid, me.start, me.boot, me.pidns);
+  if (n > 0 && (size_t)n < sizeof text && pwrite(fd, text, (size_t)n, 0) != n)
+    cj_debug("could not record this process in a lock file: %s", strerror(errno));
+}
+
+/* The holder the lock file records, if it runs in this boot and pid namespace and is
+ * another process: 0, else -1. */
+static int recorded_holder(int dir, const char *name, holder *h) {
+  char text[160];
+  struct stat st;
+  holder me;
+  int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  ssize_t n = -1;
+  if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && cj_trusted(&st))
+    n = pread(fd, text, sizeof text - 1, 0);
+  if (fd >= 0) close(fd);
+  if (n <= 0 || self(&me) != 0) return -1;
+  text[n] = '\0';
+  memset(h, 0, sizeof *h);
+  if (sscanf(text, "cujit-lock pid %ld start %llu boot %36s pidns %llu", &h->pid, &h->start,
+             h->boot, &h->pidns) != 4)
+    return -1; /* none yet, or being written */
+  return h->pid > 0 && h->pid != me.pid && h->pidns == me.pidns &&
+         strcmp(h->boot, me.boot) == 0 ? 0 : -1;
+}
+
+/* What a waiter saw of the holder: since when it has been stopped with this CPU time. */
+typedef struct watch {
+  holder h;
+  unsigned long long cpu;
+  double since; /* 0: not seen stopped */
+  double next;  /* when to look again */
+} watch;
+
+/* Looks at the holder: 1 once it has been seen stopped, using no CPU, for CJ_STOPPED_S. */
+static int holder_stopped(int dir, const char *name, watch *w, double now) {
+  unsigned long long cpu, start;
+  char state;
+  holder h;
+  if (now < w->next) return 0;
+  w->next = now + CJ_LOOK_S;
+  if (recorded_holder(dir, name, &h) != 0 || proc_stat(h.pid, &state, &cpu, &start) != 0 ||
+      start != h.start || (state != 'T' && state != 't')) {
+    w->since = 0;
+    return 0;
+  }
+  if (!w->since || w->h.pid != h.pid || w->h.start != h.start || w->cpu != cpu) {
+    w->h = h;
+    w->cpu = cpu;
+    w->since = now;
+    return 0;
+  }
+  return now - w->since >= CJ_STOPPED_S;
+}
+
 int cj_lock_try(int dir, const char *name, cj_lock *lock) {
   int tries, fd, err;
   lock->fd = -1;
@@ -60,6 +204,7 @@ int cj_lock_try(int dir, const char *name, cj_lock *lock) {
       return err == EAGAIN || err == EACCES ? CJ_LOCK_BUSY : CJ_LOCK_NONE;
     }
     if (same_file(fd, dir, name)) {
+      write_record(fd);
       lock->fd = fd;
       return CJ_LOCK_HELD;
     }
@@ -71,11 +216,20 @@ int cj_lock_try(int dir, const char *name, cj_lock *lock) {
 int cj_lock_acquire(int dir, const char *name, const char *what, double timeout_s,
                     int (*ready)(void *), void *ctx, cj_lock *lock) {
   double start = cj_now_s(), delay = 0.001;
+  watch w;
   int rc;
+  memset(&w, 0, sizeof w);
+  w.next = start + CJ_LOOK_S;
   for (;;) {
     rc = cj_lock_try(dir, name, lock);
     if (rc != CJ_LOCK_BUSY) return rc;
     if (ready(ctx)) return CJ_LOCK_ENTRY_READY;
+    if (holder_stopped(dir, name, &w, cj_now_s())) {
+      cj_warn("the process %ld holding the lock of '%s' is stopped (it has used no CPU for "
+              "%.1f s); compiling it here as well rather than waiting for it to resume",
+              w.h.pid, what, cj_now_s() - w.since);
+      return CJ_LOCK_NONE;
+    }
     if (cj_now_s() - start >= timeout_s) {
       cj_warn("waited %.1f s for another process to finish compiling '%s' (its lock is "
               "held); compiling it here as well (CUJIT_CACHE_LOCK_TIMEOUT sets the wait)",

@@ -10,11 +10,19 @@
  * else an idle worker, or a new one. The caller has already looked in the caches and holds
  * the key's lock (fetch.c), so a worker only compiles; its reply is checked as a cache
  * entry is (entry.c) and stored by the caller. Whatever goes wrong with a worker costs the
- * worker, never the compile: it is compiled here instead. */
-#define _GNU_SOURCE /* dladdr, MSG_NOSIGNAL, sched_getaffinity */
+ * worker, never the compile: it is compiled here instead.
+ *
+ * The caller trusts a worker's bytes no more than a cache entry's (a reply for another
+ * request, or not a valid entry, is not used), but it does trust what a valid entry
+ * holds: a worker is code it runs as its own user, like the library. So only a program
+ * that this user or root owns, in a directory no one else may write, is run, found by an
+ * absolute path. And a worker holds its compile up no longer than a compile here would:
+ * the request's time limit and cancel hook end the wait for one that does not answer. */
+#define _GNU_SOURCE /* dladdr1, MSG_NOSIGNAL, sched_getaffinity */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -23,6 +31,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -33,6 +42,7 @@ extern char **environ;
 
 #define MAX_WORKERS 255
 #define POLL_MS 20 /* how often a wait asks the cancel hook */
+#define GRACE_S 0.5 /* how long a worker may take to stop by itself when asked */
 
 /* A slot of the table; pid 0 when empty. Slots never move, so that a compile may hold
  * a pointer to its worker while others come and go. */
@@ -79,41 +89,118 @@ void cj_pool_set_jobs(unsigned n) {
 
 /* ---- the worker program ---- */
 
-static int executable(const char *path) { return access(path, X_OK) == 0; }
+/* The directory the library (or the program it is linked into) was loaded from. The
+ * loader keeps the path it was given, and a relative one (dlopen("lib/libcujit.so"), a
+ * relative LD_LIBRARY_PATH) names a file only from the working directory of that moment:
+ * a program that then changes into a shared directory would find another user's
+ * cujit-worker there, and run it. So the directory is made absolute as the library
+ * loads, before the program's own code runs, by a constructor that only reads the
+ * loader's record (and, for a relative path, the working directory): no CUDA, no file
+ * opened. "" when unknown; the program's own file is read from /proc when it is needed. */
+static CJ_LARGE char loaded_from[PATH_MAX];
+static int loaded_in_program; /* linked into the program itself */
 
-/* Beside the library (or the program it is linked into), then ../libexec and ../bin
- * from it, then where it is installed (CMakeLists.txt). */
-static int find_beside(void) {
-  static const char *const places[] = {"", "../libexec/", "../bin/", CUJIT_WORKER_PLACE};
+__attribute__((constructor)) static void note_loaded_from(void) {
+  struct link_map *map = NULL;
   Dl_info info;
-  const char *slash;
-  size_t i, dir;
-  if (!dladdr((void *)cj_pool_compile, &info) || !info.dli_fname ||
-      !(slash = strrchr(info.dli_fname, '/')))
-    return 0;
-  dir = (size_t)(slash - info.dli_fname) + 1;
-  for (i = 0; i < CJ_COUNT(places); i++) {
-    int at = places[i][0] == '/' ? 0 : (int)dir; /* an absolute libexec directory */
-    int n = snprintf(program, sizeof program, "%.*s%scujit-worker", at, info.dli_fname,
-                     places[i]);
-    if (n > 0 && (size_t)n < sizeof program && executable(program)) return 1;
+  char cwd[PATH_MAX];
+  const char *name;
+  if (!dladdr1((void *)cj_pool_compile, &info, (void **)&map, RTLD_DL_LINKMAP) || !map ||
+      !(name = map->l_name))
+    return;
+  if (!name[0]) { /* the program: the loader's name for it is argv[0] */
+    loaded_in_program = 1;
+    return;
   }
-  snprintf(program, sizeof program, "%.*scujit-worker", (int)dir, info.dli_fname);
+  if (!strchr(name, '/') || (name[0] != '/' && !getcwd(cwd, sizeof cwd))) return;
+  if (cj_join(loaded_from, sizeof loaded_from, name[0] == '/' ? "" : cwd,
+              name[0] == '/' ? "" : "/", name, NULL) >= sizeof loaded_from) {
+    loaded_from[0] = '\0';
+    return;
+  }
+  *strrchr(loaded_from, '/') = '\0'; /* its directory */
+}
+
+/* The library's directory, canonical, into out (PATH_MAX bytes): 1, or 0 when unknown. */
+static int library_dir(char *out) {
+  char *slash;
+  if (!loaded_in_program) return loaded_from[0] && realpath(loaded_from, out) != NULL;
+  if (!realpath("/proc/self/exe", out) || !(slash = strrchr(out, '/'))) return 0;
+  *slash = '\0';
+  return out[0] != '\0';
+}
+
+/* Why the program at the canonical path `path` must not be run, into why; 0 when it may:
+ * a regular file that belongs to this user or root and that neither group nor others may
+ * write, in a directory that is the same (so that nobody else can put another file in
+ * its place). */
+static int distrusted(const char *path, char *why, size_t size) {
+  char dir[PATH_MAX], *slash;
+  struct stat st;
+  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+    return snprintf(why, size, "it is not a regular file"), 1;
+  if (!cj_trusted(&st)) return snprintf(why, size, "%s", cj_distrust(&st)), 1;
+  snprintf(dir, sizeof dir, "%s", path);
+  if ((slash = strrchr(dir, '/')) != NULL) *slash = '\0';
+  if (stat(dir[0] ? dir : "/", &st) != 0 || !cj_trusted(&st))
+    return snprintf(why, size, "its directory %s: %s", dir[0] ? dir : "/",
+                    cj_distrust(&st)), 1;
   return 0;
 }
 
-/* Finds the worker program once (mu held); 1 when there is one. */
+/* Takes `path` as the program (mu held): 1 when it is one that may run, its canonical
+ * path in program[]; else 0, with a warning saying why when it is there but refused. */
+static int take_program(const char *path, const char *from) {
+  char why[PATH_MAX + 64];
+  if (!realpath(path, program) || access(program, X_OK) != 0) {
+    snprintf(program, sizeof program, "%s", path);
+    return 0;
+  }
+  if (!distrusted(program, why, sizeof why)) return 1;
+  cj_warn("the compile worker program '%s' (%s) is not run: %s; it and its directory must "
+          "belong to you or root, and no one else may write to them. Compiles that could "
+          "run at once run here, one at a time", program, from, why);
+  return -1;
+}
+
+/* Beside the library (or the program it is linked into), then ../libexec and ../bin
+ * from it, then where it is installed (CMakeLists.txt); the first that is there decides. */
+static int find_beside(void) {
+  static const char *const places[] = {"", "../libexec/", "../bin/", CUJIT_WORKER_PLACE};
+  char dir[PATH_MAX], path[PATH_MAX];
+  size_t i;
+  int rc;
+  if (!library_dir(dir)) {
+    snprintf(program, sizeof program, "cujit-worker (the library's directory is unknown)");
+    return 0;
+  }
+  for (i = 0; i < CJ_COUNT(places); i++) {
+    const char *at = places[i][0] == '/' ? "" : dir; /* an absolute libexec directory */
+    if (cj_join(path, sizeof path, at, at[0] ? "/" : "", places[i], "cujit-worker", NULL) >=
+        sizeof path)
+      continue;
+    if ((rc = take_program(path, "beside the library")) != 0) return rc;
+  }
+  cj_join(program, sizeof program, dir, "/cujit-worker", NULL);
+  return 0;
+}
+
+/* Finds the worker program once (mu held); 1 when there is one that may run. */
 static int have_program(void) {
   const char *env;
+  int rc;
   if (program_state) return program_state > 0;
   env = cj_env("CUJIT_WORKER");
-  if (env) {
-    snprintf(program, sizeof program, "%s", env);
-    program_state = executable(program) ? 1 : -1;
-  } else {
-    program_state = find_beside() ? 1 : -1;
+  if (env && env[0] != '/') {
+    cj_warn("CUJIT_WORKER is '%s', which is not an absolute path, and is not used: set it to "
+            "the full path of the worker program. Compiles that could run at once run here, "
+            "one at a time", env);
+    program_state = -1;
+    return 0;
   }
-  if (program_state < 0)
+  rc = env ? take_program(env, "CUJIT_WORKER") : find_beside();
+  program_state = rc > 0 ? 1 : -1;
+  if (rc == 0)
     cj_info("no compile worker program at '%s' (%s); compiles that could run at once run "
             "here, one at a time; install cujit-worker with the library or set CUJIT_WORKER "
             "to its path", program, env ? "CUJIT_WORKER" : "beside the library");
@@ -245,45 +332,90 @@ static worker *idle_worker(void) {
 
 /* ---- talking to a worker ---- */
 
+enum {
+  SENT_OK = 0,
+  SENT_BROKEN = 1,    /* it died, stopped or answered out of step: compile here */
+  SENT_REFUSED = 2,   /* it could not take the request: compile here */
+  SENT_NO_MEMORY = 3,
+  SENT_LATE = 4       /* past the time limit, or cancelled, and no answer: it was stopped */
+};
 
+/* One request to a worker. Every wait in it has an end, as a compile here has (see
+ * overdue()); the worker applies the request's time limit and cancel byte itself, as
+ * NVRTC does here, and is stopped by force only when it fails to. */
 typedef struct exchange {
   int fd;
+  pid_t pid;
   cj_request *r;
-  int cancel_sent;
+  double start;  /* when the request was sent (monotonic seconds) */
+  double asked;  /* seconds in when the cancel hook said stop; 0 before */
+  int by_hook;   /* SENT_LATE: the hook's stop, not the time limit, was missed */
 } exchange;
 
-/* Reads n bytes of the reply, asking the cancel hook while waiting and passing a stop on
- * to the worker. -1 when the worker closed its socket (it died) or the read failed. */
-static int receive(exchange *x, void *p, size_t n) {
-  unsigned char *b = p;
-  while (n) {
-    struct pollfd pf = {x->fd, POLLIN, 0};
-    ssize_t k;
-    int rc = poll(&pf, 1, POLL_MS);
-    if (rc < 0 && errno != EINTR) return -1;
-    if (rc <= 0) {
-      if (!x->cancel_sent && x->r->cancel && x->r->cancel(x->r->cancel_user)) {
-        unsigned char c = CJ_WORKER_CANCEL;
-        x->cancel_sent = 1;
-        if (cj_worker_send(x->fd, &c, 1) != 0) return -1;
-      }
-      continue;
-    }
-    k = recv(x->fd, b, n, 0);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) return -1;
-    b += k;
-    n -= (size_t)k;
-  }
-  return 0;
+/* 1 when the worker has stopped (SIGSTOP, a debugger) or is gone: it will not answer. A
+ * worker runs in its own process group, so a terminal's job control never stops it. */
+static int worker_halted(pid_t pid) {
+  int status;
+  pid_t r = waitpid(pid, &status, WNOHANG | WUNTRACED);
+  return r == pid || (r < 0 && errno == ECHILD);
 }
+
+/* Asked at each tick of a wait: passes the cancel hook's stop on to the worker (which
+ * stops at NVRTC's next check and answers CUJIT_ERROR_CANCELLED), and says when to give
+ * up on it. A worker that has not answered GRACE_S after the stop was asked for, or after
+ * the time limit passed (its own NVRTC checks the limit too), is late: the compile ends
+ * there as a compile here would have, without waiting for NVRTC's next check. */
+static int overdue(exchange *x) {
+  double t = cj_now_s() - x->start;
+  if (!x->asked && x->r->cancel && x->r->cancel(x->r->cancel_user)) {
+    unsigned char c = CJ_WORKER_CANCEL;
+    x->asked = t > 0 ? t : 1e-9;
+    /* never blocks: a worker too stopped to read it is caught by the deadline below */
+    if (send(x->fd, &c, 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 && errno != EAGAIN)
+      return SENT_BROKEN;
+  }
+  if (x->asked && t > x->asked + GRACE_S) return x->by_hook = 1, SENT_LATE;
+  if (x->r->time_limit_s > 0 && t > x->r->time_limit_s + GRACE_S) return SENT_LATE;
+  return worker_halted(x->pid) ? SENT_BROKEN : SENT_OK;
+}
+
+/* Waits until the socket is ready for `events`, or the exchange is overdue. */
+static int wait_ready(exchange *x, short events) {
+  for (;;) {
+    struct pollfd pf = {x->fd, events, 0};
+    int rc = poll(&pf, 1, POLL_MS);
+    if (rc > 0) return SENT_OK; /* readable, writable, or closed: the call says which */
+    if (rc < 0 && errno != EINTR) return SENT_BROKEN;
+    if ((rc = overdue(x)) != SENT_OK) return rc;
+  }
+}
+
+/* Sends (events POLLOUT) or reads (POLLIN) n bytes without ever blocking: a worker that
+ * stops reading or answering holds up no one. SENT_BROKEN when the worker closed its
+ * socket (it died) or the call failed; SENT_LATE when the exchange is overdue. */
+static int transfer(exchange *x, unsigned char *b, size_t n, short events) {
+  while (n) {
+    ssize_t k = events == POLLOUT ? send(x->fd, b, n, MSG_NOSIGNAL | MSG_DONTWAIT)
+                                  : recv(x->fd, b, n, MSG_DONTWAIT);
+    int rc;
+    if (k > 0) {
+      b += k;
+      n -= (size_t)k;
+    } else if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if ((rc = wait_ready(x, events)) != SENT_OK) return rc;
+    } else if (k == 0 || errno != EINTR) {
+      return SENT_BROKEN;
+    }
+  }
+  return SENT_OK;
+}
+
+static int receive(exchange *x, void *p, size_t n) { return transfer(x, p, n, POLLIN); }
 
 static uint64_t le(const unsigned char *p, int bytes) {
   cj_cursor c = {p, (size_t)bytes, 0};
   return cj_cursor_get(&c, bytes);
 }
-
-enum { SENT_OK = 0, SENT_BROKEN = 1, SENT_REFUSED = 2, SENT_NO_MEMORY = 3 };
 
 /* The request's bytes: its id, the working directory and the request. */
 static int frame(const cj_request *r, uint64_t id, cj_buf *b) {
@@ -315,11 +447,11 @@ static int take_entry(exchange *x, uint64_t id, cj_image **out) {
   cj_entry_meta meta;
   char why[256];
   int rc;
-  if (receive(x, len8, 8) != 0) return SENT_BROKEN;
+  if ((rc = receive(x, len8, 8)) != SENT_OK) return rc;
   len = le(len8, 8);
   if (len == 0 || len > CJ_ENTRY_MAX_SIZE) return SENT_BROKEN;
   if (!(data = cj_malloc((size_t)len))) return SENT_NO_MEMORY;
-  if (receive(x, data, (size_t)len) != 0) return cj_free(data), SENT_BROKEN;
+  if ((rc = receive(x, data, (size_t)len)) != SENT_OK) return cj_free(data), rc;
   memset(&deps, 0, sizeof deps);
   cj_worker_key(id, &key);
   rc = cj_entry_decode(&key, data, (size_t)len, out, &deps, &meta, why, sizeof why);
@@ -332,25 +464,26 @@ static int take_entry(exchange *x, uint64_t id, cj_image **out) {
 /* Reads a reply; on a result, *st is the compile's status (its detail set as the worker
  * had it) and *out its image. */
 static int take_reply(exchange *x, uint64_t id, cujit_status *st, cj_image **out) {
-  unsigned char h[32];
+  unsigned char h[32], zero[8];
   uint64_t kind, status, nvrtc, msg_len;
   char *msg;
-  if (receive(x, h, sizeof h) != 0 || memcmp(h, CJ_WORKER_REPLY, 4) != 0 || le(h + 4, 8) != id)
-    return SENT_BROKEN;
+  int rc;
+  if ((rc = receive(x, h, sizeof h)) != SENT_OK) return rc;
+  if (memcmp(h, CJ_WORKER_REPLY, 4) != 0 || le(h + 4, 8) != id) return SENT_BROKEN;
   kind = le(h + 12, 4);
   status = le(h + 16, 4);
   nvrtc = le(h + 20, 4);
   msg_len = le(h + 24, 8);
   if (kind == CJ_REPLY_REFUSED) { /* nothing follows but an empty entry */
-    unsigned char zero[8];
-    return msg_len == 0 && receive(x, zero, 8) == 0 && le(zero, 8) == 0 ? SENT_REFUSED
-                                                                         : SENT_BROKEN;
+    if (msg_len != 0) return SENT_BROKEN;
+    if ((rc = receive(x, zero, 8)) != SENT_OK) return rc;
+    return le(zero, 8) == 0 ? SENT_REFUSED : SENT_BROKEN;
   }
   if (kind != CJ_REPLY_RESULT || msg_len > CJ_WORKER_MAX_MESSAGE || msg_len == 0 ||
       status > CUJIT_ERROR_CANCELLED)
     return SENT_BROKEN;
   if (!(msg = cj_malloc((size_t)msg_len + 1))) return SENT_NO_MEMORY;
-  if (receive(x, msg, (size_t)msg_len) != 0) return cj_free(msg), SENT_BROKEN;
+  if ((rc = receive(x, msg, (size_t)msg_len)) != SENT_OK) return cj_free(msg), rc;
   msg[msg_len] = '\0';
   *st = (cujit_status)status;
   if (status == CUJIT_ERROR_NO_NVRTC) { /* this process has one: compile here */
@@ -363,8 +496,7 @@ static int take_reply(exchange *x, uint64_t id, cujit_status *st, cj_image **out
     return SENT_BROKEN;
   }
   if (status != CUJIT_OK) {
-    unsigned char zero[8];
-    int rc = receive(x, zero, 8) == 0 && le(zero, 8) == 0 ? SENT_OK : SENT_BROKEN;
+    if ((rc = receive(x, zero, 8)) == SENT_OK && le(zero, 8) != 0) rc = SENT_BROKEN;
     if (rc == SENT_OK) cj_fail_nvrtc(*st, (int)(int32_t)nvrtc, "%s", msg);
     cj_free(msg);
     return rc;
@@ -373,18 +505,24 @@ static int take_reply(exchange *x, uint64_t id, cujit_status *st, cj_image **out
   return take_entry(x, id, out);
 }
 
-static int on_worker(worker *w, cj_request *r, cujit_status *st, cj_image **out) {
-  exchange x = {w->fd, r, 0};
+/* Compiles r on worker w. With SENT_LATE, *by_hook says whether the cancel hook (else the
+ * time limit) stopped it, and *after when: when the hook said stop, or when it was given
+ * up on. */
+static int on_worker(worker *w, cj_request *r, cujit_status *st, cj_image **out, double *after,
+                     int *by_hook) {
+  exchange x = {w->fd, w->pid, r, cj_now_s(), 0, 0};
   cj_buf b = {0};
   uint64_t id = cj_random64();
   int rc = frame(r, id, &b);
-  if (rc == SENT_OK) rc = cj_worker_send(w->fd, b.data, b.len) == 0 ? SENT_OK : SENT_BROKEN;
+  if (rc == SENT_OK) rc = transfer(&x, (unsigned char *)b.data, b.len, POLLOUT);
   cj_buf_free(&b);
   if (rc == SENT_OK) rc = take_reply(&x, id, st, out);
   if (rc != SENT_OK && *out) {
     cj_image_unref(*out);
     *out = NULL;
   }
+  *after = x.by_hook ? x.asked : cj_now_s() - x.start;
+  *by_hook = x.by_hook;
   return rc;
 }
 
@@ -401,6 +539,10 @@ static void after_worker(worker *w, int rc, const char *name) {
   if (rc == SENT_BROKEN || rc == SENT_NO_MEMORY) { /* its stream is out of step */
     cj_info("compile worker %d stopped or answered something else while compiling '%s'; "
             "compiling it here", (int)w->pid, name);
+    drop(w, 1);
+  } else if (rc == SENT_LATE) {
+    cj_info("compile worker %d did not stop compiling '%s' within %g s of being asked to "
+            "(its time limit or cancel); it was killed", (int)w->pid, name, GRACE_S);
     drop(w, 1);
   } else if (n_workers > (int)cj_pool_jobs() - 1) {
     drop(w, 0); /* the limit was lowered */
@@ -430,7 +572,8 @@ static cujit_status take_slot(cj_request *r, int *here, worker **w) {
 cujit_status cj_pool_compile(cj_request *r, cj_image **out) {
   worker *w = NULL;
   cujit_status st = CUJIT_OK;
-  int here = 0, rc;
+  double after;
+  int here = 0, rc, by_hook;
   pthread_once(&fork_once, at_fork);
   pthread_mutex_lock(&mu);
   st = take_slot(r, &here, &w);
@@ -445,9 +588,10 @@ cujit_status cj_pool_compile(cj_request *r, cj_image **out) {
     return st;
   }
   *out = NULL;
-  rc = on_worker(w, r, &st, out);
+  rc = on_worker(w, r, &st, out, &after, &by_hook);
   after_worker(w, rc, r->name);
   if (rc == SENT_NO_MEMORY) return cj_fail_oom("sending a compile to a worker process");
+  if (rc == SENT_LATE) return cj_nvrtc_stopped(r, by_hook, after, NVRTC_ERROR_CANCELLED);
   return rc == SENT_OK ? st : compile_here(r, out);
 }
 

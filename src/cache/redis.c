@@ -6,12 +6,22 @@
  *
  * One connection per store, shared by the process's threads under a mutex and made again
  * after a failure; a forked child makes its own (fork waits for a command in flight).
- * hiredis formats the commands and parses the replies (driver/hiredis.c); the socket is cujit's, non-blocking, so that every wait
- * has a deadline: connect_timeout for connecting, `timeout` for each wait for the server
- * to take or send the next bytes, and COMMAND_WAITS times that for a whole command, so
- * that a server that trickles bytes cannot hold a compile either. Sends use MSG_NOSIGNAL:
- * a server that went away is an error, never a SIGPIPE. */
-#define _GNU_SOURCE /* MSG_NOSIGNAL, strncasecmp */
+ * hiredis formats the commands and parses the replies (driver/hiredis.c); the socket is
+ * cujit's, non-blocking, so that every wait has a deadline: connect_timeout for
+ * connecting, and for a whole command (sending it and reading all of its answer)
+ * `timeout` plus MS_PER_MIB for each MiB it sends or its answer announces, so that a
+ * server that trickles bytes cannot hold a compile longer; a stall of `timeout` ends a
+ * long transfer early. Sends use MSG_NOSIGNAL: a server that went away is an error, never
+ * a SIGPIPE.
+ *
+ * hiredis builds a whole reply before handing it over, and allocates for every element
+ * (and every announced array slot) whatever its size on the wire. So the bytes are read
+ * first by a small scanner of Redis's framing (scan_feed), which counts what hiredis will
+ * allocate for them and refuses a reply past the command's limit before hiredis sees the
+ * bytes that would pass it: an array's slots when its header arrives, each element and
+ * its text as they come, and nesting beyond MAX_DEPTH (hiredis frees replies
+ * recursively). It accepts RESP2 only (cujit never asks for RESP3), as hiredis 0.14 does. */
+#define _GNU_SOURCE /* MSG_NOSIGNAL, strncasecmp, memmem */
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -31,10 +41,12 @@
 
 #define DEFAULT_PORT 6379
 #define CONNECT_MS 50  /* default connect_timeout */
-#define TIMEOUT_MS 50  /* default timeout: the longest wait for the server's next bytes */
-#define COMMAND_WAITS 40 /* a whole command takes at most this many timeouts */
+#define TIMEOUT_MS 50  /* default timeout: the bound of a whole command that moves little */
+#define MS_PER_MIB 16  /* what a command may take longer for each MiB it moves (64 MiB/s) */
 #define MAX_MS 60000
 #define SMALL_REPLY ((size_t)1 << 16) /* the most any reply but GET's may hold */
+#define ELEMENT_COST 128 /* what hiredis allocates for one element besides its text, at most */
+#define MAX_DEPTH 8      /* arrays nested deeper are refused (hiredis 0.14 takes no more) */
 
 static const char url_form[] =
     "redis://[[user]:password@]host[:port][/db][?connect_timeout=MS&timeout=MS]";
@@ -181,8 +193,8 @@ static int parse_host(redis *c, const char *s, size_t n, char *why, size_t size)
   memcpy(c->host, s, hlen);
   c->host[hlen] = '\0';
   if (port && (digits(port, (size_t)(end - port), 65535, &v) != 0 || v == 0))
-    return bad_url(why, size, "the port '%.*s' is not a number from 1 to 65535",
-                   (int)(end - port), port);
+    return bad_url(why, size, "the port is not a number from 1 to 65535 (it is not shown: "
+                   "it may be a password whose '@' is missing)");
   snprintf(c->port, sizeof c->port, "%lu", v);
   return 0;
 }
@@ -216,22 +228,32 @@ static void display_name(redis *c) {
            c->port, c->db);
 }
 
+/* Where the user information of the URL after "scheme://" ends: its last '@' (so that a
+ * password may hold '/', '?', '#' or '@'), or NULL when there is none. */
+static const char *userinfo_end(const char *s) { return strrchr(s, '@'); }
+
+void cj_redis_shown(const char *url, char *out, size_t size) {
+  const char *s = strstr(url, "://"), *at, *colon = NULL;
+  s = s ? s + 3 : url;
+  if ((at = userinfo_end(s)) != NULL) colon = memchr(s, ':', (size_t)(at - s));
+  if (colon)
+    snprintf(out, size, "%.*s***%s", (int)(colon + 1 - url), url, at);
+  else
+    snprintf(out, size, "%s", url);
+}
+
 static int parse_url(redis *c, const char *url, char *why, size_t size) {
   const char *s, *at, *path;
-  size_t auth_len;
   unsigned long db = 0;
   if (strncasecmp(url, "rediss://", 9) == 0)
     return bad_url(why, size, "TLS (rediss://) is not supported: reach Redis through a "
                    "trusted network, or through a TLS tunnel that listens on this machine");
   if (strncasecmp(url, "redis://", 8) != 0) return bad_url(why, size, "it is not a redis:// URL");
   s = url + 8;
-  auth_len = strcspn(s, "/?");
-  path = s + auth_len;
-  at = NULL;
-  for (const char *q = s; q < path; q++)
-    if (*q == '@') at = q;
+  at = userinfo_end(s);
   if (at && parse_userinfo(c, s, (size_t)(at - s), why, size) != 0) return -1;
   if (at) s = at + 1;
+  path = s + strcspn(s, "/?");
   if (parse_host(c, s, (size_t)(path - s), why, size) != 0) return -1;
   if (*path == '/') {
     size_t n = strcspn(path + 1, "?");
@@ -324,21 +346,36 @@ static int dial(redis *c, char *why, size_t size) {
   return say(why, size, CJ_REMOTE_FAILED, "cannot connect: %s", strerror(err));
 }
 
-static double next_wait(const redis *c, double end) {
-  double t = cj_now_s() + c->timeout_ms / 1e3;
-  return t < end ? t : end;
+/* The time one command may take from `start`: `timeout`, plus MS_PER_MIB for each MiB it
+ * sends and its answer announces. */
+typedef struct span {
+  double start, bound; /* monotonic seconds; seconds */
+} span;
+
+static double allowance(size_t bytes) {
+  return (double)bytes / (1 << 20) * MS_PER_MIB / 1e3;
+}
+
+/* The end of the next wait: `timeout` from now, and no later than the command's bound. */
+static double next_wait(const redis *c, const span *t) {
+  double w = cj_now_s() + c->timeout_ms / 1e3, end = t->start + t->bound;
+  return w < end ? w : end;
 }
 
 /* A wait that ran out (rc 0) or a call that failed (errno err) while `doing`. */
-static int io_failed(const redis *c, char *why, size_t size, const char *doing, int rc,
-                     int err) {
+static int io_failed(const redis *c, const span *t, char *why, size_t size, const char *doing,
+                     int rc, int err) {
+  if (rc == 0 && cj_now_s() >= t->start + t->bound)
+    return say(why, size, CJ_REMOTE_FAILED, "%s did not finish within the command's %.0f ms "
+               "(timeout, plus %d ms for each MiB moved)", doing, t->bound * 1e3, MS_PER_MIB);
   if (rc == 0)
     return say(why, size, CJ_REMOTE_FAILED, "%s stalled for %d ms (timeout)", doing,
                c->timeout_ms);
   return say(why, size, CJ_REMOTE_FAILED, "%s failed: %s", doing, strerror(err));
 }
 
-static int send_all(redis *c, const char *buf, size_t len, double end, char *why, size_t size) {
+static int send_all(redis *c, const char *buf, size_t len, const span *t, char *why,
+                    size_t size) {
   while (len) {
     ssize_t n = send(c->fd, buf, len, MSG_NOSIGNAL);
     int rc;
@@ -349,54 +386,134 @@ static int send_all(redis *c, const char *buf, size_t len, double end, char *why
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
-      return io_failed(c, why, size, "sending", -1, errno);
-    if ((rc = wait_fd(c->fd, POLLOUT, next_wait(c, end))) <= 0)
-      return io_failed(c, why, size, "sending", rc, errno);
+      return io_failed(c, t, why, size, "sending", -1, errno);
+    if ((rc = wait_fd(c->fd, POLLOUT, next_wait(c, t))) <= 0)
+      return io_failed(c, t, why, size, "sending", rc, errno);
   }
   return CJ_REMOTE_OK;
 }
 
-/* Watches the start of a reply: 1 once its first line announces a bulk string longer
- * than max (so that an oversized value is refused before it is read). */
-typedef struct head {
-  char line[32];
-  size_t len;
-  int done;
-} head;
+/* ---- the answer's framing, read before hiredis gets it (see the top of the file) ---- */
 
-static int announces_more(head *h, const char *buf, size_t n, size_t max) {
-  unsigned long long v = 0;
-  size_t i;
-  for (i = 0; i < n && !h->done; i++) {
-    if (buf[i] == '\r' || buf[i] == '\n' || h->len + 1 >= sizeof h->line) h->done = 1;
-    else h->line[h->len++] = buf[i];
+typedef struct scan {
+  size_t cost, limit;     /* what hiredis will allocate for the bytes so far; the most allowed */
+  size_t announced;       /* bytes of bulk strings announced */
+  size_t left[MAX_DEPTH]; /* elements still to come in each open array */
+  int depth;
+  char type;              /* of the element whose first line is being read; 0 between elements */
+  int cr, digits, minus;  /* in that line: '\r' seen, digits of its number, a leading '-' */
+  unsigned long long num;
+  unsigned long long skip; /* bytes of a bulk string (and its "\r\n") still to come */
+  int done;               /* the answer is complete */
+  const char *why;        /* why it is too large */
+} scan;
+
+enum { SCAN_OK = 0, SCAN_TOO_LARGE = 1, SCAN_BAD = -1 };
+
+static int charge(scan *s, unsigned long long n, const char *why) {
+  if (n > s->limit - s->cost) {
+    s->why = why;
+    return SCAN_TOO_LARGE;
   }
-  if (!h->done || h->line[0] != '$') return 0;
-  for (i = 1; i < h->len && h->line[i] >= '0' && h->line[i] <= '9' && v <= max; i++)
-    v = v * 10 + (unsigned)(h->line[i] - '0');
-  return v > max;
+  s->cost += (size_t)n;
+  return SCAN_OK;
 }
 
-static int read_reply(redis *c, size_t max, double end, void **reply, char *why, size_t size) {
+/* An element is complete, and so is each array it completes. */
+static void element_done(scan *s) {
+  while (s->depth > 0 && --s->left[s->depth - 1] == 0) s->depth--;
+  if (s->depth == 0) s->done = 1;
+}
+
+static int element_start(scan *s, char ch) {
+  if (s->done || !ch || !strchr("+-:$*", ch)) return SCAN_BAD; /* a second answer, or RESP3 */
+  s->type = ch;
+  s->cr = s->digits = s->minus = 0;
+  s->num = 0;
+  return charge(s, ELEMENT_COST, "holds more elements than that allows");
+}
+
+static int line_byte(scan *s, char ch) {
+  if (s->type != '$' && s->type != '*') /* a status, error or integer, which hiredis copies */
+    return charge(s, 1, "holds a longer line than that allows");
+  if (ch == '-' && !s->minus && !s->digits) return s->minus = 1, SCAN_OK;
+  if (ch < '0' || ch > '9' || s->digits >= 19) return SCAN_BAD;
+  s->num = s->num * 10 + (unsigned)(ch - '0');
+  s->digits++;
+  return SCAN_OK;
+}
+
+/* The first line of an element is complete. */
+static int line_done(scan *s) {
+  char type = s->type;
+  int rc;
+  s->type = 0;
+  if (type != '$' && type != '*') return element_done(s), SCAN_OK;
+  if (!s->digits || (s->minus && s->num != 1)) return SCAN_BAD;
+  if (s->minus || s->num == 0) { /* nil, or an empty array */
+    if (type == '$' && !s->minus) s->skip = 2;
+    else element_done(s);
+    return SCAN_OK;
+  }
+  if (type == '$') {
+    if ((rc = charge(s, s->num, "announces a longer string")) != SCAN_OK) return rc;
+    s->announced += (size_t)s->num;
+    s->skip = s->num + 2;
+    return SCAN_OK;
+  }
+  if (s->depth == MAX_DEPTH) return s->why = "nests arrays too deep", SCAN_TOO_LARGE;
+  if (s->num > (s->limit - s->cost) / sizeof(void *))
+    return s->why = "announces more elements than that allows", SCAN_TOO_LARGE;
+  s->cost += (size_t)s->num * sizeof(void *); /* hiredis allocates the slots at once */
+  s->left[s->depth++] = (size_t)s->num;
+  return SCAN_OK;
+}
+
+/* Follows n more bytes of the answer: SCAN_OK, SCAN_TOO_LARGE (s->why says how) or
+ * SCAN_BAD (not Redis's protocol, RESP2). */
+static int scan_feed(scan *s, const char *buf, size_t n) {
+  size_t i = 0;
+  int rc = SCAN_OK;
+  while (i < n && rc == SCAN_OK) {
+    if (s->skip) {
+      size_t k = n - i < s->skip ? n - i : (size_t)s->skip;
+      s->skip -= k;
+      i += k;
+      if (!s->skip) element_done(s);
+      continue;
+    }
+    if (!s->type) rc = element_start(s, buf[i]);
+    else if (s->cr) rc = buf[i] == '\n' ? line_done(s) : SCAN_BAD;
+    else if (buf[i] == '\r') s->cr = 1;
+    else rc = line_byte(s, buf[i]);
+    i++;
+  }
+  return rc;
+}
+
+static int read_reply(redis *c, size_t max, span *t, void **reply, char *why, size_t size) {
   char buf[16384];
-  head h;
-  size_t got = 0;
-  memset(&h, 0, sizeof h);
+  double base = t->bound;
+  scan s;
+  memset(&s, 0, sizeof s);
+  s.limit = max + ELEMENT_COST; /* one string of max bytes fits */
   for (;;) {
     ssize_t n;
     int rc;
     if (cj_hiredis_reader_get(c->reader, reply) != 0)
       return say(why, size, CJ_REMOTE_FAILED, "the server's answer is not Redis's protocol");
     if (*reply) return CJ_REMOTE_OK;
-    if ((rc = wait_fd(c->fd, POLLIN, next_wait(c, end))) <= 0)
-      return io_failed(c, why, size, "the answer", rc, errno);
+    if ((rc = wait_fd(c->fd, POLLIN, next_wait(c, t))) <= 0)
+      return io_failed(c, t, why, size, "the answer", rc, errno);
     n = recv(c->fd, buf, sizeof buf, 0);
     if (n == 0) return say(why, size, CJ_REMOTE_FAILED, "the server closed the connection");
     if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
-    if (n < 0) return io_failed(c, why, size, "receiving", -1, errno);
-    got += (size_t)n;
-    if (announces_more(&h, buf, (size_t)n, max) || got > max + 64)
-      return say(why, size, CJ_REMOTE_TOO_LARGE, "is larger than %zu bytes", max);
+    if (n < 0) return io_failed(c, t, why, size, "receiving", -1, errno);
+    if ((rc = scan_feed(&s, buf, (size_t)n)) == SCAN_TOO_LARGE)
+      return say(why, size, CJ_REMOTE_TOO_LARGE, "is larger than %zu bytes (it %s)", max, s.why);
+    if (rc != SCAN_OK)
+      return say(why, size, CJ_REMOTE_FAILED, "the server's answer is not Redis's protocol");
+    t->bound = base + allowance(s.announced);
     if (cj_hiredis_reader_feed(c->reader, buf, (size_t)n) != 0) return CJ_REMOTE_NOMEM;
   }
 }
@@ -405,18 +522,20 @@ static int read_reply(redis *c, size_t max, double end, void **reply, char *why,
  * leaves the connection closed (its state is unknown). */
 static int roundtrip(redis *c, int argc, const char **argv, const size_t *lens, size_t max,
                      void **reply, char *why, size_t size) {
-  double end = cj_now_s() + COMMAND_WAITS * (c->timeout_ms / 1e3);
   char *cmd = NULL;
   long len = cj_hiredis_format(&cmd, argc, argv, lens);
+  span t;
   int rc;
   *reply = NULL;
   if (len < 0) {
     hang_up(c);
     return CJ_REMOTE_NOMEM;
   }
-  rc = send_all(c, cmd, (size_t)len, end, why, size);
+  t.start = cj_now_s();
+  t.bound = c->timeout_ms / 1e3 + allowance((size_t)len);
+  rc = send_all(c, cmd, (size_t)len, &t, why, size);
   cj_hiredis_free_command(cmd);
-  if (rc == CJ_REMOTE_OK) rc = read_reply(c, max, end, reply, why, size);
+  if (rc == CJ_REMOTE_OK) rc = read_reply(c, max, &t, reply, why, size);
   if (rc != CJ_REMOTE_OK) hang_up(c);
   return rc;
 }
@@ -489,6 +608,9 @@ static int command(redis *c, int argc, const char **argv, const size_t *lens, si
   if ((rc = roundtrip(c, argc, argv, lens, max, reply, why, size)) != CJ_REMOTE_OK) return rc;
   cj_hiredis_reply(*reply, r);
   if (r->type != CJ_REPLY_ERROR) return CJ_REMOTE_OK;
+  if (c->password[0] && r->str && memmem(r->str, r->len, c->password, strlen(c->password)))
+    return say(why, size, CJ_REMOTE_REFUSED, "the server answered an error that holds the "
+               "password (not shown)");
   return say(why, size, CJ_REMOTE_REFUSED, "the server answered '%.*s'",
              (int)(r->len < 200 ? r->len : 200), r->str ? r->str : "");
 }

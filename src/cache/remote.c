@@ -32,26 +32,6 @@ static char shown[512];       /* the URL set now, its password masked; "" when n
 
 enum { GOT = 0, NONE = 1, BAD = 2, STOPPED = 3, DOWN = -1, NOMEM = -2 }; /* outcomes */
 
-/* The URL with the password of its user information, if any, replaced by "***". */
-static void mask_password(const char *url, char *out, size_t size) {
-  const char *host = strstr(url, "://"), *at, *colon, *end;
-  if (!host) {
-    snprintf(out, size, "%s", url);
-    return;
-  }
-  host += 3;
-  end = host + strcspn(host, "/?");
-  /* the user information ends at the last '@' before the host, as the URL is parsed */
-  for (at = end; at > host && at[-1] != '@'; at--) continue;
-  at = at > host ? at - 1 : NULL;
-  colon = at ? memchr(host, ':', (size_t)(at - host)) : NULL;
-  if (!colon) {
-    snprintf(out, size, "%s", url);
-    return;
-  }
-  snprintf(out, size, "%.*s***%s", (int)(colon + 1 - url), url, at);
-}
-
 /* ---- the setting ---- */
 
 static void unref_locked(cj_remote *t) {
@@ -84,7 +64,7 @@ static cujit_status configure_locked(const char *url, char *why, size_t size) {
   }
   t->refs = 1;
   current = t;
-  mask_password(url, shown, sizeof shown);
+  cj_redis_shown(url, shown, sizeof shown);
   return CUJIT_OK;
 }
 

@@ -19,7 +19,9 @@
 enum {
   CJ_REMOTE_OK = 0,        /* get: a value; lock: taken; put, unlock: done */
   CJ_REMOTE_ABSENT = 1,    /* get: no value under the key; lock: someone else holds it */
-  CJ_REMOTE_TOO_LARGE = 2, /* get: the value is larger than `max` (it was not read) */
+  CJ_REMOTE_TOO_LARGE = 2, /* get: the answer would take more than `max` bytes, counting
+                              what the client allocates for each of its elements (it was
+                              not read to the end) */
   CJ_REMOTE_FAILED = -1,   /* the server could not be reached, did not answer in time, or
                               answered out of protocol (why says which): back off */
   CJ_REMOTE_REFUSED = -2,  /* the server answered with an error (why has it) */
@@ -31,8 +33,9 @@ enum {
 
 typedef struct cj_remote cj_remote;
 
-/* Every operation is thread-safe and bounded by the store's timeouts; `why` (why_size
- * bytes) receives the reason of a failure. */
+/* Every operation is thread-safe and bounded by the store's timeouts (Redis: connecting,
+ * then each command as a whole); `why` (why_size bytes) receives the reason of a failure,
+ * which never holds the password. */
 typedef struct cj_remote_ops {
   /* The value under key into *out (appended to the empty buffer), at most max bytes. */
   int (*get)(cj_remote *t, const cj_key *key, size_t max, cj_buf *out, char *why,
@@ -53,11 +56,15 @@ struct cj_remote {
   int refs;       /* remote.c's: references held by compiles in progress, and the setting */
 };
 
-/* redis.c: "redis://[[user]:password@]host[:port][/db][?connect_timeout=MS&timeout=MS]".
- * Parses the URL into a new store without connecting (the first operation connects). 0, or
+/* redis.c: "redis://[[user]:password@]host[:port][/db][?connect_timeout=MS&timeout=MS]",
+ * the user information ending at the last '@'. Parses the URL into a new store without
+ * connecting (the first operation connects). 0, or
  * -1 with the reason in why (CUJIT_ERROR_INVALID_VALUE's detail) or out of memory (*out
  * NULL and why empty). */
 int cj_redis_open(const char *url, cj_remote **out, char *why, size_t why_size);
+/* The URL as shown to the user: the password of its user information (which ends at the
+ * URL's last '@', as cj_redis_open reads it) replaced by "***". */
+void cj_redis_shown(const char *url, char *out, size_t size);
 /* The Redis key that holds an entry: "cujit:" and the key's 32 hex digits. */
 void cj_redis_key(const cj_key *key, char out[40]);
 

@@ -2,6 +2,8 @@
 #ifndef CUJIT_CLI_H
 #define CUJIT_CLI_H
 
+#include <stdio.h>
+
 #include "cujit.h"
 
 #define CJ_CLI_COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -10,6 +12,12 @@
 int cli_usage_error(const char *fmt, const char *arg);
 /* Prints the thread's last cujit error after "what"; returns 1. */
 int cli_fail(const char *what);
+
+/* help.c: prints the help of `command` (NULL: of cujit and all its commands); 0, or -1
+ * when no command has that name. */
+int cli_help(FILE *f, const char *command);
+/* 1 when -h or --help is among the arguments (before any "--"). */
+int cli_asks_help(int argc, char **argv);
 
 /* args.c: what 'cujit compile' (and 'cujit warm') was asked to do. The lists point into
  * argv; `inputs`, `includes` and `defines` must have room for argc entries (and stay

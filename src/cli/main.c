@@ -7,42 +7,6 @@
 
 #include "cli/cli.h"
 
-static const char usage_text[] =
-    "usage: cujit <command> [arguments]\n"
-    "\n"
-    "commands:\n"
-    "  compile FILE.cu... [-o OUT] [--ptx|--cubin|--bundle] [--arch ARCH[,ARCH...]]\n"
-    "                  [-I DIR] [-D NAME[=VAL]]\n"
-    "                  [--no-cache | --cache-only] [-j N] [--time-limit SECONDS]\n"
-    "                  [-- NVRTC options...]\n"
-    "      Compile each FILE.cu and write PTX (default) or CUBIN to OUT (default: FILE's\n"
-    "      base name with .ptx or .cubin, in the current directory; '-' for stdout).\n"
-    "      Several files are compiled N at once (default: one per processor), with\n"
-    "      progress shown on a terminal; --cache-only fills the cache and writes nothing.\n"
-    "      --time-limit stops a compile that runs longer (it fails; 0: no limit).\n"
-    "      Several targets (--arch sm_80,sm_90,sm_100), or --bundle, write one bundle\n"
-    "      (default: FILE's base name with .bundle): a CUBIN per sm_XX, PTX for the\n"
-    "      newest, and what warms a cache (the source, options and each cache entry).\n"
-    "  warm DIR [--arch ARCH[,ARCH...]] [-I DIR] [-D NAME[=VAL]] [-j N]\n"
-    "       [--time-limit SECONDS] [-- NVRTC options...]\n"
-    "      Compile every .cu file under DIR into the cache (as compile --cache-only),\n"
-    "      for each target given.\n"
-    "  warm --bundle FILE\n"
-    "      Store a bundle's cache entries in this machine's cache, each only when its key,\n"
-    "      computed again here from the bundle's source and options, is the same.\n"
-    "  info [FILE]\n"
-    "      Show cujit's and NVRTC's versions, the architectures NVRTC supports, the CUDA\n"
-    "      driver and its devices, and the cache; with FILE, what a bundle, fatbin, CUBIN\n"
-    "      or PTX file holds.\n"
-    "  cache dir | stats | list | clear | prune [--max-size N]\n"
-    "      Show or manage the kernel cache.\n"
-    "\n"
-    "options:\n"
-    "  -h, --help     show this help\n"
-    "  -V, --version  show cujit's version\n"
-    "\n"
-    "exit status: 0 success, 1 failure, 2 bad usage\n";
-
 int cli_usage_error(const char *fmt, const char *arg) {
   fprintf(stderr, "cujit: ");
   fprintf(stderr, fmt, arg);
@@ -213,6 +177,9 @@ static int cmd_info(int argc, char **argv) {
   if (argc > 1) return cli_usage_error("info takes at most one file (got '%s' too)", argv[1]);
   if (argc == 1) return cli_info_file(argv[0]);
   printf("cujit %s\n", cujit_version_string());
+  if (cujit_log_env_ignored())
+    printf("log: off: CUJIT_LOG='%s' is not a log level (off, error, warn, info or debug) and "
+           "was ignored\n", cujit_log_env_ignored());
   print_archs();
   print_driver();
   cli_print_cache_line();
@@ -222,13 +189,16 @@ static int cmd_info(int argc, char **argv) {
 int main(int argc, char **argv) {
   const char *cmd = argc > 1 ? argv[1] : NULL;
   if (!cmd) {
-    fputs(usage_text, stderr);
+    cli_help(stderr, NULL);
     return 2;
   }
   if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
-    fputs(usage_text, stdout);
+    if (cli_help(stdout, argc > 2 ? argv[2] : NULL) != 0)
+      return cli_usage_error("no help for '%s': it is not a command", argv[2]);
     return 0;
   }
+  /* 'cujit COMMAND ... --help' (before any '--'): that command's help, nothing run */
+  if (cli_asks_help(argc - 2, argv + 2) && cli_help(stdout, cmd) == 0) return 0;
   if (strcmp(cmd, "-V") == 0 || strcmp(cmd, "--version") == 0) {
     printf("cujit %s\n", cujit_version_string());
     return 0;

@@ -228,6 +228,65 @@ cujit_status cj_sized_out(const char *fn, const char *type, void *user, size_t v
 /* What CJ_VEC_RESERVE calls: `arrp` is the address of the array's pointer (a T **). */
 int cj_vec_reserve(void *arrp, size_t *cap, size_t need, size_t elem);
 
+/* ---- public handles that never alias (handle.c) ----
+ *
+ * What the interface hands out for an object that a caller destroys (an array, a module)
+ * is not the object's address but a handle: a slot of the kind's table and the slot's
+ * generation, so that a handle kept after its object was destroyed is refused (the slot's
+ * generation has changed) even when the slot now holds another object, and a handle
+ * destroyed twice frees nothing the second time. A handle is a uintptr_t:
+ *
+ *   bits 56-63 the kind's tag (bit 63 set: never an address a program can dereference on
+ *              x86-64 or AArch64, so a handle mistaken for a pointer faults at once)
+ *   bits 24-55 the slot's generation, changed each time the slot's object is removed
+ *   bits  0-23 the slot
+ *
+ * A slot whose 32-bit generation has run out is retired, never used again: no handle is
+ * ever given twice. The table holds at most 2^24 objects at once. It is not thread-safe:
+ * its owner calls it under a lock of its own. Cheap: a lookup is a compare of the tag, a
+ * bounds check and a compare of the generation. */
+
+#if UINTPTR_MAX < 0xFFFFFFFFFFFFFFFFu
+#  error "cujit's handles need 64-bit pointers (CUDA supports only 64-bit hosts)"
+#endif
+
+#define CJ_HANDLE_SLOT_BITS 24
+#define CJ_HANDLE_TAG(byte) ((uintptr_t)(0x80u | (byte)) << 56)
+#define CJ_HANDLE_TAG_MASK ((uintptr_t)0xFF << 56)
+
+typedef struct cj_handle_slot {
+  void *obj;      /* NULL while free */
+  uint32_t gen;   /* bumped when the object is removed */
+  uint32_t next;  /* while free: 1 + the next free slot, 0 for none */
+} cj_handle_slot;
+
+typedef struct cj_handles {
+  uintptr_t tag;        /* CJ_HANDLE_TAG(...) of the kind */
+  cj_handle_slot *slots;
+  size_t n, cap;        /* slots used so far, and allocated */
+  uint32_t free_top;    /* 1 + the slot freed last (reused first), 0 for none */
+} cj_handles;
+
+#define CJ_HANDLES_INIT(tag) {(tag), NULL, 0, 0, 0}
+
+/* Puts `obj` (not NULL) in the table and returns its handle; 0 when out of memory or
+ * when 2^24 objects are in it already. */
+uintptr_t cj_handle_add(cj_handles *t, void *obj);
+/* Whether the table holds as many objects as it can (cj_handle_add then fails). */
+static inline int cj_handles_full(const cj_handles *t) {
+  return t->n == (size_t)1 << CJ_HANDLE_SLOT_BITS && !t->free_top;
+}
+/* Takes the object of handle `h` out of the table and returns it; NULL (nothing changed)
+ * when h is not a live handle of this table. */
+void *cj_handle_remove(cj_handles *t, uintptr_t h);
+/* The object of handle `h`, or NULL when h is not a live handle of this table (NULL, a
+ * destroyed object's, another kind's, or never made). */
+static inline void *cj_handle_get(const cj_handles *t, uintptr_t h) {
+  uintptr_t slot = h & (((uintptr_t)1 << CJ_HANDLE_SLOT_BITS) - 1);
+  if ((h & CJ_HANDLE_TAG_MASK) != t->tag || slot >= t->n) return NULL;
+  return t->slots[slot].gen == (uint32_t)(h >> CJ_HANDLE_SLOT_BITS) ? t->slots[slot].obj : NULL;
+}
+
 /* ---- string buffer (buf.c) ---- */
 
 typedef struct cj_buf {
@@ -243,6 +302,15 @@ void cj_buf_puts(cj_buf *b, const char *s);
 void cj_buf_put_le(cj_buf *b, uint64_t v, int bytes);
 void cj_buf_printf(cj_buf *b, const char *fmt, ...) CJ_PRINTF(2, 3);
 void cj_buf_vprintf(cj_buf *b, const char *fmt, va_list ap);
+/* Appends n bytes of text from outside (a file's strings, an environment variable) so that
+ * a terminal shows them and acts on none: control characters (C0, DEL, C1), bytes that are
+ * not valid UTF-8, and the backslash are written as \x1b, \x0a, \\; the rest as it is. */
+void cj_buf_escaped(cj_buf *b, const void *p, size_t n);
+/* The first 64 bytes of a value from outside (an environment variable's), escaped as
+ * cj_buf_escaped() does, for a message that quotes it: written to `out` (CJ_SHOWN_SIZE
+ * bytes, always NUL-terminated), which is returned. */
+#define CJ_SHOWN_SIZE 260
+const char *cj_shown(char out[CJ_SHOWN_SIZE], const char *value);
 /* Hands the string to the caller (never NULL unless out of memory) and resets b. */
 char *cj_buf_take(cj_buf *b);
 void cj_buf_free(cj_buf *b);

@@ -18,8 +18,8 @@
 static const cj_env_var table[] = {
     {.name = "CUJIT_LOG", .kind = CJ_ENV_LEVEL, .dflt = "`off`",
      .meaning = "`off`, `error`, `warn`, `info` or `debug`: log to stderr (or to the callback); "
-                "an unknown value leaves the log off and is reported as a warning once a "
-                "callback or level is set"},
+                "an unknown value leaves the log off; `cujit info` names it, and so does the "
+                "log's first message once a level turns the log on"},
     {.name = "CUJIT_ARCH", .kind = CJ_ENV_TEXT, .dflt = "the device's",
      .meaning = "architecture to compile for when `cujit_options.arch` is NULL (read once, at "
                 "the first compile that needs it); a value that is not one makes those "
@@ -32,15 +32,17 @@ static const cj_env_var table[] = {
      .meaning = "path of the CUDA driver library to load (read once)"},
     {.name = "CUJIT_NVRTC", .kind = CJ_ENV_PATH,
      .dflt = "the first `libnvrtc.so.13`, `.12` or `libnvrtc.so` found",
-     .meaning = "path of the NVRTC library to load, on the first compile that needs one (read "
-                "once); by default it is looked for in `LD_LIBRARY_PATH`, the toolkit cujit "
-                "was built with, `CUDA_PATH`, `CUDA_HOME`, `/usr/local/cuda`, then by the "
-                "system's search"},
+     .meaning = "absolute path of the NVRTC library to load, on the first compile that "
+                "needs one (read once; a relative one is refused with a warning, and compiles "
+                "then fail saying so); by default it is looked for in `LD_LIBRARY_PATH`, the "
+                "toolkit cujit was built with, `CUDA_PATH`, `CUDA_HOME`, `/usr/local/cuda`, "
+                "then by the system's search"},
     {.name = "CUJIT_NVJITLINK", .kind = CJ_ENV_PATH,
      .dflt = "the first `libnvJitLink.so.13`, `.12` or `libnvJitLink.so` found",
-     .meaning = "path of the nvJitLink library to load, on the first link that needs one "
-                "(read once); by default it is looked for beside the NVRTC in use, then "
-                "where NVRTC is looked for"},
+     .meaning = "absolute path of the nvJitLink library to load, on the first link that "
+                "needs one (read once; a relative one is refused with a warning, and links "
+                "then fail saying so); by default it is looked for beside the NVRTC in use, "
+                "then where NVRTC is looked for"},
     {.name = "LD_LIBRARY_PATH", .kind = CJ_ENV_PATH, .dflt = "unset",
      .meaning = "directories where NVRTC is looked for first (read once)"},
     {.name = "CUJIT_PCH", .kind = CJ_ENV_FLAG, .dflt = "on", .warn_bad = 1,
@@ -54,8 +56,10 @@ static const cj_env_var table[] = {
                 "`cujit_set_compile_jobs()` comes first)"},
     {.name = "CUJIT_WORKER", .kind = CJ_ENV_PATH,
      .dflt = "`cujit-worker` beside libcujit, or in its `../libexec` or `../bin`",
-     .meaning = "the compile worker program (read when a worker is first needed); when it "
-                "cannot be started, those compiles run in the process, one at a time"},
+     .meaning = "absolute path of the compile worker program (read when a worker is first "
+                "needed); it and its directory must belong to you or root and be writable by "
+                "no one else. When it is refused (a warning says why) or cannot be started, "
+                "those compiles run in the process, one at a time"},
     {.name = "TMPDIR", .kind = CJ_ENV_PATH, .dflt = "`/tmp`",
      .meaning = "where NVRTC keeps scratch files while it precompiles a header, and where the "
                 "process's private directory of precompiled headers is made (removed at exit) "
@@ -163,7 +167,11 @@ static int bad(const cj_env_var *v, const char *value, const char *form) {
   fresh = strncmp(last, value, sizeof warned[0] - 1) != 0;
   if (fresh) snprintf(last, sizeof warned[0], "%s", value);
   pthread_mutex_unlock(&warn_lock);
-  if (fresh) cj_warn("%s='%.64s' is not %s; using the default %s", v->name, value, form, v->dflt);
+  if (fresh) {
+    char shown[CJ_SHOWN_SIZE];
+    cj_warn("%s='%s' is not %s; using the default %s", v->name, cj_shown(shown, value), form,
+            v->dflt);
+  }
   return CJ_ENV_BAD;
 }
 

@@ -13,25 +13,48 @@ static void *log_user;
 
 static const char *const level_names[] = {"off", "error", "warn", "info", "debug"};
 
-/* A CUJIT_LOG value that is not a level, kept until the log can say so: with the level
- * it would have set unknown, the log stays off, so the warning waits until a callback or
- * a level is set (the library never prints by default). */
-static char bad_level[72];
+/* A CUJIT_LOG value that is not a level (escaped: "debug\x0a"), kept until the log can say
+ * so: with the level it would have set unknown, the log stays off, so the note waits for
+ * the log's first message, whatever turns it on (the library never prints by default). */
+static char bad_level[CJ_SHOWN_SIZE];
 static int bad_level_reported;
 
 static void log_init(void) {
   int level;
   if (cj_env_level("CUJIT_LOG", &level) == CJ_ENV_BAD)
-    snprintf(bad_level, sizeof bad_level, "%.64s", cj_env("CUJIT_LOG"));
+    cj_shown(bad_level, cj_env("CUJIT_LOG"));
   else
     log_level = level;
 }
 
+static void deliver(cujit_log_level level, const char *line) {
+  cujit_log_fn fn;
+  void *user;
+  pthread_mutex_lock(&log_lock);
+  fn = log_fn;
+  user = log_user;
+  pthread_mutex_unlock(&log_lock);
+  if (fn)
+    fn(level, line, user);
+  else
+    fprintf(stderr, "cujit: %s: %s\n", level_names[level], line);
+}
+
+/* The log's first message, once it is on, says which CUJIT_LOG was ignored: a warning, or
+ * an error where only errors pass. */
 static void report_bad_level(void) {
-  if (!bad_level[0] || !cj_log_enabled(CUJIT_LOG_WARN)) return;
+  char line[CJ_SHOWN_SIZE + 200];
+  cujit_log_level at = cj_log_enabled(CUJIT_LOG_WARN) ? CUJIT_LOG_WARN : CUJIT_LOG_ERROR;
+  if (!bad_level[0] || !cj_log_enabled(at)) return;
   if (__atomic_exchange_n(&bad_level_reported, 1, __ATOMIC_RELAXED)) return;
-  cj_log(CUJIT_LOG_WARN, "CUJIT_LOG='%s' is not a log level (off, error, warn, info or debug); "
-         "it was ignored, so the level was the default off until set", bad_level);
+  snprintf(line, sizeof line, "CUJIT_LOG='%s' is not a log level (off, error, warn, info or "
+           "debug); it was ignored, so the level was the default off until set", bad_level);
+  deliver(at, line);
+}
+
+const char *cujit_log_env_ignored(void) {
+  pthread_once(&log_once, log_init);
+  return bad_level[0] ? bad_level : NULL;
 }
 
 void cujit_set_log_callback(cujit_log_fn fn, void *user) {
@@ -62,25 +85,18 @@ int cj_log_enabled(cujit_log_level level) {
 
 void cj_log(cujit_log_level level, const char *fmt, ...) {
   char line[1024];
-  cujit_log_fn fn;
-  void *user;
   va_list ap;
   if (!cj_log_enabled(level)) return;
+  report_bad_level();
   va_start(ap, fmt);
   vsnprintf(line, sizeof line, fmt, ap);
   va_end(ap);
-  pthread_mutex_lock(&log_lock);
-  fn = log_fn;
-  user = log_user;
-  pthread_mutex_unlock(&log_lock);
-  if (fn)
-    fn(level, line, user);
-  else
-    fprintf(stderr, "cujit: %s: %s\n", level_names[level], line);
+  deliver(level, line);
 }
 
 void cj_env_ignored(int *warned, const char *name, const char *value, const char *form,
                     const char *fallback) {
+  char shown[CJ_SHOWN_SIZE];
   if (__atomic_exchange_n(warned, 1, __ATOMIC_RELAXED)) return;
-  cj_warn("%s='%.64s' is not %s; using %s", name, value, form, fallback);
+  cj_warn("%s='%s' is not %s; using %s", name, cj_shown(shown, value), form, fallback);
 }

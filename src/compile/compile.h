@@ -146,6 +146,10 @@ size_t cj_image_bytes(const cj_image *im);
 cujit_status cj_nvrtc_compile(const cj_request *r, cj_image **out);
 /* How long a fork waits for compiles in flight (for tests). */
 void cj_nvrtc_set_fork_wait(double seconds);
+/* The failure of r's compile stopped `after` seconds in, by r->cancel (`by_hook`) or else
+ * by r->time_limit_s, with NVRTC's result: as cj_nvrtc_compile() reports it, and the
+ * worker pool reports a worker's compile that it had to stop. */
+cujit_status cj_nvrtc_stopped(const cj_request *r, int by_hook, double after, int nvrtc);
 /* NVRTC's version and architectures (cached after the first call; cheap; neither creates
  * an NVRTC program). */
 cujit_status cj_nvrtc_archs(const int **archs, size_t *count);

@@ -238,16 +238,15 @@ static void flow_start(nvrtcProgram p, const cj_request *r, flow *f) {
     cj_debug("nvrtcSetFlowCallback failed: '%s' compiles without its limit or hook", r->name);
 }
 
-/* The failure of a compile that was stopped. */
-static cujit_status compile_stopped(const cj_request *r, const flow *f, nvrtcResult res) {
-  if (f->why == STOP_HOOK)
-    return cj_fail_nvrtc(CUJIT_ERROR_CANCELLED, res, "compiling '%s' was cancelled: the "
+cujit_status cj_nvrtc_stopped(const cj_request *r, int by_hook, double after, int nvrtc) {
+  if (by_hook)
+    return cj_fail_nvrtc(CUJIT_ERROR_CANCELLED, nvrtc, "compiling '%s' was cancelled: the "
                          "cancel hook asked to stop after %.3f s; nothing was cached, and a "
-                         "later compile starts afresh", r->name, f->stopped);
-  return cj_fail_nvrtc(CUJIT_ERROR_CANCELLED, res, "compiling '%s' was stopped: its time "
+                         "later compile starts afresh", r->name, after);
+  return cj_fail_nvrtc(CUJIT_ERROR_CANCELLED, nvrtc, "compiling '%s' was stopped: its time "
                        "limit of %g s passed after %.3f s; nothing was cached; give it more "
                        "time (time_limit_s, or 0 for no limit) to compile it", r->name,
-                       r->time_limit_s, f->stopped);
+                       r->time_limit_s, after);
 }
 
 /* What a compile did with a precompiled header. */
@@ -293,7 +292,8 @@ static cujit_status run(nvrtcProgram p, const cj_request *r, pch_use *u, cj_imag
   flow_start(p, r, &f);
   res = compile_program(p, r, u);
   /* once asked to stop, the compile is stopped, even where NVRTC finished regardless */
-  if (__atomic_load_n(&f.why, __ATOMIC_ACQUIRE) != RUNNING) return compile_stopped(r, &f, res);
+  if (__atomic_load_n(&f.why, __ATOMIC_ACQUIRE) != RUNNING)
+    return cj_nvrtc_stopped(r, f.why == STOP_HOOK, f.stopped, res);
   im->log = program_log(p);
   if (!im->log) return cj_fail_oom("reading NVRTC's log");
   if (res != NVRTC_SUCCESS) return compile_failed(r, res, im->log);

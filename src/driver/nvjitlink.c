@@ -7,7 +7,6 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "driver/nvjitlink.h"
@@ -19,10 +18,12 @@ static const char *const sonames[] = {"libnvJitLink.so.13", "libnvJitLink.so.12"
                                       "libnvJitLink.so"};
 
 static pthread_once_t locate_once = PTHREAD_ONCE_INIT;
-static CJ_LARGE char lib_path[PATH_MAX]; /* "" when not found by path */
+static CJ_LARGE char lib_path[PATH_MAX]; /* "" when not found by path; else absolute */
 static CJ_LARGE char identity[PATH_MAX + 64];
 static CJ_LARGE char looked[1536];
-static int explicit_missing; /* CUJIT_NVJITLINK names no file */
+static cj_lib_key keyed;     /* what named the file at lib_path */
+static int explicit_missing; /* CUJIT_NVJITLINK names no file (or is refused) */
+static int explicit_refused; /* CUJIT_NVJITLINK is not an absolute path */
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static cujit_status load_status = CUJIT_ERROR_NO_NVJITLINK;
@@ -35,23 +36,21 @@ static void note_looked(const char *what) {
     snprintf(looked + n, sizeof looked - n, "%s%s", n ? ", " : "", what);
 }
 
-/* Takes `path` when it is a regular file, naming it by its build ID (else name and size). */
+/* Takes `path` (made absolute) when it is a regular file, naming it by its build ID (else
+ * name and size). */
 static int take_file(const char *path) {
-  const char *base = strrchr(path, '/');
-  char id[129];
-  struct stat st;
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return 0;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
+  char abs[PATH_MAX];
+  int fd, ok;
+  if (!(path = cj_lib_absolute(path, abs, sizeof abs)) ||
+      (fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
     return 0;
-  }
-  if (cj_elf_build_id(fd, id, sizeof id))
-    snprintf(identity, sizeof identity, "nvjitlink build %s", id);
-  else
-    snprintf(identity, sizeof identity, "%s %lld", base ? base + 1 : path,
-             (long long)st.st_size);
+  ok = cj_lib_identify(fd, &keyed);
   close(fd);
+  if (!ok) return 0;
+  if (keyed.build_id[0])
+    snprintf(identity, sizeof identity, "nvjitlink build %s", keyed.build_id);
+  else
+    snprintf(identity, sizeof identity, "%s %lld", strrchr(path, '/') + 1, keyed.size);
   snprintf(lib_path, sizeof lib_path, "%s", path);
   return 1;
 }
@@ -82,10 +81,10 @@ static void search(void) {
 }
 
 static void locate(void) {
-  const char *v = cj_env("CUJIT_NVJITLINK");
-  if (v) { /* the user's choice is final */
-    note_looked(v);
-    explicit_missing = !take_file(v);
+  const char *v = cj_lib_env("CUJIT_NVJITLINK", &explicit_refused);
+  if (v || explicit_refused) { /* the user's choice is final */
+    if (v) note_looked(v);
+    explicit_missing = !v || !take_file(v);
     return;
   }
   search();
@@ -146,10 +145,26 @@ static int resolve(void *lib) {
   return 1;
 }
 
+/* The library just loaded from lib_path is the file its identity was read from (see
+ * nvrtc.c's is_keyed). */
+static int is_keyed(void *lib) {
+  char why[700];
+  if (cj_lib_loaded_is(lib, &keyed, why, sizeof why)) return 1;
+  snprintf(load_detail, sizeof load_detail, "the nvJitLink loaded from %.600s is not the file "
+           "this process named in its cache keys: %s. cujit does not link with it; run the "
+           "program again to use the nvJitLink there now", lib_path, why);
+  return 0;
+}
+
 static void load(void) {
   const char *why;
   void *lib;
   pthread_once(&locate_once, locate);
+  if (explicit_refused) {
+    cj_lib_refusal(load_detail, sizeof load_detail, "CUJIT_NVJITLINK", "libnvJitLink.so",
+                   "a link found in the cache needs no nvJitLink");
+    return;
+  }
   if (!(lib = open_library())) {
     why = explicit_missing ? "it is not a file" : dlerror();
     snprintf(load_detail, sizeof load_detail,
@@ -160,7 +175,7 @@ static void load(void) {
              looked);
     return;
   }
-  if (!resolve(lib)) {
+  if ((lib_path[0] && !is_keyed(lib)) || !resolve(lib)) {
     dlclose(lib);
     return;
   }

@@ -1,11 +1,23 @@
 /* nvrtc.c - finding and loading NVRTC at run time (see nvrtc.h). The library file is found
  * by looking at paths first, without loading anything, so that a cache key can name the
- * NVRTC it was made for while a cache hit leaves NVRTC unmapped. */
-#define _GNU_SOURCE /* dladdr */
+ * NVRTC it was made for while a cache hit leaves NVRTC unmapped.
+ *
+ * The NVRTC a key names must be the NVRTC that compiles under it. So a file is only ever
+ * found by an absolute path (CUJIT_NVRTC must be one; a directory searched that is
+ * relative is joined to the working directory when it is searched), it is opened once
+ * and named by the build ID read from that descriptor, and the first compile loads that
+ * absolute path and checks that the image the loader mapped carries that build ID in its
+ * memory (else, for a file without one, that its device and inode are the file's). A
+ * file replaced in between is refused, never compiled with. Loading the descriptor itself
+ * (/proc/self/fd/N) would need no check, but would keep a descriptor open in every
+ * process that computes a key, cache hits included, and would give the loaded library a
+ * name of /proc's rather than its own. */
+#define _GNU_SOURCE /* dladdr1, dlinfo, dl_iterate_phdr */
 #include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +37,9 @@ static pthread_once_t locate_once = PTHREAD_ONCE_INIT;
 static CJ_LARGE char found[3 * PATH_MAX + 64];
 static const char *identity = "", *lib_path = "", *lib_dir = "";
 static CJ_LARGE char loaded_dir[PATH_MAX]; /* set before `loaded` when found by the system's search */
-static int explicit_missing;    /* CUJIT_NVRTC names no file */
+static unsigned long long keyed_dev, keyed_ino; /* of a file without a build ID */
+static int explicit_missing;    /* CUJIT_NVRTC names no file (or is refused) */
+static int explicit_refused;    /* CUJIT_NVRTC is not an absolute path */
 static int in_process;          /* the program had NVRTC already: its symbols are used */
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
@@ -108,49 +122,169 @@ int cj_elf_build_id(int fd, char *out, size_t out_size) {
   return 0;
 }
 
-/* Takes `path` when it is a regular file: its path, directory and identity. The path is
- * kept as found (no realpath: resolving each component costs a system call, and this runs
- * in every process). */
-static int take_file(const char *path) {
-  char id[129], *at = found, *const end = found + sizeof found;
-  const char *base = strrchr(path, '/');
-  size_t len = strlen(path);
+const char *cj_lib_absolute(const char *path, char *buf, size_t size) {
+  char cwd[PATH_MAX];
+  if (path[0] == '/') return path;
+  if (!getcwd(cwd, sizeof cwd) || cj_join(buf, size, cwd, "/", path, NULL) >= size) return NULL;
+  return buf;
+}
+
+int cj_lib_identify(int fd, cj_lib_key *k) {
   struct stat st;
-  int fd, n;
-  if (len >= PATH_MAX || (fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0) return 0;
+  memset(k, 0, sizeof *k);
   /* a build ID is read only from a regular file (a FIFO or a directory cannot be read at
    * an offset), so only without one is the file's kind asked for */
-  if (cj_elf_build_id(fd, id, sizeof id)) {
-    at += cj_join(at, (size_t)(end - at), "nvrtc build ", id, NULL) + 1; /* no printf */
-  } else if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-    /* no build ID: its name and size, which differ between releases */
-    n = snprintf(found, PATH_MAX + 32, "%s %lld", base ? base + 1 : path, (long long)st.st_size);
-    at += n + 1;
-  } else {
-    close(fd);
-    return 0;
-  }
-  close(fd);
-  identity = found; /* the path and its directory follow it (found[] has room for all) */
+  if (cj_elf_build_id(fd, k->build_id, sizeof k->build_id)) return 1;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+  k->size = (long long)st.st_size;
+  k->dev = (unsigned long long)st.st_dev;
+  k->ino = (unsigned long long)st.st_ino;
+  return 1;
+}
+
+/* Keeps the absolute `path` and its directory at `at`, after the identity in found[]. */
+static void keep_path(char *at, const char *path) {
+  char *const end = found + sizeof found;
+  const char *base = strrchr(path, '/');
   lib_path = at;
   at += cj_join(at, (size_t)(end - at), path, NULL) + 1;
-  lib_dir = ".";
-  if (base) {
-    memcpy(at, path, (size_t)(base - path));
-    at[base - path] = '\0';
-    lib_dir = at;
+  memcpy(at, path, (size_t)(base - path));
+  at[base - path] = '\0';
+  lib_dir = base == path ? "/" : at;
+}
+
+/* Takes `path` when it is a regular file: its path (made absolute), directory and
+ * identity. The path is kept as found otherwise (no realpath: resolving each component
+ * costs a system call, and this runs in every process). */
+static int take_file(const char *path) {
+  char abs[PATH_MAX];
+  size_t n;
+  cj_lib_key k;
+  int fd, ok;
+  if (strlen(path) >= PATH_MAX || !(path = cj_lib_absolute(path, abs, sizeof abs)) ||
+      (fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
+    return 0;
+  ok = cj_lib_identify(fd, &k);
+  close(fd);
+  if (!ok) return 0;
+  if (k.build_id[0]) { /* no printf */
+    n = cj_join(found, PATH_MAX + 32, "nvrtc build ", k.build_id, NULL);
+  } else { /* no build ID: its name and size, which differ between releases */
+    n = (size_t)snprintf(found, PATH_MAX + 32, "%s %lld", strrchr(path, '/') + 1, k.size);
+    keyed_dev = k.dev;
+    keyed_ino = k.ino;
+  }
+  identity = found; /* the path and its directory follow it (found[] has room for all) */
+  keep_path(found + n + 1, path);
+  return 1;
+}
+
+/* ---- the image a dlopen mapped ---- */
+
+typedef struct image_query {
+  const struct link_map *map;
+  char *out;
+  size_t out_size;
+  int found;
+} image_query;
+
+/* 1 when [vaddr, vaddr + size) lies in a segment the loader mapped from the file. */
+static int mapped(const struct dl_phdr_info *info, ElfW(Addr) vaddr, ElfW(Xword) size) {
+  int i;
+  for (i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *l = &info->dlpi_phdr[i];
+    if (l->p_type == PT_LOAD && vaddr >= l->p_vaddr && size <= l->p_filesz &&
+        vaddr - l->p_vaddr <= l->p_filesz - size)
+      return 1;
+  }
+  return 0;
+}
+
+/* dl_iterate_phdr's callback: the build ID among the notes of the image q->map, read from
+ * memory (what was mapped, whatever the file holds by now). */
+static int image_build_id(struct dl_phdr_info *info, size_t size, void *data) {
+  image_query *q = data;
+  int i;
+  (void)size;
+  if (info->dlpi_addr != q->map->l_addr || strcmp(info->dlpi_name, q->map->l_name) != 0)
+    return 0;
+  for (i = 0; i < info->dlpi_phnum && !q->found; i++) {
+    const ElfW(Phdr) *n = &info->dlpi_phdr[i];
+    if (n->p_type == PT_NOTE && mapped(info, n->p_vaddr, n->p_filesz))
+      q->found = note_build_id((const unsigned char *)(info->dlpi_addr + n->p_vaddr),
+                               (size_t)n->p_filesz, q->out, q->out_size);
   }
   return 1;
 }
 
+/* The build ID of the loaded image `map`, into out: 1, or 0 when it has none. */
+static int map_build_id(const struct link_map *map, char *out, size_t out_size) {
+  image_query q = {map, out, out_size, 0};
+  out[0] = '\0';
+  dl_iterate_phdr(image_build_id, &q);
+  return q.found;
+}
+
+int cj_lib_loaded_is(void *lib, const cj_lib_key *k, char *why, size_t why_size) {
+  struct link_map *map = NULL;
+  char id[129];
+  struct stat st;
+  if (dlinfo(lib, RTLD_DI_LINKMAP, &map) != 0 || !map) {
+    snprintf(why, why_size, "the loader does not say what it mapped");
+    return 0;
+  }
+  if (map_build_id(map, id, sizeof id) || k->build_id[0]) {
+    if (strcmp(id, k->build_id) == 0) return 1;
+    snprintf(why, why_size, "it was named by build %s, but build %s was loaded",
+             k->build_id[0] ? k->build_id : "(none)", id[0] ? id : "(none)");
+    return 0;
+  }
+  if (stat(map->l_name, &st) == 0 && (unsigned long long)st.st_dev == k->dev &&
+      (unsigned long long)st.st_ino == k->ino)
+    return 1;
+  snprintf(why, why_size, "the file at %.1024s was replaced after it was looked at",
+           map->l_name);
+  return 0;
+}
+
+const char *cj_lib_env(const char *var, int *refused) {
+  const char *v = cj_env(var);
+  *refused = 0;
+  if (!v || v[0] == '/') return v;
+  *refused = 1;
+  cj_warn("%s is '%s', which is not an absolute path, and is not used: set it to the full "
+          "path of the library file (a bare name would be looked for in the working "
+          "directory); compiles that need it fail until then", var, v);
+  return NULL;
+}
+
+void cj_lib_refusal(char *out, size_t size, const char *var, const char *file,
+                    const char *without) {
+  snprintf(out, size, "%s is '%.512s', which is not an absolute path, so it was not loaded; "
+           "set it to the full path of %s (%s)", var, cj_env(var), file, without);
+}
+
 /* The NVRTC this process already has (a program that links NVRTC itself): that one is
- * used, rather than a second copy. */
+ * used, rather than a second copy, named by the build ID of its image in memory. Its path
+ * and directory are kept only when the loader was given an absolute one: a relative one
+ * names another file once the working directory changes. */
 static int take_loaded(void) {
+  struct link_map *map = NULL;
   Dl_info info;
+  char id[129];
+  size_t n;
   void *sym = dlsym(RTLD_DEFAULT, "nvrtcVersion");
-  in_process = sym && dladdr(sym, &info) && info.dli_fname && strchr(info.dli_fname, '/') &&
-               take_file(info.dli_fname);
-  return in_process;
+  if (!sym || !dladdr1(sym, &info, (void **)&map, RTLD_DL_LINKMAP) || !map || !map->l_name)
+    return 0;
+  if (map_build_id(map, id, sizeof id)) {
+    n = cj_join(found, PATH_MAX + 32, "nvrtc build ", id, NULL);
+    identity = found;
+    if (map->l_name[0] == '/') keep_path(found + n + 1, map->l_name);
+  } else if (map->l_name[0] != '/' || !take_file(map->l_name)) {
+    return 0;
+  }
+  in_process = 1;
+  return 1;
 }
 
 static size_t add_dir(search_dir *v, size_t n, size_t cap, const char *dir, size_t len,
@@ -200,9 +334,9 @@ static void search(void) {
 }
 
 static void locate(void) {
-  const char *v = cj_env("CUJIT_NVRTC");
-  if (v) { /* the user's choice is final: a wrong one is an error, not a fallback */
-    explicit_missing = !take_file(v);
+  const char *v = cj_lib_env("CUJIT_NVRTC", &explicit_refused);
+  if (v || explicit_refused) { /* the user's choice is final: a wrong one is an error */
+    explicit_missing = !v || !take_file(v);
     return;
   }
   if (!take_loaded()) search();
@@ -228,10 +362,9 @@ static void *open_library(void) {
   return NULL;
 }
 
-/* Resolves the table from `lib`; from the program's own scope when it had NVRTC already,
- * so that what it links (or wraps) is what cujit calls. */
+/* Resolves the table from `lib` (the program's own scope when it had NVRTC already, so
+ * that what it links or wraps is what cujit calls). */
 static int resolve(void *lib) {
-  if (in_process) lib = RTLD_DEFAULT;
 #define CJ_NVRTC_REQ_(fn)                                                                 \
   if (!(*(void **)&cj_nv.fn = dlsym(lib, #fn))) {                                          \
     snprintf(load_detail, sizeof load_detail, "NVRTC in %.1024s lacks %s; it is too old for "   \
@@ -266,12 +399,35 @@ static void describe_search(char *looked, size_t size) {
   note_looked(looked, size, "the system's library path");
 }
 
+/* The library just loaded from lib_path is the file its identity was read from: a file
+ * replaced between the two (the key is made when a process first looks, the library is
+ * loaded at its first compile) must not compile entries under the old one's key. */
+static int is_keyed(void *lib) {
+  cj_lib_key k;
+  char why[700];
+  memset(&k, 0, sizeof k);
+  if (strncmp(identity, "nvrtc build ", 12) == 0)
+    cj_join(k.build_id, sizeof k.build_id, identity + 12, NULL);
+  k.dev = keyed_dev;
+  k.ino = keyed_ino;
+  if (cj_lib_loaded_is(lib, &k, why, sizeof why)) return 1;
+  snprintf(load_detail, sizeof load_detail, "the NVRTC loaded from %.600s is not the file "
+           "this process named in its cache keys: %.700s. cujit does not compile with it; run "
+           "the program again to use the NVRTC there now", lib_path, why);
+  return 0;
+}
+
 static void load(void) {
   const char *why;
   char looked[1024];
   void *lib;
   pthread_once(&locate_once, locate);
-  if (!(lib = open_library())) {
+  if (explicit_refused) {
+    cj_lib_refusal(load_detail, sizeof load_detail, "CUJIT_NVRTC", "libnvrtc.so", "kernels "
+                   "found in the cache and prebuilt PTX, CUBIN and fatbins need no NVRTC");
+    return;
+  }
+  if (!(lib = in_process ? RTLD_DEFAULT : open_library())) {
     why = explicit_missing ? "it is not a file" : dlerror();
     describe_search(looked, sizeof looked);
     snprintf(load_detail, sizeof load_detail,
@@ -282,11 +438,14 @@ static void load(void) {
              why ? why : "not found", looked);
     return;
   }
-  if (!resolve(lib)) {
+  if (in_process) {
+    if (!resolve(lib)) return;
+  } else if ((lib_path[0] && !is_keyed(lib)) || !resolve(lib)) {
     dlclose(lib);
     return;
+  } else {
+    locate_loaded(*(void **)&cj_nv.nvrtcVersion);
   }
-  locate_loaded(*(void **)&cj_nv.nvrtcVersion);
   __atomic_store_n(&loaded, 1, __ATOMIC_RELEASE);
   load_status = CUJIT_OK;
 }

@@ -95,6 +95,13 @@ cujit_status cj_args_check(const char *kernel, size_t nparams, const size_t *siz
   if (CJ_UNLIKELY(nargs != nparams)) return count_mismatch(kernel, nparams, sizes, nargs);
   for (i = 0; i < nargs; i++) {
     const cujit_arg *a = &args[i];
+    CJ_CHECK(a->kind != CUJIT_ARG_ARRAY || a->value.ptr, CUJIT_ERROR_INVALID_ARGS,
+             "argument %zu of kernel '%s' is a destroyed or NULL array (cujit_array_arg() of "
+             "an array that is not live); nothing was launched", i + 1, kernel);
+    CJ_CHECK(a->kind != CUJIT_ARG_ARRAY, CUJIT_ERROR_INVALID_ARGS,
+             "argument %zu of kernel '%s' is an array handle (cujit_arr()), which only the "
+             "generated kernels' calls take; pass cujit_array_arg(a) to a launch", i + 1,
+             kernel);
     CJ_CHECK(a->kind >= CUJIT_ARG_VALUE && a->kind <= CUJIT_ARG_INOUT, CUJIT_ERROR_INVALID_ARGS,
              "argument %zu of kernel '%s' has unknown kind %d; "
              "make arguments with the cujit_* constructors", i + 1, kernel, a->kind);

@@ -43,7 +43,7 @@ static cujit_status check_archs(const char *fn, const char *const *archs, size_t
 
 /* What a bundle is made of while it is built. */
 typedef struct making {
-  cujit_module *mods[MAX_ARCHS];
+  cj_module *mods[MAX_ARCHS];
   void *blobs[MAX_ARCHS];
   size_t blob_sizes[MAX_ARCHS];
   char ptx_arch[MAX_ARCHS][16];
@@ -82,7 +82,7 @@ static size_t newest(const char *const *archs, size_t n) {
 
 /* The parts of module i: its CUBIN, its PTX when it is the newest or PTX only, its blob. */
 static void add_module(making *mk, const char *const *archs, size_t i, size_t top) {
-  const cujit_module *m = mk->mods[i];
+  const cj_module *m = mk->mods[i];
   const char *arch = m->origin.arch;
   if (m->image->cubin) add_part(mk, CJ_BE_CUBIN, arch, m->image->cubin, m->image->cubin_size);
   if (!m->image->cubin || i == top) {
@@ -127,11 +127,11 @@ static cujit_status make_bundle(const char *fn, void **out, size_t *size, const 
   for (i = 0; i < n && st == CUJIT_OK; i++) {
     own.arch = archs[i];
     st = cj_module_compile(&mk->mods[i], source, name, &own, dir);
-    if (st == CUJIT_OK) st = cujit_module_export(mk->mods[i], &mk->blobs[i], &mk->blob_sizes[i]);
+    if (st == CUJIT_OK) st = cj_module_export(mk->mods[i], &mk->blobs[i], &mk->blob_sizes[i]);
   }
   if (st == CUJIT_OK) st = assemble(mk, archs, n, out, size);
   for (i = 0; i < n; i++) {
-    cujit_module_destroy(mk->mods[i]);
+    cj_module_free(mk->mods[i]);
     cj_free(mk->blobs[i]);
   }
   cj_buf_free(&mk->options);
@@ -209,9 +209,6 @@ static cujit_status warm_setup(const char *fn, const cj_bundle_part *p, size_t n
            "holds no %s, so it cannot warm a cache: only a bundle made from source (cujit "
            "compile --arch, cujit_bundle_from_source) can", fn,
            !src ? "source" : !opt ? "options" : "cache entries");
-  CJ_CHECK(src->size > 0 && !memchr(src->data, '\0', src->size), CUJIT_ERROR_INVALID_VALUE,
-           "%s: the bundle's source is %s", fn, src->size ? "not text (it holds a NUL byte)" :
-           "empty");
   if (!(w->source = cj_memdup(src->data, src->size))) return cj_fail_oom("warming a cache");
   rc = cj_bundle_opts_decode(opt->data, opt->size, &w->opts, why, sizeof why);
   if (rc < 0) return cj_fail_oom("warming a cache");
@@ -222,14 +219,14 @@ static cujit_status warm_setup(const char *fn, const cj_bundle_part *p, size_t n
 /* Stores one target's entry, after import's checks; a refusal is kept in w. */
 static int warm_one(warming *w, const cj_bundle_part *blob) {
   cujit_options o = CUJIT_OPTIONS_INIT;
-  cujit_module *m = NULL;
+  cj_module *m = NULL;
   cujit_status st;
   cj_bundle_opts_apply(&w->opts, &o);
   o.flags &= ~(unsigned)CUJIT_OPT_NO_CACHE;
   o.arch = blob->arch;
   st = cj_module_import_dir(&m, blob->data, blob->size, w->source, w->opts.name, &o,
                             w->opts.dir);
-  cujit_module_destroy(m);
+  cj_module_free(m);
   if (st == CUJIT_OK) {
     cj_info("warmed the cache with '%s' for %s", w->opts.name, blob->arch);
     return 1;
@@ -270,6 +267,15 @@ cujit_status cujit_bundle_warm(const void *data, size_t size, size_t *stored) {
 
 /* ---- describing an image ---- */
 
+/* Appends `before`, a string of the bundle's (escaped: it comes from outside and goes to a
+ * terminal) and `after`. */
+static void put_outside(cj_buf *b, const char *before, const char *s, size_t n,
+                        const char *after) {
+  cj_buf_puts(b, before);
+  cj_buf_escaped(b, s, n);
+  cj_buf_puts(b, after);
+}
+
 static void describe_blob(cj_buf *b, const cj_bundle_part *p) {
   cj_fingerprint fp;
   const unsigned char *entry;
@@ -283,8 +289,14 @@ static void describe_blob(cj_buf *b, const cj_bundle_part *p) {
     return;
   }
   cj_key_hex(&key, hex);
-  cj_buf_printf(b, "  cache entry  %-13s %10zu bytes, key %s, NVRTC %.*s\n", p->arch, p->size,
-                hex, (int)(fp.nvrtc.n > 200 ? 200 : fp.nvrtc.n), fp.nvrtc.p);
+  cj_buf_printf(b, "  cache entry  %-13s %10zu bytes, key %s, NVRTC ", p->arch, p->size, hex);
+  put_outside(b, "", (const char *)fp.nvrtc.p, fp.nvrtc.n > 200 ? 200 : fp.nvrtc.n, "\n");
+}
+
+/* Each string of a NULL-ended list of the options entry, between `before` and `after`. */
+static void put_list(cj_buf *b, const char *before, char *const *v, const char *after) {
+  size_t i;
+  for (i = 0; v[i]; i++) put_outside(b, before, v[i], strlen(v[i]), after);
 }
 
 static void describe_options(cj_buf *b, const cj_bundle_part *p) {
@@ -297,13 +309,15 @@ static void describe_options(cj_buf *b, const cj_bundle_part *p) {
     cj_bundle_opts_free(&o);
     return;
   }
-  cj_buf_printf(b, "  options      name '%s'", o.name);
-  if (o.dir) cj_buf_printf(b, " directory '%s'", o.dir);
-  for (i = 0; o.include_dirs[i]; i++) cj_buf_printf(b, " -I%s", o.include_dirs[i]);
-  for (i = 0; o.defines[i]; i++) cj_buf_printf(b, " -D%s", o.defines[i]);
-  for (i = 0; o.headers[i].name; i++) cj_buf_printf(b, " header '%s'", o.headers[i].name);
-  for (i = 0; o.name_expressions[i]; i++) cj_buf_printf(b, " name '%s'", o.name_expressions[i]);
-  for (i = 0; o.nvrtc_options[i]; i++) cj_buf_printf(b, "%s %s", i ? "" : " --", o.nvrtc_options[i]);
+  put_outside(b, "  options      name '", o.name, strlen(o.name), "'");
+  if (o.dir) put_outside(b, " directory '", o.dir, strlen(o.dir), "'");
+  put_list(b, " -I", o.include_dirs, "");
+  put_list(b, " -D", o.defines, "");
+  for (i = 0; o.headers[i].name; i++)
+    put_outside(b, " header '", o.headers[i].name, strlen(o.headers[i].name), "'");
+  put_list(b, " name '", o.name_expressions, "'");
+  for (i = 0; o.nvrtc_options[i]; i++)
+    put_outside(b, i ? " " : " -- ", o.nvrtc_options[i], strlen(o.nvrtc_options[i]), "");
   cj_buf_puts(b, "\n");
   cj_bundle_opts_free(&o);
 }

@@ -9,12 +9,15 @@
 #include "module/module.h"
 
 /* A second module of the same image, with the same origin (for export and the probe). */
-static cujit_status module_again(const cujit_module *m, cujit_module **out) {
+static cujit_status module_again(const cujit_module *h, cujit_module **out) {
+  const cj_module *m = cj_module_find(h); /* made by this batch: live */
+  cj_module *again;
   cj_request r;
   cujit_status st;
   CJ_TRY(cj_origin_request(m, &r));
-  st = cj_module_new_kept(cj_image_ref(m->image), &r, m->origin.arch, out);
+  st = cj_module_new_kept(cj_image_ref(m->image), &r, m->origin.arch, &again);
   if (st != CUJIT_OK) cj_image_unref(m->image);
+  else *out = cj_module_handle(again);
   cj_request_free(&r);
   return st;
 }

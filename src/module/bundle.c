@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "module/bundle.h"
+#include "module/prebuilt.h"
 
 static const unsigned char magic[8] = {'C', 'U', 'J', 'I', 'T', 'B', 'N', 0x1a};
 
@@ -141,6 +142,44 @@ static int read_header(const unsigned char *d, size_t size, uint64_t *count, cha
   return 0;
 }
 
+/* Whether a code entry's target has its kind's form: sm_90, sm_90a, compute_100f. */
+static int code_target(uint32_t kind, const char *arch) {
+  const char *prefix = kind == CJ_BE_CUBIN ? "sm_" : "compute_", *rest;
+  size_t n = strlen(prefix), digits;
+  if (strncmp(arch, prefix, n) != 0) return 0;
+  digits = strspn(arch + n, "0123456789");
+  rest = arch + n + digits;
+  return digits > 0 && digits <= 4 &&
+         (!rest[0] || ((rest[0] == 'a' || rest[0] == 'f') && !rest[1]));
+}
+
+/* What an entry's payload must be for its kind, checked here so that every reader of a
+ * bundle (loading, listing, warming) refuses the same ones: a CUBIN or PTX entry's target
+ * and bytes, the source's text, the options entry's form. 0, 1 with the reason, or -1 when
+ * out of memory. */
+static int payload(const cj_bundle_part *p, size_t i, char *why, size_t why_size) {
+  char reason[200];
+  cj_bundle_opts o;
+  int rc;
+  if (p->kind == CJ_BE_SOURCE && (!p->size || memchr(p->data, '\0', p->size)))
+    return WHY("has a source entry %zu that is %s", i, p->size ? "not text (it holds a NUL "
+               "byte)" : "empty");
+  if (p->kind == CJ_BE_OPTIONS) {
+    rc = cj_bundle_opts_decode(p->data, p->size, &o, why, why_size);
+    cj_bundle_opts_free(&o);
+    return rc;
+  }
+  if (p->kind != CJ_BE_CUBIN && p->kind != CJ_BE_PTX) return 0;
+  if (!code_target(p->kind, p->arch))
+    return WHY("has a %s entry %zu whose target '%s' is not %s", cj_bundle_kind_name(p->kind),
+               i, p->arch, p->kind == CJ_BE_CUBIN ? "sm_XX" : "compute_XX");
+  if (cj_prebuilt_code_why(p->kind == CJ_BE_CUBIN ? CJ_PREBUILT_CUBIN : CJ_PREBUILT_PTX, p->data,
+                           p->size, reason, sizeof reason) != 0)
+    return WHY("has a %s entry %zu (%s) that %s", cj_bundle_kind_name(p->kind), i, p->arch,
+               reason);
+  return 0;
+}
+
 /* Entry i of the table into *p (payload not yet checked against the others). */
 static int read_entry(const unsigned char *d, size_t size, size_t i, size_t table_end,
                       cj_bundle_part *p, placed *pl, char *why, size_t why_size) {
@@ -207,8 +246,10 @@ int cj_bundle_parse(const void *data, size_t size, cj_bundle_part **parts, size_
     cj_free(pl);
     return -1;
   }
-  for (i = 0, rc = 0; i < count && rc == 0; i++)
+  for (i = 0, rc = 0; i < count && rc == 0; i++) {
     rc = read_entry(d, size, i, table_end, &p[i], &pl[i], why, why_size);
+    if (rc == 0) rc = payload(&p[i], i, why, why_size);
+  }
   if (rc == 0) rc = no_overlap(pl, (size_t)count, why, why_size);
   cj_free(pl);
   if (rc != 0) {

@@ -39,7 +39,10 @@ int cj_bundle_build(const cj_bundle_part *parts, size_t n, cj_buf *out);
 
 /* Reads and verifies a bundle: 0 with *parts (views into data; the array freed with
  * cj_free) and *n; 1 when the bytes are not a whole, undamaged bundle, with the reason in
- * `why` ("is truncated ..."); -1 when out of memory. */
+ * `why` ("is truncated ..."); -1 when out of memory. Every check of docs/bundle.md is made
+ * here, CUBIN and PTX entries included (their target's form, and their bytes through
+ * cj_prebuilt_code_why()): a pure function of the bytes, the one every reader goes through,
+ * so that loading, listing and warming refuse the same bundles. */
 int cj_bundle_parse(const void *data, size_t size, cj_bundle_part **parts, size_t *n,
                     char *why, size_t why_size);
 

@@ -50,7 +50,7 @@ static int same_code(const cj_image *a, const cj_image *b) {
  * tells when that happened. When it holds this code, its headers are this code's: stale
  * when they are not the ones found now. When it holds other code, compiled from the
  * headers found now, this code is stale. Without an image there is nothing to tell by. */
-static cujit_status check_headers(const cujit_module *m, const keys *k) {
+static cujit_status check_headers(const cj_module *m, const keys *k) {
   cj_deps *held = NULL;
   cj_image *im = cj_memcache_get(&k->rkey, NULL, &held);
   int same_files = cj_deps_same_files(held, k->deps);
@@ -66,7 +66,7 @@ static cujit_status check_headers(const cujit_module *m, const keys *k) {
 
 /* What the entry says besides the image. The NVRTC version is for listings only: a process
  * whose modules all came from the cache has not loaded NVRTC and leaves it 0.0. */
-static void entry_meta(const cujit_module *m, cj_entry_meta *meta) {
+static void entry_meta(const cj_module *m, cj_entry_meta *meta) {
   memset(meta, 0, sizeof *meta);
   snprintf(meta->name, sizeof meta->name, "%s", m->name);
   if (cj_nvrtc_loaded() &&
@@ -74,7 +74,7 @@ static void entry_meta(const cujit_module *m, cj_entry_meta *meta) {
     meta->nvrtc_major = meta->nvrtc_minor = 0;
 }
 
-static cujit_status encode(const cujit_module *m, const cj_request *r, const keys *k,
+static cujit_status encode(const cj_module *m, const cj_request *r, const keys *k,
                            cj_buf *out) {
   cj_fingerprint fp;
   cj_entry_meta meta;
@@ -93,15 +93,15 @@ static cujit_status encode(const cujit_module *m, const cj_request *r, const key
   return st;
 }
 
-cujit_status cujit_module_export(const cujit_module *m, void **blob, size_t *size) {
+cujit_status cj_module_export(const cj_module *m, void **blob, size_t *size) {
   cj_request req;
   cj_buf out = {0};
   keys k = {0};
   cujit_status st;
   if (blob) *blob = NULL;
   if (size) *size = 0;
-  CJ_CHECK(m && blob && size, CUJIT_ERROR_INVALID_VALUE, "cujit_module_export: %s is NULL",
-           !m ? "mod" : !blob ? "blob" : "size");
+  CJ_CHECK(blob && size, CUJIT_ERROR_INVALID_VALUE, "cujit_module_export: %s is NULL",
+           !blob ? "blob" : "size");
   CJ_CHECK(m->origin.kept, CUJIT_ERROR_INVALID_VALUE,
            "cujit_module_export: module '%s' was made from prebuilt code, which has no "
            "cache key to check an import by; send the code itself (cujit_module_cubin() "
@@ -118,6 +118,14 @@ cujit_status cujit_module_export(const cujit_module *m, void **blob, size_t *siz
   cj_deps_destroy(k.deps);
   cj_request_free(&req);
   return st;
+}
+
+cujit_status cujit_module_export(const cujit_module *h, void **blob, size_t *size) {
+  cj_module *m;
+  if (blob) *blob = NULL;
+  if (size) *size = 0;
+  CJ_TRY(cj_module_get(h, "cujit_module_export", &m));
+  return cj_module_export(m, blob, size);
 }
 
 void cujit_free(void *p) { cj_free(p); }
@@ -296,7 +304,7 @@ static cujit_status mismatch(const cj_request *r, const received *got, const key
 
 /* Makes the module once the keys agree, and stores it in the caches. */
 static cujit_status make_module(const cj_request *r, received *got, const keys *k,
-                                cujit_module **out) {
+                                cj_module **out) {
   got->im->source = cj_memdup(r->source, r->source_len);
   got->im->source_len = r->source_len;
   if (!got->im->source) return cj_fail_oom("importing a module");
@@ -306,7 +314,7 @@ static cujit_status make_module(const cj_request *r, received *got, const keys *
   return CUJIT_OK;
 }
 
-cujit_status cj_module_import_dir(cujit_module **out, const void *blob, size_t size,
+cujit_status cj_module_import_dir(cj_module **out, const void *blob, size_t size,
                                  const char *source, const char *name, const cujit_options *opts,
                                  const char *dir) {
   cj_request req;
@@ -341,17 +349,22 @@ static cujit_status check_blob(const char *fn, cujit_module **out, const void *b
 cujit_status cujit_module_import(cujit_module **out, const void *blob, size_t size,
                                  const char *source, const char *name,
                                  const cujit_options *opts) {
-  cujit_status st = check_blob("cujit_module_import", out, blob, size);
-  return st != CUJIT_OK ? st : cj_module_import_dir(out, blob, size, source, name, opts, NULL);
+  cj_module *m;
+  CJ_TRY(check_blob("cujit_module_import", out, blob, size));
+  CJ_TRY(cj_module_import_dir(&m, blob, size, source, name, opts, NULL));
+  *out = cj_module_handle(m);
+  return CUJIT_OK;
 }
 
 cujit_status cujit_module_import_file(cujit_module **out, const void *blob, size_t size,
                                       const char *path, const cujit_options *opts) {
   char *text, *dir;
+  cj_module *m = NULL;
   cujit_status st = check_blob("cujit_module_import_file", out, blob, size);
   if (st != CUJIT_OK) return st;
   CJ_TRY(cj_source_file("cujit_module_import_file", path, &text, &dir));
-  st = cj_module_import_dir(out, blob, size, text, path, opts, dir);
+  st = cj_module_import_dir(&m, blob, size, text, path, opts, dir);
+  if (st == CUJIT_OK) *out = cj_module_handle(m);
   cj_free(dir);
   cj_free(text);
   return st;

@@ -56,7 +56,7 @@ static cujit_status param_layout(cujit_function *fn, CUkernel k) {
   return CUJIT_OK;
 }
 
-cujit_status cj_function_new(cujit_module *m, cj_mstate *s, const char *sym, CUdevice dev,
+cujit_status cj_function_new(cj_module *m, cj_mstate *s, const char *sym, CUdevice dev,
                                  cujit_function **out) {
   cujit_function *fn = cj_calloc(1, sizeof *fn);
   cj_fstate *fs;

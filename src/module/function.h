@@ -83,7 +83,7 @@ struct cj_ptypes {
 };
 
 struct cujit_function {
-  cujit_module *module;      /* the module it belongs to (not owned) */
+  cj_module *module;         /* the module it belongs to (not owned) */
   char *name;                /* plain name, e.g. "multiply_them" */
   char *lowered;             /* its symbol in the image, e.g. "_Z13multiply_themPfS_S_" */
   cj_fstate *dev;            /* per-device handles and slots */
@@ -100,29 +100,29 @@ struct cujit_function {
 /* ---- load.c ---- */
 
 /* Whether the module's image is a CUBIN or fatbin, whose kernels the driver lists. */
-int cj_module_binary_only(const cujit_module *m);
+int cj_module_binary_only(const cj_module *m);
 /* The module's device state, made on first use (symbols read); NULL when out of memory.
  * Module lock held. */
-cj_mstate *cj_module_state(cujit_module *m);
+cj_mstate *cj_module_state(cj_module *m);
 /* Loads the image that suits `dev` (module lock held) and says which (CJ_V_*). */
-cujit_status cj_module_load(cujit_module *m, cj_mstate *s, CUdevice dev, int *variant,
+cujit_status cj_module_load(cj_module *m, cj_mstate *s, CUdevice dev, int *variant,
                             const cj_limits **lim);
 /* A failed load of image `v` on `dev` as CUJIT_ERROR_LOAD with the driver's JIT log and
  * what to do. */
-cujit_status cj_module_load_failed(cujit_module *m, int v, CUresult r, CUdevice dev, int cc,
+cujit_status cj_module_load_failed(cj_module *m, int v, CUresult r, CUdevice dev, int cc,
                                    const char *log);
 
 /* ---- lookup.c ---- */
 
 /* Resolves `name` among the module's kernels (kernels 1) or variables into its symbol,
  * *sym borrowed from the module. Takes the module lock. */
-cujit_status cj_module_lookup(cujit_module *m, int kernels, const char *name, const char **sym,
+cujit_status cj_module_lookup(cj_module *m, int kernels, const char *name, const char **sym,
                               CUdevice dev);
 
 /* ---- function.c (module lock held) ---- */
 
 /* A new kernel handle for symbol `sym`, loaded on `dev`, kept in s->fns. */
-cujit_status cj_function_new(cujit_module *m, cj_mstate *s, const char *sym, CUdevice dev,
+cujit_status cj_function_new(cj_module *m, cj_mstate *s, const char *sym, CUdevice dev,
                              cujit_function **out);
 /* The handle already made for `sym`, or NULL. */
 cujit_function *cj_function_find(const cj_mstate *s, const char *sym);
@@ -145,7 +145,7 @@ void cj_ptypes_free(cj_ptypes *t);
  * probe compiled from the module's source (probe.c), else CUJIT_ERROR_NOT_FOUND. *out is
  * owned by the caller. CUJIT_ERROR_SIGNATURE saying why they cannot be known and what to
  * do; CUJIT_ERROR_OUT_OF_MEMORY; a failed probe's status. */
-cujit_status cj_ptypes_of(cujit_module *m, const char *sym, size_t n, int compile,
+cujit_status cj_ptypes_of(cj_module *m, const char *sym, size_t n, int compile,
                           cj_ptypes **out);
 /* The types launches check fn's arguments against, or NULL. */
 static inline const cj_ptypes *cj_function_ptypes(const cujit_function *fn) {

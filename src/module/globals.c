@@ -2,8 +2,9 @@
  * written. */
 #include "module/function.h"
 
-cujit_status cujit_module_get_global(cujit_module *m, const char *name, CUdeviceptr *dptr,
-                                     size_t *bytes) {
+/* cujit_module_get_global() of a live module; `fn` names the public function. */
+static cujit_status get_global(cj_module *m, const char *name, CUdeviceptr *dptr,
+                               size_t *bytes, const char *fn) {
   const char *sym = NULL;
   const cj_limits *lim;
   CUcontext ctx;
@@ -12,9 +13,8 @@ cujit_status cujit_module_get_global(cujit_module *m, const char *name, CUdevice
   size_t size = 0;
   int v;
   cujit_status st;
-  CJ_CHECK(m && name && name[0] && dptr, CUJIT_ERROR_INVALID_VALUE,
-           "cujit_module_get_global: %s is NULL%s", !m ? "module" : !dptr ? "dptr" : "name",
-           name && !name[0] ? " or empty" : "");
+  CJ_CHECK(name && name[0] && dptr, CUJIT_ERROR_INVALID_VALUE, "%s: %s is NULL%s", fn,
+           !dptr ? "dptr" : "name", name && !name[0] ? " or empty" : "");
   *dptr = 0;
   if (bytes) *bytes = 0;
   CJ_TRY(cj_module_lookup(m, 0, name, &sym, 0));
@@ -39,12 +39,23 @@ cujit_status cujit_module_get_global(cujit_module *m, const char *name, CUdevice
   return CUJIT_OK;
 }
 
-static cujit_status global_for_copy(cujit_module *m, const char *name, const void *host,
+cujit_status cujit_module_get_global(cujit_module *h, const char *name, CUdeviceptr *dptr,
+                                     size_t *bytes) {
+  cj_module *m;
+  if (dptr) *dptr = 0;
+  if (bytes) *bytes = 0;
+  CJ_TRY(cj_module_get(h, "cujit_module_get_global", &m));
+  return get_global(m, name, dptr, bytes, "cujit_module_get_global");
+}
+
+static cujit_status global_for_copy(cujit_module *h, const char *name, const void *host,
                                     size_t bytes, CUdeviceptr *dptr, const char *what) {
+  const char *fn = what[0] == 'w' ? "cujit_module_write_global" : "cujit_module_read_global";
   size_t size = 0;
-  CJ_CHECK(host || !bytes, CUJIT_ERROR_INVALID_VALUE,
-           "cujit_module_%s_global: the host pointer is NULL", what);
-  CJ_TRY(cujit_module_get_global(m, name, dptr, &size));
+  cj_module *m;
+  CJ_TRY(cj_module_get(h, fn, &m));
+  CJ_CHECK(host || !bytes, CUJIT_ERROR_INVALID_VALUE, "%s: the host pointer is NULL", fn);
+  CJ_TRY(get_global(m, name, dptr, &size, fn));
   CJ_CHECK(bytes <= size, CUJIT_ERROR_INVALID_VALUE,
            "cannot %s %zu bytes %s variable '%s' of module '%s': it has %zu bytes", what, bytes,
            what[0] == 'w' ? "into" : "from", name, m->name, size);

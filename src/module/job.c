@@ -30,7 +30,7 @@ struct cujit_compile_job {
   cujit_status status;
   int nvrtc_result;
   char *message;                  /* the failure's detail; NULL when none */
-  cujit_module *module;
+  cj_module *module;
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -233,7 +233,7 @@ cujit_status cujit_compile_wait(cujit_compile_job *job, cujit_module **out) {
                         : cj_fail(job->status, "%s", cujit_status_string(job->status));
   CJ_CHECK(!job->taken, CUJIT_ERROR_INVALID_VALUE, "cujit_compile_wait: the module of this job "
            "was handed over by an earlier wait (it is the caller's since); wait once per job");
-  *out = job->module;
+  *out = cj_module_handle(job->module);
   job->module = NULL;
   job->taken = 1;
   return CUJIT_OK;
@@ -257,7 +257,7 @@ void cujit_compile_job_destroy(cujit_compile_job *job) {
   if (!job) return;
   cujit_compile_cancel(job);
   wait_done(job);
-  cujit_module_destroy(job->module);
+  cj_module_free(job->module);
   cj_free(job->message);
   cj_buf_free(&job->wire);
   cj_free(job);

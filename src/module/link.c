@@ -237,6 +237,7 @@ static void job_free(job *j) {
 static cujit_status run(job *j, const cujit_link_part *parts, cujit_module **out) {
   cj_link_spec spec;
   cj_image *im = NULL;
+  cj_module *m;
   cujit_status st;
   size_t i, sources = 0;
   /* the array is stepped through by its first part's size (a program built against
@@ -259,7 +260,8 @@ static cujit_status run(job *j, const cujit_link_part *parts, cujit_module **out
   spec.n_options = j->n_link_opts;
   spec.name = j->link.name ? j->link.name : "linked";
   CJ_TRY(cj_link(&spec, j->lp, j->n, (j->opts.flags & CUJIT_OPT_NO_CACHE) != 0, &im));
-  if ((st = cj_module_new(im, spec.name, out)) != CUJIT_OK) cj_image_unref(im);
+  if ((st = cj_module_new(im, spec.name, &m)) != CUJIT_OK) cj_image_unref(im);
+  else *out = cj_module_handle(m);
   return st;
 }
 

@@ -23,12 +23,12 @@ static int cubin_fits(const char *arch, int cc) {
 }
 
 /* Whether the module's image is a CUBIN or fatbin, whose kernels the driver lists. */
-int cj_module_binary_only(const cujit_module *m) {
+int cj_module_binary_only(const cj_module *m) {
   return m->image->prebuilt == CJ_PREBUILT_CUBIN || m->image->prebuilt == CJ_PREBUILT_FATBIN ||
          m->image->prebuilt == CJ_PREBUILT_BUNDLE;
 }
 
-cj_mstate *cj_module_state(cujit_module *m) {
+cj_mstate *cj_module_state(cj_module *m) {
   cj_mstate *s = m->dev;
   cujit_status st;
   if (s) return s;
@@ -50,7 +50,7 @@ cj_mstate *cj_module_state(cujit_module *m) {
 }
 
 /* What to do when loading failed with r. */
-static const char *load_hint(const cujit_module *m, CUresult r) {
+static const char *load_hint(const cj_module *m, CUresult r) {
   if (m->image->prebuilt) {
     if (r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION)
       return "; the PTX is newer than the driver: update the driver, or load a CUBIN or "
@@ -69,13 +69,13 @@ static const char *load_hint(const cujit_module *m, CUresult r) {
   return "";
 }
 
-static const char *image_kind(const cujit_module *m, int v) {
+static const char *image_kind(const cj_module *m, int v) {
   if (m->dev && m->dev->what[v][0]) return m->dev->what[v];
   if (v == CJ_V_PTX) return "PTX through the driver's JIT";
   return m->image->fatbin ? "fatbin" : "CUBIN";
 }
 
-cujit_status cj_module_load_failed(cujit_module *m, int v, CUresult r, CUdevice dev, int cc,
+cujit_status cj_module_load_failed(cj_module *m, int v, CUresult r, CUdevice dev, int cc,
                                 const char *log) {
   const char *text = NULL;
   const char *hint = load_hint(m, r);
@@ -97,7 +97,7 @@ static const void *image_bytes(const cj_image *im, int v) {
 }
 
 /* Loads `bytes` as library v (once per module); caller holds the lock. */
-static cujit_status load_image(cujit_module *m, cj_mstate *s, int v, const void *bytes,
+static cujit_status load_image(cj_module *m, cj_mstate *s, int v, const void *bytes,
                                CUdevice dev, int cc) {
   CUjit_option opt[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
   void *val[2];
@@ -202,7 +202,7 @@ static void list_codes(const cj_mstate *s, char *out, size_t size) {
   }
 }
 
-static cujit_status no_code(const cujit_module *m, const cj_mstate *s, CUdevice dev, int cc) {
+static cujit_status no_code(const cj_module *m, const cj_mstate *s, CUdevice dev, int cc) {
   char held[512];
   list_codes(s, held, sizeof held);
   if (s->pick[CJ_V_CUBIN] || s->pick[CJ_V_PTX])
@@ -219,7 +219,7 @@ static cujit_status no_code(const cujit_module *m, const cj_mstate *s, CUdevice 
 }
 
 /* Loads entry i as library v. */
-static cujit_status load_code(cujit_module *m, cj_mstate *s, int v, int i, CUdevice dev, int cc) {
+static cujit_status load_code(cj_module *m, cj_mstate *s, int v, int i, CUdevice dev, int cc) {
   const cj_code *c = &s->codes[i];
   char name[32];
   cujit_status st;
@@ -239,7 +239,7 @@ static cujit_status load_code(cujit_module *m, cj_mstate *s, int v, int i, CUdev
 
 /* Chooses and loads the entry of a fatbin or bundle for `dev`: a library already loaded
  * when it runs there, else the CUBIN for the device, else its PTX through the JIT. */
-static cujit_status load_container(cujit_module *m, cj_mstate *s, CUdevice dev, int cc,
+static cujit_status load_container(cj_module *m, cj_mstate *s, CUdevice dev, int cc,
                                    int *variant) {
   int v, i;
   if (!s->codes) {
@@ -270,7 +270,7 @@ static cujit_status load_container(cujit_module *m, cj_mstate *s, CUdevice dev, 
 }
 
 /* Says, once per device, what was loaded there. */
-static void record(cujit_module *m, cj_mstate *s, int v, CUdevice dev, int cc) {
+static void record(cj_module *m, cj_mstate *s, int v, CUdevice dev, int cc) {
   if (!s->what[v][0]) {
     const char *arch = m->image->arch;
     if (v == CJ_V_PTX && strncmp(arch, "sm_", 3) == 0)
@@ -285,7 +285,7 @@ static void record(cujit_module *m, cj_mstate *s, int v, CUdevice dev, int cc) {
 }
 
 /* Loads the image that suits `dev` and returns which one it is. */
-cujit_status cj_module_load(cujit_module *m, cj_mstate *s, CUdevice dev, int *variant,
+cujit_status cj_module_load(cj_module *m, cj_mstate *s, CUdevice dev, int *variant,
                             const cj_limits **lim) {
   int cc, fits;
   CJ_TRY(cj_device_limits(dev, lim));
@@ -327,7 +327,8 @@ cujit_status cj_module_load(cujit_module *m, cj_mstate *s, CUdevice dev, int *va
   return CUJIT_OK;
 }
 
-const char *cujit_module_loaded_as(cujit_module *m, int device) {
+const char *cujit_module_loaded_as(cujit_module *h, int device) {
+  cj_module *m = cj_module_find(h);
   const char *what = NULL;
   if (!m || device < 0 || device >= CJ_RECORDED_DEVICES) return NULL;
   pthread_mutex_lock(&m->lock);
@@ -336,7 +337,7 @@ const char *cujit_module_loaded_as(cujit_module *m, int device) {
   return what;
 }
 
-void cj_module_device_free(cujit_module *m) {
+void cj_module_device_free(cj_module *m) {
   cj_mstate *s = m->dev;
   size_t i;
   if (!s) return;

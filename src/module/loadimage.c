@@ -51,6 +51,7 @@ static cujit_status from_bytes(cujit_module **out, const void *data, size_t size
   cj_prebuilt_kind kind;
   char arch[32], fallback[16];
   cj_image *im = NULL;
+  cj_module *m;
   cujit_status st;
   CJ_TRY(cj_prebuilt_inspect(data, size, name ? name : "image", &kind, arch, sizeof arch));
   CJ_TRY(image_of(data, size, kind, arch, &im));
@@ -58,7 +59,8 @@ static cujit_status from_bytes(cujit_module **out, const void *data, size_t size
     snprintf(fallback, sizeof fallback, "image.%s", kind_suffix(kind));
     name = fallback;
   }
-  if ((st = cj_module_new(im, name, out)) != CUJIT_OK) cj_image_unref(im);
+  if ((st = cj_module_new(im, name, &m)) != CUJIT_OK) cj_image_unref(im);
+  else *out = cj_module_handle(m);
   return st;
 }
 

@@ -30,7 +30,7 @@ static cujit_status fail_listing(cujit_status st, cj_buf *b) {
   return st;
 }
 
-static cujit_status not_found(const cujit_module *m, const char *what, const char *name,
+static cujit_status not_found(const cj_module *m, const char *what, const char *name,
                               char *const *syms, size_t n) {
   cj_buf b = {0};
   cj_buf_printf(&b, "module '%s' has no %s '%s'; ", m->name, what, name);
@@ -46,7 +46,7 @@ static cujit_status not_found(const cujit_module *m, const char *what, const cha
   return fail_listing(CUJIT_ERROR_NOT_FOUND, &b);
 }
 
-static cujit_status ambiguous(const cujit_module *m, const char *what, const char *name,
+static cujit_status ambiguous(const cj_module *m, const char *what, const char *name,
                               char *const *syms, const size_t *idx, size_t n) {
   cj_buf b = {0};
   cj_buf_printf(&b, "'%s' matches %zu %ss of module '%s': ", name, n, what, m->name);
@@ -57,7 +57,7 @@ static cujit_status ambiguous(const cujit_module *m, const char *what, const cha
 }
 
 /* The lowered name of name expression `name` (or of "&name"), or NULL. */
-static const char *lowered_of(const cujit_module *m, const char *name) {
+static const char *lowered_of(const cj_module *m, const char *name) {
   size_t i;
   for (i = 0; i < m->image->n_names; i++) {
     const char *e = m->image->name_exprs[i];
@@ -67,7 +67,7 @@ static const char *lowered_of(const cujit_module *m, const char *name) {
   return NULL;
 }
 
-static cujit_status resolve(const cujit_module *m, char *const *syms, size_t n, const char *what,
+static cujit_status resolve(const cj_module *m, char *const *syms, size_t n, const char *what,
                             const char *name, const char **sym) {
   size_t found[MAX_LISTED], count;
   const char *lowered = lowered_of(m, name), *given = name;
@@ -85,7 +85,7 @@ static cujit_status resolve(const cujit_module *m, char *const *syms, size_t n, 
 
 /* Asks the driver for the kernels of a CUBIN or fatbin, which has no PTX to read them
  * from: loads it on `dev` first (module lock held; once per module). */
-static cujit_status list_kernels(cujit_module *m, cj_mstate *s, CUdevice dev) {
+static cujit_status list_kernels(cj_module *m, cj_mstate *s, CUdevice dev) {
   const cj_limits *lim;
   CUkernel *ks = NULL;
   unsigned count = 0, i;
@@ -123,7 +123,7 @@ static cujit_status list_kernels(cujit_module *m, cj_mstate *s, CUdevice dev) {
 /* Resolves `name` among the module's kernels or globals. No device is needed, except to
  * list the kernels of a CUBIN or fatbin (on `dev`, which is then the current device). A
  * variable of a module whose variables could not be listed is taken by its symbol. */
-static cujit_status lookup_locked(cujit_module *m, cj_mstate *s, int kernels, const char *name,
+static cujit_status lookup_locked(cj_module *m, cj_mstate *s, int kernels, const char *name,
                                   const char **sym, CUdevice dev) {
   if (!kernels && !s->globals_known) {
     *sym = name;
@@ -134,7 +134,7 @@ static cujit_status lookup_locked(cujit_module *m, cj_mstate *s, int kernels, co
   return resolve(m, s->syms.kernels, s->syms.n_kernels, "kernel", name, sym);
 }
 
-cujit_status cj_module_lookup(cujit_module *m, int kernels, const char *name, const char **sym,
+cujit_status cj_module_lookup(cj_module *m, int kernels, const char *name, const char **sym,
                            CUdevice dev) {
   cj_mstate *s;
   cujit_status st;
@@ -146,16 +146,18 @@ cujit_status cj_module_lookup(cujit_module *m, int kernels, const char *name, co
   return st;
 }
 
-cujit_status cujit_module_get_function(cujit_module *m, const char *name, cujit_function **out) {
+cujit_status cujit_module_get_function(cujit_module *h, const char *name, cujit_function **out) {
   const char *sym = NULL;
   CUcontext ctx;
   CUdevice dev = 0;
   cujit_function *fn;
+  cj_module *m;
   cujit_status st;
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "cujit_module_get_function: fn is NULL");
   *out = NULL;
-  CJ_CHECK(m && name && name[0], CUJIT_ERROR_INVALID_VALUE, "cujit_module_get_function: %s",
-           !m ? "module is NULL" : "name is NULL or empty");
+  CJ_TRY(cj_module_get(h, "cujit_module_get_function", &m));
+  CJ_CHECK(name && name[0], CUJIT_ERROR_INVALID_VALUE,
+           "cujit_module_get_function: name is NULL or empty");
   if (cj_module_binary_only(m)) CJ_TRY(cj_ctx_ensure(&ctx, &dev));
   CJ_TRY(cj_module_lookup(m, 1, name, &sym, dev));
   CJ_TRY(cj_ctx_ensure(&ctx, &dev));

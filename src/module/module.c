@@ -1,16 +1,53 @@
-/* module.c - creating modules from source or files, and reading their results. */
+/* module.c - creating modules from source or files, their handles, and reading their
+ * results. */
 #include <fcntl.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "cache/cache.h"
 #include "module/module.h"
 
+/* ---- handles ----
+ *
+ * Every module is in a table of handles that never alias (common.h) from when it is made
+ * until it is destroyed, so that a destroyed module's handle is refused, also when a new
+ * module has taken its memory, and a second destroy frees nothing. Kernels point to their
+ * module directly: a launch pays for no lookup. */
+
+static pthread_mutex_t modules_lock = PTHREAD_MUTEX_INITIALIZER;
+static cj_handles modules = CJ_HANDLES_INIT(CJ_HANDLE_TAG(0x4D));
+
+cj_module *cj_module_find(const cujit_module *h) {
+  cj_module *m;
+  pthread_mutex_lock(&modules_lock);
+  m = cj_handle_get(&modules, (uintptr_t)h);
+  pthread_mutex_unlock(&modules_lock);
+  return m;
+}
+
+cujit_status cj_module_get(const cujit_module *h, const char *fn, cj_module **m) {
+  CJ_CHECK(h, CUJIT_ERROR_INVALID_VALUE, "%s: mod is NULL", fn);
+  CJ_CHECK((*m = cj_module_find(h)) != NULL, CUJIT_ERROR_INVALID_VALUE,
+           "%s: mod is not a live module (destroyed already, or never made by cujit)", fn);
+  return CUJIT_OK;
+}
+
 /* One allocation holds the module, its name and what the caller keeps with it. */
 cujit_status cj_module_new_ex(cj_image *im, const char *name, size_t extra, void **extra_at,
-                              cujit_module **out) {
-  size_t len = strlen(name), at = (sizeof(cujit_module) + len + 1 + 15) & ~(size_t)15;
-  cujit_module *m = cj_calloc(1, at + extra);
+                              cj_module **out) {
+  size_t len = strlen(name), at = (sizeof(cj_module) + len + 1 + 15) & ~(size_t)15;
+  cj_module *m = cj_calloc(1, at + extra);
+  int full = 0;
   if (!m) return cj_fail_oom("creating the module");
+  pthread_mutex_lock(&modules_lock);
+  if (!(m->handle = cj_handle_add(&modules, m))) full = cj_handles_full(&modules);
+  pthread_mutex_unlock(&modules_lock);
+  if (!m->handle) {
+    cj_free(m);
+    CJ_CHECK(!full, CUJIT_ERROR_OUT_OF_MEMORY, "creating the module: %zu modules are live, the "
+             "most cujit keeps at once; destroy some", (size_t)1 << CJ_HANDLE_SLOT_BITS);
+    return cj_fail_oom("creating the module");
+  }
   if (extra_at) *extra_at = (char *)m + at;
   m->name = (char *)(m + 1);
   memcpy(m->name, name, len + 1);
@@ -22,11 +59,11 @@ cujit_status cj_module_new_ex(cj_image *im, const char *name, size_t extra, void
   return CUJIT_OK;
 }
 
-cujit_status cj_module_new(cj_image *im, const char *name, cujit_module **out) {
+cujit_status cj_module_new(cj_image *im, const char *name, cj_module **out) {
   return cj_module_new_ex(im, name, 0, NULL, out);
 }
 
-cujit_status cj_module_compile(cujit_module **out, const char *source, const char *name,
+cujit_status cj_module_compile(cj_module **out, const char *source, const char *name,
                                const cujit_options *opts, const char *dir) {
   cj_request req;
   cj_image *im = NULL;
@@ -45,9 +82,12 @@ cujit_status cj_module_compile(cujit_module **out, const char *source, const cha
 
 cujit_status cujit_module_from_source(cujit_module **out, const char *source, const char *name,
                                       const cujit_options *opts) {
+  cj_module *m;
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "cujit_module_from_source: out is NULL");
   *out = NULL;
-  return cj_module_compile(out, source, name, opts, NULL);
+  CJ_TRY(cj_module_compile(&m, source, name, opts, NULL));
+  *out = cj_module_handle(m);
+  return CUJIT_OK;
 }
 
 cujit_status cj_module_read_file(const char *path, size_t max, const char *what,
@@ -120,18 +160,30 @@ cujit_status cj_source_file(const char *fn, const char *path, char **text, char 
 cujit_status cujit_module_from_file(cujit_module **out, const char *path,
                                     const cujit_options *opts) {
   char *text, *dir;
+  cj_module *m = NULL;
   cujit_status st;
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "cujit_module_from_file: out is NULL");
   *out = NULL;
   CJ_TRY(cj_source_file("cujit_module_from_file", path, &text, &dir));
-  st = cj_module_compile(out, text, path, opts, dir);
+  st = cj_module_compile(&m, text, path, opts, dir);
+  if (st == CUJIT_OK) *out = cj_module_handle(m);
   cj_free(dir);
   cj_free(text);
   return st;
 }
 
-void cujit_module_destroy(cujit_module *m) {
-  if (!m) return;
+void cujit_module_destroy(cujit_module *h) {
+  cj_module *m;
+  if (!h) return;
+  pthread_mutex_lock(&modules_lock);
+  m = cj_handle_remove(&modules, (uintptr_t)h);
+  pthread_mutex_unlock(&modules_lock);
+  if (!m) {
+    /* destroyed already, or not a module: nothing to free, nothing of it read */
+    cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_module_destroy: mod is not a live module "
+            "(destroyed already, or never made by cujit); nothing was freed");
+    return;
+  }
   cj_module_device_free(m);
   cj_module_probe_free(m);
   cj_image_unref(m->image);
@@ -140,31 +192,58 @@ void cujit_module_destroy(cujit_module *m) {
   cj_free(m);
 }
 
-const char *cujit_module_ptx(const cujit_module *m, size_t *size) {
+void cj_module_free(cj_module *m) {
+  if (m) cujit_module_destroy(cj_module_handle(m));
+}
+
+/* The results below read a module's image, which never changes: a destroyed (or NULL)
+ * module gives what NULL gives. */
+
+const char *cujit_module_ptx(const cujit_module *h, size_t *size) {
+  const cj_module *m = cj_module_find(h);
   if (size) *size = m ? m->image->ptx_size : 0;
   return m ? m->image->ptx : NULL;
 }
 
-const void *cujit_module_cubin(const cujit_module *m, size_t *size) {
+const void *cujit_module_cubin(const cujit_module *h, size_t *size) {
+  const cj_module *m = cj_module_find(h);
   if (size) *size = m ? m->image->cubin_size : 0;
   return m ? m->image->cubin : NULL;
 }
 
-const char *cujit_module_log(const cujit_module *m) { return m ? m->image->log : NULL; }
-const char *cujit_module_arch(const cujit_module *m) { return m ? m->image->arch : NULL; }
-const char *cujit_module_name(const cujit_module *m) { return m ? m->name : NULL; }
-size_t cujit_module_name_count(const cujit_module *m) { return m ? m->image->n_names : 0; }
+const char *cujit_module_log(const cujit_module *h) {
+  const cj_module *m = cj_module_find(h);
+  return m ? m->image->log : NULL;
+}
 
-const char *cujit_module_name_expression(const cujit_module *m, size_t i, const char **lowered) {
+const char *cujit_module_arch(const cujit_module *h) {
+  const cj_module *m = cj_module_find(h);
+  return m ? m->image->arch : NULL;
+}
+
+const char *cujit_module_name(const cujit_module *h) {
+  const cj_module *m = cj_module_find(h);
+  return m ? m->name : NULL;
+}
+
+size_t cujit_module_name_count(const cujit_module *h) {
+  const cj_module *m = cj_module_find(h);
+  return m ? m->image->n_names : 0;
+}
+
+const char *cujit_module_name_expression(const cujit_module *h, size_t i, const char **lowered) {
+  const cj_module *m = cj_module_find(h);
   if (!m || i >= m->image->n_names) return NULL;
   if (lowered) *lowered = m->image->lowered[i];
   return m->image->name_exprs[i];
 }
 
-cujit_status cujit_module_lowered_name(const cujit_module *m, const char *expr,
+cujit_status cujit_module_lowered_name(const cujit_module *h, const char *expr,
                                        const char **lowered) {
+  cj_module *m;
   size_t i;
-  CJ_CHECK(m && expr && lowered, CUJIT_ERROR_INVALID_VALUE,
+  CJ_TRY(cj_module_get(h, "cujit_module_lowered_name", &m));
+  CJ_CHECK(expr && lowered, CUJIT_ERROR_INVALID_VALUE,
            "cujit_module_lowered_name: NULL argument");
   for (i = 0; i < m->image->n_names; i++) {
     if (strcmp(m->image->name_exprs[i], expr) == 0) {

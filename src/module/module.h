@@ -19,7 +19,12 @@ typedef struct cj_origin {
   const char *first_include_dir; /* a source file's directory, or NULL */
 } cj_origin;
 
-struct cujit_module {
+/* A module as this layer sees it. The interface hands out its handle instead (common.h:
+ * handles that never alias): a `cujit_module *` is that handle in disguise, and struct
+ * cujit_module is never defined, so that a handle cannot be read as a module by mistake.
+ * A kernel (cujit_function) points to its module directly. */
+typedef struct cj_module {
+  uintptr_t handle;     /* what the caller holds */
   cj_image *image;      /* shared with the memory cache */
   char *name;
   const char *source;   /* the source text, borrowed from the image */
@@ -30,29 +35,45 @@ struct cujit_module {
                            prebuilt code */
   pthread_mutex_t probe_lock; /* guards `probe` (held while a probe compiles) */
   struct cj_probe *probe;
-};
+} cj_module;
 
-/* A module holding `im` (the reference passes to it on success) named `name` (copied). */
-cujit_status cj_module_new(cj_image *im, const char *name, cujit_module **out);
+/* The module of handle `h`, or NULL when h is not a live module (NULL, destroyed, or never
+ * made by cujit). */
+cj_module *cj_module_find(const cujit_module *h);
+/* The same for a public function `fn`: CUJIT_ERROR_INVALID_VALUE naming fn and the
+ * argument when h is not a live module. */
+cujit_status cj_module_get(const cujit_module *h, const char *fn, cj_module **m);
+/* The handle the caller holds for m. */
+static inline cujit_module *cj_module_handle(const cj_module *m) {
+  return (cujit_module *)m->handle;
+}
+/* Frees m (as cujit_module_destroy() frees its handle). */
+void cj_module_free(cj_module *m);
+
+/* A module holding `im` (the reference passes to it on success) named `name` (copied),
+ * with its handle. */
+cujit_status cj_module_new(cj_image *im, const char *name, cj_module **out);
 /* The same with `extra` more bytes in the module's allocation (zeroed, aligned for any
  * type), at *extra_at. */
 cujit_status cj_module_new_ex(cj_image *im, const char *name, size_t extra, void **extra_at,
-                              cujit_module **out);
+                              cj_module **out);
 /* A module holding `im`, compiled from request `r` whose key names the target `arch` (a
  * cj_request.arch: 32 bytes), keeping a copy of r's options for export (origin.c). */
 cujit_status cj_module_new_kept(cj_image *im, const cj_request *r, const char arch[32],
-                                cujit_module **out);
+                                cj_module **out);
 /* The request a kept module was compiled from (its source and name borrowed from the
  * module), for computing its keys again; never for compiling. */
-cujit_status cj_origin_request(const cujit_module *m, cj_request *r);
+cujit_status cj_origin_request(const cj_module *m, cj_request *r);
 
 /* Compiles `source` as cujit_module_from_source() does, with `dir` (may be NULL) first
  * on the include path as for a file (module.c). */
-cujit_status cj_module_compile(cujit_module **out, const char *source, const char *name,
+cujit_status cj_module_compile(cj_module **out, const char *source, const char *name,
                                const cujit_options *opts, const char *dir);
+/* cujit_module_export() of a module, which the caller has looked up (export.c). */
+cujit_status cj_module_export(const cj_module *m, void **blob, size_t *size);
 /* cujit_module_import() with `dir` first on the include path, as the exporter's
  * cujit_module_from_file() had it (export.c). */
-cujit_status cj_module_import_dir(cujit_module **out, const void *blob, size_t size,
+cujit_status cj_module_import_dir(cj_module **out, const void *blob, size_t size,
                                   const char *source, const char *name,
                                   const cujit_options *opts, const char *dir);
 
@@ -82,12 +103,12 @@ cujit_status cj_module_read_file(const char *path, size_t max, const char *what,
  * all of m's extern "C" kernels at once; each answer, or failure, is kept with m.
  * CUJIT_ERROR_SIGNATURE when m keeps no source (prebuilt code) or the probe does not
  * compile, saying what to do. */
-cujit_status cj_module_probe(cujit_module *m, const char *sym, char **lowered);
+cujit_status cj_module_probe(cj_module *m, const char *sym, char **lowered);
 /* Frees what the probes left with m. */
-void cj_module_probe_free(cujit_module *m);
+void cj_module_probe_free(cj_module *m);
 
 /* Releases what the module loaded on devices, and its kernel handles; safe when nothing
  * was loaded. */
-void cj_module_device_free(cujit_module *m);
+void cj_module_device_free(cj_module *m);
 
 #endif

@@ -82,7 +82,7 @@ static int has_lists(const cj_request *r) {
 }
 
 cujit_status cj_module_new_kept(cj_image *im, const cj_request *r, const char arch[32],
-                                cujit_module **out) {
+                                cj_module **out) {
   size_t bytes = has_lists(r) ? copy_bytes(r) : 0;
   void *block = NULL;
   cj_origin *o;
@@ -95,7 +95,7 @@ cujit_status cj_module_new_kept(cj_image *im, const cj_request *r, const char ar
   return CUJIT_OK;
 }
 
-cujit_status cj_origin_request(const cujit_module *m, cj_request *r) {
+cujit_status cj_origin_request(const cj_module *m, cj_request *r) {
   const cj_origin *o = &m->origin;
   cujit_options opts = o->opts;
   opts.arch = o->arch[0] ? o->arch : NULL;

@@ -66,28 +66,41 @@ static int elf_section_at(const unsigned char *p, size_t size, uint64_t i, elf_s
   return s->offset <= size && s->size <= size - s->offset;
 }
 
-static cujit_status elf_check(const unsigned char *p, size_t size, const char *name, char *arch,
-                              size_t arch_size) {
-  const char *todo = "pass the bytes nvcc -cubin (or NVRTC) wrote";
+#define WHY(...) (snprintf(why, why_size, __VA_ARGS__), 1)
+
+/* Whether bytes are a CUBIN that can be read: 0 with its SM version in `arch` ("sm_90"),
+ * else 1 with the reason in `why` ("is a 32-bit ELF file, ..."). */
+static int elf_why(const unsigned char *p, size_t size, char *arch, size_t arch_size, char *why,
+                   size_t why_size) {
   uint64_t machine = 0, flags = 0, off, n, entsize;
   unsigned sm;
-  CJ_CHECK(size >= ELF_HEADER, CUJIT_ERROR_INVALID_SOURCE, "'%s' is a truncated ELF file: %zu "
-           "bytes, fewer than the %d of an ELF header; %s", name, size, ELF_HEADER, todo);
-  CJ_CHECK(p[4] == 2, CUJIT_ERROR_INVALID_SOURCE, "'%s' is a 32-bit ELF file, but a CUBIN is "
-           "64-bit ELF; %s", name, todo);
-  CJ_CHECK(p[5] == 1, CUJIT_ERROR_INVALID_SOURCE, "'%s' is a big-endian ELF file, but a CUBIN is "
-           "little-endian; %s", name, todo);
+  if (size < 4 || memcmp(p, "\177ELF", 4) != 0)
+    return WHY("is not an ELF file (it does not start with 7f 45 4c 46)");
+  if (size < ELF_HEADER)
+    return WHY("is a truncated ELF file: %zu bytes, fewer than the %d of an ELF header", size,
+               ELF_HEADER);
+  if (p[4] != 2) return WHY("is a 32-bit ELF file, but a CUBIN is 64-bit ELF");
+  if (p[5] != 1) return WHY("is a big-endian ELF file, but a CUBIN is little-endian");
   get_le(p, size, 0x12, 2, &machine);
-  CJ_CHECK(machine == EM_CUDA, CUJIT_ERROR_INVALID_SOURCE, "'%s' is an ELF file for machine %u, "
-           "not a CUBIN (machine %d, NVIDIA CUDA): a host object or library? %s", name,
-           (unsigned)machine, EM_CUDA, todo);
-  CJ_CHECK(elf_table(p, size, &off, &n, &entsize), CUJIT_ERROR_INVALID_SOURCE, "'%s' is a "
-           "truncated or damaged CUBIN: its section headers lie outside its %zu bytes; %s", name,
-           size, todo);
+  if (machine != EM_CUDA)
+    return WHY("is an ELF file for machine %u (a host object or library?), not a CUBIN "
+               "(machine %d, NVIDIA CUDA)", (unsigned)machine, EM_CUDA);
+  if (!elf_table(p, size, &off, &n, &entsize))
+    return WHY("is a truncated or damaged CUBIN: its section headers lie outside its %zu bytes",
+               size);
   /* e_flags holds the SM version: bits 8-15 from ELF ABI version 8 on, bits 0-7 before */
   get_le(p, size, 0x30, 4, &flags);
   sm = p[8] >= 8 ? (unsigned)(flags >> 8) & 0xff : (unsigned)flags & 0xff;
   snprintf(arch, arch_size, "sm_%u", sm);
+  return 0;
+}
+
+static cujit_status elf_check(const unsigned char *p, size_t size, const char *name, char *arch,
+                              size_t arch_size) {
+  char why[200];
+  if (elf_why(p, size, arch, arch_size, why, sizeof why) != 0)
+    return cj_fail(CUJIT_ERROR_INVALID_SOURCE, "'%s' %s; pass the bytes nvcc -cubin (or NVRTC) "
+                   "wrote", name, why);
   return CUJIT_OK;
 }
 
@@ -179,14 +192,33 @@ static void ptx_arch(const char *after, const char *end, char *arch, size_t arch
   if (q > p + skip) snprintf(arch, arch_size, "compute_%.*s", (int)(q - p - skip), p + skip);
 }
 
-/* 1 when the bytes are PTX text: no NUL before the end, .version and .target directives. */
-static int ptx_check(const unsigned char *p, size_t size, char *arch, size_t arch_size) {
-  const char *text = (const char *)p, *target;
+/* Why bytes are not PTX text (no NUL before the NULs that may end it, .version and .target
+ * directives); NULL when they are. */
+static const char *ptx_why(const unsigned char *p, size_t size) {
+  const char *text = (const char *)p;
   size_t n = text_length(p, size);
-  if (n == 0 || memchr(p, '\0', n) || !find_directive(text, n, ".version")) return 0;
-  if (!(target = find_directive(text, n, ".target"))) return 0;
-  ptx_arch(target, text + n, arch, arch_size);
+  if (n == 0) return "is empty";
+  if (memchr(p, '\0', n)) return "is not PTX text (it holds a NUL byte)";
+  if (!find_directive(text, n, ".version")) return "is not PTX text (it has no .version line)";
+  if (!find_directive(text, n, ".target")) return "is not PTX text (it has no .target line)";
+  return NULL;
+}
+
+/* 1 when the bytes are PTX text, with its target in `arch`. */
+static int ptx_check(const unsigned char *p, size_t size, char *arch, size_t arch_size) {
+  size_t n = text_length(p, size);
+  if (ptx_why(p, size)) return 0;
+  ptx_arch(find_directive((const char *)p, n, ".target"), (const char *)p + n, arch, arch_size);
   return 1;
+}
+
+int cj_prebuilt_code_why(cj_prebuilt_kind kind, const void *data, size_t size, char *why,
+                         size_t why_size) {
+  char arch[32];
+  const char *bad;
+  if (kind == CJ_PREBUILT_CUBIN) return elf_why(data, size, arch, sizeof arch, why, why_size);
+  if (kind == CJ_PREBUILT_PTX && (bad = ptx_why(data, size)) != NULL) return WHY("%s", bad);
+  return 0;
 }
 
 /* ---- fatbin ---- */
@@ -299,44 +331,22 @@ static cujit_status bundle_parts(const unsigned char *p, size_t size, const char
   return rc ? bundle_fail(name, why) : CUJIT_OK;
 }
 
+/* A bundle's CUBIN and PTX entries, listed in arch; cj_bundle_parse() checked each. */
 static cujit_status bundle_check(const unsigned char *p, size_t size, const char *name,
                                  char *arch, size_t arch_size) {
   cj_bundle_part *parts;
   size_t n, i, usable = 0;
-  cujit_status st = CUJIT_OK;
-  char one[32], why[200];
   CJ_TRY(bundle_parts(p, size, name, &parts, &n));
   arch[0] = '\0';
-  for (i = 0; i < n && st == CUJIT_OK; i++) {
-    cj_prebuilt_kind kind;
-    if (parts[i].kind == CJ_BE_CUBIN) {
-      snprintf(why, sizeof why, "%s entry %zu", name, i);
-      if (parts[i].size < 4 || memcmp(parts[i].data, "\177ELF", 4) != 0) {
-        snprintf(why, sizeof why, "has a CUBIN entry %zu that is not an ELF file", i);
-        st = bundle_fail(name, why);
-      } else {
-        st = elf_check(parts[i].data, parts[i].size, why, one, sizeof one);
-      }
-      kind = CJ_PREBUILT_CUBIN;
-    } else if (parts[i].kind == CJ_BE_PTX) {
-      if (!ptx_check(parts[i].data, parts[i].size, one, sizeof one)) {
-        snprintf(why, sizeof why, "has a PTX entry %zu that is not PTX text", i);
-        st = bundle_fail(name, why);
-      }
-      kind = CJ_PREBUILT_PTX;
-    } else {
-      continue;
-    }
-    if (st == CUJIT_OK) {
-      fatbin_entry e = {0};
-      e.kind = kind == CJ_PREBUILT_CUBIN ? ENTRY_ELF : ENTRY_PTX;
-      e.arch = (unsigned)strtoul(parts[i].arch + (kind == CJ_PREBUILT_CUBIN ? 3 : 8), NULL, 10);
-      usable++;
-      arch_append(arch, arch_size, &e);
-    }
+  for (i = 0; i < n; i++) {
+    fatbin_entry e = {0};
+    if (parts[i].kind != CJ_BE_CUBIN && parts[i].kind != CJ_BE_PTX) continue;
+    e.kind = parts[i].kind == CJ_BE_CUBIN ? ENTRY_ELF : ENTRY_PTX;
+    e.arch = (unsigned)strtoul(strchr(parts[i].arch, '_') + 1, NULL, 10);
+    usable++;
+    arch_append(arch, arch_size, &e);
   }
   cj_free(parts);
-  CJ_TRY(st);
   CJ_CHECK(usable > 0, CUJIT_ERROR_INVALID_SOURCE, "'%s' is a cujit bundle with no CUBIN or "
            "PTX entry; make it with cujit compile --arch sm_XX,... or "
            "cujit_bundle_from_source()", name);

@@ -35,6 +35,14 @@ typedef struct cj_code {
 cujit_status cj_prebuilt_inspect(const void *data, size_t size, const char *name,
                                  cj_prebuilt_kind *kind, char *arch, size_t arch_size);
 
+/* Whether bytes hold what a code entry of `kind` (CJ_PREBUILT_CUBIN or CJ_PREBUILT_PTX)
+ * must: a CUBIN is a 64-bit little-endian ELF file for CUDA whose section headers lie
+ * inside it, PTX is text with .version and .target lines. 0 when they do (and for other
+ * kinds), else 1 with the reason in `why` ("is a 32-bit ELF file, ..."). A pure function of
+ * the bytes: cj_bundle_parse() checks every CUBIN and PTX entry with it. */
+int cj_prebuilt_code_why(cj_prebuilt_kind kind, const void *data, size_t size, char *why,
+                         size_t why_size);
+
 /* The CUBIN and PTX entries of a fatbin or bundle that passed cj_prebuilt_inspect(), in
  * their order, into *codes (freed with cj_free). Fails as the inspection would, or when
  * out of memory. */

@@ -27,7 +27,7 @@ struct cj_probe {
   size_t n, cap;
 };
 
-void cj_module_probe_free(cujit_module *m) {
+void cj_module_probe_free(cj_module *m) {
   size_t i;
   if (!m->probe) return;
   for (i = 0; i < m->probe->n; i++) {
@@ -40,7 +40,7 @@ void cj_module_probe_free(cujit_module *m) {
   m->probe = NULL;
 }
 
-static const answer *find(const cujit_module *m, const char *sym) {
+static const answer *find(const cj_module *m, const char *sym) {
   size_t i;
   for (i = 0; m->probe && i < m->probe->n; i++)
     if (strcmp(m->probe->v[i].sym, sym) == 0) return &m->probe->v[i];
@@ -48,7 +48,7 @@ static const answer *find(const cujit_module *m, const char *sym) {
 }
 
 /* Keeps an answer (the strings copied); -1 when out of memory. */
-static int keep(cujit_module *m, const char *sym, const char *lowered, cujit_status st,
+static int keep(cj_module *m, const char *sym, const char *lowered, cujit_status st,
                 const char *why) {
   answer *v, *a;
   if (!m->probe && !(m->probe = cj_calloc(1, sizeof *m->probe))) return -1;
@@ -77,7 +77,7 @@ static char *expression_for(const char *sym) {
 /* The expressions asking about m's extern "C" kernels not asked about yet, in the PTX's
  * order (so that every module of the same source asks the same, which the caches then
  * answer), and about `sym` where it is not among them. *first gets the index of sym's. */
-static cujit_status kernels_to_ask(const cujit_module *m, const char *sym, char ***out,
+static cujit_status kernels_to_ask(const cj_module *m, const char *sym, char ***out,
                                    size_t *n, size_t *first) {
   cj_symtab syms;
   size_t i;
@@ -108,7 +108,7 @@ oom:
 }
 
 /* Compiles the probe for the first n expressions and keeps each kernel's answer. */
-static cujit_status compile_probe(cujit_module *m, char **exprs, size_t n) {
+static cujit_status compile_probe(cj_module *m, char **exprs, size_t n) {
   const cj_origin *o = &m->origin;
   cujit_options opts = o->opts;
   cj_request q;
@@ -150,7 +150,7 @@ static cujit_status compile_probe(cujit_module *m, char **exprs, size_t n) {
 }
 
 /* A failed probe for `sym`, kept so that later calls do not compile it again. */
-static cujit_status probe_failed(cujit_module *m, const char *sym, cujit_status st) {
+static cujit_status probe_failed(cj_module *m, const char *sym, cujit_status st) {
   cj_buf b = {0};
   if (st == CUJIT_ERROR_OUT_OF_MEMORY) return st;
   cj_buf_printf(&b, "its parameter types could not be asked of the compiler: the module's "
@@ -166,7 +166,7 @@ static cujit_status probe_failed(cujit_module *m, const char *sym, cujit_status 
 }
 
 /* Asks about sym (and the other extern "C" kernels not asked about yet). Probe lock held. */
-static cujit_status ask(cujit_module *m, const char *sym) {
+static cujit_status ask(cj_module *m, const char *sym) {
   char **exprs = NULL;
   size_t n = 0, first;
   cujit_status st = kernels_to_ask(m, sym, &exprs, &n, &first);
@@ -179,7 +179,7 @@ static cujit_status ask(cujit_module *m, const char *sym) {
   return st;
 }
 
-cujit_status cj_module_probe(cujit_module *m, const char *sym, char **lowered) {
+cujit_status cj_module_probe(cj_module *m, const char *sym, char **lowered) {
   const answer *a;
   cujit_status st = CUJIT_OK;
   *lowered = NULL;

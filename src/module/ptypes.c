@@ -53,7 +53,7 @@ static uint8_t want_of(const cj_ptype *p) {
 }
 
 /* The parameter types of `sym`: decoded, or probed for an extern "C" kernel. */
-static cujit_status params_of(cujit_module *m, const char *sym, int compile, cj_mparams *mp) {
+static cujit_status params_of(cj_module *m, const char *sym, int compile, cj_mparams *mp) {
   char *lowered = NULL;
   cujit_status st;
   if (cj_mangled(sym)) return cj_mangle_params(sym, strlen(sym), mp);
@@ -67,7 +67,7 @@ static cujit_status params_of(cujit_module *m, const char *sym, int compile, cj_
 
 /* Adds what the PTX says of each parameter: its alignment, and whether it is passed as a
  * plain scalar. Without PTX (a CUBIN or fatbin) these stay unknown. */
-static cujit_status add_ptx(cujit_module *m, const char *sym, cj_ptypes *t) {
+static cujit_status add_ptx(cj_module *m, const char *sym, cj_ptypes *t) {
   cj_ptx_param *list = NULL;
   size_t n = 0, i;
   cujit_status st;
@@ -82,7 +82,7 @@ static cujit_status add_ptx(cujit_module *m, const char *sym, cj_ptypes *t) {
   return CUJIT_OK;
 }
 
-cujit_status cj_ptypes_of(cujit_module *m, const char *sym, size_t n, int compile,
+cujit_status cj_ptypes_of(cj_module *m, const char *sym, size_t n, int compile,
                           cj_ptypes **out) {
   cj_mparams mp;
   cj_ptypes *t;

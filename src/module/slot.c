@@ -10,7 +10,7 @@ cujit_status cj_kernel_attr(CUkernel k, CUdevice dev, CUfunction_attribute a, in
 
 /* Fills fn's slot for `dev` (module lock held). */
 cujit_status cj_slot_fill(const cujit_function *fn, CUdevice dev) {
-  cujit_module *m = fn->module;
+  cj_module *m = fn->module;
   cj_mstate *s = m->dev;
   cj_fstate *fs = fn->dev;
   cj_fslot *slot = &fs->slot[dev];

@@ -1,0 +1,50 @@
+/* A program built against an installed cujit, with nothing from cujit's source or build
+ * trees: it checks the version, then compiles four kernels at once to PTX with the
+ * installed NVRTC search. With --worker, one of them must have gone to a compile worker
+ * (cujit-worker found where the library is installed). tests/check_consumer.sh builds it. */
+#include <stdio.h>
+#include <string.h>
+
+#include <cujit.h>
+
+static volatile int worker_started; /* the log callback may run on any cujit thread */
+
+static void on_log(cujit_log_level level, const char *message, void *user) {
+  (void)level;
+  (void)user;
+  if (strstr(message, "started compile worker")) worker_started = 1;
+}
+
+int main(int argc, char **argv) {
+  static const char *const sources[] = {
+      "__global__ void k0(int *x) { x[0] = 10; }\n",
+      "__global__ void k1(int *x) { x[0] = 11; }\n",
+      "__global__ void k2(int *x) { x[0] = 12; }\n",
+      "__global__ void k3(int *x) { x[0] = 13; }\n",
+  };
+  enum { N = sizeof sources / sizeof *sources };
+  cujit_module *mods[N] = {0};
+  cujit_options opts = CUJIT_OPTIONS_INIT;
+  int want_worker = argc > 1 && strcmp(argv[1], "--worker") == 0, failed = 0;
+  unsigned v = cujit_version();
+  size_t i, size = 0;
+  printf("cujit %u.%u.%u\n", v / 10000, v / 100 % 100, v % 100);
+  if (v != CUJIT_VERSION_NUMBER) return fprintf(stderr, "the header is another version\n"), 1;
+  opts.arch = "compute_80"; /* PTX, with no GPU needed */
+  opts.flags = CUJIT_OPT_NO_CACHE;
+  cujit_set_log_callback(on_log, NULL);
+  cujit_set_log_level(CUJIT_LOG_DEBUG);
+  cujit_set_compile_jobs(2);
+  if (cujit_compile_batch(mods, NULL, sources, NULL, N, &opts) != CUJIT_OK)
+    return fprintf(stderr, "compiling failed: %s\n", cujit_last_error()), 1;
+  for (i = 0; i < N; i++) {
+    const char *ptx = cujit_module_ptx(mods[i], &size);
+    if (!ptx || !strstr(ptx, ".entry")) failed = 1;
+    cujit_module_destroy(mods[i]);
+  }
+  if (failed) return fprintf(stderr, "a module has no PTX with its kernel\n"), 1;
+  if (want_worker && !worker_started)
+    return fprintf(stderr, "no compile worker was started (is cujit-worker installed?)\n"), 1;
+  printf("compiled %d kernels%s\n", N, worker_started ? ", some in a compile worker" : "");
+  return 0;
+}
