@@ -251,6 +251,8 @@ static int child_no_hiredis(const char *remote) {
   printf("%s\n", cujit_last_error());
   if (!strstr(cujit_last_error(), "CUJIT_HIREDIS") || !strstr(cujit_last_error(), "hiredis"))
     return 4;
+  if (getenv("CUJIT_HIREDIS")[0] != '/' && !strstr(cujit_last_error(), "not an absolute path"))
+    return 6;
   if (cujit_module_from_source(&m, kKernel, "r.cu", &o) != CUJIT_OK) return 5;
   cujit_module_destroy(m);
   return 0;
@@ -1015,6 +1017,9 @@ static void bad_urls_are_errors(void **state) {
   assert_ok(cujit_cache_set_remote(NULL));
   /* hiredis missing: a clear error, and compiles still work */
   setenv("CUJIT_HIREDIS", "/nonexistent/libhiredis.so", 1);
+  assert_int_equal(run_one("nohiredis", url), 0);
+  /* a name that is not an absolute path is not loaded, though the loader would find it */
+  setenv("CUJIT_HIREDIS", "libhiredis.so.0.14", 1);
   assert_int_equal(run_one("nohiredis", url), 0);
   unsetenv("CUJIT_HIREDIS");
 }

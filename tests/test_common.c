@@ -459,7 +459,7 @@ static void readme_lists_the_table(void **state) {
     readme_row(&t[i], row, sizeof row);
     if (strcmp(line, row) != 0)
       fail_msg("README.md's row %zu differs from src/common/env.c's table; it should be\n%s\n"
-               "(test_common --readme prints every row)", i + 1, row);
+               "(scripts/sync-env-docs writes every row)", i + 1, row);
     i++;
   }
   if (i != n) fail_msg("README.md lists %zu variables; the table has %zu", i, n);
@@ -560,7 +560,7 @@ static void manual_lists_the_table(void **state) {
     man_item(&t[i], &o);
     if (strncmp(at, item, strlen(item)) != 0)
       fail_msg("docs/cujit.1's ENVIRONMENT item %zu differs from src/common/env.c's table; "
-               "it should be\n%s(test_common --man prints every item)", i + 1, item);
+               "it should be\n%s(scripts/sync-env-docs writes every item)", i + 1, item);
     at += strlen(item);
   }
   if (strncmp(at, ".El\n", 4) != 0)

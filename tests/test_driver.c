@@ -1,6 +1,7 @@
 /* test_driver - behaviour without a CUDA driver: every device call fails with
  * CUJIT_ERROR_NO_DRIVER and says so, while compiling still works. The driver path is forced
  * to a missing file, so this runs the same on machines with and without a GPU. */
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -87,6 +88,26 @@ static int good_device_env(const char *value) {
   return bad;
 }
 
+/* A CUJIT_LIBCUDA that is not an absolute path is not loaded, though the working directory
+ * holds a file of that name; the message names the variable. */
+static int relative_libcuda(const char *value) {
+  char dir[] = "/tmp/cujit-libcuda-XXXXXX";
+  int n = 0, bad;
+  FILE *f;
+  unsetenv("CUJIT_DEVICE");
+  setenv("CUJIT_LIBCUDA", value, 1);
+  if (!mkdtemp(dir) || chdir(dir) != 0 || mkdir("lib", 0700) != 0) return 1;
+  if ((f = fopen(value, "w")) != NULL) fclose(f); /* not a library: dlopen would say so */
+  bad = child_check(cujit_device_count(&n), CUJIT_ERROR_NO_DRIVER,
+                    "CUJIT_LIBCUDA is '");
+  bad |= child_check(cujit_device_count(&n), CUJIT_ERROR_NO_DRIVER,
+                     "which is not an absolute path, so it was not loaded");
+  unlink(value);
+  rmdir("lib");
+  if (chdir("/") != 0 || rmdir(dir) != 0) bad = 1;
+  return bad;
+}
+
 /* Runs this binary again as `--MODE VALUE` with CUJIT_DEVICE=VALUE (see main). */
 static int in_child(const char *value, const char *mode) {
   int st = 0;
@@ -143,6 +164,12 @@ static void null_arguments(void **state) {
                        "cujit_get_device: ordinal is NULL");
 }
 
+static void relative_libcuda_is_refused(void **state) {
+  (void)state;
+  assert_int_equal(in_child("libcuda.so.1", "--relative-libcuda"), 0);
+  assert_int_equal(in_child("lib/libcuda.so.1", "--relative-libcuda"), 0);
+}
+
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(device_calls_report_no_driver),
@@ -150,9 +177,11 @@ int main(int argc, char **argv) {
       cmocka_unit_test(device_env_is_checked),
       cmocka_unit_test(set_device_without_driver),
       cmocka_unit_test(null_arguments),
+      cmocka_unit_test(relative_libcuda_is_refused),
   };
   setenv("CUJIT_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
   if (argc == 3 && strcmp(argv[1], "--bad-device") == 0) return bad_device_env(argv[2]);
   if (argc == 3 && strcmp(argv[1], "--good-device") == 0) return good_device_env(argv[2]);
+  if (argc == 3 && strcmp(argv[1], "--relative-libcuda") == 0) return relative_libcuda(argv[2]);
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

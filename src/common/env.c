@@ -29,7 +29,8 @@ static const cj_env_var table[] = {
                 "context (read once). Any other value makes device calls, and compiles that "
                 "target the device, fail with `CUJIT_ERROR_INVALID_VALUE`"},
     {.name = "CUJIT_LIBCUDA", .kind = CJ_ENV_PATH, .dflt = "`libcuda.so.1`",
-     .meaning = "path of the CUDA driver library to load (read once)"},
+     .meaning = "absolute path of the CUDA driver library to load (read once; a relative "
+                "one is not loaded, and device calls fail saying so)"},
     {.name = "CUJIT_NVRTC", .kind = CJ_ENV_PATH,
      .dflt = "the first `libnvrtc.so.13`, `.12` or `libnvrtc.so` found",
      .meaning = "absolute path of the NVRTC library to load, on the first compile that "
@@ -97,7 +98,8 @@ static const cj_env_var table[] = {
                 "`cujit_cache_set_remote()` comes first)"},
     {.name = "CUJIT_HIREDIS", .kind = CJ_ENV_PATH,
      .dflt = "`libhiredis.so.1.3.0`, `.1.1.0`, `.1.0.0`, `.0.14`, then `libhiredis.so`",
-     .meaning = "path of the hiredis library the remote tier loads (read once)"},
+     .meaning = "absolute path of the hiredis library the remote tier loads (read once; a "
+                "relative one is not loaded, and setting a remote tier fails saying so)"},
     {.name = "CUJIT_MEMORY_CACHE_MAX_SIZE", .kind = CJ_ENV_SIZE, .dflt = "256M",
      .warn_bad = 1, .form = SIZE_FORM,
      .meaning = "the memory cache's size limit (`0` turns it off; read once)"},

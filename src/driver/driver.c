@@ -73,6 +73,13 @@ static void load_once_fn(void) {
   void *lib, *sym;
   CUresult r;
   if (!path) path = "libcuda.so.1";
+  if (from[0] && path[0] != '/') { /* a relative path would be the working directory's */
+    load_failed(CUJIT_ERROR_NO_DRIVER, CUDA_ERROR_NOT_FOUND,
+                "no CUDA driver loaded: CUJIT_LIBCUDA is '%s', which is not an absolute path, "
+                "so it was not loaded; set it to the full path of libcuda.so.1, or unset it",
+                path);
+    return;
+  }
   lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     const char *why = dlerror();

@@ -95,6 +95,11 @@ static void *open_library(const char *explicit_path, char *why, size_t why_size)
   void *lib;
   size_t i;
   if (explicit_path) {
+    if (explicit_path[0] != '/') { /* a relative path would be the working directory's */
+      snprintf(why, why_size, "'%s' is not an absolute path, so it was not loaded",
+               explicit_path);
+      return NULL;
+    }
     if ((lib = dlopen(explicit_path, RTLD_NOW | RTLD_LOCAL)) != NULL) return lib;
     err = dlerror();
     snprintf(why, why_size, "%s", err ? err : explicit_path);
