@@ -385,7 +385,7 @@ int cj_parse_size(const char *s, uint64_t *out);
 /* Parses a count: decimal digits only (no sign, no space), at most max. 0 on success. */
 int cj_parse_count(const char *s, uint64_t max, uint64_t *out);
 
-/* ---- the environment (env.c) ----
+/* ---- the environment (env.c, envvalue.c) ----
  *
  * Every environment variable the library reads is in one table (env.c), with its kind,
  * default and meaning; README.md's table of variables is checked against it by a test.
@@ -408,6 +408,9 @@ typedef enum cj_env_kind {
   CJ_ENV_COUNT,   /* decimal digits only (cj_parse_count) */
   CJ_ENV_SECONDS  /* a decimal number of seconds */
 } cj_env_kind;
+
+/* What a size is, for warnings (the size variables' `form`). */
+#define CJ_ENV_SIZE_FORM "a size (bytes, or a number with K, M or G)"
 
 /* What cj_env_* found. */
 #define CJ_ENV_SET 1    /* a good value */
@@ -432,6 +435,12 @@ const cj_env_var *cj_env_table(size_t *n);
 const cj_env_var *cj_env_find(const char *name);
 /* The value of `name` as it is (any kind), or NULL when unset or empty. */
 const char *cj_env(const char *name);
+/* The same for a table entry (NULL reads as unset). */
+const char *cj_env_value(const cj_env_var *v);
+/* 1 when `value` is not the bad value last recorded for v (then recorded): a bad value is
+ * warned about once for each value in a row. */
+int cj_env_bad_is_new(const cj_env_var *v, const char *value);
+/* The typed values (envvalue.c), each warning about a bad value of a tuning variable. */
 /* A size or count: *out gets the value, or the table's default (0 when the default is not
  * a number; the caller then chooses). */
 int cj_env_u64(const char *name, uint64_t *out);
@@ -439,8 +448,8 @@ int cj_env_u64(const char *name, uint64_t *out);
 int cj_env_seconds(const char *name, double *out);
 /* A flag: *on gets 1 or 0, or the default. */
 int cj_env_flag(const char *name, int *on);
-/* A log level: *level gets a cujit_log_level, or CUJIT_LOG_OFF. Never warns (the log is
- * what it configures); the caller reports a bad value. */
+/* A log level (env.c): *level gets a cujit_log_level, or CUJIT_LOG_OFF. Never warns (the
+ * log is what it configures); the caller reports a bad value. */
 int cj_env_level(const char *name, int *level);
 
 #endif

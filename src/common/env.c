@@ -1,6 +1,7 @@
 /* env.c - every environment variable the library reads, in one table, and the only
- * functions that read them. README.md's table of variables is this one: a test renders
- * the rows from here and compares (tests/test_env.c; `test_env --readme` prints them). */
+ * getenv (cj_env_value); the typed values of tuning variables are envvalue.c's.
+ * README.md's table of variables is this one: a test renders the rows from here and
+ * compares (tests/test_env.c; `test_env --readme` prints them). */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -10,7 +11,6 @@
 
 #include "common/common.h"
 
-#define SIZE_FORM "a size (bytes, or a number with K, M or G)"
 #define TOOLKIT_MEANING                                                                     \
   "where to look for NVRTC, and for the CUDA toolkit's headers when the NVRTC in use does " \
   "not sit in a toolkit (read once; keyed by the cache)"
@@ -85,7 +85,7 @@ static const cj_env_var table[] = {
      .meaning = "the disk cache is `$HOME/.cache/cujit` when neither of the two above is "
                 "set; with none of the three, there is no disk cache"},
     {.name = "CUJIT_CACHE_MAX_SIZE", .kind = CJ_ENV_SIZE, .dflt = "1G", .min = 1,
-     .warn_bad = 1, .form = SIZE_FORM,
+     .warn_bad = 1, .form = CJ_ENV_SIZE_FORM,
      .range = "more than 0 (to turn the disk cache off, set CUJIT_CACHE=0)",
      .meaning = "the disk cache's size limit (bytes, or with a K, M or G suffix)"},
     {.name = "CUJIT_CACHE_LOCK_TIMEOUT", .kind = CJ_ENV_SECONDS, .dflt = "60",
@@ -101,7 +101,7 @@ static const cj_env_var table[] = {
      .meaning = "absolute path of the hiredis library the remote tier loads (read once; a "
                 "relative one is not loaded, and setting a remote tier fails saying so)"},
     {.name = "CUJIT_MEMORY_CACHE_MAX_SIZE", .kind = CJ_ENV_SIZE, .dflt = "256M",
-     .warn_bad = 1, .form = SIZE_FORM,
+     .warn_bad = 1, .form = CJ_ENV_SIZE_FORM,
      .meaning = "the memory cache's size limit (`0` turns it off; read once)"},
     {.name = "CUJIT_POOL_KEEP", .kind = CJ_ENV_SIZE, .dflt = "1G", .warn_bad = 1,
      .form = "a size (e.g. 256M)",
@@ -135,107 +135,26 @@ const cj_env_var *cj_env_find(const char *name) {
 }
 
 /* The only getenv of the library. */
-static const char *raw(const cj_env_var *v) {
+const char *cj_env_value(const cj_env_var *v) {
   const char *s = v ? getenv(v->name) : NULL;
   return s && *s ? s : NULL;
 }
 
-const char *cj_env(const char *name) { return raw(cj_env_find(name)); }
+const char *cj_env(const char *name) { return cj_env_value(cj_env_find(name)); }
 
-/* ---- bad values ---- */
+/* ---- bad values, remembered per variable (envvalue.c warns about them) ---- */
 
 static pthread_mutex_t warn_lock = PTHREAD_MUTEX_INITIALIZER;
 static CJ_LARGE char warned[CJ_COUNT(table)][72]; /* per variable, the last bad value warned about */
 
-static const char *form_of(const cj_env_var *v) {
-  if (v->form) return v->form;
-  switch (v->kind) {
-    case CJ_ENV_FLAG: return "on (1, on, yes, true) or off (0, off, no, false)";
-    case CJ_ENV_LEVEL: return "a log level (off, error, warn, info or debug)";
-    case CJ_ENV_SIZE: return SIZE_FORM;
-    case CJ_ENV_COUNT: return "a number (digits only)";
-    case CJ_ENV_SECONDS: return "a number of seconds";
-    default: return "a usable value";
-  }
-}
-
-/* Warns about a bad value of a tuning variable, once for each value in a row. */
-static int bad(const cj_env_var *v, const char *value, const char *form) {
-  char *last;
+int cj_env_bad_is_new(const cj_env_var *v, const char *value) {
+  char *last = warned[v - table];
   int fresh;
-  if (!v->warn_bad) return CJ_ENV_BAD;
-  last = warned[v - table];
   pthread_mutex_lock(&warn_lock);
   fresh = strncmp(last, value, sizeof warned[0] - 1) != 0;
   if (fresh) snprintf(last, sizeof warned[0], "%s", value);
   pthread_mutex_unlock(&warn_lock);
-  if (fresh) {
-    char shown[CJ_SHOWN_SIZE];
-    cj_warn("%s='%s' is not %s; using the default %s", v->name, cj_shown(shown, value), form,
-            v->dflt);
-  }
-  return CJ_ENV_BAD;
-}
-
-/* ---- the kinds ---- */
-
-static int parse_u64(const cj_env_var *v, const char *s, uint64_t *out) {
-  if (v->kind == CJ_ENV_SIZE) return cj_parse_size(s, out);
-  if (v->kind == CJ_ENV_COUNT) return cj_parse_count(s, UINT64_MAX, out);
-  return -1;
-}
-
-int cj_env_u64(const char *name, uint64_t *out) {
-  const cj_env_var *v = cj_env_find(name);
-  const char *s = raw(v);
-  uint64_t x;
-  if (!v || parse_u64(v, v->dflt, out) != 0) *out = 0;
-  if (!s) return CJ_ENV_UNSET;
-  if (parse_u64(v, s, &x) != 0) return bad(v, s, form_of(v));
-  if (x < v->min || (v->max && x > v->max)) return bad(v, s, v->range ? v->range : form_of(v));
-  *out = x;
-  return CJ_ENV_SET;
-}
-
-static int parse_seconds(const char *s, double max, double *out) {
-  char *end;
-  double t = strtod(s, &end);
-  if (end == s || *end != '\0' || !(t >= 0 && t < max)) return -1;
-  *out = t;
-  return 0;
-}
-
-int cj_env_seconds(const char *name, double *out) {
-  const cj_env_var *v = cj_env_find(name);
-  const char *s = raw(v);
-  *out = 0;
-  if (!v || v->kind != CJ_ENV_SECONDS) return CJ_ENV_UNSET;
-  parse_seconds(v->dflt, v->max_seconds, out);
-  if (!s) return CJ_ENV_UNSET;
-  return parse_seconds(s, v->max_seconds, out) == 0 ? CJ_ENV_SET : bad(v, s, form_of(v));
-}
-
-/* 1 or 0 for a flag's words, -1 for anything else. */
-static int parse_flag(const char *s) {
-  static const char *const off[] = {"0", "off", "no", "false"};
-  static const char *const on[] = {"1", "on", "yes", "true"};
-  size_t i;
-  for (i = 0; i < CJ_COUNT(off); i++)
-    if (strcasecmp(s, off[i]) == 0) return 0;
-  for (i = 0; i < CJ_COUNT(on); i++)
-    if (strcasecmp(s, on[i]) == 0) return 1;
-  return -1;
-}
-
-int cj_env_flag(const char *name, int *on) {
-  const cj_env_var *v = cj_env_find(name);
-  const char *s = raw(v);
-  int f;
-  *on = v && v->kind == CJ_ENV_FLAG && parse_flag(v->dflt) == 1;
-  if (!s || !v || v->kind != CJ_ENV_FLAG) return CJ_ENV_UNSET;
-  if ((f = parse_flag(s)) < 0) return bad(v, s, form_of(v));
-  *on = f;
-  return CJ_ENV_SET;
+  return fresh;
 }
 
 int cj_env_level(const char *name, int *level) {
@@ -245,7 +164,7 @@ int cj_env_level(const char *name, int *level) {
   } words[] = {{"off", CUJIT_LOG_OFF},   {"error", CUJIT_LOG_ERROR}, {"warn", CUJIT_LOG_WARN},
                {"warning", CUJIT_LOG_WARN}, {"info", CUJIT_LOG_INFO}, {"debug", CUJIT_LOG_DEBUG}};
   const cj_env_var *v = cj_env_find(name);
-  const char *s = raw(v);
+  const char *s = cj_env_value(v);
   size_t i;
   *level = CUJIT_LOG_OFF;
   if (!s || v->kind != CJ_ENV_LEVEL) return CJ_ENV_UNSET;
