@@ -20,10 +20,6 @@
 
 /* ---- key.c ---- */
 
-typedef struct cj_key {
-  unsigned char b[16]; /* XXH3-128, big-endian canonical form */
-} cj_key;
-
 struct cj_deps;
 
 /* The options key: everything that changes the output except the source and the
@@ -38,12 +34,6 @@ cujit_status cj_key_request(const cj_request *r, cj_key *out);
 /* The disk key: the request key plus the path, size and hash of every header found on
  * disk. Names the entry. */
 void cj_key_disk(const cj_key *request_key, const struct cj_deps *deps, cj_key *out);
-/* 32 lowercase hex digits and a NUL. */
-void cj_key_hex(const cj_key *k, char out[33]);
-/* XXH3-128 of bytes, in canonical form. */
-void cj_hash128(const void *p, size_t n, unsigned char out[16]);
-/* XXH3-64 of head followed by body (the entry checksum). */
-uint64_t cj_checksum(const void *head, size_t head_len, const void *body, size_t body_len);
 
 /* ---- deps.c: the user headers a compile depends on (its manifest) ---- */
 

@@ -145,6 +145,20 @@ uint64_t cj_cursor_get(cj_cursor *c, int bytes);
 /* The next n bytes (the cursor moves past them), or NULL when fewer are left. */
 const unsigned char *cj_cursor_take(cj_cursor *c, uint64_t n);
 
+/* ---- hashing (hash.c) ---- */
+
+/* A 128-bit hash that names something by its contents (a cache entry, a request). */
+typedef struct cj_key {
+  unsigned char b[16]; /* XXH3-128, big-endian canonical form */
+} cj_key;
+
+/* 32 lowercase hex digits and a NUL. */
+void cj_key_hex(const cj_key *k, char out[33]);
+/* XXH3-128 of bytes, in canonical form. */
+void cj_hash128(const void *p, size_t n, unsigned char out[16]);
+/* XXH3-64 of head followed by body (the checksum of an entry, a blob, a bundle). */
+uint64_t cj_checksum(const void *head, size_t head_len, const void *body, size_t body_len);
+
 /* ---- logging (log.c) ---- */
 
 int cj_log_enabled(cujit_log_level level);
