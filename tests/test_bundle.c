@@ -8,7 +8,7 @@
  * the part; an nvcc fatbin is listed entry by entry (when nvcc is on PATH). Needs NVRTC. */
 #define _GNU_SOURCE /* memmem */
 #include "cachetest.h"
-#include "module/bundle.h" /* internal: the layout, for damaging a bundle */
+#include "format/bundle.h" /* internal: the layout, for damaging a bundle */
 
 #define SOURCE                                                                   \
   "#include \"factor.h\"\n"                                                      \

@@ -10,7 +10,7 @@
 
 #include "cachetest.h"
 #include "driver/nvrtc.h" /* internal: cj_nvrtc_loaded */
-#include "module/blob.h"  /* internal: the blob's layout, for damaging it */
+#include "format/blob.h"  /* internal: the blob's layout, for damaging it */
 
 #define SOURCE                                                                   \
   "template <typename T> __global__ void scale(T *x, T f, int n) {\n"            \

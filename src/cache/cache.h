@@ -13,10 +13,7 @@
 
 #include "compile/compile.h"
 #include "compile/link.h"
-
-/* Version of the entry format and of the key's serialisation; part of every key. Format 2
- * added the manifest (manifest.c) and the -frandom-seed every compile gets. */
-#define CJ_CACHE_FORMAT 2
+#include "format/entry.h"
 
 /* ---- key.c ---- */
 
@@ -35,32 +32,8 @@ cujit_status cj_key_request(const cj_request *r, cj_key *out);
  * disk. Names the entry. */
 void cj_key_disk(const cj_key *request_key, const struct cj_deps *deps, cj_key *out);
 
-/* ---- deps.c: the user headers a compile depends on (its manifest) ---- */
+/* ---- deps.c: whether the headers a key was made from are still as they were ---- */
 
-typedef struct cj_dep {
-  char *path;      /* as NVRTC opens it: relative to the working directory unless absolute */
-  int present;     /* 0: a search candidate that did not exist when scanned */
-  int racy;        /* changed so recently that an unchanged stat does not prove it unchanged */
-  uint64_t size;
-  unsigned char hash[16]; /* XXH3-128 of the contents */
-  uint64_t dev, ino;
-  int64_t mtime_ns, ctime_ns;
-} cj_dep;
-
-typedef struct cj_deps {
-  cj_dep *v;
-  size_t n, cap;
-  int refs;        /* references beyond the first (a list made by the scan is shared by
-                      the compile that made it and the memory cache) */
-} cj_deps;
-
-/* Records an existing header (its stat and contents) or a candidate that does not exist.
- * Return 0, or -1 when out of memory. */
-int cj_deps_add_file(cj_deps *d, const char *path, const struct stat *st, const void *text,
-                     size_t len);
-int cj_deps_add_absent(cj_deps *d, const char *path);
-/* The record of `path` (present or absent), or NULL. */
-const cj_dep *cj_deps_find(const cj_deps *d, const char *path);
 /* 1 when every header is unchanged (stat, and contents for racy ones) and every absent
  * candidate is still absent. Makes only stat calls unless a header is racy. */
 int cj_deps_fresh(const cj_deps *d);
@@ -69,15 +42,6 @@ int cj_deps_fresh(const cj_deps *d);
  * present header: for the check after a compile, where the key was made before NVRTC
  * read the headers. */
 const cj_dep *cj_deps_changed(const cj_deps *d);
-/* 1 when the present headers of a and b have the same paths, sizes and hashes, in order. */
-int cj_deps_same_files(const cj_deps *a, const cj_deps *b);
-size_t cj_deps_count_present(const cj_deps *d);
-void cj_deps_clear(cj_deps *d);
-/* A new reference to a list from the heap (NULL gives NULL). */
-cj_deps *cj_deps_ref(cj_deps *d);
-/* Drops a reference to a list from the heap, freeing it with the last; NULL is fine. */
-void cj_deps_destroy(cj_deps *d);
-
 /* ---- scan.c: finding the headers a source includes, without preprocessing ---- */
 
 /* Follows every #include (and __has_include) of the source, its pre-included headers and
@@ -93,98 +57,17 @@ cujit_status cj_scan_request(const cj_request *r, cj_deps **deps, char *bypass,
  * is looked at again (tests check that a scan stays linear in its input). */
 uint64_t cj_scan_bytes_examined(void);
 
-/* ---- manifest.c: what went into a key, part by part ---- */
+/* ---- diff.c: how an entry's manifest differs from a request's ---- */
 
-/* Bytes that are not NUL-terminated (a view into an entry, a blob or a request). */
-typedef struct cj_text {
-  const char *p;
-  size_t n;
-} cj_text;
-
-/* The option parts hashed one by one into a fingerprint and kept item by item in a
- * manifest, in the order a difference is looked for. */
-enum {
-  CJ_PART_INCLUDE_DIRS, CJ_PART_DEFINES, CJ_PART_NVRTC_OPTIONS, CJ_PART_HEADERS,
-  CJ_PART_NAME_EXPRS, CJ_PART_TOOLKIT, CJ_NPARTS
-};
-/* "include directories", "defines", ... for messages. */
-const char *cj_part_name(int part);
-
-/* A request's parts as hashes only (what a module blob carries). */
-typedef struct cj_fingerprint {
-  cj_text nvrtc;          /* the NVRTC the key names */
-  cj_text arch;           /* the target the key names ("" for NVRTC's default) */
-  cj_text name;           /* the program name */
-  uint64_t source_len;
-  unsigned char source_hash[16];
-  uint32_t count[CJ_NPARTS];            /* how many items each part has */
-  unsigned char hash[CJ_NPARTS][16];    /* XXH3-128 of each part's serialised items */
-} cj_fingerprint;
-
-/* The fingerprint of a request whose key names `nvrtc` (strings borrowed). */
-cujit_status cj_fingerprint_of(const cj_request *r, const char *nvrtc, cj_fingerprint *fp);
-
-/* A request's parts in full (what a cache entry carries): the fingerprint's parts with
- * their items kept, the source text, the toolkit location and the headers from disk. */
-typedef struct cj_manifest {
-  cj_text nvrtc, arch, name, cwd, source;
-  int toolkit;                      /* the toolkit's headers are searched */
-  unsigned char toolkit_env[16];    /* hash of CUDA_PATH and CUDA_HOME (when searched) */
-  uint32_t count[CJ_NPARTS];
-  cj_text part[CJ_NPARTS];          /* each item a u64 length and its bytes */
-  cj_deps deps;                     /* the present headers from disk; owned */
-} cj_manifest;
-
-/* Serialises the manifest of request r (key naming `nvrtc`, headers `deps`, may be NULL)
- * into out. -1 when out of memory. */
-int cj_manifest_encode(const cj_request *r, const char *nvrtc, const cj_deps *deps,
-                       cj_buf *out);
-/* Parses a serialised manifest into m (views into data; deps copied): 0, 1 when malformed,
- * -1 out of memory. Every length is checked. Free with cj_manifest_free(). */
-int cj_manifest_parse(const void *data, size_t len, cj_manifest *m);
-void cj_manifest_free(cj_manifest *m);
-/* The next item of a part (pos starts at 0): 1 with *item, 0 at the end. */
-int cj_manifest_item(cj_text part, size_t *pos, cj_text *item);
 /* Receives one difference (part is a cujit_cache_part); returns nonzero to stop. */
 typedef int (*cj_diff_fn)(int part, const char *what, const char *detail, void *user);
 /* Compares an entry's manifest `was` with a request's `now`, calling fn (may be NULL) for
  * each difference found; returns how many. Out of memory for a message is a shorter one. */
 unsigned cj_manifest_diff(const cj_manifest *was, const cj_manifest *now, cj_diff_fn fn,
                           void *user);
+
 /* 16 bytes: the hash of CUDA_PATH and CUDA_HOME that keys with the toolkit hold (key.c). */
 const unsigned char *cj_key_toolkit_env(void);
-
-/* ---- entry.c: the entry file format ---- */
-
-/* What an entry holds besides the image. */
-typedef struct cj_entry_meta {
-  char name[256];         /* program name (for listings; truncated) */
-  int nvrtc_major, nvrtc_minor;
-  char arch[32];
-  uint64_t ptx_size, cubin_size;
-} cj_entry_meta;
-
-#define CJ_ENTRY_HEADER_SIZE 64
-#define CJ_ENTRY_MAX_SIZE ((uint64_t)1 << 31) /* larger files are not entries */
-
-/* Serialises an image (and its present deps) under `key` into out, with the encoded
- * manifest (NULL: none recorded) after the payload. -1 when out of memory. */
-int cj_entry_encode(const cj_key *key, const cj_image *im, const cj_deps *deps,
-                    const cj_entry_meta *meta, const cj_buf *manifest, cj_buf *out);
-/* Parses and verifies an entry. Returns 0 with a new image (refs 1) and its recorded deps
- * (paths, sizes, hashes) in *deps; 1 when the bytes are not a valid entry for `key`, with
- * the reason in `why`; -1 when out of memory. Every length is checked before use. */
-int cj_entry_decode(const cj_key *key, const void *data, size_t len, cj_image **out,
-                    cj_deps *deps, cj_entry_meta *meta, char *why, size_t why_size);
-/* Reads the header and the metadata section only (for listings); 0 or 1 as above. */
-int cj_entry_peek(const void *data, size_t len, cj_key *key, cj_entry_meta *meta);
-/* Where an entry of `file_len` bytes keeps its manifest, from its header (at least
- * CJ_ENTRY_HEADER_SIZE bytes): 0 with *offset and *size (0 when none is recorded), or 1
- * when the header is not a valid one of this format. */
-int cj_entry_manifest_span(const void *header, uint64_t file_len, uint64_t *offset,
-                           uint64_t *size);
-/* Checks a manifest read from an entry against its header's checksum: 0, or 1. */
-int cj_entry_manifest_check(const void *header, const void *manifest, size_t size);
 
 /* ---- cachedir.c: where the disk cache lives, and whether it may be used ---- */
 

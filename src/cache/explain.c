@@ -124,7 +124,7 @@ static cujit_status on_disk(cj_request *r, const char *nvrtc, const cj_key *dkey
   }
   ask_tiers(&root, dkey, deps, e);
   if (!e->hit) {
-    if (cj_manifest_encode(r, nvrtc, deps, &buf) != 0) rc = -1;
+    if (cj_manifest_encode(r, nvrtc, cj_key_toolkit_env(), deps, &buf) != 0) rc = -1;
     else if ((rc = cj_manifest_parse(buf.data, buf.len, &ours)) == 0) {
       rc = nearest(&root, &ours, e, to);
       cj_manifest_free(&ours);

@@ -176,7 +176,8 @@ static cujit_status compile_and_store(cj_request *r, const cj_root *root, waiter
 
 int cj_fetch_manifest(const cj_request *r, const cj_deps *deps, cj_buf *out) {
   const char *nvrtc;
-  if (cj_toolchain_name(&nvrtc) != CUJIT_OK || cj_manifest_encode(r, nvrtc, deps, out) != 0) {
+  if (cj_toolchain_name(&nvrtc) != CUJIT_OK ||
+      cj_manifest_encode(r, nvrtc, cj_key_toolkit_env(), deps, out) != 0) {
     cj_buf_free(out);
     return -1;
   }

@@ -158,7 +158,7 @@ static int recompile(const cj_key *key, const cj_manifest *m, rebuilt *b, const 
   if (bypass[0]) {
     skip(out, "its inputs cannot be keyed now: %s%s", bypass, "");
   } else if (memcmp(dkey.b, key->b, sizeof dkey.b) != 0) {
-    if (cj_manifest_encode(&b->r, nvrtc, deps, &mine) == 0 &&
+    if (cj_manifest_encode(&b->r, nvrtc, cj_key_toolkit_env(), deps, &mine) == 0 &&
         cj_manifest_parse(mine.data, mine.len, &now) == 0) {
       cj_manifest_diff(m, &now, collect, &why);
       cj_manifest_free(&now);

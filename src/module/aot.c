@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "module/blob.h"
-#include "module/bundle.h"
+#include "format/blob.h"
+#include "format/bundle.h"
 #include "module/module.h"
-#include "module/prebuilt.h"
+#include "format/prebuilt.h"
 
 enum { MAX_ARCHS = 64 };
 #define OPTIONS_V1 CJ_SIZE_V1(cujit_options, flags)

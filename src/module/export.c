@@ -10,8 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cache/cache.h"
 #include "driver/nvrtc.h"
-#include "module/blob.h"
+#include "format/blob.h"
 #include "module/module.h"
 
 /* ---- keys ---- */
@@ -84,7 +85,7 @@ static cujit_status encode(const cj_module *m, const cj_request *r, const keys *
   entry_meta(m, &meta);
   /* the entry keeps its manifest, so that an importer's disk cache can explain and verify
    * it as one of its own */
-  if (cj_manifest_encode(r, k->nvrtc, k->deps, &manifest) != 0 ||
+  if (cj_manifest_encode(r, k->nvrtc, cj_key_toolkit_env(), k->deps, &manifest) != 0 ||
       cj_entry_encode(&k->dkey, m->image, k->deps, &meta, &manifest, &entry) != 0 ||
       cj_blob_build(&fp, &entry, out) != 0)
     st = cj_fail_oom("exporting a module");

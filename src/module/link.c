@@ -6,7 +6,7 @@
 #include "cache/cache.h"
 #include "driver/driver.h"
 #include "module/module.h"
-#include "module/prebuilt.h"
+#include "format/prebuilt.h"
 
 #define LINK_OPTIONS_V1 CJ_SIZE_V1(cujit_link_options, name)
 #define LINK_PART_V1 CJ_SIZE_V1(cujit_link_part, path)

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "module/function.h"
-#include "module/prebuilt.h"
+#include "format/prebuilt.h"
 
 enum { JIT_LOG_SIZE = 16384 };
 

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "module/module.h"
-#include "module/prebuilt.h"
+#include "format/prebuilt.h"
 
 /* The largest file read as one image. */
 #define MAX_IMAGE_FILE ((size_t)1 << 30)

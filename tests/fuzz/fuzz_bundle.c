@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "module/bundle.h"
-#include "module/prebuilt.h"
+#include "format/bundle.h"
+#include "format/prebuilt.h"
 
 static void read_all(const uint8_t *data, size_t size) {
   cj_prebuilt_kind kind;

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "cujit.h"
-#include "module/blob.h"
+#include "format/blob.h"
 
 static const char kSource[] = "__global__ void k(int *x) { x[threadIdx.x] += 1; }\n";
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "module/prebuilt.h"
+#include "format/prebuilt.h"
 
 static void inspect(const uint8_t *data, size_t size) {
   cj_prebuilt_kind kind;

@@ -30,7 +30,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cache/cache.h"
+#include "format/entry.h"
 
 static const unsigned char magic[8] = {'C', 'U', 'J', 'I', 'T', 'K', 'C', 0x1a};
 

@@ -1,23 +1,15 @@
-/* prebuilt.c - PTX, CUBIN and fatbin bytes built elsewhere: which kind they are, what
- * their headers say, and the variables a CUBIN's ELF symbol table names. Every read of
- * the bytes goes through get_le(), which checks the bounds. */
+/* prebuilt.c - code built elsewhere as one of four kinds: PTX or a CUBIN (code.c), or a
+ * container of them: nvcc's fatbin, read here, or cujit's bundle (bundle.c). Which kind
+ * bytes are, what their headers say, their entries, and the variables they name. Every
+ * read of the bytes goes through cj_cj_get_le(), which checks the bounds. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "module/bundle.h"
-#include "module/prebuilt.h"
+#include "format/bundle.h"
+#include "format/prebuilt.h"
 
 enum {
-  ELF_HEADER = 64,      /* a 64-bit ELF header */
-  ELF_SECTION = 64,     /* a 64-bit section header */
-  ELF_SYMBOL = 24,      /* a 64-bit symbol */
-  EM_CUDA = 190,        /* e_machine of a CUBIN */
-  SHT_SYMTAB = 2,
-  STT_OBJECT = 1,
-  STT_FUNC = 2,
-  STO_CUDA_ENTRY = 0x10, /* st_other of a kernel (an entry function) */
-  SHN_LORESERVE = 0xff00,
   FATBIN_HEADER = 16,   /* magic, version, header size, size of the entries */
   FATBIN_ENTRY = 32,    /* the part of an entry's header that is read */
   ENTRY_PTX = 1,
@@ -26,200 +18,6 @@ enum {
   ENTRY_COMPRESSED = 0x2000 | 0x8000 /* compressed payload (LZ4, zstd) */
 };
 #define FATBIN_MAGIC 0xBA55ED50u
-
-/* Reads a little-endian unsigned integer of `width` bytes at `off`; 0 when it lies past
- * the end. */
-static int get_le(const unsigned char *p, size_t size, uint64_t off, unsigned width,
-                  uint64_t *v) {
-  unsigned i;
-  if (off > size || width > size - off) return 0;
-  *v = 0;
-  for (i = width; i > 0; i--) *v = (*v << 8) | p[off + i - 1];
-  return 1;
-}
-
-/* ---- ELF (CUBIN) ---- */
-
-typedef struct elf_section {
-  uint64_t type, offset, size, link, entsize;
-} elf_section;
-
-/* The bounds of the section header table; 0 when it does not fit in the bytes. */
-static int elf_table(const unsigned char *p, size_t size, uint64_t *off, uint64_t *n,
-                     uint64_t *entsize) {
-  if (!get_le(p, size, 0x28, 8, off) || !get_le(p, size, 0x3a, 2, entsize) ||
-      !get_le(p, size, 0x3c, 2, n))
-    return 0;
-  if (*n == 0) return 1;
-  return *entsize >= ELF_SECTION && *off <= size && *n <= (size - *off) / *entsize;
-}
-
-/* Section i, whose contents must lie inside the bytes; 0 otherwise. */
-static int elf_section_at(const unsigned char *p, size_t size, uint64_t i, elf_section *s) {
-  uint64_t off, n, entsize, at;
-  if (!elf_table(p, size, &off, &n, &entsize) || i >= n) return 0;
-  at = off + i * entsize;
-  if (!get_le(p, size, at + 0x04, 4, &s->type) || !get_le(p, size, at + 0x18, 8, &s->offset) ||
-      !get_le(p, size, at + 0x20, 8, &s->size) || !get_le(p, size, at + 0x28, 4, &s->link) ||
-      !get_le(p, size, at + 0x38, 8, &s->entsize))
-    return 0;
-  return s->offset <= size && s->size <= size - s->offset;
-}
-
-#define WHY(...) (snprintf(why, why_size, __VA_ARGS__), 1)
-
-/* Whether bytes are a CUBIN that can be read: 0 with its SM version in `arch` ("sm_90"),
- * else 1 with the reason in `why` ("is a 32-bit ELF file, ..."). */
-static int elf_why(const unsigned char *p, size_t size, char *arch, size_t arch_size, char *why,
-                   size_t why_size) {
-  uint64_t machine = 0, flags = 0, off, n, entsize;
-  unsigned sm;
-  if (size < 4 || memcmp(p, "\177ELF", 4) != 0)
-    return WHY("is not an ELF file (it does not start with 7f 45 4c 46)");
-  if (size < ELF_HEADER)
-    return WHY("is a truncated ELF file: %zu bytes, fewer than the %d of an ELF header", size,
-               ELF_HEADER);
-  if (p[4] != 2) return WHY("is a 32-bit ELF file, but a CUBIN is 64-bit ELF");
-  if (p[5] != 1) return WHY("is a big-endian ELF file, but a CUBIN is little-endian");
-  get_le(p, size, 0x12, 2, &machine);
-  if (machine != EM_CUDA)
-    return WHY("is an ELF file for machine %u (a host object or library?), not a CUBIN "
-               "(machine %d, NVIDIA CUDA)", (unsigned)machine, EM_CUDA);
-  if (!elf_table(p, size, &off, &n, &entsize))
-    return WHY("is a truncated or damaged CUBIN: its section headers lie outside its %zu bytes",
-               size);
-  /* e_flags holds the SM version: bits 8-15 from ELF ABI version 8 on, bits 0-7 before */
-  get_le(p, size, 0x30, 4, &flags);
-  sm = p[8] >= 8 ? (unsigned)(flags >> 8) & 0xff : (unsigned)flags & 0xff;
-  snprintf(arch, arch_size, "sm_%u", sm);
-  return 0;
-}
-
-static cujit_status elf_check(const unsigned char *p, size_t size, const char *name, char *arch,
-                              size_t arch_size) {
-  char why[200];
-  if (elf_why(p, size, arch, arch_size, why, sizeof why) != 0)
-    return cj_fail(CUJIT_ERROR_INVALID_SOURCE, "'%s' %s; pass the bytes nvcc -cubin (or NVRTC) "
-                   "wrote", name, why);
-  return CUJIT_OK;
-}
-
-/* A symbol's name in string table `strtab`, or NULL when it does not end inside it. */
-static const char *elf_name(const unsigned char *p, const elf_section *strtab, uint64_t at,
-                            size_t *len) {
-  const char *s;
-  if (at >= strtab->size) return NULL;
-  s = (const char *)p + strtab->offset + at;
-  *len = strnlen(s, (size_t)(strtab->size - at));
-  return *len < strtab->size - at ? s : NULL;
-}
-
-/* Adds the variables of symbol table `sec` (defined data objects with a usable name), and
- * with `kernels` its kernels too (defined functions marked as entries). */
-static cujit_status elf_symbols(const unsigned char *p, size_t size, const elf_section *sec,
-                                int kernels, cj_symtab *t) {
-  elf_section strtab;
-  uint64_t i, count, name, info, other, shndx;
-  int kernel;
-  size_t len;
-  const char *s;
-  if (sec->entsize < ELF_SYMBOL || !elf_section_at(p, size, sec->link, &strtab)) return CUJIT_OK;
-  count = sec->size / sec->entsize;
-  for (i = 0; i < count; i++) {
-    uint64_t at = sec->offset + i * sec->entsize;
-    if (!get_le(p, size, at, 4, &name) || !get_le(p, size, at + 4, 1, &info) ||
-        !get_le(p, size, at + 5, 1, &other) || !get_le(p, size, at + 6, 2, &shndx))
-      break;
-    kernel = kernels && (info & 0xf) == STT_FUNC && (other & STO_CUDA_ENTRY);
-    if (((info & 0xf) != STT_OBJECT && !kernel) || shndx == 0 || shndx >= SHN_LORESERVE)
-      continue;
-    s = elf_name(p, &strtab, name, &len);
-    if (!s || len == 0 || s[0] == '.' || s[0] == '$') continue; /* the toolchain's own */
-    CJ_TRY(cj_symtab_add(t, kernel, s, len));
-  }
-  return CUJIT_OK;
-}
-
-static cujit_status elf_globals(const unsigned char *p, size_t size, int kernels, cj_symtab *t,
-                                int *known) {
-  uint64_t off, n, entsize, i;
-  elf_section sec;
-  if (!elf_table(p, size, &off, &n, &entsize)) return CUJIT_OK;
-  for (i = 0; i < n; i++) {
-    if (!elf_section_at(p, size, i, &sec) || sec.type != SHT_SYMTAB) continue;
-    CJ_TRY(elf_symbols(p, size, &sec, kernels, t));
-    *known = 1;
-    break; /* an ELF file has one symbol table: more headers naming it are not read again */
-  }
-  return CUJIT_OK;
-}
-
-/* ---- PTX ---- */
-
-/* The length of `p` without the NULs that end it. */
-static size_t text_length(const unsigned char *p, size_t size) {
-  while (size > 0 && p[size - 1] == '\0') size--;
-  return size;
-}
-
-/* Where the first line that starts with `directive` (after blanks) continues; NULL if
- * none does. The text need not end with a NUL. */
-static const char *find_directive(const char *p, size_t n, const char *directive) {
-  size_t dl = strlen(directive), i = 0;
-  while (i < n) {
-    const char *nl = memchr(p + i, '\n', n - i);
-    size_t end = nl ? (size_t)(nl - p) : n;
-    while (i < end && (p[i] == ' ' || p[i] == '\t')) i++;
-    if (end - i > dl && memcmp(p + i, directive, dl) == 0 &&
-        (p[i + dl] == ' ' || p[i + dl] == '\t'))
-      return p + i + dl;
-    i = end + 1;
-  }
-  return NULL;
-}
-
-/* "compute_90" from ".target sm_90" (or compute_90); "" when it is neither. */
-static void ptx_arch(const char *after, const char *end, char *arch, size_t arch_size) {
-  const char *p = after, *q;
-  size_t skip;
-  arch[0] = '\0';
-  while (p < end && (*p == ' ' || *p == '\t')) p++;
-  if (end - p > 3 && memcmp(p, "sm_", 3) == 0) skip = 3;
-  else if (end - p > 8 && memcmp(p, "compute_", 8) == 0) skip = 8;
-  else return;
-  for (q = p + skip; q < end && ((*q >= '0' && *q <= '9') || (*q >= 'a' && *q <= 'z')); q++) {
-  }
-  if (q > p + skip) snprintf(arch, arch_size, "compute_%.*s", (int)(q - p - skip), p + skip);
-}
-
-/* Why bytes are not PTX text (no NUL before the NULs that may end it, .version and .target
- * directives); NULL when they are. */
-static const char *ptx_why(const unsigned char *p, size_t size) {
-  const char *text = (const char *)p;
-  size_t n = text_length(p, size);
-  if (n == 0) return "is empty";
-  if (memchr(p, '\0', n)) return "is not PTX text (it holds a NUL byte)";
-  if (!find_directive(text, n, ".version")) return "is not PTX text (it has no .version line)";
-  if (!find_directive(text, n, ".target")) return "is not PTX text (it has no .target line)";
-  return NULL;
-}
-
-/* 1 when the bytes are PTX text, with its target in `arch`. */
-static int ptx_check(const unsigned char *p, size_t size, char *arch, size_t arch_size) {
-  size_t n = text_length(p, size);
-  if (ptx_why(p, size)) return 0;
-  ptx_arch(find_directive((const char *)p, n, ".target"), (const char *)p + n, arch, arch_size);
-  return 1;
-}
-
-int cj_prebuilt_code_why(cj_prebuilt_kind kind, const void *data, size_t size, char *why,
-                         size_t why_size) {
-  char arch[32];
-  const char *bad;
-  if (kind == CJ_PREBUILT_CUBIN) return elf_why(data, size, arch, sizeof arch, why, why_size);
-  if (kind == CJ_PREBUILT_PTX && (bad = ptx_why(data, size)) != NULL) return WHY("%s", bad);
-  return 0;
-}
 
 /* ---- fatbin ---- */
 
@@ -235,7 +33,7 @@ typedef struct fatbin_entry {
 /* The bounds of a fatbin's entries ([*begin, *end)); 0 when the header does not fit. */
 static int fatbin_bounds(const unsigned char *p, size_t size, size_t *begin, size_t *end) {
   uint64_t hsize, total;
-  if (!get_le(p, size, 6, 2, &hsize) || !get_le(p, size, 8, 8, &total)) return 0;
+  if (!cj_get_le(p, size, 6, 2, &hsize) || !cj_get_le(p, size, 8, 8, &total)) return 0;
   if (hsize < FATBIN_HEADER || hsize > size || total > size - hsize) return 0;
   *begin = (size_t)hsize;
   *end = (size_t)(hsize + total);
@@ -248,12 +46,12 @@ static int fatbin_next(const unsigned char *p, size_t end, size_t *pos, fatbin_e
   uint64_t kind = 0, hsize = 0, psize = 0, arch = 0, flags = 0;
   if (*pos >= end) return 0;
   if (end - *pos < FATBIN_ENTRY) return -1;
-  get_le(p, end, *pos, 2, &kind);
-  get_le(p, end, *pos + 4, 4, &hsize);
-  get_le(p, end, *pos + 8, 8, &psize);
-  get_le(p, end, *pos + 28, 4, &arch);
+  cj_get_le(p, end, *pos, 2, &kind);
+  cj_get_le(p, end, *pos + 4, 4, &hsize);
+  cj_get_le(p, end, *pos + 8, 8, &psize);
+  cj_get_le(p, end, *pos + 28, 4, &arch);
   if (hsize < FATBIN_ENTRY || hsize > end - *pos || psize > end - *pos - hsize) return -1;
-  if (hsize >= ENTRY_FLAGS + 8) get_le(p, end, *pos + ENTRY_FLAGS, 8, &flags);
+  if (hsize >= ENTRY_FLAGS + 8) cj_get_le(p, end, *pos + ENTRY_FLAGS, 8, &flags);
   e->compressed = (flags & ENTRY_COMPRESSED) != 0;
   e->header = p + *pos;
   e->header_size = (size_t)hsize;
@@ -309,7 +107,7 @@ static cujit_status fatbin_check(const unsigned char *p, size_t size, const char
 cujit_status cj_prebuilt_check_fatbin(const void *data, size_t size, const char *name) {
   char arch[64];
   uint64_t magic = 0;
-  CJ_CHECK(get_le(data, size, 0, 4, &magic) && magic == FATBIN_MAGIC, CUJIT_ERROR_INVALID_SOURCE,
+  CJ_CHECK(cj_get_le(data, size, 0, 4, &magic) && magic == FATBIN_MAGIC, CUJIT_ERROR_INVALID_SOURCE,
            "'%s' is not a fatbin (it does not start with the fatbin magic 0xba55ed50); pass the "
            "bytes nvcc -fatbin wrote, or give the part's kind", name);
   return fatbin_walk(data, size, name, arch, sizeof arch, 0);
@@ -442,25 +240,6 @@ void cj_code_name(const cj_code *c, char *out, size_t size) {
 
 /* The variables of the first entry that can be read: a CUBIN, or PTX stored as text
  * (compressed entries cannot be read). */
-static cujit_status ptx_globals(const cj_code *c, cj_symtab *t, int *known) {
-  char arch[32];
-  char *text;
-  cj_symtab ptx;
-  size_t i;
-  cujit_status st;
-  if (!ptx_check(c->data, c->size, arch, sizeof arch)) return CUJIT_OK;
-  text = cj_memdup(c->data, text_length(c->data, c->size));
-  st = text ? cj_symtab_build(text, &ptx) : cj_fail_oom("reading a fatbin");
-  cj_free(text);
-  CJ_TRY(st);
-  for (i = 0; i < ptx.n_globals && st == CUJIT_OK; i++)
-    st = cj_symtab_add(t, 0, ptx.globals[i], strlen(ptx.globals[i]));
-  cj_symtab_free(&ptx);
-  CJ_TRY(st);
-  *known = 1;
-  return CUJIT_OK;
-}
-
 static cujit_status container_globals(const unsigned char *p, size_t size, cj_prebuilt_kind kind,
                                       cj_symtab *t, int *known) {
   cj_code *c;
@@ -471,9 +250,9 @@ static cujit_status container_globals(const unsigned char *p, size_t size, cj_pr
   for (i = 0; i < n && !*known && st == CUJIT_OK; i++) {
     if (c[i].compressed) continue;
     if (c[i].kind == CJ_PREBUILT_CUBIN && c[i].size >= 4 && memcmp(c[i].data, "\177ELF", 4) == 0)
-      st = elf_globals(c[i].data, c[i].size, 0, t, known);
+      st = cj_cubin_globals(c[i].data, c[i].size, 0, t, known);
     else if (c[i].kind == CJ_PREBUILT_PTX)
-      st = ptx_globals(&c[i], t, known);
+      st = cj_ptx_globals(c[i].data, c[i].size, t, known);
   }
   cj_free(c);
   return st;
@@ -489,9 +268,9 @@ cujit_status cj_prebuilt_inspect(const void *data, size_t size, const char *name
   arch[0] = '\0';
   if (size >= 4 && memcmp(p, "\177ELF", 4) == 0) {
     *kind = CJ_PREBUILT_CUBIN;
-    return elf_check(p, size, name, arch, arch_size);
+    return cj_cubin_check(p, size, name, arch, arch_size);
   }
-  if (get_le(p, size, 0, 4, &magic) && magic == FATBIN_MAGIC) {
+  if (cj_get_le(p, size, 0, 4, &magic) && magic == FATBIN_MAGIC) {
     *kind = CJ_PREBUILT_FATBIN;
     return fatbin_check(p, size, name, arch, arch_size);
   }
@@ -499,7 +278,7 @@ cujit_status cj_prebuilt_inspect(const void *data, size_t size, const char *name
     *kind = CJ_PREBUILT_BUNDLE;
     return bundle_check(p, size, name, arch, arch_size);
   }
-  if (ptx_check(p, size, arch, arch_size)) {
+  if (cj_ptx_check(p, size, arch, arch_size)) {
     *kind = CJ_PREBUILT_PTX;
     return CUJIT_OK;
   }
@@ -515,7 +294,7 @@ cujit_status cj_prebuilt_globals_of(const void *data, size_t size, cj_prebuilt_k
                                     cj_symtab *t, int *known) {
   memset(t, 0, sizeof *t);
   *known = 0;
-  if (kind == CJ_PREBUILT_CUBIN) return elf_globals(data, size, 0, t, known);
+  if (kind == CJ_PREBUILT_CUBIN) return cj_cubin_globals(data, size, 0, t, known);
   if (kind == CJ_PREBUILT_FATBIN || kind == CJ_PREBUILT_BUNDLE)
     return container_globals(data, size, kind, t, known);
   return CUJIT_OK;
@@ -527,13 +306,6 @@ cujit_status cj_prebuilt_globals(const cj_image *im, cj_symtab *t, int *known) {
                                                  (cj_prebuilt_kind)im->prebuilt, t, known)
                         : cj_prebuilt_globals_of(im->cubin, im->cubin_size, CJ_PREBUILT_CUBIN,
                                                  t, known);
-  if (st != CUJIT_OK) cj_symtab_free(t);
-  return st;
-}
-
-cujit_status cj_prebuilt_symbols(const void *cubin, size_t size, cj_symtab *t) {
-  int known = 0;
-  cujit_status st = elf_globals(cubin, size, 1, t, &known);
   if (st != CUJIT_OK) cj_symtab_free(t);
   return st;
 }

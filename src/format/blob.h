@@ -1,16 +1,16 @@
 /* blob.h - the bytes cujit_module_export() makes and cujit_module_import() reads: a compiled
- * module as a cache entry (cache/entry.c) under the disk key it was compiled under, and a
+ * module as a cache entry (entry.c) under the disk key it was compiled under, and a
  * fingerprint of what it was compiled from, part by part, so that an importer whose key
  * differs can say which part differs. The bytes come from outside: every read is checked. */
 #ifndef CUJIT_BLOB_H
 #define CUJIT_BLOB_H
 
-#include "cache/cache.h"
+#include "format/entry.h"
 
 #define CJ_BLOB_FORMAT 1
 #define CJ_BLOB_HEADER_SIZE 40
 
-/* The fingerprint (cj_fingerprint, cj_fingerprint_of) is the cache layer's (cache/manifest.c):
+/* The fingerprint (cj_fingerprint, cj_fingerprint_of) is manifest.c's:
  * an entry's manifest keeps the same parts in full. */
 
 /* A blob of the fingerprint and an encoded entry into out. -1 when out of memory. */

@@ -26,8 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "module/bundle.h"
-#include "module/prebuilt.h"
+#include "format/bundle.h"
+#include "format/prebuilt.h"
 
 static const unsigned char magic[8] = {'C', 'U', 'J', 'I', 'T', 'B', 'N', 0x1a};
 

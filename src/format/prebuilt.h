@@ -1,6 +1,7 @@
-/* prebuilt.h - code built elsewhere (PTX text, a CUBIN, a fatbin): telling the kinds apart
- * by their bytes, reading what their headers say, and listing the variables a binary
- * names. Needs no device. The bytes come from outside, so every read is bounds-checked. */
+/* prebuilt.h - code built elsewhere (PTX text, a CUBIN: code.c; a fatbin or a bundle:
+ * prebuilt.c): telling the kinds apart by their bytes, reading what their headers say, and
+ * listing the variables a binary names. Needs no device. The bytes come from outside, so
+ * every read is bounds-checked. */
 #ifndef CUJIT_PREBUILT_H
 #define CUJIT_PREBUILT_H
 
@@ -28,12 +29,31 @@ typedef struct cj_code {
   size_t entry_size;
 } cj_code;
 
-/* What `data` holds and the architecture it was built for, written to `arch`: "compute_90"
- * for PTX, "sm_90" for a CUBIN, the entries of a fatbin or bundle ("sm_80 compute_80 sm_90").
- * `name` is used in messages. Returns CUJIT_OK, or CUJIT_ERROR_INVALID_SOURCE saying what
- * is wrong (truncated or damaged headers, or bytes of none of the three kinds). */
-cujit_status cj_prebuilt_inspect(const void *data, size_t size, const char *name,
-                                 cj_prebuilt_kind *kind, char *arch, size_t arch_size);
+/* Reads a little-endian unsigned integer of `width` bytes at `off` into *v; 0 when it lies
+ * past the end. */
+static inline int cj_get_le(const unsigned char *p, size_t size, uint64_t off, unsigned width,
+                            uint64_t *v) {
+  unsigned i;
+  if (off > size || width > size - off) return 0;
+  *v = 0;
+  for (i = width; i > 0; i--) *v = (*v << 8) | p[off + i - 1];
+  return 1;
+}
+
+/* ---- code.c: a CUBIN or PTX ---- */
+
+/* Bytes as a CUBIN, its target into arch ("sm_90"): CUJIT_ERROR_INVALID_SOURCE saying what
+ * is wrong, naming them `name`. */
+cujit_status cj_cubin_check(const unsigned char *p, size_t size, const char *name, char *arch,
+                            size_t arch_size);
+/* 1 when bytes are PTX text, with its target in arch ("compute_90"). */
+int cj_ptx_check(const unsigned char *p, size_t size, char *arch, size_t arch_size);
+/* The variables (with `kernels`, the kernels too) a CUBIN's symbol table names, added to t;
+ * *known set when a table was read. Fails only when out of memory. */
+cujit_status cj_cubin_globals(const unsigned char *p, size_t size, int kernels, cj_symtab *t,
+                              int *known);
+/* The variables PTX text declares, added to t; *known set when it is PTX. */
+cujit_status cj_ptx_globals(const void *data, size_t size, cj_symtab *t, int *known);
 
 /* Whether bytes hold what a code entry of `kind` (CJ_PREBUILT_CUBIN or CJ_PREBUILT_PTX)
  * must: a CUBIN is a 64-bit little-endian ELF file for CUDA whose section headers lie
@@ -42,6 +62,18 @@ cujit_status cj_prebuilt_inspect(const void *data, size_t size, const char *name
  * the bytes: cj_bundle_parse() checks every CUBIN and PTX entry with it. */
 int cj_prebuilt_code_why(cj_prebuilt_kind kind, const void *data, size_t size, char *why,
                          size_t why_size);
+/* The kernels (entry functions) and variables a CUBIN's symbol table defines, into t (a
+ * linked module's, read without a device). Fails only when out of memory. */
+cujit_status cj_prebuilt_symbols(const void *cubin, size_t size, cj_symtab *t);
+
+/* ---- prebuilt.c: the four kinds ---- */
+
+/* What `data` holds and the architecture it was built for, written to `arch`: "compute_90"
+ * for PTX, "sm_90" for a CUBIN, the entries of a fatbin or bundle ("sm_80 compute_80 sm_90").
+ * `name` is used in messages. Returns CUJIT_OK, or CUJIT_ERROR_INVALID_SOURCE saying what
+ * is wrong (truncated or damaged headers, or bytes of none of the three kinds). */
+cujit_status cj_prebuilt_inspect(const void *data, size_t size, const char *name,
+                                 cj_prebuilt_kind *kind, char *arch, size_t arch_size);
 
 /* The CUBIN and PTX entries of a fatbin or bundle that passed cj_prebuilt_inspect(), in
  * their order, into *codes (freed with cj_free). Fails as the inspection would, or when
@@ -59,10 +91,6 @@ cujit_status cj_prebuilt_globals(const cj_image *im, cj_symtab *t, int *known);
 /* The same for bytes that passed cj_prebuilt_inspect() as `kind` (for the fuzzer). */
 cujit_status cj_prebuilt_globals_of(const void *data, size_t size, cj_prebuilt_kind kind,
                                     cj_symtab *t, int *known);
-
-/* The kernels (entry functions) and variables a CUBIN's symbol table defines, into t (a
- * linked module's, read without a device). Fails only when out of memory. */
-cujit_status cj_prebuilt_symbols(const void *cubin, size_t size, cj_symtab *t);
 
 /* Checks that bytes are a whole fatbin (header and entries in bounds), of any entry kinds
  * (a link's fatbin may hold only LTO-IR). CUJIT_ERROR_INVALID_SOURCE saying what is wrong. */

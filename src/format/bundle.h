@@ -5,7 +5,7 @@
 #ifndef CUJIT_BUNDLE_H
 #define CUJIT_BUNDLE_H
 
-#include "cache/cache.h"
+#include "compile/compile.h"
 
 #define CJ_BUNDLE_FORMAT 1
 #define CJ_BUNDLE_HEADER_SIZE 40

@@ -11,15 +11,15 @@
  *     u32 length + NVRTC identity, u32 length + target, u32 length + program name,
  *     u64 source length, 16-byte XXH3-128 of the source,
  *     u32 number of parts (CJ_NPARTS), then per part u32 count + 16-byte XXH3-128
- *   entry: a cache entry (cache/entry.c, its own header and checksum included) holding the
+ *   entry: a cache entry (entry.c, its own header and checksum included) holding the
  *     image under the disk key it was compiled under
  *
  * A part's hash covers its items each as a u64 length and bytes (headers: name, then
- * text), so that no two different lists hash the same bytes (cache/manifest.c). */
+ * text), so that no two different lists hash the same bytes (manifest.c). */
 #include <stdio.h>
 #include <string.h>
 
-#include "module/blob.h"
+#include "format/blob.h"
 
 static const unsigned char magic[8] = {'C', 'U', 'J', 'I', 'T', 'M', 'B', 0x1a};
 
