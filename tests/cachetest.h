@@ -13,6 +13,7 @@
 
 #include "testutil.h"
 #include "cache/cache.h" /* internal: cj_nvrtc_programs_created, cj_memcache_clear, ... */
+#include "worker/worker.h" /* internal: cj_pool_workers, cj_pool_reset, ... */
 
 #define KERNEL "__global__ void scale(float *x, float f) { x[threadIdx.x] *= f; }\n"
 static const char kKernel[] = KERNEL;

@@ -18,7 +18,7 @@
 #include <time.h>
 
 #include "cachetest.h"
-#include "cache/remote.h"
+#include "remote/remote.h"
 #include "driver/hiredis.h"
 
 #define PASSWORD "cujit-test-pw"

@@ -1,14 +1,8 @@
-/* cache.c - the cache's public functions: counters, stats, clearing, pruning, listing. */
+/* cache.c - the cache's public functions: stats, clearing, pruning, listing. */
 #include <string.h>
 
 #include "cache/cache.h"
-#include "cache/remote.h"
-
-static uint64_t counters[CJ_NCOUNTERS];
-
-void cj_count(cj_counter c, uint64_t n) { __atomic_add_fetch(&counters[c], n, __ATOMIC_RELAXED); }
-
-static uint64_t counter(cj_counter c) { return __atomic_load_n(&counters[c], __ATOMIC_RELAXED); }
+#include "remote/remote.h"
 
 /* The remote tier's counters: this process's (c NULL) or the directory's. */
 static void remote_stats(cujit_cache_stats *stats, const cj_disk_counters *c) {
@@ -44,11 +38,11 @@ cujit_status cujit_cache_get_stats(cujit_cache_stats *user) {
   cujit_cache_stats own, *stats = &own;
   cj_root root;
   CJ_TRY(stats_begin(fn, user, stats));
-  stats->hits = counter(CJ_HITS);
-  stats->memory_hits = counter(CJ_MEMORY_HITS);
-  stats->misses = counter(CJ_MISSES);
-  stats->compiles = counter(CJ_COMPILES);
-  stats->evictions = counter(CJ_EVICTIONS);
+  stats->hits = cj_counter_get(CJ_HITS);
+  stats->memory_hits = cj_counter_get(CJ_MEMORY_HITS);
+  stats->misses = cj_counter_get(CJ_MISSES);
+  stats->compiles = cj_counter_get(CJ_COMPILES);
+  stats->evictions = cj_counter_get(CJ_EVICTIONS);
   remote_stats(stats, NULL);
   if (cj_root_open(&root, 0) == 0) cj_scan_dir(&root, &stats->entries, &stats->bytes);
   cj_root_close(&root);

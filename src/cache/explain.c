@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cache/cache.h"
-#include "cache/remote.h"
+#include "remote/remote.h"
 
 typedef struct relay {
   cujit_cache_difference_fn fn;

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "cache/cache.h"
-#include "cache/remote.h"
+#include "remote/remote.h"
 
 /* Gives a new image (not yet shared) its own copy of the source, which every module made
  * from it borrows: a memory hit then copies nothing. */

@@ -123,12 +123,15 @@ const cj_scalar *cj_scalar_of(int type);
  * -1 when it is none of the table's spellings. */
 int cj_scalar_by_spelling(const char *text);
 
-/* ---- time (clock.c) ---- */
+/* ---- time and random bits (clock.c) ---- */
 
 /* Seconds on the monotonic clock (for timeouts and waits, not dates). */
 double cj_now_s(void);
 /* Sleeps `seconds`, resuming after signals. */
 void cj_nap(double seconds);
+
+/* 64 random bits (for unique names). */
+uint64_t cj_random64(void);
 
 /* ---- reading little-endian bytes (cursor.c) ---- */
 

@@ -39,7 +39,7 @@ typedef struct cj_request {
   int (*cancel)(void *user); /* may be NULL */
   void *cancel_user;
   /* Who compiles on a cache miss: NULL for this process (cj_request_prepare() and
-   * cj_nvrtc_compile()); an asynchronous compile sets the worker pool's (cache/pool.c).
+   * cj_nvrtc_compile()); an asynchronous compile sets the worker pool's (worker/pool.c).
    * Either way the result is the same image. */
   cujit_status (*compiler)(struct cj_request *r, struct cj_image **out);
   /* Built by cj_request_prepare(), freed by cj_request_free(). */

@@ -1,6 +1,6 @@
 /* deplist.c - the user headers a compile depends on: each with its path, size and content
  * hash (what the disk key and the entry's manifest hold), plus its stat identity, so that
- * a memory-cache hit can revalidate it with one stat call (cache/deps.c). */
+ * a memory-cache hit can revalidate it with one stat call (key/deps.c). */
 #include <string.h>
 #include <time.h>
 

@@ -4,7 +4,7 @@
  * A job keeps its request as bytes (compile/wire.c): the caller's storage may go as soon
  * as the start returns. The target is resolved on the caller's thread (it may read the
  * current device). Runner threads, at most as many as compiles may run at once
- * (cache/pool.c), take jobs in the order they were started and run each through the
+ * (worker/pool.c), take jobs in the order they were started and run each through the
  * caches as cujit_module_from_source() would; a miss goes to the pool, which compiles it
  * here or in a worker process. Runners that find nothing to do for a while end, and the
  * last one closes the idle workers. */
@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "cache/cache.h"
+#include "worker/worker.h"
 #include "module/module.h"
 
 #define RUNNER_IDLE_S 10

@@ -1,5 +1,5 @@
 /* worker.c - the `cujit-worker` program: compiles for the library's worker pool
- * (cache/pool.c) over the socket it gets as standard input, until the library closes it.
+ * (worker/pool.c) over the socket it gets as standard input, until the library closes it.
  * It is started by libcujit, not by hand. */
 #define _GNU_SOURCE /* close_range */
 #include <signal.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cache/cache.h"
+#include "worker/worker.h"
 
 int main(int argc, char **argv) {
   if (argc != 2 || strcmp(argv[1], "--serve") != 0) {

@@ -22,6 +22,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <link.h>
 #include <poll.h>
 #include <pthread.h>
@@ -35,8 +36,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cache/cache.h"
 #include "driver/nvrtc.h"
+#include "worker/worker.h"
 
 extern char **environ;
 

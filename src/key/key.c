@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache/cache.h"
+#include "key/key.h"
 
 /* Bytes to hash: collected in a buffer and hashed in one shot, which is several times
  * faster than feeding XXH3's streaming state small pieces; only what outgrows the buffer

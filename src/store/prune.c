@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cache/cache.h"
+#include "store/store.h"
 
 /* A temporary or lock file younger than this may belong to a writer that has created it
  * and not yet locked it. */

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cache/cache.h"
+#include "store/store.h"
 
 static const char *const names[] = {"hits", "misses", "compiles", "evictions", "size", "scanned",
                                     "remote_hits", "remote_misses", "remote_invalid",

@@ -8,10 +8,10 @@
  * the counters. What the store holds is untrusted: a value is used only when it passes
  * the checks a disk entry passes (size, magic, format, key, checksum, headers), and a
  * value that does not is a miss, replaced by the entry compiled here. Private. */
-#ifndef CUJIT_CACHE_REMOTE_H
-#define CUJIT_CACHE_REMOTE_H
+#ifndef CUJIT_REMOTE_H
+#define CUJIT_REMOTE_H
 
-#include "cache/cache.h"
+#include "key/key.h"
 
 /* ---- the store: one implementation per kind of server ---- */
 

@@ -11,16 +11,15 @@
  * time to now: that is its last use, which eviction goes by (access times are
  * unreliable). The writer of a temporary file holds the file's own lock until it is
  * renamed into place, so that pruning can tell a live writer's file from a dead one's. */
-#define _GNU_SOURCE /* O_NOFOLLOW, getrandom */
+#define _GNU_SOURCE /* O_NOFOLLOW */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "cache/cache.h"
+#include "store/store.h"
 
 int cj_entry_open(const cj_root *r, const cj_key *key, int create, cj_entry_path *p) {
   cj_key_hex(key, p->hex);
@@ -180,16 +179,6 @@ int cj_disk_read_file(const cj_entry_path *p, cj_file *f, char *why, size_t why_
 }
 
 /* ---- writing ---- */
-
-uint64_t cj_random64(void) {
-  static uint64_t counter;
-  uint64_t r = 0;
-  struct timespec t;
-  if (getrandom(&r, sizeof r, GRND_NONBLOCK) == (ssize_t)sizeof r) return r;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return ((uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec) ^
-         (__atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED) << 40);
-}
 
 static int write_all(int fd, const char *data, size_t len) {
   ssize_t n;

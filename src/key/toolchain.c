@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cache/cache.h"
+#include "key/key.h"
 #include "driver/nvrtc.h"
 
 #define NAME_FILE "nvrtc"

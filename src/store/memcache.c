@@ -11,7 +11,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "cache/cache.h"
+#include "store/store.h"
 
 #define CJ_MEM_MAX_ENTRIES 1024
 #define CJ_MEM_BUCKETS 2048 /* a power of two, twice the entries */

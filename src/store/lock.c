@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cache/cache.h"
+#include "store/store.h"
 
 #ifdef F_OFD_SETLK
 #  define CJ_SETLK F_OFD_SETLK

@@ -4,7 +4,7 @@
 #include <fcntl.h>
 #include <string.h>
 
-#include "cache/cache.h"
+#include "key/key.h"
 
 static int64_t ns_of(struct timespec t) { return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec; }
 

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cache/cache.h"
+#include "store/store.h"
 
 static pthread_mutex_t dir_lock = PTHREAD_MUTEX_INITIALIZER;
 static char *api_dir;          /* from cujit_cache_set_dir(); NULL: the default */

@@ -36,7 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cache/remote.h"
+#include "remote/remote.h"
 #include "driver/hiredis.h"
 
 #define DEFAULT_PORT 6379

@@ -11,8 +11,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "cache/cache.h"
 #include "driver/nvrtc.h"
+#include "store/store.h"
+#include "worker/worker.h"
 
 void cj_worker_key(uint64_t id, cj_key *key) {
   int i;

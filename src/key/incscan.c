@@ -1,4 +1,4 @@
-/* scan.c - finds the user headers a source includes, without a preprocessor: a line scan
+/* incscan.c - finds the user headers a source includes, without a preprocessor: a line scan
  * for #include, #include_next, __has_include and header-name #defines, followed through
  * the files found, searched the way NVRTC searches them:
  *   "x.h": in-memory headers (exact name), the includer's directory, the include path;
@@ -29,7 +29,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cache/cache.h"
+#include "key/key.h"
 
 #define CJ_SCAN_MAX_FILES 20000
 #define CJ_SCAN_MAX_HEADER ((size_t)256 << 20)

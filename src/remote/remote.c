@@ -20,7 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cache/remote.h"
+#include "remote/remote.h"
 #include "driver/hiredis.h"
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
