@@ -174,4 +174,23 @@ int cj_pch_created(void);
 /* This process's directory of precompiled headers, "" when it has none (for tests). */
 void cj_pch_dir(char *out, size_t size);
 
+/* ---- srcfile.c: files a public call names ---- */
+
+/* Reads a source file (a regular file holding no NUL byte) into *text (NUL-terminated,
+ * freed with cj_free), and gives the directory part of a path ("." when there is none). */
+cujit_status cj_source_read(const char *path, char **text);
+char *cj_source_dir(const char *path);
+/* Both for a public call `fn` given a .cu file: a NULL or empty path is CUJIT_ERROR_FILE
+ * and an empty file CUJIT_ERROR_INVALID_SOURCE, saying so. On success the caller frees
+ * *text and *dir with cj_free; on failure both are NULL. */
+cujit_status cj_source_file(const char *fn, const char *path, char **text, char **dir);
+
+/* Reads the whole file at `path` (at most `max` bytes) into *f for a public call given a
+ * file, failing with CUJIT_ERROR_FILE and a message naming the path: what cannot be
+ * opened or read, what is not a regular file (refused before it is opened; `hint` says
+ * what to pass instead), what is too large. `what` names the work for an out-of-memory
+ * failure. On success f->data is the caller's to free (cj_free). */
+cujit_status cj_file_load(const char *path, size_t max, const char *what, const char *hint,
+                          cj_file *f);
+
 #endif

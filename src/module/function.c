@@ -156,3 +156,13 @@ cujit_status cujit_function_param_info(const cujit_function *fn, size_t i, size_
   if (size) *size = fn->param_sizes[i];
   return CUJIT_OK;
 }
+
+void cj_module_device_free(cj_module *m) {
+  cj_mstate *s = m->dev;
+  size_t i;
+  if (!s) return;
+  for (i = 0; i < s->n_fns; i++) cj_function_free(s->fns[i]);
+  cj_free(s->fns);
+  cj_module_unload(s);
+  m->dev = NULL;
+}

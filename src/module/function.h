@@ -9,6 +9,7 @@
 #include "compile/mangle.h"
 #include "compile/symbols.h"
 #include "driver/driver.h"
+#include "format/prebuilt.h"
 #include "module/module.h"
 
 enum { CJ_V_CUBIN = 0, CJ_V_PTX = 1 }; /* which image of a module a library was loaded from */
@@ -99,14 +100,20 @@ struct cujit_function {
 
 /* ---- load.c ---- */
 
-/* Whether the module's image is a CUBIN or fatbin, whose kernels the driver lists. */
-int cj_module_binary_only(const cj_module *m);
+/* Whether the module's image is a CUBIN, fatbin or bundle, whose kernels the driver lists. */
+static inline int cj_module_binary_only(const cj_module *m) {
+  return m->image->prebuilt == CJ_PREBUILT_CUBIN || m->image->prebuilt == CJ_PREBUILT_FATBIN ||
+         m->image->prebuilt == CJ_PREBUILT_BUNDLE;
+}
 /* The module's device state, made on first use (symbols read); NULL when out of memory.
  * Module lock held. */
 cj_mstate *cj_module_state(cj_module *m);
 /* Loads the image that suits `dev` (module lock held) and says which (CJ_V_*). */
 cujit_status cj_module_load(cj_module *m, cj_mstate *s, CUdevice dev, int *variant,
                             const cj_limits **lim);
+/* Frees the device state s: what was loaded from the image (the kernel handles are
+ * cj_module_device_free()'s to free first). */
+void cj_module_unload(cj_mstate *s);
 /* A failed load of image `v` on `dev` as CUJIT_ERROR_LOAD with the driver's JIT log and
  * what to do. */
 cujit_status cj_module_load_failed(cj_module *m, int v, CUresult r, CUdevice dev, int cc,

@@ -64,8 +64,8 @@ static cujit_status read_part_file(part *p, const char *path) {
     if (!(p->dir = cj_source_dir(path))) return cj_fail_oom("reading a source file");
     return CUJIT_OK;
   }
-  CJ_TRY(cj_module_read_file(path, MAX_PART_FILE, "reading a part of a link",
-                             "give the path of a file", &f));
+  CJ_TRY(cj_file_load(path, MAX_PART_FILE, "reading a part of a link",
+                      "give the path of a file", &f));
   p->owned = f.data;
   p->user.data = f.data;
   p->user.data_size = f.len;

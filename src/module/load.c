@@ -22,12 +22,6 @@ static int cubin_fits(const char *arch, int cc) {
   return a / 10 == cc / 10 && a % 10 <= cc % 10;
 }
 
-/* Whether the module's image is a CUBIN or fatbin, whose kernels the driver lists. */
-int cj_module_binary_only(const cj_module *m) {
-  return m->image->prebuilt == CJ_PREBUILT_CUBIN || m->image->prebuilt == CJ_PREBUILT_FATBIN ||
-         m->image->prebuilt == CJ_PREBUILT_BUNDLE;
-}
-
 cj_mstate *cj_module_state(cj_module *m) {
   cj_mstate *s = m->dev;
   cujit_status st;
@@ -327,29 +321,14 @@ cujit_status cj_module_load(cj_module *m, cj_mstate *s, CUdevice dev, int *varia
   return CUJIT_OK;
 }
 
-const char *cujit_module_loaded_as(cujit_module *h, int device) {
-  cj_module *m = cj_module_find(h);
-  const char *what = NULL;
-  if (!m || device < 0 || device >= CJ_RECORDED_DEVICES) return NULL;
-  pthread_mutex_lock(&m->lock);
-  if (m->dev && m->dev->on_dev[device]) what = m->dev->what[m->dev->on_dev[device] - 1];
-  pthread_mutex_unlock(&m->lock);
-  return what;
-}
-
-void cj_module_device_free(cj_module *m) {
-  cj_mstate *s = m->dev;
+void cj_module_unload(cj_mstate *s) {
   size_t i;
-  if (!s) return;
-  for (i = 0; i < s->n_fns; i++) cj_function_free(s->fns[i]);
   for (i = 0; i < 2; i++) {
     if (s->lib[i]) cj_cu.cuLibraryUnload(s->lib[i]);
     cj_free(s->jit_log[i]);
     cj_free(s->bytes[i]);
   }
   cj_free(s->codes);
-  cj_free(s->fns);
   cj_symtab_free(&s->syms);
   cj_free(s);
-  m->dev = NULL;
 }

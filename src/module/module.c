@@ -1,11 +1,10 @@
-/* module.c - creating modules from source or files, their handles, and reading their
- * results. */
-#include <fcntl.h>
+/* module.c - modules: their handles, made and destroyed, and what they hold (their
+ * results, and how each device loaded them). Modules from source are source.c's, from
+ * prebuilt code loadimage.c's. */
 #include <pthread.h>
 #include <string.h>
 
-#include "cache/cache.h"
-#include "module/module.h"
+#include "module/function.h"
 
 /* ---- handles ----
  *
@@ -61,115 +60,6 @@ cujit_status cj_module_new_ex(cj_image *im, const char *name, size_t extra, void
 
 cujit_status cj_module_new(cj_image *im, const char *name, cj_module **out) {
   return cj_module_new_ex(im, name, 0, NULL, out);
-}
-
-cujit_status cj_module_compile(cj_module **out, const char *source, const char *name,
-                               const cujit_options *opts, const char *dir) {
-  cj_request req;
-  cj_image *im = NULL;
-  char arch[sizeof req.arch];
-  cujit_status st;
-  CJ_TRY(cj_request_init(&req, source, name, opts, dir));
-  memcpy(arch, req.arch, sizeof arch); /* the target the key names: the compile may clamp it */
-  st = cj_compile(&req, &im);
-  if (st == CUJIT_OK) {
-    st = cj_module_new_kept(im, &req, arch, out);
-    if (st != CUJIT_OK) cj_image_unref(im);
-  }
-  cj_request_free(&req);
-  return st;
-}
-
-cujit_status cujit_module_from_source(cujit_module **out, const char *source, const char *name,
-                                      const cujit_options *opts) {
-  cj_module *m;
-  CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "cujit_module_from_source: out is NULL");
-  *out = NULL;
-  CJ_TRY(cj_module_compile(&m, source, name, opts, NULL));
-  *out = cj_module_handle(m);
-  return CUJIT_OK;
-}
-
-cujit_status cj_module_read_file(const char *path, size_t max, const char *what,
-                                 const char *hint, cj_file *f) {
-  switch (cj_file_read(AT_FDCWD, path, CJ_FILE_STAT_FIRST, max, f)) {
-    case CJ_FILE_OK:
-      return CUJIT_OK;
-    case CJ_FILE_CANNOT_OPEN:
-      return cj_fail(CUJIT_ERROR_FILE, "cannot open '%s': %s; check the path and permissions",
-                     path, strerror(f->err));
-    case CJ_FILE_NOT_REGULAR:
-      return cj_fail(CUJIT_ERROR_FILE, "'%s' is %s, not a regular file; %s", path,
-                     cj_file_kind(f->st.st_mode), hint);
-    case CJ_FILE_TOO_LARGE:
-      return cj_fail(CUJIT_ERROR_FILE, "'%s' is %lld bytes, more than the %zu MiB cujit reads "
-                     "from one file", path, (long long)f->st.st_size, max >> 20);
-    case CJ_FILE_NO_MEMORY:
-      return cj_fail_oom(what);
-    case CJ_FILE_CANNOT_READ:
-      break;
-  }
-  return cj_fail(CUJIT_ERROR_FILE, "cannot read '%s': %s", path, strerror(f->err));
-}
-
-/* Reads a whole source file; *text is NUL-terminated. A NUL byte inside is refused: the
- * source would silently end there. */
-cujit_status cj_source_read(const char *path, char **text) {
-  cj_file f;
-  const char *nul;
-  *text = NULL;
-  CJ_TRY(cj_module_read_file(path, SIZE_MAX, "reading the source file",
-                             "pass a .cu file (for text from a pipe or a device, read it "
-                             "yourself and use cujit_module_from_source)", &f));
-  if ((nul = memchr(f.data, '\0', f.len)) != NULL) {
-    size_t at = (size_t)(nul - f.data);
-    cj_free(f.data);
-    return cj_fail(CUJIT_ERROR_INVALID_SOURCE,
-                   "'%s' holds a NUL byte at offset %zu; a source file must be text (is it a "
-                   "binary, or UTF-16?)", path, at);
-  }
-  *text = f.data;
-  return CUJIT_OK;
-}
-
-/* The directory part of path ("." when there is none). */
-char *cj_source_dir(const char *path) {
-  const char *slash = strrchr(path, '/');
-  if (!slash) return cj_strdup(".");
-  if (slash == path) return cj_strdup("/");
-  return cj_memdup(path, (size_t)(slash - path));
-}
-
-cujit_status cj_source_file(const char *fn, const char *path, char **text, char **dir) {
-  *text = *dir = NULL;
-  CJ_CHECK(path && path[0], CUJIT_ERROR_FILE, "%s: path is %s", fn, path ? "empty" : "NULL");
-  CJ_TRY(cj_source_read(path, text));
-  if (!(*text)[0]) {
-    cj_free(*text);
-    *text = NULL;
-    return cj_fail(CUJIT_ERROR_INVALID_SOURCE, "'%s' is empty; it must hold CUDA C source", path);
-  }
-  if (!(*dir = cj_source_dir(path))) {
-    cj_free(*text);
-    *text = NULL;
-    return cj_fail_oom("reading the source file");
-  }
-  return CUJIT_OK;
-}
-
-cujit_status cujit_module_from_file(cujit_module **out, const char *path,
-                                    const cujit_options *opts) {
-  char *text, *dir;
-  cj_module *m = NULL;
-  cujit_status st;
-  CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "cujit_module_from_file: out is NULL");
-  *out = NULL;
-  CJ_TRY(cj_source_file("cujit_module_from_file", path, &text, &dir));
-  st = cj_module_compile(&m, text, path, opts, dir);
-  if (st == CUJIT_OK) *out = cj_module_handle(m);
-  cj_free(dir);
-  cj_free(text);
-  return st;
 }
 
 void cujit_module_destroy(cujit_module *h) {
@@ -254,4 +144,14 @@ cujit_status cujit_module_lowered_name(const cujit_module *h, const char *expr,
   return cj_fail(CUJIT_ERROR_NOT_FOUND,
                  "'%s' is not a name expression of module '%s'; add it to "
                  "cujit_options.name_expressions before compiling", expr, m->name);
+}
+
+const char *cujit_module_loaded_as(cujit_module *h, int device) {
+  cj_module *m = cj_module_find(h);
+  const char *what = NULL;
+  if (!m || device < 0 || device >= CJ_RECORDED_DEVICES) return NULL;
+  pthread_mutex_lock(&m->lock);
+  if (m->dev && m->dev->on_dev[device]) what = m->dev->what[m->dev->on_dev[device] - 1];
+  pthread_mutex_unlock(&m->lock);
+  return what;
 }

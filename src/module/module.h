@@ -10,7 +10,7 @@ struct cj_mstate; /* function.h: what the module holds on devices */
 struct cj_probe;  /* probe.c: answers about extern "C" kernels */
 
 /* What a module compiled from source was made from, kept for cujit_module_export()
- * (origin.c): the target its cache key names and a copy of the options, which lies in the
+ * (source.c): the target its cache key names and a copy of the options, which lies in the
  * module's own allocation. All zero for a module made from prebuilt code. */
 typedef struct cj_origin {
   int kept;             /* 1 for a module compiled from source */
@@ -58,7 +58,7 @@ cujit_status cj_module_new(cj_image *im, const char *name, cj_module **out);
 cujit_status cj_module_new_ex(cj_image *im, const char *name, size_t extra, void **extra_at,
                               cj_module **out);
 /* A module holding `im`, compiled from request `r` whose key names the target `arch` (a
- * cj_request.arch: 32 bytes), keeping a copy of r's options for export (origin.c). */
+ * cj_request.arch: 32 bytes), keeping a copy of r's options for export (source.c). */
 cujit_status cj_module_new_kept(cj_image *im, const cj_request *r, const char arch[32],
                                 cj_module **out);
 /* The request a kept module was compiled from (its source and name borrowed from the
@@ -66,7 +66,7 @@ cujit_status cj_module_new_kept(cj_image *im, const cj_request *r, const char ar
 cujit_status cj_origin_request(const cj_module *m, cj_request *r);
 
 /* Compiles `source` as cujit_module_from_source() does, with `dir` (may be NULL) first
- * on the include path as for a file (module.c). */
+ * on the include path as for a file (source.c). */
 cujit_status cj_module_compile(cj_module **out, const char *source, const char *name,
                                const cujit_options *opts, const char *dir);
 /* cujit_module_export() of a module, which the caller has looked up (export.c). */
@@ -76,23 +76,6 @@ cujit_status cj_module_export(const cj_module *m, void **blob, size_t *size);
 cujit_status cj_module_import_dir(cj_module **out, const void *blob, size_t size,
                                   const char *source, const char *name,
                                   const cujit_options *opts, const char *dir);
-
-/* Reads a source file (a regular file holding no NUL byte) into *text (NUL-terminated,
- * freed with cj_free), and gives the directory part of a path ("." when there is none). */
-cujit_status cj_source_read(const char *path, char **text);
-char *cj_source_dir(const char *path);
-/* Both for a public call `fn` given a .cu file: a NULL or empty path is CUJIT_ERROR_FILE
- * and an empty file CUJIT_ERROR_INVALID_SOURCE, saying so. On success the caller frees
- * *text and *dir with cj_free; on failure both are NULL. */
-cujit_status cj_source_file(const char *fn, const char *path, char **text, char **dir);
-
-/* Reads the whole file at `path` (at most `max` bytes) into *f for a module made from a
- * file, failing with CUJIT_ERROR_FILE and a message naming the path: what cannot be
- * opened or read, what is not a regular file (refused before it is opened; `hint` says
- * what to pass instead), what is too large. `what` names the work for an out-of-memory
- * failure. On success f->data is the caller's to free (cj_free). */
-cujit_status cj_module_read_file(const char *path, size_t max, const char *what,
-                                 const char *hint, cj_file *f);
 
 /* ---- probe.c: what the compiler says of extern "C" kernels ---- */
 
@@ -108,7 +91,7 @@ cujit_status cj_module_probe(cj_module *m, const char *sym, char **lowered);
 void cj_module_probe_free(cj_module *m);
 
 /* Releases what the module loaded on devices, and its kernel handles; safe when nothing
- * was loaded. */
+ * was loaded (function.c). */
 void cj_module_device_free(cj_module *m);
 
 #endif

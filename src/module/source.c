@@ -1,4 +1,5 @@
-/* origin.c - what a module compiled from source was made from, kept so that
+/* source.c - modules compiled from source (cujit_module_from_source, _from_file: the
+ * request through the cache, cache/fetch.c), and what each was made from, kept so that
  * cujit_module_export() can name the cache key it was compiled under: the target the key
  * names and a copy of the options (the caller's storage lives only during the compile).
  * The copy lies in the module's own allocation, so that creating a module (on a
@@ -6,6 +7,7 @@
  * is nothing to copy. */
 #include <string.h>
 
+#include "cache/cache.h"
 #include "module/module.h"
 
 /* Bytes the strings of a list take, with their NULs. */
@@ -103,4 +105,46 @@ cujit_status cj_origin_request(const cj_module *m, cj_request *r) {
   memcpy(r->arch, o->arch, sizeof r->arch); /* "" stays NVRTC's default, whatever the device */
   r->arch_pending = 0;                       /* never compiled: nothing left to check */
   return CUJIT_OK;
+}
+
+cujit_status cj_module_compile(cj_module **out, const char *source, const char *name,
+                               const cujit_options *opts, const char *dir) {
+  cj_request req;
+  cj_image *im = NULL;
+  char arch[sizeof req.arch];
+  cujit_status st;
+  CJ_TRY(cj_request_init(&req, source, name, opts, dir));
+  memcpy(arch, req.arch, sizeof arch); /* the target the key names: the compile may clamp it */
+  st = cj_compile(&req, &im);
+  if (st == CUJIT_OK) {
+    st = cj_module_new_kept(im, &req, arch, out);
+    if (st != CUJIT_OK) cj_image_unref(im);
+  }
+  cj_request_free(&req);
+  return st;
+}
+
+cujit_status cujit_module_from_source(cujit_module **out, const char *source, const char *name,
+                                      const cujit_options *opts) {
+  cj_module *m;
+  CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "cujit_module_from_source: out is NULL");
+  *out = NULL;
+  CJ_TRY(cj_module_compile(&m, source, name, opts, NULL));
+  *out = cj_module_handle(m);
+  return CUJIT_OK;
+}
+
+cujit_status cujit_module_from_file(cujit_module **out, const char *path,
+                                    const cujit_options *opts) {
+  char *text, *dir;
+  cj_module *m = NULL;
+  cujit_status st;
+  CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "cujit_module_from_file: out is NULL");
+  *out = NULL;
+  CJ_TRY(cj_source_file("cujit_module_from_file", path, &text, &dir));
+  st = cj_module_compile(&m, text, path, opts, dir);
+  if (st == CUJIT_OK) *out = cj_module_handle(m);
+  cj_free(dir);
+  cj_free(text);
+  return st;
 }
