@@ -49,12 +49,6 @@ cujit_status cj_link(const cj_link_spec *spec, cj_link_part *parts, size_t n, in
  * records it: -1 when out of memory or when no NVRTC is known (nothing recorded then). */
 int cj_fetch_manifest(const cj_request *r, const cj_deps *deps, cj_buf *out);
 
-/* ---- explain.c, verify.c: questioning the cache ---- */
-
-/* cujit_cache_explain() for a request made by the module layer. */
-cujit_status cj_cache_explain(cj_request *r, cujit_cache_explanation *out,
-                              cujit_cache_difference_fn fn, void *user);
-
 /* ---- adopt.c: an image compiled elsewhere, stored as if compiled here ---- */
 
 /* Stores `im` (its source attached), which arrived as the encoded entry `entry` under the

@@ -1,8 +1,10 @@
-/* explain.c - why a request is a hit or a miss: its keys computed as a compile computes
- * them, the tiers asked in a compile's order (memory, disk, remote) without compiling or
- * writing anything, and on a miss the disk entry whose manifest is nearest to the
- * request's (fewest differences; the most recently used among equals) compared with it
- * part by part. Only the manifests are read (manifest.c), never the images. */
+/* explain.c - cujit_cache_explain(): why a request, made as cujit_module_from_source() or
+ * cujit_module_from_file() makes it, is a hit or a miss: its keys computed as a compile
+ * computes them, the tiers asked in a compile's order (memory, disk, remote) without
+ * compiling or writing anything, and on a miss the disk entry whose manifest is nearest to
+ * the request's (fewest differences; the most recently used among equals) compared with it
+ * part by part (diff.c). Only the manifests are read (format/manifest.c), never the
+ * images. */
 #include <stdio.h>
 #include <string.h>
 
@@ -135,8 +137,8 @@ static cujit_status on_disk(cj_request *r, const char *nvrtc, const cj_key *dkey
   return rc < 0 ? cj_fail_oom("explaining a cache lookup") : CUJIT_OK;
 }
 
-cujit_status cj_cache_explain(cj_request *r, cujit_cache_explanation *e,
-                              cujit_cache_difference_fn fn, void *user) {
+static cujit_status cache_explain(cj_request *r, cujit_cache_explanation *e,
+                                  cujit_cache_difference_fn fn, void *user) {
   relay to = {fn, user};
   const char *nvrtc;
   cj_deps *deps = NULL;
@@ -163,5 +165,50 @@ cujit_status cj_cache_explain(cj_request *r, cujit_cache_explanation *e,
     st = on_disk(r, nvrtc, &dkey, deps, e, &to);
   }
   cj_deps_destroy(deps);
+  return st;
+}
+
+/* ---- the public functions ---- */
+
+#define EXPLANATION_V1 CJ_SIZE_V1(cujit_cache_explanation, entries)
+
+static cujit_status explain(const char *fn, const char *source, const char *name,
+                            const cujit_options *opts, const char *dir,
+                            cujit_cache_explanation *user, cujit_cache_difference_fn dfn,
+                            void *duser) {
+  cujit_cache_explanation own;
+  cj_request req;
+  cujit_status st;
+  memset(&own, 0, sizeof own);
+  own.size = sizeof own;
+  CJ_CHECK(user, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
+  CJ_TRY(cj_sized_out(fn, "cujit_cache_explanation", user, EXPLANATION_V1, &own, sizeof own));
+  CJ_CHECK(source && source[0], CUJIT_ERROR_INVALID_SOURCE, "%s: the source is %s", fn,
+           source ? "empty" : "NULL");
+  CJ_TRY(cj_request_init(&req, source, name, opts, dir));
+  st = cache_explain(&req, &own, dfn, duser);
+  cj_request_free(&req);
+  if (st != CUJIT_OK) return st;
+  return cj_sized_out(fn, "cujit_cache_explanation", user, EXPLANATION_V1, &own, sizeof own);
+}
+
+cujit_status cujit_cache_explain(const char *source, const char *name, const cujit_options *opts,
+                                 cujit_cache_explanation *out, cujit_cache_difference_fn fn,
+                                 void *user) {
+  return explain("cujit_cache_explain", source, name ? name : "source.cu", opts, NULL, out, fn,
+                 user);
+}
+
+cujit_status cujit_cache_explain_file(const char *path, const cujit_options *opts,
+                                      cujit_cache_explanation *out,
+                                      cujit_cache_difference_fn fn, void *user) {
+  static const char fn_name[] = "cujit_cache_explain_file";
+  char *text, *dir;
+  cujit_status st;
+  CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn_name);
+  CJ_TRY(cj_source_file(fn_name, path, &text, &dir));
+  st = explain(fn_name, text, path, opts, dir, out, fn, user);
+  cj_free(dir);
+  cj_free(text);
   return st;
 }

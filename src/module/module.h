@@ -69,14 +69,6 @@ cujit_status cj_origin_request(const cj_module *m, cj_request *r);
  * on the include path as for a file (source.c). */
 cujit_status cj_module_compile(cj_module **out, const char *source, const char *name,
                                const cujit_options *opts, const char *dir);
-/* cujit_module_export() of a module, which the caller has looked up (export.c). */
-cujit_status cj_module_export(const cj_module *m, void **blob, size_t *size);
-/* cujit_module_import() with `dir` first on the include path, as the exporter's
- * cujit_module_from_file() had it (export.c). */
-cujit_status cj_module_import_dir(cj_module **out, const void *blob, size_t size,
-                                  const char *source, const char *name,
-                                  const cujit_options *opts, const char *dir);
-
 /* ---- probe.c: what the compiler says of extern "C" kernels ---- */
 
 /* The name of the probe template appended to a module's source. */

@@ -13,7 +13,7 @@
 #include "cache/cache.h"
 #include "driver/nvrtc.h"
 #include "format/blob.h"
-#include "module/module.h"
+#include "frontend/frontend.h"
 
 /* ---- keys ---- */
 

@@ -9,8 +9,8 @@
 
 #include "format/blob.h"
 #include "format/bundle.h"
-#include "module/module.h"
 #include "format/prebuilt.h"
+#include "frontend/frontend.h"
 
 enum { MAX_ARCHS = 64 };
 #define OPTIONS_V1 CJ_SIZE_V1(cujit_options, flags)

@@ -5,8 +5,8 @@
 
 #include "cache/cache.h"
 #include "driver/driver.h"
-#include "module/module.h"
 #include "format/prebuilt.h"
+#include "module/module.h"
 
 #define LINK_OPTIONS_V1 CJ_SIZE_V1(cujit_link_options, name)
 #define LINK_PART_V1 CJ_SIZE_V1(cujit_link_part, path)
