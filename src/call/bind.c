@@ -334,6 +334,20 @@ static cujit_status make_closure(cj_binding *b) {
   return CUJIT_OK;
 }
 
+/* Frees every bound function pointer of fn (each then refuses its calls), when the kernel
+ * is freed (signature.c). */
+static void unbind_all(cujit_function *fn) {
+  cj_binding *b, *next;
+  pthread_mutex_lock(&bind_lock);
+  b = fn->upper->bindings;
+  fn->upper->bindings = NULL;
+  pthread_mutex_unlock(&bind_lock);
+  for (; b; b = next) {
+    next = b->next;
+    binding_retire(b);
+  }
+}
+
 cujit_status cujit_function_bind(cujit_function *fn, const cujit_launch_options *opts,
                                  void **fnptr) {
   cj_binding *b;
@@ -355,6 +369,7 @@ cujit_status cujit_function_bind(cujit_function *fn, const cujit_launch_options 
   if (st == CUJIT_OK) {
     b->next = fn->upper->bindings; /* cj_function_sig made fn->upper */
     fn->upper->bindings = b;
+    __atomic_store_n(&fn->upper->unbind, unbind_all, __ATOMIC_RELEASE);
   }
   pthread_mutex_unlock(&bind_lock);
   if (st != CUJIT_OK) {
@@ -378,16 +393,4 @@ void cujit_function_unbind(cujit_function *fn, void *fnptr) {
   }
   pthread_mutex_unlock(&bind_lock);
   binding_retire(found);
-}
-
-void cj_bind_free_all(cujit_function *fn) {
-  cj_binding *b, *next;
-  pthread_mutex_lock(&bind_lock);
-  b = fn->upper->bindings;
-  fn->upper->bindings = NULL;
-  pthread_mutex_unlock(&bind_lock);
-  for (; b; b = next) {
-    next = b->next;
-    binding_retire(b);
-  }
 }

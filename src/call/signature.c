@@ -15,7 +15,8 @@ int cj_function_has_layout(const cujit_function *fn) {
 
 static void upper_free(cujit_function *fn) {
   cj_signature *s, *older;
-  cj_bind_free_all(fn);
+  void (*unbind)(cujit_function *) = __atomic_load_n(&fn->upper->unbind, __ATOMIC_ACQUIRE);
+  if (unbind) unbind(fn); /* each bound pointer then refuses its calls (bind.c) */
   for (s = fn->upper->sig; s; s = older) {
     older = s->older;
     cj_sig_free(s);

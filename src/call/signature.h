@@ -91,6 +91,7 @@ struct cj_signature {
 typedef struct cj_upper {
   cj_signature *sig;            /* the newest signature; read without a lock */
   struct cj_binding *bindings;  /* bound function pointers (bind.c; under its lock) */
+  void (*unbind)(cujit_function *fn); /* frees the bindings; set by bind.c with the first */
 } cj_upper;
 
 /* ---- sigtype.c ---- */
@@ -172,10 +173,5 @@ void cj_param_label(const cj_signature *s, size_t i, cj_buf *b);
 /* Rounds a double to IEEE binary16 / bfloat16 bits (to nearest, ties to even). */
 uint16_t cj_f16_bits(double d);
 uint16_t cj_bf16_bits(double d);
-
-/* ---- bind.c ---- */
-
-/* Frees every bound function pointer of fn (each then refuses its calls: bind.c). */
-void cj_bind_free_all(cujit_function *fn);
 
 #endif
