@@ -1,13 +1,15 @@
-/* launch.h - the launch layer's private interface: the checks a launch makes (launch.c,
- * launchex.c), the launch itself, and the memory a launch stages through (memory.c,
+/* launch.h - the launch layer's private interface: the checks a launch makes (check.c),
+ * the launch itself (launch.c, launchex.c), and the memory a launch stages through (memory.c,
  * staging.c). */
 #ifndef CUJIT_LAUNCH_H
 #define CUJIT_LAUNCH_H
 
 #include "module/function.h"
 
-/* ---- checks made before a launch (launch.c; pure, no driver) ---- */
+/* ---- checks made before a launch (check.c; pure, no driver) ---- */
 
+/* How messages name an argument's kind ("In buffer"). */
+const char *cj_arg_kind_name(int kind);
 /* CUJIT_ERROR_LAUNCH_CONFIG: "cannot launch kernel 'k': <what>; nothing was launched". */
 cujit_status cj_config_fail(const char *kernel, const char *fmt, ...) CJ_PRINTF(2, 3);
 /* Argument count and each argument's kind, size and type against the kernel's parameters
@@ -65,7 +67,7 @@ cujit_status cj_launch_ex(const cujit_function *fn, const cj_fslot *slot, cujit_
  * dynamic shared memory allowance when asked for more. */
 cujit_status cj_launch_checked(const cujit_function *fn, cj_fslot *slot, cujit_dim3 grid,
                                cujit_dim3 block, const cujit_launch_options *o);
-/* A failed launch (or a later step of one) as a status with its message. */
+/* A failed launch (or a later step of one) as a status with its message (check.c). */
 cujit_status cj_launch_failed(const cujit_function *fn, CUresult r, const char *when);
 /* What to do after `what` (cuLaunchKernel or cuLaunchKernelEx) returned r, not
  * CUDA_SUCCESS, on try `tries` (0 the first): CUJIT_OK when the launch is worth making

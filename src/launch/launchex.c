@@ -7,8 +7,6 @@
 
 #include "launch/launch.h"
 
-enum { PORTABLE_CLUSTER = 8, NON_PORTABLE_CLUSTER = 16 };
-
 static const unsigned known_flags = CUJIT_LAUNCH_COOPERATIVE | CUJIT_LAUNCH_NON_PORTABLE_CLUSTER;
 
 /* The launch configuration of grid, block and options, without attributes. */
@@ -23,87 +21,6 @@ static void fill_config(CUlaunchConfig *cfg, cujit_dim3 grid, cujit_dim3 block,
   cfg->blockDimZ = block.z;
   cfg->sharedMemBytes = o->shared_bytes;
   cfg->hStream = o->stream;
-}
-
-/* ---- the rules (pure) ---- */
-
-cujit_status cj_coop_check(const char *kernel, int supported, cujit_dim3 grid, cujit_dim3 block,
-                           unsigned shared_bytes, int per_sm, int sms) {
-  const unsigned long long blocks = (unsigned long long)grid.x * grid.y * grid.z;
-  const unsigned long long limit = (unsigned long long)(per_sm > 0 ? per_sm : 0) *
-                                   (unsigned long long)(sms > 0 ? sms : 0);
-  if (!supported)
-    return cj_config_fail(kernel, "this device does not support cooperative launches "
-                  "(CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH is 0); launch without "
-                  "CUJIT_LAUNCH_COOPERATIVE and synchronise the grid by splitting the kernel in "
-                  "two launches");
-  if (blocks > limit)
-    return cj_config_fail(kernel, "a cooperative launch needs all its blocks resident at once, and the "
-                  "grid has %llu blocks while at most %llu fit on this device (%d per "
-                  "multiprocessor x %d multiprocessors, for blocks of %u threads with %u bytes "
-                  "of dynamic shared memory); launch at most %llu blocks and let each thread "
-                  "loop over several elements (a grid-stride loop)", blocks, limit, per_sm, sms,
-                  block.x * block.y * block.z, shared_bytes, limit);
-  return CUJIT_OK;
-}
-
-static cujit_status cluster_dims_check(const char *kernel, cujit_dim3 grid, cujit_dim3 cluster) {
-  const unsigned c[3] = {cluster.x, cluster.y, cluster.z}, g[3] = {grid.x, grid.y, grid.z};
-  int i;
-  for (i = 0; i < 3; i++)
-    if (!c[i])
-      return cj_config_fail(kernel, "cluster.%c is 0 while the cluster is %u x %u x %u: give every "
-                    "cluster dimension (1 for none along it), or all three 0 for no clusters",
-                    "xyz"[i], c[0], c[1], c[2]);
-  for (i = 0; i < 3; i++)
-    if (g[i] % c[i])
-      return cj_config_fail(kernel, "grid.%c = %u is not a multiple of cluster.%c = %u, and the grid "
-                    "must be made of whole clusters; round grid.%c up to %u and let the kernel "
-                    "skip the extra blocks", "xyz"[i], g[i], "xyz"[i], c[i], "xyz"[i],
-                    (g[i] / c[i] + 1) * c[i]);
-  return CUJIT_OK;
-}
-
-cujit_status cj_cluster_check(const char *kernel, int cc, cujit_dim3 grid, cujit_dim3 cluster,
-                              unsigned flags) {
-  const unsigned long long size = (unsigned long long)cluster.x * cluster.y * cluster.z;
-  const int non_portable = (flags & CUJIT_LAUNCH_NON_PORTABLE_CLUSTER) != 0;
-  if (cc < 90)
-    return cj_config_fail(kernel, "thread-block clusters need a device of compute capability 9.0 or "
-                  "newer, and this one is %d.%d; leave cujit_launch_options.cluster zero on "
-                  "this device", cc / 10, cc % 10);
-  CJ_TRY(cluster_dims_check(kernel, grid, cluster));
-  if (size > PORTABLE_CLUSTER && !non_portable)
-    return cj_config_fail(kernel, "a cluster of %u x %u x %u = %llu blocks exceeds the portable limit "
-                  "of %d blocks; use a smaller cluster, or set CUJIT_LAUNCH_NON_PORTABLE_CLUSTER "
-                  "in flags to allow up to %d where the device supports it", cluster.x,
-                  cluster.y, cluster.z, size, PORTABLE_CLUSTER, NON_PORTABLE_CLUSTER);
-  if (size > NON_PORTABLE_CLUSTER)
-    return cj_config_fail(kernel, "a cluster of %u x %u x %u = %llu blocks exceeds the limit of %d "
-                  "blocks (with non-portable sizes allowed); use a smaller cluster", cluster.x,
-                  cluster.y, cluster.z, size, NON_PORTABLE_CLUSTER);
-  return CUJIT_OK;
-}
-
-cujit_status cj_cluster_match(const char *kernel, const int required[3], cujit_dim3 cluster) {
-  if (!required[0] && !required[1] && !required[2]) return CUJIT_OK;
-  if ((unsigned)required[0] == cluster.x && (unsigned)required[1] == cluster.y &&
-      (unsigned)required[2] == cluster.z)
-    return CUJIT_OK;
-  return cj_config_fail(kernel, "the kernel declares __cluster_dims__(%d, %d, %d) but the options ask "
-                "for clusters of %u x %u x %u; leave cujit_launch_options.cluster zero to use "
-                "the kernel's own, or give the same dimensions", required[0], required[1],
-                required[2], cluster.x, cluster.y, cluster.z);
-}
-
-cujit_status cj_cluster_fit_check(const char *kernel, cujit_dim3 cluster, cujit_dim3 block,
-                                  unsigned shared_bytes, int fits) {
-  const unsigned long long size = (unsigned long long)cluster.x * cluster.y * cluster.z;
-  if (size <= (unsigned long long)(fits > 0 ? fits : 0)) return CUJIT_OK;
-  return cj_config_fail(kernel, "a cluster of %llu blocks of %u threads with %u bytes of dynamic shared "
-                "memory does not fit on this device, which runs at most %d such blocks "
-                "together; use a smaller cluster, smaller blocks or less shared memory", size,
-                block.x * block.y * block.z, shared_bytes, fits > 0 ? fits : 0);
 }
 
 /* ---- what the driver says ---- */
