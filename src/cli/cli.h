@@ -8,7 +8,8 @@
 
 #define CJ_CLI_COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-/* Prints "cujit: <message>" and a hint to stderr; returns 2 (bad usage). fmt has one %s. */
+/* output.c: prints "cujit: <message>" and a hint to stderr; returns 2 (bad usage). fmt
+ * has one %s. */
 int cli_usage_error(const char *fmt, const char *arg);
 /* Prints the thread's last cujit error after "what"; returns 1. */
 int cli_fail(const char *what);
@@ -44,33 +45,33 @@ typedef struct compile_args {
 int cli_parse_compile(int argc, char **argv, compile_args *c);
 int cli_parse_options(int argc, char **argv, compile_args *c, int need_input);
 
-/* many.c: compiles several files, `jobs` at once in child processes, with progress on a
+/* cmd_compile.c: compiles several files, `jobs` at once in child processes, with progress on a
  * terminal. Returns 0 when all compiled, else 1 (each failure printed). */
 int cli_compile_many(const compile_args *c, const char *const *files, size_t n);
 /* Every .cu file under `dir` (sorted), into a list freed with cli_free_sources(). 0, or 1
  * after printing why. */
 int cli_find_sources(const char *dir, char ***files, size_t *n);
 void cli_free_sources(char **files, size_t n);
-/* main.c: compiles one file as 'cujit compile' does; 0, 1 or 2. */
+/* cmd_compile.c: compiles one file as 'cujit compile' does; 0, 1 or 2. */
 int cli_run_compile(const compile_args *c, const char *input);
 
-/* explain.c: 'cujit explain' and 'cujit verify'; exit status as main's (verify: 1 when an
+/* cmd_explain.c: 'cujit explain' and 'cujit verify'; exit status as main's (verify: 1 when an
  * entry did not reproduce). */
 int cli_explain(int argc, char **argv);
 int cli_verify(int argc, char **argv);
 
-/* main.c: writes the bytes to `path` ("-" for stdout); 0, or 1 after printing why. */
+/* output.c: writes the bytes to `path` ("-" for stdout); 0, or 1 after printing why. */
 int cli_write_output(const char *path, const void *data, size_t size);
 /* FILE's base name with its extension replaced by ext (malloc'd), or NULL. */
 char *cli_default_output(const char *input, const char *ext);
 
-/* bundle.c: 'cujit compile --arch A,B,...' for one file (0, 1 or 2); 'cujit info FILE';
+/* cmd_bundle.c: 'cujit compile --arch A,B,...' for one file (0, 1 or 2); 'cujit info FILE';
  * 'cujit warm --bundle FILE'. */
 int cli_run_bundle(const compile_args *c, const char *input);
 int cli_info_file(const char *path);
 int cli_warm_bundle(int argc, char **argv);
 
-/* cache.c */
+/* cmd_cache.c: 'cujit cache', and the cache line of 'cujit info'. */
 int cli_cache(int argc, char **argv);
 void cli_print_cache_line(void);
 

@@ -1,4 +1,4 @@
-/* explain.c - 'cujit explain FILE.cu [options]' and 'cujit verify [--sample N | --all]'. */
+/* cmd_explain.c - 'cujit explain FILE.cu [options]' and 'cujit verify [--sample N | --all]'. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

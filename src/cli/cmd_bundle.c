@@ -1,4 +1,4 @@
-/* bundle.c - bundles on the command line: 'cujit compile --arch sm_80,sm_90 FILE.cu'
+/* cmd_bundle.c - bundles on the command line: 'cujit compile --arch sm_80,sm_90 FILE.cu'
  * writes one, 'cujit info FILE' lists what a bundle (or fatbin, CUBIN, PTX) holds, and
  * 'cujit warm --bundle FILE' stores its cache entries in this machine's cache. */
 #include <errno.h>

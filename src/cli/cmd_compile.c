@@ -1,7 +1,8 @@
-/* many.c - compiling many files: 'cujit compile A.cu B.cu ...' and 'cujit warm DIR'.
- * NVRTC compiles one program at a time inside a process, so the files are compiled in
- * child processes, `jobs` at once; the cache's per-key lock keeps two of them from
- * compiling the same thing. On a terminal, one line shows the progress; otherwise nothing
+/* cmd_compile.c - 'cujit compile': one file (its PTX or CUBIN written, or a bundle for
+ * several targets: cmd_bundle.c), or many files ('cujit compile A.cu B.cu ...' and
+ * 'cujit warm DIR'). NVRTC compiles one program at a time inside a process, so the files
+ * are compiled in child processes, `jobs` at once; the cache's per-key lock keeps two of
+ * them from compiling the same thing. On a terminal, one line shows the progress; otherwise nothing
  * is printed but the errors. */
 #define _GNU_SOURCE /* nftw's FTW_PHYS */
 #include <errno.h>
@@ -14,6 +15,45 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+
+int cli_run_compile(const compile_args *c, const char *input) {
+  cujit_options opts = CUJIT_OPTIONS_INIT;
+  cujit_module *m = NULL;
+  const void *data;
+  size_t size = 0;
+  char *out = NULL;
+  int rc;
+  if (c->bundle) return cli_run_bundle(c, input);
+  opts.arch = c->arch;
+  opts.include_dirs = c->includes;
+  opts.defines = c->defines;
+  opts.nvrtc_options = c->nvrtc;
+  opts.flags = c->flags;
+  opts.time_limit_s = c->time_limit_s;
+  if (cujit_module_from_file(&m, input, &opts) != CUJIT_OK) {
+    fprintf(stderr, "cujit: %s\n", cujit_last_error());
+    return cujit_last_status() == CUJIT_ERROR_INVALID_OPTION ? 2 : 1;
+  }
+  if (cujit_module_log(m)[0]) fputs(cujit_module_log(m), stderr);
+  if (c->cache_only) {
+    cujit_module_destroy(m);
+    return 0;
+  }
+  data = c->cubin ? cujit_module_cubin(m, &size) : (const void *)cujit_module_ptx(m, &size);
+  if (c->cubin && !data) {
+    fprintf(stderr, "cujit: no CUBIN for target %s; --cubin needs a real architecture "
+                    "(--arch sm_XX, or a GPU to choose one)\n", cujit_module_arch(m));
+    cujit_module_destroy(m);
+    return 2;
+  }
+  out = c->output ? NULL : cli_default_output(input, c->cubin ? ".cubin" : ".ptx");
+  rc = cli_write_output(c->output ? c->output : out, data, size);
+  free(out);
+  cujit_module_destroy(m);
+  return rc;
+}
+
+/* ---- many files ---- */
 
 static double now_s(void) {
   struct timespec t;

@@ -1,4 +1,4 @@
-/* cache.c - the 'cujit cache' command and the cache line of 'cujit info'. */
+/* cmd_cache.c - the 'cujit cache' command and the cache line of 'cujit info'. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
