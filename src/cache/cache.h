@@ -1,5 +1,5 @@
 /* cache.h - the kernel cache: the path from a request to an image through the memory cache,
- * the disk cache, the remote tier and NVRTC (fetch.c), linked programs (link.c), images
+ * the disk cache, the remote tier and NVRTC (fetch.c), linked programs (fetchlink.c), images
  * compiled elsewhere (adopt.c), and questions to the cache (explain.c, verify.c). The
  * keys are key/'s, the stores store/'s and remote/'s. Private; not installed.
  *
@@ -8,7 +8,7 @@
 #ifndef CUJIT_CACHE_H
 #define CUJIT_CACHE_H
 
-#include "compile/link.h"
+#include "compile/devlink.h"
 #include "key/key.h"
 
 /* ---- diff.c: how an entry's manifest differs from a request's ---- */
@@ -28,7 +28,7 @@ cujit_status cj_compile(cj_request *r, cj_image **out);
  * miss that wrote `written` bytes), pruning when the cache grew past its limit. */
 void cj_count_disk(const cj_root *root, uint64_t hits, uint64_t misses, uint64_t written);
 
-/* ---- link.c: a linked program through the memory cache, the disk cache, nvJitLink ---- */
+/* ---- fetchlink.c: a linked program through the memory cache, the disk cache, nvJitLink ---- */
 
 /* One part of a link: a source to compile (its request, with `link` set), or bytes. */
 typedef struct cj_link_part {

@@ -71,7 +71,7 @@ typedef struct cj_image {
                              from (prebuilt.h): no source, names or cache entry then */
   unsigned char *fatbin;  /* a prebuilt fatbin, loaded as it is; else NULL */
   size_t fatbin_size;
-  int linked;             /* 1 for the output of a link (cache/link.c): a CUBIN whose symbol
+  int linked;             /* 1 for the output of a link (cache/fetchlink.c): a CUBIN whose symbol
                              table lists the kernels and variables, loaded only as it is
                              (the PTX, when there is any, is for reading) */
 } cj_image;

@@ -1,5 +1,5 @@
 /* link.c - cujit_module_link(): parts read and checked, sources made into requests for the
- * compile cache, and the link through the cache (cache/link.c). */
+ * compile cache, and the link through the cache (cache/fetchlink.c). */
 #include <stdio.h>
 #include <string.h>
 

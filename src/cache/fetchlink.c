@@ -1,4 +1,4 @@
-/* link.c - a linked program through the caches. Each source part is compiled (with
+/* fetchlink.c - a linked program through the caches. Each source part is compiled (with
  * -rdc=true, and -dlto for link-time optimisation) through the compile cache under its own
  * key; the link's key is then made of what nvJitLink would be given: every part's bytes
  * (hashed), its kind and order, the target, LTO, the caller's link options and the

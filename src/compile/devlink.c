@@ -1,4 +1,4 @@
-/* link.c - linking with nvJitLink (loaded on the first link that needs it). */
+/* devlink.c - the device link: linking with nvJitLink (loaded on the first link that needs it). */
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "compile/link.h"
+#include "compile/devlink.h"
 #include "driver/nvrtc.h"
 
 const char *cj_link_type_name(nvJitLinkInputType t) {

@@ -1,7 +1,7 @@
-/* link.h - linking device code with nvJitLink: relocatable CUBINs, PTX, fatbins, LTO-IR and
+/* devlink.h - the device link, with nvJitLink: relocatable CUBINs, PTX, fatbins, LTO-IR and
  * libraries into one CUBIN for one architecture. The cache layer above decides when. */
-#ifndef CUJIT_COMPILE_LINK_H
-#define CUJIT_COMPILE_LINK_H
+#ifndef CUJIT_COMPILE_DEVLINK_H
+#define CUJIT_COMPILE_DEVLINK_H
 
 #include "compile/compile.h"
 #include "driver/nvjitlink.h"
