@@ -39,12 +39,12 @@ static void store(const cj_root *root, const cj_key *dkey, const cj_deps *deps, 
   count_written(root, written);
 }
 
-void cj_cache_adopt(const cj_request *r, const cj_key *rkey, const cj_key *dkey, cj_deps *deps,
-                    cj_image *im, const void *entry, size_t entry_len) {
+void cj_cache_adopt(const cj_request *r, const cj_keys *k, cj_image *im, const void *entry,
+                    size_t entry_len) {
   cj_root root;
   if (r->flags & CUJIT_OPT_NO_CACHE) return;
-  cj_memcache_put(rkey, im, deps, NULL);
+  cj_memcache_put(&k->request, im, k->deps, NULL);
   if (cj_root_open(&root, 1) != 0) return;
-  store(&root, dkey, deps, r->name, entry, entry_len);
+  store(&root, &k->disk, k->deps, r->name, entry, entry_len);
   cj_root_close(&root);
 }

@@ -45,18 +45,14 @@ typedef struct cj_link_part {
 cujit_status cj_link(const cj_link_spec *spec, cj_link_part *parts, size_t n, int no_cache,
                      cj_image **out);
 
-/* The manifest of request r, which the caller has keyed (headers `deps`), as an entry
- * records it: -1 when out of memory or when no NVRTC is known (nothing recorded then). */
-int cj_fetch_manifest(const cj_request *r, const cj_deps *deps, cj_buf *out);
 
 /* ---- adopt.c: an image compiled elsewhere, stored as if compiled here ---- */
 
 /* Stores `im` (its source attached), which arrived as the encoded entry `entry` under the
- * disk key `dkey` that this process computed for request `r` (request key `rkey`, headers
- * `deps`): in the memory cache, and in the disk cache unless a valid entry is there
- * already. Nothing is stored for CUJIT_OPT_NO_CACHE. Cache trouble is logged, never an
- * error; no NVRTC is loaded. */
-void cj_cache_adopt(const cj_request *r, const cj_key *rkey, const cj_key *dkey, cj_deps *deps,
-                    cj_image *im, const void *entry, size_t entry_len);
+ * disk key of k, the keys this process computed for request `r`: in the memory cache, and
+ * in the disk cache unless a valid entry is there already. Nothing is stored for
+ * CUJIT_OPT_NO_CACHE. Cache trouble is logged, never an error; no NVRTC is loaded. */
+void cj_cache_adopt(const cj_request *r, const cj_keys *k, cj_image *im, const void *entry,
+                    size_t entry_len);
 
 #endif

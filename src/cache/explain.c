@@ -112,8 +112,8 @@ static int in_memory(const cj_key *rkey) {
   return ok;
 }
 
-static cujit_status on_disk(cj_request *r, const char *nvrtc, const cj_key *dkey,
-                            const cj_deps *deps, cujit_cache_explanation *e, relay *to) {
+static cujit_status on_disk(cj_request *r, const cj_keys *k, cujit_cache_explanation *e,
+                            relay *to) {
   cj_root root;
   cj_buf buf = {0};
   cj_manifest ours;
@@ -124,9 +124,9 @@ static cujit_status on_disk(cj_request *r, const char *nvrtc, const cj_key *dkey
              cj_cache_disabled() ? " (env CUJIT_CACHE turns it off)" : "");
     return CUJIT_OK;
   }
-  ask_tiers(&root, dkey, deps, e);
+  ask_tiers(&root, &k->disk, k->deps, e);
   if (!e->hit) {
-    if (cj_manifest_encode(r, nvrtc, cj_key_toolkit_env(), deps, &buf) != 0) rc = -1;
+    if (cj_keys_manifest(r, k, &buf) != 0) rc = -1;
     else if ((rc = cj_manifest_parse(buf.data, buf.len, &ours)) == 0) {
       rc = nearest(&root, &ours, e, to);
       cj_manifest_free(&ours);
@@ -140,31 +140,25 @@ static cujit_status on_disk(cj_request *r, const char *nvrtc, const cj_key *dkey
 static cujit_status cache_explain(cj_request *r, cujit_cache_explanation *e,
                                   cujit_cache_difference_fn fn, void *user) {
   relay to = {fn, user};
-  const char *nvrtc;
-  cj_deps *deps = NULL;
-  cj_key rkey, dkey;
+  cj_keys k;
   cujit_status st;
   if (r->flags & CUJIT_OPT_NO_CACHE) {
     snprintf(e->reason, sizeof e->reason, "CUJIT_OPT_NO_CACHE (--no-cache) bypasses the cache");
     return CUJIT_OK;
   }
-  CJ_TRY(cj_toolchain_name(&nvrtc));
-  CJ_TRY(cj_key_request(r, &rkey));
-  CJ_TRY(cj_scan_request(r, &deps, e->reason, sizeof e->reason));
-  if (e->reason[0]) { /* tier UNCACHED */
-    cj_deps_destroy(deps);
-    return CUJIT_OK;
+  st = cj_keys_compute(r, NULL, &k, e->reason, sizeof e->reason);
+  if (st != CUJIT_OK || e->reason[0]) { /* e->reason: tier UNCACHED */
+    cj_keys_free(&k);
+    return st;
   }
-  cj_key_disk(&rkey, deps, &dkey);
-  cj_key_hex(&dkey, e->key);
-  if (in_memory(&rkey)) {
+  cj_key_hex(&k.disk, e->key);
+  if (in_memory(&k.request)) {
     e->hit = 1;
     e->tier = CUJIT_CACHE_TIER_MEMORY;
-    st = CUJIT_OK;
   } else {
-    st = on_disk(r, nvrtc, &dkey, deps, e, &to);
+    st = on_disk(r, &k, e, &to);
   }
-  cj_deps_destroy(deps);
+  cj_keys_free(&k);
   return st;
 }
 

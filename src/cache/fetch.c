@@ -71,8 +71,7 @@ static cj_image *fresh(cj_image *im, cj_deps *deps) {
 /* What waiting for another process's compile needs to look at the entry. */
 typedef struct waiter {
   const cj_entry_path *path;
-  const cj_key *key;
-  const cj_deps *deps;
+  const cj_keys *k;    /* the disk key and the headers it was made from */
   const cj_request *r; /* its time limit and cancel hook hold while it waits too */
   double start;
   struct stat seen; /* the entry as last looked at (st_ino 0: absent) */
@@ -94,7 +93,7 @@ static int entry_written(waiter *w) {
       same_stat(&st, &w->seen))
     return 0;
   w->seen = st;
-  rc = cj_disk_read(w->path, w->key, w->deps, &w->image);
+  rc = cj_disk_read(w->path, &w->k->disk, w->k->deps, &w->image);
   if (rc == CJ_DISK_OOM) w->oom = 1;
   return rc == CJ_DISK_HIT || rc == CJ_DISK_OOM;
 }
@@ -147,8 +146,8 @@ void cj_count_disk(const cj_root *root, uint64_t hits, uint64_t misses, uint64_t
 static cujit_status compile_and_store(cj_request *r, const cj_root *root, waiter *w,
                                       int *changed, cj_lock *lock, cj_image **out) {
   const cj_entry_path *p = w->path;
-  const cj_key *key = w->key;
-  const cj_deps *deps = w->deps;
+  const cj_key *key = &w->k->disk;
+  const cj_deps *deps = w->k->deps;
   cj_remote_claim claim;
   uint64_t written = 0;
   cujit_status st;
@@ -163,7 +162,7 @@ static cujit_status compile_and_store(cj_request *r, const cj_root *root, waiter
   st = compile_now(r, deps, changed, out);
   if (st == CUJIT_OK && !*changed) {
     cj_buf manifest = {0};
-    int have = cj_fetch_manifest(r, deps, &manifest) == 0;
+    int have = cj_keys_manifest(r, w->k, &manifest) == 0;
     written = cj_remote_write(root, p, key, *out, deps, r->name, have ? &manifest : NULL, &claim);
     cj_buf_free(&manifest);
   }
@@ -174,31 +173,19 @@ static cujit_status compile_and_store(cj_request *r, const cj_root *root, waiter
   return st;
 }
 
-int cj_fetch_manifest(const cj_request *r, const cj_deps *deps, cj_buf *out) {
-  const char *nvrtc;
-  if (cj_toolchain_name(&nvrtc) != CUJIT_OK ||
-      cj_manifest_encode(r, nvrtc, cj_key_toolkit_env(), deps, out) != 0) {
-    cj_buf_free(out);
-    return -1;
-  }
-  return 0;
-}
-
 /* Looks the key up with its shard open: the entry, or the lock that makes one process
  * compile it, or the entry that process wrote. */
 static cujit_status from_shard(cj_request *r, const cj_root *root, const cj_entry_path *p,
-                               const cj_key *key, const cj_deps *deps, int *changed,
-                               cj_image **out) {
+                               const cj_keys *k, int *changed, cj_image **out) {
   cj_lock lock = {-1};
   waiter w;
   int rc;
   memset(&w, 0, sizeof w);
   w.path = p;
-  w.key = key;
-  w.deps = deps;
+  w.k = k;
   w.r = r;
   w.start = cj_now_s();
-  rc = cj_disk_read(p, key, deps, out);
+  rc = cj_disk_read(p, &k->disk, k->deps, out);
   if (rc == CJ_DISK_OOM) return cj_fail_oom("reading a cache entry");
   if (rc == CJ_DISK_HIT) return cj_count_disk(root, 1, 0, 0), CUJIT_OK;
   if (rc == CJ_DISK_INVALID) /* wait for it to change */
@@ -220,15 +207,15 @@ static cujit_status from_shard(cj_request *r, const cj_root *root, const cj_entr
   return compile_and_store(r, root, &w, changed, &lock, out);
 }
 
-static cujit_status from_disk(cj_request *r, const cj_root *root, const cj_key *key,
-                              const cj_deps *deps, int *changed, cj_image **out) {
+static cujit_status from_disk(cj_request *r, const cj_root *root, const cj_keys *k,
+                              int *changed, cj_image **out) {
   cj_entry_path p;
   cujit_status st;
-  if (cj_entry_open(root, key, 1, &p) != 0) { /* an unusable shard: compile uncached */
+  if (cj_entry_open(root, &k->disk, 1, &p) != 0) { /* an unusable shard: compile uncached */
     cj_count(CJ_MISSES, 1);
-    return compile_now(r, deps, changed, out);
+    return compile_now(r, k->deps, changed, out);
   }
-  st = from_shard(r, root, &p, key, deps, changed, out);
+  st = from_shard(r, root, &p, k, changed, out);
   cj_entry_close(&p);
   return st;
 }
@@ -237,27 +224,27 @@ static cujit_status lookup(cj_request *r, const cj_key *rkey, const cj_memhint *
                            cj_image **out) {
   char bypass[512];
   cj_root root;
-  cj_deps *deps = NULL;
-  cj_key dkey;
+  cj_keys k;
   int changed = 0;
-  cujit_status st;
-  CJ_TRY(cj_scan_request(r, &deps, bypass, sizeof bypass));
+  cujit_status st = cj_keys_compute(r, rkey, &k, bypass, sizeof bypass);
+  if (st != CUJIT_OK) {
+    cj_keys_free(&k);
+    return st;
+  }
   if (bypass[0]) {
     cj_info("'%s' is compiled without the cache: %s", r->name, bypass);
-    cj_deps_destroy(deps);
     return compile_now(r, NULL, &changed, out);
   }
   if (cj_root_open(&root, 1) == 0) {
-    cj_key_disk(rkey, deps, &dkey);
-    st = from_disk(r, &root, &dkey, deps, &changed, out);
+    st = from_disk(r, &root, &k, &changed, out);
     cj_root_close(&root);
   } else {
     cj_count(CJ_MISSES, 1);
-    st = compile_now(r, deps, &changed, out);
+    st = compile_now(r, k.deps, &changed, out);
   }
   if (st == CUJIT_OK) st = attach_source(r, out);
-  if (st == CUJIT_OK && !changed) cj_memcache_put(rkey, *out, deps, hint);
-  cj_deps_destroy(deps); /* the memory cache holds its own reference */
+  if (st == CUJIT_OK && !changed) cj_memcache_put(&k.request, *out, k.deps, hint);
+  cj_keys_free(&k); /* the memory cache holds its own reference to the headers */
   return st;
 }
 

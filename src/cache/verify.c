@@ -144,21 +144,20 @@ static void compare(const cj_image *was, const cj_image *now, verdict *out) {
 static int recompile(const cj_key *key, const cj_manifest *m, rebuilt *b, const cj_image *was,
                      verdict *out) {
   char bypass[512];
-  const char *nvrtc;
-  cj_deps *deps = NULL;
-  cj_key rkey, dkey;
+  cj_keys k;
   cj_buf why = {0}, mine = {0};
   cj_manifest now;
   cj_image *im = NULL;
-  int rc = 0;
-  if (cj_toolchain_name(&nvrtc) != CUJIT_OK || cj_key_request(&b->r, &rkey) != CUJIT_OK)
+  cujit_status st = cj_keys_compute(&b->r, NULL, &k, bypass, sizeof bypass);
+  if (st != CUJIT_OK) {
+    cj_keys_free(&k);
+    if (st == CUJIT_ERROR_OUT_OF_MEMORY) return -1;
     return skip(out, "no NVRTC to compile it with (%s)%s", cujit_last_error(), "");
-  if (cj_scan_request(&b->r, &deps, bypass, sizeof bypass) != CUJIT_OK) return -1;
-  cj_key_disk(&rkey, deps, &dkey);
+  }
   if (bypass[0]) {
     skip(out, "its inputs cannot be keyed now: %s%s", bypass, "");
-  } else if (memcmp(dkey.b, key->b, sizeof dkey.b) != 0) {
-    if (cj_manifest_encode(&b->r, nvrtc, cj_key_toolkit_env(), deps, &mine) == 0 &&
+  } else if (memcmp(k.disk.b, key->b, sizeof k.disk.b) != 0) {
+    if (cj_keys_manifest(&b->r, &k, &mine) == 0 &&
         cj_manifest_parse(mine.data, mine.len, &now) == 0) {
       cj_manifest_diff(m, &now, collect, &why);
       cj_manifest_free(&now);
@@ -175,8 +174,8 @@ static int recompile(const cj_key *key, const cj_manifest *m, rebuilt *b, const 
   cj_image_unref(im);
   cj_buf_free(&why);
   cj_buf_free(&mine);
-  cj_deps_destroy(deps);
-  return rc;
+  cj_keys_free(&k);
+  return 0;
 }
 
 /* The entry's manifest, rebuilt into a request and compiled. -1 out of memory. */

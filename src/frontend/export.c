@@ -17,23 +17,14 @@
 
 /* ---- keys ---- */
 
-/* A request's keys, computed as the cache computes them for a compile. */
-typedef struct keys {
-  const char *nvrtc; /* the NVRTC the keys name (static storage) */
-  cj_key rkey, dkey;
-  cj_deps *deps;     /* the headers the source includes from disk; owned */
-} keys;
-
-static cujit_status compute_keys(const cj_request *r, const char *fn, keys *k) {
+/* A request's keys, computed as the cache computes them for a compile (key/key.c). */
+static cujit_status compute_keys(const cj_request *r, const char *fn, cj_keys *k) {
   char bypass[512];
-  CJ_TRY(cj_toolchain_name(&k->nvrtc));
-  CJ_TRY(cj_key_request(r, &k->rkey));
-  CJ_TRY(cj_scan_request(r, &k->deps, bypass, sizeof bypass));
+  CJ_TRY(cj_keys_compute(r, NULL, k, bypass, sizeof bypass));
   CJ_CHECK(!bypass[0], CUJIT_ERROR_INVALID_VALUE,
            "%s: '%s' cannot be keyed completely (%s), so a blob of it cannot be "
            "checked; compile it on every process with cujit_module_from_source()",
            fn, r->name, bypass);
-  cj_key_disk(&k->rkey, k->deps, &k->dkey);
   return CUJIT_OK;
 }
 
@@ -51,9 +42,9 @@ static int same_code(const cj_image *a, const cj_image *b) {
  * tells when that happened. When it holds this code, its headers are this code's: stale
  * when they are not the ones found now. When it holds other code, compiled from the
  * headers found now, this code is stale. Without an image there is nothing to tell by. */
-static cujit_status check_headers(const cj_module *m, const keys *k) {
+static cujit_status check_headers(const cj_module *m, const cj_keys *k) {
   cj_deps *held = NULL;
-  cj_image *im = cj_memcache_get(&k->rkey, NULL, &held);
+  cj_image *im = cj_memcache_get(&k->request, NULL, &held);
   int same_files = cj_deps_same_files(held, k->deps);
   int stale = im && (im == m->image || same_code(im, m->image) ? !same_files : same_files);
   cj_image_unref(im);
@@ -75,7 +66,7 @@ static void entry_meta(const cj_module *m, cj_entry_meta *meta) {
     meta->nvrtc_major = meta->nvrtc_minor = 0;
 }
 
-static cujit_status encode(const cj_module *m, const cj_request *r, const keys *k,
+static cujit_status encode(const cj_module *m, const cj_request *r, const cj_keys *k,
                            cj_buf *out) {
   cj_fingerprint fp;
   cj_entry_meta meta;
@@ -85,8 +76,8 @@ static cujit_status encode(const cj_module *m, const cj_request *r, const keys *
   entry_meta(m, &meta);
   /* the entry keeps its manifest, so that an importer's disk cache can explain and verify
    * it as one of its own */
-  if (cj_manifest_encode(r, k->nvrtc, cj_key_toolkit_env(), k->deps, &manifest) != 0 ||
-      cj_entry_encode(&k->dkey, m->image, k->deps, &meta, &manifest, &entry) != 0 ||
+  if (cj_keys_manifest(r, k, &manifest) != 0 ||
+      cj_entry_encode(&k->disk, m->image, k->deps, &meta, &manifest, &entry) != 0 ||
       cj_blob_build(&fp, &entry, out) != 0)
     st = cj_fail_oom("exporting a module");
   cj_buf_free(&manifest);
@@ -97,7 +88,7 @@ static cujit_status encode(const cj_module *m, const cj_request *r, const keys *
 cujit_status cj_module_export(const cj_module *m, void **blob, size_t *size) {
   cj_request req;
   cj_buf out = {0};
-  keys k = {0};
+  cj_keys k = {0};
   cujit_status st;
   if (blob) *blob = NULL;
   if (size) *size = 0;
@@ -116,7 +107,7 @@ cujit_status cj_module_export(const cj_module *m, void **blob, size_t *size) {
     *blob = cj_buf_take(&out);
   }
   cj_buf_free(&out);
-  cj_deps_destroy(k.deps);
+  cj_keys_free(&k);
   cj_request_free(&req);
   return st;
 }
@@ -250,7 +241,7 @@ static int header_difference(const cj_deps *theirs, const cj_deps *ours, char *o
 
 /* Which part of what was compiled differs, in the order of the cache key. */
 static void what_differs(const cj_fingerprint *theirs, const cj_fingerprint *ours,
-                         const received *got, const keys *k, char *out, size_t size) {
+                         const received *got, const cj_keys *k, char *out, size_t size) {
   char a[128], b[128];
   int part;
   if (!same_text(theirs->nvrtc, ours->nvrtc)) {
@@ -289,7 +280,7 @@ static void what_differs(const cj_fingerprint *theirs, const cj_fingerprint *our
              "choose the toolkit's headers)");
 }
 
-static cujit_status mismatch(const cj_request *r, const received *got, const keys *k) {
+static cujit_status mismatch(const cj_request *r, const received *got, const cj_keys *k) {
   cj_fingerprint ours;
   char why[1024];
   CJ_TRY(cj_fingerprint_of(r, k->nvrtc, &ours));
@@ -304,13 +295,13 @@ static cujit_status mismatch(const cj_request *r, const received *got, const key
 /* ---- import ---- */
 
 /* Makes the module once the keys agree, and stores it in the caches. */
-static cujit_status make_module(const cj_request *r, received *got, const keys *k,
+static cujit_status make_module(const cj_request *r, received *got, const cj_keys *k,
                                 cj_module **out) {
   got->im->source = cj_memdup(r->source, r->source_len);
   got->im->source_len = r->source_len;
   if (!got->im->source) return cj_fail_oom("importing a module");
   CJ_TRY(cj_module_new_kept(got->im, r, r->arch, out));
-  cj_cache_adopt(r, &k->rkey, &k->dkey, k->deps, got->im, got->entry, got->entry_len);
+  cj_cache_adopt(r, k, got->im, got->entry, got->entry_len);
   got->im = NULL; /* the module holds it */
   return CUJIT_OK;
 }
@@ -320,19 +311,19 @@ cujit_status cj_module_import_dir(cj_module **out, const void *blob, size_t size
                                  const char *dir) {
   cj_request req;
   received got;
-  keys k = {0};
+  cj_keys k = {0};
   cujit_status st;
   memset(&got, 0, sizeof got);
   CJ_TRY(cj_request_init(&req, source, name, opts, dir));
   st = receive(blob, size, &got);
   if (st == CUJIT_OK) st = choose_nvrtc(&got.fp);
   if (st == CUJIT_OK) st = compute_keys(&req, "cujit_module_import", &k);
-  if (st == CUJIT_OK && memcmp(k.dkey.b, got.key.b, sizeof k.dkey.b) != 0)
+  if (st == CUJIT_OK && memcmp(k.disk.b, got.key.b, sizeof k.disk.b) != 0)
     st = mismatch(&req, &got, &k);
   if (st == CUJIT_OK) st = make_module(&req, &got, &k, out);
   cj_image_unref(got.im);
   cj_deps_clear(&got.deps);
-  cj_deps_destroy(k.deps);
+  cj_keys_free(&k);
   cj_request_free(&req);
   return st;
 }

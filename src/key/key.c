@@ -123,8 +123,6 @@ static const cj_key *toolkit_env(void) {
   return &env_key;
 }
 
-const unsigned char *cj_key_toolkit_env(void) { return toolkit_env()->b; }
-
 /* Include directories, defines, options, in-memory headers and name expressions keep
  * their order: each can change which header is found, which definition wins or the order
  * of the lowered names. The program name stays in: it is __FILE__ (assert() puts it in
@@ -204,4 +202,28 @@ void cj_key_disk(const cj_key *request_key, const cj_deps *deps, cj_key *out) {
     put_bytes(&s, deps->v[i].hash, sizeof deps->v[i].hash);
   }
   digest(&s, out);
+}
+
+cujit_status cj_keys_compute(const cj_request *r, const cj_key *request_key, cj_keys *k,
+                             char *bypass, size_t bypass_size) {
+  memset(k, 0, sizeof *k);
+  CJ_TRY(cj_toolchain_name(&k->nvrtc));
+  if (request_key) k->request = *request_key;
+  else CJ_TRY(cj_key_request(r, &k->request));
+  CJ_TRY(cj_scan_request(r, &k->deps, bypass, bypass_size));
+  if (bypass[0]) {
+    cj_keys_free(k);
+    return CUJIT_OK;
+  }
+  cj_key_disk(&k->request, k->deps, &k->disk);
+  return CUJIT_OK;
+}
+
+void cj_keys_free(cj_keys *k) {
+  cj_deps_destroy(k->deps);
+  k->deps = NULL;
+}
+
+int cj_keys_manifest(const cj_request *r, const cj_keys *k, cj_buf *out) {
+  return cj_manifest_encode(r, k->nvrtc, toolkit_env()->b, k->deps, out);
 }

@@ -23,8 +23,29 @@ cujit_status cj_key_request(const cj_request *r, cj_key *out);
  * disk. Names the entry. */
 void cj_key_disk(const cj_key *request_key, const cj_deps *deps, cj_key *out);
 
-/* 16 bytes: the hash of CUDA_PATH and CUDA_HOME that keys with the toolkit hold (key.c). */
-const unsigned char *cj_key_toolkit_env(void);
+
+/* Every key of a request, as a compile computes them: the one way fetch, explain, verify
+ * and export key a request. */
+typedef struct cj_keys {
+  const char *nvrtc; /* the NVRTC the keys name (static storage: toolchain.c) */
+  cj_key request;    /* options and source: the memory cache's name for the image */
+  cj_key disk;       /* the request key and the headers from disk: the entry's name */
+  cj_deps *deps;     /* the headers the source includes from disk; owned (NULL: none) */
+} cj_keys;
+
+/* Computes k for request r: the NVRTC its keys name, its request key (taken from
+ * `request_key` when the caller has it already, after a memory-cache lookup; else
+ * computed), the headers it includes from disk (incscan.c) and its disk key. When r
+ * cannot be keyed completely, `bypass` gets the reason, and k has no headers and no disk
+ * key: the caller does without the cache. CUJIT_OK, or the failure of finding the NVRTC
+ * the keys name (CUJIT_ERROR_NO_NVRTC) or CUJIT_ERROR_OUT_OF_MEMORY. Free with
+ * cj_keys_free(), whatever it returned. */
+cujit_status cj_keys_compute(const cj_request *r, const cj_key *request_key, cj_keys *k,
+                             char *bypass, size_t bypass_size);
+void cj_keys_free(cj_keys *k);
+/* The manifest of request r keyed as k (the parts of its keys in full, what an entry
+ * records) encoded into out: 0, or -1 when out of memory. */
+int cj_keys_manifest(const cj_request *r, const cj_keys *k, cj_buf *out);
 
 /* ---- deps.c: whether the headers a key was made from are still as they were ---- */
 
