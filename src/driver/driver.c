@@ -1,10 +1,11 @@
-/* driver.c - loading libcuda at run time, error translation, contexts. */
-#include <dlfcn.h>
+/* driver.c - libcuda loaded at run time (its table for the loader, then every entry point
+ * through cuGetProcAddress), error translation, contexts, devices. */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "driver/driver.h"
+#include "driver/loader.h"
 
 typedef CUresult (*get_proc_fn)(const char *, void **, int, cuuint64_t,
                                 CUdriverProcAddressQueryResult *);
@@ -66,37 +67,58 @@ static int resolve_all(get_proc_fn get) {
   return 1;
 }
 
-static void load_once_fn(void) {
-  const char *path = cj_env("CUJIT_LIBCUDA");
+static const char *const libcuda_names[] = {"libcuda.so.1"};
+/* Every other entry point is asked of cuGetProcAddress, by the version cuda.h declares. */
+static const cj_dsym libcuda_syms[] = {{"cuGetProcAddress_v2", 0, 0}};
+
+/* Loaded by the system's search (or CUJIT_LIBCUDA): the driver is the machine's. */
+static const cj_dlib libcuda = {
+    .env = "CUJIT_LIBCUDA",
+    .sonames = libcuda_names,
+    .n_sonames = CJ_COUNT(libcuda_names),
+    .syms = libcuda_syms,
+    .n_syms = CJ_COUNT(libcuda_syms),
+};
+
+/* Loads the library: 0, or -1 with load_failed() called. */
+static int open_libcuda(void) {
+  static CJ_LARGE cj_dlib_file file;
+  char why[PATH_MAX + 512];
+  void *lib, *sym = NULL;
+  const char *path, *from;
+  cj_dlib_rc rc;
+  cj_dlib_locate(&libcuda, &file);
+  rc = cj_dlib_load(&libcuda, &file, &sym, &lib, why, sizeof why);
   /* a path chosen by CUJIT_LIBCUDA is named as such, so that a wrong one is found */
-  const char *from = path ? " (from CUJIT_LIBCUDA; fix or unset it)" : "";
-  void *lib, *sym;
+  path = file.env ? file.env : libcuda_names[0];
+  from = file.env ? " (from CUJIT_LIBCUDA; fix or unset it)" : "";
+  switch (rc) {
+    case CJ_DLIB_LOADED:
+      get_proc = (get_proc_fn)sym;
+      return 0;
+    case CJ_DLIB_REFUSED: /* a relative path would be the working directory's */
+      load_failed(CUJIT_ERROR_NO_DRIVER, CUDA_ERROR_NOT_FOUND,
+                  "no CUDA driver loaded: CUJIT_LIBCUDA is '%s', which is not an absolute "
+                  "path, so it was not loaded; set it to the full path of libcuda.so.1, or "
+                  "unset it", cj_env("CUJIT_LIBCUDA"));
+      return -1;
+    case CJ_DLIB_LACKS:
+      load_failed(CUJIT_ERROR_NO_DRIVER, CUDA_ERROR_NOT_FOUND,
+                  "the CUDA driver in %s%s has no cuGetProcAddress_v2; it is not a CUDA driver "
+                  "or too old for cujit (a driver for CUDA 12.0 or newer is needed)", path, from);
+      return -1;
+    default:
+      load_failed(CUJIT_ERROR_NO_DRIVER, CUDA_ERROR_NOT_FOUND,
+                  "no CUDA driver found: %s%s could not be loaded (%s); install the NVIDIA "
+                  "driver, or run on a machine with a GPU (compiling works without one)",
+                  path, from, why[0] ? why : "unknown reason");
+      return -1;
+  }
+}
+
+static void load_once_fn(void) {
   CUresult r;
-  if (!path) path = "libcuda.so.1";
-  if (from[0] && path[0] != '/') { /* a relative path would be the working directory's */
-    load_failed(CUJIT_ERROR_NO_DRIVER, CUDA_ERROR_NOT_FOUND,
-                "no CUDA driver loaded: CUJIT_LIBCUDA is '%s', which is not an absolute path, "
-                "so it was not loaded; set it to the full path of libcuda.so.1, or unset it",
-                path);
-    return;
-  }
-  lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!lib) {
-    const char *why = dlerror();
-    load_failed(CUJIT_ERROR_NO_DRIVER, CUDA_ERROR_NOT_FOUND,
-                "no CUDA driver found: %s%s could not be loaded (%s); install the NVIDIA "
-                "driver, or run on a machine with a GPU (compiling works without one)",
-                path, from, why ? why : "unknown reason");
-    return;
-  }
-  sym = dlsym(lib, "cuGetProcAddress_v2");
-  if (!sym) {
-    load_failed(CUJIT_ERROR_NO_DRIVER, CUDA_ERROR_NOT_FOUND,
-                "the CUDA driver in %s%s has no cuGetProcAddress_v2; it is not a CUDA driver "
-                "or too old for cujit (a driver for CUDA 12.0 or newer is needed)", path, from);
-    return;
-  }
-  get_proc = (get_proc_fn)sym;
+  if (open_libcuda() != 0) return;
   if (!resolve_all(get_proc)) return;
   r = cj_cu.cuInit(0);
   if (r == CUDA_ERROR_NO_DEVICE) {

@@ -7,7 +7,7 @@
 #define NVJITLINK_NO_INLINE /* the header's inline wrappers name versioned symbols */
 #include <nvJitLink.h>
 
-#include "common/common.h"
+#include "driver/loader.h"
 
 /* The entry points cujit uses, by their plain names (each release also exports them
  * with a version suffix, which is tried when the plain name is missing). */
@@ -31,12 +31,13 @@ typedef struct cj_nvjitlink_api {
 /* The table; valid once cj_nvjitlink_load() returned CUJIT_OK. */
 extern cj_nvjitlink_api cj_jl;
 
-/* Loads nvJitLink, once per process: env CUJIT_NVJITLINK when set (a file's absolute path;
- * a relative one is refused); else libnvJitLink.so.13, then .so.12, then libnvJitLink.so,
- * each looked for beside the NVRTC in use, then in the directories NVRTC is looked for in
- * (cj_lib_search_dirs); else the system's search for those names. A file found by path
- * that was replaced since its identity was read is refused, as for NVRTC. CUJIT_OK, or
- * CUJIT_ERROR_NO_NVJITLINK saying why (where it looked), the same on every call. */
+/* Loads nvJitLink, once per process (libnvjitlink.c, by the loader): env CUJIT_NVJITLINK
+ * when set (a file's absolute path; a relative one is refused); else libnvJitLink.so.13,
+ * then .so.12, then libnvJitLink.so, each looked for beside the NVRTC in use, then in the
+ * directories NVRTC is looked for in (cj_lib_search_dirs); else the system's search for
+ * those names. A file found by path that was replaced since its identity was read is
+ * refused, as for NVRTC. CUJIT_OK, or CUJIT_ERROR_NO_NVJITLINK saying why (where it
+ * looked), the same on every call. */
 cujit_status cj_nvjitlink_load(void);
 
 /* Which nvJitLink a link would use, found without loading it: "nvjitlink build <id>" from

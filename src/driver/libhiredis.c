@@ -1,4 +1,5 @@
-/* hiredis.c - loading hiredis at run time (see hiredis.h). With hiredis's headers at build
+/* libhiredis.c - hiredis's table for the loader (see hiredis.h and loader.h), and the
+ * reply layout of the library loaded. With hiredis's headers at build
  * time (Debian: libhiredis-dev) the prototypes come from them and the reply layout of that
  * version is checked against cujit's own description of it; without them, cujit declares
  * the few prototypes it uses itself. Either way the library found at run time decides
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "driver/hiredis.h"
+#include "driver/loader.h"
 
 #ifdef CJ_HAVE_HIREDIS_H
 #  include <hiredis/hiredis.h>
@@ -65,7 +67,7 @@ _Static_assert(offsetof(redisReply, type) == offsetof(reply_built, type) &&
  * below 2 GiB; cj_hiredis_format refuses larger commands before formatting them). */
 typedef int format_fn(char **target, int argc, const char **argv, const size_t *argvlen);
 
-static struct {
+typedef struct hiredis_api {
   format_fn *format;
   __typeof__(redisFreeCommand) *free_command;
   __typeof__(redisReaderCreate) *reader_create;
@@ -73,12 +75,33 @@ static struct {
   __typeof__(redisReaderGetReply) *reader_get;
   __typeof__(redisReaderFree) *reader_free;
   __typeof__(freeReplyObject) *free_reply;
-} hi;
+} hiredis_api;
+
+static hiredis_api hi;
 
 /* Newest first; hiredis 1.1 and 1.2 both have the soname 1.1.0. */
 static const char *const sonames[] = {"libhiredis.so.1.3.0", "libhiredis.so.1.1.0",
                                       "libhiredis.so.1.0.0", "libhiredis.so.0.14",
                                       "libhiredis.so"};
+
+static const cj_dsym syms[] = {
+#define CJ_HI_(field, fn) {fn, offsetof(hiredis_api, field), 0}
+    CJ_HI_(format, "redisFormatCommandArgv"),  CJ_HI_(free_command, "redisFreeCommand"),
+    CJ_HI_(reader_create, "redisReaderCreate"), CJ_HI_(reader_feed, "redisReaderFeed"),
+    CJ_HI_(reader_get, "redisReaderGetReply"), CJ_HI_(reader_free, "redisReaderFree"),
+    CJ_HI_(free_reply, "freeReplyObject"),
+#undef CJ_HI_
+};
+
+/* Loaded by the system's search (or CUJIT_HIREDIS), never keyed: it only speaks Redis's
+ * protocol, and every value it hands back is checked as an entry from disk is. */
+static const cj_dlib hiredis = {
+    .env = "CUJIT_HIREDIS",
+    .sonames = sonames,
+    .n_sonames = CJ_COUNT(sonames),
+    .syms = syms,
+    .n_syms = CJ_COUNT(syms),
+};
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static cujit_status load_status = CUJIT_ERROR_CACHE;
@@ -89,46 +112,6 @@ static size_t off_len, off_str; /* where the loaded library keeps a reply's len 
 static const char install_hint[] =
     "install hiredis (Debian 12 and Ubuntu 22.04: apt-get install libhiredis0.14; Debian 13 "
     "and Ubuntu 24.04: libhiredis1.1.0), or set CUJIT_HIREDIS to the path of libhiredis.so";
-
-static void *open_library(const char *explicit_path, char *why, size_t why_size) {
-  const char *err;
-  void *lib;
-  size_t i;
-  if (explicit_path) {
-    if (explicit_path[0] != '/') { /* a relative path would be the working directory's */
-      snprintf(why, why_size, "'%s' is not an absolute path, so it was not loaded",
-               explicit_path);
-      return NULL;
-    }
-    if ((lib = dlopen(explicit_path, RTLD_NOW | RTLD_LOCAL)) != NULL) return lib;
-    err = dlerror();
-    snprintf(why, why_size, "%s", err ? err : explicit_path);
-    return NULL;
-  }
-  for (i = 0; i < CJ_COUNT(sonames); i++)
-    if ((lib = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL)) != NULL) return lib;
-  snprintf(why, why_size, "none of %s, %s, %s, %s or %s was found", sonames[0], sonames[1],
-           sonames[2], sonames[3], sonames[4]);
-  return NULL;
-}
-
-static int resolve(void *lib) {
-#define CJ_HIREDIS_SYM_(field, name)                                                       \
-  if (!(*(void **)&hi.field = dlsym(lib, name))) {                                         \
-    snprintf(load_detail, sizeof load_detail, "the remote cache cannot use %.512s: it lacks %s; " \
-             "%s", lib_path, name, install_hint);                                          \
-    return 0;                                                                              \
-  }
-  CJ_HIREDIS_SYM_(format, "redisFormatCommandArgv")
-  CJ_HIREDIS_SYM_(free_command, "redisFreeCommand")
-  CJ_HIREDIS_SYM_(reader_create, "redisReaderCreate")
-  CJ_HIREDIS_SYM_(reader_feed, "redisReaderFeed")
-  CJ_HIREDIS_SYM_(reader_get, "redisReaderGetReply")
-  CJ_HIREDIS_SYM_(reader_free, "redisReaderFree")
-  CJ_HIREDIS_SYM_(free_reply, "freeReplyObject")
-#undef CJ_HIREDIS_SYM_
-  return 1;
-}
 
 /* 1 when `reply` holds the 5-byte string "hello" at the given offsets. */
 static int holds_hello(const void *reply, size_t len_at, size_t str_at) {
@@ -174,23 +157,40 @@ static void note_path(const char *fallback) {
     snprintf(lib_path, sizeof lib_path, "%s", fallback);
 }
 
-static void load(void) {
+/* Why it could not be loaded, for load_detail: the variable's, or the names looked for. */
+static void not_loaded(const cj_dlib_file *f, cj_dlib_rc rc, const char *why) {
   const char *explicit_path = cj_env("CUJIT_HIREDIS");
+  char reason[512];
+  if (rc == CJ_DLIB_REFUSED)
+    snprintf(reason, sizeof reason, "'%s' is not an absolute path, so it was not loaded",
+             explicit_path);
+  else if (f->env)
+    snprintf(reason, sizeof reason, "%s", why[0] ? why : f->env);
+  else
+    snprintf(reason, sizeof reason, "none of %s, %s, %s, %s or %s was found", sonames[0],
+             sonames[1], sonames[2], sonames[3], sonames[4]);
+  snprintf(load_detail, sizeof load_detail, "the remote cache needs hiredis, which could not "
+           "be loaded%s: %s; %s", explicit_path ? " from CUJIT_HIREDIS" : "", reason,
+           install_hint);
+}
+
+static void load(void) {
+  static CJ_LARGE cj_dlib_file file;
   char why[512];
-  void *lib = open_library(explicit_path, why, sizeof why);
-  if (!lib) {
-    snprintf(load_detail, sizeof load_detail, "the remote cache needs hiredis, which could not "
-             "be loaded%s: %s; %s", explicit_path ? " from CUJIT_HIREDIS" : "", why,
-             install_hint);
+  void *lib;
+  cj_dlib_rc rc;
+  cj_dlib_locate(&hiredis, &file);
+  rc = cj_dlib_load(&hiredis, &file, &hi, &lib, why, sizeof why);
+  if (rc == CJ_DLIB_REFUSED || rc == CJ_DLIB_NOT_LOADED) {
+    not_loaded(&file, rc, why);
     return;
   }
-  snprintf(lib_path, sizeof lib_path, "%s", explicit_path ? explicit_path : "libhiredis");
-  if (!resolve(lib)) {
-    dlclose(lib);
-    lib_path[0] = '\0';
+  if (rc == CJ_DLIB_LACKS) {
+    snprintf(load_detail, sizeof load_detail, "the remote cache cannot use %.512s: it lacks %.64s; "
+             "%s", file.env ? file.env : "libhiredis", why, install_hint);
     return;
   }
-  note_path(explicit_path ? explicit_path : "libhiredis");
+  note_path(file.env ? file.env : "libhiredis");
   if (!probe_layout()) {
     snprintf(load_detail, sizeof load_detail, "the remote cache cannot use %.512s: its replies "
              "are laid out as in no hiredis version cujit knows (0.14 or 1.x); %s", lib_path,
