@@ -4,7 +4,9 @@
 #   failing at once: run with a dpkg-query that reports a package missing and an apt-get
 #   that records its arguments; README.md names exactly the packages it installs;
 # - scripts/skip-reasons prints each skipped group's reason from a ctest log;
-# - scripts/check-layers refuses an include from a layer above, on a tree made for it;
+# - scripts/check-layers refuses an include from a layer above, a folder it does not know, a
+#   call to a layer above, a circle between files and a name used twice, each on a tree
+#   made for it;
 # - scripts/sample-lines counts a made-up seed and samples as docs/samples.md says, and
 #   refuses a sample over the limit.
 # Usage: check_scripts.sh SOURCE_DIR
@@ -63,6 +65,41 @@ mkdir "$tmp/tree/src/stray"
 out=$(sh "$tmp/tree/scripts/check-layers" 2>&1 || true)
 case $out in *"src/stray is not in src/README.md"*) ;; *)
   echo "check-layers let a folder outside the layer list pass: $out"; exit 1;; esac
+# The rules on built objects and names, on a tree made for each: a good tree passes; a call
+# to a layer above, a circle between two files of one folder and a file name used twice
+# are refused.
+t=$tmp/tree2
+objs=$t/build/src/CMakeFiles/cujit_objs.dir
+mkdir -p "$t/scripts" "$t/src/low" "$t/src/high" "$objs/low" "$objs/high"
+cp "$src/scripts/check-layers" "$t/scripts/"
+printf "Layers, bottom first: low high\n\n\`a.c\` \`b.c\` \`high.c\`\n" >"$t/src/README.md"
+build_objs() { # compiles every source of the made tree where a build would put its object
+  for c in "$t"/src/*/*.c; do
+    rel=${c#"$t/src/"}; ${CC:-cc} -c "$c" -o "$objs/$rel.o" || exit 1
+  done
+}
+printf 'int b(int);\nint a(int x) { return x ? b(x - 1) : 0; }\n' >"$t/src/low/a.c"
+printf 'int b(int x) { return x + 1; }\n' >"$t/src/low/b.c"
+printf 'int a(int);\nint h(int x) { return a(x); }\n' >"$t/src/high/high.c"
+build_objs
+sh "$t/scripts/check-layers" "$t/build" >/dev/null ||
+  { echo "check-layers refused a good tree with objects"; exit 1; }
+printf 'int a(int);\nint b(int x) { return x ? a(x - 1) : 1; }\n' >"$t/src/low/b.c"
+build_objs
+out=$(sh "$t/scripts/check-layers" "$t/build" || true)
+case $out in *"a circle between files: src/low/"*"src/low/a.c (a)"*|\
+             *"a circle between files: src/low/"*"src/low/b.c (b)"*) ;; *)
+  echo "check-layers let a circle between two files pass: $out"; exit 1;; esac
+printf 'int h(int);\nint b(int x) { return h(x); }\n' >"$t/src/low/b.c"
+build_objs
+out=$(sh "$t/scripts/check-layers" "$t/build" || true)
+case $out in *"src/low/b.c: low (layer low) calls h from the layer above, high"*) ;; *)
+  echo "check-layers let a call to the layer above pass: $out"; exit 1;; esac
+printf 'int c(void) { return 0; }\n' >"$t/src/high/a.c"
+out=$(sh "$t/scripts/check-layers" 2>&1 || true)
+case $out in *"more than one file is named a.c: $t/src/high/a.c $t/src/low/a.c"*|\
+             *"more than one file is named a.c: src/high/a.c src/low/a.c"*) ;; *)
+  echo "check-layers let two files of the same name pass: $out"; exit 1;; esac
 mkdir "$tmp/seeds" "$tmp/samples"
 cat >"$tmp/seeds/007_x.txt" <<'SEED'
 Some prose before the code.
@@ -130,4 +167,4 @@ case $out in *"one.c"*"4   1.33  over 1.3"*"1 sample(s) with more than 1.3"*) ;;
 sh "$src/scripts/sample-lines" "$tmp/no-seeds" "$tmp/samples" >/dev/null && exit 1
 [ $? = 77 ] || { echo "sample-lines without seeds did not skip"; exit 1; }
 echo "scripts: deps waits for apt's lock, README.md names its packages; skip reasons are shown;"
-echo "layers are checked; sample line counts are counted as docs/samples.md says"
+echo "layers, circles and names are checked; sample line counts are counted as docs/samples.md says"
