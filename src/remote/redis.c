@@ -16,10 +16,10 @@
  *
  * hiredis builds a whole reply before handing it over, and allocates for every element
  * (and every announced array slot) whatever its size on the wire. So the bytes are read
- * first by a small scanner of Redis's framing (scan_feed), which counts what hiredis will
+ * first by a small scanner of Redis's framing (format/resp.c), which counts what hiredis will
  * allocate for them and refuses a reply past the command's limit before hiredis sees the
  * bytes that would pass it: an array's slots when its header arrives, each element and
- * its text as they come, and nesting beyond MAX_DEPTH (hiredis frees replies
+ * its text as they come, and nesting beyond CJ_RESP_MAX_DEPTH (hiredis frees replies
  * recursively). It accepts RESP2 only (cujit never asks for RESP3), as hiredis 0.14 does. */
 #define _GNU_SOURCE /* MSG_NOSIGNAL, strncasecmp, memmem */
 #include <errno.h>
@@ -36,8 +36,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "remote/remote.h"
 #include "driver/hiredis.h"
+#include "format/resp.h"
+#include "remote/remote.h"
 
 #define DEFAULT_PORT 6379
 #define CONNECT_MS 50  /* default connect_timeout */
@@ -45,8 +46,6 @@
 #define MS_PER_MIB 16  /* what a command may take longer for each MiB it moves (64 MiB/s) */
 #define MAX_MS 60000
 #define SMALL_REPLY ((size_t)1 << 16) /* the most any reply but GET's may hold */
-#define ELEMENT_COST 128 /* what hiredis allocates for one element besides its text, at most */
-#define MAX_DEPTH 8      /* arrays nested deeper are refused (hiredis 0.14 takes no more) */
 
 static const char url_form[] =
     "redis://[[user]:password@]host[:port][/db][?connect_timeout=MS&timeout=MS]";
@@ -393,110 +392,11 @@ static int send_all(redis *c, const char *buf, size_t len, const span *t, char *
   return CJ_REMOTE_OK;
 }
 
-/* ---- the answer's framing, read before hiredis gets it (see the top of the file) ---- */
-
-typedef struct scan {
-  size_t cost, limit;     /* what hiredis will allocate for the bytes so far; the most allowed */
-  size_t announced;       /* bytes of bulk strings announced */
-  size_t left[MAX_DEPTH]; /* elements still to come in each open array */
-  int depth;
-  char type;              /* of the element whose first line is being read; 0 between elements */
-  int cr, digits, minus;  /* in that line: '\r' seen, digits of its number, a leading '-' */
-  unsigned long long num;
-  unsigned long long skip; /* bytes of a bulk string (and its "\r\n") still to come */
-  int done;               /* the answer is complete */
-  const char *why;        /* why it is too large */
-} scan;
-
-enum { SCAN_OK = 0, SCAN_TOO_LARGE = 1, SCAN_BAD = -1 };
-
-static int charge(scan *s, unsigned long long n, const char *why) {
-  if (n > s->limit - s->cost) {
-    s->why = why;
-    return SCAN_TOO_LARGE;
-  }
-  s->cost += (size_t)n;
-  return SCAN_OK;
-}
-
-/* An element is complete, and so is each array it completes. */
-static void element_done(scan *s) {
-  while (s->depth > 0 && --s->left[s->depth - 1] == 0) s->depth--;
-  if (s->depth == 0) s->done = 1;
-}
-
-static int element_start(scan *s, char ch) {
-  if (s->done || !ch || !strchr("+-:$*", ch)) return SCAN_BAD; /* a second answer, or RESP3 */
-  s->type = ch;
-  s->cr = s->digits = s->minus = 0;
-  s->num = 0;
-  return charge(s, ELEMENT_COST, "holds more elements than that allows");
-}
-
-static int line_byte(scan *s, char ch) {
-  if (s->type != '$' && s->type != '*') /* a status, error or integer, which hiredis copies */
-    return charge(s, 1, "holds a longer line than that allows");
-  if (ch == '-' && !s->minus && !s->digits) return s->minus = 1, SCAN_OK;
-  if (ch < '0' || ch > '9' || s->digits >= 19) return SCAN_BAD;
-  s->num = s->num * 10 + (unsigned)(ch - '0');
-  s->digits++;
-  return SCAN_OK;
-}
-
-/* The first line of an element is complete. */
-static int line_done(scan *s) {
-  char type = s->type;
-  int rc;
-  s->type = 0;
-  if (type != '$' && type != '*') return element_done(s), SCAN_OK;
-  if (!s->digits || (s->minus && s->num != 1)) return SCAN_BAD;
-  if (s->minus || s->num == 0) { /* nil, or an empty array */
-    if (type == '$' && !s->minus) s->skip = 2;
-    else element_done(s);
-    return SCAN_OK;
-  }
-  if (type == '$') {
-    if ((rc = charge(s, s->num, "announces a longer string")) != SCAN_OK) return rc;
-    s->announced += (size_t)s->num;
-    s->skip = s->num + 2;
-    return SCAN_OK;
-  }
-  if (s->depth == MAX_DEPTH) return s->why = "nests arrays too deep", SCAN_TOO_LARGE;
-  if (s->num > (s->limit - s->cost) / sizeof(void *))
-    return s->why = "announces more elements than that allows", SCAN_TOO_LARGE;
-  s->cost += (size_t)s->num * sizeof(void *); /* hiredis allocates the slots at once */
-  s->left[s->depth++] = (size_t)s->num;
-  return SCAN_OK;
-}
-
-/* Follows n more bytes of the answer: SCAN_OK, SCAN_TOO_LARGE (s->why says how) or
- * SCAN_BAD (not Redis's protocol, RESP2). */
-static int scan_feed(scan *s, const char *buf, size_t n) {
-  size_t i = 0;
-  int rc = SCAN_OK;
-  while (i < n && rc == SCAN_OK) {
-    if (s->skip) {
-      size_t k = n - i < s->skip ? n - i : (size_t)s->skip;
-      s->skip -= k;
-      i += k;
-      if (!s->skip) element_done(s);
-      continue;
-    }
-    if (!s->type) rc = element_start(s, buf[i]);
-    else if (s->cr) rc = buf[i] == '\n' ? line_done(s) : SCAN_BAD;
-    else if (buf[i] == '\r') s->cr = 1;
-    else rc = line_byte(s, buf[i]);
-    i++;
-  }
-  return rc;
-}
-
 static int read_reply(redis *c, size_t max, span *t, void **reply, char *why, size_t size) {
   char buf[16384];
   double base = t->bound;
-  scan s;
-  memset(&s, 0, sizeof s);
-  s.limit = max + ELEMENT_COST; /* one string of max bytes fits */
+  cj_resp_scan s;
+  cj_resp_start(&s, max + CJ_RESP_ELEMENT_COST); /* one string of max bytes fits */
   for (;;) {
     ssize_t n;
     int rc;
@@ -509,9 +409,9 @@ static int read_reply(redis *c, size_t max, span *t, void **reply, char *why, si
     if (n == 0) return say(why, size, CJ_REMOTE_FAILED, "the server closed the connection");
     if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
     if (n < 0) return io_failed(c, t, why, size, "receiving", -1, errno);
-    if ((rc = scan_feed(&s, buf, (size_t)n)) == SCAN_TOO_LARGE)
+    if ((rc = cj_resp_feed(&s, buf, (size_t)n)) == CJ_RESP_TOO_LARGE)
       return say(why, size, CJ_REMOTE_TOO_LARGE, "is larger than %zu bytes (it %s)", max, s.why);
-    if (rc != SCAN_OK)
+    if (rc != CJ_RESP_OK)
       return say(why, size, CJ_REMOTE_FAILED, "the server's answer is not Redis's protocol");
     t->bound = base + allowance(s.announced);
     if (cj_hiredis_reader_feed(c->reader, buf, (size_t)n) != 0) return CJ_REMOTE_NOMEM;

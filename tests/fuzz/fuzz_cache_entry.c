@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache/cache.h"
+#include "format/entry.h"
 
 static void decode(const uint8_t *data, size_t size) {
   cj_image *im = NULL;
