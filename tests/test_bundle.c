@@ -480,6 +480,7 @@ static void bundles_without_source(void **state) {
 
 static void api_refusals(void **state) {
   const char *dup[] = {"sm_80", "sm_80"}, *bad[] = {"sm_80", "gfx90a"}, *none[] = {NULL};
+  const char *unknown_first[] = {"sm_12345", "sm_80"}, *unknown_last[] = {"sm_80", "sm_12345"};
   void *out = (void *)1;
   size_t size = 1;
   (void)state;
@@ -504,6 +505,15 @@ static void api_refusals(void **state) {
   /* a compile error for one target fails the whole bundle with NVRTC's log */
   assert_status_detail(cujit_bundle_from_source(&out, &size, "__global__ void k() { oops; }",
                                                 "bad.cu", NULL, kArchs, 2),
+                       CUJIT_ERROR_COMPILE, "oops");
+  assert_null(out);
+  /* the targets compile at once; the failure told is the first in the order given, as if
+   * they had compiled one after the other */
+  assert_status_detail(cujit_bundle_from_source(&out, &size, SOURCE, NULL, NULL, unknown_first,
+                                                2),
+                       CUJIT_ERROR_INVALID_OPTION, "invalid architecture 'sm_12345'");
+  assert_status_detail(cujit_bundle_from_source(&out, &size, "__global__ void k() { oops; }",
+                                                "bad.cu", NULL, unknown_last, 2),
                        CUJIT_ERROR_COMPILE, "oops");
   assert_null(out);
 }

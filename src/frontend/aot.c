@@ -114,6 +114,33 @@ static cujit_status assemble(making *mk, const char *const *archs, size_t n, voi
   return CUJIT_OK;
 }
 
+/* Compiles the source for every target at once, as compile jobs (job.c); each module into
+ * mk->mods. The failure reported is the first in the order the targets were given, as if
+ * they had been compiled one after the other. */
+static cujit_status compile_all(making *mk, const char *source, const char *name,
+                                cujit_options *own, const char *const *archs, size_t n,
+                                const char *dir) {
+  cujit_compile_job *jobs[MAX_ARCHS] = {0};
+  cujit_module *h;
+  cujit_status st = CUJIT_OK, start = CUJIT_OK;
+  char *why = NULL;
+  size_t i, started;
+  for (started = 0; started < n && start == CUJIT_OK; started++) {
+    own->arch = archs[started];
+    start = cj_compile_start_dir(&jobs[started], source, name, own, dir);
+  }
+  if (start != CUJIT_OK) why = cj_strdup(cujit_last_error()); /* after those started before */
+  for (i = 0; i < started && st == CUJIT_OK; i++) {
+    if (!jobs[i]) continue;
+    if ((st = cujit_compile_wait(jobs[i], &h)) == CUJIT_OK) mk->mods[i] = cj_module_find(h);
+  }
+  for (i = 0; i < started; i++) cujit_compile_job_destroy(jobs[i]); /* cancels the rest */
+  if (st == CUJIT_OK && start != CUJIT_OK)
+    st = why ? cj_fail(start, "%s", why) : cj_fail_oom("making a bundle");
+  cj_free(why);
+  return st;
+}
+
 static cujit_status make_bundle(const char *fn, void **out, size_t *size, const char *source,
                                 const char *name, const cujit_options *opts,
                                 const char *const *archs, size_t n, const char *dir) {
@@ -124,11 +151,9 @@ static cujit_status make_bundle(const char *fn, void **out, size_t *size, const 
   CJ_TRY(check_archs(fn, archs, n));
   CJ_TRY(cj_sized_in(fn, "cujit_options", opts, OPTIONS_V1, &own, sizeof own));
   if (!(mk = cj_calloc(1, sizeof *mk))) return cj_fail_oom("making a bundle");
-  for (i = 0; i < n && st == CUJIT_OK; i++) {
-    own.arch = archs[i];
-    st = cj_module_compile(&mk->mods[i], source, name, &own, dir);
-    if (st == CUJIT_OK) st = cj_module_export(mk->mods[i], &mk->blobs[i], &mk->blob_sizes[i]);
-  }
+  st = compile_all(mk, source, name, &own, archs, n, dir);
+  for (i = 0; i < n && st == CUJIT_OK; i++)
+    st = cj_module_export(mk->mods[i], &mk->blobs[i], &mk->blob_sizes[i]);
   if (st == CUJIT_OK) st = assemble(mk, archs, n, out, size);
   for (i = 0; i < n; i++) {
     cj_module_free(mk->mods[i]);

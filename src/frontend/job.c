@@ -1,5 +1,6 @@
-/* job.c - compiles that run while the caller goes on (cujit_compile_start) and many
- * sources at once (cujit_compile_batch).
+/* job.c - compiles that run while the caller goes on (cujit_compile_start): the one way
+ * this library runs many compiles at once, for many sources (cujit_compile_batch,
+ * batch.c) and for one source's many targets (a bundle, aot.c).
  *
  * A job keeps its request as bytes (compile/wire.c): the caller's storage may go as soon
  * as the start returns. The target is resolved on the caller's thread (it may read the
@@ -12,8 +13,8 @@
 #include <time.h>
 
 #include "cache/cache.h"
+#include "frontend/frontend.h"
 #include "worker/worker.h"
-#include "module/module.h"
 
 #define RUNNER_IDLE_S 10
 
@@ -187,13 +188,14 @@ static void submit(cujit_compile_job *j) {
 
 /* ---- the interface ---- */
 
-cujit_status cujit_compile_start(cujit_compile_job **job, const char *source, const char *name,
-                                 const cujit_options *opts) {
+cujit_status cj_compile_start_dir(cujit_compile_job **job, const char *source,
+                                  const char *name, const cujit_options *opts,
+                                  const char *dir) {
   cujit_compile_job *j;
   cj_request r;
   CJ_CHECK(job, CUJIT_ERROR_INVALID_VALUE, "cujit_compile_start: job is NULL");
   *job = NULL;
-  CJ_TRY(cj_request_init(&r, source, name, opts, NULL));
+  CJ_TRY(cj_request_init(&r, source, name, opts, dir));
   if (!(j = cj_calloc(1, sizeof *j))) return cj_fail_oom("starting an asynchronous compile");
   memcpy(j->arch, r.arch, sizeof j->arch);
   j->user_cancel = r.cancel;
@@ -207,6 +209,11 @@ cujit_status cujit_compile_start(cujit_compile_job **job, const char *source, co
   *job = j;
   submit(j);
   return CUJIT_OK;
+}
+
+cujit_status cujit_compile_start(cujit_compile_job **job, const char *source, const char *name,
+                                 const cujit_options *opts) {
+  return cj_compile_start_dir(job, source, name, opts, NULL);
 }
 
 int cujit_compile_poll(const cujit_compile_job *job) {
