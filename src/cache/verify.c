@@ -1,5 +1,5 @@
 /* verify.c - cujit_cache_verify(): disk entries compiled again from the inputs their
- * manifests record (manifest.c) and compared byte for byte. An entry is compiled again
+ * manifests record (format/manifest.c) and compared byte for byte. An entry is compiled again
  * only when the key of those inputs, computed now as a compile computes it (this NVRTC,
  * the headers on disk now), is the entry's own key: otherwise its inputs cannot be had
  * any more, and it is skipped with the part that changed. NVRTC's own cache stays off

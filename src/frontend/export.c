@@ -1,5 +1,5 @@
 /* export.c - compiling once for many processes. cujit_module_export() turns a module
- * compiled from source into a blob (blob.c): its image as a cache entry under the disk key
+ * compiled from source into a blob (format/blob.c): its image as a cache entry under the disk key
  * it was compiled under, and a fingerprint of what it was compiled from. Another process
  * (an MPI rank that received the blob by broadcast) turns it back into a module with
  * cujit_module_import(), giving the source, name and options it would have compiled: the

@@ -65,10 +65,6 @@ cujit_status cj_module_new_kept(cj_image *im, const cj_request *r, const char ar
  * module), for computing its keys again; never for compiling. */
 cujit_status cj_origin_request(const cj_module *m, cj_request *r);
 
-/* Compiles `source` as cujit_module_from_source() does, with `dir` (may be NULL) first
- * on the include path as for a file (source.c). */
-cujit_status cj_module_compile(cj_module **out, const char *source, const char *name,
-                               const cujit_options *opts, const char *dir);
 /* ---- probe.c: what the compiler says of extern "C" kernels ---- */
 
 /* The name of the probe template appended to a module's source. */

@@ -107,8 +107,10 @@ cujit_status cj_origin_request(const cj_module *m, cj_request *r) {
   return CUJIT_OK;
 }
 
-cujit_status cj_module_compile(cj_module **out, const char *source, const char *name,
-                               const cujit_options *opts, const char *dir) {
+/* Compiles `source` as cujit_module_from_source() does, with `dir` (may be NULL) first on
+ * the include path as for a file. */
+static cujit_status module_compile(cj_module **out, const char *source, const char *name,
+                                   const cujit_options *opts, const char *dir) {
   cj_request req;
   cj_image *im = NULL;
   char arch[sizeof req.arch];
@@ -129,7 +131,7 @@ cujit_status cujit_module_from_source(cujit_module **out, const char *source, co
   cj_module *m;
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "cujit_module_from_source: out is NULL");
   *out = NULL;
-  CJ_TRY(cj_module_compile(&m, source, name, opts, NULL));
+  CJ_TRY(module_compile(&m, source, name, opts, NULL));
   *out = cj_module_handle(m);
   return CUJIT_OK;
 }
@@ -142,7 +144,7 @@ cujit_status cujit_module_from_file(cujit_module **out, const char *path,
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "cujit_module_from_file: out is NULL");
   *out = NULL;
   CJ_TRY(cj_source_file("cujit_module_from_file", path, &text, &dir));
-  st = cj_module_compile(&m, text, path, opts, dir);
+  st = module_compile(&m, text, path, opts, dir);
   if (st == CUJIT_OK) *out = cj_module_handle(m);
   cj_free(dir);
   cj_free(text);

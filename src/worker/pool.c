@@ -8,9 +8,9 @@
  * The pool has one slot here and up to cj_pool_jobs() - 1 workers. A compile takes the
  * slot here when it is free, so that one compile at a time never goes through a worker;
  * else an idle worker, or a new one. The caller has already looked in the caches and holds
- * the key's lock (fetch.c), so a worker only compiles; its reply is checked as a cache
- * entry is (entry.c) and stored by the caller. Whatever goes wrong with a worker costs the
- * worker, never the compile: it is compiled here instead.
+ * the key's lock (cache/fetch.c), so a worker only compiles; its reply is checked as a
+ * cache entry is (format/entry.c) and stored by the caller. Whatever goes wrong with a
+ * worker costs the worker, never the compile: it is compiled here instead.
  *
  * The caller trusts a worker's bytes no more than a cache entry's (a reply for another
  * request, or not a valid entry, is not used), but it does trust what a valid entry
