@@ -6,7 +6,8 @@
 # - scripts/skip-reasons prints each skipped group's reason from a ctest log;
 # - scripts/check-layers refuses an include from a layer above, on a tree made for it;
 # - scripts/sample-lines counts a made-up seed and samples as docs/samples.md says, and
-#   refuses a sample over the limit.
+#   refuses a sample over the limit;
+# - scripts/plot-bench --history writes a benchmark CSV's rows as the history's rows.
 # Usage: check_scripts.sh SOURCE_DIR
 set -eu
 src=$1
@@ -129,5 +130,31 @@ case $out in *"one.c"*"4   1.33  over 1.3"*"1 sample(s) with more than 1.3"*) ;;
   echo "sample-lines let a sample over the limit pass:"; echo "$out"; exit 1;; esac
 sh "$src/scripts/sample-lines" "$tmp/no-seeds" "$tmp/samples" >/dev/null && exit 1
 [ $? = 77 ] || { echo "sample-lines without seeds did not skip"; exit 1; }
+# scripts/plot-bench --history turns a benchmark CSV into rows of the history
+# (docs/benchmarks.md says how): the run's date, commit, device and host first (the host's
+# comma made a semicolon), then the CSV's own row; skipped rows are left out.
+cat >"$tmp/bench.csv" <<'CSV'
+# cujit-bench 
+# date: 2026-11-26 22:09:39 UTC
+# device: NVIDIA H100 80GB HBM3 (sm_90)
+# driver: CUDA 13.0
+# NVRTC: 13.0
+# cujit: 0.1.0 commit 220e383
+# host: x86_64, 16 CPUs
+# target: sm_90
+# repetitions: full
+group,metric,param,unit,cujit,baseline,ratio,allowed,goal,result
+memcache,memory-cache hit: 4 KiB source,4096,ns,384.353,,,1000,<= 1000 ns,PASS
+multigpu,several devices,0,,,,,,needs two CUDA devices; found 1,SKIP
+CSV
+out=$(sh "$src/scripts/plot-bench" --history "$tmp/bench.csv")
+[ "$out" = "2026-11-26 22:09:39 UTC,220e383,NVIDIA H100 80GB HBM3 (sm_90),x86_64; 16 CPUs,groups: memcache multigpu,memcache,memory-cache hit: 4 KiB source,4096,ns,384.353,,,1000,<= 1000 ns,PASS" ] ||
+  { echo "plot-bench --history printed:"; echo "$out"; exit 1; }
+out=$(sh "$src/scripts/plot-bench" --history "$tmp/bench.csv" "all groups" | cut -d, -f5)
+[ "$out" = "all groups" ] || { echo "plot-bench --history did not take the run: $out"; exit 1; }
+head -1 "$src/docs/benchmarks-history.csv" |
+  grep -qx "date,commit,device,host,run,$(grep '^group,' "$tmp/bench.csv")" ||
+  { echo "docs/benchmarks-history.csv's header is not the history's columns"; exit 1; }
 echo "scripts: deps waits for apt's lock, README.md names its packages; skip reasons are shown;"
-echo "layers are checked; sample line counts are counted as docs/samples.md says"
+echo "layers are checked; sample line counts are counted as docs/samples.md says; the"
+echo "benchmark's CSV becomes rows of its history"
