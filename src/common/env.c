@@ -63,15 +63,17 @@ static const cj_env_var table[] = {
                 "those compiles run in the process, one at a time"},
     {.name = "TMPDIR", .kind = CJ_ENV_PATH, .dflt = "`/tmp`",
      .meaning = "where NVRTC keeps scratch files while it precompiles a header, and where the "
-                "process's private directory of precompiled headers is made (removed at exit) "
-                "unless `XDG_RUNTIME_DIR` holds it. It must be an absolute path to a directory "
-                "of the user's or root's that others cannot write to, or a sticky one (as "
-                "`/tmp` is); otherwise, or when NVRTC cannot use it (a path longer than about "
-                "100 bytes), compiles are made without precompiled headers, with a warning"},
+                "process's private directory of precompiled headers is made (removed at exit; "
+                "a killed process's, by the next process that makes one there) unless "
+                "`XDG_RUNTIME_DIR` holds it. It must be an absolute path to a directory of the "
+                "user's or root's that neither group nor others may write to, or a sticky one "
+                "of theirs (as `/tmp` is); otherwise, or when NVRTC cannot use it (a path "
+                "longer than about 100 bytes), compiles are made without precompiled headers, "
+                "with a warning"},
     {.name = "XDG_RUNTIME_DIR", .kind = CJ_ENV_PATH, .dflt = "unset",
      .meaning = "where the process's private directory of precompiled headers is made, when "
-                "it is an absolute path to a directory of the user's that no one else may "
-                "write to (else `TMPDIR`)"},
+                "it is an absolute path to a directory of the user's or root's that neither "
+                "group nor others may write to (else `TMPDIR`)"},
     {.name = "CUJIT_CACHE", .kind = CJ_ENV_FLAG, .dflt = "on", .warn_bad = 1,
      .meaning = "`0` (or `off`, `no`, `false`) turns the disk cache off; `1`, `on`, `yes`, "
                 "`true` leave it on"},
