@@ -1,5 +1,5 @@
 /* env.c - every environment variable the library reads, in one table, and the only
- * functions that read them. README.md's table of variables is this one: a test renders
+ * functions that read them. docs/manual/environment.md's table is this one: a test renders
  * the rows from here and compares (tests/test_env.c; `test_env --readme` prints them). */
 #include <pthread.h>
 #include <stdint.h>
