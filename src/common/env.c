@@ -1,6 +1,6 @@
 /* env.c - every environment variable the library reads, in one table, and the only
  * functions that read them. docs/manual/environment.md's table is this one: a test renders
- * the rows from here and compares (tests/test_env.c; `test_env --readme` prints them). */
+ * the rows from here and compares (test_common; scripts/sync-env-docs writes them). */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
