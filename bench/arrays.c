@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "cujit_array.h"
 
 #define BIG ((int64_t)64 << 20) /* floats */
 

@@ -1,22 +1,62 @@
-/*
- * cujit.h - compile CUDA C at run time, cache it, find kernels by name, launch them.
+/**
+ * @file cujit.h
+ * @brief cujit: compile CUDA C at run time, cache it, find kernels by name, launch them.
  *
- * This header is the manual: every function is documented where it is declared.
- * Conventions used throughout:
- *   - Functions return cujit_status; CUJIT_OK (0) is success. On failure the calling
- *     thread's detail (cujit_last_error()) says what went wrong and what to do.
- *   - Handles are opaque. *_destroy() accepts NULL.
- *   - "Owned by X" in a comment says who frees a returned pointer and how long it lives.
- *   - Nothing is printed unless asked (cujit_set_log_callback() or CUJIT_LOG).
- *   - The CUDA driver (libcuda.so.1) is loaded at run time on first device use, so a
- *     program using cujit starts and compiles kernels on machines with no driver.
- *   - Option and result structs start with `size_t size` so that later versions can add
- *     fields: start each from its *_INIT macro (or zero it) and set fields by name, never
- *     with a positional initialiser. See "Structs that grow" below.
- *   - fork(): a fork made while other threads compile waits for those compiles to end (at
- *     most 5 s: NVRTC's lock would stay held in the child). A child forked while one still
- *     ran fails its compiles with CUJIT_ERROR_NVRTC, saying so (cache hits still work).
- *     Precompiled headers belong to the process that made them: a child makes its own.
+ * This header is the manual: every function is documented where it is declared, in
+ * sections in the order a program meets them. Everything here is stable; the array layer
+ * is in cujit_array.h and is experimental (see "Stability" below).
+ *
+ * Contents
+ *   - Conventions: errors, ownership, structs that grow, names, stability
+ *   - 1. Version and errors
+ *   - 2. Compiling: a string or a file into a module
+ *   - 3. Kernels and launching: cujit_arg, In/Out buffers, cujit_launch()
+ *   - 4. Memory and streams
+ *   - 5. The cache
+ *   - 6. Typed calls and kernels as C function pointers
+ *   - 7. Many kernels at once: batches and jobs
+ *   - 8. Compiling once for many processes: export, import, bundles
+ *   - 9. Linking several parts into one module
+ *   - 10. Prebuilt code: PTX, CUBIN, fatbins, bundles
+ *   - 11. Devices, NVRTC and the driver
+ *   - 12. Logging
+ *   - 13. Textures and surfaces
+ *   - 14. Questioning the cache: explain and verify
+ *   - cujit_array.h (experimental): 15. Device arrays, 16. Array operations,
+ *     17. Reductions, scans and random arrays, 18. Kernel generators
+ *
+ * A first program: compile a string, find its kernel, launch it with an input and an
+ * output buffer (copied to the device before the kernel and back after it), check the
+ * status. Build it with `cc first.c $(pkg-config --cflags --libs cujit)`.
+ * @code
+ * #include <stdio.h>
+ * #include <cujit.h>
+ *
+ * static const char source[] =
+ *     "__global__ void add(float *out, const float *a, const float *b, int n) {\n"
+ *     "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+ *     "  if (i < n) out[i] = a[i] + b[i];\n"
+ *     "}\n";
+ *
+ * int main(void) {
+ *   float a[1000], b[1000], out[1000];
+ *   cujit_module *mod = NULL;
+ *   cujit_function *add = NULL;
+ *   cujit_status st;
+ *   for (int i = 0; i < 1000; i++) a[i] = (float)i, b[i] = 2.0f * (float)i;
+ *   st = cujit_module_from_source(&mod, source, "add.cu", NULL); // or from the cache
+ *   if (st == CUJIT_OK) st = cujit_module_get_function(mod, "add", &add);
+ *   if (st == CUJIT_OK) // each argument checked against add's parameters
+ *     st = CUJIT_LAUNCH(add, CUJIT_DIM3(4), CUJIT_DIM3(256), cujit_out(out, sizeof out),
+ *                       cujit_in(a, sizeof a), cujit_in(b, sizeof b), cujit_i32(1000));
+ *   if (st == CUJIT_OK)
+ *     printf("out[999] = %g\n", out[999]);
+ *   else
+ *     fprintf(stderr, "%s: %s\n", cujit_status_name(st), cujit_last_error());
+ *   cujit_module_destroy(mod);
+ *   return st == CUJIT_OK ? 0 : 1;
+ * }
+ * @endcode
  */
 #ifndef CUJIT_H
 #define CUJIT_H
@@ -38,9 +78,84 @@ extern "C" {
 #  define CUJIT_API
 #endif
 
+/* =======================================================================================
+ * Conventions
+ * ===================================================================================== */
+
+/*
+ * Errors. Functions return cujit_status; CUJIT_OK (0) is success. On failure the calling
+ * thread's detail (cujit_last_error()) says what went wrong and what to do.
+ *
+ * Ownership. Handles are opaque; every *_destroy() accepts NULL. "Owned by X" in a comment
+ * says who frees a returned pointer and how long it lives: "owned by the caller, free with
+ * cujit_free()" hands it over; "owned by the module" lives until cujit_module_destroy();
+ * "static storage" lives as long as the process. Strings and arrays passed in are copied
+ * unless a comment says they must outlive something.
+ *
+ * Nothing is printed unless asked (cujit_set_log_callback() or env CUJIT_LOG).
+ *
+ * The CUDA driver (libcuda.so.1) is loaded at run time on first device use, so a program
+ * using cujit starts and compiles kernels on machines with no driver.
+ *
+ * fork(): a fork made while other threads compile waits for those compiles to end (at most
+ * 5 s: NVRTC's lock would stay held in the child). A child forked while one still ran
+ * fails its compiles with CUJIT_ERROR_NVRTC, saying so (cache hits still work).
+ * Precompiled headers belong to the process that made them: a child makes its own.
+ *
+ * Stability. Everything declared in this header is stable within a minor version: from
+ * one 0.N.x release to the next, names, signatures and meanings stay as they are and only
+ * additions come (new functions, new fields at the end of the structs that grow, new enum
+ * values); a change comes with a new minor version and is listed in the CHANGELOG. The
+ * array layer (sections 15 to 18: device arrays, their operations, reductions, scans,
+ * random arrays and the kernel generators) is experimental and lives in cujit_array.h,
+ * which includes this header: its API may change in any 0.x release.
+ */
+
 /* ---------------------------------------------------------------------------------------
- * Version
+ * Structs that grow
+ *
+ * Every struct that a program fills for cujit or cujit fills for a program begins with
+ * `size_t size`: cujit_options, cujit_launch_options, cujit_generator_options,
+ * cujit_texture_desc, cujit_cuarray_desc, cujit_link_part and cujit_link_options (read
+ * by cujit), cujit_cache_stats, cujit_cache_explanation, cujit_cache_verify_summary and
+ * cujit_function_attrs (written by cujit), and cujit_cache_entry, cujit_cache_difference
+ * and cujit_cache_verified (handed to a callback).
+ * `size` is the struct's size in the header the program was built with. Later versions
+ * add fields only at the end, with zero meaning the old behaviour, so that
+ *   - a program built against an older header keeps working with a newer libcujit: the
+ *     fields past its size are read as their defaults, and results are written only up
+ *     to its size;
+ *   - a program built against a newer header works with an older libcujit as long as the
+ *     fields that libcujit does not know are zero; otherwise the call fails with
+ *     CUJIT_ERROR_NOT_SUPPORTED naming the struct (link a newer libcujit).
+ * Start each struct from its *_INIT macro, an initialiser for C and C++ that sets size to
+ * sizeof(struct) and every other field to its default, then set fields by name:
+ *     cujit_launch_options o = CUJIT_LAUNCH_OPTIONS_INIT;
+ *     o.stream = s;
+ * A zero-initialised struct ({0} in C, {} in C++; also static storage) works as well:
+ * size 0 stands for the struct's first version (today, all the fields shown here), with
+ * every field at its default, and a result struct of size 0 receives the first version's
+ * fields. Never use a positional initialiser: its first value would land in `size`. A
+ * size that is neither 0 nor that of a version, as an uninitialised struct has, is refused
+ * with CUJIT_ERROR_INVALID_VALUE saying to use the _INIT macro; nothing else happens.
+ *
+ * Three public structs have no size field:
+ *   - cujit_arg, made by the inline constructors and passed as arrays (`const cujit_arg
+ *     *args, size_t nargs`): cujit steps through an array by sizeof(cujit_arg), so each
+ *     element carrying its own size would not let it grow. It ends with a reserved word
+ *     instead, which every constructor sets to 0. A later version may give the word a
+ *     meaning only for hints that an older libcujit may safely ignore; anything an older
+ *     libcujit must not ignore comes as a new `kind`, which it refuses
+ *     (CUJIT_ERROR_INVALID_ARGS). Build arguments with the constructors only, so that a
+ *     program rebuilt against a later header gets every field right.
+ *   - cujit_header, also passed as an array (ended by {NULL, NULL}): richer in-memory
+ *     headers would come as a new field of cujit_options pointing at a new array type.
+ *   - cujit_dim3, a value of three sizes.
  * ------------------------------------------------------------------------------------- */
+
+/* =======================================================================================
+ * 1. Version and errors                                                           stable
+ * ===================================================================================== */
 
 #define CUJIT_VERSION_MAJOR 0
 #define CUJIT_VERSION_MINOR 1
@@ -53,10 +168,6 @@ extern "C" {
 CUJIT_API unsigned cujit_version(void);
 /** @return the library's version as "MAJOR.MINOR.PATCH". Static storage. */
 CUJIT_API const char *cujit_version_string(void);
-
-/* ---------------------------------------------------------------------------------------
- * Status codes and error detail
- * ------------------------------------------------------------------------------------- */
 
 /* One table yields the enum, the names and the messages. Numbers never change. */
 #define CUJIT_STATUS_MAP(X)                                                                  \
@@ -110,85 +221,13 @@ CUJIT_API cujit_status cujit_last_status(void);
 CUJIT_API CUresult cujit_last_cu_result(void);
 /** @return the nvrtcResult (as int) behind the thread's most recent failure, or 0. */
 CUJIT_API int cujit_last_nvrtc_result(void);
+/** Frees memory cujit allocated for the caller (a blob of cujit_module_export()). NULL is
+ *  fine. */
+CUJIT_API void cujit_free(void *p);
 
-/* ---------------------------------------------------------------------------------------
- * Logging (silent by default)
- * ------------------------------------------------------------------------------------- */
-
-typedef enum cujit_log_level {
-  CUJIT_LOG_OFF = 0,
-  CUJIT_LOG_ERROR = 1,
-  CUJIT_LOG_WARN = 2,
-  CUJIT_LOG_INFO = 3,
-  CUJIT_LOG_DEBUG = 4
-} cujit_log_level;
-
-/** Receives one log line (no trailing newline). `message` is valid only during the call.
- *  May be called from any thread that calls cujit; must not call cujit itself. */
-typedef void (*cujit_log_fn)(cujit_log_level level, const char *message, void *user);
-
-/** Routes log lines at or below the current level to `fn` (NULL restores the default:
- *  write to stderr, which only happens when CUJIT_LOG is set). Thread-safe. */
-CUJIT_API void cujit_set_log_callback(cujit_log_fn fn, void *user);
-/** Sets the level. The initial level comes from env CUJIT_LOG=off|error|warn|info|debug
- *  (off when unset). A CUJIT_LOG that is none of these ("verbose", "debug" and a newline)
- *  leaves the level off, and the log's first message, once a level turns it on, names the
- *  value that was ignored (a warning, or an error where only errors pass).
- *  Thread-safe. */
-CUJIT_API void cujit_set_log_level(cujit_log_level level);
-/** @return the current log level. */
-CUJIT_API cujit_log_level cujit_get_log_level(void);
-/** @return the value of CUJIT_LOG that was not a log level and was therefore ignored (its
- *  first 64 bytes, escaped as cujit_image_describe() escapes: "debug\x0a"), or NULL when
- *  CUJIT_LOG is unset or a level (`cujit info` shows it). Owned by cujit; valid for the
- *  life of the process. */
-CUJIT_API const char *cujit_log_env_ignored(void);
-
-/* ---------------------------------------------------------------------------------------
- * Structs that grow
- *
- * Every struct that a program fills for cujit or cujit fills for a program begins with
- * `size_t size`: cujit_options, cujit_launch_options, cujit_generator_options,
- * cujit_texture_desc, cujit_cuarray_desc, cujit_link_part and cujit_link_options (read
- * by cujit), cujit_cache_stats, cujit_cache_explanation, cujit_cache_verify_summary and
- * cujit_function_attrs (written by cujit), and cujit_cache_entry, cujit_cache_difference
- * and cujit_cache_verified (handed to a callback).
- * `size` is the struct's size in the header the program was built with. Later versions
- * add fields only at the end, with zero meaning the old behaviour, so that
- *   - a program built against an older header keeps working with a newer libcujit: the
- *     fields past its size are read as their defaults, and results are written only up
- *     to its size;
- *   - a program built against a newer header works with an older libcujit as long as the
- *     fields that libcujit does not know are zero; otherwise the call fails with
- *     CUJIT_ERROR_NOT_SUPPORTED naming the struct (link a newer libcujit).
- * Start each struct from its *_INIT macro, an initialiser for C and C++ that sets size to
- * sizeof(struct) and every other field to its default, then set fields by name:
- *     cujit_launch_options o = CUJIT_LAUNCH_OPTIONS_INIT;
- *     o.stream = s;
- * A zero-initialised struct ({0} in C, {} in C++; also static storage) works as well:
- * size 0 stands for the struct's first version (today, all the fields shown here), with
- * every field at its default, and a result struct of size 0 receives the first version's
- * fields. Never use a positional initialiser: its first value would land in `size`. A
- * size that is neither 0 nor that of a version, as an uninitialised struct has, is refused
- * with CUJIT_ERROR_INVALID_VALUE saying to use the _INIT macro; nothing else happens.
- *
- * Three public structs have no size field:
- *   - cujit_arg, made by the inline constructors and passed as arrays (`const cujit_arg
- *     *args, size_t nargs`): cujit steps through an array by sizeof(cujit_arg), so each
- *     element carrying its own size would not let it grow. It ends with a reserved word
- *     instead, which every constructor sets to 0. A later version may give the word a
- *     meaning only for hints that an older libcujit may safely ignore; anything an older
- *     libcujit must not ignore comes as a new `kind`, which it refuses
- *     (CUJIT_ERROR_INVALID_ARGS). Build arguments with the constructors only, so that a
- *     program rebuilt against a later header gets every field right.
- *   - cujit_header, also passed as an array (ended by {NULL, NULL}): richer in-memory
- *     headers would come as a new field of cujit_options pointing at a new array type.
- *   - cujit_dim3, a value of three sizes.
- * ------------------------------------------------------------------------------------- */
-
-/* ---------------------------------------------------------------------------------------
- * Compiling
- * ------------------------------------------------------------------------------------- */
+/* =======================================================================================
+ * 2. Compiling                                                                    stable
+ * ===================================================================================== */
 
 /** An in-memory header that `#include "name"` resolves to. Both strings are copied. */
 typedef struct cujit_header {
@@ -255,10 +294,6 @@ typedef struct cujit_options {
  *  function, or returns what it returns for NULL, even after a new module has taken its
  *  place; never dereference one. At most 2^24 modules are live at once. */
 typedef struct cujit_module cujit_module;
-/** A kernel of a module (cujit_module_get_function()). Unlike a module handle it is the
- *  kernel's address and is not checked: using one after its module was destroyed is
- *  undefined (see cujit_module_destroy()). */
-typedef struct cujit_function cujit_function;
 
 /** Compiles CUDA C source (or takes it from the cache). Needs no GPU: loading onto a
  *  device happens on first use of a kernel or variable.
@@ -284,315 +319,6 @@ CUJIT_API cujit_status cujit_module_from_source(cujit_module **out, const char *
  *  CUJIT_ERROR_INVALID_SOURCE when it holds a NUL byte (the offset is in the detail). */
 CUJIT_API cujit_status cujit_module_from_file(cujit_module **out, const char *path,
                                               const cujit_options *opts);
-
-/* Compiling many kernels at once. NVRTC compiles one program at a time inside a process,
- * so threads calling cujit_module_from_source() side by side take as long as one after the
- * other. The calls below run compiles side by side in worker processes instead: the
- * `cujit-worker` program installed with the library (env CUJIT_WORKER names another by
- * its absolute path), run only when it and its directory belong to the user or root and
- * no one else may write them (else the compiles run here and a warning says why),
- * started on first need and kept for later compiles (each keeps its NVRTC loaded and its
- * precompiled headers), at most cujit_set_compile_jobs() - 1 of them beside the one
- * compile that runs in this process. Every source first goes through the memory and disk
- * caches here; only misses are compiled, and the disk cache's lock still makes one
- * process per key compile it, workers and other processes alike. A compile runs in this
- * process when no other one does (one kernel alone never goes through a worker), and a
- * worker that cannot be started, dies, is stopped or answers wrongly fails nothing: that
- * compile is done here (logged at info level); one that does not answer within its time
- * limit or cancel (see cujit_options.time_limit_s) is killed. The modules are exactly
- * those cujit_module_from_source() makes of the same source, name and options. Workers
- * end when this process exits or some seconds after the last compile. Options are those of cujit_module_from_source();
- * opts->cancel is called on a cujit thread, as are log callbacks during these compiles.
- * Jobs belong to the process that started them: a child made by fork() must not wait on,
- * cancel or destroy its parent's jobs (it has none of the threads that run them). */
-
-typedef struct cujit_compile_job cujit_compile_job;
-
-/** Compiles many sources at once, as cujit_module_from_source() compiles each; returns
- *  when all are done. A source repeated (same text and name) is compiled once.
- *  @param mods      receives n modules, mods[i] for sources[i] (NULL where it failed);
- *                   each owned by the caller, free with cujit_module_destroy().
- *  @param statuses  NULL, or receives n statuses, statuses[i] for sources[i].
- *  @param sources   n NUL-terminated sources; copied.
- *  @param names     NULL (every name "source.cu"), or n names (a NULL one is "source.cu").
- *  @param opts      for every source; NULL for defaults.
- *  @return CUJIT_OK when every source compiled; otherwise the status of the first that
- *          failed, and cujit_last_error() says how many failed and gives each one's index,
- *          name, status and detail (its NVRTC log for a compile error). A failure costs
- *          only its own source. CUJIT_ERROR_INVALID_VALUE when mods or sources is NULL. */
-CUJIT_API cujit_status cujit_compile_batch(cujit_module **mods, cujit_status *statuses,
-                                           const char *const *sources,
-                                           const char *const *names, size_t n,
-                                           const cujit_options *opts);
-
-/** Starts compiling a source and returns at once; the compile goes on in cujit's threads
- *  (and, beside another compile, in a worker process). The target is chosen now, from
- *  the current device as cujit_module_from_source() chooses it.
- *  @param job     receives the job; owned by the caller, free with
- *                 cujit_compile_job_destroy() (after cujit_compile_wait() or instead).
- *  @param source  as for cujit_module_from_source(), and so are `name` and `opts`; all
- *                 copied, so they need live only during this call.
- *  @return CUJIT_OK once started; the option and source errors of
- *          cujit_module_from_source() (then *job is NULL); CUJIT_ERROR_OUT_OF_MEMORY.
- *          The compile's own result comes from cujit_compile_wait(). */
-CUJIT_API cujit_status cujit_compile_start(cujit_compile_job **job, const char *source,
-                                           const char *name, const cujit_options *opts);
-/** @return 1 when the job has finished (cujit_compile_wait() returns at once), 0 while it
- *  is queued or compiling. 1 for NULL. Never blocks. */
-CUJIT_API int cujit_compile_poll(const cujit_compile_job *job);
-/** Waits for the job to finish.
- *  @param out  receives the module on success (NULL otherwise); owned by the caller, free
- *              with cujit_module_destroy(). The module is handed over once: a second wait
- *              on a successful job is CUJIT_ERROR_INVALID_VALUE.
- *  @return what cujit_module_from_source() would have returned, with the same detail in
- *          this thread's cujit_last_error() (cujit_compile_job_error() keeps it too);
- *          CUJIT_ERROR_CANCELLED after cujit_compile_cancel() stopped it;
- *          CUJIT_ERROR_INVALID_VALUE for NULL arguments. */
-CUJIT_API cujit_status cujit_compile_wait(cujit_compile_job *job, cujit_module **out);
-/** Asks the job to stop: a queued one never compiles, a running one stops at NVRTC's next
- *  check (see cujit_options.time_limit_s; in a worker process, half a second later at
- *  the latest), and cujit_compile_wait() then returns CUJIT_ERROR_CANCELLED. A job that finished first keeps its result. Returns at once;
- *  NULL is fine. */
-CUJIT_API void cujit_compile_cancel(cujit_compile_job *job);
-/** @return the detail of a finished job's failure, "" while it runs or when it compiled.
- *  Owned by the job; valid until cujit_compile_job_destroy(). */
-CUJIT_API const char *cujit_compile_job_error(const cujit_compile_job *job);
-/** Frees the job, and its module if no wait took it. A job still running is cancelled and
- *  waited for first. NULL is fine. */
-CUJIT_API void cujit_compile_job_destroy(cujit_compile_job *job);
-/** Sets how many compiles of batches and jobs run at once in this process and its worker
- *  processes together (1: none in workers). 0 returns to the default: env
- *  CUJIT_COMPILE_JOBS, else the number of CPUs this process may run on. At most 256. */
-CUJIT_API void cujit_set_compile_jobs(unsigned n);
-
-/** Makes a module from code built elsewhere (nvcc -ptx, -cubin or -fatbin, NVRTC, a cujit
- *  bundle, or files shipped beside the program), as CuPy's RawModule(path=...) and
- *  PyCUDA's module_from_buffer() do. The kind is told from the bytes themselves: an ELF
- *  file is a CUBIN, a fatbin and a cujit bundle (cujit_bundle_from_source(), `cujit
- *  compile --arch sm_80,sm_90`) are known by their headers, and text with .version and
- *  .target directives is PTX (trailing NULs are ignored). Neither NVRTC nor the cache is
- *  involved, and no GPU is needed until the first kernel or variable lookup.
- *  A fatbin or bundle holds code for several GPUs. When it is loaded on a device, cujit
- *  chooses the entry: the CUBIN built for exactly that device, else the newest CUBIN of
- *  the same major version and an older minor one (sm_80 code on an sm_86 device; an
- *  "a" CUBIN only on its own device), else the newest PTX no newer than the device,
- *  compiled by the driver's JIT. It logs its choice at CUJIT_LOG_INFO and
- *  cujit_module_loaded_as() tells it. A module loads at most one CUBIN and one PTX entry:
- *  on a second device that neither runs, the lookup fails with CUJIT_ERROR_LOAD (make a
- *  second module of the same bytes for it).
- *  The module then behaves as a compiled one: cujit_module_get_function() finds kernels by
- *  plain name ("multiply_them", also without extern "C"; "ns::kernel") or symbol, with the
- *  same NOT_FOUND and AMBIGUOUS errors; variables are found by name; launches are checked
- *  against the parameter layout the driver reports. The kernels of a CUBIN or fatbin are
- *  listed by the driver, so for them a kernel lookup loads the module first (a driver for
- *  CUDA 12.4 or newer is needed, else CUJIT_ERROR_NOT_SUPPORTED), and without a driver
- *  fails with CUJIT_ERROR_NO_DRIVER whatever the name; their variables are listed from the
- *  CUBIN's symbols (a fatbin whose entries are all compressed: only symbols are found,
- *  e.g. "_ZN2ns3valE" for ns::val). A C++ kernel's parameter types are read from its
- *  mangled name, as for compiled modules; an extern "C" kernel's name spells none, and
- *  there is no source to ask the compiler about it: give it a signature with
- *  cujit_function_set_signature() before cujit_call() or binding.
- *  cujit_module_ptx() gives the PTX for PTX input, "" otherwise; cujit_module_cubin() the
- *  CUBIN for CUBIN input, NULL otherwise; cujit_module_arch() what the bytes were built
- *  for ("compute_90" for PTX, "sm_90" for a CUBIN, the entries of a fatbin or bundle, e.g.
- *  "sm_80 compute_80 sm_90", as far as 31 characters hold them); cujit_module_log() "".
- *  @param out   receives the module; owned by the caller, free with cujit_module_destroy().
- *  @param data  the bytes; copied, so they need live only during the call.
- *  @param size  their number.
- *  @param name  shown in messages (copied); NULL means "image.ptx", "image.cubin",
- *               "image.fatbin" or "image.bundle" after the kind found.
- *  @return CUJIT_OK; CUJIT_ERROR_INVALID_SOURCE for NULL or empty data, a truncated or
- *          damaged ELF or fatbin header, a damaged bundle (truncated, a bad magic, version
- *          or checksum, entries outside it or overlapping, counts it cannot hold), an ELF
- *          file that is not a CUBIN (another machine, 32-bit, big-endian), or bytes of none
- *          of the four kinds, saying which;
- *          CUJIT_ERROR_INVALID_VALUE when out is NULL; CUJIT_ERROR_OUT_OF_MEMORY. */
-CUJIT_API cujit_status cujit_module_from_image(cujit_module **out, const void *data, size_t size,
-                                               const char *name);
-
-/** Reads a PTX, CUBIN, fatbin or bundle file and makes a module of it as cujit_module_from_image()
- *  does, named by the path (a .cu file goes to cujit_module_from_file()). The file is
- *  opened without blocking and must be a regular file of at most 1 GiB.
- *  @return as cujit_module_from_image(), plus CUJIT_ERROR_FILE naming the file when it
- *          cannot be opened or read, or is a FIFO, a device, a directory or too large;
- *          CUJIT_ERROR_INVALID_SOURCE when it is empty. */
-CUJIT_API cujit_status cujit_module_from_image_file(cujit_module **out, const char *path);
-
-/** What a module loaded on device `device` (an ordinal below 64): "CUBIN sm_90" when a
- *  CUBIN was loaded there, "PTX compute_100 (JIT)" when PTX was compiled for it by the
- *  driver's JIT. For a fatbin or bundle this is the entry cujit chose (see
- *  cujit_module_from_image()); for a compiled module, its CUBIN or its PTX.
- *  @return a string owned by the module, or NULL when nothing is loaded there yet (the
- *          first kernel or variable lookup on the device loads it) or mod is NULL. */
-CUJIT_API const char *cujit_module_loaded_as(cujit_module *mod, int device);
-
-/** Compiles `source` ahead of time for several GPUs into one bundle (cujit's own
- *  container, described in docs/bundle.md): for each target in `archs`, its CUBIN
- *  ("sm_90"; none for "compute_90"), PTX for the newest target and for each compute_XX
- *  one, and what warms a cache (cujit_bundle_warm()): per target the blob
- *  cujit_module_export() makes, and the source, name and options once. Load a bundle with
- *  cujit_module_from_image(); `cujit info FILE` lists it. Each target is compiled as
- *  cujit_module_from_source() with opts->arch set to it would, through the cache.
- *  @param out    receives the bytes; owned by the caller, free with cujit_free().
- *  @param size   receives their number.
- *  @param name   as for cujit_module_from_source(): part of every target's cache key.
- *  @param opts   NULL for defaults; its arch is ignored (each of `archs` is used).
- *  @param archs  "sm_XX" or "compute_XX" targets (suffixes as for cujit_options.arch),
- *                each once; at most 64.
- *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for NULL out, size or archs, or narchs 0;
- *          CUJIT_ERROR_INVALID_OPTION for a target given twice or not of those forms (or
- *          that this NVRTC cannot compile for); the compile's failure for any target, as
- *          cujit_module_from_source() returns it (CUJIT_ERROR_COMPILE with NVRTC's log);
- *          CUJIT_ERROR_INVALID_VALUE, as cujit_module_export() refuses it, for a source
- *          whose inputs cannot all be named in a key (its includes are not all found
- *          where the cache looks); CUJIT_ERROR_OUT_OF_MEMORY. */
-CUJIT_API cujit_status cujit_bundle_from_source(void **out, size_t *size, const char *source,
-                                                const char *name, const cujit_options *opts,
-                                                const char *const *archs, size_t narchs);
-
-/** cujit_bundle_from_source() for a .cu file, compiled as cujit_module_from_file() does
- *  (the path as its name, its directory first on the include path): a later
- *  cujit_module_from_file() of the same path and options, or `cujit compile`, from the same
- *  directory is a cache hit on a machine the bundle warmed. @return as
- *  cujit_bundle_from_source(), plus CUJIT_ERROR_FILE when the file cannot be read. */
-CUJIT_API cujit_status cujit_bundle_from_file(void **out, size_t *size, const char *path,
-                                              const cujit_options *opts,
-                                              const char *const *archs, size_t narchs);
-
-/** Warms this machine's cache from a bundle made from source: each target's cache entry is
- *  stored in the memory and disk caches exactly as cujit_module_import() stores a blob,
- *  after its key is computed again here from the bundle's source, name and options with
- *  this machine's NVRTC and headers (a source that includes headers from disk needs them
- *  at the same paths). An entry whose key differs is not stored, and the first refusal is
- *  returned saying which part differs (NVRTC, a header, an option, ...); the other targets
- *  are still stored. Needs no GPU. The entries are stored even when the bundle was made
- *  with CUJIT_OPT_NO_CACHE; nothing is stored to disk when the disk cache is off
- *  (CUJIT_CACHE=0).
- *  @param stored  receives how many targets were stored (may be NULL).
- *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for NULL or empty data, a damaged bundle
- *          (saying how; refused exactly when cujit_module_from_image() and
- *          cujit_image_describe() refuse it, CUBIN and PTX entries included), one not made
- *          from source (no source, options or entries), or a refused entry (saying which
- *          part differs); CUJIT_ERROR_OUT_OF_MEMORY. */
-CUJIT_API cujit_status cujit_bundle_warm(const void *data, size_t size, size_t *stored);
-
-/** Describes PTX, a CUBIN, a fatbin or a bundle in lines of text for people (`cujit info
- *  FILE`): its kind and size, and each entry of a fatbin or bundle with its target and
- *  size (a bundle's cache entries with their keys and NVRTC, its source and options).
- *  Strings taken from the bytes (names, options, the NVRTC build) are shown escaped, so
- *  that a terminal acts on none of them: control characters, bytes that are not UTF-8 and
- *  the backslash as `\x1b`, `\x0a`, `\\`.
- *  @param name  names the bytes in messages (a file's path); NULL means "image".
- *  @param text  receives NUL-terminated text; owned by the caller, free with cujit_free().
- *  @return CUJIT_OK, or as cujit_module_from_image() for bytes it cannot read. */
-CUJIT_API cujit_status cujit_image_describe(const void *data, size_t size, const char *name,
-                                            char **text);
-
-/* ---------------------------------------------------------------------------------------
- * Linking several parts into one module
- *
- * A program of several sources, each compiled with relocatable device code, and prebuilt
- * device code, linked by nvJitLink (the toolkit's device linker, loaded at run time like
- * NVRTC: env CUJIT_NVJITLINK, else beside the NVRTC in use, else where NVRTC is looked
- * for) into one CUBIN for one GPU architecture. A kernel in one part may call a
- * __device__ function defined in another and use an `extern __device__` variable defined
- * in another; with CUJIT_LINK_LTO the sources are compiled to LTO-IR and optimised
- * together at link time (calls across sources can be inlined). Kernels that launch
- * kernels (dynamic parallelism) need the device runtime: add a CUJIT_LINK_CUDADEVRT part.
- * ------------------------------------------------------------------------------------- */
-
-/** What a part of a link holds (cujit_link_part.kind). */
-typedef enum cujit_link_kind {
-  CUJIT_LINK_SOURCE = 1,   /**< CUDA C: text in `data` (NUL-terminated), or a .cu file at
-                                `path`; compiled with the link's cujit_options plus
-                                -rdc=true (and -dlto with CUJIT_LINK_LTO), through the cache */
-  CUJIT_LINK_PTX = 2,      /**< PTX text (nvcc -ptx -rdc=true, or NVRTC with -rdc=true) */
-  CUJIT_LINK_CUBIN = 3,    /**< a CUBIN, relocatable (nvcc -cubin -rdc=true) or not */
-  CUJIT_LINK_FATBIN = 4,   /**< a fatbin (nvcc -fatbin -rdc=true) */
-  CUJIT_LINK_LTOIR = 5,    /**< NVVM LTO-IR (nvcc -dlto -dc, or NVRTC with -dlto) */
-  CUJIT_LINK_LIBRARY = 6,  /**< a static library (.a) whose objects hold device code */
-  CUJIT_LINK_OBJECT = 7,   /**< a host object (.o) holding device code (nvcc -dc) */
-  CUJIT_LINK_CUDADEVRT = 8 /**< the toolkit's device runtime library, libcudadevrt.a, found
-                                by cujit (beside nvJitLink, or where NVRTC is looked for);
-                                `data` and `path` stay NULL, or `path` names another copy */
-} cujit_link_kind;
-
-/** One part of a link. Start from CUJIT_LINK_PART_INIT (see "Structs that grow"). Give
- *  either `data` (with `data_size`, which may be 0 for source text) or `path`. */
-typedef struct cujit_link_part {
-  size_t size;          /**< sizeof, set by CUJIT_LINK_PART_INIT; or 0 */
-  int kind;             /**< a cujit_link_kind */
-  const char *name;     /**< shown in messages and logs; NULL: the path, else "part<i>" */
-  const void *data;     /**< the bytes (or source text); copied as needed during the call */
-  size_t data_size;     /**< their number; for source text 0 means strlen(data) */
-  const char *path;     /**< a file to read instead of data */
-} cujit_link_part;
-#define CUJIT_LINK_PART_INIT {sizeof(cujit_link_part), 0, NULL, NULL, 0, NULL}
-
-/** Link flags (cujit_link_options.flags). */
-enum {
-  CUJIT_LINK_LTO = 1u << 0 /**< link-time optimisation: sources are compiled to LTO-IR
-                                (-dlto) and nvJitLink optimises the program as a whole
-                                (-lto); LTO-IR parts are linked the same way */
-};
-
-/** Options for a link. Start from CUJIT_LINK_OPTIONS_INIT, or pass NULL for defaults. */
-typedef struct cujit_link_options {
-  size_t size;                   /**< sizeof, set by CUJIT_LINK_OPTIONS_INIT; or 0 */
-  unsigned flags;                /**< CUJIT_LINK_* */
-  const char *const *options;    /**< nvJitLink options as they are (e.g. "-O3",
-                                      "-maxrregcount=64"), NULL-terminated; the target
-                                      (-arch) and -lto are cujit's to set */
-  const char *name;              /**< the module's name; NULL means "linked" */
-} cujit_link_options;
-#define CUJIT_LINK_OPTIONS_INIT {sizeof(cujit_link_options), 0, NULL, NULL}
-
-/** Compiles the source parts and links every part into one module, as `nvcc -rdc=true`
- *  and `nvlink` would (or takes it from the cache). The target is that of the sources'
- *  compiles (cujit_options.arch, env CUJIT_ARCH, else the current device), which must be
- *  a real sm_XX: a link makes a CUBIN. With no source parts it is opts->arch, CUJIT_ARCH
- *  or the device's. Prebuilt CUBINs and fatbins must hold code for that target, or PTX
- *  or LTO-IR that nvJitLink compiles for it.
- *  The cache: each source is compiled through the compile cache under its own key (its
- *  text, its headers, the options with -rdc=true/-dlto, NVRTC); the linked CUBIN is kept
- *  in the memory and disk caches under a key made of every part's bytes (a source's
- *  compiled output), their kinds and order, the target, the link flags and options, and
- *  the nvJitLink in use. A second process linking the same parts reads the entry and
- *  loads neither NVRTC nor nvJitLink. CUJIT_OPT_NO_CACHE in opts->flags bypasses both.
- *  The module is an ordinary one: cujit_module_get_function() and
- *  cujit_module_get_global() find kernels and variables of any part by name (read from
- *  the linked CUBIN, without a device), and launches and typed calls work as for compiled
- *  modules (an extern "C" kernel's parameter types need cujit_function_set_signature(),
- *  as for prebuilt code; parameter layouts come from the driver, CUDA 12.4 or newer).
- *  cujit_module_cubin() gives the linked CUBIN; cujit_module_ptx() ""; cujit_module_log()
- *  nvJitLink's messages; cujit_module_arch() the target. The CUBIN is loaded as it is on
- *  devices of its architecture (no PTX fallback); cujit_module_export() refuses a linked
- *  module.
- *  @param out    receives the module; owned by the caller, free with cujit_module_destroy().
- *  @param parts  `count` parts (at least one), in link order, each made with
- *                CUJIT_LINK_PART_INIT: the array is stepped through by the first part's
- *                size, and a part of another size is refused.
- *  @param opts   compile options for every source part (NULL for defaults).
- *  @param link   link options (NULL for defaults).
- *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for NULL out or parts, count 0, an unknown
- *          kind, a part with neither data nor path, or a bad struct size (or parts of
- *          unequal sizes);
- *          CUJIT_ERROR_FILE naming a part's file that cannot be read, or libcudadevrt.a
- *          not found (saying where it looked); CUJIT_ERROR_INVALID_SOURCE for a PTX, CUBIN
- *          or fatbin part whose bytes are not of its kind (a cujit bundle is never a
- *          part); a source's compile failure as cujit_module_from_source();
- *          CUJIT_ERROR_INVALID_OPTION for a target or link
- *          option refused (no target at all, or a compute_XX one, included);
- *          CUJIT_ERROR_LINK with nvJitLink's error log (an undefined or duplicate symbol,
- *          a part it cannot read, a part built for another architecture);
- *          CUJIT_ERROR_NO_NVJITLINK saying where it looked; CUJIT_ERROR_OUT_OF_MEMORY. */
-CUJIT_API cujit_status cujit_module_link(cujit_module **out, const cujit_link_part *parts,
-                                         size_t count, const cujit_options *opts,
-                                         const cujit_link_options *link);
-
-/** The absolute path of the nvJitLink library a link loads (or would load), "" when it is
- *  found only by the system's search or not at all. Static storage. */
-CUJIT_API const char *cujit_nvjitlink_path(void);
 
 /** Frees the module, its loaded device images and every cujit_function and bound
  *  function pointer obtained from it. NULL is fine. A module destroyed already (or
@@ -634,414 +360,14 @@ CUJIT_API size_t cujit_module_name_count(const cujit_module *mod);
 CUJIT_API const char *cujit_module_name_expression(const cujit_module *mod, size_t i,
                                                    const char **lowered);
 
-/* Compiling once for many processes (the ranks of an MPI job, say): one process compiles
- * and exports the module as a blob, sends it (MPI_Bcast of its bytes as MPI_BYTE), and the
- * others import it, giving what they would have given cujit_module_from_source(). The blob
- * holds the compiled code (PTX, CUBIN, lowered names, log) in the disk cache's entry format,
- * a checksum, the cache key it was compiled under and a fingerprint of what it was compiled
- * from. An import computes the key this process would compile under (its NVRTC, target,
- * options, source and the headers it includes from disk, as the cache does) and takes the
- * blob only when the keys are equal, so an imported module is exactly what compiling here
- * would have made, and its kernels are found by name as a compiled module's are. Processes
- * on one node that share a disk cache need none of this: the first to miss compiles while
- * the others wait for its entry. */
+/* =======================================================================================
+ * 3. Kernels and launching                                                        stable
+ * ===================================================================================== */
 
-/** Exports a module compiled from source (cujit_module_from_source(), _from_file(), or an
- *  import) as a blob for cujit_module_import(). Needs no GPU and no NVRTC. The headers the
- *  source includes from disk are read again: export before changing them.
- *  @param blob  receives the bytes; owned by the caller, free with cujit_free().
- *  @param size  receives their number.
- *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for NULL arguments, a module made from
- *          prebuilt code (cujit_module_from_image(): there is no cache key to check it
- *          by; send the code itself), a source whose compile the cache cannot key (an
- *          #include through an undefined macro, NVRTC options that read or write files),
- *          or a header changed since the module was compiled; CUJIT_ERROR_OUT_OF_MEMORY. */
-CUJIT_API cujit_status cujit_module_export(const cujit_module *mod, void **blob, size_t *size);
-
-/** Makes a module from a blob of cujit_module_export(), for the same source, name and
- *  options that would be given to cujit_module_from_source() here. No NVRTC program is
- *  created (cujit_cache_get_stats() counts no compile), and no GPU is needed. The module
- *  is stored in the memory cache and, unless a valid entry is there already, in the disk
- *  cache, as a compile's result is (neither with CUJIT_OPT_NO_CACHE): a later
- *  cujit_module_from_source() of the same request, here or in a process sharing the cache
- *  directory, finds it. A process with no NVRTC at all takes the blob's as the one its
- *  keys name. The blob may be freed once the call returns. Its checks catch mistakes, not
- *  forgery: import only blobs from processes you trust (your job's rank 0).
- *  @param out     receives the module; owned by the caller, free with cujit_module_destroy().
- *  @param blob    the bytes cujit_module_export() gave, unchanged.
- *  @param size    their number.
- *  @param source  as for cujit_module_from_source(), and so are `name` and `opts`.
- *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE when out is NULL, the blob is NULL or empty,
- *          not a blob, truncated, padded, corrupted (checksum) or of another format version,
- *          saying which, or when it does not hold what this process would compile, saying
- *          which part differs: NVRTC, target architecture, program name, include directories,
- *          defines, NVRTC options, in-memory headers, name expressions, toolkit include
- *          search, source, a header included from disk (naming it) or the toolkit's
- *          location (CUDA_PATH, CUDA_HOME); CUJIT_ERROR_INVALID_SOURCE and
- *          CUJIT_ERROR_INVALID_OPTION as cujit_module_from_source(); CUJIT_ERROR_NO_NVRTC
- *          only when neither this machine nor the blob names an NVRTC;
- *          CUJIT_ERROR_OUT_OF_MEMORY. On any failure, compiling with
- *          cujit_module_from_source() is the fallback. */
-CUJIT_API cujit_status cujit_module_import(cujit_module **out, const void *blob, size_t size,
-                                           const char *source, const char *name,
-                                           const cujit_options *opts);
-
-/** cujit_module_import() for a module the exporter made with cujit_module_from_file(path,
- *  opts): reads the file here, as that call does. @return as cujit_module_import(), plus
- *  cujit_module_from_file()'s file errors. */
-CUJIT_API cujit_status cujit_module_import_file(cujit_module **out, const void *blob,
-                                                size_t size, const char *path,
-                                                const cujit_options *opts);
-
-/** Frees memory cujit allocated for the caller (a blob of cujit_module_export()). NULL is
- *  fine. */
-CUJIT_API void cujit_free(void *p);
-
-/* ---------------------------------------------------------------------------------------
- * Versions and devices
- * ------------------------------------------------------------------------------------- */
-
-/* NVRTC is loaded at run time, on the first compile that needs it (a program whose kernels
- * all come from the cache never maps it): env CUJIT_NVRTC (the library file's absolute
- * path; a relative one is refused, naming the variable) when set, else the NVRTC the
- * program already has (linked or loaded), else libnvrtc.so.13, then .so.12, then
- * libnvrtc.so, each looked for in LD_LIBRARY_PATH's directories, the toolkit cujit was
- * built with, $CUDA_PATH, $CUDA_HOME and /usr/local/cuda (each lib64, then lib), else the
- * system's library search. When none loads, compiling fails with CUJIT_ERROR_NO_NVRTC
- * saying where it looked; cache hits and prebuilt PTX, CUBIN and fatbins keep working.
- * Cache keys name NVRTC by its library's build (read from the file, not loaded), and the
- * library a compile then loads must be that file: one replaced in between is refused
- * (CUJIT_ERROR_NO_NVRTC). On a machine without NVRTC, keys name the NVRTC that last wrote
- * to the cache directory, so that a cache filled elsewhere can be used. */
-
-/** NVRTC's version (loads NVRTC).
- *  @return CUJIT_OK, CUJIT_ERROR_NO_NVRTC, or CUJIT_ERROR_NVRTC. */
-CUJIT_API cujit_status cujit_nvrtc_version(int *major, int *minor);
-/** @return the absolute path of the NVRTC library cujit loads or would load, found
- *  without loading it; "" when only the system's library search can find it (or none is
- *  installed, or CUJIT_NVRTC was refused). Static storage. */
-CUJIT_API const char *cujit_nvrtc_path(void);
-/** Architectures this NVRTC compiles for, as numbers (75, 80, 90, ...).
- *  @param archs  caller's array of `capacity` ints (may be NULL when capacity is 0).
- *  @param count  receives the total number (may exceed capacity). */
-CUJIT_API cujit_status cujit_nvrtc_archs(int *archs, size_t capacity, size_t *count);
-/** Loads the driver (once) and reports its CUDA version (e.g. 13000).
- *  @return CUJIT_OK, CUJIT_ERROR_NO_DRIVER (libcuda.so.1 not found, or env CUJIT_LIBCUDA
- *  names a file that cannot be loaded), CUJIT_ERROR_NO_DEVICE, CUJIT_ERROR_DRIVER. */
-CUJIT_API cujit_status cujit_driver_version(int *version);
-/** Number of CUDA devices. @return as cujit_driver_version(). */
-CUJIT_API cujit_status cujit_device_count(int *count);
-/** Name and compute capability of a device. `name` gets at most `name_size` bytes,
- *  NUL-terminated. */
-CUJIT_API cujit_status cujit_device_info(int device, char *name, size_t name_size, int *cc_major,
-                                         int *cc_minor);
-
-/* Several devices in one process. Every call that needs a device works on the device of
- * the calling thread's current CUDA context; a thread without one gets the primary
- * context of env CUJIT_DEVICE (default 0). cujit_set_device() chooses the device per
- * thread without driver calls of the caller's own; a program may also make its own
- * contexts current (cuCtxSetCurrent through cujit_driver_symbol()).
- *
- * One module serves every device: it is compiled once, for the compute capability all
- * devices share (on a machine with devices of different kinds, for the device current
- * when it is compiled), and its image is loaded on a device the first time a kernel or
- * variable of it is used there: the CUBIN where it fits the device, else the PTX through
- * the driver's JIT (which needs the PTX's target to be no newer than the device: on a
- * mixed machine, give cujit_options.arch the oldest device's compute_XX). Each
- * cujit_function keeps its handle and limits per device, so the same cujit_function is
- * launched on any device from any thread. Device memory, streams, arrays and textures belong to the device that
- * was current when they were made: use them with that device current (free an array or
- * device memory with its device current too).
- *
- * Devices do not wait for each other: each has its own pool of In/Out memory and its own
- * pinned chunks and threads for pageable copies, so a thread doing In/Out on device 1
- * proceeds while device 0 is busy, and copies to both run at once. A kernel fault ruins
- * the context of its device only: the other devices stay usable. */
-
-/** Makes device `ordinal`'s primary context current on the calling thread: later calls of
- *  this thread (launches, memory, arrays, module loads) use that device. The primary
- *  context is retained once per process and kept until it exits, as the one cujit takes
- *  for CUJIT_DEVICE. Other threads are not affected.
- *  @return CUJIT_OK; CUJIT_ERROR_NO_DEVICE naming the ordinal and the number of devices
- *          when there is no such device (a negative ordinal included, checked before the
- *          driver is loaded); CUJIT_ERROR_NO_DRIVER; CUJIT_ERROR_DRIVER. */
-CUJIT_API cujit_status cujit_set_device(int ordinal);
-/** The device the calling thread works on: its current context's device, else the one
- *  env CUJIT_DEVICE names (0 when unset), which is also the answer without a driver.
- *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE when `ordinal` is NULL or CUJIT_DEVICE is
- *          not a number (*ordinal is -1 then); CUJIT_ERROR_DRIVER. */
-CUJIT_API cujit_status cujit_get_device(int *ordinal);
-/** Entry point of any CUDA driver function by its base name (e.g. "cuMemsetD8"), for
- *  programs that want driver calls without linking libcuda. The version is the one of the
- *  cuda.h cujit was built with. @param fn receives the function pointer. */
-CUJIT_API cujit_status cujit_driver_symbol(const char *name, void **fn);
-
-/* ---------------------------------------------------------------------------------------
- * Disk and memory cache
- * ------------------------------------------------------------------------------------- */
-
-/* What invalidates an entry: any change to the source, the program name, the target
- * architecture, include directories, defines, NVRTC options (only -no-cache is left out),
- * in-memory headers, name expressions, NVRTC's version, the cache format, or the contents
- * of any header the source includes from disk (found by following its #include lines
- * through in-memory headers, the includer's directory and the include path). Toolkit and
- * system headers (found nowhere there) are covered by NVRTC's version. An #include whose
- * operand is a macro not defined as "file" or <file>, or an NVRTC option that reads or
- * writes files (-pch, -use-pch, -create-pch, -pch-dir, -time, -fdevice-time-trace), makes
- * the compile bypass the cache (logged at info level).
- * Within a process, a memory cache keeps up to 1024 compiled images within env
- * CUJIT_MEMORY_CACHE_MAX_SIZE bytes (default 256M; 0 turns it off); a hit there still
- * notices a header changed on disk. */
-
-/** Cache counters, written by cujit_cache_get_stats() and cujit_cache_get_disk_stats().
- *  Start from CUJIT_CACHE_STATS_INIT (or zero it): cujit writes the fields up to `size`. */
-typedef struct cujit_cache_stats {
-  size_t size;          /**< sizeof, set by CUJIT_CACHE_STATS_INIT; or 0 */
-  uint64_t hits;        /**< modules served from memory or disk */
-  uint64_t memory_hits; /**< of those, from the in-process memory cache */
-  uint64_t misses;      /**< lookups that found nothing usable */
-  uint64_t compiles;    /**< NVRTC compiles run */
-  uint64_t evictions;   /**< disk entries removed to keep the size limit */
-  uint64_t entries;     /**< disk entries now (counted by the call) */
-  uint64_t bytes;       /**< their total size */
-  /* The remote tier (cujit_cache_set_remote), asked after a disk miss: */
-  uint64_t remote_hits;    /**< entries it had (counted in `hits` too; now on disk as well) */
-  uint64_t remote_misses;  /**< lookups that found no usable entry there */
-  uint64_t remote_invalid; /**< of those, values that failed the entry checks (replaced) */
-  uint64_t remote_errors;  /**< operations that failed or timed out (each skips it for 30 s) */
-  uint64_t remote_time_us; /**< microseconds spent in it, waits for other machines included */
-} cujit_cache_stats;
-#define CUJIT_CACHE_STATS_INIT {sizeof(cujit_cache_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
-
-/** Sets the cache directory for this process (copied; created 0700 when missing).
- *  NULL returns to the default: env CUJIT_CACHE_DIR, else $XDG_CACHE_HOME/cujit, else
- *  $HOME/.cache/cujit. Env CUJIT_CACHE=0 (or off, no, false) turns the disk cache off
- *  whatever the directory; the memory cache stays on.
- *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for an empty path; CUJIT_ERROR_CACHE when
- *          the directory cannot be created, belongs to another user (root's is accepted)
- *          or is writable by group or others: the setting still applies, and compiles go
- *          on without the disk cache (with a warning) until it is fixed. */
-CUJIT_API cujit_status cujit_cache_set_dir(const char *dir);
-/** @return the disk cache directory in use (checked, and created if missing), or NULL when
- *  the disk cache is off or unusable; cujit_last_error() then says why. Owned by cujit;
- *  valid until the calling thread's next call of cujit_cache_dir(). */
-CUJIT_API const char *cujit_cache_dir(void);
-/** Sets this process's remote cache tier: a Redis server that the machines of a cluster
- *  share, asked after a disk miss and before NVRTC. A hit there is written to the disk
- *  cache too; a compile after a miss stores its entry in both. One process per key
- *  compiles across all machines (the others wait for its entry, at most
- *  CUJIT_CACHE_LOCK_TIMEOUT). What comes back is checked as a disk entry is (size, key,
- *  checksum); a bad value, or an answer that would take hiredis more than 64 MiB, is a
- *  miss, counted in remote_invalid, and replaced. A server that does not connect within
- *  connect_timeout (default 50 ms) or does not finish a command within timeout (default
- *  50 ms; a command that moves a large entry gets 16 ms more per MiB) is skipped for
- *  30 s, with a warning, and compiles go on locally. The remote tier is used only
- *  together with a usable disk cache. No message shows the password.
- *  @param url  "redis://[[user]:password@]host[:port][/db][?connect_timeout=MS&timeout=MS]"
- *              (copied; port 6379 and database 0 by default; the user information ends
- *              at the last '@', so a password may hold '/', '?', '#' or '@' as they are,
- *              and %XX escapes are decoded); NULL returns to the default,
- *              env CUJIT_CACHE_REMOTE (read at the first compile otherwise); "" sets none.
- *              Nothing connects here: the first lookup does. hiredis is loaded here, at run
- *              time (libhiredis.so.1.3.0, .1.1.0, .1.0.0, .0.14 or libhiredis.so, or env
- *              CUJIT_HIREDIS).
- *              Thread-safe: compiles under way finish with the tier they started with.
- *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE when the URL does not parse (the detail
- *          says what is wrong and the form expected); CUJIT_ERROR_CACHE when hiredis cannot
- *          be loaded. After an error there is no remote tier until one is set again. */
-CUJIT_API cujit_status cujit_cache_set_remote(const char *url);
-/** The remote tier in use, as set or read from CUJIT_CACHE_REMOTE, with its password
- *  replaced by "***"; "" when there is none. Writes at most `size` bytes, NUL-terminated.
- *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL url or a 0 size, or when
- *          CUJIT_CACHE_REMOTE does not parse (the detail says why). */
-CUJIT_API cujit_status cujit_cache_get_remote(char *url, size_t size);
-/** Fills `stats` with this process's counters, and the disk entries and bytes now (this
- *  walks the cache directory; 0 and 0 when the disk cache is off).
- *  @return CUJIT_OK, or CUJIT_ERROR_INVALID_VALUE when stats is NULL or its size is not
- *          that of a version (an uninitialised struct: use CUJIT_CACHE_STATS_INIT). */
-CUJIT_API cujit_status cujit_cache_get_stats(cujit_cache_stats *stats);
-/** Fills `stats` with the counters kept in the cache directory by every process that used
- *  it (disk hits, misses, compiles, evictions; memory_hits is 0: memory hits are not
- *  recorded on disk), and the entries and bytes now.
- *  @return CUJIT_OK; CUJIT_ERROR_CACHE when the disk cache is off or unusable (why in
- *          cujit_last_error()); CUJIT_ERROR_INVALID_VALUE as for cujit_cache_get_stats().
- *          The counters read 0 after a failure (a bad size leaves the struct as it was). */
-CUJIT_API cujit_status cujit_cache_get_disk_stats(cujit_cache_stats *stats);
-/** @return the disk cache's size limit in bytes: env CUJIT_CACHE_MAX_SIZE (bytes, or with
- *  a K, M, G or T suffix), default 1 GiB. Writes that push the cache past it remove least
- *  recently used entries (to 90% of it); a hit counts as a use. */
-CUJIT_API uint64_t cujit_cache_max_size(void);
-/** Removes every disk entry and empties the memory cache (counters are kept).
- *  @return CUJIT_OK (also when the disk cache is off: the memory cache is still emptied);
- *          CUJIT_ERROR_CACHE when the directory cannot be read. */
-CUJIT_API cujit_status cujit_cache_clear(void);
-/** Removes least recently used disk entries until the cache holds at most max_bytes
- *  (0 means cujit_cache_max_size()), and temporary files of writers that died.
- *  @return CUJIT_OK (also when the disk cache is off); CUJIT_ERROR_CACHE when the
- *          directory cannot be read. */
-CUJIT_API cujit_status cujit_cache_prune(uint64_t max_bytes);
-
-/** One disk entry, as cujit_cache_list() reports it. Strings are valid during the call.
- *  Made by cujit: a callback built against a later header reads a field only when it lies
- *  below `size` (offsetof(cujit_cache_entry, field) < entry->size). */
-typedef struct cujit_cache_entry {
-  size_t size;      /**< the bytes of this struct that cujit filled */
-  const char *key;  /**< 32 hex digits: the entry's key */
-  const char *name; /**< the program name it was compiled from ("?" when unreadable) */
-  const char *arch; /**< its target ("?" when unreadable) */
-  uint64_t bytes;   /**< file size */
-  int64_t last_use; /**< seconds since the epoch */
-} cujit_cache_entry;
-/** Receives one entry; returns 0 to go on, nonzero to stop. */
-typedef int (*cujit_cache_entry_fn)(const cujit_cache_entry *entry, void *user);
-/** Calls fn for every disk entry, least recently used first.
- *  @return CUJIT_OK; CUJIT_ERROR_CACHE when the disk cache is off, unusable or cannot be
- *          read; CUJIT_ERROR_INVALID_VALUE when fn is NULL. */
-CUJIT_API cujit_status cujit_cache_list(cujit_cache_entry_fn fn, void *user);
-
-/* ---------------------------------------------------------------------------------------
- * Questioning the cache: why a compile missed, and whether entries are reproducible
- *
- * Every disk entry keeps a manifest of what went into its key, part by part: NVRTC's
- * build, the target, the program name, the source text, the include directories, defines,
- * NVRTC options, in-memory headers (with their text), name expressions, the toolkit
- * setting, and each header included from disk (path, size, hash). A compile never reads
- * it: a hit costs what it did. It costs about the source's size (plus in-memory headers
- * and a few hundred bytes) per entry.
- * ------------------------------------------------------------------------------------- */
-
-/** The part of a cache key that differs between a request and an entry. */
-typedef enum cujit_cache_part {
-  CUJIT_CACHE_PART_NVRTC = 0,        /**< NVRTC's version or build */
-  CUJIT_CACHE_PART_ARCH = 1,         /**< the target architecture */
-  CUJIT_CACHE_PART_NAME = 2,         /**< the program name (a file's path) */
-  CUJIT_CACHE_PART_SOURCE = 3,       /**< the source text */
-  CUJIT_CACHE_PART_HEADER = 4,       /**< a header included from disk (`what` names it) */
-  CUJIT_CACHE_PART_INCLUDE_DIRS = 5, /**< the include path */
-  CUJIT_CACHE_PART_DEFINES = 6,      /**< the defines */
-  CUJIT_CACHE_PART_OPTIONS = 7,      /**< the NVRTC options */
-  CUJIT_CACHE_PART_MEMORY_HEADERS = 8, /**< the in-memory headers */
-  CUJIT_CACHE_PART_NAME_EXPRESSIONS = 9, /**< the name expressions */
-  CUJIT_CACHE_PART_TOOLKIT = 10      /**< whether (and where) the toolkit's headers are
-                                          searched: CUJIT_OPT_NO_TOOLKIT_INCLUDES, env
-                                          CUDA_PATH and CUDA_HOME */
-} cujit_cache_part;
-
-/** One difference between a request and the cache entry nearest to it. Made by cujit;
- *  strings are valid during the callback. A callback built against a later header reads
- *  a field only when it lies below `size`. */
-typedef struct cujit_cache_difference {
-  size_t size;           /**< the bytes of this struct that cujit filled */
-  cujit_cache_part part;
-  const char *what;      /**< the item: a header's path, an option, a define, ... ("" for
-                              the part as a whole) */
-  const char *detail;    /**< a sentence saying how it differs, entry first, now second */
-} cujit_cache_difference;
-/** Receives one difference; returns 0 to go on, nonzero to stop. */
-typedef int (*cujit_cache_difference_fn)(const cujit_cache_difference *d, void *user);
-
-/** Which tier would give a request its module. The memory cache is this process's own. */
-typedef enum cujit_cache_tier {
-  CUJIT_CACHE_TIER_UNCACHED = 0, /**< the request bypasses the cache (see `reason`) */
-  CUJIT_CACHE_TIER_MEMORY = 1,   /**< this process's memory cache */
-  CUJIT_CACHE_TIER_DISK = 2,     /**< the disk cache */
-  CUJIT_CACHE_TIER_REMOTE = 3,   /**< the remote tier (cujit_cache_set_remote) */
-  CUJIT_CACHE_TIER_COMPILE = 4   /**< nothing holds it: NVRTC would compile it */
-} cujit_cache_tier;
-
-/** What cujit_cache_explain() found. Start from CUJIT_CACHE_EXPLANATION_INIT (or zero it):
- *  cujit writes the fields up to `size`. */
-typedef struct cujit_cache_explanation {
-  size_t size;           /**< sizeof, set by CUJIT_CACHE_EXPLANATION_INIT; or 0 */
-  int hit;               /**< 1 when a cache tier holds the module (memory, disk, remote) */
-  cujit_cache_tier tier; /**< the tier that would serve it */
-  char key[33];          /**< the request's disk key (32 hex digits; "" when uncached) */
-  char reason[512];      /**< for UNCACHED, why; for COMPILE, why the tiers miss; else "" */
-  int has_nearest;       /**< 1 when a miss found an entry to compare with */
-  char nearest_key[33];  /**< the nearest entry's key */
-  char nearest_name[256]; /**< its program name */
-  char nearest_arch[32]; /**< its target */
-  unsigned differences;  /**< how many differences were found (each given to the callback) */
-  uint64_t entries;      /**< disk entries compared (entries written without a manifest, by
-                              an older cujit, are not counted) */
-} cujit_cache_explanation;
-#define CUJIT_CACHE_EXPLANATION_INIT                                                       \
-  {sizeof(cujit_cache_explanation), 0, CUJIT_CACHE_TIER_UNCACHED, "", "", 0, "", "", "",  \
-   0, 0}
-
-/** Says whether compiling `source` with `name` and `opts` (as cujit_module_from_source()
- *  would) is a cache hit now and which tier would serve it, without compiling anything
- *  or creating an NVRTC program. On a miss, the disk entry nearest to the request (fewest
- *  differing parts; the most recently used among equals) is compared with it part by part,
- *  and fn (may be NULL) receives each difference. The remote tier, when one is set, is
- *  asked whether it holds the key (one lookup; nothing is written). A valid entry is read
- *  as a hit is, so its last use is recorded.
- *  @param out  receives the answer (see CUJIT_CACHE_EXPLANATION_INIT).
- *  @return CUJIT_OK (a miss too); CUJIT_ERROR_INVALID_SOURCE, CUJIT_ERROR_INVALID_OPTION as
- *          cujit_module_from_source(); CUJIT_ERROR_NO_NVRTC when no NVRTC is known to name
- *          in the key; CUJIT_ERROR_INVALID_VALUE for a NULL out or a bad out->size;
- *          CUJIT_ERROR_OUT_OF_MEMORY. */
-CUJIT_API cujit_status cujit_cache_explain(const char *source, const char *name,
-                                           const cujit_options *opts,
-                                           cujit_cache_explanation *out,
-                                           cujit_cache_difference_fn fn, void *user);
-/** cujit_cache_explain() for a file, compiled as cujit_module_from_file() compiles it.
- *  @return as above, plus CUJIT_ERROR_FILE when it cannot be read. */
-CUJIT_API cujit_status cujit_cache_explain_file(const char *path, const cujit_options *opts,
-                                                cujit_cache_explanation *out,
-                                                cujit_cache_difference_fn fn, void *user);
-
-/** What became of one entry in cujit_cache_verify(). */
-typedef enum cujit_cache_verdict {
-  CUJIT_CACHE_MATCH = 0,    /**< compiled again, byte for byte the same */
-  CUJIT_CACHE_MISMATCH = 1, /**< compiled again from the same inputs, other bytes */
-  CUJIT_CACHE_SKIPPED = 2   /**< not compiled again: its inputs cannot be had any more (a
-                                 header changed, another NVRTC), it records none, it is not
-                                 a valid entry, or the compile failed (`detail` says) */
-} cujit_cache_verdict;
-
-/** One verified entry. Made by cujit; strings are valid during the callback. */
-typedef struct cujit_cache_verified {
-  size_t size;                 /**< the bytes of this struct that cujit filled */
-  const char *key;             /**< the entry's key (32 hex digits) */
-  const char *name;            /**< its program name ("?" when unreadable) */
-  const char *arch;            /**< its target ("?" when unreadable) */
-  cujit_cache_verdict verdict;
-  const char *detail;          /**< what differs, or why it was skipped ("" for a match) */
-} cujit_cache_verified;
-/** Receives one entry's verdict; returns 0 to go on, nonzero to stop. */
-typedef int (*cujit_cache_verify_fn)(const cujit_cache_verified *v, void *user);
-
-/** Counts from cujit_cache_verify(). Start from CUJIT_CACHE_VERIFY_SUMMARY_INIT. */
-typedef struct cujit_cache_verify_summary {
-  size_t size;         /**< sizeof, set by CUJIT_CACHE_VERIFY_SUMMARY_INIT; or 0 */
-  uint64_t entries;    /**< entries in the disk cache */
-  uint64_t matched;    /**< compiled again to the same bytes */
-  uint64_t mismatched; /**< compiled again to other bytes */
-  uint64_t skipped;    /**< not compiled again (each with its reason) */
-} cujit_cache_verify_summary;
-#define CUJIT_CACHE_VERIFY_SUMMARY_INIT {sizeof(cujit_cache_verify_summary), 0, 0, 0, 0}
-
-/** Compiles disk entries again from the inputs their manifests record, with NVRTC's own
- *  cache off, and compares PTX, CUBIN and lowered names byte for byte. An entry is
- *  compiled again only when the key of its recorded inputs, computed now (this NVRTC, the
- *  headers on disk now, from the working directory), is its key: otherwise it is SKIPPED,
- *  saying which part changed, never a mismatch. Compiles run one after another on the
- *  calling thread; nothing in the cache is changed or counted.
- *  cujit compiles with NVRTC's -frandom-seed (NVRTC 13 and later, unless the caller's
- *  options set one), so names NVRTC would make up at random are the same every time.
- *  @param sample  how many entries to verify, chosen at random; 0 for all.
- *  @param fn      receives each entry's verdict (may be NULL).
- *  @param summary receives the counts (may be NULL).
- *  @return CUJIT_OK, mismatches or not (the summary counts them); CUJIT_ERROR_CACHE when the
- *          disk cache is off, unusable or cannot be read; CUJIT_ERROR_INVALID_VALUE for a
- *          bad summary->size; CUJIT_ERROR_OUT_OF_MEMORY. */
-CUJIT_API cujit_status cujit_cache_verify(size_t sample, cujit_cache_verify_fn fn, void *user,
-                                          cujit_cache_verify_summary *summary);
-
-/* ---------------------------------------------------------------------------------------
- * Kernels and globals (need a device)
- * ------------------------------------------------------------------------------------- */
+/** A kernel of a module (cujit_module_get_function()). Unlike a module handle it is the
+ *  kernel's address and is not checked: using one after its module was destroyed is
+ *  undefined (see cujit_module_destroy()). */
+typedef struct cujit_function cujit_function;
 
 /** Finds a kernel. Loads the module onto the current device first if needed (the caller's
  *  current context, else the primary context of env CUJIT_DEVICE, default 0; a
@@ -1101,10 +427,6 @@ CUJIT_API const char *cujit_function_name(const cujit_function *fn);
 /** Size and offset of parameter i in the kernel's parameter buffer (from the driver). */
 CUJIT_API cujit_status cujit_function_param_info(const cujit_function *fn, size_t i,
                                                  size_t *offset, size_t *size);
-
-/* ---------------------------------------------------------------------------------------
- * Launching
- * ------------------------------------------------------------------------------------- */
 
 typedef struct cujit_dim3 {
   unsigned x, y, z;
@@ -1414,9 +736,9 @@ CUJIT_API cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, c
                sizeof((const cujit_arg[]){__VA_ARGS__}) / sizeof(cujit_arg), (opts))
 #endif
 
-/* ---------------------------------------------------------------------------------------
- * Memory and streams (the driver is loaded for you; no need to link libcuda)
- * ------------------------------------------------------------------------------------- */
+/* =======================================================================================
+ * 4. Memory and streams                                                           stable
+ * ===================================================================================== */
 
 /** Device memory on the current device. Owned by the caller: cujit_mem_free(). */
 CUJIT_API cujit_status cujit_mem_alloc(CUdeviceptr *dptr, size_t bytes);
@@ -1449,176 +771,132 @@ CUJIT_API cujit_status cujit_mem_pool_usage(size_t *in_use, size_t *kept);
  *  again as needed). */
 CUJIT_API cujit_status cujit_mem_pool_trim(void);
 
-/* ---------------------------------------------------------------------------------------
- * Texture and surface objects (need a device)
- * ------------------------------------------------------------------------------------- */
+/* =======================================================================================
+ * 5. The cache                                                                    stable
+ * ===================================================================================== */
 
-/* A texture object reads memory through the texture units: cached, with coordinates out of
- * range clamped, wrapped, mirrored or given a border value, optional linear filtering and
- * normalized coordinates. A surface object reads and writes a CUDA array from kernels
- * (surf2Dwrite, surf2Dread, ...). Both are 64-bit handles, passed to kernels by value: a
- * cudaTextureObject_t parameter takes cujit_texture(tex), a cudaSurfaceObject_t one
- * cujit_surface(surf) (cujit_u64() works too). They belong to the context current when
- * they were made, like device memory.
- *
- * The descriptors grow as "Structs that grow" says: start from CUJIT_TEXTURE_DESC_INIT or
- * CUJIT_CUARRAY_DESC_INIT, or zero them for the defaults. */
+/* What invalidates an entry: any change to the source, the program name, the target
+ * architecture, include directories, defines, NVRTC options (only -no-cache is left out),
+ * in-memory headers, name expressions, NVRTC's version, the cache format, or the contents
+ * of any header the source includes from disk (found by following its #include lines
+ * through in-memory headers, the includer's directory and the include path). Toolkit and
+ * system headers (found nowhere there) are covered by NVRTC's version. An #include whose
+ * operand is a macro not defined as "file" or <file>, or an NVRTC option that reads or
+ * writes files (-pch, -use-pch, -create-pch, -pch-dir, -time, -fdevice-time-trace), makes
+ * the compile bypass the cache (logged at info level).
+ * Within a process, a memory cache keeps up to 1024 compiled images within env
+ * CUJIT_MEMORY_CACHE_MAX_SIZE bytes (default 256M; 0 turns it off); a hit there still
+ * notices a header changed on disk. */
 
-/** A texture or surface object (CUtexObject, CUsurfObject). 0 is none. */
-typedef unsigned long long cujit_texobj;
-typedef unsigned long long cujit_surfobj;
+/** Cache counters, written by cujit_cache_get_stats() and cujit_cache_get_disk_stats().
+ *  Start from CUJIT_CACHE_STATS_INIT (or zero it): cujit writes the fields up to `size`. */
+typedef struct cujit_cache_stats {
+  size_t size;          /**< sizeof, set by CUJIT_CACHE_STATS_INIT; or 0 */
+  uint64_t hits;        /**< modules served from memory or disk */
+  uint64_t memory_hits; /**< of those, from the in-process memory cache */
+  uint64_t misses;      /**< lookups that found nothing usable */
+  uint64_t compiles;    /**< NVRTC compiles run */
+  uint64_t evictions;   /**< disk entries removed to keep the size limit */
+  uint64_t entries;     /**< disk entries now (counted by the call) */
+  uint64_t bytes;       /**< their total size */
+  /* The remote tier (cujit_cache_set_remote), asked after a disk miss: */
+  uint64_t remote_hits;    /**< entries it had (counted in `hits` too; now on disk as well) */
+  uint64_t remote_misses;  /**< lookups that found no usable entry there */
+  uint64_t remote_invalid; /**< of those, values that failed the entry checks (replaced) */
+  uint64_t remote_errors;  /**< operations that failed or timed out (each skips it for 30 s) */
+  uint64_t remote_time_us; /**< microseconds spent in it, waits for other machines included */
+} cujit_cache_stats;
+#define CUJIT_CACHE_STATS_INIT {sizeof(cujit_cache_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
 
-/** A texture object as a kernel argument (for a cudaTextureObject_t parameter). */
-static inline cujit_arg cujit_texture(cujit_texobj t) {
-  return CUJIT_ARG_NUMBER_(CUJIT_TYPE_U64, t, t);
-}
-/** A surface object as a kernel argument (for a cudaSurfaceObject_t parameter). */
-static inline cujit_arg cujit_surface(cujit_surfobj s) {
-  return CUJIT_ARG_NUMBER_(CUJIT_TYPE_U64, s, s);
-}
+/** Sets the cache directory for this process (copied; created 0700 when missing).
+ *  NULL returns to the default: env CUJIT_CACHE_DIR, else $XDG_CACHE_HOME/cujit, else
+ *  $HOME/.cache/cujit. Env CUJIT_CACHE=0 (or off, no, false) turns the disk cache off
+ *  whatever the directory; the memory cache stays on.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for an empty path; CUJIT_ERROR_CACHE when
+ *          the directory cannot be created, belongs to another user (root's is accepted)
+ *          or is writable by group or others: the setting still applies, and compiles go
+ *          on without the disk cache (with a warning) until it is fixed. */
+CUJIT_API cujit_status cujit_cache_set_dir(const char *dir);
+/** @return the disk cache directory in use (checked, and created if missing), or NULL when
+ *  the disk cache is off or unusable; cujit_last_error() then says why. Owned by cujit;
+ *  valid until the calling thread's next call of cujit_cache_dir(). */
+CUJIT_API const char *cujit_cache_dir(void);
+/** Sets this process's remote cache tier: a Redis server that the machines of a cluster
+ *  share, asked after a disk miss and before NVRTC. A hit there is written to the disk
+ *  cache too; a compile after a miss stores its entry in both. One process per key
+ *  compiles across all machines (the others wait for its entry, at most
+ *  CUJIT_CACHE_LOCK_TIMEOUT). What comes back is checked as a disk entry is (size, key,
+ *  checksum); a bad value, or an answer that would take hiredis more than 64 MiB, is a
+ *  miss, counted in remote_invalid, and replaced. A server that does not connect within
+ *  connect_timeout (default 50 ms) or does not finish a command within timeout (default
+ *  50 ms; a command that moves a large entry gets 16 ms more per MiB) is skipped for
+ *  30 s, with a warning, and compiles go on locally. The remote tier is used only
+ *  together with a usable disk cache. No message shows the password.
+ *  @param url  "redis://[[user]:password@]host[:port][/db][?connect_timeout=MS&timeout=MS]"
+ *              (copied; port 6379 and database 0 by default; the user information ends
+ *              at the last '@', so a password may hold '/', '?', '#' or '@' as they are,
+ *              and %XX escapes are decoded); NULL returns to the default,
+ *              env CUJIT_CACHE_REMOTE (read at the first compile otherwise); "" sets none.
+ *              Nothing connects here: the first lookup does. hiredis is loaded here, at run
+ *              time (libhiredis.so.1.3.0, .1.1.0, .1.0.0, .0.14 or libhiredis.so, or env
+ *              CUJIT_HIREDIS).
+ *              Thread-safe: compiles under way finish with the tier they started with.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE when the URL does not parse (the detail
+ *          says what is wrong and the form expected); CUJIT_ERROR_CACHE when hiredis cannot
+ *          be loaded. After an error there is no remote tier until one is set again. */
+CUJIT_API cujit_status cujit_cache_set_remote(const char *url);
+/** The remote tier in use, as set or read from CUJIT_CACHE_REMOTE, with its password
+ *  replaced by "***"; "" when there is none. Writes at most `size` bytes, NUL-terminated.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL url or a 0 size, or when
+ *          CUJIT_CACHE_REMOTE does not parse (the detail says why). */
+CUJIT_API cujit_status cujit_cache_get_remote(char *url, size_t size);
+/** Fills `stats` with this process's counters, and the disk entries and bytes now (this
+ *  walks the cache directory; 0 and 0 when the disk cache is off).
+ *  @return CUJIT_OK, or CUJIT_ERROR_INVALID_VALUE when stats is NULL or its size is not
+ *          that of a version (an uninitialised struct: use CUJIT_CACHE_STATS_INIT). */
+CUJIT_API cujit_status cujit_cache_get_stats(cujit_cache_stats *stats);
+/** Fills `stats` with the counters kept in the cache directory by every process that used
+ *  it (disk hits, misses, compiles, evictions; memory_hits is 0: memory hits are not
+ *  recorded on disk), and the entries and bytes now.
+ *  @return CUJIT_OK; CUJIT_ERROR_CACHE when the disk cache is off or unusable (why in
+ *          cujit_last_error()); CUJIT_ERROR_INVALID_VALUE as for cujit_cache_get_stats().
+ *          The counters read 0 after a failure (a bad size leaves the struct as it was). */
+CUJIT_API cujit_status cujit_cache_get_disk_stats(cujit_cache_stats *stats);
+/** @return the disk cache's size limit in bytes: env CUJIT_CACHE_MAX_SIZE (bytes, or with
+ *  a K, M, G or T suffix), default 1 GiB. Writes that push the cache past it remove least
+ *  recently used entries (to 90% of it); a hit counts as a use. */
+CUJIT_API uint64_t cujit_cache_max_size(void);
+/** Removes every disk entry and empties the memory cache (counters are kept).
+ *  @return CUJIT_OK (also when the disk cache is off: the memory cache is still emptied);
+ *          CUJIT_ERROR_CACHE when the directory cannot be read. */
+CUJIT_API cujit_status cujit_cache_clear(void);
+/** Removes least recently used disk entries until the cache holds at most max_bytes
+ *  (0 means cujit_cache_max_size()), and temporary files of writers that died.
+ *  @return CUJIT_OK (also when the disk cache is off); CUJIT_ERROR_CACHE when the
+ *          directory cannot be read. */
+CUJIT_API cujit_status cujit_cache_prune(uint64_t max_bytes);
 
-/** Element formats: one channel's type. A texel is 1, 2 or 4 channels of it (float,
- *  float2, float4; uchar4; ...). */
-typedef enum cujit_format {
-  CUJIT_FORMAT_F32 = 0, /**< float (the default) */
-  CUJIT_FORMAT_F16 = 1, /**< __half; read as float */
-  CUJIT_FORMAT_U8 = 2,
-  CUJIT_FORMAT_I8 = 3,
-  CUJIT_FORMAT_U16 = 4,
-  CUJIT_FORMAT_I16 = 5,
-  CUJIT_FORMAT_U32 = 6,
-  CUJIT_FORMAT_I32 = 7
-} cujit_format;
+/** One disk entry, as cujit_cache_list() reports it. Strings are valid during the call.
+ *  Made by cujit: a callback built against a later header reads a field only when it lies
+ *  below `size` (offsetof(cujit_cache_entry, field) < entry->size). */
+typedef struct cujit_cache_entry {
+  size_t size;      /**< the bytes of this struct that cujit filled */
+  const char *key;  /**< 32 hex digits: the entry's key */
+  const char *name; /**< the program name it was compiled from ("?" when unreadable) */
+  const char *arch; /**< its target ("?" when unreadable) */
+  uint64_t bytes;   /**< file size */
+  int64_t last_use; /**< seconds since the epoch */
+} cujit_cache_entry;
+/** Receives one entry; returns 0 to go on, nonzero to stop. */
+typedef int (*cujit_cache_entry_fn)(const cujit_cache_entry *entry, void *user);
+/** Calls fn for every disk entry, least recently used first.
+ *  @return CUJIT_OK; CUJIT_ERROR_CACHE when the disk cache is off, unusable or cannot be
+ *          read; CUJIT_ERROR_INVALID_VALUE when fn is NULL. */
+CUJIT_API cujit_status cujit_cache_list(cujit_cache_entry_fn fn, void *user);
 
-/** What a read outside [0, width) (or [0, 1) with normalized coordinates) returns. */
-typedef enum cujit_address_mode {
-  CUJIT_ADDRESS_CLAMP = 0,  /**< the nearest edge element (the default) */
-  CUJIT_ADDRESS_WRAP = 1,   /**< repeats the texture (normalized coordinates only) */
-  CUJIT_ADDRESS_MIRROR = 2, /**< repeats it mirrored (normalized coordinates only) */
-  CUJIT_ADDRESS_BORDER = 3  /**< border_color */
-} cujit_address_mode;
-
-typedef enum cujit_filter_mode {
-  CUJIT_FILTER_POINT = 0, /**< the nearest element (the default) */
-  CUJIT_FILTER_LINEAR = 1 /**< linear interpolation of the nearest 2, 4 or 8 (reads float) */
-} cujit_filter_mode;
-
-typedef enum cujit_read_mode {
-  CUJIT_READ_ELEMENT = 0,         /**< the element's own type (the default) */
-  CUJIT_READ_NORMALIZED_FLOAT = 1 /**< 8- and 16-bit integers as floats in [0, 1] ([-1, 1]
-                                       when signed) */
-} cujit_read_mode;
-
-/** How a texture is sampled. NULL or zero-initialised: clamp, point, element type,
- *  coordinates in elements. */
-typedef struct cujit_texture_desc {
-  size_t size;            /**< sizeof, set by CUJIT_TEXTURE_DESC_INIT; or 0 */
-  int address_mode[3];    /**< per dimension x, y, z: cujit_address_mode */
-  int filter;             /**< cujit_filter_mode */
-  int read_mode;          /**< cujit_read_mode */
-  int normalized_coords;  /**< nonzero: coordinates in [0, 1) instead of [0, width) */
-  float border_color[4];  /**< per channel, for CUJIT_ADDRESS_BORDER */
-} cujit_texture_desc;
-#define CUJIT_TEXTURE_DESC_INIT \
-  {sizeof(cujit_texture_desc), {0, 0, 0}, 0, 0, 0, {0.0f, 0.0f, 0.0f, 0.0f}}
-
-/** A texture over linear device memory, read in kernels with tex1Dfetch<T>(tex, i) by
- *  element index (no filtering and no normalized coordinates: use a pitched or array
- *  texture for those).
- *  @param tex      receives the object; owned by the caller: cujit_texture_destroy(). It
- *                  reads `dptr`, which must outlive it.
- *  @param dptr     device memory, aligned as the device requires for textures (memory from
- *                  cujit_mem_alloc() is).
- *  @param bytes    its size: a whole number of elements, at most the device's limit for
- *                  1-D linear textures of this format.
- *  @param format, channels  the element: channels 1, 2 or 4.
- *  @param desc     NULL for defaults.
- *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE naming the argument or limit (checked before
- *          the driver is asked where possible); CUJIT_ERROR_NO_DRIVER / _NO_DEVICE;
- *          CUJIT_ERROR_NOT_SUPPORTED when the driver lacks texture objects. */
-CUJIT_API cujit_status cujit_texture_from_linear(cujit_texobj *tex, CUdeviceptr dptr,
-                                                 size_t bytes, cujit_format format,
-                                                 unsigned channels, const cujit_texture_desc *desc);
-
-/** A 2-D texture over pitched device memory: `height` rows of `width` elements, each row
- *  starting `pitch` bytes after the previous one. Read with tex2D<T>(tex, x, y).
- *  @param tex   receives the object; owned by the caller: cujit_texture_destroy(). It reads
- *               `dptr`, which must outlive it.
- *  @param pitch bytes from one row to the next: at least a row's bytes and a multiple of
- *               the device's texture pitch alignment (32 on current GPUs).
- *  @return as cujit_texture_from_linear(); width, height and pitch are checked against the
- *          device's limits for 2-D linear textures. */
-CUJIT_API cujit_status cujit_texture_from_pitched(cujit_texobj *tex, CUdeviceptr dptr,
-                                                  size_t width, size_t height, size_t pitch,
-                                                  cujit_format format, unsigned channels,
-                                                  const cujit_texture_desc *desc);
-
-/** Array flags (cujit_cuarray_desc.flags). */
-enum {
-  CUJIT_CUARRAY_SURFACE = 1u << 0 /**< may be written through surface objects */
-};
-
-/** The shape and element of a CUDA array. 1-D: height and depth 0; 2-D: depth 0. */
-typedef struct cujit_cuarray_desc {
-  size_t size;        /**< sizeof, set by CUJIT_CUARRAY_DESC_INIT; or 0 */
-  size_t width;       /**< elements per row; at least 1 */
-  size_t height;      /**< rows; 0 for a 1-D array */
-  size_t depth;       /**< slices; 0 for a 1-D or 2-D array */
-  int format;         /**< cujit_format */
-  unsigned channels;  /**< 1, 2 or 4; 0 means 1 */
-  unsigned flags;     /**< CUJIT_CUARRAY_* */
-} cujit_cuarray_desc;
-#define CUJIT_CUARRAY_DESC_INIT {sizeof(cujit_cuarray_desc), 0, 0, 0, 0, 0, 0}
-
-/** A CUDA array: device memory laid out for 1-D, 2-D and 3-D texture reads. */
-typedef struct cujit_cuarray cujit_cuarray;
-
-/** Makes a CUDA array on the current device and fills it from `host`, if non-NULL: dense
- *  rows of width elements, height rows (1 when 0) per slice, depth slices (1 when 0).
- *  @param out  receives the array; owned by the caller: cujit_cuarray_destroy(), after every
- *              texture and surface object made from it.
- *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL or bad descriptor or a size
- *          beyond the device's texture (and, with CUJIT_CUARRAY_SURFACE, surface) limits;
- *          CUJIT_ERROR_DEVICE_MEMORY; CUJIT_ERROR_NO_DRIVER / _NO_DEVICE. */
-CUJIT_API cujit_status cujit_cuarray_create(cujit_cuarray **out, const cujit_cuarray_desc *desc,
-                                          const void *host);
-/** Copies dense host data (as cujit_cuarray_create() reads it) into the array. Waits until
- *  the copy is done. */
-CUJIT_API cujit_status cujit_cuarray_write(cujit_cuarray *arr, const void *host);
-/** Copies the array into dense host memory. Ordered after earlier work on the legacy
- *  default stream and the streams that synchronise with it; after a launch on a
- *  cujit_stream_create() stream, synchronise that stream first. */
-CUJIT_API cujit_status cujit_cuarray_read(const cujit_cuarray *arr, void *host);
-/** @return the array's bytes as dense host data (width x height x depth x element). */
-CUJIT_API size_t cujit_cuarray_bytes(const cujit_cuarray *arr);
-/** @return the driver's handle, for driver calls of your own. Owned by the array. */
-CUJIT_API CUarray cujit_cuarray_handle(const cujit_cuarray *arr);
-/** Frees the array; NULL is fine. Texture and surface objects made from it must be
- *  destroyed first. */
-CUJIT_API cujit_status cujit_cuarray_destroy(cujit_cuarray *arr);
-
-/** A texture over an array, read with tex1D<T>, tex2D<T> or tex3D<T> by the array's
- *  dimensions; every sampling mode works (wrap and mirror need normalized coordinates).
- *  @param tex  receives the object; owned by the caller: cujit_texture_destroy(), before
- *              cujit_cuarray_destroy(arr).
- *  @return as cujit_texture_from_linear(). */
-CUJIT_API cujit_status cujit_texture_from_array(cujit_texobj *tex, const cujit_cuarray *arr,
-                                                const cujit_texture_desc *desc);
-/** A surface object over an array made with CUJIT_CUARRAY_SURFACE, for surf1Dread,
- *  surf2Dwrite, ... (x in bytes).
- *  @param surf receives the object; owned by the caller: cujit_surface_destroy(), before
- *              cujit_cuarray_destroy(arr).
- *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL argument or an array made
- *          without CUJIT_CUARRAY_SURFACE; CUJIT_ERROR_NO_DRIVER / _NO_DEVICE. */
-CUJIT_API cujit_status cujit_surface_create(cujit_surfobj *surf, const cujit_cuarray *arr);
-/** Destroys a texture object; 0 is fine. */
-CUJIT_API cujit_status cujit_texture_destroy(cujit_texobj tex);
-/** Destroys a surface object; 0 is fine. */
-CUJIT_API cujit_status cujit_surface_destroy(cujit_surfobj surf);
-
-/* ---------------------------------------------------------------------------------------
- * Signatures, varargs calls and kernels as C function pointers
- * ------------------------------------------------------------------------------------- */
+/* =======================================================================================
+ * 6. Typed calls and kernels as C function pointers                               stable
+ * ===================================================================================== */
 
 /* A signature lists the types of a kernel's parameters. cujit asks the compiler, never
  * parses the source itself: what NVRTC compiled, with the module's own defines, headers
@@ -1787,480 +1065,815 @@ CUJIT_API cujit_status cujit_function_bind(cujit_function *fn, const cujit_launc
  *  pointer that is not one of fn's (or NULL, or one already unbound) is ignored. */
 CUJIT_API void cujit_function_unbind(cujit_function *fn, void *fnptr);
 
+/* =======================================================================================
+ * 7. Many kernels at once: batches and jobs                                       stable
+ * ===================================================================================== */
 
-/* ---------------------------------------------------------------------------------------
- * Device arrays (PyCUDA's gpuarray, CuPy's ndarray): typed, shaped device memory that
- * cujit allocates, fills, copies and frees, and that kernels take as arguments.
- * ------------------------------------------------------------------------------------- */
+/* Compiling many kernels at once. NVRTC compiles one program at a time inside a process,
+ * so threads calling cujit_module_from_source() side by side take as long as one after the
+ * other. The calls below run compiles side by side in worker processes instead: the
+ * `cujit-worker` program installed with the library (env CUJIT_WORKER names another by
+ * its absolute path), run only when it and its directory belong to the user or root and
+ * no one else may write them (else the compiles run here and a warning says why),
+ * started on first need and kept for later compiles (each keeps its NVRTC loaded and its
+ * precompiled headers), at most cujit_set_compile_jobs() - 1 of them beside the one
+ * compile that runs in this process. Every source first goes through the memory and disk
+ * caches here; only misses are compiled, and the disk cache's lock still makes one
+ * process per key compile it, workers and other processes alike. A compile runs in this
+ * process when no other one does (one kernel alone never goes through a worker), and a
+ * worker that cannot be started, dies, is stopped or answers wrongly fails nothing: that
+ * compile is done here (logged at info level); one that does not answer within its time
+ * limit or cancel (see cujit_options.time_limit_s) is killed. The modules are exactly
+ * those cujit_module_from_source() makes of the same source, name and options. Workers
+ * end when this process exits or some seconds after the last compile. Options are those of cujit_module_from_source();
+ * opts->cancel is called on a cujit thread, as are log callbacks during these compiles.
+ * Jobs belong to the process that started them: a child made by fork() must not wait on,
+ * cancel or destroy its parent's jobs (it has none of the threads that run them). */
 
-/** An array: element type, shape (0 to CUJIT_ARRAY_MAX_DIMS dimensions, C order; 0-d holds
- *  one element, as a reduction's result,
- *  contiguous), 64-bit element count, device memory on the device that was current when it
- *  was made, and the stream its work is ordered on (the legacy default stream unless set).
- *  A `cujit_array *` is a handle, not an address: cujit never gives the same handle twice
- *  in a process, so every function below that takes one refuses a destroyed array (or
- *  anything cujit did not make) with CUJIT_ERROR_INVALID_VALUE naming the function and
- *  the argument, even after a new array has taken its place; never dereference one. At
- *  most 2^24 arrays (views included) are live at once. */
-typedef struct cujit_array cujit_array;
+typedef struct cujit_compile_job cujit_compile_job;
 
-#define CUJIT_ARRAY_MAX_DIMS 4
+/** Compiles many sources at once, as cujit_module_from_source() compiles each; returns
+ *  when all are done. A source repeated (same text and name) is compiled once.
+ *  @param mods      receives n modules, mods[i] for sources[i] (NULL where it failed);
+ *                   each owned by the caller, free with cujit_module_destroy().
+ *  @param statuses  NULL, or receives n statuses, statuses[i] for sources[i].
+ *  @param sources   n NUL-terminated sources; copied.
+ *  @param names     NULL (every name "source.cu"), or n names (a NULL one is "source.cu").
+ *  @param opts      for every source; NULL for defaults.
+ *  @return CUJIT_OK when every source compiled; otherwise the status of the first that
+ *          failed, and cujit_last_error() says how many failed and gives each one's index,
+ *          name, status and detail (its NVRTC log for a compile error). A failure costs
+ *          only its own source. CUJIT_ERROR_INVALID_VALUE when mods or sources is NULL. */
+CUJIT_API cujit_status cujit_compile_batch(cujit_module **mods, cujit_status *statuses,
+                                           const char *const *sources,
+                                           const char *const *names, size_t n,
+                                           const cujit_options *opts);
 
-/** New arrays. `type` is any cujit_type except CUJIT_TYPE_BYTES and CUJIT_TYPE_PTR;
- *  `shape` holds `ndim` sizes (0 is allowed: an empty array). Memory comes from cujit's
- *  stream-ordered pool, so arrays made and destroyed in a loop allocate nothing new after
- *  the first pass. *out is owned by the caller: cujit_array_destroy().
- *  empty: contents undefined; zeros: all bits 0; full: every element is *value (an element
- *  of `type`, e.g. a float for CUJIT_TYPE_F32, two for C64).
- *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE naming what is wrong (type, ndim, a negative
- *          size, an element count beyond 2^62, NULL pointers); CUJIT_ERROR_DEVICE_MEMORY;
- *          CUJIT_ERROR_NO_DRIVER / CUJIT_ERROR_NO_DEVICE. */
-CUJIT_API cujit_status cujit_array_empty(cujit_array **out, cujit_type type, int ndim,
-                                         const int64_t *shape);
-CUJIT_API cujit_status cujit_array_zeros(cujit_array **out, cujit_type type, int ndim,
-                                         const int64_t *shape);
-CUJIT_API cujit_status cujit_array_full(cujit_array **out, cujit_type type, int ndim,
-                                        const int64_t *shape, const void *value);
-/** A new array of a's type and shape (its dimensions kept, not flattened), its contents
- *  not set, on a's stream; NumPy's empty_like. */
-CUJIT_API cujit_status cujit_array_empty_like(cujit_array **out, const cujit_array *a);
-/** start, start + step, ... below stop (above it for a negative step), as NumPy's arange;
- *  element i is computed as start + i * step in double precision, then converted. */
-CUJIT_API cujit_status cujit_array_arange(cujit_array **out, cujit_type type, double start,
-                                          double stop, double step);
-/** A new array holding a copy of host memory (size times the element size bytes, C order);
- *  PyCUDA's gpuarray.to_gpu(). Returns when the copy is done. */
-CUJIT_API cujit_status cujit_array_from_host(cujit_array **out, cujit_type type, int ndim,
-                                             const int64_t *shape, const void *host);
-/** An array over device memory the caller owns (for example from cujit_mem_alloc()):
- *  cujit_array_destroy() frees the handle, never the memory. */
-CUJIT_API cujit_status cujit_array_wrap(cujit_array **out, cujit_type type, int ndim,
-                                        const int64_t *shape, CUdeviceptr data);
-/** Frees the array (and its memory, once no view of it is left), ordered after the work
- *  queued on its stream: a launch on that stream that uses it and is still running is not
- *  disturbed. Work on other streams must be finished first. NULL is fine. A handle
- *  destroyed already (or not an array) frees nothing: the call only sets the thread's
- *  error detail (cujit_last_error()) and logs it at debug level. Every other function
- *  refuses a destroyed handle. An array must not be destroyed while another thread uses
- *  it. */
-CUJIT_API void cujit_array_destroy(cujit_array *a);
+/** Starts compiling a source and returns at once; the compile goes on in cujit's threads
+ *  (and, beside another compile, in a worker process). The target is chosen now, from
+ *  the current device as cujit_module_from_source() chooses it.
+ *  @param job     receives the job; owned by the caller, free with
+ *                 cujit_compile_job_destroy() (after cujit_compile_wait() or instead).
+ *  @param source  as for cujit_module_from_source(), and so are `name` and `opts`; all
+ *                 copied, so they need live only during this call.
+ *  @return CUJIT_OK once started; the option and source errors of
+ *          cujit_module_from_source() (then *job is NULL); CUJIT_ERROR_OUT_OF_MEMORY.
+ *          The compile's own result comes from cujit_compile_wait(). */
+CUJIT_API cujit_status cujit_compile_start(cujit_compile_job **job, const char *source,
+                                           const char *name, const cujit_options *opts);
+/** @return 1 when the job has finished (cujit_compile_wait() returns at once), 0 while it
+ *  is queued or compiling. 1 for NULL. Never blocks. */
+CUJIT_API int cujit_compile_poll(const cujit_compile_job *job);
+/** Waits for the job to finish.
+ *  @param out  receives the module on success (NULL otherwise); owned by the caller, free
+ *              with cujit_module_destroy(). The module is handed over once: a second wait
+ *              on a successful job is CUJIT_ERROR_INVALID_VALUE.
+ *  @return what cujit_module_from_source() would have returned, with the same detail in
+ *          this thread's cujit_last_error() (cujit_compile_job_error() keeps it too);
+ *          CUJIT_ERROR_CANCELLED after cujit_compile_cancel() stopped it;
+ *          CUJIT_ERROR_INVALID_VALUE for NULL arguments. */
+CUJIT_API cujit_status cujit_compile_wait(cujit_compile_job *job, cujit_module **out);
+/** Asks the job to stop: a queued one never compiles, a running one stops at NVRTC's next
+ *  check (see cujit_options.time_limit_s; in a worker process, half a second later at
+ *  the latest), and cujit_compile_wait() then returns CUJIT_ERROR_CANCELLED. A job that finished first keeps its result. Returns at once;
+ *  NULL is fine. */
+CUJIT_API void cujit_compile_cancel(cujit_compile_job *job);
+/** @return the detail of a finished job's failure, "" while it runs or when it compiled.
+ *  Owned by the job; valid until cujit_compile_job_destroy(). */
+CUJIT_API const char *cujit_compile_job_error(const cujit_compile_job *job);
+/** Frees the job, and its module if no wait took it. A job still running is cancelled and
+ *  waited for first. NULL is fine. */
+CUJIT_API void cujit_compile_job_destroy(cujit_compile_job *job);
+/** Sets how many compiles of batches and jobs run at once in this process and its worker
+ *  processes together (1: none in workers). 0 returns to the default: env
+ *  CUJIT_COMPILE_JOBS, else the number of CPUs this process may run on. At most 256. */
+CUJIT_API void cujit_set_compile_jobs(unsigned n);
 
-/** Copies the array into host memory (`bytes` must be its cujit_array_nbytes()); returns
- *  when the copy is done. PyCUDA's .get(). */
-CUJIT_API cujit_status cujit_array_get(const cujit_array *a, void *host, size_t bytes);
-/** Copies host memory into the array (`bytes` must be its nbytes). */
-CUJIT_API cujit_status cujit_array_set(cujit_array *a, const void *host, size_t bytes);
-/** Sets every element to *value (an element of the array's type). */
-CUJIT_API cujit_status cujit_array_fill(cujit_array *a, const void *value);
+/* =======================================================================================
+ * 8. Compiling once for many processes: export, import, bundles                   stable
+ * ===================================================================================== */
 
-/* Operations with an output: `out` points to an array pointer. When *out is NULL a new
- * array is made (owned by the caller); otherwise the result goes into *out, which must
- * have the result's type and shape (it may be an input: in place; a view that overlaps an
- * input only in part gives an unspecified result). Arrays are used on the device that is
- * current when they are made. */
+/* Compiling once for many processes (the ranks of an MPI job, say): one process compiles
+ * and exports the module as a blob, sends it (MPI_Bcast of its bytes as MPI_BYTE), and the
+ * others import it, giving what they would have given cujit_module_from_source(). The blob
+ * holds the compiled code (PTX, CUBIN, lowered names, log) in the disk cache's entry format,
+ * a checksum, the cache key it was compiled under and a fingerprint of what it was compiled
+ * from. An import computes the key this process would compile under (its NVRTC, target,
+ * options, source and the headers it includes from disk, as the cache does) and takes the
+ * blob only when the keys are equal, so an imported module is exactly what compiling here
+ * would have made, and its kernels are found by name as a compiled module's are. Processes
+ * on one node that share a disk cache need none of this: the first to miss compiles while
+ * the others wait for its entry. */
 
-/** A copy of `a`. */
-CUJIT_API cujit_status cujit_array_copy(const cujit_array *a, cujit_array **out);
-/** `a` converted to `type` (C conversions; complex to real takes the real part). */
-CUJIT_API cujit_status cujit_array_astype(const cujit_array *a, cujit_type type,
-                                          cujit_array **out);
+/** Exports a module compiled from source (cujit_module_from_source(), _from_file(), or an
+ *  import) as a blob for cujit_module_import(). Needs no GPU and no NVRTC. The headers the
+ *  source includes from disk are read again: export before changing them.
+ *  @param blob  receives the bytes; owned by the caller, free with cujit_free().
+ *  @param size  receives their number.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for NULL arguments, a module made from
+ *          prebuilt code (cujit_module_from_image(): there is no cache key to check it
+ *          by; send the code itself), a source whose compile the cache cannot key (an
+ *          #include through an undefined macro, NVRTC options that read or write files),
+ *          or a header changed since the module was compiled; CUJIT_ERROR_OUT_OF_MEMORY. */
+CUJIT_API cujit_status cujit_module_export(const cujit_module *mod, void **blob, size_t *size);
 
-/** A view of elements [start, stop) of `a` taken as 1-D (C order); it shares a's memory,
- *  which lives until the last of them is destroyed. Owned by the caller. */
-CUJIT_API cujit_status cujit_array_view(const cujit_array *a, int64_t start, int64_t stop,
-                                        cujit_array **view);
-/** A view of `a` with another shape of the same element count. Owned by the caller. */
-CUJIT_API cujit_status cujit_array_reshape(const cujit_array *a, int ndim, const int64_t *shape,
-                                           cujit_array **view);
-/** Orders the array's later work (and its freeing) on `stream` (NULL: the legacy default). */
-CUJIT_API cujit_status cujit_array_set_stream(cujit_array *a, CUstream stream);
+/** Makes a module from a blob of cujit_module_export(), for the same source, name and
+ *  options that would be given to cujit_module_from_source() here. No NVRTC program is
+ *  created (cujit_cache_get_stats() counts no compile), and no GPU is needed. The module
+ *  is stored in the memory cache and, unless a valid entry is there already, in the disk
+ *  cache, as a compile's result is (neither with CUJIT_OPT_NO_CACHE): a later
+ *  cujit_module_from_source() of the same request, here or in a process sharing the cache
+ *  directory, finds it. A process with no NVRTC at all takes the blob's as the one its
+ *  keys name. The blob may be freed once the call returns. Its checks catch mistakes, not
+ *  forgery: import only blobs from processes you trust (your job's rank 0).
+ *  @param out     receives the module; owned by the caller, free with cujit_module_destroy().
+ *  @param blob    the bytes cujit_module_export() gave, unchanged.
+ *  @param size    their number.
+ *  @param source  as for cujit_module_from_source(), and so are `name` and `opts`.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE when out is NULL, the blob is NULL or empty,
+ *          not a blob, truncated, padded, corrupted (checksum) or of another format version,
+ *          saying which, or when it does not hold what this process would compile, saying
+ *          which part differs: NVRTC, target architecture, program name, include directories,
+ *          defines, NVRTC options, in-memory headers, name expressions, toolkit include
+ *          search, source, a header included from disk (naming it) or the toolkit's
+ *          location (CUDA_PATH, CUDA_HOME); CUJIT_ERROR_INVALID_SOURCE and
+ *          CUJIT_ERROR_INVALID_OPTION as cujit_module_from_source(); CUJIT_ERROR_NO_NVRTC
+ *          only when neither this machine nor the blob names an NVRTC;
+ *          CUJIT_ERROR_OUT_OF_MEMORY. On any failure, compiling with
+ *          cujit_module_from_source() is the fallback. */
+CUJIT_API cujit_status cujit_module_import(cujit_module **out, const void *blob, size_t size,
+                                           const char *source, const char *name,
+                                           const cujit_options *opts);
 
-/** Properties. For a destroyed or NULL array they return 0 (CUJIT_TYPE_BYTES for the type,
- *  NULL for the stream). Each looks the handle up under a lock (about 35 instructions
- *  besides the lock), so they may be called on a launch path. */
-CUJIT_API cujit_type cujit_array_type(const cujit_array *a);
-CUJIT_API int cujit_array_ndim(const cujit_array *a);
-CUJIT_API int64_t cujit_array_shape(const cujit_array *a, int dim);
-CUJIT_API int64_t cujit_array_size(const cujit_array *a);   /**< element count */
-CUJIT_API size_t cujit_array_nbytes(const cujit_array *a);
-CUJIT_API CUdeviceptr cujit_array_data(const cujit_array *a);
-CUJIT_API CUstream cujit_array_stream(const cujit_array *a);
-/** Bytes of one element of `type` (0 for CUJIT_TYPE_BYTES). */
-CUJIT_API size_t cujit_type_size(cujit_type type);
+/** cujit_module_import() for a module the exporter made with cujit_module_from_file(path,
+ *  opts): reads the file here, as that call does. @return as cujit_module_import(), plus
+ *  cujit_module_from_file()'s file errors. */
+CUJIT_API cujit_status cujit_module_import_file(cujit_module **out, const void *blob,
+                                                size_t size, const char *path,
+                                                const cujit_options *opts);
 
-/** An array as a kernel argument: its device pointer, for cujit_launch()/CUJIT_LAUNCH. For
- *  a destroyed or NULL array it is an argument every launch refuses
- *  (CUJIT_ERROR_INVALID_ARGS naming it), never a null pointer; an empty array's pointer
- *  may be 0 and passes as it is. */
-static inline cujit_arg cujit_array_arg(const cujit_array *a) {
-  CUdeviceptr d = cujit_array_data(a);
-  cujit_arg r = cujit_ptr(d);
-  if (!d && cujit_array_type(a) == CUJIT_TYPE_BYTES) r.kind = CUJIT_ARG_ARRAY; /* not live */
-  return r;
-}
-/** An array as an argument of a generated kernel's call (cujit_elementwise_call(),
- *  cujit_reduction_call(); the CUJIT_ELEMENTWISE and CUJIT_REDUCTION macros make it from
- *  the cujit_array * itself): the handle, looked up and checked by the call. */
-static inline cujit_arg cujit_arr(const cujit_array *a) {
-  cujit_arg r = cujit_ptr((CUdeviceptr)(uintptr_t)a);
-  r.kind = CUJIT_ARG_ARRAY;
-  return r;
-}
+/** Compiles `source` ahead of time for several GPUs into one bundle (cujit's own
+ *  container, described in docs/bundle.md): for each target in `archs`, its CUBIN
+ *  ("sm_90"; none for "compute_90"), PTX for the newest target and for each compute_XX
+ *  one, and what warms a cache (cujit_bundle_warm()): per target the blob
+ *  cujit_module_export() makes, and the source, name and options once. Load a bundle with
+ *  cujit_module_from_image(); `cujit info FILE` lists it. Each target is compiled as
+ *  cujit_module_from_source() with opts->arch set to it would, through the cache.
+ *  @param out    receives the bytes; owned by the caller, free with cujit_free().
+ *  @param size   receives their number.
+ *  @param name   as for cujit_module_from_source(): part of every target's cache key.
+ *  @param opts   NULL for defaults; its arch is ignored (each of `archs` is used).
+ *  @param archs  "sm_XX" or "compute_XX" targets (suffixes as for cujit_options.arch),
+ *                each once; at most 64.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for NULL out, size or archs, or narchs 0;
+ *          CUJIT_ERROR_INVALID_OPTION for a target given twice or not of those forms (or
+ *          that this NVRTC cannot compile for); the compile's failure for any target, as
+ *          cujit_module_from_source() returns it (CUJIT_ERROR_COMPILE with NVRTC's log);
+ *          CUJIT_ERROR_INVALID_VALUE, as cujit_module_export() refuses it, for a source
+ *          whose inputs cannot all be named in a key (its includes are not all found
+ *          where the cache looks); CUJIT_ERROR_OUT_OF_MEMORY. */
+CUJIT_API cujit_status cujit_bundle_from_source(void **out, size_t *size, const char *source,
+                                                const char *name, const cujit_options *opts,
+                                                const char *const *archs, size_t narchs);
 
+/** cujit_bundle_from_source() for a .cu file, compiled as cujit_module_from_file() does
+ *  (the path as its name, its directory first on the include path): a later
+ *  cujit_module_from_file() of the same path and options, or `cujit compile`, from the same
+ *  directory is a cache hit on a machine the bundle warmed. @return as
+ *  cujit_bundle_from_source(), plus CUJIT_ERROR_FILE when the file cannot be read. */
+CUJIT_API cujit_status cujit_bundle_from_file(void **out, size_t *size, const char *path,
+                                              const cujit_options *opts,
+                                              const char *const *archs, size_t narchs);
 
-/* ---------------------------------------------------------------------------------------
- * Array operations (PyCUDA's gpuarray operators and cumath, CuPy's ufuncs). Each runs as
- * one kernel generated for its types and compiled through cujit's caches (in memory
- * within a process, on disk across processes), on the stream of its first array input.
- * Outputs follow the rule above: *out NULL makes a new array, else *out receives it.
- *
- * Type promotion follows NumPy 2. Two arrays: the smallest type that holds both (bool <
- * integers < floats < complex; a signed and an unsigned integer of one size give the next
- * larger signed one, u64 with a signed one gives f64; an integer with a float gives a
- * float wide enough for the integer, e.g. i16+f16 -> f32, i32+f32 -> f64; f16 with bf16
- * gives f32). A scalar is "weak", as a Python number: it does not widen an array of its
- * kind (2.0 * f16 array stays f16, 3 * i8 array stays i8); a float scalar with an integer
- * or bool array gives f64. Comparisons give bool arrays; true division of integers gives
- * f64; the math functions of an integer array compute in f64.
- * ------------------------------------------------------------------------------------- */
+/** Warms this machine's cache from a bundle made from source: each target's cache entry is
+ *  stored in the memory and disk caches exactly as cujit_module_import() stores a blob,
+ *  after its key is computed again here from the bundle's source, name and options with
+ *  this machine's NVRTC and headers (a source that includes headers from disk needs them
+ *  at the same paths). An entry whose key differs is not stored, and the first refusal is
+ *  returned saying which part differs (NVRTC, a header, an option, ...); the other targets
+ *  are still stored. Needs no GPU. The entries are stored even when the bundle was made
+ *  with CUJIT_OPT_NO_CACHE; nothing is stored to disk when the disk cache is off
+ *  (CUJIT_CACHE=0).
+ *  @param stored  receives how many targets were stored (may be NULL).
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for NULL or empty data, a damaged bundle
+ *          (saying how; refused exactly when cujit_module_from_image() and
+ *          cujit_image_describe() refuse it, CUBIN and PTX entries included), one not made
+ *          from source (no source, options or entries), or a refused entry (saying which
+ *          part differs); CUJIT_ERROR_OUT_OF_MEMORY. */
+CUJIT_API cujit_status cujit_bundle_warm(const void *data, size_t size, size_t *stored);
 
-typedef enum cujit_binop {
-  CUJIT_ADD, CUJIT_SUB, CUJIT_MUL, CUJIT_DIV, CUJIT_POW, CUJIT_MINIMUM, CUJIT_MAXIMUM,
-  CUJIT_FMOD, CUJIT_EQ, CUJIT_NE, CUJIT_LT, CUJIT_LE, CUJIT_GT, CUJIT_GE
-} cujit_binop;
+/* =======================================================================================
+ * 9. Linking several parts into one module                                        stable
+ * ===================================================================================== */
 
-typedef enum cujit_unop {
-  CUJIT_NEG, CUJIT_FABS, CUJIT_SQRT, CUJIT_EXP, CUJIT_LOG, CUJIT_LOG10, CUJIT_SIN, CUJIT_COS,
-  CUJIT_TAN, CUJIT_ASIN, CUJIT_ACOS, CUJIT_ATAN, CUJIT_SINH, CUJIT_COSH, CUJIT_TANH,
-  CUJIT_FLOOR, CUJIT_CEIL
-} cujit_unop;
+/*
+ * A program of several sources, each compiled with relocatable device code, and prebuilt
+ * device code, linked by nvJitLink (the toolkit's device linker, loaded at run time like
+ * NVRTC: env CUJIT_NVJITLINK, else beside the NVRTC in use, else where NVRTC is looked
+ * for) into one CUBIN for one GPU architecture. A kernel in one part may call a
+ * __device__ function defined in another and use an `extern __device__` variable defined
+ * in another; with CUJIT_LINK_LTO the sources are compiled to LTO-IR and optimised
+ * together at link time (calls across sources can be inlined). Kernels that launch
+ * kernels (dynamic parallelism) need the device runtime: add a CUJIT_LINK_CUDADEVRT part.
+ */
 
-/** Flags of cujit_array_binary_scalar(). */
+/** What a part of a link holds (cujit_link_part.kind). */
+typedef enum cujit_link_kind {
+  CUJIT_LINK_SOURCE = 1,   /**< CUDA C: text in `data` (NUL-terminated), or a .cu file at
+                                `path`; compiled with the link's cujit_options plus
+                                -rdc=true (and -dlto with CUJIT_LINK_LTO), through the cache */
+  CUJIT_LINK_PTX = 2,      /**< PTX text (nvcc -ptx -rdc=true, or NVRTC with -rdc=true) */
+  CUJIT_LINK_CUBIN = 3,    /**< a CUBIN, relocatable (nvcc -cubin -rdc=true) or not */
+  CUJIT_LINK_FATBIN = 4,   /**< a fatbin (nvcc -fatbin -rdc=true) */
+  CUJIT_LINK_LTOIR = 5,    /**< NVVM LTO-IR (nvcc -dlto -dc, or NVRTC with -dlto) */
+  CUJIT_LINK_LIBRARY = 6,  /**< a static library (.a) whose objects hold device code */
+  CUJIT_LINK_OBJECT = 7,   /**< a host object (.o) holding device code (nvcc -dc) */
+  CUJIT_LINK_CUDADEVRT = 8 /**< the toolkit's device runtime library, libcudadevrt.a, found
+                                by cujit (beside nvJitLink, or where NVRTC is looked for);
+                                `data` and `path` stay NULL, or `path` names another copy */
+} cujit_link_kind;
+
+/** One part of a link. Start from CUJIT_LINK_PART_INIT (see "Structs that grow"). Give
+ *  either `data` (with `data_size`, which may be 0 for source text) or `path`. */
+typedef struct cujit_link_part {
+  size_t size;          /**< sizeof, set by CUJIT_LINK_PART_INIT; or 0 */
+  int kind;             /**< a cujit_link_kind */
+  const char *name;     /**< shown in messages and logs; NULL: the path, else "part<i>" */
+  const void *data;     /**< the bytes (or source text); copied as needed during the call */
+  size_t data_size;     /**< their number; for source text 0 means strlen(data) */
+  const char *path;     /**< a file to read instead of data */
+} cujit_link_part;
+#define CUJIT_LINK_PART_INIT {sizeof(cujit_link_part), 0, NULL, NULL, 0, NULL}
+
+/** Link flags (cujit_link_options.flags). */
 enum {
-  CUJIT_SCALAR_FIRST = 1u << 0, /**< compute s op a (as for 2 - a) instead of a op s */
-  CUJIT_SCALAR_INT = 1u << 1    /**< s is an integer (a Python int): integer arrays keep
-                                     their type; without it s is a float (a Python float) */
+  CUJIT_LINK_LTO = 1u << 0 /**< link-time optimisation: sources are compiled to LTO-IR
+                                (-dlto) and nvJitLink optimises the program as a whole
+                                (-lto); LTO-IR parts are linked the same way */
 };
 
-/** a op b, elementwise; a and b have the same shape.
- *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a destroyed or NULL array, shapes that
- *          differ (both named: "a has shape (4, 4) and b (16,)"), an output of the wrong
- *          type or shape, an op not defined for the types
- *          (fmod of complex numbers, ordering of complex numbers); CUJIT_ERROR_COMPILE (never
- *          for these built-in ops unless the toolkit is broken); device errors. */
-CUJIT_API cujit_status cujit_array_binary(cujit_binop op, const cujit_array *a,
-                                          const cujit_array *b, cujit_array **out);
-/** a op s (or s op a with CUJIT_SCALAR_FIRST): e.g. 2 * a is
- *  cujit_array_binary_scalar(CUJIT_MUL, a, 2, CUJIT_SCALAR_INT, &out). With
- *  CUJIT_SCALAR_INT, s must be an integer below 2^63 in magnitude and, when the operation
- *  computes in an integer type, fit it (300 with an i8 array is CUJIT_ERROR_INVALID_VALUE,
- *  as NumPy 2 refuses it). */
-CUJIT_API cujit_status cujit_array_binary_scalar(cujit_binop op, const cujit_array *a, double s,
-                                                 unsigned flags, cujit_array **out);
-/** f(a), elementwise (cumath): NEG keeps the type; FABS of a complex array gives its
- *  magnitude (real type); the others keep floats and complex types and give f64 for
- *  integers and bool. */
-CUJIT_API cujit_status cujit_array_unary(cujit_unop op, const cujit_array *a,
-                                         cujit_array **out);
-/** The type an operation on types a and b gives (for a scalar b pass CUJIT_TYPE_F64, or
- *  CUJIT_TYPE_I64 for an integer, with weak = 1). */
-CUJIT_API cujit_type cujit_promote(cujit_type a, cujit_type b, int weak);
+/** Options for a link. Start from CUJIT_LINK_OPTIONS_INIT, or pass NULL for defaults. */
+typedef struct cujit_link_options {
+  size_t size;                   /**< sizeof, set by CUJIT_LINK_OPTIONS_INIT; or 0 */
+  unsigned flags;                /**< CUJIT_LINK_* */
+  const char *const *options;    /**< nvJitLink options as they are (e.g. "-O3",
+                                      "-maxrregcount=64"), NULL-terminated; the target
+                                      (-arch) and -lto are cujit's to set */
+  const char *name;              /**< the module's name; NULL means "linked" */
+} cujit_link_options;
+#define CUJIT_LINK_OPTIONS_INIT {sizeof(cujit_link_options), 0, NULL, NULL}
 
-/** A fused elementwise expression over named arrays, one kernel with no temporaries (CuPy's
- *  fuse, numexpr): cujit_array_map(&y, "sin(2*x + 1)", 1, names, arrays) with names[0] =
- *  "x". Each name stands for the element i of its array, of that array's type; the arrays
- *  have the same shape; `i` (64-bit) is the index. The result's type is the promotion of
- *  the arrays' types, also when the expression is math on integers ("sin(x)" of an i32
- *  array is truncated to i32): pass an output of the type you want to choose another.
- *  @return as cujit_array_binary(); CUJIT_ERROR_COMPILE with NVRTC's log and the generated
- *          source when the expression does not compile. */
-#define CUJIT_MAP_MAX_ARRAYS 32 /**< the most arrays one cujit_array_map() names */
-CUJIT_API cujit_status cujit_array_map(cujit_array **out, const char *expr, size_t n,
-                                       const char *const *names,
-                                       const cujit_array *const *arrays);
+/** Compiles the source parts and links every part into one module, as `nvcc -rdc=true`
+ *  and `nvlink` would (or takes it from the cache). The target is that of the sources'
+ *  compiles (cujit_options.arch, env CUJIT_ARCH, else the current device), which must be
+ *  a real sm_XX: a link makes a CUBIN. With no source parts it is opts->arch, CUJIT_ARCH
+ *  or the device's. Prebuilt CUBINs and fatbins must hold code for that target, or PTX
+ *  or LTO-IR that nvJitLink compiles for it.
+ *  The cache: each source is compiled through the compile cache under its own key (its
+ *  text, its headers, the options with -rdc=true/-dlto, NVRTC); the linked CUBIN is kept
+ *  in the memory and disk caches under a key made of every part's bytes (a source's
+ *  compiled output), their kinds and order, the target, the link flags and options, and
+ *  the nvJitLink in use. A second process linking the same parts reads the entry and
+ *  loads neither NVRTC nor nvJitLink. CUJIT_OPT_NO_CACHE in opts->flags bypasses both.
+ *  The module is an ordinary one: cujit_module_get_function() and
+ *  cujit_module_get_global() find kernels and variables of any part by name (read from
+ *  the linked CUBIN, without a device), and launches and typed calls work as for compiled
+ *  modules (an extern "C" kernel's parameter types need cujit_function_set_signature(),
+ *  as for prebuilt code; parameter layouts come from the driver, CUDA 12.4 or newer).
+ *  cujit_module_cubin() gives the linked CUBIN; cujit_module_ptx() ""; cujit_module_log()
+ *  nvJitLink's messages; cujit_module_arch() the target. The CUBIN is loaded as it is on
+ *  devices of its architecture (no PTX fallback); cujit_module_export() refuses a linked
+ *  module.
+ *  @param out    receives the module; owned by the caller, free with cujit_module_destroy().
+ *  @param parts  `count` parts (at least one), in link order, each made with
+ *                CUJIT_LINK_PART_INIT: the array is stepped through by the first part's
+ *                size, and a part of another size is refused.
+ *  @param opts   compile options for every source part (NULL for defaults).
+ *  @param link   link options (NULL for defaults).
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for NULL out or parts, count 0, an unknown
+ *          kind, a part with neither data nor path, or a bad struct size (or parts of
+ *          unequal sizes);
+ *          CUJIT_ERROR_FILE naming a part's file that cannot be read, or libcudadevrt.a
+ *          not found (saying where it looked); CUJIT_ERROR_INVALID_SOURCE for a PTX, CUBIN
+ *          or fatbin part whose bytes are not of its kind (a cujit bundle is never a
+ *          part); a source's compile failure as cujit_module_from_source();
+ *          CUJIT_ERROR_INVALID_OPTION for a target or link
+ *          option refused (no target at all, or a compute_XX one, included);
+ *          CUJIT_ERROR_LINK with nvJitLink's error log (an undefined or duplicate symbol,
+ *          a part it cannot read, a part built for another architecture);
+ *          CUJIT_ERROR_NO_NVJITLINK saying where it looked; CUJIT_ERROR_OUT_OF_MEMORY. */
+CUJIT_API cujit_status cujit_module_link(cujit_module **out, const cujit_link_part *parts,
+                                         size_t count, const cujit_options *opts,
+                                         const cujit_link_options *link);
 
+/** The absolute path of the nvJitLink library a link loads (or would load), "" when it is
+ *  found only by the system's search or not at all. Static storage. */
+CUJIT_API const char *cujit_nvjitlink_path(void);
 
-/* ---------------------------------------------------------------------------------------
- * Reductions, scans and random arrays
- * ------------------------------------------------------------------------------------- */
+/* =======================================================================================
+ * 10. Prebuilt code: PTX, CUBIN, fatbins, bundles                                 stable
+ * ===================================================================================== */
 
-typedef enum cujit_redop { CUJIT_SUM, CUJIT_MIN, CUJIT_MAX } cujit_redop;
+/** Makes a module from code built elsewhere (nvcc -ptx, -cubin or -fatbin, NVRTC, a cujit
+ *  bundle, or files shipped beside the program), as CuPy's RawModule(path=...) and
+ *  PyCUDA's module_from_buffer() do. The kind is told from the bytes themselves: an ELF
+ *  file is a CUBIN, a fatbin and a cujit bundle (cujit_bundle_from_source(), `cujit
+ *  compile --arch sm_80,sm_90`) are known by their headers, and text with .version and
+ *  .target directives is PTX (trailing NULs are ignored). Neither NVRTC nor the cache is
+ *  involved, and no GPU is needed until the first kernel or variable lookup.
+ *  A fatbin or bundle holds code for several GPUs. When it is loaded on a device, cujit
+ *  chooses the entry: the CUBIN built for exactly that device, else the newest CUBIN of
+ *  the same major version and an older minor one (sm_80 code on an sm_86 device; an
+ *  "a" CUBIN only on its own device), else the newest PTX no newer than the device,
+ *  compiled by the driver's JIT. It logs its choice at CUJIT_LOG_INFO and
+ *  cujit_module_loaded_as() tells it. A module loads at most one CUBIN and one PTX entry:
+ *  on a second device that neither runs, the lookup fails with CUJIT_ERROR_LOAD (make a
+ *  second module of the same bytes for it).
+ *  The module then behaves as a compiled one: cujit_module_get_function() finds kernels by
+ *  plain name ("multiply_them", also without extern "C"; "ns::kernel") or symbol, with the
+ *  same NOT_FOUND and AMBIGUOUS errors; variables are found by name; launches are checked
+ *  against the parameter layout the driver reports. The kernels of a CUBIN or fatbin are
+ *  listed by the driver, so for them a kernel lookup loads the module first (a driver for
+ *  CUDA 12.4 or newer is needed, else CUJIT_ERROR_NOT_SUPPORTED), and without a driver
+ *  fails with CUJIT_ERROR_NO_DRIVER whatever the name; their variables are listed from the
+ *  CUBIN's symbols (a fatbin whose entries are all compressed: only symbols are found,
+ *  e.g. "_ZN2ns3valE" for ns::val). A C++ kernel's parameter types are read from its
+ *  mangled name, as for compiled modules; an extern "C" kernel's name spells none, and
+ *  there is no source to ask the compiler about it: give it a signature with
+ *  cujit_function_set_signature() before cujit_call() or binding.
+ *  cujit_module_ptx() gives the PTX for PTX input, "" otherwise; cujit_module_cubin() the
+ *  CUBIN for CUBIN input, NULL otherwise; cujit_module_arch() what the bytes were built
+ *  for ("compute_90" for PTX, "sm_90" for a CUBIN, the entries of a fatbin or bundle, e.g.
+ *  "sm_80 compute_80 sm_90", as far as 31 characters hold them); cujit_module_log() "".
+ *  @param out   receives the module; owned by the caller, free with cujit_module_destroy().
+ *  @param data  the bytes; copied, so they need live only during the call.
+ *  @param size  their number.
+ *  @param name  shown in messages (copied); NULL means "image.ptx", "image.cubin",
+ *               "image.fatbin" or "image.bundle" after the kind found.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_SOURCE for NULL or empty data, a truncated or
+ *          damaged ELF or fatbin header, a damaged bundle (truncated, a bad magic, version
+ *          or checksum, entries outside it or overlapping, counts it cannot hold), an ELF
+ *          file that is not a CUBIN (another machine, 32-bit, big-endian), or bytes of none
+ *          of the four kinds, saying which;
+ *          CUJIT_ERROR_INVALID_VALUE when out is NULL; CUJIT_ERROR_OUT_OF_MEMORY. */
+CUJIT_API cujit_status cujit_module_from_image(cujit_module **out, const void *data, size_t size,
+                                               const char *name);
 
-/** Reduces all of `a` to one element, in a 0-d array (ndim 0, size 1) of the result type:
- *  SUM of bool and integers narrower than 64 bits gives i64 (u64 for unsigned ones), of
- *  floats and complex numbers their own type, accumulated by a tree (not serially);
- *  MIN/MAX keep the type (complex refused; NaN wins, as NumPy's); 16-bit floats are
- *  combined in float. An empty array sums to 0; its MIN/MAX is
- *  CUJIT_ERROR_INVALID_VALUE. Runs on a's stream. Read the result with cujit_array_get().
- *  *out follows the output rule (a given one must be 0-d of the result type). */
-CUJIT_API cujit_status cujit_array_reduce(cujit_redop op, const cujit_array *a,
-                                          cujit_array **out);
-/** sum(a * b) of two arrays of one shape, in a 0-d array of their promoted type. */
-CUJIT_API cujit_status cujit_array_dot(const cujit_array *a, const cujit_array *b,
-                                       cujit_array **out);
-/** Inclusive (or, with `exclusive`, exclusive) prefix sum of `a` (read in C order) as a 1-D
- *  array of the type SUM gives (i64 for bool and narrower signed integers, u64 for narrower
- *  unsigned ones, else a's type): CuPy's cumsum. */
-CUJIT_API cujit_status cujit_array_cumsum(const cujit_array *a, int exclusive,
-                                          cujit_array **out);
+/** Reads a PTX, CUBIN, fatbin or bundle file and makes a module of it as cujit_module_from_image()
+ *  does, named by the path (a .cu file goes to cujit_module_from_file()). The file is
+ *  opened without blocking and must be a regular file of at most 1 GiB.
+ *  @return as cujit_module_from_image(), plus CUJIT_ERROR_FILE naming the file when it
+ *          cannot be opened or read, or is a FIFO, a device, a directory or too large;
+ *          CUJIT_ERROR_INVALID_SOURCE when it is empty. */
+CUJIT_API cujit_status cujit_module_from_image_file(cujit_module **out, const char *path);
 
-typedef enum cujit_distribution {
-  CUJIT_UNIFORM, /**< in [0, 1) */
-  CUJIT_NORMAL   /**< mean 0, standard deviation 1 */
-} cujit_distribution;
+/** What a module loaded on device `device` (an ordinal below 64): "CUBIN sm_90" when a
+ *  CUBIN was loaded there, "PTX compute_100 (JIT)" when PTX was compiled for it by the
+ *  driver's JIT. For a fatbin or bundle this is the entry cujit chose (see
+ *  cujit_module_from_image()); for a compiled module, its CUBIN or its PTX.
+ *  @return a string owned by the module, or NULL when nothing is loaded there yet (the
+ *          first kernel or variable lookup on the device loads it) or mod is NULL. */
+CUJIT_API const char *cujit_module_loaded_as(cujit_module *mod, int device);
 
-/** Random F32 or F64 numbers (PyCUDA's curandom.rand, cp.random.rand / randn) from a
- *  counter-based generator (Philox-4x32-10): element i depends only on (seed, i), so the
- *  same seed gives the same bits on every device, launch configuration and array size
- *  (normal numbers use correctly rounded arithmetic only). Other types are
- *  CUJIT_ERROR_INVALID_VALUE. */
-CUJIT_API cujit_status cujit_array_random(cujit_array **out, cujit_type type, int ndim,
-                                          const int64_t *shape, cujit_distribution dist,
-                                          uint64_t seed);
+/** Describes PTX, a CUBIN, a fatbin or a bundle in lines of text for people (`cujit info
+ *  FILE`): its kind and size, and each entry of a fatbin or bundle with its target and
+ *  size (a bundle's cache entries with their keys and NVRTC, its source and options).
+ *  Strings taken from the bytes (names, options, the NVRTC build) are shown escaped, so
+ *  that a terminal acts on none of them: control characters, bytes that are not UTF-8 and
+ *  the backslash as `\x1b`, `\x0a`, `\\`.
+ *  @param name  names the bytes in messages (a file's path); NULL means "image".
+ *  @param text  receives NUL-terminated text; owned by the caller, free with cujit_free().
+ *  @return CUJIT_OK, or as cujit_module_from_image() for bytes it cannot read. */
+CUJIT_API cujit_status cujit_image_describe(const void *data, size_t size, const char *name,
+                                            char **text);
 
-/* ---------------------------------------------------------------------------------------
- * Kernel generators (PyCUDA's ElementwiseKernel, ReductionKernel, InclusiveScanKernel and
- * ExclusiveScanKernel; CuPy's ElementwiseKernel and ReductionKernel): a declaration string
- * and expressions in, a kernel compiled through the caches out.
+/* =======================================================================================
+ * 11. Devices, NVRTC and the driver                                               stable
+ * ===================================================================================== */
+
+/* NVRTC is loaded at run time, on the first compile that needs it (a program whose kernels
+ * all come from the cache never maps it): env CUJIT_NVRTC (the library file's absolute
+ * path; a relative one is refused, naming the variable) when set, else the NVRTC the
+ * program already has (linked or loaded), else libnvrtc.so.13, then .so.12, then
+ * libnvrtc.so, each looked for in LD_LIBRARY_PATH's directories, the toolkit cujit was
+ * built with, $CUDA_PATH, $CUDA_HOME and /usr/local/cuda (each lib64, then lib), else the
+ * system's library search. When none loads, compiling fails with CUJIT_ERROR_NO_NVRTC
+ * saying where it looked; cache hits and prebuilt PTX, CUBIN and fatbins keep working.
+ * Cache keys name NVRTC by its library's build (read from the file, not loaded), and the
+ * library a compile then loads must be that file: one replaced in between is refused
+ * (CUJIT_ERROR_NO_NVRTC). On a machine without NVRTC, keys name the NVRTC that last wrote
+ * to the cache directory, so that a cache filled elsewhere can be used. */
+
+/** NVRTC's version (loads NVRTC).
+ *  @return CUJIT_OK, CUJIT_ERROR_NO_NVRTC, or CUJIT_ERROR_NVRTC. */
+CUJIT_API cujit_status cujit_nvrtc_version(int *major, int *minor);
+/** @return the absolute path of the NVRTC library cujit loads or would load, found
+ *  without loading it; "" when only the system's library search can find it (or none is
+ *  installed, or CUJIT_NVRTC was refused). Static storage. */
+CUJIT_API const char *cujit_nvrtc_path(void);
+/** Architectures this NVRTC compiles for, as numbers (75, 80, 90, ...).
+ *  @param archs  caller's array of `capacity` ints (may be NULL when capacity is 0).
+ *  @param count  receives the total number (may exceed capacity). */
+CUJIT_API cujit_status cujit_nvrtc_archs(int *archs, size_t capacity, size_t *count);
+/** Loads the driver (once) and reports its CUDA version (e.g. 13000).
+ *  @return CUJIT_OK, CUJIT_ERROR_NO_DRIVER (libcuda.so.1 not found, or env CUJIT_LIBCUDA
+ *  names a file that cannot be loaded), CUJIT_ERROR_NO_DEVICE, CUJIT_ERROR_DRIVER. */
+CUJIT_API cujit_status cujit_driver_version(int *version);
+/** Number of CUDA devices. @return as cujit_driver_version(). */
+CUJIT_API cujit_status cujit_device_count(int *count);
+/** Name and compute capability of a device. `name` gets at most `name_size` bytes,
+ *  NUL-terminated. */
+CUJIT_API cujit_status cujit_device_info(int device, char *name, size_t name_size, int *cc_major,
+                                         int *cc_minor);
+
+/* Several devices in one process. Every call that needs a device works on the device of
+ * the calling thread's current CUDA context; a thread without one gets the primary
+ * context of env CUJIT_DEVICE (default 0). cujit_set_device() chooses the device per
+ * thread without driver calls of the caller's own; a program may also make its own
+ * contexts current (cuCtxSetCurrent through cujit_driver_symbol()).
  *
- * `args` declares the arguments as C does, comma-separated: "float a, float *x, float b,
- * float *y, float *z". A pointer is an array argument, anything else a scalar. Types: bool,
- * char, signed/unsigned char, short, int, long, long long (and unsigned ones), int8_t ...
- * uint64_t, size_t, ptrdiff_t, __half, __nv_bfloat16, float, double, complex<float>,
- * complex<double> (cuda::std), with const allowed. A declaration cujit cannot read is
- * CUJIT_ERROR_INVALID_VALUE naming its column and token.
+ * One module serves every device: it is compiled once, for the compute capability all
+ * devices share (on a machine with devices of different kinds, for the device current
+ * when it is compiled), and its image is loaded on a device the first time a kernel or
+ * variable of it is used there: the CUBIN where it fits the device, else the PTX through
+ * the driver's JIT (which needs the PTX's target to be no newer than the device: on a
+ * mixed machine, give cujit_options.arch the oldest device's compute_XX). Each
+ * cujit_function keeps its handle and limits per device, so the same cujit_function is
+ * launched on any device from any thread. Device memory, streams, arrays and textures belong to the device that
+ * was current when they were made: use them with that device current (free an array or
+ * device memory with its device current too).
  *
- * Calls take the arguments in declaration order, as an array of cujit_arg, or inline
- * through the macros at the end of this section, which make each from a plain value:
- *     CUJIT_ELEMENTWISE(lin_comb, 5.0f, x, 6, y, z);   for "float a, float *x, float b, ..."
- * An array argument is its cujit_array * (cujit_arr(x) in an array of cujit_arg); it must
- * be live, of the declared element type and of the first array's size. A scalar carries
- * its type: cujit_f32(5), cujit_f64(), cujit_i32(), cujit_u64(), cujit_bool(), cujit_c64()
- * and the other constructors, or in the macros a C value of its own type (bool, char,
- * signed and unsigned char, short, int, long and long long, float, double; in C also
- * float _Complex and double _Complex; a cujit_arg passes as it is). The call converts it
- * to the declared type as C converts an argument to a prototyped parameter, where the
- * value keeps its meaning, and refuses it where it would not:
- *   - integer types: an integer, a bool or a float whose value is an integer (2.0), in
- *     the type's range. Refused: a value out of range (300 for unsigned char, -1 for
- *     unsigned int, which C would wrap), a float with a fraction (2.5, which C would
- *     truncate), infinities and NaN.
- *   - bool: 0 and 1 (false and true) of any of those types; other values are refused.
- *   - floating types (__half, __nv_bfloat16, float, double): an integer, a bool or a
- *     float, rounded to nearest (ties to even) where the type cannot hold it exactly
- *     (0.1 for float, 16777217 for float, 0.1 for __half). Refused: a finite value beyond
- *     the type's range (1e300 for float, 70000 for __half), which C leaves undefined;
- *     infinities and NaN pass.
- *   - complex types: a complex value (each part converted as a float is), or a real one
- *     (imaginary part 0).
- *   - always refused: a complex value for a real or integer parameter (C would drop the
- *     imaginary part), a device pointer (cujit_ptr()), an In/Out buffer, an array for a
- *     scalar and a scalar for an array.
- *   - a value given by its bytes (cujit_value(), CUJIT_VALUE(); a __half's bits, say)
- *     passes unchanged when its size is the declared type's, and is refused otherwise.
- * So a double given for a float parameter arrives as the float nearest to it, never as
- * the double's bytes. Any refusal is CUJIT_ERROR_INVALID_VALUE naming the function, the
- * argument (position and name), the declared and the given type and the value; nothing
- * is compiled or launched then.
- * ------------------------------------------------------------------------------------- */
+ * Devices do not wait for each other: each has its own pool of In/Out memory and its own
+ * pinned chunks and threads for pageable copies, so a thread doing In/Out on device 1
+ * proceeds while device 0 is busy, and copies to both run at once. A kernel fault ruins
+ * the context of its device only: the other devices stay usable. */
 
-/** Optional parts of a generated kernel. Start from CUJIT_GENERATOR_OPTIONS_INIT (or zero
- *  it) for none, or pass NULL. The strings are copied. The create functions below return
- *  CUJIT_ERROR_INVALID_VALUE or CUJIT_ERROR_NOT_SUPPORTED for a bad opts->size, as
- *  "Structs that grow" says. */
-typedef struct cujit_generator_options {
-  size_t size;            /**< sizeof, set by CUJIT_GENERATOR_OPTIONS_INIT; or 0 */
-  const char *name;       /**< kernel name ("elementwise", "reduction" or "scan" by default) */
-  const char *preamble;   /**< code before the kernel: helper functions, #includes */
-  const char *loop_prep;  /**< elementwise: statements before the loop over i */
-  const char *after_loop; /**< elementwise: statements after it */
-} cujit_generator_options;
-#define CUJIT_GENERATOR_OPTIONS_INIT {sizeof(cujit_generator_options), NULL, NULL, NULL, NULL}
+/** Makes device `ordinal`'s primary context current on the calling thread: later calls of
+ *  this thread (launches, memory, arrays, module loads) use that device. The primary
+ *  context is retained once per process and kept until it exits, as the one cujit takes
+ *  for CUJIT_DEVICE. Other threads are not affected.
+ *  @return CUJIT_OK; CUJIT_ERROR_NO_DEVICE naming the ordinal and the number of devices
+ *          when there is no such device (a negative ordinal included, checked before the
+ *          driver is loaded); CUJIT_ERROR_NO_DRIVER; CUJIT_ERROR_DRIVER. */
+CUJIT_API cujit_status cujit_set_device(int ordinal);
+/** The device the calling thread works on: its current context's device, else the one
+ *  env CUJIT_DEVICE names (0 when unset), which is also the answer without a driver.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE when `ordinal` is NULL or CUJIT_DEVICE is
+ *          not a number (*ordinal is -1 then); CUJIT_ERROR_DRIVER. */
+CUJIT_API cujit_status cujit_get_device(int *ordinal);
+/** Entry point of any CUDA driver function by its base name (e.g. "cuMemsetD8"), for
+ *  programs that want driver calls without linking libcuda. The version is the one of the
+ *  cuda.h cujit was built with. @param fn receives the function pointer. */
+CUJIT_API cujit_status cujit_driver_symbol(const char *name, void **fn);
 
-typedef struct cujit_elementwise cujit_elementwise;
-/** `operation` is run for every index i (a 64-bit integer) from 0 to n - 1, n being the
- *  first array argument's size: "z[i] = a*x[i] + b*y[i]". Compiled at the first call with
- *  arrays on a device (so that a bad operation fails there with NVRTC's log, the
- *  generated source and its lines). *out is owned by the caller:
- *  cujit_elementwise_destroy(). */
-CUJIT_API cujit_status cujit_elementwise_create(cujit_elementwise **out, const char *args,
-                                                const char *operation,
-                                                const cujit_generator_options *opts);
-/** Runs it over the first array argument's elements, on that array's stream. `args`
- *  holds `nargs` arguments, one per declaration (see above for what each takes).
- *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE naming a wrong argument (see above);
- *          CUJIT_ERROR_COMPILE with NVRTC's log and the generated source; device errors. */
-CUJIT_API cujit_status cujit_elementwise_call(cujit_elementwise *k, const cujit_arg *args,
-                                              size_t nargs);
-/** As cujit_elementwise_call() for i = start, start + step, ... below stop (PyCUDA's
- *  range=slice(...)); step may be negative (then i goes down to above stop). Every i the
- *  range gives must index the arrays; any int64 values are checked without overflow, and
- *  a range that leaves the arrays (or a step of 0) is CUJIT_ERROR_INVALID_VALUE. */
-CUJIT_API cujit_status cujit_elementwise_call_range(cujit_elementwise *k, int64_t start,
-                                                    int64_t stop, int64_t step,
-                                                    const cujit_arg *args, size_t nargs);
-CUJIT_API void cujit_elementwise_destroy(cujit_elementwise *k);
+/* =======================================================================================
+ * 12. Logging (silent by default)                                                 stable
+ * ===================================================================================== */
 
-typedef struct cujit_reduction cujit_reduction;
-/** A reduction to one value of `type`: `map_expr` gives element i's value ("x[i]*y[i]";
- *  the arguments by name, i a long long), `reduce_expr` combines two values named a and b
- *  ("a+b"; it must be associative and commutative: values are not combined in index
- *  order), and `neutral` is the value that changes nothing ("0"), which is also the
- *  result over 0 elements. Compiled at the first call; *out is owned by the caller:
- *  cujit_reduction_destroy().
- *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a type arrays cannot hold, a NULL or
- *          empty expression, declarations cujit cannot read or holding no array, a
- *          kernel name that is not an identifier. */
-CUJIT_API cujit_status cujit_reduction_create(cujit_reduction **out, cujit_type type,
-                                              const char *neutral, const char *reduce_expr,
-                                              const char *map_expr, const char *args,
-                                              const cujit_generator_options *opts);
-/** Runs it over the first array argument's elements, on that array's stream; the result
- *  goes to a 0-d array (output rule) or, with cujit_reduction_call_host, to host memory of
- *  the result type's size (and the call waits for it).
- *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE naming a wrong argument (see above) or
- *          output; CUJIT_ERROR_COMPILE with NVRTC's log and the generated source with line
- *          numbers when an expression does not compile; device errors. */
-CUJIT_API cujit_status cujit_reduction_call(cujit_reduction *r, cujit_array **out,
-                                            const cujit_arg *args, size_t nargs);
-CUJIT_API cujit_status cujit_reduction_call_host(cujit_reduction *r, void *result,
-                                                 const cujit_arg *args, size_t nargs);
-CUJIT_API void cujit_reduction_destroy(cujit_reduction *r);
+typedef enum cujit_log_level {
+  CUJIT_LOG_OFF = 0,
+  CUJIT_LOG_ERROR = 1,
+  CUJIT_LOG_WARN = 2,
+  CUJIT_LOG_INFO = 3,
+  CUJIT_LOG_DEBUG = 4
+} cujit_log_level;
 
-typedef struct cujit_scan cujit_scan;
-/** A prefix scan of arrays of `type` with `scan_expr` in a and b ("a+b", associative) and
- *  its `neutral` element; inclusive, or exclusive when `exclusive` is set. */
-CUJIT_API cujit_status cujit_scan_create(cujit_scan **out, cujit_type type,
-                                         const char *scan_expr, const char *neutral,
-                                         int exclusive, const cujit_generator_options *opts);
-/** Scans `in` (1-D of the scan's type) into *out (output rule; may be `in`: in place). */
-CUJIT_API cujit_status cujit_scan_call(cujit_scan *s, const cujit_array *in, cujit_array **out);
-CUJIT_API void cujit_scan_destroy(cujit_scan *s);
+/** Receives one log line (no trailing newline). `message` is valid only during the call.
+ *  May be called from any thread that calls cujit; must not call cujit itself. */
+typedef void (*cujit_log_fn)(cujit_log_level level, const char *message, void *user);
 
-/** The generators' calls with the arguments inline, as plain values (up to 32):
- *  CUJIT_ELEMENTWISE(k, 5.0f, x, 6.0f, y, z), CUJIT_ELEMENTWISE_RANGE(k, start, stop, step,
- *  args...), CUJIT_REDUCTION(r, &out, x, y), CUJIT_REDUCTION_HOST(r, &result, x, y). Each
- *  argument becomes a cujit_arg by its C type (see above): a cujit_array * an array, a
- *  float cujit_f32(), a double cujit_f64(), an int cujit_i32(), and so on; a cujit_arg
- *  passes as it is. A value of another type (a pointer such as &a, a long double) does not
- *  compile. A compound literal with commas must be wrapped in parentheses. */
-#define CUJIT_ELEMENTWISE(k, ...) \
-  cujit_elementwise_call((k), CUJIT_GEN_ARGS_(__VA_ARGS__))
-#define CUJIT_ELEMENTWISE_RANGE(k, start, stop, step, ...) \
-  cujit_elementwise_call_range((k), (start), (stop), (step), CUJIT_GEN_ARGS_(__VA_ARGS__))
-#define CUJIT_REDUCTION(r, out, ...) cujit_reduction_call((r), (out), CUJIT_GEN_ARGS_(__VA_ARGS__))
-#define CUJIT_REDUCTION_HOST(r, result, ...) \
-  cujit_reduction_call_host((r), (result), CUJIT_GEN_ARGS_(__VA_ARGS__))
+/** Routes log lines at or below the current level to `fn` (NULL restores the default:
+ *  write to stderr, which only happens when CUJIT_LOG is set). Thread-safe. */
+CUJIT_API void cujit_set_log_callback(cujit_log_fn fn, void *user);
+/** Sets the level. The initial level comes from env CUJIT_LOG=off|error|warn|info|debug
+ *  (off when unset). A CUJIT_LOG that is none of these ("verbose", "debug" and a newline)
+ *  leaves the level off, and the log's first message, once a level turns it on, names the
+ *  value that was ignored (a warning, or an error where only errors pass).
+ *  Thread-safe. */
+CUJIT_API void cujit_set_log_level(cujit_log_level level);
+/** @return the current log level. */
+CUJIT_API cujit_log_level cujit_get_log_level(void);
+/** @return the value of CUJIT_LOG that was not a log level and was therefore ignored (its
+ *  first 64 bytes, escaped as cujit_image_describe() escapes: "debug\x0a"), or NULL when
+ *  CUJIT_LOG is unset or a level (`cujit info` shows it). Owned by cujit; valid for the
+ *  life of the process. */
+CUJIT_API const char *cujit_log_env_ignored(void);
 
-/* What the macros expand to: each argument made a cujit_arg (CUJIT_GEN_ARG_), then the
- * array of them and their count. */
-#define CUJIT_GEN_ARGS_(...) \
-  CUJIT_GEN_LIST_(CUJIT_GEN_MAP_(__VA_ARGS__)), (size_t)CUJIT_NARGS_(__VA_ARGS__)
-#ifdef __cplusplus
-#  define CUJIT_GEN_LIST_(...) std::initializer_list<cujit_arg>{__VA_ARGS__}.begin()
-#  define CUJIT_GEN_ARG_(x) cujit_gen_arg_(x)
-#else
-#  define CUJIT_GEN_LIST_(...) (const cujit_arg[]){__VA_ARGS__}
-#  ifndef __STDC_NO_COMPLEX__
-#    define CUJIT_GEN_COMPLEX_ float _Complex: cujit_gen_c64_, double _Complex: cujit_gen_c128_,
-#  else
-#    define CUJIT_GEN_COMPLEX_
-#  endif
-#  define CUJIT_GEN_ARG_(x)                                                                 \
-  _Generic((x), cujit_arg: cujit_gen_self_, cujit_array *: cujit_arr,                       \
-           const cujit_array *: cujit_arr, _Bool: cujit_bool, char: cujit_gen_char_,        \
-           signed char: cujit_i8, unsigned char: cujit_u8, short: cujit_i16,                \
-           unsigned short: cujit_u16, int: cujit_i32, unsigned: cujit_u32,                  \
-           long: cujit_gen_long_, unsigned long: cujit_gen_ulong_, long long: cujit_i64,   \
-           unsigned long long: cujit_u64, CUJIT_GEN_COMPLEX_ float: cujit_f32,             \
-           double: cujit_f64)(x)
-static inline cujit_arg cujit_gen_self_(cujit_arg a) { return a; }
-#  ifndef __STDC_NO_COMPLEX__
-static inline cujit_arg cujit_gen_c64_(float _Complex z) {
-  float v[2];
-  memcpy(v, &z, sizeof v); /* C lays a complex number out as its two parts */
-  return cujit_c64(v[0], v[1]);
+/* =======================================================================================
+ * 13. Textures and surfaces (need a device)                                       stable
+ * ===================================================================================== */
+
+/* A texture object reads memory through the texture units: cached, with coordinates out of
+ * range clamped, wrapped, mirrored or given a border value, optional linear filtering and
+ * normalized coordinates. A surface object reads and writes a CUDA array from kernels
+ * (surf2Dwrite, surf2Dread, ...). Both are 64-bit handles, passed to kernels by value: a
+ * cudaTextureObject_t parameter takes cujit_texture(tex), a cudaSurfaceObject_t one
+ * cujit_surface(surf) (cujit_u64() works too). They belong to the context current when
+ * they were made, like device memory.
+ *
+ * The descriptors grow as "Structs that grow" says: start from CUJIT_TEXTURE_DESC_INIT or
+ * CUJIT_CUARRAY_DESC_INIT, or zero them for the defaults. */
+
+/** A texture or surface object (CUtexObject, CUsurfObject). 0 is none. */
+typedef unsigned long long cujit_texobj;
+typedef unsigned long long cujit_surfobj;
+
+/** A texture object as a kernel argument (for a cudaTextureObject_t parameter). */
+static inline cujit_arg cujit_texture(cujit_texobj t) {
+  return CUJIT_ARG_NUMBER_(CUJIT_TYPE_U64, t, t);
 }
-static inline cujit_arg cujit_gen_c128_(double _Complex z) {
-  double v[2];
-  memcpy(v, &z, sizeof v);
-  return cujit_c128(v[0], v[1]);
+/** A surface object as a kernel argument (for a cudaSurfaceObject_t parameter). */
+static inline cujit_arg cujit_surface(cujit_surfobj s) {
+  return CUJIT_ARG_NUMBER_(CUJIT_TYPE_U64, s, s);
 }
-#  endif
-#endif
-/* char, long and unsigned long have the size and signedness of the host's ABI. */
-static inline cujit_arg cujit_gen_char_(char v) {
-  return (char)-1 < 0 ? cujit_i8((int8_t)v) : cujit_u8((uint8_t)v);
-}
-static inline cujit_arg cujit_gen_long_(long v) {
-  return sizeof v == 8 ? cujit_i64((int64_t)v) : cujit_i32((int32_t)v);
-}
-static inline cujit_arg cujit_gen_ulong_(unsigned long v) {
-  return sizeof v == 8 ? cujit_u64((uint64_t)v) : cujit_u32((uint32_t)v);
-}
-/* Applies CUJIT_GEN_ARG_ to each of 1 to 32 arguments. */
-#define CUJIT_GEN_MAP_(...) CUJIT_GEN_CAT_(CUJIT_GEN_MAP_, CUJIT_NARGS_(__VA_ARGS__))(__VA_ARGS__)
-#define CUJIT_GEN_CAT_(a, b) CUJIT_GEN_CAT2_(a, b)
-#define CUJIT_GEN_CAT2_(a, b) a##b
-#define CUJIT_GEN_MAP_1(a) CUJIT_GEN_ARG_(a)
-#define CUJIT_GEN_MAP_2(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_1(__VA_ARGS__)
-#define CUJIT_GEN_MAP_3(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_2(__VA_ARGS__)
-#define CUJIT_GEN_MAP_4(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_3(__VA_ARGS__)
-#define CUJIT_GEN_MAP_5(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_4(__VA_ARGS__)
-#define CUJIT_GEN_MAP_6(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_5(__VA_ARGS__)
-#define CUJIT_GEN_MAP_7(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_6(__VA_ARGS__)
-#define CUJIT_GEN_MAP_8(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_7(__VA_ARGS__)
-#define CUJIT_GEN_MAP_9(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_8(__VA_ARGS__)
-#define CUJIT_GEN_MAP_10(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_9(__VA_ARGS__)
-#define CUJIT_GEN_MAP_11(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_10(__VA_ARGS__)
-#define CUJIT_GEN_MAP_12(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_11(__VA_ARGS__)
-#define CUJIT_GEN_MAP_13(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_12(__VA_ARGS__)
-#define CUJIT_GEN_MAP_14(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_13(__VA_ARGS__)
-#define CUJIT_GEN_MAP_15(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_14(__VA_ARGS__)
-#define CUJIT_GEN_MAP_16(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_15(__VA_ARGS__)
-#define CUJIT_GEN_MAP_17(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_16(__VA_ARGS__)
-#define CUJIT_GEN_MAP_18(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_17(__VA_ARGS__)
-#define CUJIT_GEN_MAP_19(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_18(__VA_ARGS__)
-#define CUJIT_GEN_MAP_20(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_19(__VA_ARGS__)
-#define CUJIT_GEN_MAP_21(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_20(__VA_ARGS__)
-#define CUJIT_GEN_MAP_22(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_21(__VA_ARGS__)
-#define CUJIT_GEN_MAP_23(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_22(__VA_ARGS__)
-#define CUJIT_GEN_MAP_24(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_23(__VA_ARGS__)
-#define CUJIT_GEN_MAP_25(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_24(__VA_ARGS__)
-#define CUJIT_GEN_MAP_26(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_25(__VA_ARGS__)
-#define CUJIT_GEN_MAP_27(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_26(__VA_ARGS__)
-#define CUJIT_GEN_MAP_28(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_27(__VA_ARGS__)
-#define CUJIT_GEN_MAP_29(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_28(__VA_ARGS__)
-#define CUJIT_GEN_MAP_30(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_29(__VA_ARGS__)
-#define CUJIT_GEN_MAP_31(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_30(__VA_ARGS__)
-#define CUJIT_GEN_MAP_32(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_31(__VA_ARGS__)
+
+/** Element formats: one channel's type. A texel is 1, 2 or 4 channels of it (float,
+ *  float2, float4; uchar4; ...). */
+typedef enum cujit_format {
+  CUJIT_FORMAT_F32 = 0, /**< float (the default) */
+  CUJIT_FORMAT_F16 = 1, /**< __half; read as float */
+  CUJIT_FORMAT_U8 = 2,
+  CUJIT_FORMAT_I8 = 3,
+  CUJIT_FORMAT_U16 = 4,
+  CUJIT_FORMAT_I16 = 5,
+  CUJIT_FORMAT_U32 = 6,
+  CUJIT_FORMAT_I32 = 7
+} cujit_format;
+
+/** What a read outside [0, width) (or [0, 1) with normalized coordinates) returns. */
+typedef enum cujit_address_mode {
+  CUJIT_ADDRESS_CLAMP = 0,  /**< the nearest edge element (the default) */
+  CUJIT_ADDRESS_WRAP = 1,   /**< repeats the texture (normalized coordinates only) */
+  CUJIT_ADDRESS_MIRROR = 2, /**< repeats it mirrored (normalized coordinates only) */
+  CUJIT_ADDRESS_BORDER = 3  /**< border_color */
+} cujit_address_mode;
+
+typedef enum cujit_filter_mode {
+  CUJIT_FILTER_POINT = 0, /**< the nearest element (the default) */
+  CUJIT_FILTER_LINEAR = 1 /**< linear interpolation of the nearest 2, 4 or 8 (reads float) */
+} cujit_filter_mode;
+
+typedef enum cujit_read_mode {
+  CUJIT_READ_ELEMENT = 0,         /**< the element's own type (the default) */
+  CUJIT_READ_NORMALIZED_FLOAT = 1 /**< 8- and 16-bit integers as floats in [0, 1] ([-1, 1]
+                                       when signed) */
+} cujit_read_mode;
+
+/** How a texture is sampled. NULL or zero-initialised: clamp, point, element type,
+ *  coordinates in elements. */
+typedef struct cujit_texture_desc {
+  size_t size;            /**< sizeof, set by CUJIT_TEXTURE_DESC_INIT; or 0 */
+  int address_mode[3];    /**< per dimension x, y, z: cujit_address_mode */
+  int filter;             /**< cujit_filter_mode */
+  int read_mode;          /**< cujit_read_mode */
+  int normalized_coords;  /**< nonzero: coordinates in [0, 1) instead of [0, width) */
+  float border_color[4];  /**< per channel, for CUJIT_ADDRESS_BORDER */
+} cujit_texture_desc;
+#define CUJIT_TEXTURE_DESC_INIT \
+  {sizeof(cujit_texture_desc), {0, 0, 0}, 0, 0, 0, {0.0f, 0.0f, 0.0f, 0.0f}}
+
+/** A texture over linear device memory, read in kernels with tex1Dfetch<T>(tex, i) by
+ *  element index (no filtering and no normalized coordinates: use a pitched or array
+ *  texture for those).
+ *  @param tex      receives the object; owned by the caller: cujit_texture_destroy(). It
+ *                  reads `dptr`, which must outlive it.
+ *  @param dptr     device memory, aligned as the device requires for textures (memory from
+ *                  cujit_mem_alloc() is).
+ *  @param bytes    its size: a whole number of elements, at most the device's limit for
+ *                  1-D linear textures of this format.
+ *  @param format, channels  the element: channels 1, 2 or 4.
+ *  @param desc     NULL for defaults.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE naming the argument or limit (checked before
+ *          the driver is asked where possible); CUJIT_ERROR_NO_DRIVER / _NO_DEVICE;
+ *          CUJIT_ERROR_NOT_SUPPORTED when the driver lacks texture objects. */
+CUJIT_API cujit_status cujit_texture_from_linear(cujit_texobj *tex, CUdeviceptr dptr,
+                                                 size_t bytes, cujit_format format,
+                                                 unsigned channels, const cujit_texture_desc *desc);
+
+/** A 2-D texture over pitched device memory: `height` rows of `width` elements, each row
+ *  starting `pitch` bytes after the previous one. Read with tex2D<T>(tex, x, y).
+ *  @param tex   receives the object; owned by the caller: cujit_texture_destroy(). It reads
+ *               `dptr`, which must outlive it.
+ *  @param pitch bytes from one row to the next: at least a row's bytes and a multiple of
+ *               the device's texture pitch alignment (32 on current GPUs).
+ *  @return as cujit_texture_from_linear(); width, height and pitch are checked against the
+ *          device's limits for 2-D linear textures. */
+CUJIT_API cujit_status cujit_texture_from_pitched(cujit_texobj *tex, CUdeviceptr dptr,
+                                                  size_t width, size_t height, size_t pitch,
+                                                  cujit_format format, unsigned channels,
+                                                  const cujit_texture_desc *desc);
+
+/** Array flags (cujit_cuarray_desc.flags). */
+enum {
+  CUJIT_CUARRAY_SURFACE = 1u << 0 /**< may be written through surface objects */
+};
+
+/** The shape and element of a CUDA array. 1-D: height and depth 0; 2-D: depth 0. */
+typedef struct cujit_cuarray_desc {
+  size_t size;        /**< sizeof, set by CUJIT_CUARRAY_DESC_INIT; or 0 */
+  size_t width;       /**< elements per row; at least 1 */
+  size_t height;      /**< rows; 0 for a 1-D array */
+  size_t depth;       /**< slices; 0 for a 1-D or 2-D array */
+  int format;         /**< cujit_format */
+  unsigned channels;  /**< 1, 2 or 4; 0 means 1 */
+  unsigned flags;     /**< CUJIT_CUARRAY_* */
+} cujit_cuarray_desc;
+#define CUJIT_CUARRAY_DESC_INIT {sizeof(cujit_cuarray_desc), 0, 0, 0, 0, 0, 0}
+
+/** A CUDA array: device memory laid out for 1-D, 2-D and 3-D texture reads. */
+typedef struct cujit_cuarray cujit_cuarray;
+
+/** Makes a CUDA array on the current device and fills it from `host`, if non-NULL: dense
+ *  rows of width elements, height rows (1 when 0) per slice, depth slices (1 when 0).
+ *  @param out  receives the array; owned by the caller: cujit_cuarray_destroy(), after every
+ *              texture and surface object made from it.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL or bad descriptor or a size
+ *          beyond the device's texture (and, with CUJIT_CUARRAY_SURFACE, surface) limits;
+ *          CUJIT_ERROR_DEVICE_MEMORY; CUJIT_ERROR_NO_DRIVER / _NO_DEVICE. */
+CUJIT_API cujit_status cujit_cuarray_create(cujit_cuarray **out, const cujit_cuarray_desc *desc,
+                                          const void *host);
+/** Copies dense host data (as cujit_cuarray_create() reads it) into the array. Waits until
+ *  the copy is done. */
+CUJIT_API cujit_status cujit_cuarray_write(cujit_cuarray *arr, const void *host);
+/** Copies the array into dense host memory. Ordered after earlier work on the legacy
+ *  default stream and the streams that synchronise with it; after a launch on a
+ *  cujit_stream_create() stream, synchronise that stream first. */
+CUJIT_API cujit_status cujit_cuarray_read(const cujit_cuarray *arr, void *host);
+/** @return the array's bytes as dense host data (width x height x depth x element). */
+CUJIT_API size_t cujit_cuarray_bytes(const cujit_cuarray *arr);
+/** @return the driver's handle, for driver calls of your own. Owned by the array. */
+CUJIT_API CUarray cujit_cuarray_handle(const cujit_cuarray *arr);
+/** Frees the array; NULL is fine. Texture and surface objects made from it must be
+ *  destroyed first. */
+CUJIT_API cujit_status cujit_cuarray_destroy(cujit_cuarray *arr);
+
+/** A texture over an array, read with tex1D<T>, tex2D<T> or tex3D<T> by the array's
+ *  dimensions; every sampling mode works (wrap and mirror need normalized coordinates).
+ *  @param tex  receives the object; owned by the caller: cujit_texture_destroy(), before
+ *              cujit_cuarray_destroy(arr).
+ *  @return as cujit_texture_from_linear(). */
+CUJIT_API cujit_status cujit_texture_from_array(cujit_texobj *tex, const cujit_cuarray *arr,
+                                                const cujit_texture_desc *desc);
+/** A surface object over an array made with CUJIT_CUARRAY_SURFACE, for surf1Dread,
+ *  surf2Dwrite, ... (x in bytes).
+ *  @param surf receives the object; owned by the caller: cujit_surface_destroy(), before
+ *              cujit_cuarray_destroy(arr).
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL argument or an array made
+ *          without CUJIT_CUARRAY_SURFACE; CUJIT_ERROR_NO_DRIVER / _NO_DEVICE. */
+CUJIT_API cujit_status cujit_surface_create(cujit_surfobj *surf, const cujit_cuarray *arr);
+/** Destroys a texture object; 0 is fine. */
+CUJIT_API cujit_status cujit_texture_destroy(cujit_texobj tex);
+/** Destroys a surface object; 0 is fine. */
+CUJIT_API cujit_status cujit_surface_destroy(cujit_surfobj surf);
+
+
+/* =======================================================================================
+ * 14. Questioning the cache: why a compile missed, whether entries are reproducible stable
+ * ===================================================================================== */
+
+/*
+ * Every disk entry keeps a manifest of what went into its key, part by part: NVRTC's
+ * build, the target, the program name, the source text, the include directories, defines,
+ * NVRTC options, in-memory headers (with their text), name expressions, the toolkit
+ * setting, and each header included from disk (path, size, hash). A compile never reads
+ * it: a hit costs what it did. It costs about the source's size (plus in-memory headers
+ * and a few hundred bytes) per entry.
+ */
+
+/** The part of a cache key that differs between a request and an entry. */
+typedef enum cujit_cache_part {
+  CUJIT_CACHE_PART_NVRTC = 0,        /**< NVRTC's version or build */
+  CUJIT_CACHE_PART_ARCH = 1,         /**< the target architecture */
+  CUJIT_CACHE_PART_NAME = 2,         /**< the program name (a file's path) */
+  CUJIT_CACHE_PART_SOURCE = 3,       /**< the source text */
+  CUJIT_CACHE_PART_HEADER = 4,       /**< a header included from disk (`what` names it) */
+  CUJIT_CACHE_PART_INCLUDE_DIRS = 5, /**< the include path */
+  CUJIT_CACHE_PART_DEFINES = 6,      /**< the defines */
+  CUJIT_CACHE_PART_OPTIONS = 7,      /**< the NVRTC options */
+  CUJIT_CACHE_PART_MEMORY_HEADERS = 8, /**< the in-memory headers */
+  CUJIT_CACHE_PART_NAME_EXPRESSIONS = 9, /**< the name expressions */
+  CUJIT_CACHE_PART_TOOLKIT = 10      /**< whether (and where) the toolkit's headers are
+                                          searched: CUJIT_OPT_NO_TOOLKIT_INCLUDES, env
+                                          CUDA_PATH and CUDA_HOME */
+} cujit_cache_part;
+
+/** One difference between a request and the cache entry nearest to it. Made by cujit;
+ *  strings are valid during the callback. A callback built against a later header reads
+ *  a field only when it lies below `size`. */
+typedef struct cujit_cache_difference {
+  size_t size;           /**< the bytes of this struct that cujit filled */
+  cujit_cache_part part;
+  const char *what;      /**< the item: a header's path, an option, a define, ... ("" for
+                              the part as a whole) */
+  const char *detail;    /**< a sentence saying how it differs, entry first, now second */
+} cujit_cache_difference;
+/** Receives one difference; returns 0 to go on, nonzero to stop. */
+typedef int (*cujit_cache_difference_fn)(const cujit_cache_difference *d, void *user);
+
+/** Which tier would give a request its module. The memory cache is this process's own. */
+typedef enum cujit_cache_tier {
+  CUJIT_CACHE_TIER_UNCACHED = 0, /**< the request bypasses the cache (see `reason`) */
+  CUJIT_CACHE_TIER_MEMORY = 1,   /**< this process's memory cache */
+  CUJIT_CACHE_TIER_DISK = 2,     /**< the disk cache */
+  CUJIT_CACHE_TIER_REMOTE = 3,   /**< the remote tier (cujit_cache_set_remote) */
+  CUJIT_CACHE_TIER_COMPILE = 4   /**< nothing holds it: NVRTC would compile it */
+} cujit_cache_tier;
+
+/** What cujit_cache_explain() found. Start from CUJIT_CACHE_EXPLANATION_INIT (or zero it):
+ *  cujit writes the fields up to `size`. */
+typedef struct cujit_cache_explanation {
+  size_t size;           /**< sizeof, set by CUJIT_CACHE_EXPLANATION_INIT; or 0 */
+  int hit;               /**< 1 when a cache tier holds the module (memory, disk, remote) */
+  cujit_cache_tier tier; /**< the tier that would serve it */
+  char key[33];          /**< the request's disk key (32 hex digits; "" when uncached) */
+  char reason[512];      /**< for UNCACHED, why; for COMPILE, why the tiers miss; else "" */
+  int has_nearest;       /**< 1 when a miss found an entry to compare with */
+  char nearest_key[33];  /**< the nearest entry's key */
+  char nearest_name[256]; /**< its program name */
+  char nearest_arch[32]; /**< its target */
+  unsigned differences;  /**< how many differences were found (each given to the callback) */
+  uint64_t entries;      /**< disk entries compared (entries written without a manifest, by
+                              an older cujit, are not counted) */
+} cujit_cache_explanation;
+#define CUJIT_CACHE_EXPLANATION_INIT                                                       \
+  {sizeof(cujit_cache_explanation), 0, CUJIT_CACHE_TIER_UNCACHED, "", "", 0, "", "", "",  \
+   0, 0}
+
+/** Says whether compiling `source` with `name` and `opts` (as cujit_module_from_source()
+ *  would) is a cache hit now and which tier would serve it, without compiling anything
+ *  or creating an NVRTC program. On a miss, the disk entry nearest to the request (fewest
+ *  differing parts; the most recently used among equals) is compared with it part by part,
+ *  and fn (may be NULL) receives each difference. The remote tier, when one is set, is
+ *  asked whether it holds the key (one lookup; nothing is written). A valid entry is read
+ *  as a hit is, so its last use is recorded.
+ *  @param out  receives the answer (see CUJIT_CACHE_EXPLANATION_INIT).
+ *  @return CUJIT_OK (a miss too); CUJIT_ERROR_INVALID_SOURCE, CUJIT_ERROR_INVALID_OPTION as
+ *          cujit_module_from_source(); CUJIT_ERROR_NO_NVRTC when no NVRTC is known to name
+ *          in the key; CUJIT_ERROR_INVALID_VALUE for a NULL out or a bad out->size;
+ *          CUJIT_ERROR_OUT_OF_MEMORY. */
+CUJIT_API cujit_status cujit_cache_explain(const char *source, const char *name,
+                                           const cujit_options *opts,
+                                           cujit_cache_explanation *out,
+                                           cujit_cache_difference_fn fn, void *user);
+/** cujit_cache_explain() for a file, compiled as cujit_module_from_file() compiles it.
+ *  @return as above, plus CUJIT_ERROR_FILE when it cannot be read. */
+CUJIT_API cujit_status cujit_cache_explain_file(const char *path, const cujit_options *opts,
+                                                cujit_cache_explanation *out,
+                                                cujit_cache_difference_fn fn, void *user);
+
+/** What became of one entry in cujit_cache_verify(). */
+typedef enum cujit_cache_verdict {
+  CUJIT_CACHE_MATCH = 0,    /**< compiled again, byte for byte the same */
+  CUJIT_CACHE_MISMATCH = 1, /**< compiled again from the same inputs, other bytes */
+  CUJIT_CACHE_SKIPPED = 2   /**< not compiled again: its inputs cannot be had any more (a
+                                 header changed, another NVRTC), it records none, it is not
+                                 a valid entry, or the compile failed (`detail` says) */
+} cujit_cache_verdict;
+
+/** One verified entry. Made by cujit; strings are valid during the callback. */
+typedef struct cujit_cache_verified {
+  size_t size;                 /**< the bytes of this struct that cujit filled */
+  const char *key;             /**< the entry's key (32 hex digits) */
+  const char *name;            /**< its program name ("?" when unreadable) */
+  const char *arch;            /**< its target ("?" when unreadable) */
+  cujit_cache_verdict verdict;
+  const char *detail;          /**< what differs, or why it was skipped ("" for a match) */
+} cujit_cache_verified;
+/** Receives one entry's verdict; returns 0 to go on, nonzero to stop. */
+typedef int (*cujit_cache_verify_fn)(const cujit_cache_verified *v, void *user);
+
+/** Counts from cujit_cache_verify(). Start from CUJIT_CACHE_VERIFY_SUMMARY_INIT. */
+typedef struct cujit_cache_verify_summary {
+  size_t size;         /**< sizeof, set by CUJIT_CACHE_VERIFY_SUMMARY_INIT; or 0 */
+  uint64_t entries;    /**< entries in the disk cache */
+  uint64_t matched;    /**< compiled again to the same bytes */
+  uint64_t mismatched; /**< compiled again to other bytes */
+  uint64_t skipped;    /**< not compiled again (each with its reason) */
+} cujit_cache_verify_summary;
+#define CUJIT_CACHE_VERIFY_SUMMARY_INIT {sizeof(cujit_cache_verify_summary), 0, 0, 0, 0}
+
+/** Compiles disk entries again from the inputs their manifests record, with NVRTC's own
+ *  cache off, and compares PTX, CUBIN and lowered names byte for byte. An entry is
+ *  compiled again only when the key of its recorded inputs, computed now (this NVRTC, the
+ *  headers on disk now, from the working directory), is its key: otherwise it is SKIPPED,
+ *  saying which part changed, never a mismatch. Compiles run one after another on the
+ *  calling thread; nothing in the cache is changed or counted.
+ *  cujit compiles with NVRTC's -frandom-seed (NVRTC 13 and later, unless the caller's
+ *  options set one), so names NVRTC would make up at random are the same every time.
+ *  @param sample  how many entries to verify, chosen at random; 0 for all.
+ *  @param fn      receives each entry's verdict (may be NULL).
+ *  @param summary receives the counts (may be NULL).
+ *  @return CUJIT_OK, mismatches or not (the summary counts them); CUJIT_ERROR_CACHE when the
+ *          disk cache is off, unusable or cannot be read; CUJIT_ERROR_INVALID_VALUE for a
+ *          bad summary->size; CUJIT_ERROR_OUT_OF_MEMORY. */
+CUJIT_API cujit_status cujit_cache_verify(size_t sample, cujit_cache_verify_fn fn, void *user,
+                                          cujit_cache_verify_summary *summary);
 
 #ifdef __cplusplus
 } /* extern "C" */
 
-#include <initializer_list>
 
-/* In C++ each value finds its constructor by overloading. A pointer of any other type
- * (&a, as the calls once took) matches the deleted template and does not compile. */
-static inline cujit_arg cujit_gen_arg_(cujit_arg a) { return a; }
-static inline cujit_arg cujit_gen_arg_(cujit_array *a) { return cujit_arr(a); }
-static inline cujit_arg cujit_gen_arg_(const cujit_array *a) { return cujit_arr(a); }
-static inline cujit_arg cujit_gen_arg_(decltype(nullptr)) { return cujit_arr(nullptr); }
-static inline cujit_arg cujit_gen_arg_(bool v) { return cujit_bool(v); }
-static inline cujit_arg cujit_gen_arg_(char v) { return cujit_gen_char_(v); }
-static inline cujit_arg cujit_gen_arg_(signed char v) { return cujit_i8(v); }
-static inline cujit_arg cujit_gen_arg_(unsigned char v) { return cujit_u8(v); }
-static inline cujit_arg cujit_gen_arg_(short v) { return cujit_i16(v); }
-static inline cujit_arg cujit_gen_arg_(unsigned short v) { return cujit_u16(v); }
-static inline cujit_arg cujit_gen_arg_(int v) { return cujit_i32(v); }
-static inline cujit_arg cujit_gen_arg_(unsigned v) { return cujit_u32(v); }
-static inline cujit_arg cujit_gen_arg_(long v) { return cujit_gen_long_(v); }
-static inline cujit_arg cujit_gen_arg_(unsigned long v) { return cujit_gen_ulong_(v); }
-static inline cujit_arg cujit_gen_arg_(long long v) { return cujit_i64(v); }
-static inline cujit_arg cujit_gen_arg_(unsigned long long v) { return cujit_u64(v); }
-static inline cujit_arg cujit_gen_arg_(float v) { return cujit_f32(v); }
-static inline cujit_arg cujit_gen_arg_(double v) { return cujit_f64(v); }
-template <typename T> cujit_arg cujit_gen_arg_(T *) = delete;
+#include <initializer_list>
 
 /* What CUJIT_LAUNCH and CUJIT_LAUNCH_EX expand to in C++. */
 static inline cujit_status cujit_launch_list_(const cujit_function *fn, cujit_dim3 grid,

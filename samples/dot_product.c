@@ -2,6 +2,7 @@
  * line for line with cujit's arrays; checked against the CPU. */
 #include <math.h>
 
+#include "cujit_array.h"
 #include "sample.h"
 
 int main(void) {

@@ -3,6 +3,7 @@
  * with a kernel that keeps input and output apart, then gpuarray's factor * d_gpuarray. */
 #include <math.h>
 
+#include "cujit_array.h"
 #include "sample.h"
 
 static const char *const source =

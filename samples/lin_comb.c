@@ -4,6 +4,7 @@
  * Checked against the CPU. */
 #include <math.h>
 
+#include "cujit_array.h"
 #include "sample.h"
 
 int main(void) {

@@ -1,5 +1,6 @@
 /* matrix_add - seed 000: the sum of two random 4 x 4 matrices with PyCUDA's gpuarray,
  * line for line with cujit's arrays: to_gpu, a_gpu + b_gpu, get. */
+#include "cujit_array.h"
 #include "sample.h"
 
 int main(void) {

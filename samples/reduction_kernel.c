@@ -5,6 +5,7 @@
  * memory. Checked against the CPU. */
 #include <math.h>
 
+#include "cujit_array.h"
 #include "sample.h"
 
 int main(void) {

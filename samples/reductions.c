@@ -3,6 +3,7 @@
  * (reduction_kernel.c has the reduction generator, PyCUDA's ReductionKernel.) */
 #include <math.h>
 
+#include "cujit_array.h"
 #include "sample.h"
 
 int main(void) {

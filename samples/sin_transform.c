@@ -4,6 +4,7 @@
  * against the CPU on 4000 x 4000 floats. */
 #include <math.h>
 
+#include "cujit_array.h"
 #include "sample.h"
 
 static const char *const source =

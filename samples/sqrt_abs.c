@@ -5,6 +5,7 @@
  * (CUJIT_SQRT, ...) are the seed's calls one by one. Checked against the CPU. */
 #include <math.h>
 
+#include "cujit_array.h"
 #include "sample.h"
 
 int main(void) {

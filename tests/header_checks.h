@@ -1,9 +1,9 @@
-/* header_checks.h - every macro and inline constructor of cujit.h, used and checked, in
- * the part of C11 and C++17 that both compile with -Wall -Wextra -Wpedantic -Werror:
- * test_c11.c and test_cxx.cpp include it, so each form is built as its language expands
- * it (compound literals in C, initializer lists in C++). The includer defines
- * hc_check(ok, what) and calls hc_run(). Values are checked field by field; launches run
- * where a GPU is present (and are checked), and elsewhere must fail with
+/* header_checks.h - every macro and inline constructor of cujit.h and cujit_array.h, used
+ * and checked, in the part of C11 and C++17 that both compile with -Wall -Wextra
+ * -Wpedantic -Werror: test_c11.c and test_cxx.cpp include it, so each form is built as its
+ * language expands it (compound literals in C, initializer lists in C++). The includer
+ * defines hc_check(ok, what) and calls hc_run(). Values are checked field by field;
+ * launches run where a GPU is present (and are checked), and elsewhere must fail with
  * CUJIT_ERROR_NO_DRIVER or CUJIT_ERROR_NO_DEVICE. */
 #ifndef CUJIT_HEADER_CHECKS_H
 #define CUJIT_HEADER_CHECKS_H
@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cujit.h"
+#include "cujit_array.h"
 
 static void hc_check(int ok, const char *what);
 

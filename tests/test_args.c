@@ -3,6 +3,7 @@
  * each argument's kind, size and type (against the types the compiler gives, NVRTC
  * compiling here), grid, block and shared memory. */
 #include "typestest.h"
+#include "cujit_array.h"
 #include "kernelsrc.h"
 #include "launch/launch.h"
 

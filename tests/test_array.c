@@ -3,6 +3,7 @@
  * destroyed array is refused by every function instead of being read after it was freed
  * or taken for a newer array. */
 #include "testutil.h"
+#include "cujit_array.h"
 
 static const int64_t kShape[] = {4, 6};
 

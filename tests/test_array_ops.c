@@ -5,6 +5,7 @@
 #include <math.h>
 
 #include "testutil.h"
+#include "cujit_array.h"
 
 static void promotion_follows_numpy(void **state) {
   static const struct { int a, b, weak, want; } cases[] = {

@@ -5,6 +5,7 @@
  * the published known-answer vectors, its logarithm and sine/cosine against the C
  * library's, and its normal numbers' moments. */
 #include "testutil.h"
+#include "cujit_array.h"
 
 #include "philoxref.h"
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
+#include "cujit_array.h"
 
 #include "common/common.h"
 

@@ -10,6 +10,7 @@
 #include <math.h>
 
 #include "gputest.h"
+#include "cujit_array.h"
 
 static const int64_t kSizes[] = {0, 1, 31, 1000003};
 

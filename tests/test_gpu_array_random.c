@@ -5,6 +5,7 @@
  * lie in [0, 1); the moments of 10^7 samples are those of the distribution; bad shapes are
  * refused. */
 #include "testutil.h"
+#include "cujit_array.h"
 
 #include "philoxref.h"
 

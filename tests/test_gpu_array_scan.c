@@ -5,6 +5,7 @@
  * place; the pool's memory given back; and a cumsum of 2^31 + 17 int8 ones into i64, whose
  * last elements must equal their index + 1 (the 64-bit index path). */
 #include "testutil.h"
+#include "cujit_array.h"
 
 static const int64_t kSizes[] = {0, 1, 31, 1000003};
 

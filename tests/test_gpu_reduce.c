@@ -8,6 +8,7 @@
  * bytes or not). */
 #include <math.h>
 
+#include "cujit_array.h"
 #include "array/array.h"
 #include "gputest.h"
 

@@ -4,6 +4,7 @@
  * generated reduction kernel compiles for every element type (only the launch then fails,
  * with CUJIT_ERROR_NO_DRIVER). Arrays wrap fake device pointers: no memory is touched. */
 #include "testutil.h"
+#include "cujit_array.h"
 
 static const int kTypes[] = {CUJIT_TYPE_BOOL, CUJIT_TYPE_I8,  CUJIT_TYPE_U8,   CUJIT_TYPE_I16,
                              CUJIT_TYPE_U16,  CUJIT_TYPE_I32, CUJIT_TYPE_U32,  CUJIT_TYPE_I64,
