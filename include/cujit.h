@@ -1227,17 +1227,22 @@ CUJIT_API const char *cujit_function_signature(cujit_function *fn);
  *      vectors, structs, bN a pointer to the value: &v
  *
  *  The macro counts its arguments, so a wrong number is CUJIT_ERROR_INVALID_ARGS and
- *  nothing is launched (a compound literal with commas, `(float4){1, 2, 3, 4}`, must be
- *  wrapped in parentheses to count as one). Types cannot be checked in C varargs: a float
+ *  nothing is launched (in C a compound literal with commas, `(float4){1, 2, 3, 4}`, must
+ *  be wrapped in parentheses to be one argument; unwrapped, it does not compile). Types cannot be checked in C varargs: a float
  *  variable for an i32 parameter or an int for an i64 one is undefined behaviour, as with
- *  printf; bound function pointers (below) are checked by the compiler instead.
+ *  printf; bound function pointers (below) are checked by the compiler instead. A
+ *  cujit_arg (cujit_in(), cujit_i32(), ...), which only cujit_launch() takes, does not
+ *  compile as an argument (an In buffer here is CUJIT_IN()).
  *  Returns what cujit_launch() returns; CUJIT_ERROR_INVALID_ARGS for a wrong count, a
  *  value out of range, or a NULL value pointer; CUJIT_ERROR_SIGNATURE when the signature
  *  cannot be read (see cujit_function_signature()). */
-#define cujit_call(fn, ...) cujit_call_n((fn), CUJIT_NARGS_(__VA_ARGS__) - 2, __VA_ARGS__)
+#define cujit_call(fn, ...)                                                                 \
+  (CUJIT_CALL_CHECK_(__VA_ARGS__), cujit_call_n((fn), CUJIT_NARGS_(__VA_ARGS__) - 2, __VA_ARGS__))
 /** cujit_call_ex(fn, grid, block, opts, args...): cujit_call() with launch options (a
  *  `const cujit_launch_options *`, read during the call). */
-#define cujit_call_ex(fn, ...) cujit_call_ex_n((fn), CUJIT_NARGS_(__VA_ARGS__) - 3, __VA_ARGS__)
+#define cujit_call_ex(fn, ...)                                                              \
+  (CUJIT_CALL_CHECK_(__VA_ARGS__),                                                          \
+   cujit_call_ex_n((fn), CUJIT_NARGS_(__VA_ARGS__) - 3, __VA_ARGS__))
 /** What cujit_call() expands to. For wrappers and for more than 64 arguments.
  *  @param fn     the kernel.
  *  @param nargs  the number of varargs that follow `block` (the kernel's arguments).
@@ -1269,6 +1274,89 @@ CUJIT_API cujit_status cujit_call_ex_n(cujit_function *fn, int nargs, cujit_dim3
                           a55, a56, a57, a58, a59, a60, a61, a62, a63, a64, a65, a66, a67,   \
                           n, ...)                                                            \
   n
+
+/* CUJIT_MAP_(m, a, b, ...) is m(a), m(b), ...: each of 1 to 67 arguments given to m. */
+#define CUJIT_MAP_(m, ...) CUJIT_MAP_CAT_(CUJIT_MAP, CUJIT_NARGS_(__VA_ARGS__))(m, __VA_ARGS__)
+#define CUJIT_MAP_CAT_(a, n) CUJIT_MAP_CAT2_(a, n)
+#define CUJIT_MAP_CAT2_(a, n) a##n##_
+#define CUJIT_MAP1_(m, a) m(a)
+#define CUJIT_MAP2_(m, a, ...) m(a), CUJIT_MAP1_(m, __VA_ARGS__)
+#define CUJIT_MAP3_(m, a, ...) m(a), CUJIT_MAP2_(m, __VA_ARGS__)
+#define CUJIT_MAP4_(m, a, ...) m(a), CUJIT_MAP3_(m, __VA_ARGS__)
+#define CUJIT_MAP5_(m, a, ...) m(a), CUJIT_MAP4_(m, __VA_ARGS__)
+#define CUJIT_MAP6_(m, a, ...) m(a), CUJIT_MAP5_(m, __VA_ARGS__)
+#define CUJIT_MAP7_(m, a, ...) m(a), CUJIT_MAP6_(m, __VA_ARGS__)
+#define CUJIT_MAP8_(m, a, ...) m(a), CUJIT_MAP7_(m, __VA_ARGS__)
+#define CUJIT_MAP9_(m, a, ...) m(a), CUJIT_MAP8_(m, __VA_ARGS__)
+#define CUJIT_MAP10_(m, a, ...) m(a), CUJIT_MAP9_(m, __VA_ARGS__)
+#define CUJIT_MAP11_(m, a, ...) m(a), CUJIT_MAP10_(m, __VA_ARGS__)
+#define CUJIT_MAP12_(m, a, ...) m(a), CUJIT_MAP11_(m, __VA_ARGS__)
+#define CUJIT_MAP13_(m, a, ...) m(a), CUJIT_MAP12_(m, __VA_ARGS__)
+#define CUJIT_MAP14_(m, a, ...) m(a), CUJIT_MAP13_(m, __VA_ARGS__)
+#define CUJIT_MAP15_(m, a, ...) m(a), CUJIT_MAP14_(m, __VA_ARGS__)
+#define CUJIT_MAP16_(m, a, ...) m(a), CUJIT_MAP15_(m, __VA_ARGS__)
+#define CUJIT_MAP17_(m, a, ...) m(a), CUJIT_MAP16_(m, __VA_ARGS__)
+#define CUJIT_MAP18_(m, a, ...) m(a), CUJIT_MAP17_(m, __VA_ARGS__)
+#define CUJIT_MAP19_(m, a, ...) m(a), CUJIT_MAP18_(m, __VA_ARGS__)
+#define CUJIT_MAP20_(m, a, ...) m(a), CUJIT_MAP19_(m, __VA_ARGS__)
+#define CUJIT_MAP21_(m, a, ...) m(a), CUJIT_MAP20_(m, __VA_ARGS__)
+#define CUJIT_MAP22_(m, a, ...) m(a), CUJIT_MAP21_(m, __VA_ARGS__)
+#define CUJIT_MAP23_(m, a, ...) m(a), CUJIT_MAP22_(m, __VA_ARGS__)
+#define CUJIT_MAP24_(m, a, ...) m(a), CUJIT_MAP23_(m, __VA_ARGS__)
+#define CUJIT_MAP25_(m, a, ...) m(a), CUJIT_MAP24_(m, __VA_ARGS__)
+#define CUJIT_MAP26_(m, a, ...) m(a), CUJIT_MAP25_(m, __VA_ARGS__)
+#define CUJIT_MAP27_(m, a, ...) m(a), CUJIT_MAP26_(m, __VA_ARGS__)
+#define CUJIT_MAP28_(m, a, ...) m(a), CUJIT_MAP27_(m, __VA_ARGS__)
+#define CUJIT_MAP29_(m, a, ...) m(a), CUJIT_MAP28_(m, __VA_ARGS__)
+#define CUJIT_MAP30_(m, a, ...) m(a), CUJIT_MAP29_(m, __VA_ARGS__)
+#define CUJIT_MAP31_(m, a, ...) m(a), CUJIT_MAP30_(m, __VA_ARGS__)
+#define CUJIT_MAP32_(m, a, ...) m(a), CUJIT_MAP31_(m, __VA_ARGS__)
+#define CUJIT_MAP33_(m, a, ...) m(a), CUJIT_MAP32_(m, __VA_ARGS__)
+#define CUJIT_MAP34_(m, a, ...) m(a), CUJIT_MAP33_(m, __VA_ARGS__)
+#define CUJIT_MAP35_(m, a, ...) m(a), CUJIT_MAP34_(m, __VA_ARGS__)
+#define CUJIT_MAP36_(m, a, ...) m(a), CUJIT_MAP35_(m, __VA_ARGS__)
+#define CUJIT_MAP37_(m, a, ...) m(a), CUJIT_MAP36_(m, __VA_ARGS__)
+#define CUJIT_MAP38_(m, a, ...) m(a), CUJIT_MAP37_(m, __VA_ARGS__)
+#define CUJIT_MAP39_(m, a, ...) m(a), CUJIT_MAP38_(m, __VA_ARGS__)
+#define CUJIT_MAP40_(m, a, ...) m(a), CUJIT_MAP39_(m, __VA_ARGS__)
+#define CUJIT_MAP41_(m, a, ...) m(a), CUJIT_MAP40_(m, __VA_ARGS__)
+#define CUJIT_MAP42_(m, a, ...) m(a), CUJIT_MAP41_(m, __VA_ARGS__)
+#define CUJIT_MAP43_(m, a, ...) m(a), CUJIT_MAP42_(m, __VA_ARGS__)
+#define CUJIT_MAP44_(m, a, ...) m(a), CUJIT_MAP43_(m, __VA_ARGS__)
+#define CUJIT_MAP45_(m, a, ...) m(a), CUJIT_MAP44_(m, __VA_ARGS__)
+#define CUJIT_MAP46_(m, a, ...) m(a), CUJIT_MAP45_(m, __VA_ARGS__)
+#define CUJIT_MAP47_(m, a, ...) m(a), CUJIT_MAP46_(m, __VA_ARGS__)
+#define CUJIT_MAP48_(m, a, ...) m(a), CUJIT_MAP47_(m, __VA_ARGS__)
+#define CUJIT_MAP49_(m, a, ...) m(a), CUJIT_MAP48_(m, __VA_ARGS__)
+#define CUJIT_MAP50_(m, a, ...) m(a), CUJIT_MAP49_(m, __VA_ARGS__)
+#define CUJIT_MAP51_(m, a, ...) m(a), CUJIT_MAP50_(m, __VA_ARGS__)
+#define CUJIT_MAP52_(m, a, ...) m(a), CUJIT_MAP51_(m, __VA_ARGS__)
+#define CUJIT_MAP53_(m, a, ...) m(a), CUJIT_MAP52_(m, __VA_ARGS__)
+#define CUJIT_MAP54_(m, a, ...) m(a), CUJIT_MAP53_(m, __VA_ARGS__)
+#define CUJIT_MAP55_(m, a, ...) m(a), CUJIT_MAP54_(m, __VA_ARGS__)
+#define CUJIT_MAP56_(m, a, ...) m(a), CUJIT_MAP55_(m, __VA_ARGS__)
+#define CUJIT_MAP57_(m, a, ...) m(a), CUJIT_MAP56_(m, __VA_ARGS__)
+#define CUJIT_MAP58_(m, a, ...) m(a), CUJIT_MAP57_(m, __VA_ARGS__)
+#define CUJIT_MAP59_(m, a, ...) m(a), CUJIT_MAP58_(m, __VA_ARGS__)
+#define CUJIT_MAP60_(m, a, ...) m(a), CUJIT_MAP59_(m, __VA_ARGS__)
+#define CUJIT_MAP61_(m, a, ...) m(a), CUJIT_MAP60_(m, __VA_ARGS__)
+#define CUJIT_MAP62_(m, a, ...) m(a), CUJIT_MAP61_(m, __VA_ARGS__)
+#define CUJIT_MAP63_(m, a, ...) m(a), CUJIT_MAP62_(m, __VA_ARGS__)
+#define CUJIT_MAP64_(m, a, ...) m(a), CUJIT_MAP63_(m, __VA_ARGS__)
+#define CUJIT_MAP65_(m, a, ...) m(a), CUJIT_MAP64_(m, __VA_ARGS__)
+#define CUJIT_MAP66_(m, a, ...) m(a), CUJIT_MAP65_(m, __VA_ARGS__)
+#define CUJIT_MAP67_(m, a, ...) m(a), CUJIT_MAP66_(m, __VA_ARGS__)
+
+/* A cujit_arg passed to cujit_call() does not compile: C varargs would take its bytes for
+ * whatever the parameter is. In C each argument is looked at by _Generic (an array of
+ * negative size is the error), in C++ by a template (cujit_call_check_, at the end). */
+#ifndef __cplusplus
+#  define CUJIT_CALL_ARG_(x) \
+  sizeof(char[_Generic((x), cujit_arg: -1, /* cujit_call() takes no cujit_arg */ default: 1)])
+#  define CUJIT_CALL_CHECK_(...) (void)sizeof((size_t[]){CUJIT_MAP_(CUJIT_CALL_ARG_, __VA_ARGS__)})
+#else
+#  define CUJIT_CALL_CHECK_(...) (void)sizeof(cujit_call_check_(__VA_ARGS__))
+#endif
 
 /* A cujit_arg passed where a device pointer is expected: its address tagged in the top
  * 16 bits, which no host or device address uses. Pointer parameters of cujit_call() and
@@ -2321,6 +2409,22 @@ CUJIT_API cujit_status cujit_cache_verify(size_t sample, cujit_cache_verify_fn f
 } /* extern "C" */
 
 #include <initializer_list>
+
+/* cujit_call()'s arguments, none of which may be a cujit_arg (CUJIT_CALL_CHECK_). */
+template <typename T> struct cujit_call_arg_ok_ {
+  enum { value = 1 };
+};
+template <> struct cujit_call_arg_ok_<cujit_arg> {
+  enum { value = 0 };
+};
+template <typename... T> struct cujit_call_args_ {};
+template <typename T, typename... R> struct cujit_call_args_<T, R...> : cujit_call_args_<R...> {
+  static_assert(cujit_call_arg_ok_<T>::value,
+                "cujit_call() takes C values and CUJIT_IN(...), CUJIT_OUT(...), "
+                "CUJIT_INOUT(...); a cujit_arg such as cujit_in(...) or cujit_i32(...) is "
+                "cujit_launch()'s");
+};
+template <typename... T> cujit_call_args_<T...> cujit_call_check_(const T &...);
 
 /* What CUJIT_LAUNCH and CUJIT_LAUNCH_EX expand to in C++. */
 static inline cujit_status cujit_launch_list_(const cujit_function *fn, cujit_dim3 grid,

@@ -646,7 +646,7 @@ CUJIT_API cujit_status cujit_scan_call(cujit_scan *s, const cujit_array *in, cuj
 CUJIT_API void cujit_scan_destroy(cujit_scan *s);
 
 /** @name The calls with their arguments inline
- *  The generators' calls with the arguments inline, as plain values (up to 32):
+ *  The generators' calls with the arguments inline, as plain values (up to 64):
  *  CUJIT_ELEMENTWISE(k, 5.0f, x, 6.0f, y, z), CUJIT_ELEMENTWISE_RANGE(k, start, stop, step,
  *  args...), CUJIT_REDUCTION(r, &out, x, y), CUJIT_REDUCTION_HOST(r, &result, x, y). Each
  *  argument becomes a cujit_arg by its C type (see above): a `cujit_array *` an array, a
@@ -717,42 +717,8 @@ static inline cujit_arg cujit_gen_long_(long v) {
 static inline cujit_arg cujit_gen_ulong_(unsigned long v) {
   return sizeof v == 8 ? cujit_u64((uint64_t)v) : cujit_u32((uint32_t)v);
 }
-/* Applies CUJIT_GEN_ARG_ to each of 1 to 32 arguments. */
-#define CUJIT_GEN_MAP_(...) CUJIT_GEN_CAT_(CUJIT_GEN_MAP, CUJIT_NARGS_(__VA_ARGS__))(__VA_ARGS__)
-#define CUJIT_GEN_CAT_(a, b) CUJIT_GEN_CAT2_(a, b)
-#define CUJIT_GEN_CAT2_(a, b) a##b##_
-#define CUJIT_GEN_MAP1_(a) CUJIT_GEN_ARG_(a)
-#define CUJIT_GEN_MAP2_(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP1_(__VA_ARGS__)
-#define CUJIT_GEN_MAP3_(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP2_(__VA_ARGS__)
-#define CUJIT_GEN_MAP4_(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP3_(__VA_ARGS__)
-#define CUJIT_GEN_MAP5_(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP4_(__VA_ARGS__)
-#define CUJIT_GEN_MAP6_(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP5_(__VA_ARGS__)
-#define CUJIT_GEN_MAP7_(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP6_(__VA_ARGS__)
-#define CUJIT_GEN_MAP8_(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP7_(__VA_ARGS__)
-#define CUJIT_GEN_MAP9_(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP8_(__VA_ARGS__)
-#define CUJIT_GEN_MAP10_(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP9_(__VA_ARGS__)
-#define CUJIT_GEN_MAP11_(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP10_(__VA_ARGS__)
-#define CUJIT_GEN_MAP12_(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP11_(__VA_ARGS__)
-#define CUJIT_GEN_MAP13_(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP12_(__VA_ARGS__)
-#define CUJIT_GEN_MAP14_(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP13_(__VA_ARGS__)
-#define CUJIT_GEN_MAP15_(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP14_(__VA_ARGS__)
-#define CUJIT_GEN_MAP16_(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP15_(__VA_ARGS__)
-#define CUJIT_GEN_MAP17_(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP16_(__VA_ARGS__)
-#define CUJIT_GEN_MAP18_(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP17_(__VA_ARGS__)
-#define CUJIT_GEN_MAP19_(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP18_(__VA_ARGS__)
-#define CUJIT_GEN_MAP20_(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP19_(__VA_ARGS__)
-#define CUJIT_GEN_MAP21_(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP20_(__VA_ARGS__)
-#define CUJIT_GEN_MAP22_(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP21_(__VA_ARGS__)
-#define CUJIT_GEN_MAP23_(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP22_(__VA_ARGS__)
-#define CUJIT_GEN_MAP24_(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP23_(__VA_ARGS__)
-#define CUJIT_GEN_MAP25_(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP24_(__VA_ARGS__)
-#define CUJIT_GEN_MAP26_(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP25_(__VA_ARGS__)
-#define CUJIT_GEN_MAP27_(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP26_(__VA_ARGS__)
-#define CUJIT_GEN_MAP28_(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP27_(__VA_ARGS__)
-#define CUJIT_GEN_MAP29_(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP28_(__VA_ARGS__)
-#define CUJIT_GEN_MAP30_(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP29_(__VA_ARGS__)
-#define CUJIT_GEN_MAP31_(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP30_(__VA_ARGS__)
-#define CUJIT_GEN_MAP32_(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP31_(__VA_ARGS__)
+/* Applies CUJIT_GEN_ARG_ to each argument. */
+#define CUJIT_GEN_MAP_(...) CUJIT_MAP_(CUJIT_GEN_ARG_, __VA_ARGS__)
 
 #ifdef __cplusplus
 } /* extern "C" */
