@@ -97,7 +97,45 @@ extern "C" {
  * cujit_module_destroy(); "static storage" lives as long as the process. Strings and
  * arrays passed in are copied unless a comment says they must outlive something.
  *
- * Silence. Nothing is printed unless asked (cujit_set_log_callback() or env
+ * Names. Every public name begins with cujit_ (functions and types) or CUJIT_ (macros and
+ * enum values); a name that ends in `_` is the header's own, used by its macros and
+ * inline functions, and never called. A function is named `cujit_<object>_<verb>`: first
+ * the object it works on (module, function, cache, stream, mem, device, nvrtc, driver,
+ * log, compile_job, array, ...), then what it does:
+ *   - an action is a verb: cujit_module_export(), cujit_cache_clear(),
+ *     cujit_stream_synchronize(), cujit_compile_job_wait();
+ *   - what makes an object is `_create`, `_from_<input>` when it makes the object of one
+ *     input (cujit_module_from_source(), cujit_texture_from_array()), or the verb that
+ *     makes it (cujit_module_link(), cujit_module_import(), cujit_compile_job_start());
+ *     `_destroy` undoes it, and memory has `_alloc` and `_free`;
+ *   - a property returned as the function's value is named by the property alone:
+ *     cujit_module_ptx(), cujit_cache_dir(), cujit_log_current_level();
+ *   - a query that returns a cujit_status and writes its answer through out-parameters
+ *     has `get_`: cujit_cache_get_stats(), cujit_function_get_attrs(),
+ *     cujit_device_get_count();
+ *   - a setter has `set_`: cujit_cache_set_dir(), cujit_log_set_level();
+ *   - a variant adds a word at the end: `_file` reads its input from a file
+ *     (cujit_module_from_file()), `_ex` takes launch options (cujit_call_ex()).
+ *
+ * The verbs every program uses act on no object: cujit_launch(), cujit_call(),
+ * cujit_synchronize(), cujit_free() and cujit_version(); cujit_last_error() and its
+ * siblings read the calling thread's last failure. The argument constructors are named
+ * by what the kernel receives: cujit_i32(), cujit_ptr(), cujit_in(). The array layer
+ * takes NumPy's names for what NumPy has (cujit_array_zeros(), cujit_array_astype(),
+ * cujit_array_cumsum()). Macros and enum values are in capitals: a struct's initialiser
+ * is its name and `_INIT` (CUJIT_OPTIONS_INIT); the values of one enum share a prefix
+ * that no other enum uses (CUJIT_TYPE_, CUJIT_CACHE_PART_, CUJIT_BINOP_; the statuses are
+ * CUJIT_OK and CUJIT_ERROR_*); the flags of an options struct are CUJIT_OPT_
+ * (cujit_options), CUJIT_LINK_OPT_ (cujit_link_options) and CUJIT_LAUNCH_OPT_
+ * (cujit_launch_options). A macro spelt like a function does what the function does,
+ * with the arguments inline: CUJIT_LAUNCH() is cujit_launch(), CUJIT_VALUE(x) is
+ * cujit_value(&x, sizeof x), cujit_call() is cujit_call_n(). A macro that makes something
+ * else says so in its name: CUJIT_IN_PTR() is a device pointer standing for an In buffer,
+ * for cujit_call() and bound functions, where cujit_in() is a cujit_arg for
+ * cujit_launch(); each refuses the other's (a compile error, or for a CUJIT_IN_PTR() in
+ * a launch, a warning of -Wall and CUJIT_ERROR_INVALID_ARGS).
+ *
+ * Silence. Nothing is printed unless asked (cujit_log_set_callback() or env
  * CUJIT_LOG).
  *
  * No driver needed to start. The CUDA driver (libcuda.so.1) is loaded at run time on
@@ -301,7 +339,7 @@ typedef struct cujit_options {
    *  between its phases, and it parses the whole source (with every header) in one, so a
    *  compile ends at the first check after the limit, not at the limit: a CUB kernel
    *  whose time goes into parsing its headers may run to its end. A compile in a worker
-   *  process (see cujit_compile_batch()) ends half a second after the limit at the
+   *  process (see cujit_batch_compile()) ends half a second after the limit at the
    *  latest: a worker that has not stopped by itself by then is killed. A cache hit is
    *  never limited. Not part of the cache key (it cannot change the output). Negative or NaN
    *  is CUJIT_ERROR_INVALID_OPTION. An NVRTC that cannot stop a compile (one without
@@ -399,14 +437,14 @@ CUJIT_API const char *cujit_module_name(const cujit_module *mod);
  *  @param lowered          receives the name, owned by the module.
  *  @return CUJIT_OK, or CUJIT_ERROR_NOT_FOUND when the expression was not in the options;
  *          CUJIT_ERROR_INVALID_VALUE for a NULL argument or a destroyed module. */
-CUJIT_API cujit_status cujit_module_lowered_name(const cujit_module *mod,
-                                                 const char *name_expression,
-                                                 const char **lowered);
+CUJIT_API cujit_status cujit_module_get_lowered_name(const cujit_module *mod,
+                                                     const char *name_expression,
+                                                     const char **lowered);
 /** @param mod  the module.
  *  @return the number of name expressions; with cujit_module_name_expression() lists them. */
-CUJIT_API size_t cujit_module_name_count(const cujit_module *mod);
+CUJIT_API size_t cujit_module_name_expression_count(const cujit_module *mod);
 /** @param mod      the module.
- *  @param i        an index below cujit_module_name_count().
+ *  @param i        an index below cujit_module_name_expression_count().
  *  @param lowered  if non-NULL, receives the expression's lowered name, owned by the
  *                  module.
  *  @return the i-th name expression; NULL if i is out of range. Owned by the module. */
@@ -527,8 +565,8 @@ CUJIT_API const char *cujit_function_name(const cujit_function *fn);
  *  @param size    if non-NULL, receives its size in bytes.
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL fn or an i out of range (saying
  *          how many parameters the kernel has). */
-CUJIT_API cujit_status cujit_function_param_info(const cujit_function *fn, size_t i,
-                                                 size_t *offset, size_t *size);
+CUJIT_API cujit_status cujit_function_get_param_info(const cujit_function *fn, size_t i,
+                                                     size_t *offset, size_t *size);
 
 /** A grid or block size: three dimensions (CUJIT_DIM3() makes one). */
 typedef struct cujit_dim3 {
@@ -770,7 +808,7 @@ static inline cujit_arg cujit_buffer_(int kind, void *host, size_t bytes) {
 }
 /** An In buffer: host data copied to device memory before the kernel; the kernel gets a
  *  device pointer. For cujit_launch() and CUJIT_LAUNCH(); cujit_call() and bound
- *  functions take CUJIT_IN() instead.
+ *  functions take CUJIT_IN_PTR() instead.
  *  @param host   the data; read during the launch.
  *  @param bytes  its size.
  *  @return an argument for a pointer parameter. */
@@ -779,7 +817,7 @@ static inline cujit_arg cujit_in(const void *host, size_t bytes) {
 }
 /** An Out buffer: device memory (uninitialised) copied back to `host` after the kernel.
  *  For cujit_launch() and CUJIT_LAUNCH(); cujit_call() and bound functions take
- *  CUJIT_OUT() instead.
+ *  CUJIT_OUT_PTR() instead.
  *  @param host   receives the kernel's output when the launch returns.
  *  @param bytes  its size.
  *  @return an argument for a pointer parameter. */
@@ -788,7 +826,7 @@ static inline cujit_arg cujit_out(void *host, size_t bytes) {
 }
 /** An InOut buffer: copied to the device before the kernel and back to `host` after it.
  *  For cujit_launch() and CUJIT_LAUNCH(); cujit_call() and bound functions take
- *  CUJIT_INOUT() instead.
+ *  CUJIT_INOUT_PTR() instead.
  *  @param host   the data, replaced by the kernel's when the launch returns.
  *  @param bytes  its size.
  *  @return an argument for a pointer parameter. */
@@ -803,10 +841,10 @@ enum {
    *  first that the device supports it and that the grid fits: at most as many blocks as
    *  the occupancy calculator allows per multiprocessor (for this block size and dynamic
    *  shared memory) times the number of multiprocessors. */
-  CUJIT_LAUNCH_COOPERATIVE = 1u << 0,
+  CUJIT_LAUNCH_OPT_COOPERATIVE = 1u << 0,
   /** Allows clusters of more than 8 blocks (up to 16 on sm_90), which are not portable to
    *  later devices. */
-  CUJIT_LAUNCH_NON_PORTABLE_CLUSTER = 1u << 1
+  CUJIT_LAUNCH_OPT_NON_PORTABLE_CLUSTER = 1u << 1
 };
 
 /** Optional launch settings. Start from CUJIT_LAUNCH_OPTIONS_INIT (or zero it) for the
@@ -821,7 +859,7 @@ typedef struct cujit_launch_options {
    *  run together and may share their shared memory (cooperative_groups::this_cluster()).
    *  {0, 0, 0}: no cluster (a kernel declaring __cluster_dims__ still gets its own). Each
    *  grid dimension must be a multiple of the cluster's, and a cluster holds at most 8
-   *  blocks (16 with CUJIT_LAUNCH_NON_PORTABLE_CLUSTER where the device allows it). */
+   *  blocks (16 with CUJIT_LAUNCH_OPT_NON_PORTABLE_CLUSTER where the device allows it). */
   cujit_dim3 cluster;
 } cujit_launch_options;
 /** cujit_launch_options with its size set and every other field at its default. */
@@ -854,7 +892,7 @@ typedef struct cujit_launch_options {
  *  elapsed_ms, the call returns once the kernel is queued on the stream; a fault inside
  *  it is reported by a later call that waits (cujit_synchronize()).
  *  In/Out/InOut: each buffer gets temporary device memory from a pool that keeps memory
- *  between launches (see cujit_mem_pool_usage()); inputs are copied before the kernel,
+ *  between launches (see cujit_mem_pool_get_usage()); inputs are copied before the kernel,
  *  outputs after it, everything ordered on the launch stream (opts->stream, or the
  *  legacy default stream), and the call returns only after that stream has drained: the
  *  kernel has finished, every Out/InOut buffer holds its result and the host buffers may
@@ -941,14 +979,14 @@ CUJIT_API cujit_status cujit_mem_free(CUdeviceptr dptr);
  *  @param src    the host bytes.
  *  @param bytes  their number (0 copies nothing).
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL address. */
-CUJIT_API cujit_status cujit_memcpy_htod(CUdeviceptr dst, const void *src, size_t bytes);
+CUJIT_API cujit_status cujit_mem_copy_htod(CUdeviceptr dst, const void *src, size_t bytes);
 /** Copies device memory to host memory; complete when it returns.
  *  @param dst    receives the bytes.
  *  @param src    the device address.
  *  @param bytes  their number (0 copies nothing).
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL address;
  *          CUJIT_ERROR_LAUNCH_FAILED when a kernel before it faulted. */
-CUJIT_API cujit_status cujit_memcpy_dtoh(void *dst, CUdeviceptr src, size_t bytes);
+CUJIT_API cujit_status cujit_mem_copy_dtoh(void *dst, CUdeviceptr src, size_t bytes);
 /** Page-locked host memory: copies from and to it run asynchronously at full speed.
  *  @param ptr    receives the memory; owned by the caller: cujit_host_free().
  *  @param bytes  its size; not 0.
@@ -983,7 +1021,7 @@ CUJIT_API cujit_status cujit_synchronize(void);
  *                 fault).
  *  @param kept    if non-NULL, receives the bytes the pool holds for reuse.
  *  @return CUJIT_OK, or the errors of a device that cannot be used. */
-CUJIT_API cujit_status cujit_mem_pool_usage(size_t *in_use, size_t *kept);
+CUJIT_API cujit_status cujit_mem_pool_get_usage(size_t *in_use, size_t *kept);
 /** Gives the memory the pool keeps back to the device (later staged launches take it
  *  again as needed).
  *  @return CUJIT_OK, or the errors of a device that cannot be used. */
@@ -1223,7 +1261,8 @@ CUJIT_API const char *cujit_function_signature(cujit_function *fn);
  *      f32 f64              a double (a float promotes to it; f32 narrows it back)
  *      f16 bf16             a double, rounded to the 16-bit format (nearest, ties to even)
  *      ptr                  a CUdeviceptr (write (CUdeviceptr)0, not 0), or an In/Out
- *                           buffer: CUJIT_IN(host, bytes), CUJIT_OUT(...), CUJIT_INOUT(...)
+ *                           buffer: CUJIT_IN_PTR(host, bytes), CUJIT_OUT_PTR(...),
+ *                           CUJIT_INOUT_PTR(...)
  *      vectors, structs, bN a pointer to the value: &v
  *
  *  The macro counts its arguments, so a wrong number is CUJIT_ERROR_INVALID_ARGS and
@@ -1232,7 +1271,7 @@ CUJIT_API const char *cujit_function_signature(cujit_function *fn);
  *  variable for an i32 parameter or an int for an i64 one is undefined behaviour, as with
  *  printf; bound function pointers (below) are checked by the compiler instead. A
  *  cujit_arg (cujit_in(), cujit_i32(), ...), which only cujit_launch() takes, does not
- *  compile as an argument (an In buffer here is CUJIT_IN()).
+ *  compile as an argument (an In buffer here is CUJIT_IN_PTR()).
  *  Returns what cujit_launch() returns; CUJIT_ERROR_INVALID_ARGS for a wrong count, a
  *  value out of range, or a NULL value pointer; CUJIT_ERROR_SIGNATURE when the signature
  *  cannot be read (see cujit_function_signature()). */
@@ -1372,7 +1411,7 @@ static inline CUdeviceptr cujit_arg_ref(const cujit_arg *a) {
   return (CUdeviceptr)((CUJIT_ARG_REF_TAG_ << 48) | ((p >> 48) ? CUJIT_ARG_REF_MASK_ : p));
 }
 /* In/Out/InOut buffers for pointer parameters of cujit_call() and bound functions, e.g.
- * cujit_call(f, grid, block, CUJIT_OUT(dest, n * 4), CUJIT_IN(a, n * 4), n). Each is one
+ * cujit_call(f, grid, block, CUJIT_OUT_PTR(dest, n * 4), CUJIT_IN_PTR(a, n * 4), n). Each is one
  * argument (a tagged CUdeviceptr) naming a cujit_arg that lives until the end of the
  * enclosing block in C, and until the end of the full expression (the call) in C++. */
 #ifdef __cplusplus
@@ -1381,17 +1420,17 @@ static inline CUdeviceptr cujit_arg_ref(const cujit_arg *a) {
 #  define CUJIT_ARG_TEMP_(arg) cujit_arg_ref((const cujit_arg[]){arg})
 #endif
 /** An In buffer for a pointer parameter of cujit_call() or of a bound function, as in
- *  `cujit_call(f, grid, block, CUJIT_OUT(dest, n * 4), CUJIT_IN(a, n * 4), n)`: one
+ *  `cujit_call(f, grid, block, CUJIT_OUT_PTR(dest, n * 4), CUJIT_IN_PTR(a, n * 4), n)`: one
  *  argument (a tagged CUdeviceptr) naming the cujit_arg that cujit_in(host, bytes)
  *  makes, which lives until the end of the enclosing block in C, and until the end of
  *  the full expression (the call) in C++. */
-#define CUJIT_IN(host, bytes) CUJIT_ARG_TEMP_(cujit_in((host), (bytes)))
+#define CUJIT_IN_PTR(host, bytes) CUJIT_ARG_TEMP_(cujit_in((host), (bytes)))
 /** An Out buffer for a pointer parameter of cujit_call() or of a bound function: as
- *  CUJIT_IN(), for cujit_out(host, bytes). */
-#define CUJIT_OUT(host, bytes) CUJIT_ARG_TEMP_(cujit_out((host), (bytes)))
+ *  CUJIT_IN_PTR(), for cujit_out(host, bytes). */
+#define CUJIT_OUT_PTR(host, bytes) CUJIT_ARG_TEMP_(cujit_out((host), (bytes)))
 /** An InOut buffer for a pointer parameter of cujit_call() or of a bound function: as
- *  CUJIT_IN(), for cujit_inout(host, bytes). */
-#define CUJIT_INOUT(host, bytes) CUJIT_ARG_TEMP_(cujit_inout((host), (bytes)))
+ *  CUJIT_IN_PTR(), for cujit_inout(host, bytes). */
+#define CUJIT_INOUT_PTR(host, bytes) CUJIT_ARG_TEMP_(cujit_inout((host), (bytes)))
 
 /** Makes `fn` callable as a C function: *fnptr receives a pointer to a function of type
  *
@@ -1404,8 +1443,8 @@ static inline CUdeviceptr cujit_arg_ref(const cujit_arg *a) {
  *
  *  so that the compiler checks and converts each argument. Parameter types: integers and
  *  f32/f64 as themselves (int8_t ... uint64_t, float, double); f16 and bf16 as float
- *  (rounded to nearest, ties to even); ptr as CUdeviceptr, which may also be CUJIT_IN(...),
- *  CUJIT_OUT(...), CUJIT_INOUT(...) or cujit_arg_ref(); vectors by value, as a C struct of
+ *  (rounded to nearest, ties to even); ptr as CUdeviceptr, which may also be CUJIT_IN_PTR(...),
+ *  CUJIT_OUT_PTR(...), CUJIT_INOUT_PTR(...) or cujit_arg_ref(); vectors by value, as a C struct of
  *  the same members and alignment (CUDA's vector_types.h declares float4 and the others
  *  for C); opaque bN parameters, and structs holding one (unions), by address
  *  (const void *) -- which is how the compiler's signature passes a struct it names (a
@@ -1454,7 +1493,7 @@ CUJIT_API void cujit_function_unbind(cujit_function *fn, void *fnptr);
  *  its absolute path), run only when it and its directory belong to the user or root and
  *  no one else may write them (else the compiles run here and a warning says why),
  *  started on first need and kept for later compiles (each keeps its NVRTC loaded and its
- *  precompiled headers), at most cujit_set_compile_jobs() - 1 of them beside the one
+ *  precompiled headers), at most cujit_compile_set_jobs() - 1 of them beside the one
  *  compile that runs in this process. Every source first goes through the memory and disk
  *  caches here; only misses are compiled, and the disk cache's lock still makes one
  *  process per key compile it, workers and other processes alike. A compile runs in this
@@ -1470,7 +1509,7 @@ CUJIT_API void cujit_function_unbind(cujit_function *fn, void *fnptr);
  *  the threads that run them).
  *  @{ */
 
-/** A compile started with cujit_compile_start() that goes on while the caller works. */
+/** A compile started with cujit_compile_job_start() that goes on while the caller works. */
 typedef struct cujit_compile_job cujit_compile_job;
 
 /** Compiles many sources at once, as cujit_module_from_source() compiles each; returns
@@ -1486,7 +1525,7 @@ typedef struct cujit_compile_job cujit_compile_job;
  *          failed, and cujit_last_error() says how many failed and gives each one's index,
  *          name, status and detail (its NVRTC log for a compile error). A failure costs
  *          only its own source. CUJIT_ERROR_INVALID_VALUE when mods or sources is NULL. */
-CUJIT_API cujit_status cujit_compile_batch(cujit_module **mods, cujit_status *statuses,
+CUJIT_API cujit_status cujit_batch_compile(cujit_module **mods, cujit_status *statuses,
                                            const char *const *sources,
                                            const char *const *names, size_t n,
                                            const cujit_options *opts);
@@ -1495,20 +1534,20 @@ CUJIT_API cujit_status cujit_compile_batch(cujit_module **mods, cujit_status *st
  *  (and, beside another compile, in a worker process). The target is chosen now, from
  *  the current device as cujit_module_from_source() chooses it.
  *  @param job     receives the job; owned by the caller, free with
- *                 cujit_compile_job_destroy() (after cujit_compile_wait() or instead).
+ *                 cujit_compile_job_destroy() (after cujit_compile_job_wait() or instead).
  *  @param source  as for cujit_module_from_source(), and so are `name` and `opts`; all
  *                 copied, so they need live only during this call.
  *  @param name    as for cujit_module_from_source().
  *  @param opts    as for cujit_module_from_source().
  *  @return CUJIT_OK once started; the option and source errors of
  *          cujit_module_from_source() (then *job is NULL); CUJIT_ERROR_OUT_OF_MEMORY.
- *          The compile's own result comes from cujit_compile_wait(). */
-CUJIT_API cujit_status cujit_compile_start(cujit_compile_job **job, const char *source,
-                                           const char *name, const cujit_options *opts);
+ *          The compile's own result comes from cujit_compile_job_wait(). */
+CUJIT_API cujit_status cujit_compile_job_start(cujit_compile_job **job, const char *source,
+                                               const char *name, const cujit_options *opts);
 /** @param job  the job.
- *  @return 1 when the job has finished (cujit_compile_wait() returns at once), 0 while it
+ *  @return 1 when the job has finished (cujit_compile_job_wait() returns at once), 0 while it
  *  is queued or compiling. 1 for NULL. Never blocks. */
-CUJIT_API int cujit_compile_poll(const cujit_compile_job *job);
+CUJIT_API int cujit_compile_job_poll(const cujit_compile_job *job);
 /** Waits for the job to finish.
  *  @param job  the job.
  *  @param out  receives the module on success (NULL otherwise); owned by the caller, free
@@ -1516,15 +1555,15 @@ CUJIT_API int cujit_compile_poll(const cujit_compile_job *job);
  *              on a successful job is CUJIT_ERROR_INVALID_VALUE.
  *  @return what cujit_module_from_source() would have returned, with the same detail in
  *          this thread's cujit_last_error() (cujit_compile_job_error() keeps it too);
- *          CUJIT_ERROR_CANCELLED after cujit_compile_cancel() stopped it;
+ *          CUJIT_ERROR_CANCELLED after cujit_compile_job_cancel() stopped it;
  *          CUJIT_ERROR_INVALID_VALUE for NULL arguments. */
-CUJIT_API cujit_status cujit_compile_wait(cujit_compile_job *job, cujit_module **out);
+CUJIT_API cujit_status cujit_compile_job_wait(cujit_compile_job *job, cujit_module **out);
 /** Asks the job to stop: a queued one never compiles, a running one stops at NVRTC's next
  *  check (see cujit_options.time_limit_s; in a worker process, half a second later at
- *  the latest), and cujit_compile_wait() then returns CUJIT_ERROR_CANCELLED. A job that
+ *  the latest), and cujit_compile_job_wait() then returns CUJIT_ERROR_CANCELLED. A job that
  *  finished first keeps its result. Returns at once.
  *  @param job  the job; NULL is fine. */
-CUJIT_API void cujit_compile_cancel(cujit_compile_job *job);
+CUJIT_API void cujit_compile_job_cancel(cujit_compile_job *job);
 /** @param job  the job.
  *  @return the detail of a finished job's failure, "" while it runs or when it compiled.
  *  Owned by the job; valid until cujit_compile_job_destroy(). */
@@ -1537,7 +1576,7 @@ CUJIT_API void cujit_compile_job_destroy(cujit_compile_job *job);
  *  processes together (1: none in workers). 0 returns to the default: env
  *  CUJIT_COMPILE_JOBS, else the number of CPUs this process may run on.
  *  @param n  compiles at once, at most 256; 0 for the default. */
-CUJIT_API void cujit_set_compile_jobs(unsigned n);
+CUJIT_API void cujit_compile_set_jobs(unsigned n);
 
 /** @} */
 
@@ -1691,7 +1730,7 @@ CUJIT_API cujit_status cujit_bundle_warm(const void *data, size_t size, size_t *
  *  NVRTC: env CUJIT_NVJITLINK, else beside the NVRTC in use, else where NVRTC is looked
  *  for) into one CUBIN for one GPU architecture. A kernel in one part may call a
  *  __device__ function defined in another and use an `extern __device__` variable defined
- *  in another; with CUJIT_LINK_LTO the sources are compiled to LTO-IR and optimised
+ *  in another; with CUJIT_LINK_OPT_LTO the sources are compiled to LTO-IR and optimised
  *  together at link time (calls across sources can be inlined). Kernels that launch
  *  kernels (dynamic parallelism) need the device runtime: add a CUJIT_LINK_CUDADEVRT part.
  *  @{ */
@@ -1700,7 +1739,7 @@ CUJIT_API cujit_status cujit_bundle_warm(const void *data, size_t size, size_t *
 typedef enum cujit_link_kind {
   CUJIT_LINK_SOURCE = 1,   /**< CUDA C: text in `data` (NUL-terminated), or a .cu file at
                                 `path`; compiled with the link's cujit_options plus
-                                -rdc=true (and -dlto with CUJIT_LINK_LTO), through the cache */
+                                -rdc=true (and -dlto with CUJIT_LINK_OPT_LTO), through the cache */
   CUJIT_LINK_PTX = 2,      /**< PTX text (nvcc -ptx -rdc=true, or NVRTC with -rdc=true) */
   CUJIT_LINK_CUBIN = 3,    /**< a CUBIN, relocatable (nvcc -cubin -rdc=true) or not */
   CUJIT_LINK_FATBIN = 4,   /**< a fatbin (nvcc -fatbin -rdc=true) */
@@ -1728,7 +1767,7 @@ typedef struct cujit_link_part {
 
 /** Link flags (cujit_link_options.flags). */
 enum {
-  CUJIT_LINK_LTO = 1u << 0 /**< link-time optimisation: sources are compiled to LTO-IR
+  CUJIT_LINK_OPT_LTO = 1u << 0 /**< link-time optimisation: sources are compiled to LTO-IR
                                 (-dlto) and nvJitLink optimises the program as a whole
                                 (-lto); LTO-IR parts are linked the same way */
 };
@@ -1909,7 +1948,7 @@ CUJIT_API cujit_status cujit_image_describe(const void *data, size_t size, const
  *  @param major  if non-NULL, receives the major version.
  *  @param minor  if non-NULL, receives the minor version.
  *  @return CUJIT_OK, CUJIT_ERROR_NO_NVRTC, or CUJIT_ERROR_NVRTC. */
-CUJIT_API cujit_status cujit_nvrtc_version(int *major, int *minor);
+CUJIT_API cujit_status cujit_nvrtc_get_version(int *major, int *minor);
 /** @return the absolute path of the NVRTC library cujit loads or would load, found
  *  without loading it; "" when only the system's library search can find it (or none is
  *  installed, or CUJIT_NVRTC was refused). Static storage. */
@@ -1920,16 +1959,16 @@ CUJIT_API const char *cujit_nvrtc_path(void);
  *  @param count     receives the total number (may exceed capacity).
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL count, or a NULL archs with a
  *          nonzero capacity; CUJIT_ERROR_NO_NVRTC; CUJIT_ERROR_NVRTC. */
-CUJIT_API cujit_status cujit_nvrtc_archs(int *archs, size_t capacity, size_t *count);
+CUJIT_API cujit_status cujit_nvrtc_get_archs(int *archs, size_t capacity, size_t *count);
 /** Loads the driver (once) and reports its CUDA version (13000 for CUDA 13.0).
  *  @param version  receives it.
  *  @return CUJIT_OK, CUJIT_ERROR_NO_DRIVER (libcuda.so.1 not found, or env CUJIT_LIBCUDA
  *  names a file that cannot be loaded), CUJIT_ERROR_NO_DEVICE, CUJIT_ERROR_DRIVER. */
-CUJIT_API cujit_status cujit_driver_version(int *version);
+CUJIT_API cujit_status cujit_driver_get_version(int *version);
 /** Number of CUDA devices.
  *  @param count  receives it.
- *  @return as cujit_driver_version(). */
-CUJIT_API cujit_status cujit_device_count(int *count);
+ *  @return as cujit_driver_get_version(). */
+CUJIT_API cujit_status cujit_device_get_count(int *count);
 /** Name and compute capability of a device.
  *  @param device     its ordinal.
  *  @param name       if non-NULL, receives its name: at most `name_size` bytes,
@@ -1939,15 +1978,15 @@ CUJIT_API cujit_status cujit_device_count(int *count);
  *  @param cc_minor   if non-NULL, receives the minor compute capability.
  *  @return CUJIT_OK; CUJIT_ERROR_NO_DEVICE for an ordinal with no device (naming how many
  *          there are); CUJIT_ERROR_NO_DRIVER; CUJIT_ERROR_DRIVER. */
-CUJIT_API cujit_status cujit_device_info(int device, char *name, size_t name_size, int *cc_major,
-                                         int *cc_minor);
+CUJIT_API cujit_status cujit_device_get_info(int device, char *name, size_t name_size,
+                                             int *cc_major, int *cc_minor);
 
 /** @name Several devices in one process
  *  Every call that needs a device works on the device of the calling thread's current
  *  CUDA context; a thread without one gets the primary context of env CUJIT_DEVICE
- *  (default 0). cujit_set_device() chooses the device per thread without driver calls of
+ *  (default 0). cujit_device_set_current() chooses the device per thread without driver calls of
  *  the caller's own; a program may also make its own
- *  contexts current (cuCtxSetCurrent through cujit_driver_symbol()).
+ *  contexts current (cuCtxSetCurrent through cujit_driver_get_symbol()).
  *
  *  One module serves every device: it is compiled once, for the compute capability all
  *  devices share (on a machine with devices of different kinds, for the device current
@@ -1974,13 +2013,13 @@ CUJIT_API cujit_status cujit_device_info(int device, char *name, size_t name_siz
  *  @return CUJIT_OK; CUJIT_ERROR_NO_DEVICE naming the ordinal and the number of devices
  *          when there is no such device (a negative ordinal included, checked before the
  *          driver is loaded); CUJIT_ERROR_NO_DRIVER; CUJIT_ERROR_DRIVER. */
-CUJIT_API cujit_status cujit_set_device(int ordinal);
+CUJIT_API cujit_status cujit_device_set_current(int ordinal);
 /** The device the calling thread works on: its current context's device, else the one
  *  env CUJIT_DEVICE names (0 when unset), which is also the answer without a driver.
  *  @param ordinal  receives the device's ordinal.
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE when `ordinal` is NULL or CUJIT_DEVICE is
  *          not a number (*ordinal is -1 then); CUJIT_ERROR_DRIVER. */
-CUJIT_API cujit_status cujit_get_device(int *ordinal);
+CUJIT_API cujit_status cujit_device_get_current(int *ordinal);
 /** Entry point of any CUDA driver function by its base name ("cuMemsetD8"), for
  *  programs that want driver calls without linking libcuda. The version is the one of the
  *  cuda.h cujit was built with.
@@ -1988,7 +2027,7 @@ CUJIT_API cujit_status cujit_get_device(int *ordinal);
  *  @param fn    receives the function pointer (NULL on failure).
  *  @return CUJIT_OK; CUJIT_ERROR_NOT_FOUND when the driver has no such entry point;
  *          CUJIT_ERROR_INVALID_VALUE for a NULL argument; CUJIT_ERROR_NO_DRIVER. */
-CUJIT_API cujit_status cujit_driver_symbol(const char *name, void **fn);
+CUJIT_API cujit_status cujit_driver_get_symbol(const char *name, void **fn);
 
 /** @} */
 
@@ -2020,16 +2059,16 @@ typedef void (*cujit_log_fn)(cujit_log_level level, const char *message, void *u
  *  @param fn    the callback; NULL restores the default: write to stderr, which only
  *               happens when CUJIT_LOG is set.
  *  @param user  passed to fn. */
-CUJIT_API void cujit_set_log_callback(cujit_log_fn fn, void *user);
+CUJIT_API void cujit_log_set_callback(cujit_log_fn fn, void *user);
 /** Sets the level. The initial level comes from env CUJIT_LOG=off|error|warn|info|debug
  *  (off when unset). A CUJIT_LOG that is none of these ("verbose", "debug" and a newline)
  *  leaves the level off, and the log's first message, once a level turns it on, names the
  *  value that was ignored (a warning, or an error where only errors pass).
  *  Thread-safe.
  *  @param level  the new level. */
-CUJIT_API void cujit_set_log_level(cujit_log_level level);
+CUJIT_API void cujit_log_set_level(cujit_log_level level);
 /** @return the current log level. */
-CUJIT_API cujit_log_level cujit_get_log_level(void);
+CUJIT_API cujit_log_level cujit_log_current_level(void);
 /** @return the value of CUJIT_LOG that was not a log level and was therefore ignored (its
  *  first 64 bytes, escaped as cujit_image_describe() escapes: `"debug\x0a"`), or NULL when
  *  CUJIT_LOG is unset or a level (`cujit info` shows it). Owned by cujit; valid for the
@@ -2190,7 +2229,7 @@ typedef struct cujit_cuarray cujit_cuarray;
  *          beyond the device's texture (and, with CUJIT_CUARRAY_SURFACE, surface) limits;
  *          CUJIT_ERROR_DEVICE_MEMORY; CUJIT_ERROR_NO_DRIVER / _NO_DEVICE. */
 CUJIT_API cujit_status cujit_cuarray_create(cujit_cuarray **out, const cujit_cuarray_desc *desc,
-                                          const void *host);
+                                            const void *host);
 /** Copies dense host data (as cujit_cuarray_create() reads it) into the array. Waits until
  *  the copy is done.
  *  @param arr   the array.
@@ -2233,7 +2272,7 @@ CUJIT_API cujit_status cujit_texture_from_array(cujit_texobj *tex, const cujit_c
  *  @param arr  the array.
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL argument or an array made
  *          without CUJIT_CUARRAY_SURFACE; CUJIT_ERROR_NO_DRIVER / _NO_DEVICE. */
-CUJIT_API cujit_status cujit_surface_create(cujit_surfobj *surf, const cujit_cuarray *arr);
+CUJIT_API cujit_status cujit_surface_from_array(cujit_surfobj *surf, const cujit_cuarray *arr);
 /** Destroys a texture object.
  *  @param tex  the object; 0 is fine.
  *  @return CUJIT_OK, or the driver's failure. */
@@ -2355,9 +2394,9 @@ CUJIT_API cujit_status cujit_cache_explain_file(const char *path, const cujit_op
 
 /** What became of one entry in cujit_cache_verify(). */
 typedef enum cujit_cache_verdict {
-  CUJIT_CACHE_MATCH = 0,    /**< compiled again, byte for byte the same */
-  CUJIT_CACHE_MISMATCH = 1, /**< compiled again from the same inputs, other bytes */
-  CUJIT_CACHE_SKIPPED = 2   /**< not compiled again: its inputs cannot be had any more (a
+  CUJIT_CACHE_VERDICT_MATCH = 0,    /**< compiled again, byte for byte the same */
+  CUJIT_CACHE_VERDICT_MISMATCH = 1, /**< compiled again from the same inputs, other bytes */
+  CUJIT_CACHE_VERDICT_SKIPPED = 2   /**< not compiled again: its inputs cannot be had any more (a
                                  header changed, another NVRTC), it records none, it is not
                                  a valid entry, or the compile failed (`detail` says) */
 } cujit_cache_verdict;
@@ -2420,8 +2459,8 @@ template <> struct cujit_call_arg_ok_<cujit_arg> {
 template <typename... T> struct cujit_call_args_ {};
 template <typename T, typename... R> struct cujit_call_args_<T, R...> : cujit_call_args_<R...> {
   static_assert(cujit_call_arg_ok_<T>::value,
-                "cujit_call() takes C values and CUJIT_IN(...), CUJIT_OUT(...), "
-                "CUJIT_INOUT(...); a cujit_arg such as cujit_in(...) or cujit_i32(...) is "
+                "cujit_call() takes C values and CUJIT_IN_PTR(...), CUJIT_OUT_PTR(...), "
+                "CUJIT_INOUT_PTR(...); a cujit_arg such as cujit_in(...) or cujit_i32(...) is "
                 "cujit_launch()'s");
 };
 template <typename... T> cujit_call_args_<T...> cujit_call_check_(const T &...);

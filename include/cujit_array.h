@@ -143,13 +143,13 @@ CUJIT_API void cujit_array_destroy(cujit_array *a);
  *  @param bytes  must be its cujit_array_nbytes().
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a destroyed array, a NULL host or
  *          another size; device errors. */
-CUJIT_API cujit_status cujit_array_get(const cujit_array *a, void *host, size_t bytes);
+CUJIT_API cujit_status cujit_array_read(const cujit_array *a, void *host, size_t bytes);
 /** Copies host memory into the array.
  *  @param a      the array.
  *  @param host   its new elements, C order.
  *  @param bytes  must be its cujit_array_nbytes().
- *  @return as cujit_array_get(). */
-CUJIT_API cujit_status cujit_array_set(cujit_array *a, const void *host, size_t bytes);
+ *  @return as cujit_array_read(). */
+CUJIT_API cujit_status cujit_array_write(cujit_array *a, const void *host, size_t bytes);
 /** Sets every element to *value.
  *  @param a      the array.
  *  @param value  an element of the array's type.
@@ -285,41 +285,41 @@ static inline cujit_arg cujit_arr(const cujit_array *a) {
 
 /** An operation on two operands (cujit_array_binary(), cujit_array_binary_scalar()). */
 typedef enum cujit_binop {
-  CUJIT_ADD,     /**< a + b */
-  CUJIT_SUB,     /**< a - b */
-  CUJIT_MUL,     /**< a * b */
-  CUJIT_DIV,     /**< a / b (true division: integers give f64) */
-  CUJIT_POW,     /**< a to the power b */
-  CUJIT_MINIMUM, /**< the smaller of a and b (NumPy's minimum) */
-  CUJIT_MAXIMUM, /**< the larger of a and b (NumPy's maximum) */
-  CUJIT_FMOD,    /**< the remainder of a / b, with a's sign (C's fmod) */
-  CUJIT_EQ,      /**< a == b (a bool array) */
-  CUJIT_NE,      /**< a != b */
-  CUJIT_LT,      /**< a < b */
-  CUJIT_LE,      /**< a <= b */
-  CUJIT_GT,      /**< a > b */
-  CUJIT_GE       /**< a >= b */
+  CUJIT_BINOP_ADD,     /**< a + b */
+  CUJIT_BINOP_SUB,     /**< a - b */
+  CUJIT_BINOP_MUL,     /**< a * b */
+  CUJIT_BINOP_DIV,     /**< a / b (true division: integers give f64) */
+  CUJIT_BINOP_POW,     /**< a to the power b */
+  CUJIT_BINOP_MINIMUM, /**< the smaller of a and b (NumPy's minimum) */
+  CUJIT_BINOP_MAXIMUM, /**< the larger of a and b (NumPy's maximum) */
+  CUJIT_BINOP_FMOD,    /**< the remainder of a / b, with a's sign (C's fmod) */
+  CUJIT_BINOP_EQ,      /**< a == b (a bool array) */
+  CUJIT_BINOP_NE,      /**< a != b */
+  CUJIT_BINOP_LT,      /**< a < b */
+  CUJIT_BINOP_LE,      /**< a <= b */
+  CUJIT_BINOP_GT,      /**< a > b */
+  CUJIT_BINOP_GE       /**< a >= b */
 } cujit_binop;
 
 /** A function of one operand (cujit_array_unary()). */
 typedef enum cujit_unop {
-  CUJIT_NEG,   /**< -x */
-  CUJIT_FABS,  /**< the absolute value (a complex number's magnitude) */
-  CUJIT_SQRT,  /**< the square root */
-  CUJIT_EXP,   /**< e to the power x */
-  CUJIT_LOG,   /**< the natural logarithm */
-  CUJIT_LOG10, /**< the base-10 logarithm */
-  CUJIT_SIN,   /**< the sine */
-  CUJIT_COS,   /**< the cosine */
-  CUJIT_TAN,   /**< the tangent */
-  CUJIT_ASIN,  /**< the arc sine */
-  CUJIT_ACOS,  /**< the arc cosine */
-  CUJIT_ATAN,  /**< the arc tangent */
-  CUJIT_SINH,  /**< the hyperbolic sine */
-  CUJIT_COSH,  /**< the hyperbolic cosine */
-  CUJIT_TANH,  /**< the hyperbolic tangent */
-  CUJIT_FLOOR, /**< the largest integer not above x */
-  CUJIT_CEIL   /**< the smallest integer not below x */
+  CUJIT_UNOP_NEG,   /**< -x */
+  CUJIT_UNOP_FABS,  /**< the absolute value (a complex number's magnitude) */
+  CUJIT_UNOP_SQRT,  /**< the square root */
+  CUJIT_UNOP_EXP,   /**< e to the power x */
+  CUJIT_UNOP_LOG,   /**< the natural logarithm */
+  CUJIT_UNOP_LOG10, /**< the base-10 logarithm */
+  CUJIT_UNOP_SIN,   /**< the sine */
+  CUJIT_UNOP_COS,   /**< the cosine */
+  CUJIT_UNOP_TAN,   /**< the tangent */
+  CUJIT_UNOP_ASIN,  /**< the arc sine */
+  CUJIT_UNOP_ACOS,  /**< the arc cosine */
+  CUJIT_UNOP_ATAN,  /**< the arc tangent */
+  CUJIT_UNOP_SINH,  /**< the hyperbolic sine */
+  CUJIT_UNOP_COSH,  /**< the hyperbolic cosine */
+  CUJIT_UNOP_TANH,  /**< the hyperbolic tangent */
+  CUJIT_UNOP_FLOOR, /**< the largest integer not above x */
+  CUJIT_UNOP_CEIL   /**< the smallest integer not below x */
 } cujit_unop;
 
 /** Flags of cujit_array_binary_scalar(). */
@@ -342,7 +342,7 @@ enum {
 CUJIT_API cujit_status cujit_array_binary(cujit_binop op, const cujit_array *a,
                                           const cujit_array *b, cujit_array **out);
 /** a op s (or s op a with CUJIT_SCALAR_FIRST): 2 * a is
- *  `cujit_array_binary_scalar(CUJIT_MUL, a, 2, CUJIT_SCALAR_INT, &out)`. With
+ *  `cujit_array_binary_scalar(CUJIT_BINOP_MUL, a, 2, CUJIT_SCALAR_INT, &out)`. With
  *  CUJIT_SCALAR_INT, s must be an integer below 2^63 in magnitude and, when the operation
  *  computes in an integer type, fit it (300 with an i8 array is CUJIT_ERROR_INVALID_VALUE,
  *  as NumPy 2 refuses it).
@@ -369,7 +369,7 @@ CUJIT_API cujit_status cujit_array_unary(cujit_unop op, const cujit_array *a,
  *               integer, with weak = 1.
  *  @param weak  1 when b is a scalar.
  *  @return the result's type. */
-CUJIT_API cujit_type cujit_promote(cujit_type a, cujit_type b, int weak);
+CUJIT_API cujit_type cujit_type_promote(cujit_type a, cujit_type b, int weak);
 
 #define CUJIT_MAP_MAX_ARRAYS 32 /**< the most arrays one cujit_array_map() names */
 /** A fused elementwise expression over named arrays, one kernel with no temporaries (CuPy's
@@ -402,9 +402,9 @@ CUJIT_API cujit_status cujit_array_map(cujit_array **out, const char *expr, size
 
 /** A reduction of cujit_array_reduce(). */
 typedef enum cujit_redop {
-  CUJIT_SUM, /**< the sum */
-  CUJIT_MIN, /**< the smallest element */
-  CUJIT_MAX  /**< the largest element */
+  CUJIT_REDOP_SUM, /**< the sum */
+  CUJIT_REDOP_MIN, /**< the smallest element */
+  CUJIT_REDOP_MAX  /**< the largest element */
 } cujit_redop;
 
 /** Reduces all of `a` to one element, in a 0-d array (ndim 0, size 1) of the result type:
@@ -412,7 +412,7 @@ typedef enum cujit_redop {
  *  floats and complex numbers their own type, accumulated by a tree (not serially);
  *  MIN/MAX keep the type (complex refused; NaN wins, as NumPy's); 16-bit floats are
  *  combined in float. An empty array sums to 0; its MIN/MAX is
- *  CUJIT_ERROR_INVALID_VALUE. Runs on a's stream. Read the result with cujit_array_get().
+ *  CUJIT_ERROR_INVALID_VALUE. Runs on a's stream. Read the result with cujit_array_read().
  *  @param op   the reduction.
  *  @param a    the array.
  *  @param out  the output rule's output (a given one must be 0-d of the result type).
@@ -439,8 +439,8 @@ CUJIT_API cujit_status cujit_array_cumsum(const cujit_array *a, int exclusive,
 
 /** What cujit_array_random() draws from. */
 typedef enum cujit_distribution {
-  CUJIT_UNIFORM, /**< in [0, 1) */
-  CUJIT_NORMAL   /**< mean 0, standard deviation 1 */
+  CUJIT_RANDOM_UNIFORM, /**< in [0, 1) */
+  CUJIT_RANDOM_NORMAL   /**< mean 0, standard deviation 1 */
 } cujit_distribution;
 
 /** Random F32 or F64 numbers (PyCUDA's curandom.rand, cp.random.rand / randn) from a

@@ -2,7 +2,7 @@
 # cujit_call() and cujit_call_ex() refuse a cujit_arg at compile time, in C and in C++: a
 # launch's argument (cujit_in(), cujit_i32(), ...) given to the varargs call would have
 # its bytes read as whatever the parameter is. Plain values, pointers and
-# CUJIT_IN(...)/CUJIT_OUT(...)/CUJIT_INOUT(...) still compile, with every warning an error.
+# CUJIT_IN_PTR(...)/CUJIT_OUT_PTR(...)/CUJIT_INOUT_PTR(...) still compile, with every warning an error.
 # Usage: check_call_args.sh CC CXX INCLUDE_DIR CUDA_INCLUDE_DIR...   (CXX "" for none)
 set -eu
 cc=$1
@@ -27,12 +27,12 @@ int call(cujit_function *k, float *h, cujit_launch_options *o) {
 }
 C
 }
-write good "(int)cujit_call(k, CUJIT_DIM3(1), CUJIT_DIM3(32), CUJIT_OUT(h, 128), CUJIT_IN(h, 128),
-                    CUJIT_INOUT(h, 128), (CUdeviceptr)0, 3, 2.5, 7LL, &p) +
+write good "(int)cujit_call(k, CUJIT_DIM3(1), CUJIT_DIM3(32), CUJIT_OUT_PTR(h, 128), CUJIT_IN_PTR(h, 128),
+                    CUJIT_INOUT_PTR(h, 128), (CUdeviceptr)0, 3, 2.5, 7LL, &p) +
              (int)cujit_call_ex(k, CUJIT_DIM3(1), CUJIT_DIM3(32), o, cujit_arg_ref(&(cujit_arg){0}), 1) +
              (int)cujit_call(k, CUJIT_DIM3(1), CUJIT_DIM3(1))"
 write in "cujit_call(k, CUJIT_DIM3(1), CUJIT_DIM3(32), cujit_in(h, 128), 3)"
-write value "cujit_call_ex(k, CUJIT_DIM3(1), CUJIT_DIM3(32), o, CUJIT_IN(h, 128), cujit_i32(3))"
+write value "cujit_call_ex(k, CUJIT_DIM3(1), CUJIT_DIM3(32), o, CUJIT_IN_PTR(h, 128), cujit_i32(3))"
 sed -i 's/cujit_arg_ref(&(cujit_arg){0})/(CUdeviceptr)0/' "$tmp/good.c" # C++ has no compound literals
 
 check() { # check LANGUAGE COMPILER FLAGS...
@@ -41,7 +41,7 @@ check() { # check LANGUAGE COMPILER FLAGS...
   # shellcheck disable=SC2086 # the flags are words
   if ! "$compiler" -x "$lang" "$@" $flags -Wall -Wextra -Wpedantic -Werror -fsyntax-only \
       "$tmp/good.c" 2>"$tmp/log"; then
-    echo "$lang: plain values and CUJIT_IN() do not compile in cujit_call():" >&2
+    echo "$lang: plain values and CUJIT_IN_PTR() do not compile in cujit_call():" >&2
     cat "$tmp/log" >&2
     failed=1
   fi

@@ -102,7 +102,7 @@ static void swap_args(cujit_arg *a) {
 /* Each argument given for another parameter of the same size is refused, naming the
  * parameter and its type, unless that parameter takes it (structs and vectors take any
  * value of their size). */
-/* CUJIT_IN() is cujit_call()'s, not a launch's: put last in CUJIT_LAUNCH()'s array,
+/* CUJIT_IN_PTR() is cujit_call()'s, not a launch's: put last in CUJIT_LAUNCH()'s array,
  * where C accepts it (with -Wall's missing-braces warning), it fills `kind` alone, every
  * other field 0, and the launch refuses it (any other place in the array does not
  * compile). */
@@ -113,7 +113,7 @@ static void a_pointer_for_cujit_call_is_refused_by_a_launch(void **state) {
   (void)state;
   memset(args, 0, sizeof args);
   args[0] = cujit_i32(3);
-  args[1].kind = (int)(uint32_t)CUJIT_IN(host, sizeof host);
+  args[1].kind = (int)(uint32_t)CUJIT_IN_PTR(host, sizeof host);
   assert_status_detail(cj_args_check("k", 2, sizes, NULL, args, 2), CUJIT_ERROR_INVALID_ARGS,
                        "argument 2 of kernel 'k'");
 }

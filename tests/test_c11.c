@@ -46,7 +46,7 @@ static void zero_and_designated_structs(void) {
 
 int main(void) {
   int devices = 0;
-  int gpu = cujit_device_count(&devices) == CUJIT_OK && devices > 0;
+  int gpu = cujit_device_get_count(&devices) == CUJIT_OK && devices > 0;
   hc_run();
   zero_and_designated_structs();
   printf("C11 consumer (%s): %d passed, %d failed\n",

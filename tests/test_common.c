@@ -740,7 +740,7 @@ int main(int argc, char **argv) {
   };
   if (argc == 2 && strcmp(argv[1], "--readme") == 0) return print_readme_rows();
   if (argc == 2 && strcmp(argv[1], "--man") == 0) return print_man_items();
-  cujit_set_log_callback(keep_warning, NULL);
-  cujit_set_log_level(CUJIT_LOG_WARN);
+  cujit_log_set_callback(keep_warning, NULL);
+  cujit_log_set_level(CUJIT_LOG_WARN);
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -49,7 +49,7 @@ static void cuda_vector_types() {
 
 int main() {
   int devices = 0;
-  bool gpu = cujit_device_count(&devices) == CUJIT_OK && devices > 0;
+  bool gpu = cujit_device_get_count(&devices) == CUJIT_OK && devices > 0;
   hc_run();
   zero_initialised_structs();
   cuda_vector_types();

@@ -36,10 +36,10 @@ int main(int argc, char **argv) {
     return fprintf(stderr, "cujit_array.h's cujit_type_size() is wrong\n"), 1;
   opts.arch = "compute_80"; /* PTX, with no GPU needed */
   opts.flags = CUJIT_OPT_NO_CACHE;
-  cujit_set_log_callback(on_log, NULL);
-  cujit_set_log_level(CUJIT_LOG_DEBUG);
-  cujit_set_compile_jobs(2);
-  if (cujit_compile_batch(mods, NULL, sources, NULL, N, &opts) != CUJIT_OK)
+  cujit_log_set_callback(on_log, NULL);
+  cujit_log_set_level(CUJIT_LOG_DEBUG);
+  cujit_compile_set_jobs(2);
+  if (cujit_batch_compile(mods, NULL, sources, NULL, N, &opts) != CUJIT_OK)
     return fprintf(stderr, "compiling failed: %s\n", cujit_last_error()), 1;
   for (i = 0; i < N; i++) {
     const char *ptx = cujit_module_ptx(mods[i], &size);
