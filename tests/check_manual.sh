@@ -18,7 +18,7 @@ set -eu
 # The public names of the headers under $1/include, one per line.
 public_names() {
   cat "$1"/include/*.h | awk '
-    function keep(n) { if (n !~ /_[0-9]*$/ && n !~ /_H$/ && n != "CUJIT_API") print n }
+    function keep(n) { if (n !~ /_[0-9]*$/ && n !~ /_H(_INCLUDED)?$/ && n != "CUJIT_API") print n }
     # CUJIT_API declarations: the name before the first "(", which may be on a later line
     /^CUJIT_API/ { decl = "" ; indecl = 1 }
     indecl { decl = decl " " $0

@@ -100,7 +100,7 @@ int main(void) {
   if (!sample_have_gpu()) return 0;
   sample_fill(x, 4, 1);
   CHECK(cujit_array_from_host(&a, CUJIT_TYPE_F32, 1, (int64_t[]){4}, x));
-  CHECK(cujit_array_get(a, y, sizeof y));
+  CHECK(cujit_array_read(a, y, sizeof y));
 
   /* check: y against the host */
   if (y[0] != x[0]) return 1;
@@ -121,7 +121,7 @@ counts=$(echo "$out" | awk 'NR > 1 { printf "%s %s %s %s;", $1, $3, $4, $5 }')
 [ "$counts" = "one.c 3 3 1.00;two.c 2 2 1.00;" ] ||
   { echo "sample-lines counted wrong:"; echo "$out"; exit 1; }
 echo "  x[0] += 1;" >"$tmp/line.c"
-sed '/CHECK(cujit_array_get/r '"$tmp/line.c" "$tmp/samples/one.c" >"$tmp/one.c"
+sed '/CHECK(cujit_array_read/r '"$tmp/line.c" "$tmp/samples/one.c" >"$tmp/one.c"
 mv "$tmp/one.c" "$tmp/samples/one.c" # a fourth line of code
 printf 'one 007 1
 ' >"$tmp/samples/seeds.txt"

@@ -1095,7 +1095,7 @@ static void forged_entry_is_found_by_verify(void **state) {
   uint64_t at, size;
   char why[256];
   cujit_cache_verify_summary sum = CUJIT_CACHE_VERIFY_SUMMARY_INIT;
-  cujit_cache_verdict verdict = CUJIT_CACHE_MATCH;
+  cujit_cache_verdict verdict = CUJIT_CACHE_VERDICT_MATCH;
   cujit_cache_stats before;
   (void)state;
   /* the real entry of the source: its image and its manifest */
@@ -1130,7 +1130,7 @@ static void forged_entry_is_found_by_verify(void **state) {
   assert_ok(cujit_cache_verify(0, verdict_of, &verdict, &sum));
   assert_int_equal(sum.entries, 1);
   assert_int_equal(sum.mismatched, 1);
-  assert_int_equal(verdict, CUJIT_CACHE_MISMATCH);
+  assert_int_equal(verdict, CUJIT_CACHE_VERDICT_MISMATCH);
   /* the entry compiled here verifies */
   empty_local_cache();
   assert_ok(cujit_cache_set_remote(""));

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
+#include "cujit_array.h"
 
 #include "common/common.h"
 
@@ -823,7 +824,7 @@ int main(int argc, char **argv) {
   };
   if (argc == 2 && strcmp(argv[1], "--markdown") == 0) return print_markdown_rows();
   if (argc == 2 && strcmp(argv[1], "--man") == 0) return print_man_items();
-  cujit_set_log_callback(keep_warning, NULL);
-  cujit_set_log_level(CUJIT_LOG_WARN);
+  cujit_log_set_callback(keep_warning, NULL);
+  cujit_log_set_level(CUJIT_LOG_WARN);
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

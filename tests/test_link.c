@@ -51,7 +51,7 @@ static void lto_inlines_across_sources(void **state) {
   const void *cubin;
   const char *ptx;
   (void)state;
-  assert_ok(link2(&m, kLinkMain, kLinkLib, CUJIT_LINK_LTO));
+  assert_ok(link2(&m, kLinkMain, kLinkLib, CUJIT_LINK_OPT_LTO));
   cubin = cujit_module_cubin(m, &size);
   ptx = cujit_module_ptx(m, NULL);
   assert_non_null(cubin);
@@ -117,7 +117,7 @@ static void links_nvcc_parts(void **state) {
   } cases[] = {{CUJIT_LINK_FATBIN, "lib.fatbin", 0},
                {CUJIT_LINK_OBJECT, "lib.o", 0},
                {CUJIT_LINK_LIBRARY, "liblib.a", 0},
-               {CUJIT_LINK_FATBIN, "lib_lto.fatbin", CUJIT_LINK_LTO}};
+               {CUJIT_LINK_FATBIN, "lib_lto.fatbin", CUJIT_LINK_OPT_LTO}};
   char *dir = test_tempdir("link-nvcc"), why[8192], path[4200];
   cujit_options o = arch_options();
   cujit_link_options l = CUJIT_LINK_OPTIONS_INIT;
@@ -171,7 +171,7 @@ static void links_source_files(void **state) {
   parts[0] = link_source(kLinkMain, "main.cu");
   parts[1] = link_source(NULL, NULL);
   parts[1].path = path;
-  l.flags = CUJIT_LINK_LTO;
+  l.flags = CUJIT_LINK_OPT_LTO;
   l.name = "program";
   assert_ok(cujit_module_link(&m, parts, 2, &o, &l));
   assert_string_equal(cujit_module_name(m), "program");
@@ -211,7 +211,7 @@ static void link_errors_have_logs(void **state) {
   static const char kBadPtx[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
                                 ".visible .entry k() { this is not PTX; }\n";
   (void)state;
-  lto.flags = CUJIT_LINK_LTO;
+  lto.flags = CUJIT_LINK_OPT_LTO;
   /* undefined: twice(), scale and calls are declared, never defined */
   parts[0] = link_source(kLinkMain, "main.cu");
   assert_status_detail(cujit_module_link(&m, parts, 1, &o, NULL), CUJIT_ERROR_LINK, "twice");
@@ -351,7 +351,7 @@ static void bad_arguments(void **state) {
 static int child_link(const char *mode) {
   cujit_module *m = NULL;
   uint64_t before = cj_nvrtc_programs_created();
-  unsigned flags = strcmp(mode, "lto") == 0 ? CUJIT_LINK_LTO : 0;
+  unsigned flags = strcmp(mode, "lto") == 0 ? CUJIT_LINK_OPT_LTO : 0;
   if (link2(&m, kLinkMain, kLinkLib, flags) != CUJIT_OK) {
     fprintf(stderr, "child: %s\n", cujit_last_error());
     return 1;

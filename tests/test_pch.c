@@ -227,8 +227,8 @@ static void keep_warning(cujit_log_level level, const char *message, void *user)
 
 static void capture_warnings(void) {
   warnings[0] = '\0';
-  cujit_set_log_callback(keep_warning, NULL);
-  cujit_set_log_level(CUJIT_LOG_WARN);
+  cujit_log_set_callback(keep_warning, NULL);
+  cujit_log_set_level(CUJIT_LOG_WARN);
 }
 
 static int report_fd = -1; /* where a child writes its directory's path */

@@ -54,7 +54,7 @@ static const cj_env_var table[] = {
      .min = 1, .max = 256, .warn_bad = 1, .form = "a number of compiles from 1 to 256",
      .meaning = "how many compiles of a batch or of asynchronous compiles run at once, one "
                 "in the process and the rest in worker processes (`1`: no workers; "
-                "`cujit_set_compile_jobs()` comes first)"},
+                "`cujit_compile_set_jobs()` comes first)"},
     {.name = "CUJIT_WORKER", .kind = CJ_ENV_PATH,
      .dflt = "`cujit-worker` beside libcujit, or in its `../libexec` or `../bin`",
      .meaning = "absolute path of the compile worker program (read when a worker is first "

@@ -60,7 +60,7 @@ uint64_t cj_nvrtc_programs_created(void) {
   return __atomic_load_n(&programs_created, __ATOMIC_RELAXED);
 }
 
-cujit_status cujit_nvrtc_version(int *major, int *minor) {
+cujit_status cujit_nvrtc_get_version(int *major, int *minor) {
   int a = 0, b = 0;
   CJ_TRY(cj_nvrtc_version_cached(&a, &b));
   if (major) *major = a;
@@ -68,11 +68,11 @@ cujit_status cujit_nvrtc_version(int *major, int *minor) {
   return CUJIT_OK;
 }
 
-cujit_status cujit_nvrtc_archs(int *out, size_t capacity, size_t *count) {
+cujit_status cujit_nvrtc_get_archs(int *out, size_t capacity, size_t *count) {
   const int *a = NULL;
   size_t n = 0, i;
   CJ_CHECK(count && (!capacity || out), CUJIT_ERROR_INVALID_VALUE,
-           "cujit_nvrtc_archs: count is NULL, or archs is NULL "
+           "cujit_nvrtc_get_archs: count is NULL, or archs is NULL "
            "with a nonzero capacity");
   CJ_TRY(cj_nvrtc_archs(&a, &n));
   for (i = 0; i < n && i < capacity; i++) out[i] = a[i];

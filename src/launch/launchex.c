@@ -9,7 +9,7 @@
 
 enum { PORTABLE_CLUSTER = 8, NON_PORTABLE_CLUSTER = 16 };
 
-static const unsigned known_flags = CUJIT_LAUNCH_COOPERATIVE | CUJIT_LAUNCH_NON_PORTABLE_CLUSTER;
+static const unsigned known_flags = CUJIT_LAUNCH_OPT_COOPERATIVE | CUJIT_LAUNCH_OPT_NON_PORTABLE_CLUSTER;
 
 /* The launch configuration of grid, block and options, without attributes. */
 static void fill_config(CUlaunchConfig *cfg, cujit_dim3 grid, cujit_dim3 block,
@@ -35,7 +35,7 @@ cujit_status cj_coop_check(const char *kernel, int supported, cujit_dim3 grid, c
   if (!supported)
     return cj_config_fail(kernel, "this device does not support cooperative launches "
                   "(CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH is 0); launch without "
-                  "CUJIT_LAUNCH_COOPERATIVE and synchronise the grid by splitting the kernel in "
+                  "CUJIT_LAUNCH_OPT_COOPERATIVE and synchronise the grid by splitting the kernel in "
                   "two launches");
   if (blocks > limit)
     return cj_config_fail(kernel, "a cooperative launch needs all its blocks resident at once, and the "
@@ -67,7 +67,7 @@ static cujit_status cluster_dims_check(const char *kernel, cujit_dim3 grid, cuji
 cujit_status cj_cluster_check(const char *kernel, int cc, cujit_dim3 grid, cujit_dim3 cluster,
                               unsigned flags) {
   const unsigned long long size = (unsigned long long)cluster.x * cluster.y * cluster.z;
-  const int non_portable = (flags & CUJIT_LAUNCH_NON_PORTABLE_CLUSTER) != 0;
+  const int non_portable = (flags & CUJIT_LAUNCH_OPT_NON_PORTABLE_CLUSTER) != 0;
   if (cc < 90)
     return cj_config_fail(kernel, "thread-block clusters need a device of compute capability 9.0 or "
                   "newer, and this one is %d.%d; leave cujit_launch_options.cluster zero on "
@@ -75,7 +75,7 @@ cujit_status cj_cluster_check(const char *kernel, int cc, cujit_dim3 grid, cujit
   CJ_TRY(cluster_dims_check(kernel, grid, cluster));
   if (size > PORTABLE_CLUSTER && !non_portable)
     return cj_config_fail(kernel, "a cluster of %u x %u x %u = %llu blocks exceeds the portable limit "
-                  "of %d blocks; use a smaller cluster, or set CUJIT_LAUNCH_NON_PORTABLE_CLUSTER "
+                  "of %d blocks; use a smaller cluster, or set CUJIT_LAUNCH_OPT_NON_PORTABLE_CLUSTER "
                   "in flags to allow up to %d where the device supports it", cluster.x,
                   cluster.y, cluster.z, size, PORTABLE_CLUSTER, NON_PORTABLE_CLUSTER);
   if (size > NON_PORTABLE_CLUSTER)
@@ -183,7 +183,7 @@ static cujit_status cluster_fits(const cujit_function *fn, cj_fslot *slot, CUfun
     o->cluster = (cujit_dim3){0, 0, 0};
     return CUJIT_OK;
   }
-  if ((o->flags & CUJIT_LAUNCH_NON_PORTABLE_CLUSTER) &&
+  if ((o->flags & CUJIT_LAUNCH_OPT_NON_PORTABLE_CLUSTER) &&
       (st = allow_non_portable(fn, slot)) != CUJIT_OK)
     return st;
   fits = cluster_capacity(f, grid, block, o);
@@ -206,7 +206,7 @@ cujit_status cj_launch_ex_check(const cujit_function *fn, cj_fslot *slot, cujit_
   if ((o->cluster.x | o->cluster.y | o->cluster.z) &&
       (st = cluster_fits(fn, slot, f, grid, block, o)) != CUJIT_OK)
     return st;
-  if (o->flags & CUJIT_LAUNCH_COOPERATIVE)
+  if (o->flags & CUJIT_LAUNCH_OPT_COOPERATIVE)
     return coop_fits(fn, slot, f, grid, block, o->shared_bytes);
   return CUJIT_OK;
 }
@@ -222,7 +222,7 @@ cujit_status cj_launch_ex(const cujit_function *fn, const cj_fslot *slot, cujit_
   memset(attr, 0, sizeof attr);
   fill_config(&cfg, grid, block, o);
   cfg.attrs = attr;
-  if (o->flags & CUJIT_LAUNCH_COOPERATIVE) {
+  if (o->flags & CUJIT_LAUNCH_OPT_COOPERATIVE) {
     attr[cfg.numAttrs].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
     attr[cfg.numAttrs++].value.cooperative = 1;
   }
