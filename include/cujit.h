@@ -340,18 +340,23 @@ typedef struct cujit_options {
    *  compile ends at the first check after the limit, not at the limit: a CUB kernel
    *  whose time goes into parsing its headers may run to its end. A compile in a worker
    *  process (see cujit_batch_compile()) ends half a second after the limit at the
-   *  latest: a worker that has not stopped by itself by then is killed. A cache hit is
-   *  never limited. Not part of the cache key (it cannot change the output). Negative or NaN
-   *  is CUJIT_ERROR_INVALID_OPTION. An NVRTC that cannot stop a compile (one without
-   *  nvrtcSetFlowCallback) compiles to the end as if neither this nor `cancel` were set,
-   *  with one warning per process: a limit is advice, and the output is the same. */
+   *  latest: a worker that has not stopped by itself by then is killed. A compile done
+   *  again without a precompiled header keeps the limit counted from its first try. A hit
+   *  found at once is never limited; a wait for another process's or machine's compile of
+   *  the same source is (past the limit it returns CUJIT_ERROR_CANCELLED too). Not part of
+   *  the cache key (it cannot change the output). Negative or NaN is
+   *  CUJIT_ERROR_INVALID_OPTION. An NVRTC that cannot stop a compile (one without
+   *  nvrtcSetFlowCallback) compiles to the end in this process, as if neither this nor
+   *  `cancel` were set, with one warning per process (a limit is advice, and the output is
+   *  the same); a compile in a worker is still ended by killing the worker. */
   double time_limit_s;
   /** Called at NVRTC's checks during a compile (between its phases, as time_limit_s is),
    *  on the thread that called cujit, or with NVRTC's -split-compile option also on its
    *  own threads, perhaps several at once; NULL for none. Return nonzero to stop the
    *  compile: the call then returns CUJIT_ERROR_CANCELLED and the hook is not asked again
    *  for that compile. It must return quickly and must not call cujit. Never called on a
-   *  cache hit; not part of the cache key. */
+   *  hit found at once; polled while the call waits for another process's or machine's
+   *  compile of the same source. Not part of the cache key. */
   int (*cancel)(void *user);
   void *cancel_user; /**< passed to `cancel` */
 } cujit_options;
@@ -402,7 +407,8 @@ CUJIT_API cujit_status cujit_module_from_file(cujit_module **out, const char *pa
  *  are freed with it and using one afterwards is undefined, as using freed memory is:
  *  they are what cujit_launch() and cujit_call() take, and a launch does not pay for a
  *  lookup; the module handle is the checked one. Must not race with launches of its
- *  kernels. Never call it from atexit handlers or static destructors at process exit.
+ *  kernels or with another thread's call on the module (a module must not be destroyed
+ *  while another thread uses it). Never call it from atexit handlers or static destructors at process exit.
  *  @param mod  the module; NULL is fine. */
 CUJIT_API void cujit_module_destroy(cujit_module *mod);
 
@@ -1098,8 +1104,9 @@ CUJIT_API const char *cujit_cache_dir(void);
  *  CUJIT_CACHE_LOCK_TIMEOUT). What comes back is checked as a disk entry is (size, key,
  *  checksum); a bad value, or an answer that would take hiredis more than 64 MiB, is a
  *  miss, counted in remote_invalid, and replaced. A server that does not connect within
- *  connect_timeout (default 50 ms) or does not finish a command within timeout (default
- *  50 ms; a command that moves a large entry gets 16 ms more per MiB) is skipped for
+ *  connect_timeout (default 50 ms, once its host name is resolved) or does not finish a
+ *  command within timeout (default 50 ms; a command that moves a large entry gets 16 ms
+ *  more per MiB) is skipped for
  *  30 s, with a warning, and compiles go on locally. The remote tier is used only
  *  together with a usable disk cache. No message shows the password.
  *  @param url  `redis://[[user]:password@]host[:port][/db][?connect_timeout=MS&timeout=MS]`
@@ -1109,7 +1116,7 @@ CUJIT_API const char *cujit_cache_dir(void);
  *              env CUJIT_CACHE_REMOTE (read at the first compile otherwise); "" sets none.
  *              Nothing connects here: the first lookup does. hiredis is loaded here, at run
  *              time (libhiredis.so.1.3.0, .1.1.0, .1.0.0, .0.14 or libhiredis.so, or env
- *              CUJIT_HIREDIS).
+ *              CUJIT_HIREDIS, which must be an absolute path).
  *              Thread-safe: compiles under way finish with the tier they started with.
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE when the URL does not parse (the detail
  *          says what is wrong and the form expected); CUJIT_ERROR_CACHE when hiredis cannot
@@ -1504,7 +1511,9 @@ CUJIT_API void cujit_function_unbind(cujit_function *fn, void *fnptr);
  *  those cujit_module_from_source() makes of the same source, name and options. Workers
  *  end when this process exits or some seconds after the last compile. Options are those
  *  of cujit_module_from_source(); opts->cancel is called on a cujit thread, as are log
- *  callbacks during these compiles. Jobs belong to the process that started them: a child
+ *  callbacks for what happens in this process during these compiles; a worker's own
+ *  messages never reach the log callback (a worker writes them to stderr when its
+ *  environment's CUJIT_LOG asks for them). Jobs belong to the process that started them: a child
  *  made by fork() must not wait on, cancel or destroy its parent's jobs (it has none of
  *  the threads that run them).
  *  @{ */
@@ -1659,8 +1668,8 @@ CUJIT_API cujit_status cujit_module_import_file(cujit_module **out, const void *
 
 /** Compiles `source` ahead of time for several GPUs into one bundle (cujit's own
  *  container, described in docs/bundle.md): for each target in `archs`, its CUBIN
- *  ("sm_90"; none for "compute_90"), PTX for the newest target and for each compute_XX
- *  one, and what warms a cache (cujit_bundle_warm()): per target the blob
+ *  ("sm_90"; none for "compute_90"), PTX for the newest target without an "a" or "f"
+ *  suffix and for each compute_XX one, and what warms a cache (cujit_bundle_warm()): per target the blob
  *  cujit_module_export() makes, and the source, name and options once. Load a bundle with
  *  cujit_module_from_image(); `cujit info FILE` lists it. Each target is compiled as
  *  cujit_module_from_source() with opts->arch set to it would, through the cache.
@@ -1712,9 +1721,10 @@ CUJIT_API cujit_status cujit_bundle_from_file(void **out, size_t *size, const ch
  *  @param size    their number.
  *  @param stored  receives how many targets were stored (may be NULL).
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for NULL or empty data, a damaged bundle
- *          (saying how; refused exactly when cujit_module_from_image() and
- *          cujit_image_describe() refuse it, CUBIN and PTX entries included), one not made
- *          from source (no source, options or entries), or a refused entry (saying which
+ *          (saying how: the same check of the bytes as cujit_module_from_image() and
+ *          cujit_image_describe() make, CUBIN and PTX entries included), one not made
+ *          from source (no source, options or entries; each entry is checked as
+ *          cujit_module_import() checks a blob), or a refused entry (saying which
  *          part differs); CUJIT_ERROR_OUT_OF_MEMORY. */
 CUJIT_API cujit_status cujit_bundle_warm(const void *data, size_t size, size_t *stored);
 
@@ -1727,7 +1737,7 @@ CUJIT_API cujit_status cujit_bundle_warm(const void *data, size_t size, size_t *
 /** @defgroup linking 9. Linking several parts into one module
  *  A program of several sources, each compiled with relocatable device code, and prebuilt
  *  device code, linked by nvJitLink (the toolkit's device linker, loaded at run time like
- *  NVRTC: env CUJIT_NVJITLINK, else beside the NVRTC in use, else where NVRTC is looked
+ *  NVRTC: env CUJIT_NVJITLINK (an absolute path; a relative one is refused), else beside the NVRTC in use, else where NVRTC is looked
  *  for) into one CUBIN for one GPU architecture. A kernel in one part may call a
  *  __device__ function defined in another and use an `extern __device__` variable defined
  *  in another; with CUJIT_LINK_OPT_LTO the sources are compiled to LTO-IR and optimised
@@ -1963,7 +1973,7 @@ CUJIT_API cujit_status cujit_nvrtc_get_archs(int *archs, size_t capacity, size_t
 /** Loads the driver (once) and reports its CUDA version (13000 for CUDA 13.0).
  *  @param version  receives it.
  *  @return CUJIT_OK, CUJIT_ERROR_NO_DRIVER (libcuda.so.1 not found, or env CUJIT_LIBCUDA
- *  names a file that cannot be loaded), CUJIT_ERROR_NO_DEVICE, CUJIT_ERROR_DRIVER. */
+ *  is not an absolute path or names a file that cannot be loaded), CUJIT_ERROR_NO_DEVICE, CUJIT_ERROR_DRIVER. */
 CUJIT_API cujit_status cujit_driver_get_version(int *version);
 /** Number of CUDA devices.
  *  @param count  receives it.
@@ -2001,8 +2011,11 @@ CUJIT_API cujit_status cujit_device_get_info(int device, char *name, size_t name
  *
  *  Devices do not wait for each other: each has its own pool of In/Out memory and its own
  *  pinned chunks and threads for pageable copies, so a thread doing In/Out on device 1
- *  proceeds while device 0 is busy, and copies to both run at once. A kernel fault ruins
- *  the context of its device only: the other devices stay usable.
+ *  proceeds while device 0 is busy, and copies to both run at once. A kernel fault (an
+ *  illegal address) may end GPU work for the whole process, as CUDA documents: later calls
+ *  on any device then return CUJIT_ERROR_LAUNCH_FAILED saying so (a driver that keeps the
+ *  other devices going leaves their memory and pools sound); run kernels that may fault
+ *  in a process of their own.
  *  @{ */
 
 /** Makes device `ordinal`'s primary context current on the calling thread: later calls of
