@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "cujit_array.h"
 
 #define BIG ((int64_t)64 << 20) /* floats */
 
@@ -52,7 +53,7 @@ static void copy_floor(void *p) {
 static void add_new_output(void *p) {
   big *c = p;
   cujit_array *r = NULL;
-  bench_check_ok(cujit_array_binary(CUJIT_ADD, c->x, c->y, &r), "x + y");
+  bench_check_ok(cujit_array_binary(CUJIT_BINOP_ADD, c->x, c->y, &r), "x + y");
   cujit_array_destroy(r);
 }
 
@@ -74,7 +75,7 @@ static void dot_generator(void *p) {
 
 static void max_reduce(void *p) {
   big *c = p;
-  bench_check_ok(cujit_array_reduce(CUJIT_MAX, c->x, &c->scalar), "max");
+  bench_check_ok(cujit_array_reduce(CUJIT_REDOP_MAX, c->x, &c->scalar), "max");
 }
 
 /* ---- the elementwise generator's loop at other grid sizes (information for choosing the
@@ -217,7 +218,7 @@ static void seed_004(void) {
     bench_check_ok(cujit_array_from_host(&x, CUJIT_TYPE_F32, 2, shape, h), "to_gpu");
     bench_check_ok(cujit_array_map(&y, "sin(2*x + 1)", 1, (const char *[]){"x"},
                                    (const cujit_array *[]){x}), "sin(2x + 1)");
-    bench_check_ok(cujit_array_get(y, back, (size_t)n * 4), "get");
+    bench_check_ok(cujit_array_read(y, back, (size_t)n * 4), "get");
     if (r >= 0) v[r] = (double)(bench_now_ns() - t0) / 1e6;
     cujit_array_destroy(x);
     cujit_array_destroy(y);
@@ -247,7 +248,7 @@ typedef struct small {
 static void small_cujit(void *p) {
   small *s = p;
   cujit_array *r = NULL;
-  bench_check_ok(cujit_array_binary(CUJIT_ADD, s->a, s->b, &r), "a + b");
+  bench_check_ok(cujit_array_binary(CUJIT_BINOP_ADD, s->a, s->b, &r), "a + b");
   cujit_array_destroy(r);
 }
 

@@ -1,5 +1,5 @@
 /* batch.c - many kernels at once: N distinct kernels of one compile time each, compiled by
- * cujit_compile_batch() (worker processes beside this one), by cujit one after the other,
+ * cujit_batch_compile() (worker processes beside this one), by cujit one after the other,
  * and by bare NVRTC one after the other, each in a new process with the cache off (every
  * compile is a real one, and each run pays for loading NVRTC and starting its workers).
  * Goals: with 16 CPUs or more, 16 kernels finish in <= 1.5x one bare compile; with fewer,
@@ -61,7 +61,7 @@ static int at_once(int n, const cujit_options *o) {
     src[i] = malloc(1024);
     kernel(i, src[i], 1024);
   }
-  rc = cujit_compile_batch(mods, NULL, (const char *const *)src, NULL, (size_t)n, o) != CUJIT_OK;
+  rc = cujit_batch_compile(mods, NULL, (const char *const *)src, NULL, (size_t)n, o) != CUJIT_OK;
   for (i = 0; i < n; i++) {
     cujit_module_destroy(mods[i]);
     free(src[i]);

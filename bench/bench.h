@@ -101,7 +101,7 @@ int bench_mapped(const char *needle);
 
 /* ---- raw driver entry points for the baselines (bench/driver.c) ---- */
 
-/* Every driver function a baseline calls, resolved through cujit_driver_symbol() (the
+/* Every driver function a baseline calls, resolved through cujit_driver_get_symbol() (the
  * same cuGetProcAddress table version cujit uses); libcuda is not linked. */
 #define BENCH_CU_LIST(X)                                                                    \
   X(cuDeviceGet) X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent) X(cuCtxSynchronize)        \

@@ -9,13 +9,13 @@ bench_driver bench_cu;
 
 int bench_driver_load(void) {
   int version;
-  cujit_status st = cujit_driver_version(&version);
+  cujit_status st = cujit_driver_get_version(&version);
   if (st != CUJIT_OK) {
     fprintf(stderr, "cujit-bench: no usable driver: %s\n", cujit_last_error());
     return -1;
   }
 #define BENCH_CU_RESOLVE_(fn)                                                      \
-  if (cujit_driver_symbol(#fn, (void **)&bench_cu.fn) != CUJIT_OK) {               \
+  if (cujit_driver_get_symbol(#fn, (void **)&bench_cu.fn) != CUJIT_OK) {               \
     fprintf(stderr, "cujit-bench: %s\n", cujit_last_error());                       \
     return -1;                                                                     \
   }

@@ -49,7 +49,7 @@ static int child_main(int argc, char **argv) {
 static void device_arch(int cc) {
   int archs[64], best = 0;
   size_t n = 0, i;
-  if (cujit_nvrtc_archs(archs, 64, &n) != CUJIT_OK) return;
+  if (cujit_nvrtc_get_archs(archs, 64, &n) != CUJIT_OK) return;
   for (i = 0; i < n && i < 64; i++)
     if (archs[i] <= cc && archs[i] > best) best = archs[i];
   if (best) snprintf(bench_cfg.cc_arch, sizeof bench_cfg.cc_arch, "sm_%d", best);
@@ -65,11 +65,11 @@ static void describe(char *out, size_t size) {
   if (commit && !*commit) commit = NULL;
   strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S UTC", gmtime(&t));
   if (uname(&u) != 0) snprintf(u.machine, sizeof u.machine, "?");
-  if (bench_cfg.have_gpu && cujit_device_info(0, dev, sizeof dev, &major, &minor) == CUJIT_OK)
+  if (bench_cfg.have_gpu && cujit_device_get_info(0, dev, sizeof dev, &major, &minor) == CUJIT_OK)
     snprintf(dev + strlen(dev), sizeof dev - strlen(dev), " (sm_%d%d)", major, minor);
-  if (cujit_driver_version(&version) == CUJIT_OK)
+  if (cujit_driver_get_version(&version) == CUJIT_OK)
     snprintf(drv, sizeof drv, "CUDA %d.%d", version / 1000, version % 1000 / 10);
-  cujit_nvrtc_version(&nv_major, &nv_minor);
+  cujit_nvrtc_get_version(&nv_major, &nv_minor);
   snprintf(out, size,
            "cujit-bench %s\ndate: %s\ndevice: %s\ndriver: %s\nNVRTC: %d.%d\n"
            "cujit: %s%s%s\nhost: %s, %ld CPUs\ntarget: %s\nrepetitions: %s",
@@ -98,8 +98,8 @@ static int setup(const char *arch) {
   unsetenv("CUJIT_ARCH");
   bench_cfg.quick = getenv("QUICK") && strcmp(getenv("QUICK"), "0") != 0;
   bench_cfg.cuda_include = BENCH_CUDA_INCLUDE;
-  bench_cfg.have_gpu = cujit_device_count(&n) == CUJIT_OK && n > 0 &&
-                       cujit_device_info(0, NULL, 0, &major, &minor) == CUJIT_OK;
+  bench_cfg.have_gpu = cujit_device_get_count(&n) == CUJIT_OK && n > 0 &&
+                       cujit_device_get_info(0, NULL, 0, &major, &minor) == CUJIT_OK;
   if (bench_cfg.have_gpu) device_arch(major * 10 + minor);
   snprintf(bench_cfg.arch, sizeof bench_cfg.arch, "%s",
            arch ? arch : bench_cfg.cc_arch[0] ? bench_cfg.cc_arch : "sm_90");

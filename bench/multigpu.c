@@ -1,5 +1,5 @@
 /* multigpu.c - several devices in one process, each chosen per thread with
- * cujit_set_device():
+ * cujit_device_set_current():
  *   pageable In/Out of 64 MiB round trips from one thread per device at once, aggregate
  *   GB/s of two devices against device 0 alone (goal: >= 1.8x, the devices do not wait
  *   for each other);
@@ -38,7 +38,7 @@ static int round_trip(cujit_function *f, unsigned char *buf) {
  * does `reps` round trips. */
 static void *mg_work(void *arg) {
   mg_worker *w = arg;
-  int r, ok = cujit_set_device(w->ordinal) == CUJIT_OK;
+  int r, ok = cujit_device_set_current(w->ordinal) == CUJIT_OK;
   if (ok) {
     w->buf[0] = 41, w->buf[MG_BYTES - 1] = 9;
     ok = round_trip(w->f, w->buf) == 0 && w->buf[0] == 42 && w->buf[MG_BYTES - 1] == 10;
@@ -138,9 +138,9 @@ static void mg_second_device(void) {
   cujit_module *m = NULL;
   for (t = 0; t < trials; t++) {
     snprintf(src, sizeof src, "// trial %d\n%s", t, mg_src);
-    if (cujit_set_device(0) != CUJIT_OK ||
+    if (cujit_device_set_current(0) != CUJIT_OK ||
         cujit_module_from_source(&m, src, "multigpu.cu", NULL) != CUJIT_OK ||
-        isnan(on0[t] = mg_first_launch(m, buf)) || cujit_set_device(1) != CUJIT_OK ||
+        isnan(on0[t] = mg_first_launch(m, buf)) || cujit_device_set_current(1) != CUJIT_OK ||
         isnan(on1[t] = mg_first_launch(m, buf))) {
       bench_skip("multigpu", "first launch on device 1", cujit_last_error());
       cujit_module_destroy(m);
@@ -159,14 +159,14 @@ void bench_multigpu(void) {
   cujit_function *f = NULL;
   char why[96];
   int n = 0;
-  if (cujit_device_count(&n) != CUJIT_OK || n < 2) {
+  if (cujit_device_get_count(&n) != CUJIT_OK || n < 2) {
     snprintf(why, sizeof why, "needs two CUDA devices, found %d", n);
     bench_skip("multigpu", "several devices", why);
     return;
   }
   /* both contexts made before anything is timed */
-  if (cujit_set_device(1) != CUJIT_OK || cujit_synchronize() != CUJIT_OK ||
-      cujit_set_device(0) != CUJIT_OK || cujit_synchronize() != CUJIT_OK ||
+  if (cujit_device_set_current(1) != CUJIT_OK || cujit_synchronize() != CUJIT_OK ||
+      cujit_device_set_current(0) != CUJIT_OK || cujit_synchronize() != CUJIT_OK ||
       cujit_module_from_source(&m, mg_src, "multigpu.cu", NULL) != CUJIT_OK ||
       cujit_module_get_function(m, "touch", &f) != CUJIT_OK) {
     bench_skip("multigpu", "several devices", cujit_last_error());
@@ -175,5 +175,5 @@ void bench_multigpu(void) {
     mg_second_device();
   }
   cujit_module_destroy(m);
-  cujit_set_device(0);
+  cujit_device_set_current(0);
 }

@@ -1,8 +1,8 @@
 # Debian packages made by CPack from a build (`cpack -G DEB` in the build directory, or
 # scripts/package), one for each install component:
 #   libcujitN     runtime  libcujit.so.N (N: the SOVERSION) and cujit-worker
-#   libcujit-dev  dev      cujit.h, libcujit.a, the libcujit.so link, cujit.pc, the CMake
-#                          package
+#   libcujit-dev  dev      cujit.h, cujit_array.h, libcujit.a, the libcujit.so link,
+#                          cujit.pc, the CMake package
 #   cujit         cli      the command and its manual page
 # Their version is the project's with CUJIT_DEB_RELEASE after a dash, and
 # cmake/debian/changelog must begin with an entry for it (cpack refuses otherwise); its

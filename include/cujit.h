@@ -1,22 +1,62 @@
-/*
- * cujit.h - compile CUDA C at run time, cache it, find kernels by name, launch them.
+/**
+ * @file cujit.h
+ * @brief cujit: compile CUDA C at run time, cache it, find kernels by name, launch them.
  *
- * This header is the manual: every function is documented where it is declared.
- * Conventions used throughout:
- *   - Functions return cujit_status; CUJIT_OK (0) is success. On failure the calling
- *     thread's detail (cujit_last_error()) says what went wrong and what to do.
- *   - Handles are opaque. *_destroy() accepts NULL.
- *   - "Owned by X" in a comment says who frees a returned pointer and how long it lives.
- *   - Nothing is printed unless asked (cujit_set_log_callback() or CUJIT_LOG).
- *   - The CUDA driver (libcuda.so.1) is loaded at run time on first device use, so a
- *     program using cujit starts and compiles kernels on machines with no driver.
- *   - Option and result structs start with `size_t size` so that later versions can add
- *     fields: start each from its *_INIT macro (or zero it) and set fields by name, never
- *     with a positional initialiser. See "Structs that grow" below.
- *   - fork(): a fork made while other threads compile waits for those compiles to end (at
- *     most 5 s: NVRTC's lock would stay held in the child). A child forked while one still
- *     ran fails its compiles with CUJIT_ERROR_NVRTC, saying so (cache hits still work).
- *     Precompiled headers belong to the process that made them: a child makes its own.
+ * This header is the manual: every function is documented where it is declared, in
+ * sections in the order a program meets them. Everything here is stable; the array layer
+ * is in cujit_array.h and is experimental (see "Stability" below).
+ *
+ * Contents
+ *   - Conventions: errors, ownership, structs that grow, names, stability
+ *   - 1. Version and errors
+ *   - 2. Compiling: a string or a file into a module
+ *   - 3. Kernels and launching: cujit_arg, In/Out buffers, cujit_launch()
+ *   - 4. Memory and streams
+ *   - 5. The cache
+ *   - 6. Typed calls and kernels as C function pointers
+ *   - 7. Many kernels at once: batches and jobs
+ *   - 8. Compiling once for many processes: export, import, bundles
+ *   - 9. Linking several parts into one module
+ *   - 10. Prebuilt code: PTX, CUBIN, fatbins, bundles
+ *   - 11. Devices, NVRTC and the driver
+ *   - 12. Logging
+ *   - 13. Textures and surfaces
+ *   - 14. Questioning the cache: explain and verify
+ *   - cujit_array.h (experimental): 15. Device arrays, 16. Array operations,
+ *     17. Reductions, scans and random arrays, 18. Kernel generators
+ *
+ * A first program: compile a string, find its kernel, launch it with an input and an
+ * output buffer (copied to the device before the kernel and back after it), check the
+ * status. Build it with `cc first.c $(pkg-config --cflags --libs cujit)`.
+ * @code
+ * #include <stdio.h>
+ * #include <cujit.h>
+ *
+ * static const char source[] =
+ *     "__global__ void add(float *out, const float *a, const float *b, int n) {\n"
+ *     "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+ *     "  if (i < n) out[i] = a[i] + b[i];\n"
+ *     "}\n";
+ *
+ * int main(void) {
+ *   float a[1000], b[1000], out[1000];
+ *   cujit_module *mod = NULL;
+ *   cujit_function *add = NULL;
+ *   cujit_status st;
+ *   for (int i = 0; i < 1000; i++) a[i] = (float)i, b[i] = 2.0f * (float)i;
+ *   st = cujit_module_from_source(&mod, source, "add.cu", NULL); // or from the cache
+ *   if (st == CUJIT_OK) st = cujit_module_get_function(mod, "add", &add);
+ *   if (st == CUJIT_OK) // each argument checked against add's parameters
+ *     st = CUJIT_LAUNCH(add, CUJIT_DIM3(4), CUJIT_DIM3(256), cujit_out(out, sizeof out),
+ *                       cujit_in(a, sizeof a), cujit_in(b, sizeof b), cujit_i32(1000));
+ *   if (st == CUJIT_OK)
+ *     printf("out[999] = %g\n", out[999]);
+ *   else
+ *     fprintf(stderr, "%s: %s\n", cujit_status_name(st), cujit_last_error());
+ *   cujit_module_destroy(mod);
+ *   return st == CUJIT_OK ? 0 : 1;
+ * }
+ * @endcode
  */
 #ifndef CUJIT_H
 #define CUJIT_H
@@ -30,6 +70,8 @@
 extern "C" {
 #endif
 
+/** Marks the functions the library exports (default visibility when cujit is built with
+ *  hidden visibility, as it is). */
 #if defined(_WIN32)
 #  define CUJIT_API
 #elif defined(__GNUC__) && __GNUC__ >= 4
@@ -38,27 +80,151 @@ extern "C" {
 #  define CUJIT_API
 #endif
 
-/* ---------------------------------------------------------------------------------------
- * Version
- * ------------------------------------------------------------------------------------- */
+/* =======================================================================================
+ * Conventions
+ * ===================================================================================== */
 
-#define CUJIT_VERSION_MAJOR 0
-#define CUJIT_VERSION_MINOR 1
-#define CUJIT_VERSION_PATCH 0
+/** @defgroup conventions Conventions
+ * What every function of cujit follows: errors, ownership, names, silence, stability and
+ * the structs that grow.
+ *
+ * Errors. Functions return cujit_status; CUJIT_OK (0) is success. On failure the
+ * calling thread's detail (cujit_last_error()) says what went wrong and what to do.
+ *
+ * Ownership. Handles are opaque; every `*_destroy()` accepts NULL. "Owned by X" in a
+ * comment says who frees a returned pointer and how long it lives: "owned by the caller,
+ * free with cujit_free()" hands it over; "owned by the module" lives until
+ * cujit_module_destroy(); "static storage" lives as long as the process. Strings and
+ * arrays passed in are copied unless a comment says they must outlive something.
+ *
+ * Names. Every public name begins with cujit_ (functions and types) or CUJIT_ (macros and
+ * enum values); a name that ends in `_` is the header's own, used by its macros and
+ * inline functions, and never called. A function is named `cujit_<object>_<verb>`: first
+ * the object it works on (module, function, cache, stream, mem, device, nvrtc, driver,
+ * log, compile_job, array, ...), then what it does:
+ *   - an action is a verb: cujit_module_export(), cujit_cache_clear(),
+ *     cujit_stream_synchronize(), cujit_compile_job_wait();
+ *   - what makes an object is `_create`, `_from_<input>` when it makes the object of one
+ *     input (cujit_module_from_source(), cujit_texture_from_array()), or the verb that
+ *     makes it (cujit_module_link(), cujit_module_import(), cujit_compile_job_start());
+ *     `_destroy` undoes it, and memory has `_alloc` and `_free`;
+ *   - a property returned as the function's value is named by the property alone:
+ *     cujit_module_ptx(), cujit_cache_dir(), cujit_log_current_level();
+ *   - a query that returns a cujit_status and writes its answer through out-parameters
+ *     has `get_`: cujit_cache_get_stats(), cujit_function_get_attrs(),
+ *     cujit_device_get_count();
+ *   - a setter has `set_`: cujit_cache_set_dir(), cujit_log_set_level();
+ *   - a variant adds a word at the end: `_file` reads its input from a file
+ *     (cujit_module_from_file()), `_ex` takes launch options (cujit_call_ex()).
+ *
+ * The verbs every program uses act on no object: cujit_launch(), cujit_call(),
+ * cujit_synchronize(), cujit_free() and cujit_version(); cujit_last_error() and its
+ * siblings read the calling thread's last failure. The argument constructors are named
+ * by what the kernel receives: cujit_i32(), cujit_ptr(), cujit_in(). The array layer
+ * takes NumPy's names for what NumPy has (cujit_array_zeros(), cujit_array_astype(),
+ * cujit_array_cumsum()). Macros and enum values are in capitals: a struct's initialiser
+ * is its name and `_INIT` (CUJIT_OPTIONS_INIT); the values of one enum share a prefix
+ * that no other enum uses (CUJIT_TYPE_, CUJIT_CACHE_PART_, CUJIT_BINOP_; the statuses are
+ * CUJIT_OK and CUJIT_ERROR_*); the flags of an options struct are CUJIT_OPT_
+ * (cujit_options), CUJIT_LINK_OPT_ (cujit_link_options) and CUJIT_LAUNCH_OPT_
+ * (cujit_launch_options). A macro spelt like a function does what the function does,
+ * with the arguments inline: CUJIT_LAUNCH() is cujit_launch(), CUJIT_VALUE(x) is
+ * cujit_value(&x, sizeof x), cujit_call() is cujit_call_n(). A macro that makes something
+ * else says so in its name: CUJIT_IN_PTR() is a device pointer standing for an In buffer,
+ * for cujit_call() and bound functions, where cujit_in() is a cujit_arg for
+ * cujit_launch(); each refuses the other's (a compile error, or for a CUJIT_IN_PTR() in
+ * a launch, a warning of -Wall and CUJIT_ERROR_INVALID_ARGS).
+ *
+ * Silence. Nothing is printed unless asked (cujit_log_set_callback() or env
+ * CUJIT_LOG).
+ *
+ * No driver needed to start. The CUDA driver (libcuda.so.1) is loaded at run time on
+ * first device use, so a program using cujit starts and compiles kernels on machines with
+ * no driver.
+ *
+ * fork(). A fork made while other threads compile waits for those compiles to end (at
+ * most 5 s: NVRTC's lock would stay held in the child). A child forked while one still ran
+ * fails its compiles with CUJIT_ERROR_NVRTC, saying so (cache hits still work).
+ * Precompiled headers belong to the process that made them: a child makes its own.
+ *
+ * Stability. Everything declared in cujit.h is stable within a minor version: from one
+ * 0.N.x release to the next, names, signatures and meanings stay as they are and only
+ * additions come (new functions, new fields at the end of the structs that grow, new enum
+ * values); a change comes with a new minor version and is listed in the CHANGELOG. The
+ * array layer (sections 15 to 18: device arrays, their operations, reductions, scans,
+ * random arrays and the kernel generators) is experimental and lives in cujit_array.h,
+ * which includes cujit.h: its API may change in any 0.x release.
+ *
+ * ### Structs that grow
+ *
+ * Every struct that a program fills for cujit or cujit fills for a program begins with
+ * `size_t size`: cujit_options, cujit_launch_options, cujit_generator_options,
+ * cujit_texture_desc, cujit_cuarray_desc, cujit_link_part and cujit_link_options (read
+ * by cujit), cujit_cache_stats, cujit_cache_explanation, cujit_cache_verify_summary and
+ * cujit_function_attrs (written by cujit), and cujit_cache_entry, cujit_cache_difference
+ * and cujit_cache_verified (handed to a callback).
+ * `size` is the struct's size in the header the program was built with. Later versions
+ * add fields only at the end, with zero meaning the old behaviour, so that
+ *   - a program built against an older header keeps working with a newer libcujit: the
+ *     fields past its size are read as their defaults, and results are written only up
+ *     to its size;
+ *   - a program built against a newer header works with an older libcujit as long as the
+ *     fields that libcujit does not know are zero; otherwise the call fails with
+ *     CUJIT_ERROR_NOT_SUPPORTED naming the struct (link a newer libcujit).
+ *
+ * Start each struct from its `*_INIT` macro, an initialiser for C and C++ that sets size
+ * to sizeof(struct) and every other field to its default, then set fields by name:
+ *
+ *     cujit_launch_options o = CUJIT_LAUNCH_OPTIONS_INIT;
+ *     o.stream = s;
+ *
+ * A zero-initialised struct (`{0}` in C, `{}` in C++; also static storage) works as well:
+ * size 0 stands for the struct's first version (today, all the fields shown here), with
+ * every field at its default, and a result struct of size 0 receives the first version's
+ * fields. Never use a positional initialiser: its first value would land in `size`. A
+ * size that is neither 0 nor that of a version, as an uninitialised struct has, is refused
+ * with CUJIT_ERROR_INVALID_VALUE saying to use the _INIT macro; nothing else happens.
+ *
+ * Three public structs have no size field:
+ *   - cujit_arg, made by the inline constructors and passed as arrays (`const cujit_arg
+ *     *args, size_t nargs`): cujit steps through an array by sizeof(cujit_arg), so each
+ *     element carrying its own size would not let it grow. It ends with a reserved word
+ *     instead, which every constructor sets to 0. A later version may give the word a
+ *     meaning only for hints that an older libcujit may safely ignore; anything an older
+ *     libcujit must not ignore comes as a new `kind`, which it refuses
+ *     (CUJIT_ERROR_INVALID_ARGS). Build arguments with the constructors only, so that a
+ *     program rebuilt against a later header gets every field right.
+ *   - cujit_header, also passed as an array (ended by `{NULL, NULL}`): richer in-memory
+ *     headers would come as a new field of cujit_options pointing at a new array type.
+ *   - cujit_dim3, a value of three sizes.
+ */
+
+/* =======================================================================================
+ * 1. Version and errors                                                           stable
+ * ===================================================================================== */
+
+/** @defgroup errors 1. Version and errors
+ *  The library's version, the status every function returns, the detail of the calling
+ *  thread's last failure, and cujit_free() for what cujit allocates for the caller.
+ *  @{ */
+
+#define CUJIT_VERSION_MAJOR 0 /**< the major version of this header */
+#define CUJIT_VERSION_MINOR 1 /**< the minor version of this header */
+#define CUJIT_VERSION_PATCH 0 /**< the patch version of this header */
+/** This header's version as one number, MAJOR * 10000 + MINOR * 100 + PATCH (compare with
+ *  cujit_version()). */
 #define CUJIT_VERSION_NUMBER \
   (CUJIT_VERSION_MAJOR * 10000 + CUJIT_VERSION_MINOR * 100 + CUJIT_VERSION_PATCH)
-#define CUJIT_VERSION_STRING "0.1.0"
+#define CUJIT_VERSION_STRING "0.1.0" /**< this header's version as "MAJOR.MINOR.PATCH" */
 
 /** @return CUJIT_VERSION_NUMBER of the library actually linked (compare with the header's). */
 CUJIT_API unsigned cujit_version(void);
 /** @return the library's version as "MAJOR.MINOR.PATCH". Static storage. */
 CUJIT_API const char *cujit_version_string(void);
 
-/* ---------------------------------------------------------------------------------------
- * Status codes and error detail
- * ------------------------------------------------------------------------------------- */
-
-/* One table yields the enum, the names and the messages. Numbers never change. */
+/** The status codes, one `X(name, number, message)` per code: one table yields the enum,
+ *  the names and the messages. Numbers never change. Expand it with a macro of your own
+ *  to list every status. */
 #define CUJIT_STATUS_MAP(X)                                                                  \
   X(OK, 0, "success")                                                                        \
   X(ERROR_INVALID_VALUE, 1, "an argument is invalid")                                        \
@@ -86,16 +252,20 @@ CUJIT_API const char *cujit_version_string(void);
   X(ERROR_LINK, 23, "the device link failed")                                               \
   X(ERROR_NO_NVJITLINK, 24, "nvJitLink was not found")
 
+/** What every function that can fail returns: CUJIT_OK (0), or the reason it failed
+ *  (cujit_last_error() says more). */
 typedef enum cujit_status {
 #define CUJIT_STATUS_ENUM_(name, num, msg) CUJIT_##name = num,
   CUJIT_STATUS_MAP(CUJIT_STATUS_ENUM_)
 #undef CUJIT_STATUS_ENUM_
 } cujit_status;
 
-/** @return the status's name, e.g. "CUJIT_ERROR_COMPILE"; "CUJIT_UNKNOWN_STATUS" for an
+/** @param status  any value.
+ *  @return the status's name, e.g. "CUJIT_ERROR_COMPILE"; "CUJIT_UNKNOWN_STATUS" for an
  *  unknown value. Static storage. */
 CUJIT_API const char *cujit_status_name(cujit_status status);
-/** @return a one-line description of the status. Static storage. */
+/** @param status  any value.
+ *  @return a one-line description of the status. Static storage. */
 CUJIT_API const char *cujit_status_string(cujit_status status);
 
 /** @return the detail of the calling thread's most recent failed cujit call: what went
@@ -110,89 +280,27 @@ CUJIT_API cujit_status cujit_last_status(void);
 CUJIT_API CUresult cujit_last_cu_result(void);
 /** @return the nvrtcResult (as int) behind the thread's most recent failure, or 0. */
 CUJIT_API int cujit_last_nvrtc_result(void);
+/** Frees memory cujit allocated for the caller (a blob of cujit_module_export(), a bundle,
+ *  a description).
+ *  @param p  what cujit gave; NULL is fine. */
+CUJIT_API void cujit_free(void *p);
 
-/* ---------------------------------------------------------------------------------------
- * Logging (silent by default)
- * ------------------------------------------------------------------------------------- */
+/** @} */
 
-typedef enum cujit_log_level {
-  CUJIT_LOG_OFF = 0,
-  CUJIT_LOG_ERROR = 1,
-  CUJIT_LOG_WARN = 2,
-  CUJIT_LOG_INFO = 3,
-  CUJIT_LOG_DEBUG = 4
-} cujit_log_level;
+/* =======================================================================================
+ * 2. Compiling                                                                    stable
+ * ===================================================================================== */
 
-/** Receives one log line (no trailing newline). `message` is valid only during the call.
- *  May be called from any thread that calls cujit; must not call cujit itself. */
-typedef void (*cujit_log_fn)(cujit_log_level level, const char *message, void *user);
-
-/** Routes log lines at or below the current level to `fn` (NULL restores the default:
- *  write to stderr, which only happens when CUJIT_LOG is set). Thread-safe. */
-CUJIT_API void cujit_set_log_callback(cujit_log_fn fn, void *user);
-/** Sets the level. The initial level comes from env CUJIT_LOG=off|error|warn|info|debug
- *  (off when unset). A CUJIT_LOG that is none of these ("verbose", "debug" and a newline)
- *  leaves the level off, and the log's first message, once a level turns it on, names the
- *  value that was ignored (a warning, or an error where only errors pass).
- *  Thread-safe. */
-CUJIT_API void cujit_set_log_level(cujit_log_level level);
-/** @return the current log level. */
-CUJIT_API cujit_log_level cujit_get_log_level(void);
-/** @return the value of CUJIT_LOG that was not a log level and was therefore ignored (its
- *  first 64 bytes, escaped as cujit_image_describe() escapes: "debug\x0a"), or NULL when
- *  CUJIT_LOG is unset or a level (`cujit info` shows it). Owned by cujit; valid for the
- *  life of the process. */
-CUJIT_API const char *cujit_log_env_ignored(void);
-
-/* ---------------------------------------------------------------------------------------
- * Structs that grow
- *
- * Every struct that a program fills for cujit or cujit fills for a program begins with
- * `size_t size`: cujit_options, cujit_launch_options, cujit_generator_options,
- * cujit_texture_desc, cujit_cuarray_desc, cujit_link_part and cujit_link_options (read
- * by cujit), cujit_cache_stats, cujit_cache_explanation, cujit_cache_verify_summary and
- * cujit_function_attrs (written by cujit), and cujit_cache_entry, cujit_cache_difference
- * and cujit_cache_verified (handed to a callback).
- * `size` is the struct's size in the header the program was built with. Later versions
- * add fields only at the end, with zero meaning the old behaviour, so that
- *   - a program built against an older header keeps working with a newer libcujit: the
- *     fields past its size are read as their defaults, and results are written only up
- *     to its size;
- *   - a program built against a newer header works with an older libcujit as long as the
- *     fields that libcujit does not know are zero; otherwise the call fails with
- *     CUJIT_ERROR_NOT_SUPPORTED naming the struct (link a newer libcujit).
- * Start each struct from its *_INIT macro, an initialiser for C and C++ that sets size to
- * sizeof(struct) and every other field to its default, then set fields by name:
- *     cujit_launch_options o = CUJIT_LAUNCH_OPTIONS_INIT;
- *     o.stream = s;
- * A zero-initialised struct ({0} in C, {} in C++; also static storage) works as well:
- * size 0 stands for the struct's first version (today, all the fields shown here), with
- * every field at its default, and a result struct of size 0 receives the first version's
- * fields. Never use a positional initialiser: its first value would land in `size`. A
- * size that is neither 0 nor that of a version, as an uninitialised struct has, is refused
- * with CUJIT_ERROR_INVALID_VALUE saying to use the _INIT macro; nothing else happens.
- *
- * Three public structs have no size field:
- *   - cujit_arg, made by the inline constructors and passed as arrays (`const cujit_arg
- *     *args, size_t nargs`): cujit steps through an array by sizeof(cujit_arg), so each
- *     element carrying its own size would not let it grow. It ends with a reserved word
- *     instead, which every constructor sets to 0. A later version may give the word a
- *     meaning only for hints that an older libcujit may safely ignore; anything an older
- *     libcujit must not ignore comes as a new `kind`, which it refuses
- *     (CUJIT_ERROR_INVALID_ARGS). Build arguments with the constructors only, so that a
- *     program rebuilt against a later header gets every field right.
- *   - cujit_header, also passed as an array (ended by {NULL, NULL}): richer in-memory
- *     headers would come as a new field of cujit_options pointing at a new array type.
- *   - cujit_dim3, a value of three sizes.
- * ------------------------------------------------------------------------------------- */
-
-/* ---------------------------------------------------------------------------------------
- * Compiling
- * ------------------------------------------------------------------------------------- */
+/** @defgroup compiling 2. Compiling
+ *  CUDA C, from a string or a file, into a module: cujit_module_from_source() and
+ *  cujit_module_from_file() compile with NVRTC (or take the module from the cache: see
+ *  @ref cache "The cache"), with the options of cujit_options; what the compile made is
+ *  read back with the results below. Compiling needs no GPU.
+ *  @{ */
 
 /** An in-memory header that `#include "name"` resolves to. Both strings are copied. */
 typedef struct cujit_header {
-  const char *name;    /**< include name, e.g. "params.h" */
+  const char *name;    /**< include name, such as "params.h" */
   const char *source;  /**< its text */
 } cujit_header;
 
@@ -204,8 +312,9 @@ enum {
   CUJIT_OPT_NO_TOOLKIT_INCLUDES = 1u << 2 /**< do not search the CUDA toolkit's include
                                        directories (by default they are searched after the
                                        caller's, with built-in stdint.h, stddef.h, limits.h
-                                       and float.h), so that <cuda_fp16.h>, <curand_kernel.h>,
-                                       <cub/...> and <cuda/std/...> need no options */
+                                       and float.h), so that `<cuda_fp16.h>`,
+                                       `<curand_kernel.h>`, `<cub/...>` and `<cuda/std/...>`
+                                       need no options */
 };
 
 /** Options for a compile. Start from CUJIT_OPTIONS_INIT (or zero it) for the defaults,
@@ -221,31 +330,37 @@ typedef struct cujit_options {
   const char *arch;
   const char *const *include_dirs;     /**< -I directories, searched in order */
   const char *const *defines;          /**< "NAME" or "NAME=VALUE" */
-  const char *const *nvrtc_options;    /**< passed to NVRTC as they are, e.g. "-use_fast_math" */
+  const char *const *nvrtc_options;    /**< passed to NVRTC as they are ("-use_fast_math") */
   const cujit_header *headers;         /**< in-memory headers, ended by {NULL, NULL} */
-  const char *const *name_expressions; /**< C++ names, e.g. "scale<float>", to lower */
+  const char *const *name_expressions; /**< C++ names to lower, such as `"scale<float>"` */
   unsigned flags;                      /**< CUJIT_OPT_* */
   /** Seconds an NVRTC compile may take; 0 for no limit. Past it the compile is stopped
    *  and the call returns CUJIT_ERROR_CANCELLED, saying after how long. NVRTC looks only
    *  between its phases, and it parses the whole source (with every header) in one, so a
    *  compile ends at the first check after the limit, not at the limit: a CUB kernel
    *  whose time goes into parsing its headers may run to its end. A compile in a worker
-   *  process (see cujit_compile_batch()) ends half a second after the limit at the
-   *  latest: a worker that has not stopped by itself by then is killed. A cache hit is
-   *  never limited. Not part of the cache key (it cannot change the output). Negative or NaN
-   *  is CUJIT_ERROR_INVALID_OPTION. An NVRTC that cannot stop a compile (one without
-   *  nvrtcSetFlowCallback) compiles to the end as if neither this nor `cancel` were set,
-   *  with one warning per process: a limit is advice, and the output is the same. */
+   *  process (see cujit_batch_compile()) ends half a second after the limit at the
+   *  latest: a worker that has not stopped by itself by then is killed. A compile done
+   *  again without a precompiled header keeps the limit counted from its first try. A hit
+   *  found at once is never limited; a wait for another process's or machine's compile of
+   *  the same source is (past the limit it returns CUJIT_ERROR_CANCELLED too). Not part of
+   *  the cache key (it cannot change the output). Negative or NaN is
+   *  CUJIT_ERROR_INVALID_OPTION. An NVRTC that cannot stop a compile (one without
+   *  nvrtcSetFlowCallback) compiles to the end in this process, as if neither this nor
+   *  `cancel` were set, with one warning per process (a limit is advice, and the output is
+   *  the same); a compile in a worker is still ended by killing the worker. */
   double time_limit_s;
   /** Called at NVRTC's checks during a compile (between its phases, as time_limit_s is),
    *  on the thread that called cujit, or with NVRTC's -split-compile option also on its
    *  own threads, perhaps several at once; NULL for none. Return nonzero to stop the
    *  compile: the call then returns CUJIT_ERROR_CANCELLED and the hook is not asked again
    *  for that compile. It must return quickly and must not call cujit. Never called on a
-   *  cache hit; not part of the cache key. */
+   *  hit found at once; polled while the call waits for another process's or machine's
+   *  compile of the same source. Not part of the cache key. */
   int (*cancel)(void *user);
   void *cancel_user; /**< passed to `cancel` */
 } cujit_options;
+/** cujit_options with its size set and every other field at its default. */
 #define CUJIT_OPTIONS_INIT                                                                 \
   {sizeof(cujit_options), NULL, NULL, NULL, NULL, NULL, NULL, 0, 0.0, NULL, NULL}
 
@@ -255,10 +370,6 @@ typedef struct cujit_options {
  *  function, or returns what it returns for NULL, even after a new module has taken its
  *  place; never dereference one. At most 2^24 modules are live at once. */
 typedef struct cujit_module cujit_module;
-/** A kernel of a module (cujit_module_get_function()). Unlike a module handle it is the
- *  kernel's address and is not checked: using one after its module was destroyed is
- *  undefined (see cujit_module_destroy()). */
-typedef struct cujit_function cujit_function;
 
 /** Compiles CUDA C source (or takes it from the cache). Needs no GPU: loading onto a
  *  device happens on first use of a kernel or variable.
@@ -279,320 +390,15 @@ CUJIT_API cujit_status cujit_module_from_source(cujit_module **out, const char *
 
 /** Reads a .cu file and compiles it as cujit_module_from_source() does, with the file's
  *  path as the name and its directory first on the include path, so `#include "x.h"`
- *  beside it works. @return as above, plus CUJIT_ERROR_FILE when it cannot be read or is
- *  not a regular file (a FIFO, directory or device is refused, never waited on), and
+ *  beside it works.
+ *  @param out   receives the module; owned by the caller, free with cujit_module_destroy().
+ *  @param path  the file; copied.
+ *  @param opts  NULL for defaults.
+ *  @return as cujit_module_from_source(), plus CUJIT_ERROR_FILE when it cannot be read or
+ *  is not a regular file (a FIFO, directory or device is refused, never waited on), and
  *  CUJIT_ERROR_INVALID_SOURCE when it holds a NUL byte (the offset is in the detail). */
 CUJIT_API cujit_status cujit_module_from_file(cujit_module **out, const char *path,
                                               const cujit_options *opts);
-
-/* Compiling many kernels at once. NVRTC compiles one program at a time inside a process,
- * so threads calling cujit_module_from_source() side by side take as long as one after the
- * other. The calls below run compiles side by side in worker processes instead: the
- * `cujit-worker` program installed with the library (env CUJIT_WORKER names another by
- * its absolute path), run only when it and its directory belong to the user or root and
- * no one else may write them (else the compiles run here and a warning says why),
- * started on first need and kept for later compiles (each keeps its NVRTC loaded and its
- * precompiled headers), at most cujit_set_compile_jobs() - 1 of them beside the one
- * compile that runs in this process. Every source first goes through the memory and disk
- * caches here; only misses are compiled, and the disk cache's lock still makes one
- * process per key compile it, workers and other processes alike. A compile runs in this
- * process when no other one does (one kernel alone never goes through a worker), and a
- * worker that cannot be started, dies, is stopped or answers wrongly fails nothing: that
- * compile is done here (logged at info level); one that does not answer within its time
- * limit or cancel (see cujit_options.time_limit_s) is killed. The modules are exactly
- * those cujit_module_from_source() makes of the same source, name and options. Workers
- * end when this process exits or some seconds after the last compile. Options are those of cujit_module_from_source();
- * opts->cancel is called on a cujit thread, as are log callbacks during these compiles.
- * Jobs belong to the process that started them: a child made by fork() must not wait on,
- * cancel or destroy its parent's jobs (it has none of the threads that run them). */
-
-typedef struct cujit_compile_job cujit_compile_job;
-
-/** Compiles many sources at once, as cujit_module_from_source() compiles each; returns
- *  when all are done. A source repeated (same text and name) is compiled once.
- *  @param mods      receives n modules, mods[i] for sources[i] (NULL where it failed);
- *                   each owned by the caller, free with cujit_module_destroy().
- *  @param statuses  NULL, or receives n statuses, statuses[i] for sources[i].
- *  @param sources   n NUL-terminated sources; copied.
- *  @param names     NULL (every name "source.cu"), or n names (a NULL one is "source.cu").
- *  @param opts      for every source; NULL for defaults.
- *  @return CUJIT_OK when every source compiled; otherwise the status of the first that
- *          failed, and cujit_last_error() says how many failed and gives each one's index,
- *          name, status and detail (its NVRTC log for a compile error). A failure costs
- *          only its own source. CUJIT_ERROR_INVALID_VALUE when mods or sources is NULL. */
-CUJIT_API cujit_status cujit_compile_batch(cujit_module **mods, cujit_status *statuses,
-                                           const char *const *sources,
-                                           const char *const *names, size_t n,
-                                           const cujit_options *opts);
-
-/** Starts compiling a source and returns at once; the compile goes on in cujit's threads
- *  (and, beside another compile, in a worker process). The target is chosen now, from
- *  the current device as cujit_module_from_source() chooses it.
- *  @param job     receives the job; owned by the caller, free with
- *                 cujit_compile_job_destroy() (after cujit_compile_wait() or instead).
- *  @param source  as for cujit_module_from_source(), and so are `name` and `opts`; all
- *                 copied, so they need live only during this call.
- *  @return CUJIT_OK once started; the option and source errors of
- *          cujit_module_from_source() (then *job is NULL); CUJIT_ERROR_OUT_OF_MEMORY.
- *          The compile's own result comes from cujit_compile_wait(). */
-CUJIT_API cujit_status cujit_compile_start(cujit_compile_job **job, const char *source,
-                                           const char *name, const cujit_options *opts);
-/** @return 1 when the job has finished (cujit_compile_wait() returns at once), 0 while it
- *  is queued or compiling. 1 for NULL. Never blocks. */
-CUJIT_API int cujit_compile_poll(const cujit_compile_job *job);
-/** Waits for the job to finish.
- *  @param out  receives the module on success (NULL otherwise); owned by the caller, free
- *              with cujit_module_destroy(). The module is handed over once: a second wait
- *              on a successful job is CUJIT_ERROR_INVALID_VALUE.
- *  @return what cujit_module_from_source() would have returned, with the same detail in
- *          this thread's cujit_last_error() (cujit_compile_job_error() keeps it too);
- *          CUJIT_ERROR_CANCELLED after cujit_compile_cancel() stopped it;
- *          CUJIT_ERROR_INVALID_VALUE for NULL arguments. */
-CUJIT_API cujit_status cujit_compile_wait(cujit_compile_job *job, cujit_module **out);
-/** Asks the job to stop: a queued one never compiles, a running one stops at NVRTC's next
- *  check (see cujit_options.time_limit_s; in a worker process, half a second later at
- *  the latest), and cujit_compile_wait() then returns CUJIT_ERROR_CANCELLED. A job that finished first keeps its result. Returns at once;
- *  NULL is fine. */
-CUJIT_API void cujit_compile_cancel(cujit_compile_job *job);
-/** @return the detail of a finished job's failure, "" while it runs or when it compiled.
- *  Owned by the job; valid until cujit_compile_job_destroy(). */
-CUJIT_API const char *cujit_compile_job_error(const cujit_compile_job *job);
-/** Frees the job, and its module if no wait took it. A job still running is cancelled and
- *  waited for first. NULL is fine. */
-CUJIT_API void cujit_compile_job_destroy(cujit_compile_job *job);
-/** Sets how many compiles of batches and jobs run at once in this process and its worker
- *  processes together (1: none in workers). 0 returns to the default: env
- *  CUJIT_COMPILE_JOBS, else the number of CPUs this process may run on. At most 256. */
-CUJIT_API void cujit_set_compile_jobs(unsigned n);
-
-/** Makes a module from code built elsewhere (nvcc -ptx, -cubin or -fatbin, NVRTC, a cujit
- *  bundle, or files shipped beside the program), as CuPy's RawModule(path=...) and
- *  PyCUDA's module_from_buffer() do. The kind is told from the bytes themselves: an ELF
- *  file is a CUBIN, a fatbin and a cujit bundle (cujit_bundle_from_source(), `cujit
- *  compile --arch sm_80,sm_90`) are known by their headers, and text with .version and
- *  .target directives is PTX (trailing NULs are ignored). Neither NVRTC nor the cache is
- *  involved, and no GPU is needed until the first kernel or variable lookup.
- *  A fatbin or bundle holds code for several GPUs. When it is loaded on a device, cujit
- *  chooses the entry: the CUBIN built for exactly that device, else the newest CUBIN of
- *  the same major version and an older minor one (sm_80 code on an sm_86 device; an
- *  "a" CUBIN only on its own device), else the newest PTX no newer than the device,
- *  compiled by the driver's JIT. It logs its choice at CUJIT_LOG_INFO and
- *  cujit_module_loaded_as() tells it. A module loads at most one CUBIN and one PTX entry:
- *  on a second device that neither runs, the lookup fails with CUJIT_ERROR_LOAD (make a
- *  second module of the same bytes for it).
- *  The module then behaves as a compiled one: cujit_module_get_function() finds kernels by
- *  plain name ("multiply_them", also without extern "C"; "ns::kernel") or symbol, with the
- *  same NOT_FOUND and AMBIGUOUS errors; variables are found by name; launches are checked
- *  against the parameter layout the driver reports. The kernels of a CUBIN or fatbin are
- *  listed by the driver, so for them a kernel lookup loads the module first (a driver for
- *  CUDA 12.4 or newer is needed, else CUJIT_ERROR_NOT_SUPPORTED), and without a driver
- *  fails with CUJIT_ERROR_NO_DRIVER whatever the name; their variables are listed from the
- *  CUBIN's symbols (a fatbin whose entries are all compressed: only symbols are found,
- *  e.g. "_ZN2ns3valE" for ns::val). A C++ kernel's parameter types are read from its
- *  mangled name, as for compiled modules; an extern "C" kernel's name spells none, and
- *  there is no source to ask the compiler about it: give it a signature with
- *  cujit_function_set_signature() before cujit_call() or binding.
- *  cujit_module_ptx() gives the PTX for PTX input, "" otherwise; cujit_module_cubin() the
- *  CUBIN for CUBIN input, NULL otherwise; cujit_module_arch() what the bytes were built
- *  for ("compute_90" for PTX, "sm_90" for a CUBIN, the entries of a fatbin or bundle, e.g.
- *  "sm_80 compute_80 sm_90", as far as 31 characters hold them); cujit_module_log() "".
- *  @param out   receives the module; owned by the caller, free with cujit_module_destroy().
- *  @param data  the bytes; copied, so they need live only during the call.
- *  @param size  their number.
- *  @param name  shown in messages (copied); NULL means "image.ptx", "image.cubin",
- *               "image.fatbin" or "image.bundle" after the kind found.
- *  @return CUJIT_OK; CUJIT_ERROR_INVALID_SOURCE for NULL or empty data, a truncated or
- *          damaged ELF or fatbin header, a damaged bundle (truncated, a bad magic, version
- *          or checksum, entries outside it or overlapping, counts it cannot hold), an ELF
- *          file that is not a CUBIN (another machine, 32-bit, big-endian), or bytes of none
- *          of the four kinds, saying which;
- *          CUJIT_ERROR_INVALID_VALUE when out is NULL; CUJIT_ERROR_OUT_OF_MEMORY. */
-CUJIT_API cujit_status cujit_module_from_image(cujit_module **out, const void *data, size_t size,
-                                               const char *name);
-
-/** Reads a PTX, CUBIN, fatbin or bundle file and makes a module of it as cujit_module_from_image()
- *  does, named by the path (a .cu file goes to cujit_module_from_file()). The file is
- *  opened without blocking and must be a regular file of at most 1 GiB.
- *  @return as cujit_module_from_image(), plus CUJIT_ERROR_FILE naming the file when it
- *          cannot be opened or read, or is a FIFO, a device, a directory or too large;
- *          CUJIT_ERROR_INVALID_SOURCE when it is empty. */
-CUJIT_API cujit_status cujit_module_from_image_file(cujit_module **out, const char *path);
-
-/** What a module loaded on device `device` (an ordinal below 64): "CUBIN sm_90" when a
- *  CUBIN was loaded there, "PTX compute_100 (JIT)" when PTX was compiled for it by the
- *  driver's JIT. For a fatbin or bundle this is the entry cujit chose (see
- *  cujit_module_from_image()); for a compiled module, its CUBIN or its PTX.
- *  @return a string owned by the module, or NULL when nothing is loaded there yet (the
- *          first kernel or variable lookup on the device loads it) or mod is NULL. */
-CUJIT_API const char *cujit_module_loaded_as(cujit_module *mod, int device);
-
-/** Compiles `source` ahead of time for several GPUs into one bundle (cujit's own
- *  container, described in docs/bundle.md): for each target in `archs`, its CUBIN
- *  ("sm_90"; none for "compute_90"), PTX for the newest target and for each compute_XX
- *  one, and what warms a cache (cujit_bundle_warm()): per target the blob
- *  cujit_module_export() makes, and the source, name and options once. Load a bundle with
- *  cujit_module_from_image(); `cujit info FILE` lists it. Each target is compiled as
- *  cujit_module_from_source() with opts->arch set to it would, through the cache.
- *  @param out    receives the bytes; owned by the caller, free with cujit_free().
- *  @param size   receives their number.
- *  @param name   as for cujit_module_from_source(): part of every target's cache key.
- *  @param opts   NULL for defaults; its arch is ignored (each of `archs` is used).
- *  @param archs  "sm_XX" or "compute_XX" targets (suffixes as for cujit_options.arch),
- *                each once; at most 64.
- *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for NULL out, size or archs, or narchs 0;
- *          CUJIT_ERROR_INVALID_OPTION for a target given twice or not of those forms (or
- *          that this NVRTC cannot compile for); the compile's failure for any target, as
- *          cujit_module_from_source() returns it (CUJIT_ERROR_COMPILE with NVRTC's log);
- *          CUJIT_ERROR_INVALID_VALUE, as cujit_module_export() refuses it, for a source
- *          whose inputs cannot all be named in a key (its includes are not all found
- *          where the cache looks); CUJIT_ERROR_OUT_OF_MEMORY. */
-CUJIT_API cujit_status cujit_bundle_from_source(void **out, size_t *size, const char *source,
-                                                const char *name, const cujit_options *opts,
-                                                const char *const *archs, size_t narchs);
-
-/** cujit_bundle_from_source() for a .cu file, compiled as cujit_module_from_file() does
- *  (the path as its name, its directory first on the include path): a later
- *  cujit_module_from_file() of the same path and options, or `cujit compile`, from the same
- *  directory is a cache hit on a machine the bundle warmed. @return as
- *  cujit_bundle_from_source(), plus CUJIT_ERROR_FILE when the file cannot be read. */
-CUJIT_API cujit_status cujit_bundle_from_file(void **out, size_t *size, const char *path,
-                                              const cujit_options *opts,
-                                              const char *const *archs, size_t narchs);
-
-/** Warms this machine's cache from a bundle made from source: each target's cache entry is
- *  stored in the memory and disk caches exactly as cujit_module_import() stores a blob,
- *  after its key is computed again here from the bundle's source, name and options with
- *  this machine's NVRTC and headers (a source that includes headers from disk needs them
- *  at the same paths). An entry whose key differs is not stored, and the first refusal is
- *  returned saying which part differs (NVRTC, a header, an option, ...); the other targets
- *  are still stored. Needs no GPU. The entries are stored even when the bundle was made
- *  with CUJIT_OPT_NO_CACHE; nothing is stored to disk when the disk cache is off
- *  (CUJIT_CACHE=0).
- *  @param stored  receives how many targets were stored (may be NULL).
- *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for NULL or empty data, a damaged bundle
- *          (saying how; refused exactly when cujit_module_from_image() and
- *          cujit_image_describe() refuse it, CUBIN and PTX entries included), one not made
- *          from source (no source, options or entries), or a refused entry (saying which
- *          part differs); CUJIT_ERROR_OUT_OF_MEMORY. */
-CUJIT_API cujit_status cujit_bundle_warm(const void *data, size_t size, size_t *stored);
-
-/** Describes PTX, a CUBIN, a fatbin or a bundle in lines of text for people (`cujit info
- *  FILE`): its kind and size, and each entry of a fatbin or bundle with its target and
- *  size (a bundle's cache entries with their keys and NVRTC, its source and options).
- *  Strings taken from the bytes (names, options, the NVRTC build) are shown escaped, so
- *  that a terminal acts on none of them: control characters, bytes that are not UTF-8 and
- *  the backslash as `\x1b`, `\x0a`, `\\`.
- *  @param name  names the bytes in messages (a file's path); NULL means "image".
- *  @param text  receives NUL-terminated text; owned by the caller, free with cujit_free().
- *  @return CUJIT_OK, or as cujit_module_from_image() for bytes it cannot read. */
-CUJIT_API cujit_status cujit_image_describe(const void *data, size_t size, const char *name,
-                                            char **text);
-
-/* ---------------------------------------------------------------------------------------
- * Linking several parts into one module
- *
- * A program of several sources, each compiled with relocatable device code, and prebuilt
- * device code, linked by nvJitLink (the toolkit's device linker, loaded at run time like
- * NVRTC: env CUJIT_NVJITLINK, else beside the NVRTC in use, else where NVRTC is looked
- * for) into one CUBIN for one GPU architecture. A kernel in one part may call a
- * __device__ function defined in another and use an `extern __device__` variable defined
- * in another; with CUJIT_LINK_LTO the sources are compiled to LTO-IR and optimised
- * together at link time (calls across sources can be inlined). Kernels that launch
- * kernels (dynamic parallelism) need the device runtime: add a CUJIT_LINK_CUDADEVRT part.
- * ------------------------------------------------------------------------------------- */
-
-/** What a part of a link holds (cujit_link_part.kind). */
-typedef enum cujit_link_kind {
-  CUJIT_LINK_SOURCE = 1,   /**< CUDA C: text in `data` (NUL-terminated), or a .cu file at
-                                `path`; compiled with the link's cujit_options plus
-                                -rdc=true (and -dlto with CUJIT_LINK_LTO), through the cache */
-  CUJIT_LINK_PTX = 2,      /**< PTX text (nvcc -ptx -rdc=true, or NVRTC with -rdc=true) */
-  CUJIT_LINK_CUBIN = 3,    /**< a CUBIN, relocatable (nvcc -cubin -rdc=true) or not */
-  CUJIT_LINK_FATBIN = 4,   /**< a fatbin (nvcc -fatbin -rdc=true) */
-  CUJIT_LINK_LTOIR = 5,    /**< NVVM LTO-IR (nvcc -dlto -dc, or NVRTC with -dlto) */
-  CUJIT_LINK_LIBRARY = 6,  /**< a static library (.a) whose objects hold device code */
-  CUJIT_LINK_OBJECT = 7,   /**< a host object (.o) holding device code (nvcc -dc) */
-  CUJIT_LINK_CUDADEVRT = 8 /**< the toolkit's device runtime library, libcudadevrt.a, found
-                                by cujit (beside nvJitLink, or where NVRTC is looked for);
-                                `data` and `path` stay NULL, or `path` names another copy */
-} cujit_link_kind;
-
-/** One part of a link. Start from CUJIT_LINK_PART_INIT (see "Structs that grow"). Give
- *  either `data` (with `data_size`, which may be 0 for source text) or `path`. */
-typedef struct cujit_link_part {
-  size_t size;          /**< sizeof, set by CUJIT_LINK_PART_INIT; or 0 */
-  int kind;             /**< a cujit_link_kind */
-  const char *name;     /**< shown in messages and logs; NULL: the path, else "part<i>" */
-  const void *data;     /**< the bytes (or source text); copied as needed during the call */
-  size_t data_size;     /**< their number; for source text 0 means strlen(data) */
-  const char *path;     /**< a file to read instead of data */
-} cujit_link_part;
-#define CUJIT_LINK_PART_INIT {sizeof(cujit_link_part), 0, NULL, NULL, 0, NULL}
-
-/** Link flags (cujit_link_options.flags). */
-enum {
-  CUJIT_LINK_LTO = 1u << 0 /**< link-time optimisation: sources are compiled to LTO-IR
-                                (-dlto) and nvJitLink optimises the program as a whole
-                                (-lto); LTO-IR parts are linked the same way */
-};
-
-/** Options for a link. Start from CUJIT_LINK_OPTIONS_INIT, or pass NULL for defaults. */
-typedef struct cujit_link_options {
-  size_t size;                   /**< sizeof, set by CUJIT_LINK_OPTIONS_INIT; or 0 */
-  unsigned flags;                /**< CUJIT_LINK_* */
-  const char *const *options;    /**< nvJitLink options as they are (e.g. "-O3",
-                                      "-maxrregcount=64"), NULL-terminated; the target
-                                      (-arch) and -lto are cujit's to set */
-  const char *name;              /**< the module's name; NULL means "linked" */
-} cujit_link_options;
-#define CUJIT_LINK_OPTIONS_INIT {sizeof(cujit_link_options), 0, NULL, NULL}
-
-/** Compiles the source parts and links every part into one module, as `nvcc -rdc=true`
- *  and `nvlink` would (or takes it from the cache). The target is that of the sources'
- *  compiles (cujit_options.arch, env CUJIT_ARCH, else the current device), which must be
- *  a real sm_XX: a link makes a CUBIN. With no source parts it is opts->arch, CUJIT_ARCH
- *  or the device's. Prebuilt CUBINs and fatbins must hold code for that target, or PTX
- *  or LTO-IR that nvJitLink compiles for it.
- *  The cache: each source is compiled through the compile cache under its own key (its
- *  text, its headers, the options with -rdc=true/-dlto, NVRTC); the linked CUBIN is kept
- *  in the memory and disk caches under a key made of every part's bytes (a source's
- *  compiled output), their kinds and order, the target, the link flags and options, and
- *  the nvJitLink in use. A second process linking the same parts reads the entry and
- *  loads neither NVRTC nor nvJitLink. CUJIT_OPT_NO_CACHE in opts->flags bypasses both.
- *  The module is an ordinary one: cujit_module_get_function() and
- *  cujit_module_get_global() find kernels and variables of any part by name (read from
- *  the linked CUBIN, without a device), and launches and typed calls work as for compiled
- *  modules (an extern "C" kernel's parameter types need cujit_function_set_signature(),
- *  as for prebuilt code; parameter layouts come from the driver, CUDA 12.4 or newer).
- *  cujit_module_cubin() gives the linked CUBIN; cujit_module_ptx() ""; cujit_module_log()
- *  nvJitLink's messages; cujit_module_arch() the target. The CUBIN is loaded as it is on
- *  devices of its architecture (no PTX fallback); cujit_module_export() refuses a linked
- *  module.
- *  @param out    receives the module; owned by the caller, free with cujit_module_destroy().
- *  @param parts  `count` parts (at least one), in link order, each made with
- *                CUJIT_LINK_PART_INIT: the array is stepped through by the first part's
- *                size, and a part of another size is refused.
- *  @param opts   compile options for every source part (NULL for defaults).
- *  @param link   link options (NULL for defaults).
- *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for NULL out or parts, count 0, an unknown
- *          kind, a part with neither data nor path, or a bad struct size (or parts of
- *          unequal sizes);
- *          CUJIT_ERROR_FILE naming a part's file that cannot be read, or libcudadevrt.a
- *          not found (saying where it looked); CUJIT_ERROR_INVALID_SOURCE for a PTX, CUBIN
- *          or fatbin part whose bytes are not of its kind (a cujit bundle is never a
- *          part); a source's compile failure as cujit_module_from_source();
- *          CUJIT_ERROR_INVALID_OPTION for a target or link
- *          option refused (no target at all, or a compute_XX one, included);
- *          CUJIT_ERROR_LINK with nvJitLink's error log (an undefined or duplicate symbol,
- *          a part it cannot read, a part built for another architecture);
- *          CUJIT_ERROR_NO_NVJITLINK saying where it looked; CUJIT_ERROR_OUT_OF_MEMORY. */
-CUJIT_API cujit_status cujit_module_link(cujit_module **out, const cujit_link_part *parts,
-                                         size_t count, const cujit_options *opts,
-                                         const cujit_link_options *link);
-
-/** The absolute path of the nvJitLink library a link loads (or would load), "" when it is
- *  found only by the system's search or not at all. Static storage. */
-CUJIT_API const char *cujit_nvjitlink_path(void);
 
 /** Frees the module, its loaded device images and every cujit_function and bound
  *  function pointer obtained from it. NULL is fine. A module destroyed already (or
@@ -601,454 +407,86 @@ CUJIT_API const char *cujit_nvjitlink_path(void);
  *  are freed with it and using one afterwards is undefined, as using freed memory is:
  *  they are what cujit_launch() and cujit_call() take, and a launch does not pay for a
  *  lookup; the module handle is the checked one. Must not race with launches of its
- *  kernels. Never call it from atexit handlers or static destructors at process exit. */
+ *  kernels or with another thread's call on the module (a module must not be destroyed
+ *  while another thread uses it). Never call it from atexit handlers or static destructors at process exit.
+ *  @param mod  the module; NULL is fine. */
 CUJIT_API void cujit_module_destroy(cujit_module *mod);
 
-/* The results below return what they return for NULL (NULL, 0) for a destroyed module. */
+/** @name What a module holds
+ *  The results below return what they return for NULL (NULL, 0) for a destroyed module.
+ *  @{ */
 
-/** @return the PTX (NUL-terminated); *size (if non-NULL) gets its length without the NUL.
- *  "" (size 0) for a module made from a CUBIN or fatbin. Owned by the module. */
+/** @param mod   the module.
+ *  @param size  if non-NULL, receives the PTX's length without the NUL.
+ *  @return the PTX (NUL-terminated); "" (size 0) for a module made from a CUBIN or
+ *  fatbin. Owned by the module. */
 CUJIT_API const char *cujit_module_ptx(const cujit_module *mod, size_t *size);
-/** @return the CUBIN when a real architecture (sm_XX) was targeted or the module was made
- *  from a CUBIN, else NULL (and *size = 0). Owned by the module. */
+/** @param mod   the module.
+ *  @param size  if non-NULL, receives the CUBIN's size (0 when there is none).
+ *  @return the CUBIN when a real architecture (sm_XX) was targeted or the module was made
+ *  from a CUBIN, else NULL. Owned by the module. */
 CUJIT_API const void *cujit_module_cubin(const cujit_module *mod, size_t *size);
-/** @return NVRTC's log of the successful compile (warnings), "" when there were none.
+/** @param mod  the module.
+ *  @return NVRTC's log of the successful compile (warnings), "" when there were none.
  *  Owned by the module. */
 CUJIT_API const char *cujit_module_log(const cujit_module *mod);
-/** @return the architecture compiled for ("sm_90", "compute_75", ...), or what a prebuilt
+/** @param mod  the module.
+ *  @return the architecture compiled for ("sm_90", "compute_75", ...), or what a prebuilt
  *  image was built for (see cujit_module_from_image()). Owned by the module. */
 CUJIT_API const char *cujit_module_arch(const cujit_module *mod);
-/** @return the module's name as given (or the file path). Owned by the module. */
+/** @param mod  the module.
+ *  @return the module's name as given (or the file path). Owned by the module. */
 CUJIT_API const char *cujit_module_name(const cujit_module *mod);
 /** Looks up the lowered (mangled) name of a name expression given in the options.
- *  @param lowered receives the name, owned by the module.
+ *  @param mod              the module.
+ *  @param name_expression  as given in cujit_options.name_expressions.
+ *  @param lowered          receives the name, owned by the module.
  *  @return CUJIT_OK, or CUJIT_ERROR_NOT_FOUND when the expression was not in the options;
  *          CUJIT_ERROR_INVALID_VALUE for a NULL argument or a destroyed module. */
-CUJIT_API cujit_status cujit_module_lowered_name(const cujit_module *mod,
-                                                 const char *name_expression,
-                                                 const char **lowered);
-/** @return the number of name expressions; with cujit_module_name_expression() lists them. */
-CUJIT_API size_t cujit_module_name_count(const cujit_module *mod);
-/** @return the i-th name expression and (if non-NULL) its lowered name; NULL if i is out
- *  of range. Owned by the module. */
+CUJIT_API cujit_status cujit_module_get_lowered_name(const cujit_module *mod,
+                                                     const char *name_expression,
+                                                     const char **lowered);
+/** @param mod  the module.
+ *  @return the number of name expressions; with cujit_module_name_expression() lists them. */
+CUJIT_API size_t cujit_module_name_expression_count(const cujit_module *mod);
+/** @param mod      the module.
+ *  @param i        an index below cujit_module_name_expression_count().
+ *  @param lowered  if non-NULL, receives the expression's lowered name, owned by the
+ *                  module.
+ *  @return the i-th name expression; NULL if i is out of range. Owned by the module. */
 CUJIT_API const char *cujit_module_name_expression(const cujit_module *mod, size_t i,
                                                    const char **lowered);
 
-/* Compiling once for many processes (the ranks of an MPI job, say): one process compiles
- * and exports the module as a blob, sends it (MPI_Bcast of its bytes as MPI_BYTE), and the
- * others import it, giving what they would have given cujit_module_from_source(). The blob
- * holds the compiled code (PTX, CUBIN, lowered names, log) in the disk cache's entry format,
- * a checksum, the cache key it was compiled under and a fingerprint of what it was compiled
- * from. An import computes the key this process would compile under (its NVRTC, target,
- * options, source and the headers it includes from disk, as the cache does) and takes the
- * blob only when the keys are equal, so an imported module is exactly what compiling here
- * would have made, and its kernels are found by name as a compiled module's are. Processes
- * on one node that share a disk cache need none of this: the first to miss compiles while
- * the others wait for its entry. */
+/** @} */
 
-/** Exports a module compiled from source (cujit_module_from_source(), _from_file(), or an
- *  import) as a blob for cujit_module_import(). Needs no GPU and no NVRTC. The headers the
- *  source includes from disk are read again: export before changing them.
- *  @param blob  receives the bytes; owned by the caller, free with cujit_free().
- *  @param size  receives their number.
- *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for NULL arguments, a module made from
- *          prebuilt code (cujit_module_from_image(): there is no cache key to check it
- *          by; send the code itself), a source whose compile the cache cannot key (an
- *          #include through an undefined macro, NVRTC options that read or write files),
- *          or a header changed since the module was compiled; CUJIT_ERROR_OUT_OF_MEMORY. */
-CUJIT_API cujit_status cujit_module_export(const cujit_module *mod, void **blob, size_t *size);
+/** @} */
 
-/** Makes a module from a blob of cujit_module_export(), for the same source, name and
- *  options that would be given to cujit_module_from_source() here. No NVRTC program is
- *  created (cujit_cache_get_stats() counts no compile), and no GPU is needed. The module
- *  is stored in the memory cache and, unless a valid entry is there already, in the disk
- *  cache, as a compile's result is (neither with CUJIT_OPT_NO_CACHE): a later
- *  cujit_module_from_source() of the same request, here or in a process sharing the cache
- *  directory, finds it. A process with no NVRTC at all takes the blob's as the one its
- *  keys name. The blob may be freed once the call returns. Its checks catch mistakes, not
- *  forgery: import only blobs from processes you trust (your job's rank 0).
- *  @param out     receives the module; owned by the caller, free with cujit_module_destroy().
- *  @param blob    the bytes cujit_module_export() gave, unchanged.
- *  @param size    their number.
- *  @param source  as for cujit_module_from_source(), and so are `name` and `opts`.
- *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE when out is NULL, the blob is NULL or empty,
- *          not a blob, truncated, padded, corrupted (checksum) or of another format version,
- *          saying which, or when it does not hold what this process would compile, saying
- *          which part differs: NVRTC, target architecture, program name, include directories,
- *          defines, NVRTC options, in-memory headers, name expressions, toolkit include
- *          search, source, a header included from disk (naming it) or the toolkit's
- *          location (CUDA_PATH, CUDA_HOME); CUJIT_ERROR_INVALID_SOURCE and
- *          CUJIT_ERROR_INVALID_OPTION as cujit_module_from_source(); CUJIT_ERROR_NO_NVRTC
- *          only when neither this machine nor the blob names an NVRTC;
- *          CUJIT_ERROR_OUT_OF_MEMORY. On any failure, compiling with
- *          cujit_module_from_source() is the fallback. */
-CUJIT_API cujit_status cujit_module_import(cujit_module **out, const void *blob, size_t size,
-                                           const char *source, const char *name,
-                                           const cujit_options *opts);
+/* =======================================================================================
+ * 3. Kernels and launching                                                        stable
+ * ===================================================================================== */
 
-/** cujit_module_import() for a module the exporter made with cujit_module_from_file(path,
- *  opts): reads the file here, as that call does. @return as cujit_module_import(), plus
- *  cujit_module_from_file()'s file errors. */
-CUJIT_API cujit_status cujit_module_import_file(cujit_module **out, const void *blob,
-                                                size_t size, const char *path,
-                                                const cujit_options *opts);
+/** @defgroup launching 3. Kernels and launching
+ *  A kernel found by name (cujit_module_get_function()), its variables and attributes,
+ *  and its launch: cujit_launch() and CUJIT_LAUNCH() take the arguments as cujit_arg
+ *  values made by the constructors (cujit_i32(), cujit_f32(), cujit_ptr(), ...), each
+ *  checked against the kernel's parameter before anything runs. An In/Out buffer
+ *  (cujit_in(), cujit_out(), cujit_inout()) is host memory that cujit copies to the
+ *  device before the kernel and back after it. These need a device.
+ *  @{ */
 
-/** Frees memory cujit allocated for the caller (a blob of cujit_module_export()). NULL is
- *  fine. */
-CUJIT_API void cujit_free(void *p);
-
-/* ---------------------------------------------------------------------------------------
- * Versions and devices
- * ------------------------------------------------------------------------------------- */
-
-/* NVRTC is loaded at run time, on the first compile that needs it (a program whose kernels
- * all come from the cache never maps it): env CUJIT_NVRTC (the library file's absolute
- * path; a relative one is refused, naming the variable) when set, else the NVRTC the
- * program already has (linked or loaded), else libnvrtc.so.13, then .so.12, then
- * libnvrtc.so, each looked for in LD_LIBRARY_PATH's directories, the toolkit cujit was
- * built with, $CUDA_PATH, $CUDA_HOME and /usr/local/cuda (each lib64, then lib), else the
- * system's library search. When none loads, compiling fails with CUJIT_ERROR_NO_NVRTC
- * saying where it looked; cache hits and prebuilt PTX, CUBIN and fatbins keep working.
- * Cache keys name NVRTC by its library's build (read from the file, not loaded), and the
- * library a compile then loads must be that file: one replaced in between is refused
- * (CUJIT_ERROR_NO_NVRTC). On a machine without NVRTC, keys name the NVRTC that last wrote
- * to the cache directory, so that a cache filled elsewhere can be used. */
-
-/** NVRTC's version (loads NVRTC).
- *  @return CUJIT_OK, CUJIT_ERROR_NO_NVRTC, or CUJIT_ERROR_NVRTC. */
-CUJIT_API cujit_status cujit_nvrtc_version(int *major, int *minor);
-/** @return the absolute path of the NVRTC library cujit loads or would load, found
- *  without loading it; "" when only the system's library search can find it (or none is
- *  installed, or CUJIT_NVRTC was refused). Static storage. */
-CUJIT_API const char *cujit_nvrtc_path(void);
-/** Architectures this NVRTC compiles for, as numbers (75, 80, 90, ...).
- *  @param archs  caller's array of `capacity` ints (may be NULL when capacity is 0).
- *  @param count  receives the total number (may exceed capacity). */
-CUJIT_API cujit_status cujit_nvrtc_archs(int *archs, size_t capacity, size_t *count);
-/** Loads the driver (once) and reports its CUDA version (e.g. 13000).
- *  @return CUJIT_OK, CUJIT_ERROR_NO_DRIVER (libcuda.so.1 not found, or env CUJIT_LIBCUDA
- *  names a file that cannot be loaded), CUJIT_ERROR_NO_DEVICE, CUJIT_ERROR_DRIVER. */
-CUJIT_API cujit_status cujit_driver_version(int *version);
-/** Number of CUDA devices. @return as cujit_driver_version(). */
-CUJIT_API cujit_status cujit_device_count(int *count);
-/** Name and compute capability of a device. `name` gets at most `name_size` bytes,
- *  NUL-terminated. */
-CUJIT_API cujit_status cujit_device_info(int device, char *name, size_t name_size, int *cc_major,
-                                         int *cc_minor);
-
-/* Several devices in one process. Every call that needs a device works on the device of
- * the calling thread's current CUDA context; a thread without one gets the primary
- * context of env CUJIT_DEVICE (default 0). cujit_set_device() chooses the device per
- * thread without driver calls of the caller's own; a program may also make its own
- * contexts current (cuCtxSetCurrent through cujit_driver_symbol()).
- *
- * One module serves every device: it is compiled once, for the compute capability all
- * devices share (on a machine with devices of different kinds, for the device current
- * when it is compiled), and its image is loaded on a device the first time a kernel or
- * variable of it is used there: the CUBIN where it fits the device, else the PTX through
- * the driver's JIT (which needs the PTX's target to be no newer than the device: on a
- * mixed machine, give cujit_options.arch the oldest device's compute_XX). Each
- * cujit_function keeps its handle and limits per device, so the same cujit_function is
- * launched on any device from any thread. Device memory, streams, arrays and textures belong to the device that
- * was current when they were made: use them with that device current (free an array or
- * device memory with its device current too).
- *
- * Devices do not wait for each other: each has its own pool of In/Out memory and its own
- * pinned chunks and threads for pageable copies, so a thread doing In/Out on device 1
- * proceeds while device 0 is busy, and copies to both run at once. A kernel fault ruins
- * the context of its device only: the other devices stay usable. */
-
-/** Makes device `ordinal`'s primary context current on the calling thread: later calls of
- *  this thread (launches, memory, arrays, module loads) use that device. The primary
- *  context is retained once per process and kept until it exits, as the one cujit takes
- *  for CUJIT_DEVICE. Other threads are not affected.
- *  @return CUJIT_OK; CUJIT_ERROR_NO_DEVICE naming the ordinal and the number of devices
- *          when there is no such device (a negative ordinal included, checked before the
- *          driver is loaded); CUJIT_ERROR_NO_DRIVER; CUJIT_ERROR_DRIVER. */
-CUJIT_API cujit_status cujit_set_device(int ordinal);
-/** The device the calling thread works on: its current context's device, else the one
- *  env CUJIT_DEVICE names (0 when unset), which is also the answer without a driver.
- *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE when `ordinal` is NULL or CUJIT_DEVICE is
- *          not a number (*ordinal is -1 then); CUJIT_ERROR_DRIVER. */
-CUJIT_API cujit_status cujit_get_device(int *ordinal);
-/** Entry point of any CUDA driver function by its base name (e.g. "cuMemsetD8"), for
- *  programs that want driver calls without linking libcuda. The version is the one of the
- *  cuda.h cujit was built with. @param fn receives the function pointer. */
-CUJIT_API cujit_status cujit_driver_symbol(const char *name, void **fn);
-
-/* ---------------------------------------------------------------------------------------
- * Disk and memory cache
- * ------------------------------------------------------------------------------------- */
-
-/* What invalidates an entry: any change to the source, the program name, the target
- * architecture, include directories, defines, NVRTC options (only -no-cache is left out),
- * in-memory headers, name expressions, NVRTC's version, the cache format, or the contents
- * of any header the source includes from disk (found by following its #include lines
- * through in-memory headers, the includer's directory and the include path). Toolkit and
- * system headers (found nowhere there) are covered by NVRTC's version. An #include whose
- * operand is a macro not defined as "file" or <file>, or an NVRTC option that reads or
- * writes files (-pch, -use-pch, -create-pch, -pch-dir, -time, -fdevice-time-trace), makes
- * the compile bypass the cache (logged at info level).
- * Within a process, a memory cache keeps up to 1024 compiled images within env
- * CUJIT_MEMORY_CACHE_MAX_SIZE bytes (default 256M; 0 turns it off); a hit there still
- * notices a header changed on disk. */
-
-/** Cache counters, written by cujit_cache_get_stats() and cujit_cache_get_disk_stats().
- *  Start from CUJIT_CACHE_STATS_INIT (or zero it): cujit writes the fields up to `size`. */
-typedef struct cujit_cache_stats {
-  size_t size;          /**< sizeof, set by CUJIT_CACHE_STATS_INIT; or 0 */
-  uint64_t hits;        /**< modules served from memory or disk */
-  uint64_t memory_hits; /**< of those, from the in-process memory cache */
-  uint64_t misses;      /**< lookups that found nothing usable */
-  uint64_t compiles;    /**< NVRTC compiles run */
-  uint64_t evictions;   /**< disk entries removed to keep the size limit */
-  uint64_t entries;     /**< disk entries now (counted by the call) */
-  uint64_t bytes;       /**< their total size */
-  /* The remote tier (cujit_cache_set_remote), asked after a disk miss: */
-  uint64_t remote_hits;    /**< entries it had (counted in `hits` too; now on disk as well) */
-  uint64_t remote_misses;  /**< lookups that found no usable entry there */
-  uint64_t remote_invalid; /**< of those, values that failed the entry checks (replaced) */
-  uint64_t remote_errors;  /**< operations that failed or timed out (each skips it for 30 s) */
-  uint64_t remote_time_us; /**< microseconds spent in it, waits for other machines included */
-} cujit_cache_stats;
-#define CUJIT_CACHE_STATS_INIT {sizeof(cujit_cache_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
-
-/** Sets the cache directory for this process (copied; created 0700 when missing).
- *  NULL returns to the default: env CUJIT_CACHE_DIR, else $XDG_CACHE_HOME/cujit, else
- *  $HOME/.cache/cujit. Env CUJIT_CACHE=0 (or off, no, false) turns the disk cache off
- *  whatever the directory; the memory cache stays on.
- *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for an empty path; CUJIT_ERROR_CACHE when
- *          the directory cannot be created, belongs to another user (root's is accepted)
- *          or is writable by group or others: the setting still applies, and compiles go
- *          on without the disk cache (with a warning) until it is fixed. */
-CUJIT_API cujit_status cujit_cache_set_dir(const char *dir);
-/** @return the disk cache directory in use (checked, and created if missing), or NULL when
- *  the disk cache is off or unusable; cujit_last_error() then says why. Owned by cujit;
- *  valid until the calling thread's next call of cujit_cache_dir(). */
-CUJIT_API const char *cujit_cache_dir(void);
-/** Sets this process's remote cache tier: a Redis server that the machines of a cluster
- *  share, asked after a disk miss and before NVRTC. A hit there is written to the disk
- *  cache too; a compile after a miss stores its entry in both. One process per key
- *  compiles across all machines (the others wait for its entry, at most
- *  CUJIT_CACHE_LOCK_TIMEOUT). What comes back is checked as a disk entry is (size, key,
- *  checksum); a bad value, or an answer that would take hiredis more than 64 MiB, is a
- *  miss, counted in remote_invalid, and replaced. A server that does not connect within
- *  connect_timeout (default 50 ms) or does not finish a command within timeout (default
- *  50 ms; a command that moves a large entry gets 16 ms more per MiB) is skipped for
- *  30 s, with a warning, and compiles go on locally. The remote tier is used only
- *  together with a usable disk cache. No message shows the password.
- *  @param url  "redis://[[user]:password@]host[:port][/db][?connect_timeout=MS&timeout=MS]"
- *              (copied; port 6379 and database 0 by default; the user information ends
- *              at the last '@', so a password may hold '/', '?', '#' or '@' as they are,
- *              and %XX escapes are decoded); NULL returns to the default,
- *              env CUJIT_CACHE_REMOTE (read at the first compile otherwise); "" sets none.
- *              Nothing connects here: the first lookup does. hiredis is loaded here, at run
- *              time (libhiredis.so.1.3.0, .1.1.0, .1.0.0, .0.14 or libhiredis.so, or env
- *              CUJIT_HIREDIS).
- *              Thread-safe: compiles under way finish with the tier they started with.
- *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE when the URL does not parse (the detail
- *          says what is wrong and the form expected); CUJIT_ERROR_CACHE when hiredis cannot
- *          be loaded. After an error there is no remote tier until one is set again. */
-CUJIT_API cujit_status cujit_cache_set_remote(const char *url);
-/** The remote tier in use, as set or read from CUJIT_CACHE_REMOTE, with its password
- *  replaced by "***"; "" when there is none. Writes at most `size` bytes, NUL-terminated.
- *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL url or a 0 size, or when
- *          CUJIT_CACHE_REMOTE does not parse (the detail says why). */
-CUJIT_API cujit_status cujit_cache_get_remote(char *url, size_t size);
-/** Fills `stats` with this process's counters, and the disk entries and bytes now (this
- *  walks the cache directory; 0 and 0 when the disk cache is off).
- *  @return CUJIT_OK, or CUJIT_ERROR_INVALID_VALUE when stats is NULL or its size is not
- *          that of a version (an uninitialised struct: use CUJIT_CACHE_STATS_INIT). */
-CUJIT_API cujit_status cujit_cache_get_stats(cujit_cache_stats *stats);
-/** Fills `stats` with the counters kept in the cache directory by every process that used
- *  it (disk hits, misses, compiles, evictions; memory_hits is 0: memory hits are not
- *  recorded on disk), and the entries and bytes now.
- *  @return CUJIT_OK; CUJIT_ERROR_CACHE when the disk cache is off or unusable (why in
- *          cujit_last_error()); CUJIT_ERROR_INVALID_VALUE as for cujit_cache_get_stats().
- *          The counters read 0 after a failure (a bad size leaves the struct as it was). */
-CUJIT_API cujit_status cujit_cache_get_disk_stats(cujit_cache_stats *stats);
-/** @return the disk cache's size limit in bytes: env CUJIT_CACHE_MAX_SIZE (bytes, or with
- *  a K, M, G or T suffix), default 1 GiB. Writes that push the cache past it remove least
- *  recently used entries (to 90% of it); a hit counts as a use. */
-CUJIT_API uint64_t cujit_cache_max_size(void);
-/** Removes every disk entry and empties the memory cache (counters are kept).
- *  @return CUJIT_OK (also when the disk cache is off: the memory cache is still emptied);
- *          CUJIT_ERROR_CACHE when the directory cannot be read. */
-CUJIT_API cujit_status cujit_cache_clear(void);
-/** Removes least recently used disk entries until the cache holds at most max_bytes
- *  (0 means cujit_cache_max_size()), and temporary files of writers that died.
- *  @return CUJIT_OK (also when the disk cache is off); CUJIT_ERROR_CACHE when the
- *          directory cannot be read. */
-CUJIT_API cujit_status cujit_cache_prune(uint64_t max_bytes);
-
-/** One disk entry, as cujit_cache_list() reports it. Strings are valid during the call.
- *  Made by cujit: a callback built against a later header reads a field only when it lies
- *  below `size` (offsetof(cujit_cache_entry, field) < entry->size). */
-typedef struct cujit_cache_entry {
-  size_t size;      /**< the bytes of this struct that cujit filled */
-  const char *key;  /**< 32 hex digits: the entry's key */
-  const char *name; /**< the program name it was compiled from ("?" when unreadable) */
-  const char *arch; /**< its target ("?" when unreadable) */
-  uint64_t bytes;   /**< file size */
-  int64_t last_use; /**< seconds since the epoch */
-} cujit_cache_entry;
-/** Receives one entry; returns 0 to go on, nonzero to stop. */
-typedef int (*cujit_cache_entry_fn)(const cujit_cache_entry *entry, void *user);
-/** Calls fn for every disk entry, least recently used first.
- *  @return CUJIT_OK; CUJIT_ERROR_CACHE when the disk cache is off, unusable or cannot be
- *          read; CUJIT_ERROR_INVALID_VALUE when fn is NULL. */
-CUJIT_API cujit_status cujit_cache_list(cujit_cache_entry_fn fn, void *user);
-
-/* ---------------------------------------------------------------------------------------
- * Questioning the cache: why a compile missed, and whether entries are reproducible
- *
- * Every disk entry keeps a manifest of what went into its key, part by part: NVRTC's
- * build, the target, the program name, the source text, the include directories, defines,
- * NVRTC options, in-memory headers (with their text), name expressions, the toolkit
- * setting, and each header included from disk (path, size, hash). A compile never reads
- * it: a hit costs what it did. It costs about the source's size (plus in-memory headers
- * and a few hundred bytes) per entry.
- * ------------------------------------------------------------------------------------- */
-
-/** The part of a cache key that differs between a request and an entry. */
-typedef enum cujit_cache_part {
-  CUJIT_CACHE_PART_NVRTC = 0,        /**< NVRTC's version or build */
-  CUJIT_CACHE_PART_ARCH = 1,         /**< the target architecture */
-  CUJIT_CACHE_PART_NAME = 2,         /**< the program name (a file's path) */
-  CUJIT_CACHE_PART_SOURCE = 3,       /**< the source text */
-  CUJIT_CACHE_PART_HEADER = 4,       /**< a header included from disk (`what` names it) */
-  CUJIT_CACHE_PART_INCLUDE_DIRS = 5, /**< the include path */
-  CUJIT_CACHE_PART_DEFINES = 6,      /**< the defines */
-  CUJIT_CACHE_PART_OPTIONS = 7,      /**< the NVRTC options */
-  CUJIT_CACHE_PART_MEMORY_HEADERS = 8, /**< the in-memory headers */
-  CUJIT_CACHE_PART_NAME_EXPRESSIONS = 9, /**< the name expressions */
-  CUJIT_CACHE_PART_TOOLKIT = 10      /**< whether (and where) the toolkit's headers are
-                                          searched: CUJIT_OPT_NO_TOOLKIT_INCLUDES, env
-                                          CUDA_PATH and CUDA_HOME */
-} cujit_cache_part;
-
-/** One difference between a request and the cache entry nearest to it. Made by cujit;
- *  strings are valid during the callback. A callback built against a later header reads
- *  a field only when it lies below `size`. */
-typedef struct cujit_cache_difference {
-  size_t size;           /**< the bytes of this struct that cujit filled */
-  cujit_cache_part part;
-  const char *what;      /**< the item: a header's path, an option, a define, ... ("" for
-                              the part as a whole) */
-  const char *detail;    /**< a sentence saying how it differs, entry first, now second */
-} cujit_cache_difference;
-/** Receives one difference; returns 0 to go on, nonzero to stop. */
-typedef int (*cujit_cache_difference_fn)(const cujit_cache_difference *d, void *user);
-
-/** Which tier would give a request its module. The memory cache is this process's own. */
-typedef enum cujit_cache_tier {
-  CUJIT_CACHE_TIER_UNCACHED = 0, /**< the request bypasses the cache (see `reason`) */
-  CUJIT_CACHE_TIER_MEMORY = 1,   /**< this process's memory cache */
-  CUJIT_CACHE_TIER_DISK = 2,     /**< the disk cache */
-  CUJIT_CACHE_TIER_REMOTE = 3,   /**< the remote tier (cujit_cache_set_remote) */
-  CUJIT_CACHE_TIER_COMPILE = 4   /**< nothing holds it: NVRTC would compile it */
-} cujit_cache_tier;
-
-/** What cujit_cache_explain() found. Start from CUJIT_CACHE_EXPLANATION_INIT (or zero it):
- *  cujit writes the fields up to `size`. */
-typedef struct cujit_cache_explanation {
-  size_t size;           /**< sizeof, set by CUJIT_CACHE_EXPLANATION_INIT; or 0 */
-  int hit;               /**< 1 when a cache tier holds the module (memory, disk, remote) */
-  cujit_cache_tier tier; /**< the tier that would serve it */
-  char key[33];          /**< the request's disk key (32 hex digits; "" when uncached) */
-  char reason[512];      /**< for UNCACHED, why; for COMPILE, why the tiers miss; else "" */
-  int has_nearest;       /**< 1 when a miss found an entry to compare with */
-  char nearest_key[33];  /**< the nearest entry's key */
-  char nearest_name[256]; /**< its program name */
-  char nearest_arch[32]; /**< its target */
-  unsigned differences;  /**< how many differences were found (each given to the callback) */
-  uint64_t entries;      /**< disk entries compared (entries written without a manifest, by
-                              an older cujit, are not counted) */
-} cujit_cache_explanation;
-#define CUJIT_CACHE_EXPLANATION_INIT                                                       \
-  {sizeof(cujit_cache_explanation), 0, CUJIT_CACHE_TIER_UNCACHED, "", "", 0, "", "", "",  \
-   0, 0}
-
-/** Says whether compiling `source` with `name` and `opts` (as cujit_module_from_source()
- *  would) is a cache hit now and which tier would serve it, without compiling anything
- *  or creating an NVRTC program. On a miss, the disk entry nearest to the request (fewest
- *  differing parts; the most recently used among equals) is compared with it part by part,
- *  and fn (may be NULL) receives each difference. The remote tier, when one is set, is
- *  asked whether it holds the key (one lookup; nothing is written). A valid entry is read
- *  as a hit is, so its last use is recorded.
- *  @param out  receives the answer (see CUJIT_CACHE_EXPLANATION_INIT).
- *  @return CUJIT_OK (a miss too); CUJIT_ERROR_INVALID_SOURCE, CUJIT_ERROR_INVALID_OPTION as
- *          cujit_module_from_source(); CUJIT_ERROR_NO_NVRTC when no NVRTC is known to name
- *          in the key; CUJIT_ERROR_INVALID_VALUE for a NULL out or a bad out->size;
- *          CUJIT_ERROR_OUT_OF_MEMORY. */
-CUJIT_API cujit_status cujit_cache_explain(const char *source, const char *name,
-                                           const cujit_options *opts,
-                                           cujit_cache_explanation *out,
-                                           cujit_cache_difference_fn fn, void *user);
-/** cujit_cache_explain() for a file, compiled as cujit_module_from_file() compiles it.
- *  @return as above, plus CUJIT_ERROR_FILE when it cannot be read. */
-CUJIT_API cujit_status cujit_cache_explain_file(const char *path, const cujit_options *opts,
-                                                cujit_cache_explanation *out,
-                                                cujit_cache_difference_fn fn, void *user);
-
-/** What became of one entry in cujit_cache_verify(). */
-typedef enum cujit_cache_verdict {
-  CUJIT_CACHE_MATCH = 0,    /**< compiled again, byte for byte the same */
-  CUJIT_CACHE_MISMATCH = 1, /**< compiled again from the same inputs, other bytes */
-  CUJIT_CACHE_SKIPPED = 2   /**< not compiled again: its inputs cannot be had any more (a
-                                 header changed, another NVRTC), it records none, it is not
-                                 a valid entry, or the compile failed (`detail` says) */
-} cujit_cache_verdict;
-
-/** One verified entry. Made by cujit; strings are valid during the callback. */
-typedef struct cujit_cache_verified {
-  size_t size;                 /**< the bytes of this struct that cujit filled */
-  const char *key;             /**< the entry's key (32 hex digits) */
-  const char *name;            /**< its program name ("?" when unreadable) */
-  const char *arch;            /**< its target ("?" when unreadable) */
-  cujit_cache_verdict verdict;
-  const char *detail;          /**< what differs, or why it was skipped ("" for a match) */
-} cujit_cache_verified;
-/** Receives one entry's verdict; returns 0 to go on, nonzero to stop. */
-typedef int (*cujit_cache_verify_fn)(const cujit_cache_verified *v, void *user);
-
-/** Counts from cujit_cache_verify(). Start from CUJIT_CACHE_VERIFY_SUMMARY_INIT. */
-typedef struct cujit_cache_verify_summary {
-  size_t size;         /**< sizeof, set by CUJIT_CACHE_VERIFY_SUMMARY_INIT; or 0 */
-  uint64_t entries;    /**< entries in the disk cache */
-  uint64_t matched;    /**< compiled again to the same bytes */
-  uint64_t mismatched; /**< compiled again to other bytes */
-  uint64_t skipped;    /**< not compiled again (each with its reason) */
-} cujit_cache_verify_summary;
-#define CUJIT_CACHE_VERIFY_SUMMARY_INIT {sizeof(cujit_cache_verify_summary), 0, 0, 0, 0}
-
-/** Compiles disk entries again from the inputs their manifests record, with NVRTC's own
- *  cache off, and compares PTX, CUBIN and lowered names byte for byte. An entry is
- *  compiled again only when the key of its recorded inputs, computed now (this NVRTC, the
- *  headers on disk now, from the working directory), is its key: otherwise it is SKIPPED,
- *  saying which part changed, never a mismatch. Compiles run one after another on the
- *  calling thread; nothing in the cache is changed or counted.
- *  cujit compiles with NVRTC's -frandom-seed (NVRTC 13 and later, unless the caller's
- *  options set one), so names NVRTC would make up at random are the same every time.
- *  @param sample  how many entries to verify, chosen at random; 0 for all.
- *  @param fn      receives each entry's verdict (may be NULL).
- *  @param summary receives the counts (may be NULL).
- *  @return CUJIT_OK, mismatches or not (the summary counts them); CUJIT_ERROR_CACHE when the
- *          disk cache is off, unusable or cannot be read; CUJIT_ERROR_INVALID_VALUE for a
- *          bad summary->size; CUJIT_ERROR_OUT_OF_MEMORY. */
-CUJIT_API cujit_status cujit_cache_verify(size_t sample, cujit_cache_verify_fn fn, void *user,
-                                          cujit_cache_verify_summary *summary);
-
-/* ---------------------------------------------------------------------------------------
- * Kernels and globals (need a device)
- * ------------------------------------------------------------------------------------- */
+/** A kernel of a module (cujit_module_get_function()). Unlike a module handle it is the
+ *  kernel's address and is not checked: using one after its module was destroyed is
+ *  undefined (see cujit_module_destroy()). */
+typedef struct cujit_function cujit_function;
 
 /** Finds a kernel. Loads the module onto the current device first if needed (the caller's
  *  current context, else the primary context of env CUJIT_DEVICE, default 0; a
  *  CUJIT_DEVICE that is not digits only makes every call that may choose a device, and
  *  every compile that targets the device, fail with CUJIT_ERROR_INVALID_VALUE).
- *  `name` is a plain kernel name ("multiply_them", found also without extern "C" when
- *  unambiguous), a name expression from the options ("scale<float>"), or a lowered name.
+ *  @param mod  the module.
+ *  @param name a plain kernel name ("multiply_them", found also without extern "C" when
+ *         unambiguous), a name expression from the options (`"scale<float>"`), or a
+ *         lowered name.
  *  @param fn receives the function, owned by the module (lives until cujit_module_destroy).
  *         It is not a checked handle: using it after cujit_module_destroy() is undefined,
  *         so that launching through it costs no lookup (see cujit_module_destroy()).
@@ -1058,14 +496,32 @@ CUJIT_API cujit_status cujit_cache_verify(size_t sample, cujit_cache_verify_fn f
 CUJIT_API cujit_status cujit_module_get_function(cujit_module *mod, const char *name,
                                                  cujit_function **fn);
 
-/** Address and size of a __device__ or __constant__ variable on the current device.
- *  `name` is a plain name or a name expression. */
+/** Address and size of a __device__ or __constant__ variable on the current device
+ *  (loading the module there first, as cujit_module_get_function() does).
+ *  @param mod    the module.
+ *  @param name   a plain name or a name expression.
+ *  @param dptr   receives its device address (0 on failure).
+ *  @param bytes  if non-NULL, receives its size.
+ *  @return CUJIT_OK; CUJIT_ERROR_NOT_FOUND when the module has no such variable;
+ *          CUJIT_ERROR_INVALID_VALUE for a NULL or empty name, a NULL dptr or a destroyed
+ *          module; the load errors of cujit_module_get_function(). */
 CUJIT_API cujit_status cujit_module_get_global(cujit_module *mod, const char *name,
                                                CUdeviceptr *dptr, size_t *bytes);
-/** Copies `bytes` from host memory into the global `name` (bytes must not exceed its size). */
+/** Copies `bytes` from host memory into the global `name`; returns when the copy is done.
+ *  @param mod    the module.
+ *  @param name   as for cujit_module_get_global().
+ *  @param src    the host bytes.
+ *  @param bytes  their number: at most the variable's size.
+ *  @return as cujit_module_get_global(), plus CUJIT_ERROR_INVALID_VALUE when bytes exceeds
+ *          the variable's size or src is NULL; CUJIT_ERROR_DRIVER when the copy fails. */
 CUJIT_API cujit_status cujit_module_write_global(cujit_module *mod, const char *name,
                                                  const void *src, size_t bytes);
-/** Copies `bytes` of the global `name` into host memory. */
+/** Copies `bytes` of the global `name` into host memory.
+ *  @param mod    the module.
+ *  @param name   as for cujit_module_get_global().
+ *  @param dst    receives the bytes.
+ *  @param bytes  their number: at most the variable's size.
+ *  @return as cujit_module_write_global(). */
 CUJIT_API cujit_status cujit_module_read_global(cujit_module *mod, const char *name, void *dst,
                                                 size_t bytes);
 
@@ -1078,13 +534,16 @@ typedef struct cujit_function_attrs {
   int max_threads_per_block; /**< the most threads a block of this kernel may have */
   int local_bytes;           /**< local memory per thread */
   int const_bytes;           /**< constant memory used */
-  int ptx_version;           /**< e.g. 90 */
-  int binary_version;        /**< e.g. 90 */
+  int ptx_version;           /**< the PTX's virtual architecture (90 for compute_90) */
+  int binary_version;        /**< the binary's architecture (90 for sm_90) */
   int num_params;            /**< number of kernel parameters */
 } cujit_function_attrs;
+/** cujit_function_attrs with its size set and every other field 0. */
 #define CUJIT_FUNCTION_ATTRS_INIT {sizeof(cujit_function_attrs), 0, 0, 0, 0, 0, 0, 0, 0}
 
 /** Attributes of a kernel on the device it was loaded for.
+ *  @param fn     the kernel.
+ *  @param attrs  receives them (start from CUJIT_FUNCTION_ATTRS_INIT).
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL argument or an attrs->size that
  *          is not that of a version (checked first: use CUJIT_FUNCTION_ATTRS_INIT);
  *          CUJIT_ERROR_NO_DRIVER / CUJIT_ERROR_NO_DEVICE; CUJIT_ERROR_DRIVER. On failure
@@ -1092,31 +551,43 @@ typedef struct cujit_function_attrs {
 CUJIT_API cujit_status cujit_function_get_attrs(const cujit_function *fn,
                                                 cujit_function_attrs *attrs);
 /** Block size that maximises occupancy (the occupancy API) for `dynamic_shared_bytes` of
- *  dynamic shared memory, and the smallest grid that fills the device at that size. */
+ *  dynamic shared memory, and the smallest grid that fills the device at that size.
+ *  @param fn                    the kernel.
+ *  @param dynamic_shared_bytes  dynamic shared memory per block.
+ *  @param block_size            receives the block size.
+ *  @param min_grid_size         if non-NULL, receives the grid size.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL fn or block_size; the load errors
+ *          of cujit_module_get_function(); CUJIT_ERROR_DRIVER. */
 CUJIT_API cujit_status cujit_function_suggest_block(const cujit_function *fn,
                                                     size_t dynamic_shared_bytes,
                                                     int *block_size, int *min_grid_size);
-/** @return the kernel's plain name ("multiply_them"). Owned by the module. */
+/** @param fn  the kernel.
+ *  @return the kernel's plain name ("multiply_them"); NULL for NULL. Owned by the module. */
 CUJIT_API const char *cujit_function_name(const cujit_function *fn);
-/** Size and offset of parameter i in the kernel's parameter buffer (from the driver). */
-CUJIT_API cujit_status cujit_function_param_info(const cujit_function *fn, size_t i,
-                                                 size_t *offset, size_t *size);
+/** Size and offset of parameter i in the kernel's parameter buffer (from the driver).
+ *  @param fn      the kernel.
+ *  @param i       the parameter, counted from 0.
+ *  @param offset  if non-NULL, receives its offset in bytes.
+ *  @param size    if non-NULL, receives its size in bytes.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL fn or an i out of range (saying
+ *          how many parameters the kernel has). */
+CUJIT_API cujit_status cujit_function_get_param_info(const cujit_function *fn, size_t i,
+                                                     size_t *offset, size_t *size);
 
-/* ---------------------------------------------------------------------------------------
- * Launching
- * ------------------------------------------------------------------------------------- */
-
+/** A grid or block size: three dimensions (CUJIT_DIM3() makes one). */
 typedef struct cujit_dim3 {
-  unsigned x, y, z;
+  unsigned x; /**< the first dimension */
+  unsigned y; /**< the second (1 when unused) */
+  unsigned z; /**< the third (1 when unused) */
 } cujit_dim3;
 
-/* CUJIT_DIM3(x), CUJIT_DIM3(x, y), CUJIT_DIM3(x, y, z): a cujit_dim3 value whose missing
- * sizes are 1. */
 #ifdef __cplusplus
 #  define CUJIT_DIM3_PICK_(x, y, z, ...) (cujit_dim3{(unsigned)(x), (unsigned)(y), (unsigned)(z)})
 #else
 #  define CUJIT_DIM3_PICK_(x, y, z, ...) ((cujit_dim3){(unsigned)(x), (unsigned)(y), (unsigned)(z)})
 #endif
+/** CUJIT_DIM3(x), CUJIT_DIM3(x, y), CUJIT_DIM3(x, y, z): a cujit_dim3 value whose missing
+ *  sizes are 1. */
 #define CUJIT_DIM3(...) CUJIT_DIM3_PICK_(__VA_ARGS__, 1, 1, 0)
 
 /** Argument kinds (cujit_arg.kind). */
@@ -1133,10 +604,18 @@ typedef enum cujit_arg_kind {
  *  type (see there), and names in messages. */
 typedef enum cujit_type {
   CUJIT_TYPE_BYTES = 0, /**< a struct or vector by value, or anything not listed */
-  CUJIT_TYPE_I8, CUJIT_TYPE_U8, CUJIT_TYPE_I16, CUJIT_TYPE_U16,
-  CUJIT_TYPE_I32, CUJIT_TYPE_U32, CUJIT_TYPE_I64, CUJIT_TYPE_U64,
-  CUJIT_TYPE_F16, CUJIT_TYPE_F32, CUJIT_TYPE_F64,
-  CUJIT_TYPE_PTR, /**< a device pointer (also what In/Out/InOut pass) */
+  CUJIT_TYPE_I8,   /**< int8_t */
+  CUJIT_TYPE_U8,   /**< uint8_t */
+  CUJIT_TYPE_I16,  /**< int16_t */
+  CUJIT_TYPE_U16,  /**< uint16_t */
+  CUJIT_TYPE_I32,  /**< int32_t */
+  CUJIT_TYPE_U32,  /**< uint32_t */
+  CUJIT_TYPE_I64,  /**< int64_t */
+  CUJIT_TYPE_U64,  /**< uint64_t */
+  CUJIT_TYPE_F16,  /**< __half (2 bytes) */
+  CUJIT_TYPE_F32,  /**< float */
+  CUJIT_TYPE_F64,  /**< double */
+  CUJIT_TYPE_PTR,  /**< a device pointer (also what In/Out/InOut pass) */
   CUJIT_TYPE_BF16, /**< bfloat16 (2 bytes) */
   CUJIT_TYPE_BOOL, /**< bool (1 byte; arrays only) */
   CUJIT_TYPE_C64,  /**< complex float: two floats (arrays only) */
@@ -1152,13 +631,14 @@ typedef struct cujit_arg {
   int type;         /**< cujit_type */
   size_t size;      /**< bytes the kernel receives (8 for pointers and In/Out) */
   const void *data; /**< large by-value data; NULL when held in `value` */
+  /** A value of up to 16 bytes, held inside. */
   union {
-    unsigned char bytes[16];
-    int64_t i64;
-    uint64_t u64;
-    double f64;
-    float f32;
-    CUdeviceptr ptr;
+    unsigned char bytes[16]; /**< the value's bytes, the rest 0 */
+    int64_t i64;             /**< a signed integer */
+    uint64_t u64;            /**< an unsigned integer */
+    double f64;              /**< a double */
+    float f32;               /**< a float */
+    CUdeviceptr ptr;         /**< a device pointer */
     uint64_t words[2]; /**< the 16 bytes as two words (the constructors set them) */
   } value;
   void *host;   /**< In/Out/InOut: the host buffer */
@@ -1221,23 +701,45 @@ static inline uint64_t cujit_f64_bits_(double v) {
   memcpy(&b, &v, sizeof b);
   return b;
 }
+/** @param v  the value.
+ *  @return an argument for a parameter of type signed char, int8_t. */
 static inline cujit_arg cujit_i8(int8_t v) { return CUJIT_ARG_NUMBER_(CUJIT_TYPE_I8, v, (uint8_t)v); }
+/** @param v  the value.
+ *  @return an argument for a parameter of type unsigned char, uint8_t. */
 static inline cujit_arg cujit_u8(uint8_t v) { return CUJIT_ARG_NUMBER_(CUJIT_TYPE_U8, v, v); }
+/** @param v  the value.
+ *  @return an argument for a parameter of type short, int16_t. */
 static inline cujit_arg cujit_i16(int16_t v) {
   return CUJIT_ARG_NUMBER_(CUJIT_TYPE_I16, v, (uint16_t)v);
 }
+/** @param v  the value.
+ *  @return an argument for a parameter of type unsigned short, uint16_t. */
 static inline cujit_arg cujit_u16(uint16_t v) { return CUJIT_ARG_NUMBER_(CUJIT_TYPE_U16, v, v); }
+/** @param v  the value.
+ *  @return an argument for a parameter of type int, int32_t. */
 static inline cujit_arg cujit_i32(int32_t v) {
   return CUJIT_ARG_NUMBER_(CUJIT_TYPE_I32, v, (uint32_t)v);
 }
+/** @param v  the value.
+ *  @return an argument for a parameter of type unsigned int, uint32_t. */
 static inline cujit_arg cujit_u32(uint32_t v) { return CUJIT_ARG_NUMBER_(CUJIT_TYPE_U32, v, v); }
+/** @param v  the value.
+ *  @return an argument for a parameter of type long long (and long where it has 64
+ *  bits), int64_t. */
 static inline cujit_arg cujit_i64(int64_t v) {
   return CUJIT_ARG_NUMBER_(CUJIT_TYPE_I64, v, (uint64_t)v);
 }
+/** @param v  the value.
+ *  @return an argument for a parameter of type unsigned long long, size_t, uint64_t (for
+ *  texture and surface objects, cujit_texture() and cujit_surface() say what it is). */
 static inline cujit_arg cujit_u64(uint64_t v) { return CUJIT_ARG_NUMBER_(CUJIT_TYPE_U64, v, v); }
+/** @param v  the value.
+ *  @return an argument for a parameter of type float. */
 static inline cujit_arg cujit_f32(float v) {
   return CUJIT_ARG_NUMBER_(CUJIT_TYPE_F32, v, cujit_f32_bits_(v));
 }
+/** @param v  the value.
+ *  @return an argument for a parameter of type double. */
 static inline cujit_arg cujit_f64(double v) {
   return CUJIT_ARG_NUMBER_(CUJIT_TYPE_F64, v, cujit_f64_bits_(v));
 }
@@ -1246,34 +748,50 @@ static inline cujit_arg cujit_f64(double v) {
 #else
 #  define CUJIT_BOOL_ _Bool
 #endif
-/** A bool (one byte, 0 or 1). */
+/** A bool (one byte, 0 or 1).
+ *  @param v  the value.
+ *  @return an argument for a bool parameter. */
 static inline cujit_arg cujit_bool(CUJIT_BOOL_ v) {
   return CUJIT_ARG_NUMBER_(CUJIT_TYPE_BOOL, v, (uint64_t)(v ? 1 : 0));
 }
-/** A complex float (cuda::std::complex<float>): its real and imaginary parts. */
+/** A complex float (`cuda::std::complex<float>`): its real and imaginary parts.
+ *  @param re  the real part.
+ *  @param im  the imaginary part.
+ *  @return the argument. */
 static inline cujit_arg cujit_c64(float re, float im) {
   float v[2];
   v[0] = re;
   v[1] = im;
   return cujit_arg_scalar_(CUJIT_TYPE_C64, sizeof v, v);
 }
-/** A complex double (cuda::std::complex<double>). */
+/** A complex double (`cuda::std::complex<double>`).
+ *  @param re  the real part.
+ *  @param im  the imaginary part.
+ *  @return the argument. */
 static inline cujit_arg cujit_c128(double re, double im) {
   double v[2];
   v[0] = re;
   v[1] = im;
   return cujit_arg_scalar_(CUJIT_TYPE_C128, sizeof v, v);
 }
-/** A device pointer. */
+/** A device pointer.
+ *  @param p  the address (from cujit_mem_alloc(), cujit_module_get_global(), ...).
+ *  @return an argument for a pointer parameter. */
 static inline cujit_arg cujit_ptr(CUdeviceptr p) { return CUJIT_ARG_NUMBER_(CUJIT_TYPE_PTR, p, p); }
-/** A device pointer plus a byte offset (the kernel sees p + offset). */
+/** A device pointer plus a byte offset (the kernel sees p + offset).
+ *  @param p       the address.
+ *  @param offset  bytes added to it.
+ *  @return an argument for a pointer parameter. */
 static inline cujit_arg cujit_ptr_offset(CUdeviceptr p, size_t offset) {
   CUdeviceptr q = p + offset;
   return CUJIT_ARG_NUMBER_(CUJIT_TYPE_PTR, q, q);
 }
 /** Any value by its bytes: a struct or vector type (float4, int4, double2, a user struct).
  *  Up to 16 bytes are copied now; a larger value is referenced and must outlive the launch.
- *  The driver places it at the offset the kernel expects. */
+ *  The driver places it at the offset the kernel expects.
+ *  @param p     the value's address.
+ *  @param size  its size in bytes.
+ *  @return an argument of type CUJIT_TYPE_BYTES. */
 static inline cujit_arg cujit_value(const void *p, size_t size) {
   cujit_arg a;
   if (size <= sizeof a.value.bytes) return cujit_arg_scalar_(CUJIT_TYPE_BYTES, size, p);
@@ -1282,7 +800,8 @@ static inline cujit_arg cujit_value(const void *p, size_t size) {
   a.data = p;
   return a;
 }
-/** By-value argument from an lvalue: CUJIT_VALUE(my_struct). */
+/** By-value argument from an lvalue: CUJIT_VALUE(my_struct) is
+ *  cujit_value(&my_struct, sizeof my_struct). */
 #define CUJIT_VALUE(lvalue) cujit_value(&(lvalue), sizeof(lvalue))
 
 static inline cujit_arg cujit_buffer_(int kind, void *host, size_t bytes) {
@@ -1293,15 +812,30 @@ static inline cujit_arg cujit_buffer_(int kind, void *host, size_t bytes) {
   a.bytes = bytes;
   return a;
 }
-/** Host data copied to device memory before the kernel; the kernel gets a device pointer. */
+/** An In buffer: host data copied to device memory before the kernel; the kernel gets a
+ *  device pointer. For cujit_launch() and CUJIT_LAUNCH(); cujit_call() and bound
+ *  functions take CUJIT_IN_PTR() instead.
+ *  @param host   the data; read during the launch.
+ *  @param bytes  its size.
+ *  @return an argument for a pointer parameter. */
 static inline cujit_arg cujit_in(const void *host, size_t bytes) {
   return cujit_buffer_(CUJIT_ARG_IN, (void *)host, bytes);
 }
-/** Device memory (uninitialised) copied back to `host` after the kernel. */
+/** An Out buffer: device memory (uninitialised) copied back to `host` after the kernel.
+ *  For cujit_launch() and CUJIT_LAUNCH(); cujit_call() and bound functions take
+ *  CUJIT_OUT_PTR() instead.
+ *  @param host   receives the kernel's output when the launch returns.
+ *  @param bytes  its size.
+ *  @return an argument for a pointer parameter. */
 static inline cujit_arg cujit_out(void *host, size_t bytes) {
   return cujit_buffer_(CUJIT_ARG_OUT, host, bytes);
 }
-/** Copied to the device before the kernel and back to `host` after it. */
+/** An InOut buffer: copied to the device before the kernel and back to `host` after it.
+ *  For cujit_launch() and CUJIT_LAUNCH(); cujit_call() and bound functions take
+ *  CUJIT_INOUT_PTR() instead.
+ *  @param host   the data, replaced by the kernel's when the launch returns.
+ *  @param bytes  its size.
+ *  @return an argument for a pointer parameter. */
 static inline cujit_arg cujit_inout(void *host, size_t bytes) {
   return cujit_buffer_(CUJIT_ARG_INOUT, host, bytes);
 }
@@ -1313,10 +847,10 @@ enum {
    *  first that the device supports it and that the grid fits: at most as many blocks as
    *  the occupancy calculator allows per multiprocessor (for this block size and dynamic
    *  shared memory) times the number of multiprocessors. */
-  CUJIT_LAUNCH_COOPERATIVE = 1u << 0,
+  CUJIT_LAUNCH_OPT_COOPERATIVE = 1u << 0,
   /** Allows clusters of more than 8 blocks (up to 16 on sm_90), which are not portable to
    *  later devices. */
-  CUJIT_LAUNCH_NON_PORTABLE_CLUSTER = 1u << 1
+  CUJIT_LAUNCH_OPT_NON_PORTABLE_CLUSTER = 1u << 1
 };
 
 /** Optional launch settings. Start from CUJIT_LAUNCH_OPTIONS_INIT (or zero it) for the
@@ -1331,9 +865,10 @@ typedef struct cujit_launch_options {
    *  run together and may share their shared memory (cooperative_groups::this_cluster()).
    *  {0, 0, 0}: no cluster (a kernel declaring __cluster_dims__ still gets its own). Each
    *  grid dimension must be a multiple of the cluster's, and a cluster holds at most 8
-   *  blocks (16 with CUJIT_LAUNCH_NON_PORTABLE_CLUSTER where the device allows it). */
+   *  blocks (16 with CUJIT_LAUNCH_OPT_NON_PORTABLE_CLUSTER where the device allows it). */
   cujit_dim3 cluster;
 } cujit_launch_options;
+/** cujit_launch_options with its size set and every other field at its default. */
 #define CUJIT_LAUNCH_OPTIONS_INIT {sizeof(cujit_launch_options), 0, NULL, NULL, 0, {0, 0, 0}}
 
 /** Launches `fn` on the current context's device (loading the module there on first use).
@@ -1363,7 +898,7 @@ typedef struct cujit_launch_options {
  *  elapsed_ms, the call returns once the kernel is queued on the stream; a fault inside
  *  it is reported by a later call that waits (cujit_synchronize()).
  *  In/Out/InOut: each buffer gets temporary device memory from a pool that keeps memory
- *  between launches (see cujit_mem_pool_usage()); inputs are copied before the kernel,
+ *  between launches (see cujit_mem_pool_get_usage()); inputs are copied before the kernel,
  *  outputs after it, everything ordered on the launch stream (opts->stream, or the
  *  legacy default stream), and the call returns only after that stream has drained: the
  *  kernel has finished, every Out/InOut buffer holds its result and the host buffers may
@@ -1392,87 +927,1200 @@ typedef struct cujit_launch_options {
  *          libcujit does not know; CUJIT_ERROR_LAUNCH_FAILED
  *          naming the kernel (the context is then unusable: every temporary buffer has
  *          been given back, and later GPU calls of the process fail);
- *          CUJIT_ERROR_DEVICE_MEMORY; CUJIT_ERROR_NO_DRIVER / CUJIT_ERROR_NO_DEVICE. */
+ *          CUJIT_ERROR_DEVICE_MEMORY; CUJIT_ERROR_NO_DRIVER / CUJIT_ERROR_NO_DEVICE.
+ *  @param fn     the kernel (cujit_module_get_function()).
+ *  @param grid   blocks in the grid.
+ *  @param block  threads in a block.
+ *  @param args   `nargs` arguments, one per kernel parameter, made by the constructors
+ *                above; read during the call (In/Out buffers until it returns).
+ *  @param nargs  their number.
+ *  @param opts   NULL for the defaults; read during the call. */
 CUJIT_API cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, cujit_dim3 block,
                                     const cujit_arg *args, size_t nargs,
                                     const cujit_launch_options *opts);
 
-/** CUJIT_LAUNCH(fn, grid, block, arg...): cujit_launch() with the arguments inline. */
-/** CUJIT_LAUNCH_EX(fn, grid, block, opts, arg...): the same with options (a const
- *  cujit_launch_options *). In C++ the arguments form a std::initializer_list. */
+/** CUJIT_LAUNCH(fn, grid, block, arg...): cujit_launch() with the arguments inline, as in
+ *  `CUJIT_LAUNCH(k, CUJIT_DIM3(4), CUJIT_DIM3(256), cujit_ptr(x), cujit_i32(n))`. In C++
+ *  the arguments form a `std::initializer_list`. */
+#define CUJIT_LAUNCH(fn, grid, block, ...) \
+  CUJIT_LAUNCH_ARGS_((fn), (grid), (block), NULL, __VA_ARGS__)
+/** CUJIT_LAUNCH_EX(fn, grid, block, opts, arg...): the same with options (a
+ *  `const cujit_launch_options *`). */
+#define CUJIT_LAUNCH_EX(fn, grid, block, opts, ...) \
+  CUJIT_LAUNCH_ARGS_((fn), (grid), (block), (opts), __VA_ARGS__)
 #ifdef __cplusplus
-#  define CUJIT_LAUNCH(fn, grid, block, ...)                                                \
-  cujit_launch_list_((fn), (grid), (block), {__VA_ARGS__}, NULL)
-#  define CUJIT_LAUNCH_EX(fn, grid, block, opts, ...)                                       \
-  cujit_launch_list_((fn), (grid), (block), {__VA_ARGS__}, (opts))
+#  define CUJIT_LAUNCH_ARGS_(fn, grid, block, opts, ...) \
+  cujit_launch_list_(fn, grid, block, {__VA_ARGS__}, opts)
 #else
-#  define CUJIT_LAUNCH(fn, grid, block, ...)                                                \
-  cujit_launch((fn), (grid), (block), (const cujit_arg[]){__VA_ARGS__},                    \
-               sizeof((const cujit_arg[]){__VA_ARGS__}) / sizeof(cujit_arg), NULL)
-#  define CUJIT_LAUNCH_EX(fn, grid, block, opts, ...)                                       \
-  cujit_launch((fn), (grid), (block), (const cujit_arg[]){__VA_ARGS__},                    \
-               sizeof((const cujit_arg[]){__VA_ARGS__}) / sizeof(cujit_arg), (opts))
+#  define CUJIT_LAUNCH_ARGS_(fn, grid, block, opts, ...)                                    \
+  cujit_launch(fn, grid, block, (const cujit_arg[]){__VA_ARGS__},                          \
+               sizeof((const cujit_arg[]){__VA_ARGS__}) / sizeof(cujit_arg), opts)
 #endif
 
-/* ---------------------------------------------------------------------------------------
- * Memory and streams (the driver is loaded for you; no need to link libcuda)
- * ------------------------------------------------------------------------------------- */
+/** @} */
 
-/** Device memory on the current device. Owned by the caller: cujit_mem_free(). */
+/* =======================================================================================
+ * 4. Memory and streams                                                           stable
+ * ===================================================================================== */
+
+/** @defgroup memory 4. Memory and streams
+ *  Device memory, page-locked host memory, streams, and the pool that In/Out buffers use.
+ *  The driver is loaded for you: there is no need to link libcuda. Each of these works
+ *  on the current device and fails with CUJIT_ERROR_NO_DRIVER or CUJIT_ERROR_NO_DEVICE
+ *  where there is none, and with CUJIT_ERROR_DRIVER naming the driver call that failed.
+ *  @{ */
+
+/** Device memory on the current device.
+ *  @param dptr   receives its address; owned by the caller: cujit_mem_free().
+ *  @param bytes  its size; not 0.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL dptr or 0 bytes;
+ *          CUJIT_ERROR_DEVICE_MEMORY. */
 CUJIT_API cujit_status cujit_mem_alloc(CUdeviceptr *dptr, size_t bytes);
-/** Frees device memory from cujit_mem_alloc(); 0 is fine. */
+/** Frees device memory from cujit_mem_alloc().
+ *  @param dptr  the address; 0 is fine.
+ *  @return CUJIT_OK, or the driver's failure. */
 CUJIT_API cujit_status cujit_mem_free(CUdeviceptr dptr);
-/** Synchronous copies (complete when they return). */
-CUJIT_API cujit_status cujit_memcpy_htod(CUdeviceptr dst, const void *src, size_t bytes);
-CUJIT_API cujit_status cujit_memcpy_dtoh(void *dst, CUdeviceptr src, size_t bytes);
+/** Copies host memory to device memory; complete when it returns.
+ *  @param dst    the device address.
+ *  @param src    the host bytes.
+ *  @param bytes  their number (0 copies nothing).
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL address. */
+CUJIT_API cujit_status cujit_mem_copy_htod(CUdeviceptr dst, const void *src, size_t bytes);
+/** Copies device memory to host memory; complete when it returns.
+ *  @param dst    receives the bytes.
+ *  @param src    the device address.
+ *  @param bytes  their number (0 copies nothing).
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL address;
+ *          CUJIT_ERROR_LAUNCH_FAILED when a kernel before it faulted. */
+CUJIT_API cujit_status cujit_mem_copy_dtoh(void *dst, CUdeviceptr src, size_t bytes);
 /** Page-locked host memory: copies from and to it run asynchronously at full speed.
- *  Owned by the caller: cujit_host_free(). */
+ *  @param ptr    receives the memory; owned by the caller: cujit_host_free().
+ *  @param bytes  its size; not 0.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL ptr or 0 bytes;
+ *          CUJIT_ERROR_OUT_OF_MEMORY. */
 CUJIT_API cujit_status cujit_host_alloc(void **ptr, size_t bytes);
-/** Frees memory from cujit_host_alloc(); NULL is fine. */
+/** Frees memory from cujit_host_alloc().
+ *  @param ptr  the memory; NULL is fine.
+ *  @return CUJIT_OK, or the driver's failure. */
 CUJIT_API cujit_status cujit_host_free(void *ptr);
-/** A non-blocking stream on the current context. Owned by the caller: cujit_stream_destroy(). */
+/** A non-blocking stream on the current context.
+ *  @param stream  receives it; owned by the caller: cujit_stream_destroy().
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL stream. */
 CUJIT_API cujit_status cujit_stream_create(CUstream *stream);
-/** Destroys a stream from cujit_stream_create(); NULL is fine. */
+/** Destroys a stream from cujit_stream_create().
+ *  @param stream  the stream; NULL is fine.
+ *  @return CUJIT_OK, or the driver's failure. */
 CUJIT_API cujit_status cujit_stream_destroy(CUstream stream);
-/** Waits for the work queued on `stream` (NULL: the legacy default stream). */
+/** Waits for the work queued on `stream`.
+ *  @param stream  the stream; NULL: the legacy default stream.
+ *  @return CUJIT_OK; CUJIT_ERROR_LAUNCH_FAILED when a kernel on it faulted. */
 CUJIT_API cujit_status cujit_stream_synchronize(CUstream stream);
 /** Waits for all work on the current context. A fault in a kernel launched earlier is
- *  reported here as CUJIT_ERROR_LAUNCH_FAILED. */
+ *  reported here as CUJIT_ERROR_LAUNCH_FAILED.
+ *  @return CUJIT_OK, or the failure of the work waited for. */
 CUJIT_API cujit_status cujit_synchronize(void);
-/** Device memory of In/Out/InOut staging on the current device: `in_use` (may be NULL)
- *  gets the bytes handed to launches now and not yet given back (0 when no staged launch
- *  is running, also after a kernel fault); `kept` (may be NULL) the bytes the pool holds
- *  for reuse, which stay reserved between launches up to env CUJIT_POOL_KEEP (default
- *  1 GiB), so that launches do not allocate device memory each time. */
-CUJIT_API cujit_status cujit_mem_pool_usage(size_t *in_use, size_t *kept);
+/** Device memory of In/Out/InOut staging on the current device, the bytes the pool holds
+ *  for reuse staying reserved between launches up to env CUJIT_POOL_KEEP (default 1 GiB),
+ *  so that launches do not allocate device memory each time.
+ *  @param in_use  if non-NULL, receives the bytes handed to launches now and not yet
+ *                 given back (0 when no staged launch is running, also after a kernel
+ *                 fault).
+ *  @param kept    if non-NULL, receives the bytes the pool holds for reuse.
+ *  @return CUJIT_OK, or the errors of a device that cannot be used. */
+CUJIT_API cujit_status cujit_mem_pool_get_usage(size_t *in_use, size_t *kept);
 /** Gives the memory the pool keeps back to the device (later staged launches take it
- *  again as needed). */
+ *  again as needed).
+ *  @return CUJIT_OK, or the errors of a device that cannot be used. */
 CUJIT_API cujit_status cujit_mem_pool_trim(void);
 
-/* ---------------------------------------------------------------------------------------
- * Texture and surface objects (need a device)
- * ------------------------------------------------------------------------------------- */
+/** @} */
 
-/* A texture object reads memory through the texture units: cached, with coordinates out of
- * range clamped, wrapped, mirrored or given a border value, optional linear filtering and
- * normalized coordinates. A surface object reads and writes a CUDA array from kernels
- * (surf2Dwrite, surf2Dread, ...). Both are 64-bit handles, passed to kernels by value: a
- * cudaTextureObject_t parameter takes cujit_texture(tex), a cudaSurfaceObject_t one
- * cujit_surface(surf) (cujit_u64() works too). They belong to the context current when
- * they were made, like device memory.
+/* =======================================================================================
+ * 5. The cache                                                                    stable
+ * ===================================================================================== */
+
+/** @defgroup cache 5. The cache
+ *  Every compile goes through a memory cache (this process's), a disk cache (shared by
+ *  the processes of a user) and, when one is set, a remote tier shared by a cluster;
+ *  NVRTC runs only when none holds the module.
  *
- * The descriptors grow as "Structs that grow" says: start from CUJIT_TEXTURE_DESC_INIT or
- * CUJIT_CUARRAY_DESC_INIT, or zero them for the defaults. */
+ *  What invalidates an entry: any change to the source, the program name, the target
+ *  architecture, include directories, defines, NVRTC options (only -no-cache is left out),
+ *  in-memory headers, name expressions, NVRTC's version, the cache format, or the contents
+ *  of any header the source includes from disk (found by following its `#include` lines
+ *  through in-memory headers, the includer's directory and the include path). Toolkit and
+ *  system headers (found nowhere there) are covered by NVRTC's version. An `#include` whose
+ *  operand is a macro not defined as `"file"` or `<file>`, or an NVRTC option that reads
+ *  or writes files (-pch, -use-pch, -create-pch, -pch-dir, -time, -fdevice-time-trace),
+ *  makes the compile bypass the cache (logged at info level).
+ *  Within a process, a memory cache keeps up to 1024 compiled images within env
+ *  CUJIT_MEMORY_CACHE_MAX_SIZE bytes (default 256M; 0 turns it off); a hit there still
+ *  notices a header changed on disk. To ask why a compile missed, see
+ *  @ref explain "Questioning the cache".
+ *  @{ */
 
-/** A texture or surface object (CUtexObject, CUsurfObject). 0 is none. */
+/** Cache counters, written by cujit_cache_get_stats() and cujit_cache_get_disk_stats().
+ *  Start from CUJIT_CACHE_STATS_INIT (or zero it): cujit writes the fields up to `size`. */
+typedef struct cujit_cache_stats {
+  size_t size;          /**< sizeof, set by CUJIT_CACHE_STATS_INIT; or 0 */
+  uint64_t hits;        /**< modules served from memory or disk */
+  uint64_t memory_hits; /**< of those, from the in-process memory cache */
+  uint64_t misses;      /**< lookups that found nothing usable */
+  uint64_t compiles;    /**< NVRTC compiles run */
+  uint64_t evictions;   /**< disk entries removed to keep the size limit */
+  uint64_t entries;     /**< disk entries now (counted by the call) */
+  uint64_t bytes;       /**< their total size */
+  /* The remote tier (cujit_cache_set_remote), asked after a disk miss: */
+  uint64_t remote_hits;    /**< entries the remote tier had (counted in `hits` too; now on
+                                disk as well) */
+  uint64_t remote_misses;  /**< lookups that found no usable entry in the remote tier */
+  uint64_t remote_invalid; /**< of those, values that failed the entry checks (replaced) */
+  uint64_t remote_errors;  /**< operations on the remote tier that failed or timed out
+                                (each skips it for 30 s) */
+  uint64_t remote_time_us; /**< microseconds spent in the remote tier, waits for other
+                                machines included */
+} cujit_cache_stats;
+/** cujit_cache_stats with its size set and every counter 0. */
+#define CUJIT_CACHE_STATS_INIT {sizeof(cujit_cache_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+
+/** Sets the cache directory for this process (copied; created 0700 when missing).
+ *  NULL returns to the default: env CUJIT_CACHE_DIR, else $XDG_CACHE_HOME/cujit, else
+ *  $HOME/.cache/cujit. Env CUJIT_CACHE=0 (or off, no, false) turns the disk cache off
+ *  whatever the directory; the memory cache stays on.
+ *  @param dir  the directory (copied), or NULL for the default.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for an empty path; CUJIT_ERROR_CACHE when
+ *          the directory cannot be created, belongs to another user (root's is accepted)
+ *          or is writable by group or others: the setting still applies, and compiles go
+ *          on without the disk cache (with a warning) until it is fixed. */
+CUJIT_API cujit_status cujit_cache_set_dir(const char *dir);
+/** @return the disk cache directory in use (checked, and created if missing), or NULL when
+ *  the disk cache is off or unusable; cujit_last_error() then says why. Owned by cujit;
+ *  valid until the calling thread's next call of cujit_cache_dir(). */
+CUJIT_API const char *cujit_cache_dir(void);
+/** Sets this process's remote cache tier: a Redis server that the machines of a cluster
+ *  share, asked after a disk miss and before NVRTC. A hit there is written to the disk
+ *  cache too; a compile after a miss stores its entry in both. One process per key
+ *  compiles across all machines (the others wait for its entry, at most
+ *  CUJIT_CACHE_LOCK_TIMEOUT). What comes back is checked as a disk entry is (size, key,
+ *  checksum); a bad value, or an answer that would take hiredis more than 64 MiB, is a
+ *  miss, counted in remote_invalid, and replaced. A server that does not connect within
+ *  connect_timeout (default 50 ms, once its host name is resolved) or does not finish a
+ *  command within timeout (default 50 ms; a command that moves a large entry gets 16 ms
+ *  more per MiB) is skipped for
+ *  30 s, with a warning, and compiles go on locally. The remote tier is used only
+ *  together with a usable disk cache. No message shows the password.
+ *  @param url  `redis://[[user]:password@]host[:port][/db][?connect_timeout=MS&timeout=MS]`
+ *              (copied; port 6379 and database 0 by default; the user information ends
+ *              at the last `@`, so a password may hold `/`, `?`, `#` or `@` as they are,
+ *              and `%XX` escapes are decoded); NULL returns to the default,
+ *              env CUJIT_CACHE_REMOTE (read at the first compile otherwise); "" sets none.
+ *              Nothing connects here: the first lookup does. hiredis is loaded here, at run
+ *              time (libhiredis.so.1.3.0, .1.1.0, .1.0.0, .0.14 or libhiredis.so, or env
+ *              CUJIT_HIREDIS, which must be an absolute path).
+ *              Thread-safe: compiles under way finish with the tier they started with.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE when the URL does not parse (the detail
+ *          says what is wrong and the form expected); CUJIT_ERROR_CACHE when hiredis cannot
+ *          be loaded. After an error there is no remote tier until one is set again. */
+CUJIT_API cujit_status cujit_cache_set_remote(const char *url);
+/** The remote tier in use, as set or read from CUJIT_CACHE_REMOTE, with its password
+ *  replaced by "***"; "" when there is none.
+ *  @param url   receives it: at most `size` bytes, NUL-terminated.
+ *  @param size  the bytes url has room for.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL url or a 0 size, or when
+ *          CUJIT_CACHE_REMOTE does not parse (the detail says why). */
+CUJIT_API cujit_status cujit_cache_get_remote(char *url, size_t size);
+/** Fills `stats` with this process's counters, and the disk entries and bytes now (this
+ *  walks the cache directory; 0 and 0 when the disk cache is off).
+ *  @param stats  receives them (start from CUJIT_CACHE_STATS_INIT).
+ *  @return CUJIT_OK, or CUJIT_ERROR_INVALID_VALUE when stats is NULL or its size is not
+ *          that of a version (an uninitialised struct: use CUJIT_CACHE_STATS_INIT). */
+CUJIT_API cujit_status cujit_cache_get_stats(cujit_cache_stats *stats);
+/** Fills `stats` with the counters kept in the cache directory by every process that used
+ *  it (disk hits, misses, compiles, evictions; memory_hits is 0: memory hits are not
+ *  recorded on disk), and the entries and bytes now.
+ *  @param stats  receives them (start from CUJIT_CACHE_STATS_INIT).
+ *  @return CUJIT_OK; CUJIT_ERROR_CACHE when the disk cache is off or unusable (why in
+ *          cujit_last_error()); CUJIT_ERROR_INVALID_VALUE as for cujit_cache_get_stats().
+ *          The counters read 0 after a failure (a bad size leaves the struct as it was). */
+CUJIT_API cujit_status cujit_cache_get_disk_stats(cujit_cache_stats *stats);
+/** @return the disk cache's size limit in bytes: env CUJIT_CACHE_MAX_SIZE (bytes, or with
+ *  a K, M, G or T suffix), default 1 GiB. Writes that push the cache past it remove least
+ *  recently used entries (to 90% of it); a hit counts as a use. */
+CUJIT_API uint64_t cujit_cache_max_size(void);
+/** Removes every disk entry and empties the memory cache (counters are kept).
+ *  @return CUJIT_OK (also when the disk cache is off: the memory cache is still emptied);
+ *          CUJIT_ERROR_CACHE when the directory cannot be read. */
+CUJIT_API cujit_status cujit_cache_clear(void);
+/** Removes least recently used disk entries until the cache holds at most max_bytes
+ *  (0 means cujit_cache_max_size()), and temporary files of writers that died.
+ *  @param max_bytes  the size to prune to; 0 for the limit.
+ *  @return CUJIT_OK (also when the disk cache is off); CUJIT_ERROR_CACHE when the
+ *          directory cannot be read. */
+CUJIT_API cujit_status cujit_cache_prune(uint64_t max_bytes);
+
+/** One disk entry, as cujit_cache_list() reports it. Strings are valid during the call.
+ *  Made by cujit: a callback built against a later header reads a field only when it lies
+ *  below `size` (offsetof(cujit_cache_entry, field) < entry->size). */
+typedef struct cujit_cache_entry {
+  size_t size;      /**< the bytes of this struct that cujit filled */
+  const char *key;  /**< 32 hex digits: the entry's key */
+  const char *name; /**< the program name it was compiled from ("?" when unreadable) */
+  const char *arch; /**< its target ("?" when unreadable) */
+  uint64_t bytes;   /**< file size */
+  int64_t last_use; /**< seconds since the epoch */
+} cujit_cache_entry;
+/** Receives one entry; returns 0 to go on, nonzero to stop. */
+typedef int (*cujit_cache_entry_fn)(const cujit_cache_entry *entry, void *user);
+/** Calls fn for every disk entry, least recently used first.
+ *  @param fn    called for each entry, on the calling thread.
+ *  @param user  passed to fn.
+ *  @return CUJIT_OK; CUJIT_ERROR_CACHE when the disk cache is off, unusable or cannot be
+ *          read; CUJIT_ERROR_INVALID_VALUE when fn is NULL. */
+CUJIT_API cujit_status cujit_cache_list(cujit_cache_entry_fn fn, void *user);
+
+/** @} */
+
+/* =======================================================================================
+ * 6. Typed calls and kernels as C function pointers                               stable
+ * ===================================================================================== */
+
+/** @defgroup calls 6. Typed calls and kernels as C function pointers
+ *  A signature lists the types of a kernel's parameters. cujit asks the compiler, never
+ *  parses the source itself: what NVRTC compiled, with the module's own defines, headers
+ *  and options, is what the signature says.
+ *   - A C++ kernel's mangled name spells its parameter types exactly; cujit reads them from
+ *     it (when the kernel is looked up; no compile). Templates (found through name
+ *     expressions, `"scale<float>"`), namespaces, typedefs, types from any header (the
+ *     toolkit's __half and __nv_bfloat16 included) and types chosen by `#if` or -D all
+ *     come out as the compiler saw them.
+ *   - An extern "C" kernel's name spells nothing (and its PTX does not tell a pointer from
+ *     a 64-bit integer). At its first typed call (cujit_call(), cujit_function_bind(),
+ *     cujit_function_signature()) cujit compiles the module's source again with its own
+ *     options, through the caches (so once per source and options, also across runs),
+ *     with `template <typename T> __global__ void __cujit_probe() {}` appended and the
+ *     name expression `__cujit_probe<decltype(&kernel)>`, whose lowered name spells the
+ *     kernel's type; one compile answers for all the module's extern "C" kernels. A
+ *     module from prebuilt PTX, CUBIN or fatbin keeps no source: its extern "C" kernels
+ *     need an explicit signature (CUJIT_ERROR_SIGNATURE says so); its C++ kernels do not.
+ *
+ *  The types are then fitted to the kernel's parameter layout: integers (bool is u8, char
+ *  i8, long and size_t 64-bit), floating point (f16 for __half, bf16 for __nv_bfloat16),
+ *  pointers (any pointer parameter is ptr) and CUDA's vector types (float4 is f32x4,
+ *  __half2 f16x2, dim3 u32x3) as themselves; an enum as an integer of its size (where the
+ *  module has PTX, which passes an enum as an integer and a struct as bytes); a struct,
+ *  union or class, which the compiler names but does not lay out, as opaque bytes of the
+ *  size and alignment the layout gives it (b16:8). E.g.
+ *
+ *      __global__ void saxpy(float a, const float *x, float *__restrict__ y, unsigned n)
+ *
+ *  has the signature "f32 ptr ptr u32". A symbol cujit cannot read (rare: expressions in
+ *  template arguments beyond arithmetic on constants) leaves the types unknown: typed
+ *  calls then fail with CUJIT_ERROR_SIGNATURE asking for an explicit signature.
+ *
+ *  Type strings (explicit signatures, and what cujit_function_signature() returns): types
+ *  separated by spaces (or commas), "" or "void" for none.
+ *
+ *      i8 u8 i16 u16 i32 u32 i64 u64   integers          f16 bf16 f32 f64   floating point
+ *      ptr                             a device pointer (any pointer parameter)
+ *      f32x4, i32x2, u8x3, f64x2, ...  a CUDA vector type: <scalar>x<1..4> (f32x4 is
+ *                                      float4), with CUDA's size and alignment (float4:
+ *                                      16 and 16)
+ *      {f32 i32 f64[2]}                a struct with these members at C's layout; a
+ *                                      member array is type[N]; structs nest
+ *      b12, b12:4                      12 opaque bytes, aligned to 1 (or to 4)
+ *      T:A                             any type with its alignment raised to A (f64x4:32
+ *                                      is double4_32a; {f32 f32 f32}:16 is an
+ *                                      __align__(16) struct)
+ *
+ *  e.g. "f32 ptr ptr u32", "f32x4 {i8 f64} b24:8".
+ *  The signature is checked once against the kernel's parameter layout from the driver:
+ *  counts, offsets and sizes must agree, else CUJIT_ERROR_SIGNATURE naming the parameter.
+ *  @{ */
+
+/** Gives `fn` an explicit signature (a type string, copied) instead of the compiler's. It
+ *  may describe a parameter otherwise than the compiler (a struct by its members, so that
+ *  a bound function takes it by value: "{f32 i32 f64}"; anything as opaque bytes), but
+ *  where the compiler's types are known, a scalar must be the compiler's scalar. It
+ *  replaces any earlier one for later calls; bound function pointers made before keep the
+ *  signature they were made with. Launches of an extern "C" kernel whose types have not
+ *  been asked of the compiler check their arguments against it.
+ *  @param fn     the kernel.
+ *  @param types  a type string (see above); copied.
+ *  @return CUJIT_OK; CUJIT_ERROR_SIGNATURE for a bad type string (saying where), one that
+ *          does not match the kernel's parameter layout, or a scalar the compiler's types
+ *          contradict; CUJIT_ERROR_INVALID_VALUE. */
+CUJIT_API cujit_status cujit_function_set_signature(cujit_function *fn, const char *types);
+/** @param fn  the kernel.
+ *  @return the function's signature as a type string: the explicit one, else the
+ *  compiler's (asked and checked on first use), or NULL when it has none: then
+ *  cujit_last_error() says why and what to do. Owned by the module; valid until
+ *  cujit_module_destroy(). */
+CUJIT_API const char *cujit_function_signature(cujit_function *fn);
+
+/** cujit_call(fn, grid, block, args...) launches `fn` with its arguments as C varargs,
+ *  typed by its signature. Each argument is what C passes for the parameter's type after
+ *  the default promotions, which cujit undoes:
+ *
+ *      i8 u8 i16 u16        an int (char and short promote to it); the value must fit in
+ *                           the width, as a signed or an unsigned number
+ *      i32 u32              an int or unsigned
+ *      i64 u64              a 64-bit integer: write 5LL or (size_t)n, never a plain int
+ *      f32 f64              a double (a float promotes to it; f32 narrows it back)
+ *      f16 bf16             a double, rounded to the 16-bit format (nearest, ties to even)
+ *      ptr                  a CUdeviceptr (write (CUdeviceptr)0, not 0), or an In/Out
+ *                           buffer: CUJIT_IN_PTR(host, bytes), CUJIT_OUT_PTR(...),
+ *                           CUJIT_INOUT_PTR(...)
+ *      vectors, structs, bN a pointer to the value: &v
+ *
+ *  The macro counts its arguments, so a wrong number is CUJIT_ERROR_INVALID_ARGS and
+ *  nothing is launched (in C a compound literal with commas, `(float4){1, 2, 3, 4}`, must
+ *  be wrapped in parentheses to be one argument; unwrapped, it does not compile). Types cannot be checked in C varargs: a float
+ *  variable for an i32 parameter or an int for an i64 one is undefined behaviour, as with
+ *  printf; bound function pointers (below) are checked by the compiler instead. A
+ *  cujit_arg (cujit_in(), cujit_i32(), ...), which only cujit_launch() takes, does not
+ *  compile as an argument (an In buffer here is CUJIT_IN_PTR()).
+ *  Returns what cujit_launch() returns; CUJIT_ERROR_INVALID_ARGS for a wrong count, a
+ *  value out of range, or a NULL value pointer; CUJIT_ERROR_SIGNATURE when the signature
+ *  cannot be read (see cujit_function_signature()). */
+#define cujit_call(fn, ...)                                                                 \
+  (CUJIT_CALL_CHECK_(__VA_ARGS__), cujit_call_n((fn), CUJIT_NARGS_(__VA_ARGS__) - 2, __VA_ARGS__))
+/** cujit_call_ex(fn, grid, block, opts, args...): cujit_call() with launch options (a
+ *  `const cujit_launch_options *`, read during the call). */
+#define cujit_call_ex(fn, ...)                                                              \
+  (CUJIT_CALL_CHECK_(__VA_ARGS__),                                                          \
+   cujit_call_ex_n((fn), CUJIT_NARGS_(__VA_ARGS__) - 3, __VA_ARGS__))
+/** What cujit_call() expands to. For wrappers and for more than 64 arguments.
+ *  @param fn     the kernel.
+ *  @param nargs  the number of varargs that follow `block` (the kernel's arguments).
+ *  @param grid   blocks in the grid.
+ *  @param block  threads in a block.
+ *  @return as cujit_call(). */
+CUJIT_API cujit_status cujit_call_n(cujit_function *fn, int nargs, cujit_dim3 grid,
+                                    cujit_dim3 block, ...);
+/** What cujit_call_ex() expands to. For wrappers and for more than 64 arguments.
+ *  @param fn     the kernel.
+ *  @param nargs  the number of varargs that follow `opts` (the kernel's arguments).
+ *  @param grid   blocks in the grid.
+ *  @param block  threads in a block.
+ *  @param opts   NULL for the defaults; read during the call.
+ *  @return as cujit_call(). */
+CUJIT_API cujit_status cujit_call_ex_n(cujit_function *fn, int nargs, cujit_dim3 grid,
+                                       cujit_dim3 block, const cujit_launch_options *opts, ...);
+
+/* Counts macro arguments (1 to 67). */
+#define CUJIT_NARGS_(...)                                                                    \
+  CUJIT_NARGS_PICK_(__VA_ARGS__, 67, 66, 65, 64, 63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, \
+                    52, 51, 50, 49, 48, 47, 46, 45, 44, 43, 42, 41, 40, 39, 38, 37, 36, 35,  \
+                    34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17,  \
+                    16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define CUJIT_NARGS_PICK_(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15,   \
+                          a16, a17, a18, a19, a20, a21, a22, a23, a24, a25, a26, a27, a28,   \
+                          a29, a30, a31, a32, a33, a34, a35, a36, a37, a38, a39, a40, a41,   \
+                          a42, a43, a44, a45, a46, a47, a48, a49, a50, a51, a52, a53, a54,   \
+                          a55, a56, a57, a58, a59, a60, a61, a62, a63, a64, a65, a66, a67,   \
+                          n, ...)                                                            \
+  n
+
+/* CUJIT_MAP_(m, a, b, ...) is m(a), m(b), ...: each of 1 to 67 arguments given to m. */
+#define CUJIT_MAP_(m, ...) CUJIT_MAP_CAT_(CUJIT_MAP, CUJIT_NARGS_(__VA_ARGS__))(m, __VA_ARGS__)
+#define CUJIT_MAP_CAT_(a, n) CUJIT_MAP_CAT2_(a, n)
+#define CUJIT_MAP_CAT2_(a, n) a##n##_
+#define CUJIT_MAP1_(m, a) m(a)
+#define CUJIT_MAP2_(m, a, ...) m(a), CUJIT_MAP1_(m, __VA_ARGS__)
+#define CUJIT_MAP3_(m, a, ...) m(a), CUJIT_MAP2_(m, __VA_ARGS__)
+#define CUJIT_MAP4_(m, a, ...) m(a), CUJIT_MAP3_(m, __VA_ARGS__)
+#define CUJIT_MAP5_(m, a, ...) m(a), CUJIT_MAP4_(m, __VA_ARGS__)
+#define CUJIT_MAP6_(m, a, ...) m(a), CUJIT_MAP5_(m, __VA_ARGS__)
+#define CUJIT_MAP7_(m, a, ...) m(a), CUJIT_MAP6_(m, __VA_ARGS__)
+#define CUJIT_MAP8_(m, a, ...) m(a), CUJIT_MAP7_(m, __VA_ARGS__)
+#define CUJIT_MAP9_(m, a, ...) m(a), CUJIT_MAP8_(m, __VA_ARGS__)
+#define CUJIT_MAP10_(m, a, ...) m(a), CUJIT_MAP9_(m, __VA_ARGS__)
+#define CUJIT_MAP11_(m, a, ...) m(a), CUJIT_MAP10_(m, __VA_ARGS__)
+#define CUJIT_MAP12_(m, a, ...) m(a), CUJIT_MAP11_(m, __VA_ARGS__)
+#define CUJIT_MAP13_(m, a, ...) m(a), CUJIT_MAP12_(m, __VA_ARGS__)
+#define CUJIT_MAP14_(m, a, ...) m(a), CUJIT_MAP13_(m, __VA_ARGS__)
+#define CUJIT_MAP15_(m, a, ...) m(a), CUJIT_MAP14_(m, __VA_ARGS__)
+#define CUJIT_MAP16_(m, a, ...) m(a), CUJIT_MAP15_(m, __VA_ARGS__)
+#define CUJIT_MAP17_(m, a, ...) m(a), CUJIT_MAP16_(m, __VA_ARGS__)
+#define CUJIT_MAP18_(m, a, ...) m(a), CUJIT_MAP17_(m, __VA_ARGS__)
+#define CUJIT_MAP19_(m, a, ...) m(a), CUJIT_MAP18_(m, __VA_ARGS__)
+#define CUJIT_MAP20_(m, a, ...) m(a), CUJIT_MAP19_(m, __VA_ARGS__)
+#define CUJIT_MAP21_(m, a, ...) m(a), CUJIT_MAP20_(m, __VA_ARGS__)
+#define CUJIT_MAP22_(m, a, ...) m(a), CUJIT_MAP21_(m, __VA_ARGS__)
+#define CUJIT_MAP23_(m, a, ...) m(a), CUJIT_MAP22_(m, __VA_ARGS__)
+#define CUJIT_MAP24_(m, a, ...) m(a), CUJIT_MAP23_(m, __VA_ARGS__)
+#define CUJIT_MAP25_(m, a, ...) m(a), CUJIT_MAP24_(m, __VA_ARGS__)
+#define CUJIT_MAP26_(m, a, ...) m(a), CUJIT_MAP25_(m, __VA_ARGS__)
+#define CUJIT_MAP27_(m, a, ...) m(a), CUJIT_MAP26_(m, __VA_ARGS__)
+#define CUJIT_MAP28_(m, a, ...) m(a), CUJIT_MAP27_(m, __VA_ARGS__)
+#define CUJIT_MAP29_(m, a, ...) m(a), CUJIT_MAP28_(m, __VA_ARGS__)
+#define CUJIT_MAP30_(m, a, ...) m(a), CUJIT_MAP29_(m, __VA_ARGS__)
+#define CUJIT_MAP31_(m, a, ...) m(a), CUJIT_MAP30_(m, __VA_ARGS__)
+#define CUJIT_MAP32_(m, a, ...) m(a), CUJIT_MAP31_(m, __VA_ARGS__)
+#define CUJIT_MAP33_(m, a, ...) m(a), CUJIT_MAP32_(m, __VA_ARGS__)
+#define CUJIT_MAP34_(m, a, ...) m(a), CUJIT_MAP33_(m, __VA_ARGS__)
+#define CUJIT_MAP35_(m, a, ...) m(a), CUJIT_MAP34_(m, __VA_ARGS__)
+#define CUJIT_MAP36_(m, a, ...) m(a), CUJIT_MAP35_(m, __VA_ARGS__)
+#define CUJIT_MAP37_(m, a, ...) m(a), CUJIT_MAP36_(m, __VA_ARGS__)
+#define CUJIT_MAP38_(m, a, ...) m(a), CUJIT_MAP37_(m, __VA_ARGS__)
+#define CUJIT_MAP39_(m, a, ...) m(a), CUJIT_MAP38_(m, __VA_ARGS__)
+#define CUJIT_MAP40_(m, a, ...) m(a), CUJIT_MAP39_(m, __VA_ARGS__)
+#define CUJIT_MAP41_(m, a, ...) m(a), CUJIT_MAP40_(m, __VA_ARGS__)
+#define CUJIT_MAP42_(m, a, ...) m(a), CUJIT_MAP41_(m, __VA_ARGS__)
+#define CUJIT_MAP43_(m, a, ...) m(a), CUJIT_MAP42_(m, __VA_ARGS__)
+#define CUJIT_MAP44_(m, a, ...) m(a), CUJIT_MAP43_(m, __VA_ARGS__)
+#define CUJIT_MAP45_(m, a, ...) m(a), CUJIT_MAP44_(m, __VA_ARGS__)
+#define CUJIT_MAP46_(m, a, ...) m(a), CUJIT_MAP45_(m, __VA_ARGS__)
+#define CUJIT_MAP47_(m, a, ...) m(a), CUJIT_MAP46_(m, __VA_ARGS__)
+#define CUJIT_MAP48_(m, a, ...) m(a), CUJIT_MAP47_(m, __VA_ARGS__)
+#define CUJIT_MAP49_(m, a, ...) m(a), CUJIT_MAP48_(m, __VA_ARGS__)
+#define CUJIT_MAP50_(m, a, ...) m(a), CUJIT_MAP49_(m, __VA_ARGS__)
+#define CUJIT_MAP51_(m, a, ...) m(a), CUJIT_MAP50_(m, __VA_ARGS__)
+#define CUJIT_MAP52_(m, a, ...) m(a), CUJIT_MAP51_(m, __VA_ARGS__)
+#define CUJIT_MAP53_(m, a, ...) m(a), CUJIT_MAP52_(m, __VA_ARGS__)
+#define CUJIT_MAP54_(m, a, ...) m(a), CUJIT_MAP53_(m, __VA_ARGS__)
+#define CUJIT_MAP55_(m, a, ...) m(a), CUJIT_MAP54_(m, __VA_ARGS__)
+#define CUJIT_MAP56_(m, a, ...) m(a), CUJIT_MAP55_(m, __VA_ARGS__)
+#define CUJIT_MAP57_(m, a, ...) m(a), CUJIT_MAP56_(m, __VA_ARGS__)
+#define CUJIT_MAP58_(m, a, ...) m(a), CUJIT_MAP57_(m, __VA_ARGS__)
+#define CUJIT_MAP59_(m, a, ...) m(a), CUJIT_MAP58_(m, __VA_ARGS__)
+#define CUJIT_MAP60_(m, a, ...) m(a), CUJIT_MAP59_(m, __VA_ARGS__)
+#define CUJIT_MAP61_(m, a, ...) m(a), CUJIT_MAP60_(m, __VA_ARGS__)
+#define CUJIT_MAP62_(m, a, ...) m(a), CUJIT_MAP61_(m, __VA_ARGS__)
+#define CUJIT_MAP63_(m, a, ...) m(a), CUJIT_MAP62_(m, __VA_ARGS__)
+#define CUJIT_MAP64_(m, a, ...) m(a), CUJIT_MAP63_(m, __VA_ARGS__)
+#define CUJIT_MAP65_(m, a, ...) m(a), CUJIT_MAP64_(m, __VA_ARGS__)
+#define CUJIT_MAP66_(m, a, ...) m(a), CUJIT_MAP65_(m, __VA_ARGS__)
+#define CUJIT_MAP67_(m, a, ...) m(a), CUJIT_MAP66_(m, __VA_ARGS__)
+
+/* A cujit_arg passed to cujit_call() does not compile: C varargs would take its bytes for
+ * whatever the parameter is. In C each argument is looked at by _Generic (an array of
+ * negative size is the error), in C++ by a template (cujit_call_check_, at the end). */
+#ifndef __cplusplus
+#  define CUJIT_CALL_ARG_(x) \
+  sizeof(char[_Generic((x), cujit_arg: -1, /* cujit_call() takes no cujit_arg */ default: 1)])
+#  define CUJIT_CALL_CHECK_(...) (void)sizeof((size_t[]){CUJIT_MAP_(CUJIT_CALL_ARG_, __VA_ARGS__)})
+#else
+#  define CUJIT_CALL_CHECK_(...) (void)sizeof(cujit_call_check_(__VA_ARGS__))
+#endif
+
+/* A cujit_arg passed where a device pointer is expected: its address tagged in the top
+ * 16 bits, which no host or device address uses. Pointer parameters of cujit_call() and
+ * of bound functions take these. */
+#define CUJIT_ARG_REF_TAG_ 0xC0DEull
+#define CUJIT_ARG_REF_MASK_ 0xFFFFFFFFFFFFull
+/** A CUdeviceptr standing for argument `a` (an In/Out/InOut buffer or a cujit_ptr), for a
+ *  pointer parameter of cujit_call() or of a bound function.
+ *  @param a  the argument; must outlive the call.
+ *  @return the tagged address (not a device address: only cujit reads it). */
+static inline CUdeviceptr cujit_arg_ref(const cujit_arg *a) {
+  uint64_t p = (uint64_t)(uintptr_t)a;
+  return (CUdeviceptr)((CUJIT_ARG_REF_TAG_ << 48) | ((p >> 48) ? CUJIT_ARG_REF_MASK_ : p));
+}
+/* In/Out/InOut buffers for pointer parameters of cujit_call() and bound functions, e.g.
+ * cujit_call(f, grid, block, CUJIT_OUT_PTR(dest, n * 4), CUJIT_IN_PTR(a, n * 4), n). Each is one
+ * argument (a tagged CUdeviceptr) naming a cujit_arg that lives until the end of the
+ * enclosing block in C, and until the end of the full expression (the call) in C++. */
+#ifdef __cplusplus
+#  define CUJIT_ARG_TEMP_(arg) cujit_arg_ref(std::initializer_list<cujit_arg>{arg}.begin())
+#else
+#  define CUJIT_ARG_TEMP_(arg) cujit_arg_ref((const cujit_arg[]){arg})
+#endif
+/** An In buffer for a pointer parameter of cujit_call() or of a bound function, as in
+ *  `cujit_call(f, grid, block, CUJIT_OUT_PTR(dest, n * 4), CUJIT_IN_PTR(a, n * 4), n)`: one
+ *  argument (a tagged CUdeviceptr) naming the cujit_arg that cujit_in(host, bytes)
+ *  makes, which lives until the end of the enclosing block in C, and until the end of
+ *  the full expression (the call) in C++. */
+#define CUJIT_IN_PTR(host, bytes) CUJIT_ARG_TEMP_(cujit_in((host), (bytes)))
+/** An Out buffer for a pointer parameter of cujit_call() or of a bound function: as
+ *  CUJIT_IN_PTR(), for cujit_out(host, bytes). */
+#define CUJIT_OUT_PTR(host, bytes) CUJIT_ARG_TEMP_(cujit_out((host), (bytes)))
+/** An InOut buffer for a pointer parameter of cujit_call() or of a bound function: as
+ *  CUJIT_IN_PTR(), for cujit_inout(host, bytes). */
+#define CUJIT_INOUT_PTR(host, bytes) CUJIT_ARG_TEMP_(cujit_inout((host), (bytes)))
+
+/** Makes `fn` callable as a C function: *fnptr receives a pointer to a function of type
+ *
+ *      cujit_status (*)(cujit_dim3 grid, cujit_dim3 block, <kernel's parameters>)
+ *
+ *  Cast it to a typedef of that type, e.g. for saxpy:
+ *
+ *      typedef cujit_status (*saxpy_fn)(cujit_dim3, cujit_dim3, float, CUdeviceptr,
+ *                                       CUdeviceptr, unsigned);
+ *
+ *  so that the compiler checks and converts each argument. Parameter types: integers and
+ *  f32/f64 as themselves (int8_t ... uint64_t, float, double); f16 and bf16 as float
+ *  (rounded to nearest, ties to even); ptr as CUdeviceptr, which may also be CUJIT_IN_PTR(...),
+ *  CUJIT_OUT_PTR(...), CUJIT_INOUT_PTR(...) or cujit_arg_ref(); vectors by value, as a C struct of
+ *  the same members and alignment (CUDA's vector_types.h declares float4 and the others
+ *  for C); opaque bN parameters, and structs holding one (unions), by address
+ *  (const void *) -- which is how the compiler's signature passes a struct it names (a
+ *  struct of yours): give an explicit signature with its members ("{f32 i32 f64}") to
+ *  pass it by value instead. A struct with a member aligned beyond its size cannot be
+ *  bound (CUJIT_ERROR_SIGNATURE).
+ *  `opts`, if non-NULL, is read at every call, so changing the struct it points to changes
+ *  the stream and shared memory of later calls; it must outlive the pointer. Its size is
+ *  checked at each call too, as cujit_launch() checks it.
+ *  The pointer is a libffi closure on every system, so any number may be alive at once;
+ *  libffi reads each argument where the calling convention put it, which costs about 10 ns
+ *  per argument on top of the launch (cujit_call() reads its varargs without it).
+ *  The function pointer is owned by the module: it launches until cujit_function_unbind()
+ *  or cujit_module_destroy(). After either, calling it launches nothing and returns
+ *  CUJIT_ERROR_INVALID_VALUE, for the life of the process: its libffi closure (64 bytes on
+ *  x86-64 Linux) is kept, aimed at a function that refuses the call, and never handed out
+ *  again, while everything else of the binding is freed. So each pointer ever unbound
+ *  keeps those bytes until the process exits: bind a kernel once and keep the pointer,
+ *  rather than binding and unbinding around calls. It may be called from any thread, as
+ *  cujit_launch() may, but not while another thread unbinds it or destroys its module.
+ *  @param fn     the kernel.
+ *  @param opts   NULL for the defaults, or launch options read at every call.
+ *  @param fnptr  receives the function pointer; owned by the module.
+ *  @return CUJIT_OK; CUJIT_ERROR_SIGNATURE when the signature cannot be read or bound;
+ *          CUJIT_ERROR_INVALID_VALUE; CUJIT_ERROR_OUT_OF_MEMORY. */
+CUJIT_API cujit_status cujit_function_bind(cujit_function *fn, const cujit_launch_options *opts,
+                                           void **fnptr);
+/** Frees a function pointer made by cujit_function_bind() for `fn`; calling it afterwards
+ *  returns CUJIT_ERROR_INVALID_VALUE and launches nothing (see cujit_function_bind()). A
+ *  pointer that is not one of fn's (or NULL, or one already unbound) is ignored.
+ *  @param fn     the kernel it was made for.
+ *  @param fnptr  the function pointer. */
+CUJIT_API void cujit_function_unbind(cujit_function *fn, void *fnptr);
+
+/** @} */
+
+/* =======================================================================================
+ * 7. Many kernels at once: batches and jobs                                       stable
+ * ===================================================================================== */
+
+/** @defgroup batches 7. Many kernels at once: batches and jobs
+ *  Compiling many kernels at once. NVRTC compiles one program at a time inside a process,
+ *  so threads calling cujit_module_from_source() side by side take as long as one after
+ *  the other. The calls below run compiles side by side in worker processes instead: the
+ *  `cujit-worker` program installed with the library (env CUJIT_WORKER names another by
+ *  its absolute path), run only when it and its directory belong to the user or root and
+ *  no one else may write them (else the compiles run here and a warning says why),
+ *  started on first need and kept for later compiles (each keeps its NVRTC loaded and its
+ *  precompiled headers), at most cujit_compile_set_jobs() - 1 of them beside the one
+ *  compile that runs in this process. Every source first goes through the memory and disk
+ *  caches here; only misses are compiled, and the disk cache's lock still makes one
+ *  process per key compile it, workers and other processes alike. A compile runs in this
+ *  process when no other one does (one kernel alone never goes through a worker), and a
+ *  worker that cannot be started, dies, is stopped or answers wrongly fails nothing: that
+ *  compile is done here (logged at info level); one that does not answer within its time
+ *  limit or cancel (see cujit_options.time_limit_s) is killed. The modules are exactly
+ *  those cujit_module_from_source() makes of the same source, name and options. Workers
+ *  end when this process exits or some seconds after the last compile. Options are those
+ *  of cujit_module_from_source(); opts->cancel is called on a cujit thread, as are log
+ *  callbacks for what happens in this process during these compiles; a worker's own
+ *  messages never reach the log callback (a worker writes them to stderr when its
+ *  environment's CUJIT_LOG asks for them). Jobs belong to the process that started them: a child
+ *  made by fork() must not wait on, cancel or destroy its parent's jobs (it has none of
+ *  the threads that run them).
+ *  @{ */
+
+/** A compile started with cujit_compile_job_start() that goes on while the caller works. */
+typedef struct cujit_compile_job cujit_compile_job;
+
+/** Compiles many sources at once, as cujit_module_from_source() compiles each; returns
+ *  when all are done. A source repeated (same text and name) is compiled once.
+ *  @param mods      receives n modules, mods[i] for sources[i] (NULL where it failed);
+ *                   each owned by the caller, free with cujit_module_destroy().
+ *  @param statuses  NULL, or receives n statuses, statuses[i] for sources[i].
+ *  @param sources   n NUL-terminated sources; copied.
+ *  @param names     NULL (every name "source.cu"), or n names (a NULL one is "source.cu").
+ *  @param n         the number of sources.
+ *  @param opts      for every source; NULL for defaults.
+ *  @return CUJIT_OK when every source compiled; otherwise the status of the first that
+ *          failed, and cujit_last_error() says how many failed and gives each one's index,
+ *          name, status and detail (its NVRTC log for a compile error). A failure costs
+ *          only its own source. CUJIT_ERROR_INVALID_VALUE when mods or sources is NULL. */
+CUJIT_API cujit_status cujit_batch_compile(cujit_module **mods, cujit_status *statuses,
+                                           const char *const *sources,
+                                           const char *const *names, size_t n,
+                                           const cujit_options *opts);
+
+/** Starts compiling a source and returns at once; the compile goes on in cujit's threads
+ *  (and, beside another compile, in a worker process). The target is chosen now, from
+ *  the current device as cujit_module_from_source() chooses it.
+ *  @param job     receives the job; owned by the caller, free with
+ *                 cujit_compile_job_destroy() (after cujit_compile_job_wait() or instead).
+ *  @param source  as for cujit_module_from_source(), and so are `name` and `opts`; all
+ *                 copied, so they need live only during this call.
+ *  @param name    as for cujit_module_from_source().
+ *  @param opts    as for cujit_module_from_source().
+ *  @return CUJIT_OK once started; the option and source errors of
+ *          cujit_module_from_source() (then *job is NULL); CUJIT_ERROR_OUT_OF_MEMORY.
+ *          The compile's own result comes from cujit_compile_job_wait(). */
+CUJIT_API cujit_status cujit_compile_job_start(cujit_compile_job **job, const char *source,
+                                               const char *name, const cujit_options *opts);
+/** @param job  the job.
+ *  @return 1 when the job has finished (cujit_compile_job_wait() returns at once), 0 while it
+ *  is queued or compiling. 1 for NULL. Never blocks. */
+CUJIT_API int cujit_compile_job_poll(const cujit_compile_job *job);
+/** Waits for the job to finish.
+ *  @param job  the job.
+ *  @param out  receives the module on success (NULL otherwise); owned by the caller, free
+ *              with cujit_module_destroy(). The module is handed over once: a second wait
+ *              on a successful job is CUJIT_ERROR_INVALID_VALUE.
+ *  @return what cujit_module_from_source() would have returned, with the same detail in
+ *          this thread's cujit_last_error() (cujit_compile_job_error() keeps it too);
+ *          CUJIT_ERROR_CANCELLED after cujit_compile_job_cancel() stopped it;
+ *          CUJIT_ERROR_INVALID_VALUE for NULL arguments. */
+CUJIT_API cujit_status cujit_compile_job_wait(cujit_compile_job *job, cujit_module **out);
+/** Asks the job to stop: a queued one never compiles, a running one stops at NVRTC's next
+ *  check (see cujit_options.time_limit_s; in a worker process, half a second later at
+ *  the latest), and cujit_compile_job_wait() then returns CUJIT_ERROR_CANCELLED. A job that
+ *  finished first keeps its result. Returns at once.
+ *  @param job  the job; NULL is fine. */
+CUJIT_API void cujit_compile_job_cancel(cujit_compile_job *job);
+/** @param job  the job.
+ *  @return the detail of a finished job's failure, "" while it runs or when it compiled.
+ *  Owned by the job; valid until cujit_compile_job_destroy(). */
+CUJIT_API const char *cujit_compile_job_error(const cujit_compile_job *job);
+/** Frees the job, and its module if no wait took it. A job still running is cancelled and
+ *  waited for first.
+ *  @param job  the job; NULL is fine. */
+CUJIT_API void cujit_compile_job_destroy(cujit_compile_job *job);
+/** Sets how many compiles of batches and jobs run at once in this process and its worker
+ *  processes together (1: none in workers). 0 returns to the default: env
+ *  CUJIT_COMPILE_JOBS, else the number of CPUs this process may run on.
+ *  @param n  compiles at once, at most 256; 0 for the default. */
+CUJIT_API void cujit_compile_set_jobs(unsigned n);
+
+/** @} */
+
+/* =======================================================================================
+ * 8. Compiling once for many processes: export, import, bundles                   stable
+ * ===================================================================================== */
+
+/** @defgroup export 8. Compiling once for many processes: export, import, bundles
+ *  Compiling once for many processes (the ranks of an MPI job, say): one process compiles
+ *  and exports the module as a blob, sends it (MPI_Bcast of its bytes as MPI_BYTE), and
+ *  the others import it, giving what they would have given cujit_module_from_source().
+ *  The blob holds the compiled code (PTX, CUBIN, lowered names, log) in the disk cache's
+ *  entry format, a checksum, the cache key it was compiled under and a fingerprint of what
+ *  it was compiled from. An import computes the key this process would compile under (its
+ *  NVRTC, target, options, source and the headers it includes from disk, as the cache
+ *  does) and takes the blob only when the keys are equal, so an imported module is exactly
+ *  what compiling here would have made, and its kernels are found by name as a compiled
+ *  module's are. Processes on one node that share a disk cache need none of this: the
+ *  first to miss compiles while the others wait for its entry.
+ *
+ *  A bundle does the same ahead of time, for several GPUs: made once (by
+ *  cujit_bundle_from_source() or `cujit compile --arch sm_80,sm_90`), it is loaded as
+ *  prebuilt code (cujit_module_from_image()) or warms a cache (cujit_bundle_warm()).
+ *  @{ */
+
+/** Exports a module compiled from source (cujit_module_from_source(), _from_file(), or an
+ *  import) as a blob for cujit_module_import(). Needs no GPU and no NVRTC. The headers the
+ *  source includes from disk are read again: export before changing them.
+ *  @param mod   the module.
+ *  @param blob  receives the bytes; owned by the caller, free with cujit_free().
+ *  @param size  receives their number.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for NULL arguments, a module made from
+ *          prebuilt code (cujit_module_from_image(): there is no cache key to check it
+ *          by; send the code itself), a source whose compile the cache cannot key (an
+ *          `#include` through an undefined macro, NVRTC options that read or write files),
+ *          or a header changed since the module was compiled; CUJIT_ERROR_OUT_OF_MEMORY. */
+CUJIT_API cujit_status cujit_module_export(const cujit_module *mod, void **blob, size_t *size);
+
+/** Makes a module from a blob of cujit_module_export(), for the same source, name and
+ *  options that would be given to cujit_module_from_source() here. No NVRTC program is
+ *  created (cujit_cache_get_stats() counts no compile), and no GPU is needed. The module
+ *  is stored in the memory cache and, unless a valid entry is there already, in the disk
+ *  cache, as a compile's result is (neither with CUJIT_OPT_NO_CACHE): a later
+ *  cujit_module_from_source() of the same request, here or in a process sharing the cache
+ *  directory, finds it. A process with no NVRTC at all takes the blob's as the one its
+ *  keys name. The blob may be freed once the call returns. Its checks catch mistakes, not
+ *  forgery: import only blobs from processes you trust (your job's rank 0).
+ *  @param out     receives the module; owned by the caller, free with cujit_module_destroy().
+ *  @param blob    the bytes cujit_module_export() gave, unchanged.
+ *  @param size    their number.
+ *  @param source  as for cujit_module_from_source(), and so are `name` and `opts`.
+ *  @param name    as for cujit_module_from_source().
+ *  @param opts    as for cujit_module_from_source().
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE when out is NULL, the blob is NULL or empty,
+ *          not a blob, truncated, padded, corrupted (checksum) or of another format version,
+ *          saying which, or when it does not hold what this process would compile, saying
+ *          which part differs: NVRTC, target architecture, program name, include directories,
+ *          defines, NVRTC options, in-memory headers, name expressions, toolkit include
+ *          search, source, a header included from disk (naming it) or the toolkit's
+ *          location (CUDA_PATH, CUDA_HOME); CUJIT_ERROR_INVALID_SOURCE and
+ *          CUJIT_ERROR_INVALID_OPTION as cujit_module_from_source(); CUJIT_ERROR_NO_NVRTC
+ *          only when neither this machine nor the blob names an NVRTC;
+ *          CUJIT_ERROR_OUT_OF_MEMORY. On any failure, compiling with
+ *          cujit_module_from_source() is the fallback. */
+CUJIT_API cujit_status cujit_module_import(cujit_module **out, const void *blob, size_t size,
+                                           const char *source, const char *name,
+                                           const cujit_options *opts);
+
+/** cujit_module_import() for a module the exporter made with cujit_module_from_file(path,
+ *  opts): reads the file here, as that call does.
+ *  @param out   receives the module; owned by the caller, free with cujit_module_destroy().
+ *  @param blob  the bytes cujit_module_export() gave, unchanged.
+ *  @param size  their number.
+ *  @param path  the file, as the exporter named it.
+ *  @param opts  as the exporter gave them.
+ *  @return as cujit_module_import(), plus cujit_module_from_file()'s file errors. */
+CUJIT_API cujit_status cujit_module_import_file(cujit_module **out, const void *blob,
+                                                size_t size, const char *path,
+                                                const cujit_options *opts);
+
+/** Compiles `source` ahead of time for several GPUs into one bundle (cujit's own
+ *  container, described in docs/bundle.md): for each target in `archs`, its CUBIN
+ *  ("sm_90"; none for "compute_90"), PTX for the newest target without an "a" or "f"
+ *  suffix and for each compute_XX one, and what warms a cache (cujit_bundle_warm()): per target the blob
+ *  cujit_module_export() makes, and the source, name and options once. Load a bundle with
+ *  cujit_module_from_image(); `cujit info FILE` lists it. Each target is compiled as
+ *  cujit_module_from_source() with opts->arch set to it would, through the cache.
+ *  @param out    receives the bytes; owned by the caller, free with cujit_free().
+ *  @param size   receives their number.
+ *  @param source NUL-terminated CUDA C; copied.
+ *  @param name   as for cujit_module_from_source(): part of every target's cache key.
+ *  @param opts   NULL for defaults; its arch is ignored (each of `archs` is used).
+ *  @param archs  "sm_XX" or "compute_XX" targets (suffixes as for cujit_options.arch),
+ *                each once; at most 64.
+ *  @param narchs their number.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for NULL out, size or archs, or narchs 0;
+ *          CUJIT_ERROR_INVALID_OPTION for a target given twice or not of those forms (or
+ *          that this NVRTC cannot compile for); the compile's failure for any target, as
+ *          cujit_module_from_source() returns it (CUJIT_ERROR_COMPILE with NVRTC's log);
+ *          CUJIT_ERROR_INVALID_VALUE, as cujit_module_export() refuses it, for a source
+ *          whose inputs cannot all be named in a key (its includes are not all found
+ *          where the cache looks); CUJIT_ERROR_OUT_OF_MEMORY. */
+CUJIT_API cujit_status cujit_bundle_from_source(void **out, size_t *size, const char *source,
+                                                const char *name, const cujit_options *opts,
+                                                const char *const *archs, size_t narchs);
+
+/** cujit_bundle_from_source() for a .cu file, compiled as cujit_module_from_file() does
+ *  (the path as its name, its directory first on the include path): a later
+ *  cujit_module_from_file() of the same path and options, or `cujit compile`, from the same
+ *  directory is a cache hit on a machine the bundle warmed.
+ *  @param out    receives the bytes; owned by the caller, free with cujit_free().
+ *  @param size   receives their number.
+ *  @param path   the .cu file.
+ *  @param opts   as for cujit_bundle_from_source().
+ *  @param archs  as for cujit_bundle_from_source().
+ *  @param narchs their number.
+ *  @return as cujit_bundle_from_source(), plus CUJIT_ERROR_FILE when the file cannot be
+ *  read. */
+CUJIT_API cujit_status cujit_bundle_from_file(void **out, size_t *size, const char *path,
+                                              const cujit_options *opts,
+                                              const char *const *archs, size_t narchs);
+
+/** Warms this machine's cache from a bundle made from source: each target's cache entry is
+ *  stored in the memory and disk caches exactly as cujit_module_import() stores a blob,
+ *  after its key is computed again here from the bundle's source, name and options with
+ *  this machine's NVRTC and headers (a source that includes headers from disk needs them
+ *  at the same paths). An entry whose key differs is not stored, and the first refusal is
+ *  returned saying which part differs (NVRTC, a header, an option, ...); the other targets
+ *  are still stored. Needs no GPU. The entries are stored even when the bundle was made
+ *  with CUJIT_OPT_NO_CACHE; nothing is stored to disk when the disk cache is off
+ *  (CUJIT_CACHE=0).
+ *  @param data    the bundle's bytes (cujit_bundle_from_source()); read during the call.
+ *  @param size    their number.
+ *  @param stored  receives how many targets were stored (may be NULL).
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for NULL or empty data, a damaged bundle
+ *          (saying how: the same check of the bytes as cujit_module_from_image() and
+ *          cujit_image_describe() make, CUBIN and PTX entries included), one not made
+ *          from source (no source, options or entries; each entry is checked as
+ *          cujit_module_import() checks a blob), or a refused entry (saying which
+ *          part differs); CUJIT_ERROR_OUT_OF_MEMORY. */
+CUJIT_API cujit_status cujit_bundle_warm(const void *data, size_t size, size_t *stored);
+
+/** @} */
+
+/* =======================================================================================
+ * 9. Linking several parts into one module                                        stable
+ * ===================================================================================== */
+
+/** @defgroup linking 9. Linking several parts into one module
+ *  A program of several sources, each compiled with relocatable device code, and prebuilt
+ *  device code, linked by nvJitLink (the toolkit's device linker, loaded at run time like
+ *  NVRTC: env CUJIT_NVJITLINK (an absolute path; a relative one is refused), else beside the NVRTC in use, else where NVRTC is looked
+ *  for) into one CUBIN for one GPU architecture. A kernel in one part may call a
+ *  __device__ function defined in another and use an `extern __device__` variable defined
+ *  in another; with CUJIT_LINK_OPT_LTO the sources are compiled to LTO-IR and optimised
+ *  together at link time (calls across sources can be inlined). Kernels that launch
+ *  kernels (dynamic parallelism) need the device runtime: add a CUJIT_LINK_CUDADEVRT part.
+ *  @{ */
+
+/** What a part of a link holds (cujit_link_part.kind). */
+typedef enum cujit_link_kind {
+  CUJIT_LINK_SOURCE = 1,   /**< CUDA C: text in `data` (NUL-terminated), or a .cu file at
+                                `path`; compiled with the link's cujit_options plus
+                                -rdc=true (and -dlto with CUJIT_LINK_OPT_LTO), through the cache */
+  CUJIT_LINK_PTX = 2,      /**< PTX text (nvcc -ptx -rdc=true, or NVRTC with -rdc=true) */
+  CUJIT_LINK_CUBIN = 3,    /**< a CUBIN, relocatable (nvcc -cubin -rdc=true) or not */
+  CUJIT_LINK_FATBIN = 4,   /**< a fatbin (nvcc -fatbin -rdc=true) */
+  CUJIT_LINK_LTOIR = 5,    /**< NVVM LTO-IR (nvcc -dlto -dc, or NVRTC with -dlto) */
+  CUJIT_LINK_LIBRARY = 6,  /**< a static library (.a) whose objects hold device code */
+  CUJIT_LINK_OBJECT = 7,   /**< a host object (.o) holding device code (nvcc -dc) */
+  CUJIT_LINK_CUDADEVRT = 8 /**< the toolkit's device runtime library, libcudadevrt.a, found
+                                by cujit (beside nvJitLink, or where NVRTC is looked for);
+                                `data` and `path` stay NULL, or `path` names another copy */
+} cujit_link_kind;
+
+/** One part of a link. Start from CUJIT_LINK_PART_INIT (see "Structs that grow"). Give
+ *  either `data` (with `data_size`, which may be 0 for source text) or `path`. */
+typedef struct cujit_link_part {
+  size_t size;          /**< sizeof, set by CUJIT_LINK_PART_INIT; or 0 */
+  int kind;             /**< a cujit_link_kind */
+  const char *name;     /**< shown in messages and logs; NULL: the path, else "part<i>"
+                             (i counted from 0) */
+  const void *data;     /**< the bytes (or source text); copied as needed during the call */
+  size_t data_size;     /**< their number; for source text 0 means strlen(data) */
+  const char *path;     /**< a file to read instead of data */
+} cujit_link_part;
+/** cujit_link_part with its size set and every other field empty. */
+#define CUJIT_LINK_PART_INIT {sizeof(cujit_link_part), 0, NULL, NULL, 0, NULL}
+
+/** Link flags (cujit_link_options.flags). */
+enum {
+  CUJIT_LINK_OPT_LTO = 1u << 0 /**< link-time optimisation: sources are compiled to LTO-IR
+                                (-dlto) and nvJitLink optimises the program as a whole
+                                (-lto); LTO-IR parts are linked the same way */
+};
+
+/** Options for a link. Start from CUJIT_LINK_OPTIONS_INIT, or pass NULL for defaults. */
+typedef struct cujit_link_options {
+  size_t size;                   /**< sizeof, set by CUJIT_LINK_OPTIONS_INIT; or 0 */
+  unsigned flags;                /**< CUJIT_LINK_* */
+  const char *const *options;    /**< nvJitLink options as they are ("-O3",
+                                      "-maxrregcount=64"), NULL-terminated; the target
+                                      (-arch) and -lto are cujit's to set */
+  const char *name;              /**< the module's name; NULL means "linked" */
+} cujit_link_options;
+/** cujit_link_options with its size set and every other field at its default. */
+#define CUJIT_LINK_OPTIONS_INIT {sizeof(cujit_link_options), 0, NULL, NULL}
+
+/** Compiles the source parts and links every part into one module, as `nvcc -rdc=true`
+ *  and `nvlink` would (or takes it from the cache). The target is that of the sources'
+ *  compiles (cujit_options.arch, env CUJIT_ARCH, else the current device), which must be
+ *  a real sm_XX: a link makes a CUBIN. With no source parts it is opts->arch, CUJIT_ARCH
+ *  or the device's. Prebuilt CUBINs and fatbins must hold code for that target, or PTX
+ *  or LTO-IR that nvJitLink compiles for it.
+ *  The cache: each source is compiled through the compile cache under its own key (its
+ *  text, its headers, the options with -rdc=true/-dlto, NVRTC); the linked CUBIN is kept
+ *  in the memory and disk caches under a key made of every part's bytes (a source's
+ *  compiled output), their kinds and order, the target, the link flags and options, and
+ *  the nvJitLink in use. A second process linking the same parts reads the entry and
+ *  loads neither NVRTC nor nvJitLink. CUJIT_OPT_NO_CACHE in opts->flags bypasses both.
+ *  The module is an ordinary one: cujit_module_get_function() and
+ *  cujit_module_get_global() find kernels and variables of any part by name (read from
+ *  the linked CUBIN, without a device), and launches and typed calls work as for compiled
+ *  modules (an extern "C" kernel's parameter types need cujit_function_set_signature(),
+ *  as for prebuilt code; parameter layouts come from the driver, CUDA 12.4 or newer).
+ *  cujit_module_cubin() gives the linked CUBIN; cujit_module_ptx() ""; cujit_module_log()
+ *  nvJitLink's messages; cujit_module_arch() the target. The CUBIN is loaded as it is on
+ *  devices of its architecture (no PTX fallback); cujit_module_export() refuses a linked
+ *  module.
+ *  @param out    receives the module; owned by the caller, free with cujit_module_destroy().
+ *  @param parts  `count` parts (at least one), in link order, each made with
+ *                CUJIT_LINK_PART_INIT: the array is stepped through by the first part's
+ *                size, and a part of another size is refused.
+ *  @param count  their number.
+ *  @param opts   compile options for every source part (NULL for defaults).
+ *  @param link   link options (NULL for defaults).
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for NULL out or parts, count 0, an unknown
+ *          kind, a part with neither data nor path, or a bad struct size (or parts of
+ *          unequal sizes);
+ *          CUJIT_ERROR_FILE naming a part's file that cannot be read, or libcudadevrt.a
+ *          not found (saying where it looked); CUJIT_ERROR_INVALID_SOURCE for a PTX, CUBIN
+ *          or fatbin part whose bytes are not of its kind (a cujit bundle is never a
+ *          part); a source's compile failure as cujit_module_from_source();
+ *          CUJIT_ERROR_INVALID_OPTION for a target or link
+ *          option refused (no target at all, or a compute_XX one, included);
+ *          CUJIT_ERROR_LINK with nvJitLink's error log (an undefined or duplicate symbol,
+ *          a part it cannot read, a part built for another architecture);
+ *          CUJIT_ERROR_NO_NVJITLINK saying where it looked; CUJIT_ERROR_OUT_OF_MEMORY. */
+CUJIT_API cujit_status cujit_module_link(cujit_module **out, const cujit_link_part *parts,
+                                         size_t count, const cujit_options *opts,
+                                         const cujit_link_options *link);
+
+/** @return the absolute path of the nvJitLink library a link loads (or would load), ""
+ *  when it is found only by the system's search or not at all. Static storage. */
+CUJIT_API const char *cujit_nvjitlink_path(void);
+
+/** @} */
+
+/* =======================================================================================
+ * 10. Prebuilt code: PTX, CUBIN, fatbins, bundles                                 stable
+ * ===================================================================================== */
+
+/** @defgroup prebuilt 10. Prebuilt code: PTX, CUBIN, fatbins, bundles
+ *  Modules from code compiled elsewhere (nvcc, NVRTC, a cujit bundle), loaded without
+ *  NVRTC or the cache, and a description of such bytes for people.
+ *  @{ */
+
+/** Makes a module from code built elsewhere (nvcc -ptx, -cubin or -fatbin, NVRTC, a cujit
+ *  bundle, or files shipped beside the program), as CuPy's RawModule(path=...) and
+ *  PyCUDA's module_from_buffer() do. The kind is told from the bytes themselves: an ELF
+ *  file is a CUBIN, a fatbin and a cujit bundle (cujit_bundle_from_source(), `cujit
+ *  compile --arch sm_80,sm_90`) are known by their headers, and text with .version and
+ *  .target directives is PTX (trailing NULs are ignored). Neither NVRTC nor the cache is
+ *  involved, and no GPU is needed until the first kernel or variable lookup.
+ *  A fatbin or bundle holds code for several GPUs. When it is loaded on a device, cujit
+ *  chooses the entry: the CUBIN built for exactly that device, else the newest CUBIN of
+ *  the same major version and an older minor one (sm_80 code on an sm_86 device; an
+ *  "a" CUBIN only on its own device), else the newest PTX no newer than the device,
+ *  compiled by the driver's JIT. It logs its choice at CUJIT_LOG_INFO and
+ *  cujit_module_loaded_as() tells it. A module loads at most one CUBIN and one PTX entry:
+ *  on a second device that neither runs, the lookup fails with CUJIT_ERROR_LOAD (make a
+ *  second module of the same bytes for it).
+ *  The module then behaves as a compiled one: cujit_module_get_function() finds kernels by
+ *  plain name ("multiply_them", also without extern "C"; "ns::kernel") or symbol, with the
+ *  same NOT_FOUND and AMBIGUOUS errors; variables are found by name; launches are checked
+ *  against the parameter layout the driver reports. The kernels of a CUBIN or fatbin are
+ *  listed by the driver, so for them a kernel lookup loads the module first (a driver for
+ *  CUDA 12.4 or newer is needed, else CUJIT_ERROR_NOT_SUPPORTED), and without a driver
+ *  fails with CUJIT_ERROR_NO_DRIVER whatever the name; their variables are listed from the
+ *  CUBIN's symbols (a fatbin whose entries are all compressed: only symbols are found,
+ *  e.g. "_ZN2ns3valE" for ns::val). A C++ kernel's parameter types are read from its
+ *  mangled name, as for compiled modules; an extern "C" kernel's name spells none, and
+ *  there is no source to ask the compiler about it: give it a signature with
+ *  cujit_function_set_signature() before cujit_call() or binding.
+ *  cujit_module_ptx() gives the PTX for PTX input, "" otherwise; cujit_module_cubin() the
+ *  CUBIN for CUBIN input, NULL otherwise; cujit_module_arch() what the bytes were built
+ *  for ("compute_90" for PTX, "sm_90" for a CUBIN, the entries of a fatbin or bundle, e.g.
+ *  "sm_80 compute_80 sm_90", as far as 31 characters hold them); cujit_module_log() "".
+ *  @param out   receives the module; owned by the caller, free with cujit_module_destroy().
+ *  @param data  the bytes; copied, so they need live only during the call.
+ *  @param size  their number.
+ *  @param name  shown in messages (copied); NULL means "image.ptx", "image.cubin",
+ *               "image.fatbin" or "image.bundle" after the kind found.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_SOURCE for NULL or empty data, a truncated or
+ *          damaged ELF or fatbin header, a damaged bundle (truncated, a bad magic, version
+ *          or checksum, entries outside it or overlapping, counts it cannot hold), an ELF
+ *          file that is not a CUBIN (another machine, 32-bit, big-endian), or bytes of none
+ *          of the four kinds, saying which;
+ *          CUJIT_ERROR_INVALID_VALUE when out is NULL; CUJIT_ERROR_OUT_OF_MEMORY. */
+CUJIT_API cujit_status cujit_module_from_image(cujit_module **out, const void *data, size_t size,
+                                               const char *name);
+
+/** Reads a PTX, CUBIN, fatbin or bundle file and makes a module of it as
+ *  cujit_module_from_image() does, named by the path (a .cu file goes to
+ *  cujit_module_from_file()). The file is opened without blocking and must be a regular
+ *  file of at most 1 GiB.
+ *  @param out   receives the module; owned by the caller, free with cujit_module_destroy().
+ *  @param path  the file.
+ *  @return as cujit_module_from_image(), plus CUJIT_ERROR_FILE naming the file when it
+ *          cannot be opened or read, or is a FIFO, a device, a directory or too large;
+ *          CUJIT_ERROR_INVALID_SOURCE when it is empty. */
+CUJIT_API cujit_status cujit_module_from_image_file(cujit_module **out, const char *path);
+
+/** What a module loaded on device `device` (an ordinal below 64): "CUBIN sm_90" when a
+ *  CUBIN was loaded there, "PTX compute_100 (JIT)" when PTX was compiled for it by the
+ *  driver's JIT. For a fatbin or bundle this is the entry cujit chose (see
+ *  cujit_module_from_image()); for a compiled module, its CUBIN or its PTX.
+ *  @param mod     the module.
+ *  @param device  the device's ordinal.
+ *  @return a string owned by the module, or NULL when nothing is loaded there yet (the
+ *          first kernel or variable lookup on the device loads it) or mod is NULL. */
+CUJIT_API const char *cujit_module_loaded_as(cujit_module *mod, int device);
+
+/** Describes PTX, a CUBIN, a fatbin or a bundle in lines of text for people (`cujit info
+ *  FILE`): its kind and size, and each entry of a fatbin or bundle with its target and
+ *  size (a bundle's cache entries with their keys and NVRTC, its source and options).
+ *  Strings taken from the bytes (names, options, the NVRTC build) are shown escaped, so
+ *  that a terminal acts on none of them: control characters, bytes that are not UTF-8 and
+ *  the backslash as `\x1b`, `\x0a`, `\\`.
+ *  @param data  the bytes.
+ *  @param size  their number.
+ *  @param name  names the bytes in messages (a file's path); NULL means "image".
+ *  @param text  receives NUL-terminated text; owned by the caller, free with cujit_free().
+ *  @return CUJIT_OK, or as cujit_module_from_image() for bytes it cannot read. */
+CUJIT_API cujit_status cujit_image_describe(const void *data, size_t size, const char *name,
+                                            char **text);
+
+/** @} */
+
+/* =======================================================================================
+ * 11. Devices, NVRTC and the driver                                               stable
+ * ===================================================================================== */
+
+/** @defgroup devices 11. Devices, NVRTC and the driver
+ *  NVRTC is loaded at run time, on the first compile that needs it (a program whose
+ *  kernels all come from the cache never maps it): env CUJIT_NVRTC (the library file's
+ *  absolute path; a relative one is refused, naming the variable) when set, else the NVRTC
+ *  the program already has (linked or loaded), else libnvrtc.so.13, then .so.12, then
+ *  libnvrtc.so, each looked for in LD_LIBRARY_PATH's directories, the toolkit cujit was
+ *  built with, $CUDA_PATH, $CUDA_HOME and /usr/local/cuda (each lib64, then lib), else the
+ *  system's library search. When none loads, compiling fails with CUJIT_ERROR_NO_NVRTC
+ *  saying where it looked; cache hits and prebuilt PTX, CUBIN and fatbins keep working.
+ *  Cache keys name NVRTC by its library's build (read from the file, not loaded), and the
+ *  library a compile then loads must be that file: one replaced in between is refused
+ *  (CUJIT_ERROR_NO_NVRTC). On a machine without NVRTC, keys name the NVRTC that last wrote
+ *  to the cache directory, so that a cache filled elsewhere can be used.
+ *  @{ */
+
+/** NVRTC's version (loads NVRTC).
+ *  @param major  if non-NULL, receives the major version.
+ *  @param minor  if non-NULL, receives the minor version.
+ *  @return CUJIT_OK, CUJIT_ERROR_NO_NVRTC, or CUJIT_ERROR_NVRTC. */
+CUJIT_API cujit_status cujit_nvrtc_get_version(int *major, int *minor);
+/** @return the absolute path of the NVRTC library cujit loads or would load, found
+ *  without loading it; "" when only the system's library search can find it (or none is
+ *  installed, or CUJIT_NVRTC was refused). Static storage. */
+CUJIT_API const char *cujit_nvrtc_path(void);
+/** Architectures this NVRTC compiles for, as numbers (75, 80, 90, ...) (loads NVRTC).
+ *  @param archs     caller's array of `capacity` ints (may be NULL when capacity is 0).
+ *  @param capacity  the ints archs has room for.
+ *  @param count     receives the total number (may exceed capacity).
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL count, or a NULL archs with a
+ *          nonzero capacity; CUJIT_ERROR_NO_NVRTC; CUJIT_ERROR_NVRTC. */
+CUJIT_API cujit_status cujit_nvrtc_get_archs(int *archs, size_t capacity, size_t *count);
+/** Loads the driver (once) and reports its CUDA version (13000 for CUDA 13.0).
+ *  @param version  receives it.
+ *  @return CUJIT_OK, CUJIT_ERROR_NO_DRIVER (libcuda.so.1 not found, or env CUJIT_LIBCUDA
+ *  is not an absolute path or names a file that cannot be loaded), CUJIT_ERROR_NO_DEVICE, CUJIT_ERROR_DRIVER. */
+CUJIT_API cujit_status cujit_driver_get_version(int *version);
+/** Number of CUDA devices.
+ *  @param count  receives it.
+ *  @return as cujit_driver_get_version(). */
+CUJIT_API cujit_status cujit_device_get_count(int *count);
+/** Name and compute capability of a device.
+ *  @param device     its ordinal.
+ *  @param name       if non-NULL, receives its name: at most `name_size` bytes,
+ *                    NUL-terminated.
+ *  @param name_size  the bytes name has room for.
+ *  @param cc_major   if non-NULL, receives the major compute capability.
+ *  @param cc_minor   if non-NULL, receives the minor compute capability.
+ *  @return CUJIT_OK; CUJIT_ERROR_NO_DEVICE for an ordinal with no device (naming how many
+ *          there are); CUJIT_ERROR_NO_DRIVER; CUJIT_ERROR_DRIVER. */
+CUJIT_API cujit_status cujit_device_get_info(int device, char *name, size_t name_size,
+                                             int *cc_major, int *cc_minor);
+
+/** @name Several devices in one process
+ *  Every call that needs a device works on the device of the calling thread's current
+ *  CUDA context; a thread without one gets the primary context of env CUJIT_DEVICE
+ *  (default 0). cujit_device_set_current() chooses the device per thread without driver calls of
+ *  the caller's own; a program may also make its own
+ *  contexts current (cuCtxSetCurrent through cujit_driver_get_symbol()).
+ *
+ *  One module serves every device: it is compiled once, for the compute capability all
+ *  devices share (on a machine with devices of different kinds, for the device current
+ *  when it is compiled), and its image is loaded on a device the first time a kernel or
+ *  variable of it is used there: the CUBIN where it fits the device, else the PTX through
+ *  the driver's JIT (which needs the PTX's target to be no newer than the device: on a
+ *  mixed machine, give cujit_options.arch the oldest device's compute_XX). Each
+ *  cujit_function keeps its handle and limits per device, so the same cujit_function is
+ *  launched on any device from any thread. Device memory, streams, arrays and textures
+ *  belong to the device that was current when they were made: use them with that device
+ *  current (free an array or device memory with its device current too).
+ *
+ *  Devices do not wait for each other: each has its own pool of In/Out memory and its own
+ *  pinned chunks and threads for pageable copies, so a thread doing In/Out on device 1
+ *  proceeds while device 0 is busy, and copies to both run at once. A kernel fault (an
+ *  illegal address) may end GPU work for the whole process, as CUDA documents: later calls
+ *  on any device then return CUJIT_ERROR_LAUNCH_FAILED saying so (a driver that keeps the
+ *  other devices going leaves their memory and pools sound); run kernels that may fault
+ *  in a process of their own.
+ *  @{ */
+
+/** Makes device `ordinal`'s primary context current on the calling thread: later calls of
+ *  this thread (launches, memory, arrays, module loads) use that device. The primary
+ *  context is retained once per process and kept until it exits, as the one cujit takes
+ *  for CUJIT_DEVICE. Other threads are not affected.
+ *  @param ordinal  the device.
+ *  @return CUJIT_OK; CUJIT_ERROR_NO_DEVICE naming the ordinal and the number of devices
+ *          when there is no such device (a negative ordinal included, checked before the
+ *          driver is loaded); CUJIT_ERROR_NO_DRIVER; CUJIT_ERROR_DRIVER. */
+CUJIT_API cujit_status cujit_device_set_current(int ordinal);
+/** The device the calling thread works on: its current context's device, else the one
+ *  env CUJIT_DEVICE names (0 when unset), which is also the answer without a driver.
+ *  @param ordinal  receives the device's ordinal.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE when `ordinal` is NULL or CUJIT_DEVICE is
+ *          not a number (*ordinal is -1 then); CUJIT_ERROR_DRIVER. */
+CUJIT_API cujit_status cujit_device_get_current(int *ordinal);
+/** Entry point of any CUDA driver function by its base name ("cuMemsetD8"), for
+ *  programs that want driver calls without linking libcuda. The version is the one of the
+ *  cuda.h cujit was built with.
+ *  @param name  the base name ("cuMemAlloc", not "cuMemAlloc_v2").
+ *  @param fn    receives the function pointer (NULL on failure).
+ *  @return CUJIT_OK; CUJIT_ERROR_NOT_FOUND when the driver has no such entry point;
+ *          CUJIT_ERROR_INVALID_VALUE for a NULL argument; CUJIT_ERROR_NO_DRIVER. */
+CUJIT_API cujit_status cujit_driver_get_symbol(const char *name, void **fn);
+
+/** @} */
+
+/** @} */
+
+/* =======================================================================================
+ * 12. Logging (silent by default)                                                 stable
+ * ===================================================================================== */
+
+/** @defgroup logging 12. Logging
+ *  cujit prints nothing by default. A log callback receives its lines, or env CUJIT_LOG
+ *  sends them to stderr.
+ *  @{ */
+
+/** How much the log says: a level passes the lines of its own and the levels above it. */
+typedef enum cujit_log_level {
+  CUJIT_LOG_OFF = 0,   /**< nothing (the default) */
+  CUJIT_LOG_ERROR = 1, /**< failures */
+  CUJIT_LOG_WARN = 2,  /**< and what may go wrong or be slow (a cache that cannot be used) */
+  CUJIT_LOG_INFO = 3,  /**< and what cujit decided (a compile bypassing the cache, a worker) */
+  CUJIT_LOG_DEBUG = 4  /**< and everything else */
+} cujit_log_level;
+
+/** Receives one log line (no trailing newline). `message` is valid only during the call.
+ *  May be called from any thread that calls cujit; must not call cujit itself. */
+typedef void (*cujit_log_fn)(cujit_log_level level, const char *message, void *user);
+
+/** Routes log lines at or below the current level to `fn`. Thread-safe.
+ *  @param fn    the callback; NULL restores the default: write to stderr, which only
+ *               happens when CUJIT_LOG is set.
+ *  @param user  passed to fn. */
+CUJIT_API void cujit_log_set_callback(cujit_log_fn fn, void *user);
+/** Sets the level. The initial level comes from env CUJIT_LOG=off|error|warn|info|debug
+ *  (off when unset). A CUJIT_LOG that is none of these ("verbose", "debug" and a newline)
+ *  leaves the level off, and the log's first message, once a level turns it on, names the
+ *  value that was ignored (a warning, or an error where only errors pass).
+ *  Thread-safe.
+ *  @param level  the new level. */
+CUJIT_API void cujit_log_set_level(cujit_log_level level);
+/** @return the current log level. */
+CUJIT_API cujit_log_level cujit_log_current_level(void);
+/** @return the value of CUJIT_LOG that was not a log level and was therefore ignored (its
+ *  first 64 bytes, escaped as cujit_image_describe() escapes: `"debug\x0a"`), or NULL when
+ *  CUJIT_LOG is unset or a level (`cujit info` shows it). Owned by cujit; valid for the
+ *  life of the process. */
+CUJIT_API const char *cujit_log_env_ignored(void);
+
+/** @} */
+
+/* =======================================================================================
+ * 13. Textures and surfaces (need a device)                                       stable
+ * ===================================================================================== */
+
+/** @defgroup textures 13. Textures and surfaces
+ *  A texture object reads memory through the texture units: cached, with coordinates out
+ *  of range clamped, wrapped, mirrored or given a border value, optional linear filtering
+ *  and normalized coordinates. A surface object reads and writes a CUDA array from
+ *  kernels (surf2Dwrite, surf2Dread, ...). Both are 64-bit handles, passed to kernels by
+ *  value: a cudaTextureObject_t parameter takes cujit_texture(tex), a cudaSurfaceObject_t
+ *  one cujit_surface(surf) (cujit_u64() works too). They belong to the context current
+ *  when they were made, like device memory. These need a device.
+ *
+ *  The descriptors grow as "Structs that grow" says: start from CUJIT_TEXTURE_DESC_INIT or
+ *  CUJIT_CUARRAY_DESC_INIT, or zero them for the defaults.
+ *  @{ */
+
+/** A texture object (CUtexObject). 0 is none. */
 typedef unsigned long long cujit_texobj;
+/** A surface object (CUsurfObject). 0 is none. */
 typedef unsigned long long cujit_surfobj;
 
-/** A texture object as a kernel argument (for a cudaTextureObject_t parameter). */
+/** A texture object as a kernel argument (for a cudaTextureObject_t parameter).
+ *  @param t  the texture object.
+ *  @return the argument. */
 static inline cujit_arg cujit_texture(cujit_texobj t) {
   return CUJIT_ARG_NUMBER_(CUJIT_TYPE_U64, t, t);
 }
-/** A surface object as a kernel argument (for a cudaSurfaceObject_t parameter). */
+/** A surface object as a kernel argument (for a cudaSurfaceObject_t parameter).
+ *  @param s  the surface object.
+ *  @return the argument. */
 static inline cujit_arg cujit_surface(cujit_surfobj s) {
   return CUJIT_ARG_NUMBER_(CUJIT_TYPE_U64, s, s);
 }
@@ -1482,12 +2130,12 @@ static inline cujit_arg cujit_surface(cujit_surfobj s) {
 typedef enum cujit_format {
   CUJIT_FORMAT_F32 = 0, /**< float (the default) */
   CUJIT_FORMAT_F16 = 1, /**< __half; read as float */
-  CUJIT_FORMAT_U8 = 2,
-  CUJIT_FORMAT_I8 = 3,
-  CUJIT_FORMAT_U16 = 4,
-  CUJIT_FORMAT_I16 = 5,
-  CUJIT_FORMAT_U32 = 6,
-  CUJIT_FORMAT_I32 = 7
+  CUJIT_FORMAT_U8 = 2,  /**< unsigned char */
+  CUJIT_FORMAT_I8 = 3,  /**< signed char */
+  CUJIT_FORMAT_U16 = 4, /**< unsigned short */
+  CUJIT_FORMAT_I16 = 5, /**< short */
+  CUJIT_FORMAT_U32 = 6, /**< unsigned int */
+  CUJIT_FORMAT_I32 = 7  /**< int */
 } cujit_format;
 
 /** What a read outside [0, width) (or [0, 1) with normalized coordinates) returns. */
@@ -1498,11 +2146,13 @@ typedef enum cujit_address_mode {
   CUJIT_ADDRESS_BORDER = 3  /**< border_color */
 } cujit_address_mode;
 
+/** How a texture read between elements is sampled. */
 typedef enum cujit_filter_mode {
   CUJIT_FILTER_POINT = 0, /**< the nearest element (the default) */
   CUJIT_FILTER_LINEAR = 1 /**< linear interpolation of the nearest 2, 4 or 8 (reads float) */
 } cujit_filter_mode;
 
+/** What a texture read of integer elements returns. */
 typedef enum cujit_read_mode {
   CUJIT_READ_ELEMENT = 0,         /**< the element's own type (the default) */
   CUJIT_READ_NORMALIZED_FLOAT = 1 /**< 8- and 16-bit integers as floats in [0, 1] ([-1, 1]
@@ -1519,10 +2169,11 @@ typedef struct cujit_texture_desc {
   int normalized_coords;  /**< nonzero: coordinates in [0, 1) instead of [0, width) */
   float border_color[4];  /**< per channel, for CUJIT_ADDRESS_BORDER */
 } cujit_texture_desc;
+/** cujit_texture_desc with its size set and every other field at its default. */
 #define CUJIT_TEXTURE_DESC_INIT \
   {sizeof(cujit_texture_desc), {0, 0, 0}, 0, 0, 0, {0.0f, 0.0f, 0.0f, 0.0f}}
 
-/** A texture over linear device memory, read in kernels with tex1Dfetch<T>(tex, i) by
+/** A texture over linear device memory, read in kernels with `tex1Dfetch<T>(tex, i)` by
  *  element index (no filtering and no normalized coordinates: use a pitched or array
  *  texture for those).
  *  @param tex      receives the object; owned by the caller: cujit_texture_destroy(). It
@@ -1531,7 +2182,8 @@ typedef struct cujit_texture_desc {
  *                  cujit_mem_alloc() is).
  *  @param bytes    its size: a whole number of elements, at most the device's limit for
  *                  1-D linear textures of this format.
- *  @param format, channels  the element: channels 1, 2 or 4.
+ *  @param format   the element's channel type.
+ *  @param channels the element's channels: 1, 2 or 4.
  *  @param desc     NULL for defaults.
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE naming the argument or limit (checked before
  *          the driver is asked where possible); CUJIT_ERROR_NO_DRIVER / _NO_DEVICE;
@@ -1541,11 +2193,17 @@ CUJIT_API cujit_status cujit_texture_from_linear(cujit_texobj *tex, CUdeviceptr 
                                                  unsigned channels, const cujit_texture_desc *desc);
 
 /** A 2-D texture over pitched device memory: `height` rows of `width` elements, each row
- *  starting `pitch` bytes after the previous one. Read with tex2D<T>(tex, x, y).
- *  @param tex   receives the object; owned by the caller: cujit_texture_destroy(). It reads
- *               `dptr`, which must outlive it.
- *  @param pitch bytes from one row to the next: at least a row's bytes and a multiple of
- *               the device's texture pitch alignment (32 on current GPUs).
+ *  starting `pitch` bytes after the previous one. Read with `tex2D<T>(tex, x, y)`.
+ *  @param tex      receives the object; owned by the caller: cujit_texture_destroy(). It
+ *                  reads `dptr`, which must outlive it.
+ *  @param dptr     device memory, aligned as for cujit_texture_from_linear().
+ *  @param width    elements per row.
+ *  @param height   rows.
+ *  @param pitch    bytes from one row to the next: at least a row's bytes and a multiple
+ *                  of the device's texture pitch alignment (32 on current GPUs).
+ *  @param format   the element's channel type.
+ *  @param channels the element's channels: 1, 2 or 4.
+ *  @param desc     NULL for defaults.
  *  @return as cujit_texture_from_linear(); width, height and pitch are checked against the
  *          device's limits for 2-D linear textures. */
 CUJIT_API cujit_status cujit_texture_from_pitched(cujit_texobj *tex, CUdeviceptr dptr,
@@ -1568,6 +2226,7 @@ typedef struct cujit_cuarray_desc {
   unsigned channels;  /**< 1, 2 or 4; 0 means 1 */
   unsigned flags;     /**< CUJIT_CUARRAY_* */
 } cujit_cuarray_desc;
+/** cujit_cuarray_desc with its size set and every other field 0. */
 #define CUJIT_CUARRAY_DESC_INIT {sizeof(cujit_cuarray_desc), 0, 0, 0, 0, 0, 0}
 
 /** A CUDA array: device memory laid out for 1-D, 2-D and 3-D texture reads. */
@@ -1575,32 +2234,47 @@ typedef struct cujit_cuarray cujit_cuarray;
 
 /** Makes a CUDA array on the current device and fills it from `host`, if non-NULL: dense
  *  rows of width elements, height rows (1 when 0) per slice, depth slices (1 when 0).
- *  @param out  receives the array; owned by the caller: cujit_cuarray_destroy(), after every
- *              texture and surface object made from it.
+ *  @param out   receives the array; owned by the caller: cujit_cuarray_destroy(), after
+ *               every texture and surface object made from it.
+ *  @param desc  its shape and element (start from CUJIT_CUARRAY_DESC_INIT).
+ *  @param host  NULL, or the data to fill it with.
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL or bad descriptor or a size
  *          beyond the device's texture (and, with CUJIT_CUARRAY_SURFACE, surface) limits;
  *          CUJIT_ERROR_DEVICE_MEMORY; CUJIT_ERROR_NO_DRIVER / _NO_DEVICE. */
 CUJIT_API cujit_status cujit_cuarray_create(cujit_cuarray **out, const cujit_cuarray_desc *desc,
-                                          const void *host);
+                                            const void *host);
 /** Copies dense host data (as cujit_cuarray_create() reads it) into the array. Waits until
- *  the copy is done. */
+ *  the copy is done.
+ *  @param arr   the array.
+ *  @param host  cujit_cuarray_bytes() bytes.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL argument; CUJIT_ERROR_DRIVER. */
 CUJIT_API cujit_status cujit_cuarray_write(cujit_cuarray *arr, const void *host);
 /** Copies the array into dense host memory. Ordered after earlier work on the legacy
  *  default stream and the streams that synchronise with it; after a launch on a
- *  cujit_stream_create() stream, synchronise that stream first. */
+ *  cujit_stream_create() stream, synchronise that stream first.
+ *  @param arr   the array.
+ *  @param host  receives cujit_cuarray_bytes() bytes.
+ *  @return as cujit_cuarray_write(). */
 CUJIT_API cujit_status cujit_cuarray_read(const cujit_cuarray *arr, void *host);
-/** @return the array's bytes as dense host data (width x height x depth x element). */
+/** @param arr  the array.
+ *  @return the array's bytes as dense host data (width x height x depth x element); 0
+ *  for NULL. */
 CUJIT_API size_t cujit_cuarray_bytes(const cujit_cuarray *arr);
-/** @return the driver's handle, for driver calls of your own. Owned by the array. */
+/** @param arr  the array.
+ *  @return the driver's handle, for driver calls of your own; NULL for NULL. Owned by the
+ *  array. */
 CUJIT_API CUarray cujit_cuarray_handle(const cujit_cuarray *arr);
-/** Frees the array; NULL is fine. Texture and surface objects made from it must be
- *  destroyed first. */
+/** Frees the array. Texture and surface objects made from it must be destroyed first.
+ *  @param arr  the array; NULL is fine.
+ *  @return CUJIT_OK, or the driver's failure. */
 CUJIT_API cujit_status cujit_cuarray_destroy(cujit_cuarray *arr);
 
-/** A texture over an array, read with tex1D<T>, tex2D<T> or tex3D<T> by the array's
+/** A texture over an array, read with `tex1D<T>`, `tex2D<T>` or `tex3D<T>` by the array's
  *  dimensions; every sampling mode works (wrap and mirror need normalized coordinates).
- *  @param tex  receives the object; owned by the caller: cujit_texture_destroy(), before
- *              cujit_cuarray_destroy(arr).
+ *  @param tex   receives the object; owned by the caller: cujit_texture_destroy(), before
+ *               cujit_cuarray_destroy(arr).
+ *  @param arr   the array.
+ *  @param desc  NULL for defaults.
  *  @return as cujit_texture_from_linear(). */
 CUJIT_API cujit_status cujit_texture_from_array(cujit_texobj *tex, const cujit_cuarray *arr,
                                                 const cujit_texture_desc *desc);
@@ -1608,659 +2282,201 @@ CUJIT_API cujit_status cujit_texture_from_array(cujit_texobj *tex, const cujit_c
  *  surf2Dwrite, ... (x in bytes).
  *  @param surf receives the object; owned by the caller: cujit_surface_destroy(), before
  *              cujit_cuarray_destroy(arr).
+ *  @param arr  the array.
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL argument or an array made
  *          without CUJIT_CUARRAY_SURFACE; CUJIT_ERROR_NO_DRIVER / _NO_DEVICE. */
-CUJIT_API cujit_status cujit_surface_create(cujit_surfobj *surf, const cujit_cuarray *arr);
-/** Destroys a texture object; 0 is fine. */
+CUJIT_API cujit_status cujit_surface_from_array(cujit_surfobj *surf, const cujit_cuarray *arr);
+/** Destroys a texture object.
+ *  @param tex  the object; 0 is fine.
+ *  @return CUJIT_OK, or the driver's failure. */
 CUJIT_API cujit_status cujit_texture_destroy(cujit_texobj tex);
-/** Destroys a surface object; 0 is fine. */
+/** Destroys a surface object.
+ *  @param surf  the object; 0 is fine.
+ *  @return CUJIT_OK, or the driver's failure. */
 CUJIT_API cujit_status cujit_surface_destroy(cujit_surfobj surf);
 
-/* ---------------------------------------------------------------------------------------
- * Signatures, varargs calls and kernels as C function pointers
- * ------------------------------------------------------------------------------------- */
-
-/* A signature lists the types of a kernel's parameters. cujit asks the compiler, never
- * parses the source itself: what NVRTC compiled, with the module's own defines, headers
- * and options, is what the signature says.
- *  - A C++ kernel's mangled name spells its parameter types exactly; cujit reads them from
- *    it (when the kernel is looked up; no compile). Templates (found through name
- *    expressions, "scale<float>"), namespaces, typedefs, types from any header (the
- *    toolkit's __half and __nv_bfloat16 included) and types chosen by #if or -D all come
- *    out as the compiler saw them.
- *  - An extern "C" kernel's name spells nothing (and its PTX does not tell a pointer from a
- *    64-bit integer). At its first typed call (cujit_call(), cujit_function_bind(),
- *    cujit_function_signature()) cujit compiles the module's source again with its own
- *    options, through the caches (so once per source and options, also across runs), with
- *        template <typename T> __global__ void __cujit_probe() {}
- *    appended and the name expression __cujit_probe<decltype(&kernel)>, whose lowered name
- *    spells the kernel's type; one compile answers for all the module's extern "C" kernels.
- *    A module from prebuilt PTX, CUBIN or fatbin keeps no source: its extern "C" kernels
- *    need an explicit signature (CUJIT_ERROR_SIGNATURE says so); its C++ kernels do not.
- * The types are then fitted to the kernel's parameter layout: integers (bool is u8, char
- * i8, long and size_t 64-bit), floating point (f16 for __half, bf16 for __nv_bfloat16),
- * pointers (any pointer parameter is ptr) and CUDA's vector types (float4 is f32x4,
- * __half2 f16x2, dim3 u32x3) as themselves; an enum as an integer of its size (where the
- * module has PTX, which passes an enum as an integer and a struct as bytes); a struct,
- * union or class, which the compiler names but does not lay out, as opaque bytes of the
- * size and alignment the layout gives it (b16:8). E.g.
- *     __global__ void saxpy(float a, const float *x, float *__restrict__ y, unsigned n)
- * has the signature "f32 ptr ptr u32". A symbol cujit cannot read (rare: expressions in
- * template arguments beyond arithmetic on constants) leaves the types unknown: typed calls
- * then fail with CUJIT_ERROR_SIGNATURE asking for an explicit signature.
- *
- * Type strings (explicit signatures, and what cujit_function_signature() returns): types
- * separated by spaces (or commas), "" or "void" for none.
- *     i8 u8 i16 u16 i32 u32 i64 u64   integers          f16 bf16 f32 f64   floating point
- *     ptr                             a device pointer (any pointer parameter)
- *     f32x4, i32x2, u8x3, f64x2, ...  a CUDA vector type: <scalar>x<1..4> (f32x4 is float4),
- *                                     with CUDA's size and alignment (float4: 16 and 16)
- *     {f32 i32 f64[2]}                a struct with these members at C's layout; a member
- *                                     array is type[N]; structs nest
- *     b12, b12:4                      12 opaque bytes, aligned to 1 (or to 4)
- *     T:A                             any type with its alignment raised to A (f64x4:32 is
- *                                     double4_32a; {f32 f32 f32}:16 is an __align__(16) struct)
- * e.g. "f32 ptr ptr u32", "f32x4 {i8 f64} b24:8".
- * The signature is checked once against the kernel's parameter layout from the driver:
- * counts, offsets and sizes must agree, else CUJIT_ERROR_SIGNATURE naming the parameter. */
-
-/** Gives `fn` an explicit signature (a type string, copied) instead of the compiler's. It
- *  may describe a parameter otherwise than the compiler (a struct by its members, so that
- *  a bound function takes it by value: "{f32 i32 f64}"; anything as opaque bytes), but
- *  where the compiler's types are known, a scalar must be the compiler's scalar. It
- *  replaces any earlier one for later calls; bound function pointers made before keep the
- *  signature they were made with. Launches of an extern "C" kernel whose types have not
- *  been asked of the compiler check their arguments against it.
- *  @return CUJIT_OK; CUJIT_ERROR_SIGNATURE for a bad type string (saying where), one that
- *          does not match the kernel's parameter layout, or a scalar the compiler's types
- *          contradict; CUJIT_ERROR_INVALID_VALUE. */
-CUJIT_API cujit_status cujit_function_set_signature(cujit_function *fn, const char *types);
-/** @return the function's signature as a type string: the explicit one, else the
- *  compiler's (asked and checked on first use), or NULL when it has none: then
- *  cujit_last_error() says why and what to do. Owned by the module; valid until
- *  cujit_module_destroy(). */
-CUJIT_API const char *cujit_function_signature(cujit_function *fn);
-
-/* cujit_call(fn, grid, block, args...) launches `fn` with its arguments as C varargs,
- * typed by its signature. Each argument is what C passes for the parameter's type after
- * the default promotions, which cujit undoes:
- *     i8 u8 i16 u16        an int (char and short promote to it); the value must fit in
- *                          the width, as a signed or an unsigned number
- *     i32 u32              an int or unsigned
- *     i64 u64              a 64-bit integer: write 5LL or (size_t)n, never a plain int
- *     f32 f64              a double (a float promotes to it; f32 narrows it back)
- *     f16 bf16             a double, rounded to the 16-bit format (nearest, ties to even)
- *     ptr                  a CUdeviceptr (write (CUdeviceptr)0, not 0), or an In/Out
- *                          buffer: CUJIT_IN(host, bytes), CUJIT_OUT(...), CUJIT_INOUT(...)
- *     vectors, structs, bN a pointer to the value: &v
- * The macro counts its arguments, so a wrong number is CUJIT_ERROR_INVALID_ARGS and
- * nothing is launched (a compound literal with commas, (float4){1, 2, 3, 4}, must be
- * wrapped in parentheses to count as one). Types cannot be checked in C varargs: a float
- * variable for an i32 parameter or an int for an i64 one is undefined behaviour, as with
- * printf; bound function pointers (below) are checked by the compiler instead.
- * @return what cujit_launch() returns; CUJIT_ERROR_INVALID_ARGS for a wrong count, a value
- *         out of range, or a NULL value pointer; CUJIT_ERROR_SIGNATURE when the signature
- *         cannot be read (see cujit_function_signature()). */
-#define cujit_call(fn, ...) cujit_call_n((fn), CUJIT_NARGS_(__VA_ARGS__) - 2, __VA_ARGS__)
-/** cujit_call_ex(fn, grid, block, opts, args...): cujit_call() with launch options. */
-#define cujit_call_ex(fn, ...) cujit_call_ex_n((fn), CUJIT_NARGS_(__VA_ARGS__) - 3, __VA_ARGS__)
-/** What cujit_call() and cujit_call_ex() expand to: `nargs` is the number of varargs
- *  that follow (the kernel's arguments). For wrappers and for more than 64 arguments. */
-CUJIT_API cujit_status cujit_call_n(cujit_function *fn, int nargs, cujit_dim3 grid,
-                                    cujit_dim3 block, ...);
-CUJIT_API cujit_status cujit_call_ex_n(cujit_function *fn, int nargs, cujit_dim3 grid,
-                                       cujit_dim3 block, const cujit_launch_options *opts, ...);
-
-/* Counts macro arguments (1 to 67). */
-#define CUJIT_NARGS_(...)                                                                    \
-  CUJIT_NARGS_PICK_(__VA_ARGS__, 67, 66, 65, 64, 63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, \
-                    52, 51, 50, 49, 48, 47, 46, 45, 44, 43, 42, 41, 40, 39, 38, 37, 36, 35,  \
-                    34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17,  \
-                    16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
-#define CUJIT_NARGS_PICK_(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15,   \
-                          a16, a17, a18, a19, a20, a21, a22, a23, a24, a25, a26, a27, a28,   \
-                          a29, a30, a31, a32, a33, a34, a35, a36, a37, a38, a39, a40, a41,   \
-                          a42, a43, a44, a45, a46, a47, a48, a49, a50, a51, a52, a53, a54,   \
-                          a55, a56, a57, a58, a59, a60, a61, a62, a63, a64, a65, a66, a67,   \
-                          n, ...)                                                            \
-  n
-
-/* A cujit_arg passed where a device pointer is expected: its address tagged in the top
- * 16 bits, which no host or device address uses. Pointer parameters of cujit_call() and
- * of bound functions take these. */
-#define CUJIT_ARG_REF_TAG_ 0xC0DEull
-#define CUJIT_ARG_REF_MASK_ 0xFFFFFFFFFFFFull
-/** A CUdeviceptr standing for argument `a` (an In/Out/InOut buffer or a cujit_ptr), for a
- *  pointer parameter of cujit_call() or of a bound function. `a` must outlive the call. */
-static inline CUdeviceptr cujit_arg_ref(const cujit_arg *a) {
-  uint64_t p = (uint64_t)(uintptr_t)a;
-  return (CUdeviceptr)((CUJIT_ARG_REF_TAG_ << 48) | ((p >> 48) ? CUJIT_ARG_REF_MASK_ : p));
-}
-/** In/Out/InOut buffers for pointer parameters of cujit_call() and bound functions, e.g.
- *  cujit_call(f, grid, block, CUJIT_OUT(dest, n * 4), CUJIT_IN(a, n * 4), n). Each is one
- *  argument (a tagged CUdeviceptr) naming a cujit_arg that lives until the end of the
- *  enclosing block in C, and until the end of the full expression (the call) in C++. */
-#ifdef __cplusplus
-#  define CUJIT_ARG_TEMP_(arg) cujit_arg_ref(std::initializer_list<cujit_arg>{arg}.begin())
-#else
-#  define CUJIT_ARG_TEMP_(arg) cujit_arg_ref((const cujit_arg[]){arg})
-#endif
-#define CUJIT_IN(host, bytes) CUJIT_ARG_TEMP_(cujit_in((host), (bytes)))
-#define CUJIT_OUT(host, bytes) CUJIT_ARG_TEMP_(cujit_out((host), (bytes)))
-#define CUJIT_INOUT(host, bytes) CUJIT_ARG_TEMP_(cujit_inout((host), (bytes)))
-
-/** Makes `fn` callable as a C function: *fnptr receives a pointer to a function of type
- *      cujit_status (*)(cujit_dim3 grid, cujit_dim3 block, <kernel's parameters>)
- *  Cast it to a typedef of that type, e.g. for saxpy:
- *      typedef cujit_status (*saxpy_fn)(cujit_dim3, cujit_dim3, float, CUdeviceptr,
- *                                       CUdeviceptr, unsigned);
- *  so that the compiler checks and converts each argument. Parameter types: integers and
- *  f32/f64 as themselves (int8_t ... uint64_t, float, double); f16 and bf16 as float
- *  (rounded to nearest, ties to even); ptr as CUdeviceptr, which may also be CUJIT_IN(...),
- *  CUJIT_OUT(...), CUJIT_INOUT(...) or cujit_arg_ref(); vectors by value, as a C struct of
- *  the same members and alignment (CUDA's vector_types.h declares float4 and the others
- *  for C); opaque bN parameters, and structs holding one (unions), by address
- *  (const void *) -- which is how the compiler's signature passes a struct it names (a
- *  struct of yours): give an explicit signature with its members ("{f32 i32 f64}") to
- *  pass it by value instead. A struct with a member aligned beyond its size cannot be
- *  bound (CUJIT_ERROR_SIGNATURE).
- *  `opts`, if non-NULL, is read at every call, so changing the struct it points to changes
- *  the stream and shared memory of later calls; it must outlive the pointer. Its size is
- *  checked at each call too, as cujit_launch() checks it.
- *  The pointer is a libffi closure on every system, so any number may be alive at once;
- *  libffi reads each argument where the calling convention put it, which costs about 10 ns
- *  per argument on top of the launch (cujit_call() reads its varargs without it).
- *  The function pointer is owned by the module: it launches until cujit_function_unbind()
- *  or cujit_module_destroy(). After either, calling it launches nothing and returns
- *  CUJIT_ERROR_INVALID_VALUE, for the life of the process: its libffi closure (64 bytes on
- *  x86-64 Linux) is kept, aimed at a function that refuses the call, and never handed out
- *  again, while everything else of the binding is freed. So each pointer ever unbound
- *  keeps those bytes until the process exits: bind a kernel once and keep the pointer,
- *  rather than binding and unbinding around calls. It may be called from any thread, as
- *  cujit_launch() may, but not while another thread unbinds it or destroys its module.
- *  @return CUJIT_OK; CUJIT_ERROR_SIGNATURE when the signature cannot be read or bound;
- *          CUJIT_ERROR_INVALID_VALUE; CUJIT_ERROR_OUT_OF_MEMORY. */
-CUJIT_API cujit_status cujit_function_bind(cujit_function *fn, const cujit_launch_options *opts,
-                                           void **fnptr);
-/** Frees a function pointer made by cujit_function_bind() for `fn`; calling it afterwards
- *  returns CUJIT_ERROR_INVALID_VALUE and launches nothing (see cujit_function_bind()). A
- *  pointer that is not one of fn's (or NULL, or one already unbound) is ignored. */
-CUJIT_API void cujit_function_unbind(cujit_function *fn, void *fnptr);
+/** @} */
 
 
-/* ---------------------------------------------------------------------------------------
- * Device arrays (PyCUDA's gpuarray, CuPy's ndarray): typed, shaped device memory that
- * cujit allocates, fills, copies and frees, and that kernels take as arguments.
- * ------------------------------------------------------------------------------------- */
+/* =======================================================================================
+ * 14. Questioning the cache: why a compile missed, whether entries are reproducible
+ *                                                                                 stable
+ * ===================================================================================== */
 
-/** An array: element type, shape (0 to CUJIT_ARRAY_MAX_DIMS dimensions, C order; 0-d holds
- *  one element, as a reduction's result,
- *  contiguous), 64-bit element count, device memory on the device that was current when it
- *  was made, and the stream its work is ordered on (the legacy default stream unless set).
- *  A `cujit_array *` is a handle, not an address: cujit never gives the same handle twice
- *  in a process, so every function below that takes one refuses a destroyed array (or
- *  anything cujit did not make) with CUJIT_ERROR_INVALID_VALUE naming the function and
- *  the argument, even after a new array has taken its place; never dereference one. At
- *  most 2^24 arrays (views included) are live at once. */
-typedef struct cujit_array cujit_array;
+/** @defgroup explain 14. Questioning the cache: explain and verify
+ *  Why a compile missed (cujit_cache_explain()), and whether entries are reproducible
+ *  (cujit_cache_verify()). Every disk entry keeps a manifest of what went into its key,
+ *  part by part: NVRTC's build, the target, the program name, the source text, the
+ *  include directories, defines, NVRTC options, in-memory headers (with their text), name
+ *  expressions, the toolkit setting, and each header included from disk (path, size,
+ *  hash). A compile never reads it: a hit costs what it did. It costs about the source's
+ *  size (plus in-memory headers and a few hundred bytes) per entry.
+ *  @{ */
 
-#define CUJIT_ARRAY_MAX_DIMS 4
+/** The part of a cache key that differs between a request and an entry. */
+typedef enum cujit_cache_part {
+  CUJIT_CACHE_PART_NVRTC = 0,        /**< NVRTC's version or build */
+  CUJIT_CACHE_PART_ARCH = 1,         /**< the target architecture */
+  CUJIT_CACHE_PART_NAME = 2,         /**< the program name (a file's path) */
+  CUJIT_CACHE_PART_SOURCE = 3,       /**< the source text */
+  CUJIT_CACHE_PART_HEADER = 4,       /**< a header included from disk (`what` names it) */
+  CUJIT_CACHE_PART_INCLUDE_DIRS = 5, /**< the include path */
+  CUJIT_CACHE_PART_DEFINES = 6,      /**< the defines */
+  CUJIT_CACHE_PART_OPTIONS = 7,      /**< the NVRTC options */
+  CUJIT_CACHE_PART_MEMORY_HEADERS = 8, /**< the in-memory headers */
+  CUJIT_CACHE_PART_NAME_EXPRESSIONS = 9, /**< the name expressions */
+  CUJIT_CACHE_PART_TOOLKIT = 10      /**< whether (and where) the toolkit's headers are
+                                          searched: CUJIT_OPT_NO_TOOLKIT_INCLUDES, env
+                                          CUDA_PATH and CUDA_HOME */
+} cujit_cache_part;
 
-/** New arrays. `type` is any cujit_type except CUJIT_TYPE_BYTES and CUJIT_TYPE_PTR;
- *  `shape` holds `ndim` sizes (0 is allowed: an empty array). Memory comes from cujit's
- *  stream-ordered pool, so arrays made and destroyed in a loop allocate nothing new after
- *  the first pass. *out is owned by the caller: cujit_array_destroy().
- *  empty: contents undefined; zeros: all bits 0; full: every element is *value (an element
- *  of `type`, e.g. a float for CUJIT_TYPE_F32, two for C64).
- *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE naming what is wrong (type, ndim, a negative
- *          size, an element count beyond 2^62, NULL pointers); CUJIT_ERROR_DEVICE_MEMORY;
- *          CUJIT_ERROR_NO_DRIVER / CUJIT_ERROR_NO_DEVICE. */
-CUJIT_API cujit_status cujit_array_empty(cujit_array **out, cujit_type type, int ndim,
-                                         const int64_t *shape);
-CUJIT_API cujit_status cujit_array_zeros(cujit_array **out, cujit_type type, int ndim,
-                                         const int64_t *shape);
-CUJIT_API cujit_status cujit_array_full(cujit_array **out, cujit_type type, int ndim,
-                                        const int64_t *shape, const void *value);
-/** A new array of a's type and shape (its dimensions kept, not flattened), its contents
- *  not set, on a's stream; NumPy's empty_like. */
-CUJIT_API cujit_status cujit_array_empty_like(cujit_array **out, const cujit_array *a);
-/** start, start + step, ... below stop (above it for a negative step), as NumPy's arange;
- *  element i is computed as start + i * step in double precision, then converted. */
-CUJIT_API cujit_status cujit_array_arange(cujit_array **out, cujit_type type, double start,
-                                          double stop, double step);
-/** A new array holding a copy of host memory (size times the element size bytes, C order);
- *  PyCUDA's gpuarray.to_gpu(). Returns when the copy is done. */
-CUJIT_API cujit_status cujit_array_from_host(cujit_array **out, cujit_type type, int ndim,
-                                             const int64_t *shape, const void *host);
-/** An array over device memory the caller owns (for example from cujit_mem_alloc()):
- *  cujit_array_destroy() frees the handle, never the memory. */
-CUJIT_API cujit_status cujit_array_wrap(cujit_array **out, cujit_type type, int ndim,
-                                        const int64_t *shape, CUdeviceptr data);
-/** Frees the array (and its memory, once no view of it is left), ordered after the work
- *  queued on its stream: a launch on that stream that uses it and is still running is not
- *  disturbed. Work on other streams must be finished first. NULL is fine. A handle
- *  destroyed already (or not an array) frees nothing: the call only sets the thread's
- *  error detail (cujit_last_error()) and logs it at debug level. Every other function
- *  refuses a destroyed handle. An array must not be destroyed while another thread uses
- *  it. */
-CUJIT_API void cujit_array_destroy(cujit_array *a);
+/** One difference between a request and the cache entry nearest to it. Made by cujit;
+ *  strings are valid during the callback. A callback built against a later header reads
+ *  a field only when it lies below `size`. */
+typedef struct cujit_cache_difference {
+  size_t size;           /**< the bytes of this struct that cujit filled */
+  cujit_cache_part part; /**< which part of the key differs */
+  const char *what;      /**< the item: a header's path, an option, a define, ... ("" for
+                              the part as a whole) */
+  const char *detail;    /**< a sentence saying how it differs, entry first, now second */
+} cujit_cache_difference;
+/** Receives one difference; returns 0 to go on, nonzero to stop. */
+typedef int (*cujit_cache_difference_fn)(const cujit_cache_difference *d, void *user);
 
-/** Copies the array into host memory (`bytes` must be its cujit_array_nbytes()); returns
- *  when the copy is done. PyCUDA's .get(). */
-CUJIT_API cujit_status cujit_array_get(const cujit_array *a, void *host, size_t bytes);
-/** Copies host memory into the array (`bytes` must be its nbytes). */
-CUJIT_API cujit_status cujit_array_set(cujit_array *a, const void *host, size_t bytes);
-/** Sets every element to *value (an element of the array's type). */
-CUJIT_API cujit_status cujit_array_fill(cujit_array *a, const void *value);
+/** Which tier would give a request its module. The memory cache is this process's own. */
+typedef enum cujit_cache_tier {
+  CUJIT_CACHE_TIER_UNCACHED = 0, /**< the request bypasses the cache (see `reason`) */
+  CUJIT_CACHE_TIER_MEMORY = 1,   /**< this process's memory cache */
+  CUJIT_CACHE_TIER_DISK = 2,     /**< the disk cache */
+  CUJIT_CACHE_TIER_REMOTE = 3,   /**< the remote tier (cujit_cache_set_remote) */
+  CUJIT_CACHE_TIER_COMPILE = 4   /**< nothing holds it: NVRTC would compile it */
+} cujit_cache_tier;
 
-/* Operations with an output: `out` points to an array pointer. When *out is NULL a new
- * array is made (owned by the caller); otherwise the result goes into *out, which must
- * have the result's type and shape (it may be an input: in place; a view that overlaps an
- * input only in part gives an unspecified result). Arrays are used on the device that is
- * current when they are made. */
+/** What cujit_cache_explain() found. Start from CUJIT_CACHE_EXPLANATION_INIT (or zero it):
+ *  cujit writes the fields up to `size`. */
+typedef struct cujit_cache_explanation {
+  size_t size;           /**< sizeof, set by CUJIT_CACHE_EXPLANATION_INIT; or 0 */
+  int hit;               /**< 1 when a cache tier holds the module (memory, disk, remote) */
+  cujit_cache_tier tier; /**< the tier that would serve it */
+  char key[33];          /**< the request's disk key (32 hex digits; "" when uncached) */
+  char reason[512];      /**< for UNCACHED, why; for COMPILE, why the tiers miss; else "" */
+  int has_nearest;       /**< 1 when a miss found an entry to compare with */
+  char nearest_key[33];  /**< the nearest entry's key */
+  char nearest_name[256]; /**< its program name */
+  char nearest_arch[32]; /**< its target */
+  unsigned differences;  /**< how many differences were found (each given to the callback) */
+  uint64_t entries;      /**< disk entries compared (entries written without a manifest, by
+                              an older cujit, are not counted) */
+} cujit_cache_explanation;
+/** cujit_cache_explanation with its size set and every other field empty. */
+#define CUJIT_CACHE_EXPLANATION_INIT                                                       \
+  {sizeof(cujit_cache_explanation), 0, CUJIT_CACHE_TIER_UNCACHED, "", "", 0, "", "", "",  \
+   0, 0}
 
-/** A copy of `a`. */
-CUJIT_API cujit_status cujit_array_copy(const cujit_array *a, cujit_array **out);
-/** `a` converted to `type` (C conversions; complex to real takes the real part). */
-CUJIT_API cujit_status cujit_array_astype(const cujit_array *a, cujit_type type,
-                                          cujit_array **out);
+/** Says whether compiling `source` with `name` and `opts` (as cujit_module_from_source()
+ *  would) is a cache hit now and which tier would serve it, without compiling anything
+ *  or creating an NVRTC program. On a miss, the disk entry nearest to the request (fewest
+ *  differing parts; the most recently used among equals) is compared with it part by part,
+ *  and fn (may be NULL) receives each difference. The remote tier, when one is set, is
+ *  asked whether it holds the key (one lookup; nothing is written). A valid entry is read
+ *  as a hit is, so its last use is recorded.
+ *  @param source  as for cujit_module_from_source().
+ *  @param name    as for cujit_module_from_source().
+ *  @param opts    as for cujit_module_from_source().
+ *  @param out     receives the answer (see CUJIT_CACHE_EXPLANATION_INIT).
+ *  @param fn      NULL, or called with each difference, on the calling thread.
+ *  @param user    passed to fn.
+ *  @return CUJIT_OK (a miss too); CUJIT_ERROR_INVALID_SOURCE, CUJIT_ERROR_INVALID_OPTION as
+ *          cujit_module_from_source(); CUJIT_ERROR_NO_NVRTC when no NVRTC is known to name
+ *          in the key; CUJIT_ERROR_INVALID_VALUE for a NULL out or a bad out->size;
+ *          CUJIT_ERROR_OUT_OF_MEMORY. */
+CUJIT_API cujit_status cujit_cache_explain(const char *source, const char *name,
+                                           const cujit_options *opts,
+                                           cujit_cache_explanation *out,
+                                           cujit_cache_difference_fn fn, void *user);
+/** cujit_cache_explain() for a file, compiled as cujit_module_from_file() compiles it.
+ *  @param path  the .cu file.
+ *  @param opts  as for cujit_module_from_file().
+ *  @param out   receives the answer (see CUJIT_CACHE_EXPLANATION_INIT).
+ *  @param fn    NULL, or called with each difference, on the calling thread.
+ *  @param user  passed to fn.
+ *  @return as cujit_cache_explain(), plus CUJIT_ERROR_FILE when it cannot be read. */
+CUJIT_API cujit_status cujit_cache_explain_file(const char *path, const cujit_options *opts,
+                                                cujit_cache_explanation *out,
+                                                cujit_cache_difference_fn fn, void *user);
 
-/** A view of elements [start, stop) of `a` taken as 1-D (C order); it shares a's memory,
- *  which lives until the last of them is destroyed. Owned by the caller. */
-CUJIT_API cujit_status cujit_array_view(const cujit_array *a, int64_t start, int64_t stop,
-                                        cujit_array **view);
-/** A view of `a` with another shape of the same element count. Owned by the caller. */
-CUJIT_API cujit_status cujit_array_reshape(const cujit_array *a, int ndim, const int64_t *shape,
-                                           cujit_array **view);
-/** Orders the array's later work (and its freeing) on `stream` (NULL: the legacy default). */
-CUJIT_API cujit_status cujit_array_set_stream(cujit_array *a, CUstream stream);
+/** What became of one entry in cujit_cache_verify(). */
+typedef enum cujit_cache_verdict {
+  CUJIT_CACHE_VERDICT_MATCH = 0,    /**< compiled again, byte for byte the same */
+  CUJIT_CACHE_VERDICT_MISMATCH = 1, /**< compiled again from the same inputs, other bytes */
+  CUJIT_CACHE_VERDICT_SKIPPED = 2   /**< not compiled again: its inputs cannot be had any more (a
+                                 header changed, another NVRTC), it records none, it is not
+                                 a valid entry, or the compile failed (`detail` says) */
+} cujit_cache_verdict;
 
-/** Properties. For a destroyed or NULL array they return 0 (CUJIT_TYPE_BYTES for the type,
- *  NULL for the stream). Each looks the handle up under a lock (about 35 instructions
- *  besides the lock), so they may be called on a launch path. */
-CUJIT_API cujit_type cujit_array_type(const cujit_array *a);
-CUJIT_API int cujit_array_ndim(const cujit_array *a);
-CUJIT_API int64_t cujit_array_shape(const cujit_array *a, int dim);
-CUJIT_API int64_t cujit_array_size(const cujit_array *a);   /**< element count */
-CUJIT_API size_t cujit_array_nbytes(const cujit_array *a);
-CUJIT_API CUdeviceptr cujit_array_data(const cujit_array *a);
-CUJIT_API CUstream cujit_array_stream(const cujit_array *a);
-/** Bytes of one element of `type` (0 for CUJIT_TYPE_BYTES). */
-CUJIT_API size_t cujit_type_size(cujit_type type);
+/** One verified entry. Made by cujit; strings are valid during the callback. */
+typedef struct cujit_cache_verified {
+  size_t size;                 /**< the bytes of this struct that cujit filled */
+  const char *key;             /**< the entry's key (32 hex digits) */
+  const char *name;            /**< its program name ("?" when unreadable) */
+  const char *arch;            /**< its target ("?" when unreadable) */
+  cujit_cache_verdict verdict; /**< what became of it */
+  const char *detail;          /**< what differs, or why it was skipped ("" for a match) */
+} cujit_cache_verified;
+/** Receives one entry's verdict; returns 0 to go on, nonzero to stop. */
+typedef int (*cujit_cache_verify_fn)(const cujit_cache_verified *v, void *user);
 
-/** An array as a kernel argument: its device pointer, for cujit_launch()/CUJIT_LAUNCH. For
- *  a destroyed or NULL array it is an argument every launch refuses
- *  (CUJIT_ERROR_INVALID_ARGS naming it), never a null pointer; an empty array's pointer
- *  may be 0 and passes as it is. */
-static inline cujit_arg cujit_array_arg(const cujit_array *a) {
-  CUdeviceptr d = cujit_array_data(a);
-  cujit_arg r = cujit_ptr(d);
-  if (!d && cujit_array_type(a) == CUJIT_TYPE_BYTES) r.kind = CUJIT_ARG_ARRAY; /* not live */
-  return r;
-}
-/** An array as an argument of a generated kernel's call (cujit_elementwise_call(),
- *  cujit_reduction_call(); the CUJIT_ELEMENTWISE and CUJIT_REDUCTION macros make it from
- *  the cujit_array * itself): the handle, looked up and checked by the call. */
-static inline cujit_arg cujit_arr(const cujit_array *a) {
-  cujit_arg r = cujit_ptr((CUdeviceptr)(uintptr_t)a);
-  r.kind = CUJIT_ARG_ARRAY;
-  return r;
-}
+/** Counts from cujit_cache_verify(). Start from CUJIT_CACHE_VERIFY_SUMMARY_INIT. */
+typedef struct cujit_cache_verify_summary {
+  size_t size;         /**< sizeof, set by CUJIT_CACHE_VERIFY_SUMMARY_INIT; or 0 */
+  uint64_t entries;    /**< entries in the disk cache */
+  uint64_t matched;    /**< compiled again to the same bytes */
+  uint64_t mismatched; /**< compiled again to other bytes */
+  uint64_t skipped;    /**< not compiled again (each with its reason) */
+} cujit_cache_verify_summary;
+/** cujit_cache_verify_summary with its size set and every count 0. */
+#define CUJIT_CACHE_VERIFY_SUMMARY_INIT {sizeof(cujit_cache_verify_summary), 0, 0, 0, 0}
 
+/** Compiles disk entries again from the inputs their manifests record, with NVRTC's own
+ *  cache off, and compares PTX, CUBIN and lowered names byte for byte. An entry is
+ *  compiled again only when the key of its recorded inputs, computed now (this NVRTC, the
+ *  headers on disk now, from the working directory), is its key: otherwise it is SKIPPED,
+ *  saying which part changed, never a mismatch. Compiles run one after another on the
+ *  calling thread; nothing in the cache is changed or counted.
+ *  cujit compiles with NVRTC's -frandom-seed (NVRTC 13 and later, unless the caller's
+ *  options set one), so names NVRTC would make up at random are the same every time.
+ *  @param sample  how many entries to verify, chosen at random; 0 for all.
+ *  @param fn      receives each entry's verdict (may be NULL).
+ *  @param user    passed to fn.
+ *  @param summary receives the counts (may be NULL).
+ *  @return CUJIT_OK, mismatches or not (the summary counts them); CUJIT_ERROR_CACHE when the
+ *          disk cache is off, unusable or cannot be read; CUJIT_ERROR_INVALID_VALUE for a
+ *          bad summary->size; CUJIT_ERROR_OUT_OF_MEMORY. */
+CUJIT_API cujit_status cujit_cache_verify(size_t sample, cujit_cache_verify_fn fn, void *user,
+                                          cujit_cache_verify_summary *summary);
 
-/* ---------------------------------------------------------------------------------------
- * Array operations (PyCUDA's gpuarray operators and cumath, CuPy's ufuncs). Each runs as
- * one kernel generated for its types and compiled through cujit's caches (in memory
- * within a process, on disk across processes), on the stream of its first array input.
- * Outputs follow the rule above: *out NULL makes a new array, else *out receives it.
- *
- * Type promotion follows NumPy 2. Two arrays: the smallest type that holds both (bool <
- * integers < floats < complex; a signed and an unsigned integer of one size give the next
- * larger signed one, u64 with a signed one gives f64; an integer with a float gives a
- * float wide enough for the integer, e.g. i16+f16 -> f32, i32+f32 -> f64; f16 with bf16
- * gives f32). A scalar is "weak", as a Python number: it does not widen an array of its
- * kind (2.0 * f16 array stays f16, 3 * i8 array stays i8); a float scalar with an integer
- * or bool array gives f64. Comparisons give bool arrays; true division of integers gives
- * f64; the math functions of an integer array compute in f64.
- * ------------------------------------------------------------------------------------- */
-
-typedef enum cujit_binop {
-  CUJIT_ADD, CUJIT_SUB, CUJIT_MUL, CUJIT_DIV, CUJIT_POW, CUJIT_MINIMUM, CUJIT_MAXIMUM,
-  CUJIT_FMOD, CUJIT_EQ, CUJIT_NE, CUJIT_LT, CUJIT_LE, CUJIT_GT, CUJIT_GE
-} cujit_binop;
-
-typedef enum cujit_unop {
-  CUJIT_NEG, CUJIT_FABS, CUJIT_SQRT, CUJIT_EXP, CUJIT_LOG, CUJIT_LOG10, CUJIT_SIN, CUJIT_COS,
-  CUJIT_TAN, CUJIT_ASIN, CUJIT_ACOS, CUJIT_ATAN, CUJIT_SINH, CUJIT_COSH, CUJIT_TANH,
-  CUJIT_FLOOR, CUJIT_CEIL
-} cujit_unop;
-
-/** Flags of cujit_array_binary_scalar(). */
-enum {
-  CUJIT_SCALAR_FIRST = 1u << 0, /**< compute s op a (as for 2 - a) instead of a op s */
-  CUJIT_SCALAR_INT = 1u << 1    /**< s is an integer (a Python int): integer arrays keep
-                                     their type; without it s is a float (a Python float) */
-};
-
-/** a op b, elementwise; a and b have the same shape.
- *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a destroyed or NULL array, shapes that
- *          differ (both named: "a has shape (4, 4) and b (16,)"), an output of the wrong
- *          type or shape, an op not defined for the types
- *          (fmod of complex numbers, ordering of complex numbers); CUJIT_ERROR_COMPILE (never
- *          for these built-in ops unless the toolkit is broken); device errors. */
-CUJIT_API cujit_status cujit_array_binary(cujit_binop op, const cujit_array *a,
-                                          const cujit_array *b, cujit_array **out);
-/** a op s (or s op a with CUJIT_SCALAR_FIRST): e.g. 2 * a is
- *  cujit_array_binary_scalar(CUJIT_MUL, a, 2, CUJIT_SCALAR_INT, &out). With
- *  CUJIT_SCALAR_INT, s must be an integer below 2^63 in magnitude and, when the operation
- *  computes in an integer type, fit it (300 with an i8 array is CUJIT_ERROR_INVALID_VALUE,
- *  as NumPy 2 refuses it). */
-CUJIT_API cujit_status cujit_array_binary_scalar(cujit_binop op, const cujit_array *a, double s,
-                                                 unsigned flags, cujit_array **out);
-/** f(a), elementwise (cumath): NEG keeps the type; FABS of a complex array gives its
- *  magnitude (real type); the others keep floats and complex types and give f64 for
- *  integers and bool. */
-CUJIT_API cujit_status cujit_array_unary(cujit_unop op, const cujit_array *a,
-                                         cujit_array **out);
-/** The type an operation on types a and b gives (for a scalar b pass CUJIT_TYPE_F64, or
- *  CUJIT_TYPE_I64 for an integer, with weak = 1). */
-CUJIT_API cujit_type cujit_promote(cujit_type a, cujit_type b, int weak);
-
-/** A fused elementwise expression over named arrays, one kernel with no temporaries (CuPy's
- *  fuse, numexpr): cujit_array_map(&y, "sin(2*x + 1)", 1, names, arrays) with names[0] =
- *  "x". Each name stands for the element i of its array, of that array's type; the arrays
- *  have the same shape; `i` (64-bit) is the index. The result's type is the promotion of
- *  the arrays' types, also when the expression is math on integers ("sin(x)" of an i32
- *  array is truncated to i32): pass an output of the type you want to choose another.
- *  @return as cujit_array_binary(); CUJIT_ERROR_COMPILE with NVRTC's log and the generated
- *          source when the expression does not compile. */
-#define CUJIT_MAP_MAX_ARRAYS 32 /**< the most arrays one cujit_array_map() names */
-CUJIT_API cujit_status cujit_array_map(cujit_array **out, const char *expr, size_t n,
-                                       const char *const *names,
-                                       const cujit_array *const *arrays);
-
-
-/* ---------------------------------------------------------------------------------------
- * Reductions, scans and random arrays
- * ------------------------------------------------------------------------------------- */
-
-typedef enum cujit_redop { CUJIT_SUM, CUJIT_MIN, CUJIT_MAX } cujit_redop;
-
-/** Reduces all of `a` to one element, in a 0-d array (ndim 0, size 1) of the result type:
- *  SUM of bool and integers narrower than 64 bits gives i64 (u64 for unsigned ones), of
- *  floats and complex numbers their own type, accumulated by a tree (not serially);
- *  MIN/MAX keep the type (complex refused; NaN wins, as NumPy's); 16-bit floats are
- *  combined in float. An empty array sums to 0; its MIN/MAX is
- *  CUJIT_ERROR_INVALID_VALUE. Runs on a's stream. Read the result with cujit_array_get().
- *  *out follows the output rule (a given one must be 0-d of the result type). */
-CUJIT_API cujit_status cujit_array_reduce(cujit_redop op, const cujit_array *a,
-                                          cujit_array **out);
-/** sum(a * b) of two arrays of one shape, in a 0-d array of their promoted type. */
-CUJIT_API cujit_status cujit_array_dot(const cujit_array *a, const cujit_array *b,
-                                       cujit_array **out);
-/** Inclusive (or, with `exclusive`, exclusive) prefix sum of `a` (read in C order) as a 1-D
- *  array of the type SUM gives (i64 for bool and narrower signed integers, u64 for narrower
- *  unsigned ones, else a's type): CuPy's cumsum. */
-CUJIT_API cujit_status cujit_array_cumsum(const cujit_array *a, int exclusive,
-                                          cujit_array **out);
-
-typedef enum cujit_distribution {
-  CUJIT_UNIFORM, /**< in [0, 1) */
-  CUJIT_NORMAL   /**< mean 0, standard deviation 1 */
-} cujit_distribution;
-
-/** Random F32 or F64 numbers (PyCUDA's curandom.rand, cp.random.rand / randn) from a
- *  counter-based generator (Philox-4x32-10): element i depends only on (seed, i), so the
- *  same seed gives the same bits on every device, launch configuration and array size
- *  (normal numbers use correctly rounded arithmetic only). Other types are
- *  CUJIT_ERROR_INVALID_VALUE. */
-CUJIT_API cujit_status cujit_array_random(cujit_array **out, cujit_type type, int ndim,
-                                          const int64_t *shape, cujit_distribution dist,
-                                          uint64_t seed);
-
-/* ---------------------------------------------------------------------------------------
- * Kernel generators (PyCUDA's ElementwiseKernel, ReductionKernel, InclusiveScanKernel and
- * ExclusiveScanKernel; CuPy's ElementwiseKernel and ReductionKernel): a declaration string
- * and expressions in, a kernel compiled through the caches out.
- *
- * `args` declares the arguments as C does, comma-separated: "float a, float *x, float b,
- * float *y, float *z". A pointer is an array argument, anything else a scalar. Types: bool,
- * char, signed/unsigned char, short, int, long, long long (and unsigned ones), int8_t ...
- * uint64_t, size_t, ptrdiff_t, __half, __nv_bfloat16, float, double, complex<float>,
- * complex<double> (cuda::std), with const allowed. A declaration cujit cannot read is
- * CUJIT_ERROR_INVALID_VALUE naming its column and token.
- *
- * Calls take the arguments in declaration order, as an array of cujit_arg, or inline
- * through the macros at the end of this section, which make each from a plain value:
- *     CUJIT_ELEMENTWISE(lin_comb, 5.0f, x, 6, y, z);   for "float a, float *x, float b, ..."
- * An array argument is its cujit_array * (cujit_arr(x) in an array of cujit_arg); it must
- * be live, of the declared element type and of the first array's size. A scalar carries
- * its type: cujit_f32(5), cujit_f64(), cujit_i32(), cujit_u64(), cujit_bool(), cujit_c64()
- * and the other constructors, or in the macros a C value of its own type (bool, char,
- * signed and unsigned char, short, int, long and long long, float, double; in C also
- * float _Complex and double _Complex; a cujit_arg passes as it is). The call converts it
- * to the declared type as C converts an argument to a prototyped parameter, where the
- * value keeps its meaning, and refuses it where it would not:
- *   - integer types: an integer, a bool or a float whose value is an integer (2.0), in
- *     the type's range. Refused: a value out of range (300 for unsigned char, -1 for
- *     unsigned int, which C would wrap), a float with a fraction (2.5, which C would
- *     truncate), infinities and NaN.
- *   - bool: 0 and 1 (false and true) of any of those types; other values are refused.
- *   - floating types (__half, __nv_bfloat16, float, double): an integer, a bool or a
- *     float, rounded to nearest (ties to even) where the type cannot hold it exactly
- *     (0.1 for float, 16777217 for float, 0.1 for __half). Refused: a finite value beyond
- *     the type's range (1e300 for float, 70000 for __half), which C leaves undefined;
- *     infinities and NaN pass.
- *   - complex types: a complex value (each part converted as a float is), or a real one
- *     (imaginary part 0).
- *   - always refused: a complex value for a real or integer parameter (C would drop the
- *     imaginary part), a device pointer (cujit_ptr()), an In/Out buffer, an array for a
- *     scalar and a scalar for an array.
- *   - a value given by its bytes (cujit_value(), CUJIT_VALUE(); a __half's bits, say)
- *     passes unchanged when its size is the declared type's, and is refused otherwise.
- * So a double given for a float parameter arrives as the float nearest to it, never as
- * the double's bytes. Any refusal is CUJIT_ERROR_INVALID_VALUE naming the function, the
- * argument (position and name), the declared and the given type and the value; nothing
- * is compiled or launched then.
- * ------------------------------------------------------------------------------------- */
-
-/** Optional parts of a generated kernel. Start from CUJIT_GENERATOR_OPTIONS_INIT (or zero
- *  it) for none, or pass NULL. The strings are copied. The create functions below return
- *  CUJIT_ERROR_INVALID_VALUE or CUJIT_ERROR_NOT_SUPPORTED for a bad opts->size, as
- *  "Structs that grow" says. */
-typedef struct cujit_generator_options {
-  size_t size;            /**< sizeof, set by CUJIT_GENERATOR_OPTIONS_INIT; or 0 */
-  const char *name;       /**< kernel name ("elementwise", "reduction" or "scan" by default) */
-  const char *preamble;   /**< code before the kernel: helper functions, #includes */
-  const char *loop_prep;  /**< elementwise: statements before the loop over i */
-  const char *after_loop; /**< elementwise: statements after it */
-} cujit_generator_options;
-#define CUJIT_GENERATOR_OPTIONS_INIT {sizeof(cujit_generator_options), NULL, NULL, NULL, NULL}
-
-typedef struct cujit_elementwise cujit_elementwise;
-/** `operation` is run for every index i (a 64-bit integer) from 0 to n - 1, n being the
- *  first array argument's size: "z[i] = a*x[i] + b*y[i]". Compiled at the first call with
- *  arrays on a device (so that a bad operation fails there with NVRTC's log, the
- *  generated source and its lines). *out is owned by the caller:
- *  cujit_elementwise_destroy(). */
-CUJIT_API cujit_status cujit_elementwise_create(cujit_elementwise **out, const char *args,
-                                                const char *operation,
-                                                const cujit_generator_options *opts);
-/** Runs it over the first array argument's elements, on that array's stream. `args`
- *  holds `nargs` arguments, one per declaration (see above for what each takes).
- *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE naming a wrong argument (see above);
- *          CUJIT_ERROR_COMPILE with NVRTC's log and the generated source; device errors. */
-CUJIT_API cujit_status cujit_elementwise_call(cujit_elementwise *k, const cujit_arg *args,
-                                              size_t nargs);
-/** As cujit_elementwise_call() for i = start, start + step, ... below stop (PyCUDA's
- *  range=slice(...)); step may be negative (then i goes down to above stop). Every i the
- *  range gives must index the arrays; any int64 values are checked without overflow, and
- *  a range that leaves the arrays (or a step of 0) is CUJIT_ERROR_INVALID_VALUE. */
-CUJIT_API cujit_status cujit_elementwise_call_range(cujit_elementwise *k, int64_t start,
-                                                    int64_t stop, int64_t step,
-                                                    const cujit_arg *args, size_t nargs);
-CUJIT_API void cujit_elementwise_destroy(cujit_elementwise *k);
-
-typedef struct cujit_reduction cujit_reduction;
-/** A reduction to one value of `type`: `map_expr` gives element i's value ("x[i]*y[i]";
- *  the arguments by name, i a long long), `reduce_expr` combines two values named a and b
- *  ("a+b"; it must be associative and commutative: values are not combined in index
- *  order), and `neutral` is the value that changes nothing ("0"), which is also the
- *  result over 0 elements. Compiled at the first call; *out is owned by the caller:
- *  cujit_reduction_destroy().
- *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a type arrays cannot hold, a NULL or
- *          empty expression, declarations cujit cannot read or holding no array, a
- *          kernel name that is not an identifier. */
-CUJIT_API cujit_status cujit_reduction_create(cujit_reduction **out, cujit_type type,
-                                              const char *neutral, const char *reduce_expr,
-                                              const char *map_expr, const char *args,
-                                              const cujit_generator_options *opts);
-/** Runs it over the first array argument's elements, on that array's stream; the result
- *  goes to a 0-d array (output rule) or, with cujit_reduction_call_host, to host memory of
- *  the result type's size (and the call waits for it).
- *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE naming a wrong argument (see above) or
- *          output; CUJIT_ERROR_COMPILE with NVRTC's log and the generated source with line
- *          numbers when an expression does not compile; device errors. */
-CUJIT_API cujit_status cujit_reduction_call(cujit_reduction *r, cujit_array **out,
-                                            const cujit_arg *args, size_t nargs);
-CUJIT_API cujit_status cujit_reduction_call_host(cujit_reduction *r, void *result,
-                                                 const cujit_arg *args, size_t nargs);
-CUJIT_API void cujit_reduction_destroy(cujit_reduction *r);
-
-typedef struct cujit_scan cujit_scan;
-/** A prefix scan of arrays of `type` with `scan_expr` in a and b ("a+b", associative) and
- *  its `neutral` element; inclusive, or exclusive when `exclusive` is set. */
-CUJIT_API cujit_status cujit_scan_create(cujit_scan **out, cujit_type type,
-                                         const char *scan_expr, const char *neutral,
-                                         int exclusive, const cujit_generator_options *opts);
-/** Scans `in` (1-D of the scan's type) into *out (output rule; may be `in`: in place). */
-CUJIT_API cujit_status cujit_scan_call(cujit_scan *s, const cujit_array *in, cujit_array **out);
-CUJIT_API void cujit_scan_destroy(cujit_scan *s);
-
-/** The generators' calls with the arguments inline, as plain values (up to 32):
- *  CUJIT_ELEMENTWISE(k, 5.0f, x, 6.0f, y, z), CUJIT_ELEMENTWISE_RANGE(k, start, stop, step,
- *  args...), CUJIT_REDUCTION(r, &out, x, y), CUJIT_REDUCTION_HOST(r, &result, x, y). Each
- *  argument becomes a cujit_arg by its C type (see above): a cujit_array * an array, a
- *  float cujit_f32(), a double cujit_f64(), an int cujit_i32(), and so on; a cujit_arg
- *  passes as it is. A value of another type (a pointer such as &a, a long double) does not
- *  compile. A compound literal with commas must be wrapped in parentheses. */
-#define CUJIT_ELEMENTWISE(k, ...) \
-  cujit_elementwise_call((k), CUJIT_GEN_ARGS_(__VA_ARGS__))
-#define CUJIT_ELEMENTWISE_RANGE(k, start, stop, step, ...) \
-  cujit_elementwise_call_range((k), (start), (stop), (step), CUJIT_GEN_ARGS_(__VA_ARGS__))
-#define CUJIT_REDUCTION(r, out, ...) cujit_reduction_call((r), (out), CUJIT_GEN_ARGS_(__VA_ARGS__))
-#define CUJIT_REDUCTION_HOST(r, result, ...) \
-  cujit_reduction_call_host((r), (result), CUJIT_GEN_ARGS_(__VA_ARGS__))
-
-/* What the macros expand to: each argument made a cujit_arg (CUJIT_GEN_ARG_), then the
- * array of them and their count. */
-#define CUJIT_GEN_ARGS_(...) \
-  CUJIT_GEN_LIST_(CUJIT_GEN_MAP_(__VA_ARGS__)), (size_t)CUJIT_NARGS_(__VA_ARGS__)
-#ifdef __cplusplus
-#  define CUJIT_GEN_LIST_(...) std::initializer_list<cujit_arg>{__VA_ARGS__}.begin()
-#  define CUJIT_GEN_ARG_(x) cujit_gen_arg_(x)
-#else
-#  define CUJIT_GEN_LIST_(...) (const cujit_arg[]){__VA_ARGS__}
-#  ifndef __STDC_NO_COMPLEX__
-#    define CUJIT_GEN_COMPLEX_ float _Complex: cujit_gen_c64_, double _Complex: cujit_gen_c128_,
-#  else
-#    define CUJIT_GEN_COMPLEX_
-#  endif
-#  define CUJIT_GEN_ARG_(x)                                                                 \
-  _Generic((x), cujit_arg: cujit_gen_self_, cujit_array *: cujit_arr,                       \
-           const cujit_array *: cujit_arr, _Bool: cujit_bool, char: cujit_gen_char_,        \
-           signed char: cujit_i8, unsigned char: cujit_u8, short: cujit_i16,                \
-           unsigned short: cujit_u16, int: cujit_i32, unsigned: cujit_u32,                  \
-           long: cujit_gen_long_, unsigned long: cujit_gen_ulong_, long long: cujit_i64,   \
-           unsigned long long: cujit_u64, CUJIT_GEN_COMPLEX_ float: cujit_f32,             \
-           double: cujit_f64)(x)
-static inline cujit_arg cujit_gen_self_(cujit_arg a) { return a; }
-#  ifndef __STDC_NO_COMPLEX__
-static inline cujit_arg cujit_gen_c64_(float _Complex z) {
-  float v[2];
-  memcpy(v, &z, sizeof v); /* C lays a complex number out as its two parts */
-  return cujit_c64(v[0], v[1]);
-}
-static inline cujit_arg cujit_gen_c128_(double _Complex z) {
-  double v[2];
-  memcpy(v, &z, sizeof v);
-  return cujit_c128(v[0], v[1]);
-}
-#  endif
-#endif
-/* char, long and unsigned long have the size and signedness of the host's ABI. */
-static inline cujit_arg cujit_gen_char_(char v) {
-  return (char)-1 < 0 ? cujit_i8((int8_t)v) : cujit_u8((uint8_t)v);
-}
-static inline cujit_arg cujit_gen_long_(long v) {
-  return sizeof v == 8 ? cujit_i64((int64_t)v) : cujit_i32((int32_t)v);
-}
-static inline cujit_arg cujit_gen_ulong_(unsigned long v) {
-  return sizeof v == 8 ? cujit_u64((uint64_t)v) : cujit_u32((uint32_t)v);
-}
-/* Applies CUJIT_GEN_ARG_ to each of 1 to 32 arguments. */
-#define CUJIT_GEN_MAP_(...) CUJIT_GEN_CAT_(CUJIT_GEN_MAP_, CUJIT_NARGS_(__VA_ARGS__))(__VA_ARGS__)
-#define CUJIT_GEN_CAT_(a, b) CUJIT_GEN_CAT2_(a, b)
-#define CUJIT_GEN_CAT2_(a, b) a##b
-#define CUJIT_GEN_MAP_1(a) CUJIT_GEN_ARG_(a)
-#define CUJIT_GEN_MAP_2(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_1(__VA_ARGS__)
-#define CUJIT_GEN_MAP_3(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_2(__VA_ARGS__)
-#define CUJIT_GEN_MAP_4(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_3(__VA_ARGS__)
-#define CUJIT_GEN_MAP_5(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_4(__VA_ARGS__)
-#define CUJIT_GEN_MAP_6(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_5(__VA_ARGS__)
-#define CUJIT_GEN_MAP_7(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_6(__VA_ARGS__)
-#define CUJIT_GEN_MAP_8(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_7(__VA_ARGS__)
-#define CUJIT_GEN_MAP_9(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_8(__VA_ARGS__)
-#define CUJIT_GEN_MAP_10(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_9(__VA_ARGS__)
-#define CUJIT_GEN_MAP_11(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_10(__VA_ARGS__)
-#define CUJIT_GEN_MAP_12(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_11(__VA_ARGS__)
-#define CUJIT_GEN_MAP_13(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_12(__VA_ARGS__)
-#define CUJIT_GEN_MAP_14(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_13(__VA_ARGS__)
-#define CUJIT_GEN_MAP_15(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_14(__VA_ARGS__)
-#define CUJIT_GEN_MAP_16(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_15(__VA_ARGS__)
-#define CUJIT_GEN_MAP_17(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_16(__VA_ARGS__)
-#define CUJIT_GEN_MAP_18(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_17(__VA_ARGS__)
-#define CUJIT_GEN_MAP_19(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_18(__VA_ARGS__)
-#define CUJIT_GEN_MAP_20(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_19(__VA_ARGS__)
-#define CUJIT_GEN_MAP_21(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_20(__VA_ARGS__)
-#define CUJIT_GEN_MAP_22(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_21(__VA_ARGS__)
-#define CUJIT_GEN_MAP_23(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_22(__VA_ARGS__)
-#define CUJIT_GEN_MAP_24(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_23(__VA_ARGS__)
-#define CUJIT_GEN_MAP_25(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_24(__VA_ARGS__)
-#define CUJIT_GEN_MAP_26(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_25(__VA_ARGS__)
-#define CUJIT_GEN_MAP_27(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_26(__VA_ARGS__)
-#define CUJIT_GEN_MAP_28(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_27(__VA_ARGS__)
-#define CUJIT_GEN_MAP_29(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_28(__VA_ARGS__)
-#define CUJIT_GEN_MAP_30(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_29(__VA_ARGS__)
-#define CUJIT_GEN_MAP_31(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_30(__VA_ARGS__)
-#define CUJIT_GEN_MAP_32(a, ...) CUJIT_GEN_ARG_(a), CUJIT_GEN_MAP_31(__VA_ARGS__)
+/** @} */
 
 #ifdef __cplusplus
 } /* extern "C" */
 
 #include <initializer_list>
 
-/* In C++ each value finds its constructor by overloading. A pointer of any other type
- * (&a, as the calls once took) matches the deleted template and does not compile. */
-static inline cujit_arg cujit_gen_arg_(cujit_arg a) { return a; }
-static inline cujit_arg cujit_gen_arg_(cujit_array *a) { return cujit_arr(a); }
-static inline cujit_arg cujit_gen_arg_(const cujit_array *a) { return cujit_arr(a); }
-static inline cujit_arg cujit_gen_arg_(decltype(nullptr)) { return cujit_arr(nullptr); }
-static inline cujit_arg cujit_gen_arg_(bool v) { return cujit_bool(v); }
-static inline cujit_arg cujit_gen_arg_(char v) { return cujit_gen_char_(v); }
-static inline cujit_arg cujit_gen_arg_(signed char v) { return cujit_i8(v); }
-static inline cujit_arg cujit_gen_arg_(unsigned char v) { return cujit_u8(v); }
-static inline cujit_arg cujit_gen_arg_(short v) { return cujit_i16(v); }
-static inline cujit_arg cujit_gen_arg_(unsigned short v) { return cujit_u16(v); }
-static inline cujit_arg cujit_gen_arg_(int v) { return cujit_i32(v); }
-static inline cujit_arg cujit_gen_arg_(unsigned v) { return cujit_u32(v); }
-static inline cujit_arg cujit_gen_arg_(long v) { return cujit_gen_long_(v); }
-static inline cujit_arg cujit_gen_arg_(unsigned long v) { return cujit_gen_ulong_(v); }
-static inline cujit_arg cujit_gen_arg_(long long v) { return cujit_i64(v); }
-static inline cujit_arg cujit_gen_arg_(unsigned long long v) { return cujit_u64(v); }
-static inline cujit_arg cujit_gen_arg_(float v) { return cujit_f32(v); }
-static inline cujit_arg cujit_gen_arg_(double v) { return cujit_f64(v); }
-template <typename T> cujit_arg cujit_gen_arg_(T *) = delete;
+/* cujit_call()'s arguments, none of which may be a cujit_arg (CUJIT_CALL_CHECK_). */
+template <typename T> struct cujit_call_arg_ok_ {
+  enum { value = 1 };
+};
+template <> struct cujit_call_arg_ok_<cujit_arg> {
+  enum { value = 0 };
+};
+template <typename... T> struct cujit_call_args_ {};
+template <typename T, typename... R> struct cujit_call_args_<T, R...> : cujit_call_args_<R...> {
+  static_assert(cujit_call_arg_ok_<T>::value,
+                "cujit_call() takes C values and CUJIT_IN_PTR(...), CUJIT_OUT_PTR(...), "
+                "CUJIT_INOUT_PTR(...); a cujit_arg such as cujit_in(...) or cujit_i32(...) is "
+                "cujit_launch()'s");
+};
+template <typename... T> cujit_call_args_<T...> cujit_call_check_(const T &...);
 
 /* What CUJIT_LAUNCH and CUJIT_LAUNCH_EX expand to in C++. */
 static inline cujit_status cujit_launch_list_(const cujit_function *fn, cujit_dim3 grid,

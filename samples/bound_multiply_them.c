@@ -12,7 +12,7 @@ static const char *const source =
     "}\n";
 
 /* The kernel's C type: the launch configuration, then its own parameters (pointers as
- * CUdeviceptr, which CUJIT_IN/CUJIT_OUT/CUJIT_INOUT also produce). */
+ * CUdeviceptr, which CUJIT_IN_PTR/CUJIT_OUT_PTR/CUJIT_INOUT_PTR also produce). */
 typedef cujit_status (*multiply_them_fn)(cujit_dim3 grid, cujit_dim3 block, CUdeviceptr dest,
                                          CUdeviceptr a, CUdeviceptr b);
 
@@ -37,10 +37,10 @@ int main(void) {
   multiply_them_fn multiply_them = (multiply_them_fn)ptr;
   sample_fill(a, N, 1);
   sample_fill(b, N, 2);
-  CHECK(multiply_them(CUJIT_DIM3(1), CUJIT_DIM3(N), CUJIT_OUT(dest, sizeof dest),
-                      CUJIT_IN(a, sizeof a), CUJIT_IN(b, sizeof b)));
-  CHECK(cujit_call(fn, CUJIT_DIM3(1), CUJIT_DIM3(N), CUJIT_OUT(dest2, sizeof dest2),
-                   CUJIT_IN(a, sizeof a), CUJIT_IN(b, sizeof b)));
+  CHECK(multiply_them(CUJIT_DIM3(1), CUJIT_DIM3(N), CUJIT_OUT_PTR(dest, sizeof dest),
+                      CUJIT_IN_PTR(a, sizeof a), CUJIT_IN_PTR(b, sizeof b)));
+  CHECK(cujit_call(fn, CUJIT_DIM3(1), CUJIT_DIM3(N), CUJIT_OUT_PTR(dest2, sizeof dest2),
+                   CUJIT_IN_PTR(a, sizeof a), CUJIT_IN_PTR(b, sizeof b)));
 
   /* check against the CPU, both ways */
   if (differs(dest, a, b, N, "bound function pointer") || differs(dest2, a, b, N, "cujit_call"))

@@ -3,6 +3,7 @@
  * with a kernel that keeps input and output apart, then gpuarray's factor * d_gpuarray. */
 #include <math.h>
 
+#include "cujit_array.h"
 #include "sample.h"
 
 static const char *const source =
@@ -50,9 +51,9 @@ int main(void) {
 
   /* 1: allocate, copy in, launch on the device pointer, copy back, free */
   CHECK(cujit_mem_alloc(&d_array, sizeof h_array));
-  CHECK(cujit_memcpy_htod(d_array, h_array, sizeof h_array));
+  CHECK(cujit_mem_copy_htod(d_array, h_array, sizeof h_array));
   CHECK(CUJIT_LAUNCH(kernel, grid, block, cujit_ptr(d_array), cujit_u32(N), cujit_f32(factor)));
-  CHECK(cujit_memcpy_dtoh(results, d_array, sizeof results));
+  CHECK(cujit_mem_copy_dtoh(results, d_array, sizeof results));
   CHECK(cujit_mem_free(d_array));
   if (!check("explicit alloc and copies", results, h_array, factor)) return 1;
 
@@ -73,8 +74,8 @@ int main(void) {
     const int64_t n = N;
     cujit_array *d_gpuarray = NULL, *d_results = NULL;
     CHECK(cujit_array_from_host(&d_gpuarray, CUJIT_TYPE_F32, 1, &n, h_array));
-    CHECK(cujit_array_binary_scalar(CUJIT_MUL, d_gpuarray, factor, CUJIT_SCALAR_FIRST, &d_results));
-    CHECK(cujit_array_get(d_results, results, sizeof results));
+    CHECK(cujit_array_binary_scalar(CUJIT_BINOP_MUL, d_gpuarray, factor, CUJIT_SCALAR_FIRST, &d_results));
+    CHECK(cujit_array_read(d_results, results, sizeof results));
     if (!check("gpuarray", results, h_array, factor)) return 1;
     cujit_array_destroy(d_gpuarray);
     cujit_array_destroy(d_results);

@@ -32,7 +32,7 @@ static cujit_module *link_program(int gpu) {
   parts[1].data = library_source;
   parts[1].name = "ops.cu";
   if (!gpu) opts.arch = "sm_90";
-  link.flags = CUJIT_LINK_LTO;
+  link.flags = CUJIT_LINK_OPT_LTO;
   link.name = "link_lto";
   CHECK(cujit_module_link(&m, parts, 2, &opts, &link));
   return m;

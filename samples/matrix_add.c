@@ -1,5 +1,6 @@
 /* matrix_add - seed 000: the sum of two random 4 x 4 matrices with PyCUDA's gpuarray,
  * line for line with cujit's arrays: to_gpu, a_gpu + b_gpu, get. */
+#include "cujit_array.h"
 #include "sample.h"
 
 int main(void) {
@@ -11,8 +12,8 @@ int main(void) {
   sample_fill(b, 16, 12);
   CHECK(cujit_array_from_host(&a_gpu, CUJIT_TYPE_F32, 2, (int64_t[]){4, 4}, a)); /* to_gpu(a) */
   CHECK(cujit_array_from_host(&b_gpu, CUJIT_TYPE_F32, 2, (int64_t[]){4, 4}, b));
-  CHECK(cujit_array_binary(CUJIT_ADD, a_gpu, b_gpu, &c_gpu)); /* c_gpu = a_gpu + b_gpu */
-  CHECK(cujit_array_get(c_gpu, c, sizeof c));                 /* c_cpu = c_gpu.get() */
+  CHECK(cujit_array_binary(CUJIT_BINOP_ADD, a_gpu, b_gpu, &c_gpu)); /* c_gpu = a_gpu + b_gpu */
+  CHECK(cujit_array_read(c_gpu, c, sizeof c));                 /* c_cpu = c_gpu.get() */
   sample_print_matrix(c, 4, 4);                               /* print(c_cpu) */
 
   /* check against the CPU */

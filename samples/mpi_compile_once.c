@@ -191,7 +191,7 @@ int main(int argc, char **argv) {
   memset(broadcast, 0, sizeof broadcast);
   if (ways & 1) build(1, "shared disk cache", build_shared_cache, shared);
   if (ways & 2) build(2, "rank 0 compiles, MPI_Bcast, import", build_broadcast, broadcast);
-  if (!compile_only) gpu = cujit_device_count(&n) == CUJIT_OK && n > 0;
+  if (!compile_only) gpu = cujit_device_get_count(&n) == CUJIT_OK && n > 0;
   if (gpu && (ways & 1)) wrong += run(shared);
   if (gpu && (ways & 2)) wrong += run(broadcast);
   MPI_Reduce(&wrong, &total_wrong, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);

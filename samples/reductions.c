@@ -3,24 +3,25 @@
  * (reduction_kernel.c has the reduction generator, PyCUDA's ReductionKernel.) */
 #include <math.h>
 
+#include "cujit_array.h"
 #include "sample.h"
 
 int main(void) {
   cujit_array *a_gpu = NULL, *b_gpu = NULL, *max_gpu = NULL, *dot_gpu = NULL;
   float maximum, dot_product, a[50], b[50];
   if (!sample_have_gpu()) return 0;
-  CHECK(cujit_array_random(&a_gpu, CUJIT_TYPE_F32, 1, (int64_t[]){50}, CUJIT_UNIFORM, 1));
-  CHECK(cujit_array_random(&b_gpu, CUJIT_TYPE_F32, 1, (int64_t[]){50}, CUJIT_UNIFORM, 2));
-  CHECK(cujit_array_reduce(CUJIT_MAX, a_gpu, &max_gpu)); /* pycuda.gpuarray.max(a_gpu) */
-  CHECK(cujit_array_get(max_gpu, &maximum, sizeof maximum));
+  CHECK(cujit_array_random(&a_gpu, CUJIT_TYPE_F32, 1, (int64_t[]){50}, CUJIT_RANDOM_UNIFORM, 1));
+  CHECK(cujit_array_random(&b_gpu, CUJIT_TYPE_F32, 1, (int64_t[]){50}, CUJIT_RANDOM_UNIFORM, 2));
+  CHECK(cujit_array_reduce(CUJIT_REDOP_MAX, a_gpu, &max_gpu)); /* pycuda.gpuarray.max(a_gpu) */
+  CHECK(cujit_array_read(max_gpu, &maximum, sizeof maximum));
   CHECK(cujit_array_dot(a_gpu, b_gpu, &dot_gpu)); /* pycuda.gpuarray.dot(a_gpu, b_gpu) */
-  CHECK(cujit_array_get(dot_gpu, &dot_product, sizeof dot_product));
+  CHECK(cujit_array_read(dot_gpu, &dot_product, sizeof dot_product));
   printf("max(a)    =  %.7f\ndot(a, b) =  %.7f\n", (double)maximum, (double)dot_product);
 
   /* check against the CPU */
   double want_max = -INFINITY, want_dot = 0;
-  CHECK(cujit_array_get(a_gpu, a, sizeof a));
-  CHECK(cujit_array_get(b_gpu, b, sizeof b));
+  CHECK(cujit_array_read(a_gpu, a, sizeof a));
+  CHECK(cujit_array_read(b_gpu, b, sizeof b));
   for (int i = 0; i < 50; i++) {
     want_max = a[i] > want_max ? a[i] : want_max;
     want_dot += (double)a[i] * b[i];

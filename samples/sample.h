@@ -22,7 +22,7 @@
 /* 1 when a CUDA device can run kernels; otherwise says why and returns 0. */
 static inline int sample_have_gpu(void) {
   int n = 0;
-  if (cujit_device_count(&n) == CUJIT_OK && n > 0) return 1;
+  if (cujit_device_get_count(&n) == CUJIT_OK && n > 0) return 1;
   printf("No GPU here (%s)\n", n == 0 && !cujit_last_error()[0] ? "the driver reports no device"
                                                                   : cujit_last_error());
   return 0;

@@ -4,6 +4,7 @@
  * against the CPU on 4000 x 4000 floats. */
 #include <math.h>
 
+#include "cujit_array.h"
 #include "sample.h"
 
 static const char *const source =
@@ -24,18 +25,18 @@ int main(void) {
   size_t i;
   if (!mod) return 0;
   /* data = cp.random.rand(size, size).astype(cp.float32) */
-  CHECK(cujit_array_random(&d_data, CUJIT_TYPE_F32, 2, shape, CUJIT_UNIFORM, 2025));
-  CHECK(cujit_array_binary_scalar(CUJIT_MUL, d_data, 2, CUJIT_SCALAR_INT, &transformed));
-  CHECK(cujit_array_binary_scalar(CUJIT_ADD, transformed, 1, CUJIT_SCALAR_INT, &transformed));
-  CHECK(cujit_array_unary(CUJIT_SIN, transformed, &d_result)); /* result = cp.sin(...) */
-  CHECK(cujit_array_get(d_result, result, bytes));                /* result.get() */
-  CHECK(cujit_array_get(d_data, data, bytes));
+  CHECK(cujit_array_random(&d_data, CUJIT_TYPE_F32, 2, shape, CUJIT_RANDOM_UNIFORM, 2025));
+  CHECK(cujit_array_binary_scalar(CUJIT_BINOP_MUL, d_data, 2, CUJIT_SCALAR_INT, &transformed));
+  CHECK(cujit_array_binary_scalar(CUJIT_BINOP_ADD, transformed, 1, CUJIT_SCALAR_INT, &transformed));
+  CHECK(cujit_array_unary(CUJIT_UNOP_SIN, transformed, &d_result)); /* result = cp.sin(...) */
+  CHECK(cujit_array_read(d_result, result, bytes));                /* result.get() */
+  CHECK(cujit_array_read(d_data, data, bytes));
   for (i = 0; i < n; i++) want[i] = sinf(data[i] * 2.0f + 1.0f);
   if (!sample_allclose(result, want, n, 1e-5, 1e-6)) return 1;
   /* the same as one kernel with no temporaries */
   CHECK(cujit_array_map(&d_result, "sin(x * 2 + 1)", 1, (const char *[]){"x"},
                         (const cujit_array *[]){d_data}));
-  CHECK(cujit_array_get(d_result, result, bytes));
+  CHECK(cujit_array_read(d_result, result, bytes));
   if (!sample_allclose(result, want, n, 1e-5, 1e-6)) return 1;
   /* the Numba kernel: explicit In/Out and a 2-D grid */
   CHECK(cujit_module_get_function(mod, "gpu_kernel", &kernel));

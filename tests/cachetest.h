@@ -37,8 +37,8 @@ static inline void log_capture(cujit_log_level level) {
   pthread_mutex_lock(&log_mu);
   log_text[0] = '\0';
   pthread_mutex_unlock(&log_mu);
-  cujit_set_log_callback(keep_log, NULL);
-  cujit_set_log_level(level);
+  cujit_log_set_callback(keep_log, NULL);
+  cujit_log_set_level(level);
 }
 
 #define assert_logged(needle)                                                          \
@@ -138,8 +138,8 @@ static int cache_setup(void **state) {
 
 static int cache_teardown(void **state) {
   (void)state;
-  cujit_set_log_callback(NULL, NULL);
-  cujit_set_log_level(CUJIT_LOG_OFF);
+  cujit_log_set_callback(NULL, NULL);
+  cujit_log_set_level(CUJIT_LOG_OFF);
   drop_cache(cache);
   return 0;
 }

@@ -8,7 +8,8 @@
 #   call to a layer above, a circle between files and a name used twice, each on a tree
 #   made for it;
 # - scripts/sample-lines counts a made-up seed and samples as docs/samples.md says, and
-#   refuses a sample over the limit.
+#   refuses a sample over the limit;
+# - scripts/plot-bench --history writes a benchmark CSV's rows as the history's rows.
 # Usage: check_scripts.sh SOURCE_DIR
 set -eu
 src=$1
@@ -136,7 +137,7 @@ int main(void) {
   if (!sample_have_gpu()) return 0;
   sample_fill(x, 4, 1);
   CHECK(cujit_array_from_host(&a, CUJIT_TYPE_F32, 1, (int64_t[]){4}, x));
-  CHECK(cujit_array_get(a, y, sizeof y));
+  CHECK(cujit_array_read(a, y, sizeof y));
 
   /* check: y against the host */
   if (y[0] != x[0]) return 1;
@@ -157,7 +158,7 @@ counts=$(echo "$out" | awk 'NR > 1 { printf "%s %s %s %s;", $1, $3, $4, $5 }')
 [ "$counts" = "one.c 3 3 1.00;two.c 2 2 1.00;" ] ||
   { echo "sample-lines counted wrong:"; echo "$out"; exit 1; }
 echo "  x[0] += 1;" >"$tmp/line.c"
-sed '/CHECK(cujit_array_get/r '"$tmp/line.c" "$tmp/samples/one.c" >"$tmp/one.c"
+sed '/CHECK(cujit_array_read/r '"$tmp/line.c" "$tmp/samples/one.c" >"$tmp/one.c"
 mv "$tmp/one.c" "$tmp/samples/one.c" # a fourth line of code
 printf 'one 007 1
 ' >"$tmp/samples/seeds.txt"
@@ -166,5 +167,31 @@ case $out in *"one.c"*"4   1.33  over 1.3"*"1 sample(s) with more than 1.3"*) ;;
   echo "sample-lines let a sample over the limit pass:"; echo "$out"; exit 1;; esac
 sh "$src/scripts/sample-lines" "$tmp/no-seeds" "$tmp/samples" >/dev/null && exit 1
 [ $? = 77 ] || { echo "sample-lines without seeds did not skip"; exit 1; }
+# scripts/plot-bench --history turns a benchmark CSV into rows of the history
+# (docs/benchmarks.md says how): the run's date, commit, device and host first (the host's
+# comma made a semicolon), then the CSV's own row; skipped rows are left out.
+cat >"$tmp/bench.csv" <<'CSV'
+# cujit-bench 
+# date: 2026-11-26 22:09:39 UTC
+# device: NVIDIA H100 80GB HBM3 (sm_90)
+# driver: CUDA 13.0
+# NVRTC: 13.0
+# cujit: 0.1.0 commit 220e383
+# host: x86_64, 16 CPUs
+# target: sm_90
+# repetitions: full
+group,metric,param,unit,cujit,baseline,ratio,allowed,goal,result
+memcache,memory-cache hit: 4 KiB source,4096,ns,384.353,,,1000,<= 1000 ns,PASS
+multigpu,several devices,0,,,,,,needs two CUDA devices; found 1,SKIP
+CSV
+out=$(sh "$src/scripts/plot-bench" --history "$tmp/bench.csv")
+[ "$out" = "2026-11-26 22:09:39 UTC,220e383,NVIDIA H100 80GB HBM3 (sm_90),x86_64; 16 CPUs,groups: memcache multigpu,memcache,memory-cache hit: 4 KiB source,4096,ns,384.353,,,1000,<= 1000 ns,PASS" ] ||
+  { echo "plot-bench --history printed:"; echo "$out"; exit 1; }
+out=$(sh "$src/scripts/plot-bench" --history "$tmp/bench.csv" "all groups" | cut -d, -f5)
+[ "$out" = "all groups" ] || { echo "plot-bench --history did not take the run: $out"; exit 1; }
+head -1 "$src/docs/benchmarks-history.csv" |
+  grep -qx "date,commit,device,host,run,$(grep '^group,' "$tmp/bench.csv")" ||
+  { echo "docs/benchmarks-history.csv's header is not the history's columns"; exit 1; }
 echo "scripts: deps waits for apt's lock, README.md names its packages; skip reasons are shown;"
-echo "layers, circles and names are checked; sample line counts are counted as docs/samples.md says"
+echo "layers, circles and names are checked; sample line counts are counted as docs/samples.md"
+echo "says; the benchmark's CSV becomes rows of its history"

@@ -26,7 +26,7 @@ static inline cujit_function *gpu_function(cujit_module *m, const char *name) {
 /* Bytes of In/Out staging memory handed out now on the current device. */
 static inline size_t gpu_pool_in_use(void) {
   size_t used = 0;
-  assert_ok(cujit_mem_pool_usage(&used, NULL));
+  assert_ok(cujit_mem_pool_get_usage(&used, NULL));
   return used;
 }
 
@@ -42,9 +42,9 @@ static inline CUcontext gpu_own_context(void) {
   CUcontext c = NULL;
   CUdevice dev = 0;
   int version = 0;
-  assert_ok(cujit_driver_version(&version));
-  assert_ok(cujit_driver_symbol("cuCtxCreate", &create));
-  assert_ok(cujit_driver_symbol("cuDeviceGet", &device_get));
+  assert_ok(cujit_driver_get_version(&version));
+  assert_ok(cujit_driver_get_symbol("cuCtxCreate", &create));
+  assert_ok(cujit_driver_get_symbol("cuDeviceGet", &device_get));
   assert_int_equal(((gpu_device_get_fn)device_get)(&dev, 0), CUDA_SUCCESS);
   if (version >= 12050) /* cuCtxCreate_v4, with a parameter block (NULL: none) */
     assert_int_equal(((gpu_ctx_create4_fn)create)(&c, NULL, 0, dev), CUDA_SUCCESS);
@@ -55,7 +55,7 @@ static inline CUcontext gpu_own_context(void) {
 
 static inline void gpu_destroy_context(CUcontext c) {
   void *destroy = NULL;
-  assert_ok(cujit_driver_symbol("cuCtxDestroy", &destroy));
+  assert_ok(cujit_driver_get_symbol("cuCtxDestroy", &destroy));
   assert_int_equal(((gpu_ctx_destroy_fn)destroy)(c), CUDA_SUCCESS);
 }
 
@@ -65,7 +65,7 @@ static inline int gpu_have_devices(int want) {
   static const char *const words[] = {"no", "one", "two", "three", "four"};
   int n = 0;
   if (!test_have_gpu()) return 0;
-  if (cujit_device_count(&n) == CUJIT_OK && n >= want) return 1;
+  if (cujit_device_get_count(&n) == CUJIT_OK && n >= want) return 1;
   if (want < (int)(sizeof words / sizeof *words))
     printf("SKIP: needs %s CUDA devices, found %d\n", words[want], n);
   else

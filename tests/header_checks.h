@@ -1,9 +1,9 @@
-/* header_checks.h - every macro and inline constructor of cujit.h, used and checked, in
- * the part of C11 and C++17 that both compile with -Wall -Wextra -Wpedantic -Werror:
- * test_c11.c and test_cxx.cpp include it, so each form is built as its language expands
- * it (compound literals in C, initializer lists in C++). The includer defines
- * hc_check(ok, what) and calls hc_run(). Values are checked field by field; launches run
- * where a GPU is present (and are checked), and elsewhere must fail with
+/* header_checks.h - every macro and inline constructor of cujit.h and cujit_array.h, used
+ * and checked, in the part of C11 and C++17 that both compile with -Wall -Wextra
+ * -Wpedantic -Werror: test_c11.c and test_cxx.cpp include it, so each form is built as its
+ * language expands it (compound literals in C, initializer lists in C++). The includer
+ * defines hc_check(ok, what) and calls hc_run(). Values are checked field by field;
+ * launches run where a GPU is present (and are checked), and elsewhere must fail with
  * CUJIT_ERROR_NO_DRIVER or CUJIT_ERROR_NO_DEVICE. */
 #ifndef CUJIT_HEADER_CHECKS_H
 #define CUJIT_HEADER_CHECKS_H
@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cujit.h"
+#include "cujit_array.h"
 
 static void hc_check(int ok, const char *what);
 
@@ -117,7 +118,7 @@ static int hc_is_buffer(const cujit_arg *a, int kind, const void *host, size_t b
 }
 
 /* A tagged reference (cujit_arg_ref) to such an argument, read while it lives: in C++ the
- * argument of CUJIT_IN lives until the end of the full expression, which this call is in. */
+ * argument of CUJIT_IN_PTR lives until the end of the full expression, which this call is in. */
 static int hc_is_ref(CUdeviceptr r, int kind, const void *host, size_t bytes) {
   const cujit_arg *a = (const cujit_arg *)(uintptr_t)(r & CUJIT_ARG_REF_MASK_);
   return (r >> 48) == CUJIT_ARG_REF_TAG_ && hc_is_buffer(a, kind, host, bytes);
@@ -132,9 +133,9 @@ static void hc_buffers(void) {
   hc_check(hc_is_buffer(&c, CUJIT_ARG_INOUT, h, 12), "cujit_inout");
   hc_check((r >> 48) == CUJIT_ARG_REF_TAG_ && (r & CUJIT_ARG_REF_MASK_) == (uintptr_t)&b,
            "cujit_arg_ref");
-  hc_check(hc_is_ref(CUJIT_IN(h, sizeof h), CUJIT_ARG_IN, h, sizeof h), "CUJIT_IN");
-  hc_check(hc_is_ref(CUJIT_OUT(h, 4), CUJIT_ARG_OUT, h, 4), "CUJIT_OUT");
-  hc_check(hc_is_ref(CUJIT_INOUT(h, 8), CUJIT_ARG_INOUT, h, 8), "CUJIT_INOUT");
+  hc_check(hc_is_ref(CUJIT_IN_PTR(h, sizeof h), CUJIT_ARG_IN, h, sizeof h), "CUJIT_IN_PTR");
+  hc_check(hc_is_ref(CUJIT_OUT_PTR(h, 4), CUJIT_ARG_OUT, h, 4), "CUJIT_OUT_PTR");
+  hc_check(hc_is_ref(CUJIT_INOUT_PTR(h, 8), CUJIT_ARG_INOUT, h, 8), "CUJIT_INOUT_PTR");
 }
 
 /* ---- structs that grow: every _INIT macro ---- */
@@ -255,27 +256,27 @@ static void hc_every_launch_form(cujit_function *add, int gpu) {
                                     cujit_i32(16)),
                        gpu),
            "CUJIT_LAUNCH");
-  hc_check(hc_launched(cujit_call(add, CUJIT_DIM3(1), CUJIT_DIM3(16), CUJIT_INOUT(x, sizeof x),
-                                  CUJIT_IN(y, sizeof y), 16),
+  hc_check(hc_launched(cujit_call(add, CUJIT_DIM3(1), CUJIT_DIM3(16), CUJIT_INOUT_PTR(x, sizeof x),
+                                  CUJIT_IN_PTR(y, sizeof y), 16),
                        gpu),
-           "cujit_call with CUJIT_INOUT and CUJIT_IN");
+           "cujit_call with CUJIT_INOUT_PTR and CUJIT_IN_PTR");
   hc_check(hc_launched(cujit_call_ex(add, CUJIT_DIM3(1), CUJIT_DIM3(16), &o,
-                                     CUJIT_INOUT(x, sizeof x), CUJIT_IN(y, sizeof y), 16),
+                                     CUJIT_INOUT_PTR(x, sizeof x), CUJIT_IN_PTR(y, sizeof y), 16),
                        gpu),
            "cujit_call_ex");
   hc_check(hc_launched(cujit_call(add, CUJIT_DIM3(1), CUJIT_DIM3(16), cujit_arg_ref(&out),
-                                  CUJIT_IN(y, sizeof y), 0),
+                                  CUJIT_IN_PTR(y, sizeof y), 0),
                        gpu),
            "cujit_call with cujit_arg_ref");
   if (!gpu) return;
   hc_check(x[5] == 5.0f * 4.0f, "three additions of y to x");
   hc_check(cujit_mem_alloc(&dx, sizeof y) == CUJIT_OK &&
-               cujit_memcpy_htod(dx, y, sizeof y) == CUJIT_OK,
+               cujit_mem_copy_htod(dx, y, sizeof y) == CUJIT_OK,
            "device memory");
   hc_check(CUJIT_LAUNCH(add, CUJIT_DIM3(1), CUJIT_DIM3(8), cujit_ptr(dx),
                         cujit_ptr_offset(dx, 8 * sizeof(float)), cujit_i32(8)) == CUJIT_OK,
            "cujit_ptr and cujit_ptr_offset");
-  hc_check(cujit_memcpy_dtoh(z, dx, sizeof z) == CUJIT_OK && z[1] == 1.0f + 9.0f,
+  hc_check(cujit_mem_copy_dtoh(z, dx, sizeof z) == CUJIT_OK && z[1] == 1.0f + 9.0f,
            "device result");
   cujit_mem_free(dx);
 }
@@ -338,8 +339,8 @@ static void hc_generator_macros(int gpu) {
                    CUJIT_ERROR_INVALID_VALUE,
            "cujit_c64 and cujit_c128 are complex");
   if (gpu) { /* y = 2x, so the sum of 2 * x * y is 4 * (1 + 4 + 9 + 16) */
-    hc_check(cujit_array_get(y, hy, sizeof hy) == CUJIT_OK && hy[3] == 8.0f, "elementwise result");
-    hc_check(cujit_array_get(out, &got, sizeof got) == CUJIT_OK && got == 120.0f, "0-d result");
+    hc_check(cujit_array_read(y, hy, sizeof hy) == CUJIT_OK && hy[3] == 8.0f, "elementwise result");
+    hc_check(cujit_array_read(out, &got, sizeof got) == CUJIT_OK && got == 120.0f, "0-d result");
     hc_check(result == 120.0f, "host result");
   }
   cujit_elementwise_destroy(k);
@@ -355,7 +356,7 @@ static void hc_run(void) {
   cujit_module *m = NULL;
   cujit_function *mix = NULL, *add = NULL;
   int devices = 0, gpu;
-  gpu = cujit_device_count(&devices) == CUJIT_OK && devices > 0;
+  gpu = cujit_device_get_count(&devices) == CUJIT_OK && devices > 0;
   hc_version();
   hc_status_map();
   hc_dim3();

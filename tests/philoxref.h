@@ -98,7 +98,7 @@ static uint64_t ref_53(uint32_t hi, uint32_t lo) { return (((uint64_t)hi << 32) 
 #define REF_2M32 2.3283064365386962890625e-10
 #define REF_2M53 1.1102230246251565404236316680908203125e-16
 
-/* Element i of cujit_array_random(type, normal ? CUJIT_NORMAL : CUJIT_UNIFORM, seed), as a
+/* Element i of cujit_array_random(type, normal ? CUJIT_RANDOM_NORMAL : CUJIT_RANDOM_UNIFORM, seed), as a
  * double (a float's value for F32). */
 static double ref_random(int f64, int normal, uint64_t seed, uint64_t i) {
   uint64_t per = f64 ? 2 : 4, q = i / per;

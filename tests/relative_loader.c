@@ -51,11 +51,11 @@ int main(int argc, char **argv) {
   if (chdir(top) != 0) return perror("chdir"), 3;
   if (!(lib = dlopen(rel, RTLD_NOW | RTLD_LOCAL))) return fprintf(stderr, "%s\n", dlerror()), 3;
   if (chdir(argv[2]) != 0) return perror("chdir"), 3;
-  *(void **)&set_log = dlsym(lib, "cujit_set_log_callback");
-  *(void **)&set_level = dlsym(lib, "cujit_set_log_level");
-  *(void **)&set_jobs = dlsym(lib, "cujit_set_compile_jobs");
+  *(void **)&set_log = dlsym(lib, "cujit_log_set_callback");
+  *(void **)&set_level = dlsym(lib, "cujit_log_set_level");
+  *(void **)&set_jobs = dlsym(lib, "cujit_compile_set_jobs");
   *(void **)&destroy = dlsym(lib, "cujit_module_destroy");
-  *(void **)&batch = dlsym(lib, "cujit_compile_batch");
+  *(void **)&batch = dlsym(lib, "cujit_batch_compile");
   if (!set_log || !set_level || !set_jobs || !destroy || !batch) return 4;
   set_log(note, NULL);
   set_level(CUJIT_LOG_DEBUG);

@@ -7,6 +7,7 @@
  * older caller's size must read as defaults and results must stop at its size. The driver
  * path is forced to a missing file, so this runs the same with and without a GPU. */
 #include "testutil.h"
+#include "cujit_array.h"
 #include "module/function.h"
 #include "launch/launch.h"
 

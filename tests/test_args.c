@@ -3,6 +3,7 @@
  * each argument's kind, size and type (against the types the compiler gives, NVRTC
  * compiling here), grid, block and shared memory. */
 #include "typestest.h"
+#include "cujit_array.h"
 #include "kernelsrc.h"
 #include "launch/launch.h"
 
@@ -101,6 +102,22 @@ static void swap_args(cujit_arg *a) {
 /* Each argument given for another parameter of the same size is refused, naming the
  * parameter and its type, unless that parameter takes it (structs and vectors take any
  * value of their size). */
+/* CUJIT_IN_PTR() is cujit_call()'s, not a launch's: put last in CUJIT_LAUNCH()'s array,
+ * where C accepts it (with -Wall's missing-braces warning), it fills `kind` alone, every
+ * other field 0, and the launch refuses it (any other place in the array does not
+ * compile). */
+static void a_pointer_for_cujit_call_is_refused_by_a_launch(void **state) {
+  static const size_t sizes[] = {4, 8};
+  float host[4] = {0};
+  cujit_arg args[2];
+  (void)state;
+  memset(args, 0, sizeof args);
+  args[0] = cujit_i32(3);
+  args[1].kind = (int)(uint32_t)CUJIT_IN_PTR(host, sizeof host);
+  assert_status_detail(cj_args_check("k", 2, sizes, NULL, args, 2), CUJIT_ERROR_INVALID_ARGS,
+                       "argument 2 of kernel 'k'");
+}
+
 static void same_size_swaps_are_refused(void **state) {
   cujit_module *m = types_compile(kSwap, "swap.cu", NULL, NULL, NULL, 0);
   cujit_arg ok[11], a[11];
@@ -291,6 +308,7 @@ int main(void) {
       cmocka_unit_test(wrong_count_names_both_counts),
       cmocka_unit_test(wrong_size_names_parameter_expected_and_given),
       cmocka_unit_test(malformed_arguments_are_refused),
+      cmocka_unit_test(a_pointer_for_cujit_call_is_refused_by_a_launch),
       cmocka_unit_test(same_size_swaps_are_refused),
       cmocka_unit_test(compatible_arguments_pass),
       cmocka_unit_test(extern_c_kernels_once_probed),

@@ -3,6 +3,7 @@
  * destroyed array is refused by every function instead of being read after it was freed
  * or taken for a newer array. */
 #include "testutil.h"
+#include "cujit_array.h"
 
 static const int64_t kShape[] = {4, 6};
 
@@ -58,11 +59,11 @@ static void wrapped_views_and_destroyed_arrays(void **state) {
   assert_true(cujit_array_data(r) == 0x10000);
   assert_status_detail(cujit_array_reshape(a, 2, wrong, &out), CUJIT_ERROR_INVALID_VALUE,
                        "the new shape holds 25 elements, the array 24");
-  assert_status_detail(cujit_array_get(a, host, 4), CUJIT_ERROR_INVALID_VALUE,
+  assert_status_detail(cujit_array_read(a, host, 4), CUJIT_ERROR_INVALID_VALUE,
                        "bytes is 4, but the array holds 96 bytes");
   cujit_array_destroy(a); /* the views keep working */
   assert_int_equal(cujit_array_size(v), 6);
-  assert_status_detail(cujit_array_get(a, host, sizeof host), CUJIT_ERROR_INVALID_VALUE,
+  assert_status_detail(cujit_array_read(a, host, sizeof host), CUJIT_ERROR_INVALID_VALUE,
                        "a is not a live array (destroyed already");
   assert_status_detail(cujit_array_copy(a, &out), CUJIT_ERROR_INVALID_VALUE, "not a live array");
   assert_status_detail(cujit_array_view(a, 0, 1, &out), CUJIT_ERROR_INVALID_VALUE,

@@ -5,6 +5,7 @@
 #include <math.h>
 
 #include "testutil.h"
+#include "cujit_array.h"
 
 static void promotion_follows_numpy(void **state) {
   static const struct { int a, b, weak, want; } cases[] = {
@@ -34,11 +35,11 @@ static void promotion_follows_numpy(void **state) {
   size_t i;
   (void)state;
   for (i = 0; i < sizeof cases / sizeof *cases; i++) {
-    int got = cujit_promote(cases[i].a, cases[i].b, cases[i].weak);
+    int got = cujit_type_promote(cases[i].a, cases[i].b, cases[i].weak);
     if (got != cases[i].want)
       fail_msg("promote(%d, %d, weak %d) = %d, want %d", cases[i].a, cases[i].b, cases[i].weak,
                got, cases[i].want);
-    if (!cases[i].weak && cujit_promote(cases[i].b, cases[i].a, 0) != got)
+    if (!cases[i].weak && cujit_type_promote(cases[i].b, cases[i].a, 0) != got)
       fail_msg("promote(%d, %d) is not symmetric", cases[i].a, cases[i].b);
   }
 }
@@ -320,18 +321,18 @@ static void every_operation_compiles(void **state) {
     int ty = kTypes[t];
     cujit_array *a = wrap(ty, 0x1000), *b = wrap(ty, 0x2000), *f = wrap(CUJIT_TYPE_F64, 0x3000);
     cujit_array *out = NULL;
-    expect_no_driver(cujit_array_binary(CUJIT_ADD, a, b, &out), "add", ty);
-    expect_no_driver(cujit_array_binary(CUJIT_MUL, a, f, &out), "mul f64", ty);
-    expect_no_driver(cujit_array_binary(CUJIT_EQ, a, b, &out), "eq", ty);
-    expect_no_driver(cujit_array_binary(is_complex(ty) ? CUJIT_DIV : CUJIT_MAXIMUM, a, b, &out),
+    expect_no_driver(cujit_array_binary(CUJIT_BINOP_ADD, a, b, &out), "add", ty);
+    expect_no_driver(cujit_array_binary(CUJIT_BINOP_MUL, a, f, &out), "mul f64", ty);
+    expect_no_driver(cujit_array_binary(CUJIT_BINOP_EQ, a, b, &out), "eq", ty);
+    expect_no_driver(cujit_array_binary(is_complex(ty) ? CUJIT_BINOP_DIV : CUJIT_BINOP_MAXIMUM, a, b, &out),
                      "max", ty);
-    expect_no_driver(cujit_array_binary(CUJIT_POW, a, b, &out), "pow", ty);
-    expect_no_driver(cujit_array_binary_scalar(CUJIT_MUL, a, 2, CUJIT_SCALAR_INT, &out), "2*a", ty);
-    expect_no_driver(cujit_array_binary_scalar(CUJIT_DIV, a, 0.5, CUJIT_SCALAR_FIRST, &out), "0.5/a",
+    expect_no_driver(cujit_array_binary(CUJIT_BINOP_POW, a, b, &out), "pow", ty);
+    expect_no_driver(cujit_array_binary_scalar(CUJIT_BINOP_MUL, a, 2, CUJIT_SCALAR_INT, &out), "2*a", ty);
+    expect_no_driver(cujit_array_binary_scalar(CUJIT_BINOP_DIV, a, 0.5, CUJIT_SCALAR_FIRST, &out), "0.5/a",
                      ty);
-    expect_no_driver(cujit_array_unary(CUJIT_FABS, a, &out), "fabs", ty);
-    expect_no_driver(cujit_array_unary(CUJIT_SQRT, a, &out), "sqrt", ty);
-    if (ty != CUJIT_TYPE_BOOL) expect_no_driver(cujit_array_unary(CUJIT_NEG, a, &out), "neg", ty);
+    expect_no_driver(cujit_array_unary(CUJIT_UNOP_FABS, a, &out), "fabs", ty);
+    expect_no_driver(cujit_array_unary(CUJIT_UNOP_SQRT, a, &out), "sqrt", ty);
+    if (ty != CUJIT_TYPE_BOOL) expect_no_driver(cujit_array_unary(CUJIT_UNOP_NEG, a, &out), "neg", ty);
     assert_null(out);
     cujit_array_destroy(a);
     cujit_array_destroy(b);
@@ -339,9 +340,9 @@ static void every_operation_compiles(void **state) {
   }
   {
     cujit_array *x = wrap(CUJIT_TYPE_F32, 0x1000), *out = NULL;
-    for (op = CUJIT_NEG; op <= CUJIT_CEIL; op++)
+    for (op = CUJIT_UNOP_NEG; op <= CUJIT_UNOP_CEIL; op++)
       expect_no_driver(cujit_array_unary(op, x, &out), "unary", op);
-    for (op = CUJIT_ADD; op <= CUJIT_GE; op++)
+    for (op = CUJIT_BINOP_ADD; op <= CUJIT_BINOP_GE; op++)
       expect_no_driver(cujit_array_binary(op, x, x, &out), "binary", op);
     cujit_array_destroy(x);
   }
@@ -354,13 +355,13 @@ static void operations_refuse_what_is_not_defined(void **state) {
   cujit_array *short_one = NULL;
   (void)state;
   assert_ok(cujit_array_wrap(&short_one, CUJIT_TYPE_F32, 1, &n3, 0x5000));
-  assert_status_detail(cujit_array_binary(CUJIT_LT, c, c, &out), CUJIT_ERROR_INVALID_VALUE,
+  assert_status_detail(cujit_array_binary(CUJIT_BINOP_LT, c, c, &out), CUJIT_ERROR_INVALID_VALUE,
                        "lt is not defined for c64 (complex numbers have no order)");
-  assert_status_detail(cujit_array_binary(CUJIT_SUB, b, b, &out), CUJIT_ERROR_INVALID_VALUE,
+  assert_status_detail(cujit_array_binary(CUJIT_BINOP_SUB, b, b, &out), CUJIT_ERROR_INVALID_VALUE,
                        "sub is not defined for b8");
-  assert_status_detail(cujit_array_unary(CUJIT_FLOOR, c, &out), CUJIT_ERROR_INVALID_VALUE,
+  assert_status_detail(cujit_array_unary(CUJIT_UNOP_FLOOR, c, &out), CUJIT_ERROR_INVALID_VALUE,
                        "floor is not defined for c64");
-  assert_status_detail(cujit_array_binary(CUJIT_ADD, f, short_one, &out),
+  assert_status_detail(cujit_array_binary(CUJIT_BINOP_ADD, f, short_one, &out),
                        CUJIT_ERROR_INVALID_VALUE, "a has shape (8,) and b (3,)");
   {
     /* as many elements in another shape: the shapes say what differs */
@@ -369,11 +370,11 @@ static void operations_refuse_what_is_not_defined(void **state) {
     assert_ok(cujit_array_wrap(&flat, CUJIT_TYPE_F32, 1, &n16, 0x8000));
     assert_ok(cujit_array_wrap(&square, CUJIT_TYPE_F32, 2, four_by_four, 0x9000));
     assert_ok(cujit_array_wrap(&scalar, CUJIT_TYPE_F32, 0, &none, 0xa000));
-    assert_status_detail(cujit_array_binary(CUJIT_ADD, square, flat, &out),
+    assert_status_detail(cujit_array_binary(CUJIT_BINOP_ADD, square, flat, &out),
                          CUJIT_ERROR_INVALID_VALUE,
                          "cujit_array_binary: a has shape (4, 4) and b (16,); elementwise "
                          "operations need arrays of one shape");
-    assert_status_detail(cujit_array_binary(CUJIT_MUL, scalar, square, &out),
+    assert_status_detail(cujit_array_binary(CUJIT_BINOP_MUL, scalar, square, &out),
                          CUJIT_ERROR_INVALID_VALUE, "a has shape () and b (4, 4)");
     assert_status_detail(cujit_array_map(&out, "x * y", 2, (const char *[]){"x", "y"},
                                          (const cujit_array *[]){flat, square}),
@@ -383,23 +384,23 @@ static void operations_refuse_what_is_not_defined(void **state) {
     cujit_array_destroy(scalar);
   }
   out = i; /* an output of the wrong type */
-  assert_status_detail(cujit_array_binary(CUJIT_ADD, f, f, &out), CUJIT_ERROR_INVALID_VALUE,
+  assert_status_detail(cujit_array_binary(CUJIT_BINOP_ADD, f, f, &out), CUJIT_ERROR_INVALID_VALUE,
                        "the output holds i32, the result is f32");
   out = NULL;
   assert_status_detail(cujit_array_binary(99, f, f, &out), CUJIT_ERROR_INVALID_VALUE,
                        "99 is not a cujit_binop");
-  assert_status_detail(cujit_array_binary_scalar(CUJIT_ADD, f, 1, 8, &out),
+  assert_status_detail(cujit_array_binary_scalar(CUJIT_BINOP_ADD, f, 1, 8, &out),
                        CUJIT_ERROR_INVALID_VALUE, "unknown flags 0x8");
   {
     cujit_array *i8 = wrap(CUJIT_TYPE_I8, 0x6000), *u64 = wrap(CUJIT_TYPE_U64, 0x7000);
-    assert_status_detail(cujit_array_binary_scalar(CUJIT_ADD, i8, 300, CUJIT_SCALAR_INT, &out),
+    assert_status_detail(cujit_array_binary_scalar(CUJIT_BINOP_ADD, i8, 300, CUJIT_SCALAR_INT, &out),
                          CUJIT_ERROR_INVALID_VALUE, "the integer 300 does not fit i8");
-    assert_status_detail(cujit_array_binary_scalar(CUJIT_ADD, u64, -1, CUJIT_SCALAR_INT, &out),
+    assert_status_detail(cujit_array_binary_scalar(CUJIT_BINOP_ADD, u64, -1, CUJIT_SCALAR_INT, &out),
                          CUJIT_ERROR_INVALID_VALUE, "the integer -1 does not fit u64");
-    assert_status_detail(cujit_array_binary_scalar(CUJIT_MUL, i8, 2.5, CUJIT_SCALAR_INT, &out),
+    assert_status_detail(cujit_array_binary_scalar(CUJIT_BINOP_MUL, i8, 2.5, CUJIT_SCALAR_INT, &out),
                          CUJIT_ERROR_INVALID_VALUE, "2.5 is not an integer");
     /* a float scalar with an i8 array computes in f64: no range to fit */
-    assert_int_equal(cujit_array_binary_scalar(CUJIT_ADD, i8, 300, 0, &out), CUJIT_ERROR_NO_DRIVER);
+    assert_int_equal(cujit_array_binary_scalar(CUJIT_BINOP_ADD, i8, 300, 0, &out), CUJIT_ERROR_NO_DRIVER);
     cujit_array_destroy(i8);
     cujit_array_destroy(u64);
   }

@@ -5,6 +5,7 @@
  * the published known-answer vectors, its logarithm and sine/cosine against the C
  * library's, and its normal numbers' moments. */
 #include "testutil.h"
+#include "cujit_array.h"
 
 #include "philoxref.h"
 
@@ -13,16 +14,16 @@ static const int64_t kShape[] = {10, 10};
 static void arguments(void **state) {
   cujit_array *a = (cujit_array *)1;
   (void)state;
-  assert_status_detail(cujit_array_random(NULL, CUJIT_TYPE_F32, 2, kShape, CUJIT_UNIFORM, 1),
+  assert_status_detail(cujit_array_random(NULL, CUJIT_TYPE_F32, 2, kShape, CUJIT_RANDOM_UNIFORM, 1),
                        CUJIT_ERROR_INVALID_VALUE, "cujit_array_random: out is NULL");
-  assert_status_detail(cujit_array_random(&a, CUJIT_TYPE_I32, 2, kShape, CUJIT_UNIFORM, 1),
+  assert_status_detail(cujit_array_random(&a, CUJIT_TYPE_I32, 2, kShape, CUJIT_RANDOM_UNIFORM, 1),
                        CUJIT_ERROR_INVALID_VALUE, "use CUJIT_TYPE_F32 or CUJIT_TYPE_F64");
   assert_null(a);
-  assert_status_detail(cujit_array_random(&a, CUJIT_TYPE_F16, 2, kShape, CUJIT_NORMAL, 1),
+  assert_status_detail(cujit_array_random(&a, CUJIT_TYPE_F16, 2, kShape, CUJIT_RANDOM_NORMAL, 1),
                        CUJIT_ERROR_INVALID_VALUE, "is not a type random arrays are made of");
-  assert_status_detail(cujit_array_random(&a, CUJIT_TYPE_C64, 2, kShape, CUJIT_NORMAL, 1),
+  assert_status_detail(cujit_array_random(&a, CUJIT_TYPE_C64, 2, kShape, CUJIT_RANDOM_NORMAL, 1),
                        CUJIT_ERROR_INVALID_VALUE, "is not a type random arrays are made of");
-  assert_status_detail(cujit_array_random(&a, CUJIT_TYPE_PTR, 2, kShape, CUJIT_NORMAL, 1),
+  assert_status_detail(cujit_array_random(&a, CUJIT_TYPE_PTR, 2, kShape, CUJIT_RANDOM_NORMAL, 1),
                        CUJIT_ERROR_INVALID_VALUE, "is not a type random arrays are made of");
   assert_status_detail(cujit_array_random(&a, CUJIT_TYPE_F32, 2, kShape, (cujit_distribution)7, 1),
                        CUJIT_ERROR_INVALID_VALUE, "distribution 7 is unknown");
@@ -33,7 +34,7 @@ static void arguments(void **state) {
  * compile would fail with CUJIT_ERROR_COMPILE; loading it is what needs the driver. */
 static void kernels_compile(void **state) {
   cujit_type types[] = {CUJIT_TYPE_F32, CUJIT_TYPE_F64};
-  cujit_distribution dists[] = {CUJIT_UNIFORM, CUJIT_NORMAL};
+  cujit_distribution dists[] = {CUJIT_RANDOM_UNIFORM, CUJIT_RANDOM_NORMAL};
   size_t t, d;
   (void)state;
   for (t = 0; t < 2; t++)

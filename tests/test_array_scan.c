@@ -4,6 +4,7 @@
  * fails, with CUJIT_ERROR_NO_DRIVER, where a bad one fails to compile). Arrays are
  * wrapped fake device pointers: nothing is ever read through them. */
 #include "testutil.h"
+#include "cujit_array.h"
 
 static const int kTypes[] = {CUJIT_TYPE_BOOL, CUJIT_TYPE_I8,  CUJIT_TYPE_U8,   CUJIT_TYPE_I16,
                              CUJIT_TYPE_U16,  CUJIT_TYPE_I32, CUJIT_TYPE_U32,  CUJIT_TYPE_I64,

@@ -1,4 +1,4 @@
-/* test_batch - many kernels at once: cujit_compile_batch and the asynchronous compile
+/* test_batch - many kernels at once: cujit_batch_compile and the asynchronous compile
  * (start, poll, wait, cancel), the worker processes behind them (a dead, missing or lying
  * worker fails nothing), repeats compiled once, herds across processes compiled once per
  * key, and the request's bytes (compile/wire.c) read back as they were written. Every
@@ -77,13 +77,13 @@ static double now(void) {
 static int batch_setup(void **state) {
   unsetenv("CUJIT_WORKER");
   cj_pool_reset();
-  cujit_set_compile_jobs(2);
+  cujit_compile_set_jobs(2);
   return cache_setup(state);
 }
 
 static int batch_teardown(void **state) {
   cj_pool_reset();
-  cujit_set_compile_jobs(0);
+  cujit_compile_set_jobs(0);
   return cache_teardown(state);
 }
 
@@ -108,7 +108,7 @@ static void a_batch_compiles_every_source(void **state) {
     snprintf(name_store[i], sizeof name_store[i], "k%d.cu", i);
     names[i] = name_store[i];
   }
-  assert_ok(cujit_compile_batch(mods, st, (const char *const *)src, names, N, &o));
+  assert_ok(cujit_batch_compile(mods, st, (const char *const *)src, names, N, &o));
   for (i = 0; i < N; i++) {
     assert_int_equal(st[i], CUJIT_OK);
     assert_module_has(mods[i], i);
@@ -123,7 +123,7 @@ static void a_batch_compiles_every_source(void **state) {
    * cujit_module_from_source() finds */
   for (i = 0; i < N; i++) cujit_module_destroy(mods[i]);
   before = compiles_so_far();
-  assert_ok(cujit_compile_batch(mods, NULL, (const char *const *)src, names, N, &o));
+  assert_ok(cujit_batch_compile(mods, NULL, (const char *const *)src, names, N, &o));
   assert_int_equal(compiles_so_far() - before, 0);
   assert_int_equal(find_entries(cache, NULL, 0), N);
   for (i = 0; i < N; i++) {
@@ -145,7 +145,7 @@ static void workers_compile_beside_this_process(void **state) {
   int i;
   (void)state;
   for (i = 0; i < 4; i++) src[i] = heavy_source(i);
-  assert_ok(cujit_compile_batch(mods, NULL, (const char *const *)src, NULL, 4, &o));
+  assert_ok(cujit_batch_compile(mods, NULL, (const char *const *)src, NULL, 4, &o));
   for (i = 0; i < 4; i++) {
     char sym[32];
     snprintf(sym, sizeof sym, "heavy%d", i);
@@ -172,7 +172,7 @@ static void workers_use_this_process_nvrtc_and_no_descriptors(void **state) {
   assert_int_equal(pipe(pipefd), 0); /* not close-on-exec */
   setenv("CUJIT_NVRTC", "/nonexistent/libnvrtc.so", 1);
   for (i = 0; i < 4; i++) src[i] = heavy_source(40 + i);
-  assert_ok(cujit_compile_batch(mods, st, (const char *const *)src, NULL, 4, &o));
+  assert_ok(cujit_batch_compile(mods, st, (const char *const *)src, NULL, 4, &o));
   unsetenv("CUJIT_NVRTC");
   assert_true(cj_pool_answered() - answered >= 1); /* a worker compiled some */
   n = cj_pool_workers(pids, NULL, 8);
@@ -202,7 +202,7 @@ static void a_compile_error_fails_only_its_source(void **state) {
   cujit_status st[3];
   cujit_options o = ptx_opts();
   (void)state;
-  assert_status_detail(cujit_compile_batch(mods, st, src, names, 3, &o), CUJIT_ERROR_COMPILE,
+  assert_status_detail(cujit_batch_compile(mods, st, src, names, 3, &o), CUJIT_ERROR_COMPILE,
                        "1 of 3 sources did not compile");
   assert_non_null(strstr(cujit_last_error(), "source 1 ('bad.cu'): CUJIT_ERROR_COMPILE"));
   assert_non_null(strstr(cujit_last_error(), "undefined_name")); /* NVRTC's log */
@@ -226,7 +226,7 @@ static void repeats_are_compiled_once(void **state) {
   uint64_t before = compiles_so_far();
   int i;
   (void)state;
-  assert_ok(cujit_compile_batch(mods, NULL, src, names, 5, &o));
+  assert_ok(cujit_batch_compile(mods, NULL, src, names, 5, &o));
   assert_int_equal(compiles_so_far() - before, 3); /* b as other.cu is another program */
   assert_module_has(mods[2], 1);
   assert_module_has(mods[3], 1);
@@ -236,7 +236,7 @@ static void repeats_are_compiled_once(void **state) {
   /* with the caches off as well */
   o.flags = CUJIT_OPT_NO_CACHE;
   before = compiles_so_far();
-  assert_ok(cujit_compile_batch(mods, NULL, src, names, 4, &o));
+  assert_ok(cujit_batch_compile(mods, NULL, src, names, 4, &o));
   assert_int_equal(compiles_so_far() - before, 2);
   assert_module_has(mods[3], 1);
   /* a repeat's module is a module of its own: exporting it works as for the first */
@@ -245,7 +245,7 @@ static void repeats_are_compiled_once(void **state) {
     size_t size = 0;
     o.flags = 0;
     for (i = 0; i < 4; i++) cujit_module_destroy(mods[i]);
-    assert_ok(cujit_compile_batch(mods, NULL, src, names, 3, &o));
+    assert_ok(cujit_batch_compile(mods, NULL, src, names, 3, &o));
     assert_ok(cujit_module_export(mods[2], &blob, &size));
     assert_true(size > 0);
     cujit_free(blob);
@@ -262,12 +262,12 @@ static void one_source_compiles_here(void **state) {
   cujit_options o = ptx_opts();
   uint64_t answered = cj_pool_answered(), programs = cj_nvrtc_programs_created();
   (void)state;
-  assert_ok(cujit_compile_batch(&m, NULL, (const char *const *)&s, NULL, 1, &o));
+  assert_ok(cujit_batch_compile(&m, NULL, (const char *const *)&s, NULL, 1, &o));
   assert_module_has(m, 7);
   cujit_module_destroy(m);
   o.flags = CUJIT_OPT_NO_CACHE; /* a job alone: compiled here too */
-  assert_ok(cujit_compile_start(&job, s, NULL, &o));
-  assert_ok(cujit_compile_wait(job, &m));
+  assert_ok(cujit_compile_job_start(&job, s, NULL, &o));
+  assert_ok(cujit_compile_job_wait(job, &m));
   assert_module_has(m, 7);
   cujit_module_destroy(m);
   cujit_compile_job_destroy(job);
@@ -286,28 +286,28 @@ static void a_job_is_started_polled_and_waited_for(void **state) {
   cujit_options o = ptx_opts();
   double t0 = now();
   (void)state;
-  assert_ok(cujit_compile_start(&job, s, "three.cu", &o));
+  assert_ok(cujit_compile_job_start(&job, s, "three.cu", &o));
   free(s); /* the job keeps its own copy */
-  while (!cujit_compile_poll(job)) {
+  while (!cujit_compile_job_poll(job)) {
     assert_true(now() - t0 < 120);
     cj_nap(0.005);
   }
   assert_string_equal(cujit_compile_job_error(job), "");
-  assert_ok(cujit_compile_wait(job, &m));
+  assert_ok(cujit_compile_job_wait(job, &m));
   assert_module_has(m, 3);
   assert_string_equal(cujit_module_name(m), "three.cu");
   cujit_module_destroy(m);
-  assert_status_detail(cujit_compile_wait(job, &m), CUJIT_ERROR_INVALID_VALUE,
+  assert_status_detail(cujit_compile_job_wait(job, &m), CUJIT_ERROR_INVALID_VALUE,
                        "handed over by an earlier wait");
   assert_null(m);
   cujit_compile_job_destroy(job);
   /* a failing job: its wait gives the compile's status and detail, and so does the job */
-  assert_ok(cujit_compile_start(&bad, "__global__ void k() { nope(); }\n", "nope.cu", &o));
-  assert_status_detail(cujit_compile_wait(bad, &m), CUJIT_ERROR_COMPILE, "nope.cu");
+  assert_ok(cujit_compile_job_start(&bad, "__global__ void k() { nope(); }\n", "nope.cu", &o));
+  assert_status_detail(cujit_compile_job_wait(bad, &m), CUJIT_ERROR_COMPILE, "nope.cu");
   assert_non_null(strstr(cujit_last_error(), "nope"));
   assert_string_equal(cujit_compile_job_error(bad), cujit_last_error());
   assert_null(m);
-  assert_int_equal(cujit_compile_poll(bad), 1);
+  assert_int_equal(cujit_compile_job_poll(bad), 1);
   cujit_compile_job_destroy(bad);
 }
 
@@ -316,7 +316,7 @@ static void a_job_that_is_never_waited_for_is_freed(void **state) {
   cujit_compile_job *job = NULL;
   cujit_options o = ptx_opts();
   (void)state;
-  assert_ok(cujit_compile_start(&job, s, NULL, &o));
+  assert_ok(cujit_compile_job_start(&job, s, NULL, &o));
   cujit_compile_job_destroy(job); /* cancelled or finished: either way freed */
   cujit_compile_job_destroy(NULL);
   free(s);
@@ -328,17 +328,17 @@ static void a_job_is_cancelled(void **state) {
   cujit_module *m = NULL;
   cujit_options o = ptx_opts();
   (void)state;
-  cujit_set_compile_jobs(1); /* one at a time: b waits behind a */
-  assert_ok(cujit_compile_start(&ja, a, "a.cu", &o));
-  assert_ok(cujit_compile_start(&jb, b, "b.cu", &o));
-  cujit_compile_cancel(jb);
+  cujit_compile_set_jobs(1); /* one at a time: b waits behind a */
+  assert_ok(cujit_compile_job_start(&ja, a, "a.cu", &o));
+  assert_ok(cujit_compile_job_start(&jb, b, "b.cu", &o));
+  cujit_compile_job_cancel(jb);
   cj_nap(0.1);
-  cujit_compile_cancel(ja);
-  assert_status_detail(cujit_compile_wait(ja, &m), CUJIT_ERROR_CANCELLED,
-                       "compiling 'a.cu' was cancelled by cujit_compile_cancel()");
+  cujit_compile_job_cancel(ja);
+  assert_status_detail(cujit_compile_job_wait(ja, &m), CUJIT_ERROR_CANCELLED,
+                       "compiling 'a.cu' was cancelled by cujit_compile_job_cancel()");
   assert_null(m);
-  assert_status_detail(cujit_compile_wait(jb, &m), CUJIT_ERROR_CANCELLED,
-                       "cancelled by cujit_compile_cancel() before it started");
+  assert_status_detail(cujit_compile_job_wait(jb, &m), CUJIT_ERROR_CANCELLED,
+                       "cancelled by cujit_compile_job_cancel() before it started");
   cujit_compile_job_destroy(ja);
   cujit_compile_job_destroy(jb);
   assert_int_equal(find_entries(cache, NULL, 0), 0);
@@ -361,7 +361,7 @@ static void a_cancel_hook_stops_a_job_in_a_worker(void **state) {
   src[0] = a;
   src[1] = b;
   o.cancel = stop_now;
-  assert_int_equal(cujit_compile_batch(mods, st, src, NULL, 2, &o), CUJIT_ERROR_CANCELLED);
+  assert_int_equal(cujit_batch_compile(mods, st, src, NULL, 2, &o), CUJIT_ERROR_CANCELLED);
   assert_int_equal(st[0], CUJIT_ERROR_CANCELLED);
   assert_int_equal(st[1], CUJIT_ERROR_CANCELLED);
   assert_null(mods[0]);
@@ -394,13 +394,13 @@ static void a_killed_worker_fails_nothing(void **state) {
   int pid;
   (void)state;
   log_capture(CUJIT_LOG_INFO);
-  assert_ok(cujit_compile_start(&ja, a, "a.cu", &o));
-  assert_ok(cujit_compile_start(&jb, b, "b.cu", &o));
+  assert_ok(cujit_compile_job_start(&ja, a, "a.cu", &o));
+  assert_ok(cujit_compile_job_start(&jb, b, "b.cu", &o));
   pid = busy_worker();
   assert_true(pid > 0);
   assert_int_equal(kill(pid, SIGKILL), 0);
-  assert_ok(cujit_compile_wait(ja, &ma));
-  assert_ok(cujit_compile_wait(jb, &mb));
+  assert_ok(cujit_compile_job_wait(ja, &ma));
+  assert_ok(cujit_compile_job_wait(jb, &mb));
   assert_non_null(strstr(cujit_module_ptx(ma, NULL), "heavy30"));
   assert_non_null(strstr(cujit_module_ptx(mb, NULL), "heavy31"));
   assert_logged("stopped or answered something else while compiling");
@@ -420,7 +420,7 @@ static void run_batch_of_heavy(int first) {
   cujit_options o = ptx_opts();
   int i;
   for (i = 0; i < 3; i++) src[i] = heavy_source(first + i);
-  assert_ok(cujit_compile_batch(mods, NULL, (const char *const *)src, NULL, 3, &o));
+  assert_ok(cujit_batch_compile(mods, NULL, (const char *const *)src, NULL, 3, &o));
   for (i = 0; i < 3; i++) {
     char sym[32];
     snprintf(sym, sizeof sym, "heavy%d", first + i);
@@ -487,11 +487,11 @@ static int child_batch(const char *arg) {
   cujit_options o = ptx_opts();
   uint64_t before;
   int i, first = atoi(arg);
-  cujit_set_compile_jobs(2);
+  cujit_compile_set_jobs(2);
   for (i = 0; i < 3; i++) src[i] = heavy_source(first + i);
   child_wait_gate();
   before = compiles_so_far();
-  if (cujit_compile_batch(mods, NULL, (const char *const *)src, NULL, 3, &o) != CUJIT_OK) {
+  if (cujit_batch_compile(mods, NULL, (const char *const *)src, NULL, 3, &o) != CUJIT_OK) {
     fprintf(stderr, "child: %s\n", cujit_last_error());
     for (i = 0; i < 3; i++) free(src[i]);
     return 1;
@@ -594,27 +594,27 @@ static void bad_arguments_are_refused(void **state) {
   cujit_status st[2];
   cujit_options bad = ptx_opts();
   (void)state;
-  assert_status_detail(cujit_compile_start(NULL, KERNEL, NULL, NULL), CUJIT_ERROR_INVALID_VALUE,
-                       "cujit_compile_start: job is NULL");
-  assert_status_detail(cujit_compile_start(&job, "", "e.cu", NULL), CUJIT_ERROR_INVALID_SOURCE,
+  assert_status_detail(cujit_compile_job_start(NULL, KERNEL, NULL, NULL), CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_compile_job_start: job is NULL");
+  assert_status_detail(cujit_compile_job_start(&job, "", "e.cu", NULL), CUJIT_ERROR_INVALID_SOURCE,
                        "the source of 'e.cu' is empty");
   assert_null(job);
   bad.time_limit_s = -1;
-  assert_int_equal(cujit_compile_start(&job, KERNEL, NULL, &bad), CUJIT_ERROR_INVALID_OPTION);
+  assert_int_equal(cujit_compile_job_start(&job, KERNEL, NULL, &bad), CUJIT_ERROR_INVALID_OPTION);
   assert_null(job);
-  assert_status_detail(cujit_compile_wait(NULL, &m), CUJIT_ERROR_INVALID_VALUE,
-                       "cujit_compile_wait: job is NULL");
-  assert_int_equal(cujit_compile_poll(NULL), 1);
+  assert_status_detail(cujit_compile_job_wait(NULL, &m), CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_compile_job_wait: job is NULL");
+  assert_int_equal(cujit_compile_job_poll(NULL), 1);
   assert_string_equal(cujit_compile_job_error(NULL), "");
-  cujit_compile_cancel(NULL);
-  assert_status_detail(cujit_compile_batch(NULL, NULL, src, NULL, 2, NULL),
-                       CUJIT_ERROR_INVALID_VALUE, "cujit_compile_batch: mods is NULL");
-  assert_status_detail(cujit_compile_batch(NULL, NULL, NULL, NULL, 0, NULL),
+  cujit_compile_job_cancel(NULL);
+  assert_status_detail(cujit_batch_compile(NULL, NULL, src, NULL, 2, NULL),
+                       CUJIT_ERROR_INVALID_VALUE, "cujit_batch_compile: mods is NULL");
+  assert_status_detail(cujit_batch_compile(NULL, NULL, NULL, NULL, 0, NULL),
                        CUJIT_ERROR_INVALID_VALUE, "mods is NULL"); /* as documented */
-  assert_ok(cujit_compile_batch(mods, NULL, src, NULL, 0, NULL)); /* nothing to do */
+  assert_ok(cujit_batch_compile(mods, NULL, src, NULL, 0, NULL)); /* nothing to do */
   /* a NULL source among others fails only itself */
   bad = ptx_opts();
-  assert_status_detail(cujit_compile_batch(mods, st, src, NULL, 2, &bad),
+  assert_status_detail(cujit_batch_compile(mods, st, src, NULL, 2, &bad),
                        CUJIT_ERROR_INVALID_SOURCE, "source 1 ('source.cu'): "
                        "CUJIT_ERROR_INVALID_SOURCE: the source of 'source.cu' is NULL");
   assert_int_equal(st[0], CUJIT_OK);

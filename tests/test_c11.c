@@ -1,11 +1,12 @@
-/* test_c11 - cujit.h from C: built as C11 with -Wall -Wextra -Wpedantic -Werror (no GNU
- * extensions), it runs header_checks.h (every macro and inline constructor of the header,
- * with the values they make, and every launch form: checked on a GPU, refused elsewhere)
- * plus what only C writes: zero-initialised structs as {0} and designated initialisers.
- * Ends with the line "N passed, N failed". test_cxx.cpp does the same from C++. */
+/* test_c11 - cujit.h and cujit_array.h from C: built as C11 with -Wall -Wextra -Wpedantic
+ * -Werror (no GNU extensions), it runs header_checks.h (every macro and inline constructor
+ * of the headers, with the values they make, and every launch form: checked on a GPU,
+ * refused elsewhere) plus what only C writes: zero-initialised structs as {0} and
+ * designated initialisers. Ends with the line "N passed, N failed". test_cxx.cpp does the
+ * same from C++. */
 #include <stdio.h>
 
-#include "cujit.h"
+#include "cujit_array.h" /* and through it cujit.h */
 
 static int passed, failed;
 
@@ -45,7 +46,7 @@ static void zero_and_designated_structs(void) {
 
 int main(void) {
   int devices = 0;
-  int gpu = cujit_device_count(&devices) == CUJIT_OK && devices > 0;
+  int gpu = cujit_device_get_count(&devices) == CUJIT_OK && devices > 0;
   hc_run();
   zero_and_designated_structs();
   printf("C11 consumer (%s): %d passed, %d failed\n",

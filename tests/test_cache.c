@@ -145,13 +145,13 @@ static void name_expressions_restored(void **state) {
   cj_memcache_clear();
   assert_int_equal(compile_count(src, "fill.cu", &o), 0);
   assert_ok(cujit_module_from_source(&b, src, "fill.cu", &o));
-  assert_int_equal(cujit_module_name_count(b), 2);
-  assert_ok(cujit_module_lowered_name(a, "fill<int>", &la));
-  assert_ok(cujit_module_lowered_name(b, "fill<int>", &lb));
+  assert_int_equal(cujit_module_name_expression_count(b), 2);
+  assert_ok(cujit_module_get_lowered_name(a, "fill<int>", &la));
+  assert_ok(cujit_module_get_lowered_name(b, "fill<int>", &lb));
   assert_string_equal(la, lb);
   assert_non_null(strstr(cujit_module_ptx(b, NULL), lb));
   assert_string_equal(cujit_module_name_expression(b, 0, &lb), "fill<float>");
-  assert_ok(cujit_module_lowered_name(a, "fill<float>", &la));
+  assert_ok(cujit_module_get_lowered_name(a, "fill<float>", &la));
   assert_string_equal(la, lb);
   cujit_module_destroy(a);
   cujit_module_destroy(b);
@@ -317,10 +317,10 @@ static char *ptx_with_edit(const char *src, const cujit_options *o, const char *
   char *ptx;
   edit_path = path;
   edit_text = text;
-  cujit_set_log_callback(edit_while_compiling, NULL);
-  cujit_set_log_level(CUJIT_LOG_DEBUG);
+  cujit_log_set_callback(edit_while_compiling, NULL);
+  cujit_log_set_level(CUJIT_LOG_DEBUG);
   assert_ok(cujit_module_from_source(&m, src, "edited.cu", o));
-  cujit_set_log_level(CUJIT_LOG_WARN);
+  cujit_log_set_level(CUJIT_LOG_WARN);
   assert_null(edit_path); /* the edit was made */
   ptx = strdup(cujit_module_ptx(m, NULL));
   cujit_module_destroy(m);

@@ -47,7 +47,7 @@ static int fail_each(void (*prepare)(void)) {
     if (st == CUJIT_OK) {
       assert_non_null(m);
       assert_non_null(strstr(cujit_module_ptx(m, NULL), "scale"));
-      assert_int_equal(cujit_module_name_count(m), 1);
+      assert_int_equal(cujit_module_name_expression_count(m), 1);
     } else {
       assert_null(m);
     }

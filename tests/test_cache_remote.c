@@ -304,7 +304,7 @@ static int remote_teardown(void **state) {
 
 /* ---- a fake server: a thread of this process that speaks just enough of Redis ---- */
 
-enum { FAKE_HUGE, FAKE_WIDE, FAKE_DEEP, FAKE_TRICKLE, FAKE_NIL };
+enum { FAKE_HUGE, FAKE_WIDE, FAKE_DEEP, FAKE_TRICKLE, FAKE_SILENT, FAKE_NIL };
 
 typedef struct fake {
   int mode;             /* what GET answers (FAKE_*) */
@@ -313,6 +313,7 @@ typedef struct fake {
   int stop;             /* read and written atomically */
   size_t trickled;      /* FAKE_TRICKLE: bytes of the answer sent before the client left */
   int gone;             /* set once a trickled answer's client left */
+  int accepted;         /* connections taken (atomic) */
   pthread_t thread;
 } fake;
 
@@ -355,6 +356,11 @@ static int fake_get(fake *f, int fd) {
       }
       __atomic_store_n(&f->gone, 1, __ATOMIC_RELEASE);
       return -1;
+    case FAKE_SILENT: { /* no answer, until the client leaves */
+      struct pollfd p = {fd, POLLIN, 0};
+      poll(&p, 1, 10000);
+      return -1;
+    }
     default:
       return cj_worker_send(fd, "$-1\r\n", 5);
   }
@@ -409,6 +415,7 @@ static void *fake_main(void *arg) {
     struct pollfd p = {f->listen_fd, POLLIN, 0};
     int fd;
     if (poll(&p, 1, 20) <= 0 || (fd = accept(f->listen_fd, NULL, NULL)) < 0) continue;
+    __atomic_add_fetch(&f->accepted, 1, __ATOMIC_ACQ_REL);
     fake_serve(f, fd);
   }
   return NULL;
@@ -1024,6 +1031,52 @@ static void bad_urls_are_errors(void **state) {
   unsetenv("CUJIT_HIREDIS");
 }
 
+/* Threads share the tier's one connection: when a server stops answering, the threads
+ * that waited behind the first command to fail do not each connect and wait again. */
+typedef struct silent_compile {
+  pthread_t thread;
+  char source[512];
+  cujit_status status;
+} silent_compile;
+
+static void *compile_behind(void *arg) {
+  silent_compile *c = arg;
+  cujit_options o = ptx_options();
+  cujit_module *m = NULL;
+  c->status = cujit_module_from_source(&m, c->source, "r.cu", &o);
+  cujit_module_destroy(m);
+  return NULL;
+}
+
+static void threads_behind_a_failure_do_not_retry(void **state) {
+  silent_compile c[4];
+  char silent_url[256];
+  fake f;
+  size_t i;
+  uint64_t programs = cj_nvrtc_programs_created();
+  (void)state;
+  fake_start(&f, FAKE_SILENT, NULL);
+  snprintf(silent_url, sizeof silent_url,
+           "redis://127.0.0.1:%d/0?timeout=1000&connect_timeout=1000", f.port);
+  assert_ok(cujit_cache_set_remote(silent_url));
+  cj_memcache_clear();
+  for (i = 0; i < CJ_COUNT(c); i++) {
+    char tag[32];
+    snprintf(tag, sizeof tag, "behind %zu", i);
+    source(tag, c[i].source, sizeof c[i].source);
+    assert_int_equal(pthread_create(&c[i].thread, NULL, compile_behind, &c[i]), 0);
+  }
+  for (i = 0; i < CJ_COUNT(c); i++) {
+    pthread_join(c[i].thread, NULL);
+    assert_ok(c[i].status);
+  }
+  /* each compiled here, whatever the tier did */
+  assert_int_equal(cj_nvrtc_programs_created() - programs, CJ_COUNT(c));
+  fake_stop(&f);
+  if (f.accepted != 1) fail_msg("the silent server was connected to %d times", f.accepted);
+  assert_ok(cujit_cache_set_remote(url));
+}
+
 /* Writers of the tier are trusted: an entry made for a key, with that key's manifest but
  * other code, is a valid entry. It is loaded, copied to the disk cache, and `cujit cache
  * verify` (which compiles the recorded inputs again) says it does not reproduce. */
@@ -1042,7 +1095,7 @@ static void forged_entry_is_found_by_verify(void **state) {
   uint64_t at, size;
   char why[256];
   cujit_cache_verify_summary sum = CUJIT_CACHE_VERIFY_SUMMARY_INIT;
-  cujit_cache_verdict verdict = CUJIT_CACHE_MATCH;
+  cujit_cache_verdict verdict = CUJIT_CACHE_VERDICT_MATCH;
   cujit_cache_stats before;
   (void)state;
   /* the real entry of the source: its image and its manifest */
@@ -1077,7 +1130,7 @@ static void forged_entry_is_found_by_verify(void **state) {
   assert_ok(cujit_cache_verify(0, verdict_of, &verdict, &sum));
   assert_int_equal(sum.entries, 1);
   assert_int_equal(sum.mismatched, 1);
-  assert_int_equal(verdict, CUJIT_CACHE_MISMATCH);
+  assert_int_equal(verdict, CUJIT_CACHE_VERDICT_MISMATCH);
   /* the entry compiled here verifies */
   empty_local_cache();
   assert_ok(cujit_cache_set_remote(""));
@@ -1104,6 +1157,7 @@ int main(int argc, char **argv) {
       REMOTE_TEST(trickled_answer_is_cut_short),
       REMOTE_TEST(passwords_are_never_shown),
       REMOTE_TEST(forged_entry_is_found_by_verify),
+      REMOTE_TEST(threads_behind_a_failure_do_not_retry),
   };
   int rc;
   setenv("CUJIT_LIBCUDA", "/nonexistent/libcuda.so.1", 1);

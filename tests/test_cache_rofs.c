@@ -46,8 +46,8 @@ static int child(void) {
   if (cujit_cache_set_dir(cache) != CUJIT_OK) return 1;
   if (make_read_only() != 0) return 77;
   if (access(cache, W_OK) == 0 || errno != EROFS) return 2;
-  cujit_set_log_callback(on_log, NULL);
-  cujit_set_log_level(CUJIT_LOG_WARN);
+  cujit_log_set_callback(on_log, NULL);
+  cujit_log_set_level(CUJIT_LOG_WARN);
   /* a hit on the entry written before */
   if (compile("__global__ void warm(int *x) { x[0] = 1; }\n") != CUJIT_OK) return 3;
   if (cujit_cache_get_stats(&s) != CUJIT_OK || s.compiles != 0 || s.hits != 1) return 4;

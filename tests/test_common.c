@@ -1,9 +1,10 @@
 /* test_common - the common layer's one way to do each thing: CJ_CHECK and CJ_TRY, growable
  * arrays, reading a whole file, handles that never alias, and the table of environment
- * variables, which README.md's table and the manual page's ENVIRONMENT list must match and
- * which every read of the environment in src/ must go through.
- * `test_common --readme` prints README.md's rows of variables from the table, and
- * `test_common --man` the items of docs/cujit.1's ENVIRONMENT list. */
+ * variables, which the manual's table (docs/manual/environment.md) and the manual page's
+ * ENVIRONMENT list must match and which every read of the environment in src/ must go
+ * through.
+ * `test_common --markdown` prints docs/manual/environment.md's rows of variables from the
+ * table, and `test_common --man` the items of docs/cujit.1's ENVIRONMENT list. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
+#include "cujit_array.h"
 
 #include "common/common.h"
 
@@ -307,7 +309,7 @@ static void env_table_is_sound(void **state) {
     for (j = 0; j < i; j++)
       if (strcmp(t[j].name, v->name) == 0) fail_msg("%s is in the table twice", v->name);
     if (strchr(v->meaning, '|') || strchr(v->dflt, '|') || strchr(v->meaning, '\n'))
-      fail_msg("%s: a '|' or a line break would break README.md's table", v->name);
+      fail_msg("%s: a '|' or a line break would break the manual's table", v->name);
     /* a tuning variable falls back on its default, which must be a value of its kind
      * (the count of staging threads is chosen by its user: its default is words) */
     if (v->warn_bad && v->kind == CJ_ENV_SIZE && cj_parse_size(v->dflt, &u) != 0)
@@ -416,22 +418,6 @@ static void env_reads_and_warns(void **state) {
   unsetenv("CUJIT_LOG");
 }
 
-/* README.md's row for a variable. */
-static void readme_row(const cj_env_var *v, char *out, size_t size) {
-  snprintf(out, size, "| `%s` | %s | %s |", v->name, v->dflt, v->meaning);
-}
-
-static int print_readme_rows(void) {
-  size_t n, i;
-  const cj_env_var *t = cj_env_table(&n);
-  char row[1024];
-  for (i = 0; i < n; i++) {
-    readme_row(&t[i], row, sizeof row);
-    printf("%s\n", row);
-  }
-  return 0;
-}
-
 static char *read_text(const char *path) {
   cj_file f;
   if (cj_file_read(AT_FDCWD, path, 0, 16 << 20, &f) == CJ_FILE_OK) return f.data;
@@ -439,31 +425,127 @@ static char *read_text(const char *path) {
   return strdup("");
 }
 
-static void readme_lists_the_table(void **state) {
+/* ---- the manual's table of variables (docs/manual/environment.md) ---- */
+
+#define MANUAL_DIR CUJIT_SOURCE_DIR "/docs/manual"
+
+/* Whether the Markdown heading `line` (from '#' to its line's end) has GitHub's anchor
+ * `anchor`: its text with link targets dropped, lower case, characters other than
+ * letters, digits, '_' and '-' dropped and spaces made hyphens. */
+static int heading_has_anchor(const char *line, const char *anchor) {
+  const char *p = line;
+  size_t k = 0;
+  while (*p == '#') p++;
+  while (*p == ' ') p++;
+  for (; *p && *p != '\n'; p++) {
+    char c = *p;
+    if (c == ']' && p[1] == '(') { /* a link: its text stays, its target goes */
+      while (*p && *p != ')' && *p != '\n') p++;
+      if (*p != ')') break;
+      continue;
+    }
+    if (c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
+    if (c == ' ') c = '-';
+    else if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-'))
+      continue;
+    if (anchor[k++] != c) return 0;
+  }
+  return anchor[k] == '\0';
+}
+
+/* The page of the manual whose heading has `anchor`, into page ("cache.md"); -1 when no
+ * page has one: a link of the table's to a section that is not there. */
+static int manual_page_of(const char *anchor, char *page, size_t size) {
+  DIR *d = opendir(MANUAL_DIR);
+  struct dirent *e;
+  char path[4096];
+  int found = -1;
+  if (!d) fail_msg("cannot open " MANUAL_DIR ": %s", strerror(errno));
+  while (found != 0 && (e = readdir(d)) != NULL) {
+    size_t len = strlen(e->d_name);
+    char *text, *line;
+    if (len < 4 || strcmp(e->d_name + len - 3, ".md") != 0) continue;
+    snprintf(path, sizeof path, MANUAL_DIR "/%s", e->d_name);
+    text = read_text(path);
+    for (line = text; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+      if (*line == '#' && heading_has_anchor(line, anchor)) {
+        snprintf(page, size, "%s", e->d_name);
+        found = 0;
+        break;
+      }
+    free(text);
+  }
+  closedir(d);
+  return found;
+}
+
+/* A link [text](#anchor) in the table names a section of the manual: the page it is on,
+ * for a link from another page. */
+static void link_page(const char *target, char *page, size_t size) {
+  char anchor[256];
+  size_t len = strcspn(target + 1, ")");
+  snprintf(anchor, sizeof anchor, "%.*s", (int)len, target + 1);
+  if (manual_page_of(anchor, page, size) != 0)
+    fail_msg("src/common/env.c's table links #%s, a heading no page of docs/manual has",
+             anchor);
+}
+
+/* The manual's Markdown for a table text: as it is, but a link to a section of the manual
+ * leads to the page that holds it. */
+static void markdown_text(const char *text, char *out, size_t size) {
+  const char *link;
+  char page[256];
+  size_t used = 0;
+  while ((link = strstr(text, "](#")) != NULL) {
+    link_page(link + 2, page, sizeof page);
+    used += (size_t)snprintf(out + used, used < size ? size - used : 0, "%.*s](%s",
+                             (int)(link - text), text, page);
+    text = link + 2;
+  }
+  snprintf(out + used, used < size ? size - used : 0, "%s", text);
+}
+
+/* docs/manual/environment.md's row for a variable. */
+static void markdown_row(const cj_env_var *v, char *out, size_t size) {
+  char meaning[1024];
+  markdown_text(v->meaning, meaning, sizeof meaning);
+  snprintf(out, size, "| `%s` | %s | %s |", v->name, v->dflt, meaning);
+}
+
+static int print_markdown_rows(void) {
+  size_t n, i;
+  const cj_env_var *t = cj_env_table(&n);
+  char row[2048];
+  for (i = 0; i < n; i++) {
+    markdown_row(&t[i], row, sizeof row);
+    printf("%s\n", row);
+  }
+  return 0;
+}
+
+/* docs/manual/environment.md lists every variable of the table, as the table says, in its
+ * order, and nothing else. */
+static void environment_page_lists_the_table(void **state) {
   size_t n, i = 0;
   const cj_env_var *t = cj_env_table(&n);
-  char *readme = read_text(CUJIT_SOURCE_DIR "/README.md"), *line, *end, *next, row[1024];
+  char *text = read_text(MANUAL_DIR "/environment.md"), *line, *next, row[2048];
   (void)state;
-  line = strstr(readme, "\n## Environment variables\n");
-  if (!line) {
-    free(readme);
-    fail_msg("README.md has no '## Environment variables' section");
-    return;
-  }
-  end = strstr(line + 1, "\n## ");
-  for (line++; line && (!end || line < end); line = next) {
+  for (line = text; line; line = next) {
     next = strchr(line, '\n');
     if (next) *next++ = '\0';
     if (strncmp(line, "| `", 3) != 0) continue;
-    if (i == n) fail_msg("README.md lists a variable the table does not have:\n%s", line);
-    readme_row(&t[i], row, sizeof row);
+    if (i == n)
+      fail_msg("docs/manual/environment.md lists a variable the table does not have:\n%s",
+               line);
+    markdown_row(&t[i], row, sizeof row);
     if (strcmp(line, row) != 0)
-      fail_msg("README.md's row %zu differs from src/common/env.c's table; it should be\n%s\n"
-               "(scripts/sync-env-docs writes every row)", i + 1, row);
+      fail_msg("docs/manual/environment.md's row %zu differs from src/common/env.c's table; "
+               "it should be\n%s\n(scripts/sync-env-docs writes every row)", i + 1, row);
     i++;
   }
-  if (i != n) fail_msg("README.md lists %zu variables; the table has %zu", i, n);
-  free(readme);
+  if (i != n)
+    fail_msg("docs/manual/environment.md lists %zu variables; the table has %zu", i, n);
+  free(text);
 }
 
 /* ---- the manual page's ENVIRONMENT list is the table too ---- */
@@ -481,9 +563,9 @@ static void put(text_out *o, const char *s, size_t n) {
   *o->p = '\0';
 }
 
-/* README.md's words as roff text: `code` in single quotes, never hyphenated, its hyphens
- * minus signs, broken only after '/', '?' or '&'; a link [text](#anchor) to a README section as that section's name;
- * backslashes escaped. */
+/* The table's words as roff text: `code` in single quotes, never hyphenated, its hyphens
+ * minus signs, broken only after '/', '?' or '&'; a link [text](#anchor) to a section of
+ * the manual as that section's name and its page; backslashes escaped. */
 static void roff_text(text_out *o, const char *md) {
   const char *close, *target;
   int code = 0;
@@ -500,9 +582,12 @@ static void roff_text(text_out *o, const char *md) {
       put(o, "\\:", 2);
     } else if (!code && *md == '[' && (close = strstr(md, "](#")) != NULL &&
                (target = strchr(close, ')')) != NULL) {
+      char page[256];
+      link_page(close + 2, page, sizeof page);
       put(o, "\\(lq", 4);
       put(o, md + 1, (size_t)(close - md - 1));
-      put(o, "\\(rq in README.md", 17);
+      put(o, "\\(rq in docs/manual/", 20);
+      put(o, page, strlen(page));
       md = target;
     } else {
       put(o, md, 1);
@@ -731,15 +816,15 @@ int main(int argc, char **argv) {
                                       remove_dir),
       cmocka_unit_test(env_table_is_sound),
       cmocka_unit_test(env_reads_and_warns),
-      cmocka_unit_test(readme_lists_the_table),
+      cmocka_unit_test(environment_page_lists_the_table),
       cmocka_unit_test(manual_lists_the_table),
       cmocka_unit_test(sources_read_the_environment_through_the_table),
       cmocka_unit_test(scalar_table_is_sound),
       cmocka_unit_test(handles_are_never_given_twice),
   };
-  if (argc == 2 && strcmp(argv[1], "--readme") == 0) return print_readme_rows();
+  if (argc == 2 && strcmp(argv[1], "--markdown") == 0) return print_markdown_rows();
   if (argc == 2 && strcmp(argv[1], "--man") == 0) return print_man_items();
-  cujit_set_log_callback(keep_warning, NULL);
-  cujit_set_log_level(CUJIT_LOG_WARN);
+  cujit_log_set_callback(keep_warning, NULL);
+  cujit_log_set_level(CUJIT_LOG_WARN);
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

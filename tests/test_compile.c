@@ -143,7 +143,7 @@ static void arch_suffixes(void **state) {
   for (i = 0; i < sizeof good / sizeof *good; i++) {
     int num = atoi(strchr(good[i], '_') + 1), archs[64];
     size_t n = 0, j, have = 0;
-    assert_ok(cujit_nvrtc_archs(archs, 64, &n));
+    assert_ok(cujit_nvrtc_get_archs(archs, 64, &n));
     for (j = 0; j < n; j++) have |= archs[j] == num;
     if (!have) continue; /* an older NVRTC */
     o.arch = good[i];
@@ -201,14 +201,14 @@ static void nvrtc_archs_and_version(void **state) {
   size_t n = 0, i;
   int has90 = 0;
   (void)state;
-  assert_ok(cujit_nvrtc_version(&maj, &min));
+  assert_ok(cujit_nvrtc_get_version(&maj, &min));
   assert_true(maj >= 12);
-  assert_ok(cujit_nvrtc_archs(NULL, 0, &n));
+  assert_ok(cujit_nvrtc_get_archs(NULL, 0, &n));
   assert_true(n > 0);
-  assert_ok(cujit_nvrtc_archs(archs, 64, &n));
+  assert_ok(cujit_nvrtc_get_archs(archs, 64, &n));
   for (i = 0; i < n; i++) has90 |= archs[i] == 90;
   assert_true(has90);
-  assert_int_equal(cujit_nvrtc_archs(NULL, 4, &n), CUJIT_ERROR_INVALID_VALUE);
+  assert_int_equal(cujit_nvrtc_get_archs(NULL, 4, &n), CUJIT_ERROR_INVALID_VALUE);
 }
 
 static void defines_take_effect(void **state) {
@@ -295,16 +295,16 @@ static void name_expressions_are_lowered(void **state) {
   o.arch = "compute_80";
   o.name_expressions = names;
   assert_ok(cujit_module_from_source(&m, src, "t.cu", &o));
-  assert_ok(cujit_module_lowered_name(m, "scale<float, 2>", &lowered));
+  assert_ok(cujit_module_get_lowered_name(m, "scale<float, 2>", &lowered));
   assert_string_equal(lowered, "_Z5scaleIfLi2EEvPT_");
-  assert_ok(cujit_module_lowered_name(m, "scale<double, 3>", &lowered));
+  assert_ok(cujit_module_get_lowered_name(m, "scale<double, 3>", &lowered));
   assert_string_equal(lowered, "_Z5scaleIdLi3EEvPT_");
   assert_non_null(strstr(cujit_module_ptx(m, NULL), "_Z5scaleIdLi3EEvPT_"));
-  assert_int_equal(cujit_module_name_count(m), 2);
+  assert_int_equal(cujit_module_name_expression_count(m), 2);
   assert_string_equal(cujit_module_name_expression(m, 1, &low2), "scale<double, 3>");
   assert_string_equal(low2, "_Z5scaleIdLi3EEvPT_");
   assert_null(cujit_module_name_expression(m, 2, NULL));
-  assert_status_detail(cujit_module_lowered_name(m, "scale<int, 1>", &lowered),
+  assert_status_detail(cujit_module_get_lowered_name(m, "scale<int, 1>", &lowered),
                        CUJIT_ERROR_NOT_FOUND, "name_expressions");
   cujit_module_destroy(m);
 }
@@ -378,7 +378,7 @@ static void null_and_empty_inputs(void **state) {
   cujit_module_destroy(NULL);
   assert_null(cujit_module_ptx(NULL, NULL));
   assert_null(cujit_module_cubin(NULL, NULL));
-  assert_int_equal(cujit_module_lowered_name(NULL, "x", &p), CUJIT_ERROR_INVALID_VALUE);
+  assert_int_equal(cujit_module_get_lowered_name(NULL, "x", &p), CUJIT_ERROR_INVALID_VALUE);
   assert_null(m);
 }
 
@@ -404,7 +404,7 @@ static void destroyed_modules_are_refused(void **state) {
   assert_null(cujit_module_cubin(a, NULL));
   assert_null(cujit_module_log(a));
   assert_null(cujit_module_arch(a));
-  assert_int_equal(cujit_module_name_count(a), 0);
+  assert_int_equal(cujit_module_name_expression_count(a), 0);
   assert_null(cujit_module_name_expression(a, 0, NULL));
   assert_null(cujit_module_loaded_as(a, 0));
   assert_status_detail(cujit_module_get_function(a, "multiply_them", &f),
@@ -417,8 +417,8 @@ static void destroyed_modules_are_refused(void **state) {
                        "cujit_module_write_global: mod is not a live module");
   assert_status_detail(cujit_module_read_global(a, "g", &x, sizeof x), CUJIT_ERROR_INVALID_VALUE,
                        "cujit_module_read_global: mod is not a live module");
-  assert_status_detail(cujit_module_lowered_name(a, "x", &p), CUJIT_ERROR_INVALID_VALUE,
-                       "cujit_module_lowered_name: mod is not a live module");
+  assert_status_detail(cujit_module_get_lowered_name(a, "x", &p), CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_module_get_lowered_name: mod is not a live module");
   assert_status_detail(cujit_module_export(a, &blob, &n), CUJIT_ERROR_INVALID_VALUE,
                        "cujit_module_export: mod is not a live module");
   assert_null(blob);

@@ -1,13 +1,15 @@
-/* test_cxx - cujit.h from C++: built as C++17 and as C++20 with -Wall -Wextra -Wpedantic
- * -Werror, it runs header_checks.h (every macro and inline constructor of the header, with
- * the values they make, and every launch form: checked on a GPU, refused elsewhere) plus
- * what only C++ writes: zero-initialised structs as {} and CUDA's own vector types. Ends
- * with the line "N passed, N failed". test_c11.c does the same from C. */
+/* test_cxx - cujit.h and cujit_array.h from C++: built as C++17 and as C++20 with -Wall
+ * -Wextra -Wpedantic -Werror, it runs header_checks.h (every macro and inline constructor
+ * of the headers, with the values they make, and every launch form: checked on a GPU,
+ * refused elsewhere) plus what only C++ writes: zero-initialised structs as {} and CUDA's
+ * own vector types. Ends with the line "N passed, N failed". test_c11.c does the same
+ * from C. */
 #include <cstdio>
 
 #include <vector_types.h> /* float4 */
 
 #include "cujit.h"
+#include "cujit_array.h"
 
 static int passed, failed;
 
@@ -47,7 +49,7 @@ static void cuda_vector_types() {
 
 int main() {
   int devices = 0;
-  bool gpu = cujit_device_count(&devices) == CUJIT_OK && devices > 0;
+  bool gpu = cujit_device_get_count(&devices) == CUJIT_OK && devices > 0;
   hc_run();
   zero_initialised_structs();
   cuda_vector_types();

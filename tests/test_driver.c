@@ -12,13 +12,13 @@ static void device_calls_report_no_driver(void **state) {
   CUdeviceptr p = 0;
   void *fn = NULL;
   (void)state;
-  assert_status_detail(cujit_driver_version(&v), CUJIT_ERROR_NO_DRIVER, "no CUDA driver found");
+  assert_status_detail(cujit_driver_get_version(&v), CUJIT_ERROR_NO_DRIVER, "no CUDA driver found");
   assert_non_null(strstr(cujit_last_error(), "/nonexistent/libcuda.so.1 (from CUJIT_LIBCUDA"));
-  assert_status_detail(cujit_device_count(&v), CUJIT_ERROR_NO_DRIVER, "install the NVIDIA driver");
+  assert_status_detail(cujit_device_get_count(&v), CUJIT_ERROR_NO_DRIVER, "install the NVIDIA driver");
   assert_int_equal(v, 0);
-  assert_int_equal(cujit_driver_symbol("cuMemAlloc", &fn), CUJIT_ERROR_NO_DRIVER);
+  assert_int_equal(cujit_driver_get_symbol("cuMemAlloc", &fn), CUJIT_ERROR_NO_DRIVER);
   assert_null(fn);
-  assert_int_equal(cujit_device_info(0, NULL, 0, NULL, NULL), CUJIT_ERROR_NO_DRIVER);
+  assert_int_equal(cujit_device_get_info(0, NULL, 0, NULL, NULL), CUJIT_ERROR_NO_DRIVER);
   (void)p;
 }
 
@@ -64,11 +64,11 @@ static int bad_device_env(const char *value) {
   bad |= child_check(cujit_module_from_source(&m, "__global__ void k() {}", "k.cu", &o),
                      CUJIT_OK, "");
   cujit_module_destroy(m);
-  bad |= child_check(cujit_device_count(&n), CUJIT_ERROR_NO_DRIVER, "no CUDA driver found");
+  bad |= child_check(cujit_device_get_count(&n), CUJIT_ERROR_NO_DRIVER, "no CUDA driver found");
   n = 0;
-  bad |= child_check(cujit_get_device(&n), CUJIT_ERROR_INVALID_VALUE, needle);
+  bad |= child_check(cujit_device_get_current(&n), CUJIT_ERROR_INVALID_VALUE, needle);
   if (n != -1) {
-    printf("cujit_get_device gave %d for a malformed CUJIT_DEVICE, wanted -1\n", n);
+    printf("cujit_device_get_current gave %d for a malformed CUJIT_DEVICE, wanted -1\n", n);
     bad = 1;
   }
   return bad;
@@ -80,9 +80,9 @@ static int good_device_env(const char *value) {
   int want = value[0] ? atoi(value) : 0, got = -1, bad;
   bad = child_check(cujit_mem_alloc(&p, 64), CUJIT_ERROR_NO_DRIVER, "no CUDA driver found");
   /* without a driver no context is current: the device named by CUJIT_DEVICE */
-  bad |= child_check(cujit_get_device(&got), CUJIT_OK, "");
+  bad |= child_check(cujit_device_get_current(&got), CUJIT_OK, "");
   if (got != want) {
-    printf("cujit_get_device gave %d with CUJIT_DEVICE='%s', wanted %d\n", got, value, want);
+    printf("cujit_device_get_current gave %d with CUJIT_DEVICE='%s', wanted %d\n", got, value, want);
     bad = 1;
   }
   return bad;
@@ -98,9 +98,9 @@ static int relative_libcuda(const char *value) {
   setenv("CUJIT_LIBCUDA", value, 1);
   if (!mkdtemp(dir) || chdir(dir) != 0 || mkdir("lib", 0700) != 0) return 1;
   if ((f = fopen(value, "w")) != NULL) fclose(f); /* not a library: dlopen would say so */
-  bad = child_check(cujit_device_count(&n), CUJIT_ERROR_NO_DRIVER,
+  bad = child_check(cujit_device_get_count(&n), CUJIT_ERROR_NO_DRIVER,
                     "CUJIT_LIBCUDA is '");
-  bad |= child_check(cujit_device_count(&n), CUJIT_ERROR_NO_DRIVER,
+  bad |= child_check(cujit_device_get_count(&n), CUJIT_ERROR_NO_DRIVER,
                      "which is not an absolute path, so it was not loaded");
   unlink(value);
   rmdir("lib");
@@ -135,21 +135,21 @@ static void device_env_is_checked(void **state) {
     if (in_child(good[i], "--good-device") != 0) fail_msg("CUJIT_DEVICE='%s' was refused", good[i]);
 }
 
-/* cujit_set_device: an ordinal that cannot be a device is refused before the driver is
+/* cujit_device_set_current: an ordinal that cannot be a device is refused before the driver is
  * looked at; any other fails for want of a driver, saying which call and which ordinal. */
 static void set_device_without_driver(void **state) {
   (void)state;
-  assert_status_detail(cujit_set_device(-1), CUJIT_ERROR_NO_DEVICE, "cujit_set_device(-1)");
+  assert_status_detail(cujit_device_set_current(-1), CUJIT_ERROR_NO_DEVICE, "cujit_device_set_current(-1)");
   assert_non_null(strstr(cujit_last_error(), "0 or more"));
-  assert_status_detail(cujit_set_device(-2147483647 - 1), CUJIT_ERROR_NO_DEVICE,
-                       "cujit_set_device(-2147483648)");
-  assert_status_detail(cujit_set_device(64), CUJIT_ERROR_NO_DEVICE, "cujit_set_device(64)");
+  assert_status_detail(cujit_device_set_current(-2147483647 - 1), CUJIT_ERROR_NO_DEVICE,
+                       "cujit_device_set_current(-2147483648)");
+  assert_status_detail(cujit_device_set_current(64), CUJIT_ERROR_NO_DEVICE, "cujit_device_set_current(64)");
   assert_non_null(strstr(cujit_last_error(), "devices 0..63"));
-  assert_status_detail(cujit_set_device(1000000), CUJIT_ERROR_NO_DEVICE, "devices 0..63");
-  assert_status_detail(cujit_set_device(3), CUJIT_ERROR_NO_DRIVER,
-                       "cujit_set_device(3): no CUDA driver found");
+  assert_status_detail(cujit_device_set_current(1000000), CUJIT_ERROR_NO_DEVICE, "devices 0..63");
+  assert_status_detail(cujit_device_set_current(3), CUJIT_ERROR_NO_DRIVER,
+                       "cujit_device_set_current(3): no CUDA driver found");
   assert_non_null(strstr(cujit_last_error(), "install the NVIDIA driver"));
-  assert_status_detail(cujit_set_device(0), CUJIT_ERROR_NO_DRIVER, "cujit_set_device(0): ");
+  assert_status_detail(cujit_device_set_current(0), CUJIT_ERROR_NO_DRIVER, "cujit_device_set_current(0): ");
   /* nothing was made current: the thread still works on the default device */
   assert_status_detail(cujit_mem_alloc(&(CUdeviceptr){0}, 64), CUJIT_ERROR_NO_DRIVER,
                        "no CUDA driver found");
@@ -157,11 +157,11 @@ static void set_device_without_driver(void **state) {
 
 static void null_arguments(void **state) {
   (void)state;
-  assert_int_equal(cujit_driver_version(NULL), CUJIT_ERROR_INVALID_VALUE);
-  assert_int_equal(cujit_device_count(NULL), CUJIT_ERROR_INVALID_VALUE);
-  assert_int_equal(cujit_driver_symbol(NULL, NULL), CUJIT_ERROR_INVALID_VALUE);
-  assert_status_detail(cujit_get_device(NULL), CUJIT_ERROR_INVALID_VALUE,
-                       "cujit_get_device: ordinal is NULL");
+  assert_int_equal(cujit_driver_get_version(NULL), CUJIT_ERROR_INVALID_VALUE);
+  assert_int_equal(cujit_device_get_count(NULL), CUJIT_ERROR_INVALID_VALUE);
+  assert_int_equal(cujit_driver_get_symbol(NULL, NULL), CUJIT_ERROR_INVALID_VALUE);
+  assert_status_detail(cujit_device_get_current(NULL), CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_device_get_current: ordinal is NULL");
 }
 
 static void relative_libcuda_is_refused(void **state) {

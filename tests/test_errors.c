@@ -66,21 +66,21 @@ static void log_callback_and_level(void **state) {
   cujit_module *m = NULL;
   (void)state;
   /* CUJIT_LOG=warn was set before the first call (see main) */
-  assert_int_equal(cujit_get_log_level(), CUJIT_LOG_WARN);
-  cujit_set_log_callback(on_log, &s);
-  cujit_set_log_level(CUJIT_LOG_OFF);
+  assert_int_equal(cujit_log_current_level(), CUJIT_LOG_WARN);
+  cujit_log_set_callback(on_log, &s);
+  cujit_log_set_level(CUJIT_LOG_OFF);
   cujit_module_from_source(&m, "", "quiet.cu", NULL);
   assert_int_equal(s.count, 0);
-  cujit_set_log_level(CUJIT_LOG_DEBUG);
+  cujit_log_set_level(CUJIT_LOG_DEBUG);
   cujit_module_from_source(&m, "", "loud.cu", NULL);
   assert_true(s.count >= 1);
   assert_int_equal(s.level, CUJIT_LOG_DEBUG);
   assert_non_null(strstr(s.last, "loud.cu"));
   /* out-of-range levels are clamped */
-  cujit_set_log_level((cujit_log_level)42);
-  assert_int_equal(cujit_get_log_level(), CUJIT_LOG_DEBUG);
-  cujit_set_log_level(CUJIT_LOG_OFF);
-  cujit_set_log_callback(NULL, NULL);
+  cujit_log_set_level((cujit_log_level)42);
+  assert_int_equal(cujit_log_current_level(), CUJIT_LOG_DEBUG);
+  cujit_log_set_level(CUJIT_LOG_OFF);
+  cujit_log_set_callback(NULL, NULL);
 }
 
 /* ---- a CUJIT_LOG that is not a level: said once the log is on (read once per process,
@@ -94,10 +94,10 @@ static int log_env_child(const char *shown, int warns, cujit_log_level level) {
   char needle[128];
   const char *ignored = cujit_log_env_ignored();
   snprintf(needle, sizeof needle, "CUJIT_LOG='%s' is not a log level", shown);
-  cujit_set_log_callback(on_log, &s);
+  cujit_log_set_callback(on_log, &s);
   if (s.count != 0) return 1; /* nothing while the level is off */
-  cujit_set_log_level(level);
-  cujit_set_log_level(CUJIT_LOG_INFO); /* once only */
+  cujit_log_set_level(level);
+  cujit_log_set_level(CUJIT_LOG_INFO); /* once only */
   if (!warns) return s.count != 0 || ignored != NULL;
   if (s.count != 1 || s.level != level || !strstr(s.last, needle) ||
       !strstr(s.last, "off, error, warn, info or debug") || !strstr(s.last, "default off") ||
@@ -132,8 +132,8 @@ static int memcache_env_child(const char *value) {
   int i;
   snprintf(needle, sizeof needle, "CUJIT_MEMORY_CACHE_MAX_SIZE='%s' is not a size", value);
   o.arch = "compute_80";
-  cujit_set_log_callback(on_log, &s);
-  cujit_set_log_level(CUJIT_LOG_WARN);
+  cujit_log_set_callback(on_log, &s);
+  cujit_log_set_level(CUJIT_LOG_WARN);
   for (i = 0; i < 2; i++) {
     if (cujit_module_from_source(&m, "__global__ void k() {}", "k.cu", &o) != CUJIT_OK) return 1;
     cujit_module_destroy(m);

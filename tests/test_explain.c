@@ -252,11 +252,11 @@ static int count_verdict(const cujit_cache_verified *v, void *user) {
   verdicts *s = user;
   assert_int_equal(strlen(v->key), 32);
   s->n++;
-  if (v->verdict == CUJIT_CACHE_MATCH) s->match++;
-  if (v->verdict == CUJIT_CACHE_MISMATCH) s->mismatch++;
-  if (v->verdict == CUJIT_CACHE_SKIPPED) s->skipped++;
-  if (v->verdict != CUJIT_CACHE_MATCH) snprintf(s->detail, sizeof s->detail, "%s", v->detail);
-  if (v->verdict == CUJIT_CACHE_MATCH) assert_string_equal(v->detail, "");
+  if (v->verdict == CUJIT_CACHE_VERDICT_MATCH) s->match++;
+  if (v->verdict == CUJIT_CACHE_VERDICT_MISMATCH) s->mismatch++;
+  if (v->verdict == CUJIT_CACHE_VERDICT_SKIPPED) s->skipped++;
+  if (v->verdict != CUJIT_CACHE_VERDICT_MATCH) snprintf(s->detail, sizeof s->detail, "%s", v->detail);
+  if (v->verdict == CUJIT_CACHE_VERDICT_MATCH) assert_string_equal(v->detail, "");
   return 0;
 }
 

@@ -87,8 +87,8 @@ static void assert_same_module(const cujit_module *a, const cujit_module *b) {
   assert_string_equal(cujit_module_arch(a), cujit_module_arch(b));
   assert_string_equal(cujit_module_log(a), cujit_module_log(b));
   assert_string_equal(cujit_module_name(a), cujit_module_name(b));
-  assert_int_equal(cujit_module_name_count(a), cujit_module_name_count(b));
-  for (i = 0; i < cujit_module_name_count(a); i++) {
+  assert_int_equal(cujit_module_name_expression_count(a), cujit_module_name_expression_count(b));
+  for (i = 0; i < cujit_module_name_expression_count(a); i++) {
     assert_string_equal(cujit_module_name_expression(a, i, &la),
                         cujit_module_name_expression(b, i, &lb));
     assert_string_equal(la, lb);
@@ -114,7 +114,7 @@ static void round_trip(void **state) {
   (void)state;
   assert_ok(cujit_module_from_source(&compiled, kSource, "k.cu", &o));
   assert_ok(cujit_module_export(compiled, &blob, &size));
-  assert_true(size > cujit_module_name_count(compiled));
+  assert_true(size > cujit_module_name_expression_count(compiled));
   assert_ok(cujit_cache_clear()); /* nothing to find but the blob */
   assert_ok(cujit_cache_get_stats(&before));
   programs = cj_nvrtc_programs_created();
@@ -125,13 +125,13 @@ static void round_trip(void **state) {
   assert_same_module(compiled, imported);
   /* its kernels are found by name: the name expressions' lowered names, and both
    * kernels' entries in the PTX */
-  assert_ok(cujit_module_lowered_name(compiled, "scale<double>", &want));
-  assert_ok(cujit_module_lowered_name(imported, "scale<double>", &lowered));
+  assert_ok(cujit_module_get_lowered_name(compiled, "scale<double>", &want));
+  assert_ok(cujit_module_get_lowered_name(imported, "scale<double>", &lowered));
   assert_string_equal(lowered, want);
   snprintf(entry, sizeof entry, ".entry %s(", lowered);
   assert_non_null(strstr(cujit_module_ptx(imported, NULL), entry));
   assert_non_null(strstr(cujit_module_ptx(imported, NULL), ".entry add_offset("));
-  assert_status_detail(cujit_module_lowered_name(imported, "scale<int>", &lowered),
+  assert_status_detail(cujit_module_get_lowered_name(imported, "scale<int>", &lowered),
                        CUJIT_ERROR_NOT_FOUND, "not a name expression of module 'k.cu'");
   cujit_free(blob);
   /* an imported module exports again, to the same bytes */

@@ -53,7 +53,7 @@ static void launch_both_ways(const cujit_launch_options *o, unsigned shared) {
   assert_ok(cujit_mem_alloc(&d, sizeof out));
   assert_ok(CUJIT_LAUNCH_EX(f, CUJIT_DIM3(1), CUJIT_DIM3(N), o, cujit_ptr(d), cujit_u32(ADD)));
   assert_ok(cujit_synchronize());
-  assert_ok(cujit_memcpy_dtoh(out, d, sizeof out));
+  assert_ok(cujit_mem_copy_dtoh(out, d, sizeof out));
   assert_ok(cujit_mem_free(d));
   expect_report(out, shared);
 }
@@ -113,18 +113,18 @@ static void typed_calls_with_options_of_other_layouts(void **state) {
   newer.known.size = sizeof newer;
   newer.known.shared_bytes = 2 * SHARED;
   assert_ok(cujit_call_ex(f, CUJIT_DIM3(1), CUJIT_DIM3(N), (const cujit_launch_options *)&old,
-                          CUJIT_OUT(out, sizeof out), (unsigned)ADD));
+                          CUJIT_OUT_PTR(out, sizeof out), (unsigned)ADD));
   expect_report(out, SHARED);
   assert_ok(cujit_mem_alloc(&d, sizeof out));
   assert_ok(cujit_call_ex(f, CUJIT_DIM3(1), CUJIT_DIM3(N), &newer.known, d, (unsigned)ADD));
   assert_ok(cujit_synchronize());
-  assert_ok(cujit_memcpy_dtoh(out, d, sizeof out));
+  assert_ok(cujit_mem_copy_dtoh(out, d, sizeof out));
   expect_report(out, 2 * SHARED);
   assert_ok(cujit_function_bind(f, &newer.known, &ptr));
   call = (report_fn)ptr;
   assert_ok(call(CUJIT_DIM3(1), CUJIT_DIM3(N), d, ADD));
   assert_ok(cujit_synchronize());
-  assert_ok(cujit_memcpy_dtoh(out, d, sizeof out));
+  assert_ok(cujit_mem_copy_dtoh(out, d, sizeof out));
   expect_report(out, 2 * SHARED);
   newer.known.size = 3; /* read at every call */
   assert_status_detail(call(CUJIT_DIM3(1), CUJIT_DIM3(N), d, ADD), CUJIT_ERROR_INVALID_VALUE,

@@ -7,6 +7,7 @@
 #include <math.h>
 
 #include "gputest.h"
+#include "cujit_array.h"
 
 static const int kTypes[] = {CUJIT_TYPE_BOOL, CUJIT_TYPE_I8,  CUJIT_TYPE_U8,   CUJIT_TYPE_I16,
                              CUJIT_TYPE_U16,  CUJIT_TYPE_I32, CUJIT_TYPE_U32,  CUJIT_TYPE_I64,
@@ -26,7 +27,7 @@ static void every_type_filled_and_read(void **state) {
       cujit_array *a = NULL;
       assert_ok(cujit_array_full(&a, kTypes[t], 1, &kSizes[s], value));
       assert_int_equal(cujit_array_nbytes(a), (size_t)kSizes[s] * es);
-      assert_ok(cujit_array_get(a, host, cujit_array_nbytes(a)));
+      assert_ok(cujit_array_read(a, host, cujit_array_nbytes(a)));
       for (i = 0; i < (size_t)kSizes[s]; i++)
         if (memcmp(host + i * es, value, es) != 0)
           fail_msg("type %d, size %lld: element %zu differs", kTypes[t], (long long)kSizes[s], i);
@@ -47,7 +48,7 @@ static void conversions_through_every_type(void **state) {
     assert_int_equal(cujit_array_size(d), 100);
     assert_ok(cujit_array_astype(d, kTypes[t], &x));
     assert_ok(cujit_array_astype(x, CUJIT_TYPE_F64, &y));
-    assert_ok(cujit_array_get(y, back, sizeof back));
+    assert_ok(cujit_array_read(y, back, sizeof back));
     for (i = 0; i < 100; i++) {
       double want = kTypes[t] == CUJIT_TYPE_BOOL ? (i != 0) : (double)i;
       if (back[i] != want) fail_msg("type %d: element %zu came back as %g", kTypes[t], i, back[i]);
@@ -66,7 +67,7 @@ static void ranges_and_host_copies(void **state) {
   (void)state;
   assert_ok(cujit_array_arange(&a, CUJIT_TYPE_F32, 0.5, 10, 0.25));
   assert_int_equal(cujit_array_size(a), 38);
-  assert_ok(cujit_array_get(a, f, sizeof f));
+  assert_ok(cujit_array_read(a, f, sizeof f));
   for (i = 0; i < 38; i++) assert_true(f[i] == 0.5f + 0.25f * (float)i);
   assert_ok(cujit_array_arange(&b, CUJIT_TYPE_I32, 10, 0, -3)); /* 10 7 4 1 */
   assert_int_equal(cujit_array_size(b), 4);
@@ -75,11 +76,11 @@ static void ranges_and_host_copies(void **state) {
   for (i = 0; i < 38; i++) g[i] = (float)(i * i);
   assert_ok(cujit_array_from_host(&b, CUJIT_TYPE_F32, 1, &n, g));
   assert_ok(cujit_array_copy(b, &a)); /* into an existing array */
-  assert_ok(cujit_array_get(a, f, sizeof f));
+  assert_ok(cujit_array_read(a, f, sizeof f));
   assert_memory_equal(f, g, sizeof f);
   assert_ok(cujit_array_copy(a, &c)); /* into a new one */
   cujit_array_destroy(a);
-  assert_ok(cujit_array_get(c, f, sizeof f));
+  assert_ok(cujit_array_read(c, f, sizeof f));
   assert_memory_equal(f, g, sizeof f);
   cujit_array_destroy(b);
   cujit_array_destroy(c);
@@ -115,11 +116,11 @@ static void views_share_memory(void **state) {
   assert_ok(cujit_array_fill(v, &seven));
   assert_ok(cujit_array_reshape(a, 1, &flat, &r));
   cujit_array_destroy(a); /* the views keep the memory */
-  assert_ok(cujit_array_get(r, x, sizeof x));
+  assert_ok(cujit_array_read(r, x, sizeof x));
   for (i = 0; i < 20; i++) assert_int_equal(x[i], i >= 5 && i < 10 ? 7 : 0);
   assert_ok(cujit_array_fill(r, &nine));
   cujit_array_destroy(r);
-  assert_ok(cujit_array_get(v, x, 5 * sizeof *x));
+  assert_ok(cujit_array_read(v, x, 5 * sizeof *x));
   assert_int_equal(x[4], 9);
   cujit_array_destroy(v);
 }
@@ -134,7 +135,7 @@ static void wrapped_memory_stays_the_callers(void **state) {
   assert_ok(cujit_array_wrap(&a, CUJIT_TYPE_F64, 1, &n, d));
   assert_ok(cujit_array_fill(a, &v));
   cujit_array_destroy(a);
-  assert_ok(cujit_memcpy_dtoh(h, d, sizeof h)); /* still the caller's, still there */
+  assert_ok(cujit_mem_copy_dtoh(h, d, sizeof h)); /* still the caller's, still there */
   assert_true(h[63] == 2.5);
   assert_ok(cujit_mem_free(d));
 }
@@ -148,7 +149,7 @@ static void beyond_two_to_the_31(void **state) {
   (void)state;
   assert_ok(cujit_array_full(&a, CUJIT_TYPE_I8, 1, &n, &seven));
   assert_ok(cujit_array_view(a, n - 40, n, &tail));
-  assert_ok(cujit_array_get(tail, t, sizeof t));
+  assert_ok(cujit_array_read(tail, t, sizeof t));
   for (i = 0; i < 40; i++) assert_int_equal(t[i], 7);
   cujit_array_destroy(tail);
   cujit_array_destroy(a);
@@ -200,7 +201,7 @@ static void small_blocks_are_kept_in_order(void **state) {
   cujit_array_destroy(a); /* while the kernel still runs */
   a = NULL;
   assert_ok(cujit_array_zeros(&a, CUJIT_TYPE_I32, 1, &n)); /* likely the same block */
-  assert_ok(cujit_array_get(a, host, sizeof host));
+  assert_ok(cujit_array_read(a, host, sizeof host));
   for (i = 0; i < n; i++)
     if (host[i] != 0)
       fail_msg("element %lld is %d: zeroed before the kernel wrote it", (long long)i, host[i]);
@@ -211,7 +212,7 @@ static void small_blocks_are_kept_in_order(void **state) {
     assert_ok(cujit_array_full(&many[k], CUJIT_TYPE_I32, 1, &n, &v));
   }
   for (k = 0; k < COUNT; k++) {
-    assert_ok(cujit_array_get(many[k], host, sizeof host));
+    assert_ok(cujit_array_read(many[k], host, sizeof host));
     assert_int_equal(host[0], k);
     assert_int_equal(host[n - 1], k);
     cujit_array_destroy(many[k]);
@@ -219,7 +220,7 @@ static void small_blocks_are_kept_in_order(void **state) {
   assert_ok(cujit_synchronize());
   assert_int_equal(gpu_pool_in_use(), before);
   assert_ok(cujit_mem_pool_trim());
-  assert_ok(cujit_mem_pool_usage(&used, &kept));
+  assert_ok(cujit_mem_pool_get_usage(&used, &kept));
   assert_int_equal(used, before);
   if (before == 0) assert_int_equal(kept, 0);
 }
@@ -240,16 +241,16 @@ static void stale_handles_reach_no_new_array(void **state) {
     assert_ok(cujit_array_full(&b, CUJIT_TYPE_F32, 1, &n, &seven));
     assert_status_detail(cujit_array_fill(a, &one), CUJIT_ERROR_INVALID_VALUE,
                          "cujit_array_fill: a is not a live array");
-    assert_status_detail(cujit_array_set(a, host, sizeof host), CUJIT_ERROR_INVALID_VALUE,
-                         "cujit_array_set: a is not a live array");
+    assert_status_detail(cujit_array_write(a, host, sizeof host), CUJIT_ERROR_INVALID_VALUE,
+                         "cujit_array_write: a is not a live array");
     assert_true(cujit_array_data(a) == 0);
-    assert_ok(cujit_array_get(b, host, sizeof host));
+    assert_ok(cujit_array_read(b, host, sizeof host));
     for (i = 0; i < N; i++)
       if (host[i] != 7.0f) fail_msg("round %d: element %d of b is %g", round, i, host[i]);
     cujit_array_destroy(a); /* again: b is not freed */
     assert_ok(cujit_array_fill(b, &three));
     assert_ok(cujit_array_copy(b, &c));
-    assert_ok(cujit_array_get(c, host, sizeof host));
+    assert_ok(cujit_array_read(c, host, sizeof host));
     for (i = 0; i < N; i++)
       if (host[i] != 3.0f) fail_msg("round %d: element %d of b's copy is %g", round, i, host[i]);
     cujit_array_destroy(b);

@@ -10,6 +10,7 @@
 #include <math.h>
 
 #include "gputest.h"
+#include "cujit_array.h"
 
 static const int64_t kSizes[] = {0, 1, 31, 1000003};
 
@@ -26,14 +27,14 @@ static cujit_array *from_floats(const float *h, int64_t n) {
 
 static float host_binary(int op, float x, float y) {
   switch (op) {
-    case CUJIT_ADD: return x + y;
-    case CUJIT_SUB: return x - y;
-    case CUJIT_MUL: return x * y;
-    case CUJIT_DIV: return x / y;
-    case CUJIT_POW: return powf(fabsf(x), y);
-    case CUJIT_MINIMUM: return x < y ? x : y;
-    case CUJIT_MAXIMUM: return x > y ? x : y;
-    case CUJIT_FMOD: return fmodf(x, y);
+    case CUJIT_BINOP_ADD: return x + y;
+    case CUJIT_BINOP_SUB: return x - y;
+    case CUJIT_BINOP_MUL: return x * y;
+    case CUJIT_BINOP_DIV: return x / y;
+    case CUJIT_BINOP_POW: return powf(fabsf(x), y);
+    case CUJIT_BINOP_MINIMUM: return x < y ? x : y;
+    case CUJIT_BINOP_MAXIMUM: return x > y ? x : y;
+    case CUJIT_BINOP_FMOD: return fmodf(x, y);
     default: return 0;
   }
 }
@@ -59,26 +60,26 @@ static void binary_ops_on_floats(void **state) {
     }
     a = from_floats(x, n);
     b = from_floats(y, n);
-    assert_ok(cujit_array_unary(CUJIT_FABS, a, &absa));
-    for (op = CUJIT_ADD; op <= CUJIT_FMOD; op++) {
+    assert_ok(cujit_array_unary(CUJIT_UNOP_FABS, a, &absa));
+    for (op = CUJIT_BINOP_ADD; op <= CUJIT_BINOP_FMOD; op++) {
       cujit_array *c = NULL;
-      assert_ok(cujit_array_binary(op, op == CUJIT_POW ? absa : a, b, &c));
+      assert_ok(cujit_array_binary(op, op == CUJIT_BINOP_POW ? absa : a, b, &c));
       assert_int_equal(cujit_array_type(c), CUJIT_TYPE_F32);
-      assert_ok(cujit_array_get(c, z, (size_t)n * 4));
+      assert_ok(cujit_array_read(c, z, (size_t)n * 4));
       for (i = 0; i < n; i++)
         if (!close_enough(z[i], host_binary(op, x[i], y[i])))
           fail_msg("op %d, n %lld, element %lld: %g, want %g", op, (long long)n, (long long)i,
                    z[i], host_binary(op, x[i], y[i]));
       cujit_array_destroy(c);
     }
-    for (op = CUJIT_EQ; op <= CUJIT_GE; op++) {
+    for (op = CUJIT_BINOP_EQ; op <= CUJIT_BINOP_GE; op++) {
       cujit_array *c = NULL;
       unsigned char *m = malloc((size_t)n + 1);
       assert_ok(cujit_array_binary(op, a, a, &c));
       assert_int_equal(cujit_array_type(c), CUJIT_TYPE_BOOL);
-      assert_ok(cujit_array_get(c, m, (size_t)n));
+      assert_ok(cujit_array_read(c, m, (size_t)n));
       for (i = 0; i < n; i++)
-        assert_int_equal(m[i], op == CUJIT_EQ || op == CUJIT_LE || op == CUJIT_GE);
+        assert_int_equal(m[i], op == CUJIT_BINOP_EQ || op == CUJIT_BINOP_LE || op == CUJIT_BINOP_GE);
       free(m);
       cujit_array_destroy(c);
     }
@@ -94,7 +95,7 @@ static void binary_ops_on_floats(void **state) {
 static double host_unary(int op, double x) {
   static double (*const f[])(double) = {NULL, fabs, sqrt, exp, log, log10, sin, cos, tan,
                                         asin, acos, atan, sinh, cosh, tanh, floor, ceil};
-  return op == CUJIT_NEG ? -x : f[op](x);
+  return op == CUJIT_UNOP_NEG ? -x : f[op](x);
 }
 
 static void math_on_doubles_and_floats(void **state) {
@@ -108,12 +109,12 @@ static void math_on_doubles_and_floats(void **state) {
   for (i = 0; i < N; i++) x[i] = xf[i] = (float)(0.001 + 0.9 * i / N); /* asin, log defined */
   assert_ok(cujit_array_from_host(&a, CUJIT_TYPE_F64, 1, &n, x));
   assert_ok(cujit_array_from_host(&af, CUJIT_TYPE_F32, 1, &n, xf));
-  for (op = CUJIT_NEG; op <= CUJIT_CEIL; op++) {
+  for (op = CUJIT_UNOP_NEG; op <= CUJIT_UNOP_CEIL; op++) {
     cujit_array *c = NULL, *cf = NULL;
     assert_ok(cujit_array_unary(op, a, &c));
     assert_ok(cujit_array_unary(op, af, &cf));
-    assert_ok(cujit_array_get(c, z, sizeof z));
-    assert_ok(cujit_array_get(cf, zf, sizeof zf));
+    assert_ok(cujit_array_read(c, z, sizeof z));
+    assert_ok(cujit_array_read(cf, zf, sizeof zf));
     for (i = 0; i < N; i++) {
       double want = host_unary(op, x[i]);
       if (fabs(z[i] - want) > 1e-14 * fmax(1, fabs(want)) ||
@@ -143,10 +144,10 @@ static void every_type_adds_negates_and_fabs(void **state) {
     cujit_array *r = NULL, *x = NULL, *sum = NULL, *neg = NULL, *abs_ = NULL, *d = NULL;
     assert_ok(cujit_array_arange(&r, CUJIT_TYPE_F64, 0, 100, 1));
     assert_ok(cujit_array_astype(r, ty, &x));
-    assert_ok(cujit_array_binary(CUJIT_ADD, x, x, &sum));
+    assert_ok(cujit_array_binary(CUJIT_BINOP_ADD, x, x, &sum));
     assert_int_equal(cujit_array_type(sum), ty);
     assert_ok(cujit_array_astype(sum, CUJIT_TYPE_F64, &d));
-    assert_ok(cujit_array_get(d, back, sizeof back));
+    assert_ok(cujit_array_read(d, back, sizeof back));
     for (i = 0; i < 100; i++) {
       double want = ty == CUJIT_TYPE_BOOL ? (i != 0) : (ty == CUJIT_TYPE_I8 || ty == CUJIT_TYPE_U8)
                                                            ? (double)(ty == CUJIT_TYPE_I8 ? (signed char)(2 * i) : (unsigned char)(2 * i))
@@ -154,10 +155,10 @@ static void every_type_adds_negates_and_fabs(void **state) {
       if (back[i] != want) fail_msg("type %d: %d + %d = %g", ty, i, i, back[i]);
     }
     if (ty != CUJIT_TYPE_BOOL) {
-      assert_ok(cujit_array_unary(CUJIT_NEG, x, &neg));
-      assert_ok(cujit_array_unary(CUJIT_FABS, neg, &abs_));
+      assert_ok(cujit_array_unary(CUJIT_UNOP_NEG, x, &neg));
+      assert_ok(cujit_array_unary(CUJIT_UNOP_FABS, neg, &abs_));
       assert_ok(cujit_array_astype(abs_, CUJIT_TYPE_F64, &d)); /* into d: in place of d */
-      assert_ok(cujit_array_get(d, back, sizeof back));
+      assert_ok(cujit_array_read(d, back, sizeof back));
       for (i = 0; i < 100; i++) {
         int unsigned_t = ty == CUJIT_TYPE_U8 || ty == CUJIT_TYPE_U16 || ty == CUJIT_TYPE_U32 ||
                          ty == CUJIT_TYPE_U64;
@@ -183,24 +184,24 @@ static void scalars_and_in_place(void **state) {
   (void)state;
   assert_ok(cujit_array_from_host(&i32, CUJIT_TYPE_I32, 1, &n, xi));
   assert_ok(cujit_array_from_host(&f32, CUJIT_TYPE_F32, 1, &n, xf));
-  assert_ok(cujit_array_binary_scalar(CUJIT_MUL, i32, 2, CUJIT_SCALAR_INT, &out)); /* 2 * a */
+  assert_ok(cujit_array_binary_scalar(CUJIT_BINOP_MUL, i32, 2, CUJIT_SCALAR_INT, &out)); /* 2 * a */
   assert_int_equal(cujit_array_type(out), CUJIT_TYPE_I32);
-  assert_ok(cujit_array_get(out, yi, sizeof yi));
+  assert_ok(cujit_array_read(out, yi, sizeof yi));
   for (k = 0; k < 5; k++) assert_int_equal(yi[k], 2 * xi[k]);
   cujit_array_destroy(out);
   out = NULL;
-  assert_ok(cujit_array_binary_scalar(CUJIT_MUL, i32, 2.5, 0, &out)); /* a float: f64 */
+  assert_ok(cujit_array_binary_scalar(CUJIT_BINOP_MUL, i32, 2.5, 0, &out)); /* a float: f64 */
   assert_int_equal(cujit_array_type(out), CUJIT_TYPE_F64);
-  assert_ok(cujit_array_get(out, yd, sizeof yd));
+  assert_ok(cujit_array_read(out, yd, sizeof yd));
   assert_true(yd[1] == 5.0);
   cujit_array_destroy(out);
   out = f32; /* in place: f32 = 1 / f32 */
-  assert_ok(cujit_array_binary_scalar(CUJIT_DIV, f32, 1, CUJIT_SCALAR_FIRST | CUJIT_SCALAR_INT, &out));
-  assert_ok(cujit_array_get(f32, yf, sizeof yf));
+  assert_ok(cujit_array_binary_scalar(CUJIT_BINOP_DIV, f32, 1, CUJIT_SCALAR_FIRST | CUJIT_SCALAR_INT, &out));
+  assert_ok(cujit_array_read(f32, yf, sizeof yf));
   for (k = 0; k < 5; k++) assert_true(yf[k] == 1.0f / xf[k]);
   out = NULL;
-  assert_ok(cujit_array_binary_scalar(CUJIT_SUB, i32, 10, CUJIT_SCALAR_FIRST | CUJIT_SCALAR_INT, &out));
-  assert_ok(cujit_array_get(out, yi, sizeof yi));
+  assert_ok(cujit_array_binary_scalar(CUJIT_BINOP_SUB, i32, 10, CUJIT_SCALAR_FIRST | CUJIT_SCALAR_INT, &out));
+  assert_ok(cujit_array_read(out, yi, sizeof yi));
   assert_int_equal(yi[4], 5);
   cujit_array_destroy(out);
   cujit_array_destroy(i32);
@@ -217,17 +218,17 @@ static void halves_and_complex_numbers(void **state) {
   (void)state;
   assert_ok(cujit_array_from_host(&f, CUJIT_TYPE_F32, 1, &n, x));
   assert_ok(cujit_array_astype(f, CUJIT_TYPE_F16, &h));
-  assert_ok(cujit_array_binary(CUJIT_ADD, h, h, &hs));
+  assert_ok(cujit_array_binary(CUJIT_BINOP_ADD, h, h, &hs));
   assert_ok(cujit_array_astype(hs, CUJIT_TYPE_F32, &b));
-  assert_ok(cujit_array_get(b, back, sizeof back));
+  assert_ok(cujit_array_read(b, back, sizeof back));
   for (k = 0; k < 4; k++) assert_true(back[k] == 2 * x[k]);
   assert_ok(cujit_array_from_host(&z, CUJIT_TYPE_C64, 1, &n, c));
-  assert_ok(cujit_array_binary(CUJIT_MUL, z, z, &zz));
-  assert_ok(cujit_array_get(zz, cc, sizeof cc));
+  assert_ok(cujit_array_binary(CUJIT_BINOP_MUL, z, z, &zz));
+  assert_ok(cujit_array_read(zz, cc, sizeof cc));
   for (k = 0; k < 4; k++) assert_true(cabsf(cc[k] - c[k] * c[k]) < 1e-6f);
-  assert_ok(cujit_array_unary(CUJIT_FABS, z, &mag));
+  assert_ok(cujit_array_unary(CUJIT_UNOP_FABS, z, &mag));
   assert_int_equal(cujit_array_type(mag), CUJIT_TYPE_F32);
-  assert_ok(cujit_array_get(mag, mags, sizeof mags));
+  assert_ok(cujit_array_read(mag, mags, sizeof mags));
   for (k = 0; k < 4; k++) assert_true(fabsf(mags[k] - cabsf(c[k])) < 1e-6f);
   {
     /* conversions: a complex number is true when either part is nonzero; f64 rounds to f16
@@ -238,11 +239,11 @@ static void halves_and_complex_numbers(void **state) {
     cujit_array *bools = NULL, *d = NULL, *hh = NULL;
     int64_t one = 1;
     assert_ok(cujit_array_astype(z, CUJIT_TYPE_BOOL, &bools));
-    assert_ok(cujit_array_get(bools, truth, sizeof truth));
+    assert_ok(cujit_array_read(bools, truth, sizeof truth));
     assert_int_equal(truth[3], 1); /* 2i */
     assert_ok(cujit_array_from_host(&d, CUJIT_TYPE_F64, 1, &one, &one_and_a_bit));
     assert_ok(cujit_array_astype(d, CUJIT_TYPE_F16, &hh));
-    assert_ok(cujit_array_get(hh, &h16, sizeof h16));
+    assert_ok(cujit_array_read(hh, &h16, sizeof h16));
     assert_int_equal(h16, 0x3C01);
     cujit_array_destroy(bools);
     cujit_array_destroy(d);
@@ -269,7 +270,7 @@ static void fused_expression(void **state) {
   assert_ok(cujit_array_map(&out, "sin(2*x + 1)", 1, (const char *[]){"x"},
                             (const cujit_array *[]){a}));
   assert_int_equal(cujit_array_ndim(out), 2);
-  assert_ok(cujit_array_get(out, y, (size_t)n * 4));
+  assert_ok(cujit_array_read(out, y, (size_t)n * 4));
   for (i = 0; i < n; i++)
     if (fabsf(y[i] - sinf(2 * x[i] + 1)) > 2e-6f) fail_msg("element %lld", (long long)i);
   cujit_array_destroy(a);
@@ -296,11 +297,11 @@ static void generator_and_range(void **state) {
                                      "z[i] = a*x[i] + b*y[i]",
                                      &(cujit_generator_options){.name = "lin_comb"}));
   assert_ok(CUJIT_ELEMENTWISE(k, a, dx, b, dy, dz));
-  assert_ok(cujit_array_get(dz, z, sizeof z));
+  assert_ok(cujit_array_read(dz, z, sizeof z));
   for (i = 0; i < n; i++) assert_true(z[i] == 5 * x[i] + 6 * y[i]);
   assert_ok(cujit_array_fill(dz, &(float){0}));
   assert_ok(CUJIT_ELEMENTWISE_RANGE(k, 1, n, 2, a, dx, b, dy, dz));
-  assert_ok(cujit_array_get(dz, z, sizeof z));
+  assert_ok(cujit_array_read(dz, z, sizeof z));
   for (i = 0; i < n; i++) assert_true(z[i] == (i % 2 ? 5 * x[i] + 6 * y[i] : 0));
   cujit_elementwise_destroy(k);
   cujit_array_destroy(dx);
@@ -331,30 +332,30 @@ static void generator_scalars_are_converted(void **state) {
   assert_ok(cujit_elementwise_create(&set_half, "__half h, float *y", "y[i] = __half2float(h)",
                                      NULL));
   assert_ok(CUJIT_ELEMENTWISE(scale, 0.1, dx, dy)); /* a double for a float */
-  assert_ok(cujit_array_get(dy, y, sizeof y));
+  assert_ok(cujit_array_read(dy, y, sizeof y));
   for (i = 0; i < N; i++)
     if (y[i] != 0.1f * x[i]) fail_msg("y[%lld] = %.9g, wanted %.9g", (long long)i, y[i], 0.1f * x[i]);
   assert_ok(CUJIT_ELEMENTWISE(scale, 3, dx, dy)); /* an int for a float */
-  assert_ok(cujit_array_get(dy, y, sizeof y));
+  assert_ok(cujit_array_read(dy, y, sizeof y));
   for (i = 0; i < N; i++) assert_true(y[i] == 3.0f * x[i]);
   assert_status_detail(CUJIT_ELEMENTWISE(scale, 1e300, dx, dy), CUJIT_ERROR_INVALID_VALUE,
                        "argument 1 ('a') is declared float and was given a double (f64)");
-  assert_ok(cujit_array_get(dy, y, sizeof y));
+  assert_ok(cujit_array_read(dy, y, sizeof y));
   for (i = 0; i < N; i++) assert_true(y[i] == 3.0f * x[i]); /* untouched */
   assert_ok(CUJIT_ELEMENTWISE(set_int, 2.0, dk)); /* an integral double for an int */
-  assert_ok(cujit_array_get(dk, k, sizeof k));
+  assert_ok(cujit_array_read(dk, k, sizeof k));
   for (i = 0; i < N; i++) assert_int_equal(k[i], 2);
   assert_ok(CUJIT_ELEMENTWISE(set_int, cujit_u8(255), dk));
-  assert_ok(cujit_array_get(dk, k, sizeof k));
+  assert_ok(cujit_array_read(dk, k, sizeof k));
   for (i = 0; i < N; i++) assert_int_equal(k[i], 255);
   assert_status_detail(CUJIT_ELEMENTWISE(set_int, 2.5, dk), CUJIT_ERROR_INVALID_VALUE,
                        "not an integer");
   assert_status_detail(CUJIT_ELEMENTWISE(set_int, 3000000000u, dk), CUJIT_ERROR_INVALID_VALUE,
                        "out of the parameter type's range");
-  assert_ok(cujit_array_get(dk, k, sizeof k));
+  assert_ok(cujit_array_read(dk, k, sizeof k));
   for (i = 0; i < N; i++) assert_int_equal(k[i], 255);
   assert_ok(CUJIT_ELEMENTWISE(set_half, 0.1, dy)); /* 0.1 as the nearest __half */
-  assert_ok(cujit_array_get(dy, y, sizeof y));
+  assert_ok(cujit_array_read(dy, y, sizeof y));
   for (i = 0; i < N; i++) assert_true(y[i] == 0.0999755859375f);
   /* a reduction's scalar: a double for a float, an int for a float */
   assert_ok(cujit_reduction_create(&dot, CUJIT_TYPE_F32, "0", "a+b", "s * x[i]",
@@ -379,12 +380,12 @@ static void beyond_two_to_the_31(void **state) {
   int i;
   (void)state;
   assert_ok(cujit_array_full(&a, CUJIT_TYPE_I8, 1, &n, &one));
-  assert_ok(cujit_array_binary_scalar(CUJIT_ADD, a, 2, CUJIT_SCALAR_INT, &a)); /* in place */
+  assert_ok(cujit_array_binary_scalar(CUJIT_BINOP_ADD, a, 2, CUJIT_SCALAR_INT, &a)); /* in place */
   assert_ok(cujit_array_view(a, n - 40, n, &tail));
-  assert_ok(cujit_array_get(tail, t, sizeof t));
+  assert_ok(cujit_array_read(tail, t, sizeof t));
   for (i = 0; i < 40; i++) assert_int_equal(t[i], 3);
   assert_ok(cujit_array_view(a, 0, 40, &head));
-  assert_ok(cujit_array_get(head, t, sizeof t));
+  assert_ok(cujit_array_read(head, t, sizeof t));
   assert_int_equal(t[0], 3);
   cujit_array_destroy(head);
   cujit_array_destroy(tail);
@@ -412,7 +413,7 @@ static double *values(const cujit_array *a) {
   double *h = malloc((size_t)(n ? n : 1) * 2 * sizeof *h), *re = malloc((size_t)(n ? n : 1) * sizeof *re);
   int64_t i, k = type == CUJIT_TYPE_C64 || type == CUJIT_TYPE_C128 ? 2 : 1;
   assert_ok(cujit_array_astype(a, k == 2 ? CUJIT_TYPE_C128 : CUJIT_TYPE_F64, &d));
-  assert_ok(cujit_array_get(d, h, cujit_array_nbytes(d)));
+  assert_ok(cujit_array_read(d, h, cujit_array_nbytes(d)));
   for (i = 0; i < n; i++) re[i] = h[i * k];
   cujit_array_destroy(d);
   free(h);
@@ -442,8 +443,8 @@ static void views_at_every_offset(void **state) {
       cujit_array *neg = NULL, *abs_ = NULL, *fused = NULL, *whole = NULL;
       double *hb = values(b), *got;
       assert_ok(cujit_array_view(x, off, off + len, &a));
-      assert_ok(cujit_array_binary(CUJIT_ADD, a, b, &sum));
-      assert_ok(cujit_array_binary(CUJIT_ADD, a, a, &twice));
+      assert_ok(cujit_array_binary(CUJIT_BINOP_ADD, a, b, &sum));
+      assert_ok(cujit_array_binary(CUJIT_BINOP_ADD, a, a, &twice));
       got = values(sum);
       for (i = 0; i < len; i++) {
         double want = is_bool ? (hx[off + i] != 0 || hb[i] != 0) : hx[off + i] + hb[i];
@@ -460,9 +461,9 @@ static void views_at_every_offset(void **state) {
       free(got);
       if (!is_bool) { /* values below 50: 2a and a + b fit int8 */
         int is_signed = ty != CUJIT_TYPE_U16;
-        assert_ok(cujit_array_binary_scalar(CUJIT_MUL, a, 2, CUJIT_SCALAR_INT, &doubled));
-        assert_ok(cujit_array_unary(CUJIT_NEG, a, &neg));
-        assert_ok(cujit_array_unary(CUJIT_FABS, neg, &abs_));
+        assert_ok(cujit_array_binary_scalar(CUJIT_BINOP_MUL, a, 2, CUJIT_SCALAR_INT, &doubled));
+        assert_ok(cujit_array_unary(CUJIT_UNOP_NEG, a, &neg));
+        assert_ok(cujit_array_unary(CUJIT_UNOP_FABS, neg, &abs_));
         assert_ok(cujit_array_map(&fused, "x + y", 2, (const char *[]){"x", "y"},
                                   (const cujit_array *[]){a, b}));
         double *g2 = values(doubled), *gabs = values(abs_), *gf = values(fused);
@@ -478,7 +479,7 @@ static void views_at_every_offset(void **state) {
       }
       /* in place: a = a + b, through the view */
       whole = a;
-      assert_ok(cujit_array_binary(CUJIT_ADD, a, b, &whole));
+      assert_ok(cujit_array_binary(CUJIT_BINOP_ADD, a, b, &whole));
       assert_ptr_equal(whole, a);
       got = values(x);
       for (i = 0; i < total; i++) {
@@ -549,22 +550,22 @@ static void repeated_operations_are_checked(void **state) {
   assert_ok(cujit_array_zeros(&f, CUJIT_TYPE_F32, 1, &n));
   assert_ok(cujit_array_zeros(&i32, CUJIT_TYPE_I32, 1, &n));
   assert_ok(cujit_array_zeros(&i8, CUJIT_TYPE_I8, 1, &n));
-  assert_ok(cujit_array_binary(CUJIT_ADD, f, f, &out));
+  assert_ok(cujit_array_binary(CUJIT_BINOP_ADD, f, f, &out));
   cujit_array_destroy(out);
   out = i32;
-  assert_status_detail(cujit_array_binary(CUJIT_ADD, f, f, &out), CUJIT_ERROR_INVALID_VALUE,
+  assert_status_detail(cujit_array_binary(CUJIT_BINOP_ADD, f, f, &out), CUJIT_ERROR_INVALID_VALUE,
                        "the output holds i32, the result is f32");
   out = NULL;
-  assert_ok(cujit_array_binary_scalar(CUJIT_ADD, i8, 3, CUJIT_SCALAR_INT, &out));
+  assert_ok(cujit_array_binary_scalar(CUJIT_BINOP_ADD, i8, 3, CUJIT_SCALAR_INT, &out));
   cujit_array_destroy(out);
   out = NULL;
-  assert_status_detail(cujit_array_binary_scalar(CUJIT_ADD, i8, 300, CUJIT_SCALAR_INT, &out),
+  assert_status_detail(cujit_array_binary_scalar(CUJIT_BINOP_ADD, i8, 300, CUJIT_SCALAR_INT, &out),
                        CUJIT_ERROR_INVALID_VALUE, "the integer 300 does not fit i8");
   assert_null(out);
   assert_status_detail(cujit_array_binary(99, f, f, &out), CUJIT_ERROR_INVALID_VALUE,
                        "99 is not a cujit_binop");
   assert_ok(cujit_array_wrap(&huge, CUJIT_TYPE_I8, 1, &many, cujit_array_data(i8)));
-  assert_status_detail(cujit_array_unary(CUJIT_SQRT, huge, &out), CUJIT_ERROR_INVALID_VALUE,
+  assert_status_detail(cujit_array_unary(CUJIT_UNOP_SQRT, huge, &out), CUJIT_ERROR_INVALID_VALUE,
                        "cujit_array_unary: the result would not fit in memory");
   assert_null(out);
   cujit_array_destroy(f);

@@ -5,21 +5,22 @@
  * lie in [0, 1); the moments of 10^7 samples are those of the distribution; bad shapes are
  * refused. */
 #include "testutil.h"
+#include "cujit_array.h"
 
 #include "philoxref.h"
 
 static const cujit_type kTypes[] = {CUJIT_TYPE_F32, CUJIT_TYPE_F64};
-static const cujit_distribution kDists[] = {CUJIT_UNIFORM, CUJIT_NORMAL};
+static const cujit_distribution kDists[] = {CUJIT_RANDOM_UNIFORM, CUJIT_RANDOM_NORMAL};
 
 /* n elements as doubles. */
 static double *fetch(cujit_array *a) {
   int64_t n = cujit_array_size(a), i;
   double *v = malloc((size_t)n * sizeof *v + 1);
   if (cujit_array_type(a) == CUJIT_TYPE_F64) {
-    assert_ok(cujit_array_get(a, v, (size_t)n * sizeof *v));
+    assert_ok(cujit_array_read(a, v, (size_t)n * sizeof *v));
   } else {
     float *f = malloc((size_t)n * sizeof *f + 1);
-    assert_ok(cujit_array_get(a, f, (size_t)n * sizeof *f));
+    assert_ok(cujit_array_read(a, f, (size_t)n * sizeof *f));
     for (i = 0; i < n; i++) v[i] = f[i];
     free(f);
   }
@@ -138,7 +139,7 @@ static void moments_of_ten_million(void **state) {
       double *v = make(kTypes[t], kDists[d], n, 2024), sum = 0, sq = 0, mean, var;
       int64_t inside = 0;
       for (i = 0; i < n; i++) {
-        if (kDists[d] == CUJIT_UNIFORM && !(v[i] >= 0 && v[i] < 1))
+        if (kDists[d] == CUJIT_RANDOM_UNIFORM && !(v[i] >= 0 && v[i] < 1))
           fail_msg("uniform element %lld is %.17g", (long long)i, v[i]);
         sum += v[i];
         sq += v[i] * v[i];
@@ -146,7 +147,7 @@ static void moments_of_ten_million(void **state) {
       }
       mean = sum / (double)n;
       var = sq / (double)n - mean * mean;
-      if (kDists[d] == CUJIT_UNIFORM) {
+      if (kDists[d] == CUJIT_RANDOM_UNIFORM) {
         if (fabs(mean - 0.5) > 5e-4 || fabs(var - 1.0 / 12) > 3e-4)
           fail_msg("uniform %d: mean %g, variance %g", (int)t, mean, var);
       } else {
@@ -163,12 +164,12 @@ static void bad_shapes(void **state) {
   int64_t neg[] = {4, -2}, two[] = {2, 2};
   cujit_array *a = (cujit_array *)1;
   (void)state;
-  assert_status_detail(cujit_array_random(&a, CUJIT_TYPE_F64, 2, neg, CUJIT_NORMAL, 1),
+  assert_status_detail(cujit_array_random(&a, CUJIT_TYPE_F64, 2, neg, CUJIT_RANDOM_NORMAL, 1),
                        CUJIT_ERROR_INVALID_VALUE, "dimension 2 has the negative size -2");
   assert_null(a);
-  assert_status_detail(cujit_array_random(&a, CUJIT_TYPE_F32, 9, two, CUJIT_UNIFORM, 1),
+  assert_status_detail(cujit_array_random(&a, CUJIT_TYPE_F32, 9, two, CUJIT_RANDOM_UNIFORM, 1),
                        CUJIT_ERROR_INVALID_VALUE, "ndim is 9");
-  assert_status_detail(cujit_array_random(&a, CUJIT_TYPE_F32, 2, NULL, CUJIT_UNIFORM, 1),
+  assert_status_detail(cujit_array_random(&a, CUJIT_TYPE_F32, 2, NULL, CUJIT_RANDOM_UNIFORM, 1),
                        CUJIT_ERROR_INVALID_VALUE, "shape is NULL");
   assert_null(a);
 }

@@ -5,6 +5,7 @@
  * place; the pool's memory given back; and a cumsum of 2^31 + 17 int8 ones into i64, whose
  * last elements must equal their index + 1 (the 64-bit index path). */
 #include "testutil.h"
+#include "cujit_array.h"
 
 static const int64_t kSizes[] = {0, 1, 31, 1000003};
 
@@ -45,7 +46,7 @@ static void check_cumsum(cujit_array *out, cujit_type type, int64_t n, int exclu
   assert_int_equal(cujit_array_type(out), type);
   assert_int_equal(cujit_array_ndim(out), 1);
   assert_int_equal(cujit_array_size(out), n);
-  assert_ok(cujit_array_get(out, host, cujit_array_nbytes(out)));
+  assert_ok(cujit_array_read(out, host, cujit_array_nbytes(out)));
   for (i = 0; i < n; i++) {
     int64_t want = exclusive ? sum : sum + value_at(i);
     sum += value_at(i);
@@ -122,9 +123,9 @@ static void narrow_types_widen(void **state) {
   assert_ok(cujit_array_cumsum(u, 1, &us));
   assert_int_equal(cujit_array_type(bs), CUJIT_TYPE_I64);
   assert_int_equal(cujit_array_type(us), CUJIT_TYPE_U64);
-  assert_ok(cujit_array_get(bs, got, (size_t)n * 8));
+  assert_ok(cujit_array_read(bs, got, (size_t)n * 8));
   for (i = 0; i < n; i++) assert_int_equal(got[i], i + 1);
-  assert_ok(cujit_array_get(us, got, (size_t)n * 8));
+  assert_ok(cujit_array_read(us, got, (size_t)n * 8));
   for (i = 0; i < n; i++) assert_int_equal(got[i], 200 * i);
   cujit_array_destroy(b);
   cujit_array_destroy(u);
@@ -150,13 +151,13 @@ static void max_scan(void **state) {
   assert_ok(cujit_scan_create(&exc, CUJIT_TYPE_I32, "a > b ? a : b", "(-2147483647 - 1)", 1,
                               NULL));
   assert_ok(cujit_scan_call(inc, a, &out));
-  assert_ok(cujit_array_get(out, got, (size_t)n * 4));
+  assert_ok(cujit_array_read(out, got, (size_t)n * 4));
   for (i = 0, run = INT32_MIN; i < n; i++) {
     run = host[i] > run ? host[i] : run;
     if (got[i] != run) fail_msg("inclusive: element %lld is %d, wanted %d", (long long)i, got[i], run);
   }
   assert_ok(cujit_scan_call(exc, a, &out));
-  assert_ok(cujit_array_get(out, got, (size_t)n * 4));
+  assert_ok(cujit_array_read(out, got, (size_t)n * 4));
   for (i = 0, run = INT32_MIN; i < n; i++) {
     if (got[i] != run) fail_msg("exclusive: element %lld is %d, wanted %d", (long long)i, got[i], run);
     run = host[i] > run ? host[i] : run;
@@ -201,7 +202,7 @@ static void order_is_kept(void **state) {
     assert_ok(cujit_array_from_host(&a, CUJIT_TYPE_U64, 1, &n, host));
     for (exclusive = 0; exclusive < 2; exclusive++) {
       assert_ok(cujit_scan_call(s[exclusive], a, &out));
-      assert_ok(cujit_array_get(out, got, (size_t)n * 8));
+      assert_ok(cujit_array_read(out, got, (size_t)n * 8));
       for (i = 0, run = (uint64_t)1 << 32; i < n; i++) {
         uint64_t want = exclusive ? run : compose(run, host[i]);
         run = compose(run, host[i]);
@@ -227,7 +228,7 @@ static void in_place(void **state) {
   size_t before, after;
   (void)state;
   assert_ok(cujit_synchronize());
-  assert_ok(cujit_mem_pool_usage(&before, NULL));
+  assert_ok(cujit_mem_pool_get_usage(&before, NULL));
   a = input(CUJIT_TYPE_I64, n);
   f = input(CUJIT_TYPE_F32, n);
   same = a;
@@ -243,7 +244,7 @@ static void in_place(void **state) {
   cujit_array_destroy(a);
   cujit_array_destroy(f);
   assert_ok(cujit_synchronize());
-  assert_ok(cujit_mem_pool_usage(&after, NULL));
+  assert_ok(cujit_mem_pool_get_usage(&after, NULL));
   assert_int_equal(after, before); /* the partial sums went back to the pool */
 }
 
@@ -257,13 +258,13 @@ static void beyond_two_to_the_31(void **state) {
   assert_ok(cujit_array_cumsum(a, 0, &out));
   cujit_array_destroy(a);
   assert_ok(cujit_array_view(out, n - 64, n, &tail));
-  assert_ok(cujit_array_get(tail, t, sizeof t));
+  assert_ok(cujit_array_read(tail, t, sizeof t));
   for (i = 0; i < 64; i++) assert_int_equal(t[i], n - 64 + i + 1);
   cujit_array_destroy(tail);
   tail = NULL;
   /* the 32 before 2^31 and the 17 from it on (the array ends at 2^31 + 17) */
   assert_ok(cujit_array_view(out, ((int64_t)1 << 31) - 32, n, &tail));
-  assert_ok(cujit_array_get(tail, t, 49 * sizeof *t));
+  assert_ok(cujit_array_read(tail, t, 49 * sizeof *t));
   for (i = 0; i < 49; i++) assert_int_equal(t[i], ((int64_t)1 << 31) - 32 + i + 1);
   cujit_array_destroy(tail);
   cujit_array_destroy(out);

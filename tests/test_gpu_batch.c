@@ -41,7 +41,7 @@ static void a_batch_runs_on_the_device(void **state) {
     kernel_source(i, src[i], sizeof src[i]);
     srcs[i] = src[i];
   }
-  assert_ok(cujit_compile_batch(mods, st, srcs, NULL, N, &o));
+  assert_ok(cujit_batch_compile(mods, st, srcs, NULL, N, &o));
   for (i = 0; i < N; i++) {
     assert_int_equal(st[i], CUJIT_OK);
     assert_non_null(cujit_module_cubin(mods[i], NULL)); /* the device's own target */
@@ -59,11 +59,11 @@ static void jobs_run_on_the_device(void **state) {
   o.flags = CUJIT_OPT_NO_CACHE;
   for (i = 0; i < 3; i++) {
     kernel_source(10 + i, src[i], sizeof src[i]);
-    assert_ok(cujit_compile_start(&jobs[i], src[i], "job.cu", &o));
+    assert_ok(cujit_compile_job_start(&jobs[i], src[i], "job.cu", &o));
   }
   for (i = 2; i >= 0; i--) { /* waited for in any order */
     cujit_module *m = NULL;
-    assert_ok(cujit_compile_wait(jobs[i], &m));
+    assert_ok(cujit_compile_job_wait(jobs[i], &m));
     check_kernel(m, 10 + i, 1.5f);
     cujit_module_destroy(m);
     cujit_compile_job_destroy(jobs[i]);
@@ -106,30 +106,30 @@ static void worker_compiles_run_on_the_device(void **state) {
   o.flags = ho.flags = CUJIT_OPT_NO_CACHE;
   ho.cancel = hold_here;
   kernel_source(20, held, sizeof held);
-  assert_ok(cujit_compile_start(&holder, held, "held.cu", &ho));
+  assert_ok(cujit_compile_job_start(&holder, held, "held.cu", &ho));
   while (!__atomic_load_n(&holding, __ATOMIC_ACQUIRE)) nap_ms(1);
   o.time_limit_s = 120;
   o.cancel = never_stop; /* asked by the pool while a worker compiles */
   for (i = 0; i < 3; i++) {
     kernel_source(21 + i, src[i], sizeof src[i]);
-    assert_ok(cujit_compile_start(&jobs[i], src[i], "worker.cu", &o));
+    assert_ok(cujit_compile_job_start(&jobs[i], src[i], "worker.cu", &o));
   }
   for (waited = 0; waited < 120000; waited += 10) { /* only workers can finish them */
-    if (cujit_compile_poll(jobs[0]) && cujit_compile_poll(jobs[1]) &&
-        cujit_compile_poll(jobs[2]))
+    if (cujit_compile_job_poll(jobs[0]) && cujit_compile_job_poll(jobs[1]) &&
+        cujit_compile_job_poll(jobs[2]))
       break;
     nap_ms(10);
   }
   __atomic_store_n(&released, 1, __ATOMIC_RELEASE);
   assert_true(waited < 120000);
   for (i = 0; i < 3; i++) {
-    assert_ok(cujit_compile_wait(jobs[i], &m));
+    assert_ok(cujit_compile_job_wait(jobs[i], &m));
     assert_non_null(cujit_module_cubin(m, NULL));
     check_kernel(m, 21 + i, 2.5f);
     cujit_module_destroy(m);
     cujit_compile_job_destroy(jobs[i]);
   }
-  assert_ok(cujit_compile_wait(holder, &m));
+  assert_ok(cujit_compile_job_wait(holder, &m));
   check_kernel(m, 20, 0.5f);
   cujit_module_destroy(m);
   cujit_compile_job_destroy(holder);
@@ -142,6 +142,6 @@ int main(void) {
       cmocka_unit_test(worker_compiles_run_on_the_device),
   };
   if (!test_have_gpu()) return TEST_SKIP_CODE;
-  cujit_set_compile_jobs(3); /* workers even on a host with few CPUs */
+  cujit_compile_set_jobs(3); /* workers even on a host with few CPUs */
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -30,18 +30,18 @@ static void keep_log(cujit_log_level level, const char *message, void *user) {
 static int group_setup(void **state) {
   int major = 0, minor = 0;
   (void)state;
-  if (cujit_device_info(0, NULL, 0, &major, &minor) != CUJIT_OK) return -1;
+  if (cujit_device_get_info(0, NULL, 0, &major, &minor) != CUJIT_OK) return -1;
   cc = major * 10 + minor;
   tmp = test_tempdir("gpu-bundle");
-  cujit_set_log_callback(keep_log, NULL);
-  cujit_set_log_level(CUJIT_LOG_INFO);
+  cujit_log_set_callback(keep_log, NULL);
+  cujit_log_set_level(CUJIT_LOG_INFO);
   return tmp ? 0 : -1;
 }
 
 static int group_teardown(void **state) {
   (void)state;
-  cujit_set_log_callback(NULL, NULL);
-  cujit_set_log_level(CUJIT_LOG_OFF);
+  cujit_log_set_callback(NULL, NULL);
+  cujit_log_set_level(CUJIT_LOG_OFF);
   if (tmp) test_rmtree(tmp);
   free(tmp);
   return 0;
@@ -90,7 +90,7 @@ static void runs_as(cujit_module *m, const char *want) { runs_with(m, want, "bia
 static size_t other_major_archs(char (*out)[16], size_t max) {
   int archs[64];
   size_t n = 0, i, k = 0;
-  assert_ok(cujit_nvrtc_archs(archs, 64, &n));
+  assert_ok(cujit_nvrtc_get_archs(archs, 64, &n));
   for (i = 0; i < n && i < 64 && k < max; i++)
     if (archs[i] / 10 < cc / 10) snprintf(out[k++], 16, "sm_%d", archs[i]);
   return k;

@@ -98,7 +98,7 @@ static void scalars_bit_exact(void **state) {
   assert_ok(cujit_call(fn, CUJIT_DIM3(1), CUJIT_DIM3(1), -128, 255, -32768, 65535, INT_MIN,
                        0xFFFFFFFFu, (long long)INT64_MIN + 12345, 0xFEDCBA9876543210ull, 0.1f,
                        0.1, 1.0 / 3, 3.140625, 1, 'x', (size_t)123456789012ull,
-                       CUJIT_OUT(got, sizeof got)));
+                       CUJIT_OUT_PTR(got, sizeof got)));
   compare_slots(got, want, scalar_bytes, "cujit_call");
   /* a bound function pointer: the compiler converts each argument */
   assert_ok(cujit_function_bind(fn, NULL, &ptr));
@@ -106,7 +106,7 @@ static void scalars_bit_exact(void **state) {
   assert_ok(((scalars_fn)ptr)(CUJIT_DIM3(1), CUJIT_DIM3(1), -128, 255, -32768, 65535, INT_MIN,
                               0xFFFFFFFFu, INT64_MIN + 12345, 0xFEDCBA9876543210ull, 0.1f, 0.1,
                               1.0f / 3, 3.140625f, 1, 'x', 123456789012ull,
-                              CUJIT_OUT(got, sizeof got)));
+                              CUJIT_OUT_PTR(got, sizeof got)));
   compare_slots(got, want, scalar_bytes, "bound pointer");
 }
 
@@ -124,7 +124,7 @@ static void scalars_bit_exact_direct(void **state) {
   assert_ok(cujit_function_bind(fn, NULL, &ptr));
   for (round = 0; round < 2; round++) {
     memset(got, 0xAA, sizeof got);
-    assert_ok(cujit_memcpy_htod(d, got, sizeof got));
+    assert_ok(cujit_mem_copy_htod(d, got, sizeof got));
     if (round == 0)
       assert_ok(cujit_call(fn, CUJIT_DIM3(1), CUJIT_DIM3(1), -128, 255, -32768, 65535, INT_MIN,
                            0xFFFFFFFFu, (long long)INT64_MIN + 12345, 0xFEDCBA9876543210ull,
@@ -134,7 +134,7 @@ static void scalars_bit_exact_direct(void **state) {
                                   INT_MIN, 0xFFFFFFFFu, INT64_MIN + 12345,
                                   0xFEDCBA9876543210ull, 0.1f, 0.1, 1.0f / 3, 3.140625f, 1, 'x',
                                   123456789012ull, d));
-    assert_ok(cujit_memcpy_dtoh(got, d, sizeof got));
+    assert_ok(cujit_mem_copy_dtoh(got, d, sizeof got));
     compare_slots(got, want, scalar_bytes, round == 0 ? "cujit_call (direct)"
                                                       : "bound pointer (direct)");
   }
@@ -154,14 +154,14 @@ static void float_and_double(void **state) {
   (void)state;
   /* 16777217 is exact as a double but not as a float: a float parameter rounds it */
   assert_ok(cujit_call(fn, CUJIT_DIM3(1), CUJIT_DIM3(1), 16777217.0, 16777217.0, narrow,
-                       CUJIT_OUT(out, sizeof out)));
+                       CUJIT_OUT_PTR(out, sizeof out)));
   assert_true(out[0] == 16777216.0);
   assert_true(out[1] == 16777217.0);
   assert_true(out[2] == (double)0.1f); /* a float promoted to double comes back unchanged */
   assert_true(out[2] != 0.1);
   assert_ok(cujit_function_bind(fn, NULL, &ptr));
   assert_ok(((promote_fn)ptr)(CUJIT_DIM3(1), CUJIT_DIM3(1), 0.1f, 0.1, 2.5f,
-                              CUJIT_OUT(out, sizeof out)));
+                              CUJIT_OUT_PTR(out, sizeof out)));
   assert_true(out[0] == (double)0.1f);
   assert_true(out[1] == 0.1);
   assert_true(out[2] == 2.5);
@@ -260,12 +260,12 @@ static void structs_and_vectors(void **state) {
   compare_aggregates(got, want, "cujit_launch");
   memset(got, 0xAA, sizeof got);
   assert_ok(cujit_call(fn, CUJIT_DIM3(1), CUJIT_DIM3(1), x.c0, &x.v, x.c1, &x.w, &x.p, &x.c3,
-                       &x.a, &x.n, &x.i2, CUJIT_OUT(got, sizeof got)));
+                       &x.a, &x.n, &x.i2, CUJIT_OUT_PTR(got, sizeof got)));
   compare_aggregates(got, want, "cujit_call");
   assert_ok(cujit_function_bind(fn, NULL, &ptr));
   memset(got, 0xAA, sizeof got);
   assert_ok(((aggregates_fn)ptr)(CUJIT_DIM3(1), CUJIT_DIM3(1), x.c0, x.v, x.c1, x.w, &x.p, x.c3,
-                                 &x.a, &x.n, x.i2, CUJIT_OUT(got, sizeof got)));
+                                 &x.a, &x.n, x.i2, CUJIT_OUT_PTR(got, sizeof got)));
   compare_aggregates(got, want, "bound pointer");
   /* the members given explicitly: the structs go by value */
   assert_ok(cujit_function_set_signature(fn, "i8 f32x4 i8 f64x2 {f32 i32 f64} i8x3 "
@@ -274,7 +274,7 @@ static void structs_and_vectors(void **state) {
   memset(got, 0xAA, sizeof got);
   assert_ok(((aggregates_by_value_fn)ptr)(CUJIT_DIM3(1), CUJIT_DIM3(1), x.c0, x.v, x.c1, x.w,
                                           x.p, x.c3, x.a, x.n, x.i2,
-                                          CUJIT_OUT(got, sizeof got)));
+                                          CUJIT_OUT_PTR(got, sizeof got)));
   compare_aggregates(got, want, "bound pointer, structs by value");
 }
 
@@ -296,7 +296,7 @@ static void in_out_through_every_form(void **state) {
     b[i] = (float)(N - i);
   }
   assert_ok(cujit_mem_alloc(&da, sizeof a));
-  assert_ok(cujit_memcpy_htod(da, a, sizeof a));
+  assert_ok(cujit_mem_copy_htod(da, a, sizeof a));
   assert_ok(cujit_function_bind(mul, NULL, &pm));
   assert_ok(cujit_function_bind(sc, NULL, &ps));
   for (form = 0; form < 3; form++) {
@@ -308,13 +308,13 @@ static void in_out_through_every_form(void **state) {
       assert_ok(CUJIT_LAUNCH(sc, CUJIT_DIM3(1), CUJIT_DIM3(N), cujit_inout(x, sizeof x),
                              cujit_f32(3)));
     } else if (form == 1) {
-      assert_ok(cujit_call(mul, CUJIT_DIM3(1), CUJIT_DIM3(N), CUJIT_OUT(dest, sizeof dest), da,
-                           CUJIT_IN(b, sizeof b)));
-      assert_ok(cujit_call(sc, CUJIT_DIM3(1), CUJIT_DIM3(N), CUJIT_INOUT(x, sizeof x), 3.0));
+      assert_ok(cujit_call(mul, CUJIT_DIM3(1), CUJIT_DIM3(N), CUJIT_OUT_PTR(dest, sizeof dest), da,
+                           CUJIT_IN_PTR(b, sizeof b)));
+      assert_ok(cujit_call(sc, CUJIT_DIM3(1), CUJIT_DIM3(N), CUJIT_INOUT_PTR(x, sizeof x), 3.0));
     } else {
-      assert_ok(((mul_fn)pm)(CUJIT_DIM3(1), CUJIT_DIM3(N), CUJIT_OUT(dest, sizeof dest), da,
-                             CUJIT_IN(b, sizeof b)));
-      assert_ok(((scale_fn)ps)(CUJIT_DIM3(1), CUJIT_DIM3(N), CUJIT_INOUT(x, sizeof x), 3));
+      assert_ok(((mul_fn)pm)(CUJIT_DIM3(1), CUJIT_DIM3(N), CUJIT_OUT_PTR(dest, sizeof dest), da,
+                             CUJIT_IN_PTR(b, sizeof b)));
+      assert_ok(((scale_fn)ps)(CUJIT_DIM3(1), CUJIT_DIM3(N), CUJIT_INOUT_PTR(x, sizeof x), 3));
     }
     for (i = 0; i < N; i++) {
       if (dest[i] != a[i] * b[i]) fail_msg("form %d: dest[%d] = %g", form, i, dest[i]);
@@ -341,13 +341,13 @@ static void bound_stream_and_shared(void **state) {
   assert_ok(cujit_stream_create(&o.stream));
   assert_ok(cujit_mem_alloc(&dx, sizeof x));
   assert_ok(cujit_mem_alloc(&dy, sizeof y));
-  assert_ok(cujit_memcpy_htod(dx, x, sizeof x));
+  assert_ok(cujit_mem_copy_htod(dx, x, sizeof x));
   assert_ok(cujit_function_bind(fn, &o, &ptr));
   for (n = 256; n <= N; n *= 4) { /* the options are read at each call */
     o.shared_bytes = (unsigned)(n * sizeof(float));
     assert_ok(((reverse_fn)ptr)(CUJIT_DIM3(1), CUJIT_DIM3((unsigned)n), dx, dy, n));
     assert_ok(cujit_stream_synchronize(o.stream));
-    assert_ok(cujit_memcpy_dtoh(y, dy, (size_t)n * sizeof(float)));
+    assert_ok(cujit_mem_copy_dtoh(y, dy, (size_t)n * sizeof(float)));
     for (i = 0; i < n; i++)
       if (y[i] != (float)(n - 1 - i)) fail_msg("n = %d: y[%d] = %g", n, i, y[i]);
   }
@@ -380,11 +380,11 @@ static void mismatches_refused(void **state) {
   assert_ok(cujit_function_set_signature(agg, "i8 f32x4 i8 f64x2 {f32 i32 f64} i8x3 "
                                               "{f32 f32 f32}:16 {{i16[3]} f64[2]} i32x2 ptr"));
   memset(dest, 0, sizeof dest);
-  assert_status_detail(cujit_call(mul, CUJIT_DIM3(1), CUJIT_DIM3(N), CUJIT_OUT(dest, sizeof dest),
-                                  CUJIT_IN(a, sizeof a)),
+  assert_status_detail(cujit_call(mul, CUJIT_DIM3(1), CUJIT_DIM3(N), CUJIT_OUT_PTR(dest, sizeof dest),
+                                  CUJIT_IN_PTR(a, sizeof a)),
                        CUJIT_ERROR_INVALID_ARGS, "takes 3 arguments (ptr ptr ptr) but 2");
-  assert_status_detail(cujit_call(mul, CUJIT_DIM3(1), CUJIT_DIM3(N), CUJIT_OUT(dest, sizeof dest),
-                                  CUJIT_IN(a, sizeof a), CUJIT_IN(a, sizeof a), 7),
+  assert_status_detail(cujit_call(mul, CUJIT_DIM3(1), CUJIT_DIM3(N), CUJIT_OUT_PTR(dest, sizeof dest),
+                                  CUJIT_IN_PTR(a, sizeof a), CUJIT_IN_PTR(a, sizeof a), 7),
                        CUJIT_ERROR_INVALID_ARGS, "but 4 were given");
   for (i = 0; i < N; i++) assert_true(dest[i] == 0); /* nothing ran */
   assert_status_detail(cujit_call(fn_of("scalars"), CUJIT_DIM3(1), CUJIT_DIM3(1), 300, 0, 0, 0,
@@ -410,7 +410,7 @@ static void ramp_checks(cujit_function *fn, const char *name) {
            "parameter 1 is 'float'; use cujit_f32()", name);
   assert_ok(cujit_mem_alloc(&d, sizeof y));
   for (i = 0; i < N; i++) y[i] = -1.0f;
-  assert_ok(cujit_memcpy_htod(d, y, sizeof y));
+  assert_ok(cujit_mem_copy_htod(d, y, sizeof y));
   assert_status_detail(CUJIT_LAUNCH(fn, CUJIT_DIM3(1), CUJIT_DIM3(N), cujit_u32(USED),
                                     cujit_f32(2.5f), cujit_ptr(d)),
                        CUJIT_ERROR_INVALID_ARGS, want);
@@ -421,12 +421,12 @@ static void ramp_checks(cujit_function *fn, const char *name) {
                                     cujit_u32(USED), cujit_u64(d)),
                        CUJIT_ERROR_INVALID_ARGS, "parameter 3 is 'float *'");
   assert_ok(cujit_synchronize());
-  assert_ok(cujit_memcpy_dtoh(y, d, sizeof y));
+  assert_ok(cujit_mem_copy_dtoh(y, d, sizeof y));
   for (i = 0; i < N; i++) assert_true(y[i] == -1.0f); /* nothing ran */
   assert_ok(CUJIT_LAUNCH(fn, CUJIT_DIM3(1), CUJIT_DIM3(N), cujit_f32(2.5f), cujit_u32(USED),
                          cujit_ptr(d)));
   assert_ok(cujit_synchronize());
-  assert_ok(cujit_memcpy_dtoh(y, d, sizeof y));
+  assert_ok(cujit_mem_copy_dtoh(y, d, sizeof y));
   for (i = 0; i < N; i++) assert_true(y[i] == (i < USED ? 2.5f * (float)i : -1.0f));
   for (i = 0; i < N; i++) y[i] = -1.0f;
   assert_ok(CUJIT_LAUNCH(fn, CUJIT_DIM3(1), CUJIT_DIM3(N), cujit_f32(0.5f), cujit_u32(USED),

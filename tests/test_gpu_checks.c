@@ -19,7 +19,7 @@ static void nothing_happened(size_t kept_before) {
   size_t used = 1, kept = 0;
   int i;
   for (i = 0; i < N; i++) assert_true(dest[i] == -1.0f);
-  assert_ok(cujit_mem_pool_usage(&used, &kept));
+  assert_ok(cujit_mem_pool_get_usage(&used, &kept));
   assert_int_equal(used, 0);
   assert_int_equal(kept, kept_before);
 }
@@ -30,7 +30,7 @@ static void wrong_argument_count_and_size(void **state) {
   int i;
   (void)state;
   for (i = 0; i < N; i++) a[i] = b[i] = 2.0f, dest[i] = -1.0f;
-  assert_ok(cujit_mem_pool_usage(NULL, &kept));
+  assert_ok(cujit_mem_pool_get_usage(NULL, &kept));
   assert_status_detail(CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(N), cujit_out(dest, sizeof dest),
                                     cujit_in(a, sizeof a)),
                        CUJIT_ERROR_INVALID_ARGS,
@@ -70,7 +70,7 @@ static void launch_configuration_limits(void **state) {
   int i;
   (void)state;
   for (i = 0; i < N; i++) dest[i] = -1.0f;
-  assert_ok(cujit_mem_pool_usage(NULL, &kept));
+  assert_ok(cujit_mem_pool_get_usage(NULL, &kept));
   assert_status_detail(CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(2048), cujit_out(dest, sizeof dest),
                                     cujit_in(a, sizeof a), cujit_in(b, sizeof b)),
                        CUJIT_ERROR_LAUNCH_CONFIG,

@@ -9,8 +9,8 @@ static void default_arch_is_the_device(void **state) {
   size_t n = 0, i;
   (void)state;
   o.flags = CUJIT_OPT_NO_CACHE;
-  assert_ok(cujit_device_info(0, name, sizeof name, &ma, &mi));
-  assert_ok(cujit_nvrtc_archs(archs, 64, &n));
+  assert_ok(cujit_device_get_info(0, name, sizeof name, &ma, &mi));
+  assert_ok(cujit_nvrtc_get_archs(archs, 64, &n));
   snprintf(want, sizeof want, "sm_%d", ma * 10 + mi);
   for (i = 0; i < n && archs[i] != ma * 10 + mi; i++) {
   }
@@ -28,15 +28,15 @@ static void driver_is_found(void **state) {
   int v = 0, count = 0;
   void *fn = NULL;
   (void)state;
-  assert_ok(cujit_driver_version(&v));
+  assert_ok(cujit_driver_get_version(&v));
   assert_true(v >= 12000);
-  assert_ok(cujit_device_count(&count));
+  assert_ok(cujit_device_get_count(&count));
   assert_true(count >= 1);
-  assert_ok(cujit_driver_symbol("cuMemsetD8", &fn));
+  assert_ok(cujit_driver_get_symbol("cuMemsetD8", &fn));
   assert_non_null(fn);
-  assert_status_detail(cujit_driver_symbol("cuNoSuchFunction", &fn), CUJIT_ERROR_NOT_FOUND,
+  assert_status_detail(cujit_driver_get_symbol("cuNoSuchFunction", &fn), CUJIT_ERROR_NOT_FOUND,
                        "cuNoSuchFunction");
-  assert_status_detail(cujit_device_info(count, NULL, 0, NULL, NULL), CUJIT_ERROR_NO_DEVICE,
+  assert_status_detail(cujit_device_get_info(count, NULL, 0, NULL, NULL), CUJIT_ERROR_NO_DEVICE,
                        "does not exist");
 }
 

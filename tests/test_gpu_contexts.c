@@ -57,7 +57,7 @@ static void a_reset_primary_context_is_a_new_one(void **state) {
   cujit_function *put;
   void *reset = NULL;
   (void)state;
-  assert_ok(cujit_driver_symbol("cuDevicePrimaryCtxReset", &reset));
+  assert_ok(cujit_driver_get_symbol("cuDevicePrimaryCtxReset", &reset));
   assert_int_equal(cj_cu.cuDeviceGet(&dev, 0), CUDA_SUCCESS);
   assert_int_equal(cj_cu.cuDevicePrimaryCtxRetain(&primary, dev), CUDA_SUCCESS);
   assert_int_equal(cj_cu.cuCtxSetCurrent(primary), CUDA_SUCCESS);

@@ -62,8 +62,8 @@ int main(void) {
   setenv("CUJIT_STAGING_THREADS", "many", 1);
   setenv("CUJIT_STAGING_MIN", "small", 1);
   setenv("CUJIT_STAGING_CHUNK", "-1", 1);
-  cujit_set_log_callback(keep_warning, NULL);
-  cujit_set_log_level(CUJIT_LOG_WARN);
+  cujit_log_set_callback(keep_warning, NULL);
+  cujit_log_set_level(CUJIT_LOG_WARN);
   if (!test_have_gpu()) return TEST_SKIP_CODE;
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

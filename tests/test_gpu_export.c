@@ -100,7 +100,7 @@ static void other_target_refused(void **state) {
   o.arch = "compute_75";
   blob = compile_and_export(&o, &size);
   o.arch = NULL;
-  assert_ok(cujit_device_info(0, name, sizeof name, &major, &minor));
+  assert_ok(cujit_device_get_info(0, name, sizeof name, &major, &minor));
   snprintf(want, sizeof want, "the target architecture differs (the blob's: 'compute_75'; here: "
            "'sm_%d')", major * 10 + minor);
   assert_status_detail(cujit_module_import(&m, blob, size, kSrc, "export.cu", &o),

@@ -17,7 +17,7 @@ static void fault_is_reported_and_memory_released(void **state) {
   size_t before = 1, after = 1;
   cujit_status st;
   (void)state;
-  assert_ok(cujit_mem_pool_usage(&before, NULL));
+  assert_ok(cujit_mem_pool_get_usage(&before, NULL));
   assert_int_equal(before, 0);
   st = CUJIT_LAUNCH(f, CUJIT_DIM3(N / 256), CUJIT_DIM3(256), cujit_inout(x, N * sizeof(float)),
                     cujit_in(y, N * sizeof(float)), cujit_ptr((CUdeviceptr)0x10));
@@ -25,7 +25,7 @@ static void fault_is_reported_and_memory_released(void **state) {
   assert_status_detail(st, CUJIT_ERROR_LAUNCH_FAILED, "kernel 'bad' failed while running: ");
   assert_non_null(strstr(cujit_last_error(), "the CUDA context is no longer usable"));
   assert_int_equal(cujit_last_cu_result(), CUDA_ERROR_ILLEGAL_ADDRESS);
-  assert_ok(cujit_mem_pool_usage(&after, NULL));
+  assert_ok(cujit_mem_pool_get_usage(&after, NULL));
   assert_int_equal(after, before);
   /* what follows fails with an explanation instead of crashing */
   st = cujit_synchronize();
@@ -35,7 +35,7 @@ static void fault_is_reported_and_memory_released(void **state) {
                     cujit_in(y, sizeof(float)), cujit_ptr((CUdeviceptr)0));
   assert_int_not_equal(st, CUJIT_OK);
   printf("a later launch: %s: %s\n", cujit_status_name(st), cujit_last_error());
-  assert_ok(cujit_mem_pool_usage(&after, NULL));
+  assert_ok(cujit_mem_pool_get_usage(&after, NULL));
   assert_int_equal(after, before);
   free(x);
   free(y);

@@ -164,7 +164,7 @@ static void pageable_on_every_device(void **state) {
   int n = 0, k, workers;
   cujit_status st;
   (void)state;
-  assert_ok(cujit_device_count(&n));
+  assert_ok(cujit_device_get_count(&n));
   if (n > CJ_DEVICE_SLOTS) n = CJ_DEVICE_SLOTS;
   assert_int_equal(cj_cu.cuCtxGetCurrent(&saved), CUDA_SUCCESS);
   assert_true(use_device(0, &ctx, &dev));
@@ -228,9 +228,9 @@ static void host_memory_is_recognised(void **state) {
   char *page = NULL, *pinned = NULL, *heap = malloc(bytes);
   CUdeviceptr d = 0, m = 0;
   (void)state;
-  assert_ok(cujit_driver_symbol("cuMemHostRegister", (void **)&reg));
-  assert_ok(cujit_driver_symbol("cuMemHostUnregister", (void **)&unreg));
-  assert_ok(cujit_driver_symbol("cuMemAllocManaged", (void **)&managed));
+  assert_ok(cujit_driver_get_symbol("cuMemHostRegister", (void **)&reg));
+  assert_ok(cujit_driver_get_symbol("cuMemHostUnregister", (void **)&unreg));
+  assert_ok(cujit_driver_get_symbol("cuMemAllocManaged", (void **)&managed));
   assert_int_equal(cj_host_kind_of(heap, bytes), CJ_HOST_PAGEABLE);
   assert_ok(cujit_host_alloc((void **)&pinned, bytes));
   assert_int_equal(cj_host_kind_of(pinned, bytes), CJ_HOST_PINNED);
@@ -258,12 +258,12 @@ static void pool_keeps_memory_until_trimmed(void **state) {
   size_t used = 1, kept = 0;
   (void)state;
   pageable(8u << 20, NULL);
-  assert_ok(cujit_mem_pool_usage(&used, &kept));
+  assert_ok(cujit_mem_pool_get_usage(&used, &kept));
   assert_int_equal(used, 0);
   printf("the pool keeps %zu bytes between launches\n", kept);
   assert_true(kept >= (8u << 20)); /* In and Out of the last launches */
   assert_ok(cujit_mem_pool_trim());
-  assert_ok(cujit_mem_pool_usage(&used, &kept));
+  assert_ok(cujit_mem_pool_get_usage(&used, &kept));
   assert_int_equal(kept, 0);
   pageable(1u << 20, NULL); /* and it grows again when needed */
 }

@@ -55,12 +55,12 @@ static void offset_pointer_leaves_edges(void **state) {
   (void)state;
   for (i = 0; i < N; i++) host[i] = -1.0f;
   assert_ok(cujit_mem_alloc(&d, sizeof host));
-  assert_ok(cujit_memcpy_htod(d, host, sizeof host));
+  assert_ok(cujit_mem_copy_htod(d, host, sizeof host));
   args[0] = cujit_ptr_offset(d, SKIP * sizeof(float));
   args[1] = cujit_f32(3.5f);
   args[2] = cujit_i32(LEN);
   assert_ok(cujit_launch(f, CUJIT_DIM3(2), CUJIT_DIM3(32), args, 3, NULL)); /* 64 threads, 48 write */
-  assert_ok(cujit_memcpy_dtoh(host, d, sizeof host));
+  assert_ok(cujit_mem_copy_dtoh(host, d, sizeof host));
   for (i = 0; i < N; i++) assert_true(host[i] == (i >= SKIP && i < SKIP + LEN ? 3.5f : -1.0f));
   assert_ok(cujit_mem_free(d));
 }
@@ -98,7 +98,7 @@ static void asynchronous_launch_then_synchronize(void **state) {
   assert_ok(CUJIT_LAUNCH(f, CUJIT_DIM3(N / 256), CUJIT_DIM3(256), cujit_ptr(d), cujit_f32(9.0f),
                          cujit_i32(N / 2)));
   assert_ok(cujit_synchronize());
-  assert_ok(cujit_memcpy_dtoh(host, d, sizeof host));
+  assert_ok(cujit_mem_copy_dtoh(host, d, sizeof host));
   for (i = 0; i < N; i++) assert_true(host[i] == (i < N / 2 ? 9.0f : 2.0f));
   assert_ok(cujit_mem_free(d));
 }
@@ -131,7 +131,7 @@ static void launch_from_a_thread_without_context(void **state) {
   assert_int_equal(pthread_create(&th, NULL, launch_only, &t), 0);
   pthread_join(th, NULL);
   if (t.st != CUJIT_OK) fail_msg("%s: %s", cujit_status_name(t.st), t.err);
-  assert_ok(cujit_memcpy_dtoh(host, t.d, sizeof host));
+  assert_ok(cujit_mem_copy_dtoh(host, t.d, sizeof host));
   for (i = 0; i < 64; i++) assert_true(host[i] == 6.0f);
   assert_ok(cujit_mem_free(t.d));
 }
@@ -172,14 +172,14 @@ static void attributes_block_size_and_layout(void **state) {
   assert_true(block >= 32 && block <= a.max_threads_per_block);
   assert_true(grid >= 1);
   for (i = 0; i < 3; i++) {
-    assert_ok(cujit_function_param_info(f, i, &off, &size));
+    assert_ok(cujit_function_get_param_info(f, i, &off, &size));
     assert_int_equal(off, 8 * i);
     assert_int_equal(size, 8);
   }
-  assert_ok(cujit_function_param_info(g, 2, &off, &size));
+  assert_ok(cujit_function_get_param_info(g, 2, &off, &size));
   assert_int_equal(off, 12); /* float *, float, int */
   assert_int_equal(size, 4);
-  assert_status_detail(cujit_function_param_info(f, 3, &off, &size), CUJIT_ERROR_INVALID_VALUE,
+  assert_status_detail(cujit_function_get_param_info(f, 3, &off, &size), CUJIT_ERROR_INVALID_VALUE,
                        "kernel 'multiply_them' has 3 parameters; index 3 is out of range");
 }
 

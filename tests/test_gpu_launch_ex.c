@@ -36,7 +36,7 @@ enum { ROUNDS = 6 };
 
 static int device_cc(void) {
   int major = 0, minor = 0;
-  assert_ok(cujit_device_info(0, NULL, 0, &major, &minor));
+  assert_ok(cujit_device_get_info(0, NULL, 0, &major, &minor));
   return major * 10 + minor;
 }
 
@@ -65,7 +65,7 @@ static void cooperative_grid_synchronises(void **state) {
   a = malloc((size_t)n * sizeof *a);
   b = malloc((size_t)n * sizeof *b);
   for (i = 0; i < n; i++) a[i] = i;
-  o.flags = CUJIT_LAUNCH_COOPERATIVE;
+  o.flags = CUJIT_LAUNCH_OPT_COOPERATIVE;
   o.elapsed_ms = &ms;
   assert_ok(CUJIT_LAUNCH_EX(f, CUJIT_DIM3(grid), CUJIT_DIM3(block), &o,
                             cujit_inout(a, (size_t)n * sizeof *a),
@@ -76,8 +76,8 @@ static void cooperative_grid_synchronises(void **state) {
   for (i = 0; i < n; i++) a[i] = i;
   o.elapsed_ms = NULL;
   assert_ok(cujit_call_ex(f, CUJIT_DIM3(grid), CUJIT_DIM3(block), &o,
-                          CUJIT_INOUT(a, (size_t)n * sizeof *a),
-                          CUJIT_OUT(b, (size_t)n * sizeof *b), n, ROUNDS));
+                          CUJIT_INOUT_PTR(a, (size_t)n * sizeof *a),
+                          CUJIT_OUT_PTR(b, (size_t)n * sizeof *b), n, ROUNDS));
   rotate_expect(a, n, block);
   assert_int_equal(gpu_pool_in_use(), 0);
   free(a);
@@ -94,7 +94,7 @@ static void cooperative_grid_too_large_is_refused(void **state) {
   n = (grid + 1) * block;
   a = calloc((size_t)n, sizeof *a);
   a[0] = 12345;
-  o.flags = CUJIT_LAUNCH_COOPERATIVE;
+  o.flags = CUJIT_LAUNCH_OPT_COOPERATIVE;
   snprintf(want, sizeof want, "the grid has %d blocks while at most %d fit", grid + 1, grid);
   assert_status_detail(CUJIT_LAUNCH_EX(f, CUJIT_DIM3(grid + 1), CUJIT_DIM3(block), &o,
                                        cujit_inout(a, (size_t)n * sizeof *a), cujit_ptr(0),
@@ -204,7 +204,7 @@ static void cluster_rules_are_checked_before_launch(void **state) {
                                        cujit_out(out, sizeof out)),
                        CUJIT_ERROR_LAUNCH_CONFIG, "exceeds the portable limit of 8 blocks");
   /* allowed when asked for, where the device runs clusters of 16 (an H100 does) */
-  o.flags = CUJIT_LAUNCH_NON_PORTABLE_CLUSTER;
+  o.flags = CUJIT_LAUNCH_OPT_NON_PORTABLE_CLUSTER;
   assert_ok(CUJIT_LAUNCH_EX(f, CUJIT_DIM3(32), CUJIT_DIM3(32), &o, cujit_out(out, sizeof out)));
   expect_ranks(out, 32, 16);
   assert_int_equal(gpu_pool_in_use(), 0);

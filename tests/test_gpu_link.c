@@ -56,7 +56,7 @@ static void lto_across_sources(void **state) {
   (void)state;
   parts[0] = link_source(kLinkMain, "main.cu");
   parts[1] = link_source(kLinkLib, "lib.cu");
-  m = link_parts(parts, 2, CUJIT_LINK_LTO);
+  m = link_parts(parts, 2, CUJIT_LINK_OPT_LTO);
   {
     size_t size = 0;
     const void *cubin = cujit_module_cubin(m, &size);
@@ -96,14 +96,14 @@ static void nvcc_parts(void **state) {
   } cases[] = {{CUJIT_LINK_LIBRARY, "liblib.a", 0},
                {CUJIT_LINK_OBJECT, "lib.o", 0},
                {CUJIT_LINK_FATBIN, "lib.fatbin", 0},
-               {CUJIT_LINK_FATBIN, "lib_lto.fatbin", CUJIT_LINK_LTO}};
+               {CUJIT_LINK_FATBIN, "lib_lto.fatbin", CUJIT_LINK_OPT_LTO}};
   char *dir = test_tempdir("gpu-link"), why[8192], path[4200];
   cujit_link_part parts[2];
   cujit_module *m;
   int major = 0, minor = 0;
   size_t i;
   (void)state;
-  assert_ok(cujit_device_info(0, NULL, 0, &major, &minor));
+  assert_ok(cujit_device_get_info(0, NULL, 0, &major, &minor));
   if (link_nvcc_parts(dir, major * 10 + minor, why, sizeof why)) {
     test_rmtree(dir);
     free(dir);

@@ -38,7 +38,7 @@ static void templates_through_name_expressions(void **state) {
   assert_ok(CUJIT_LAUNCH(fd, CUJIT_DIM3(1), CUJIT_DIM3(128), cujit_inout(xd, sizeof xd),
                          cujit_f64(-3.0), cujit_i32(100)));
   for (i = 0; i < 100; i++) assert_true(xf[i] == 2.0f * (float)i && xd[i] == -3.0 * i);
-  assert_ok(cujit_module_lowered_name(mod, "scale<float>", &lowered));
+  assert_ok(cujit_module_get_lowered_name(mod, "scale<float>", &lowered));
   assert_ptr_equal(gpu_function(mod, lowered), ff); /* the lowered name finds the same kernel */
   assert_string_equal(cujit_function_name(ff), "scale");
   /* a double where the float instance takes a float is caught */
@@ -85,7 +85,7 @@ static void ptx_through_the_jit(void **state) {
   int major = 0, minor = 0, v = 0;
   cujit_function *f;
   (void)state;
-  assert_ok(cujit_device_info(0, NULL, 0, &major, &minor));
+  assert_ok(cujit_device_get_info(0, NULL, 0, &major, &minor));
   snprintf(arch, sizeof arch, "compute_%d", major * 10 + minor);
   o.arch = arch;
   o.flags = CUJIT_OPT_NO_CACHE;
@@ -106,8 +106,8 @@ static void newer_architecture_is_refused(void **state) {
   int major = 0, minor = 0, archs[64];
   size_t n = 0, i;
   (void)state;
-  assert_ok(cujit_device_info(0, NULL, 0, &major, &minor));
-  assert_ok(cujit_nvrtc_archs(archs, 64, &n));
+  assert_ok(cujit_device_get_info(0, NULL, 0, &major, &minor));
+  assert_ok(cujit_nvrtc_get_archs(archs, 64, &n));
   for (i = 0; i < n && archs[i] / 10 <= major; i++) {
   }
   if (i == n) {

@@ -1,5 +1,5 @@
 /* test_gpu_multi - every device of the machine in one process, chosen per thread with
- * cujit_set_device(): one module launched on each device (the same cujit_function), two
+ * cujit_device_set_current(): one module launched on each device (the same cujit_function), two
  * threads each doing pageable In/Out on its own device at once, In/Out on device 1 going
  * on while device 0 is held busy, and a kernel fault on device 0 (in a child process).
  * CUDA documents an illegal address as fatal to the whole process ("any further CUDA
@@ -41,7 +41,7 @@ static const char kSrc[] =
 
 static int device_count(void) {
   int n = 0;
-  assert_ok(cujit_device_count(&n));
+  assert_ok(cujit_device_get_count(&n));
   return n;
 }
 
@@ -76,7 +76,7 @@ static int axpb_checked(cujit_function *f, const float *x, float *y, size_t n, f
 }
 
 /* Each device in turn runs the module's kernel, looked up once on device 0, from a small
- * and a staged In/Out; cujit_get_device() follows cujit_set_device(). */
+ * and a staged In/Out; cujit_device_get_current() follows cujit_device_set_current(). */
 static void same_module_on_every_device(void **state) {
   size_t small = 1000, n = BIG_BYTES / sizeof(float);
   float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
@@ -86,12 +86,12 @@ static void same_module_on_every_device(void **state) {
   (void)state;
   assert_non_null(x);
   assert_non_null(y);
-  assert_ok(cujit_set_device(0));
+  assert_ok(cujit_device_set_current(0));
   f = gpu_function(mod, "axpb");
   for (d = 0; d < count; d++) {
-    assert_ok(cujit_set_device(d));
+    assert_ok(cujit_device_set_current(d));
     got = -1;
-    assert_ok(cujit_get_device(&got));
+    assert_ok(cujit_device_get_current(&got));
     assert_int_equal(got, d);
     fill(x, n, (unsigned)d + 7);
     if (axpb_checked(f, x, y, small, 2.0f, (float)d, d, why, sizeof why) ||
@@ -102,25 +102,25 @@ static void same_module_on_every_device(void **state) {
     assert_ptr_equal(again, f);
     assert_int_equal(gpu_pool_in_use(), 0);
   }
-  assert_ok(cujit_set_device(0));
+  assert_ok(cujit_device_set_current(0));
   free(x);
   free(y);
 }
 
-/* cujit_set_device names the ordinal and the count when there is no such device. */
+/* cujit_device_set_current names the ordinal and the count when there is no such device. */
 static void set_device_out_of_range(void **state) {
   char want[64];
   int count = device_count(), got = -1;
   (void)state;
-  assert_ok(cujit_set_device(1));
-  snprintf(want, sizeof want, "cujit_set_device(%d) but there are %d CUDA devices", count,
+  assert_ok(cujit_device_set_current(1));
+  snprintf(want, sizeof want, "cujit_device_set_current(%d) but there are %d CUDA devices", count,
            count);
-  assert_status_detail(cujit_set_device(count), CUJIT_ERROR_NO_DEVICE, want);
-  assert_status_detail(cujit_set_device(-1), CUJIT_ERROR_NO_DEVICE, "cujit_set_device(-1)");
+  assert_status_detail(cujit_device_set_current(count), CUJIT_ERROR_NO_DEVICE, want);
+  assert_status_detail(cujit_device_set_current(-1), CUJIT_ERROR_NO_DEVICE, "cujit_device_set_current(-1)");
   /* a refused change leaves the thread where it was */
-  assert_ok(cujit_get_device(&got));
+  assert_ok(cujit_device_get_current(&got));
   assert_int_equal(got, 1);
-  assert_ok(cujit_set_device(0));
+  assert_ok(cujit_device_set_current(0));
 }
 
 typedef struct device_job {
@@ -142,8 +142,8 @@ static void *device_work(void *arg) {
     snprintf(j->why, sizeof j->why, "device %d: out of host memory", j->ordinal);
     goto done;
   }
-  st = cujit_set_device(j->ordinal);
-  if (st == CUJIT_OK) st = cujit_get_device(&got);
+  st = cujit_device_set_current(j->ordinal);
+  if (st == CUJIT_OK) st = cujit_device_get_current(&got);
   if (st == CUJIT_OK) st = cujit_module_get_function(mod, "axpb", &f);
   if (st != CUJIT_OK || got != j->ordinal) {
     snprintf(j->why, sizeof j->why, "device %d: choosing it: %s (on device %d): %s",
@@ -181,10 +181,10 @@ static void two_threads_two_devices(void **state) {
   for (k = 0; k < 2; k++)
     if (jobs[k].why[0]) fail_msg("%s", jobs[k].why);
   for (k = 0; k < 2; k++) {
-    assert_ok(cujit_set_device(k));
+    assert_ok(cujit_device_set_current(k));
     assert_int_equal(gpu_pool_in_use(), 0);
   }
-  assert_ok(cujit_set_device(0));
+  assert_ok(cujit_device_set_current(0));
 }
 
 /* Device 0 runs a kernel that waits for a flag in host memory, which is set only once an
@@ -204,17 +204,17 @@ static void device1_proceeds_while_device0_busy(void **state) {
   assert_ok(cujit_host_alloc((void **)&res, sizeof *res));
   *(volatile int *)flag = 0;
   *(volatile int *)res = 0;
-  assert_ok(cujit_set_device(0));
+  assert_ok(cujit_device_set_current(0));
   /* by-value arguments only: the launch returns once the kernel is queued */
   assert_ok(CUJIT_LAUNCH(wait, CUJIT_DIM3(1), CUJIT_DIM3(1),
                          cujit_ptr((CUdeviceptr)(uintptr_t)flag),
                          cujit_ptr((CUdeviceptr)(uintptr_t)res),
                          cujit_u64(60ull * 1000000000ull)));
-  assert_ok(cujit_set_device(1));
+  assert_ok(cujit_device_set_current(1));
   fill(x, n, 99);
   failed = axpb_checked(f, x, y, n, 3.0f, -1.0f, 1, why, sizeof why);
   __atomic_store_n(flag, 1, __ATOMIC_SEQ_CST);
-  assert_ok(cujit_set_device(0));
+  assert_ok(cujit_device_set_current(0));
   assert_ok(cujit_synchronize());
   if (failed) fail_msg("%s", why);
   assert_int_equal(*(volatile int *)res, 1); /* 2: device 0's kernel gave up waiting */
@@ -241,14 +241,14 @@ static int fault_child(void) {
   fill(x, n, 5);
   /* device 1 has the module loaded and its pool and lanes in use before the fault */
   if ((st = cujit_module_from_source(&m, kSrc, "multi.cu", NULL)) != CUJIT_OK ||
-      (st = cujit_set_device(1)) != CUJIT_OK ||
+      (st = cujit_device_set_current(1)) != CUJIT_OK ||
       (st = cujit_module_get_function(m, "axpb", &f)) != CUJIT_OK ||
       (st = cujit_module_get_function(m, "bad", &bad)) != CUJIT_OK) {
     printf("setting up: %s: %s\n", cujit_status_name(st), cujit_last_error());
     goto done;
   }
   if (axpb_checked(f, x, y, n, 2.0f, 1.0f, 1, why, sizeof why)) goto done;
-  if ((st = cujit_set_device(0)) != CUJIT_OK) goto done;
+  if ((st = cujit_device_set_current(0)) != CUJIT_OK) goto done;
   st = CUJIT_LAUNCH(bad, CUJIT_DIM3(1), CUJIT_DIM3(256), cujit_inout(y, N * sizeof(float)),
                     cujit_ptr((CUdeviceptr)0x10));
   if (st != CUJIT_ERROR_LAUNCH_FAILED || !strstr(cujit_last_error(), "kernel 'bad'")) {
@@ -262,8 +262,8 @@ static int fault_child(void) {
              "CUJIT_ERROR_LAUNCH_FAILED", cujit_status_name(st));
     goto done;
   }
-  if ((st = cujit_set_device(1)) != CUJIT_OK) {
-    snprintf(why, sizeof why, "cujit_set_device(1) after device 0's fault: %s: %s",
+  if ((st = cujit_device_set_current(1)) != CUJIT_OK) {
+    snprintf(why, sizeof why, "cujit_device_set_current(1) after device 0's fault: %s: %s",
              cujit_status_name(st), cujit_last_error());
     goto done;
   }
@@ -294,7 +294,7 @@ static int fault_child(void) {
     goto done;
   }
   if (axpb_checked(f, x, y, n, -1.5f, 4.0f, 1, why, sizeof why)) goto done;
-  if ((st = cujit_mem_pool_usage(&used, NULL)) != CUJIT_OK || used != 0) {
+  if ((st = cujit_mem_pool_get_usage(&used, NULL)) != CUJIT_OK || used != 0) {
     snprintf(why, sizeof why, "device 1's pool after the launches: %s, %zu bytes in use",
              cujit_status_name(st), used);
     goto done;
@@ -326,7 +326,7 @@ static void fault_on_one_device_is_reported_on_both(void **state) {
 
 static int group_setup(void **state) {
   (void)state;
-  assert_ok(cujit_set_device(0));
+  assert_ok(cujit_device_set_current(0));
   mod = gpu_module(kSrc, "multi.cu", NULL);
   return 0;
 }

@@ -17,7 +17,7 @@ static const int kinds[N_KINDS] = {K_PTX, K_CUBIN, K_FATBIN};
 static cujit_status fatbin_module(cujit_module **out) {
   char path[4096], gencode[128];
   int major = 0, minor = 0;
-  assert_ok(cujit_device_info(0, NULL, 0, &major, &minor));
+  assert_ok(cujit_device_get_info(0, NULL, 0, &major, &minor));
   snprintf(gencode, sizeof gencode, "-gencode arch=compute_%d%d,code=[sm_%d%d,compute_%d%d]",
            major, minor, major, minor, major, minor);
   if (prebuilt_nvcc_fatbin(tmp, gencode, path, sizeof path, fatbin_why, sizeof fatbin_why))
@@ -154,7 +154,7 @@ static void attributes_layout_and_signatures(void **state) {
   assert_ok(cujit_function_get_attrs(scale, &a));
   assert_int_equal(a.num_params, 3);
   assert_true(a.max_threads_per_block > 0);
-  assert_ok(cujit_function_param_info(scale, 1, &off, &size));
+  assert_ok(cujit_function_get_param_info(scale, 1, &off, &size));
   assert_int_equal(off, 8);
   assert_int_equal(size, 4);
   /* a C++ kernel's symbol spells its types; an extern "C" kernel of prebuilt code has no
@@ -168,8 +168,8 @@ static void attributes_layout_and_signatures(void **state) {
   assert_ok(cujit_module_write_global(m, "bias", &zero, sizeof zero));
   assert_ok(cujit_module_write_global(m, "coef", (float[4]){0}, 4 * sizeof(float)));
   for (i = 0; i < N; i++) x[i] = (float)i, v[i] = i;
-  assert_ok(cujit_call(scale, CUJIT_DIM3(1), CUJIT_DIM3(128), CUJIT_INOUT(x, sizeof x), 4.0, N));
-  assert_ok(cujit_call(add_one, CUJIT_DIM3(1), CUJIT_DIM3(128), CUJIT_INOUT(v, sizeof v), N));
+  assert_ok(cujit_call(scale, CUJIT_DIM3(1), CUJIT_DIM3(128), CUJIT_INOUT_PTR(x, sizeof x), 4.0, N));
+  assert_ok(cujit_call(add_one, CUJIT_DIM3(1), CUJIT_DIM3(128), CUJIT_INOUT_PTR(v, sizeof v), N));
   for (i = 0; i < N; i++) assert_true(x[i] == 4.0f * (float)i && v[i] == i + 1);
 }
 

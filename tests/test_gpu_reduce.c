@@ -8,6 +8,7 @@
  * bytes or not). */
 #include <math.h>
 
+#include "cujit_array.h"
 #include "array/array.h"
 #include "gputest.h"
 
@@ -64,7 +65,7 @@ static void read_result(const cujit_array *r, double out[2]) {
   assert_int_equal(cujit_array_size(r), 1);
   out[1] = 0;
   assert_ok(cujit_array_astype(r, is_complex(type) ? CUJIT_TYPE_C128 : CUJIT_TYPE_F64, &d));
-  assert_ok(cujit_array_get(d, out, cujit_array_nbytes(d)));
+  assert_ok(cujit_array_read(d, out, cujit_array_nbytes(d)));
   cujit_array_destroy(d);
 }
 
@@ -94,17 +95,17 @@ static void check_one(int type, int64_t n) {
     lo = v < lo ? v : lo;
     hi = v > hi ? v : hi;
   }
-  assert_ok(cujit_array_reduce(CUJIT_SUM, a, &sum));
+  assert_ok(cujit_array_reduce(CUJIT_REDOP_SUM, a, &sum));
   assert_int_equal(cujit_array_type(sum), sum_type(type));
   read_result(sum, got);
   expect_close(got[0], want[0], type, "sum", n);
   expect_close(got[1], want[1], type, "sum (imaginary part)", n);
   if (!is_complex(type) && n == 0) {
-    assert_status_detail(cujit_array_reduce(CUJIT_MIN, a, &min), CUJIT_ERROR_INVALID_VALUE,
+    assert_status_detail(cujit_array_reduce(CUJIT_REDOP_MIN, a, &min), CUJIT_ERROR_INVALID_VALUE,
                          "the min of an empty array is undefined");
   } else if (!is_complex(type)) {
-    assert_ok(cujit_array_reduce(CUJIT_MIN, a, &min));
-    assert_ok(cujit_array_reduce(CUJIT_MAX, a, &max));
+    assert_ok(cujit_array_reduce(CUJIT_REDOP_MIN, a, &min));
+    assert_ok(cujit_array_reduce(CUJIT_REDOP_MAX, a, &max));
     assert_int_equal(cujit_array_type(min), type);
     read_result(min, got);
     expect_close(got[0], lo, type, "min", n);
@@ -134,16 +135,16 @@ static void outputs_views_and_shapes(void **state) {
   for (i = 0; i < 2100; i++) host[i] = i;
   assert_ok(cujit_array_from_host(&a, CUJIT_TYPE_F64, 1, &n, host));
   assert_ok(cujit_array_reshape(a, 2, shape, &m));
-  assert_ok(cujit_array_reduce(CUJIT_SUM, m, &out));
+  assert_ok(cujit_array_reduce(CUJIT_REDOP_SUM, m, &out));
   keep = out;
   read_result(out, got);
   assert_true(got[0] == 2099.0 * 2100 / 2);
   assert_ok(cujit_array_view(a, 100, 200, &v));
-  assert_ok(cujit_array_reduce(CUJIT_MAX, v, &out));
+  assert_ok(cujit_array_reduce(CUJIT_REDOP_MAX, v, &out));
   assert_ptr_equal(out, keep);
   read_result(out, got);
   assert_true(got[0] == 199);
-  assert_ok(cujit_array_reduce(CUJIT_MIN, v, &out));
+  assert_ok(cujit_array_reduce(CUJIT_REDOP_MIN, v, &out));
   read_result(out, got);
   assert_true(got[0] == 100);
   cujit_array_destroy(a);
@@ -174,12 +175,12 @@ static void views_at_every_offset(void **state) {
         hi = x > hi ? x : hi;
       }
       assert_ok(cujit_array_view(a, off, off + len, &v));
-      assert_ok(cujit_array_reduce(CUJIT_SUM, v, &sum));
+      assert_ok(cujit_array_reduce(CUJIT_REDOP_SUM, v, &sum));
       read_result(sum, got);
       expect_close(got[0], want, type, "sum of a view", len);
       if (!is_complex(type)) {
-        assert_ok(cujit_array_reduce(CUJIT_MIN, v, &min));
-        assert_ok(cujit_array_reduce(CUJIT_MAX, v, &max));
+        assert_ok(cujit_array_reduce(CUJIT_REDOP_MIN, v, &min));
+        assert_ok(cujit_array_reduce(CUJIT_REDOP_MAX, v, &max));
         read_result(min, got);
         expect_close(got[0], lo, type, "min of a view", len);
         read_result(max, got);
@@ -225,11 +226,11 @@ static void dot_products(void **state) {
   assert_ok(cujit_array_from_host(&bd, CUJIT_TYPE_F64, 1, &n, yd));
   assert_ok(cujit_array_dot(af, bf, &rf));
   assert_int_equal(cujit_array_type(rf), CUJIT_TYPE_F32);
-  assert_ok(cujit_array_get(rf, &got_f, sizeof got_f));
+  assert_ok(cujit_array_read(rf, &got_f, sizeof got_f));
   if (fabs(got_f - want_f) > 1e-4 * fabs(want_f) + 1e-2)
     fail_msg("float dot %.9g, wanted %.9g", got_f, want_f);
   assert_ok(cujit_array_dot(ad, bd, &rd));
-  assert_ok(cujit_array_get(rd, &got_d, sizeof got_d));
+  assert_ok(cujit_array_read(rd, &got_d, sizeof got_d));
   if (fabs(got_d - want_d) > 1e-10 * fabs(want_d) + 1e-9)
     fail_msg("double dot %.17g, wanted %.17g", got_d, want_d);
   assert_ok(cujit_array_dot(af, bd, &mix)); /* f32 with f64 promotes to f64 */
@@ -263,8 +264,8 @@ static void float_sum_is_a_tree(void **state) {
     want += host[i];
   }
   assert_ok(cujit_array_from_host(&a, CUJIT_TYPE_F32, 1, &n, host));
-  assert_ok(cujit_array_reduce(CUJIT_SUM, a, &s));
-  assert_ok(cujit_array_get(s, &got, sizeof got));
+  assert_ok(cujit_array_reduce(CUJIT_REDOP_SUM, a, &s));
+  assert_ok(cujit_array_read(s, &got, sizeof got));
   if (fabs(got - want) > 1e-6 * want)
     fail_msg("sum %.9g, wanted %.9g: relative error %.3g", got, want, fabs(got - want) / want);
   free(host);
@@ -285,15 +286,15 @@ static void beyond_2_31_elements(void **state) {
   assert_ok(cujit_array_view(a, n - 17, n, &tail));
   assert_ok(cujit_array_fill(head, &minus5));
   assert_ok(cujit_array_fill(tail, &three));
-  assert_ok(cujit_array_reduce(CUJIT_SUM, a, &s));
+  assert_ok(cujit_array_reduce(CUJIT_REDOP_SUM, a, &s));
   assert_int_equal(cujit_array_type(s), CUJIT_TYPE_I64);
-  assert_ok(cujit_array_get(s, &sum, sizeof sum));
+  assert_ok(cujit_array_read(s, &sum, sizeof sum));
   assert_int_equal(sum, (n - 18) + -5 + 3 * 17);
-  assert_ok(cujit_array_reduce(CUJIT_MAX, a, &hi));
-  assert_ok(cujit_array_get(hi, &got8, 1));
+  assert_ok(cujit_array_reduce(CUJIT_REDOP_MAX, a, &hi));
+  assert_ok(cujit_array_read(hi, &got8, 1));
   assert_int_equal(got8, 3);
-  assert_ok(cujit_array_reduce(CUJIT_MIN, a, &lo));
-  assert_ok(cujit_array_get(lo, &got8, 1));
+  assert_ok(cujit_array_reduce(CUJIT_REDOP_MIN, a, &lo));
+  assert_ok(cujit_array_read(lo, &got8, 1));
   assert_int_equal(got8, -5);
   cujit_array_destroy(head);
   cujit_array_destroy(tail);
@@ -318,8 +319,8 @@ static void nan_wins(void **state) {
       host[where[w]] = NAN;
       assert_ok(cujit_array_from_host(&d, CUJIT_TYPE_F64, 1, &n, host));
       assert_ok(cujit_array_astype(d, types[t], &a));
-      assert_ok(cujit_array_reduce(CUJIT_MIN, a, &lo));
-      assert_ok(cujit_array_reduce(CUJIT_MAX, a, &hi));
+      assert_ok(cujit_array_reduce(CUJIT_REDOP_MIN, a, &lo));
+      assert_ok(cujit_array_reduce(CUJIT_REDOP_MAX, a, &hi));
       read_result(lo, got);
       if (!isnan(got[0]))
         fail_msg("type %d, NaN at %lld: min is %g", types[t], (long long)where[w], got[0]);
@@ -358,7 +359,7 @@ static void odd_block_sizes(void **state) {
   for (b = 0; b < sizeof blocks / sizeof *blocks; b++) {
     assert_ok(CUJIT_LAUNCH(fn, CUJIT_DIM3(1), CUJIT_DIM3(blocks[b]), cujit_array_arg(x),
                            cujit_i64(n), cujit_ptr(0), cujit_ptr(0), cujit_array_arg(r)));
-    assert_ok(cujit_array_get(r, &sum, sizeof sum));
+    assert_ok(cujit_array_read(r, &sum, sizeof sum));
     if (sum != n * (n - 1) / 2) fail_msg("block of %u threads: %lld", blocks[b], (long long)sum);
   }
   cujit_array_destroy(x);
@@ -392,7 +393,7 @@ static void generator_examples(void **state) {
                                    "float *x, float *y", NULL));
   assert_ok(CUJIT_REDUCTION(dot, &out, ax, ay));
   assert_int_equal(cujit_array_ndim(out), 0);
-  assert_ok(cujit_array_get(out, &got, sizeof got));
+  assert_ok(cujit_array_read(out, &got, sizeof got));
   if (fabs(got - want) > 1e-4 * fabs(want) + 1e-3) fail_msg("dot %.9g, wanted %.9g", got, want);
   got = 0;
   assert_ok(CUJIT_REDUCTION_HOST(dot, &got, ax, ay));
@@ -400,7 +401,7 @@ static void generator_examples(void **state) {
   assert_ok(cujit_reduction_create(&maxabs, CUJIT_TYPE_F32, "0", "max(a,b)", "fabs(x[i])",
                                    "float *x", NULL));
   assert_ok(CUJIT_REDUCTION(maxabs, &out, ax)); /* into the same 0-d array */
-  assert_ok(cujit_array_get(out, &got, sizeof got));
+  assert_ok(cujit_array_read(out, &got, sizeof got));
   assert_true(got == top);
   got = 0;
   assert_ok(CUJIT_REDUCTION_HOST(maxabs, &got, ax));
@@ -468,8 +469,8 @@ static void pool_is_given_back(void **state) {
   assert_ok(cujit_array_empty(&s, CUJIT_TYPE_F32, 0, NULL)); /* the output, made first */
   before = gpu_pool_in_use();
   for (k = 0; k < 3; k++) {
-    assert_ok(cujit_array_reduce(CUJIT_MAX, a, &s));
-    assert_ok(cujit_array_get(s, &got, sizeof got));
+    assert_ok(cujit_array_reduce(CUJIT_REDOP_MAX, a, &s));
+    assert_ok(cujit_array_read(s, &got, sizeof got));
     assert_true(got == 2999999.0f);
   }
   assert_ok(cujit_synchronize());

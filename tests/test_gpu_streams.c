@@ -51,7 +51,7 @@ static void out_follows_earlier_work_on_the_stream(void **state) {
   assert_ok(cujit_host_alloc((void **)&out, N * sizeof(float)));
   for (i = 0; i < N; i++) host[i] = (float)i;
   assert_ok(cujit_mem_alloc(&d, N * sizeof(float)));
-  assert_ok(cujit_memcpy_htod(d, host, N * sizeof(float)));
+  assert_ok(cujit_mem_copy_htod(d, host, N * sizeof(float)));
   /* asynchronous on the stream, then an Out launch that must see its result */
   assert_ok(CUJIT_LAUNCH_EX(scale, CUJIT_DIM3(N / 256), CUJIT_DIM3(256), &o, cujit_ptr(d),
                             cujit_f32(3.0f), cujit_i32(N)));
@@ -77,7 +77,7 @@ static void asynchronous_launches_on_many_streams(void **state) {
     assert_ok(cujit_stream_create(&o[s].stream));
     assert_ok(cujit_mem_alloc(&d[s], N * sizeof(float)));
     for (i = 0; i < N; i++) host[i] = 1.0f;
-    assert_ok(cujit_memcpy_htod(d[s], host, N * sizeof(float)));
+    assert_ok(cujit_mem_copy_htod(d[s], host, N * sizeof(float)));
   }
   for (i = 0; i < 3; i++)
     for (s = 0; s < S; s++)
@@ -86,7 +86,7 @@ static void asynchronous_launches_on_many_streams(void **state) {
   for (s = 0; s < S; s++) {
     float want = (float)((s + 2) * (s + 2) * (s + 2));
     assert_ok(cujit_stream_synchronize(o[s].stream));
-    assert_ok(cujit_memcpy_dtoh(host, d[s], N * sizeof(float)));
+    assert_ok(cujit_mem_copy_dtoh(host, d[s], N * sizeof(float)));
     for (i = 0; i < N; i += 997) assert_true(host[i] == want);
     assert_ok(cujit_mem_free(d[s]));
     assert_ok(cujit_stream_destroy(o[s].stream));
@@ -106,8 +106,8 @@ static void memory_the_caller_registered(void **state) {
   int i, n = (int)(bytes / sizeof(float));
   (void)state;
   assert_int_equal(posix_memalign((void **)&x, 4096, bytes), 0);
-  assert_ok(cujit_driver_symbol("cuMemHostRegister", (void **)&reg));
-  assert_ok(cujit_driver_symbol("cuMemHostUnregister", (void **)&unreg));
+  assert_ok(cujit_driver_get_symbol("cuMemHostRegister", (void **)&reg));
+  assert_ok(cujit_driver_get_symbol("cuMemHostUnregister", (void **)&unreg));
   assert_int_equal(reg(x, bytes, 0), CUDA_SUCCESS);
   for (i = 0; i < n; i++) x[i] = (float)(i & 255);
   assert_ok(CUJIT_LAUNCH(f, CUJIT_DIM3((unsigned)n / 256), CUJIT_DIM3(256), cujit_inout(x, bytes),

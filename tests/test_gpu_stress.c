@@ -53,7 +53,7 @@ static void *work(void *arg) {
   int i, r;
   for (i = 0; i < N; i++) y[i] = (float)(i % 13) * (float)(w->id + 1);
   if (cujit_mem_alloc(&dy, N * sizeof(float)) != CUJIT_OK ||
-      cujit_memcpy_htod(dy, y, N * sizeof(float)) != CUJIT_OK) {
+      cujit_mem_copy_htod(dy, y, N * sizeof(float)) != CUJIT_OK) {
     snprintf(w->err, sizeof w->err, "setup: %s", cujit_last_error());
   } else {
     for (r = 0; r < LAUNCHES && run_one(w, r, dy, x, y, out); r++) {
@@ -69,7 +69,7 @@ static void *work(void *arg) {
 static size_t device_used(void) {
   CUresult (*get_info)(size_t *, size_t *) = NULL;
   size_t free_b = 0, total = 0;
-  if (cujit_driver_symbol("cuMemGetInfo", (void **)&get_info) != CUJIT_OK) return 0;
+  if (cujit_driver_get_symbol("cuMemGetInfo", (void **)&get_info) != CUJIT_OK) return 0;
   get_info(&free_b, &total);
   return total - free_b;
 }

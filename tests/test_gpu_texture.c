@@ -44,7 +44,7 @@ static void linear_fetch(void **state) {
   (void)state;
   for (i = 0; i < N; i++) in[i] = (float)i * 0.25f - 30.0f;
   assert_ok(cujit_mem_alloc(&d, sizeof in));
-  assert_ok(cujit_memcpy_htod(d, in, sizeof in));
+  assert_ok(cujit_mem_copy_htod(d, in, sizeof in));
   assert_ok(cujit_texture_from_linear(&t, d, sizeof in, CUJIT_FORMAT_F32, 1, NULL));
   assert_true(t != 0);
   assert_ok(CUJIT_LAUNCH(f, CUJIT_DIM3((N + 255) / 256), CUJIT_DIM3(256), cujit_texture(t),
@@ -53,7 +53,7 @@ static void linear_fetch(void **state) {
   /* the compiler says the handle is an unsigned long long: cujit_call takes it as one */
   memset(out, 0, sizeof out);
   assert_ok(cujit_call(f, CUJIT_DIM3((N + 255) / 256), CUJIT_DIM3(256), (unsigned long long)t,
-                       CUJIT_OUT(out, sizeof out), N));
+                       CUJIT_OUT_PTR(out, sizeof out), N));
   for (i = 0; i < N; i++) assert_true(out[i] == 2.0f * in[i]);
   assert_ok(cujit_texture_destroy(t));
   assert_ok(cujit_mem_free(d));
@@ -100,7 +100,7 @@ static void pitched_linear_filter_clamp(void **state) {
       memcpy(host + (size_t)y * PITCH + (size_t)x * sizeof v, &v, sizeof v);
     }
   assert_ok(cujit_mem_alloc(&d, sizeof host));
-  assert_ok(cujit_memcpy_htod(d, host, sizeof host));
+  assert_ok(cujit_mem_copy_htod(d, host, sizeof host));
   desc.filter = CUJIT_FILTER_LINEAR; /* clamp is the default address mode */
   assert_ok(cujit_texture_from_pitched(&t, d, W, H, PITCH, CUJIT_FORMAT_F32, 1, &desc));
   assert_ok(CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(32), cujit_texture(t),
@@ -220,7 +220,7 @@ static void arrays_against_the_device(void **state) {
   assert_null(arr);
   ad.width = 4;
   assert_ok(cujit_cuarray_create(&arr, &ad, NULL));
-  assert_status_detail(cujit_surface_create(&s, arr), CUJIT_ERROR_INVALID_VALUE,
+  assert_status_detail(cujit_surface_from_array(&s, arr), CUJIT_ERROR_INVALID_VALUE,
                        "the array was made without CUJIT_CUARRAY_SURFACE");
   assert_int_equal(s, 0);
   assert_ok(cujit_cuarray_destroy(arr));
@@ -242,7 +242,7 @@ static void surface_written_then_read_back(void **state) {
   ad.height = SH;
   ad.flags = CUJIT_CUARRAY_SURFACE;
   assert_ok(cujit_cuarray_create(&arr, &ad, NULL));
-  assert_ok(cujit_surface_create(&s, arr));
+  assert_ok(cujit_surface_from_array(&s, arr));
   assert_ok(CUJIT_LAUNCH(gpu_function(mod, "paint"), CUJIT_DIM3(3, 2), CUJIT_DIM3(16, 16),
                          cujit_surface(s), cujit_i32(SW), cujit_i32(SH)));
   assert_ok(CUJIT_LAUNCH(gpu_function(mod, "scale_surface"), CUJIT_DIM3(3, 2),

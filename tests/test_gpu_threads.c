@@ -47,7 +47,7 @@ static int rounds(worker *w, cujit_function *f) {
   int r, i, ok = 1;
   for (i = 0; i < N; i++) x[i] = (float)((i * 7 + w->id) % 50);
   if (cujit_stream_create(&o.stream) != CUJIT_OK || cujit_mem_alloc(&dx, sizeof x) != CUJIT_OK ||
-      cujit_mem_alloc(&dy, sizeof y) != CUJIT_OK || cujit_memcpy_htod(dx, x, sizeof x) != CUJIT_OK)
+      cujit_mem_alloc(&dy, sizeof y) != CUJIT_OK || cujit_mem_copy_htod(dx, x, sizeof x) != CUJIT_OK)
     return failed(w, "setup");
   for (r = 0; r < ROUNDS && ok; r++) {
     float a = (float)(w->id + r % 5);
@@ -59,11 +59,11 @@ static int rounds(worker *w, cujit_function *f) {
     }
     ok = check(w, y, a, x, (float)w->id, r);
     for (i = 0; i < N; i++) y[i] = 1.0f;
-    if (!ok || cujit_memcpy_htod(dy, y, sizeof y) != CUJIT_OK ||
+    if (!ok || cujit_mem_copy_htod(dy, y, sizeof y) != CUJIT_OK ||
         CUJIT_LAUNCH_EX(f, CUJIT_DIM3((N + 127) / 128), CUJIT_DIM3(128), &o, cujit_f32(a),
                         cujit_ptr(dx), cujit_ptr(dy), cujit_i32(N)) != CUJIT_OK ||
         cujit_stream_synchronize(o.stream) != CUJIT_OK ||
-        cujit_memcpy_dtoh(y, dy, sizeof y) != CUJIT_OK) {
+        cujit_mem_copy_dtoh(y, dy, sizeof y) != CUJIT_OK) {
       ok = ok ? failed(w, "device-pointer launch") : 0;
       break;
     }

@@ -61,7 +61,7 @@ static void vector_types(void **state) {
   for (i = 0; i < 14; i++) {
     if (out[i] != want[i]) fail_msg("field %zu: got %.17g, want %.17g", i, out[i], want[i]);
   }
-  assert_ok(cujit_function_param_info(f, 3, &off, &size)); /* float4 is 16-byte aligned */
+  assert_ok(cujit_function_get_param_info(f, 3, &off, &size)); /* float4 is 16-byte aligned */
   assert_int_equal(off, 32);
   assert_int_equal(size, 16);
 }

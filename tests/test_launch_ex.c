@@ -12,7 +12,7 @@ static void zeroed_options_are_a_plain_launch(void **state) {
   assert_int_equal(CJ_OPTS_EX(&defaults), 0);
   assert_int_equal(o.flags, 0);
   assert_int_equal(o.cluster.x | o.cluster.y | o.cluster.z, 0);
-  o.flags = CUJIT_LAUNCH_COOPERATIVE;
+  o.flags = CUJIT_LAUNCH_OPT_COOPERATIVE;
   assert_int_not_equal(CJ_OPTS_EX(&o), 0);
   o.flags = 0;
   o.cluster.z = 1; /* any cluster dimension asks for clusters */
@@ -71,11 +71,11 @@ static void cluster_size_is_limited(void **state) {
   assert_status_detail(cj_cluster_check("k", 90, CUJIT_DIM3(16), CUJIT_DIM3(16), 0),
                        CUJIT_ERROR_LAUNCH_CONFIG,
                        "a cluster of 16 x 1 x 1 = 16 blocks exceeds the portable limit of 8 blocks");
-  assert_non_null(strstr(cujit_last_error(), "CUJIT_LAUNCH_NON_PORTABLE_CLUSTER"));
+  assert_non_null(strstr(cujit_last_error(), "CUJIT_LAUNCH_OPT_NON_PORTABLE_CLUSTER"));
   assert_ok(cj_cluster_check("k", 90, CUJIT_DIM3(16), CUJIT_DIM3(16),
-                             CUJIT_LAUNCH_NON_PORTABLE_CLUSTER));
+                             CUJIT_LAUNCH_OPT_NON_PORTABLE_CLUSTER));
   assert_status_detail(cj_cluster_check("k", 90, CUJIT_DIM3(4, 4, 2), CUJIT_DIM3(4, 4, 2),
-                                        CUJIT_LAUNCH_NON_PORTABLE_CLUSTER),
+                                        CUJIT_LAUNCH_OPT_NON_PORTABLE_CLUSTER),
                        CUJIT_ERROR_LAUNCH_CONFIG,
                        "a cluster of 4 x 4 x 2 = 32 blocks exceeds the limit of 16 blocks");
   assert_ok(cj_cluster_fit_check("k", CUJIT_DIM3(4), CUJIT_DIM3(128), 0, 8));

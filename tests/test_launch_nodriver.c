@@ -77,8 +77,8 @@ static void memory_and_streams_need_the_driver(void **state) {
   assert_status_detail(cujit_mem_alloc(&d, 64), CUJIT_ERROR_NO_DRIVER, "no CUDA driver found");
   assert_int_equal(d, 0);
   assert_int_equal(cujit_mem_free((CUdeviceptr)0x1000), CUJIT_ERROR_NO_DRIVER);
-  assert_int_equal(cujit_memcpy_htod((CUdeviceptr)0x1000, buf, sizeof buf), CUJIT_ERROR_NO_DRIVER);
-  assert_int_equal(cujit_memcpy_dtoh(buf, (CUdeviceptr)0x1000, sizeof buf), CUJIT_ERROR_NO_DRIVER);
+  assert_int_equal(cujit_mem_copy_htod((CUdeviceptr)0x1000, buf, sizeof buf), CUJIT_ERROR_NO_DRIVER);
+  assert_int_equal(cujit_mem_copy_dtoh(buf, (CUdeviceptr)0x1000, sizeof buf), CUJIT_ERROR_NO_DRIVER);
   assert_status_detail(cujit_host_alloc(&h, 64), CUJIT_ERROR_NO_DRIVER, "install the NVIDIA driver");
   assert_null(h);
   assert_int_equal(cujit_host_free(buf), CUJIT_ERROR_NO_DRIVER);
@@ -87,7 +87,7 @@ static void memory_and_streams_need_the_driver(void **state) {
   assert_int_equal(cujit_stream_destroy((CUstream)1), CUJIT_ERROR_NO_DRIVER);
   assert_int_equal(cujit_stream_synchronize(NULL), CUJIT_ERROR_NO_DRIVER);
   assert_status_detail(cujit_synchronize(), CUJIT_ERROR_NO_DRIVER, "no CUDA driver found");
-  assert_int_equal(cujit_mem_pool_usage(&used, &kept), CUJIT_ERROR_NO_DRIVER);
+  assert_int_equal(cujit_mem_pool_get_usage(&used, &kept), CUJIT_ERROR_NO_DRIVER);
   assert_int_equal(cujit_mem_pool_trim(), CUJIT_ERROR_NO_DRIVER);
 }
 
@@ -113,20 +113,20 @@ static void null_and_empty_arguments(void **state) {
   assert_status_detail(cujit_function_get_attrs(NULL, &attrs), CUJIT_ERROR_INVALID_VALUE, "fn is NULL");
   assert_status_detail(cujit_function_suggest_block(NULL, 0, &block, NULL), CUJIT_ERROR_INVALID_VALUE,
                        "fn is NULL");
-  assert_status_detail(cujit_function_param_info(NULL, 0, &off, &size), CUJIT_ERROR_INVALID_VALUE,
+  assert_status_detail(cujit_function_get_param_info(NULL, 0, &off, &size), CUJIT_ERROR_INVALID_VALUE,
                        "fn is NULL");
   assert_null(cujit_function_name(NULL));
   assert_status_detail(cujit_mem_alloc(NULL, 4), CUJIT_ERROR_INVALID_VALUE, "dptr is NULL");
   assert_status_detail(cujit_mem_alloc(&d, 0), CUJIT_ERROR_INVALID_VALUE, "bytes is 0");
   assert_status_detail(cujit_host_alloc(NULL, 4), CUJIT_ERROR_INVALID_VALUE, "ptr is NULL");
   assert_status_detail(cujit_stream_create(NULL), CUJIT_ERROR_INVALID_VALUE, "stream is NULL");
-  assert_status_detail(cujit_memcpy_htod(0, &d, 4), CUJIT_ERROR_INVALID_VALUE, "dst is NULL");
-  assert_status_detail(cujit_memcpy_dtoh(NULL, 0x1000, 4), CUJIT_ERROR_INVALID_VALUE, "dst is NULL");
+  assert_status_detail(cujit_mem_copy_htod(0, &d, 4), CUJIT_ERROR_INVALID_VALUE, "dst is NULL");
+  assert_status_detail(cujit_mem_copy_dtoh(NULL, 0x1000, 4), CUJIT_ERROR_INVALID_VALUE, "dst is NULL");
   /* nothing to do is not an error, and needs no driver */
   assert_ok(cujit_mem_free(0));
   assert_ok(cujit_host_free(NULL));
   assert_ok(cujit_stream_destroy(NULL));
-  assert_ok(cujit_memcpy_htod(0, NULL, 0));
+  assert_ok(cujit_mem_copy_htod(0, NULL, 0));
 }
 
 int main(void) {

@@ -2,6 +2,8 @@
  * link of sources and prebuilt parts, link-time optimisation, kernels and variables found
  * in any part, every link error with its log, the linked module's cache entry read by a
  * second process, and nvJitLink never taken from the working directory. */
+#define _GNU_SOURCE /* dladdr */
+#include <dlfcn.h>
 #include <fcntl.h>
 
 #include "cachetest.h"
@@ -49,7 +51,7 @@ static void lto_inlines_across_sources(void **state) {
   const void *cubin;
   const char *ptx;
   (void)state;
-  assert_ok(link2(&m, kLinkMain, kLinkLib, CUJIT_LINK_LTO));
+  assert_ok(link2(&m, kLinkMain, kLinkLib, CUJIT_LINK_OPT_LTO));
   cubin = cujit_module_cubin(m, &size);
   ptx = cujit_module_ptx(m, NULL);
   assert_non_null(cubin);
@@ -115,7 +117,7 @@ static void links_nvcc_parts(void **state) {
   } cases[] = {{CUJIT_LINK_FATBIN, "lib.fatbin", 0},
                {CUJIT_LINK_OBJECT, "lib.o", 0},
                {CUJIT_LINK_LIBRARY, "liblib.a", 0},
-               {CUJIT_LINK_FATBIN, "lib_lto.fatbin", CUJIT_LINK_LTO}};
+               {CUJIT_LINK_FATBIN, "lib_lto.fatbin", CUJIT_LINK_OPT_LTO}};
   char *dir = test_tempdir("link-nvcc"), why[8192], path[4200];
   cujit_options o = arch_options();
   cujit_link_options l = CUJIT_LINK_OPTIONS_INIT;
@@ -169,7 +171,7 @@ static void links_source_files(void **state) {
   parts[0] = link_source(kLinkMain, "main.cu");
   parts[1] = link_source(NULL, NULL);
   parts[1].path = path;
-  l.flags = CUJIT_LINK_LTO;
+  l.flags = CUJIT_LINK_OPT_LTO;
   l.name = "program";
   assert_ok(cujit_module_link(&m, parts, 2, &o, &l));
   assert_string_equal(cujit_module_name(m), "program");
@@ -209,7 +211,7 @@ static void link_errors_have_logs(void **state) {
   static const char kBadPtx[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
                                 ".visible .entry k() { this is not PTX; }\n";
   (void)state;
-  lto.flags = CUJIT_LINK_LTO;
+  lto.flags = CUJIT_LINK_OPT_LTO;
   /* undefined: twice(), scale and calls are declared, never defined */
   parts[0] = link_source(kLinkMain, "main.cu");
   assert_status_detail(cujit_module_link(&m, parts, 1, &o, NULL), CUJIT_ERROR_LINK, "twice");
@@ -349,7 +351,7 @@ static void bad_arguments(void **state) {
 static int child_link(const char *mode) {
   cujit_module *m = NULL;
   uint64_t before = cj_nvrtc_programs_created();
-  unsigned flags = strcmp(mode, "lto") == 0 ? CUJIT_LINK_LTO : 0;
+  unsigned flags = strcmp(mode, "lto") == 0 ? CUJIT_LINK_OPT_LTO : 0;
   if (link2(&m, kLinkMain, kLinkLib, flags) != CUJIT_OK) {
     fprintf(stderr, "child: %s\n", cujit_last_error());
     return 1;
@@ -397,6 +399,39 @@ static int child_linker_not_from_cwd(const char *dir) {
   if (strstr(cj_nvjitlink_path(), planted) || cj_nvjitlink_path()[0] == '.') {
     fprintf(stderr, "child: nvJitLink from the working directory: %s\n", cj_nvjitlink_path());
     return 2;
+  }
+  return 100;
+}
+
+/* The path of the loaded library that holds `sym`. */
+static int library_of(void *sym, char *out, size_t size) {
+  Dl_info info;
+  if (!sym || !dladdr(sym, &info) || !info.dli_fname || info.dli_fname[0] != '/') return -1;
+  snprintf(out, size, "%s", info.dli_fname);
+  return 0;
+}
+
+/* The file CUJIT_NVJITLINK names is replaced between the look that names it in link keys
+ * and the first link's load: the link is refused rather than run under another
+ * nvJitLink's keys. (Two libraries of the C runtime, each with a build ID of its own,
+ * stand in for the two nvJitLinks.) */
+static int child_replaced_linker(const char *dir) {
+  char first[4096], second[4096], path[4200];
+  void *libm = dlopen("libm.so.6", RTLD_NOW | RTLD_LOCAL);
+  cujit_module *m = NULL;
+  if (!libm || library_of(dlsym(RTLD_DEFAULT, "printf"), first, sizeof first) != 0 ||
+      library_of(dlsym(libm, "cos"), second, sizeof second) != 0)
+    return 1;
+  snprintf(path, sizeof path, "%s/libnvJitLink.so.13", dir);
+  if (symlink(first, path) != 0) return 2;
+  setenv("CUJIT_NVJITLINK", path, 1);
+  cujit_cache_set_dir(NULL);
+  if (strncmp(cj_nvjitlink_identity(), "nvjitlink build ", 16) != 0) return 3;
+  if (unlink(path) != 0 || symlink(second, path) != 0) return 4;
+  if (link2(&m, kLinkMain, kLinkLib, 0) != CUJIT_ERROR_NO_NVJITLINK) return 5;
+  if (!strstr(cujit_last_error(), "is not the file")) {
+    fprintf(stderr, "child: %s\n", cujit_last_error());
+    return 6;
   }
   return 100;
 }
@@ -463,6 +498,15 @@ static void missing_linker_says_where(void **state) {
   assert_int_equal(run_child("nolinker", "-"), 100);
 }
 
+static void a_replaced_linker_is_not_loaded(void **state) {
+  char *dir = test_tempdir("link-swap");
+  (void)state;
+  assert_non_null(dir);
+  assert_int_equal(run_child("swaplinker", dir), 100);
+  test_rmtree(dir);
+  free(dir);
+}
+
 static void relative_paths_are_refused(void **state) {
   char *dir = test_tempdir("link-rel");
   (void)state;
@@ -489,12 +533,14 @@ int main(int argc, char **argv) {
       CACHE_TEST(memory_hit_and_key_parts),
       CACHE_TEST(missing_linker_says_where),
       CACHE_TEST(relative_paths_are_refused),
+      CACHE_TEST(a_replaced_linker_is_not_loaded),
   };
   if (argc == 4 && strcmp(argv[1], "--child") == 0) {
     if (strcmp(argv[2], "link") == 0) return child_link(argv[3]);
     if (strcmp(argv[2], "nolinker") == 0) return child_no_linker(argv[3]);
     if (strcmp(argv[2], "rellinker") == 0) return child_relative_linker(argv[3]);
     if (strcmp(argv[2], "cwdlinker") == 0) return child_linker_not_from_cwd(argv[3]);
+    if (strcmp(argv[2], "swaplinker") == 0) return child_replaced_linker(argv[3]);
     return 99;
   }
   return test_group_result(cmocka_run_group_tests(tests, NULL, NULL));

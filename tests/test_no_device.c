@@ -11,7 +11,7 @@ static void device_calls_report_no_device(void **state) {
   cujit_module *m = NULL;
   cujit_function *f = NULL;
   (void)state;
-  assert_status_detail(cujit_device_count(&n), CUJIT_ERROR_NO_DEVICE, "found no device");
+  assert_status_detail(cujit_device_get_count(&n), CUJIT_ERROR_NO_DEVICE, "found no device");
   assert_non_null(strstr(cujit_last_error(), "CUDA_VISIBLE_DEVICES"));
   assert_int_equal(cujit_mem_alloc(&p, 64), CUJIT_ERROR_NO_DEVICE);
   assert_ok(cujit_module_from_source(&m, "__global__ void k(int *x) { *x = 1; }", "k.cu", NULL));

@@ -227,8 +227,8 @@ static void keep_warning(cujit_log_level level, const char *message, void *user)
 
 static void capture_warnings(void) {
   warnings[0] = '\0';
-  cujit_set_log_callback(keep_warning, NULL);
-  cujit_set_log_level(CUJIT_LOG_WARN);
+  cujit_log_set_callback(keep_warning, NULL);
+  cujit_log_set_level(CUJIT_LOG_WARN);
 }
 
 static int report_fd = -1; /* where a child writes its directory's path */
@@ -438,6 +438,16 @@ static void child_in_a_runtime_dir(void) {
   report_dir(mine);
 }
 
+static void child_in_a_runtime_dir_again(void) {
+  char mine[600];
+  setenv("XDG_RUNTIME_DIR", place_a, 1);
+  setenv("TMPDIR", place_b, 1);
+  CHILD_CHECK(compile_tagged("killed") == CUJIT_OK);
+  cj_pch_dir(mine, sizeof mine);
+  CHILD_CHECK(mine[0] && is_dir(mine));
+  report_dir(mine);
+}
+
 static void child_with_a_runtime_dir_others_may_write_to(void) {
   char mine[600];
   setenv("XDG_RUNTIME_DIR", place_a, 1);
@@ -464,6 +474,50 @@ static void the_directory_is_made_fresh_in_the_users_runtime_dir(void **state) {
   assert_true(is_dir(planted));
   assert_int_equal(chmod(place_a, 0777), 0);
   in_child(child_with_a_runtime_dir_others_may_write_to);
+  test_rmtree(place_a);
+  test_rmtree(place_b);
+  free(place_a);
+  free(place_b);
+}
+
+/* A process that is killed runs no exit handler (cujit kills a compile worker that
+ * outlives its time limit): its directory stays until the next process of this user
+ * makes one in the same place. A directory whose maker still runs is left alone. */
+static void a_killed_process_directory_is_removed_by_the_next(void **state) {
+  char left[600] = "", live[4300], other[4300], mine[600];
+  int fd[2], status = 0;
+  pid_t pid;
+  (void)state;
+  assert_non_null(place_a = test_tempdir("pch-killed"));
+  assert_non_null(place_b = test_tempdir("pch-killed-tmp"));
+  snprintf(live, sizeof live, "%s/cujit-pch-%ld-Abc123", place_a, (long)getpid());
+  assert_int_equal(mkdir(live, 0700), 0);
+  snprintf(other, sizeof other, "%s/cujit-pch-12x-Abc123", place_a); /* not a maker's name */
+  assert_int_equal(mkdir(other, 0700), 0);
+  assert_int_equal(pipe(fd), 0);
+  fflush(NULL);
+  pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    alarm(60);
+    setenv("XDG_RUNTIME_DIR", place_a, 1);
+    setenv("TMPDIR", place_b, 1);
+    CHILD_CHECK(compile_tagged("killed") == CUJIT_OK);
+    CHILD_CHECK(compile_tagged("killed") == CUJIT_OK);
+    cj_pch_dir(mine, sizeof mine);
+    CHILD_CHECK(write(fd[1], mine, strlen(mine) + 1) > 0);
+    raise(SIGKILL);
+  }
+  close(fd[1]);
+  assert_true(read(fd[0], left, sizeof left - 1) > 0);
+  close(fd[0]);
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFSIGNALED(status));
+  assert_true(is_dir(left));
+  in_child_dir(child_in_a_runtime_dir_again, mine, sizeof mine);
+  assert_false(is_dir(left));
+  assert_true(is_dir(live));
+  assert_true(is_dir(other));
   test_rmtree(place_a);
   test_rmtree(place_b);
   free(place_a);
@@ -532,6 +586,7 @@ int main(void) {
       cmocka_unit_test(a_child_forked_during_a_compile_refuses_to_compile),
       cmocka_unit_test(a_tmpdir_others_may_write_to_is_not_used),
       cmocka_unit_test(the_directory_is_made_fresh_in_the_users_runtime_dir),
+      cmocka_unit_test(a_killed_process_directory_is_removed_by_the_next),
       cmocka_unit_test(an_overlong_tmpdir_compiles_plainly_with_a_warning),
       cmocka_unit_test(a_tmpdir_nvrtc_cannot_use_falls_back_to_plain),
   };

@@ -66,7 +66,7 @@ static cujit_compile_job *hold_slot(void) {
   snprintf(tag, sizeof tag, "holder%d", holders++);
   small_source(tag, src, sizeof src);
   o.cancel = hold_here;
-  assert_ok(cujit_compile_start(&j, src, "holder.cu", &o));
+  assert_ok(cujit_compile_job_start(&j, src, "holder.cu", &o));
   while (!__atomic_load_n(&holding, __ATOMIC_ACQUIRE) && now() - t0 < WATCHDOG_S) cj_nap(0.002);
   assert_true(__atomic_load_n(&holding, __ATOMIC_ACQUIRE));
   return j;
@@ -75,7 +75,7 @@ static cujit_compile_job *hold_slot(void) {
 static void release_slot(cujit_compile_job *j) {
   cujit_module *m = NULL;
   __atomic_store_n(&released, 1, __ATOMIC_RELEASE);
-  assert_ok(cujit_compile_wait(j, &m));
+  assert_ok(cujit_compile_job_wait(j, &m));
   assert_non_null(strstr(cujit_module_ptx(m, NULL), "k_holder"));
   cujit_module_destroy(m);
   cujit_compile_job_destroy(j);
@@ -150,7 +150,7 @@ static int pool_setup(void **state) {
   unsetenv("CUJIT_WORKER");
   unsetenv("CUJIT_TEST_WORKER");
   cj_pool_reset();
-  cujit_set_compile_jobs(2);
+  cujit_compile_set_jobs(2);
   return cache_setup(state);
 }
 
@@ -159,7 +159,7 @@ static int pool_teardown(void **state) {
   unsetenv("CUJIT_WORKER");
   unsetenv("CUJIT_TEST_WORKER");
   cj_pool_reset();
-  cujit_set_compile_jobs(0);
+  cujit_compile_set_jobs(0);
   return cache_teardown(state);
 }
 
@@ -196,13 +196,13 @@ static void compile_needing_a_worker(const char *why) {
   cujit_options o = ptx_opts();
   snprintf(tag, sizeof tag, "needs_worker%d", compiles++);
   small_source(tag, src, sizeof src);
-  assert_ok(cujit_compile_start(&j, src, "b.cu", &o));
+  assert_ok(cujit_compile_job_start(&j, src, "b.cu", &o));
   if (!logged_soon(why)) {
     __atomic_store_n(&released, 1, __ATOMIC_RELEASE);
     fail_msg("log lacks \"%s\":\n%s", why, log_text);
   }
   release_slot(holder);
-  assert_ok(cujit_compile_wait(j, &m));
+  assert_ok(cujit_compile_job_wait(j, &m));
   assert_non_null(strstr(cujit_module_ptx(m, NULL), tag));
   cujit_module_destroy(m);
   cujit_compile_job_destroy(j);
@@ -312,13 +312,13 @@ static void start_on_hung_worker(scene *sc, const char *mode, const char *tag,
   sc->holder = hold_slot();
   sc->watch = watch_start();
   small_source(tag, src, sizeof src);
-  assert_ok(cujit_compile_start(&sc->job, src, "b.cu", o));
+  assert_ok(cujit_compile_job_start(&sc->job, src, "b.cu", o));
 }
 
 /* Waits for the job, which must fail with `want` (its detail holding `needle`). */
 static void fails_with(scene *sc, cujit_status want, const char *needle) {
   cujit_module *m = NULL;
-  assert_status_detail(cujit_compile_wait(sc->job, &m), want, needle);
+  assert_status_detail(cujit_compile_job_wait(sc->job, &m), want, needle);
   assert_null(m);
   watch_stop(sc->watch);
   assert_logged("did not stop compiling 'b.cu'");
@@ -340,16 +340,16 @@ static void a_hung_worker_meets_the_time_limit(void **state) {
   assert_int_equal(find_entries(cache, NULL, 0), 1);   /* the holder's alone */
 }
 
-/* cujit_compile_cancel() ends the wait for a hung worker. */
+/* cujit_compile_job_cancel() ends the wait for a hung worker. */
 static void a_cancelled_job_on_a_hung_worker_ends(void **state) {
   cujit_options o = ptx_opts();
   scene sc;
   (void)state;
   start_on_hung_worker(&sc, "hang", "cancelled", &o);
   assert_true(busy_worker() > 0);
-  cujit_compile_cancel(sc.job);
+  cujit_compile_job_cancel(sc.job);
   fails_with(&sc, CUJIT_ERROR_CANCELLED,
-             "compiling 'b.cu' was cancelled by cujit_compile_cancel()");
+             "compiling 'b.cu' was cancelled by cujit_compile_job_cancel()");
 }
 
 /* A worker stopped (SIGSTOP) after taking a request, with no limit and no cancel: it is
@@ -364,7 +364,7 @@ static void a_stopped_worker_is_not_waited_for(void **state) {
   /* compiled here once the slot is free: free it once the worker was given up */
   found = logged_soon("stopped or answered something else while compiling 'b.cu'");
   release_slot(sc.holder);
-  assert_ok(cujit_compile_wait(sc.job, &m));
+  assert_ok(cujit_compile_job_wait(sc.job, &m));
   assert_non_null(strstr(cujit_module_ptx(m, NULL), "k_stopped"));
   watch_stop(sc.watch);
   assert_true(found);

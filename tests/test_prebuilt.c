@@ -51,7 +51,7 @@ static void ptx_of_a_compiled_module(void **state) {
   assert_string_equal(cujit_module_arch(m), "compute_80");
   assert_string_equal(cujit_module_name(m), "kernels.ptx");
   assert_string_equal(cujit_module_log(m), "");
-  assert_int_equal(cujit_module_name_count(m), 0);
+  assert_int_equal(cujit_module_name_expression_count(m), 0);
   cujit_module_destroy(m);
   /* with its NUL, and unnamed */
   assert_ok(cujit_module_from_image(&m, ptx, n + 1, NULL));

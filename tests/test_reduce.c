@@ -4,6 +4,7 @@
  * generated reduction kernel compiles for every element type (only the launch then fails,
  * with CUJIT_ERROR_NO_DRIVER). Arrays wrap fake device pointers: no memory is touched. */
 #include "testutil.h"
+#include "cujit_array.h"
 
 static const int kTypes[] = {CUJIT_TYPE_BOOL, CUJIT_TYPE_I8,  CUJIT_TYPE_U8,   CUJIT_TYPE_I16,
                              CUJIT_TYPE_U16,  CUJIT_TYPE_I32, CUJIT_TYPE_U32,  CUJIT_TYPE_I64,
@@ -172,21 +173,21 @@ static void array_reduce_checks(void **state) {
   cujit_array *out_f64 = fake0d(CUJIT_TYPE_F64), *out_1d = fake(CUJIT_TYPE_I64, 1, 0x50000);
   (void)state;
   cujit_array_destroy(gone);
-  assert_status_detail(cujit_array_reduce(CUJIT_SUM, NULL, &out), CUJIT_ERROR_INVALID_VALUE,
+  assert_status_detail(cujit_array_reduce(CUJIT_REDOP_SUM, NULL, &out), CUJIT_ERROR_INVALID_VALUE,
                        "cujit_array_reduce: a is NULL");
-  assert_status_detail(cujit_array_reduce(CUJIT_SUM, gone, &out), CUJIT_ERROR_INVALID_VALUE,
+  assert_status_detail(cujit_array_reduce(CUJIT_REDOP_SUM, gone, &out), CUJIT_ERROR_INVALID_VALUE,
                        "a is not a live array");
   assert_status_detail(cujit_array_reduce((cujit_redop)7, a, &out), CUJIT_ERROR_INVALID_VALUE,
-                       "op is 7; use CUJIT_SUM, CUJIT_MIN or CUJIT_MAX");
-  assert_status_detail(cujit_array_reduce(CUJIT_MIN, c, &out), CUJIT_ERROR_INVALID_VALUE,
+                       "op is 7; use CUJIT_REDOP_SUM, CUJIT_REDOP_MIN or CUJIT_REDOP_MAX");
+  assert_status_detail(cujit_array_reduce(CUJIT_REDOP_MIN, c, &out), CUJIT_ERROR_INVALID_VALUE,
                        "complex numbers have no order, so no min");
-  assert_status_detail(cujit_array_reduce(CUJIT_MAX, empty, &out), CUJIT_ERROR_INVALID_VALUE,
+  assert_status_detail(cujit_array_reduce(CUJIT_REDOP_MAX, empty, &out), CUJIT_ERROR_INVALID_VALUE,
                        "the max of an empty array is undefined");
-  assert_status_detail(cujit_array_reduce(CUJIT_SUM, a, NULL), CUJIT_ERROR_INVALID_VALUE,
+  assert_status_detail(cujit_array_reduce(CUJIT_REDOP_SUM, a, NULL), CUJIT_ERROR_INVALID_VALUE,
                        "out is NULL");
-  assert_status_detail(cujit_array_reduce(CUJIT_SUM, a, &out_f64), CUJIT_ERROR_INVALID_VALUE,
+  assert_status_detail(cujit_array_reduce(CUJIT_REDOP_SUM, a, &out_f64), CUJIT_ERROR_INVALID_VALUE,
                        "the output holds f64, the result is f32");
-  assert_status_detail(cujit_array_reduce(CUJIT_SUM, empty, &out_1d), CUJIT_ERROR_INVALID_VALUE,
+  assert_status_detail(cujit_array_reduce(CUJIT_REDOP_SUM, empty, &out_1d), CUJIT_ERROR_INVALID_VALUE,
                        "the output has 1 dimensions");
   assert_status_detail(cujit_array_dot(a, b, &out), CUJIT_ERROR_INVALID_VALUE,
                        "cujit_array_dot: a has shape (8,) and b (9,)");
@@ -196,7 +197,7 @@ static void array_reduce_checks(void **state) {
                        "the output holds f64, the result is f32");
   assert_null(out);
   /* An empty sum is fine: it needs the device only to store its 0. */
-  assert_status_detail(cujit_array_reduce(CUJIT_SUM, empty, &out), CUJIT_ERROR_NO_DRIVER, "");
+  assert_status_detail(cujit_array_reduce(CUJIT_REDOP_SUM, empty, &out), CUJIT_ERROR_NO_DRIVER, "");
   cujit_array_destroy(a);
   cujit_array_destroy(b);
   cujit_array_destroy(c);
@@ -217,10 +218,10 @@ static void every_kernel_compiles(void **state) {
     cujit_reduction *r = NULL;
     char args[64];
     unsigned char result[16];
-    assert_status_detail(cujit_array_reduce(CUJIT_SUM, a, &out), CUJIT_ERROR_NO_DRIVER, "");
+    assert_status_detail(cujit_array_reduce(CUJIT_REDOP_SUM, a, &out), CUJIT_ERROR_NO_DRIVER, "");
     if (!complex) {
-      assert_status_detail(cujit_array_reduce(CUJIT_MIN, a, &out), CUJIT_ERROR_NO_DRIVER, "");
-      assert_status_detail(cujit_array_reduce(CUJIT_MAX, a, &out), CUJIT_ERROR_NO_DRIVER, "");
+      assert_status_detail(cujit_array_reduce(CUJIT_REDOP_MIN, a, &out), CUJIT_ERROR_NO_DRIVER, "");
+      assert_status_detail(cujit_array_reduce(CUJIT_REDOP_MAX, a, &out), CUJIT_ERROR_NO_DRIVER, "");
     }
     assert_status_detail(cujit_array_dot(a, a, &out), CUJIT_ERROR_NO_DRIVER, "");
     assert_status_detail(cujit_array_dot(a, f, &out), CUJIT_ERROR_NO_DRIVER, "");

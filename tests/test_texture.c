@@ -208,7 +208,7 @@ static void bad_arguments_before_the_driver(void **state) {
                        "out is NULL");
   assert_status_detail(cujit_cuarray_create(&a, &ad, NULL), CUJIT_ERROR_INVALID_VALUE,
                        "width is 0");
-  assert_status_detail(cujit_surface_create(&s, NULL), CUJIT_ERROR_INVALID_VALUE, "arr is NULL");
+  assert_status_detail(cujit_surface_from_array(&s, NULL), CUJIT_ERROR_INVALID_VALUE, "arr is NULL");
   assert_status_detail(cujit_cuarray_read(NULL, &t), CUJIT_ERROR_INVALID_VALUE, "arr is NULL");
   assert_status_detail(cujit_cuarray_write(NULL, &t), CUJIT_ERROR_INVALID_VALUE, "arr is NULL");
   /* nothing to do is not an error, and needs no driver */
@@ -244,11 +244,11 @@ static void valid_calls_need_the_driver(void **state) {
   assert_int_equal(cujit_cuarray_bytes(&fake), 256);
   assert_status_detail(cujit_texture_from_array(&t, &fake, NULL), CUJIT_ERROR_NO_DRIVER,
                        "no CUDA driver found");
-  assert_status_detail(cujit_surface_create(&s, &fake), CUJIT_ERROR_INVALID_VALUE,
+  assert_status_detail(cujit_surface_from_array(&s, &fake), CUJIT_ERROR_INVALID_VALUE,
                        "the array was made without CUJIT_CUARRAY_SURFACE");
   assert_int_equal(s, 0);
   fake.d.flags = CUJIT_CUARRAY_SURFACE;
-  assert_status_detail(cujit_surface_create(&s, &fake), CUJIT_ERROR_NO_DRIVER,
+  assert_status_detail(cujit_surface_from_array(&s, &fake), CUJIT_ERROR_NO_DRIVER,
                        "no CUDA driver found");
   assert_int_equal(cujit_cuarray_write(&fake, host), CUJIT_ERROR_NO_DRIVER);
   assert_int_equal(cujit_cuarray_read(&fake, host), CUJIT_ERROR_NO_DRIVER);

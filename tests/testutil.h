@@ -49,7 +49,7 @@ static inline int test_group_result(int failed) {
  * and returns 0; the group's main then returns TEST_SKIP_CODE. */
 static inline int test_have_gpu(void) {
   int n = 0;
-  if (cujit_device_count(&n) != CUJIT_OK || n == 0) {
+  if (cujit_device_get_count(&n) != CUJIT_OK || n == 0) {
     printf("SKIP: no usable CUDA device: %s\n", n == 0 && cujit_last_error()[0] == '\0'
                                                      ? "the driver reports 0 devices"
                                                      : cujit_last_error());

@@ -33,7 +33,7 @@ static inline const char *types_symbol(cujit_module *m, const char *name) {
   const char *lowered = NULL;
   cj_symtab t;
   size_t found[2], n;
-  if (cujit_module_lowered_name(m, name, &lowered) == CUJIT_OK) return lowered;
+  if (cujit_module_get_lowered_name(m, name, &lowered) == CUJIT_OK) return lowered;
   assert_ok(cj_symtab_build(cujit_module_ptx(m, NULL), &t));
   n = cj_symbol_find(t.kernels, t.n_kernels, name, found, 2);
   if (n != 1) fail_msg("'%s' matches %zu kernels of the module", name, n);

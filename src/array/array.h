@@ -6,6 +6,7 @@
 #ifndef CUJIT_ARRAY_H
 #define CUJIT_ARRAY_H
 
+#include "cujit_array.h"
 #include "common/common.h"
 #include "driver/driver.h"
 

@@ -35,10 +35,10 @@ static cujit_status staged(int to_device, CUdeviceptr d, void *host, size_t byte
                    : cj_stage_dtoh(ctx, dev, host, d, bytes, stream);
 }
 
-cujit_status cujit_array_get(const cujit_array *h, void *host, size_t bytes) {
+cujit_status cujit_array_read(const cujit_array *h, void *host, size_t bytes) {
   cj_array *a;
-  cujit_status st = cj_array_get(h, "cujit_array_get", "a", &a);
-  if (st == CUJIT_OK) st = check_bytes(a, host, bytes, "cujit_array_get");
+  cujit_status st = cj_array_get(h, "cujit_array_read", "a", &a);
+  if (st == CUJIT_OK) st = check_bytes(a, host, bytes, "cujit_array_read");
   if (st != CUJIT_OK || !bytes) return st;
   st = staged(0, a->data, host, bytes, a->stream);
   if (st != CUJIT_ERROR_NOT_SUPPORTED) return st;
@@ -56,10 +56,10 @@ static cujit_status set(const cj_array *a, const void *host, size_t bytes, const
   return st == CUJIT_OK ? cu(cj_cu.cuStreamSynchronize(a->stream), "cuStreamSynchronize") : st;
 }
 
-cujit_status cujit_array_set(cujit_array *h, const void *host, size_t bytes) {
+cujit_status cujit_array_write(cujit_array *h, const void *host, size_t bytes) {
   cj_array *a;
-  CJ_TRY(cj_array_get(h, "cujit_array_set", "a", &a));
-  return set(a, host, bytes, "cujit_array_set");
+  CJ_TRY(cj_array_get(h, "cujit_array_write", "a", &a));
+  return set(a, host, bytes, "cujit_array_write");
 }
 
 cujit_status cujit_array_from_host(cujit_array **out, cujit_type type, int ndim,

@@ -38,7 +38,7 @@ static int compute_type(int t) {
   return t == CUJIT_TYPE_F16 || t == CUJIT_TYPE_BF16 ? CUJIT_TYPE_F32 : t;
 }
 
-static int is_comparison(int op) { return op >= CUJIT_EQ && op <= CUJIT_GE; }
+static int is_comparison(int op) { return op >= CUJIT_BINOP_EQ && op <= CUJIT_BINOP_GE; }
 
 static cujit_status refuse(const char *fn, const char *op, int type, const char *why) {
   return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: %s is not defined for %s (%s)", fn, op,
@@ -49,36 +49,36 @@ static cujit_status refuse(const char *fn, const char *op, int type, const char 
 static cujit_status binop_allowed(const char *fn, int op, int p) {
   CJ_CHECK(op >= 0 && (size_t)op < CJ_COUNT(binop_names), CUJIT_ERROR_INVALID_VALUE,
            "%s: %d is not a cujit_binop", fn, op);
-  if (is_complex(p) && (op == CUJIT_FMOD || op == CUJIT_MINIMUM || op == CUJIT_MAXIMUM ||
-                        (is_comparison(op) && op != CUJIT_EQ && op != CUJIT_NE)))
+  if (is_complex(p) && (op == CUJIT_BINOP_FMOD || op == CUJIT_BINOP_MINIMUM || op == CUJIT_BINOP_MAXIMUM ||
+                        (is_comparison(op) && op != CUJIT_BINOP_EQ && op != CUJIT_BINOP_NE)))
     return refuse(fn, binop_names[op], p, "complex numbers have no order");
-  if (p == CUJIT_TYPE_BOOL && op == CUJIT_SUB)
-    return refuse(fn, binop_names[op], p, "use CUJIT_NE for the exclusive or of booleans");
+  if (p == CUJIT_TYPE_BOOL && op == CUJIT_BINOP_SUB)
+    return refuse(fn, binop_names[op], p, "use CUJIT_BINOP_NE for the exclusive or of booleans");
   return CUJIT_OK;
 }
 
 static int binop_result(int op, int p) {
   if (is_comparison(op)) return CUJIT_TYPE_BOOL;
-  if (op == CUJIT_DIV && is_int(p)) return CUJIT_TYPE_F64;
+  if (op == CUJIT_BINOP_DIV && is_int(p)) return CUJIT_TYPE_F64;
   return p;
 }
 
 /* x op y, both of compute type c. */
 static void binop_expr(cj_buf *b, int op, int c, const char *x, const char *y) {
-  static const char *const infix[] = {[CUJIT_ADD] = "+", [CUJIT_SUB] = "-", [CUJIT_MUL] = "*",
-                                      [CUJIT_DIV] = "/", [CUJIT_EQ] = "==", [CUJIT_NE] = "!=",
-                                      [CUJIT_LT] = "<",  [CUJIT_LE] = "<=", [CUJIT_GT] = ">",
-                                      [CUJIT_GE] = ">="};
+  static const char *const infix[] = {[CUJIT_BINOP_ADD] = "+", [CUJIT_BINOP_SUB] = "-", [CUJIT_BINOP_MUL] = "*",
+                                      [CUJIT_BINOP_DIV] = "/", [CUJIT_BINOP_EQ] = "==", [CUJIT_BINOP_NE] = "!=",
+                                      [CUJIT_BINOP_LT] = "<",  [CUJIT_BINOP_LE] = "<=", [CUJIT_BINOP_GT] = ">",
+                                      [CUJIT_BINOP_GE] = ">="};
   int f32 = c == CUJIT_TYPE_F32;
   if ((size_t)op < CJ_COUNT(infix) && infix[op]) {
     cj_buf_printf(b, "(%s %s %s)", x, infix[op], y);
-  } else if (op == CUJIT_POW) {
+  } else if (op == CUJIT_BINOP_POW) {
     cj_buf_printf(b, "%s(%s, %s)", is_complex(c) ? "cuda::std::pow" : is_int(c) ? "cj_ipow"
                                    : f32 ? "powf" : "pow", x, y);
-  } else if (op == CUJIT_FMOD) {
+  } else if (op == CUJIT_BINOP_FMOD) {
     cj_buf_printf(b, "%s(%s, %s)", is_int(c) ? "cj_imod" : f32 ? "fmodf" : "fmod", x, y);
   } else {
-    int min = op == CUJIT_MINIMUM;
+    int min = op == CUJIT_BINOP_MINIMUM;
     if (is_int(c)) cj_buf_printf(b, "(%s %s %s ? %s : %s)", x, min ? "<" : ">", y, x, y);
     else cj_buf_printf(b, "cj_f%s(%s, %s)", min ? "min" : "max", x, y);
   }
@@ -222,10 +222,10 @@ cujit_status cujit_array_binary(cujit_binop op, const cujit_array *ha, const cuj
     call.result = known->result;
     return launch_op(&call, known->fn, known->w, out);
   }
-  p = cujit_promote(a->type, b->type, 0);
+  p = cujit_type_promote(a->type, b->type, 0);
   CJ_TRY(binop_allowed(fn, op, p));
   r = binop_result(op, p);
-  c = compute_type(op == CUJIT_DIV && is_int(p) ? CUJIT_TYPE_F64 : p);
+  c = compute_type(op == CUJIT_BINOP_DIV && is_int(p) ? CUJIT_TYPE_F64 : p);
   call.result = r;
   call.types[0] = a->type, call.types[1] = b->type, call.types[2] = r;
   kernel_name(name, sizeof name, binop_names[op], a->type, cj_elem_of(b->type)->name, "");
@@ -292,11 +292,11 @@ cujit_status cujit_array_binary_scalar(cujit_binop op, const cujit_array *ha, do
     call.result = known->result;
     return launch_op(&call, known->fn, known->w, out);
   }
-  p = cujit_promote(a->type, kind, 1);
+  p = cujit_type_promote(a->type, kind, 1);
   CJ_TRY(binop_allowed(fn, op, p));
   if (kind == CUJIT_TYPE_I64 && (st = check_int_scalar(fn, s, p)) != CUJIT_OK) return st;
   r = binop_result(op, p);
-  c = compute_type(op == CUJIT_DIV && is_int(p) ? CUJIT_TYPE_F64 : p);
+  c = compute_type(op == CUJIT_BINOP_DIV && is_int(p) ? CUJIT_TYPE_F64 : p);
   call.result = r;
   call.types[0] = a->type, call.types[1] = r;
   kernel_name(name, sizeof name, binop_names[op], a->type,
@@ -317,26 +317,26 @@ cujit_status cujit_array_binary_scalar(cujit_binop op, const cujit_array *ha, do
 /* ---- unary ---- */
 
 static int unop_result(int op, int t) {
-  if (op == CUJIT_NEG) return t;
-  if (op == CUJIT_FABS && is_complex(t)) return t == CUJIT_TYPE_C128 ? CUJIT_TYPE_F64 : CUJIT_TYPE_F32;
+  if (op == CUJIT_UNOP_NEG) return t;
+  if (op == CUJIT_UNOP_FABS && is_complex(t)) return t == CUJIT_TYPE_C128 ? CUJIT_TYPE_F64 : CUJIT_TYPE_F32;
   return is_int(t) ? CUJIT_TYPE_F64 : t;
 }
 
 static cujit_status unop_allowed(const char *fn, int op, int t) {
   CJ_CHECK(op >= 0 && (size_t)op < CJ_COUNT(unop_names), CUJIT_ERROR_INVALID_VALUE,
            "%s: %d is not a cujit_unop", fn, op);
-  if (op == CUJIT_NEG && t == CUJIT_TYPE_BOOL)
-    return refuse(fn, "neg", t, "use CUJIT_EQ with false for logical not");
-  if (is_complex(t) && (op == CUJIT_FLOOR || op == CUJIT_CEIL))
+  if (op == CUJIT_UNOP_NEG && t == CUJIT_TYPE_BOOL)
+    return refuse(fn, "neg", t, "use CUJIT_BINOP_EQ with false for logical not");
+  if (is_complex(t) && (op == CUJIT_UNOP_FLOOR || op == CUJIT_UNOP_CEIL))
     return refuse(fn, unop_names[op], t, "complex numbers have no order");
   return CUJIT_OK;
 }
 
 static void unop_expr(cj_buf *b, int op, int c, const char *x) {
-  if (op == CUJIT_NEG) {
+  if (op == CUJIT_UNOP_NEG) {
     cj_buf_printf(b, "(-%s)", x);
   } else if (is_complex(c)) {
-    cj_buf_printf(b, "cuda::std::%s(%s)", op == CUJIT_FABS ? "abs" : unop_names[op], x);
+    cj_buf_printf(b, "cuda::std::%s(%s)", op == CUJIT_UNOP_FABS ? "abs" : unop_names[op], x);
   } else {
     cj_buf_printf(b, "%s%s(%s)", unop_names[op], c == CUJIT_TYPE_F32 ? "f" : "", x);
   }
@@ -361,14 +361,14 @@ cujit_status cujit_array_unary(cujit_unop op, const cujit_array *ha, cujit_array
   }
   CJ_TRY(unop_allowed(fn, op, a->type));
   r = unop_result(op, a->type);
-  c = op == CUJIT_NEG ? compute_type(a->type) : compute_type(is_int(a->type) ? r : a->type);
+  c = op == CUJIT_UNOP_NEG ? compute_type(a->type) : compute_type(is_int(a->type) ? r : a->type);
   call.result = r;
   call.types[0] = a->type, call.types[1] = r;
   kernel_name(name, sizeof name, unop_names[op], a->type, NULL, "");
   cj_array_convert(&x, a->type, c, "a");
   unop_expr(&v, op, c, x.data ? x.data : "");
   /* the magnitude of a complex number is real */
-  result(&e, op == CUJIT_FABS && is_complex(c) ? r : c, r, v.data ? v.data : "");
+  result(&e, op == CUJIT_UNOP_FABS && is_complex(c) ? r : c, r, v.data ? v.data : "");
   e.oom |= v.oom | x.oom;
   cj_buf_free(&x);
   cj_buf_free(&v);
@@ -426,7 +426,7 @@ cujit_status cujit_array_map(cujit_array **out, const char *expr, size_t n,
            CUJIT_MAP_MAX_ARRAYS);
   CJ_TRY(check_map(fn, expr, n, names, arrays, a));
   r = a[0]->type;
-  for (i = 1; i < n; i++) r = cujit_promote(r, a[i]->type, 0);
+  for (i = 1; i < n; i++) r = cujit_type_promote(r, a[i]->type, 0);
   if (*out && cj_array_get(*out, fn, "*out", &o) == CUJIT_OK) r = o->type;
   call.fn = fn, call.a = a[0], call.result = r, call.n_in = n, call.n_scalars = 0;
   for (i = 0; i < n; i++) {

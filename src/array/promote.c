@@ -64,7 +64,7 @@ static int weak(int a, int b) {
   return ka == FLOAT && a != CUJIT_TYPE_F64 ? CUJIT_TYPE_C64 : CUJIT_TYPE_C128;
 }
 
-cujit_type cujit_promote(cujit_type a, cujit_type b, int is_weak) {
+cujit_type cujit_type_promote(cujit_type a, cujit_type b, int is_weak) {
   if (!cj_elem_of(a) || !cj_elem_of(b)) return CUJIT_TYPE_BYTES;
   return (cujit_type)(is_weak ? weak(a, b) : strong(a, b));
 }

@@ -181,8 +181,8 @@ static char *random_source(int type, cujit_distribution dist, const char *name) 
   cj_buf b = {0};
   cj_buf_printf(&b, "typedef %s cj_t;\n\n", f64 ? "double" : "float");
   cj_buf_puts(&b, kPhilox);
-  if (dist == CUJIT_NORMAL) normal_prelude(&b);
-  if (dist == CUJIT_UNIFORM) cj_buf_puts(&b, f64 ? kUniformF64 : kUniformF32);
+  if (dist == CUJIT_RANDOM_NORMAL) normal_prelude(&b);
+  if (dist == CUJIT_RANDOM_UNIFORM) cj_buf_puts(&b, f64 ? kUniformF64 : kUniformF32);
   else cj_buf_puts(&b, f64 ? kNormalF64 : kNormalF32);
   cj_buf_printf(&b, "\nextern \"C\" __global__ void %s", name);
   cj_buf_puts(&b, kKernel);
@@ -196,7 +196,7 @@ static char *random_source(int type, cujit_distribution dist, const char *name) 
 static cujit_status random_kernel(int type, cujit_distribution dist, cujit_function **fn) {
   char name[40], *src;
   cujit_status st;
-  snprintf(name, sizeof name, "cj_random_%s_%s", dist == CUJIT_UNIFORM ? "uniform" : "normal",
+  snprintf(name, sizeof name, "cj_random_%s_%s", dist == CUJIT_RANDOM_UNIFORM ? "uniform" : "normal",
            cj_elem_of(type)->name);
   if (!(src = random_source(type, dist, name))) return cj_fail_oom("writing a random kernel");
   st = cj_array_kernel(src, name, fn);
@@ -211,9 +211,9 @@ static cujit_status check(cujit_array **out, cujit_type type, cujit_distribution
            "cujit_array_random: type %d is not a type random "
            "arrays are made of; use CUJIT_TYPE_F32 or CUJIT_TYPE_F64 (and "
            "cujit_array_astype() for others)", (int)type);
-  CJ_CHECK(dist == CUJIT_UNIFORM || dist == CUJIT_NORMAL, CUJIT_ERROR_INVALID_VALUE,
+  CJ_CHECK(dist == CUJIT_RANDOM_UNIFORM || dist == CUJIT_RANDOM_NORMAL, CUJIT_ERROR_INVALID_VALUE,
            "cujit_array_random: distribution %d is unknown; "
-           "use CUJIT_UNIFORM or CUJIT_NORMAL", (int)dist);
+           "use CUJIT_RANDOM_UNIFORM or CUJIT_RANDOM_NORMAL", (int)dist);
   return CUJIT_OK;
 }
 

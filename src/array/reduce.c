@@ -294,7 +294,7 @@ static const char *extreme(int t, int largest) {
 }
 
 static const char *op_name(cujit_redop op) {
-  return op == CUJIT_SUM ? "sum" : op == CUJIT_MIN ? "min" : "max";
+  return op == CUJIT_REDOP_SUM ? "sum" : op == CUJIT_REDOP_MIN ? "min" : "max";
 }
 
 /* A spec with its strings kept beside it. */
@@ -309,7 +309,7 @@ typedef struct builtin {
 static cujit_status builtin_spec(builtin *k, cujit_redop op, int t) {
   const cj_elem *e = cj_elem_of(t);
   memset(k, 0, sizeof *k);
-  k->spec.result = op == CUJIT_SUM ? sum_type(t) : t;
+  k->spec.result = op == CUJIT_REDOP_SUM ? sum_type(t) : t;
   k->spec.acc = acc_of(k->spec.result);
   snprintf(k->name, sizeof k->name, "cj_%s_%s", op_name(op), e->name);
   snprintf(k->params, sizeof k->params, "const %s *x", e->c_name);
@@ -324,12 +324,12 @@ static cujit_status builtin_spec(builtin *k, cujit_redop op, int t) {
   k->spec.vec_array = "x";
   k->spec.vec_type = t;
   k->spec.vec_map = k->vec_map.data;
-  if (op == CUJIT_SUM) {
+  if (op == CUJIT_REDOP_SUM) {
     k->spec.neutral = "0";
     k->spec.reduce = "a + b";
   } else {
-    k->spec.neutral = extreme(k->spec.acc, op == CUJIT_MIN);
-    k->spec.reduce = op == CUJIT_MIN ? "(a != a || a < b) ? a : b" : "(a != a || a > b) ? a : b";
+    k->spec.neutral = extreme(k->spec.acc, op == CUJIT_REDOP_MIN);
+    k->spec.reduce = op == CUJIT_REDOP_MIN ? "(a != a || a < b) ? a : b" : "(a != a || a > b) ? a : b";
   }
   return k->map.oom || !k->map.data || k->vec_map.oom || !k->vec_map.data
              ? cj_fail_oom("writing a reduction kernel")
@@ -339,7 +339,7 @@ static cujit_status builtin_spec(builtin *k, cujit_redop op, int t) {
 static cujit_status dot_spec(builtin *k, int ta, int tb) {
   const cj_elem *ea = cj_elem_of(ta), *eb = cj_elem_of(tb);
   memset(k, 0, sizeof *k);
-  k->spec.result = cujit_promote((cujit_type)ta, (cujit_type)tb, 0);
+  k->spec.result = cujit_type_promote((cujit_type)ta, (cujit_type)tb, 0);
   k->spec.acc = acc_of(k->spec.result);
   snprintf(k->name, sizeof k->name, "cj_dot_%s_%s", ea->name, eb->name);
   snprintf(k->params, sizeof k->params, "const %s *x, const %s *y", ea->c_name, eb->c_name);
@@ -378,16 +378,16 @@ cujit_status cujit_array_reduce(cujit_redop op, const cujit_array *h, cujit_arra
   cj_array *a;
   cujit_status st = cj_array_get(h, fn, "a", &a);
   if (st != CUJIT_OK) return st;
-  CJ_CHECK(op == CUJIT_SUM || op == CUJIT_MIN || op == CUJIT_MAX, CUJIT_ERROR_INVALID_VALUE,
-           "%s: op is %d; use CUJIT_SUM, CUJIT_MIN or "
-           "CUJIT_MAX", fn, (int)op);
-  CJ_CHECK(op == CUJIT_SUM || !is_complex(a->type), CUJIT_ERROR_INVALID_VALUE,
+  CJ_CHECK(op == CUJIT_REDOP_SUM || op == CUJIT_REDOP_MIN || op == CUJIT_REDOP_MAX, CUJIT_ERROR_INVALID_VALUE,
+           "%s: op is %d; use CUJIT_REDOP_SUM, CUJIT_REDOP_MIN or "
+           "CUJIT_REDOP_MAX", fn, (int)op);
+  CJ_CHECK(op == CUJIT_REDOP_SUM || !is_complex(a->type), CUJIT_ERROR_INVALID_VALUE,
            "%s: complex numbers have no order, so no %s; "
            "reduce their real parts or magnitudes instead", fn, op_name(op));
-  CJ_CHECK(op == CUJIT_SUM || a->size != 0, CUJIT_ERROR_INVALID_VALUE,
+  CJ_CHECK(op == CUJIT_REDOP_SUM || a->size != 0, CUJIT_ERROR_INVALID_VALUE,
            "%s: the %s of an empty array is undefined; "
            "check the size first", fn, op_name(op));
-  CJ_TRY(cj_reduce_output_check(out, op == CUJIT_SUM ? sum_type(a->type) : a->type, fn));
+  CJ_TRY(cj_reduce_output_check(out, op == CUJIT_REDOP_SUM ? sum_type(a->type) : a->type, fn));
   if ((st = builtin_spec(&k, op, a->type)) == CUJIT_OK)
     st = run_builtin(&k, out, a->size, a->stream, (cujit_arg[]){cujit_ptr(a->data)}, 1, fn);
   cj_buf_free(&k.map);
@@ -405,7 +405,7 @@ cujit_status cujit_array_dot(const cujit_array *ha, const cujit_array *hb, cujit
   CJ_CHECK(cj_array_same_shape(a, b), CUJIT_ERROR_INVALID_VALUE,
            "%s: a has shape %s and b %s; pass arrays of one shape", fn,
            cj_array_shape_text(a, sa), cj_array_shape_text(b, sb));
-  CJ_TRY(cj_reduce_output_check(out, cujit_promote((cujit_type)a->type, (cujit_type)b->type,
+  CJ_TRY(cj_reduce_output_check(out, cujit_type_promote((cujit_type)a->type, (cujit_type)b->type,
                                                       0), fn));
   if ((st = dot_spec(&k, a->type, b->type)) == CUJIT_OK)
     st = run_builtin(&k, out, a->size, a->stream,

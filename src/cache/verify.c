@@ -86,7 +86,7 @@ typedef struct verdict {
 } verdict;
 
 static int skip(verdict *out, const char *fmt, const char *a, const char *b) {
-  out->v = CUJIT_CACHE_SKIPPED;
+  out->v = CUJIT_CACHE_VERDICT_SKIPPED;
   snprintf(out->detail, sizeof out->detail, fmt, a, b);
   return 0;
 }
@@ -112,7 +112,7 @@ static size_t first_difference(const void *a, size_t na, const void *b, size_t n
 
 static void compare(const cj_image *was, const cj_image *now, verdict *out) {
   size_t i;
-  out->v = CUJIT_CACHE_MISMATCH;
+  out->v = CUJIT_CACHE_VERDICT_MISMATCH;
   if (was->ptx_size != now->ptx_size || memcmp(was->ptx, now->ptx, was->ptx_size) != 0) {
     snprintf(out->detail, sizeof out->detail, "the PTX differs from byte %zu on (%zu bytes in the "
              "entry, %zu compiled now)", first_difference(was->ptx, was->ptx_size, now->ptx,
@@ -137,7 +137,7 @@ static void compare(const cj_image *was, const cj_image *now, verdict *out) {
              was->n_names, now->n_names);
     return;
   }
-  out->v = CUJIT_CACHE_MATCH;
+  out->v = CUJIT_CACHE_VERDICT_MATCH;
 }
 
 /* With the inputs rebuilt: the key checked, then the compile and the comparison. */
@@ -165,7 +165,7 @@ static int recompile(const cj_key *key, const cj_manifest *m, rebuilt *b, const 
     snprintf(out->detail, sizeof out->detail, "its inputs are not reproducible here: %s",
              why.len ? why.data : "the key computed now differs (was it compiled in another "
                                   "working directory?)");
-    out->v = CUJIT_CACHE_SKIPPED;
+    out->v = CUJIT_CACHE_VERDICT_SKIPPED;
   } else if (cj_request_prepare(&b->r) != CUJIT_OK || cj_nvrtc_compile(&b->r, &im) != CUJIT_OK) {
     skip(out, "compiling it again failed: %s%s", cujit_last_error(), "");
   } else {
@@ -243,8 +243,8 @@ static void choose(cj_entry_key *keys, size_t n, size_t sample) {
 }
 
 static void tally(cujit_cache_verify_summary *s, cujit_cache_verdict v) {
-  if (v == CUJIT_CACHE_MATCH) s->matched++;
-  else if (v == CUJIT_CACHE_MISMATCH) s->mismatched++;
+  if (v == CUJIT_CACHE_VERDICT_MATCH) s->matched++;
+  else if (v == CUJIT_CACHE_VERDICT_MISMATCH) s->mismatched++;
   else s->skipped++;
 }
 
@@ -258,7 +258,7 @@ static int report(const cj_key *key, const verdict *v, cujit_cache_verify_fn fn,
   e.name = v->name;
   e.arch = v->arch;
   e.verdict = v->v;
-  e.detail = v->v == CUJIT_CACHE_MATCH ? "" : v->detail;
+  e.detail = v->v == CUJIT_CACHE_VERDICT_MATCH ? "" : v->detail;
   return fn(&e, user);
 }
 

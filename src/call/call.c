@@ -78,7 +78,7 @@ cujit_status cj_arg_ptr(const cj_signature *s, const char *kernel, size_t i, CUd
                     r ? "to an address cujit_arg_ref() cannot encode (above 2^48)" : "NULL");
   if (r->size != sizeof(CUdeviceptr) || (r->kind == CUJIT_ARG_VALUE && r->type != CUJIT_TYPE_PTR))
     return arg_fail(s, kernel, i, "a pointer parameter takes a device pointer or "
-                    "CUJIT_IN/CUJIT_OUT/CUJIT_INOUT, not a %zu-byte value", r->size);
+                    "CUJIT_IN_PTR/CUJIT_OUT_PTR/CUJIT_INOUT_PTR, not a %zu-byte value", r->size);
   *a = *r;
   return CUJIT_OK;
 }

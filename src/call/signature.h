@@ -165,7 +165,7 @@ static inline void cj_arg_set(const cj_param *p, cujit_arg *a, const void *v, si
 /* Fills `a` as a by-value argument of parameter p from the bytes at `v`. */
 void cj_arg_bytes(const cj_param *p, const void *v, cujit_arg *a);
 /* Fills `a` for pointer parameter i from `v`: a device pointer, or an argument reference
- * made by cujit_arg_ref() (CUJIT_IN, CUJIT_OUT, CUJIT_INOUT). */
+ * made by cujit_arg_ref() (CUJIT_IN_PTR, CUJIT_OUT_PTR, CUJIT_INOUT_PTR). */
 cujit_status cj_arg_ptr(const cj_signature *s, const char *kernel, size_t i, CUdeviceptr v,
                         cujit_arg *a);
 /* Appends "parameter 2 'x' (f32)" for parameter i to b. */

@@ -64,29 +64,29 @@ static int cmd_warm(int argc, char **argv) {
 static void print_archs(void) {
   int archs[64], maj = 0, min = 0;
   size_t n = 0, i;
-  if (cujit_nvrtc_version(&maj, &min) != CUJIT_OK) {
+  if (cujit_nvrtc_get_version(&maj, &min) != CUJIT_OK) {
     printf("NVRTC: unavailable (%s)\n", cujit_last_error());
     return;
   }
   printf("NVRTC %d.%d (%s), architectures:", maj, min,
          cujit_nvrtc_path()[0] ? cujit_nvrtc_path() : "found by the system's library search");
-  if (cujit_nvrtc_archs(archs, CJ_CLI_COUNT(archs), &n) == CUJIT_OK)
+  if (cujit_nvrtc_get_archs(archs, CJ_CLI_COUNT(archs), &n) == CUJIT_OK)
     for (i = 0; i < n && i < CJ_CLI_COUNT(archs); i++) printf(" sm_%d", archs[i]);
   printf("\n");
 }
 
 static void print_driver(void) {
   int version = 0, count = 0, d;
-  if (cujit_driver_version(&version) != CUJIT_OK) {
+  if (cujit_driver_get_version(&version) != CUJIT_OK) {
     printf("driver: %s\n", cujit_last_error());
     return;
   }
   printf("driver: CUDA %d.%d\n", version / 1000, version % 1000 / 10);
-  if (cujit_device_count(&count) != CUJIT_OK) return;
+  if (cujit_device_get_count(&count) != CUJIT_OK) return;
   for (d = 0; d < count; d++) {
     char name[256];
     int ma = 0, mi = 0;
-    if (cujit_device_info(d, name, sizeof name, &ma, &mi) == CUJIT_OK)
+    if (cujit_device_get_info(d, name, sizeof name, &ma, &mi) == CUJIT_OK)
       printf("device %d: %s (sm_%d%d)\n", d, name, ma, mi);
   }
 }

@@ -405,7 +405,7 @@ int cj_parse_count(const char *s, uint64_t max, uint64_t *out);
 /* ---- the environment (env.c, envvalue.c) ----
  *
  * Every environment variable the library reads is in one table (env.c), with its kind,
- * default and meaning; README.md's table of variables is checked against it by a test.
+ * default and meaning; docs/manual/environment.md's table is checked against it by a test.
  * Variables are read only through the functions below, which take the variable's name and
  * find it in the table (a name missing from the table is a bug: it reads as unset). An
  * empty value counts as unset. Each call reads the environment again: a variable read
@@ -438,7 +438,7 @@ typedef struct cj_env_var {
   const char *name;
   cj_env_kind kind;
   const char *dflt;    /* the default as documented ("1G", "60", "on"), or how it is chosen */
-  const char *meaning; /* one line, as README.md's table shows it */
+  const char *meaning; /* one line, as the manual's table shows it */
   const char *form;    /* for a warning, what a good value is; NULL: the kind's own words */
   uint64_t min, max;   /* the range of a size or count (max 0: no limit) */
   double max_seconds;  /* a number of seconds must be at least 0 and below this */
@@ -446,7 +446,7 @@ typedef struct cj_env_var {
   int warn_bad;        /* 1: a tuning variable, bad values are warned and the default used */
 } cj_env_var;
 
-/* The table, in README.md's order; *n gets its length. */
+/* The table, in the manual's order; *n gets its length. */
 const cj_env_var *cj_env_table(size_t *n);
 /* The table's entry for `name`, or NULL. */
 const cj_env_var *cj_env_find(const char *name);

@@ -1,7 +1,7 @@
 /* env.c - every environment variable the library reads, in one table, and the only
  * getenv (cj_env_value); the typed values of tuning variables are envvalue.c's.
- * README.md's table of variables is this one: a test renders the rows from here and
- * compares (tests/test_env.c; `test_env --readme` prints them). */
+ * docs/manual/environment.md's table is this one: a test renders the rows from here and
+ * compares (test_common; scripts/sync-env-docs writes them). */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -54,7 +54,7 @@ static const cj_env_var table[] = {
      .min = 1, .max = 256, .warn_bad = 1, .form = "a number of compiles from 1 to 256",
      .meaning = "how many compiles of a batch or of asynchronous compiles run at once, one "
                 "in the process and the rest in worker processes (`1`: no workers; "
-                "`cujit_set_compile_jobs()` comes first)"},
+                "`cujit_compile_set_jobs()` comes first)"},
     {.name = "CUJIT_WORKER", .kind = CJ_ENV_PATH,
      .dflt = "`cujit-worker` beside libcujit, or in its `../libexec` or `../bin`",
      .meaning = "absolute path of the compile worker program (read when a worker is first "
@@ -63,15 +63,17 @@ static const cj_env_var table[] = {
                 "those compiles run in the process, one at a time"},
     {.name = "TMPDIR", .kind = CJ_ENV_PATH, .dflt = "`/tmp`",
      .meaning = "where NVRTC keeps scratch files while it precompiles a header, and where the "
-                "process's private directory of precompiled headers is made (removed at exit) "
-                "unless `XDG_RUNTIME_DIR` holds it. It must be an absolute path to a directory "
-                "of the user's or root's that others cannot write to, or a sticky one (as "
-                "`/tmp` is); otherwise, or when NVRTC cannot use it (a path longer than about "
-                "100 bytes), compiles are made without precompiled headers, with a warning"},
+                "process's private directory of precompiled headers is made (removed at exit; "
+                "a killed process's, by the next process that makes one there) unless "
+                "`XDG_RUNTIME_DIR` holds it. It must be an absolute path to a directory of the "
+                "user's or root's that neither group nor others may write to, or a sticky one "
+                "of theirs (as `/tmp` is); otherwise, or when NVRTC cannot use it (a path "
+                "longer than about 100 bytes), compiles are made without precompiled headers, "
+                "with a warning"},
     {.name = "XDG_RUNTIME_DIR", .kind = CJ_ENV_PATH, .dflt = "unset",
      .meaning = "where the process's private directory of precompiled headers is made, when "
-                "it is an absolute path to a directory of the user's that no one else may "
-                "write to (else `TMPDIR`)"},
+                "it is an absolute path to a directory of the user's or root's that neither "
+                "group nor others may write to (else `TMPDIR`)"},
     {.name = "CUJIT_CACHE", .kind = CJ_ENV_FLAG, .dflt = "on", .warn_bad = 1,
      .meaning = "`0` (or `off`, `no`, `false`) turns the disk cache off; `1`, `on`, `yes`, "
                 "`true` leave it on"},

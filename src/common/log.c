@@ -57,7 +57,7 @@ const char *cujit_log_env_ignored(void) {
   return bad_level[0] ? bad_level : NULL;
 }
 
-void cujit_set_log_callback(cujit_log_fn fn, void *user) {
+void cujit_log_set_callback(cujit_log_fn fn, void *user) {
   pthread_once(&log_once, log_init);
   pthread_mutex_lock(&log_lock);
   log_fn = fn;
@@ -66,7 +66,7 @@ void cujit_set_log_callback(cujit_log_fn fn, void *user) {
   report_bad_level();
 }
 
-void cujit_set_log_level(cujit_log_level level) {
+void cujit_log_set_level(cujit_log_level level) {
   pthread_once(&log_once, log_init);
   if ((int)level < CUJIT_LOG_OFF) level = CUJIT_LOG_OFF;
   if ((int)level > CUJIT_LOG_DEBUG) level = CUJIT_LOG_DEBUG;
@@ -74,13 +74,13 @@ void cujit_set_log_level(cujit_log_level level) {
   report_bad_level();
 }
 
-cujit_log_level cujit_get_log_level(void) {
+cujit_log_level cujit_log_current_level(void) {
   pthread_once(&log_once, log_init);
   return (cujit_log_level)__atomic_load_n(&log_level, __ATOMIC_RELAXED);
 }
 
 int cj_log_enabled(cujit_log_level level) {
-  return level != CUJIT_LOG_OFF && (int)level <= (int)cujit_get_log_level();
+  return level != CUJIT_LOG_OFF && (int)level <= (int)cujit_log_current_level();
 }
 
 void cj_log(cujit_log_level level, const char *fmt, ...) {

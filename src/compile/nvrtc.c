@@ -60,7 +60,7 @@ uint64_t cj_nvrtc_programs_created(void) {
   return __atomic_load_n(&programs_created, __ATOMIC_RELAXED);
 }
 
-cujit_status cujit_nvrtc_version(int *major, int *minor) {
+cujit_status cujit_nvrtc_get_version(int *major, int *minor) {
   int a = 0, b = 0;
   CJ_TRY(cj_nvrtc_version_cached(&a, &b));
   if (major) *major = a;
@@ -68,11 +68,11 @@ cujit_status cujit_nvrtc_version(int *major, int *minor) {
   return CUJIT_OK;
 }
 
-cujit_status cujit_nvrtc_archs(int *out, size_t capacity, size_t *count) {
+cujit_status cujit_nvrtc_get_archs(int *out, size_t capacity, size_t *count) {
   const int *a = NULL;
   size_t n = 0, i;
   CJ_CHECK(count && (!capacity || out), CUJIT_ERROR_INVALID_VALUE,
-           "cujit_nvrtc_archs: count is NULL, or archs is NULL "
+           "cujit_nvrtc_get_archs: count is NULL, or archs is NULL "
            "with a nonzero capacity");
   CJ_TRY(cj_nvrtc_archs(&a, &n));
   for (i = 0; i < n && i < capacity; i++) out[i] = a[i];
@@ -219,9 +219,10 @@ static int flow_check(void *payload, void *reserved) {
   return 1;
 }
 
-/* Hands NVRTC the callback when the request has a limit or a hook. An NVRTC without the
- * callback compiles to the end: a limit is advice, the output the same; told once. */
-static void flow_start(nvrtcProgram p, const cj_request *r, flow *f) {
+/* Hands NVRTC the callback when the request has a limit or a hook; the limit counts from
+ * `start`, when the request's first compile began. An NVRTC without the callback compiles
+ * to the end: a limit is advice, the output the same; told once. */
+static void flow_start(nvrtcProgram p, const cj_request *r, double start, flow *f) {
   static int told;
   memset(f, 0, sizeof *f);
   f->r = r;
@@ -233,7 +234,7 @@ static void flow_start(nvrtcProgram p, const cj_request *r, flow *f) {
               "were given; a newer NVRTC honours them");
     return;
   }
-  f->start = seconds();
+  f->start = start;
   if (cj_nv.nvrtcSetFlowCallback(p, flow_check, f) != NVRTC_SUCCESS)
     cj_debug("nvrtcSetFlowCallback failed: '%s' compiles without its limit or hook", r->name);
 }
@@ -279,7 +280,8 @@ static nvrtcResult compile_program(nvrtcProgram p, const cj_request *r, pch_use 
   return res;
 }
 
-static cujit_status run(nvrtcProgram p, const cj_request *r, pch_use *u, cj_image *im) {
+static cujit_status run(nvrtcProgram p, const cj_request *r, pch_use *u, double start,
+                        cj_image *im) {
   nvrtcResult res;
   flow f;
   size_t i;
@@ -289,7 +291,7 @@ static cujit_status run(nvrtcProgram p, const cj_request *r, pch_use *u, cj_imag
       return cj_fail_nvrtc(CUJIT_ERROR_INVALID_OPTION, res, "name expression '%s' rejected: %s",
                            r->name_exprs[i], cj_nv.nvrtcGetErrorString(res));
   }
-  flow_start(p, r, &f);
+  flow_start(p, r, start, &f);
   res = compile_program(p, r, u);
   /* once asked to stop, the compile is stopped, even where NVRTC finished regardless */
   if (__atomic_load_n(&f.why, __ATOMIC_ACQUIRE) != RUNNING)
@@ -391,7 +393,8 @@ void cj_nvrtc_set_fork_wait(double seconds) {
 }
 
 /* One compile: a program made, run and destroyed. */
-static cujit_status compile_once(const cj_request *r, pch_use *u, cj_image **out) {
+static cujit_status compile_once(const cj_request *r, pch_use *u, double start,
+                                 cj_image **out) {
   nvrtcProgram p = NULL;
   nvrtcResult res;
   cujit_status st;
@@ -409,7 +412,7 @@ static cujit_status compile_once(const cj_request *r, pch_use *u, cj_image **out
   }
   cj_debug("compiling '%s' (%zu bytes) for %s", r->name, r->source_len,
            r->arch[0] ? r->arch : "NVRTC's default target");
-  st = run(p, r, u, im);
+  st = run(p, r, u, start, im);
   cj_nv.nvrtcDestroyProgram(&p);
   if (st != CUJIT_OK) {
     cj_image_unref(im);
@@ -421,17 +424,18 @@ static cujit_status compile_once(const cj_request *r, pch_use *u, cj_image **out
 
 cujit_status cj_nvrtc_compile(const cj_request *r, cj_image **out) {
   pch_use with = {1, 0, NULL}, plain = {0, 0, NULL};
+  double start = seconds(); /* a compile done again without a header keeps its limit */
   cujit_status st;
   *out = NULL;
   CJ_TRY(cj_nvrtc_load());
   CJ_TRY(flight_begin(r));
   __atomic_add_fetch(&programs_created, 1, __ATOMIC_RELAXED);
-  st = compile_once(r, &with, out);
+  st = compile_once(r, &with, start, out);
   /* A precompiled header only saves time: a compile that failed with one is done again
    * without, and when that succeeds the header was to blame (a TMPDIR NVRTC cannot use, a
    * directory removed meanwhile). A source with errors reports the plain compile's. */
   if (with.failed) {
-    st = compile_once(r, &plain, out);
+    st = compile_once(r, &plain, start, out);
     if (st == CUJIT_OK) cj_pch_fell_back(with.prefix, with.failed);
     cj_free(with.failed);
   }

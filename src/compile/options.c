@@ -235,7 +235,7 @@ static cujit_status check_options(const cujit_options *o, const char **arch) {
     CJ_CHECK(strcmp(opt, "-dlto") != 0 && strcmp(opt, "--dlink-time-opt") != 0,
              CUJIT_ERROR_INVALID_OPTION, "NVRTC option '%s' makes LTO-IR, which no device "
              "loads; to optimise across sources at link time, link them with "
-             "cujit_module_link() and CUJIT_LINK_LTO, which compiles them with it", opt);
+             "cujit_module_link() and CUJIT_LINK_OPT_LTO, which compiles them with it", opt);
     if (is_arch_option(opt, &value)) {
       CJ_CHECK(value && *value, CUJIT_ERROR_INVALID_OPTION,
                "NVRTC option '%s' needs its value in the same string (\"-arch=sm_90\"), "

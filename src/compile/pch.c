@@ -39,6 +39,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,28 +129,58 @@ static slot *find(uint64_t h) {
   return &table[at]; /* full: forget an older prefix */
 }
 
-/* At exit: the directory and NVRTC's files in it, only in the process that made it (a
- * forked child that exits leaves its parent's alone). No CUDA call is made here. */
-static void remove_dir(void) {
+/* Removes the directory `name` in `place` and the files in it (NVRTC's: no folders). */
+static void remove_at(int place, const char *name) {
   struct dirent *e;
   DIR *d;
-  int fd;
-  pthread_mutex_lock(&lock);
-  if (!dir[0] || dir_pid != getpid() ||
-      (fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-    goto done;
+  int fd = openat(place, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return;
   if (!(d = fdopendir(fd))) {
     close(fd);
-    goto done;
+    return;
   }
   while ((e = readdir(d)) != NULL)
     if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
       unlinkat(fd, e->d_name, 0);
   closedir(d);
-  rmdir(dir);
+  unlinkat(place, name, AT_REMOVEDIR);
+}
+
+/* At exit: the directory and NVRTC's files in it, only in the process that made it (a
+ * forked child that exits leaves its parent's alone). No CUDA call is made here. */
+static void remove_dir(void) {
+  pthread_mutex_lock(&lock);
+  if (dir[0] && dir_pid == getpid()) remove_at(AT_FDCWD, dir);
   dir[0] = '\0';
-done:
   pthread_mutex_unlock(&lock);
+}
+
+/* The directories a process of this user left in `place` when it was killed (a compile
+ * worker ended for its time limit runs no exit handler): each name carries its maker's
+ * pid, and one whose maker is gone is removed. */
+static void sweep(int place) {
+  struct dirent *e;
+  struct stat st;
+  DIR *d;
+  int fd = openat(place, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  if (!(d = fdopendir(fd))) {
+    close(fd);
+    return;
+  }
+  while ((e = readdir(d)) != NULL) {
+    char *end;
+    long pid;
+    if (strncmp(e->d_name, "cujit-pch-", 10) != 0) continue;
+    pid = strtol(e->d_name + 10, &end, 10);
+    if (end == e->d_name + 10 || *end != '-' || pid <= 0 || pid == (long)getpid() ||
+        kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+      continue;
+    if (fstatat(place, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+        st.st_uid == geteuid())
+      remove_at(place, e->d_name);
+  }
+  closedir(d);
 }
 
 /* Says in `why` why a place cannot hold the directory; -1. */
@@ -180,14 +211,17 @@ static int open_place(const char *path, int shared, char *why, size_t size) {
   return refuse(why, size, "is refused: %s", cj_distrust(&st));
 }
 
-/* Makes `dir`: a fresh name (mkdtemp), 0700, in the place open as `place` at `path`, and
- * checks it through that descriptor (so that it is where the place was checked). */
+/* Makes `dir`: a fresh name (mkdtemp) that carries this process's pid, 0700, in the place
+ * open as `place` at `path`, and checks it through that descriptor (so that it is where
+ * the place was checked). What killed processes left there goes first. */
 static int make_in(int place, const char *path, char *why, size_t size) {
-  char made[sizeof dir];
+  char made[sizeof dir], pid[24];
   struct stat st;
   int fd, ok;
-  if (cj_join(made, sizeof made, path, "/cujit-pch-XXXXXX", NULL) >= sizeof made)
-    return refuse(why, size, "is longer than %zu bytes", sizeof made - 18);
+  snprintf(pid, sizeof pid, "%ld", (long)getpid());
+  if (cj_join(made, sizeof made, path, "/cujit-pch-", pid, "-XXXXXX", NULL) >= sizeof made)
+    return refuse(why, size, "is longer than %zu bytes", sizeof made - 20 - strlen(pid));
+  sweep(place);
   if (!mkdtemp(made))
     return refuse(why, size, "cannot hold a new directory (%s)", strerror(errno));
   fd = openat(place, strrchr(made, '/') + 1, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

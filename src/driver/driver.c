@@ -217,13 +217,13 @@ static int ordinal_cc[CJ_MAX_DEVICES]; /* the same by ordinal, for threads with 
 
 /* Makes the primary context of device `ordinal` current on this thread, retaining it once
  * per process; `who` names what chose the ordinal in the message when there is no such
- * device ("CUJIT_DEVICE=1", "cujit_set_device(1)"). */
+ * device ("CUJIT_DEVICE=1", "cujit_device_set_current(1)"). */
 static cujit_status primary_ctx(int ordinal, const char *who, CUcontext *ctx, CUdevice *dev) {
   CUresult r;
   int count = 0;
   cj_cu.cuDeviceGetCount(&count);
   CJ_CHECK(ordinal >= 0 && ordinal < count && ordinal < CJ_MAX_DEVICES, CUJIT_ERROR_NO_DEVICE,
-           "%s but there %s %d CUDA device%s; use 0..%d (cujit_device_count() says how many; "
+           "%s but there %s %d CUDA device%s; use 0..%d (cujit_device_get_count() says how many; "
            "CUDA_VISIBLE_DEVICES may hide some)", who, count == 1 ? "is" : "are", count,
            count == 1 ? "" : "s", count - 1);
   r = cj_cu.cuDeviceGet(dev, ordinal);
@@ -354,23 +354,23 @@ cujit_status cj_device_cc_for_compile(int *cc) {
 
 /* ---- public: driver and devices ---- */
 
-cujit_status cujit_driver_version(int *version) {
-  CJ_CHECK(version, CUJIT_ERROR_INVALID_VALUE, "cujit_driver_version: version is NULL");
+cujit_status cujit_driver_get_version(int *version) {
+  CJ_CHECK(version, CUJIT_ERROR_INVALID_VALUE, "cujit_driver_get_version: version is NULL");
   CJ_TRY(cj_driver_load());
   *version = cj_cu.version;
   return CUJIT_OK;
 }
 
-cujit_status cujit_device_count(int *count) {
+cujit_status cujit_device_get_count(int *count) {
   CUresult r;
-  CJ_CHECK(count, CUJIT_ERROR_INVALID_VALUE, "cujit_device_count: count is NULL");
+  CJ_CHECK(count, CUJIT_ERROR_INVALID_VALUE, "cujit_device_get_count: count is NULL");
   *count = 0;
   CJ_TRY(cj_driver_load());
   r = cj_cu.cuDeviceGetCount(count);
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuDeviceGetCount");
 }
 
-cujit_status cujit_device_info(int device, char *name, size_t name_size, int *cc_major,
+cujit_status cujit_device_get_info(int device, char *name, size_t name_size, int *cc_major,
                                int *cc_minor) {
   CUdevice dev;
   CUresult r;
@@ -391,19 +391,19 @@ cujit_status cujit_device_info(int device, char *name, size_t name_size, int *cc
   return CUJIT_OK;
 }
 
-cujit_status cujit_set_device(int ordinal) {
+cujit_status cujit_device_set_current(int ordinal) {
   CUcontext ctx;
   CUdevice dev;
   char who[48];
-  CJ_CHECK(ordinal >= 0, CUJIT_ERROR_NO_DEVICE, "cujit_set_device(%d): a device ordinal is "
-           "0 or more (0 for the first device; cujit_device_count() says how many)", ordinal);
-  CJ_CHECK(ordinal < CJ_MAX_DEVICES, CUJIT_ERROR_NO_DEVICE, "cujit_set_device(%d): cujit "
+  CJ_CHECK(ordinal >= 0, CUJIT_ERROR_NO_DEVICE, "cujit_device_set_current(%d): a device ordinal is "
+           "0 or more (0 for the first device; cujit_device_get_count() says how many)", ordinal);
+  CJ_CHECK(ordinal < CJ_MAX_DEVICES, CUJIT_ERROR_NO_DEVICE, "cujit_device_set_current(%d): cujit "
            "supports devices 0..%d in one process", ordinal, CJ_MAX_DEVICES - 1);
   pthread_once(&load_once, load_once_fn);
   if (load_status != CUJIT_OK)
-    return cj_fail_cu(load_status, load_result, "cujit_set_device(%d): %s", ordinal,
+    return cj_fail_cu(load_status, load_result, "cujit_device_set_current(%d): %s", ordinal,
                       load_detail);
-  snprintf(who, sizeof who, "cujit_set_device(%d)", ordinal);
+  snprintf(who, sizeof who, "cujit_device_set_current(%d)", ordinal);
   return primary_ctx(ordinal, who, &ctx, &dev);
 }
 
@@ -423,12 +423,12 @@ static cujit_status ordinal_of(CUdevice dev, int *ordinal) {
                  "%d devices the driver lists", (int)dev, count);
 }
 
-cujit_status cujit_get_device(int *ordinal) {
+cujit_status cujit_device_get_current(int *ordinal) {
   CUcontext ctx = NULL;
   CUdevice dev;
   CUresult r;
   int env;
-  CJ_CHECK(ordinal, CUJIT_ERROR_INVALID_VALUE, "cujit_get_device: ordinal is NULL");
+  CJ_CHECK(ordinal, CUJIT_ERROR_INVALID_VALUE, "cujit_device_get_current: ordinal is NULL");
   *ordinal = -1;
   CJ_TRY(cj_device_env(&env));
   /* without a driver no context can be current: the device cujit would choose is the
@@ -447,8 +447,8 @@ cujit_status cujit_get_device(int *ordinal) {
   return ordinal_of(dev, ordinal);
 }
 
-cujit_status cujit_driver_symbol(const char *name, void **fn) {
-  CJ_CHECK(name && fn, CUJIT_ERROR_INVALID_VALUE, "cujit_driver_symbol: NULL argument");
+cujit_status cujit_driver_get_symbol(const char *name, void **fn) {
+  CJ_CHECK(name && fn, CUJIT_ERROR_INVALID_VALUE, "cujit_driver_get_symbol: NULL argument");
   *fn = NULL;
   CJ_TRY(cj_driver_load());
   CJ_CHECK(resolve(get_proc, name, fn), CUJIT_ERROR_NOT_FOUND,

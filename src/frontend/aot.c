@@ -132,7 +132,7 @@ static cujit_status compile_all(making *mk, const char *source, const char *name
   if (start != CUJIT_OK) why = cj_strdup(cujit_last_error()); /* after those started before */
   for (i = 0; i < started && st == CUJIT_OK; i++) {
     if (!jobs[i]) continue;
-    if ((st = cujit_compile_wait(jobs[i], &h)) == CUJIT_OK) mk->mods[i] = cj_module_find(h);
+    if ((st = cujit_compile_job_wait(jobs[i], &h)) == CUJIT_OK) mk->mods[i] = cj_module_find(h);
   }
   for (i = 0; i < started; i++) cujit_compile_job_destroy(jobs[i]); /* cancels the rest */
   if (st == CUJIT_OK && start != CUJIT_OK)

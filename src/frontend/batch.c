@@ -1,4 +1,4 @@
-/* batch.c - many sources in, one module each out (cujit_compile_batch), on top of the
+/* batch.c - many sources in, one module each out (cujit_batch_compile), on top of the
  * asynchronous compiles of job.c. A source given twice (same text, same name) is compiled
  * once and its module shared by image: the second module costs no compile even with the
  * caches off. One source alone is compiled on the calling thread, as
@@ -89,11 +89,11 @@ static void compile_all(item *it, cujit_module **mods, const char *const *source
   cujit_status st;
   for (i = 0; i < n; i++)
     if (it[i].first == i &&
-        (st = cujit_compile_start(&it[i].job, sources[i], name_of(names, i), opts)) != CUJIT_OK)
+        (st = cujit_compile_job_start(&it[i].job, sources[i], name_of(names, i), opts)) != CUJIT_OK)
       fail_item(&it[i], st);
   for (i = 0; i < n; i++) {
     if (it[i].first != i || !it[i].job) continue;
-    if ((st = cujit_compile_wait(it[i].job, &mods[i])) != CUJIT_OK) fail_item(&it[i], st);
+    if ((st = cujit_compile_job_wait(it[i].job, &mods[i])) != CUJIT_OK) fail_item(&it[i], st);
     cujit_compile_job_destroy(it[i].job);
     it[i].job = NULL;
   }
@@ -109,14 +109,14 @@ static void compile_all(item *it, cujit_module **mods, const char *const *source
   }
 }
 
-cujit_status cujit_compile_batch(cujit_module **mods, cujit_status *statuses,
+cujit_status cujit_batch_compile(cujit_module **mods, cujit_status *statuses,
                                  const char *const *sources, const char *const *names, size_t n,
                                  const cujit_options *opts) {
   item *it;
   cujit_status st;
   size_t i;
   CJ_CHECK(mods && sources, CUJIT_ERROR_INVALID_VALUE,
-           "cujit_compile_batch: %s is NULL", mods ? "sources" : "mods");
+           "cujit_batch_compile: %s is NULL", mods ? "sources" : "mods");
   for (i = 0; i < n; i++) {
     mods[i] = NULL;
     if (statuses) statuses[i] = CUJIT_OK;

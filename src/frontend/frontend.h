@@ -7,7 +7,7 @@
 
 #include "module/module.h"
 
-/* cujit_compile_start() with `dir` (may be NULL) first on the include path, as for a file
+/* cujit_compile_job_start() with `dir` (may be NULL) first on the include path, as for a file
  * (job.c). */
 cujit_status cj_compile_start_dir(cujit_compile_job **job, const char *source,
                                   const char *name, const cujit_options *opts,

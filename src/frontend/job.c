@@ -1,5 +1,5 @@
-/* job.c - compiles that run while the caller goes on (cujit_compile_start): the one way
- * this library runs many compiles at once, for many sources (cujit_compile_batch,
+/* job.c - compiles that run while the caller goes on (cujit_compile_job_start): the one
+ * way this library runs many compiles at once, for many sources (cujit_batch_compile,
  * batch.c) and for one source's many targets (a bundle, aot.c).
  *
  * A job keeps its request as bytes (compile/wire.c): the caller's storage may go as soon
@@ -26,7 +26,7 @@ struct cujit_compile_job {
   char arch[32];                  /* the target its key names */
   int (*user_cancel)(void *);
   void *user_cancel_user;
-  int stop;                       /* 1: cujit_compile_cancel; 2: the hook said stop */
+  int stop;                       /* 1: cujit_compile_job_cancel; 2: the hook said stop */
   int state;                      /* under mu */
   int taken;                      /* the module was handed over */
   cujit_status status;
@@ -44,7 +44,7 @@ static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
 /* ---- running one job ---- */
 
-/* The request's cancel hook: cujit_compile_cancel(), or the caller's own hook (not asked
+/* The request's cancel hook: cujit_compile_job_cancel(), or the caller's own hook (not asked
  * again once it said stop). */
 static int job_stop(void *user) {
   cujit_compile_job *j = user;
@@ -62,7 +62,7 @@ static cujit_status compile_job(cujit_compile_job *j) {
   cujit_status st;
   int rc;
   if (__atomic_load_n(&j->stop, __ATOMIC_ACQUIRE) == 1)
-    return cj_fail(CUJIT_ERROR_CANCELLED, "the compile was cancelled by cujit_compile_cancel() "
+    return cj_fail(CUJIT_ERROR_CANCELLED, "the compile was cancelled by cujit_compile_job_cancel() "
                    "before it started; nothing was compiled");
   rc = cj_request_decode(j->wire.data, j->wire.len, &r);
   if (rc < 0) return cj_fail_oom("starting an asynchronous compile");
@@ -76,7 +76,7 @@ static cujit_status compile_job(cujit_compile_job *j) {
     cj_image_unref(im);
   if (st == CUJIT_ERROR_CANCELLED && __atomic_load_n(&j->stop, __ATOMIC_ACQUIRE) == 1)
     st = cj_fail_nvrtc(st, cujit_last_nvrtc_result(), "compiling '%s' was cancelled by "
-                       "cujit_compile_cancel(); nothing was cached", r.name);
+                       "cujit_compile_job_cancel(); nothing was cached", r.name);
   cj_request_decoded_free(&r);
   return st;
 }
@@ -193,7 +193,7 @@ cujit_status cj_compile_start_dir(cujit_compile_job **job, const char *source,
                                   const char *dir) {
   cujit_compile_job *j;
   cj_request r;
-  CJ_CHECK(job, CUJIT_ERROR_INVALID_VALUE, "cujit_compile_start: job is NULL");
+  CJ_CHECK(job, CUJIT_ERROR_INVALID_VALUE, "cujit_compile_job_start: job is NULL");
   *job = NULL;
   CJ_TRY(cj_request_init(&r, source, name, opts, dir));
   if (!(j = cj_calloc(1, sizeof *j))) return cj_fail_oom("starting an asynchronous compile");
@@ -211,12 +211,12 @@ cujit_status cj_compile_start_dir(cujit_compile_job **job, const char *source,
   return CUJIT_OK;
 }
 
-cujit_status cujit_compile_start(cujit_compile_job **job, const char *source, const char *name,
-                                 const cujit_options *opts) {
+cujit_status cujit_compile_job_start(cujit_compile_job **job, const char *source,
+                                     const char *name, const cujit_options *opts) {
   return cj_compile_start_dir(job, source, name, opts, NULL);
 }
 
-int cujit_compile_poll(const cujit_compile_job *job) {
+int cujit_compile_job_poll(const cujit_compile_job *job) {
   int finished;
   if (!job) return 1;
   pthread_mutex_lock(&mu);
@@ -231,15 +231,15 @@ static void wait_done(const cujit_compile_job *j) {
   pthread_mutex_unlock(&mu);
 }
 
-cujit_status cujit_compile_wait(cujit_compile_job *job, cujit_module **out) {
-  CJ_CHECK(job && out, CUJIT_ERROR_INVALID_VALUE, "cujit_compile_wait: %s is NULL",
+cujit_status cujit_compile_job_wait(cujit_compile_job *job, cujit_module **out) {
+  CJ_CHECK(job && out, CUJIT_ERROR_INVALID_VALUE, "cujit_compile_job_wait: %s is NULL",
            job ? "out" : "job");
   *out = NULL;
   wait_done(job);
   if (job->status != CUJIT_OK)
     return job->message ? cj_fail_nvrtc(job->status, job->nvrtc_result, "%s", job->message)
                         : cj_fail(job->status, "%s", cujit_status_string(job->status));
-  CJ_CHECK(!job->taken, CUJIT_ERROR_INVALID_VALUE, "cujit_compile_wait: the module of this job "
+  CJ_CHECK(!job->taken, CUJIT_ERROR_INVALID_VALUE, "cujit_compile_job_wait: the module of this job "
            "was handed over by an earlier wait (it is the caller's since); wait once per job");
   *out = cj_module_handle(job->module);
   job->module = NULL;
@@ -247,7 +247,7 @@ cujit_status cujit_compile_wait(cujit_compile_job *job, cujit_module **out) {
   return CUJIT_OK;
 }
 
-void cujit_compile_cancel(cujit_compile_job *job) {
+void cujit_compile_job_cancel(cujit_compile_job *job) {
   if (job) __atomic_store_n(&job->stop, 1, __ATOMIC_RELEASE);
 }
 
@@ -263,7 +263,7 @@ const char *cujit_compile_job_error(const cujit_compile_job *job) {
 
 void cujit_compile_job_destroy(cujit_compile_job *job) {
   if (!job) return;
-  cujit_compile_cancel(job);
+  cujit_compile_job_cancel(job);
   wait_done(job);
   cj_module_free(job->module);
   cj_free(job->message);
@@ -271,4 +271,4 @@ void cujit_compile_job_destroy(cujit_compile_job *job) {
   cj_free(job);
 }
 
-void cujit_set_compile_jobs(unsigned n) { cj_pool_set_jobs(n); }
+void cujit_compile_set_jobs(unsigned n) { cj_pool_set_jobs(n); }

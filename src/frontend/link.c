@@ -175,7 +175,7 @@ static cujit_status prepare_part(job *j, size_t i) {
            text[0] ? "cut short by a NUL byte inside its data_size" : "empty");
   CJ_TRY(cj_request_init(&p->req, text, p->user.name, &j->opts, p->dir));
   p->has_req = 1;
-  p->req.link = CJ_LINK_RDC | ((j->link.flags & CUJIT_LINK_LTO) ? CJ_LINK_LTO : 0);
+  p->req.link = CJ_LINK_RDC | ((j->link.flags & CUJIT_LINK_OPT_LTO) ? CJ_LINK_LTO : 0);
   j->lp[i].source = &p->req;
   return CUJIT_OK;
 }
@@ -205,7 +205,7 @@ static cujit_status read_options(job *j, const cujit_options *opts,
                      CJ_SIZE_V1(cujit_options, flags), &j->opts, sizeof j->opts));
   CJ_TRY(cj_sized_in("cujit_module_link", "cujit_link_options", link, LINK_OPTIONS_V1, &j->link,
                      sizeof j->link));
-  CJ_CHECK(!(j->link.flags & ~(unsigned)CUJIT_LINK_LTO), CUJIT_ERROR_INVALID_VALUE,
+  CJ_CHECK(!(j->link.flags & ~(unsigned)CUJIT_LINK_OPT_LTO), CUJIT_ERROR_INVALID_VALUE,
            "cujit_module_link: link flags 0x%x include unknown bits; use CUJIT_LINK_*",
            j->link.flags);
   j->link_opts = j->link.options;
@@ -216,7 +216,7 @@ static cujit_status read_options(job *j, const cujit_options *opts,
     CJ_CHECK(strncmp(j->link_opts[j->n_link_opts], "-arch", 5) != 0 &&
                  strcmp(j->link_opts[j->n_link_opts], "-lto") != 0,
              CUJIT_ERROR_INVALID_OPTION, "nvJitLink option '%s' is cujit's to set: give the "
-             "target as cujit_options.arch and LTO as CUJIT_LINK_LTO",
+             "target as cujit_options.arch and LTO as CUJIT_LINK_OPT_LTO",
              j->link_opts[j->n_link_opts]);
     j->n_link_opts++;
   }
@@ -255,7 +255,7 @@ static cujit_status run(job *j, const cujit_link_part *parts, cujit_module **out
   if (!sources) CJ_TRY(prebuilt_arch(j));
   for (i = 0; i < j->n; i++) CJ_TRY(prepare_part(j, i));
   spec.arch = j->arch; /* "" with sources: their compiles' target */
-  spec.lto = (j->link.flags & CUJIT_LINK_LTO) != 0;
+  spec.lto = (j->link.flags & CUJIT_LINK_OPT_LTO) != 0;
   spec.options = j->link_opts;
   spec.n_options = j->n_link_opts;
   spec.name = j->link.name ? j->link.name : "linked";

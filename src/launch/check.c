@@ -177,7 +177,7 @@ cujit_status cj_coop_check(const char *kernel, int supported, cujit_dim3 grid, c
   if (!supported)
     return cj_config_fail(kernel, "this device does not support cooperative launches "
                   "(CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH is 0); launch without "
-                  "CUJIT_LAUNCH_COOPERATIVE and synchronise the grid by splitting the kernel in "
+                  "CUJIT_LAUNCH_OPT_COOPERATIVE and synchronise the grid by splitting the kernel in "
                   "two launches");
   if (blocks > limit)
     return cj_config_fail(kernel, "a cooperative launch needs all its blocks resident at once, and the "
@@ -209,7 +209,7 @@ static cujit_status cluster_dims_check(const char *kernel, cujit_dim3 grid, cuji
 cujit_status cj_cluster_check(const char *kernel, int cc, cujit_dim3 grid, cujit_dim3 cluster,
                               unsigned flags) {
   const unsigned long long size = (unsigned long long)cluster.x * cluster.y * cluster.z;
-  const int non_portable = (flags & CUJIT_LAUNCH_NON_PORTABLE_CLUSTER) != 0;
+  const int non_portable = (flags & CUJIT_LAUNCH_OPT_NON_PORTABLE_CLUSTER) != 0;
   if (cc < 90)
     return cj_config_fail(kernel, "thread-block clusters need a device of compute capability 9.0 or "
                   "newer, and this one is %d.%d; leave cujit_launch_options.cluster zero on "
@@ -217,7 +217,7 @@ cujit_status cj_cluster_check(const char *kernel, int cc, cujit_dim3 grid, cujit
   CJ_TRY(cluster_dims_check(kernel, grid, cluster));
   if (size > PORTABLE_CLUSTER && !non_portable)
     return cj_config_fail(kernel, "a cluster of %u x %u x %u = %llu blocks exceeds the portable limit "
-                  "of %d blocks; use a smaller cluster, or set CUJIT_LAUNCH_NON_PORTABLE_CLUSTER "
+                  "of %d blocks; use a smaller cluster, or set CUJIT_LAUNCH_OPT_NON_PORTABLE_CLUSTER "
                   "in flags to allow up to %d where the device supports it", cluster.x,
                   cluster.y, cluster.z, size, PORTABLE_CLUSTER, NON_PORTABLE_CLUSTER);
   if (size > NON_PORTABLE_CLUSTER)

@@ -31,7 +31,7 @@ cujit_status cj_coop_check(const char *kernel, int supported, cujit_dim3 grid, c
                            unsigned shared_bytes, int per_sm, int sms);
 /* Compute capability `cc` (major * 10 + minor) is 9.0 or newer, every cluster dimension is
  * set, each grid dimension is a multiple of the cluster's, and the cluster holds at most 8
- * blocks (16 with CUJIT_LAUNCH_NON_PORTABLE_CLUSTER in `flags`). */
+ * blocks (16 with CUJIT_LAUNCH_OPT_NON_PORTABLE_CLUSTER in `flags`). */
 cujit_status cj_cluster_check(const char *kernel, int cc, cujit_dim3 grid, cujit_dim3 cluster,
                               unsigned flags);
 /* The cluster agrees with the kernel's __cluster_dims__ (`required`; zeros: none). */

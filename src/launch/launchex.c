@@ -7,7 +7,7 @@
 
 #include "launch/launch.h"
 
-static const unsigned known_flags = CUJIT_LAUNCH_COOPERATIVE | CUJIT_LAUNCH_NON_PORTABLE_CLUSTER;
+static const unsigned known_flags = CUJIT_LAUNCH_OPT_COOPERATIVE | CUJIT_LAUNCH_OPT_NON_PORTABLE_CLUSTER;
 
 /* The launch configuration of grid, block and options, without attributes. */
 static void fill_config(CUlaunchConfig *cfg, cujit_dim3 grid, cujit_dim3 block,
@@ -100,7 +100,7 @@ static cujit_status cluster_fits(const cujit_function *fn, cj_fslot *slot, CUfun
     o->cluster = (cujit_dim3){0, 0, 0};
     return CUJIT_OK;
   }
-  if ((o->flags & CUJIT_LAUNCH_NON_PORTABLE_CLUSTER) &&
+  if ((o->flags & CUJIT_LAUNCH_OPT_NON_PORTABLE_CLUSTER) &&
       (st = allow_non_portable(fn, slot)) != CUJIT_OK)
     return st;
   fits = cluster_capacity(f, grid, block, o);
@@ -123,7 +123,7 @@ cujit_status cj_launch_ex_check(const cujit_function *fn, cj_fslot *slot, cujit_
   if ((o->cluster.x | o->cluster.y | o->cluster.z) &&
       (st = cluster_fits(fn, slot, f, grid, block, o)) != CUJIT_OK)
     return st;
-  if (o->flags & CUJIT_LAUNCH_COOPERATIVE)
+  if (o->flags & CUJIT_LAUNCH_OPT_COOPERATIVE)
     return coop_fits(fn, slot, f, grid, block, o->shared_bytes);
   return CUJIT_OK;
 }
@@ -139,7 +139,7 @@ cujit_status cj_launch_ex(const cujit_function *fn, const cj_fslot *slot, cujit_
   memset(attr, 0, sizeof attr);
   fill_config(&cfg, grid, block, o);
   cfg.attrs = attr;
-  if (o->flags & CUJIT_LAUNCH_COOPERATIVE) {
+  if (o->flags & CUJIT_LAUNCH_OPT_COOPERATIVE) {
     attr[cfg.numAttrs].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
     attr[cfg.numAttrs++].value.cooperative = 1;
   }

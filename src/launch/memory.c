@@ -190,7 +190,7 @@ void cj_pool_free(CUdevice dev, CUdeviceptr dptr, size_t bytes, CUstream stream)
   __atomic_sub_fetch(&p->in_use, bytes, __ATOMIC_RELAXED);
 }
 
-cujit_status cujit_mem_pool_usage(size_t *in_use, size_t *kept) {
+cujit_status cujit_mem_pool_get_usage(size_t *in_use, size_t *kept) {
   CUcontext ctx;
   CUdevice dev;
   cj_pool *p;
@@ -342,18 +342,18 @@ cujit_status cujit_mem_free(CUdeviceptr dptr) {
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuMemFree");
 }
 
-cujit_status cujit_memcpy_htod(CUdeviceptr dst, const void *src, size_t bytes) {
+cujit_status cujit_mem_copy_htod(CUdeviceptr dst, const void *src, size_t bytes) {
   if (!bytes) return CUJIT_OK;
-  CJ_CHECK(dst && src, CUJIT_ERROR_INVALID_VALUE, "cujit_memcpy_htod: %s is NULL",
+  CJ_CHECK(dst && src, CUJIT_ERROR_INVALID_VALUE, "cujit_mem_copy_htod: %s is NULL",
            !dst ? "dst" : "src");
   CJ_TRY(ensure());
   return cj_memcpy_htod_sync(dst, src, bytes, "cuMemcpyHtoD");
 }
 
-cujit_status cujit_memcpy_dtoh(void *dst, CUdeviceptr src, size_t bytes) {
+cujit_status cujit_mem_copy_dtoh(void *dst, CUdeviceptr src, size_t bytes) {
   CUresult r;
   if (!bytes) return CUJIT_OK;
-  CJ_CHECK(dst && src, CUJIT_ERROR_INVALID_VALUE, "cujit_memcpy_dtoh: %s is NULL",
+  CJ_CHECK(dst && src, CUJIT_ERROR_INVALID_VALUE, "cujit_mem_copy_dtoh: %s is NULL",
            !dst ? "dst" : "src");
   CJ_TRY(ensure());
   r = cj_cu.cuMemcpyDtoH(dst, src, bytes);

@@ -388,8 +388,8 @@ cujit_status cujit_texture_destroy(cujit_texobj tex) {
 
 /* ---- surface objects ---- */
 
-cujit_status cujit_surface_create(cujit_surfobj *surf, const cujit_cuarray *arr) {
-  const char *fn = "cujit_surface_create";
+cujit_status cujit_surface_from_array(cujit_surfobj *surf, const cujit_cuarray *arr) {
+  const char *fn = "cujit_surface_from_array";
   CUDA_RESOURCE_DESC res;
   CUsurfObject obj = 0;
   CUdevice dev;

@@ -146,9 +146,9 @@ cujit_status cujit_function_suggest_block(const cujit_function *fn, size_t dynam
 
 const char *cujit_function_name(const cujit_function *fn) { return fn ? fn->name : NULL; }
 
-cujit_status cujit_function_param_info(const cujit_function *fn, size_t i, size_t *offset,
+cujit_status cujit_function_get_param_info(const cujit_function *fn, size_t i, size_t *offset,
                                        size_t *size) {
-  CJ_CHECK(fn, CUJIT_ERROR_INVALID_VALUE, "cujit_function_param_info: fn is NULL");
+  CJ_CHECK(fn, CUJIT_ERROR_INVALID_VALUE, "cujit_function_get_param_info: fn is NULL");
   CJ_CHECK(i < fn->nparams, CUJIT_ERROR_INVALID_VALUE,
            "kernel '%s' has %zu parameter%s; index %zu is out "
            "of range", fn->name, fn->nparams, fn->nparams == 1 ? "" : "s", i);

@@ -116,7 +116,7 @@ const char *cujit_module_name(const cujit_module *h) {
   return m ? m->name : NULL;
 }
 
-size_t cujit_module_name_count(const cujit_module *h) {
+size_t cujit_module_name_expression_count(const cujit_module *h) {
   const cj_module *m = cj_module_find(h);
   return m ? m->image->n_names : 0;
 }
@@ -128,13 +128,13 @@ const char *cujit_module_name_expression(const cujit_module *h, size_t i, const 
   return m->image->name_exprs[i];
 }
 
-cujit_status cujit_module_lowered_name(const cujit_module *h, const char *expr,
+cujit_status cujit_module_get_lowered_name(const cujit_module *h, const char *expr,
                                        const char **lowered) {
   cj_module *m;
   size_t i;
-  CJ_TRY(cj_module_get(h, "cujit_module_lowered_name", &m));
+  CJ_TRY(cj_module_get(h, "cujit_module_get_lowered_name", &m));
   CJ_CHECK(expr && lowered, CUJIT_ERROR_INVALID_VALUE,
-           "cujit_module_lowered_name: NULL argument");
+           "cujit_module_get_lowered_name: NULL argument");
   for (i = 0; i < m->image->n_names; i++) {
     if (strcmp(m->image->name_exprs[i], expr) == 0) {
       *lowered = m->image->lowered[i];

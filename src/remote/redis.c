@@ -60,6 +60,7 @@ typedef struct redis {
   int connect_ms, timeout_ms;
   int fd;     /* -1 when not connected */
   pid_t pid;  /* the process that connected */
+  double failed_at; /* when a command last failed to reach the server (monotonic s; 0: never) */
   cj_redis_reader *reader;
   struct redis *next; /* in `stores` */
 } redis;
@@ -504,8 +505,10 @@ static int command(redis *c, int argc, const char **argv, const size_t *lens, si
     for (i = 0; i < argc && i < (int)CJ_COUNT(own); i++) own[i] = strlen(argv[i]);
     lens = own;
   }
-  if ((rc = connect_now(c, why, size)) != CJ_REMOTE_OK) return rc;
-  if ((rc = roundtrip(c, argc, argv, lens, max, reply, why, size)) != CJ_REMOTE_OK) return rc;
+  if ((rc = connect_now(c, why, size)) == CJ_REMOTE_OK)
+    rc = roundtrip(c, argc, argv, lens, max, reply, why, size);
+  if (rc == CJ_REMOTE_FAILED) c->failed_at = cj_now_s();
+  if (rc != CJ_REMOTE_OK) return rc;
   cj_hiredis_reply(*reply, r);
   if (r->type != CJ_REPLY_ERROR) return CJ_REMOTE_OK;
   if (c->password[0] && r->str && memmem(r->str, r->len, c->password, strlen(c->password)))
@@ -513,6 +516,18 @@ static int command(redis *c, int argc, const char **argv, const size_t *lens, si
                "password (not shown)");
   return say(why, size, CJ_REMOTE_REFUSED, "the server answered '%.*s'",
              (int)(r->len < 200 ? r->len : 200), r->str ? r->str : "");
+}
+
+/* Takes the store's lock for a command. Threads share one connection, so a command that
+ * waited while another failed to reach the server is not tried again: each would cost its
+ * own timeouts, and the tier is skipped for a while after a failure anyway. */
+static int take(redis *c, char *why, size_t size) {
+  double asked = cj_now_s();
+  pthread_mutex_lock(&c->mu);
+  if (c->failed_at >= asked)
+    return say(why, size, CJ_REMOTE_FAILED, "the server failed another command of this "
+               "process while this one waited; not tried again");
+  return CJ_REMOTE_OK;
 }
 
 static int unexpected(const char *what, const cj_reply *r, char *why, size_t size) {
@@ -539,12 +554,12 @@ static int redis_get(cj_remote *t, const cj_key *key, size_t max, cj_buf *out, c
   redis *c = (redis *)t;
   char k[40];
   const char *argv[2] = {"GET", k};
-  void *reply;
+  void *reply = NULL;
   cj_reply r;
   int rc;
   cj_redis_key(key, k);
-  pthread_mutex_lock(&c->mu);
-  rc = command(c, 2, argv, NULL, max, &r, &reply, why, size);
+  if ((rc = take(c, why, size)) == CJ_REMOTE_OK)
+    rc = command(c, 2, argv, NULL, max, &r, &reply, why, size);
   if (rc == CJ_REMOTE_OK) {
     if (r.type == CJ_REPLY_NIL) {
       rc = CJ_REMOTE_ABSENT;
@@ -565,11 +580,11 @@ static int redis_get(cj_remote *t, const cj_key *key, size_t max, cj_buf *out, c
 /* Runs a command whose reply must be +OK (or nil: CJ_REMOTE_ABSENT). */
 static int expect_ok(redis *c, int argc, const char **argv, const size_t *lens, const char *what,
                      char *why, size_t size) {
-  void *reply;
+  void *reply = NULL;
   cj_reply r;
   int rc;
-  pthread_mutex_lock(&c->mu);
-  rc = command(c, argc, argv, lens, SMALL_REPLY, &r, &reply, why, size);
+  if ((rc = take(c, why, size)) == CJ_REMOTE_OK)
+    rc = command(c, argc, argv, lens, SMALL_REPLY, &r, &reply, why, size);
   if (rc == CJ_REMOTE_OK && r.type == CJ_REPLY_NIL)
     rc = CJ_REMOTE_ABSENT;
   else if (rc == CJ_REMOTE_OK && r.type != CJ_REPLY_STATUS)
@@ -610,13 +625,13 @@ static int redis_unlock(cj_remote *t, const cj_key *key, uint64_t token, char *w
   redis *c = (redis *)t;
   char k[48], tok[24];
   const char *argv[5] = {"EVAL", script, "1", k, tok};
-  void *reply;
+  void *reply = NULL;
   cj_reply r;
   int rc;
   lock_key(key, k);
   snprintf(tok, sizeof tok, "%016llx", (unsigned long long)token);
-  pthread_mutex_lock(&c->mu);
-  rc = command(c, 5, argv, NULL, SMALL_REPLY, &r, &reply, why, size);
+  if ((rc = take(c, why, size)) == CJ_REMOTE_OK)
+    rc = command(c, 5, argv, NULL, SMALL_REPLY, &r, &reply, why, size);
   if (rc == CJ_REMOTE_OK && r.type != CJ_REPLY_INTEGER) rc = unexpected("EVAL", &r, why, size);
   cj_hiredis_reply_free(reply);
   pthread_mutex_unlock(&c->mu);

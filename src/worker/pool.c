@@ -58,7 +58,7 @@ static pthread_cond_t freed = PTHREAD_COND_INITIALIZER;
 static int here_busy;
 static CJ_LARGE worker workers[MAX_WORKERS];
 static int n_workers; /* slots in use */
-static unsigned jobs_set;  /* cujit_set_compile_jobs(); 0: not set */
+static unsigned jobs_set;  /* cujit_compile_set_jobs(); 0: not set */
 static int program_state;  /* 0: not looked for, 1: found, -1: none */
 static CJ_LARGE char program[PATH_MAX];
 static uint64_t answered;

@@ -19,7 +19,7 @@
  * is killed, and the compile is CUJIT_ERROR_CANCELLED as a compile here stopped then
  * would be. The result is the image this process would have compiled. */
 cujit_status cj_pool_compile(cj_request *r, cj_image **out);
-/* How many compiles the pool runs at once: cujit_set_compile_jobs(), else
+/* How many compiles the pool runs at once: cujit_compile_set_jobs(), else
  * CUJIT_COMPILE_JOBS, else the CPUs this process may run on. */
 unsigned cj_pool_jobs(void);
 void cj_pool_set_jobs(unsigned n); /* 0: back to the default */

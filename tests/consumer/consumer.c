@@ -1,11 +1,13 @@
 /* A program built against an installed cujit, with nothing from cujit's source or build
- * trees: it checks the version, then compiles four kernels at once to PTX with the
+ * trees: it checks the version and that both headers are installed (cujit_array.h, the
+ * array layer, includes cujit.h), then compiles four kernels at once to PTX with the
  * installed NVRTC search. With --worker, one of them must have gone to a compile worker
  * (cujit-worker found where the library is installed). tests/check_consumer.sh builds it. */
 #include <stdio.h>
 #include <string.h>
 
 #include <cujit.h>
+#include <cujit_array.h>
 
 static volatile int worker_started; /* the log callback may run on any cujit thread */
 
@@ -30,12 +32,14 @@ int main(int argc, char **argv) {
   size_t i, size = 0;
   printf("cujit %u.%u.%u\n", v / 10000, v / 100 % 100, v % 100);
   if (v != CUJIT_VERSION_NUMBER) return fprintf(stderr, "the header is another version\n"), 1;
+  if (cujit_type_size(CUJIT_TYPE_F64) != 8)
+    return fprintf(stderr, "cujit_array.h's cujit_type_size() is wrong\n"), 1;
   opts.arch = "compute_80"; /* PTX, with no GPU needed */
   opts.flags = CUJIT_OPT_NO_CACHE;
-  cujit_set_log_callback(on_log, NULL);
-  cujit_set_log_level(CUJIT_LOG_DEBUG);
-  cujit_set_compile_jobs(2);
-  if (cujit_compile_batch(mods, NULL, sources, NULL, N, &opts) != CUJIT_OK)
+  cujit_log_set_callback(on_log, NULL);
+  cujit_log_set_level(CUJIT_LOG_DEBUG);
+  cujit_compile_set_jobs(2);
+  if (cujit_batch_compile(mods, NULL, sources, NULL, N, &opts) != CUJIT_OK)
     return fprintf(stderr, "compiling failed: %s\n", cujit_last_error()), 1;
   for (i = 0; i < N; i++) {
     const char *ptx = cujit_module_ptx(mods[i], &size);

@@ -1,0 +1,750 @@
+/**
+ * @file cujit_array.h
+ * @brief cujit's array layer (experimental): device arrays, their operations, reductions,
+ * scans, random arrays and kernel generators.
+ *
+ * Experimental: the functions, types and macros of this header may change in any 0.x
+ * release, patch releases included, each change listed in the CHANGELOG; those of
+ * cujit.h, which this header includes, are stable within a minor version.
+ *
+ * Contents
+ *   - 15. Device arrays
+ *   - 16. Array operations
+ *   - 17. Reductions, scans and random arrays
+ *   - 18. Kernel generators
+ */
+#ifndef CUJIT_ARRAY_H_INCLUDED
+#define CUJIT_ARRAY_H_INCLUDED
+
+#include "cujit.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* =======================================================================================
+ * 15. Device arrays                                                         experimental
+ * ===================================================================================== */
+
+/** @defgroup arrays 15. Device arrays (experimental)
+ *  Device arrays (PyCUDA's gpuarray, CuPy's ndarray): typed, shaped device memory that
+ *  cujit allocates, fills, copies and frees, and that kernels take as arguments. The
+ *  functions that make an array fail with CUJIT_ERROR_NO_DRIVER or CUJIT_ERROR_NO_DEVICE
+ *  where there is no device, and with CUJIT_ERROR_DEVICE_MEMORY when it is full.
+ *
+ *  Operations with an output: `out` points to an array pointer. When *out is NULL a new
+ *  array is made (owned by the caller); otherwise the result goes into *out, which must
+ *  have the result's type and shape (it may be an input: in place; a view that overlaps
+ *  an input only in part gives an unspecified result). Arrays are used on the device that
+ *  is current when they are made.
+ *  @{ */
+
+/** An array: element type, shape (0 to CUJIT_ARRAY_MAX_DIMS dimensions, C order,
+ *  contiguous; 0-d holds one element, as a reduction's result), 64-bit element count,
+ *  device memory on the device that was current when it was made, and the stream its
+ *  work is ordered on (the legacy default stream unless set).
+ *  A `cujit_array *` is a handle, not an address: cujit never gives the same handle twice
+ *  in a process, so every function below that takes one refuses a destroyed array (or
+ *  anything cujit did not make) with CUJIT_ERROR_INVALID_VALUE naming the function and
+ *  the argument, even after a new array has taken its place; never dereference one. At
+ *  most 2^24 arrays (views included) are live at once. */
+typedef struct cujit_array cujit_array;
+
+#define CUJIT_ARRAY_MAX_DIMS 4 /**< the most dimensions an array has */
+
+/** @name New arrays
+ *  `type` is any cujit_type except CUJIT_TYPE_BYTES and CUJIT_TYPE_PTR; `shape` holds
+ *  `ndim` sizes (0 is allowed: an empty array). Memory comes from cujit's stream-ordered
+ *  pool, so arrays made and destroyed in a loop allocate nothing new after the first
+ *  pass. *out is owned by the caller: cujit_array_destroy(). Each returns CUJIT_OK;
+ *  CUJIT_ERROR_INVALID_VALUE naming what is wrong (type, ndim, a negative size, an
+ *  element count beyond 2^62, NULL pointers); CUJIT_ERROR_DEVICE_MEMORY;
+ *  CUJIT_ERROR_NO_DRIVER / CUJIT_ERROR_NO_DEVICE.
+ *  @{ */
+
+/** An array whose contents are undefined.
+ *  @param out    receives the array.
+ *  @param type   its element type.
+ *  @param ndim   its number of dimensions, 0 to CUJIT_ARRAY_MAX_DIMS.
+ *  @param shape  `ndim` sizes.
+ *  @return as said above. */
+CUJIT_API cujit_status cujit_array_empty(cujit_array **out, cujit_type type, int ndim,
+                                         const int64_t *shape);
+/** An array whose bits are all 0.
+ *  @param out    receives the array.
+ *  @param type   its element type.
+ *  @param ndim   its number of dimensions, 0 to CUJIT_ARRAY_MAX_DIMS.
+ *  @param shape  `ndim` sizes.
+ *  @return as said above. */
+CUJIT_API cujit_status cujit_array_zeros(cujit_array **out, cujit_type type, int ndim,
+                                         const int64_t *shape);
+/** An array whose every element is *value.
+ *  @param out    receives the array.
+ *  @param type   its element type.
+ *  @param ndim   its number of dimensions, 0 to CUJIT_ARRAY_MAX_DIMS.
+ *  @param shape  `ndim` sizes.
+ *  @param value  an element of `type`, e.g. a float for CUJIT_TYPE_F32, two for C64.
+ *  @return as said above. */
+CUJIT_API cujit_status cujit_array_full(cujit_array **out, cujit_type type, int ndim,
+                                        const int64_t *shape, const void *value);
+/** A new array of a's type and shape (its dimensions kept, not flattened), its contents
+ *  not set, on a's stream; NumPy's empty_like.
+ *  @param out  receives the array.
+ *  @param a    the array to take the type, shape and stream of.
+ *  @return as said above. */
+CUJIT_API cujit_status cujit_array_empty_like(cujit_array **out, const cujit_array *a);
+/** start, start + step, ... below stop (above it for a negative step), as NumPy's arange;
+ *  element i is computed as start + i * step in double precision, then converted.
+ *  @param out    receives the 1-D array.
+ *  @param type   its element type.
+ *  @param start  the first value.
+ *  @param stop   the bound, not included.
+ *  @param step   the difference between neighbours; not 0.
+ *  @return as said above. */
+CUJIT_API cujit_status cujit_array_arange(cujit_array **out, cujit_type type, double start,
+                                          double stop, double step);
+/** A new array holding a copy of host memory; PyCUDA's gpuarray.to_gpu(). Returns when
+ *  the copy is done.
+ *  @param out    receives the array.
+ *  @param type   its element type.
+ *  @param ndim   its number of dimensions, 0 to CUJIT_ARRAY_MAX_DIMS.
+ *  @param shape  `ndim` sizes.
+ *  @param host   size times the element size bytes, C order.
+ *  @return as said above. */
+CUJIT_API cujit_status cujit_array_from_host(cujit_array **out, cujit_type type, int ndim,
+                                             const int64_t *shape, const void *host);
+/** An array over device memory the caller owns (for example from cujit_mem_alloc()):
+ *  cujit_array_destroy() frees the handle, never the memory.
+ *  @param out    receives the array.
+ *  @param type   its element type.
+ *  @param ndim   its number of dimensions, 0 to CUJIT_ARRAY_MAX_DIMS.
+ *  @param shape  `ndim` sizes.
+ *  @param data   the device memory; must outlive the array.
+ *  @return as said above, but never CUJIT_ERROR_DEVICE_MEMORY. */
+CUJIT_API cujit_status cujit_array_wrap(cujit_array **out, cujit_type type, int ndim,
+                                        const int64_t *shape, CUdeviceptr data);
+
+/** @} */
+
+/** @name Freeing, copying, filling
+ *  @{ */
+
+/** Frees the array (and its memory, once no view of it is left), ordered after the work
+ *  queued on its stream: a launch on that stream that uses it and is still running is not
+ *  disturbed. Work on other streams must be finished first. A handle destroyed already (or
+ *  not an array) frees nothing: the call only sets the thread's error detail
+ *  (cujit_last_error()) and logs it at debug level. Every other function refuses a
+ *  destroyed handle. An array must not be destroyed while another thread uses it.
+ *  @param a  the array; NULL is fine. */
+CUJIT_API void cujit_array_destroy(cujit_array *a);
+
+/** Copies the array into host memory; returns when the copy is done. PyCUDA's .get().
+ *  @param a      the array.
+ *  @param host   receives its elements, C order.
+ *  @param bytes  must be its cujit_array_nbytes().
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a destroyed array, a NULL host or
+ *          another size; device errors. */
+CUJIT_API cujit_status cujit_array_read(const cujit_array *a, void *host, size_t bytes);
+/** Copies host memory into the array.
+ *  @param a      the array.
+ *  @param host   its new elements, C order.
+ *  @param bytes  must be its cujit_array_nbytes().
+ *  @return as cujit_array_read(). */
+CUJIT_API cujit_status cujit_array_write(cujit_array *a, const void *host, size_t bytes);
+/** Sets every element to *value.
+ *  @param a      the array.
+ *  @param value  an element of the array's type.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a destroyed array or a NULL value;
+ *          device errors. */
+CUJIT_API cujit_status cujit_array_fill(cujit_array *a, const void *value);
+
+/** A copy of `a`.
+ *  @param a    the array.
+ *  @param out  the output (see the output rule above).
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a destroyed array or an output of
+ *          another type or shape; device errors. */
+CUJIT_API cujit_status cujit_array_copy(const cujit_array *a, cujit_array **out);
+/** `a` converted to `type` (C conversions; complex to real takes the real part).
+ *  @param a     the array.
+ *  @param type  the new element type.
+ *  @param out   the output (see the output rule above).
+ *  @return as cujit_array_copy(). */
+CUJIT_API cujit_status cujit_array_astype(const cujit_array *a, cujit_type type,
+                                          cujit_array **out);
+/** @} */
+
+/** @name Views and streams
+ *  @{ */
+
+/** A view of elements [start, stop) of `a` taken as 1-D (C order); it shares a's memory,
+ *  which lives until the last of them is destroyed.
+ *  @param a      the array.
+ *  @param start  the first element.
+ *  @param stop   one past the last; start <= stop <= its size.
+ *  @param view   receives the view; owned by the caller: cujit_array_destroy().
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a destroyed array, a NULL view or a
+ *          range outside it. */
+CUJIT_API cujit_status cujit_array_view(const cujit_array *a, int64_t start, int64_t stop,
+                                        cujit_array **view);
+/** A view of `a` with another shape of the same element count.
+ *  @param a      the array.
+ *  @param ndim   the new number of dimensions.
+ *  @param shape  `ndim` sizes whose product is a's size.
+ *  @param view   receives the view; owned by the caller: cujit_array_destroy().
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a destroyed array, a NULL view or a
+ *          shape of another size. */
+CUJIT_API cujit_status cujit_array_reshape(const cujit_array *a, int ndim, const int64_t *shape,
+                                           cujit_array **view);
+/** Orders the array's later work (and its freeing) on `stream`.
+ *  @param a       the array.
+ *  @param stream  a stream of the array's device; NULL: the legacy default.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a destroyed array. */
+CUJIT_API cujit_status cujit_array_set_stream(cujit_array *a, CUstream stream);
+/** @} */
+
+/** @name Properties
+ *  For a destroyed or NULL array they return 0 (CUJIT_TYPE_BYTES for the type, NULL for
+ *  the stream). Each looks the handle up under a lock (about 35 instructions besides the
+ *  lock), so they may be called on a launch path.
+ *  @{ */
+/** @param a  the array.
+ *  @return its element type. */
+CUJIT_API cujit_type cujit_array_type(const cujit_array *a);
+/** @param a  the array.
+ *  @return its number of dimensions. */
+CUJIT_API int cujit_array_ndim(const cujit_array *a);
+/** @param a    the array.
+ *  @param dim  a dimension below its ndim.
+ *  @return that dimension's size (0 for a dimension it does not have). */
+CUJIT_API int64_t cujit_array_shape(const cujit_array *a, int dim);
+/** @param a  the array.
+ *  @return its element count. */
+CUJIT_API int64_t cujit_array_size(const cujit_array *a);
+/** @param a  the array.
+ *  @return its size in bytes. */
+CUJIT_API size_t cujit_array_nbytes(const cujit_array *a);
+/** @param a  the array.
+ *  @return the device address of its first element. */
+CUJIT_API CUdeviceptr cujit_array_data(const cujit_array *a);
+/** @param a  the array.
+ *  @return the stream its work is ordered on. */
+CUJIT_API CUstream cujit_array_stream(const cujit_array *a);
+/** @} */
+
+/** @name Element sizes and kernel arguments
+ *  @{ */
+/** @param type  an element type.
+ *  @return the bytes of one element of `type` (0 for CUJIT_TYPE_BYTES). */
+CUJIT_API size_t cujit_type_size(cujit_type type);
+
+/** An array as a kernel argument: its device pointer, for cujit_launch()/CUJIT_LAUNCH. For
+ *  a destroyed or NULL array it is an argument every launch refuses
+ *  (CUJIT_ERROR_INVALID_ARGS naming it), never a null pointer; an empty array's pointer
+ *  may be 0 and passes as it is.
+ *  @param a  the array.
+ *  @return an argument for a pointer parameter. */
+static inline cujit_arg cujit_array_arg(const cujit_array *a) {
+  CUdeviceptr d = cujit_array_data(a);
+  cujit_arg r = cujit_ptr(d);
+  if (!d && cujit_array_type(a) == CUJIT_TYPE_BYTES) r.kind = CUJIT_ARG_ARRAY; /* not live */
+  return r;
+}
+/** An array as an argument of a generated kernel's call (cujit_elementwise_call(),
+ *  cujit_reduction_call(); the CUJIT_ELEMENTWISE and CUJIT_REDUCTION macros make it from
+ *  the `cujit_array *` itself): the handle, looked up and checked by the call.
+ *  @param a  the array.
+ *  @return an argument for an array declaration of a generated kernel. */
+static inline cujit_arg cujit_arr(const cujit_array *a) {
+  cujit_arg r = cujit_ptr((CUdeviceptr)(uintptr_t)a);
+  r.kind = CUJIT_ARG_ARRAY;
+  return r;
+}
+/** @} */
+
+/** @} */
+
+/* =======================================================================================
+ * 16. Array operations                                                      experimental
+ * ===================================================================================== */
+
+/** @defgroup array_ops 16. Array operations (experimental)
+ *  Array operations (PyCUDA's gpuarray operators and cumath, CuPy's ufuncs). Each runs as
+ *  one kernel generated for its types and compiled through cujit's caches (in memory
+ *  within a process, on disk across processes), on the stream of its first array input.
+ *  Outputs follow the output rule of @ref arrays "Device arrays": *out NULL makes a new
+ *  array, else *out receives it.
+ *
+ *  Type promotion follows NumPy 2. Two arrays: the smallest type that holds both (bool <
+ *  integers < floats < complex; a signed and an unsigned integer of one size give the next
+ *  larger signed one, u64 with a signed one gives f64; an integer with a float gives a
+ *  float wide enough for the integer, e.g. i16+f16 -> f32, i32+f32 -> f64; f16 with bf16
+ *  gives f32). A scalar is "weak", as a Python number: it does not widen an array of its
+ *  kind (2.0 * f16 array stays f16, 3 * i8 array stays i8); a float scalar with an integer
+ *  or bool array gives f64. Comparisons give bool arrays; true division of integers gives
+ *  f64; the math functions of an integer array compute in f64.
+ *  @{ */
+
+/** An operation on two operands (cujit_array_binary(), cujit_array_binary_scalar()). */
+typedef enum cujit_binop {
+  CUJIT_BINOP_ADD,     /**< a + b */
+  CUJIT_BINOP_SUB,     /**< a - b */
+  CUJIT_BINOP_MUL,     /**< a * b */
+  CUJIT_BINOP_DIV,     /**< a / b (true division: integers give f64) */
+  CUJIT_BINOP_POW,     /**< a to the power b */
+  CUJIT_BINOP_MINIMUM, /**< the smaller of a and b (NumPy's minimum) */
+  CUJIT_BINOP_MAXIMUM, /**< the larger of a and b (NumPy's maximum) */
+  CUJIT_BINOP_FMOD,    /**< the remainder of a / b, with a's sign (C's fmod) */
+  CUJIT_BINOP_EQ,      /**< a == b (a bool array) */
+  CUJIT_BINOP_NE,      /**< a != b */
+  CUJIT_BINOP_LT,      /**< a < b */
+  CUJIT_BINOP_LE,      /**< a <= b */
+  CUJIT_BINOP_GT,      /**< a > b */
+  CUJIT_BINOP_GE       /**< a >= b */
+} cujit_binop;
+
+/** A function of one operand (cujit_array_unary()). */
+typedef enum cujit_unop {
+  CUJIT_UNOP_NEG,   /**< -x */
+  CUJIT_UNOP_FABS,  /**< the absolute value (a complex number's magnitude) */
+  CUJIT_UNOP_SQRT,  /**< the square root */
+  CUJIT_UNOP_EXP,   /**< e to the power x */
+  CUJIT_UNOP_LOG,   /**< the natural logarithm */
+  CUJIT_UNOP_LOG10, /**< the base-10 logarithm */
+  CUJIT_UNOP_SIN,   /**< the sine */
+  CUJIT_UNOP_COS,   /**< the cosine */
+  CUJIT_UNOP_TAN,   /**< the tangent */
+  CUJIT_UNOP_ASIN,  /**< the arc sine */
+  CUJIT_UNOP_ACOS,  /**< the arc cosine */
+  CUJIT_UNOP_ATAN,  /**< the arc tangent */
+  CUJIT_UNOP_SINH,  /**< the hyperbolic sine */
+  CUJIT_UNOP_COSH,  /**< the hyperbolic cosine */
+  CUJIT_UNOP_TANH,  /**< the hyperbolic tangent */
+  CUJIT_UNOP_FLOOR, /**< the largest integer not above x */
+  CUJIT_UNOP_CEIL   /**< the smallest integer not below x */
+} cujit_unop;
+
+/** Flags of cujit_array_binary_scalar(). */
+enum {
+  CUJIT_SCALAR_FIRST = 1u << 0, /**< compute s op a (as for 2 - a) instead of a op s */
+  CUJIT_SCALAR_INT = 1u << 1    /**< s is an integer (a Python int): integer arrays keep
+                                     their type; without it s is a float (a Python float) */
+};
+
+/** a op b, elementwise; a and b have the same shape.
+ *  @param op   the operation.
+ *  @param a    the first operand.
+ *  @param b    the second.
+ *  @param out  the output (the output rule).
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a destroyed or NULL array, shapes that
+ *          differ (both named: "a has shape (4, 4) and b (16,)"), an output of the wrong
+ *          type or shape, an op not defined for the types
+ *          (fmod of complex numbers, ordering of complex numbers); CUJIT_ERROR_COMPILE (never
+ *          for these built-in ops unless the toolkit is broken); device errors. */
+CUJIT_API cujit_status cujit_array_binary(cujit_binop op, const cujit_array *a,
+                                          const cujit_array *b, cujit_array **out);
+/** a op s (or s op a with CUJIT_SCALAR_FIRST): 2 * a is
+ *  `cujit_array_binary_scalar(CUJIT_BINOP_MUL, a, 2, CUJIT_SCALAR_INT, &out)`. With
+ *  CUJIT_SCALAR_INT, s must be an integer below 2^63 in magnitude and, when the operation
+ *  computes in an integer type, fit it (300 with an i8 array is CUJIT_ERROR_INVALID_VALUE,
+ *  as NumPy 2 refuses it).
+ *  @param op     the operation.
+ *  @param a      the array operand.
+ *  @param s      the scalar operand.
+ *  @param flags  CUJIT_SCALAR_FIRST, CUJIT_SCALAR_INT or 0.
+ *  @param out    the output (the output rule).
+ *  @return as cujit_array_binary(). */
+CUJIT_API cujit_status cujit_array_binary_scalar(cujit_binop op, const cujit_array *a, double s,
+                                                 unsigned flags, cujit_array **out);
+/** f(a), elementwise (cumath): NEG keeps the type; FABS of a complex array gives its
+ *  magnitude (real type); the others keep floats and complex types and give f64 for
+ *  integers and bool.
+ *  @param op   the function.
+ *  @param a    the operand.
+ *  @param out  the output (the output rule).
+ *  @return as cujit_array_binary(). */
+CUJIT_API cujit_status cujit_array_unary(cujit_unop op, const cujit_array *a,
+                                         cujit_array **out);
+/** The type an operation on types a and b gives.
+ *  @param a     the first operand's type.
+ *  @param b     the second's; for a scalar pass CUJIT_TYPE_F64, or CUJIT_TYPE_I64 for an
+ *               integer, with weak = 1.
+ *  @param weak  1 when b is a scalar.
+ *  @return the result's type. */
+CUJIT_API cujit_type cujit_type_promote(cujit_type a, cujit_type b, int weak);
+
+#define CUJIT_MAP_MAX_ARRAYS 32 /**< the most arrays one cujit_array_map() names */
+/** A fused elementwise expression over named arrays, one kernel with no temporaries (CuPy's
+ *  fuse, numexpr): `cujit_array_map(&y, "sin(2*x + 1)", 1, names, arrays)` with names[0] =
+ *  "x". Each name stands for the element i of its array, of that array's type; the arrays
+ *  have the same shape; `i` (64-bit) is the index. The result's type is the promotion of
+ *  the arrays' types, also when the expression is math on integers ("sin(x)" of an i32
+ *  array is truncated to i32): pass an output of the type you want to choose another.
+ *  @param out     the output (the output rule).
+ *  @param expr    the expression, in CUDA C; copied.
+ *  @param n       the number of arrays, at most CUJIT_MAP_MAX_ARRAYS.
+ *  @param names   n names, each a C identifier.
+ *  @param arrays  n arrays, names[j] standing for arrays[j].
+ *  @return as cujit_array_binary(); CUJIT_ERROR_COMPILE with NVRTC's log and the generated
+ *          source when the expression does not compile. */
+CUJIT_API cujit_status cujit_array_map(cujit_array **out, const char *expr, size_t n,
+                                       const char *const *names,
+                                       const cujit_array *const *arrays);
+
+/** @} */
+
+/* =======================================================================================
+ * 17. Reductions, scans and random arrays                                   experimental
+ * ===================================================================================== */
+
+/** @defgroup reductions 17. Reductions, scans and random arrays (experimental)
+ *  Built-in reductions and prefix sums of arrays, and arrays of random numbers. Outputs
+ *  follow the output rule of @ref arrays "Device arrays".
+ *  @{ */
+
+/** A reduction of cujit_array_reduce(). */
+typedef enum cujit_redop {
+  CUJIT_REDOP_SUM, /**< the sum */
+  CUJIT_REDOP_MIN, /**< the smallest element */
+  CUJIT_REDOP_MAX  /**< the largest element */
+} cujit_redop;
+
+/** Reduces all of `a` to one element, in a 0-d array (ndim 0, size 1) of the result type:
+ *  SUM of bool and integers narrower than 64 bits gives i64 (u64 for unsigned ones), of
+ *  floats and complex numbers their own type, accumulated by a tree (not serially);
+ *  MIN/MAX keep the type (complex refused; NaN wins, as NumPy's); 16-bit floats are
+ *  combined in float. An empty array sums to 0; its MIN/MAX is
+ *  CUJIT_ERROR_INVALID_VALUE. Runs on a's stream. Read the result with cujit_array_read().
+ *  @param op   the reduction.
+ *  @param a    the array.
+ *  @param out  the output rule's output (a given one must be 0-d of the result type).
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE as said, for a destroyed array, or an op
+ *          that is none of these; device errors. */
+CUJIT_API cujit_status cujit_array_reduce(cujit_redop op, const cujit_array *a,
+                                          cujit_array **out);
+/** sum(a * b) of two arrays of one shape, in a 0-d array of their promoted type.
+ *  @param a    the first array.
+ *  @param b    the second.
+ *  @param out  the output (the output rule).
+ *  @return as cujit_array_reduce(). */
+CUJIT_API cujit_status cujit_array_dot(const cujit_array *a, const cujit_array *b,
+                                       cujit_array **out);
+/** Inclusive (or, with `exclusive`, exclusive) prefix sum of `a` (read in C order) as a 1-D
+ *  array of the type SUM gives (i64 for bool and narrower signed integers, u64 for narrower
+ *  unsigned ones, else a's type): CuPy's cumsum.
+ *  @param a          the array.
+ *  @param exclusive  nonzero for an exclusive sum (element i sums the elements before i).
+ *  @param out        the output (the output rule).
+ *  @return as cujit_array_reduce(). */
+CUJIT_API cujit_status cujit_array_cumsum(const cujit_array *a, int exclusive,
+                                          cujit_array **out);
+
+/** What cujit_array_random() draws from. */
+typedef enum cujit_distribution {
+  CUJIT_RANDOM_UNIFORM, /**< in [0, 1) */
+  CUJIT_RANDOM_NORMAL   /**< mean 0, standard deviation 1 */
+} cujit_distribution;
+
+/** Random F32 or F64 numbers (PyCUDA's curandom.rand, cp.random.rand / randn) from a
+ *  counter-based generator (Philox-4x32-10): element i depends only on (seed, i), so the
+ *  same seed gives the same bits on every device, launch configuration and array size
+ *  (normal numbers use correctly rounded arithmetic only).
+ *  @param out    receives the array; owned by the caller: cujit_array_destroy().
+ *  @param type   CUJIT_TYPE_F32 or CUJIT_TYPE_F64; other types are
+ *                CUJIT_ERROR_INVALID_VALUE.
+ *  @param ndim   its number of dimensions, 0 to CUJIT_ARRAY_MAX_DIMS.
+ *  @param shape  `ndim` sizes.
+ *  @param dist   the distribution.
+ *  @param seed   the seed.
+ *  @return as cujit_array_empty(); CUJIT_ERROR_INVALID_VALUE for another type. */
+CUJIT_API cujit_status cujit_array_random(cujit_array **out, cujit_type type, int ndim,
+                                          const int64_t *shape, cujit_distribution dist,
+                                          uint64_t seed);
+
+/** @} */
+
+/* =======================================================================================
+ * 18. Kernel generators                                                     experimental
+ * ===================================================================================== */
+
+/** @defgroup generators 18. Kernel generators (experimental)
+ *  Kernel generators (PyCUDA's ElementwiseKernel, ReductionKernel, InclusiveScanKernel and
+ *  ExclusiveScanKernel; CuPy's ElementwiseKernel and ReductionKernel): a declaration string
+ *  and expressions in, a kernel compiled through the caches out.
+ *
+ *  `args` declares the arguments as C does, comma-separated: "float a, float *x, float b,
+ *  float *y, float *z". A pointer is an array argument, anything else a scalar. Types: bool,
+ *  char, signed/unsigned char, short, int, long, long long (and unsigned ones), int8_t ...
+ *  uint64_t, size_t, ptrdiff_t, __half, __nv_bfloat16, float, double, `complex<float>`,
+ *  `complex<double>` (cuda::std), with const allowed. A declaration cujit cannot read is
+ *  CUJIT_ERROR_INVALID_VALUE naming its column and token.
+ *
+ *  Calls take the arguments in declaration order, as an array of cujit_arg, or inline
+ *  through the macros at the end of this section, which make each from a plain value:
+ *
+ *      CUJIT_ELEMENTWISE(lin_comb, 5.0f, x, 6, y, z);   for "float a, float *x, float b, ..."
+ *
+ *  An array argument is its cujit_array * (cujit_arr(x) in an array of cujit_arg); it must
+ *  be live, of the declared element type and of the first array's size. A scalar carries
+ *  its type: cujit_f32(5), cujit_f64(), cujit_i32(), cujit_u64(), cujit_bool(), cujit_c64()
+ *  and the other constructors, or in the macros a C value of its own type (bool, char,
+ *  signed and unsigned char, short, int, long and long long, float, double; in C also
+ *  float _Complex and double _Complex; a cujit_arg passes as it is). The call converts it
+ *  to the declared type as C converts an argument to a prototyped parameter, where the
+ *  value keeps its meaning, and refuses it where it would not:
+ *    - integer types: an integer, a bool or a float whose value is an integer (2.0), in
+ *      the type's range. Refused: a value out of range (300 for unsigned char, -1 for
+ *      unsigned int, which C would wrap), a float with a fraction (2.5, which C would
+ *      truncate), infinities and NaN.
+ *    - bool: 0 and 1 (false and true) of any of those types; other values are refused.
+ *    - floating types (__half, __nv_bfloat16, float, double): an integer, a bool or a
+ *      float, rounded to nearest (ties to even) where the type cannot hold it exactly
+ *      (0.1 for float, 16777217 for float, 0.1 for __half). Refused: a finite value beyond
+ *      the type's range (1e300 for float, 70000 for __half), which C leaves undefined;
+ *      infinities and NaN pass.
+ *    - complex types: a complex value (each part converted as a float is), or a real one
+ *      (imaginary part 0).
+ *    - always refused: a complex value for a real or integer parameter (C would drop the
+ *      imaginary part), a device pointer (cujit_ptr()), an In/Out buffer, an array for a
+ *      scalar and a scalar for an array.
+ *    - a value given by its bytes (cujit_value(), CUJIT_VALUE(); a __half's bits, say)
+ *      passes unchanged when its size is the declared type's, and is refused otherwise.
+ *  So a double given for a float parameter arrives as the float nearest to it, never as
+ *  the double's bytes. Any refusal is CUJIT_ERROR_INVALID_VALUE naming the function, the
+ *  argument (position and name), the declared and the given type and the value; nothing
+ *  is compiled or launched then.
+ *  @{ */
+
+/** Optional parts of a generated kernel. Start from CUJIT_GENERATOR_OPTIONS_INIT (or zero
+ *  it) for none, or pass NULL. The strings are copied. The create functions below return
+ *  CUJIT_ERROR_INVALID_VALUE or CUJIT_ERROR_NOT_SUPPORTED for a bad opts->size, as
+ *  "Structs that grow" says. */
+typedef struct cujit_generator_options {
+  size_t size;            /**< sizeof, set by CUJIT_GENERATOR_OPTIONS_INIT; or 0 */
+  const char *name;       /**< kernel name ("elementwise", "reduction" or "scan" by default) */
+  const char *preamble;   /**< code before the kernel: helper functions, `#include`s */
+  const char *loop_prep;  /**< elementwise: statements before the loop over i */
+  const char *after_loop; /**< elementwise: statements after it */
+} cujit_generator_options;
+/** cujit_generator_options with its size set and every part empty. */
+#define CUJIT_GENERATOR_OPTIONS_INIT {sizeof(cujit_generator_options), NULL, NULL, NULL, NULL}
+
+/** An elementwise kernel made from a declaration and an operation (PyCUDA's
+ *  ElementwiseKernel). */
+typedef struct cujit_elementwise cujit_elementwise;
+/** `operation` is run for every index i (a 64-bit integer) from 0 to n - 1, n being the
+ *  first array argument's size: "z[i] = a*x[i] + b*y[i]". Compiled at the first call with
+ *  arrays on a device (so that a bad operation fails there with NVRTC's log, the
+ *  generated source and its lines).
+ *  @param out        receives the kernel; owned by the caller: cujit_elementwise_destroy().
+ *  @param args       the declaration (see above); copied.
+ *  @param operation  CUDA C run for each i; copied.
+ *  @param opts       NULL, or optional parts.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL argument, declarations cujit
+ *          cannot read or holding no array, a kernel name that is not an identifier, or a
+ *          bad opts->size (CUJIT_ERROR_NOT_SUPPORTED for fields this libcujit does not
+ *          know). */
+CUJIT_API cujit_status cujit_elementwise_create(cujit_elementwise **out, const char *args,
+                                                const char *operation,
+                                                const cujit_generator_options *opts);
+/** Runs it over the first array argument's elements, on that array's stream.
+ *  @param k      the kernel.
+ *  @param args   `nargs` arguments, one per declaration (see above for what each takes).
+ *  @param nargs  their number.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE naming a wrong argument (see above);
+ *          CUJIT_ERROR_COMPILE with NVRTC's log and the generated source; device errors. */
+CUJIT_API cujit_status cujit_elementwise_call(cujit_elementwise *k, const cujit_arg *args,
+                                              size_t nargs);
+/** As cujit_elementwise_call() for i = start, start + step, ... below stop (PyCUDA's
+ *  range=slice(...)); step may be negative (then i goes down to above stop). Every i the
+ *  range gives must index the arrays; any int64 values are checked without overflow, and
+ *  a range that leaves the arrays (or a step of 0) is CUJIT_ERROR_INVALID_VALUE.
+ *  @param k      the kernel.
+ *  @param start  the first i.
+ *  @param stop   the bound, not included.
+ *  @param step   the difference between one i and the next; not 0.
+ *  @param args   as for cujit_elementwise_call().
+ *  @param nargs  their number.
+ *  @return as cujit_elementwise_call(). */
+CUJIT_API cujit_status cujit_elementwise_call_range(cujit_elementwise *k, int64_t start,
+                                                    int64_t stop, int64_t step,
+                                                    const cujit_arg *args, size_t nargs);
+/** Frees the kernel.
+ *  @param k  the kernel; NULL is fine. */
+CUJIT_API void cujit_elementwise_destroy(cujit_elementwise *k);
+
+/** A reduction kernel made from a declaration and expressions (PyCUDA's
+ *  ReductionKernel). */
+typedef struct cujit_reduction cujit_reduction;
+/** A reduction to one value of `type`: `map_expr` gives element i's value ("x[i]*y[i]";
+ *  the arguments by name, i a long long), `reduce_expr` combines two values named a and b
+ *  ("a+b"; it must be associative and commutative: values are not combined in index
+ *  order), and `neutral` is the value that changes nothing ("0"), which is also the
+ *  result over 0 elements. Compiled at the first call.
+ *  @param out          receives the kernel; owned by the caller: cujit_reduction_destroy().
+ *  @param type         the result's type.
+ *  @param neutral      the neutral value, in CUDA C; copied.
+ *  @param reduce_expr  combines a and b; copied.
+ *  @param map_expr     element i's value; copied.
+ *  @param args         the declaration (see above); copied.
+ *  @param opts         NULL, or optional parts.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a type arrays cannot hold, a NULL or
+ *          empty expression, declarations cujit cannot read or holding no array, a
+ *          kernel name that is not an identifier. */
+CUJIT_API cujit_status cujit_reduction_create(cujit_reduction **out, cujit_type type,
+                                              const char *neutral, const char *reduce_expr,
+                                              const char *map_expr, const char *args,
+                                              const cujit_generator_options *opts);
+/** Runs it over the first array argument's elements, on that array's stream; the result
+ *  goes to a 0-d array (output rule) or, with cujit_reduction_call_host(), to host memory
+ *  of the result type's size (and the call waits for it).
+ *  @param r      the kernel.
+ *  @param out    the output (the output rule).
+ *  @param args   `nargs` arguments, one per declaration (see above for what each takes).
+ *  @param nargs  their number.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE naming a wrong argument (see above) or
+ *          output; CUJIT_ERROR_COMPILE with NVRTC's log and the generated source with line
+ *          numbers when an expression does not compile; device errors. */
+CUJIT_API cujit_status cujit_reduction_call(cujit_reduction *r, cujit_array **out,
+                                            const cujit_arg *args, size_t nargs);
+/** As cujit_reduction_call(), with the result copied to host memory; the call waits for it.
+ *  @param r       the kernel.
+ *  @param result  receives the result: the result type's size.
+ *  @param args    as for cujit_reduction_call().
+ *  @param nargs   their number.
+ *  @return as cujit_reduction_call(). */
+CUJIT_API cujit_status cujit_reduction_call_host(cujit_reduction *r, void *result,
+                                                 const cujit_arg *args, size_t nargs);
+/** Frees the kernel.
+ *  @param r  the kernel; NULL is fine. */
+CUJIT_API void cujit_reduction_destroy(cujit_reduction *r);
+
+/** A prefix-scan kernel made from an expression (PyCUDA's InclusiveScanKernel and
+ *  ExclusiveScanKernel). */
+typedef struct cujit_scan cujit_scan;
+/** A prefix scan of arrays of `type` with `scan_expr` in a and b ("a+b", associative) and
+ *  its `neutral` element; inclusive, or exclusive when `exclusive` is set.
+ *  @param out        receives the kernel; owned by the caller: cujit_scan_destroy().
+ *  @param type       the element type.
+ *  @param scan_expr  combines a and b; copied.
+ *  @param neutral    the neutral value, in CUDA C; copied.
+ *  @param exclusive  nonzero for an exclusive scan.
+ *  @param opts       NULL, or optional parts.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL out, a type arrays cannot hold,
+ *          a NULL or empty expression, a kernel name that is not an identifier. */
+CUJIT_API cujit_status cujit_scan_create(cujit_scan **out, cujit_type type,
+                                         const char *scan_expr, const char *neutral,
+                                         int exclusive, const cujit_generator_options *opts);
+/** Scans `in` into *out.
+ *  @param s    the kernel.
+ *  @param in   a 1-D array of the scan's type.
+ *  @param out  the output (the output rule; may be `in`: in place).
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for an array of another type or of more
+ *          dimensions, or a wrong output; CUJIT_ERROR_COMPILE with NVRTC's log when the
+ *          expression does not compile; device errors. */
+CUJIT_API cujit_status cujit_scan_call(cujit_scan *s, const cujit_array *in, cujit_array **out);
+/** Frees the kernel.
+ *  @param s  the kernel; NULL is fine. */
+CUJIT_API void cujit_scan_destroy(cujit_scan *s);
+
+/** @name The calls with their arguments inline
+ *  The generators' calls with the arguments inline, as plain values (up to 64):
+ *  CUJIT_ELEMENTWISE(k, 5.0f, x, 6.0f, y, z), CUJIT_ELEMENTWISE_RANGE(k, start, stop, step,
+ *  args...), CUJIT_REDUCTION(r, &out, x, y), CUJIT_REDUCTION_HOST(r, &result, x, y). Each
+ *  argument becomes a cujit_arg by its C type (see above): a `cujit_array *` an array, a
+ *  float cujit_f32(), a double cujit_f64(), an int cujit_i32(), and so on; a cujit_arg
+ *  passes as it is. A value of another type (a pointer such as &a, a long double) does not
+ *  compile. A compound literal with commas must be wrapped in parentheses.
+ *  @{ */
+/** CUJIT_ELEMENTWISE(k, args...): cujit_elementwise_call() with its arguments inline. */
+#define CUJIT_ELEMENTWISE(k, ...) \
+  cujit_elementwise_call((k), CUJIT_GEN_ARGS_(__VA_ARGS__))
+/** CUJIT_ELEMENTWISE_RANGE(k, start, stop, step, args...): cujit_elementwise_call_range()
+ *  with its arguments inline. */
+#define CUJIT_ELEMENTWISE_RANGE(k, start, stop, step, ...) \
+  cujit_elementwise_call_range((k), (start), (stop), (step), CUJIT_GEN_ARGS_(__VA_ARGS__))
+/** CUJIT_REDUCTION(r, out, args...): cujit_reduction_call() with its arguments inline. */
+#define CUJIT_REDUCTION(r, out, ...) cujit_reduction_call((r), (out), CUJIT_GEN_ARGS_(__VA_ARGS__))
+/** CUJIT_REDUCTION_HOST(r, result, args...): cujit_reduction_call_host() with its
+ *  arguments inline. */
+#define CUJIT_REDUCTION_HOST(r, result, ...) \
+  cujit_reduction_call_host((r), (result), CUJIT_GEN_ARGS_(__VA_ARGS__))
+/** @} */
+
+/** @} */
+
+/* What the macros expand to: each argument made a cujit_arg (CUJIT_GEN_ARG_), then the
+ * array of them and their count. */
+#define CUJIT_GEN_ARGS_(...) \
+  CUJIT_GEN_LIST_(CUJIT_GEN_MAP_(__VA_ARGS__)), (size_t)CUJIT_NARGS_(__VA_ARGS__)
+#ifdef __cplusplus
+#  define CUJIT_GEN_LIST_(...) std::initializer_list<cujit_arg>{__VA_ARGS__}.begin()
+#  define CUJIT_GEN_ARG_(x) cujit_gen_arg_(x)
+#else
+#  define CUJIT_GEN_LIST_(...) (const cujit_arg[]){__VA_ARGS__}
+#  ifndef __STDC_NO_COMPLEX__
+#    define CUJIT_GEN_COMPLEX_ float _Complex: cujit_gen_c64_, double _Complex: cujit_gen_c128_,
+#  else
+#    define CUJIT_GEN_COMPLEX_
+#  endif
+#  define CUJIT_GEN_ARG_(x)                                                                 \
+  _Generic((x), cujit_arg: cujit_gen_self_, cujit_array *: cujit_arr,                       \
+           const cujit_array *: cujit_arr, _Bool: cujit_bool, char: cujit_gen_char_,        \
+           signed char: cujit_i8, unsigned char: cujit_u8, short: cujit_i16,                \
+           unsigned short: cujit_u16, int: cujit_i32, unsigned: cujit_u32,                  \
+           long: cujit_gen_long_, unsigned long: cujit_gen_ulong_, long long: cujit_i64,   \
+           unsigned long long: cujit_u64, CUJIT_GEN_COMPLEX_ float: cujit_f32,             \
+           double: cujit_f64)(x)
+static inline cujit_arg cujit_gen_self_(cujit_arg a) { return a; }
+#  ifndef __STDC_NO_COMPLEX__
+static inline cujit_arg cujit_gen_c64_(float _Complex z) {
+  float v[2];
+  memcpy(v, &z, sizeof v); /* C lays a complex number out as its two parts */
+  return cujit_c64(v[0], v[1]);
+}
+static inline cujit_arg cujit_gen_c128_(double _Complex z) {
+  double v[2];
+  memcpy(v, &z, sizeof v);
+  return cujit_c128(v[0], v[1]);
+}
+#  endif
+#endif
+/* char, long and unsigned long have the size and signedness of the host's ABI. */
+static inline cujit_arg cujit_gen_char_(char v) {
+  return (char)-1 < 0 ? cujit_i8((int8_t)v) : cujit_u8((uint8_t)v);
+}
+static inline cujit_arg cujit_gen_long_(long v) {
+  return sizeof v == 8 ? cujit_i64((int64_t)v) : cujit_i32((int32_t)v);
+}
+static inline cujit_arg cujit_gen_ulong_(unsigned long v) {
+  return sizeof v == 8 ? cujit_u64((uint64_t)v) : cujit_u32((uint32_t)v);
+}
+/* Applies CUJIT_GEN_ARG_ to each argument. */
+#define CUJIT_GEN_MAP_(...) CUJIT_MAP_(CUJIT_GEN_ARG_, __VA_ARGS__)
+
+#ifdef __cplusplus
+} /* extern "C" */
+
+#include <initializer_list>
+
+/* In C++ each value finds its constructor by overloading. A pointer of any other type
+ * (&a, as the calls once took) matches the deleted template and does not compile. */
+static inline cujit_arg cujit_gen_arg_(cujit_arg a) { return a; }
+static inline cujit_arg cujit_gen_arg_(cujit_array *a) { return cujit_arr(a); }
+static inline cujit_arg cujit_gen_arg_(const cujit_array *a) { return cujit_arr(a); }
+static inline cujit_arg cujit_gen_arg_(decltype(nullptr)) { return cujit_arr(nullptr); }
+static inline cujit_arg cujit_gen_arg_(bool v) { return cujit_bool(v); }
+static inline cujit_arg cujit_gen_arg_(char v) { return cujit_gen_char_(v); }
+static inline cujit_arg cujit_gen_arg_(signed char v) { return cujit_i8(v); }
+static inline cujit_arg cujit_gen_arg_(unsigned char v) { return cujit_u8(v); }
+static inline cujit_arg cujit_gen_arg_(short v) { return cujit_i16(v); }
+static inline cujit_arg cujit_gen_arg_(unsigned short v) { return cujit_u16(v); }
+static inline cujit_arg cujit_gen_arg_(int v) { return cujit_i32(v); }
+static inline cujit_arg cujit_gen_arg_(unsigned v) { return cujit_u32(v); }
+static inline cujit_arg cujit_gen_arg_(long v) { return cujit_gen_long_(v); }
+static inline cujit_arg cujit_gen_arg_(unsigned long v) { return cujit_gen_ulong_(v); }
+static inline cujit_arg cujit_gen_arg_(long long v) { return cujit_i64(v); }
+static inline cujit_arg cujit_gen_arg_(unsigned long long v) { return cujit_u64(v); }
+static inline cujit_arg cujit_gen_arg_(float v) { return cujit_f32(v); }
+static inline cujit_arg cujit_gen_arg_(double v) { return cujit_f64(v); }
+template <typename T> cujit_arg cujit_gen_arg_(T *) = delete;
+#endif
+#endif /* CUJIT_ARRAY_H_INCLUDED */
