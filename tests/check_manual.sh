@@ -14,6 +14,7 @@
 #        check_manual.sh --names DIR     prints the public names of DIR/include/*.h
 #        check_manual.sh --self-test     checks that made-up faults are caught
 set -eu
+export LC_ALL=C # sort and compare names byte by byte, whatever the locale
 
 # The public names of the headers under $1/include, one per line.
 public_names() {
