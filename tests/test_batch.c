@@ -39,10 +39,9 @@ static void assert_module_has(const cujit_module *m, int i) {
     fail_msg("module %d lacks %s:\n%s", i, sym, cujit_module_ptx(m, NULL));
 }
 
-/* Slow to optimise (an unrolled loop of math calls), cheap to parse: about a second, with
- * many of NVRTC's checks, so that it can be stopped or its worker killed midway. `tag`
- * makes each one a different kernel. */
-static char *heavy_source(int tag) {
+/* Slow to optimise (a loop of math calls unrolled `n` times), cheap to parse. `tag` makes
+ * each one a different kernel. */
+static char *unrolled_source(int tag, int n) {
   char *s = malloc(1024);
   snprintf(s, 1024,
            "template <int N> __global__ void heavy%d(float *x) {\n"
@@ -54,11 +53,20 @@ static char *heavy_source(int tag) {
            "  }\n"
            "  x[threadIdx.x] = a + b;\n"
            "}\n"
-           "template __global__ void heavy%d<60>(float *);\n"
-           "template __global__ void heavy%d<61>(float *);\n",
-           tag, tag, tag);
+           "template __global__ void heavy%d<%d>(float *);\n"
+           "template __global__ void heavy%d<%d>(float *);\n",
+           tag, tag, n, tag, n + 1);
   return s;
 }
+
+/* About a second, with many of NVRTC's checks, so that it can be stopped or its worker
+ * killed midway. */
+static char *heavy_source(int tag) { return unrolled_source(tag, 60); }
+
+/* A tenth of a second or so: long enough that compiles started together overlap (the slot
+ * here is still busy when the next one starts, so it goes to a worker), short enough not
+ * to cost the suite seconds where being stopped midway is not the point. */
+static char *busy_source(int tag) { return unrolled_source(tag, 8); }
 
 static uint64_t compiles_so_far(void) {
   cujit_cache_stats s = CUJIT_CACHE_STATS_INIT;
@@ -144,7 +152,7 @@ static void workers_compile_beside_this_process(void **state) {
   uint64_t answered = cj_pool_answered(), programs = cj_nvrtc_programs_created();
   int i;
   (void)state;
-  for (i = 0; i < 4; i++) src[i] = heavy_source(i);
+  for (i = 0; i < 4; i++) src[i] = busy_source(i);
   assert_ok(cujit_batch_compile(mods, NULL, (const char *const *)src, NULL, 4, &o));
   for (i = 0; i < 4; i++) {
     char sym[32];
@@ -153,7 +161,7 @@ static void workers_compile_beside_this_process(void **state) {
     cujit_module_destroy(mods[i]);
     free(src[i]);
   }
-  /* heavy compiles overlap: the worker took some, this process the rest */
+  /* the compiles overlap: the worker took some, this process the rest */
   assert_true(cj_pool_answered() - answered >= 1);
   assert_int_equal(cj_pool_answered() - answered + cj_nvrtc_programs_created() - programs, 4);
   assert_int_equal(cj_pool_workers(NULL, NULL, 0), 1);
@@ -171,7 +179,7 @@ static void workers_use_this_process_nvrtc_and_no_descriptors(void **state) {
   (void)state;
   assert_int_equal(pipe(pipefd), 0); /* not close-on-exec */
   setenv("CUJIT_NVRTC", "/nonexistent/libnvrtc.so", 1);
-  for (i = 0; i < 4; i++) src[i] = heavy_source(40 + i);
+  for (i = 0; i < 4; i++) src[i] = busy_source(40 + i);
   assert_ok(cujit_batch_compile(mods, st, (const char *const *)src, NULL, 4, &o));
   unsetenv("CUJIT_NVRTC");
   assert_true(cj_pool_answered() - answered >= 1); /* a worker compiled some */
@@ -414,12 +422,12 @@ static void a_killed_worker_fails_nothing(void **state) {
   free(b);
 }
 
-static void run_batch_of_heavy(int first) {
+static void run_batch_of_busy(int first) {
   char *src[3];
   cujit_module *mods[3];
   cujit_options o = ptx_opts();
   int i;
-  for (i = 0; i < 3; i++) src[i] = heavy_source(first + i);
+  for (i = 0; i < 3; i++) src[i] = busy_source(first + i);
   assert_ok(cujit_batch_compile(mods, NULL, (const char *const *)src, NULL, 3, &o));
   for (i = 0; i < 3; i++) {
     char sym[32];
@@ -436,7 +444,7 @@ static void a_missing_worker_program_falls_back(void **state) {
   log_capture(CUJIT_LOG_INFO);
   setenv("CUJIT_WORKER", "/nonexistent/cujit-worker", 1);
   cj_pool_reset();
-  run_batch_of_heavy(40);
+  run_batch_of_busy(40);
   assert_int_equal(cj_pool_workers(NULL, NULL, 0), 0);
   assert_int_equal(cj_pool_answered() - answered, 0);
   assert_logged("no compile worker program at '/nonexistent/cujit-worker' (CUJIT_WORKER)");
@@ -457,7 +465,7 @@ static void worker_that_lies(const char *script, const char *why) {
   log_capture(CUJIT_LOG_INFO);
   setenv("CUJIT_WORKER", path, 1);
   cj_pool_reset();
-  run_batch_of_heavy(why[0] == 'g' ? 50 : 60);
+  run_batch_of_busy(why[0] == 'g' ? 50 : 60);
   assert_int_equal(cj_pool_answered() - answered, 0);
   assert_logged("stopped or answered something else while compiling");
   unsetenv("CUJIT_WORKER");
@@ -479,7 +487,7 @@ static void a_worker_dying_at_once_fails_nothing(void **state) {
 
 /* ---- herds across processes ---- */
 
-/* In a child: waits for the gate, compiles the heavy batch starting at `first`; exit
+/* In a child: waits for the gate, compiles the busy batch starting at `first`; exit
  * status 100 + the compiles it ran. */
 static int child_batch(const char *arg) {
   char *src[3];
@@ -488,7 +496,7 @@ static int child_batch(const char *arg) {
   uint64_t before;
   int i, first = atoi(arg);
   cujit_compile_set_jobs(2);
-  for (i = 0; i < 3; i++) src[i] = heavy_source(first + i);
+  for (i = 0; i < 3; i++) src[i] = busy_source(first + i);
   child_wait_gate();
   before = compiles_so_far();
   if (cujit_batch_compile(mods, NULL, (const char *const *)src, NULL, 3, &o) != CUJIT_OK) {
