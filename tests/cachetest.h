@@ -129,14 +129,14 @@ static inline int count_files(const char *cache, const char *part) {
 
 static char *cache;
 
-static int cache_setup(void **state) {
+static inline int cache_setup(void **state) {
   (void)state;
   cache = fresh_cache("cache");
   log_capture(CUJIT_LOG_WARN);
   return cache ? 0 : -1;
 }
 
-static int cache_teardown(void **state) {
+static inline int cache_teardown(void **state) {
   (void)state;
   cujit_log_set_callback(NULL, NULL);
   cujit_log_set_level(CUJIT_LOG_OFF);

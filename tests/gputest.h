@@ -74,7 +74,7 @@ static inline int gpu_have_devices(int want) {
 }
 
 /* The module a group's tests share, compiled by GPU_GROUP_MAIN's setup. */
-static cujit_module *mod;
+static cujit_module *mod __attribute__((unused));
 
 /* main() of a GPU group whose tests share `mod`, compiled from `src` (name expressions
  * `names`, may be NULL): the group is skipped (exit 77, with the reason) without a device,

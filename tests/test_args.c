@@ -222,7 +222,7 @@ static void extern_c_kernels_once_probed(void **state) {
 }
 
 /* An H100-like device. */
-static const cj_limits kLim = {90, 1024, {1024, 1024, 64}, {2147483647, 65535, 65535}, 232448, 1};
+static const cj_limits kLim = {90, 1024, {1024, 1024, 64}, {2147483647, 65535, 65535}, 232448, 1, 1, 132};
 
 static void configurations_within_limits_pass(void **state) {
   (void)state;

@@ -39,7 +39,7 @@ static void promotion_follows_numpy(void **state) {
     if (got != cases[i].want)
       fail_msg("promote(%d, %d, weak %d) = %d, want %d", cases[i].a, cases[i].b, cases[i].weak,
                got, cases[i].want);
-    if (!cases[i].weak && cujit_type_promote(cases[i].b, cases[i].a, 0) != got)
+    if (!cases[i].weak && (int)cujit_type_promote(cases[i].b, cases[i].a, 0) != got)
       fail_msg("promote(%d, %d) is not symmetric", cases[i].a, cases[i].b);
   }
 }

@@ -239,14 +239,14 @@ static void damaged_entries_are_rejected(void **state) {
     cj_deps deps = {0};
     cj_entry_meta meta;
     char why[160];
-    uint64_t at, size;
+    uint64_t manifest_at, size;
     memcpy(d, good, n);
     d[n - 1] ^= 1;
     assert_int_equal(cj_entry_decode(&g.key, d, n, &im, &deps, &meta, why, sizeof why), 0);
     cj_image_unref(im);
     cj_deps_clear(&deps);
-    assert_int_equal(cj_entry_manifest_span(d, n, &at, &size), 0);
-    assert_int_equal(cj_entry_manifest_check(d, d + at, (size_t)size), 1);
+    assert_int_equal(cj_entry_manifest_span(d, n, &manifest_at, &size), 0);
+    assert_int_equal(cj_entry_manifest_check(d, d + manifest_at, (size_t)size), 1);
   }
   /* lengths that claim more than the file holds, with a valid checksum */
   memcpy(d, good, n);

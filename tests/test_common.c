@@ -97,9 +97,9 @@ static void check_and_try(void **state) {
 
 static void vec_grows(void **state) {
   int *v = NULL;
-  size_t cap = 0, n, grows = 0, last_cap = 0;
+  size_t cap = 0, n, grows = 0, last_cap = 0, none = 0;
   (void)state;
-  assert_int_equal(CJ_VEC_RESERVE(v, cap, 0), 0); /* nothing needed: nothing done */
+  assert_int_equal(CJ_VEC_RESERVE(v, cap, none), 0); /* nothing needed: nothing done */
   assert_null(v);
   assert_int_equal(cap, 0);
   for (n = 0; n < 10000; n++) {

@@ -284,16 +284,16 @@ typedef cujit_status (*mul_fn)(cujit_dim3, cujit_dim3, CUdeviceptr, CUdeviceptr,
 typedef cujit_status (*scale_fn)(cujit_dim3, cujit_dim3, CUdeviceptr, float);
 
 static void in_out_through_every_form(void **state) {
-  enum { N = 256 };
+  enum { LEN = 256 };
   cujit_function *mul = fn_of("multiply_them"), *sc = fn_of("scale");
-  float a[N], b[N], dest[N], x[N];
+  float a[LEN], b[LEN], dest[LEN], x[LEN];
   CUdeviceptr da = 0;
   void *pm, *ps;
   int i, form;
   (void)state;
-  for (i = 0; i < N; i++) {
+  for (i = 0; i < LEN; i++) {
     a[i] = (float)i * 0.5f;
-    b[i] = (float)(N - i);
+    b[i] = (float)(LEN - i);
   }
   assert_ok(cujit_mem_alloc(&da, sizeof a));
   assert_ok(cujit_mem_copy_htod(da, a, sizeof a));
@@ -301,22 +301,22 @@ static void in_out_through_every_form(void **state) {
   assert_ok(cujit_function_bind(sc, NULL, &ps));
   for (form = 0; form < 3; form++) {
     memset(dest, 0, sizeof dest);
-    for (i = 0; i < N; i++) x[i] = (float)i;
+    for (i = 0; i < LEN; i++) x[i] = (float)i;
     if (form == 0) {
-      assert_ok(CUJIT_LAUNCH(mul, CUJIT_DIM3(1), CUJIT_DIM3(N), cujit_out(dest, sizeof dest),
+      assert_ok(CUJIT_LAUNCH(mul, CUJIT_DIM3(1), CUJIT_DIM3(LEN), cujit_out(dest, sizeof dest),
                              cujit_ptr(da), cujit_in(b, sizeof b)));
-      assert_ok(CUJIT_LAUNCH(sc, CUJIT_DIM3(1), CUJIT_DIM3(N), cujit_inout(x, sizeof x),
+      assert_ok(CUJIT_LAUNCH(sc, CUJIT_DIM3(1), CUJIT_DIM3(LEN), cujit_inout(x, sizeof x),
                              cujit_f32(3)));
     } else if (form == 1) {
-      assert_ok(cujit_call(mul, CUJIT_DIM3(1), CUJIT_DIM3(N), CUJIT_OUT_PTR(dest, sizeof dest), da,
+      assert_ok(cujit_call(mul, CUJIT_DIM3(1), CUJIT_DIM3(LEN), CUJIT_OUT_PTR(dest, sizeof dest), da,
                            CUJIT_IN_PTR(b, sizeof b)));
-      assert_ok(cujit_call(sc, CUJIT_DIM3(1), CUJIT_DIM3(N), CUJIT_INOUT_PTR(x, sizeof x), 3.0));
+      assert_ok(cujit_call(sc, CUJIT_DIM3(1), CUJIT_DIM3(LEN), CUJIT_INOUT_PTR(x, sizeof x), 3.0));
     } else {
-      assert_ok(((mul_fn)pm)(CUJIT_DIM3(1), CUJIT_DIM3(N), CUJIT_OUT_PTR(dest, sizeof dest), da,
+      assert_ok(((mul_fn)pm)(CUJIT_DIM3(1), CUJIT_DIM3(LEN), CUJIT_OUT_PTR(dest, sizeof dest), da,
                              CUJIT_IN_PTR(b, sizeof b)));
-      assert_ok(((scale_fn)ps)(CUJIT_DIM3(1), CUJIT_DIM3(N), CUJIT_INOUT_PTR(x, sizeof x), 3));
+      assert_ok(((scale_fn)ps)(CUJIT_DIM3(1), CUJIT_DIM3(LEN), CUJIT_INOUT_PTR(x, sizeof x), 3));
     }
-    for (i = 0; i < N; i++) {
+    for (i = 0; i < LEN; i++) {
       if (dest[i] != a[i] * b[i]) fail_msg("form %d: dest[%d] = %g", form, i, dest[i]);
       if (x[i] != 3.0f * (float)i) fail_msg("form %d: x[%d] = %g", form, i, x[i]);
     }
@@ -329,21 +329,21 @@ static void in_out_through_every_form(void **state) {
 typedef cujit_status (*reverse_fn)(cujit_dim3, cujit_dim3, CUdeviceptr, CUdeviceptr, int);
 
 static void bound_stream_and_shared(void **state) {
-  enum { N = 1024 };
+  enum { LEN = 1024 };
   cujit_function *fn = fn_of("reverse");
   cujit_launch_options o = {0};
-  float x[N], y[N];
+  float x[LEN], y[LEN];
   CUdeviceptr dx = 0, dy = 0;
   void *ptr;
   int i, n;
   (void)state;
-  for (i = 0; i < N; i++) x[i] = (float)i;
+  for (i = 0; i < LEN; i++) x[i] = (float)i;
   assert_ok(cujit_stream_create(&o.stream));
   assert_ok(cujit_mem_alloc(&dx, sizeof x));
   assert_ok(cujit_mem_alloc(&dy, sizeof y));
   assert_ok(cujit_mem_copy_htod(dx, x, sizeof x));
   assert_ok(cujit_function_bind(fn, &o, &ptr));
-  for (n = 256; n <= N; n *= 4) { /* the options are read at each call */
+  for (n = 256; n <= LEN; n *= 4) { /* the options are read at each call */
     o.shared_bytes = (unsigned)(n * sizeof(float));
     assert_ok(((reverse_fn)ptr)(CUJIT_DIM3(1), CUJIT_DIM3((unsigned)n), dx, dy, n));
     assert_ok(cujit_stream_synchronize(o.stream));
@@ -360,12 +360,12 @@ static void bound_stream_and_shared(void **state) {
 /* ---- mismatches are refused and launch nothing ---- */
 
 static void mismatches_refused(void **state) {
-  enum { N = 32 };
+  enum { LEN = 32 };
   cujit_function *mul = fn_of("multiply_them"), *agg = fn_of("aggregates");
-  float a[N], dest[N];
+  float a[LEN], dest[LEN];
   int i;
   (void)state;
-  for (i = 0; i < N; i++) a[i] = 1;
+  for (i = 0; i < LEN; i++) a[i] = 1;
   assert_status_detail(cujit_function_set_signature(mul, "ptr ptr"), CUJIT_ERROR_SIGNATURE,
                        "has 2 parameters, but kernel 'multiply_them' has 3");
   assert_status_detail(cujit_function_set_signature(mul, "ptr ptr u32"), CUJIT_ERROR_SIGNATURE,
@@ -380,13 +380,13 @@ static void mismatches_refused(void **state) {
   assert_ok(cujit_function_set_signature(agg, "i8 f32x4 i8 f64x2 {f32 i32 f64} i8x3 "
                                               "{f32 f32 f32}:16 {{i16[3]} f64[2]} i32x2 ptr"));
   memset(dest, 0, sizeof dest);
-  assert_status_detail(cujit_call(mul, CUJIT_DIM3(1), CUJIT_DIM3(N), CUJIT_OUT_PTR(dest, sizeof dest),
+  assert_status_detail(cujit_call(mul, CUJIT_DIM3(1), CUJIT_DIM3(LEN), CUJIT_OUT_PTR(dest, sizeof dest),
                                   CUJIT_IN_PTR(a, sizeof a)),
                        CUJIT_ERROR_INVALID_ARGS, "takes 3 arguments (ptr ptr ptr) but 2");
-  assert_status_detail(cujit_call(mul, CUJIT_DIM3(1), CUJIT_DIM3(N), CUJIT_OUT_PTR(dest, sizeof dest),
+  assert_status_detail(cujit_call(mul, CUJIT_DIM3(1), CUJIT_DIM3(LEN), CUJIT_OUT_PTR(dest, sizeof dest),
                                   CUJIT_IN_PTR(a, sizeof a), CUJIT_IN_PTR(a, sizeof a), 7),
                        CUJIT_ERROR_INVALID_ARGS, "but 4 were given");
-  for (i = 0; i < N; i++) assert_true(dest[i] == 0); /* nothing ran */
+  for (i = 0; i < LEN; i++) assert_true(dest[i] == 0); /* nothing ran */
   assert_status_detail(cujit_call(fn_of("scalars"), CUJIT_DIM3(1), CUJIT_DIM3(1), 300, 0, 0, 0,
                                   0, 0, 0LL, 0ULL, 0.0, 0.0, 0.0, 0.0, 0, 0, (size_t)0,
                                   (CUdeviceptr)0),
@@ -401,37 +401,37 @@ static void mismatches_refused(void **state) {
  * them, naming the parameter and its type, and launch nothing; the right types compute
  * the right result. Through the fast path (values only) and the staged one (a buffer). */
 static void ramp_checks(cujit_function *fn, const char *name) {
-  enum { N = 64, USED = 48 };
-  float y[N];
+  enum { LEN = 64, USED = 48 };
+  float y[LEN];
   CUdeviceptr d = 0;
   char want[256];
   int i;
   snprintf(want, sizeof want, "argument 1 of kernel '%s' is an unsigned int (u32), but "
            "parameter 1 is 'float'; use cujit_f32()", name);
   assert_ok(cujit_mem_alloc(&d, sizeof y));
-  for (i = 0; i < N; i++) y[i] = -1.0f;
+  for (i = 0; i < LEN; i++) y[i] = -1.0f;
   assert_ok(cujit_mem_copy_htod(d, y, sizeof y));
-  assert_status_detail(CUJIT_LAUNCH(fn, CUJIT_DIM3(1), CUJIT_DIM3(N), cujit_u32(USED),
+  assert_status_detail(CUJIT_LAUNCH(fn, CUJIT_DIM3(1), CUJIT_DIM3(LEN), cujit_u32(USED),
                                     cujit_f32(2.5f), cujit_ptr(d)),
                        CUJIT_ERROR_INVALID_ARGS, want);
-  assert_status_detail(CUJIT_LAUNCH(fn, CUJIT_DIM3(1), CUJIT_DIM3(N), cujit_u32(USED),
+  assert_status_detail(CUJIT_LAUNCH(fn, CUJIT_DIM3(1), CUJIT_DIM3(LEN), cujit_u32(USED),
                                     cujit_f32(2.5f), cujit_inout(y, sizeof y)),
                        CUJIT_ERROR_INVALID_ARGS, want);
-  assert_status_detail(CUJIT_LAUNCH(fn, CUJIT_DIM3(1), CUJIT_DIM3(N), cujit_f32(2.5f),
+  assert_status_detail(CUJIT_LAUNCH(fn, CUJIT_DIM3(1), CUJIT_DIM3(LEN), cujit_f32(2.5f),
                                     cujit_u32(USED), cujit_u64(d)),
                        CUJIT_ERROR_INVALID_ARGS, "parameter 3 is 'float *'");
   assert_ok(cujit_synchronize());
   assert_ok(cujit_mem_copy_dtoh(y, d, sizeof y));
-  for (i = 0; i < N; i++) assert_true(y[i] == -1.0f); /* nothing ran */
-  assert_ok(CUJIT_LAUNCH(fn, CUJIT_DIM3(1), CUJIT_DIM3(N), cujit_f32(2.5f), cujit_u32(USED),
+  for (i = 0; i < LEN; i++) assert_true(y[i] == -1.0f); /* nothing ran */
+  assert_ok(CUJIT_LAUNCH(fn, CUJIT_DIM3(1), CUJIT_DIM3(LEN), cujit_f32(2.5f), cujit_u32(USED),
                          cujit_ptr(d)));
   assert_ok(cujit_synchronize());
   assert_ok(cujit_mem_copy_dtoh(y, d, sizeof y));
-  for (i = 0; i < N; i++) assert_true(y[i] == (i < USED ? 2.5f * (float)i : -1.0f));
-  for (i = 0; i < N; i++) y[i] = -1.0f;
-  assert_ok(CUJIT_LAUNCH(fn, CUJIT_DIM3(1), CUJIT_DIM3(N), cujit_f32(0.5f), cujit_u32(USED),
+  for (i = 0; i < LEN; i++) assert_true(y[i] == (i < USED ? 2.5f * (float)i : -1.0f));
+  for (i = 0; i < LEN; i++) y[i] = -1.0f;
+  assert_ok(CUJIT_LAUNCH(fn, CUJIT_DIM3(1), CUJIT_DIM3(LEN), cujit_f32(0.5f), cujit_u32(USED),
                          cujit_inout(y, sizeof y)));
-  for (i = 0; i < N; i++) assert_true(y[i] == (i < USED ? 0.5f * (float)i : -1.0f));
+  for (i = 0; i < LEN; i++) assert_true(y[i] == (i < USED ? 0.5f * (float)i : -1.0f));
   assert_ok(cujit_mem_free(d));
 }
 

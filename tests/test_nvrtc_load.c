@@ -57,11 +57,11 @@ static int hit_without_nvrtc(void) {
 }
 
 static void a_cache_hit_never_loads_nvrtc(void **state) {
-  char *cache = fresh_cache("nvrtc-hit");
+  char *dir = fresh_cache("nvrtc-hit");
   (void)state;
   assert_int_equal(in_child(compile_once), 0);
   assert_int_equal(in_child(hit_without_nvrtc), 0);
-  drop_cache(cache);
+  drop_cache(dir);
 }
 
 /* With CUJIT_NVRTC naming no file: a compile fails saying where it looked and what to do;
@@ -87,11 +87,11 @@ static int missing_nvrtc(void) {
 }
 
 static void a_missing_nvrtc_is_a_clear_error(void **state) {
-  char *cache = fresh_cache("nvrtc-missing");
+  char *dir = fresh_cache("nvrtc-missing");
   (void)state;
   assert_int_equal(in_child(compile_once), 0);
   assert_int_equal(in_child(missing_nvrtc), 0);
-  drop_cache(cache);
+  drop_cache(dir);
 }
 
 /* The key names NVRTC by the build ID of the library that would be loaded. */
@@ -230,10 +230,10 @@ static int nvrtc_through_a_relative_directory(void) {
 }
 
 static void a_relative_search_directory_is_made_absolute(void **state) {
-  char *cache = fresh_cache("nvrtc-reldir-cache");
+  char *dir = fresh_cache("nvrtc-reldir-cache");
   (void)state;
   assert_int_equal(in_child(nvrtc_through_a_relative_directory), 0);
-  drop_cache(cache);
+  drop_cache(dir);
 }
 
 /* The path of the loaded library that holds `sym`. */
@@ -282,7 +282,7 @@ static void a_replaced_nvrtc_is_not_loaded(void **state) {
 static int elf_with_note(size_t phnum, size_t note_at) {
   static const unsigned char id[8] = {0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef};
   unsigned char file[8192] = {0};
-  Elf64_Ehdr eh = {{0}};
+  Elf64_Ehdr eh = {0};
   Elf64_Phdr ph = {0};
   Elf64_Nhdr nh = {4, sizeof id, NT_GNU_BUILD_ID};
   char path[] = "/tmp/cujit-elf-XXXXXX";

@@ -136,6 +136,7 @@ static void hand_init(hand *h, cujit_module *m, const char *name, const char *la
   cj_sig_free(s);
 }
 
+#ifdef CUJIT_FAULT_INJECTION /* the tests that use it need the launch recorder */
 /* Kernel `name` of m as a lookup makes it: its symbol, its layout from the PTX, and the
  * types decoded from its symbol (an extern "C" kernel's are probed when first needed). */
 static void hand_init_from(hand *h, cujit_module *m, const char *name) {
@@ -159,6 +160,7 @@ static void hand_init_from(hand *h, cujit_module *m, const char *name) {
   h->fn.param_sizes = h->sizes;
   cj_function_decode(&h->fn);
 }
+#endif
 
 static void hand_free(hand *h) {
   if (h->fn.upper_free) h->fn.upper_free(&h->fn);
@@ -371,7 +373,7 @@ static void promotions(void **state) {
 static void pointers_and_values(void **state) {
   typedef struct { float x, y, z; } f3;
   typedef struct { double v[5]; } big;
-  cujit_arg a[4], src = cujit_in(a, 16), small = cujit_i32(7);
+  cujit_arg a[4] = {0}, src = cujit_in(a, 16), small = cujit_i32(7);
   char host[32];
   f3 v = {1, 2, 3};
   big b = {{1, 2, 3, 4, 5}};

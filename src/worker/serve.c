@@ -60,8 +60,9 @@ static int asked_to_stop(void *user) {
   if (poll(&p, 1, 0) <= 0) return 0;
   k = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
   if (k == 0) return 1;
-  if (k == 1 && c == CJ_WORKER_CANCEL) return (void)read(fd, &c, 1), 1;
-  return 0;
+  if (k != 1 || c != CJ_WORKER_CANCEL) return 0;
+  k = read(fd, &c, 1); /* the cancel byte it peeked at, taken; asked to stop either way */
+  return 1;
 }
 
 static int reply(int fd, uint64_t id, int kind, cujit_status st, int nvrtc, const char *msg,
