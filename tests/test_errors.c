@@ -18,9 +18,16 @@ static void status_names_and_strings(void **state) {
 }
 
 static void version_matches_header(void **state) {
+  char numbers[32];
   (void)state;
   assert_int_equal(cujit_version(), CUJIT_VERSION_NUMBER);
   assert_string_equal(cujit_version_string(), CUJIT_VERSION_STRING);
+  /* the header's numbers, its string and the build's version (the soname, the packages
+   * and the CMake package's) are one version */
+  snprintf(numbers, sizeof numbers, "%d.%d.%d", CUJIT_VERSION_MAJOR, CUJIT_VERSION_MINOR,
+           CUJIT_VERSION_PATCH);
+  assert_string_equal(numbers, CUJIT_VERSION_STRING);
+  assert_string_equal(CUJIT_VERSION_STRING, CUJIT_PROJECT_VERSION);
 }
 
 static void last_error_is_per_thread(void **state);
