@@ -60,7 +60,8 @@ static void add_new_output(void *p) {
 static void sqrt_fabs(void *p) {
   big *c = p;
   bench_check_ok(cujit_array_map(&c->out, "sqrt(fabs(x))", 1, (const char *[]){"x"},
-                                 (const cujit_array *[]){c->x}), "sqrt(fabs(x))");
+                                 (const cujit_array *[]){c->x}),
+                 "sqrt(fabs(x))");
 }
 
 static void lin_comb(void *p) {
@@ -217,14 +218,15 @@ static void seed_004(void) {
     uint64_t t0 = bench_now_ns();
     bench_check_ok(cujit_array_from_host(&x, CUJIT_TYPE_F32, 2, shape, h), "to_gpu");
     bench_check_ok(cujit_array_map(&y, "sin(2*x + 1)", 1, (const char *[]){"x"},
-                                   (const cujit_array *[]){x}), "sin(2x + 1)");
+                                   (const cujit_array *[]){x}),
+                   "sin(2x + 1)");
     bench_check_ok(cujit_array_read(y, back, (size_t)n * 4), "get");
     if (r >= 0) v[r] = (double)(bench_now_ns() - t0) / 1e6;
     cujit_array_destroy(x);
     cujit_array_destroy(y);
   }
-  bench_check("arrays", "seed 004: host -> sin(2x + 1) -> host, 4000^2 floats", (double)n * 4,
-              "ms", bench_median(v, (size_t)rounds), NAN, 8, bench_median(v, (size_t)rounds) <= 8,
+  bench_check("arrays", "seed 004: host -> sin(2x + 1) -> host, 4000^2 floats", (double)n * 4, "ms",
+              bench_median(v, (size_t)rounds), NAN, 8, bench_median(v, (size_t)rounds) <= 8,
               "<= 8 ms (PyCUDA: 32.3 ms)");
   free(h);
   free(back);
@@ -317,10 +319,12 @@ static double first_call(int reduction) {
   bench_check_ok(cujit_array_zeros(&z, CUJIT_TYPE_F32, 1, &n), "zeros");
   if (reduction)
     bench_check_ok(cujit_reduction_create(&r, CUJIT_TYPE_F32, "0", "a+b", "x[i]*y[i]",
-                                          "float *x, float *y", NULL), "reduction_create");
+                                          "float *x, float *y", NULL),
+                   "reduction_create");
   else
     bench_check_ok(cujit_elementwise_create(&e, "float a, float *x, float b, float *y, float *z",
-                                            "z[i] = a*x[i] + b*y[i]", NULL), "elementwise_create");
+                                            "z[i] = a*x[i] + b*y[i]", NULL),
+                   "elementwise_create");
   bench_cu_check(bench_cu.cuCtxSynchronize(), "cuCtxSynchronize");
   t0 = bench_now_ns();
   if (reduction)

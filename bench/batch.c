@@ -23,7 +23,8 @@ static void kernel(int i, char *out, size_t size) {
            "    b = expf(a * 0.001f) * b + (float)i;\n"
            "  }\n"
            "  x[threadIdx.x] = a + b;\n"
-           "}\n", i, i);
+           "}\n",
+           i, i);
 }
 
 static int bare(int n) {
@@ -83,9 +84,12 @@ int bench_batch_child(int argc, char **argv) {
   o.arch = bench_cfg.arch;
   o.flags = CUJIT_OPT_NO_CACHE;
   t0 = bench_now_ns();
-  if (strcmp(argv[1], "bare") == 0) rc = bare(n);
-  else if (strcmp(argv[1], "serial") == 0) rc = one_by_one(n, &o);
-  else rc = at_once(n, &o);
+  if (strcmp(argv[1], "bare") == 0)
+    rc = bare(n);
+  else if (strcmp(argv[1], "serial") == 0)
+    rc = one_by_one(n, &o);
+  else
+    rc = at_once(n, &o);
   if (rc) {
     fprintf(stderr, "batch child: %s\n", cujit_last_error());
     return 1;

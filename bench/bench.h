@@ -16,12 +16,12 @@
 /* ---- configuration (bench/main.c) ---- */
 
 typedef struct bench_config {
-  int quick;           /* env QUICK=1: a smoke run with few repetitions */
-  int have_gpu;        /* a device is usable */
-  char arch[32];       /* target of every compile, e.g. "sm_90" */
-  char cc_arch[32];    /* the device's own arch ("" without a device) */
-  char scratch[512];   /* private directory for caches, homes and files; removed at exit */
-  char self[4096];     /* this program, for child processes */
+  int quick;                /* env QUICK=1: a smoke run with few repetitions */
+  int have_gpu;             /* a device is usable */
+  char arch[32];            /* target of every compile, e.g. "sm_90" */
+  char cc_arch[32];         /* the device's own arch ("" without a device) */
+  char scratch[512];        /* private directory for caches, homes and files; removed at exit */
+  char self[4096];          /* this program, for child processes */
   const char *cuda_include; /* the toolkit's include directory (for cuda_fp16.h) */
 } bench_config;
 
@@ -45,14 +45,14 @@ double bench_max(const double *v, size_t n);
 typedef enum bench_result { BENCH_PASS, BENCH_FAIL, BENCH_INFO, BENCH_SKIP } bench_result;
 
 typedef struct bench_row {
-  char group[16];   /* compile, memcache, start, herd, launch, inout, memory */
-  char metric[80];  /* what was measured, for the table */
-  double param;     /* size in bytes, process count or argument count; 0 if none */
-  char unit[8];     /* of cujit and baseline: ms, us, ns, MiB, KiB, count */
-  double cujit;     /* NAN when not measured */
-  double baseline;  /* NAN when there is none */
-  double allowed;   /* the largest cujit figure the goal allows; NAN if none */
-  char goal[96];    /* the goal in words */
+  char group[16];  /* compile, memcache, start, herd, launch, inout, memory */
+  char metric[80]; /* what was measured, for the table */
+  double param;    /* size in bytes, process count or argument count; 0 if none */
+  char unit[8];    /* of cujit and baseline: ms, us, ns, MiB, KiB, count */
+  double cujit;    /* NAN when not measured */
+  double baseline; /* NAN when there is none */
+  double allowed;  /* the largest cujit figure the goal allows; NAN if none */
+  char goal[96];   /* the goal in words */
   bench_result result;
 } bench_row;
 
@@ -62,8 +62,8 @@ void bench_add(const bench_row *row);
 void bench_ratio(const char *group, const char *metric, double param, const char *unit,
                  double cujit, double baseline, double limit, const char *goal);
 /* A figure with no goal (context creation, sizes without a goal, ...). */
-void bench_info(const char *group, const char *metric, double param, const char *unit,
-                double cujit, double baseline, const char *note);
+void bench_info(const char *group, const char *metric, double param, const char *unit, double cujit,
+                double baseline, const char *note);
 /* A goal checked by the caller (absolute limits, counts); `allowed` is the largest cujit
  * figure it allows where there is one (for the plot), else NAN. */
 void bench_check(const char *group, const char *metric, double param, const char *unit,
@@ -103,12 +103,14 @@ int bench_mapped(const char *needle);
 
 /* Every driver function a baseline calls, resolved through cujit_driver_get_symbol() (the
  * same cuGetProcAddress table version cujit uses); libcuda is not linked. */
-#define BENCH_CU_LIST(X)                                                                    \
-  X(cuDeviceGet) X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent) X(cuCtxSynchronize)        \
-  X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(cuLaunchKernel)           \
-  X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyHtoDAsync)          \
-  X(cuMemcpyDtoHAsync) X(cuStreamSynchronize) X(cuMemGetInfo) X(cuLibraryLoadData)         \
-  X(cuLibraryUnload) X(cuLibraryGetKernel) X(cuMemcpyDtoDAsync)
+/* clang-format off */
+#define BENCH_CU_LIST(X)                                                                           \
+  X(cuDeviceGet) X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent) X(cuCtxSynchronize)                \
+  X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(cuLaunchKernel) X(cuMemAlloc)     \
+  X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync)           \
+  X(cuStreamSynchronize) X(cuMemGetInfo) X(cuLibraryLoadData) X(cuLibraryUnload)                   \
+  X(cuLibraryGetKernel) X(cuMemcpyDtoDAsync)
+/* clang-format on */
 
 typedef struct bench_driver {
 #define BENCH_CU_FIELD_(fn) __typeof__(fn) *fn;
@@ -132,8 +134,8 @@ void bench_check_ok(cujit_status st, const char *what);
  * expression (may be NULL), compile with `argv`, read the log, the PTX, the CUBIN and the
  * lowered name. Returns the CUBIN (malloc'ed; *size its size), or NULL after printing the
  * log to stderr. */
-void *bench_nvrtc_cubin(const char *source, const char *name, const char *const *argv,
-                        int argc, const char *name_expr, size_t *size);
+void *bench_nvrtc_cubin(const char *source, const char *name, const char *const *argv, int argc,
+                        const char *name_expr, size_t *size);
 
 /* What cujit gives NVRTC, recorded so that a baseline compiles exactly that (bench/nvrtc.c
  * defines NVRTC's entry points that take a program and forwards them). After
@@ -162,12 +164,12 @@ void bench_herd(void);     /* herd.c: N processes on an empty vs a warm cache */
 void bench_launch(void);   /* launch.c: launch overhead */
 void bench_inout(void);    /* inout.c: In/Out round trips */
 void bench_memory(void);   /* memory.c: 10^6 In/Out launches do not grow memory */
-void bench_pch(void);     /* pch.c: CUB kernels in one process, with and without PCH */
+void bench_pch(void);      /* pch.c: CUB kernels in one process, with and without PCH */
 int bench_pch_child(int argc, char **argv);
-void bench_batch(void);   /* batch.c: distinct kernels compiled at once vs one by one */
+void bench_batch(void); /* batch.c: distinct kernels compiled at once vs one by one */
 int bench_batch_child(int argc, char **argv);
-void bench_cli(void);     /* cli.c: `cujit compile` on a cache hit in a new process */
-void bench_arrays(void);  /* arrays.c: array operations against the bandwidth floor */
+void bench_cli(void);      /* cli.c: `cujit compile` on a cache hit in a new process */
+void bench_arrays(void);   /* arrays.c: array operations against the bandwidth floor */
 void bench_multigpu(void); /* multigpu.c: devices side by side, a module on a second device */
 
 /* Child-process entry points (argv after "--child <mode>"); return the exit status. */

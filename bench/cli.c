@@ -77,7 +77,8 @@ void bench_cli(void) {
   snprintf(measure, sizeof measure, "%.*s/cujit-bench-measure", (int)(slash - cli), cli);
   snprintf(slash + 1, sizeof cli - (size_t)(slash + 1 - cli), "cujit");
   if (access(cli, X_OK) != 0 || access(measure, X_OK) != 0)
-    return bench_skip("cli", "cache-hit cujit compile", "cujit or cujit-bench-measure is not built");
+    return bench_skip("cli", "cache-hit cujit compile",
+                      "cujit or cujit-bench-measure is not built");
   if (bench_mkdir("cli", dir, sizeof dir) != 0) return bench_skip("cli", "cache hit", "scratch");
   snprintf(cu, sizeof cu, "%s/twice.cu", dir);
   snprintf(out, sizeof out, "%s/twice.ptx", dir);
@@ -88,10 +89,10 @@ void bench_cli(void) {
     return bench_skip("cli", "cache-hit cujit compile", "a run failed");
   bench_check("cli", "cache-hit `cujit compile --arch`: wall, best of 10", 1, "ms", hit.ms, bare.ms,
               2.0, hit.ms <= 2.0, "<= 2 ms (baseline: /bin/true)");
-  bench_check("cli", "cache-hit `cujit compile --arch`: peak RSS, best of 10", 1, "MiB", hit.rss_mib,
-              bare.rss_mib, 8.0, hit.rss_mib <= 8.0, "<= 8 MiB (baseline: /bin/true)");
+  bench_check("cli", "cache-hit `cujit compile --arch`: peak RSS, best of 10", 1, "MiB",
+              hit.rss_mib, bare.rss_mib, 8.0, hit.rss_mib <= 8.0, "<= 8 MiB (baseline: /bin/true)");
   bench_info("cli", "  the same without --arch: wall", 1, "ms", hit_auto.ms, bare.ms,
              "the device is asked for its target (the driver starts where there is one)");
-  bench_info("cli", "  the same without --arch: peak RSS", 1, "MiB", hit_auto.rss_mib,
-             bare.rss_mib, "the driver's libraries mapped where there is one");
+  bench_info("cli", "  the same without --arch: peak RSS", 1, "MiB", hit_auto.rss_mib, bare.rss_mib,
+             "the driver's libraries mapped where there is one");
 }

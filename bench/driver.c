@@ -14,10 +14,10 @@ int bench_driver_load(void) {
     fprintf(stderr, "cujit-bench: no usable driver: %s\n", cujit_last_error());
     return -1;
   }
-#define BENCH_CU_RESOLVE_(fn)                                                      \
-  if (cujit_driver_get_symbol(#fn, (void **)&bench_cu.fn) != CUJIT_OK) {               \
-    fprintf(stderr, "cujit-bench: %s\n", cujit_last_error());                       \
-    return -1;                                                                     \
+#define BENCH_CU_RESOLVE_(fn)                                            \
+  if (cujit_driver_get_symbol(#fn, (void **)&bench_cu.fn) != CUJIT_OK) { \
+    fprintf(stderr, "cujit-bench: %s\n", cujit_last_error());            \
+    return -1;                                                           \
   }
   BENCH_CU_LIST(BENCH_CU_RESOLVE_)
 #undef BENCH_CU_RESOLVE_

@@ -30,7 +30,8 @@ int bench_herd_child(int argc, char **argv) {
   (void)argc, (void)argv;
   printf("ready\n");
   fflush(stdout);
-  while (read(0, &c, 1) > 0) {}
+  while (read(0, &c, 1) > 0) {
+  }
   st = cujit_module_from_source(&m, bench_src_small, "herd.cu", NULL);
   cujit_cache_get_stats(&s);
   printf("done %d %llu %llu\n", st == CUJIT_OK, (unsigned long long)s.compiles,
@@ -102,7 +103,10 @@ static int run_herd(int n, const char *cache, herd_result *res) {
     res->wall_ms = (double)(bench_now_ns() - t0) / 1e6;
   }
   if (go[1] >= 0) close(go[1]);
-  if (f) fclose(f); else close(out[0]);
+  if (f)
+    fclose(f);
+  else
+    close(out[0]);
   for (i = 0; i < started; i++)
     if (bench_wait(pids[i]) != 0) rc = -1;
   return rc == 0 && res->failed == 0 ? 0 : -1;
@@ -117,7 +121,8 @@ typedef struct herd_rounds {
 static int herd_round(int n, int r, herd_rounds *h) {
   char c1[600], cn[600];
   herd_result one, cold, warm;
-  if (bench_mkdir("herd-cache", c1, sizeof c1) != 0 || bench_mkdir("herd-cache", cn, sizeof cn) != 0)
+  if (bench_mkdir("herd-cache", c1, sizeof c1) != 0 ||
+      bench_mkdir("herd-cache", cn, sizeof cn) != 0)
     return -1;
   if (run_herd(1, c1, &one) != 0 || run_herd(n, cn, &cold) != 0 || run_herd(n, cn, &warm) != 0)
     return -1;
@@ -154,8 +159,8 @@ static void herd_size(int n) {
               "cold: exactly 1 every round; warm: 0");
   snprintf(metric, sizeof metric, "herd of %d: cold vs warm wall time", n);
   snprintf(goal, sizeof goal, "<= warm + 1.5 x one compile (%.1f ms)", one);
-  bench_check("herd", metric, n, "ms", cold, warm, warm + 1.5 * one,
-              cold <= warm + 1.5 * one, goal);
+  bench_check("herd", metric, n, "ms", cold, warm, warm + 1.5 * one, cold <= warm + 1.5 * one,
+              goal);
 }
 
 void bench_herd(void) {

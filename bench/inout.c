@@ -31,7 +31,9 @@ typedef struct inout_ctx {
 
 static int way_cujit(const inout_ctx *c, unsigned char *host, size_t n) {
   return CUJIT_LAUNCH(c->f, CUJIT_DIM3(1), CUJIT_DIM3(32), cujit_inout(host, n),
-                      cujit_u64((uint64_t)n)) == CUJIT_OK ? 0 : -1;
+                      cujit_u64((uint64_t)n)) == CUJIT_OK
+             ? 0
+             : -1;
 }
 
 static int way_hand(const inout_ctx *c, size_t n) {
@@ -89,8 +91,7 @@ static int round_trip_works(const inout_ctx *c, unsigned char *host, size_t n) {
  * transfer (the naive one frees device memory; the pageable ones copy through other host
  * memory) pays for it in its first copies, and a fixed order gave that cost to one side of
  * the pinned comparison alone. 0, or -1 when a round trip failed. */
-static int time_pair(const inout_ctx *c, int a, int b, size_t n, int reps, double *ta,
-                     double *tb) {
+static int time_pair(const inout_ctx *c, int a, int b, size_t n, int reps, double *ta, double *tb) {
   int r;
   for (r = 0; r < reps; r++) {
     if (r % 2 == 0) {
@@ -171,8 +172,8 @@ void bench_inout(void) {
   size_t i;
   memset(&c, 0, sizeof c);
   if (bench_driver_load() != 0 || bench_context() != 0 || setup(&c, &m, &raw, sizes[3]) != 0) {
-    bench_skip("inout", "In/Out round trip", cujit_last_error()[0] ? cujit_last_error()
-                                                                    : "setup failed (see the log)");
+    bench_skip("inout", "In/Out round trip",
+               cujit_last_error()[0] ? cujit_last_error() : "setup failed (see the log)");
   } else {
     for (i = 0; i < 4; i++) one_size(&c, sizes[i], bench_reps(full[i], quick[i]));
   }

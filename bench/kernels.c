@@ -10,12 +10,11 @@ const char bench_src_small[] =
 
 /* A template over half precision: pulls in cuda_fp16.h (a large header) and needs a name
  * expression to be found. */
-const char bench_src_fp16[] =
-    "#include <cuda_fp16.h>\n"
-    "template <typename T, int N>\n"
-    "__global__ void scale(T *x, T s, int n) {\n"
-    "  int i = (blockIdx.x * blockDim.x + threadIdx.x) * N;\n"
-    "#pragma unroll\n"
-    "  for (int k = 0; k < N; k++)\n"
-    "    if (i + k < n) x[i + k] = x[i + k] * s;\n"
-    "}\n";
+const char bench_src_fp16[] = "#include <cuda_fp16.h>\n"
+                              "template <typename T, int N>\n"
+                              "__global__ void scale(T *x, T s, int n) {\n"
+                              "  int i = (blockIdx.x * blockDim.x + threadIdx.x) * N;\n"
+                              "#pragma unroll\n"
+                              "  for (int k = 0; k < N; k++)\n"
+                              "    if (i + k < n) x[i + k] = x[i + k] * s;\n"
+                              "}\n";

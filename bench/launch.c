@@ -33,15 +33,13 @@ static const char launch_src[] =
     "    double d3, long long l4, int i5, float f6, double d7) {}\n";
 
 typedef cujit_status (*bound3_fn)(cujit_dim3, cujit_dim3, CUdeviceptr, CUdeviceptr, int);
-typedef cujit_status (*bound16_fn)(cujit_dim3, cujit_dim3, CUdeviceptr, CUdeviceptr,
-                                   CUdeviceptr, CUdeviceptr, CUdeviceptr, CUdeviceptr,
-                                   CUdeviceptr, CUdeviceptr, int, unsigned, float, double,
-                                   long long, int, float, double);
+typedef cujit_status (*bound16_fn)(cujit_dim3, cujit_dim3, CUdeviceptr, CUdeviceptr, CUdeviceptr,
+                                   CUdeviceptr, CUdeviceptr, CUdeviceptr, CUdeviceptr, CUdeviceptr,
+                                   int, unsigned, float, double, long long, int, float, double);
 
 enum { RAW, RAW_KERNEL, LAUNCH, CALL, BOUND, N_VARIANTS };
 static const char *const variant_names[] = {"raw cuLaunchKernel", "raw with a CUkernel handle",
-                                            "cujit_launch", "cujit_call",
-                                            "bound function pointer"};
+                                            "cujit_launch", "cujit_call", "bound function pointer"};
 
 typedef struct launch_ctx {
   CUfunction raw3, raw16;
@@ -62,11 +60,16 @@ static int loop3(const launch_ctx *c, int v, long n) {
     void *params[] = {&a, &b, &k};
     int bad = 0;
     switch (v) {
-      case RAW: bad = bench_cu.cuLaunchKernel(c->raw3, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL); break;
-      case RAW_KERNEL:
-        bad = bench_cu.cuLaunchKernel((CUfunction)c->kern3, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL);
+      case RAW:
+        bad = bench_cu.cuLaunchKernel(c->raw3, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL);
         break;
-      case LAUNCH: bad = CUJIT_LAUNCH(c->f3, D1, D1, cujit_ptr(a), cujit_ptr(b), cujit_i32(k)); break;
+      case RAW_KERNEL:
+        bad =
+            bench_cu.cuLaunchKernel((CUfunction)c->kern3, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL);
+        break;
+      case LAUNCH:
+        bad = CUJIT_LAUNCH(c->f3, D1, D1, cujit_ptr(a), cujit_ptr(b), cujit_i32(k));
+        break;
       case CALL: bad = cujit_call(c->f3, D1, D1, a, b, k); break;
       default: bad = c->b3(D1, D1, a, b, k); break;
     }
@@ -76,8 +79,8 @@ static int loop3(const launch_ctx *c, int v, long n) {
 }
 
 static int loop16(const launch_ctx *c, int v, long n) {
-  CUdeviceptr p0 = c->p[0], p1 = c->p[1], p2 = c->p[2], p3 = c->p[3], p4 = c->p[4],
-              p5 = c->p[5], p6 = c->p[6], p7 = c->p[7];
+  CUdeviceptr p0 = c->p[0], p1 = c->p[1], p2 = c->p[2], p3 = c->p[3], p4 = c->p[4], p5 = c->p[5],
+              p6 = c->p[6], p7 = c->p[7];
   int i0 = 1, i5 = 5;
   unsigned u1 = 2;
   float f2 = 3.0f, f6 = 6.0f;
@@ -93,19 +96,19 @@ static int loop16(const launch_ctx *c, int v, long n) {
         bad = bench_cu.cuLaunchKernel(c->raw16, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL);
         break;
       case RAW_KERNEL:
-        bad = bench_cu.cuLaunchKernel((CUfunction)c->kern16, 1, 1, 1, 1, 1, 1, 0, NULL, params,
-                                      NULL);
+        bad =
+            bench_cu.cuLaunchKernel((CUfunction)c->kern16, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL);
         break;
       case LAUNCH:
-        bad = CUJIT_LAUNCH(c->f16, D1, D1, cujit_ptr(p0), cujit_ptr(p1), cujit_ptr(p2),
-                           cujit_ptr(p3), cujit_ptr(p4), cujit_ptr(p5), cujit_ptr(p6),
-                           cujit_ptr(p7), cujit_i32(i0), cujit_u32(u1), cujit_f32(f2),
-                           cujit_f64(d3), cujit_i64(l4), cujit_i32(i5), cujit_f32(f6),
-                           cujit_f64(d7));
+        bad =
+            CUJIT_LAUNCH(c->f16, D1, D1, cujit_ptr(p0), cujit_ptr(p1), cujit_ptr(p2), cujit_ptr(p3),
+                         cujit_ptr(p4), cujit_ptr(p5), cujit_ptr(p6), cujit_ptr(p7), cujit_i32(i0),
+                         cujit_u32(u1), cujit_f32(f2), cujit_f64(d3), cujit_i64(l4), cujit_i32(i5),
+                         cujit_f32(f6), cujit_f64(d7));
         break;
       case CALL:
-        bad = cujit_call(c->f16, D1, D1, p0, p1, p2, p3, p4, p5, p6, p7, i0, u1, (double)f2, d3,
-                         l4, i5, (double)f6, d7);
+        bad = cujit_call(c->f16, D1, D1, p0, p1, p2, p3, p4, p5, p6, p7, i0, u1, (double)f2, d3, l4,
+                         i5, (double)f6, d7);
         break;
       default:
         bad = c->b16(D1, D1, p0, p1, p2, p3, p4, p5, p6, p7, i0, u1, f2, d3, l4, i5, f6, d7);
@@ -313,8 +316,8 @@ void bench_launch(void) {
   size_t i;
   memset(&c, 0, sizeof c);
   if (bench_driver_load() != 0 || bench_context() != 0 || setup(&c, &m, &raw, &lib) != 0) {
-    bench_skip("launch", "launch overhead", cujit_last_error()[0] ? cujit_last_error()
-                                                                   : "setup failed (see the log)");
+    bench_skip("launch", "launch overhead",
+               cujit_last_error()[0] ? cujit_last_error() : "setup failed (see the log)");
   } else {
     cpu_set_t saved;
     int pinned = pin(&saved);

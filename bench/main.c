@@ -102,7 +102,9 @@ static int setup(const char *arch) {
                        cujit_device_get_info(0, NULL, 0, &major, &minor) == CUJIT_OK;
   if (bench_cfg.have_gpu) device_arch(major * 10 + minor);
   snprintf(bench_cfg.arch, sizeof bench_cfg.arch, "%s",
-           arch ? arch : bench_cfg.cc_arch[0] ? bench_cfg.cc_arch : "sm_90");
+           arch                   ? arch
+           : bench_cfg.cc_arch[0] ? bench_cfg.cc_arch
+                                  : "sm_90");
   return 0;
 }
 
@@ -128,13 +130,18 @@ int main(int argc, char **argv) {
   size_t g;
   if (argc > 1 && strcmp(argv[1], "--child") == 0) return child_main(argc - 2, argv + 2);
   for (i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc) csv = argv[++i];
-    else if (strcmp(argv[i], "--arch") == 0 && i + 1 < argc) arch = argv[++i];
-    else if (argv[i][0] == '-' || n_names == 16) return usage();
-    else names[n_names++] = argv[i];
+    if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc)
+      csv = argv[++i];
+    else if (strcmp(argv[i], "--arch") == 0 && i + 1 < argc)
+      arch = argv[++i];
+    else if (argv[i][0] == '-' || n_names == 16)
+      return usage();
+    else
+      names[n_names++] = argv[i];
   }
   for (i = 0; i < n_names; i++) {
-    for (g = 0; g < N_GROUPS && strcmp(groups[g].name, names[i]) != 0; g++) {}
+    for (g = 0; g < N_GROUPS && strcmp(groups[g].name, names[i]) != 0; g++) {
+    }
     if (g == N_GROUPS) return usage();
   }
   if (setup(arch) != 0) {

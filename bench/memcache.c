@@ -84,7 +84,9 @@ typedef struct hit_case {
 
 static void case_metric(const hit_case *c, char *out, size_t size) {
   snprintf(out, size, "memory-cache hit: %zu KiB source%s", c->size / 1024,
-           c->moved ? " at a new address each call" : c->opts ? " (arch given)" : "");
+           c->moved  ? " at a new address each call"
+           : c->opts ? " (arch given)"
+                     : "");
 }
 
 /* Compiles the case's source once (filling the cache) and warms it up. */
@@ -119,8 +121,9 @@ static void report_case(const hit_case *c, int reps, uint64_t hits) {
                 "<= 1000 ns");
   else
     bench_info("memcache", metric, (double)c->size, "ns", median, NAN,
-               c->moved ? "no goal; the text is hashed to find it"
-               : c->opts ? "no goal; no device query per call" : "no goal");
+               c->moved  ? "no goal; the text is hashed to find it"
+               : c->opts ? "no goal; no device query per call"
+                         : "no goal");
 }
 
 void bench_memcache(void) {

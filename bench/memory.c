@@ -43,11 +43,11 @@ static void report(long n, double us, size_t dev0, size_t dev1, size_t rss0, siz
   double rgrow = ((double)rss1 - (double)rss0) / 1024;
   char metric[96];
   snprintf(metric, sizeof metric, "%ld In/Out launches: device memory growth", n);
-  bench_check("memory", metric, (double)n, "MiB", dgrow, (double)dev0 / (1 << 20), 0,
-              dev1 <= dev0, "no growth (baseline: in use after warm-up)");
+  bench_check("memory", metric, (double)n, "MiB", dgrow, (double)dev0 / (1 << 20), 0, dev1 <= dev0,
+              "no growth (baseline: in use after warm-up)");
   snprintf(metric, sizeof metric, "%ld In/Out launches: RSS growth", n);
-  bench_check("memory", metric, (double)n, "KiB", rgrow, (double)rss0 / 1024, 256,
-              rgrow <= 256, "<= 256 KiB (baseline: RSS after warm-up)");
+  bench_check("memory", metric, (double)n, "KiB", rgrow, (double)rss0 / 1024, 256, rgrow <= 256,
+              "<= 256 KiB (baseline: RSS after warm-up)");
   bench_info("memory", "In/Out launch: 2 x 256 B (synchronous)", (double)n, "us", us, NAN,
              "time per launch during the run");
 }

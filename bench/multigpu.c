@@ -31,7 +31,9 @@ typedef struct mg_worker {
 
 static int round_trip(cujit_function *f, unsigned char *buf) {
   return CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(32), cujit_inout(buf, MG_BYTES),
-                      cujit_u64((uint64_t)MG_BYTES)) == CUJIT_OK ? 0 : -1;
+                      cujit_u64((uint64_t)MG_BYTES)) == CUJIT_OK
+             ? 0
+             : -1;
 }
 
 /* Chooses the device, checks that the data travels, then (warm) waits at the barrier and
@@ -42,8 +44,11 @@ static void *mg_work(void *arg) {
   if (ok) {
     w->buf[0] = 41, w->buf[MG_BYTES - 1] = 9;
     ok = round_trip(w->f, w->buf) == 0 && w->buf[0] == 42 && w->buf[MG_BYTES - 1] == 10;
-    if (!ok) fprintf(stderr, "cujit-bench: device %d: a round trip failed or came back wrong: "
-                     "%s\n", w->ordinal, cujit_last_error());
+    if (!ok)
+      fprintf(stderr,
+              "cujit-bench: device %d: a round trip failed or came back wrong: "
+              "%s\n",
+              w->ordinal, cujit_last_error());
   }
   w->failed = !ok;
   pthread_barrier_wait(w->start);
@@ -109,8 +114,8 @@ static void mg_transfers(cujit_function *f) {
   m1 = bench_median(one, (size_t)trials);
   m2 = bench_median(two, (size_t)trials);
   snprintf(goal, sizeof goal, ">= 1.8x one device (%.2fx)", m2 / m1);
-  bench_check("multigpu", "In/Out 64 MiB pageable, 2 devices at once", (double)MG_BYTES,
-              "GB/s", m2, m1, NAN, m2 >= 1.8 * m1, goal);
+  bench_check("multigpu", "In/Out 64 MiB pageable, 2 devices at once", (double)MG_BYTES, "GB/s", m2,
+              m1, NAN, m2 >= 1.8 * m1, goal);
 done:
   free(w[0].buf);
   free(w[1].buf);

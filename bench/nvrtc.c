@@ -18,8 +18,8 @@
 
 /* ---- the record ---- */
 
-typedef nvrtcResult create_fn(nvrtcProgram *, const char *, const char *, int,
-                              const char *const *, const char *const *);
+typedef nvrtcResult create_fn(nvrtcProgram *, const char *, const char *, int, const char *const *,
+                              const char *const *);
 typedef nvrtcResult add_name_fn(nvrtcProgram, const char *);
 typedef nvrtcResult compile_fn(nvrtcProgram, int, const char *const *);
 
@@ -134,8 +134,7 @@ static char *get_string(char **p, const char *end) {
 
 static void *compile_cubin(const char *source, const char *name, int n_headers,
                            const char *const *headers, const char *const *include_names,
-                           const char *const *argv, int argc, const char *name_expr,
-                           size_t *size);
+                           const char *const *argv, int argc, const char *name_expr, size_t *size);
 
 double bench_nvrtc_replay(const char *path) {
   size_t size = 0;
@@ -197,15 +196,14 @@ static void *take_cubin(nvrtcProgram p, size_t *size) {
   return cubin;
 }
 
-void *bench_nvrtc_cubin(const char *source, const char *name, const char *const *argv,
-                        int argc, const char *name_expr, size_t *size) {
+void *bench_nvrtc_cubin(const char *source, const char *name, const char *const *argv, int argc,
+                        const char *name_expr, size_t *size) {
   return compile_cubin(source, name, 0, NULL, NULL, argv, argc, name_expr, size);
 }
 
 static void *compile_cubin(const char *source, const char *name, int n_headers,
                            const char *const *headers, const char *const *include_names,
-                           const char *const *argv, int argc, const char *name_expr,
-                           size_t *size) {
+                           const char *const *argv, int argc, const char *name_expr, size_t *size) {
   nvrtcProgram p;
   nvrtcResult r;
   const char *lowered = NULL;

@@ -32,7 +32,8 @@ int bench_pch_child(int argc, char **argv) {
              "  __shared__ typename Reduce::TempStorage tmp;\n"
              "  float s = Reduce(tmp).Sum(in[threadIdx.x] * %d.0f);\n"
              "  if (threadIdx.x == 0) out[blockIdx.x] = s;\n"
-             "}\n", i, 64 << (i % 4), i + 1);
+             "}\n",
+             i, 64 << (i % 4), i + 1);
     m = NULL;
     t1 = bench_now_ns();
     if (cujit_module_from_source(&m, src, "cub_sum.cu", &o) != CUJIT_OK) {
@@ -108,9 +109,11 @@ void bench_pch(void) {
   pch_runs o;
   double one[16];
   /* untimed: the first compile of the group reads CUB's headers from disk */
-  if (run(1, 0, one) <= 0) return bench_skip("pch", "CUB kernels in one process", "a compile failed");
+  if (run(1, 0, one) <= 0)
+    return bench_skip("pch", "CUB kernels in one process", "a compile failed");
   for (r = 0; r < reps; r++)
-    if (round_of(n, r, &o) != 0) return bench_skip("pch", "CUB kernels in one process", "a compile failed");
+    if (round_of(n, r, &o) != 0)
+      return bench_skip("pch", "CUB kernels in one process", "a compile failed");
   with = bench_median(o.with, (size_t)reps), without = bench_median(o.without, (size_t)reps);
   one_with = bench_median(o.one_with, (size_t)(reps * ONE_PER_ROUND));
   one_without = bench_median(o.one_without, (size_t)(reps * ONE_PER_ROUND));
@@ -129,7 +132,7 @@ void bench_pch(void) {
   bench_info("pch", "  compiles 3 and later (use it), median", 3, "s",
              bench_median(o.later, (size_t)reps), plain, "baseline: a compile without");
   best = n / (2.0 + (n - 2) * bench_median(o.later, (size_t)reps) / plain);
-  snprintf(goal, sizeof goal, "%d plain / (2 plain + %d uses): the most any making cost allows",
-           n, n - 2);
+  snprintf(goal, sizeof goal, "%d plain / (2 plain + %d uses): the most any making cost allows", n,
+           n - 2);
   bench_info("pch", "  speed-up if making the header cost nothing", n, "x", best, NAN, goal);
 }

@@ -126,9 +126,7 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
   return 0;
 }
 
-void bench_rmtree(const char *path) {
-  nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
+void bench_rmtree(const char *path) { nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
 
 size_t bench_rss_bytes(void) {
   FILE *f = fopen("/proc/self/statm", "r");

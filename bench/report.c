@@ -65,8 +65,8 @@ void bench_ratio(const char *group, const char *metric, double param, const char
   bench_add(&r);
 }
 
-void bench_info(const char *group, const char *metric, double param, const char *unit,
-                double cujit, double baseline, const char *note) {
+void bench_info(const char *group, const char *metric, double param, const char *unit, double cujit,
+                double baseline, const char *note) {
   bench_row r;
   fill(&r, group, metric, param, unit, cujit, baseline, note);
   r.result = BENCH_INFO;
@@ -145,8 +145,7 @@ int bench_finish(const char *header) {
       snprintf(q, sizeof q, "-");
     else
       snprintf(q, sizeof q, "%.3f", ratio);
-    printf("%-46s %13s %13s %8s  %-40s %s\n", r->metric, c, b, q, r->goal,
-           result_name(r->result));
+    printf("%-46s %13s %13s %8s  %-40s %s\n", r->metric, c, b, q, r->goal, result_name(r->result));
     failed += r->result == BENCH_FAIL;
   }
   return failed;

@@ -13,13 +13,13 @@
 #include "bench.h"
 
 typedef struct start_sample {
-  double ctx_ms;    /* cuInit + primary context */
-  double start_ms;  /* the measured path */
-  double part[3];   /* its parts: source or file; module and function; launch and sync */
-  double wall_ms;   /* the whole child process, spawn to exit */
-  double faults;    /* page faults taken in the measured path */
-  int compiles;     /* cujit child: NVRTC compiles in the process */
-  int builtins;     /* cujit child: libnvrtc-builtins mapped */
+  double ctx_ms;   /* cuInit + primary context */
+  double start_ms; /* the measured path */
+  double part[3];  /* its parts: source or file; module and function; launch and sync */
+  double wall_ms;  /* the whole child process, spawn to exit */
+  double faults;   /* page faults taken in the measured path */
+  int compiles;    /* cujit child: NVRTC compiles in the process */
+  int builtins;    /* cujit child: libnvrtc-builtins mapped */
 } start_sample;
 
 static double since_ms(uint64_t t0) { return (double)(bench_now_ns() - t0) / 1e6; }
@@ -184,8 +184,8 @@ static void report(const start_runs *o, int reps) {
   bench_info("start", "  page faults in the measured path", 0, "count",
              bench_median(m.cj_faults, n), bench_median(m.bare_faults, n),
              "first touches of pages; microseconds each on a virtual machine");
-  bench_info("start", "driver start + context (excluded above)", 0, "ms",
-             bench_median(m.cj_ctx, n), bench_median(m.bare_ctx, n), "cuInit + primary context");
+  bench_info("start", "driver start + context (excluded above)", 0, "ms", bench_median(m.cj_ctx, n),
+             bench_median(m.bare_ctx, n), "cuInit + primary context");
   bench_info("start", "whole fresh process: spawn to exit", 0, "ms", bench_median(m.cj_wall, n),
              bench_median(m.bare_wall, n), "same program both sides");
 }

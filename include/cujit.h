@@ -64,7 +64,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h> /* memcpy in the inline argument constructors */
-#include <cuda.h> /* types only (CUdeviceptr, CUstream, CUresult); libcuda is not linked */
+#include <cuda.h>   /* types only (CUdeviceptr, CUstream, CUresult); libcuda is not linked */
 
 #ifdef __cplusplus
 extern "C" {
@@ -225,31 +225,31 @@ CUJIT_API const char *cujit_version_string(void);
 /** The status codes, one `X(name, number, message)` per code: one table yields the enum,
  *  the names and the messages. Numbers never change. Expand it with a macro of your own
  *  to list every status. */
-#define CUJIT_STATUS_MAP(X)                                                                  \
-  X(OK, 0, "success")                                                                        \
-  X(ERROR_INVALID_VALUE, 1, "an argument is invalid")                                        \
-  X(ERROR_OUT_OF_MEMORY, 2, "out of host memory")                                            \
-  X(ERROR_INVALID_SOURCE, 3, "the source is NULL or empty")                                  \
-  X(ERROR_FILE, 4, "a file could not be read or written")                                    \
-  X(ERROR_INVALID_OPTION, 5, "a compile option is invalid")                                  \
-  X(ERROR_COMPILE, 6, "the source did not compile")                                          \
-  X(ERROR_NVRTC, 7, "NVRTC failed")                                                          \
-  X(ERROR_NO_DRIVER, 8, "no CUDA driver was found")                                          \
-  X(ERROR_NO_DEVICE, 9, "no CUDA device is available")                                       \
-  X(ERROR_DRIVER, 10, "a CUDA driver call failed")                                           \
-  X(ERROR_LOAD, 11, "the module could not be loaded on the device")                          \
-  X(ERROR_NOT_FOUND, 12, "no such kernel or variable")                                       \
-  X(ERROR_AMBIGUOUS, 13, "the name matches several kernels")                                 \
-  X(ERROR_INVALID_ARGS, 14, "the arguments do not match the kernel's parameters")            \
-  X(ERROR_LAUNCH_CONFIG, 15, "the launch configuration exceeds the device's limits")         \
-  X(ERROR_LAUNCH_FAILED, 16, "the kernel failed while running")                              \
-  X(ERROR_DEVICE_MEMORY, 17, "out of device memory")                                         \
-  X(ERROR_SIGNATURE, 18, "the kernel signature could not be parsed or does not match")       \
-  X(ERROR_NOT_SUPPORTED, 19, "not supported by this driver or NVRTC")                        \
-  X(ERROR_CACHE, 20, "a cache operation failed")                                            \
-  X(ERROR_NO_NVRTC, 21, "NVRTC was not found")                                              \
-  X(ERROR_CANCELLED, 22, "the compile was cancelled or ran out of time")                    \
-  X(ERROR_LINK, 23, "the device link failed")                                               \
+#define CUJIT_STATUS_MAP(X)                                                            \
+  X(OK, 0, "success")                                                                  \
+  X(ERROR_INVALID_VALUE, 1, "an argument is invalid")                                  \
+  X(ERROR_OUT_OF_MEMORY, 2, "out of host memory")                                      \
+  X(ERROR_INVALID_SOURCE, 3, "the source is NULL or empty")                            \
+  X(ERROR_FILE, 4, "a file could not be read or written")                              \
+  X(ERROR_INVALID_OPTION, 5, "a compile option is invalid")                            \
+  X(ERROR_COMPILE, 6, "the source did not compile")                                    \
+  X(ERROR_NVRTC, 7, "NVRTC failed")                                                    \
+  X(ERROR_NO_DRIVER, 8, "no CUDA driver was found")                                    \
+  X(ERROR_NO_DEVICE, 9, "no CUDA device is available")                                 \
+  X(ERROR_DRIVER, 10, "a CUDA driver call failed")                                     \
+  X(ERROR_LOAD, 11, "the module could not be loaded on the device")                    \
+  X(ERROR_NOT_FOUND, 12, "no such kernel or variable")                                 \
+  X(ERROR_AMBIGUOUS, 13, "the name matches several kernels")                           \
+  X(ERROR_INVALID_ARGS, 14, "the arguments do not match the kernel's parameters")      \
+  X(ERROR_LAUNCH_CONFIG, 15, "the launch configuration exceeds the device's limits")   \
+  X(ERROR_LAUNCH_FAILED, 16, "the kernel failed while running")                        \
+  X(ERROR_DEVICE_MEMORY, 17, "out of device memory")                                   \
+  X(ERROR_SIGNATURE, 18, "the kernel signature could not be parsed or does not match") \
+  X(ERROR_NOT_SUPPORTED, 19, "not supported by this driver or NVRTC")                  \
+  X(ERROR_CACHE, 20, "a cache operation failed")                                       \
+  X(ERROR_NO_NVRTC, 21, "NVRTC was not found")                                         \
+  X(ERROR_CANCELLED, 22, "the compile was cancelled or ran out of time")               \
+  X(ERROR_LINK, 23, "the device link failed")                                          \
   X(ERROR_NO_NVJITLINK, 24, "nvJitLink was not found")
 
 /** What every function that can fail returns: CUJIT_OK (0), or the reason it failed
@@ -300,15 +300,15 @@ CUJIT_API void cujit_free(void *p);
 
 /** An in-memory header that `#include "name"` resolves to. Both strings are copied. */
 typedef struct cujit_header {
-  const char *name;    /**< include name, such as "params.h" */
-  const char *source;  /**< its text */
+  const char *name;   /**< include name, such as "params.h" */
+  const char *source; /**< its text */
 } cujit_header;
 
 /** Compile-option flags (cujit_options.flags). */
 enum {
-  CUJIT_OPT_NO_CACHE = 1u << 0,   /**< neither read nor write the disk and memory caches */
-  CUJIT_OPT_NVRTC_CACHE = 1u << 1, /**< leave NVRTC's own cache on (it is off by default:
-                                       cujit caches compiled modules itself) */
+  CUJIT_OPT_NO_CACHE = 1u << 0,           /**< neither read nor write the disk and memory caches */
+  CUJIT_OPT_NVRTC_CACHE = 1u << 1,        /**< leave NVRTC's own cache on (it is off by default:
+                                              cujit caches compiled modules itself) */
   CUJIT_OPT_NO_TOOLKIT_INCLUDES = 1u << 2 /**< do not search the CUDA toolkit's include
                                        directories (by default they are searched after the
                                        caller's, with built-in stdint.h, stddef.h, limits.h
@@ -361,8 +361,8 @@ typedef struct cujit_options {
   void *cancel_user; /**< passed to `cancel` */
 } cujit_options;
 /** cujit_options with its size set and every other field at its default. */
-#define CUJIT_OPTIONS_INIT                                                                 \
-  {sizeof(cujit_options), NULL, NULL, NULL, NULL, NULL, NULL, 0, 0.0, NULL, NULL}
+#define CUJIT_OPTIONS_INIT \
+  { sizeof(cujit_options), NULL, NULL, NULL, NULL, NULL, NULL, 0, 0.0, NULL, NULL }
 
 /** A compiled module. A `cujit_module *` is a handle, not an address: cujit never gives
  *  the same handle twice in a process, so every function taking one refuses a destroyed
@@ -408,7 +408,8 @@ CUJIT_API cujit_status cujit_module_from_file(cujit_module **out, const char *pa
  *  they are what cujit_launch() and cujit_call() take, and a launch does not pay for a
  *  lookup; the module handle is the checked one. Must not race with launches of its
  *  kernels or with another thread's call on the module (a module must not be destroyed
- *  while another thread uses it). Never call it from atexit handlers or static destructors at process exit.
+ *  while another thread uses it). Never call it from atexit handlers or static destructors at
+ * process exit.
  *  @param mod  the module; NULL is fine. */
 CUJIT_API void cujit_module_destroy(cujit_module *mod);
 
@@ -539,7 +540,8 @@ typedef struct cujit_function_attrs {
   int num_params;            /**< number of kernel parameters */
 } cujit_function_attrs;
 /** cujit_function_attrs with its size set and every other field 0. */
-#define CUJIT_FUNCTION_ATTRS_INIT {sizeof(cujit_function_attrs), 0, 0, 0, 0, 0, 0, 0, 0}
+#define CUJIT_FUNCTION_ATTRS_INIT \
+  { sizeof(cujit_function_attrs), 0, 0, 0, 0, 0, 0, 0, 0 }
 
 /** Attributes of a kernel on the device it was loaded for.
  *  @param fn     the kernel.
@@ -559,8 +561,8 @@ CUJIT_API cujit_status cujit_function_get_attrs(const cujit_function *fn,
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL fn or block_size; the load errors
  *          of cujit_module_get_function(); CUJIT_ERROR_DRIVER. */
 CUJIT_API cujit_status cujit_function_suggest_block(const cujit_function *fn,
-                                                    size_t dynamic_shared_bytes,
-                                                    int *block_size, int *min_grid_size);
+                                                    size_t dynamic_shared_bytes, int *block_size,
+                                                    int *min_grid_size);
 /** @param fn  the kernel.
  *  @return the kernel's plain name ("multiply_them"); NULL for NULL. Owned by the module. */
 CUJIT_API const char *cujit_function_name(const cujit_function *fn);
@@ -604,22 +606,22 @@ typedef enum cujit_arg_kind {
  *  type (see there), and names in messages. */
 typedef enum cujit_type {
   CUJIT_TYPE_BYTES = 0, /**< a struct or vector by value, or anything not listed */
-  CUJIT_TYPE_I8,   /**< int8_t */
-  CUJIT_TYPE_U8,   /**< uint8_t */
-  CUJIT_TYPE_I16,  /**< int16_t */
-  CUJIT_TYPE_U16,  /**< uint16_t */
-  CUJIT_TYPE_I32,  /**< int32_t */
-  CUJIT_TYPE_U32,  /**< uint32_t */
-  CUJIT_TYPE_I64,  /**< int64_t */
-  CUJIT_TYPE_U64,  /**< uint64_t */
-  CUJIT_TYPE_F16,  /**< __half (2 bytes) */
-  CUJIT_TYPE_F32,  /**< float */
-  CUJIT_TYPE_F64,  /**< double */
-  CUJIT_TYPE_PTR,  /**< a device pointer (also what In/Out/InOut pass) */
-  CUJIT_TYPE_BF16, /**< bfloat16 (2 bytes) */
-  CUJIT_TYPE_BOOL, /**< bool (1 byte; arrays only) */
-  CUJIT_TYPE_C64,  /**< complex float: two floats (arrays only) */
-  CUJIT_TYPE_C128  /**< complex double: two doubles (arrays only) */
+  CUJIT_TYPE_I8,        /**< int8_t */
+  CUJIT_TYPE_U8,        /**< uint8_t */
+  CUJIT_TYPE_I16,       /**< int16_t */
+  CUJIT_TYPE_U16,       /**< uint16_t */
+  CUJIT_TYPE_I32,       /**< int32_t */
+  CUJIT_TYPE_U32,       /**< uint32_t */
+  CUJIT_TYPE_I64,       /**< int64_t */
+  CUJIT_TYPE_U64,       /**< uint64_t */
+  CUJIT_TYPE_F16,       /**< __half (2 bytes) */
+  CUJIT_TYPE_F32,       /**< float */
+  CUJIT_TYPE_F64,       /**< double */
+  CUJIT_TYPE_PTR,       /**< a device pointer (also what In/Out/InOut pass) */
+  CUJIT_TYPE_BF16,      /**< bfloat16 (2 bytes) */
+  CUJIT_TYPE_BOOL,      /**< bool (1 byte; arrays only) */
+  CUJIT_TYPE_C64,       /**< complex float: two floats (arrays only) */
+  CUJIT_TYPE_C128       /**< complex double: two doubles (arrays only) */
 } cujit_type;
 
 /** One kernel argument. Build it with the constructors below; treat fields as read-only.
@@ -639,10 +641,10 @@ typedef struct cujit_arg {
     double f64;              /**< a double */
     float f32;               /**< a float */
     CUdeviceptr ptr;         /**< a device pointer */
-    uint64_t words[2]; /**< the 16 bytes as two words (the constructors set them) */
+    uint64_t words[2];       /**< the 16 bytes as two words (the constructors set them) */
   } value;
-  void *host;   /**< In/Out/InOut: the host buffer */
-  size_t bytes; /**< In/Out/InOut: its size in bytes */
+  void *host;        /**< In/Out/InOut: the host buffer */
+  size_t bytes;      /**< In/Out/InOut: its size in bytes */
   uint64_t reserved; /**< 0 (set by the constructors); for later versions */
 } cujit_arg;
 
@@ -703,7 +705,9 @@ static inline uint64_t cujit_f64_bits_(double v) {
 }
 /** @param v  the value.
  *  @return an argument for a parameter of type signed char, int8_t. */
-static inline cujit_arg cujit_i8(int8_t v) { return CUJIT_ARG_NUMBER_(CUJIT_TYPE_I8, v, (uint8_t)v); }
+static inline cujit_arg cujit_i8(int8_t v) {
+  return CUJIT_ARG_NUMBER_(CUJIT_TYPE_I8, v, (uint8_t)v);
+}
 /** @param v  the value.
  *  @return an argument for a parameter of type unsigned char, uint8_t. */
 static inline cujit_arg cujit_u8(uint8_t v) { return CUJIT_ARG_NUMBER_(CUJIT_TYPE_U8, v, v); }
@@ -869,7 +873,10 @@ typedef struct cujit_launch_options {
   cujit_dim3 cluster;
 } cujit_launch_options;
 /** cujit_launch_options with its size set and every other field at its default. */
-#define CUJIT_LAUNCH_OPTIONS_INIT {sizeof(cujit_launch_options), 0, NULL, NULL, 0, {0, 0, 0}}
+#define CUJIT_LAUNCH_OPTIONS_INIT                               \
+  {                                                             \
+    sizeof(cujit_launch_options), 0, NULL, NULL, 0, { 0, 0, 0 } \
+  }
 
 /** Launches `fn` on the current context's device (loading the module there on first use).
  *  Before anything happens the argument count, each argument's size and, where the
@@ -950,11 +957,11 @@ CUJIT_API cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, c
   CUJIT_LAUNCH_ARGS_((fn), (grid), (block), (opts), __VA_ARGS__)
 #ifdef __cplusplus
 #  define CUJIT_LAUNCH_ARGS_(fn, grid, block, opts, ...) \
-  cujit_launch_list_(fn, grid, block, {__VA_ARGS__}, opts)
+    cujit_launch_list_(fn, grid, block, {__VA_ARGS__}, opts)
 #else
-#  define CUJIT_LAUNCH_ARGS_(fn, grid, block, opts, ...)                                    \
-  cujit_launch(fn, grid, block, (const cujit_arg[]){__VA_ARGS__},                          \
-               sizeof((const cujit_arg[]){__VA_ARGS__}) / sizeof(cujit_arg), opts)
+#  define CUJIT_LAUNCH_ARGS_(fn, grid, block, opts, ...)            \
+    cujit_launch(fn, grid, block, (const cujit_arg[]){__VA_ARGS__}, \
+                 sizeof((const cujit_arg[]){__VA_ARGS__}) / sizeof(cujit_arg), opts)
 #endif
 
 /** @} */
@@ -1081,7 +1088,8 @@ typedef struct cujit_cache_stats {
                                 machines included */
 } cujit_cache_stats;
 /** cujit_cache_stats with its size set and every counter 0. */
-#define CUJIT_CACHE_STATS_INIT {sizeof(cujit_cache_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+#define CUJIT_CACHE_STATS_INIT \
+  { sizeof(cujit_cache_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 
 /** Sets the cache directory for this process (copied; created 0700 when missing).
  *  NULL returns to the default: env CUJIT_CACHE_DIR, else $XDG_CACHE_HOME/cujit, else
@@ -1274,20 +1282,20 @@ CUJIT_API const char *cujit_function_signature(cujit_function *fn);
  *
  *  The macro counts its arguments, so a wrong number is CUJIT_ERROR_INVALID_ARGS and
  *  nothing is launched (in C a compound literal with commas, `(float4){1, 2, 3, 4}`, must
- *  be wrapped in parentheses to be one argument; unwrapped, it does not compile). Types cannot be checked in C varargs: a float
- *  variable for an i32 parameter or an int for an i64 one is undefined behaviour, as with
- *  printf; bound function pointers (below) are checked by the compiler instead. A
+ *  be wrapped in parentheses to be one argument; unwrapped, it does not compile). Types cannot be
+ * checked in C varargs: a float variable for an i32 parameter or an int for an i64 one is undefined
+ * behaviour, as with printf; bound function pointers (below) are checked by the compiler instead. A
  *  cujit_arg (cujit_in(), cujit_i32(), ...), which only cujit_launch() takes, does not
  *  compile as an argument (an In buffer here is CUJIT_IN_PTR()).
  *  Returns what cujit_launch() returns; CUJIT_ERROR_INVALID_ARGS for a wrong count, a
  *  value out of range, or a NULL value pointer; CUJIT_ERROR_SIGNATURE when the signature
  *  cannot be read (see cujit_function_signature()). */
-#define cujit_call(fn, ...)                                                                 \
+#define cujit_call(fn, ...) \
   (CUJIT_CALL_CHECK_(__VA_ARGS__), cujit_call_n((fn), CUJIT_NARGS_(__VA_ARGS__) - 2, __VA_ARGS__))
 /** cujit_call_ex(fn, grid, block, opts, args...): cujit_call() with launch options (a
  *  `const cujit_launch_options *`, read during the call). */
-#define cujit_call_ex(fn, ...)                                                              \
-  (CUJIT_CALL_CHECK_(__VA_ARGS__),                                                          \
+#define cujit_call_ex(fn, ...)     \
+  (CUJIT_CALL_CHECK_(__VA_ARGS__), \
    cujit_call_ex_n((fn), CUJIT_NARGS_(__VA_ARGS__) - 3, __VA_ARGS__))
 /** What cujit_call() expands to. For wrappers and for more than 64 arguments.
  *  @param fn     the kernel.
@@ -1308,17 +1316,16 @@ CUJIT_API cujit_status cujit_call_ex_n(cujit_function *fn, int nargs, cujit_dim3
                                        cujit_dim3 block, const cujit_launch_options *opts, ...);
 
 /* Counts macro arguments (1 to 67). */
-#define CUJIT_NARGS_(...)                                                                    \
-  CUJIT_NARGS_PICK_(__VA_ARGS__, 67, 66, 65, 64, 63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, \
-                    52, 51, 50, 49, 48, 47, 46, 45, 44, 43, 42, 41, 40, 39, 38, 37, 36, 35,  \
-                    34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17,  \
-                    16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
-#define CUJIT_NARGS_PICK_(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15,   \
-                          a16, a17, a18, a19, a20, a21, a22, a23, a24, a25, a26, a27, a28,   \
-                          a29, a30, a31, a32, a33, a34, a35, a36, a37, a38, a39, a40, a41,   \
-                          a42, a43, a44, a45, a46, a47, a48, a49, a50, a51, a52, a53, a54,   \
-                          a55, a56, a57, a58, a59, a60, a61, a62, a63, a64, a65, a66, a67,   \
-                          n, ...)                                                            \
+#define CUJIT_NARGS_(...)                                                                        \
+  CUJIT_NARGS_PICK_(__VA_ARGS__, 67, 66, 65, 64, 63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, \
+                    51, 50, 49, 48, 47, 46, 45, 44, 43, 42, 41, 40, 39, 38, 37, 36, 35, 34, 33,  \
+                    32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14,  \
+                    13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define CUJIT_NARGS_PICK_(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, \
+                          a17, a18, a19, a20, a21, a22, a23, a24, a25, a26, a27, a28, a29, a30,  \
+                          a31, a32, a33, a34, a35, a36, a37, a38, a39, a40, a41, a42, a43, a44,  \
+                          a45, a46, a47, a48, a49, a50, a51, a52, a53, a54, a55, a56, a57, a58,  \
+                          a59, a60, a61, a62, a63, a64, a65, a66, a67, n, ...)                   \
   n
 
 /* CUJIT_MAP_(m, a, b, ...) is m(a), m(b), ...: each of 1 to 67 arguments given to m. */
@@ -1398,7 +1405,7 @@ CUJIT_API cujit_status cujit_call_ex_n(cujit_function *fn, int nargs, cujit_dim3
  * negative size is the error), in C++ by a template (cujit_call_check_, at the end). */
 #ifndef __cplusplus
 #  define CUJIT_CALL_ARG_(x) \
-  sizeof(char[_Generic((x), cujit_arg: -1, /* cujit_call() takes no cujit_arg */ default: 1)])
+    sizeof(char[_Generic((x), cujit_arg : -1, /* cujit_call() takes no cujit_arg */ default : 1)])
 #  define CUJIT_CALL_CHECK_(...) (void)sizeof((size_t[]){CUJIT_MAP_(CUJIT_CALL_ARG_, __VA_ARGS__)})
 #else
 #  define CUJIT_CALL_CHECK_(...) (void)sizeof(cujit_call_check_(__VA_ARGS__))
@@ -1535,9 +1542,8 @@ typedef struct cujit_compile_job cujit_compile_job;
  *          name, status and detail (its NVRTC log for a compile error). A failure costs
  *          only its own source. CUJIT_ERROR_INVALID_VALUE when mods or sources is NULL. */
 CUJIT_API cujit_status cujit_batch_compile(cujit_module **mods, cujit_status *statuses,
-                                           const char *const *sources,
-                                           const char *const *names, size_t n,
-                                           const cujit_options *opts);
+                                           const char *const *sources, const char *const *names,
+                                           size_t n, const cujit_options *opts);
 
 /** Starts compiling a source and returns at once; the compile goes on in cujit's threads
  *  (and, beside another compile, in a worker process). The target is chosen now, from
@@ -1662,15 +1668,14 @@ CUJIT_API cujit_status cujit_module_import(cujit_module **out, const void *blob,
  *  @param path  the file, as the exporter named it.
  *  @param opts  as the exporter gave them.
  *  @return as cujit_module_import(), plus cujit_module_from_file()'s file errors. */
-CUJIT_API cujit_status cujit_module_import_file(cujit_module **out, const void *blob,
-                                                size_t size, const char *path,
-                                                const cujit_options *opts);
+CUJIT_API cujit_status cujit_module_import_file(cujit_module **out, const void *blob, size_t size,
+                                                const char *path, const cujit_options *opts);
 
 /** Compiles `source` ahead of time for several GPUs into one bundle (cujit's own
  *  container, described in docs/bundle.md): for each target in `archs`, its CUBIN
  *  ("sm_90"; none for "compute_90"), PTX for the newest target without an "a" or "f"
- *  suffix and for each compute_XX one, and what warms a cache (cujit_bundle_warm()): per target the blob
- *  cujit_module_export() makes, and the source, name and options once. Load a bundle with
+ *  suffix and for each compute_XX one, and what warms a cache (cujit_bundle_warm()): per target the
+ * blob cujit_module_export() makes, and the source, name and options once. Load a bundle with
  *  cujit_module_from_image(); `cujit info FILE` lists it. Each target is compiled as
  *  cujit_module_from_source() with opts->arch set to it would, through the cache.
  *  @param out    receives the bytes; owned by the caller, free with cujit_free().
@@ -1705,8 +1710,8 @@ CUJIT_API cujit_status cujit_bundle_from_source(void **out, size_t *size, const 
  *  @return as cujit_bundle_from_source(), plus CUJIT_ERROR_FILE when the file cannot be
  *  read. */
 CUJIT_API cujit_status cujit_bundle_from_file(void **out, size_t *size, const char *path,
-                                              const cujit_options *opts,
-                                              const char *const *archs, size_t narchs);
+                                              const cujit_options *opts, const char *const *archs,
+                                              size_t narchs);
 
 /** Warms this machine's cache from a bundle made from source: each target's cache entry is
  *  stored in the memory and disk caches exactly as cujit_module_import() stores a blob,
@@ -1737,8 +1742,9 @@ CUJIT_API cujit_status cujit_bundle_warm(const void *data, size_t size, size_t *
 /** @defgroup linking 9. Linking several parts into one module
  *  A program of several sources, each compiled with relocatable device code, and prebuilt
  *  device code, linked by nvJitLink (the toolkit's device linker, loaded at run time like
- *  NVRTC: env CUJIT_NVJITLINK (an absolute path; a relative one is refused), else beside the NVRTC in use, else where NVRTC is looked
- *  for) into one CUBIN for one GPU architecture. A kernel in one part may call a
+ *  NVRTC: env CUJIT_NVJITLINK (an absolute path; a relative one is refused), else beside the NVRTC
+ * in use, else where NVRTC is looked for) into one CUBIN for one GPU architecture. A kernel in one
+ * part may call a
  *  __device__ function defined in another and use an `extern __device__` variable defined
  *  in another; with CUJIT_LINK_OPT_LTO the sources are compiled to LTO-IR and optimised
  *  together at link time (calls across sources can be inlined). Kernels that launch
@@ -1764,16 +1770,17 @@ typedef enum cujit_link_kind {
 /** One part of a link. Start from CUJIT_LINK_PART_INIT (see "Structs that grow"). Give
  *  either `data` (with `data_size`, which may be 0 for source text) or `path`. */
 typedef struct cujit_link_part {
-  size_t size;          /**< sizeof, set by CUJIT_LINK_PART_INIT; or 0 */
-  int kind;             /**< a cujit_link_kind */
-  const char *name;     /**< shown in messages and logs; NULL: the path, else "part<i>"
-                             (i counted from 0) */
-  const void *data;     /**< the bytes (or source text); copied as needed during the call */
-  size_t data_size;     /**< their number; for source text 0 means strlen(data) */
-  const char *path;     /**< a file to read instead of data */
+  size_t size;      /**< sizeof, set by CUJIT_LINK_PART_INIT; or 0 */
+  int kind;         /**< a cujit_link_kind */
+  const char *name; /**< shown in messages and logs; NULL: the path, else "part<i>"
+                         (i counted from 0) */
+  const void *data; /**< the bytes (or source text); copied as needed during the call */
+  size_t data_size; /**< their number; for source text 0 means strlen(data) */
+  const char *path; /**< a file to read instead of data */
 } cujit_link_part;
 /** cujit_link_part with its size set and every other field empty. */
-#define CUJIT_LINK_PART_INIT {sizeof(cujit_link_part), 0, NULL, NULL, 0, NULL}
+#define CUJIT_LINK_PART_INIT \
+  { sizeof(cujit_link_part), 0, NULL, NULL, 0, NULL }
 
 /** Link flags (cujit_link_options.flags). */
 enum {
@@ -1784,15 +1791,16 @@ enum {
 
 /** Options for a link. Start from CUJIT_LINK_OPTIONS_INIT, or pass NULL for defaults. */
 typedef struct cujit_link_options {
-  size_t size;                   /**< sizeof, set by CUJIT_LINK_OPTIONS_INIT; or 0 */
-  unsigned flags;                /**< CUJIT_LINK_* */
-  const char *const *options;    /**< nvJitLink options as they are ("-O3",
-                                      "-maxrregcount=64"), NULL-terminated; the target
-                                      (-arch) and -lto are cujit's to set */
-  const char *name;              /**< the module's name; NULL means "linked" */
+  size_t size;                /**< sizeof, set by CUJIT_LINK_OPTIONS_INIT; or 0 */
+  unsigned flags;             /**< CUJIT_LINK_* */
+  const char *const *options; /**< nvJitLink options as they are ("-O3",
+                                   "-maxrregcount=64"), NULL-terminated; the target
+                                   (-arch) and -lto are cujit's to set */
+  const char *name;           /**< the module's name; NULL means "linked" */
 } cujit_link_options;
 /** cujit_link_options with its size set and every other field at its default. */
-#define CUJIT_LINK_OPTIONS_INIT {sizeof(cujit_link_options), 0, NULL, NULL}
+#define CUJIT_LINK_OPTIONS_INIT \
+  { sizeof(cujit_link_options), 0, NULL, NULL }
 
 /** Compiles the source parts and links every part into one module, as `nvcc -rdc=true`
  *  and `nvlink` would (or takes it from the cache). The target is that of the sources'
@@ -1973,7 +1981,8 @@ CUJIT_API cujit_status cujit_nvrtc_get_archs(int *archs, size_t capacity, size_t
 /** Loads the driver (once) and reports its CUDA version (13000 for CUDA 13.0).
  *  @param version  receives it.
  *  @return CUJIT_OK, CUJIT_ERROR_NO_DRIVER (libcuda.so.1 not found, or env CUJIT_LIBCUDA
- *  is not an absolute path or names a file that cannot be loaded), CUJIT_ERROR_NO_DEVICE, CUJIT_ERROR_DRIVER. */
+ *  is not an absolute path or names a file that cannot be loaded), CUJIT_ERROR_NO_DEVICE,
+ * CUJIT_ERROR_DRIVER. */
 CUJIT_API cujit_status cujit_driver_get_version(int *version);
 /** Number of CUDA devices.
  *  @param count  receives it.
@@ -2162,16 +2171,18 @@ typedef enum cujit_read_mode {
 /** How a texture is sampled. NULL or zero-initialised: clamp, point, element type,
  *  coordinates in elements. */
 typedef struct cujit_texture_desc {
-  size_t size;            /**< sizeof, set by CUJIT_TEXTURE_DESC_INIT; or 0 */
-  int address_mode[3];    /**< per dimension x, y, z: cujit_address_mode */
-  int filter;             /**< cujit_filter_mode */
-  int read_mode;          /**< cujit_read_mode */
-  int normalized_coords;  /**< nonzero: coordinates in [0, 1) instead of [0, width) */
-  float border_color[4];  /**< per channel, for CUJIT_ADDRESS_BORDER */
+  size_t size;           /**< sizeof, set by CUJIT_TEXTURE_DESC_INIT; or 0 */
+  int address_mode[3];   /**< per dimension x, y, z: cujit_address_mode */
+  int filter;            /**< cujit_filter_mode */
+  int read_mode;         /**< cujit_read_mode */
+  int normalized_coords; /**< nonzero: coordinates in [0, 1) instead of [0, width) */
+  float border_color[4]; /**< per channel, for CUJIT_ADDRESS_BORDER */
 } cujit_texture_desc;
 /** cujit_texture_desc with its size set and every other field at its default. */
-#define CUJIT_TEXTURE_DESC_INIT \
-  {sizeof(cujit_texture_desc), {0, 0, 0}, 0, 0, 0, {0.0f, 0.0f, 0.0f, 0.0f}}
+#define CUJIT_TEXTURE_DESC_INIT                                                \
+  {                                                                            \
+    sizeof(cujit_texture_desc), {0, 0, 0}, 0, 0, 0, { 0.0f, 0.0f, 0.0f, 0.0f } \
+  }
 
 /** A texture over linear device memory, read in kernels with `tex1Dfetch<T>(tex, i)` by
  *  element index (no filtering and no normalized coordinates: use a pitched or array
@@ -2188,9 +2199,9 @@ typedef struct cujit_texture_desc {
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE naming the argument or limit (checked before
  *          the driver is asked where possible); CUJIT_ERROR_NO_DRIVER / _NO_DEVICE;
  *          CUJIT_ERROR_NOT_SUPPORTED when the driver lacks texture objects. */
-CUJIT_API cujit_status cujit_texture_from_linear(cujit_texobj *tex, CUdeviceptr dptr,
-                                                 size_t bytes, cujit_format format,
-                                                 unsigned channels, const cujit_texture_desc *desc);
+CUJIT_API cujit_status cujit_texture_from_linear(cujit_texobj *tex, CUdeviceptr dptr, size_t bytes,
+                                                 cujit_format format, unsigned channels,
+                                                 const cujit_texture_desc *desc);
 
 /** A 2-D texture over pitched device memory: `height` rows of `width` elements, each row
  *  starting `pitch` bytes after the previous one. Read with `tex2D<T>(tex, x, y)`.
@@ -2206,9 +2217,9 @@ CUJIT_API cujit_status cujit_texture_from_linear(cujit_texobj *tex, CUdeviceptr 
  *  @param desc     NULL for defaults.
  *  @return as cujit_texture_from_linear(); width, height and pitch are checked against the
  *          device's limits for 2-D linear textures. */
-CUJIT_API cujit_status cujit_texture_from_pitched(cujit_texobj *tex, CUdeviceptr dptr,
-                                                  size_t width, size_t height, size_t pitch,
-                                                  cujit_format format, unsigned channels,
+CUJIT_API cujit_status cujit_texture_from_pitched(cujit_texobj *tex, CUdeviceptr dptr, size_t width,
+                                                  size_t height, size_t pitch, cujit_format format,
+                                                  unsigned channels,
                                                   const cujit_texture_desc *desc);
 
 /** Array flags (cujit_cuarray_desc.flags). */
@@ -2218,16 +2229,17 @@ enum {
 
 /** The shape and element of a CUDA array. 1-D: height and depth 0; 2-D: depth 0. */
 typedef struct cujit_cuarray_desc {
-  size_t size;        /**< sizeof, set by CUJIT_CUARRAY_DESC_INIT; or 0 */
-  size_t width;       /**< elements per row; at least 1 */
-  size_t height;      /**< rows; 0 for a 1-D array */
-  size_t depth;       /**< slices; 0 for a 1-D or 2-D array */
-  int format;         /**< cujit_format */
-  unsigned channels;  /**< 1, 2 or 4; 0 means 1 */
-  unsigned flags;     /**< CUJIT_CUARRAY_* */
+  size_t size;       /**< sizeof, set by CUJIT_CUARRAY_DESC_INIT; or 0 */
+  size_t width;      /**< elements per row; at least 1 */
+  size_t height;     /**< rows; 0 for a 1-D array */
+  size_t depth;      /**< slices; 0 for a 1-D or 2-D array */
+  int format;        /**< cujit_format */
+  unsigned channels; /**< 1, 2 or 4; 0 means 1 */
+  unsigned flags;    /**< CUJIT_CUARRAY_* */
 } cujit_cuarray_desc;
 /** cujit_cuarray_desc with its size set and every other field 0. */
-#define CUJIT_CUARRAY_DESC_INIT {sizeof(cujit_cuarray_desc), 0, 0, 0, 0, 0, 0}
+#define CUJIT_CUARRAY_DESC_INIT \
+  { sizeof(cujit_cuarray_desc), 0, 0, 0, 0, 0, 0 }
 
 /** A CUDA array: device memory laid out for 1-D, 2-D and 3-D texture reads. */
 typedef struct cujit_cuarray cujit_cuarray;
@@ -2297,7 +2309,6 @@ CUJIT_API cujit_status cujit_surface_destroy(cujit_surfobj surf);
 
 /** @} */
 
-
 /* =======================================================================================
  * 14. Questioning the cache: why a compile missed, whether entries are reproducible
  *                                                                                 stable
@@ -2315,19 +2326,19 @@ CUJIT_API cujit_status cujit_surface_destroy(cujit_surfobj surf);
 
 /** The part of a cache key that differs between a request and an entry. */
 typedef enum cujit_cache_part {
-  CUJIT_CACHE_PART_NVRTC = 0,        /**< NVRTC's version or build */
-  CUJIT_CACHE_PART_ARCH = 1,         /**< the target architecture */
-  CUJIT_CACHE_PART_NAME = 2,         /**< the program name (a file's path) */
-  CUJIT_CACHE_PART_SOURCE = 3,       /**< the source text */
-  CUJIT_CACHE_PART_HEADER = 4,       /**< a header included from disk (`what` names it) */
-  CUJIT_CACHE_PART_INCLUDE_DIRS = 5, /**< the include path */
-  CUJIT_CACHE_PART_DEFINES = 6,      /**< the defines */
-  CUJIT_CACHE_PART_OPTIONS = 7,      /**< the NVRTC options */
-  CUJIT_CACHE_PART_MEMORY_HEADERS = 8, /**< the in-memory headers */
+  CUJIT_CACHE_PART_NVRTC = 0,            /**< NVRTC's version or build */
+  CUJIT_CACHE_PART_ARCH = 1,             /**< the target architecture */
+  CUJIT_CACHE_PART_NAME = 2,             /**< the program name (a file's path) */
+  CUJIT_CACHE_PART_SOURCE = 3,           /**< the source text */
+  CUJIT_CACHE_PART_HEADER = 4,           /**< a header included from disk (`what` names it) */
+  CUJIT_CACHE_PART_INCLUDE_DIRS = 5,     /**< the include path */
+  CUJIT_CACHE_PART_DEFINES = 6,          /**< the defines */
+  CUJIT_CACHE_PART_OPTIONS = 7,          /**< the NVRTC options */
+  CUJIT_CACHE_PART_MEMORY_HEADERS = 8,   /**< the in-memory headers */
   CUJIT_CACHE_PART_NAME_EXPRESSIONS = 9, /**< the name expressions */
-  CUJIT_CACHE_PART_TOOLKIT = 10      /**< whether (and where) the toolkit's headers are
-                                          searched: CUJIT_OPT_NO_TOOLKIT_INCLUDES, env
-                                          CUDA_PATH and CUDA_HOME */
+  CUJIT_CACHE_PART_TOOLKIT = 10          /**< whether (and where) the toolkit's headers are
+                                              searched: CUJIT_OPT_NO_TOOLKIT_INCLUDES, env
+                                              CUDA_PATH and CUDA_HOME */
 } cujit_cache_part;
 
 /** One difference between a request and the cache entry nearest to it. Made by cujit;
@@ -2355,23 +2366,22 @@ typedef enum cujit_cache_tier {
 /** What cujit_cache_explain() found. Start from CUJIT_CACHE_EXPLANATION_INIT (or zero it):
  *  cujit writes the fields up to `size`. */
 typedef struct cujit_cache_explanation {
-  size_t size;           /**< sizeof, set by CUJIT_CACHE_EXPLANATION_INIT; or 0 */
-  int hit;               /**< 1 when a cache tier holds the module (memory, disk, remote) */
-  cujit_cache_tier tier; /**< the tier that would serve it */
-  char key[33];          /**< the request's disk key (32 hex digits; "" when uncached) */
-  char reason[512];      /**< for UNCACHED, why; for COMPILE, why the tiers miss; else "" */
-  int has_nearest;       /**< 1 when a miss found an entry to compare with */
-  char nearest_key[33];  /**< the nearest entry's key */
+  size_t size;            /**< sizeof, set by CUJIT_CACHE_EXPLANATION_INIT; or 0 */
+  int hit;                /**< 1 when a cache tier holds the module (memory, disk, remote) */
+  cujit_cache_tier tier;  /**< the tier that would serve it */
+  char key[33];           /**< the request's disk key (32 hex digits; "" when uncached) */
+  char reason[512];       /**< for UNCACHED, why; for COMPILE, why the tiers miss; else "" */
+  int has_nearest;        /**< 1 when a miss found an entry to compare with */
+  char nearest_key[33];   /**< the nearest entry's key */
   char nearest_name[256]; /**< its program name */
-  char nearest_arch[32]; /**< its target */
-  unsigned differences;  /**< how many differences were found (each given to the callback) */
-  uint64_t entries;      /**< disk entries compared (entries written without a manifest, by
-                              an older cujit, are not counted) */
+  char nearest_arch[32];  /**< its target */
+  unsigned differences;   /**< how many differences were found (each given to the callback) */
+  uint64_t entries;       /**< disk entries compared (entries written without a manifest, by
+                               an older cujit, are not counted) */
 } cujit_cache_explanation;
 /** cujit_cache_explanation with its size set and every other field empty. */
-#define CUJIT_CACHE_EXPLANATION_INIT                                                       \
-  {sizeof(cujit_cache_explanation), 0, CUJIT_CACHE_TIER_UNCACHED, "", "", 0, "", "", "",  \
-   0, 0}
+#define CUJIT_CACHE_EXPLANATION_INIT \
+  { sizeof(cujit_cache_explanation), 0, CUJIT_CACHE_TIER_UNCACHED, "", "", 0, "", "", "", 0, 0 }
 
 /** Says whether compiling `source` with `name` and `opts` (as cujit_module_from_source()
  *  would) is a cache hit now and which tier would serve it, without compiling anything
@@ -2391,8 +2401,7 @@ typedef struct cujit_cache_explanation {
  *          in the key; CUJIT_ERROR_INVALID_VALUE for a NULL out or a bad out->size;
  *          CUJIT_ERROR_OUT_OF_MEMORY. */
 CUJIT_API cujit_status cujit_cache_explain(const char *source, const char *name,
-                                           const cujit_options *opts,
-                                           cujit_cache_explanation *out,
+                                           const cujit_options *opts, cujit_cache_explanation *out,
                                            cujit_cache_difference_fn fn, void *user);
 /** cujit_cache_explain() for a file, compiled as cujit_module_from_file() compiles it.
  *  @param path  the .cu file.
@@ -2435,7 +2444,8 @@ typedef struct cujit_cache_verify_summary {
   uint64_t skipped;    /**< not compiled again (each with its reason) */
 } cujit_cache_verify_summary;
 /** cujit_cache_verify_summary with its size set and every count 0. */
-#define CUJIT_CACHE_VERIFY_SUMMARY_INIT {sizeof(cujit_cache_verify_summary), 0, 0, 0, 0}
+#define CUJIT_CACHE_VERIFY_SUMMARY_INIT \
+  { sizeof(cujit_cache_verify_summary), 0, 0, 0, 0 }
 
 /** Compiles disk entries again from the inputs their manifests record, with NVRTC's own
  *  cache off, and compares PTX, CUBIN and lowered names byte for byte. An entry is
@@ -2460,27 +2470,33 @@ CUJIT_API cujit_status cujit_cache_verify(size_t sample, cujit_cache_verify_fn f
 #ifdef __cplusplus
 } /* extern "C" */
 
-#include <initializer_list>
+#  include <initializer_list>
 
 /* cujit_call()'s arguments, none of which may be a cujit_arg (CUJIT_CALL_CHECK_). */
-template <typename T> struct cujit_call_arg_ok_ {
+template <typename T>
+struct cujit_call_arg_ok_ {
   enum { value = 1 };
 };
-template <> struct cujit_call_arg_ok_<cujit_arg> {
+template <>
+struct cujit_call_arg_ok_<cujit_arg> {
   enum { value = 0 };
 };
-template <typename... T> struct cujit_call_args_ {};
-template <typename T, typename... R> struct cujit_call_args_<T, R...> : cujit_call_args_<R...> {
+template <typename... T>
+struct cujit_call_args_ {};
+template <typename T, typename... R>
+struct cujit_call_args_<T, R...> : cujit_call_args_<R...> {
   static_assert(cujit_call_arg_ok_<T>::value,
                 "cujit_call() takes C values and CUJIT_IN_PTR(...), CUJIT_OUT_PTR(...), "
                 "CUJIT_INOUT_PTR(...); a cujit_arg such as cujit_in(...) or cujit_i32(...) is "
                 "cujit_launch()'s");
 };
-template <typename... T> cujit_call_args_<T...> cujit_call_check_(const T &...);
+template <typename... T>
+cujit_call_args_<T...> cujit_call_check_(const T &...);
 
 /* What CUJIT_LAUNCH and CUJIT_LAUNCH_EX expand to in C++. */
 static inline cujit_status cujit_launch_list_(const cujit_function *fn, cujit_dim3 grid,
-                                              cujit_dim3 block, std::initializer_list<cujit_arg> args,
+                                              cujit_dim3 block,
+                                              std::initializer_list<cujit_arg> args,
                                               const cujit_launch_options *opts) {
   return cujit_launch(fn, grid, block, args.begin(), args.size(), opts);
 }

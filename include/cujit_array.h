@@ -168,8 +168,7 @@ CUJIT_API cujit_status cujit_array_copy(const cujit_array *a, cujit_array **out)
  *  @param type  the new element type.
  *  @param out   the output (see the output rule above).
  *  @return as cujit_array_copy(). */
-CUJIT_API cujit_status cujit_array_astype(const cujit_array *a, cujit_type type,
-                                          cujit_array **out);
+CUJIT_API cujit_status cujit_array_astype(const cujit_array *a, cujit_type type, cujit_array **out);
 /** @} */
 
 /** @name Views and streams
@@ -361,8 +360,7 @@ CUJIT_API cujit_status cujit_array_binary_scalar(cujit_binop op, const cujit_arr
  *  @param a    the operand.
  *  @param out  the output (the output rule).
  *  @return as cujit_array_binary(). */
-CUJIT_API cujit_status cujit_array_unary(cujit_unop op, const cujit_array *a,
-                                         cujit_array **out);
+CUJIT_API cujit_status cujit_array_unary(cujit_unop op, const cujit_array *a, cujit_array **out);
 /** The type an operation on types a and b gives.
  *  @param a     the first operand's type.
  *  @param b     the second's; for a scalar pass CUJIT_TYPE_F64, or CUJIT_TYPE_I64 for an
@@ -386,8 +384,7 @@ CUJIT_API cujit_type cujit_type_promote(cujit_type a, cujit_type b, int weak);
  *  @return as cujit_array_binary(); CUJIT_ERROR_COMPILE with NVRTC's log and the generated
  *          source when the expression does not compile. */
 CUJIT_API cujit_status cujit_array_map(cujit_array **out, const char *expr, size_t n,
-                                       const char *const *names,
-                                       const cujit_array *const *arrays);
+                                       const char *const *names, const cujit_array *const *arrays);
 
 /** @} */
 
@@ -418,8 +415,7 @@ typedef enum cujit_redop {
  *  @param out  the output rule's output (a given one must be 0-d of the result type).
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE as said, for a destroyed array, or an op
  *          that is none of these; device errors. */
-CUJIT_API cujit_status cujit_array_reduce(cujit_redop op, const cujit_array *a,
-                                          cujit_array **out);
+CUJIT_API cujit_status cujit_array_reduce(cujit_redop op, const cujit_array *a, cujit_array **out);
 /** sum(a * b) of two arrays of one shape, in a 0-d array of their promoted type.
  *  @param a    the first array.
  *  @param b    the second.
@@ -434,8 +430,7 @@ CUJIT_API cujit_status cujit_array_dot(const cujit_array *a, const cujit_array *
  *  @param exclusive  nonzero for an exclusive sum (element i sums the elements before i).
  *  @param out        the output (the output rule).
  *  @return as cujit_array_reduce(). */
-CUJIT_API cujit_status cujit_array_cumsum(const cujit_array *a, int exclusive,
-                                          cujit_array **out);
+CUJIT_API cujit_status cujit_array_cumsum(const cujit_array *a, int exclusive, cujit_array **out);
 
 /** What cujit_array_random() draws from. */
 typedef enum cujit_distribution {
@@ -525,7 +520,8 @@ typedef struct cujit_generator_options {
   const char *after_loop; /**< elementwise: statements after it */
 } cujit_generator_options;
 /** cujit_generator_options with its size set and every part empty. */
-#define CUJIT_GENERATOR_OPTIONS_INIT {sizeof(cujit_generator_options), NULL, NULL, NULL, NULL}
+#define CUJIT_GENERATOR_OPTIONS_INIT \
+  { sizeof(cujit_generator_options), NULL, NULL, NULL, NULL }
 
 /** An elementwise kernel made from a declaration and an operation (PyCUDA's
  *  ElementwiseKernel). */
@@ -630,9 +626,9 @@ typedef struct cujit_scan cujit_scan;
  *  @param opts       NULL, or optional parts.
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL out, a type arrays cannot hold,
  *          a NULL or empty expression, a kernel name that is not an identifier. */
-CUJIT_API cujit_status cujit_scan_create(cujit_scan **out, cujit_type type,
-                                         const char *scan_expr, const char *neutral,
-                                         int exclusive, const cujit_generator_options *opts);
+CUJIT_API cujit_status cujit_scan_create(cujit_scan **out, cujit_type type, const char *scan_expr,
+                                         const char *neutral, int exclusive,
+                                         const cujit_generator_options *opts);
 /** Scans `in` into *out.
  *  @param s    the kernel.
  *  @param in   a 1-D array of the scan's type.
@@ -655,8 +651,7 @@ CUJIT_API void cujit_scan_destroy(cujit_scan *s);
  *  compile. A compound literal with commas must be wrapped in parentheses.
  *  @{ */
 /** CUJIT_ELEMENTWISE(k, args...): cujit_elementwise_call() with its arguments inline. */
-#define CUJIT_ELEMENTWISE(k, ...) \
-  cujit_elementwise_call((k), CUJIT_GEN_ARGS_(__VA_ARGS__))
+#define CUJIT_ELEMENTWISE(k, ...) cujit_elementwise_call((k), CUJIT_GEN_ARGS_(__VA_ARGS__))
 /** CUJIT_ELEMENTWISE_RANGE(k, start, stop, step, args...): cujit_elementwise_call_range()
  *  with its arguments inline. */
 #define CUJIT_ELEMENTWISE_RANGE(k, start, stop, step, ...) \
@@ -679,14 +674,15 @@ CUJIT_API void cujit_scan_destroy(cujit_scan *s);
 #  define CUJIT_GEN_LIST_(...) std::initializer_list<cujit_arg>{__VA_ARGS__}.begin()
 #  define CUJIT_GEN_ARG_(x) cujit_gen_arg_(x)
 #else
-#  define CUJIT_GEN_LIST_(...) (const cujit_arg[]){__VA_ARGS__}
+#  define CUJIT_GEN_LIST_(...) \
+    (const cujit_arg[]) { __VA_ARGS__ }
 #  ifndef __STDC_NO_COMPLEX__
-#    define CUJIT_GEN_COMPLEX_ float _Complex: cujit_gen_c64_, double _Complex: cujit_gen_c128_,
+#    define CUJIT_GEN_COMPLEX_ float _Complex : cujit_gen_c64_, double _Complex : cujit_gen_c128_,
 #  else
 #    define CUJIT_GEN_COMPLEX_
 #  endif
-#  define CUJIT_GEN_ARG_(x)                                                                 \
-  _Generic((x), cujit_arg: cujit_gen_self_, cujit_array *: cujit_arr,                       \
+#  define CUJIT_GEN_ARG_(x) \
+    _Generic((x), cujit_arg: cujit_gen_self_, cujit_array *: cujit_arr,                       \
            const cujit_array *: cujit_arr, _Bool: cujit_bool, char: cujit_gen_char_,        \
            signed char: cujit_i8, unsigned char: cujit_u8, short: cujit_i16,                \
            unsigned short: cujit_u16, int: cujit_i32, unsigned: cujit_u32,                  \
@@ -723,7 +719,7 @@ static inline cujit_arg cujit_gen_ulong_(unsigned long v) {
 #ifdef __cplusplus
 } /* extern "C" */
 
-#include <initializer_list>
+#  include <initializer_list>
 
 /* In C++ each value finds its constructor by overloading. A pointer of any other type
  * (&a, as the calls once took) matches the deleted template and does not compile. */
@@ -745,6 +741,7 @@ static inline cujit_arg cujit_gen_arg_(long long v) { return cujit_i64(v); }
 static inline cujit_arg cujit_gen_arg_(unsigned long long v) { return cujit_u64(v); }
 static inline cujit_arg cujit_gen_arg_(float v) { return cujit_f32(v); }
 static inline cujit_arg cujit_gen_arg_(double v) { return cujit_f64(v); }
-template <typename T> cujit_arg cujit_gen_arg_(T *) = delete;
+template <typename T>
+cujit_arg cujit_gen_arg_(T *) = delete;
 #endif
 #endif /* CUJIT_ARRAY_H_INCLUDED */

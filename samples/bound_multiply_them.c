@@ -4,12 +4,11 @@
  * every call. cujit_call() shows the varargs form. */
 #include "sample.h"
 
-static const char *const source =
-    "__global__ void multiply_them(float *dest, float *a, float *b)\n"
-    "{\n"
-    "  const int i = threadIdx.x;\n"
-    "  dest[i] = a[i] * b[i];\n"
-    "}\n";
+static const char *const source = "__global__ void multiply_them(float *dest, float *a, float *b)\n"
+                                  "{\n"
+                                  "  const int i = threadIdx.x;\n"
+                                  "  dest[i] = a[i] * b[i];\n"
+                                  "}\n";
 
 /* The kernel's C type: the launch configuration, then its own parameters (pointers as
  * CUdeviceptr, which CUJIT_IN_PTR/CUJIT_OUT_PTR/CUJIT_INOUT_PTR also produce). */
@@ -46,7 +45,8 @@ int main(void) {
   if (differs(dest, a, b, N, "bound function pointer") || differs(dest2, a, b, N, "cujit_call"))
     return 1;
   printf("Success: dest == a * b for all %d elements, through a bound function pointer and "
-         "cujit_call\n", N);
+         "cujit_call\n",
+         N);
 
   cujit_module_destroy(mod); /* frees the bound function pointer too */
   return 0;

@@ -13,7 +13,7 @@ int main(void) {
   if (!sample_have_gpu()) return 0;
   CHECK(cujit_array_random(&a, CUJIT_TYPE_F64, 1, &array_size, CUJIT_RANDOM_UNIFORM, 7)); /* rand */
   CHECK(cujit_array_random(&b, CUJIT_TYPE_F64, 1, &array_size, CUJIT_RANDOM_UNIFORM, 8));
-  CHECK(cujit_array_dot(a, b, &c));                  /* c = cp.dot(a, b) */
+  CHECK(cujit_array_dot(a, b, &c));                   /* c = cp.dot(a, b) */
   CHECK(cujit_array_read(c, &result, sizeof result)); /* cp.asnumpy(c) */
   printf("Dot product result: %.6f\n", result);
 

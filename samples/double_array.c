@@ -74,7 +74,8 @@ int main(void) {
     const int64_t n = N;
     cujit_array *d_gpuarray = NULL, *d_results = NULL;
     CHECK(cujit_array_from_host(&d_gpuarray, CUJIT_TYPE_F32, 1, &n, h_array));
-    CHECK(cujit_array_binary_scalar(CUJIT_BINOP_MUL, d_gpuarray, factor, CUJIT_SCALAR_FIRST, &d_results));
+    CHECK(cujit_array_binary_scalar(CUJIT_BINOP_MUL, d_gpuarray, factor, CUJIT_SCALAR_FIRST,
+                                    &d_results));
     CHECK(cujit_array_read(d_results, results, sizeof results));
     if (!check("gpuarray", results, h_array, factor)) return 1;
     cujit_array_destroy(d_gpuarray);

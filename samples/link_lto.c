@@ -6,13 +6,12 @@
 #include "sample.h"
 
 /* The kernel's source: it only declares what the other source defines. */
-static const char *const kernel_source =
-    "extern __device__ float alpha;\n"
-    "__device__ float axpy_op(float a, float x, float y);\n"
-    "__global__ void axpy(const float *x, float *y, int n) {\n"
-    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-    "  if (i < n) y[i] = axpy_op(alpha, x[i], y[i]);\n"
-    "}\n";
+static const char *const kernel_source = "extern __device__ float alpha;\n"
+                                         "__device__ float axpy_op(float a, float x, float y);\n"
+                                         "__global__ void axpy(const float *x, float *y, int n) {\n"
+                                         "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                                         "  if (i < n) y[i] = axpy_op(alpha, x[i], y[i]);\n"
+                                         "}\n";
 
 /* The library's source: the function and the variable. */
 static const char *const library_source =
@@ -63,7 +62,8 @@ int main(void) {
                      cujit_in(x, sizeof x), cujit_inout(y, sizeof y), cujit_i32(N)));
   if (!sample_allclose(y, want, N, 1e-6, 1e-6)) return 1;
   printf("Success: y == alpha * x + y (alpha %g, from the other source) for all 2^20 "
-         "elements\n", (double)alpha);
+         "elements\n",
+         (double)alpha);
   cujit_module_destroy(mod);
   return 0;
 }

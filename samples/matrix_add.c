@@ -13,8 +13,8 @@ int main(void) {
   CHECK(cujit_array_from_host(&a_gpu, CUJIT_TYPE_F32, 2, (int64_t[]){4, 4}, a)); /* to_gpu(a) */
   CHECK(cujit_array_from_host(&b_gpu, CUJIT_TYPE_F32, 2, (int64_t[]){4, 4}, b));
   CHECK(cujit_array_binary(CUJIT_BINOP_ADD, a_gpu, b_gpu, &c_gpu)); /* c_gpu = a_gpu + b_gpu */
-  CHECK(cujit_array_read(c_gpu, c, sizeof c));                 /* c_cpu = c_gpu.get() */
-  sample_print_matrix(c, 4, 4);                               /* print(c_cpu) */
+  CHECK(cujit_array_read(c_gpu, c, sizeof c));                      /* c_cpu = c_gpu.get() */
+  sample_print_matrix(c, 4, 4);                                     /* print(c_cpu) */
 
   /* check against the CPU */
   for (i = 0; i < 16; i++)

@@ -25,14 +25,14 @@
 #include "sample.h"
 
 /* Stops the whole job with cujit's explanation when a call fails on any rank. */
-#define RANK_CHECK(call)                                                                  \
-  do {                                                                                    \
-    cujit_status st_ = (call);                                                            \
-    if (st_ != CUJIT_OK) {                                                                \
+#define RANK_CHECK(call)                                                                   \
+  do {                                                                                     \
+    cujit_status st_ = (call);                                                             \
+    if (st_ != CUJIT_OK) {                                                                 \
       fprintf(stderr, "rank %d: %s failed: %s\n%s\n", rank, #call, cujit_status_name(st_), \
-              cujit_last_error());                                                        \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                       \
-    }                                                                                     \
+              cujit_last_error());                                                         \
+      MPI_Abort(MPI_COMM_WORLD, 1);                                                        \
+    }                                                                                      \
   } while (0)
 
 static int rank, nranks;
@@ -102,8 +102,10 @@ static void build_broadcast(int i, cujit_module **m) {
             kNames[i]);
     RANK_CHECK(cujit_module_from_source(m, kSources[i], kNames[i], &o));
   }
-  if (rank == 0) cujit_free(blob);
-  else free(blob);
+  if (rank == 0)
+    cujit_free(blob);
+  else
+    free(blob);
 }
 
 /* Builds the modules one way on every rank, all ranks starting together as at a job's
@@ -150,8 +152,9 @@ static int run(cujit_module **mods) {
     float want_y = 2.0f * x[i] + ((float)rank + (float)i * 0.5f);
     float want_z = ((float)rank + (float)i * 0.5f) * -4.0f;
     if (y[i] != want_y || z[i] != want_z) {
-      if (!wrong) printf("rank %d: element %d is %g and %g, expected %g and %g\n", rank, i,
-                         (double)y[i], (double)z[i], (double)want_y, (double)want_z);
+      if (!wrong)
+        printf("rank %d: element %d is %g and %g, expected %g and %g\n", rank, i, (double)y[i],
+               (double)z[i], (double)want_y, (double)want_z);
       wrong++;
     }
   }
@@ -176,10 +179,13 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
   for (i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--compile-only") == 0) compile_only = 1;
-    else if (strcmp(argv[i], "--include") == 0 && i + 1 < argc) include_atop(argv[++i]);
-    else if (strcmp(argv[i], "--way") == 0 && i + 1 < argc && (argv[i + 1][0] == '1' ||
-             argv[i + 1][0] == '2') && argv[i + 1][1] == '\0') ways = argv[++i][0] - '0';
+    if (strcmp(argv[i], "--compile-only") == 0)
+      compile_only = 1;
+    else if (strcmp(argv[i], "--include") == 0 && i + 1 < argc)
+      include_atop(argv[++i]);
+    else if (strcmp(argv[i], "--way") == 0 && i + 1 < argc &&
+             (argv[i + 1][0] == '1' || argv[i + 1][0] == '2') && argv[i + 1][1] == '\0')
+      ways = argv[++i][0] - '0';
     else {
       if (rank == 0)
         fprintf(stderr, "usage: %s [--compile-only] [--way 1|2] [--include HEADER]\n", argv[0]);
@@ -200,11 +206,15 @@ int main(int argc, char **argv) {
     cujit_module_destroy(broadcast[i]);
   }
   if (rank == 0) {
-    if (compile_only) printf("Compile only: no launches\n");
-    else if (!gpu) printf("No GPU here (%s); skipping the launches\n", cujit_last_error());
-    else if (total_wrong) printf("Failed: %d wrong elements\n", total_wrong);
-    else printf("Success: %d rank%s launched %s kernels and checked them\n", nranks,
-                nranks == 1 ? "" : "s", ways == 3 ? "both ways'" : "their");
+    if (compile_only)
+      printf("Compile only: no launches\n");
+    else if (!gpu)
+      printf("No GPU here (%s); skipping the launches\n", cujit_last_error());
+    else if (total_wrong)
+      printf("Failed: %d wrong elements\n", total_wrong);
+    else
+      printf("Success: %d rank%s launched %s kernels and checked them\n", nranks,
+             nranks == 1 ? "" : "s", ways == 3 ? "both ways'" : "their");
   }
   MPI_Finalize();
   return total_wrong ? 1 : 0;

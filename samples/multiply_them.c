@@ -1,12 +1,11 @@
 /* multiply_them - seed 001: PyCUDA's SourceModule + Out/In/In, written in C with cujit. */
 #include "sample.h"
 
-static const char *const source =
-    "__global__ void multiply_them(float *dest, float *a, float *b)\n"
-    "{\n"
-    "  const int i = threadIdx.x;\n"
-    "  dest[i] = a[i] * b[i];\n"
-    "}\n";
+static const char *const source = "__global__ void multiply_them(float *dest, float *a, float *b)\n"
+                                  "{\n"
+                                  "  const int i = threadIdx.x;\n"
+                                  "  dest[i] = a[i] * b[i];\n"
+                                  "}\n";
 
 int main(void) {
   enum { N = 400 };
@@ -18,8 +17,8 @@ int main(void) {
   CHECK(cujit_module_get_function(mod, "multiply_them", &multiply_them));
   sample_fill(a, N, 1); /* a = numpy.random.randn(400).astype(numpy.float32) */
   sample_fill(b, N, 2);
-  CHECK(CUJIT_LAUNCH(multiply_them, CUJIT_DIM3(1), CUJIT_DIM3(N),
-                     cujit_out(dest, sizeof dest), cujit_in(a, sizeof a), cujit_in(b, sizeof b)));
+  CHECK(CUJIT_LAUNCH(multiply_them, CUJIT_DIM3(1), CUJIT_DIM3(N), cujit_out(dest, sizeof dest),
+                     cujit_in(a, sizeof a), cujit_in(b, sizeof b)));
 
   /* check against the CPU (the seed prints dest - a*b, all zeros) */
   for (i = 0; i < N; i++)

@@ -15,8 +15,8 @@ int main(void) {
   if (!sample_have_gpu()) return 0;
   CHECK(cujit_array_random(&x, CUJIT_TYPE_F32, 1, (int64_t[]){50}, CUJIT_RANDOM_UNIFORM, 1));
   CHECK(cujit_array_random(&y, CUJIT_TYPE_F32, 1, (int64_t[]){50}, CUJIT_RANDOM_UNIFORM, 2));
-  CHECK(cujit_reduction_create(&dot, CUJIT_TYPE_F32, "0", "a+b", "x[i]*y[i]",
-                               "float *x, float *y", NULL));
+  CHECK(cujit_reduction_create(&dot, CUJIT_TYPE_F32, "0", "a+b", "x[i]*y[i]", "float *x, float *y",
+                               NULL));
   CHECK(CUJIT_REDUCTION(dot, &dot_gpu, x, y)); /* dot(x, y), a 0-d array */
   CHECK(cujit_array_read(dot_gpu, &on_gpu, sizeof on_gpu));
   CHECK(CUJIT_REDUCTION_HOST(dot, &on_host, x, y)); /* dot(x, y).get() in one call */

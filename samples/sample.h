@@ -9,22 +9,22 @@
 #include "cujit.h"
 
 /* Stops the sample with cujit's own explanation when a call fails. */
-#define CHECK(call)                                                                   \
-  do {                                                                                \
-    cujit_status st_ = (call);                                                        \
-    if (st_ != CUJIT_OK) {                                                            \
-      fprintf(stderr, "%s:%d: %s failed: %s\n%s\n", __FILE__, __LINE__, #call,        \
-              cujit_status_name(st_), cujit_last_error());                            \
-      exit(1);                                                                        \
-    }                                                                                 \
+#define CHECK(call)                                                            \
+  do {                                                                         \
+    cujit_status st_ = (call);                                                 \
+    if (st_ != CUJIT_OK) {                                                     \
+      fprintf(stderr, "%s:%d: %s failed: %s\n%s\n", __FILE__, __LINE__, #call, \
+              cujit_status_name(st_), cujit_last_error());                     \
+      exit(1);                                                                 \
+    }                                                                          \
   } while (0)
 
 /* 1 when a CUDA device can run kernels; otherwise says why and returns 0. */
 static inline int sample_have_gpu(void) {
   int n = 0;
   if (cujit_device_get_count(&n) == CUJIT_OK && n > 0) return 1;
-  printf("No GPU here (%s)\n", n == 0 && !cujit_last_error()[0] ? "the driver reports no device"
-                                                                  : cujit_last_error());
+  printf("No GPU here (%s)\n",
+         n == 0 && !cujit_last_error()[0] ? "the driver reports no device" : cujit_last_error());
   return 0;
 }
 

@@ -29,7 +29,7 @@ int main(void) {
   CHECK(cujit_array_binary_scalar(CUJIT_BINOP_MUL, d_data, 2, CUJIT_SCALAR_INT, &transformed));
   CHECK(cujit_array_binary_scalar(CUJIT_BINOP_ADD, transformed, 1, CUJIT_SCALAR_INT, &transformed));
   CHECK(cujit_array_unary(CUJIT_UNOP_SIN, transformed, &d_result)); /* result = cp.sin(...) */
-  CHECK(cujit_array_read(d_result, result, bytes));                /* result.get() */
+  CHECK(cujit_array_read(d_result, result, bytes));                 /* result.get() */
   CHECK(cujit_array_read(d_data, data, bytes));
   for (i = 0; i < n; i++) want[i] = sinf(data[i] * 2.0f + 1.0f);
   if (!sample_allclose(result, want, n, 1e-5, 1e-6)) return 1;

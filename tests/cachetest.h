@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
-#include "cache/cache.h" /* internal: cj_nvrtc_programs_created, cj_memcache_clear, ... */
+#include "cache/cache.h"   /* internal: cj_nvrtc_programs_created, cj_memcache_clear, ... */
 #include "worker/worker.h" /* internal: cj_pool_workers, cj_pool_reset, ... */
 
 #define KERNEL "__global__ void scale(float *x, float f) { x[threadIdx.x] *= f; }\n"
@@ -41,14 +41,14 @@ static inline void log_capture(cujit_log_level level) {
   cujit_log_set_level(level);
 }
 
-#define assert_logged(needle)                                                          \
-  do {                                                                                 \
+#define assert_logged(needle)                                                               \
+  do {                                                                                      \
     if (!strstr(log_text, (needle))) fail_msg("log lacks \"%s\":\n%s", (needle), log_text); \
   } while (0)
 
-#define assert_not_logged(needle)                                                      \
-  do {                                                                                 \
-    if (strstr(log_text, (needle))) fail_msg("log has \"%s\":\n%s", (needle), log_text);    \
+#define assert_not_logged(needle)                                                        \
+  do {                                                                                   \
+    if (strstr(log_text, (needle))) fail_msg("log has \"%s\":\n%s", (needle), log_text); \
   } while (0)
 
 /* ---- a fresh cache ---- */

@@ -79,22 +79,21 @@ static cujit_module *mod __attribute__((unused));
 /* main() of a GPU group whose tests share `mod`, compiled from `src` (name expressions
  * `names`, may be NULL): the group is skipped (exit 77, with the reason) without a device,
  * or when a test skipped a part (test_skip_part). */
-#define GPU_GROUP_MAIN(src, name, names, ...)                                   \
-  static int group_setup(void **state) {                                        \
-    (void)state;                                                                \
-    mod = gpu_module((src), (name), (names));                                   \
-    return 0;                                                                   \
-  }                                                                             \
-  static int group_teardown(void **state) {                                     \
-    (void)state;                                                                \
-    cujit_module_destroy(mod);                                                  \
-    return 0;                                                                   \
-  }                                                                             \
-  int main(void) {                                                              \
-    const struct CMUnitTest tests[] = {__VA_ARGS__};                            \
-    if (!test_have_gpu()) return TEST_SKIP_CODE;                                \
-    return test_group_result(cmocka_run_group_tests(tests, group_setup,         \
-                                                    group_teardown));           \
+#define GPU_GROUP_MAIN(src, name, names, ...)                                             \
+  static int group_setup(void **state) {                                                  \
+    (void)state;                                                                          \
+    mod = gpu_module((src), (name), (names));                                             \
+    return 0;                                                                             \
+  }                                                                                       \
+  static int group_teardown(void **state) {                                               \
+    (void)state;                                                                          \
+    cujit_module_destroy(mod);                                                            \
+    return 0;                                                                             \
+  }                                                                                       \
+  int main(void) {                                                                        \
+    const struct CMUnitTest tests[] = {__VA_ARGS__};                                      \
+    if (!test_have_gpu()) return TEST_SKIP_CODE;                                          \
+    return test_group_result(cmocka_run_group_tests(tests, group_setup, group_teardown)); \
   }
 
 #endif

@@ -32,11 +32,11 @@ static void hc_version(void) {
 
 static void hc_status_map(void) {
   int n = 0;
-#define HC_STATUS_(name, num, msg)                                                          \
-  hc_check((int)CUJIT_##name == (num) &&                                                    \
-               strcmp(cujit_status_name(CUJIT_##name), "CUJIT_" #name) == 0 &&              \
-               strcmp(cujit_status_string(CUJIT_##name), (msg)) == 0,                       \
-           "CUJIT_STATUS_MAP: " #name);                                                     \
+#define HC_STATUS_(name, num, msg)                                             \
+  hc_check((int)CUJIT_##name == (num) &&                                       \
+               strcmp(cujit_status_name(CUJIT_##name), "CUJIT_" #name) == 0 && \
+               strcmp(cujit_status_string(CUJIT_##name), (msg)) == 0,          \
+           "CUJIT_STATUS_MAP: " #name);                                        \
   n++;
   CUJIT_STATUS_MAP(HC_STATUS_)
 #undef HC_STATUS_
@@ -148,9 +148,9 @@ static void hc_inits(void) {
   cujit_function_attrs f = CUJIT_FUNCTION_ATTRS_INIT;
   cujit_texture_desc t = CUJIT_TEXTURE_DESC_INIT;
   cujit_cuarray_desc c = CUJIT_CUARRAY_DESC_INIT;
-  hc_check(o.size == sizeof o && !o.arch && !o.include_dirs && !o.defines &&
-               !o.nvrtc_options && !o.headers && !o.name_expressions && !o.flags &&
-               o.time_limit_s == 0.0 && !o.cancel && !o.cancel_user,
+  hc_check(o.size == sizeof o && !o.arch && !o.include_dirs && !o.defines && !o.nvrtc_options &&
+               !o.headers && !o.name_expressions && !o.flags && o.time_limit_s == 0.0 &&
+               !o.cancel && !o.cancel_user,
            "CUJIT_OPTIONS_INIT");
   hc_check(l.size == sizeof l && !l.shared_bytes && !l.stream && !l.elapsed_ms && !l.flags &&
                !l.cluster.x && !l.cluster.y && !l.cluster.z,
@@ -161,15 +161,15 @@ static void hc_inits(void) {
                !s.evictions && !s.entries && !s.bytes,
            "CUJIT_CACHE_STATS_INIT");
   hc_check(f.size == sizeof f && !f.num_regs && !f.static_shared_bytes &&
-               !f.max_threads_per_block && !f.local_bytes && !f.const_bytes &&
-               !f.ptx_version && !f.binary_version && !f.num_params,
+               !f.max_threads_per_block && !f.local_bytes && !f.const_bytes && !f.ptx_version &&
+               !f.binary_version && !f.num_params,
            "CUJIT_FUNCTION_ATTRS_INIT");
-  hc_check(t.size == sizeof t && !t.address_mode[0] && !t.address_mode[1] &&
-               !t.address_mode[2] && !t.filter && !t.read_mode && !t.normalized_coords &&
-               t.border_color[0] == 0.0f && t.border_color[3] == 0.0f,
+  hc_check(t.size == sizeof t && !t.address_mode[0] && !t.address_mode[1] && !t.address_mode[2] &&
+               !t.filter && !t.read_mode && !t.normalized_coords && t.border_color[0] == 0.0f &&
+               t.border_color[3] == 0.0f,
            "CUJIT_TEXTURE_DESC_INIT");
-  hc_check(c.size == sizeof c && !c.width && !c.height && !c.depth && !c.format &&
-               !c.channels && !c.flags,
+  hc_check(c.size == sizeof c && !c.width && !c.height && !c.depth && !c.format && !c.channels &&
+               !c.flags,
            "CUJIT_CUARRAY_DESC_INIT");
   /* the library takes what they make */
   hc_check(cujit_cache_get_stats(&s) == CUJIT_OK, "cujit_cache_get_stats with its _INIT");
@@ -233,9 +233,9 @@ static void hc_every_constructor_launched(cujit_function *mix, int gpu) {
   hc_check(hc_launched(CUJIT_LAUNCH_EX(mix, CUJIT_DIM3(2, 1, 1), CUJIT_DIM3(4), &o,
                                        cujit_out(out, sizeof out), cujit_in(in, sizeof in),
                                        cujit_i8(-1), cujit_u8(2), cujit_i16(-3), cujit_u16(4),
-                                       cujit_i32(-5), cujit_u32(6), cujit_i64(-7),
-                                       cujit_u64(8), cujit_f32(0.25f), cujit_f64(0.5),
-                                       CUJIT_VALUE(v), cujit_value(&p, sizeof p)),
+                                       cujit_i32(-5), cujit_u32(6), cujit_i64(-7), cujit_u64(8),
+                                       cujit_f32(0.25f), cujit_f64(0.5), CUJIT_VALUE(v),
+                                       cujit_value(&p, sizeof p)),
                        gpu),
            "CUJIT_LAUNCH_EX with every constructor");
   if (!gpu) return;
@@ -251,9 +251,8 @@ static void hc_every_launch_form(cujit_function *add, int gpu) {
   cujit_arg out = cujit_out(z, sizeof z);
   int i;
   for (i = 0; i < 16; i++) x[i] = y[i] = (float)i, z[i] = 0.0f;
-  hc_check(hc_launched(CUJIT_LAUNCH(add, CUJIT_DIM3(1), CUJIT_DIM3(16, 1),
-                                    cujit_inout(x, sizeof x), cujit_in(y, sizeof y),
-                                    cujit_i32(16)),
+  hc_check(hc_launched(CUJIT_LAUNCH(add, CUJIT_DIM3(1), CUJIT_DIM3(16, 1), cujit_inout(x, sizeof x),
+                                    cujit_in(y, sizeof y), cujit_i32(16)),
                        gpu),
            "CUJIT_LAUNCH");
   hc_check(hc_launched(cujit_call(add, CUJIT_DIM3(1), CUJIT_DIM3(16), CUJIT_INOUT_PTR(x, sizeof x),
@@ -331,7 +330,8 @@ static void hc_generator_macros(int gpu) {
                hc_device_refused(CUJIT_ELEMENTWISE_RANGE(k, 0, 0, 1, (bool)1, x, y), gpu) &&
                hc_device_refused(CUJIT_ELEMENTWISE_RANGE(k, 0, 0, 1, cujit_bool(1), x, y), gpu) &&
                hc_device_refused(CUJIT_ELEMENTWISE_RANGE(k, 0, 0, 1, cujit_f32(2), x,
-                                                         (const cujit_array *)y), gpu),
+                                                         (const cujit_array *)y),
+                                 gpu),
            "the generators' macros take each C type");
   hc_check(CUJIT_ELEMENTWISE_RANGE(k, 0, 0, 1, cujit_c64(1, 1), x, y) ==
                    CUJIT_ERROR_INVALID_VALUE &&

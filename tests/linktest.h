@@ -12,10 +12,9 @@ static const char kLinkMain[] =
     "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
     "  if (i < n) { p[i] = twice(p[i]) * scale; atomicAdd(&calls, 1); }\n"
     "}\n";
-static const char kLinkLib[] =
-    "__device__ float scale = 3.0f;\n"
-    "__device__ int calls = 0;\n"
-    "__device__ float twice(float x) { return 2.0f * x + 1.0f; }\n";
+static const char kLinkLib[] = "__device__ float scale = 3.0f;\n"
+                               "__device__ int calls = 0;\n"
+                               "__device__ float twice(float x) { return 2.0f * x + 1.0f; }\n";
 
 /* A kernel launching a child kernel (dynamic parallelism, through libcudadevrt). */
 static const char kLinkParent[] =
@@ -58,11 +57,11 @@ static inline int bytes_hold(const void *data, size_t size, const char *s) {
  * and lib_lto.fatbin (LTO-IR in a fatbin, -dlto). 0, or 1 with the reason in `why` (nvcc
  * missing, or a command that failed). */
 static inline int link_nvcc_parts(const char *dir, int cc, char *why, size_t why_size) {
-  static const char *const steps[] = {
-      "nvcc -arch=sm_%d -rdc=true -fatbin -o '%s/lib.fatbin' '%s/lib.cu'",
-      "nvcc -arch=sm_%d -dc -o '%s/lib.o' '%s/lib.cu'",
-      "nvcc -arch=sm_%d -lib -o '%s/liblib.a' '%s/lib.o'",
-      "nvcc -gencode arch=compute_%d,code=lto_%d -dc -fatbin -o '%s/lib_lto.fatbin' '%s/lib.cu'"};
+  static const char *const steps[] =
+      {"nvcc -arch=sm_%d -rdc=true -fatbin -o '%s/lib.fatbin' '%s/lib.cu'",
+       "nvcc -arch=sm_%d -dc -o '%s/lib.o' '%s/lib.cu'",
+       "nvcc -arch=sm_%d -lib -o '%s/liblib.a' '%s/lib.o'",
+       "nvcc -gencode arch=compute_%d,code=lto_%d -dc -fatbin -o '%s/lib_lto.fatbin' '%s/lib.cu'"};
   char cmd[8192], out[4096];
   size_t i;
   if (test_capture("command -v nvcc", out, sizeof out) != 0) {
@@ -74,8 +73,10 @@ static inline int link_nvcc_parts(const char *dir, int cc, char *why, size_t why
     return 1;
   }
   for (i = 0; i < sizeof steps / sizeof steps[0]; i++) {
-    if (i == 3) snprintf(cmd, sizeof cmd, steps[i], cc, cc, dir, dir);
-    else snprintf(cmd, sizeof cmd, steps[i], cc, dir, dir);
+    if (i == 3)
+      snprintf(cmd, sizeof cmd, steps[i], cc, cc, dir, dir);
+    else
+      snprintf(cmd, sizeof cmd, steps[i], cc, dir, dir);
     strncat(cmd, " 2>&1", sizeof cmd - strlen(cmd) - 1);
     if (test_capture(cmd, out, sizeof out) != 0) {
       snprintf(why, why_size, "%s failed: %s", cmd, out);

@@ -79,10 +79,22 @@ static void ref_sincos_2pi(double t, double *sin_out, double *cos_out) {
   double s = fma(x * x2, ref_poly(ref_sin_c, 8, x2), x);
   double c = fma(x2, ref_poly(ref_cos_c, 9, x2), 1.0);
   switch ((int)q & 3) {
-    case 0: *sin_out = s; *cos_out = c; break;
-    case 1: *sin_out = c; *cos_out = -s; break;
-    case 2: *sin_out = -s; *cos_out = -c; break;
-    default: *sin_out = -c; *cos_out = s; break;
+    case 0:
+      *sin_out = s;
+      *cos_out = c;
+      break;
+    case 1:
+      *sin_out = c;
+      *cos_out = -s;
+      break;
+    case 2:
+      *sin_out = -s;
+      *cos_out = -c;
+      break;
+    default:
+      *sin_out = -c;
+      *cos_out = s;
+      break;
   }
 }
 
@@ -98,8 +110,8 @@ static uint64_t ref_53(uint32_t hi, uint32_t lo) { return (((uint64_t)hi << 32) 
 #define REF_2M32 2.3283064365386962890625e-10
 #define REF_2M53 1.1102230246251565404236316680908203125e-16
 
-/* Element i of cujit_array_random(type, normal ? CUJIT_RANDOM_NORMAL : CUJIT_RANDOM_UNIFORM, seed), as a
- * double (a float's value for F32). */
+/* Element i of cujit_array_random(type, normal ? CUJIT_RANDOM_NORMAL : CUJIT_RANDOM_UNIFORM, seed),
+ * as a double (a float's value for F32). */
 static double ref_random(int f64, int normal, uint64_t seed, uint64_t i) {
   uint64_t per = f64 ? 2 : 4, q = i / per;
   uint32_t c[4] = {(uint32_t)q, (uint32_t)(q >> 32), 0, 0};

@@ -5,19 +5,18 @@
 
 #include "testutil.h"
 
-static const char kPrebuiltSrc[] =
-    "__device__ int counter;\n"
-    "namespace ns { __device__ float bias; }\n"
-    "__constant__ float coef[4];\n"
-    "__global__ void scale(float *x, float a, int n) {\n"
-    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-    "  if (i < n) x[i] = x[i] * a + ns::bias + coef[0];\n"
-    "  if (i == 0) atomicAdd(&counter, 1);\n"
-    "}\n"
-    "extern \"C\" __global__ void add_one(int *x, int n) {\n"
-    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-    "  if (i < n) x[i] += 1;\n"
-    "}\n";
+static const char kPrebuiltSrc[] = "__device__ int counter;\n"
+                                   "namespace ns { __device__ float bias; }\n"
+                                   "__constant__ float coef[4];\n"
+                                   "__global__ void scale(float *x, float a, int n) {\n"
+                                   "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                                   "  if (i < n) x[i] = x[i] * a + ns::bias + coef[0];\n"
+                                   "  if (i == 0) atomicAdd(&counter, 1);\n"
+                                   "}\n"
+                                   "extern \"C\" __global__ void add_one(int *x, int n) {\n"
+                                   "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                                   "  if (i < n) x[i] += 1;\n"
+                                   "}\n";
 
 /* Compiles kPrebuiltSrc for `arch` through cujit (no cache); fails the test on error. */
 static inline cujit_module *prebuilt_compiled(const char *arch) {

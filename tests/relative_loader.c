@@ -35,8 +35,8 @@ int main(int argc, char **argv) {
   void (*set_level)(cujit_log_level);
   void (*set_jobs)(unsigned);
   void (*destroy)(cujit_module *);
-  cujit_status (*batch)(cujit_module **, cujit_status *, const char *const *,
-                        const char *const *, size_t, const cujit_options *);
+  cujit_status (*batch)(cujit_module **, cujit_status *, const char *const *, const char *const *,
+                        size_t, const cujit_options *);
   cujit_status st;
   void *lib;
   int i;

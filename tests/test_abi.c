@@ -105,7 +105,8 @@ static void bad_sizes_name_the_init_macro(void **state) {
   memset(&v3, 0, sizeof v3);
   v3.size = 3;
   assert_status_detail(cj_sized_in("f", "cujit_thing", &v3, THING_V1, &own, sizeof own),
-                       CUJIT_ERROR_INVALID_VALUE, "f: cujit_thing.size is 3, smaller than its "
+                       CUJIT_ERROR_INVALID_VALUE,
+                       "f: cujit_thing.size is 3, smaller than its "
                        "first version (16 bytes); initialise the struct with CUJIT_THING_INIT, "
                        "or zero it for the defaults");
   v3.size = THING_V1 - 1;
@@ -113,7 +114,8 @@ static void bad_sizes_name_the_init_macro(void **state) {
                        CUJIT_ERROR_INVALID_VALUE, "cujit_thing.size is 15, smaller");
   memset(&v3.size, 0xa5, sizeof v3.size); /* what an uninitialised struct may hold */
   assert_status_detail(cj_sized_in("f", "cujit_thing", &v3, THING_V1, &own, sizeof own),
-                       CUJIT_ERROR_INVALID_VALUE, "more than any version of it (at most 4096 "
+                       CUJIT_ERROR_INVALID_VALUE,
+                       "more than any version of it (at most 4096 "
                        "bytes): the struct was not initialised; initialise it with "
                        "CUJIT_THING_INIT");
   v3.size = CJ_SIZE_MAX + 1;
@@ -176,11 +178,10 @@ typedef struct options_v3 {
   uint64_t later[2];
 } options_v3;
 
-static const char kSrc[] =
-    "#ifndef FROM_OPTIONS\n"
-    "#error the define did not arrive\n"
-    "#endif\n"
-    "extern \"C\" __global__ void k(int *x) { *x = FROM_OPTIONS; }\n";
+static const char kSrc[] = "#ifndef FROM_OPTIONS\n"
+                           "#error the define did not arrive\n"
+                           "#endif\n"
+                           "extern \"C\" __global__ void k(int *x) { *x = FROM_OPTIONS; }\n";
 
 static const char *const kDefines[] = {"FROM_OPTIONS=7", NULL};
 
@@ -201,12 +202,11 @@ static void init_macros_set_size_and_defaults(void **state) {
   assert_int_equal(g.size, sizeof g);
   assert_true(!g.name && !g.preamble && !g.loop_prep && !g.after_loop);
   assert_int_equal(s.size, sizeof s);
-  assert_true(!s.hits && !s.memory_hits && !s.misses && !s.compiles && !s.evictions &&
-              !s.entries && !s.bytes);
+  assert_true(!s.hits && !s.memory_hits && !s.misses && !s.compiles && !s.evictions && !s.entries &&
+              !s.bytes);
   assert_int_equal(a.size, sizeof a);
-  assert_true(!a.num_regs && !a.static_shared_bytes && !a.max_threads_per_block &&
-              !a.local_bytes && !a.const_bytes && !a.ptx_version && !a.binary_version &&
-              !a.num_params);
+  assert_true(!a.num_regs && !a.static_shared_bytes && !a.max_threads_per_block && !a.local_bytes &&
+              !a.const_bytes && !a.ptx_version && !a.binary_version && !a.num_params);
 }
 
 static void compile_options_of_every_layout(void **state) {
@@ -237,7 +237,8 @@ static void compile_options_of_every_layout(void **state) {
   newer.later[1] = 1;
   m = (cujit_module *)1;
   assert_status_detail(cujit_module_from_source(&m, kSrc, "new.cu", &newer.known),
-                       CUJIT_ERROR_NOT_SUPPORTED, "compiling: cujit_options sets fields that "
+                       CUJIT_ERROR_NOT_SUPPORTED,
+                       "compiling: cujit_options sets fields that "
                        "this libcujit");
   assert_null(m);
   zero.arch = "compute_75";
@@ -251,14 +252,14 @@ static void compile_options_of_a_bad_size(void **state) {
   cujit_module *m = (cujit_module *)1;
   (void)state;
   o.size = sizeof(size_t);
-  assert_status_detail(cujit_module_from_source(&m, kSrc, "bad.cu", &o),
-                       CUJIT_ERROR_INVALID_VALUE, "compiling: cujit_options.size is 8, smaller "
+  assert_status_detail(cujit_module_from_source(&m, kSrc, "bad.cu", &o), CUJIT_ERROR_INVALID_VALUE,
+                       "compiling: cujit_options.size is 8, smaller "
                        "than its first version");
   assert_non_null(strstr(cujit_last_error(), "CUJIT_OPTIONS_INIT"));
   assert_null(m);
   memset(&o, 0xa5, sizeof o); /* uninitialised */
-  assert_status_detail(cujit_module_from_source(&m, kSrc, "bad.cu", &o),
-                       CUJIT_ERROR_INVALID_VALUE, "the struct was not initialised");
+  assert_status_detail(cujit_module_from_source(&m, kSrc, "bad.cu", &o), CUJIT_ERROR_INVALID_VALUE,
+                       "the struct was not initialised");
 }
 
 /* ---- generator options ---- */
@@ -330,17 +331,20 @@ static void generator_options_of_a_bad_size(void **state) {
   (void)state;
   o.size = 1;
   assert_status_detail(cujit_elementwise_create(&e, "float *x", "x[i] = 1", &o),
-                       CUJIT_ERROR_INVALID_VALUE, "cujit_elementwise_create: "
+                       CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_elementwise_create: "
                        "cujit_generator_options.size is 1, smaller than its first version");
   assert_non_null(strstr(cujit_last_error(), "CUJIT_GENERATOR_OPTIONS_INIT"));
   assert_null(e);
   assert_status_detail(cujit_reduction_create(&r, CUJIT_TYPE_F32, "0", "a+b", "x[i]",
                                               "const float *x", &o),
-                       CUJIT_ERROR_INVALID_VALUE, "cujit_reduction_create: "
+                       CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_reduction_create: "
                        "cujit_generator_options.size is 1");
   assert_null(r);
   assert_status_detail(cujit_scan_create(&s, CUJIT_TYPE_F32, "a+b", "0", 0, &o),
-                       CUJIT_ERROR_INVALID_VALUE, "cujit_scan_create: "
+                       CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_scan_create: "
                        "cujit_generator_options.size is 1");
   assert_null(s);
 }
@@ -442,7 +446,8 @@ static void launch_options_of_a_bad_size(void **state) {
   o.size = 12;
   assert_status_detail(CUJIT_LAUNCH_EX(unloaded_function(), CUJIT_DIM3(1), CUJIT_DIM3(1), &o,
                                        cujit_ptr(0)),
-                       CUJIT_ERROR_INVALID_VALUE, "cujit_launch: cujit_launch_options.size is "
+                       CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_launch: cujit_launch_options.size is "
                        "12, smaller than its first version");
   assert_non_null(strstr(cujit_last_error(), "CUJIT_LAUNCH_OPTIONS_INIT"));
   memset(&newer, 0, sizeof newer);
@@ -450,7 +455,8 @@ static void launch_options_of_a_bad_size(void **state) {
   newer.later[1] = 1;
   assert_status_detail(cujit_launch(unloaded_function(), CUJIT_DIM3(1), CUJIT_DIM3(1), NULL, 0,
                                     &newer.known),
-                       CUJIT_ERROR_NOT_SUPPORTED, "cujit_launch: cujit_launch_options sets "
+                       CUJIT_ERROR_NOT_SUPPORTED,
+                       "cujit_launch: cujit_launch_options sets "
                        "fields that this libcujit");
   /* only a NULL kernel is reported before the options */
   assert_status_detail(cujit_launch(NULL, CUJIT_DIM3(1), CUJIT_DIM3(1), NULL, 0, &o),
@@ -462,8 +468,8 @@ static void function_attrs_of_a_bad_size(void **state) {
   (void)state;
   memset(&a, 0x5a, sizeof a);
   a.size = 2;
-  assert_status_detail(cujit_function_get_attrs(unloaded_function(), &a),
-                       CUJIT_ERROR_INVALID_VALUE, "cujit_function_get_attrs: "
+  assert_status_detail(cujit_function_get_attrs(unloaded_function(), &a), CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_function_get_attrs: "
                        "cujit_function_attrs.size is 2, smaller than its first version");
   assert_non_null(strstr(cujit_last_error(), "CUJIT_FUNCTION_ATTRS_INIT"));
   assert_int_equal(a.num_regs, 0x5a5a5a5a);
@@ -473,18 +479,23 @@ static void function_attrs_of_a_bad_size(void **state) {
 
 static void arguments_end_with_a_zero_reserved_word(void **state) {
   static const float big[8] = {0};
-  const cujit_arg args[] = {
-      cujit_i8(-1), cujit_u8(1), cujit_i16(-1), cujit_u16(1), cujit_i32(-1), cujit_u32(1),
-      cujit_i64(-1), cujit_u64(1), cujit_f32(1.0f), cujit_f64(1.0), cujit_ptr(16),
-      cujit_ptr_offset(16, 8), cujit_value(big, 4), cujit_value(big, sizeof big),
-      CUJIT_VALUE(big), cujit_in(big, sizeof big), cujit_out(NULL, 0),
-      cujit_inout((void *)big, 4), cujit_texture(3), cujit_surface(4), cujit_array_arg(NULL)};
+  const cujit_arg args[] = {cujit_i8(-1),         cujit_u8(1),
+                            cujit_i16(-1),        cujit_u16(1),
+                            cujit_i32(-1),        cujit_u32(1),
+                            cujit_i64(-1),        cujit_u64(1),
+                            cujit_f32(1.0f),      cujit_f64(1.0),
+                            cujit_ptr(16),        cujit_ptr_offset(16, 8),
+                            cujit_value(big, 4),  cujit_value(big, sizeof big),
+                            CUJIT_VALUE(big),     cujit_in(big, sizeof big),
+                            cujit_out(NULL, 0),   cujit_inout((void *)big, 4),
+                            cujit_texture(3),     cujit_surface(4),
+                            cujit_array_arg(NULL)};
   size_t i;
   (void)state;
   assert_int_equal(offsetof(cujit_arg, reserved) + sizeof(uint64_t), sizeof(cujit_arg));
   for (i = 0; i < CJ_COUNT(args); i++)
-    if (args[i].reserved != 0) fail_msg("argument %zu: reserved is %llu", i,
-                                        (unsigned long long)args[i].reserved);
+    if (args[i].reserved != 0)
+      fail_msg("argument %zu: reserved is %llu", i, (unsigned long long)args[i].reserved);
 }
 
 int main(void) {

@@ -12,9 +12,11 @@ static const size_t kSizes[] = {8, 8, 8, 4, 16};
 
 static void matching_arguments_pass(void **state) {
   float host[4] = {0};
-  struct { float x, y, z, w; } v = {1, 2, 3, 4};
-  cujit_arg args[] = {cujit_out(host, sizeof host), cujit_in(host, sizeof host),
-                      cujit_ptr(0x1000), cujit_u32(4), CUJIT_VALUE(v)};
+  struct {
+    float x, y, z, w;
+  } v = {1, 2, 3, 4};
+  cujit_arg args[] = {cujit_out(host, sizeof host), cujit_in(host, sizeof host), cujit_ptr(0x1000),
+                      cujit_u32(4), CUJIT_VALUE(v)};
   (void)state;
   assert_ok(cj_args_check("k", 5, kSizes, NULL, args, 5));
   assert_ok(cj_args_check("k", 0, NULL, NULL, NULL, 0));
@@ -24,7 +26,8 @@ static void wrong_count_names_both_counts(void **state) {
   cujit_arg args[] = {cujit_ptr(0), cujit_ptr(0)};
   (void)state;
   assert_status_detail(cj_args_check("multiply_them", 5, kSizes, NULL, args, 2),
-                       CUJIT_ERROR_INVALID_ARGS, "kernel 'multiply_them' takes 5 arguments but 2 were given");
+                       CUJIT_ERROR_INVALID_ARGS,
+                       "kernel 'multiply_them' takes 5 arguments but 2 were given");
   assert_non_null(strstr(cujit_last_error(), "8, 8, 8, 4, 16"));
   assert_non_null(strstr(cujit_last_error(), "nothing was launched"));
   assert_status_detail(cj_args_check("k", 0, NULL, NULL, args, 1), CUJIT_ERROR_INVALID_ARGS,
@@ -57,7 +60,8 @@ static void malformed_arguments_are_refused(void **state) {
   cujit_arg args[] = {cujit_out(NULL, 16), cujit_value(big, sizeof big)};
   (void)state;
   assert_status_detail(cj_args_check("k", 2, sizes, NULL, args, 2), CUJIT_ERROR_INVALID_ARGS,
-                       "argument 1 of kernel 'k' is an Out buffer of 16 bytes with a NULL host pointer");
+                       "argument 1 of kernel 'k' is an Out buffer of 16 bytes with a NULL host "
+                       "pointer");
   args[0] = cujit_out(NULL, 0); /* an empty buffer may be NULL: the kernel gets NULL */
   assert_ok(cj_args_check("k", 2, sizes, NULL, args, 2));
   args[1].data = NULL;
@@ -80,11 +84,13 @@ static void malformed_arguments_are_refused(void **state) {
 
 /* ---- types ---- */
 
-
 /* Arguments of the right types for k. */
 static void swap_args(cujit_arg *a) {
   static const struct { float x, y, z, w; } v = {1, 2, 3, 4};
-  static const struct { float x; int y; } p = {1, 2};
+  static const struct {
+    float x;
+    int y;
+  } p = {1, 2};
   static const uint16_t half = 0x3c00;
   a[0] = cujit_f32(1);
   a[1] = cujit_u32(2);
@@ -189,10 +195,10 @@ static void compatible_arguments_pass(void **state) {
   (void)state;
   assert_ok(types_read(m, "k", 0, &k));
   swap_args(a);
-  a[0] = cujit_value(&f, 4); /* any parameter takes its bytes */
+  a[0] = cujit_value(&f, 4);      /* any parameter takes its bytes */
   a[2] = cujit_out(&d, sizeof d); /* a pointer takes In/Out buffers */
   a[4] = cujit_value(&d, 8);
-  a[6] = cujit_i8(1); /* bool takes u8 and i8 */
+  a[6] = cujit_i8(1);  /* bool takes u8 and i8 */
   a[9] = cujit_i64(7); /* a struct takes any value of its size */
   a[10].type = CUJIT_TYPE_BYTES;
   assert_ok(cj_args_check("k", k.n, k.sizes, k.types, a, k.n));
@@ -222,7 +228,8 @@ static void extern_c_kernels_once_probed(void **state) {
 }
 
 /* An H100-like device. */
-static const cj_limits kLim = {90, 1024, {1024, 1024, 64}, {2147483647, 65535, 65535}, 232448, 1, 1, 132};
+static const cj_limits kLim = {90, 1024, {1024, 1024, 64}, {2147483647, 65535, 65535}, 232448, 1,
+                               1,  132};
 
 static void configurations_within_limits_pass(void **state) {
   (void)state;
@@ -235,22 +242,26 @@ static void configurations_within_limits_pass(void **state) {
 static void each_limit_is_named(void **state) {
   (void)state;
   assert_status_detail(cj_config_check("k", &kLim, 1024, 0, CUJIT_DIM3(1), CUJIT_DIM3(2048), 0),
-                       CUJIT_ERROR_LAUNCH_CONFIG, "block.x = 2048 exceeds the device's limit of 1024");
+                       CUJIT_ERROR_LAUNCH_CONFIG,
+                       "block.x = 2048 exceeds the device's limit of 1024");
   assert_non_null(strstr(cujit_last_error(), "cannot launch kernel 'k'"));
   assert_status_detail(cj_config_check("k", &kLim, 1024, 0, CUJIT_DIM3(1), CUJIT_DIM3(1, 1, 65), 0),
                        CUJIT_ERROR_LAUNCH_CONFIG, "block.z = 65 exceeds the device's limit of 64");
   assert_status_detail(cj_config_check("k", &kLim, 1024, 0, CUJIT_DIM3(1), CUJIT_DIM3(64, 32), 0),
-                       CUJIT_ERROR_LAUNCH_CONFIG, "64 x 32 x 1 = 2048 threads exceeds the device's limit of 1024");
+                       CUJIT_ERROR_LAUNCH_CONFIG,
+                       "64 x 32 x 1 = 2048 threads exceeds the device's limit of 1024");
   assert_status_detail(cj_config_check("k", &kLim, 256, 0, CUJIT_DIM3(1), CUJIT_DIM3(512), 0),
                        CUJIT_ERROR_LAUNCH_CONFIG, "512 threads exceeds this kernel's limit of 256");
   assert_non_null(strstr(cujit_last_error(), "cujit_function_suggest_block"));
   assert_status_detail(cj_config_check("k", &kLim, 1024, 0, CUJIT_DIM3(1, 65536), CUJIT_DIM3(1), 0),
-                       CUJIT_ERROR_LAUNCH_CONFIG, "grid.y = 65536 exceeds the device's limit of 65535");
+                       CUJIT_ERROR_LAUNCH_CONFIG,
+                       "grid.y = 65536 exceeds the device's limit of 65535");
   assert_status_detail(cj_config_check("k", &kLim, 1024, 0, CUJIT_DIM3(0), CUJIT_DIM3(1), 0),
                        CUJIT_ERROR_LAUNCH_CONFIG, "grid.x is 0");
   assert_status_detail(cj_config_check("k", &kLim, 1024, 0, CUJIT_DIM3(1), CUJIT_DIM3(1, 0), 0),
                        CUJIT_ERROR_LAUNCH_CONFIG, "block.y is 0");
-  assert_status_detail(cj_config_check("k", &kLim, 1024, 16384, CUJIT_DIM3(1), CUJIT_DIM3(1), 232448),
+  assert_status_detail(cj_config_check("k", &kLim, 1024, 16384, CUJIT_DIM3(1), CUJIT_DIM3(1),
+                                       232448),
                        CUJIT_ERROR_LAUNCH_CONFIG,
                        "248832 bytes of shared memory per block (16384 static + 232448 dynamic) "
                        "and the device allows at most 232448");
@@ -260,8 +271,8 @@ static void each_limit_is_named(void **state) {
  * side of each limit: a configuration passes it exactly when the checks pass and the
  * kernel's allowance for dynamic shared memory covers the request. */
 static void the_fast_test_agrees_with_the_checks(void **state) {
-  static const unsigned dims[] = {0, 1, 2, 63, 64, 65, 1023, 1024, 1025, 65535, 65536,
-                                  2147483647u, 2147483648u, 4294967295u};
+  static const unsigned dims[] = {0,    1,    2,     63,    64,          65,          1023,
+                                  1024, 1025, 65535, 65536, 2147483647u, 2147483648u, 4294967295u};
   static const unsigned smem[] = {0, 1, 49152, 49153, 216064, 216065, 232448, 232449};
   static const int kernel_max[] = {1024, 256}, static_smem[] = {0, 16384};
   /* the last allowance is more than the device allows with static memory: the device's
@@ -289,8 +300,8 @@ static void the_fast_test_agrees_with_the_checks(void **state) {
             block = CUJIT_DIM3(v[0], v[1], v[2]);
             grid = CUJIT_DIM3(v[3], v[4], v[5]);
             fits = cj_config_fits(&slot, grid, block, smem[s]);
-            checked = cj_config_check("k", &kLim, slot.max_threads, slot.static_smem, grid,
-                                      block, smem[s]) == CUJIT_OK &&
+            checked = cj_config_check("k", &kLim, slot.max_threads, slot.static_smem, grid, block,
+                                      smem[s]) == CUJIT_OK &&
                       smem[s] <= (unsigned)slot.dyn_smem_max;
             if (fits != checked) {
               print_error("block %u x %u x %u, grid %u x %u x %u, %u bytes: fast %d, checks %d\n",

@@ -13,8 +13,8 @@ static void bad_shapes_and_types(void **state) {
   (void)state;
   assert_status_detail(cujit_array_empty(&a, CUJIT_TYPE_PTR, 1, kShape), CUJIT_ERROR_INVALID_VALUE,
                        "is not an element type arrays hold");
-  assert_status_detail(cujit_array_empty(&a, CUJIT_TYPE_F32, -1, kShape),
-                       CUJIT_ERROR_INVALID_VALUE, "ndim is -1; arrays have 0 to 4 dimensions");
+  assert_status_detail(cujit_array_empty(&a, CUJIT_TYPE_F32, -1, kShape), CUJIT_ERROR_INVALID_VALUE,
+                       "ndim is -1; arrays have 0 to 4 dimensions");
   assert_status_detail(cujit_array_zeros(&a, CUJIT_TYPE_F32, 5, kShape), CUJIT_ERROR_INVALID_VALUE,
                        "ndim is 5");
   assert_status_detail(cujit_array_empty(&a, CUJIT_TYPE_F32, 2, neg), CUJIT_ERROR_INVALID_VALUE,
@@ -108,8 +108,8 @@ static void stale_handles_never_alias(void **state) {
   cujit_array_destroy(a);
   /* enough new arrays that any memory the old handle had is taken again */
   for (i = 0; i < N; i++)
-    assert_ok(cujit_array_wrap(&v[i], CUJIT_TYPE_U8, 1, (int64_t[]){i + 1},
-                               (CUdeviceptr)(0x100000 + i)));
+    assert_ok(
+        cujit_array_wrap(&v[i], CUJIT_TYPE_U8, 1, (int64_t[]){i + 1}, (CUdeviceptr)(0x100000 + i)));
   for (i = 0; i < N; i++) assert_true(v[i] != a);
   assert_true(cujit_array_data(a) == 0);
   assert_int_equal(cujit_array_size(a), 0);

@@ -8,7 +8,9 @@
 #include "cujit_array.h"
 
 static void promotion_follows_numpy(void **state) {
-  static const struct { int a, b, weak, want; } cases[] = {
+  static const struct {
+    int a, b, weak, want;
+  } cases[] = {
       {CUJIT_TYPE_F32, CUJIT_TYPE_F32, 0, CUJIT_TYPE_F32},
       {CUJIT_TYPE_BOOL, CUJIT_TYPE_I8, 0, CUJIT_TYPE_I8},
       {CUJIT_TYPE_I8, CUJIT_TYPE_U8, 0, CUJIT_TYPE_I16},
@@ -24,9 +26,9 @@ static void promotion_follows_numpy(void **state) {
       {CUJIT_TYPE_C64, CUJIT_TYPE_F64, 0, CUJIT_TYPE_C128},
       {CUJIT_TYPE_C64, CUJIT_TYPE_I32, 0, CUJIT_TYPE_C128},
       {CUJIT_TYPE_C64, CUJIT_TYPE_F16, 0, CUJIT_TYPE_C64},
-      {CUJIT_TYPE_F16, CUJIT_TYPE_F64, 1, CUJIT_TYPE_F16},   /* 2.0 * f16 stays f16 */
-      {CUJIT_TYPE_I8, CUJIT_TYPE_I64, 1, CUJIT_TYPE_I8},     /* 3 * i8 stays i8 */
-      {CUJIT_TYPE_I8, CUJIT_TYPE_F64, 1, CUJIT_TYPE_F64},    /* 2.5 * i8 is f64 */
+      {CUJIT_TYPE_F16, CUJIT_TYPE_F64, 1, CUJIT_TYPE_F16}, /* 2.0 * f16 stays f16 */
+      {CUJIT_TYPE_I8, CUJIT_TYPE_I64, 1, CUJIT_TYPE_I8},   /* 3 * i8 stays i8 */
+      {CUJIT_TYPE_I8, CUJIT_TYPE_F64, 1, CUJIT_TYPE_F64},  /* 2.5 * i8 is f64 */
       {CUJIT_TYPE_BOOL, CUJIT_TYPE_I64, 1, CUJIT_TYPE_I64},
       {CUJIT_TYPE_F32, CUJIT_TYPE_C128, 1, CUJIT_TYPE_C64},
       {CUJIT_TYPE_F64, CUJIT_TYPE_C128, 1, CUJIT_TYPE_C128},
@@ -37,8 +39,8 @@ static void promotion_follows_numpy(void **state) {
   for (i = 0; i < sizeof cases / sizeof *cases; i++) {
     int got = cujit_type_promote(cases[i].a, cases[i].b, cases[i].weak);
     if (got != cases[i].want)
-      fail_msg("promote(%d, %d, weak %d) = %d, want %d", cases[i].a, cases[i].b, cases[i].weak,
-               got, cases[i].want);
+      fail_msg("promote(%d, %d, weak %d) = %d, want %d", cases[i].a, cases[i].b, cases[i].weak, got,
+               cases[i].want);
     if (!cases[i].weak && (int)cujit_type_promote(cases[i].b, cases[i].a, 0) != got)
       fail_msg("promote(%d, %d) is not symmetric", cases[i].a, cases[i].b);
   }
@@ -50,8 +52,10 @@ static void declarations_are_read_or_refused(void **state) {
   assert_ok(cujit_elementwise_create(&k, "float a, float *x, float b, float *y, float *z",
                                      "z[i] = a*x[i] + b*y[i]", NULL));
   cujit_elementwise_destroy(k);
-  assert_ok(cujit_elementwise_create(&k, " const unsigned long long *n ,double*d, "
-                                     "cuda::std::complex<float> *c, __half h", "n[i] = 1", NULL));
+  assert_ok(cujit_elementwise_create(&k,
+                                     " const unsigned long long *n ,double*d, "
+                                     "cuda::std::complex<float> *c, __half h",
+                                     "n[i] = 1", NULL));
   cujit_elementwise_destroy(k);
   k = NULL;
   assert_status_detail(cujit_elementwise_create(&k, "float a, flaot *x", "x[i] = a", NULL),
@@ -112,15 +116,18 @@ static void generator_arguments_are_checked(void **state) {
   assert_int_equal(CUJIT_ELEMENTWISE(k, a, x, b, y, y), CUJIT_ERROR_NO_DRIVER);
   assert_int_equal(CUJIT_ELEMENTWISE_RANGE(k, 7, -1, -2, a, x, b, y, y), CUJIT_ERROR_NO_DRIVER);
   /* the same as an array of arguments */
-  assert_int_equal(cujit_elementwise_call(k, (const cujit_arg[]){cujit_f32(a), cujit_arr(x),
-                                                                 cujit_f32(b), cujit_arr(y),
-                                                                 cujit_arr(y)}, 5),
+  assert_int_equal(cujit_elementwise_call(k,
+                                          (const cujit_arg[]){cujit_f32(a), cujit_arr(x),
+                                                              cujit_f32(b), cujit_arr(y),
+                                                              cujit_arr(y)},
+                                          5),
                    CUJIT_ERROR_NO_DRIVER);
   /* ranges at the ends of int64: one index (0), counted without overflow, so it launches */
   assert_int_equal(CUJIT_ELEMENTWISE_RANGE(k, 0, INT64_MAX, INT64_MAX, a, x, b, y, y),
                    CUJIT_ERROR_NO_DRIVER);
   assert_status_detail(CUJIT_ELEMENTWISE_RANGE(k, 7, INT64_MIN, INT64_MIN, a, x, b, y, y),
-                       CUJIT_ERROR_INVALID_VALUE, "leaves the arrays' 8 elements"); /* 7, then 7 - 2^63 */
+                       CUJIT_ERROR_INVALID_VALUE,
+                       "leaves the arrays' 8 elements"); /* 7, then 7 - 2^63 */
   cujit_array_destroy(z);
   assert_status_detail(CUJIT_ELEMENTWISE(k, a, x, b, y, z), CUJIT_ERROR_INVALID_VALUE,
                        "argument 5 ('z') is not a live array");
@@ -268,18 +275,32 @@ static void arrays_are_arrays(void **state) {
  * ASan+UBSan build aborts on one): those leaving the 8 elements are refused, those inside
  * them run (here: refused only for want of a driver). */
 static void ranges_at_the_ends_of_int64(void **state) {
-  static const struct { int64_t start, stop, step; int inside; } cases[] = {
-      {INT64_MIN, INT64_MAX, 1, 0},         {INT64_MAX, INT64_MIN, -1, 0},
-      {INT64_MIN, INT64_MAX, INT64_MAX, 0}, {INT64_MAX, INT64_MIN, INT64_MIN, 0},
-      {0, INT64_MAX, 1, 0},                 {7, INT64_MIN, -1, 0},
-      {INT64_MIN, 0, 1, 0},                 {-1, INT64_MIN, -1, 0},
-      {INT64_MAX - 1, INT64_MAX, 1, 0},     {INT64_MIN + 1, INT64_MIN, -1, 0},
-      {0, INT64_MAX, INT64_MAX, 1},         {7, INT64_MIN, INT64_MIN, 0},
-      {7, -1, INT64_MIN, 1},                {0, 8, INT64_MAX, 1},
-      {0, 9, 1, 0},                         {7, -2, -1, 0},
-      {0, 8, 1, 1},                         {7, -1, -1, 1},
-      {3, 3, 1, 1},                         {3, 3, INT64_MIN, 1}, /* empty */
-      {INT64_MAX, INT64_MAX, 1, 1},         {INT64_MIN, INT64_MIN, -1, 1},
+  static const struct {
+    int64_t start, stop, step;
+    int inside;
+  } cases[] = {
+      {INT64_MIN, INT64_MAX, 1, 0},
+      {INT64_MAX, INT64_MIN, -1, 0},
+      {INT64_MIN, INT64_MAX, INT64_MAX, 0},
+      {INT64_MAX, INT64_MIN, INT64_MIN, 0},
+      {0, INT64_MAX, 1, 0},
+      {7, INT64_MIN, -1, 0},
+      {INT64_MIN, 0, 1, 0},
+      {-1, INT64_MIN, -1, 0},
+      {INT64_MAX - 1, INT64_MAX, 1, 0},
+      {INT64_MIN + 1, INT64_MIN, -1, 0},
+      {0, INT64_MAX, INT64_MAX, 1},
+      {7, INT64_MIN, INT64_MIN, 0},
+      {7, -1, INT64_MIN, 1},
+      {0, 8, INT64_MAX, 1},
+      {0, 9, 1, 0},
+      {7, -2, -1, 0},
+      {0, 8, 1, 1},
+      {7, -1, -1, 1},
+      {3, 3, 1, 1},
+      {3, 3, INT64_MIN, 1}, /* empty */
+      {INT64_MAX, INT64_MAX, 1, 1},
+      {INT64_MIN, INT64_MIN, -1, 1},
   };
   cujit_elementwise *k = NULL;
   cujit_array *x = wrap(CUJIT_TYPE_F32, 0x1000);
@@ -324,15 +345,18 @@ static void every_operation_compiles(void **state) {
     expect_no_driver(cujit_array_binary(CUJIT_BINOP_ADD, a, b, &out), "add", ty);
     expect_no_driver(cujit_array_binary(CUJIT_BINOP_MUL, a, f, &out), "mul f64", ty);
     expect_no_driver(cujit_array_binary(CUJIT_BINOP_EQ, a, b, &out), "eq", ty);
-    expect_no_driver(cujit_array_binary(is_complex(ty) ? CUJIT_BINOP_DIV : CUJIT_BINOP_MAXIMUM, a, b, &out),
+    expect_no_driver(cujit_array_binary(is_complex(ty) ? CUJIT_BINOP_DIV : CUJIT_BINOP_MAXIMUM, a,
+                                        b, &out),
                      "max", ty);
     expect_no_driver(cujit_array_binary(CUJIT_BINOP_POW, a, b, &out), "pow", ty);
-    expect_no_driver(cujit_array_binary_scalar(CUJIT_BINOP_MUL, a, 2, CUJIT_SCALAR_INT, &out), "2*a", ty);
-    expect_no_driver(cujit_array_binary_scalar(CUJIT_BINOP_DIV, a, 0.5, CUJIT_SCALAR_FIRST, &out), "0.5/a",
-                     ty);
+    expect_no_driver(cujit_array_binary_scalar(CUJIT_BINOP_MUL, a, 2, CUJIT_SCALAR_INT, &out),
+                     "2*a", ty);
+    expect_no_driver(cujit_array_binary_scalar(CUJIT_BINOP_DIV, a, 0.5, CUJIT_SCALAR_FIRST, &out),
+                     "0.5/a", ty);
     expect_no_driver(cujit_array_unary(CUJIT_UNOP_FABS, a, &out), "fabs", ty);
     expect_no_driver(cujit_array_unary(CUJIT_UNOP_SQRT, a, &out), "sqrt", ty);
-    if (ty != CUJIT_TYPE_BOOL) expect_no_driver(cujit_array_unary(CUJIT_UNOP_NEG, a, &out), "neg", ty);
+    if (ty != CUJIT_TYPE_BOOL)
+      expect_no_driver(cujit_array_unary(CUJIT_UNOP_NEG, a, &out), "neg", ty);
     assert_null(out);
     cujit_array_destroy(a);
     cujit_array_destroy(b);
@@ -393,14 +417,18 @@ static void operations_refuse_what_is_not_defined(void **state) {
                        CUJIT_ERROR_INVALID_VALUE, "unknown flags 0x8");
   {
     cujit_array *i8 = wrap(CUJIT_TYPE_I8, 0x6000), *u64 = wrap(CUJIT_TYPE_U64, 0x7000);
-    assert_status_detail(cujit_array_binary_scalar(CUJIT_BINOP_ADD, i8, 300, CUJIT_SCALAR_INT, &out),
+    assert_status_detail(cujit_array_binary_scalar(CUJIT_BINOP_ADD, i8, 300, CUJIT_SCALAR_INT,
+                                                   &out),
                          CUJIT_ERROR_INVALID_VALUE, "the integer 300 does not fit i8");
-    assert_status_detail(cujit_array_binary_scalar(CUJIT_BINOP_ADD, u64, -1, CUJIT_SCALAR_INT, &out),
+    assert_status_detail(cujit_array_binary_scalar(CUJIT_BINOP_ADD, u64, -1, CUJIT_SCALAR_INT,
+                                                   &out),
                          CUJIT_ERROR_INVALID_VALUE, "the integer -1 does not fit u64");
-    assert_status_detail(cujit_array_binary_scalar(CUJIT_BINOP_MUL, i8, 2.5, CUJIT_SCALAR_INT, &out),
+    assert_status_detail(cujit_array_binary_scalar(CUJIT_BINOP_MUL, i8, 2.5, CUJIT_SCALAR_INT,
+                                                   &out),
                          CUJIT_ERROR_INVALID_VALUE, "2.5 is not an integer");
     /* a float scalar with an i8 array computes in f64: no range to fit */
-    assert_int_equal(cujit_array_binary_scalar(CUJIT_BINOP_ADD, i8, 300, 0, &out), CUJIT_ERROR_NO_DRIVER);
+    assert_int_equal(cujit_array_binary_scalar(CUJIT_BINOP_ADD, i8, 300, 0, &out),
+                     CUJIT_ERROR_NO_DRIVER);
     cujit_array_destroy(i8);
     cujit_array_destroy(u64);
   }

@@ -107,8 +107,8 @@ static void reference_moments(void **state) {
       uint64_t i;
       for (i = 0; i < 1000000; i++) {
         double v = ref_random(f64, normal, 7, i);
-        if (!normal && !(v >= 0 && v < 1)) fail_msg("uniform element %llu is %g",
-                                                    (unsigned long long)i, v);
+        if (!normal && !(v >= 0 && v < 1))
+          fail_msg("uniform element %llu is %g", (unsigned long long)i, v);
         sum += v;
         sq += v * v;
       }

@@ -20,16 +20,21 @@ static cujit_array *wrap(cujit_type type, int64_t n, CUdeviceptr at) {
 /* What cumsum gives for each type, as the header documents. */
 static cujit_type cumsum_type(int t) {
   switch (t) {
-    case CUJIT_TYPE_BOOL: case CUJIT_TYPE_I8: case CUJIT_TYPE_I16: case CUJIT_TYPE_I32:
-      return CUJIT_TYPE_I64;
-    case CUJIT_TYPE_U8: case CUJIT_TYPE_U16: case CUJIT_TYPE_U32: return CUJIT_TYPE_U64;
+    case CUJIT_TYPE_BOOL:
+    case CUJIT_TYPE_I8:
+    case CUJIT_TYPE_I16:
+    case CUJIT_TYPE_I32: return CUJIT_TYPE_I64;
+    case CUJIT_TYPE_U8:
+    case CUJIT_TYPE_U16:
+    case CUJIT_TYPE_U32: return CUJIT_TYPE_U64;
     default: return (cujit_type)t;
   }
 }
 
 static void cumsum_arguments(void **state) {
   cujit_array *a = wrap(CUJIT_TYPE_I32, 10, 0x10000), *out = NULL;
-  cujit_array *same = wrap(CUJIT_TYPE_I32, 10, 0x20000), *short_out = wrap(CUJIT_TYPE_I64, 9, 0x30000);
+  cujit_array *same = wrap(CUJIT_TYPE_I32, 10, 0x20000),
+              *short_out = wrap(CUJIT_TYPE_I64, 9, 0x30000);
   cujit_array *flat = NULL, *square = NULL;
   int64_t shape[] = {2, 5};
   (void)state;
@@ -76,7 +81,8 @@ static void scan_create_arguments(void **state) {
                        CUJIT_ERROR_INVALID_VALUE, "neutral is NULL");
   o.name = "9lives";
   assert_status_detail(cujit_scan_create(&s, CUJIT_TYPE_F32, "a+b", "0", 0, &o),
-                       CUJIT_ERROR_INVALID_VALUE, "the kernel name \"9lives\" is not a C "
+                       CUJIT_ERROR_INVALID_VALUE,
+                       "the kernel name \"9lives\" is not a C "
                        "identifier");
   o.name = "a-b";
   assert_status_detail(cujit_scan_create(&s, CUJIT_TYPE_F32, "a+b", "0", 0, &o),
@@ -135,7 +141,8 @@ static void cumsum_kernels_compile(void **state) {
     for (exclusive = 0; exclusive < 2; exclusive++)
       for (big = 0; big < 2; big++) {
         int64_t n = big ? (int64_t)1 << 20 : 8;
-        cujit_array *a = wrap(kTypes[t], n, 0x10000), *out = wrap(cumsum_type(kTypes[t]), n, 0x20000);
+        cujit_array *a = wrap(kTypes[t], n, 0x10000),
+                    *out = wrap(cumsum_type(kTypes[t]), n, 0x20000);
         assert_status_detail(cujit_array_cumsum(a, exclusive, &out), CUJIT_ERROR_NO_DRIVER, "");
         cujit_array_destroy(a);
         cujit_array_destroy(out);
@@ -187,12 +194,9 @@ int main(void) {
   /* the same everywhere: on a GPU machine too, no driver is loaded */
   setenv("CUJIT_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(cumsum_arguments),
-      cmocka_unit_test(scan_create_arguments),
-      cmocka_unit_test(scan_call_arguments),
-      cmocka_unit_test(bad_expression_is_a_compile_error),
-      cmocka_unit_test(cumsum_kernels_compile),
-      cmocka_unit_test(generated_scans_compile),
+      cmocka_unit_test(cumsum_arguments),       cmocka_unit_test(scan_create_arguments),
+      cmocka_unit_test(scan_call_arguments),    cmocka_unit_test(bad_expression_is_a_compile_error),
+      cmocka_unit_test(cumsum_kernels_compile), cmocka_unit_test(generated_scans_compile),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -476,8 +476,10 @@ static void worker_that_lies(const char *script, const char *why) {
 
 static void a_worker_answering_garbage_fails_nothing(void **state) {
   (void)state;
-  worker_that_lies("#!/bin/sh\nhead -c 20 >/dev/null\nprintf 'cjwr0123456789abcdefghijklmnopqrstuvwxyz' >&0\n"
-                   "cat >/dev/null\n", "garbage");
+  worker_that_lies("#!/bin/sh\nhead -c 20 >/dev/null\nprintf "
+                   "'cjwr0123456789abcdefghijklmnopqrstuvwxyz' >&0\n"
+                   "cat >/dev/null\n",
+                   "garbage");
 }
 
 static void a_worker_dying_at_once_fails_nothing(void **state) {
@@ -619,11 +621,12 @@ static void bad_arguments_are_refused(void **state) {
                        CUJIT_ERROR_INVALID_VALUE, "cujit_batch_compile: mods is NULL");
   assert_status_detail(cujit_batch_compile(NULL, NULL, NULL, NULL, 0, NULL),
                        CUJIT_ERROR_INVALID_VALUE, "mods is NULL"); /* as documented */
-  assert_ok(cujit_batch_compile(mods, NULL, src, NULL, 0, NULL)); /* nothing to do */
+  assert_ok(cujit_batch_compile(mods, NULL, src, NULL, 0, NULL));  /* nothing to do */
   /* a NULL source among others fails only itself */
   bad = ptx_opts();
   assert_status_detail(cujit_batch_compile(mods, st, src, NULL, 2, &bad),
-                       CUJIT_ERROR_INVALID_SOURCE, "source 1 ('source.cu'): "
+                       CUJIT_ERROR_INVALID_SOURCE,
+                       "source 1 ('source.cu'): "
                        "CUJIT_ERROR_INVALID_SOURCE: the source of 'source.cu' is NULL");
   assert_int_equal(st[0], CUJIT_OK);
   assert_non_null(mods[0]);

@@ -10,19 +10,19 @@
 #include "cachetest.h"
 #include "format/bundle.h" /* internal: the layout, for damaging a bundle */
 
-#define SOURCE                                                                   \
-  "#include \"factor.h\"\n"                                                      \
-  "template <typename T> __global__ void scale(T *x, T f, int n) {\n"            \
-  "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"                           \
-  "  if (i < n) x[i] *= f * FACTOR + OFFSET;\n"                                  \
-  "}\n"                                                                          \
+#define SOURCE                                                        \
+  "#include \"factor.h\"\n"                                           \
+  "template <typename T> __global__ void scale(T *x, T f, int n) {\n" \
+  "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"                \
+  "  if (i < n) x[i] *= f * FACTOR + OFFSET;\n"                       \
+  "}\n"                                                               \
   "template __global__ void scale<float>(float *, float, int);\n"
 
 static const char *const kDefines[] = {"OFFSET=1", NULL};
 static const char *const kArchs[] = {"sm_80", "sm_90", "sm_100"};
 enum { N_ARCHS = 3 };
 
-static char *tmp;        /* holds k.cu and factor.h */
+static char *tmp; /* holds k.cu and factor.h */
 static char src_path[4200];
 
 static cujit_options base_options(void) {
@@ -114,7 +114,8 @@ static void holds_every_target(void **state) {
   assert_memory_equal(part(p, n, CJ_BE_SOURCE, "")->data, SOURCE, strlen(SOURCE));
   assert_int_equal(cj_bundle_opts_decode(part(p, n, CJ_BE_OPTIONS, "")->data,
                                          part(p, n, CJ_BE_OPTIONS, "")->size, &opts, why,
-                                         sizeof why), 0);
+                                         sizeof why),
+                   0);
   assert_string_equal(opts.name, src_path);
   assert_string_equal(opts.dir, tmp);
   assert_string_equal(opts.defines[0], "OFFSET=1");
@@ -178,8 +179,8 @@ static void cli_writes_and_lists(void **state) {
   cj_bundle_part *p = NULL;
   char why[256];
   (void)state;
-  snprintf(cmd, sizeof cmd, "cd '%s' && '%s' compile k.cu --arch sm_80,sm_90 -DOFFSET=1 2>&1",
-           tmp, CUJIT_CLI_PATH);
+  snprintf(cmd, sizeof cmd, "cd '%s' && '%s' compile k.cu --arch sm_80,sm_90 -DOFFSET=1 2>&1", tmp,
+           CUJIT_CLI_PATH);
   assert_int_equal(test_capture(cmd, out, sizeof out), 0);
   snprintf(path, sizeof path, "%s/k.bundle", tmp);
   assert_non_null(b = read_all(path, &size));
@@ -200,8 +201,10 @@ static void cli_writes_and_lists(void **state) {
   assert_int_equal(test_capture(cmd, out, sizeof out), 0);
   assert_non_null(strstr(out, "cujit "));
   /* a damaged file is named with what is wrong */
-  snprintf(cmd, sizeof cmd, "cd '%s' && head -c 100 k.bundle > cut.bundle && '%s' info "
-           "cut.bundle 2>&1", tmp, CUJIT_CLI_PATH);
+  snprintf(cmd, sizeof cmd,
+           "cd '%s' && head -c 100 k.bundle > cut.bundle && '%s' info "
+           "cut.bundle 2>&1",
+           tmp, CUJIT_CLI_PATH);
   assert_int_equal(test_capture(cmd, out, sizeof out), 1);
   assert_non_null(strstr(out, "'cut.bundle' is truncated: 100 bytes, but its header says"));
 }
@@ -226,11 +229,11 @@ static void reseal(unsigned char *b, size_t size) {
 static void refused_load(const unsigned char *b, size_t size, const char *needle) {
   cujit_module *m = (cujit_module *)1;
   char *text = (char *)1;
-  assert_status_detail(cujit_module_from_image(&m, b, size, "d.bundle"),
-                       CUJIT_ERROR_INVALID_SOURCE, needle);
+  assert_status_detail(cujit_module_from_image(&m, b, size, "d.bundle"), CUJIT_ERROR_INVALID_SOURCE,
+                       needle);
   assert_null(m);
-  assert_status_detail(cujit_image_describe(b, size, "d.bundle", &text),
-                       CUJIT_ERROR_INVALID_SOURCE, needle);
+  assert_status_detail(cujit_image_describe(b, size, "d.bundle", &text), CUJIT_ERROR_INVALID_SOURCE,
+                       needle);
   assert_null(text);
 }
 
@@ -419,16 +422,20 @@ static void warm_then_hit_elsewhere(void **state) {
 static void warm_with_the_cli(void **state) {
   char cmd[8192], out[16384];
   (void)state;
-  snprintf(cmd, sizeof cmd, "cd '%s' && '%s' compile k.cu --arch sm_80,sm_90 -DOFFSET=1 -o w.bundle "
-           "2>&1", tmp, CUJIT_CLI_PATH);
+  snprintf(cmd, sizeof cmd,
+           "cd '%s' && '%s' compile k.cu --arch sm_80,sm_90 -DOFFSET=1 -o w.bundle "
+           "2>&1",
+           tmp, CUJIT_CLI_PATH);
   assert_int_equal(test_capture(cmd, out, sizeof out), 0);
   drop_cache(cache);
   cache = fresh_cache("bundle-cli");
   snprintf(cmd, sizeof cmd, "cd '%s' && '%s' warm --bundle w.bundle 2>&1", tmp, CUJIT_CLI_PATH);
   assert_int_equal(test_capture(cmd, out, sizeof out), 0);
   assert_non_null(strstr(out, "w.bundle: stored 2 cache entries"));
-  snprintf(cmd, sizeof cmd, "cd '%s' && '%s' compile k.cu --arch sm_90 -DOFFSET=1 -o - >/dev/null "
-           "&& '%s' cache stats 2>&1", tmp, CUJIT_CLI_PATH, CUJIT_CLI_PATH);
+  snprintf(cmd, sizeof cmd,
+           "cd '%s' && '%s' compile k.cu --arch sm_90 -DOFFSET=1 -o - >/dev/null "
+           "&& '%s' cache stats 2>&1",
+           tmp, CUJIT_CLI_PATH, CUJIT_CLI_PATH);
   assert_int_equal(test_capture(cmd, out, sizeof out), 0);
   assert_non_null(strstr(out, "compiles          0"));
 }
@@ -471,7 +478,8 @@ static void bundles_without_source(void **state) {
   p.arch[0] = '\0';
   assert_int_equal(cj_bundle_build(&p, 1, &b), 0);
   assert_status_detail(cujit_module_from_image(&m, b.data, b.len, "s.bundle"),
-                       CUJIT_ERROR_INVALID_SOURCE, "'s.bundle' is a cujit bundle with no CUBIN "
+                       CUJIT_ERROR_INVALID_SOURCE,
+                       "'s.bundle' is a cujit bundle with no CUBIN "
                        "or PTX entry");
   cj_buf_free(&b);
 }
@@ -509,8 +517,7 @@ static void api_refusals(void **state) {
   assert_null(out);
   /* the targets compile at once; the failure told is the first in the order given, as if
    * they had compiled one after the other */
-  assert_status_detail(cujit_bundle_from_source(&out, &size, SOURCE, NULL, NULL, unknown_first,
-                                                2),
+  assert_status_detail(cujit_bundle_from_source(&out, &size, SOURCE, NULL, NULL, unknown_first, 2),
                        CUJIT_ERROR_INVALID_OPTION, "invalid architecture 'sm_12345'");
   assert_status_detail(cujit_bundle_from_source(&out, &size, "__global__ void k() { oops; }",
                                                 "bad.cu", NULL, unknown_last, 2),
@@ -532,8 +539,10 @@ static void nvcc_fatbin_listed(void **state) {
     skip();
   }
   snprintf(path, sizeof path, "%s/n.fatbin", tmp);
-  snprintf(cmd, sizeof cmd, "cd '%s' && nvcc -fatbin -DOFFSET=1 -gencode arch=compute_80,code=sm_80 "
-           "-gencode arch=compute_90,code=[sm_90,compute_90] -o n.fatbin k.cu 2>&1", tmp);
+  snprintf(cmd, sizeof cmd,
+           "cd '%s' && nvcc -fatbin -DOFFSET=1 -gencode arch=compute_80,code=sm_80 "
+           "-gencode arch=compute_90,code=[sm_90,compute_90] -o n.fatbin k.cu 2>&1",
+           tmp);
   assert_int_equal(test_capture(cmd, out, sizeof out), 0);
   assert_non_null(fb = read_all(path, &size));
   assert_ok(cujit_image_describe(fb, size, path, &text));
@@ -548,7 +557,8 @@ static void nvcc_fatbin_listed(void **state) {
   cujit_module_destroy(m);
   free(fb);
   /* compressed entries are listed as such, and through the CLI */
-  snprintf(cmd, sizeof cmd, "cd '%s' && nvcc -fatbin -Xfatbin=-compress-all -DOFFSET=1 "
+  snprintf(cmd, sizeof cmd,
+           "cd '%s' && nvcc -fatbin -Xfatbin=-compress-all -DOFFSET=1 "
            "-gencode arch=compute_80,code=sm_80 -o c.fatbin k.cu 2>&1 && '%s' info c.fatbin",
            tmp, CUJIT_CLI_PATH);
   assert_int_equal(test_capture(cmd, out, sizeof out), 0);
@@ -558,16 +568,11 @@ static void nvcc_fatbin_listed(void **state) {
 
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
-      CACHE_TEST(holds_every_target),
-      CACHE_TEST(ptx_is_of_a_plain_target),
-      CACHE_TEST(loads_as_a_module),
-      CACHE_TEST(cli_writes_and_lists),
-      CACHE_TEST(damaged_forms),
-      CACHE_TEST(warm_then_hit_elsewhere),
-      CACHE_TEST(warm_with_the_cli),
-      CACHE_TEST(warm_refuses_what_differs),
-      CACHE_TEST(bundles_without_source),
-      CACHE_TEST(api_refusals),
+      CACHE_TEST(holds_every_target),     CACHE_TEST(ptx_is_of_a_plain_target),
+      CACHE_TEST(loads_as_a_module),      CACHE_TEST(cli_writes_and_lists),
+      CACHE_TEST(damaged_forms),          CACHE_TEST(warm_then_hit_elsewhere),
+      CACHE_TEST(warm_with_the_cli),      CACHE_TEST(warm_refuses_what_differs),
+      CACHE_TEST(bundles_without_source), CACHE_TEST(api_refusals),
       CACHE_TEST(nvcc_fatbin_listed),
   };
   int rc;

@@ -8,7 +8,6 @@
 
 #include "cachetest.h"
 
-
 /* ---- hits and misses ---- */
 
 static void hit_after_miss(void **state) {
@@ -413,8 +412,8 @@ static size_t slurp(const char *path, unsigned char *buf, size_t size) {
 
 /* Damages the entry with `damage`, then: the compile succeeds by compiling, warns with
  * `why`, and the entry is good again afterwards. */
-static void recovers(const char *why, void (*damage)(const char *path, unsigned char *buf,
-                                                     size_t n)) {
+static void recovers(const char *why,
+                     void (*damage)(const char *path, unsigned char *buf, size_t n)) {
   static unsigned char buf[1 << 20];
   char paths[4][4200];
   cujit_options o = ptx_options();

@@ -73,8 +73,10 @@ static void age(const char *dir, const char *name, int seconds) {
 /* Runs the CLI on the cache, within 30 s; its exit status (124 when it hung). */
 static int cli(const char *args, char *out, size_t size) {
   char cmd[9000];
-  snprintf(cmd, sizeof cmd, "CUJIT_CACHE_DIR='%s' CUJIT_LIBCUDA=/nonexistent timeout 30 '%s' %s "
-           "2>&1", cache, CUJIT_CLI_PATH, args);
+  snprintf(cmd, sizeof cmd,
+           "CUJIT_CACHE_DIR='%s' CUJIT_LIBCUDA=/nonexistent timeout 30 '%s' %s "
+           "2>&1",
+           cache, CUJIT_CLI_PATH, args);
   return test_capture(cmd, out, size);
 }
 
@@ -88,10 +90,13 @@ static void skip_unless_root(void) {
 
 /* Files a project might keep, and files named as cujit names its own, in a directory of
  * the user's that a shard symbolic link points to: none may go. */
-static const char *const kBait[] = {
-    "Cargo.lock", "yarn.lock", "notes.tmp", ".old.tmp",
-    "ab000000000000000000000000000000.cujit", "ab000000000000000000000000000000.lock",
-    ".ab000000000000000000000000000000.1.0000000000000000.tmp"};
+static const char *const kBait[] = {"Cargo.lock",
+                                    "yarn.lock",
+                                    "notes.tmp",
+                                    ".old.tmp",
+                                    "ab000000000000000000000000000000.cujit",
+                                    "ab000000000000000000000000000000.lock",
+                                    ".ab000000000000000000000000000000.1.0000000000000000.tmp"};
 
 static void plant_bait(const char *dir, size_t n) {
   size_t i;
@@ -250,7 +255,6 @@ static void root_swapped_after_check(void **state) {
   if (planted) fail_msg("the planted entry was loaded %d times in 300", planted);
 }
 
-
 /* ---- a cache path pointed at a directory of other files ---- */
 
 static void directory_of_other_files_is_not_used(void **state) {
@@ -344,8 +348,9 @@ static void size_limit_holds_without_statistics(void **state) {
   assert_int_equal(cj_root_open(&root, 0), 0);
   assert_int_equal(cj_scan_dir(&root, &entries, &bytes), 0);
   cj_root_close(&root);
-  if (bytes > 2 * 16384) fail_msg("%llu bytes in %llu entries after 70 writes", (unsigned long long)bytes,
-                                   (unsigned long long)entries);
+  if (bytes > 2 * 16384)
+    fail_msg("%llu bytes in %llu entries after 70 writes", (unsigned long long)bytes,
+             (unsigned long long)entries);
 }
 
 /* ---- waits ---- */

@@ -16,8 +16,8 @@ static int cli(const char *extra, const char *args, char *out, size_t size) {
   return test_capture(cmd, out, size);
 }
 
-#define assert_has(out, needle)                                                        \
-  do {                                                                                 \
+#define assert_has(out, needle)                                                          \
+  do {                                                                                   \
     if (!strstr((out), (needle))) fail_msg("output lacks \"%s\":\n%s", (needle), (out)); \
   } while (0)
 
@@ -62,7 +62,8 @@ static void compile_fills_the_cache(void **state) {
   assert_has(out, ".target sm_80");
   assert_int_equal(cli("", "compile two.cu --arch compute_80 -o /dev/null", out, sizeof out), 0);
   assert_int_equal(cli("", "compile two.cu --arch compute_80 --no-cache -o /dev/null", out,
-                       sizeof out), 0);
+                       sizeof out),
+                   0);
   assert_int_equal(cli("", "cache stats", out, sizeof out), 0);
   assert_has(out, "entries           2");
   assert_has(out, "hits              1");

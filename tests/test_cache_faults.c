@@ -41,8 +41,8 @@ static int fail_each(void (*prepare)(void)) {
     st = compile(&m);
     reached = cujit_test_alloc_countdown() == 0;
     cujit_test_fail_alloc_after(0);
-    if (st != CUJIT_OK && (st != CUJIT_ERROR_OUT_OF_MEMORY ||
-                           !strstr(cujit_last_error(), "out of host memory")))
+    if (st != CUJIT_OK &&
+        (st != CUJIT_ERROR_OUT_OF_MEMORY || !strstr(cujit_last_error(), "out of host memory")))
       fail_msg("allocation %d: %s: %s", n, cujit_status_name(st), cujit_last_error());
     if (st == CUJIT_OK) {
       assert_non_null(m);
@@ -91,7 +91,7 @@ static void cache_paths(void **state) {
   snprintf(incdir, 4200, "%.*s", (int)(strrchr(cache, '/') - cache), cache);
   assert_int_equal(test_write_file(incdir, "disk.h", "#define D 4\n"), 0);
   log_capture(CUJIT_LOG_OFF);
-  assert_true(fail_each(nothing) > 20);      /* miss: scan, compile, store */
+  assert_true(fail_each(nothing) > 20); /* miss: scan, compile, store */
   cj_memcache_clear(); /* a failure while storing leaves the image in memory only */
   {
     cujit_module *m = NULL;

@@ -15,7 +15,6 @@
 
 enum { PROCS = 16 };
 
-
 /* The source of variant `v` ("-": the plain kernel). */
 static void variant_source(const char *v, char *out, size_t size) {
   if (strcmp(v, "-") == 0)
@@ -262,17 +261,19 @@ static void hung_holder_times_out(void **state) {
   cj_memcache_clear();
   assert_int_equal(unlinkat(p.dir, p.name, 0), 0); /* the entry written above: wait again */
   t0 = seconds();
-  assert_status_detail(
-      cujit_module_from_source(&m, kKernel, "p.cu",
-                               &(cujit_options){.size = sizeof(cujit_options), .arch = "compute_80",
-                                                 .time_limit_s = 0.2}),
-      CUJIT_ERROR_CANCELLED, "stopped by its time limit while another process compiled");
+  assert_status_detail(cujit_module_from_source(&m, kKernel, "p.cu",
+                                                &(cujit_options){.size = sizeof(cujit_options),
+                                                                 .arch = "compute_80",
+                                                                 .time_limit_s = 0.2}),
+                       CUJIT_ERROR_CANCELLED,
+                       "stopped by its time limit while another process compiled");
   assert_true(seconds() - t0 < 10);
-  assert_status_detail(
-      cujit_module_from_source(&m, kKernel, "p.cu",
-                               &(cujit_options){.size = sizeof(cujit_options), .arch = "compute_80",
-                                                 .cancel = stop_now}),
-      CUJIT_ERROR_CANCELLED, "cancelled by its cancel hook while another process compiled");
+  assert_status_detail(cujit_module_from_source(&m, kKernel, "p.cu",
+                                                &(cujit_options){.size = sizeof(cujit_options),
+                                                                 .arch = "compute_80",
+                                                                 .cancel = stop_now}),
+                       CUJIT_ERROR_CANCELLED,
+                       "cancelled by its cancel hook while another process compiled");
   assert_null(m);
   setenv("CUJIT_CACHE_LOCK_TIMEOUT", "0.3", 1); /* the entry again, for what follows */
   assert_int_equal(compile_count(kKernel, "p.cu", &(cujit_options){.arch = "compute_80"}), 1);
@@ -323,8 +324,7 @@ static void stopped_holder_is_not_waited_for(void **state) {
   setenv("CUJIT_CACHE_LOCK_TIMEOUT", "30", 1);
   t0 = seconds();
   assert_int_equal(compile_count(kKernel, "p.cu", &(cujit_options){.arch = "compute_80"}), 1);
-  snprintf(needle, sizeof needle, "the process %d holding the lock of 'p.cu' is stopped",
-           (int)pid);
+  snprintf(needle, sizeof needle, "the process %d holding the lock of 'p.cu' is stopped", (int)pid);
   assert_logged(needle);
   assert_logged("compiling it here as well");
   assert_not_logged("waited");
@@ -354,8 +354,10 @@ static void read_only_directory(void **state) {
   (void)state;
   if (geteuid() == 0) {
     /* nobody must be able to reach the cache and own it */
-    snprintf(cmd, sizeof cmd, "chmod 755 \"$(dirname '%s')\" && mkdir -p '%s' && chown "
-             "65534:65534 '%s' && chmod 500 '%s'", cache, cache, cache, cache);
+    snprintf(cmd, sizeof cmd,
+             "chmod 755 \"$(dirname '%s')\" && mkdir -p '%s' && chown "
+             "65534:65534 '%s' && chmod 500 '%s'",
+             cache, cache, cache, cache);
   } else {
     snprintf(cmd, sizeof cmd, "mkdir -p '%s' && chmod 500 '%s'", cache, cache);
   }

@@ -45,8 +45,8 @@ static void replaced_while_read(void **state) {
   cj_key key;
   pid_t writer;
   int i, hits = 0, seen_a = 0, seen_b = 0;
-  volatile long *writes = mmap(NULL, sizeof(long), PROT_READ | PROT_WRITE,
-                               MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  volatile long *writes =
+      mmap(NULL, sizeof(long), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   (void)state;
   assert_true(writes != MAP_FAILED);
   *writes = 0;

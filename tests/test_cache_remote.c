@@ -25,11 +25,11 @@
 enum { HERD = 32, LOOPERS = 4, LOOP_COMPILES = 5 };
 
 static char redis_bin[4096];
-static char *workdir;       /* the group's temporary directory: Redis's, the children's caches */
+static char *workdir; /* the group's temporary directory: Redis's, the children's caches */
 static pid_t redis_pid = -1;
 static int redis_port;
-static char url[256];       /* the library's URL for the running server */
-static cj_remote *admin;    /* a store with generous timeouts, for putting and getting raw values */
+static char url[256];    /* the library's URL for the running server */
+static cj_remote *admin; /* a store with generous timeouts, for putting and getting raw values */
 
 static double seconds(void) {
   struct timespec t;
@@ -310,10 +310,10 @@ typedef struct fake {
   int mode;             /* what GET answers (FAKE_*) */
   const char *password; /* what AUTH must be given (NULL: anything) */
   int listen_fd, port;
-  int stop;             /* read and written atomically */
-  size_t trickled;      /* FAKE_TRICKLE: bytes of the answer sent before the client left */
-  int gone;             /* set once a trickled answer's client left */
-  int accepted;         /* connections taken (atomic) */
+  int stop;        /* read and written atomically */
+  size_t trickled; /* FAKE_TRICKLE: bytes of the answer sent before the client left */
+  int gone;        /* set once a trickled answer's client left */
+  int accepted;    /* connections taken (atomic) */
   pthread_t thread;
 } fake;
 
@@ -361,8 +361,7 @@ static int fake_get(fake *f, int fd) {
       poll(&p, 1, 10000);
       return -1;
     }
-    default:
-      return cj_worker_send(fd, "$-1\r\n", 5);
+    default: return cj_worker_send(fd, "$-1\r\n", 5);
   }
 }
 
@@ -653,8 +652,7 @@ static void database_is_selected(void **state) {
   cj_buf b = {0};
   cj_key key;
   (void)state;
-  snprintf(remote, sizeof remote, "redis://:%s@127.0.0.1:%d/3?timeout=3000", PASSWORD,
-           redis_port);
+  snprintf(remote, sizeof remote, "redis://:%s@127.0.0.1:%d/3?timeout=3000", PASSWORD, redis_port);
   assert_ok(cujit_cache_set_remote(remote));
   assert_int_equal(compile_tag("database 3"), 1);
   key_of("database 3", &key);
@@ -911,12 +909,15 @@ static void trickled_answer_is_cut_short(void **state) {
  * shown, not a connection's errors (even a server that repeats the password it was
  * given), not the log. Such a password, as given, is the one sent. */
 static void passwords_are_never_shown(void **state) {
-  static const char *const passwords[] = {"sekrit1/sekrit2", "sekrit1?sekrit2", "sekrit1#sekrit2",
-                                          "sekrit1@sekrit2", "sekrit1:sekrit2",
+  static const char *const passwords[] = {"sekrit1/sekrit2",
+                                          "sekrit1?sekrit2",
+                                          "sekrit1#sekrit2",
+                                          "sekrit1@sekrit2",
+                                          "sekrit1:sekrit2",
                                           "sekrit1/sekrit2?sekrit3#sekrit4@sekrit5:sekrit6"};
   static const char *const bad[] = {"redis://:%s@127.0.0.1:0x%d", "redis://u:%s@[::1/%d",
-                                    "redis://u:%s@h:%d/x", "redis://u:%s@h:%d?speed=1",
-                                    "redis://u:%s127.0.0.1:%d", "redis://u:%s/%d"};
+                                    "redis://u:%s@h:%d/x",        "redis://u:%s@h:%d?speed=1",
+                                    "redis://u:%s127.0.0.1:%d",   "redis://u:%s/%d"};
   cujit_cache_stats before = CUJIT_CACHE_STATS_INIT, after = CUJIT_CACHE_STATS_INIT;
   char remote[256], shown[256];
   size_t i, j;
@@ -927,8 +928,8 @@ static void passwords_are_never_shown(void **state) {
     fake_start(&hostile, FAKE_NIL, "another password");
     log_capture(CUJIT_LOG_DEBUG);
     /* the server that knows it: the compile goes through the tier, silently */
-    snprintf(remote, sizeof remote, "redis://user:%s@127.0.0.1:%d/0?timeout=3000",
-             passwords[i], good.port);
+    snprintf(remote, sizeof remote, "redis://user:%s@127.0.0.1:%d/0?timeout=3000", passwords[i],
+             good.port);
     if (cujit_cache_set_remote(remote) != CUJIT_OK) fail_msg("%s", cujit_last_error());
     assert_ok(cujit_cache_get_remote(shown, sizeof shown));
     snprintf(remote, sizeof remote, "redis://user:***@127.0.0.1:%d/0?timeout=3000", good.port);
@@ -998,8 +999,7 @@ static void bad_urls_are_errors(void **state) {
   (void)state;
   for (i = 0; i < CJ_COUNT(bad); i++) {
     const char *detail;
-    assert_status_detail(cujit_cache_set_remote(bad[i][0]), CUJIT_ERROR_INVALID_VALUE,
-                         bad[i][1]);
+    assert_status_detail(cujit_cache_set_remote(bad[i][0]), CUJIT_ERROR_INVALID_VALUE, bad[i][1]);
     detail = cujit_last_error();
     if (strncmp(detail, "cujit_cache_set_remote: ", 24) != 0 ||
         !strstr(detail, "the form is redis://[[user]:password@]host[:port][/db]") ||
@@ -1146,13 +1146,18 @@ static void forged_entry_is_found_by_verify(void **state) {
 
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
-      REMOTE_TEST(hit_is_stored_locally),   REMOTE_TEST(herd_compiles_once),
-      REMOTE_TEST(bad_values_are_replaced), REMOTE_TEST(database_is_selected),
-      REMOTE_TEST(waits_for_the_lock_holder), REMOTE_TEST(threads_share_the_tier),
+      REMOTE_TEST(hit_is_stored_locally),
+      REMOTE_TEST(herd_compiles_once),
+      REMOTE_TEST(bad_values_are_replaced),
+      REMOTE_TEST(database_is_selected),
+      REMOTE_TEST(waits_for_the_lock_holder),
+      REMOTE_TEST(threads_share_the_tier),
       REMOTE_TEST(unreachable_is_skipped),
       REMOTE_TEST(shown_url_hides_the_password),
-      REMOTE_TEST(bad_urls_are_errors),     REMOTE_TEST(killed_mid_run),
-      REMOTE_TEST(fork_during_a_command),   REMOTE_TEST(wait_for_the_holder_stops),
+      REMOTE_TEST(bad_urls_are_errors),
+      REMOTE_TEST(killed_mid_run),
+      REMOTE_TEST(fork_during_a_command),
+      REMOTE_TEST(wait_for_the_holder_stops),
       REMOTE_TEST(replies_past_the_cap_are_refused),
       REMOTE_TEST(trickled_answer_is_cut_short),
       REMOTE_TEST(passwords_are_never_shown),

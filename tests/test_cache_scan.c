@@ -6,7 +6,7 @@
 
 #include "cachetest.h" /* testutil.h, cache.h, compile_count */
 
-static char *dir;  /* holds inc/ (an include directory) and src/ */
+static char *dir; /* holds inc/ (an include directory) and src/ */
 static char inc[4200], src[4200];
 
 static int setup(void **state) {
@@ -68,20 +68,19 @@ static void write_in(const char *sub, const char *name, const char *text) {
 }
 
 static void every_spelling_of_a_directive(void **state) {
-  static const char text[] =
-      "#include \"a.h\"\n"
-      "  #  include  <b.h>\n"
-      "/* comment */ #include \"c.h\"\n"
-      "#include /* comment */ \"d.h\"\n"
-      "#\\\ninclude \"e.h\"\n"
-      "%:include \"f.h\"\n"
-      "/* a comment\n   over lines */ #include \"g.h\"\n"
-      "#include_next <h.h>\n"
-      "#if defined(X) && __has_include(<i.h>)\n#endif\n"
-      "#elif __has_include_next(\"j.h\")\n"
-      "#define HDR <k.h>\n#include HDR\n"
-      "#if 0\n#include \"l.h\"\n#endif\n"
-      "__global__ void k() {}\n";
+  static const char text[] = "#include \"a.h\"\n"
+                             "  #  include  <b.h>\n"
+                             "/* comment */ #include \"c.h\"\n"
+                             "#include /* comment */ \"d.h\"\n"
+                             "#\\\ninclude \"e.h\"\n"
+                             "%:include \"f.h\"\n"
+                             "/* a comment\n   over lines */ #include \"g.h\"\n"
+                             "#include_next <h.h>\n"
+                             "#if defined(X) && __has_include(<i.h>)\n#endif\n"
+                             "#elif __has_include_next(\"j.h\")\n"
+                             "#define HDR <k.h>\n#include HDR\n"
+                             "#if 0\n#include \"l.h\"\n#endif\n"
+                             "__global__ void k() {}\n";
   const char *names = "abcdefghijkl";
   scan_result res;
   char h[8];
@@ -102,11 +101,10 @@ static void every_spelling_of_a_directive(void **state) {
 }
 
 static void not_directives(void **state) {
-  static const char text[] =
-      "// #include \"n1.h\"\n"
-      "int x; #include \"n2.h\"\n"
-      "const char *s = \"#include <n3.h>\";\n"
-      "__global__ void k() {}\n";
+  static const char text[] = "// #include \"n1.h\"\n"
+                             "int x; #include \"n2.h\"\n"
+                             "const char *s = \"#include <n3.h>\";\n"
+                             "__global__ void k() {}\n";
   scan_result res;
   (void)state;
   write_in("inc", "n1.h", "\n");
@@ -120,14 +118,14 @@ static void not_directives(void **state) {
 /* A text with no '#', no splice and no "%:" is not lexed at all, and a line with no comment,
  * literal or splice is skipped whole: what they find is what the lexer finds. */
 static void quick_paths_find_the_same(void **state) {
-  static const char *const texts[] = {
-      "%:include \"p1.h\"\n__global__ void k() {}\n",   /* a digraph, no '#' */
-      "int x;\n%\\\n:include \"p2.h\"\n",              /* a digraph joined by a splice */
-      "int a = 1; int b = a * 2;\n#include \"p3.h\"\n",  /* a plain line, then a directive */
-      "__global__ void k(int *x) { x[0] = 1; }\n",        /* nothing at all */
-      "int c = 3; /* open\n#include \"n4.h\"\n*/\n",      /* a comment's line over a directive */
-      "const char *t = \"a\\\n#include <n5.h>\";\n",     /* a string continued by a splice */
-      "int d = 1'000; char e = '#';\n"};                  /* a separator; a quoted '#' */
+  static const char *const texts[] =
+      {"%:include \"p1.h\"\n__global__ void k() {}\n",   /* a digraph, no '#' */
+       "int x;\n%\\\n:include \"p2.h\"\n",               /* a digraph joined by a splice */
+       "int a = 1; int b = a * 2;\n#include \"p3.h\"\n", /* a plain line, then a directive */
+       "__global__ void k(int *x) { x[0] = 1; }\n",      /* nothing at all */
+       "int c = 3; /* open\n#include \"n4.h\"\n*/\n",    /* a comment's line over a directive */
+       "const char *t = \"a\\\n#include <n5.h>\";\n",    /* a string continued by a splice */
+       "int d = 1'000; char e = '#';\n"};                /* a separator; a quoted '#' */
   static const int want[] = {1, 1, 1, 0, 0, 0, 0};
   const char *names[] = {"p1.h", "p2.h", "p3.h", "n4.h", "n5.h"};
   scan_result res;
@@ -324,8 +322,8 @@ static void many_headers(void **state) {
     write_in("inc", texts[0], text);
   }
   for (i = 0; i < N; i++) { /* m<i>x...x.h includes the next one and e<i>.h from the disk */
-    snprintf(texts[i], sizeof texts[i], "#include \"%s\"\n#include \"e%d.h\"\n",
-             names[(i + 1) % N], i);
+    snprintf(texts[i], sizeof texts[i], "#include \"%s\"\n#include \"e%d.h\"\n", names[(i + 1) % N],
+             i);
     mem[i].name = names[i];
     mem[i].source = texts[i];
     snprintf(text, sizeof text, "e%d.h", i);
@@ -349,17 +347,16 @@ static void many_headers(void **state) {
 
 /* A block comment before a '#' is a blank, even one over lines; after a token it is not. */
 static void directives_after_comments(void **state) {
-  static const char text[] =
-      "int x; /* a\n b */ #include \"n1.h\"\n"
-      "/* c\n d */ #include \"g1.h\"\n"
-      "/* e */ /* f\n*/ %:include \"g2.h\"\n"
-      "/* g */ // h */ #include \"n2.h\"\n"
-      "#include \"g3\\\n.h\"\n"
-      "#if 0 && \\\n  __has_include(\"g4.h\")\n#endif\n"
-      "/*/ #include \"n3.h\" */\n"
-      "/\\\n* i *\\\n/ #include \"g5.h\"\n";
-  static const char *const names[] = {"n1.h", "n2.h", "n3.h", "g1.h", "g2.h", "g3.h", "g4.h",
-                                      "g5.h", NULL};
+  static const char text[] = "int x; /* a\n b */ #include \"n1.h\"\n"
+                             "/* c\n d */ #include \"g1.h\"\n"
+                             "/* e */ /* f\n*/ %:include \"g2.h\"\n"
+                             "/* g */ // h */ #include \"n2.h\"\n"
+                             "#include \"g3\\\n.h\"\n"
+                             "#if 0 && \\\n  __has_include(\"g4.h\")\n#endif\n"
+                             "/*/ #include \"n3.h\" */\n"
+                             "/\\\n* i *\\\n/ #include \"g5.h\"\n";
+  static const char *const names[] = {"n1.h", "n2.h", "n3.h", "g1.h", "g2.h",
+                                      "g3.h", "g4.h", "g5.h", NULL};
   (void)state;
   scan_names(text, names);
 }
@@ -367,16 +364,15 @@ static void directives_after_comments(void **state) {
 /* What is inside a literal is neither a comment nor a directive; a literal left open
  * ends with its line. */
 static void literals(void **state) {
-  static const char text[] =
-      "const char *s = \"/*\"; char c = '\"';\n"
-      "#include \"s1.h\"\n"
-      "const char *t = \"*/ #include <n1.h>\";\n"
-      "const char *u = \"a\\\" /*\", *w = \"\\\\\"; /* \" */\n"
-      "#include \"s2.h\"\n"
-      "const char *v = \"open\n"
-      "#include \"s3.h\"\n"
-      "#if 0\ndon't /*\n#endif\n*/\n"
-      "#include \"s4.h\"\n";
+  static const char text[] = "const char *s = \"/*\"; char c = '\"';\n"
+                             "#include \"s1.h\"\n"
+                             "const char *t = \"*/ #include <n1.h>\";\n"
+                             "const char *u = \"a\\\" /*\", *w = \"\\\\\"; /* \" */\n"
+                             "#include \"s2.h\"\n"
+                             "const char *v = \"open\n"
+                             "#include \"s3.h\"\n"
+                             "#if 0\ndon't /*\n#endif\n*/\n"
+                             "#include \"s4.h\"\n";
   static const char *const names[] = {"n1.h", "s1.h", "s2.h", "s3.h", "s4.h", NULL};
   (void)state;
   scan_names(text, names);
@@ -384,27 +380,24 @@ static void literals(void **state) {
 
 /* A raw string ends only at its delimiter; its lines hold no directive. */
 static void raw_strings(void **state) {
-  static const char text[] =
-      "const char *a = R\"(\n#include \"n1.h\"\n)\";\n"
-      "#include \"r1.h\"\n"
-      "const char *b = u8R\"d(a)\" /* \"\n#include \"n2.h\"\n)d\";\n"
-      "#include \"r2.h\"\n"
-      "const char *c = R\"x(\")x\" /* a comment\n#include \"n3.h\" */;\n"
-      "#include \"r3.h\"\n"
-      "const char *d = LR\"(\\\n)\";\n"
-      "#include \"r4.h\"\n";
-  static const char *const names[] = {"n1.h", "n2.h", "n3.h", "r1.h", "r2.h", "r3.h", "r4.h",
-                                      NULL};
+  static const char text[] = "const char *a = R\"(\n#include \"n1.h\"\n)\";\n"
+                             "#include \"r1.h\"\n"
+                             "const char *b = u8R\"d(a)\" /* \"\n#include \"n2.h\"\n)d\";\n"
+                             "#include \"r2.h\"\n"
+                             "const char *c = R\"x(\")x\" /* a comment\n#include \"n3.h\" */;\n"
+                             "#include \"r3.h\"\n"
+                             "const char *d = LR\"(\\\n)\";\n"
+                             "#include \"r4.h\"\n";
+  static const char *const names[] = {"n1.h", "n2.h", "n3.h", "r1.h", "r2.h", "r3.h", "r4.h", NULL};
   (void)state;
   scan_names(text, names);
 }
 
 /* 1'000 is a number, not a character literal that hides what follows. */
 static void digit_separators(void **state) {
-  static const char text[] =
-      "int a = 1'2, b = '\"'; /*\n#include \"n1.h\"\n*/\n"
-      "double d = 0x1'0p+1'0; char e = '\"'; /*\n#include \"n2.h\"\n*/\n"
-      "#include \"s1.h\"\n";
+  static const char text[] = "int a = 1'2, b = '\"'; /*\n#include \"n1.h\"\n*/\n"
+                             "double d = 0x1'0p+1'0; char e = '\"'; /*\n#include \"n2.h\"\n*/\n"
+                             "#include \"s1.h\"\n";
   static const char *const names[] = {"n1.h", "n2.h", "s1.h", NULL};
   (void)state;
   scan_names(text, names);
@@ -442,8 +435,8 @@ static void pathological_sources(void **state) {
       {"R\"0123456789abcdef()0123456789abcdeX", ")0123456789abcdef\"\n#include \"p6.h\"\n"},
       {"#define A \"a.h\" \\\n", "\n#include \"p7.h\"\n"},
   };
-  static const char *const names[] = {"n1.h", "n2.h", "p1.h", "p2.h", "p3.h", "p4.h", "p5.h",
-                                      "p6.h", "p7.h", NULL};
+  static const char *const names[] = {"n1.h", "n2.h", "p1.h", "p2.h", "p3.h",
+                                      "p4.h", "p5.h", "p6.h", "p7.h", NULL};
   scan_result res;
   size_t i;
   char *text, want[8];

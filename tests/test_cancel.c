@@ -12,18 +12,17 @@
 #include "cachetest.h"
 #include "driver/nvrtc.h" /* internal: the entry point table, to play an older NVRTC */
 
-static const char kHeavy[] =
-    "template <int N> __global__ void heavy(float *x) {\n"
-    "  float a = x[threadIdx.x], b = x[threadIdx.x + 1];\n"
-    "#pragma unroll\n"
-    "  for (int i = 0; i < N; i++) {\n"
-    "    a = sinf(a * b + i) + cosf(b - a * i);\n"
-    "    b = expf(a * 0.001f) * b + (float)i;\n"
-    "  }\n"
-    "  x[threadIdx.x] = a + b;\n"
-    "}\n"
-    "template __global__ void heavy<60>(float *);\n"
-    "template __global__ void heavy<61>(float *);\n";
+static const char kHeavy[] = "template <int N> __global__ void heavy(float *x) {\n"
+                             "  float a = x[threadIdx.x], b = x[threadIdx.x + 1];\n"
+                             "#pragma unroll\n"
+                             "  for (int i = 0; i < N; i++) {\n"
+                             "    a = sinf(a * b + i) + cosf(b - a * i);\n"
+                             "    b = expf(a * 0.001f) * b + (float)i;\n"
+                             "  }\n"
+                             "  x[threadIdx.x] = a + b;\n"
+                             "}\n"
+                             "template __global__ void heavy<60>(float *);\n"
+                             "template __global__ void heavy<61>(float *);\n";
 
 #define NVRTC_CANCELLED 16 /* NVRTC_ERROR_CANCELLED */
 
@@ -67,8 +66,10 @@ static cujit_status compile_heavy(const cujit_options *o, double *elapsed) {
   double t = seconds();
   cujit_status st = cujit_module_from_source(&m, kHeavy, "heavy.cu", o);
   *elapsed = seconds() - t;
-  if (st == CUJIT_OK) assert_non_null(m);
-  else assert_null(m);
+  if (st == CUJIT_OK)
+    assert_non_null(m);
+  else
+    assert_null(m);
   cujit_module_destroy(m);
   return st;
 }
@@ -100,8 +101,8 @@ static void a_time_limit_stops_the_compile(void **state) {
   assert_ok(compile_heavy(&o, &full));
   assert_int_equal(cj_nvrtc_programs_created() - before, 1);
   assert_int_equal(find_entries(cache, NULL, 0), 1);
-  print_message("stopped after %.3f s; a whole compile took %.3f s and %d checks\n", stopped,
-                full, h.calls);
+  print_message("stopped after %.3f s; a whole compile took %.3f s and %d checks\n", stopped, full,
+                h.calls);
   full_checks = h.calls;
   assert_true(full_checks > 2); /* else this kernel would not test stopping in the middle */
   assert_true(stopped < full);

@@ -90,7 +90,8 @@ static void help_of_each_command(void **state) {
   assert_non_null(strstr(out, "no help for 'frobnicate'"));
   /* after '--' it is NVRTC's: an option NVRTC does not know */
   assert_int_equal(cli("compile ok.cu -DEXTRA=1 --arch compute_80 -- --help", NULL, out,
-                       sizeof out), 2);
+                       sizeof out),
+                   2);
 }
 
 static void compile_writes_ptx(void **state) {
@@ -101,9 +102,12 @@ static void compile_writes_ptx(void **state) {
   assert_non_null(ptx);
   assert_non_null(strstr(ptx, ".target sm_80"));
   assert_non_null(strstr(ptx, "scale"));
-  assert_int_equal(cli("compile ok.cu -DEXTRA=2 --arch=compute_80 -o custom.ptx", NULL, out, sizeof out), 0);
+  assert_int_equal(cli("compile ok.cu -DEXTRA=2 --arch=compute_80 -o custom.ptx", NULL, out,
+                       sizeof out),
+                   0);
   assert_non_null(slurp("custom.ptx"));
-  assert_int_equal(cli("compile ok.cu -DEXTRA=2 -o - -- -arch=compute_80", NULL, out, sizeof out), 0);
+  assert_int_equal(cli("compile ok.cu -DEXTRA=2 -o - -- -arch=compute_80", NULL, out, sizeof out),
+                   0);
   assert_non_null(strstr(out, ".target sm_80"));
 }
 
@@ -115,14 +119,18 @@ static void compile_writes_cubin(void **state) {
   assert_non_null(elf);
   assert_memory_equal(elf, "\177ELF", 4);
   /* a virtual arch has no CUBIN */
-  assert_int_equal(cli("compile ok.cu -DEXTRA=1 --cubin --arch compute_90 -o x.cubin", NULL, out, sizeof out), 2);
+  assert_int_equal(cli("compile ok.cu -DEXTRA=1 --cubin --arch compute_90 -o x.cubin", NULL, out,
+                       sizeof out),
+                   2);
   assert_non_null(strstr(out, "--cubin needs a real architecture"));
 }
 
 static void include_dirs_from_cli(void **state) {
   char out[8192];
   (void)state;
-  assert_int_equal(test_write_file(tmp, "inc.cu", "#include <sub.h>\n__global__ void k(int *x){x[0]=SUBVAL;}\n"), 0);
+  assert_int_equal(test_write_file(tmp, "inc.cu",
+                                   "#include <sub.h>\n__global__ void k(int *x){x[0]=SUBVAL;}\n"),
+                   0);
   assert_int_equal(system("true"), 0);
   {
     char d[4200];
@@ -131,7 +139,9 @@ static void include_dirs_from_cli(void **state) {
     assert_int_equal(test_write_file(d, "sub.h", "#define SUBVAL 90210\n"), 0);
   }
   assert_int_equal(cli("compile inc.cu --arch compute_80 -o inc.ptx", NULL, out, sizeof out), 1);
-  assert_int_equal(cli("compile inc.cu --arch compute_80 -I incdir -o inc.ptx", NULL, out, sizeof out), 0);
+  assert_int_equal(cli("compile inc.cu --arch compute_80 -I incdir -o inc.ptx", NULL, out,
+                       sizeof out),
+                   0);
   assert_non_null(strstr(slurp("inc.ptx"), "90210"));
 }
 
@@ -177,7 +187,9 @@ static void arch_suffixes(void **state) {
   assert_non_null(strstr(out, "'f' suffix needs 100 or newer"));
   assert_int_equal(cli("compile ok.cu -DEXTRA=1 --arch sm_90a -o a.ptx", NULL, out, sizeof out), 0);
   assert_non_null(strstr(slurp("a.ptx"), ".target sm_90a"));
-  assert_int_equal(cli("compile ok.cu -DEXTRA=1 --arch compute_100f -o f.ptx", NULL, out, sizeof out), 0);
+  assert_int_equal(cli("compile ok.cu -DEXTRA=1 --arch compute_100f -o f.ptx", NULL, out,
+                       sizeof out),
+                   0);
   assert_non_null(strstr(slurp("f.ptx"), ".target sm_100f"));
 }
 
@@ -200,13 +212,15 @@ static void time_limit_from_cli(void **state) {
                                    "template __global__ void slow<60>(float *);\n"
                                    "template __global__ void slow<61>(float *);\n"),
                    0);
-  assert_int_equal(cli("compile slow.cu --arch compute_75 --time-limit 0.05 -o slow.ptx", NULL,
-                       out, sizeof out), 1);
+  assert_int_equal(cli("compile slow.cu --arch compute_75 --time-limit 0.05 -o slow.ptx", NULL, out,
+                       sizeof out),
+                   1);
   assert_non_null(strstr(out, "compiling 'slow.cu' was stopped: its time limit of 0.05 s"));
   snprintf(ptx, sizeof ptx, "%s/slow.ptx", tmp);
   assert_int_equal(access(ptx, F_OK), -1);
   assert_int_equal(cli("compile ok.cu -DEXTRA=1 --arch compute_80 --time-limit=0 -o t.ptx", NULL,
-                       out, sizeof out), 0);
+                       out, sizeof out),
+                   0);
   assert_int_equal(cli("compile ok.cu --time-limit", NULL, out, sizeof out), 2);
   assert_non_null(strstr(out, "--time-limit needs a number of seconds"));
   assert_int_equal(cli("compile ok.cu --time-limit -1", NULL, out, sizeof out), 2);
@@ -236,7 +250,9 @@ static void bad_usage_exits_2(void **state) {
   assert_int_equal(cli("warm . --no-cache", NULL, out, sizeof out), 2);
   assert_int_equal(cli("compile ok.cu -DEXTRA=1 --arch sm_1", NULL, out, sizeof out), 2);
   assert_non_null(strstr(out, "not supported"));
-  assert_int_equal(cli("compile ok.cu -DEXTRA=1 --arch compute_80 -- -no-such-flag", NULL, out, sizeof out), 2);
+  assert_int_equal(cli("compile ok.cu -DEXTRA=1 --arch compute_80 -- -no-such-flag", NULL, out,
+                       sizeof out),
+                   2);
   assert_non_null(strstr(out, "-no-such-flag"));
   assert_int_equal(cli("info one two", NULL, out, sizeof out), 2);
   assert_non_null(strstr(out, "info takes at most one file"));
@@ -307,11 +323,13 @@ static void info_without_driver(void **state) {
   assert_non_null(strstr(out, "driver: no CUDA driver found"));
   assert_null(strstr(out, "CUJIT_LOG"));
   /* a CUJIT_LOG that is not a level, which leaves the log off, is named (escaped) */
-  assert_int_equal(cli("info", "CUJIT_LIBCUDA=/nonexistent/libcuda.so.1 CUJIT_LOG='debug\n'",
-                       out, sizeof out), 0);
+  assert_int_equal(cli("info", "CUJIT_LIBCUDA=/nonexistent/libcuda.so.1 CUJIT_LOG='debug\n'", out,
+                       sizeof out),
+                   0);
   assert_non_null(strstr(out, "log: off: CUJIT_LOG='debug\\x0a' is not a log level"));
-  assert_int_equal(cli("info", "CUJIT_LIBCUDA=/nonexistent/libcuda.so.1 CUJIT_LOG='verbose%n'",
-                       out, sizeof out), 0);
+  assert_int_equal(cli("info", "CUJIT_LIBCUDA=/nonexistent/libcuda.so.1 CUJIT_LOG='verbose%n'", out,
+                       sizeof out),
+                   0);
   assert_non_null(strstr(out, "CUJIT_LOG='verbose%n' is not a log level"));
 }
 
@@ -349,7 +367,8 @@ static void explain_and_verify(void **state) {
   assert_non_null(strstr(out, "result    miss: a compile (NVRTC) would serve it"));
   assert_non_null(strstr(out, "nearest   none"));
   assert_int_equal(cli("compile ok.cu --arch compute_80 -DEXTRA=1 --cache-only", env, out,
-                       sizeof out), 0);
+                       sizeof out),
+                   0);
   assert_int_equal(cli("explain ok.cu --arch compute_80 -DEXTRA=1", env, out, sizeof out), 0);
   assert_non_null(strstr(out, "result    hit: the disk cache would serve it"));
   assert_int_equal(cli("explain ok.cu --arch compute_80 -DEXTRA=2", env, out, sizeof out), 0);
@@ -374,20 +393,13 @@ static void explain_and_verify(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(help_and_version),
-      cmocka_unit_test(help_of_each_command),
-      cmocka_unit_test(compile_writes_ptx),
-      cmocka_unit_test(compile_writes_cubin),
-      cmocka_unit_test(include_dirs_from_cli),
-      cmocka_unit_test(compile_error_exits_1_with_log),
-      cmocka_unit_test(odd_inputs_exit_1),
-      cmocka_unit_test(arch_suffixes),
-      cmocka_unit_test(time_limit_from_cli),
-      cmocka_unit_test(bad_usage_exits_2),
-      cmocka_unit_test(compile_many_files),
-      cmocka_unit_test(warm_fills_the_cache),
-      cmocka_unit_test(info_without_driver),
-      cmocka_unit_test(info_escapes_a_bundles_strings),
+      cmocka_unit_test(help_and_version),      cmocka_unit_test(help_of_each_command),
+      cmocka_unit_test(compile_writes_ptx),    cmocka_unit_test(compile_writes_cubin),
+      cmocka_unit_test(include_dirs_from_cli), cmocka_unit_test(compile_error_exits_1_with_log),
+      cmocka_unit_test(odd_inputs_exit_1),     cmocka_unit_test(arch_suffixes),
+      cmocka_unit_test(time_limit_from_cli),   cmocka_unit_test(bad_usage_exits_2),
+      cmocka_unit_test(compile_many_files),    cmocka_unit_test(warm_fills_the_cache),
+      cmocka_unit_test(info_without_driver),   cmocka_unit_test(info_escapes_a_bundles_strings),
       cmocka_unit_test(explain_and_verify),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

@@ -165,20 +165,28 @@ static void join_bounds(void **state) {
  * either form), bytes that are not UTF-8 (lone, cut short, overlong, surrogates, past
  * U+10FFFF) and the backslash escaped. */
 static void escaped_text(void **state) {
-  static const struct { const char *in, *out; } cases[] = {
+  static const struct {
+    const char *in, *out;
+  } cases[] = {
       {"plain -DX=1 'q'", "plain -DX=1 'q'"},
       {"\x1b[31mred\x1b[0m", "\\x1b[31mred\\x1b[0m"},
       {"a\nb\rc\td\x7f", "a\\x0ab\\x0dc\\x09d\\x7f"},
       {"back\\slash", "back\\\\slash"},
       {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"},
-      {"\xc2\x9b" "2J", "\\xc2\\x9b" "2J"},          /* C1 CSI as UTF-8 */
-      {"\x9b" "2J", "\\x9b" "2J"},                      /* C1 CSI as one byte */
-      {"\xc0\xaf", "\\xc0\\xaf"},                    /* overlong '/' */
+      {"\xc2\x9b"
+       "2J",
+       "\\xc2\\x9b"
+       "2J"}, /* C1 CSI as UTF-8 */
+      {"\x9b"
+       "2J",
+       "\\x9b"
+       "2J"},                                       /* C1 CSI as one byte */
+      {"\xc0\xaf", "\\xc0\\xaf"},                   /* overlong '/' */
       {"\xe0\x80\xaf", "\\xe0\\x80\\xaf"},          /* overlong, three bytes */
       {"\xed\xa0\x80", "\\xed\\xa0\\x80"},          /* a surrogate */
       {"\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80"}, /* past U+10FFFF */
-      {"cut\xe2\x82", "cut\\xe2\\x82"},              /* cut short at the end */
-      {"\xe9t\xe9", "\\xe9t\\xe9"},                  /* Latin-1 */
+      {"cut\xe2\x82", "cut\\xe2\\x82"},             /* cut short at the end */
+      {"\xe9t\xe9", "\\xe9t\\xe9"},                 /* Latin-1 */
   };
   size_t i;
   (void)state;
@@ -350,7 +358,8 @@ static void env_reads_and_warns(void **state) {
   assert_int_equal(u, (uint64_t)1 << 30);
   assert_int_equal(cj_env_u64("CUJIT_POOL_KEEP", &u), CJ_ENV_BAD);
   assert_int_equal(warned("CUJIT_POOL_KEEP='lots' is not a size (e.g. 256M); using the default "
-                          "1G"), 1);
+                          "1G"),
+                   1);
   setenv("CUJIT_POOL_KEEP", "heaps", 1);
   assert_int_equal(cj_env_u64("CUJIT_POOL_KEEP", &u), CJ_ENV_BAD);
   assert_int_equal(warned("CUJIT_POOL_KEEP='heaps'"), 1);
@@ -361,7 +370,8 @@ static void env_reads_and_warns(void **state) {
   assert_int_equal(cj_env_u64("CUJIT_CACHE_MAX_SIZE", &u), CJ_ENV_BAD);
   assert_int_equal(u, (uint64_t)1 << 30);
   assert_int_equal(warned("CUJIT_CACHE_MAX_SIZE='0' is not more than 0 (to turn the disk cache "
-                          "off, set CUJIT_CACHE=0); using the default 1G"), 1);
+                          "off, set CUJIT_CACHE=0); using the default 1G"),
+                   1);
   unsetenv("CUJIT_CACHE_MAX_SIZE");
 
   /* a variable that chooses what runs is not warned about: its user fails */
@@ -384,7 +394,8 @@ static void env_reads_and_warns(void **state) {
   assert_int_equal(cj_env_seconds("CUJIT_CACHE_LOCK_TIMEOUT", &s), CJ_ENV_BAD);
   assert_true(s == 60.0);
   assert_int_equal(warned("CUJIT_CACHE_LOCK_TIMEOUT='-1' is not a number of seconds; using the "
-                          "default 60"), 1);
+                          "default 60"),
+                   1);
   setenv("CUJIT_CACHE_LOCK_TIMEOUT", "1e9", 1);
   assert_int_equal(cj_env_seconds("CUJIT_CACHE_LOCK_TIMEOUT", &s), CJ_ENV_BAD);
   unsetenv("CUJIT_CACHE_LOCK_TIMEOUT");
@@ -401,7 +412,8 @@ static void env_reads_and_warns(void **state) {
   assert_int_equal(cj_env_flag("CUJIT_CACHE", &on), CJ_ENV_BAD);
   assert_int_equal(on, 1);
   assert_int_equal(warned("CUJIT_CACHE='maybe' is not on (1, on, yes, true) or off (0, off, no, "
-                          "false); using the default on"), 1);
+                          "false); using the default on"),
+                   1);
   unsetenv("CUJIT_CACHE");
 
   /* a level (read once by the log, so changing it here changes nothing else) */
@@ -445,7 +457,8 @@ static int heading_has_anchor(const char *line, const char *anchor) {
       continue;
     }
     if (c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
-    if (c == ' ') c = '-';
+    if (c == ' ')
+      c = '-';
     else if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-'))
       continue;
     if (anchor[k++] != c) return 0;
@@ -486,8 +499,7 @@ static void link_page(const char *target, char *page, size_t size) {
   size_t len = strcspn(target + 1, ")");
   snprintf(anchor, sizeof anchor, "%.*s", (int)len, target + 1);
   if (manual_page_of(anchor, page, size) != 0)
-    fail_msg("src/common/env.c's table links #%s, a heading no page of docs/manual has",
-             anchor);
+    fail_msg("src/common/env.c's table links #%s, a heading no page of docs/manual has", anchor);
 }
 
 /* The manual's Markdown for a table text: as it is, but a link to a section of the manual
@@ -535,16 +547,15 @@ static void environment_page_lists_the_table(void **state) {
     if (next) *next++ = '\0';
     if (strncmp(line, "| `", 3) != 0) continue;
     if (i == n)
-      fail_msg("docs/manual/environment.md lists a variable the table does not have:\n%s",
-               line);
+      fail_msg("docs/manual/environment.md lists a variable the table does not have:\n%s", line);
     markdown_row(&t[i], row, sizeof row);
     if (strcmp(line, row) != 0)
       fail_msg("docs/manual/environment.md's row %zu differs from src/common/env.c's table; "
-               "it should be\n%s\n(scripts/sync-env-docs writes every row)", i + 1, row);
+               "it should be\n%s\n(scripts/sync-env-docs writes every row)",
+               i + 1, row);
     i++;
   }
-  if (i != n)
-    fail_msg("docs/manual/environment.md lists %zu variables; the table has %zu", i, n);
+  if (i != n) fail_msg("docs/manual/environment.md lists %zu variables; the table has %zu", i, n);
   free(text);
 }
 
@@ -645,12 +656,13 @@ static void manual_lists_the_table(void **state) {
     man_item(&t[i], &o);
     if (strncmp(at, item, strlen(item)) != 0)
       fail_msg("docs/cujit.1's ENVIRONMENT item %zu differs from src/common/env.c's table; "
-               "it should be\n%s(scripts/sync-env-docs writes every item)", i + 1, item);
+               "it should be\n%s(scripts/sync-env-docs writes every item)",
+               i + 1, item);
     at += strlen(item);
   }
   if (strncmp(at, ".El\n", 4) != 0)
-    fail_msg("docs/cujit.1's ENVIRONMENT list goes on after the table's %zu variables:\n%.200s",
-             n, at);
+    fail_msg("docs/cujit.1's ENVIRONMENT list goes on after the table's %zu variables:\n%.200s", n,
+             at);
   free(page);
 }
 
@@ -701,8 +713,8 @@ static void walk(const char *path, const char *rel, literal_seen *seen) {
     assert_int_equal(stat(sub, &st), 0);
     if (S_ISDIR(st.st_mode))
       walk(sub, subrel, seen);
-    else if (len > 2 && (strcmp(e->d_name + len - 2, ".c") == 0 ||
-                         strcmp(e->d_name + len - 2, ".h") == 0))
+    else if (len > 2 &&
+             (strcmp(e->d_name + len - 2, ".c") == 0 || strcmp(e->d_name + len - 2, ".h") == 0))
       check_source(sub, subrel, seen);
   }
   closedir(d);

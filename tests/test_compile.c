@@ -8,12 +8,11 @@
 #include "testutil.h"
 #include "compile/compile.h" /* cj_arch_clamp */
 
-static const char *const kMul =
-    "__global__ void multiply_them(float *dest, float *a, float *b)\n"
-    "{\n"
-    "  const int i = threadIdx.x;\n"
-    "  dest[i] = a[i] * b[i];\n"
-    "}\n";
+static const char *const kMul = "__global__ void multiply_them(float *dest, float *a, float *b)\n"
+                                "{\n"
+                                "  const int i = threadIdx.x;\n"
+                                "  dest[i] = a[i] * b[i];\n"
+                                "}\n";
 
 static cujit_options no_cache(void) {
   cujit_options o = {0};
@@ -126,16 +125,16 @@ static void invalid_arch(void **state) {
  * found before NVRTC runs. */
 static void arch_suffixes(void **state) {
   static const char *const bad[] = {"sm_80a", "sm_90f", "compute_80a", "sm_89a", "sm_75f"};
-  static const char *const good[] = {"sm_90a", "compute_90a", "sm_100a", "sm_100f",
-                                     "compute_100f", "sm_120a", "sm_120f"};
+  static const char *const good[] = {"sm_90a",       "compute_90a", "sm_100a", "sm_100f",
+                                     "compute_100f", "sm_120a",     "sm_120f"};
   cujit_module *m = NULL;
   cujit_options o = no_cache();
   size_t i;
   (void)state;
   for (i = 0; i < sizeof bad / sizeof *bad; i++) {
     o.arch = bad[i];
-    assert_status_detail(cujit_module_from_source(&m, kMul, "a.cu", &o),
-                         CUJIT_ERROR_INVALID_OPTION, bad[i]);
+    assert_status_detail(cujit_module_from_source(&m, kMul, "a.cu", &o), CUJIT_ERROR_INVALID_OPTION,
+                         bad[i]);
     assert_non_null(strstr(cujit_last_error(), "'a' suffix needs 90 or newer"));
     assert_non_null(strstr(cujit_last_error(), "'f' suffix needs 100 or newer"));
     assert_null(m);
@@ -168,8 +167,8 @@ static void arch_env_is_named(void **state) {
 
 /* Counts in the environment (CUJIT_DEVICE, CUJIT_STAGING_THREADS): digits only. */
 static void counts_parse_strictly(void **state) {
-  static const char *const bad[] = {"", "-1", "+1", " 1", "1 ", "1x", "0x10", "1e3", "abc",
-                                    "18446744073709551616"};
+  static const char *const bad[] = {"",   "-1",   "+1",  " 1",  "1 ",
+                                    "1x", "0x10", "1e3", "abc", "18446744073709551616"};
   uint64_t v = 7;
   size_t i;
   (void)state;
@@ -192,7 +191,7 @@ static void arch_clamping(void **state) {
   assert_int_equal(cj_arch_clamp(87, archs, 7), 86);   /* nearest older target */
   assert_int_equal(cj_arch_clamp(121, archs, 7), 120); /* newer device than NVRTC knows */
   assert_int_equal(cj_arch_clamp(200, archs, 7), 120);
-  assert_int_equal(cj_arch_clamp(60, archs, 7), 75);   /* older than all: the oldest */
+  assert_int_equal(cj_arch_clamp(60, archs, 7), 75); /* older than all: the oldest */
   assert_int_equal(cj_arch_clamp(90, archs, 0), 0);
 }
 
@@ -212,10 +211,9 @@ static void nvrtc_archs_and_version(void **state) {
 }
 
 static void defines_take_effect(void **state) {
-  static const char src[] =
-      "#ifndef WIDTH\n#error WIDTH not defined\n#endif\n"
-      "#ifndef FLAG\n#error FLAG not defined\n#endif\n"
-      "__global__ void k(int *x) { x[0] = WIDTH; }\n";
+  static const char src[] = "#ifndef WIDTH\n#error WIDTH not defined\n#endif\n"
+                            "#ifndef FLAG\n#error FLAG not defined\n#endif\n"
+                            "__global__ void k(int *x) { x[0] = WIDTH; }\n";
   const char *defs[] = {"WIDTH=123456", "FLAG", NULL};
   cujit_module *m = NULL;
   cujit_options o = no_cache();
@@ -265,10 +263,10 @@ static void include_dirs_and_file_relative(void **state) {
 }
 
 static void in_memory_headers(void **state) {
-  static const char src[] =
-      "#include \"params.h\"\n#include <cfg/more.h>\n"
-      "__global__ void k(int *x) { x[0] = P1 * 1000 + P2; }\n";
-  cujit_header hdrs[] = {{"params.h", "#define P1 424\n"}, {"cfg/more.h", "#define P2 242\n"},
+  static const char src[] = "#include \"params.h\"\n#include <cfg/more.h>\n"
+                            "__global__ void k(int *x) { x[0] = P1 * 1000 + P2; }\n";
+  cujit_header hdrs[] = {{"params.h", "#define P1 424\n"},
+                         {"cfg/more.h", "#define P2 242\n"},
                          {NULL, NULL}};
   cujit_module *m = NULL;
   cujit_options o = no_cache();
@@ -310,12 +308,11 @@ static void name_expressions_are_lowered(void **state) {
 }
 
 static void compile_error_names_the_line(void **state) {
-  static const char src[] =
-      "// line 1\n"
-      "__global__ void k(float *x)\n"
-      "{\n"
-      "  x[0] = undefined_thing;\n" /* line 4 */
-      "}\n";
+  static const char src[] = "// line 1\n"
+                            "__global__ void k(float *x)\n"
+                            "{\n"
+                            "  x[0] = undefined_thing;\n" /* line 4 */
+                            "}\n";
   cujit_module *m = (cujit_module *)1;
   cujit_options o = no_cache();
   (void)state;
@@ -407,8 +404,7 @@ static void destroyed_modules_are_refused(void **state) {
   assert_int_equal(cujit_module_name_expression_count(a), 0);
   assert_null(cujit_module_name_expression(a, 0, NULL));
   assert_null(cujit_module_loaded_as(a, 0));
-  assert_status_detail(cujit_module_get_function(a, "multiply_them", &f),
-                       CUJIT_ERROR_INVALID_VALUE,
+  assert_status_detail(cujit_module_get_function(a, "multiply_them", &f), CUJIT_ERROR_INVALID_VALUE,
                        "cujit_module_get_function: mod is not a live module (destroyed already");
   assert_null(f);
   assert_status_detail(cujit_module_get_global(a, "g", &d, &n), CUJIT_ERROR_INVALID_VALUE,

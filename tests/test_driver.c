@@ -14,7 +14,8 @@ static void device_calls_report_no_driver(void **state) {
   (void)state;
   assert_status_detail(cujit_driver_get_version(&v), CUJIT_ERROR_NO_DRIVER, "no CUDA driver found");
   assert_non_null(strstr(cujit_last_error(), "/nonexistent/libcuda.so.1 (from CUJIT_LIBCUDA"));
-  assert_status_detail(cujit_device_get_count(&v), CUJIT_ERROR_NO_DRIVER, "install the NVIDIA driver");
+  assert_status_detail(cujit_device_get_count(&v), CUJIT_ERROR_NO_DRIVER,
+                       "install the NVIDIA driver");
   assert_int_equal(v, 0);
   assert_int_equal(cujit_driver_get_symbol("cuMemAlloc", &fn), CUJIT_ERROR_NO_DRIVER);
   assert_null(fn);
@@ -61,8 +62,8 @@ static int bad_device_env(const char *value) {
   bad |= child_check(cujit_module_from_source(&m, "__global__ void k() {}", "k.cu", NULL),
                      CUJIT_ERROR_INVALID_VALUE, needle);
   o.arch = "compute_80";
-  bad |= child_check(cujit_module_from_source(&m, "__global__ void k() {}", "k.cu", &o),
-                     CUJIT_OK, "");
+  bad |=
+      child_check(cujit_module_from_source(&m, "__global__ void k() {}", "k.cu", &o), CUJIT_OK, "");
   cujit_module_destroy(m);
   bad |= child_check(cujit_device_get_count(&n), CUJIT_ERROR_NO_DRIVER, "no CUDA driver found");
   n = 0;
@@ -82,7 +83,8 @@ static int good_device_env(const char *value) {
   /* without a driver no context is current: the device named by CUJIT_DEVICE */
   bad |= child_check(cujit_device_get_current(&got), CUJIT_OK, "");
   if (got != want) {
-    printf("cujit_device_get_current gave %d with CUJIT_DEVICE='%s', wanted %d\n", got, value, want);
+    printf("cujit_device_get_current gave %d with CUJIT_DEVICE='%s', wanted %d\n", got, value,
+           want);
     bad = 1;
   }
   return bad;
@@ -98,8 +100,7 @@ static int relative_libcuda(const char *value) {
   setenv("CUJIT_LIBCUDA", value, 1);
   if (!mkdtemp(dir) || chdir(dir) != 0 || mkdir("lib", 0700) != 0) return 1;
   if ((f = fopen(value, "w")) != NULL) fclose(f); /* not a library: dlopen would say so */
-  bad = child_check(cujit_device_get_count(&n), CUJIT_ERROR_NO_DRIVER,
-                    "CUJIT_LIBCUDA is '");
+  bad = child_check(cujit_device_get_count(&n), CUJIT_ERROR_NO_DRIVER, "CUJIT_LIBCUDA is '");
   bad |= child_check(cujit_device_get_count(&n), CUJIT_ERROR_NO_DRIVER,
                      "which is not an absolute path, so it was not loaded");
   unlink(value);
@@ -123,8 +124,8 @@ static int in_child(const char *value, const char *mode) {
 }
 
 static void device_env_is_checked(void **state) {
-  static const char *const bad[] = {"abc", "1x", "-1", " 1", "+1", "0x1", "1.0",
-                                    "99999999999999999999"};
+  static const char *const bad[] = {"abc", "1x",  "-1",  " 1",
+                                    "+1",  "0x1", "1.0", "99999999999999999999"};
   static const char *const good[] = {"", "0", "1", "63"};
   size_t i;
   (void)state;
@@ -139,17 +140,20 @@ static void device_env_is_checked(void **state) {
  * looked at; any other fails for want of a driver, saying which call and which ordinal. */
 static void set_device_without_driver(void **state) {
   (void)state;
-  assert_status_detail(cujit_device_set_current(-1), CUJIT_ERROR_NO_DEVICE, "cujit_device_set_current(-1)");
+  assert_status_detail(cujit_device_set_current(-1), CUJIT_ERROR_NO_DEVICE,
+                       "cujit_device_set_current(-1)");
   assert_non_null(strstr(cujit_last_error(), "0 or more"));
   assert_status_detail(cujit_device_set_current(-2147483647 - 1), CUJIT_ERROR_NO_DEVICE,
                        "cujit_device_set_current(-2147483648)");
-  assert_status_detail(cujit_device_set_current(64), CUJIT_ERROR_NO_DEVICE, "cujit_device_set_current(64)");
+  assert_status_detail(cujit_device_set_current(64), CUJIT_ERROR_NO_DEVICE,
+                       "cujit_device_set_current(64)");
   assert_non_null(strstr(cujit_last_error(), "devices 0..63"));
   assert_status_detail(cujit_device_set_current(1000000), CUJIT_ERROR_NO_DEVICE, "devices 0..63");
   assert_status_detail(cujit_device_set_current(3), CUJIT_ERROR_NO_DRIVER,
                        "cujit_device_set_current(3): no CUDA driver found");
   assert_non_null(strstr(cujit_last_error(), "install the NVIDIA driver"));
-  assert_status_detail(cujit_device_set_current(0), CUJIT_ERROR_NO_DRIVER, "cujit_device_set_current(0): ");
+  assert_status_detail(cujit_device_set_current(0), CUJIT_ERROR_NO_DRIVER,
+                       "cujit_device_set_current(0): ");
   /* nothing was made current: the thread still works on the default device */
   assert_status_detail(cujit_mem_alloc(&(CUdeviceptr){0}, 64), CUJIT_ERROR_NO_DRIVER,
                        "no CUDA driver found");

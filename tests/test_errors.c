@@ -6,9 +6,9 @@
 
 static void status_names_and_strings(void **state) {
   (void)state;
-#define CHECK_(name, num, msg)                                               \
-  assert_int_equal(CUJIT_##name, num);                                       \
-  assert_string_equal(cujit_status_name(CUJIT_##name), "CUJIT_" #name);      \
+#define CHECK_(name, num, msg)                                          \
+  assert_int_equal(CUJIT_##name, num);                                  \
+  assert_string_equal(cujit_status_name(CUJIT_##name), "CUJIT_" #name); \
   assert_string_equal(cujit_status_string(CUJIT_##name), msg);
   CUJIT_STATUS_MAP(CHECK_)
 #undef CHECK_
@@ -177,12 +177,9 @@ static void bad_memory_cache_size_warns(void **state) {
 
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(status_names_and_strings),
-      cmocka_unit_test(version_matches_header),
-      cmocka_unit_test(last_error_is_per_thread),
-      cmocka_unit_test(log_callback_and_level),
-      cmocka_unit_test(bad_log_env_is_reported),
-      cmocka_unit_test(bad_memory_cache_size_warns),
+      cmocka_unit_test(status_names_and_strings), cmocka_unit_test(version_matches_header),
+      cmocka_unit_test(last_error_is_per_thread), cmocka_unit_test(log_callback_and_level),
+      cmocka_unit_test(bad_log_env_is_reported),  cmocka_unit_test(bad_memory_cache_size_warns),
   };
   if (argc == 3 && strcmp(argv[1], "--log-warns") == 0)
     return log_env_child(argv[2], 1, CUJIT_LOG_WARN);

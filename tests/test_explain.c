@@ -11,7 +11,7 @@ static const char kTemplate[] =
     "#include \"p.h\"\n"
     "template <class T> __global__ void fill(T *x) { x[threadIdx.x] = (T)P; }\n";
 
-static char dir[4200];                /* holds p.h */
+static char dir[4200]; /* holds p.h */
 static const char *incs[2] = {dir, NULL};
 static const char *defs[2] = {"A=1", NULL};
 static const char *exprs[2] = {"fill<float>", NULL};
@@ -54,8 +54,7 @@ static int keep(const cujit_cache_difference *d, void *user) {
   return 0;
 }
 
-static void explain(const char *src, const cujit_options *o, cujit_cache_explanation *e,
-                    seen *s) {
+static void explain(const char *src, const cujit_options *o, cujit_cache_explanation *e, seen *s) {
   cujit_cache_explanation fresh = CUJIT_CACHE_EXPLANATION_INIT;
   memset(s, 0, sizeof *s);
   *e = fresh;
@@ -92,8 +91,8 @@ static void misses_by(const char *src, const cujit_options *o, const char *key,
   assert_int_equal(e.entries, 1);
   assert_true(s.n >= 1);
   for (i = 0; i < s.n; i++)
-    if (s.part[i] != part) fail_msg("difference %d is of part %d (%s), not %d", i, s.part[i],
-                                    s.detail[i], part);
+    if (s.part[i] != part)
+      fail_msg("difference %d is of part %d (%s), not %d", i, s.part[i], s.detail[i], part);
   if (what && !strstr(s.what[0], what)) fail_msg("'%s' does not name '%s'", s.what[0], what);
   if (what && !strstr(s.detail[0], what)) fail_msg("'%s' does not name '%s'", s.detail[0], what);
 }
@@ -255,7 +254,8 @@ static int count_verdict(const cujit_cache_verified *v, void *user) {
   if (v->verdict == CUJIT_CACHE_VERDICT_MATCH) s->match++;
   if (v->verdict == CUJIT_CACHE_VERDICT_MISMATCH) s->mismatch++;
   if (v->verdict == CUJIT_CACHE_VERDICT_SKIPPED) s->skipped++;
-  if (v->verdict != CUJIT_CACHE_VERDICT_MATCH) snprintf(s->detail, sizeof s->detail, "%s", v->detail);
+  if (v->verdict != CUJIT_CACHE_VERDICT_MATCH)
+    snprintf(s->detail, sizeof s->detail, "%s", v->detail);
   if (v->verdict == CUJIT_CACHE_VERDICT_MATCH) assert_string_equal(v->detail, "");
   return 0;
 }
@@ -277,7 +277,9 @@ static void compile_three(void) {
   assert_int_equal(compile_count(kKernel, "k.cu", NULL), 1);
   sm.arch = "sm_80";
   assert_int_equal(compile_count("namespace { __device__ int z; }\n"
-                                 "__global__ void g(int *x) { x[0] = z; }\n", "anon.cu", &sm), 1);
+                                 "__global__ void g(int *x) { x[0] = z; }\n",
+                                 "anon.cu", &sm),
+                   1);
 }
 
 /* In-memory headers are part of the manifest too: a request with them finds its nearest

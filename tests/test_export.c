@@ -12,14 +12,14 @@
 #include "driver/nvrtc.h" /* internal: cj_nvrtc_loaded */
 #include "format/blob.h"  /* internal: the blob's layout, for damaging it */
 
-#define SOURCE                                                                   \
-  "template <typename T> __global__ void scale(T *x, T f, int n) {\n"            \
-  "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"                           \
-  "  if (i < n) x[i] *= f;\n"                                                    \
-  "}\n"                                                                          \
-  "extern \"C\" __global__ void add_offset(int *x, int n) {\n"                   \
-  "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"                           \
-  "  if (i < n) x[i] += OFFSET;\n"                                               \
+#define SOURCE                                                        \
+  "template <typename T> __global__ void scale(T *x, T f, int n) {\n" \
+  "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"                \
+  "  if (i < n) x[i] *= f;\n"                                         \
+  "}\n"                                                               \
+  "extern \"C\" __global__ void add_offset(int *x, int n) {\n"        \
+  "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"                \
+  "  if (i < n) x[i] += OFFSET;\n"                                    \
   "}\n"
 
 static const char kSource[] = SOURCE;
@@ -65,8 +65,10 @@ static cujit_status import_with(const void *blob, size_t size, const char *src, 
                                 const cujit_options *o) {
   cujit_module *m = NULL;
   cujit_status st = cujit_module_import(&m, blob, size, src, name, o);
-  if (st == CUJIT_OK) assert_non_null(m);
-  else assert_null(m);
+  if (st == CUJIT_OK)
+    assert_non_null(m);
+  else
+    assert_null(m);
   cujit_module_destroy(m);
   return st;
 }
@@ -224,7 +226,8 @@ static void other_target(void **state) {
                  "the target architecture differs (the blob's: 'sm_80'; here: 'compute_80')");
   o.arch = NULL; /* no device here, no CUJIT_ARCH: NVRTC's default */
   unsetenv("CUJIT_ARCH");
-  assert_refused(&o, kSource, "k.cu", "the target architecture differs (the blob's: 'sm_80'; "
+  assert_refused(&o, kSource, "k.cu",
+                 "the target architecture differs (the blob's: 'sm_80'; "
                  "here: NVRTC's default (no arch given and no device))");
 }
 
@@ -241,8 +244,10 @@ static void other_name_or_source(void **state) {
   assert_refused(&o, src, "k.cu", why);
   strcpy(src, kSource);
   *strstr(src, "+=") = '-'; /* the same length */
-  snprintf(why, sizeof why, "the source differs (the blob's: %zu bytes; here: %zu bytes, other "
-           "text)", n, n);
+  snprintf(why, sizeof why,
+           "the source differs (the blob's: %zu bytes; here: %zu bytes, other "
+           "text)",
+           n, n);
   assert_refused(&o, src, "k.cu", why);
 }
 
@@ -271,7 +276,8 @@ static void other_options(void **state) {
   assert_refused(&o, kSource, "k.cu", "the in-memory headers differ (the blob's: 0; here: 1)");
   o = base_options();
   o.flags = CUJIT_OPT_NO_TOOLKIT_INCLUDES;
-  assert_refused(&o, kSource, "k.cu", "the toolkit include directories searched "
+  assert_refused(&o, kSource, "k.cu",
+                 "the toolkit include directories searched "
                  "(CUJIT_OPT_NO_TOOLKIT_INCLUDES) differ (the blob's: 1; here: 0)");
 }
 
@@ -288,8 +294,10 @@ static void from_file_and_headers(void **state) {
   assert_non_null(dir);
   o.arch = "compute_80";
   assert_int_equal(test_write_file(dir, "p.h", "#define P 2\n"), 0);
-  assert_int_equal(test_write_file(dir, "k.cu", "#include \"p.h\"\n"
-                   "__global__ void times_p(int *x) { x[threadIdx.x] *= P; }\n"), 0);
+  assert_int_equal(test_write_file(dir, "k.cu",
+                                   "#include \"p.h\"\n"
+                                   "__global__ void times_p(int *x) { x[threadIdx.x] *= P; }\n"),
+                   0);
   snprintf(path, sizeof path, "%s/k.cu", dir);
   assert_ok(cujit_module_from_file(&m, path, &o));
   assert_ok(cujit_module_export(m, &blob, &size));
@@ -312,8 +320,10 @@ static void from_file_and_headers(void **state) {
   }
   /* a header changed: refused by name, and no longer exported */
   assert_int_equal(test_write_file(dir, "p.h", "#define P 20\n"), 0);
-  snprintf(size_note, sizeof size_note, "header '%s/p.h' differs (12 bytes where the blob was "
-           "compiled, 13 here)", dir);
+  snprintf(size_note, sizeof size_note,
+           "header '%s/p.h' differs (12 bytes where the blob was "
+           "compiled, 13 here)",
+           dir);
   assert_status_detail(cujit_module_import_file(&imported, blob, size, path, &o),
                        CUJIT_ERROR_INVALID_VALUE, size_note);
   assert_null(imported);
@@ -366,7 +376,8 @@ static void damaged_blobs(void **state) {
   assert_status_detail(cujit_module_import_file(&m, b, g_size, "/nonexistent/k.cu", &o),
                        CUJIT_ERROR_FILE, "/nonexistent/k.cu");
   memset(junk, 'x', sizeof junk);
-  assert_damaged(junk, sizeof junk, "the blob is not a module blob from cujit_module_export() "
+  assert_damaged(junk, sizeof junk,
+                 "the blob is not a module blob from cujit_module_export() "
                  "(64 bytes");
   assert_damaged(b, 20, "the blob is truncated (20 bytes, less than its 40-byte header)");
   /* every truncation and every flipped byte is refused */
@@ -458,8 +469,8 @@ static void child_processes(void **state) {
   fclose(f);
   /* as NVRTC, a file with another build (this binary): refused, naming NVRTC */
   snprintf(env, sizeof env, "CUJIT_NVRTC='%s' CUJIT_CACHE_DIR='%s/c1'", self_path, dir);
-  if (run_child(env, file, out, sizeof out) != 1 ||
-      !strstr(out, "CUJIT_ERROR_INVALID_VALUE") || !strstr(out, "': NVRTC differs (the blob's: "))
+  if (run_child(env, file, out, sizeof out) != 1 || !strstr(out, "CUJIT_ERROR_INVALID_VALUE") ||
+      !strstr(out, "': NVRTC differs (the blob's: "))
     fail_msg("child with another NVRTC:\n%s", out);
   /* no NVRTC at all: the blob's is taken, and NVRTC is never loaded */
   snprintf(env, sizeof env, "CUJIT_NVRTC=/nonexistent/libnvrtc.so CUJIT_CACHE_DIR='%s/c2'", dir);
@@ -498,16 +509,11 @@ static int child_import(const char *file) {
 
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
-      CACHE_TEST(round_trip),
-      CACHE_TEST(harmless_differences),
-      CACHE_TEST(import_is_cached),
-      CACHE_TEST(import_no_cache),
-      CACHE_TEST(other_target),
-      CACHE_TEST(other_name_or_source),
-      CACHE_TEST(other_options),
-      CACHE_TEST(from_file_and_headers),
-      CACHE_TEST(damaged_blobs),
-      CACHE_TEST(export_refusals),
+      CACHE_TEST(round_trip),       CACHE_TEST(harmless_differences),
+      CACHE_TEST(import_is_cached), CACHE_TEST(import_no_cache),
+      CACHE_TEST(other_target),     CACHE_TEST(other_name_or_source),
+      CACHE_TEST(other_options),    CACHE_TEST(from_file_and_headers),
+      CACHE_TEST(damaged_blobs),    CACHE_TEST(export_refusals),
       CACHE_TEST(child_processes),
   };
   ssize_t n;

@@ -6,12 +6,11 @@
  * the wrong place shows. */
 #include "gputest.h"
 
-static const char kSrc[] =
-    "extern \"C\" __global__ void report(unsigned *out, unsigned add) {\n"
-    "  unsigned n;\n"
-    "  asm(\"mov.u32 %0, %%dynamic_smem_size;\" : \"=r\"(n));\n"
-    "  out[threadIdx.x] = n + add + threadIdx.x;\n"
-    "}\n";
+static const char kSrc[] = "extern \"C\" __global__ void report(unsigned *out, unsigned add) {\n"
+                           "  unsigned n;\n"
+                           "  asm(\"mov.u32 %0, %%dynamic_smem_size;\" : \"=r\"(n));\n"
+                           "  out[threadIdx.x] = n + add + threadIdx.x;\n"
+                           "}\n";
 
 enum { N = 32, SHARED = 256, ADD = 5 };
 
@@ -139,8 +138,8 @@ static void typed_calls_with_options_of_other_layouts(void **state) {
 /* cujit_function_attrs as its first version laid it out. */
 typedef struct function_attrs_v1 {
   size_t size;
-  int num_regs, static_shared_bytes, max_threads_per_block, local_bytes, const_bytes,
-      ptx_version, binary_version, num_params;
+  int num_regs, static_shared_bytes, max_threads_per_block, local_bytes, const_bytes, ptx_version,
+      binary_version, num_params;
 } function_attrs_v1;
 
 static void function_attrs_stop_at_the_callers_size(void **state) {
@@ -179,8 +178,7 @@ static void function_attrs_stop_at_the_callers_size(void **state) {
   assert_int_equal(newer.later[0], 42);
 }
 
-GPU_GROUP_MAIN(kSrc, "abi.cu", NULL,
-               cmocka_unit_test(launch_options_of_an_older_program),
+GPU_GROUP_MAIN(kSrc, "abi.cu", NULL, cmocka_unit_test(launch_options_of_an_older_program),
                cmocka_unit_test(launch_options_of_a_newer_program),
                cmocka_unit_test(typed_calls_with_options_of_other_layouts),
                cmocka_unit_test(function_attrs_stop_at_the_callers_size))

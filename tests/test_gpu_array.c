@@ -263,7 +263,8 @@ static void stale_handles_reach_no_new_array(void **state) {
     cujit_array_destroy(a);
     assert_status_detail(CUJIT_LAUNCH(spin, CUJIT_DIM3(4), CUJIT_DIM3(256), cujit_array_arg(a),
                                       cujit_i64((int64_t)n), cujit_i64(0)),
-                         CUJIT_ERROR_INVALID_ARGS, "argument 1 of kernel 'spin_then_write' is "
+                         CUJIT_ERROR_INVALID_ARGS,
+                         "argument 1 of kernel 'spin_then_write' is "
                          "a destroyed or NULL array");
   }
   assert_ok(cujit_synchronize());
@@ -277,15 +278,12 @@ static const char kSource[] =
     "  if (i < n) x[i] = 1;\n"
     "}\n";
 
-GPU_GROUP_MAIN(kSource, "array_test.cu", NULL,
-               cmocka_unit_test(every_type_filled_and_read),
+GPU_GROUP_MAIN(kSource, "array_test.cu", NULL, cmocka_unit_test(every_type_filled_and_read),
                cmocka_unit_test(conversions_through_every_type),
-               cmocka_unit_test(ranges_and_host_copies),
-               cmocka_unit_test(outputs_are_checked),
+               cmocka_unit_test(ranges_and_host_copies), cmocka_unit_test(outputs_are_checked),
                cmocka_unit_test(views_share_memory),
                cmocka_unit_test(wrapped_memory_stays_the_callers),
-               cmocka_unit_test(beyond_two_to_the_31),
-               cmocka_unit_test(pool_is_reused),
+               cmocka_unit_test(beyond_two_to_the_31), cmocka_unit_test(pool_is_reused),
                cmocka_unit_test(destroyed_while_in_flight),
                cmocka_unit_test(small_blocks_are_kept_in_order),
                cmocka_unit_test(stale_handles_reach_no_new_array))

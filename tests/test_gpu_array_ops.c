@@ -50,7 +50,8 @@ static void binary_ops_on_floats(void **state) {
   (void)state;
   for (s = 0; s < sizeof kSizes / sizeof *kSizes; s++) {
     int64_t n = kSizes[s];
-    float *x = malloc((size_t)n * 4 + 4), *y = malloc((size_t)n * 4 + 4), *z = malloc((size_t)n * 4 + 4);
+    float *x = malloc((size_t)n * 4 + 4), *y = malloc((size_t)n * 4 + 4),
+          *z = malloc((size_t)n * 4 + 4);
     unsigned seed = 7;
     int64_t i;
     cujit_array *a, *b, *absa = NULL;
@@ -68,8 +69,8 @@ static void binary_ops_on_floats(void **state) {
       assert_ok(cujit_array_read(c, z, (size_t)n * 4));
       for (i = 0; i < n; i++)
         if (!close_enough(z[i], host_binary(op, x[i], y[i])))
-          fail_msg("op %d, n %lld, element %lld: %g, want %g", op, (long long)n, (long long)i,
-                   z[i], host_binary(op, x[i], y[i]));
+          fail_msg("op %d, n %lld, element %lld: %g, want %g", op, (long long)n, (long long)i, z[i],
+                   host_binary(op, x[i], y[i]));
       cujit_array_destroy(c);
     }
     for (op = CUJIT_BINOP_EQ; op <= CUJIT_BINOP_GE; op++) {
@@ -79,7 +80,8 @@ static void binary_ops_on_floats(void **state) {
       assert_int_equal(cujit_array_type(c), CUJIT_TYPE_BOOL);
       assert_ok(cujit_array_read(c, m, (size_t)n));
       for (i = 0; i < n; i++)
-        assert_int_equal(m[i], op == CUJIT_BINOP_EQ || op == CUJIT_BINOP_LE || op == CUJIT_BINOP_GE);
+        assert_int_equal(m[i],
+                         op == CUJIT_BINOP_EQ || op == CUJIT_BINOP_LE || op == CUJIT_BINOP_GE);
       free(m);
       cujit_array_destroy(c);
     }
@@ -93,8 +95,8 @@ static void binary_ops_on_floats(void **state) {
 }
 
 static double host_unary(int op, double x) {
-  static double (*const f[])(double) = {NULL, fabs, sqrt, exp, log, log10, sin, cos, tan,
-                                        asin, acos, atan, sinh, cosh, tanh, floor, ceil};
+  static double (*const f[])(double) = {NULL, fabs, sqrt, exp,  log,  log10, sin,   cos, tan,
+                                        asin, acos, atan, sinh, cosh, tanh,  floor, ceil};
   return op == CUJIT_UNOP_NEG ? -x : f[op](x);
 }
 
@@ -149,9 +151,11 @@ static void every_type_adds_negates_and_fabs(void **state) {
     assert_ok(cujit_array_astype(sum, CUJIT_TYPE_F64, &d));
     assert_ok(cujit_array_read(d, back, sizeof back));
     for (i = 0; i < 100; i++) {
-      double want = ty == CUJIT_TYPE_BOOL ? (i != 0) : (ty == CUJIT_TYPE_I8 || ty == CUJIT_TYPE_U8)
-                                                           ? (double)(ty == CUJIT_TYPE_I8 ? (signed char)(2 * i) : (unsigned char)(2 * i))
-                                                           : 2.0 * i;
+      double want =
+          ty == CUJIT_TYPE_BOOL ? (i != 0)
+          : (ty == CUJIT_TYPE_I8 || ty == CUJIT_TYPE_U8)
+              ? (double)(ty == CUJIT_TYPE_I8 ? (signed char)(2 * i) : (unsigned char)(2 * i))
+              : 2.0 * i;
       if (back[i] != want) fail_msg("type %d: %d + %d = %g", ty, i, i, back[i]);
     }
     if (ty != CUJIT_TYPE_BOOL) {
@@ -162,7 +166,8 @@ static void every_type_adds_negates_and_fabs(void **state) {
       for (i = 0; i < 100; i++) {
         int unsigned_t = ty == CUJIT_TYPE_U8 || ty == CUJIT_TYPE_U16 || ty == CUJIT_TYPE_U32 ||
                          ty == CUJIT_TYPE_U64;
-        if (!unsigned_t && back[i] != (double)i) fail_msg("type %d: fabs(-%d) = %g", ty, i, back[i]);
+        if (!unsigned_t && back[i] != (double)i)
+          fail_msg("type %d: fabs(-%d) = %g", ty, i, back[i]);
       }
     }
     cujit_array_destroy(r);
@@ -196,11 +201,13 @@ static void scalars_and_in_place(void **state) {
   assert_true(yd[1] == 5.0);
   cujit_array_destroy(out);
   out = f32; /* in place: f32 = 1 / f32 */
-  assert_ok(cujit_array_binary_scalar(CUJIT_BINOP_DIV, f32, 1, CUJIT_SCALAR_FIRST | CUJIT_SCALAR_INT, &out));
+  assert_ok(cujit_array_binary_scalar(CUJIT_BINOP_DIV, f32, 1,
+                                      CUJIT_SCALAR_FIRST | CUJIT_SCALAR_INT, &out));
   assert_ok(cujit_array_read(f32, yf, sizeof yf));
   for (k = 0; k < 5; k++) assert_true(yf[k] == 1.0f / xf[k]);
   out = NULL;
-  assert_ok(cujit_array_binary_scalar(CUJIT_BINOP_SUB, i32, 10, CUJIT_SCALAR_FIRST | CUJIT_SCALAR_INT, &out));
+  assert_ok(cujit_array_binary_scalar(CUJIT_BINOP_SUB, i32, 10,
+                                      CUJIT_SCALAR_FIRST | CUJIT_SCALAR_INT, &out));
   assert_ok(cujit_array_read(out, yi, sizeof yi));
   assert_int_equal(yi[4], 5);
   cujit_array_destroy(out);
@@ -267,8 +274,8 @@ static void fused_expression(void **state) {
   (void)state;
   for (i = 0; i < n; i++) x[i] = frand(&seed);
   assert_ok(cujit_array_from_host(&a, CUJIT_TYPE_F32, 2, shape, x));
-  assert_ok(cujit_array_map(&out, "sin(2*x + 1)", 1, (const char *[]){"x"},
-                            (const cujit_array *[]){a}));
+  assert_ok(
+      cujit_array_map(&out, "sin(2*x + 1)", 1, (const char *[]){"x"}, (const cujit_array *[]){a}));
   assert_int_equal(cujit_array_ndim(out), 2);
   assert_ok(cujit_array_read(out, y, (size_t)n * 4));
   for (i = 0; i < n; i++)
@@ -326,15 +333,16 @@ static void generator_scalars_are_converted(void **state) {
   assert_ok(cujit_array_from_host(&dx, CUJIT_TYPE_F32, 1, &n, x));
   assert_ok(cujit_array_zeros(&dy, CUJIT_TYPE_F32, 1, &n));
   assert_ok(cujit_array_zeros(&dk, CUJIT_TYPE_I32, 1, &n));
-  assert_ok(cujit_elementwise_create(&scale, "float a, const float *x, float *y",
-                                     "y[i] = a * x[i]", NULL));
-  assert_ok(cujit_elementwise_create(&set_int, "int v, int *k", "k[i] = v", NULL));
-  assert_ok(cujit_elementwise_create(&set_half, "__half h, float *y", "y[i] = __half2float(h)",
+  assert_ok(cujit_elementwise_create(&scale, "float a, const float *x, float *y", "y[i] = a * x[i]",
                                      NULL));
+  assert_ok(cujit_elementwise_create(&set_int, "int v, int *k", "k[i] = v", NULL));
+  assert_ok(
+      cujit_elementwise_create(&set_half, "__half h, float *y", "y[i] = __half2float(h)", NULL));
   assert_ok(CUJIT_ELEMENTWISE(scale, 0.1, dx, dy)); /* a double for a float */
   assert_ok(cujit_array_read(dy, y, sizeof y));
   for (i = 0; i < N; i++)
-    if (y[i] != 0.1f * x[i]) fail_msg("y[%lld] = %.9g, wanted %.9g", (long long)i, y[i], 0.1f * x[i]);
+    if (y[i] != 0.1f * x[i])
+      fail_msg("y[%lld] = %.9g, wanted %.9g", (long long)i, y[i], 0.1f * x[i]);
   assert_ok(CUJIT_ELEMENTWISE(scale, 3, dx, dy)); /* an int for a float */
   assert_ok(cujit_array_read(dy, y, sizeof y));
   for (i = 0; i < N; i++) assert_true(y[i] == 3.0f * x[i]);
@@ -342,7 +350,7 @@ static void generator_scalars_are_converted(void **state) {
                        "argument 1 ('a') is declared float and was given a double (f64)");
   assert_ok(cujit_array_read(dy, y, sizeof y));
   for (i = 0; i < N; i++) assert_true(y[i] == 3.0f * x[i]); /* untouched */
-  assert_ok(CUJIT_ELEMENTWISE(set_int, 2.0, dk)); /* an integral double for an int */
+  assert_ok(CUJIT_ELEMENTWISE(set_int, 2.0, dk));           /* an integral double for an int */
   assert_ok(cujit_array_read(dk, k, sizeof k));
   for (i = 0; i < N; i++) assert_int_equal(k[i], 2);
   assert_ok(CUJIT_ELEMENTWISE(set_int, cujit_u8(255), dk));
@@ -410,7 +418,8 @@ static double *values(const cujit_array *a) {
   int64_t n = cujit_array_size(a);
   int type = cujit_array_type(a);
   cujit_array *d = NULL;
-  double *h = malloc((size_t)(n ? n : 1) * 2 * sizeof *h), *re = malloc((size_t)(n ? n : 1) * sizeof *re);
+  double *h = malloc((size_t)(n ? n : 1) * 2 * sizeof *h),
+         *re = malloc((size_t)(n ? n : 1) * sizeof *re);
   int64_t i, k = type == CUJIT_TYPE_C64 || type == CUJIT_TYPE_C128 ? 2 : 1;
   assert_ok(cujit_array_astype(a, k == 2 ? CUJIT_TYPE_C128 : CUJIT_TYPE_F64, &d));
   assert_ok(cujit_array_read(d, h, cujit_array_nbytes(d)));
@@ -456,8 +465,8 @@ static void views_at_every_offset(void **state) {
       got = values(twice);
       for (i = 0; i < len; i++)
         if (got[i] != (is_bool ? hx[off + i] != 0 : 2 * hx[off + i]))
-          fail_msg("type %d, offset %lld: a + a at %lld is %g", ty, (long long)off,
-                   (long long)i, got[i]);
+          fail_msg("type %d, offset %lld: a + a at %lld is %g", ty, (long long)off, (long long)i,
+                   got[i]);
       free(got);
       if (!is_bool) { /* values below 50: 2a and a + b fit int8 */
         int is_signed = ty != CUJIT_TYPE_U16;
@@ -470,8 +479,8 @@ static void views_at_every_offset(void **state) {
         for (i = 0; i < len; i++) {
           double v = hx[off + i];
           if (g2[i] != 2 * v || (is_signed && gabs[i] != v) || gf[i] != v + hb[i])
-            fail_msg("type %d, offset %lld, element %lld: 2a %g, |-a| %g, x + y %g (a = %g)",
-                     ty, (long long)off, (long long)i, g2[i], gabs[i], gf[i], v);
+            fail_msg("type %d, offset %lld, element %lld: 2a %g, |-a| %g, x + y %g (a = %g)", ty,
+                     (long long)off, (long long)i, g2[i], gabs[i], gf[i], v);
         }
         free(g2);
         free(gabs);
@@ -484,12 +493,13 @@ static void views_at_every_offset(void **state) {
       got = values(x);
       for (i = 0; i < total; i++) {
         int inside = i >= off && i < off + len;
-        double want = !inside ? hx[i]
-                      : is_bool ? (hx[i] != 0 || hb[i - off] != 0) : hx[i] + hb[i - off];
+        double want = !inside   ? hx[i]
+                      : is_bool ? (hx[i] != 0 || hb[i - off] != 0)
+                                : hx[i] + hb[i - off];
         if (got[i] != want)
           fail_msg("type %d, offset %lld: after x[%lld:%lld] += b, x[%lld] is %g, want %g", ty,
-                   (long long)off, (long long)off, (long long)(off + len), (long long)i,
-                   got[i], want);
+                   (long long)off, (long long)off, (long long)(off + len), (long long)i, got[i],
+                   want);
       }
       free(got);
       cujit_array_destroy(x); /* the view keeps the memory; x is made again */
@@ -531,7 +541,8 @@ static void fills_ranges_and_conversions(void **state) {
     assert_ok(cujit_array_astype(r, CUJIT_TYPE_F16, &h));
     got = values(h);
     for (i = 0; i < 50; i++)
-      if (got[i] != (double)(off + i)) fail_msg("arange from %lld: %g at %lld", (long long)off, got[i], (long long)i);
+      if (got[i] != (double)(off + i))
+        fail_msg("arange from %lld: %g at %lld", (long long)off, got[i], (long long)i);
     free(got);
     cujit_array_destroy(x);
     cujit_array_destroy(v);

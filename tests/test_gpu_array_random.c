@@ -176,12 +176,9 @@ static void bad_shapes(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(equal_to_the_host_reference),
-      cmocka_unit_test(far_elements_too),
-      cmocka_unit_test(same_seed_same_numbers),
-      cmocka_unit_test(other_seeds_other_numbers),
-      cmocka_unit_test(moments_of_ten_million),
-      cmocka_unit_test(bad_shapes),
+      cmocka_unit_test(equal_to_the_host_reference), cmocka_unit_test(far_elements_too),
+      cmocka_unit_test(same_seed_same_numbers),      cmocka_unit_test(other_seeds_other_numbers),
+      cmocka_unit_test(moments_of_ten_million),      cmocka_unit_test(bad_shapes),
   };
   if (!test_have_gpu()) return TEST_SKIP_CODE;
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -60,8 +60,10 @@ static void check_cumsum(cujit_array *out, cujit_type type, int64_t n, int exclu
 static void cumsum_against_host(void **state) {
   static const struct {
     cujit_type in, out;
-  } types[] = {{CUJIT_TYPE_I32, CUJIT_TYPE_I64}, {CUJIT_TYPE_I64, CUJIT_TYPE_I64},
-               {CUJIT_TYPE_F32, CUJIT_TYPE_F32}, {CUJIT_TYPE_F64, CUJIT_TYPE_F64}};
+  } types[] = {{CUJIT_TYPE_I32, CUJIT_TYPE_I64},
+               {CUJIT_TYPE_I64, CUJIT_TYPE_I64},
+               {CUJIT_TYPE_F32, CUJIT_TYPE_F32},
+               {CUJIT_TYPE_F64, CUJIT_TYPE_F64}};
   size_t t, s;
   int exclusive;
   (void)state;
@@ -82,8 +84,8 @@ static void cumsum_against_host(void **state) {
 /* Around one block's tile (2048 elements of 4 bytes), several tiles per chunk (beyond
  * 2048 tiles), and a 2-D input (scanned in C order). */
 static void sizes_around_tiles_and_chunks(void **state) {
-  static const int64_t sizes[] = {2,    33,   255,  256,  257,  2047,    2048,
-                                  2049, 4097, 8191, 65537, 2048 * 2048 * 2 + 5};
+  static const int64_t sizes[] = {2,    33,   255,  256,  257,   2047,
+                                  2048, 2049, 4097, 8191, 65537, 2048 * 2048 * 2 + 5};
   int64_t shape[] = {3, 1000};
   cujit_array *a, *out;
   size_t s;
@@ -148,18 +150,19 @@ static void max_scan(void **state) {
   o.preamble = "__device__ int larger(int a, int b) { return a > b ? a : b; }";
   o.name = "running_max";
   assert_ok(cujit_scan_create(&inc, CUJIT_TYPE_I32, "larger(a, b)", "(-2147483647 - 1)", 0, &o));
-  assert_ok(cujit_scan_create(&exc, CUJIT_TYPE_I32, "a > b ? a : b", "(-2147483647 - 1)", 1,
-                              NULL));
+  assert_ok(cujit_scan_create(&exc, CUJIT_TYPE_I32, "a > b ? a : b", "(-2147483647 - 1)", 1, NULL));
   assert_ok(cujit_scan_call(inc, a, &out));
   assert_ok(cujit_array_read(out, got, (size_t)n * 4));
   for (i = 0, run = INT32_MIN; i < n; i++) {
     run = host[i] > run ? host[i] : run;
-    if (got[i] != run) fail_msg("inclusive: element %lld is %d, wanted %d", (long long)i, got[i], run);
+    if (got[i] != run)
+      fail_msg("inclusive: element %lld is %d, wanted %d", (long long)i, got[i], run);
   }
   assert_ok(cujit_scan_call(exc, a, &out));
   assert_ok(cujit_array_read(out, got, (size_t)n * 4));
   for (i = 0, run = INT32_MIN; i < n; i++) {
-    if (got[i] != run) fail_msg("exclusive: element %lld is %d, wanted %d", (long long)i, got[i], run);
+    if (got[i] != run)
+      fail_msg("exclusive: element %lld is %d, wanted %d", (long long)i, got[i], run);
     run = host[i] > run ? host[i] : run;
   }
   cujit_scan_destroy(inc);
@@ -272,12 +275,9 @@ static void beyond_two_to_the_31(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(cumsum_against_host),
-      cmocka_unit_test(sizes_around_tiles_and_chunks),
-      cmocka_unit_test(narrow_types_widen),
-      cmocka_unit_test(max_scan),
-      cmocka_unit_test(order_is_kept),
-      cmocka_unit_test(in_place),
+      cmocka_unit_test(cumsum_against_host),  cmocka_unit_test(sizes_around_tiles_and_chunks),
+      cmocka_unit_test(narrow_types_widen),   cmocka_unit_test(max_scan),
+      cmocka_unit_test(order_is_kept),        cmocka_unit_test(in_place),
       cmocka_unit_test(beyond_two_to_the_31),
   };
   if (!test_have_gpu()) return TEST_SKIP_CODE;

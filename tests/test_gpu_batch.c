@@ -10,8 +10,7 @@
 
 /* Kernel i adds i + 1 to every element. */
 static void kernel_source(int i, char *out, size_t size) {
-  snprintf(out, size,
-           "extern \"C\" __global__ void add%d(float *x) { x[threadIdx.x] += %d.0f; }\n",
+  snprintf(out, size, "extern \"C\" __global__ void add%d(float *x) { x[threadIdx.x] += %d.0f; }\n",
            i, i + 1);
 }
 

@@ -70,8 +70,8 @@ static void runs_with(cujit_module *m, const char *want, const char *bias_name) 
                          cujit_i32(N)));
   for (i = 0; i < N; i++) {
     if (x[i] != 3.0f * (float)i + 0.75f || v[i] != 2 * i + 1)
-      fail_msg("element %d: %g and %d (expected %g and %d)", i, (double)x[i], v[i],
-               3.0 * i + 0.75, 2 * i + 1);
+      fail_msg("element %d: %g and %d (expected %g and %d)", i, (double)x[i], v[i], 3.0 * i + 0.75,
+               2 * i + 1);
   }
   assert_non_null(cujit_module_loaded_as(m, 0));
   assert_string_equal(cujit_module_loaded_as(m, 0), want);
@@ -158,15 +158,19 @@ static void fatbin_loads_the_device_cubin(void **state) {
   float one = 1.0f;
   cujit_module *m;
   (void)state;
-  snprintf(gencode, sizeof gencode, "-gencode arch=compute_75,code=sm_75 "
-           "-gencode arch=compute_%d,code=[sm_%d,compute_%d]", cc, cc, cc);
+  snprintf(gencode, sizeof gencode,
+           "-gencode arch=compute_75,code=sm_75 "
+           "-gencode arch=compute_%d,code=[sm_%d,compute_%d]",
+           cc, cc, cc);
   m = fatbin_module(gencode);
   snprintf(want, sizeof want, "CUBIN sm_%d", cc);
   runs_as(m, want);
   cujit_module_destroy(m);
   /* compressed entries: given to the driver as a fatbin of that entry alone */
-  snprintf(gencode, sizeof gencode, "-Xfatbin=-compress-all "
-           "-gencode arch=compute_%d,code=[sm_%d,compute_%d]", cc, cc, cc);
+  snprintf(gencode, sizeof gencode,
+           "-Xfatbin=-compress-all "
+           "-gencode arch=compute_%d,code=[sm_%d,compute_%d]",
+           cc, cc, cc);
   m = fatbin_module(gencode);
   runs_with(m, want, "_ZN2ns4biasE");
   /* its variables cannot be listed, so a short name is not found, saying why */

@@ -11,7 +11,6 @@
 #include "testutil.h"
 #include "kernelsrc.h"
 
-
 static cujit_module *mod;
 
 static cujit_function *fn_of(const char *name) {
@@ -27,8 +26,8 @@ enum { SLOT = 16, SLOTS = 16 };
 /* The kernels write each parameter's bytes at the start of a 16-byte slot of an Out
  * buffer; the rest of the buffer is uninitialised device memory. `bytes` lists how many
  * bytes of each slot to compare (ended by 0; -1 skips a slot). */
-static void compare_slots(const unsigned char *got, const unsigned char *want,
-                          const int *bytes, const char *form) {
+static void compare_slots(const unsigned char *got, const unsigned char *want, const int *bytes,
+                          const char *form) {
   int s, i;
   for (s = 0; bytes[s]; s++)
     for (i = 0; i < bytes[s]; i++)
@@ -96,8 +95,8 @@ static void scalars_bit_exact(void **state) {
   /* cujit_call: promoted varargs */
   memset(got, 0xAA, sizeof got);
   assert_ok(cujit_call(fn, CUJIT_DIM3(1), CUJIT_DIM3(1), -128, 255, -32768, 65535, INT_MIN,
-                       0xFFFFFFFFu, (long long)INT64_MIN + 12345, 0xFEDCBA9876543210ull, 0.1f,
-                       0.1, 1.0 / 3, 3.140625, 1, 'x', (size_t)123456789012ull,
+                       0xFFFFFFFFu, (long long)INT64_MIN + 12345, 0xFEDCBA9876543210ull, 0.1f, 0.1,
+                       1.0 / 3, 3.140625, 1, 'x', (size_t)123456789012ull,
                        CUJIT_OUT_PTR(got, sizeof got)));
   compare_slots(got, want, scalar_bytes, "cujit_call");
   /* a bound function pointer: the compiler converts each argument */
@@ -127,16 +126,15 @@ static void scalars_bit_exact_direct(void **state) {
     assert_ok(cujit_mem_copy_htod(d, got, sizeof got));
     if (round == 0)
       assert_ok(cujit_call(fn, CUJIT_DIM3(1), CUJIT_DIM3(1), -128, 255, -32768, 65535, INT_MIN,
-                           0xFFFFFFFFu, (long long)INT64_MIN + 12345, 0xFEDCBA9876543210ull,
-                           0.1f, 0.1, 1.0 / 3, 3.140625, 1, 'x', (size_t)123456789012ull, d));
+                           0xFFFFFFFFu, (long long)INT64_MIN + 12345, 0xFEDCBA9876543210ull, 0.1f,
+                           0.1, 1.0 / 3, 3.140625, 1, 'x', (size_t)123456789012ull, d));
     else
-      assert_ok(((scalars_fn)ptr)(CUJIT_DIM3(1), CUJIT_DIM3(1), -128, 255, -32768, 65535,
-                                  INT_MIN, 0xFFFFFFFFu, INT64_MIN + 12345,
-                                  0xFEDCBA9876543210ull, 0.1f, 0.1, 1.0f / 3, 3.140625f, 1, 'x',
-                                  123456789012ull, d));
+      assert_ok(((scalars_fn)ptr)(CUJIT_DIM3(1), CUJIT_DIM3(1), -128, 255, -32768, 65535, INT_MIN,
+                                  0xFFFFFFFFu, INT64_MIN + 12345, 0xFEDCBA9876543210ull, 0.1f, 0.1,
+                                  1.0f / 3, 3.140625f, 1, 'x', 123456789012ull, d));
     assert_ok(cujit_mem_copy_dtoh(got, d, sizeof got));
-    compare_slots(got, want, scalar_bytes, round == 0 ? "cujit_call (direct)"
-                                                      : "bound pointer (direct)");
+    compare_slots(got, want, scalar_bytes,
+                  round == 0 ? "cujit_call (direct)" : "bound pointer (direct)");
   }
   cujit_function_unbind(fn, ptr);
   assert_ok(cujit_mem_free(d));
@@ -187,8 +185,8 @@ typedef struct N {
 typedef cujit_status (*aggregates_fn)(cujit_dim3, cujit_dim3, char, float4, char, double2,
                                       const void *, char3, const void *, const void *, int2,
                                       CUdeviceptr);
-typedef cujit_status (*aggregates_by_value_fn)(cujit_dim3, cujit_dim3, char, float4, char,
-                                               double2, P, char3, A, N, int2, CUdeviceptr);
+typedef cujit_status (*aggregates_by_value_fn)(cujit_dim3, cujit_dim3, char, float4, char, double2,
+                                               P, char3, A, N, int2, CUdeviceptr);
 
 typedef struct values {
   char c0, c1;
@@ -236,8 +234,7 @@ static const int aggregate_bytes[] = {1, 16, 1, 16, 16, 3, 12, 6, 8, 8, 0};
 static void compare_aggregates(const unsigned char *got, const unsigned char *want,
                                const char *form) {
   compare_slots(got, want, aggregate_bytes, form);
-  if (memcmp(got + 7 * SLOT + 8, want + 7 * SLOT + 8, 8) != 0)
-    fail_msg("%s: N.d[0] differs", form);
+  if (memcmp(got + 7 * SLOT + 8, want + 7 * SLOT + 8, 8) != 0) fail_msg("%s: N.d[0] differs", form);
 }
 
 static void structs_and_vectors(void **state) {
@@ -259,8 +256,8 @@ static void structs_and_vectors(void **state) {
                          cujit_out(got, sizeof got)));
   compare_aggregates(got, want, "cujit_launch");
   memset(got, 0xAA, sizeof got);
-  assert_ok(cujit_call(fn, CUJIT_DIM3(1), CUJIT_DIM3(1), x.c0, &x.v, x.c1, &x.w, &x.p, &x.c3,
-                       &x.a, &x.n, &x.i2, CUJIT_OUT_PTR(got, sizeof got)));
+  assert_ok(cujit_call(fn, CUJIT_DIM3(1), CUJIT_DIM3(1), x.c0, &x.v, x.c1, &x.w, &x.p, &x.c3, &x.a,
+                       &x.n, &x.i2, CUJIT_OUT_PTR(got, sizeof got)));
   compare_aggregates(got, want, "cujit_call");
   assert_ok(cujit_function_bind(fn, NULL, &ptr));
   memset(got, 0xAA, sizeof got);
@@ -272,9 +269,8 @@ static void structs_and_vectors(void **state) {
                                              "{f32 f32 f32}:16 {{i16[3]} f64[2]} i32x2 ptr"));
   assert_ok(cujit_function_bind(fn, NULL, &ptr));
   memset(got, 0xAA, sizeof got);
-  assert_ok(((aggregates_by_value_fn)ptr)(CUJIT_DIM3(1), CUJIT_DIM3(1), x.c0, x.v, x.c1, x.w,
-                                          x.p, x.c3, x.a, x.n, x.i2,
-                                          CUJIT_OUT_PTR(got, sizeof got)));
+  assert_ok(((aggregates_by_value_fn)ptr)(CUJIT_DIM3(1), CUJIT_DIM3(1), x.c0, x.v, x.c1, x.w, x.p,
+                                          x.c3, x.a, x.n, x.i2, CUJIT_OUT_PTR(got, sizeof got)));
   compare_aggregates(got, want, "bound pointer, structs by value");
 }
 
@@ -305,11 +301,11 @@ static void in_out_through_every_form(void **state) {
     if (form == 0) {
       assert_ok(CUJIT_LAUNCH(mul, CUJIT_DIM3(1), CUJIT_DIM3(LEN), cujit_out(dest, sizeof dest),
                              cujit_ptr(da), cujit_in(b, sizeof b)));
-      assert_ok(CUJIT_LAUNCH(sc, CUJIT_DIM3(1), CUJIT_DIM3(LEN), cujit_inout(x, sizeof x),
-                             cujit_f32(3)));
+      assert_ok(
+          CUJIT_LAUNCH(sc, CUJIT_DIM3(1), CUJIT_DIM3(LEN), cujit_inout(x, sizeof x), cujit_f32(3)));
     } else if (form == 1) {
-      assert_ok(cujit_call(mul, CUJIT_DIM3(1), CUJIT_DIM3(LEN), CUJIT_OUT_PTR(dest, sizeof dest), da,
-                           CUJIT_IN_PTR(b, sizeof b)));
+      assert_ok(cujit_call(mul, CUJIT_DIM3(1), CUJIT_DIM3(LEN), CUJIT_OUT_PTR(dest, sizeof dest),
+                           da, CUJIT_IN_PTR(b, sizeof b)));
       assert_ok(cujit_call(sc, CUJIT_DIM3(1), CUJIT_DIM3(LEN), CUJIT_INOUT_PTR(x, sizeof x), 3.0));
     } else {
       assert_ok(((mul_fn)pm)(CUJIT_DIM3(1), CUJIT_DIM3(LEN), CUJIT_OUT_PTR(dest, sizeof dest), da,
@@ -380,15 +376,16 @@ static void mismatches_refused(void **state) {
   assert_ok(cujit_function_set_signature(agg, "i8 f32x4 i8 f64x2 {f32 i32 f64} i8x3 "
                                               "{f32 f32 f32}:16 {{i16[3]} f64[2]} i32x2 ptr"));
   memset(dest, 0, sizeof dest);
-  assert_status_detail(cujit_call(mul, CUJIT_DIM3(1), CUJIT_DIM3(LEN), CUJIT_OUT_PTR(dest, sizeof dest),
-                                  CUJIT_IN_PTR(a, sizeof a)),
+  assert_status_detail(cujit_call(mul, CUJIT_DIM3(1), CUJIT_DIM3(LEN),
+                                  CUJIT_OUT_PTR(dest, sizeof dest), CUJIT_IN_PTR(a, sizeof a)),
                        CUJIT_ERROR_INVALID_ARGS, "takes 3 arguments (ptr ptr ptr) but 2");
-  assert_status_detail(cujit_call(mul, CUJIT_DIM3(1), CUJIT_DIM3(LEN), CUJIT_OUT_PTR(dest, sizeof dest),
-                                  CUJIT_IN_PTR(a, sizeof a), CUJIT_IN_PTR(a, sizeof a), 7),
+  assert_status_detail(cujit_call(mul, CUJIT_DIM3(1), CUJIT_DIM3(LEN),
+                                  CUJIT_OUT_PTR(dest, sizeof dest), CUJIT_IN_PTR(a, sizeof a),
+                                  CUJIT_IN_PTR(a, sizeof a), 7),
                        CUJIT_ERROR_INVALID_ARGS, "but 4 were given");
   for (i = 0; i < LEN; i++) assert_true(dest[i] == 0); /* nothing ran */
-  assert_status_detail(cujit_call(fn_of("scalars"), CUJIT_DIM3(1), CUJIT_DIM3(1), 300, 0, 0, 0,
-                                  0, 0, 0LL, 0ULL, 0.0, 0.0, 0.0, 0.0, 0, 0, (size_t)0,
+  assert_status_detail(cujit_call(fn_of("scalars"), CUJIT_DIM3(1), CUJIT_DIM3(1), 300, 0, 0, 0, 0,
+                                  0, 0LL, 0ULL, 0.0, 0.0, 0.0, 0.0, 0, 0, (size_t)0,
                                   (CUdeviceptr)0),
                        CUJIT_ERROR_INVALID_ARGS, "parameter 1 (i8): 300 does not fit");
   assert_ok(cujit_synchronize());
@@ -406,8 +403,10 @@ static void ramp_checks(cujit_function *fn, const char *name) {
   CUdeviceptr d = 0;
   char want[256];
   int i;
-  snprintf(want, sizeof want, "argument 1 of kernel '%s' is an unsigned int (u32), but "
-           "parameter 1 is 'float'; use cujit_f32()", name);
+  snprintf(want, sizeof want,
+           "argument 1 of kernel '%s' is an unsigned int (u32), but "
+           "parameter 1 is 'float'; use cujit_f32()",
+           name);
   assert_ok(cujit_mem_alloc(&d, sizeof y));
   for (i = 0; i < LEN; i++) y[i] = -1.0f;
   assert_ok(cujit_mem_copy_htod(d, y, sizeof y));
@@ -438,7 +437,7 @@ static void ramp_checks(cujit_function *fn, const char *name) {
 static void wrong_types_refused(void **state) {
   cujit_function *cpp = fn_of("ramp"), *c = fn_of("cramp");
   (void)state;
-  ramp_checks(cpp, "ramp"); /* its symbol spells its types */
+  ramp_checks(cpp, "ramp");                                        /* its symbol spells its types */
   assert_string_equal(cujit_function_signature(c), "f32 u32 ptr"); /* the probe */
   ramp_checks(c, "cramp");
 }
@@ -460,14 +459,10 @@ static int teardown(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(scalars_bit_exact),
-      cmocka_unit_test(scalars_bit_exact_direct),
-      cmocka_unit_test(float_and_double),
-      cmocka_unit_test(structs_and_vectors),
-      cmocka_unit_test(in_out_through_every_form),
-      cmocka_unit_test(bound_stream_and_shared),
-      cmocka_unit_test(mismatches_refused),
-      cmocka_unit_test(wrong_types_refused),
+      cmocka_unit_test(scalars_bit_exact),         cmocka_unit_test(scalars_bit_exact_direct),
+      cmocka_unit_test(float_and_double),          cmocka_unit_test(structs_and_vectors),
+      cmocka_unit_test(in_out_through_every_form), cmocka_unit_test(bound_stream_and_shared),
+      cmocka_unit_test(mismatches_refused),        cmocka_unit_test(wrong_types_refused),
   };
   if (!test_have_gpu()) return TEST_SKIP_CODE;
   return cmocka_run_group_tests(tests, setup, teardown);

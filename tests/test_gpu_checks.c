@@ -52,7 +52,8 @@ static void wrong_argument_count_and_size(void **state) {
                        CUJIT_ERROR_INVALID_ARGS, "takes 3 arguments but 2 were given");
   assert_status_detail(CUJIT_LAUNCH(f, CUJIT_DIM3(0), CUJIT_DIM3(N), cujit_ptr(0), cujit_ptr(0),
                                     cujit_f32(1.0f)),
-                       CUJIT_ERROR_INVALID_ARGS, "argument 3 of kernel 'multiply_them' has the "
+                       CUJIT_ERROR_INVALID_ARGS,
+                       "argument 3 of kernel 'multiply_them' has the "
                        "wrong size");
   assert_status_detail(CUJIT_LAUNCH(f, CUJIT_DIM3(0), CUJIT_DIM3(N), cujit_ptr(0), cujit_ptr(0),
                                     cujit_ptr(0)),
@@ -71,24 +72,30 @@ static void launch_configuration_limits(void **state) {
   (void)state;
   for (i = 0; i < N; i++) dest[i] = -1.0f;
   assert_ok(cujit_mem_pool_get_usage(NULL, &kept));
-  assert_status_detail(CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(2048), cujit_out(dest, sizeof dest),
-                                    cujit_in(a, sizeof a), cujit_in(b, sizeof b)),
-                       CUJIT_ERROR_LAUNCH_CONFIG,
-                       "cannot launch kernel 'multiply_them': block.x = 2048 exceeds the device's limit");
+  assert_status_detail(
+      CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(2048), cujit_out(dest, sizeof dest),
+                   cujit_in(a, sizeof a), cujit_in(b, sizeof b)),
+      CUJIT_ERROR_LAUNCH_CONFIG,
+      "cannot launch kernel 'multiply_them': block.x = 2048 exceeds the device's limit");
   nothing_happened(kept);
-  assert_status_detail(CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(32, 32, 2), cujit_out(dest, sizeof dest),
-                                    cujit_in(a, sizeof a), cujit_in(b, sizeof b)),
-                       CUJIT_ERROR_LAUNCH_CONFIG, "32 x 32 x 2 = 2048 threads exceeds the device's limit");
-  assert_status_detail(CUJIT_LAUNCH(f, CUJIT_DIM3(1, 70000), CUJIT_DIM3(1), cujit_out(dest, sizeof dest),
-                                    cujit_in(a, sizeof a), cujit_in(b, sizeof b)),
-                       CUJIT_ERROR_LAUNCH_CONFIG, "grid.y = 70000 exceeds the device's limit of 65535");
+  assert_status_detail(CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(32, 32, 2),
+                                    cujit_out(dest, sizeof dest), cujit_in(a, sizeof a),
+                                    cujit_in(b, sizeof b)),
+                       CUJIT_ERROR_LAUNCH_CONFIG,
+                       "32 x 32 x 2 = 2048 threads exceeds the device's limit");
+  assert_status_detail(CUJIT_LAUNCH(f, CUJIT_DIM3(1, 70000), CUJIT_DIM3(1),
+                                    cujit_out(dest, sizeof dest), cujit_in(a, sizeof a),
+                                    cujit_in(b, sizeof b)),
+                       CUJIT_ERROR_LAUNCH_CONFIG,
+                       "grid.y = 70000 exceeds the device's limit of 65535");
   assert_status_detail(CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(0), cujit_out(dest, sizeof dest),
                                     cujit_in(a, sizeof a), cujit_in(b, sizeof b)),
                        CUJIT_ERROR_LAUNCH_CONFIG, "block.x is 0");
   nothing_happened(kept);
   assert_status_detail(CUJIT_LAUNCH(g, CUJIT_DIM3(1), CUJIT_DIM3(256), cujit_out(x, sizeof x)),
                        CUJIT_ERROR_LAUNCH_CONFIG,
-                       "a block of 256 threads exceeds this kernel's limit of 128 threads per block");
+                       "a block of 256 threads exceeds this kernel's limit of 128 threads per "
+                       "block");
   assert_ok(CUJIT_LAUNCH(g, CUJIT_DIM3(1), CUJIT_DIM3(128), cujit_out(x, sizeof x)));
 }
 
@@ -100,7 +107,8 @@ static void device_memory_is_not_an_in_buffer(void **state) {
   for (i = 0; i < N; i++) dest[i] = -1.0f;
   assert_ok(cujit_mem_alloc(&d, sizeof a));
   assert_status_detail(CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(N), cujit_out(dest, sizeof dest),
-                                    cujit_in((void *)(uintptr_t)d, sizeof a), cujit_in(b, sizeof b)),
+                                    cujit_in((void *)(uintptr_t)d, sizeof a),
+                                    cujit_in(b, sizeof b)),
                        CUJIT_ERROR_INVALID_ARGS,
                        "argument 2 of kernel 'multiply_them' is an In buffer in device memory");
   assert_int_equal(gpu_pool_in_use(), 0);
@@ -111,7 +119,6 @@ static void device_memory_is_not_an_in_buffer(void **state) {
   assert_ok(cujit_mem_free(d));
 }
 
-GPU_GROUP_MAIN(kSrc, "checks.cu", NULL,
-               cmocka_unit_test(wrong_argument_count_and_size),
+GPU_GROUP_MAIN(kSrc, "checks.cu", NULL, cmocka_unit_test(wrong_argument_count_and_size),
                cmocka_unit_test(launch_configuration_limits),
                cmocka_unit_test(device_memory_is_not_an_in_buffer))

@@ -10,8 +10,7 @@ static char warnings[1 << 14];
 static void keep_warning(cujit_log_level level, const char *message, void *user) {
   size_t n = strlen(warnings);
   (void)user;
-  if (level == CUJIT_LOG_WARN)
-    snprintf(warnings + n, sizeof warnings - n, "%s\n", message);
+  if (level == CUJIT_LOG_WARN) snprintf(warnings + n, sizeof warnings - n, "%s\n", message);
 }
 
 static int occurrences(const char *needle) {

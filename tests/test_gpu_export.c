@@ -4,15 +4,14 @@
  * compiled for another target than the device's is refused naming both. */
 #include "gputest.h"
 
-static const char kSrc[] =
-    "template <typename T> __global__ void scale(T *x, T f, int n) {\n"
-    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-    "  if (i < n) x[i] *= f;\n"
-    "}\n"
-    "extern \"C\" __global__ void add_offset(int *x, int n) {\n"
-    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-    "  if (i < n) x[i] += OFFSET;\n"
-    "}\n";
+static const char kSrc[] = "template <typename T> __global__ void scale(T *x, T f, int n) {\n"
+                           "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                           "  if (i < n) x[i] *= f;\n"
+                           "}\n"
+                           "extern \"C\" __global__ void add_offset(int *x, int n) {\n"
+                           "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                           "  if (i < n) x[i] += OFFSET;\n"
+                           "}\n";
 static const char *const kDefines[] = {"OFFSET=7", NULL};
 static const char *const kNames[] = {"scale<float>", NULL};
 
@@ -101,8 +100,10 @@ static void other_target_refused(void **state) {
   blob = compile_and_export(&o, &size);
   o.arch = NULL;
   assert_ok(cujit_device_get_info(0, name, sizeof name, &major, &minor));
-  snprintf(want, sizeof want, "the target architecture differs (the blob's: 'compute_75'; here: "
-           "'sm_%d')", major * 10 + minor);
+  snprintf(want, sizeof want,
+           "the target architecture differs (the blob's: 'compute_75'; here: "
+           "'sm_%d')",
+           major * 10 + minor);
   assert_status_detail(cujit_module_import(&m, blob, size, kSrc, "export.cu", &o),
                        CUJIT_ERROR_INVALID_VALUE, want);
   assert_null(m);

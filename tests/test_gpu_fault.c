@@ -4,11 +4,10 @@
  * fail cleanly instead of crashing. Its own executable: the fault ruins the context. */
 #include "gputest.h"
 
-static const char kSrc[] =
-    "__global__ void bad(float *x, const float *y, int *p) {\n"
-    "  x[threadIdx.x] += y[threadIdx.x];\n"
-    "  if (threadIdx.x == 0) *(volatile int *)p = 1;\n"
-    "}\n";
+static const char kSrc[] = "__global__ void bad(float *x, const float *y, int *p) {\n"
+                           "  x[threadIdx.x] += y[threadIdx.x];\n"
+                           "  if (threadIdx.x == 0) *(volatile int *)p = 1;\n"
+                           "}\n";
 
 static void fault_is_reported_and_memory_released(void **state) {
   enum { N = 1 << 18 };

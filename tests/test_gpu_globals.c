@@ -3,15 +3,14 @@
  * variable and for a copy larger than the variable. */
 #include "gputest.h"
 
-static const char kSrc[] =
-    "__constant__ float coef[16];\n"
-    "__device__ int counter;\n"
-    "namespace ns { __device__ float val; }\n"
-    "__global__ void apply(float *out) {\n"
-    "  int i = threadIdx.x;\n"
-    "  out[i] = coef[i] * 2.0f + ns::val;\n"
-    "  atomicAdd(&counter, 1);\n"
-    "}\n";
+static const char kSrc[] = "__constant__ float coef[16];\n"
+                           "__device__ int counter;\n"
+                           "namespace ns { __device__ float val; }\n"
+                           "__global__ void apply(float *out) {\n"
+                           "  int i = threadIdx.x;\n"
+                           "  out[i] = coef[i] * 2.0f + ns::val;\n"
+                           "  atomicAdd(&counter, 1);\n"
+                           "}\n";
 
 static void constant_memory_through_get_global(void **state) {
   cujit_function *f = gpu_function(mod, "apply");
@@ -47,11 +46,11 @@ static void errors_name_the_variable(void **state) {
   assert_non_null(strstr(cujit_last_error(), "ns::val (_ZN2ns3valE)"));
   assert_status_detail(cujit_module_write_global(mod, "coef", big, sizeof big),
                        CUJIT_ERROR_INVALID_VALUE,
-                       "cannot write 68 bytes into variable 'coef' of module 'globals.cu': it has 64 bytes");
+                       "cannot write 68 bytes into variable 'coef' of module 'globals.cu': it has "
+                       "64 bytes");
   assert_status_detail(cujit_module_read_global(mod, "counter", big, 8), CUJIT_ERROR_INVALID_VALUE,
                        "cannot read 8 bytes from variable 'counter'");
 }
 
-GPU_GROUP_MAIN(kSrc, "globals.cu", NULL,
-               cmocka_unit_test(constant_memory_through_get_global),
+GPU_GROUP_MAIN(kSrc, "globals.cu", NULL, cmocka_unit_test(constant_memory_through_get_global),
                cmocka_unit_test(errors_name_the_variable))

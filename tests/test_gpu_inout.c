@@ -30,14 +30,17 @@ static void round_trip(float *in, float *out, size_t n, const cujit_launch_optio
   size_t i;
   fill(in, n, (unsigned)n);
   memset(out, 0xff, n * sizeof(float)); /* every element must be written */
-  assert_ok(CUJIT_LAUNCH_EX(inc, CUJIT_DIM3(1024), CUJIT_DIM3(256), o, cujit_in(in, n * sizeof(float)),
-                            cujit_out(out, n * sizeof(float)), cujit_u64(n)));
+  assert_ok(CUJIT_LAUNCH_EX(inc, CUJIT_DIM3(1024), CUJIT_DIM3(256), o,
+                            cujit_in(in, n * sizeof(float)), cujit_out(out, n * sizeof(float)),
+                            cujit_u64(n)));
   for (i = 0; i < n; i++)
-    if (out[i] != in[i] + 1.0f) fail_msg("Out element %zu of %zu: %g, want %g", i, n, (double)out[i], (double)in[i] + 1);
+    if (out[i] != in[i] + 1.0f)
+      fail_msg("Out element %zu of %zu: %g, want %g", i, n, (double)out[i], (double)in[i] + 1);
   assert_ok(CUJIT_LAUNCH_EX(twice, CUJIT_DIM3(1024), CUJIT_DIM3(256), o,
                             cujit_inout(out, n * sizeof(float)), cujit_u64(n)));
   for (i = 0; i < n; i++)
-    if (out[i] != (in[i] + 1.0f) * 2.0f) fail_msg("InOut element %zu of %zu: %g", i, n, (double)out[i]);
+    if (out[i] != (in[i] + 1.0f) * 2.0f)
+      fail_msg("InOut element %zu of %zu: %g", i, n, (double)out[i]);
   assert_int_equal(gpu_pool_in_use(), 0);
 }
 
@@ -53,10 +56,10 @@ static void pageable(size_t bytes, const cujit_launch_options *o) {
 
 static void pageable_several_mib(void **state) {
   (void)state;
-  pageable(512u << 10, NULL);             /* below the staging threshold: copied directly */
-  pageable((3u << 20) + 12, NULL);        /* staged, the last chunk short */
+  pageable(512u << 10, NULL);      /* below the staging threshold: copied directly */
+  pageable((3u << 20) + 12, NULL); /* staged, the last chunk short */
   pageable((9u << 20) + 12, NULL);
-  pageable((33u << 20) + 4, NULL);        /* staged, shares not multiples of a chunk */
+  pageable((33u << 20) + 4, NULL); /* staged, shares not multiples of a chunk */
   pageable(64u << 20, NULL);
 }
 
@@ -113,15 +116,17 @@ static void *device_work(void *arg) {
   if (st == CUJIT_OK) st = cj_stage_dtoh(ctx, dev, out, d, bytes, NULL);
   if (st != CUJIT_OK) {
     snprintf(j->why, sizeof j->why, "device %d: a staged copy returned %s: %s", j->ordinal,
-             cujit_status_name(st), st == CUJIT_ERROR_NOT_SUPPORTED
-                                        ? "the device has no staging lanes of its own"
-                                        : cujit_last_error());
+             cujit_status_name(st),
+             st == CUJIT_ERROR_NOT_SUPPORTED ? "the device has no staging lanes of its own"
+                                             : cujit_last_error());
     goto done;
   }
   for (i = 0; i < n; i++)
     if (out[i] != in[i]) {
-      snprintf(j->why, sizeof j->why, "device %d: staged element %zu of %zu came back as %g, "
-               "not %g", j->ordinal, i, n, (double)out[i], (double)in[i]);
+      snprintf(j->why, sizeof j->why,
+               "device %d: staged element %zu of %zu came back as %g, "
+               "not %g",
+               j->ordinal, i, n, (double)out[i], (double)in[i]);
       goto done;
     }
   memset(out, 0xff, bytes);
@@ -137,8 +142,8 @@ static void *device_work(void *arg) {
   }
   for (i = 0; i < n; i++)
     if (out[i] != in[i] + 1.0f) {
-      snprintf(j->why, sizeof j->why, "device %d: Out element %zu of %zu: %g, want %g",
-               j->ordinal, i, n, (double)out[i], (double)in[i] + 1);
+      snprintf(j->why, sizeof j->why, "device %d: Out element %zu of %zu: %g, want %g", j->ordinal,
+               i, n, (double)out[i], (double)in[i] + 1);
       break;
     }
 done:
@@ -212,7 +217,8 @@ static void empty_buffer_is_a_null_pointer(void **state) {
   cujit_function *f = gpu_function(mod, "is_null");
   int flag = -1;
   (void)state;
-  assert_ok(CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(1), cujit_in(NULL, 0), cujit_out(&flag, sizeof flag)));
+  assert_ok(CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(1), cujit_in(NULL, 0),
+                         cujit_out(&flag, sizeof flag)));
   assert_int_equal(flag, 1);
 }
 
@@ -287,12 +293,9 @@ static void own_context_keeps_nothing(void **state) {
   pageable(4096, NULL);
 }
 
-GPU_GROUP_MAIN(kSrc, "inout.cu", NULL,
-               cmocka_unit_test(own_context_keeps_nothing),
-               cmocka_unit_test(pageable_several_mib),
-               cmocka_unit_test(pageable_on_a_stream),
-               cmocka_unit_test(pageable_on_every_device),
-               cmocka_unit_test(pinned_several_mib),
+GPU_GROUP_MAIN(kSrc, "inout.cu", NULL, cmocka_unit_test(own_context_keeps_nothing),
+               cmocka_unit_test(pageable_several_mib), cmocka_unit_test(pageable_on_a_stream),
+               cmocka_unit_test(pageable_on_every_device), cmocka_unit_test(pinned_several_mib),
                cmocka_unit_test(empty_buffer_is_a_null_pointer),
                cmocka_unit_test(host_memory_is_recognised),
                cmocka_unit_test(pool_keeps_memory_until_trimmed))

@@ -5,26 +5,25 @@
 
 #include "gputest.h"
 
-static const char kSrc[] =
-    "__global__ void multiply_them(float *dest, float *a, float *b) {\n"
-    "  const int i = threadIdx.x;\n"
-    "  dest[i] = a[i] * b[i];\n"
-    "}\n"
-    "__global__ void fill(float *x, float v, int n) {\n"
-    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-    "  if (i < n) x[i] = v;\n"
-    "}\n"
-    "__global__ void where(unsigned *out, unsigned nx, unsigned ny) {\n"
-    "  unsigned x = blockIdx.x * blockDim.x + threadIdx.x;\n"
-    "  unsigned y = blockIdx.y * blockDim.y + threadIdx.y;\n"
-    "  unsigned z = blockIdx.z * blockDim.z + threadIdx.z;\n"
-    "  out[(z * ny + y) * nx + x] = x + 1000u * y + 1000000u * z;\n"
-    "}\n"
-    "__global__ void spin(long long cycles, int *done) {\n"
-    "  long long t0 = clock64();\n"
-    "  while (clock64() - t0 < cycles) { }\n"
-    "  *done = 1;\n"
-    "}\n";
+static const char kSrc[] = "__global__ void multiply_them(float *dest, float *a, float *b) {\n"
+                           "  const int i = threadIdx.x;\n"
+                           "  dest[i] = a[i] * b[i];\n"
+                           "}\n"
+                           "__global__ void fill(float *x, float v, int n) {\n"
+                           "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                           "  if (i < n) x[i] = v;\n"
+                           "}\n"
+                           "__global__ void where(unsigned *out, unsigned nx, unsigned ny) {\n"
+                           "  unsigned x = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                           "  unsigned y = blockIdx.y * blockDim.y + threadIdx.y;\n"
+                           "  unsigned z = blockIdx.z * blockDim.z + threadIdx.z;\n"
+                           "  out[(z * ny + y) * nx + x] = x + 1000u * y + 1000000u * z;\n"
+                           "}\n"
+                           "__global__ void spin(long long cycles, int *done) {\n"
+                           "  long long t0 = clock64();\n"
+                           "  while (clock64() - t0 < cycles) { }\n"
+                           "  *done = 1;\n"
+                           "}\n";
 
 static void out_in_in(void **state) {
   enum { N = 400 };
@@ -59,7 +58,8 @@ static void offset_pointer_leaves_edges(void **state) {
   args[0] = cujit_ptr_offset(d, SKIP * sizeof(float));
   args[1] = cujit_f32(3.5f);
   args[2] = cujit_i32(LEN);
-  assert_ok(cujit_launch(f, CUJIT_DIM3(2), CUJIT_DIM3(32), args, 3, NULL)); /* 64 threads, 48 write */
+  assert_ok(
+      cujit_launch(f, CUJIT_DIM3(2), CUJIT_DIM3(32), args, 3, NULL)); /* 64 threads, 48 write */
   assert_ok(cujit_mem_copy_dtoh(host, d, sizeof host));
   for (i = 0; i < N; i++) assert_true(host[i] == (i >= SKIP && i < SKIP + LEN ? 3.5f : -1.0f));
   assert_ok(cujit_mem_free(d));
@@ -113,8 +113,8 @@ typedef struct fresh {
 /* A thread whose first cujit call is a launch: no context is current in it yet. */
 static void *launch_only(void *arg) {
   fresh *t = arg;
-  t->st = CUJIT_LAUNCH(t->fn, CUJIT_DIM3(1), CUJIT_DIM3(64), cujit_ptr(t->d),
-                       cujit_f32(6.0f), cujit_i32(64));
+  t->st = CUJIT_LAUNCH(t->fn, CUJIT_DIM3(1), CUJIT_DIM3(64), cujit_ptr(t->d), cujit_f32(6.0f),
+                       cujit_i32(64));
   if (t->st == CUJIT_OK) t->st = cujit_synchronize();
   snprintf(t->err, sizeof t->err, "%s", cujit_last_error());
   return NULL;
@@ -183,8 +183,7 @@ static void attributes_block_size_and_layout(void **state) {
                        "kernel 'multiply_them' has 3 parameters; index 3 is out of range");
 }
 
-GPU_GROUP_MAIN(kSrc, "launch.cu", NULL,
-               cmocka_unit_test(out_in_in),
+GPU_GROUP_MAIN(kSrc, "launch.cu", NULL, cmocka_unit_test(out_in_in),
                cmocka_unit_test(offset_pointer_leaves_edges),
                cmocka_unit_test(grids_in_two_and_three_dimensions),
                cmocka_unit_test(asynchronous_launch_then_synchronize),

@@ -8,19 +8,18 @@
 /* Each round moves every value one block along (from the next block's threads), then the
  * whole grid waits: after R rounds a[i] holds a[(i + R * blockDim) % n] + R of the start.
  * Without a grid-wide barrier, blocks would read values other blocks have not written. */
-static const char kSrc[] =
-    "#include <cooperative_groups.h>\n"
-    "namespace cg = cooperative_groups;\n"
-    "__global__ void rotate(int *a, int *b, int n, int rounds) {\n"
-    "  cg::grid_group g = cg::this_grid();\n"
-    "  int i = (int)g.thread_rank();\n"
-    "  for (int k = 0; k < rounds; k++) {\n"
-    "    int *src = (k & 1) ? b : a, *dst = (k & 1) ? a : b;\n"
-    "    if (i < n) dst[i] = src[(i + (int)blockDim.x) % n] + 1;\n"
-    "    g.sync();\n"
-    "  }\n"
-    "}\n"
-    "__global__ void one(unsigned *out) { out[blockIdx.x] = 1; }\n";
+static const char kSrc[] = "#include <cooperative_groups.h>\n"
+                           "namespace cg = cooperative_groups;\n"
+                           "__global__ void rotate(int *a, int *b, int n, int rounds) {\n"
+                           "  cg::grid_group g = cg::this_grid();\n"
+                           "  int i = (int)g.thread_rank();\n"
+                           "  for (int k = 0; k < rounds; k++) {\n"
+                           "    int *src = (k & 1) ? b : a, *dst = (k & 1) ? a : b;\n"
+                           "    if (i < n) dst[i] = src[(i + (int)blockDim.x) % n] + 1;\n"
+                           "    g.sync();\n"
+                           "  }\n"
+                           "}\n"
+                           "__global__ void one(unsigned *out) { out[blockIdx.x] = 1; }\n";
 
 static const char kClusterSrc[] =
     "#include <cooperative_groups.h>\n"
@@ -211,8 +210,7 @@ static void cluster_rules_are_checked_before_launch(void **state) {
   cujit_module_destroy(m);
 }
 
-GPU_GROUP_MAIN(kSrc, "launch_ex.cu", NULL,
-               cmocka_unit_test(cooperative_grid_synchronises),
+GPU_GROUP_MAIN(kSrc, "launch_ex.cu", NULL, cmocka_unit_test(cooperative_grid_synchronises),
                cmocka_unit_test(cooperative_grid_too_large_is_refused),
                cmocka_unit_test(unknown_flags_are_refused),
                cmocka_unit_test(clusters_on_older_devices_are_refused),

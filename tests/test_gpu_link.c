@@ -29,8 +29,8 @@ static void run_apply(cujit_module *m) {
   assert_ok(cujit_module_write_global(m, "calls", &zero, sizeof zero));
   assert_ok(cujit_module_read_global(m, "scale", &scale, sizeof scale));
   assert_true(scale == 3.0f);
-  assert_ok(CUJIT_LAUNCH(fn, CUJIT_DIM3((N + 127) / 128), CUJIT_DIM3(128),
-                         cujit_inout(x, sizeof x), cujit_i32(N)));
+  assert_ok(CUJIT_LAUNCH(fn, CUJIT_DIM3((N + 127) / 128), CUJIT_DIM3(128), cujit_inout(x, sizeof x),
+                         cujit_i32(N)));
   for (i = 0; i < N; i++) {
     want = (2.0f * ((float)i * 0.25f - 10.0f) + 1.0f) * 3.0f;
     if (x[i] != want) fail_msg("x[%d] = %g, wanted %g", i, (double)x[i], (double)want);
@@ -141,10 +141,8 @@ static void dynamic_parallelism(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(calls_across_sources),
-      cmocka_unit_test(lto_across_sources),
-      cmocka_unit_test(prebuilt_cubin_part),
-      cmocka_unit_test(nvcc_parts),
+      cmocka_unit_test(calls_across_sources), cmocka_unit_test(lto_across_sources),
+      cmocka_unit_test(prebuilt_cubin_part),  cmocka_unit_test(nvcc_parts),
       cmocka_unit_test(dynamic_parallelism),
   };
   if (!test_have_gpu()) return TEST_SKIP_CODE;

@@ -3,18 +3,17 @@
  * JIT, and a module built for a newer GPU refused with the reason. */
 #include "gputest.h"
 
-static const char kSrc[] =
-    "template <typename T> __global__ void scale(T *x, T a, int n) {\n"
-    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-    "  if (i < n) x[i] *= a;\n"
-    "}\n"
-    "namespace ns {\n"
-    "__global__ void g(int *x) { *x = 1; }\n"
-    "namespace inner { __global__ void g(int *x) { *x = 2; } }\n"
-    "}\n"
-    "__global__ void over(int *x) { *x = 3; }\n"
-    "__global__ void over(float *x) { *x = 4.0f; }\n"
-    "extern \"C\" __global__ void plain(int *x) { *x = 5; }\n";
+static const char kSrc[] = "template <typename T> __global__ void scale(T *x, T a, int n) {\n"
+                           "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                           "  if (i < n) x[i] *= a;\n"
+                           "}\n"
+                           "namespace ns {\n"
+                           "__global__ void g(int *x) { *x = 1; }\n"
+                           "namespace inner { __global__ void g(int *x) { *x = 2; } }\n"
+                           "}\n"
+                           "__global__ void over(int *x) { *x = 3; }\n"
+                           "__global__ void over(float *x) { *x = 4.0f; }\n"
+                           "extern \"C\" __global__ void plain(int *x) { *x = 5; }\n";
 
 static const char *const kNames[] = {"scale<float>", "scale<double>", NULL};
 
@@ -118,16 +117,15 @@ static void newer_architecture_is_refused(void **state) {
   o.arch = arch;
   o.flags = CUJIT_OPT_NO_CACHE;
   assert_ok(cujit_module_from_source(&m, "__global__ void k(int *x) { *x = 1; }", "newer.cu", &o));
-  snprintf(want, sizeof want, "(compiled for %s) on device 0 (sm_%d%d): neither", arch, major, minor);
+  snprintf(want, sizeof want, "(compiled for %s) on device 0 (sm_%d%d): neither", arch, major,
+           minor);
   assert_status_detail(cujit_module_get_function(m, "k", &f), CUJIT_ERROR_LOAD, want);
   assert_null(f);
   printf("%s\n", cujit_last_error());
   cujit_module_destroy(m);
 }
 
-GPU_GROUP_MAIN(kSrc, "lookup.cu", kNames,
-               cmocka_unit_test(templates_through_name_expressions),
+GPU_GROUP_MAIN(kSrc, "lookup.cu", kNames, cmocka_unit_test(templates_through_name_expressions),
                cmocka_unit_test(namespaces_overloads_and_extern_c),
-               cmocka_unit_test(missing_and_ambiguous_names),
-               cmocka_unit_test(ptx_through_the_jit),
+               cmocka_unit_test(missing_and_ambiguous_names), cmocka_unit_test(ptx_through_the_jit),
                cmocka_unit_test(newer_architecture_is_refused))

@@ -52,14 +52,14 @@ static void fill(float *x, size_t n, unsigned seed) {
 
 /* Launches axpb over n floats with In/Out from host memory and checks every element;
  * returns 0, or 1 with the reason in `why` (no cmocka asserts: threads call this). */
-static int axpb_checked(cujit_function *f, const float *x, float *y, size_t n, float a,
-                        float b, int ordinal, char *why, size_t why_size) {
+static int axpb_checked(cujit_function *f, const float *x, float *y, size_t n, float a, float b,
+                        int ordinal, char *why, size_t why_size) {
   cujit_status st;
   size_t i;
   memset(y, 0xff, n * sizeof *y);
-  st = CUJIT_LAUNCH(f, CUJIT_DIM3(1024), CUJIT_DIM3(256), cujit_in(x, n * sizeof *x),
-                    cujit_out(y, n * sizeof *y), cujit_f32(a), cujit_f32(b),
-                    cujit_u64((uint64_t)n));
+  st =
+      CUJIT_LAUNCH(f, CUJIT_DIM3(1024), CUJIT_DIM3(256), cujit_in(x, n * sizeof *x),
+                   cujit_out(y, n * sizeof *y), cujit_f32(a), cujit_f32(b), cujit_u64((uint64_t)n));
   if (st != CUJIT_OK) {
     snprintf(why, why_size, "device %d: launch: %s: %s", ordinal, cujit_status_name(st),
              cujit_last_error());
@@ -116,7 +116,8 @@ static void set_device_out_of_range(void **state) {
   snprintf(want, sizeof want, "cujit_device_set_current(%d) but there are %d CUDA devices", count,
            count);
   assert_status_detail(cujit_device_set_current(count), CUJIT_ERROR_NO_DEVICE, want);
-  assert_status_detail(cujit_device_set_current(-1), CUJIT_ERROR_NO_DEVICE, "cujit_device_set_current(-1)");
+  assert_status_detail(cujit_device_set_current(-1), CUJIT_ERROR_NO_DEVICE,
+                       "cujit_device_set_current(-1)");
   /* a refused change leaves the thread where it was */
   assert_ok(cujit_device_get_current(&got));
   assert_int_equal(got, 1);
@@ -146,8 +147,8 @@ static void *device_work(void *arg) {
   if (st == CUJIT_OK) st = cujit_device_get_current(&got);
   if (st == CUJIT_OK) st = cujit_module_get_function(mod, "axpb", &f);
   if (st != CUJIT_OK || got != j->ordinal) {
-    snprintf(j->why, sizeof j->why, "device %d: choosing it: %s (on device %d): %s",
-             j->ordinal, cujit_status_name(st), got, cujit_last_error());
+    snprintf(j->why, sizeof j->why, "device %d: choosing it: %s (on device %d): %s", j->ordinal,
+             cujit_status_name(st), got, cujit_last_error());
     goto done;
   }
   pthread_barrier_wait(j->start);
@@ -208,8 +209,7 @@ static void device1_proceeds_while_device0_busy(void **state) {
   /* by-value arguments only: the launch returns once the kernel is queued */
   assert_ok(CUJIT_LAUNCH(wait, CUJIT_DIM3(1), CUJIT_DIM3(1),
                          cujit_ptr((CUdeviceptr)(uintptr_t)flag),
-                         cujit_ptr((CUdeviceptr)(uintptr_t)res),
-                         cujit_u64(60ull * 1000000000ull)));
+                         cujit_ptr((CUdeviceptr)(uintptr_t)res), cujit_u64(60ull * 1000000000ull)));
   assert_ok(cujit_device_set_current(1));
   fill(x, n, 99);
   failed = axpb_checked(f, x, y, n, 3.0f, -1.0f, 1, why, sizeof why);
@@ -252,14 +252,16 @@ static int fault_child(void) {
   st = CUJIT_LAUNCH(bad, CUJIT_DIM3(1), CUJIT_DIM3(256), cujit_inout(y, N * sizeof(float)),
                     cujit_ptr((CUdeviceptr)0x10));
   if (st != CUJIT_ERROR_LAUNCH_FAILED || !strstr(cujit_last_error(), "kernel 'bad'")) {
-    snprintf(why, sizeof why, "the faulting launch on device 0 gave %s: %s",
-             cujit_status_name(st), cujit_last_error());
+    snprintf(why, sizeof why, "the faulting launch on device 0 gave %s: %s", cujit_status_name(st),
+             cujit_last_error());
     goto done;
   }
   st = cujit_synchronize();
   if (st != CUJIT_ERROR_LAUNCH_FAILED) {
-    snprintf(why, sizeof why, "device 0 after its fault: cujit_synchronize gave %s, want "
-             "CUJIT_ERROR_LAUNCH_FAILED", cujit_status_name(st));
+    snprintf(why, sizeof why,
+             "device 0 after its fault: cujit_synchronize gave %s, want "
+             "CUJIT_ERROR_LAUNCH_FAILED",
+             cujit_status_name(st));
     goto done;
   }
   if ((st = cujit_device_set_current(1)) != CUJIT_OK) {
@@ -271,8 +273,10 @@ static int fault_child(void) {
   if (st == CUJIT_ERROR_LAUNCH_FAILED) {
     /* the fault reached device 1, as CUDA documents: each later call says so */
     if (!strstr(cujit_last_error(), "every later GPU call of this process fails too")) {
-      snprintf(why, sizeof why, "device 1 after the fault: the message does not say the "
-               "process must stop: %s", cujit_last_error());
+      snprintf(why, sizeof why,
+               "device 1 after the fault: the message does not say the "
+               "process must stop: %s",
+               cujit_last_error());
       goto done;
     }
     st = CUJIT_LAUNCH(f, CUJIT_DIM3(64), CUJIT_DIM3(256), cujit_in(x, N * sizeof(float)),
@@ -289,8 +293,8 @@ static int fault_child(void) {
   }
   /* a driver that keeps device 1 going: its waits, staged In/Out and pool must be right */
   if (st != CUJIT_OK) {
-    snprintf(why, sizeof why, "device 1 after device 0's fault: %s: %s",
-             cujit_status_name(st), cujit_last_error());
+    snprintf(why, sizeof why, "device 1 after device 0's fault: %s: %s", cujit_status_name(st),
+             cujit_last_error());
     goto done;
   }
   if (axpb_checked(f, x, y, n, -1.5f, 4.0f, 1, why, sizeof why)) goto done;

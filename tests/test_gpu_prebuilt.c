@@ -18,8 +18,8 @@ static cujit_status fatbin_module(cujit_module **out) {
   char path[4096], gencode[128];
   int major = 0, minor = 0;
   assert_ok(cujit_device_get_info(0, NULL, 0, &major, &minor));
-  snprintf(gencode, sizeof gencode, "-gencode arch=compute_%d%d,code=[sm_%d%d,compute_%d%d]",
-           major, minor, major, minor, major, minor);
+  snprintf(gencode, sizeof gencode, "-gencode arch=compute_%d%d,code=[sm_%d%d,compute_%d%d]", major,
+           minor, major, minor, major, minor);
   if (prebuilt_nvcc_fatbin(tmp, gencode, path, sizeof path, fatbin_why, sizeof fatbin_why))
     return CUJIT_OK;
   return cujit_module_from_image_file(out, path);
@@ -79,8 +79,8 @@ static void kernels_by_plain_name(void **state) {
   for (i = 0; i < N; i++) x[i] = (float)i, v[i] = -i;
   assert_ok(CUJIT_LAUNCH(scale, CUJIT_DIM3(1), CUJIT_DIM3(128), cujit_inout(x, sizeof x),
                          cujit_f32(3.0f), cujit_i32(N)));
-  assert_ok(CUJIT_LAUNCH(add_one, CUJIT_DIM3(2), CUJIT_DIM3(64), cujit_inout(v, sizeof v),
-                         cujit_i32(N)));
+  assert_ok(
+      CUJIT_LAUNCH(add_one, CUJIT_DIM3(2), CUJIT_DIM3(64), cujit_inout(v, sizeof v), cujit_i32(N)));
   for (i = 0; i < N; i++) assert_true(x[i] == 3.0f * (float)i && v[i] == 1 - i);
   assert_string_equal(cujit_function_name(scale), "scale");
   assert_ptr_equal(function_of(m, "_Z5scalePffi"), scale); /* by symbol: the same handle */
@@ -136,8 +136,8 @@ static void missing_kernel_lists_the_kernels(void **state) {
   cujit_module *m = module_of(state);
   cujit_function *fn = (cujit_function *)1;
   char want[256];
-  snprintf(want, sizeof want, "module '%s' has no kernel 'nope'; its kernels: ",
-           cujit_module_name(m));
+  snprintf(want, sizeof want,
+           "module '%s' has no kernel 'nope'; its kernels: ", cujit_module_name(m));
   assert_status_detail(cujit_module_get_function(m, "nope", &fn), CUJIT_ERROR_NOT_FOUND, want);
   assert_null(fn);
   assert_non_null(strstr(cujit_last_error(), "scale (_Z5scalePffi)"));
@@ -168,15 +168,17 @@ static void attributes_layout_and_signatures(void **state) {
   assert_ok(cujit_module_write_global(m, "bias", &zero, sizeof zero));
   assert_ok(cujit_module_write_global(m, "coef", (float[4]){0}, 4 * sizeof(float)));
   for (i = 0; i < N; i++) x[i] = (float)i, v[i] = i;
-  assert_ok(cujit_call(scale, CUJIT_DIM3(1), CUJIT_DIM3(128), CUJIT_INOUT_PTR(x, sizeof x), 4.0, N));
+  assert_ok(
+      cujit_call(scale, CUJIT_DIM3(1), CUJIT_DIM3(128), CUJIT_INOUT_PTR(x, sizeof x), 4.0, N));
   assert_ok(cujit_call(add_one, CUJIT_DIM3(1), CUJIT_DIM3(128), CUJIT_INOUT_PTR(v, sizeof v), N));
   for (i = 0; i < N; i++) assert_true(x[i] == 4.0f * (float)i && v[i] == i + 1);
 }
 
-#define FOR_EACH_KIND(fn)                                                   \
-  {"ptx: " #fn, fn, NULL, NULL, (void *)&kinds[K_PTX]},                     \
-      {"cubin: " #fn, fn, NULL, NULL, (void *)&kinds[K_CUBIN]},             \
-      {"fatbin: " #fn, fn, NULL, NULL, (void *)&kinds[K_FATBIN]}
+#define FOR_EACH_KIND(fn)                                         \
+  {"ptx: " #fn, fn, NULL, NULL, (void *)&kinds[K_PTX]},           \
+      {"cubin: " #fn, fn, NULL, NULL, (void *)&kinds[K_CUBIN]}, { \
+    "fatbin: " #fn, fn, NULL, NULL, (void *)&kinds[K_FATBIN]      \
+  }
 
 int main(void) {
   const struct CMUnitTest tests[] = {

@@ -446,8 +446,8 @@ static void compile_error_message(void **state) {
   cujit_reduction *r = NULL;
   (void)state;
   assert_ok(cujit_array_zeros(&x, CUJIT_TYPE_F32, 1, &n));
-  assert_ok(cujit_reduction_create(&r, CUJIT_TYPE_F32, "0", "a+b", "x[i] * nowhere",
-                                   "float *x", NULL));
+  assert_ok(
+      cujit_reduction_create(&r, CUJIT_TYPE_F32, "0", "a+b", "x[i] * nowhere", "float *x", NULL));
   assert_status_detail(CUJIT_REDUCTION(r, &out, x), CUJIT_ERROR_COMPILE,
                        "'reduction' did not compile");
   assert_non_null(strstr(cujit_last_error(), "\"nowhere\" is undefined"));

@@ -43,7 +43,8 @@ static void static_16_kib(void **state) {
   (void)state;
   assert_ok(cujit_function_get_attrs(f, &a));
   assert_int_equal(a.static_shared_bytes, 16384);
-  assert_ok(CUJIT_LAUNCH(f, CUJIT_DIM3(3), CUJIT_DIM3(256), cujit_inout(x, 3 * 4096 * sizeof(float))));
+  assert_ok(
+      CUJIT_LAUNCH(f, CUJIT_DIM3(3), CUJIT_DIM3(256), cujit_inout(x, 3 * 4096 * sizeof(float))));
   check_reversed(x, 3, 4096);
   free(x);
 }
@@ -84,8 +85,6 @@ static void too_much_is_refused(void **state) {
   assert_true(x[0] == 1 && x[3] == 4); /* nothing ran */
 }
 
-GPU_GROUP_MAIN(kSrc, "shared.cu", NULL,
-               cmocka_unit_test(static_16_kib),
-               cmocka_unit_test(dynamic_1_kib),
-               cmocka_unit_test(dynamic_above_the_default),
+GPU_GROUP_MAIN(kSrc, "shared.cu", NULL, cmocka_unit_test(static_16_kib),
+               cmocka_unit_test(dynamic_1_kib), cmocka_unit_test(dynamic_above_the_default),
                cmocka_unit_test(too_much_is_refused))

@@ -3,15 +3,14 @@
  * same stream, and asynchronous launches on several streams at once. */
 #include "gputest.h"
 
-static const char kSrc[] =
-    "__global__ void scale(float *x, float a, int n) {\n"
-    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-    "  if (i < n) x[i] *= a;\n"
-    "}\n"
-    "__global__ void copy(float *dst, const float *src, int n) {\n"
-    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-    "  if (i < n) dst[i] = src[i];\n"
-    "}\n";
+static const char kSrc[] = "__global__ void scale(float *x, float a, int n) {\n"
+                           "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                           "  if (i < n) x[i] *= a;\n"
+                           "}\n"
+                           "__global__ void copy(float *dst, const float *src, int n) {\n"
+                           "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                           "  if (i < n) dst[i] = src[i];\n"
+                           "}\n";
 
 enum { N = 1 << 20 };
 
@@ -117,8 +116,7 @@ static void memory_the_caller_registered(void **state) {
   free(x);
 }
 
-GPU_GROUP_MAIN(kSrc, "streams.cu", NULL,
-               cmocka_unit_test(pinned_buffers_on_two_streams),
+GPU_GROUP_MAIN(kSrc, "streams.cu", NULL, cmocka_unit_test(pinned_buffers_on_two_streams),
                cmocka_unit_test(out_follows_earlier_work_on_the_stream),
                cmocka_unit_test(asynchronous_launches_on_many_streams),
                cmocka_unit_test(memory_the_caller_registered))

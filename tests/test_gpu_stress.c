@@ -29,10 +29,11 @@ static int run_one(worker *w, int round, CUdeviceptr dy, float *x, float *y, flo
   for (i = 0; i < N; i++) x[i] = (float)((i * 7 + round + w->id) % 101) - 50.0f;
   memset(out, 0xff, N * sizeof(float)); /* poison: every element must be written */
   st = CUJIT_LAUNCH(axpy, CUJIT_DIM3((N + 255) / 256), CUJIT_DIM3(256), cujit_f32(a),
-                    cujit_in(x, N * sizeof(float)), cujit_ptr(dy), cujit_out(out, N * sizeof(float)),
-                    cujit_u32(N));
+                    cujit_in(x, N * sizeof(float)), cujit_ptr(dy),
+                    cujit_out(out, N * sizeof(float)), cujit_u32(N));
   if (st != CUJIT_OK) {
-    snprintf(w->err, sizeof w->err, "launch %d: %s: %s", round, cujit_status_name(st), cujit_last_error());
+    snprintf(w->err, sizeof w->err, "launch %d: %s: %s", round, cujit_status_name(st),
+             cujit_last_error());
     return 0;
   }
   for (i = 0; i < N; i++) {
@@ -48,7 +49,8 @@ static int run_one(worker *w, int round, CUdeviceptr dy, float *x, float *y, flo
 
 static void *work(void *arg) {
   worker *w = arg;
-  float *x = malloc(N * sizeof(float)), *y = malloc(N * sizeof(float)), *out = malloc(N * sizeof(float));
+  float *x = malloc(N * sizeof(float)), *y = malloc(N * sizeof(float)),
+        *out = malloc(N * sizeof(float));
   CUdeviceptr dy = 0;
   int i, r;
   for (i = 0; i < N; i++) y[i] = (float)(i % 13) * (float)(w->id + 1);

@@ -122,7 +122,8 @@ static void pitched_memory_against_the_device(void **state) {
   assert_ok(cujit_mem_alloc(&d, PITCH * H));
   assert_status_detail(cujit_texture_from_pitched(&t, d, W, H, W * 4 + 4, CUJIT_FORMAT_F32, 1,
                                                   NULL),
-                       CUJIT_ERROR_INVALID_VALUE, "is not a multiple of the device's texture "
+                       CUJIT_ERROR_INVALID_VALUE,
+                       "is not a multiple of the device's texture "
                        "pitch alignment");
   assert_int_equal(t, 0);
   assert_status_detail(cujit_texture_from_pitched(&t, d, W, H, W * 2, CUJIT_FORMAT_F32, 1, NULL),
@@ -131,8 +132,7 @@ static void pitched_memory_against_the_device(void **state) {
                                                   NULL),
                        CUJIT_ERROR_INVALID_VALUE, "texture alignment");
   /* 2^31 elements of 16 bytes: beyond any device's 1-D linear limit, refused unread */
-  assert_status_detail(cujit_texture_from_linear(&t, d, (size_t)1 << 35, CUJIT_FORMAT_F32, 4,
-                                                 NULL),
+  assert_status_detail(cujit_texture_from_linear(&t, d, (size_t)1 << 35, CUJIT_FORMAT_F32, 4, NULL),
                        CUJIT_ERROR_INVALID_VALUE, "exceeds the device's limit");
   assert_ok(cujit_mem_free(d));
 }
@@ -168,8 +168,8 @@ static void array_normalized_wrap(void **state) {
   desc.address_mode[0] = desc.address_mode[1] = CUJIT_ADDRESS_WRAP;
   desc.normalized_coords = 1;
   assert_ok(cujit_texture_from_array(&t, arr, &desc));
-  assert_ok(CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(N), cujit_texture(t),
-                         cujit_in(at, sizeof at), cujit_out(out, sizeof out), cujit_i32(N)));
+  assert_ok(CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(N), cujit_texture(t), cujit_in(at, sizeof at),
+                         cujit_out(out, sizeof out), cujit_i32(N)));
   for (i = 0; i < N; i++)
     if (out[i] != want[i])
       fail_msg("sample %d at (%g, %g): %g, wanted %g", i, at[i][0], at[i][1], out[i], want[i]);
@@ -245,8 +245,8 @@ static void surface_written_then_read_back(void **state) {
   assert_ok(cujit_surface_from_array(&s, arr));
   assert_ok(CUJIT_LAUNCH(gpu_function(mod, "paint"), CUJIT_DIM3(3, 2), CUJIT_DIM3(16, 16),
                          cujit_surface(s), cujit_i32(SW), cujit_i32(SH)));
-  assert_ok(CUJIT_LAUNCH(gpu_function(mod, "scale_surface"), CUJIT_DIM3(3, 2),
-                         CUJIT_DIM3(16, 16), cujit_surface(s), cujit_i32(SW), cujit_i32(SH)));
+  assert_ok(CUJIT_LAUNCH(gpu_function(mod, "scale_surface"), CUJIT_DIM3(3, 2), CUJIT_DIM3(16, 16),
+                         cujit_surface(s), cujit_i32(SW), cujit_i32(SH)));
   assert_ok(cujit_synchronize());
   assert_ok(cujit_cuarray_read(arr, host));
   for (y = 0; y < SH; y++)
@@ -272,8 +272,7 @@ static void surface_written_then_read_back(void **state) {
   assert_ok(cujit_cuarray_destroy(arr));
 }
 
-GPU_GROUP_MAIN(kSrc, "texture.cu", NULL,
-               cmocka_unit_test(linear_fetch),
+GPU_GROUP_MAIN(kSrc, "texture.cu", NULL, cmocka_unit_test(linear_fetch),
                cmocka_unit_test(pitched_linear_filter_clamp),
                cmocka_unit_test(pitched_memory_against_the_device),
                cmocka_unit_test(array_normalized_wrap),

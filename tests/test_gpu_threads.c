@@ -8,11 +8,10 @@
 
 enum { THREADS = 8, ROUNDS = 200, N = 3000 };
 
-static const char kSrc[] =
-    "__global__ void axpy(float a, const float *x, float *y, int n) {\n"
-    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-    "  if (i < n) y[i] = a * x[i] + y[i];\n"
-    "}\n";
+static const char kSrc[] = "__global__ void axpy(float a, const float *x, float *y, int n) {\n"
+                           "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                           "  if (i < n) y[i] = a * x[i] + y[i];\n"
+                           "}\n";
 
 typedef struct worker {
   int id;
@@ -47,7 +46,8 @@ static int rounds(worker *w, cujit_function *f) {
   int r, i, ok = 1;
   for (i = 0; i < N; i++) x[i] = (float)((i * 7 + w->id) % 50);
   if (cujit_stream_create(&o.stream) != CUJIT_OK || cujit_mem_alloc(&dx, sizeof x) != CUJIT_OK ||
-      cujit_mem_alloc(&dy, sizeof y) != CUJIT_OK || cujit_mem_copy_htod(dx, x, sizeof x) != CUJIT_OK)
+      cujit_mem_alloc(&dy, sizeof y) != CUJIT_OK ||
+      cujit_mem_copy_htod(dx, x, sizeof x) != CUJIT_OK)
     return failed(w, "setup");
   for (r = 0; r < ROUNDS && ok; r++) {
     float a = (float)(w->id + r % 5);
@@ -82,8 +82,10 @@ static int own_module(worker *w) {
   cujit_module *m = NULL;
   cujit_function *f = NULL;
   int i, ok;
-  snprintf(src, sizeof src, "__global__ void put(float *y, int n) { int i = blockIdx.x * "
-           "blockDim.x + threadIdx.x; if (i < n) y[i] = %d.0f; }\n", w->id + 100);
+  snprintf(src, sizeof src,
+           "__global__ void put(float *y, int n) { int i = blockIdx.x * "
+           "blockDim.x + threadIdx.x; if (i < n) y[i] = %d.0f; }\n",
+           w->id + 100);
   if (cujit_module_from_source(&m, src, "own.cu", NULL) != CUJIT_OK ||
       cujit_module_get_function(m, "put", &f) != CUJIT_OK ||
       CUJIT_LAUNCH(f, CUJIT_DIM3((N + 255) / 256), CUJIT_DIM3(256), cujit_out(y, sizeof y),

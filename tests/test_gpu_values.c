@@ -23,25 +23,41 @@ static const char kSrc[] =
     "  o[14] = tail;\n"
     "}\n";
 
-typedef struct { float x, y, z; } host_float3;
-typedef struct { float x, y, z, w; } host_float4;
-typedef struct { int x, y, z, w; } host_int4;
-typedef struct { double x, y; } host_double2;
-typedef struct { char c; double d; int i; } host_s;
-typedef struct { float v[10]; } host_big;
+typedef struct {
+  float x, y, z;
+} host_float3;
+typedef struct {
+  float x, y, z, w;
+} host_float4;
+typedef struct {
+  int x, y, z, w;
+} host_int4;
+typedef struct {
+  double x, y;
+} host_double2;
+typedef struct {
+  char c;
+  double d;
+  int i;
+} host_s;
+typedef struct {
+  float v[10];
+} host_big;
 
 static void every_scalar_width(void **state) {
-  static const double want[] = {-100, 200, -30000, 60000, -2000000000, 4000000000.0,
-                                -1099511627776.0, 18014398509481984.0, 1.5, -2.25e100};
+  static const double want[] = {-100,        200,          -30000,           60000,
+                                -2000000000, 4000000000.0, -1099511627776.0, 18014398509481984.0,
+                                1.5,         -2.25e100};
   double out[10];
   cujit_function *f = gpu_function(mod, "scalars");
   size_t i;
   (void)state;
   memset(out, 0, sizeof out);
-  assert_ok(CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(1), cujit_out(out, sizeof out), cujit_i8(-100),
-                         cujit_u8(200), cujit_i16(-30000), cujit_u16(60000), cujit_i32(-2000000000),
-                         cujit_u32(4000000000u), cujit_i64(-1099511627776LL),
-                         cujit_u64(18014398509481984ULL), cujit_f32(1.5f), cujit_f64(-2.25e100)));
+  assert_ok(CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(1), cujit_out(out, sizeof out),
+                         cujit_i8(-100), cujit_u8(200), cujit_i16(-30000), cujit_u16(60000),
+                         cujit_i32(-2000000000), cujit_u32(4000000000u),
+                         cujit_i64(-1099511627776LL), cujit_u64(18014398509481984ULL),
+                         cujit_f32(1.5f), cujit_f64(-2.25e100)));
   for (i = 0; i < 10; i++) {
     if (out[i] != want[i]) fail_msg("value %zu: got %.17g, want %.17g", i, out[i], want[i]);
   }
@@ -84,7 +100,5 @@ static void user_structs_small_and_large(void **state) {
   assert_true(out[14] == -7);
 }
 
-GPU_GROUP_MAIN(kSrc, "values.cu", NULL,
-               cmocka_unit_test(every_scalar_width),
-               cmocka_unit_test(vector_types),
-               cmocka_unit_test(user_structs_small_and_large))
+GPU_GROUP_MAIN(kSrc, "values.cu", NULL, cmocka_unit_test(every_scalar_width),
+               cmocka_unit_test(vector_types), cmocka_unit_test(user_structs_small_and_large))

@@ -56,8 +56,7 @@ static void clusters_need_sm90(void **state) {
 static void grid_must_be_whole_clusters(void **state) {
   (void)state;
   assert_status_detail(cj_cluster_check("k", 90, CUJIT_DIM3(5), CUJIT_DIM3(2), 0),
-                       CUJIT_ERROR_LAUNCH_CONFIG,
-                       "grid.x = 5 is not a multiple of cluster.x = 2");
+                       CUJIT_ERROR_LAUNCH_CONFIG, "grid.x = 5 is not a multiple of cluster.x = 2");
   assert_non_null(strstr(cujit_last_error(), "round grid.x up to 6"));
   assert_status_detail(cj_cluster_check("k", 90, CUJIT_DIM3(4, 3), CUJIT_DIM3(2, 2), 0),
                        CUJIT_ERROR_LAUNCH_CONFIG, "grid.y = 3 is not a multiple of cluster.y = 2");
@@ -70,7 +69,8 @@ static void cluster_size_is_limited(void **state) {
   assert_ok(cj_cluster_check("k", 90, CUJIT_DIM3(16), CUJIT_DIM3(8), 0));
   assert_status_detail(cj_cluster_check("k", 90, CUJIT_DIM3(16), CUJIT_DIM3(16), 0),
                        CUJIT_ERROR_LAUNCH_CONFIG,
-                       "a cluster of 16 x 1 x 1 = 16 blocks exceeds the portable limit of 8 blocks");
+                       "a cluster of 16 x 1 x 1 = 16 blocks exceeds the portable limit of 8 "
+                       "blocks");
   assert_non_null(strstr(cujit_last_error(), "CUJIT_LAUNCH_OPT_NON_PORTABLE_CLUSTER"));
   assert_ok(cj_cluster_check("k", 90, CUJIT_DIM3(16), CUJIT_DIM3(16),
                              CUJIT_LAUNCH_OPT_NON_PORTABLE_CLUSTER));

@@ -5,12 +5,12 @@
  * runs the same on machines with and without a GPU. */
 #include "testutil.h"
 
-static const char kSrc[] =
-    "__global__ void multiply_them(float *d, float *a, float *b) { d[threadIdx.x] = a[threadIdx.x] * b[threadIdx.x]; }\n"
-    "__global__ void over(int *x) {}\n"
-    "__global__ void over(float *x) {}\n"
-    "template <typename T> __global__ void scale(T *x) { x[0] *= 2; }\n"
-    "__constant__ float coef[4];\n";
+static const char kSrc[] = "__global__ void multiply_them(float *d, float *a, float *b) { "
+                           "d[threadIdx.x] = a[threadIdx.x] * b[threadIdx.x]; }\n"
+                           "__global__ void over(int *x) {}\n"
+                           "__global__ void over(float *x) {}\n"
+                           "template <typename T> __global__ void scale(T *x) { x[0] *= 2; }\n"
+                           "__constant__ float coef[4];\n";
 
 static cujit_module *mod;
 
@@ -38,7 +38,8 @@ static void names_resolve_without_a_driver(void **state) {
   assert_non_null(strstr(cujit_last_error(), "multiply_them (_Z13multiply_themPfS_S_)"));
   assert_non_null(strstr(cujit_last_error(), "scale<...> (_Z5scaleIfEvPT_)"));
   assert_status_detail(cujit_module_get_function(mod, "over", &fn), CUJIT_ERROR_AMBIGUOUS,
-                       "'over' matches 2 kernels of module 'nodriver.cu': over (_Z4overPi), over (_Z4overPf)");
+                       "'over' matches 2 kernels of module 'nodriver.cu': over (_Z4overPi), over "
+                       "(_Z4overPf)");
   assert_non_null(strstr(cujit_last_error(), "name expression"));
   assert_status_detail(cujit_module_get_function(mod, "scale<int>", &fn), CUJIT_ERROR_NOT_FOUND,
                        "add \"scale<int>\" to cujit_options.name_expressions");
@@ -77,9 +78,12 @@ static void memory_and_streams_need_the_driver(void **state) {
   assert_status_detail(cujit_mem_alloc(&d, 64), CUJIT_ERROR_NO_DRIVER, "no CUDA driver found");
   assert_int_equal(d, 0);
   assert_int_equal(cujit_mem_free((CUdeviceptr)0x1000), CUJIT_ERROR_NO_DRIVER);
-  assert_int_equal(cujit_mem_copy_htod((CUdeviceptr)0x1000, buf, sizeof buf), CUJIT_ERROR_NO_DRIVER);
-  assert_int_equal(cujit_mem_copy_dtoh(buf, (CUdeviceptr)0x1000, sizeof buf), CUJIT_ERROR_NO_DRIVER);
-  assert_status_detail(cujit_host_alloc(&h, 64), CUJIT_ERROR_NO_DRIVER, "install the NVIDIA driver");
+  assert_int_equal(cujit_mem_copy_htod((CUdeviceptr)0x1000, buf, sizeof buf),
+                   CUJIT_ERROR_NO_DRIVER);
+  assert_int_equal(cujit_mem_copy_dtoh(buf, (CUdeviceptr)0x1000, sizeof buf),
+                   CUJIT_ERROR_NO_DRIVER);
+  assert_status_detail(cujit_host_alloc(&h, 64), CUJIT_ERROR_NO_DRIVER,
+                       "install the NVIDIA driver");
   assert_null(h);
   assert_int_equal(cujit_host_free(buf), CUJIT_ERROR_NO_DRIVER);
   assert_int_equal(cujit_stream_create(&s), CUJIT_ERROR_NO_DRIVER);
@@ -110,18 +114,20 @@ static void null_and_empty_arguments(void **state) {
                        "the host pointer is NULL");
   assert_status_detail(cujit_launch(NULL, CUJIT_DIM3(1), CUJIT_DIM3(1), NULL, 0, NULL),
                        CUJIT_ERROR_INVALID_VALUE, "fn is NULL");
-  assert_status_detail(cujit_function_get_attrs(NULL, &attrs), CUJIT_ERROR_INVALID_VALUE, "fn is NULL");
-  assert_status_detail(cujit_function_suggest_block(NULL, 0, &block, NULL), CUJIT_ERROR_INVALID_VALUE,
+  assert_status_detail(cujit_function_get_attrs(NULL, &attrs), CUJIT_ERROR_INVALID_VALUE,
                        "fn is NULL");
-  assert_status_detail(cujit_function_get_param_info(NULL, 0, &off, &size), CUJIT_ERROR_INVALID_VALUE,
-                       "fn is NULL");
+  assert_status_detail(cujit_function_suggest_block(NULL, 0, &block, NULL),
+                       CUJIT_ERROR_INVALID_VALUE, "fn is NULL");
+  assert_status_detail(cujit_function_get_param_info(NULL, 0, &off, &size),
+                       CUJIT_ERROR_INVALID_VALUE, "fn is NULL");
   assert_null(cujit_function_name(NULL));
   assert_status_detail(cujit_mem_alloc(NULL, 4), CUJIT_ERROR_INVALID_VALUE, "dptr is NULL");
   assert_status_detail(cujit_mem_alloc(&d, 0), CUJIT_ERROR_INVALID_VALUE, "bytes is 0");
   assert_status_detail(cujit_host_alloc(NULL, 4), CUJIT_ERROR_INVALID_VALUE, "ptr is NULL");
   assert_status_detail(cujit_stream_create(NULL), CUJIT_ERROR_INVALID_VALUE, "stream is NULL");
   assert_status_detail(cujit_mem_copy_htod(0, &d, 4), CUJIT_ERROR_INVALID_VALUE, "dst is NULL");
-  assert_status_detail(cujit_mem_copy_dtoh(NULL, 0x1000, 4), CUJIT_ERROR_INVALID_VALUE, "dst is NULL");
+  assert_status_detail(cujit_mem_copy_dtoh(NULL, 0x1000, 4), CUJIT_ERROR_INVALID_VALUE,
+                       "dst is NULL");
   /* nothing to do is not an error, and needs no driver */
   assert_ok(cujit_mem_free(0));
   assert_ok(cujit_host_free(NULL));

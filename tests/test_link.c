@@ -73,8 +73,7 @@ static void finds_symbols_of_every_part(void **state) {
   st = cujit_module_get_global(m, "scale", &(CUdeviceptr){0}, NULL);
   if (st != CUJIT_ERROR_NO_DRIVER && st != CUJIT_ERROR_NO_DEVICE) assert_ok(st);
   assert_status_detail(cujit_module_get_global(m, "nothing", &(CUdeviceptr){0}, NULL),
-                       CUJIT_ERROR_NOT_FOUND,
-                       "scale");
+                       CUJIT_ERROR_NOT_FOUND, "scale");
   /* kernels are found by name without a device: a missing one lists the kernel there is */
   assert_status_detail(cujit_module_get_function(m, "nothing", &(cujit_function *){NULL}),
                        CUJIT_ERROR_NOT_FOUND, "apply");
@@ -166,7 +165,8 @@ static void links_source_files(void **state) {
   fclose(f);
   f = fopen(path, "w");
   fputs("#include \"k.h\"\n__device__ float scale = SCALE;\n__device__ int calls = 0;\n"
-        "__device__ float twice(float x) { return 2.0f * x + 1.0f; }\n", f);
+        "__device__ float twice(float x) { return 2.0f * x + 1.0f; }\n",
+        f);
   fclose(f);
   parts[0] = link_source(kLinkMain, "main.cu");
   parts[1] = link_source(NULL, NULL);
@@ -254,13 +254,11 @@ static void link_errors_have_logs(void **state) {
   parts[0] = link_source(kLinkMain, "main.cu");
   parts[1] = link_bytes(CUJIT_LINK_CUBIN, cujit_module_cubin(lib, NULL), 0, "lib80.cubin");
   cujit_module_cubin(lib, &parts[1].data_size);
-  assert_status_detail(cujit_module_link(&m, parts, 2, &o, NULL), CUJIT_ERROR_LINK,
-                       "lib80.cubin");
+  assert_status_detail(cujit_module_link(&m, parts, 2, &o, NULL), CUJIT_ERROR_LINK, "lib80.cubin");
   cujit_module_destroy(lib);
   /* a source that does not compile: NVRTC's log, with its name */
   parts[1] = link_source("__device__ float scale = ;\n", "broken.cu");
-  assert_status_detail(cujit_module_link(&m, parts, 2, &o, NULL), CUJIT_ERROR_COMPILE,
-                       "broken.cu");
+  assert_status_detail(cujit_module_link(&m, parts, 2, &o, NULL), CUJIT_ERROR_COMPILE, "broken.cu");
   assert_null(m);
 }
 
@@ -294,8 +292,7 @@ static void bad_arguments(void **state) {
                        "/nonexistent/lib.cubin");
   p = link_source(kLinkLib, "lib.cu");
   p.size = 3;
-  assert_status_detail(cujit_module_link(&m, &p, 1, &o, NULL), CUJIT_ERROR_INVALID_VALUE,
-                       "_INIT");
+  assert_status_detail(cujit_module_link(&m, &p, 1, &o, NULL), CUJIT_ERROR_INVALID_VALUE, "_INIT");
   p = link_source(kLinkLib, "lib.cu");
   l.options = bad_opt;
   assert_status_detail(cujit_module_link(&m, &p, 1, &o, &l), CUJIT_ERROR_INVALID_OPTION,
@@ -308,8 +305,7 @@ static void bad_arguments(void **state) {
   assert_status_detail(cujit_module_link(&m, &p, 1, &o, &l), CUJIT_ERROR_INVALID_VALUE,
                        "unknown bits");
   o.arch = "compute_90";
-  assert_status_detail(cujit_module_link(&m, &p, 1, &o, NULL), CUJIT_ERROR_INVALID_OPTION,
-                       "sm_XX");
+  assert_status_detail(cujit_module_link(&m, &p, 1, &o, NULL), CUJIT_ERROR_INVALID_OPTION, "sm_XX");
   {
     /* parts of unequal sizes (an array is stepped through by its first part's size) */
     cujit_link_part two[2];
@@ -336,8 +332,7 @@ static void bad_arguments(void **state) {
     o.arch = "compute_90";
   }
   p = link_bytes(CUJIT_LINK_LTOIR, "\xed\x43\x4e\x7f", 4, NULL);
-  assert_status_detail(cujit_module_link(&m, &p, 1, &o, NULL), CUJIT_ERROR_INVALID_OPTION,
-                       "sm_XX");
+  assert_status_detail(cujit_module_link(&m, &p, 1, &o, NULL), CUJIT_ERROR_INVALID_OPTION, "sm_XX");
   /* -dlto alone makes what no device loads */
   o = arch_options();
   o.nvrtc_options = dlto;
@@ -525,7 +520,8 @@ int main(int argc, char **argv) {
       CACHE_TEST(lto_inlines_across_sources),
       CACHE_TEST(finds_symbols_of_every_part),
       CACHE_TEST(links_prebuilt_parts),
-      CACHE_TEST(links_nvcc_parts), CACHE_TEST(links_source_files),
+      CACHE_TEST(links_nvcc_parts),
+      CACHE_TEST(links_source_files),
       CACHE_TEST(links_device_runtime),
       CACHE_TEST(link_errors_have_logs),
       CACHE_TEST(bad_arguments),

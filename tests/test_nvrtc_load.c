@@ -75,8 +75,7 @@ static int missing_nvrtc(void) {
   st = cujit_module_from_source(&m, kOther, "other.cu", NULL);
   if (st != CUJIT_ERROR_NO_NVRTC) return 20;
   if (!strstr(cujit_last_error(), "/nonexistent/libnvrtc.so.13") ||
-      !strstr(cujit_last_error(), "CUJIT_NVRTC") ||
-      !strstr(cujit_last_error(), "need no NVRTC"))
+      !strstr(cujit_last_error(), "CUJIT_NVRTC") || !strstr(cujit_last_error(), "need no NVRTC"))
     return 21;
   if (cujit_module_from_source(&m, kKernel, "k.cu", NULL) != CUJIT_OK) return 22;
   cujit_module_destroy(m);
@@ -120,9 +119,12 @@ static int identity_without_build_id(void) {
   fclose(f);
   setenv("CUJIT_NVRTC", path, 1);
   snprintf(want, sizeof want, "libnvrtc.so.13 %d", 28);
-  if (strcmp(cj_nvrtc_identity(), want) != 0) rc = 42;
-  else if (strcmp(cujit_nvrtc_path(), path) != 0) rc = 43;
-  else if (strcmp(cj_nvrtc_dir(), dir) != 0) rc = 44;
+  if (strcmp(cj_nvrtc_identity(), want) != 0)
+    rc = 42;
+  else if (strcmp(cujit_nvrtc_path(), path) != 0)
+    rc = 43;
+  else if (strcmp(cj_nvrtc_dir(), dir) != 0)
+    rc = 44;
   unlink(path);
   rmdir(dir);
   return rc;
@@ -138,7 +140,7 @@ static int explicit_library(void) {
   if (!(slash = strrchr(dir, '/'))) return 51;
   *slash = '\0';
   return strncmp(cj_nvrtc_identity(), "nvrtc build ", 12) != 0 ? 52
-         : strcmp(cj_nvrtc_dir(), dir) != 0                   ? 53
+         : strcmp(cj_nvrtc_dir(), dir) != 0                    ? 53
                                                                : 0;
 }
 
@@ -159,7 +161,8 @@ static int relative_nvrtc(void) {
   if (test_write_file(dir, "libnvrtc.so.13", "planted, 12") != 0) return 61;
   setenv("CUJIT_NVRTC", "libnvrtc.so.13", 1);
   log_capture(CUJIT_LOG_WARN);
-  if (cj_nvrtc_identity()[0] || cujit_nvrtc_path()[0] || cj_nvrtc_dir()[0]) rc = 62;
+  if (cj_nvrtc_identity()[0] || cujit_nvrtc_path()[0] || cj_nvrtc_dir()[0])
+    rc = 62;
   else if (!strstr(log_text, "CUJIT_NVRTC is 'libnvrtc.so.13', which is not an absolute path"))
     rc = 63;
   else if (cujit_module_from_source(&m, kOther, "other.cu", NULL) != CUJIT_ERROR_NO_NVRTC)
@@ -169,8 +172,9 @@ static int relative_nvrtc(void) {
     rc = 65;
   else if (cj_nvrtc_loaded() || nvrtc_mapped() != 0)
     rc = 66;
-  if (rc) fprintf(stderr, "identity '%s', error: %s\nlog: %s\n", cj_nvrtc_identity(),
-                  cujit_last_error(), log_text);
+  if (rc)
+    fprintf(stderr, "identity '%s', error: %s\nlog: %s\n", cj_nvrtc_identity(), cujit_last_error(),
+            log_text);
   cujit_module_destroy(m);
   test_rmtree(dir);
   free(dir);
@@ -217,12 +221,16 @@ static int nvrtc_through_a_relative_directory(void) {
   unsetenv("CUJIT_NVRTC");
   setenv("LD_LIBRARY_PATH", "lib", 1);
   snprintf(path, sizeof path, "%s/lib/libnvrtc.so.13", cwd);
-  if (strcmp(cujit_nvrtc_path(), path) != 0) rc = 73;
-  else if (chdir("/") != 0) rc = 74;
-  else if (cujit_module_from_source(&m, kOther, "other.cu", NULL) != CUJIT_OK) rc = 75;
-  else if (!cj_nvrtc_loaded()) rc = 76; /* compiled, not found in a cache */
-  if (rc) fprintf(stderr, "path '%s' (want '%s'): %s\n", cujit_nvrtc_path(), path,
-                  cujit_last_error());
+  if (strcmp(cujit_nvrtc_path(), path) != 0)
+    rc = 73;
+  else if (chdir("/") != 0)
+    rc = 74;
+  else if (cujit_module_from_source(&m, kOther, "other.cu", NULL) != CUJIT_OK)
+    rc = 75;
+  else if (!cj_nvrtc_loaded())
+    rc = 76; /* compiled, not found in a cache */
+  if (rc)
+    fprintf(stderr, "path '%s' (want '%s'): %s\n", cujit_nvrtc_path(), path, cujit_last_error());
   cujit_module_destroy(m);
   test_rmtree(dir);
   free(dir);
@@ -259,8 +267,10 @@ static int replaced_nvrtc(void) {
   snprintf(path, sizeof path, "%s/libnvrtc.so.13", dir);
   if (symlink(first, path) != 0) return 81;
   setenv("CUJIT_NVRTC", path, 1);
-  if (strncmp(cj_nvrtc_identity(), "nvrtc build ", 12) != 0) rc = 82;
-  else if (unlink(path) != 0 || symlink(second, path) != 0) rc = 83;
+  if (strncmp(cj_nvrtc_identity(), "nvrtc build ", 12) != 0)
+    rc = 82;
+  else if (unlink(path) != 0 || symlink(second, path) != 0)
+    rc = 83;
   else if (cujit_module_from_source(&m, kOther, "other.cu", NULL) != CUJIT_ERROR_NO_NVRTC)
     rc = 84;
   else if (!strstr(cujit_last_error(), "is not the file this process named in its cache keys"))

@@ -105,8 +105,10 @@ static void sources_without_includes_never_get_one(void **state) {
 /* A project header may be edited between compiles, which NVRTC's precompiled header would
  * not notice: quoted includes and the caller's include directories get none. */
 static void project_headers_never_get_one(void **state) {
-  static const char quoted[] = "#include \"defs.h\"\n__global__ void q%d(int *x) { x[0] = V + %d; }\n";
-  static const char angled[] = "#include <cuda_fp16.h>\n__global__ void r%d(int *x) { x[0] = %d; }\n";
+  static const char quoted[] =
+      "#include \"defs.h\"\n__global__ void q%d(int *x) { x[0] = V + %d; }\n";
+  static const char angled[] =
+      "#include <cuda_fp16.h>\n__global__ void r%d(int *x) { x[0] = %d; }\n";
   const cujit_header headers[] = {{"defs.h", "#define V 3\n"}, {NULL, NULL}};
   const char *dirs[] = {"/nonexistent-include-dir", NULL};
   cujit_options o = {0};
@@ -157,8 +159,10 @@ static cujit_status compile_tagged(const char *tag) {
   cujit_module *m = NULL;
   cujit_status st;
   char src[256];
-  snprintf(src, sizeof src, "// %s\n#include <cuda_fp16.h>\n"
-           "__global__ void k%d(__half *x) { x[0] = __float2half(%d.0f); }\n", tag, n, n);
+  snprintf(src, sizeof src,
+           "// %s\n#include <cuda_fp16.h>\n"
+           "__global__ void k%d(__half *x) { x[0] = __float2half(%d.0f); }\n",
+           tag, n, n);
   n++;
   o.arch = "compute_80";
   o.flags = CUJIT_OPT_NO_CACHE;
@@ -338,8 +342,8 @@ static void *compile_held(void *arg) {
   o.arch = "compute_80";
   o.flags = CUJIT_OPT_NO_CACHE;
   o.cancel = hold_in_compile;
-  cujit_status st = cujit_module_from_source(
-      &m, "__global__ void held(int *x) { x[0] = 1; }\n", "held.cu", &o);
+  cujit_status st =
+      cujit_module_from_source(&m, "__global__ void held(int *x) { x[0] = 1; }\n", "held.cu", &o);
   __atomic_store_n((cujit_status *)arg, st, __ATOMIC_SEQ_CST);
   cujit_module_destroy(m);
   return NULL;

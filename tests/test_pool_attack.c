@@ -126,8 +126,8 @@ static pthread_t watch_start(void) {
 static void watch_stop(pthread_t t) {
   __atomic_store_n(&watch_done, 1, __ATOMIC_RELEASE);
   pthread_join(t, NULL);
-  if (watch_fired) fail_msg("a wait had no end: the watchdog killed the workers after %d s",
-                            WATCHDOG_S);
+  if (watch_fired)
+    fail_msg("a wait had no end: the watchdog killed the workers after %d s", WATCHDOG_S);
 }
 
 /* Waits up to WATCHDOG_S for a worker to be busy; its pid. */

@@ -87,9 +87,10 @@ static void fatbin_from_nvcc(void **state) {
   cujit_module *m = NULL;
   size_t got = 1;
   (void)state;
-  if (prebuilt_nvcc_fatbin(tmp, "-gencode arch=compute_80,code=[sm_80,compute_80] "
-                           "-gencode arch=compute_90,code=sm_90", path, sizeof path, why,
-                           sizeof why)) {
+  if (prebuilt_nvcc_fatbin(tmp,
+                           "-gencode arch=compute_80,code=[sm_80,compute_80] "
+                           "-gencode arch=compute_90,code=sm_90",
+                           path, sizeof path, why, sizeof why)) {
     test_skip_part("fatbin_from_nvcc: %s", why);
     skip();
   }
@@ -115,7 +116,8 @@ static void kinds_told_apart_by_content(void **state) {
   assert_ok(cujit_module_from_image(&m, ptx, strlen(ptx), NULL));
   assert_string_equal(cujit_module_arch(m), "compute_75");
   cujit_module_destroy(m);
-  refused(no_target, strlen(no_target), "'bad.bin' (30 bytes) is neither PTX, a CUBIN, a fatbin "
+  refused(no_target, strlen(no_target),
+          "'bad.bin' (30 bytes) is neither PTX, a CUBIN, a fatbin "
           "nor a cujit bundle: expected PTX text with .version and .target directives");
   refused(cu, strlen(cu), "CUDA C source goes to cujit_module_from_source");
   refused(nul_inside, sizeof nul_inside, "is neither PTX");
@@ -133,7 +135,8 @@ static void null_empty_and_garbage(void **state) {
                        "data is empty (size 0)");
   assert_status_detail(cujit_module_from_image(NULL, "x", 1, "x"), CUJIT_ERROR_INVALID_VALUE,
                        "out is NULL");
-  refused(garbage, sizeof garbage, "'bad.bin' (8 bytes) is neither PTX, a CUBIN, a fatbin nor a "
+  refused(garbage, sizeof garbage,
+          "'bad.bin' (8 bytes) is neither PTX, a CUBIN, a fatbin nor a "
           "cujit bundle");
   m = (cujit_module *)1;
   assert_status_detail(cujit_module_from_image(&m, garbage, sizeof garbage, NULL),
@@ -156,7 +159,8 @@ static void damaged_elf_headers(void **state) {
   memcpy(b, cubin, n);
   for (i = 7; i >= 0; i--) shoff = (shoff << 8) | b[0x28 + i];
   assert_true(shoff > 64 && shoff < n);
-  refused(b, 40, "'bad.bin' is a truncated ELF file: 40 bytes, fewer than the 64 of an ELF "
+  refused(b, 40,
+          "'bad.bin' is a truncated ELF file: 40 bytes, fewer than the 64 of an ELF "
           "header");
   b[4] = 1;
   refused(b, n, "is a 32-bit ELF file, but a CUBIN is 64-bit ELF");
@@ -164,7 +168,8 @@ static void damaged_elf_headers(void **state) {
   refused(b, n, "is a big-endian ELF file");
   b[5] = 1;
   put_le(b, 0x12, 62, 2); /* x86-64 */
-  refused(b, n, "'bad.bin' is an ELF file for machine 62 (a host object or library?), not a "
+  refused(b, n,
+          "'bad.bin' is an ELF file for machine 62 (a host object or library?), not a "
           "CUBIN (machine 190, NVIDIA CUDA); pass the bytes nvcc -cubin");
   put_le(b, 0x12, 190, 2);
   refused(b, shoff + 10, "is a truncated or damaged CUBIN: its section headers lie outside");
@@ -202,14 +207,16 @@ static void damaged_fatbin_headers(void **state) {
   assert_string_equal(cujit_module_arch(m), "sm_90");
   assert_string_equal(cujit_module_name(m), "image.fatbin");
   cujit_module_destroy(m);
-  refused(b, 10, "'bad.bin' is a truncated or damaged fatbin: its 10 bytes do not hold the "
+  refused(b, 10,
+          "'bad.bin' is a truncated or damaged fatbin: its 10 bytes do not hold the "
           "header and the entries it announces");
   refused(b, n - 1, "its 111 bytes do not hold the header and the entries it announces");
   put_le(b, 6, 4, 2); /* header smaller than itself */
   refused(b, n, "truncated or damaged fatbin");
   put_le(b, 6, 16, 2);
   put_le(b, 24, 33, 8); /* the entry's payload runs past the entries */
-  refused(b, n, "'bad.bin' is a truncated or damaged fatbin: entry 1 runs past the end of its "
+  refused(b, n,
+          "'bad.bin' is a truncated or damaged fatbin: entry 1 runs past the end of its "
           "entries");
   put_le(b, 24, 32, 8);
   put_le(b, 20, 8, 4); /* an entry header too small to read */
@@ -241,7 +248,8 @@ static void files_regular_fifo_missing(void **state) {
   snprintf(fifo, sizeof fifo, "%s/fifo.cubin", tmp);
   assert_int_equal(mkfifo(fifo, 0600), 0);
   assert_status_detail(cujit_module_from_image_file(&m, fifo), CUJIT_ERROR_FILE,
-                       "fifo.cubin' is a FIFO (named pipe), not a regular file; give the path of a PTX, "
+                       "fifo.cubin' is a FIFO (named pipe), not a regular file; give the path of a "
+                       "PTX, "
                        "CUBIN, fatbin or bundle file");
   assert_null(m);
   assert_status_detail(cujit_module_from_image_file(&m, tmp), CUJIT_ERROR_FILE,
@@ -255,7 +263,8 @@ static void files_regular_fifo_missing(void **state) {
   assert_int_equal(test_write_file(tmp, "empty.ptx", ""), 0);
   snprintf(path, sizeof path, "%s/empty.ptx", tmp);
   assert_status_detail(cujit_module_from_image_file(&m, path), CUJIT_ERROR_INVALID_SOURCE,
-                       "empty.ptx' is empty; it must hold PTX, a CUBIN, a fatbin or a cujit bundle");
+                       "empty.ptx' is empty; it must hold PTX, a CUBIN, a fatbin or a cujit "
+                       "bundle");
   assert_int_equal(test_write_file(tmp, "k.cu", kPrebuiltSrc), 0);
   snprintf(path, sizeof path, "%s/k.cu", tmp);
   assert_status_detail(cujit_module_from_image_file(&m, path), CUJIT_ERROR_INVALID_SOURCE,

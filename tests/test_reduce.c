@@ -48,15 +48,15 @@ static void declaration_errors(void **state) {
   cujit_reduction *r = (cujit_reduction *)1;
   cujit_generator_options o = {0};
   (void)state;
-  assert_status_detail(cujit_reduction_create(NULL, CUJIT_TYPE_F32, "0", "a+b", "x[i]",
-                                              "float *x", NULL),
+  assert_status_detail(cujit_reduction_create(NULL, CUJIT_TYPE_F32, "0", "a+b", "x[i]", "float *x",
+                                              NULL),
                        CUJIT_ERROR_INVALID_VALUE, "cujit_reduction_create: out is NULL");
-  assert_status_detail(cujit_reduction_create(&r, CUJIT_TYPE_PTR, "0", "a+b", "x[i]",
-                                              "float *x", NULL),
+  assert_status_detail(cujit_reduction_create(&r, CUJIT_TYPE_PTR, "0", "a+b", "x[i]", "float *x",
+                                              NULL),
                        CUJIT_ERROR_INVALID_VALUE, "is not an element type");
   assert_null(r);
-  assert_status_detail(cujit_reduction_create(&r, CUJIT_TYPE_F32, NULL, "a+b", "x[i]",
-                                              "float *x", NULL),
+  assert_status_detail(cujit_reduction_create(&r, CUJIT_TYPE_F32, NULL, "a+b", "x[i]", "float *x",
+                                              NULL),
                        CUJIT_ERROR_INVALID_VALUE, "neutral is NULL");
   assert_status_detail(cujit_reduction_create(&r, CUJIT_TYPE_F32, "0", "", "x[i]", "float *x",
                                               NULL),
@@ -64,23 +64,23 @@ static void declaration_errors(void **state) {
   assert_status_detail(cujit_reduction_create(&r, CUJIT_TYPE_F32, "0", "a+b", NULL, "float *x",
                                               NULL),
                        CUJIT_ERROR_INVALID_VALUE, "map_expr is NULL");
-  assert_status_detail(cujit_reduction_create(&r, CUJIT_TYPE_F32, "0", "a+b", "x[i]", NULL,
-                                              NULL),
+  assert_status_detail(cujit_reduction_create(&r, CUJIT_TYPE_F32, "0", "a+b", "x[i]", NULL, NULL),
                        CUJIT_ERROR_INVALID_VALUE, "argument declarations are NULL");
-  assert_status_detail(cujit_reduction_create(&r, CUJIT_TYPE_F32, "0", "a+b", "x", "float x",
-                                              NULL),
+  assert_status_detail(cujit_reduction_create(&r, CUJIT_TYPE_F32, "0", "a+b", "x", "float x", NULL),
                        CUJIT_ERROR_INVALID_VALUE, "\"float x\" declares no array");
   assert_status_detail(cujit_reduction_create(&r, CUJIT_TYPE_F32, "0", "a+b", "x[i]",
                                               "float *x, flaot *y", NULL),
-                       CUJIT_ERROR_INVALID_VALUE, "column 11: an element type cujit does not "
+                       CUJIT_ERROR_INVALID_VALUE,
+                       "column 11: an element type cujit does not "
                        "know at 'flaot'");
   assert_status_detail(cujit_reduction_create(&r, CUJIT_TYPE_F32, "0", "a+b", "x[i]",
                                               "float *x, int *x", NULL),
                        CUJIT_ERROR_INVALID_VALUE, "'x' is declared twice");
   o.name = "two words";
-  assert_status_detail(cujit_reduction_create(&r, CUJIT_TYPE_F32, "0", "a+b", "x[i]",
-                                              "float *x", &o),
-                       CUJIT_ERROR_INVALID_VALUE, "the kernel name \"two words\" is not a C "
+  assert_status_detail(cujit_reduction_create(&r, CUJIT_TYPE_F32, "0", "a+b", "x[i]", "float *x",
+                                              &o),
+                       CUJIT_ERROR_INVALID_VALUE,
+                       "the kernel name \"two words\" is not a C "
                        "identifier");
   assert_null(r);
   cujit_reduction_destroy(NULL);
@@ -109,8 +109,8 @@ static void call_argument_checks(void **state) {
                        "1 argument given, 2 declared");
   assert_status_detail(cujit_reduction_call(r, &out, NULL, 2), CUJIT_ERROR_INVALID_VALUE,
                        "args is NULL");
-  assert_status_detail(CUJIT_REDUCTION(r, &out, x, (cujit_array *)NULL),
-                       CUJIT_ERROR_INVALID_VALUE, "argument 2 ('y') is NULL");
+  assert_status_detail(CUJIT_REDUCTION(r, &out, x, (cujit_array *)NULL), CUJIT_ERROR_INVALID_VALUE,
+                       "argument 2 ('y') is NULL");
   assert_status_detail(CUJIT_REDUCTION(r, &out, x, yi), CUJIT_ERROR_INVALID_VALUE,
                        "argument 2 ('y') is an array of i32, declared as f32");
   assert_status_detail(CUJIT_REDUCTION(r, &out, x, y9), CUJIT_ERROR_INVALID_VALUE,
@@ -155,8 +155,8 @@ static void scalar_arguments(void **state) {
   assert_status_detail(CUJIT_REDUCTION_HOST(r, &result, a, x, y, k), CUJIT_ERROR_NO_DRIVER, "");
   assert_status_detail(CUJIT_REDUCTION_HOST(r, &result, 2.0f, x, y, 3.0), CUJIT_ERROR_NO_DRIVER,
                        "");
-  assert_status_detail(CUJIT_REDUCTION_HOST(r, &result, a, x, y, 2.5),
-                       CUJIT_ERROR_INVALID_VALUE, "cujit_reduction_call_host: argument 4 ('k') "
+  assert_status_detail(CUJIT_REDUCTION_HOST(r, &result, a, x, y, 2.5), CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_reduction_call_host: argument 4 ('k') "
                        "is declared int and was given a double (f64) 2.5: not an integer");
   assert_status_detail(CUJIT_REDUCTION(r, &x, x, x, y, k), CUJIT_ERROR_INVALID_VALUE,
                        "cujit_reduction_call: argument 1 ('s') is declared double and was "
@@ -187,8 +187,8 @@ static void array_reduce_checks(void **state) {
                        "out is NULL");
   assert_status_detail(cujit_array_reduce(CUJIT_REDOP_SUM, a, &out_f64), CUJIT_ERROR_INVALID_VALUE,
                        "the output holds f64, the result is f32");
-  assert_status_detail(cujit_array_reduce(CUJIT_REDOP_SUM, empty, &out_1d), CUJIT_ERROR_INVALID_VALUE,
-                       "the output has 1 dimensions");
+  assert_status_detail(cujit_array_reduce(CUJIT_REDOP_SUM, empty, &out_1d),
+                       CUJIT_ERROR_INVALID_VALUE, "the output has 1 dimensions");
   assert_status_detail(cujit_array_dot(a, b, &out), CUJIT_ERROR_INVALID_VALUE,
                        "cujit_array_dot: a has shape (8,) and b (9,)");
   assert_status_detail(cujit_array_dot(a, gone, &out), CUJIT_ERROR_INVALID_VALUE,

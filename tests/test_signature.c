@@ -25,7 +25,8 @@ static void expect_types(const char *types, const char *want) {
   cj_signature *s = NULL;
   cujit_status st = cj_sig_from_types(types, &s);
   if (st != CUJIT_OK) fail_msg("\"%s\": %s", types, cujit_last_error());
-  if (strcmp(s->text, want) != 0) fail_msg("\"%s\" reads as \"%s\", wanted \"%s\"", types, s->text, want);
+  if (strcmp(s->text, want) != 0)
+    fail_msg("\"%s\" reads as \"%s\", wanted \"%s\"", types, s->text, want);
   cj_sig_free(s);
 }
 
@@ -68,7 +69,8 @@ static void type_strings(void **state) {
 
   /* offsets and sizes follow C's and CUDA's rules */
   expect_layout("i8 f32x4 {i8 f64} i16 b12:4 f64x4:32 u8",
-                (const unsigned[]){0, 16, 32, 48, 52, 64, 96}, (const unsigned[]){1, 16, 16, 2, 12, 32, 1});
+                (const unsigned[]){0, 16, 32, 48, 52, 64, 96},
+                (const unsigned[]){1, 16, 16, 2, 12, 32, 1});
   expect_layout("{i8 i32:8} {f32 f32 f32}:16 i8x3 f64x3 {i32:8 i8}",
                 (const unsigned[]){0, 16, 32, 40, 64}, (const unsigned[]){16, 16, 3, 24, 8});
   assert_ok(cj_sig_from_types("u8 {i8} f16 bf16 ptr", &s));
@@ -122,7 +124,8 @@ static void hand_init(hand *h, cujit_module *m, const char *name, const char *la
   h->fn.module = cj_module_find(m);
   h->fn.name = (char *)name;
   h->fn.lowered = (char *)name;
-  h->fn.dev = (cj_fstate *)(void *)h; /* any non-NULL: the module layer's state; never touched here */
+  h->fn.dev =
+      (cj_fstate *)(void *)h; /* any non-NULL: the module layer's state; never touched here */
   if (!layout) return;
   assert_ok(cj_sig_from_types(layout, &s));
   assert_true(s->n <= 64);
@@ -154,7 +157,8 @@ static void hand_init_from(hand *h, cujit_module *m, const char *name) {
   h->fn.module = cj_module_find(m);
   h->fn.name = (char *)name;
   h->fn.lowered = h->sym;
-  h->fn.dev = (cj_fstate *)(void *)h; /* any non-NULL: the module layer's state; never touched here */
+  h->fn.dev =
+      (cj_fstate *)(void *)h; /* any non-NULL: the module layer's state; never touched here */
   h->fn.nparams = n;
   h->fn.param_offsets = h->offs;
   h->fn.param_sizes = h->sizes;
@@ -185,7 +189,8 @@ static void layout_check(void **state) {
   assert_string_equal(cujit_function_signature(&h.fn), "i8 b16:16 f32");
   assert_ok(cujit_function_set_signature(&h.fn, "u8 f32x4 i32"));
   assert_string_equal(cujit_function_signature(&h.fn), "u8 f32x4 i32");
-  assert_non_null(h.fn.upper->sig->older); /* the replaced one lives on until the function is freed */
+  assert_non_null(
+      h.fn.upper->sig->older); /* the replaced one lives on until the function is freed */
   assert_status_detail(cujit_function_set_signature(&h.fn, "u8 junk"), CUJIT_ERROR_SIGNATURE,
                        "unknown type");
   assert_string_equal(cujit_function_signature(&h.fn), "u8 f32x4 i32");
@@ -349,10 +354,10 @@ static void promotions(void **state) {
   assert_int_equal(f16_of(-HUGE_VAL), 0xfc00);
   assert_int_equal(f16_of(NAN) & 0x7e00, 0x7e00);
   assert_int_equal(f16_of(-0.0), 0x8000);
-  assert_int_equal(f16_of(ldexp(1, -14)), 0x0400); /* smallest normal */
-  assert_int_equal(f16_of(ldexp(1, -24)), 0x0001); /* smallest subnormal */
-  assert_int_equal(f16_of(ldexp(1, -25)), 0x0000); /* tie to even: 0 */
-  assert_int_equal(f16_of(ldexp(3, -25)), 0x0002); /* tie to even: 2 */
+  assert_int_equal(f16_of(ldexp(1, -14)), 0x0400);                    /* smallest normal */
+  assert_int_equal(f16_of(ldexp(1, -24)), 0x0001);                    /* smallest subnormal */
+  assert_int_equal(f16_of(ldexp(1, -25)), 0x0000);                    /* tie to even: 0 */
+  assert_int_equal(f16_of(ldexp(3, -25)), 0x0002);                    /* tie to even: 2 */
   assert_int_equal(f16_of(ldexp(1023, -24) + ldexp(1, -25)), 0x0400); /* into the normals */
   assert_int_equal(f16_of(1 + ldexp(1, -11)), 0x3c00);
   assert_int_equal(f16_of(1 + ldexp(3, -11)), 0x3c02);
@@ -371,8 +376,12 @@ static void promotions(void **state) {
 }
 
 static void pointers_and_values(void **state) {
-  typedef struct { float x, y, z; } f3;
-  typedef struct { double v[5]; } big;
+  typedef struct {
+    float x, y, z;
+  } f3;
+  typedef struct {
+    double v[5];
+  } big;
   cujit_arg a[4] = {0}, src = cujit_in(a, 16), small = cujit_i32(7);
   char host[32];
   f3 v = {1, 2, 3};
@@ -380,8 +389,8 @@ static void pointers_and_values(void **state) {
   CUdeviceptr p = 0x7f0000001230ull;
   (void)state;
   /* device pointers pass through; In/Out references bring their wrapper */
-  assert_ok(convert("ptr ptr ptr ptr", a, 4, p, CUJIT_OUT_PTR(host, sizeof host), cujit_arg_ref(&src),
-                    (CUdeviceptr)0));
+  assert_ok(convert("ptr ptr ptr ptr", a, 4, p, CUJIT_OUT_PTR(host, sizeof host),
+                    cujit_arg_ref(&src), (CUdeviceptr)0));
   assert_int_equal(a[0].kind, CUJIT_ARG_VALUE);
   assert_int_equal(a[0].type, CUJIT_TYPE_PTR);
   assert_int_equal(a[0].value.ptr, p);
@@ -417,7 +426,9 @@ static void call_counts_arguments(void **state) {
   hand h;
   float x = 2;
   CUdeviceptr p = 0x1000;
-  typedef struct { float x, y, z, w; } vec4;
+  typedef struct {
+    float x, y, z, w;
+  } vec4;
   vec4 v = {1, 2, 3, 4};
   cujit_launch_options o = {0};
   (void)state;
@@ -493,7 +504,6 @@ typedef struct __attribute__((aligned(16))) f4v {
   float v[4];
 } f4v;
 
-
 static void signature_from_module(void **state) {
   cujit_module *m = types_compile(kSaxpy, "saxpy.cu", NULL, kSaxpyExprs, NULL, 0);
   hand h;
@@ -501,8 +511,8 @@ static void signature_from_module(void **state) {
   hand_init_from(&h, m, "saxpy");
   assert_string_equal(cujit_function_signature(&h.fn), "f32 ptr ptr u32");
   assert_int_equal(h.fn.upper->sig->checked, 1);
-  assert_ok(cujit_call(&h.fn, CUJIT_DIM3(1), CUJIT_DIM3(1), 2.0f, (CUdeviceptr)1,
-                       (CUdeviceptr)2, 3));
+  assert_ok(
+      cujit_call(&h.fn, CUJIT_DIM3(1), CUJIT_DIM3(1), 2.0f, (CUdeviceptr)1, (CUdeviceptr)2, 3));
   assert_int_equal(seen.calls, 1);
   assert_int_equal(seen.args[0].type, CUJIT_TYPE_F32);
   assert_int_equal(seen.args[3].type, CUJIT_TYPE_U32);
@@ -545,14 +555,17 @@ static void signature_from_module(void **state) {
 typedef cujit_status (*take_fn)(cujit_dim3, cujit_dim3, const void *, f4v, char);
 
 static void typed_calls_read_what_the_compiler_read(void **state) {
-  static const char src[] =
-      "#if 1\ntypedef double real;\n#elif 1\ntypedef int real;\n#endif\n"
-      "__global__ void k(real x, unsigned n) {}\n";
+  static const char src[] = "#if 1\ntypedef double real;\n#elif 1\ntypedef int real;\n#endif\n"
+                            "__global__ void k(real x, unsigned n) {}\n";
   cujit_module *m = types_compile(src, "real.cu", NULL, NULL, NULL, 0),
                *s2 = types_compile(kSaxpy, "saxpy.cu", NULL, kSaxpyExprs, NULL, 0);
   double x = 2.5;
   unsigned n = 7;
-  struct { float a; int b; double c; } p = {1, 2, 3};
+  struct {
+    float a;
+    int b;
+    double c;
+  } p = {1, 2, 3};
   f4v v = {{1, 2, 3, 4}};
   void *ptr = NULL;
   hand h;
@@ -582,7 +595,8 @@ static void explicit_signatures_against_the_compiler(void **state) {
   (void)state;
   hand_init_from(&h, m, "saxpy");
   assert_status_detail(cujit_function_set_signature(&h.fn, "u32 ptr ptr f32"),
-                       CUJIT_ERROR_SIGNATURE, "signature \"u32 ptr ptr f32\" does not match "
+                       CUJIT_ERROR_SIGNATURE,
+                       "signature \"u32 ptr ptr f32\" does not match "
                        "kernel 'saxpy': its parameter 1 (u32) is not what the compiler says the "
                        "kernel takes there, 'float'");
   assert_status_detail(cujit_function_set_signature(&h.fn, "f32 u64 ptr u32"),
@@ -699,28 +713,30 @@ static void bound_calls(void **state) {
   cujit_function_unbind(NULL, ptr2);
   assert_ok(((wide_fn)ptr2)(CUJIT_DIM3(1), CUJIT_DIM3(1), 0, 0, 0, 0, 0, v, p, blob, 0, 0));
   /* a new signature does not change pointers already made */
-  assert_ok(cujit_function_set_signature(&h.fn, "i8 u16 b2:2 f64 ptr f32x4 {f32 i32 f64} b12:4 i64 f32"));
+  assert_ok(
+      cujit_function_set_signature(&h.fn, "i8 u16 b2:2 f64 ptr f32x4 {f32 i32 f64} b12:4 i64 f32"));
   assert_ok(((wide_fn)ptr2)(CUJIT_DIM3(1), CUJIT_DIM3(1), 0, 0, 0.5f, 0, 0, v, p, blob, 0, 0));
   assert_arg(2, CUJIT_TYPE_F16, &half, 2);
-  hand_free(&h); /* frees ptr2 with the function */
+  hand_free(&h);           /* frees ptr2 with the function */
   assert_null(h.fn.upper); /* freed, the bindings with it */
 }
 
 /* Scalars only, 26 of them: integers beyond the six registers' worth and floating-point
  * values beyond the eight land on the stack, interleaved, and libffi must find each. */
 typedef cujit_status (*scalars_fn)(cujit_dim3, cujit_dim3, int8_t, uint8_t, int16_t, uint16_t,
-                                   int32_t, uint32_t, int64_t, uint64_t, CUdeviceptr, float,
-                                   double, float /* f16 */, float /* bf16 */, float, double,
-                                   float, double, float, double, int32_t, float, uint64_t,
-                                   double, CUdeviceptr, int16_t, float);
-#define SCALAR_TYPES "i8 u8 i16 u16 i32 u32 i64 u64 ptr f32 f64 f16 bf16 f32 f64 f32 f64 f32 " \
-                     "f64 i32 f32 u64 f64 ptr i16 f32"
+                                   int32_t, uint32_t, int64_t, uint64_t, CUdeviceptr, float, double,
+                                   float /* f16 */, float /* bf16 */, float, double, float, double,
+                                   float, double, int32_t, float, uint64_t, double, CUdeviceptr,
+                                   int16_t, float);
+#  define SCALAR_TYPES                                                        \
+    "i8 u8 i16 u16 i32 u32 i64 u64 ptr f32 f64 f16 bf16 f32 f64 f32 f64 f32 " \
+    "f64 i32 f32 u64 f64 ptr i16 f32"
 
 static cujit_status call_scalars_k(scalars_fn f, int k) {
   return f(CUJIT_DIM3(5, 6, 7), CUJIT_DIM3(64, 2), (int8_t)(-100 + k), 200, -30000, 60000,
            -2000000000, 4000000000u, INT64_MIN + k, UINT64_MAX - (uint64_t)k,
-           (CUdeviceptr)0x7f0000001000ull, 1.25f, -2.5, 0.5f, 1.5f, 3.0f, 4.0, 5.0f, 6.0, 7.0f,
-           8.0, -9, 10.0f, 11, 12.0, (CUdeviceptr)0x13000, -14, 15.5f);
+           (CUdeviceptr)0x7f0000001000ull, 1.25f, -2.5, 0.5f, 1.5f, 3.0f, 4.0, 5.0f, 6.0, 7.0f, 8.0,
+           -9, 10.0f, 11, 12.0, (CUdeviceptr)0x13000, -14, 15.5f);
 }
 
 static void call_scalars(scalars_fn f, int k) { assert_ok(call_scalars_k(f, k)); }
@@ -791,8 +807,8 @@ static void bound_scalars_every_place(void **state) {
   stale = (scalars_fn)ptrs[0];
   cujit_function_unbind(&h.fn, ptrs[0]);
   seen.calls = 0;
-  assert_status_detail(stale(CUJIT_DIM3(1), CUJIT_DIM3(1), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                             0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+  assert_status_detail(stale(CUJIT_DIM3(1), CUJIT_DIM3(1), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                             0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
                        CUJIT_ERROR_INVALID_VALUE, "after cujit_function_unbind()");
   assert_int_equal(seen.calls, 0);
   call_scalars((scalars_fn)ptrs[1], 3);
@@ -800,8 +816,8 @@ static void bound_scalars_every_place(void **state) {
   /* a new binding never takes a freed pointer's place */
   assert_ok(cujit_function_bind(&h.fn, NULL, &again));
   assert_true(again != ptrs[0]);
-  assert_status_detail(stale(CUJIT_DIM3(1), CUJIT_DIM3(1), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                             0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+  assert_status_detail(stale(CUJIT_DIM3(1), CUJIT_DIM3(1), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                             0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
                        CUJIT_ERROR_INVALID_VALUE, "nothing was launched");
   call_scalars((scalars_fn)again, 5);
   assert_scalars(5);
@@ -848,10 +864,19 @@ static void bind_refusals(void **state) {
 }
 
 /* Nested and vector structs by value through libffi, several passed on the stack. */
-typedef struct { short s[3]; } in3;
-typedef struct { in3 in; double d[2]; } out2;
-typedef struct { unsigned char x, y, z; } uc3;
-typedef struct __attribute__((aligned(8))) { int x, y; } i2;
+typedef struct {
+  short s[3];
+} in3;
+typedef struct {
+  in3 in;
+  double d[2];
+} out2;
+typedef struct {
+  unsigned char x, y, z;
+} uc3;
+typedef struct __attribute__((aligned(8))) {
+  int x, y;
+} i2;
 typedef cujit_status (*structs_fn)(cujit_dim3, cujit_dim3, out2, uc3, i2, f4, f4, f4, f4, f4,
                                    double, out2, char);
 
@@ -904,8 +929,7 @@ static cujit_status count_launch(const cujit_function *fn, cujit_dim3 grid, cuji
   return CUJIT_OK;
 }
 
-typedef cujit_status (*saxpy_fn)(cujit_dim3, cujit_dim3, float, CUdeviceptr, CUdeviceptr,
-                                 unsigned);
+typedef cujit_status (*saxpy_fn)(cujit_dim3, cujit_dim3, float, CUdeviceptr, CUdeviceptr, unsigned);
 
 static void *caller(void *arg) {
   cujit_function *fn = arg;

@@ -15,8 +15,8 @@ static void check_shares(size_t bytes, int nlanes) {
   for (i = 0; i < nlanes; i++) {
     cj_staging_share(bytes, nlanes, i, &begin, &end);
     if (begin != at || end < begin || end > bytes)
-      fail_msg("%zu bytes over %d lanes: lane %d has [%zu, %zu) after %zu", bytes, nlanes, i,
-               begin, end, at);
+      fail_msg("%zu bytes over %d lanes: lane %d has [%zu, %zu) after %zu", bytes, nlanes, i, begin,
+               end, at);
     if (begin == end) {
       ended = 1;
       continue;

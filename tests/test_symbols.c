@@ -7,17 +7,17 @@
 static void plain_names_match_mangled_symbols(void **state) {
   (void)state;
   assert_true(cj_symbol_matches("_Z13multiply_themPfS_S_", "multiply_them"));
-  assert_true(cj_symbol_matches("plain", "plain"));                 /* extern "C" */
-  assert_true(cj_symbol_matches("_Z4overPi", "_Z4overPi"));         /* a symbol as it is */
+  assert_true(cj_symbol_matches("plain", "plain"));         /* extern "C" */
+  assert_true(cj_symbol_matches("_Z4overPi", "_Z4overPi")); /* a symbol as it is */
   assert_true(cj_symbol_matches("_ZN2ns1gEPf", "g"));
   assert_true(cj_symbol_matches("_ZN2ns1gEPf", "ns::g"));
   assert_true(cj_symbol_matches("_ZN2ns1gEPf", "::ns::g"));
   assert_true(cj_symbol_matches("_ZN2ns5inner1gEPi", "inner::g"));
   assert_true(cj_symbol_matches("_ZN2ns5inner1gEPi", "ns::inner::g"));
-  assert_true(cj_symbol_matches("_Z5scaleIfEvPT_S0_", "scale"));    /* a template instance */
+  assert_true(cj_symbol_matches("_Z5scaleIfEvPT_S0_", "scale")); /* a template instance */
   assert_true(cj_symbol_matches("_ZN2ns5scaleIiEEvPT_", "ns::scale"));
-  assert_true(cj_symbol_matches("_ZL6hiddenv", "hidden"));          /* internal linkage */
-  assert_true(cj_symbol_matches("_ZN2ns3valE", "val"));             /* a variable */
+  assert_true(cj_symbol_matches("_ZL6hiddenv", "hidden")); /* internal linkage */
+  assert_true(cj_symbol_matches("_ZN2ns3valE", "val"));    /* a variable */
   /* names inside template arguments are skipped by length, "E" in them included */
   assert_true(cj_symbol_matches("_Z3runI4EvalEvPT_", "run"));
   assert_true(cj_symbol_matches("_Z3runILi4EEvPf", "run"));
@@ -31,12 +31,13 @@ static void near_misses_do_not_match(void **state) {
   assert_false(cj_symbol_matches("_ZN2ns1gEPf", "other::g"));
   assert_false(cj_symbol_matches("_ZN2ns1gEPf", "a::ns::g")); /* more parts than the symbol */
   assert_false(cj_symbol_matches("_ZN2ns5inner1gEPi", "ns::g"));
-  assert_false(cj_symbol_matches("_Z5scaleIfEvPT_S0_", "scale<float>")); /* needs a name expression */
+  assert_false(
+      cj_symbol_matches("_Z5scaleIfEvPT_S0_", "scale<float>")); /* needs a name expression */
   assert_false(cj_symbol_matches("plain", "plai"));
   assert_false(cj_symbol_matches("_Z", "x"));
-  assert_false(cj_symbol_matches("_Z99short", "short"));    /* length beyond the string */
-  assert_false(cj_symbol_matches("_ZN3abc", "abc"));       /* unterminated nested name */
-  assert_false(cj_symbol_matches("_Z3runIi", "run"));      /* unterminated template list */
+  assert_false(cj_symbol_matches("_Z99short", "short")); /* length beyond the string */
+  assert_false(cj_symbol_matches("_ZN3abc", "abc"));     /* unterminated nested name */
+  assert_false(cj_symbol_matches("_Z3runIi", "run"));    /* unterminated template list */
 }
 
 static void find_prefers_exact_and_counts_overloads(void **state) {
@@ -150,7 +151,9 @@ static void odd_ptx_text_is_harmless(void **state) {
   assert_ok(cj_symtab_build(".entry\n.global\n.visible .entry (\n.const .align\n", &t));
   assert_int_equal(t.n_kernels + t.n_globals, 0);
   cj_symtab_free(&t);
-  assert_ok(cj_symtab_build(".extern .global .u32 elsewhere;\n.entry k(\n.param .u32 k_param_0\n)\n", &t));
+  assert_ok(
+      cj_symtab_build(".extern .global .u32 elsewhere;\n.entry k(\n.param .u32 k_param_0\n)\n",
+                      &t));
   assert_int_equal(t.n_globals, 0);
   assert_int_equal(t.n_kernels, 1);
   cj_symtab_free(&t);

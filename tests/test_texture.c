@@ -9,10 +9,12 @@
 #include "launch/texture.h"
 
 /* An H100-like device. */
-static const cj_tex_limits kLim = {
-    512, 32, 1u << 27, {131072, 65000, 2097120},
-    {{131072, 0, 0}, {131072, 65536, 0}, {16384, 16384, 16384}},
-    {{32768, 0, 0}, {131072, 65536, 0}, {16384, 16384, 16384}}};
+static const cj_tex_limits kLim = {512,
+                                   32,
+                                   1u << 27,
+                                   {131072, 65000, 2097120},
+                                   {{131072, 0, 0}, {131072, 65536, 0}, {16384, 16384, 16384}},
+                                   {{32768, 0, 0}, {131072, 65536, 0}, {16384, 16384, 16384}}};
 
 /* The descriptors' size fields (the rule itself is tested in test_abi): the _INIT macros
  * set them, and a bad one is refused before anything else, naming the macro. */
@@ -30,7 +32,8 @@ static void descriptors_grow_without_breaking(void **state) {
   assert_int_equal(a.width | a.height | a.depth | a.channels | a.flags | (size_t)a.format, 0);
   d.size = 4;
   assert_status_detail(cujit_texture_from_linear(&tex, 0x10000, 64, CUJIT_FORMAT_F32, 1, &d),
-                       CUJIT_ERROR_INVALID_VALUE, "cujit_texture_from_linear: "
+                       CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_texture_from_linear: "
                        "cujit_texture_desc.size is 4, smaller than its first version");
   assert_non_null(strstr(cujit_last_error(), "CUJIT_TEXTURE_DESC_INIT"));
   assert_int_equal(tex, 0);
@@ -66,7 +69,8 @@ static void sampling_modes_are_checked(void **state) {
   assert_ok(cj_tex_desc_check("f", &d, CUJIT_FORMAT_F32, 1));
   d.address_mode[1] = 7;
   assert_status_detail(cj_tex_desc_check("f", &d, CUJIT_FORMAT_F32, 0), CUJIT_ERROR_INVALID_VALUE,
-                       "f: cujit_texture_desc.address_mode[1] is 7; use one of CUJIT_ADDRESS_CLAMP");
+                       "f: cujit_texture_desc.address_mode[1] is 7; use one of "
+                       "CUJIT_ADDRESS_CLAMP");
   d.address_mode[1] = CUJIT_ADDRESS_WRAP;
   assert_status_detail(cj_tex_desc_check("f", &d, CUJIT_FORMAT_F32, 0), CUJIT_ERROR_INVALID_VALUE,
                        "address_mode[1] is wrap, which needs normalized coordinates");
@@ -135,9 +139,11 @@ static void pitched_memory_is_checked(void **state) {
   assert_status_detail(cj_tex_pitched_check(&kLim, p + 64, 100, 50, 416, 4),
                        CUJIT_ERROR_INVALID_VALUE, "texture alignment of 512 bytes");
   assert_status_detail(cj_tex_pitched_check(&kLim, p, 100, 70000, 416, 4),
-                       CUJIT_ERROR_INVALID_VALUE, "height 70000 exceeds the device's limit of 65000");
+                       CUJIT_ERROR_INVALID_VALUE,
+                       "height 70000 exceeds the device's limit of 65000");
   assert_status_detail(cj_tex_pitched_check(&kLim, p, 140000, 2, 140000 * 4, 4),
-                       CUJIT_ERROR_INVALID_VALUE, "width 140000 exceeds the device's limit of 131072");
+                       CUJIT_ERROR_INVALID_VALUE,
+                       "width 140000 exceeds the device's limit of 131072");
 }
 
 static void array_shapes_are_checked(void **state) {
@@ -208,7 +214,8 @@ static void bad_arguments_before_the_driver(void **state) {
                        "out is NULL");
   assert_status_detail(cujit_cuarray_create(&a, &ad, NULL), CUJIT_ERROR_INVALID_VALUE,
                        "width is 0");
-  assert_status_detail(cujit_surface_from_array(&s, NULL), CUJIT_ERROR_INVALID_VALUE, "arr is NULL");
+  assert_status_detail(cujit_surface_from_array(&s, NULL), CUJIT_ERROR_INVALID_VALUE,
+                       "arr is NULL");
   assert_status_detail(cujit_cuarray_read(NULL, &t), CUJIT_ERROR_INVALID_VALUE, "arr is NULL");
   assert_status_detail(cujit_cuarray_write(NULL, &t), CUJIT_ERROR_INVALID_VALUE, "arr is NULL");
   /* nothing to do is not an error, and needs no driver */

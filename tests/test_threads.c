@@ -37,7 +37,8 @@ static void *work(void *arg) {
     cujit_module *a = NULL, *b = NULL;
     cujit_status st = cujit_module_from_source(&a, kShared, "shared.cu", &o);
     if (!check_module(w, st, a, "shared_kernel")) return NULL;
-    snprintf(src, sizeof src, "__global__ void own(int *x) { x[0] = %d; }\n", 500000 + w->id * 10 + r);
+    snprintf(src, sizeof src, "__global__ void own(int *x) { x[0] = %d; }\n",
+             500000 + w->id * 10 + r);
     snprintf(want, sizeof want, "%d", 500000 + w->id * 10 + r);
     st = cujit_module_from_source(&b, src, "own.cu", &o);
     if (!check_module(w, st, b, want)) return NULL;

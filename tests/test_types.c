@@ -16,8 +16,7 @@ long cujit_test_alloc_countdown(void);
 #endif
 
 /* Reads kernel `name` and compares its spellings and its signature's type string. */
-static void expect_types(cujit_module *m, const char *name, const char *spelled,
-                         const char *sig) {
+static void expect_types(cujit_module *m, const char *name, const char *spelled, const char *sig) {
   types_kernel k;
   cj_signature *s = NULL;
   cujit_status st = types_read(m, name, 1, &k);
@@ -32,14 +31,13 @@ static void expect_types(cujit_module *m, const char *name, const char *spelled,
 
 /* ---- what a second C parser misread ---- */
 
-static const char kIfdef[] =
-    "#ifdef USE_INT\n"
-    "typedef int real;\n"
-    "#else\n"
-    "typedef float real;\n"
-    "#endif\n"
-    "__global__ void k(real *a, real s, unsigned n) {}\n"
-    "extern \"C\" __global__ void ck(real s, unsigned n) {}\n";
+static const char kIfdef[] = "#ifdef USE_INT\n"
+                             "typedef int real;\n"
+                             "#else\n"
+                             "typedef float real;\n"
+                             "#endif\n"
+                             "__global__ void k(real *a, real s, unsigned n) {}\n"
+                             "extern \"C\" __global__ void ck(real s, unsigned n) {}\n";
 
 static void preprocessor_branches_and_defines(void **state) {
   const char *use_int[] = {"USE_INT", NULL};
@@ -61,8 +59,8 @@ static void preprocessor_branches_and_defines(void **state) {
   m = types_compile(elif, "elif.cu", NULL, NULL, NULL, 0);
   expect_types(m, "k", "double; unsigned int", "f64 u32");
   cujit_module_destroy(m);
-  m = types_compile("__global__ void k(REAL x, const REAL *y) {}\n", "define.cu", t_double,
-                    NULL, NULL, 0);
+  m = types_compile("__global__ void k(REAL x, const REAL *y) {}\n", "define.cu", t_double, NULL,
+                    NULL, 0);
   expect_types(m, "k", "double; const double *", "f64 ptr");
   cujit_module_destroy(m);
 }
@@ -90,9 +88,9 @@ static void templates(void **state) {
       "template <int N> __global__ void fixed(float (*a)[N], int n) {}\n"
       "template <typename... Ts> __global__ void many(int n, Ts... xs) {}\n"
       "namespace ns { template <typename T> __global__ void nested(T t, T *p) {} }\n";
-  const char *exprs[] = {"scale<float>", "scale<unsigned char>", "pair<int, double>",
-                         "vk<float>", "fixed<4>", "many<float, double *, char>",
-                         "ns::nested<long long>", NULL};
+  const char *exprs[] =
+      {"scale<float>", "scale<unsigned char>",        "pair<int, double>",     "vk<float>",
+       "fixed<4>",     "many<float, double *, char>", "ns::nested<long long>", NULL};
   cujit_module *m = types_compile(src, "templates.cu", NULL, exprs, NULL, 0);
   (void)state;
   expect_types(m, "scale<float>", "float *; float", "ptr f32");
@@ -100,16 +98,15 @@ static void templates(void **state) {
   expect_types(m, "pair<int, double>", "int; double *; const int *", "i32 ptr ptr");
   expect_types(m, "vk<float>", "Vec<float>; float *; Vec<float> *", "b8:4 ptr ptr");
   expect_types(m, "fixed<4>", "float (*)[4]; int", "ptr i32");
-  expect_types(m, "many<float, double *, char>", "int; float; double *; char",
-               "i32 f32 ptr i8");
+  expect_types(m, "many<float, double *, char>", "int; float; double *; char", "i32 f32 ptr i8");
   expect_types(m, "ns::nested<long long>", "long long; long long *", "i64 ptr");
   cujit_module_destroy(m);
 }
 
 static void types_from_headers(void **state) {
-  static const cujit_header headers[] = {
-      {"mytypes.h", "typedef unsigned short idx_t;\nstruct Cfg { float s; int n; };\n"},
-      {NULL, NULL}};
+  static const cujit_header headers[] =
+      {{"mytypes.h", "typedef unsigned short idx_t;\nstruct Cfg { float s; int n; };\n"},
+       {NULL, NULL}};
   static const char src[] =
       "#include \"mytypes.h\"\n"
       "#include <cuda_fp16.h>\n"
@@ -137,9 +134,12 @@ static void vector_and_scalar_types(void **state) {
       "                  float **pp) {}\n";
   cujit_module *m = types_compile(src, "vectors.cu", NULL, NULL, NULL, 0);
   (void)state;
-  expect_types(m, "v", "float4; uchar2; int3; double2; longlong4_16a; char1; dim3; ushort4; "
-               "double4_32a", "f32x4 u8x2 i32x3 f64x2 i64x4 i8x1 u32x3 u16x4 f64x4:32");
-  expect_types(m, "s", "char; signed char; unsigned char; short; unsigned short; int; "
+  expect_types(m, "v",
+               "float4; uchar2; int3; double2; longlong4_16a; char1; dim3; ushort4; "
+               "double4_32a",
+               "f32x4 u8x2 i32x3 f64x2 i64x4 i8x1 u32x3 u16x4 f64x4:32");
+  expect_types(m, "s",
+               "char; signed char; unsigned char; short; unsigned short; int; "
                "unsigned int; long; unsigned long; long long; unsigned long long; bool; "
                "unsigned long; wchar_t; char16_t; char32_t; float; double",
                "i8 i8 u8 i16 u16 i32 u32 i64 u64 i64 u64 u8 u64 i32 u16 u32 f32 f64");
@@ -188,9 +188,8 @@ static void extern_c_kernels_are_probed(void **state) {
 }
 
 static void probes_that_cannot_compile(void **state) {
-  static const char src[] =
-      "namespace q { extern \"C\" __global__ void nk(int *x) {} }\n"
-      "extern \"C\" __global__ void ok(double d) {}\n";
+  static const char src[] = "namespace q { extern \"C\" __global__ void nk(int *x) {} }\n"
+                            "extern \"C\" __global__ void ok(double d) {}\n";
   cujit_module *m = types_compile(src, "probe.cu", NULL, NULL, NULL, 0);
   types_kernel k;
   uint64_t before;
@@ -318,8 +317,8 @@ static void check_against_ptx(cujit_module *m, const char *name) {
     assert_false(oom);
     if (!t) { /* known by name: a struct, union or class, passed as bytes */
       if (!k.ptx[i].array)
-        fail_msg("%s parameter %zu ('%s'): passed as a PTX scalar but not read as one", name,
-                 i + 1, p->m.spelling);
+        fail_msg("%s parameter %zu ('%s'): passed as a PTX scalar but not read as one", name, i + 1,
+                 p->m.spelling);
       continue;
     }
     if (t->size != k.ptx[i].size || t->align != k.ptx[i].align)

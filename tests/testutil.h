@@ -51,27 +51,27 @@ static inline int test_have_gpu(void) {
   int n = 0;
   if (cujit_device_get_count(&n) != CUJIT_OK || n == 0) {
     printf("SKIP: no usable CUDA device: %s\n", n == 0 && cujit_last_error()[0] == '\0'
-                                                     ? "the driver reports 0 devices"
-                                                     : cujit_last_error());
+                                                    ? "the driver reports 0 devices"
+                                                    : cujit_last_error());
     return 0;
   }
   return 1;
 }
 
 /* Asserts that `st` is `want` and that the thread's detail contains `needle`. */
-#define assert_status_detail(st, want, needle)                                         \
-  do {                                                                                 \
-    cujit_status st_ = (st);                                                           \
-    if (st_ != (want))                                                                 \
-      fail_msg("status %s, wanted %s; detail: %s", cujit_status_name(st_),             \
-               cujit_status_name(want), cujit_last_error());                           \
-    if (!strstr(cujit_last_error(), (needle)))                                         \
-      fail_msg("detail lacks \"%s\": %s", (needle), cujit_last_error());               \
+#define assert_status_detail(st, want, needle)                             \
+  do {                                                                     \
+    cujit_status st_ = (st);                                               \
+    if (st_ != (want))                                                     \
+      fail_msg("status %s, wanted %s; detail: %s", cujit_status_name(st_), \
+               cujit_status_name(want), cujit_last_error());               \
+    if (!strstr(cujit_last_error(), (needle)))                             \
+      fail_msg("detail lacks \"%s\": %s", (needle), cujit_last_error());   \
   } while (0)
 
-#define assert_ok(st)                                                                  \
-  do {                                                                                 \
-    cujit_status st_ = (st);                                                           \
+#define assert_ok(st)                                                                    \
+  do {                                                                                   \
+    cujit_status st_ = (st);                                                             \
     if (st_ != CUJIT_OK) fail_msg("%s: %s", cujit_status_name(st_), cujit_last_error()); \
   } while (0)
 

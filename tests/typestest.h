@@ -12,8 +12,7 @@
  * expressions `exprs` (may be NULL); `cache` 0 bypasses the caches. Fails the test on an
  * error. */
 static inline cujit_module *types_compile(const char *src, const char *name,
-                                          const char *const *defines,
-                                          const char *const *exprs,
+                                          const char *const *defines, const char *const *exprs,
                                           const cujit_header *headers, int cache) {
   cujit_options o = {0};
   cujit_module *m = NULL;

@@ -67,15 +67,19 @@ static cujit_status take(cj_array **out, cj_block **block) {
   keep_spares(a, b);
   full = cj_handles_full(&live);
   pthread_mutex_unlock(&live_lock);
-  CJ_CHECK(!full, CUJIT_ERROR_OUT_OF_MEMORY, "making an array: %zu arrays are live, the most "
-           "cujit keeps at once; destroy some", (size_t)1 << CJ_HANDLE_SLOT_BITS);
+  CJ_CHECK(!full, CUJIT_ERROR_OUT_OF_MEMORY,
+           "making an array: %zu arrays are live, the most "
+           "cujit keeps at once; destroy some",
+           (size_t)1 << CJ_HANDLE_SLOT_BITS);
   return cj_fail_oom("making an array");
 }
 
 static cujit_status not_live(const cujit_array *h, const char *fn, const char *what) {
   CJ_CHECK(h, CUJIT_ERROR_INVALID_VALUE, "%s: %s is NULL", fn, what);
-  return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: %s is not a live array (destroyed already, "
-                 "or never made by cujit)", fn, what);
+  return cj_fail(CUJIT_ERROR_INVALID_VALUE,
+                 "%s: %s is not a live array (destroyed already, "
+                 "or never made by cujit)",
+                 fn, what);
 }
 
 cujit_status cj_array_get(const cujit_array *h, const char *fn, const char *what, cj_array **a) {
@@ -103,7 +107,8 @@ static cujit_status check_shape(int type, int ndim, const int64_t *shape, const 
   CJ_CHECK(cj_elem_of(type), CUJIT_ERROR_INVALID_VALUE,
            "%s: type %d is not an element type arrays hold "
            "(use CUJIT_TYPE_BOOL, _I8 ... _U64, _F16, _BF16, _F32, _F64, _C64 or "
-           "_C128)", fn, type);
+           "_C128)",
+           fn, type);
   CJ_CHECK(ndim >= 0 && ndim <= CUJIT_ARRAY_MAX_DIMS, CUJIT_ERROR_INVALID_VALUE,
            "%s: ndim is %d; arrays have 0 to %d dimensions", fn, ndim, CUJIT_ARRAY_MAX_DIMS);
   CJ_CHECK(shape || !ndim, CUJIT_ERROR_INVALID_VALUE, "%s: shape is NULL", fn);
@@ -187,13 +192,12 @@ cujit_status cj_array_new_on(cujit_array **out, cj_array **a, int type, int ndim
   return new_array(out, a, type, ndim, shape, size, stream);
 }
 
-cujit_status cj_array_new(cujit_array **out, cj_array **a, int type, int ndim,
-                          const int64_t *shape, const char *fn) {
+cujit_status cj_array_new(cujit_array **out, cj_array **a, int type, int ndim, const int64_t *shape,
+                          const char *fn) {
   return cj_array_new_on(out, a, type, ndim, shape, NULL, fn);
 }
 
-cujit_status cujit_array_empty(cujit_array **out, cujit_type type, int ndim,
-                               const int64_t *shape) {
+cujit_status cujit_array_empty(cujit_array **out, cujit_type type, int ndim, const int64_t *shape) {
   return cj_array_new(out, NULL, type, ndim, shape, "cujit_array_empty");
 }
 
@@ -204,8 +208,8 @@ cujit_status cujit_array_empty_like(cujit_array **out, const cujit_array *h) {
                          "cujit_array_empty_like");
 }
 
-cujit_status cujit_array_wrap(cujit_array **out, cujit_type type, int ndim,
-                              const int64_t *shape, CUdeviceptr data) {
+cujit_status cujit_array_wrap(cujit_array **out, cujit_type type, int ndim, const int64_t *shape,
+                              CUdeviceptr data) {
   int64_t size;
   cj_block *b;
   cj_array *a;
@@ -236,7 +240,7 @@ void cujit_array_destroy(cujit_array *h) {
   pthread_mutex_unlock(&live_lock);
   if (!a) {
     cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_array_destroy: a is not a live array (destroyed "
-            "already, or never made by cujit); nothing was freed");
+                                       "already, or never made by cujit); nothing was freed");
     return;
   }
   if (__atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL) == 0) block_free(b, stream);
@@ -250,8 +254,8 @@ cujit_status cj_array_unmake(cujit_status st, cujit_array **out, int made) {
   return st;
 }
 
-cujit_status cj_array_output(cujit_array **out, const cj_array *like, int type,
-                             const char *fn, cj_array **o, int *made) {
+cujit_status cj_array_output(cujit_array **out, const cj_array *like, int type, const char *fn,
+                             cj_array **o, int *made) {
   char x[CJ_SHAPE_TEXT], y[CJ_SHAPE_TEXT];
   *made = 0;
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
@@ -267,11 +271,11 @@ cujit_status cj_array_output(cujit_array **out, const cj_array *like, int type,
   CJ_TRY(cj_array_get(*out, fn, "*out", o));
   CJ_CHECK((*o)->type == type, CUJIT_ERROR_INVALID_VALUE,
            "%s: the output holds %s, the result is %s; pass "
-           "an output of the result's type, or NULL for a new one", fn,
-           cj_elem_of((*o)->type)->name, cj_elem_of(type)->name);
+           "an output of the result's type, or NULL for a new one",
+           fn, cj_elem_of((*o)->type)->name, cj_elem_of(type)->name);
   CJ_CHECK(cj_array_same_shape(*o, like), CUJIT_ERROR_INVALID_VALUE,
-           "%s: the output's shape %s differs from the result's %s; pass NULL for a new one",
-           fn, cj_array_shape_text(*o, x), cj_array_shape_text(like, y));
+           "%s: the output's shape %s differs from the result's %s; pass NULL for a new one", fn,
+           cj_array_shape_text(*o, x), cj_array_shape_text(like, y));
   return CUJIT_OK;
 }
 
@@ -302,7 +306,8 @@ cujit_status cujit_array_view(const cujit_array *h, int64_t start, int64_t stop,
   *view = NULL;
   CJ_CHECK(start >= 0 && stop >= start && stop <= a->size, CUJIT_ERROR_INVALID_VALUE,
            "cujit_array_view: [%lld, %lld) is not a range "
-           "of the array's %lld elements", (long long)start, (long long)stop, (long long)a->size);
+           "of the array's %lld elements",
+           (long long)start, (long long)stop, (long long)a->size);
   len = stop - start;
   return handle(view, a->type, 1, &len, len, a->block,
                 a->data + (CUdeviceptr)start * cj_elem_of(a->type)->size, a->stream);
@@ -318,7 +323,8 @@ cujit_status cujit_array_reshape(const cujit_array *h, int ndim, const int64_t *
   CJ_TRY(check_shape(a->type, ndim, shape, "cujit_array_reshape", &size));
   CJ_CHECK(size == a->size, CUJIT_ERROR_INVALID_VALUE,
            "cujit_array_reshape: the new shape holds %lld "
-           "elements, the array %lld", (long long)size, (long long)a->size);
+           "elements, the array %lld",
+           (long long)size, (long long)a->size);
   return handle(view, a->type, ndim, shape, size, a->block, a->data, a->stream);
 }
 
@@ -334,14 +340,14 @@ cujit_status cujit_array_set_stream(cujit_array *h, CUstream stream) {
  * Each one looks the handle up under the lock and reads the field there: on the launch
  * path (cujit_array_arg) that is all they cost. */
 
-#define PROPERTY(type, name, expr, none)        \
-  type cujit_array_##name(const cujit_array *h) { \
-    const cj_array *a;                            \
-    type v = none;                                \
-    pthread_mutex_lock(&live_lock);               \
+#define PROPERTY(type, name, expr, none)                              \
+  type cujit_array_##name(const cujit_array *h) {                     \
+    const cj_array *a;                                                \
+    type v = none;                                                    \
+    pthread_mutex_lock(&live_lock);                                   \
     if ((a = cj_handle_get(&live, (uintptr_t)h)) != NULL) v = (expr); \
-    pthread_mutex_unlock(&live_lock);             \
-    return v;                                     \
+    pthread_mutex_unlock(&live_lock);                                 \
+    return v;                                                         \
   }
 
 PROPERTY(cujit_type, type, (cujit_type)a->type, CUJIT_TYPE_BYTES)

@@ -57,16 +57,14 @@ cujit_status cj_array_get(const cujit_array *h, const char *fn, const char *what
 cujit_status cj_array_get2(const cujit_array *ha, const cujit_array *hb, const char *fn,
                            const char *what_a, const char *what_b, cj_array **a, cj_array **b);
 /* The handle the caller holds for `a`. */
-static inline cujit_array *cj_array_handle(const cj_array *a) {
-  return (cujit_array *)a->handle;
-}
+static inline cujit_array *cj_array_handle(const cj_array *a) { return (cujit_array *)a->handle; }
 /* Validates type and shape and makes an array with memory from the pool (not filled),
  * allocated on and ordered on `stream` (cj_array_new: the legacy default stream): *out
  * gets its handle (NULL on failure) and *a, when a is not NULL, the array. */
 cujit_status cj_array_new_on(cujit_array **out, cj_array **a, int type, int ndim,
                              const int64_t *shape, CUstream stream, const char *fn);
-cujit_status cj_array_new(cujit_array **out, cj_array **a, int type, int ndim,
-                          const int64_t *shape, const char *fn);
+cujit_status cj_array_new(cujit_array **out, cj_array **a, int type, int ndim, const int64_t *shape,
+                          const char *fn);
 /* Whether a and b have one shape: as many dimensions, each of one size. */
 int cj_array_same_shape(const cj_array *a, const cj_array *b);
 /* An array's shape as NumPy writes it, "(4, 4)", "(16,)" or "()", into out, returned. */
@@ -76,8 +74,8 @@ const char *cj_array_shape_text(const cj_array *a, char out[CJ_SHAPE_TEXT]);
  * and shape), else a new array like `like` with element type `type`, whose handle goes to
  * *out. *o gets the array; *made says whether it was made here (and must be destroyed on
  * failure: cj_array_unmake). */
-cujit_status cj_array_output(cujit_array **out, const cj_array *like, int type,
-                             const char *fn, cj_array **o, int *made);
+cujit_status cj_array_output(cujit_array **out, const cj_array *like, int type, const char *fn,
+                             cj_array **o, int *made);
 /* Ends an operation: on failure the output it made (made) is destroyed, *out set to NULL. */
 cujit_status cj_array_unmake(cujit_status st, cujit_array **out, int made);
 
@@ -141,13 +139,13 @@ cujit_status cj_gen_args(const char *fn, const cj_decl *d, size_t n, const cujit
  * the inputs (cj_in0...), `scalars`, the output (cj_out) and the count (cj_n). */
 typedef struct cj_map_kernel {
   const char *name;
-  const char *preamble;         /* code before the kernel, or NULL */
-  size_t n_in;                  /* at most CUJIT_MAP_MAX_ARRAYS */
+  const char *preamble; /* code before the kernel, or NULL */
+  size_t n_in;          /* at most CUJIT_MAP_MAX_ARRAYS */
   const int *in_types;
-  const char *const *in_names;  /* the names `expr` reads element i of each input by */
-  const char *scalars;          /* parameters after the inputs ("double s"), or NULL */
+  const char *const *in_names; /* the names `expr` reads element i of each input by */
+  const char *scalars;         /* parameters after the inputs ("double s"), or NULL */
   int out_type;
-  const char *expr;             /* element i of the output, already of out_type; may use i */
+  const char *expr; /* element i of the output, already of out_type; may use i */
 } cj_map_kernel;
 
 /* The unsigned type of `bytes` bytes (a power of two up to 16: "uint4" for 16). */
@@ -175,8 +173,8 @@ cujit_status cj_map_launch(cujit_function *fn, unsigned w, int64_t n, CUstream s
  * caches). The function lives until the process ends. */
 cujit_status cj_array_kernel(const char *source, const char *name, cujit_function **fn);
 /* Launches a grid-stride kernel over n elements on `stream`. */
-cujit_status cj_array_launch(cujit_function *fn, int64_t n, CUstream stream,
-                             const cujit_arg *args, size_t nargs);
+cujit_status cj_array_launch(cujit_function *fn, int64_t n, CUstream stream, const cujit_arg *args,
+                             size_t nargs);
 /* The same for a kernel cujit wrote, whose parameters `params` (kernelParams: nparams
  * pointers to values of the sizes the kernel declares) are known to match it: the
  * arguments are not checked again, the configuration is. `work` sets the grid: blocks of
@@ -215,9 +213,8 @@ void cj_reduce_source(cj_buf *b, const cj_reduce_spec *s);
 cujit_status cj_reduce_kernel(const cj_reduce_spec *s, cujit_function **fn);
 /* Reduces n elements on `stream`: `args` are the spec's parameters; the result goes to
  * device memory at dst, or, when host is not NULL, to host memory (and the call waits). */
-cujit_status cj_reduce_run(cujit_function *fn, const cj_reduce_spec *s, int64_t n,
-                           CUstream stream, const cujit_arg *args, size_t nargs,
-                           CUdeviceptr dst, void *host);
+cujit_status cj_reduce_run(cujit_function *fn, const cj_reduce_spec *s, int64_t n, CUstream stream,
+                           const cujit_arg *args, size_t nargs, CUdeviceptr dst, void *host);
 /* A given output (*out not NULL) for a result of `type`: live, of that type and 0-d. */
 cujit_status cj_reduce_output_check(cujit_array **out, int type, const char *fn);
 /* Makes a 0-d output on `stream` when *out is NULL (*made is then 1); *data gets the

@@ -12,9 +12,11 @@ static int ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
 static cujit_status bad(const char *args, const char *at, const char *what) {
   int len = 0;
   while (at[len] && at[len] != ',' && !isspace((unsigned char)at[len]) && len < 40) len++;
-  return cj_fail(CUJIT_ERROR_INVALID_VALUE, "argument declarations, column %d: %s at '%.*s' "
+  return cj_fail(CUJIT_ERROR_INVALID_VALUE,
+                 "argument declarations, column %d: %s at '%.*s' "
                  "in \"%s\" (declare each as TYPE NAME or TYPE *NAME, e.g. \"float a, float "
-                 "*x\")", (int)(at - args) + 1, what, len ? len : 1, *at ? at : "(end)", args);
+                 "*x\")",
+                 (int)(at - args) + 1, what, len ? len : 1, *at ? at : "(end)", args);
 }
 
 /* Appends one word (an identifier, or a template like complex<float>) of the type. */
@@ -65,7 +67,8 @@ static cujit_status one(const char *args, const char **p, cj_decl *d) {
     return bad(args, type_at, "an element type cujit does not know");
   }
   last = d->name;
-  while (ident_char(*name_at) && (size_t)(last - d->name) + 1 < sizeof d->name) *last++ = *name_at++;
+  while (ident_char(*name_at) && (size_t)(last - d->name) + 1 < sizeof d->name)
+    *last++ = *name_at++;
   *last = '\0';
   if (ident_char(*name_at)) return bad(args, name_at, "a name longer than 63 characters");
   *p = *s ? s + 1 : s;
@@ -80,7 +83,8 @@ cujit_status cj_decl_parse(const char *args, cj_decl **out, size_t *n) {
   *n = 0;
   CJ_CHECK(args && args[0], CUJIT_ERROR_INVALID_VALUE,
            "argument declarations are %s; declare at least "
-           "one array, e.g. \"float *x\"", args ? "empty" : "NULL");
+           "one array, e.g. \"float *x\"",
+           args ? "empty" : "NULL");
   while (st == CUJIT_OK && *p) {
     if (CJ_VEC_RESERVE(*out, cap, *n + 1) != 0) {
       st = cj_fail_oom("reading argument declarations");
@@ -89,8 +93,10 @@ cujit_status cj_decl_parse(const char *args, cj_decl **out, size_t *n) {
     if ((st = one(args, &p, &(*out)[*n])) != CUJIT_OK) break;
     for (k = 0; k < *n; k++)
       if (strcmp((*out)[k].name, (*out)[*n].name) == 0)
-        st = cj_fail(CUJIT_ERROR_INVALID_VALUE, "argument declarations: '%s' is declared twice "
-                     "in \"%s\"", (*out)[k].name, args);
+        st = cj_fail(CUJIT_ERROR_INVALID_VALUE,
+                     "argument declarations: '%s' is declared twice "
+                     "in \"%s\"",
+                     (*out)[k].name, args);
     ++*n;
   }
   if (st != CUJIT_OK) {

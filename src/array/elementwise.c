@@ -134,7 +134,8 @@ static cujit_status fill(cujit_elementwise *e, const char *args, const char *ope
   for (i = 0; i < e->n_decls && !e->decls[i].is_array; i++) continue;
   CJ_CHECK(i != e->n_decls, CUJIT_ERROR_INVALID_VALUE,
            "cujit_elementwise_create: \"%s\" declares no "
-           "array (a pointer argument); the size of the first array sets n", args);
+           "array (a pointer argument); the size of the first array sets n",
+           args);
   e->types = cj_calloc(e->n_decls, sizeof *e->types);
   for (i = 0; e->types && i < e->n_decls; i++) e->types[i] = e->decls[i].type;
   e->params = params_of(e->decls, e->n_decls);
@@ -144,8 +145,8 @@ static cujit_status fill(cujit_elementwise *e, const char *args, const char *ope
   e->loop_prep = dup_or_null(o ? o->loop_prep : NULL, &oom);
   e->after_loop = dup_or_null(o ? o->after_loop : NULL, &oom);
   if (oom || !e->types || !e->params) return cj_fail_oom("making an elementwise kernel");
-  e->k = (cj_ew_kernel){e->name, e->params, e->body, e->preamble, e->loop_prep, e->after_loop,
-                        e->types, e->n_decls};
+  e->k = (cj_ew_kernel){e->name,      e->params,     e->body,  e->preamble,
+                        e->loop_prep, e->after_loop, e->types, e->n_decls};
   return CUJIT_OK;
 }
 
@@ -163,7 +164,8 @@ cujit_status cujit_elementwise_create(cujit_elementwise **out, const char *args,
            operation ? "empty" : "NULL");
   CJ_CHECK(!o || !o->name || cj_is_identifier(o->name), CUJIT_ERROR_INVALID_VALUE,
            "cujit_elementwise_create: the name '%s' is not "
-           "a C identifier", o->name);
+           "a C identifier",
+           o->name);
   if (!(e = cj_calloc(1, sizeof *e))) return cj_fail_oom("making an elementwise kernel");
   if ((st = fill(e, args, operation, o)) != CUJIT_OK) {
     cujit_elementwise_destroy(e);
@@ -196,22 +198,22 @@ static int range_inside(int64_t start, int64_t step, uint64_t count, int64_t siz
 
 /* Checks the arguments and runs the kernel over the range, or with range 0 over the
  * first array's elements. */
-static cujit_status call(cujit_elementwise *e, int range, int64_t start, int64_t stop,
-                         int64_t step, const cujit_arg *args, size_t nargs, const char *fn) {
+static cujit_status call(cujit_elementwise *e, int range, int64_t start, int64_t stop, int64_t step,
+                         const cujit_arg *args, size_t nargs, const char *fn) {
   cujit_arg a[61];
   const cj_array *first;
   uint64_t count;
   CJ_CHECK(e, CUJIT_ERROR_INVALID_VALUE, "%s: the kernel is NULL", fn);
-  CJ_CHECK(e->n_decls <= CJ_COUNT(a), CUJIT_ERROR_INVALID_VALUE,
-           "%s: more than %zu arguments", fn, CJ_COUNT(a));
+  CJ_CHECK(e->n_decls <= CJ_COUNT(a), CUJIT_ERROR_INVALID_VALUE, "%s: more than %zu arguments", fn,
+           CJ_COUNT(a));
   CJ_TRY(cj_gen_args(fn, e->decls, e->n_decls, args, nargs, a, &first));
   if (!range) return cj_ew_run(&e->k, 0, 1, first->size, first->stream, a, nargs);
   CJ_CHECK(step != 0, CUJIT_ERROR_INVALID_VALUE, "%s: the step is 0", fn);
   count = range_count(start, stop, step);
   CJ_CHECK(range_inside(start, step, count, first->size), CUJIT_ERROR_INVALID_VALUE,
            "%s: the range %lld to %lld (step %lld) leaves "
-           "the arrays' %lld elements", fn, (long long)start, (long long)stop,
-           (long long)step, (long long)first->size);
+           "the arrays' %lld elements",
+           fn, (long long)start, (long long)stop, (long long)step, (long long)first->size);
   /* inside the arrays: count is at most their size, below 2^62 */
   return cj_ew_run(&e->k, start, step, (int64_t)count, first->stream, a, nargs);
 }

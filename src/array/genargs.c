@@ -59,9 +59,11 @@ static cujit_status refuse(const arg_ctx *c, const number *v, const char *why) {
     value[0] = ' ';
     number_text(v, value + 1, sizeof value - 1);
   }
-  return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: argument %zu ('%s') is declared %s%s and "
-                 "was given %s%s: %s", c->fn, c->i + 1, c->d->name,
-                 cj_elem_of(c->d->type)->c_name, c->d->is_array ? " *" : "",
+  return cj_fail(CUJIT_ERROR_INVALID_VALUE,
+                 "%s: argument %zu ('%s') is declared %s%s and "
+                 "was given %s%s: %s",
+                 c->fn, c->i + 1, c->d->name, cj_elem_of(c->d->type)->c_name,
+                 c->d->is_array ? " *" : "",
                  c->a->kind == CUJIT_ARG_ARRAY ? "an array" : words_of(c->a->type), value, why);
 }
 
@@ -78,7 +80,10 @@ static cujit_status read_number(const cujit_arg *a, number *v) {
     case CUJIT_TYPE_U16: v->mag = x.u16; break;
     case CUJIT_TYPE_U32: v->mag = x.u32; break;
     case CUJIT_TYPE_U64: v->mag = x.u64; break;
-    case CUJIT_TYPE_I8: case CUJIT_TYPE_I16: case CUJIT_TYPE_I32: case CUJIT_TYPE_I64:
+    case CUJIT_TYPE_I8:
+    case CUJIT_TYPE_I16:
+    case CUJIT_TYPE_I32:
+    case CUJIT_TYPE_I64:
       i = a->type == CUJIT_TYPE_I8    ? (int8_t)x.u8
           : a->type == CUJIT_TYPE_I16 ? (int16_t)x.u16
           : a->type == CUJIT_TYPE_I32 ? (int32_t)x.u32
@@ -100,14 +105,16 @@ static cujit_status read_number(const cujit_arg *a, number *v) {
 static cujit_status to_int(const arg_ctx *c, const number *v, size_t bytes, int is_signed,
                            scalar_bytes *out) {
   int bits = (int)bytes * 8;
-  uint64_t max_pos = is_signed ? ((uint64_t)1 << (bits - 1)) - 1
-                               : bits == 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
+  uint64_t max_pos = is_signed    ? ((uint64_t)1 << (bits - 1)) - 1
+                     : bits == 64 ? UINT64_MAX
+                                  : ((uint64_t)1 << bits) - 1;
   uint64_t max_neg = is_signed ? (uint64_t)1 << (bits - 1) : 0;
   number n = *v;
   if (v->form == NUM_REAL) {
     double limit = ldexp(1.0, is_signed ? bits - 1 : bits); /* exact: a power of two */
     if (!isfinite(v->re) || v->re != trunc(v->re))
-      return refuse(c, v, "not an integer (C would truncate it, or leave it undefined); "
+      return refuse(c, v,
+                    "not an integer (C would truncate it, or leave it undefined); "
                     "round it first, or declare the parameter as a float type");
     if (v->re >= limit || v->re < (is_signed ? -limit : 0))
       return refuse(c, v, "out of the parameter type's range");
@@ -115,13 +122,18 @@ static cujit_status to_int(const arg_ctx *c, const number *v, size_t bytes, int 
     n.mag = (uint64_t)fabs(v->re); /* below 2^64: converted exactly */
   }
   if (n.neg ? n.mag > max_neg : n.mag > max_pos)
-    return refuse(c, v, "out of the parameter type's range (C would wrap it or leave it "
+    return refuse(c, v,
+                  "out of the parameter type's range (C would wrap it or leave it "
                   "undefined)");
   n.mag = n.neg ? 0 - n.mag : n.mag; /* two's complement, cut to the type's size below */
-  if (bytes == 1) out->u8 = (uint8_t)n.mag;
-  else if (bytes == 2) out->u16 = (uint16_t)n.mag;
-  else if (bytes == 4) out->u32 = (uint32_t)n.mag;
-  else out->u64 = n.mag;
+  if (bytes == 1)
+    out->u8 = (uint8_t)n.mag;
+  else if (bytes == 2)
+    out->u16 = (uint16_t)n.mag;
+  else if (bytes == 4)
+    out->u32 = (uint32_t)n.mag;
+  else
+    out->u64 = n.mag;
   return CUJIT_OK;
 }
 
@@ -161,8 +173,7 @@ static cujit_status to_real(const arg_ctx *c, const number *v, int t, void *out)
     overflow = (h & 0x7fff) == inf && !isinf(d);
     memcpy(out, &h, sizeof h);
   }
-  if (overflow)
-    return refuse(c, v, "beyond the parameter type's range (C leaves that undefined)");
+  if (overflow) return refuse(c, v, "beyond the parameter type's range (C leaves that undefined)");
   return CUJIT_OK;
 }
 
@@ -178,10 +189,12 @@ static cujit_status convert(const arg_ctx *c, int t, scalar_bytes *out) {
     return CUJIT_OK;
   }
   if (a->type == CUJIT_TYPE_PTR)
-    return refuse(c, NULL, "a device pointer is not a scalar; declare an array (TYPE *name) "
+    return refuse(c, NULL,
+                  "a device pointer is not a scalar; declare an array (TYPE *name) "
                   "and pass the array");
   if (read_number(a, &v) != CUJIT_OK)
-    return refuse(c, NULL, "cujit converts only bool, integers, float, double and complex "
+    return refuse(c, NULL,
+                  "cujit converts only bool, integers, float, double and complex "
                   "values; give one of those, or the declared type's own bytes "
                   "(cujit_value())");
   switch (t) {
@@ -191,15 +204,27 @@ static cujit_status convert(const arg_ctx *c, int t, scalar_bytes *out) {
         return refuse(c, &v, "a bool takes 0 and 1 (false and true) only");
       out->u8 = v.form == NUM_INT ? (uint8_t)v.mag : v.re == 1;
       return CUJIT_OK;
-    case CUJIT_TYPE_I8: case CUJIT_TYPE_I16: case CUJIT_TYPE_I32: case CUJIT_TYPE_I64:
-    case CUJIT_TYPE_U8: case CUJIT_TYPE_U16: case CUJIT_TYPE_U32: case CUJIT_TYPE_U64:
+    case CUJIT_TYPE_I8:
+    case CUJIT_TYPE_I16:
+    case CUJIT_TYPE_I32:
+    case CUJIT_TYPE_I64:
+    case CUJIT_TYPE_U8:
+    case CUJIT_TYPE_U16:
+    case CUJIT_TYPE_U32:
+    case CUJIT_TYPE_U64:
       if (v.form == NUM_COMPLEX) break;
-      return to_int(c, &v, size, t == CUJIT_TYPE_I8 || t == CUJIT_TYPE_I16 ||
-                                     t == CUJIT_TYPE_I32 || t == CUJIT_TYPE_I64, out);
-    case CUJIT_TYPE_F16: case CUJIT_TYPE_BF16: case CUJIT_TYPE_F32: case CUJIT_TYPE_F64:
+      return to_int(c, &v, size,
+                    t == CUJIT_TYPE_I8 || t == CUJIT_TYPE_I16 || t == CUJIT_TYPE_I32 ||
+                        t == CUJIT_TYPE_I64,
+                    out);
+    case CUJIT_TYPE_F16:
+    case CUJIT_TYPE_BF16:
+    case CUJIT_TYPE_F32:
+    case CUJIT_TYPE_F64:
       if (v.form == NUM_COMPLEX) break;
       return to_real(c, &v, t, out);
-    case CUJIT_TYPE_C64: case CUJIT_TYPE_C128: {
+    case CUJIT_TYPE_C64:
+    case CUJIT_TYPE_C128: {
       int part = t == CUJIT_TYPE_C64 ? CUJIT_TYPE_F32 : CUJIT_TYPE_F64;
       number re = v, im;
       memset(&im, 0, sizeof im);
@@ -213,10 +238,10 @@ static cujit_status convert(const arg_ctx *c, int t, scalar_bytes *out) {
       CJ_TRY(to_real(c, &re, part, &out->f64[0]));
       return to_real(c, &im, part, &out->f64[1]);
     }
-    default:
-      break;
+    default: break;
   }
-  return refuse(c, &v, "a complex value for a real parameter (C would drop its imaginary "
+  return refuse(c, &v,
+                "a complex value for a real parameter (C would drop its imaginary "
                 "part); pass its real part");
 }
 
@@ -226,19 +251,21 @@ static cujit_status array_arg(const arg_ctx *c, cujit_arg *out, const cj_array *
   cj_array *a;
   char what[96];
   if (c->a->kind != CUJIT_ARG_ARRAY)
-    return refuse(c, NULL, c->a->kind == CUJIT_ARG_VALUE
-                               ? "pass the array (a cujit_array *, or cujit_arr(a) in an array "
-                                 "of cujit_arg)"
-                               : "In/Out buffers are for launches; make an array of the data "
-                                 "(cujit_array_from_host())");
+    return refuse(c, NULL,
+                  c->a->kind == CUJIT_ARG_VALUE
+                      ? "pass the array (a cujit_array *, or cujit_arr(a) in an array "
+                        "of cujit_arg)"
+                      : "In/Out buffers are for launches; make an array of the data "
+                        "(cujit_array_from_host())");
   snprintf(what, sizeof what, "argument %zu ('%s')", c->i + 1, c->d->name);
   CJ_TRY(cj_array_get((const cujit_array *)(uintptr_t)c->a->value.ptr, c->fn, what, &a));
   CJ_CHECK(a->type == c->d->type, CUJIT_ERROR_INVALID_VALUE,
-           "%s: %s is an array of %s, declared as %s; pass an array of the declared type",
-           c->fn, what, cj_elem_of(a->type)->name, cj_elem_of(c->d->type)->name);
+           "%s: %s is an array of %s, declared as %s; pass an array of the declared type", c->fn,
+           what, cj_elem_of(a->type)->name, cj_elem_of(c->d->type)->name);
   CJ_CHECK(!*first || a->size == (*first)->size, CUJIT_ERROR_INVALID_VALUE,
            "%s: %s has %lld elements, the first array %lld; all arrays must have the same "
-           "size", c->fn, what, (long long)a->size, (long long)(*first)->size);
+           "size",
+           c->fn, what, (long long)a->size, (long long)(*first)->size);
   if (!*first) *first = a;
   *out = cujit_ptr(a->data);
   return CUJIT_OK;
@@ -249,9 +276,9 @@ static cujit_status scalar_arg(const arg_ctx *c, cujit_arg *out) {
   scalar_bytes v;
   int t = c->d->type;
   if (c->a->kind != CUJIT_ARG_VALUE)
-    return refuse(c, NULL, c->a->kind == CUJIT_ARG_ARRAY
-                               ? "an array for a scalar parameter"
-                               : "an In/Out buffer for a scalar parameter");
+    return refuse(c, NULL,
+                  c->a->kind == CUJIT_ARG_ARRAY ? "an array for a scalar parameter"
+                                                : "an In/Out buffer for a scalar parameter");
   CJ_TRY(convert(c, t, &v));
   *out = cujit_arg_scalar_(t, cj_elem_of(t)->size, &v);
   return CUJIT_OK;
@@ -261,15 +288,18 @@ cujit_status cj_gen_args(const char *fn, const cj_decl *d, size_t n, const cujit
                          size_t nargs, cujit_arg *out, const cj_array **first) {
   size_t i;
   *first = NULL;
-  CJ_CHECK(nargs == n, CUJIT_ERROR_INVALID_VALUE, "%s: %zu argument%s given, %zu declared; "
-           "pass one per declaration, in their order", fn, nargs, nargs == 1 ? "" : "s", n);
+  CJ_CHECK(nargs == n, CUJIT_ERROR_INVALID_VALUE,
+           "%s: %zu argument%s given, %zu declared; "
+           "pass one per declaration, in their order",
+           fn, nargs, nargs == 1 ? "" : "s", n);
   CJ_CHECK(!n || args, CUJIT_ERROR_INVALID_VALUE, "%s: args is NULL", fn);
   for (i = 0; i < n; i++) {
     arg_ctx c = {fn, i, &d[i], &args[i]};
     CJ_CHECK(args[i].kind >= CUJIT_ARG_VALUE && args[i].kind <= CUJIT_ARG_ARRAY,
-             CUJIT_ERROR_INVALID_VALUE, "%s: argument %zu ('%s') has the unknown kind %d; "
-             "make arguments with the cujit_* constructors", fn, i + 1, d[i].name,
-             args[i].kind);
+             CUJIT_ERROR_INVALID_VALUE,
+             "%s: argument %zu ('%s') has the unknown kind %d; "
+             "make arguments with the cujit_* constructors",
+             fn, i + 1, d[i].name, args[i].kind);
     CJ_TRY(d[i].is_array ? array_arg(&c, &out[i], first) : scalar_arg(&c, &out[i]));
   }
   return CUJIT_OK;

@@ -11,13 +11,12 @@ static cujit_status cu(CUresult r, const char *fn) {
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, fn);
 }
 
-static cujit_status check_bytes(const cj_array *a, const void *host, size_t bytes,
-                                const char *fn) {
+static cujit_status check_bytes(const cj_array *a, const void *host, size_t bytes, const char *fn) {
   CJ_CHECK(host || !bytes, CUJIT_ERROR_INVALID_VALUE, "%s: host is NULL", fn);
   CJ_CHECK(bytes == a->nbytes, CUJIT_ERROR_INVALID_VALUE,
            "%s: bytes is %zu, but the array holds %zu bytes "
-           "(%lld elements of %zu bytes)", fn, bytes, a->nbytes, (long long)a->size,
-           cj_elem_of(a->type)->size);
+           "(%lld elements of %zu bytes)",
+           fn, bytes, a->nbytes, (long long)a->size, cj_elem_of(a->type)->size);
   return CUJIT_OK;
 }
 
@@ -76,8 +75,7 @@ cujit_status cujit_array_copy(const cujit_array *h, cujit_array **out) {
   if (st != CUJIT_OK) return st;
   CJ_TRY(cj_array_output(out, a, a->type, "cujit_array_copy", &o, &made));
   if (a->nbytes && o->data != a->data)
-    st = cu(cj_cu.cuMemcpyDtoDAsync(o->data, a->data, a->nbytes, a->stream),
-            "cuMemcpyDtoDAsync");
+    st = cu(cj_cu.cuMemcpyDtoDAsync(o->data, a->data, a->nbytes, a->stream), "cuMemcpyDtoDAsync");
   return cj_array_unmake(st, out, made);
 }
 
@@ -126,8 +124,7 @@ cujit_status cujit_array_fill(cujit_array *h, const void *value) {
   return fill(a, value);
 }
 
-cujit_status cujit_array_zeros(cujit_array **out, cujit_type type, int ndim,
-                               const int64_t *shape) {
+cujit_status cujit_array_zeros(cujit_array **out, cujit_type type, int ndim, const int64_t *shape) {
   cj_array *a;
   cujit_status st = cj_array_new(out, &a, type, ndim, shape, "cujit_array_zeros");
   if (st != CUJIT_OK || !a->nbytes) return st;
@@ -135,8 +132,8 @@ cujit_status cujit_array_zeros(cujit_array **out, cujit_type type, int ndim,
   return cj_array_unmake(st, out, 1);
 }
 
-cujit_status cujit_array_full(cujit_array **out, cujit_type type, int ndim,
-                              const int64_t *shape, const void *value) {
+cujit_status cujit_array_full(cujit_array **out, cujit_type type, int ndim, const int64_t *shape,
+                              const void *value) {
   cj_array *a;
   if (out) *out = NULL;
   CJ_CHECK(value, CUJIT_ERROR_INVALID_VALUE, "cujit_array_full: value is NULL");
@@ -164,8 +161,7 @@ cujit_status cujit_array_arange(cujit_array **out, cujit_type type, double start
   snprintf(name, sizeof name, "cj_arange_%s", e->name);
   cj_array_convert(&expr, CUJIT_TYPE_F64, type, "a + (double)i * d");
   cj_map_kernel k = {name, NULL, 0, NULL, NULL, "double a, double d", type, NULL};
-  st = run(&k, &expr, n, NULL, NULL, (cujit_arg[]){cujit_f64(start), cujit_f64(step)}, 2,
-           a->data);
+  st = run(&k, &expr, n, NULL, NULL, (cujit_arg[]){cujit_f64(start), cujit_f64(step)}, 2, a->data);
   return cj_array_unmake(st, out, 1);
 }
 
@@ -177,8 +173,10 @@ cujit_status cujit_array_astype(const cujit_array *h, cujit_type type, cujit_arr
   int made;
   cujit_status st = cj_array_get(h, "cujit_array_astype", "a", &a);
   if (st != CUJIT_OK) return st;
-  CJ_CHECK(to, CUJIT_ERROR_INVALID_VALUE, "cujit_array_astype: type %d is not an element "
-           "type arrays hold", (int)type);
+  CJ_CHECK(to, CUJIT_ERROR_INVALID_VALUE,
+           "cujit_array_astype: type %d is not an element "
+           "type arrays hold",
+           (int)type);
   CJ_TRY(cj_array_output(out, a, type, "cujit_array_astype", &o, &made));
   from = cj_elem_of(a->type);
   snprintf(name, sizeof name, "cj_astype_%s_%s", from->name, to->name);

@@ -147,8 +147,8 @@ cujit_status cj_array_launch_params(cujit_function *fn, int64_t work, CUstream s
   return cj_launch_kernel(fn, slot, grid, block, params, &o);
 }
 
-cujit_status cj_array_launch(cujit_function *fn, int64_t n, CUstream stream,
-                             const cujit_arg *args, size_t nargs) {
+cujit_status cj_array_launch(cujit_function *fn, int64_t n, CUstream stream, const cujit_arg *args,
+                             size_t nargs) {
   cujit_launch_options o;
   cj_fslot *slot;
   if (n == 0) return CUJIT_OK;

@@ -36,8 +36,8 @@ static void put_element(cj_buf *b, const cj_map_kernel *k, const char *at, const
   size_t a;
   cj_buf_printf(b, "%s{\n%s  const long long i = (long long)(%s);\n", indent, indent, at);
   for (a = 0; a < k->n_in; a++)
-    cj_buf_printf(b, "%s  const %s %s = cj_in%zu[i];\n", indent,
-                  cj_elem_of(k->in_types[a])->c_name, k->in_names[a], a);
+    cj_buf_printf(b, "%s  const %s %s = cj_in%zu[i];\n", indent, cj_elem_of(k->in_types[a])->c_name,
+                  k->in_names[a], a);
   cj_buf_printf(b, "%s  cj_out[i] = %s;\n%s}\n", indent, k->expr, indent);
 }
 
@@ -47,30 +47,34 @@ static void put_chunks(cj_buf *b, const cj_map_kernel *k, unsigned w) {
   size_t a;
   cj_buf_puts(b, "  if (((");
   for (a = 0; a < k->n_in; a++) cj_buf_printf(b, "(unsigned long long)cj_in%zu | ", a);
-  cj_buf_printf(b, "(unsigned long long)cj_out) & 15) == 0) {\n"
-                   "    const unsigned long long cj_chunks = cj_n / %u;\n"
-                   "    for (unsigned long long cj_c = cj_k; cj_c < cj_chunks;"
-                   " cj_c += cj_stride) {\n",
+  cj_buf_printf(b,
+                "(unsigned long long)cj_out) & 15) == 0) {\n"
+                "    const unsigned long long cj_chunks = cj_n / %u;\n"
+                "    for (unsigned long long cj_c = cj_k; cj_c < cj_chunks;"
+                " cj_c += cj_stride) {\n",
                 w);
   for (a = 0; a < k->n_in; a++) {
     const cj_elem *e = cj_elem_of(k->in_types[a]);
     const char *raw = cj_raw_type(e->size * w);
-    cj_buf_printf(b, "      %s cj_v%zu[%u];\n"
-                     "      { const %s cj_r = reinterpret_cast<const %s *>(cj_in%zu)[cj_c];\n"
-                     "        memcpy(cj_v%zu, &cj_r, sizeof cj_r); }\n",
+    cj_buf_printf(b,
+                  "      %s cj_v%zu[%u];\n"
+                  "      { const %s cj_r = reinterpret_cast<const %s *>(cj_in%zu)[cj_c];\n"
+                  "        memcpy(cj_v%zu, &cj_r, sizeof cj_r); }\n",
                   e->c_name, a, w, raw, raw, a, a);
   }
-  cj_buf_printf(b, "      %s cj_o[%u];\n#pragma unroll\n"
-                   "      for (int cj_j = 0; cj_j < %u; cj_j++) {\n"
-                   "        const long long i = (long long)(cj_c * %u + cj_j);\n",
+  cj_buf_printf(b,
+                "      %s cj_o[%u];\n#pragma unroll\n"
+                "      for (int cj_j = 0; cj_j < %u; cj_j++) {\n"
+                "        const long long i = (long long)(cj_c * %u + cj_j);\n",
                 r->c_name, w, w, w);
   for (a = 0; a < k->n_in; a++)
     cj_buf_printf(b, "        const %s %s = cj_v%zu[cj_j];\n", cj_elem_of(k->in_types[a])->c_name,
                   k->in_names[a], a);
-  cj_buf_printf(b, "        (void)i;\n        cj_o[cj_j] = %s;\n      }\n"
-                   "      { %s cj_r;\n        memcpy(&cj_r, cj_o, sizeof cj_r);\n"
-                   "        reinterpret_cast<%s *>(cj_out)[cj_c] = cj_r; }\n    }\n"
-                   "    cj_k += cj_chunks * %u; /* the rest, one at a time */\n  }\n",
+  cj_buf_printf(b,
+                "        (void)i;\n        cj_o[cj_j] = %s;\n      }\n"
+                "      { %s cj_r;\n        memcpy(&cj_r, cj_o, sizeof cj_r);\n"
+                "        reinterpret_cast<%s *>(cj_out)[cj_c] = cj_r; }\n    }\n"
+                "    cj_k += cj_chunks * %u; /* the rest, one at a time */\n  }\n",
                 k->expr, cj_raw_type(r->size * w), cj_raw_type(r->size * w), w);
 }
 
@@ -87,11 +91,12 @@ void cj_map_source(cj_buf *b, const cj_map_kernel *k) {
   for (a = 0; a < k->n_in; a++)
     cj_buf_printf(b, "const %s *__restrict__ cj_in%zu, ", cj_elem_of(k->in_types[a])->c_name, a);
   if (k->scalars && k->scalars[0]) cj_buf_printf(b, "%s, ", k->scalars);
-  cj_buf_printf(b, "%s *__restrict__ cj_out, unsigned long long cj_n) {\n"
-                   "  const unsigned long long cj_stride = (unsigned long long)gridDim.x * "
-                   "blockDim.x;\n"
-                   "  unsigned long long cj_k = (unsigned long long)blockIdx.x * blockDim.x + "
-                   "threadIdx.x;\n",
+  cj_buf_printf(b,
+                "%s *__restrict__ cj_out, unsigned long long cj_n) {\n"
+                "  const unsigned long long cj_stride = (unsigned long long)gridDim.x * "
+                "blockDim.x;\n"
+                "  unsigned long long cj_k = (unsigned long long)blockIdx.x * blockDim.x + "
+                "threadIdx.x;\n",
                 cj_elem_of(k->out_type)->c_name);
   if (w > 1) put_chunks(b, k, w);
   cj_buf_puts(b, "  for (; cj_k + 3 * cj_stride < cj_n; cj_k += 4 * cj_stride) {\n"

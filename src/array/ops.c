@@ -8,11 +8,11 @@
 
 #include "array/array.h"
 
-static const char *const binop_names[] = {"add", "sub", "mul", "div", "pow", "minimum",
-                                          "maximum", "fmod", "eq", "ne", "lt", "le", "gt", "ge"};
-static const char *const unop_names[] = {"neg", "fabs", "sqrt", "exp", "log", "log10",
-                                         "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
-                                         "cosh", "tanh", "floor", "ceil"};
+static const char *const binop_names[] = {"add",  "sub", "mul", "div", "pow", "minimum", "maximum",
+                                          "fmod", "eq",  "ne",  "lt",  "le",  "gt",      "ge"};
+static const char *const unop_names[] = {"neg",  "fabs", "sqrt", "exp",   "log",  "log10",
+                                         "sin",  "cos",  "tan",  "asin",  "acos", "atan",
+                                         "sinh", "cosh", "tanh", "floor", "ceil"};
 
 /* Helpers the integer ops use, and NaN-propagating min/max. */
 static const char kHelpers[] =
@@ -49,8 +49,9 @@ static cujit_status refuse(const char *fn, const char *op, int type, const char 
 static cujit_status binop_allowed(const char *fn, int op, int p) {
   CJ_CHECK(op >= 0 && (size_t)op < CJ_COUNT(binop_names), CUJIT_ERROR_INVALID_VALUE,
            "%s: %d is not a cujit_binop", fn, op);
-  if (is_complex(p) && (op == CUJIT_BINOP_FMOD || op == CUJIT_BINOP_MINIMUM || op == CUJIT_BINOP_MAXIMUM ||
-                        (is_comparison(op) && op != CUJIT_BINOP_EQ && op != CUJIT_BINOP_NE)))
+  if (is_complex(p) &&
+      (op == CUJIT_BINOP_FMOD || op == CUJIT_BINOP_MINIMUM || op == CUJIT_BINOP_MAXIMUM ||
+       (is_comparison(op) && op != CUJIT_BINOP_EQ && op != CUJIT_BINOP_NE)))
     return refuse(fn, binop_names[op], p, "complex numbers have no order");
   if (p == CUJIT_TYPE_BOOL && op == CUJIT_BINOP_SUB)
     return refuse(fn, binop_names[op], p, "use CUJIT_BINOP_NE for the exclusive or of booleans");
@@ -65,22 +66,29 @@ static int binop_result(int op, int p) {
 
 /* x op y, both of compute type c. */
 static void binop_expr(cj_buf *b, int op, int c, const char *x, const char *y) {
-  static const char *const infix[] = {[CUJIT_BINOP_ADD] = "+", [CUJIT_BINOP_SUB] = "-", [CUJIT_BINOP_MUL] = "*",
-                                      [CUJIT_BINOP_DIV] = "/", [CUJIT_BINOP_EQ] = "==", [CUJIT_BINOP_NE] = "!=",
-                                      [CUJIT_BINOP_LT] = "<",  [CUJIT_BINOP_LE] = "<=", [CUJIT_BINOP_GT] = ">",
-                                      [CUJIT_BINOP_GE] = ">="};
+  static const char *const infix[] =
+      {[CUJIT_BINOP_ADD] = "+", [CUJIT_BINOP_SUB] = "-", [CUJIT_BINOP_MUL] = "*",
+       [CUJIT_BINOP_DIV] = "/", [CUJIT_BINOP_EQ] = "==", [CUJIT_BINOP_NE] = "!=",
+       [CUJIT_BINOP_LT] = "<",  [CUJIT_BINOP_LE] = "<=", [CUJIT_BINOP_GT] = ">",
+       [CUJIT_BINOP_GE] = ">="};
   int f32 = c == CUJIT_TYPE_F32;
   if ((size_t)op < CJ_COUNT(infix) && infix[op]) {
     cj_buf_printf(b, "(%s %s %s)", x, infix[op], y);
   } else if (op == CUJIT_BINOP_POW) {
-    cj_buf_printf(b, "%s(%s, %s)", is_complex(c) ? "cuda::std::pow" : is_int(c) ? "cj_ipow"
-                                   : f32 ? "powf" : "pow", x, y);
+    cj_buf_printf(b, "%s(%s, %s)",
+                  is_complex(c) ? "cuda::std::pow"
+                  : is_int(c)   ? "cj_ipow"
+                  : f32         ? "powf"
+                                : "pow",
+                  x, y);
   } else if (op == CUJIT_BINOP_FMOD) {
     cj_buf_printf(b, "%s(%s, %s)", is_int(c) ? "cj_imod" : f32 ? "fmodf" : "fmod", x, y);
   } else {
     int min = op == CUJIT_BINOP_MINIMUM;
-    if (is_int(c)) cj_buf_printf(b, "(%s %s %s ? %s : %s)", x, min ? "<" : ">", y, x, y);
-    else cj_buf_printf(b, "cj_f%s(%s, %s)", min ? "min" : "max", x, y);
+    if (is_int(c))
+      cj_buf_printf(b, "(%s %s %s ? %s : %s)", x, min ? "<" : ">", y, x, y);
+    else
+      cj_buf_printf(b, "cj_f%s(%s, %s)", min ? "min" : "max", x, y);
   }
 }
 
@@ -89,14 +97,14 @@ static void result(cj_buf *b, int c, int r, const char *expr) { cj_array_convert
 
 /* What one operation launches: its inputs, its scalar and where the result goes. */
 typedef struct op_call {
-  const char *fn;        /* the public function, for messages */
-  const cj_array *a;     /* the first input: shape, stream */
-  int result;            /* the result's type */
+  const char *fn;    /* the public function, for messages */
+  const cj_array *a; /* the first input: shape, stream */
+  int result;        /* the result's type */
   size_t n_in;
   CUdeviceptr in[CUJIT_MAP_MAX_ARRAYS];
   int types[CUJIT_MAP_MAX_ARRAYS + 1]; /* the inputs', then the result's */
   cujit_arg scalar;
-  size_t n_scalars;      /* 0 or 1 */
+  size_t n_scalars; /* 0 or 1 */
 } op_call;
 
 /* ---- kernels already made: an operation's key (kind, op, types, flags) to its function,
@@ -196,8 +204,7 @@ static const char *const ab_names[] = {"a", "b"};
 /* The op of a kernel's name, then its types' tags: "cj_add_f32_f32". */
 static void kernel_name(char *name, size_t size, const char *op, int a, const char *b,
                         const char *suffix) {
-  snprintf(name, size, "cj_%s_%s%s%s%s", op, cj_elem_of(a)->name, b ? "_" : "", b ? b : "",
-           suffix);
+  snprintf(name, size, "cj_%s_%s%s%s%s", op, cj_elem_of(a)->name, b ? "_" : "", b ? b : "", suffix);
 }
 
 cujit_status cujit_array_binary(cujit_binop op, const cujit_array *ha, const cujit_array *hb,
@@ -212,8 +219,8 @@ cujit_status cujit_array_binary(cujit_binop op, const cujit_array *ha, const cuj
   CJ_TRY(cj_array_get2(ha, hb, fn, "a", "b", &a, &b));
   CJ_CHECK(cj_array_same_shape(a, b), CUJIT_ERROR_INVALID_VALUE,
            "%s: a has shape %s and b %s; elementwise operations need arrays of one shape "
-           "(cujit_array_reshape gives a view of another)", fn,
-           cj_array_shape_text(a, sa), cj_array_shape_text(b, sb));
+           "(cujit_array_reshape gives a view of another)",
+           fn, cj_array_shape_text(a, sa), cj_array_shape_text(b, sb));
   call.fn = fn, call.a = a, call.n_in = 2, call.n_scalars = 0;
   call.in[0] = a->data, call.in[1] = b->data;
   uint64_t key = op_key(1, op, a->type, b->type, 0);
@@ -247,8 +254,8 @@ cujit_status cujit_array_binary(cujit_binop op, const cujit_array *ha, const cuj
 /* The range of an integer type, as doubles. */
 static void int_range(int t, double *lo, double *hi) {
   size_t bits = 8 * cj_elem_of(t)->size;
-  int is_unsigned = t == CUJIT_TYPE_U8 || t == CUJIT_TYPE_U16 || t == CUJIT_TYPE_U32 ||
-                    t == CUJIT_TYPE_U64;
+  int is_unsigned =
+      t == CUJIT_TYPE_U8 || t == CUJIT_TYPE_U16 || t == CUJIT_TYPE_U32 || t == CUJIT_TYPE_U64;
   *lo = is_unsigned ? 0 : -ldexp(1, (int)bits - 1);
   *hi = is_unsigned ? ldexp(1, (int)bits) - 1 : ldexp(1, (int)bits - 1) - 1;
 }
@@ -259,7 +266,8 @@ static cujit_status check_int_scalar(const char *fn, double s, int p) {
   double lo, hi;
   CJ_CHECK(s == floor(s) && fabs(s) < 0x1p63, CUJIT_ERROR_INVALID_VALUE,
            "%s: %g is not an integer that CUJIT_SCALAR_INT "
-           "can pass; drop the flag to pass a float", fn, s);
+           "can pass; drop the flag to pass a float",
+           fn, s);
   if (!is_int(p) || p == CUJIT_TYPE_BOOL) return CUJIT_OK;
   int_range(p, &lo, &hi);
   CJ_CHECK(s >= lo && s <= hi, CUJIT_ERROR_INVALID_VALUE,
@@ -299,12 +307,14 @@ cujit_status cujit_array_binary_scalar(cujit_binop op, const cujit_array *ha, do
   c = compute_type(op == CUJIT_BINOP_DIV && is_int(p) ? CUJIT_TYPE_F64 : p);
   call.result = r;
   call.types[0] = a->type, call.types[1] = r;
-  kernel_name(name, sizeof name, binop_names[op], a->type,
-              kind == CUJIT_TYPE_I64 ? "int" : "float", flags & CUJIT_SCALAR_FIRST ? "_first" : "");
+  kernel_name(name, sizeof name, binop_names[op], a->type, kind == CUJIT_TYPE_I64 ? "int" : "float",
+              flags & CUJIT_SCALAR_FIRST ? "_first" : "");
   cj_array_convert(&x, a->type, c, "a");
   cj_array_convert(&y, CUJIT_TYPE_F64, c, "s");
-  if (flags & CUJIT_SCALAR_FIRST) binop_expr(&v, op, c, y.data ? y.data : "", x.data ? x.data : "");
-  else binop_expr(&v, op, c, x.data ? x.data : "", y.data ? y.data : "");
+  if (flags & CUJIT_SCALAR_FIRST)
+    binop_expr(&v, op, c, y.data ? y.data : "", x.data ? x.data : "");
+  else
+    binop_expr(&v, op, c, x.data ? x.data : "", y.data ? y.data : "");
   result(&e, is_comparison(op) ? CUJIT_TYPE_BOOL : c, r, v.data ? v.data : "");
   e.oom |= v.oom | x.oom | y.oom;
   cj_buf_free(&x);
@@ -318,7 +328,8 @@ cujit_status cujit_array_binary_scalar(cujit_binop op, const cujit_array *ha, do
 
 static int unop_result(int op, int t) {
   if (op == CUJIT_UNOP_NEG) return t;
-  if (op == CUJIT_UNOP_FABS && is_complex(t)) return t == CUJIT_TYPE_C128 ? CUJIT_TYPE_F64 : CUJIT_TYPE_F32;
+  if (op == CUJIT_UNOP_FABS && is_complex(t))
+    return t == CUJIT_TYPE_C128 ? CUJIT_TYPE_F64 : CUJIT_TYPE_F32;
   return is_int(t) ? CUJIT_TYPE_F64 : t;
 }
 
@@ -379,22 +390,22 @@ cujit_status cujit_array_unary(cujit_unop op, const cujit_array *ha, cujit_array
 /* ---- fused expressions ---- */
 
 /* Checks the expression and the names, and looks the arrays up into a[]. */
-static cujit_status check_map(const char *fn, const char *expr, size_t n,
-                              const char *const *names, const cujit_array *const *arrays,
-                              cj_array **a) {
+static cujit_status check_map(const char *fn, const char *expr, size_t n, const char *const *names,
+                              const cujit_array *const *arrays, cj_array **a) {
   char si[CJ_SHAPE_TEXT], s0[CJ_SHAPE_TEXT];
   size_t i, k;
-  CJ_CHECK(expr && expr[0], CUJIT_ERROR_INVALID_VALUE, "%s: the expression is %s",
-           fn, expr ? "empty" : "NULL");
-  CJ_CHECK(n && names && arrays, CUJIT_ERROR_INVALID_VALUE,
-           "%s: give at least one named array", fn);
+  CJ_CHECK(expr && expr[0], CUJIT_ERROR_INVALID_VALUE, "%s: the expression is %s", fn,
+           expr ? "empty" : "NULL");
+  CJ_CHECK(n && names && arrays, CUJIT_ERROR_INVALID_VALUE, "%s: give at least one named array",
+           fn);
   for (i = 0; i < n; i++) {
     const char *s = names[i];
     CJ_TRY(cj_array_get(arrays[i], fn, s ? s : "an array", &a[i]));
     CJ_CHECK(s && cj_is_identifier(s) && strcmp(s, "i") != 0 && strncmp(s, "cj_", 3) != 0,
              CUJIT_ERROR_INVALID_VALUE,
              "%s: name %zu ('%s') is not a C identifier "
-             "other than i and cj_...", fn, i + 1, s ? s : "(NULL)");
+             "other than i and cj_...",
+             fn, i + 1, s ? s : "(NULL)");
     for (k = 0; k < i; k++)
       CJ_CHECK(strcmp(names[k], s) != 0, CUJIT_ERROR_INVALID_VALUE,
                "%s: the name '%s' is given twice", fn, s);

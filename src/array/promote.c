@@ -15,11 +15,15 @@ static enum kind kind_of(int t) {
 }
 
 static int signed_of(size_t size) {
-  return size == 1 ? CUJIT_TYPE_I8 : size == 2 ? CUJIT_TYPE_I16 : size == 4 ? CUJIT_TYPE_I32
-                                                                            : CUJIT_TYPE_I64;
+  return size == 1   ? CUJIT_TYPE_I8
+         : size == 2 ? CUJIT_TYPE_I16
+         : size == 4 ? CUJIT_TYPE_I32
+                     : CUJIT_TYPE_I64;
 }
 
-static int complex_of(int real) { return real == CUJIT_TYPE_F64 ? CUJIT_TYPE_C128 : CUJIT_TYPE_C64; }
+static int complex_of(int real) {
+  return real == CUJIT_TYPE_F64 ? CUJIT_TYPE_C128 : CUJIT_TYPE_C64;
+}
 
 /* The real type of a complex one. */
 static int real_of(int c) { return c == CUJIT_TYPE_C128 ? CUJIT_TYPE_F64 : CUJIT_TYPE_F32; }
@@ -51,7 +55,8 @@ static int strong(int a, int b) {
   if (kb == FLOAT) return ka == FLOAT ? floats(a, b) : int_float(a, b);
   /* b is complex */
   return complex_of(strong(ka == COMPLEX ? real_of(a) : a, real_of(b)) == CUJIT_TYPE_F64
-                        ? CUJIT_TYPE_F64 : CUJIT_TYPE_F32);
+                        ? CUJIT_TYPE_F64
+                        : CUJIT_TYPE_F32);
 }
 
 /* An array of type a with a Python number of kind b (I64: an int; F64: a float; C128: a

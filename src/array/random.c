@@ -152,8 +152,7 @@ static const char kKernel[] =
 
 /* Appends `static __device__ const double name[] = {...}` with 1/k! for k = first,
  * first + 2, ... (n terms), signs alternating from `sign`; or 1/k for odd k with `inverse`. */
-static void coefficients(cj_buf *b, const char *name, int n, int first, double sign,
-                         int inverse) {
+static void coefficients(cj_buf *b, const char *name, int n, int first, double sign, int inverse) {
   double fact = 1;
   int k, i;
   for (k = 2; k <= first; k++) fact *= k;
@@ -168,8 +167,10 @@ static void coefficients(cj_buf *b, const char *name, int n, int first, double s
 }
 
 static void normal_prelude(cj_buf *b) {
-  cj_buf_printf(b, "#define CJ_ATANH_TERMS %d\n#define CJ_SIN_TERMS %d\n#define CJ_COS_TERMS "
-                "%d\n", ATANH_TERMS, SIN_TERMS, COS_TERMS);
+  cj_buf_printf(b,
+                "#define CJ_ATANH_TERMS %d\n#define CJ_SIN_TERMS %d\n#define CJ_COS_TERMS "
+                "%d\n",
+                ATANH_TERMS, SIN_TERMS, COS_TERMS);
   coefficients(b, "cj_atanh", ATANH_TERMS, 3, 1, 1); /* 1/3, 1/5, ... */
   coefficients(b, "cj_sin", SIN_TERMS, 3, -1, 0);    /* -1/3!, 1/5!, ... */
   coefficients(b, "cj_cos", COS_TERMS, 2, -1, 0);    /* -1/2!, 1/4!, ... */
@@ -182,8 +183,10 @@ static char *random_source(int type, cujit_distribution dist, const char *name) 
   cj_buf_printf(&b, "typedef %s cj_t;\n\n", f64 ? "double" : "float");
   cj_buf_puts(&b, kPhilox);
   if (dist == CUJIT_RANDOM_NORMAL) normal_prelude(&b);
-  if (dist == CUJIT_RANDOM_UNIFORM) cj_buf_puts(&b, f64 ? kUniformF64 : kUniformF32);
-  else cj_buf_puts(&b, f64 ? kNormalF64 : kNormalF32);
+  if (dist == CUJIT_RANDOM_UNIFORM)
+    cj_buf_puts(&b, f64 ? kUniformF64 : kUniformF32);
+  else
+    cj_buf_puts(&b, f64 ? kNormalF64 : kNormalF32);
   cj_buf_printf(&b, "\nextern \"C\" __global__ void %s", name);
   cj_buf_puts(&b, kKernel);
   if (b.oom) {
@@ -196,8 +199,8 @@ static char *random_source(int type, cujit_distribution dist, const char *name) 
 static cujit_status random_kernel(int type, cujit_distribution dist, cujit_function **fn) {
   char name[40], *src;
   cujit_status st;
-  snprintf(name, sizeof name, "cj_random_%s_%s", dist == CUJIT_RANDOM_UNIFORM ? "uniform" : "normal",
-           cj_elem_of(type)->name);
+  snprintf(name, sizeof name, "cj_random_%s_%s",
+           dist == CUJIT_RANDOM_UNIFORM ? "uniform" : "normal", cj_elem_of(type)->name);
   if (!(src = random_source(type, dist, name))) return cj_fail_oom("writing a random kernel");
   st = cj_array_kernel(src, name, fn);
   cj_free(src);
@@ -210,15 +213,17 @@ static cujit_status check(cujit_array **out, cujit_type type, cujit_distribution
   CJ_CHECK(type == CUJIT_TYPE_F32 || type == CUJIT_TYPE_F64, CUJIT_ERROR_INVALID_VALUE,
            "cujit_array_random: type %d is not a type random "
            "arrays are made of; use CUJIT_TYPE_F32 or CUJIT_TYPE_F64 (and "
-           "cujit_array_astype() for others)", (int)type);
+           "cujit_array_astype() for others)",
+           (int)type);
   CJ_CHECK(dist == CUJIT_RANDOM_UNIFORM || dist == CUJIT_RANDOM_NORMAL, CUJIT_ERROR_INVALID_VALUE,
            "cujit_array_random: distribution %d is unknown; "
-           "use CUJIT_RANDOM_UNIFORM or CUJIT_RANDOM_NORMAL", (int)dist);
+           "use CUJIT_RANDOM_UNIFORM or CUJIT_RANDOM_NORMAL",
+           (int)dist);
   return CUJIT_OK;
 }
 
-cujit_status cujit_array_random(cujit_array **out, cujit_type type, int ndim,
-                                const int64_t *shape, cujit_distribution dist, uint64_t seed) {
+cujit_status cujit_array_random(cujit_array **out, cujit_type type, int ndim, const int64_t *shape,
+                                cujit_distribution dist, uint64_t seed) {
   cujit_function *fn = NULL;
   int64_t per;
   cj_array *a;
@@ -230,6 +235,7 @@ cujit_status cujit_array_random(cujit_array **out, cujit_type type, int ndim,
   per = type == CUJIT_TYPE_F32 ? 4 : 2;
   st = cj_array_launch(fn, (a->size + per - 1) / per, a->stream,
                        (cujit_arg[]){cujit_ptr(a->data), cujit_u64((uint64_t)a->size),
-                                     cujit_u64(seed)}, 3);
+                                     cujit_u64(seed)},
+                       3);
   return cj_array_unmake(st, out, 1);
 }

@@ -15,9 +15,9 @@
 #include "array/array.h"
 #include "launch/launch.h" /* the pool */
 
-#define THREADS 256             /* threads per block */
-#define ITEMS 16                /* values a thread folds before the tree, in most passes */
-#define MAX_BLOCKS (1 << 20)    /* blocks of one pass; beyond, threads fold more values */
+#define THREADS 256          /* threads per block */
+#define ITEMS 16             /* values a thread folds before the tree, in most passes */
+#define MAX_BLOCKS (1 << 20) /* blocks of one pass; beyond, threads fold more values */
 #define SCRATCH_ALIGN 256
 
 /* ---- the kernel's source ---- */
@@ -65,21 +65,21 @@ static void put_chunks(cj_buf *b, const cj_reduce_spec *s) {
   const char *raw = cj_raw_type(16);
   if (w < 2) return;
   cj_buf_printf(b,
-      "    if (((unsigned long long)%s & 15) == 0) {\n"
-      "      const long long cj_chunks = cj_n / %u;\n"
-      "      for (long long cj_c = i; cj_c < cj_chunks; cj_c += cj_step) {\n"
-      "        %s cj_v[%u];\n"
-      "        { const %s cj_r = reinterpret_cast<const %s *>(%s)[cj_c];\n"
-      "          memcpy(cj_v, &cj_r, sizeof cj_r); }\n"
-      "#pragma unroll\n"
-      "        for (int cj_j = 0; cj_j < %u; cj_j++) {\n"
-      "          const %s cj_x = cj_v[cj_j];\n"
-      "          cj_acc = cj_reduce(cj_acc, cj_as((%s)));\n"
-      "        }\n"
-      "      }\n"
-      "      i += cj_chunks * %u;\n"
-      "    }\n",
-      s->vec_array, w, e->c_name, w, raw, raw, s->vec_array, w, e->c_name, s->vec_map, w);
+                "    if (((unsigned long long)%s & 15) == 0) {\n"
+                "      const long long cj_chunks = cj_n / %u;\n"
+                "      for (long long cj_c = i; cj_c < cj_chunks; cj_c += cj_step) {\n"
+                "        %s cj_v[%u];\n"
+                "        { const %s cj_r = reinterpret_cast<const %s *>(%s)[cj_c];\n"
+                "          memcpy(cj_v, &cj_r, sizeof cj_r); }\n"
+                "#pragma unroll\n"
+                "        for (int cj_j = 0; cj_j < %u; cj_j++) {\n"
+                "          const %s cj_x = cj_v[cj_j];\n"
+                "          cj_acc = cj_reduce(cj_acc, cj_as((%s)));\n"
+                "        }\n"
+                "      }\n"
+                "      i += cj_chunks * %u;\n"
+                "    }\n",
+                s->vec_array, w, e->c_name, w, raw, raw, s->vec_array, w, e->c_name, s->vec_map, w);
 }
 
 /* The kernel: parameters of the spec, then the count, the previous pass's values (NULL in
@@ -87,27 +87,28 @@ static void put_chunks(cj_buf *b, const cj_reduce_spec *s) {
  * pass). Element i's value is the map expression; `i` is a long long. */
 static void put_kernel(cj_buf *b, const cj_reduce_spec *s) {
   cj_buf_printf(b,
-      "extern \"C\" __global__ void %s(%s%slong long cj_n, const cj_t *cj_in, cj_t *cj_part, "
-      "%s *cj_res) {\n"
-      "  cj_t cj_acc = cj_neutral();\n"
-      "  long long cj_step = (long long)gridDim.x * blockDim.x;\n"
-      "  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
-      "  if (cj_in) {\n"
-      "    for (; i < cj_n; i += cj_step) cj_acc = cj_reduce(cj_acc, cj_in[i]);\n"
-      "  } else {\n",
-      s->name, s->params, s->params[0] ? ", " : "", cj_elem_of(s->result)->c_name);
+                "extern \"C\" __global__ void %s(%s%slong long cj_n, const cj_t *cj_in, cj_t "
+                "*cj_part, "
+                "%s *cj_res) {\n"
+                "  cj_t cj_acc = cj_neutral();\n"
+                "  long long cj_step = (long long)gridDim.x * blockDim.x;\n"
+                "  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+                "  if (cj_in) {\n"
+                "    for (; i < cj_n; i += cj_step) cj_acc = cj_reduce(cj_acc, cj_in[i]);\n"
+                "  } else {\n",
+                s->name, s->params, s->params[0] ? ", " : "", cj_elem_of(s->result)->c_name);
   put_chunks(b, s);
   cj_buf_printf(b,
-      "    for (; i < cj_n; i += cj_step) cj_acc = cj_reduce(cj_acc, cj_as((%s)));\n"
-      "  }\n"
-      "  cj_acc = cj_block(cj_acc);\n"
-      "  if (threadIdx.x != 0) return;\n"
-      "  if (!cj_res) {\n"
-      "    cj_part[blockIdx.x] = cj_acc;\n"
-      "    return;\n"
-      "  }\n"
-      "  *cj_res = ",
-      s->map);
+                "    for (; i < cj_n; i += cj_step) cj_acc = cj_reduce(cj_acc, cj_as((%s)));\n"
+                "  }\n"
+                "  cj_acc = cj_block(cj_acc);\n"
+                "  if (threadIdx.x != 0) return;\n"
+                "  if (!cj_res) {\n"
+                "    cj_part[blockIdx.x] = cj_acc;\n"
+                "    return;\n"
+                "  }\n"
+                "  *cj_res = ",
+                s->map);
   cj_array_convert(b, s->acc, s->result, "cj_acc");
   cj_buf_puts(b, ";\n}\n");
 }
@@ -194,9 +195,8 @@ static cujit_status cu(CUresult r, const char *what) {
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, what);
 }
 
-cujit_status cj_reduce_run(cujit_function *fn, const cj_reduce_spec *s, int64_t n,
-                           CUstream stream, const cujit_arg *args, size_t nargs,
-                           CUdeviceptr dst, void *host) {
+cujit_status cj_reduce_run(cujit_function *fn, const cj_reduce_spec *s, int64_t n, CUstream stream,
+                           const cujit_arg *args, size_t nargs, CUdeviceptr dst, void *host) {
   size_t acc_size = cj_elem_of(s->acc)->size, result_size = cj_elem_of(s->result)->size;
   size_t bytes = scratch_bytes(n, acc_size, result_size, host != NULL);
   CUdeviceptr scratch = 0;
@@ -216,8 +216,7 @@ cujit_status cj_reduce_run(cujit_function *fn, const cj_reduce_spec *s, int64_t 
   st = passes(fn, &p, stream, n, acc_size, scratch, dst);
   if (st == CUJIT_OK && host)
     st = cu(cj_cu.cuMemcpyDtoHAsync(host, dst, result_size, stream), "cuMemcpyDtoHAsync");
-  if (st == CUJIT_OK && host)
-    st = cu(cj_cu.cuStreamSynchronize(stream), "cuStreamSynchronize");
+  if (st == CUJIT_OK && host) st = cu(cj_cu.cuStreamSynchronize(stream), "cuStreamSynchronize");
   if (scratch) cj_pool_free(dev, scratch, bytes, stream);
   cj_free(p.all);
   return st;
@@ -232,12 +231,13 @@ cujit_status cj_reduce_output_check(cujit_array **out, int type, const char *fn)
   CJ_TRY(cj_array_get(*out, fn, "*out", &o));
   CJ_CHECK(o->type == type, CUJIT_ERROR_INVALID_VALUE,
            "%s: the output holds %s, the result is %s; pass "
-           "an output of the result's type, or NULL for a new one", fn,
-           cj_elem_of(o->type)->name, cj_elem_of(type)->name);
+           "an output of the result's type, or NULL for a new one",
+           fn, cj_elem_of(o->type)->name, cj_elem_of(type)->name);
   CJ_CHECK(o->ndim == 0, CUJIT_ERROR_INVALID_VALUE,
            "%s: the output has %d dimensions; a reduction's "
            "result is 0-d (ndim 0, one element): pass such an array, or NULL for a new "
-           "one", fn, o->ndim);
+           "one",
+           fn, o->ndim);
   return CUJIT_OK;
 }
 
@@ -265,12 +265,14 @@ static int acc_of(int t) { return is_half(t) ? CUJIT_TYPE_F32 : t; }
 
 static int sum_type(int t) {
   switch (t) {
-    case CUJIT_TYPE_BOOL: case CUJIT_TYPE_I8: case CUJIT_TYPE_I16: case CUJIT_TYPE_I32:
-      return CUJIT_TYPE_I64;
-    case CUJIT_TYPE_U8: case CUJIT_TYPE_U16: case CUJIT_TYPE_U32:
-      return CUJIT_TYPE_U64;
-    default:
-      return t;
+    case CUJIT_TYPE_BOOL:
+    case CUJIT_TYPE_I8:
+    case CUJIT_TYPE_I16:
+    case CUJIT_TYPE_I32: return CUJIT_TYPE_I64;
+    case CUJIT_TYPE_U8:
+    case CUJIT_TYPE_U16:
+    case CUJIT_TYPE_U32: return CUJIT_TYPE_U64;
+    default: return t;
   }
 }
 
@@ -329,7 +331,8 @@ static cujit_status builtin_spec(builtin *k, cujit_redop op, int t) {
     k->spec.reduce = "a + b";
   } else {
     k->spec.neutral = extreme(k->spec.acc, op == CUJIT_REDOP_MIN);
-    k->spec.reduce = op == CUJIT_REDOP_MIN ? "(a != a || a < b) ? a : b" : "(a != a || a > b) ? a : b";
+    k->spec.reduce =
+        op == CUJIT_REDOP_MIN ? "(a != a || a < b) ? a : b" : "(a != a || a > b) ? a : b";
   }
   return k->map.oom || !k->map.data || k->vec_map.oom || !k->vec_map.data
              ? cj_fail_oom("writing a reduction kernel")
@@ -378,15 +381,19 @@ cujit_status cujit_array_reduce(cujit_redop op, const cujit_array *h, cujit_arra
   cj_array *a;
   cujit_status st = cj_array_get(h, fn, "a", &a);
   if (st != CUJIT_OK) return st;
-  CJ_CHECK(op == CUJIT_REDOP_SUM || op == CUJIT_REDOP_MIN || op == CUJIT_REDOP_MAX, CUJIT_ERROR_INVALID_VALUE,
+  CJ_CHECK(op == CUJIT_REDOP_SUM || op == CUJIT_REDOP_MIN || op == CUJIT_REDOP_MAX,
+           CUJIT_ERROR_INVALID_VALUE,
            "%s: op is %d; use CUJIT_REDOP_SUM, CUJIT_REDOP_MIN or "
-           "CUJIT_REDOP_MAX", fn, (int)op);
+           "CUJIT_REDOP_MAX",
+           fn, (int)op);
   CJ_CHECK(op == CUJIT_REDOP_SUM || !is_complex(a->type), CUJIT_ERROR_INVALID_VALUE,
            "%s: complex numbers have no order, so no %s; "
-           "reduce their real parts or magnitudes instead", fn, op_name(op));
+           "reduce their real parts or magnitudes instead",
+           fn, op_name(op));
   CJ_CHECK(op == CUJIT_REDOP_SUM || a->size != 0, CUJIT_ERROR_INVALID_VALUE,
            "%s: the %s of an empty array is undefined; "
-           "check the size first", fn, op_name(op));
+           "check the size first",
+           fn, op_name(op));
   CJ_TRY(cj_reduce_output_check(out, op == CUJIT_REDOP_SUM ? sum_type(a->type) : a->type, fn));
   if ((st = builtin_spec(&k, op, a->type)) == CUJIT_OK)
     st = run_builtin(&k, out, a->size, a->stream, (cujit_arg[]){cujit_ptr(a->data)}, 1, fn);
@@ -403,10 +410,11 @@ cujit_status cujit_array_dot(const cujit_array *ha, const cujit_array *hb, cujit
   cujit_status st = cj_array_get2(ha, hb, fn, "a", "b", &a, &b);
   if (st != CUJIT_OK) return st;
   CJ_CHECK(cj_array_same_shape(a, b), CUJIT_ERROR_INVALID_VALUE,
-           "%s: a has shape %s and b %s; pass arrays of one shape", fn,
-           cj_array_shape_text(a, sa), cj_array_shape_text(b, sb));
-  CJ_TRY(cj_reduce_output_check(out, cujit_type_promote((cujit_type)a->type, (cujit_type)b->type,
-                                                      0), fn));
+           "%s: a has shape %s and b %s; pass arrays of one shape", fn, cj_array_shape_text(a, sa),
+           cj_array_shape_text(b, sb));
+  CJ_TRY(cj_reduce_output_check(out,
+                                cujit_type_promote((cujit_type)a->type, (cujit_type)b->type, 0),
+                                fn));
   if ((st = dot_spec(&k, a->type, b->type)) == CUJIT_OK)
     st = run_builtin(&k, out, a->size, a->stream,
                      (cujit_arg[]){cujit_ptr(a->data), cujit_ptr(b->data)}, 2, fn);

@@ -10,12 +10,12 @@
 struct cujit_reduction {
   cj_decl *decls;
   size_t ndecls;
-  size_t first_array;   /* index of the first array argument (there must be one) */
-  char *args;           /* the declarations as given, for messages */
-  cj_buf text;          /* name, neutral, reduce, map, preamble and params, NUL-separated */
-  int *types;           /* the declared element types */
-  cj_reduce_spec spec;  /* points into text */
-  cujit_function *fn;   /* compiled at the first call (atomic) */
+  size_t first_array;  /* index of the first array argument (there must be one) */
+  char *args;          /* the declarations as given, for messages */
+  cj_buf text;         /* name, neutral, reduce, map, preamble and params, NUL-separated */
+  int *types;          /* the declared element types */
+  cj_reduce_spec spec; /* points into text */
+  cujit_function *fn;  /* compiled at the first call (atomic) */
 };
 
 void cujit_reduction_destroy(cujit_reduction *r) {
@@ -44,20 +44,26 @@ static cujit_status check_create(cujit_reduction **out, cujit_type type, const c
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
   *out = NULL;
   CJ_TRY(cj_gen_options(fn, user, opts));
-  CJ_CHECK(cj_elem_of(type), CUJIT_ERROR_INVALID_VALUE, "%s: type %d is not an element type (use "
-           "CUJIT_TYPE_BOOL, _I8 ... _U64, _F16, _BF16, _F32, _F64, _C64 or _C128)", fn, (int)type);
+  CJ_CHECK(cj_elem_of(type), CUJIT_ERROR_INVALID_VALUE,
+           "%s: type %d is not an element type (use "
+           "CUJIT_TYPE_BOOL, _I8 ... _U64, _F16, _BF16, _F32, _F64, _C64 or _C128)",
+           fn, (int)type);
   CJ_CHECK(neutral && neutral[0], CUJIT_ERROR_INVALID_VALUE,
            "%s: neutral is %s; give the value that changes "
-           "nothing, e.g. \"0\" for a sum", fn, neutral ? "empty" : "NULL");
+           "nothing, e.g. \"0\" for a sum",
+           fn, neutral ? "empty" : "NULL");
   CJ_CHECK(reduce_expr && reduce_expr[0], CUJIT_ERROR_INVALID_VALUE,
            "%s: reduce_expr is %s; give an expression in a "
-           "and b, e.g. \"a+b\"", fn, reduce_expr ? "empty" : "NULL");
+           "and b, e.g. \"a+b\"",
+           fn, reduce_expr ? "empty" : "NULL");
   CJ_CHECK(map_expr && map_expr[0], CUJIT_ERROR_INVALID_VALUE,
            "%s: map_expr is %s; give element i's value, "
-           "e.g. \"x[i]\"", fn, map_expr ? "empty" : "NULL");
+           "e.g. \"x[i]\"",
+           fn, map_expr ? "empty" : "NULL");
   CJ_CHECK(!opts || !opts->name || is_identifier(opts->name), CUJIT_ERROR_INVALID_VALUE,
            "%s: the kernel name \"%s\" is not a C "
-           "identifier; use letters, digits and '_'", fn, opts->name);
+           "identifier; use letters, digits and '_'",
+           fn, opts->name);
   return CUJIT_OK;
 }
 
@@ -111,14 +117,16 @@ static cujit_status fill_spec(cujit_reduction *r, cujit_type type, const char *n
 static cujit_status find_array(cujit_reduction *r) {
   for (r->first_array = 0; r->first_array < r->ndecls; r->first_array++)
     if (r->decls[r->first_array].is_array) return CUJIT_OK;
-  return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_reduction_create: \"%s\" declares no array; "
+  return cj_fail(CUJIT_ERROR_INVALID_VALUE,
+                 "cujit_reduction_create: \"%s\" declares no array; "
                  "declare at least one (TYPE *NAME): the reduction runs over the first one's "
-                 "elements", r->args);
+                 "elements",
+                 r->args);
 }
 
 cujit_status cujit_reduction_create(cujit_reduction **out, cujit_type type, const char *neutral,
-                                    const char *reduce_expr, const char *map_expr,
-                                    const char *args, const cujit_generator_options *user) {
+                                    const char *reduce_expr, const char *map_expr, const char *args,
+                                    const cujit_generator_options *user) {
   cujit_generator_options own, *opts = &own;
   cujit_reduction *r;
   cujit_status st = check_create(out, type, neutral, reduce_expr, map_expr, user, opts);
@@ -163,8 +171,8 @@ static cujit_status kernel_of(cujit_reduction *r, cujit_function **fn) {
 }
 
 /* A call: the result goes to *out (out not NULL) or to host memory. */
-static cujit_status call(cujit_reduction *r, cujit_array **out, void *host,
-                         const cujit_arg *args, size_t nargs, const char *fn) {
+static cujit_status call(cujit_reduction *r, cujit_array **out, void *host, const cujit_arg *args,
+                         size_t nargs, const char *fn) {
   cujit_function *f = NULL;
   cujit_arg *cargs;
   int64_t n = 0;
@@ -183,17 +191,19 @@ static cujit_status call(cujit_reduction *r, cujit_array **out, void *host,
   return cj_array_unmake(st, out, made);
 }
 
-cujit_status cujit_reduction_call(cujit_reduction *r, cujit_array **out,
-                                  const cujit_arg *args, size_t nargs) {
+cujit_status cujit_reduction_call(cujit_reduction *r, cujit_array **out, const cujit_arg *args,
+                                  size_t nargs) {
   static const char fn[] = "cujit_reduction_call";
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
   return call(r, out, NULL, args, nargs, fn);
 }
 
-cujit_status cujit_reduction_call_host(cujit_reduction *r, void *result,
-                                       const cujit_arg *args, size_t nargs) {
+cujit_status cujit_reduction_call_host(cujit_reduction *r, void *result, const cujit_arg *args,
+                                       size_t nargs) {
   static const char fn[] = "cujit_reduction_call_host";
-  CJ_CHECK(result, CUJIT_ERROR_INVALID_VALUE, "%s: result is NULL; pass host memory for one "
-           "value of the reduction's type", fn);
+  CJ_CHECK(result, CUJIT_ERROR_INVALID_VALUE,
+           "%s: result is NULL; pass host memory for one "
+           "value of the reduction's type",
+           fn);
   return call(r, NULL, result, args, nargs, fn);
 }

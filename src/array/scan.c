@@ -24,8 +24,8 @@
 /* What one scan computes: elements of `in_type` combined as `type`. */
 typedef struct scan_spec {
   int in_type, type;
-  const char *op;       /* expression in a and b */
-  const char *neutral;  /* expression of the neutral element (converted to type) */
+  const char *op;      /* expression in a and b */
+  const char *neutral; /* expression of the neutral element (converted to type) */
   int exclusive;
   const char *name;
   const char *preamble; /* or NULL */
@@ -162,15 +162,20 @@ static char *scan_source(const scan_spec *s) {
   cj_buf b = {0};
   cj_array_includes(&b, (int[]){s->in_type, s->type}, 2);
   if (s->preamble) cj_buf_printf(&b, "%s\n", s->preamble);
-  cj_buf_printf(&b, "typedef %s cj_t;\ntypedef %s cj_in_t;\n#define CJ_ITEMS %du\n"
-                "#define CJ_EXCLUSIVE %d\n\n", t->c_name, in->c_name, items_for(t->size),
-                s->exclusive != 0);
-  cj_buf_printf(&b, "static __device__ __forceinline__ cj_t cj_op(const cj_t &a, const cj_t &b) "
-                "{\n  return (%s);\n}\n", s->op);
-  cj_buf_printf(&b, "static __device__ __forceinline__ cj_t cj_neutral(void) {\n  return "
-                "(cj_t)(%s);\n}\n", s->neutral);
+  cj_buf_printf(&b,
+                "typedef %s cj_t;\ntypedef %s cj_in_t;\n#define CJ_ITEMS %du\n"
+                "#define CJ_EXCLUSIVE %d\n\n",
+                t->c_name, in->c_name, items_for(t->size), s->exclusive != 0);
+  cj_buf_printf(&b,
+                "static __device__ __forceinline__ cj_t cj_op(const cj_t &a, const cj_t &b) "
+                "{\n  return (%s);\n}\n",
+                s->op);
+  cj_buf_printf(&b,
+                "static __device__ __forceinline__ cj_t cj_neutral(void) {\n  return "
+                "(cj_t)(%s);\n}\n",
+                s->neutral);
   cj_buf_puts(&b, "static __device__ __forceinline__ cj_t cj_convert(const cj_in_t &x) {\n"
-              "  return ");
+                  "  return ");
   cj_array_convert(&b, s->in_type, s->type, "x");
   cj_buf_puts(&b, ";\n}\n\n");
   cj_buf_puts(&b, kBody);
@@ -202,8 +207,8 @@ static cujit_status launch(cujit_function *fn, unsigned blocks, unsigned smem, C
                            CUdeviceptr in, CUdeviceptr out, CUdeviceptr sums, int64_t n,
                            int64_t chunk, int phase) {
   cujit_launch_options o;
-  cujit_arg args[] = {cujit_ptr(in), cujit_ptr(out), cujit_ptr(sums), cujit_i64(n),
-                      cujit_i64(chunk), cujit_i32(phase)};
+  cujit_arg args[] = {cujit_ptr(in), cujit_ptr(out),   cujit_ptr(sums),
+                      cujit_i64(n),  cujit_i64(chunk), cujit_i32(phase)};
   memset(&o, 0, sizeof o);
   o.shared_bytes = smem;
   o.stream = stream;
@@ -241,8 +246,10 @@ static cujit_status scan_array(const scan_spec *s, const cj_array *in, cujit_arr
   cujit_status st;
   /* a bad output is refused by cj_array_output below, with its own message */
   if (out && *out && cj_array_get(*out, fn, "*out", &o) == CUJIT_OK)
-    CJ_CHECK(o->ndim == 1, CUJIT_ERROR_INVALID_VALUE, "%s: the output has %d dimensions; "
-             "the result is 1-D (pass a 1-D output, or NULL for a new one)", fn, o->ndim);
+    CJ_CHECK(o->ndim == 1, CUJIT_ERROR_INVALID_VALUE,
+             "%s: the output has %d dimensions; "
+             "the result is 1-D (pass a 1-D output, or NULL for a new one)",
+             fn, o->ndim);
   memset(&flat, 0, sizeof flat);
   flat.ndim = 1;
   flat.shape[0] = flat.size = in->size;
@@ -257,9 +264,13 @@ static cujit_status scan_array(const scan_spec *s, const cj_array *in, cujit_arr
 /* The type a cumulative sum of `type` gives: 64-bit for bool and narrower integers. */
 static int cumsum_type(int type) {
   switch (type) {
-    case CUJIT_TYPE_BOOL: case CUJIT_TYPE_I8: case CUJIT_TYPE_I16: case CUJIT_TYPE_I32:
-      return CUJIT_TYPE_I64;
-    case CUJIT_TYPE_U8: case CUJIT_TYPE_U16: case CUJIT_TYPE_U32: return CUJIT_TYPE_U64;
+    case CUJIT_TYPE_BOOL:
+    case CUJIT_TYPE_I8:
+    case CUJIT_TYPE_I16:
+    case CUJIT_TYPE_I32: return CUJIT_TYPE_I64;
+    case CUJIT_TYPE_U8:
+    case CUJIT_TYPE_U16:
+    case CUJIT_TYPE_U32: return CUJIT_TYPE_U64;
     default: return type;
   }
 }
@@ -295,7 +306,8 @@ cujit_status cujit_array_cumsum(const cujit_array *h, int exclusive, cujit_array
 static cujit_status check_text(const char *text, const char *what, const char *example) {
   CJ_CHECK(text && text[0], CUJIT_ERROR_INVALID_VALUE,
            "cujit_scan_create: %s is %s; pass an expression "
-           "such as \"%s\"", what, text ? "empty" : "NULL", example);
+           "such as \"%s\"",
+           what, text ? "empty" : "NULL", example);
   return CUJIT_OK;
 }
 
@@ -306,8 +318,10 @@ static cujit_status check_name(const char *name) {
   for (i = 0; ok && name[i]; i++)
     ok = (name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
          (name[i] >= '0' && name[i] <= '9') || name[i] == '_';
-  CJ_CHECK(ok, CUJIT_ERROR_INVALID_VALUE, "cujit_scan_create: the kernel name \"%s\" is "
-           "not a C identifier", name);
+  CJ_CHECK(ok, CUJIT_ERROR_INVALID_VALUE,
+           "cujit_scan_create: the kernel name \"%s\" is "
+           "not a C identifier",
+           name);
   return CUJIT_OK;
 }
 
@@ -320,7 +334,8 @@ static cujit_status scan_check(cujit_scan **out, cujit_type type, const char *sc
   CJ_CHECK(cj_elem_of(type), CUJIT_ERROR_INVALID_VALUE,
            "cujit_scan_create: type %d is not an element "
            "type arrays hold (use CUJIT_TYPE_BOOL, _I8 ... _U64, _F16, _BF16, _F32, "
-           "_F64, _C64 or _C128)", (int)type);
+           "_F64, _C64 or _C128)",
+           (int)type);
   CJ_TRY(check_text(scan_expr, "scan_expr", "a + b"));
   CJ_TRY(check_text(neutral, "neutral", "0"));
   return opts && opts->name ? check_name(opts->name) : CUJIT_OK;
@@ -356,10 +371,12 @@ cujit_status cujit_scan_call(cujit_scan *s, const cujit_array *h, cujit_array **
   CJ_TRY(cj_array_get(h, "cujit_scan_call", "in", &in));
   CJ_CHECK(in->type == s->type, CUJIT_ERROR_INVALID_VALUE,
            "cujit_scan_call: in holds %s, the scan was made "
-           "for %s; convert it with cujit_array_astype()", cj_elem_of(in->type)->name,
-           cj_elem_of(s->type)->name);
-  CJ_CHECK(in->ndim == 1, CUJIT_ERROR_INVALID_VALUE, "cujit_scan_call: in has %d dimensions; scans "
-           "take 1-D arrays (make a 1-D view with cujit_array_reshape())", in->ndim);
+           "for %s; convert it with cujit_array_astype()",
+           cj_elem_of(in->type)->name, cj_elem_of(s->type)->name);
+  CJ_CHECK(in->ndim == 1, CUJIT_ERROR_INVALID_VALUE,
+           "cujit_scan_call: in has %d dimensions; scans "
+           "take 1-D arrays (make a 1-D view with cujit_array_reshape())",
+           in->ndim);
   memset(&spec, 0, sizeof spec);
   spec.in_type = spec.type = s->type;
   spec.op = s->op;

@@ -38,8 +38,8 @@ void cj_array_convert(cj_buf *b, int from, int to, const char *x) {
     cj_buf_printf(b, "static_cast<%s>((float)(%s))", cj_elem_of(to)->c_name, x);
   } else if (is_half(to) && (cj_elem_of(from)->size > 2 && from != CUJIT_TYPE_F32)) {
     /* from double or a wide integer: one rounding, not two through float */
-    cj_buf_printf(b, "%s((double)(%s))", to == CUJIT_TYPE_F16 ? "__double2half" : "__double2bfloat16",
-                  x);
+    cj_buf_printf(b, "%s((double)(%s))",
+                  to == CUJIT_TYPE_F16 ? "__double2half" : "__double2bfloat16", x);
   } else if (is_half(to)) {
     cj_buf_printf(b, "%s((float)(%s))", cj_elem_of(to)->c_name, x);
   } else {

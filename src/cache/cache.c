@@ -80,8 +80,10 @@ static cujit_status unreadable(const cj_root *root) {
 static cujit_status clear(const cj_root *root) {
   cj_prune_result res;
   if (cj_clear(root, &res) != 0) return unreadable(root);
-  CJ_CHECK(!res.entries, CUJIT_ERROR_CACHE, "%llu entries of '%s' could not be removed (check the "
-           "permissions)", (unsigned long long)res.entries, root->path);
+  CJ_CHECK(!res.entries, CUJIT_ERROR_CACHE,
+           "%llu entries of '%s' could not be removed (check the "
+           "permissions)",
+           (unsigned long long)res.entries, root->path);
   return CUJIT_OK;
 }
 

@@ -20,7 +20,6 @@ typedef int (*cj_diff_fn)(int part, const char *what, const char *detail, void *
 unsigned cj_manifest_diff(const cj_manifest *was, const cj_manifest *now, cj_diff_fn fn,
                           void *user);
 
-
 /* ---- fetch.c: request -> image, through the memory cache, the disk cache, NVRTC ---- */
 
 cujit_status cj_compile(cj_request *r, cj_image **out);
@@ -44,7 +43,6 @@ typedef struct cj_link_part {
  * reference. Fails as cj_compile() for a source part, and as cj_link_run(). */
 cujit_status cj_link(const cj_link_spec *spec, cj_link_part *parts, size_t n, int no_cache,
                      cj_image **out);
-
 
 /* ---- adopt.c: an image compiled elsewhere, stored as if compiled here ---- */
 

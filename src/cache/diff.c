@@ -66,9 +66,10 @@ static void diff_top(differ *d, const cj_manifest *was, const cj_manifest *now) 
     report(d, CUJIT_CACHE_PART_NAME, "", "the program name differs: '%s' in the entry, '%s' now",
            shown(was->name, a, sizeof a), shown(now->name, b, sizeof b));
   if (!same(was->source, now->source))
-    report(d, CUJIT_CACHE_PART_SOURCE, "", "the source differs from line %zu on (%zu bytes in "
-           "the entry, %zu now)", first_line(was->source, now->source), was->source.n,
-           now->source.n);
+    report(d, CUJIT_CACHE_PART_SOURCE, "",
+           "the source differs from line %zu on (%zu bytes in "
+           "the entry, %zu now)",
+           first_line(was->source, now->source), was->source.n, now->source.n);
 }
 
 static void diff_headers(differ *d, const cj_manifest *was, const cj_manifest *now) {
@@ -76,17 +77,23 @@ static void diff_headers(differ *d, const cj_manifest *was, const cj_manifest *n
   for (i = 0; i < now->deps.n; i++) {
     const cj_dep *y = &now->deps.v[i], *x = cj_deps_find(&was->deps, y->path);
     if (!x)
-      report(d, CUJIT_CACHE_PART_HEADER, y->path, "header '%s' is included now; the entry's "
-             "compile did not include it", y->path);
+      report(d, CUJIT_CACHE_PART_HEADER, y->path,
+             "header '%s' is included now; the entry's "
+             "compile did not include it",
+             y->path);
     else if (x->size != y->size || memcmp(x->hash, y->hash, 16) != 0)
-      report(d, CUJIT_CACHE_PART_HEADER, y->path, "header '%s' changed (%llu bytes in the "
-             "entry, %llu now%s)", y->path, (unsigned long long)x->size,
-             (unsigned long long)y->size, x->size == y->size ? ", other contents" : "");
+      report(d, CUJIT_CACHE_PART_HEADER, y->path,
+             "header '%s' changed (%llu bytes in the "
+             "entry, %llu now%s)",
+             y->path, (unsigned long long)x->size, (unsigned long long)y->size,
+             x->size == y->size ? ", other contents" : "");
   }
   for (i = 0; i < was->deps.n; i++)
     if (!cj_deps_find(&now->deps, was->deps.v[i].path))
-      report(d, CUJIT_CACHE_PART_HEADER, was->deps.v[i].path, "header '%s', included by the "
-             "entry's compile, is not included now", was->deps.v[i].path);
+      report(d, CUJIT_CACHE_PART_HEADER, was->deps.v[i].path,
+             "header '%s', included by the "
+             "entry's compile, is not included now",
+             was->deps.v[i].path);
 }
 
 /* 1 when the part holds this item. */
@@ -98,11 +105,15 @@ static int holds(cj_text part, cj_text item) {
   return 0;
 }
 
-static const int public_part[CJ_NPARTS] = {
-  CUJIT_CACHE_PART_INCLUDE_DIRS, CUJIT_CACHE_PART_DEFINES, CUJIT_CACHE_PART_OPTIONS,
-  CUJIT_CACHE_PART_MEMORY_HEADERS, CUJIT_CACHE_PART_NAME_EXPRESSIONS, CUJIT_CACHE_PART_TOOLKIT};
-static const char *const item_names[CJ_NPARTS] = {
-  "include directory", "define", "NVRTC option", "in-memory header", "name expression", ""};
+static const int public_part[CJ_NPARTS] = {CUJIT_CACHE_PART_INCLUDE_DIRS,
+                                           CUJIT_CACHE_PART_DEFINES,
+                                           CUJIT_CACHE_PART_OPTIONS,
+                                           CUJIT_CACHE_PART_MEMORY_HEADERS,
+                                           CUJIT_CACHE_PART_NAME_EXPRESSIONS,
+                                           CUJIT_CACHE_PART_TOOLKIT};
+static const char *const item_names[CJ_NPARTS] = {"include directory", "define",
+                                                  "NVRTC option",      "in-memory header",
+                                                  "name expression",   ""};
 
 /* A list part: items added and removed, or the same items in another order. */
 static void diff_list(differ *d, int p, cj_text was, cj_text now) {
@@ -117,8 +128,10 @@ static void diff_list(differ *d, int p, cj_text was, cj_text now) {
   pos = 0;
   while (cj_manifest_item(was, &pos, &x))
     if (!holds(now, x))
-      report(d, public_part[p], shown(x, s, sizeof s), "%s '%s' was given for the entry, not "
-             "now", item_names[p], s);
+      report(d, public_part[p], shown(x, s, sizeof s),
+             "%s '%s' was given for the entry, not "
+             "now",
+             item_names[p], s);
   if (d->count == before)
     report(d, public_part[p], "", "the %s are the same but in another order (order matters)",
            cj_part_name(p));
@@ -141,30 +154,38 @@ static void diff_memory_headers(differ *d, cj_text was, cj_text now) {
   while (cj_manifest_item(now, &pos, &name) && cj_manifest_item(now, &pos, &text)) {
     shown(name, s, sizeof s);
     if (!find_header(was, name, &other))
-      report(d, CUJIT_CACHE_PART_MEMORY_HEADERS, s, "in-memory header '%s' is given now, not "
-             "in the entry", s);
+      report(d, CUJIT_CACHE_PART_MEMORY_HEADERS, s,
+             "in-memory header '%s' is given now, not "
+             "in the entry",
+             s);
     else if (!same(text, other))
-      report(d, CUJIT_CACHE_PART_MEMORY_HEADERS, s, "in-memory header '%s' changed from line "
-             "%zu on (%zu bytes in the entry, %zu now)", s, first_line(other, text), other.n,
-             text.n);
+      report(d, CUJIT_CACHE_PART_MEMORY_HEADERS, s,
+             "in-memory header '%s' changed from line "
+             "%zu on (%zu bytes in the entry, %zu now)",
+             s, first_line(other, text), other.n, text.n);
   }
   pos = 0;
   while (cj_manifest_item(was, &pos, &name) && cj_manifest_item(was, &pos, &text))
     if (!find_header(now, name, &other))
-      report(d, CUJIT_CACHE_PART_MEMORY_HEADERS, shown(name, s, sizeof s), "in-memory header "
-             "'%s' was given for the entry, not now", s);
+      report(d, CUJIT_CACHE_PART_MEMORY_HEADERS, shown(name, s, sizeof s),
+             "in-memory header "
+             "'%s' was given for the entry, not now",
+             s);
   if (d->count == before)
-    report(d, CUJIT_CACHE_PART_MEMORY_HEADERS, "", "the in-memory headers are the same but in "
+    report(d, CUJIT_CACHE_PART_MEMORY_HEADERS, "",
+           "the in-memory headers are the same but in "
            "another order (order matters)");
 }
 
 static void diff_toolkit(differ *d, const cj_manifest *was, const cj_manifest *now) {
   if (was->toolkit != now->toolkit)
-    report(d, CUJIT_CACHE_PART_TOOLKIT, "", "the toolkit's headers were %s for the entry and "
-           "are %s now (CUJIT_OPT_NO_TOOLKIT_INCLUDES)", was->toolkit ? "searched" : "not searched",
-           now->toolkit ? "searched" : "not searched");
+    report(d, CUJIT_CACHE_PART_TOOLKIT, "",
+           "the toolkit's headers were %s for the entry and "
+           "are %s now (CUJIT_OPT_NO_TOOLKIT_INCLUDES)",
+           was->toolkit ? "searched" : "not searched", now->toolkit ? "searched" : "not searched");
   else if (now->toolkit && memcmp(was->toolkit_env, now->toolkit_env, 16) != 0)
-    report(d, CUJIT_CACHE_PART_TOOLKIT, "", "the toolkit's location differs (env CUDA_PATH or "
+    report(d, CUJIT_CACHE_PART_TOOLKIT, "",
+           "the toolkit's location differs (env CUDA_PATH or "
            "CUDA_HOME, which choose the toolkit's headers)");
 }
 
@@ -176,8 +197,10 @@ unsigned cj_manifest_diff(const cj_manifest *was, const cj_manifest *now, cj_dif
   diff_headers(&d, was, now);
   for (p = 0; p < CJ_PART_TOOLKIT; p++) {
     if (was->count[p] == now->count[p] && same(was->part[p], now->part[p])) continue;
-    if (p == CJ_PART_HEADERS) diff_memory_headers(&d, was->part[p], now->part[p]);
-    else diff_list(&d, p, was->part[p], now->part[p]);
+    if (p == CJ_PART_HEADERS)
+      diff_memory_headers(&d, was->part[p], now->part[p]);
+    else
+      diff_list(&d, p, was->part[p], now->part[p]);
   }
   diff_toolkit(&d, was, now);
   return d.count;

@@ -99,7 +99,8 @@ static void ask_tiers(const cj_root *root, const cj_key *dkey, const cj_deps *de
   snprintf(e->reason, sizeof e->reason, "%s; %s",
            rc == CJ_DISK_INVALID ? "the disk entry under this key is not valid (it is replaced "
                                    "by the next compile)"
-                                 : "the disk cache holds no entry under this key", why);
+                                 : "the disk cache holds no entry under this key",
+           why);
 }
 
 /* 1 when this process's memory cache holds the request with its headers unchanged. */
@@ -126,7 +127,8 @@ static cujit_status on_disk(cj_request *r, const cj_keys *k, cujit_cache_explana
   }
   ask_tiers(&root, &k->disk, k->deps, e);
   if (!e->hit) {
-    if (cj_keys_manifest(r, k, &buf) != 0) rc = -1;
+    if (cj_keys_manifest(r, k, &buf) != 0)
+      rc = -1;
     else if ((rc = cj_manifest_parse(buf.data, buf.len, &ours)) == 0) {
       rc = nearest(&root, &ours, e, to);
       cj_manifest_free(&ours);
@@ -194,8 +196,8 @@ cujit_status cujit_cache_explain(const char *source, const char *name, const cuj
 }
 
 cujit_status cujit_cache_explain_file(const char *path, const cujit_options *opts,
-                                      cujit_cache_explanation *out,
-                                      cujit_cache_difference_fn fn, void *user) {
+                                      cujit_cache_explanation *out, cujit_cache_difference_fn fn,
+                                      void *user) {
   static const char fn_name[] = "cujit_cache_explain_file";
   char *text, *dir;
   cujit_status st;

@@ -38,13 +38,14 @@ static void check_headers(const cj_request *r, const cj_deps *deps, int *changed
   *changed = 1;
   cj_warn("header '%s' changed while '%s' was compiled; the result is used but not cached "
           "(it may hold either version); the next compile caches it once the header is "
-          "left alone", e->path, r->name);
+          "left alone",
+          e->path, r->name);
 }
 
-/* Compiles with NVRTC, here or where r->compiler sends it. `deps` (may be NULL) are the headers the key was made from: one
- * that changed meanwhile sets *changed, and the result is then not cached. */
-static cujit_status compile_now(cj_request *r, const cj_deps *deps, int *changed,
-                                cj_image **out) {
+/* Compiles with NVRTC, here or where r->compiler sends it. `deps` (may be NULL) are the headers the
+ * key was made from: one that changed meanwhile sets *changed, and the result is then not cached.
+ */
+static cujit_status compile_now(cj_request *r, const cj_deps *deps, int *changed, cj_image **out) {
   cujit_status st;
   if (r->compiler) {
     cj_count(CJ_COMPILES, 1);
@@ -103,17 +104,19 @@ static int entry_written(waiter *w) {
 static int wait_stopped(void *arg) {
   waiter *w = arg;
   if (w->r->cancel && w->r->cancel(w->r->cancel_user)) return w->stopped = 1;
-  if (w->r->time_limit_s > 0 && cj_now_s() - w->start > w->r->time_limit_s)
-    return w->stopped = 2;
+  if (w->r->time_limit_s > 0 && cj_now_s() - w->start > w->r->time_limit_s) return w->stopped = 2;
   return 0;
 }
 
 static int entry_ready(void *arg) { return wait_stopped(arg) || entry_written(arg); }
 
 static cujit_status stopped_waiting(const waiter *w, const char *where) {
-  return cj_fail(CUJIT_ERROR_CANCELLED, "compiling '%s' was %s while %s compiled the same "
-                 "source; nothing was compiled here", w->r->name, w->stopped == 1 ?
-                 "cancelled by its cancel hook" : "stopped by its time limit", where);
+  return cj_fail(CUJIT_ERROR_CANCELLED,
+                 "compiling '%s' was %s while %s compiled the same "
+                 "source; nothing was compiled here",
+                 w->r->name,
+                 w->stopped == 1 ? "cancelled by its cancel hook" : "stopped by its time limit",
+                 where);
 }
 
 static unsigned unstated_writes; /* entries written while the statistics were unusable */
@@ -143,16 +146,15 @@ void cj_count_disk(const cj_root *root, uint64_t hits, uint64_t misses, uint64_t
 
 /* With the key locked (when the lock could be had): the remote tier's entry, or a compile
  * whose entry is stored on disk and in the remote tier. */
-static cujit_status compile_and_store(cj_request *r, const cj_root *root, waiter *w,
-                                      int *changed, cj_lock *lock, cj_image **out) {
+static cujit_status compile_and_store(cj_request *r, const cj_root *root, waiter *w, int *changed,
+                                      cj_lock *lock, cj_image **out) {
   const cj_entry_path *p = w->path;
   const cj_key *key = &w->k->disk;
   const cj_deps *deps = w->k->deps;
   cj_remote_claim claim;
   uint64_t written = 0;
   cujit_status st;
-  int rc = cj_remote_fetch(root, p, key, deps, r->name, wait_stopped, w, &claim, out,
-                           &written);
+  int rc = cj_remote_fetch(root, p, key, deps, r->name, wait_stopped, w, &claim, out, &written);
   if (rc != CJ_REMOTE_MISS) {
     cj_lock_release(p->dir, p->lock, lock);
     if (rc < 0) return cj_fail_oom("reading a remote cache entry");
@@ -207,8 +209,8 @@ static cujit_status from_shard(cj_request *r, const cj_root *root, const cj_entr
   return compile_and_store(r, root, &w, changed, &lock, out);
 }
 
-static cujit_status from_disk(cj_request *r, const cj_root *root, const cj_keys *k,
-                              int *changed, cj_image **out) {
+static cujit_status from_disk(cj_request *r, const cj_root *root, const cj_keys *k, int *changed,
+                              cj_image **out) {
   cj_entry_path p;
   cujit_status st;
   if (cj_entry_open(root, &k->disk, 1, &p) != 0) { /* an unusable shard: compile uncached */

@@ -73,7 +73,8 @@ static cujit_status link_key(const cj_link_spec *spec, const cj_link_part *parts
  * CUBIN. The image reference goes to *im. */
 static cujit_status compile_part(const cj_link_spec *spec, cj_link_part *p, cj_image **im) {
   CJ_TRY(cj_compile(p->source, im));
-  CJ_CHECK((*im)->cubin_size > 0, CUJIT_ERROR_INVALID_OPTION, "source '%s' of '%s' compiled to PTX only "
+  CJ_CHECK((*im)->cubin_size > 0, CUJIT_ERROR_INVALID_OPTION,
+           "source '%s' of '%s' compiled to PTX only "
            "(for %s); a link needs a real target: give cujit_options.arch as sm_XX",
            p->source->name, spec->name, (*im)->arch[0] ? (*im)->arch : "NVRTC's default");
   p->in.type = cj_image_is_ltoir(*im) ? NVJITLINK_INPUT_LTOIR : NVJITLINK_INPUT_CUBIN;
@@ -122,8 +123,8 @@ static cujit_status from_shard(const cj_link_spec *spec, const cj_link_part *par
   int rc = cj_disk_read(p, key, NULL, out);
   if (rc == CJ_DISK_OOM) return cj_fail_oom("reading a cache entry");
   if (rc == CJ_DISK_HIT) return cj_count_disk(root, 1, 0, 0), CUJIT_OK;
-  rc = cj_lock_acquire(p->dir, p->lock, spec->name, cj_cache_lock_timeout(), entry_ready, &w,
-                       &lock);
+  rc =
+      cj_lock_acquire(p->dir, p->lock, spec->name, cj_cache_lock_timeout(), entry_ready, &w, &lock);
   if (rc == CJ_LOCK_HELD && !w.image) entry_ready(&w); /* written before the lock was had */
   if (w.oom) {
     cj_lock_release(p->dir, p->lock, &lock);
@@ -180,8 +181,10 @@ static cujit_status sources_arch(cj_link_spec *spec, cj_image *const *compiled, 
   size_t i;
   for (i = 0; i < n && !arch[0]; i++)
     if (compiled[i]) snprintf(arch, size, "%s", compiled[i]->arch);
-  CJ_CHECK(arch[0], CUJIT_ERROR_INVALID_OPTION, "'%s' has no target: give cujit_options.arch "
-           "as sm_XX", spec->name);
+  CJ_CHECK(arch[0], CUJIT_ERROR_INVALID_OPTION,
+           "'%s' has no target: give cujit_options.arch "
+           "as sm_XX",
+           spec->name);
   spec->arch = arch;
   return CUJIT_OK;
 }
@@ -199,7 +202,8 @@ cujit_status cj_link(const cj_link_spec *user_spec, cj_link_part *parts, size_t 
   for (i = 0; i < n && st == CUJIT_OK; i++)
     if (parts[i].source) st = compile_part(spec, &parts[i], &compiled[i]);
   if (st == CUJIT_OK && !spec->arch[0]) st = sources_arch(spec, compiled, n, arch, sizeof arch);
-  if (st == CUJIT_OK && no_cache) st = link_now(spec, parts, n, out);
+  if (st == CUJIT_OK && no_cache)
+    st = link_now(spec, parts, n, out);
   else if (st == CUJIT_OK && (st = link_key(spec, parts, n, &key)) == CUJIT_OK)
     st = lookup(spec, parts, n, &key, out);
   for (i = 0; i < n; i++) cj_image_unref(compiled[i]);

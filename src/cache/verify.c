@@ -14,8 +14,8 @@ typedef struct rebuilt {
   cj_request r;
   int has_request;
   char *source, *name, *arch;
-  char **list[CJ_NPARTS];   /* NULL-terminated items of each list part */
-  cujit_header *headers;    /* ended by {NULL, NULL} */
+  char **list[CJ_NPARTS]; /* NULL-terminated items of each list part */
+  cujit_header *headers;  /* ended by {NULL, NULL} */
 } rebuilt;
 
 static void rebuilt_free(rebuilt *b) {
@@ -114,22 +114,28 @@ static void compare(const cj_image *was, const cj_image *now, verdict *out) {
   size_t i;
   out->v = CUJIT_CACHE_VERDICT_MISMATCH;
   if (was->ptx_size != now->ptx_size || memcmp(was->ptx, now->ptx, was->ptx_size) != 0) {
-    snprintf(out->detail, sizeof out->detail, "the PTX differs from byte %zu on (%zu bytes in the "
-             "entry, %zu compiled now)", first_difference(was->ptx, was->ptx_size, now->ptx,
-             now->ptx_size), was->ptx_size, now->ptx_size);
+    snprintf(out->detail, sizeof out->detail,
+             "the PTX differs from byte %zu on (%zu bytes in the "
+             "entry, %zu compiled now)",
+             first_difference(was->ptx, was->ptx_size, now->ptx, now->ptx_size), was->ptx_size,
+             now->ptx_size);
     return;
   }
   if (was->cubin_size != now->cubin_size ||
       (was->cubin_size && memcmp(was->cubin, now->cubin, was->cubin_size) != 0)) {
-    snprintf(out->detail, sizeof out->detail, "the CUBIN differs from byte %zu on (%zu bytes in "
-             "the entry, %zu compiled now)", first_difference(was->cubin, was->cubin_size,
-             now->cubin, now->cubin_size), was->cubin_size, now->cubin_size);
+    snprintf(out->detail, sizeof out->detail,
+             "the CUBIN differs from byte %zu on (%zu bytes in "
+             "the entry, %zu compiled now)",
+             first_difference(was->cubin, was->cubin_size, now->cubin, now->cubin_size),
+             was->cubin_size, now->cubin_size);
     return;
   }
   for (i = 0; i < was->n_names && i < now->n_names; i++)
     if (strcmp(was->lowered[i], now->lowered[i]) != 0) {
-      snprintf(out->detail, sizeof out->detail, "name expression '%s' is lowered to '%s' in "
-               "the entry, '%s' now", was->name_exprs[i], was->lowered[i], now->lowered[i]);
+      snprintf(out->detail, sizeof out->detail,
+               "name expression '%s' is lowered to '%s' in "
+               "the entry, '%s' now",
+               was->name_exprs[i], was->lowered[i], now->lowered[i]);
       return;
     }
   if (was->n_names != now->n_names) {
@@ -163,8 +169,9 @@ static int recompile(const cj_key *key, const cj_manifest *m, rebuilt *b, const 
       cj_manifest_free(&now);
     }
     snprintf(out->detail, sizeof out->detail, "its inputs are not reproducible here: %s",
-             why.len ? why.data : "the key computed now differs (was it compiled in another "
-                                  "working directory?)");
+             why.len ? why.data
+                     : "the key computed now differs (was it compiled in another "
+                       "working directory?)");
     out->v = CUJIT_CACHE_VERDICT_SKIPPED;
   } else if (cj_request_prepare(&b->r) != CUJIT_OK || cj_nvrtc_compile(&b->r, &im) != CUJIT_OK) {
     skip(out, "compiling it again failed: %s%s", cujit_last_error(), "");
@@ -212,7 +219,8 @@ static int verify_one(const cj_root *root, const cj_key *key, verdict *out) {
   int rc;
   strcpy(out->name, "?");
   strcpy(out->arch, "?");
-  if (cj_entry_open(root, key, 0, &p) != 0) return skip(out, "its shard cannot be opened%s%s", "", "");
+  if (cj_entry_open(root, key, 0, &p) != 0)
+    return skip(out, "its shard cannot be opened%s%s", "", "");
   rc = cj_disk_read_file(&p, &f, why, sizeof why);
   cj_entry_close(&p);
   if (rc != 0) return rc < 0 ? -1 : skip(out, "the entry %s%s", why, "");
@@ -243,9 +251,12 @@ static void choose(cj_entry_key *keys, size_t n, size_t sample) {
 }
 
 static void tally(cujit_cache_verify_summary *s, cujit_cache_verdict v) {
-  if (v == CUJIT_CACHE_VERDICT_MATCH) s->matched++;
-  else if (v == CUJIT_CACHE_VERDICT_MISMATCH) s->mismatched++;
-  else s->skipped++;
+  if (v == CUJIT_CACHE_VERDICT_MATCH)
+    s->matched++;
+  else if (v == CUJIT_CACHE_VERDICT_MISMATCH)
+    s->mismatched++;
+  else
+    s->skipped++;
 }
 
 static int report(const cj_key *key, const verdict *v, cujit_cache_verify_fn fn, void *user) {
@@ -304,12 +315,11 @@ cujit_status cujit_cache_verify(size_t sample, cujit_cache_verify_fn fn, void *u
   memset(&own, 0, sizeof own);
   own.size = sizeof own;
   if (summary)
-    CJ_TRY(cj_sized_out(fn_name, "cujit_cache_verify_summary", summary, SUMMARY_V1, &own,
-                        sizeof own));
+    CJ_TRY(
+        cj_sized_out(fn_name, "cujit_cache_verify_summary", summary, SUMMARY_V1, &own, sizeof own));
   CJ_TRY(cj_root_open_status(&root));
   st = verify_all(&root, sample, fn, user, &own);
   cj_root_close(&root);
   if (st != CUJIT_OK || !summary) return st;
-  return cj_sized_out(fn_name, "cujit_cache_verify_summary", summary, SUMMARY_V1, &own,
-                      sizeof own);
+  return cj_sized_out(fn_name, "cujit_cache_verify_summary", summary, SUMMARY_V1, &own, sizeof own);
 }

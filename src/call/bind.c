@@ -15,13 +15,13 @@ typedef struct cj_binding cj_binding;
 struct cj_binding {
   cj_binding *next;
   ffi_closure *closure;
-  void *code;                        /* the function pointer handed out */
+  void *code; /* the function pointer handed out */
   cujit_function *fn;
-  const cujit_launch_options *opts;  /* the caller's, read at every call */
-  cj_signature *sig;                 /* lives until the function is freed */
+  const cujit_launch_options *opts; /* the caller's, read at every call */
+  cj_signature *sig;                /* lives until the function is freed */
   ffi_cif cif;
   ffi_type **atypes;
-  void **owned;                      /* ffi types and element lists built for structs */
+  void **owned; /* ffi types and element lists built for structs */
   size_t nowned, cap_owned;
   int direct; /* libffi's argument values are the kernel's parameters as they are */
 };
@@ -78,10 +78,13 @@ static void binding_free(cj_binding *b) {
 /* ---- describing types to libffi ---- */
 
 static ffi_type *scalar_ffi(cj_kind k, int top) {
-  static ffi_type *const table[CJ_K_NSCALAR] = {
-      &ffi_type_sint8,  &ffi_type_uint8,  &ffi_type_sint16, &ffi_type_uint16, &ffi_type_sint32,
-      &ffi_type_uint32, &ffi_type_sint64, &ffi_type_uint64, &ffi_type_uint16, &ffi_type_uint16,
-      &ffi_type_float,  &ffi_type_double, &ffi_type_uint64};
+  static ffi_type *const table[CJ_K_NSCALAR] = {&ffi_type_sint8,  &ffi_type_uint8,
+                                                &ffi_type_sint16, &ffi_type_uint16,
+                                                &ffi_type_sint32, &ffi_type_uint32,
+                                                &ffi_type_sint64, &ffi_type_uint64,
+                                                &ffi_type_uint16, &ffi_type_uint16,
+                                                &ffi_type_float,  &ffi_type_double,
+                                                &ffi_type_uint64};
   /* f16 and bf16 parameters are declared float; inside structs they are raw 16-bit words */
   if (top && (k == CJ_K_F16 || k == CJ_K_BF16)) return &ffi_type_float;
   return table[k];
@@ -125,10 +128,11 @@ static cujit_status bind_fail(const cj_signature *s, const char *kernel, size_t 
   cj_buf b = {0};
   cujit_status st;
   cj_param_label(s, i, &b);
-  st = cj_fail(CUJIT_ERROR_SIGNATURE, "cujit_function_bind: kernel '%s', %s: %s; call it with "
+  st = cj_fail(CUJIT_ERROR_SIGNATURE,
+               "cujit_function_bind: kernel '%s', %s: %s; call it with "
                "cujit_call() or cujit_launch(), or give it an explicit signature where this "
-               "parameter is an opaque bN:A (bound functions take those by address)", kernel,
-               b.data ? b.data : "", why);
+               "parameter is an opaque bN:A (bound functions take those by address)",
+               kernel, b.data ? b.data : "", why);
   cj_buf_free(&b);
   return st;
 }
@@ -137,7 +141,8 @@ static cujit_status param_ffi(cj_binding *b, size_t i, ffi_type **out) {
   const cj_param *p = &b->sig->params[i];
   int oom = 0;
   if (p->type->raised)
-    return bind_fail(b->sig, b->fn->name, i, "it has a member aligned beyond its size, which "
+    return bind_fail(b->sig, b->fn->name, i,
+                     "it has a member aligned beyond its size, which "
                      "the C calling convention cannot be derived for");
   if (p->type->opaque) {
     *out = &ffi_type_pointer;
@@ -150,7 +155,8 @@ static cujit_status param_ffi(cj_binding *b, size_t i, ffi_type **out) {
   *out = struct_ffi(b, p->type, &oom);
   if (oom) return cj_fail_oom("binding a kernel");
   if (!*out)
-    return bind_fail(b->sig, b->fn->name, i, "libffi lays this struct out differently than C "
+    return bind_fail(b->sig, b->fn->name, i,
+                     "libffi lays this struct out differently than C "
                      "does for the kernel");
   return CUJIT_OK;
 }
@@ -161,12 +167,19 @@ static cujit_status param_ffi(cj_binding *b, size_t i, ffi_type **out) {
 static cujit_status bound_arg(const cj_binding *b, size_t i, const void *v, cujit_arg *a) {
   const cj_param *p = &b->sig->params[i];
   switch ((cj_kind)p->kind) {
-    case CJ_K_I8: case CJ_K_U8: cj_arg_set(p, a, v, 1); return CUJIT_OK;
-    case CJ_K_I16: case CJ_K_U16: cj_arg_set(p, a, v, 2); return CUJIT_OK;
-    case CJ_K_I32: case CJ_K_U32: case CJ_K_F32: cj_arg_set(p, a, v, 4); return CUJIT_OK;
-    case CJ_K_I64: case CJ_K_U64: case CJ_K_F64: cj_arg_set(p, a, v, 8); return CUJIT_OK;
+    case CJ_K_I8:
+    case CJ_K_U8: cj_arg_set(p, a, v, 1); return CUJIT_OK;
+    case CJ_K_I16:
+    case CJ_K_U16: cj_arg_set(p, a, v, 2); return CUJIT_OK;
+    case CJ_K_I32:
+    case CJ_K_U32:
+    case CJ_K_F32: cj_arg_set(p, a, v, 4); return CUJIT_OK;
+    case CJ_K_I64:
+    case CJ_K_U64:
+    case CJ_K_F64: cj_arg_set(p, a, v, 8); return CUJIT_OK;
     case CJ_K_PTR: return cj_arg_ptr(b->sig, b->fn->name, i, *(const CUdeviceptr *)v, a);
-    case CJ_K_F16: case CJ_K_BF16: {
+    case CJ_K_F16:
+    case CJ_K_BF16: {
       float f = *(const float *)v;
       uint16_t h = p->kind == CJ_K_F16 ? cj_f16_bits(f) : cj_bf16_bits(f);
       cj_arg_set(p, a, &h, 2);
@@ -178,9 +191,11 @@ static cujit_status bound_arg(const cj_binding *b, size_t i, const void *v, cuji
         return CUJIT_OK;
       }
       v = *(const void *const *)v;
-      CJ_CHECK(v, CUJIT_ERROR_INVALID_ARGS, "kernel '%s', parameter %zu: an opaque "
+      CJ_CHECK(v, CUJIT_ERROR_INVALID_ARGS,
+               "kernel '%s', parameter %zu: an opaque "
                "(bN) parameter of a bound function takes a pointer to its value, not "
-               "NULL", b->fn->name, i + 1);
+               "NULL",
+               b->fn->name, i + 1);
       cj_arg_bytes(p, v, a);
       return CUJIT_OK;
   }
@@ -203,8 +218,7 @@ static int params_direct(const cj_binding *b) {
   if (!b->sig->checked || b->sig->n != b->fn->nparams) return 0;
   for (i = 0; i < b->sig->n; i++) {
     const cj_param *p = &b->sig->params[i];
-    if (p->kind == CJ_K_F16 || p->kind == CJ_K_BF16 || p->type->opaque || p->type->raised)
-      return 0;
+    if (p->kind == CJ_K_F16 || p->kind == CJ_K_BF16 || p->type->opaque || p->type->raised) return 0;
   }
   return 1;
 }
@@ -264,18 +278,20 @@ static void bound_entry(ffi_cif *cif, void *ret, void **ffi_args, void *user) {
 /* A pointer that was handed out stays callable after its binding is freed: its closure is
  * aimed at stale_entry through stale_cif, a C function of no parameters returning int.
  * The caller's arguments are then left unread, which C's calling conventions allow (the
- * caller owns their space), and the status comes back where the int is returned. The closures are never freed or taken again; each one's user data links
- * to the one retired before it, from `retired`. */
+ * caller owns their space), and the status comes back where the int is returned. The closures are
+ * never freed or taken again; each one's user data links to the one retired before it, from
+ * `retired`. */
 static ffi_cif stale_cif;
 static int stale_ready;
 static ffi_closure *retired;
 
 static void stale_entry(ffi_cif *cif, void *ret, void **ffi_args, void *user) {
   (void)cif, (void)ffi_args, (void)user;
-  *(ffi_arg *)ret = (ffi_arg)(int)cj_fail(
-      CUJIT_ERROR_INVALID_VALUE, "a bound kernel was called after cujit_function_unbind() or "
-      "the destruction of its module freed it; nothing was launched (bind it again with "
-      "cujit_function_bind() to call it)");
+  *(ffi_arg *)ret = (ffi_arg)(int)
+      cj_fail(CUJIT_ERROR_INVALID_VALUE,
+              "a bound kernel was called after cujit_function_unbind() or "
+              "the destruction of its module freed it; nothing was launched (bind it again with "
+              "cujit_function_bind() to call it)");
 }
 
 /* Prepares stale_cif once. Called with bind_lock held. */
@@ -324,13 +340,15 @@ static cujit_status make_closure(cj_binding *b) {
                         b->atypes) == FFI_OK,
            CUJIT_ERROR_SIGNATURE,
            "cujit_function_bind: libffi cannot describe a C "
-           "function with the parameters of kernel '%s' (%s)", b->fn->name, b->sig->text);
+           "function with the parameters of kernel '%s' (%s)",
+           b->fn->name, b->sig->text);
   b->closure = ffi_closure_alloc(sizeof(ffi_closure), &b->code);
   if (!b->closure) return cj_fail_oom("allocating a closure for a bound kernel");
   CJ_CHECK(ffi_prep_closure_loc(b->closure, &b->cif, bound_entry, b, b->code) == FFI_OK,
            CUJIT_ERROR_NOT_SUPPORTED,
            "cujit_function_bind: libffi cannot make "
-           "closures on this system (kernel '%s')", b->fn->name);
+           "closures on this system (kernel '%s')",
+           b->fn->name);
   return CUJIT_OK;
 }
 

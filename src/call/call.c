@@ -47,10 +47,10 @@ void cj_arg_bytes(const cj_param *p, const void *v, cujit_arg *a) {
   }
 }
 
-static cujit_status arg_fail(const cj_signature *s, const char *kernel, size_t i,
-                             const char *fmt, ...) CJ_PRINTF(4, 5);
-static cujit_status arg_fail(const cj_signature *s, const char *kernel, size_t i,
-                             const char *fmt, ...) {
+static cujit_status arg_fail(const cj_signature *s, const char *kernel, size_t i, const char *fmt,
+                             ...) CJ_PRINTF(4, 5);
+static cujit_status arg_fail(const cj_signature *s, const char *kernel, size_t i, const char *fmt,
+                             ...) {
   cj_buf b = {0};
   va_list ap;
   cujit_status st;
@@ -77,8 +77,10 @@ cujit_status cj_arg_ptr(const cj_signature *s, const char *kernel, size_t i, CUd
     return arg_fail(s, kernel, i, "the argument reference is %s",
                     r ? "to an address cujit_arg_ref() cannot encode (above 2^48)" : "NULL");
   if (r->size != sizeof(CUdeviceptr) || (r->kind == CUJIT_ARG_VALUE && r->type != CUJIT_TYPE_PTR))
-    return arg_fail(s, kernel, i, "a pointer parameter takes a device pointer or "
-                    "CUJIT_IN_PTR/CUJIT_OUT_PTR/CUJIT_INOUT_PTR, not a %zu-byte value", r->size);
+    return arg_fail(s, kernel, i,
+                    "a pointer parameter takes a device pointer or "
+                    "CUJIT_IN_PTR/CUJIT_OUT_PTR/CUJIT_INOUT_PTR, not a %zu-byte value",
+                    r->size);
   *a = *r;
   return CUJIT_OK;
 }
@@ -100,8 +102,7 @@ static cujit_status small_int(const cj_signature *s, const char *kernel, size_t 
                               cj_scalar_value *out) {
   int bits = (int)s->params[i].size * 8;
   long lo = -(1L << (bits - 1)), hi = (1L << bits) - 1;
-  if (v < lo || v > hi)
-    return arg_fail(s, kernel, i, "%d does not fit in %d bits", v, bits);
+  if (v < lo || v > hi) return arg_fail(s, kernel, i, "%d does not fit in %d bits", v, bits);
   if (bits == 8)
     out->u8 = (uint8_t)v;
   else
@@ -116,10 +117,14 @@ static cujit_status read_arg(const cj_signature *s, const char *kernel, size_t i
   const cj_param *p = &s->params[i];
   *at = v;
   switch ((cj_kind)p->kind) {
-    case CJ_K_I8: case CJ_K_U8: case CJ_K_I16: case CJ_K_U16:
-      return small_int(s, kernel, i, va_arg(*ap, int), v);
-    case CJ_K_I32: case CJ_K_U32: v->u32 = va_arg(*ap, unsigned); return CUJIT_OK;
-    case CJ_K_I64: case CJ_K_U64: v->u64 = va_arg(*ap, unsigned long long); return CUJIT_OK;
+    case CJ_K_I8:
+    case CJ_K_U8:
+    case CJ_K_I16:
+    case CJ_K_U16: return small_int(s, kernel, i, va_arg(*ap, int), v);
+    case CJ_K_I32:
+    case CJ_K_U32: v->u32 = va_arg(*ap, unsigned); return CUJIT_OK;
+    case CJ_K_I64:
+    case CJ_K_U64: v->u64 = va_arg(*ap, unsigned long long); return CUJIT_OK;
     case CJ_K_F16: v->u16 = cj_f16_bits(va_arg(*ap, double)); return CUJIT_OK;
     case CJ_K_BF16: v->u16 = cj_bf16_bits(va_arg(*ap, double)); return CUJIT_OK;
     case CJ_K_F32: v->f32 = (float)va_arg(*ap, double); return CUJIT_OK;
@@ -127,7 +132,8 @@ static cujit_status read_arg(const cj_signature *s, const char *kernel, size_t i
     case CJ_K_PTR: v->u64 = va_arg(*ap, CUdeviceptr); return CUJIT_OK;
     default:
       if ((*at = va_arg(*ap, const void *)) != NULL) return CUJIT_OK;
-      return arg_fail(s, kernel, i, "a struct, vector or blob parameter takes a pointer to its "
+      return arg_fail(s, kernel, i,
+                      "a struct, vector or blob parameter takes a pointer to its "
                       "value (&v), not NULL");
   }
 }
@@ -153,7 +159,8 @@ cujit_status cj_args_from_va(const cj_signature *s, const char *kernel, int narg
   CJ_CHECK(nargs >= 0 && (size_t)nargs == s->n, CUJIT_ERROR_INVALID_ARGS,
            "kernel '%s' takes %zu arguments (%s) but %d were given; nothing was "
            "launched (the count comes from the commas in the call: wrap a compound "
-           "literal such as (float4){1, 2, 3, 4} in parentheses)", kernel, s->n, s->text, nargs);
+           "literal such as (float4){1, 2, 3, 4} in parentheses)",
+           kernel, s->n, s->text, nargs);
   for (i = 0; i < s->n; i++) {
     cujit_status st = one_arg(s, kernel, i, ap, &args[i]);
     if (CJ_UNLIKELY(st != CUJIT_OK)) return st;
@@ -166,8 +173,8 @@ cujit_status cj_args_from_va(const cj_signature *s, const char *kernel, int narg
  * 0 (not taken; *ap may have been read) when the general path is needed: In/Out
  * arguments, a timing, a cooperative launch or clusters, options of another layout, a
  * test's launcher, or more parameters than the stack holds. */
-static inline CJ_ALWAYS_INLINE int call_direct(cujit_function *fn, const cj_signature *s,
-                                               int nargs, cujit_dim3 grid, cujit_dim3 block,
+static inline CJ_ALWAYS_INLINE int call_direct(cujit_function *fn, const cj_signature *s, int nargs,
+                                               cujit_dim3 grid, cujit_dim3 block,
                                                const cujit_launch_options *opts, va_list *ap,
                                                cujit_status *st) {
   cj_scalar_value v[CJ_CALL_STACK_ARGS];
@@ -190,8 +197,8 @@ static inline CJ_ALWAYS_INLINE int call_direct(cujit_function *fn, const cj_sign
 
 /* The general path: cujit_arg values handed to the launcher. Kept out of line so that its
  * array of arguments does not deepen the stack of the direct path. */
-static CJ_NOINLINE cujit_status call_general(cujit_function *fn, const cj_signature *s,
-                                             int nargs, cujit_dim3 grid, cujit_dim3 block,
+static CJ_NOINLINE cujit_status call_general(cujit_function *fn, const cj_signature *s, int nargs,
+                                             cujit_dim3 grid, cujit_dim3 block,
                                              const cujit_launch_options *opts, va_list *ap) {
   cujit_arg stack[CJ_CALL_STACK_ARGS], *args = stack;
   cujit_status st;
@@ -208,20 +215,19 @@ static CJ_NOINLINE cujit_status call_general(cujit_function *fn, const cj_signat
 /* The body of both entry points (va_start needs the variadic function itself, and a
  * function using va_copy is never inlined): the launch then runs as few frames below the
  * caller as cujit_launch's does. Returns from the entry point on a bad fn or signature. */
-#define CJ_CALL_BODY(fn, nargs, grid, block, opts, last)                                  \
-  do {                                                                                    \
-    va_list ap_, again_;                                                                  \
-    cj_signature *s_;                                                                     \
-    int done_;                                                                            \
-    if (CJ_UNLIKELY(!(fn)))                                                            \
-      return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_call: fn is NULL");                \
-    if (CJ_UNLIKELY((st = cj_function_sig((fn), &s_)) != CUJIT_OK)) return st;           \
-    va_start(ap_, last);                                                                  \
-    va_copy(again_, ap_);                                                                 \
-    done_ = call_direct((fn), s_, (nargs), (grid), (block), (opts), &again_, &st);        \
-    va_end(again_);                                                                       \
-    if (!done_) st = call_general((fn), s_, (nargs), (grid), (block), (opts), &ap_);      \
-    va_end(ap_);                                                                          \
+#define CJ_CALL_BODY(fn, nargs, grid, block, opts, last)                                         \
+  do {                                                                                           \
+    va_list ap_, again_;                                                                         \
+    cj_signature *s_;                                                                            \
+    int done_;                                                                                   \
+    if (CJ_UNLIKELY(!(fn))) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_call: fn is NULL"); \
+    if (CJ_UNLIKELY((st = cj_function_sig((fn), &s_)) != CUJIT_OK)) return st;                   \
+    va_start(ap_, last);                                                                         \
+    va_copy(again_, ap_);                                                                        \
+    done_ = call_direct((fn), s_, (nargs), (grid), (block), (opts), &again_, &st);               \
+    va_end(again_);                                                                              \
+    if (!done_) st = call_general((fn), s_, (nargs), (grid), (block), (opts), &ap_);             \
+    va_end(ap_);                                                                                 \
   } while (0)
 
 cujit_status cujit_call_n(cujit_function *fn, int nargs, cujit_dim3 grid, cujit_dim3 block, ...) {

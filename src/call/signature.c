@@ -54,9 +54,11 @@ static cujit_status mismatch(const cj_signature *s, const cujit_function *fn, si
   cj_buf b = {0};
   cujit_status st;
   cj_param_label(s, i, &b);
-  cj_buf_printf(&b, ": the signature puts %u bytes at offset %u, but kernel '%s' takes %zu "
-                "bytes at offset %zu; ", (unsigned)p->size, (unsigned)p->offset, fn->name,
-                fn->param_sizes[i], fn->param_offsets[i]);
+  cj_buf_printf(&b,
+                ": the signature puts %u bytes at offset %u, but kernel '%s' takes %zu "
+                "bytes at offset %zu; ",
+                (unsigned)p->size, (unsigned)p->offset, fn->name, fn->param_sizes[i],
+                fn->param_offsets[i]);
   if (p->size == fn->param_sizes[i])
     cj_buf_puts(&b, "the alignment differs (a type string gives one with :A, e.g. b16:16)");
   else
@@ -71,7 +73,8 @@ cujit_status cj_sig_check(const cj_signature *s, const cujit_function *fn) {
   size_t i;
   CJ_CHECK(s->n == fn->nparams, CUJIT_ERROR_SIGNATURE,
            "signature \"%s\" has %zu parameters, but kernel '%s' has %zu; give one "
-           "type per parameter", s->text, s->n, fn->name, fn->nparams);
+           "type per parameter",
+           s->text, s->n, fn->name, fn->nparams);
   for (i = 0; i < s->n; i++)
     if (s->params[i].offset != fn->param_offsets[i] || s->params[i].size != fn->param_sizes[i])
       return mismatch(s, fn, i);
@@ -138,8 +141,10 @@ cujit_status cj_sig_from_ptypes(const cj_ptypes *t, size_t n, const size_t *offs
   cj_type **types = NULL;
   size_t i, end = 0;
   cujit_status st;
-  CJ_CHECK(t->n == n, CUJIT_ERROR_SIGNATURE, "the compiler names %zu parameters, but the "
-           "kernel's layout has %zu", t->n, n);
+  CJ_CHECK(t->n == n, CUJIT_ERROR_SIGNATURE,
+           "the compiler names %zu parameters, but the "
+           "kernel's layout has %zu",
+           t->n, n);
   if (n && !(types = cj_calloc(n, sizeof *types))) return cj_fail_oom("building a signature");
   for (i = 0; i < n; i++) {
     if (!(types[i] = fitted(&t->p[i], end, offsets[i], sizes[i]))) {
@@ -160,7 +165,8 @@ static cujit_status derive(cujit_function *fn, cj_signature **out) {
   cujit_status st;
   CJ_CHECK(cj_function_has_layout(fn), CUJIT_ERROR_SIGNATURE,
            "kernel '%s' has no parameter layout yet to fit "
-           "its types to", fn->name ? fn->name : "?");
+           "its types to",
+           fn->name ? fn->name : "?");
   CJ_TRY(cj_function_types(fn, &t));
   st = cj_sig_from_ptypes(t, fn->nparams, fn->param_offsets, fn->param_sizes, out);
   if (st == CUJIT_OK && (st = cj_sig_check(*out, fn)) != CUJIT_OK) {
@@ -208,8 +214,7 @@ cujit_status cj_function_sig(cujit_function *fn, cj_signature **out) {
     cj_sig_free(made); /* another thread's was published first */
     if (st != CUJIT_OK) return st;
   }
-  if (CJ_UNLIKELY(!__atomic_load_n(&s->checked, __ATOMIC_ACQUIRE)) &&
-      cj_function_has_layout(fn)) {
+  if (CJ_UNLIKELY(!__atomic_load_n(&s->checked, __ATOMIC_ACQUIRE)) && cj_function_has_layout(fn)) {
     CJ_TRY(check_late(fn, s));
   }
   *out = s;
@@ -261,10 +266,12 @@ static cujit_status agrees_with_compiler(const cj_signature *s, const cujit_func
     if (!(t->accept[i] >> s->params[i].tag & 1u)) break;
   if (i == s->n) return CUJIT_OK;
   cj_param_label(s, i, &b);
-  st = cj_fail(CUJIT_ERROR_SIGNATURE, "signature \"%s\" does not match kernel '%s': its %s "
+  st = cj_fail(CUJIT_ERROR_SIGNATURE,
+               "signature \"%s\" does not match kernel '%s': its %s "
                "is not what the compiler says the kernel takes there, '%s'; give that "
-               "parameter's own type (or bN:A for opaque bytes)", s->text, fn->name,
-               b.data ? b.data : "parameter", t->p[i].m.spelling ? t->p[i].m.spelling : "?");
+               "parameter's own type (or bN:A for opaque bytes)",
+               s->text, fn->name, b.data ? b.data : "parameter",
+               t->p[i].m.spelling ? t->p[i].m.spelling : "?");
   cj_buf_free(&b);
   return st;
 }

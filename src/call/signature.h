@@ -14,8 +14,19 @@
 
 /* What a type is. The scalar kinds come first, in the order of their names' table. */
 typedef enum cj_kind {
-  CJ_K_I8, CJ_K_U8, CJ_K_I16, CJ_K_U16, CJ_K_I32, CJ_K_U32, CJ_K_I64, CJ_K_U64,
-  CJ_K_F16, CJ_K_BF16, CJ_K_F32, CJ_K_F64, CJ_K_PTR,
+  CJ_K_I8,
+  CJ_K_U8,
+  CJ_K_I16,
+  CJ_K_U16,
+  CJ_K_I32,
+  CJ_K_U32,
+  CJ_K_I64,
+  CJ_K_U64,
+  CJ_K_F16,
+  CJ_K_BF16,
+  CJ_K_F32,
+  CJ_K_F64,
+  CJ_K_PTR,
   CJ_K_NSCALAR,
   CJ_K_STRUCT = CJ_K_NSCALAR, /* members at C layout; a vector type is a struct of lanes */
   CJ_K_BLOB                   /* N opaque bytes (also unions and what libffi cannot describe) */
@@ -31,12 +42,12 @@ typedef struct cj_member {
 } cj_member;
 
 struct cj_type {
-  uint8_t kind;     /* cj_kind */
-  uint8_t lanes;    /* a CUDA vector type's lane count (1..4), else 0 */
-  uint8_t opaque;   /* is or holds a blob: bound functions take it by address */
-  uint8_t raised;   /* is or holds a scalar aligned above its size (alignas on a member):
-                       libffi cannot describe it, so it cannot be bound by value */
-  uint8_t heap;     /* allocated (structs, blobs, raised scalars); scalars are static */
+  uint8_t kind;   /* cj_kind */
+  uint8_t lanes;  /* a CUDA vector type's lane count (1..4), else 0 */
+  uint8_t opaque; /* is or holds a blob: bound functions take it by address */
+  uint8_t raised; /* is or holds a scalar aligned above its size (alignas on a member):
+                     libffi cannot describe it, so it cannot be bound by value */
+  uint8_t heap;   /* allocated (structs, blobs, raised scalars); scalars are static */
   uint32_t size;
   uint32_t align;
   uint32_t nmembers;
@@ -70,8 +81,8 @@ void cj_type_text(const cj_type *t, cj_buf *b);
 /* How cujit_call reads a parameter from its varargs and bound functions from libffi. */
 typedef struct cj_param {
   cj_type *type;
-  uint8_t kind;    /* type->kind, copied for the hot path */
-  uint8_t tag;     /* cujit_type for cujit_arg.type */
+  uint8_t kind; /* type->kind, copied for the hot path */
+  uint8_t tag;  /* cujit_type for cujit_arg.type */
   uint32_t size;
   uint32_t offset; /* in the parameter buffer, by CUDA's rule (aligned as the type) */
   char *name;      /* the parameter's name; NULL when unknown (the compiler's types name
@@ -83,14 +94,14 @@ struct cj_signature {
   cj_signature *older; /* signatures it replaced, kept alive until the function is freed */
   size_t n;
   cj_param *params;
-  char *text;          /* the type string */
-  int checked;         /* 1 once offsets and sizes matched the driver's layout */
+  char *text;  /* the type string */
+  int checked; /* 1 once offsets and sizes matched the driver's layout */
 };
 
 /* What this layer keeps with a kernel (function.h's `upper`), freed with it. */
 typedef struct cj_upper {
-  cj_signature *sig;            /* the newest signature; read without a lock */
-  struct cj_binding *bindings;  /* bound function pointers (bind.c; under its lock) */
+  cj_signature *sig;                  /* the newest signature; read without a lock */
+  struct cj_binding *bindings;        /* bound function pointers (bind.c; under its lock) */
   void (*unbind)(cujit_function *fn); /* frees the bindings; set by bind.c with the first */
 } cj_upper;
 

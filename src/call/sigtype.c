@@ -10,17 +10,19 @@
 
 /* The scalar kinds, in cj_kind's order, as their tags and sizes in common/scalar.c. */
 static const cj_type scalars[CJ_K_NSCALAR] = {
-#define CJ_SCALAR_(k) {CJ_K_##k, 0, 0, 0, 0, CJ_SCALAR_SIZE_##k, CJ_SCALAR_ALIGN_##k, 0, NULL}
-    CJ_SCALAR_(I8),  CJ_SCALAR_(U8),   CJ_SCALAR_(I16), CJ_SCALAR_(U16), CJ_SCALAR_(I32),
-    CJ_SCALAR_(U32), CJ_SCALAR_(I64),  CJ_SCALAR_(U64), CJ_SCALAR_(F16), CJ_SCALAR_(BF16),
-    CJ_SCALAR_(F32), CJ_SCALAR_(F64),  CJ_SCALAR_(PTR),
+#define CJ_SCALAR_(k) \
+  { CJ_K_##k, 0, 0, 0, 0, CJ_SCALAR_SIZE_##k, CJ_SCALAR_ALIGN_##k, 0, NULL }
+    CJ_SCALAR_(I8),  CJ_SCALAR_(U8),  CJ_SCALAR_(I16), CJ_SCALAR_(U16), CJ_SCALAR_(I32),
+    CJ_SCALAR_(U32), CJ_SCALAR_(I64), CJ_SCALAR_(U64), CJ_SCALAR_(F16), CJ_SCALAR_(BF16),
+    CJ_SCALAR_(F32), CJ_SCALAR_(F64), CJ_SCALAR_(PTR),
 #undef CJ_SCALAR_
 };
 
-static const uint8_t kind_tags[CJ_K_NSCALAR] = {
-    CUJIT_TYPE_I8,  CUJIT_TYPE_U8,  CUJIT_TYPE_I16, CUJIT_TYPE_U16, CUJIT_TYPE_I32,
-    CUJIT_TYPE_U32, CUJIT_TYPE_I64, CUJIT_TYPE_U64, CUJIT_TYPE_F16, CUJIT_TYPE_BF16,
-    CUJIT_TYPE_F32, CUJIT_TYPE_F64, CUJIT_TYPE_PTR};
+static const uint8_t kind_tags[CJ_K_NSCALAR] = {CUJIT_TYPE_I8,   CUJIT_TYPE_U8,  CUJIT_TYPE_I16,
+                                                CUJIT_TYPE_U16,  CUJIT_TYPE_I32, CUJIT_TYPE_U32,
+                                                CUJIT_TYPE_I64,  CUJIT_TYPE_U64, CUJIT_TYPE_F16,
+                                                CUJIT_TYPE_BF16, CUJIT_TYPE_F32, CUJIT_TYPE_F64,
+                                                CUJIT_TYPE_PTR};
 
 const cj_type *cj_scalar_type(cj_kind k) { return &scalars[k]; }
 
@@ -236,16 +238,16 @@ typedef struct tparse {
   const char *p;
 } tparse;
 
-#define CJ_TYPES_HELP                                                                      \
-  "a type string lists the parameters' types separated by spaces: i8 u8 i16 u16 i32 u32 " \
+#define CJ_TYPES_HELP                                                                       \
+  "a type string lists the parameters' types separated by spaces: i8 u8 i16 u16 i32 u32 "   \
   "i64 u64 f16 bf16 f32 f64 ptr; a CUDA vector as <scalar>x<1-4> (f32x4 is float4); a "     \
   "struct as {members}, a member array as type[N]; N opaque bytes as bN; any type may end " \
-  "in :A to raise its alignment to A bytes (bN:A for a blob aligned to A); e.g. "          \
+  "in :A to raise its alignment to A bytes (bN:A for a blob aligned to A); e.g. "           \
   "\"f32 ptr ptr u32\" or \"{f32 i32}:8 f32x4 b12:4\""
 
 static cujit_status tfail(const tparse *t, const char *what) {
-  return cj_fail(CUJIT_ERROR_SIGNATURE, "bad type string \"%s\": %s at offset %d; %s", t->str,
-                 what, (int)(t->p - t->str), CJ_TYPES_HELP);
+  return cj_fail(CUJIT_ERROR_SIGNATURE, "bad type string \"%s\": %s at offset %d; %s", t->str, what,
+                 (int)(t->p - t->str), CJ_TYPES_HELP);
 }
 
 static void skip_seps(tparse *t) {
@@ -318,8 +320,7 @@ static cujit_status parse_word(tparse *t, cj_type **out) {
 static cujit_status parse_type(tparse *t, int depth, cj_type **out);
 
 /* Appends one member (type and optional [N]) to a growing array. */
-static cujit_status parse_member(tparse *t, int depth, cj_member **ms, uint32_t *n,
-                                 size_t *cap) {
+static cujit_status parse_member(tparse *t, int depth, cj_member **ms, uint32_t *n, size_t *cap) {
   cj_member *grown;
   cj_type *ty = NULL;
   long count = 1;
@@ -402,7 +403,8 @@ static cujit_status parse_type(tparse *t, int depth, cj_type **out) {
 static int whole_string_is_void(const char *s) {
   while (*s == ' ' || *s == '\t') s++;
   if (strncmp(s, "void", 4) != 0) return 0;
-  for (s += 4; *s == ' ' || *s == '\t'; s++) {}
+  for (s += 4; *s == ' ' || *s == '\t'; s++) {
+  }
   return *s == '\0';
 }
 

@@ -49,8 +49,10 @@ static int parse_time_limit(compile_args *c, const char *opt, const char *v) {
   if (!v) return bad(c, "%s needs a number of seconds (e.g. 30, 0.5; 0 for no limit)", opt);
   s = strtod(v, &end);
   if (*end || end == v || !isfinite(s) || s < 0)
-    return bad(c, "the time limit must be a number of seconds (e.g. 30, 0.5; 0 for no "
-                  "limit), not '%s'", v);
+    return bad(c,
+               "the time limit must be a number of seconds (e.g. 30, 0.5; 0 for no "
+               "limit), not '%s'",
+               v);
   c->time_limit_s = s;
   return 0;
 }
@@ -79,19 +81,22 @@ int cli_parse_options(int argc, char **argv, compile_args *c, int need_input) {
     } else if (is_option(a, "-j", "--jobs")) {
       if (parse_jobs(c, a, option_value(argc, argv, &i, "-j", "--jobs")) != 0) return 2;
     } else if (is_option(a, NULL, "--time-limit")) {
-      if (parse_time_limit(c, a, option_value(argc, argv, &i, NULL, "--time-limit")) != 0)
-        return 2;
+      if (parse_time_limit(c, a, option_value(argc, argv, &i, NULL, "--time-limit")) != 0) return 2;
     } else if (is_option(a, "-o", "--output")) {
-      if (!(v = option_value(argc, argv, &i, "-o", "--output"))) return bad(c, "%s needs a file name", a);
+      if (!(v = option_value(argc, argv, &i, "-o", "--output")))
+        return bad(c, "%s needs a file name", a);
       c->output = v;
     } else if (is_option(a, NULL, "--arch")) {
-      if (!(v = option_value(argc, argv, &i, NULL, "--arch"))) return bad(c, "%s needs an architecture (sm_90, compute_90)", a);
+      if (!(v = option_value(argc, argv, &i, NULL, "--arch")))
+        return bad(c, "%s needs an architecture (sm_90, compute_90)", a);
       c->arch = v;
     } else if (is_option(a, "-I", "--include-path")) {
-      if (!(v = option_value(argc, argv, &i, "-I", "--include-path"))) return bad(c, "%s needs a directory", a);
+      if (!(v = option_value(argc, argv, &i, "-I", "--include-path")))
+        return bad(c, "%s needs a directory", a);
       c->includes[c->n_includes++] = v;
     } else if (is_option(a, "-D", "--define")) {
-      if (!(v = option_value(argc, argv, &i, "-D", "--define"))) return bad(c, "%s needs NAME or NAME=VALUE", a);
+      if (!(v = option_value(argc, argv, &i, "-D", "--define")))
+        return bad(c, "%s needs NAME or NAME=VALUE", a);
       c->defines[c->n_defines++] = v;
     } else if (a[0] == '-' && a[1]) {
       return bad(c, "unknown option '%s' (NVRTC options go after '--')", a);
@@ -103,20 +108,23 @@ int cli_parse_options(int argc, char **argv, compile_args *c, int need_input) {
   }
   if (need_input && !c->n_inputs) return bad(c, "%s", "compile needs a .cu file");
   if (c->output && c->n_inputs > 1)
-    return bad(c, "%s takes one input file; with several, each output is named after its "
-                  "input (or use --cache-only)", "-o");
+    return bad(c,
+               "%s takes one input file; with several, each output is named after its "
+               "input (or use --cache-only)",
+               "-o");
   if (c->flags & CUJIT_OPT_NO_CACHE && c->cache_only)
     return bad(c, "%s", "--cache-only and --no-cache together would do nothing");
   if (c->arch && strchr(c->arch, ',')) c->bundle = 1;
   if (c->bundle && !c->arch)
     return bad(c, "%s needs its targets: --arch sm_80,sm_90,...", "--bundle");
   if (c->bundle && c->kind_given)
-    return bad(c, "%s writes one target's code; a bundle (--arch with several targets, or "
-                  "--bundle) holds CUBINs and PTX", c->cubin ? "--cubin" : "--ptx");
+    return bad(c,
+               "%s writes one target's code; a bundle (--arch with several targets, or "
+               "--bundle) holds CUBINs and PTX",
+               c->cubin ? "--cubin" : "--ptx");
   return 0;
 }
 
 int cli_parse_compile(int argc, char **argv, compile_args *c) {
   return cli_parse_options(argc, argv, c, 1);
 }
-

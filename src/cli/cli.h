@@ -28,10 +28,10 @@ typedef struct compile_args {
   size_t n_inputs;
   const char *output, *arch;
   int cubin;
-  int kind_given; /* --ptx or --cubin was given */
-  int bundle;     /* write a bundle: --bundle, or --arch with several targets */
-  int cache_only; /* compile into the cache, write no output file */
-  int jobs;       /* files compiled at once (0: one per processor) */
+  int kind_given;      /* --ptx or --cubin was given */
+  int bundle;          /* write a bundle: --bundle, or --arch with several targets */
+  int cache_only;      /* compile into the cache, write no output file */
+  int jobs;            /* files compiled at once (0: one per processor) */
   double time_limit_s; /* seconds each compile may take (0: no limit) */
   const char **includes, **defines, **nvrtc;
   size_t n_includes, n_defines, n_nvrtc;

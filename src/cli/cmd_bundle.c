@@ -75,12 +75,13 @@ static int read_file(const char *path, void **data, size_t *size) {
   struct stat st;
   if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
     return fprintf(stderr, "cujit: '%s' is not a regular file\n", path), 1;
-  if (!(f = fopen(path, "rb"))) return fprintf(stderr, "cujit: cannot open '%s': %s\n", path, strerror(errno)), 1;
+  if (!(f = fopen(path, "rb")))
+    return fprintf(stderr, "cujit: cannot open '%s': %s\n", path, strerror(errno)), 1;
   do {
     if (n == cap) {
       if (cap >= ((size_t)1 << 30) || !(grown = realloc(buf, cap ? 2 * cap : 65536))) {
-        fprintf(stderr, "cujit: '%s' is %s\n", path, cap ? "too large (over 1 GiB)" :
-                "unreadable: out of memory");
+        fprintf(stderr, "cujit: '%s' is %s\n", path,
+                cap ? "too large (over 1 GiB)" : "unreadable: out of memory");
         free(buf);
         fclose(f);
         return 1;

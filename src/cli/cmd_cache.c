@@ -7,7 +7,8 @@
 #include "cli/cli.h"
 #include "common/common.h" /* cj_parse_size */
 
-static const char cache_usage[] = "cache needs one of: dir, stats, list, clear, prune [--max-size N] (got '%s')";
+static const char cache_usage[] =
+    "cache needs one of: dir, stats, list, clear, prune [--max-size N] (got '%s')";
 
 /* "12.3 MiB" */
 static const char *human(uint64_t bytes, char *buf, size_t size) {
@@ -95,7 +96,8 @@ static int print_entry(const cujit_cache_entry *e, void *user) {
   int *count = user;
   if (!localtime_r(&t, &tm) || !strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm))
     strcpy(when, "?");
-  if (!(*count)++) printf("%-19s  %12s  %-12s  %-32s  %s\n", "last use", "size", "arch", "key", "name");
+  if (!(*count)++)
+    printf("%-19s  %12s  %-12s  %-32s  %s\n", "last use", "size", "arch", "key", "name");
   printf("%-19s  %12s  %-12s  %-32s  %s\n", when, human(e->bytes, size, sizeof size), e->arch,
          e->key, e->name);
   return 0;
@@ -117,14 +119,16 @@ static int disk_now(cujit_cache_stats *s) {
 }
 
 /* Other processes may add entries meanwhile: what is gone is never counted below zero. */
-static uint64_t gone(uint64_t before, uint64_t after) { return before > after ? before - after : 0; }
+static uint64_t gone(uint64_t before, uint64_t after) {
+  return before > after ? before - after : 0;
+}
 
 static void report(const cujit_cache_stats *before, const cujit_cache_stats *after) {
   char a[32], b[32];
   printf("removed %llu entries (%s); the cache holds %llu entries (%s)\n",
          (unsigned long long)gone(before->entries, after->entries),
-         human(gone(before->bytes, after->bytes), a, sizeof a),
-         (unsigned long long)after->entries, human(after->bytes, b, sizeof b));
+         human(gone(before->bytes, after->bytes), a, sizeof a), (unsigned long long)after->entries,
+         human(after->bytes, b, sizeof b));
 }
 
 static int cmd_clear(void) {
@@ -140,9 +144,12 @@ static int cmd_prune(int argc, char **argv) {
   cujit_cache_stats before = CUJIT_CACHE_STATS_INIT, after = CUJIT_CACHE_STATS_INIT;
   uint64_t max = 0;
   const char *v = NULL;
-  if (argc == 2 && strcmp(argv[0], "--max-size") == 0) v = argv[1];
-  else if (argc == 1 && strncmp(argv[0], "--max-size=", 11) == 0) v = argv[0] + 11;
-  else if (argc) return cli_usage_error("prune takes only --max-size N (got '%s')", argv[0]);
+  if (argc == 2 && strcmp(argv[0], "--max-size") == 0)
+    v = argv[1];
+  else if (argc == 1 && strncmp(argv[0], "--max-size=", 11) == 0)
+    v = argv[0] + 11;
+  else if (argc)
+    return cli_usage_error("prune takes only --max-size N (got '%s')", argv[0]);
   if (v && (cj_parse_size(v, &max) != 0 || max == 0))
     return cli_usage_error("--max-size needs a size above 0, like 500M or 2G (got '%s')", v);
   if (disk_now(&before)) return 1;
@@ -171,7 +178,6 @@ void cli_print_cache_line(void) {
     printf("cache: none (%s)\n", cujit_last_error());
     return;
   }
-  printf("cache: %s (%llu entries, %s of %s)\n", cujit_cache_dir(),
-         (unsigned long long)s.entries, human(s.bytes, a, sizeof a),
-         human(cujit_cache_max_size(), b, sizeof b));
+  printf("cache: %s (%llu entries, %s of %s)\n", cujit_cache_dir(), (unsigned long long)s.entries,
+         human(s.bytes, a, sizeof a), human(cujit_cache_max_size(), b, sizeof b));
 }

@@ -41,8 +41,10 @@ int cli_run_compile(const compile_args *c, const char *input) {
   }
   data = c->cubin ? cujit_module_cubin(m, &size) : (const void *)cujit_module_ptx(m, &size);
   if (c->cubin && !data) {
-    fprintf(stderr, "cujit: no CUBIN for target %s; --cubin needs a real architecture "
-                    "(--arch sm_XX, or a GPU to choose one)\n", cujit_module_arch(m));
+    fprintf(stderr,
+            "cujit: no CUBIN for target %s; --cubin needs a real architecture "
+            "(--arch sm_XX, or a GPU to choose one)\n",
+            cujit_module_arch(m));
     cujit_module_destroy(m);
     return 2;
   }
@@ -76,7 +78,8 @@ static pid_t start(const compile_args *c, const char *file) {
   fflush(stderr);
   pid = fork();
   if (pid == 0) _exit(cli_run_compile(c, file));
-  if (pid < 0) fprintf(stderr, "\ncujit: cannot start a compile of '%s': %s\n", file, strerror(errno));
+  if (pid < 0)
+    fprintf(stderr, "\ncujit: cannot start a compile of '%s': %s\n", file, strerror(errno));
   return pid;
 }
 

@@ -6,9 +6,17 @@
 #include "cli/cli.h"
 #include "common/common.h" /* cj_parse_count */
 
-static const char *const part_words[] = {
-  "NVRTC", "arch", "name", "source", "header", "include dirs", "defines", "options",
-  "in-memory headers", "name expressions", "toolkit"};
+static const char *const part_words[] = {"NVRTC",
+                                         "arch",
+                                         "name",
+                                         "source",
+                                         "header",
+                                         "include dirs",
+                                         "defines",
+                                         "options",
+                                         "in-memory headers",
+                                         "name expressions",
+                                         "toolkit"};
 
 static const char *tier_words(cujit_cache_tier t) {
   switch (t) {

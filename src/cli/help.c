@@ -42,8 +42,7 @@ static const command_help commands[] = {
      "  --no-cache                compile with NVRTC; neither read nor write the cache\n"
      "  --cache-only              fill the cache and write no file\n"
      "  -j, --jobs N              compile N files at once, 1 to 1024\n"
-     "  --time-limit SECONDS      fail a compile that runs longer (0: no limit)\n"
-     HELP_OPTION
+     "  --time-limit SECONDS      fail a compile that runs longer (0: no limit)\n" HELP_OPTION
      "  -- NVRTC options...       give the rest of the line to NVRTC\n",
      "0  every file compiled\n"
      "1  a file did not compile, or could not be read or written\n"
@@ -61,15 +60,13 @@ static const command_help commands[] = {
      "  -D, --define NAME[=VAL]   define a macro\n"
      "  -j, --jobs N              compile N files at once, 1 to 1024\n"
      "  --time-limit SECONDS      fail a compile that runs longer (0: no limit)\n"
-     "  --bundle FILE             warm the cache from a bundle made by compile\n"
-     HELP_OPTION
+     "  --bundle FILE             warm the cache from a bundle made by compile\n" HELP_OPTION
      "  -- NVRTC options...       give the rest of the line to NVRTC\n",
      "0  every file compiled, or every entry of the bundle stored\n"
      "1  a file did not compile, DIR could not be read, or an entry was not stored\n"
      "   (its key computed here differs: the message names the part)\n"
      "2  bad usage\n"},
-    {"info",
-     "info [FILE]\n",
+    {"info", "info [FILE]\n",
      "Show cujit's and NVRTC's versions, the architectures NVRTC supports, the\n"
      "CUDA driver and its devices, and the cache; with FILE, what a bundle,\n"
      "fatbin, CUBIN or PTX file holds.\n",
@@ -77,14 +74,12 @@ static const command_help commands[] = {
      "0  shown\n"
      "1  FILE could not be read, or is none of those\n"
      "2  bad usage\n"},
-    {"cache",
-     "cache dir | stats | list | clear | prune [--max-size N]\n",
+    {"cache", "cache dir | stats | list | clear | prune [--max-size N]\n",
      "Show or manage the kernel cache: its directory, its counters across\n"
      "processes, its entries from least to most recently used; empty it, or\n"
      "shrink it to N (a size such as 500M or 2G; default: the configured\n"
      "limit).\n",
-     "  --max-size N              prune down to N bytes (K, M or G suffixes)\n"
-     HELP_OPTION,
+     "  --max-size N              prune down to N bytes (K, M or G suffixes)\n" HELP_OPTION,
      "0  done\n"
      "1  there is no usable cache directory, or it could not be read\n"
      "2  bad usage\n"},
@@ -98,20 +93,17 @@ static const command_help commands[] = {
      "  --arch ARCH               the target, as for compile\n"
      "  -I, --include-path DIR    look for included headers in DIR too\n"
      "  -D, --define NAME[=VAL]   define a macro\n"
-     "  --no-cache                explain a compile that bypasses the cache\n"
-     HELP_OPTION
+     "  --no-cache                explain a compile that bypasses the cache\n" HELP_OPTION
      "  -- NVRTC options...       the options given to NVRTC\n",
      "0  explained\n"
      "1  FILE could not be read, or the cache could not be asked\n"
      "2  bad usage, an option NVRTC does not know, or a target it does not support\n"},
-    {"verify",
-     "verify [--sample N | --all]\n",
+    {"verify", "verify [--sample N | --all]\n",
      "Compile cache entries again (10 chosen at random, N, or all) from the\n"
      "inputs they record and compare PTX, CUBIN and lowered names byte for\n"
      "byte; an entry whose inputs are gone is skipped, saying why.\n",
      "  --sample N                verify N entries chosen at random (default: 10)\n"
-     "  --all                     verify every entry\n"
-     HELP_OPTION,
+     "  --all                     verify every entry\n" HELP_OPTION,
      "0  every entry verified matched (or was skipped)\n"
      "1  an entry compiled again to other bytes, or the cache could not be read\n"
      "2  bad usage\n"},

@@ -27,9 +27,12 @@ static int cmd_compile(int argc, char **argv) {
   int rc;
   if (!lists) return fprintf(stderr, "cujit: out of memory\n"), 1;
   rc = cli_parse_compile(argc, argv, &c);
-  if (rc != 0) cli_usage_error("%s", c.error);
-  else if (c.n_inputs == 1) rc = cli_run_compile(&c, c.inputs[0]); /* c.nvrtc: NULL-terminated */
-  else rc = cli_compile_many(&c, c.inputs, c.n_inputs);
+  if (rc != 0)
+    cli_usage_error("%s", c.error);
+  else if (c.n_inputs == 1)
+    rc = cli_run_compile(&c, c.inputs[0]); /* c.nvrtc: NULL-terminated */
+  else
+    rc = cli_compile_many(&c, c.inputs, c.n_inputs);
   free(lists);
   return rc;
 }
@@ -97,7 +100,8 @@ static int cmd_info(int argc, char **argv) {
   printf("cujit %s\n", cujit_version_string());
   if (cujit_log_env_ignored())
     printf("log: off: CUJIT_LOG='%s' is not a log level (off, error, warn, info or debug) and "
-           "was ignored\n", cujit_log_env_ignored());
+           "was ignored\n",
+           cujit_log_env_ignored());
   print_archs();
   print_driver();
   cli_print_cache_line();

@@ -89,8 +89,10 @@ void cj_buf_escaped(cj_buf *b, const void *p, size_t n) {
 const char *cj_shown(char out[CJ_SHOWN_SIZE], const char *value) {
   cj_buf b = {0};
   cj_buf_escaped(&b, value, strnlen(value, 64));
-  snprintf(out, CJ_SHOWN_SIZE, "%s", b.oom ? "(a value not shown: out of memory)" :
-           b.data ? b.data : "");
+  snprintf(out, CJ_SHOWN_SIZE, "%s",
+           b.oom    ? "(a value not shown: out of memory)"
+           : b.data ? b.data
+                    : "");
   cj_buf_free(&b);
   return out;
 }

@@ -69,14 +69,14 @@ cujit_status cj_fail_oom(const char *what);
  * failure. They return at once: where something must be released before returning, keep
  * a status variable and one goto-cleanup path instead. The format is checked like
  * printf's, and at least the format must be given. */
-#define CJ_CHECK(cond, status, ...)                                   \
-  do {                                                                \
+#define CJ_CHECK(cond, status, ...)                                  \
+  do {                                                               \
     if (CJ_UNLIKELY(!(cond))) return cj_fail((status), __VA_ARGS__); \
   } while (0)
 
-#define CJ_TRY(expr)                                         \
-  do {                                                       \
-    cujit_status cj_try_status_ = (expr);                    \
+#define CJ_TRY(expr)                                                    \
+  do {                                                                  \
+    cujit_status cj_try_status_ = (expr);                               \
     if (CJ_UNLIKELY(cj_try_status_ != CUJIT_OK)) return cj_try_status_; \
   } while (0)
 
@@ -87,31 +87,33 @@ cujit_status cj_fail_oom(const char *what);
  * CJ_SCALAR_SIZE_F32 and CJ_SCALAR_ALIGN_F32, for static tables of the layers above. */
 
 typedef enum cj_scalar_kind {
-  CJ_SK_BYTES,    /* CUJIT_TYPE_BYTES: anything given by its bytes */
+  CJ_SK_BYTES, /* CUJIT_TYPE_BYTES: anything given by its bytes */
   CJ_SK_BOOL,
   CJ_SK_SIGNED,
   CJ_SK_UNSIGNED,
-  CJ_SK_FLOAT,    /* f16, bf16, f32, f64 */
+  CJ_SK_FLOAT, /* f16, bf16, f32, f64 */
   CJ_SK_COMPLEX,
   CJ_SK_POINTER
 } cj_scalar_kind;
 
 /* X(tag, size, alignment) for each cujit_type. */
-#define CJ_SCALAR_LAYOUTS(X)                                                             \
-  X(BYTES, 0, 1) X(BOOL, 1, 1) X(I8, 1, 1) X(U8, 1, 1) X(I16, 2, 2) X(U16, 2, 2)        \
-  X(I32, 4, 4) X(U32, 4, 4) X(I64, 8, 8) X(U64, 8, 8) X(F16, 2, 2) X(BF16, 2, 2)        \
-  X(F32, 4, 4) X(F64, 8, 8) X(C64, 8, 8) X(C128, 16, 16) X(PTR, 8, 8)
+/* clang-format off */
+#define CJ_SCALAR_LAYOUTS(X)                                                                       \
+  X(BYTES, 0, 1) X(BOOL, 1, 1) X(I8, 1, 1) X(U8, 1, 1) X(I16, 2, 2) X(U16, 2, 2) X(I32, 4, 4)      \
+  X(U32, 4, 4) X(I64, 8, 8) X(U64, 8, 8) X(F16, 2, 2) X(BF16, 2, 2) X(F32, 4, 4) X(F64, 8, 8)      \
+  X(C64, 8, 8) X(C128, 16, 16) X(PTR, 8, 8)
+/* clang-format on */
 #define CJ_SCALAR_SIZE_(t, s, a) CJ_SCALAR_SIZE_##t = s, CJ_SCALAR_ALIGN_##t = a,
 enum { CJ_SCALAR_LAYOUTS(CJ_SCALAR_SIZE_) };
 #undef CJ_SCALAR_SIZE_
 
 typedef struct cj_scalar {
-  const char *name;    /* the short name of type strings, messages and kernel names: "f32" */
-  const char *c_name;  /* as CUDA C spells it: "float"; NULL for bytes and pointers */
-  const char *header;  /* what CUDA C must include for it, or NULL */
-  const char *words;   /* in a message, an argument of it: "a float (f32)" */
-  const char *ctor;    /* what makes an argument of it: "cujit_f32()" */
-  size_t size;         /* bytes (0 for CUJIT_TYPE_BYTES) */
+  const char *name;   /* the short name of type strings, messages and kernel names: "f32" */
+  const char *c_name; /* as CUDA C spells it: "float"; NULL for bytes and pointers */
+  const char *header; /* what CUDA C must include for it, or NULL */
+  const char *words;  /* in a message, an argument of it: "a float (f32)" */
+  const char *ctor;   /* what makes an argument of it: "cujit_f32()" */
+  size_t size;        /* bytes (0 for CUJIT_TYPE_BYTES) */
   uint8_t align;
   uint8_t kind;        /* cj_scalar_kind */
   const char *also[6]; /* other spellings of it in CUDA C ("unsigned", "uint32_t"), NULL-ended */
@@ -172,8 +174,10 @@ void cj_log(cujit_log_level level, const char *fmt, ...) CJ_PRINTF(2, 3);
  * that `fallback` (e.g. "the default 1G") is used. */
 void cj_env_ignored(int *warned, const char *name, const char *value, const char *form,
                     const char *fallback);
-#define cj_warn(...) (cj_log_enabled(CUJIT_LOG_WARN) ? cj_log(CUJIT_LOG_WARN, __VA_ARGS__) : (void)0)
-#define cj_info(...) (cj_log_enabled(CUJIT_LOG_INFO) ? cj_log(CUJIT_LOG_INFO, __VA_ARGS__) : (void)0)
+#define cj_warn(...) \
+  (cj_log_enabled(CUJIT_LOG_WARN) ? cj_log(CUJIT_LOG_WARN, __VA_ARGS__) : (void)0)
+#define cj_info(...) \
+  (cj_log_enabled(CUJIT_LOG_INFO) ? cj_log(CUJIT_LOG_INFO, __VA_ARGS__) : (void)0)
 #define cj_debug(...) \
   (cj_log_enabled(CUJIT_LOG_DEBUG) ? cj_log(CUJIT_LOG_DEBUG, __VA_ARGS__) : (void)0)
 
@@ -204,9 +208,9 @@ void cj_strv_free(char **v, size_t count);
 /* The size of a public struct's first version, whose last field was `last`: what a size
  * field of 0 stands for. Written with the field's name, so that it stays the first
  * version's size when fields are added (its end rounded up to the alignment, as sizeof). */
-#define CJ_SIZE_V1(type, last)                                                     \
-  ((offsetof(type, last) + sizeof(((type *)0)->last) + _Alignof(type) - 1) /        \
-   _Alignof(type) * _Alignof(type))
+#define CJ_SIZE_V1(type, last)                                                                \
+  ((offsetof(type, last) + sizeof(((type *)0)->last) + _Alignof(type) - 1) / _Alignof(type) * \
+   _Alignof(type))
 /* Nonzero when a caller's struct whose size field is `size` has exactly this library's
  * layout (`own` bytes), so that it may be read where it is: one test, for hot paths. */
 #define CJ_SIZED_CURRENT(size, v1, own) (((size) ? (size) : (v1)) == (own))
@@ -217,14 +221,14 @@ void cj_strv_free(char **v, size_t count);
  * function and the struct in messages. CUJIT_ERROR_INVALID_VALUE for a size that is
  * neither 0 nor that of a version (saying to use the *_INIT macro);
  * CUJIT_ERROR_NOT_SUPPORTED when a newer caller sets fields this library does not know. */
-cujit_status cj_sized_in(const char *fn, const char *type, const void *user, size_t v1,
-                         void *own, size_t own_size);
+cujit_status cj_sized_in(const char *fn, const char *type, const void *user, size_t v1, void *own,
+                         size_t own_size);
 /* Copies the library's filled struct `own` into the caller's `user` (not NULL) up to the
  * size the caller gave (0: v1), never past it nor past own_size; the caller's size field
  * and any fields this library does not know are left as they are. Fails as cj_sized_in
  * for a bad size, writing nothing. */
-cujit_status cj_sized_out(const char *fn, const char *type, void *user, size_t v1,
-                          const void *own, size_t own_size);
+cujit_status cj_sized_out(const char *fn, const char *type, void *user, size_t v1, const void *own,
+                          size_t own_size);
 
 /* ---- growable arrays (alloc.c) ----
  *
@@ -272,19 +276,20 @@ int cj_vec_reserve(void *arrp, size_t *cap, size_t need, size_t elem);
 #define CJ_HANDLE_TAG_MASK ((uintptr_t)0xFF << 56)
 
 typedef struct cj_handle_slot {
-  void *obj;      /* NULL while free */
-  uint32_t gen;   /* bumped when the object is removed */
-  uint32_t next;  /* while free: 1 + the next free slot, 0 for none */
+  void *obj;     /* NULL while free */
+  uint32_t gen;  /* bumped when the object is removed */
+  uint32_t next; /* while free: 1 + the next free slot, 0 for none */
 } cj_handle_slot;
 
 typedef struct cj_handles {
-  uintptr_t tag;        /* CJ_HANDLE_TAG(...) of the kind */
+  uintptr_t tag; /* CJ_HANDLE_TAG(...) of the kind */
   cj_handle_slot *slots;
-  size_t n, cap;        /* slots used so far, and allocated */
-  uint32_t free_top;    /* 1 + the slot freed last (reused first), 0 for none */
+  size_t n, cap;     /* slots used so far, and allocated */
+  uint32_t free_top; /* 1 + the slot freed last (reused first), 0 for none */
 } cj_handles;
 
-#define CJ_HANDLES_INIT(tag) {(tag), NULL, 0, 0, 0}
+#define CJ_HANDLES_INIT(tag) \
+  { (tag), NULL, 0, 0, 0 }
 
 /* Puts `obj` (not NULL) in the table and returns its handle; 0 when out of memory or
  * when 2^24 objects are in it already. */
@@ -307,10 +312,10 @@ static inline void *cj_handle_get(const cj_handles *t, uintptr_t h) {
 /* ---- string buffer (buf.c) ---- */
 
 typedef struct cj_buf {
-  char *data;  /* NUL-terminated when non-NULL */
+  char *data; /* NUL-terminated when non-NULL */
   size_t len;
   size_t cap;
-  int oom;     /* set once an append failed; later appends do nothing */
+  int oom; /* set once an append failed; later appends do nothing */
 } cj_buf;
 
 void cj_buf_append(cj_buf *b, const void *p, size_t n);
@@ -365,10 +370,11 @@ typedef struct cj_file {
 } cj_file;
 
 /* Flags of cj_file_open and cj_file_read. */
-#define CJ_FILE_NOFOLLOW 1   /* a symbolic link as the last component is refused (ELOOP) */
-#define CJ_FILE_STAT_FIRST 2 /* the path is looked at before it is opened, so that a special
-                                file is refused without being opened (opening a device can
-                                have effects of its own) */
+#define CJ_FILE_NOFOLLOW 1 /* a symbolic link as the last component is refused (ELOOP) */
+#define CJ_FILE_STAT_FIRST                                          \
+  2 /* the path is looked at before it is opened, so that a special \
+       file is refused without being opened (opening a device can   \
+       have effects of its own) */
 
 /* Opens `path` for reading: relative to the directory `dir` (AT_FDCWD: the working
  * directory), without blocking (O_NONBLOCK), close-on-exec, never as a controlling
@@ -417,13 +423,13 @@ int cj_parse_count(const char *s, uint64_t max, uint64_t *out);
  * chooses what runs makes the call that reads it fail). */
 
 typedef enum cj_env_kind {
-  CJ_ENV_TEXT,    /* any text, checked by its user (an architecture) */
-  CJ_ENV_PATH,    /* a file or directory */
-  CJ_ENV_FLAG,    /* on (1, on, yes, true) or off (0, off, no, false), any case */
-  CJ_ENV_LEVEL,   /* a log level: off, error, warn (or warning), info, debug, any case */
-  CJ_ENV_SIZE,    /* bytes, with an optional K, M, G or T suffix (cj_parse_size) */
-  CJ_ENV_COUNT,   /* decimal digits only (cj_parse_count) */
-  CJ_ENV_SECONDS  /* a decimal number of seconds */
+  CJ_ENV_TEXT,   /* any text, checked by its user (an architecture) */
+  CJ_ENV_PATH,   /* a file or directory */
+  CJ_ENV_FLAG,   /* on (1, on, yes, true) or off (0, off, no, false), any case */
+  CJ_ENV_LEVEL,  /* a log level: off, error, warn (or warning), info, debug, any case */
+  CJ_ENV_SIZE,   /* bytes, with an optional K, M, G or T suffix (cj_parse_size) */
+  CJ_ENV_COUNT,  /* decimal digits only (cj_parse_count) */
+  CJ_ENV_SECONDS /* a decimal number of seconds */
 } cj_env_kind;
 
 /* What a size is, for warnings (the size variables' `form`). */

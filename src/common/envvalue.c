@@ -10,7 +10,6 @@
 
 #include "common/common.h"
 
-
 static const char *form_of(const cj_env_var *v) {
   if (v->form) return v->form;
   switch (v->kind) {
@@ -93,4 +92,3 @@ int cj_env_flag(const char *name, int *on) {
   *on = f;
   return CJ_ENV_SET;
 }
-

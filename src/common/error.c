@@ -46,8 +46,7 @@ static cj_tls *tls_get(void) {
 const char *cujit_status_name(cujit_status status) {
   switch (status) {
 #define CJ_NAME_(name, num, msg) \
-  case CUJIT_##name:             \
-    return "CUJIT_" #name;
+  case CUJIT_##name: return "CUJIT_" #name;
     CUJIT_STATUS_MAP(CJ_NAME_)
 #undef CJ_NAME_
   }
@@ -57,8 +56,7 @@ const char *cujit_status_name(cujit_status status) {
 const char *cujit_status_string(cujit_status status) {
   switch (status) {
 #define CJ_MSG_(name, num, msg) \
-  case CUJIT_##name:            \
-    return msg;
+  case CUJIT_##name: return msg;
     CUJIT_STATUS_MAP(CJ_MSG_)
 #undef CJ_MSG_
   }

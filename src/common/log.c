@@ -47,8 +47,10 @@ static void report_bad_level(void) {
   cujit_log_level at = cj_log_enabled(CUJIT_LOG_WARN) ? CUJIT_LOG_WARN : CUJIT_LOG_ERROR;
   if (!bad_level[0] || !cj_log_enabled(at)) return;
   if (__atomic_exchange_n(&bad_level_reported, 1, __ATOMIC_RELAXED)) return;
-  snprintf(line, sizeof line, "CUJIT_LOG='%s' is not a log level (off, error, warn, info or "
-           "debug); it was ignored, so the level was the default off until set", bad_level);
+  snprintf(line, sizeof line,
+           "CUJIT_LOG='%s' is not a log level (off, error, warn, info or "
+           "debug); it was ignored, so the level was the default off until set",
+           bad_level);
   deliver(at, line);
 }
 

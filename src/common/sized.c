@@ -31,16 +31,20 @@ static cujit_status room(const char *fn, const char *type, size_t size, size_t v
   if (*n >= v1 && *n <= CJ_SIZE_MAX) return CUJIT_OK;
   init_name(type, init, sizeof init);
   if (*n < v1)
-    return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: %s.size is %zu, smaller than its first "
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE,
+                   "%s: %s.size is %zu, smaller than its first "
                    "version (%zu bytes); initialise the struct with %s, or zero it for the "
-                   "defaults", fn, type, *n, v1, init);
-  return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: %s.size is %zu, more than any version of it "
+                   "defaults",
+                   fn, type, *n, v1, init);
+  return cj_fail(CUJIT_ERROR_INVALID_VALUE,
+                 "%s: %s.size is %zu, more than any version of it "
                  "(at most %d bytes): the struct was not initialised; initialise it with %s, "
-                 "or zero it for the defaults", fn, type, *n, CJ_SIZE_MAX, init);
+                 "or zero it for the defaults",
+                 fn, type, *n, CJ_SIZE_MAX, init);
 }
 
-cujit_status cj_sized_in(const char *fn, const char *type, const void *user, size_t v1,
-                         void *own, size_t own_size) {
+cujit_status cj_sized_in(const char *fn, const char *type, const void *user, size_t v1, void *own,
+                         size_t own_size) {
   const unsigned char *u = user;
   size_t n = 0, i;
   cujit_status st;
@@ -50,17 +54,18 @@ cujit_status cj_sized_in(const char *fn, const char *type, const void *user, siz
   if ((st = room(fn, type, *(const size_t *)user, v1, &n)) != CUJIT_OK) return st;
   for (i = own_size; i < n; i++)
     if (u[i])
-      return cj_fail(CUJIT_ERROR_NOT_SUPPORTED, "%s: %s sets fields that this libcujit (%s) "
+      return cj_fail(CUJIT_ERROR_NOT_SUPPORTED,
+                     "%s: %s sets fields that this libcujit (%s) "
                      "does not know: it is %zu bytes, of which this version knows %zu; link a "
-                     "newer libcujit, or leave the newer fields zero", fn, type,
-                     CUJIT_VERSION_STRING, n, own_size);
+                     "newer libcujit, or leave the newer fields zero",
+                     fn, type, CUJIT_VERSION_STRING, n, own_size);
   n = n < own_size ? n : own_size;
   memcpy((unsigned char *)own + sizeof(size_t), u + sizeof(size_t), n - sizeof(size_t));
   return CUJIT_OK;
 }
 
-cujit_status cj_sized_out(const char *fn, const char *type, void *user, size_t v1,
-                          const void *own, size_t own_size) {
+cujit_status cj_sized_out(const char *fn, const char *type, void *user, size_t v1, const void *own,
+                          size_t own_size) {
   size_t n = 0;
   cujit_status st = room(fn, type, *(const size_t *)user, v1, &n);
   if (st != CUJIT_OK) return st;

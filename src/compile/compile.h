@@ -13,29 +13,30 @@
 struct cj_image;
 
 typedef struct cj_request {
-  const char *source;  /* borrowed */
+  const char *source; /* borrowed */
   size_t source_len;
-  const char *name;    /* program name for logs ("source.cu" by default); borrowed */
-  char arch[32];       /* "sm_90", "compute_90", or "" for NVRTC's default target; final
-                          once arch_pending is 0 (cj_request_prepare) */
-  int arch_pending;    /* CJ_ARCH_*: what checking the target still needs NVRTC for */
-  const char *first_include_dir;   /* searched before include_dirs (a file's directory); may be NULL */
+  const char *name; /* program name for logs ("source.cu" by default); borrowed */
+  char arch[32];    /* "sm_90", "compute_90", or "" for NVRTC's default target; final
+                       once arch_pending is 0 (cj_request_prepare) */
+  int arch_pending; /* CJ_ARCH_*: what checking the target still needs NVRTC for */
+  const char
+      *first_include_dir; /* searched before include_dirs (a file's directory); may be NULL */
   const char *const *include_dirs; /* the caller's, in search order */
   size_t n_include_dirs;
   const char *const *defines;
   size_t n_defines;
   const char *const *user_options; /* the caller's NVRTC options, as given */
   size_t n_user_options;
-  const cujit_header *headers;     /* in-memory headers */
+  const cujit_header *headers; /* in-memory headers */
   size_t n_headers;
-  int toolkit;         /* search the toolkit's include directories (after the caller's) */
+  int toolkit; /* search the toolkit's include directories (after the caller's) */
   const char *const *name_exprs;
   size_t n_name_exprs;
-  unsigned flags;      /* CUJIT_OPT_* */
-  unsigned link;       /* CJ_LINK_*: compiled as a part of a link (-rdc=true, -dlto) */
+  unsigned flags; /* CUJIT_OPT_* */
+  unsigned link;  /* CJ_LINK_*: compiled as a part of a link (-rdc=true, -dlto) */
   /* How long NVRTC may take and who may stop it: they change when a compile ends, never
    * its output, so no key holds them. */
-  double time_limit_s; /* 0: no limit */
+  double time_limit_s;       /* 0: no limit */
   int (*cancel)(void *user); /* may be NULL */
   void *cancel_user;
   /* Who compiles on a cache miss: NULL for this process (cj_request_prepare() and
@@ -45,9 +46,9 @@ typedef struct cj_request {
   /* Built by cj_request_prepare(), freed by cj_request_free(). */
   const char *const *toolkit_dirs; /* the toolkit's include directories, when searched */
   size_t n_toolkit_dirs;
-  char **argv;         /* the full NVRTC command line */
+  char **argv; /* the full NVRTC command line */
   size_t argc;
-  const char **header_names;  /* the in-memory headers NVRTC gets, the built-ins included */
+  const char **header_names; /* the in-memory headers NVRTC gets, the built-ins included */
   const char **header_sources;
   size_t n_nvrtc_headers;
 } cj_request;
@@ -56,24 +57,24 @@ typedef struct cj_request {
  * modules and the memory cache. */
 typedef struct cj_image {
   int refs;
-  char *ptx;              /* NUL-terminated */
-  size_t ptx_size;        /* without the NUL */
-  unsigned char *cubin;   /* NULL for a PTX-only target */
+  char *ptx;            /* NUL-terminated */
+  size_t ptx_size;      /* without the NUL */
+  unsigned char *cubin; /* NULL for a PTX-only target */
   size_t cubin_size;
-  char *log;              /* never NULL ("" when empty) */
-  char arch[32];          /* what it was compiled for (from the PTX when NVRTC chose) */
+  char *log;     /* never NULL ("" when empty) */
+  char arch[32]; /* what it was compiled for (from the PTX when NVRTC chose) */
   size_t n_names;
-  char **name_exprs;      /* name expressions and their lowered names, same order */
+  char **name_exprs; /* name expressions and their lowered names, same order */
   char **lowered;
-  char *source;           /* the source it was compiled from (modules borrow it); owned */
-  size_t source_len;      /* without the NUL */
-  int prebuilt;           /* 0 when compiled here, else the cj_prebuilt_kind it was loaded
-                             from (prebuilt.h): no source, names or cache entry then */
-  unsigned char *fatbin;  /* a prebuilt fatbin, loaded as it is; else NULL */
+  char *source;          /* the source it was compiled from (modules borrow it); owned */
+  size_t source_len;     /* without the NUL */
+  int prebuilt;          /* 0 when compiled here, else the cj_prebuilt_kind it was loaded
+                            from (prebuilt.h): no source, names or cache entry then */
+  unsigned char *fatbin; /* a prebuilt fatbin, loaded as it is; else NULL */
   size_t fatbin_size;
-  int linked;             /* 1 for the output of a link (cache/fetchlink.c): a CUBIN whose symbol
-                             table lists the kernels and variables, loaded only as it is
-                             (the PTX, when there is any, is for reading) */
+  int linked; /* 1 for the output of a link (cache/fetchlink.c): a CUBIN whose symbol
+                 table lists the kernels and variables, loaded only as it is
+                 (the PTX, when there is any, is for reading) */
 } cj_image;
 
 /* 1 when the image's `cubin` holds NVVM LTO-IR rather than a CUBIN (a source compiled with

@@ -72,9 +72,11 @@ static cujit_status link_failed(const cj_link_spec *spec, nvJitLinkHandle h, nvJ
   else if (strstr(log, "ultiple definition") || strstr(log, "uplicate"))
     hint = "; define each symbol in one part only (declare it extern in the others)";
   if (in)
-    st = cj_fail(CUJIT_ERROR_LINK, "linking '%s': nvJitLink refused part '%s' (given as %s, "
-                 "%zu bytes): %s%s\noptions: %s\n%s", spec->name, in->name,
-                 cj_link_type_name(in->type), in->size, cj_nvjitlink_result_name(r),
+    st = cj_fail(CUJIT_ERROR_LINK,
+                 "linking '%s': nvJitLink refused part '%s' (given as %s, "
+                 "%zu bytes): %s%s\noptions: %s\n%s",
+                 spec->name, in->name, cj_link_type_name(in->type), in->size,
+                 cj_nvjitlink_result_name(r),
                  in->type == NVJITLINK_INPUT_CUBIN || in->type == NVJITLINK_INPUT_FATBIN
                      ? "; check that the part's kind matches its bytes and that it was built "
                        "for the link's target"
@@ -87,8 +89,7 @@ static cujit_status link_failed(const cj_link_spec *spec, nvJitLinkHandle h, nvJ
   return st;
 }
 
-static cujit_status check_error_log(const cj_link_spec *spec, nvJitLinkHandle h,
-                                    const char *opts) {
+static cujit_status check_error_log(const cj_link_spec *spec, nvJitLinkHandle h, const char *opts) {
   size_t size = 0;
   if (cj_jl.error_log_size(h, &size) != NVJITLINK_SUCCESS || size <= 1) return CUJIT_OK;
   return link_failed(spec, h, NVJITLINK_ERROR_FINALIZE, NULL, opts);
@@ -102,11 +103,12 @@ static cujit_status take_cubin(nvJitLinkHandle h, cj_image *im) {
   if (!(im->cubin = cj_malloc(size))) return cj_fail_oom("copying the linked CUBIN");
   im->cubin_size = size;
   r = cj_jl.cubin(h, im->cubin);
-  CJ_CHECK(r == NVJITLINK_SUCCESS, CUJIT_ERROR_LINK, "nvJitLink could not give the linked "
-           "CUBIN: %s", cj_nvjitlink_result_name(r));
+  CJ_CHECK(r == NVJITLINK_SUCCESS, CUJIT_ERROR_LINK,
+           "nvJitLink could not give the linked "
+           "CUBIN: %s",
+           cj_nvjitlink_result_name(r));
   return CUJIT_OK;
 }
-
 
 /* ---- symbols defined twice ---- */
 
@@ -157,8 +159,8 @@ static int add_defined(const cj_link_in *in, size_t part, defined **v, size_t *n
       info = le(p, size, off + k + 4, 1, &ok);
       shndx = le(p, size, off + k + 6, 2, &ok);
       /* functions (2) and variables: STT_OBJECT (1), or 13 in a relocatable CUBIN */
-      if (!ok || (info >> 4) != 1 || ((info & 0xf) != 1 && (info & 0xf) != 2 &&
-                                      (info & 0xf) != 13) || shndx == 0 ||
+      if (!ok || (info >> 4) != 1 ||
+          ((info & 0xf) != 1 && (info & 0xf) != 2 && (info & 0xf) != 13) || shndx == 0 ||
           shndx >= 0xff00 || name >= strsize)
         continue;
       if (CJ_VEC_RESERVE(*v, *cap, *n + 1) != 0) return -1;
@@ -191,16 +193,18 @@ static cujit_status check_defined_once(const cj_link_spec *spec, const cj_link_i
   if (count > 1) qsort(v, count, sizeof *v, by_name);
   for (i = 1; i < count && st == CUJIT_OK; i++)
     if (by_name(&v[i - 1], &v[i]) == 0 && v[i - 1].part != v[i].part)
-      st = cj_fail(CUJIT_ERROR_LINK, "linking '%s' failed: '%.*s' is defined in part '%s' and "
-                   "again in part '%s'; define each symbol in one part only (declare it extern "
-                   "in the others)", spec->name, (int)v[i].len, v[i].name,
-                   in[v[i - 1].part].name, in[v[i].part].name);
+      st =
+          cj_fail(CUJIT_ERROR_LINK,
+                  "linking '%s' failed: '%.*s' is defined in part '%s' and "
+                  "again in part '%s'; define each symbol in one part only (declare it extern "
+                  "in the others)",
+                  spec->name, (int)v[i].len, v[i].name, in[v[i - 1].part].name, in[v[i].part].name);
   cj_free(v);
   return st;
 }
 
-static cujit_status run(const cj_link_spec *spec, nvJitLinkHandle h, const cj_link_in *in,
-                        size_t n, const char *opts, cj_image *im) {
+static cujit_status run(const cj_link_spec *spec, nvJitLinkHandle h, const cj_link_in *in, size_t n,
+                        const char *opts, cj_image *im) {
   nvJitLinkResult r;
   size_t i;
   CJ_TRY(check_defined_once(spec, in, n));
@@ -222,8 +226,7 @@ static cujit_status run(const cj_link_spec *spec, nvJitLinkHandle h, const cj_li
   return CUJIT_OK;
 }
 
-cujit_status cj_link_run(const cj_link_spec *spec, const cj_link_in *in, size_t n,
-                         cj_image **out) {
+cujit_status cj_link_run(const cj_link_spec *spec, const cj_link_in *in, size_t n, cj_image **out) {
   nvJitLinkHandle h = NULL;
   nvJitLinkResult r;
   const char **argv = NULL;
@@ -240,7 +243,8 @@ cujit_status cj_link_run(const cj_link_spec *spec, const cj_link_in *in, size_t 
   if (r != NVJITLINK_SUCCESS) {
     st = r == NVJITLINK_ERROR_UNRECOGNIZED_OPTION || r == NVJITLINK_ERROR_INCOMPATIBLE_OPTIONS ||
                  r == NVJITLINK_ERROR_UNRECOGNIZED_ARCH || r == NVJITLINK_ERROR_UNSUPPORTED_ARCH
-             ? cj_fail(CUJIT_ERROR_INVALID_OPTION, "nvJitLink refused the options of the link "
+             ? cj_fail(CUJIT_ERROR_INVALID_OPTION,
+                       "nvJitLink refused the options of the link "
                        "of '%s' (%s): %s; see nvJitLink's documentation for valid options",
                        spec->name, cj_nvjitlink_result_name(r), opts.data ? opts.data : "")
              : cj_fail(CUJIT_ERROR_LINK, "nvJitLinkCreate failed for '%s': %s\noptions: %s",
@@ -257,8 +261,10 @@ cujit_status cj_link_run(const cj_link_spec *spec, const cj_link_in *in, size_t 
   if (st == CUJIT_OK && im->log[0]) cj_info("'%s' linked with messages:\n%s", spec->name, im->log);
 done:
   if (h) cj_jl.destroy(&h);
-  if (st != CUJIT_OK) cj_image_unref(im);
-  else *out = im;
+  if (st != CUJIT_OK)
+    cj_image_unref(im);
+  else
+    *out = im;
   cj_free(argv);
   cj_buf_free(&opts);
   return st;
@@ -275,8 +281,8 @@ static int try_devrt(const char *dir, size_t len, const char *sub) {
   size_t n = strlen(devrt_looked);
   if (!len) return 0;
   if (n + len + strlen(sub) + 3 < sizeof devrt_looked)
-    snprintf(devrt_looked + n, sizeof devrt_looked - n, "%s%.*s%s", n ? ", " : "", (int)len,
-             dir, sub);
+    snprintf(devrt_looked + n, sizeof devrt_looked - n, "%s%.*s%s", n ? ", " : "", (int)len, dir,
+             sub);
   snprintf(path, sizeof path, "%.*s%s/libcudadevrt.a", (int)len, dir, sub);
   if (access(path, R_OK) != 0) return 0;
   snprintf(devrt_path, sizeof devrt_path, "%s", path);

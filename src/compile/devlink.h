@@ -16,11 +16,11 @@ typedef struct cj_link_in {
 
 /* What a link is asked to do besides its inputs. */
 typedef struct cj_link_spec {
-  const char *arch;               /* "sm_90": the CUBIN's target */
-  int lto;                        /* link-time optimisation (-lto) */
-  const char *const *options;     /* the caller's nvJitLink options, as given */
+  const char *arch;           /* "sm_90": the CUBIN's target */
+  int lto;                    /* link-time optimisation (-lto) */
+  const char *const *options; /* the caller's nvJitLink options, as given */
   size_t n_options;
-  const char *name;               /* the program's name, in messages */
+  const char *name; /* the program's name, in messages */
 } cj_link_spec;
 
 /* Links the inputs into an image (refs 1): the CUBIN, no PTX (""), nvJitLink's info log,
@@ -28,8 +28,7 @@ typedef struct cj_link_spec {
  * error log naming the input refused or the link that failed (undefined or duplicate
  * symbols, architectures that do not match); CUJIT_ERROR_INVALID_OPTION for an option
  * nvJitLink refuses; CUJIT_ERROR_NO_NVJITLINK; CUJIT_ERROR_OUT_OF_MEMORY. */
-cujit_status cj_link_run(const cj_link_spec *spec, const cj_link_in *in, size_t n,
-                         cj_image **out);
+cujit_status cj_link_run(const cj_link_spec *spec, const cj_link_in *in, size_t n, cj_image **out);
 
 /* The readable name of an input type ("a CUBIN", "LTO-IR"...). */
 const char *cj_link_type_name(nvJitLinkInputType t);

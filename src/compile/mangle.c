@@ -14,8 +14,8 @@ enum {
   MAX_DEPTH = 64,       /* nesting while reading */
   MAX_PRINT_DEPTH = 96, /* nesting while spelling or classifying (substitutions nest too) */
   MAX_NODES = 1 << 16,
-  MAX_SPELLING = 512,   /* characters of one parameter's spelling */
-  MAX_NUMBER = 1 << 20  /* source-name lengths, array sizes, indexes */
+  MAX_SPELLING = 512,  /* characters of one parameter's spelling */
+  MAX_NUMBER = 1 << 20 /* source-name lengths, array sizes, indexes */
 };
 
 typedef enum nkind {
@@ -25,27 +25,27 @@ typedef enum nkind {
   K_PTR,      /* a: the pointee */
   K_LREF,
   K_RREF,
-  K_CV,       /* a: the qualified type; quals */
-  K_FUNC,     /* a: the return type; b: the parameter list; variadic */
-  K_ARRAY,    /* a: the element; b: the bound (an expression or literal), or -1 */
-  K_MEMPTR,   /* a: the class; b: the member's type */
-  K_TPARAM,   /* a: its index among the function's template arguments */
-  K_LITERAL,  /* a: its type (or -1 for nullptr); text: the digits; negative */
-  K_PACK,     /* a: the list of an argument pack; also a pack expansion of type a */
-  K_EXPAND,   /* a: the type expanded */
-  K_VECTOR,   /* a: the element (GCC's vector extension); text: the count */
-  K_COMPLEX,  /* a: the element; imaginary when `variadic` is set */
-  K_EXPR,     /* an operator: text; a, b: its operands (b -1 for one) */
-  K_CELL      /* a list cell: a: the item; b: the next cell or -1 */
+  K_CV,      /* a: the qualified type; quals */
+  K_FUNC,    /* a: the return type; b: the parameter list; variadic */
+  K_ARRAY,   /* a: the element; b: the bound (an expression or literal), or -1 */
+  K_MEMPTR,  /* a: the class; b: the member's type */
+  K_TPARAM,  /* a: its index among the function's template arguments */
+  K_LITERAL, /* a: its type (or -1 for nullptr); text: the digits; negative */
+  K_PACK,    /* a: the list of an argument pack; also a pack expansion of type a */
+  K_EXPAND,  /* a: the type expanded */
+  K_VECTOR,  /* a: the element (GCC's vector extension); text: the count */
+  K_COMPLEX, /* a: the element; imaginary when `variadic` is set */
+  K_EXPR,    /* an operator: text; a, b: its operands (b -1 for one) */
+  K_CELL     /* a list cell: a: the item; b: the next cell or -1 */
 } nkind;
 
 enum { Q_RESTRICT = 1, Q_VOLATILE = 2, Q_CONST = 4 };
 
 typedef struct mnode {
   uint8_t kind;
-  uint8_t cls;      /* K_BUILTIN: cj_mclass */
-  uint8_t quals;    /* K_CV */
-  uint8_t flag;     /* K_FUNC: variadic; K_LITERAL: negative; K_COMPLEX: imaginary */
+  uint8_t cls;   /* K_BUILTIN: cj_mclass */
+  uint8_t quals; /* K_CV */
+  uint8_t flag;  /* K_FUNC: variadic; K_LITERAL: negative; K_COMPLEX: imaginary */
   int a, b;
   const char *text; /* into the symbol, or a static string */
   uint32_t len;
@@ -57,10 +57,10 @@ typedef struct mp {
   size_t n, cap;
   int *subs;
   size_t nsubs, capsubs;
-  int targs;   /* the function's template arguments (a list), or -1 */
-  int pack;    /* while a pack expansion is read out: the element a pack stands for */
+  int targs; /* the function's template arguments (a list), or -1 */
+  int pack;  /* while a pack expansion is read out: the element a pack stands for */
   int depth;
-  int std;     /* the node for "std", made on first use, or -1 */
+  int std;         /* the node for "std", made on first use, or -1 */
   const char *why; /* the first failure */
   size_t why_at;
   int oom;
@@ -68,9 +68,7 @@ typedef struct mp {
 
 /* ---- reading ---- */
 
-static char peek(const mp *m, size_t k) {
-  return (size_t)(m->end - m->p) > k ? m->p[k] : '\0';
-}
+static char peek(const mp *m, size_t k) { return (size_t)(m->end - m->p) > k ? m->p[k] : '\0'; }
 
 static int eat(mp *m, char c) {
   if (peek(m, 0) != c || c == '\0') return 0;
@@ -177,9 +175,11 @@ static int std_node(mp *m) {
 
 /* <substitution>: S_, S<seq-id>_, or one of the std:: abbreviations (the S is read). */
 static int substitution(mp *m) {
-  static const struct { char c; const char *name; } abbrev[] = {
-      {'a', "allocator"}, {'b', "basic_string"}, {'s', "string"},
-      {'i', "istream"},   {'o', "ostream"},      {'d', "iostream"}};
+  static const struct {
+    char c;
+    const char *name;
+  } abbrev[] = {{'a', "allocator"}, {'b', "basic_string"}, {'s', "string"},
+                {'i', "istream"},   {'o', "ostream"},      {'d', "iostream"}};
   size_t i, id = 0;
   char c = peek(m, 0);
   for (i = 0; i < CJ_COUNT(abbrev); i++)
@@ -332,12 +332,15 @@ static int literal(mp *m) {
  * parameters, literals, sizeof and alignof of a type, and arithmetic, comparison and
  * logical operators on those. */
 static int expression(mp *m) {
-  static const struct { const char code[3], *op; int arity; } ops[] = {
-      {"ng", "-", 1},  {"ps", "+", 1},  {"co", "~", 1},  {"nt", "!", 1},  {"pl", "+", 2},
-      {"mi", "-", 2},  {"ml", "*", 2},  {"dv", "/", 2},  {"rm", "%", 2},  {"an", "&", 2},
-      {"or", "|", 2},  {"eo", "^", 2},  {"ls", "<<", 2}, {"rs", ">>", 2}, {"eq", "==", 2},
-      {"ne", "!=", 2}, {"lt", "<", 2},  {"gt", ">", 2},  {"le", "<=", 2}, {"ge", ">=", 2},
-      {"aa", "&&", 2}, {"oo", "||", 2}, {"st", "sizeof", 0}, {"at", "alignof", 0}};
+  static const struct {
+    const char code[3], *op;
+    int arity;
+  } ops[] = {{"ng", "-", 1},  {"ps", "+", 1},  {"co", "~", 1},      {"nt", "!", 1},
+             {"pl", "+", 2},  {"mi", "-", 2},  {"ml", "*", 2},      {"dv", "/", 2},
+             {"rm", "%", 2},  {"an", "&", 2},  {"or", "|", 2},      {"eo", "^", 2},
+             {"ls", "<<", 2}, {"rs", ">>", 2}, {"eq", "==", 2},     {"ne", "!=", 2},
+             {"lt", "<", 2},  {"gt", ">", 2},  {"le", "<=", 2},     {"ge", ">=", 2},
+             {"aa", "&&", 2}, {"oo", "||", 2}, {"st", "sizeof", 0}, {"at", "alignof", 0}};
   size_t i;
   int a, b = -1, e;
   char c = peek(m, 0);
@@ -446,28 +449,35 @@ typedef struct builtin {
   uint8_t cls;
 } builtin;
 
-static const builtin one_letter[] = {
-    {"v", "void", CJ_MC_OTHER},          {"w", "wchar_t", CJ_MC_I32},
-    {"b", "bool", CJ_MC_BOOL},           {"c", "char", CJ_MC_I8},
-    {"a", "signed char", CJ_MC_I8},      {"h", "unsigned char", CJ_MC_U8},
-    {"s", "short", CJ_MC_I16},           {"t", "unsigned short", CJ_MC_U16},
-    {"i", "int", CJ_MC_I32},             {"j", "unsigned int", CJ_MC_U32},
-    {"l", "long", CJ_MC_I64},            {"m", "unsigned long", CJ_MC_U64},
-    {"x", "long long", CJ_MC_I64},       {"y", "unsigned long long", CJ_MC_U64},
-    {"n", "__int128", CJ_MC_OTHER},      {"o", "unsigned __int128", CJ_MC_OTHER},
-    {"f", "float", CJ_MC_F32},           {"d", "double", CJ_MC_F64},
-    {"e", "long double", CJ_MC_OTHER},   {"g", "__float128", CJ_MC_OTHER}};
+static const builtin one_letter[] =
+    {{"v", "void", CJ_MC_OTHER},        {"w", "wchar_t", CJ_MC_I32},
+     {"b", "bool", CJ_MC_BOOL},         {"c", "char", CJ_MC_I8},
+     {"a", "signed char", CJ_MC_I8},    {"h", "unsigned char", CJ_MC_U8},
+     {"s", "short", CJ_MC_I16},         {"t", "unsigned short", CJ_MC_U16},
+     {"i", "int", CJ_MC_I32},           {"j", "unsigned int", CJ_MC_U32},
+     {"l", "long", CJ_MC_I64},          {"m", "unsigned long", CJ_MC_U64},
+     {"x", "long long", CJ_MC_I64},     {"y", "unsigned long long", CJ_MC_U64},
+     {"n", "__int128", CJ_MC_OTHER},    {"o", "unsigned __int128", CJ_MC_OTHER},
+     {"f", "float", CJ_MC_F32},         {"d", "double", CJ_MC_F64},
+     {"e", "long double", CJ_MC_OTHER}, {"g", "__float128", CJ_MC_OTHER}};
 
-static const builtin d_letter[] = {
-    {"h", "half", CJ_MC_F16},            {"i", "char32_t", CJ_MC_U32},
-    {"s", "char16_t", CJ_MC_U16},        {"u", "char8_t", CJ_MC_U8},
-    {"n", "std::nullptr_t", CJ_MC_PTR},  {"a", "auto", CJ_MC_OTHER},
-    {"c", "decltype(auto)", CJ_MC_OTHER}, {"d", "_Decimal64", CJ_MC_OTHER},
-    {"e", "_Decimal128", CJ_MC_OTHER},   {"f", "_Decimal32", CJ_MC_OTHER},
-    {"F16b", "__bf16", CJ_MC_BF16},      {"F16_", "_Float16", CJ_MC_F16},
-    {"F32_", "_Float32", CJ_MC_F32},     {"F64_", "_Float64", CJ_MC_F64},
-    {"F128_", "_Float128", CJ_MC_OTHER}, {"F32x", "_Float32x", CJ_MC_OTHER},
-    {"F64x", "_Float64x", CJ_MC_OTHER}};
+static const builtin d_letter[] = {{"h", "half", CJ_MC_F16},
+                                   {"i", "char32_t", CJ_MC_U32},
+                                   {"s", "char16_t", CJ_MC_U16},
+                                   {"u", "char8_t", CJ_MC_U8},
+                                   {"n", "std::nullptr_t", CJ_MC_PTR},
+                                   {"a", "auto", CJ_MC_OTHER},
+                                   {"c", "decltype(auto)", CJ_MC_OTHER},
+                                   {"d", "_Decimal64", CJ_MC_OTHER},
+                                   {"e", "_Decimal128", CJ_MC_OTHER},
+                                   {"f", "_Decimal32", CJ_MC_OTHER},
+                                   {"F16b", "__bf16", CJ_MC_BF16},
+                                   {"F16_", "_Float16", CJ_MC_F16},
+                                   {"F32_", "_Float32", CJ_MC_F32},
+                                   {"F64_", "_Float64", CJ_MC_F64},
+                                   {"F128_", "_Float128", CJ_MC_OTHER},
+                                   {"F32x", "_Float32x", CJ_MC_OTHER},
+                                   {"F64x", "_Float64x", CJ_MC_OTHER}};
 
 static int builtin_node(mp *m, const builtin *b) {
   int n = text_node(m, K_BUILTIN, -1, b->name, strlen(b->name));
@@ -498,8 +508,7 @@ static int d_type(mp *m) {
   if (c == 'B' || c == 'U') { /* _BitInt(N) */
     m->p += 2;
     if (number(m) < 0 || !eat(m, '_')) return fail(m, "a bad _BitInt type");
-    return builtin_node(m, &(builtin){"", c == 'B' ? "_BitInt" : "unsigned _BitInt",
-                                      CJ_MC_OTHER});
+    return builtin_node(m, &(builtin){"", c == 'B' ? "_BitInt" : "unsigned _BitInt", CJ_MC_OTHER});
   }
   m->p += 2;
   switch (c) {
@@ -507,8 +516,7 @@ static int d_type(mp *m) {
       t = type(m);
       return candidate(m, t < 0 ? -1 : node(m, K_EXPAND, t, -1));
     case 'x': /* transaction_safe */
-    case 'o': /* noexcept */
-      return candidate(m, function_type(m));
+    case 'o': /* noexcept */ return candidate(m, function_type(m));
     case 'v': {
       const char *v = m->p;
       long count = number(m);
@@ -522,8 +530,7 @@ static int d_type(mp *m) {
       }
       return candidate(m, t);
     }
-    default:
-      return fail(m, "a decltype, an exception specification or an unknown D type");
+    default: return fail(m, "a decltype, an exception specification or an unknown D type");
   }
 }
 
@@ -553,24 +560,28 @@ static int type_at(mp *m) {
   if (c == '\0') return fail(m, "a type runs past the end");
   if ((t = builtin_at(m, one_letter, CJ_COUNT(one_letter), 0)) != -2) return t;
   switch (c) {
-    case 'D':
-      return d_type(m);
+    case 'D': return d_type(m);
     case 'u': /* a vendor's builtin type */
       m->p++;
       t = source_name(m, -1);
       if (t >= 0 && peek(m, 0) == 'I')
         t = (args = template_args(m)) < 0 ? -1 : node(m, K_TEMPLATE, t, args);
       return candidate(m, t);
-    case 'r': case 'V': case 'K': case 'U':
-      return qualified(m);
-    case 'P': case 'R': case 'O': case 'C': case 'G':
+    case 'r':
+    case 'V':
+    case 'K':
+    case 'U': return qualified(m);
+    case 'P':
+    case 'R':
+    case 'O':
+    case 'C':
+    case 'G':
       m->p++;
       if ((t = type(m)) < 0) return -1;
       t = node(m, c == 'P' ? K_PTR : c == 'R' ? K_LREF : c == 'O' ? K_RREF : K_COMPLEX, t, -1);
       if (t >= 0 && c == 'G') m->nodes[t].flag = 1;
       return candidate(m, t);
-    case 'F':
-      return candidate(m, function_type(m));
+    case 'F': return candidate(m, function_type(m));
     case 'A': {
       const char *dim;
       int bound = -1;
@@ -676,16 +687,22 @@ static int ident_is(const mnode *n, const char *s) {
 /* CUDA's vector types (vector_types.h): a base name, a lane count and an optional
  * alignment suffix (double4_32a). 0 when `n` names none. */
 static int cuda_vector(const mnode *n, cj_mparam *p) {
-  static const struct { const char *base; uint8_t cls; } bases[] = {
-      {"char", CJ_MC_I8},      {"uchar", CJ_MC_U8},     {"short", CJ_MC_I16},
-      {"ushort", CJ_MC_U16},   {"int", CJ_MC_I32},      {"uint", CJ_MC_U32},
-      {"long", CJ_MC_I64},     {"ulong", CJ_MC_U64},    {"longlong", CJ_MC_I64},
-      {"ulonglong", CJ_MC_U64}, {"float", CJ_MC_F32},   {"double", CJ_MC_F64}};
+  static const struct {
+    const char *base;
+    uint8_t cls;
+  } bases[] = {{"char", CJ_MC_I8},       {"uchar", CJ_MC_U8},  {"short", CJ_MC_I16},
+               {"ushort", CJ_MC_U16},    {"int", CJ_MC_I32},   {"uint", CJ_MC_U32},
+               {"long", CJ_MC_I64},      {"ulong", CJ_MC_U64}, {"longlong", CJ_MC_I64},
+               {"ulonglong", CJ_MC_U64}, {"float", CJ_MC_F32}, {"double", CJ_MC_F64}};
   size_t i, k = 0;
   const char *rest;
   size_t rl;
-  static const struct { const char *name; uint8_t cls, lanes; } named[] = {
-      {"__half2", CJ_MC_F16, 2}, {"__nv_bfloat162", CJ_MC_BF16, 2}, {"dim3", CJ_MC_U32, 3}};
+  static const struct {
+    const char *name;
+    uint8_t cls, lanes;
+  } named[] = {{"__half2", CJ_MC_F16, 2},
+               {"__nv_bfloat162", CJ_MC_BF16, 2},
+               {"dim3", CJ_MC_U32, 3}};
   for (i = 0; i < CJ_COUNT(named); i++) {
     if (!ident_is(n, named[i].name)) continue;
     p->elem = named[i].cls;
@@ -717,14 +734,19 @@ static void classify(const mp *m, int t, cj_mparam *p) {
   n = &m->nodes[t];
   switch (n->kind) {
     case K_BUILTIN: p->cls = n->cls; return;
-    case K_PTR: case K_ARRAY: case K_FUNC: p->cls = CJ_MC_PTR; return;
+    case K_PTR:
+    case K_ARRAY:
+    case K_FUNC: p->cls = CJ_MC_PTR; return;
     case K_TEMPLATE: p->cls = CJ_MC_NAMED; return;
     case K_NAME:
       p->cls = CJ_MC_NAMED;
       if (n->a >= 0) return; /* CUDA's types are in the global namespace */
-      if (ident_is(n, "__half")) p->cls = CJ_MC_F16;
-      else if (ident_is(n, "__nv_bfloat16")) p->cls = CJ_MC_BF16;
-      else if (cuda_vector(n, p)) p->cls = CJ_MC_VECTOR;
+      if (ident_is(n, "__half"))
+        p->cls = CJ_MC_F16;
+      else if (ident_is(n, "__nv_bfloat16"))
+        p->cls = CJ_MC_BF16;
+      else if (cuda_vector(n, p))
+        p->cls = CJ_MC_VECTOR;
       return;
     default: return;
   }
@@ -749,9 +771,11 @@ static void spell_list(const mp *m, int c, cj_buf *b, int depth) {
 }
 
 static void spell_literal(const mp *m, const mnode *n, cj_buf *b, int depth) {
-  static const struct { const char *type, *suffix; } ints[] = {
-      {"int", ""}, {"unsigned int", "u"}, {"long", "l"}, {"unsigned long", "ul"},
-      {"long long", "ll"}, {"unsigned long long", "ull"}};
+  static const struct {
+    const char *type, *suffix;
+  } ints[] = {{"int", ""},         {"unsigned int", "u"},
+              {"long", "l"},       {"unsigned long", "ul"},
+              {"long long", "ll"}, {"unsigned long long", "ull"}};
   const mnode *t = n->a >= 0 ? &m->nodes[n->a] : NULL;
   size_t i;
   if (!t) {
@@ -801,7 +825,9 @@ static void spell_right(const mp *m, int t, cj_buf *b, int depth) {
   n = &m->nodes[t];
   switch (n->kind) {
     case K_TPARAM: spell_right(m, resolve(m, t), b, depth + 1); return;
-    case K_PTR: case K_LREF: case K_RREF:
+    case K_PTR:
+    case K_LREF:
+    case K_RREF:
       if (needs_parens(m, n->a)) cj_buf_puts(b, ")");
       spell_right(m, n->a, b, depth + 1);
       return;
@@ -905,7 +931,9 @@ static void spell_left(const mp *m, int t, cj_buf *b, int depth) {
       if (n->quals & Q_RESTRICT) decl_word(b, "__restrict__");
       return;
     }
-    case K_PTR: case K_LREF: case K_RREF:
+    case K_PTR:
+    case K_LREF:
+    case K_RREF:
       spell_left(m, n->a, b, depth + 1);
       if (needs_parens(m, n->a)) decl_char(b, "(");
       decl_char(b, n->kind == K_PTR ? "*" : n->kind == K_LREF ? "&" : "&&");
@@ -954,9 +982,11 @@ static cujit_status mp_fail(mp *m, const char *sym, size_t len) {
     mp_free(m);
     return cj_fail_oom("reading a kernel's parameter types");
   }
-  st = cj_fail(CUJIT_ERROR_SIGNATURE, "cannot read the parameter types from the symbol "
-               "'%.*s': %s at offset %zu", len > 300 ? 300 : (int)len, sym,
-               m->why ? m->why : "it is not a function's name", m->why_at);
+  st = cj_fail(CUJIT_ERROR_SIGNATURE,
+               "cannot read the parameter types from the symbol "
+               "'%.*s': %s at offset %zu",
+               len > 300 ? 300 : (int)len, sym, m->why ? m->why : "it is not a function's name",
+               m->why_at);
   mp_free(m);
   return st;
 }
@@ -1058,8 +1088,8 @@ cujit_status cj_mangle_probe_params(const char *sym, size_t len, const char *pro
   encoding(&m, &fname);
   if (m.why) return mp_fail(&m, sym, len);
   f = &m.nodes[fname];
-  if (f->kind == K_TEMPLATE && f->b >= 0 && m.nodes[f->b].b < 0 &&
-      m.nodes[f->a].kind == K_NAME && m.nodes[f->a].a < 0 && ident_is(&m.nodes[f->a], probe))
+  if (f->kind == K_TEMPLATE && f->b >= 0 && m.nodes[f->b].b < 0 && m.nodes[f->a].kind == K_NAME &&
+      m.nodes[f->a].a < 0 && ident_is(&m.nodes[f->a], probe))
     arg = resolve(&m, m.nodes[f->b].a);
   if (arg >= 0 && m.nodes[arg].kind == K_PTR) arg = resolve(&m, m.nodes[arg].a);
   if (arg < 0 || m.nodes[arg].kind != K_FUNC || m.nodes[arg].flag) {

@@ -14,21 +14,21 @@
 typedef enum cj_mclass {
   CJ_MC_OTHER = 0, /* references, member pointers, __int128, long double, vendor types... */
   CJ_MC_BOOL,
-  CJ_MC_I8,        /* char, signed char */
+  CJ_MC_I8, /* char, signed char */
   CJ_MC_U8,
   CJ_MC_I16,
   CJ_MC_U16,
   CJ_MC_I32,
   CJ_MC_U32,
-  CJ_MC_I64,       /* long (64-bit on the targets cujit supports), long long */
+  CJ_MC_I64, /* long (64-bit on the targets cujit supports), long long */
   CJ_MC_U64,
-  CJ_MC_F16,       /* __half, _Float16 */
-  CJ_MC_BF16,      /* __nv_bfloat16 */
+  CJ_MC_F16,  /* __half, _Float16 */
+  CJ_MC_BF16, /* __nv_bfloat16 */
   CJ_MC_F32,
   CJ_MC_F64,
-  CJ_MC_PTR,       /* a pointer to anything (functions too), std::nullptr_t */
-  CJ_MC_VECTOR,    /* a CUDA vector type: `lanes` lanes of class `elem` (float4, __half2) */
-  CJ_MC_NAMED      /* any other class, struct, union or enum: known by its name only */
+  CJ_MC_PTR,    /* a pointer to anything (functions too), std::nullptr_t */
+  CJ_MC_VECTOR, /* a CUDA vector type: `lanes` lanes of class `elem` (float4, __half2) */
+  CJ_MC_NAMED   /* any other class, struct, union or enum: known by its name only */
 } cj_mclass;
 
 /* One parameter. */

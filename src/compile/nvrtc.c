@@ -107,8 +107,10 @@ static void search_hint(const cj_request *r, cj_buf *b) {
   cj_buf_puts(b, r->n_nvrtc_headers ? "), the includer's directory" : ", the includer's directory");
   for (i = 0; i < r->argc; i++) {
     v = r->argv[i];
-    if (strncmp(v, "--include-path=", 15) == 0) cj_buf_printf(b, ", %s", v + 15);
-    else if (strncmp(v, "-I", 2) == 0 && v[2]) cj_buf_printf(b, ", %s", v + 2);
+    if (strncmp(v, "--include-path=", 15) == 0)
+      cj_buf_printf(b, ", %s", v + 15);
+    else if (strncmp(v, "-I", 2) == 0 && v[2])
+      cj_buf_printf(b, ", %s", v + 2);
   }
   cj_toolkit_include_dirs(&n_toolkit);
   if (r->flags & CUJIT_OPT_NO_TOOLKIT_INCLUDES)
@@ -127,16 +129,16 @@ static cujit_status compile_failed(const cj_request *r, nvrtcResult res, const c
   if (res == NVRTC_ERROR_COMPILATION)
     st = cj_fail_nvrtc(CUJIT_ERROR_COMPILE, res,
                        "'%s' did not compile; fix the errors below (line numbers are the "
-                       "source's own)\noptions: %s\n%s%s", r->name, opts.data ? opts.data : "",
-                       hint.data ? hint.data : "", log);
+                       "source's own)\noptions: %s\n%s%s",
+                       r->name, opts.data ? opts.data : "", hint.data ? hint.data : "", log);
   else if (res == NVRTC_ERROR_INVALID_OPTION)
     st = cj_fail_nvrtc(CUJIT_ERROR_INVALID_OPTION, res,
                        "NVRTC rejected an option while compiling '%s': %s"
                        "options: %s\n(see NVRTC's documentation for valid options)",
                        r->name, log[0] ? log : "(no log)\n", opts.data ? opts.data : "");
   else
-    st = cj_fail_nvrtc(CUJIT_ERROR_NVRTC, res, "NVRTC failed on '%s': %s\noptions: %s\n%s",
-                       r->name, cj_nv.nvrtcGetErrorString(res), opts.data ? opts.data : "", log);
+    st = cj_fail_nvrtc(CUJIT_ERROR_NVRTC, res, "NVRTC failed on '%s': %s\noptions: %s\n%s", r->name,
+                       cj_nv.nvrtcGetErrorString(res), opts.data ? opts.data : "", log);
   cj_buf_free(&opts);
   cj_buf_free(&hint);
   return st;
@@ -211,8 +213,10 @@ static int flow_check(void *payload, void *reserved) {
   (void)reserved;
   if (__atomic_load_n(&f->why, __ATOMIC_ACQUIRE) != RUNNING) return 1;
   t = seconds() - f->start;
-  if (f->r->cancel && f->r->cancel(f->r->cancel_user)) why = STOP_HOOK;
-  else if (f->r->time_limit_s > 0 && t > f->r->time_limit_s) why = STOP_LIMIT;
+  if (f->r->cancel && f->r->cancel(f->r->cancel_user))
+    why = STOP_HOOK;
+  else if (f->r->time_limit_s > 0 && t > f->r->time_limit_s)
+    why = STOP_LIMIT;
   if (why == RUNNING) return 0;
   f->stopped = t;
   __atomic_store_n(&f->why, why, __ATOMIC_RELEASE);
@@ -241,13 +245,16 @@ static void flow_start(nvrtcProgram p, const cj_request *r, double start, flow *
 
 cujit_status cj_nvrtc_stopped(const cj_request *r, int by_hook, double after, int nvrtc) {
   if (by_hook)
-    return cj_fail_nvrtc(CUJIT_ERROR_CANCELLED, nvrtc, "compiling '%s' was cancelled: the "
+    return cj_fail_nvrtc(CUJIT_ERROR_CANCELLED, nvrtc,
+                         "compiling '%s' was cancelled: the "
                          "cancel hook asked to stop after %.3f s; nothing was cached, and a "
-                         "later compile starts afresh", r->name, after);
-  return cj_fail_nvrtc(CUJIT_ERROR_CANCELLED, nvrtc, "compiling '%s' was stopped: its time "
+                         "later compile starts afresh",
+                         r->name, after);
+  return cj_fail_nvrtc(CUJIT_ERROR_CANCELLED, nvrtc,
+                       "compiling '%s' was stopped: its time "
                        "limit of %g s passed after %.3f s; nothing was cached; give it more "
-                       "time (time_limit_s, or 0 for no limit) to compile it", r->name,
-                       r->time_limit_s, after);
+                       "time (time_limit_s, or 0 for no limit) to compile it",
+                       r->name, r->time_limit_s, after);
 }
 
 /* What a compile did with a precompiled header. */
@@ -370,7 +377,8 @@ static cujit_status flight_begin(const cj_request *r) {
   in_flight += !refused;
   mine += !refused;
   pthread_mutex_unlock(&flight_lock);
-  CJ_CHECK(!refused, CUJIT_ERROR_NVRTC, "cannot compile '%s' in this process: it was forked "
+  CJ_CHECK(!refused, CUJIT_ERROR_NVRTC,
+           "cannot compile '%s' in this process: it was forked "
            "while another thread of its parent was compiling, and NVRTC's lock stays held "
            "by that thread, which a child does not have. Fork before compiling or while no "
            "compile runs, or start the child with exec (posix_spawn); cache hits still work",
@@ -393,16 +401,15 @@ void cj_nvrtc_set_fork_wait(double seconds) {
 }
 
 /* One compile: a program made, run and destroyed. */
-static cujit_status compile_once(const cj_request *r, pch_use *u, double start,
-                                 cj_image **out) {
+static cujit_status compile_once(const cj_request *r, pch_use *u, double start, cj_image **out) {
   nvrtcProgram p = NULL;
   nvrtcResult res;
   cujit_status st;
   cj_image *im;
   if (!(im = cj_image_new())) return cj_fail_oom("starting a compile");
   res = cj_nv.nvrtcCreateProgram(&p, r->source, r->name, (int)r->n_nvrtc_headers,
-                           (const char *const *)r->header_sources,
-                           (const char *const *)r->header_names);
+                                 (const char *const *)r->header_sources,
+                                 (const char *const *)r->header_names);
   if (res != NVRTC_SUCCESS) {
     cj_image_unref(im);
     return res == NVRTC_ERROR_OUT_OF_MEMORY

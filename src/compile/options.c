@@ -72,7 +72,8 @@ static cujit_status arch_refused(const char *req, const char *from, int num, cha
   CJ_CHECK(suffix_exists(num, suffix), CUJIT_ERROR_INVALID_OPTION,
            "architecture '%s'%s does not exist: the 'a' suffix needs 90 or newer and "
            "the 'f' suffix needs 100 or newer (and NVRTC 12.9); use '%.*s', or e.g. "
-           "sm_90a, sm_100f (this NVRTC supports %s)", req, from, (int)strlen(req) - 1, req, list);
+           "sm_90a, sm_100f (this NVRTC supports %s)",
+           req, from, (int)strlen(req) - 1, req, list);
   return cj_fail(CUJIT_ERROR_INVALID_OPTION,
                  "architecture '%s'%s is not supported by this NVRTC; it supports %s", req, from,
                  list);
@@ -80,8 +81,7 @@ static cujit_status arch_refused(const char *req, const char *from, int num, cha
 
 /* Validates an explicit target. The list of supported targets is only formatted for an
  * error: this runs on every compile, cache hits included. */
-static cujit_status explicit_arch(const char *req, const char *from, char *out,
-                                  size_t out_size) {
+static cujit_status explicit_arch(const char *req, const char *from, char *out, size_t out_size) {
   const int *archs;
   size_t n, len = strlen(req);
   int is_sm, num;
@@ -95,9 +95,10 @@ static cujit_status explicit_arch(const char *req, const char *from, char *out,
   list_archs(list, sizeof list, archs, n);
   CJ_CHECK(parse_arch(req, &is_sm, &num, &suffix) == 0, CUJIT_ERROR_INVALID_OPTION,
            "invalid architecture '%s'%s: use sm_XX for CUBIN and PTX, or compute_XX for "
-           "PTX only (this NVRTC supports %s)", req, from, list);
-  CJ_CHECK(len < out_size, CUJIT_ERROR_INVALID_OPTION,
-           "architecture '%s'%s is too long", req, from);
+           "PTX only (this NVRTC supports %s)",
+           req, from, list);
+  CJ_CHECK(len < out_size, CUJIT_ERROR_INVALID_OPTION, "architecture '%s'%s is too long", req,
+           from);
   return arch_refused(req, from, num, suffix, list);
 }
 
@@ -128,8 +129,7 @@ static const char *arch_from_env(void) {
  * CUJIT_ARCH), or clamp the device's to the nearest NVRTC supports (CJ_ARCH_CLAMP). The
  * key made from the unclamped target is as good: the clamp depends on NVRTC, which the key
  * names too. */
-static cujit_status arch_request(const char *requested, char *out, size_t out_size,
-                                 int *pending) {
+static cujit_status arch_request(const char *requested, char *out, size_t out_size, int *pending) {
   int is_sm, num, cc, ordinal;
   char suffix;
   const char *from = "";
@@ -143,7 +143,7 @@ static cujit_status arch_request(const char *requested, char *out, size_t out_si
     *pending = from[0] ? CJ_ARCH_CHECK_ENV : CJ_ARCH_CHECK;
     return CUJIT_OK;
   }
-  CJ_TRY(cj_device_env(&ordinal)); /* it chooses the target */
+  CJ_TRY(cj_device_env(&ordinal));                                /* it chooses the target */
   if (cj_device_cc_for_compile(&cc) != CUJIT_OK) return CUJIT_OK; /* no device: NVRTC's default */
   snprintf(out, out_size, "sm_%d", cc);
   *pending = CJ_ARCH_CLAMP;
@@ -159,8 +159,7 @@ static cujit_status arch_finish(cj_request *r) {
   char requested[sizeof r->arch];
   if (r->arch_pending == CJ_ARCH_CHECK || r->arch_pending == CJ_ARCH_CHECK_ENV) {
     memcpy(requested, r->arch, sizeof requested);
-    st = explicit_arch(requested, r->arch_pending == CJ_ARCH_CHECK_ENV ? " (from CUJIT_ARCH)"
-                                                                       : "",
+    st = explicit_arch(requested, r->arch_pending == CJ_ARCH_CHECK_ENV ? " (from CUJIT_ARCH)" : "",
                        r->arch, sizeof r->arch);
   } else {
     if ((st = cj_nvrtc_archs(&archs, &n)) != CUJIT_OK) return st;
@@ -169,8 +168,10 @@ static cujit_status arch_finish(cj_request *r) {
     if (clamped && clamped != cc)
       cj_info("device is sm_%d; this NVRTC's nearest target is sm_%d (PTX is produced too)", cc,
               clamped);
-    if (clamped) snprintf(r->arch, sizeof r->arch, "sm_%d", clamped);
-    else r->arch[0] = '\0';
+    if (clamped)
+      snprintf(r->arch, sizeof r->arch, "sm_%d", clamped);
+    else
+      r->arch[0] = '\0';
   }
   if (st == CUJIT_OK) r->arch_pending = 0;
   return st;
@@ -184,7 +185,7 @@ cujit_status cj_arch_resolve(const char *requested, char *out, size_t out_size) 
   if ((requested = arch_from_env()) != NULL)
     return explicit_arch(requested, " (from CUJIT_ARCH)", out, out_size);
   out[0] = '\0';
-  CJ_TRY(cj_device_env(&ordinal)); /* it chooses the target */
+  CJ_TRY(cj_device_env(&ordinal));                                /* it chooses the target */
   if (cj_device_cc_for_compile(&cc) != CUJIT_OK) return CUJIT_OK; /* no device: NVRTC's default */
   CJ_TRY(cj_nvrtc_archs(&archs, &n));
   if (n) snprintf(out, out_size, "sm_%d", cj_arch_clamp(cc, archs, n));
@@ -226,20 +227,25 @@ static cujit_status check_options(const cujit_options *o, const char **arch) {
     CJ_CHECK(isalpha((unsigned char)o->defines[i][0]) || o->defines[i][0] == '_',
              CUJIT_ERROR_INVALID_OPTION,
              "define '%s' must start with a macro name (\"NAME\" or \"NAME=VALUE\", "
-             "without -D)", o->defines[i]);
+             "without -D)",
+             o->defines[i]);
   for (i = 0; o->nvrtc_options && o->nvrtc_options[i]; i++) {
     const char *opt = o->nvrtc_options[i], *value = NULL;
     CJ_CHECK(opt[0] == '-', CUJIT_ERROR_INVALID_OPTION,
              "NVRTC option '%s' does not start with '-'; pass each option as one "
-             "string, e.g. \"-use_fast_math\" or \"-std=c++17\"", opt);
+             "string, e.g. \"-use_fast_math\" or \"-std=c++17\"",
+             opt);
     CJ_CHECK(strcmp(opt, "-dlto") != 0 && strcmp(opt, "--dlink-time-opt") != 0,
-             CUJIT_ERROR_INVALID_OPTION, "NVRTC option '%s' makes LTO-IR, which no device "
+             CUJIT_ERROR_INVALID_OPTION,
+             "NVRTC option '%s' makes LTO-IR, which no device "
              "loads; to optimise across sources at link time, link them with "
-             "cujit_module_link() and CUJIT_LINK_OPT_LTO, which compiles them with it", opt);
+             "cujit_module_link() and CUJIT_LINK_OPT_LTO, which compiles them with it",
+             opt);
     if (is_arch_option(opt, &value)) {
       CJ_CHECK(value && *value, CUJIT_ERROR_INVALID_OPTION,
                "NVRTC option '%s' needs its value in the same string (\"-arch=sm_90\"), "
-               "or use cujit_options.arch", opt);
+               "or use cujit_options.arch",
+               opt);
       CJ_CHECK(!*arch || strcmp(*arch, value) == 0, CUJIT_ERROR_INVALID_OPTION,
                "two architectures given: arch '%s' and option '%s'; give one", *arch, opt);
       *arch = value;
@@ -386,8 +392,8 @@ cujit_status cj_request_init(cj_request *r, const char *source, const char *name
   const char *arch = NULL;
   memset(r, 0, sizeof *r);
   CJ_CHECK(source && source[0], CUJIT_ERROR_INVALID_SOURCE,
-           "the source of '%s' is %s; pass CUDA C text",
-           name ? name : "source.cu", source ? "empty" : "NULL");
+           "the source of '%s' is %s; pass CUDA C text", name ? name : "source.cu",
+           source ? "empty" : "NULL");
   CJ_TRY(cj_sized_in("compiling", "cujit_options", user, OPTIONS_V1, &own, sizeof own));
   CJ_TRY(check_options(opts, &arch));
   CJ_TRY(arch_request(arch, r->arch, sizeof r->arch, &r->arch_pending));

@@ -140,8 +140,7 @@ static void remove_at(int place, const char *name) {
     return;
   }
   while ((e = readdir(d)) != NULL)
-    if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-      unlinkat(fd, e->d_name, 0);
+    if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) unlinkat(fd, e->d_name, 0);
   closedir(d);
   unlinkat(place, name, AT_REMOVEDIR);
 }
@@ -222,8 +221,7 @@ static int make_in(int place, const char *path, char *why, size_t size) {
   if (cj_join(made, sizeof made, path, "/cujit-pch-", pid, "-XXXXXX", NULL) >= sizeof made)
     return refuse(why, size, "is longer than %zu bytes", sizeof made - 20 - strlen(pid));
   sweep(place);
-  if (!mkdtemp(made))
-    return refuse(why, size, "cannot hold a new directory (%s)", strerror(errno));
+  if (!mkdtemp(made)) return refuse(why, size, "cannot hold a new directory (%s)", strerror(errno));
   fd = openat(place, strrchr(made, '/') + 1, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   ok = fd >= 0 && fstat(fd, &st) == 0 && st.st_uid == geteuid() && !(st.st_mode & 077);
   if (fd >= 0) close(fd);
@@ -260,7 +258,8 @@ static int make_dir(char *warning, size_t size) {
   close(tmp_fd);
   if (rc == 0) return 0;
 refused:
-  snprintf(warning, size, "precompiled headers are off in this process: %s %s; NVRTC keeps "
+  snprintf(warning, size,
+           "precompiled headers are off in this process: %s %s; NVRTC keeps "
            "scratch files there while it precompiles a header (set TMPDIR to a short "
            "directory of your own, or CUJIT_PCH=0 to compile without them)",
            tmp_named(name, sizeof name), why);
@@ -390,8 +389,9 @@ void cj_pch_fell_back(uint64_t prefix, const char *log) {
             "succeeded, so precompiled headers are off in this process; NVRTC said \"%.*s%s\". "
             "While it precompiles, NVRTC keeps scratch files in %s: a path there longer "
             "than about 100 bytes, or one it cannot write to, makes it fail (set TMPDIR to a "
-            "short directory of your own)", (int)(line < 160 ? line : 160), log,
-            line > 160 ? "..." : "", tmp_named(name, sizeof name));
+            "short directory of your own)",
+            (int)(line < 160 ? line : 160), log, line > 160 ? "..." : "",
+            tmp_named(name, sizeof name));
 }
 
 void cj_pch_dir(char *out, size_t size) {

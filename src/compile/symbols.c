@@ -25,7 +25,7 @@ static int has_directive(const char *line, const char *word, const char **after)
     while (ident_char(*q)) q++;
     if ((size_t)(q - p) == wl && memcmp(p, word, wl) == 0) found = 1;
     p = skip_space(q);
-    if (found && strcmp(word, ".entry") == 0) break; /* the name follows .entry */
+    if (found && strcmp(word, ".entry") == 0) break;          /* the name follows .entry */
     while (isdigit((unsigned char)*p)) p = skip_space(p + 1); /* ".align 4" */
   }
   *after = p;
@@ -126,8 +126,10 @@ static int skip_template_args(const char **pp) {
       p++;
       continue;
     }
-    if (strchr("INXJ", *p)) depth++;
-    else if (*p == 'E') depth--;
+    if (strchr("INXJ", *p))
+      depth++;
+    else if (*p == 'E')
+      depth--;
     p++;
   } while (depth > 0);
   *pp = p;
@@ -249,10 +251,12 @@ const char *cj_symbol_unqualified(const char *sym, char *buf, size_t size) {
 
 /* Size of a PTX fundamental type (".u32" -> 4), 0 if `p` is not one. */
 static size_t type_size(const char *p, size_t len) {
-  static const struct { const char *name; size_t size; } types[] = {
-      {".u8", 1},  {".s8", 1},  {".b8", 1},  {".u16", 2}, {".s16", 2}, {".b16", 2},
-      {".f16", 2}, {".u32", 4}, {".s32", 4}, {".b32", 4}, {".f32", 4}, {".u64", 8},
-      {".s64", 8}, {".b64", 8}, {".f64", 8}, {".b128", 16}};
+  static const struct {
+    const char *name;
+    size_t size;
+  } types[] = {{".u8", 1},  {".s8", 1},  {".b8", 1},  {".u16", 2},  {".s16", 2}, {".b16", 2},
+               {".f16", 2}, {".u32", 4}, {".s32", 4}, {".b32", 4},  {".f32", 4}, {".u64", 8},
+               {".s64", 8}, {".b64", 8}, {".f64", 8}, {".b128", 16}};
   size_t i;
   for (i = 0; i < CJ_COUNT(types); i++)
     if (strlen(types[i].name) == len && memcmp(types[i].name, p, len) == 0) return types[i].size;

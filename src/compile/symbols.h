@@ -7,9 +7,9 @@
 #include "common/common.h"
 
 typedef struct cj_symtab {
-  char **kernels;   /* symbols of the .entry functions, in PTX order */
+  char **kernels; /* symbols of the .entry functions, in PTX order */
   size_t n_kernels, cap_kernels;
-  char **globals;   /* symbols of .global and .const variables */
+  char **globals; /* symbols of .global and .const variables */
   size_t n_globals, cap_globals;
 } cj_symtab;
 

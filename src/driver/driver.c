@@ -18,7 +18,6 @@ static CUresult load_result;
 static char load_detail[768];
 static get_proc_fn get_proc;
 
-
 static void load_failed(cujit_status st, CUresult r, const char *fmt, ...) CJ_PRINTF(3, 4);
 static void load_failed(cujit_status st, CUresult r, const char *fmt, ...) {
   va_list ap;
@@ -52,12 +51,13 @@ static int resolve(get_proc_fn get, const char *name, void **slot) {
 }
 
 static int resolve_all(get_proc_fn get) {
-#define CJ_RESOLVE_REQ_(fn)                                             \
-  if (!resolve(get, #fn, (void **)&cj_cu.fn)) {                         \
-    load_failed(CUJIT_ERROR_NO_DRIVER, CUDA_ERROR_NOT_FOUND,            \
-                "the CUDA driver lacks %s; it is too old for cujit "   \
-                "(a driver for CUDA 12.0 or newer is needed)", #fn);   \
-    return 0;                                                           \
+#define CJ_RESOLVE_REQ_(fn)                                          \
+  if (!resolve(get, #fn, (void **)&cj_cu.fn)) {                      \
+    load_failed(CUJIT_ERROR_NO_DRIVER, CUDA_ERROR_NOT_FOUND,         \
+                "the CUDA driver lacks %s; it is too old for cujit " \
+                "(a driver for CUDA 12.0 or newer is needed)",       \
+                #fn);                                                \
+    return 0;                                                        \
   }
 #define CJ_RESOLVE_OPT_(fn) resolve(get, #fn, (void **)&cj_cu.fn);
   CJ_DRIVER_REQUIRED(CJ_RESOLVE_REQ_)
@@ -93,19 +93,19 @@ static int open_libcuda(void) {
   path = file.env ? file.env : libcuda_names[0];
   from = file.env ? " (from CUJIT_LIBCUDA; fix or unset it)" : "";
   switch (rc) {
-    case CJ_DLIB_LOADED:
-      get_proc = (get_proc_fn)sym;
-      return 0;
+    case CJ_DLIB_LOADED: get_proc = (get_proc_fn)sym; return 0;
     case CJ_DLIB_REFUSED: /* a relative path would be the working directory's */
       load_failed(CUJIT_ERROR_NO_DRIVER, CUDA_ERROR_NOT_FOUND,
                   "no CUDA driver loaded: CUJIT_LIBCUDA is '%s', which is not an absolute "
                   "path, so it was not loaded; set it to the full path of libcuda.so.1, or "
-                  "unset it", cj_env("CUJIT_LIBCUDA"));
+                  "unset it",
+                  cj_env("CUJIT_LIBCUDA"));
       return -1;
     case CJ_DLIB_LACKS:
       load_failed(CUJIT_ERROR_NO_DRIVER, CUDA_ERROR_NOT_FOUND,
                   "the CUDA driver in %s%s has no cuGetProcAddress_v2; it is not a CUDA driver "
-                  "or too old for cujit (a driver for CUDA 12.0 or newer is needed)", path, from);
+                  "or too old for cujit (a driver for CUDA 12.0 or newer is needed)",
+                  path, from);
       return -1;
     default:
       load_failed(CUJIT_ERROR_NO_DRIVER, CUDA_ERROR_NOT_FOUND,
@@ -132,7 +132,8 @@ static void load_once_fn(void) {
     cj_cu.cuGetErrorName(r, &name);
     load_failed(CUJIT_ERROR_DRIVER, r,
                 "cuInit failed: %s (%d); the driver is installed but cannot start, "
-                "check nvidia-smi and the driver's installation", name ? name : "?", (int)r);
+                "check nvidia-smi and the driver's installation",
+                name ? name : "?", (int)r);
     return;
   }
   cj_cu.cuDriverGetVersion(&cj_cu.version);
@@ -205,7 +206,8 @@ static int device_env_peek(void) {
 cujit_status cj_device_env(int *ordinal) {
   CJ_CHECK((*ordinal = device_env_peek()) >= 0, CUJIT_ERROR_INVALID_VALUE,
            "CUJIT_DEVICE='%s' is not a device ordinal; set it to a device's number "
-           "(0, 1, ...: digits only, 0 for the first device) or unset it", device_env_bad);
+           "(0, 1, ...: digits only, 0 for the first device) or unset it",
+           device_env_bad);
   return CUJIT_OK;
 }
 
@@ -224,8 +226,8 @@ static cujit_status primary_ctx(int ordinal, const char *who, CUcontext *ctx, CU
   cj_cu.cuDeviceGetCount(&count);
   CJ_CHECK(ordinal >= 0 && ordinal < count && ordinal < CJ_MAX_DEVICES, CUJIT_ERROR_NO_DEVICE,
            "%s but there %s %d CUDA device%s; use 0..%d (cujit_device_get_count() says how many; "
-           "CUDA_VISIBLE_DEVICES may hide some)", who, count == 1 ? "is" : "are", count,
-           count == 1 ? "" : "s", count - 1);
+           "CUDA_VISIBLE_DEVICES may hide some)",
+           who, count == 1 ? "is" : "are", count, count == 1 ? "" : "s", count - 1);
   r = cj_cu.cuDeviceGet(dev, ordinal);
   if (r != CUDA_SUCCESS) return cj_cu_fail(r, "cuDeviceGet");
   pthread_mutex_lock(&primary_lock);
@@ -371,7 +373,7 @@ cujit_status cujit_device_get_count(int *count) {
 }
 
 cujit_status cujit_device_get_info(int device, char *name, size_t name_size, int *cc_major,
-                               int *cc_minor) {
+                                   int *cc_minor) {
   CUdevice dev;
   CUresult r;
   int count = 0;
@@ -386,8 +388,10 @@ cujit_status cujit_device_get_info(int device, char *name, size_t name_size, int
     if (r != CUDA_SUCCESS) return cj_cu_fail(r, "cuDeviceGetName");
     name[name_size - 1] = '\0';
   }
-  if (cc_major) cj_cu.cuDeviceGetAttribute(cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
-  if (cc_minor) cj_cu.cuDeviceGetAttribute(cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+  if (cc_major)
+    cj_cu.cuDeviceGetAttribute(cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+  if (cc_minor)
+    cj_cu.cuDeviceGetAttribute(cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
   return CUJIT_OK;
 }
 
@@ -395,10 +399,14 @@ cujit_status cujit_device_set_current(int ordinal) {
   CUcontext ctx;
   CUdevice dev;
   char who[48];
-  CJ_CHECK(ordinal >= 0, CUJIT_ERROR_NO_DEVICE, "cujit_device_set_current(%d): a device ordinal is "
-           "0 or more (0 for the first device; cujit_device_get_count() says how many)", ordinal);
-  CJ_CHECK(ordinal < CJ_MAX_DEVICES, CUJIT_ERROR_NO_DEVICE, "cujit_device_set_current(%d): cujit "
-           "supports devices 0..%d in one process", ordinal, CJ_MAX_DEVICES - 1);
+  CJ_CHECK(ordinal >= 0, CUJIT_ERROR_NO_DEVICE,
+           "cujit_device_set_current(%d): a device ordinal is "
+           "0 or more (0 for the first device; cujit_device_get_count() says how many)",
+           ordinal);
+  CJ_CHECK(ordinal < CJ_MAX_DEVICES, CUJIT_ERROR_NO_DEVICE,
+           "cujit_device_set_current(%d): cujit "
+           "supports devices 0..%d in one process",
+           ordinal, CJ_MAX_DEVICES - 1);
   pthread_once(&load_once, load_once_fn);
   if (load_status != CUJIT_OK)
     return cj_fail_cu(load_status, load_result, "cujit_device_set_current(%d): %s", ordinal,
@@ -419,8 +427,10 @@ static cujit_status ordinal_of(CUdevice dev, int *ordinal) {
       return CUJIT_OK;
     }
   }
-  return cj_fail(CUJIT_ERROR_NO_DEVICE, "the current context's device (%d) is not one of the "
-                 "%d devices the driver lists", (int)dev, count);
+  return cj_fail(CUJIT_ERROR_NO_DEVICE,
+                 "the current context's device (%d) is not one of the "
+                 "%d devices the driver lists",
+                 (int)dev, count);
 }
 
 cujit_status cujit_device_get_current(int *ordinal) {
@@ -453,6 +463,7 @@ cujit_status cujit_driver_get_symbol(const char *name, void **fn) {
   CJ_TRY(cj_driver_load());
   CJ_CHECK(resolve(get_proc, name, fn), CUJIT_ERROR_NOT_FOUND,
            "the CUDA driver has no entry point '%s' (use the base name, e.g. \"cuMemAlloc\", "
-           "not \"cuMemAlloc_v2\")", name);
+           "not \"cuMemAlloc_v2\")",
+           name);
   return CUJIT_OK;
 }

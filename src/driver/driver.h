@@ -6,34 +6,36 @@
 
 /* Every driver entry point cujit uses. Required ones must resolve or the driver counts
  * as missing; optional ones (newer drivers only) may stay NULL and are checked at use. */
-#define CJ_DRIVER_REQUIRED(X)                                                              \
-  X(cuInit) X(cuDriverGetVersion) X(cuGetErrorName) X(cuGetErrorString) X(cuDeviceGet)     \
-  X(cuDeviceGetCount) X(cuDeviceGetName) X(cuDeviceGetAttribute)                           \
-  X(cuDevicePrimaryCtxRetain) X(cuCtxGetCurrent) X(cuCtxSetCurrent) X(cuCtxGetDevice)      \
-  X(cuCtxSynchronize) X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction)         \
-  X(cuModuleGetGlobal) X(cuFuncGetAttribute) X(cuFuncSetAttribute)                         \
-  X(cuOccupancyMaxPotentialBlockSize) X(cuLaunchKernel) X(cuMemAlloc) X(cuMemFree)         \
-  X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemsetD8)  \
-  X(cuMemHostAlloc) X(cuMemFreeHost) X(cuMemHostRegister) X(cuMemHostUnregister)           \
-  X(cuMemGetInfo) X(cuPointerGetAttribute) X(cuStreamCreate) X(cuStreamDestroy)            \
-  X(cuStreamSynchronize) X(cuStreamQuery) X(cuEventCreate) X(cuEventDestroy)               \
-  X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime)                            \
+/* clang-format off */
+#define CJ_DRIVER_REQUIRED(X)                                                                      \
+  X(cuInit) X(cuDriverGetVersion) X(cuGetErrorName) X(cuGetErrorString) X(cuDeviceGet)             \
+  X(cuDeviceGetCount) X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain)       \
+  X(cuCtxGetCurrent) X(cuCtxSetCurrent) X(cuCtxGetDevice) X(cuCtxSynchronize)                      \
+  X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(cuModuleGetGlobal)                \
+  X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuOccupancyMaxPotentialBlockSize)                  \
+  X(cuLaunchKernel) X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH)                     \
+  X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemsetD8) X(cuMemHostAlloc) X(cuMemFreeHost)       \
+  X(cuMemHostRegister) X(cuMemHostUnregister) X(cuMemGetInfo) X(cuPointerGetAttribute)             \
+  X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize) X(cuStreamQuery) X(cuEventCreate)    \
+  X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime)                   \
   X(cuMemcpyDtoDAsync) X(cuMemsetD8Async)
+/* clang-format on */
 
-#define CJ_DRIVER_OPTIONAL(X)                                                              \
-  X(cuLibraryLoadData) X(cuLibraryUnload) X(cuLibraryGetKernel) X(cuLibraryGetGlobal)      \
-  X(cuLibraryGetKernelCount) X(cuLibraryEnumerateKernels) X(cuKernelGetFunction)           \
-  X(cuKernelGetName) X(cuKernelGetParamInfo) X(cuKernelGetAttribute)                       \
-  X(cuKernelSetAttribute) X(cuFuncGetParamInfo) X(cuFuncGetName)                           \
-  X(cuModuleGetFunctionCount) X(cuModuleEnumerateFunctions) X(cuMemAllocAsync)             \
-  X(cuMemFreeAsync) X(cuMemAllocFromPoolAsync) X(cuDeviceGetDefaultMemPool)                \
-  X(cuMemPoolSetAttribute) X(cuMemPoolGetAttribute) X(cuMemPoolTrimTo) X(cuMemPoolCreate)  \
-  X(cuMemPoolDestroy) X(cuStreamGetCtx) X(cuLaunchHostFunc) X(cuPointerGetAttributes)    \
-  X(cuLaunchKernelEx) X(cuOccupancyMaxActiveBlocksPerMultiprocessor)                       \
-  X(cuOccupancyMaxPotentialClusterSize) X(cuTexObjectCreate) X(cuTexObjectDestroy)         \
-  X(cuSurfObjectCreate) X(cuSurfObjectDestroy) X(cuArray3DCreate) X(cuArrayDestroy)        \
-  X(cuMemcpy3D) X(cuDeviceGetTexture1DLinearMaxWidth) X(cuDevicePrimaryCtxGetState)     \
-  X(cuDevicePrimaryCtxRelease) X(cuCtxGetId)
+/* clang-format off */
+#define CJ_DRIVER_OPTIONAL(X)                                                                      \
+  X(cuLibraryLoadData) X(cuLibraryUnload) X(cuLibraryGetKernel) X(cuLibraryGetGlobal)              \
+  X(cuLibraryGetKernelCount) X(cuLibraryEnumerateKernels) X(cuKernelGetFunction)                   \
+  X(cuKernelGetName) X(cuKernelGetParamInfo) X(cuKernelGetAttribute) X(cuKernelSetAttribute)       \
+  X(cuFuncGetParamInfo) X(cuFuncGetName) X(cuModuleGetFunctionCount)                               \
+  X(cuModuleEnumerateFunctions) X(cuMemAllocAsync) X(cuMemFreeAsync) X(cuMemAllocFromPoolAsync)    \
+  X(cuDeviceGetDefaultMemPool) X(cuMemPoolSetAttribute) X(cuMemPoolGetAttribute)                   \
+  X(cuMemPoolTrimTo) X(cuMemPoolCreate) X(cuMemPoolDestroy) X(cuStreamGetCtx)                      \
+  X(cuLaunchHostFunc) X(cuPointerGetAttributes) X(cuLaunchKernelEx)                                \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor) X(cuOccupancyMaxPotentialClusterSize)             \
+  X(cuTexObjectCreate) X(cuTexObjectDestroy) X(cuSurfObjectCreate) X(cuSurfObjectDestroy)          \
+  X(cuArray3DCreate) X(cuArrayDestroy) X(cuMemcpy3D) X(cuDeviceGetTexture1DLinearMaxWidth)         \
+  X(cuDevicePrimaryCtxGetState) X(cuDevicePrimaryCtxRelease) X(cuCtxGetId)
+/* clang-format on */
 
 typedef struct cj_driver {
 #define CJ_DRIVER_FIELD_(fn) __typeof__(fn) *fn;
@@ -84,14 +86,14 @@ cujit_status cj_device_cc_for_compile(int *cc);
 #define CJ_DEVICE_SLOTS 64 /* devices cujit supports in one process */
 
 typedef struct cj_limits {
-  int cc;              /* compute capability, major * 10 + minor */
-  int max_threads;     /* threads per block */
-  int max_block[3];    /* block dimensions */
-  int max_grid[3];     /* grid dimensions */
-  int smem_optin;      /* shared memory per block a kernel may opt in to */
-  int pools;           /* stream-ordered memory pools are supported */
-  int coop;            /* cooperative launches are supported */
-  int sms;             /* multiprocessors */
+  int cc;           /* compute capability, major * 10 + minor */
+  int max_threads;  /* threads per block */
+  int max_block[3]; /* block dimensions */
+  int max_grid[3];  /* grid dimensions */
+  int smem_optin;   /* shared memory per block a kernel may opt in to */
+  int pools;        /* stream-ordered memory pools are supported */
+  int coop;         /* cooperative launches are supported */
+  int sms;          /* multiprocessors */
 } cj_limits;
 
 /* The limits of `dev`, read once per process; owned by cujit. */
@@ -105,7 +107,6 @@ cujit_status cj_cu_wait_failed(CUresult r, const char *what);
 /* cuMemcpyHtoD that has finished when it returns: from pageable memory the driver returns
  * once the data is staged, before it reaches the device, so that work on a non-blocking
  * stream could still read the old contents; this also waits for the legacy stream. */
-cujit_status cj_memcpy_htod_sync(CUdeviceptr dst, const void *src, size_t bytes,
-                                 const char *what);
+cujit_status cj_memcpy_htod_sync(CUdeviceptr dst, const void *src, size_t bytes, const char *what);
 
 #endif

@@ -81,14 +81,14 @@ static hiredis_api hi;
 
 /* Newest first; hiredis 1.1 and 1.2 both have the soname 1.1.0. */
 static const char *const sonames[] = {"libhiredis.so.1.3.0", "libhiredis.so.1.1.0",
-                                      "libhiredis.so.1.0.0", "libhiredis.so.0.14",
-                                      "libhiredis.so"};
+                                      "libhiredis.so.1.0.0", "libhiredis.so.0.14", "libhiredis.so"};
 
 static const cj_dsym syms[] = {
-#define CJ_HI_(field, fn) {fn, offsetof(hiredis_api, field), 0}
-    CJ_HI_(format, "redisFormatCommandArgv"),  CJ_HI_(free_command, "redisFreeCommand"),
+#define CJ_HI_(field, fn) \
+  { fn, offsetof(hiredis_api, field), 0 }
+    CJ_HI_(format, "redisFormatCommandArgv"),   CJ_HI_(free_command, "redisFreeCommand"),
     CJ_HI_(reader_create, "redisReaderCreate"), CJ_HI_(reader_feed, "redisReaderFeed"),
-    CJ_HI_(reader_get, "redisReaderGetReply"), CJ_HI_(reader_free, "redisReaderFree"),
+    CJ_HI_(reader_get, "redisReaderGetReply"),  CJ_HI_(reader_free, "redisReaderFree"),
     CJ_HI_(free_reply, "freeReplyObject"),
 #undef CJ_HI_
 };
@@ -169,9 +169,10 @@ static void not_loaded(const cj_dlib_file *f, cj_dlib_rc rc, const char *why) {
   else
     snprintf(reason, sizeof reason, "none of %s, %s, %s, %s or %s was found", sonames[0],
              sonames[1], sonames[2], sonames[3], sonames[4]);
-  snprintf(load_detail, sizeof load_detail, "the remote cache needs hiredis, which could not "
-           "be loaded%s: %s; %s", explicit_path ? " from CUJIT_HIREDIS" : "", reason,
-           install_hint);
+  snprintf(load_detail, sizeof load_detail,
+           "the remote cache needs hiredis, which could not "
+           "be loaded%s: %s; %s",
+           explicit_path ? " from CUJIT_HIREDIS" : "", reason, install_hint);
 }
 
 static void load(void) {
@@ -186,15 +187,18 @@ static void load(void) {
     return;
   }
   if (rc == CJ_DLIB_LACKS) {
-    snprintf(load_detail, sizeof load_detail, "the remote cache cannot use %.512s: it lacks %.64s; "
-             "%s", file.env ? file.env : "libhiredis", why, install_hint);
+    snprintf(load_detail, sizeof load_detail,
+             "the remote cache cannot use %.512s: it lacks %.64s; "
+             "%s",
+             file.env ? file.env : "libhiredis", why, install_hint);
     return;
   }
   note_path(file.env ? file.env : "libhiredis");
   if (!probe_layout()) {
-    snprintf(load_detail, sizeof load_detail, "the remote cache cannot use %.512s: its replies "
-             "are laid out as in no hiredis version cujit knows (0.14 or 1.x); %s", lib_path,
-             install_hint);
+    snprintf(load_detail, sizeof load_detail,
+             "the remote cache cannot use %.512s: its replies "
+             "are laid out as in no hiredis version cujit knows (0.14 or 1.x); %s",
+             lib_path, install_hint);
     lib_path[0] = '\0';
     dlclose(lib);
     return;
@@ -251,8 +255,7 @@ void cj_hiredis_reply(const void *reply, cj_reply *out) {
   memcpy(&out->len, p + off_len, sizeof out->len);
   memcpy(&str, p + off_str, sizeof str);
   out->str = str;
-  if (out->type != CJ_REPLY_STRING && out->type != CJ_REPLY_STATUS &&
-      out->type != CJ_REPLY_ERROR) {
+  if (out->type != CJ_REPLY_STRING && out->type != CJ_REPLY_STATUS && out->type != CJ_REPLY_ERROR) {
     out->str = NULL;
     out->len = 0;
   }

@@ -19,13 +19,19 @@ static const char *const sonames[] = {"libnvJitLink.so.13", "libnvJitLink.so.12"
 static const char *const versions[] = {"13_0", "12_0"};
 
 static const cj_dsym syms[] = {
-#define CJ_JL_(field, fn) {#fn, offsetof(cj_nvjitlink_api, field), 0}
-    CJ_JL_(create, nvJitLinkCreate),           CJ_JL_(destroy, nvJitLinkDestroy),
-    CJ_JL_(add_data, nvJitLinkAddData),        CJ_JL_(complete, nvJitLinkComplete),
+#define CJ_JL_(field, fn) \
+  { #fn, offsetof(cj_nvjitlink_api, field), 0 }
+    CJ_JL_(create, nvJitLinkCreate),
+    CJ_JL_(destroy, nvJitLinkDestroy),
+    CJ_JL_(add_data, nvJitLinkAddData),
+    CJ_JL_(complete, nvJitLinkComplete),
     CJ_JL_(cubin_size, nvJitLinkGetLinkedCubinSize),
-    CJ_JL_(cubin, nvJitLinkGetLinkedCubin),    CJ_JL_(ptx_size, nvJitLinkGetLinkedPtxSize),
-    CJ_JL_(ptx, nvJitLinkGetLinkedPtx),        CJ_JL_(error_log_size, nvJitLinkGetErrorLogSize),
-    CJ_JL_(error_log, nvJitLinkGetErrorLog),   CJ_JL_(info_log_size, nvJitLinkGetInfoLogSize),
+    CJ_JL_(cubin, nvJitLinkGetLinkedCubin),
+    CJ_JL_(ptx_size, nvJitLinkGetLinkedPtxSize),
+    CJ_JL_(ptx, nvJitLinkGetLinkedPtx),
+    CJ_JL_(error_log_size, nvJitLinkGetErrorLogSize),
+    CJ_JL_(error_log, nvJitLinkGetErrorLog),
+    CJ_JL_(info_log_size, nvJitLinkGetInfoLogSize),
     CJ_JL_(info_log, nvJitLinkGetInfoLog),
 #undef CJ_JL_
     {"nvJitLinkVersion", offsetof(cj_nvjitlink_api, version), 1},
@@ -68,16 +74,19 @@ static CJ_NOINLINE void failed(cj_dlib_rc rc, const char *why) {
                "nvJitLink (libnvJitLink.so) could not be loaded%s: %s; looked in %s. Install "
                "the CUDA toolkit's nvJitLink (it ships beside NVRTC), or set CUJIT_NVJITLINK to "
                "the path of libnvJitLink.so (a link found in the cache needs no nvJitLink)",
-               cj_env("CUJIT_NVJITLINK") ? " from CUJIT_NVJITLINK" : "",
-               why[0] ? why : "not found", looked);
+               cj_env("CUJIT_NVJITLINK") ? " from CUJIT_NVJITLINK" : "", why[0] ? why : "not found",
+               looked);
       break;
     case CJ_DLIB_NOT_KEYED:
-      snprintf(load_detail, sizeof load_detail, "the nvJitLink loaded from %.600s is not the "
+      snprintf(load_detail, sizeof load_detail,
+               "the nvJitLink loaded from %.600s is not the "
                "file this process named in its cache keys: %.699s. cujit does not link with "
-               "it; run the program again to use the nvJitLink there now", file.path, why);
+               "it; run the program again to use the nvJitLink there now",
+               file.path, why);
       break;
     default: /* CJ_DLIB_LACKS */
-      snprintf(load_detail, sizeof load_detail, "nvJitLink in %.1024s lacks %s; it is too old "
+      snprintf(load_detail, sizeof load_detail,
+               "nvJitLink in %.1024s lacks %s; it is too old "
                "for cujit (nvJitLink 12.0 or newer is needed)",
                file.path[0] ? file.path : "the system's search", why);
       break;
@@ -117,16 +126,25 @@ const char *cj_nvjitlink_path(void) {
 }
 
 const char *cj_nvjitlink_result_name(nvJitLinkResult r) {
-  static const char *const names[] = {
-      "NVJITLINK_SUCCESS", "NVJITLINK_ERROR_UNRECOGNIZED_OPTION", "NVJITLINK_ERROR_MISSING_ARCH",
-      "NVJITLINK_ERROR_INVALID_INPUT", "NVJITLINK_ERROR_PTX_COMPILE",
-      "NVJITLINK_ERROR_NVVM_COMPILE", "NVJITLINK_ERROR_INTERNAL", "NVJITLINK_ERROR_THREADPOOL",
-      "NVJITLINK_ERROR_UNRECOGNIZED_INPUT", "NVJITLINK_ERROR_FINALIZE",
-      "NVJITLINK_ERROR_NULL_INPUT", "NVJITLINK_ERROR_INCOMPATIBLE_OPTIONS",
-      "NVJITLINK_ERROR_INCORRECT_INPUT_TYPE", "NVJITLINK_ERROR_ARCH_MISMATCH",
-      "NVJITLINK_ERROR_OUTDATED_LIBRARY", "NVJITLINK_ERROR_MISSING_FATBIN",
-      "NVJITLINK_ERROR_UNRECOGNIZED_ARCH", "NVJITLINK_ERROR_UNSUPPORTED_ARCH",
-      "NVJITLINK_ERROR_LTO_NOT_ENABLED"};
+  static const char *const names[] = {"NVJITLINK_SUCCESS",
+                                      "NVJITLINK_ERROR_UNRECOGNIZED_OPTION",
+                                      "NVJITLINK_ERROR_MISSING_ARCH",
+                                      "NVJITLINK_ERROR_INVALID_INPUT",
+                                      "NVJITLINK_ERROR_PTX_COMPILE",
+                                      "NVJITLINK_ERROR_NVVM_COMPILE",
+                                      "NVJITLINK_ERROR_INTERNAL",
+                                      "NVJITLINK_ERROR_THREADPOOL",
+                                      "NVJITLINK_ERROR_UNRECOGNIZED_INPUT",
+                                      "NVJITLINK_ERROR_FINALIZE",
+                                      "NVJITLINK_ERROR_NULL_INPUT",
+                                      "NVJITLINK_ERROR_INCOMPATIBLE_OPTIONS",
+                                      "NVJITLINK_ERROR_INCORRECT_INPUT_TYPE",
+                                      "NVJITLINK_ERROR_ARCH_MISMATCH",
+                                      "NVJITLINK_ERROR_OUTDATED_LIBRARY",
+                                      "NVJITLINK_ERROR_MISSING_FATBIN",
+                                      "NVJITLINK_ERROR_UNRECOGNIZED_ARCH",
+                                      "NVJITLINK_ERROR_UNSUPPORTED_ARCH",
+                                      "NVJITLINK_ERROR_LTO_NOT_ENABLED"};
   if ((unsigned)r < CJ_COUNT(names)) return names[r];
   return "an unknown nvJitLink result";
 }

@@ -37,7 +37,8 @@ static const cj_dlib nvrtc = {
 
 static pthread_once_t locate_once = PTHREAD_ONCE_INIT;
 static CJ_LARGE cj_dlib_file file;
-static CJ_LARGE char loaded_dir[PATH_MAX]; /* set before `loaded` when found by the system's search */
+static CJ_LARGE char
+    loaded_dir[PATH_MAX]; /* set before `loaded` when found by the system's search */
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static cujit_status load_status = CUJIT_ERROR_NO_NVRTC;
@@ -61,7 +62,8 @@ static CJ_NOINLINE void failed(cj_dlib_rc rc, const char *why) {
   char looked[1024];
   switch (rc) {
     case CJ_DLIB_REFUSED:
-      cj_dlib_refusal(&nvrtc, load_detail, sizeof load_detail, "libnvrtc.so", "kernels found "
+      cj_dlib_refusal(&nvrtc, load_detail, sizeof load_detail, "libnvrtc.so",
+                      "kernels found "
                       "in the cache and prebuilt PTX, CUBIN and fatbins need no NVRTC");
       break;
     case CJ_DLIB_NOT_LOADED:
@@ -74,13 +76,17 @@ static CJ_NOINLINE void failed(cj_dlib_rc rc, const char *why) {
                looked);
       break;
     case CJ_DLIB_NOT_KEYED:
-      snprintf(load_detail, sizeof load_detail, "the NVRTC loaded from %.600s is not the file "
+      snprintf(load_detail, sizeof load_detail,
+               "the NVRTC loaded from %.600s is not the file "
                "this process named in its cache keys: %.700s. cujit does not compile with it; "
-               "run the program again to use the NVRTC there now", file.path, why);
+               "run the program again to use the NVRTC there now",
+               file.path, why);
       break;
     default: /* CJ_DLIB_LACKS */
-      snprintf(load_detail, sizeof load_detail, "NVRTC in %.1024s lacks %s; it is too old for "
-               "cujit (NVRTC 12.0 or newer is needed)", file.path[0] ? file.path : "?", why);
+      snprintf(load_detail, sizeof load_detail,
+               "NVRTC in %.1024s lacks %s; it is too old for "
+               "cujit (NVRTC 12.0 or newer is needed)",
+               file.path[0] ? file.path : "?", why);
       break;
   }
 }

@@ -4,21 +4,24 @@
 
 #include "driver/driver.h"
 
-
 static pthread_mutex_t limits_lock = PTHREAD_MUTEX_INITIALIZER;
 static CJ_LARGE cj_limits limits[CJ_DEVICE_SLOTS];
 static int limits_ready[CJ_DEVICE_SLOTS];
 
 static cujit_status read_limits(CUdevice dev, cj_limits *l) {
-  static const CUdevice_attribute attrs[] = {
-      CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
-      CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK,    CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,
-      CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y,          CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z,
-      CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X,           CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y,
-      CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z,
-      CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-      CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED,   CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH,
-      CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT};
+  static const CUdevice_attribute attrs[] = {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                                             CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                                             CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                                             CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,
+                                             CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y,
+                                             CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z,
+                                             CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X,
+                                             CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y,
+                                             CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z,
+                                             CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                                             CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED,
+                                             CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH,
+                                             CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT};
   int v[CJ_COUNT(attrs)];
   size_t i;
   for (i = 0; i < CJ_COUNT(attrs); i++) {

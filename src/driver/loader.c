@@ -152,8 +152,7 @@ static int image_build_id(struct dl_phdr_info *info, size_t size, void *data) {
   image_query *q = data;
   int i;
   (void)size;
-  if (info->dlpi_addr != q->map->l_addr || strcmp(info->dlpi_name, q->map->l_name) != 0)
-    return 0;
+  if (info->dlpi_addr != q->map->l_addr || strcmp(info->dlpi_name, q->map->l_name) != 0) return 0;
   for (i = 0; i < info->dlpi_phnum && !q->found; i++) {
     const ElfW(Phdr) *n = &info->dlpi_phdr[i];
     if (n->p_type == PT_NOTE && mapped(info, n->p_vaddr, n->p_filesz))
@@ -191,8 +190,7 @@ static int loaded_is(void *lib, const cj_lib_key *k, char *why, size_t why_size)
   if (stat(map->l_name, &st) == 0 && (unsigned long long)st.st_dev == k->dev &&
       (unsigned long long)st.st_ino == k->ino)
     return 1;
-  snprintf(why, why_size, "the file at %.1024s was replaced after it was looked at",
-           map->l_name);
+  snprintf(why, why_size, "the file at %.1024s was replaced after it was looked at", map->l_name);
   return 0;
 }
 
@@ -225,8 +223,7 @@ static int take_file(const cj_dlib *d, cj_dlib_file *f, const char *path) {
   if (f->keyed.build_id[0]) /* no printf */
     n = cj_join(f->text, PATH_MAX + 32, d->keyed_as, f->keyed.build_id, NULL);
   else /* no build ID: its name and size, which differ between releases */
-    n = (size_t)snprintf(f->text, PATH_MAX + 32, "%s %lld", strrchr(path, '/') + 1,
-                         f->keyed.size);
+    n = (size_t)snprintf(f->text, PATH_MAX + 32, "%s %lld", strrchr(path, '/') + 1, f->keyed.size);
   f->identity = f->text; /* the path and its directory follow it (text has room for all) */
   keep_path(f, f->text + n + 1, path);
   return 1;
@@ -310,8 +307,8 @@ static void search(const cj_dlib *d, cj_dlib_file *f) {
     for (k = 0; k < n; k++) {
       if (v[k].len >= sizeof path) continue;
       memcpy(path, v[k].dir, v[k].len);
-      if (cj_join(path + v[k].len, sizeof path - v[k].len, v[k].sub, "/", d->sonames[i],
-                  NULL) >= sizeof path - v[k].len)
+      if (cj_join(path + v[k].len, sizeof path - v[k].len, v[k].sub, "/", d->sonames[i], NULL) >=
+          sizeof path - v[k].len)
         continue;
       if (take_file(d, f, path)) return;
     }
@@ -331,13 +328,14 @@ static void read_env(const cj_dlib *d, cj_dlib_file *f) {
   if (d->warn_relative)
     cj_warn("%s is '%s', which is not an absolute path, and is not used: set it to the full "
             "path of the library file (a bare name would be looked for in the working "
-            "directory); compiles that need it fail until then", d->env, v);
+            "directory); compiles that need it fail until then",
+            d->env, v);
 }
 
 void cj_dlib_locate(const cj_dlib *d, cj_dlib_file *f) {
   f->identity = f->path = f->dir = "";
   read_env(d, f);
-  if (!d->keyed_as) return; /* loaded by the system's search or the variable's path */
+  if (!d->keyed_as) return;       /* loaded by the system's search or the variable's path */
   if (f->env || f->env_refused) { /* the user's choice is final: a wrong one is an error */
     f->env_missing = !f->env || !take_file(d, f, f->env);
     return;
@@ -383,8 +381,8 @@ static const char *resolve(const cj_dlib *d, void *lib, void *table) {
   return NULL;
 }
 
-cj_dlib_rc cj_dlib_load(const cj_dlib *d, const cj_dlib_file *f, void *table, void **lib,
-                        char *why, size_t why_size) {
+cj_dlib_rc cj_dlib_load(const cj_dlib *d, const cj_dlib_file *f, void *table, void **lib, char *why,
+                        size_t why_size) {
   const char *err;
   void *h;
   *lib = NULL;
@@ -439,6 +437,8 @@ void cj_dlib_looked(const cj_dlib *d, const cj_dlib_file *f, char *out, size_t s
 
 void cj_dlib_refusal(const cj_dlib *d, char *out, size_t size, const char *file,
                      const char *without) {
-  snprintf(out, size, "%s is '%.512s', which is not an absolute path, so it was not loaded; "
-           "set it to the full path of %s (%s)", d->env, cj_env(d->env), file, without);
+  snprintf(out, size,
+           "%s is '%.512s', which is not an absolute path, so it was not loaded; "
+           "set it to the full path of %s (%s)",
+           d->env, cj_env(d->env), file, without);
 }

@@ -22,11 +22,11 @@ typedef struct cj_dsym {
 
 /* A library, as its table describes it. */
 typedef struct cj_dlib {
-  const char *env;              /* the variable naming its file: an absolute path */
-  int warn_relative;            /* a relative value is also warned about, once: the
-                                   compiles that need it fail later than the variable
-                                   is read */
-  const char *const *sonames;   /* the names it is looked for by, newest first */
+  const char *env;            /* the variable naming its file: an absolute path */
+  int warn_relative;          /* a relative value is also warned about, once: the
+                                 compiles that need it fail later than the variable
+                                 is read */
+  const char *const *sonames; /* the names it is looked for by, newest first */
   size_t n_sonames;
   /* Found by path (the env's file, else each name in each directory of
    * cj_lib_search_dirs(), after `beside`'s), opened once and named by its identity
@@ -35,12 +35,12 @@ typedef struct cj_dlib {
    * checked to be that very file. NULL: loaded by the system's search for its names (or
    * the env's file) only. */
   const char *keyed_as;
-  const char *(*beside)(void);  /* a directory looked in first (may be NULL) */
-  const char *in_process;       /* an entry point that, found in the program already, says
-                                   the program has the library: that one is used, named
-                                   by the build ID of its image in memory. NULL: never */
-  const char *const *versions;  /* suffixes of versioned entry points ("13_0": the name
-                                   __<name>_13_0), tried when the plain name is missing */
+  const char *(*beside)(void); /* a directory looked in first (may be NULL) */
+  const char *in_process;      /* an entry point that, found in the program already, says
+                                  the program has the library: that one is used, named
+                                  by the build ID of its image in memory. NULL: never */
+  const char *const *versions; /* suffixes of versioned entry points ("13_0": the name
+                                  __<name>_13_0), tried when the plain name is missing */
   size_t n_versions;
   const cj_dsym *syms;
   size_t n_syms;
@@ -58,14 +58,14 @@ typedef struct cj_lib_key {
 /* What was found of a library, before and after it is loaded: static storage of the
  * library's file, filled once by cj_dlib_locate() (under the library's pthread_once). */
 typedef struct cj_dlib_file {
-  const char *identity;  /* "" until found by path (or in the program) */
-  const char *path;      /* absolute; "" when not found by path */
-  const char *dir;       /* the path's directory; "" when not found by path */
-  const char *env;       /* the variable's value, when set and absolute; else NULL */
-  int env_refused;       /* the variable is set but not an absolute path: nothing loads */
-  int env_missing;       /* a keyed library's variable names no file */
-  int in_process;        /* the program has the library already (cj_dlib.in_process) */
-  cj_lib_key keyed;      /* what named the file at `path` */
+  const char *identity; /* "" until found by path (or in the program) */
+  const char *path;     /* absolute; "" when not found by path */
+  const char *dir;      /* the path's directory; "" when not found by path */
+  const char *env;      /* the variable's value, when set and absolute; else NULL */
+  int env_refused;      /* the variable is set but not an absolute path: nothing loads */
+  int env_missing;      /* a keyed library's variable names no file */
+  int in_process;       /* the program has the library already (cj_dlib.in_process) */
+  cj_lib_key keyed;     /* what named the file at `path` */
   /* the identity, the path and its directory, one after the other, so that a process
    * that names the library (every process that computes a key) touches one page */
   char text[3 * PATH_MAX + 64];
@@ -91,8 +91,8 @@ typedef enum cj_dlib_rc {
  * finds; checks that a file found by path is what was loaded; fills `table` from d->syms.
  * On success *lib is the handle (RTLD_DEFAULT for the program's own copy); on failure
  * nothing stays loaded and `why` says what (see cj_dlib_rc). */
-cj_dlib_rc cj_dlib_load(const cj_dlib *d, const cj_dlib_file *f, void *table, void **lib,
-                        char *why, size_t why_size);
+cj_dlib_rc cj_dlib_load(const cj_dlib *d, const cj_dlib_file *f, void *table, void **lib, char *why,
+                        size_t why_size);
 
 /* Where a library that was not found was looked for, for its message: the variable's
  * file; else the directories searched and, when the system's search was tried, "the

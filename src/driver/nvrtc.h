@@ -9,15 +9,18 @@
 #include "driver/loader.h"
 
 /* Every NVRTC entry point cujit uses; the optional ones (newer NVRTC) may stay NULL. */
-#define CJ_NVRTC_REQUIRED(X)                                                               \
-  X(nvrtcVersion) X(nvrtcGetErrorString) X(nvrtcGetNumSupportedArchs)                      \
-  X(nvrtcGetSupportedArchs) X(nvrtcCreateProgram) X(nvrtcDestroyProgram)                   \
-  X(nvrtcCompileProgram) X(nvrtcGetPTXSize) X(nvrtcGetPTX) X(nvrtcGetCUBINSize)            \
-  X(nvrtcGetCUBIN) X(nvrtcGetProgramLogSize) X(nvrtcGetProgramLog)                         \
-  X(nvrtcAddNameExpression) X(nvrtcGetLoweredName)
-#define CJ_NVRTC_OPTIONAL(X)                                                               \
-  X(nvrtcSetFlowCallback) X(nvrtcGetPCHCreateStatus) X(nvrtcGetPCHHeapSizeRequired)         \
+/* clang-format off */
+#define CJ_NVRTC_REQUIRED(X)                                                                       \
+  X(nvrtcVersion) X(nvrtcGetErrorString) X(nvrtcGetNumSupportedArchs) X(nvrtcGetSupportedArchs)    \
+  X(nvrtcCreateProgram) X(nvrtcDestroyProgram) X(nvrtcCompileProgram) X(nvrtcGetPTXSize)           \
+  X(nvrtcGetPTX) X(nvrtcGetCUBINSize) X(nvrtcGetCUBIN) X(nvrtcGetProgramLogSize)                   \
+  X(nvrtcGetProgramLog) X(nvrtcAddNameExpression) X(nvrtcGetLoweredName)
+/* clang-format on */
+/* clang-format off */
+#define CJ_NVRTC_OPTIONAL(X)                                                                       \
+  X(nvrtcSetFlowCallback) X(nvrtcGetPCHCreateStatus) X(nvrtcGetPCHHeapSizeRequired)                \
   X(nvrtcSetPCHHeapSize) X(nvrtcGetPCHHeapSize) X(nvrtcGetLTOIRSize) X(nvrtcGetLTOIR)
+/* clang-format on */
 
 typedef struct cj_nvrtc_api {
 #define CJ_NVRTC_FIELD_(fn) __typeof__(fn) *fn;

@@ -70,8 +70,9 @@ int cj_blob_build(const cj_fingerprint *fp, const cj_buf *entry, cj_buf *out) {
   cj_buf_append(out, entry->data, entry->len);
   if (out->oom) return -1;
   patch(out, 16, fp_size);
-  patch(out, 32, cj_checksum(out->data, 32, out->data + CJ_BLOB_HEADER_SIZE,
-                             out->len - CJ_BLOB_HEADER_SIZE));
+  patch(out, 32,
+        cj_checksum(out->data, 32, out->data + CJ_BLOB_HEADER_SIZE,
+                    out->len - CJ_BLOB_HEADER_SIZE));
   return 0;
 }
 
@@ -111,10 +112,10 @@ int cj_blob_parse(const void *data, size_t len, cj_fingerprint *fp, const unsign
   if (len == 0) return WHY("is empty");
   if (len < sizeof magic || memcmp(d, magic, sizeof magic) != 0)
     return WHY("is not a module blob from cujit_module_export() (%zu bytes that do not start "
-               "as one does)", len);
+               "as one does)",
+               len);
   if (len < CJ_BLOB_HEADER_SIZE)
-    return WHY("is truncated (%zu bytes, less than its %d-byte header)", len,
-               CJ_BLOB_HEADER_SIZE);
+    return WHY("is truncated (%zu bytes, less than its %d-byte header)", len, CJ_BLOB_HEADER_SIZE);
   version = cj_cursor_get(&c, 4);
   hsize = cj_cursor_get(&c, 4);
   fsize = cj_cursor_get(&c, 8);
@@ -122,13 +123,15 @@ int cj_blob_parse(const void *data, size_t len, cj_fingerprint *fp, const unsign
   sum = cj_cursor_get(&c, 8);
   if (version != CJ_BLOB_FORMAT)
     return WHY("was made in blob format %llu (this cujit reads format %d): export and import "
-               "with the same cujit version", (unsigned long long)version, CJ_BLOB_FORMAT);
+               "with the same cujit version",
+               (unsigned long long)version, CJ_BLOB_FORMAT);
   if (hsize != CJ_BLOB_HEADER_SIZE)
     return WHY("has a header of %llu bytes (expected %d)", (unsigned long long)hsize,
                CJ_BLOB_HEADER_SIZE);
   if (fsize > len - CJ_BLOB_HEADER_SIZE || esize != len - CJ_BLOB_HEADER_SIZE - fsize)
     return WHY("is truncated or padded (%zu bytes; its header says %llu + %llu after the "
-               "header)", len, (unsigned long long)fsize, (unsigned long long)esize);
+               "header)",
+               len, (unsigned long long)fsize, (unsigned long long)esize);
   if (sum != cj_checksum(d, 32, d + CJ_BLOB_HEADER_SIZE, len - CJ_BLOB_HEADER_SIZE))
     return WHY("is corrupted (checksum mismatch)");
   f.p = d + CJ_BLOB_HEADER_SIZE;

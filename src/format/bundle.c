@@ -90,8 +90,10 @@ int cj_bundle_build(const cj_bundle_part *parts, size_t n, cj_buf *out) {
   if (out->oom) return -1;
   patch(out, 16, out->len, 8);
   table += n * CJ_BUNDLE_ENTRY_SIZE;
-  patch(out, 32, cj_checksum(out->data, 32, out->data + CJ_BUNDLE_HEADER_SIZE,
-                             table - CJ_BUNDLE_HEADER_SIZE), 8);
+  patch(out, 32,
+        cj_checksum(out->data, 32, out->data + CJ_BUNDLE_HEADER_SIZE,
+                    table - CJ_BUNDLE_HEADER_SIZE),
+        8);
   return 0;
 }
 
@@ -125,14 +127,15 @@ static int read_header(const unsigned char *d, size_t size, uint64_t *count, cha
   sum = cj_cursor_get(&c, 8);
   if (version != CJ_BUNDLE_FORMAT)
     return WHY("is in bundle format %llu, but this cujit reads format %d: make it again with "
-               "this cujit's 'cujit compile --arch'", (unsigned long long)version,
-               CJ_BUNDLE_FORMAT);
+               "this cujit's 'cujit compile --arch'",
+               (unsigned long long)version, CJ_BUNDLE_FORMAT);
   if (hsize != CJ_BUNDLE_HEADER_SIZE)
     return WHY("has a header of %llu bytes (expected %d)", (unsigned long long)hsize,
                CJ_BUNDLE_HEADER_SIZE);
   if (total != size)
-    return WHY("is %s: %zu bytes, but its header says %llu", total > size ? "truncated" :
-               "followed by other bytes", size, (unsigned long long)total);
+    return WHY("is %s: %zu bytes, but its header says %llu",
+               total > size ? "truncated" : "followed by other bytes", size,
+               (unsigned long long)total);
   if (*count > CJ_BUNDLE_MAX_ENTRIES ||
       *count > (size - CJ_BUNDLE_HEADER_SIZE) / CJ_BUNDLE_ENTRY_SIZE)
     return WHY("announces %llu entries, more than its %zu bytes can hold (at most %d)",
@@ -162,8 +165,10 @@ static int payload(const cj_bundle_part *p, size_t i, char *why, size_t why_size
   cj_bundle_opts o;
   int rc;
   if (p->kind == CJ_BE_SOURCE && (!p->size || memchr(p->data, '\0', p->size)))
-    return WHY("has a source entry %zu that is %s", i, p->size ? "not text (it holds a NUL "
-               "byte)" : "empty");
+    return WHY("has a source entry %zu that is %s", i,
+               p->size ? "not text (it holds a NUL "
+                         "byte)"
+                       : "empty");
   if (p->kind == CJ_BE_OPTIONS) {
     rc = cj_bundle_opts_decode(p->data, p->size, &o, why, why_size);
     cj_bundle_opts_free(&o);
@@ -171,12 +176,11 @@ static int payload(const cj_bundle_part *p, size_t i, char *why, size_t why_size
   }
   if (p->kind != CJ_BE_CUBIN && p->kind != CJ_BE_PTX) return 0;
   if (!code_target(p->kind, p->arch))
-    return WHY("has a %s entry %zu whose target '%s' is not %s", cj_bundle_kind_name(p->kind),
-               i, p->arch, p->kind == CJ_BE_CUBIN ? "sm_XX" : "compute_XX");
+    return WHY("has a %s entry %zu whose target '%s' is not %s", cj_bundle_kind_name(p->kind), i,
+               p->arch, p->kind == CJ_BE_CUBIN ? "sm_XX" : "compute_XX");
   if (cj_prebuilt_code_why(p->kind == CJ_BE_CUBIN ? CJ_PREBUILT_CUBIN : CJ_PREBUILT_PTX, p->data,
                            p->size, reason, sizeof reason) != 0)
-    return WHY("has a %s entry %zu (%s) that %s", cj_bundle_kind_name(p->kind), i, p->arch,
-               reason);
+    return WHY("has a %s entry %zu (%s) that %s", cj_bundle_kind_name(p->kind), i, p->arch, reason);
   return 0;
 }
 
@@ -225,8 +229,8 @@ static int no_overlap(placed *pl, size_t n, char *why, size_t why_size) {
   return 0;
 }
 
-int cj_bundle_parse(const void *data, size_t size, cj_bundle_part **parts, size_t *n,
-                    char *why, size_t why_size) {
+int cj_bundle_parse(const void *data, size_t size, cj_bundle_part **parts, size_t *n, char *why,
+                    size_t why_size) {
   const unsigned char *d = data;
   uint64_t count;
   cj_bundle_part *p = NULL;
@@ -351,8 +355,7 @@ int cj_bundle_opts_decode(const unsigned char *p, size_t n, cj_bundle_opts *o, c
   if (!oom) o->name_expressions = get_list(&c, o, &oom, 1);
   headers = oom ? NULL : get_list(&c, o, &oom, 2);
   if (oom) return -1;
-  if (c.bad || c.left || !o->name || !o->name[0])
-    return WHY("has a malformed options entry");
+  if (c.bad || c.left || !o->name || !o->name[0]) return WHY("has a malformed options entry");
   if (o->dir && !o->dir[0]) o->dir = NULL;
   for (i = 0; headers[2 * i]; i++) {
   }

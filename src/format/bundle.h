@@ -15,17 +15,17 @@
 
 /* What an entry holds. */
 typedef enum cj_bundle_kind {
-  CJ_BE_CUBIN = 1,   /* a CUBIN; arch "sm_90" */
-  CJ_BE_PTX = 2,     /* PTX text; arch "compute_90" */
-  CJ_BE_BLOB = 3,    /* a cujit_module_export() blob; arch the target it was compiled for */
-  CJ_BE_SOURCE = 4,  /* the CUDA C source the others were compiled from */
-  CJ_BE_OPTIONS = 5  /* its name and options (cj_bundle_opts), for recomputing keys */
+  CJ_BE_CUBIN = 1,  /* a CUBIN; arch "sm_90" */
+  CJ_BE_PTX = 2,    /* PTX text; arch "compute_90" */
+  CJ_BE_BLOB = 3,   /* a cujit_module_export() blob; arch the target it was compiled for */
+  CJ_BE_SOURCE = 4, /* the CUDA C source the others were compiled from */
+  CJ_BE_OPTIONS = 5 /* its name and options (cj_bundle_opts), for recomputing keys */
 } cj_bundle_kind;
 
 typedef struct cj_bundle_part {
-  uint32_t kind;              /* cj_bundle_kind */
-  char arch[16];              /* NUL-terminated; "" where no target applies */
-  const unsigned char *data;  /* the payload (borrowed) */
+  uint32_t kind;             /* cj_bundle_kind */
+  char arch[16];             /* NUL-terminated; "" where no target applies */
+  const unsigned char *data; /* the payload (borrowed) */
   size_t size;
 } cj_bundle_part;
 
@@ -43,8 +43,8 @@ int cj_bundle_build(const cj_bundle_part *parts, size_t n, cj_buf *out);
  * here, CUBIN and PTX entries included (their target's form, and their bytes through
  * cj_prebuilt_code_why()): a pure function of the bytes, the one every reader goes through,
  * so that loading, listing and warming refuse the same bundles. */
-int cj_bundle_parse(const void *data, size_t size, cj_bundle_part **parts, size_t *n,
-                    char *why, size_t why_size);
+int cj_bundle_parse(const void *data, size_t size, cj_bundle_part **parts, size_t *n, char *why,
+                    size_t why_size);
 
 /* ---- the options entry ---- */
 
@@ -54,11 +54,11 @@ int cj_bundle_opts_encode(const cj_request *r, cj_buf *out);
 /* The options entry read back: the strings and lists live in this struct's own storage. */
 typedef struct cj_bundle_opts {
   char *name;
-  char *dir;                   /* the source file's directory, or NULL */
+  char *dir; /* the source file's directory, or NULL */
   unsigned flags;
   char **include_dirs, **defines, **nvrtc_options, **name_expressions; /* NULL-ended */
-  cujit_header *headers;       /* ended by {NULL, NULL} */
-  char **owned;                /* every string above, freed with the struct */
+  cujit_header *headers;                                               /* ended by {NULL, NULL} */
+  char **owned; /* every string above, freed with the struct */
   size_t n_owned;
 } cj_bundle_opts;
 

@@ -11,10 +11,10 @@
 #include "format/prebuilt.h"
 
 enum {
-  ELF_HEADER = 64,      /* a 64-bit ELF header */
-  ELF_SECTION = 64,     /* a 64-bit section header */
-  ELF_SYMBOL = 24,      /* a 64-bit symbol */
-  EM_CUDA = 190,        /* e_machine of a CUBIN */
+  ELF_HEADER = 64,  /* a 64-bit ELF header */
+  ELF_SECTION = 64, /* a 64-bit section header */
+  ELF_SYMBOL = 24,  /* a 64-bit symbol */
+  EM_CUDA = 190,    /* e_machine of a CUBIN */
   SHT_SYMTAB = 2,
   STT_OBJECT = 1,
   STT_FUNC = 2,
@@ -43,7 +43,8 @@ static int elf_section_at(const unsigned char *p, size_t size, uint64_t i, elf_s
   uint64_t off, n, entsize, at;
   if (!elf_table(p, size, &off, &n, &entsize) || i >= n) return 0;
   at = off + i * entsize;
-  if (!cj_get_le(p, size, at + 0x04, 4, &s->type) || !cj_get_le(p, size, at + 0x18, 8, &s->offset) ||
+  if (!cj_get_le(p, size, at + 0x04, 4, &s->type) ||
+      !cj_get_le(p, size, at + 0x18, 8, &s->offset) ||
       !cj_get_le(p, size, at + 0x20, 8, &s->size) || !cj_get_le(p, size, at + 0x28, 4, &s->link) ||
       !cj_get_le(p, size, at + 0x38, 8, &s->entsize))
     return 0;
@@ -68,7 +69,8 @@ static int elf_why(const unsigned char *p, size_t size, char *arch, size_t arch_
   cj_get_le(p, size, 0x12, 2, &machine);
   if (machine != EM_CUDA)
     return WHY("is an ELF file for machine %u (a host object or library?), not a CUBIN "
-               "(machine %d, NVIDIA CUDA)", (unsigned)machine, EM_CUDA);
+               "(machine %d, NVIDIA CUDA)",
+               (unsigned)machine, EM_CUDA);
   if (!elf_table(p, size, &off, &n, &entsize))
     return WHY("is a truncated or damaged CUBIN: its section headers lie outside its %zu bytes",
                size);
@@ -80,11 +82,13 @@ static int elf_why(const unsigned char *p, size_t size, char *arch, size_t arch_
 }
 
 cujit_status cj_cubin_check(const unsigned char *p, size_t size, const char *name, char *arch,
-                              size_t arch_size) {
+                            size_t arch_size) {
   char why[200];
   if (elf_why(p, size, arch, arch_size, why, sizeof why) != 0)
-    return cj_fail(CUJIT_ERROR_INVALID_SOURCE, "'%s' %s; pass the bytes nvcc -cubin (or NVRTC) "
-                   "wrote", name, why);
+    return cj_fail(CUJIT_ERROR_INVALID_SOURCE,
+                   "'%s' %s; pass the bytes nvcc -cubin (or NVRTC) "
+                   "wrote",
+                   name, why);
   return CUJIT_OK;
 }
 
@@ -115,8 +119,7 @@ static cujit_status elf_symbols(const unsigned char *p, size_t size, const elf_s
         !cj_get_le(p, size, at + 5, 1, &other) || !cj_get_le(p, size, at + 6, 2, &shndx))
       break;
     kernel = kernels && (info & 0xf) == STT_FUNC && (other & STO_CUDA_ENTRY);
-    if (((info & 0xf) != STT_OBJECT && !kernel) || shndx == 0 || shndx >= SHN_LORESERVE)
-      continue;
+    if (((info & 0xf) != STT_OBJECT && !kernel) || shndx == 0 || shndx >= SHN_LORESERVE) continue;
     s = elf_name(p, &strtab, name, &len);
     if (!s || len == 0 || s[0] == '.' || s[0] == '$') continue; /* the toolchain's own */
     CJ_TRY(cj_symtab_add(t, kernel, s, len));
@@ -125,7 +128,7 @@ static cujit_status elf_symbols(const unsigned char *p, size_t size, const elf_s
 }
 
 cujit_status cj_cubin_globals(const unsigned char *p, size_t size, int kernels, cj_symtab *t,
-                                int *known) {
+                              int *known) {
   uint64_t off, n, entsize, i;
   elf_section sec;
   if (!elf_table(p, size, &off, &n, &entsize)) return CUJIT_OK;
@@ -168,9 +171,12 @@ static void ptx_arch(const char *after, const char *end, char *arch, size_t arch
   size_t skip;
   arch[0] = '\0';
   while (p < end && (*p == ' ' || *p == '\t')) p++;
-  if (end - p > 3 && memcmp(p, "sm_", 3) == 0) skip = 3;
-  else if (end - p > 8 && memcmp(p, "compute_", 8) == 0) skip = 8;
-  else return;
+  if (end - p > 3 && memcmp(p, "sm_", 3) == 0)
+    skip = 3;
+  else if (end - p > 8 && memcmp(p, "compute_", 8) == 0)
+    skip = 8;
+  else
+    return;
   for (q = p + skip; q < end && ((*q >= '0' && *q <= '9') || (*q >= 'a' && *q <= 'z')); q++) {
   }
   if (q > p + skip) snprintf(arch, arch_size, "compute_%.*s", (int)(q - p - skip), p + skip);

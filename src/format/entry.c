@@ -128,8 +128,8 @@ int cj_entry_encode(const cj_key *key, const cj_image *im, const cj_deps *deps,
   if (mlen) cj_buf_append(out, manifest->data, mlen);
   if (out->oom) return -1;
   patch64(out, 32, end - CJ_ENTRY_HEADER_SIZE);
-  patch64(out, 40, cj_checksum(out->data, 40, out->data + CJ_ENTRY_HEADER_SIZE,
-                               end - CJ_ENTRY_HEADER_SIZE));
+  patch64(out, 40,
+          cj_checksum(out->data, 40, out->data + CJ_ENTRY_HEADER_SIZE, end - CJ_ENTRY_HEADER_SIZE));
   patch64(out, 56, cj_checksum(out->data + 48, 8, out->data + end, mlen));
   return 0;
 }
@@ -264,10 +264,12 @@ static int check_header(const cj_key *key, const unsigned char *d, size_t len, c
   hsize = cj_cursor_get(&c, 4);
   if (version != CJ_CACHE_FORMAT)
     return snprintf(why, why_size, "was written in cache format %llu (this cujit uses %d)",
-                    (unsigned long long)version, CJ_CACHE_FORMAT), 1;
+                    (unsigned long long)version, CJ_CACHE_FORMAT),
+           1;
   if (hsize != CJ_ENTRY_HEADER_SIZE)
     return snprintf(why, why_size, "has a header of %llu bytes (expected %d)",
-                    (unsigned long long)hsize, CJ_ENTRY_HEADER_SIZE), 1;
+                    (unsigned long long)hsize, CJ_ENTRY_HEADER_SIZE),
+           1;
   if (key && memcmp(cj_cursor_take(&c, 16), key->b, 16) != 0)
     return snprintf(why, why_size, "was written for another key"), 1;
   c.p = d + 32;
@@ -276,9 +278,12 @@ static int check_header(const cj_key *key, const unsigned char *d, size_t len, c
   sum = cj_cursor_get(&c, 8);
   msize = cj_cursor_get(&c, 8);
   if (psize > len - CJ_ENTRY_HEADER_SIZE || msize != len - CJ_ENTRY_HEADER_SIZE - psize)
-    return snprintf(why, why_size, "is truncated or padded (%zu bytes after the header, which "
-                    "says %llu + %llu)", len - CJ_ENTRY_HEADER_SIZE, (unsigned long long)psize,
-                    (unsigned long long)msize), 1;
+    return snprintf(why, why_size,
+                    "is truncated or padded (%zu bytes after the header, which "
+                    "says %llu + %llu)",
+                    len - CJ_ENTRY_HEADER_SIZE, (unsigned long long)psize,
+                    (unsigned long long)msize),
+           1;
   if (sum != cj_checksum(d, 40, d + CJ_ENTRY_HEADER_SIZE, (size_t)psize))
     return snprintf(why, why_size, "is corrupted (checksum mismatch)"), 1;
   body->p = d + CJ_ENTRY_HEADER_SIZE;
@@ -287,8 +292,8 @@ static int check_header(const cj_key *key, const unsigned char *d, size_t len, c
   return 0;
 }
 
-int cj_entry_decode(const cj_key *key, const void *data, size_t len, cj_image **out,
-                    cj_deps *deps, cj_entry_meta *meta, char *why, size_t why_size) {
+int cj_entry_decode(const cj_key *key, const void *data, size_t len, cj_image **out, cj_deps *deps,
+                    cj_entry_meta *meta, char *why, size_t why_size) {
   cj_cursor body;
   cj_image *im;
   int rc;

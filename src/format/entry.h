@@ -17,9 +17,9 @@
 /* ---- deplist.c: the user headers a compile depends on (what a key and a manifest hold) ---- */
 
 typedef struct cj_dep {
-  char *path;      /* as NVRTC opens it: relative to the working directory unless absolute */
-  int present;     /* 0: a search candidate that did not exist when scanned */
-  int racy;        /* changed so recently that an unchanged stat does not prove it unchanged */
+  char *path;  /* as NVRTC opens it: relative to the working directory unless absolute */
+  int present; /* 0: a search candidate that did not exist when scanned */
+  int racy;    /* changed so recently that an unchanged stat does not prove it unchanged */
   uint64_t size;
   unsigned char hash[16]; /* XXH3-128 of the contents */
   uint64_t dev, ino;
@@ -29,8 +29,8 @@ typedef struct cj_dep {
 typedef struct cj_deps {
   cj_dep *v;
   size_t n, cap;
-  int refs;        /* references beyond the first (a list made by the scan is shared by
-                      the compile that made it and the memory cache) */
+  int refs; /* references beyond the first (a list made by the scan is shared by
+               the compile that made it and the memory cache) */
 } cj_deps;
 
 /* Records an existing header (its stat and contents) or a candidate that does not exist.
@@ -60,21 +60,26 @@ typedef struct cj_text {
 /* The option parts hashed one by one into a fingerprint and kept item by item in a
  * manifest, in the order a difference is looked for. */
 enum {
-  CJ_PART_INCLUDE_DIRS, CJ_PART_DEFINES, CJ_PART_NVRTC_OPTIONS, CJ_PART_HEADERS,
-  CJ_PART_NAME_EXPRS, CJ_PART_TOOLKIT, CJ_NPARTS
+  CJ_PART_INCLUDE_DIRS,
+  CJ_PART_DEFINES,
+  CJ_PART_NVRTC_OPTIONS,
+  CJ_PART_HEADERS,
+  CJ_PART_NAME_EXPRS,
+  CJ_PART_TOOLKIT,
+  CJ_NPARTS
 };
 /* "include directories", "defines", ... for messages. */
 const char *cj_part_name(int part);
 
 /* A request's parts as hashes only (what a module blob carries). */
 typedef struct cj_fingerprint {
-  cj_text nvrtc;          /* the NVRTC the key names */
-  cj_text arch;           /* the target the key names ("" for NVRTC's default) */
-  cj_text name;           /* the program name */
+  cj_text nvrtc; /* the NVRTC the key names */
+  cj_text arch;  /* the target the key names ("" for NVRTC's default) */
+  cj_text name;  /* the program name */
   uint64_t source_len;
   unsigned char source_hash[16];
-  uint32_t count[CJ_NPARTS];            /* how many items each part has */
-  unsigned char hash[CJ_NPARTS][16];    /* XXH3-128 of each part's serialised items */
+  uint32_t count[CJ_NPARTS];         /* how many items each part has */
+  unsigned char hash[CJ_NPARTS][16]; /* XXH3-128 of each part's serialised items */
 } cj_fingerprint;
 
 /* The fingerprint of a request whose key names `nvrtc` (strings borrowed). */
@@ -84,17 +89,17 @@ cujit_status cj_fingerprint_of(const cj_request *r, const char *nvrtc, cj_finger
  * their items kept, the source text, the toolkit location and the headers from disk. */
 typedef struct cj_manifest {
   cj_text nvrtc, arch, name, cwd, source;
-  int toolkit;                      /* the toolkit's headers are searched */
-  unsigned char toolkit_env[16];    /* hash of CUDA_PATH and CUDA_HOME (when searched) */
+  int toolkit;                   /* the toolkit's headers are searched */
+  unsigned char toolkit_env[16]; /* hash of CUDA_PATH and CUDA_HOME (when searched) */
   uint32_t count[CJ_NPARTS];
-  cj_text part[CJ_NPARTS];          /* each item a u64 length and its bytes */
-  cj_deps deps;                     /* the present headers from disk; owned */
+  cj_text part[CJ_NPARTS]; /* each item a u64 length and its bytes */
+  cj_deps deps;            /* the present headers from disk; owned */
 } cj_manifest;
 
 /* Serialises the manifest of request r (key naming `nvrtc`, the toolkit's location hashed
  * into `toolkit_env`, headers `deps`, may be NULL) into out. -1 when out of memory. */
-int cj_manifest_encode(const cj_request *r, const char *nvrtc,
-                       const unsigned char toolkit_env[16], const cj_deps *deps, cj_buf *out);
+int cj_manifest_encode(const cj_request *r, const char *nvrtc, const unsigned char toolkit_env[16],
+                       const cj_deps *deps, cj_buf *out);
 /* Parses a serialised manifest into m (views into data; deps copied): 0, 1 when malformed,
  * -1 out of memory. Every length is checked. Free with cj_manifest_free(). */
 int cj_manifest_parse(const void *data, size_t len, cj_manifest *m);
@@ -106,7 +111,7 @@ int cj_manifest_item(cj_text part, size_t *pos, cj_text *item);
 
 /* What an entry holds besides the image. */
 typedef struct cj_entry_meta {
-  char name[256];         /* program name (for listings; truncated) */
+  char name[256]; /* program name (for listings; truncated) */
   int nvrtc_major, nvrtc_minor;
   char arch[32];
   uint64_t ptx_size, cubin_size;
@@ -122,15 +127,14 @@ int cj_entry_encode(const cj_key *key, const cj_image *im, const cj_deps *deps,
 /* Parses and verifies an entry. Returns 0 with a new image (refs 1) and its recorded deps
  * (paths, sizes, hashes) in *deps; 1 when the bytes are not a valid entry for `key`, with
  * the reason in `why`; -1 when out of memory. Every length is checked before use. */
-int cj_entry_decode(const cj_key *key, const void *data, size_t len, cj_image **out,
-                    cj_deps *deps, cj_entry_meta *meta, char *why, size_t why_size);
+int cj_entry_decode(const cj_key *key, const void *data, size_t len, cj_image **out, cj_deps *deps,
+                    cj_entry_meta *meta, char *why, size_t why_size);
 /* Reads the header and the metadata section only (for listings); 0 or 1 as above. */
 int cj_entry_peek(const void *data, size_t len, cj_key *key, cj_entry_meta *meta);
 /* Where an entry of `file_len` bytes keeps its manifest, from its header (at least
  * CJ_ENTRY_HEADER_SIZE bytes): 0 with *offset and *size (0 when none is recorded), or 1
  * when the header is not a valid one of this format. */
-int cj_entry_manifest_span(const void *header, uint64_t file_len, uint64_t *offset,
-                           uint64_t *size);
+int cj_entry_manifest_span(const void *header, uint64_t file_len, uint64_t *offset, uint64_t *size);
 /* Checks a manifest read from an entry against its header's checksum: 0, or 1. */
 int cj_entry_manifest_check(const void *header, const void *manifest, size_t size);
 

@@ -21,9 +21,10 @@
 
 #include "format/entry.h"
 
-static const char *const part_names[CJ_NPARTS] = {
-  "include directories", "defines", "NVRTC options", "in-memory headers", "name expressions",
-  "toolkit include directories searched (CUJIT_OPT_NO_TOOLKIT_INCLUDES)"};
+static const char *const part_names[CJ_NPARTS] =
+    {"include directories", "defines",
+     "NVRTC options",       "in-memory headers",
+     "name expressions",    "toolkit include directories searched (CUJIT_OPT_NO_TOOLKIT_INCLUDES)"};
 
 const char *cj_part_name(int part) {
   return part >= 0 && part < CJ_NPARTS ? part_names[part] : "?";
@@ -76,9 +77,7 @@ static uint32_t serialise(const cj_request *r, int part, cj_buf *b) {
     case CJ_PART_NAME_EXPRS:
       for (n = 0; n < r->n_name_exprs; n++) put_item(b, r->name_exprs[n]);
       break;
-    default: /* CJ_PART_TOOLKIT */
-      n = r->toolkit != 0;
-      break;
+    default: /* CJ_PART_TOOLKIT */ n = r->toolkit != 0; break;
   }
   return (uint32_t)n;
 }
@@ -108,8 +107,8 @@ cujit_status cj_fingerprint_of(const cj_request *r, const char *nvrtc, cj_finger
 
 /* ---- manifests ---- */
 
-int cj_manifest_encode(const cj_request *r, const char *nvrtc,
-                       const unsigned char toolkit_env[16], const cj_deps *deps, cj_buf *out) {
+int cj_manifest_encode(const cj_request *r, const char *nvrtc, const unsigned char toolkit_env[16],
+                       const cj_deps *deps, cj_buf *out) {
   char cwd[PATH_MAX];
   cj_buf part = {0};
   size_t i;

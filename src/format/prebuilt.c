@@ -10,11 +10,11 @@
 #include "format/prebuilt.h"
 
 enum {
-  FATBIN_HEADER = 16,   /* magic, version, header size, size of the entries */
-  FATBIN_ENTRY = 32,    /* the part of an entry's header that is read */
+  FATBIN_HEADER = 16, /* magic, version, header size, size of the entries */
+  FATBIN_ENTRY = 32,  /* the part of an entry's header that is read */
   ENTRY_PTX = 1,
   ENTRY_ELF = 2,
-  ENTRY_FLAGS = 40,     /* where an entry's flags lie, in headers long enough */
+  ENTRY_FLAGS = 40,                  /* where an entry's flags lie, in headers long enough */
   ENTRY_COMPRESSED = 0x2000 | 0x8000 /* compressed payload (LZ4, zstd) */
 };
 #define FATBIN_MAGIC 0xBA55ED50u
@@ -74,16 +74,18 @@ static void arch_append(char *arch, size_t arch_size, const fatbin_entry *e) {
 
 /* Walks a fatbin's entries with bounds checked; with need_code, one must be PTX or a
  * CUBIN (what a device loads; a link also takes LTO-IR entries). */
-static cujit_status fatbin_walk(const unsigned char *p, size_t size, const char *name,
-                                char *arch, size_t arch_size, int need_code) {
+static cujit_status fatbin_walk(const unsigned char *p, size_t size, const char *name, char *arch,
+                                size_t arch_size, int need_code) {
   const char *todo = "pass the bytes nvcc -fatbin wrote";
   size_t pos, end;
   unsigned n = 0, usable = 0;
   fatbin_entry e;
   int r;
-  CJ_CHECK(fatbin_bounds(p, size, &pos, &end), CUJIT_ERROR_INVALID_SOURCE, "'%s' is a truncated "
+  CJ_CHECK(fatbin_bounds(p, size, &pos, &end), CUJIT_ERROR_INVALID_SOURCE,
+           "'%s' is a truncated "
            "or damaged fatbin: its %zu bytes do not hold the header and the entries it "
-           "announces; %s", name, size, todo);
+           "announces; %s",
+           name, size, todo);
   arch[0] = '\0';
   while ((r = fatbin_next(p, end, &pos, &e)) == 1) {
     n++;
@@ -91,16 +93,20 @@ static cujit_status fatbin_walk(const unsigned char *p, size_t size, const char 
     usable++;
     arch_append(arch, arch_size, &e);
   }
-  CJ_CHECK(r == 0, CUJIT_ERROR_INVALID_SOURCE, "'%s' is a truncated or damaged fatbin: entry %u "
-           "runs past the end of its entries; %s", name, n + 1, todo);
+  CJ_CHECK(r == 0, CUJIT_ERROR_INVALID_SOURCE,
+           "'%s' is a truncated or damaged fatbin: entry %u "
+           "runs past the end of its entries; %s",
+           name, n + 1, todo);
   CJ_CHECK(n > 0, CUJIT_ERROR_INVALID_SOURCE, "'%s' is a fatbin with no entries; %s", name, todo);
-  CJ_CHECK(usable > 0 || !need_code, CUJIT_ERROR_INVALID_SOURCE, "'%s' is a fatbin with no PTX "
-           "or CUBIN entry (%u entr%s of other kinds); %s", name, n, n == 1 ? "y" : "ies", todo);
+  CJ_CHECK(usable > 0 || !need_code, CUJIT_ERROR_INVALID_SOURCE,
+           "'%s' is a fatbin with no PTX "
+           "or CUBIN entry (%u entr%s of other kinds); %s",
+           name, n, n == 1 ? "y" : "ies", todo);
   return CUJIT_OK;
 }
 
-static cujit_status fatbin_check(const unsigned char *p, size_t size, const char *name,
-                                 char *arch, size_t arch_size) {
+static cujit_status fatbin_check(const unsigned char *p, size_t size, const char *name, char *arch,
+                                 size_t arch_size) {
   return fatbin_walk(p, size, name, arch, arch_size, 1);
 }
 
@@ -109,15 +115,18 @@ cujit_status cj_prebuilt_check_fatbin(const void *data, size_t size, const char 
   uint64_t magic = 0;
   CJ_CHECK(cj_get_le(data, size, 0, 4, &magic) && magic == FATBIN_MAGIC, CUJIT_ERROR_INVALID_SOURCE,
            "'%s' is not a fatbin (it does not start with the fatbin magic 0xba55ed50); pass the "
-           "bytes nvcc -fatbin wrote, or give the part's kind", name);
+           "bytes nvcc -fatbin wrote, or give the part's kind",
+           name);
   return fatbin_walk(data, size, name, arch, sizeof arch, 0);
 }
 
 /* ---- cujit bundles ---- */
 
 static cujit_status bundle_fail(const char *name, const char *why) {
-  return cj_fail(CUJIT_ERROR_INVALID_SOURCE, "'%s' %s; make the bundle again (cujit compile "
-                 "--arch sm_XX,sm_YY ...) and pass its bytes unchanged", name, why);
+  return cj_fail(CUJIT_ERROR_INVALID_SOURCE,
+                 "'%s' %s; make the bundle again (cujit compile "
+                 "--arch sm_XX,sm_YY ...) and pass its bytes unchanged",
+                 name, why);
 }
 
 /* Parses a bundle, failing with its reason; *parts freed with cj_free. */
@@ -130,8 +139,8 @@ static cujit_status bundle_parts(const unsigned char *p, size_t size, const char
 }
 
 /* A bundle's CUBIN and PTX entries, listed in arch; cj_bundle_parse() checked each. */
-static cujit_status bundle_check(const unsigned char *p, size_t size, const char *name,
-                                 char *arch, size_t arch_size) {
+static cujit_status bundle_check(const unsigned char *p, size_t size, const char *name, char *arch,
+                                 size_t arch_size) {
   cj_bundle_part *parts;
   size_t n, i, usable = 0;
   CJ_TRY(bundle_parts(p, size, name, &parts, &n));
@@ -145,9 +154,11 @@ static cujit_status bundle_check(const unsigned char *p, size_t size, const char
     arch_append(arch, arch_size, &e);
   }
   cj_free(parts);
-  CJ_CHECK(usable > 0, CUJIT_ERROR_INVALID_SOURCE, "'%s' is a cujit bundle with no CUBIN or "
+  CJ_CHECK(usable > 0, CUJIT_ERROR_INVALID_SOURCE,
+           "'%s' is a cujit bundle with no CUBIN or "
            "PTX entry; make it with cujit compile --arch sm_XX,... or "
-           "cujit_bundle_from_source()", name);
+           "cujit_bundle_from_source()",
+           name);
   return CUJIT_OK;
 }
 
@@ -155,9 +166,9 @@ static cujit_status bundle_check(const unsigned char *p, size_t size, const char
 
 /* Splits "sm_90a" or "compute_100f" into its number and suffix; 0 when it is neither. */
 static int arch_parse(const char *s, cj_code *c) {
-  const char *digits = strncmp(s, "sm_", 3) == 0         ? s + 3
+  const char *digits = strncmp(s, "sm_", 3) == 0        ? s + 3
                        : strncmp(s, "compute_", 8) == 0 ? s + 8
-                                                         : NULL;
+                                                        : NULL;
   char *end;
   unsigned long v;
   if (!digits) return 0;
@@ -168,8 +179,7 @@ static int arch_parse(const char *s, cj_code *c) {
   return 1;
 }
 
-static cujit_status codes_of_bundle(const unsigned char *p, size_t size, cj_code **out,
-                                    size_t *n) {
+static cujit_status codes_of_bundle(const unsigned char *p, size_t size, cj_code **out, size_t *n) {
   cj_bundle_part *parts;
   size_t count, i;
   cj_code *c;
@@ -192,12 +202,12 @@ static cujit_status codes_of_bundle(const unsigned char *p, size_t size, cj_code
   return CUJIT_OK;
 }
 
-static cujit_status codes_of_fatbin(const unsigned char *p, size_t size, cj_code **out,
-                                    size_t *n) {
+static cujit_status codes_of_fatbin(const unsigned char *p, size_t size, cj_code **out, size_t *n) {
   size_t pos, end, cap = 0;
   fatbin_entry e;
   cj_code *c = NULL;
-  CJ_CHECK(fatbin_bounds(p, size, &pos, &end), CUJIT_ERROR_INVALID_SOURCE, "the fatbin's "
+  CJ_CHECK(fatbin_bounds(p, size, &pos, &end), CUJIT_ERROR_INVALID_SOURCE,
+           "the fatbin's "
            "header is damaged");
   *n = 0;
   while (fatbin_next(p, end, &pos, &e) == 1) {
@@ -235,7 +245,9 @@ cujit_status cj_prebuilt_codes(const void *data, size_t size, cj_prebuilt_kind k
 
 void cj_code_name(const cj_code *c, char *out, size_t size) {
   snprintf(out, size, "%s_%u%s", c->kind == CJ_PREBUILT_CUBIN ? "sm" : "compute", c->arch,
-           c->suffix == 'a' ? "a" : c->suffix == 'f' ? "f" : "");
+           c->suffix == 'a'   ? "a"
+           : c->suffix == 'f' ? "f"
+                              : "");
 }
 
 /* The variables of the first entry that can be read: a CUBIN, or PTX stored as text
@@ -282,12 +294,14 @@ cujit_status cj_prebuilt_inspect(const void *data, size_t size, const char *name
     *kind = CJ_PREBUILT_PTX;
     return CUJIT_OK;
   }
-  return cj_fail(CUJIT_ERROR_INVALID_SOURCE, "'%s' (%zu bytes) is neither PTX, a CUBIN, a "
+  return cj_fail(CUJIT_ERROR_INVALID_SOURCE,
+                 "'%s' (%zu bytes) is neither PTX, a CUBIN, a "
                  "fatbin nor a cujit bundle: expected PTX text with .version and .target "
                  "directives, the ELF magic of a CUBIN (7f 45 4c 46), the fatbin magic (50 ed "
                  "55 ba) or the bundle magic (\"CUJITBN\" 1a); pass what nvcc -ptx, -cubin or "
                  "-fatbin or cujit compile --arch wrote (CUDA C source goes to "
-                 "cujit_module_from_source)", name, size);
+                 "cujit_module_from_source)",
+                 name, size);
 }
 
 cujit_status cj_prebuilt_globals_of(const void *data, size_t size, cj_prebuilt_kind kind,
@@ -301,11 +315,10 @@ cujit_status cj_prebuilt_globals_of(const void *data, size_t size, cj_prebuilt_k
 }
 
 cujit_status cj_prebuilt_globals(const cj_image *im, cj_symtab *t, int *known) {
-  cujit_status st = im->fatbin
-                        ? cj_prebuilt_globals_of(im->fatbin, im->fatbin_size,
-                                                 (cj_prebuilt_kind)im->prebuilt, t, known)
-                        : cj_prebuilt_globals_of(im->cubin, im->cubin_size, CJ_PREBUILT_CUBIN,
-                                                 t, known);
+  cujit_status st =
+      im->fatbin ? cj_prebuilt_globals_of(im->fatbin, im->fatbin_size,
+                                          (cj_prebuilt_kind)im->prebuilt, t, known)
+                 : cj_prebuilt_globals_of(im->cubin, im->cubin_size, CJ_PREBUILT_CUBIN, t, known);
   if (st != CUJIT_OK) cj_symtab_free(t);
   return st;
 }

@@ -19,13 +19,13 @@ typedef enum cj_prebuilt_kind {
 
 /* One CUBIN or PTX entry of a fatbin or bundle (views into its bytes). */
 typedef struct cj_code {
-  cj_prebuilt_kind kind;        /* CJ_PREBUILT_CUBIN or CJ_PREBUILT_PTX */
-  unsigned arch;                /* 90 for sm_90 or compute_90 */
-  char suffix;                  /* 'a', 'f' or 0 */
-  int compressed;               /* a fatbin entry whose payload is compressed */
-  const unsigned char *data;    /* the payload */
+  cj_prebuilt_kind kind;     /* CJ_PREBUILT_CUBIN or CJ_PREBUILT_PTX */
+  unsigned arch;             /* 90 for sm_90 or compute_90 */
+  char suffix;               /* 'a', 'f' or 0 */
+  int compressed;            /* a fatbin entry whose payload is compressed */
+  const unsigned char *data; /* the payload */
   size_t size;
-  const unsigned char *entry;   /* a fatbin entry's header and payload; NULL in a bundle */
+  const unsigned char *entry; /* a fatbin entry's header and payload; NULL in a bundle */
   size_t entry_size;
 } cj_code;
 

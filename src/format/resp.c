@@ -47,8 +47,10 @@ static int line_done(cj_resp_scan *s) {
   if (type != '$' && type != '*') return element_done(s), CJ_RESP_OK;
   if (!s->digits || (s->minus && s->num != 1)) return CJ_RESP_BAD;
   if (s->minus || s->num == 0) { /* nil, or an empty array */
-    if (type == '$' && !s->minus) s->skip = 2;
-    else element_done(s);
+    if (type == '$' && !s->minus)
+      s->skip = 2;
+    else
+      element_done(s);
     return CJ_RESP_OK;
   }
   if (type == '$') {
@@ -81,10 +83,14 @@ int cj_resp_feed(cj_resp_scan *s, const char *buf, size_t n) {
       if (!s->skip) element_done(s);
       continue;
     }
-    if (!s->type) rc = element_start(s, buf[i]);
-    else if (s->cr) rc = buf[i] == '\n' ? line_done(s) : CJ_RESP_BAD;
-    else if (buf[i] == '\r') s->cr = 1;
-    else rc = line_byte(s, buf[i]);
+    if (!s->type)
+      rc = element_start(s, buf[i]);
+    else if (s->cr)
+      rc = buf[i] == '\n' ? line_done(s) : CJ_RESP_BAD;
+    else if (buf[i] == '\r')
+      s->cr = 1;
+    else
+      rc = line_byte(s, buf[i]);
     i++;
   }
   return rc;

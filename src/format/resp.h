@@ -10,23 +10,25 @@
 
 #include <stddef.h>
 
-#define CJ_RESP_ELEMENT_COST 128 /* what hiredis allocates for one element besides its text,
-                                    at most */
-#define CJ_RESP_MAX_DEPTH 8      /* arrays nested deeper are refused (hiredis 0.14 takes no
-                                    more, and frees replies recursively) */
+#define CJ_RESP_ELEMENT_COST                                      \
+  128 /* what hiredis allocates for one element besides its text, \
+         at most */
+#define CJ_RESP_MAX_DEPTH                                      \
+  8 /* arrays nested deeper are refused (hiredis 0.14 takes no \
+       more, and frees replies recursively) */
 
 /* Where a scan is in a reply. */
 typedef struct cj_resp_scan {
-  size_t cost, limit;     /* what hiredis will allocate for the bytes so far; the most allowed */
-  size_t announced;       /* bytes of bulk strings announced */
+  size_t cost, limit; /* what hiredis will allocate for the bytes so far; the most allowed */
+  size_t announced;   /* bytes of bulk strings announced */
   size_t left[CJ_RESP_MAX_DEPTH]; /* elements still to come in each open array */
   int depth;
-  char type;              /* of the element whose first line is being read; 0 between elements */
-  int cr, digits, minus;  /* in that line: '\r' seen, digits of its number, a leading '-' */
+  char type;             /* of the element whose first line is being read; 0 between elements */
+  int cr, digits, minus; /* in that line: '\r' seen, digits of its number, a leading '-' */
   unsigned long long num;
   unsigned long long skip; /* bytes of a bulk string (and its "\r\n") still to come */
-  int done;               /* the reply is complete */
-  const char *why;        /* why it is too large */
+  int done;                /* the reply is complete */
+  const char *why;         /* why it is too large */
 } cj_resp_scan;
 
 enum { CJ_RESP_OK = 0, CJ_RESP_TOO_LARGE = 1, CJ_RESP_BAD = -1 };

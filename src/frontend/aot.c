@@ -25,18 +25,26 @@ static long arch_number(const char *arch) {
 
 static cujit_status check_archs(const char *fn, const char *const *archs, size_t n) {
   size_t i, j;
-  CJ_CHECK(archs && n > 0, CUJIT_ERROR_INVALID_VALUE, "%s: no targets given; pass archs such "
-           "as {\"sm_80\", \"sm_90\"} and their number", fn);
-  CJ_CHECK(n <= MAX_ARCHS, CUJIT_ERROR_INVALID_VALUE, "%s: %zu targets, more than the %d a "
-           "bundle holds", fn, n, MAX_ARCHS);
+  CJ_CHECK(archs && n > 0, CUJIT_ERROR_INVALID_VALUE,
+           "%s: no targets given; pass archs such "
+           "as {\"sm_80\", \"sm_90\"} and their number",
+           fn);
+  CJ_CHECK(n <= MAX_ARCHS, CUJIT_ERROR_INVALID_VALUE,
+           "%s: %zu targets, more than the %d a "
+           "bundle holds",
+           fn, n, MAX_ARCHS);
   for (i = 0; i < n; i++) {
-    CJ_CHECK(archs[i] && archs[i][0], CUJIT_ERROR_INVALID_OPTION, "%s: target %zu is %s; give "
-             "sm_XX (CUBIN and PTX) or compute_XX (PTX only)", fn, i, archs[i] ? "empty" : "NULL");
+    CJ_CHECK(archs[i] && archs[i][0], CUJIT_ERROR_INVALID_OPTION,
+             "%s: target %zu is %s; give "
+             "sm_XX (CUBIN and PTX) or compute_XX (PTX only)",
+             fn, i, archs[i] ? "empty" : "NULL");
     CJ_CHECK(strlen(archs[i]) < 16 && arch_number(archs[i]) >= 0, CUJIT_ERROR_INVALID_OPTION,
              "%s: target '%s' is not sm_XX or compute_XX", fn, archs[i]);
     for (j = 0; j < i; j++)
-      CJ_CHECK(strcmp(archs[i], archs[j]) != 0, CUJIT_ERROR_INVALID_OPTION, "%s: target '%s' "
-               "is given twice", fn, archs[i]);
+      CJ_CHECK(strcmp(archs[i], archs[j]) != 0, CUJIT_ERROR_INVALID_OPTION,
+               "%s: target '%s' "
+               "is given twice",
+               fn, archs[i]);
   }
   return CUJIT_OK;
 }
@@ -74,8 +82,7 @@ static size_t newest(const char *const *archs, size_t n) {
   size_t i, best = 0;
   for (i = 1; i < n; i++) {
     int plain = !suffixed(archs[i]), best_plain = !suffixed(archs[best]);
-    if (plain != best_plain ? plain : arch_number(archs[i]) > arch_number(archs[best]))
-      best = i;
+    if (plain != best_plain ? plain : arch_number(archs[i]) > arch_number(archs[best])) best = i;
   }
   return best;
 }
@@ -205,8 +212,10 @@ static cujit_status parse(const char *fn, const void *data, size_t size, cj_bund
            !data ? "NULL" : "empty (size 0)");
   rc = cj_bundle_parse(data, size, parts, n, why, sizeof why);
   if (rc < 0) return cj_fail_oom("reading a bundle");
-  CJ_CHECK(rc == 0, CUJIT_ERROR_INVALID_VALUE, "%s: the bundle %s; pass the bytes cujit "
-           "compile --arch (or cujit_bundle_from_source) wrote, unchanged", fn, why);
+  CJ_CHECK(rc == 0, CUJIT_ERROR_INVALID_VALUE,
+           "%s: the bundle %s; pass the bytes cujit "
+           "compile --arch (or cujit_bundle_from_source) wrote, unchanged",
+           fn, why);
   return CUJIT_OK;
 }
 
@@ -222,7 +231,7 @@ static const cj_bundle_part *find_kind(const cj_bundle_part *p, size_t n, uint32
 typedef struct warming {
   char *source;
   cj_bundle_opts opts;
-  cujit_status first;   /* the first refusal */
+  cujit_status first; /* the first refusal */
   char first_why[2048];
 } warming;
 
@@ -230,10 +239,14 @@ static cujit_status warm_setup(const char *fn, const cj_bundle_part *p, size_t n
   const cj_bundle_part *src = find_kind(p, n, CJ_BE_SOURCE), *opt = find_kind(p, n, CJ_BE_OPTIONS);
   char why[256];
   int rc;
-  CJ_CHECK(src && opt && find_kind(p, n, CJ_BE_BLOB), CUJIT_ERROR_INVALID_VALUE, "%s: the bundle "
+  CJ_CHECK(src && opt && find_kind(p, n, CJ_BE_BLOB), CUJIT_ERROR_INVALID_VALUE,
+           "%s: the bundle "
            "holds no %s, so it cannot warm a cache: only a bundle made from source (cujit "
-           "compile --arch, cujit_bundle_from_source) can", fn,
-           !src ? "source" : !opt ? "options" : "cache entries");
+           "compile --arch, cujit_bundle_from_source) can",
+           fn,
+           !src   ? "source"
+           : !opt ? "options"
+                  : "cache entries");
   if (!(w->source = cj_memdup(src->data, src->size))) return cj_fail_oom("warming a cache");
   rc = cj_bundle_opts_decode(opt->data, opt->size, &w->opts, why, sizeof why);
   if (rc < 0) return cj_fail_oom("warming a cache");
@@ -249,8 +262,7 @@ static int warm_one(warming *w, const cj_bundle_part *blob) {
   cj_bundle_opts_apply(&w->opts, &o);
   o.flags &= ~(unsigned)CUJIT_OPT_NO_CACHE;
   o.arch = blob->arch;
-  st = cj_module_import_dir(&m, blob->data, blob->size, w->source, w->opts.name, &o,
-                            w->opts.dir);
+  st = cj_module_import_dir(&m, blob->data, blob->size, w->source, w->opts.name, &o, w->opts.dir);
   cj_module_free(m);
   if (st == CUJIT_OK) {
     cj_info("warmed the cache with '%s' for %s", w->opts.name, blob->arch);
@@ -282,8 +294,10 @@ cujit_status cujit_bundle_warm(const void *data, size_t size, size_t *stored) {
   }
   if (stored) *stored = ok;
   if (st == CUJIT_OK && w.first != CUJIT_OK)
-    st = cj_fail(w.first, "%s: %zu of the bundle's %zu cache entries stored; the first refused: "
-                 "%s", fn, ok, tried, w.first_why);
+    st = cj_fail(w.first,
+                 "%s: %zu of the bundle's %zu cache entries stored; the first refused: "
+                 "%s",
+                 fn, ok, tried, w.first_why);
   cj_free(p);
   cj_free(w.source);
   cj_bundle_opts_free(&w.opts);
@@ -294,8 +308,7 @@ cujit_status cujit_bundle_warm(const void *data, size_t size, size_t *stored) {
 
 /* Appends `before`, a string of the bundle's (escaped: it comes from outside and goes to a
  * terminal) and `after`. */
-static void put_outside(cj_buf *b, const char *before, const char *s, size_t n,
-                        const char *after) {
+static void put_outside(cj_buf *b, const char *before, const char *s, size_t n, const char *after) {
   cj_buf_puts(b, before);
   cj_buf_escaped(b, s, n);
   cj_buf_puts(b, after);
@@ -351,8 +364,8 @@ static cujit_status describe_bundle(cj_buf *b, const void *data, size_t size) {
   cj_bundle_part *p;
   size_t n, i;
   CJ_TRY(parse("cujit_image_describe", data, size, &p, &n));
-  cj_buf_printf(b, "cujit bundle (format %d), %zu bytes, %zu entries:\n", CJ_BUNDLE_FORMAT,
-                size, n);
+  cj_buf_printf(b, "cujit bundle (format %d), %zu bytes, %zu entries:\n", CJ_BUNDLE_FORMAT, size,
+                n);
   for (i = 0; i < n; i++) {
     if (p[i].kind == CJ_BE_BLOB)
       describe_blob(b, &p[i]);
@@ -382,8 +395,7 @@ static cujit_status describe_fatbin(cj_buf *b, const void *data, size_t size) {
   return CUJIT_OK;
 }
 
-cujit_status cujit_image_describe(const void *data, size_t size, const char *name,
-                                  char **text) {
+cujit_status cujit_image_describe(const void *data, size_t size, const char *name, char **text) {
   cj_prebuilt_kind kind;
   char arch[32];
   cj_buf b = {0};

@@ -16,8 +16,10 @@ static cujit_status module_again(const cujit_module *h, cujit_module **out) {
   cujit_status st;
   CJ_TRY(cj_origin_request(m, &r));
   st = cj_module_new_kept(cj_image_ref(m->image), &r, m->origin.arch, &again);
-  if (st != CUJIT_OK) cj_image_unref(m->image);
-  else *out = cj_module_handle(again);
+  if (st != CUJIT_OK)
+    cj_image_unref(m->image);
+  else
+    *out = cj_module_handle(again);
   cj_request_free(&r);
   return st;
 }
@@ -27,7 +29,7 @@ typedef struct item {
   size_t first;           /* the index of the first equal source (itself when none) */
   cujit_compile_job *job;
   cujit_status status;
-  char *message;          /* its failure's detail (NULL: none or out of memory) */
+  char *message; /* its failure's detail (NULL: none or out of memory) */
 } item;
 
 static const char *name_of(const char *const *names, size_t i) {
@@ -35,8 +37,7 @@ static const char *name_of(const char *const *names, size_t i) {
 }
 
 /* Marks each source that repeats an earlier one (same text, same name). */
-static void find_repeats(item *it, const char *const *sources, const char *const *names,
-                         size_t n) {
+static void find_repeats(item *it, const char *const *sources, const char *const *names, size_t n) {
   size_t i, k;
   for (i = 0; i < n; i++) {
     it[i].first = i;
@@ -44,8 +45,7 @@ static void find_repeats(item *it, const char *const *sources, const char *const
     cj_hash128(sources[i], strlen(sources[i]), it[i].hash);
     for (k = 0; k < i; k++) {
       if (it[k].first != k || !sources[k] || memcmp(it[k].hash, it[i].hash, 16) != 0 ||
-          strcmp(sources[k], sources[i]) != 0 ||
-          strcmp(name_of(names, k), name_of(names, i)) != 0)
+          strcmp(sources[k], sources[i]) != 0 || strcmp(name_of(names, k), name_of(names, i)) != 0)
         continue;
       it[i].first = k;
       break;
@@ -74,8 +74,10 @@ static cujit_status report(const item *it, const char *const *names, size_t n) {
   }
   if (b.oom) {
     cj_buf_free(&b);
-    return cj_fail(it[first].status, "%zu of %zu sources did not compile; the first is source "
-                   "%zu", failed, n, first);
+    return cj_fail(it[first].status,
+                   "%zu of %zu sources did not compile; the first is source "
+                   "%zu",
+                   failed, n, first);
   }
   cj_fail(it[first].status, "%s", b.data);
   cj_buf_free(&b);
@@ -115,8 +117,8 @@ cujit_status cujit_batch_compile(cujit_module **mods, cujit_status *statuses,
   item *it;
   cujit_status st;
   size_t i;
-  CJ_CHECK(mods && sources, CUJIT_ERROR_INVALID_VALUE,
-           "cujit_batch_compile: %s is NULL", mods ? "sources" : "mods");
+  CJ_CHECK(mods && sources, CUJIT_ERROR_INVALID_VALUE, "cujit_batch_compile: %s is NULL",
+           mods ? "sources" : "mods");
   for (i = 0; i < n; i++) {
     mods[i] = NULL;
     if (statuses) statuses[i] = CUJIT_OK;

@@ -53,7 +53,8 @@ static cujit_status check_headers(const cj_module *m, const cj_keys *k) {
   return cj_fail(CUJIT_ERROR_INVALID_VALUE,
                  "cujit_module_export: a header that '%s' includes changed after the module "
                  "was compiled, so the module is not what its source compiles to now; create "
-                 "the module again and export that one", m->name);
+                 "the module again and export that one",
+                 m->name);
 }
 
 /* What the entry says besides the image. The NVRTC version is for listings only: a process
@@ -66,8 +67,7 @@ static void entry_meta(const cj_module *m, cj_entry_meta *meta) {
     meta->nvrtc_major = meta->nvrtc_minor = 0;
 }
 
-static cujit_status encode(const cj_module *m, const cj_request *r, const cj_keys *k,
-                           cj_buf *out) {
+static cujit_status encode(const cj_module *m, const cj_request *r, const cj_keys *k, cj_buf *out) {
   cj_fingerprint fp;
   cj_entry_meta meta;
   cj_buf entry = {0}, manifest = {0};
@@ -97,7 +97,8 @@ cujit_status cj_module_export(const cj_module *m, void **blob, size_t *size) {
   CJ_CHECK(m->origin.kept, CUJIT_ERROR_INVALID_VALUE,
            "cujit_module_export: module '%s' was made from prebuilt code, which has no "
            "cache key to check an import by; send the code itself (cujit_module_cubin() "
-           "or cujit_module_ptx()) and load it with cujit_module_from_image()", m->name);
+           "or cujit_module_ptx()) and load it with cujit_module_from_image()",
+           m->name);
   CJ_TRY(cj_origin_request(m, &req));
   st = compute_keys(&req, "cujit_module_export", &k);
   if (st == CUJIT_OK) st = check_headers(m, &k);
@@ -126,12 +127,12 @@ void cujit_free(void *p) { cj_free(p); }
 
 /* What a blob holds, read and verified. */
 typedef struct received {
-  cj_fingerprint fp;      /* views into the blob */
+  cj_fingerprint fp; /* views into the blob */
   const unsigned char *entry;
   size_t entry_len;
-  cj_key key;             /* the disk key the module was compiled under */
-  cj_image *im;           /* owned until it passes to the module */
-  cj_deps deps;           /* the headers its compile read, as the entry records them */
+  cj_key key;   /* the disk key the module was compiled under */
+  cj_image *im; /* owned until it passes to the module */
+  cj_deps deps; /* the headers its compile read, as the entry records them */
 } received;
 
 /* The entry goes into the disk cache as it came: its manifest is checked here, as a
@@ -149,13 +150,15 @@ static cujit_status receive(const void *blob, size_t size, received *got) {
   CJ_CHECK(cj_blob_parse(blob, size, &got->fp, &got->entry, &got->entry_len, why, sizeof why) == 0,
            CUJIT_ERROR_INVALID_VALUE,
            "cujit_module_import: the blob %s; pass all the bytes cujit_module_export() "
-           "gave, unchanged (as MPI_BYTE when broadcasting)", why);
+           "gave, unchanged (as MPI_BYTE when broadcasting)",
+           why);
   rc = cj_entry_decode(NULL, got->entry, got->entry_len, &got->im, &got->deps, &meta, why,
                        sizeof why);
   if (rc < 0) return cj_fail_oom("importing a module");
   CJ_CHECK(rc <= 0, CUJIT_ERROR_INVALID_VALUE,
            "cujit_module_import: the compiled module in the blob %s; export it again "
-           "with the same cujit version", why);
+           "with the same cujit version",
+           why);
   CJ_CHECK(manifest_ok(got->entry, got->entry_len), CUJIT_ERROR_INVALID_VALUE,
            "cujit_module_import: the compiled module in the blob has a corrupted manifest "
            "(checksum mismatch); pass all the bytes cujit_module_export() gave, unchanged");
@@ -225,18 +228,29 @@ static int header_difference(const cj_deps *theirs, const cj_deps *ours, char *o
     if (!x && !y) return 0;
     if (!x || !y || strcmp(x->path, y->path) != 0) break;
     if (x->size != y->size || memcmp(x->hash, y->hash, sizeof x->hash) != 0)
-      return snprintf(out, size, "header '%s' differs (%llu bytes where the blob was compiled, "
-                      "%llu here%s)", y->path, (unsigned long long)x->size,
-                      (unsigned long long)y->size, x->size == y->size ? ", other contents" : ""),
+      return snprintf(out, size,
+                      "header '%s' differs (%llu bytes where the blob was compiled, "
+                      "%llu here%s)",
+                      y->path, (unsigned long long)x->size, (unsigned long long)y->size,
+                      x->size == y->size ? ", other contents" : ""),
              1;
   }
-  if (!x) return snprintf(out, size, "header '%s' is included here but was not where the blob "
-                          "was compiled", y->path), 1;
+  if (!x)
+    return snprintf(out, size,
+                    "header '%s' is included here but was not where the blob "
+                    "was compiled",
+                    y->path),
+           1;
   shown(x->path, strlen(x->path), a, sizeof a);
-  if (!y) return snprintf(out, size, "header '%s', included where the blob was compiled, is "
-                          "not found here", a), 1;
-  return snprintf(out, size, "the headers differ: '%s' where the blob was compiled, '%s' here",
-                  a, shown(y->path, strlen(y->path), b, sizeof b)), 1;
+  if (!y)
+    return snprintf(out, size,
+                    "header '%s', included where the blob was compiled, is "
+                    "not found here",
+                    a),
+           1;
+  return snprintf(out, size, "the headers differ: '%s' where the blob was compiled, '%s' here", a,
+                  shown(y->path, strlen(y->path), b, sizeof b)),
+         1;
 }
 
 /* Which part of what was compiled differs, in the order of the cache key. */
@@ -245,13 +259,15 @@ static void what_differs(const cj_fingerprint *theirs, const cj_fingerprint *our
   char a[128], b[128];
   int part;
   if (!same_text(theirs->nvrtc, ours->nvrtc)) {
-    snprintf(out, size, "NVRTC differs (the blob's: %s; here: %s): give every process the same "
+    snprintf(out, size,
+             "NVRTC differs (the blob's: %s; here: %s): give every process the same "
              "NVRTC library (CUJIT_NVRTC, LD_LIBRARY_PATH)",
              shown(theirs->nvrtc.p, theirs->nvrtc.n, a, sizeof a), ours->nvrtc.p);
     return;
   }
   if (!same_text(theirs->arch, ours->arch)) {
-    snprintf(out, size, "the target architecture differs (the blob's: %s; here: %s): pass the "
+    snprintf(out, size,
+             "the target architecture differs (the blob's: %s; here: %s): pass the "
              "same cujit_options.arch everywhere, or export one blob per kind of GPU",
              target(theirs->arch, a, sizeof a), target(ours->arch, b, sizeof b));
     return;
@@ -276,7 +292,8 @@ static void what_differs(const cj_fingerprint *theirs, const cj_fingerprint *our
              (unsigned long long)theirs->source_len, (unsigned long long)ours->source_len,
              theirs->source_len == ours->source_len ? ", other text" : "");
   else if (!header_difference(&got->deps, k->deps, out, size))
-    snprintf(out, size, "the CUDA toolkit's location differs (env CUDA_PATH or CUDA_HOME, which "
+    snprintf(out, size,
+             "the CUDA toolkit's location differs (env CUDA_PATH or CUDA_HOME, which "
              "choose the toolkit's headers)");
 }
 
@@ -307,8 +324,8 @@ static cujit_status make_module(const cj_request *r, received *got, const cj_key
 }
 
 cujit_status cj_module_import_dir(cj_module **out, const void *blob, size_t size,
-                                 const char *source, const char *name, const cujit_options *opts,
-                                 const char *dir) {
+                                  const char *source, const char *name, const cujit_options *opts,
+                                  const char *dir) {
   cj_request req;
   received got;
   cj_keys k = {0};
@@ -328,19 +345,18 @@ cujit_status cj_module_import_dir(cj_module **out, const void *blob, size_t size
   return st;
 }
 
-static cujit_status check_blob(const char *fn, cujit_module **out, const void *blob,
-                               size_t size) {
+static cujit_status check_blob(const char *fn, cujit_module **out, const void *blob, size_t size) {
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
   *out = NULL;
   CJ_CHECK(blob && size, CUJIT_ERROR_INVALID_VALUE,
            "%s: the blob is %s; pass the bytes and size that "
-           "cujit_module_export() gave", fn, !blob ? "NULL" : "empty (size 0)");
+           "cujit_module_export() gave",
+           fn, !blob ? "NULL" : "empty (size 0)");
   return CUJIT_OK;
 }
 
 cujit_status cujit_module_import(cujit_module **out, const void *blob, size_t size,
-                                 const char *source, const char *name,
-                                 const cujit_options *opts) {
+                                 const char *source, const char *name, const cujit_options *opts) {
   cj_module *m;
   CJ_TRY(check_blob("cujit_module_import", out, blob, size));
   CJ_TRY(cj_module_import_dir(&m, blob, size, source, name, opts, NULL));

@@ -26,12 +26,12 @@ struct cujit_compile_job {
   char arch[32];                  /* the target its key names */
   int (*user_cancel)(void *);
   void *user_cancel_user;
-  int stop;                       /* 1: cujit_compile_job_cancel; 2: the hook said stop */
-  int state;                      /* under mu */
-  int taken;                      /* the module was handed over */
+  int stop;  /* 1: cujit_compile_job_cancel; 2: the hook said stop */
+  int state; /* under mu */
+  int taken; /* the module was handed over */
   cujit_status status;
   int nvrtc_result;
-  char *message;                  /* the failure's detail; NULL when none */
+  char *message; /* the failure's detail; NULL when none */
   cj_module *module;
 };
 
@@ -63,10 +63,11 @@ static cujit_status compile_job(cujit_compile_job *j) {
   int rc;
   if (__atomic_load_n(&j->stop, __ATOMIC_ACQUIRE) == 1)
     return cj_fail(CUJIT_ERROR_CANCELLED, "the compile was cancelled by cujit_compile_job_cancel() "
-                   "before it started; nothing was compiled");
+                                          "before it started; nothing was compiled");
   rc = cj_request_decode(j->wire.data, j->wire.len, &r);
   if (rc < 0) return cj_fail_oom("starting an asynchronous compile");
-  CJ_CHECK(rc == 0, CUJIT_ERROR_INVALID_VALUE, "an asynchronous compile's request could not "
+  CJ_CHECK(rc == 0, CUJIT_ERROR_INVALID_VALUE,
+           "an asynchronous compile's request could not "
            "be read back; this is a bug in cujit: please report it");
   r.cancel = job_stop;
   r.cancel_user = j;
@@ -75,8 +76,10 @@ static cujit_status compile_job(cujit_compile_job *j) {
   if (st == CUJIT_OK && (st = cj_module_new_kept(im, &r, j->arch, &j->module)) != CUJIT_OK)
     cj_image_unref(im);
   if (st == CUJIT_ERROR_CANCELLED && __atomic_load_n(&j->stop, __ATOMIC_ACQUIRE) == 1)
-    st = cj_fail_nvrtc(st, cujit_last_nvrtc_result(), "compiling '%s' was cancelled by "
-                       "cujit_compile_job_cancel(); nothing was cached", r.name);
+    st = cj_fail_nvrtc(st, cujit_last_nvrtc_result(),
+                       "compiling '%s' was cancelled by "
+                       "cujit_compile_job_cancel(); nothing was cached",
+                       r.name);
   cj_request_decoded_free(&r);
   return st;
 }
@@ -161,8 +164,10 @@ static void submit(cujit_compile_job *j) {
   int started = 1;
   pthread_once(&fork_once, at_fork);
   pthread_mutex_lock(&mu);
-  if (tail) tail->next = j;
-  else head = j;
+  if (tail)
+    tail->next = j;
+  else
+    head = j;
   tail = j;
   queued++;
   if (idle_runners) pthread_cond_signal(&work);
@@ -188,9 +193,8 @@ static void submit(cujit_compile_job *j) {
 
 /* ---- the interface ---- */
 
-cujit_status cj_compile_start_dir(cujit_compile_job **job, const char *source,
-                                  const char *name, const cujit_options *opts,
-                                  const char *dir) {
+cujit_status cj_compile_start_dir(cujit_compile_job **job, const char *source, const char *name,
+                                  const cujit_options *opts, const char *dir) {
   cujit_compile_job *j;
   cj_request r;
   CJ_CHECK(job, CUJIT_ERROR_INVALID_VALUE, "cujit_compile_job_start: job is NULL");
@@ -211,8 +215,8 @@ cujit_status cj_compile_start_dir(cujit_compile_job **job, const char *source,
   return CUJIT_OK;
 }
 
-cujit_status cujit_compile_job_start(cujit_compile_job **job, const char *source,
-                                     const char *name, const cujit_options *opts) {
+cujit_status cujit_compile_job_start(cujit_compile_job **job, const char *source, const char *name,
+                                     const cujit_options *opts) {
   return cj_compile_start_dir(job, source, name, opts, NULL);
 }
 
@@ -239,7 +243,8 @@ cujit_status cujit_compile_job_wait(cujit_compile_job *job, cujit_module **out) 
   if (job->status != CUJIT_OK)
     return job->message ? cj_fail_nvrtc(job->status, job->nvrtc_result, "%s", job->message)
                         : cj_fail(job->status, "%s", cujit_status_string(job->status));
-  CJ_CHECK(!job->taken, CUJIT_ERROR_INVALID_VALUE, "cujit_compile_job_wait: the module of this job "
+  CJ_CHECK(!job->taken, CUJIT_ERROR_INVALID_VALUE,
+           "cujit_compile_job_wait: the module of this job "
            "was handed over by an earlier wait (it is the caller's since); wait once per job");
   *out = cj_module_handle(job->module);
   job->module = NULL;

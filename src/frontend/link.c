@@ -20,7 +20,7 @@ typedef struct part {
   char *dir;            /* a source file's directory (first on its include path) */
   cj_request req;
   int has_req;
-  int terminated;       /* the source text ends with a NUL at data_size */
+  int terminated; /* the source text ends with a NUL at data_size */
 } part;
 
 /* The link's state, freed in one place. */
@@ -36,8 +36,9 @@ typedef struct job {
 } job;
 
 static const char *kind_name(int kind) {
-  static const char *const names[] = {"?", "a source", "PTX", "a CUBIN", "a fatbin", "LTO-IR",
-                                      "a static library", "a host object", "libcudadevrt"};
+  static const char *const names[] =
+      {"?",      "a source",         "PTX",           "a CUBIN",     "a fatbin",
+       "LTO-IR", "a static library", "a host object", "libcudadevrt"};
   return kind > 0 && (size_t)kind < CJ_COUNT(names) ? names[kind] : "?";
 }
 
@@ -57,15 +58,17 @@ static cujit_status read_part_file(part *p, const char *path) {
   cj_file f;
   if (p->user.kind == CUJIT_LINK_SOURCE) {
     CJ_TRY(cj_source_read(path, &p->owned));
-    CJ_CHECK(p->owned[0], CUJIT_ERROR_INVALID_SOURCE, "'%s' is empty; it must hold CUDA C "
-             "source", path);
+    CJ_CHECK(p->owned[0], CUJIT_ERROR_INVALID_SOURCE,
+             "'%s' is empty; it must hold CUDA C "
+             "source",
+             path);
     p->user.data = p->owned;
     p->user.data_size = strlen(p->owned);
     if (!(p->dir = cj_source_dir(path))) return cj_fail_oom("reading a source file");
     return CUJIT_OK;
   }
-  CJ_TRY(cj_file_load(path, MAX_PART_FILE, "reading a part of a link",
-                      "give the path of a file", &f));
+  CJ_TRY(
+      cj_file_load(path, MAX_PART_FILE, "reading a part of a link", "give the path of a file", &f));
   p->owned = f.data;
   p->user.data = f.data;
   p->user.data_size = f.len;
@@ -77,16 +80,17 @@ static cujit_status read_part_file(part *p, const char *path) {
 /* Checks that an LTO-IR, library or object part starts as its kind does: nvJitLink reads
  * what it is given without checking it first. */
 static cujit_status check_magic(const part *p) {
-  const char *what = p->user.kind == CUJIT_LINK_LTOIR ? "NVVM LTO-IR (magic 0x7f4e43ed)"
+  const char *what = p->user.kind == CUJIT_LINK_LTOIR    ? "NVVM LTO-IR (magic 0x7f4e43ed)"
                      : p->user.kind == CUJIT_LINK_OBJECT ? "an ELF object"
                                                          : "an ar archive (\"!<arch>\")";
   int ok = p->user.kind == CUJIT_LINK_LTOIR ? cj_is_ltoir(p->user.data, p->user.data_size)
            : p->user.kind == CUJIT_LINK_OBJECT
                ? p->user.data_size >= 4 && memcmp(p->user.data, "\177ELF", 4) == 0
                : p->user.data_size >= 8 && memcmp(p->user.data, "!<arch>\n", 8) == 0;
-  CJ_CHECK(ok, CUJIT_ERROR_INVALID_SOURCE, "part '%s' is given as %s, but its bytes are not %s; "
-           "check the file, or give the part's kind", p->user.name, kind_name(p->user.kind),
-           what);
+  CJ_CHECK(ok, CUJIT_ERROR_INVALID_SOURCE,
+           "part '%s' is given as %s, but its bytes are not %s; "
+           "check the file, or give the part's kind",
+           p->user.name, kind_name(p->user.kind), what);
   return CUJIT_OK;
 }
 
@@ -99,11 +103,13 @@ static cujit_status check_bytes(const part *p) {
   if (p->user.kind > CUJIT_LINK_FATBIN) return check_magic(p);
   if (p->user.kind == CUJIT_LINK_FATBIN) /* its entries may be LTO-IR only */
     return cj_prebuilt_check_fatbin(p->user.data, p->user.data_size, p->user.name);
-  CJ_TRY(cj_prebuilt_inspect(p->user.data, p->user.data_size, p->user.name, &kind, arch,
-                             sizeof arch));
-  CJ_CHECK(kind != CJ_PREBUILT_BUNDLE, CUJIT_ERROR_INVALID_SOURCE, "part '%s' is a cujit "
+  CJ_TRY(
+      cj_prebuilt_inspect(p->user.data, p->user.data_size, p->user.name, &kind, arch, sizeof arch));
+  CJ_CHECK(kind != CJ_PREBUILT_BUNDLE, CUJIT_ERROR_INVALID_SOURCE,
+           "part '%s' is a cujit "
            "bundle, which nvJitLink cannot read; link the sources it was made from, or a "
-           "CUBIN or PTX of them", p->user.name);
+           "CUBIN or PTX of them",
+           p->user.name);
   CJ_CHECK((int)kind == expect[p->user.kind], CUJIT_ERROR_INVALID_SOURCE,
            "part '%s' is given as %s, but its bytes are %s (for %s); give it as that kind",
            p->user.name, kind_name(p->user.kind),
@@ -117,22 +123,29 @@ static cujit_status read_part(const cujit_link_part *user, size_t i, part *p) {
   CJ_TRY(cj_sized_in("cujit_module_link", "cujit_link_part", user, LINK_PART_V1, &p->user,
                      sizeof p->user));
   CJ_CHECK(p->user.kind >= CUJIT_LINK_SOURCE && p->user.kind <= CUJIT_LINK_CUDADEVRT,
-           CUJIT_ERROR_INVALID_VALUE, "cujit_module_link: part %zu has kind %d, which is not a "
-           "cujit_link_kind (CUJIT_LINK_SOURCE ... CUJIT_LINK_CUDADEVRT)", i, p->user.kind);
+           CUJIT_ERROR_INVALID_VALUE,
+           "cujit_module_link: part %zu has kind %d, which is not a "
+           "cujit_link_kind (CUJIT_LINK_SOURCE ... CUJIT_LINK_CUDADEVRT)",
+           i, p->user.kind);
   path = p->user.path;
   if (p->user.kind == CUJIT_LINK_CUDADEVRT && !path && !p->user.data) {
     devrt = cj_cudadevrt_path(&looked);
-    CJ_CHECK(devrt[0], CUJIT_ERROR_FILE, "cujit_module_link: part %zu asks for the device "
+    CJ_CHECK(devrt[0], CUJIT_ERROR_FILE,
+             "cujit_module_link: part %zu asks for the device "
              "runtime, but libcudadevrt.a was not found; looked in %s. Install the CUDA "
-             "toolkit's libraries, or give the file's path in the part's path", i, looked);
+             "toolkit's libraries, or give the file's path in the part's path",
+             i, looked);
     path = devrt;
   }
-  CJ_CHECK(!p->user.data != !path, CUJIT_ERROR_INVALID_VALUE, "cujit_module_link: part %zu "
-           "(%s) has %s; give data (with data_size) or a path", i, kind_name(p->user.kind),
-           path ? "both data and a path" : "neither data nor a path");
+  CJ_CHECK(!p->user.data != !path, CUJIT_ERROR_INVALID_VALUE,
+           "cujit_module_link: part %zu "
+           "(%s) has %s; give data (with data_size) or a path",
+           i, kind_name(p->user.kind), path ? "both data and a path" : "neither data nor a path");
   CJ_CHECK(path || p->user.data_size || p->user.kind == CUJIT_LINK_SOURCE,
-           CUJIT_ERROR_INVALID_VALUE, "cujit_module_link: part %zu (%s) has data_size 0; give "
-           "the number of bytes", i, kind_name(p->user.kind));
+           CUJIT_ERROR_INVALID_VALUE,
+           "cujit_module_link: part %zu (%s) has data_size 0; give "
+           "the number of bytes",
+           i, kind_name(p->user.kind));
   if (!p->user.name) {
     snprintf(p->name, sizeof p->name, "part%zu", i);
     p->user.name = path ? path : p->name;
@@ -194,15 +207,16 @@ static cujit_status prebuilt_arch(job *j) {
   }
   CJ_CHECK(strncmp(a, "sm_", 3) == 0 && strlen(a) < sizeof j->arch, CUJIT_ERROR_INVALID_OPTION,
            "cujit_module_link: target '%s' is not a real architecture; a link makes a CUBIN: "
-           "give sm_XX", a);
+           "give sm_XX",
+           a);
   snprintf(j->arch, sizeof j->arch, "%s", a);
   return CUJIT_OK;
 }
 
 static cujit_status read_options(job *j, const cujit_options *opts,
                                  const cujit_link_options *link) {
-  CJ_TRY(cj_sized_in("cujit_module_link", "cujit_options", opts,
-                     CJ_SIZE_V1(cujit_options, flags), &j->opts, sizeof j->opts));
+  CJ_TRY(cj_sized_in("cujit_module_link", "cujit_options", opts, CJ_SIZE_V1(cujit_options, flags),
+                     &j->opts, sizeof j->opts));
   CJ_TRY(cj_sized_in("cujit_module_link", "cujit_link_options", link, LINK_OPTIONS_V1, &j->link,
                      sizeof j->link));
   CJ_CHECK(!(j->link.flags & ~(unsigned)CUJIT_LINK_OPT_LTO), CUJIT_ERROR_INVALID_VALUE,
@@ -212,10 +226,12 @@ static cujit_status read_options(job *j, const cujit_options *opts,
   while (j->link_opts && j->link_opts[j->n_link_opts]) {
     CJ_CHECK(j->link_opts[j->n_link_opts][0] == '-', CUJIT_ERROR_INVALID_OPTION,
              "nvJitLink option '%s' does not start with '-'; pass each option as one string, "
-             "e.g. \"-O3\"", j->link_opts[j->n_link_opts]);
+             "e.g. \"-O3\"",
+             j->link_opts[j->n_link_opts]);
     CJ_CHECK(strncmp(j->link_opts[j->n_link_opts], "-arch", 5) != 0 &&
                  strcmp(j->link_opts[j->n_link_opts], "-lto") != 0,
-             CUJIT_ERROR_INVALID_OPTION, "nvJitLink option '%s' is cujit's to set: give the "
+             CUJIT_ERROR_INVALID_OPTION,
+             "nvJitLink option '%s' is cujit's to set: give the "
              "target as cujit_options.arch and LTO as CUJIT_LINK_OPT_LTO",
              j->link_opts[j->n_link_opts]);
     j->n_link_opts++;
@@ -246,9 +262,11 @@ static cujit_status run(job *j, const cujit_link_part *parts, cujit_module **out
   for (i = 0; i < j->n; i++) {
     const cujit_link_part *user =
         (const cujit_link_part *)(const void *)((const char *)parts + i * stride);
-    CJ_CHECK(user->size == parts[0].size, CUJIT_ERROR_INVALID_VALUE, "cujit_module_link: "
+    CJ_CHECK(user->size == parts[0].size, CUJIT_ERROR_INVALID_VALUE,
+             "cujit_module_link: "
              "part %zu has size %zu but part 0 has %zu; make every part with "
-             "CUJIT_LINK_PART_INIT", i, user->size, parts[0].size);
+             "CUJIT_LINK_PART_INIT",
+             i, user->size, parts[0].size);
     CJ_TRY(read_part(user, i, &j->p[i]));
     sources += j->p[i].user.kind == CUJIT_LINK_SOURCE;
   }
@@ -260,8 +278,10 @@ static cujit_status run(job *j, const cujit_link_part *parts, cujit_module **out
   spec.n_options = j->n_link_opts;
   spec.name = j->link.name ? j->link.name : "linked";
   CJ_TRY(cj_link(&spec, j->lp, j->n, (j->opts.flags & CUJIT_OPT_NO_CACHE) != 0, &im));
-  if ((st = cj_module_new(im, spec.name, &m)) != CUJIT_OK) cj_image_unref(im);
-  else *out = cj_module_handle(m);
+  if ((st = cj_module_new(im, spec.name, &m)) != CUJIT_OK)
+    cj_image_unref(im);
+  else
+    *out = cj_module_handle(m);
   return st;
 }
 
@@ -271,15 +291,19 @@ cujit_status cujit_module_link(cujit_module **out, const cujit_link_part *parts,
   cujit_status st;
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "cujit_module_link: out is NULL");
   *out = NULL;
-  CJ_CHECK(parts && count, CUJIT_ERROR_INVALID_VALUE, "cujit_module_link: %s; give at least "
-           "one part", parts ? "count is 0" : "parts is NULL");
+  CJ_CHECK(parts && count, CUJIT_ERROR_INVALID_VALUE,
+           "cujit_module_link: %s; give at least "
+           "one part",
+           parts ? "count is 0" : "parts is NULL");
   memset(&j, 0, sizeof j);
   CJ_TRY(read_options(&j, opts, link));
   j.n = count;
   j.p = cj_calloc(count, sizeof *j.p);
   j.lp = cj_calloc(count, sizeof *j.lp);
-  if (!j.p || !j.lp) st = cj_fail_oom("starting a link");
-  else st = run(&j, parts, out);
+  if (!j.p || !j.lp)
+    st = cj_fail_oom("starting a link");
+  else
+    st = run(&j, parts, out);
   job_free(&j);
   return st;
 }

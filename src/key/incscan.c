@@ -38,7 +38,7 @@ typedef struct pending_file {
   char *text; /* owned when read from disk, else borrowed */
   size_t len;
   int owned;
-  char *dir;  /* for quote includes; NULL when the includer's directory is not searched */
+  char *dir; /* for quote includes; NULL when the includer's directory is not searched */
   char *label;
 } pending_file;
 
@@ -66,12 +66,12 @@ typedef struct resolve_key {
 typedef struct scanner {
   const cj_request *r;
   cj_deps *deps;
-  const char **dirs;    /* include path */
+  const char **dirs; /* include path */
   size_t n_dirs;
   unsigned char *toolkit; /* per include directory: 1 when it is the CUDA toolkit's */
-  const char **pre;     /* pre-included headers */
+  const char **pre;       /* pre-included headers */
   size_t n_pre;
-  int source_include;   /* 0 with -no-source-include */
+  int source_include; /* 0 with -no-source-include */
   unsigned char *memory_seen;
   pending_file *queue;
   size_t n_queue, head, cap_queue;
@@ -79,9 +79,9 @@ typedef struct scanner {
   size_t n_computed, cap_computed;
   header_macro *macros;
   size_t n_macros, cap_macros;
-  char *dline;          /* the directive being read */
+  char *dline; /* the directive being read */
   size_t n_dline, cap_dline;
-  resolve_key *done;    /* the resolves made: open addressing, NULL keys free */
+  resolve_key *done; /* the resolves made: open addressing, NULL keys free */
   size_t n_done, cap_done;
   char *bypass;
   size_t bypass_size;
@@ -154,14 +154,10 @@ static int enqueue(scanner *sc, char *text, size_t len, int owned, char *dir, ch
 static int read_header(const char *path, char **text, size_t *len, struct stat *st) {
   cj_file f;
   switch (cj_file_read(AT_FDCWD, path, 0, CJ_SCAN_MAX_HEADER, &f)) {
-    case CJ_FILE_OK:
-      break;
-    case CJ_FILE_TOO_LARGE:
-      return 2;
-    case CJ_FILE_NO_MEMORY:
-      return -1;
-    default:
-      return 1;
+    case CJ_FILE_OK: break;
+    case CJ_FILE_TOO_LARGE: return 2;
+    case CJ_FILE_NO_MEMORY: return -1;
+    default: return 1;
   }
   *text = f.data;
   *len = f.len;
@@ -468,11 +464,11 @@ uint64_t cj_scan_bytes_examined(void) { return examined; }
 typedef struct lexer {
   scanner *sc;
   const pending_file *f;
-  const char *p, *end;  /* p never rests on a line splice */
-  const char *counted;  /* the newlines before it are counted in line */
+  const char *p, *end; /* p never rests on a line splice */
+  const char *counted; /* the newlines before it are counted in line */
   int line;
-  int keep;             /* 1 while a directive's line is copied to sc->dline */
-  uint64_t examined;    /* bytes looked at */
+  int keep;          /* 1 while a directive's line is copied to sc->dline */
+  uint64_t examined; /* bytes looked at */
 } lexer;
 
 /* The length of a line splice (a backslash ending a line) at p, or 0. */
@@ -520,9 +516,7 @@ static void step(lexer *lx) {
 static int is_digit(int c) { return c >= '0' && c <= '9'; }
 
 /* A character of an identifier or a number (bytes of UTF-8 sequences included). */
-static int word_char(int c) {
-  return c >= 0x80 || (c >= 0 && ident_char((char)c)) || c == '$';
-}
+static int word_char(int c) { return c >= 0x80 || (c >= 0 && ident_char((char)c)) || c == '$'; }
 
 /* The line of `at`, which never goes back. */
 static int line_at(lexer *lx, const char *at) {
@@ -582,8 +576,7 @@ static const char *raw_string_end(const char *q, const char *end, uint64_t *look
   n = (size_t)(c - d);
   while ((c = memchr(c, ')', (size_t)(end - c))) != NULL) {
     *looked += n + 1;
-    if ((size_t)(end - c) > n + 1 && memcmp(c + 1, d, n) == 0 && c[n + 1] == '"')
-      return c + n + 2;
+    if ((size_t)(end - c) > n + 1 && memcmp(c + 1, d, n) == 0 && c[n + 1] == '"') return c + n + 2;
     c++;
   }
   return end;
@@ -752,8 +745,7 @@ static void scan_text(scanner *sc, const pending_file *f) {
 
 /* "-Xvalue", "-X=value", "-X value" or the next string; also "--long=value" or the next
  * string. Returns the value (NULL when o is not this option) and advances *i past it. */
-static const char *option_value(const cj_request *r, size_t *i, const char *shrt,
-                                const char *lng) {
+static const char *option_value(const cj_request *r, size_t *i, const char *shrt, const char *lng) {
   const char *o = r->user_options[*i];
   size_t ls = shrt ? strlen(shrt) : 0, ll = strlen(lng);
   if ((shrt && strcmp(o, shrt) == 0) || strcmp(o, lng) == 0)
@@ -774,9 +766,18 @@ static int option_is(const char *o, const char *name) {
 }
 
 /* NVRTC options that read or write files cujit cannot key on, or that must run. */
-static const char *const untracked[] = {
-    "-pch", "--pch", "-create-pch", "--create-pch", "-use-pch", "--use-pch", "-pch-dir",
-    "--pch-dir", "-time", "--time", "-fdevice-time-trace", "--fdevice-time-trace"};
+static const char *const untracked[] = {"-pch",
+                                        "--pch",
+                                        "-create-pch",
+                                        "--create-pch",
+                                        "-use-pch",
+                                        "--use-pch",
+                                        "-pch-dir",
+                                        "--pch-dir",
+                                        "-time",
+                                        "--time",
+                                        "-fdevice-time-trace",
+                                        "--fdevice-time-trace"};
 
 static int read_options(scanner *sc) {
   const cj_request *r = sc->r;
@@ -848,16 +849,18 @@ static int resolve_computed(scanner *sc) {
 static void scan_all(scanner *sc) {
   size_t i;
   for (i = 0; i < sc->n_pre && !sc->oom; i++) resolve(sc, sc->pre[i], strlen(sc->pre[i]), "", 0);
-  if (!sc->oom && enqueue(sc, (char *)sc->r->source, sc->r->source_len, 0,
-                          dir_part(sc->r->name), cj_strdup(sc->r->name)) != 0)
+  if (!sc->oom && enqueue(sc, (char *)sc->r->source, sc->r->source_len, 0, dir_part(sc->r->name),
+                          cj_strdup(sc->r->name)) != 0)
     return;
   option_macros(sc);
   do drain(sc);
   while (!sc->oom && !sc->bypass[0] && resolve_computed(sc));
   for (i = 0; i < sc->n_computed && !sc->bypass[0]; i++)
     if (!sc->computed[i].resolved)
-      set_bypass(sc, "%s: #include %s names a header through a macro that is not defined "
-                 "as \"file\" or <file>", sc->computed[i].where, sc->computed[i].macro);
+      set_bypass(sc,
+                 "%s: #include %s names a header through a macro that is not defined "
+                 "as \"file\" or <file>",
+                 sc->computed[i].where, sc->computed[i].macro);
 }
 
 static void scanner_free(scanner *sc) {

@@ -208,8 +208,10 @@ cujit_status cj_keys_compute(const cj_request *r, const cj_key *request_key, cj_
                              char *bypass, size_t bypass_size) {
   memset(k, 0, sizeof *k);
   CJ_TRY(cj_toolchain_name(&k->nvrtc));
-  if (request_key) k->request = *request_key;
-  else CJ_TRY(cj_key_request(r, &k->request));
+  if (request_key)
+    k->request = *request_key;
+  else
+    CJ_TRY(cj_key_request(r, &k->request));
   CJ_TRY(cj_scan_request(r, &k->deps, bypass, bypass_size));
   if (bypass[0]) {
     cj_keys_free(k);

@@ -23,7 +23,6 @@ cujit_status cj_key_request(const cj_request *r, cj_key *out);
  * disk. Names the entry. */
 void cj_key_disk(const cj_key *request_key, const cj_deps *deps, cj_key *out);
 
-
 /* Every key of a request, as a compile computes them: the one way fetch, explain, verify
  * and export key a request. */
 typedef struct cj_keys {
@@ -67,8 +66,7 @@ const cj_dep *cj_deps_changed(const cj_deps *d);
  * request cannot be keyed completely (an #include whose macro cannot be resolved, an
  * option that reads or writes files), `bypass` gets the reason and the caller compiles
  * without the cache. Returns CUJIT_OK or CUJIT_ERROR_OUT_OF_MEMORY. */
-cujit_status cj_scan_request(const cj_request *r, cj_deps **deps, char *bypass,
-                             size_t bypass_size);
+cujit_status cj_scan_request(const cj_request *r, cj_deps **deps, char *bypass, size_t bypass_size);
 /* How many bytes the scans of this thread have examined so far, counting each time a byte
  * is looked at again (tests check that a scan stays linear in its input). */
 uint64_t cj_scan_bytes_examined(void);

@@ -18,9 +18,9 @@
 #define NAME_FILE "nvrtc"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static char name[512];  /* "" until known */
-static int from_nvrtc;  /* name is this machine's NVRTC's (not read from a cache) */
-static int noted;       /* name was recorded in the cache directory by this process */
+static char name[512]; /* "" until known */
+static int from_nvrtc; /* name is this machine's NVRTC's (not read from a cache) */
+static int noted;      /* name was recorded in the cache directory by this process */
 
 /* The name recorded in the cache directory into out; 0, or -1 when there is none to
  * trust (a file of this user's, regular, not writable by others). */

@@ -73,9 +73,10 @@ static cujit_status type_mismatch(const char *kernel, const cj_ptypes *types, si
                      : a->kind == CUJIT_ARG_IN  ? "an In buffer (a device pointer)"
                      : a->kind == CUJIT_ARG_OUT ? "an Out buffer (a device pointer)"
                                                 : "an InOut buffer (a device pointer)";
-  return cj_fail(CUJIT_ERROR_INVALID_ARGS, "argument %zu of kernel '%s' is %s, but parameter "
-                 "%zu is '%s'%s; use %s; nothing was launched", i + 1, kernel, what, i + 1,
-                 p->m.spelling ? p->m.spelling : "?",
+  return cj_fail(CUJIT_ERROR_INVALID_ARGS,
+                 "argument %zu of kernel '%s' is %s, but parameter "
+                 "%zu is '%s'%s; use %s; nothing was launched",
+                 i + 1, kernel, what, i + 1, p->m.spelling ? p->m.spelling : "?",
                  types->from == CJ_TYPES_SIGNATURE ? " (by its signature)" : "",
                  type_ctor(p->want));
 }
@@ -92,32 +93,38 @@ cujit_status cj_args_check(const char *kernel, size_t nparams, const size_t *siz
   size_t i;
   CJ_CHECK(!nargs || args, CUJIT_ERROR_INVALID_VALUE,
            "launching kernel '%s': args is NULL but nargs is "
-           "%zu", kernel, nargs);
+           "%zu",
+           kernel, nargs);
   if (CJ_UNLIKELY(nargs != nparams)) return count_mismatch(kernel, nparams, sizes, nargs);
   for (i = 0; i < nargs; i++) {
     const cujit_arg *a = &args[i];
     CJ_CHECK(a->kind != CUJIT_ARG_ARRAY || a->value.ptr, CUJIT_ERROR_INVALID_ARGS,
              "argument %zu of kernel '%s' is a destroyed or NULL array (cujit_array_arg() of "
-             "an array that is not live); nothing was launched", i + 1, kernel);
+             "an array that is not live); nothing was launched",
+             i + 1, kernel);
     CJ_CHECK(a->kind != CUJIT_ARG_ARRAY, CUJIT_ERROR_INVALID_ARGS,
              "argument %zu of kernel '%s' is an array handle (cujit_arr()), which only the "
-             "generated kernels' calls take; pass cujit_array_arg(a) to a launch", i + 1,
-             kernel);
+             "generated kernels' calls take; pass cujit_array_arg(a) to a launch",
+             i + 1, kernel);
     CJ_CHECK(a->kind >= CUJIT_ARG_VALUE && a->kind <= CUJIT_ARG_INOUT, CUJIT_ERROR_INVALID_ARGS,
              "argument %zu of kernel '%s' has unknown kind %d; "
-             "make arguments with the cujit_* constructors", i + 1, kernel, a->kind);
+             "make arguments with the cujit_* constructors",
+             i + 1, kernel, a->kind);
     CJ_CHECK(a->size == sizes[i], CUJIT_ERROR_INVALID_ARGS,
              "argument %zu of kernel '%s' has the wrong size: "
              "parameter %zu expects %zu bytes, but %zu bytes were given (%s, %s); use %s; "
-             "nothing was launched", i + 1, kernel, i + 1, sizes[i], a->size, type_name(a->type),
-             cj_arg_kind_name(a->kind), ctor_hint(sizes[i]));
+             "nothing was launched",
+             i + 1, kernel, i + 1, sizes[i], a->size, type_name(a->type), cj_arg_kind_name(a->kind),
+             ctor_hint(sizes[i]));
     CJ_CHECK(a->kind != CUJIT_ARG_VALUE || a->size <= sizeof a->value || a->data,
              CUJIT_ERROR_INVALID_ARGS,
              "argument %zu of kernel '%s' is a %zu-byte value "
-             "with no data; make it with cujit_value()", i + 1, kernel, a->size);
+             "with no data; make it with cujit_value()",
+             i + 1, kernel, a->size);
     CJ_CHECK(a->kind == CUJIT_ARG_VALUE || !a->bytes || a->host, CUJIT_ERROR_INVALID_ARGS,
              "argument %zu of kernel '%s' is an %s of %zu bytes "
-             "with a NULL host pointer", i + 1, kernel, cj_arg_kind_name(a->kind), a->bytes);
+             "with a NULL host pointer",
+             i + 1, kernel, cj_arg_kind_name(a->kind), a->bytes);
     if (CJ_UNLIKELY(!takes(types, i, a->kind == CUJIT_ARG_VALUE ? a->type : CUJIT_TYPE_PTR)))
       return type_mismatch(kernel, types, i, a);
   }
@@ -143,27 +150,34 @@ cujit_status cj_config_check(const char *kernel, const cj_limits *lim, int kerne
   int i;
   for (i = 0; i < 3; i++) {
     if (!b[i] || !g[i])
-      return cj_config_fail(kernel, "%s.%c is 0, and every grid and block dimension must be at "
-                         "least 1", !b[i] ? "block" : "grid", "xyz"[i]);
+      return cj_config_fail(kernel,
+                            "%s.%c is 0, and every grid and block dimension must be at "
+                            "least 1",
+                            !b[i] ? "block" : "grid", "xyz"[i]);
     if (b[i] > (unsigned)lim->max_block[i])
-      return cj_config_fail(kernel, "block.%c = %u exceeds the device's limit of %d", "xyz"[i], b[i],
-                         lim->max_block[i]);
+      return cj_config_fail(kernel, "block.%c = %u exceeds the device's limit of %d", "xyz"[i],
+                            b[i], lim -> max_block[i]);
     if (g[i] > (unsigned)lim->max_grid[i])
       return cj_config_fail(kernel, "grid.%c = %u exceeds the device's limit of %d", "xyz"[i], g[i],
-                         lim->max_grid[i]);
+                            lim -> max_grid[i]);
   }
   if (threads > (unsigned long long)lim->max_threads)
-    return cj_config_fail(kernel, "a block of %u x %u x %u = %llu threads exceeds the device's limit "
-                       "of %d threads per block", b[0], b[1], b[2], threads, lim->max_threads);
+    return cj_config_fail(kernel,
+                          "a block of %u x %u x %u = %llu threads exceeds the device's limit "
+                          "of %d threads per block",
+                          b[0], b[1], b[2], threads, lim->max_threads);
   if (threads > (unsigned long long)kernel_max_threads)
-    return cj_config_fail(kernel, "a block of %llu threads exceeds this kernel's limit of %d threads "
-                       "per block on this device (set by its register use or __launch_bounds__); "
-                       "cujit_function_suggest_block() gives a size that fits", threads,
-                       kernel_max_threads);
+    return cj_config_fail(kernel,
+                          "a block of %llu threads exceeds this kernel's limit of %d threads "
+                          "per block on this device (set by its register use or "
+                          "__launch_bounds__); "
+                          "cujit_function_suggest_block() gives a size that fits",
+                          threads, kernel_max_threads);
   if (smem > (unsigned long long)lim->smem_optin)
-    return cj_config_fail(kernel, "it needs %llu bytes of shared memory per block (%d static + %u "
-                       "dynamic) and the device allows at most %d", smem, static_smem,
-                       shared_bytes, lim->smem_optin);
+    return cj_config_fail(kernel,
+                          "it needs %llu bytes of shared memory per block (%d static + %u "
+                          "dynamic) and the device allows at most %d",
+                          smem, static_smem, shared_bytes, lim->smem_optin);
   return CUJIT_OK;
 }
 
@@ -172,20 +186,23 @@ cujit_status cj_config_check(const char *kernel, const cj_limits *lim, int kerne
 cujit_status cj_coop_check(const char *kernel, int supported, cujit_dim3 grid, cujit_dim3 block,
                            unsigned shared_bytes, int per_sm, int sms) {
   const unsigned long long blocks = (unsigned long long)grid.x * grid.y * grid.z;
-  const unsigned long long limit = (unsigned long long)(per_sm > 0 ? per_sm : 0) *
-                                   (unsigned long long)(sms > 0 ? sms : 0);
+  const unsigned long long limit =
+      (unsigned long long)(per_sm > 0 ? per_sm : 0) * (unsigned long long)(sms > 0 ? sms : 0);
   if (!supported)
     return cj_config_fail(kernel, "this device does not support cooperative launches "
-                  "(CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH is 0); launch without "
-                  "CUJIT_LAUNCH_OPT_COOPERATIVE and synchronise the grid by splitting the kernel in "
-                  "two launches");
+                                  "(CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH is 0); launch without "
+                                  "CUJIT_LAUNCH_OPT_COOPERATIVE and synchronise the grid by "
+                                  "splitting the kernel in "
+                                  "two launches");
   if (blocks > limit)
-    return cj_config_fail(kernel, "a cooperative launch needs all its blocks resident at once, and the "
-                  "grid has %llu blocks while at most %llu fit on this device (%d per "
-                  "multiprocessor x %d multiprocessors, for blocks of %u threads with %u bytes "
-                  "of dynamic shared memory); launch at most %llu blocks and let each thread "
-                  "loop over several elements (a grid-stride loop)", blocks, limit, per_sm, sms,
-                  block.x * block.y * block.z, shared_bytes, limit);
+    return cj_config_fail(
+        kernel,
+        "a cooperative launch needs all its blocks resident at once, and the "
+        "grid has %llu blocks while at most %llu fit on this device (%d per "
+        "multiprocessor x %d multiprocessors, for blocks of %u threads with %u bytes "
+        "of dynamic shared memory); launch at most %llu blocks and let each thread "
+        "loop over several elements (a grid-stride loop)",
+        blocks, limit, per_sm, sms, block.x * block.y * block.z, shared_bytes, limit);
   return CUJIT_OK;
 }
 
@@ -194,15 +211,19 @@ static cujit_status cluster_dims_check(const char *kernel, cujit_dim3 grid, cuji
   int i;
   for (i = 0; i < 3; i++)
     if (!c[i])
-      return cj_config_fail(kernel, "cluster.%c is 0 while the cluster is %u x %u x %u: give every "
-                    "cluster dimension (1 for none along it), or all three 0 for no clusters",
-                    "xyz"[i], c[0], c[1], c[2]);
+      return cj_config_fail(kernel,
+                            "cluster.%c is 0 while the cluster is %u x %u x %u: give every "
+                            "cluster dimension (1 for none along it), or all three 0 for no "
+                            "clusters",
+                            "xyz"[i], c[0], c[1], c[2]);
   for (i = 0; i < 3; i++)
     if (g[i] % c[i])
-      return cj_config_fail(kernel, "grid.%c = %u is not a multiple of cluster.%c = %u, and the grid "
-                    "must be made of whole clusters; round grid.%c up to %u and let the kernel "
-                    "skip the extra blocks", "xyz"[i], g[i], "xyz"[i], c[i], "xyz"[i],
-                    (g[i] / c[i] + 1) * c[i]);
+      return cj_config_fail(kernel,
+                            "grid.%c = %u is not a multiple of cluster.%c = %u, and the grid "
+                            "must be made of whole clusters; round grid.%c up to %u and let the "
+                            "kernel "
+                            "skip the extra blocks",
+                            "xyz"[i], g[i], "xyz"[i], c[i], "xyz"[i], (g[i] / c[i] + 1) * c[i]);
   return CUJIT_OK;
 }
 
@@ -211,19 +232,26 @@ cujit_status cj_cluster_check(const char *kernel, int cc, cujit_dim3 grid, cujit
   const unsigned long long size = (unsigned long long)cluster.x * cluster.y * cluster.z;
   const int non_portable = (flags & CUJIT_LAUNCH_OPT_NON_PORTABLE_CLUSTER) != 0;
   if (cc < 90)
-    return cj_config_fail(kernel, "thread-block clusters need a device of compute capability 9.0 or "
-                  "newer, and this one is %d.%d; leave cujit_launch_options.cluster zero on "
-                  "this device", cc / 10, cc % 10);
+    return cj_config_fail(kernel,
+                          "thread-block clusters need a device of compute capability 9.0 or "
+                          "newer, and this one is %d.%d; leave cujit_launch_options.cluster zero "
+                          "on "
+                          "this device",
+                          cc / 10, cc % 10);
   CJ_TRY(cluster_dims_check(kernel, grid, cluster));
   if (size > PORTABLE_CLUSTER && !non_portable)
-    return cj_config_fail(kernel, "a cluster of %u x %u x %u = %llu blocks exceeds the portable limit "
-                  "of %d blocks; use a smaller cluster, or set CUJIT_LAUNCH_OPT_NON_PORTABLE_CLUSTER "
-                  "in flags to allow up to %d where the device supports it", cluster.x,
-                  cluster.y, cluster.z, size, PORTABLE_CLUSTER, NON_PORTABLE_CLUSTER);
+    return cj_config_fail(kernel,
+                          "a cluster of %u x %u x %u = %llu blocks exceeds the portable limit "
+                          "of %d blocks; use a smaller cluster, or set "
+                          "CUJIT_LAUNCH_OPT_NON_PORTABLE_CLUSTER "
+                          "in flags to allow up to %d where the device supports it",
+                          cluster.x, cluster.y, cluster.z, size, PORTABLE_CLUSTER,
+                          NON_PORTABLE_CLUSTER);
   if (size > NON_PORTABLE_CLUSTER)
-    return cj_config_fail(kernel, "a cluster of %u x %u x %u = %llu blocks exceeds the limit of %d "
-                  "blocks (with non-portable sizes allowed); use a smaller cluster", cluster.x,
-                  cluster.y, cluster.z, size, NON_PORTABLE_CLUSTER);
+    return cj_config_fail(kernel,
+                          "a cluster of %u x %u x %u = %llu blocks exceeds the limit of %d "
+                          "blocks (with non-portable sizes allowed); use a smaller cluster",
+                          cluster.x, cluster.y, cluster.z, size, NON_PORTABLE_CLUSTER);
   return CUJIT_OK;
 }
 
@@ -232,20 +260,23 @@ cujit_status cj_cluster_match(const char *kernel, const int required[3], cujit_d
   if ((unsigned)required[0] == cluster.x && (unsigned)required[1] == cluster.y &&
       (unsigned)required[2] == cluster.z)
     return CUJIT_OK;
-  return cj_config_fail(kernel, "the kernel declares __cluster_dims__(%d, %d, %d) but the options ask "
-                "for clusters of %u x %u x %u; leave cujit_launch_options.cluster zero to use "
-                "the kernel's own, or give the same dimensions", required[0], required[1],
-                required[2], cluster.x, cluster.y, cluster.z);
+  return cj_config_fail(kernel,
+                        "the kernel declares __cluster_dims__(%d, %d, %d) but the options ask "
+                        "for clusters of %u x %u x %u; leave cujit_launch_options.cluster zero to "
+                        "use "
+                        "the kernel's own, or give the same dimensions",
+                        required[0], required[1], required[2], cluster.x, cluster.y, cluster.z);
 }
 
 cujit_status cj_cluster_fit_check(const char *kernel, cujit_dim3 cluster, cujit_dim3 block,
                                   unsigned shared_bytes, int fits) {
   const unsigned long long size = (unsigned long long)cluster.x * cluster.y * cluster.z;
   if (size <= (unsigned long long)(fits > 0 ? fits : 0)) return CUJIT_OK;
-  return cj_config_fail(kernel, "a cluster of %llu blocks of %u threads with %u bytes of dynamic shared "
-                "memory does not fit on this device, which runs at most %d such blocks "
-                "together; use a smaller cluster, smaller blocks or less shared memory", size,
-                block.x * block.y * block.z, shared_bytes, fits > 0 ? fits : 0);
+  return cj_config_fail(kernel,
+                        "a cluster of %llu blocks of %u threads with %u bytes of dynamic shared "
+                        "memory does not fit on this device, which runs at most %d such blocks "
+                        "together; use a smaller cluster, smaller blocks or less shared memory",
+                        size, block.x * block.y * block.z, shared_bytes, fits > 0 ? fits : 0);
 }
 
 /* ---- refused launches ---- */
@@ -255,7 +286,8 @@ cujit_status cj_launch_failed(const cujit_function *fn, CUresult r, const char *
   cujit_status st = cj_cu_status(r);
   cj_cu.cuGetErrorString(r, &text);
   if (st == CUJIT_ERROR_LAUNCH_FAILED)
-    return cj_fail_cu(st, r, "kernel '%s' failed while running: %s (%s); the CUDA context is no "
+    return cj_fail_cu(st, r,
+                      "kernel '%s' failed while running: %s (%s); the CUDA context is no "
                       "longer usable, so every later GPU call of this process fails too: save "
                       "what you can and exit (compute-sanitizer shows where the fault is)",
                       fn->name, cj_cu_name(r), text ? text : "no description");
@@ -263,8 +295,7 @@ cujit_status cj_launch_failed(const cujit_function *fn, CUresult r, const char *
                     text ? text : "no description");
 }
 
-cujit_status cj_launch_refused(const cujit_function *fn, CUresult r, int tries,
-                               const char *what) {
+cujit_status cj_launch_refused(const cujit_function *fn, CUresult r, int tries, const char *what) {
   CUcontext ctx;
   CUdevice dev;
   if (r == CUDA_ERROR_INVALID_CONTEXT && tries == 0) /* this thread has no context yet */

@@ -13,9 +13,8 @@ enum { STACK_ARGS = 32 };
 
 /* The launch of a kernelParams array off the hot path: plain, or through cuLaunchKernelEx
  * for a cooperative launch or clusters. */
-static cujit_status launch_params(const cujit_function *fn, const cj_fslot *slot,
-                                  cujit_dim3 grid, cujit_dim3 block, void **params,
-                                  const cujit_launch_options *o) {
+static cujit_status launch_params(const cujit_function *fn, const cj_fslot *slot, cujit_dim3 grid,
+                                  cujit_dim3 block, void **params, const cujit_launch_options *o) {
   if (CJ_OPTS_EX(o)) return cj_launch_ex(fn, slot, grid, block, params, o);
   return cj_launch_kernel(fn, slot, grid, block, params, o);
 }
@@ -109,8 +108,8 @@ static cujit_status copy_all(CUcontext ctx, CUdevice dev, const cujit_arg *args,
   for (i = 0; i < nargs; i++) {
     if (!(args[i].kind & direction) || !args[i].bytes) continue;
     CJ_TRY(direction == CUJIT_ARG_IN
-             ? copy_in(ctx, dev, &args[i], s->dptr[i], s->kind[i], stream)
-             : copy_out(ctx, dev, &args[i], s->dptr[i], s->kind[i], stream));
+               ? copy_in(ctx, dev, &args[i], s->dptr[i], s->kind[i], stream)
+               : copy_out(ctx, dev, &args[i], s->dptr[i], s->kind[i], stream));
   }
   return CUJIT_OK;
 }
@@ -130,9 +129,9 @@ static void timing_end(CUevent ev[2]) {
 
 /* A launch with In/Out buffers or a timing: copies in, kernel, copies out, temporaries
  * back to the pool, all on the stream; then waits for the stream. */
-static cujit_status launch_staged(const cujit_function *fn, const cj_fslot *slot,
-                                  cujit_dim3 grid, cujit_dim3 block, const cujit_arg *args,
-                                  size_t nargs, const cujit_launch_options *o) {
+static cujit_status launch_staged(const cujit_function *fn, const cj_fslot *slot, cujit_dim3 grid,
+                                  cujit_dim3 block, const cujit_arg *args, size_t nargs,
+                                  const cujit_launch_options *o) {
   CUstream stream = o->stream;
   CUevent ev[2] = {NULL, NULL};
   CUcontext ctx = NULL;
@@ -175,8 +174,8 @@ done:
 
 cujit_status cj_launch_checked(const cujit_function *fn, cj_fslot *slot, cujit_dim3 grid,
                                cujit_dim3 block, const cujit_launch_options *o) {
-  cujit_status st = cj_config_check(fn->name, slot->lim, slot->max_threads, slot->static_smem,
-                                    grid, block, o->shared_bytes);
+  cujit_status st = cj_config_check(fn->name, slot->lim, slot->max_threads, slot->static_smem, grid,
+                                    block, o->shared_bytes);
   if (CJ_UNLIKELY(st != CUJIT_OK)) return st;
   if (CJ_UNLIKELY(o->shared_bytes >
                   (unsigned)__atomic_load_n(&slot->dyn_smem_max, __ATOMIC_ACQUIRE)) &&
@@ -227,15 +226,16 @@ static CJ_NOINLINE cujit_status launch_resized(const cujit_function *fn, cujit_d
                                                cujit_dim3 block, const cujit_arg *args,
                                                size_t nargs, const cujit_launch_options *o) {
   cujit_launch_options own;
-  CJ_TRY(cj_sized_in("cujit_launch", "cujit_launch_options", o,
-                                CJ_LAUNCH_OPTIONS_V1, &own, sizeof own));
+  CJ_TRY(cj_sized_in("cujit_launch", "cujit_launch_options", o, CJ_LAUNCH_OPTIONS_V1, &own,
+                     sizeof own));
   return cujit_launch(fn, grid, block, args, nargs, &own);
 }
 
 /* What a kernel whose parameter types are unknown accepts: any type (sizes are checked). */
-static const uint32_t accept_any[STACK_ARGS] = {
-    ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u,
-    ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u};
+static const uint32_t accept_any[STACK_ARGS] = {~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u,
+                                                ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u,
+                                                ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u,
+                                                ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u};
 
 cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, cujit_dim3 block,
                           const cujit_arg *args, size_t nargs, const cujit_launch_options *opts) {

@@ -73,8 +73,7 @@ cujit_status cj_launch_failed(const cujit_function *fn, CUresult r, const char *
  * CUDA_SUCCESS, on try `tries` (0 the first): CUJIT_OK when the launch is worth making
  * again (the thread had no current context and now has one, on the first try only),
  * else the failure as a status with its message. Out of line: never on the hot path. */
-cujit_status cj_launch_refused(const cujit_function *fn, CUresult r, int tries,
-                               const char *what);
+cujit_status cj_launch_refused(const cujit_function *fn, CUresult r, int tries, const char *what);
 
 /* Whether grid, block and shared memory are within every limit cj_launch_checked() tests,
  * with the allowance for dynamic shared memory already raised far enough: the hot path's
@@ -87,12 +86,12 @@ static inline CJ_ALWAYS_INLINE int cj_config_fits(const cj_fslot *slot, cujit_di
   const unsigned long long threads = (unsigned long long)block.x * block.y * block.z;
   return ((block.x - 1u) < (unsigned)l->max_block[0]) &
          ((block.y - 1u) < (unsigned)l->max_block[1]) &
-         ((block.z - 1u) < (unsigned)l->max_block[2]) &
-         ((grid.x - 1u) < (unsigned)l->max_grid[0]) & ((grid.y - 1u) < (unsigned)l->max_grid[1]) &
-         ((grid.z - 1u) < (unsigned)l->max_grid[2]) &
+         ((block.z - 1u) < (unsigned)l->max_block[2]) & ((grid.x - 1u) < (unsigned)l->max_grid[0]) &
+         ((grid.y - 1u) < (unsigned)l->max_grid[1]) & ((grid.z - 1u) < (unsigned)l->max_grid[2]) &
          (threads <= (unsigned long long)l->max_threads) &
          (threads <= (unsigned long long)slot->max_threads) &
-         ((unsigned long long)slot->static_smem + shared_bytes <= (unsigned long long)l->smem_optin) &
+         ((unsigned long long)slot->static_smem + shared_bytes <=
+          (unsigned long long)l->smem_optin) &
          (shared_bytes <= (unsigned)__atomic_load_n(&slot->dyn_smem_max, __ATOMIC_ACQUIRE));
 }
 
@@ -121,9 +120,8 @@ static inline CJ_ALWAYS_INLINE CUfunction cj_launch_handle(const cj_fslot *slot)
  * possible (each frame more is a return the processor may mispredict: the driver's own
  * calls go deep); one test of the result on success. */
 static inline CJ_ALWAYS_INLINE cujit_status cj_launch_kernel(const cujit_function *fn,
-                                                             const cj_fslot *slot,
-                                                             cujit_dim3 grid, cujit_dim3 block,
-                                                             void **params,
+                                                             const cj_fslot *slot, cujit_dim3 grid,
+                                                             cujit_dim3 block, void **params,
                                                              const cujit_launch_options *o) {
   cujit_status st;
   int tries = 0;
@@ -184,8 +182,8 @@ size_t cj_staging_min(void);
  * caller then copies directly. */
 cujit_status cj_stage_htod(CUcontext ctx, CUdevice dev, CUdeviceptr dst, const void *src,
                            size_t bytes, CUstream stream);
-cujit_status cj_stage_dtoh(CUcontext ctx, CUdevice dev, void *dst, CUdeviceptr src,
-                           size_t bytes, CUstream stream);
+cujit_status cj_stage_dtoh(CUcontext ctx, CUdevice dev, void *dst, CUdeviceptr src, size_t bytes,
+                           CUstream stream);
 /* Where each share of a staged transfer starts: a multiple of this. */
 #define CJ_STAGING_ALIGN ((size_t)64 << 10)
 /* Lane i's share [*begin, *end) of a transfer of `bytes` split between `nlanes` lanes

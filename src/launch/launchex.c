@@ -7,7 +7,8 @@
 
 #include "launch/launch.h"
 
-static const unsigned known_flags = CUJIT_LAUNCH_OPT_COOPERATIVE | CUJIT_LAUNCH_OPT_NON_PORTABLE_CLUSTER;
+static const unsigned known_flags =
+    CUJIT_LAUNCH_OPT_COOPERATIVE | CUJIT_LAUNCH_OPT_NON_PORTABLE_CLUSTER;
 
 /* The launch configuration of grid, block and options, without attributes. */
 static void fill_config(CUlaunchConfig *cfg, cujit_dim3 grid, cujit_dim3 block,
@@ -44,8 +45,9 @@ static cujit_status coop_fits(const cujit_function *fn, const cj_fslot *slot, CU
            "the CUDA driver lacks "
            "cuOccupancyMaxActiveBlocksPerMultiprocessor, needed to check a cooperative "
            "launch; update the driver");
-  r = cj_cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(
-      &per_sm, f, (int)(block.x * block.y * block.z), shared_bytes);
+  r = cj_cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, f,
+                                                        (int)(block.x * block.y * block.z),
+                                                        shared_bytes);
   if (r != CUDA_SUCCESS) return cj_cu_fail(r, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
   return cj_coop_check(fn->name, 1, grid, block, shared_bytes, per_sm, slot->lim->sms);
 }
@@ -104,8 +106,7 @@ static cujit_status cluster_fits(const cujit_function *fn, cj_fslot *slot, CUfun
       (st = allow_non_portable(fn, slot)) != CUJIT_OK)
     return st;
   fits = cluster_capacity(f, grid, block, o);
-  return fits ? cj_cluster_fit_check(fn->name, o->cluster, block, o->shared_bytes, fits)
-              : CUJIT_OK;
+  return fits ? cj_cluster_fit_check(fn->name, o->cluster, block, o->shared_bytes, fits) : CUJIT_OK;
 }
 
 cujit_status cj_launch_ex_check(const cujit_function *fn, cj_fslot *slot, cujit_dim3 grid,
@@ -114,8 +115,8 @@ cujit_status cj_launch_ex_check(const cujit_function *fn, cj_fslot *slot, cujit_
   cujit_status st;
   CJ_CHECK(!(o->flags & ~known_flags), CUJIT_ERROR_INVALID_VALUE,
            "launching kernel '%s': cujit_launch_options.flags "
-           "has unknown bits 0x%x; use the CUJIT_LAUNCH_* flags", fn->name,
-           o->flags & ~known_flags);
+           "has unknown bits 0x%x; use the CUJIT_LAUNCH_* flags",
+           fn->name, o->flags & ~known_flags);
   CJ_CHECK(cj_cu.cuLaunchKernelEx, CUJIT_ERROR_NOT_SUPPORTED,
            "the CUDA driver lacks cuLaunchKernelEx, needed "
            "for cooperative launches and clusters; update the driver");

@@ -26,11 +26,11 @@ typedef struct kept_block {
 } kept_block;
 
 typedef struct cj_pool {
-  int state;          /* POOL_*, set once (atomic) */
-  CUmemoryPool pool;  /* POOL_STREAM_ORDERED: cujit's own pool on the device */
-  size_t in_use;      /* bytes handed to launches and not given back (atomic) */
+  int state;                   /* POOL_*, set once (atomic) */
+  CUmemoryPool pool;           /* POOL_STREAM_ORDERED: cujit's own pool on the device */
+  size_t in_use;               /* bytes handed to launches and not given back (atomic) */
   kept_block kept[KEEP_COUNT]; /* guarded by keep_lock */
-  int n_kept;         /* written under keep_lock, read without it as a hint (atomic) */
+  int n_kept;                  /* written under keep_lock, read without it as a hint (atomic) */
 } cj_pool;
 
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -159,9 +159,11 @@ cujit_status cj_pool_alloc(CUdevice dev, size_t bytes, CUstream stream, CUdevice
   if (r != CUDA_SUCCESS) {
     *dptr = 0;
     if (r == CUDA_ERROR_OUT_OF_MEMORY)
-      return cj_fail_cu(CUJIT_ERROR_DEVICE_MEMORY, r, "cannot get %zu bytes of device memory for "
+      return cj_fail_cu(CUJIT_ERROR_DEVICE_MEMORY, r,
+                        "cannot get %zu bytes of device memory for "
                         "an In/Out buffer: CUDA_ERROR_OUT_OF_MEMORY; free device memory or pass "
-                        "smaller buffers", bytes);
+                        "smaller buffers",
+                        bytes);
     return cj_cu_fail(r, "allocating device memory for an In/Out buffer");
   }
   __atomic_add_fetch(&p->in_use, bytes, __ATOMIC_RELAXED);
@@ -328,8 +330,10 @@ cujit_status cujit_mem_alloc(CUdeviceptr *dptr, size_t bytes) {
   if (r == CUDA_ERROR_OUT_OF_MEMORY) {
     size_t free_b = 0, total = 0;
     cj_cu.cuMemGetInfo(&free_b, &total);
-    return cj_fail_cu(CUJIT_ERROR_DEVICE_MEMORY, r, "cannot allocate %zu bytes of device memory: "
-                      "CUDA_ERROR_OUT_OF_MEMORY (%zu of %zu bytes free)", bytes, free_b, total);
+    return cj_fail_cu(CUJIT_ERROR_DEVICE_MEMORY, r,
+                      "cannot allocate %zu bytes of device memory: "
+                      "CUDA_ERROR_OUT_OF_MEMORY (%zu of %zu bytes free)",
+                      bytes, free_b, total);
   }
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuMemAlloc");
 }
@@ -373,7 +377,8 @@ cujit_status cujit_host_alloc(void **ptr, size_t bytes) {
   }
   *ptr = NULL;
   if (r == CUDA_ERROR_OUT_OF_MEMORY)
-    return cj_fail_cu(CUJIT_ERROR_OUT_OF_MEMORY, r, "cannot page-lock %zu bytes of host memory: "
+    return cj_fail_cu(CUJIT_ERROR_OUT_OF_MEMORY, r,
+                      "cannot page-lock %zu bytes of host memory: "
                       "CUDA_ERROR_OUT_OF_MEMORY (see ulimit -l and the machine's free memory)",
                       bytes);
   return cj_cu_fail(r, "cuMemHostAlloc");

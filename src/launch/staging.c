@@ -23,7 +23,7 @@ typedef struct lane {
   unsigned char *pin[2]; /* page-locked chunks */
   CUevent ev[2];         /* recorded after each chunk's copy */
   int used[2];
-  CUresult err;          /* the lane's first failure in the current transfer */
+  CUresult err; /* the lane's first failure in the current transfer */
 } lane;
 
 typedef struct job {
@@ -137,8 +137,7 @@ static CUresult lane_to_host(lane *l, const job *j, size_t begin, size_t end) {
   if (r == CUDA_SUCCESS) r = lane_fetch(l, j, begin, end, 0);
   for (off = begin, k = 0; off < end && r == CUDA_SUCCESS; off += chunk, k++) {
     b = k & 1;
-    if (off + chunk < end && (r = lane_fetch(l, j, off + chunk, end, b ^ 1)) != CUDA_SUCCESS)
-      break;
+    if (off + chunk < end && (r = lane_fetch(l, j, off + chunk, end, b ^ 1)) != CUDA_SUCCESS) break;
     if ((r = cj_cu.cuEventSynchronize(l->ev[b])) != CUDA_SUCCESS) break;
     memcpy(j->host + off, l->pin[b], min_size(chunk, end - off));
   }
@@ -201,8 +200,8 @@ static int setup(stager *s, CUcontext ctx, CUdevice dev) {
     s->lanes[i].owner = s;
     s->lanes[i].index = i;
     for (b = 0; b < 2; b++) {
-      if (cj_cu.cuMemHostAlloc((void **)&s->lanes[i].pin[b], s->chunk,
-                               CU_MEMHOSTALLOC_PORTABLE) != CUDA_SUCCESS ||
+      if (cj_cu.cuMemHostAlloc((void **)&s->lanes[i].pin[b], s->chunk, CU_MEMHOSTALLOC_PORTABLE) !=
+              CUDA_SUCCESS ||
           cj_cu.cuEventCreate(&s->lanes[i].ev[b], CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
         lanes_free(s, n);
         return 0;
@@ -278,8 +277,8 @@ cujit_status cj_stage_htod(CUcontext ctx, CUdevice dev, CUdeviceptr dst, const v
   return run(s, &j);
 }
 
-cujit_status cj_stage_dtoh(CUcontext ctx, CUdevice dev, void *dst, CUdeviceptr src,
-                           size_t bytes, CUstream stream) {
+cujit_status cj_stage_dtoh(CUcontext ctx, CUdevice dev, void *dst, CUdeviceptr src, size_t bytes,
+                           CUstream stream) {
   stager *s = stager_for(ctx, dev);
   job j;
   if (!s) return CUJIT_ERROR_NOT_SUPPORTED;

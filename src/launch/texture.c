@@ -38,12 +38,14 @@ size_t cj_format_bytes(int format) {
 }
 
 cujit_status cj_texel_check(const char *fn, int format, unsigned channels) {
-  CJ_CHECK(cj_format_bytes(format), CUJIT_ERROR_INVALID_VALUE, "%s: format %d is not a "
+  CJ_CHECK(cj_format_bytes(format), CUJIT_ERROR_INVALID_VALUE,
+           "%s: format %d is not a "
            "cujit_format; use one of CUJIT_FORMAT_F32, _F16, _U8, _I8, _U16, _I16, _U32, _I32",
            fn, format);
   CJ_CHECK(channels == 1 || channels == 2 || channels == 4, CUJIT_ERROR_INVALID_VALUE,
            "%s: %u channels; textures and arrays have 1, 2 or 4 (pad 3-channel data such as "
-           "float3 to 4)", fn, channels);
+           "float3 to 4)",
+           fn, channels);
   return CUJIT_OK;
 }
 
@@ -72,29 +74,33 @@ cujit_status cj_tex_desc_check(const char *fn, const cujit_texture_desc *d, int 
   int i;
   CJ_TRY(desc_values_check(fn, d));
   CJ_CHECK(d->read_mode != CUJIT_READ_NORMALIZED_FLOAT || (f->integer && f->bytes <= 2),
-           CUJIT_ERROR_INVALID_VALUE, "%s: CUJIT_READ_NORMALIZED_FLOAT is for 8- and 16-bit "
-           "integer formats only; read this format with CUJIT_READ_ELEMENT", fn);
+           CUJIT_ERROR_INVALID_VALUE,
+           "%s: CUJIT_READ_NORMALIZED_FLOAT is for 8- and 16-bit "
+           "integer formats only; read this format with CUJIT_READ_ELEMENT",
+           fn);
   CJ_CHECK(!(d->filter == CUJIT_FILTER_LINEAR && f->integer && d->read_mode == CUJIT_READ_ELEMENT),
-           CUJIT_ERROR_INVALID_VALUE, "%s: linear filtering returns floats, and integer elements "
+           CUJIT_ERROR_INVALID_VALUE,
+           "%s: linear filtering returns floats, and integer elements "
            "are read as integers; use CUJIT_READ_NORMALIZED_FLOAT (8- and 16-bit formats) or "
-           "CUJIT_FILTER_POINT", fn);
+           "CUJIT_FILTER_POINT",
+           fn);
   CJ_CHECK(!linear || (d->filter != CUJIT_FILTER_LINEAR && !d->normalized_coords),
-           CUJIT_ERROR_INVALID_VALUE, "%s: a texture over linear memory is read by element "
-           "index (tex1Dfetch), without %s; use a pitched or array texture for that", fn,
-           d->normalized_coords ? "normalized coordinates" : "filtering");
+           CUJIT_ERROR_INVALID_VALUE,
+           "%s: a texture over linear memory is read by element "
+           "index (tex1Dfetch), without %s; use a pitched or array texture for that",
+           fn, d->normalized_coords ? "normalized coordinates" : "filtering");
   for (i = 0; !linear && i < 3; i++)
     CJ_CHECK(d->normalized_coords || (d->address_mode[i] != CUJIT_ADDRESS_WRAP &&
                                       d->address_mode[i] != CUJIT_ADDRESS_MIRROR),
-             CUJIT_ERROR_INVALID_VALUE, "%s: address_mode[%d] is %s, which needs normalized "
-             "coordinates; set cujit_texture_desc.normalized_coords, or use clamp or border", fn,
-             i, address_names[d->address_mode[i]]);
+             CUJIT_ERROR_INVALID_VALUE,
+             "%s: address_mode[%d] is %s, which needs normalized "
+             "coordinates; set cujit_texture_desc.normalized_coords, or use clamp or border",
+             fn, i, address_names[d->address_mode[i]]);
   return CUJIT_OK;
 }
 
 /* a * b, or 0 when it overflows (a and b nonzero). */
-static size_t mul_or_zero(size_t a, size_t b) {
-  return b && a > (size_t)-1 / b ? 0 : a * b;
-}
+static size_t mul_or_zero(size_t a, size_t b) { return b && a > (size_t)-1 / b ? 0 : a * b; }
 
 static size_t one_if_zero(size_t n) { return n ? n : 1; }
 
@@ -107,22 +113,31 @@ static size_t array_bytes(const cujit_cuarray_desc *d) {
 cujit_status cj_array_desc_check(const cujit_cuarray_desc *d) {
   const char *fn = "cujit_cuarray_create";
   CJ_TRY(cj_texel_check(fn, d->format, d->channels));
-  CJ_CHECK(d->width, CUJIT_ERROR_INVALID_VALUE, "%s: width is 0; an array has at least one "
-           "element per row", fn);
-  CJ_CHECK(!d->depth || d->height, CUJIT_ERROR_INVALID_VALUE, "%s: depth is %zu but height is 0; "
-           "a 3-D array needs a height (1 for single rows)", fn, d->depth);
-  CJ_CHECK(!(d->flags & ~known_array_flags), CUJIT_ERROR_INVALID_VALUE, "%s: flags has unknown "
-           "bits 0x%x; use the CUJIT_CUARRAY_* flags", fn, d->flags & ~known_array_flags);
-  CJ_CHECK(array_bytes(d), CUJIT_ERROR_INVALID_VALUE, "%s: an array of %zu x %zu x %zu elements "
-           "is too large to address", fn, d->width, d->height, d->depth);
+  CJ_CHECK(d->width, CUJIT_ERROR_INVALID_VALUE,
+           "%s: width is 0; an array has at least one "
+           "element per row",
+           fn);
+  CJ_CHECK(!d->depth || d->height, CUJIT_ERROR_INVALID_VALUE,
+           "%s: depth is %zu but height is 0; "
+           "a 3-D array needs a height (1 for single rows)",
+           fn, d->depth);
+  CJ_CHECK(!(d->flags & ~known_array_flags), CUJIT_ERROR_INVALID_VALUE,
+           "%s: flags has unknown "
+           "bits 0x%x; use the CUJIT_CUARRAY_* flags",
+           fn, d->flags & ~known_array_flags);
+  CJ_CHECK(array_bytes(d), CUJIT_ERROR_INVALID_VALUE,
+           "%s: an array of %zu x %zu x %zu elements "
+           "is too large to address",
+           fn, d->width, d->height, d->depth);
   return CUJIT_OK;
 }
 
 static cujit_status align_check(const char *fn, const char *what, unsigned long long v,
                                 size_t align, const char *hint) {
-  CJ_CHECK(!align || v % align == 0, CUJIT_ERROR_INVALID_VALUE, "%s: %s 0x%llx (%llu) is not a "
-           "multiple of the device's texture alignment of %zu bytes; %s", fn, what, v, v, align,
-           hint);
+  CJ_CHECK(!align || v % align == 0, CUJIT_ERROR_INVALID_VALUE,
+           "%s: %s 0x%llx (%llu) is not a "
+           "multiple of the device's texture alignment of %zu bytes; %s",
+           fn, what, v, v, align, hint);
   return CUJIT_OK;
 }
 
@@ -137,10 +152,13 @@ cujit_status cj_tex_linear_check(const cj_tex_limits *l, CUdeviceptr dptr, size_
                                  size_t elem) {
   const char *fn = "cujit_texture_from_linear";
   CJ_CHECK(dptr && bytes, CUJIT_ERROR_INVALID_VALUE, "%s: %s is 0", fn, !dptr ? "dptr" : "bytes");
-  CJ_CHECK(bytes % elem == 0, CUJIT_ERROR_INVALID_VALUE, "%s: bytes (%zu) is not a whole number "
-           "of %zu-byte elements", fn, bytes, elem);
+  CJ_CHECK(bytes % elem == 0, CUJIT_ERROR_INVALID_VALUE,
+           "%s: bytes (%zu) is not a whole number "
+           "of %zu-byte elements",
+           fn, bytes, elem);
   if (!l) return CUJIT_OK;
-  CJ_TRY(align_check(fn, "dptr", dptr, l->align, "use memory from cujit_mem_alloc(), at an "
+  CJ_TRY(align_check(fn, "dptr", dptr, l->align,
+                     "use memory from cujit_mem_alloc(), at an "
                      "offset that is a multiple of it"));
   return limit_check(fn, "the element count", bytes / elem, l->linear_max,
                      "that is the most a 1-D linear texture of this format holds: use a 2-D "
@@ -152,16 +170,21 @@ cujit_status cj_tex_pitched_check(const cj_tex_limits *l, CUdeviceptr dptr, size
   const char *fn = "cujit_texture_from_pitched";
   size_t row = mul_or_zero(width, elem);
   CJ_CHECK(dptr && width && height && pitch, CUJIT_ERROR_INVALID_VALUE, "%s: %s is 0", fn,
-           !dptr ? "dptr" : !width ? "width" : !height ? "height" : "pitch");
-  CJ_CHECK(row && pitch >= row, CUJIT_ERROR_INVALID_VALUE, "%s: pitch (%zu bytes) is smaller than "
+           !dptr     ? "dptr"
+           : !width  ? "width"
+           : !height ? "height"
+                     : "pitch");
+  CJ_CHECK(row && pitch >= row, CUJIT_ERROR_INVALID_VALUE,
+           "%s: pitch (%zu bytes) is smaller than "
            "a row of %zu elements of %zu bytes; the pitch is the distance between rows in bytes",
            fn, pitch, width, elem);
   if (!l) return CUJIT_OK;
   CJ_CHECK(!l->pitch_align || pitch % l->pitch_align == 0, CUJIT_ERROR_INVALID_VALUE,
            "%s: pitch %zu is not a multiple of the device's texture pitch alignment of %zu "
-           "bytes; allocate rows of %zu bytes", fn, pitch, l->pitch_align,
-           (pitch / l->pitch_align + 1) * l->pitch_align);
-  CJ_TRY(align_check(fn, "dptr", dptr, l->align, "use memory from cujit_mem_alloc(), at an "
+           "bytes; allocate rows of %zu bytes",
+           fn, pitch, l->pitch_align, (pitch / l->pitch_align + 1) * l->pitch_align);
+  CJ_TRY(align_check(fn, "dptr", dptr, l->align,
+                     "use memory from cujit_mem_alloc(), at an "
                      "offset that is a multiple of it"));
   CJ_TRY(limit_check(fn, "width", width, l->pitched_max[0], "split the image"));
   CJ_TRY(limit_check(fn, "height", height, l->pitched_max[1], "split the image"));
@@ -170,13 +193,18 @@ cujit_status cj_tex_pitched_check(const cj_tex_limits *l, CUdeviceptr dptr, size
 
 static int array_dims(const cujit_cuarray_desc *d) { return d->depth ? 3 : d->height ? 2 : 1; }
 
-static cujit_status shape_check(const cujit_cuarray_desc *d, const size_t max[3], const char *kind) {
+static cujit_status shape_check(const cujit_cuarray_desc *d, const size_t max[3],
+                                const char *kind) {
   const size_t v[3] = {d->width, d->height, d->depth};
   int dims = array_dims(d), i;
   for (i = 0; i < dims; i++)
-    CJ_CHECK(!max[i] || v[i] <= max[i], CUJIT_ERROR_INVALID_VALUE, "cujit_cuarray_create: %s %zu "
+    CJ_CHECK(!max[i] || v[i] <= max[i], CUJIT_ERROR_INVALID_VALUE,
+             "cujit_cuarray_create: %s %zu "
              "exceeds the device's limit of %zu for %d-D %s; split the data into several arrays",
-             i == 0 ? "width" : i == 1 ? "height" : "depth", v[i], max[i], dims, kind);
+             i == 0   ? "width"
+             : i == 1 ? "height"
+                      : "depth",
+             v[i], max[i], dims, kind);
   return CUJIT_OK;
 }
 
@@ -193,7 +221,8 @@ static cujit_status need_textures(void) {
   CJ_CHECK(cj_cu.cuTexObjectCreate && cj_cu.cuTexObjectDestroy && cj_cu.cuSurfObjectCreate &&
                cj_cu.cuSurfObjectDestroy && cj_cu.cuArray3DCreate && cj_cu.cuArrayDestroy &&
                cj_cu.cuMemcpy3D,
-           CUJIT_ERROR_NOT_SUPPORTED, "the CUDA driver lacks texture and surface objects "
+           CUJIT_ERROR_NOT_SUPPORTED,
+           "the CUDA driver lacks texture and surface objects "
            "(cuTexObjectCreate, cuArray3DCreate, ...); update the driver");
   return CUJIT_OK;
 }
@@ -227,18 +256,18 @@ static cujit_status linear_max(CUdevice dev, int format, unsigned channels, size
 }
 
 static cujit_status read_limits(CUdevice dev, int format, unsigned channels, cj_tex_limits *l) {
-  static const CUdevice_attribute base[] = {
-      CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT, CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT,
-      CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH,
-      CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT,
-      CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH};
-  static const CUdevice_attribute arrays[2][6] = {
-      {CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH, CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH,
-       CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT, CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH,
-       CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT, CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH},
-      {CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_WIDTH, CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH,
-       CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT, CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_WIDTH,
-       CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_HEIGHT, CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_DEPTH}};
+  static const CUdevice_attribute base[] = {CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT,
+                                            CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT,
+                                            CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH,
+                                            CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT,
+                                            CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH};
+  static const CUdevice_attribute arrays[2][6] =
+      {{CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH, CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH,
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT, CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH,
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT, CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH},
+       {CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_WIDTH, CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH,
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT, CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_WIDTH,
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_HEIGHT, CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_DEPTH}};
   size_t v[5], a[2][6];
   int k;
   memset(l, 0, sizeof *l);
@@ -269,8 +298,8 @@ static void tex_desc_to_cu(const cujit_texture_desc *d, int format, CUDA_TEXTURE
   int i;
   memset(t, 0, sizeof *t);
   for (i = 0; i < 3; i++) t->addressMode[i] = modes[d->address_mode[i]];
-  t->filterMode = d->filter == CUJIT_FILTER_LINEAR ? CU_TR_FILTER_MODE_LINEAR
-                                                   : CU_TR_FILTER_MODE_POINT;
+  t->filterMode =
+      d->filter == CUJIT_FILTER_LINEAR ? CU_TR_FILTER_MODE_LINEAR : CU_TR_FILTER_MODE_POINT;
   /* the driver reads integers as normalized floats unless told otherwise */
   if (formats[format].integer && d->read_mode == CUJIT_READ_ELEMENT)
     t->flags |= CU_TRSF_READ_AS_INTEGER;
@@ -290,10 +319,12 @@ static cujit_status tex_create(const char *fn, cujit_texobj *tex, const CUDA_RES
     return CUJIT_OK;
   }
   if (r == CUDA_ERROR_INVALID_VALUE)
-    return cj_fail_cu(CUJIT_ERROR_INVALID_VALUE, r, "%s: the driver refused the texture "
+    return cj_fail_cu(CUJIT_ERROR_INVALID_VALUE, r,
+                      "%s: the driver refused the texture "
                       "(cuTexObjectCreate: CUDA_ERROR_INVALID_VALUE) for a combination of "
                       "memory, format and sampling that cujit does not check; try point "
-                      "filtering and clamp addressing to narrow it down", fn);
+                      "filtering and clamp addressing to narrow it down",
+                      fn);
   return cj_cu_fail(r, "cuTexObjectCreate");
 }
 
@@ -396,9 +427,11 @@ cujit_status cujit_surface_from_array(cujit_surfobj *surf, const cujit_cuarray *
   CUresult r;
   CJ_CHECK(surf && arr, CUJIT_ERROR_INVALID_VALUE, "%s: %s is NULL", fn, !surf ? "surf" : "arr");
   *surf = 0;
-  CJ_CHECK(arr->d.flags & CUJIT_CUARRAY_SURFACE, CUJIT_ERROR_INVALID_VALUE, "%s: the array was "
+  CJ_CHECK(arr->d.flags & CUJIT_CUARRAY_SURFACE, CUJIT_ERROR_INVALID_VALUE,
+           "%s: the array was "
            "made without CUJIT_CUARRAY_SURFACE; set it in cujit_cuarray_desc.flags to write the "
-           "array through surfaces", fn);
+           "array through surfaces",
+           fn);
   CJ_TRY(tex_device(&dev));
   array_resource(arr, &res);
   r = cj_cu.cuSurfObjectCreate(&obj, &res);
@@ -457,9 +490,11 @@ static cujit_status array_alloc(cujit_cuarray *a) {
   if (r == CUDA_SUCCESS) return CUJIT_OK;
   a->handle = NULL;
   if (r == CUDA_ERROR_OUT_OF_MEMORY)
-    return cj_fail_cu(CUJIT_ERROR_DEVICE_MEMORY, r, "cujit_cuarray_create: no device memory for "
+    return cj_fail_cu(CUJIT_ERROR_DEVICE_MEMORY, r,
+                      "cujit_cuarray_create: no device memory for "
                       "an array of %zu bytes (CUDA_ERROR_OUT_OF_MEMORY); free device memory or "
-                      "use a smaller array", array_bytes(&a->d));
+                      "use a smaller array",
+                      array_bytes(&a->d));
   return cj_cu_fail(r, "cuArray3DCreate");
 }
 
@@ -467,10 +502,11 @@ static cujit_status array_alloc(cujit_cuarray *a) {
 static cujit_status array_desc_load(const cujit_cuarray_desc *user, cujit_cuarray_desc *d) {
   cj_tex_limits l;
   CUdevice dev;
-  CJ_CHECK(user, CUJIT_ERROR_INVALID_VALUE, "cujit_cuarray_create: desc is NULL; give at least "
+  CJ_CHECK(user, CUJIT_ERROR_INVALID_VALUE,
+           "cujit_cuarray_create: desc is NULL; give at least "
            "the width");
-  CJ_TRY(cj_sized_in("cujit_cuarray_create", "cujit_cuarray_desc", user, ARRAY_DESC_V1, d,
-                     sizeof *d));
+  CJ_TRY(
+      cj_sized_in("cujit_cuarray_create", "cujit_cuarray_desc", user, ARRAY_DESC_V1, d, sizeof *d));
   if (!d->channels) d->channels = 1;
   CJ_TRY(cj_array_desc_check(d));
   CJ_TRY(tex_device(&dev));
@@ -479,7 +515,7 @@ static cujit_status array_desc_load(const cujit_cuarray_desc *user, cujit_cuarra
 }
 
 cujit_status cujit_cuarray_create(cujit_cuarray **out, const cujit_cuarray_desc *desc,
-                                const void *host) {
+                                  const void *host) {
   cujit_cuarray *a;
   cujit_status st;
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "cujit_cuarray_create: out is NULL");

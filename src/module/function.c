@@ -5,7 +5,6 @@
 
 #include "module/function.h"
 
-
 void cj_function_free(cujit_function *fn) {
   if (!fn) return;
   if (fn->upper_free) fn->upper_free(fn);
@@ -30,10 +29,12 @@ static cujit_status param_layout(cujit_function *fn, CUkernel k) {
     st = cj_ptx_params(fn->module->image->ptx, fn->lowered, &fn->nparams, &fn->param_offsets,
                        &fn->param_sizes);
   else if (!cj_cu.cuKernelGetParamInfo)
-    return cj_fail(CUJIT_ERROR_NOT_SUPPORTED, "the parameters of kernel '%s' of module '%s' "
+    return cj_fail(CUJIT_ERROR_NOT_SUPPORTED,
+                   "the parameters of kernel '%s' of module '%s' "
                    "(a CUBIN or fatbin, with no PTX to read them from) need the driver's "
                    "cuKernelGetParamInfo (CUDA 12.4 or newer); update the driver, or load the "
-                   "module from PTX", fn->name, fn->module->name);
+                   "module from PTX",
+                   fn->name, fn->module->name);
   if (!cj_cu.cuKernelGetParamInfo || st == CUJIT_ERROR_OUT_OF_MEMORY) return st;
   if (st == CUJIT_OK) {
     for (i = 0; i < fn->nparams; i++) {
@@ -57,7 +58,7 @@ static cujit_status param_layout(cujit_function *fn, CUkernel k) {
 }
 
 cujit_status cj_function_new(cj_module *m, cj_mstate *s, const char *sym, CUdevice dev,
-                                 cujit_function **out) {
+                             cujit_function **out) {
   cujit_function *fn = cj_calloc(1, sizeof *fn);
   cj_fstate *fs;
   char name[256];
@@ -96,21 +97,23 @@ cujit_function *cj_function_find(const cj_mstate *s, const char *sym) {
   return NULL;
 }
 
-
 /* The attributes' first version ended with num_params: what a size of 0 stands for. */
 #define ATTRS_V1 CJ_SIZE_V1(cujit_function_attrs, num_params)
 
 cujit_status cujit_function_get_attrs(const cujit_function *fn, cujit_function_attrs *user) {
   static const char name[] = "cujit_function_get_attrs", type[] = "cujit_function_attrs";
-  static const struct { CUfunction_attribute attr; size_t field; } map[] = {
-      {CU_FUNC_ATTRIBUTE_NUM_REGS, offsetof(cujit_function_attrs, num_regs)},
-      {CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, offsetof(cujit_function_attrs, static_shared_bytes)},
-      {CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
-       offsetof(cujit_function_attrs, max_threads_per_block)},
-      {CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, offsetof(cujit_function_attrs, local_bytes)},
-      {CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES, offsetof(cujit_function_attrs, const_bytes)},
-      {CU_FUNC_ATTRIBUTE_PTX_VERSION, offsetof(cujit_function_attrs, ptx_version)},
-      {CU_FUNC_ATTRIBUTE_BINARY_VERSION, offsetof(cujit_function_attrs, binary_version)}};
+  static const struct {
+    CUfunction_attribute attr;
+    size_t field;
+  } map[] = {{CU_FUNC_ATTRIBUTE_NUM_REGS, offsetof(cujit_function_attrs, num_regs)},
+             {CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+              offsetof(cujit_function_attrs, static_shared_bytes)},
+             {CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+              offsetof(cujit_function_attrs, max_threads_per_block)},
+             {CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, offsetof(cujit_function_attrs, local_bytes)},
+             {CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES, offsetof(cujit_function_attrs, const_bytes)},
+             {CU_FUNC_ATTRIBUTE_PTX_VERSION, offsetof(cujit_function_attrs, ptx_version)},
+             {CU_FUNC_ATTRIBUTE_BINARY_VERSION, offsetof(cujit_function_attrs, binary_version)}};
   cujit_function_attrs own, *a = &own;
   cj_fslot *slot;
   size_t i;
@@ -120,7 +123,7 @@ cujit_status cujit_function_get_attrs(const cujit_function *fn, cujit_function_a
   CJ_TRY(cj_function_slot(fn, &slot, 1));
   for (i = 0; i < CJ_COUNT(map); i++) {
     CJ_TRY(cj_kernel_attr(slot->kernel, slot->dev, map[i].attr, (int *)((char *)a + map[i].field),
-                     "cuKernelGetAttribute"));
+                          "cuKernelGetAttribute"));
   }
   a->num_params = (int)fn->nparams;
   return cj_sized_out(name, type, user, ATTRS_V1, a, sizeof *a);
@@ -147,11 +150,12 @@ cujit_status cujit_function_suggest_block(const cujit_function *fn, size_t dynam
 const char *cujit_function_name(const cujit_function *fn) { return fn ? fn->name : NULL; }
 
 cujit_status cujit_function_get_param_info(const cujit_function *fn, size_t i, size_t *offset,
-                                       size_t *size) {
+                                           size_t *size) {
   CJ_CHECK(fn, CUJIT_ERROR_INVALID_VALUE, "cujit_function_get_param_info: fn is NULL");
   CJ_CHECK(i < fn->nparams, CUJIT_ERROR_INVALID_VALUE,
            "kernel '%s' has %zu parameter%s; index %zu is out "
-           "of range", fn->name, fn->nparams, fn->nparams == 1 ? "" : "s", i);
+           "of range",
+           fn->name, fn->nparams, fn->nparams == 1 ? "" : "s", i);
   if (offset) *offset = fn->param_offsets[i];
   if (size) *size = fn->param_sizes[i];
   return CUJIT_OK;

@@ -17,21 +17,21 @@ enum { CJ_RECORDED_DEVICES = 64 };     /* devices whose load cujit_module_loaded
 
 /* What a module holds on devices; guarded by the module's lock. */
 typedef struct cj_mstate {
-  cj_symtab syms;        /* read from the PTX on first lookup; for a CUBIN or fatbin, the
-                            variables from its ELF and the kernels the driver lists */
-  int kernels_listed;    /* the driver has listed the kernels (CUBIN and fatbin) */
-  int globals_known;     /* syms.globals is the module's whole list */
-  CUlibrary lib[2];      /* loaded from the CUBIN and from the PTX, each when first needed */
-  char *jit_log[2];      /* their JIT error logs: the driver may write them when it loads
-                            lazily (at the first kernel lookup), so they live as long */
-  cujit_function **fns;  /* every function handed out, freed with the module */
+  cj_symtab syms;       /* read from the PTX on first lookup; for a CUBIN or fatbin, the
+                           variables from its ELF and the kernels the driver lists */
+  int kernels_listed;   /* the driver has listed the kernels (CUBIN and fatbin) */
+  int globals_known;    /* syms.globals is the module's whole list */
+  CUlibrary lib[2];     /* loaded from the CUBIN and from the PTX, each when first needed */
+  char *jit_log[2];     /* their JIT error logs: the driver may write them when it loads
+                           lazily (at the first kernel lookup), so they live as long */
+  cujit_function **fns; /* every function handed out, freed with the module */
   size_t n_fns, cap_fns;
   struct cj_code *codes; /* a fatbin's or bundle's entries (views into the image), read at
                             its first load; NULL for other modules */
   size_t n_codes;
-  int pick[2];           /* the entry (index + 1) each library was loaded from; 0: none */
+  int pick[2];             /* the entry (index + 1) each library was loaded from; 0: none */
   unsigned char *bytes[2]; /* what the driver was given for an entry, kept while loaded */
-  char what[2][64];      /* each library: "CUBIN sm_90", "PTX compute_100 (JIT)" */
+  char what[2][64];        /* each library: "CUBIN sm_90", "PTX compute_100 (JIT)" */
   signed char on_dev[CJ_RECORDED_DEVICES]; /* the library (CJ_V_* + 1) each device uses */
 } cj_mstate;
 
@@ -39,12 +39,12 @@ typedef struct cj_mstate {
  * without locking: `ready` is set last with release order. */
 typedef struct cj_fslot {
   int ready;
-  CUkernel kernel;      /* the launch handle on this device (context-independent) */
+  CUkernel kernel; /* the launch handle on this device (context-independent) */
   CUdevice dev;
-  int max_threads;      /* the kernel's own limit on this device (registers, launch bounds) */
+  int max_threads; /* the kernel's own limit on this device (registers, launch bounds) */
   int static_smem;
-  int dyn_smem_max;     /* dynamic shared memory allowed now; raised on demand (atomic) */
-  int non_portable;     /* clusters above 8 blocks allowed (set on demand, atomic) */
+  int dyn_smem_max; /* dynamic shared memory allowed now; raised on demand (atomic) */
+  int non_portable; /* clusters above 8 blocks allowed (set on demand, atomic) */
   const cj_limits *lim;
   /* The kernel's function in the context that filled the slot, and that context's ID
    * (unique in the process: a context made again at the same address, or a primary
@@ -56,9 +56,9 @@ typedef struct cj_fslot {
 
 /* A kernel's device state. */
 typedef struct cj_fstate {
-  CUkernel kernel[2];   /* per image (CJ_V_*), context-independent */
+  CUkernel kernel[2]; /* per image (CJ_V_*), context-independent */
   int ndev;
-  cj_fslot slot[];      /* one per device ordinal */
+  cj_fslot slot[]; /* one per device ordinal */
 } cj_fstate;
 
 struct cj_upper; /* state of a layer above, opaque here */
@@ -84,17 +84,17 @@ struct cj_ptypes {
 };
 
 struct cujit_function {
-  cj_module *module;         /* the module it belongs to (not owned) */
-  char *name;                /* plain name, e.g. "multiply_them" */
-  char *lowered;             /* its symbol in the image, e.g. "_Z13multiply_themPfS_S_" */
-  cj_fstate *dev;            /* per-device handles and slots */
-  size_t nparams;            /* the parameter layout, from the driver or the PTX */
+  cj_module *module; /* the module it belongs to (not owned) */
+  char *name;        /* plain name, e.g. "multiply_them" */
+  char *lowered;     /* its symbol in the image, e.g. "_Z13multiply_themPfS_S_" */
+  cj_fstate *dev;    /* per-device handles and slots */
+  size_t nparams;    /* the parameter layout, from the driver or the PTX */
   size_t *param_offsets;
   size_t *param_sizes;
-  cj_ptypes *types;          /* what launches check arguments against (read without a
-                                lock); NULL while not known, when only sizes are checked */
-  struct cj_upper *upper;    /* the call layer's state (signature, bound pointers); NULL
-                                until it needs some */
+  cj_ptypes *types;       /* what launches check arguments against (read without a
+                             lock); NULL while not known, when only sizes are checked */
+  struct cj_upper *upper; /* the call layer's state (signature, bound pointers); NULL
+                             until it needs some */
   void (*upper_free)(cujit_function *fn); /* frees `upper`; set with it */
 };
 
@@ -152,8 +152,7 @@ void cj_ptypes_free(cj_ptypes *t);
  * probe compiled from the module's source (probe.c), else CUJIT_ERROR_NOT_FOUND. *out is
  * owned by the caller. CUJIT_ERROR_SIGNATURE saying why they cannot be known and what to
  * do; CUJIT_ERROR_OUT_OF_MEMORY; a failed probe's status. */
-cujit_status cj_ptypes_of(cj_module *m, const char *sym, size_t n, int compile,
-                          cj_ptypes **out);
+cujit_status cj_ptypes_of(cj_module *m, const char *sym, size_t n, int compile, cj_ptypes **out);
 /* The types launches check fn's arguments against, or NULL. */
 static inline const cj_ptypes *cj_function_ptypes(const cujit_function *fn) {
   return __atomic_load_n(&fn->types, __ATOMIC_ACQUIRE);

@@ -3,8 +3,8 @@
 #include "module/function.h"
 
 /* cujit_module_get_global() of a live module; `fn` names the public function. */
-static cujit_status get_global(cj_module *m, const char *name, CUdeviceptr *dptr,
-                               size_t *bytes, const char *fn) {
+static cujit_status get_global(cj_module *m, const char *name, CUdeviceptr *dptr, size_t *bytes,
+                               const char *fn) {
   const char *sym = NULL;
   const cj_limits *lim;
   CUcontext ctx;
@@ -21,16 +21,17 @@ static cujit_status get_global(cj_module *m, const char *name, CUdeviceptr *dptr
   CJ_TRY(cj_ctx_ensure(&ctx, &dev));
   pthread_mutex_lock(&m->lock);
   st = cj_module_load(m, m->dev, dev, &v, &lim);
-  if (st == CUJIT_OK)
-    r = cj_cu.cuLibraryGetGlobal(dptr, &size, m->dev->lib[v], sym);
+  if (st == CUJIT_OK) r = cj_cu.cuLibraryGetGlobal(dptr, &size, m->dev->lib[v], sym);
   pthread_mutex_unlock(&m->lock);
   CJ_TRY(st);
   if (r != CUDA_SUCCESS) {
     *dptr = 0;
     if (r == CUDA_ERROR_NOT_FOUND && !m->dev->globals_known)
-      return cj_fail_cu(CUJIT_ERROR_NOT_FOUND, r, "module '%s' has no variable '%s' (its "
+      return cj_fail_cu(CUJIT_ERROR_NOT_FOUND, r,
+                        "module '%s' has no variable '%s' (its "
                         "variables cannot be listed: its fatbin's entries are compressed; give "
-                        "the variable's symbol, e.g. _ZN2ns3valE for ns::val)", m->name, sym);
+                        "the variable's symbol, e.g. _ZN2ns3valE for ns::val)",
+                        m->name, sym);
     return cj_fail_cu(r == CUDA_ERROR_NOT_FOUND ? CUJIT_ERROR_NOT_FOUND : cj_cu_status(r), r,
                       "module '%s' declares variable '%s' but the driver cannot find it: %s",
                       m->name, sym, cj_cu_name(r));

@@ -70,15 +70,14 @@ static const char *image_kind(const cj_module *m, int v) {
 }
 
 cujit_status cj_module_load_failed(cj_module *m, int v, CUresult r, CUdevice dev, int cc,
-                                const char *log) {
+                                   const char *log) {
   const char *text = NULL;
   const char *hint = load_hint(m, r);
   cj_cu.cuGetErrorString(r, &text);
   return cj_fail_cu(CUJIT_ERROR_LOAD, r,
                     "loading module '%s' (%s, %s %s) on device %d (sm_%d) failed: "
                     "%s (%s)%s%s%s",
-                    m->name, image_kind(m, v),
-                    m->image->prebuilt ? "built for" : "compiled for",
+                    m->name, image_kind(m, v), m->image->prebuilt ? "built for" : "compiled for",
                     m->image->arch[0] ? m->image->arch : "an unknown target", (int)dev, cc,
                     cj_cu_name(r), text ? text : "no description", hint,
                     log[0] ? "\nJIT log:\n" : "", log);
@@ -91,8 +90,8 @@ static const void *image_bytes(const cj_image *im, int v) {
 }
 
 /* Loads `bytes` as library v (once per module); caller holds the lock. */
-static cujit_status load_image(cj_module *m, cj_mstate *s, int v, const void *bytes,
-                               CUdevice dev, int cc) {
+static cujit_status load_image(cj_module *m, cj_mstate *s, int v, const void *bytes, CUdevice dev,
+                               int cc) {
   CUjit_option opt[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
   void *val[2];
   char *log;
@@ -101,7 +100,8 @@ static cujit_status load_image(cj_module *m, cj_mstate *s, int v, const void *by
   if (s->lib[v]) return CUJIT_OK;
   CJ_CHECK(cj_cu.cuLibraryLoadData && cj_cu.cuLibraryGetKernel && cj_cu.cuLibraryGetGlobal &&
                cj_cu.cuKernelGetFunction && cj_cu.cuKernelGetAttribute,
-           CUJIT_ERROR_NOT_SUPPORTED, "the CUDA driver lacks the library API (cuLibraryLoadData); "
+           CUJIT_ERROR_NOT_SUPPORTED,
+           "the CUDA driver lacks the library API (cuLibraryLoadData); "
            "cujit needs a driver for CUDA 12.0 or newer");
   /* the driver writes a NUL-terminated log of at most the size it is given, and often
    * nothing: only the first byte is set here, so that a load that logs nothing touches one
@@ -158,8 +158,7 @@ static int code_pick(const cj_code *c, size_t n, cj_prebuilt_kind kind, int cc) 
   size_t i;
   for (i = 0; i < n; i++) {
     if (c[i].kind != kind || !code_fits(&c[i], cc)) continue;
-    if (best < 0 || c[i].arch > c[best].arch ||
-        (c[i].arch == c[best].arch && c[i].suffix == 'a'))
+    if (best < 0 || c[i].arch > c[best].arch || (c[i].arch == c[best].arch && c[i].suffix == 'a'))
       best = (int)i;
   }
   return best;
@@ -200,12 +199,15 @@ static cujit_status no_code(const cj_module *m, const cj_mstate *s, CUdevice dev
   char held[512];
   list_codes(s, held, sizeof held);
   if (s->pick[CJ_V_CUBIN] || s->pick[CJ_V_PTX])
-    return cj_fail(CUJIT_ERROR_LOAD, "cannot load module '%s' on device %d (sm_%d): it was "
+    return cj_fail(CUJIT_ERROR_LOAD,
+                   "cannot load module '%s' on device %d (sm_%d): it was "
                    "loaded on another device as %s, which cannot run here, and a module loads "
                    "one CUBIN and one PTX at most; make a second module of the same bytes for "
-                   "this device (it holds %s)", m->name, (int)dev, cc,
-                   s->what[s->pick[CJ_V_CUBIN] ? CJ_V_CUBIN : CJ_V_PTX], held);
-  return cj_fail(CUJIT_ERROR_LOAD, "cannot load module '%s' on device %d (sm_%d): it holds %s, "
+                   "this device (it holds %s)",
+                   m->name, (int)dev, cc, s->what[s->pick[CJ_V_CUBIN] ? CJ_V_CUBIN : CJ_V_PTX],
+                   held);
+  return cj_fail(CUJIT_ERROR_LOAD,
+                 "cannot load module '%s' on device %d (sm_%d): it holds %s, "
                  "and none of them runs there: a CUBIN runs on its own major version at the "
                  "same or a newer minor one, PTX on its version or newer; build it for sm_%d "
                  "(cujit compile --arch ...,sm_%d, or nvcc -gencode arch=compute_%d,code=sm_%d)",
@@ -233,8 +235,7 @@ static cujit_status load_code(cj_module *m, cj_mstate *s, int v, int i, CUdevice
 
 /* Chooses and loads the entry of a fatbin or bundle for `dev`: a library already loaded
  * when it runs there, else the CUBIN for the device, else its PTX through the JIT. */
-static cujit_status load_container(cj_module *m, cj_mstate *s, CUdevice dev, int cc,
-                                   int *variant) {
+static cujit_status load_container(cj_module *m, cj_mstate *s, CUdevice dev, int cc, int *variant) {
   int v, i;
   if (!s->codes) {
     CJ_TRY(cj_prebuilt_codes(m->image->fatbin, m->image->fatbin_size,
@@ -254,8 +255,7 @@ static cujit_status load_container(cj_module *m, cj_mstate *s, CUdevice dev, int
   }
   for (v = CJ_V_CUBIN; v <= CJ_V_PTX; v++) {
     if (s->pick[v]) continue;
-    i = code_pick(s->codes, s->n_codes, v == CJ_V_CUBIN ? CJ_PREBUILT_CUBIN : CJ_PREBUILT_PTX,
-                  cc);
+    i = code_pick(s->codes, s->n_codes, v == CJ_V_CUBIN ? CJ_PREBUILT_CUBIN : CJ_PREBUILT_PTX, cc);
     if (i < 0) continue;
     *variant = v;
     return load_code(m, s, v, i, dev, cc);
@@ -297,25 +297,31 @@ cujit_status cj_module_load(cj_module *m, cj_mstate *s, CUdevice dev, int *varia
   }
   if (m->image->linked) { /* a linked CUBIN, loaded as it is */
     *variant = CJ_V_CUBIN;
-    CJ_CHECK(cubin_fits(m->image->arch, cc), CUJIT_ERROR_LOAD, "cannot load module '%s' "
+    CJ_CHECK(cubin_fits(m->image->arch, cc), CUJIT_ERROR_LOAD,
+             "cannot load module '%s' "
              "(linked for %s) on device %d (sm_%d); link it for this device (leave "
-             "cujit_options.arch NULL, or give \"sm_%d\")", m->name, m->image->arch, (int)dev,
-             cc, cc);
+             "cujit_options.arch NULL, or give \"sm_%d\")",
+             m->name, m->image->arch, (int)dev, cc, cc);
     CJ_TRY(load_image(m, s, CJ_V_CUBIN, m->image->cubin, dev, cc));
     record(m, s, *variant, dev, cc);
     return CUJIT_OK;
   }
-  CJ_CHECK(!cj_image_is_ltoir(m->image), CUJIT_ERROR_LOAD, "cannot load module '%s': it holds "
-           "LTO-IR, which no device loads; link it (cujit_module_link)", m->name);
+  CJ_CHECK(!cj_image_is_ltoir(m->image), CUJIT_ERROR_LOAD,
+           "cannot load module '%s': it holds "
+           "LTO-IR, which no device loads; link it (cujit_module_link)",
+           m->name);
   *variant = m->image->cubin && cubin_fits(m->image->arch, cc) ? CJ_V_CUBIN : CJ_V_PTX;
   fits = *variant == CJ_V_CUBIN || ptx_fits(m->image->arch, cc);
-  CJ_CHECK(fits || !m->image->prebuilt, CUJIT_ERROR_LOAD, "cannot load module '%s' on device %d "
+  CJ_CHECK(fits || !m->image->prebuilt, CUJIT_ERROR_LOAD,
+           "cannot load module '%s' on device %d "
            "(sm_%d): its PTX targets %s, which this device cannot run; generate it for "
-           "compute_%d or older", m->name, (int)dev, cc, m->image->arch, cc);
-  CJ_CHECK(fits, CUJIT_ERROR_LOAD, "cannot load module '%s' (compiled for %s) on device %d "
+           "compute_%d or older",
+           m->name, (int)dev, cc, m->image->arch, cc);
+  CJ_CHECK(fits, CUJIT_ERROR_LOAD,
+           "cannot load module '%s' (compiled for %s) on device %d "
            "(sm_%d): neither its CUBIN nor its PTX can run there; compile for this device "
-           "(leave cujit_options.arch NULL, or give \"sm_%d\")", m->name, m->image->arch,
-           (int)dev, cc, cc);
+           "(leave cujit_options.arch NULL, or give \"sm_%d\")",
+           m->name, m->image->arch, (int)dev, cc, cc);
   CJ_TRY(load_image(m, s, *variant, image_bytes(m->image, *variant), dev, cc));
   record(m, s, *variant, dev, cc);
   return CUJIT_OK;

@@ -11,7 +11,7 @@
 #define MAX_IMAGE_FILE ((size_t)1 << 30)
 
 static const char *kind_suffix(cj_prebuilt_kind kind) {
-  return kind == CJ_PREBUILT_PTX     ? "ptx"
+  return kind == CJ_PREBUILT_PTX      ? "ptx"
          : kind == CJ_PREBUILT_CUBIN  ? "cubin"
          : kind == CJ_PREBUILT_BUNDLE ? "bundle"
                                       : "fatbin";
@@ -59,8 +59,10 @@ static cujit_status from_bytes(cujit_module **out, const void *data, size_t size
     snprintf(fallback, sizeof fallback, "image.%s", kind_suffix(kind));
     name = fallback;
   }
-  if ((st = cj_module_new(im, name, &m)) != CUJIT_OK) cj_image_unref(im);
-  else *out = cj_module_handle(m);
+  if ((st = cj_module_new(im, name, &m)) != CUJIT_OK)
+    cj_image_unref(im);
+  else
+    *out = cj_module_handle(m);
   return st;
 }
 
@@ -68,7 +70,8 @@ cujit_status cujit_module_from_image(cujit_module **out, const void *data, size_
                                      const char *name) {
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "cujit_module_from_image: out is NULL");
   *out = NULL;
-  CJ_CHECK(data && size > 0, CUJIT_ERROR_INVALID_SOURCE, "cujit_module_from_image: data is %s; "
+  CJ_CHECK(data && size > 0, CUJIT_ERROR_INVALID_SOURCE,
+           "cujit_module_from_image: data is %s; "
            "pass the bytes of PTX, a CUBIN, a fatbin or a cujit bundle",
            !data ? "NULL" : "empty (size 0)");
   return from_bytes(out, data, size, name);
@@ -80,8 +83,10 @@ static cujit_status read_image_file(const char *path, cj_file *f) {
                       "give the path of a PTX, CUBIN, fatbin or bundle file", f));
   if (f->len) return CUJIT_OK;
   cj_free(f->data);
-  return cj_fail(CUJIT_ERROR_INVALID_SOURCE, "'%s' is empty; it must hold PTX, a CUBIN, a "
-                 "fatbin or a cujit bundle", path);
+  return cj_fail(CUJIT_ERROR_INVALID_SOURCE,
+                 "'%s' is empty; it must hold PTX, a CUBIN, a "
+                 "fatbin or a cujit bundle",
+                 path);
 }
 
 cujit_status cujit_module_from_image_file(cujit_module **out, const char *path) {

@@ -41,8 +41,10 @@ static cujit_status not_found(const cj_module *m, const char *what, const char *
     list_symbols(&b, syms, n, NULL);
   }
   if (strchr(name, '<'))
-    cj_buf_printf(&b, ". Template instances are found through name expressions: add \"%s\" "
-                  "to cujit_options.name_expressions", name);
+    cj_buf_printf(&b,
+                  ". Template instances are found through name expressions: add \"%s\" "
+                  "to cujit_options.name_expressions",
+                  name);
   return fail_listing(CUJIT_ERROR_NOT_FOUND, &b);
 }
 
@@ -78,8 +80,10 @@ static cujit_status resolve(const cj_module *m, char *const *syms, size_t n, con
     return CUJIT_OK;
   }
   if (count > 1) return ambiguous(m, what, name, syms, found, count);
-  CJ_CHECK(!lowered, CUJIT_ERROR_NOT_FOUND, "name expression '%s' of module '%s' lowers to '%s', "
-           "which is not a %s of the module", given, m->name, lowered, what);
+  CJ_CHECK(!lowered, CUJIT_ERROR_NOT_FOUND,
+           "name expression '%s' of module '%s' lowers to '%s', "
+           "which is not a %s of the module",
+           given, m->name, lowered, what);
   return not_found(m, what, name, syms, n);
 }
 
@@ -95,9 +99,11 @@ static cujit_status list_kernels(cj_module *m, cj_mstate *s, CUdevice dev) {
   if (s->kernels_listed) return CUJIT_OK;
   CJ_CHECK(cj_cu.cuLibraryGetKernelCount && cj_cu.cuLibraryEnumerateKernels &&
                cj_cu.cuKernelGetName,
-           CUJIT_ERROR_NOT_SUPPORTED, "module '%s' is a CUBIN or fatbin, whose kernels only the "
+           CUJIT_ERROR_NOT_SUPPORTED,
+           "module '%s' is a CUBIN or fatbin, whose kernels only the "
            "driver can list, and this driver cannot (cuLibraryEnumerateKernels needs CUDA 12.4 "
-           "or newer); update the driver, or load the module from PTX", m->name);
+           "or newer); update the driver, or load the module from PTX",
+           m->name);
   CJ_TRY(cj_module_load(m, s, dev, &v, &lim));
   r = cj_cu.cuLibraryGetKernelCount(&count, s->lib[v]);
   if (r == CUDA_SUCCESS && count > 0 && !(ks = cj_calloc(count, sizeof *ks)))
@@ -135,7 +141,7 @@ static cujit_status lookup_locked(cj_module *m, cj_mstate *s, int kernels, const
 }
 
 cujit_status cj_module_lookup(cj_module *m, int kernels, const char *name, const char **sym,
-                           CUdevice dev) {
+                              CUdevice dev) {
   cj_mstate *s;
   cujit_status st;
   pthread_mutex_lock(&m->lock);

@@ -43,8 +43,10 @@ cujit_status cj_module_new_ex(cj_image *im, const char *name, size_t extra, void
   pthread_mutex_unlock(&modules_lock);
   if (!m->handle) {
     cj_free(m);
-    CJ_CHECK(!full, CUJIT_ERROR_OUT_OF_MEMORY, "creating the module: %zu modules are live, the "
-             "most cujit keeps at once; destroy some", (size_t)1 << CJ_HANDLE_SLOT_BITS);
+    CJ_CHECK(!full, CUJIT_ERROR_OUT_OF_MEMORY,
+             "creating the module: %zu modules are live, the "
+             "most cujit keeps at once; destroy some",
+             (size_t)1 << CJ_HANDLE_SLOT_BITS);
     return cj_fail_oom("creating the module");
   }
   if (extra_at) *extra_at = (char *)m + at;
@@ -70,7 +72,8 @@ void cujit_module_destroy(cujit_module *h) {
   pthread_mutex_unlock(&modules_lock);
   if (!m) {
     /* destroyed already, or not a module: nothing to free, nothing of it read */
-    cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_module_destroy: mod is not a live module "
+    cj_fail(CUJIT_ERROR_INVALID_VALUE,
+            "cujit_module_destroy: mod is not a live module "
             "(destroyed already, or never made by cujit); nothing was freed");
     return;
   }
@@ -129,7 +132,7 @@ const char *cujit_module_name_expression(const cujit_module *h, size_t i, const 
 }
 
 cujit_status cujit_module_get_lowered_name(const cujit_module *h, const char *expr,
-                                       const char **lowered) {
+                                           const char **lowered) {
   cj_module *m;
   size_t i;
   CJ_TRY(cj_module_get(h, "cujit_module_get_lowered_name", &m));
@@ -143,7 +146,8 @@ cujit_status cujit_module_get_lowered_name(const cujit_module *h, const char *ex
   }
   return cj_fail(CUJIT_ERROR_NOT_FOUND,
                  "'%s' is not a name expression of module '%s'; add it to "
-                 "cujit_options.name_expressions before compiling", expr, m->name);
+                 "cujit_options.name_expressions before compiling",
+                 expr, m->name);
 }
 
 const char *cujit_module_loaded_as(cujit_module *h, int device) {

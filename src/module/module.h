@@ -13,9 +13,9 @@ struct cj_probe;  /* probe.c: answers about extern "C" kernels */
  * (source.c): the target its cache key names and a copy of the options, which lies in the
  * module's own allocation. All zero for a module made from prebuilt code. */
 typedef struct cj_origin {
-  int kept;             /* 1 for a module compiled from source */
-  char arch[32];        /* the target the key names (before NVRTC checks or clamps it) */
-  cujit_options opts;   /* the options, arch NULL */
+  int kept;                      /* 1 for a module compiled from source */
+  char arch[32];                 /* the target the key names (before NVRTC checks or clamps it) */
+  cujit_options opts;            /* the options, arch NULL */
   const char *first_include_dir; /* a source file's directory, or NULL */
 } cj_origin;
 
@@ -24,15 +24,15 @@ typedef struct cj_origin {
  * cujit_module is never defined, so that a handle cannot be read as a module by mistake.
  * A kernel (cujit_function) points to its module directly. */
 typedef struct cj_module {
-  uintptr_t handle;     /* what the caller holds */
-  cj_image *image;      /* shared with the memory cache */
+  uintptr_t handle; /* what the caller holds */
+  cj_image *image;  /* shared with the memory cache */
   char *name;
-  const char *source;   /* the source text, borrowed from the image */
-  pthread_mutex_t lock; /* guards the device state */
-  struct cj_mstate *dev; /* made on first lookup (load.c); NULL before */
-  cj_origin origin;     /* what it was compiled from: for export (export.c) and for the
-                           probe of extern "C" kernels (probe.c); origin.kept 0 for
-                           prebuilt code */
+  const char *source;         /* the source text, borrowed from the image */
+  pthread_mutex_t lock;       /* guards the device state */
+  struct cj_mstate *dev;      /* made on first lookup (load.c); NULL before */
+  cj_origin origin;           /* what it was compiled from: for export (export.c) and for the
+                                 probe of extern "C" kernels (probe.c); origin.kept 0 for
+                                 prebuilt code */
   pthread_mutex_t probe_lock; /* guards `probe` (held while a probe compiles) */
   struct cj_probe *probe;
 } cj_module;

@@ -77,8 +77,8 @@ static char *expression_for(const char *sym) {
 /* The expressions asking about m's extern "C" kernels not asked about yet, in the PTX's
  * order (so that every module of the same source asks the same, which the caches then
  * answer), and about `sym` where it is not among them. *first gets the index of sym's. */
-static cujit_status kernels_to_ask(const cj_module *m, const char *sym, char ***out,
-                                   size_t *n, size_t *first) {
+static cujit_status kernels_to_ask(const cj_module *m, const char *sym, char ***out, size_t *n,
+                                   size_t *first) {
   cj_symtab syms;
   size_t i;
   cujit_status st = cj_symtab_build(m->image->ptx, &syms);
@@ -153,10 +153,12 @@ static cujit_status compile_probe(cj_module *m, char **exprs, size_t n) {
 static cujit_status probe_failed(cj_module *m, const char *sym, cujit_status st) {
   cj_buf b = {0};
   if (st == CUJIT_ERROR_OUT_OF_MEMORY) return st;
-  cj_buf_printf(&b, "its parameter types could not be asked of the compiler: the module's "
+  cj_buf_printf(&b,
+                "its parameter types could not be asked of the compiler: the module's "
                 "source with `template <typename T> __global__ void " CJ_PROBE_NAME "() {}` "
                 "appended and the name expression \"" CJ_PROBE_NAME "<decltype(&%s)>\" did not "
-                "compile (%s)", sym, cujit_last_error());
+                "compile (%s)",
+                sym, cujit_last_error());
   if (b.oom || keep(m, sym, NULL, CUJIT_ERROR_SIGNATURE, b.data) != 0) {
     cj_buf_free(&b);
     return cj_fail_oom("asking the compiler for a kernel's parameter types");
@@ -185,7 +187,8 @@ cujit_status cj_module_probe(cj_module *m, const char *sym, char **lowered) {
   *lowered = NULL;
   CJ_CHECK(m->origin.kept && m->source, CUJIT_ERROR_SIGNATURE,
            "module '%s' was loaded from prebuilt code and keeps "
-           "no source to ask the compiler about kernel '%s'", m->name, sym);
+           "no source to ask the compiler about kernel '%s'",
+           m->name, sym);
   pthread_mutex_lock(&m->probe_lock);
   if (!(a = find(m, sym))) {
     st = ask(m, sym);

@@ -43,10 +43,10 @@ void cj_ptypes_seal(cj_ptypes *t) {
 
 /* The cujit_type a parameter of class c is. */
 static uint8_t want_of(const cj_ptype *p) {
-  static const uint8_t scalar[] = {
-      CUJIT_TYPE_BOOL, CUJIT_TYPE_I8,  CUJIT_TYPE_U8,   CUJIT_TYPE_I16, CUJIT_TYPE_U16,
-      CUJIT_TYPE_I32,  CUJIT_TYPE_U32, CUJIT_TYPE_I64,  CUJIT_TYPE_U64, CUJIT_TYPE_F16,
-      CUJIT_TYPE_BF16, CUJIT_TYPE_F32, CUJIT_TYPE_F64,  CUJIT_TYPE_PTR};
+  static const uint8_t scalar[] = {CUJIT_TYPE_BOOL, CUJIT_TYPE_I8,  CUJIT_TYPE_U8,   CUJIT_TYPE_I16,
+                                   CUJIT_TYPE_U16,  CUJIT_TYPE_I32, CUJIT_TYPE_U32,  CUJIT_TYPE_I64,
+                                   CUJIT_TYPE_U64,  CUJIT_TYPE_F16, CUJIT_TYPE_BF16, CUJIT_TYPE_F32,
+                                   CUJIT_TYPE_F64,  CUJIT_TYPE_PTR};
   unsigned c = p->m.cls;
   if (c >= CJ_MC_BOOL && c <= CJ_MC_PTR) return scalar[c - CJ_MC_BOOL];
   return CUJIT_TYPE_BYTES; /* vectors, structs, enums, anything else: checked by size */
@@ -57,8 +57,10 @@ static cujit_status params_of(cj_module *m, const char *sym, int compile, cj_mpa
   char *lowered = NULL;
   cujit_status st;
   if (cj_mangled(sym)) return cj_mangle_params(sym, strlen(sym), mp);
-  CJ_CHECK(compile, CUJIT_ERROR_NOT_FOUND, "the types of extern \"C\" kernel '%s' are not known "
-           "before a typed call asks for them", sym);
+  CJ_CHECK(compile, CUJIT_ERROR_NOT_FOUND,
+           "the types of extern \"C\" kernel '%s' are not known "
+           "before a typed call asks for them",
+           sym);
   CJ_TRY(cj_module_probe(m, sym, &lowered));
   st = cj_mangle_probe_params(lowered, strlen(lowered), CJ_PROBE_NAME, mp);
   cj_free(lowered);
@@ -82,8 +84,7 @@ static cujit_status add_ptx(cj_module *m, const char *sym, cj_ptypes *t) {
   return CUJIT_OK;
 }
 
-cujit_status cj_ptypes_of(cj_module *m, const char *sym, size_t n, int compile,
-                          cj_ptypes **out) {
+cujit_status cj_ptypes_of(cj_module *m, const char *sym, size_t n, int compile, cj_ptypes **out) {
   cj_mparams mp;
   cj_ptypes *t;
   size_t i;
@@ -92,8 +93,10 @@ cujit_status cj_ptypes_of(cj_module *m, const char *sym, size_t n, int compile,
   CJ_TRY(params_of(m, sym, compile, &mp));
   if (mp.n != n) {
     cj_mparams_free(&mp);
-    return cj_fail(CUJIT_ERROR_SIGNATURE, "the symbol '%s' names %zu parameters, but the "
-                   "kernel's parameter layout has %zu", sym, mp.n, n);
+    return cj_fail(CUJIT_ERROR_SIGNATURE,
+                   "the symbol '%s' names %zu parameters, but the "
+                   "kernel's parameter layout has %zu",
+                   sym, mp.n, n);
   }
   if (!(t = cj_ptypes_new(n, CJ_TYPES_COMPILER))) {
     cj_mparams_free(&mp);
@@ -153,8 +156,10 @@ static cujit_status types_failed(const cujit_function *fn, cujit_status st) {
                     "\"f32 ptr ptr u32\" (see cujit.h)";
   char *why;
   if (st == CUJIT_ERROR_OUT_OF_MEMORY) return st;
-  CJ_CHECK(fn->module, CUJIT_ERROR_SIGNATURE, "kernel '%s' belongs to no module, so its parameter "
-           "types cannot be asked of the compiler; %s", fn->name, how);
+  CJ_CHECK(fn->module, CUJIT_ERROR_SIGNATURE,
+           "kernel '%s' belongs to no module, so its parameter "
+           "types cannot be asked of the compiler; %s",
+           fn->name, how);
   CJ_CHECK(cj_mangled(fn->lowered) || fn->module->origin.kept, CUJIT_ERROR_SIGNATURE,
            "kernel '%s' of module '%s' is extern \"C\", so its "
            "symbol does not spell its parameter types, and the module was loaded from "

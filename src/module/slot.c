@@ -3,7 +3,7 @@
 #include "module/function.h"
 
 cujit_status cj_kernel_attr(CUkernel k, CUdevice dev, CUfunction_attribute a, int *v,
-                                const char *what) {
+                            const char *what) {
   CUresult r = cj_cu.cuKernelGetAttribute(v, a, k, dev);
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, what);
 }
@@ -25,9 +25,12 @@ cujit_status cj_slot_fill(const cujit_function *fn, CUdevice dev) {
     r = cj_cu.cuLibraryGetKernel(&fs->kernel[v], s->lib[v], fn->lowered);
     if (r != CUDA_SUCCESS) {
       fs->kernel[v] = NULL;
-      if (r != CUDA_ERROR_NOT_FOUND) return cj_module_load_failed(m, v, r, dev, lim->cc, s->jit_log[v]);
-      return cj_fail_cu(CUJIT_ERROR_LOAD, r, "module '%s' has kernel '%s' in its PTX but the "
-                        "driver cannot find it: %s", m->name, fn->lowered, cj_cu_name(r));
+      if (r != CUDA_ERROR_NOT_FOUND)
+        return cj_module_load_failed(m, v, r, dev, lim->cc, s->jit_log[v]);
+      return cj_fail_cu(CUJIT_ERROR_LOAD, r,
+                        "module '%s' has kernel '%s' in its PTX but the "
+                        "driver cannot find it: %s",
+                        m->name, fn->lowered, cj_cu_name(r));
     }
   }
   /* loads the kernel into the current context now, so load errors surface here */
@@ -37,8 +40,8 @@ cujit_status cj_slot_fill(const cujit_function *fn, CUdevice dev) {
     slot->fn = f;
   CJ_TRY(cj_kernel_attr(fs->kernel[v], dev, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
                         &slot->max_threads, "cuKernelGetAttribute"));
-  CJ_TRY(cj_kernel_attr(fs->kernel[v], dev, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
-                        &slot->static_smem, "cuKernelGetAttribute"));
+  CJ_TRY(cj_kernel_attr(fs->kernel[v], dev, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, &slot->static_smem,
+                        "cuKernelGetAttribute"));
   CJ_TRY(cj_kernel_attr(fs->kernel[v], dev, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                         &slot->dyn_smem_max, "cuKernelGetAttribute"));
   slot->kernel = fs->kernel[v];
@@ -49,9 +52,10 @@ cujit_status cj_slot_fill(const cujit_function *fn, CUdevice dev) {
 }
 
 cujit_status cj_slot_index(const cj_fstate *fs, CUdevice dev) {
-  CJ_CHECK(dev >= 0 && dev < fs->ndev, CUJIT_ERROR_NO_DEVICE, "the current context's device (%d) "
-           "is not one of the %d devices present when the kernel was looked up", (int)dev,
-           fs->ndev);
+  CJ_CHECK(dev >= 0 && dev < fs->ndev, CUJIT_ERROR_NO_DEVICE,
+           "the current context's device (%d) "
+           "is not one of the %d devices present when the kernel was looked up",
+           (int)dev, fs->ndev);
   return CUJIT_OK;
 }
 
@@ -84,7 +88,8 @@ cujit_status cj_function_slot_find(const cujit_function *fn, cj_fslot **out, int
 
 cujit_status cj_function_allow_smem(const cujit_function *fn, cj_fslot *slot, unsigned bytes) {
   CUresult r = CUDA_SUCCESS;
-  CJ_CHECK(cj_cu.cuKernelSetAttribute, CUJIT_ERROR_NOT_SUPPORTED, "the driver lacks "
+  CJ_CHECK(cj_cu.cuKernelSetAttribute, CUJIT_ERROR_NOT_SUPPORTED,
+           "the driver lacks "
            "cuKernelSetAttribute, needed for more than the default dynamic shared memory");
   pthread_mutex_lock(&fn->module->lock);
   if ((unsigned)slot->dyn_smem_max < bytes) {

@@ -61,8 +61,8 @@ static void copy_into(cj_origin *o, const cj_request *r, void *block) {
   const char **ptrs = (const char **)(h + (r->n_headers ? r->n_headers + 1 : 0));
   char *chars;
   size_t i;
-  chars = (char *)(ptrs + r->n_include_dirs + r->n_defines + r->n_user_options +
-                   r->n_name_exprs + 4);
+  chars =
+      (char *)(ptrs + r->n_include_dirs + r->n_defines + r->n_user_options + r->n_name_exprs + 4);
   o->opts.include_dirs = put_list(&ptrs, &chars, r->include_dirs, r->n_include_dirs);
   o->opts.defines = put_list(&ptrs, &chars, r->defines, r->n_defines);
   o->opts.nvrtc_options = put_list(&ptrs, &chars, r->user_options, r->n_user_options);
@@ -103,7 +103,7 @@ cujit_status cj_origin_request(const cj_module *m, cj_request *r) {
   opts.arch = o->arch[0] ? o->arch : NULL;
   CJ_TRY(cj_request_init(r, m->source, m->name, &opts, o->first_include_dir));
   memcpy(r->arch, o->arch, sizeof r->arch); /* "" stays NVRTC's default, whatever the device */
-  r->arch_pending = 0;                       /* never compiled: nothing left to check */
+  r->arch_pending = 0;                      /* never compiled: nothing left to check */
   return CUJIT_OK;
 }
 

@@ -41,9 +41,9 @@
 #include "remote/remote.h"
 
 #define DEFAULT_PORT 6379
-#define CONNECT_MS 50  /* default connect_timeout */
-#define TIMEOUT_MS 50  /* default timeout: the bound of a whole command that moves little */
-#define MS_PER_MIB 16  /* what a command may take longer for each MiB it moves (64 MiB/s) */
+#define CONNECT_MS 50 /* default connect_timeout */
+#define TIMEOUT_MS 50 /* default timeout: the bound of a whole command that moves little */
+#define MS_PER_MIB 16 /* what a command may take longer for each MiB it moves (64 MiB/s) */
 #define MAX_MS 60000
 #define SMALL_REPLY ((size_t)1 << 16) /* the most any reply but GET's may hold */
 
@@ -58,8 +58,8 @@ typedef struct redis {
   char user[256], password[256]; /* password "" when none */
   unsigned db;
   int connect_ms, timeout_ms;
-  int fd;     /* -1 when not connected */
-  pid_t pid;  /* the process that connected */
+  int fd;           /* -1 when not connected */
+  pid_t pid;        /* the process that connected */
   double failed_at; /* when a command last failed to reach the server (monotonic s; 0: never) */
   cj_redis_reader *reader;
   struct redis *next; /* in `stores` */
@@ -161,11 +161,13 @@ static int digits(const char *s, size_t n, unsigned long max, unsigned long *out
 static int parse_userinfo(redis *c, const char *s, size_t n, char *why, size_t size) {
   const char *colon = memchr(s, ':', n);
   if (!colon)
-    return bad_url(why, size, "a user needs a password (user:password@host; a password "
+    return bad_url(why, size,
+                   "a user needs a password (user:password@host; a password "
                    "alone is :password@host)");
   if (decode(s, (size_t)(colon - s), c->user, sizeof c->user) != 0 ||
       decode(colon + 1, n - (size_t)(colon - s) - 1, c->password, sizeof c->password) != 0)
-    return bad_url(why, size, "the user or password is too long or has a malformed %%XX "
+    return bad_url(why, size,
+                   "the user or password is too long or has a malformed %%XX "
                    "escape");
   return 0;
 }
@@ -193,7 +195,8 @@ static int parse_host(redis *c, const char *s, size_t n, char *why, size_t size)
   memcpy(c->host, s, hlen);
   c->host[hlen] = '\0';
   if (port && (digits(port, (size_t)(end - port), 65535, &v) != 0 || v == 0))
-    return bad_url(why, size, "the port is not a number from 1 to 65535 (it is not shown: "
+    return bad_url(why, size,
+                   "the port is not a number from 1 to 65535 (it is not shown: "
                    "it may be a password whose '@' is missing)");
   snprintf(c->port, sizeof c->port, "%lu", v);
   return 0;
@@ -212,8 +215,8 @@ static int parse_query(redis *c, const char *s, char *why, size_t size) {
       return bad_url(why, size, "unknown parameter '%.*s' (known: connect_timeout, timeout)",
                      (int)name_len, s);
     if (!eq || digits(eq + 1, n - name_len - 1, MAX_MS, &v) != 0 || v == 0)
-      return bad_url(why, size, "%.*s needs a number of milliseconds from 1 to %d",
-                     (int)name_len, s, MAX_MS);
+      return bad_url(why, size, "%.*s needs a number of milliseconds from 1 to %d", (int)name_len,
+                     s, MAX_MS);
     *field = (int)v;
     s += n;
     if (*s == '&') s++;
@@ -224,8 +227,8 @@ static int parse_query(redis *c, const char *s, char *why, size_t size) {
 /* The URL as shown in messages: no password, no parameters. */
 static void display_name(redis *c) {
   const char *open = strchr(c->host, ':') ? "[" : "", *close = open[0] ? "]" : "";
-  snprintf(c->base.name, sizeof c->base.name, "redis://%s%s%s:%s/%u", open, c->host, close,
-           c->port, c->db);
+  snprintf(c->base.name, sizeof c->base.name, "redis://%s%s%s:%s/%u", open, c->host, close, c->port,
+           c->db);
 }
 
 /* Where the user information of the URL after "scheme://" ends: its last '@' (so that a
@@ -246,7 +249,8 @@ static int parse_url(redis *c, const char *url, char *why, size_t size) {
   const char *s, *at, *path;
   unsigned long db = 0;
   if (strncasecmp(url, "rediss://", 9) == 0)
-    return bad_url(why, size, "TLS (rediss://) is not supported: reach Redis through a "
+    return bad_url(why, size,
+                   "TLS (rediss://) is not supported: reach Redis through a "
                    "trusted network, or through a TLS tunnel that listens on this machine");
   if (strncasecmp(url, "redis://", 8) != 0) return bad_url(why, size, "it is not a redis:// URL");
   s = url + 8;
@@ -333,8 +337,7 @@ static int dial(redis *c, char *why, size_t size) {
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   if ((rc = getaddrinfo(c->host, c->port, &hints, &list)) != 0)
-    return say(why, size, CJ_REMOTE_FAILED, "cannot resolve '%s': %s", c->host,
-               gai_strerror(rc));
+    return say(why, size, CJ_REMOTE_FAILED, "cannot resolve '%s': %s", c->host, gai_strerror(rc));
   c->fd = -1;
   for (a = list; a && c->fd < 0; a = a->ai_next)
     if ((c->fd = dial_one(a, deadline)) < 0) err = errno;
@@ -352,9 +355,7 @@ typedef struct span {
   double start, bound; /* monotonic seconds; seconds */
 } span;
 
-static double allowance(size_t bytes) {
-  return (double)bytes / (1 << 20) * MS_PER_MIB / 1e3;
-}
+static double allowance(size_t bytes) { return (double)bytes / (1 << 20) * MS_PER_MIB / 1e3; }
 
 /* The end of the next wait: `timeout` from now, and no later than the command's bound. */
 static double next_wait(const redis *c, const span *t) {
@@ -366,16 +367,16 @@ static double next_wait(const redis *c, const span *t) {
 static int io_failed(const redis *c, const span *t, char *why, size_t size, const char *doing,
                      int rc, int err) {
   if (rc == 0 && cj_now_s() >= t->start + t->bound)
-    return say(why, size, CJ_REMOTE_FAILED, "%s did not finish within the command's %.0f ms "
-               "(timeout, plus %d ms for each MiB moved)", doing, t->bound * 1e3, MS_PER_MIB);
+    return say(why, size, CJ_REMOTE_FAILED,
+               "%s did not finish within the command's %.0f ms "
+               "(timeout, plus %d ms for each MiB moved)",
+               doing, t->bound * 1e3, MS_PER_MIB);
   if (rc == 0)
-    return say(why, size, CJ_REMOTE_FAILED, "%s stalled for %d ms (timeout)", doing,
-               c->timeout_ms);
+    return say(why, size, CJ_REMOTE_FAILED, "%s stalled for %d ms (timeout)", doing, c->timeout_ms);
   return say(why, size, CJ_REMOTE_FAILED, "%s failed: %s", doing, strerror(err));
 }
 
-static int send_all(redis *c, const char *buf, size_t len, const span *t, char *why,
-                    size_t size) {
+static int send_all(redis *c, const char *buf, size_t len, const span *t, char *why, size_t size) {
   while (len) {
     ssize_t n = send(c->fd, buf, len, MSG_NOSIGNAL);
     int rc;
@@ -483,8 +484,9 @@ static int hello(redis *c, char *why, size_t size) {
 static int connect_now(redis *c, char *why, size_t size) {
   int rc;
   if (c->fd >= 0 && c->pid == getpid()) return CJ_REMOTE_OK;
-  if (c->fd >= 0) hang_up(c); /* the parent's, inherited through fork: closing our copy
-                                 leaves the parent's connection alone */
+  if (c->fd >= 0)
+    hang_up(c); /* the parent's, inherited through fork: closing our copy
+                   leaves the parent's connection alone */
   if (cj_hiredis_load() != CUJIT_OK)
     return say(why, size, CJ_REMOTE_FAILED, "%s", cj_hiredis_error());
   if ((rc = dial(c, why, size)) != CJ_REMOTE_OK) return rc;
@@ -512,7 +514,8 @@ static int command(redis *c, int argc, const char **argv, const size_t *lens, si
   cj_hiredis_reply(*reply, r);
   if (r->type != CJ_REPLY_ERROR) return CJ_REMOTE_OK;
   if (c->password[0] && r->str && memmem(r->str, r->len, c->password, strlen(c->password)))
-    return say(why, size, CJ_REMOTE_REFUSED, "the server answered an error that holds the "
+    return say(why, size, CJ_REMOTE_REFUSED,
+               "the server answered an error that holds the "
                "password (not shown)");
   return say(why, size, CJ_REMOTE_REFUSED, "the server answered '%.*s'",
              (int)(r->len < 200 ? r->len : 200), r->str ? r->str : "");
@@ -525,7 +528,8 @@ static int take(redis *c, char *why, size_t size) {
   double asked = cj_now_s();
   pthread_mutex_lock(&c->mu);
   if (c->failed_at >= asked)
-    return say(why, size, CJ_REMOTE_FAILED, "the server failed another command of this "
+    return say(why, size, CJ_REMOTE_FAILED,
+               "the server failed another command of this "
                "process while this one waited; not tried again");
   return CJ_REMOTE_OK;
 }
@@ -604,8 +608,8 @@ static int redis_put(cj_remote *t, const cj_key *key, const void *data, size_t l
   return expect_ok((redis *)t, 3, argv, lens, "SET", why, size);
 }
 
-static int redis_lock(cj_remote *t, const cj_key *key, uint64_t token, uint64_t ttl_ms,
-                      char *why, size_t size) {
+static int redis_lock(cj_remote *t, const cj_key *key, uint64_t token, uint64_t ttl_ms, char *why,
+                      size_t size) {
   char k[48], tok[24], ttl[24];
   const char *argv[6] = {"SET", k, tok, "NX", "PX", ttl};
   size_t lens[6];
@@ -617,8 +621,7 @@ static int redis_lock(cj_remote *t, const cj_key *key, uint64_t token, uint64_t 
   return expect_ok((redis *)t, 6, argv, lens, "SET NX", why, size);
 }
 
-static int redis_unlock(cj_remote *t, const cj_key *key, uint64_t token, char *why,
-                        size_t size) {
+static int redis_unlock(cj_remote *t, const cj_key *key, uint64_t token, char *why, size_t size) {
   static const char script[] =
       "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end "
       "return 0";

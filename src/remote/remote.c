@@ -24,9 +24,9 @@
 #include "driver/hiredis.h"
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static cj_remote *current; /* the tier set now (a reference); NULL: none */
-static int configured;     /* the setting was read from the environment, or set */
-static double retry_at;    /* monotonic seconds before which `current` is skipped */
+static cj_remote *current;    /* the tier set now (a reference); NULL: none */
+static int configured;        /* the setting was read from the environment, or set */
+static double retry_at;       /* monotonic seconds before which `current` is skipped */
 static cj_disk_counters mine; /* this process's remote counters */
 static char shown[512];       /* the URL set now, its password masked; "" when none */
 
@@ -154,25 +154,26 @@ static void failed(cj_remote *t, int rc, const char *op, const char *why, cj_dis
   if (d) d->remote_errors++;
   if (rc == CJ_REMOTE_NOMEM) return;
   if (rc == CJ_REMOTE_REFUSED) {
-    snprintf(text, sizeof text, "the remote cache %s refused to %s: %s; check the server's "
-             "configuration (an LRU maxmemory-policy, writable, scripting allowed)", t->name,
-             op, why);
+    snprintf(text, sizeof text,
+             "the remote cache %s refused to %s: %s; check the server's "
+             "configuration (an LRU maxmemory-policy, writable, scripting allowed)",
+             t->name, op, why);
     cj_warn_once(text);
     return;
   }
   pthread_mutex_lock(&mu);
   if (t == current) retry_at = cj_now_s() + CJ_REMOTE_BACKOFF_S;
   pthread_mutex_unlock(&mu);
-  cj_warn("the remote cache %s failed to %s: %s; compiling without it for %.0f s", t->name, op,
-          why, CJ_REMOTE_BACKOFF_S);
+  cj_warn("the remote cache %s failed to %s: %s; compiling without it for %.0f s", t->name, op, why,
+          CJ_REMOTE_BACKOFF_S);
 }
 
 /* ---- looking up ---- */
 
 /* Checks a value as an entry for key recorded with these headers: 0 with a new image, 1
  * with the reason in why, -1 out of memory. */
-static int check(const cj_key *key, const cj_deps *deps, const cj_buf *b, cj_image **out,
-                 char *why, size_t size) {
+static int check(const cj_key *key, const cj_deps *deps, const cj_buf *b, cj_image **out, char *why,
+                 size_t size) {
   cj_deps recorded = {0};
   cj_entry_meta meta;
   int rc = cj_entry_decode(key, b->data, b->len, out, &recorded, &meta, why, size);
@@ -215,7 +216,8 @@ static int lookup(cj_remote *t, const cj_entry_path *p, const cj_key *key, const
   if (rc == BAD && first) {
     d->remote_invalid++;
     cj_warn("the value for '%s' in the remote cache %s %s; compiling it again and replacing "
-            "it", what, t->name, why);
+            "it",
+            what, t->name, why);
   }
   return rc;
 }
@@ -262,7 +264,8 @@ static int claim_or_wait(cj_remote *t, const cj_entry_path *p, const cj_key *key
     if (cj_now_s() - start >= timeout) {
       cj_warn("waited %.1f s for another machine to finish compiling '%s' (its lock in the "
               "remote cache %s is held); compiling it here as well (CUJIT_CACHE_LOCK_TIMEOUT "
-              "sets the wait)", cj_now_s() - start, what, t->name);
+              "sets the wait)",
+              cj_now_s() - start, what, t->name);
       return NONE;
     }
     if (stop->fn && stop->fn(stop->arg)) return STOPPED;
@@ -289,13 +292,17 @@ int cj_remote_fetch(const cj_root *root, const cj_entry_path *p, const cj_key *k
   rc = lookup(t, p, key, deps, what, 1, out, written, &d);
   if (rc == NONE || rc == BAD)
     rc = claim_or_wait(t, p, key, deps, what, &s, claim, out, written, &d);
-  if (rc == GOT) d.remote_hits = 1;
-  else if (rc == NONE) d.remote_misses = 1;
+  if (rc == GOT)
+    d.remote_hits = 1;
+  else if (rc == NONE)
+    d.remote_misses = 1;
   if (rc != NONE) cj_remote_release(claim); /* only a compile needs the lock */
   tally(root, &d, t0);
   unref(t);
-  return rc == GOT ? CJ_REMOTE_HIT : rc == NOMEM ? -1 : rc == STOPPED ? CJ_REMOTE_STOPPED
-                                                                       : CJ_REMOTE_MISS;
+  return rc == GOT       ? CJ_REMOTE_HIT
+         : rc == NOMEM   ? -1
+         : rc == STOPPED ? CJ_REMOTE_STOPPED
+                         : CJ_REMOTE_MISS;
 }
 
 /* ---- storing ---- */
@@ -306,8 +313,8 @@ static void put(cj_remote *t, const cj_root *root, const cj_key *key, const cj_b
   char why[512] = "";
   int rc;
   if (b->len > CJ_REMOTE_MAX_ENTRY) {
-    cj_debug("not storing a %zu-byte entry in the remote cache %s (at most %zu bytes)",
-             b->len, t->name, CJ_REMOTE_MAX_ENTRY);
+    cj_debug("not storing a %zu-byte entry in the remote cache %s (at most %zu bytes)", b->len,
+             t->name, CJ_REMOTE_MAX_ENTRY);
     return;
   }
   memset(&d, 0, sizeof d);
@@ -339,8 +346,9 @@ int cj_remote_probe(const cj_key *key, const cj_deps *deps, char *why, size_t wh
   int rc;
   if (!t) {
     pthread_mutex_lock(&mu);
-    snprintf(why, why_size, current ? "the remote tier %s is left alone after a failure" :
-             "no remote tier is set", current ? current->name : "");
+    snprintf(why, why_size,
+             current ? "the remote tier %s is left alone after a failure" : "no remote tier is set",
+             current ? current->name : "");
     pthread_mutex_unlock(&mu);
     return -1;
   }
@@ -353,8 +361,11 @@ int cj_remote_probe(const cj_key *key, const cj_deps *deps, char *why, size_t wh
       snprintf(why, why_size, "the remote tier %s holds a value that %s", t->name, reason);
     }
   } else {
-    if (rc == CJ_REMOTE_ABSENT) snprintf(why, why_size, "the remote tier %s holds no entry "
-                                         "for it", t->name);
+    if (rc == CJ_REMOTE_ABSENT)
+      snprintf(why, why_size,
+               "the remote tier %s holds no entry "
+               "for it",
+               t->name);
     else {
       char reason[256];
       snprintf(reason, sizeof reason, "%s", why);

@@ -38,8 +38,7 @@ typedef struct cj_remote cj_remote;
  * which never holds the password. */
 typedef struct cj_remote_ops {
   /* The value under key into *out (appended to the empty buffer), at most max bytes. */
-  int (*get)(cj_remote *t, const cj_key *key, size_t max, cj_buf *out, char *why,
-             size_t why_size);
+  int (*get)(cj_remote *t, const cj_key *key, size_t max, cj_buf *out, char *why, size_t why_size);
   int (*put)(cj_remote *t, const cj_key *key, const void *data, size_t len, char *why,
              size_t why_size);
   /* Takes the key's lock for `token` unless someone holds it; it expires after ttl_ms. */

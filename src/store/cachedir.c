@@ -77,7 +77,7 @@ static int locate(char *out, size_t size, reason *why) {
     return copy_path(out, size, v, "/cujit", "XDG_CACHE_HOME", why);
   if ((v = cj_env("HOME"))) return copy_path(out, size, v, "/.cache/cujit", "HOME", why);
   return refuse(why, "no cache directory: neither CUJIT_CACHE_DIR, XDG_CACHE_HOME nor HOME is "
-                "set; set CUJIT_CACHE_DIR to use the disk cache");
+                     "set; set CUJIT_CACHE_DIR to use the disk cache");
 }
 
 static int mkdir_private(const char *dir) {
@@ -128,8 +128,8 @@ static int looks_like_a_cache(int dir) {
   while (ok && (de = readdir(d)) != NULL) {
     const char *n = de->d_name;
     ok = strcmp(n, ".") == 0 || strcmp(n, "..") == 0 || strcmp(n, "stats") == 0 ||
-         strcmp(n, "nvrtc") == 0 ||
-         strcmp(n, "prune.lock") == 0 || strcmp(n, TAG_NAME) == 0 || /* being written */
+         strcmp(n, "nvrtc") == 0 || strcmp(n, "prune.lock") == 0 ||
+         strcmp(n, TAG_NAME) == 0 || /* being written */
          (strlen(n) == 2 && isxdigit((unsigned char)n[0]) && isxdigit((unsigned char)n[1]));
   }
   closedir(d);
@@ -149,9 +149,11 @@ static void write_tag(int dir) {
 static int claim(int dir, const char *path, reason *why) {
   if (has_tag(dir)) return 0;
   if (!looks_like_a_cache(dir))
-    return refuse(why, "'%s' holds other files and is not marked as cujit's cache (no %s); "
+    return refuse(why,
+                  "'%s' holds other files and is not marked as cujit's cache (no %s); "
                   "cujit does not keep its cache among other files, so the disk cache is "
-                  "skipped (set CUJIT_CACHE_DIR to a new or empty directory)", path, TAG_NAME);
+                  "skipped (set CUJIT_CACHE_DIR to a new or empty directory)",
+                  path, TAG_NAME);
   write_tag(dir);
   return 0;
 }
@@ -163,19 +165,23 @@ static int open_dir(const char *dir, reason *why) {
   int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), made = 0;
   if (fd < 0 && errno == ENOENT) {
     if (make_dirs(dir) != 0)
-      return refuse(why, "cannot create the cache directory '%s': %s; the disk cache is "
-                    "skipped (set CUJIT_CACHE_DIR to a writable place)", dir, strerror(errno));
+      return refuse(why,
+                    "cannot create the cache directory '%s': %s; the disk cache is "
+                    "skipped (set CUJIT_CACHE_DIR to a writable place)",
+                    dir, strerror(errno));
     made = 1;
     fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   }
   if (fd < 0)
-    return refuse(why, "cannot %s the cache directory '%s': %s; the disk cache is skipped "
-                  "(set CUJIT_CACHE_DIR to a writable place)", errno == ENOTDIR ? "use" : "open",
-                  dir, errno == ENOTDIR ? "it is not a directory" : strerror(errno));
+    return refuse(why,
+                  "cannot %s the cache directory '%s': %s; the disk cache is skipped "
+                  "(set CUJIT_CACHE_DIR to a writable place)",
+                  errno == ENOTDIR ? "use" : "open", dir,
+                  errno == ENOTDIR ? "it is not a directory" : strerror(errno));
   if (fstat(fd, &st) != 0) {
     close(fd);
-    return refuse(why, "cannot read the cache directory '%s': %s; the disk cache is skipped",
-                  dir, strerror(errno));
+    return refuse(why, "cannot read the cache directory '%s': %s; the disk cache is skipped", dir,
+                  strerror(errno));
   }
   if (cj_trusted(&st)) {
     if (made) write_tag(fd);
@@ -183,13 +189,17 @@ static int open_dir(const char *dir, reason *why) {
   }
   close(fd);
   if (st.st_uid != geteuid() && st.st_uid != 0)
-    return refuse(why, "the cache directory '%s' belongs to uid %u, not to this user (uid %u); "
+    return refuse(why,
+                  "the cache directory '%s' belongs to uid %u, not to this user (uid %u); "
                   "cujit does not load code from a directory another user controls, so the "
-                  "disk cache is skipped", dir, (unsigned)st.st_uid, (unsigned)geteuid());
-  return refuse(why, "the cache directory '%s' is writable by %s (mode %03o); cujit does not "
+                  "disk cache is skipped",
+                  dir, (unsigned)st.st_uid, (unsigned)geteuid());
+  return refuse(why,
+                "the cache directory '%s' is writable by %s (mode %03o); cujit does not "
                 "load code others could have written, so the disk cache is skipped (chmod "
-                "700 '%s' to use it)", dir, st.st_mode & S_IWOTH ? "others" : "its group",
-                (unsigned)(st.st_mode & 0777), dir);
+                "700 '%s' to use it)",
+                dir, st.st_mode & S_IWOTH ? "others" : "its group", (unsigned)(st.st_mode & 0777),
+                dir);
 }
 
 static int root(cj_root *r, reason *why) {
@@ -243,38 +253,47 @@ static int move_aside(const cj_root *r, const char *name, const char *what) {
   struct stat st;
   if (fstatat(r->fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return errno == ENOENT ? 0 : -1;
   if (S_ISLNK(st.st_mode) && unlinkat(r->fd, name, 0) == 0) {
-    snprintf(text, sizeof text, "cache directory '%s/%s' was a symbolic link; cujit never "
+    snprintf(text, sizeof text,
+             "cache directory '%s/%s' was a symbolic link; cujit never "
              "follows one there, so it removed the link (not what it pointed to) and makes a "
-             "directory in its place", r->path, name);
+             "directory in its place",
+             r->path, name);
     cj_warn_once(text);
     return 0;
   }
   snprintf(aside, sizeof aside, ".%s.%ld.%08x.untrusted", name, (long)getpid(),
            (unsigned)cj_random64());
   if (renameat(r->fd, name, r->fd, aside) != 0) {
-    snprintf(text, sizeof text, "cache directory '%s/%s' is not used: %s, and it cannot be "
-             "moved aside (%s); remove it", r->path, name, what, strerror(errno));
+    snprintf(text, sizeof text,
+             "cache directory '%s/%s' is not used: %s, and it cannot be "
+             "moved aside (%s); remove it",
+             r->path, name, what, strerror(errno));
     cj_warn_once(text);
     return -1;
   }
-  snprintf(text, sizeof text, "cache directory '%s/%s' is not used: %s; it was moved to "
-           "'%s/%s' (look at it, then remove it) and a new one is made in its place", r->path,
-           name, what, r->path, aside);
+  snprintf(text, sizeof text,
+           "cache directory '%s/%s' is not used: %s; it was moved to "
+           "'%s/%s' (look at it, then remove it) and a new one is made in its place",
+           r->path, name, what, r->path, aside);
   cj_warn_once(text);
   return 0;
 }
 
 void cj_warn_skipped(const cj_root *r, const char *name, const char *what) {
   char text[PATH_MAX + 256];
-  snprintf(text, sizeof text, "cache directory '%s/%s' is skipped: %s (the next compile that "
-           "needs it replaces it)", r->path, name, what);
+  snprintf(text, sizeof text,
+           "cache directory '%s/%s' is skipped: %s (the next compile that "
+           "needs it replaces it)",
+           r->path, name, what);
   cj_warn_once(text);
 }
 
 static int cannot_make(const cj_root *r, const char *name) {
   char text[PATH_MAX + 256];
-  snprintf(text, sizeof text, "cannot create the cache directory '%s/%s': %s; modules are "
-           "compiled but not cached there", r->path, name, strerror(errno));
+  snprintf(text, sizeof text,
+           "cannot create the cache directory '%s/%s': %s; modules are "
+           "compiled but not cached there",
+           r->path, name, strerror(errno));
   cj_warn_once(text);
   return -1;
 }
@@ -300,8 +319,10 @@ static int open_trusted(const cj_root *r, const char *name, int *bad, char *what
 
 static int cannot_open(const cj_root *r, const char *name) {
   char text[PATH_MAX + 256];
-  snprintf(text, sizeof text, "cannot open the cache directory '%s/%s': %s; modules are "
-           "compiled but not cached there for now", r->path, name, strerror(errno));
+  snprintf(text, sizeof text,
+           "cannot open the cache directory '%s/%s': %s; modules are "
+           "compiled but not cached there for now",
+           r->path, name, strerror(errno));
   cj_warn_once(text);
   return -1;
 }
@@ -339,7 +360,8 @@ cujit_status cujit_cache_set_dir(const char *dir) {
   char *copy = NULL, *old;
   reason why;
   int fd;
-  CJ_CHECK(!dir || dir[0], CUJIT_ERROR_INVALID_VALUE, "cujit_cache_set_dir: the directory is "
+  CJ_CHECK(!dir || dir[0], CUJIT_ERROR_INVALID_VALUE,
+           "cujit_cache_set_dir: the directory is "
            "an empty string; pass a path, or NULL for the default");
   CJ_CHECK(!dir || strlen(dir) < PATH_MAX - 64, CUJIT_ERROR_INVALID_VALUE,
            "cujit_cache_set_dir: the path is longer than %d bytes", PATH_MAX - 64);

@@ -59,11 +59,11 @@ static int read_all(int fd, const cj_entry_path *p, cj_file *f) {
     cj_free(f->data);
     f->data = NULL;
     return invalid(p, f->st.st_uid != geteuid() && f->st.st_uid != 0
-                          ? "belongs to another user" : "is writable by other users");
+                          ? "belongs to another user"
+                          : "is writable by other users");
   }
   if (rc == CJ_FILE_TOO_LARGE) {
-    snprintf(why, sizeof why, "is too large to be an entry (%lld bytes)",
-             (long long)f->st.st_size);
+    snprintf(why, sizeof why, "is too large to be an entry (%lld bytes)", (long long)f->st.st_size);
     return invalid(p, why);
   }
   return CJ_DISK_HIT;
@@ -85,8 +85,7 @@ static int decode(const cj_entry_path *p, const cj_key *key, const cj_deps *expe
   return invalid(p, "records other headers than the source includes now");
 }
 
-int cj_disk_read(const cj_entry_path *p, const cj_key *key, const cj_deps *expect,
-                 cj_image **out) {
+int cj_disk_read(const cj_entry_path *p, const cj_key *key, const cj_deps *expect, cj_image **out) {
   cj_file f = {0};
   char why[160];
   int fd, rc;
@@ -94,8 +93,8 @@ int cj_disk_read(const cj_entry_path *p, const cj_key *key, const cj_deps *expec
   fd = cj_file_open(p->dir, p->name, CJ_FILE_NOFOLLOW);
   if (fd < 0) {
     if (errno == ENOENT || errno == ENOTDIR) return CJ_DISK_ABSENT;
-    snprintf(why, sizeof why, "cannot be opened: %s", errno == ELOOP ? "it is a symbolic link"
-                                                                      : strerror(errno));
+    snprintf(why, sizeof why, "cannot be opened: %s",
+             errno == ELOOP ? "it is a symbolic link" : strerror(errno));
     return invalid(p, why);
   }
   rc = read_all(fd, p, &f);
@@ -115,12 +114,13 @@ int cj_disk_read(const cj_entry_path *p, const cj_key *key, const cj_deps *expec
 static int open_checked(const cj_entry_path *p, struct stat *st, char *why, size_t why_size) {
   int fd = cj_file_open(p->dir, p->name, CJ_FILE_NOFOLLOW);
   if (fd < 0) {
-    snprintf(why, why_size, "cannot be opened: %s", errno == ELOOP ? "it is a symbolic link"
-                                                                     : strerror(errno));
+    snprintf(why, why_size, "cannot be opened: %s",
+             errno == ELOOP ? "it is a symbolic link" : strerror(errno));
     return -1;
   }
   if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode) || !cj_trusted(st)) {
-    snprintf(why, why_size, "is not a regular file of this user's that only this user may "
+    snprintf(why, why_size,
+             "is not a regular file of this user's that only this user may "
              "write");
     close(fd);
     return -1;
@@ -152,7 +152,8 @@ int cj_disk_read_manifest(const cj_entry_path *p, cj_buf *out) {
       cj_entry_manifest_span(head, (uint64_t)st.st_size, &at, &size) == 0 &&
       size <= CJ_MANIFEST_MAX) {
     cj_buf_free(out);
-    if (!(out->data = cj_malloc((size_t)size + 1))) rc = -1;
+    if (!(out->data = cj_malloc((size_t)size + 1)))
+      rc = -1;
     else if (pread_all(fd, out->data, (size_t)size, at) == 0) {
       out->len = (size_t)size;
       out->cap = (size_t)size + 1;

@@ -21,14 +21,16 @@
 
 #include "store/store.h"
 
-static const char *const names[] = {"hits", "misses", "compiles", "evictions", "size", "scanned",
-                                    "remote_hits", "remote_misses", "remote_invalid",
+static const char *const names[] = {"hits",          "misses",        "compiles",
+                                    "evictions",     "size",          "scanned",
+                                    "remote_hits",   "remote_misses", "remote_invalid",
                                     "remote_errors", "remote_time_us"};
 
 static uint64_t *field(cj_disk_counters *c, size_t i) {
-  uint64_t *f[] = {&c->hits, &c->misses, &c->compiles, &c->evictions, &c->size,
-                   (uint64_t *)&c->scanned, &c->remote_hits, &c->remote_misses,
-                   &c->remote_invalid, &c->remote_errors, &c->remote_time_us};
+  uint64_t *f[] = {&c->hits,          &c->misses,        &c->compiles,
+                   &c->evictions,     &c->size,          (uint64_t *)&c->scanned,
+                   &c->remote_hits,   &c->remote_misses, &c->remote_invalid,
+                   &c->remote_errors, &c->remote_time_us};
   return f[i];
 }
 
@@ -61,18 +63,21 @@ static int format(char *buf, size_t size, cj_disk_counters *c) {
  * user's. */
 static int open_checked(const cj_root *r, int create, char why[CJ_WHY_SIZE]) {
   struct stat st;
-  int fd = openat(r->fd, "stats", (create ? O_RDWR | O_CREAT : O_RDONLY) | O_NOFOLLOW |
-                                      O_NONBLOCK | O_CLOEXEC, 0600);
+  int fd =
+      openat(r->fd, "stats",
+             (create ? O_RDWR | O_CREAT : O_RDONLY) | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
   /* none yet, or a read-only cache (deployed warm): no statistics, and nothing to report */
-  if (fd < 0 && (errno == ENOENT || errno == EACCES || errno == EROFS || errno == EPERM))
-    return -1;
+  if (fd < 0 && (errno == ENOENT || errno == EACCES || errno == EROFS || errno == EPERM)) return -1;
   if (fd < 0 && fstatat(r->fd, "stats", &st, AT_SYMLINK_NOFOLLOW) != 0) return -1;
   if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && cj_trusted(&st)) return fd;
   if (fd >= 0) close(fd);
-  snprintf(why, CJ_WHY_SIZE, "the cache's statistics file '%s/stats' is %s; cujit keeps no "
-           "statistics there until it is removed", r->path,
+  snprintf(why, CJ_WHY_SIZE,
+           "the cache's statistics file '%s/stats' is %s; cujit keeps no "
+           "statistics there until it is removed",
+           r->path,
            !S_ISREG(st.st_mode) ? cj_file_kind(st.st_mode)
-           : cj_trusted(&st) ? "unusable" : "another user's or writable by others");
+           : cj_trusted(&st)    ? "unusable"
+                                : "another user's or writable by others");
   return -2;
 }
 

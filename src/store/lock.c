@@ -56,8 +56,8 @@ int cj_lock_fd_wait(int fd, short type, double timeout_s) {
 static int same_file(int fd, int dir, const char *name) {
   struct stat a, b;
   return fstat(fd, &a) == 0 && S_ISREG(a.st_mode) && cj_trusted(&a) &&
-         fstatat(dir, name, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
-         a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+         fstatat(dir, name, &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_dev == b.st_dev &&
+         a.st_ino == b.st_ino;
 }
 
 /* ---- who holds a lock ---- */
@@ -92,8 +92,10 @@ static int proc_stat(long pid, char *state, unsigned long long *cpu, unsigned lo
   snprintf(path, sizeof path, "/proc/%ld/stat", pid);
   if (read_small(path, text, sizeof text) <= 0 || !(p = strrchr(text, ')')))
     return -1; /* the name, in parentheses, may hold spaces and ')' */
-  if (sscanf(p + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d "
-             "%*d %*d %llu", state, &utime, &stime, start) != 4)
+  if (sscanf(p + 1,
+             " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d "
+             "%*d %*d %llu",
+             state, &utime, &stime, start) != 4)
     return -1;
   *cpu = utime + stime;
   return 0;
@@ -159,8 +161,9 @@ static int recorded_holder(int dir, const char *name, holder *h) {
   if (sscanf(text, "cujit-lock pid %ld start %llu boot %36s pidns %llu", &h->pid, &h->start,
              h->boot, &h->pidns) != 4)
     return -1; /* none yet, or being written */
-  return h->pid > 0 && h->pid != me.pid && h->pidns == me.pidns &&
-         strcmp(h->boot, me.boot) == 0 ? 0 : -1;
+  return h->pid > 0 && h->pid != me.pid && h->pidns == me.pidns && strcmp(h->boot, me.boot) == 0
+             ? 0
+             : -1;
 }
 
 /* What a waiter saw of the holder: since when it has been stopped with this CPU time. */

@@ -19,9 +19,9 @@
 typedef struct node {
   cj_key key;
   cj_image *image;
-  cj_deps *deps;           /* the headers it was compiled from (a reference; may be NULL) */
+  cj_deps *deps; /* the headers it was compiled from (a reference; may be NULL) */
   size_t bytes;
-  struct node *chain;      /* next in the bucket */
+  struct node *chain;       /* next in the bucket */
   struct node *prev, *next; /* LRU list: most recent after the head */
 } node;
 

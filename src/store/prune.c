@@ -92,8 +92,8 @@ static void tidy(int dir, const char *name, const struct stat *st) {
   if (is_temp_name(name)) {
     fd = openat(dir, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return;
-    if (cj_lock_fd(fd) == 0 || (errno != EAGAIN && errno != EACCES &&
-                                time(NULL) - st->st_mtime > 3600))
+    if (cj_lock_fd(fd) == 0 ||
+        (errno != EAGAIN && errno != EACCES && time(NULL) - st->st_mtime > 3600))
       unlinkat(dir, name, 0); /* no locks on this file system: an hour old is gone */
     close(fd);
   } else if (is_lock_name(name) && cj_lock_try(dir, name, &lock) == CJ_LOCK_HELD) {
@@ -183,7 +183,8 @@ int cj_prune(const cj_root *r, uint64_t max_bytes, cj_prune_result *res) {
   cj_diskstats_scanned(r, res->bytes, res->removed);
   if (res->removed)
     cj_info("cache: removed %llu least recently used entries (%llu bytes) to stay within %llu "
-            "bytes", (unsigned long long)res->removed, (unsigned long long)res->removed_bytes,
+            "bytes",
+            (unsigned long long)res->removed, (unsigned long long)res->removed_bytes,
             (unsigned long long)max_bytes);
   return 0;
 }
@@ -243,8 +244,7 @@ static size_t read_head(const walk *w, const item *it, unsigned char *head, size
   return n > 0 ? (size_t)n : 0;
 }
 
-static void describe(const walk *w, const item *it, cujit_cache_entry *e, char *name,
-                     char *arch) {
+static void describe(const walk *w, const item *it, cujit_cache_entry *e, char *name, char *arch) {
   unsigned char head[4096];
   cj_entry_meta meta;
   cj_key k;

@@ -56,7 +56,7 @@ double cj_cache_lock_timeout(void);
 
 /* One entry's names, in its shard directory <root>/<first 2 hex digits>/. */
 typedef struct cj_entry_path {
-  int dir;             /* the shard, opened and checked; -1 when not open */
+  int dir; /* the shard, opened and checked; -1 when not open */
   char hex[33];
   char shard[3];
   char name[40];       /* <32 hex>.cujit */
@@ -74,8 +74,7 @@ enum { CJ_DISK_HIT = 0, CJ_DISK_ABSENT = 1, CJ_DISK_INVALID = 2, CJ_DISK_OOM = -
  * `expect` (present ones); CJ_DISK_ABSENT; CJ_DISK_INVALID (warned: the entry is
  * replaced by the next write; also for a file that is not regular, is another user's or
  * is writable by others); CJ_DISK_OOM. A hit refreshes the entry's last-use time. */
-int cj_disk_read(const cj_entry_path *p, const cj_key *key, const cj_deps *expect,
-                 cj_image **out);
+int cj_disk_read(const cj_entry_path *p, const cj_key *key, const cj_deps *expect, cj_image **out);
 /* Writes the entry atomically (unique temporary file, locked while written, fsync,
  * rename). Returns the bytes written, or 0 when it could not be written (warned; the
  * compile goes on). */
@@ -132,8 +131,8 @@ int cj_lock_fd_wait(int fd, short type, double timeout_s);
 
 typedef struct cj_disk_counters {
   uint64_t hits, misses, compiles, evictions;
-  uint64_t size;     /* estimated bytes of entries: at the last scan, plus writes since */
-  int64_t scanned;   /* time of the last full scan (0: never, so the size is unknown) */
+  uint64_t size;   /* estimated bytes of entries: at the last scan, plus writes since */
+  int64_t scanned; /* time of the last full scan (0: never, so the size is unknown) */
   /* the remote tier (remote.c): lookups that found an entry, found none, found a value
    * that failed the checks (a miss too), operations that failed, time spent in it */
   uint64_t remote_hits, remote_misses, remote_invalid, remote_errors, remote_time_us;
@@ -166,7 +165,7 @@ void cj_diskstats_scanned(const cj_root *r, uint64_t size, uint64_t evictions);
  * own making are removed (entries, temporary files of writers that are gone, free lock
  * files). */
 typedef struct cj_prune_result {
-  uint64_t entries, bytes;           /* left after the operation */
+  uint64_t entries, bytes; /* left after the operation */
   uint64_t removed, removed_bytes;
 } cj_prune_result;
 
@@ -223,7 +222,12 @@ size_t cj_memcache_count(void);
 /* ---- counters.c: this process's counters ---- */
 
 typedef enum cj_counter {
-  CJ_HITS, CJ_MEMORY_HITS, CJ_MISSES, CJ_COMPILES, CJ_EVICTIONS, CJ_NCOUNTERS
+  CJ_HITS,
+  CJ_MEMORY_HITS,
+  CJ_MISSES,
+  CJ_COMPILES,
+  CJ_EVICTIONS,
+  CJ_NCOUNTERS
 } cj_counter;
 void cj_count(cj_counter c, uint64_t n);
 uint64_t cj_counter_get(cj_counter c);

@@ -42,7 +42,7 @@
 extern char **environ;
 
 #define MAX_WORKERS 255
-#define POLL_MS 20 /* how often a wait asks the cancel hook */
+#define POLL_MS 20  /* how often a wait asks the cancel hook */
 #define GRACE_S 0.5 /* how long a worker may take to stop by itself when asked */
 
 /* A slot of the table; pid 0 when empty. Slots never move, so that a compile may hold
@@ -57,9 +57,9 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t freed = PTHREAD_COND_INITIALIZER;
 static int here_busy;
 static CJ_LARGE worker workers[MAX_WORKERS];
-static int n_workers; /* slots in use */
-static unsigned jobs_set;  /* cujit_compile_set_jobs(); 0: not set */
-static int program_state;  /* 0: not looked for, 1: found, -1: none */
+static int n_workers;     /* slots in use */
+static unsigned jobs_set; /* cujit_compile_set_jobs(); 0: not set */
+static int program_state; /* 0: not looked for, 1: found, -1: none */
 static CJ_LARGE char program[PATH_MAX];
 static uint64_t answered;
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
@@ -114,8 +114,8 @@ __attribute__((constructor)) static void note_loaded_from(void) {
     return;
   }
   if (!strchr(name, '/') || (name[0] != '/' && !getcwd(cwd, sizeof cwd))) return;
-  if (cj_join(loaded_from, sizeof loaded_from, name[0] == '/' ? "" : cwd,
-              name[0] == '/' ? "" : "/", name, NULL) >= sizeof loaded_from) {
+  if (cj_join(loaded_from, sizeof loaded_from, name[0] == '/' ? "" : cwd, name[0] == '/' ? "" : "/",
+              name, NULL) >= sizeof loaded_from) {
     loaded_from[0] = '\0';
     return;
   }
@@ -144,8 +144,7 @@ static int distrusted(const char *path, char *why, size_t size) {
   snprintf(dir, sizeof dir, "%s", path);
   if ((slash = strrchr(dir, '/')) != NULL) *slash = '\0';
   if (stat(dir[0] ? dir : "/", &st) != 0 || !cj_trusted(&st))
-    return snprintf(why, size, "its directory %s: %s", dir[0] ? dir : "/",
-                    cj_distrust(&st)), 1;
+    return snprintf(why, size, "its directory %s: %s", dir[0] ? dir : "/", cj_distrust(&st)), 1;
   return 0;
 }
 
@@ -160,7 +159,8 @@ static int take_program(const char *path, const char *from) {
   if (!distrusted(program, why, sizeof why)) return 1;
   cj_warn("the compile worker program '%s' (%s) is not run: %s; it and its directory must "
           "belong to you or root, and no one else may write to them. Compiles that could "
-          "run at once run here, one at a time", program, from, why);
+          "run at once run here, one at a time",
+          program, from, why);
   return -1;
 }
 
@@ -195,7 +195,8 @@ static int have_program(void) {
   if (env && env[0] != '/') {
     cj_warn("CUJIT_WORKER is '%s', which is not an absolute path, and is not used: set it to "
             "the full path of the worker program. Compiles that could run at once run here, "
-            "one at a time", env);
+            "one at a time",
+            env);
     program_state = -1;
     return 0;
   }
@@ -204,7 +205,8 @@ static int have_program(void) {
   if (rc == 0)
     cj_info("no compile worker program at '%s' (%s); compiles that could run at once run "
             "here, one at a time; install cujit-worker with the library or set CUJIT_WORKER "
-            "to its path", program, env ? "CUJIT_WORKER" : "beside the library");
+            "to its path",
+            program, env ? "CUJIT_WORKER" : "beside the library");
   return program_state > 0;
 }
 
@@ -231,7 +233,7 @@ static void drop(worker *w, int dead) {
   if (dead) {
     pid_t r = waitpid(w->pid, &status, WNOHANG);
     if (r == 0) kill(w->pid, SIGKILL); /* still running, and still ours */
-    if (r != 0) { /* gone: nothing to wait for */
+    if (r != 0) {                      /* gone: nothing to wait for */
       close(w->fd);
       memset(w, 0, sizeof *w);
       n_workers--;
@@ -298,8 +300,8 @@ static worker *spawn(worker *w) {
   posix_spawnattr_setsigmask(&at, &none);
   posix_spawnattr_setsigdefault(&at, &all);
   posix_spawnattr_setpgroup(&at, 0);
-  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
-                                    POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setflags(&at,
+                           POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
   rc = posix_spawn(&pid, program, &fa, &at, argv, env);
   cj_free(env);
   posix_spawn_file_actions_destroy(&fa);
@@ -335,10 +337,10 @@ static worker *idle_worker(void) {
 
 enum {
   SENT_OK = 0,
-  SENT_BROKEN = 1,    /* it died, stopped or answered out of step: compile here */
-  SENT_REFUSED = 2,   /* it could not take the request: compile here */
+  SENT_BROKEN = 1,  /* it died, stopped or answered out of step: compile here */
+  SENT_REFUSED = 2, /* it could not take the request: compile here */
   SENT_NO_MEMORY = 3,
-  SENT_LATE = 4       /* past the time limit, or cancelled, and no answer: it was stopped */
+  SENT_LATE = 4 /* past the time limit, or cancelled, and no answer: it was stopped */
 };
 
 /* One request to a worker. Every wait in it has an end, as a compile here has (see
@@ -348,9 +350,9 @@ typedef struct exchange {
   int fd;
   pid_t pid;
   cj_request *r;
-  double start;  /* when the request was sent (monotonic seconds) */
-  double asked;  /* seconds in when the cancel hook said stop; 0 before */
-  int by_hook;   /* SENT_LATE: the hook's stop, not the time limit, was missed */
+  double start; /* when the request was sent (monotonic seconds) */
+  double asked; /* seconds in when the cancel hook said stop; 0 before */
+  int by_hook;  /* SENT_LATE: the hook's stop, not the time limit, was missed */
 } exchange;
 
 /* 1 when the worker has stopped (SIGSTOP, a debugger) or is gone: it will not answer. A
@@ -372,8 +374,7 @@ static int overdue(exchange *x) {
     unsigned char c = CJ_WORKER_CANCEL;
     x->asked = t > 0 ? t : 1e-9;
     /* never blocks: a worker too stopped to read it is caught by the deadline below */
-    if (send(x->fd, &c, 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 && errno != EAGAIN)
-      return SENT_BROKEN;
+    if (send(x->fd, &c, 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 && errno != EAGAIN) return SENT_BROKEN;
   }
   if (x->asked && t > x->asked + GRACE_S) return x->by_hook = 1, SENT_LATE;
   if (x->r->time_limit_s > 0 && t > x->r->time_limit_s + GRACE_S) return SENT_LATE;
@@ -539,11 +540,13 @@ static void after_worker(worker *w, int rc, const char *name) {
   w->busy = 0;
   if (rc == SENT_BROKEN || rc == SENT_NO_MEMORY) { /* its stream is out of step */
     cj_info("compile worker %d stopped or answered something else while compiling '%s'; "
-            "compiling it here", (int)w->pid, name);
+            "compiling it here",
+            (int)w->pid, name);
     drop(w, 1);
   } else if (rc == SENT_LATE) {
     cj_info("compile worker %d did not stop compiling '%s' within %g s of being asked to "
-            "(its time limit or cancel); it was killed", (int)w->pid, name, GRACE_S);
+            "(its time limit or cancel); it was killed",
+            (int)w->pid, name, GRACE_S);
     drop(w, 1);
   } else if (n_workers > (int)cj_pool_jobs() - 1) {
     drop(w, 0); /* the limit was lowered */
@@ -561,8 +564,10 @@ static cujit_status take_slot(cj_request *r, int *here, worker **w) {
     if (!here_busy) return here_busy = *here = 1, CUJIT_OK;
     if ((*w = idle_worker()) != NULL) return (*w)->busy = 1, CUJIT_OK;
     if (r->cancel && r->cancel(r->cancel_user))
-      return cj_fail(CUJIT_ERROR_CANCELLED, "compiling '%s' was cancelled by its cancel hook "
-                     "while it waited for a free compile slot; nothing was compiled", r->name);
+      return cj_fail(CUJIT_ERROR_CANCELLED,
+                     "compiling '%s' was cancelled by its cancel hook "
+                     "while it waited for a free compile slot; nothing was compiled",
+                     r->name);
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_nsec += POLL_MS * 1000000L;
     if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;

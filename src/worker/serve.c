@@ -103,8 +103,7 @@ static int compile_one(int fd, uint64_t id, cj_request *r, const char *cwd) {
   st = cj_request_prepare(r);
   if (st == CUJIT_OK) st = cj_nvrtc_compile(r, &im);
   if (st != CUJIT_OK)
-    return reply(fd, id, CJ_REPLY_RESULT, st, cujit_last_nvrtc_result(), cujit_last_error(),
-                 NULL);
+    return reply(fd, id, CJ_REPLY_RESULT, st, cujit_last_nvrtc_result(), cujit_last_error(), NULL);
   cj_worker_key(id, &key);
   if (cj_disk_encode(&key, im, NULL, r->name, NULL, &entry) != 0) {
     cj_image_unref(im);
@@ -149,7 +148,7 @@ static int serve_one(int fd, const unsigned char head[20]) {
 int cj_worker_serve(int fd) {
   unsigned char head[20];
   for (;;) {
-    if (read_all(fd, head, 1) != 0) return 0; /* the caller closed: done */
+    if (read_all(fd, head, 1) != 0) return 0;  /* the caller closed: done */
     if (head[0] == CJ_WORKER_CANCEL) continue; /* asked to stop a compile that had ended */
     if (read_all(fd, head + 1, sizeof head - 1) != 0 || serve_one(fd, head) != 0) return 1;
   }

@@ -9,7 +9,8 @@
 
 /* Copies data into one buffer and splits it at '\n' into at most max strings (each
  * NUL-terminated); v[count] is NULL. Returns the buffer to free, or NULL. */
-static inline char *fuzz_split(const uint8_t *data, size_t size, char **v, size_t max, size_t *count) {
+static inline char *fuzz_split(const uint8_t *data, size_t size, char **v, size_t max,
+                               size_t *count) {
   char *buf = malloc(size + 1), *p;
   size_t n = 0;
   if (!buf) return NULL;

@@ -63,8 +63,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (off <= size && len <= size - off)
       put(copy, e + 40, cj_checksum(copy + off, (size_t)len, "", 0), 8);
   }
-  put(copy, 32, cj_checksum(copy, 32, copy + CJ_BUNDLE_HEADER_SIZE,
-                            (size_t)count * CJ_BUNDLE_ENTRY_SIZE), 8);
+  put(copy, 32,
+      cj_checksum(copy, 32, copy + CJ_BUNDLE_HEADER_SIZE, (size_t)count * CJ_BUNDLE_ENTRY_SIZE), 8);
   read_all(copy, size);
   free(copy);
   return 0;

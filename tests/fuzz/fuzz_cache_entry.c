@@ -1,7 +1,7 @@
 /* fuzz_cache_entry - the cache entry reader on arbitrary bytes: as they are (mostly
  * rejected by the header checks) and resealed with a matching size and checksum, so that
- * the section parser and the manifest parser see them. It must never crash, read out of bounds or allocate what
- * a length merely claims. */
+ * the section parser and the manifest parser see them. It must never crash, read out of bounds or
+ * allocate what a length merely claims. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

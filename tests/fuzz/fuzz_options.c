@@ -36,7 +36,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       case 2: defs[nf++] = s; break;
       case 3: nv[nn++] = s; break;
       case 4: names[ne++] = s; break;
-      case 5: hdr[nh].name = s; hdr[nh++].source = s; break;
+      case 5:
+        hdr[nh].name = s;
+        hdr[nh++].source = s;
+        break;
       default: o.flags = (unsigned)(unsigned char)*s; break;
     }
   }

@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 16 || !(copy = malloc(size))) return 0;
   memcpy(copy, data, size);
   copy[0] = 0x50, copy[1] = 0xed, copy[2] = 0x55, copy[3] = 0xba; /* a fatbin */
-  copy[6] = 16, copy[7] = 0;                                       /* its header's size */
+  copy[6] = 16, copy[7] = 0;                                      /* its header's size */
   for (i = 0; i < 8; i++) copy[8 + i] = (uint8_t)((uint64_t)(size - 16) >> (8 * i));
   inspect(copy, size);
   free(copy);
