@@ -285,6 +285,59 @@ CUJIT_API int cujit_last_nvrtc_result(void);
  *  @param p  what cujit gave; NULL is fine. */
 CUJIT_API void cujit_free(void *p);
 
+/** What a failing cujit call hands to the error handler (cujit_error_set_handler()), on
+ *  the thread that made the call, just before the call returns.
+ *  @param status  the status the call returns (never CUJIT_OK).
+ *  @param call    the public call's name as the program wrote it, e.g.
+ *                 "cujit_module_from_source" ("cujit_launch" for CUJIT_LAUNCH(),
+ *                 "cujit_call" for cujit_call()); for a call through a pointer made by
+ *                 cujit_function_bind(), the kernel's name and " (bound)". Static storage
+ *                 or valid during the call.
+ *  @param detail  cujit_last_error(): what went wrong and what to do. Valid during the
+ *                 call.
+ *  @param user    what cujit_error_set_handler() was given. */
+typedef void (*cujit_error_fn)(cujit_status status, const char *call, const char *detail,
+                               void *user);
+
+/** Sets the error mode: from now on every cujit call that fails calls `fn` once, with the
+ *  call's name, its status and its detail, before it returns its status (MPI's error
+ *  handlers are the model). Pass cujit_error_exit() to end the program at the first
+ *  failure, with the failure on stderr, so that a program need not check each call:
+ *
+ *      cujit_error_set_handler(cujit_error_exit, NULL);
+ *
+ *  A handler that returns lets the call return its status as usual. It is called only for
+ *  a call the program made, never for what cujit does inside (a cache miss that compiles,
+ *  a probe of a kernel's types), and costs nothing on a call that succeeds. Without a
+ *  handler (the default) nothing is called and nothing is printed: every call returns
+ *  its status. The handler may call cujit (it sees that call's own failures too); it must
+ *  be safe on every thread that calls cujit. Which calls are covered is said in
+ *  "Conventions".
+ *  Env CUJIT_ERRORS=exit makes cujit_error_exit() the handler of a program that sets none
+ *  (read at the first failure; `return`, the default, sets none), for quick scripts.
+ *  Thread-safe: the pair (fn, user) is replaced at once for every thread.
+ *  @param fn    the handler; NULL for none (every call returns its status, and
+ *               CUJIT_ERRORS is no longer read).
+ *  @param user  passed to fn. */
+CUJIT_API void cujit_error_set_handler(cujit_error_fn fn, void *user);
+
+/** The ready handler of the error mode: prints `cujit: <call>: <STATUS_NAME>: <detail>`
+ *  and a newline to stderr, then calls exit(EXIT_FAILURE) (so stdout is flushed and atexit
+ *  functions run).
+ *  @param status  the failure's status.
+ *  @param call    the failing call's name.
+ *  @param detail  its detail.
+ *  @param user    unused. */
+CUJIT_API void cujit_error_exit(cujit_status status, const char *call, const char *detail,
+                                void *user);
+
+/* What the error mode's macros (at the end of this header) call when a call failed: runs
+ * the handler, if there is one, and returns `status`. */
+CUJIT_API cujit_status cujit_error_raise_(cujit_status status, const char *call);
+static inline cujit_status cujit_checked_(cujit_status status, const char *call) {
+  return status == CUJIT_OK ? status : cujit_error_raise_(status, call);
+}
+
 /** @} */
 
 /* =======================================================================================
@@ -1290,13 +1343,16 @@ CUJIT_API const char *cujit_function_signature(cujit_function *fn);
  *  Returns what cujit_launch() returns; CUJIT_ERROR_INVALID_ARGS for a wrong count, a
  *  value out of range, or a NULL value pointer; CUJIT_ERROR_SIGNATURE when the signature
  *  cannot be read (see cujit_function_signature()). */
-#define cujit_call(fn, ...) \
-  (CUJIT_CALL_CHECK_(__VA_ARGS__), cujit_call_n((fn), CUJIT_NARGS_(__VA_ARGS__) - 2, __VA_ARGS__))
+#define cujit_call(fn, ...)        \
+  (CUJIT_CALL_CHECK_(__VA_ARGS__), \
+   CUJIT_CHECKED_AS_(cujit_call,   \
+                     (cujit_call_n)((fn), CUJIT_NARGS_(__VA_ARGS__) - 2, __VA_ARGS__)))
 /** cujit_call_ex(fn, grid, block, opts, args...): cujit_call() with launch options (a
  *  `const cujit_launch_options *`, read during the call). */
-#define cujit_call_ex(fn, ...)     \
-  (CUJIT_CALL_CHECK_(__VA_ARGS__), \
-   cujit_call_ex_n((fn), CUJIT_NARGS_(__VA_ARGS__) - 3, __VA_ARGS__))
+#define cujit_call_ex(fn, ...)      \
+  (CUJIT_CALL_CHECK_(__VA_ARGS__),  \
+   CUJIT_CHECKED_AS_(cujit_call_ex, \
+                     (cujit_call_ex_n)((fn), CUJIT_NARGS_(__VA_ARGS__) - 3, __VA_ARGS__)))
 /** What cujit_call() expands to. For wrappers and for more than 64 arguments.
  *  @param fn     the kernel.
  *  @param nargs  the number of varargs that follow `block` (the kernel's arguments).
@@ -2466,6 +2522,97 @@ CUJIT_API cujit_status cujit_cache_verify(size_t sample, cujit_cache_verify_fn f
                                           cujit_cache_verify_summary *summary);
 
 /** @} */
+
+/* The error mode (see "Conventions"): each function above that returns a cujit_status is
+ * also a macro of its own name, which hands the status to cujit_checked_() with the call's
+ * name. The library's own sources are built without them (CUJIT_BUILDING_LIBRARY), so
+ * that what cujit calls inside never reaches the handler. A function added to this header
+ * gets its line here: a test checks that every one has it. */
+/** @cond */
+#ifdef CUJIT_BUILDING_LIBRARY
+#  define CUJIT_CHECKED_AS_(name, call) (call)
+#else
+/* (clang-format would put spaces between # and the parameter it makes a string of) */
+/* clang-format off */
+#  define CUJIT_CHECKED_AS_(name, call) cujit_checked_((call), #name)
+#  define CUJIT_CHECKED_(fn, ...) cujit_checked_((fn)(__VA_ARGS__), #fn)
+/* clang-format on */
+#  define cujit_module_from_source(...) CUJIT_CHECKED_(cujit_module_from_source, __VA_ARGS__)
+#  define cujit_module_from_file(...) CUJIT_CHECKED_(cujit_module_from_file, __VA_ARGS__)
+#  define cujit_module_get_lowered_name(...) \
+    CUJIT_CHECKED_(cujit_module_get_lowered_name, __VA_ARGS__)
+#  define cujit_module_get_function(...) CUJIT_CHECKED_(cujit_module_get_function, __VA_ARGS__)
+#  define cujit_module_get_global(...) CUJIT_CHECKED_(cujit_module_get_global, __VA_ARGS__)
+#  define cujit_module_write_global(...) CUJIT_CHECKED_(cujit_module_write_global, __VA_ARGS__)
+#  define cujit_module_read_global(...) CUJIT_CHECKED_(cujit_module_read_global, __VA_ARGS__)
+#  define cujit_function_get_attrs(...) CUJIT_CHECKED_(cujit_function_get_attrs, __VA_ARGS__)
+#  define cujit_function_suggest_block(...) \
+    CUJIT_CHECKED_(cujit_function_suggest_block, __VA_ARGS__)
+#  define cujit_function_get_param_info(...) \
+    CUJIT_CHECKED_(cujit_function_get_param_info, __VA_ARGS__)
+#  define cujit_launch(...) CUJIT_CHECKED_(cujit_launch, __VA_ARGS__)
+#  define cujit_mem_alloc(...) CUJIT_CHECKED_(cujit_mem_alloc, __VA_ARGS__)
+#  define cujit_mem_free(...) CUJIT_CHECKED_(cujit_mem_free, __VA_ARGS__)
+#  define cujit_mem_copy_htod(...) CUJIT_CHECKED_(cujit_mem_copy_htod, __VA_ARGS__)
+#  define cujit_mem_copy_dtoh(...) CUJIT_CHECKED_(cujit_mem_copy_dtoh, __VA_ARGS__)
+#  define cujit_host_alloc(...) CUJIT_CHECKED_(cujit_host_alloc, __VA_ARGS__)
+#  define cujit_host_free(...) CUJIT_CHECKED_(cujit_host_free, __VA_ARGS__)
+#  define cujit_stream_create(...) CUJIT_CHECKED_(cujit_stream_create, __VA_ARGS__)
+#  define cujit_stream_destroy(...) CUJIT_CHECKED_(cujit_stream_destroy, __VA_ARGS__)
+#  define cujit_stream_synchronize(...) CUJIT_CHECKED_(cujit_stream_synchronize, __VA_ARGS__)
+#  define cujit_synchronize(...) CUJIT_CHECKED_(cujit_synchronize, __VA_ARGS__)
+#  define cujit_mem_pool_get_usage(...) CUJIT_CHECKED_(cujit_mem_pool_get_usage, __VA_ARGS__)
+#  define cujit_mem_pool_trim(...) CUJIT_CHECKED_(cujit_mem_pool_trim, __VA_ARGS__)
+#  define cujit_cache_set_dir(...) CUJIT_CHECKED_(cujit_cache_set_dir, __VA_ARGS__)
+#  define cujit_cache_set_remote(...) CUJIT_CHECKED_(cujit_cache_set_remote, __VA_ARGS__)
+#  define cujit_cache_get_remote(...) CUJIT_CHECKED_(cujit_cache_get_remote, __VA_ARGS__)
+#  define cujit_cache_get_stats(...) CUJIT_CHECKED_(cujit_cache_get_stats, __VA_ARGS__)
+#  define cujit_cache_get_disk_stats(...) CUJIT_CHECKED_(cujit_cache_get_disk_stats, __VA_ARGS__)
+#  define cujit_cache_clear(...) CUJIT_CHECKED_(cujit_cache_clear, __VA_ARGS__)
+#  define cujit_cache_prune(...) CUJIT_CHECKED_(cujit_cache_prune, __VA_ARGS__)
+#  define cujit_cache_list(...) CUJIT_CHECKED_(cujit_cache_list, __VA_ARGS__)
+#  define cujit_function_set_signature(...) \
+    CUJIT_CHECKED_(cujit_function_set_signature, __VA_ARGS__)
+#  define cujit_call_n(...) CUJIT_CHECKED_(cujit_call_n, __VA_ARGS__)
+#  define cujit_call_ex_n(...) CUJIT_CHECKED_(cujit_call_ex_n, __VA_ARGS__)
+#  define cujit_function_bind(...) CUJIT_CHECKED_(cujit_function_bind, __VA_ARGS__)
+#  define cujit_batch_compile(...) CUJIT_CHECKED_(cujit_batch_compile, __VA_ARGS__)
+#  define cujit_compile_job_start(...) CUJIT_CHECKED_(cujit_compile_job_start, __VA_ARGS__)
+#  define cujit_compile_job_wait(...) CUJIT_CHECKED_(cujit_compile_job_wait, __VA_ARGS__)
+#  define cujit_module_export(...) CUJIT_CHECKED_(cujit_module_export, __VA_ARGS__)
+#  define cujit_module_import(...) CUJIT_CHECKED_(cujit_module_import, __VA_ARGS__)
+#  define cujit_module_import_file(...) CUJIT_CHECKED_(cujit_module_import_file, __VA_ARGS__)
+#  define cujit_bundle_from_source(...) CUJIT_CHECKED_(cujit_bundle_from_source, __VA_ARGS__)
+#  define cujit_bundle_from_file(...) CUJIT_CHECKED_(cujit_bundle_from_file, __VA_ARGS__)
+#  define cujit_bundle_warm(...) CUJIT_CHECKED_(cujit_bundle_warm, __VA_ARGS__)
+#  define cujit_module_link(...) CUJIT_CHECKED_(cujit_module_link, __VA_ARGS__)
+#  define cujit_module_from_image(...) CUJIT_CHECKED_(cujit_module_from_image, __VA_ARGS__)
+#  define cujit_module_from_image_file(...) \
+    CUJIT_CHECKED_(cujit_module_from_image_file, __VA_ARGS__)
+#  define cujit_image_describe(...) CUJIT_CHECKED_(cujit_image_describe, __VA_ARGS__)
+#  define cujit_nvrtc_get_version(...) CUJIT_CHECKED_(cujit_nvrtc_get_version, __VA_ARGS__)
+#  define cujit_nvrtc_get_archs(...) CUJIT_CHECKED_(cujit_nvrtc_get_archs, __VA_ARGS__)
+#  define cujit_driver_get_version(...) CUJIT_CHECKED_(cujit_driver_get_version, __VA_ARGS__)
+#  define cujit_device_get_count(...) CUJIT_CHECKED_(cujit_device_get_count, __VA_ARGS__)
+#  define cujit_device_get_info(...) CUJIT_CHECKED_(cujit_device_get_info, __VA_ARGS__)
+#  define cujit_device_set_current(...) CUJIT_CHECKED_(cujit_device_set_current, __VA_ARGS__)
+#  define cujit_device_get_current(...) CUJIT_CHECKED_(cujit_device_get_current, __VA_ARGS__)
+#  define cujit_driver_get_symbol(...) CUJIT_CHECKED_(cujit_driver_get_symbol, __VA_ARGS__)
+#  define cujit_texture_from_linear(...) CUJIT_CHECKED_(cujit_texture_from_linear, __VA_ARGS__)
+#  define cujit_texture_from_pitched(...) CUJIT_CHECKED_(cujit_texture_from_pitched, __VA_ARGS__)
+#  define cujit_cuarray_create(...) CUJIT_CHECKED_(cujit_cuarray_create, __VA_ARGS__)
+#  define cujit_cuarray_write(...) CUJIT_CHECKED_(cujit_cuarray_write, __VA_ARGS__)
+#  define cujit_cuarray_read(...) CUJIT_CHECKED_(cujit_cuarray_read, __VA_ARGS__)
+#  define cujit_cuarray_destroy(...) CUJIT_CHECKED_(cujit_cuarray_destroy, __VA_ARGS__)
+#  define cujit_texture_from_array(...) CUJIT_CHECKED_(cujit_texture_from_array, __VA_ARGS__)
+#  define cujit_surface_from_array(...) CUJIT_CHECKED_(cujit_surface_from_array, __VA_ARGS__)
+#  define cujit_texture_destroy(...) CUJIT_CHECKED_(cujit_texture_destroy, __VA_ARGS__)
+#  define cujit_surface_destroy(...) CUJIT_CHECKED_(cujit_surface_destroy, __VA_ARGS__)
+#  define cujit_cache_explain(...) CUJIT_CHECKED_(cujit_cache_explain, __VA_ARGS__)
+#  define cujit_cache_explain_file(...) CUJIT_CHECKED_(cujit_cache_explain_file, __VA_ARGS__)
+#  define cujit_cache_verify(...) CUJIT_CHECKED_(cujit_cache_verify, __VA_ARGS__)
+#endif
+/** @endcond */
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -716,6 +716,45 @@ static inline cujit_arg cujit_gen_ulong_(unsigned long v) {
 /* Applies CUJIT_GEN_ARG_ to each argument. */
 #define CUJIT_GEN_MAP_(...) CUJIT_MAP_(CUJIT_GEN_ARG_, __VA_ARGS__)
 
+/* The error mode (see "Conventions" in cujit.h): each function of this header that returns
+ * a cujit_status is also a macro of its own name. */
+/** @cond */
+#ifndef CUJIT_BUILDING_LIBRARY
+#  define cujit_array_empty(...) CUJIT_CHECKED_(cujit_array_empty, __VA_ARGS__)
+#  define cujit_array_zeros(...) CUJIT_CHECKED_(cujit_array_zeros, __VA_ARGS__)
+#  define cujit_array_full(...) CUJIT_CHECKED_(cujit_array_full, __VA_ARGS__)
+#  define cujit_array_empty_like(...) CUJIT_CHECKED_(cujit_array_empty_like, __VA_ARGS__)
+#  define cujit_array_arange(...) CUJIT_CHECKED_(cujit_array_arange, __VA_ARGS__)
+#  define cujit_array_from_host(...) CUJIT_CHECKED_(cujit_array_from_host, __VA_ARGS__)
+#  define cujit_array_wrap(...) CUJIT_CHECKED_(cujit_array_wrap, __VA_ARGS__)
+#  define cujit_array_read(...) CUJIT_CHECKED_(cujit_array_read, __VA_ARGS__)
+#  define cujit_array_write(...) CUJIT_CHECKED_(cujit_array_write, __VA_ARGS__)
+#  define cujit_array_fill(...) CUJIT_CHECKED_(cujit_array_fill, __VA_ARGS__)
+#  define cujit_array_copy(...) CUJIT_CHECKED_(cujit_array_copy, __VA_ARGS__)
+#  define cujit_array_astype(...) CUJIT_CHECKED_(cujit_array_astype, __VA_ARGS__)
+#  define cujit_array_view(...) CUJIT_CHECKED_(cujit_array_view, __VA_ARGS__)
+#  define cujit_array_reshape(...) CUJIT_CHECKED_(cujit_array_reshape, __VA_ARGS__)
+#  define cujit_array_set_stream(...) CUJIT_CHECKED_(cujit_array_set_stream, __VA_ARGS__)
+#  define cujit_array_binary(...) CUJIT_CHECKED_(cujit_array_binary, __VA_ARGS__)
+#  define cujit_array_binary_scalar(...) CUJIT_CHECKED_(cujit_array_binary_scalar, __VA_ARGS__)
+#  define cujit_array_unary(...) CUJIT_CHECKED_(cujit_array_unary, __VA_ARGS__)
+#  define cujit_array_map(...) CUJIT_CHECKED_(cujit_array_map, __VA_ARGS__)
+#  define cujit_array_reduce(...) CUJIT_CHECKED_(cujit_array_reduce, __VA_ARGS__)
+#  define cujit_array_dot(...) CUJIT_CHECKED_(cujit_array_dot, __VA_ARGS__)
+#  define cujit_array_cumsum(...) CUJIT_CHECKED_(cujit_array_cumsum, __VA_ARGS__)
+#  define cujit_array_random(...) CUJIT_CHECKED_(cujit_array_random, __VA_ARGS__)
+#  define cujit_elementwise_create(...) CUJIT_CHECKED_(cujit_elementwise_create, __VA_ARGS__)
+#  define cujit_elementwise_call(...) CUJIT_CHECKED_(cujit_elementwise_call, __VA_ARGS__)
+#  define cujit_elementwise_call_range(...) \
+    CUJIT_CHECKED_(cujit_elementwise_call_range, __VA_ARGS__)
+#  define cujit_reduction_create(...) CUJIT_CHECKED_(cujit_reduction_create, __VA_ARGS__)
+#  define cujit_reduction_call(...) CUJIT_CHECKED_(cujit_reduction_call, __VA_ARGS__)
+#  define cujit_reduction_call_host(...) CUJIT_CHECKED_(cujit_reduction_call_host, __VA_ARGS__)
+#  define cujit_scan_create(...) CUJIT_CHECKED_(cujit_scan_create, __VA_ARGS__)
+#  define cujit_scan_call(...) CUJIT_CHECKED_(cujit_scan_call, __VA_ARGS__)
+#endif
+/** @endcond */
+
 #ifdef __cplusplus
 } /* extern "C" */
 

@@ -351,6 +351,44 @@ static void hc_generator_macros(int gpu) {
 }
 
 /* Everything above. */
+/* ---- the error mode: every status-returning call is also a macro of its name ---- */
+
+static int hc_raised;
+static char hc_raised_call[64];
+
+static void hc_on_error(cujit_status status, const char *call, const char *detail, void *user) {
+  (void)status, (void)detail;
+  ++*(int *)user;
+  strncpy(hc_raised_call, call, sizeof hc_raised_call - 1);
+}
+
+static void hc_error_mode(int gpu) {
+  cujit_module *m = NULL;
+  cujit_dim3 one = CUJIT_DIM3(1);
+  cujit_status (*launch)(const cujit_function *, cujit_dim3, cujit_dim3, const cujit_arg *, size_t,
+                         const cujit_launch_options *) = &cujit_launch;
+  cujit_status (*sync)(void) = cujit_synchronize;
+  cujit_error_set_handler(hc_on_error, &hc_raised);
+  hc_check(cujit_module_from_source(&m, NULL, "none.cu", NULL) == CUJIT_ERROR_INVALID_SOURCE &&
+               hc_raised == 1 && strcmp(hc_raised_call, "cujit_module_from_source") == 0,
+           "the error mode: a failing call calls the handler with its name");
+  hc_check(CUJIT_LAUNCH(NULL, one, one, cujit_i32(1)) == CUJIT_ERROR_INVALID_VALUE &&
+               hc_raised == 2 && strcmp(hc_raised_call, "cujit_launch") == 0,
+           "the error mode: CUJIT_LAUNCH is cujit_launch");
+  hc_check(cujit_call(NULL, one, one, 1) == CUJIT_ERROR_INVALID_VALUE && hc_raised == 3 &&
+               strcmp(hc_raised_call, "cujit_call") == 0,
+           "the error mode: cujit_call");
+  /* a pointer to the function, and the name in parentheses, are the function itself */
+  hc_check(launch(NULL, one, one, NULL, 0, NULL) == CUJIT_ERROR_INVALID_VALUE &&
+               (cujit_module_from_source)(&m, "", "none.cu", NULL) == CUJIT_ERROR_INVALID_SOURCE &&
+               hc_raised == 3,
+           "the error mode: pointers and parenthesised names skip the handler");
+  hc_check((cujit_synchronize() == CUJIT_OK) == gpu && sync() == cujit_synchronize(),
+           "the error mode: a call without arguments");
+  cujit_error_set_handler(NULL, NULL);
+  hc_check(m == NULL, "no module");
+}
+
 static void hc_run(void) {
   cujit_options o = CUJIT_OPTIONS_INIT;
   cujit_module *m = NULL;
@@ -373,6 +411,7 @@ static void hc_run(void) {
   hc_every_constructor_launched(mix, gpu);
   hc_every_launch_form(add, gpu);
   hc_generator_macros(gpu);
+  hc_error_mode(gpu);
   cujit_module_destroy(m);
 }
 

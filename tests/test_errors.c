@@ -1,4 +1,5 @@
-/* test_errors - the status table, thread-local error detail and the log callback. */
+/* test_errors - the status table, thread-local error detail, the error mode (the handler a
+ * failing call of the program calls, CUJIT_ERRORS) and the log callback. */
 #include <pthread.h>
 #include <unistd.h>
 
@@ -175,12 +176,257 @@ static void bad_memory_cache_size_warns(void **state) {
   unsetenv("CUJIT_MEMORY_CACHE_MAX_SIZE");
 }
 
+/* ---- the error mode ---- */
+
+/* What a counting handler saw. */
+typedef struct raised {
+  int count;
+  cujit_status status;
+  char call[64];
+  char detail[256];
+} raised;
+
+static void on_error(cujit_status status, const char *call, const char *detail, void *user) {
+  raised *r = user;
+  r->count++;
+  r->status = status;
+  snprintf(r->call, sizeof r->call, "%s", call);
+  snprintf(r->detail, sizeof r->detail, "%s", detail);
+}
+
+static void handler_called_once_per_failing_call(void **state) {
+  raised r = {0};
+  cujit_module *m = NULL;
+  (void)state;
+  cujit_error_set_handler(on_error, &r);
+  assert_int_equal(cujit_module_from_source(&m, "__global__ void k( {}", "broken.cu", NULL),
+                   CUJIT_ERROR_COMPILE);
+  assert_int_equal(r.count, 1);
+  assert_int_equal(r.status, CUJIT_ERROR_COMPILE);
+  assert_string_equal(r.call, "cujit_module_from_source");
+  assert_non_null(strstr(r.detail, "broken.cu")); /* the detail, as cujit_last_error() has it */
+  assert_memory_equal(r.detail, cujit_last_error(), strlen(r.detail));
+  assert_int_equal(cujit_module_get_function(NULL, "k", NULL), CUJIT_ERROR_INVALID_VALUE);
+  assert_int_equal(r.count, 2);
+  assert_string_equal(r.call, "cujit_module_get_function");
+  assert_int_equal(r.status, CUJIT_ERROR_INVALID_VALUE);
+  cujit_error_set_handler(NULL, NULL);
+  assert_null(m);
+}
+
+static void handler_not_called_on_success_or_inside(void **state) {
+  raised r = {0};
+  cujit_module *m = NULL;
+  char src[128];
+  (void)state;
+  /* a source no cache holds: a miss in the memory and disk caches, compiled; then a hit.
+   * With no arch and (on a machine without a driver) no device to ask, the library's own
+   * query of the device fails inside and the compile takes NVRTC's default. */
+  snprintf(src, sizeof src, "__global__ void k(int *x) { x[0] = %d; }\n", (int)getpid());
+  cujit_error_set_handler(on_error, &r);
+  assert_ok(cujit_module_from_source(&m, src, "fine.cu", NULL));
+  cujit_module_destroy(m);
+  assert_ok(cujit_module_from_source(&m, src, "fine.cu", NULL));
+  assert_non_null(cujit_module_ptx(m, NULL));
+  cujit_module_destroy(m);
+  assert_int_equal(r.count, 0);
+  /* the name in parentheses (and a pointer to the function) is the function itself */
+  assert_int_equal((cujit_module_from_source)(&m, NULL, "quiet.cu", NULL),
+                   CUJIT_ERROR_INVALID_SOURCE);
+  {
+    cujit_status (*compile)(cujit_module **, const char *, const char *, const cujit_options *) =
+        cujit_module_from_source;
+    assert_int_equal(compile(&m, "", "quiet.cu", NULL), CUJIT_ERROR_INVALID_SOURCE);
+  }
+  assert_int_equal(r.count, 0);
+  /* cujit_last_status() reads a status; it is never a failing call */
+  assert_int_equal(cujit_last_status(), CUJIT_ERROR_INVALID_SOURCE);
+  assert_int_equal(r.count, 0);
+  cujit_error_set_handler(NULL, NULL);
+}
+
+/* cujit_batch_compile() runs compile jobs through the public job functions: the failure of
+ * one job reaches the handler once, as the batch's. */
+static void batch_failure_raised_once(void **state) {
+  raised r = {0};
+  cujit_module *mods[3] = {NULL, NULL, NULL};
+  cujit_status st[3];
+  const char *sources[] = {"__global__ void a(int *x) { x[0] = 1; }\n", "__global__ void b( {}\n",
+                           "__global__ void c(int *x) { x[0] = 3; }\n"};
+  const char *names[] = {"a.cu", "b.cu", "c.cu"};
+  size_t i;
+  (void)state;
+  cujit_error_set_handler(on_error, &r);
+  assert_int_equal(cujit_batch_compile(mods, st, sources, names, 3, NULL), CUJIT_ERROR_COMPILE);
+  cujit_error_set_handler(NULL, NULL);
+  assert_int_equal(r.count, 1);
+  assert_string_equal(r.call, "cujit_batch_compile");
+  assert_int_equal(st[1], CUJIT_ERROR_COMPILE);
+  assert_int_equal(st[0], CUJIT_OK);
+  for (i = 0; i < 3; i++) cujit_module_destroy(mods[i]);
+}
+
+static void null_handler_restores_the_default(void **state) {
+  raised r = {0};
+  cujit_module *m = NULL;
+  (void)state;
+  cujit_error_set_handler(on_error, &r);
+  assert_int_equal(cujit_module_from_source(&m, "", "a.cu", NULL), CUJIT_ERROR_INVALID_SOURCE);
+  assert_int_equal(r.count, 1);
+  cujit_error_set_handler(NULL, NULL);
+  assert_int_equal(cujit_module_from_source(&m, "", "b.cu", NULL), CUJIT_ERROR_INVALID_SOURCE);
+  assert_int_equal(r.count, 1);
+  assert_string_equal(r.call, "cujit_module_from_source");
+}
+
+/* Threads that fail calls while the handler's user data changes under them: every failure
+ * is counted once, in one of the two counters, with the calling thread's own call and
+ * detail. */
+enum { THREADS = 4, FAILS = 300 };
+static int counts[2], wrong;
+static __thread int thread_index;
+static pthread_mutex_t count_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void on_error_counted(cujit_status status, const char *call, const char *detail,
+                             void *user) {
+  char want[32];
+  snprintf(want, sizeof want, "thread%d.cu", thread_index);
+  pthread_mutex_lock(&count_lock);
+  counts[user == &counts[1]]++;
+  if (status != CUJIT_ERROR_INVALID_SOURCE || strcmp(call, "cujit_module_from_source") != 0 ||
+      !strstr(detail, want))
+    wrong++;
+  pthread_mutex_unlock(&count_lock);
+}
+
+static void *fail_often(void *arg) {
+  char name[32];
+  cujit_module *m = NULL;
+  int i;
+  thread_index = (int)(intptr_t)arg;
+  snprintf(name, sizeof name, "thread%d.cu", thread_index);
+  for (i = 0; i < FAILS; i++) cujit_module_from_source(&m, "", name, NULL);
+  return NULL;
+}
+
+static void handler_is_thread_safe(void **state) {
+  pthread_t t[THREADS];
+  int i;
+  (void)state;
+  cujit_error_set_handler(on_error_counted, &counts[0]);
+  for (i = 0; i < THREADS; i++)
+    assert_int_equal(pthread_create(&t[i], NULL, fail_often, (void *)(intptr_t)i), 0);
+  for (i = 0; i < 1000; i++) cujit_error_set_handler(on_error_counted, &counts[i % 2]);
+  for (i = 0; i < THREADS; i++) pthread_join(t[i], NULL);
+  cujit_error_set_handler(NULL, NULL);
+  assert_int_equal(counts[0] + counts[1], THREADS * FAILS);
+  assert_int_equal(wrong, 0);
+}
+
+/* In a child: "exit": sets cujit_error_exit and fails a call; "env": fails a call with the
+ * handler CUJIT_ERRORS chose; "env-null": sets no handler (NULL) first. Prints a line
+ * without flushing first, which exit() must flush. Returns 0 when the call returned. */
+static int error_mode_child(const char *how) {
+  cujit_module *m = NULL;
+  if (strcmp(how, "exit") == 0) cujit_error_set_handler(cujit_error_exit, NULL);
+  if (strcmp(how, "env-null") == 0) cujit_error_set_handler(NULL, NULL);
+  printf("before the failure\n");
+  if (cujit_module_from_source(&m, "", "child.cu", NULL) != CUJIT_ERROR_INVALID_SOURCE) return 3;
+  printf("the call returned\n");
+  return 0;
+}
+
+/* In a child with CUJIT_LIBCUDA missing (so that device calls fail everywhere): the names
+ * the handler gets for calls made through the header's macros and for a call with no
+ * arguments. 0 when each is right. */
+static int macro_names_child(void) {
+  raised r = {0};
+  cujit_dim3 one = CUJIT_DIM3(1);
+  cujit_error_set_handler(on_error, &r);
+  if (CUJIT_LAUNCH(NULL, one, one, cujit_i32(1)) != CUJIT_ERROR_INVALID_VALUE ||
+      strcmp(r.call, "cujit_launch") != 0)
+    return printf("CUJIT_LAUNCH: %s\n", r.call), 1;
+  if (cujit_call(NULL, one, one, 1) != CUJIT_ERROR_INVALID_VALUE || strcmp(r.call, "cujit_call"))
+    return printf("cujit_call: %s\n", r.call), 1;
+  if (cujit_call_ex(NULL, one, one, NULL, 1) != CUJIT_ERROR_INVALID_VALUE ||
+      strcmp(r.call, "cujit_call_ex"))
+    return printf("cujit_call_ex: %s\n", r.call), 1;
+  if (cujit_synchronize() != CUJIT_ERROR_NO_DRIVER || strcmp(r.call, "cujit_synchronize"))
+    return printf("cujit_synchronize: %s\n", r.call), 1;
+  if (r.count != 4) return printf("%d calls of the handler\n", r.count), 1;
+  return 0;
+}
+
+/* Runs this program as `test_errors MODE ARG` with `env` (NAME=VALUE, or NULL) added;
+ * out gets its stdout and stderr. Returns its exit status. */
+static int run_child(const char *env, const char *mode, const char *arg, char *out, size_t size) {
+  char self[1024], cmd[2300];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  assert_true(n > 0);
+  self[n] = '\0';
+  snprintf(cmd, sizeof cmd, "env %s '%s' %s %s 2>&1", env ? env : "", self, mode, arg);
+  return test_capture(cmd, out, size);
+}
+
+static void exit_handler_prints_and_exits(void **state) {
+  char out[4096];
+  (void)state;
+  assert_int_equal(run_child(NULL, "--error-mode", "exit", out, sizeof out), 1);
+  assert_non_null(strstr(out, "before the failure\n"));
+  assert_non_null(strstr(out, "cujit: cujit_module_from_source: CUJIT_ERROR_INVALID_SOURCE: "));
+  assert_non_null(strstr(out, "child.cu"));
+  assert_null(strstr(out, "the call returned"));
+}
+
+static void errors_env_chooses_the_handler(void **state) {
+  char out[4096];
+  (void)state;
+  assert_int_equal(run_child("CUJIT_ERRORS=exit", "--error-mode", "env", out, sizeof out), 1);
+  assert_non_null(strstr(out, "cujit: cujit_module_from_source: CUJIT_ERROR_INVALID_SOURCE: "));
+  assert_null(strstr(out, "the call returned"));
+  assert_int_equal(run_child("CUJIT_ERRORS=EXIT", "--error-mode", "env", out, sizeof out), 1);
+  /* return, unset, and a program that chose no handler itself: the call returns */
+  assert_int_equal(run_child("CUJIT_ERRORS=return", "--error-mode", "env", out, sizeof out), 0);
+  assert_non_null(strstr(out, "the call returned"));
+  assert_int_equal(run_child(NULL, "--error-mode", "env", out, sizeof out), 0);
+  assert_non_null(strstr(out, "the call returned"));
+  assert_int_equal(run_child("CUJIT_ERRORS=exit", "--error-mode", "env-null", out, sizeof out), 0);
+  assert_null(strstr(out, "cujit:"));
+  /* a bad value: warned about (CUJIT_LOG=warn), and every call returns its status */
+  assert_int_equal(run_child("CUJIT_ERRORS=abort CUJIT_LOG=warn", "--error-mode", "env", out,
+                             sizeof out),
+                   0);
+  assert_non_null(strstr(out, "CUJIT_ERRORS='abort' is not `return` or `exit`"));
+  assert_non_null(strstr(out, "the call returned"));
+}
+
+static void macros_name_the_call(void **state) {
+  char out[4096];
+  (void)state;
+  if (run_child("CUJIT_LIBCUDA=/nonexistent/libcuda.so.1", "--macro-names", "", out, sizeof out) !=
+      0)
+    fail_msg("%s", out);
+}
+
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(status_names_and_strings), cmocka_unit_test(version_matches_header),
-      cmocka_unit_test(last_error_is_per_thread), cmocka_unit_test(log_callback_and_level),
-      cmocka_unit_test(bad_log_env_is_reported),  cmocka_unit_test(bad_memory_cache_size_warns),
+      cmocka_unit_test(status_names_and_strings),
+      cmocka_unit_test(version_matches_header),
+      cmocka_unit_test(last_error_is_per_thread),
+      cmocka_unit_test(log_callback_and_level),
+      cmocka_unit_test(bad_log_env_is_reported),
+      cmocka_unit_test(bad_memory_cache_size_warns),
+      cmocka_unit_test(handler_called_once_per_failing_call),
+      cmocka_unit_test(handler_not_called_on_success_or_inside),
+      cmocka_unit_test(batch_failure_raised_once),
+      cmocka_unit_test(null_handler_restores_the_default),
+      cmocka_unit_test(handler_is_thread_safe),
+      cmocka_unit_test(exit_handler_prints_and_exits),
+      cmocka_unit_test(errors_env_chooses_the_handler),
+      cmocka_unit_test(macros_name_the_call),
   };
+  if (argc == 3 && strcmp(argv[1], "--error-mode") == 0) return error_mode_child(argv[2]);
+  if (argc == 2 && strcmp(argv[1], "--macro-names") == 0) return macro_names_child();
   if (argc == 3 && strcmp(argv[1], "--log-warns") == 0)
     return log_env_child(argv[2], 1, CUJIT_LOG_WARN);
   if (argc == 3 && strcmp(argv[1], "--log-errors") == 0)

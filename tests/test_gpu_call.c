@@ -3,8 +3,9 @@
  * pointer), float against double promotion, structs and vector types by value at the
  * driver's offsets, In/Out buffers, stream and shared memory of bound functions, and
  * mismatched signatures and arguments of the wrong type refused before anything is
- * launched. The types come from the compiler: C++ kernels' symbols, and for the extern "C"
- * kernels the probe compiled at their first typed call. */
+ * launched; a failing bound call reaches the error handler. The types come from the
+ * compiler: C++ kernels' symbols, and for the extern "C" kernels the probe compiled at
+ * their first typed call. */
 #include <limits.h>
 #include <vector_types.h> /* float4, double2, char3, int2 as C structs */
 
@@ -457,12 +458,57 @@ static int teardown(void **state) {
   return 0;
 }
 
+/* ---- the error mode: a bound call is the program's own ---- */
+
+static int bound_raised;
+static char bound_call[160];
+
+static void on_bound_error(cujit_status status, const char *call, const char *detail, void *user) {
+  (void)status, (void)detail, (void)user;
+  bound_raised++;
+  snprintf(bound_call, sizeof bound_call, "%s", call);
+}
+
+typedef cujit_status (*scale_fn)(cujit_dim3, cujit_dim3, CUdeviceptr, float);
+
+/* A failing call through a bound pointer reaches the handler once, named after the kernel;
+ * a good one does not; a call through a freed pointer does too. */
+static void bound_failure_reaches_the_handler(void **state) {
+  float x[32];
+  void *p = NULL;
+  scale_fn f;
+  int i;
+  (void)state;
+  for (i = 0; i < 32; i++) x[i] = 1;
+  assert_ok(cujit_function_bind(fn_of("scale"), NULL, &p));
+  f = (scale_fn)p;
+  cujit_error_set_handler(on_bound_error, NULL);
+  assert_ok(f(CUJIT_DIM3(1), CUJIT_DIM3(32), CUJIT_INOUT_PTR(x, sizeof x), 2.0f));
+  assert_int_equal(bound_raised, 0);
+  assert_true(x[31] == 2);
+  assert_int_equal(f(CUJIT_DIM3(1), CUJIT_DIM3(1u << 20), CUJIT_INOUT_PTR(x, sizeof x), 2.0f),
+                   CUJIT_ERROR_LAUNCH_CONFIG);
+  assert_int_equal(bound_raised, 1);
+  assert_string_equal(bound_call, "scale (bound)");
+  cujit_function_unbind(fn_of("scale"), p);
+  assert_int_equal(f(CUJIT_DIM3(1), CUJIT_DIM3(32), CUJIT_INOUT_PTR(x, sizeof x), 2.0f),
+                   CUJIT_ERROR_INVALID_VALUE);
+  assert_int_equal(bound_raised, 2);
+  assert_string_equal(bound_call, "a freed kernel (bound)");
+  cujit_error_set_handler(NULL, NULL);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(scalars_bit_exact),         cmocka_unit_test(scalars_bit_exact_direct),
-      cmocka_unit_test(float_and_double),          cmocka_unit_test(structs_and_vectors),
-      cmocka_unit_test(in_out_through_every_form), cmocka_unit_test(bound_stream_and_shared),
-      cmocka_unit_test(mismatches_refused),        cmocka_unit_test(wrong_types_refused),
+      cmocka_unit_test(scalars_bit_exact),
+      cmocka_unit_test(scalars_bit_exact_direct),
+      cmocka_unit_test(float_and_double),
+      cmocka_unit_test(structs_and_vectors),
+      cmocka_unit_test(in_out_through_every_form),
+      cmocka_unit_test(bound_stream_and_shared),
+      cmocka_unit_test(mismatches_refused),
+      cmocka_unit_test(wrong_types_refused),
+      cmocka_unit_test(bound_failure_reaches_the_handler),
   };
   if (!test_have_gpu()) return TEST_SKIP_CODE;
   return cmocka_run_group_tests(tests, setup, teardown);

@@ -6,6 +6,7 @@
  * call returns a status instead of running freed code (see cujit.h). */
 #include <ffi.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "launch/launch.h"
@@ -260,17 +261,23 @@ static CJ_NOINLINE cujit_status bound_general(const cj_binding *b, void **ffi_ar
   return st;
 }
 
+/* A bound call is the program's own call, made without the header's error-mode macros:
+ * a failure goes to the error handler here, named after the kernel (NULL: one freed). */
+static CJ_NOINLINE cujit_status bound_failed(const char *kernel, cujit_status st) {
+  char call[160];
+  snprintf(call, sizeof call, "%.140s (bound)", kernel ? kernel : "a freed kernel");
+  return cujit_error_raise_(st, call);
+}
+
 /* The closure's function: ffi_args holds where each argument is (the grid and block
  * words, then the kernel's parameters). */
 static void bound_entry(ffi_cif *cif, void *ret, void **ffi_args, void *user) {
   const cj_binding *b = user;
   cujit_status st;
   (void)cif;
-  if (CJ_LIKELY(bound_direct(b, ffi_args, &st))) {
-    *(ffi_arg *)ret = (ffi_arg)(int)st;
-    return;
-  }
-  *(ffi_arg *)ret = (ffi_arg)(int)bound_general(b, ffi_args);
+  if (CJ_UNLIKELY(!bound_direct(b, ffi_args, &st))) st = bound_general(b, ffi_args);
+  if (CJ_UNLIKELY(st != CUJIT_OK)) st = bound_failed(b->fn->name, st);
+  *(ffi_arg *)ret = (ffi_arg)(int)st;
 }
 
 /* ---- freed pointers ---- */
@@ -287,11 +294,12 @@ static ffi_closure *retired;
 
 static void stale_entry(ffi_cif *cif, void *ret, void **ffi_args, void *user) {
   (void)cif, (void)ffi_args, (void)user;
-  *(ffi_arg *)ret = (ffi_arg)(int)
+  *(ffi_arg *)ret = (ffi_arg)(int)bound_failed(
+      NULL,
       cj_fail(CUJIT_ERROR_INVALID_VALUE,
               "a bound kernel was called after cujit_function_unbind() or "
               "the destruction of its module freed it; nothing was launched (bind it again with "
-              "cujit_function_bind() to call it)");
+              "cujit_function_bind() to call it)"));
 }
 
 /* Prepares stale_cif once. Called with bind_lock held. */

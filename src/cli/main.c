@@ -110,6 +110,8 @@ static int cmd_info(int argc, char **argv) {
 
 int main(int argc, char **argv) {
   const char *cmd = argc > 1 ? argv[1] : NULL;
+  /* the command reports every failure itself, whatever CUJIT_ERRORS says */
+  cujit_error_set_handler(NULL, NULL);
   if (!cmd) {
     cli_help(stderr, NULL);
     return 2;

@@ -22,6 +22,14 @@ static const cj_env_var table[] = {
      .meaning = "`off`, `error`, `warn`, `info` or `debug`: log to stderr (or to the callback); "
                 "an unknown value leaves the log off; `cujit info` names it, and so does the "
                 "log's first message once a level turns the log on"},
+    {.name = "CUJIT_ERRORS",
+     .kind = CJ_ENV_TEXT,
+     .dflt = "`return`",
+     .meaning = "`exit`: a program that sets no error handler ends at its first failing cujit "
+                "call, which prints its name, status and detail to stderr and exits with "
+                "status 1 (`cujit_error_exit()`); `return`: every call returns its status "
+                "(`cujit_error_set_handler()` comes first; read at the first failure; another "
+                "value is warned about and `return` used)"},
     {.name = "CUJIT_ARCH",
      .kind = CJ_ENV_TEXT,
      .dflt = "the device's",

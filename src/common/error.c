@@ -1,8 +1,10 @@
-/* error.c - the status table and the thread's error detail. */
+/* error.c - the status table, the thread's error detail and the error mode (the handler a
+ * failing call of the program calls). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/common.h"
 
@@ -140,4 +142,65 @@ cujit_status cj_fail_nvrtc(cujit_status st, int r, const char *fmt, ...) {
 cujit_status cj_fail_oom(const char *what) {
   return cj_fail(CUJIT_ERROR_OUT_OF_MEMORY, "out of host memory while %s; free memory and retry",
                  what);
+}
+
+/* ---- the error mode ----
+ *
+ * The public header makes every call that returns a status a macro that calls
+ * cujit_error_raise_() when the status is a failure; the library's own sources are built
+ * without those macros, so only a call the program made gets here. The handler is read
+ * under a lock (a failure is rare) and called outside it, so that it may call cujit,
+ * change the handler or end the process. */
+
+static pthread_mutex_t handler_lock = PTHREAD_MUTEX_INITIALIZER;
+static cujit_error_fn handler_fn;
+static void *handler_user;
+static int handler_chosen; /* the program called cujit_error_set_handler() */
+
+static pthread_once_t errors_env_once = PTHREAD_ONCE_INIT;
+static cujit_error_fn errors_env_fn; /* what CUJIT_ERRORS chose */
+static int errors_env_warned;
+
+/* CUJIT_ERRORS, read at the first failure of a program that chose no handler. */
+static void errors_env_read(void) {
+  const char *s = cj_env("CUJIT_ERRORS");
+  if (!s || strcasecmp(s, "return") == 0) return;
+  if (strcasecmp(s, "exit") == 0)
+    errors_env_fn = cujit_error_exit;
+  else
+    cj_env_ignored(&errors_env_warned, "CUJIT_ERRORS", s, "`return` or `exit`",
+                   "`return` (every call returns its status)");
+}
+
+void cujit_error_set_handler(cujit_error_fn fn, void *user) {
+  pthread_mutex_lock(&handler_lock);
+  handler_fn = fn;
+  handler_user = user;
+  handler_chosen = 1;
+  pthread_mutex_unlock(&handler_lock);
+}
+
+cujit_status cujit_error_raise_(cujit_status status, const char *call) {
+  cujit_error_fn fn;
+  void *user;
+  int chosen;
+  pthread_mutex_lock(&handler_lock);
+  fn = handler_fn;
+  user = handler_user;
+  chosen = handler_chosen;
+  pthread_mutex_unlock(&handler_lock);
+  if (!chosen) {
+    pthread_once(&errors_env_once, errors_env_read);
+    fn = errors_env_fn;
+    user = NULL;
+  }
+  if (fn) fn(status, call ? call : "a cujit call", cujit_last_error(), user);
+  return status;
+}
+
+void cujit_error_exit(cujit_status status, const char *call, const char *detail, void *user) {
+  (void)user;
+  fprintf(stderr, "cujit: %s: %s: %s\n", call ? call : "a cujit call", cujit_status_name(status),
+          detail && *detail ? detail : cujit_status_string(status));
+  exit(EXIT_FAILURE);
 }
