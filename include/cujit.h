@@ -1024,7 +1024,8 @@ CUJIT_API cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, c
  * ===================================================================================== */
 
 /** @defgroup memory 4. Memory and streams
- *  Device memory, page-locked host memory, streams, and the pool that In/Out buffers use.
+ *  Device memory, page-locked host memory, streams, the pool that In/Out buffers use, and
+ *  timers of the work on a stream.
  *  The driver is loaded for you: there is no need to link libcuda. Each of these works
  *  on the current device and fails with CUJIT_ERROR_NO_DRIVER or CUJIT_ERROR_NO_DEVICE
  *  where there is none, and with CUJIT_ERROR_DRIVER naming the driver call that failed.
@@ -1092,6 +1093,39 @@ CUJIT_API cujit_status cujit_mem_pool_get_usage(size_t *in_use, size_t *kept);
  *  again as needed).
  *  @return CUJIT_OK, or the errors of a device that cannot be used. */
 CUJIT_API cujit_status cujit_mem_pool_trim(void);
+
+/** A timer of GPU work on a stream, made by cujit_timer_start(). */
+typedef struct cujit_timer cujit_timer;
+/** Starts timing the work queued on `stream` from now on: launches, In/Out copies, copies,
+ *  array operations (on cujit_array_stream() of their first array), generated-kernel
+ *  calls; cujit_timer_stop() gives the time until then, measured with CUDA events on the
+ *  GPU. What it measures is the stream's time between the two points: the work queued
+ *  between them, and any time the stream waited for the host meanwhile (a kernel's first
+ *  launch compiling, say), as a clock around the calls would measure it.
+ *  A `cujit_timer *` is a handle, as a module's is: a destroyed one is refused.
+ *  @param timer   *timer NULL: receives a new timer, owned by the caller
+ *                 (cujit_timer_destroy()); otherwise *timer is a timer of the current
+ *                 context that starts again (stopped or not), now on `stream`.
+ *  @param stream  a stream of the current context; NULL: the legacy default stream.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL timer, a *timer that is no live
+ *          timer, a stream of another context than the current one, or a timer made on
+ *          another context (each says which); CUJIT_ERROR_NO_DRIVER /
+ *          CUJIT_ERROR_NO_DEVICE; CUJIT_ERROR_DRIVER. */
+CUJIT_API cujit_status cujit_timer_start(cujit_timer **timer, CUstream stream);
+/** Stops the timer: waits for the work queued on its stream up to now, then gives the
+ *  milliseconds since cujit_timer_start() (CUDA events' resolution: about half a
+ *  microsecond). The timer may be started again.
+ *  @param timer  a started timer.
+ *  @param ms     receives the time in milliseconds (a double, C's own floating type, so
+ *                that it prints and computes without conversions).
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL ms, a timer that is no live
+ *          timer, one stopped already (start it again first), or one made on another
+ *          context than the current one; CUJIT_ERROR_LAUNCH_FAILED when a kernel on the
+ *          stream faulted; CUJIT_ERROR_DRIVER. */
+CUJIT_API cujit_status cujit_timer_stop(cujit_timer *timer, double *ms);
+/** Frees the timer. A handle destroyed already (or not a timer) frees nothing.
+ *  @param timer  the timer; NULL is fine. */
+CUJIT_API void cujit_timer_destroy(cujit_timer *timer);
 
 /** @} */
 
@@ -2563,6 +2597,8 @@ CUJIT_API cujit_status cujit_cache_verify(size_t sample, cujit_cache_verify_fn f
 #  define cujit_synchronize(...) CUJIT_CHECKED_(cujit_synchronize, __VA_ARGS__)
 #  define cujit_mem_pool_get_usage(...) CUJIT_CHECKED_(cujit_mem_pool_get_usage, __VA_ARGS__)
 #  define cujit_mem_pool_trim(...) CUJIT_CHECKED_(cujit_mem_pool_trim, __VA_ARGS__)
+#  define cujit_timer_start(...) CUJIT_CHECKED_(cujit_timer_start, __VA_ARGS__)
+#  define cujit_timer_stop(...) CUJIT_CHECKED_(cujit_timer_stop, __VA_ARGS__)
 #  define cujit_cache_set_dir(...) CUJIT_CHECKED_(cujit_cache_set_dir, __VA_ARGS__)
 #  define cujit_cache_set_remote(...) CUJIT_CHECKED_(cujit_cache_set_remote, __VA_ARGS__)
 #  define cujit_cache_get_remote(...) CUJIT_CHECKED_(cujit_cache_get_remote, __VA_ARGS__)
