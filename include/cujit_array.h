@@ -453,6 +453,19 @@ typedef enum cujit_distribution {
 CUJIT_API cujit_status cujit_array_random(cujit_array **out, cujit_type type, int ndim,
                                           const int64_t *shape, cujit_distribution dist,
                                           uint64_t seed);
+/** The numbers cujit_array_random() gives, made on the host into host memory (NumPy's
+ *  numpy.random.rand / randn for a host array): element i is element i of the array
+ *  cujit_array_random() makes with the same type, distribution and seed, bit for bit.
+ *  Needs no device.
+ *  @param host  receives n elements of `type`.
+ *  @param type  CUJIT_TYPE_F32 or CUJIT_TYPE_F64.
+ *  @param n     the number of elements.
+ *  @param dist  the distribution.
+ *  @param seed  the seed.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL host (with n above 0), another
+ *          type or an unknown distribution. */
+CUJIT_API cujit_status cujit_array_random_host(void *host, cujit_type type, size_t n,
+                                               cujit_distribution dist, uint64_t seed);
 
 /** @} */
 
@@ -743,6 +756,7 @@ static inline cujit_arg cujit_gen_ulong_(unsigned long v) {
 #  define cujit_array_dot(...) CUJIT_CHECKED_(cujit_array_dot, __VA_ARGS__)
 #  define cujit_array_cumsum(...) CUJIT_CHECKED_(cujit_array_cumsum, __VA_ARGS__)
 #  define cujit_array_random(...) CUJIT_CHECKED_(cujit_array_random, __VA_ARGS__)
+#  define cujit_array_random_host(...) CUJIT_CHECKED_(cujit_array_random_host, __VA_ARGS__)
 #  define cujit_elementwise_create(...) CUJIT_CHECKED_(cujit_elementwise_create, __VA_ARGS__)
 #  define cujit_elementwise_call(...) CUJIT_CHECKED_(cujit_elementwise_call, __VA_ARGS__)
 #  define cujit_elementwise_call_range(...) \

@@ -3,7 +3,7 @@
  * array is made, after that: the GPU group tests them), and the
  * host reference the GPU group compares against is itself checked: Philox-4x32-10 against
  * the published known-answer vectors, its logarithm and sine/cosine against the C
- * library's, and its normal numbers' moments. */
+ * library's, and its normal numbers' moments; cujit_array_random_host() gives its numbers. */
 #include "testutil.h"
 #include "cujit_array.h"
 
@@ -119,6 +119,42 @@ static void reference_moments(void **state) {
     }
 }
 
+/* cujit_array_random_host() gives the reference's numbers bit for bit (so the device's,
+ * which the GPU group compares with the reference), over an odd count that ends inside
+ * a group, writing nothing past it; its arguments are checked as the array's are. */
+static void host_numbers_are_the_arrays(void **state) {
+  enum { N = 1001 };
+  static float f[N + 1];
+  static double d[N + 1];
+  int f64, normal;
+  size_t i;
+  (void)state;
+  ref_init();
+  for (f64 = 0; f64 < 2; f64++)
+    for (normal = 0; normal < 2; normal++) {
+      const uint64_t seed = 0x123456789abcdefull + (uint64_t)(2 * f64 + normal);
+      f[N] = -7.0f;
+      d[N] = -7.0;
+      assert_ok(cujit_array_random_host(f64 ? (void *)d : (void *)f,
+                                        f64 ? CUJIT_TYPE_F64 : CUJIT_TYPE_F32, N,
+                                        normal ? CUJIT_RANDOM_NORMAL : CUJIT_RANDOM_UNIFORM, seed));
+      assert_true(f[N] == -7.0f && d[N] == -7.0);
+      for (i = 0; i < N; i++) {
+        double want = ref_random(f64, normal, seed, i), got = f64 ? d[i] : (double)f[i];
+        if (memcmp(&got, &want, sizeof got) != 0)
+          fail_msg("f64 %d normal %d: element %zu is %.17g, wanted %.17g", f64, normal, i, got,
+                   want);
+      }
+    }
+  assert_status_detail(cujit_array_random_host(f, CUJIT_TYPE_I32, 4, CUJIT_RANDOM_UNIFORM, 1),
+                       CUJIT_ERROR_INVALID_VALUE, "cujit_array_random_host: type");
+  assert_status_detail(cujit_array_random_host(f, CUJIT_TYPE_F32, 4, (cujit_distribution)7, 1),
+                       CUJIT_ERROR_INVALID_VALUE, "distribution 7 is unknown");
+  assert_status_detail(cujit_array_random_host(NULL, CUJIT_TYPE_F32, 4, CUJIT_RANDOM_UNIFORM, 1),
+                       CUJIT_ERROR_INVALID_VALUE, "cujit_array_random_host: host is NULL");
+  assert_ok(cujit_array_random_host(NULL, CUJIT_TYPE_F32, 0, CUJIT_RANDOM_UNIFORM, 1));
+}
+
 int main(void) {
   /* the same everywhere: on a GPU machine too, no driver is loaded */
   setenv("CUJIT_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
@@ -128,6 +164,7 @@ int main(void) {
       cmocka_unit_test(philox_known_answers),
       cmocka_unit_test(math_is_accurate),
       cmocka_unit_test(reference_moments),
+      cmocka_unit_test(host_numbers_are_the_arrays),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,7 +3,7 @@
  * elements far into a large array; the same seed gives the same elements whatever the
  * array's size or shape (hence its grid); other seeds give other numbers; uniform numbers
  * lie in [0, 1); the moments of 10^7 samples are those of the distribution; bad shapes are
- * refused. */
+ * refused; cujit_array_random_host() gives the same numbers. */
 #include "testutil.h"
 #include "cujit_array.h"
 
@@ -174,11 +174,35 @@ static void bad_shapes(void **state) {
   assert_null(a);
 }
 
+/* cujit_array_random_host() makes the array's numbers on the host, bit for bit. */
+static void host_form_equals_the_array(void **state) {
+  enum { N = 100003 };
+  static double host[N];
+  static float hostf[N];
+  size_t t, d;
+  int64_t i;
+  (void)state;
+  for (t = 0; t < 2; t++)
+    for (d = 0; d < 2; d++) {
+      double *v = make(kTypes[t], kDists[d], N, 99);
+      assert_ok(
+          cujit_array_random_host(t ? (void *)host : (void *)hostf, kTypes[t], N, kDists[d], 99));
+      for (i = 0; i < N; i++) {
+        double h = t ? host[i] : (double)hostf[i];
+        if (memcmp(&h, &v[i], sizeof h) != 0)
+          fail_msg("type %d dist %d: element %lld is %.17g on the device, %.17g on the host",
+                   (int)kTypes[t], (int)kDists[d], (long long)i, v[i], h);
+      }
+      free(v);
+    }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(equal_to_the_host_reference), cmocka_unit_test(far_elements_too),
       cmocka_unit_test(same_seed_same_numbers),      cmocka_unit_test(other_seeds_other_numbers),
       cmocka_unit_test(moments_of_ten_million),      cmocka_unit_test(bad_shapes),
+      cmocka_unit_test(host_form_equals_the_array),
   };
   if (!test_have_gpu()) return TEST_SKIP_CODE;
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,6 +13,8 @@
  * operations only (+, -, *, /, fma, sqrt, each spelled as an intrinsic so that the compiler
  * cannot contract or reorder them), so that every device, and a C program on the host
  * doing the same operations, gets the same bits. */
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -150,30 +152,51 @@ static const char kKernel[] =
     "  }\n"
     "}\n";
 
-/* Appends `static __device__ const double name[] = {...}` with 1/k! for k = first,
- * first + 2, ... (n terms), signs alternating from `sign`; or 1/k for odd k with `inverse`. */
-static void coefficients(cj_buf *b, const char *name, int n, int first, double sign, int inverse) {
+/* The series' coefficients, the kernel's and the host's (cujit_array_random_host). */
+typedef struct series {
+  double atanh[ATANH_TERMS]; /* 1/3, 1/5, ... */
+  double sin[SIN_TERMS];     /* -1/3!, 1/5!, ... */
+  double cos[COS_TERMS];     /* -1/2!, 1/4!, ... */
+} series;
+
+/* 1/k! for k = first, first + 2, ... (n terms), signs alternating from `sign`; or 1/k for
+ * odd k with `inverse`. */
+static void terms(double *c, int n, int first, double sign, int inverse) {
   double fact = 1;
   int k, i;
   for (k = 2; k <= first; k++) fact *= k;
-  cj_buf_printf(b, "static __device__ const double %s[] = {", name);
   for (i = 0, k = first; i < n; i++, k += 2) {
-    double c = inverse ? 1.0 / k : sign / fact;
-    cj_buf_printf(b, "%s%.17g", i ? ", " : "", c);
+    c[i] = inverse ? 1.0 / k : sign / fact;
     fact *= (double)(k + 1) * (k + 2);
     sign = -sign;
   }
+}
+
+static void series_init(series *s) {
+  terms(s->atanh, ATANH_TERMS, 3, 1, 1);
+  terms(s->sin, SIN_TERMS, 3, -1, 0);
+  terms(s->cos, COS_TERMS, 2, -1, 0);
+}
+
+/* Appends `static __device__ const double name[] = {...}` (%.17g gives each double back
+ * exactly). */
+static void coefficients(cj_buf *b, const char *name, const double *c, int n) {
+  int i;
+  cj_buf_printf(b, "static __device__ const double %s[] = {", name);
+  for (i = 0; i < n; i++) cj_buf_printf(b, "%s%.17g", i ? ", " : "", c[i]);
   cj_buf_puts(b, "};\n");
 }
 
 static void normal_prelude(cj_buf *b) {
+  series s;
+  series_init(&s);
   cj_buf_printf(b,
                 "#define CJ_ATANH_TERMS %d\n#define CJ_SIN_TERMS %d\n#define CJ_COS_TERMS "
                 "%d\n",
                 ATANH_TERMS, SIN_TERMS, COS_TERMS);
-  coefficients(b, "cj_atanh", ATANH_TERMS, 3, 1, 1); /* 1/3, 1/5, ... */
-  coefficients(b, "cj_sin", SIN_TERMS, 3, -1, 0);    /* -1/3!, 1/5!, ... */
-  coefficients(b, "cj_cos", COS_TERMS, 2, -1, 0);    /* -1/2!, 1/4!, ... */
+  coefficients(b, "cj_atanh", s.atanh, ATANH_TERMS);
+  coefficients(b, "cj_sin", s.sin, SIN_TERMS);
+  coefficients(b, "cj_cos", s.cos, COS_TERMS);
   cj_buf_puts(b, kNormal);
 }
 
@@ -207,18 +230,17 @@ static cujit_status random_kernel(int type, cujit_distribution dist, cujit_funct
   return st;
 }
 
-static cujit_status check(cujit_array **out, cujit_type type, cujit_distribution dist) {
-  CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "cujit_array_random: out is NULL");
-  *out = NULL;
+/* The type and distribution of `fn` (cujit_array_random or its host form). */
+static cujit_status check(const char *fn, cujit_type type, cujit_distribution dist) {
   CJ_CHECK(type == CUJIT_TYPE_F32 || type == CUJIT_TYPE_F64, CUJIT_ERROR_INVALID_VALUE,
-           "cujit_array_random: type %d is not a type random "
+           "%s: type %d is not a type random "
            "arrays are made of; use CUJIT_TYPE_F32 or CUJIT_TYPE_F64 (and "
            "cujit_array_astype() for others)",
-           (int)type);
+           fn, (int)type);
   CJ_CHECK(dist == CUJIT_RANDOM_UNIFORM || dist == CUJIT_RANDOM_NORMAL, CUJIT_ERROR_INVALID_VALUE,
-           "cujit_array_random: distribution %d is unknown; "
+           "%s: distribution %d is unknown; "
            "use CUJIT_RANDOM_UNIFORM or CUJIT_RANDOM_NORMAL",
-           (int)dist);
+           fn, (int)dist);
   return CUJIT_OK;
 }
 
@@ -227,8 +249,10 @@ cujit_status cujit_array_random(cujit_array **out, cujit_type type, int ndim, co
   cujit_function *fn = NULL;
   int64_t per;
   cj_array *a;
-  cujit_status st = check(out, type, dist);
-  if (st != CUJIT_OK) return st;
+  cujit_status st;
+  CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "cujit_array_random: out is NULL");
+  *out = NULL;
+  if ((st = check("cujit_array_random", type, dist)) != CUJIT_OK) return st;
   /* the kernel first: it needs no device, so that a broken toolkit shows everywhere */
   CJ_TRY(random_kernel(type, dist, &fn));
   CJ_TRY(cj_array_new(out, &a, type, ndim, shape, "cujit_array_random"));
@@ -238,4 +262,114 @@ cujit_status cujit_array_random(cujit_array **out, cujit_type type, int ndim, co
                                      cujit_u64(seed)},
                        3);
   return cj_array_unmake(st, out, 1);
+}
+
+/* ---- the same numbers on the host (cujit_array_random_host) ----
+ *
+ * Each step below is the kernel's, in its order: its fused steps are fma(), and this file
+ * is built without contraction of a * b + c (-ffp-contract=off), so that every product
+ * and sum is rounded where the kernel rounds it and the bits agree. */
+
+static void host_philox(uint32_t c[4], uint32_t k0, uint32_t k1) {
+  int r;
+  for (r = 0; r < 10; r++) {
+    uint64_t p0 = (uint64_t)0xD2511F53u * c[0], p1 = (uint64_t)0xCD9E8D57u * c[2];
+    uint32_t x0, x2;
+    if (r) {
+      k0 += 0x9E3779B9u;
+      k1 += 0xBB67AE85u;
+    }
+    x0 = (uint32_t)(p1 >> 32) ^ c[1] ^ k0;
+    x2 = (uint32_t)(p0 >> 32) ^ c[3] ^ k1;
+    c[0] = x0;
+    c[1] = (uint32_t)p1;
+    c[2] = x2;
+    c[3] = (uint32_t)p0;
+  }
+}
+
+static double host_poly(const double *c, int n, double x) {
+  double p = c[n - 1];
+  int k;
+  for (k = n - 2; k >= 0; k--) p = fma(p, x, c[k]);
+  return p;
+}
+
+static double host_log(const series *sr, double u) {
+  uint64_t bits;
+  double m, s, s2, z, log_m, de;
+  int e;
+  memcpy(&bits, &u, sizeof bits);
+  e = (int)((bits >> 52) & 0x7ff) - 1023;
+  bits = (bits & 0xfffffffffffffull) | 0x3ff0000000000000ull;
+  memcpy(&m, &bits, sizeof m);
+  if (m > 1.4142135623730951) {
+    m = m * 0.5;
+    e += 1;
+  }
+  s = (m - 1.0) / (m + 1.0);
+  s2 = s + s;
+  z = s * s;
+  log_m = fma(s2 * z, host_poly(sr->atanh, ATANH_TERMS, z), s2);
+  de = (double)e;
+  return de * 0.693145751953125 + fma(de, 1.4286068203094173e-06, log_m);
+}
+
+static void host_box_muller(const series *sr, double u1, double u2, double z[2]) {
+  double r = sqrt(-2.0 * host_log(sr, u1));
+  double q = rint(u2 * 4.0), t = u2 - q * 0.25;
+  double x = fma(t, 6.2831853071795862, t * 2.4492935982947064e-16), x2 = x * x;
+  double sn = fma(x * x2, host_poly(sr->sin, SIN_TERMS, x2), x);
+  double cs = fma(x2, host_poly(sr->cos, COS_TERMS, x2), 1.0);
+  double quad_sin[4] = {sn, cs, -sn, -cs}, quad_cos[4] = {cs, -sn, -cs, sn};
+  z[0] = r * quad_cos[(int)q & 3];
+  z[1] = r * quad_sin[(int)q & 3];
+}
+
+#define HOST_2M24F 5.9604644775390625e-08f
+#define HOST_2M32 2.3283064365386962890625e-10
+#define HOST_2M53 1.1102230246251565404236316680908203125e-16
+
+static uint64_t host_53(uint32_t hi, uint32_t lo) { return (((uint64_t)hi << 32) | lo) >> 11; }
+
+/* The values of the q-th Philox output: 4 floats or 2 doubles, as cj_values makes them. */
+static void host_values(const series *sr, int f64, int normal, const uint32_t c[4], void *out) {
+  float *f = out;
+  double *d = out, z[2];
+  int k;
+  if (f64 && !normal) {
+    d[0] = (double)host_53(c[0], c[1]) * HOST_2M53;
+    d[1] = (double)host_53(c[2], c[3]) * HOST_2M53;
+  } else if (f64) {
+    host_box_muller(sr, ((double)host_53(c[0], c[1]) + 1.0) * HOST_2M53,
+                    (double)host_53(c[2], c[3]) * HOST_2M53, d);
+  } else if (!normal) {
+    for (k = 0; k < 4; k++) f[k] = (float)(c[k] >> 8) * HOST_2M24F;
+  } else {
+    for (k = 0; k < 4; k += 2) {
+      host_box_muller(sr, ((double)c[k] + 1.0) * HOST_2M32, (double)c[k + 1] * HOST_2M32, z);
+      f[k] = (float)z[0];
+      f[k + 1] = (float)z[1];
+    }
+  }
+}
+
+cujit_status cujit_array_random_host(void *host, cujit_type type, size_t n, cujit_distribution dist,
+                                     uint64_t seed) {
+  int f64 = type == CUJIT_TYPE_F64, normal = dist == CUJIT_RANDOM_NORMAL;
+  size_t per, size, q, i;
+  unsigned char v[16];
+  series sr;
+  CJ_TRY(check("cujit_array_random_host", type, dist));
+  CJ_CHECK(host || !n, CUJIT_ERROR_INVALID_VALUE, "cujit_array_random_host: host is NULL");
+  per = f64 ? 2 : 4;
+  size = f64 ? sizeof(double) : sizeof(float);
+  if (normal) series_init(&sr);
+  for (q = 0, i = 0; i < n; q++, i += per) {
+    uint32_t c[4] = {(uint32_t)q, (uint32_t)((uint64_t)q >> 32), 0, 0};
+    host_philox(c, (uint32_t)seed, (uint32_t)(seed >> 32));
+    host_values(&sr, f64, normal, c, v);
+    memcpy((unsigned char *)host + i * size, v, (n - i < per ? n - i : per) * size);
+  }
+  return CUJIT_OK;
 }
