@@ -1,7 +1,8 @@
 /* double_array - seed 002: multiply 2^20 floats by a random factor four ways, as the
  * PyCUDA tutorial does: explicit device memory and copies, then InOut, then In and Out
  * with a kernel that keeps input and output apart, then gpuarray's factor * d_gpuarray. */
-#include <math.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "cujit_array.h"
 #include "sample.h"
@@ -21,67 +22,63 @@ static const char *const source =
 
 enum { N = 1 << 20, BLOCK = 128 };
 
-/* numpy.allclose(results, h_array * factor) */
+/* check: numpy.allclose(results, h_array * factor) */
 static int check(const char *how, const float *results, const float *h_array, float factor) {
   static float want[N];
-  size_t i;
-  for (i = 0; i < N; i++) want[i] = h_array[i] * factor;
-  if (!sample_allclose(results, want, N, 1e-5, 1e-8)) {
-    printf("Failed: %s\n", how);
-    return 0;
-  }
-  printf("%s: ok\n", how);
-  return 1;
+  for (int i = 0; i < N; i++) want[i] = h_array[i] * factor;
+  if (!sample_allclose(results, want, N, 1e-5, 1e-8)) return printf("Failed: %s\n", how), 0;
+  return printf("%s: ok\n", how), 1;
 }
 
 int main(void) {
   static float h_array[N], h_copy[N], results[N];
-  cujit_module *mod = sample_compile(source, "double_array.cu");
-  cujit_function *kernel, *kernel_io;
   const cujit_dim3 grid = CUJIT_DIM3((N + BLOCK - 1) / BLOCK), block = CUJIT_DIM3(BLOCK);
-  CUdeviceptr d_array = 0;
+  cujit_module *mod;
+  cujit_function *kernel, *kernel_io;
+  CUdeviceptr d_array;
   float factor;
-  int i;
-  if (!mod) return 0;
-  CHECK(cujit_module_get_function(mod, "double_array", &kernel));
-  CHECK(cujit_module_get_function(mod, "double_array_io", &kernel_io));
-  srand(2);
-  factor = 10.0f * (float)rand() / (float)RAND_MAX;
-  for (i = 0; i < N; i++) h_array[i] = 50.0f * (float)rand() / (float)RAND_MAX;
+  cujit_error_set_handler(cujit_error_exit, NULL); /* a failing call says why and exits */
+  cujit_module_from_source(&mod, source, "double_array.cu", NULL);
+  cujit_module_get_function(mod, "double_array", &kernel);
+  cujit_module_get_function(mod, "double_array_io", &kernel_io);
+  cujit_array_random_host(&factor, CUJIT_TYPE_F32, 1, CUJIT_RANDOM_UNIFORM, 1);
+  factor *= 10; /* factor = 10 * numpy.random.random() */
+  cujit_array_random_host(h_array, CUJIT_TYPE_F32, N, CUJIT_RANDOM_UNIFORM, 2);
+  for (int i = 0; i < N; i++) h_array[i] *= 50; /* numpy.random.uniform(0, 50, size=N) */
 
   /* 1: allocate, copy in, launch on the device pointer, copy back, free */
-  CHECK(cujit_mem_alloc(&d_array, sizeof h_array));
-  CHECK(cujit_mem_copy_htod(d_array, h_array, sizeof h_array));
-  CHECK(CUJIT_LAUNCH(kernel, grid, block, cujit_ptr(d_array), cujit_u32(N), cujit_f32(factor)));
-  CHECK(cujit_mem_copy_dtoh(results, d_array, sizeof results));
-  CHECK(cujit_mem_free(d_array));
+  cujit_mem_alloc(&d_array, sizeof h_array);
+  cujit_mem_copy_htod(d_array, h_array, sizeof h_array);
+  CUJIT_LAUNCH(kernel, grid, block, cujit_ptr(d_array), cujit_u32(N), cujit_f32(factor));
+  cujit_mem_copy_dtoh(results, d_array, sizeof results);
+  cujit_mem_free(d_array);
+
+  /* check */
   if (!check("explicit alloc and copies", results, h_array, factor)) return 1;
 
   /* 2: InOut overwrites the host array in place */
   memcpy(h_copy, h_array, sizeof h_array);
-  CHECK(CUJIT_LAUNCH(kernel, grid, block, cujit_inout(h_copy, sizeof h_copy), cujit_u32(N),
-                     cujit_f32(factor)));
+  CUJIT_LAUNCH(kernel, grid, block, cujit_inout(h_copy, sizeof h_copy), cujit_u32(N),
+               cujit_f32(factor));
+
+  /* check */
   if (!check("InOut", h_copy, h_array, factor)) return 1;
 
   /* 3: In and Out */
-  memset(results, 0, sizeof results);
-  CHECK(CUJIT_LAUNCH(kernel_io, grid, block, cujit_in(h_array, sizeof h_array),
-                     cujit_out(results, sizeof results), cujit_u32(N), cujit_f32(factor)));
+  memset(results, 0, sizeof results); /* results = numpy.empty_like(h_array) */
+  CUJIT_LAUNCH(kernel_io, grid, block, cujit_in(h_array, sizeof h_array),
+               cujit_out(results, sizeof results), cujit_u32(N), cujit_f32(factor));
+
+  /* check */
   if (!check("In and Out", results, h_array, factor)) return 1;
 
   /* 4: gpuarray: d_results = factor * d_gpuarray; results = d_results.get() */
-  {
-    const int64_t n = N;
-    cujit_array *d_gpuarray = NULL, *d_results = NULL;
-    CHECK(cujit_array_from_host(&d_gpuarray, CUJIT_TYPE_F32, 1, &n, h_array));
-    CHECK(cujit_array_binary_scalar(CUJIT_BINOP_MUL, d_gpuarray, factor, CUJIT_SCALAR_FIRST,
-                                    &d_results));
-    CHECK(cujit_array_read(d_results, results, sizeof results));
-    if (!check("gpuarray", results, h_array, factor)) return 1;
-    cujit_array_destroy(d_gpuarray);
-    cujit_array_destroy(d_results);
-  }
-  cujit_module_destroy(mod);
+  cujit_array *d_gpuarray, *d_results = NULL;
+  cujit_array_from_host(&d_gpuarray, CUJIT_TYPE_F32, 1, (int64_t[]){N}, h_array);
+  cujit_array_binary_scalar(CUJIT_BINOP_MUL, d_gpuarray, factor, CUJIT_SCALAR_FIRST, &d_results);
+  cujit_array_read(d_results, results, sizeof results);
+
+  /* check */
+  if (!check("gpuarray", results, h_array, factor)) return 1;
   printf("Success: all four ways multiplied %d floats by %g\n", N, (double)factor);
-  return 0;
 }

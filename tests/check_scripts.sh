@@ -7,8 +7,9 @@
 # - scripts/check-layers refuses an include from a layer above, a folder it does not know, a
 #   call to a layer above, a circle between files and a name used twice, each on a tree
 #   made for it;
-# - scripts/sample-lines counts a made-up seed and samples as docs/samples.md says, and
-#   refuses a sample over the limit;
+# - scripts/sample-lines counts a made-up seed and samples as docs/samples.md says (error
+#   handling, declarations and frees count; checks, preprocessor lines and braces do not),
+#   and refuses a sample over the limit;
 # - scripts/plot-bench --history writes a benchmark CSV's rows as the history's rows.
 # Usage: check_scripts.sh SOURCE_DIR
 set -eu
@@ -110,8 +111,9 @@ import numpy
 # a comment
 x = numpy.ones(4)
 
+x = x + 1
 y = x * 2
-assert (y == 2).all()
+assert (y == 4).all()
 print(y)
 print("Success")
 ```
@@ -128,23 +130,29 @@ printf 'one 007 1
 two 007 2
 ' >"$tmp/samples/seeds.txt"
 cat >"$tmp/samples/one.c" <<'C'
-/* one: three lines of Python, so at most three lines here */
-#include "sample.h"
+/* one: five lines of Python, six here */
+#include "cujit_array.h"
+#define SIZE \
+  4
 
-int main(void) {
-  float x[4], y[4];
-  cujit_array *a = NULL;
-  if (!sample_have_gpu()) return 0;
-  sample_fill(x, 4, 1);
-  CHECK(cujit_array_from_host(&a, CUJIT_TYPE_F32, 1, (int64_t[]){4}, x));
-  CHECK(cujit_array_read(a, y, sizeof y));
+/* check: a function that compares, in the check's paragraph */
+static int differs(const float *x, const float *y) {
+  return x[0] != y[0];
+}
+
+int main(void)
+{
+  float x[SIZE], y[SIZE];
+  cujit_array *a;
+  cujit_error_set_handler(cujit_error_exit, NULL); /* a comment after code */
+  cujit_array_from_host(&a, CUJIT_TYPE_F32, 1, (int64_t[]){SIZE}, x);
+  /* a comment
+     on two lines */
+  cujit_array_read(a, y, sizeof y);
 
   /* check: y against the host */
-  if (y[0] != x[0]) return 1;
+  if (differs(x, y)) return 1;
   printf("Success\n");
-
-  cujit_array_destroy(a);
-  return 0;
 }
 C
 printf 'int main(void) {
@@ -155,15 +163,15 @@ printf 'int main(void) {
 out=$(sh "$src/scripts/sample-lines" "$tmp/seeds" "$tmp/samples") ||
   { echo "sample-lines refused samples within the limit:"; echo "$out"; exit 1; }
 counts=$(echo "$out" | awk 'NR > 1 { printf "%s %s %s %s;", $1, $3, $4, $5 }')
-[ "$counts" = "one.c 3 3 1.00;two.c 2 2 1.00;" ] ||
+[ "$counts" = "one.c 5 6 1.20;two.c 3 3 1.00;" ] ||
   { echo "sample-lines counted wrong:"; echo "$out"; exit 1; }
-echo "  x[0] += 1;" >"$tmp/line.c"
-sed '/CHECK(cujit_array_read/r '"$tmp/line.c" "$tmp/samples/one.c" >"$tmp/one.c"
-mv "$tmp/one.c" "$tmp/samples/one.c" # a fourth line of code
+echo "  cujit_array_destroy(a);" >"$tmp/line.c"
+sed '/cujit_array_read(a/r '"$tmp/line.c" "$tmp/samples/one.c" >"$tmp/one.c"
+mv "$tmp/one.c" "$tmp/samples/one.c" # a seventh line: freeing counts
 printf 'one 007 1
 ' >"$tmp/samples/seeds.txt"
 out=$(sh "$src/scripts/sample-lines" "$tmp/seeds" "$tmp/samples" || true)
-case $out in *"one.c"*"4   1.33  over 1.3"*"1 sample(s) with more than 1.3"*) ;; *)
+case $out in *"one.c"*"7   1.40  over 1.3"*"1 sample(s) with more than 1.3"*) ;; *)
   echo "sample-lines let a sample over the limit pass:"; echo "$out"; exit 1;; esac
 sh "$src/scripts/sample-lines" "$tmp/no-seeds" "$tmp/samples" >/dev/null && exit 1
 [ $? = 77 ] || { echo "sample-lines without seeds did not skip"; exit 1; }
