@@ -333,6 +333,21 @@ static void info_without_driver(void **state) {
   assert_non_null(strstr(out, "CUJIT_LOG='verbose%n' is not a log level"));
 }
 
+/* The command reports every failure itself: CUJIT_ERRORS=exit, which ends a program at its
+ * first failing call, changes nothing (info asks a missing driver; compile fails). */
+static void errors_env_changes_nothing(void **state) {
+  char out[8192];
+  (void)state;
+  assert_int_equal(cli("info", "CUJIT_LIBCUDA=/nonexistent/libcuda.so.1 CUJIT_ERRORS=exit", out,
+                       sizeof out),
+                   0);
+  assert_non_null(strstr(out, "driver: no CUDA driver found"));
+  assert_int_equal(cli("compile bad.cu --arch compute_80", "CUJIT_ERRORS=exit", out, sizeof out),
+                   1);
+  assert_non_null(strstr(out, "did not compile"));
+  assert_null(strstr(out, "CUJIT_ERROR_COMPILE"));
+}
+
 /* A bundle's own strings (its name and options) reach the terminal escaped: a control
  * character or a byte that is not UTF-8 shows as \x1b, never as itself. */
 static void info_escapes_a_bundles_strings(void **state) {
@@ -400,7 +415,7 @@ int main(void) {
       cmocka_unit_test(time_limit_from_cli),   cmocka_unit_test(bad_usage_exits_2),
       cmocka_unit_test(compile_many_files),    cmocka_unit_test(warm_fills_the_cache),
       cmocka_unit_test(info_without_driver),   cmocka_unit_test(info_escapes_a_bundles_strings),
-      cmocka_unit_test(explain_and_verify),
+      cmocka_unit_test(explain_and_verify),    cmocka_unit_test(errors_env_changes_nothing),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
