@@ -977,7 +977,8 @@ CUJIT_API cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, c
  *  where there is none, and with CUJIT_ERROR_DRIVER naming the driver call that failed.
  *  @{ */
 
-/** Device memory on the current device.
+/** Device memory on the current device. When the device is full, the memory cujit's pool
+ *  keeps (cujit_mem_pool_get_usage()) is given back and the allocation tried once more.
  *  @param dptr   receives its address; owned by the caller: cujit_mem_free().
  *  @param bytes  its size; not 0.
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL dptr or 0 bytes;
@@ -1026,17 +1027,22 @@ CUJIT_API cujit_status cujit_stream_synchronize(CUstream stream);
  *  reported here as CUJIT_ERROR_LAUNCH_FAILED.
  *  @return CUJIT_OK, or the failure of the work waited for. */
 CUJIT_API cujit_status cujit_synchronize(void);
-/** Device memory of In/Out/InOut staging on the current device, the bytes the pool holds
- *  for reuse staying reserved between launches up to env CUJIT_POOL_KEEP (default 1 GiB),
- *  so that launches do not allocate device memory each time.
+/** Device memory of In/Out/InOut staging and of arrays on the current device. What they
+ *  give back stays in cujit's pool for the next launch or array, so that neither maps new
+ *  device memory each time: by default all of it, until cujit_mem_pool_trim(); with env
+ *  CUJIT_POOL_KEEP, memory beyond that many bytes held by the pool (in use and kept) goes
+ *  back to the device at the next synchronisation. An allocation of cujit's that finds
+ *  the device full (In/Out buffers, arrays, cujit_mem_alloc()) has the pool give back what
+ *  it keeps and tries once more; other users of the device (another library's
+ *  allocations, another process) are not seen: call cujit_mem_pool_trim() before them.
  *  @param in_use  if non-NULL, receives the bytes handed to launches now and not yet
  *                 given back (0 when no staged launch is running, also after a kernel
  *                 fault).
  *  @param kept    if non-NULL, receives the bytes the pool holds for reuse.
  *  @return CUJIT_OK, or the errors of a device that cannot be used. */
 CUJIT_API cujit_status cujit_mem_pool_get_usage(size_t *in_use, size_t *kept);
-/** Gives the memory the pool keeps back to the device (later staged launches take it
- *  again as needed).
+/** Gives the memory the pool of the current device keeps back to the device (later
+ *  launches and arrays take it again as needed).
  *  @return CUJIT_OK, or the errors of a device that cannot be used. */
 CUJIT_API cujit_status cujit_mem_pool_trim(void);
 

@@ -154,10 +154,12 @@ static const cj_env_var table[] = {
      .meaning = "the memory cache's size limit (`0` turns it off; read once)"},
     {.name = "CUJIT_POOL_KEEP",
      .kind = CJ_ENV_SIZE,
-     .dflt = "1G",
+     .dflt = "unlimited",
      .warn_bad = 1,
      .form = "a size (e.g. 256M)",
-     .meaning = "device memory the In/Out pool keeps between launches"},
+     .meaning = "the most device memory the pool of In/Out buffers and arrays holds, in use "
+                "and kept, after a synchronisation; by default it keeps all they give back, "
+                "until `cujit_mem_pool_trim()` or an allocation that finds the device full"},
     {.name = "CUJIT_STAGING_MIN",
      .kind = CJ_ENV_SIZE,
      .dflt = "1M",
