@@ -914,7 +914,11 @@ typedef struct cujit_launch_options {
  *  caller registered) are copied by DMA directly; pageable buffers of 1 MiB and more
  *  (env CUJIT_STAGING_MIN) go through reusable pinned chunks filled by several threads;
  *  each device has chunks and threads of its own, made at its first such copy and kept
- *  until the process exits, so copies for different devices run side by side.
+ *  until the process exits, so copies for different devices run side by side. Smaller
+ *  pageable buffers go through a small pinned area of the device's (64 KiB at first,
+ *  grown to what a launch needs, up to 1 MiB; kept until the process exits), where it is
+ *  free, else the driver copies them; env CUJIT_STAGING_THREADS=0 leaves every pageable
+ *  buffer to the driver.
  *  With elapsed_ms, the call also waits, and *elapsed_ms gets the kernel's own time
  *  (copies excluded), measured with events.
  *  Cooperative launches and clusters (flags, cluster) are checked before anything happens;

@@ -61,6 +61,12 @@ static void wrapped_views_and_destroyed_arrays(void **state) {
                        "the new shape holds 25 elements, the array 24");
   assert_status_detail(cujit_array_read(a, host, 4), CUJIT_ERROR_INVALID_VALUE,
                        "bytes is 4, but the array holds 96 bytes");
+  /* the right size needs the driver, and says so (a copy once called the driver's entry
+   * point without it loaded, and crashed) */
+  assert_status_detail(cujit_array_read(a, host, sizeof host), CUJIT_ERROR_NO_DRIVER,
+                       "no CUDA driver found");
+  assert_status_detail(cujit_array_write(a, host, sizeof host), CUJIT_ERROR_NO_DRIVER,
+                       "no CUDA driver found");
   cujit_array_destroy(a); /* the views keep working */
   assert_int_equal(cujit_array_size(v), 6);
   assert_status_detail(cujit_array_read(a, host, sizeof host), CUJIT_ERROR_INVALID_VALUE,

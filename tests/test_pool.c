@@ -1,15 +1,22 @@
 /* test_pool - the launch layer's memory against a driver of the test's own (the entry
  * point table filled with fakes that keep count): the pool keeps everything arrays and
- * In/Out buffers give back unless CUJIT_POOL_KEEP caps it, and an allocation that finds
- * the device full has the pool give back what it keeps and tries once more. The same with
- * a real device is in test_gpu_stress. */
+ * In/Out buffers give back unless CUJIT_POOL_KEEP caps it, an allocation that finds the
+ * device full has the pool give back what it keeps and tries once more, and the small
+ * pinned area for pageable copies is made on the first copy that needs it, at 64 KiB,
+ * grown only as far as a copy needs, and never waited for. The same with real devices is
+ * in test_gpu_inout and test_gpu_stress.
+ *
+ * Run as `test_pool --staging-off` with CUJIT_STAGING_THREADS=0, it checks that the area
+ * is never made then (the variable is read once per process). */
 #include "testutil.h"
 #include "launch/launch.h"
 
 /* ---- the fake driver ---- */
 
-static int pools_made, trims, oom_replies;
+static int pools_made, trims, oom_replies, host_allocs, host_alloc_fails;
 static cuuint64_t threshold;
+static size_t host_alloc_size[16];
+static const void *last_htod_from;
 
 static CUresult fake_attribute(int *v, CUdevice_attribute attr, CUdevice dev) {
   (void)dev;
@@ -29,6 +36,7 @@ static CUresult fake_pool_set(CUmemoryPool pool, CUmemPool_attribute attr, void 
   return CUDA_SUCCESS;
 }
 
+/* Device memory is host memory here, so that copies can be checked. */
 static CUresult fake_pool_alloc(CUdeviceptr *d, size_t bytes, CUmemoryPool pool, CUstream s) {
   (void)pool, (void)s;
   if (oom_replies > 0) {
@@ -66,6 +74,33 @@ static CUresult fake_sync(CUstream s) {
   return CUDA_SUCCESS;
 }
 
+static CUresult fake_host_alloc(void **p, size_t bytes, unsigned flags) {
+  (void)flags;
+  if (host_alloc_fails) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (host_allocs < 16) host_alloc_size[host_allocs] = bytes;
+  host_allocs++;
+  *p = malloc(bytes);
+  return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+static CUresult fake_free_host(void *p) {
+  free(p);
+  return CUDA_SUCCESS;
+}
+
+static CUresult fake_htod(CUdeviceptr d, const void *from, size_t bytes, CUstream s) {
+  (void)s;
+  last_htod_from = from;
+  memcpy((void *)(uintptr_t)d, from, bytes);
+  return CUDA_SUCCESS;
+}
+
+static CUresult fake_dtoh(void *to, CUdeviceptr d, size_t bytes, CUstream s) {
+  (void)s;
+  memcpy(to, (const void *)(uintptr_t)d, bytes);
+  return CUDA_SUCCESS;
+}
+
 static void fake_driver(void) {
   memset(&cj_cu, 0, sizeof cj_cu);
   cj_cu.cuDeviceGetAttribute = fake_attribute;
@@ -77,6 +112,10 @@ static void fake_driver(void) {
   cj_cu.cuCtxGetCurrent = fake_ctx_current;
   cj_cu.cuCtxGetDevice = fake_ctx_device;
   cj_cu.cuStreamSynchronize = fake_sync;
+  cj_cu.cuMemHostAlloc = fake_host_alloc;
+  cj_cu.cuMemFreeHost = fake_free_host;
+  cj_cu.cuMemcpyHtoDAsync = fake_htod;
+  cj_cu.cuMemcpyDtoHAsync = fake_dtoh;
 }
 
 /* ---- the pool ---- */
@@ -122,11 +161,75 @@ static void a_full_device_gets_what_the_pool_keeps(void **state) {
   cj_pool_free(0, d, 64, NULL);
 }
 
-int main(void) {
+/* ---- the small pinned area ---- */
+
+static void small_area_made_small_on_first_need(void **state) {
+  unsigned char src[1600], back[1600], *dev = malloc(sizeof src), *area;
+  size_t i;
+  (void)state;
+  assert_non_null(dev);
+  for (i = 0; i < sizeof src; i++) src[i] = (unsigned char)(i * 7);
+  assert_int_equal(host_allocs, 0); /* nothing pinned before a copy needs it */
+  assert_ok(cj_bounce_htod(0, (CUdeviceptr)(uintptr_t)dev, src, sizeof src, NULL, "copy"));
+  assert_memory_equal(dev, src, sizeof src);
+  assert_true(last_htod_from != src); /* through the area */
+  assert_int_equal(host_allocs, 1);
+  assert_int_equal(host_alloc_size[0], 64 << 10); /* sized for small copies, not large ones */
+  memset(back, 0, sizeof back);
+  assert_ok(cj_bounce_dtoh(0, back, (CUdeviceptr)(uintptr_t)dev, sizeof back, NULL, "copy"));
+  assert_memory_equal(back, src, sizeof src);
+  assert_int_equal(host_allocs, 1); /* kept */
+  /* held: another transfer is not made to wait, it copies directly */
+  area = cj_bounce_take(0, 100);
+  assert_non_null(area);
+  assert_null(cj_bounce_take(0, 100));
+  assert_int_equal(cj_bounce_htod(0, (CUdeviceptr)(uintptr_t)dev, src, 16, NULL, "copy"),
+                   CUJIT_ERROR_NOT_SUPPORTED);
+  assert_non_null(cj_bounce_take(1, 100)); /* each device has its own */
+  cj_bounce_give(1);
+  cj_bounce_give(0);
+  /* grown by powers of two, only as far as a transfer needs, up to CJ_BOUNCE_MAX */
+  assert_non_null(cj_bounce_take(0, (200 << 10) + 1));
+  cj_bounce_give(0);
+  assert_int_equal(host_allocs, 3);
+  assert_int_equal(host_alloc_size[2], 256 << 10);
+  assert_null(cj_bounce_take(0, CJ_BOUNCE_MAX + 1));
+  assert_null(cj_bounce_take(-1, 16));
+  assert_null(cj_bounce_take(CJ_DEVICE_SLOTS, 16));
+  assert_int_equal(host_allocs, 3);
+  free(dev);
+}
+
+static void no_pinned_memory_no_area(void **state) {
+  unsigned char src[64] = {1}, dev[64];
+  (void)state;
+  host_alloc_fails = 1;
+  assert_int_equal(cj_bounce_htod(3, (CUdeviceptr)(uintptr_t)dev, src, sizeof src, NULL, "copy"),
+                   CUJIT_ERROR_NOT_SUPPORTED);
+  host_alloc_fails = 0;
+  assert_null(cj_bounce_take(3, 16)); /* not asked again */
+  assert_null(cj_bounce_take(3, 16));
+}
+
+/* CUJIT_STAGING_THREADS=0: the driver copies every pageable buffer. */
+static void staging_off_makes_no_area(void **state) {
+  (void)state;
+  assert_string_equal(getenv("CUJIT_STAGING_THREADS"), "0");
+  assert_null(cj_bounce_take(0, 16));
+  assert_int_equal(host_allocs, 0);
+}
+
+int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(small_area_made_small_on_first_need),
       cmocka_unit_test(pool_keeps_everything_unless_capped),
       cmocka_unit_test(a_full_device_gets_what_the_pool_keeps),
+      cmocka_unit_test(no_pinned_memory_no_area),
   };
+  const struct CMUnitTest off[] = {cmocka_unit_test(staging_off_makes_no_area)};
   fake_driver();
+  if (argc > 1 && strcmp(argv[1], "--staging-off") == 0)
+    return cmocka_run_group_tests(off, NULL, NULL);
+  unsetenv("CUJIT_STAGING_THREADS");
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -387,20 +387,39 @@ cujit_status cujit_mem_free(CUdeviceptr dptr) {
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuMemFree");
 }
 
+/* Small pageable copies go through the device's small pinned area, as In/Out buffers do
+ * (staging.c): NOT_SUPPORTED when they do not, and the driver copies. */
+static cujit_status small_copy(int to_device, CUdeviceptr d, void *host, size_t bytes,
+                               const char *what) {
+  CUcontext ctx;
+  CUdevice dev;
+  if (bytes >= cj_staging_min() || cj_ctx_ensure(&ctx, &dev) != CUJIT_OK ||
+      cj_host_kind_of(host, bytes) != CJ_HOST_PAGEABLE)
+    return CUJIT_ERROR_NOT_SUPPORTED;
+  return to_device ? cj_bounce_htod(dev, d, host, bytes, NULL, what)
+                   : cj_bounce_dtoh(dev, host, d, bytes, NULL, what);
+}
+
 cujit_status cujit_mem_copy_htod(CUdeviceptr dst, const void *src, size_t bytes) {
+  cujit_status st;
   if (!bytes) return CUJIT_OK;
   CJ_CHECK(dst && src, CUJIT_ERROR_INVALID_VALUE, "cujit_mem_copy_htod: %s is NULL",
            !dst ? "dst" : "src");
   CJ_TRY(ensure());
+  st = small_copy(1, dst, (void *)(uintptr_t)src, bytes, "cuMemcpyHtoD");
+  if (st != CUJIT_ERROR_NOT_SUPPORTED) return st;
   return cj_memcpy_htod_sync(dst, src, bytes, "cuMemcpyHtoD");
 }
 
 cujit_status cujit_mem_copy_dtoh(void *dst, CUdeviceptr src, size_t bytes) {
+  cujit_status st;
   CUresult r;
   if (!bytes) return CUJIT_OK;
   CJ_CHECK(dst && src, CUJIT_ERROR_INVALID_VALUE, "cujit_mem_copy_dtoh: %s is NULL",
            !dst ? "dst" : "src");
   CJ_TRY(ensure());
+  st = small_copy(0, src, dst, bytes, "cuMemcpyDtoH");
+  if (st != CUJIT_ERROR_NOT_SUPPORTED) return st;
   r = cj_cu.cuMemcpyDtoH(dst, src, bytes);
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_wait_failed(r, "cuMemcpyDtoH");
 }
