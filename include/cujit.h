@@ -1005,6 +1005,25 @@ CUJIT_API cujit_status cujit_mem_copy_htod(CUdeviceptr dst, const void *src, siz
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL address;
  *          CUJIT_ERROR_LAUNCH_FAILED when a kernel before it faulted. */
 CUJIT_API cujit_status cujit_mem_copy_dtoh(void *dst, CUdeviceptr src, size_t bytes);
+/** Copies device memory to device memory (of the current device, or of another one the
+ *  driver can reach from it); complete when it returns.
+ *  @param dst    the destination address.
+ *  @param src    the source address.
+ *  @param bytes  their number (0 copies nothing).
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL address, a range that runs
+ *          past the end of the address space, or ranges that overlap;
+ *          CUJIT_ERROR_LAUNCH_FAILED when a kernel before it faulted. */
+CUJIT_API cujit_status cujit_mem_copy_dtod(CUdeviceptr dst, CUdeviceptr src, size_t bytes);
+/** cujit_mem_copy_dtod() ordered on `stream`: returns once the copy is queued, after the
+ *  work queued on the stream before it and before the work queued after it.
+ *  @param dst     the destination address.
+ *  @param src     the source address.
+ *  @param bytes   their number (0 copies nothing).
+ *  @param stream  the stream; NULL: the legacy default stream.
+ *  @return as cujit_mem_copy_dtod(); a fault in a kernel before it may be reported by a
+ *          later call that waits (cujit_stream_synchronize()) instead. */
+CUJIT_API cujit_status cujit_mem_copy_dtod_async(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
+                                                 CUstream stream);
 /** Page-locked host memory: copies from and to it run asynchronously at full speed.
  *  @param ptr    receives the memory; owned by the caller: cujit_host_free().
  *  @param bytes  its size; not 0.

@@ -69,6 +69,41 @@ cujit_status cujit_array_write(cujit_array *h, const void *host, size_t bytes) {
   return set(a, host, bytes, "cujit_array_write");
 }
 
+/* Elements [offset, offset + count) of a, checked without overflow: *at gets the first
+ * one's byte offset and *bytes their size. Every array cujit makes is contiguous, views
+ * included, so the range is one block of memory. */
+static cujit_status range_of(const cj_array *a, int64_t offset, int64_t count, const void *host,
+                             const char *fn, size_t *at, size_t *bytes) {
+  size_t size = cj_elem_of(a->type)->size;
+  CJ_CHECK(offset >= 0 && count >= 0 && offset <= a->size && count <= a->size - offset,
+           CUJIT_ERROR_INVALID_VALUE,
+           "%s: offset %lld and count %lld are not a range of the array's %lld "
+           "elements (0 <= offset, 0 <= count, offset + count <= %lld)",
+           fn, (long long)offset, (long long)count, (long long)a->size, (long long)a->size);
+  CJ_CHECK(host || !count, CUJIT_ERROR_INVALID_VALUE, "%s: host is NULL", fn);
+  *at = (size_t)offset * size;
+  *bytes = (size_t)count * size;
+  return CUJIT_OK;
+}
+
+cujit_status cujit_array_read_range(const cujit_array *h, int64_t offset, int64_t count,
+                                    void *host) {
+  size_t at, bytes;
+  cj_array *a;
+  CJ_TRY(cj_array_get(h, "cujit_array_read_range", "a", &a));
+  CJ_TRY(range_of(a, offset, count, host, "cujit_array_read_range", &at, &bytes));
+  return bytes ? move(0, a->data + at, host, bytes, a->stream) : CUJIT_OK;
+}
+
+cujit_status cujit_array_write_range(cujit_array *h, int64_t offset, int64_t count,
+                                     const void *host) {
+  size_t at, bytes;
+  cj_array *a;
+  CJ_TRY(cj_array_get(h, "cujit_array_write_range", "a", &a));
+  CJ_TRY(range_of(a, offset, count, host, "cujit_array_write_range", &at, &bytes));
+  return bytes ? move(1, a->data + at, (void *)(uintptr_t)host, bytes, a->stream) : CUJIT_OK;
+}
+
 cujit_status cujit_array_from_host(cujit_array **out, cujit_type type, int ndim,
                                    const int64_t *shape, const void *host) {
   cj_array *a;

@@ -424,6 +424,40 @@ cujit_status cujit_mem_copy_dtoh(void *dst, CUdeviceptr src, size_t bytes) {
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_wait_failed(r, "cuMemcpyDtoH");
 }
 
+/* Two device ranges of `bytes` (not 0) that a copy may join: neither address is 0, neither
+ * range runs past the end of the address space, and they do not overlap. */
+static cujit_status dtod_check(CUdeviceptr dst, CUdeviceptr src, size_t bytes, const char *fn) {
+  CJ_CHECK(dst && src, CUJIT_ERROR_INVALID_VALUE, "%s: %s is NULL", fn, !dst ? "dst" : "src");
+  CJ_CHECK(bytes - 1 <= UINT64_MAX - dst && bytes - 1 <= UINT64_MAX - src,
+           CUJIT_ERROR_INVALID_VALUE, "%s: %zu bytes from %s run past the end of the address space",
+           fn, bytes, bytes - 1 > UINT64_MAX - dst ? "dst" : "src");
+  CJ_CHECK(dst - src >= bytes && src - dst >= bytes, CUJIT_ERROR_INVALID_VALUE,
+           "%s: the %zu bytes at dst and at src overlap (they are %llu bytes apart); copy "
+           "through a buffer of its own",
+           fn, bytes, (unsigned long long)(dst > src ? dst - src : src - dst));
+  return CUJIT_OK;
+}
+
+cujit_status cujit_mem_copy_dtod(CUdeviceptr dst, CUdeviceptr src, size_t bytes) {
+  CUresult r;
+  if (!bytes) return CUJIT_OK;
+  CJ_TRY(dtod_check(dst, src, bytes, "cujit_mem_copy_dtod"));
+  CJ_TRY(ensure());
+  r = cj_cu.cuMemcpyDtoDAsync(dst, src, bytes, NULL);
+  if (r == CUDA_SUCCESS) r = cj_cu.cuStreamSynchronize(NULL);
+  return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_wait_failed(r, "cuMemcpyDtoD");
+}
+
+cujit_status cujit_mem_copy_dtod_async(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
+                                       CUstream stream) {
+  CUresult r;
+  if (!bytes) return CUJIT_OK;
+  CJ_TRY(dtod_check(dst, src, bytes, "cujit_mem_copy_dtod_async"));
+  CJ_TRY(ensure());
+  r = cj_cu.cuMemcpyDtoDAsync(dst, src, bytes, stream);
+  return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuMemcpyDtoDAsync");
+}
+
 cujit_status cujit_host_alloc(void **ptr, size_t bytes) {
   CUresult r;
   CJ_CHECK(ptr, CUJIT_ERROR_INVALID_VALUE, "cujit_host_alloc: ptr is NULL");
