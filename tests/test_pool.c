@@ -3,8 +3,9 @@
  * In/Out buffers give back unless CUJIT_POOL_KEEP caps it, an allocation that finds the
  * device full has the pool give back what it keeps and tries once more, and the small
  * pinned area for pageable copies is made on the first copy that needs it, at 64 KiB,
- * grown only as far as a copy needs, and never waited for. The same with real devices is
- * in test_gpu_inout and test_gpu_stress.
+ * grown only as far as a copy needs, never waited for, only in a primary context cujit
+ * holds, and made again after a reset of that context. The same with real devices is in
+ * test_gpu_inout, test_gpu_contexts and test_gpu_stress.
  *
  * Run as `test_pool --staging-off` with CUJIT_STAGING_THREADS=0, it checks that the area
  * is never made then (the variable is read once per process). */
@@ -13,10 +14,16 @@
 
 /* ---- the fake driver ---- */
 
-static int pools_made, trims, oom_replies, host_allocs, host_alloc_fails;
+/* The primary context cujit holds, and one the program made. */
+#define HELD_CTX ((CUcontext)(uintptr_t)0x5000)
+#define OTHER_CTX ((CUcontext)(uintptr_t)0x6000)
+
+static int pools_made, trims, oom_replies, host_allocs, host_alloc_fails, host_frees;
 static cuuint64_t threshold;
 static size_t host_alloc_size[16];
+static void *host_alloc_mem[16]; /* what the fake driver pinned and did not free */
 static const void *last_htod_from;
+static unsigned long long held_ctx_id = 1; /* changes when the context is reset */
 
 static CUresult fake_attribute(int *v, CUdevice_attribute attr, CUdevice dev) {
   (void)dev;
@@ -76,15 +83,48 @@ static CUresult fake_sync(CUstream s) {
 
 static CUresult fake_host_alloc(void **p, size_t bytes, unsigned flags) {
   (void)flags;
-  if (host_alloc_fails) return CUDA_ERROR_OUT_OF_MEMORY;
-  if (host_allocs < 16) host_alloc_size[host_allocs] = bytes;
-  host_allocs++;
-  *p = malloc(bytes);
+  if (host_alloc_fails || host_allocs == 16) return CUDA_ERROR_OUT_OF_MEMORY;
+  *p = host_alloc_mem[host_allocs] = malloc(bytes);
+  host_alloc_size[host_allocs++] = bytes;
   return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
 static CUresult fake_free_host(void *p) {
+  int i;
+  for (i = 0; i < host_allocs; i++)
+    if (host_alloc_mem[i] == p) host_alloc_mem[i] = NULL;
+  host_frees++;
   free(p);
+  return CUDA_SUCCESS;
+}
+
+/* What a context dying with the process would free. */
+static void free_pinned(void) {
+  int i;
+  for (i = 0; i < host_allocs; i++) free(host_alloc_mem[i]);
+}
+
+/* HELD_CTX is device 0's primary context, which cujit adopts and holds. */
+static CUresult fake_primary_state(CUdevice dev, unsigned *flags, int *active) {
+  (void)dev;
+  *flags = 0;
+  *active = 1;
+  return CUDA_SUCCESS;
+}
+
+static CUresult fake_primary_retain(CUcontext *ctx, CUdevice dev) {
+  (void)dev;
+  *ctx = HELD_CTX;
+  return CUDA_SUCCESS;
+}
+
+static CUresult fake_primary_release(CUdevice dev) {
+  (void)dev;
+  return CUDA_SUCCESS;
+}
+
+static CUresult fake_ctx_id(CUcontext ctx, unsigned long long *id) {
+  *id = ctx == HELD_CTX ? held_ctx_id : 99;
   return CUDA_SUCCESS;
 }
 
@@ -116,6 +156,10 @@ static void fake_driver(void) {
   cj_cu.cuMemFreeHost = fake_free_host;
   cj_cu.cuMemcpyHtoDAsync = fake_htod;
   cj_cu.cuMemcpyDtoHAsync = fake_dtoh;
+  cj_cu.cuDevicePrimaryCtxGetState = fake_primary_state;
+  cj_cu.cuDevicePrimaryCtxRetain = fake_primary_retain;
+  cj_cu.cuDevicePrimaryCtxRelease = fake_primary_release;
+  cj_cu.cuCtxGetId = fake_ctx_id;
 }
 
 /* ---- the pool ---- */
@@ -170,52 +214,82 @@ static void small_area_made_small_on_first_need(void **state) {
   assert_non_null(dev);
   for (i = 0; i < sizeof src; i++) src[i] = (unsigned char)(i * 7);
   assert_int_equal(host_allocs, 0); /* nothing pinned before a copy needs it */
-  assert_ok(cj_bounce_htod(0, (CUdeviceptr)(uintptr_t)dev, src, sizeof src, NULL, "copy"));
+  assert_ok(
+      cj_bounce_htod(HELD_CTX, 0, (CUdeviceptr)(uintptr_t)dev, src, sizeof src, NULL, "copy"));
   assert_memory_equal(dev, src, sizeof src);
   assert_true(last_htod_from != src); /* through the area */
   assert_int_equal(host_allocs, 1);
   assert_int_equal(host_alloc_size[0], 64 << 10); /* sized for small copies, not large ones */
   memset(back, 0, sizeof back);
-  assert_ok(cj_bounce_dtoh(0, back, (CUdeviceptr)(uintptr_t)dev, sizeof back, NULL, "copy"));
+  assert_ok(
+      cj_bounce_dtoh(HELD_CTX, 0, back, (CUdeviceptr)(uintptr_t)dev, sizeof back, NULL, "copy"));
   assert_memory_equal(back, src, sizeof src);
   assert_int_equal(host_allocs, 1); /* kept */
   /* held: another transfer is not made to wait, it copies directly */
-  area = cj_bounce_take(0, 100);
+  area = cj_bounce_take(HELD_CTX, 0, 100);
   assert_non_null(area);
-  assert_null(cj_bounce_take(0, 100));
-  assert_int_equal(cj_bounce_htod(0, (CUdeviceptr)(uintptr_t)dev, src, 16, NULL, "copy"),
+  assert_null(cj_bounce_take(HELD_CTX, 0, 100));
+  assert_int_equal(cj_bounce_htod(HELD_CTX, 0, (CUdeviceptr)(uintptr_t)dev, src, 16, NULL, "copy"),
                    CUJIT_ERROR_NOT_SUPPORTED);
-  assert_non_null(cj_bounce_take(1, 100)); /* each device has its own */
+  assert_non_null(cj_bounce_take(HELD_CTX, 1, 100)); /* each device has its own */
   cj_bounce_give(1);
   cj_bounce_give(0);
   /* grown by powers of two, only as far as a transfer needs, up to CJ_BOUNCE_MAX */
-  assert_non_null(cj_bounce_take(0, (200 << 10) + 1));
+  assert_non_null(cj_bounce_take(HELD_CTX, 0, (200 << 10) + 1));
   cj_bounce_give(0);
   assert_int_equal(host_allocs, 3);
   assert_int_equal(host_alloc_size[2], 256 << 10);
-  assert_null(cj_bounce_take(0, CJ_BOUNCE_MAX + 1));
-  assert_null(cj_bounce_take(-1, 16));
-  assert_null(cj_bounce_take(CJ_DEVICE_SLOTS, 16));
+  assert_null(cj_bounce_take(HELD_CTX, 0, CJ_BOUNCE_MAX + 1));
+  assert_null(cj_bounce_take(HELD_CTX, -1, 16));
+  assert_null(cj_bounce_take(HELD_CTX, CJ_DEVICE_SLOTS, 16));
   assert_int_equal(host_allocs, 3);
   free(dev);
+}
+
+/* Pinned memory dies with the context it was made in: a context the program made, which
+ * it may destroy, gets no area; after a reset of the held one, a new area is made (the
+ * old one's memory went with the context, and is not freed again). */
+static void only_held_contexts_get_an_area(void **state) {
+  unsigned char src[64] = {7}, dev[64];
+  int allocs, frees;
+  (void)state;
+  assert_null(cj_bounce_take(OTHER_CTX, 0, 16));
+  assert_int_equal(cj_bounce_htod(OTHER_CTX, 0, (CUdeviceptr)(uintptr_t)dev, src, sizeof src, NULL,
+                                  "copy"),
+                   CUJIT_ERROR_NOT_SUPPORTED);
+  assert_non_null(cj_bounce_take(HELD_CTX, 0, 16));
+  cj_bounce_give(0);
+  allocs = host_allocs;
+  frees = host_frees;
+  held_ctx_id++; /* cuDevicePrimaryCtxReset */
+  assert_ok(
+      cj_bounce_htod(HELD_CTX, 0, (CUdeviceptr)(uintptr_t)dev, src, sizeof src, NULL, "copy"));
+  assert_int_equal(dev[0], 7);
+  assert_int_equal(host_allocs, allocs + 1);
+  assert_int_equal(host_alloc_size[allocs], 64 << 10);
+  assert_int_equal(host_frees, frees);
+  assert_non_null(cj_bounce_take(HELD_CTX, 0, 16)); /* and kept for that context */
+  cj_bounce_give(0);
+  assert_int_equal(host_allocs, allocs + 1);
 }
 
 static void no_pinned_memory_no_area(void **state) {
   unsigned char src[64] = {1}, dev[64];
   (void)state;
   host_alloc_fails = 1;
-  assert_int_equal(cj_bounce_htod(3, (CUdeviceptr)(uintptr_t)dev, src, sizeof src, NULL, "copy"),
+  assert_int_equal(cj_bounce_htod(HELD_CTX, 3, (CUdeviceptr)(uintptr_t)dev, src, sizeof src, NULL,
+                                  "copy"),
                    CUJIT_ERROR_NOT_SUPPORTED);
   host_alloc_fails = 0;
-  assert_null(cj_bounce_take(3, 16)); /* not asked again */
-  assert_null(cj_bounce_take(3, 16));
+  assert_null(cj_bounce_take(HELD_CTX, 3, 16)); /* not asked again */
+  assert_null(cj_bounce_take(HELD_CTX, 3, 16));
 }
 
 /* CUJIT_STAGING_THREADS=0: the driver copies every pageable buffer. */
 static void staging_off_makes_no_area(void **state) {
   (void)state;
   assert_string_equal(getenv("CUJIT_STAGING_THREADS"), "0");
-  assert_null(cj_bounce_take(0, 16));
+  assert_null(cj_bounce_take(HELD_CTX, 0, 16));
   assert_int_equal(host_allocs, 0);
 }
 
@@ -224,12 +298,16 @@ int main(int argc, char **argv) {
       cmocka_unit_test(small_area_made_small_on_first_need),
       cmocka_unit_test(pool_keeps_everything_unless_capped),
       cmocka_unit_test(a_full_device_gets_what_the_pool_keeps),
+      cmocka_unit_test(only_held_contexts_get_an_area),
       cmocka_unit_test(no_pinned_memory_no_area),
   };
   const struct CMUnitTest off[] = {cmocka_unit_test(staging_off_makes_no_area)};
+  int failed;
   fake_driver();
   if (argc > 1 && strcmp(argv[1], "--staging-off") == 0)
     return cmocka_run_group_tests(off, NULL, NULL);
   unsetenv("CUJIT_STAGING_THREADS");
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  failed = cmocka_run_group_tests(tests, NULL, NULL);
+  free_pinned();
+  return failed;
 }

@@ -35,8 +35,8 @@ static cujit_status move(int to_device, CUdeviceptr d, void *host, size_t bytes,
   if (cj_host_kind_of(host, bytes) != CJ_HOST_PAGEABLE)
     st = CUJIT_ERROR_NOT_SUPPORTED;
   else if (bytes < cj_staging_min())
-    st = to_device ? cj_bounce_htod(dev, d, host, bytes, stream, what)
-                   : cj_bounce_dtoh(dev, host, d, bytes, stream, what);
+    st = to_device ? cj_bounce_htod(ctx, dev, d, host, bytes, stream, what)
+                   : cj_bounce_dtoh(ctx, dev, host, d, bytes, stream, what);
   else if (!to_device)
     st = cj_stage_dtoh(ctx, dev, host, d, bytes, stream);
   else if ((st = cj_stage_htod(ctx, dev, d, host, bytes, stream)) == CUJIT_OK)

@@ -83,7 +83,8 @@ static cujit_status stage_kinds(const cujit_function *fn, const cujit_arg *args,
 /* Pageable buffers below the staging threads' minimum go through the device's small
  * pinned area, as many as fit, when it is free: the driver's own pageable path costs a
  * process milliseconds the first time, and waits for the stream at every copy out. */
-static void stage_bounce(CUdevice dev, const cujit_arg *args, size_t nargs, staging *s) {
+static void stage_bounce(CUcontext ctx, CUdevice dev, const cujit_arg *args, size_t nargs,
+                         staging *s) {
   size_t i, total = 0, min = cj_staging_min();
   for (i = 0; i < nargs; i++) {
     size_t room = (args[i].bytes + BOUNCE_ALIGN - 1) / BOUNCE_ALIGN * BOUNCE_ALIGN;
@@ -94,7 +95,7 @@ static void stage_bounce(CUdevice dev, const cujit_arg *args, size_t nargs, stag
     s->off[i] = (uint32_t)total;
     total += room;
   }
-  if (total && (s->area = cj_bounce_take(dev, total)) != NULL) return;
+  if (total && (s->area = cj_bounce_take(ctx, dev, total)) != NULL) return;
   for (i = 0; i < nargs; i++) /* no area: the driver copies them */
     if (s->kind[i] == KIND_BOUNCED) s->kind[i] = CJ_HOST_PAGEABLE;
 }
@@ -253,7 +254,7 @@ static cujit_status launch_staged(const cujit_function *fn, const cj_fslot *slot
   }
   steps_begin(&t);
   if ((st = stage_kinds(fn, args, nargs, &s)) != CUJIT_OK) goto done;
-  stage_bounce(slot->dev, args, nargs, &s);
+  stage_bounce(ctx, slot->dev, args, nargs, &s);
   step(&t, STEP_KINDS);
   if ((st = stage_alloc(slot, args, nargs, stream, &s)) != CUJIT_OK) goto done;
   step(&t, STEP_MEMORY);

@@ -396,8 +396,8 @@ static cujit_status small_copy(int to_device, CUdeviceptr d, void *host, size_t 
   if (bytes >= cj_staging_min() || cj_ctx_ensure(&ctx, &dev) != CUJIT_OK ||
       cj_host_kind_of(host, bytes) != CJ_HOST_PAGEABLE)
     return CUJIT_ERROR_NOT_SUPPORTED;
-  return to_device ? cj_bounce_htod(dev, d, host, bytes, NULL, what)
-                   : cj_bounce_dtoh(dev, host, d, bytes, NULL, what);
+  return to_device ? cj_bounce_htod(ctx, dev, d, host, bytes, NULL, what)
+                   : cj_bounce_dtoh(ctx, dev, host, d, bytes, NULL, what);
 }
 
 cujit_status cujit_mem_copy_htod(CUdeviceptr dst, const void *src, size_t bytes) {

@@ -300,14 +300,17 @@ cujit_status cj_stage_dtoh(CUcontext ctx, CUdevice dev, void *dst, CUdeviceptr s
  * An area holds the small pageable buffers of one launch (or one copy) at a time: taken
  * with an atomic flag, never waited for (a transfer that finds it taken copies directly),
  * made on the first transfer that needs it at CJ_BOUNCE_MIN bytes and grown, by powers of
- * two, to what a transfer needs, up to CJ_BOUNCE_MAX. Portable pinned memory serves every
- * context. Kept until the process exits. */
+ * two, to what a transfer needs, up to CJ_BOUNCE_MAX. Kept until the process exits. The
+ * pinned memory belongs to the context it was made in and dies with it, so an area is
+ * made and used only in a primary context this library holds (which the program cannot
+ * destroy), and made again when that context was reset (its ID changed). */
 
 #define CJ_BOUNCE_MIN ((size_t)64 << 10)
 
 typedef struct bounce {
-  int busy;   /* taken (atomic) */
-  int broken; /* the pinned memory could not be had: never asked again */
+  int busy;                  /* taken (atomic) */
+  int broken;                /* the pinned memory could not be had: never asked again */
+  unsigned long long ctx_id; /* of the context mem was made in */
   unsigned char *mem;
   size_t size;
 } bounce;
@@ -324,8 +327,9 @@ static void small_init(void) {
   small_off = e && cj_parse_count(e, UINT64_MAX, &v) == 0 && v == 0;
 }
 
-/* Grows b to at least `bytes` (b is taken, so nothing is in flight from it). */
-static int bounce_grow(bounce *b, CUdevice dev, size_t bytes) {
+/* Grows b to at least `bytes` in the context of ID id (b is taken, so nothing is in flight
+ * from it). */
+static int bounce_grow(bounce *b, CUdevice dev, unsigned long long id, size_t bytes) {
   size_t size = CJ_BOUNCE_MIN;
   double t0 = cj_now_s();
   void *mem = NULL;
@@ -339,18 +343,27 @@ static int bounce_grow(bounce *b, CUdevice dev, size_t bytes) {
   if (b->mem) cj_cu.cuMemFreeHost(b->mem);
   b->mem = mem;
   b->size = size;
+  b->ctx_id = id;
   cj_debug("device %d: a %zu-byte pinned area for small pageable copies made in %.3f ms", (int)dev,
            size, (cj_now_s() - t0) * 1e3);
   return 1;
 }
 
-unsigned char *cj_bounce_take(CUdevice dev, size_t bytes) {
+unsigned char *cj_bounce_take(CUcontext ctx, CUdevice dev, size_t bytes) {
+  unsigned long long id = 0;
   bounce *b;
   pthread_once(&small_once, small_init);
-  if (dev < 0 || dev >= CJ_DEVICE_SLOTS || bytes > CJ_BOUNCE_MAX || small_off) return NULL;
+  if (dev < 0 || dev >= CJ_DEVICE_SLOTS || bytes > CJ_BOUNCE_MAX || small_off ||
+      !cj_ctx_retained(ctx))
+    return NULL;
   b = &bounces[dev];
   if (__atomic_exchange_n(&b->busy, 1, __ATOMIC_ACQUIRE)) return NULL;
-  if (b->broken || (b->size < bytes && !bounce_grow(b, dev, bytes))) {
+  if (cj_cu.cuCtxGetId && cj_cu.cuCtxGetId(ctx, &id) != CUDA_SUCCESS) id = 0;
+  if (b->mem && id != b->ctx_id) { /* a reset ended its context, and its memory with it */
+    b->mem = NULL;
+    b->size = 0;
+  }
+  if (b->broken || (b->size < bytes && !bounce_grow(b, dev, id, bytes))) {
     __atomic_store_n(&b->busy, 0, __ATOMIC_RELEASE);
     return NULL;
   }
@@ -359,9 +372,9 @@ unsigned char *cj_bounce_take(CUdevice dev, size_t bytes) {
 
 void cj_bounce_give(CUdevice dev) { __atomic_store_n(&bounces[dev].busy, 0, __ATOMIC_RELEASE); }
 
-cujit_status cj_bounce_htod(CUdevice dev, CUdeviceptr dst, const void *src, size_t bytes,
-                            CUstream stream, const char *what) {
-  unsigned char *area = cj_bounce_take(dev, bytes);
+cujit_status cj_bounce_htod(CUcontext ctx, CUdevice dev, CUdeviceptr dst, const void *src,
+                            size_t bytes, CUstream stream, const char *what) {
+  unsigned char *area = cj_bounce_take(ctx, dev, bytes);
   CUresult r;
   if (!area) return CUJIT_ERROR_NOT_SUPPORTED;
   memcpy(area, src, bytes);
@@ -371,9 +384,9 @@ cujit_status cj_bounce_htod(CUdevice dev, CUdeviceptr dst, const void *src, size
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_wait_failed(r, what);
 }
 
-cujit_status cj_bounce_dtoh(CUdevice dev, void *dst, CUdeviceptr src, size_t bytes, CUstream stream,
-                            const char *what) {
-  unsigned char *area = cj_bounce_take(dev, bytes);
+cujit_status cj_bounce_dtoh(CUcontext ctx, CUdevice dev, void *dst, CUdeviceptr src, size_t bytes,
+                            CUstream stream, const char *what) {
+  unsigned char *area = cj_bounce_take(ctx, dev, bytes);
   CUresult r;
   if (!area) return CUJIT_ERROR_NOT_SUPPORTED;
   r = cj_cu.cuMemcpyDtoHAsync(area, src, bytes, stream);
