@@ -1,14 +1,18 @@
 /* arrays.c - the array layer against the bandwidth floor and the bare driver, on 64 Mi
  * floats: a device-to-device copy of the same bytes is the floor (bytes touched / time);
- * x + y with a new output every call, sqrt(fabs(x)) fused, the elementwise generator's
- * lin_comb (and its loop by hand at other grid sizes, for information), the reduction
- * generator's dot and max; seed 004 host -> sin(2x + 1) -> host on 4000 x 4000 floats;
+ * x + y with a new output every call, sqrt(fabs(x)) fused and as two operations (fabs,
+ * then sqrt, each with a new output, under the pool's default settings), the elementwise
+ * generator's lin_comb (and its loop by hand at other grid sizes, for information), the
+ * reduction generator's dot, cujit_array_dot and max; seed 004 host -> sin(2x + 1) -> host
+ * on 4000 x 4000 floats;
  * the host cost of one small operation (1 Ki floats, output from the pool) against a bare
  * cuLaunchKernel of the same work; and the first call of a generated kernel in a new
  * process, on an empty cache against bare NVRTC compiling the same source, and on the
  * cache another process filled. Every timing is a median over rounds; each round of the
  * in-process rows queues `per` operations and waits once, so launch latency is amortised
- * as a user's loop amortises it. */
+ * as a user's loop amortises it. Where CuPy is installed, bench/cupy_arrays.py runs each
+ * of these that CuPy has in a process of its own, on the same GPU in the same run, timed
+ * the same way, and each such row is followed by one beside CuPy's figure. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +24,75 @@
 #define BIG ((int64_t)64 << 20) /* floats */
 
 static double gbps(double bytes, double ns) { return bytes / ns; }
+
+/* ---- CuPy beside cujit (bench/cupy_arrays.py), where it can be imported ---- */
+
+typedef struct cupy_side {
+  int have;
+  char why[256];    /* why not */
+  char version[32]; /* CuPy's */
+  char text[2048];  /* what the script printed: "name value" lines */
+} cupy_side;
+
+static cupy_side cupy;
+
+/* Runs bench/cupy_arrays.py with `how` (NULL-terminated arguments after the script) and
+ * `env`; 1 with its output in out, else 0 with why. */
+static int cupy_script(char *const how[], char *const env[], char *out, size_t size, char *why,
+                       size_t why_size) {
+  char script[4200];
+  char *argv[8] = {"python3", script};
+  int i, rc;
+  if (bench_source_file("cupy_arrays.py", script, sizeof script) != 0) {
+    snprintf(why, why_size, "bench/cupy_arrays.py is not in the sources");
+    return 0;
+  }
+  for (i = 0; how[i] && i < 5; i++) argv[2 + i] = how[i];
+  argv[2 + i] = NULL;
+  rc = bench_run_program(argv, env, out, size);
+  if (rc == -1 || rc == 127)
+    snprintf(why, why_size, "python3 could not be run");
+  else if (strncmp(out, "skip: ", 6) == 0)
+    snprintf(why, why_size, "%.*s", (int)strcspn(out + 6, "\n"), out + 6);
+  else if (rc != 0)
+    snprintf(why, why_size, "bench/cupy_arrays.py failed (exit %d; see the log)", rc);
+  return rc == 0 && strncmp(out, "skip: ", 6) != 0;
+}
+
+/* The value of line `name` in the script's output, or NAN. */
+static double cupy_value(const char *text, const char *name) {
+  size_t len = strlen(name);
+  const char *p = text;
+  double v;
+  for (; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+    if (strncmp(p, name, len) == 0 && p[len] == ' ' && sscanf(p + len + 1, "%lf", &v) == 1)
+      return v;
+  return NAN;
+}
+
+static void cupy_start(void) {
+  char rounds[16];
+  char *how[] = {"big", rounds, NULL};
+  snprintf(rounds, sizeof rounds, "%d", bench_reps(15, 3));
+  memset(&cupy, 0, sizeof cupy);
+  cupy.have = cupy_script(how, NULL, cupy.text, sizeof cupy.text, cupy.why, sizeof cupy.why);
+  if (cupy.have && sscanf(cupy.text, "version %31s", cupy.version) != 1)
+    snprintf(cupy.version, sizeof cupy.version, "?");
+  if (!cupy.have) bench_skip("arrays", "beside CuPy", cupy.why);
+}
+
+/* A row after cujit's `metric`: cujit's figure beside CuPy's. */
+static void beside(const char *metric, const char *unit, double ours, double theirs) {
+  char m[96], goal[96];
+  snprintf(m, sizeof m, "  %s: beside CuPy", metric);
+  snprintf(goal, sizeof goal, "baseline: CuPy %s; same GPU; same run", cupy.version);
+  bench_info("arrays", m, 0, unit, ours, theirs, goal);
+}
+
+/* The same with CuPy's figure from its line `name` of the 64 Mi float run. */
+static void beside_cupy(const char *metric, const char *unit, double ours, const char *name) {
+  if (cupy.have) beside(metric, unit, ours, cupy_value(cupy.text, name));
+}
 
 /* Median ns per operation of `op` over rounds of `per` operations. */
 static double time_op(void (*op)(void *), void *ctx, int per, int rounds) {
@@ -57,6 +130,16 @@ static void add_new_output(void *p) {
   cujit_array_destroy(r);
 }
 
+/* Two operations, each with a new output, as an array program writes sqrt(fabs(x)). */
+static void sqrt_fabs_two(void *p) {
+  big *c = p;
+  cujit_array *t = NULL, *r = NULL;
+  bench_check_ok(cujit_array_unary(CUJIT_UNOP_FABS, c->x, &t), "fabs(x)");
+  bench_check_ok(cujit_array_unary(CUJIT_UNOP_SQRT, t, &r), "sqrt(t)");
+  cujit_array_destroy(t);
+  cujit_array_destroy(r);
+}
+
 static void sqrt_fabs(void *p) {
   big *c = p;
   bench_check_ok(cujit_array_map(&c->out, "sqrt(fabs(x))", 1, (const char *[]){"x"},
@@ -72,6 +155,11 @@ static void lin_comb(void *p) {
 static void dot_generator(void *p) {
   big *c = p;
   bench_check_ok(CUJIT_REDUCTION(c->dot, &c->scalar, c->x, c->y), "dot");
+}
+
+static void dot_array(void *p) {
+  big *c = p;
+  bench_check_ok(cujit_array_dot(c->x, c->y, &c->scalar), "cujit_array_dot");
 }
 
 static void max_reduce(void *p) {
@@ -146,14 +234,19 @@ static void lin_comb_grids(big *c, double floor_gbps) {
   cujit_module_destroy(m);
 }
 
+/* A row against the floor (a goal when share > 0), and one beside CuPy's `cupy_name`. */
 static void bandwidth(const char *metric, void (*op)(void *), big *c, double bytes,
-                      double floor_gbps, double share) {
+                      double floor_gbps, double share, const char *cupy_name) {
   double ns = time_op(op, c, 10, bench_reps(15, 3)), got = gbps(bytes, ns);
   char goal[96];
   snprintf(goal, sizeof goal, ">= %.0f%% of the copy's bandwidth (%.0f GB/s)", share * 100,
            floor_gbps);
-  bench_check("arrays", metric, bytes, "GB/s", got, floor_gbps, NAN, got >= share * floor_gbps,
-              goal);
+  if (share > 0)
+    bench_check("arrays", metric, bytes, "GB/s", got, floor_gbps, NAN, got >= share * floor_gbps,
+                goal);
+  else
+    bench_info("arrays", metric, bytes, "GB/s", got, floor_gbps, "baseline: the copy");
+  beside_cupy(metric, "GB/s", got, cupy_name);
 }
 
 static int setup_big(big *c) {
@@ -197,12 +290,20 @@ static void big_ops(void) {
   floor_gbps = gbps(2 * fb, copy_ns);
   bench_info("arrays", "device-to-device copy (the floor)", 2 * fb, "GB/s", floor_gbps, NAN,
              "bytes read and written / time");
-  bandwidth("x + y, new output each call", add_new_output, &c, 3 * fb, floor_gbps, 0.90);
-  bandwidth("sqrt(fabs(x)), one fused kernel", sqrt_fabs, &c, 2 * fb, floor_gbps, 0.90);
-  bandwidth("elementwise lin_comb", lin_comb, &c, 3 * fb, floor_gbps, 0.93);
+  beside_cupy("device-to-device copy (the floor)", "GB/s", floor_gbps, "copy");
+  bandwidth("x + y, new output each call", add_new_output, &c, 3 * fb, floor_gbps, 0.90, "add");
+  bandwidth("sqrt(fabs(x)), one fused kernel", sqrt_fabs, &c, 2 * fb, floor_gbps, 0.90,
+            "sqrt_fabs_fused");
+  /* after the fused row, whose output stays alive beside x, y and z: the pool holds more
+   * than 1 GiB in use here, as the programs that use the device most do */
+  bandwidth("sqrt(fabs(x)), two operations, default settings", sqrt_fabs_two, &c, 4 * fb,
+            floor_gbps, 0.90, "sqrt_fabs_two");
+  bandwidth("elementwise lin_comb", lin_comb, &c, 3 * fb, floor_gbps, 0.93, "lin_comb");
   lin_comb_grids(&c, floor_gbps);
-  bandwidth("reduction dot (generator)", dot_generator, &c, 2 * fb, floor_gbps, 0.90);
-  bandwidth("max", max_reduce, &c, fb, floor_gbps, 0.90);
+  bandwidth("reduction dot (generator)", dot_generator, &c, 2 * fb, floor_gbps, 0.90,
+            "dot_reduction");
+  bandwidth("cujit_array_dot", dot_array, &c, 2 * fb, floor_gbps, 0, "dot");
+  bandwidth("max", max_reduce, &c, fb, floor_gbps, 0.90, "max");
   free_big(&c);
 }
 
@@ -228,6 +329,7 @@ static void seed_004(void) {
   bench_check("arrays", "seed 004: host -> sin(2x + 1) -> host, 4000^2 floats", (double)n * 4, "ms",
               bench_median(v, (size_t)rounds), NAN, 8, bench_median(v, (size_t)rounds) <= 8,
               "<= 8 ms (PyCUDA: 32.3 ms)");
+  beside_cupy("seed 004", "ms", bench_median(v, (size_t)rounds), "seed004");
   free(h);
   free(back);
 }
@@ -289,6 +391,7 @@ static void small_op(void) {
   bare = time_op(small_raw, &s, 1000, bench_reps(25, 3));
   bench_ratio("arrays", "a + b on 1 Ki floats, output from the pool", 1024, "us", ours / 1e3,
               bare / 1e3, 1.5, "<= 1.5x a bare cuLaunchKernel of the same add");
+  beside_cupy("a + b on 1 Ki floats", "us", ours / 1e3, "small_add");
   bench_cu.cuMemFree(s.pc);
   bench_cu.cuModuleUnload(mod);
   cujit_array_destroy(s.a);
@@ -404,10 +507,35 @@ static int first_round(const char *kind, const char *file, int nvrtc_first, doub
   return 0;
 }
 
+/* CuPy's first call of the same kernel (ElementwiseKernel, ReductionKernel) in new
+ * processes: on an empty kernel cache, then on the cache that one filled. */
+static void cupy_first_calls(const char *kind, const char *empty_metric, double cj_empty,
+                             const char *warm_metric, double cj_warm) {
+  char dir[600], env_dir[640], out[512], why[256] = "no figure in its output";
+  char *how[] = {"first", (char *)kind, NULL};
+  char *env[] = {env_dir, NULL};
+  double empty[8], warm[8];
+  int reps = bench_reps(3, 1), r;
+  if (!cupy.have) return;
+  for (r = 0; r < reps; r++) {
+    if (bench_mkdir("cupy-cache", dir, sizeof dir) != 0) return;
+    snprintf(env_dir, sizeof env_dir, "CUPY_CACHE_DIR=%s", dir);
+    if (!cupy_script(how, env, out, sizeof out, why, sizeof why) ||
+        isnan(empty[r] = cupy_value(out, "first")) ||
+        !cupy_script(how, env, out, sizeof out, why, sizeof why) ||
+        isnan(warm[r] = cupy_value(out, "first"))) {
+      bench_skip("arrays", empty_metric, why);
+      return;
+    }
+  }
+  beside(empty_metric, "ms", cj_empty, bench_median(empty, (size_t)reps));
+  beside(warm_metric, "ms", cj_warm, bench_median(warm, (size_t)reps));
+}
+
 static void first_calls(int which) {
   const char *kind = first_kinds[which];
-  char cache[600], file[700], metric[80], goal[96];
-  double empty[16], warm[16], nvrtc[16], ms;
+  char cache[600], file[700], metric[80], warm_metric[80], goal[96];
+  double empty[16], warm[16], nvrtc[16], ms, cj_empty;
   int reps = bench_reps(9, 2), r, c;
   snprintf(metric, sizeof metric, "first call of the %s generator", kind);
   snprintf(file, sizeof file, "%s/first-%s.txt", bench_cfg.scratch, kind);
@@ -424,11 +552,12 @@ static void first_calls(int which) {
     }
   snprintf(metric, sizeof metric, "first %s call, new process, empty cache", kind);
   snprintf(goal, sizeof goal, "<= 1.1x bare NVRTC on the same source in a new process");
-  bench_ratio("arrays", metric, 0, "ms", bench_median(empty, (size_t)reps),
-              bench_median(nvrtc, (size_t)reps), 1.1, goal);
-  snprintf(metric, sizeof metric, "first %s call, second process (disk cache)", kind);
+  cj_empty = bench_median(empty, (size_t)reps);
+  bench_ratio("arrays", metric, 0, "ms", cj_empty, bench_median(nvrtc, (size_t)reps), 1.1, goal);
+  snprintf(warm_metric, sizeof warm_metric, "first %s call, second process (disk cache)", kind);
   ms = bench_median(warm, (size_t)reps);
-  bench_check("arrays", metric, 0, "ms", ms, NAN, 1.0, ms <= 1.0, "<= 1 ms");
+  bench_check("arrays", warm_metric, 0, "ms", ms, NAN, 1.0, ms <= 1.0, "<= 1 ms");
+  cupy_first_calls(kind, metric, cj_empty, warm_metric, ms);
 }
 
 void bench_arrays(void) {
@@ -436,6 +565,7 @@ void bench_arrays(void) {
     bench_skip("arrays", "array operations", "no usable GPU");
     return;
   }
+  cupy_start(); /* before cujit's arrays hold device memory */
   big_ops();
   seed_004();
   small_op();

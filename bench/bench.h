@@ -86,6 +86,14 @@ int bench_wait(pid_t pid);
 /* Runs a child to completion and reads what it printed (at most size-1 bytes, NUL-ended).
  * Returns its exit status, or -1. */
 int bench_run_child(char *const argv[], char *const env[], char *out, size_t size);
+/* The same for another program: argv[0] is its path, or a name looked for in PATH
+ * ("python3"). Returns its exit status, or -1 when it could not be started. */
+int bench_run_program(char *const argv[], char *const env[], char *out, size_t size);
+/* A program built beside this one (cujit-bench-seed), its path written into `out`. */
+void bench_sibling(const char *name, char *out, size_t size);
+/* A file of the benchmark's sources (bench/NAME, the Python sides of the comparisons),
+ * its path written into `out`; -1 when it is not there. */
+int bench_source_file(const char *name, char *out, size_t size);
 /* A fresh directory under bench_cfg.scratch named tag-N; written into `out`. */
 int bench_mkdir(const char *tag, char *out, size_t size);
 /* Writes a file whole. Returns 0 on success. */
@@ -109,7 +117,9 @@ int bench_mapped(const char *needle);
   X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(cuLaunchKernel) X(cuMemAlloc)     \
   X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync)           \
   X(cuStreamSynchronize) X(cuMemGetInfo) X(cuLibraryLoadData) X(cuLibraryUnload)                   \
-  X(cuLibraryGetKernel) X(cuMemcpyDtoDAsync)
+  X(cuLibraryGetKernel) X(cuMemcpyDtoDAsync) X(cuMemHostAlloc) X(cuMemFreeHost)                  \
+  X(cuMemPoolCreate) X(cuMemPoolDestroy) X(cuMemAllocFromPoolAsync) X(cuMemFreeAsync)              \
+  X(cuPointerGetAttributes)
 /* clang-format on */
 
 typedef struct bench_driver {
@@ -136,6 +146,9 @@ void bench_check_ok(cujit_status st, const char *what);
  * log to stderr. */
 void *bench_nvrtc_cubin(const char *source, const char *name, const char *const *argv, int argc,
                         const char *name_expr, size_t *size);
+/* Writes the CUBIN of `source` for the device's architecture (bare NVRTC, -no-cache) to
+ * `path`, for a baseline that loads it from a file. 0 on success. */
+int bench_write_cubin(const char *source, const char *name, const char *path);
 
 /* What cujit gives NVRTC, recorded so that a baseline compiles exactly that (bench/nvrtc.c
  * defines NVRTC's entry points that take a program and forwards them). After
@@ -154,6 +167,7 @@ double bench_nvrtc_replay(const char *path);
 extern const char bench_src_small[]; /* extern "C" saxpy(float, const float *, float *, int) */
 extern const char bench_src_fp16[];  /* template scale<T, N>(T *, T, int), cuda_fp16.h */
 #define BENCH_FP16_EXPR "scale<__half, 4>"
+extern const char bench_src_seed[]; /* multiply_them(float *dest, float *a, float *b) */
 
 /* ---- the benchmarks, one per file; each adds its rows ---- */
 
@@ -171,11 +185,13 @@ int bench_batch_child(int argc, char **argv);
 void bench_cli(void);      /* cli.c: `cujit compile` on a cache hit in a new process */
 void bench_arrays(void);   /* arrays.c: array operations against the bandwidth floor */
 void bench_multigpu(void); /* multigpu.c: devices side by side, a module on a second device */
+void bench_firstio(void);  /* firstio.c: a new process's first In/Out launch; a seed-like one */
 
 /* Child-process entry points (argv after "--child <mode>"); return the exit status. */
 int bench_compile_child(int argc, char **argv);
 int bench_start_child(int argc, char **argv);
 int bench_herd_child(int argc, char **argv);
 int bench_arrays_child(int argc, char **argv);
+int bench_firstio_child(int argc, char **argv);
 
 #endif

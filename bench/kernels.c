@@ -18,3 +18,10 @@ const char bench_src_fp16[] = "#include <cuda_fp16.h>\n"
                               "  for (int k = 0; k < N; k++)\n"
                               "    if (i + k < n) x[i + k] = x[i + k] * s;\n"
                               "}\n";
+
+/* PyCUDA's first example, what the seeds run: Out, In, In of 400 floats. */
+const char bench_src_seed[] = "__global__ void multiply_them(float *dest, float *a, float *b)\n"
+                              "{\n"
+                              "  const int i = threadIdx.x;\n"
+                              "  dest[i] = a[i] * b[i];\n"
+                              "}\n";

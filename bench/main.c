@@ -3,8 +3,9 @@
  *   cujit-bench [--csv FILE] [--arch sm_XX] [group ...]
  *
  * Groups: compile memcache herd start launch inout memory arrays cli pch multigpu batch
- * (default: all). Groups that need a GPU are reported as skipped without one. Env QUICK=1 shrinks
- * the repetitions for a smoke run; env BENCH_COMMIT names the source version in the header.
+ * firstio (default: all). Groups that need a GPU are reported as skipped without one. Env
+ * QUICK=1 shrinks the repetitions for a smoke run; env BENCH_COMMIT names the source
+ * version in the header.
  * Children of the process-level benchmarks run this program as
  *   cujit-bench --child MODE ...                                                      */
 #define _GNU_SOURCE
@@ -30,6 +31,7 @@ static const group groups[] = {
     {"start", bench_start, 1},     {"launch", bench_launch, 1},     {"inout", bench_inout, 1},
     {"memory", bench_memory, 1},   {"arrays", bench_arrays, 1},     {"cli", bench_cli, 0},
     {"pch", bench_pch, 0},         {"multigpu", bench_multigpu, 1}, {"batch", bench_batch, 0},
+    {"firstio", bench_firstio, 1},
 };
 #define N_GROUPS (sizeof groups / sizeof groups[0])
 
@@ -41,6 +43,7 @@ static int child_main(int argc, char **argv) {
   if (strcmp(mode, "pch") == 0) return bench_pch_child(argc - 1, argv + 1);
   if (strcmp(mode, "batch") == 0) return bench_batch_child(argc - 1, argv + 1);
   if (strcmp(mode, "arrays") == 0) return bench_arrays_child(argc - 1, argv + 1);
+  if (strcmp(mode, "firstio") == 0) return bench_firstio_child(argc - 1, argv + 1);
   fprintf(stderr, "cujit-bench: unknown child mode '%s'\n", mode);
   return 2;
 }

@@ -201,6 +201,20 @@ void *bench_nvrtc_cubin(const char *source, const char *name, const char *const 
   return compile_cubin(source, name, 0, NULL, NULL, argv, argc, name_expr, size);
 }
 
+int bench_write_cubin(const char *source, const char *name, const char *path) {
+  char arch[48];
+  const char *argv[] = {arch, "-no-cache"};
+  size_t size;
+  void *cubin;
+  int rc;
+  snprintf(arch, sizeof arch, "-arch=%s", bench_cfg.cc_arch);
+  cubin = bench_nvrtc_cubin(source, name, argv, 2, NULL, &size);
+  if (!cubin) return -1;
+  rc = bench_write_file(path, cubin, size);
+  free(cubin);
+  return rc;
+}
+
 static void *compile_cubin(const char *source, const char *name, int n_headers,
                            const char *const *headers, const char *const *include_names,
                            const char *const *argv, int argc, const char *name_expr, size_t *size) {

@@ -36,25 +36,34 @@ static char **child_env(char *const env[]) {
   return out;
 }
 
-pid_t bench_spawn(char *const argv[], char *const env[], int stdin_fd, int stdout_fd) {
+/* Starts `path` (found in PATH when `search`) with argv and the environment `env` adds. */
+static pid_t spawn(const char *path, int search, char *const argv[], char *const env[],
+                   int stdin_fd, int stdout_fd) {
   posix_spawn_file_actions_t fa;
   char **envp = child_env(env), **args;
   size_t n = 0;
   pid_t pid = -1;
+  int rc;
   while (argv[n]) n++;
   args = calloc(n + 1, sizeof *args);
   if (!envp || !args) goto done;
   memcpy(args, argv, n * sizeof *args);
-  args[0] = bench_cfg.self;
+  args[0] = (char *)path;
   posix_spawn_file_actions_init(&fa);
   if (stdin_fd >= 0) posix_spawn_file_actions_adddup2(&fa, stdin_fd, 0);
   if (stdout_fd >= 0) posix_spawn_file_actions_adddup2(&fa, stdout_fd, 1);
-  if (posix_spawn(&pid, bench_cfg.self, &fa, NULL, args, envp) != 0) pid = -1;
+  rc = search ? posix_spawnp(&pid, path, &fa, NULL, args, envp)
+              : posix_spawn(&pid, path, &fa, NULL, args, envp);
+  if (rc != 0) pid = -1;
   posix_spawn_file_actions_destroy(&fa);
 done:
   free(envp);
   free(args);
   return pid;
+}
+
+pid_t bench_spawn(char *const argv[], char *const env[], int stdin_fd, int stdout_fd) {
+  return spawn(bench_cfg.self, 0, argv, env, stdin_fd, stdout_fd);
 }
 
 int bench_wait(pid_t pid) {
@@ -64,13 +73,16 @@ int bench_wait(pid_t pid) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-int bench_run_child(char *const argv[], char *const env[], char *out, size_t size) {
+/* Runs `path` to completion and reads what it printed. */
+static int run_reading(const char *path, int search, char *const argv[], char *const env[],
+                       char *out, size_t size) {
   int fds[2];
   size_t got = 0;
   ssize_t n;
   pid_t pid;
+  out[0] = '\0';
   if (pipe2(fds, O_CLOEXEC) != 0) return -1; /* children inherit only fd 0-2 */
-  pid = bench_spawn(argv, env, -1, fds[1]);
+  pid = spawn(path, search, argv, env, -1, fds[1]);
   close(fds[1]);
   if (pid < 0) {
     close(fds[0]);
@@ -84,6 +96,25 @@ int bench_run_child(char *const argv[], char *const env[], char *out, size_t siz
   out[got] = '\0';
   close(fds[0]);
   return bench_wait(pid);
+}
+
+int bench_run_child(char *const argv[], char *const env[], char *out, size_t size) {
+  return run_reading(bench_cfg.self, 0, argv, env, out, size);
+}
+
+int bench_run_program(char *const argv[], char *const env[], char *out, size_t size) {
+  return run_reading(argv[0], strchr(argv[0], '/') == NULL, argv, env, out, size);
+}
+
+void bench_sibling(const char *name, char *out, size_t size) {
+  const char *slash = strrchr(bench_cfg.self, '/');
+  int dir = slash ? (int)(slash - bench_cfg.self) : 1;
+  snprintf(out, size, "%.*s/%s", dir, slash ? bench_cfg.self : ".", name);
+}
+
+int bench_source_file(const char *name, char *out, size_t size) {
+  snprintf(out, size, "%s/%s", BENCH_SOURCE_DIR, name);
+  return access(out, R_OK) == 0 ? 0 : -1;
 }
 
 int bench_mkdir(const char *tag, char *out, size_t size) {

@@ -120,21 +120,6 @@ static int run_start(const char *kind, const char *cubin, const char *cache, sta
              : -1;
 }
 
-/* The CUBIN the baseline loads: bare NVRTC, the device's architecture. */
-static int write_cubin(const char *path) {
-  char arch[48];
-  const char *argv[] = {arch, "-no-cache"};
-  size_t size;
-  void *cubin;
-  int rc;
-  snprintf(arch, sizeof arch, "-arch=%s", bench_cfg.cc_arch);
-  cubin = bench_nvrtc_cubin(bench_src_small, "warm.cu", argv, 2, NULL, &size);
-  if (!cubin) return -1;
-  rc = bench_write_file(path, cubin, size);
-  free(cubin);
-  return rc;
-}
-
 typedef struct start_runs {
   double cj[32], bare[32], cj_ctx[32], bare_ctx[32], cj_wall[32], bare_wall[32];
   double cj_part[3][32], bare_part[3][32], cj_faults[32], bare_faults[32];
@@ -198,7 +183,7 @@ void bench_start(void) {
   memset(&o, 0, sizeof o);
   if (bench_mkdir("start-cache", cache, sizeof cache) != 0) return;
   snprintf(cubin, sizeof cubin, "%s/warm.cubin", bench_cfg.scratch);
-  if (write_cubin(cubin) != 0) {
+  if (bench_write_cubin(bench_src_small, "warm.cu", cubin) != 0) {
     bench_skip("start", "warm start", "the baseline's CUBIN could not be compiled");
     return;
   }

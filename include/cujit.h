@@ -967,7 +967,12 @@ typedef struct cujit_launch_options {
  *  caller registered) are copied by DMA directly; pageable buffers of 1 MiB and more
  *  (env CUJIT_STAGING_MIN) go through reusable pinned chunks filled by several threads;
  *  each device has chunks and threads of its own, made at its first such copy and kept
- *  until the process exits, so copies for different devices run side by side.
+ *  until the process exits, so copies for different devices run side by side. Smaller
+ *  pageable buffers go through a small pinned area of the device's (64 KiB at first,
+ *  grown to what a launch needs, up to 1 MiB; kept until the process exits) where it is
+ *  free and the context is the device's primary one, else the driver copies them (pinned
+ *  memory dies with its context, which a program may destroy); env
+ *  CUJIT_STAGING_THREADS=0 leaves every pageable buffer to the driver.
  *  With elapsed_ms, the call also waits, and *elapsed_ms gets the kernel's own time
  *  (copies excluded), measured with events.
  *  Cooperative launches and clusters (flags, cluster) are checked before anything happens;
@@ -1031,7 +1036,8 @@ CUJIT_API cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, c
  *  where there is none, and with CUJIT_ERROR_DRIVER naming the driver call that failed.
  *  @{ */
 
-/** Device memory on the current device.
+/** Device memory on the current device. When the device is full, the memory cujit's pool
+ *  keeps (cujit_mem_pool_get_usage()) is given back and the allocation tried once more.
  *  @param dptr   receives its address; owned by the caller: cujit_mem_free().
  *  @param bytes  its size; not 0.
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL dptr or 0 bytes;
@@ -1054,6 +1060,25 @@ CUJIT_API cujit_status cujit_mem_copy_htod(CUdeviceptr dst, const void *src, siz
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL address;
  *          CUJIT_ERROR_LAUNCH_FAILED when a kernel before it faulted. */
 CUJIT_API cujit_status cujit_mem_copy_dtoh(void *dst, CUdeviceptr src, size_t bytes);
+/** Copies device memory to device memory (of the current device, or of another one the
+ *  driver can reach from it); complete when it returns.
+ *  @param dst    the destination address.
+ *  @param src    the source address.
+ *  @param bytes  their number (0 copies nothing).
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL address, a range that runs
+ *          past the end of the address space, or ranges that overlap;
+ *          CUJIT_ERROR_LAUNCH_FAILED when a kernel before it faulted. */
+CUJIT_API cujit_status cujit_mem_copy_dtod(CUdeviceptr dst, CUdeviceptr src, size_t bytes);
+/** cujit_mem_copy_dtod() ordered on `stream`: returns once the copy is queued, after the
+ *  work queued on the stream before it and before the work queued after it.
+ *  @param dst     the destination address.
+ *  @param src     the source address.
+ *  @param bytes   their number (0 copies nothing).
+ *  @param stream  the stream; NULL: the legacy default stream.
+ *  @return as cujit_mem_copy_dtod(); a fault in a kernel before it may be reported by a
+ *          later call that waits (cujit_stream_synchronize()) instead. */
+CUJIT_API cujit_status cujit_mem_copy_dtod_async(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
+                                                 CUstream stream);
 /** Page-locked host memory: copies from and to it run asynchronously at full speed.
  *  @param ptr    receives the memory; owned by the caller: cujit_host_free().
  *  @param bytes  its size; not 0.
@@ -1080,17 +1105,22 @@ CUJIT_API cujit_status cujit_stream_synchronize(CUstream stream);
  *  reported here as CUJIT_ERROR_LAUNCH_FAILED.
  *  @return CUJIT_OK, or the failure of the work waited for. */
 CUJIT_API cujit_status cujit_synchronize(void);
-/** Device memory of In/Out/InOut staging on the current device, the bytes the pool holds
- *  for reuse staying reserved between launches up to env CUJIT_POOL_KEEP (default 1 GiB),
- *  so that launches do not allocate device memory each time.
+/** Device memory of In/Out/InOut staging and of arrays on the current device. What they
+ *  give back stays in cujit's pool for the next launch or array, so that neither maps new
+ *  device memory each time: by default all of it, until cujit_mem_pool_trim(); with env
+ *  CUJIT_POOL_KEEP, memory beyond that many bytes held by the pool (in use and kept) goes
+ *  back to the device at the next synchronisation. An allocation of cujit's that finds
+ *  the device full (In/Out buffers, arrays, cujit_mem_alloc()) has the pool give back what
+ *  it keeps and tries once more; other users of the device (another library's
+ *  allocations, another process) are not seen: call cujit_mem_pool_trim() before them.
  *  @param in_use  if non-NULL, receives the bytes handed to launches now and not yet
  *                 given back (0 when no staged launch is running, also after a kernel
  *                 fault).
  *  @param kept    if non-NULL, receives the bytes the pool holds for reuse.
  *  @return CUJIT_OK, or the errors of a device that cannot be used. */
 CUJIT_API cujit_status cujit_mem_pool_get_usage(size_t *in_use, size_t *kept);
-/** Gives the memory the pool keeps back to the device (later staged launches take it
- *  again as needed).
+/** Gives the memory the pool of the current device keeps back to the device (later
+ *  launches and arrays take it again as needed).
  *  @return CUJIT_OK, or the errors of a device that cannot be used. */
 CUJIT_API cujit_status cujit_mem_pool_trim(void);
 
@@ -2588,6 +2618,8 @@ CUJIT_API cujit_status cujit_cache_verify(size_t sample, cujit_cache_verify_fn f
 #  define cujit_mem_alloc(...) CUJIT_CHECKED_(cujit_mem_alloc, __VA_ARGS__)
 #  define cujit_mem_free(...) CUJIT_CHECKED_(cujit_mem_free, __VA_ARGS__)
 #  define cujit_mem_copy_htod(...) CUJIT_CHECKED_(cujit_mem_copy_htod, __VA_ARGS__)
+#  define cujit_mem_copy_dtod(...) CUJIT_CHECKED_(cujit_mem_copy_dtod, __VA_ARGS__)
+#  define cujit_mem_copy_dtod_async(...) CUJIT_CHECKED_(cujit_mem_copy_dtod_async, __VA_ARGS__)
 #  define cujit_mem_copy_dtoh(...) CUJIT_CHECKED_(cujit_mem_copy_dtoh, __VA_ARGS__)
 #  define cujit_host_alloc(...) CUJIT_CHECKED_(cujit_host_alloc, __VA_ARGS__)
 #  define cujit_host_free(...) CUJIT_CHECKED_(cujit_host_free, __VA_ARGS__)

@@ -150,6 +150,26 @@ CUJIT_API cujit_status cujit_array_read(const cujit_array *a, void *host, size_t
  *  @param bytes  must be its cujit_array_nbytes().
  *  @return as cujit_array_read(). */
 CUJIT_API cujit_status cujit_array_write(cujit_array *a, const void *host, size_t bytes);
+/** Copies elements [offset, offset + count) of the array, in C order, into host memory;
+ *  returns when the copy is done. Every array cujit makes is contiguous (views and
+ *  reshapes included), so the range is one piece of its memory.
+ *  @param a       the array.
+ *  @param offset  the first element; 0 <= offset <= its size.
+ *  @param count   how many; offset + count <= its size (0 copies nothing).
+ *  @param host    receives `count` elements.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a destroyed array, a range outside it
+ *          (named, with the array's size) or a NULL host; device errors. */
+CUJIT_API cujit_status cujit_array_read_range(const cujit_array *a, int64_t offset, int64_t count,
+                                              void *host);
+/** Copies `count` elements of host memory into elements [offset, offset + count) of the
+ *  array, in C order; returns when the copy is done. The rest of the array is unchanged.
+ *  @param a       the array.
+ *  @param offset  the first element written; 0 <= offset <= its size.
+ *  @param count   how many; offset + count <= its size (0 copies nothing).
+ *  @param host    `count` elements.
+ *  @return as cujit_array_read_range(). */
+CUJIT_API cujit_status cujit_array_write_range(cujit_array *a, int64_t offset, int64_t count,
+                                               const void *host);
 /** Sets every element to *value.
  *  @param a      the array.
  *  @param value  an element of the array's type.
@@ -741,6 +761,8 @@ static inline cujit_arg cujit_gen_ulong_(unsigned long v) {
 #  define cujit_array_from_host(...) CUJIT_CHECKED_(cujit_array_from_host, __VA_ARGS__)
 #  define cujit_array_wrap(...) CUJIT_CHECKED_(cujit_array_wrap, __VA_ARGS__)
 #  define cujit_array_read(...) CUJIT_CHECKED_(cujit_array_read, __VA_ARGS__)
+#  define cujit_array_read_range(...) CUJIT_CHECKED_(cujit_array_read_range, __VA_ARGS__)
+#  define cujit_array_write_range(...) CUJIT_CHECKED_(cujit_array_write_range, __VA_ARGS__)
 #  define cujit_array_write(...) CUJIT_CHECKED_(cujit_array_write, __VA_ARGS__)
 #  define cujit_array_fill(...) CUJIT_CHECKED_(cujit_array_fill, __VA_ARGS__)
 #  define cujit_array_copy(...) CUJIT_CHECKED_(cujit_array_copy, __VA_ARGS__)

@@ -61,6 +61,12 @@ static void wrapped_views_and_destroyed_arrays(void **state) {
                        "the new shape holds 25 elements, the array 24");
   assert_status_detail(cujit_array_read(a, host, 4), CUJIT_ERROR_INVALID_VALUE,
                        "bytes is 4, but the array holds 96 bytes");
+  /* the right size needs the driver, and says so (a copy once called the driver's entry
+   * point without it loaded, and crashed) */
+  assert_status_detail(cujit_array_read(a, host, sizeof host), CUJIT_ERROR_NO_DRIVER,
+                       "no CUDA driver found");
+  assert_status_detail(cujit_array_write(a, host, sizeof host), CUJIT_ERROR_NO_DRIVER,
+                       "no CUDA driver found");
   cujit_array_destroy(a); /* the views keep working */
   assert_int_equal(cujit_array_size(v), 6);
   assert_status_detail(cujit_array_read(a, host, sizeof host), CUJIT_ERROR_INVALID_VALUE,
@@ -93,6 +99,49 @@ static void many_handles(void **state) {
   for (i = 1; i < N; i += 2) assert_int_equal(cujit_array_size(v[i]), 1);
   for (i = 0; i < N; i += 2) assert_int_equal(cujit_array_size(v[i]), 0);
   for (i = 1; i < N; i += 2) cujit_array_destroy(v[i]);
+}
+
+/* Reads and writes of part of an array: the range is checked, without overflow, before
+ * the driver is needed. */
+static void ranges_are_checked(void **state) {
+  cujit_array *a = NULL, *v = NULL;
+  float host[24];
+  (void)state;
+  assert_ok(cujit_array_wrap(&a, CUJIT_TYPE_F32, 2, kShape, (CUdeviceptr)0x10000));
+  assert_status_detail(cujit_array_read_range(a, 20, 5, host), CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_array_read_range: offset 20 and count 5 are not a range of the "
+                       "array's 24 elements (0 <= offset, 0 <= count, offset + count <= 24)");
+  assert_status_detail(cujit_array_write_range(a, -1, 2, host), CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_array_write_range: offset -1 and count 2 are not a range");
+  assert_status_detail(cujit_array_read_range(a, 0, -1, host), CUJIT_ERROR_INVALID_VALUE,
+                       "offset 0 and count -1 are not a range");
+  assert_status_detail(cujit_array_read_range(a, 25, 0, host), CUJIT_ERROR_INVALID_VALUE,
+                       "offset 25 and count 0 are not a range");
+  /* offset + count would overflow */
+  assert_status_detail(cujit_array_read_range(a, 1, INT64_MAX, host), CUJIT_ERROR_INVALID_VALUE,
+                       "count 9223372036854775807 are not a range");
+  assert_status_detail(cujit_array_write_range(a, INT64_MAX, INT64_MAX, host),
+                       CUJIT_ERROR_INVALID_VALUE, "are not a range");
+  assert_status_detail(cujit_array_read_range(a, 0, 4, NULL), CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_array_read_range: host is NULL");
+  assert_status_detail(cujit_array_read_range(NULL, 0, 4, host), CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_array_read_range: a is NULL");
+  /* nothing to copy: no driver needed, and a NULL host is fine */
+  assert_ok(cujit_array_read_range(a, 24, 0, NULL));
+  assert_ok(cujit_array_write_range(a, 3, 0, NULL));
+  /* a good range needs the driver, and says so */
+  assert_status_detail(cujit_array_read_range(a, 20, 4, host), CUJIT_ERROR_NO_DRIVER,
+                       "no CUDA driver found");
+  assert_status_detail(cujit_array_write_range(a, 0, 24, host), CUJIT_ERROR_NO_DRIVER,
+                       "no CUDA driver found");
+  /* a view's range is of the view */
+  assert_ok(cujit_array_view(a, 4, 10, &v));
+  assert_status_detail(cujit_array_read_range(v, 4, 3, host), CUJIT_ERROR_INVALID_VALUE,
+                       "offset 4 and count 3 are not a range of the array's 6 elements");
+  cujit_array_destroy(v);
+  cujit_array_destroy(a);
+  assert_status_detail(cujit_array_write_range(a, 0, 1, host), CUJIT_ERROR_INVALID_VALUE,
+                       "a is not a live array");
 }
 
 /* A destroyed handle stays refused when new arrays take its place: no call through it
@@ -178,6 +227,7 @@ int main(void) {
       cmocka_unit_test(bad_shapes_and_types),
       cmocka_unit_test(wrapped_views_and_destroyed_arrays),
       cmocka_unit_test(many_handles),
+      cmocka_unit_test(ranges_are_checked),
       cmocka_unit_test(stale_handles_never_alias),
       cmocka_unit_test(made_up_handles_are_refused),
       cmocka_unit_test(device_needed_says_so),

@@ -1,6 +1,8 @@
 /* test_gpu_array - device arrays on a GPU: every element type filled and read back at
  * sizes 0, 1, 31 and 1000003; conversions to and from double for every type; ranges;
- * copies in place and into new arrays; views and reshapes sharing memory; a 2^31+17
+ * copies in place and into new arrays; parts of an array read and written (small and
+ * large, pageable and page-locked, of views); device-to-device copies, waited for and on
+ * a stream; views and reshapes sharing memory; a 2^31+17
  * element array (the 64-bit index path); memory given back to the pool; a destroyed array
  * refused; an array destroyed while a kernel using it runs; small blocks kept for reuse in
  * stream order and given back by a trim; a destroyed array's handle reaching no new array. */
@@ -84,6 +86,80 @@ static void ranges_and_host_copies(void **state) {
   assert_memory_equal(f, g, sizeof f);
   cujit_array_destroy(b);
   cujit_array_destroy(c);
+}
+
+/* Elements [offset, offset + count) read and written, the rest untouched: small ranges
+ * (the small pinned area), large ones (the staging threads), page-locked host memory, a
+ * view's range, nothing at all. */
+static void parts_read_and_written(void **state) {
+  enum { N = 1000 };
+  int64_t big = ((int64_t)3 << 20) / 4 + 5; /* 3 MiB of ints and 20 bytes */
+  cujit_array *a = NULL, *v = NULL, *b = NULL;
+  int x[N], part[100], *pin = NULL, *h = malloc((size_t)big * sizeof(int));
+  int64_t i;
+  (void)state;
+  assert_non_null(h);
+  assert_ok(cujit_array_arange(&a, CUJIT_TYPE_I32, 0, N, 1));
+  assert_ok(cujit_array_read_range(a, 250, 100, part));
+  for (i = 0; i < 100; i++) assert_int_equal(part[i], 250 + i);
+  for (i = 0; i < 100; i++) part[i] = (int)-i;
+  assert_ok(cujit_array_write_range(a, 900, 100, part));
+  assert_ok(cujit_array_write_range(a, 0, 1, part + 7));
+  assert_ok(cujit_array_read(a, x, sizeof x));
+  for (i = 0; i < N; i++) assert_int_equal(x[i], i == 0 ? -7 : i < 900 ? (int)i : (int)(900 - i));
+  assert_ok(cujit_array_read_range(a, N, 0, NULL));
+  assert_ok(cujit_array_write_range(a, 0, 0, NULL));
+  assert_ok(cujit_host_alloc((void **)&pin, 100 * sizeof(int)));
+  assert_ok(cujit_array_read_range(a, 400, 100, pin));
+  for (i = 0; i < 100; i++) assert_int_equal(pin[i], 400 + i);
+  for (i = 0; i < 100; i++) pin[i] = 5000 + (int)i;
+  assert_ok(cujit_array_write_range(a, 300, 100, pin));
+  assert_ok(cujit_array_view(a, 250, 450, &v));
+  assert_ok(cujit_array_read_range(v, 40, 20, part));
+  for (i = 0; i < 20; i++) assert_int_equal(part[i], i < 10 ? 290 + (int)i : 4990 + (int)i);
+  assert_status_detail(cujit_array_read_range(v, 190, 20, part), CUJIT_ERROR_INVALID_VALUE,
+                       "offset 190 and count 20 are not a range of the array's 200 elements");
+  for (i = 0; i < big; i++) h[i] = (int)(i * 3);
+  assert_ok(cujit_array_from_host(&b, CUJIT_TYPE_I32, 1, &big, h));
+  for (i = 0; i < big - 2; i++) h[i] = -(int)i;
+  assert_ok(cujit_array_write_range(b, 1, big - 2, h));
+  memset(h, 0, (size_t)big * sizeof(int));
+  assert_ok(cujit_array_read_range(b, 0, big, h));
+  for (i = 0; i < big; i++)
+    if (h[i] != (i == 0 ? 0 : i == big - 1 ? (int)(i * 3) : -(int)(i - 1)))
+      fail_msg("element %lld: %d", (long long)i, h[i]);
+  assert_ok(cujit_array_read_range(b, 5, big - 10, h));
+  for (i = 0; i < big - 10; i++)
+    if (h[i] != -(int)(i + 4)) fail_msg("read from 5, element %lld: %d", (long long)i, h[i]);
+  cujit_array_destroy(v);
+  cujit_array_destroy(a);
+  cujit_array_destroy(b);
+  assert_ok(cujit_host_free(pin));
+  free(h);
+}
+
+/* cujit_mem_copy_dtod, waited for and on a stream. */
+static void device_to_device_copies(void **state) {
+  enum { N = 4096 };
+  CUdeviceptr d = 0;
+  CUstream s = NULL;
+  int x[N], y[N], i;
+  (void)state;
+  for (i = 0; i < N; i++) x[i] = i * 5 - 3;
+  assert_ok(cujit_mem_alloc(&d, 3 * sizeof x));
+  assert_ok(cujit_mem_copy_htod(d, x, sizeof x));
+  assert_ok(cujit_mem_copy_dtod(d + sizeof x, d, sizeof x));
+  assert_ok(cujit_mem_copy_dtoh(y, d + sizeof x, sizeof y));
+  assert_memory_equal(x, y, sizeof x);
+  assert_ok(cujit_stream_create(&s));
+  assert_ok(cujit_mem_copy_dtod_async(d + 2 * sizeof x, d + sizeof x + 16, sizeof x - 16, s));
+  assert_ok(cujit_stream_synchronize(s));
+  assert_ok(cujit_mem_copy_dtoh(y, d + 2 * sizeof x, sizeof y - 16));
+  assert_memory_equal(x + 4, y, sizeof x - 16);
+  assert_status_detail(cujit_mem_copy_dtod(d + 8, d, sizeof x), CUJIT_ERROR_INVALID_VALUE,
+                       "overlap (they are 8 bytes apart)");
+  assert_ok(cujit_stream_destroy(s));
+  assert_ok(cujit_mem_free(d));
 }
 
 static void outputs_are_checked(void **state) {
@@ -280,7 +356,8 @@ static const char kSource[] =
 
 GPU_GROUP_MAIN(kSource, "array_test.cu", NULL, cmocka_unit_test(every_type_filled_and_read),
                cmocka_unit_test(conversions_through_every_type),
-               cmocka_unit_test(ranges_and_host_copies), cmocka_unit_test(outputs_are_checked),
+               cmocka_unit_test(ranges_and_host_copies), cmocka_unit_test(parts_read_and_written),
+               cmocka_unit_test(device_to_device_copies), cmocka_unit_test(outputs_are_checked),
                cmocka_unit_test(views_share_memory),
                cmocka_unit_test(wrapped_memory_stays_the_callers),
                cmocka_unit_test(beyond_two_to_the_31), cmocka_unit_test(pool_is_reused),

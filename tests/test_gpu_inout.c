@@ -1,8 +1,11 @@
 /* test_gpu_inout - In/Out/InOut buffers of several MiB from pageable and page-locked
  * memory (the pageable ones above the staging threshold go through cujit's pinned chunks,
- * in uneven sizes), on the default stream and on the caller's; pageable copies on every
- * device present, each through its own lanes, in turn and at once; empty buffers; how
- * host memory is recognised; and the pool's memory kept between launches and trimmed. */
+ * in uneven sizes), on the default stream and on the caller's; small pageable buffers
+ * through the device's small pinned area (made small, on the first launch that needs it,
+ * without the staging threads; full, taken by another thread, or shared by an In and an
+ * Out buffer); pageable copies on every device present, each through its own lanes, in
+ * turn and at once; empty buffers; how host memory is recognised; and the pool's memory
+ * kept between launches and trimmed. */
 #include <pthread.h>
 
 #include "gputest.h"
@@ -52,6 +55,116 @@ static void pageable(size_t bytes, const cujit_launch_options *o) {
   round_trip(in, out, n, o);
   free(in);
   free(out);
+}
+
+/* ---- small pageable buffers: the device's small pinned area ---- */
+
+static char debug_lines[1 << 16];
+static pthread_mutex_t debug_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void keep_debug(cujit_log_level level, const char *message, void *user) {
+  size_t n;
+  (void)level, (void)user;
+  pthread_mutex_lock(&debug_lock);
+  n = strlen(debug_lines);
+  snprintf(debug_lines + n, sizeof debug_lines - n, "%s\n", message);
+  pthread_mutex_unlock(&debug_lock);
+}
+
+static int logged(const char *needle) {
+  int found;
+  pthread_mutex_lock(&debug_lock);
+  found = strstr(debug_lines, needle) != NULL;
+  pthread_mutex_unlock(&debug_lock);
+  return found;
+}
+
+enum { SMALL_N = 400, SMALL_LAUNCHES = 300 };
+
+/* In + Out of SMALL_N pageable floats and InOut of the Out, `rounds` times, checked
+ * without cmocka (threads call it): 0, or -1 with `why` filled. */
+static int small_round_trips(int rounds, char *why, size_t size) {
+  cujit_function *inc = NULL, *twice = NULL;
+  float in[SMALL_N], out[SMALL_N];
+  int r, i;
+  if (cujit_module_get_function(mod, "inc", &inc) != CUJIT_OK ||
+      cujit_module_get_function(mod, "twice", &twice) != CUJIT_OK) {
+    snprintf(why, size, "lookup: %s", cujit_last_error());
+    return -1;
+  }
+  for (r = 0; r < rounds; r++) {
+    for (i = 0; i < SMALL_N; i++) in[i] = (float)(i + r), out[i] = -1.0f;
+    if (CUJIT_LAUNCH(inc, CUJIT_DIM3(2), CUJIT_DIM3(256), cujit_in(in, sizeof in),
+                     cujit_out(out, sizeof out), cujit_u64(SMALL_N)) != CUJIT_OK ||
+        CUJIT_LAUNCH(twice, CUJIT_DIM3(2), CUJIT_DIM3(256), cujit_inout(out, sizeof out),
+                     cujit_u64(SMALL_N)) != CUJIT_OK) {
+      snprintf(why, size, "round %d: %s", r, cujit_last_error());
+      return -1;
+    }
+    for (i = 0; i < SMALL_N; i++)
+      if (out[i] != (in[i] + 1.0f) * 2.0f) {
+        snprintf(why, size, "round %d, element %d: %g, want %g", r, i, (double)out[i],
+                 (double)((in[i] + 1.0f) * 2.0f));
+        return -1;
+      }
+  }
+  return 0;
+}
+
+static void *small_worker(void *arg) {
+  char *why = arg;
+  small_round_trips(SMALL_LAUNCHES, why, 256);
+  return NULL;
+}
+
+/* The group's first launches: small pageable buffers go through a 64 KiB pinned area made
+ * for them, and the staging threads with their large pinned chunks are not started. */
+static void small_pageable_buffers(void **state) {
+  cujit_function *inc = gpu_function(mod, "inc");
+  size_t n = (900u << 10) / sizeof(float), i;
+  float *a = malloc(n * sizeof(float)), *b = malloc(n * sizeof(float)), same[SMALL_N];
+  char why[4][256];
+  pthread_t t[4];
+  int k;
+  (void)state;
+  assert_non_null(a);
+  assert_non_null(b);
+  cujit_log_set_callback(keep_debug, NULL);
+  cujit_log_set_level(CUJIT_LOG_DEBUG);
+  why[0][0] = '\0';
+  assert_int_equal(small_round_trips(3, why[0], sizeof why[0]), 0);
+  assert_true(logged("a 65536-byte pinned area for small pageable copies made in"));
+  assert_true(logged("staged launch 1 of the process (2 buffers, 3200 bytes): memory kinds "));
+  assert_true(logged("staged launch 2 of the process (1 buffer, 1600 bytes): memory kinds "));
+  assert_false(logged("staged launch 3"));
+  assert_false(logged("staging pageable copies on device")); /* no staging threads */
+  /* more than the area holds: the first buffer through it (grown to 1 MiB), the second
+   * through the driver */
+  for (i = 0; i < n; i++) a[i] = (float)(i % 1000), b[i] = -1.0f;
+  assert_ok(CUJIT_LAUNCH(inc, CUJIT_DIM3(1024), CUJIT_DIM3(256), cujit_in(a, n * sizeof(float)),
+                         cujit_out(b, n * sizeof(float)), cujit_u64(n)));
+  for (i = 0; i < n; i++)
+    if (b[i] != a[i] + 1.0f) fail_msg("element %zu: %g", i, (double)b[i]);
+  assert_true(logged("a 1048576-byte pinned area for small pageable copies made in"));
+  assert_false(logged("staging pageable copies on device"));
+  /* one host buffer as In and Out: read before the kernel, written after it */
+  for (k = 0; k < SMALL_N; k++) same[k] = (float)k;
+  assert_ok(CUJIT_LAUNCH(inc, CUJIT_DIM3(2), CUJIT_DIM3(256), cujit_in(same, sizeof same),
+                         cujit_out(same, sizeof same), cujit_u64(SMALL_N)));
+  for (k = 0; k < SMALL_N; k++) assert_true(same[k] == (float)k + 1.0f);
+  cujit_log_set_level(CUJIT_LOG_OFF);
+  cujit_log_set_callback(NULL, NULL);
+  /* threads at once: one holds the area, the others' buffers go through the driver */
+  for (k = 0; k < 4; k++) {
+    why[k][0] = '\0';
+    assert_int_equal(pthread_create(&t[k], NULL, small_worker, why[k]), 0);
+  }
+  for (k = 0; k < 4; k++) pthread_join(t[k], NULL);
+  for (k = 0; k < 4; k++)
+    if (why[k][0]) fail_msg("thread %d: %s", k, why[k]);
+  assert_int_equal(gpu_pool_in_use(), 0);
+  free(a);
+  free(b);
 }
 
 static void pageable_several_mib(void **state) {
@@ -293,9 +406,10 @@ static void own_context_keeps_nothing(void **state) {
   pageable(4096, NULL);
 }
 
-GPU_GROUP_MAIN(kSrc, "inout.cu", NULL, cmocka_unit_test(own_context_keeps_nothing),
-               cmocka_unit_test(pageable_several_mib), cmocka_unit_test(pageable_on_a_stream),
-               cmocka_unit_test(pageable_on_every_device), cmocka_unit_test(pinned_several_mib),
+GPU_GROUP_MAIN(kSrc, "inout.cu", NULL, cmocka_unit_test(small_pageable_buffers),
+               cmocka_unit_test(own_context_keeps_nothing), cmocka_unit_test(pageable_several_mib),
+               cmocka_unit_test(pageable_on_a_stream), cmocka_unit_test(pageable_on_every_device),
+               cmocka_unit_test(pinned_several_mib),
                cmocka_unit_test(empty_buffer_is_a_null_pointer),
                cmocka_unit_test(host_memory_is_recognised),
                cmocka_unit_test(pool_keeps_memory_until_trimmed))

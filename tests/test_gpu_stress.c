@@ -1,10 +1,13 @@
 /* test_gpu_stress - 8 threads launch many kernels at once with In/Out buffers and device
  * pointers, checking every result; at the end device memory in use and the process's
- * resident size are back where they were after warm-up (no growth). */
+ * resident size are back where they were after warm-up (no growth). And the pool keeps
+ * what arrays give back across synchronisations, yet an allocation that needs that memory
+ * gets it. */
 #include <pthread.h>
 #include <unistd.h>
 
 #include "testutil.h"
+#include "cujit_array.h"
 
 enum { THREADS = 8, LAUNCHES = 1500, N = 4096 };
 
@@ -68,11 +71,17 @@ static void *work(void *arg) {
   return NULL;
 }
 
-static size_t device_used(void) {
+static size_t device_free(size_t *total) {
   CUresult (*get_info)(size_t *, size_t *) = NULL;
-  size_t free_b = 0, total = 0;
+  size_t free_b = 0;
+  *total = 0;
   if (cujit_driver_get_symbol("cuMemGetInfo", (void **)&get_info) != CUJIT_OK) return 0;
-  get_info(&free_b, &total);
+  get_info(&free_b, total);
+  return free_b;
+}
+
+static size_t device_used(void) {
+  size_t total, free_b = device_free(&total);
   return total - free_b;
 }
 
@@ -120,8 +129,31 @@ static void eight_threads_many_launches(void **state) {
   assert_true(rss1 <= rss0 + 4096);       /* and the process 4 MiB */
 }
 
+/* An array of 60% of the free device memory, destroyed: the pool keeps its memory after a
+ * synchronisation (no threshold counts it against the arrays still alive), and a
+ * cujit_mem_alloc() of as much, which only fits once the pool gives it back, succeeds. */
+static void kept_memory_never_fails_an_allocation(void **state) {
+  size_t total, kept = 0, big = device_free(&total) / 10 * 6 / (2u << 20) * (2u << 20);
+  int64_t n = (int64_t)big;
+  cujit_array *a = NULL;
+  CUdeviceptr d = 0;
+  (void)state;
+  assert_true(big > 0);
+  assert_ok(cujit_array_empty(&a, CUJIT_TYPE_U8, 1, &n));
+  cujit_array_destroy(a);
+  assert_ok(cujit_synchronize());
+  assert_ok(cujit_mem_pool_get_usage(NULL, &kept));
+  printf("an array of %zu bytes destroyed: the pool keeps %zu bytes\n", big, kept);
+  assert_true(kept >= big);
+  assert_ok(cujit_mem_alloc(&d, big));
+  assert_ok(cujit_mem_pool_get_usage(NULL, &kept));
+  assert_true(kept < big);
+  assert_ok(cujit_mem_free(d));
+}
+
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(eight_threads_many_launches)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(eight_threads_many_launches),
+                                     cmocka_unit_test(kept_memory_never_fails_an_allocation)};
   cujit_module *m = NULL;
   int rc;
   if (!test_have_gpu()) return TEST_SKIP_CODE;

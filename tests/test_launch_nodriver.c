@@ -82,6 +82,10 @@ static void memory_and_streams_need_the_driver(void **state) {
                    CUJIT_ERROR_NO_DRIVER);
   assert_int_equal(cujit_mem_copy_dtoh(buf, (CUdeviceptr)0x1000, sizeof buf),
                    CUJIT_ERROR_NO_DRIVER);
+  assert_status_detail(cujit_mem_copy_dtod(0x1000, 0x2000, 64), CUJIT_ERROR_NO_DRIVER,
+                       "no CUDA driver found");
+  assert_status_detail(cujit_mem_copy_dtod_async(0x1000, 0x2000, 64, NULL), CUJIT_ERROR_NO_DRIVER,
+                       "no CUDA driver found");
   assert_status_detail(cujit_host_alloc(&h, 64), CUJIT_ERROR_NO_DRIVER,
                        "install the NVIDIA driver");
   assert_null(h);
@@ -128,7 +132,29 @@ static void null_and_empty_arguments(void **state) {
   assert_status_detail(cujit_mem_copy_htod(0, &d, 4), CUJIT_ERROR_INVALID_VALUE, "dst is NULL");
   assert_status_detail(cujit_mem_copy_dtoh(NULL, 0x1000, 4), CUJIT_ERROR_INVALID_VALUE,
                        "dst is NULL");
+  /* device-to-device copies: both ends set, inside the address space, apart */
+  assert_status_detail(cujit_mem_copy_dtod(0, 0x1000, 4), CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_mem_copy_dtod: dst is NULL");
+  assert_status_detail(cujit_mem_copy_dtod_async(0x1000, 0, 4, NULL), CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_mem_copy_dtod_async: src is NULL");
+  assert_status_detail(cujit_mem_copy_dtod(0x1000, 0x1800, 4096), CUJIT_ERROR_INVALID_VALUE,
+                       "the 4096 bytes at dst and at src overlap (they are 2048 bytes apart)");
+  assert_status_detail(cujit_mem_copy_dtod(0x1800, 0x1000, 4096), CUJIT_ERROR_INVALID_VALUE,
+                       "overlap (they are 2048 bytes apart)");
+  assert_status_detail(cujit_mem_copy_dtod_async(0x1000, 0x1000, 1, NULL),
+                       CUJIT_ERROR_INVALID_VALUE, "overlap (they are 0 bytes apart)");
+  assert_status_detail(cujit_mem_copy_dtod(UINT64_MAX - 15, 0x1000, 17), CUJIT_ERROR_INVALID_VALUE,
+                       "17 bytes from dst run past the end of the address space");
+  assert_status_detail(cujit_mem_copy_dtod(0x1000, UINT64_MAX, 2), CUJIT_ERROR_INVALID_VALUE,
+                       "2 bytes from src run past the end of the address space");
+  assert_status_detail(cujit_mem_copy_dtod(0x1000, 0x2000, SIZE_MAX), CUJIT_ERROR_INVALID_VALUE,
+                       "run past the end of the address space");
+  /* the last byte of the address space, and two ranges that touch, are fine */
+  assert_int_equal(cujit_mem_copy_dtod(UINT64_MAX - 15, 0x1000, 16), CUJIT_ERROR_NO_DRIVER);
+  assert_int_equal(cujit_mem_copy_dtod(0x1000, 0x1800, 2048), CUJIT_ERROR_NO_DRIVER);
   /* nothing to do is not an error, and needs no driver */
+  assert_ok(cujit_mem_copy_dtod(0, 0, 0));
+  assert_ok(cujit_mem_copy_dtod_async(0x1000, 0x1000, 0, NULL));
   assert_ok(cujit_mem_free(0));
   assert_ok(cujit_host_free(NULL));
   assert_ok(cujit_stream_destroy(NULL));

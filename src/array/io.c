@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "array/array.h"
-#include "launch/launch.h" /* pinned staging */
+#include "launch/launch.h" /* pinned staging and the small pinned area */
 
 static cujit_status cu(CUresult r, const char *fn) {
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, fn);
@@ -20,18 +20,32 @@ static cujit_status check_bytes(const cj_array *a, const void *host, size_t byte
   return CUJIT_OK;
 }
 
-/* Large pageable buffers go through the launch layer's pinned chunks, filled by several
- * threads (as In/Out buffers do): the driver's own path copies pageable memory through one
- * staging buffer at a fraction of the bus's speed. NOT_SUPPORTED: copy directly. */
-static cujit_status staged(int to_device, CUdeviceptr d, void *host, size_t bytes,
-                           CUstream stream) {
+/* Moves `bytes` between host memory and device memory at d on `stream`, complete when it
+ * returns. Pageable buffers go through the launch layer's pinned memory, as In/Out buffers
+ * do: large ones through its chunks, filled by several threads (the driver's own path
+ * copies pageable memory through one staging buffer at a fraction of the bus's speed),
+ * small ones through its small pinned area (the driver's path costs a process
+ * milliseconds the first time); page-locked ones are copied directly. */
+static cujit_status move(int to_device, CUdeviceptr d, void *host, size_t bytes, CUstream stream) {
+  const char *what = to_device ? "cuMemcpyHtoDAsync" : "cuMemcpyDtoHAsync";
+  cujit_status st;
   CUcontext ctx;
   CUdevice dev;
-  if (bytes < cj_staging_min() || cj_host_kind_of(host, bytes) != CJ_HOST_PAGEABLE ||
-      cj_ctx_ensure(&ctx, &dev) != CUJIT_OK)
-    return CUJIT_ERROR_NOT_SUPPORTED;
-  return to_device ? cj_stage_htod(ctx, dev, d, host, bytes, stream)
-                   : cj_stage_dtoh(ctx, dev, host, d, bytes, stream);
+  CJ_TRY(cj_ctx_ensure(&ctx, &dev));
+  if (cj_host_kind_of(host, bytes) != CJ_HOST_PAGEABLE)
+    st = CUJIT_ERROR_NOT_SUPPORTED;
+  else if (bytes < cj_staging_min())
+    st = to_device ? cj_bounce_htod(ctx, dev, d, host, bytes, stream, what)
+                   : cj_bounce_dtoh(ctx, dev, host, d, bytes, stream, what);
+  else if (!to_device)
+    st = cj_stage_dtoh(ctx, dev, host, d, bytes, stream);
+  else if ((st = cj_stage_htod(ctx, dev, d, host, bytes, stream)) == CUJIT_OK)
+    st = cu(cj_cu.cuStreamSynchronize(stream), "cuStreamSynchronize"); /* the device side */
+  if (st != CUJIT_ERROR_NOT_SUPPORTED) return st;
+  st = cu(to_device ? cj_cu.cuMemcpyHtoDAsync(d, host, bytes, stream)
+                    : cj_cu.cuMemcpyDtoHAsync(host, d, bytes, stream),
+          what);
+  return st == CUJIT_OK ? cu(cj_cu.cuStreamSynchronize(stream), "cuStreamSynchronize") : st;
 }
 
 cujit_status cujit_array_read(const cujit_array *h, void *host, size_t bytes) {
@@ -39,26 +53,55 @@ cujit_status cujit_array_read(const cujit_array *h, void *host, size_t bytes) {
   cujit_status st = cj_array_get(h, "cujit_array_read", "a", &a);
   if (st == CUJIT_OK) st = check_bytes(a, host, bytes, "cujit_array_read");
   if (st != CUJIT_OK || !bytes) return st;
-  st = staged(0, a->data, host, bytes, a->stream);
-  if (st != CUJIT_ERROR_NOT_SUPPORTED) return st;
-  st = cu(cj_cu.cuMemcpyDtoHAsync(host, a->data, bytes, a->stream), "cuMemcpyDtoHAsync");
-  return st == CUJIT_OK ? cu(cj_cu.cuStreamSynchronize(a->stream), "cuStreamSynchronize") : st;
+  return move(0, a->data, host, bytes, a->stream);
 }
 
 /* Copies host memory into a (bytes checked) and waits for the copy. */
 static cujit_status set(const cj_array *a, const void *host, size_t bytes, const char *fn) {
   cujit_status st = check_bytes(a, host, bytes, fn);
   if (st != CUJIT_OK || !bytes) return st;
-  st = staged(1, a->data, (void *)(uintptr_t)host, bytes, a->stream);
-  if (st == CUJIT_ERROR_NOT_SUPPORTED)
-    st = cu(cj_cu.cuMemcpyHtoDAsync(a->data, host, bytes, a->stream), "cuMemcpyHtoDAsync");
-  return st == CUJIT_OK ? cu(cj_cu.cuStreamSynchronize(a->stream), "cuStreamSynchronize") : st;
+  return move(1, a->data, (void *)(uintptr_t)host, bytes, a->stream);
 }
 
 cujit_status cujit_array_write(cujit_array *h, const void *host, size_t bytes) {
   cj_array *a;
   CJ_TRY(cj_array_get(h, "cujit_array_write", "a", &a));
   return set(a, host, bytes, "cujit_array_write");
+}
+
+/* Elements [offset, offset + count) of a, checked without overflow: *at gets the first
+ * one's byte offset and *bytes their size. Every array cujit makes is contiguous, views
+ * included, so the range is one block of memory. */
+static cujit_status range_of(const cj_array *a, int64_t offset, int64_t count, const void *host,
+                             const char *fn, size_t *at, size_t *bytes) {
+  size_t size = cj_elem_of(a->type)->size;
+  CJ_CHECK(offset >= 0 && count >= 0 && offset <= a->size && count <= a->size - offset,
+           CUJIT_ERROR_INVALID_VALUE,
+           "%s: offset %lld and count %lld are not a range of the array's %lld "
+           "elements (0 <= offset, 0 <= count, offset + count <= %lld)",
+           fn, (long long)offset, (long long)count, (long long)a->size, (long long)a->size);
+  CJ_CHECK(host || !count, CUJIT_ERROR_INVALID_VALUE, "%s: host is NULL", fn);
+  *at = (size_t)offset * size;
+  *bytes = (size_t)count * size;
+  return CUJIT_OK;
+}
+
+cujit_status cujit_array_read_range(const cujit_array *h, int64_t offset, int64_t count,
+                                    void *host) {
+  size_t at, bytes;
+  cj_array *a;
+  CJ_TRY(cj_array_get(h, "cujit_array_read_range", "a", &a));
+  CJ_TRY(range_of(a, offset, count, host, "cujit_array_read_range", &at, &bytes));
+  return bytes ? move(0, a->data + at, host, bytes, a->stream) : CUJIT_OK;
+}
+
+cujit_status cujit_array_write_range(cujit_array *h, int64_t offset, int64_t count,
+                                     const void *host) {
+  size_t at, bytes;
+  cj_array *a;
+  CJ_TRY(cj_array_get(h, "cujit_array_write_range", "a", &a));
+  CJ_TRY(range_of(a, offset, count, host, "cujit_array_write_range", &at, &bytes));
+  return bytes ? move(1, a->data + at, (void *)(uintptr_t)host, bytes, a->stream) : CUJIT_OK;
 }
 
 cujit_status cujit_array_from_host(cujit_array **out, cujit_type type, int ndim,

@@ -162,24 +162,27 @@ static const cj_env_var table[] = {
      .meaning = "the memory cache's size limit (`0` turns it off; read once)"},
     {.name = "CUJIT_POOL_KEEP",
      .kind = CJ_ENV_SIZE,
-     .dflt = "1G",
+     .dflt = "unlimited",
      .warn_bad = 1,
      .form = "a size (e.g. 256M)",
-     .meaning = "device memory the In/Out pool keeps between launches"},
+     .meaning = "the most device memory the pool of In/Out buffers and arrays holds, in use "
+                "and kept, after a synchronisation; by default it keeps all they give back, "
+                "until `cujit_mem_pool_trim()` or an allocation that finds the device full"},
     {.name = "CUJIT_STAGING_MIN",
      .kind = CJ_ENV_SIZE,
      .dflt = "1M",
      .max = SIZE_MAX,
      .warn_bad = 1,
      .form = "a size (e.g. 4M)",
-     .meaning = "smallest pageable In/Out buffer moved through pinned chunks (read once)"},
+     .meaning = "smallest pageable In/Out buffer moved through pinned chunks by the staging "
+                "threads; smaller ones go through a small pinned area (read once)"},
     {.name = "CUJIT_STAGING_THREADS",
      .kind = CJ_ENV_COUNT,
      .dflt = "half the cores, at most 8; none with fewer than 4 cores",
      .warn_bad = 1,
      .form = "a number of threads (0 turns staging off)",
-     .meaning = "threads that move pageable buffers (`0`: let the driver copy; larger than 16 "
-                "is capped; read once)"},
+     .meaning = "threads that move pageable buffers (`0`: let the driver copy every pageable "
+                "buffer, small ones too; larger than 16 is capped; read once)"},
     {.name = "CUJIT_STAGING_CHUNK",
      .kind = CJ_ENV_SIZE,
      .dflt = "1M",

@@ -184,6 +184,25 @@ cujit_status cj_stage_htod(CUcontext ctx, CUdevice dev, CUdeviceptr dst, const v
                            size_t bytes, CUstream stream);
 cujit_status cj_stage_dtoh(CUcontext ctx, CUdevice dev, void *dst, CUdeviceptr src, size_t bytes,
                            CUstream stream);
+/* Small pageable transfers: one pinned area per device, made (at 64 KiB) on the first
+ * transfer that needs it and grown to what one needs, up to CJ_BOUNCE_MAX; kept until the
+ * process exits. cj_bounce_take gives device dev's area, at least `bytes` long, to the
+ * caller until cj_bounce_give, for copies in ctx (current on the calling thread, a context
+ * of dev); NULL (nothing to give back) when another caller holds it, when ctx is not a
+ * primary context this library holds (the area's memory must outlive its context), when
+ * bytes is above CJ_BOUNCE_MAX, when CUJIT_STAGING_THREADS is 0 (the driver copies every
+ * pageable buffer then) or when no pinned memory could be had: the caller then copies
+ * directly. A caller gives it back only once no copy from or to it is in flight. */
+#define CJ_BOUNCE_MAX ((size_t)1 << 20)
+unsigned char *cj_bounce_take(CUcontext ctx, CUdevice dev, size_t bytes);
+void cj_bounce_give(CUdevice dev);
+/* Copies through the area, on `stream`, and waits for the stream: complete, on both
+ * sides, when they return. CUJIT_ERROR_NOT_SUPPORTED, touching nothing and leaving no
+ * detail, when the area is not available (cj_bounce_take); a failure names `what`. */
+cujit_status cj_bounce_htod(CUcontext ctx, CUdevice dev, CUdeviceptr dst, const void *src,
+                            size_t bytes, CUstream stream, const char *what);
+cujit_status cj_bounce_dtoh(CUcontext ctx, CUdevice dev, void *dst, CUdeviceptr src, size_t bytes,
+                            CUstream stream, const char *what);
 /* Where each share of a staged transfer starts: a multiple of this. */
 #define CJ_STAGING_ALIGN ((size_t)64 << 10)
 /* Lane i's share [*begin, *end) of a transfer of `bytes` split between `nlanes` lanes

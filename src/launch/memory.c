@@ -37,11 +37,18 @@ static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t keep_lock = PTHREAD_MUTEX_INITIALIZER;
 static CJ_LARGE cj_pool pools[CJ_POOL_DEVICES];
 
-/* How much memory the pool keeps between launches (env CUJIT_POOL_KEEP). */
+/* The pool's release threshold: the most memory it holds, in use and kept, once a
+ * synchronisation has returned what is above it to the device (env CUJIT_POOL_KEEP).
+ * By default there is none, and the pool keeps everything arrays and In/Out buffers give
+ * back, as CuPy's and PyTorch's allocators do: the driver counts memory in use against
+ * the threshold, so any finite default is reached by the programs that use the device
+ * most, and every synchronisation of theirs would then unmap memory that the next
+ * operation maps again. An allocation that finds the device full gives the kept memory
+ * back and tries once more (pool_get), so keeping never makes cujit's own allocations
+ * fail; cujit_mem_pool_trim() gives it back for other users of the device. */
 static cuuint64_t pool_keep(void) {
   uint64_t v;
-  cj_env_u64("CUJIT_POOL_KEEP", &v);
-  return v;
+  return cj_env_u64("CUJIT_POOL_KEEP", &v) == CJ_ENV_SET ? v : UINT64_MAX;
 }
 
 /* A pool of our own rather than the device's default one, so that its release threshold
@@ -50,6 +57,7 @@ static int pool_create(CUdevice dev, CUmemoryPool *pool) {
   const cj_limits *lim;
   CUmemPoolProps props;
   cuuint64_t keep = pool_keep();
+  double t0 = cj_now_s();
   CUresult r;
   if (cj_device_limits(dev, &lim) != CUJIT_OK || !lim->pools || !cj_cu.cuMemPoolCreate ||
       !cj_cu.cuMemAllocFromPoolAsync || !cj_cu.cuMemFreeAsync || !cj_cu.cuMemPoolSetAttribute)
@@ -66,6 +74,8 @@ static int pool_create(CUdevice dev, CUmemoryPool *pool) {
     return 0;
   }
   cj_cu.cuMemPoolSetAttribute(*pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep);
+  cj_debug("device %d: memory pool made in %.3f ms (it keeps %s)", (int)dev,
+           (cj_now_s() - t0) * 1e3, keep == UINT64_MAX ? "all it is given back" : "up to its cap");
   return 1;
 }
 
@@ -142,6 +152,26 @@ static void release_kept(cj_pool *p) {
   pthread_mutex_unlock(&keep_lock);
 }
 
+/* Gives what the pool keeps back to the device: its kept blocks, then the memory no
+ * allocation holds (cuMemPoolTrimTo). */
+static CUresult give_back(cj_pool *p) {
+  release_kept(p); /* even where the pool cannot be trimmed, kept blocks go back to it */
+  return cj_cu.cuMemPoolTrimTo ? cj_cu.cuMemPoolTrimTo(p->pool, 0) : CUDA_SUCCESS;
+}
+
+/* The pool of `dev` when it has been made and is a pool, else NULL (nothing is made). */
+static cj_pool *pool_made(CUdevice dev) {
+  if (dev < 0 || dev >= CJ_POOL_DEVICES) return NULL;
+  return __atomic_load_n(&pools[dev].state, __ATOMIC_ACQUIRE) == POOL_STREAM_ORDERED ? &pools[dev]
+                                                                                     : NULL;
+}
+
+static CUresult pool_get(cj_pool *p, size_t bytes, CUstream stream, CUdeviceptr *dptr) {
+  if (p->state == POOL_STREAM_ORDERED)
+    return cj_cu.cuMemAllocFromPoolAsync(dptr, bytes, p->pool, stream);
+  return cj_cu.cuMemAlloc(dptr, bytes);
+}
+
 cujit_status cj_pool_alloc(CUdevice dev, size_t bytes, CUstream stream, CUdeviceptr *dptr) {
   cj_pool *p;
   CUcontext ctx;
@@ -152,19 +182,24 @@ cujit_status cj_pool_alloc(CUdevice dev, size_t bytes, CUstream stream, CUdevice
     __atomic_add_fetch(&p->in_use, bytes, __ATOMIC_RELAXED);
     return CUJIT_OK;
   }
-  if (p->state == POOL_STREAM_ORDERED)
-    r = cj_cu.cuMemAllocFromPoolAsync(dptr, bytes, p->pool, stream);
-  else
-    r = cj_cu.cuMemAlloc(dptr, bytes);
+  r = pool_get(p, bytes, stream, dptr);
+  /* the device is full: what the pool keeps goes back, and the request is made once more */
+  if (r == CUDA_ERROR_OUT_OF_MEMORY && p->state == POOL_STREAM_ORDERED) {
+    cj_debug("device %d: out of memory for %zu bytes; the pool gives back what it keeps", (int)dev,
+             bytes);
+    give_back(p);
+    r = pool_get(p, bytes, stream, dptr);
+  }
   if (r != CUDA_SUCCESS) {
     *dptr = 0;
     if (r == CUDA_ERROR_OUT_OF_MEMORY)
       return cj_fail_cu(CUJIT_ERROR_DEVICE_MEMORY, r,
                         "cannot get %zu bytes of device memory for "
-                        "an In/Out buffer: CUDA_ERROR_OUT_OF_MEMORY; free device memory or pass "
-                        "smaller buffers",
+                        "an In/Out buffer or an array: CUDA_ERROR_OUT_OF_MEMORY, even after "
+                        "cujit's pool gave back what it kept; free device memory or use smaller "
+                        "buffers",
                         bytes);
-    return cj_cu_fail(r, "allocating device memory for an In/Out buffer");
+    return cj_cu_fail(r, "allocating device memory for an In/Out buffer or an array");
   }
   __atomic_add_fetch(&p->in_use, bytes, __ATOMIC_RELAXED);
   return CUJIT_OK;
@@ -218,9 +253,7 @@ cujit_status cujit_mem_pool_trim(void) {
   CJ_TRY(cj_ctx_ensure(&ctx, &dev));
   CJ_TRY(pool_of(dev, &p));
   if (p->state != POOL_STREAM_ORDERED) return CUJIT_OK;
-  release_kept(p); /* even where the pool cannot be trimmed, kept blocks go back to it */
-  if (!cj_cu.cuMemPoolTrimTo) return CUJIT_OK;
-  r = cj_cu.cuMemPoolTrimTo(p->pool, 0);
+  r = give_back(p);
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuMemPoolTrimTo");
 }
 
@@ -321,12 +354,20 @@ static cujit_status ensure(void) {
 }
 
 cujit_status cujit_mem_alloc(CUdeviceptr *dptr, size_t bytes) {
+  CUcontext ctx;
+  CUdevice dev;
+  cj_pool *p;
   CUresult r;
   CJ_CHECK(dptr, CUJIT_ERROR_INVALID_VALUE, "cujit_mem_alloc: dptr is NULL");
   *dptr = 0;
   CJ_CHECK(bytes, CUJIT_ERROR_INVALID_VALUE, "cujit_mem_alloc: bytes is 0");
-  CJ_TRY(ensure());
+  CJ_TRY(cj_ctx_ensure(&ctx, &dev));
   r = cj_cu.cuMemAlloc(dptr, bytes);
+  /* the memory the pool keeps is given back before the device is called full */
+  if (r == CUDA_ERROR_OUT_OF_MEMORY && (p = pool_made(dev)) != NULL) {
+    give_back(p);
+    r = cj_cu.cuMemAlloc(dptr, bytes);
+  }
   if (r == CUDA_ERROR_OUT_OF_MEMORY) {
     size_t free_b = 0, total = 0;
     cj_cu.cuMemGetInfo(&free_b, &total);
@@ -346,22 +387,75 @@ cujit_status cujit_mem_free(CUdeviceptr dptr) {
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuMemFree");
 }
 
+/* Small pageable copies go through the device's small pinned area, as In/Out buffers do
+ * (staging.c): NOT_SUPPORTED when they do not, and the driver copies. */
+static cujit_status small_copy(int to_device, CUdeviceptr d, void *host, size_t bytes,
+                               const char *what) {
+  CUcontext ctx;
+  CUdevice dev;
+  if (bytes >= cj_staging_min() || cj_ctx_ensure(&ctx, &dev) != CUJIT_OK ||
+      cj_host_kind_of(host, bytes) != CJ_HOST_PAGEABLE)
+    return CUJIT_ERROR_NOT_SUPPORTED;
+  return to_device ? cj_bounce_htod(ctx, dev, d, host, bytes, NULL, what)
+                   : cj_bounce_dtoh(ctx, dev, host, d, bytes, NULL, what);
+}
+
 cujit_status cujit_mem_copy_htod(CUdeviceptr dst, const void *src, size_t bytes) {
+  cujit_status st;
   if (!bytes) return CUJIT_OK;
   CJ_CHECK(dst && src, CUJIT_ERROR_INVALID_VALUE, "cujit_mem_copy_htod: %s is NULL",
            !dst ? "dst" : "src");
   CJ_TRY(ensure());
+  st = small_copy(1, dst, (void *)(uintptr_t)src, bytes, "cuMemcpyHtoD");
+  if (st != CUJIT_ERROR_NOT_SUPPORTED) return st;
   return cj_memcpy_htod_sync(dst, src, bytes, "cuMemcpyHtoD");
 }
 
 cujit_status cujit_mem_copy_dtoh(void *dst, CUdeviceptr src, size_t bytes) {
+  cujit_status st;
   CUresult r;
   if (!bytes) return CUJIT_OK;
   CJ_CHECK(dst && src, CUJIT_ERROR_INVALID_VALUE, "cujit_mem_copy_dtoh: %s is NULL",
            !dst ? "dst" : "src");
   CJ_TRY(ensure());
+  st = small_copy(0, src, dst, bytes, "cuMemcpyDtoH");
+  if (st != CUJIT_ERROR_NOT_SUPPORTED) return st;
   r = cj_cu.cuMemcpyDtoH(dst, src, bytes);
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_wait_failed(r, "cuMemcpyDtoH");
+}
+
+/* Two device ranges of `bytes` (not 0) that a copy may join: neither address is 0, neither
+ * range runs past the end of the address space, and they do not overlap. */
+static cujit_status dtod_check(CUdeviceptr dst, CUdeviceptr src, size_t bytes, const char *fn) {
+  CJ_CHECK(dst && src, CUJIT_ERROR_INVALID_VALUE, "%s: %s is NULL", fn, !dst ? "dst" : "src");
+  CJ_CHECK(bytes - 1 <= UINT64_MAX - dst && bytes - 1 <= UINT64_MAX - src,
+           CUJIT_ERROR_INVALID_VALUE, "%s: %zu bytes from %s run past the end of the address space",
+           fn, bytes, bytes - 1 > UINT64_MAX - dst ? "dst" : "src");
+  CJ_CHECK(dst - src >= bytes && src - dst >= bytes, CUJIT_ERROR_INVALID_VALUE,
+           "%s: the %zu bytes at dst and at src overlap (they are %llu bytes apart); copy "
+           "through a buffer of its own",
+           fn, bytes, (unsigned long long)(dst > src ? dst - src : src - dst));
+  return CUJIT_OK;
+}
+
+cujit_status cujit_mem_copy_dtod(CUdeviceptr dst, CUdeviceptr src, size_t bytes) {
+  CUresult r;
+  if (!bytes) return CUJIT_OK;
+  CJ_TRY(dtod_check(dst, src, bytes, "cujit_mem_copy_dtod"));
+  CJ_TRY(ensure());
+  r = cj_cu.cuMemcpyDtoDAsync(dst, src, bytes, NULL);
+  if (r == CUDA_SUCCESS) r = cj_cu.cuStreamSynchronize(NULL);
+  return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_wait_failed(r, "cuMemcpyDtoD");
+}
+
+cujit_status cujit_mem_copy_dtod_async(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
+                                       CUstream stream) {
+  CUresult r;
+  if (!bytes) return CUJIT_OK;
+  CJ_TRY(dtod_check(dst, src, bytes, "cujit_mem_copy_dtod_async"));
+  CJ_TRY(ensure());
+  r = cj_cu.cuMemcpyDtoDAsync(dst, src, bytes, stream);
+  return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuMemcpyDtoDAsync");
 }
 
 cujit_status cujit_host_alloc(void **ptr, size_t bytes) {

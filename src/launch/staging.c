@@ -3,7 +3,12 @@
  * pinned chunks, so that memcpy on several cores and DMA overlap. Each device has lanes of
  * its own, so that transfers to different devices run side by side: they are created on
  * the device's first staged transfer, bound to the context that made it, and live until
- * the process exits (they make no CUDA call then: they wait on a condition variable). */
+ * the process exits (they make no CUDA call then: they wait on a condition variable).
+ *
+ * Small pageable transfers go through one small pinned area per device instead (at the
+ * end of this file): the driver's own pageable path sets up pinned staging memory of its
+ * own the first time a process uses it, sized for large transfers, which costs a new
+ * process milliseconds for its first few kilobytes. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -288,4 +293,105 @@ cujit_status cj_stage_dtoh(CUcontext ctx, CUdevice dev, void *dst, CUdeviceptr s
   j.bytes = bytes;
   j.stream = stream;
   return run(s, &j);
+}
+
+/* ---- small pageable transfers: one pinned area per device ----
+ *
+ * An area holds the small pageable buffers of one launch (or one copy) at a time: taken
+ * with an atomic flag, never waited for (a transfer that finds it taken copies directly),
+ * made on the first transfer that needs it at CJ_BOUNCE_MIN bytes and grown, by powers of
+ * two, to what a transfer needs, up to CJ_BOUNCE_MAX. Kept until the process exits. The
+ * pinned memory belongs to the context it was made in and dies with it, so an area is
+ * made and used only in a primary context this library holds (which the program cannot
+ * destroy), and made again when that context was reset (its ID changed). */
+
+#define CJ_BOUNCE_MIN ((size_t)64 << 10)
+
+typedef struct bounce {
+  int busy;                  /* taken (atomic) */
+  int broken;                /* the pinned memory could not be had: never asked again */
+  unsigned long long ctx_id; /* of the context mem was made in */
+  unsigned char *mem;
+  size_t size;
+} bounce;
+
+static CJ_LARGE bounce bounces[CJ_DEVICE_SLOTS];
+static pthread_once_t small_once = PTHREAD_ONCE_INIT;
+static int small_off;
+
+/* CUJIT_STAGING_THREADS=0 lets the driver copy every pageable buffer, small ones too
+ * (warned about by lane_count when it is not a count). */
+static void small_init(void) {
+  const char *e = cj_env("CUJIT_STAGING_THREADS");
+  uint64_t v;
+  small_off = e && cj_parse_count(e, UINT64_MAX, &v) == 0 && v == 0;
+}
+
+/* Grows b to at least `bytes` in the context of ID id (b is taken, so nothing is in flight
+ * from it). */
+static int bounce_grow(bounce *b, CUdevice dev, unsigned long long id, size_t bytes) {
+  size_t size = CJ_BOUNCE_MIN;
+  double t0 = cj_now_s();
+  void *mem = NULL;
+  while (size < bytes) size *= 2;
+  if (cj_cu.cuMemHostAlloc(&mem, size, CU_MEMHOSTALLOC_PORTABLE) != CUDA_SUCCESS) {
+    cj_debug("device %d: no pinned area for small pageable copies; the driver copies them",
+             (int)dev);
+    b->broken = 1;
+    return 0;
+  }
+  if (b->mem) cj_cu.cuMemFreeHost(b->mem);
+  b->mem = mem;
+  b->size = size;
+  b->ctx_id = id;
+  cj_debug("device %d: a %zu-byte pinned area for small pageable copies made in %.3f ms", (int)dev,
+           size, (cj_now_s() - t0) * 1e3);
+  return 1;
+}
+
+unsigned char *cj_bounce_take(CUcontext ctx, CUdevice dev, size_t bytes) {
+  unsigned long long id = 0;
+  bounce *b;
+  pthread_once(&small_once, small_init);
+  if (dev < 0 || dev >= CJ_DEVICE_SLOTS || bytes > CJ_BOUNCE_MAX || small_off ||
+      !cj_ctx_retained(ctx))
+    return NULL;
+  b = &bounces[dev];
+  if (__atomic_exchange_n(&b->busy, 1, __ATOMIC_ACQUIRE)) return NULL;
+  if (cj_cu.cuCtxGetId && cj_cu.cuCtxGetId(ctx, &id) != CUDA_SUCCESS) id = 0;
+  if (b->mem && id != b->ctx_id) { /* a reset ended its context, and its memory with it */
+    b->mem = NULL;
+    b->size = 0;
+  }
+  if (b->broken || (b->size < bytes && !bounce_grow(b, dev, id, bytes))) {
+    __atomic_store_n(&b->busy, 0, __ATOMIC_RELEASE);
+    return NULL;
+  }
+  return b->mem;
+}
+
+void cj_bounce_give(CUdevice dev) { __atomic_store_n(&bounces[dev].busy, 0, __ATOMIC_RELEASE); }
+
+cujit_status cj_bounce_htod(CUcontext ctx, CUdevice dev, CUdeviceptr dst, const void *src,
+                            size_t bytes, CUstream stream, const char *what) {
+  unsigned char *area = cj_bounce_take(ctx, dev, bytes);
+  CUresult r;
+  if (!area) return CUJIT_ERROR_NOT_SUPPORTED;
+  memcpy(area, src, bytes);
+  r = cj_cu.cuMemcpyHtoDAsync(dst, area, bytes, stream);
+  if (r == CUDA_SUCCESS) r = cj_cu.cuStreamSynchronize(stream); /* before the area is reused */
+  cj_bounce_give(dev);
+  return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_wait_failed(r, what);
+}
+
+cujit_status cj_bounce_dtoh(CUcontext ctx, CUdevice dev, void *dst, CUdeviceptr src, size_t bytes,
+                            CUstream stream, const char *what) {
+  unsigned char *area = cj_bounce_take(ctx, dev, bytes);
+  CUresult r;
+  if (!area) return CUJIT_ERROR_NOT_SUPPORTED;
+  r = cj_cu.cuMemcpyDtoHAsync(area, src, bytes, stream);
+  if (r == CUDA_SUCCESS) r = cj_cu.cuStreamSynchronize(stream);
+  if (r == CUDA_SUCCESS) memcpy(dst, area, bytes);
+  cj_bounce_give(dev);
+  return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_wait_failed(r, what);
 }
