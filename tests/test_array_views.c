@@ -224,8 +224,8 @@ static void works(const char *fn, cujit_status st) {
 
 /* Functions of the header whose arrays are only made, never read: out is set, not taken. */
 static const char *const makers[] = {
-    "cujit_array_empty", "cujit_array_zeros",     "cujit_array_full",  "cujit_array_arange",
-    "cujit_array_from_host", "cujit_array_wrap", "cujit_array_random",
+    "cujit_array_empty",     "cujit_array_zeros", "cujit_array_full",   "cujit_array_arange",
+    "cujit_array_from_host", "cujit_array_wrap",  "cujit_array_random",
 };
 
 /* Every function of cujit_array.h that names cujit_array in its declaration was called. */
@@ -272,8 +272,10 @@ static void header_functions_all_seen(void) {
 
 static void every_function_takes_or_refuses_a_strided_view(void **state) {
   const int64_t m[] = {6, 8}, n = 24, n6 = 6;
-  cujit_array *x = wrap(CUJIT_TYPE_F32, 2, m, 0x20000), *flat = wrap(CUJIT_TYPE_F32, 1, &n, 0x30000);
-  cujit_array *ints = wrap(CUJIT_TYPE_I64, 1, &n, 0x40000), *bools = wrap(CUJIT_TYPE_BOOL, 2, m, 0x50000);
+  cujit_array *x = wrap(CUJIT_TYPE_F32, 2, m, 0x20000),
+              *flat = wrap(CUJIT_TYPE_F32, 1, &n, 0x30000);
+  cujit_array *ints = wrap(CUJIT_TYPE_I64, 1, &n, 0x40000),
+              *bools = wrap(CUJIT_TYPE_BOOL, 2, m, 0x50000);
   cujit_array *t = NULL, *s = slice(flat, 0, 0, 12, 2), *si = slice(ints, 0, 23, -1, -4);
   cujit_array *sb = NULL, *out = NULL, *c = wrap(CUJIT_TYPE_F32, 1, &n6, 0x60000);
   cujit_array *zero_d = NULL, *v = NULL;
@@ -332,7 +334,8 @@ static void every_function_takes_or_refuses_a_strided_view(void **state) {
   takes("cujit_array_map", cujit_array_map(&out, "x * y + 1", 2, (const char *[]){"x", "y"},
                                            (const cujit_array *[]){t, t}));
   takes("cujit_array_where", cujit_array_where(sb, cujit_arr(t), cujit_f32(0), &out));
-  takes("cujit_array_if_positive", cujit_array_if_positive(t, cujit_arr(t), cujit_arr(zero_d), &out));
+  takes("cujit_array_if_positive",
+        cujit_array_if_positive(t, cujit_arr(t), cujit_arr(zero_d), &out));
   /* indexing and joining */
   takes("cujit_array_take", cujit_array_take(t, si, CUJIT_INDEX_WRAP, &out));
   takes("cujit_array_put", cujit_array_put(t, si, s, CUJIT_INDEX_CLIP));
@@ -383,7 +386,8 @@ static void every_function_takes_or_refuses_a_strided_view(void **state) {
 static void broadcasting(void **state) {
   const int64_t m[] = {4, 4}, n = 4, one = 1, ones[] = {1, 1}, n16 = 16;
   cujit_array *x = wrap(CUJIT_TYPE_F32, 2, m, 0x10000), *row = wrap(CUJIT_TYPE_F32, 1, &n, 0x20000);
-  cujit_array *e = wrap(CUJIT_TYPE_F32, 1, &one, 0x30000), *ee = wrap(CUJIT_TYPE_F32, 2, ones, 0x40000);
+  cujit_array *e = wrap(CUJIT_TYPE_F32, 1, &one, 0x30000),
+              *ee = wrap(CUJIT_TYPE_F32, 2, ones, 0x40000);
   cujit_array *flat = wrap(CUJIT_TYPE_F32, 1, &n16, 0x50000), *out = NULL, *b = NULL;
   cujit_array *given14 = wrap(CUJIT_TYPE_F32, 2, (const int64_t[]){1, 4}, 0x60000);
   (void)state;
@@ -404,8 +408,8 @@ static void broadcasting(void **state) {
   assert_status_detail(cujit_array_binary(CUJIT_BINOP_ADD, x, row, &out), CUJIT_ERROR_INVALID_VALUE,
                        "cujit_array_binary: a has shape (4, 4) and b (4,); elementwise "
                        "operations need arrays of one shape, or of a single element");
-  assert_status_detail(cujit_array_binary(CUJIT_BINOP_ADD, flat, x, &out), CUJIT_ERROR_INVALID_VALUE,
-                       "a has shape (16,) and b (4, 4)");
+  assert_status_detail(cujit_array_binary(CUJIT_BINOP_ADD, flat, x, &out),
+                       CUJIT_ERROR_INVALID_VALUE, "a has shape (16,) and b (4, 4)");
   assert_status_detail(cujit_array_where(e, cujit_arr(x), cujit_arr(row), &out),
                        CUJIT_ERROR_INVALID_VALUE,
                        "cujit_array_where: a has shape (4, 4) and b (4,)");
