@@ -20,7 +20,8 @@ static cujit_array *patterned(int type, int64_t n, int64_t shift) {
   double *h = malloc((size_t)(n ? n : 1) * sizeof *h);
   cujit_array *a;
   int64_t i;
-  for (i = 0; i < n; i++) h[i] = type == CUJIT_TYPE_U8 ? fabs(pattern(i + shift)) : pattern(i + shift);
+  for (i = 0; i < n; i++)
+    h[i] = type == CUJIT_TYPE_U8 ? fabs(pattern(i + shift)) : pattern(i + shift);
   a = array_from_doubles(type, n, h);
   free(h);
   return a;
@@ -123,12 +124,14 @@ static void where_past_two_to_the_31(void **state) {
   for (k = 0; k < 8; k++) want += (head[k] > 0 ? head[k] : -1) + (tail[k] > 0 ? tail[k] : -1);
   assert_ok(cujit_array_reduce(CUJIT_REDOP_SUM, r, &sum));
   assert_ok(cujit_array_read(sum, &got, sizeof got));
-  if (got != want) fail_msg("sum of where(x > 0, x, -1): %lld, want %lld", (long long)got, (long long)want);
+  if (got != want)
+    fail_msg("sum of where(x > 0, x, -1): %lld, want %lld", (long long)got, (long long)want);
   assert_ok(cujit_array_view(r, n - 8, n, &v));
   assert_ok(cujit_array_read(v, back, 8));
   for (k = 0; k < 8; k++)
     if (back[k] != (tail[k] > 0 ? tail[k] : -1))
-      fail_msg("element %lld: %d, want %d", (long long)(n - 8 + k), back[k], tail[k] > 0 ? tail[k] : -1);
+      fail_msg("element %lld: %d, want %d", (long long)(n - 8 + k), back[k],
+               tail[k] > 0 ? tail[k] : -1);
   cujit_array_destroy(v);
   cujit_array_destroy(x);
   cujit_array_destroy(cond);
@@ -156,7 +159,8 @@ static void take_every_mode(void **state) {
     for (mode = CUJIT_INDEX_RAISE; mode <= CUJIT_INDEX_CLIP; mode++) {
       for (wide = 0; wide < 2; wide++) {
         int64_t span = mode == CUJIT_INDEX_RAISE ? n : 3 * n; /* RAISE: all inside */
-        for (i = 0; i < m; i++) ix[i] = (i * 7919 + 13) % (2 * span) - span, ix32[i] = (int32_t)ix[i];
+        for (i = 0; i < m; i++)
+          ix[i] = (i * 7919 + 13) % (2 * span) - span, ix32[i] = (int32_t)ix[i];
         assert_ok(cujit_array_from_host(&idx, wide ? CUJIT_TYPE_I64 : CUJIT_TYPE_I32, 1, &m,
                                         wide ? (void *)ix : (void *)ix32));
         assert_ok(cujit_array_take(a, idx, mode, &r));
@@ -276,8 +280,8 @@ static void put_every_mode(void **state) {
                "cujit_array_put: indices[1] (C order) is %lld, outside [-%lld, %lld) for an "
                "array of %lld elements; nothing was written there",
                (long long)n, (long long)n, (long long)n, (long long)n);
-      assert_status_detail(cujit_array_put(a, idx, v, CUJIT_INDEX_RAISE),
-                           CUJIT_ERROR_INVALID_VALUE, needle);
+      assert_status_detail(cujit_array_put(a, idx, v, CUJIT_INDEX_RAISE), CUJIT_ERROR_INVALID_VALUE,
+                           needle);
       got = array_values(big);
       for (i = 0; i < total; i++)
         if (got[i] != (i == 1 || i == n ? 42 : 0))
@@ -322,7 +326,8 @@ static void take_and_put_past_two_to_the_31(void **state) {
     assert_ok(cujit_array_take(a, one, modes[k], &t));
     assert_ok(cujit_array_read(t, &b, 1));
     if (b != want[k])
-      fail_msg("take of index %lld (mode %d): %d, want %d", (long long)probe[k], modes[k], b, want[k]);
+      fail_msg("take of index %lld (mode %d): %d, want %d", (long long)probe[k], modes[k], b,
+               want[k]);
     cujit_array_destroy(one);
     cujit_array_destroy(t);
   }
@@ -364,7 +369,8 @@ static void concatenate_and_stack(void **state) {
     /* three arrays of 257 as the rows of a transposed (257, 3) output */
     const int64_t shape[] = {257, 3};
     cujit_array *rows[3], *y = NULL, *t = NULL, *out;
-    for (i = 0; i < 3; i++) rows[i] = patterned(i == 1 ? CUJIT_TYPE_I8 : CUJIT_TYPE_F32, 257, 7 * i);
+    for (i = 0; i < 3; i++)
+      rows[i] = patterned(i == 1 ? CUJIT_TYPE_I8 : CUJIT_TYPE_F32, 257, 7 * i);
     assert_ok(cujit_array_zeros(&y, CUJIT_TYPE_F32, 2, shape));
     assert_ok(cujit_array_transpose(y, &t));
     out = t;
@@ -374,8 +380,8 @@ static void concatenate_and_stack(void **state) {
       double v = pattern(k / 3 + 7 * (k % 3));
       double w = k % 3 == 1 ? (double)(signed char)(int)v : (float)v;
       if (got[k] != w)
-        fail_msg("stack into a transposed output: y[%lld][%lld] is %g, want %g",
-                 (long long)(k / 3), (long long)(k % 3), got[k], w);
+        fail_msg("stack into a transposed output: y[%lld][%lld] is %g, want %g", (long long)(k / 3),
+                 (long long)(k % 3), got[k], w);
     }
     free(got);
     for (i = 0; i < 3; i++) cujit_array_destroy(rows[i]);

@@ -35,8 +35,8 @@ static int64_t base_index(const cujit_array *v, const cujit_array *base, int64_t
   return at;
 }
 
-static void expect_values(const char *view, const char *what, const double *got,
-                          const double *want, int64_t n, double tol) {
+static void expect_values(const char *view, const char *what, const double *got, const double *want,
+                          int64_t n, double tol) {
   int64_t k;
   for (k = 0; k < n; k++)
     if (!(fabs(got[k] - want[k]) <= tol) && !(isnan(got[k]) && isnan(want[k])))
@@ -81,11 +81,13 @@ static void check_reductions(const char *name, const cujit_array *v, const doubl
   }
   assert_ok(cujit_array_reduce(CUJIT_REDOP_ARGMIN, v, &r));
   assert_ok(cujit_array_read(r, &idx, sizeof idx));
-  if (idx != argmin) fail_msg("view %s: argmin %lld, want %lld", name, (long long)idx, (long long)argmin);
+  if (idx != argmin)
+    fail_msg("view %s: argmin %lld, want %lld", name, (long long)idx, (long long)argmin);
   cujit_array_destroy(r), r = NULL;
   assert_ok(cujit_array_reduce(CUJIT_REDOP_ARGMAX, v, &r));
   assert_ok(cujit_array_read(r, &idx, sizeof idx));
-  if (idx != argmax) fail_msg("view %s: argmax %lld, want %lld", name, (long long)idx, (long long)argmax);
+  if (idx != argmax)
+    fail_msg("view %s: argmax %lld, want %lld", name, (long long)idx, (long long)argmax);
   cujit_array_destroy(r), r = NULL;
   {
     unsigned char b;
@@ -205,8 +207,7 @@ static void check_reads(const char *name, const cujit_array *v, const cujit_arra
 }
 
 /* Every operation that writes a view: the view's elements change, the others do not. */
-static void check_writes(const char *name, cujit_array *base, cujit_array *v,
-                         const float *hbase) {
+static void check_writes(const char *name, cujit_array *base, cujit_array *v, const float *hbase) {
   int64_t n = cujit_array_size(v), total = cujit_array_size(base), k;
   double *expect = malloc((size_t)total * sizeof *expect), *got;
   float *host = malloc((size_t)n * sizeof *host), seven = 7;
@@ -242,8 +243,8 @@ static void check_writes(const char *name, cujit_array *base, cujit_array *v,
     got = array_values(base);
     for (k = 0; k < total; k++)
       if (got[k] != expect[k])
-        fail_msg("view %s, %s: base element %lld is %g, want %g", name, what[round],
-                 (long long)k, got[k], expect[k]);
+        fail_msg("view %s, %s: base element %lld is %g, want %g", name, what[round], (long long)k,
+                 got[k], expect[k]);
     free(got);
   }
   assert_ok(cujit_array_write(base, hbase, (size_t)total * sizeof *hbase));
@@ -430,7 +431,8 @@ static void single_elements_broadcast(void **state) {
     assert_int_equal(cujit_array_shape(r, 1), 4);
     assert_ok(cujit_array_read(r, back, 16));
     for (k = 0; k < 4; k++)
-      if (back[k] != 10 + v4[k]) fail_msg("(1, 1) + (4,): element %d is %g, want %g", k, back[k], 10 + v4[k]);
+      if (back[k] != 10 + v4[k])
+        fail_msg("(1, 1) + (4,): element %d is %g, want %g", k, back[k], 10 + v4[k]);
     cujit_array_destroy(r), r = NULL;
     for (k = 0; k < 15; k++) hm[k] = (float)k;
     assert_ok(cujit_array_from_host(&x, CUJIT_TYPE_F32, 2, m, hm));

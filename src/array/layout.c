@@ -130,7 +130,8 @@ void cj_plan_make(cj_plan *p, int ndim, const int64_t *shape, size_t n,
       continue;
     }
     size[dims] = shape[d];
-    for (j = 0; j < n; j++) st[j][dims] = stride_of(arrays[j], (int)(bcast >> j & 1), ndim, shape, d);
+    for (j = 0; j < n; j++)
+      st[j][dims] = stride_of(arrays[j], (int)(bcast >> j & 1), ndim, shape, d);
     dims++;
   }
   /* one dimension, every array in C order or broadcast: the contiguous loop */

@@ -30,16 +30,17 @@ static void index_source(cj_buf *b, int mode) {
     cj_buf_puts(b, "  (void)bad, (void)i;\n  ix %= n;\n  return ix < 0 ? ix + n : ix;\n}\n");
   else
     cj_buf_puts(b, "  (void)bad, (void)i;\n  return ix < 0 ? 0 : ix >= n ? n - 1 : ix;\n}\n");
-  cj_buf_puts(b, "template <class T, class L>\n"
-                 "__device__ __forceinline__ T cj_take_at(const T *src, const L &lay, long long n,\n"
-                 "    unsigned long long *bad, long long ix, long long i) {\n"
-                 "  const long long j = cj_index(ix, n, bad, i);\n"
-                 "  return j < 0 ? T() : src[cj_off((unsigned long long)j, lay, 0)];\n}\n"
-                 "template <class T, class L>\n"
-                 "__device__ __forceinline__ void cj_put_at(T *dst, const L &lay, long long n,\n"
-                 "    unsigned long long *bad, long long ix, T v, long long i) {\n"
-                 "  const long long j = cj_index(ix, n, bad, i);\n"
-                 "  if (j >= 0) dst[cj_off((unsigned long long)j, lay, 0)] = v;\n}\n");
+  cj_buf_puts(b,
+              "template <class T, class L>\n"
+              "__device__ __forceinline__ T cj_take_at(const T *src, const L &lay, long long n,\n"
+              "    unsigned long long *bad, long long ix, long long i) {\n"
+              "  const long long j = cj_index(ix, n, bad, i);\n"
+              "  return j < 0 ? T() : src[cj_off((unsigned long long)j, lay, 0)];\n}\n"
+              "template <class T, class L>\n"
+              "__device__ __forceinline__ void cj_put_at(T *dst, const L &lay, long long n,\n"
+              "    unsigned long long *bad, long long ix, T v, long long i) {\n"
+              "  const long long j = cj_index(ix, n, bad, i);\n"
+              "  if (j >= 0) dst[cj_off((unsigned long long)j, lay, 0)] = v;\n}\n");
 }
 
 /* What take and put share: the array indexed, its plan as the kernel's cj_lay<D, 1>, the
@@ -60,8 +61,8 @@ static cujit_status check_indexed(indexed *x) {
   cj_plan p;
   CJ_CHECK(x->idx->type == CUJIT_TYPE_I32 || x->idx->type == CUJIT_TYPE_I64,
            CUJIT_ERROR_INVALID_VALUE,
-           "%s: indices hold %s; pass i32 or i64 indices (cujit_array_astype converts them)",
-           x->fn, cj_elem_of(x->idx->type)->name);
+           "%s: indices hold %s; pass i32 or i64 indices (cujit_array_astype converts them)", x->fn,
+           cj_elem_of(x->idx->type)->name);
   CJ_CHECK(x->mode >= CUJIT_INDEX_RAISE && x->mode <= CUJIT_INDEX_CLIP, CUJIT_ERROR_INVALID_VALUE,
            "%s: mode is %d; use %s", x->fn, x->mode, modes);
   CJ_CHECK(x->a->size || !x->idx->size, CUJIT_ERROR_INVALID_VALUE,
@@ -105,8 +106,7 @@ static cujit_status check_bad(indexed *x, cujit_status st) {
   size_t size = cj_elem_of(idx->type)->size;
   CUstream stream = x->a->stream;
   if (!x->bad) return st;
-  if (st == CUJIT_OK)
-    st = cu(cj_cu.cuMemcpyDtoHAsync(&at, x->bad, 8, stream), "cuMemcpyDtoHAsync");
+  if (st == CUJIT_OK) st = cu(cj_cu.cuMemcpyDtoHAsync(&at, x->bad, 8, stream), "cuMemcpyDtoHAsync");
   if (st == CUJIT_OK) st = cu(cj_cu.cuStreamSynchronize(stream), "cuStreamSynchronize");
   if (st == CUJIT_OK && at != UINT64_MAX) {
     int64_t off = cj_layout_offset(idx->ndim, idx->shape, idx->strides, (int64_t)at);
@@ -129,18 +129,20 @@ static cujit_status check_bad(indexed *x, cujit_status st) {
   return st;
 }
 
-/* Compiles k for `plan` and runs it (r's plan) with RAISE's word around it. */
-static cujit_status run_indexed(indexed *x, cj_map_kernel *k, cj_buf *pre, cj_buf *expr,
-                                cj_map_run *r) {
-  cujit_function *f = NULL;
-  cujit_status st;
+/* Compiles k (its preamble and expression in pre and expr) for `plan`. */
+static cujit_status prepare_indexed(cj_map_kernel *k, const cj_buf *pre, const cj_buf *expr,
+                                    const cj_plan *plan, cujit_function **f) {
   k->preamble = pre->data;
   k->expr = expr->data;
-  k->dims = r->plan ? r->plan->dims : 0;
-  k->bcast = r->plan ? r->plan->bcast : 0;
-  st = pre->oom || expr->oom ? cj_fail_oom("writing a kernel") : cj_map_prepare(k, &f);
-  if (st == CUJIT_OK) st = bad_word(x);
-  if (st != CUJIT_OK) return st;
+  k->dims = plan->dims;
+  k->bcast = plan->bcast;
+  return pre->oom || expr->oom ? cj_fail_oom("writing a kernel") : cj_map_prepare(k, f);
+}
+
+/* Runs f (of k) as r says, with RAISE's word around it. */
+static cujit_status run_indexed(indexed *x, cujit_function *f, const cj_map_kernel *k,
+                                const cj_map_run *r) {
+  CJ_TRY(bad_word(x));
   return check_bad(x, cj_map_run_kernel(f, cj_map_kernel_width(k), r));
 }
 
@@ -161,10 +163,11 @@ cujit_status cujit_array_take(const cujit_array *ha, const cujit_array *hi, cuji
   cj_array *a, *idx, *o = NULL, like;
   cj_buf pre = {0}, expr = {0};
   char name[96], scalars[160];
+  cujit_function *f = NULL;
   cujit_arg s[4];
   cj_plan plan;
   int made = 0;
-  cujit_status st;
+  cujit_status st = CUJIT_OK;
   indexed x;
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
   CJ_TRY(cj_array_get2(ha, hi, fn, "a", "indices", &a, &idx));
@@ -181,14 +184,17 @@ cujit_status cujit_array_take(const cujit_array *ha, const cujit_array *hi, cuji
            "unsigned long long *cj_bad",
            cj_elem_of(a->type)->c_name, x.dims);
   cj_buf_puts(&expr, "cj_take_at(cj_src, cj_src_lay, cj_len, cj_bad, (long long)cj_ix, i)");
-  cj_map_kernel k = {name, NULL, 1, &idx->type, (const char *const[]){"cj_ix"}, scalars, a->type,
-                     NULL, 0, 0};
-  st = cj_array_output_of(out, o, &like, a->type, fn, &o, &made);
+  cj_map_kernel k = {name,    NULL,    1,    &idx->type, (const char *const[]){"cj_ix"},
+                     scalars, a->type, NULL, 0,          0};
+  if (o) st = cj_array_output_of(out, o, &like, a->type, fn, &o, &made); /* checks it */
+  /* compiled before an output is made: a compile error costs no allocation */
+  if (st == CUJIT_OK) st = prepare_indexed(&k, &pre, &expr, &plan, &f);
+  if (st == CUJIT_OK && !o) st = cj_array_output_of(out, NULL, &like, a->type, fn, &o, &made);
   if (st == CUJIT_OK) {
     s[0] = cujit_ptr(a->data);
     indexed_scalars(&x, s);
     cj_map_run r = {idx->size, a->stream, &idx->data, 1, s, 4, o->data, 1, &plan};
-    st = run_indexed(&x, &k, &pre, &expr, &r);
+    st = run_indexed(&x, f, &k, &r);
   }
   cj_buf_free(&pre);
   cj_buf_free(&expr);
@@ -199,6 +205,7 @@ cujit_status cujit_array_put(cujit_array *ha, const cujit_array *hi, const cujit
                              cujit_index_mode mode) {
   static const char fn[] = "cujit_array_put";
   char name[96], scalars[160], sv[CJ_SHAPE_TEXT], si[CJ_SHAPE_TEXT];
+  cujit_function *f = NULL;
   cj_array *a, *idx, *v;
   cj_buf pre = {0}, expr = {0};
   cujit_arg s[4];
@@ -228,13 +235,14 @@ cujit_status cujit_array_put(cujit_array *ha, const cujit_array *hi, const cujit
   cj_buf_puts(&expr, ", i)");
   cj_array_includes(&pre, &v->type, 1);
   int types[2] = {idx->type, v->type};
-  cj_map_kernel k = {name, NULL, 2, types, (const char *const[]){"cj_ix", "cj_v"}, scalars,
-                     CJ_NO_OUTPUT, NULL, 0, 0};
+  cj_map_kernel k = {name,    NULL,         2,    types, (const char *const[]){"cj_ix", "cj_v"},
+                     scalars, CJ_NO_OUTPUT, NULL, 0,     0};
   s[0] = cujit_ptr(a->data);
   indexed_scalars(&x, s);
   const CUdeviceptr in[2] = {idx->data, v->data};
   cj_map_run r = {idx->size, a->stream, in, 2, s, 4, 0, 0, &plan};
-  st = run_indexed(&x, &k, &pre, &expr, &r);
+  st = prepare_indexed(&k, &pre, &expr, &plan, &f);
+  if (st == CUJIT_OK) st = run_indexed(&x, f, &k, &r);
   cj_buf_free(&pre);
   cj_buf_free(&expr);
   return st;
@@ -243,8 +251,8 @@ cujit_status cujit_array_put(cujit_array *ha, const cujit_array *hi, const cujit
 /* ---- concatenate and stack ---- */
 
 /* Looks up n 1-D arrays (into a[]) and promotes their types into *type. */
-static cujit_status joined(const char *fn, size_t n, const cujit_array *const *arrays,
-                           cj_array **a, int *type) {
+static cujit_status joined(const char *fn, size_t n, const cujit_array *const *arrays, cj_array **a,
+                           int *type) {
   char what[48], shape[CJ_SHAPE_TEXT];
   size_t i;
   CJ_CHECK(n >= 1, CUJIT_ERROR_INVALID_VALUE, "%s: n is 0; give at least one array", fn);
@@ -253,8 +261,8 @@ static cujit_status joined(const char *fn, size_t n, const cujit_array *const *a
     snprintf(what, sizeof what, "arrays[%zu]", i);
     CJ_TRY(cj_array_get(arrays[i], fn, what, &a[i]));
     CJ_CHECK(a[i]->ndim == 1, CUJIT_ERROR_INVALID_VALUE,
-             "%s: %s has shape %s; %s joins 1-D arrays (cujit_array_reshape gives a 1-D view)",
-             fn, what, cj_array_shape_text(a[i], shape), fn);
+             "%s: %s has shape %s; %s joins 1-D arrays (cujit_array_reshape gives a 1-D view)", fn,
+             what, cj_array_shape_text(a[i], shape), fn);
     *type = i ? (int)cujit_type_promote((cujit_type)*type, (cujit_type)a[i]->type, 0) : a[i]->type;
   }
   return CUJIT_OK;
@@ -289,8 +297,8 @@ static cujit_status join_shape(int stack, cj_array *const *a, size_t n, cj_array
   like->stream = a[0]->stream;
   for (i = 0; i < n; i++) {
     CJ_CHECK(!stack || cj_array_same_shape(a[i], a[0]), CUJIT_ERROR_INVALID_VALUE,
-             "%s: arrays[0] has shape %s and arrays[%zu] %s; stack needs arrays of one shape",
-             fn, cj_array_shape_text(a[0], s0), i, cj_array_shape_text(a[i], si));
+             "%s: arrays[0] has shape %s and arrays[%zu] %s; stack needs arrays of one shape", fn,
+             cj_array_shape_text(a[0], s0), i, cj_array_shape_text(a[i], si));
     CJ_CHECK(like->size <= ((int64_t)1 << 62) - a[i]->size, CUJIT_ERROR_INVALID_VALUE,
              "%s: the result would hold more than 2^62 elements", fn);
     like->size += a[i]->size;
