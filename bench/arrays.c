@@ -2,8 +2,9 @@
  * floats: a device-to-device copy of the same bytes is the floor (bytes touched / time);
  * x + y with a new output every call, sqrt(fabs(x)) fused, the elementwise generator's
  * lin_comb (and its loop by hand at other grid sizes, for information), the reduction
- * generator's dot and max; where, a broadcast single element, concatenate, any and a sum
- * as f64 (goal: 90% of the copy), and, as information with what bounds each, argmax, take
+ * generator's dot and max; where, if_positive, a broadcast single element, concatenate,
+ * stack, any, prod and a sum as f64 (goal: 90% of the copy), and, as information with what
+ * bounds each, argmax, take
  * and put (in order, random, checked), strided views (x[::2] + 1, its sum, a transposed
  * copy); seed 004 host -> sin(2x + 1) -> host on 4000 x 4000 floats;
  * the host cost of one small operation (1 Ki floats, output from the pool) against a bare
@@ -192,7 +193,7 @@ static void free_big(big *c) {
 
 typedef struct sel {
   big *c;
-  cujit_array *cond, *scalar0d, *one, *out, *idx, *perm, *half, *t, *tout, *res;
+  cujit_array *cond, *scalar0d, *one, *out, *idx, *perm, *half, *t, *tout, *res, *stacked;
   cujit_array *parts[2];
 } sel;
 
@@ -200,6 +201,24 @@ static void where_op(void *p) {
   sel *s = p;
   bench_check_ok(cujit_array_where(s->cond, cujit_arr(s->c->x), cujit_arr(s->c->y), &s->out),
                  "where");
+}
+
+static void if_positive_op(void *p) {
+  sel *s = p;
+  bench_check_ok(cujit_array_if_positive(s->c->x, cujit_arr(s->c->x), cujit_f32(0), &s->out),
+                 "if_positive");
+}
+
+static void stack_op(void *p) {
+  sel *s = p;
+  bench_check_ok(cujit_array_stack(2, (const cujit_array *const *)s->parts, &s->stacked), "stack");
+}
+
+static void prod_op(void *p) {
+  sel *s = p;
+  cujit_array *r = NULL;
+  bench_check_ok(cujit_array_reduce(CUJIT_REDOP_PROD, s->c->x, &r), "prod");
+  cujit_array_destroy(r);
 }
 
 static void broadcast_add(void *p) {
@@ -305,6 +324,7 @@ static void free_sel(sel *s) {
   cujit_array_destroy(s->t);
   cujit_array_destroy(s->tout);
   cujit_array_destroy(s->res);
+  cujit_array_destroy(s->stacked);
 }
 
 /* A row with no goal: what bounds the operation is said in `note`. */
@@ -324,9 +344,12 @@ static void select_ops(big *c, double floor_gbps) {
   }
   /* streaming: as many bytes moved as a copy would, so the copy's bandwidth is the goal */
   bandwidth("where(cond, x, y)", where_op, &s, n + 3 * fb, floor_gbps, 0.90);
+  bandwidth("if_positive(x, x, 0)", if_positive_op, &s, 2 * fb, floor_gbps, 0.90);
   bandwidth("x + y[0:1], one element broadcast", broadcast_add, &s, 2 * fb, floor_gbps, 0.90);
   bandwidth("concatenate(x, y)", concatenate_op, &s, 4 * fb, floor_gbps, 0.90);
+  bandwidth("stack(x, y)", stack_op, &s, 4 * fb, floor_gbps, 0.90);
   bandwidth("any(x)", any_op, &s, fb, floor_gbps, 0.90);
+  bandwidth("prod(x)", prod_op, &s, fb, floor_gbps, 0.90);
   bandwidth("sum of x as f64 (reduce_as)", sum_as_f64, &s, fb, floor_gbps, 0.90);
   /* bounded by something else than the bytes: said in the note */
   bound("argmax(x)", argmax_op, &s, fb, floor_gbps,
