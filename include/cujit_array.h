@@ -214,7 +214,7 @@ CUJIT_API cujit_status cujit_array_reshape(const cujit_array *a, int ndim, const
  *  them): a[::2] of n elements is (0, n, 2), a reversed (n - 1, -1, -1), rows 1 to 3 of a
  *  matrix dim 0 (1, 4, 1), its columns 0, 2, 4, ... dim 1 (0, columns, 2). The other
  *  dimensions stay. The view shares a's memory; unless its step is 1 on the last
- *  dimensions it is strided (cujit_array_is_contiguous() is 0).
+ *  dimensions it is strided (cujit_array_contiguous() is 0).
  *  @param a      the array.
  *  @param dim    the dimension, below a's ndim.
  *  @param start  the first index; in [0, size of the dimension) unless none is taken.
@@ -272,7 +272,7 @@ CUJIT_API int64_t cujit_array_stride(const cujit_array *a, int dim);
 /** @param a  the array.
  *  @return 1 when its elements lie one after another in C order (every array cujit makes,
  *          and views of a range or of another shape of one), 0 for a strided view. */
-CUJIT_API int cujit_array_is_contiguous(const cujit_array *a);
+CUJIT_API int cujit_array_contiguous(const cujit_array *a);
 /** @param a  the array.
  *  @return the stream its work is ordered on. */
 CUJIT_API CUstream cujit_array_stream(const cujit_array *a);

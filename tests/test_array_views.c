@@ -37,7 +37,7 @@ static void expect_layout(const cujit_array *v, int ndim, const int64_t *shape,
   if (cujit_array_data(v) != data)
     fail_msg("data 0x%llx, wanted 0x%llx", (unsigned long long)cujit_array_data(v),
              (unsigned long long)data);
-  assert_int_equal(cujit_array_is_contiguous(v), contiguous);
+  assert_int_equal(cujit_array_contiguous(v), contiguous);
 }
 
 /* a[::2], a[::-1], rows, columns and transposes of a 6 x 8 float matrix at 0x10000. */
@@ -64,7 +64,7 @@ static void slices_and_transposes(void **state) {
   cujit_array_destroy(v);
   v = slice(a, 0, 5, 6, 1000); /* one element: its stride does not matter */
   assert_int_equal(cujit_array_size(v), 1);
-  assert_int_equal(cujit_array_is_contiguous(v), 1);
+  assert_int_equal(cujit_array_contiguous(v), 1);
   cujit_array_destroy(v);
   v = slice(x, 0, 1, 4, 1); /* rows 1 to 3: contiguous */
   expect_layout(v, 2, (const int64_t[]){3, 8}, (const int64_t[]){8, 1}, 0x20000 + 32, 1);
@@ -306,7 +306,7 @@ static void every_function_takes_or_refuses_a_strided_view(void **state) {
   saw("cujit_array_nbytes"), assert_int_equal(cujit_array_nbytes(t), 192);
   saw("cujit_array_data"), assert_true(cujit_array_data(si) == 0x40000 + 23 * 8);
   saw("cujit_array_stream"), assert_null(cujit_array_stream(t));
-  saw("cujit_array_is_contiguous"), assert_int_equal(cujit_array_is_contiguous(t), 0);
+  saw("cujit_array_contiguous"), assert_int_equal(cujit_array_contiguous(t), 0);
   /* a launch gets the address of the first element; the kernel must know the strides */
   arg = cujit_array_arg(si);
   saw("cujit_array_arg");

@@ -133,7 +133,7 @@ static void check_reads(const char *name, const cujit_array *v, const cujit_arra
       fail_msg("view %s, read: element %lld is %g, want %g", name, (long long)k, raw[k], h[k]);
   /* copy, conversion (array_values() converts) */
   assert_ok(cujit_array_copy(v, &r));
-  assert_int_equal(cujit_array_is_contiguous(r), 1);
+  assert_int_equal(cujit_array_contiguous(r), 1);
   got = array_values(r);
   expect_values(name, "copy", got, h, n, 0);
   free(got);
@@ -293,7 +293,7 @@ static void views_of_a_matrix(void **state) {
   rows = sliced(flat, 0, n - 1, 99, -13);
   cases[nc++] = (view_case){"flat[n-1:99:-13]", rows};
   for (i = 0; i < nc; i++) {
-    assert_int_equal(cujit_array_is_contiguous(cases[i].v), 0);
+    assert_int_equal(cujit_array_contiguous(cases[i].v), 0);
     check_reads(cases[i].name, cases[i].v, x, h);
     check_writes(cases[i].name, x, cases[i].v, h);
   }

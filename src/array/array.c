@@ -439,7 +439,7 @@ PROPERTY(int64_t, size, a->size, 0)
 PROPERTY(size_t, nbytes, a->nbytes, 0)
 PROPERTY(CUdeviceptr, data, a->data, 0)
 PROPERTY(CUstream, stream, a->stream, NULL)
-PROPERTY(int, is_contiguous, a->contig, 0)
+PROPERTY(int, contiguous, a->contig, 0)
 
 /* Dimension `dim`'s size (stride: 0) or stride (1), 0 for one the array does not have. */
 static int64_t dim_of(const cujit_array *h, int dim, int stride) {
