@@ -3,8 +3,9 @@
  * and past it): comparisons' bool arrays as conditions, typed scalars and their promotion,
  * every index mode with i32 and i64 indices (strided ones too), the first bad index named
  * by CUJIT_INDEX_RAISE with nothing read or written outside the array, repeated outputs,
- * joins into strided outputs, and where, take and put on int8 and bool arrays of 2^31 + 5
- * elements. Every failure names the case, the element, the value and the wanted one. */
+ * joins into strided outputs, and where, take, put and concatenate on int8 and bool arrays
+ * of more than 2^31 elements. Every failure names the case, the element, the value and the wanted
+ * one. */
 #include <math.h>
 
 #include "arraytest.h"
@@ -391,6 +392,36 @@ static void concatenate_and_stack(void **state) {
   for (i = 0; i < n; i++) cujit_array_destroy(parts[i]);
 }
 
+/* concatenate past 2^31 elements: int8 ones then bools (converted by a kernel, whose
+ * indices go past 2^31 in the output), summed and the last ones read back. */
+static void concatenate_past_two_to_the_31(void **state) {
+  const int64_t half = ((int64_t)1 << 30) + 3;
+  cujit_array *a = NULL, *b = NULL, *r = NULL, *sum = NULL, *tail = NULL;
+  signed char one = 1, back[4];
+  unsigned char yes = 1;
+  int64_t got;
+  int k;
+  (void)state;
+  assert_ok(cujit_array_full(&a, CUJIT_TYPE_I8, 1, &half, &one));
+  assert_ok(cujit_array_full(&b, CUJIT_TYPE_BOOL, 1, &half, &yes));
+  assert_ok(cujit_array_concatenate(2, (const cujit_array *[]){a, b}, &r));
+  assert_int_equal(cujit_array_type(r), CUJIT_TYPE_I8);
+  assert_int_equal(cujit_array_size(r), 2 * half);
+  assert_ok(cujit_array_reduce(CUJIT_REDOP_SUM, r, &sum));
+  assert_ok(cujit_array_read(sum, &got, sizeof got));
+  if (got != 2 * half)
+    fail_msg("sum of the concatenation: %lld, want %lld", (long long)got, (long long)(2 * half));
+  assert_ok(cujit_array_view(r, 2 * half - 4, 2 * half, &tail));
+  assert_ok(cujit_array_read(tail, back, 4));
+  for (k = 0; k < 4; k++)
+    if (back[k] != 1) fail_msg("element %lld: %d, want 1", (long long)(2 * half - 4 + k), back[k]);
+  cujit_array_destroy(a);
+  cujit_array_destroy(b);
+  cujit_array_destroy(r);
+  cujit_array_destroy(sum);
+  cujit_array_destroy(tail);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(where_and_if_positive),
@@ -399,6 +430,7 @@ int main(void) {
       cmocka_unit_test(put_every_mode),
       cmocka_unit_test(take_and_put_past_two_to_the_31),
       cmocka_unit_test(concatenate_and_stack),
+      cmocka_unit_test(concatenate_past_two_to_the_31),
   };
   if (!test_have_gpu()) return TEST_SKIP_CODE;
   return cmocka_run_group_tests(tests, NULL, NULL);
