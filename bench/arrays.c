@@ -3,8 +3,12 @@
  * x + y with a new output every call, sqrt(fabs(x)) fused and as two operations (fabs,
  * then sqrt, each with a new output, under the pool's default settings), the elementwise
  * generator's lin_comb (and its loop by hand at other grid sizes, for information), the
- * reduction generator's dot, cujit_array_dot and max; seed 004 host -> sin(2x + 1) -> host
- * on 4000 x 4000 floats;
+ * reduction generator's dot, cujit_array_dot and max; where, if_positive, a broadcast
+ * single element, concatenate, stack, any, prod and a sum as f64 (goal: 90% of the copy),
+ * and, as information with what bounds each, argmax, take and put (in order, random,
+ * checked), strided views (x[::2] + 1, its sum, a transposed copy); each beside CuPy's
+ * same operation where CuPy is installed; seed 004 host -> sin(2x + 1) -> host on
+ * 4000 x 4000 floats;
  * the host cost of one small operation (1 Ki floats, output from the pool) against a bare
  * cuLaunchKernel of the same work; and the first call of a generated kernel in a new
  * process, on an empty cache against bare NVRTC compiling the same source, and on the
@@ -235,9 +239,9 @@ static void lin_comb_grids(big *c, double floor_gbps) {
 }
 
 /* A row against the floor (a goal when share > 0), and one beside CuPy's `cupy_name`. */
-static void bandwidth(const char *metric, void (*op)(void *), big *c, double bytes,
+static void bandwidth(const char *metric, void (*op)(void *), void *ctx, double bytes,
                       double floor_gbps, double share, const char *cupy_name) {
-  double ns = time_op(op, c, 10, bench_reps(15, 3)), got = gbps(bytes, ns);
+  double ns = time_op(op, ctx, 10, bench_reps(15, 3)), got = gbps(bytes, ns);
   char goal[96];
   snprintf(goal, sizeof goal, ">= %.0f%% of the copy's bandwidth (%.0f GB/s)", share * 100,
            floor_gbps);
@@ -278,6 +282,196 @@ static void free_big(big *c) {
   if (c->dst) bench_cu.cuMemFree(c->dst);
 }
 
+/* ---- where, broadcasting, joins, the added reductions, take and put, strided views ---- */
+
+typedef struct sel {
+  big *c;
+  cujit_array *cond, *scalar0d, *one, *out, *idx, *perm, *half, *t, *tout, *res, *stacked;
+  cujit_array *parts[2];
+} sel;
+
+static void where_op(void *p) {
+  sel *s = p;
+  bench_check_ok(cujit_array_where(s->cond, cujit_arr(s->c->x), cujit_arr(s->c->y), &s->out),
+                 "where");
+}
+
+static void if_positive_op(void *p) {
+  sel *s = p;
+  bench_check_ok(cujit_array_if_positive(s->c->x, cujit_arr(s->c->x), cujit_f32(0), &s->out),
+                 "if_positive");
+}
+
+static void stack_op(void *p) {
+  sel *s = p;
+  bench_check_ok(cujit_array_stack(2, (const cujit_array *const *)s->parts, &s->stacked), "stack");
+}
+
+static void prod_op(void *p) {
+  sel *s = p;
+  cujit_array *r = NULL;
+  bench_check_ok(cujit_array_reduce(CUJIT_REDOP_PROD, s->c->x, &r), "prod");
+  cujit_array_destroy(r);
+}
+
+static void broadcast_add(void *p) {
+  sel *s = p;
+  bench_check_ok(cujit_array_binary(CUJIT_BINOP_ADD, s->c->x, s->one, &s->out), "x + y[0:1]");
+}
+
+static void concatenate_op(void *p) {
+  sel *s = p;
+  bench_check_ok(cujit_array_concatenate(2, (const cujit_array *const *)s->parts, &s->res),
+                 "concatenate");
+}
+
+static void any_op(void *p) {
+  sel *s = p;
+  bench_check_ok(cujit_array_reduce(CUJIT_REDOP_ANY, s->c->x, &s->scalar0d), "any");
+}
+
+static void sum_as_f64(void *p) {
+  sel *s = p;
+  cujit_array *r = NULL;
+  bench_check_ok(cujit_array_reduce_as(CUJIT_REDOP_SUM, s->c->x, CUJIT_TYPE_F64, &r), "sum as f64");
+  cujit_array_destroy(r);
+}
+
+static void argmax_op(void *p) {
+  sel *s = p;
+  cujit_array *r = NULL;
+  bench_check_ok(cujit_array_reduce(CUJIT_REDOP_ARGMAX, s->c->x, &r), "argmax");
+  cujit_array_destroy(r);
+}
+
+static void take_seq(void *p) {
+  sel *s = p;
+  bench_check_ok(cujit_array_take(s->c->x, s->idx, CUJIT_INDEX_WRAP, &s->out), "take");
+}
+
+static void take_perm(void *p) {
+  sel *s = p;
+  bench_check_ok(cujit_array_take(s->c->x, s->perm, CUJIT_INDEX_WRAP, &s->out), "take");
+}
+
+static void take_raise(void *p) {
+  sel *s = p;
+  bench_check_ok(cujit_array_take(s->c->x, s->idx, CUJIT_INDEX_RAISE, &s->out), "take");
+}
+
+static void put_perm(void *p) {
+  sel *s = p;
+  bench_check_ok(cujit_array_put(s->c->z, s->perm, s->c->y, CUJIT_INDEX_WRAP), "put");
+}
+
+static void half_plus_one(void *p) {
+  sel *s = p;
+  cujit_array *r = NULL;
+  bench_check_ok(cujit_array_binary_scalar(CUJIT_BINOP_ADD, s->half, 1, CUJIT_SCALAR_INT, &r),
+                 "x[::2] + 1");
+  cujit_array_destroy(r);
+}
+
+static void half_sum(void *p) {
+  sel *s = p;
+  bench_check_ok(cujit_array_reduce(CUJIT_REDOP_SUM, s->half, &s->scalar0d), "sum(x[::2])");
+}
+
+static void transposed_copy(void *p) {
+  sel *s = p;
+  bench_check_ok(cujit_array_copy(s->t, &s->tout), "copy of x.T");
+}
+
+static int setup_sel(sel *s, big *c) {
+  int64_t n = BIG, square[] = {8192, 8192};
+  float one = 1;
+  unsigned char yes = 1;
+  cujit_array *u = NULL, *x2 = NULL;
+  int bad;
+  memset(s, 0, sizeof *s);
+  s->c = c;
+  s->parts[0] = c->x, s->parts[1] = c->y;
+  bad = cujit_array_full(&s->cond, CUJIT_TYPE_BOOL, 1, &n, &yes) != CUJIT_OK ||
+        cujit_array_full(&s->one, CUJIT_TYPE_F32, 0, NULL, &one) != CUJIT_OK ||
+        cujit_array_arange(&s->idx, CUJIT_TYPE_I64, 0, (double)n, 1) != CUJIT_OK ||
+        cujit_array_empty(&s->perm, CUJIT_TYPE_I64, 1, &n) != CUJIT_OK ||
+        cujit_array_random(&u, CUJIT_TYPE_F32, 1, &n, CUJIT_RANDOM_UNIFORM, 7) != CUJIT_OK ||
+        cujit_array_map(&s->perm, "(long long)(x * 67108864.0f)", 1, (const char *[]){"x"},
+                        (const cujit_array *[]){u}) != CUJIT_OK ||
+        cujit_array_slice(c->x, 0, 0, n, 2, &s->half) != CUJIT_OK ||
+        cujit_array_reshape(c->x, 2, square, &x2) != CUJIT_OK ||
+        cujit_array_transpose(x2, &s->t) != CUJIT_OK;
+  cujit_array_destroy(u);
+  cujit_array_destroy(x2);
+  return bad;
+}
+
+static void free_sel(sel *s) {
+  cujit_array_destroy(s->cond);
+  cujit_array_destroy(s->scalar0d);
+  cujit_array_destroy(s->one);
+  cujit_array_destroy(s->out);
+  cujit_array_destroy(s->idx);
+  cujit_array_destroy(s->perm);
+  cujit_array_destroy(s->half);
+  cujit_array_destroy(s->t);
+  cujit_array_destroy(s->tout);
+  cujit_array_destroy(s->res);
+  cujit_array_destroy(s->stacked);
+}
+
+/* A row with no goal: what bounds the operation is said in `note`. */
+static void bound(const char *metric, void (*op)(void *), sel *s, double bytes, double floor_gbps,
+                  const char *note, const char *cupy_name) {
+  double ns = time_op(op, s, 10, bench_reps(15, 3)), got = gbps(bytes, ns);
+  bench_info("arrays", metric, bytes, "GB/s", got, floor_gbps, note);
+  beside_cupy(metric, "GB/s", got, cupy_name);
+}
+
+static void select_ops(big *c, double floor_gbps) {
+  double fb = (double)BIG * 4, n = (double)BIG;
+  sel s;
+  if (setup_sel(&s, c) != 0) {
+    bench_skip("arrays", "where, take, put, joins and views", cujit_last_error());
+    free_sel(&s);
+    return;
+  }
+  /* streaming: as many bytes moved as a copy would, so the copy's bandwidth is the goal */
+  bandwidth("where(cond, x, y)", where_op, &s, n + 3 * fb, floor_gbps, 0.90, "where");
+  bandwidth("if_positive(x, x, 0)", if_positive_op, &s, 2 * fb, floor_gbps, 0.90, "if_positive");
+  bandwidth("x + y[0:1], one element broadcast", broadcast_add, &s, 2 * fb, floor_gbps, 0.90,
+            "broadcast_add");
+  bandwidth("concatenate(x, y)", concatenate_op, &s, 4 * fb, floor_gbps, 0.90, "concatenate");
+  bandwidth("stack(x, y)", stack_op, &s, 4 * fb, floor_gbps, 0.90, "stack");
+  bandwidth("any(x)", any_op, &s, fb, floor_gbps, 0.90, "any");
+  bandwidth("prod(x)", prod_op, &s, fb, floor_gbps, 0.90, "prod");
+  bandwidth("sum of x as f64 (reduce_as)", sum_as_f64, &s, fb, floor_gbps, 0.90, "sum_f64");
+  /* bounded by something else than the bytes: said in the note */
+  bound("argmax(x)", argmax_op, &s, fb, floor_gbps,
+        "bytes read / time; a (value, index) pair compared per element, 16-byte partials",
+        "argmax");
+  bound("take, indices 0..n-1 (i64)", take_seq, &s, 8 * n + 2 * fb, floor_gbps,
+        "indices + gathered + written / time; the gathers in order", "take_seq");
+  bound("take, random indices (i64)", take_perm, &s, 8 * n + 2 * fb, floor_gbps,
+        "as above; each 4-byte gather touches a 32-byte sector: random access bounds it",
+        "take_perm");
+  bound("take, raise mode (checks, then waits)", take_raise, &s, 8 * n + 2 * fb, floor_gbps,
+        "as take in order, plus a wait for the kernel and a read of the flag per call", "take_seq");
+  bound("put, random indices (i64)", put_perm, &s, 8 * n + 2 * fb, floor_gbps,
+        "indices + values + scattered / time; each 4-byte store is a 32-byte sector", "put_perm");
+  bound("x[::2] + 1 (strided loop)", half_plus_one, &s, fb, floor_gbps,
+        "bytes of the elements used / time; every other 4 bytes read, the strided loop's "
+        "index arithmetic per element",
+        "half_plus_one");
+  bound("sum(x[::2]) (strided)", half_sum, &s, fb / 2, floor_gbps,
+        "bytes of the elements used / time; half of each sector read is used", "half_sum");
+  bound("copy of x.T, 8192 x 8192 floats", transposed_copy, &s, 2 * fb, floor_gbps,
+        "bytes read and written / time; the reads stride by 32 KiB (a transpose without "
+        "shared-memory tiles)",
+        "transposed_copy");
+  free_sel(&s);
+}
+
 static void big_ops(void) {
   big c;
   double copy_ns, floor_gbps, fb = (double)BIG * 4;
@@ -304,6 +498,7 @@ static void big_ops(void) {
             "dot_reduction");
   bandwidth("cujit_array_dot", dot_array, &c, 2 * fb, floor_gbps, 0, "dot");
   bandwidth("max", max_reduce, &c, fb, floor_gbps, 0.90, "max");
+  select_ops(&c, floor_gbps);
   free_big(&c);
 }
 

@@ -83,6 +83,34 @@ def big(cupy, numpy, rounds):
     ]
     for name, bytes_, op in rows:
         print("%s %.6f" % (name, bytes_ / time_op(cupy, op, 10, rounds)))
+    # where, joins, the added reductions, take and put, strided views (select_ops there)
+    n = BIG
+    cond = cupy.ones(n, dtype=cupy.bool_)
+    one = cupy.asarray(numpy.float32(1))  # 0-d
+    idx = cupy.arange(n, dtype=cupy.int64)
+    perm = (cupy.random.random(n, dtype=cupy.float32) * 67108864.0).astype(cupy.int64)
+    half = x[::2]
+    xt = x.reshape(8192, 8192).T
+    rows = [
+        ("where", n + 3 * fb, lambda: cupy.where(cond, x, y)),
+        ("if_positive", 2 * fb, lambda: cupy.where(x > 0, x, numpy.float32(0))),
+        ("broadcast_add", 2 * fb, lambda: x + one),
+        ("concatenate", 4 * fb, lambda: cupy.concatenate((x, y))),
+        ("stack", 4 * fb, lambda: cupy.stack((x, y))),
+        ("any", fb, lambda: x.any()),
+        ("prod", fb, lambda: x.prod()),
+        ("sum_f64", fb, lambda: x.sum(dtype=cupy.float64)),
+        ("argmax", fb, lambda: x.argmax()),
+        ("take_seq", 8 * n + 2 * fb, lambda: cupy.take(x, idx)),
+        ("take_perm", 8 * n + 2 * fb, lambda: cupy.take(x, perm)),
+        ("put_perm", 8 * n + 2 * fb, lambda: cupy.put(z, perm, y)),
+        ("half_plus_one", fb, lambda: half + 1),
+        ("half_sum", fb / 2, lambda: half.sum()),
+        ("transposed_copy", 2 * fb, lambda: cupy.ascontiguousarray(xt)),
+    ]
+    for name, bytes_, op in rows:
+        print("%s %.6f" % (name, bytes_ / time_op(cupy, op, 10, rounds)))
+    del cond, one, idx, perm, half, xt
     del x, y, z, src, dst
     cupy.get_default_memory_pool().free_all_blocks()
 

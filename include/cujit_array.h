@@ -34,14 +34,24 @@ extern "C" {
  *  Operations with an output: `out` points to an array pointer. When *out is NULL a new
  *  array is made (owned by the caller); otherwise the result goes into *out, which must
  *  have the result's type and shape (it may be an input: in place; a view that overlaps
- *  an input only in part gives an unspecified result). Arrays are used on the device that
- *  is current when they are made.
+ *  an input only in part, or holds its elements in another order, as a transposed view of
+ *  it does, gives an unspecified result). Arrays are used on the device that is current
+ *  when they are made.
+ *
+ *  Strided views (cujit_array_slice(), cujit_array_transpose()) hold elements that are not
+ *  one after another in C order. The operations of sections 16 and 17, copies, conversions,
+ *  fills, reads and writes take them and step through them by their strides; the prefix
+ *  scans and the kernel generators, which index arrays as x[i], refuse them
+ *  (CUJIT_ERROR_INVALID_VALUE: "... is a strided view ...; make it contiguous with
+ *  cujit_array_copy first"), as cujit_array_view() and cujit_array_reshape() refuse a
+ *  shape that no view of their elements has. Nothing reads a strided view as if it were
+ *  contiguous.
  *  @{ */
 
-/** An array: element type, shape (0 to CUJIT_ARRAY_MAX_DIMS dimensions, C order,
- *  contiguous; 0-d holds one element, as a reduction's result), 64-bit element count,
- *  device memory on the device that was current when it was made, and the stream its
- *  work is ordered on (the legacy default stream unless set).
+/** An array: element type, shape (0 to CUJIT_ARRAY_MAX_DIMS dimensions, C order; 0-d
+ *  holds one element, as a reduction's result), strides (contiguous, but in a strided
+ *  view), 64-bit element count, device memory on the device that was current when it was
+ *  made, and the stream its work is ordered on (the legacy default stream unless set).
  *  A `cujit_array *` is a handle, not an address: cujit never gives the same handle twice
  *  in a process, so every function below that takes one refuses a destroyed array (or
  *  anything cujit did not make) with CUJIT_ERROR_INVALID_VALUE naming the function and
@@ -137,32 +147,34 @@ CUJIT_API cujit_status cujit_array_wrap(cujit_array **out, cujit_type type, int 
  *  @param a  the array; NULL is fine. */
 CUJIT_API void cujit_array_destroy(cujit_array *a);
 
-/** Copies the array into host memory; returns when the copy is done. PyCUDA's .get().
+/** Copies the array into host memory; returns when the copy is done. PyCUDA's .get(). A
+ *  strided view's elements are gathered on the device first (in pool memory), so the host
+ *  receives them in C order too.
  *  @param a      the array.
  *  @param host   receives its elements, C order.
  *  @param bytes  must be its cujit_array_nbytes().
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a destroyed array, a NULL host or
  *          another size; device errors. */
 CUJIT_API cujit_status cujit_array_read(const cujit_array *a, void *host, size_t bytes);
-/** Copies host memory into the array.
+/** Copies host memory into the array (into a strided view's elements, through pool memory).
  *  @param a      the array.
  *  @param host   its new elements, C order.
  *  @param bytes  must be its cujit_array_nbytes().
  *  @return as cujit_array_read(). */
 CUJIT_API cujit_status cujit_array_write(cujit_array *a, const void *host, size_t bytes);
-/** Copies elements [offset, offset + count) of the array, in C order, into host memory;
- *  returns when the copy is done. Every array cujit makes is contiguous (views and
- *  reshapes included), so the range is one piece of its memory.
+/** Copies elements [offset, offset + count) of a contiguous array, in C order, into host
+ *  memory; returns when the copy is done. A strided view (cujit_array_slice(),
+ *  cujit_array_transpose()) is refused: copy it first (cujit_array_copy()).
  *  @param a       the array.
  *  @param offset  the first element; 0 <= offset <= its size.
  *  @param count   how many; offset + count <= its size (0 copies nothing).
  *  @param host    receives `count` elements.
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a destroyed array, a range outside it
- *          (named, with the array's size) or a NULL host; device errors. */
+ *          (named, with the array's size), a NULL host or a strided view; device errors. */
 CUJIT_API cujit_status cujit_array_read_range(const cujit_array *a, int64_t offset, int64_t count,
                                               void *host);
-/** Copies `count` elements of host memory into elements [offset, offset + count) of the
- *  array, in C order; returns when the copy is done. The rest of the array is unchanged.
+/** Copies `count` elements of host memory into elements [offset, offset + count) of a
+ *  contiguous array, in C order; returns when the copy is done. The rest of the array is unchanged.
  *  @param a       the array.
  *  @param offset  the first element written; 0 <= offset <= its size.
  *  @param count   how many; offset + count <= its size (0 copies nothing).
@@ -177,7 +189,7 @@ CUJIT_API cujit_status cujit_array_write_range(cujit_array *a, int64_t offset, i
  *          device errors. */
 CUJIT_API cujit_status cujit_array_fill(cujit_array *a, const void *value);
 
-/** A copy of `a`.
+/** A copy of `a` (contiguous when new: the way to make a strided view contiguous).
  *  @param a    the array.
  *  @param out  the output (see the output rule above).
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a destroyed array or an output of
@@ -195,24 +207,50 @@ CUJIT_API cujit_status cujit_array_astype(const cujit_array *a, cujit_type type,
  *  @{ */
 
 /** A view of elements [start, stop) of `a` taken as 1-D (C order); it shares a's memory,
- *  which lives until the last of them is destroyed.
+ *  which lives until the last of them is destroyed. A strided view gives one only where
+ *  its elements are evenly spaced in C order (a[::2], a row or a column).
  *  @param a      the array.
  *  @param start  the first element.
  *  @param stop   one past the last; start <= stop <= its size.
  *  @param view   receives the view; owned by the caller: cujit_array_destroy().
- *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a destroyed array, a NULL view or a
- *          range outside it. */
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a destroyed array, a NULL view, a range
+ *          outside it, or a strided view whose elements no 1-D view holds. */
 CUJIT_API cujit_status cujit_array_view(const cujit_array *a, int64_t start, int64_t stop,
                                         cujit_array **view);
-/** A view of `a` with another shape of the same element count.
+/** A view of `a` with another shape of the same element count. For a strided view, only
+ *  where NumPy's reshape would give a view (without a copy): a column (n, 1) as (n,), say,
+ *  but not a transposed matrix as 1-D.
  *  @param a      the array.
  *  @param ndim   the new number of dimensions.
  *  @param shape  `ndim` sizes whose product is a's size.
  *  @param view   receives the view; owned by the caller: cujit_array_destroy().
- *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a destroyed array, a NULL view or a
- *          shape of another size. */
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a destroyed array, a NULL view, a shape
+ *          of another size, or one that a strided view's elements cannot take without a
+ *          copy. */
 CUJIT_API cujit_status cujit_array_reshape(const cujit_array *a, int ndim, const int64_t *shape,
                                            cujit_array **view);
+/** A view of `a` with dimension `dim` cut to indices start, start + step, ... before stop
+ *  (Python's a[start:stop:step] on that dimension, with start and stop as range() takes
+ *  them): a[::2] of n elements is (0, n, 2), a reversed (n - 1, -1, -1), rows 1 to 3 of a
+ *  matrix dim 0 (1, 4, 1), its columns 0, 2, 4, ... dim 1 (0, columns, 2). The other
+ *  dimensions stay. The view shares a's memory; unless its step is 1 on the last
+ *  dimensions it is strided (cujit_array_contiguous() is 0).
+ *  @param a      the array.
+ *  @param dim    the dimension, below a's ndim.
+ *  @param start  the first index; in [0, size of the dimension) unless none is taken.
+ *  @param stop   the bound, not included (below start for a negative step; -1 reaches 0).
+ *  @param step   the difference between one index and the next; not 0, may be negative.
+ *  @param view   receives the view; owned by the caller: cujit_array_destroy().
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a destroyed array, a NULL view, a
+ *          dimension a does not have, a step of 0, or indices outside the dimension. */
+CUJIT_API cujit_status cujit_array_slice(const cujit_array *a, int dim, int64_t start, int64_t stop,
+                                         int64_t step, cujit_array **view);
+/** A view of `a` with its dimensions in reverse order (NumPy's a.T): the transpose of a
+ *  matrix, a strided view of the same memory. 0-d and 1-D arrays give a view like them.
+ *  @param a     the array.
+ *  @param view  receives the view; owned by the caller: cujit_array_destroy().
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a destroyed array or a NULL view. */
+CUJIT_API cujit_status cujit_array_transpose(const cujit_array *a, cujit_array **view);
 /** Orders the array's later work (and its freeing) on `stream`.
  *  @param a       the array.
  *  @param stream  a stream of the array's device; NULL: the legacy default.
@@ -239,11 +277,22 @@ CUJIT_API int64_t cujit_array_shape(const cujit_array *a, int dim);
  *  @return its element count. */
 CUJIT_API int64_t cujit_array_size(const cujit_array *a);
 /** @param a  the array.
- *  @return its size in bytes. */
+ *  @return its elements' size in bytes (of a strided view: its elements', not the span
+ *          of memory they lie in). */
 CUJIT_API size_t cujit_array_nbytes(const cujit_array *a);
 /** @param a  the array.
- *  @return the device address of its first element. */
+ *  @return the device address of its first element (element 0 in C order; in a reversed
+ *          view the highest address). */
 CUJIT_API CUdeviceptr cujit_array_data(const cujit_array *a);
+/** @param a    the array.
+ *  @param dim  a dimension below its ndim.
+ *  @return the distance, in elements, from an element to the next along `dim` (negative
+ *          in a reversed view; 0 for a dimension it does not have). */
+CUJIT_API int64_t cujit_array_stride(const cujit_array *a, int dim);
+/** @param a  the array.
+ *  @return 1 when its elements lie one after another in C order (every array cujit makes,
+ *          and views of a range or of another shape of one), 0 for a strided view. */
+CUJIT_API int cujit_array_contiguous(const cujit_array *a);
 /** @param a  the array.
  *  @return the stream its work is ordered on. */
 CUJIT_API CUstream cujit_array_stream(const cujit_array *a);
@@ -258,7 +307,9 @@ CUJIT_API size_t cujit_type_size(cujit_type type);
 /** An array as a kernel argument: its device pointer, for cujit_launch()/CUJIT_LAUNCH. For
  *  a destroyed or NULL array it is an argument every launch refuses
  *  (CUJIT_ERROR_INVALID_ARGS naming it), never a null pointer; an empty array's pointer
- *  may be 0 and passes as it is.
+ *  may be 0 and passes as it is. A strided view passes the address of its first element:
+ *  a kernel must step through it by its strides (cujit_array_stride()), or be given
+ *  cujit_array_copy() of it.
  *  @param a  the array.
  *  @return an argument for a pointer parameter. */
 static inline cujit_arg cujit_array_arg(const cujit_array *a) {
@@ -300,6 +351,13 @@ static inline cujit_arg cujit_arr(const cujit_array *a) {
  *  kind (2.0 * f16 array stays f16, 3 * i8 array stays i8); a float scalar with an integer
  *  or bool array gives f64. Comparisons give bool arrays; true division of integers gives
  *  f64; the math functions of an integer array compute in f64.
+ *
+ *  Shapes: the arrays of an operation have one shape, except that an array of a single
+ *  element (0-d, or (1,), or b[0:1]) is broadcast to the other's, as NumPy broadcasts it
+ *  (leading dimensions of one added to the result where it has more); any other
+ *  difference is CUJIT_ERROR_INVALID_VALUE naming both shapes. Strided views are taken
+ *  as they are (see @ref arrays "Device arrays"); arrays that are all contiguous move 16
+ *  bytes per access where they are 16-byte aligned.
  *  @{ */
 
 /** An operation on two operands (cujit_array_binary(), cujit_array_binary_scalar()). */
@@ -348,7 +406,8 @@ enum {
                                      their type; without it s is a float (a Python float) */
 };
 
-/** a op b, elementwise; a and b have the same shape.
+/** a op b, elementwise; a and b have the same shape, or one of them a single element
+ *  (a + b[0:1] adds b's element to each of a's).
  *  @param op   the operation.
  *  @param a    the first operand.
  *  @param b    the second.
@@ -406,6 +465,89 @@ CUJIT_API cujit_type cujit_type_promote(cujit_type a, cujit_type b, int weak);
 CUJIT_API cujit_status cujit_array_map(cujit_array **out, const char *expr, size_t n,
                                        const char *const *names, const cujit_array *const *arrays);
 
+/** cond ? a : b, elementwise (NumPy's where): element i of the result is a's where
+ *  element i of cond is nonzero (true), else b's. `cond` is an array of any type (a
+ *  comparison's bool array, typically); a and b are each an array (cujit_arr(x)) or a
+ *  typed scalar (cujit_f32(0), cujit_i64(-1), cujit_bool(1), cujit_c64(0, 1) ...). The
+ *  result's type is the promotion of a's and b's types, a scalar's type counting as an
+ *  array's does (as a NumPy scalar's: cujit_f64(0) with an F32 array gives F64; pass
+ *  cujit_f32(0) to keep F32). cond, a and b have one shape or a single element.
+ *  @param cond  the condition.
+ *  @param a     where cond is true: an array or a typed scalar.
+ *  @param b     where it is false: an array or a typed scalar.
+ *  @param out   the output (the output rule).
+ *  @return as cujit_array_binary(); CUJIT_ERROR_INVALID_VALUE naming a or b when it is
+ *          neither an array nor a scalar of an element type (a device pointer, bytes, an
+ *          In/Out buffer). */
+CUJIT_API cujit_status cujit_array_where(const cujit_array *cond, cujit_arg a, cujit_arg b,
+                                         cujit_array **out);
+/** crit > 0 ? a : b, elementwise (PyCUDA's if_positive): cujit_array_where() with the
+ *  condition crit > 0, without an array made for it.
+ *  @param crit  an array of a real or integer type (complex numbers have no order).
+ *  @param a     where crit > 0: an array or a typed scalar.
+ *  @param b     elsewhere: an array or a typed scalar.
+ *  @param out   the output (the output rule).
+ *  @return as cujit_array_where(). */
+CUJIT_API cujit_status cujit_array_if_positive(const cujit_array *crit, cujit_arg a, cujit_arg b,
+                                               cujit_array **out);
+
+/** What cujit_array_take() and cujit_array_put() do with an index outside the array
+ *  (NumPy's mode=). No mode reads or writes outside it. */
+typedef enum cujit_index_mode {
+  CUJIT_INDEX_RAISE = 0, /**< indices in [-n, n) (a negative one counts from the end); any
+                              other is an error: the call waits for its kernel and returns
+                              CUJIT_ERROR_INVALID_VALUE naming the first (lowest) position
+                              holding one and its value; that element is not read
+                              (take: 0 is written) or not written (put) */
+  CUJIT_INDEX_WRAP = 1,  /**< an index is taken modulo n (-1 is n - 1, n is 0) */
+  CUJIT_INDEX_CLIP = 2   /**< an index below 0 is 0, one above n - 1 is n - 1 */
+} cujit_index_mode;
+
+/** out[k] = a.flat[indices[k]] (NumPy's take without an axis; PyCUDA's take): the
+ *  elements of `a` (taken in C order, whatever its shape) at the indices, in an array of
+ *  the indices' shape and a's type. Runs on a's stream; with CUJIT_INDEX_RAISE, the call
+ *  waits for it.
+ *  @param a        the array to read.
+ *  @param indices  an array of CUJIT_TYPE_I32 or CUJIT_TYPE_I64 indices, any shape.
+ *  @param mode     what an index outside `a` does (cujit_index_mode).
+ *  @param out      the output (the output rule).
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a destroyed array, indices of another
+ *          type, an empty `a` with indices, an unknown mode, a wrong output, or (RAISE)
+ *          an index outside `a` ("indices[3] is 12, outside [-10, 10)"); device errors. */
+CUJIT_API cujit_status cujit_array_take(const cujit_array *a, const cujit_array *indices,
+                                        cujit_index_mode mode, cujit_array **out);
+/** a.flat[indices[k]] = values[k] (NumPy's put): writes into `a` (any shape, taken in C
+ *  order) at the indices. `values` has the indices' shape, or a single element written
+ *  at every index; it is converted to a's type as cujit_array_astype() converts. Where an
+ *  index is repeated, which of its values lands is unspecified (NumPy: the last). Runs on
+ *  a's stream; with CUJIT_INDEX_RAISE, the call waits for it.
+ *  @param a        the array written.
+ *  @param indices  an array of CUJIT_TYPE_I32 or CUJIT_TYPE_I64 indices, any shape.
+ *  @param values   the values.
+ *  @param mode     what an index outside `a` does (cujit_index_mode).
+ *  @return as cujit_array_take(); values of another shape are CUJIT_ERROR_INVALID_VALUE. */
+CUJIT_API cujit_status cujit_array_put(cujit_array *a, const cujit_array *indices,
+                                       const cujit_array *values, cujit_index_mode mode);
+/** The 1-D arrays `arrays` one after another in one 1-D array (NumPy's concatenate),
+ *  of their promoted type (each converted as cujit_array_astype() converts). Runs on the
+ *  first array's stream, one copy per array.
+ *  @param n       the number of arrays, at least 1.
+ *  @param arrays  n 1-D arrays.
+ *  @param out     the output (the output rule): 1-D, of the sizes' sum.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for n of 0, a NULL or destroyed array, one
+ *          that is not 1-D (naming it and its shape) or a wrong output; device errors. */
+CUJIT_API cujit_status cujit_array_concatenate(size_t n, const cujit_array *const *arrays,
+                                               cujit_array **out);
+/** The 1-D arrays `arrays`, of one shape (m,), as the rows of a 2-D array (n, m) (NumPy's
+ *  stack), of their promoted type. Runs on the first array's stream, one copy per array.
+ *  @param n       the number of arrays, at least 1.
+ *  @param arrays  n 1-D arrays of one size.
+ *  @param out     the output (the output rule): (n, m).
+ *  @return as cujit_array_concatenate(); arrays of different sizes are
+ *          CUJIT_ERROR_INVALID_VALUE naming both shapes. */
+CUJIT_API cujit_status cujit_array_stack(size_t n, const cujit_array *const *arrays,
+                                         cujit_array **out);
+
 /** @} */
 
 /* =======================================================================================
@@ -419,16 +561,24 @@ CUJIT_API cujit_status cujit_array_map(cujit_array **out, const char *expr, size
 
 /** A reduction of cujit_array_reduce(). */
 typedef enum cujit_redop {
-  CUJIT_REDOP_SUM, /**< the sum */
-  CUJIT_REDOP_MIN, /**< the smallest element */
-  CUJIT_REDOP_MAX  /**< the largest element */
+  CUJIT_REDOP_SUM,    /**< the sum */
+  CUJIT_REDOP_MIN,    /**< the smallest element */
+  CUJIT_REDOP_MAX,    /**< the largest element */
+  CUJIT_REDOP_PROD,   /**< the product */
+  CUJIT_REDOP_ANY,    /**< whether some element is nonzero (bool) */
+  CUJIT_REDOP_ALL,    /**< whether every element is nonzero (bool) */
+  CUJIT_REDOP_ARGMIN, /**< the index (C order, i64) of the first smallest element */
+  CUJIT_REDOP_ARGMAX  /**< the index (C order, i64) of the first largest element */
 } cujit_redop;
 
-/** Reduces all of `a` to one element, in a 0-d array (ndim 0, size 1) of the result type:
- *  SUM of bool and integers narrower than 64 bits gives i64 (u64 for unsigned ones), of
- *  floats and complex numbers their own type, accumulated by a tree (not serially);
- *  MIN/MAX keep the type (complex refused; NaN wins, as NumPy's); 16-bit floats are
- *  combined in float. An empty array sums to 0; its MIN/MAX is
+/** Reduces all of `a` (any shape, a strided view too) to one element, in a 0-d array
+ *  (ndim 0, size 1) of the result type: SUM and PROD of bool and integers narrower than 64
+ *  bits give i64 (u64 for unsigned ones), of floats and complex numbers their own type,
+ *  accumulated by a tree (not serially); MIN/MAX keep the type; ANY/ALL give bool;
+ *  ARGMIN/ARGMAX give the i64 index of the first extremum in C order. NaN wins MIN, MAX,
+ *  ARGMIN and ARGMAX, as NumPy's (the first NaN's index); complex numbers have none of
+ *  those four. 16-bit floats are combined in float. An empty array sums to 0, has a
+ *  product of 1, ANY false and ALL true; its MIN, MAX, ARGMIN and ARGMAX are
  *  CUJIT_ERROR_INVALID_VALUE. Runs on a's stream. Read the result with cujit_array_read().
  *  @param op   the reduction.
  *  @param a    the array.
@@ -436,7 +586,21 @@ typedef enum cujit_redop {
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE as said, for a destroyed array, or an op
  *          that is none of these; device errors. */
 CUJIT_API cujit_status cujit_array_reduce(cujit_redop op, const cujit_array *a, cujit_array **out);
-/** sum(a * b) of two arrays of one shape, in a 0-d array of their promoted type.
+/** SUM or PROD of `a` with the elements converted to `type` and combined in it (NumPy's
+ *  sum(a, dtype=type)): the sum of an int8 array as i64 without overflow, of F16 as F32
+ *  (16-bit types are combined in float and the result rounded once). The result is a
+ *  0-d array of `type`.
+ *  @param op    CUJIT_REDOP_SUM or CUJIT_REDOP_PROD.
+ *  @param a     the array.
+ *  @param type  the accumulator's and the result's type; a complex array needs a complex
+ *               one (a real type would drop the imaginary parts).
+ *  @param out   the output (the output rule; a given one is 0-d of `type`).
+ *  @return as cujit_array_reduce(); another op, or a type arrays do not hold, is
+ *          CUJIT_ERROR_INVALID_VALUE. */
+CUJIT_API cujit_status cujit_array_reduce_as(cujit_redop op, const cujit_array *a, cujit_type type,
+                                             cujit_array **out);
+/** sum(a * b) of two arrays of one shape (strided views too), in a 0-d array of their
+ *  promoted type.
  *  @param a    the first array.
  *  @param b    the second.
  *  @param out  the output (the output rule).
@@ -446,10 +610,11 @@ CUJIT_API cujit_status cujit_array_dot(const cujit_array *a, const cujit_array *
 /** Inclusive (or, with `exclusive`, exclusive) prefix sum of `a` (read in C order) as a 1-D
  *  array of the type SUM gives (i64 for bool and narrower signed integers, u64 for narrower
  *  unsigned ones, else a's type): CuPy's cumsum.
- *  @param a          the array.
+ *  @param a          the array (contiguous).
  *  @param exclusive  nonzero for an exclusive sum (element i sums the elements before i).
- *  @param out        the output (the output rule).
- *  @return as cujit_array_reduce(). */
+ *  @param out        the output (the output rule; contiguous).
+ *  @return as cujit_array_reduce(); a strided view as input or output is
+ *          CUJIT_ERROR_INVALID_VALUE (make it contiguous with cujit_array_copy()). */
 CUJIT_API cujit_status cujit_array_cumsum(const cujit_array *a, int exclusive, cujit_array **out);
 
 /** What cujit_array_random() draws from. */
@@ -511,7 +676,8 @@ CUJIT_API cujit_status cujit_array_random_host(void *host, cujit_type type, size
  *      CUJIT_ELEMENTWISE(lin_comb, 5.0f, x, 6, y, z);   for "float a, float *x, float b, ..."
  *
  *  An array argument is its cujit_array * (cujit_arr(x) in an array of cujit_arg); it must
- *  be live, of the declared element type and of the first array's size. A scalar carries
+ *  be live, of the declared element type, of the first array's size and contiguous (the
+ *  kernel reads x[i]: a strided view is refused; pass cujit_array_copy() of it). A scalar carries
  *  its type: cujit_f32(5), cujit_f64(), cujit_i32(), cujit_u64(), cujit_bool(), cujit_c64()
  *  and the other constructors, or in the macros a C value of its own type (bool, char,
  *  signed and unsigned char, short, int, long and long long, float, double; in C also
@@ -664,11 +830,11 @@ CUJIT_API cujit_status cujit_scan_create(cujit_scan **out, cujit_type type, cons
                                          const cujit_generator_options *opts);
 /** Scans `in` into *out.
  *  @param s    the kernel.
- *  @param in   a 1-D array of the scan's type.
- *  @param out  the output (the output rule; may be `in`: in place).
+ *  @param in   a contiguous 1-D array of the scan's type.
+ *  @param out  the output (the output rule; may be `in`: in place; contiguous).
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for an array of another type or of more
- *          dimensions, or a wrong output; CUJIT_ERROR_COMPILE with NVRTC's log when the
- *          expression does not compile; device errors. */
+ *          dimensions, a strided view, or a wrong output; CUJIT_ERROR_COMPILE with NVRTC's
+ *          log when the expression does not compile; device errors. */
 CUJIT_API cujit_status cujit_scan_call(cujit_scan *s, const cujit_array *in, cujit_array **out);
 /** Frees the kernel.
  *  @param s  the kernel; NULL is fine. */
@@ -763,6 +929,15 @@ static inline cujit_arg cujit_gen_ulong_(unsigned long v) {
 #  define cujit_array_read(...) CUJIT_CHECKED_(cujit_array_read, __VA_ARGS__)
 #  define cujit_array_read_range(...) CUJIT_CHECKED_(cujit_array_read_range, __VA_ARGS__)
 #  define cujit_array_write_range(...) CUJIT_CHECKED_(cujit_array_write_range, __VA_ARGS__)
+#  define cujit_array_where(...) CUJIT_CHECKED_(cujit_array_where, __VA_ARGS__)
+#  define cujit_array_stack(...) CUJIT_CHECKED_(cujit_array_stack, __VA_ARGS__)
+#  define cujit_array_take(...) CUJIT_CHECKED_(cujit_array_take, __VA_ARGS__)
+#  define cujit_array_reduce_as(...) CUJIT_CHECKED_(cujit_array_reduce_as, __VA_ARGS__)
+#  define cujit_array_if_positive(...) CUJIT_CHECKED_(cujit_array_if_positive, __VA_ARGS__)
+#  define cujit_array_transpose(...) CUJIT_CHECKED_(cujit_array_transpose, __VA_ARGS__)
+#  define cujit_array_put(...) CUJIT_CHECKED_(cujit_array_put, __VA_ARGS__)
+#  define cujit_array_slice(...) CUJIT_CHECKED_(cujit_array_slice, __VA_ARGS__)
+#  define cujit_array_concatenate(...) CUJIT_CHECKED_(cujit_array_concatenate, __VA_ARGS__)
 #  define cujit_array_write(...) CUJIT_CHECKED_(cujit_array_write, __VA_ARGS__)
 #  define cujit_array_fill(...) CUJIT_CHECKED_(cujit_array_fill, __VA_ARGS__)
 #  define cujit_array_copy(...) CUJIT_CHECKED_(cujit_array_copy, __VA_ARGS__)

@@ -1,7 +1,8 @@
 /* test_array_ops - array operations without a device: type promotion as NumPy 2 gives it,
  * the declaration reader's errors (column and token), argument checks of the generator
- * and of the operations, and that the kernel of every operation and element type
- * compiles (only the launch fails, for want of a driver). */
+ * and of the operations (where, if_positive, take, put, concatenate and stack included),
+ * and that the kernel of every operation and element type compiles (only the launch
+ * fails, for want of a driver). */
 #include <math.h>
 
 #include "testutil.h"
@@ -398,8 +399,9 @@ static void operations_refuse_what_is_not_defined(void **state) {
                          CUJIT_ERROR_INVALID_VALUE,
                          "cujit_array_binary: a has shape (4, 4) and b (16,); elementwise "
                          "operations need arrays of one shape");
-    assert_status_detail(cujit_array_binary(CUJIT_BINOP_MUL, scalar, square, &out),
-                         CUJIT_ERROR_INVALID_VALUE, "a has shape () and b (4, 4)");
+    /* a 0-d array is broadcast: the kernel compiles, only the launch needs a driver */
+    assert_int_equal(cujit_array_binary(CUJIT_BINOP_MUL, scalar, square, &out),
+                     CUJIT_ERROR_NO_DRIVER);
     assert_status_detail(cujit_array_map(&out, "x * y", 2, (const char *[]){"x", "y"},
                                          (const cujit_array *[]){flat, square}),
                          CUJIT_ERROR_INVALID_VALUE, "'y' has shape (4, 4), 'x' (16,)");
@@ -454,6 +456,204 @@ static void operations_refuse_what_is_not_defined(void **state) {
   cujit_array_destroy(short_one);
 }
 
+/* where and if_positive: the condition, arrays or typed scalars for the values, the result's
+ * type (strong promotion of the values' types), and what is refused. */
+static void where_is_checked(void **state) {
+  cujit_array *cond = wrap(CUJIT_TYPE_BOOL, 0x1000), *f = wrap(CUJIT_TYPE_F32, 0x2000);
+  cujit_array *i8 = wrap(CUJIT_TYPE_I8, 0x3000), *c = wrap(CUJIT_TYPE_C64, 0x4000), *out = NULL;
+  cujit_array *f64 = wrap(CUJIT_TYPE_F64, 0x5000), *gone = wrap(CUJIT_TYPE_F32, 0x6000);
+  float v = 1;
+  (void)state;
+  cujit_array_destroy(gone);
+  assert_status_detail(cujit_array_where(cond, cujit_arr(f), cujit_f32(0), NULL),
+                       CUJIT_ERROR_INVALID_VALUE, "cujit_array_where: out is NULL");
+  assert_status_detail(cujit_array_where(NULL, cujit_arr(f), cujit_f32(0), &out),
+                       CUJIT_ERROR_INVALID_VALUE, "cujit_array_where: cond is NULL");
+  assert_status_detail(cujit_array_where(cond, cujit_arr(gone), cujit_f32(0), &out),
+                       CUJIT_ERROR_INVALID_VALUE, "cujit_array_where: a is not a live array");
+  assert_status_detail(cujit_array_where(cond, cujit_arr(f), cujit_ptr(0x1000), &out),
+                       CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_array_where: b is a device pointer; pass an array (cujit_arr(x)) "
+                       "or a typed scalar");
+  assert_status_detail(cujit_array_where(cond, CUJIT_VALUE(v), cujit_arr(f), &out),
+                       CUJIT_ERROR_INVALID_VALUE,
+                       "a is a value given by its bytes, which has no type");
+  assert_status_detail(cujit_array_where(cond, cujit_in(&v, 4), cujit_arr(f), &out),
+                       CUJIT_ERROR_INVALID_VALUE, "a is an In/Out buffer");
+  assert_status_detail(cujit_array_if_positive(c, cujit_arr(f), cujit_arr(f), &out),
+                       CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_array_if_positive: if_positive is not defined for c64 (complex "
+                       "numbers have no order)");
+  assert_status_detail(cujit_array_if_positive(NULL, cujit_arr(f), cujit_arr(f), &out),
+                       CUJIT_ERROR_INVALID_VALUE, "cujit_array_if_positive: crit is NULL");
+  out = i8; /* f32 and f64 give f64 */
+  assert_status_detail(cujit_array_where(cond, cujit_arr(f), cujit_f64(0), &out),
+                       CUJIT_ERROR_INVALID_VALUE, "the output holds i8, the result is f64");
+  out = f64;
+  assert_int_equal(cujit_array_where(cond, cujit_arr(f), cujit_f64(0), &out),
+                   CUJIT_ERROR_NO_DRIVER);
+  out = f; /* a scalar's type counts: f32 with an f32 scalar stays f32, in place */
+  assert_int_equal(cujit_array_where(cond, cujit_arr(f), cujit_f32(0), &out),
+                   CUJIT_ERROR_NO_DRIVER);
+  out = i8; /* i8 with an i8 scalar */
+  assert_int_equal(cujit_array_where(cond, cujit_i8(-1), cujit_arr(i8), &out),
+                   CUJIT_ERROR_NO_DRIVER);
+  out = NULL;
+  /* both scalars; conditions of every kind (a complex one is true when nonzero) */
+  assert_int_equal(cujit_array_where(c, cujit_c128(1, 2), cujit_bool(1), &out),
+                   CUJIT_ERROR_NO_DRIVER);
+  assert_int_equal(cujit_array_where(f, cujit_i64(1), cujit_u8(2), &out), CUJIT_ERROR_NO_DRIVER);
+  assert_int_equal(cujit_array_if_positive(i8, cujit_arr(c), cujit_f64(2), &out),
+                   CUJIT_ERROR_NO_DRIVER);
+  assert_int_equal(cujit_array_if_positive(cond, cujit_arr(f), cujit_arr(f64), &out),
+                   CUJIT_ERROR_NO_DRIVER);
+  assert_null(out);
+  cujit_array_destroy(cond);
+  cujit_array_destroy(f);
+  cujit_array_destroy(i8);
+  cujit_array_destroy(c);
+  cujit_array_destroy(f64);
+}
+
+/* take and put: index types, modes, shapes of values, empty arrays; concatenate and stack:
+ * counts, shapes and outputs. */
+static void selections_are_checked(void **state) {
+  const int64_t n3 = 3, zero = 0, m[] = {2, 4};
+  cujit_array *a = wrap(CUJIT_TYPE_F32, 0x1000), *i32 = wrap(CUJIT_TYPE_I32, 0x2000);
+  cujit_array *i64 = wrap(CUJIT_TYPE_I64, 0x3000), *f = wrap(CUJIT_TYPE_F64, 0x4000);
+  cujit_array *u32 = wrap(CUJIT_TYPE_U32, 0x5000), *out = NULL, *three = NULL, *empty = NULL;
+  cujit_array *one = NULL, *mat = NULL, *gone = wrap(CUJIT_TYPE_F32, 0x6000);
+  (void)state;
+  cujit_array_destroy(gone);
+  assert_ok(cujit_array_wrap(&three, CUJIT_TYPE_F32, 1, &n3, 0x7000));
+  assert_ok(cujit_array_wrap(&empty, CUJIT_TYPE_F32, 1, &zero, 0));
+  assert_ok(cujit_array_wrap(&one, CUJIT_TYPE_F64, 0, NULL, 0x8000));
+  assert_ok(cujit_array_wrap(&mat, CUJIT_TYPE_F32, 2, m, 0x9000));
+  assert_status_detail(cujit_array_take(a, f, CUJIT_INDEX_RAISE, &out), CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_array_take: indices hold f64; pass i32 or i64 indices");
+  assert_status_detail(cujit_array_take(a, u32, CUJIT_INDEX_RAISE, &out), CUJIT_ERROR_INVALID_VALUE,
+                       "indices hold u32");
+  assert_status_detail(cujit_array_take(a, i32, (cujit_index_mode)3, &out),
+                       CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_array_take: mode is 3; use CUJIT_INDEX_RAISE, CUJIT_INDEX_WRAP or "
+                       "CUJIT_INDEX_CLIP");
+  assert_status_detail(cujit_array_take(empty, i32, CUJIT_INDEX_WRAP, &out),
+                       CUJIT_ERROR_INVALID_VALUE, "cujit_array_take: a is empty");
+  assert_status_detail(cujit_array_take(a, gone, CUJIT_INDEX_WRAP, &out), CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_array_take: indices is not a live array");
+  assert_status_detail(cujit_array_take(a, i32, CUJIT_INDEX_WRAP, NULL), CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_array_take: out is NULL");
+  out = f; /* the result is a's type, f32 */
+  assert_status_detail(cujit_array_take(a, i32, CUJIT_INDEX_WRAP, &out), CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_array_take: the output holds f64, the result is f32");
+  out = three; /* and the indices' shape */
+  assert_status_detail(cujit_array_take(a, i32, CUJIT_INDEX_WRAP, &out), CUJIT_ERROR_INVALID_VALUE,
+                       "the output's shape (3,) differs from the result's (8,)");
+  out = NULL;
+  assert_int_equal(cujit_array_take(mat, i64, CUJIT_INDEX_CLIP, &out), CUJIT_ERROR_NO_DRIVER);
+  assert_int_equal(cujit_array_take(a, i32, CUJIT_INDEX_RAISE, &out), CUJIT_ERROR_NO_DRIVER);
+  assert_status_detail(cujit_array_put(a, i32, three, CUJIT_INDEX_RAISE), CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_array_put: values has shape (3,) and indices (8,); pass values of "
+                       "the indices' shape, or a single value");
+  assert_status_detail(cujit_array_put(a, f, a, CUJIT_INDEX_RAISE), CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_array_put: indices hold f64");
+  assert_status_detail(cujit_array_put(a, i32, gone, CUJIT_INDEX_RAISE), CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_array_put: values is not a live array");
+  assert_status_detail(cujit_array_put(empty, i32, a, CUJIT_INDEX_CLIP), CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_array_put: a is empty");
+  assert_int_equal(cujit_array_put(a, i64, f, CUJIT_INDEX_RAISE), CUJIT_ERROR_NO_DRIVER);
+  assert_int_equal(cujit_array_put(mat, i32, one, CUJIT_INDEX_WRAP), CUJIT_ERROR_NO_DRIVER);
+  assert_int_equal(cujit_array_put(a, i32, empty, CUJIT_INDEX_WRAP) == CUJIT_ERROR_INVALID_VALUE,
+                   1); /* no single value in an empty array */
+  /* concatenate and stack */
+  assert_status_detail(cujit_array_concatenate(0, (const cujit_array *[]){a}, &out),
+                       CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_array_concatenate: n is 0; give at least one array");
+  assert_status_detail(cujit_array_concatenate(2, NULL, &out), CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_array_concatenate: arrays is NULL");
+  assert_status_detail(cujit_array_concatenate(2, (const cujit_array *[]){a, mat}, &out),
+                       CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_array_concatenate: arrays[1] has shape (2, 4); "
+                       "cujit_array_concatenate joins 1-D arrays");
+  assert_status_detail(cujit_array_concatenate(2, (const cujit_array *[]){a, one}, &out),
+                       CUJIT_ERROR_INVALID_VALUE, "arrays[1] has shape ()");
+  assert_status_detail(cujit_array_concatenate(2, (const cujit_array *[]){a, gone}, &out),
+                       CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_array_concatenate: arrays[1] is not a live array");
+  assert_status_detail(cujit_array_stack(2, (const cujit_array *[]){a, three}, &out),
+                       CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_array_stack: arrays[0] has shape (8,) and arrays[1] (3,); stack "
+                       "needs arrays of one shape");
+  out = a; /* a concatenation of 11 f64 */
+  assert_status_detail(cujit_array_concatenate(2, (const cujit_array *[]){f, three}, &out),
+                       CUJIT_ERROR_INVALID_VALUE, "the output holds f32, the result is f64");
+  out = mat; /* a stack of two (4,) in (2, 4) */
+  assert_status_detail(cujit_array_stack(2, (const cujit_array *[]){a, a}, &out),
+                       CUJIT_ERROR_INVALID_VALUE,
+                       "the output's shape (2, 4) differs from the result's (2, 8)");
+  out = NULL;
+  assert_int_equal(cujit_array_concatenate(3, (const cujit_array *[]){a, three, empty}, &out),
+                   CUJIT_ERROR_NO_DRIVER);
+  assert_int_equal(cujit_array_concatenate(2, (const cujit_array *[]){i32, f}, &out),
+                   CUJIT_ERROR_NO_DRIVER);
+  assert_int_equal(cujit_array_stack(3, (const cujit_array *[]){a, i32, u32}, &out),
+                   CUJIT_ERROR_NO_DRIVER);
+  assert_null(out);
+  cujit_array_destroy(a);
+  cujit_array_destroy(i32);
+  cujit_array_destroy(i64);
+  cujit_array_destroy(f);
+  cujit_array_destroy(u32);
+  cujit_array_destroy(three);
+  cujit_array_destroy(empty);
+  cujit_array_destroy(one);
+  cujit_array_destroy(mat);
+}
+
+/* The lookups of compiled code this process made (hits and misses: compiled or not). */
+static int lookups(void) {
+  cujit_cache_stats st = CUJIT_CACHE_STATS_INIT;
+  assert_ok(cujit_cache_get_stats(&st));
+  return (int)(st.hits + st.misses);
+}
+
+/* where, take and put of every element type, with each mode, compile (take's kernel before
+ * its output is made: it once failed for want of a driver first, compiling nothing). */
+static void selections_compile(void **state) {
+  size_t t;
+  int mode, before = lookups();
+  (void)state;
+  {
+    cujit_array *a = wrap(CUJIT_TYPE_C128, 0x1000), *i64 = wrap(CUJIT_TYPE_I64, 0x4000), *o = NULL;
+    expect_no_driver(cujit_array_take(a, i64, CUJIT_INDEX_CLIP, &o), "take", CUJIT_TYPE_C128);
+    assert_int_equal(lookups(), before + 1);
+    cujit_array_destroy(a);
+    cujit_array_destroy(i64);
+  }
+  for (t = 0; t < sizeof kTypes / sizeof *kTypes; t++) {
+    int ty = kTypes[t];
+    cujit_array *a = wrap(ty, 0x1000), *c = wrap(CUJIT_TYPE_BOOL, 0x2000), *out = NULL;
+    cujit_array *i32 = wrap(CUJIT_TYPE_I32, 0x3000), *i64 = wrap(CUJIT_TYPE_I64, 0x4000);
+    expect_no_driver(cujit_array_where(c, cujit_arr(a), cujit_arr(a), &out), "where", ty);
+    expect_no_driver(cujit_array_where(a, cujit_i32(1), cujit_arr(a), &out), "where on it", ty);
+    if (!is_complex(ty))
+      expect_no_driver(cujit_array_if_positive(a, cujit_arr(a), cujit_f32(2), &out), "if_positive",
+                       ty);
+    for (mode = CUJIT_INDEX_RAISE; mode <= CUJIT_INDEX_CLIP; mode++) {
+      expect_no_driver(cujit_array_take(a, mode == 1 ? i64 : i32, mode, &out), "take", ty);
+      expect_no_driver(cujit_array_put(a, mode == 1 ? i32 : i64, a, mode), "put", ty);
+    }
+    expect_no_driver(cujit_array_put(i32, i64, a, CUJIT_INDEX_WRAP), "put as i32", ty);
+    expect_no_driver(cujit_array_concatenate(2, (const cujit_array *[]){a, i32}, &out),
+                     "concatenate", ty);
+    assert_null(out);
+    cujit_array_destroy(a);
+    cujit_array_destroy(c);
+    cujit_array_destroy(i32);
+    cujit_array_destroy(i64);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(promotion_follows_numpy),
@@ -464,6 +664,9 @@ int main(void) {
       cmocka_unit_test(ranges_at_the_ends_of_int64),
       cmocka_unit_test(operations_refuse_what_is_not_defined),
       cmocka_unit_test(every_operation_compiles),
+      cmocka_unit_test(where_is_checked),
+      cmocka_unit_test(selections_are_checked),
+      cmocka_unit_test(selections_compile),
   };
   setenv("CUJIT_LIBCUDA", "/nonexistent/libcuda.so.1", 1); /* the same on GPU machines */
   return cmocka_run_group_tests(tests, NULL, NULL);

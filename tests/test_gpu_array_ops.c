@@ -9,8 +9,8 @@
 #include <complex.h>
 #include <math.h>
 
+#include "arraytest.h"
 #include "gputest.h"
-#include "cujit_array.h"
 
 static const int64_t kSizes[] = {0, 1, 31, 1000003};
 
@@ -403,30 +403,12 @@ static void beyond_two_to_the_31(void **state) {
 /* An array of `type` holding (i * 7) % 50 at i, converted on the device from doubles. */
 static cujit_array *pattern(int type, int64_t n) {
   double *h = malloc((size_t)n * sizeof *h);
-  cujit_array *d = NULL, *a = NULL;
+  cujit_array *a;
   int64_t i;
   for (i = 0; i < n; i++) h[i] = (double)(i * 7 % 50);
-  assert_ok(cujit_array_from_host(&d, CUJIT_TYPE_F64, 1, &n, h));
-  assert_ok(cujit_array_astype(d, type, &a));
-  cujit_array_destroy(d);
+  a = array_from_doubles(type, n, h);
   free(h);
   return a;
-}
-
-/* An array's values as doubles (the real part of complex numbers). */
-static double *values(const cujit_array *a) {
-  int64_t n = cujit_array_size(a);
-  int type = cujit_array_type(a);
-  cujit_array *d = NULL;
-  double *h = malloc((size_t)(n ? n : 1) * 2 * sizeof *h),
-         *re = malloc((size_t)(n ? n : 1) * sizeof *re);
-  int64_t i, k = type == CUJIT_TYPE_C64 || type == CUJIT_TYPE_C128 ? 2 : 1;
-  assert_ok(cujit_array_astype(a, k == 2 ? CUJIT_TYPE_C128 : CUJIT_TYPE_F64, &d));
-  assert_ok(cujit_array_read(d, h, cujit_array_nbytes(d)));
-  for (i = 0; i < n; i++) re[i] = h[i * k];
-  cujit_array_destroy(d);
-  free(h);
-  return re;
 }
 
 /* Views that start at every offset from 0 to 16 elements, so that some arrays are 16-byte
@@ -445,16 +427,16 @@ static void views_at_every_offset(void **state) {
   for (t = 0; t < sizeof types / sizeof *types; t++) {
     int ty = types[t], is_bool = ty == CUJIT_TYPE_BOOL;
     cujit_array *x = pattern(ty, total);
-    double *hx = values(x);
+    double *hx = array_values(x);
     for (off = 0; off <= 16; off++) {
       int64_t len = 1000 + off % 5, i;
       cujit_array *a = NULL, *b = pattern(ty, len), *sum = NULL, *twice = NULL, *doubled = NULL;
       cujit_array *neg = NULL, *abs_ = NULL, *fused = NULL, *whole = NULL;
-      double *hb = values(b), *got;
+      double *hb = array_values(b), *got;
       assert_ok(cujit_array_view(x, off, off + len, &a));
       assert_ok(cujit_array_binary(CUJIT_BINOP_ADD, a, b, &sum));
       assert_ok(cujit_array_binary(CUJIT_BINOP_ADD, a, a, &twice));
-      got = values(sum);
+      got = array_values(sum);
       for (i = 0; i < len; i++) {
         double want = is_bool ? (hx[off + i] != 0 || hb[i] != 0) : hx[off + i] + hb[i];
         if (got[i] != want)
@@ -462,7 +444,7 @@ static void views_at_every_offset(void **state) {
                    (long long)i, got[i], want);
       }
       free(got);
-      got = values(twice);
+      got = array_values(twice);
       for (i = 0; i < len; i++)
         if (got[i] != (is_bool ? hx[off + i] != 0 : 2 * hx[off + i]))
           fail_msg("type %d, offset %lld: a + a at %lld is %g", ty, (long long)off, (long long)i,
@@ -475,7 +457,7 @@ static void views_at_every_offset(void **state) {
         assert_ok(cujit_array_unary(CUJIT_UNOP_FABS, neg, &abs_));
         assert_ok(cujit_array_map(&fused, "x + y", 2, (const char *[]){"x", "y"},
                                   (const cujit_array *[]){a, b}));
-        double *g2 = values(doubled), *gabs = values(abs_), *gf = values(fused);
+        double *g2 = array_values(doubled), *gabs = array_values(abs_), *gf = array_values(fused);
         for (i = 0; i < len; i++) {
           double v = hx[off + i];
           if (g2[i] != 2 * v || (is_signed && gabs[i] != v) || gf[i] != v + hb[i])
@@ -490,7 +472,7 @@ static void views_at_every_offset(void **state) {
       whole = a;
       assert_ok(cujit_array_binary(CUJIT_BINOP_ADD, a, b, &whole));
       assert_ptr_equal(whole, a);
-      got = values(x);
+      got = array_values(x);
       for (i = 0; i < total; i++) {
         int inside = i >= off && i < off + len;
         double want = !inside   ? hx[i]
@@ -531,7 +513,7 @@ static void fills_ranges_and_conversions(void **state) {
     assert_ok(cujit_array_zeros(&x, CUJIT_TYPE_I8, 1, &total));
     assert_ok(cujit_array_view(x, off, total - off / 2, &v));
     assert_ok(cujit_array_fill(v, &seven));
-    got = values(x);
+    got = array_values(x);
     for (i = 0; i < total; i++)
       if (got[i] != (i >= off && i < total - off / 2 ? 7 : 0))
         fail_msg("fill of x[%lld:%lld]: x[%lld] is %g", (long long)off,
@@ -539,7 +521,7 @@ static void fills_ranges_and_conversions(void **state) {
     free(got);
     assert_ok(cujit_array_arange(&r, CUJIT_TYPE_I16, (double)off, (double)(off + 50), 1));
     assert_ok(cujit_array_astype(r, CUJIT_TYPE_F16, &h));
-    got = values(h);
+    got = array_values(h);
     for (i = 0; i < 50; i++)
       if (got[i] != (double)(off + i))
         fail_msg("arange from %lld: %g at %lld", (long long)off, got[i], (long long)i);

@@ -10,6 +10,7 @@
 
 #include "cujit_array.h"
 #include "array/array.h"
+#include "arraytest.h"
 #include "gputest.h"
 
 static const int kTypes[] = {CUJIT_TYPE_BOOL, CUJIT_TYPE_I8,  CUJIT_TYPE_U8,   CUJIT_TYPE_I16,
@@ -336,6 +337,236 @@ static void nan_wins(void **state) {
   free(host);
 }
 
+/* Element i of the product test data: mostly 1, 2 every 100000th element, -1 every third
+ * for signed and float types (bool: all true); the product stays exact (at most 2^10) in
+ * every type, f16 included. */
+static double prod_value(int type, int64_t i) {
+  if (type == CUJIT_TYPE_BOOL) return 1;
+  if (i % 100000 == 7) return 2;
+  if (i % 3 == 1 && !is_unsigned(type) && type != CUJIT_TYPE_BOOL) return -1;
+  return 1;
+}
+
+/* An array of `type` from host doubles f(type, i) (real parts; complex ones get 0i). */
+static cujit_array *array_of(int type, int64_t n, double (*f)(int, int64_t)) {
+  double *host = malloc((size_t)(n ? n : 1) * sizeof *host);
+  cujit_array *a;
+  int64_t i;
+  for (i = 0; i < n; i++) host[i] = f(type, i);
+  a = array_from_doubles(type, n, host);
+  free(host);
+  return a;
+}
+
+/* A 0-d result as an int64 (argmin, argmax) or a bool. */
+static int64_t read_i64(const cujit_array *r) {
+  int64_t v = 0;
+  assert_int_equal(cujit_array_type(r), CUJIT_TYPE_I64);
+  assert_ok(cujit_array_read(r, &v, sizeof v));
+  return v;
+}
+static int read_bool(const cujit_array *r) {
+  unsigned char v = 0;
+  assert_int_equal(cujit_array_type(r), CUJIT_TYPE_BOOL);
+  assert_ok(cujit_array_read(r, &v, 1));
+  return v;
+}
+
+/* PROD, ANY, ALL, ARGMIN and ARGMAX of every type at sizes around the block (0 for those
+ * an empty array has), against the host's. */
+static void more_reductions_of_every_type(void **state) {
+  static const int64_t sizes[] = {0, 1, 255, 257, 1000003};
+  size_t t, s;
+  (void)state;
+  for (t = 0; t < sizeof kTypes / sizeof *kTypes; t++) {
+    for (s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+      int type = kTypes[t];
+      int64_t n = sizes[s], i, argmin = 0, argmax = 0;
+      cujit_array *a = test_array(type, n), *p = array_of(type, n, prod_value), *r = NULL;
+      double prod = 1, lo = INFINITY, hi = -INFINITY, got[2];
+      int any = 0, all = 1;
+      for (i = 0; i < n; i++) {
+        double v = value_of(type, i);
+        prod *= prod_value(type, i);
+        any |= v != 0 || (is_complex(type) && im_of(i) != 0);
+        all &= v != 0 || (is_complex(type) && im_of(i) != 0);
+        if (v < lo) lo = v, argmin = i;
+        if (v > hi) hi = v, argmax = i;
+      }
+      assert_ok(cujit_array_reduce(CUJIT_REDOP_PROD, p, &r));
+      assert_int_equal(cujit_array_type(r), sum_type(type));
+      read_result(r, got);
+      if (got[0] != prod)
+        fail_msg("prod of type %d, %lld elements: %.17g, want %.17g", type, (long long)n, got[0],
+                 prod);
+      cujit_array_destroy(r), r = NULL;
+      assert_ok(cujit_array_reduce(CUJIT_REDOP_ANY, a, &r));
+      if (read_bool(r) != any)
+        fail_msg("any of type %d, %lld elements: %d, want %d", type, (long long)n, !any, any);
+      cujit_array_destroy(r), r = NULL;
+      assert_ok(cujit_array_reduce(CUJIT_REDOP_ALL, a, &r));
+      if (read_bool(r) != all)
+        fail_msg("all of type %d, %lld elements: %d, want %d", type, (long long)n, !all, all);
+      cujit_array_destroy(r), r = NULL;
+      if (n && !is_complex(type)) {
+        int64_t g;
+        assert_ok(cujit_array_reduce(CUJIT_REDOP_ARGMIN, a, &r));
+        if ((g = read_i64(r)) != argmin)
+          fail_msg("argmin of type %d, %lld elements: %lld (value %g), want %lld (value %g)", type,
+                   (long long)n, (long long)g, value_of(type, g), (long long)argmin, lo);
+        cujit_array_destroy(r), r = NULL;
+        assert_ok(cujit_array_reduce(CUJIT_REDOP_ARGMAX, a, &r));
+        if ((g = read_i64(r)) != argmax)
+          fail_msg("argmax of type %d, %lld elements: %lld (value %g), want %lld (value %g)", type,
+                   (long long)n, (long long)g, value_of(type, g), (long long)argmax, hi);
+        cujit_array_destroy(r), r = NULL;
+      }
+      cujit_array_destroy(a);
+      cujit_array_destroy(p);
+    }
+  }
+}
+
+/* Sums in a type of one's choice: int8 into int64 (no overflow at 127 * 1000003), f16 into
+ * f32 (no rounding to f16), bool into i32, i32 into f64, c64 into c128; PROD as f64. */
+static void sums_as_another_type(void **state) {
+  const int64_t n = 1000003;
+  cujit_array *i8 = NULL, *h = NULL, *b = NULL, *r = NULL, *d = NULL, *c = NULL;
+  signed char big = 127;
+  uint16_t half_third; /* f16 of 1/3, 0x3555 */
+  float f32;
+  double f64, want;
+  int32_t i32;
+  int64_t i64, i;
+  (void)state;
+  assert_ok(cujit_array_full(&i8, CUJIT_TYPE_I8, 1, &n, &big));
+  assert_ok(cujit_array_reduce_as(CUJIT_REDOP_SUM, i8, CUJIT_TYPE_I64, &r));
+  assert_ok(cujit_array_read(r, &i64, sizeof i64));
+  if (i64 != 127 * n)
+    fail_msg("sum of int8 127s as i64: %lld, want %lld", (long long)i64, (long long)(127 * n));
+  cujit_array_destroy(r), r = NULL;
+  half_third = 0x3555;
+  assert_ok(cujit_array_full(&h, CUJIT_TYPE_F16, 1, &n, &half_third));
+  assert_ok(cujit_array_reduce_as(CUJIT_REDOP_SUM, h, CUJIT_TYPE_F32, &r));
+  assert_int_equal(cujit_array_type(r), CUJIT_TYPE_F32);
+  assert_ok(cujit_array_read(r, &f32, sizeof f32));
+  want = 0.333251953125 * (double)n; /* 0x3555 exactly */
+  if (fabs(f32 - want) > 1e-6 * want) fail_msg("sum of f16 as f32: %.9g, want %.9g", f32, want);
+  cujit_array_destroy(r), r = NULL;
+  assert_ok(cujit_array_astype(i8, CUJIT_TYPE_BOOL, &b));
+  assert_ok(cujit_array_reduce_as(CUJIT_REDOP_SUM, b, CUJIT_TYPE_I32, &r));
+  assert_ok(cujit_array_read(r, &i32, sizeof i32));
+  if (i32 != n) fail_msg("sum of bool as i32: %d, want %lld", i32, (long long)n);
+  cujit_array_destroy(r), r = NULL;
+  assert_ok(cujit_array_arange(&d, CUJIT_TYPE_I32, 0, (double)n, 1));
+  assert_ok(cujit_array_reduce_as(CUJIT_REDOP_SUM, d, CUJIT_TYPE_F64, &r));
+  assert_ok(cujit_array_read(r, &f64, sizeof f64));
+  if (f64 != (double)n * (n - 1) / 2) fail_msg("sum of 0..n-1 as f64: %.17g", f64);
+  cujit_array_destroy(r), r = NULL;
+  assert_ok(cujit_array_reduce_as(CUJIT_REDOP_PROD, i8, CUJIT_TYPE_F64, &r)); /* 127^n: inf */
+  assert_ok(cujit_array_read(r, &f64, sizeof f64));
+  if (!isinf(f64)) fail_msg("prod of 127s as f64: %g, want inf", f64);
+  cujit_array_destroy(r), r = NULL;
+  c = test_array(CUJIT_TYPE_C64, n);
+  assert_ok(cujit_array_reduce_as(CUJIT_REDOP_SUM, c, CUJIT_TYPE_C128, &r));
+  assert_int_equal(cujit_array_type(r), CUJIT_TYPE_C128);
+  {
+    double z[2], re = 0, im = 0;
+    assert_ok(cujit_array_read(r, z, sizeof z));
+    for (i = 0; i < n; i++) re += value_of(CUJIT_TYPE_C64, i), im += im_of(i);
+    if (z[0] != re || z[1] != im)
+      fail_msg("sum of c64 as c128: (%g, %g), want (%g, %g)", z[0], z[1], re, im);
+  }
+  cujit_array_destroy(r);
+  cujit_array_destroy(i8);
+  cujit_array_destroy(h);
+  cujit_array_destroy(b);
+  cujit_array_destroy(d);
+  cujit_array_destroy(c);
+}
+
+/* ARGMIN and ARGMAX: the first NaN wins (first, middle, last of two), else the first of
+ * equal extremes, for every float type. */
+static void arg_reductions_and_nan(void **state) {
+  static const int types[] = {CUJIT_TYPE_F16, CUJIT_TYPE_BF16, CUJIT_TYPE_F32, CUJIT_TYPE_F64};
+  static const int64_t where[][2] = {{0, 9999}, {5000, 7000}, {9998, 9999}};
+  int64_t n = 10000, i;
+  double *host = malloc((size_t)n * sizeof *host);
+  size_t t, w;
+  (void)state;
+  for (t = 0; t < 4; t++) {
+    for (w = 0; w < 4; w++) {
+      cujit_array *d = NULL, *a = NULL, *r = NULL;
+      int64_t want_min = 50, want_max = 99, got; /* (i % 100) - 50: first -50 at 0... */
+      for (i = 0; i < n; i++) host[i] = (double)((i + 50) % 100) - 50; /* -50 first at 50 */
+      if (w < 3) {
+        host[where[w][0]] = host[where[w][1]] = NAN;
+        want_min = want_max = where[w][0];
+      } else {
+        want_min = 50, want_max = 49; /* 49 at i = 49, 149, ...; -50 at 50, 150, ... */
+      }
+      assert_ok(cujit_array_from_host(&d, CUJIT_TYPE_F64, 1, &n, host));
+      assert_ok(cujit_array_astype(d, types[t], &a));
+      assert_ok(cujit_array_reduce(CUJIT_REDOP_ARGMIN, a, &r));
+      if ((got = read_i64(r)) != want_min)
+        fail_msg("argmin of type %d, case %zu: %lld, want %lld", types[t], w, (long long)got,
+                 (long long)want_min);
+      assert_ok(cujit_array_reduce(CUJIT_REDOP_ARGMAX, a, &r));
+      if ((got = read_i64(r)) != want_max)
+        fail_msg("argmax of type %d, case %zu: %lld, want %lld", types[t], w, (long long)got,
+                 (long long)want_max);
+      cujit_array_destroy(d);
+      cujit_array_destroy(a);
+      cujit_array_destroy(r);
+    }
+  }
+  free(host);
+}
+
+/* ARGMAX (the first of two equal maxima past 2^31), ANY, ALL and a sum as i64 of int8 and
+ * bool arrays of 2^31 + 5 elements. */
+static void more_reductions_beyond_2_31(void **state) {
+  const int64_t n = ((int64_t)1 << 31) + 5, top = ((int64_t)1 << 31) + 3;
+  cujit_array *a = NULL, *b = NULL, *v = NULL, *r = NULL;
+  signed char zero = 0, nine = 9, back;
+  unsigned char yes = 1, no = 0;
+  int64_t got;
+  (void)state;
+  assert_ok(cujit_array_full(&a, CUJIT_TYPE_I8, 1, &n, &zero));
+  assert_ok(cujit_array_view(a, top, n, &v)); /* a[top] = a[top + 1] = 9 */
+  assert_ok(cujit_array_fill(v, &nine));
+  cujit_array_destroy(v);
+  assert_ok(cujit_array_reduce(CUJIT_REDOP_ARGMAX, a, &r));
+  if ((got = read_i64(r)) != top)
+    fail_msg("argmax: %lld, want %lld", (long long)got, (long long)top);
+  cujit_array_destroy(r), r = NULL;
+  assert_ok(cujit_array_reduce_as(CUJIT_REDOP_SUM, a, CUJIT_TYPE_I64, &r));
+  assert_ok(cujit_array_read(r, &got, sizeof got));
+  if (got != 18) fail_msg("sum as i64: %lld, want 18", (long long)got);
+  cujit_array_destroy(r), r = NULL;
+  assert_ok(cujit_array_full(&b, CUJIT_TYPE_BOOL, 1, &n, &yes));
+  assert_ok(cujit_array_reduce(CUJIT_REDOP_ALL, b, &r));
+  if (!read_bool(r)) fail_msg("all of trues: false");
+  cujit_array_destroy(r), r = NULL;
+  assert_ok(cujit_array_view(b, n - 3, n - 2, &v)); /* one false, past 2^31 */
+  assert_ok(cujit_array_fill(v, &no));
+  cujit_array_destroy(v);
+  assert_ok(cujit_array_reduce(CUJIT_REDOP_ALL, b, &r));
+  if (read_bool(r)) fail_msg("all with a false at %lld: true", (long long)(n - 3));
+  cujit_array_destroy(r), r = NULL;
+  assert_ok(cujit_array_reduce(CUJIT_REDOP_ARGMIN, b, &r));
+  if ((got = read_i64(r)) != n - 3)
+    fail_msg("argmin of bools: %lld, want %lld", (long long)got, (long long)(n - 3));
+  cujit_array_destroy(r), r = NULL;
+  assert_ok(cujit_array_fill(b, &no));
+  assert_ok(cujit_array_reduce(CUJIT_REDOP_ANY, b, &r));
+  if (read_bool(r)) fail_msg("any of falses: true");
+  cujit_array_destroy(r), r = NULL;
+  (void)back;
+  cujit_array_destroy(a);
+  cujit_array_destroy(b);
+}
+
 /* The engine's kernel launched by hand at block sizes that are not multiples of a warp:
  * one block folds every element, whatever its size. */
 static void odd_block_sizes(void **state) {
@@ -481,12 +712,22 @@ static void pool_is_given_back(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(every_type_and_size),  cmocka_unit_test(outputs_views_and_shapes),
-      cmocka_unit_test(dot_products),         cmocka_unit_test(float_sum_is_a_tree),
-      cmocka_unit_test(beyond_2_31_elements), cmocka_unit_test(nan_wins),
-      cmocka_unit_test(odd_block_sizes),      cmocka_unit_test(generator_examples),
-      cmocka_unit_test(generator_scalars),    cmocka_unit_test(compile_error_message),
-      cmocka_unit_test(pool_is_given_back),   cmocka_unit_test(views_at_every_offset),
+      cmocka_unit_test(every_type_and_size),
+      cmocka_unit_test(outputs_views_and_shapes),
+      cmocka_unit_test(dot_products),
+      cmocka_unit_test(float_sum_is_a_tree),
+      cmocka_unit_test(beyond_2_31_elements),
+      cmocka_unit_test(nan_wins),
+      cmocka_unit_test(odd_block_sizes),
+      cmocka_unit_test(generator_examples),
+      cmocka_unit_test(generator_scalars),
+      cmocka_unit_test(compile_error_message),
+      cmocka_unit_test(pool_is_given_back),
+      cmocka_unit_test(views_at_every_offset),
+      cmocka_unit_test(more_reductions_of_every_type),
+      cmocka_unit_test(sums_as_another_type),
+      cmocka_unit_test(arg_reductions_and_nan),
+      cmocka_unit_test(more_reductions_beyond_2_31),
   };
   if (!test_have_gpu()) return TEST_SKIP_CODE;
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -177,8 +177,9 @@ static void array_reduce_checks(void **state) {
                        "cujit_array_reduce: a is NULL");
   assert_status_detail(cujit_array_reduce(CUJIT_REDOP_SUM, gone, &out), CUJIT_ERROR_INVALID_VALUE,
                        "a is not a live array");
-  assert_status_detail(cujit_array_reduce((cujit_redop)7, a, &out), CUJIT_ERROR_INVALID_VALUE,
-                       "op is 7; use CUJIT_REDOP_SUM, CUJIT_REDOP_MIN or CUJIT_REDOP_MAX");
+  assert_status_detail(cujit_array_reduce((cujit_redop)99, a, &out), CUJIT_ERROR_INVALID_VALUE,
+                       "op is 99; use CUJIT_REDOP_SUM, _MIN, _MAX, _PROD, _ANY, _ALL, _ARGMIN or "
+                       "_ARGMAX");
   assert_status_detail(cujit_array_reduce(CUJIT_REDOP_MIN, c, &out), CUJIT_ERROR_INVALID_VALUE,
                        "complex numbers have no order, so no min");
   assert_status_detail(cujit_array_reduce(CUJIT_REDOP_MAX, empty, &out), CUJIT_ERROR_INVALID_VALUE,
@@ -234,6 +235,81 @@ static void every_kernel_compiles(void **state) {
   }
 }
 
+/* The reductions added to sum, min and max, and sums with a type of their own: their
+ * checks, and that every kernel compiles for every type, of contiguous arrays and of
+ * strided views (a reversed view, a transposed matrix). */
+static void more_reductions(void **state) {
+  const int64_t m[] = {5, 7};
+  cujit_array *c = fake(CUJIT_TYPE_C64, 8, 0x10000), *empty = fake(CUJIT_TYPE_F32, 0, 0);
+  cujit_array *a = fake(CUJIT_TYPE_I8, 8, 0x20000), *out = NULL, *out_i32 = fake0d(CUJIT_TYPE_I32);
+  cujit_array *out_bool = fake0d(CUJIT_TYPE_BOOL);
+  size_t t;
+  int op;
+  (void)state;
+  assert_status_detail(cujit_array_reduce(CUJIT_REDOP_ARGMIN, c, &out), CUJIT_ERROR_INVALID_VALUE,
+                       "complex numbers have no order, so no argmin");
+  assert_status_detail(cujit_array_reduce(CUJIT_REDOP_ARGMAX, empty, &out),
+                       CUJIT_ERROR_INVALID_VALUE, "the argmax of an empty array is undefined");
+  assert_status_detail(cujit_array_reduce(CUJIT_REDOP_ARGMAX, a, &out_i32),
+                       CUJIT_ERROR_INVALID_VALUE, "the output holds i32, the result is i64");
+  assert_status_detail(cujit_array_reduce(CUJIT_REDOP_PROD, a, &out_bool),
+                       CUJIT_ERROR_INVALID_VALUE, "the output holds b8, the result is i64");
+  assert_status_detail(cujit_array_reduce(CUJIT_REDOP_ANY, a, &out_i32), CUJIT_ERROR_INVALID_VALUE,
+                       "the output holds i32, the result is b8");
+  assert_status_detail(cujit_array_reduce_as(CUJIT_REDOP_MAX, a, CUJIT_TYPE_I64, &out),
+                       CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_array_reduce_as: op is 2; a reduction with a type of its own is "
+                       "CUJIT_REDOP_SUM or CUJIT_REDOP_PROD");
+  assert_status_detail(cujit_array_reduce_as(CUJIT_REDOP_SUM, a, CUJIT_TYPE_PTR, &out),
+                       CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_array_reduce_as: type 12 is not an element type arrays hold");
+  assert_status_detail(cujit_array_reduce_as(CUJIT_REDOP_SUM, c, CUJIT_TYPE_F64, &out),
+                       CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_array_reduce_as: a holds c64 and type is f64, which would drop "
+                       "the imaginary parts");
+  assert_status_detail(cujit_array_reduce_as(CUJIT_REDOP_SUM, a, CUJIT_TYPE_I64, &out_i32),
+                       CUJIT_ERROR_INVALID_VALUE, "the output holds i32, the result is i64");
+  assert_status_detail(cujit_array_reduce_as(CUJIT_REDOP_SUM, NULL, CUJIT_TYPE_I64, &out),
+                       CUJIT_ERROR_INVALID_VALUE, "cujit_array_reduce_as: a is NULL");
+  /* empty arrays: a product of 1, ANY false, ALL true (the device stores them) */
+  for (op = CUJIT_REDOP_PROD; op <= CUJIT_REDOP_ALL; op++)
+    assert_status_detail(cujit_array_reduce(op, empty, &out), CUJIT_ERROR_NO_DRIVER, "");
+  assert_null(out);
+  for (t = 0; t < sizeof kTypes / sizeof *kTypes; t++) {
+    int type = kTypes[t], complex = type == CUJIT_TYPE_C64 || type == CUJIT_TYPE_C128;
+    cujit_array *x = fake(type, 1000, 0x10000), *mat = NULL, *rev = NULL, *tr = NULL;
+    assert_ok(cujit_array_wrap(&mat, type, 2, m, 0x40000));
+    assert_ok(cujit_array_slice(x, 0, 999, -1, -1, &rev));
+    assert_ok(cujit_array_transpose(mat, &tr));
+    for (op = CUJIT_REDOP_SUM; op <= CUJIT_REDOP_ARGMAX; op++) {
+      if (complex && (op == CUJIT_REDOP_MIN || op == CUJIT_REDOP_MAX || op >= CUJIT_REDOP_ARGMIN))
+        continue;
+      if (cujit_array_reduce(op, x, &out) != CUJIT_ERROR_NO_DRIVER ||
+          cujit_array_reduce(op, rev, &out) != CUJIT_ERROR_NO_DRIVER ||
+          cujit_array_reduce(op, tr, &out) != CUJIT_ERROR_NO_DRIVER)
+        fail_msg("reduction %d of type %d: %s", op, type, cujit_last_error());
+    }
+    assert_status_detail(cujit_array_reduce_as(CUJIT_REDOP_SUM, x,
+                                               complex ? CUJIT_TYPE_C128 : CUJIT_TYPE_F64, &out),
+                         CUJIT_ERROR_NO_DRIVER, "");
+    assert_status_detail(cujit_array_reduce_as(CUJIT_REDOP_PROD, tr,
+                                               complex ? CUJIT_TYPE_C64 : CUJIT_TYPE_I64, &out),
+                         CUJIT_ERROR_NO_DRIVER, "");
+    assert_status_detail(cujit_array_dot(rev, x, &out), CUJIT_ERROR_NO_DRIVER, "");
+    assert_status_detail(cujit_array_dot(tr, tr, &out), CUJIT_ERROR_NO_DRIVER, "");
+    assert_null(out);
+    cujit_array_destroy(x);
+    cujit_array_destroy(mat);
+    cujit_array_destroy(rev);
+    cujit_array_destroy(tr);
+  }
+  cujit_array_destroy(c);
+  cujit_array_destroy(empty);
+  cujit_array_destroy(a);
+  cujit_array_destroy(out_i32);
+  cujit_array_destroy(out_bool);
+}
+
 /* A preamble and a kernel name; the largest magnitude (PyCUDA's max-of-abs example). */
 static void preamble_and_name(void **state) {
   cujit_generator_options o = {0};
@@ -277,7 +353,7 @@ int main(void) {
       cmocka_unit_test(declaration_errors),    cmocka_unit_test(call_argument_checks),
       cmocka_unit_test(scalar_arguments),      cmocka_unit_test(array_reduce_checks),
       cmocka_unit_test(preamble_and_name),     cmocka_unit_test(compile_error_message),
-      cmocka_unit_test(every_kernel_compiles),
+      cmocka_unit_test(every_kernel_compiles), cmocka_unit_test(more_reductions),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

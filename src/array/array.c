@@ -125,12 +125,18 @@ static cujit_status check_shape(int type, int ndim, const int64_t *shape, const 
   return CUJIT_OK;
 }
 
-/* Fills an array for `type`/`shape` over `block` at `data` (a new reference to the block). */
-static void fill(cj_array *a, int type, int ndim, const int64_t *shape, int64_t size,
-                 cj_block *block, CUdeviceptr data, CUstream stream) {
+/* Fills an array for `type`/`shape` (`strides`, or C order when NULL) over `block` at
+ * `data` (a new reference to the block). */
+static void fill(cj_array *a, int type, int ndim, const int64_t *shape, const int64_t *strides,
+                 int64_t size, cj_block *block, CUdeviceptr data, CUstream stream) {
   a->type = type;
   a->ndim = ndim;
   if (ndim) memcpy(a->shape, shape, (size_t)ndim * sizeof *shape);
+  if (strides && ndim)
+    memcpy(a->strides, strides, (size_t)ndim * sizeof *strides);
+  else
+    cj_layout_contiguous(ndim, shape, a->strides);
+  a->contig = !strides || cj_layout_is_contiguous(ndim, shape, strides);
   a->size = size;
   a->nbytes = (size_t)size * cj_elem_of(type)->size;
   a->data = data;
@@ -141,10 +147,11 @@ static void fill(cj_array *a, int type, int ndim, const int64_t *shape, int64_t 
 
 /* A new array over an existing block (views). */
 static cujit_status handle(cujit_array **out, int type, int ndim, const int64_t *shape,
-                           int64_t size, cj_block *block, CUdeviceptr data, CUstream stream) {
+                           const int64_t *strides, int64_t size, cj_block *block, CUdeviceptr data,
+                           CUstream stream) {
   cj_array *a;
   CJ_TRY(take(&a, NULL));
-  fill(a, type, ndim, shape, size, block, data, stream);
+  fill(a, type, ndim, shape, strides, size, block, data, stream);
   *out = cj_array_handle(a);
   return CUJIT_OK;
 }
@@ -177,7 +184,7 @@ static cujit_status new_array(cujit_array **out, cj_array **made, int type, int 
   b->ptr = ptr;
   b->bytes = bytes;
   b->owned = 1;
-  fill(a, type, ndim, shape, size, b, ptr, stream);
+  fill(a, type, ndim, shape, NULL, size, b, ptr, stream);
   *out = cj_array_handle(a);
   if (made) *made = a;
   return CUJIT_OK;
@@ -220,7 +227,7 @@ cujit_status cujit_array_wrap(cujit_array **out, cujit_type type, int ndim, cons
            "cujit_array_wrap: data is 0 for %lld elements", (long long)size);
   CJ_TRY(take(&a, &b));
   b->ptr = data;
-  fill(a, type, ndim, shape, size, b, data, NULL);
+  fill(a, type, ndim, shape, NULL, size, b, data, NULL);
   *out = cj_array_handle(a);
   return CUJIT_OK;
 }
@@ -254,12 +261,11 @@ cujit_status cj_array_unmake(cujit_status st, cujit_array **out, int made) {
   return st;
 }
 
-cujit_status cj_array_output(cujit_array **out, const cj_array *like, int type, const char *fn,
-                             cj_array **o, int *made) {
+cujit_status cj_array_output_of(cujit_array **out, cj_array *o_given, const cj_array *like,
+                                int type, const char *fn, cj_array **o, int *made) {
   char x[CJ_SHAPE_TEXT], y[CJ_SHAPE_TEXT];
   *made = 0;
-  CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
-  if (!*out) {
+  if (!o_given) {
     /* like's shape holds a valid count; only a wider type could overflow the bytes */
     CJ_CHECK((uint64_t)like->size <= SIZE_MAX / cj_elem_of(type)->size, CUJIT_ERROR_INVALID_VALUE,
              "%s: the result would not fit in memory", fn);
@@ -268,7 +274,7 @@ cujit_status cj_array_output(cujit_array **out, const cj_array *like, int type, 
     *made = 1;
     return CUJIT_OK;
   }
-  CJ_TRY(cj_array_get(*out, fn, "*out", o));
+  *o = o_given;
   CJ_CHECK((*o)->type == type, CUJIT_ERROR_INVALID_VALUE,
            "%s: the output holds %s, the result is %s; pass "
            "an output of the result's type, or NULL for a new one",
@@ -276,6 +282,23 @@ cujit_status cj_array_output(cujit_array **out, const cj_array *like, int type, 
   CJ_CHECK(cj_array_same_shape(*o, like), CUJIT_ERROR_INVALID_VALUE,
            "%s: the output's shape %s differs from the result's %s; pass NULL for a new one", fn,
            cj_array_shape_text(*o, x), cj_array_shape_text(like, y));
+  return CUJIT_OK;
+}
+
+cujit_status cj_array_output(cujit_array **out, const cj_array *like, int type, const char *fn,
+                             cj_array **o, int *made) {
+  cj_array *given = NULL;
+  *made = 0;
+  CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
+  if (*out) CJ_TRY(cj_array_get(*out, fn, "*out", &given));
+  return cj_array_output_of(out, given, like, type, fn, o, made);
+}
+
+cujit_status cj_array_need_contiguous(const cj_array *a, const char *fn, const char *what) {
+  CJ_CHECK(a->contig, CUJIT_ERROR_INVALID_VALUE,
+           "%s: %s is a strided view (its elements are not one after another in C order), "
+           "which %s does not take; make it contiguous with cujit_array_copy first",
+           fn, what, fn);
   return CUJIT_OK;
 }
 
@@ -299,33 +322,93 @@ const char *cj_array_shape_text(const cj_array *a, char out[CJ_SHAPE_TEXT]) {
 
 cujit_status cujit_array_view(const cujit_array *h, int64_t start, int64_t stop,
                               cujit_array **view) {
-  int64_t len;
+  static const char fn[] = "cujit_array_view";
+  int64_t len, step = 1;
   cj_array *a;
-  CJ_TRY(cj_array_get(h, "cujit_array_view", "a", &a));
-  CJ_CHECK(view, CUJIT_ERROR_INVALID_VALUE, "cujit_array_view: view is NULL");
+  CJ_TRY(cj_array_get(h, fn, "a", &a));
+  CJ_CHECK(view, CUJIT_ERROR_INVALID_VALUE, "%s: view is NULL", fn);
   *view = NULL;
   CJ_CHECK(start >= 0 && stop >= start && stop <= a->size, CUJIT_ERROR_INVALID_VALUE,
-           "cujit_array_view: [%lld, %lld) is not a range "
-           "of the array's %lld elements",
-           (long long)start, (long long)stop, (long long)a->size);
+           "%s: [%lld, %lld) is not a range of the array's %lld elements", fn, (long long)start,
+           (long long)stop, (long long)a->size);
+  /* a strided view is 1-D with one step only where its elements are evenly spaced */
+  CJ_CHECK(a->contig || cj_layout_reshape(a->ndim, a->shape, a->strides, 1, &a->size, &step),
+           CUJIT_ERROR_INVALID_VALUE,
+           "%s: a is a strided view whose elements are not evenly spaced in C order, so no "
+           "1-D view holds them; make it contiguous with cujit_array_copy first",
+           fn);
   len = stop - start;
-  return handle(view, a->type, 1, &len, len, a->block,
-                a->data + (CUdeviceptr)start * cj_elem_of(a->type)->size, a->stream);
+  return handle(view, a->type, 1, &len, &step, len, a->block,
+                a->data + (CUdeviceptr)(start * step) * cj_elem_of(a->type)->size, a->stream);
 }
 
 cujit_status cujit_array_reshape(const cujit_array *h, int ndim, const int64_t *shape,
                                  cujit_array **view) {
-  int64_t size;
+  static const char fn[] = "cujit_array_reshape";
+  int64_t size, strides[CUJIT_ARRAY_MAX_DIMS];
+  char was[CJ_SHAPE_TEXT];
   cj_array *a;
-  CJ_TRY(cj_array_get(h, "cujit_array_reshape", "a", &a));
-  CJ_CHECK(view, CUJIT_ERROR_INVALID_VALUE, "cujit_array_reshape: view is NULL");
+  CJ_TRY(cj_array_get(h, fn, "a", &a));
+  CJ_CHECK(view, CUJIT_ERROR_INVALID_VALUE, "%s: view is NULL", fn);
   *view = NULL;
-  CJ_TRY(check_shape(a->type, ndim, shape, "cujit_array_reshape", &size));
+  CJ_TRY(check_shape(a->type, ndim, shape, fn, &size));
   CJ_CHECK(size == a->size, CUJIT_ERROR_INVALID_VALUE,
-           "cujit_array_reshape: the new shape holds %lld "
-           "elements, the array %lld",
-           (long long)size, (long long)a->size);
-  return handle(view, a->type, ndim, shape, size, a->block, a->data, a->stream);
+           "%s: the new shape holds %lld elements, the array %lld", fn, (long long)size,
+           (long long)a->size);
+  if (a->contig)
+    return handle(view, a->type, ndim, shape, NULL, size, a->block, a->data, a->stream);
+  CJ_CHECK(cj_layout_reshape(a->ndim, a->shape, a->strides, ndim, shape, strides),
+           CUJIT_ERROR_INVALID_VALUE,
+           "%s: a is a strided view of shape %s whose elements no view of the new shape "
+           "holds; make it contiguous with cujit_array_copy first",
+           fn, cj_array_shape_text(a, was));
+  return handle(view, a->type, ndim, shape, strides, size, a->block, a->data, a->stream);
+}
+
+cujit_status cujit_array_slice(const cujit_array *h, int dim, int64_t start, int64_t stop,
+                               int64_t step, cujit_array **view) {
+  static const char fn[] = "cujit_array_slice";
+  int64_t shape[CUJIT_ARRAY_MAX_DIMS], strides[CUJIT_ARRAY_MAX_DIMS], size = 1;
+  uint64_t count;
+  cj_array *a;
+  int d;
+  CJ_TRY(cj_array_get(h, fn, "a", &a));
+  CJ_CHECK(view, CUJIT_ERROR_INVALID_VALUE, "%s: view is NULL", fn);
+  *view = NULL;
+  CJ_CHECK(dim >= 0 && dim < a->ndim, CUJIT_ERROR_INVALID_VALUE,
+           "%s: dim is %d; the array has %d dimension%s (0 to %d)", fn, dim, a->ndim,
+           a->ndim == 1 ? "" : "s", a->ndim - 1);
+  CJ_CHECK(step != 0, CUJIT_ERROR_INVALID_VALUE, "%s: the step is 0", fn);
+  count = cj_range_count(start, stop, step);
+  CJ_CHECK(cj_range_inside(start, step, count, a->shape[dim]) &&
+               (count || (start >= 0 && start <= a->shape[dim])),
+           CUJIT_ERROR_INVALID_VALUE,
+           "%s: the range %lld to %lld (step %lld) leaves dimension %d's %lld elements", fn,
+           (long long)start, (long long)stop, (long long)step, dim, (long long)a->shape[dim]);
+  memcpy(shape, a->shape, sizeof shape);
+  memcpy(strides, a->strides, sizeof strides);
+  shape[dim] = (int64_t)count;                          /* inside the dimension: at most its size */
+  if (count > 1) strides[dim] = a->strides[dim] * step; /* |step| below the size: no overflow */
+  for (d = 0; d < a->ndim; d++) size *= shape[d];
+  /* an empty slice starts where it would have: never dereferenced */
+  return handle(view, a->type, a->ndim, shape, count ? strides : NULL, size, a->block,
+                a->data + (CUdeviceptr)(start * a->strides[dim]) * cj_elem_of(a->type)->size,
+                a->stream);
+}
+
+cujit_status cujit_array_transpose(const cujit_array *h, cujit_array **view) {
+  static const char fn[] = "cujit_array_transpose";
+  int64_t shape[CUJIT_ARRAY_MAX_DIMS], strides[CUJIT_ARRAY_MAX_DIMS];
+  cj_array *a;
+  int d;
+  CJ_TRY(cj_array_get(h, fn, "a", &a));
+  CJ_CHECK(view, CUJIT_ERROR_INVALID_VALUE, "%s: view is NULL", fn);
+  *view = NULL;
+  for (d = 0; d < a->ndim; d++) {
+    shape[d] = a->shape[a->ndim - 1 - d];
+    strides[d] = a->strides[a->ndim - 1 - d];
+  }
+  return handle(view, a->type, a->ndim, shape, strides, a->size, a->block, a->data, a->stream);
 }
 
 cujit_status cujit_array_set_stream(cujit_array *h, CUstream stream) {
@@ -356,13 +439,18 @@ PROPERTY(int64_t, size, a->size, 0)
 PROPERTY(size_t, nbytes, a->nbytes, 0)
 PROPERTY(CUdeviceptr, data, a->data, 0)
 PROPERTY(CUstream, stream, a->stream, NULL)
+PROPERTY(int, contiguous, a->contig, 0)
 
-int64_t cujit_array_shape(const cujit_array *h, int dim) {
+/* Dimension `dim`'s size (stride: 0) or stride (1), 0 for one the array does not have. */
+static int64_t dim_of(const cujit_array *h, int dim, int stride) {
   const cj_array *a;
   int64_t v = 0;
   pthread_mutex_lock(&live_lock);
   if ((a = cj_handle_get(&live, (uintptr_t)h)) != NULL && dim >= 0 && dim < a->ndim)
-    v = a->shape[dim];
+    v = stride ? a->strides[dim] : a->shape[dim];
   pthread_mutex_unlock(&live_lock);
   return v;
 }
+
+int64_t cujit_array_shape(const cujit_array *h, int dim) { return dim_of(h, dim, 0); }
+int64_t cujit_array_stride(const cujit_array *h, int dim) { return dim_of(h, dim, 1); }

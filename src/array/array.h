@@ -27,9 +27,11 @@ typedef struct cj_array {
   int type;
   int ndim;
   int64_t shape[CUJIT_ARRAY_MAX_DIMS];
+  int64_t strides[CUJIT_ARRAY_MAX_DIMS]; /* in elements; negative in a reversed view */
+  int contig;                            /* the elements in C order, one after another */
   int64_t size;
-  size_t nbytes;
-  CUdeviceptr data;
+  size_t nbytes;    /* size times the element size: the elements' bytes, not their span */
+  CUdeviceptr data; /* element 0 (the highest address of a reversed view) */
   CUstream stream;
   cj_block *block;
   uintptr_t handle; /* what the caller holds */
@@ -46,6 +48,50 @@ const cj_elem *cj_elem_of(int type);
  * (through float for the 16-bit floats; the real part of a complex number; a complex
  * number from a real one). */
 void cj_array_convert(cj_buf *b, int from, int to, const char *x);
+
+/* ---- layout.c: strides, ranges and loops ---- */
+
+/* C-order strides of `shape`. */
+void cj_layout_contiguous(int ndim, const int64_t *shape, int64_t *strides);
+/* Whether elements of these strides follow one another in C order (dimensions of one
+ * element, and arrays of none, ignored). */
+int cj_layout_is_contiguous(int ndim, const int64_t *shape, const int64_t *strides);
+/* Strides for the same elements in `new_shape` (of the same count), as NumPy's reshape
+ * gives a view: 1 and new_strides, or 0 when only a copy can have that shape. */
+int cj_layout_reshape(int ndim, const int64_t *shape, const int64_t *strides, int new_ndim,
+                      const int64_t *new_shape, int64_t *new_strides);
+/* Where element k (C order) of an array of this shape and strides lies, in elements from
+ * its first. */
+int64_t cj_layout_offset(int ndim, const int64_t *shape, const int64_t *strides, int64_t k);
+/* The number of i in start, start + step, ... before stop (up to 2^64 - 1). */
+uint64_t cj_range_count(int64_t start, int64_t stop, int64_t step);
+/* Whether the `count` indices start, start + step, ... all lie in [0, size), computed
+ * without overflow for any int64 values. */
+int cj_range_inside(int64_t start, int64_t step, uint64_t count, int64_t size);
+
+/* The loop a kernel runs over arrays of one shape. dims 0: the contiguous loop, element i
+ * of every array at its index i, but for those of `bcast` (bit j: array j), of one element
+ * read once. dims 1 to 4: the strided loop over `shape` (the arrays' shape, dimensions
+ * merged where every array allows it), array j's element at sum(c[d] * strides[j][d]). */
+typedef struct cj_plan {
+  int dims;
+  unsigned bcast;
+  size_t n; /* arrays */
+  int64_t shape[CUJIT_ARRAY_MAX_DIMS];
+  int64_t strides[CUJIT_MAP_MAX_ARRAYS + 1][CUJIT_ARRAY_MAX_DIMS];
+} cj_plan;
+/* Plans the loop over `shape` (ndim dimensions) of n arrays: arrays[j] NULL stands for a
+ * new array (C order); an array of fewer dimensions stands for the last ones; those of
+ * `bcast` are broadcast (one element for every index). */
+void cj_plan_make(cj_plan *p, int ndim, const int64_t *shape, size_t n,
+                  const cj_array *const *arrays, unsigned bcast);
+/* A strided plan as the kernel parameter cj_lay<dims, n> (map.c) takes it: its bytes, into
+ * out (room for (n + 1) * 4 values). */
+size_t cj_plan_pack(const cj_plan *p, int64_t *out);
+/* The plan's key: dims and bcast in one byte (up to 5 arrays broadcast). */
+static inline unsigned cj_plan_code(const cj_plan *p) {
+  return p ? (unsigned)p->dims | (p->bcast & 0x1fu) << 3 : 0;
+}
 
 /* ---- array.c: handles ---- */
 
@@ -76,8 +122,21 @@ const char *cj_array_shape_text(const cj_array *a, char out[CJ_SHAPE_TEXT]);
  * failure: cj_array_unmake). */
 cujit_status cj_array_output(cujit_array **out, const cj_array *like, int type, const char *fn,
                              cj_array **o, int *made);
+/* The same for an output looked up already (o, of handle *out; NULL: make one). */
+cujit_status cj_array_output_of(cujit_array **out, cj_array *o_given, const cj_array *like,
+                                int type, const char *fn, cj_array **o, int *made);
+/* CUJIT_ERROR_INVALID_VALUE naming `fn` and `what` when a is a strided view, which `fn`
+ * cannot take: the message says to make it contiguous with cujit_array_copy(). */
+cujit_status cj_array_need_contiguous(const cj_array *a, const char *fn, const char *what);
 /* Ends an operation: on failure the output it made (made) is destroyed, *out set to NULL. */
 cujit_status cj_array_unmake(cujit_status st, cujit_array **out, int made);
+
+/* ---- io.c: moving arrays ---- */
+
+/* Copies src into dst, of src's shape, converting its elements to dst's type as C does
+ * (cujit_array_astype), on `stream`: a device copy for contiguous arrays of one type, else
+ * a kernel that steps through either by its strides. */
+cujit_status cj_array_copy_into(const cj_array *src, const cj_array *dst, CUstream stream);
 
 /* ---- decl.c: argument declarations of the generators ---- */
 
@@ -134,9 +193,13 @@ cujit_status cj_gen_args(const char *fn, const cj_decl *d, size_t n, const cujit
 
 /* ---- map.c: the engine of 1:1 elementwise operations ---- */
 
+/* Marks a map kernel without an output (cj_map_kernel.out_type): expr is a statement. */
+#define CJ_NO_OUTPUT (-1)
+
 /* A kernel computing out[i] from element i of each input only: the inputs are read 16
  * bytes at a time where every array is 16-byte aligned (see map.c). Its parameters are
- * the inputs (cj_in0...), `scalars`, the output (cj_out) and the count (cj_n). */
+ * the inputs (cj_in0...), `scalars`, the output (cj_out, unless out_type is
+ * CJ_NO_OUTPUT), the count (cj_n) and, for a strided loop, the plan (cj_lay). */
 typedef struct cj_map_kernel {
   const char *name;
   const char *preamble; /* code before the kernel, or NULL */
@@ -144,8 +207,10 @@ typedef struct cj_map_kernel {
   const int *in_types;
   const char *const *in_names; /* the names `expr` reads element i of each input by */
   const char *scalars;         /* parameters after the inputs ("double s"), or NULL */
-  int out_type;
-  const char *expr; /* element i of the output, already of out_type; may use i */
+  int out_type;                /* or CJ_NO_OUTPUT */
+  const char *expr;            /* element i of the output, already of out_type; may use i */
+  int dims;                    /* the plan's: 0 for the contiguous loop, else the strided one */
+  unsigned bcast;              /* the plan's: inputs of one element (contiguous loop only) */
 } cj_map_kernel;
 
 /* The unsigned type of `bytes` bytes (a power of two up to 16: "uint4" for 16). */
@@ -153,15 +218,35 @@ const char *cj_raw_type(size_t bytes);
 /* Elements per 16-byte access for arrays of these element types: 16 over the largest
  * size (1: no chunked loop, an element takes 16 bytes). */
 unsigned cj_map_width(const int *types, size_t n);
+/* The width of k's chunked loop: cj_map_width of the arrays it reads or writes by chunks
+ * (1 when there are none, or for a strided loop). */
+unsigned cj_map_kernel_width(const cj_map_kernel *k);
 /* Appends the kernel's source. */
 void cj_map_source(cj_buf *b, const cj_map_kernel *k);
+/* Appends the device code of strided access, once per source: cj_lay<D, A> (a loop's shape
+ * and A arrays' strides) and cj_off(k, lay, j), the offset of element k (C order) of
+ * array j. */
+void cj_layout_source(cj_buf *b);
 /* Compiles k (once per process and source text). */
 cujit_status cj_map_prepare(const cj_map_kernel *k, cujit_function **fn);
 /* The items a launch over n elements has: n / w chunks (and the rest) when the OR of the
  * arrays' addresses, `aligned`, is a multiple of 16 and w > 1, else n. */
 int64_t cj_map_work(unsigned w, int64_t n, CUdeviceptr aligned);
-/* Launches a compiled map kernel of width w (cj_map_width of its types) over n elements on
- * `stream`: the inputs' addresses, its scalars (values as the kernel declares them) and
+/* What one launch of a map kernel takes. */
+typedef struct cj_map_run {
+  int64_t n; /* elements */
+  CUstream stream;
+  const CUdeviceptr *in; /* the inputs' addresses */
+  size_t n_in;
+  const cujit_arg *scalars; /* values as the kernel declares them */
+  size_t n_scalars;
+  CUdeviceptr out;     /* the output's address (none without an output) */
+  int has_out;         /* 0 for a kernel of CJ_NO_OUTPUT */
+  const cj_plan *plan; /* the plan k was written for; NULL: contiguous, nothing broadcast */
+} cj_map_run;
+/* Launches a compiled map kernel of width w (cj_map_kernel_width). */
+cujit_status cj_map_run_kernel(cujit_function *fn, unsigned w, const cj_map_run *r);
+/* The same for a contiguous loop with an output: the inputs' addresses, its scalars and
  * the output's address. */
 cujit_status cj_map_launch(cujit_function *fn, unsigned w, int64_t n, CUstream stream,
                            const CUdeviceptr *in, size_t n_in, const cujit_arg *scalars,
@@ -203,7 +288,13 @@ typedef struct cj_reduce_spec {
    * map of its element cj_x (of type vec_type). */
   const char *vec_array;
   int vec_type;
-  const char *vec_map;
+  const char *vec_map; /* may use cj_i, the element's index */
+  /* May be NULL (0): cj_t is acc's element type, and the result acc converted. Else cj_t
+   * is acc_type, of acc_size bytes (defined in the preamble), and the result result_expr,
+   * an expression of cj_acc of the result's type. */
+  const char *acc_type;
+  size_t acc_size;
+  const char *result_expr;
 } cj_reduce_spec;
 
 /* Appends the kernel's source. */

@@ -175,27 +175,6 @@ cujit_status cujit_elementwise_create(cujit_elementwise **out, const char *args,
   return CUJIT_OK;
 }
 
-/* The number of i in start, start + step, ... before stop (up to 2^64 - 1). */
-static uint64_t range_count(int64_t start, int64_t stop, int64_t step) {
-  uint64_t span, stride; /* in unsigned arithmetic: no signed overflow at the extremes */
-  if (step > 0 ? stop <= start : start <= stop) return 0;
-  span = step > 0 ? (uint64_t)stop - (uint64_t)start : (uint64_t)start - (uint64_t)stop;
-  stride = step > 0 ? (uint64_t)step : 0 - (uint64_t)step;
-  return (span - 1) / stride + 1;
-}
-
-/* Whether the `count` indices start, start + step, ... all lie in [0, size): the first
- * does, and the distance to the last, (count - 1) * |step|, is at most the room left on
- * its side. Compared by division, so nothing overflows for any int64 values. */
-static int range_inside(int64_t start, int64_t step, uint64_t count, int64_t size) {
-  uint64_t room, stride;
-  if (!count) return 1;
-  if (start < 0 || start >= size) return 0;
-  room = step > 0 ? (uint64_t)(size - 1 - start) : (uint64_t)start;
-  stride = step > 0 ? (uint64_t)step : 0 - (uint64_t)step;
-  return count - 1 <= room / stride;
-}
-
 /* Checks the arguments and runs the kernel over the range, or with range 0 over the
  * first array's elements. */
 static cujit_status call(cujit_elementwise *e, int range, int64_t start, int64_t stop, int64_t step,
@@ -209,8 +188,8 @@ static cujit_status call(cujit_elementwise *e, int range, int64_t start, int64_t
   CJ_TRY(cj_gen_args(fn, e->decls, e->n_decls, args, nargs, a, &first));
   if (!range) return cj_ew_run(&e->k, 0, 1, first->size, first->stream, a, nargs);
   CJ_CHECK(step != 0, CUJIT_ERROR_INVALID_VALUE, "%s: the step is 0", fn);
-  count = range_count(start, stop, step);
-  CJ_CHECK(range_inside(start, step, count, first->size), CUJIT_ERROR_INVALID_VALUE,
+  count = cj_range_count(start, stop, step);
+  CJ_CHECK(cj_range_inside(start, step, count, first->size), CUJIT_ERROR_INVALID_VALUE,
            "%s: the range %lld to %lld (step %lld) leaves "
            "the arrays' %lld elements",
            fn, (long long)start, (long long)stop, (long long)step, (long long)first->size);

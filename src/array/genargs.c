@@ -245,8 +245,8 @@ static cujit_status convert(const arg_ctx *c, int t, scalar_bytes *out) {
                 "part); pass its real part");
 }
 
-/* Argument i for an array declaration: live, of the declared element type and of the
- * first array's size. */
+/* Argument i for an array declaration: live, of the declared element type, contiguous and
+ * of the first array's size. */
 static cujit_status array_arg(const arg_ctx *c, cujit_arg *out, const cj_array **first) {
   cj_array *a;
   char what[96];
@@ -262,6 +262,8 @@ static cujit_status array_arg(const arg_ctx *c, cujit_arg *out, const cj_array *
   CJ_CHECK(a->type == c->d->type, CUJIT_ERROR_INVALID_VALUE,
            "%s: %s is an array of %s, declared as %s; pass an array of the declared type", c->fn,
            what, cj_elem_of(a->type)->name, cj_elem_of(c->d->type)->name);
+  /* the kernel indexes it as x[i] */
+  CJ_TRY(cj_array_need_contiguous(a, c->fn, what));
   CJ_CHECK(!*first || a->size == (*first)->size, CUJIT_ERROR_INVALID_VALUE,
            "%s: %s has %lld elements, the first array %lld; all arrays must have the same "
            "size",

@@ -1,6 +1,7 @@
 /* io.c - filling arrays and moving them: from and to host memory, copies, constants,
- * ranges and type conversions. Copies go through the driver on the array's stream; the
- * rest are small generated kernels. */
+ * ranges and type conversions. Copies of contiguous arrays go through the driver on the
+ * array's stream; the rest are small generated kernels, which step through strided views
+ * by their strides. */
 #include <stdio.h>
 #include <string.h>
 
@@ -48,11 +49,37 @@ static cujit_status move(int to_device, CUdeviceptr d, void *host, size_t bytes,
   return st == CUJIT_OK ? cu(cj_cu.cuStreamSynchronize(stream), "cuStreamSynchronize") : st;
 }
 
+/* A strided view moves through a contiguous copy in pool memory: gathered there before a
+ * read, scattered from there after a write (to_device). */
+static cujit_status through_copy(const cj_array *a, void *host, size_t bytes, int to_device) {
+  CUdeviceptr tmp = 0;
+  CUcontext ctx;
+  CUdevice dev;
+  cj_array t = *a;
+  cujit_status st = cj_ctx_ensure(&ctx, &dev);
+  if (st != CUJIT_OK || (st = cj_pool_alloc(dev, bytes, a->stream, &tmp)) != CUJIT_OK) return st;
+  cj_layout_contiguous(t.ndim, t.shape, t.strides);
+  t.contig = 1;
+  t.data = tmp;
+  if (to_device) {
+    st = cu(cj_cu.cuMemcpyHtoDAsync(tmp, host, bytes, a->stream), "cuMemcpyHtoDAsync");
+    if (st == CUJIT_OK) st = cj_array_copy_into(&t, a, a->stream);
+  } else {
+    st = cj_array_copy_into(a, &t, a->stream);
+    if (st == CUJIT_OK)
+      st = cu(cj_cu.cuMemcpyDtoHAsync(host, tmp, bytes, a->stream), "cuMemcpyDtoHAsync");
+  }
+  if (st == CUJIT_OK) st = cu(cj_cu.cuStreamSynchronize(a->stream), "cuStreamSynchronize");
+  cj_pool_free(dev, tmp, bytes, a->stream);
+  return st;
+}
+
 cujit_status cujit_array_read(const cujit_array *h, void *host, size_t bytes) {
   cj_array *a;
   cujit_status st = cj_array_get(h, "cujit_array_read", "a", &a);
   if (st == CUJIT_OK) st = check_bytes(a, host, bytes, "cujit_array_read");
   if (st != CUJIT_OK || !bytes) return st;
+  if (!a->contig) return through_copy(a, host, bytes, 0);
   return move(0, a->data, host, bytes, a->stream);
 }
 
@@ -60,6 +87,7 @@ cujit_status cujit_array_read(const cujit_array *h, void *host, size_t bytes) {
 static cujit_status set(const cj_array *a, const void *host, size_t bytes, const char *fn) {
   cujit_status st = check_bytes(a, host, bytes, fn);
   if (st != CUJIT_OK || !bytes) return st;
+  if (!a->contig) return through_copy(a, (void *)(uintptr_t)host, bytes, 1);
   return move(1, a->data, (void *)(uintptr_t)host, bytes, a->stream);
 }
 
@@ -69,12 +97,12 @@ cujit_status cujit_array_write(cujit_array *h, const void *host, size_t bytes) {
   return set(a, host, bytes, "cujit_array_write");
 }
 
-/* Elements [offset, offset + count) of a, checked without overflow: *at gets the first
- * one's byte offset and *bytes their size. Every array cujit makes is contiguous, views
- * included, so the range is one block of memory. */
+/* Elements [offset, offset + count) of a contiguous array, checked without overflow: *at
+ * gets the first one's byte offset and *bytes their size (one block of memory). */
 static cujit_status range_of(const cj_array *a, int64_t offset, int64_t count, const void *host,
                              const char *fn, size_t *at, size_t *bytes) {
   size_t size = cj_elem_of(a->type)->size;
+  CJ_TRY(cj_array_need_contiguous(a, fn, "a"));
   CJ_CHECK(offset >= 0 && count >= 0 && offset <= a->size && count <= a->size - offset,
            CUJIT_ERROR_INVALID_VALUE,
            "%s: offset %lld and count %lld are not a range of the array's %lld "
@@ -111,39 +139,39 @@ cujit_status cujit_array_from_host(cujit_array **out, cujit_type type, int ndim,
   return cj_array_unmake(set(a, host, a->nbytes, "cujit_array_from_host"), out, 1);
 }
 
-cujit_status cujit_array_copy(const cujit_array *h, cujit_array **out) {
-  cj_array *a, *o;
-  int made;
-  cujit_status st = cj_array_get(h, "cujit_array_copy", "a", &a);
-  if (st != CUJIT_OK) return st;
-  CJ_TRY(cj_array_output(out, a, a->type, "cujit_array_copy", &o, &made));
-  if (a->nbytes && o->data != a->data)
-    st = cu(cj_cu.cuMemcpyDtoDAsync(o->data, a->data, a->nbytes, a->stream), "cuMemcpyDtoDAsync");
-  return cj_array_unmake(st, out, made);
-}
-
 /* ---- generated kernels ---- */
 
 /* Runs the map kernel k (its expression in `expr`, a cj_buf freed here) over the n
- * elements of `out` from the inputs `in` (k->n_in of them, at most one). */
+ * elements of `out` from the inputs `in` (k->n_in of them, at most one) as `plan` says
+ * (NULL: all contiguous). */
 static cujit_status run(cj_map_kernel *k, cj_buf *expr, int64_t n, CUstream stream,
                         const CUdeviceptr *in, const cujit_arg *scalars, size_t n_scalars,
-                        CUdeviceptr out) {
+                        CUdeviceptr out, const cj_plan *plan) {
   cujit_function *fn = NULL;
-  int types[2];
   cujit_status st;
   if (expr->oom) {
     cj_buf_free(expr);
     return cj_fail_oom("writing a kernel");
   }
   k->expr = expr->data;
+  k->dims = plan ? plan->dims : 0;
+  k->bcast = plan ? plan->bcast : 0;
   st = cj_map_prepare(k, &fn);
   cj_buf_free(expr);
   if (st != CUJIT_OK) return st;
-  if (k->n_in) types[0] = k->in_types[0];
-  types[k->n_in] = k->out_type;
-  return cj_map_launch(fn, cj_map_width(types, k->n_in + 1), n, stream, in, k->n_in, scalars,
-                       n_scalars, out);
+  cj_map_run r = {n, stream, in, k->n_in, scalars, n_scalars, out, 1, plan};
+  return cj_map_run_kernel(fn, cj_map_kernel_width(k), &r);
+}
+
+/* The plan of a loop over a's elements (`src`, when not NULL, an input of a's shape):
+ * NULL, for the plain contiguous loop, when both are contiguous. */
+static const cj_plan *plan_of(cj_plan *p, const cj_array *src, const cj_array *a) {
+  if (a->contig && (!src || src->contig)) return NULL;
+  if (src)
+    cj_plan_make(p, a->ndim, a->shape, 2, (const cj_array *const[]){src, a}, 0);
+  else
+    cj_plan_make(p, a->ndim, a->shape, 1, (const cj_array *const[]){a}, 0);
+  return p;
 }
 
 /* Sets every element of a to *value. */
@@ -155,9 +183,10 @@ static cujit_status fill(const cj_array *a, const void *value) {
   snprintf(name, sizeof name, "cj_fill_%s", e->name);
   snprintf(scalars, sizeof scalars, "%s v", e->c_name);
   cj_buf_puts(&expr, "v");
-  cj_map_kernel k = {name, NULL, 0, NULL, NULL, scalars, a->type, NULL};
+  cj_map_kernel k = {name, NULL, 0, NULL, NULL, scalars, a->type, NULL, 0, 0};
+  cj_plan p;
   return run(&k, &expr, a->size, a->stream, NULL, (cujit_arg[]){cujit_value(value, e->size)}, 1,
-             a->data);
+             a->data, plan_of(&p, NULL, a));
 }
 
 cujit_status cujit_array_fill(cujit_array *h, const void *value) {
@@ -203,28 +232,48 @@ cujit_status cujit_array_arange(cujit_array **out, cujit_type type, double start
   CJ_TRY(cj_array_new(out, &a, type, 1, &n, "cujit_array_arange"));
   snprintf(name, sizeof name, "cj_arange_%s", e->name);
   cj_array_convert(&expr, CUJIT_TYPE_F64, type, "a + (double)i * d");
-  cj_map_kernel k = {name, NULL, 0, NULL, NULL, "double a, double d", type, NULL};
-  st = run(&k, &expr, n, NULL, NULL, (cujit_arg[]){cujit_f64(start), cujit_f64(step)}, 2, a->data);
+  cj_map_kernel k = {name, NULL, 0, NULL, NULL, "double a, double d", type, NULL, 0, 0};
+  st = run(&k, &expr, n, NULL, NULL, (cujit_arg[]){cujit_f64(start), cujit_f64(step)}, 2, a->data,
+           NULL);
   return cj_array_unmake(st, out, 1);
 }
 
-cujit_status cujit_array_astype(const cujit_array *h, cujit_type type, cujit_array **out) {
-  const cj_elem *from, *to = cj_elem_of(type);
+cujit_status cj_array_copy_into(const cj_array *src, const cj_array *dst, CUstream stream) {
+  const cj_elem *from = cj_elem_of(src->type), *to = cj_elem_of(dst->type);
   cj_buf expr = {0};
   char name[48];
-  cj_array *a, *o;
-  int made;
-  cujit_status st = cj_array_get(h, "cujit_array_astype", "a", &a);
-  if (st != CUJIT_OK) return st;
-  CJ_CHECK(to, CUJIT_ERROR_INVALID_VALUE,
-           "cujit_array_astype: type %d is not an element "
-           "type arrays hold",
-           (int)type);
-  CJ_TRY(cj_array_output(out, a, type, "cujit_array_astype", &o, &made));
-  from = cj_elem_of(a->type);
+  cj_plan p;
+  if (src->type == dst->type && src->contig && dst->contig) {
+    if (!src->nbytes || src->data == dst->data) return CUJIT_OK;
+    CJ_TRY(cj_driver_load()); /* arrays over memory cujit did not allocate need not have it */
+    return cu(cj_cu.cuMemcpyDtoDAsync(dst->data, src->data, src->nbytes, stream),
+              "cuMemcpyDtoDAsync");
+  }
   snprintf(name, sizeof name, "cj_astype_%s_%s", from->name, to->name);
-  cj_array_convert(&expr, a->type, type, "x");
-  cj_map_kernel k = {name, NULL, 1, &a->type, (const char *const[]){"x"}, NULL, type, NULL};
-  st = run(&k, &expr, a->size, a->stream, &a->data, NULL, 0, o->data);
-  return cj_array_unmake(st, out, made);
+  cj_array_convert(&expr, src->type, dst->type, "x");
+  cj_map_kernel k = {name, NULL,      1,    &src->type, (const char *const[]){"x"},
+                     NULL, dst->type, NULL, 0,          0};
+  return run(&k, &expr, dst->size, stream, &src->data, NULL, 0, dst->data, plan_of(&p, src, dst));
+}
+
+/* Converts a into *out (the output rule) as `fn`. */
+static cujit_status convert(const cj_array *a, int type, cujit_array **out, const char *fn) {
+  cj_array *o;
+  int made;
+  CJ_CHECK(cj_elem_of(type), CUJIT_ERROR_INVALID_VALUE,
+           "%s: type %d is not an element type arrays hold", fn, type);
+  CJ_TRY(cj_array_output(out, a, type, fn, &o, &made));
+  return cj_array_unmake(cj_array_copy_into(a, o, a->stream), out, made);
+}
+
+cujit_status cujit_array_copy(const cujit_array *h, cujit_array **out) {
+  cj_array *a;
+  CJ_TRY(cj_array_get(h, "cujit_array_copy", "a", &a));
+  return convert(a, a->type, out, "cujit_array_copy");
+}
+
+cujit_status cujit_array_astype(const cujit_array *h, cujit_type type, cujit_array **out) {
+  cj_array *a;
+  CJ_TRY(cj_array_get(h, "cujit_array_astype", "a", &a));
+  return convert(a, type, out, "cujit_array_astype");
 }

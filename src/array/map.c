@@ -7,7 +7,12 @@
  * element size) with one access per array, as a device-to-device copy does, and the last
  * n mod W elements one at a time; otherwise (a view that starts between chunks) every
  * element alone, four per thread in flight. The choice is made in the kernel from the
- * pointers it is given, so one kernel serves both. */
+ * pointers it is given, so one kernel serves both. An input of one element that stands for
+ * every index (broadcast) is read once, before the loops.
+ *
+ * Where some array is a strided view, the kernel is another: a loop over the elements in C
+ * order that finds each one's coordinates in the shape (dimensions merged as far as every
+ * array allows, so at most 4) and each array's element by its own strides. */
 #include <stdio.h>
 #include <string.h>
 
@@ -30,25 +35,56 @@ const char *cj_raw_type(size_t bytes) {
   }
 }
 
+static int is_bcast(const cj_map_kernel *k, size_t a) { return (int)(k->bcast >> a & 1); }
+static int has_out(const cj_map_kernel *k) { return k->out_type != CJ_NO_OUTPUT; }
+
+unsigned cj_map_kernel_width(const cj_map_kernel *k) {
+  int types[CUJIT_MAP_MAX_ARRAYS + 1];
+  size_t a, n = 0;
+  if (k->dims) return 1;
+  for (a = 0; a < k->n_in; a++)
+    if (!is_bcast(k, a)) types[n++] = k->in_types[a];
+  if (has_out(k)) types[n++] = k->out_type;
+  return n ? cj_map_width(types, n) : 1;
+}
+
+/* Input a's element as the expression reads it: its one element read before the loop
+ * (broadcast), else the element at `at`. */
+static void put_input(cj_buf *b, const cj_map_kernel *k, size_t a, const char *at,
+                      const char *indent) {
+  cj_buf_printf(b, "%sconst %s %s = ", indent, cj_elem_of(k->in_types[a])->c_name, k->in_names[a]);
+  if (is_bcast(k, a))
+    cj_buf_printf(b, "cj_b%zu;\n", a);
+  else
+    cj_buf_printf(b, "cj_in%zu[%s];\n", a, at);
+}
+
 /* The statement for element `at` (an unsigned long long expression) of the one-at-a-time
  * loop: each input's element by its name, then the output. */
 static void put_element(cj_buf *b, const cj_map_kernel *k, const char *at, const char *indent) {
+  char inner[16];
   size_t a;
+  snprintf(inner, sizeof inner, "%s  ", indent);
   cj_buf_printf(b, "%s{\n%s  const long long i = (long long)(%s);\n", indent, indent, at);
-  for (a = 0; a < k->n_in; a++)
-    cj_buf_printf(b, "%s  const %s %s = cj_in%zu[i];\n", indent, cj_elem_of(k->in_types[a])->c_name,
-                  k->in_names[a], a);
-  cj_buf_printf(b, "%s  cj_out[i] = %s;\n%s}\n", indent, k->expr, indent);
+  for (a = 0; a < k->n_in; a++) put_input(b, k, a, "i", inner);
+  if (has_out(k))
+    cj_buf_printf(b, "%s  cj_out[i] = %s;\n%s}\n", indent, k->expr, indent);
+  else
+    cj_buf_printf(b, "%s  %s;\n%s}\n", indent, k->expr, indent);
 }
 
-/* The chunked loop: W elements of every array per access, while whole chunks are left. */
+/* The chunked loop: W elements of every array per access, while whole chunks are left.
+ * Broadcast inputs are not in it: their element was read once. */
 static void put_chunks(cj_buf *b, const cj_map_kernel *k, unsigned w) {
-  const cj_elem *r = cj_elem_of(k->out_type);
+  const cj_elem *r = has_out(k) ? cj_elem_of(k->out_type) : NULL;
+  const char *sep = "";
   size_t a;
   cj_buf_puts(b, "  if (((");
-  for (a = 0; a < k->n_in; a++) cj_buf_printf(b, "(unsigned long long)cj_in%zu | ", a);
+  for (a = 0; a < k->n_in; a++)
+    if (!is_bcast(k, a)) cj_buf_printf(b, "%s(unsigned long long)cj_in%zu", sep, a), sep = " | ";
+  if (r) cj_buf_printf(b, "%s(unsigned long long)cj_out", sep);
   cj_buf_printf(b,
-                "(unsigned long long)cj_out) & 15) == 0) {\n"
+                ") & 15) == 0) {\n"
                 "    const unsigned long long cj_chunks = cj_n / %u;\n"
                 "    for (unsigned long long cj_c = cj_k; cj_c < cj_chunks;"
                 " cj_c += cj_stride) {\n",
@@ -56,48 +92,123 @@ static void put_chunks(cj_buf *b, const cj_map_kernel *k, unsigned w) {
   for (a = 0; a < k->n_in; a++) {
     const cj_elem *e = cj_elem_of(k->in_types[a]);
     const char *raw = cj_raw_type(e->size * w);
+    if (is_bcast(k, a)) continue;
     cj_buf_printf(b,
                   "      %s cj_v%zu[%u];\n"
                   "      { const %s cj_r = reinterpret_cast<const %s *>(cj_in%zu)[cj_c];\n"
                   "        memcpy(cj_v%zu, &cj_r, sizeof cj_r); }\n",
                   e->c_name, a, w, raw, raw, a, a);
   }
+  if (r) cj_buf_printf(b, "      %s cj_o[%u];\n", r->c_name, w);
   cj_buf_printf(b,
-                "      %s cj_o[%u];\n#pragma unroll\n"
+                "#pragma unroll\n"
                 "      for (int cj_j = 0; cj_j < %u; cj_j++) {\n"
                 "        const long long i = (long long)(cj_c * %u + cj_j);\n",
-                r->c_name, w, w, w);
-  for (a = 0; a < k->n_in; a++)
-    cj_buf_printf(b, "        const %s %s = cj_v%zu[cj_j];\n", cj_elem_of(k->in_types[a])->c_name,
-                  k->in_names[a], a);
+                w, w);
+  for (a = 0; a < k->n_in; a++) {
+    char v[32];
+    snprintf(v, sizeof v, "cj_v%zu[cj_j]", a);
+    if (is_bcast(k, a))
+      put_input(b, k, a, "", "        ");
+    else
+      cj_buf_printf(b, "        const %s %s = %s;\n", cj_elem_of(k->in_types[a])->c_name,
+                    k->in_names[a], v);
+  }
+  if (!r) {
+    cj_buf_printf(b, "        (void)i;\n        %s;\n      }\n    }\n", k->expr);
+  } else {
+    cj_buf_printf(b,
+                  "        (void)i;\n        cj_o[cj_j] = %s;\n      }\n"
+                  "      { %s cj_r;\n        memcpy(&cj_r, cj_o, sizeof cj_r);\n"
+                  "        reinterpret_cast<%s *>(cj_out)[cj_c] = cj_r; }\n    }\n",
+                  k->expr, cj_raw_type(r->size * w), cj_raw_type(r->size * w));
+  }
+  cj_buf_printf(b, "    cj_k += cj_chunks * %u; /* the rest, one at a time */\n  }\n", w);
+}
+
+void cj_layout_source(cj_buf *b) {
+  cj_buf_puts(b, "#ifndef CJ_LAYOUT\n#define CJ_LAYOUT\n"
+                 "/* A loop's shape (outermost first) and the strides of A arrays along it. */\n"
+                 "template <int D, int A> struct cj_lay {\n"
+                 "  long long shape[D];\n  long long stride[A][D];\n};\n"
+                 "/* The coordinates of element k (C order); 32-bit division where it fits. */\n"
+                 "template <int D, int A>\n"
+                 "__device__ __forceinline__ void cj_coords(unsigned long long k, "
+                 "const cj_lay<D, A> &L, long long *c) {\n"
+                 "#pragma unroll\n"
+                 "  for (int d = D - 1; d > 0; d--) {\n"
+                 "    const unsigned long long s = (unsigned long long)L.shape[d];\n"
+                 "    const unsigned long long q = ((k | s) >> 32) == 0\n"
+                 "        ? (unsigned long long)((unsigned)k / (unsigned)s) : k / s;\n"
+                 "    c[d] = (long long)(k - q * s);\n"
+                 "    k = q;\n  }\n  c[0] = (long long)k;\n}\n"
+                 "/* Where element k (C order) of array j lies, in elements from its first. */\n"
+                 "template <int D, int A>\n"
+                 "__device__ __forceinline__ long long cj_off(unsigned long long k, "
+                 "const cj_lay<D, A> &L, int j) {\n"
+                 "  long long c[D], o = 0;\n  cj_coords(k, L, c);\n"
+                 "#pragma unroll\n"
+                 "  for (int d = 0; d < D; d++) o += c[d] * L.stride[j][d];\n"
+                 "  return o;\n}\n#endif\n");
+}
+
+/* The strided loop: each element's coordinates, then every array's element by its own
+ * strides (a broadcast one steps by 0). */
+static void put_strided(cj_buf *b, const cj_map_kernel *k) {
+  size_t a, arrays = k->n_in + (size_t)has_out(k);
+  int d;
   cj_buf_printf(b,
-                "        (void)i;\n        cj_o[cj_j] = %s;\n      }\n"
-                "      { %s cj_r;\n        memcpy(&cj_r, cj_o, sizeof cj_r);\n"
-                "        reinterpret_cast<%s *>(cj_out)[cj_c] = cj_r; }\n    }\n"
-                "    cj_k += cj_chunks * %u; /* the rest, one at a time */\n  }\n",
-                k->expr, cj_raw_type(r->size * w), cj_raw_type(r->size * w), w);
+                "  for (; cj_k < cj_n; cj_k += cj_stride) {\n"
+                "    const long long i = (long long)cj_k;\n"
+                "    long long cj_c[%d];\n    cj_coords(cj_k, cj_lay, cj_c);\n    (void)i;\n",
+                k->dims);
+  for (a = 0; a < arrays; a++) {
+    cj_buf_printf(b, "    const long long cj_o%zu = ", a);
+    for (d = 0; d < k->dims; d++)
+      cj_buf_printf(b, "%scj_c[%d] * cj_lay.stride[%zu][%d]", d ? " + " : "", d, a, d);
+    cj_buf_puts(b, ";\n");
+  }
+  for (a = 0; a < k->n_in; a++)
+    cj_buf_printf(b, "    const %s %s = cj_in%zu[cj_o%zu];\n", cj_elem_of(k->in_types[a])->c_name,
+                  k->in_names[a], a, a);
+  if (has_out(k))
+    cj_buf_printf(b, "    cj_out[cj_o%zu] = %s;\n  }\n", k->n_in, k->expr);
+  else
+    cj_buf_printf(b, "    %s;\n  }\n", k->expr);
 }
 
 void cj_map_source(cj_buf *b, const cj_map_kernel *k) {
   int types[CUJIT_MAP_MAX_ARRAYS + 1];
-  unsigned w;
-  size_t a;
+  /* a strided loop's arrays may be one another (in place): no __restrict__ then */
+  const char *restrict_ = k->dims ? "" : "__restrict__ ";
+  unsigned w = cj_map_kernel_width(k);
+  size_t a, n_types = k->n_in;
   if (k->n_in) memcpy(types, k->in_types, k->n_in * sizeof *types);
-  types[k->n_in] = k->out_type;
-  w = cj_map_width(types, k->n_in + 1);
-  cj_array_includes(b, types, k->n_in + 1);
+  if (has_out(k)) types[n_types++] = k->out_type;
+  cj_array_includes(b, types, n_types);
+  if (k->dims) cj_layout_source(b);
   if (k->preamble) cj_buf_printf(b, "%s\n", k->preamble);
   cj_buf_printf(b, "extern \"C\" __global__ void %s(", k->name);
   for (a = 0; a < k->n_in; a++)
-    cj_buf_printf(b, "const %s *__restrict__ cj_in%zu, ", cj_elem_of(k->in_types[a])->c_name, a);
+    cj_buf_printf(b, "const %s *%scj_in%zu, ", cj_elem_of(k->in_types[a])->c_name, restrict_, a);
   if (k->scalars && k->scalars[0]) cj_buf_printf(b, "%s, ", k->scalars);
-  cj_buf_printf(b,
-                "%s *__restrict__ cj_out, unsigned long long cj_n) {\n"
-                "  const unsigned long long cj_stride = (unsigned long long)gridDim.x * "
-                "blockDim.x;\n"
-                "  unsigned long long cj_k = (unsigned long long)blockIdx.x * blockDim.x + "
-                "threadIdx.x;\n",
-                cj_elem_of(k->out_type)->c_name);
+  if (has_out(k)) cj_buf_printf(b, "%s *%scj_out, ", cj_elem_of(k->out_type)->c_name, restrict_);
+  cj_buf_puts(b, "unsigned long long cj_n");
+  if (k->dims) cj_buf_printf(b, ", const cj_lay<%d, %zu> cj_lay", k->dims, k->n_in + has_out(k));
+  cj_buf_puts(b, ") {\n"
+                 "  const unsigned long long cj_stride = (unsigned long long)gridDim.x * "
+                 "blockDim.x;\n"
+                 "  unsigned long long cj_k = (unsigned long long)blockIdx.x * blockDim.x + "
+                 "threadIdx.x;\n");
+  if (k->dims) {
+    put_strided(b, k);
+    cj_buf_puts(b, "}\n");
+    return;
+  }
+  for (a = 0; a < k->n_in; a++)
+    if (is_bcast(k, a))
+      cj_buf_printf(b, "  const %s cj_b%zu = *cj_in%zu; /* one element for every i */\n",
+                    cj_elem_of(k->in_types[a])->c_name, a, a);
   if (w > 1) put_chunks(b, k, w);
   cj_buf_puts(b, "  for (; cj_k + 3 * cj_stride < cj_n; cj_k += 4 * cj_stride) {\n"
                  "#pragma unroll\n"
@@ -128,22 +239,34 @@ int64_t cj_map_work(unsigned w, int64_t n, CUdeviceptr aligned) {
   return n / w + (n % w != 0);
 }
 
+cujit_status cj_map_run_kernel(cujit_function *fn, unsigned w, const cj_map_run *r) {
+  void *params[CUJIT_MAP_MAX_ARRAYS + 10];
+  int64_t packed[(CUJIT_MAP_MAX_ARRAYS + 2) * CUJIT_ARRAY_MAX_DIMS];
+  const cj_plan *plan = r->plan;
+  CUdeviceptr any = r->has_out ? r->out : 0;
+  uint64_t count = (uint64_t)r->n;
+  size_t i, p = 0;
+  CJ_CHECK(r->n_in <= CUJIT_MAP_MAX_ARRAYS && r->n_scalars <= 6, CUJIT_ERROR_INVALID_VALUE,
+           "kernel '%s': too many arguments", cujit_function_name(fn));
+  for (i = 0; i < r->n_in; i++) {
+    params[p++] = (void *)&r->in[i];
+    if (!plan || !(plan->bcast >> i & 1)) any |= r->in[i];
+  }
+  for (i = 0; i < r->n_scalars; i++)
+    params[p++] = (void *)(r->scalars[i].data ? r->scalars[i].data : r->scalars[i].value.bytes);
+  if (r->has_out) params[p++] = (void *)&r->out;
+  params[p++] = &count;
+  if (plan && plan->dims) {
+    cj_plan_pack(plan, packed);
+    params[p++] = packed;
+    return cj_array_launch_params(fn, r->n, r->stream, params, p);
+  }
+  return cj_array_launch_params(fn, cj_map_work(w, r->n, any), r->stream, params, p);
+}
+
 cujit_status cj_map_launch(cujit_function *fn, unsigned w, int64_t n, CUstream stream,
                            const CUdeviceptr *in, size_t n_in, const cujit_arg *scalars,
                            size_t n_scalars, CUdeviceptr out) {
-  void *params[CUJIT_MAP_MAX_ARRAYS + 8];
-  CUdeviceptr any = out;
-  uint64_t count = (uint64_t)n;
-  size_t i, p = 0;
-  CJ_CHECK(n_in <= CUJIT_MAP_MAX_ARRAYS && n_scalars <= 6, CUJIT_ERROR_INVALID_VALUE,
-           "kernel '%s': too many arguments", cujit_function_name(fn));
-  for (i = 0; i < n_in; i++) {
-    params[p++] = (void *)&in[i];
-    any |= in[i];
-  }
-  for (i = 0; i < n_scalars; i++)
-    params[p++] = (void *)(scalars[i].data ? scalars[i].data : scalars[i].value.bytes);
-  params[p++] = &out;
-  params[p++] = &count;
-  return cj_array_launch_params(fn, cj_map_work(w, n, any), stream, params, p);
+  cj_map_run r = {n, stream, in, n_in, scalars, n_scalars, out, 1, NULL};
+  return cj_map_run_kernel(fn, w, &r);
 }

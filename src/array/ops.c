@@ -95,17 +95,78 @@ static void binop_expr(cj_buf *b, int op, int c, const char *x, const char *y) {
 /* The result's expression: expr, of type c, converted to r. */
 static void result(cj_buf *b, int c, int r, const char *expr) { cj_array_convert(b, c, r, expr); }
 
-/* What one operation launches: its inputs, its scalar and where the result goes. */
+/* What one operation launches: its inputs, its scalars and where the result goes. */
 typedef struct op_call {
   const char *fn;    /* the public function, for messages */
-  const cj_array *a; /* the first input: shape, stream */
+  const cj_array *a; /* the result's shape and stream: the first input, or a broadcast's */
   int result;        /* the result's type */
   size_t n_in;
   CUdeviceptr in[CUJIT_MAP_MAX_ARRAYS];
   int types[CUJIT_MAP_MAX_ARRAYS + 1]; /* the inputs', then the result's */
-  cujit_arg scalar;
-  size_t n_scalars; /* 0 or 1 */
+  cujit_arg scalars[2];
+  size_t n_scalars;    /* 0 to 2 */
+  cj_array *given;     /* *out, looked up; NULL: a new output */
+  const cj_plan *plan; /* NULL: every array contiguous, nothing broadcast */
 } op_call;
+
+/* Looks up a given output and plans the loop over c->a's shape of the inputs `arrays` (of
+ * which those of `bcast` are broadcast) and the output: no plan (the plain contiguous
+ * loop) when all are contiguous and nothing is broadcast. */
+static cujit_status plan_call(op_call *c, cujit_array **out, const cj_array *const *arrays,
+                              unsigned bcast, cj_plan *p) {
+  const cj_array *all[CUJIT_MAP_MAX_ARRAYS + 1];
+  int contig = !bcast;
+  size_t i;
+  c->given = NULL;
+  c->plan = NULL;
+  if (*out) CJ_TRY(cj_array_get(*out, c->fn, "*out", &c->given));
+  for (i = 0; i < c->n_in; i++) {
+    contig &= arrays[i]->contig;
+    all[i] = arrays[i];
+  }
+  if (contig && (!c->given || c->given->contig)) return CUJIT_OK;
+  all[c->n_in] = c->given;
+  cj_plan_make(p, c->a->ndim, c->a->shape, c->n_in + 1, all, bcast);
+  c->plan = p;
+  return CUJIT_OK;
+}
+
+/* The result's shape (into *shape) when n operands (NULL ones are scalars, names[j]
+ * naming operand j in messages) meet: the shape of those of more than one element, which
+ * must be one; operands of a single element (0-d arrays, say) are broadcast to it, bit j
+ * of *bcast set, and add leading dimensions of one where they have more (as NumPy does).
+ * The result is ordered on the first operand's stream. */
+static cujit_status broadcast(const char *fn, const cj_array *const *ops, const char *const *names,
+                              size_t n, cj_array *shape, unsigned *bcast) {
+  char x[CJ_SHAPE_TEXT], y[CJ_SHAPE_TEXT];
+  const cj_array *full = NULL, *first = NULL;
+  size_t j, k = 0;
+  int ndim = 0, d;
+  *bcast = 0;
+  for (j = 0; j < n; j++) {
+    if (!ops[j]) continue;
+    if (!first) first = ops[j];
+    if (ops[j]->ndim > ndim) ndim = ops[j]->ndim;
+    if (ops[j]->size == 1) continue;
+    if (!full) {
+      full = ops[j], k = j;
+      continue;
+    }
+    CJ_CHECK(cj_array_same_shape(ops[j], full), CUJIT_ERROR_INVALID_VALUE,
+             "%s: %s has shape %s and %s %s; elementwise operations need arrays of one shape, "
+             "or of a single element (cujit_array_reshape gives a view of another)",
+             fn, names[k], cj_array_shape_text(full, x), names[j], cj_array_shape_text(ops[j], y));
+  }
+  memset(shape, 0, sizeof *shape);
+  shape->ndim = ndim;
+  shape->size = full ? full->size : 1;
+  shape->stream = first->stream;
+  for (d = 0; d < ndim; d++) shape->shape[d] = 1;
+  if (full) memcpy(shape->shape + ndim - full->ndim, full->shape, (size_t)full->ndim * 8);
+  for (j = 0; j < n; j++)
+    if (ops[j] && !cj_array_same_shape(ops[j], shape)) *bcast |= 1u << j;
+  return CUJIT_OK;
+}
 
 /* ---- kernels already made: an operation's key (kind, op, types, flags) to its function,
  * so that a repeated operation neither writes nor looks up its source ---- */
@@ -126,11 +187,13 @@ typedef struct fast_slot {
 static pthread_mutex_t fast_lock = PTHREAD_MUTEX_INITIALIZER;
 static CJ_LARGE fast_slot fast[FAST_SLOTS];
 
-/* The operation's kind (1 binary, 2 with a scalar, 3 unary), op, types and flags: what
- * decides its kernel. */
-static uint64_t op_key(int kind, int op, int a, int b, unsigned flags) {
+/* The operation's kind (1 binary, 2 with a scalar, 3 unary, 4 where, 5 if_positive), op,
+ * types, flags and loop (the plan's code): what decides its kernel. 0 (not kept) for an op
+ * beyond 2^24, which no operation has: it is refused on the way. */
+static uint64_t op_key(int kind, int op, int a, int b, unsigned flags, const cj_plan *plan) {
+  if ((unsigned)op >= 1u << 24) return 0;
   return 1ull << 63 | (uint64_t)kind << 56 | (uint64_t)a << 48 | (uint64_t)b << 40 |
-         (uint64_t)(flags & 0xff) << 32 | (uint32_t)op; /* op whole: an unknown one is no hit */
+         (uint64_t)(flags & 0xff) << 32 | (uint64_t)cj_plan_code(plan) << 24 | (uint32_t)op;
 }
 
 static size_t fast_home(uint64_t key) {
@@ -139,6 +202,7 @@ static size_t fast_home(uint64_t key) {
 
 static const fast_slot *fast_get(uint64_t key) {
   size_t i = fast_home(key), probes;
+  if (!key) return NULL;
   for (probes = 0; probes < FAST_SLOTS; probes++, i = (i + 1) & (FAST_SLOTS - 1)) {
     uint64_t k = __atomic_load_n(&fast[i].key, __ATOMIC_ACQUIRE);
     if (k == key) return &fast[i];
@@ -164,16 +228,15 @@ static void fast_put(uint64_t key, cujit_function *f, int result, int promoted, 
   pthread_mutex_unlock(&fast_lock);
 }
 
-/* Makes or checks the output and launches `f` (of width w) over the first input's
- * elements. */
+/* Makes or checks the output and launches `f` (of width w) over the result's elements. */
 static cujit_status launch_op(op_call *c, cujit_function *f, unsigned w, cujit_array **out) {
   cj_array *o;
   int made = 0;
-  cujit_status st = cj_array_output(out, c->a, c->result, c->fn, &o, &made);
+  cujit_status st = cj_array_output_of(out, c->given, c->a, c->result, c->fn, &o, &made);
   if (st != CUJIT_OK) return st;
-  st = cj_map_launch(f, w, c->a->size, c->a->stream, c->in, c->n_in, &c->scalar, c->n_scalars,
-                     o->data);
-  return cj_array_unmake(st, out, made);
+  cj_map_run r = {c->a->size,   c->a->stream, c->in, c->n_in, c->scalars,
+                  c->n_scalars, o->data,      1,     c->plan};
+  return cj_array_unmake(cj_map_run_kernel(f, w, &r), out, made);
 }
 
 /* The first time an operation runs: checks a given output, compiles the kernel (before any
@@ -182,15 +245,18 @@ static cujit_status launch_op(op_call *c, cujit_function *f, unsigned w, cujit_a
 static cujit_status run_op(op_call *c, cj_map_kernel *k, cj_buf *expr, cujit_array **out,
                            uint64_t key, int p) {
   cujit_function *f = NULL;
-  unsigned w = cj_map_width(c->types, c->n_in + 1);
   cj_array *o;
+  unsigned w;
   int made = 0;
   cujit_status st = CUJIT_OK;
   k->in_types = c->types;
   k->n_in = c->n_in;
   k->out_type = c->result;
   k->expr = expr->data;
-  if (*out) st = cj_array_output(out, c->a, c->result, c->fn, &o, &made); /* checks it */
+  k->dims = c->plan ? c->plan->dims : 0;
+  k->bcast = c->plan ? c->plan->bcast : 0;
+  w = cj_map_kernel_width(k);
+  if (c->given) st = cj_array_output_of(out, c->given, c->a, c->result, c->fn, &o, &made);
   if (st == CUJIT_OK) st = expr->oom ? cj_fail_oom("writing a kernel") : cj_map_prepare(k, &f);
   cj_buf_free(expr);
   if (st != CUJIT_OK) return st;
@@ -211,19 +277,20 @@ cujit_status cujit_array_binary(cujit_binop op, const cujit_array *ha, const cuj
                                 cujit_array **out) {
   static const char fn[] = "cujit_array_binary";
   cj_buf x = {0}, y = {0}, e = {0};
-  char name[64], sa[CJ_SHAPE_TEXT], sb[CJ_SHAPE_TEXT];
+  char name[64];
   op_call call;
-  cj_array *a, *b;
+  cj_array *a, *b, shape;
+  cj_plan plan;
+  unsigned bc = 0;
   int p, c, r;
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
   CJ_TRY(cj_array_get2(ha, hb, fn, "a", "b", &a, &b));
-  CJ_CHECK(cj_array_same_shape(a, b), CUJIT_ERROR_INVALID_VALUE,
-           "%s: a has shape %s and b %s; elementwise operations need arrays of one shape "
-           "(cujit_array_reshape gives a view of another)",
-           fn, cj_array_shape_text(a, sa), cj_array_shape_text(b, sb));
-  call.fn = fn, call.a = a, call.n_in = 2, call.n_scalars = 0;
+  if (!cj_array_same_shape(a, b))
+    CJ_TRY(broadcast(fn, (const cj_array *const[]){a, b}, ab_names, 2, &shape, &bc));
+  call.fn = fn, call.a = bc ? &shape : a, call.n_in = 2, call.n_scalars = 0;
   call.in[0] = a->data, call.in[1] = b->data;
-  uint64_t key = op_key(1, op, a->type, b->type, 0);
+  CJ_TRY(plan_call(&call, out, (const cj_array *const[]){a, b}, bc, &plan));
+  uint64_t key = op_key(1, op, a->type, b->type, 0, call.plan);
   const fast_slot *known = fast_get(key);
   if (known) {
     call.result = known->result;
@@ -247,7 +314,7 @@ cujit_status cujit_array_binary(cujit_binop op, const cujit_array *ha, const cuj
   }
   cj_buf_free(&x);
   cj_buf_free(&y);
-  cj_map_kernel k = {name, kHelpers, 0, NULL, ab_names, NULL, 0, NULL};
+  cj_map_kernel k = {name, kHelpers, 0, NULL, ab_names, NULL, 0, NULL, 0, 0};
   return run_op(&call, &k, &e, out, key, p);
 }
 
@@ -285,14 +352,16 @@ cujit_status cujit_array_binary_scalar(cujit_binop op, const cujit_array *ha, do
   op_call call;
   int kind = flags & CUJIT_SCALAR_INT ? CUJIT_TYPE_I64 : CUJIT_TYPE_F64, p, c, r;
   cj_array *a;
+  cj_plan plan;
   cujit_status st;
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
   CJ_TRY(cj_array_get(ha, fn, "a", &a));
   CJ_CHECK(!(flags & ~(unsigned)(CUJIT_SCALAR_FIRST | CUJIT_SCALAR_INT)), CUJIT_ERROR_INVALID_VALUE,
            "%s: unknown flags 0x%x", fn, flags);
   call.fn = fn, call.a = a, call.n_in = 1, call.n_scalars = 1;
-  call.in[0] = a->data, call.scalar = cujit_f64(s);
-  uint64_t key = op_key(2, op, a->type, kind, flags);
+  call.in[0] = a->data, call.scalars[0] = cujit_f64(s);
+  CJ_TRY(plan_call(&call, out, (const cj_array *const[]){a}, 0, &plan));
+  uint64_t key = op_key(2, op, a->type, kind, flags, call.plan);
   const fast_slot *known = fast_get(key);
   if (known) {
     if (kind == CUJIT_TYPE_I64 && (st = check_int_scalar(fn, s, known->promoted)) != CUJIT_OK)
@@ -320,7 +389,7 @@ cujit_status cujit_array_binary_scalar(cujit_binop op, const cujit_array *ha, do
   cj_buf_free(&x);
   cj_buf_free(&y);
   cj_buf_free(&v);
-  cj_map_kernel k = {name, kHelpers, 0, NULL, ab_names, "double s", 0, NULL};
+  cj_map_kernel k = {name, kHelpers, 0, NULL, ab_names, "double s", 0, NULL, 0, 0};
   return run_op(&call, &k, &e, out, key, p);
 }
 
@@ -359,12 +428,14 @@ cujit_status cujit_array_unary(cujit_unop op, const cujit_array *ha, cujit_array
   char name[64];
   op_call call;
   cj_array *a;
+  cj_plan plan;
   int r, c;
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
   CJ_TRY(cj_array_get(ha, fn, "a", &a));
   call.fn = fn, call.a = a, call.n_in = 1, call.n_scalars = 0;
   call.in[0] = a->data;
-  uint64_t key = op_key(3, op, a->type, 0, 0);
+  CJ_TRY(plan_call(&call, out, (const cj_array *const[]){a}, 0, &plan));
+  uint64_t key = op_key(3, op, a->type, 0, 0, call.plan);
   const fast_slot *known = fast_get(key);
   if (known) {
     call.result = known->result;
@@ -383,7 +454,7 @@ cujit_status cujit_array_unary(cujit_unop op, const cujit_array *ha, cujit_array
   e.oom |= v.oom | x.oom;
   cj_buf_free(&x);
   cj_buf_free(&v);
-  cj_map_kernel k = {name, kHelpers, 0, NULL, ab_names, NULL, 0, NULL};
+  cj_map_kernel k = {name, kHelpers, 0, NULL, ab_names, NULL, 0, NULL, 0, 0};
   return run_op(&call, &k, &e, out, key, a->type);
 }
 
@@ -429,7 +500,8 @@ cujit_status cujit_array_map(cujit_array **out, const char *expr, size_t n,
   static const char fn[] = "cujit_array_map";
   cj_buf e = {0};
   op_call call;
-  cj_array *a[CUJIT_MAP_MAX_ARRAYS], *o;
+  cj_array *a[CUJIT_MAP_MAX_ARRAYS];
+  cj_plan plan;
   size_t i;
   int r;
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
@@ -438,14 +510,132 @@ cujit_status cujit_array_map(cujit_array **out, const char *expr, size_t n,
   CJ_TRY(check_map(fn, expr, n, names, arrays, a));
   r = a[0]->type;
   for (i = 1; i < n; i++) r = cujit_type_promote(r, a[i]->type, 0);
-  if (*out && cj_array_get(*out, fn, "*out", &o) == CUJIT_OK) r = o->type;
-  call.fn = fn, call.a = a[0], call.result = r, call.n_in = n, call.n_scalars = 0;
+  call.fn = fn, call.a = a[0], call.n_in = n, call.n_scalars = 0;
+  CJ_TRY(plan_call(&call, out, (const cj_array *const *)a, 0, &plan));
+  if (call.given) r = call.given->type;
+  call.result = r;
   for (i = 0; i < n; i++) {
     call.in[i] = a[i]->data;
     call.types[i] = a[i]->type;
   }
   call.types[n] = r;
   map_expr(&e, expr, r);
-  cj_map_kernel k = {"cj_map", NULL, 0, NULL, names, NULL, 0, NULL};
+  cj_map_kernel k = {"cj_map", NULL, 0, NULL, names, NULL, 0, NULL, 0, 0};
   return run_op(&call, &k, &e, out, 0, r); /* keyed by its source text only */
+}
+
+/* ---- where and if_positive ---- */
+
+/* One of where's values: an array (*arr) or a typed scalar (*arr NULL); *type gets its
+ * element type. */
+static cujit_status where_value(const char *fn, const char *what, const cujit_arg *v,
+                                cj_array **arr, int *type) {
+  const cj_elem *e;
+  *arr = NULL;
+  if (v->kind == CUJIT_ARG_ARRAY) {
+    CJ_TRY(cj_array_get((const cujit_array *)(uintptr_t)v->value.ptr, fn, what, arr));
+    *type = (*arr)->type;
+    return CUJIT_OK;
+  }
+  e = v->kind == CUJIT_ARG_VALUE ? cj_elem_of(v->type) : NULL;
+  CJ_CHECK(e && v->size == e->size && !v->data, CUJIT_ERROR_INVALID_VALUE,
+           "%s: %s is %s; pass an array (cujit_arr(x)) or a typed scalar (cujit_f32(0), "
+           "cujit_i64(1), cujit_bool(1), cujit_c64(0, 1), ...)",
+           fn, what,
+           v->kind != CUJIT_ARG_VALUE    ? "an In/Out buffer"
+           : v->type == CUJIT_TYPE_PTR   ? "a device pointer"
+           : v->type == CUJIT_TYPE_BYTES ? "a value given by its bytes, which has no type"
+                                         : "a value of no element type");
+  *type = v->type;
+  return CUJIT_OK;
+}
+
+/* cond ? x : y elementwise (positive: crit > 0 ? x : y). */
+static cujit_status select_values(int positive, const cujit_array *hc, const cujit_arg *x,
+                                  const cujit_arg *y, cujit_array **out, const char *fn) {
+  static const char *const names[] = {"c", "x", "y"};
+  const char *const what[] = {positive ? "crit" : "cond", "a", "b"};
+  cj_array *ops[3], shape;
+  cj_buf e = {0}, ex = {0}, ey = {0}, ec = {0}, pre = {0};
+  char name[80];
+  op_call call;
+  cj_plan plan;
+  unsigned bc = 0, bits = 0;
+  int tx, ty, ct, r;
+  size_t j;
+  CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
+  CJ_TRY(cj_array_get(hc, fn, what[0], &ops[0]));
+  CJ_TRY(where_value(fn, "a", x, &ops[1], &tx));
+  CJ_TRY(where_value(fn, "b", y, &ops[2], &ty));
+  ct = ops[0]->type;
+  if (positive && cj_elem_of(ct)->kind == CJ_SK_COMPLEX)
+    return refuse(fn, "if_positive", ct, "complex numbers have no order");
+  CJ_TRY(broadcast(fn, (const cj_array *const *)ops, what, 3, &shape, &bc));
+  /* the kernel's inputs: cond, then the values given as arrays */
+  call.fn = fn, call.a = &shape, call.n_in = 0, call.n_scalars = 0;
+  for (j = 0; j < 3; j++) {
+    if (!ops[j]) {
+      call.scalars[call.n_scalars++] = *(j == 1 ? x : y);
+      continue;
+    }
+    if (bc >> j & 1) bits |= 1u << call.n_in;
+    ops[call.n_in] = ops[j];
+    call.types[call.n_in] = ops[j]->type;
+    call.in[call.n_in++] = ops[j]->data;
+  }
+  CJ_TRY(plan_call(&call, out, (const cj_array *const *)ops, bits, &plan));
+  uint64_t key = op_key(positive ? 5 : 4, 0, tx, ty,
+                        (unsigned)ct | (unsigned)(x->kind != CUJIT_ARG_ARRAY) << 5 |
+                            (unsigned)(y->kind != CUJIT_ARG_ARRAY) << 6,
+                        call.plan);
+  const fast_slot *known = fast_get(key);
+  r = cujit_type_promote((cujit_type)tx, (cujit_type)ty, 0);
+  call.result = r;
+  if (known) return launch_op(&call, known->fn, known->w, out);
+  snprintf(name, sizeof name, "cj_%s_%s_%s%s_%s%s", positive ? "if_positive" : "where",
+           cj_elem_of(ct)->name, x->kind == CUJIT_ARG_ARRAY ? "" : "s", cj_elem_of(tx)->name,
+           y->kind == CUJIT_ARG_ARRAY ? "" : "s", cj_elem_of(ty)->name);
+  if (positive)
+    cj_array_convert(&ec, ct, compute_type(ct), "c");
+  else
+    cj_array_convert(&ec, ct, CUJIT_TYPE_BOOL, "c");
+  cj_array_convert(&ex, tx, r, x->kind == CUJIT_ARG_ARRAY ? "x" : "sx");
+  cj_array_convert(&ey, ty, r, y->kind == CUJIT_ARG_ARRAY ? "y" : "sy");
+  cj_buf_printf(&e, "(%s%s) ? %s : %s", ec.data ? ec.data : "", positive ? " > 0" : "",
+                ex.data ? ex.data : "", ey.data ? ey.data : "");
+  e.oom |= ec.oom | ex.oom | ey.oom;
+  cj_buf_free(&ec);
+  cj_buf_free(&ex);
+  cj_buf_free(&ey);
+  {
+    char scalars[96] = "";
+    const char *in_names[3];
+    size_t n = 0;
+    if (x->kind != CUJIT_ARG_ARRAY)
+      snprintf(scalars, sizeof scalars, "%s sx", cj_elem_of(tx)->c_name);
+    if (y->kind != CUJIT_ARG_ARRAY)
+      snprintf(scalars + strlen(scalars), sizeof scalars - strlen(scalars), "%s%s sy",
+               scalars[0] ? ", " : "", cj_elem_of(ty)->c_name);
+    for (j = 0; j < 3; j++)
+      if (j == 0 || (j == 1 ? x : y)->kind == CUJIT_ARG_ARRAY) in_names[n++] = names[j];
+    cujit_status st;
+    /* the scalars' types may need headers that no array's type brings */
+    cj_array_includes(&pre, (const int[]){tx, ty}, 2);
+    cj_map_kernel k = {name, pre.data, 0, NULL, in_names, scalars, 0, NULL, 0, 0};
+    call.types[call.n_in] = r;
+    e.oom |= pre.oom;
+    st = run_op(&call, &k, &e, out, key, r);
+    cj_buf_free(&pre);
+    return st;
+  }
+}
+
+cujit_status cujit_array_where(const cujit_array *cond, cujit_arg a, cujit_arg b,
+                               cujit_array **out) {
+  return select_values(0, cond, &a, &b, out, "cujit_array_where");
+}
+
+cujit_status cujit_array_if_positive(const cujit_array *crit, cujit_arg a, cujit_arg b,
+                                     cujit_array **out) {
+  return select_values(1, crit, &a, &b, out, "cujit_array_if_positive");
 }

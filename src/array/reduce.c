@@ -1,5 +1,5 @@
 /* reduce.c - the reduction engine, and the reductions of arrays built on it (sum, min, max,
- * dot).
+ * prod, any, all, argmin, argmax, dot), of contiguous arrays and strided views.
  *
  * One generated kernel does every pass. Each thread folds the elements of a grid-stride
  * loop into its own value, the warp combines its threads' values through shuffles, and the
@@ -74,12 +74,15 @@ static void put_chunks(cj_buf *b, const cj_reduce_spec *s) {
                 "#pragma unroll\n"
                 "        for (int cj_j = 0; cj_j < %u; cj_j++) {\n"
                 "          const %s cj_x = cj_v[cj_j];\n"
+                "          const long long cj_i = cj_c * %u + cj_j; /* its index */\n"
+                "          (void)cj_i;\n"
                 "          cj_acc = cj_reduce(cj_acc, cj_as((%s)));\n"
                 "        }\n"
                 "      }\n"
                 "      i += cj_chunks * %u;\n"
                 "    }\n",
-                s->vec_array, w, e->c_name, w, raw, raw, s->vec_array, w, e->c_name, s->vec_map, w);
+                s->vec_array, w, e->c_name, w, raw, raw, s->vec_array, w, e->c_name, w, s->vec_map,
+                w);
 }
 
 /* The kernel: parameters of the spec, then the count, the previous pass's values (NULL in
@@ -109,7 +112,10 @@ static void put_kernel(cj_buf *b, const cj_reduce_spec *s) {
                 "  }\n"
                 "  *cj_res = ",
                 s->map);
-  cj_array_convert(b, s->acc, s->result, "cj_acc");
+  if (s->result_expr)
+    cj_buf_puts(b, s->result_expr);
+  else
+    cj_array_convert(b, s->acc, s->result, "cj_acc");
   cj_buf_puts(b, ";\n}\n");
 }
 
@@ -118,7 +124,7 @@ void cj_reduce_source(cj_buf *b, const cj_reduce_spec *s) {
   cj_array_includes(b, types, 2);
   if (s->ntypes) cj_array_includes(b, s->types, s->ntypes);
   if (s->preamble && s->preamble[0]) cj_buf_printf(b, "%s\n", s->preamble);
-  cj_buf_printf(b, "typedef %s cj_t;\n", cj_elem_of(s->acc)->c_name);
+  cj_buf_printf(b, "typedef %s cj_t;\n", s->acc_type ? s->acc_type : cj_elem_of(s->acc)->c_name);
   cj_buf_printf(b, "__device__ __forceinline__ cj_t cj_neutral() { return (%s); }\n", s->neutral);
   cj_buf_printf(b, "__device__ __forceinline__ cj_t cj_reduce(cj_t a, cj_t b) { return (%s); }\n",
                 s->reduce);
@@ -197,7 +203,8 @@ static cujit_status cu(CUresult r, const char *what) {
 
 cujit_status cj_reduce_run(cujit_function *fn, const cj_reduce_spec *s, int64_t n, CUstream stream,
                            const cujit_arg *args, size_t nargs, CUdeviceptr dst, void *host) {
-  size_t acc_size = cj_elem_of(s->acc)->size, result_size = cj_elem_of(s->result)->size;
+  size_t acc_size = s->acc_size ? s->acc_size : cj_elem_of(s->acc)->size;
+  size_t result_size = cj_elem_of(s->result)->size;
   size_t bytes = scratch_bytes(n, acc_size, result_size, host != NULL);
   CUdeviceptr scratch = 0;
   CUcontext ctx;
@@ -255,7 +262,7 @@ cujit_status cj_reduce_output(cujit_array **out, int type, CUstream stream, cons
   return CUJIT_OK;
 }
 
-/* ---- sum, min, max and dot of arrays ---- */
+/* ---- the reductions of arrays ---- */
 
 static int is_half(int t) { return t == CUJIT_TYPE_F16 || t == CUJIT_TYPE_BF16; }
 static int is_complex(int t) { return t == CUJIT_TYPE_C64 || t == CUJIT_TYPE_C128; }
@@ -295,111 +302,243 @@ static const char *extreme(int t, int largest) {
   }
 }
 
-static const char *op_name(cujit_redop op) {
-  return op == CUJIT_REDOP_SUM ? "sum" : op == CUJIT_REDOP_MIN ? "min" : "max";
+static const char *const redop_names[] = {"sum", "min", "max",    "prod",
+                                          "any", "all", "argmin", "argmax"};
+
+static int is_arg(cujit_redop op) { return op == CUJIT_REDOP_ARGMIN || op == CUJIT_REDOP_ARGMAX; }
+/* The reductions that order the elements. */
+static int orders(cujit_redop op) {
+  return op == CUJIT_REDOP_MIN || op == CUJIT_REDOP_MAX || is_arg(op);
 }
 
-/* A spec with its strings kept beside it. */
+/* The type op gives for an array of type t. */
+static int result_of(cujit_redop op, int t) {
+  switch (op) {
+    case CUJIT_REDOP_SUM:
+    case CUJIT_REDOP_PROD: return sum_type(t);
+    case CUJIT_REDOP_ANY:
+    case CUJIT_REDOP_ALL: return CUJIT_TYPE_BOOL;
+    case CUJIT_REDOP_ARGMIN:
+    case CUJIT_REDOP_ARGMAX: return CUJIT_TYPE_I64;
+    default: return t;
+  }
+}
+
+/* ARGMIN's and ARGMAX's accumulator: a value and its index; cj_pick keeps the better of
+ * two, by a total order (NaN first, then the value, then the lower index), so that the
+ * tree's order does not matter and the first extremum wins. */
+static const char arg_source[] =
+    "struct cj_vi {\n  cj_v v;\n  long long i;\n};\n"
+    "__device__ __forceinline__ cj_vi cj_vi_make(cj_v v, long long i) {\n"
+    "  cj_vi r;\n  r.v = v;\n  r.i = i;\n  return r;\n}\n"
+    "__device__ __forceinline__ cj_vi cj_pick(cj_vi a, cj_vi b) {\n"
+    "  const bool an = a.v != a.v, bn = b.v != b.v;\n"
+    "  if (an != bn) return an ? a : b;\n"
+    "  if (!an && a.v != b.v) return a.v CJ_BETTER b.v ? a : b;\n"
+    "  return a.i <= b.i ? a : b;\n}\n";
+
+/* A spec with its strings kept beside it, and the arguments of its kernel. */
 typedef struct builtin {
   cj_reduce_spec spec;
-  char name[48];
+  char name[64];
   char params[160];
-  cj_buf map, vec_map;
+  cj_buf map, vec_map, pre, neutral;
   int types[2];
+  int dims;                              /* the strided loop's, or 0 */
+  int64_t lay[3 * CUJIT_ARRAY_MAX_DIMS]; /* its plan */
+  cujit_arg args[3];
+  size_t nargs;
 } builtin;
 
-static cujit_status builtin_spec(builtin *k, cujit_redop op, int t) {
-  const cj_elem *e = cj_elem_of(t);
+static void builtin_free(builtin *k) {
+  cj_buf_free(&k->map);
+  cj_buf_free(&k->vec_map);
+  cj_buf_free(&k->pre);
+  cj_buf_free(&k->neutral);
+}
+
+/* Element i of array j (named x or y), C order, as the kernel reads it. */
+static const char *element(const builtin *k, int j) {
+  static const char *const flat[] = {"x[i]", "y[i]"};
+  static const char *const strided[] = {"x[cj_off((unsigned long long)i, cj_lay, 0)]",
+                                        "y[cj_off((unsigned long long)i, cj_lay, 1)]"};
+  return k->dims ? strided[j] : flat[j];
+}
+
+/* The kernel's parameters and arguments for arrays a (and b), named x (and y): a strided
+ * loop over them (planned as map.c's) when one is a strided view, its plan then a last
+ * parameter; else the 16-byte loop over a where a is read alone. */
+static void builtin_arrays(builtin *k, const char *name, const cj_array *a, const cj_array *b) {
+  const cj_array *arrays[2] = {a, b};
+  size_t n = b ? 2 : 1, j;
+  cj_plan plan;
   memset(k, 0, sizeof *k);
-  k->spec.result = op == CUJIT_REDOP_SUM ? sum_type(t) : t;
-  k->spec.acc = acc_of(k->spec.result);
-  snprintf(k->name, sizeof k->name, "cj_%s_%s", op_name(op), e->name);
-  snprintf(k->params, sizeof k->params, "const %s *x", e->c_name);
-  cj_array_convert(&k->map, t, k->spec.acc, "x[i]");
-  cj_array_convert(&k->vec_map, t, k->spec.acc, "cj_x");
-  k->types[0] = t;
+  if (a->contig && (!b || b->contig))
+    plan.dims = 0;
+  else
+    cj_plan_make(&plan, a->ndim, a->shape, n, arrays, 0);
+  snprintf(k->params, sizeof k->params, "const %s *x", cj_elem_of(a->type)->c_name);
+  if (b)
+    snprintf(k->params + strlen(k->params), sizeof k->params - strlen(k->params), ", const %s *y",
+             cj_elem_of(b->type)->c_name);
+  for (j = 0; j < n; j++) {
+    k->args[k->nargs++] = cujit_ptr(arrays[j]->data);
+    k->types[j] = arrays[j]->type;
+  }
+  k->dims = plan.dims;
+  if (plan.dims) {
+    size_t bytes = cj_plan_pack(&plan, k->lay);
+    snprintf(k->params + strlen(k->params), sizeof k->params - strlen(k->params),
+             ", const cj_lay<%d, %zu> cj_lay", plan.dims, n);
+    k->args[k->nargs++] = cujit_value(k->lay, bytes);
+    cj_layout_source(&k->pre);
+    snprintf(k->name, sizeof k->name, "%s_s%d", name, plan.dims);
+  } else {
+    snprintf(k->name, sizeof k->name, "%s", name);
+    if (!b) { /* the 16-byte loop reads x alone */
+      k->spec.vec_array = "x";
+      k->spec.vec_type = a->type;
+    }
+  }
+  k->spec.preamble = k->pre.data; /* NULL: contiguous */
   k->spec.name = k->name;
   k->spec.params = k->params;
-  k->spec.map = k->map.data;
   k->spec.types = k->types;
-  k->spec.ntypes = 1;
-  k->spec.vec_array = "x";
-  k->spec.vec_type = t;
-  k->spec.vec_map = k->vec_map.data;
-  if (op == CUJIT_REDOP_SUM) {
-    k->spec.neutral = "0";
-    k->spec.reduce = "a + b";
-  } else {
-    k->spec.neutral = extreme(k->spec.acc, op == CUJIT_REDOP_MIN);
-    k->spec.reduce =
-        op == CUJIT_REDOP_MIN ? "(a != a || a < b) ? a : b" : "(a != a || a > b) ? a : b";
+  k->spec.ntypes = n;
+}
+
+/* The map of element x (an expression) for op on type t into accumulator acc. */
+static void builtin_map(cj_buf *b, cujit_redop op, int t, int acc, const char *x, const char *at) {
+  if (!is_arg(op)) {
+    cj_array_convert(b, t, acc, x);
+    return;
   }
-  return k->map.oom || !k->map.data || k->vec_map.oom || !k->vec_map.data
+  cj_buf_puts(b, "cj_vi_make(");
+  cj_array_convert(b, t, acc, x);
+  cj_buf_printf(b, ", %s)", at);
+}
+
+/* op over a (type t) into `result`, accumulated in acc_of(result) (the value's type for
+ * ARGMIN and ARGMAX). */
+static cujit_status builtin_spec(builtin *k, cujit_redop op, const cj_array *a, int result) {
+  char name[64];
+  int t = a->type, acc = is_arg(op) ? acc_of(t) : acc_of(result);
+  snprintf(name, sizeof name, "cj_%s_%s%s%s", redop_names[op], cj_elem_of(t)->name,
+           result == result_of(op, t) ? "" : "_", /* a sum as another type names it */
+           result == result_of(op, t) ? "" : cj_elem_of(result)->name);
+  builtin_arrays(k, name, a, NULL);
+  k->spec.result = result;
+  k->spec.acc = acc;
+  builtin_map(&k->map, op, t, acc, element(k, 0), "i");
+  builtin_map(&k->vec_map, op, t, acc, "cj_x", "cj_i");
+  k->spec.map = k->map.data;
+  k->spec.vec_map = k->spec.vec_array ? k->vec_map.data : NULL;
+  switch (op) {
+    case CUJIT_REDOP_SUM: k->spec.neutral = "0", k->spec.reduce = "a + b"; break;
+    case CUJIT_REDOP_PROD: k->spec.neutral = "1", k->spec.reduce = "a * b"; break;
+    case CUJIT_REDOP_ANY: k->spec.neutral = "false", k->spec.reduce = "a || b"; break;
+    case CUJIT_REDOP_ALL: k->spec.neutral = "true", k->spec.reduce = "a && b"; break;
+    case CUJIT_REDOP_MIN:
+    case CUJIT_REDOP_MAX:
+      k->spec.neutral = extreme(acc, op == CUJIT_REDOP_MIN);
+      k->spec.reduce =
+          op == CUJIT_REDOP_MIN ? "(a != a || a < b) ? a : b" : "(a != a || a > b) ? a : b";
+      break;
+    default: /* ARGMIN, ARGMAX */
+      cj_buf_printf(&k->pre, "typedef %s cj_v;\n#define CJ_BETTER %s\n%s", cj_elem_of(acc)->c_name,
+                    op == CUJIT_REDOP_ARGMIN ? "<" : ">", arg_source);
+      cj_buf_printf(&k->neutral, "cj_vi_make(%s, 9223372036854775807ll)",
+                    extreme(acc, op == CUJIT_REDOP_ARGMIN));
+      k->spec.preamble = k->pre.data;
+      k->spec.neutral = k->neutral.data;
+      k->spec.reduce = "cj_pick(a, b)";
+      k->spec.acc_type = "cj_vi";
+      k->spec.acc_size = 16; /* a value of up to 8 bytes and a long long */
+      k->spec.result_expr = "cj_acc.i";
+  }
+  return k->map.oom || !k->map.data || k->vec_map.oom || k->pre.oom || k->neutral.oom ||
+                 (is_arg(op) && !k->neutral.data)
              ? cj_fail_oom("writing a reduction kernel")
              : CUJIT_OK;
 }
 
-static cujit_status dot_spec(builtin *k, int ta, int tb) {
-  const cj_elem *ea = cj_elem_of(ta), *eb = cj_elem_of(tb);
-  memset(k, 0, sizeof *k);
-  k->spec.result = cujit_type_promote((cujit_type)ta, (cujit_type)tb, 0);
+static cujit_status dot_spec(builtin *k, const cj_array *a, const cj_array *b) {
+  char name[64];
+  snprintf(name, sizeof name, "cj_dot_%s_%s", cj_elem_of(a->type)->name, cj_elem_of(b->type)->name);
+  builtin_arrays(k, name, a, b);
+  k->spec.result = cujit_type_promote((cujit_type)a->type, (cujit_type)b->type, 0);
   k->spec.acc = acc_of(k->spec.result);
-  snprintf(k->name, sizeof k->name, "cj_dot_%s_%s", ea->name, eb->name);
-  snprintf(k->params, sizeof k->params, "const %s *x, const %s *y", ea->c_name, eb->c_name);
-  cj_array_convert(&k->map, ta, k->spec.acc, "x[i]");
+  cj_array_convert(&k->map, a->type, k->spec.acc, element(k, 0));
   cj_buf_puts(&k->map, " * ");
-  cj_array_convert(&k->map, tb, k->spec.acc, "y[i]");
-  k->types[0] = ta;
-  k->types[1] = tb;
-  k->spec.name = k->name;
-  k->spec.params = k->params;
+  cj_array_convert(&k->map, b->type, k->spec.acc, element(k, 1));
   k->spec.map = k->map.data;
-  k->spec.types = k->types;
-  k->spec.ntypes = 2;
   k->spec.neutral = "0";
   k->spec.reduce = "a + b";
-  return k->map.oom || !k->map.data ? cj_fail_oom("writing a reduction kernel") : CUJIT_OK;
+  return k->map.oom || !k->map.data || k->pre.oom ? cj_fail_oom("writing a reduction kernel")
+                                                  : CUJIT_OK;
 }
 
 /* Compiles the kernel, makes the output when none was given, and runs it over n elements
  * of the arrays in `args` on `stream`. */
 static cujit_status run_builtin(builtin *k, cujit_array **out, int64_t n, CUstream stream,
-                                const cujit_arg *args, size_t nargs, const char *fn) {
+                                const char *fn) {
   cujit_function *f = NULL;
   CUdeviceptr dst;
   int made;
   cujit_status st = cj_reduce_kernel(&k->spec, &f);
   if (st == CUJIT_OK) st = cj_reduce_output(out, k->spec.result, stream, fn, &dst, &made);
   if (st != CUJIT_OK) return st;
-  st = cj_reduce_run(f, &k->spec, n, stream, args, nargs, dst, NULL);
+  st = cj_reduce_run(f, &k->spec, n, stream, k->args, k->nargs, dst, NULL);
   return cj_array_unmake(st, out, made);
+}
+
+/* op of a into a 0-d array of `result`, after the checks every reduction makes. */
+static cujit_status reduce(cujit_redop op, const cj_array *a, int result, cujit_array **out,
+                           const char *fn) {
+  builtin k;
+  cujit_status st;
+  CJ_CHECK(!orders(op) || !is_complex(a->type), CUJIT_ERROR_INVALID_VALUE,
+           "%s: complex numbers have no order, so no %s; reduce their real parts or "
+           "magnitudes instead",
+           fn, redop_names[op]);
+  CJ_CHECK(!orders(op) || a->size != 0, CUJIT_ERROR_INVALID_VALUE,
+           "%s: the %s of an empty array is undefined; check the size first", fn, redop_names[op]);
+  CJ_TRY(cj_reduce_output_check(out, result, fn));
+  if ((st = builtin_spec(&k, op, a, result)) == CUJIT_OK)
+    st = run_builtin(&k, out, a->size, a->stream, fn);
+  builtin_free(&k);
+  return st;
 }
 
 cujit_status cujit_array_reduce(cujit_redop op, const cujit_array *h, cujit_array **out) {
   static const char fn[] = "cujit_array_reduce";
-  builtin k;
   cj_array *a;
-  cujit_status st = cj_array_get(h, fn, "a", &a);
-  if (st != CUJIT_OK) return st;
-  CJ_CHECK(op == CUJIT_REDOP_SUM || op == CUJIT_REDOP_MIN || op == CUJIT_REDOP_MAX,
-           CUJIT_ERROR_INVALID_VALUE,
-           "%s: op is %d; use CUJIT_REDOP_SUM, CUJIT_REDOP_MIN or "
-           "CUJIT_REDOP_MAX",
+  CJ_TRY(cj_array_get(h, fn, "a", &a));
+  CJ_CHECK(op >= CUJIT_REDOP_SUM && op <= CUJIT_REDOP_ARGMAX, CUJIT_ERROR_INVALID_VALUE,
+           "%s: op is %d; use CUJIT_REDOP_SUM, _MIN, _MAX, _PROD, _ANY, _ALL, _ARGMIN or "
+           "_ARGMAX",
            fn, (int)op);
-  CJ_CHECK(op == CUJIT_REDOP_SUM || !is_complex(a->type), CUJIT_ERROR_INVALID_VALUE,
-           "%s: complex numbers have no order, so no %s; "
-           "reduce their real parts or magnitudes instead",
-           fn, op_name(op));
-  CJ_CHECK(op == CUJIT_REDOP_SUM || a->size != 0, CUJIT_ERROR_INVALID_VALUE,
-           "%s: the %s of an empty array is undefined; "
-           "check the size first",
-           fn, op_name(op));
-  CJ_TRY(cj_reduce_output_check(out, op == CUJIT_REDOP_SUM ? sum_type(a->type) : a->type, fn));
-  if ((st = builtin_spec(&k, op, a->type)) == CUJIT_OK)
-    st = run_builtin(&k, out, a->size, a->stream, (cujit_arg[]){cujit_ptr(a->data)}, 1, fn);
-  cj_buf_free(&k.map);
-  cj_buf_free(&k.vec_map);
-  return st;
+  return reduce(op, a, result_of(op, a->type), out, fn);
+}
+
+cujit_status cujit_array_reduce_as(cujit_redop op, const cujit_array *h, cujit_type type,
+                                   cujit_array **out) {
+  static const char fn[] = "cujit_array_reduce_as";
+  cj_array *a;
+  CJ_TRY(cj_array_get(h, fn, "a", &a));
+  CJ_CHECK(op == CUJIT_REDOP_SUM || op == CUJIT_REDOP_PROD, CUJIT_ERROR_INVALID_VALUE,
+           "%s: op is %d; a reduction with a type of its own is CUJIT_REDOP_SUM or "
+           "CUJIT_REDOP_PROD",
+           fn, (int)op);
+  CJ_CHECK(cj_elem_of(type), CUJIT_ERROR_INVALID_VALUE,
+           "%s: type %d is not an element type arrays hold (use CUJIT_TYPE_BOOL, _I8 ... _U64, "
+           "_F16, _BF16, _F32, _F64, _C64 or _C128)",
+           fn, (int)type);
+  CJ_CHECK(!is_complex(a->type) || is_complex(type), CUJIT_ERROR_INVALID_VALUE,
+           "%s: a holds %s and type is %s, which would drop the imaginary parts; reduce "
+           "as a complex type, or reduce the real parts",
+           fn, cj_elem_of(a->type)->name, cj_elem_of(type)->name);
+  return reduce(op, a, type, out, fn);
 }
 
 cujit_status cujit_array_dot(const cujit_array *ha, const cujit_array *hb, cujit_array **out) {
@@ -415,10 +554,7 @@ cujit_status cujit_array_dot(const cujit_array *ha, const cujit_array *hb, cujit
   CJ_TRY(cj_reduce_output_check(out,
                                 cujit_type_promote((cujit_type)a->type, (cujit_type)b->type, 0),
                                 fn));
-  if ((st = dot_spec(&k, a->type, b->type)) == CUJIT_OK)
-    st = run_builtin(&k, out, a->size, a->stream,
-                     (cujit_arg[]){cujit_ptr(a->data), cujit_ptr(b->data)}, 2, fn);
-  cj_buf_free(&k.map);
-  cj_buf_free(&k.vec_map);
+  if ((st = dot_spec(&k, a, b)) == CUJIT_OK) st = run_builtin(&k, out, a->size, a->stream, fn);
+  builtin_free(&k);
   return st;
 }

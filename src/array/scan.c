@@ -237,7 +237,8 @@ static cujit_status scan_run(const scan_spec *s, CUdeviceptr in, CUdeviceptr out
   return st;
 }
 
-/* Checks the output (1-D, in's size, of s's type; made when *out is NULL) and scans. */
+/* Checks the input (contiguous: the kernel reads in[i]) and the output (1-D, in's size, of
+ * s's type, contiguous; made when *out is NULL) and scans. */
 static cujit_status scan_array(const scan_spec *s, const cj_array *in, cujit_array **out,
                                const char *fn) {
   cj_array flat; /* what the output must look like: in, as 1-D */
@@ -254,7 +255,9 @@ static cujit_status scan_array(const scan_spec *s, const cj_array *in, cujit_arr
   flat.ndim = 1;
   flat.shape[0] = flat.size = in->size;
   flat.stream = in->stream;
+  CJ_TRY(cj_array_need_contiguous(in, fn, "the input"));
   CJ_TRY(cj_array_output(out, &flat, s->type, fn, &o, &made));
+  if (!made && (st = cj_array_need_contiguous(o, fn, "the output")) != CUJIT_OK) return st;
   st = scan_run(s, in->data, o->data, in->size, in->stream);
   return cj_array_unmake(st, out, made);
 }

@@ -1,0 +1,157 @@
+/* layout.c - where an array's elements lie: strides (in elements, negative for a reversed
+ * view), whether they are in C order, shapes a strided view can take without a copy,
+ * ranges of indices, and the loop a kernel runs over several arrays of one shape.
+ *
+ * Pure functions of shapes and strides: nothing here touches a handle or the device. */
+#include <string.h>
+
+#include "array/array.h"
+
+void cj_layout_contiguous(int ndim, const int64_t *shape, int64_t *strides) {
+  int64_t s = 1;
+  int d;
+  for (d = ndim - 1; d >= 0; d--) {
+    strides[d] = s;
+    s *= shape[d] ? shape[d] : 1;
+  }
+}
+
+int cj_layout_is_contiguous(int ndim, const int64_t *shape, const int64_t *strides) {
+  int64_t want = 1;
+  int d;
+  for (d = 0; d < ndim; d++)
+    if (shape[d] == 0) return 1; /* no element: nothing lies anywhere */
+  for (d = ndim - 1; d >= 0; d--) {
+    if (shape[d] == 1) continue; /* a dimension of one element never steps */
+    if (strides[d] != want) return 0;
+    want *= shape[d];
+  }
+  return 1;
+}
+
+/* NumPy's reshape without a copy: the old dimensions (those of one element left out) are
+ * taken in groups whose sizes multiply to those of groups of new ones; a group of old
+ * dimensions that lie one inside the other in memory gives its new ones C-order strides
+ * from its innermost stride. */
+int cj_layout_reshape(int ndim, const int64_t *shape, const int64_t *strides, int new_ndim,
+                      const int64_t *new_shape, int64_t *new_strides) {
+  int64_t od[CUJIT_ARRAY_MAX_DIMS], os[CUJIT_ARRAY_MAX_DIMS];
+  int n = 0, oi = 0, oj = 1, ni = 0, nj = 1, d, k;
+  for (d = 0; d < ndim; d++) {
+    if (shape[d] == 0) { /* empty: any strides will do */
+      cj_layout_contiguous(new_ndim, new_shape, new_strides);
+      return 1;
+    }
+    if (shape[d] != 1) od[n] = shape[d], os[n++] = strides[d];
+  }
+  while (ni < new_ndim && oi < n) {
+    int64_t np = new_shape[ni], op = od[oi];
+    while (np != op) {
+      if (np < op)
+        np *= new_shape[nj++];
+      else
+        op *= od[oj++];
+    }
+    for (k = oi; k < oj - 1; k++)
+      if (os[k] != od[k + 1] * os[k + 1]) return 0;
+    new_strides[nj - 1] = os[oj - 1];
+    for (k = nj - 1; k > ni; k--) new_strides[k - 1] = new_strides[k] * new_shape[k];
+    ni = nj++;
+    oi = oj++;
+  }
+  for (k = ni; k < new_ndim; k++) /* dimensions of one element left at the end */
+    new_strides[k] = ni ? new_strides[ni - 1] : 1;
+  return 1;
+}
+
+int64_t cj_layout_offset(int ndim, const int64_t *shape, const int64_t *strides, int64_t k) {
+  int64_t off = 0;
+  int d;
+  for (d = ndim - 1; d >= 0; d--) {
+    if (!shape[d]) return 0;
+    off += k % shape[d] * strides[d];
+    k /= shape[d];
+  }
+  return off;
+}
+
+uint64_t cj_range_count(int64_t start, int64_t stop, int64_t step) {
+  uint64_t span, stride; /* in unsigned arithmetic: no signed overflow at the extremes */
+  if (step > 0 ? stop <= start : start <= stop) return 0;
+  span = step > 0 ? (uint64_t)stop - (uint64_t)start : (uint64_t)start - (uint64_t)stop;
+  stride = step > 0 ? (uint64_t)step : 0 - (uint64_t)step;
+  return (span - 1) / stride + 1;
+}
+
+int cj_range_inside(int64_t start, int64_t step, uint64_t count, int64_t size) {
+  uint64_t room, stride;
+  if (!count) return 1;
+  if (start < 0 || start >= size) return 0;
+  room = step > 0 ? (uint64_t)(size - 1 - start) : (uint64_t)start;
+  stride = step > 0 ? (uint64_t)step : 0 - (uint64_t)step;
+  return count - 1 <= room / stride;
+}
+
+/* ---- the loop over several arrays ---- */
+
+/* Array j's stride along dimension d of the loop's shape: its own dimensions stand for the
+ * last of the shape's (those before are of one element); a broadcast array steps by 0. */
+static int64_t stride_of(const cj_array *a, int bcast, int ndim, const int64_t *shape, int d) {
+  int own = a ? d - (ndim - a->ndim) : d;
+  if (bcast || own < 0) return 0;
+  if (!a) { /* a new output: C order */
+    int64_t s = 1;
+    int e;
+    for (e = ndim - 1; e > d; e--) s *= shape[e];
+    return s;
+  }
+  return a->strides[own];
+}
+
+void cj_plan_make(cj_plan *p, int ndim, const int64_t *shape, size_t n,
+                  const cj_array *const *arrays, unsigned bcast) {
+  int64_t size[CUJIT_ARRAY_MAX_DIMS], st[CUJIT_MAP_MAX_ARRAYS + 1][CUJIT_ARRAY_MAX_DIMS];
+  size_t j;
+  int d, dims = 0, flat = 1;
+  memset(p, 0, sizeof *p);
+  p->n = n;
+  p->bcast = bcast;
+  /* from the innermost dimension out: one of a single element is left out, and one that
+   * continues the dimension inside it, in every array, is merged into it */
+  for (d = ndim - 1; d >= 0; d--) {
+    int merge = dims > 0;
+    if (shape[d] == 0) return; /* no element: the contiguous loop, which runs none */
+    if (shape[d] == 1) continue;
+    for (j = 0; j < n && merge; j++)
+      merge = stride_of(arrays[j], (int)(bcast >> j & 1), ndim, shape, d) ==
+              st[j][dims - 1] * size[dims - 1];
+    if (merge) {
+      size[dims - 1] *= shape[d];
+      continue;
+    }
+    size[dims] = shape[d];
+    for (j = 0; j < n; j++)
+      st[j][dims] = stride_of(arrays[j], (int)(bcast >> j & 1), ndim, shape, d);
+    dims++;
+  }
+  /* one dimension, every array in C order or broadcast: the contiguous loop */
+  for (j = 0; j < n && dims == 1; j++)
+    if (st[j][0] != 1 && !(bcast >> j & 1)) flat = 0;
+  if (dims <= 1 && flat) return;
+  /* the strided loop, outermost dimension first; a broadcast array steps by 0 there */
+  p->dims = dims;
+  p->bcast = 0;
+  for (d = 0; d < dims; d++) {
+    p->shape[d] = size[dims - 1 - d];
+    for (j = 0; j < n; j++) p->strides[j][d] = st[j][dims - 1 - d];
+  }
+}
+
+size_t cj_plan_pack(const cj_plan *p, int64_t *out) {
+  size_t j, k = 0;
+  int d;
+  for (d = 0; d < p->dims; d++) out[k++] = p->shape[d];
+  for (j = 0; j < p->n; j++)
+    for (d = 0; d < p->dims; d++) out[k++] = p->strides[j][d];
+  return k * sizeof *out;
+}
