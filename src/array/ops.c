@@ -163,8 +163,10 @@ static cujit_status broadcast(const char *fn, const cj_array *const *ops, const 
   shape->stream = first->stream;
   for (d = 0; d < ndim; d++) shape->shape[d] = 1;
   if (full) memcpy(shape->shape + ndim - full->ndim, full->shape, (size_t)full->ndim * 8);
+  /* the full operand may have fewer dimensions than the result ((4,) against (1, 4)): it
+   * holds the same elements in the same order, so only single elements are broadcast */
   for (j = 0; j < n; j++)
-    if (ops[j] && !cj_array_same_shape(ops[j], shape)) *bcast |= 1u << j;
+    if (ops[j] && ops[j]->size == 1 && !cj_array_same_shape(ops[j], shape)) *bcast |= 1u << j;
   return CUJIT_OK;
 }
 

@@ -139,10 +139,12 @@ static cujit_status prepare_indexed(cj_map_kernel *k, const cj_buf *pre, const c
   return pre->oom || expr->oom ? cj_fail_oom("writing a kernel") : cj_map_prepare(k, f);
 }
 
-/* Runs f (of k) as r says, with RAISE's word around it. */
+/* Runs f (of k) as r says, with RAISE's word around it: s, r's scalars, gets the plan, the
+ * size and the word once the word is made (s[0], the indexed array's address, is set). */
 static cujit_status run_indexed(indexed *x, cujit_function *f, const cj_map_kernel *k,
-                                const cj_map_run *r) {
+                                const cj_map_run *r, cujit_arg *s) {
   CJ_TRY(bad_word(x));
+  indexed_scalars(x, s);
   return check_bad(x, cj_map_run_kernel(f, cj_map_kernel_width(k), r));
 }
 
@@ -192,9 +194,8 @@ cujit_status cujit_array_take(const cujit_array *ha, const cujit_array *hi, cuji
   if (st == CUJIT_OK && !o) st = cj_array_output_of(out, NULL, &like, a->type, fn, &o, &made);
   if (st == CUJIT_OK) {
     s[0] = cujit_ptr(a->data);
-    indexed_scalars(&x, s);
     cj_map_run r = {idx->size, a->stream, &idx->data, 1, s, 4, o->data, 1, &plan};
-    st = run_indexed(&x, f, &k, &r);
+    st = run_indexed(&x, f, &k, &r, s);
   }
   cj_buf_free(&pre);
   cj_buf_free(&expr);
@@ -238,11 +239,10 @@ cujit_status cujit_array_put(cujit_array *ha, const cujit_array *hi, const cujit
   cj_map_kernel k = {name,    NULL,         2,    types, (const char *const[]){"cj_ix", "cj_v"},
                      scalars, CJ_NO_OUTPUT, NULL, 0,     0};
   s[0] = cujit_ptr(a->data);
-  indexed_scalars(&x, s);
   const CUdeviceptr in[2] = {idx->data, v->data};
   cj_map_run r = {idx->size, a->stream, in, 2, s, 4, 0, 0, &plan};
   st = prepare_indexed(&k, &pre, &expr, &plan, &f);
-  if (st == CUJIT_OK) st = run_indexed(&x, f, &k, &r);
+  if (st == CUJIT_OK) st = run_indexed(&x, f, &k, &r, s);
   cj_buf_free(&pre);
   cj_buf_free(&expr);
   return st;
