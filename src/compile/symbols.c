@@ -237,13 +237,18 @@ const char *cj_symbol_readable(const char *sym, char *buf, size_t size) {
   return buf;
 }
 
+/* Without snprintf: a lookup is on a warm start's path (see cj_join). */
 const char *cj_symbol_unqualified(const char *sym, char *buf, size_t size) {
   parts r;
+  size_t n;
   if (!size) return buf;
-  if (mangled_parts(sym, &r) != 0 || r.n == 0)
-    snprintf(buf, size, "%s", sym);
-  else
-    snprintf(buf, size, "%.*s", (int)r.len[r.n - 1], r.at[r.n - 1]);
+  if (mangled_parts(sym, &r) != 0 || r.n == 0) {
+    cj_join(buf, size, sym, NULL);
+    return buf;
+  }
+  n = r.len[r.n - 1] < size - 1 ? r.len[r.n - 1] : size - 1;
+  memcpy(buf, r.at[r.n - 1], n);
+  buf[n] = '\0';
   return buf;
 }
 

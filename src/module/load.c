@@ -269,9 +269,9 @@ static void record(cj_module *m, cj_mstate *s, int v, CUdevice dev, int cc) {
     const char *arch = m->image->arch;
     if (v == CJ_V_PTX && strncmp(arch, "sm_", 3) == 0)
       snprintf(s->what[v], sizeof s->what[v], "PTX compute_%s (JIT)", arch + 3);
-    else
-      snprintf(s->what[v], sizeof s->what[v], "%s %s%s", v == CJ_V_CUBIN ? "CUBIN" : "PTX",
-               arch[0] ? arch : "(target unknown)", v == CJ_V_CUBIN ? "" : " (JIT)");
+    else /* not snprintf: this is on a warm start's path (see cj_join) */
+      cj_join(s->what[v], sizeof s->what[v], v == CJ_V_CUBIN ? "CUBIN " : "PTX ",
+              arch[0] ? arch : "(target unknown)", v == CJ_V_CUBIN ? "" : " (JIT)", NULL);
   }
   if (dev < 0 || dev >= CJ_RECORDED_DEVICES || s->on_dev[dev]) return;
   s->on_dev[dev] = (signed char)(v + 1);
