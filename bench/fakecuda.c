@@ -156,7 +156,7 @@ static CUresult kernel_function(CUfunction *f, CUkernel k) {
 
 static CUresult kernel_attribute(int *v, CUfunction_attribute a, CUkernel k, CUdevice d) {
   (void)k, (void)d;
-  *v = a == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK ? 1024
+  *v = a == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK           ? 1024
        : a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES ? 49152
                                                               : 0;
   return CUDA_SUCCESS;
@@ -200,7 +200,8 @@ static const struct {
   const char *name;
   void *fn;
 } table[] = {
-#define FAKE_(name, fn) {#name, (void *)(fn)}
+#define FAKE_(name, fn) \
+  { #name, (void *)(fn) }
     FAKE_(cuInit, ok),
     FAKE_(cuDriverGetVersion, get_version),
     FAKE_(cuGetErrorName, get_error_name),
@@ -268,7 +269,6 @@ CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int version, c
   *pfn = NULL;
   for (i = 0; i < sizeof table / sizeof table[0]; i++)
     if (strcmp(table[i].name, symbol) == 0) *pfn = table[i].fn;
-  if (status)
-    *status = *pfn ? CU_GET_PROC_ADDRESS_SUCCESS : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  if (status) *status = *pfn ? CU_GET_PROC_ADDRESS_SUCCESS : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
   return *pfn ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
 }
