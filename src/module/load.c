@@ -33,6 +33,8 @@ cj_mstate *cj_module_state(cj_module *m) {
     st = cj_prebuilt_symbols(m->image->cubin, m->image->cubin_size, &s->syms);
   else if (cj_module_binary_only(m))
     st = cj_prebuilt_globals(m->image, &s->syms, &s->globals_known);
+  else if (m->image->index) /* read when compiled, kept in its cache entry: no PTX to read */
+    cj_symtab_borrow(&s->syms, m->image->index), st = CUJIT_OK;
   else
     st = cj_symtab_build(m->image->ptx, &s->syms);
   if (st != CUJIT_OK) {
