@@ -352,15 +352,19 @@ static void damaged_entries_are_rejected(void **state) {
     } bad[] = {
         {4, 0x10000000u},  /* kernels */
         {8, 0x10000000u},  /* variables */
-        {12, 0xfffffff0u}, /* the kernel's name's length */
-        {12, 0},           /* an empty name */
-        {20, 2},           /* "parameters read" neither 0 nor 1 */
-        {24, 0x01000000u}, /* parameters */
-        {28, 4},           /* the first parameter's offset: unaligned */
-        {32, 0},           /* its size */
-        {36, 3},           /* its alignment: not a power of two */
-        {40, 2},           /* "an aggregate" neither 0 nor 1 */
-        {44, 0},           /* the second overlaps the first */
+        {12, 0x10000000u}, /* parameters in all */
+        {12, 2},           /* ... fewer than the kernels have */
+        {16, 0x7fffffffu}, /* bytes of symbols */
+        {16, 12},          /* ... fewer than the symbols take */
+        {20, 0xfffffff0u}, /* the kernel's name's length */
+        {20, 0},           /* an empty name */
+        {28, 2},           /* "parameters read" neither 0 nor 1 */
+        {32, 0x01000000u}, /* its parameters */
+        {36, 4},           /* the first parameter's offset: unaligned */
+        {40, 0},           /* its size */
+        {44, 3},           /* its alignment: not a power of two */
+        {48, 2},           /* "an aggregate" neither 0 nor 1 */
+        {52, 0},           /* the second overlaps the first */
     };
     size_t i;
     for (i = 0; i < CJ_COUNT(bad); i++) {

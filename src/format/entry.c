@@ -19,10 +19,11 @@
  *     NAME  u32 count, then per name expression: u32 length + text, u32 length + lowered name
  *     DEPS  u32 count, then per header: u32 length + path, u64 size, 16-byte XXH3-128
  *     SYMS  what lookups need of the PTX (compile/symbols.h), empty when it has none:
- *           u32 index version, u32 kernel count, u32 variable count; per kernel: u32
- *           length + symbol, u32 1 when its parameters were read (else 0), u32 parameter
- *           count, then per parameter u32 offset, size, alignment, and 1 when declared as
- *           bytes (an aggregate: else 0); per variable: u32 length + symbol
+ *           u32 index version, u32 kernel count, u32 variable count, u32 parameters in
+ *           all, u32 bytes of all symbols with a NUL each; per kernel: u32 length +
+ *           symbol, u32 1 when its parameters were read (else 0), u32 parameter count,
+ *           then per parameter u32 offset, size, alignment, and 1 when declared as bytes
+ *           (an aggregate: else 0); per variable: u32 length + symbol
  *   manifest: what went into the key, part by part (manifest.c), after the payload
  *
  * A hit reads the payload only: the manifest has its own checksum, checked by those who
@@ -117,13 +118,20 @@ static int params_ok(const cj_ptx_kernel *k) {
 static void put_index(cj_buf *b, const cj_image *im) {
   cj_ptx_index *own = NULL;
   const cj_ptx_index *x = im->index;
-  size_t i, k;
+  size_t i, k, n_params = 0, chars = 0;
   if (!x && !im->prebuilt && !im->linked && im->ptx && im->ptx[0])
     x = own = cj_ptx_index_build(im->ptx);
   if (!x) return;
+  for (i = 0; i < x->n_kernels; i++) {
+    if (x->kernels[i].params_known && params_ok(&x->kernels[i])) n_params += x->kernels[i].nparams;
+    chars += strlen(x->kernels[i].name) + 1;
+  }
+  for (i = 0; i < x->n_globals; i++) chars += strlen(x->globals[i]) + 1;
   put32(b, CJ_PTX_INDEX_VERSION);
   put32(b, (uint32_t)x->n_kernels);
   put32(b, (uint32_t)x->n_globals);
+  put32(b, (uint32_t)n_params);
+  put32(b, (uint32_t)chars);
   for (i = 0; i < x->n_kernels; i++) {
     const cj_ptx_kernel *kn = &x->kernels[i];
     int known = kn->params_known && params_ok(kn);
@@ -321,56 +329,49 @@ static int get_param(cj_cursor *c, size_t *end, cj_ptx_param *out) {
   return 0;
 }
 
-/* Reads an index's kernels and variables once to check and count them (x NULL), then again
- * into x. 0, or 1 when malformed. */
-static int walk_index(cj_cursor c, cj_ptx_index *x, size_t *n_params, size_t *chars) {
-  uint64_t nk = cj_cursor_get(&c, 4), ng = cj_cursor_get(&c, 4), i, k, np, known;
+/* Reads an index's kernels and variables into x, whose room is exactly what its header
+ * says they take: 0, or 1 when malformed. */
+static int walk_index(cj_cursor c, cj_ptx_index *x) {
   const unsigned char *name;
+  uint64_t i, k, np, known;
   size_t len, end;
-  /* a kernel takes at least 13 bytes, a variable 5 */
-  if (c.bad || nk > c.left / 13 || ng > c.left / 5) return 1;
-  for (i = 0; i < nk; i++) {
-    cj_ptx_kernel *kn = x ? &x->kernels[i] : NULL;
+  for (i = 0; i < x->n_kernels; i++) {
+    cj_ptx_kernel *kn = &x->kernels[i];
     if (!(name = get_symbol(&c, &len))) return 1;
     known = cj_cursor_get(&c, 4);
     np = cj_cursor_get(&c, 4);
-    if (c.bad || known > 1 || np > c.left / 16 || (!known && np)) return 1;
-    *chars += len + 1;
-    *n_params += (size_t)np;
-    if (kn) {
-      kn->name = x->kernel_names[i] = cj_ptx_index_put_name(x, (const char *)name, len);
-      kn->params_known = (int)known;
-      kn->nparams = (size_t)np;
-      kn->params = cj_ptx_index_put_params(x, (size_t)np);
-      if (!kn->name || (np && !kn->params)) return 1;
-    }
+    if (c.bad || known > 1 || (!known && np)) return 1;
+    kn->name = x->kernel_names[i] = cj_ptx_index_put_name(x, (const char *)name, len);
+    kn->params_known = (int)known;
+    kn->nparams = (size_t)np;
+    kn->params = cj_ptx_index_put_params(x, (size_t)np);
+    if (!kn->name || !kn->params) return 1;
     for (k = 0, end = 0; k < np; k++)
-      if (get_param(&c, &end, kn ? &kn->params[k] : NULL) != 0) return 1;
+      if (get_param(&c, &end, &kn->params[k]) != 0) return 1;
   }
-  for (i = 0; i < ng; i++) {
-    if (!(name = get_symbol(&c, &len))) return 1;
-    *chars += len + 1;
-    if (x && !(x->globals[i] = cj_ptx_index_put_name(x, (const char *)name, len))) return 1;
-  }
-  if (x && (x->n_kernels != nk || x->n_globals != ng)) return 1;
-  return c.bad || c.left ? 1 : 0;
+  for (i = 0; i < x->n_globals; i++)
+    if (!(name = get_symbol(&c, &len)) ||
+        !(x->globals[i] = cj_ptx_index_put_name(x, (const char *)name, len)))
+      return 1;
+  return c.bad || c.left || x->next_param != x->end_param || x->next_char != x->end_char;
 }
 
 /* The SYMS section into im->index (left NULL when empty or of another version). */
 static int read_index(cj_cursor *c, cj_image *im) {
-  cj_cursor s, body;
-  size_t n_params = 0, chars = 0;
-  uint64_t nk, ng;
+  cj_cursor s;
+  uint64_t nk, ng, np, chars;
   if (open_section(c, "SYMS", &s) != 0) return 1;
   if (!s.left) return 0;
   if (cj_cursor_get(&s, 4) != CJ_PTX_INDEX_VERSION) return s.bad ? 1 : 0;
-  body = s;
-  if (walk_index(body, NULL, &n_params, &chars) != 0) return 1;
   nk = cj_cursor_get(&s, 4);
   ng = cj_cursor_get(&s, 4);
-  if (!(im->index = cj_ptx_index_new((size_t)nk, (size_t)ng, n_params, chars))) return -1;
-  n_params = chars = 0;
-  return walk_index(body, im->index, &n_params, &chars);
+  np = cj_cursor_get(&s, 4);
+  chars = cj_cursor_get(&s, 4);
+  /* each kernel takes at least 13 bytes, a variable 5, a parameter 16, a symbol's byte 1 */
+  if (s.bad || nk > s.left / 13 || ng > s.left / 5 || np > s.left / 16 || chars > s.left + nk + ng)
+    return 1;
+  if (!(im->index = cj_ptx_index_new((size_t)nk, (size_t)ng, (size_t)np, (size_t)chars))) return -1;
+  return walk_index(s, im->index);
 }
 
 static int read_arch(cj_cursor *c, cj_image *im, cj_entry_meta *m) {
