@@ -8,6 +8,7 @@
  * strace and perf can look at. Never a test: it answers what those groups ask and no more.
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cuda.h>
@@ -190,6 +191,34 @@ static CUresult mem_alloc(CUdeviceptr *p, size_t bytes) {
   return CUDA_SUCCESS;
 }
 
+static CUresult host_alloc(void **p, size_t bytes, unsigned flags) {
+  (void)flags;
+  *p = malloc(bytes ? bytes : 1);
+  return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+static CUresult host_free(void *p) {
+  free(p);
+  return CUDA_SUCCESS;
+}
+
+static CUresult pool_create(CUmemoryPool *pool, const CUmemPoolProps *props) {
+  (void)props;
+  *pool = (CUmemoryPool)FAKE_HANDLE(0x4000);
+  return CUDA_SUCCESS;
+}
+
+static CUresult pool_alloc(CUdeviceptr *p, size_t bytes, CUmemoryPool pool, CUstream s) {
+  (void)pool, (void)s;
+  return mem_alloc(p, bytes);
+}
+
+/* What memory a pointer is: not answered (only In/Out asks, which means nothing here). */
+static CUresult pointer_attributes(unsigned n, CUpointer_attribute *a, void **data, CUdeviceptr p) {
+  (void)n, (void)a, (void)data, (void)p;
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+
 static CUresult mem_info(size_t *free_bytes, size_t *total) {
   *free_bytes = (size_t)70 << 30;
   *total = (size_t)80 << 30;
@@ -236,8 +265,13 @@ static const struct {
     FAKE_(cuMemcpyDtoDAsync, ok),
     FAKE_(cuMemsetD8, ok),
     FAKE_(cuMemsetD8Async, ok),
-    FAKE_(cuMemHostAlloc, ok),
-    FAKE_(cuMemFreeHost, ok),
+    FAKE_(cuMemHostAlloc, host_alloc),
+    FAKE_(cuMemFreeHost, host_free),
+    FAKE_(cuMemPoolCreate, pool_create),
+    FAKE_(cuMemPoolDestroy, ok),
+    FAKE_(cuMemAllocFromPoolAsync, pool_alloc),
+    FAKE_(cuMemFreeAsync, ok),
+    FAKE_(cuPointerGetAttributes, pointer_attributes),
     FAKE_(cuMemHostRegister, ok),
     FAKE_(cuMemHostUnregister, ok),
     FAKE_(cuMemGetInfo, mem_info),
