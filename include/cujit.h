@@ -619,7 +619,9 @@ CUJIT_API cujit_status cujit_function_suggest_block(const cujit_function *fn,
 /** @param fn  the kernel.
  *  @return the kernel's plain name ("multiply_them"); NULL for NULL. Owned by the module. */
 CUJIT_API const char *cujit_function_name(const cujit_function *fn);
-/** Size and offset of parameter i in the kernel's parameter buffer (from the driver).
+/** Size and offset of parameter i in the kernel's parameter buffer: the driver's, or for a
+ *  kernel compiled from source whose parameters are all plain scalars and pointers, its
+ *  PTX's, which places them as the driver does.
  *  @param fn      the kernel.
  *  @param i       the parameter, counted from 0.
  *  @param offset  if non-NULL, receives its offset in bytes.

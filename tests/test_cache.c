@@ -7,6 +7,7 @@
 #include <sys/time.h>
 
 #include "cachetest.h"
+#include "module/function.h" /* internal: what a module's lookup read */
 
 /* ---- hits and misses ---- */
 
@@ -60,6 +61,43 @@ static void cubin_comes_back_from_disk(void **state) {
   cujit_module_cubin(a, &na);
   assert_int_equal(na, nb);
   assert_memory_equal(cujit_module_cubin(a, NULL), cujit_module_cubin(b, NULL), na);
+  cujit_module_destroy(a);
+  cujit_module_destroy(b);
+}
+
+/* A disk hit reads its entry in place and takes the kernels and variables from the index
+ * the entry keeps: a lookup reads no PTX, and says what a lookup that read it says. */
+static void disk_hit_lookups_use_the_index(void **state) {
+  static const char src[] = "__global__ void over(int *x) {}\n"
+                            "__global__ void over(float *x) {}\n"
+                            "extern \"C\" __global__ void plain(float a, double *b) {}\n"
+                            "__constant__ float coef[4];\n";
+  cujit_options o = ptx_options();
+  cujit_module *a = NULL, *b = NULL;
+  cujit_function *fn = NULL;
+  cj_module *m;
+  (void)state;
+  assert_ok(cujit_module_from_source(&a, src, "index.cu", &o));
+  cj_memcache_clear();
+  assert_int_equal(compile_count(src, "index.cu", &o), 0);
+  assert_ok(cujit_module_from_source(&b, src, "index.cu", &o)); /* a disk hit */
+  m = cj_module_find(b);
+  assert_non_null(m->image->block);
+  assert_true(m->image->ptx > (char *)m->image->block &&
+              m->image->ptx < (char *)m->image->block + m->image->block_size);
+  assert_non_null(m->image->index);
+  assert_int_equal(m->image->index->n_kernels, 3);
+  assert_status_detail(cujit_module_get_function(b, "over", &fn), CUJIT_ERROR_AMBIGUOUS,
+                       "'over' matches 2 kernels of module 'index.cu': over (_Z4overPi), over "
+                       "(_Z4overPf)");
+  assert_status_detail(cujit_module_get_function(b, "nope", &fn), CUJIT_ERROR_NOT_FOUND,
+                       "module 'index.cu' has no kernel 'nope'; its kernels: over (_Z4overPi), "
+                       "over (_Z4overPf), plain");
+  assert_status_detail(cujit_module_get_global(b, "coeff", &(CUdeviceptr){0}, NULL),
+                       CUJIT_ERROR_NOT_FOUND, "has no variable 'coeff'; its variables: coef");
+  assert_non_null(m->dev);
+  assert_true(m->dev->syms.borrowed); /* the index's lists, not a reading of the PTX */
+  assert_ptr_equal(m->dev->syms.kernels, m->image->index->kernel_names);
   cujit_module_destroy(a);
   cujit_module_destroy(b);
 }
@@ -746,6 +784,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       CACHE_TEST(hit_after_miss),
       CACHE_TEST(cubin_comes_back_from_disk),
+      CACHE_TEST(disk_hit_lookups_use_the_index),
       CACHE_TEST(memory_hit_compares_text),
       CACHE_TEST(each_change_misses),
       CACHE_TEST(name_expressions_restored),

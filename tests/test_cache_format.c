@@ -5,11 +5,19 @@
  * must also raise CJ_CACHE_FORMAT), run with CUJIT_UPDATE_GOLDEN=1. */
 #include "testutil.h"
 #include "cache/cache.h"
+#include "compile/symbols.h"
 
-#define GOLDEN CUJIT_TEST_DATA "/cache_entry_v2.bin"
+#define GOLDEN CUJIT_TEST_DATA "/cache_entry_v3.bin"
 #define GOLDEN_V1 CUJIT_TEST_DATA "/cache_entry_v1.bin" /* the format before manifests */
+#define GOLDEN_V2 CUJIT_TEST_DATA "/cache_entry_v2.bin" /* before the index and padding */
 
-static const char kPtx[] = "//\n// golden\n//\n.version 8.0\n.target sm_90\n.address_size 64\n";
+static const char kPtx[] = "//\n// golden\n//\n.version 8.0\n.target sm_90\n.address_size 64\n"
+                           ".global .align 4 .u32 counter;\n"
+                           ".visible .entry fill(\n"
+                           "\t.param .u64 fill_param_0,\n"
+                           "\t.param .align 16 .b8 fill_param_1[16],\n"
+                           "\t.param .u8 fill_param_2\n"
+                           ")\n{\n\tret;\n}\n";
 static const unsigned char kCubin[] = {0x7f, 'E', 'L', 'F', 2, 1, 1, 0, 0xde, 0xad, 0xbe, 0xef};
 static const char kHeaderText[] = "#define GOLDEN 1\n";
 /* The entry format keeps a manifest as bytes it does not interpret (manifest.c's own tests
@@ -120,6 +128,20 @@ static void reader_understands_golden(void **state) {
   assert_true(cj_deps_same_files(&deps, &g.deps));
   assert_string_equal(meta.name, "golden.cu");
   assert_int_equal(meta.nvrtc_major, 13);
+  /* the index read from the PTX when it was written */
+  assert_non_null(im->index);
+  assert_int_equal(im->index->n_kernels, 1);
+  assert_string_equal(im->index->kernels[0].name, "fill");
+  assert_ptr_equal(im->index->kernel_names[0], im->index->kernels[0].name);
+  assert_true(im->index->kernels[0].params_known);
+  assert_int_equal(im->index->kernels[0].nparams, 3);
+  assert_int_equal(im->index->kernels[0].params[1].offset, 16);
+  assert_int_equal(im->index->kernels[0].params[1].size, 16);
+  assert_int_equal(im->index->kernels[0].params[1].align, 16);
+  assert_true(im->index->kernels[0].params[1].array);
+  assert_int_equal(im->index->kernels[0].params[2].offset, 32);
+  assert_int_equal(im->index->n_globals, 1);
+  assert_string_equal(im->index->globals[0], "counter");
   cj_image_unref(im);
   cj_deps_clear(&deps);
   /* a listing reads the start only */
@@ -141,25 +163,68 @@ static void reader_understands_golden(void **state) {
   }
 }
 
-/* An entry of the format before manifests is not an entry: a miss with the reason, which
- * the next write replaces. */
+/* An entry of an older format (before manifests; before the index) is not an entry: a
+ * miss with the reason, which the next write replaces. */
 static void old_format_is_a_miss(void **state) {
+  static const char *const files[] = {GOLDEN_V1, GOLDEN_V2};
   golden g;
-  cj_image *im = (cj_image *)1;
-  cj_deps deps = {0};
   cj_entry_meta meta;
   cj_key k;
   uint64_t at, size;
-  char why[160] = "";
-  size_t n;
-  unsigned char *data = read_file(GOLDEN_V1, &n);
+  size_t n, i;
   (void)state;
   make_golden(&g);
-  assert_int_equal(cj_entry_decode(&g.key, data, n, &im, &deps, &meta, why, sizeof why), 1);
+  for (i = 0; i < 2; i++) {
+    cj_image *im = (cj_image *)1;
+    cj_deps deps = {0};
+    char why[160] = "", format[32];
+    unsigned char *data = read_file(files[i], &n);
+    assert_int_equal(cj_entry_decode(&g.key, data, n, &im, &deps, &meta, why, sizeof why), 1);
+    assert_null(im);
+    snprintf(format, sizeof format, "cache format %zu", i + 1);
+    if (!strstr(why, format)) fail_msg("reason \"%s\" lacks \"%s\"", why, format);
+    assert_int_equal(cj_entry_peek(data, n, &k, &meta), 1);
+    assert_int_equal(cj_entry_manifest_span(data, n, &at, &size), 1);
+  }
+}
+
+/* A hit uses the bytes it read in place: the image's PTX, CUBIN and log are views into
+ * them (aligned, each text ending in a NUL), freed with the image; a bad entry leaves them
+ * to the caller. */
+static void owned_decode_reads_in_place(void **state) {
+  golden g;
+  cj_image *im = NULL;
+  cj_deps deps = {0};
+  cj_entry_meta meta;
+  char why[160] = "";
+  size_t n;
+  const unsigned char *good = read_golden(&n);
+  unsigned char *data = malloc(n);
+  (void)state;
+  make_golden(&g);
+  assert_non_null(data);
+  memcpy(data, good, n);
+  assert_int_equal(cj_entry_decode_owned(&g.key, data, n, &im, &deps, &meta, why, sizeof why), 0);
+  assert_ptr_equal(im->block, data);
+  assert_int_equal(im->block_size, n);
+  assert_true((unsigned char *)im->ptx > data && (unsigned char *)im->ptx < data + n);
+  assert_true(im->cubin > data && im->cubin < data + n);
+  assert_int_equal((uintptr_t)im->cubin % 16, 0);
+  assert_string_equal(im->ptx, kPtx);
+  assert_memory_equal(im->cubin, kCubin, sizeof kCubin);
+  assert_string_equal(im->log, g.im.log);
+  assert_non_null(im->index);
+  assert_true(cj_image_bytes(im) >= n);
+  cj_image_unref(im); /* frees data */
+  cj_deps_clear(&deps);
+  data = malloc(n);
+  assert_non_null(data);
+  memcpy(data, good, n);
+  data[n - strlen(kManifest) - 1] ^= 1;
+  im = (cj_image *)1;
+  assert_int_equal(cj_entry_decode_owned(&g.key, data, n, &im, &deps, &meta, why, sizeof why), 1);
   assert_null(im);
-  assert_non_null(strstr(why, "cache format 1"));
-  assert_int_equal(cj_entry_peek(data, n, &k, &meta), 1);
-  assert_int_equal(cj_entry_manifest_span(data, n, &at, &size), 1);
+  free(data); /* still the caller's */
 }
 
 /* Decodes `data` expecting a rejection whose reason contains `why_part`. */
@@ -197,7 +262,7 @@ static size_t section_at(const unsigned char *d, size_t n, const char *tag) {
     int i;
     if (memcmp(d + at, tag, 4) == 0) return at;
     for (i = 0; i < 8; i++) len |= (uint64_t)d[at + 8 + (size_t)i] << (8 * i);
-    at += 16 + (size_t)len;
+    at += 16 + (size_t)len + (16 - (size_t)len % 16); /* the bytes, then 1 to 16 zeros */
   }
   fail_msg("no section %s", tag);
   return 0;
@@ -221,8 +286,8 @@ static void damaged_entries_are_rejected(void **state) {
   d[n - strlen(kManifest) - 1] ^= 1; /* the payload's last byte */
   rejected(d, n, &g.key, "checksum");
   memcpy(d, good, n);
-  d[8] = 3;
-  rejected(d, n, &g.key, "cache format 3");
+  d[8] = 4;
+  rejected(d, n, &g.key, "cache format 4");
   memcpy(d, good, n);
   d[12] = 48;
   rejected(d, n, &g.key, "header of 48 bytes");
@@ -273,6 +338,58 @@ static void damaged_entries_are_rejected(void **state) {
   memcpy(d + at, "ARCX", 4); /* sections out of order or unknown */
   reseal(d, n);
   rejected(d, n, &g.key, "malformed");
+  /* padding that is not zeros */
+  memcpy(d, good, n);
+  at = section_at(d, n, "ARCH");
+  d[at + 16 + 5] = 'x'; /* "sm_90" and its first padding byte */
+  reseal(d, n);
+  rejected(d, n, &g.key, "malformed");
+  /* an index that claims more than it holds, or parameters no kernel can have */
+  {
+    static const struct {
+      size_t at; /* in SYMS's bytes */
+      uint32_t v;
+    } bad[] = {
+        {4, 0x10000000u},  /* kernels */
+        {8, 0x10000000u},  /* variables */
+        {12, 0x10000000u}, /* parameters in all */
+        {12, 2},           /* ... fewer than the kernels have */
+        {16, 0x7fffffffu}, /* bytes of symbols */
+        {16, 12},          /* ... fewer than the symbols take */
+        {20, 0xfffffff0u}, /* the kernel's name's length */
+        {20, 0},           /* an empty name */
+        {28, 2},           /* "parameters read" neither 0 nor 1 */
+        {32, 0x01000000u}, /* its parameters */
+        {36, 4},           /* the first parameter's offset: unaligned */
+        {40, 0},           /* its size */
+        {44, 3},           /* its alignment: not a power of two */
+        {48, 2},           /* "an aggregate" neither 0 nor 1 */
+        {52, 0},           /* the second overlaps the first */
+    };
+    size_t i;
+    for (i = 0; i < CJ_COUNT(bad); i++) {
+      memcpy(d, good, n);
+      at = section_at(d, n, "SYMS") + 16;
+      put_le(d + at + bad[i].at, bad[i].v, 4);
+      reseal(d, n);
+      rejected(d, n, &g.key, "malformed");
+    }
+  }
+  /* an index of another version is not used: the PTX is read instead */
+  {
+    cj_image *im = NULL;
+    cj_deps deps = {0};
+    cj_entry_meta meta;
+    char why[160];
+    memcpy(d, good, n);
+    put_le(d + section_at(d, n, "SYMS") + 16, CJ_PTX_INDEX_VERSION + 1, 4);
+    reseal(d, n);
+    assert_int_equal(cj_entry_decode(&g.key, d, n, &im, &deps, &meta, why, sizeof why), 0);
+    assert_null(im->index);
+    assert_string_equal(im->ptx, kPtx);
+    cj_image_unref(im);
+    cj_deps_clear(&deps);
+  }
   /* every truncation of the payload, resealed with a consistent size */
   for (at = 64; at < n - strlen(kManifest); at++) {
     memcpy(d, good, at);
@@ -285,10 +402,9 @@ static void damaged_entries_are_rejected(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(writer_reproduces_golden),
-      cmocka_unit_test(reader_understands_golden),
-      cmocka_unit_test(damaged_entries_are_rejected),
-      cmocka_unit_test(old_format_is_a_miss),
+      cmocka_unit_test(writer_reproduces_golden),     cmocka_unit_test(reader_understands_golden),
+      cmocka_unit_test(damaged_entries_are_rejected), cmocka_unit_test(old_format_is_a_miss),
+      cmocka_unit_test(owned_decode_reads_in_place),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,29 +1,34 @@
 /* test_gpu_launch - launching kernels: Out/In/In buffers, device pointers with an offset,
  * 2-D and 3-D grids, asynchronous launches, the kernel's time, attributes, the suggested
- * block size and the parameter layout. */
+ * block size and the parameter layout (the one a lookup takes from the image's index
+ * without asking the driver included). */
 #include <pthread.h>
 
 #include "gputest.h"
 
-static const char kSrc[] = "__global__ void multiply_them(float *dest, float *a, float *b) {\n"
-                           "  const int i = threadIdx.x;\n"
-                           "  dest[i] = a[i] * b[i];\n"
-                           "}\n"
-                           "__global__ void fill(float *x, float v, int n) {\n"
-                           "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-                           "  if (i < n) x[i] = v;\n"
-                           "}\n"
-                           "__global__ void where(unsigned *out, unsigned nx, unsigned ny) {\n"
-                           "  unsigned x = blockIdx.x * blockDim.x + threadIdx.x;\n"
-                           "  unsigned y = blockIdx.y * blockDim.y + threadIdx.y;\n"
-                           "  unsigned z = blockIdx.z * blockDim.z + threadIdx.z;\n"
-                           "  out[(z * ny + y) * nx + x] = x + 1000u * y + 1000000u * z;\n"
-                           "}\n"
-                           "__global__ void spin(long long cycles, int *done) {\n"
-                           "  long long t0 = clock64();\n"
-                           "  while (clock64() - t0 < cycles) { }\n"
-                           "  *done = 1;\n"
-                           "}\n";
+static const char kSrc[] =
+    "__global__ void multiply_them(float *dest, float *a, float *b) {\n"
+    "  const int i = threadIdx.x;\n"
+    "  dest[i] = a[i] * b[i];\n"
+    "}\n"
+    "__global__ void fill(float *x, float v, int n) {\n"
+    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "  if (i < n) x[i] = v;\n"
+    "}\n"
+    "__global__ void where(unsigned *out, unsigned nx, unsigned ny) {\n"
+    "  unsigned x = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "  unsigned y = blockIdx.y * blockDim.y + threadIdx.y;\n"
+    "  unsigned z = blockIdx.z * blockDim.z + threadIdx.z;\n"
+    "  out[(z * ny + y) * nx + x] = x + 1000u * y + 1000000u * z;\n"
+    "}\n"
+    "extern \"C\" __global__ void scalars(char c, short s, int i, long long l,\n"
+    "    unsigned char uc, float f, bool b, double d, unsigned short us,\n"
+    "    float *p, signed char sc, unsigned long long u, char last) {}\n"
+    "__global__ void spin(long long cycles, int *done) {\n"
+    "  long long t0 = clock64();\n"
+    "  while (clock64() - t0 < cycles) { }\n"
+    "  *done = 1;\n"
+    "}\n";
 
 static void out_in_in(void **state) {
   enum { N = 400 };
@@ -183,10 +188,47 @@ static void attributes_block_size_and_layout(void **state) {
                        "kernel 'multiply_them' has 3 parameters; index 3 is out of range");
 }
 
+typedef CUresult (*load_data_fn)(CUmodule *, const void *);
+typedef CUresult (*get_function_fn)(CUfunction *, CUmodule, const char *);
+typedef CUresult (*param_info_fn)(CUfunction, size_t, size_t *, size_t *);
+typedef CUresult (*unload_fn)(CUmodule);
+
+/* A kernel of plain scalars and pointers takes its layout from the image's index, without
+ * asking the driver: it must be what the driver says of the same CUBIN. */
+static void scalar_layout_is_the_drivers(void **state) {
+  cujit_function *f = gpu_function(mod, "scalars");
+  void *load = NULL, *get = NULL, *info = NULL, *unload = NULL;
+  const void *cubin = cujit_module_cubin(mod, NULL);
+  size_t i, off, size, want_off, want_size;
+  CUmodule raw;
+  CUfunction rf;
+  (void)state;
+  if (cujit_driver_get_symbol("cuFuncGetParamInfo", &info) != CUJIT_OK || !cubin) {
+    test_skip_part("the driver lacks cuFuncGetParamInfo, or the module has no CUBIN");
+    return;
+  }
+  assert_ok(cujit_driver_get_symbol("cuModuleLoadData", &load));
+  assert_ok(cujit_driver_get_symbol("cuModuleGetFunction", &get));
+  assert_ok(cujit_driver_get_symbol("cuModuleUnload", &unload));
+  assert_int_equal(((load_data_fn)load)(&raw, cubin), CUDA_SUCCESS);
+  assert_int_equal(((get_function_fn)get)(&rf, raw, "scalars"), CUDA_SUCCESS);
+  for (i = 0; i < 13; i++) {
+    assert_int_equal(((param_info_fn)info)(rf, i, &want_off, &want_size), CUDA_SUCCESS);
+    assert_ok(cujit_function_get_param_info(f, i, &off, &size));
+    if (off != want_off || size != want_size)
+      fail_msg("parameter %zu: cujit says %zu bytes at %zu, the driver %zu at %zu", i, size, off,
+               want_size, want_off);
+  }
+  assert_int_equal(((param_info_fn)info)(rf, 13, &want_off, &want_size), CUDA_ERROR_INVALID_VALUE);
+  assert_int_equal(cujit_function_get_param_info(f, 13, &off, &size), CUJIT_ERROR_INVALID_VALUE);
+  ((unload_fn)unload)(raw);
+}
+
 GPU_GROUP_MAIN(kSrc, "launch.cu", NULL, cmocka_unit_test(out_in_in),
                cmocka_unit_test(offset_pointer_leaves_edges),
                cmocka_unit_test(grids_in_two_and_three_dimensions),
                cmocka_unit_test(asynchronous_launch_then_synchronize),
                cmocka_unit_test(launch_from_a_thread_without_context),
                cmocka_unit_test(elapsed_time_is_measured),
-               cmocka_unit_test(attributes_block_size_and_layout))
+               cmocka_unit_test(attributes_block_size_and_layout),
+               cmocka_unit_test(scalar_layout_is_the_drivers))

@@ -1,6 +1,7 @@
 /* test_symbols - finding kernels by the names users write: Itanium-mangled symbols matched
- * by plain and qualified names, the kernels and variables listed from PTX, and parameter
- * layouts read from PTX (the fallback for drivers without cuKernelGetParamInfo). */
+ * by plain and qualified names, the kernels and variables listed from PTX, parameter
+ * layouts read from PTX (the fallback for drivers without cuKernelGetParamInfo), and the
+ * index that holds all of it, read in one pass (what a cache entry keeps for lookups). */
 #include "testutil.h"
 #include "compile/symbols.h"
 
@@ -142,6 +143,81 @@ static void parameter_layout_from_ptx(void **state) {
   cujit_module_destroy(m);
 }
 
+/* The index lists what the scans list, in the same order, with the same parameters. */
+static void index_holds_what_the_scans_read(void **state) {
+  cujit_module *m = compile_sample();
+  const char *ptx = cujit_module_ptx(m, NULL);
+  cj_ptx_index *x = cj_ptx_index_build(ptx);
+  cj_symtab t, borrowed;
+  size_t i, k, n;
+  (void)state;
+  assert_non_null(x);
+  assert_ok(cj_symtab_build(ptx, &t));
+  assert_int_equal(x->n_kernels, t.n_kernels);
+  assert_int_equal(x->n_globals, t.n_globals);
+  for (i = 0; i < t.n_globals; i++) assert_string_equal(x->globals[i], t.globals[i]);
+  for (i = 0; i < t.n_kernels; i++) {
+    const cj_ptx_kernel *kn = &x->kernels[i];
+    cj_ptx_param *list = NULL;
+    assert_string_equal(kn->name, t.kernels[i]);
+    assert_ptr_equal(x->kernel_names[i], kn->name);
+    assert_ptr_equal(cj_ptx_index_find(x, t.kernels[i]), kn);
+    assert_true(kn->params_known);
+    assert_ok(cj_ptx_param_list(ptx, t.kernels[i], &n, &list));
+    assert_int_equal(kn->nparams, n);
+    for (k = 0; k < n; k++) {
+      assert_int_equal(kn->params[k].offset, list[k].offset);
+      assert_int_equal(kn->params[k].size, list[k].size);
+      assert_int_equal(kn->params[k].align, list[k].align);
+      assert_int_equal(kn->params[k].array, list[k].array);
+    }
+    /* f takes structs and vectors (declared as bytes); the others scalars and pointers */
+    assert_int_equal(cj_ptx_kernel_scalars_only(kn), strncmp(kn->name, "_Z1f", 4) != 0);
+    cj_free(list);
+  }
+  assert_null(cj_ptx_index_find(x, "nope"));
+  /* a symbol table can list them without copying, and freeing it frees none of them */
+  cj_symtab_borrow(&borrowed, x);
+  assert_int_equal(borrowed.n_kernels, t.n_kernels);
+  assert_ptr_equal(borrowed.kernels, x->kernel_names);
+  cj_symtab_free(&borrowed);
+  assert_null(borrowed.kernels);
+  assert_string_equal(x->kernels[0].name, t.kernels[0]);
+  cj_symtab_free(&t);
+  cj_free(x);
+  cujit_module_destroy(m);
+}
+
+/* What the scans cannot read, the index records as unknown, and nothing more. */
+static void index_of_odd_ptx(void **state) {
+  cj_ptx_index *x;
+  (void)state;
+  assert_non_null(x = cj_ptx_index_build(""));
+  assert_int_equal(x->n_kernels + x->n_globals, 0);
+  cj_free(x);
+  x = cj_ptx_index_build(".extern .global .u32 elsewhere;\n"
+                         ".entry bad(\n.param .q32 bad_p0\n)\n"
+                         ".entry bare\n"
+                         ".visible .entry ok(\n.param .u32 ok_p0,\n.param .u16 ok_p1\n)\n"
+                         ".const .align 4 .b8 table[64];\n"
+                         ".entry open(\n.param .u32 open_p0,\n");
+  assert_non_null(x);
+  assert_int_equal(x->n_kernels, 4);
+  assert_int_equal(x->n_globals, 1);
+  assert_string_equal(x->globals[0], "table");
+  assert_string_equal(x->kernels[0].name, "bad");
+  assert_false(x->kernels[0].params_known);
+  assert_int_equal(x->kernels[0].nparams, 0);
+  assert_string_equal(x->kernels[1].name, "bare");
+  assert_false(x->kernels[1].params_known);
+  assert_true(x->kernels[2].params_known);
+  assert_int_equal(x->kernels[2].nparams, 2);
+  assert_int_equal(x->kernels[2].params[1].offset, 4);
+  assert_int_equal(x->kernels[2].params[1].size, 2);
+  assert_false(x->kernels[3].params_known); /* its list never ends */
+  cj_free(x);
+}
+
 static void odd_ptx_text_is_harmless(void **state) {
   cj_symtab t;
   size_t n = 9, *off = NULL, *size = NULL;
@@ -173,6 +249,8 @@ int main(void) {
       cmocka_unit_test(kernels_and_variables_listed_from_ptx),
       cmocka_unit_test(parameter_layout_from_ptx),
       cmocka_unit_test(odd_ptx_text_is_harmless),
+      cmocka_unit_test(index_holds_what_the_scans_read),
+      cmocka_unit_test(index_of_odd_ptx),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

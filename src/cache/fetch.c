@@ -56,6 +56,7 @@ static cujit_status compile_now(cj_request *r, const cj_deps *deps, int *changed
     st = cj_nvrtc_compile(r, out);
   }
   if (st == CUJIT_OK && deps) check_headers(r, deps, changed);
+  if (st == CUJIT_OK) cj_image_index(*out); /* for its entry and its lookups */
   return st == CUJIT_OK ? attach_source(r, out) : st;
 }
 

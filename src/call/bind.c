@@ -24,7 +24,9 @@ struct cj_binding {
   ffi_type **atypes;
   void **owned; /* ffi types and element lists built for structs */
   size_t nowned, cap_owned;
-  int direct; /* libffi's argument values are the kernel's parameters as they are */
+  int direct;     /* libffi's argument values are the kernel's parameters as they are */
+  uint32_t *ptrs; /* with `direct`: which parameters are device pointers (owned) */
+  size_t n_ptrs;
 };
 
 /* Guards the bindings lists, the retired closures and libffi's lazy initialisation of
@@ -224,6 +226,18 @@ static int params_direct(const cj_binding *b) {
   return 1;
 }
 
+/* Lists the device pointers among the parameters, which a call looks at for In/Out
+ * references: the other parameters then cost a call nothing of cujit's. */
+static cujit_status list_pointers(cj_binding *b) {
+  size_t i;
+  for (i = 0; i < b->sig->n; i++) b->n_ptrs += b->sig->params[i].kind == CJ_K_PTR;
+  if (!b->n_ptrs) return CUJIT_OK;
+  if (!(b->ptrs = own(b, b->n_ptrs * sizeof *b->ptrs))) return cj_fail_oom("binding a kernel");
+  for (i = 0, b->n_ptrs = 0; i < b->sig->n; i++)
+    if (b->sig->params[i].kind == CJ_K_PTR) b->ptrs[b->n_ptrs++] = (uint32_t)i;
+  return CUJIT_OK;
+}
+
 /* The hot path of a bound call: libffi's argument pointers already form the kernelParams
  * array. Returns 0 (not taken) when an In/Out reference, timing, a cooperative launch,
  * clusters, options of another layout or (in the fault-injection build) a test's launcher
@@ -236,9 +250,8 @@ static inline CJ_ALWAYS_INLINE int bound_direct(const cj_binding *b, void **ffi_
   if (!b->direct || CJ_LAUNCHER_REPLACED() ||
       (b->opts && (!CJ_OPTS_CURRENT(b->opts) || b->opts->elapsed_ms || CJ_OPTS_EX(b->opts))))
     return 0;
-  for (i = 0; i < b->sig->n; i++)
-    if (b->sig->params[i].kind == CJ_K_PTR &&
-        CJ_UNLIKELY((*(const CUdeviceptr *)params[i] >> 48) == CUJIT_ARG_REF_TAG_))
+  for (i = 0; i < b->n_ptrs; i++)
+    if (CJ_UNLIKELY((*(const CUdeviceptr *)params[b->ptrs[i]] >> 48) == CUJIT_ARG_REF_TAG_))
       return 0;
   dim3_args(ffi_args, &grid, &block);
   *st = cj_launch_params(b->fn, grid, block, params, b->opts);
@@ -389,8 +402,9 @@ cujit_status cujit_function_bind(cujit_function *fn, const cujit_launch_options 
   b->opts = opts;
   b->sig = s;
   b->direct = params_direct(b);
+  st = b->direct ? list_pointers(b) : CUJIT_OK;
   pthread_mutex_lock(&bind_lock);
-  st = stale_prepare();
+  if (st == CUJIT_OK) st = stale_prepare();
   if (st == CUJIT_OK) st = make_closure(b);
   if (st == CUJIT_OK) {
     b->next = fn->upper->bindings; /* cj_function_sig made fn->upper */

@@ -75,6 +75,11 @@ typedef struct cj_image {
   int linked; /* 1 for the output of a link (cache/fetchlink.c): a CUBIN whose symbol
                  table lists the kernels and variables, loaded only as it is
                  (the PTX, when there is any, is for reading) */
+  struct cj_ptx_index *index; /* its kernels with their parameters and its variables, read
+                                 from its PTX once (symbols.h); NULL: read the PTX */
+  void *block;       /* when set, ptx, cubin and log are views into it (the cache entry they
+                        were read from), which is freed in their place */
+  size_t block_size; /* its bytes */
 } cj_image;
 
 /* 1 when the image's `cubin` holds NVVM LTO-IR rather than a CUBIN (a source compiled with
@@ -138,6 +143,10 @@ void cj_image_unref(cj_image *im);
 void cj_image_arch_from_ptx(cj_image *im);
 /* Bytes the image holds (PTX, CUBIN, log, names), for the memory cache's budget. */
 size_t cj_image_bytes(const cj_image *im);
+/* Gives an image compiled from source its index (symbols.h), read from its PTX, when it
+ * has none: done once, before the image is shared, so that lookups read no PTX. Out of
+ * memory, the image stays without one. */
+void cj_image_index(cj_image *im);
 
 /* nvrtc.c: compiles with NVRTC; r must be prepared. A compile stopped by r->cancel or
  * r->time_limit_s is CUJIT_ERROR_CANCELLED, saying which. A fork() made while compiles

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "compile/compile.h"
+#include "compile/symbols.h"
 
 cj_image *cj_image_new(void) {
   cj_image *im = cj_calloc(1, sizeof *im);
@@ -17,10 +18,15 @@ cj_image *cj_image_ref(cj_image *im) {
 
 void cj_image_unref(cj_image *im) {
   if (!im || __atomic_sub_fetch(&im->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
-  cj_free(im->ptx);
-  cj_free(im->cubin);
+  if (im->block) {
+    cj_free(im->block);
+  } else {
+    cj_free(im->ptx);
+    cj_free(im->cubin);
+    cj_free(im->log);
+  }
   cj_free(im->fatbin);
-  cj_free(im->log);
+  cj_free(im->index);
   cj_free(im->source);
   cj_strv_free(im->name_exprs, im->n_names);
   cj_strv_free(im->lowered, im->n_names);
@@ -42,7 +48,13 @@ int cj_is_ltoir(const void *data, size_t size) {
 }
 
 size_t cj_image_bytes(const cj_image *im) {
-  size_t n = sizeof *im + im->ptx_size + im->cubin_size + im->fatbin_size + strlen(im->log), i;
+  size_t n = sizeof *im + im->fatbin_size, i;
+  n += im->block ? im->block_size : im->ptx_size + im->cubin_size + strlen(im->log);
   for (i = 0; i < im->n_names; i++) n += strlen(im->name_exprs[i]) + strlen(im->lowered[i]) + 2;
   return n;
+}
+
+void cj_image_index(cj_image *im) {
+  if (!im->index && !im->prebuilt && !im->linked && im->ptx && im->ptx[0])
+    im->index = cj_ptx_index_build(im->ptx);
 }

@@ -122,6 +122,16 @@ static const char *arch_from_env(void) {
   return v;
 }
 
+/* "sm_<cc>" into out, without snprintf (see cj_join). */
+static void sm_name(int cc, char *out, size_t out_size) {
+  char digits[12], *d = digits + sizeof digits - 1;
+  unsigned v = cc > 0 ? (unsigned)cc : 0;
+  *d = '\0';
+  do *--d = (char)('0' + v % 10);
+  while ((v /= 10) != 0);
+  cj_join(out, out_size, "sm_", d, NULL);
+}
+
 /* The target a compile would use, found without NVRTC (so that a cache hit never loads
  * it): an explicit target when it is well formed, or the device's "sm_XX". *pending says
  * what cj_request_prepare() still has to do once NVRTC is loaded: check an explicit
@@ -145,7 +155,7 @@ static cujit_status arch_request(const char *requested, char *out, size_t out_si
   }
   CJ_TRY(cj_device_env(&ordinal));                                /* it chooses the target */
   if (cj_device_cc_for_compile(&cc) != CUJIT_OK) return CUJIT_OK; /* no device: NVRTC's default */
-  snprintf(out, out_size, "sm_%d", cc);
+  sm_name(cc, out, out_size);
   *pending = CJ_ARCH_CLAMP;
   return CUJIT_OK;
 }

@@ -75,8 +75,10 @@ cujit_status cj_symtab_add(cj_symtab *t, int kernel, const char *name, size_t le
 }
 
 void cj_symtab_free(cj_symtab *t) {
-  cj_strv_free(t->kernels, t->n_kernels);
-  cj_strv_free(t->globals, t->n_globals);
+  if (!t->borrowed) {
+    cj_strv_free(t->kernels, t->n_kernels);
+    cj_strv_free(t->globals, t->n_globals);
+  }
   memset(t, 0, sizeof *t);
 }
 
@@ -237,13 +239,18 @@ const char *cj_symbol_readable(const char *sym, char *buf, size_t size) {
   return buf;
 }
 
+/* Without snprintf: a lookup is on a warm start's path (see cj_join). */
 const char *cj_symbol_unqualified(const char *sym, char *buf, size_t size) {
   parts r;
+  size_t n;
   if (!size) return buf;
-  if (mangled_parts(sym, &r) != 0 || r.n == 0)
-    snprintf(buf, size, "%s", sym);
-  else
-    snprintf(buf, size, "%.*s", (int)r.len[r.n - 1], r.at[r.n - 1]);
+  if (mangled_parts(sym, &r) != 0 || r.n == 0) {
+    cj_join(buf, size, sym, NULL);
+    return buf;
+  }
+  n = r.len[r.n - 1] < size - 1 ? r.len[r.n - 1] : size - 1;
+  memcpy(buf, r.at[r.n - 1], n);
+  buf[n] = '\0';
   return buf;
 }
 
@@ -314,18 +321,20 @@ static const char *find_entry(const char *ptx, const char *sym) {
   return NULL;
 }
 
-cujit_status cj_ptx_param_list(const char *ptx, const char *sym, size_t *n, cj_ptx_param **out) {
-  const char *p = find_entry(ptx, sym), *close, *q;
+/* The parameters declared from p (just after an entry's "(") to the list's ")": 0 with
+ * *n and *out (NULL when there are none), 1 when the list cannot be read (*n then says
+ * which parameter), -1 when out of memory. */
+static int params_at(const char *p, size_t *n, cj_ptx_param **out) {
+  const char *close = strchr(p, ')'), *q;
   size_t count = 0, i, end = 0;
   *n = 0;
   *out = NULL;
-  if (!p || !(close = strchr(p, ')')))
-    return cj_fail(CUJIT_ERROR_NOT_FOUND, "the PTX has no entry '%s' with a parameter list", sym);
+  if (!close) return 1;
   for (q = p; q + 6 <= close && memcmp(q, ".param", 6) != 0; q++) {
   }
-  if (q + 6 > close) return CUJIT_OK; /* no parameters */
+  if (q + 6 > close) return 0; /* no parameters */
   for (count = 1, q = p; q < close; q++) count += *q == ',';
-  if (!(*out = cj_calloc(count, sizeof **out))) return cj_fail_oom("reading a kernel's parameters");
+  if (!(*out = cj_calloc(count, sizeof **out))) return -1;
   for (i = 0; i < count; i++) {
     const char *comma = memchr(p, ',', (size_t)(close - p));
     const char *stop = comma ? comma : close;
@@ -333,7 +342,8 @@ cujit_status cj_ptx_param_list(const char *ptx, const char *sym, size_t *n, cj_p
     if (read_param(p, stop, e) != 0) {
       cj_free(*out);
       *out = NULL;
-      return cj_fail(CUJIT_ERROR_NOT_FOUND, "cannot read parameter %zu of '%s' in the PTX", i, sym);
+      *n = i;
+      return 1;
     }
     end = (end + e->align - 1) / e->align * e->align;
     e->offset = end;
@@ -341,6 +351,23 @@ cujit_status cj_ptx_param_list(const char *ptx, const char *sym, size_t *n, cj_p
     p = stop + 1;
   }
   *n = count;
+  return 0;
+}
+
+cujit_status cj_ptx_param_list(const char *ptx, const char *sym, size_t *n, cj_ptx_param **out) {
+  const char *p = find_entry(ptx, sym);
+  int rc;
+  *n = 0;
+  *out = NULL;
+  if (!p || !strchr(p, ')'))
+    return cj_fail(CUJIT_ERROR_NOT_FOUND, "the PTX has no entry '%s' with a parameter list", sym);
+  rc = params_at(p, n, out);
+  if (rc < 0) return cj_fail_oom("reading a kernel's parameters");
+  if (rc > 0) {
+    size_t bad = *n;
+    *n = 0;
+    return cj_fail(CUJIT_ERROR_NOT_FOUND, "cannot read parameter %zu of '%s' in the PTX", bad, sym);
+  }
   return CUJIT_OK;
 }
 
@@ -367,4 +394,161 @@ cujit_status cj_ptx_params(const char *ptx, const char *sym, size_t *n, size_t *
   }
   cj_free(list);
   return CUJIT_OK;
+}
+
+/* ---- the index ---- */
+
+cj_ptx_index *cj_ptx_index_new(size_t n_kernels, size_t n_globals, size_t n_params, size_t chars) {
+  const size_t limit = (size_t)1 << 40; /* no PTX holds this much: counts past it are bad */
+  cj_ptx_index *x;
+  if (n_kernels > limit / sizeof(cj_ptx_kernel) || n_globals > limit / sizeof(char *) ||
+      n_params > limit / sizeof(cj_ptx_param) || chars > limit)
+    return NULL;
+  x = cj_calloc(1, sizeof *x + n_kernels * (sizeof(cj_ptx_kernel) + sizeof(char *)) +
+                       n_params * sizeof(cj_ptx_param) + n_globals * sizeof(char *) + chars);
+  if (!x) return NULL;
+  x->n_kernels = n_kernels;
+  x->n_globals = n_globals;
+  x->kernels = (cj_ptx_kernel *)(void *)(x + 1);
+  x->next_param = (cj_ptx_param *)(void *)(x->kernels + n_kernels);
+  x->end_param = x->next_param + n_params;
+  x->kernel_names = (char **)(void *)x->end_param;
+  x->globals = x->kernel_names + n_kernels;
+  x->next_char = (char *)(x->globals + n_globals);
+  x->end_char = x->next_char + chars;
+  return x;
+}
+
+char *cj_ptx_index_put_name(cj_ptx_index *x, const char *name, size_t len) {
+  char *at = x->next_char;
+  if (len >= (size_t)(x->end_char - at)) return NULL;
+  memcpy(at, name, len);
+  at[len] = '\0';
+  x->next_char += len + 1;
+  return at;
+}
+
+cj_ptx_param *cj_ptx_index_put_params(cj_ptx_index *x, size_t n) {
+  cj_ptx_param *at = x->next_param;
+  if (n > (size_t)(x->end_param - at)) return NULL;
+  x->next_param += n;
+  return at;
+}
+
+/* What one pass over a PTX found: names as views into it, each kernel's parameters. */
+typedef struct found {
+  const char *at;
+  size_t len;
+  cj_ptx_param *params; /* kernels only: owned until packed */
+  size_t nparams;
+  int known;
+} found;
+
+typedef struct scan {
+  found *kernels, *globals;
+  size_t n_kernels, cap_kernels, n_globals, cap_globals;
+  size_t n_params, chars;
+} scan;
+
+static int add_found(found **v, size_t *n, size_t *cap, const char *at, size_t len) {
+  if (CJ_VEC_RESERVE(*v, *cap, *n + 1) != 0) return -1;
+  memset(&(*v)[*n], 0, sizeof **v);
+  (*v)[*n].at = at;
+  (*v)[*n].len = len;
+  (*n)++;
+  return 0;
+}
+
+/* As scan_line, with each kernel's parameters read where it is declared: 0, or -1 when
+ * out of memory. */
+static int index_line(const char *line, scan *sc) {
+  const char *p, *q;
+  found *k;
+  if (has_directive(line, ".entry", &p)) {
+    for (q = p; ident_char(*q); q++) {
+    }
+    if (q == p) return 0;
+    if (add_found(&sc->kernels, &sc->n_kernels, &sc->cap_kernels, p, (size_t)(q - p)) != 0)
+      return -1;
+    sc->chars += (size_t)(q - p) + 1;
+    k = &sc->kernels[sc->n_kernels - 1];
+    q = skip_space(q);
+    if (*q != '(') return 0; /* declared without a parameter list: unknown */
+    switch (params_at(q + 1, &k->nparams, &k->params)) {
+      case 0: k->known = 1; break;
+      case 1: k->nparams = 0; break;
+      default: return -1;
+    }
+    sc->n_params += k->nparams;
+    return 0;
+  }
+  if (has_directive(line, ".extern", &p)) return 0;
+  if (!has_directive(line, ".global", &p) && !has_directive(line, ".const", &p)) return 0;
+  for (q = p; ident_char(*q); q++) {
+  }
+  if (q == p) return 0;
+  sc->chars += (size_t)(q - p) + 1;
+  return add_found(&sc->globals, &sc->n_globals, &sc->cap_globals, p, (size_t)(q - p));
+}
+
+static cj_ptx_index *pack(const scan *sc) {
+  cj_ptx_index *x = cj_ptx_index_new(sc->n_kernels, sc->n_globals, sc->n_params, sc->chars);
+  size_t i;
+  if (!x) return NULL;
+  for (i = 0; i < sc->n_kernels; i++) {
+    const found *f = &sc->kernels[i];
+    cj_ptx_kernel *k = &x->kernels[i];
+    x->kernel_names[i] = cj_ptx_index_put_name(x, f->at, f->len);
+    k->name = x->kernel_names[i];
+    k->nparams = f->nparams;
+    k->params = cj_ptx_index_put_params(x, f->nparams);
+    k->params_known = f->known;
+    if (f->nparams) memcpy(k->params, f->params, f->nparams * sizeof *f->params);
+  }
+  for (i = 0; i < sc->n_globals; i++)
+    x->globals[i] = cj_ptx_index_put_name(x, sc->globals[i].at, sc->globals[i].len);
+  return x;
+}
+
+cj_ptx_index *cj_ptx_index_build(const char *ptx) {
+  const char *line = ptx;
+  cj_ptx_index *x = NULL;
+  scan sc;
+  size_t i;
+  int bad = 0;
+  memset(&sc, 0, sizeof sc);
+  while (!bad && line && *line) {
+    const char *s = skip_space(line);
+    if (*s == '.') bad = index_line(s, &sc) != 0;
+    line = strchr(line, '\n');
+    if (line) line++;
+  }
+  if (!bad) x = pack(&sc);
+  for (i = 0; i < sc.n_kernels; i++) cj_free(sc.kernels[i].params);
+  cj_free(sc.kernels);
+  cj_free(sc.globals);
+  return x;
+}
+
+const cj_ptx_kernel *cj_ptx_index_find(const cj_ptx_index *x, const char *sym) {
+  size_t i;
+  for (i = 0; i < x->n_kernels; i++)
+    if (strcmp(x->kernels[i].name, sym) == 0) return &x->kernels[i];
+  return NULL;
+}
+
+int cj_ptx_kernel_scalars_only(const cj_ptx_kernel *k) {
+  size_t i;
+  for (i = 0; i < k->nparams; i++)
+    if (k->params[i].array) return 0;
+  return 1;
+}
+
+void cj_symtab_borrow(cj_symtab *t, const cj_ptx_index *x) {
+  memset(t, 0, sizeof *t);
+  t->kernels = x->kernel_names;
+  t->n_kernels = t->cap_kernels = x->n_kernels;
+  t->globals = x->globals;
+  t->n_globals = t->cap_globals = x->n_globals;
+  t->borrowed = 1;
 }

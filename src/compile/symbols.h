@@ -11,6 +11,7 @@ typedef struct cj_symtab {
   size_t n_kernels, cap_kernels;
   char **globals; /* symbols of .global and .const variables */
   size_t n_globals, cap_globals;
+  int borrowed; /* the lists are an index's (cj_symtab_borrow): nothing is added or freed */
 } cj_symtab;
 
 /* Reads the entry and variable symbols of `ptx`. Fails only when out of memory. */
@@ -48,6 +49,54 @@ typedef struct cj_ptx_param {
 /* The parameters of entry `sym` as the PTX declares them (*out allocated with cj_malloc,
  * owned by the caller; NULL when there are none). Returns as cj_ptx_params(). */
 cujit_status cj_ptx_param_list(const char *ptx, const char *sym, size_t *n, cj_ptx_param **out);
+
+/* ---- the index: what lookups need of a PTX, read in one pass ---- */
+
+/* Version of what an index holds and how it is read from the PTX; an index written by
+ * another (kept in a cache entry) is not used. */
+#define CJ_PTX_INDEX_VERSION 1
+
+/* One kernel of an index. */
+typedef struct cj_ptx_kernel {
+  const char *name;     /* its symbol */
+  size_t nparams;       /* 0 when its parameter list could not be read */
+  cj_ptx_param *params; /* nparams of them */
+  int params_known;     /* the parameter list was read */
+} cj_ptx_kernel;
+
+/* The kernels of a PTX with their parameters, and its variables: what
+ * cj_symtab_build() and cj_ptx_param_list() would read, in one allocation (cj_free). The
+ * image keeps one, made when it was compiled or read with it from its cache entry, so that
+ * a lookup reads no PTX. */
+typedef struct cj_ptx_index {
+  size_t n_kernels, n_globals;
+  cj_ptx_kernel *kernels;
+  char **kernel_names; /* kernels[i].name, as a symbol table lists them */
+  char **globals;
+  /* while it is filled: where the next parameters and name go, and where their room ends */
+  cj_ptx_param *next_param, *end_param;
+  char *next_char, *end_char;
+} cj_ptx_index;
+
+/* An index with room for the counts given (`chars`: the names' bytes, their NULs
+ * included), its arrays zeroed; NULL when out of memory. Fill it with
+ * cj_ptx_index_put_name() and cj_ptx_index_put_params(). */
+cj_ptx_index *cj_ptx_index_new(size_t n_kernels, size_t n_globals, size_t n_params, size_t chars);
+/* Copies a name of `len` bytes into x's room for names; NULL when it does not fit. */
+char *cj_ptx_index_put_name(cj_ptx_index *x, const char *name, size_t len);
+/* Takes room for n parameters; NULL when they do not fit. */
+cj_ptx_param *cj_ptx_index_put_params(cj_ptx_index *x, size_t n);
+/* The index of `ptx` (owned by the caller), or NULL when out of memory (with no error
+ * detail: an index is an optimisation, and those who lack one read the PTX). */
+cj_ptx_index *cj_ptx_index_build(const char *ptx);
+/* The kernel of symbol `sym`, or NULL. */
+const cj_ptx_kernel *cj_ptx_index_find(const cj_ptx_index *x, const char *sym);
+/* 1 when every parameter of k is a plain scalar or pointer (none declared as bytes), whose
+ * place the PTX fixes by its size alone. */
+int cj_ptx_kernel_scalars_only(const cj_ptx_kernel *k);
+/* Makes t list x's kernels and variables without copying them (t is then only read, and
+ * freeing it frees nothing of x). */
+void cj_symtab_borrow(cj_symtab *t, const cj_ptx_index *x);
 
 /* The parameter layout of entry `sym` as the PTX declares it: count, byte offsets and sizes
  * (arrays allocated with cj_malloc, owned by the caller; NULL when there are none).

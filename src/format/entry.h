@@ -11,8 +11,9 @@
 #include "compile/compile.h"
 
 /* Version of the entry format and of the key's serialisation; part of every key. Format 2
- * added the manifest (manifest.c) and the -frandom-seed every compile gets. */
-#define CJ_CACHE_FORMAT 2
+ * added the manifest (manifest.c) and the -frandom-seed every compile gets; format 3 the
+ * index of the PTX (SYMS) and the padding that lets a hit use the bytes it read in place. */
+#define CJ_CACHE_FORMAT 3
 
 /* ---- deplist.c: the user headers a compile depends on (what a key and a manifest hold) ---- */
 
@@ -129,6 +130,11 @@ int cj_entry_encode(const cj_key *key, const cj_image *im, const cj_deps *deps,
  * the reason in `why`; -1 when out of memory. Every length is checked before use. */
 int cj_entry_decode(const cj_key *key, const void *data, size_t len, cj_image **out, cj_deps *deps,
                     cj_entry_meta *meta, char *why, size_t why_size);
+/* As cj_entry_decode(), but `data` (from cj_malloc, 16-byte aligned) passes to the image
+ * when it decodes: its PTX, CUBIN and log are then read in place, not copied, and freed
+ * with the image. On any other return the caller keeps `data`. */
+int cj_entry_decode_owned(const cj_key *key, void *data, size_t len, cj_image **out, cj_deps *deps,
+                          cj_entry_meta *meta, char *why, size_t why_size);
 /* Reads the header and the metadata section only (for listings); 0 or 1 as above. */
 int cj_entry_peek(const void *data, size_t len, cj_key *key, cj_entry_meta *meta);
 /* Where an entry of `file_len` bytes keeps its manifest, from its header (at least

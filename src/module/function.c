@@ -17,24 +17,54 @@ void cj_function_free(cujit_function *fn) {
   cj_free(fn);
 }
 
+/* fn's layout as the image's index holds it (symbols.h): CUJIT_OK, with *complete set when
+ * every parameter is a plain scalar or pointer (whose places their sizes fix);
+ * CUJIT_ERROR_NOT_FOUND, with nothing set, when the index does not know the kernel's
+ * parameters; or CUJIT_ERROR_OUT_OF_MEMORY. */
+static cujit_status indexed_layout(cujit_function *fn, int *complete) {
+  const cj_ptx_index *x = fn->module->image->index;
+  const cj_ptx_kernel *k = x ? cj_ptx_index_find(x, fn->lowered) : NULL;
+  size_t i;
+  *complete = 0;
+  if (!k || !k->params_known) return CUJIT_ERROR_NOT_FOUND;
+  if (k->nparams && (!(fn->param_offsets = cj_malloc(k->nparams * sizeof(size_t))) ||
+                     !(fn->param_sizes = cj_malloc(k->nparams * sizeof(size_t)))))
+    return cj_fail_oom("reading a kernel's parameters");
+  for (i = 0; i < k->nparams; i++) {
+    fn->param_offsets[i] = k->params[i].offset;
+    fn->param_sizes[i] = k->params[i].size;
+  }
+  fn->nparams = k->nparams;
+  *complete = cj_ptx_kernel_scalars_only(k);
+  return CUJIT_OK;
+}
+
 /* The parameter layout from the driver (12.4 and newer), else from the PTX. The PTX gives
  * the count, so that the driver is never asked for a parameter past the last (an error
  * that compute-sanitizer would report); only when the PTX cannot be read, or there is none
- * (a CUBIN or fatbin), is the driver asked until it refuses. */
+ * (a CUBIN or fatbin), is the driver asked until it refuses. A kernel of an image with an
+ * index takes the count from it, and the whole layout when every parameter is a plain
+ * scalar or pointer: the PTX places those by their sizes alone, as the driver does, so it
+ * is not asked (a warm start's lookup then makes no driver call per parameter). */
 static cujit_status param_layout(cujit_function *fn, CUkernel k) {
   size_t cap_o = 0, cap_s = 0, i, off, size;
   CUresult r;
+  int complete;
   cujit_status st = CUJIT_ERROR_NOT_FOUND;
-  if (!cj_module_binary_only(fn->module))
-    st = cj_ptx_params(fn->module->image->ptx, fn->lowered, &fn->nparams, &fn->param_offsets,
-                       &fn->param_sizes);
-  else if (!cj_cu.cuKernelGetParamInfo)
+  if (!cj_module_binary_only(fn->module)) {
+    st = indexed_layout(fn, &complete);
+    if (st == CUJIT_OK && complete) return CUJIT_OK;
+    if (st == CUJIT_ERROR_NOT_FOUND)
+      st = cj_ptx_params(fn->module->image->ptx, fn->lowered, &fn->nparams, &fn->param_offsets,
+                         &fn->param_sizes);
+  } else if (!cj_cu.cuKernelGetParamInfo) {
     return cj_fail(CUJIT_ERROR_NOT_SUPPORTED,
                    "the parameters of kernel '%s' of module '%s' "
                    "(a CUBIN or fatbin, with no PTX to read them from) need the driver's "
                    "cuKernelGetParamInfo (CUDA 12.4 or newer); update the driver, or load the "
                    "module from PTX",
                    fn->name, fn->module->name);
+  }
   if (!cj_cu.cuKernelGetParamInfo || st == CUJIT_ERROR_OUT_OF_MEMORY) return st;
   if (st == CUJIT_OK) {
     for (i = 0; i < fn->nparams; i++) {

@@ -33,6 +33,8 @@ cj_mstate *cj_module_state(cj_module *m) {
     st = cj_prebuilt_symbols(m->image->cubin, m->image->cubin_size, &s->syms);
   else if (cj_module_binary_only(m))
     st = cj_prebuilt_globals(m->image, &s->syms, &s->globals_known);
+  else if (m->image->index) /* read when compiled, kept in its cache entry: no PTX to read */
+    cj_symtab_borrow(&s->syms, m->image->index), st = CUJIT_OK;
   else
     st = cj_symtab_build(m->image->ptx, &s->syms);
   if (st != CUJIT_OK) {
@@ -269,9 +271,9 @@ static void record(cj_module *m, cj_mstate *s, int v, CUdevice dev, int cc) {
     const char *arch = m->image->arch;
     if (v == CJ_V_PTX && strncmp(arch, "sm_", 3) == 0)
       snprintf(s->what[v], sizeof s->what[v], "PTX compute_%s (JIT)", arch + 3);
-    else
-      snprintf(s->what[v], sizeof s->what[v], "%s %s%s", v == CJ_V_CUBIN ? "CUBIN" : "PTX",
-               arch[0] ? arch : "(target unknown)", v == CJ_V_CUBIN ? "" : " (JIT)");
+    else /* not snprintf: this is on a warm start's path (see cj_join) */
+      cj_join(s->what[v], sizeof s->what[v], v == CJ_V_CUBIN ? "CUBIN " : "PTX ",
+              arch[0] ? arch : "(target unknown)", v == CJ_V_CUBIN ? "" : " (JIT)", NULL);
   }
   if (dev < 0 || dev >= CJ_RECORDED_DEVICES || s->on_dev[dev]) return;
   s->on_dev[dev] = (signed char)(v + 1);

@@ -13,14 +13,19 @@
  * module has taken its memory, and a second destroy frees nothing. Kernels point to their
  * module directly: a launch pays for no lookup. */
 
-static pthread_mutex_t modules_lock = PTHREAD_MUTEX_INITIALIZER;
-static cj_handles modules = CJ_HANDLES_INIT(CJ_HANDLE_TAG(0x4D));
+/* The table and its lock as one initialised object, which lies with the library's other
+ * initialised data, on a page a warm start writes anyway: the lock alone would lie in zeroed
+ * data, on a page that a fresh process would fault in twice (read first, then written). */
+static struct {
+  cj_handles table;
+  pthread_mutex_t lock;
+} modules = {CJ_HANDLES_INIT(CJ_HANDLE_TAG(0x4D)), PTHREAD_MUTEX_INITIALIZER};
 
 cj_module *cj_module_find(const cujit_module *h) {
   cj_module *m;
-  pthread_mutex_lock(&modules_lock);
-  m = cj_handle_get(&modules, (uintptr_t)h);
-  pthread_mutex_unlock(&modules_lock);
+  pthread_mutex_lock(&modules.lock);
+  m = cj_handle_get(&modules.table, (uintptr_t)h);
+  pthread_mutex_unlock(&modules.lock);
   return m;
 }
 
@@ -38,9 +43,9 @@ cujit_status cj_module_new_ex(cj_image *im, const char *name, size_t extra, void
   cj_module *m = cj_calloc(1, at + extra);
   int full = 0;
   if (!m) return cj_fail_oom("creating the module");
-  pthread_mutex_lock(&modules_lock);
-  if (!(m->handle = cj_handle_add(&modules, m))) full = cj_handles_full(&modules);
-  pthread_mutex_unlock(&modules_lock);
+  pthread_mutex_lock(&modules.lock);
+  if (!(m->handle = cj_handle_add(&modules.table, m))) full = cj_handles_full(&modules.table);
+  pthread_mutex_unlock(&modules.lock);
   if (!m->handle) {
     cj_free(m);
     CJ_CHECK(!full, CUJIT_ERROR_OUT_OF_MEMORY,
@@ -67,9 +72,9 @@ cujit_status cj_module_new(cj_image *im, const char *name, cj_module **out) {
 void cujit_module_destroy(cujit_module *h) {
   cj_module *m;
   if (!h) return;
-  pthread_mutex_lock(&modules_lock);
-  m = cj_handle_remove(&modules, (uintptr_t)h);
-  pthread_mutex_unlock(&modules_lock);
+  pthread_mutex_lock(&modules.lock);
+  m = cj_handle_remove(&modules.table, (uintptr_t)h);
+  pthread_mutex_unlock(&modules.lock);
   if (!m) {
     /* destroyed already, or not a module: nothing to free, nothing of it read */
     cj_fail(CUJIT_ERROR_INVALID_VALUE,

@@ -70,10 +70,18 @@ static cujit_status params_of(cj_module *m, const char *sym, int compile, cj_mpa
 /* Adds what the PTX says of each parameter: its alignment, and whether it is passed as a
  * plain scalar. Without PTX (a CUBIN or fatbin) these stay unknown. */
 static cujit_status add_ptx(cj_module *m, const char *sym, cj_ptypes *t) {
+  const cj_ptx_kernel *k = m->image->index ? cj_ptx_index_find(m->image->index, sym) : NULL;
   cj_ptx_param *list = NULL;
   size_t n = 0, i;
   cujit_status st;
   if (cj_module_binary_only(m) || !m->image->ptx || !m->image->ptx[0]) return CUJIT_OK;
+  if (k && k->params_known) { /* the image's index holds what the PTX says */
+    for (i = 0; k->nparams == t->n && i < k->nparams; i++) {
+      t->p[i].align = (uint32_t)k->params[i].align;
+      t->p[i].integer = !k->params[i].array;
+    }
+    return CUJIT_OK;
+  }
   st = cj_ptx_param_list(m->image->ptx, sym, &n, &list);
   if (st == CUJIT_ERROR_OUT_OF_MEMORY) return st;
   for (i = 0; st == CUJIT_OK && n == t->n && i < n; i++) {

@@ -69,12 +69,15 @@ static int read_all(int fd, const cj_entry_path *p, cj_file *f) {
   return CJ_DISK_HIT;
 }
 
-static int decode(const cj_entry_path *p, const cj_key *key, const cj_deps *expect,
-                  const unsigned char *data, size_t len, cj_image **out) {
+/* Decodes the entry read into f, whose bytes pass to the image (read in place, not
+ * copied: a large module is not held twice) when it decodes. */
+static int decode(const cj_entry_path *p, const cj_key *key, const cj_deps *expect, cj_file *f,
+                  cj_image **out) {
   cj_deps recorded = {0};
   cj_entry_meta meta;
   char why[160];
-  int rc = cj_entry_decode(key, data, len, out, &recorded, &meta, why, sizeof why);
+  int rc = cj_entry_decode_owned(key, f->data, f->len, out, &recorded, &meta, why, sizeof why);
+  if (rc == 0) f->data = NULL;
   if (rc < 0) return CJ_DISK_OOM;
   if (rc > 0) return invalid(p, why);
   rc = cj_deps_same_files(&recorded, expect) ? CJ_DISK_HIT : CJ_DISK_INVALID;
@@ -98,7 +101,7 @@ int cj_disk_read(const cj_entry_path *p, const cj_key *key, const cj_deps *expec
     return invalid(p, why);
   }
   rc = read_all(fd, p, &f);
-  if (rc == CJ_DISK_HIT) rc = decode(p, key, expect, (const unsigned char *)f.data, f.len, out);
+  if (rc == CJ_DISK_HIT) rc = decode(p, key, expect, &f, out);
   /* the last use orders pruning (least recently used first); a use within the last
    * minute is recorded already, to the precision pruning needs */
   if (rc == CJ_DISK_HIT && time(NULL) - f.st.st_mtime > 60 && futimens(fd, NULL) != 0)

@@ -168,7 +168,9 @@ static void write_locked(int fd, cj_disk_counters *c) {
 
 static pthread_mutex_t hits_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t pending_hits;
-static CJ_LARGE char pending_dir[PATH_MAX];
+/* The directory they are for, as a hash of its path: a copy of the path would cost a
+ * hit a page of its own (a fresh process faults every page it first writes). */
+static uint64_t pending_dir;
 static int hooks_set;
 
 /* Around a fork: the lock is held across it, so that the child gets it free and the
@@ -187,9 +189,11 @@ static void flush_at_exit(void) {
   cj_root_close(&r);
 }
 
+static uint64_t dir_id(const cj_root *r) { return cj_checksum(r->path, strlen(r->path), "", 0); }
+
 /* Takes the hits pending for r's directory (lock held); 0 for another directory. */
 static uint64_t take_pending(const cj_root *r) {
-  uint64_t n = strcmp(pending_dir, r->path) == 0 ? pending_hits : 0;
+  uint64_t n = pending_dir == dir_id(r) ? pending_hits : 0;
   pending_hits = 0;
   return n;
 }
@@ -204,15 +208,16 @@ void cj_diskstats_flush(const cj_root *r) {
 }
 
 void cj_diskstats_hit(const cj_root *r) {
-  uint64_t n;
+  uint64_t n, id;
   pthread_mutex_lock(&hits_lock);
   if (!hooks_set) {
     hooks_set = 1;
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     atexit(flush_at_exit);
   }
-  if (pending_hits && strcmp(pending_dir, r->path) != 0) pending_hits = 0;
-  cj_join(pending_dir, sizeof pending_dir, r->path, NULL);
+  id = dir_id(r);
+  if (pending_hits && pending_dir != id) pending_hits = 0;
+  pending_dir = id;
   n = ++pending_hits;
   pthread_mutex_unlock(&hits_lock);
   if (n >= HIT_BATCH) cj_diskstats_flush(r);

@@ -166,7 +166,7 @@ void cj_memcache_put(const cj_key *k, cj_image *im, cj_deps *deps, const cj_memh
     old->chain = dead;
     dead = old;
   }
-  n->chain = *bucket(k);
+  n->chain = count ? *bucket(k) : NULL; /* into an empty table, a write is the first touch */
   *bucket(k) = n;
   push_front(n);
   count++;
