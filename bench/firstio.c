@@ -178,7 +178,9 @@ int bench_firstio_child(int argc, char **argv) {
   if (argc < 2 || bench_driver_load() != 0 || bench_context() != 0) return 3;
   if (!(image = bench_read_file(argv[argc - 1], &size))) return 3;
   bench_cu_check(bench_cu.cuModuleLoadData(&mod, image), "cuModuleLoadData");
-  bench_cu_check(bench_cu.cuModuleGetFunction(&f, mod, "multiply_them"), "cuModuleGetFunction");
+  /* the seed's kernel is C++: multiply_them(float *, float *, float *) by its mangled name */
+  bench_cu_check(bench_cu.cuModuleGetFunction(&f, mod, "_Z13multiply_themPfS_S_"),
+                 "cuModuleGetFunction");
   free(image);
   if (strcmp(argv[0], "raw") == 0) {
     if (raw_rounds(f, v) != 0) return 4;
