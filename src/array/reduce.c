@@ -16,7 +16,7 @@
 #include "launch/launch.h" /* the pool */
 
 #define THREADS 256          /* threads per block */
-#define ITEMS 16             /* values a thread folds before the tree, in most passes */
+#define ITEMS 64             /* values a thread folds before the tree, in most passes */
 #define MAX_BLOCKS (1 << 20) /* blocks of one pass; beyond, threads fold more values */
 #define SCRATCH_ALIGN 256
 
