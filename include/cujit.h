@@ -970,11 +970,15 @@ typedef struct cujit_launch_options {
  *  (env CUJIT_STAGING_MIN) go through reusable pinned chunks filled by several threads;
  *  each device has chunks and threads of its own, made at its first such copy and kept
  *  until the process exits, so copies for different devices run side by side. Smaller
- *  pageable buffers go through a small pinned area of the device's (64 KiB at first,
- *  grown to what a launch needs, up to 1 MiB; kept until the process exits) where it is
- *  free and the context is the device's primary one, else the driver copies them (pinned
- *  memory dies with its context, which a program may destroy); env
- *  CUJIT_STAGING_THREADS=0 leaves every pageable buffer to the driver.
+ *  pageable buffers are copied by the driver in the device's first 32 launches (and
+ *  synchronous copies) that have any, then through a small pinned area of the device's
+ *  (64 KiB at first, grown to what a launch needs, up to 1 MiB; kept until the process
+ *  exits) where it is free and the context is the device's primary one, else the driver
+ *  copies them (pinned memory dies with its context, which a program may destroy); env
+ *  CUJIT_STAGING_THREADS=0 leaves every pageable buffer to the driver. Buffers of up to
+ *  64 KiB on the legacy default stream of the device's primary context take device memory
+ *  of their own (up to 16 blocks a device, each reused by buffers of its size) rather than
+ *  the pool's, whose first allocation costs a process milliseconds.
  *  With elapsed_ms, the call also waits, and *elapsed_ms gets the kernel's own time
  *  (copies excluded), measured with events.
  *  Cooperative launches and clusters (flags, cluster) are checked before anything happens;

@@ -100,7 +100,8 @@ static void a_reset_primary_context_is_a_new_one(void **state) {
   assert_int_equal(cj_cu.cuDevicePrimaryCtxRetain(&primary, dev), CUDA_SUCCESS);
   assert_int_equal(cj_cu.cuCtxSetCurrent(primary), CUDA_SUCCESS);
   put_and_check(put, 7);
-  small_copies_and_check(400); /* a new area: the old one's memory went with the reset */
+  small_copies_and_check(400);    /* a new area: the old one's memory went with the reset */
+  small_in_out_and_check(m, 500); /* new device memory too: the old blocks died with it */
   cujit_module_destroy(m);
 }
 

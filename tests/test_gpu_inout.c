@@ -1,7 +1,8 @@
 /* test_gpu_inout - In/Out/InOut buffers of several MiB from pageable and page-locked
  * memory (the pageable ones above the staging threshold go through cujit's pinned chunks,
  * in uneven sizes), on the default stream and on the caller's; small pageable buffers
- * through the device's small pinned area (made small, on the first launch that needs it,
+ * copied directly by the first launches, with device memory of their own and no pool,
+ * then through the device's small pinned area (made small, after CJ_BOUNCE_AFTER launches,
  * without the staging threads; full, taken by another thread, or shared by an In and an
  * Out buffer); pageable copies on every device present, each through its own lanes, in
  * turn and at once; empty buffers; how host memory is recognised; and the pool's memory
@@ -117,8 +118,10 @@ static void *small_worker(void *arg) {
   return NULL;
 }
 
-/* The group's first launches: small pageable buffers go through a 64 KiB pinned area made
- * for them, and the staging threads with their large pinned chunks are not started. */
+/* The group's first launches: small pageable buffers are copied directly, into blocks of
+ * device memory of their own (the stream-ordered pool is not made, which costs a process
+ * milliseconds); after CJ_BOUNCE_AFTER launches they go through a 64 KiB pinned area made
+ * for them, and the staging threads with their large pinned chunks are never started. */
 static void small_pageable_buffers(void **state) {
   cujit_function *inc = gpu_function(mod, "inc");
   size_t n = (900u << 10) / sizeof(float), i;
@@ -133,10 +136,14 @@ static void small_pageable_buffers(void **state) {
   cujit_log_set_level(CUJIT_LOG_DEBUG);
   why[0][0] = '\0';
   assert_int_equal(small_round_trips(3, why[0], sizeof why[0]), 0);
-  assert_true(logged("a 65536-byte pinned area for small pageable copies made in"));
+  assert_false(logged("pinned area for small pageable copies made"));
+  assert_false(logged("memory pool made"));
   assert_true(logged("staged launch 1 of the process (2 buffers, 3200 bytes): memory kinds "));
   assert_true(logged("staged launch 2 of the process (1 buffer, 1600 bytes): memory kinds "));
   assert_false(logged("staged launch 3"));
+  assert_int_equal(small_round_trips(CJ_BOUNCE_AFTER / 2, why[0], sizeof why[0]), 0);
+  assert_true(logged("a 65536-byte pinned area for small pageable copies made in"));
+  assert_false(logged("memory pool made"));
   assert_false(logged("staging pageable copies on device")); /* no staging threads */
   /* more than the area holds: the first buffer through it (grown to 1 MiB), the second
    * through the driver */

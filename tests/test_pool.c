@@ -1,11 +1,12 @@
 /* test_pool - the launch layer's memory against a driver of the test's own (the entry
  * point table filled with fakes that keep count): the pool keeps everything arrays and
  * In/Out buffers give back unless CUJIT_POOL_KEEP caps it, an allocation that finds the
- * device full has the pool give back what it keeps and tries once more, and the small
- * pinned area for pageable copies is made on the first copy that needs it, at 64 KiB,
- * grown only as far as a copy needs, never waited for, only in a primary context cujit
- * holds, and made again after a reset of that context. The same with real devices is in
- * test_gpu_inout, test_gpu_contexts and test_gpu_stress.
+ * device full has the pool give back what it keeps and tries once more, small requests on
+ * the default stream take blocks of plain device memory without making the pool, and the
+ * small pinned area for pageable copies is made on the CJ_BOUNCE_AFTER-th copy that could
+ * use it (the earlier ones copy directly), at 64 KiB, grown only as far as a copy needs, never
+ * waited for, only in a primary context cujit holds, and made again after a reset of that context.
+ * The same with real devices is in test_gpu_inout, test_gpu_contexts and test_gpu_stress.
  *
  * Run as `test_pool --staging-off` with CUJIT_STAGING_THREADS=0, it checks that the area
  * is never made then (the variable is read once per process). */
@@ -19,6 +20,8 @@
 #define OTHER_CTX ((CUcontext)(uintptr_t)0x6000)
 
 static int pools_made, trims, oom_replies, host_allocs, host_alloc_fails, host_frees;
+static int plain_allocs, plain_frees;
+static CUcontext current_ctx; /* NULL but where a test says */
 static cuuint64_t threshold;
 static size_t host_alloc_size[16];
 static void *host_alloc_mem[16]; /* what the fake driver pinned and did not free */
@@ -60,6 +63,12 @@ static CUresult fake_free_async(CUdeviceptr d, CUstream s) {
   return CUDA_SUCCESS;
 }
 
+static CUresult fake_pool_get(CUmemoryPool pool, CUmemPool_attribute attr, void *value) {
+  (void)pool, (void)attr;
+  *(cuuint64_t *)value = 0; /* the pool holds nothing of the small blocks' */
+  return CUDA_SUCCESS;
+}
+
 static CUresult fake_trim(CUmemoryPool pool, size_t keep) {
   (void)pool, (void)keep;
   trims++;
@@ -67,7 +76,24 @@ static CUresult fake_trim(CUmemoryPool pool, size_t keep) {
 }
 
 static CUresult fake_ctx_current(CUcontext *ctx) {
-  *ctx = NULL; /* no context cujit holds: small blocks are not kept, only pooled */
+  *ctx = current_ctx; /* NULL: no context cujit holds, so small blocks are only pooled */
+  return CUDA_SUCCESS;
+}
+
+static CUresult fake_ctx_set(CUcontext ctx) {
+  current_ctx = ctx;
+  return CUDA_SUCCESS;
+}
+
+static CUresult fake_mem_alloc(CUdeviceptr *d, size_t bytes) {
+  *d = (CUdeviceptr)(uintptr_t)malloc(bytes);
+  plain_allocs++;
+  return *d ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+static CUresult fake_mem_free(CUdeviceptr d) {
+  plain_frees++;
+  free((void *)(uintptr_t)d);
   return CUDA_SUCCESS;
 }
 
@@ -149,7 +175,11 @@ static void fake_driver(void) {
   cj_cu.cuMemAllocFromPoolAsync = fake_pool_alloc;
   cj_cu.cuMemFreeAsync = fake_free_async;
   cj_cu.cuMemPoolTrimTo = fake_trim;
+  cj_cu.cuMemPoolGetAttribute = fake_pool_get;
   cj_cu.cuCtxGetCurrent = fake_ctx_current;
+  cj_cu.cuCtxSetCurrent = fake_ctx_set;
+  cj_cu.cuMemAlloc = fake_mem_alloc;
+  cj_cu.cuMemFree = fake_mem_free;
   cj_cu.cuCtxGetDevice = fake_ctx_device;
   cj_cu.cuStreamSynchronize = fake_sync;
   cj_cu.cuMemHostAlloc = fake_host_alloc;
@@ -205,15 +235,90 @@ static void a_full_device_gets_what_the_pool_keeps(void **state) {
   cj_pool_free(0, d, 64, NULL);
 }
 
+/* Small requests on the default stream of a context cujit holds: plain device memory
+ * of the size asked for, taken again by requests of that size, at most 16 blocks; the
+ * pool is not made for them, and a trim frees those not in use. */
+static void small_blocks_need_no_pool(void **state) {
+  CUdeviceptr d[20], again;
+  size_t used = 1, kept = 0;
+  int k, made = pools_made;
+  (void)state;
+  current_ctx = HELD_CTX;
+  for (k = 0; k < 3; k++) assert_ok(cj_pool_alloc(2, 1600, NULL, &d[k]));
+  assert_int_equal(pools_made, made); /* a short program's first launch: no pool */
+  assert_int_equal(plain_allocs, 3);
+  assert_true(d[0] != d[1] && d[1] != d[2] && d[0] != d[2]);
+  cj_pool_free(2, d[1], 1600, NULL);
+  assert_ok(cj_pool_alloc(2, 1600, NULL, &again)); /* the block given back, no new one */
+  assert_true(again == d[1]);
+  assert_int_equal(plain_allocs, 3);
+  assert_ok(cj_pool_alloc(2, 1200, NULL, &d[3])); /* another size: a block of its own */
+  assert_int_equal(plain_allocs, 4);
+  for (k = 4; k < 16; k++) assert_ok(cj_pool_alloc(2, 100 + k, NULL, &d[k]));
+  assert_int_equal(plain_allocs, 16);
+  assert_ok(cj_pool_alloc(2, 1600, NULL, &d[16])); /* 16 blocks: the rest from the pool */
+  assert_int_equal(plain_allocs, 16);
+  assert_int_equal(pools_made, made + 1);
+  assert_ok(cj_pool_alloc(2, (64 << 10) + 1, NULL, &d[17])); /* beyond 64 KiB: the pool */
+  assert_ok(cj_pool_alloc(2, 1600, (CUstream)(uintptr_t)0x77, &d[18])); /* another stream */
+  assert_int_equal(plain_allocs, 16);
+  current_ctx = OTHER_CTX; /* a context of the program's own: never */
+  assert_ok(cj_pool_alloc(2, 500, NULL, &d[19]));
+  assert_int_equal(plain_allocs, 16);
+  current_ctx = HELD_CTX;
+  cj_pool_free(2, d[16], 1600, NULL);
+  cj_pool_free(2, d[17], (64 << 10) + 1, NULL);
+  cj_pool_free(2, d[18], 1600, (CUstream)(uintptr_t)0x77);
+  cj_pool_free(2, d[19], 500, NULL);
+  for (k = 3; k < 16; k++) cj_pool_free(2, d[k], k == 3 ? 1200 : (size_t)(100 + k), NULL);
+  cj_pool_free(2, d[0], 1600, NULL);
+  /* d[2] and `again` in use: the trim frees the other 14 */
+  assert_int_equal(plain_frees, 0);
+  assert_ok(cj_mem_trim(2));
+  assert_int_equal(plain_frees, 14);
+  assert_ok(cj_mem_usage(2, &used, &kept));
+  assert_int_equal(used, 3200);
+  assert_int_equal(kept, 3200);
+  cj_pool_free(2, d[2], 1600, NULL);
+  cj_pool_free(2, again, 1600, NULL);
+  assert_ok(cj_mem_trim(2));
+  assert_int_equal(plain_frees, 16);
+  /* a reset: the block of the context before it is neither taken again nor freed */
+  assert_ok(cj_pool_alloc(2, 1600, NULL, &d[0]));
+  cj_pool_free(2, d[0], 1600, NULL);
+  held_ctx_id++; /* cuDevicePrimaryCtxReset */
+  assert_ok(cj_pool_alloc(2, 1600, NULL, &again));
+  assert_true(again != d[0]);
+  assert_int_equal(plain_allocs, 18);
+  cj_pool_free(2, again, 1600, NULL);
+  assert_ok(cj_mem_trim(2));
+  assert_int_equal(plain_frees, 17);
+  free((void *)(uintptr_t)d[0]); /* what the reset freed */
+  current_ctx = NULL;
+}
+
 /* ---- the small pinned area ---- */
 
-static void small_area_made_small_on_first_need(void **state) {
+/* The device's first CJ_BOUNCE_AFTER transfers that could use the area copy directly. */
+static void before_the_area(CUdevice dev) {
+  int k, allocs = host_allocs;
+  for (k = 0; k < CJ_BOUNCE_AFTER; k++) assert_null(cj_bounce_take(HELD_CTX, dev, 100));
+  assert_int_equal(host_allocs, allocs);
+}
+
+static void small_area_made_small_after_the_first_copies(void **state) {
   unsigned char src[1600], back[1600], *dev = malloc(sizeof src), *area;
   size_t i;
   (void)state;
   assert_non_null(dev);
   for (i = 0; i < sizeof src; i++) src[i] = (unsigned char)(i * 7);
   assert_int_equal(host_allocs, 0); /* nothing pinned before a copy needs it */
+  assert_int_equal(cj_bounce_htod(HELD_CTX, 0, (CUdeviceptr)(uintptr_t)dev, src, sizeof src, NULL,
+                                  "copy"),
+                   CUJIT_ERROR_NOT_SUPPORTED); /* the first: the caller copies directly */
+  for (i = 1; i < CJ_BOUNCE_AFTER; i++) assert_null(cj_bounce_take(HELD_CTX, 0, 100));
+  before_the_area(1);
+  assert_int_equal(host_allocs, 0);
   assert_ok(
       cj_bounce_htod(HELD_CTX, 0, (CUdeviceptr)(uintptr_t)dev, src, sizeof src, NULL, "copy"));
   assert_memory_equal(dev, src, sizeof src);
@@ -276,6 +381,7 @@ static void only_held_contexts_get_an_area(void **state) {
 static void no_pinned_memory_no_area(void **state) {
   unsigned char src[64] = {1}, dev[64];
   (void)state;
+  before_the_area(3);
   host_alloc_fails = 1;
   assert_int_equal(cj_bounce_htod(HELD_CTX, 3, (CUdeviceptr)(uintptr_t)dev, src, sizeof src, NULL,
                                   "copy"),
@@ -295,9 +401,10 @@ static void staging_off_makes_no_area(void **state) {
 
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(small_area_made_small_on_first_need),
+      cmocka_unit_test(small_area_made_small_after_the_first_copies),
       cmocka_unit_test(pool_keeps_everything_unless_capped),
       cmocka_unit_test(a_full_device_gets_what_the_pool_keeps),
+      cmocka_unit_test(small_blocks_need_no_pool),
       cmocka_unit_test(only_held_contexts_get_an_area),
       cmocka_unit_test(no_pinned_memory_no_area),
   };

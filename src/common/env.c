@@ -175,7 +175,8 @@ static const cj_env_var table[] = {
      .warn_bad = 1,
      .form = "a size (e.g. 4M)",
      .meaning = "smallest pageable In/Out buffer moved through pinned chunks by the staging "
-                "threads; smaller ones go through a small pinned area (read once)"},
+                "threads; smaller ones are copied by the driver, or, after a device's first 32 "
+                "such transfers, through a small pinned area (read once)"},
     {.name = "CUJIT_STAGING_THREADS",
      .kind = CJ_ENV_COUNT,
      .dflt = "half the cores, at most 8; none with fewer than 4 cores",

@@ -157,6 +157,9 @@ cujit_status cj_pool_alloc(CUdevice dev, size_t bytes, CUstream stream, CUdevice
 /* Gives it back, ordered on `stream`; counted as returned even when the driver fails
  * (after a kernel fault), so the accounting always returns to its baseline. */
 void cj_pool_free(CUdevice dev, CUdeviceptr dptr, size_t bytes, CUstream stream);
+/* cujit_mem_pool_get_usage() and cujit_mem_pool_trim() for device dev. */
+cujit_status cj_mem_usage(CUdevice dev, size_t *in_use, size_t *kept);
+cujit_status cj_mem_trim(CUdevice dev);
 
 typedef enum cj_host_kind {
   CJ_HOST_PAGEABLE = 0, /* ordinary memory: the driver or cujit must stage it */
@@ -184,16 +187,18 @@ cujit_status cj_stage_htod(CUcontext ctx, CUdevice dev, CUdeviceptr dst, const v
                            size_t bytes, CUstream stream);
 cujit_status cj_stage_dtoh(CUcontext ctx, CUdevice dev, void *dst, CUdeviceptr src, size_t bytes,
                            CUstream stream);
-/* Small pageable transfers: one pinned area per device, made (at 64 KiB) on the first
- * transfer that needs it and grown to what one needs, up to CJ_BOUNCE_MAX; kept until the
- * process exits. cj_bounce_take gives device dev's area, at least `bytes` long, to the
- * caller until cj_bounce_give, for copies in ctx (current on the calling thread, a context
- * of dev); NULL (nothing to give back) when another caller holds it, when ctx is not a
- * primary context this library holds (the area's memory must outlive its context), when
- * bytes is above CJ_BOUNCE_MAX, when CUJIT_STAGING_THREADS is 0 (the driver copies every
- * pageable buffer then) or when no pinned memory could be had: the caller then copies
- * directly. A caller gives it back only once no copy from or to it is in flight. */
+/* Small pageable transfers: one pinned area per device, made (at 64 KiB) on the
+ * CJ_BOUNCE_AFTER-th transfer that could use it (the earlier ones get NULL: a short
+ * program copies directly rather than pay for pinned memory) and grown to what one needs,
+ * up to CJ_BOUNCE_MAX; kept until the process exits. cj_bounce_take gives device dev's area, at
+ * least `bytes` long, to the caller until cj_bounce_give, for copies in ctx (current on the calling
+ * thread, a context of dev); NULL (nothing to give back) when another caller holds it, when ctx is
+ * not a primary context this library holds (the area's memory must outlive its context), when bytes
+ * is above CJ_BOUNCE_MAX, when CUJIT_STAGING_THREADS is 0 (the driver copies every pageable buffer
+ * then) or when no pinned memory could be had: the caller then copies directly. A caller gives it
+ * back only once no copy from or to it is in flight. */
 #define CJ_BOUNCE_MAX ((size_t)1 << 20)
+#define CJ_BOUNCE_AFTER 32
 unsigned char *cj_bounce_take(CUcontext ctx, CUdevice dev, size_t bytes);
 void cj_bounce_give(CUdevice dev);
 /* Copies through the area, on `stream`, and waits for the stream: complete, on both

@@ -19,18 +19,41 @@ enum { POOL_UNSET = 0, POOL_STREAM_ORDERED = 1, POOL_PLAIN = 2 };
 #define KEEP_BYTES ((size_t)1 << 20)
 #define KEEP_COUNT 16
 
+/* Smaller requests on that stream, up to SMALL_BYTES, take one of at most SMALL_COUNT
+ * blocks made with cuMemAlloc, each of the size first asked for and taken again by
+ * requests of that size, in that stream's order as kept blocks are: the pool's first
+ * allocation costs a process 7-10 ms (the driver maps the pool's first memory), cuMemAlloc's
+ * 0.1 ms, so a short program's In/Out buffers and small arrays never wait for the pool.
+ * Exact sizes keep compute-sanitizer's bounds exact. cujit_mem_pool_trim() gives back
+ * those not in use. */
+#define SMALL_BYTES ((size_t)64 << 10)
+#define SMALL_COUNT 16
+
+/* Blocks are of a context, known by its handle and its ID: a reset primary context keeps
+ * its handle, but its memory died with it (never reused, never freed again). */
 typedef struct kept_block {
   CUcontext ctx;
+  unsigned long long id;
   CUdeviceptr ptr;
   size_t bytes;
 } kept_block;
 
+typedef struct small_block {
+  CUcontext ctx;
+  unsigned long long id;
+  CUdeviceptr ptr;
+  size_t bytes;
+  int busy;
+} small_block;
+
 typedef struct cj_pool {
-  int state;                   /* POOL_*, set once (atomic) */
-  CUmemoryPool pool;           /* POOL_STREAM_ORDERED: cujit's own pool on the device */
-  size_t in_use;               /* bytes handed to launches and not given back (atomic) */
-  kept_block kept[KEEP_COUNT]; /* guarded by keep_lock */
-  int n_kept;                  /* written under keep_lock, read without it as a hint (atomic) */
+  int state;                      /* POOL_*, set once (atomic) */
+  CUmemoryPool pool;              /* POOL_STREAM_ORDERED: cujit's own pool on the device */
+  size_t in_use;                  /* bytes handed to launches and not given back (atomic) */
+  kept_block kept[KEEP_COUNT];    /* guarded by keep_lock */
+  int n_kept;                     /* written under keep_lock, read without it as a hint (atomic) */
+  small_block small[SMALL_COUNT]; /* guarded by keep_lock */
+  int n_small;                    /* as n_kept */
 } cj_pool;
 
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -104,12 +127,25 @@ static int keepable(const cj_pool *p, size_t bytes, CUstream stream, CUcontext *
          cj_cu.cuCtxGetCurrent(ctx) == CUDA_SUCCESS && *ctx && cj_ctx_retained(*ctx);
 }
 
+/* The ID of context ctx now (0 where the driver cannot tell). */
+static unsigned long long id_of(CUcontext ctx) {
+  unsigned long long id = 0;
+  if (!cj_cu.cuCtxGetId || cj_cu.cuCtxGetId(ctx, &id) != CUDA_SUCCESS) id = 0;
+  return id;
+}
+
 /* A kept block of `bytes` of context ctx, or 0. */
 static CUdeviceptr take_kept(cj_pool *p, CUcontext ctx, size_t bytes) {
   CUdeviceptr ptr = 0;
+  unsigned long long id = id_of(ctx);
   int i;
   pthread_mutex_lock(&keep_lock);
   for (i = p->n_kept - 1; i >= 0; i--) {
+    if (p->kept[i].ctx == ctx && p->kept[i].id != id) { /* of the context before a reset */
+      p->kept[i] = p->kept[p->n_kept - 1];
+      __atomic_store_n(&p->n_kept, p->n_kept - 1, __ATOMIC_RELAXED);
+      continue;
+    }
     if (p->kept[i].bytes != bytes || p->kept[i].ctx != ctx) continue;
     ptr = p->kept[i].ptr;
     p->kept[i] = p->kept[p->n_kept - 1];
@@ -122,15 +158,101 @@ static CUdeviceptr take_kept(cj_pool *p, CUcontext ctx, size_t bytes) {
 
 /* Keeps a block; 0 when there is no room. */
 static int keep(cj_pool *p, CUcontext ctx, CUdeviceptr ptr, size_t bytes) {
+  unsigned long long id = id_of(ctx);
   int kept = 0;
   pthread_mutex_lock(&keep_lock);
   if (p->n_kept < KEEP_COUNT) {
-    p->kept[p->n_kept] = (kept_block){ctx, ptr, bytes};
+    p->kept[p->n_kept] = (kept_block){ctx, id, ptr, bytes};
     __atomic_store_n(&p->n_kept, p->n_kept + 1, __ATOMIC_RELAXED);
     kept = 1;
   }
   pthread_mutex_unlock(&keep_lock);
   return kept;
+}
+
+/* Whether a request may take a small block: as keepable() says, for at most SMALL_BYTES,
+ * whether or not the pool is made. */
+static int small_ok(size_t bytes, CUstream stream, CUcontext *ctx) {
+  return bytes <= SMALL_BYTES && !stream && cj_cu.cuCtxGetCurrent(ctx) == CUDA_SUCCESS && *ctx &&
+         cj_ctx_retained(*ctx);
+}
+
+/* A small block of `bytes` of context ctx: a free one, or a new one while there are fewer
+ * than SMALL_COUNT; 0 when none can be had. */
+static CUdeviceptr take_small(cj_pool *p, CUcontext ctx, size_t bytes) {
+  CUdeviceptr ptr = 0;
+  unsigned long long id = id_of(ctx);
+  int i = 0;
+  pthread_mutex_lock(&keep_lock);
+  while (i < p->n_small && !ptr) {
+    small_block *b = &p->small[i];
+    if (b->ctx == ctx && b->id != id) { /* of the context before a reset */
+      *b = p->small[p->n_small - 1];
+      __atomic_store_n(&p->n_small, p->n_small - 1, __ATOMIC_RELAXED);
+      continue;
+    }
+    if (!b->busy && b->ctx == ctx && b->bytes == bytes) {
+      b->busy = 1;
+      ptr = b->ptr;
+    }
+    i++;
+  }
+  if (!ptr && p->n_small < SMALL_COUNT && cj_cu.cuMemAlloc(&ptr, bytes) == CUDA_SUCCESS) {
+    p->small[p->n_small] = (small_block){ctx, id, ptr, bytes, 1};
+    __atomic_store_n(&p->n_small, p->n_small + 1, __ATOMIC_RELAXED);
+  }
+  pthread_mutex_unlock(&keep_lock);
+  return ptr;
+}
+
+/* Marks ptr free when it is a small block in use; 0 when it is not one. */
+static int give_small(cj_pool *p, CUdeviceptr ptr) {
+  int i, found = 0;
+  if (!__atomic_load_n(&p->n_small, __ATOMIC_RELAXED)) return 0;
+  pthread_mutex_lock(&keep_lock);
+  for (i = 0; i < p->n_small && !found; i++)
+    if (p->small[i].busy && p->small[i].ptr == ptr) {
+      p->small[i].busy = 0;
+      found = 1;
+    }
+  pthread_mutex_unlock(&keep_lock);
+  return found;
+}
+
+/* The bytes of every small block, in use or not. */
+static size_t small_bytes(cj_pool *p) {
+  size_t bytes = 0;
+  int i;
+  pthread_mutex_lock(&keep_lock);
+  for (i = 0; i < p->n_small; i++) bytes += p->small[i].bytes;
+  pthread_mutex_unlock(&keep_lock);
+  return bytes;
+}
+
+/* Frees the small blocks not in use, each once its context's default stream has drained
+ * (a block given back is still in use by the work queued before). */
+static void release_small(cj_pool *p) {
+  CUcontext current = NULL;
+  int i = 0;
+  if (!__atomic_load_n(&p->n_small, __ATOMIC_RELAXED)) return;
+  cj_cu.cuCtxGetCurrent(&current);
+  pthread_mutex_lock(&keep_lock);
+  while (i < p->n_small) {
+    small_block *b = &p->small[i];
+    if (b->busy) {
+      i++;
+      continue;
+    }
+    if (b->id == id_of(b->ctx)) { /* else its memory died with a reset */
+      if (b->ctx != current) cj_cu.cuCtxSetCurrent(b->ctx);
+      cj_cu.cuStreamSynchronize(NULL);
+      cj_cu.cuMemFree(b->ptr);
+      if (b->ctx != current) cj_cu.cuCtxSetCurrent(current);
+    }
+    *b = p->small[p->n_small - 1];
+    __atomic_store_n(&p->n_small, p->n_small - 1, __ATOMIC_RELAXED);
+  }
+  pthread_mutex_unlock(&keep_lock);
 }
 
 /* Gives every kept block back to the driver's pool, each on its context's default stream,
@@ -143,6 +265,7 @@ static void release_kept(cj_pool *p) {
   pthread_mutex_lock(&keep_lock);
   for (i = 0; i < p->n_kept; i++) {
     CUcontext ctx = p->kept[i].ctx;
+    if (p->kept[i].id != id_of(ctx)) continue; /* its memory died with a reset */
     if (ctx != current) cj_cu.cuCtxSetCurrent(ctx);
     cj_cu.cuMemFreeAsync(p->kept[i].ptr, NULL);
     cj_cu.cuStreamSynchronize(NULL); /* the pool can release it once the free has run */
@@ -156,6 +279,7 @@ static void release_kept(cj_pool *p) {
  * allocation holds (cuMemPoolTrimTo). */
 static CUresult give_back(cj_pool *p) {
   release_kept(p); /* even where the pool cannot be trimmed, kept blocks go back to it */
+  release_small(p);
   return cj_cu.cuMemPoolTrimTo ? cj_cu.cuMemPoolTrimTo(p->pool, 0) : CUDA_SUCCESS;
 }
 
@@ -176,6 +300,12 @@ cujit_status cj_pool_alloc(CUdevice dev, size_t bytes, CUstream stream, CUdevice
   cj_pool *p;
   CUcontext ctx;
   CUresult r;
+  CJ_CHECK(dev >= 0 && dev < CJ_POOL_DEVICES, CUJIT_ERROR_NO_DEVICE,
+           "device %d is beyond the %d devices cujit supports", (int)dev, CJ_POOL_DEVICES);
+  if (small_ok(bytes, stream, &ctx) && (*dptr = take_small(&pools[dev], ctx, bytes)) != 0) {
+    __atomic_add_fetch(&pools[dev].in_use, bytes, __ATOMIC_RELAXED);
+    return CUJIT_OK; /* the pool is not made for it */
+  }
   CJ_TRY(pool_of(dev, &p));
   if (__atomic_load_n(&p->n_kept, __ATOMIC_RELAXED) && keepable(p, bytes, stream, &ctx) &&
       (*dptr = take_kept(p, ctx, bytes)) != 0) {
@@ -216,7 +346,9 @@ static int current_is(CUdevice dev) {
 void cj_pool_free(CUdevice dev, CUdeviceptr dptr, size_t bytes, CUstream stream) {
   cj_pool *p = &pools[dev];
   CUcontext ctx;
-  if (keepable(p, bytes, stream, &ctx) && current_is(dev) && keep(p, ctx, dptr, bytes)) {
+  if (give_small(p, dptr)) {
+    /* a small block, free for the next small request on the default stream */
+  } else if (keepable(p, bytes, stream, &ctx) && current_is(dev) && keep(p, ctx, dptr, bytes)) {
     /* kept for the next request on this stream */
   } else if (p->state == POOL_STREAM_ORDERED) {
     cj_cu.cuMemFreeAsync(dptr, stream);
@@ -227,34 +359,43 @@ void cj_pool_free(CUdevice dev, CUdeviceptr dptr, size_t bytes, CUstream stream)
   __atomic_sub_fetch(&p->in_use, bytes, __ATOMIC_RELAXED);
 }
 
-cujit_status cujit_mem_pool_get_usage(size_t *in_use, size_t *kept) {
-  CUcontext ctx;
-  CUdevice dev;
+cujit_status cj_mem_usage(CUdevice dev, size_t *in_use, size_t *kept) {
   cj_pool *p;
   cuuint64_t reserved = 0;
   CUresult r;
-  CJ_TRY(cj_ctx_ensure(&ctx, &dev));
   CJ_TRY(pool_of(dev, &p));
   if (in_use) *in_use = __atomic_load_n(&p->in_use, __ATOMIC_RELAXED);
   if (!kept) return CUJIT_OK;
-  *kept = 0;
+  *kept = small_bytes(p);
   if (p->state != POOL_STREAM_ORDERED) return CUJIT_OK;
   r = cj_cu.cuMemPoolGetAttribute(p->pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &reserved);
   if (r != CUDA_SUCCESS) return cj_cu_fail(r, "cuMemPoolGetAttribute (the pool's size)");
-  *kept = (size_t)reserved;
+  *kept += (size_t)reserved;
   return CUJIT_OK;
+}
+
+cujit_status cj_mem_trim(CUdevice dev) {
+  cj_pool *p;
+  CUresult r;
+  CJ_TRY(pool_of(dev, &p));
+  release_small(p);
+  if (p->state != POOL_STREAM_ORDERED) return CUJIT_OK;
+  r = give_back(p);
+  return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuMemPoolTrimTo");
+}
+
+cujit_status cujit_mem_pool_get_usage(size_t *in_use, size_t *kept) {
+  CUcontext ctx;
+  CUdevice dev;
+  CJ_TRY(cj_ctx_ensure(&ctx, &dev));
+  return cj_mem_usage(dev, in_use, kept);
 }
 
 cujit_status cujit_mem_pool_trim(void) {
   CUcontext ctx;
   CUdevice dev;
-  cj_pool *p;
-  CUresult r;
   CJ_TRY(cj_ctx_ensure(&ctx, &dev));
-  CJ_TRY(pool_of(dev, &p));
-  if (p->state != POOL_STREAM_ORDERED) return CUJIT_OK;
-  r = give_back(p);
-  return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuMemPoolTrimTo");
+  return cj_mem_trim(dev);
 }
 
 /* ---- host memory kinds ---- */

@@ -6,9 +6,10 @@
  * the process exits (they make no CUDA call then: they wait on a condition variable).
  *
  * Small pageable transfers go through one small pinned area per device instead (at the
- * end of this file): the driver's own pageable path sets up pinned staging memory of its
- * own the first time a process uses it, sized for large transfers, which costs a new
- * process milliseconds for its first few kilobytes. */
+ * end of this file), from the device's CJ_BOUNCE_AFTER-th such transfer on: a launch
+ * through it saves a few microseconds over the driver's pageable copies, but making it
+ * (cuMemHostAlloc) costs a process about a millisecond, which a short program would pay
+ * at its first launch for nothing. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -299,7 +300,8 @@ cujit_status cj_stage_dtoh(CUcontext ctx, CUdevice dev, void *dst, CUdeviceptr s
  *
  * An area holds the small pageable buffers of one launch (or one copy) at a time: taken
  * with an atomic flag, never waited for (a transfer that finds it taken copies directly),
- * made on the first transfer that needs it at CJ_BOUNCE_MIN bytes and grown, by powers of
+ * made on the CJ_BOUNCE_AFTER-th transfer that could use it (the earlier ones copy
+ * directly) at CJ_BOUNCE_MIN bytes and grown, by powers of
  * two, to what a transfer needs, up to CJ_BOUNCE_MAX. Kept until the process exits. The
  * pinned memory belongs to the context it was made in and dies with it, so an area is
  * made and used only in a primary context this library holds (which the program cannot
@@ -309,6 +311,7 @@ cujit_status cj_stage_dtoh(CUcontext ctx, CUdevice dev, void *dst, CUdeviceptr s
 
 typedef struct bounce {
   int busy;                  /* taken (atomic) */
+  unsigned asked;            /* transfers that could have used it, up to CJ_BOUNCE_AFTER */
   int broken;                /* the pinned memory could not be had: never asked again */
   unsigned long long ctx_id; /* of the context mem was made in */
   unsigned char *mem;
@@ -357,6 +360,9 @@ unsigned char *cj_bounce_take(CUcontext ctx, CUdevice dev, size_t bytes) {
       !cj_ctx_retained(ctx))
     return NULL;
   b = &bounces[dev];
+  if (__atomic_load_n(&b->asked, __ATOMIC_RELAXED) < CJ_BOUNCE_AFTER &&
+      __atomic_add_fetch(&b->asked, 1, __ATOMIC_RELAXED) <= CJ_BOUNCE_AFTER)
+    return NULL;
   if (__atomic_exchange_n(&b->busy, 1, __ATOMIC_ACQUIRE)) return NULL;
   if (cj_cu.cuCtxGetId && cj_cu.cuCtxGetId(ctx, &id) != CUDA_SUCCESS) id = 0;
   if (b->mem && id != b->ctx_id) { /* a reset ended its context, and its memory with it */
