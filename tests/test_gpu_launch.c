@@ -219,7 +219,8 @@ static void scalar_layout_is_the_drivers(void **state) {
       fail_msg("parameter %zu: cujit says %zu bytes at %zu, the driver %zu at %zu", i, size, off,
                want_size, want_off);
   }
-  assert_int_equal(((param_info_fn)info)(rf, 13, &want_off, &want_size), CUDA_ERROR_INVALID_VALUE);
+  /* the source declares 13 (asking the driver for a 14th would be the API error that
+   * compute-sanitizer reports) */
   assert_int_equal(cujit_function_get_param_info(f, 13, &off, &size), CUJIT_ERROR_INVALID_VALUE);
   ((unload_fn)unload)(raw);
 }
