@@ -301,6 +301,35 @@ static void small_blocks_are_kept_in_order(void **state) {
   if (before == 0) assert_int_equal(kept, 0);
 }
 
+/* A small array moved to a non-blocking stream of its own and destroyed while a kernel
+ * there still runs: the next small array on the default stream, which does not wait for
+ * that stream, must not get its memory before the kernel is done with it. */
+static void small_block_freed_on_a_stream(void **state) {
+  cujit_function *spin = gpu_function(mod, "spin_then_write");
+  cujit_launch_options o = CUJIT_LAUNCH_OPTIONS_INIT;
+  cujit_array *a = NULL, *b = NULL;
+  int64_t n = 1 << 12, i;
+  int host[1 << 12];
+  CUstream s = NULL;
+  cujit_arg args[3];
+  (void)state;
+  assert_ok(cujit_stream_create(&s));
+  assert_ok(cujit_array_zeros(&a, CUJIT_TYPE_I32, 1, &n));
+  assert_ok(cujit_array_set_stream(a, s));
+  args[0] = cujit_array_arg(a), args[1] = cujit_i64(n), args[2] = cujit_i64(40000000);
+  o.stream = s;
+  assert_ok(cujit_launch(spin, CUJIT_DIM3(16), CUJIT_DIM3(256), args, 3, &o));
+  cujit_array_destroy(a);                                  /* while the kernel on s still spins */
+  assert_ok(cujit_array_zeros(&b, CUJIT_TYPE_I32, 1, &n)); /* on the default stream */
+  assert_ok(cujit_stream_synchronize(s));
+  assert_ok(cujit_array_read(b, host, sizeof host));
+  for (i = 0; i < n; i++)
+    if (host[i] != 0)
+      fail_msg("element %lld is %d: written by the other stream's kernel", (long long)i, host[i]);
+  cujit_array_destroy(b);
+  assert_ok(cujit_stream_destroy(s));
+}
+
 /* A destroyed array's handle stays refused once new arrays are made (which may take its
  * memory, its block and its device memory): a fill through it reaches no other array,
  * and destroying it again frees nothing of them. */
@@ -363,4 +392,5 @@ GPU_GROUP_MAIN(kSource, "array_test.cu", NULL, cmocka_unit_test(every_type_fille
                cmocka_unit_test(beyond_two_to_the_31), cmocka_unit_test(pool_is_reused),
                cmocka_unit_test(destroyed_while_in_flight),
                cmocka_unit_test(small_blocks_are_kept_in_order),
+               cmocka_unit_test(small_block_freed_on_a_stream),
                cmocka_unit_test(stale_handles_reach_no_new_array))

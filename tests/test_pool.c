@@ -102,8 +102,10 @@ static CUresult fake_ctx_device(CUdevice *dev) {
   return CUDA_SUCCESS;
 }
 
+static CUstream last_synced; /* the stream of the last cuStreamSynchronize */
+
 static CUresult fake_sync(CUstream s) {
-  (void)s;
+  last_synced = s;
   return CUDA_SUCCESS;
 }
 
@@ -283,6 +285,16 @@ static void small_blocks_need_no_pool(void **state) {
   cj_pool_free(2, again, 1600, NULL);
   assert_ok(cj_mem_trim(2));
   assert_int_equal(plain_frees, 16);
+  /* given back on another stream (an array moved to one): free once that stream drained,
+   * since the next request is ordered on the default stream only */
+  assert_ok(cj_pool_alloc(2, 1600, NULL, &d[0]));
+  assert_int_equal(plain_allocs, 17);
+  last_synced = NULL;
+  cj_pool_free(2, d[0], 1600, (CUstream)(uintptr_t)0x77);
+  assert_true(last_synced == (CUstream)(uintptr_t)0x77);
+  assert_ok(cj_pool_alloc(2, 1600, NULL, &again));
+  assert_true(again == d[0]);
+  cj_pool_free(2, again, 1600, NULL);
   /* a reset: the block of the context before it is neither taken again nor freed */
   assert_ok(cj_pool_alloc(2, 1600, NULL, &d[0]));
   cj_pool_free(2, d[0], 1600, NULL);

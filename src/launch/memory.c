@@ -205,18 +205,29 @@ static CUdeviceptr take_small(cj_pool *p, CUcontext ctx, size_t bytes) {
   return ptr;
 }
 
-/* Marks ptr free when it is a small block in use; 0 when it is not one. */
-static int give_small(cj_pool *p, CUdeviceptr ptr) {
+/* Whether ptr is a small block in use; marks it free when `mark`. */
+static int small_in_use(cj_pool *p, CUdeviceptr ptr, int mark) {
   int i, found = 0;
-  if (!__atomic_load_n(&p->n_small, __ATOMIC_RELAXED)) return 0;
   pthread_mutex_lock(&keep_lock);
   for (i = 0; i < p->n_small && !found; i++)
     if (p->small[i].busy && p->small[i].ptr == ptr) {
-      p->small[i].busy = 0;
+      if (mark) p->small[i].busy = 0;
       found = 1;
     }
   pthread_mutex_unlock(&keep_lock);
   return found;
+}
+
+/* Marks ptr free when it is a small block in use; 0 when it is not one. Given back on
+ * another stream than the default one (an array moved to a stream of its own), the block
+ * is marked free once that stream has drained: the next request that takes it is ordered
+ * on the default stream only, which a non-blocking stream does not wait for. */
+static int give_small(cj_pool *p, CUdeviceptr ptr, CUstream stream) {
+  if (!__atomic_load_n(&p->n_small, __ATOMIC_RELAXED)) return 0;
+  if (!stream) return small_in_use(p, ptr, 1);
+  if (!small_in_use(p, ptr, 0)) return 0;
+  cj_cu.cuStreamSynchronize(stream); /* a fault there is reported by the caller's next wait */
+  return small_in_use(p, ptr, 1);
 }
 
 /* The bytes of every small block, in use or not. */
@@ -346,7 +357,7 @@ static int current_is(CUdevice dev) {
 void cj_pool_free(CUdevice dev, CUdeviceptr dptr, size_t bytes, CUstream stream) {
   cj_pool *p = &pools[dev];
   CUcontext ctx;
-  if (give_small(p, dptr)) {
+  if (give_small(p, dptr, stream)) {
     /* a small block, free for the next small request on the default stream */
   } else if (keepable(p, bytes, stream, &ctx) && current_is(dev) && keep(p, ctx, dptr, bytes)) {
     /* kept for the next request on this stream */
