@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "format/bundle.h"
-#include "format/prebuilt.h"
+#include "format/code.h"
 
 static const unsigned char magic[8] = {'C', 'U', 'J', 'I', 'T', 'B', 'N', 0x1a};
 

@@ -1,14 +1,14 @@
 /* code.c - the two kinds of code a device loads, as bytes built elsewhere: a CUBIN (a
  * 64-bit little-endian ELF file for CUDA) and PTX text. Whether bytes are one of them and
  * for which target, and the kernels and variables each names. Every read of the bytes goes
- * through cj_cj_get_le(), which checks the bounds; each function is a pure function of its
+ * through cj_get_le(), which checks the bounds; each function is a pure function of its
  * bytes. The containers that hold several of them (fatbins, bundles) are prebuilt.c's and
  * bundle.c's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/prebuilt.h"
+#include "format/code.h"
 
 enum {
   ELF_HEADER = 64,  /* a 64-bit ELF header */

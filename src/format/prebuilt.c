@@ -1,7 +1,7 @@
 /* prebuilt.c - code built elsewhere as one of four kinds: PTX or a CUBIN (code.c), or a
  * container of them: nvcc's fatbin, read here, or cujit's bundle (bundle.c). Which kind
  * bytes are, what their headers say, their entries, and the variables they name. Every
- * read of the bytes goes through cj_cj_get_le(), which checks the bounds. */
+ * read of the bytes goes through cj_get_le(), which checks the bounds. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
