@@ -2199,13 +2199,19 @@ typedef enum cujit_log_level {
   CUJIT_LOG_DEBUG = 4  /**< and everything else */
 } cujit_log_level;
 
-/** Receives one log line (no trailing newline). `message` is valid only during the call.
- *  May be called from any thread that calls cujit; must not call cujit itself. */
+/** Receives one log line (no trailing newline). `message` is valid only during the call,
+ *  and holds names and NVRTC's log as they are (the default output to stderr escapes
+ *  them: see cujit_log_set_callback()). May be called from any thread that calls cujit;
+ *  must not call cujit itself. */
 typedef void (*cujit_log_fn)(cujit_log_level level, const char *message, void *user);
 
 /** Routes log lines at or below the current level to `fn`. Thread-safe.
- *  @param fn    the callback; NULL restores the default: write to stderr, which only
- *               happens when CUJIT_LOG is set.
+ *  @param fn    the callback; NULL restores the default: write each line to stderr as
+ *               `cujit: <level>: <line>`, which only happens when CUJIT_LOG is set. There
+ *               control characters and bytes that are not UTF-8 (in a file's name, or a
+ *               source line NVRTC quotes) are written as `\x1b`, `\xff`: a name from
+ *               another user's directory never acts on the terminal. A newline and a tab
+ *               pass.
  *  @param user  passed to fn. */
 CUJIT_API void cujit_log_set_callback(cujit_log_fn fn, void *user);
 /** Sets the level. The initial level comes from env CUJIT_LOG=off|error|warn|info|debug

@@ -309,6 +309,22 @@ static inline void *cj_handle_get(const cj_handles *t, uintptr_t h) {
   return t->slots[slot].gen == (uint32_t)(h >> CJ_HANDLE_SLOT_BITS) ? t->slots[slot].obj : NULL;
 }
 
+/* ---- text from outside, made safe for a terminal (escape.c) ---- */
+
+/* How cj_escape() writes text. In both, control characters (C0, DEL, C1) and bytes that
+ * are not valid UTF-8 become \xNN (ESC as \x1b), so that a terminal acts on none of them;
+ * valid UTF-8 passes as it is.
+ *   CJ_ESCAPE_VALUE: one value quoted in a line (a name, an environment variable): the
+ *     newline, the tab and the carriage return are escaped too, and the backslash is
+ *     written \\, so that the value reads back unambiguously.
+ *   CJ_ESCAPE_TEXT: a message of several lines (an error's detail, NVRTC's log): the
+ *     newline, the tab and a carriage return just before a newline pass, as does the
+ *     backslash (a source line keeps its "\n"). */
+enum { CJ_ESCAPE_VALUE = 0, CJ_ESCAPE_TEXT = 1 };
+typedef void (*cj_escape_fn)(void *user, const char *p, size_t n);
+/* Hands the n bytes at p, escaped, to put() in pieces, in order. Allocates nothing. */
+void cj_escape(const void *p, size_t n, int mode, cj_escape_fn put, void *user);
+
 /* ---- string buffer (buf.c) ---- */
 
 typedef struct cj_buf {
@@ -324,9 +340,7 @@ void cj_buf_puts(cj_buf *b, const char *s);
 void cj_buf_put_le(cj_buf *b, uint64_t v, int bytes);
 void cj_buf_printf(cj_buf *b, const char *fmt, ...) CJ_PRINTF(2, 3);
 void cj_buf_vprintf(cj_buf *b, const char *fmt, va_list ap);
-/* Appends n bytes of text from outside (a file's strings, an environment variable) so that
- * a terminal shows them and acts on none: control characters (C0, DEL, C1), bytes that are
- * not valid UTF-8, and the backslash are written as \x1b, \x0a, \\; the rest as it is. */
+/* Appends n bytes of a value from outside as cj_escape() writes it in CJ_ESCAPE_VALUE. */
 void cj_buf_escaped(cj_buf *b, const void *p, size_t n);
 /* The first 64 bytes of a value from outside (an environment variable's), escaped as
  * cj_buf_escaped() does, for a message that quotes it: written to `out` (CJ_SHOWN_SIZE
