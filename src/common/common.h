@@ -4,6 +4,7 @@
 #ifndef CUJIT_COMMON_H
 #define CUJIT_COMMON_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -79,6 +80,23 @@ cujit_status cj_fail_oom(const char *what);
     cujit_status cj_try_status_ = (expr);                               \
     if (CJ_UNLIKELY(cj_try_status_ != CUJIT_OK)) return cj_try_status_; \
   } while (0)
+
+/* ---- locks across fork() (forklock.c) ---- */
+
+/* Lists a lock that a forked child may take, so that fork() takes it first (forklock.c's
+ * first comment says how): one held only briefly, never across a compile, a link or a
+ * wait for another process. 0, or -1 when out of memory (the lock is then not listed).
+ * cj_fork_unguard() takes a lock off the list before it is destroyed. */
+int cj_fork_guard(pthread_mutex_t *m);
+void cj_fork_unguard(pthread_mutex_t *m);
+/* Registers what fork() does for a layer: `prepare` before the listed locks are taken
+ * (a wait for the calls in flight to end), `parent` and `child` after they are given back
+ * (the child forgets the parent's threads). NULL for none. Registered once; 0, or -1 when
+ * out of memory. */
+int cj_fork_hooks(void (*prepare)(void), void (*parent)(void), void (*child)(void));
+/* Lists a static lock as the library loads: CJ_FORK_GUARDED(guard_name, lock_variable). */
+#define CJ_FORK_GUARDED(fn, lock) \
+  __attribute__((constructor)) static void fn(void) { cj_fork_guard(&(lock)); }
 
 /* ---- scalar types (scalar.c) ----
  *

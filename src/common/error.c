@@ -153,6 +153,7 @@ cujit_status cj_fail_oom(const char *what) {
  * change the handler or end the process. */
 
 static pthread_mutex_t handler_lock = PTHREAD_MUTEX_INITIALIZER;
+CJ_FORK_GUARDED(guard_handler, handler_lock)
 static cujit_error_fn handler_fn;
 static void *handler_user;
 static int handler_chosen; /* the program called cujit_error_set_handler() */

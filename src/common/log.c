@@ -9,6 +9,7 @@ static pthread_once_t log_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static volatile int log_level; /* cujit_log_level; read without the lock on hot paths */
 static cujit_log_fn log_fn;
+CJ_FORK_GUARDED(guard_log, log_lock)
 static void *log_user;
 
 static const char *const level_names[] = {"off", "error", "warn", "info", "debug"};

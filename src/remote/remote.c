@@ -24,6 +24,7 @@
 #include "driver/hiredis.h"
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+CJ_FORK_GUARDED(guard_tier, mu)
 static cj_remote *current;    /* the tier set now (a reference); NULL: none */
 static int configured;        /* the setting was read from the environment, or set */
 static double retry_at;       /* monotonic seconds before which `current` is skipped */

@@ -117,16 +117,18 @@ static int whoami(holder *me) {
 }
 
 /* This process, looked up once per process (a forked child looks again). */
+static pthread_mutex_t self_lock = PTHREAD_MUTEX_INITIALIZER;
+CJ_FORK_GUARDED(guard_self, self_lock)
+
 static int self(holder *out) {
-  static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
   static holder me;
   static int known; /* 1: me is this process; -1: it cannot be said */
   int rc;
-  pthread_mutex_lock(&mu);
+  pthread_mutex_lock(&self_lock);
   if (me.pid != (long)getpid()) known = whoami(&me) == 0 ? 1 : -1;
   *out = me;
   rc = known > 0 ? 0 : -1;
-  pthread_mutex_unlock(&mu);
+  pthread_mutex_unlock(&self_lock);
   return rc;
 }
 
