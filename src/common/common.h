@@ -98,6 +98,22 @@ int cj_fork_hooks(void (*prepare)(void), void (*parent)(void), void (*child)(voi
 #define CJ_FORK_GUARDED(fn, lock) \
   __attribute__((constructor)) static void fn(void) { cj_fork_guard(&(lock)); }
 
+/* ---- the end of the process (ending.c) ---- */
+
+/* Registers `fn`, something cujit must do for itself when the process ends (remove its
+ * directory of precompiled headers): with atexit(), and for the error mode's end, which
+ * runs no atexit function. It must be safe while other threads run, and take no lock
+ * that may be held long. 0, or -1 when the table is full (a duty more than it holds). */
+int cj_at_end(void (*fn)(void));
+/* The error mode's end, in three calls (ending.c's first comment says what each does):
+ * cj_end_begin() returns only on the thread that claims the end (another thread of the
+ * process that calls it waits until the process is gone); cj_end_say() writes the
+ * strings one after the other to descriptor 2, escaped as CJ_ESCAPE_TEXT; cj_end_finish()
+ * does cujit's duties, flushes stdio and ends the process with status 1. */
+void cj_end_begin(void);
+void cj_end_say(const char *const *parts, size_t n);
+_Noreturn void cj_end_finish(void);
+
 /* ---- scalar types (scalar.c) ----
  *
  * The one table of the scalar types, indexed by cujit_type tag (every tag of cujit.h's

@@ -2,7 +2,6 @@
  * failing call of the program calls). */
 #include <pthread.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -200,8 +199,12 @@ cujit_status cujit_error_raise_(cujit_status status, const char *call) {
 }
 
 void cujit_error_exit(cujit_status status, const char *call, const char *detail, void *user) {
+  const char *parts[] = {"cujit: ", call ? call : "a cujit call",
+                         ": ",      cujit_status_name(status),
+                         ": ",      detail && *detail ? detail : cujit_status_string(status),
+                         "\n"};
   (void)user;
-  fprintf(stderr, "cujit: %s: %s: %s\n", call ? call : "a cujit call", cujit_status_name(status),
-          detail && *detail ? detail : cujit_status_string(status));
-  exit(EXIT_FAILURE);
+  cj_end_begin();
+  cj_end_say(parts, CJ_COUNT(parts));
+  cj_end_finish();
 }

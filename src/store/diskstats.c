@@ -213,7 +213,7 @@ void cj_diskstats_hit(const cj_root *r) {
   pthread_mutex_lock(&hits_lock);
   if (!hooks_set) {
     hooks_set = 1;
-    atexit(flush_at_exit);
+    cj_at_end(flush_at_exit);
   }
   id = dir_id(r);
   if (pending_hits && pending_dir != id) pending_hits = 0;
