@@ -258,8 +258,10 @@ static void find_info(const unsigned char *b, size_t size, const char *name, siz
 static size_t entry_of(const unsigned char *b, size_t at, size_t len, unsigned ord) {
   size_t pos = at;
   while (pos < at + len) {
-    unsigned fmt = b[pos], attr = b[pos + 1], l = fmt == 4 ? (unsigned)(b[pos + 2] | b[pos + 3] << 8) : 0;
-    if (fmt == 4 && (attr == 0x17 || attr == 0x45) && (unsigned)(b[pos + 8] | b[pos + 9] << 8) == ord)
+    unsigned fmt = b[pos], attr = b[pos + 1],
+             l = fmt == 4 ? (unsigned)(b[pos + 2] | b[pos + 3] << 8) : 0;
+    if (fmt == 4 && (attr == 0x17 || attr == 0x45) &&
+        (unsigned)(b[pos + 8] | b[pos + 9] << 8) == ord)
       return pos;
     pos += fmt == 4 ? 4 + l : 4;
   }
@@ -322,8 +324,8 @@ static void damaged_descriptions(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(nvrtc_cubins),   cmocka_unit_test(agrees_with_the_ptx),
-      cmocka_unit_test(linked_cubins),  cmocka_unit_test(nvcc_cubins),
+      cmocka_unit_test(nvrtc_cubins),         cmocka_unit_test(agrees_with_the_ptx),
+      cmocka_unit_test(linked_cubins),        cmocka_unit_test(nvcc_cubins),
       cmocka_unit_test(damaged_descriptions),
   };
   setenv("CUJIT_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
