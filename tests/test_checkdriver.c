@@ -72,8 +72,7 @@ static CUkernel kernel(CUlibrary *lib, const char *name) {
   size_t size;
   CUkernel k;
   const void *image = cubin(&m, &size);
-  assert_int_equal(cj_cu.cuLibraryLoadData(lib, image, NULL, NULL, 0, NULL, NULL, 0),
-                   CUDA_SUCCESS);
+  assert_int_equal(cj_cu.cuLibraryLoadData(lib, image, NULL, NULL, 0, NULL, NULL, 0), CUDA_SUCCESS);
   cujit_module_destroy(m);
   assert_int_equal(cj_cu.cuLibraryGetKernel(&k, *lib, name), CUDA_SUCCESS);
   return k;
@@ -234,8 +233,8 @@ static void launches_check_their_pointers(void **state) {
   assert_ok(cujit_driver_get_symbol("cuCtxCreate", &cuCtxCreate));
   assert_ok(cujit_driver_get_symbol("cuCtxDestroy", &cuCtxDestroy));
   q = alloc(64);
-  assert_int_equal(((CUresult(*)(CUcontext *, CUctxCreateParams *, unsigned, CUdevice))cuCtxCreate)(
-                       &mine, NULL, 0, 0),
+  assert_int_equal(((CUresult(*)(CUcontext *, CUctxCreateParams *, unsigned,
+                                 CUdevice))cuCtxCreate)(&mine, NULL, 0, 0),
                    CUDA_SUCCESS);
   p = q;
   cj_cu.cuLaunchKernel((CUfunction)k, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL);
@@ -274,8 +273,9 @@ static void a_call_with_no_context_is_flagged(void **state) {
  * the last (the fake flags any such question, as compute-sanitizer reports it). */
 static void lookups_ask_no_parameter_past_the_last(void **state) {
   static const char lib_src[] = "__device__ int twice(int x) { return 2 * x; }\n";
-  static const char main_src[] = "__device__ int twice(int x);\n"
-                                 "extern \"C\" __global__ void go(int *p, char c) { *p = twice(c); }\n";
+  static const char main_src[] =
+      "__device__ int twice(int x);\n"
+      "extern \"C\" __global__ void go(int *p, char c) { *p = twice(c); }\n";
   cujit_link_part parts[2] = {CUJIT_LINK_PART_INIT, CUJIT_LINK_PART_INIT};
   cujit_options o = CUJIT_OPTIONS_INIT;
   cujit_module *c, *m;
@@ -453,7 +453,8 @@ static void pools_order_reuse_by_stream(void **state) {
   assert_int_not_equal(q, p); /* its free has not run: not for another stream */
   assert_int_equal(cj_cu.cuMemAllocFromPoolAsync(&r, 4096, pool, s), CUDA_SUCCESS);
   assert_int_equal(r, p); /* in the same stream's order */
-  assert_int_equal(cj_cu.cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &reserved),
+  assert_int_equal(cj_cu.cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT,
+                                               &reserved),
                    CUDA_SUCCESS);
   assert_int_equal(cj_cu.cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &used),
                    CUDA_SUCCESS);
@@ -468,7 +469,8 @@ static void pools_order_reuse_by_stream(void **state) {
   assert_int_equal(cj_cu.cuMemFreeAsync(r, s), CUDA_SUCCESS);
   assert_int_equal(cj_cu.cuCtxSynchronize(), CUDA_SUCCESS);
   assert_int_equal(cj_cu.cuMemPoolTrimTo(pool, 0), CUDA_SUCCESS);
-  assert_int_equal(cj_cu.cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &reserved),
+  assert_int_equal(cj_cu.cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT,
+                                               &reserved),
                    CUDA_SUCCESS);
   assert_int_equal(reserved, 0);
   assert_int_equal(cj_cu.cuStreamDestroy(s), CUDA_SUCCESS);

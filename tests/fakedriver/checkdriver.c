@@ -79,7 +79,7 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-enum { MAX_DEV = 8, MAX_CTX = 64, MAX_STREAMS = 4096, MAX_EVENTS = 8192, MAX_POOLS = 256 };
+enum { MAX_DEV = 8, MAX_CTX = 64, MAX_STREAMS = 4096, MAX_EVENTS = 8192, MAX_POOLS = 4096 };
 enum { A_LIVE = 0, A_FREED = 1, A_DEAD = 2 };
 enum { OP_HTOD, OP_DTOH, OP_DTOD, OP_SET, OP_KERNEL, OP_FREE };
 enum { MAGIC_KERNEL = 0x6b65726e, MAGIC_FUNC = 0x66756e63 };
@@ -220,16 +220,16 @@ static size_t report_len;
 static _Thread_local fctx *current;
 static _Thread_local int fault_next;
 
-#define GROW(v, cap, need)                                                             \
-  do {                                                                                 \
-    if ((need) > (cap)) {                                                              \
-      size_t c_ = (cap) ? 2 * (cap) : 64;                                              \
-      while (c_ < (need)) c_ *= 2;                                                     \
-      void *p_ = realloc((v), c_ * sizeof *(v));                                       \
-      if (!p_) abort();                                                                \
-      (v) = p_;                                                                        \
-      (cap) = c_;                                                                      \
-    }                                                                                  \
+#define GROW(v, cap, need)                       \
+  do {                                           \
+    if ((need) > (cap)) {                        \
+      size_t c_ = (cap) ? 2 * (cap) : 64;        \
+      while (c_ < (need)) c_ *= 2;               \
+      void *p_ = realloc((v), c_ * sizeof *(v)); \
+      if (!p_) abort();                          \
+      (v) = p_;                                  \
+      (cap) = c_;                                \
+    }                                            \
   } while (0)
 
 static void violation(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -268,10 +268,10 @@ static int enter(const char *fn) {
   return 1;
 }
 
-#define ENTER(fn)                          \
-  if (!enter(fn)) {                        \
-    pthread_mutex_unlock(&lock);           \
-    return CUDA_ERROR_NOT_INITIALIZED;     \
+#define ENTER(fn)                      \
+  if (!enter(fn)) {                    \
+    pthread_mutex_unlock(&lock);       \
+    return CUDA_ERROR_NOT_INITIALIZED; \
   }
 #define RETURN(r)                \
   do {                           \
@@ -428,14 +428,14 @@ static falloc *alloc_find(CUdeviceptr p, size_t n, falloc **other) {
   return NULL;
 }
 
-/* Drops records of freed memory beyond the newest 4096 (whose host copies are gone). */
+/* Drops records of freed memory beyond the newest 1024 (whose host copies are gone). */
 static void alloc_prune(void) {
   size_t i, j, old = 0;
   for (i = 0; i < n_allocs; i++) old += allocs[i]->state != A_LIVE && !allocs[i]->cached;
-  if (old <= 8192) return;
+  if (old <= 2048) return;
   for (i = j = 0; i < n_allocs; i++) {
     falloc *a = allocs[i];
-    if (old > 4096 && a->state != A_LIVE && !a->cached && a->refs == 0) {
+    if (old > 1024 && a->state != A_LIVE && !a->cached && a->refs == 0) {
       alloc_settle(a);
       free(a);
       old--;
@@ -462,8 +462,12 @@ static int ordered(const fstream *later, const fstream *earlier) {
 }
 
 static const char *op_name(int kind) {
-  static const char *const names[] = {"a copy to the device", "a copy to the host",
-                                      "a device copy", "a memset", "a kernel", "a free"};
+  static const char *const names[] = {"a copy to the device",
+                                      "a copy to the host",
+                                      "a device copy",
+                                      "a memset",
+                                      "a kernel",
+                                      "a free"};
   return names[kind];
 }
 
@@ -594,15 +598,11 @@ static void op_run(op *o) {
       memmove(o->t[0].a->host + (o->t[0].lo - o->t[0].a->base),
               o->t[1].a->host + (o->t[1].lo - o->t[1].a->base), o->n);
       break;
-    case OP_SET:
-      memset(o->t[0].a->host + (o->t[0].lo - o->t[0].a->base), o->value, o->n);
-      break;
+    case OP_SET: memset(o->t[0].a->host + (o->t[0].lo - o->t[0].a->base), o->value, o->n); break;
     case OP_KERNEL:
       if (o->fault) o->ctx->faulted = 1;
       break;
-    case OP_FREE:
-      o->freed->free_done = 1;
-      break;
+    case OP_FREE: o->freed->free_done = 1; break;
     default: break;
   }
 }
@@ -808,8 +808,7 @@ static void kill_ctx(fctx *c) {
     alloc_settle(a);
   }
   for (i = 0; i < MAX_STREAMS; i++)
-    if (streams[i].used && streams[i].ctx == c && streams[i].ctx_id == c->id)
-      streams[i].used = 0;
+    if (streams[i].used && streams[i].ctx == c && streams[i].ctx_id == c->id) streams[i].used = 0;
   for (i = 0; i < MAX_EVENTS; i++)
     if (events[i].used && events[i].ctx == c && events[i].ctx_id == c->id) events[i].used = 0;
   for (i = 0; i < MAX_POOLS; i++)
@@ -817,7 +816,11 @@ static void kill_ctx(fctx *c) {
   for (i = 0; i < n_pins; i++)
     if (pins[i].ctx == c && pins[i].ctx_id == c->id && !pins[i].dead) {
       pins[i].dead = 1;
-      if (pins[i].mapped) mprotect(pins[i].lo, (size_t)(pins[i].hi - pins[i].lo), PROT_NONE);
+      /* unmapped, as the real driver does; the range stays reserved, inaccessible */
+      if (pins[i].mapped &&
+          mmap(pins[i].lo, (size_t)(pins[i].hi - pins[i].lo), PROT_NONE,
+               MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0) == MAP_FAILED)
+        abort();
     }
   c->alive = 0;
   c->faulted = 0;
@@ -1007,7 +1010,8 @@ static CUresult f_ctx_id(CUcontext h, unsigned long long *id) {
     violation("cuCtxGetId: no context given and none current");
     RETURN(CUDA_ERROR_INVALID_CONTEXT);
   }
-  if (!is_ctx((CUcontext)(void *)c) || !c->used || !c->alive) RETURN(CUDA_ERROR_CONTEXT_IS_DESTROYED);
+  if (!is_ctx((CUcontext)(void *)c) || !c->used || !c->alive)
+    RETURN(CUDA_ERROR_CONTEXT_IS_DESTROYED);
   *id = c->id;
   RETURN(CUDA_SUCCESS);
 }
@@ -1289,8 +1293,8 @@ static CUresult memset8(const char *fn, CUdeviceptr dst, unsigned char v, size_t
   return sticky(c);
 }
 
-#define LOCKED(name, call)   \
-  ENTER(name);               \
+#define LOCKED(name, call) \
+  ENTER(name);             \
   RETURN(call)
 
 static CUresult f_htod(CUdeviceptr d, const void *s, size_t n) {
@@ -1360,8 +1364,7 @@ static CUresult f_default_pool(CUmemoryPool *out, CUdevice d) {
   RETURN(CUDA_SUCCESS);
 }
 
-static CUresult alloc_async(const char *fn, CUdeviceptr *p, size_t bytes, fpool *pool,
-                            CUstream h) {
+static CUresult alloc_async(const char *fn, CUdeviceptr *p, size_t bytes, fpool *pool, CUstream h) {
   fctx *c;
   fstream *s;
   CUresult r;
@@ -1509,8 +1512,7 @@ static CUresult f_stream_destroy(CUstream h) {
   int busy = 0;
   CUresult r;
   ENTER("cuStreamDestroy");
-  if ((r = need_ctx("cuStreamDestroy", &c)) != CUDA_SUCCESS &&
-      r != CUDA_ERROR_ILLEGAL_ADDRESS)
+  if ((r = need_ctx("cuStreamDestroy", &c)) != CUDA_SUCCESS && r != CUDA_ERROR_ILLEGAL_ADDRESS)
     RETURN(r);
   if (!h || !(s = stream_of("cuStreamDestroy", c, h))) RETURN(CUDA_ERROR_INVALID_HANDLE);
   for (i = 0; i < n_ops; i++) busy |= ops[i].s == s;
@@ -1702,7 +1704,8 @@ static CUresult image_code(const void *image, flib *l) {
   }
   n = strlen(image);
   if (!cj_ptx_check(p, n, arch, sizeof arch)) return CUDA_ERROR_INVALID_IMAGE;
-  if (atoi(strchr(arch, '_') ? strchr(arch, '_') + 1 : "0") > 90) return CUDA_ERROR_NO_BINARY_FOR_GPU;
+  if (atoi(strchr(arch, '_') ? strchr(arch, '_') + 1 : "0") > 90)
+    return CUDA_ERROR_NO_BINARY_FOR_GPU;
   l->is_ptx = 1;
   l->size = n;
   l->image = malloc(n + 1);
@@ -1879,8 +1882,7 @@ static CUresult param_info(const char *fn, const void *h, size_t i, size_t *off,
   if (!k) return CUDA_ERROR_INVALID_HANDLE;
   if (!k->params_known) return CUDA_ERROR_NOT_SUPPORTED; /* its code does not say */
   if (i >= k->nparams) {
-    violation("%s: parameter %zu asked of kernel '%s', which has %zu", fn, i, k->name,
-              k->nparams);
+    violation("%s: parameter %zu asked of kernel '%s', which has %zu", fn, i, k->name, k->nparams);
     return CUDA_ERROR_INVALID_VALUE;
   }
   if (off) *off = k->off[i];
@@ -2026,8 +2028,8 @@ static CUresult f_launch(CUfunction h, unsigned gx, unsigned gy, unsigned gz, un
 
 static CUresult f_launch_ex(const CUlaunchConfig *cfg, CUfunction h, void **params, void **extra) {
   LOCKED("cuLaunchKernelEx",
-         launch("cuLaunchKernelEx", h, cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ,
-                cfg->blockDimX, cfg->blockDimY, cfg->blockDimZ, cfg->hStream, params, extra));
+         launch("cuLaunchKernelEx", h, cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ, cfg->blockDimX,
+                cfg->blockDimY, cfg->blockDimZ, cfg->hStream, params, extra));
 }
 
 /* What is not modelled. */
@@ -2039,7 +2041,8 @@ static const struct {
   const char *name;
   void *fn;
 } table[] = {
-#define E_(name, fn) {#name, (void *)(fn)}
+#define E_(name, fn) \
+  { #name, (void *)(fn) }
     E_(cuInit, f_init),
     E_(cuDriverGetVersion, f_version),
     E_(cuGetErrorName, f_error_name),
