@@ -113,11 +113,10 @@ static void pool_memory(void **state) {
 /* An In/Out launch's buffers and the arrays' memory come from a pool made again after a
  * reset, and a kernel launched before it runs after it. */
 static void launches_after_a_reset(void **state) {
-  static const char src[] =
-      "extern \"C\" __global__ void inc(const int *in, int *out, int n) {\n"
-      "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-      "  if (i < n) out[i] = in[i] + 1;\n"
-      "}\n";
+  static const char src[] = "extern \"C\" __global__ void inc(const int *in, int *out, int n) {\n"
+                            "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                            "  if (i < n) out[i] = in[i] + 1;\n"
+                            "}\n";
   enum { N = 1 << 20 };
   cujit_module *m = NULL;
   cujit_function *inc;
@@ -128,9 +127,8 @@ static void launches_after_a_reset(void **state) {
   assert_ok(cujit_module_get_function(m, "inc", &inc));
   for (round = 0; round < 2; round++) {
     memset(out, 0, N * sizeof *out);
-    assert_ok(CUJIT_LAUNCH(inc, CUJIT_DIM3(N / 256), CUJIT_DIM3(256),
-                           cujit_in(in, N * sizeof *in), cujit_out(out, N * sizeof *out),
-                           cujit_i32(N)));
+    assert_ok(CUJIT_LAUNCH(inc, CUJIT_DIM3(N / 256), CUJIT_DIM3(256), cujit_in(in, N * sizeof *in),
+                           cujit_out(out, N * sizeof *out), cujit_i32(N)));
     if (!on_fake)
       for (i = 0; i < N; i++) assert_int_equal(out[i], i + 1);
     if (round == 0) reset_device_0();

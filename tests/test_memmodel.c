@@ -22,7 +22,8 @@
  * run that could check nothing fails.
  *
  * Usage: test_memmodel [--sequences N] [--first SEED] [--no-fault] [--require-gpu]
- *        test_memmodel --replay SEED [--keep I,J,...]   (one sequence, steps I, J, ...)
+ *        test_memmodel --replay SEED [--keep I,J,...] [--after FIRST]
+ *          (one sequence, its steps I, J, ...; after sequences FIRST to SEED - 1 in full)
  * Exit: 0 passed, 1 failed, 77 skipped. */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -61,7 +62,7 @@ typedef enum kind {
 } kind;
 
 /* How often each kind is drawn (of 100). */
-static const int kWeight[N_KINDS] = {16, 6, 6, 14, 9, 5, 5, 5, 6, 5, 3, 2, 3, 3, 2, 1, 2, 1, 2};
+static const int kWeight[N_KINDS] = {16, 6, 6, 13, 9, 5, 5, 5, 6, 5, 3, 2, 3, 3, 3, 2, 1, 1, 1};
 
 typedef struct step {
   int kind;
@@ -79,6 +80,7 @@ typedef struct mgroup {
   unsigned char *bytes, *known; /* what was last written, and which bytes are known */
   size_t n;
   int dev, refs, dead; /* dead: its context was reset */
+  unsigned touched;    /* the streams whose work used it (bit k + 1 for stream k, 0: NULL) */
 } mgroup;
 
 /* ---- the run ---- */
@@ -133,13 +135,13 @@ static void logc(const char *fmt, ...) {
 }
 
 /* A cujit call that must succeed. */
-#define OK(call, what)                                                                      \
-  do {                                                                                      \
-    cujit_status st_ = (call);                                                              \
-    if (st_ != CUJIT_OK) {                                                                  \
-      fail_with("%s failed: %s: %s", what, cujit_status_name(st_), cujit_last_error());    \
-      return;                                                                               \
-    }                                                                                       \
+#define OK(call, what)                                                                  \
+  do {                                                                                  \
+    cujit_status st_ = (call);                                                          \
+    if (st_ != CUJIT_OK) {                                                              \
+      fail_with("%s failed: %s: %s", what, cujit_status_name(st_), cujit_last_error()); \
+      return;                                                                           \
+    }                                                                                   \
   } while (0)
 
 /* ---- sizes and bytes ---- */
@@ -206,6 +208,9 @@ static int free_group(void) {
 
 static CUstream stream_h(int k) { return k < 0 ? NULL : streams[k]; }
 
+/* Stream k's bit in a group's `touched`. */
+static unsigned bit(int k) { return 1u << (k + 1); }
+
 /* How the printed program names stream k. */
 static const char *sname(int k) {
   static char names[4][8];
@@ -243,8 +248,9 @@ static void wrote(int i, const unsigned char *host) {
 static int fetch(int i, size_t off, size_t n, unsigned char *out) {
   if (!gpu_mode) {
     int r = cd.peek(cujit_array_data(arr[i].h) + off, out, n);
-    if (r < 0) fail_with("array a%d: its memory (0x%llx, %zu bytes) is not live device memory", i,
-                         (unsigned long long)cujit_array_data(arr[i].h), arr[i].n);
+    if (r < 0)
+      fail_with("array a%d: its memory (0x%llx, %zu bytes) is not live device memory", i,
+                (unsigned long long)cujit_array_data(arr[i].h), arr[i].n);
     return r != 0;
   }
   if (cujit_array_read_range(arr[i].h, (int64_t)off, (int64_t)n, out) != CUJIT_OK) {
@@ -259,10 +265,14 @@ static int fetch(int i, size_t off, size_t n, unsigned char *out) {
 static void check_contents(int i) {
   const mgroup *g = &grp[arr[i].group];
   unsigned char buf[4096];
-  size_t n = arr[i].n, stripe = n <= sizeof buf ? n : 256, stride = n <= sizeof buf ? n : n / 15,
-         at, k;
+  /* through cujit on a GPU, each read a synchronised copy: fewer stripes there */
+  size_t n = arr[i].n, stripe = n <= sizeof buf ? n : 256,
+         stride = n <= sizeof buf ? n : n / (gpu_mode ? 3 : 15), at, k;
   if (!n) return;
-  if (gpu_mode) to_dev(g->dev);
+  if (gpu_mode && g->dev != cur_dev && cujit_device_set_current(g->dev) != CUJIT_OK) {
+    fail_with("cujit_device_set_current(%d): %s", g->dev, cujit_last_error());
+    return;
+  }
   for (at = 0; at < n && !failure[0]; at += stride) {
     size_t len = at + stripe > n ? n - at : stripe;
     if (fetch(i, at, len, buf)) return;
@@ -279,6 +289,9 @@ static void check_contents(int i) {
     n_checks_bytes++;
     if (stride == n) break;
   }
+  /* the step's device again: checking changes nothing of the sequence */
+  if (gpu_mode && g->dev != cur_dev && cujit_device_set_current(cur_dev) != CUJIT_OK)
+    fail_with("cujit_device_set_current(%d): %s", cur_dev, cujit_last_error());
 }
 
 /* The invariants, after every step. */
@@ -340,6 +353,7 @@ static void new_array(const step *s) {
   arr[i].off = 0;
   arr[i].n = n;
   arr[i].stream = -1;
+  grp[g].touched = bit(-1);
   wrote(i, host);
   free(host);
 }
@@ -359,6 +373,7 @@ static void new_like(const step *s) {
   arr[i].off = 0;
   arr[i].n = arr[like].n;
   arr[i].stream = arr[like].stream;
+  grp[g].touched = bit(arr[i].stream);
 }
 
 static void view(const step *s) {
@@ -377,8 +392,26 @@ static void view(const step *s) {
   grp[arr[i].group].refs++;
 }
 
+/* Before array a's memory is ordered on its own stream alone (it is destroyed, or moved):
+ * the work other streams queued on its block finishes, as the docs ask of a program. */
+static void finish_others(int a) {
+  mgroup *g = &grp[arr[a].group];
+  int k;
+  if (g->dead) return;
+  for (k = -1; k < MAX_STREAMS; k++) {
+    if (!(g->touched & bit(k)) || k == arr[a].stream) continue;
+    if (k >= 0 && (!streams[k] || stream_dev[k] != g->dev)) continue; /* gone, and synced then */
+    to_dev(g->dev);
+    logc("  cujit_stream_synchronize(%s);\n", sname(k));
+    if (cujit_stream_synchronize(stream_h(k)) != CUJIT_OK)
+      fail_with("cujit_stream_synchronize: %s", cujit_last_error());
+  }
+  g->touched = bit(arr[a].stream);
+}
+
 static void destroy(int a) {
   int g = arr[a].group;
+  if (grp[g].refs == 1) finish_others(a);
   if (!grp[g].dead) to_dev(grp[g].dev);
   logc("  cujit_array_destroy(a%d);%s\n", a, grp[g].dead ? " /* made before the reset */" : "");
   cujit_array_destroy(arr[a].h);
@@ -393,6 +426,7 @@ static void write_step(const step *s) {
   host = malloc(arr[a].n + 1);
   pattern(host, arr[a].n, s->r[1]);
   to_dev(grp[arr[a].group].dev);
+  grp[arr[a].group].touched |= bit(arr[a].stream);
   logc("  pattern(host, %zu, %lluu);\n  cujit_array_write(a%d, host, %zu);\n", arr[a].n,
        (unsigned long long)s->r[1], a, arr[a].n);
   if (cujit_array_write(arr[a].h, host, arr[a].n) != CUJIT_OK)
@@ -418,8 +452,8 @@ static void read_step(const step *s) {
   } else {
     for (k = 0; k < arr[a].n; k++)
       if (g->known[arr[a].off + k] && host[k] != g->bytes[arr[a].off + k]) {
-        fail_with("cujit_array_read(a%d) gave 0x%02x at byte %zu, but 0x%02x was last written",
-                  a, host[k], k, g->bytes[arr[a].off + k]);
+        fail_with("cujit_array_read(a%d) gave 0x%02x at byte %zu, but 0x%02x was last written", a,
+                  host[k], k, g->bytes[arr[a].off + k]);
         break;
       }
     n_checks_bytes++;
@@ -445,6 +479,8 @@ static void copy_step(const step *s) {
   if (ga->dev != gb->dev) return;
   to_dev(ga->dev);
   order_after(a, b);
+  ga->touched |= bit(arr[a].stream);
+  gb->touched |= bit(arr[a].stream);
   logc("  cujit_array_copy(a%d, &a%d);\n", a, b);
   OK(cujit_array_copy(arr[a].h, &arr[b].h), "cujit_array_copy");
   memcpy(gb->bytes + arr[b].off, ga->bytes + arr[a].off, arr[a].n);
@@ -466,6 +502,8 @@ static void kernel_step(const step *s) {
   order_after(a, b);
   o.stream = stream_h(arr[a].stream);
   n = (long)arr[a].n;
+  ga->touched |= bit(arr[a].stream);
+  gb->touched |= bit(arr[a].stream);
   logc("  o.stream = %s;\n  CUJIT_LAUNCH_EX(inc, CUJIT_DIM3(%ld), CUJIT_DIM3(256), &o, "
        "cujit_array_arg(a%d), cujit_array_arg(a%d), cujit_i64(%ld));\n",
        sname(arr[a].stream), (n + 255) / 256, a, b, n);
@@ -498,8 +536,8 @@ static void inout_step(const step *s) {
   } else if (gpu_mode) {
     for (k = 0; k < n; k++)
       if (out[k] != (unsigned char)(in[k] + 1)) {
-        fail_with("an In/Out launch of %zu bytes gave 0x%02x at byte %zu for 0x%02x", n, out[k],
-                  k, in[k]);
+        fail_with("an In/Out launch of %zu bytes gave 0x%02x at byte %zu for 0x%02x", n, out[k], k,
+                  in[k]);
         break;
       }
     n_checks_bytes++;
@@ -512,6 +550,7 @@ static void move_step(const step *s) {
   int a = pick(s->r[0], 1, -1), sk = (int)(s->r[1] % (MAX_STREAMS + 1)) - 1;
   if (a < 0) return;
   if (sk >= 0 && (!streams[sk] || stream_dev[sk] != grp[arr[a].group].dev)) sk = -1;
+  finish_others(a);
   to_dev(grp[arr[a].group].dev);
   if (arr[a].stream != sk) { /* its work on the old stream finishes first */
     logc("  cujit_stream_synchronize(%s);\n", sname(arr[a].stream));
@@ -520,6 +559,7 @@ static void move_step(const step *s) {
   logc("  cujit_array_set_stream(a%d, %s);\n", a, sname(sk));
   OK(cujit_array_set_stream(arr[a].h, stream_h(sk)), "cujit_array_set_stream");
   arr[a].stream = sk;
+  grp[arr[a].group].touched |= bit(sk);
 }
 
 static void stream_new(const step *s) {
@@ -650,8 +690,8 @@ static void fault_step(void) {
   st = CUJIT_LAUNCH(k_fault, CUJIT_DIM3(1), CUJIT_DIM3(1), cujit_ptr(p));
   if (st == CUJIT_OK) st = cujit_synchronize();
   if (st != CUJIT_ERROR_LAUNCH_FAILED) {
-    fail_with("a faulting kernel gave %s, not CUJIT_ERROR_LAUNCH_FAILED: %s",
-              cujit_status_name(st), cujit_last_error());
+    fail_with("a faulting kernel gave %s, not CUJIT_ERROR_LAUNCH_FAILED: %s", cujit_status_name(st),
+              cujit_last_error());
     return;
   }
   reset_device(); /* the only way on */
@@ -685,8 +725,7 @@ static void fork_step(void) {
     _exit(bad);
   }
   if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    fail_with("a forked child failed (%s %d): %s",
-              WIFEXITED(status) ? "exit status" : "signal",
+    fail_with("a forked child failed (%s %d): %s", WIFEXITED(status) ? "exit status" : "signal",
               WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
               WIFEXITED(status) && WEXITSTATUS(status) == 2
                   ? "it called the driver (cujit must not, in a child)"
@@ -705,7 +744,19 @@ static void run_step(const step *s) {
     case K_VIEW: view(s); break;
     case K_DESTROY: {
       int a = pick(s->r[0], 0, -1);
-      if (a >= 0) destroy(a);
+      if (a < 0) break;
+      if (ndev > 1 && s->r[1] % 4 == 0 && !grp[arr[a].group].dead) {
+        /* destroyed while another device is current: given back in its own context */
+        if (grp[arr[a].group].refs == 1) finish_others(a);
+        to_dev(1 - grp[arr[a].group].dev);
+        logc("  cujit_array_destroy(a%d); /* device %d's, device %d current */\n", a,
+             grp[arr[a].group].dev, cur_dev);
+        cujit_array_destroy(arr[a].h);
+        arr[a].h = NULL;
+        group_release(arr[a].group);
+        break;
+      }
+      destroy(a);
       break;
     }
     case K_WRITE: write_step(s); break;
@@ -729,12 +780,17 @@ static void run_step(const step *s) {
 
 /* ---- sequences ---- */
 
+/* One sequence in RESETS_EVERY may reset and fault the device (each costs a GPU a new
+ * context, a tenth of a second or more); in the others those steps synchronise instead. */
+#define RESETS_EVERY 8
+
 static size_t make_steps(uint64_t seed, step *out) {
   uint64_t s = seed * 0x2545f4914f6cdd1dull + 1;
   size_t n = 16 + mix(&s) % (MAX_STEPS - 16), i;
   for (i = 0; i < n; i++) {
     int w = (int)(mix(&s) % 100), k = 0;
     while (k < N_KINDS - 1 && w >= kWeight[k]) w -= kWeight[k++];
+    if ((k == K_RESET || k == K_FAULT) && seed % RESETS_EVERY != 0) k = K_SYNC;
     out[i].kind = k;
     out[i].r[0] = mix(&s);
     out[i].r[1] = mix(&s);
@@ -770,8 +826,16 @@ static int run_sequence(uint64_t seed, const unsigned char *keep) {
     run_step(&steps[i]);
     n_steps_run++;
     if (!failure[0]) check_all();
+    if (failure[0] && !gpu_mode && cd.violations()) { /* what the driver saw, with it */
+      char text[2048];
+      size_t have = strlen(failure);
+      cd.report(text, sizeof text);
+      if (!strstr(failure, "violation"))
+        snprintf(failure + have, sizeof failure - have, "; the checking driver recorded: %s", text);
+    }
   }
-  if (!failure[0]) clean_up();
+  if (!failure[0])
+    clean_up();
   else
     logc("  /* fails here: %s */\n", failure);
   return failure[0] != 0;
@@ -795,21 +859,24 @@ static void signature(const char *text, char *out, size_t size) {
 }
 
 static char want_signature[256];
+static uint64_t replay_after; /* replays run sequences [replay_after, seed) first; 0: none */
 
 /* Replays seed with the steps kept: 1 when it fails as the original did (or crashes, when
  * that did), 0 otherwise. */
 static int replay_fails(uint64_t seed, const unsigned char *keep, size_t n, int quiet) {
-  char keep_arg[MAX_STEPS * 4 + 8], seed_arg[32], line[4096], got[256];
+  char keep_arg[MAX_STEPS * 4 + 8], seed_arg[32], after_arg[32], line[4096], got[256];
   size_t i, used = 0;
   pid_t pid;
   int status, fds[2];
   FILE *from;
   keep_arg[0] = '\0';
   for (i = 0; i < n; i++)
-    if (keep[i]) used += (size_t)snprintf(keep_arg + used, sizeof keep_arg - used, "%s%zu",
-                                          used ? "," : "", i);
+    if (keep[i])
+      used +=
+          (size_t)snprintf(keep_arg + used, sizeof keep_arg - used, "%s%zu", used ? "," : "", i);
   if (!used) snprintf(keep_arg, sizeof keep_arg, "none");
   snprintf(seed_arg, sizeof seed_arg, "%llu", (unsigned long long)seed);
+  snprintf(after_arg, sizeof after_arg, "%llu", (unsigned long long)replay_after);
   fflush(NULL);
   if (pipe(fds) != 0) return 0;
   pid = fork();
@@ -817,7 +884,7 @@ static int replay_fails(uint64_t seed, const unsigned char *keep, size_t n, int 
     close(fds[0]);
     dup2(fds[1], 1);
     close(fds[1]);
-    execl(self_path, self_path, "--replay", seed_arg, "--keep", keep_arg,
+    execl(self_path, self_path, "--replay", seed_arg, "--keep", keep_arg, "--after", after_arg,
           no_fault ? "--no-fault" : NULL, (char *)NULL);
     _exit(3);
   }
@@ -853,18 +920,26 @@ static int replay_fails(uint64_t seed, const unsigned char *keep, size_t n, int 
 }
 
 /* Shrinks the failing sequence (delta debugging: chunks of steps removed while it still
- * fails) and prints it as C. */
-static void shrink_and_print(uint64_t seed) {
+ * fails the same way) and prints it as C. A sequence that fails only after the ones run
+ * before it in the process (what they left in cujit) is shrunk after them. */
+static void shrink_and_print(uint64_t seed, uint64_t first) {
   step steps[MAX_STEPS];
   unsigned char keep[MAX_STEPS];
   size_t n = make_steps(seed, steps), chunk, i, j, left;
   memset(keep, 1, sizeof keep);
   want_signature[0] = '\0'; /* the first replay sets it */
+  replay_after = 0;
   if (!replay_fails(seed, keep, n, 1)) {
-    printf("seed %llu fails only after the sequences before it in this process (state they "
-           "left in cujit); rerun with --first <the run's first seed> --sequences <up to it>\n",
-           (unsigned long long)seed);
-    return;
+    replay_after = first;
+    want_signature[0] = '\0';
+    if (seed == first || !replay_fails(seed, keep, n, 1)) {
+      printf("seed %llu does not fail again when replayed (alone, or after seeds %llu on)\n",
+             (unsigned long long)seed, (unsigned long long)first);
+      return;
+    }
+    printf("seed %llu fails only after seeds %llu to %llu have run in the process; shrunk "
+           "after them\n",
+           (unsigned long long)seed, (unsigned long long)first, (unsigned long long)seed - 1);
   }
   for (chunk = n / 2; chunk >= 1; chunk /= 2) {
     for (i = 0; i < n; i += chunk) {
@@ -878,8 +953,10 @@ static void shrink_and_print(uint64_t seed) {
   }
   for (left = 0, i = 0; i < n; i++) left += keep[i];
   printf("the shortest failing form of seed %llu found: %zu of its %zu steps; as C "
-         "(a0.. arrays, s0.. streams, host a byte buffer; rerun: %s --replay %llu --keep ",
-         (unsigned long long)seed, left, n, self_path, (unsigned long long)seed);
+         "(a0.. arrays, s0.. streams, host a byte buffer; rerun: %s --replay %llu --after %llu "
+         "--keep ",
+         (unsigned long long)seed, left, n, self_path, (unsigned long long)seed,
+         (unsigned long long)replay_after);
   for (j = 0, i = 0; i < n; i++)
     if (keep[i]) printf("%s%zu", j++ ? "," : "", i);
   printf("):\n");
@@ -916,7 +993,7 @@ static int start(int require_gpu) {
 }
 
 #ifndef MEMMODEL_SEQUENCES
-#define MEMMODEL_SEQUENCES 300 /* CI's run: a few seconds */
+#  define MEMMODEL_SEQUENCES 300 /* CI's run: a few seconds */
 #endif
 static uint64_t first_seed = 1;
 static unsigned long n_sequences = MEMMODEL_SEQUENCES;
@@ -931,7 +1008,7 @@ static void sequences_keep_memory_apart(void **state) {
     if (run_sequence(seed, NULL)) {
       printf("sequence %llu failed: %s\n", (unsigned long long)seed, failure);
       fflush(stdout);
-      shrink_and_print(seed);
+      shrink_and_print(seed, first_seed);
       fail_msg("sequence %llu failed: %s", (unsigned long long)seed, failure);
     }
   }
@@ -939,7 +1016,8 @@ static void sequences_keep_memory_apart(void **state) {
   printf("memmodel (%s): %lu sequences, %llu steps, %llu content checks, %llu sharing checks "
          "in %.1f s\n",
          gpu_mode ? "GPU" : "checking fake driver", n_sequences, n_steps_run, n_checks_bytes,
-         n_checks_sharing, (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+         n_checks_sharing,
+         (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
   /* a run that checked nothing has not passed */
   assert_true(n_steps_run > 0 && n_checks_bytes > 0 && n_checks_sharing > 0);
 }
@@ -961,6 +1039,8 @@ int main(int argc, char **argv) {
       no_fault = 1;
     else if (strcmp(argv[i], "--require-gpu") == 0)
       require_gpu = 1;
+    else if (strcmp(argv[i], "--after") == 0 && i + 1 < argc)
+      replay_after = strtoull(argv[++i], NULL, 10);
     else if (strcmp(argv[i], "--replay") == 0 && i + 1 < argc)
       replay = 1, replay_seed = strtoull(argv[++i], NULL, 10);
     else if (strcmp(argv[i], "--keep") == 0 && i + 1 < argc) {
@@ -969,8 +1049,10 @@ int main(int argc, char **argv) {
       while (*p && strcmp(p, "none") != 0) {
         unsigned long k = strtoul(p, &p, 10);
         if (k < MAX_STEPS) keep[k] = 1;
-        if (*p == ',') p++;
-        else break;
+        if (*p == ',')
+          p++;
+        else
+          break;
       }
     } else {
       fprintf(stderr, "test_memmodel: unknown argument %s\n", argv[i]);
@@ -979,7 +1061,14 @@ int main(int argc, char **argv) {
   }
   if (!start(require_gpu)) return require_gpu || replay ? 1 : TEST_SKIP_CODE;
   if (replay) {
-    int failed = run_sequence(replay_seed, keep);
+    int failed = 0;
+    uint64_t k;
+    for (k = replay_after; k && k < replay_seed && !failed; k++) failed = run_sequence(k, NULL);
+    if (failed) {
+      printf("failed: an earlier sequence (%llu): %s\n", (unsigned long long)k - 1, failure);
+      return 1;
+    }
+    failed = run_sequence(replay_seed, keep);
     printf("int main(void) {\n  /* seed %llu */\n%s}\n%s%s\n", (unsigned long long)replay_seed,
            c_log, failed ? "failed: " : "held", failed ? failure : "");
     return failed;

@@ -217,8 +217,34 @@ static size_t n_arena[MAX_DEV], cap_arena[MAX_DEV];
 static unsigned long n_violations;
 static char report_text[65536];
 static size_t report_len;
-static _Thread_local fctx *current;
-static _Thread_local int fault_next;
+/* Each thread's current context and fault request. Thread-specific data rather than
+ * thread-local variables: this library is loaded with dlopen, and LeakSanitizer misreads the
+ * dynamic TLS of such a library in threads that the program made. */
+static pthread_key_t current_key, fault_key;
+static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
+
+static void keys_make(void) {
+  pthread_key_create(&current_key, NULL);
+  pthread_key_create(&fault_key, NULL);
+}
+
+static fctx *current_get(void) {
+  pthread_once(&keys_once, keys_make);
+  return pthread_getspecific(current_key);
+}
+
+static void current_set(fctx *c) {
+  pthread_once(&keys_once, keys_make);
+  pthread_setspecific(current_key, c);
+}
+
+static int fault_take(void) {
+  int f;
+  pthread_once(&keys_once, keys_make);
+  f = pthread_getspecific(fault_key) != NULL;
+  pthread_setspecific(fault_key, NULL);
+  return f;
+}
 
 #define GROW(v, cap, need)                       \
   do {                                           \
@@ -369,7 +395,7 @@ static fstream *legacy_of(fctx *c) {
  * driver gives (flagged: cujit must not call there). A faulted context's sticky error is
  * returned unflagged. */
 static CUresult need_ctx(const char *fn, fctx **out) {
-  fctx *c = current;
+  fctx *c = current_get();
   *out = c;
   if (!c) {
     violation("%s: called with no current context", fn);
@@ -963,7 +989,7 @@ static CUresult f_ctx_create(CUcontext *out, CUctxCreateParams *params, unsigned
   ctxs[i].used = ctxs[i].alive = 1;
   ctxs[i].dev = d;
   ctxs[i].id = next_id++;
-  current = &ctxs[i];
+  current_set(&ctxs[i]);
   *out = (CUcontext)(void *)&ctxs[i];
   RETURN(CUDA_SUCCESS);
 }
@@ -977,18 +1003,18 @@ static CUresult f_ctx_destroy(CUcontext h) {
   }
   kill_ctx(c);
   c->used = 0;
-  if (current == c) current = NULL;
+  if (current_get() == c) current_set(NULL);
   RETURN(CUDA_SUCCESS);
 }
 
 static CUresult f_ctx_get(CUcontext *out) {
-  *out = (CUcontext)(void *)current;
+  *out = (CUcontext)(void *)current_get();
   return CUDA_SUCCESS;
 }
 
 static CUresult f_ctx_set(CUcontext h) {
   if (h && !is_ctx(h)) return CUDA_ERROR_INVALID_CONTEXT;
-  current = (fctx *)(void *)h;
+  current_set((fctx *)(void *)h);
   return CUDA_SUCCESS;
 }
 
@@ -1004,7 +1030,7 @@ static CUresult f_ctx_device(CUdevice *d) {
 }
 
 static CUresult f_ctx_id(CUcontext h, unsigned long long *id) {
-  fctx *c = h ? (fctx *)(void *)h : current;
+  fctx *c = h ? (fctx *)(void *)h : current_get();
   ENTER("cuCtxGetId");
   if (!c) {
     violation("cuCtxGetId: no context given and none current");
@@ -2014,8 +2040,7 @@ static CUresult launch(const char *fn, const void *h, unsigned gx, unsigned gy, 
       o->nkt++;
     }
   }
-  o->fault = fault_next || strncmp(k->name, "checkdriver_fault", 17) == 0;
-  fault_next = 0;
+  o->fault = fault_take() || strncmp(k->name, "checkdriver_fault", 17) == 0;
   return sticky(c);
 }
 
@@ -2192,7 +2217,10 @@ EXPORT void checkdriver_set_abort(int on) {
   pthread_mutex_unlock(&lock);
 }
 
-EXPORT void checkdriver_fault_next_launch(void) { fault_next = 1; }
+EXPORT void checkdriver_fault_next_launch(void) {
+  pthread_once(&keys_once, keys_make);
+  pthread_setspecific(fault_key, (void *)1);
+}
 
 EXPORT int checkdriver_peek(CUdeviceptr p, void *dst, size_t n) {
   falloc *other, *a;
