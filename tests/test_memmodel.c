@@ -21,6 +21,9 @@
  * a real one with no device, the group is skipped, unless --require-gpu is given: then a
  * run that could check nothing fails.
  *
+ * The run itself is a child process (--batch), so that a crash is caught, replayed and
+ * shrunk too.
+ *
  * Usage: test_memmodel [--sequences N] [--first SEED] [--no-fault] [--require-gpu]
  *        test_memmodel --replay SEED [--keep I,J,...] [--after FIRST]
  *          (one sequence, its steps I, J, ...; after sequences FIRST to SEED - 1 in full)
@@ -85,7 +88,7 @@ typedef struct mgroup {
 
 /* ---- the run ---- */
 
-static int gpu_mode, no_fault, ndev;
+static int gpu_mode, no_fault, ndev, require_gpu;
 static checkdriver_api cd;
 static cujit_module *mod;
 static cujit_function *k_inc, *k_fault;
@@ -124,9 +127,18 @@ static void fail_with(const char *fmt, ...) {
   va_end(ap);
 }
 
+static int log_now; /* replays print each line as it comes (a crash ends the program) */
+
 static void logc(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void logc(const char *fmt, ...) {
   va_list ap;
+  if (log_now) {
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    fflush(stdout);
+    return;
+  }
   if (c_len >= LOG_SIZE - 256) return;
   va_start(ap, fmt);
   c_len += (size_t)vsnprintf(c_log + c_len, LOG_SIZE - c_len, fmt, ap);
@@ -968,15 +980,15 @@ static void shrink_and_print(uint64_t seed, uint64_t first) {
 
 /* 1 when the run can go on: the driver is the checking fake (CPU) or a real one with a
  * device (GPU). */
-static int start(int require_gpu) {
+static int start(void) {
   cujit_options o = CUJIT_OPTIONS_INIT;
   if (cujit_device_get_count(&ndev) != CUJIT_OK || ndev < 1) {
-    printf("%s: no usable CUDA device: %s\n", require_gpu ? "FAIL" : "SKIP", cujit_last_error());
+    printf("%s: no usable CUDA device: %s\n", require_gpu ? "failed" : "SKIP", cujit_last_error());
     return 0;
   }
   gpu_mode = checkdriver_open(getenv("CUJIT_LIBCUDA"), &cd) != 0;
   if (require_gpu && !gpu_mode) {
-    printf("FAIL: --require-gpu, but the driver is the checking fake\n");
+    printf("failed: --require-gpu, but the driver is the checking fake\n");
     return 0;
   }
   if (!gpu_mode) cd.set_abort(0);
@@ -985,7 +997,7 @@ static int start(int require_gpu) {
   if (cujit_module_from_source(&mod, kSource, "memmodel.cu", &o) != CUJIT_OK ||
       cujit_module_get_function(mod, "inc", &k_inc) != CUJIT_OK ||
       cujit_module_get_function(mod, "checkdriver_fault_now", &k_fault) != CUJIT_OK) {
-    printf("FAIL: compiling the test's kernels: %s\n", cujit_last_error());
+    printf("failed: compiling the test's kernels: %s\n", cujit_last_error());
     return 0;
   }
   cur_dev = 0;
@@ -998,18 +1010,19 @@ static int start(int require_gpu) {
 static uint64_t first_seed = 1;
 static unsigned long n_sequences = MEMMODEL_SEQUENCES;
 
-static void sequences_keep_memory_apart(void **state) {
+/* The batch: every sequence in one process, as a program runs; "seed N" before each, the
+ * failure or the summary at the end. 0, or 1 at the first failure. */
+static int run_batch(void) {
   unsigned long i;
   struct timespec t0, t1;
-  (void)state;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   for (i = 0; i < n_sequences; i++) {
     uint64_t seed = first_seed + i;
+    printf("seed %llu\n", (unsigned long long)seed);
+    fflush(stdout);
     if (run_sequence(seed, NULL)) {
-      printf("sequence %llu failed: %s\n", (unsigned long long)seed, failure);
-      fflush(stdout);
-      shrink_and_print(seed, first_seed);
-      fail_msg("sequence %llu failed: %s", (unsigned long long)seed, failure);
+      printf("failed: %s\n", failure);
+      return 1;
     }
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -1019,13 +1032,76 @@ static void sequences_keep_memory_apart(void **state) {
          n_checks_sharing,
          (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
   /* a run that checked nothing has not passed */
-  assert_true(n_steps_run > 0 && n_checks_bytes > 0 && n_checks_sharing > 0);
+  if (!n_steps_run || !n_checks_bytes || !n_checks_sharing) {
+    printf("failed: nothing was checked\n");
+    return 1;
+  }
+  return 0;
+}
+
+/* Runs the batch in a child process (this one never touches the driver, so that a crash
+ * there is a failure like any other: the sequence it was in is replayed and shrunk). */
+static void sequences_keep_memory_apart(void **state) {
+  char first_arg[32], count_arg[32], line[8192], why[8192] = "", last_seed[32] = "";
+  int fds[2], status, summary = 0;
+  pid_t pid;
+  FILE *from;
+  (void)state;
+  snprintf(first_arg, sizeof first_arg, "%llu", (unsigned long long)first_seed);
+  snprintf(count_arg, sizeof count_arg, "%lu", n_sequences);
+  fflush(NULL);
+  assert_int_equal(pipe(fds), 0);
+  pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    close(fds[0]);
+    dup2(fds[1], 1);
+    close(fds[1]);
+    char *args[10];
+    int n = 0;
+    args[n++] = self_path;
+    args[n++] = (char *)"--batch";
+    args[n++] = (char *)"--first";
+    args[n++] = first_arg;
+    args[n++] = (char *)"--sequences";
+    args[n++] = count_arg;
+    if (require_gpu) args[n++] = (char *)"--require-gpu";
+    if (no_fault) args[n++] = (char *)"--no-fault";
+    args[n] = NULL;
+    execv(self_path, args);
+    _exit(3);
+  }
+  close(fds[1]);
+  assert_non_null(from = fdopen(fds[0], "r"));
+  while (fgets(line, sizeof line, from)) {
+    if (strncmp(line, "seed ", 5) == 0) {
+      snprintf(last_seed, sizeof last_seed, "%s", line + 5);
+      continue;
+    }
+    if (strncmp(line, "SKIP: ", 6) != 0) fputs(line, stdout);
+    if (strncmp(line, "memmodel (", 10) == 0) summary = 1;
+    if (strncmp(line, "failed: ", 8) == 0 && !why[0]) snprintf(why, sizeof why, "%s", line + 8);
+    if (strncmp(line, "SKIP: ", 6) == 0 && !why[0]) snprintf(why, sizeof why, "%s", line);
+  }
+  fclose(from);
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == TEST_SKIP_CODE) {
+    test_skip_part("%s", why[0] ? why + 6 : "no device");
+    skip();
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && summary) return;
+  if (WIFSIGNALED(status)) snprintf(why, sizeof why, "crashed with signal %d", WTERMSIG(status));
+  if (!last_seed[0]) fail_msg("the run failed before its first sequence: %s", why);
+  printf("sequence %s failed: %s\n", strtok(last_seed, "\n"), why);
+  fflush(stdout);
+  shrink_and_print(strtoull(last_seed, NULL, 10), first_seed);
+  fail_msg("sequence %s failed: %s", last_seed, why);
 }
 
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(sequences_keep_memory_apart)};
   unsigned char keep[MAX_STEPS];
-  int i, require_gpu = 0, replay = 0;
+  int i, replay = 0, batch = 0;
   uint64_t replay_seed = 0;
   ssize_t len = readlink("/proc/self/exe", self_path, sizeof self_path - 1);
   self_path[len > 0 ? len : 0] = '\0';
@@ -1039,6 +1115,8 @@ int main(int argc, char **argv) {
       no_fault = 1;
     else if (strcmp(argv[i], "--require-gpu") == 0)
       require_gpu = 1;
+    else if (strcmp(argv[i], "--batch") == 0)
+      batch = 1;
     else if (strcmp(argv[i], "--after") == 0 && i + 1 < argc)
       replay_after = strtoull(argv[++i], NULL, 10);
     else if (strcmp(argv[i], "--replay") == 0 && i + 1 < argc)
@@ -1059,7 +1137,9 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  if (!start(require_gpu)) return require_gpu || replay ? 1 : TEST_SKIP_CODE;
+  if (!replay && !batch) return test_group_result(cmocka_run_group_tests(tests, NULL, NULL));
+  if (!start()) return require_gpu || replay ? 1 : TEST_SKIP_CODE;
+  if (batch) return run_batch();
   if (replay) {
     int failed = 0;
     uint64_t k;
@@ -1068,10 +1148,12 @@ int main(int argc, char **argv) {
       printf("failed: an earlier sequence (%llu): %s\n", (unsigned long long)k - 1, failure);
       return 1;
     }
+    printf("int main(void) {\n  /* seed %llu */\n", (unsigned long long)replay_seed);
+    log_now = 1;
     failed = run_sequence(replay_seed, keep);
-    printf("int main(void) {\n  /* seed %llu */\n%s}\n%s%s\n", (unsigned long long)replay_seed,
-           c_log, failed ? "failed: " : "held", failed ? failure : "");
+    log_now = 0;
+    printf("}\n%s%s\n", failed ? "failed: " : "held", failed ? failure : "");
     return failed;
   }
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return 2;
 }
