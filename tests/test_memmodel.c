@@ -89,6 +89,9 @@ typedef struct mgroup {
 /* ---- the run ---- */
 
 static int gpu_mode, no_fault, ndev, require_gpu;
+/* Reads arrays back through cujit (on a GPU; on the fake with --read-through-cujit, which
+ * tries that path without a device) rather than from the fake's memory. */
+static int via_cujit;
 static checkdriver_api cd;
 static cujit_module *mod;
 static cujit_function *k_inc, *k_fault;
@@ -258,7 +261,7 @@ static void wrote(int i, const unsigned char *host) {
 /* Array i's bytes, from the fake's memory (CPU: no synchronisation) or through cujit (GPU):
  * 0, or 1 when they cannot be read now (CPU: unfinished work writes them). */
 static int fetch(int i, size_t off, size_t n, unsigned char *out) {
-  if (!gpu_mode) {
+  if (!via_cujit) {
     int r = cd.peek(cujit_array_data(arr[i].h) + off, out, n);
     if (r < 0)
       fail_with("array a%d: its memory (0x%llx, %zu bytes) is not live device memory", i,
@@ -272,6 +275,8 @@ static int fetch(int i, size_t off, size_t n, unsigned char *out) {
   return 0;
 }
 
+static void sync_others(int gi, int keep, int quiet);
+
 /* Compares array i's known bytes with what it holds: all of a small one, stripes of a
  * large one. */
 static void check_contents(int i) {
@@ -279,9 +284,12 @@ static void check_contents(int i) {
   unsigned char buf[4096];
   /* through cujit on a GPU, each read a synchronised copy: fewer stripes there */
   size_t n = arr[i].n, stripe = n <= sizeof buf ? n : 256,
-         stride = n <= sizeof buf ? n : n / (gpu_mode ? 3 : 15), at, k;
+         stride = n <= sizeof buf ? n : n / (via_cujit ? 3 : 15), at, k;
   if (!n) return;
-  if (gpu_mode && g->dev != cur_dev && cujit_device_set_current(g->dev) != CUJIT_OK) {
+  /* on a GPU the read is a copy on the array's stream: what others queue on its block
+   * finishes first (the fake reads without synchronising, and says what is unfinished) */
+  if (via_cujit) sync_others(arr[i].group, arr[i].stream, 1);
+  if (via_cujit && g->dev != cur_dev && cujit_device_set_current(g->dev) != CUJIT_OK) {
     fail_with("cujit_device_set_current(%d): %s", g->dev, cujit_last_error());
     return;
   }
@@ -302,7 +310,7 @@ static void check_contents(int i) {
     if (stride == n) break;
   }
   /* the step's device again: checking changes nothing of the sequence */
-  if (gpu_mode && g->dev != cur_dev && cujit_device_set_current(cur_dev) != CUJIT_OK)
+  if (via_cujit && g->dev != cur_dev && cujit_device_set_current(cur_dev) != CUJIT_OK)
     fail_with("cujit_device_set_current(%d): %s", cur_dev, cujit_last_error());
 }
 
@@ -404,22 +412,32 @@ static void view(const step *s) {
   grp[arr[i].group].refs++;
 }
 
-/* Before array a's memory is ordered on its own stream alone (it is destroyed, or moved):
- * the work other streams queued on its block finishes, as the docs ask of a program. */
-static void finish_others(int a) {
-  mgroup *g = &grp[arr[a].group];
-  int k;
+/* Before more work on block gi is ordered on stream `keep`: the work other streams queued
+ * on it finishes, as the docs ask of a program (a step's own, logged; with `quiet`, a
+ * check's, on the block's device without changing the current one). */
+static void sync_others(int gi, int keep, int quiet) {
+  mgroup *g = &grp[gi];
+  int k, switched = 0;
   if (g->dead) return;
   for (k = -1; k < MAX_STREAMS; k++) {
-    if (!(g->touched & bit(k)) || k == arr[a].stream) continue;
+    if (!(g->touched & bit(k)) || k == keep) continue;
     if (k >= 0 && (!streams[k] || stream_dev[k] != g->dev)) continue; /* gone, and synced then */
-    to_dev(g->dev);
-    logc("  cujit_stream_synchronize(%s);\n", sname(k));
+    if (!quiet) {
+      to_dev(g->dev);
+      logc("  cujit_stream_synchronize(%s);\n", sname(k));
+    } else if (g->dev != cur_dev && !switched) {
+      switched = cujit_device_set_current(g->dev) == CUJIT_OK;
+    }
     if (cujit_stream_synchronize(stream_h(k)) != CUJIT_OK)
       fail_with("cujit_stream_synchronize: %s", cujit_last_error());
   }
-  g->touched = bit(arr[a].stream);
+  if (switched && cujit_device_set_current(cur_dev) != CUJIT_OK)
+    fail_with("cujit_device_set_current(%d): %s", cur_dev, cujit_last_error());
+  g->touched = bit(keep);
 }
+
+/* Before array a's memory is ordered on its own stream alone (it is destroyed, or moved). */
+static void finish_others(int a) { sync_others(arr[a].group, arr[a].stream, 0); }
 
 static void destroy(int a) {
   int g = arr[a].group;
@@ -438,7 +456,7 @@ static void write_step(const step *s) {
   host = malloc(arr[a].n + 1);
   pattern(host, arr[a].n, s->r[1]);
   to_dev(grp[arr[a].group].dev);
-  grp[arr[a].group].touched |= bit(arr[a].stream);
+  finish_others(a);
   logc("  pattern(host, %zu, %lluu);\n  cujit_array_write(a%d, host, %zu);\n", arr[a].n,
        (unsigned long long)s->r[1], a, arr[a].n);
   if (cujit_array_write(arr[a].h, host, arr[a].n) != CUJIT_OK)
@@ -457,6 +475,7 @@ static void read_step(const step *s) {
   if (a < 0) return;
   g = &grp[arr[a].group];
   host = malloc(arr[a].n + 1);
+  finish_others(a);
   to_dev(g->dev);
   logc("  cujit_array_read(a%d, host, %zu);\n", a, arr[a].n);
   if (cujit_array_read(arr[a].h, host, arr[a].n) != CUJIT_OK) {
@@ -473,15 +492,6 @@ static void read_step(const step *s) {
   free(host);
 }
 
-/* Makes the work queued on array b's stream finish when a step orders b's work on another
- * stream (a's), as the docs ask of a program. */
-static void order_after(int a, int b) {
-  if (arr[b].stream == arr[a].stream) return;
-  logc("  cujit_stream_synchronize(%s);\n", sname(arr[b].stream));
-  if (cujit_stream_synchronize(stream_h(arr[b].stream)) != CUJIT_OK)
-    fail_with("cujit_stream_synchronize: %s", cujit_last_error());
-}
-
 static void copy_step(const step *s) {
   int a = pick(s->r[0], 1, -1), b = pick(s->r[1], 1, -1);
   mgroup *ga, *gb;
@@ -490,9 +500,8 @@ static void copy_step(const step *s) {
   gb = &grp[arr[b].group];
   if (ga->dev != gb->dev) return;
   to_dev(ga->dev);
-  order_after(a, b);
-  ga->touched |= bit(arr[a].stream);
-  gb->touched |= bit(arr[a].stream);
+  sync_others(arr[a].group, arr[a].stream, 0); /* the copy is on a's stream */
+  sync_others(arr[b].group, arr[a].stream, 0);
   logc("  cujit_array_copy(a%d, &a%d);\n", a, b);
   OK(cujit_array_copy(arr[a].h, &arr[b].h), "cujit_array_copy");
   memcpy(gb->bytes + arr[b].off, ga->bytes + arr[a].off, arr[a].n);
@@ -511,11 +520,10 @@ static void kernel_step(const step *s) {
   gb = &grp[arr[b].group];
   if (ga->dev != gb->dev) return;
   to_dev(ga->dev);
-  order_after(a, b);
+  sync_others(arr[a].group, arr[a].stream, 0);
+  sync_others(arr[b].group, arr[a].stream, 0);
   o.stream = stream_h(arr[a].stream);
   n = (long)arr[a].n;
-  ga->touched |= bit(arr[a].stream);
-  gb->touched |= bit(arr[a].stream);
   logc("  o.stream = %s;\n  CUJIT_LAUNCH_EX(inc, CUJIT_DIM3(%ld), CUJIT_DIM3(256), &o, "
        "cujit_array_arg(a%d), cujit_array_arg(a%d), cujit_i64(%ld));\n",
        sname(arr[a].stream), (n + 255) / 256, a, b, n);
@@ -896,8 +904,19 @@ static int replay_fails(uint64_t seed, const unsigned char *keep, size_t n, int 
     close(fds[0]);
     dup2(fds[1], 1);
     close(fds[1]);
-    execl(self_path, self_path, "--replay", seed_arg, "--keep", keep_arg, "--after", after_arg,
-          no_fault ? "--no-fault" : NULL, (char *)NULL);
+    char *args[12];
+    int k = 0;
+    args[k++] = self_path;
+    args[k++] = (char *)"--replay";
+    args[k++] = seed_arg;
+    args[k++] = (char *)"--keep";
+    args[k++] = keep_arg;
+    args[k++] = (char *)"--after";
+    args[k++] = after_arg;
+    if (no_fault) args[k++] = (char *)"--no-fault";
+    if (via_cujit) args[k++] = (char *)"--read-through-cujit";
+    args[k] = NULL;
+    execv(self_path, args);
     _exit(3);
   }
   close(fds[1]);
@@ -992,6 +1011,7 @@ static int start(void) {
     return 0;
   }
   if (!gpu_mode) cd.set_abort(0);
+  if (gpu_mode) via_cujit = 1;
   if (ndev > 2) ndev = 2;
   o.flags = 0;
   if (cujit_module_from_source(&mod, kSource, "memmodel.cu", &o) != CUJIT_OK ||
@@ -1057,7 +1077,7 @@ static void sequences_keep_memory_apart(void **state) {
     close(fds[0]);
     dup2(fds[1], 1);
     close(fds[1]);
-    char *args[10];
+    char *args[12];
     int n = 0;
     args[n++] = self_path;
     args[n++] = (char *)"--batch";
@@ -1066,6 +1086,7 @@ static void sequences_keep_memory_apart(void **state) {
     args[n++] = (char *)"--sequences";
     args[n++] = count_arg;
     if (require_gpu) args[n++] = (char *)"--require-gpu";
+    if (via_cujit) args[n++] = (char *)"--read-through-cujit";
     if (no_fault) args[n++] = (char *)"--no-fault";
     args[n] = NULL;
     execv(self_path, args);
@@ -1117,6 +1138,8 @@ int main(int argc, char **argv) {
       require_gpu = 1;
     else if (strcmp(argv[i], "--batch") == 0)
       batch = 1;
+    else if (strcmp(argv[i], "--read-through-cujit") == 0)
+      via_cujit = 1;
     else if (strcmp(argv[i], "--after") == 0 && i + 1 < argc)
       replay_after = strtoull(argv[++i], NULL, 10);
     else if (strcmp(argv[i], "--replay") == 0 && i + 1 < argc)
