@@ -4,8 +4,8 @@
  * memory, another device's or context's memory, memory busy on another stream, a launch
  * parameter pointing at memory that is not live, a parameter asked past the last, a call
  * with no context or in a dead one, a reset context's memory, pinned memory and pools, a
- * device fault, a forked child. And cujit's lookups of prebuilt and linked kernels, which
- * ask the driver for no parameter past the last. */
+ * device fault, a forked child. And cujit's lookups of prebuilt and linked kernels
+ * (compressed fatbin entries too), which ask the driver for no parameter past the last. */
 #include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -321,6 +321,17 @@ static void lookups_ask_no_parameter_past_the_last(void **state) {
   if (test_capture(cmd, out, sizeof out) != 0) fail_msg("%s: %s", cmd, out);
   assert_ok(cujit_module_from_image_file(&m, path));
   assert_ok(cujit_module_get_function(m, "fill", &fn));
+  assert_ok(cujit_function_get_attrs(fn, &a));
+  assert_int_equal(a.num_params, 3);
+  cujit_module_destroy(m);
+  /* compressed entries (zstd): read once decompressed */
+  snprintf(cmd, sizeof cmd,
+           "nvcc -fatbin -Xfatbin=-compress-all -gencode arch=compute_90,code=[sm_90,compute_90] "
+           "-o '%s' '%s/k.cu' 2>&1",
+           path, dir);
+  if (test_capture(cmd, out, sizeof out) != 0) fail_msg("%s: %s", cmd, out);
+  assert_ok(cujit_module_from_image_file(&m, path));
+  assert_ok(cujit_module_get_function(m, "cxx", &fn));
   assert_ok(cujit_function_get_attrs(fn, &a));
   assert_int_equal(a.num_params, 3);
   cujit_module_destroy(m);

@@ -36,10 +36,10 @@
  *   and used attributes), cuMemAlloc and cuMemFree, page-locked host memory
  *   (cuMemHostAlloc, cuMemHostRegister; made inaccessible, PROT_NONE, when its context
  *   dies, as the real driver unmaps it).
- * - Libraries from a CUBIN (for sm_90 or an older 9.x), PTX (compute_90 or older) or an
- *   uncompressed fatbin holding either: their kernels by name, and each kernel's parameters
- *   from the image itself (the CUBIN's description, format/code.c; the PTX's parameter
- *   list, compile/symbols.c). A launch (cuLaunchKernel, cuLaunchKernelEx) checks its
+ * - Libraries from a CUBIN (for sm_90 or an older 9.x), PTX (compute_90 or older) or a
+ *   fatbin holding either (uncompressed, or compressed with zstd): their kernels by name, and each
+ * kernel's parameters from the image itself (the CUBIN's description, format/code.c; the PTX's
+ * parameter list, compile/symbols.c). A launch (cuLaunchKernel, cuLaunchKernelEx) checks its
  *   parameters and queues a kernel that does nothing when it runs, except a kernel named
  *   "checkdriver_fault..." or one after checkdriver_fault_next_launch(), which faults.
  *
@@ -57,7 +57,8 @@
  * What it does not model: kernels' own work (a launch reads no argument's memory beyond
  * its pointers and writes nothing); module globals (cuLibraryGetGlobal and the module API
  * answer CUDA_ERROR_NOT_SUPPORTED); textures, arrays, graphs, host functions, peer access,
- * managed memory; compressed fatbin entries (refused with CUDA_ERROR_NOT_SUPPORTED); the
+ * managed memory; compressed fatbin entries other than zstd's (refused with
+ * CUDA_ERROR_NOT_SUPPORTED; zstd's are read with libzstd, as cujit reads them); the
  * PTX JIT's errors; timing (cuEventElapsedTime answers 0.001 ms per finished item between
  * the two events); memory limits (cuMemGetInfo reports 80 GiB per device, less what is
  * allocated, and allocations do not fail). One lock serialises every call.
@@ -74,6 +75,7 @@
 #include <cuda.h>
 
 #include "compile/symbols.h"
+#include "driver/zstd.h"
 #include "format/code.h"
 #include "format/prebuilt.h"
 
@@ -1707,10 +1709,6 @@ static CUresult image_code(const void *image, flib *l) {
     if (cj_prebuilt_codes(p, hsize + total, CJ_PREBUILT_FATBIN, &codes, &n) != CUJIT_OK)
       return CUDA_ERROR_INVALID_IMAGE;
     for (i = 0; i < n; i++) {
-      if (codes[i].compressed) {
-        cj_free(codes);
-        return CUDA_ERROR_NOT_SUPPORTED; /* not modelled */
-      }
       if (codes[i].kind == CJ_PREBUILT_CUBIN && codes[i].arch / 10 == 9 && codes[i].arch <= 90)
         best = (int)i;
       else if (best < 0 && codes[i].kind == CJ_PREBUILT_PTX && codes[i].arch <= 90)
@@ -1721,6 +1719,22 @@ static CUresult image_code(const void *image, flib *l) {
       return CUDA_ERROR_NO_BINARY_FOR_GPU;
     }
     l->is_ptx = codes[best].kind == CJ_PREBUILT_PTX;
+    if (codes[best].compressed) { /* zstd, as nvcc compresses: decompressed with libzstd */
+      unsigned char *plain;
+      size_t size;
+      if (cj_zstd_decompress(codes[best].data, codes[best].size, (size_t)1 << 30, &plain, &size) !=
+          CUJIT_OK) {
+        cj_free(codes);
+        return CUDA_ERROR_NOT_SUPPORTED; /* another compression: not modelled */
+      }
+      l->size = size;
+      l->image = malloc(size + 1);
+      memcpy(l->image, plain, size);
+      l->image[size] = '\0';
+      cj_free(plain);
+      cj_free(codes);
+      return CUDA_SUCCESS;
+    }
     l->size = codes[best].size;
     l->image = malloc(l->size + 1);
     memcpy(l->image, codes[best].data, l->size);
