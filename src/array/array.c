@@ -158,7 +158,7 @@ static cujit_status handle(cujit_array **out, int type, int ndim, const int64_t 
 
 /* Gives a block's memory back and keeps the block as a spare. */
 static void block_free(cj_block *b, CUstream stream) {
-  if (b->owned && b->ptr) cj_pool_free(b->dev, b->ptr, b->bytes, stream);
+  if (b->owned && b->ptr) cj_pool_free(b->dev, b->ptr, b->bytes, stream, &b->owner);
   pthread_mutex_lock(&live_lock);
   keep_spares(NULL, b);
   pthread_mutex_unlock(&live_lock);
@@ -171,15 +171,17 @@ static cujit_status new_array(cujit_array **out, cj_array **made, int type, int 
   CUdeviceptr ptr = 0;
   CUcontext ctx;
   CUdevice dev;
+  cj_mem_ctx owner = {NULL, 0};
   cj_block *b;
   cj_array *a;
   cujit_status st = cj_ctx_ensure(&ctx, &dev);
   if (st != CUJIT_OK) return st;
-  if (bytes && (st = cj_pool_alloc(dev, bytes, stream, &ptr)) != CUJIT_OK) return st;
+  if (bytes && (st = cj_pool_alloc(dev, bytes, stream, &ptr, &owner)) != CUJIT_OK) return st;
   if ((st = take(&a, &b)) != CUJIT_OK) {
-    if (ptr) cj_pool_free(dev, ptr, bytes, stream);
+    if (ptr) cj_pool_free(dev, ptr, bytes, stream, &owner);
     return st;
   }
+  b->owner = owner;
   b->dev = dev;
   b->ptr = ptr;
   b->bytes = bytes;

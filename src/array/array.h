@@ -16,7 +16,8 @@ typedef struct cj_block {
   CUdevice dev;
   CUdeviceptr ptr;
   size_t bytes;
-  int owned; /* 0: the caller's memory (cujit_array_wrap) */
+  int owned;        /* 0: the caller's memory (cujit_array_wrap) */
+  cj_mem_ctx owner; /* the context its memory was made in (dead after a reset) */
 } cj_block;
 
 /* An array as this layer sees it. The interface hands out its handle instead (common.h:
