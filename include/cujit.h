@@ -338,7 +338,8 @@ CUJIT_API void cujit_error_set_handler(cujit_error_fn fn, void *user);
  *    quick_exit(1): atexit() functions and static destructors (the program's, NVRTC's, the
  *    driver's) do not run, since they would tear down what the other threads still use;
  *  - if the flush and cujit's part have not finished within 5 s (a stream held by a thread
- *    blocked on a full pipe), the process ends without the rest, with _exit(1).
+ *    blocked on a full pipe), the process ends without the rest, with status 1 (the
+ *    exit_group system call itself, which no sanitizer's _exit() wraps).
  *  A failure on another thread meanwhile waits for that end and prints nothing; a forked
  *  child ends alone. The compile workers the process started exit when they see it gone
  *  (at NVRTC's next check); the disk cache's key locks end with the process, and the next

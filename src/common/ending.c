@@ -10,8 +10,8 @@
  *     meanwhile waits for it to come, printing nothing (a forked child, whose pid is its
  *     own, claims its own end);
  *  2. a watchdog thread starts: if steps 3 to 5 have not finished within CJ_END_GRACE_S,
- *     it ends the process with _exit(1) (they may wait on a lock another thread holds: a
- *     stdio stream it is writing to a pipe nobody reads);
+ *     it ends the process with status 1 by the exit_group system call (they may wait on a
+ *     lock another thread holds: a stdio stream it is writing to a pipe nobody reads);
  *  3. the message is written to descriptor 2 without stdio, escaped as it goes
  *     (cj_end_say), so no stream lock is taken for it;
  *  4. cujit's own duties at the end run (cj_at_end: the directory of precompiled headers
@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/common.h"
@@ -55,10 +56,17 @@ static pid_t ender;            /* the process whose error mode ends it; 0 before
 static int handed_over;        /* steps 3 to 5 are done: the watchdog leaves the end alone */
 static _Thread_local int mine; /* this thread claimed the end */
 
+/* Ends the process now, as the system call itself: an _exit() that a sanitizer or another
+ * library wraps may first flush stdio, and wait on the very lock that held up the end. */
+static _Noreturn void end_now(void) {
+  syscall(SYS_exit_group, EXIT_FAILURE);
+  _exit(EXIT_FAILURE); /* not reached */
+}
+
 static void *watchdog(void *arg) {
   (void)arg;
   cj_nap(CJ_END_GRACE_S);
-  if (!__atomic_load_n(&handed_over, __ATOMIC_ACQUIRE)) _exit(EXIT_FAILURE);
+  if (!__atomic_load_n(&handed_over, __ATOMIC_ACQUIRE)) end_now();
   return NULL;
 }
 
@@ -79,7 +87,7 @@ static void start_watchdog(void) {
 
 void cj_end_begin(void) {
   pid_t me = getpid(), seen = __atomic_load_n(&ender, __ATOMIC_ACQUIRE);
-  if (mine) _exit(EXIT_FAILURE); /* failed again on the way out (an at_quick_exit function) */
+  if (mine) end_now(); /* failed again on the way out (an at_quick_exit function) */
   while (seen != me)
     if (__atomic_compare_exchange_n(&ender, &seen, me, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
       mine = 1;
