@@ -15,7 +15,8 @@
  *  3. the message is written to descriptor 2 without stdio, escaped as it goes
  *     (cj_end_say), so no stream lock is taken for it;
  *  4. cujit's own duties at the end run (cj_at_end: the directory of precompiled headers
- *     is removed, the disk cache's pending hit counts are written);
+ *     is removed, the keys' locks held in the remote tier are given back, the disk cache's
+ *     pending hit counts are written);
  *  5. every stdio stream is flushed, as exit() would: stdout and stderr first, without
  *     their locks where another thread has held one for a second (as exit() does for
  *     every stream), then the others (fflush(NULL));
@@ -24,9 +25,9 @@
  * What cujit leaves then is left as by a killed process, and each piece is built for that:
  * compile workers see their socket close and stop at NVRTC's next check (worker/serve.c);
  * the kernel drops the disk cache's key locks with the process, and the next process
- * takes a lock file left behind at once (store/lock.c); a temporary entry file left half
- * written is removed by the next prune; a key's lock in the remote tier expires after the
- * cache's lock timeout. */
+ * takes a lock file left behind at once (store/lock.c: also when a child the process
+ * forked keeps the lock's descriptor); a temporary entry file left half written is
+ * removed by the next prune. */
 #define _GNU_SOURCE /* fflush_unlocked */
 #include <errno.h>
 #include <pthread.h>
