@@ -33,9 +33,13 @@ extern "C" {
  *
  *  Operations with an output: `out` points to an array pointer. When *out is NULL a new
  *  array is made (owned by the caller); otherwise the result goes into *out, which must
- *  have the result's type and shape (it may be an input: in place; a view that overlaps
- *  an input only in part, or holds its elements in another order, as a transposed view of
- *  it does, gives an unspecified result). Arrays are used on the device that is current
+ *  have the result's type and shape. *out may be an input, or any view that shares memory
+ *  with one (reversed, transposed, shifted, overlapping in part): the result is the one
+ *  computed into a temporary and then copied into *out, as NumPy gives it. An output
+ *  holding an input's own elements, element for element (the input itself), is computed
+ *  in place without a temporary; so is a reduction's, which reads every element before it
+ *  writes. cujit_array_put() reads values and indices that share the written array's
+ *  memory as they were before the call. Arrays are used on the device that is current
  *  when they are made.
  *
  *  Strided views (cujit_array_slice(), cujit_array_transpose()) hold elements that are not
@@ -831,7 +835,7 @@ CUJIT_API cujit_status cujit_scan_create(cujit_scan **out, cujit_type type, cons
 /** Scans `in` into *out.
  *  @param s    the kernel.
  *  @param in   a contiguous 1-D array of the scan's type.
- *  @param out  the output (the output rule; may be `in`: in place; contiguous).
+ *  @param out  the output (the output rule; may be `in` or a view of it; contiguous).
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for an array of another type or of more
  *          dimensions, a strided view, or a wrong output; CUJIT_ERROR_COMPILE with NVRTC's
  *          log when the expression does not compile; device errors. */

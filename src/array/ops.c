@@ -106,20 +106,40 @@ typedef struct op_call {
   cujit_arg scalars[2];
   size_t n_scalars;    /* 0 to 2 */
   cj_array *given;     /* *out, looked up; NULL: a new output */
+  cj_array *into;      /* *out when it overlaps an input: the result goes through a
+                          temporary (given is then NULL); else NULL */
   const cj_plan *plan; /* NULL: every array contiguous, nothing broadcast */
 } op_call;
 
+/* Whether output o overlaps one of the n inputs other than element for element (a
+ * broadcast input's one element is read by every thread: any overlap counts). */
+static int overlaps(const cj_array *o, const cj_array *const *arrays, size_t n, unsigned bcast) {
+  size_t i;
+  for (i = 0; i < n; i++) {
+    int meet = cj_layout_meet(arrays[i], o);
+    if (meet == CJ_OVERLAP || (meet == CJ_SAME && (bcast >> i & 1))) return 1;
+  }
+  return 0;
+}
+
 /* Looks up a given output and plans the loop over c->a's shape of the inputs `arrays` (of
  * which those of `bcast` are broadcast) and the output: no plan (the plain contiguous
- * loop) when all are contiguous and nothing is broadcast. */
+ * loop) when all are contiguous and nothing is broadcast. An output that overlaps an input
+ * (other than element for element) is planned as a new one: the result goes to a
+ * temporary, then into it. */
 static cujit_status plan_call(op_call *c, cujit_array **out, const cj_array *const *arrays,
                               unsigned bcast, cj_plan *p) {
   const cj_array *all[CUJIT_MAP_MAX_ARRAYS + 1];
   int contig = !bcast;
   size_t i;
   c->given = NULL;
+  c->into = NULL;
   c->plan = NULL;
   if (*out) CJ_TRY(cj_array_get(*out, c->fn, "*out", &c->given));
+  if (c->given && overlaps(c->given, arrays, c->n_in, bcast)) {
+    c->into = c->given;
+    c->given = NULL;
+  }
   for (i = 0; i < c->n_in; i++) {
     contig &= arrays[i]->contig;
     all[i] = arrays[i];
@@ -230,15 +250,21 @@ static void fast_put(uint64_t key, cujit_function *f, int result, int promoted, 
   pthread_mutex_unlock(&fast_lock);
 }
 
-/* Makes or checks the output and launches `f` (of width w) over the result's elements. */
+/* Makes or checks the output and launches `f` (of width w) over the result's elements;
+ * into a temporary first when the output overlaps an input (c->into). */
 static cujit_status launch_op(op_call *c, cujit_function *f, unsigned w, cujit_array **out) {
-  cj_array *o;
+  cujit_array *h = NULL;
+  cj_array *o, *tmp = NULL;
   int made = 0;
-  cujit_status st = cj_array_output_of(out, c->given, c->a, c->result, c->fn, &o, &made);
+  cujit_status st =
+      cj_array_output_of(out, c->given ? c->given : c->into, c->a, c->result, c->fn, &o, &made);
+  if (st == CUJIT_OK && c->into) st = cj_array_stage(c->into, c->a->stream, c->fn, &h, &tmp);
   if (st != CUJIT_OK) return st;
-  cj_map_run r = {c->a->size,   c->a->stream, c->in, c->n_in, c->scalars,
-                  c->n_scalars, o->data,      1,     c->plan};
-  return cj_array_unmake(cj_map_run_kernel(f, w, &r), out, made);
+  cj_map_run r = {c->a->size,   c->a->stream,          c->in, c->n_in, c->scalars,
+                  c->n_scalars, (tmp ? tmp : o)->data, 1,     c->plan};
+  st = cj_map_run_kernel(f, w, &r);
+  if (tmp) return cj_array_settle(st, 1, h, tmp, c->into, c->a->stream);
+  return cj_array_unmake(st, out, made);
 }
 
 /* The first time an operation runs: checks a given output, compiles the kernel (before any
@@ -258,7 +284,8 @@ static cujit_status run_op(op_call *c, cj_map_kernel *k, cj_buf *expr, cujit_arr
   k->dims = c->plan ? c->plan->dims : 0;
   k->bcast = c->plan ? c->plan->bcast : 0;
   w = cj_map_kernel_width(k);
-  if (c->given) st = cj_array_output_of(out, c->given, c->a, c->result, c->fn, &o, &made);
+  if (c->given || c->into)
+    st = cj_array_output_of(out, c->given ? c->given : c->into, c->a, c->result, c->fn, &o, &made);
   if (st == CUJIT_OK) st = expr->oom ? cj_fail_oom("writing a kernel") : cj_map_prepare(k, &f);
   cj_buf_free(expr);
   if (st != CUJIT_OK) return st;
@@ -514,7 +541,7 @@ cujit_status cujit_array_map(cujit_array **out, const char *expr, size_t n,
   for (i = 1; i < n; i++) r = cujit_type_promote(r, a[i]->type, 0);
   call.fn = fn, call.a = a[0], call.n_in = n, call.n_scalars = 0;
   CJ_TRY(plan_call(&call, out, (const cj_array *const *)a, 0, &plan));
-  if (call.given) r = call.given->type;
+  if (call.given || call.into) r = (call.given ? call.given : call.into)->type;
   call.result = r;
   for (i = 0; i < n; i++) {
     call.in[i] = a[i]->data;
