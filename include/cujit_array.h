@@ -354,7 +354,9 @@ static inline cujit_arg cujit_arr(const cujit_array *a) {
  *  gives f32). A scalar is "weak", as a Python number: it does not widen an array of its
  *  kind (2.0 * f16 array stays f16, 3 * i8 array stays i8); a float scalar with an integer
  *  or bool array gives f64. Comparisons give bool arrays; true division of integers gives
- *  f64; the math functions of an integer array compute in f64.
+ *  f64; pow and fmod of bools give i8 (as NumPy's); the math functions of an integer
+ *  array compute in f64. A float scalar with an f16 or bf16 array is first rounded to the
+ *  array's type (0.1 to the nearest f16, 1e10 to its infinity), as NumPy 2 casts it.
  *
  *  Shapes: the arrays of an operation have one shape, except that an array of a single
  *  element (0-d, or (1,), or b[0:1]) is broadcast to the other's, as NumPy broadcasts it
@@ -370,10 +372,14 @@ typedef enum cujit_binop {
   CUJIT_BINOP_SUB,     /**< a - b */
   CUJIT_BINOP_MUL,     /**< a * b */
   CUJIT_BINOP_DIV,     /**< a / b (true division: integers give f64) */
-  CUJIT_BINOP_POW,     /**< a to the power b */
+  CUJIT_BINOP_POW,     /**< a to the power b; an integer to a negative integer power in
+                            an array gives its value truncated toward zero (1 for a base of
+                            1, 1 or -1 for -1, else 0), where NumPy refuses it; a negative
+                            CUJIT_SCALAR_INT exponent is refused, as NumPy refuses it */
   CUJIT_BINOP_MINIMUM, /**< the smaller of a and b (NumPy's minimum) */
   CUJIT_BINOP_MAXIMUM, /**< the larger of a and b (NumPy's maximum) */
-  CUJIT_BINOP_FMOD,    /**< the remainder of a / b, with a's sign (C's fmod) */
+  CUJIT_BINOP_FMOD,    /**< the remainder of a / b, with a's sign (C's fmod); 0 for
+                            integers divided by 0 (as NumPy) */
   CUJIT_BINOP_EQ,      /**< a == b (a bool array) */
   CUJIT_BINOP_NE,      /**< a != b */
   CUJIT_BINOP_LT,      /**< a < b */

@@ -21,7 +21,9 @@ static const char kHelpers[] =
     "  if (e < 0) return b == 1 ? 1 : (b == -1 ? ((e & 1) ? -1 : 1) : 0);\n"
     "  for (; e; e >>= 1, b *= b) if (e & 1) r *= b;\n"
     "  return r;\n}\n"
-    "template <class T> __device__ T cj_imod(T a, T b) { return b ? a % b : 0; }\n"
+    /* a % -1 is 0, and computed so: the most negative value % -1 overflows in C */
+    "template <class T> __device__ T cj_imod(T a, T b) {\n"
+    "  return !b || (T(-1) < T(0) && b == T(-1)) ? T(0) : T(a % b);\n}\n"
     "template <class T> __device__ T cj_fmin(T a, T b) { return a != a ? a : b != b ? b : "
     "(b < a ? b : a); }\n"
     "template <class T> __device__ T cj_fmax(T a, T b) { return a != a ? a : b != b ? b : "
@@ -58,10 +60,18 @@ static cujit_status binop_allowed(const char *fn, int op, int p) {
   return CUJIT_OK;
 }
 
+/* The type op computes in for promoted type p: f64 for true division of integers, i8 for
+ * pow and fmod of bools (as NumPy), float for the 16-bit floats. */
+static int binop_compute(int op, int p) {
+  if (op == CUJIT_BINOP_DIV && is_int(p)) return CUJIT_TYPE_F64;
+  if (p == CUJIT_TYPE_BOOL && (op == CUJIT_BINOP_POW || op == CUJIT_BINOP_FMOD))
+    return CUJIT_TYPE_I8;
+  return compute_type(p);
+}
+
 static int binop_result(int op, int p) {
   if (is_comparison(op)) return CUJIT_TYPE_BOOL;
-  if (op == CUJIT_BINOP_DIV && is_int(p)) return CUJIT_TYPE_F64;
-  return p;
+  return p == CUJIT_TYPE_F16 || p == CUJIT_TYPE_BF16 ? p : binop_compute(op, p);
 }
 
 /* x op y, both of compute type c. */
@@ -328,7 +338,7 @@ cujit_status cujit_array_binary(cujit_binop op, const cujit_array *ha, const cuj
   p = cujit_type_promote(a->type, b->type, 0);
   CJ_TRY(binop_allowed(fn, op, p));
   r = binop_result(op, p);
-  c = compute_type(op == CUJIT_BINOP_DIV && is_int(p) ? CUJIT_TYPE_F64 : p);
+  c = binop_compute(op, p);
   call.result = r;
   call.types[0] = a->type, call.types[1] = b->type, call.types[2] = r;
   kernel_name(name, sizeof name, binop_names[op], a->type, cj_elem_of(b->type)->name, "");
@@ -357,14 +367,20 @@ static void int_range(int t, double *lo, double *hi) {
 }
 
 /* An integer scalar must be an integer and, for an integer computation, fit its type (as
- * NumPy 2 refuses 300 with an int8 array). */
-static cujit_status check_int_scalar(const char *fn, double s, int p) {
+ * NumPy 2 refuses 300 with an int8 array); an integer power's exponent must not be
+ * negative (as NumPy refuses 2 ** -1 of integers). */
+static cujit_status check_int_scalar(const char *fn, double s, int p, int op, unsigned flags) {
   double lo, hi;
   CJ_CHECK(s == floor(s) && fabs(s) < 0x1p63, CUJIT_ERROR_INVALID_VALUE,
            "%s: %g is not an integer that CUJIT_SCALAR_INT "
            "can pass; drop the flag to pass a float",
            fn, s);
   if (!is_int(p) || p == CUJIT_TYPE_BOOL) return CUJIT_OK;
+  CJ_CHECK(!(op == CUJIT_BINOP_POW && !(flags & CUJIT_SCALAR_FIRST) && s < 0),
+           CUJIT_ERROR_INVALID_VALUE,
+           "%s: an integer to the negative integer power %.0f is not an integer; pass the "
+           "exponent as a float (drop CUJIT_SCALAR_INT) or convert the array",
+           fn, s);
   int_range(p, &lo, &hi);
   CJ_CHECK(s >= lo && s <= hi, CUJIT_ERROR_INVALID_VALUE,
            "%s: the integer %.0f does not fit %s, the "
@@ -393,22 +409,33 @@ cujit_status cujit_array_binary_scalar(cujit_binop op, const cujit_array *ha, do
   uint64_t key = op_key(2, op, a->type, kind, flags, call.plan);
   const fast_slot *known = fast_get(key);
   if (known) {
-    if (kind == CUJIT_TYPE_I64 && (st = check_int_scalar(fn, s, known->promoted)) != CUJIT_OK)
+    if (kind == CUJIT_TYPE_I64 &&
+        (st = check_int_scalar(fn, s, known->promoted, op, flags)) != CUJIT_OK)
       return st;
     call.result = known->result;
     return launch_op(&call, known->fn, known->w, out);
   }
   p = cujit_type_promote(a->type, kind, 1);
   CJ_TRY(binop_allowed(fn, op, p));
-  if (kind == CUJIT_TYPE_I64 && (st = check_int_scalar(fn, s, p)) != CUJIT_OK) return st;
+  if (kind == CUJIT_TYPE_I64 && (st = check_int_scalar(fn, s, p, op, flags)) != CUJIT_OK) return st;
   r = binop_result(op, p);
-  c = compute_type(op == CUJIT_BINOP_DIV && is_int(p) ? CUJIT_TYPE_F64 : p);
+  c = binop_compute(op, p);
   call.result = r;
   call.types[0] = a->type, call.types[1] = r;
   kernel_name(name, sizeof name, binop_names[op], a->type, kind == CUJIT_TYPE_I64 ? "int" : "float",
               flags & CUJIT_SCALAR_FIRST ? "_first" : "");
   cj_array_convert(&x, a->type, c, "a");
-  cj_array_convert(&y, CUJIT_TYPE_F64, c, "s");
+  if (p == CUJIT_TYPE_F16 || p == CUJIT_TYPE_BF16) {
+    /* the scalar takes the array's type first, as NumPy 2 casts a Python number (0.1 is
+     * the f16 nearest to it, 1e10 the infinity), then the operation computes in float */
+    cj_buf in_p = {0};
+    cj_array_convert(&in_p, CUJIT_TYPE_F64, p, "s");
+    cj_array_convert(&y, p, c, in_p.data ? in_p.data : "s");
+    y.oom |= in_p.oom;
+    cj_buf_free(&in_p);
+  } else {
+    cj_array_convert(&y, CUJIT_TYPE_F64, c, "s");
+  }
   if (flags & CUJIT_SCALAR_FIRST)
     binop_expr(&v, op, c, y.data ? y.data : "", x.data ? x.data : "");
   else
