@@ -122,15 +122,29 @@ def run_chunk(args):
             failures.append((name, stmts, "the runner died in this program: %s"
                              % (trouble or "no output")))
             done += 1
-        elif trouble and cfg["sanitize"] and failures == []:
-            # the sanitizer saw something in this batch: find the program, one at a time
-            for name, stmts in todo:
-                r2, t2 = runner.run([(name, stmts)])
-                if t2:
-                    failures.append((name, stmts, "compute-sanitizer: " + t2))
-                    break
+        elif trouble and cfg["sanitize"]:
+            # the sanitizer saw something in this batch: halve it until one program is left
+            found = bisect(runner, todo)
+            if found:
+                failures.append((found[0], found[1], "compute-sanitizer: " + found[2]))
         todo = todo[done:]
     return counts, failures, troubles
+
+
+def bisect(runner, programs):
+    """The program of `programs` whose run the sanitizer complains of: (name, stmts, its
+    report), or None when no half alone shows it."""
+    while len(programs) > 1:
+        half = programs[:len(programs) // 2]
+        _, t = runner.run(half)
+        if t is None:
+            half = programs[len(programs) // 2:]
+            _, t = runner.run(half)
+            if t is None:
+                return None
+        programs = half
+    _, t = runner.run(programs)
+    return (programs[0][0], programs[0][1], t) if t else None
 
 
 def has_ub(stmts):
@@ -202,7 +216,8 @@ def main():
     ap.add_argument("--seed", type=int, default=1, help="the run's seed")
     ap.add_argument("--first", type=int, default=0, help="the first program's number")
     ap.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2)))
-    ap.add_argument("--per-process", type=int, default=100, help="programs per runner process")
+    ap.add_argument("--per-process", type=int, default=0,
+                    help="programs per runner process (default: --count over --jobs)")
     ap.add_argument("--sanitize", action="store_true", help="runners under compute-sanitizer")
     ap.add_argument("--timeout", type=int, default=900, help="seconds per runner process")
     ap.add_argument("--no-shrink", action="store_true")
@@ -232,9 +247,10 @@ def main():
         print("difftest: CPU mode needs --fake (the checking fake CUDA driver)")
         return 2
     t0 = time.time()
+    per = a.per_process or max(25, min(1000, -(-a.count // max(a.jobs, 1))))
     chunks = []
-    for s in range(a.first, a.first + a.count, a.per_process):
-        chunks.append((cfg, s, min(a.per_process, a.first + a.count - s)))
+    for s in range(a.first, a.first + a.count, per):
+        chunks.append((cfg, s, min(per, a.first + a.count - s)))
     counts, failures, troubles = check.Counts(), [], []
     if a.jobs > 1 and len(chunks) > 1:
         with multiprocessing.Pool(a.jobs) as pool:
