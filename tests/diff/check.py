@@ -57,6 +57,11 @@ def check_program(stmts, result, values=True):
             if f:
                 return f, n
             m.sync(k, raw)
+    if result.violations:
+        return Failure(-1, "the checking fake driver recorded %d violation(s): %s"
+                       % (result.violations, result.violation)), n
+    if result.sync:
+        return Failure(-1, "cujit_synchronize() after the program returned %d" % result.sync), n
     n.programs = 1
     if values:
         f = _check_final(m, result, n)

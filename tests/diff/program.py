@@ -91,6 +91,9 @@ class Result:
         self.dumps = {}  # statement index -> (var, bytes)
         self.final = {}  # var -> (type, shape, bytes)
         self.complete = False
+        self.violations = 0  # the checking fake driver's count (None: not on it)
+        self.violation = ""
+        self.sync = 0  # cujit_synchronize()'s failure after the program, if any
 
 
 def parse_results(lines):
@@ -124,6 +127,12 @@ def parse_results(lines):
             cur.dumps[last] = (int(w[1][1:]), _bytes(w[2]))
         elif w[0] == "f":
             cur.final[int(w[1][1:])] = (w[2], unshape(w[3]), _bytes(w[4]))
+        elif w[0] == "x":
+            cur.violations = int(w[1])
+        elif w[0] == "x!":
+            cur.violation = line.strip()[3:]
+        elif w[0] == "y":
+            cur.sync = int(w[1])
     return results
 
 

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "cujit_array.h"
+#include "fakedriver/checkdriver.h"
 
 #define MAX_VARS 512
 #define MAX_TOKENS 80
@@ -381,7 +382,7 @@ static cujit_status run(stmt *st, cujit_array **res, cujit_array **wrote, int *m
                        : cujit_array_stack((size_t)n, n ? arrays : NULL, res);
   } else if (strcmp(op, "reduce") == 0 || strcmp(op, "reduceas") == 0) {
     const char *w = word(st, 0);
-    int k = isdigit((unsigned char)w[0]) ? atoi(w) : lookup(st, w, redops, 8);
+    int k = isdigit((unsigned char)w[0]) || w[0] == '-' ? atoi(w) : lookup(st, w, redops, 8);
     cujit_array *a = ARR(1);
     *res = o;
     if (a && !st->bad)
@@ -497,6 +498,25 @@ static void statement(char *line, int index) {
   }
 }
 
+/* On the checking fake driver (CUJIT_LIBCUDA naming it): the violations it recorded during
+ * the program, as "x COUNT" and one "x! TEXT" line for the first of them; then forgotten. */
+static void verdict(void) {
+  static checkdriver_api api;
+  static int state; /* 0: not looked for, 1: found, -1: absent */
+  char text[512];
+  unsigned long n;
+  if (state == 0) state = checkdriver_open(getenv("CUJIT_LIBCUDA"), &api) == 0 ? 1 : -1;
+  if (state < 0) return;
+  n = api.violations();
+  printf("x %lu\n", n);
+  if (n) {
+    api.report(text, sizeof text);
+    text[strcspn(text, "\n")] = 0;
+    printf("x! %s\n", text);
+    api.clear();
+  }
+}
+
 /* After the last statement: every live array's type, shape and bytes; then all are freed. */
 static void finish(void) {
   int k;
@@ -513,6 +533,13 @@ static void finish(void) {
     cujit_array_destroy(vars[k]);
     vars[k] = NULL;
   }
+  {
+    /* a fault in queued work shows here (the fake driver runs its queue and checks it) */
+    cujit_status st = cujit_synchronize();
+    if (st != CUJIT_OK && st != CUJIT_ERROR_NO_DRIVER && st != CUJIT_ERROR_NO_DEVICE)
+      printf("y %d\n", (int)st);
+  }
+  verdict();
 }
 
 int main(int argc, char **argv) {
