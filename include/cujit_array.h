@@ -33,9 +33,13 @@ extern "C" {
  *
  *  Operations with an output: `out` points to an array pointer. When *out is NULL a new
  *  array is made (owned by the caller); otherwise the result goes into *out, which must
- *  have the result's type and shape (it may be an input: in place; a view that overlaps
- *  an input only in part, or holds its elements in another order, as a transposed view of
- *  it does, gives an unspecified result). Arrays are used on the device that is current
+ *  have the result's type and shape. *out may be an input, or any view that shares memory
+ *  with one (reversed, transposed, shifted, overlapping in part): the result is the one
+ *  computed into a temporary and then copied into *out, as NumPy gives it. An output
+ *  holding an input's own elements, element for element (the input itself), is computed
+ *  in place without a temporary; so is a reduction's, which reads every element before it
+ *  writes. cujit_array_put() reads values and indices that share the written array's
+ *  memory as they were before the call. Arrays are used on the device that is current
  *  when they are made.
  *
  *  Strided views (cujit_array_slice(), cujit_array_transpose()) hold elements that are not
@@ -350,7 +354,9 @@ static inline cujit_arg cujit_arr(const cujit_array *a) {
  *  gives f32). A scalar is "weak", as a Python number: it does not widen an array of its
  *  kind (2.0 * f16 array stays f16, 3 * i8 array stays i8); a float scalar with an integer
  *  or bool array gives f64. Comparisons give bool arrays; true division of integers gives
- *  f64; the math functions of an integer array compute in f64.
+ *  f64; pow and fmod of bools give i8 (as NumPy's); the math functions of an integer
+ *  array compute in f64. A float scalar with an f16 or bf16 array is first rounded to the
+ *  array's type (0.1 to the nearest f16, 1e10 to its infinity), as NumPy 2 casts it.
  *
  *  Shapes: the arrays of an operation have one shape, except that an array of a single
  *  element (0-d, or (1,), or b[0:1]) is broadcast to the other's, as NumPy broadcasts it
@@ -366,10 +372,14 @@ typedef enum cujit_binop {
   CUJIT_BINOP_SUB,     /**< a - b */
   CUJIT_BINOP_MUL,     /**< a * b */
   CUJIT_BINOP_DIV,     /**< a / b (true division: integers give f64) */
-  CUJIT_BINOP_POW,     /**< a to the power b */
+  CUJIT_BINOP_POW,     /**< a to the power b; an integer to a negative integer power in
+                            an array gives its value truncated toward zero (1 for a base of
+                            1, 1 or -1 for -1, else 0), where NumPy refuses it; a negative
+                            CUJIT_SCALAR_INT exponent is refused, as NumPy refuses it */
   CUJIT_BINOP_MINIMUM, /**< the smaller of a and b (NumPy's minimum) */
   CUJIT_BINOP_MAXIMUM, /**< the larger of a and b (NumPy's maximum) */
-  CUJIT_BINOP_FMOD,    /**< the remainder of a / b, with a's sign (C's fmod) */
+  CUJIT_BINOP_FMOD,    /**< the remainder of a / b, with a's sign (C's fmod); 0 for
+                            integers divided by 0 (as NumPy) */
   CUJIT_BINOP_EQ,      /**< a == b (a bool array) */
   CUJIT_BINOP_NE,      /**< a != b */
   CUJIT_BINOP_LT,      /**< a < b */
@@ -831,7 +841,7 @@ CUJIT_API cujit_status cujit_scan_create(cujit_scan **out, cujit_type type, cons
 /** Scans `in` into *out.
  *  @param s    the kernel.
  *  @param in   a contiguous 1-D array of the scan's type.
- *  @param out  the output (the output rule; may be `in`: in place; contiguous).
+ *  @param out  the output (the output rule; may be `in` or a view of it; contiguous).
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for an array of another type or of more
  *          dimensions, a strided view, or a wrong output; CUJIT_ERROR_COMPILE with NVRTC's
  *          log when the expression does not compile; device errors. */

@@ -63,6 +63,14 @@ int cj_layout_reshape(int ndim, const int64_t *shape, const int64_t *strides, in
 /* Where element k (C order) of an array of this shape and strides lies, in elements from
  * its first. */
 int64_t cj_layout_offset(int ndim, const int64_t *shape, const int64_t *strides, int64_t k);
+/* How an operation's output o meets one of its inputs x. CJ_APART: no byte in common
+ * (their spans of memory do not overlap: conservative, so views that interleave count as
+ * overlapping). CJ_SAME: element for element, each element of o is the element of x at its
+ * own index (one address, one element size, the same steps over o's shape), which an
+ * elementwise kernel may compute in place. CJ_OVERLAP: any other overlap, which NumPy's rule
+ * makes as if computed into a temporary. */
+enum { CJ_APART, CJ_SAME, CJ_OVERLAP };
+int cj_layout_meet(const cj_array *x, const cj_array *o);
 /* The number of i in start, start + step, ... before stop (up to 2^64 - 1). */
 uint64_t cj_range_count(int64_t start, int64_t stop, int64_t step);
 /* Whether the `count` indices start, start + step, ... all lie in [0, size), computed
@@ -137,6 +145,20 @@ cujit_status cj_array_unmake(cujit_status st, cujit_array **out, int made);
  * (cujit_array_astype), on `stream`: a device copy for contiguous arrays of one type, else
  * a kernel that steps through either by its strides. */
 cujit_status cj_array_copy_into(const cj_array *src, const cj_array *dst, CUstream stream);
+
+/* An output `o` that overlaps an operation's input (cj_layout_meet) gets the result through
+ * a temporary: cj_array_stage makes a new contiguous array of o's type and shape on
+ * `stream` (*h its handle, *tmp the array) to compute into; cj_array_settle then copies it
+ * into o (when `copy` is set and st is CUJIT_OK, or when `copy` is 2: whatever st) and
+ * destroys it, returning st, or the copy's failure. */
+cujit_status cj_array_stage(const cj_array *o, CUstream stream, const char *fn, cujit_array **h,
+                            cj_array **tmp);
+cujit_status cj_array_settle(cujit_status st, int copy, cujit_array *h, const cj_array *tmp,
+                             const cj_array *o, CUstream stream);
+/* A contiguous copy of x on `stream` (*h its handle, *copy the array): an input that an
+ * operation's own writes would change under it is read from this instead. */
+cujit_status cj_array_copy_of(const cj_array *x, CUstream stream, const char *fn, cujit_array **h,
+                              cj_array **copy);
 
 /* ---- decl.c: argument declarations of the generators ---- */
 
