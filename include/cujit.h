@@ -27,7 +27,7 @@
  *
  * A first program: compile a string, find its kernel, launch it with an input and an
  * output buffer (copied to the device before the kernel and back after it), check the
- * status. Build it with `cc first.c $(pkg-config --cflags --libs cujit)`.
+ * status. Build it as the code after it says.
  * @code
  * #include <stdio.h>
  * #include <cujit.h>
@@ -56,6 +56,16 @@
  *   cujit_module_destroy(mod);
  *   return st == CUJIT_OK ? 0 : 1;
  * }
+ * @endcode
+ * Where cujit came from the packages (in /usr), it builds with
+ * `cc first.c $(pkg-config --cflags --libs cujit)`. Installed under a prefix of your own
+ * (`cmake --install build --prefix $HOME/.local`, say), pkg-config must be told where
+ * cujit.pc is, and the program where libcujit.so is: a run path, as below, or
+ * LD_LIBRARY_PATH=$HOME/.local/lib when it runs; without either it does not start (the
+ * loader cannot find libcujit.so).
+ * @code{.sh}
+ * export PKG_CONFIG_PATH=$HOME/.local/lib/pkgconfig
+ * cc first.c $(pkg-config --cflags --libs cujit) -Wl,-rpath,$(pkg-config --variable=libdir cujit)
  * @endcode
  */
 #ifndef CUJIT_H
