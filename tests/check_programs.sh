@@ -13,8 +13,8 @@
 #   for want of a main.
 # - A block after a line `<!-- output of FILE.c (the toolkit in DIR) -->` is what the program
 #   FILE.c (relative to the source tree) prints, stdout and stderr, once the CUDA toolkit's
-#   directory (the one whose include/cccl NVRTC is given) is written as DIR and an -arch
-#   option (a GPU's) is taken out; blank lines at the end do not count.
+#   directory (the one whose include directory NVRTC is given last) is written as DIR and
+#   an -arch option (a GPU's) is taken out; blank lines at the end do not count.
 # A program passes when it exits 0, or, with no GPU, when it stopped at the first call that
 # needs one, naming CUJIT_ERROR_NO_DRIVER or CUJIT_ERROR_NO_DEVICE. Without pkg-config the
 # test is skipped (77), saying so.
@@ -168,7 +168,7 @@ check_docs() {
           { echo "$where: $file does not build:"; cat "$work/$n.log"; bad=1; continue; }
         (cd "$work" && env -u LD_LIBRARY_PATH timeout 120 "./$n.bin" >"$n.got" 2>&1) || true
         sed -i 's/-arch=[^ ]* //' "$work/$n.got"
-        root=$(sed -n 's|.*--include-path=\([^ ]*\)/include/cccl .*|\1|p' "$work/$n.got" | head -n 1)
+        root=$(sed -n 's|.*--include-path=\([^ ]*\)/include .*|\1|p' "$work/$n.got" | head -n 1)
         [ -z "$dir" ] || [ -z "$root" ] || sed -i "s|$root|$dir|g" "$work/$n.got"
         for f in "$work/$n.out" "$work/$n.got"; do # blank lines at the end do not show
           awk '/^$/ { blank = blank "\n"; next } { printf "%s%s\n", blank, $0; blank = "" }' "$f" \
