@@ -29,7 +29,11 @@ extern "C" {
  *  Device arrays (PyCUDA's gpuarray, CuPy's ndarray): typed, shaped device memory that
  *  cujit allocates, fills, copies and frees, and that kernels take as arguments. The
  *  functions that make an array fail with CUJIT_ERROR_NO_DRIVER or CUJIT_ERROR_NO_DEVICE
- *  where there is no device, and with CUJIT_ERROR_DEVICE_MEMORY when it is full.
+ *  where there is no device, and with CUJIT_ERROR_DEVICE_MEMORY when it is full. The
+ *  "device errors" that the functions below return are those (an array over memory of your
+ *  own, cujit_array_wrap(), exists without a device, and its operations fail so), and
+ *  CUJIT_ERROR_LAUNCH_FAILED when a kernel faulted, CUJIT_ERROR_DRIVER when a driver call
+ *  failed.
  *
  *  Operations with an output: `out` points to an array pointer. When *out is NULL a new
  *  array is made (owned by the caller); otherwise the result goes into *out, which must

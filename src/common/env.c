@@ -29,7 +29,8 @@ static const cj_env_var table[] = {
                 "call, which prints its name, status and detail to stderr and exits with "
                 "status 1 (`cujit_error_exit()`); `return`: every call returns its status "
                 "(`cujit_error_set_handler()` comes first; read at the first failure; another "
-                "value is warned about and `return` used)"},
+                "value is warned about on stderr, or to the log callback, whatever "
+                "`CUJIT_LOG` says, and `return` used)"},
     {.name = "CUJIT_ARCH",
      .kind = CJ_ENV_TEXT,
      .dflt = "the device's",
