@@ -621,7 +621,8 @@ CUJIT_API cujit_status cujit_function_suggest_block(const cujit_function *fn,
 CUJIT_API const char *cujit_function_name(const cujit_function *fn);
 /** Size and offset of parameter i in the kernel's parameter buffer: the driver's, or for a
  *  kernel compiled from source whose parameters are all plain scalars and pointers, its
- *  PTX's, which places them as the driver does.
+ *  PTX's, which places them as the driver does; for prebuilt and linked code, what its
+ *  CUBIN describes for the driver, which is what the driver reports.
  *  @param fn      the kernel.
  *  @param i       the parameter, counted from 0.
  *  @param offset  if non-NULL, receives its offset in bytes.

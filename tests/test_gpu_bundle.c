@@ -10,7 +10,8 @@
 enum { N = 256 };
 
 static char *tmp;
-static int cc; /* this device's compute capability, 90 for sm_90 */
+static int cc;            /* this device's compute capability, 90 for sm_90 */
+static int no_compressed; /* leave out the compressed fatbin (main says why) */
 
 /* ---- the log, kept ---- */
 
@@ -166,6 +167,7 @@ static void fatbin_loads_the_device_cubin(void **state) {
   snprintf(want, sizeof want, "CUBIN sm_%d", cc);
   runs_as(m, want);
   cujit_module_destroy(m);
+  if (no_compressed) return;
   /* compressed entries: given to the driver as a fatbin of that entry alone */
   snprintf(gencode, sizeof gencode,
            "-Xfatbin=-compress-all "
@@ -193,13 +195,16 @@ static void fatbin_falls_back_to_ptx(void **state) {
   cujit_module_destroy(m);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(bundle_loads_the_device_cubin),
       cmocka_unit_test(bundle_falls_back_to_ptx),
       cmocka_unit_test(fatbin_loads_the_device_cubin),
       cmocka_unit_test(fatbin_falls_back_to_ptx),
   };
+  /* --no-compressed (the compute-sanitizer run): a compressed entry does not show its
+   * kernels' parameters, so the driver is asked for them until it refuses one */
+  no_compressed = argc > 1 && strcmp(argv[1], "--no-compressed") == 0;
   if (!test_have_gpu()) return TEST_SKIP_CODE;
   return test_group_result(cmocka_run_group_tests(tests, group_setup, group_teardown));
 }

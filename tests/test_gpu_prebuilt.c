@@ -174,6 +174,62 @@ static void attributes_layout_and_signatures(void **state) {
   for (i = 0; i < N; i++) assert_true(x[i] == 4.0f * (float)i && v[i] == i + 1);
 }
 
+typedef CUresult (*load_fn)(CUlibrary *, const void *, CUjit_option *, void **, unsigned,
+                            CUlibraryOption *, void **, unsigned);
+typedef CUresult (*get_kernel_fn)(CUkernel *, CUlibrary, const char *);
+typedef CUresult (*param_info_fn)(CUkernel, size_t, size_t *, size_t *);
+typedef CUresult (*unload_fn)(CUlibrary);
+
+/* The layout cujit reads from a CUBIN's own description of its kernels is the one the
+ * driver reports for each parameter (asked only for those: the count is cujit's), for
+ * parameters of every size and a struct past 4 KiB. */
+static void cubin_layout_is_the_drivers(void **state) {
+  static const char src[] =
+      "struct S { double a; char b; float c[3]; };\n"
+      "struct __align__(16) V { float x, y, z, w; };\n"
+      "struct Huge { int v[8000]; };\n"
+      "extern \"C\" __global__ void none() {}\n"
+      "extern \"C\" __global__ void mixed(float *a, int b, char c, double d, S s, V v,\n"
+      "    short e, bool f, float4 g, long long h, unsigned char i) {}\n"
+      "extern \"C\" __global__ void huge(int x, Huge b, char y) {}\n";
+  static const char *const kernels[] = {"none", "mixed", "huge"};
+  static const size_t counts[] = {0, 11, 3};
+  void *load = NULL, *get = NULL, *info = NULL, *unload = NULL;
+  cujit_module *c = NULL, *m = NULL;
+  cujit_options o = CUJIT_OPTIONS_INIT;
+  cujit_function *fn;
+  cujit_function_attrs a = CUJIT_FUNCTION_ATTRS_INIT;
+  CUlibrary lib;
+  CUkernel k;
+  const void *cubin;
+  size_t n, i, j, off, size, doff, dsize;
+  (void)state;
+  o.flags = CUJIT_OPT_NO_CACHE;
+  assert_ok(cujit_module_from_source(&c, src, "layout.cu", &o));
+  assert_non_null(cubin = cujit_module_cubin(c, &n));
+  assert_ok(cujit_module_from_image(&m, cubin, n, "layout.cubin"));
+  assert_ok(cujit_driver_get_symbol("cuLibraryLoadData", &load));
+  assert_ok(cujit_driver_get_symbol("cuLibraryGetKernel", &get));
+  assert_ok(cujit_driver_get_symbol("cuKernelGetParamInfo", &info));
+  assert_ok(cujit_driver_get_symbol("cuLibraryUnload", &unload));
+  assert_int_equal(((load_fn)load)(&lib, cubin, NULL, NULL, 0, NULL, NULL, 0), CUDA_SUCCESS);
+  for (i = 0; i < 3; i++) {
+    assert_ok(cujit_module_get_function(m, kernels[i], &fn));
+    assert_ok(cujit_function_get_attrs(fn, &a));
+    assert_int_equal(a.num_params, counts[i]);
+    assert_int_equal(((get_kernel_fn)get)(&k, lib, kernels[i]), CUDA_SUCCESS);
+    for (j = 0; j < counts[i]; j++) {
+      assert_ok(cujit_function_get_param_info(fn, j, &off, &size));
+      assert_int_equal(((param_info_fn)info)(k, j, &doff, &dsize), CUDA_SUCCESS);
+      assert_int_equal(off, doff);
+      assert_int_equal(size, dsize);
+    }
+  }
+  ((unload_fn)unload)(lib);
+  cujit_module_destroy(m);
+  cujit_module_destroy(c);
+}
+
 #define FOR_EACH_KIND(fn)                                         \
   {"ptx: " #fn, fn, NULL, NULL, (void *)&kinds[K_PTX]},           \
       {"cubin: " #fn, fn, NULL, NULL, (void *)&kinds[K_CUBIN]}, { \
@@ -187,6 +243,7 @@ int main(void) {
       FOR_EACH_KIND(variables_by_name),
       FOR_EACH_KIND(missing_kernel_lists_the_kernels),
       FOR_EACH_KIND(attributes_layout_and_signatures),
+      cmocka_unit_test(cubin_layout_is_the_drivers),
   };
   if (!test_have_gpu()) return TEST_SKIP_CODE;
   return test_group_result(cmocka_run_group_tests(tests, group_setup, group_teardown));

@@ -16,6 +16,7 @@ enum {
   ELF_SYMBOL = 24,  /* a 64-bit symbol */
   EM_CUDA = 190,    /* e_machine of a CUBIN */
   SHT_SYMTAB = 2,
+  SHT_CUDA_INFO = 0x70000000, /* .nv.info and .nv.info.<kernel>: attributes for the driver */
   STT_OBJECT = 1,
   STT_FUNC = 2,
   STO_CUDA_ENTRY = 0x10, /* st_other of a kernel (an entry function) */
@@ -25,7 +26,7 @@ enum {
 /* ---- ELF (CUBIN) ---- */
 
 typedef struct elf_section {
-  uint64_t type, offset, size, link, entsize;
+  uint64_t name, type, offset, size, link, entsize;
 } elf_section;
 
 /* The bounds of the section header table; 0 when it does not fit in the bytes. */
@@ -43,7 +44,7 @@ static int elf_section_at(const unsigned char *p, size_t size, uint64_t i, elf_s
   uint64_t off, n, entsize, at;
   if (!elf_table(p, size, &off, &n, &entsize) || i >= n) return 0;
   at = off + i * entsize;
-  if (!cj_get_le(p, size, at + 0x04, 4, &s->type) ||
+  if (!cj_get_le(p, size, at, 4, &s->name) || !cj_get_le(p, size, at + 0x04, 4, &s->type) ||
       !cj_get_le(p, size, at + 0x18, 8, &s->offset) ||
       !cj_get_le(p, size, at + 0x20, 8, &s->size) || !cj_get_le(p, size, at + 0x28, 4, &s->link) ||
       !cj_get_le(p, size, at + 0x38, 8, &s->entsize))
@@ -139,6 +140,101 @@ cujit_status cj_cubin_globals(const unsigned char *p, size_t size, int kernels, 
     break; /* an ELF file has one symbol table: more headers naming it are not read again */
   }
   return CUJIT_OK;
+}
+
+/* ---- a kernel's parameters (CUBIN) ----
+ *
+ * ptxas describes each kernel for the driver in a section of its own, ".nv.info.<kernel>"
+ * (type SHT_CUDA_INFO): a run of attributes, each a format byte, an attribute byte and a
+ * value. Formats 1-3 (none, byte, half-word) take 2 bytes of value; format 4 (sized) takes
+ * a 16-bit length and that many bytes. Each parameter has one EIATTR_KPARAM_INFO (0x17)
+ * entry, or EIATTR_KPARAM_INFO_V2 (0x45) for a kernel whose parameters pass 4 KiB: a
+ * 32-bit index (0), the 16-bit ordinal, the 16-bit offset, then a 32-bit word holding the
+ * size in bits 18-31 (0x17) or 0-15 (0x45). A kernel without parameters has none. This is
+ * what cuKernelGetParamInfo reports, read without asking it: the driver refuses an index
+ * past the last parameter only with an error that compute-sanitizer reports. */
+
+enum {
+  NVI_FORMAT_SIZED = 4,
+  NVI_KPARAM_INFO = 0x17,
+  NVI_KPARAM_INFO_V2 = 0x45,
+  NVI_KPARAM_BYTES = 12 /* index, ordinal, offset, flags and size */
+};
+
+/* The section named ".nv.info.<kernel>": 1 with it in *out, else 0. */
+static int kernel_info_section(const unsigned char *p, size_t size, const char *kernel,
+                               elf_section *out) {
+  uint64_t off, n, entsize, shstrndx, i;
+  elf_section names;
+  size_t klen = strlen(kernel), len;
+  const char *s;
+  if (!elf_table(p, size, &off, &n, &entsize) || !cj_get_le(p, size, 0x3e, 2, &shstrndx) ||
+      !elf_section_at(p, size, shstrndx, &names))
+    return 0;
+  for (i = 0; i < n; i++) {
+    if (!elf_section_at(p, size, i, out) || out->type != SHT_CUDA_INFO) continue;
+    s = elf_name(p, &names, out->name, &len);
+    if (s && len == 9 + klen && memcmp(s, ".nv.info.", 9) == 0 && memcmp(s + 9, kernel, klen) == 0)
+      return 1;
+  }
+  return 0;
+}
+
+/* Calls each KPARAM entry of section `sec` with its ordinal, offset and size (visit NULL:
+ * only counts them). The count, or -1 when the attributes do not end where the section
+ * does or an entry is malformed. */
+static long kparam_walk(const unsigned char *p, size_t size, const elf_section *sec,
+                        cj_kparam *params, size_t n) {
+  uint64_t pos = sec->offset, end = sec->offset + sec->size, fmt, attr, len, ord, offset, word;
+  long count = 0;
+  while (pos < end) {
+    if (end - pos < 4 || !cj_get_le(p, size, pos, 1, &fmt) ||
+        !cj_get_le(p, size, pos + 1, 1, &attr))
+      return -1;
+    len = 2;
+    if (fmt == NVI_FORMAT_SIZED && !cj_get_le(p, size, pos + 2, 2, &len)) return -1;
+    if (fmt < 1 || fmt > NVI_FORMAT_SIZED || (fmt == NVI_FORMAT_SIZED && len > end - pos - 4))
+      return -1;
+    if (fmt == NVI_FORMAT_SIZED && (attr == NVI_KPARAM_INFO || attr == NVI_KPARAM_INFO_V2)) {
+      if (len < NVI_KPARAM_BYTES) return -1;
+      cj_get_le(p, size, pos + 8, 2, &ord);
+      cj_get_le(p, size, pos + 10, 2, &offset);
+      cj_get_le(p, size, pos + 12, 4, &word);
+      if (params) {
+        uint32_t bytes =
+            attr == NVI_KPARAM_INFO ? (uint32_t)(word >> 18) & 0x3fff : (uint32_t)word & 0xffff;
+        /* every ordinal once, with a size */
+        if (ord >= n || params[ord].size || !bytes) return -1;
+        params[ord].offset = (uint32_t)offset;
+        params[ord].size = bytes;
+      }
+      count++;
+    }
+    pos += 2 + (fmt == NVI_FORMAT_SIZED ? 2 + len : len);
+  }
+  return pos == end ? count : -1;
+}
+
+int cj_cubin_kparams(const void *cubin, size_t size, const char *kernel, size_t *n,
+                     cj_kparam **params) {
+  const unsigned char *p = cubin;
+  elf_section sec;
+  long count;
+  *n = 0;
+  *params = NULL;
+  if (size < ELF_HEADER || memcmp(p, "\177ELF", 4) != 0 || !kernel ||
+      !kernel_info_section(p, size, kernel, &sec) ||
+      (count = kparam_walk(p, size, &sec, NULL, 0)) < 0)
+    return 0;
+  if (count == 0) return 1;
+  if (!(*params = cj_calloc((size_t)count, sizeof **params))) return -1;
+  if (kparam_walk(p, size, &sec, *params, (size_t)count) != count) {
+    cj_free(*params);
+    *params = NULL;
+    return 0;
+  }
+  *n = (size_t)count;
+  return 1;
 }
 
 /* ---- PTX ---- */

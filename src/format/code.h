@@ -53,6 +53,21 @@ cujit_status cj_cubin_globals(const unsigned char *p, size_t size, int kernels, 
 /* The variables PTX text declares, added to t; *known set when it is PTX. */
 cujit_status cj_ptx_globals(const void *data, size_t size, cj_symtab *t, int *known);
 
+/* One kernel parameter as a CUBIN describes it for the driver. */
+typedef struct cj_kparam {
+  uint32_t offset, size; /* in bytes, within the kernel's parameter space */
+} cj_kparam;
+
+/* The parameters of kernel `kernel` (its symbol) as the CUBIN's own description of it says
+ * (the attributes ptxas writes for the driver, which cuKernelGetParamInfo reports): 1 with
+ * their count in *n and their places in ordinal order in *params (cj_malloc'd, the
+ * caller's to free; NULL when there are none); 0, with nothing set, when the bytes do not
+ * describe that kernel's parameters (not a CUBIN, no such kernel, a damaged or unknown
+ * description: an ordinal missing or given twice, a size of 0); -1 when out of memory
+ * (without an error detail). A pure function of the bytes. */
+int cj_cubin_kparams(const void *cubin, size_t size, const char *kernel, size_t *n,
+                     cj_kparam **params);
+
 /* Whether bytes hold what a code entry of `kind` (CJ_PREBUILT_CUBIN or CJ_PREBUILT_PTX)
  * must: a CUBIN is a 64-bit little-endian ELF file for CUDA whose section headers lie
  * inside it, PTX is text with .version and .target lines. 0 when they do (and for other

@@ -39,40 +39,59 @@ static cujit_status indexed_layout(cujit_function *fn, int *complete) {
   return CUJIT_OK;
 }
 
-/* The parameter layout from the driver (12.4 and newer), else from the PTX. The PTX gives
- * the count, so that the driver is never asked for a parameter past the last (an error
- * that compute-sanitizer would report); only when the PTX cannot be read, or there is none
- * (a CUBIN or fatbin), is the driver asked until it refuses. A kernel of an image with an
- * index takes the count from it, and the whole layout when every parameter is a plain
- * scalar or pointer: the PTX places those by their sizes alone, as the driver does, so it
- * is not asked (a warm start's lookup then makes no driver call per parameter). */
-static cujit_status param_layout(cujit_function *fn, CUkernel k) {
+/* fn's layout as the code loaded on `dev` describes it: a CUBIN's own description of its
+ * kernels (the module's, a linked module's, or a fatbin's or bundle's entry; *complete set,
+ * as it is what the driver reports), or the parameter list of the PTX entry of a fatbin or
+ * bundle that was loaded there (*complete 0: structs' places are the driver's to say).
+ * CUJIT_ERROR_NOT_FOUND, with nothing set, when that code does not say (a compressed entry,
+ * a damaged description); CUJIT_ERROR_OUT_OF_MEMORY. */
+static cujit_status loaded_layout(cujit_function *fn, CUdevice dev, int *complete) {
+  const cj_image *im = fn->module->image;
+  const cj_mstate *s = fn->module->dev;
+  const unsigned char *bytes = im->cubin;
+  size_t size = im->cubin_size, n, i;
+  cj_kparam *kp;
+  int v, r;
+  *complete = 0;
+  if (im->prebuilt == CJ_PREBUILT_FATBIN || im->prebuilt == CJ_PREBUILT_BUNDLE) {
+    const cj_code *c;
+    v = dev >= 0 && dev < CJ_RECORDED_DEVICES ? s->on_dev[dev] - 1 : -1;
+    if (v < 0 || !s->pick[v] || s->codes[s->pick[v] - 1].compressed) return CUJIT_ERROR_NOT_FOUND;
+    c = &s->codes[s->pick[v] - 1];
+    if (c->kind == CJ_PREBUILT_PTX) /* s->bytes[v] is the entry's text, with a NUL */
+      return cj_ptx_params((const char *)s->bytes[v], fn->lowered, &fn->nparams, &fn->param_offsets,
+                           &fn->param_sizes);
+    bytes = c->data;
+    size = c->size;
+  }
+  if (!bytes || cj_image_is_ltoir(im)) return CUJIT_ERROR_NOT_FOUND;
+  r = cj_cubin_kparams(bytes, size, fn->lowered, &n, &kp);
+  if (r < 0) return cj_fail_oom("reading a kernel's parameters");
+  if (r == 0) return CUJIT_ERROR_NOT_FOUND;
+  if (n && (!(fn->param_offsets = cj_malloc(n * sizeof(size_t))) ||
+            !(fn->param_sizes = cj_malloc(n * sizeof(size_t))))) {
+    cj_free(kp);
+    return cj_fail_oom("reading a kernel's parameters");
+  }
+  for (i = 0; i < n; i++) {
+    fn->param_offsets[i] = kp[i].offset;
+    fn->param_sizes[i] = kp[i].size;
+  }
+  cj_free(kp);
+  fn->nparams = n;
+  *complete = 1;
+  return CUJIT_OK;
+}
+
+/* Asks the driver for every parameter until it refuses one: only for code that describes
+ * none (a compressed fatbin entry, a damaged description). The refusal past the last
+ * parameter is an API error that compute-sanitizer reports. */
+static cujit_status probed_layout(cujit_function *fn, CUkernel k) {
   size_t cap_o = 0, cap_s = 0, i, off, size;
   CUresult r;
-  int complete;
-  cujit_status st = CUJIT_ERROR_NOT_FOUND;
-  if (!cj_module_binary_only(fn->module)) {
-    st = indexed_layout(fn, &complete);
-    if (st == CUJIT_OK && complete) return CUJIT_OK;
-    if (st == CUJIT_ERROR_NOT_FOUND)
-      st = cj_ptx_params(fn->module->image->ptx, fn->lowered, &fn->nparams, &fn->param_offsets,
-                         &fn->param_sizes);
-  } else if (!cj_cu.cuKernelGetParamInfo) {
-    return cj_fail(CUJIT_ERROR_NOT_SUPPORTED,
-                   "the parameters of kernel '%s' of module '%s' "
-                   "(a CUBIN or fatbin, with no PTX to read them from) need the driver's "
-                   "cuKernelGetParamInfo (CUDA 12.4 or newer); update the driver, or load the "
-                   "module from PTX",
-                   fn->name, fn->module->name);
-  }
-  if (!cj_cu.cuKernelGetParamInfo || st == CUJIT_ERROR_OUT_OF_MEMORY) return st;
-  if (st == CUJIT_OK) {
-    for (i = 0; i < fn->nparams; i++) {
-      r = cj_cu.cuKernelGetParamInfo(k, i, &fn->param_offsets[i], &fn->param_sizes[i]);
-      if (r != CUDA_SUCCESS) return cj_cu_fail(r, "cuKernelGetParamInfo");
-    }
-    return CUJIT_OK;
-  }
+  cj_debug("kernel '%s' of module '%s': its code does not describe its parameters; the "
+           "driver is asked for them until it refuses one",
+           fn->name, fn->module->name);
   for (i = 0;; i++) {
     r = cj_cu.cuKernelGetParamInfo(k, i, &off, &size);
     if (r == CUDA_ERROR_INVALID_VALUE) break; /* past the last parameter */
@@ -84,6 +103,44 @@ static cujit_status param_layout(cujit_function *fn, CUkernel k) {
     fn->param_sizes[i] = size;
   }
   fn->nparams = i;
+  return CUJIT_OK;
+}
+
+/* The parameter layout, with the count always known before the driver is asked, so that
+ * it is never asked for a parameter past the last (an error compute-sanitizer would
+ * report). A kernel compiled from source takes its layout from the image's index, or its
+ * count from the PTX; prebuilt and linked code from the CUBIN loaded on `dev` (its own
+ * description of its kernels, which is what the driver reports) or the PTX entry loaded
+ * there. Only where only the count is known (from PTX: a struct's place is the driver's to
+ * say) is the driver asked, for each parameter; only where nothing describes them is it
+ * asked until it refuses. */
+static cujit_status param_layout(cujit_function *fn, CUdevice dev, CUkernel k) {
+  size_t i;
+  CUresult r;
+  int complete = 0;
+  cujit_status st = CUJIT_ERROR_NOT_FOUND;
+  if (!cj_module_binary_only(fn->module)) {
+    st = indexed_layout(fn, &complete);
+    if (st == CUJIT_ERROR_NOT_FOUND)
+      st = cj_ptx_params(fn->module->image->ptx, fn->lowered, &fn->nparams, &fn->param_offsets,
+                         &fn->param_sizes);
+  }
+  if (st == CUJIT_ERROR_NOT_FOUND) st = loaded_layout(fn, dev, &complete);
+  if (st == CUJIT_ERROR_OUT_OF_MEMORY || (st == CUJIT_OK && complete)) return st;
+  if (!cj_cu.cuKernelGetParamInfo) {
+    CJ_CHECK(st == CUJIT_OK || !cj_module_binary_only(fn->module), CUJIT_ERROR_NOT_SUPPORTED,
+             "the parameters of kernel '%s' of module '%s' (a CUBIN or fatbin that does "
+             "not describe them, with no PTX to read them from) need the driver's "
+             "cuKernelGetParamInfo (CUDA 12.4 or newer); update the driver, or load the "
+             "module from PTX",
+             fn->name, fn->module->name);
+    return st;
+  }
+  if (st != CUJIT_OK) return probed_layout(fn, k);
+  for (i = 0; i < fn->nparams; i++) {
+    r = cj_cu.cuKernelGetParamInfo(k, i, &fn->param_offsets[i], &fn->param_sizes[i]);
+    if (r != CUDA_SUCCESS) return cj_cu_fail(r, "cuKernelGetParamInfo");
+  }
   return CUJIT_OK;
 }
 
@@ -106,7 +163,7 @@ cujit_status cj_function_new(cj_module *m, cj_mstate *s, const char *sym, CUdevi
   fs->ndev = ndev;
   fn->module = m;
   if ((st = cj_slot_fill(fn, dev)) != CUJIT_OK ||
-      (st = param_layout(fn, fs->slot[dev].kernel)) != CUJIT_OK) {
+      (st = param_layout(fn, dev, fs->slot[dev].kernel)) != CUJIT_OK) {
     cj_function_free(fn);
     return st;
   }

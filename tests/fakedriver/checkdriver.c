@@ -1,0 +1,2220 @@
+/* checkdriver.c - a checking fake CUDA driver, for testing cujit's memory and context paths on
+ * a machine without a GPU: CUJIT_LIBCUDA=<absolute path of libcujit-checkdriver.so> makes
+ * cujit load it as it loads libcuda (cuGetProcAddress and the entry points of
+ * src/driver/driver.h's tables). Never shipped; the tests' own.
+ *
+ * What it models:
+ * - CHECKDRIVER_DEVICES devices (default 2, at most 8) of compute capability 9.0.
+ * - Primary contexts (one handle per device for the process, as the real driver keeps it)
+ *   and user contexts (cuCtxCreate/cuCtxDestroy; a destroyed one's handle is given to the
+ *   next one made), each life of a context with an ID of its own (cuCtxGetId). A primary
+ *   context reset (cuDevicePrimaryCtxReset, exported for dlsym too) ends its life: its
+ *   memory, streams, events, pools, pinned host memory and functions die with it, its
+ *   queued work is dropped, and the handle stays current on threads; calls made in it then
+ *   fail with CUDA_ERROR_CONTEXT_IS_DESTROYED until cuDevicePrimaryCtxRetain starts a new
+ *   life (what CUDA.jl and others report of the real driver). The retain count is kept
+ *   across a reset, as cuda.h says.
+ * - Device memory backed by host memory: copies and memsets move bytes, reads give back
+ *   what was written. Addresses are given first-fit from each device's range, so freed
+ *   memory (and a reset context's plain allocations) is handed out again at once, as the
+ *   real driver did on an H200; pool memory of a reset context is never given again.
+ * - A queue per stream: copies, memsets and kernels are queued and finish (move their
+ *   bytes) only at a synchronisation point: cuStreamSynchronize, cuStreamQuery,
+ *   cuEventSynchronize, cuCtxSynchronize, and the implicit ones: cuMemFree and
+ *   cuMemFreeHost wait for the context's work; cuMemcpyHtoD from pageable memory waits
+ *   for the legacy stream, then queues the copy of a snapshot; from page-locked memory
+ *   and cuMemcpyDtoH it finishes before returning (with what it waits for); an async copy
+ *   between the device and pageable memory snapshots (to the device) or finishes (to the
+ *   host) at the call. The legacy default stream (NULL, CU_STREAM_LEGACY and
+ *   CU_STREAM_PER_THREAD alike) waits for the work queued before on the context's
+ *   blocking streams, and they wait for its work; non-blocking streams wait for nothing.
+ * - Events (recorded at a point of a stream's queue), stream-ordered pools (a device's
+ *   default pool, cuMemPoolCreate; cuMemAllocAsync, cuMemAllocFromPoolAsync,
+ *   cuMemFreeAsync; a block freed on a stream is taken again on that stream at once, on
+ *   another only once its free has run; at a synchronisation a pool gives back what it
+ *   keeps above its release threshold, default 0; cuMemPoolTrimTo; the threshold, reserved
+ *   and used attributes), cuMemAlloc and cuMemFree, page-locked host memory
+ *   (cuMemHostAlloc, cuMemHostRegister; made inaccessible, PROT_NONE, when its context
+ *   dies, as the real driver unmaps it).
+ * - Libraries from a CUBIN (for sm_90 or an older 9.x), PTX (compute_90 or older) or an
+ *   uncompressed fatbin holding either: their kernels by name, and each kernel's parameters
+ *   from the image itself (the CUBIN's description, format/code.c; the PTX's parameter
+ *   list, compile/symbols.c). A launch (cuLaunchKernel, cuLaunchKernelEx) checks its
+ *   parameters and queues a kernel that does nothing when it runs, except a kernel named
+ *   "checkdriver_fault..." or one after checkdriver_fault_next_launch(), which faults.
+ *
+ * What it flags (records, and with checkdriver_set_abort(1) or CHECKDRIVER_ABORT=1 aborts
+ * on, with a message naming the call): any use (copy, memset, launch parameter), free or
+ * handing out of memory that is freed, of a dead context, of another device or another
+ * context than the current one, or still in use by unfinished work on another stream
+ * that the new work is not ordered after; a free of memory that was not allocated, or twice;
+ * a launch whose pointer-sized parameter points into fake device memory that is not live
+ * in the current context; cuKernelGetParamInfo or cuFuncGetParamInfo past the last
+ * parameter; any call that needs a context made with none current, or in a dead one; a
+ * stream, event, pool or function of a dead context; any call from a child made by fork()
+ * after cuInit.
+ *
+ * What it does not model: kernels' own work (a launch reads no argument's memory beyond
+ * its pointers and writes nothing); module globals (cuLibraryGetGlobal and the module API
+ * answer CUDA_ERROR_NOT_SUPPORTED); textures, arrays, graphs, host functions, peer access,
+ * managed memory; compressed fatbin entries (refused with CUDA_ERROR_NOT_SUPPORTED); the
+ * PTX JIT's errors; timing (cuEventElapsedTime answers 0.001 ms per finished item between
+ * the two events); memory limits (cuMemGetInfo reports 80 GiB per device, less what is
+ * allocated, and allocations do not fail). One lock serialises every call.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cuda.h>
+
+#include "compile/symbols.h"
+#include "format/code.h"
+#include "format/prebuilt.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+enum { MAX_DEV = 8, MAX_CTX = 64, MAX_STREAMS = 4096, MAX_EVENTS = 8192, MAX_POOLS = 256 };
+enum { A_LIVE = 0, A_FREED = 1, A_DEAD = 2 };
+enum { OP_HTOD, OP_DTOH, OP_DTOD, OP_SET, OP_KERNEL, OP_FREE };
+enum { MAGIC_KERNEL = 0x6b65726e, MAGIC_FUNC = 0x66756e63 };
+
+#define ARENA_BASE 0x7f0000000000ull
+#define ARENA_SIZE (1ull << 40)
+#define GRAIN 512ull
+
+/* ---- objects ---- */
+
+typedef struct fctx fctx;
+typedef struct fstream fstream;
+
+struct fctx {
+  int used, dev, primary, alive, retains, faulted;
+  unsigned long long id;
+};
+
+struct fstream {
+  int used, legacy, nonblocking, destroyed;
+  fctx *ctx;
+  unsigned long long ctx_id;
+};
+
+typedef struct fpool {
+  int used, dev, is_default, dead;
+  fctx *ctx;
+  unsigned long long ctx_id;
+  cuuint64_t threshold;
+} fpool;
+
+typedef struct falloc {
+  CUdeviceptr base;
+  size_t size, reserved;
+  unsigned char *host;
+  int dev, state, refs, cached; /* cached: freed into its pool, kept there */
+  fctx *ctx;
+  unsigned long long ctx_id;
+  fpool *pool;
+  fstream *free_stream;
+  unsigned long long free_seq;
+  int free_done;
+  const char *freed_by;
+} falloc;
+
+typedef struct fevent {
+  int used, recorded;
+  fctx *ctx;
+  unsigned long long ctx_id;
+  fstream *s;
+  unsigned long long seq, done_at;
+} fevent;
+
+typedef struct pinned {
+  unsigned char *lo, *hi;
+  int mapped, dead; /* mapped: ours (cuMemHostAlloc), else registered */
+  fctx *ctx;
+  unsigned long long ctx_id;
+} pinned;
+
+typedef struct touch {
+  falloc *a;
+  CUdeviceptr lo, hi;
+  int write;
+} touch;
+
+typedef struct op {
+  unsigned long long seq;
+  int kind, fault;
+  fstream *s;
+  fctx *ctx;
+  unsigned long long ctx_id;
+  touch t[2]; /* copies and memsets: destination, source */
+  int nt;
+  touch *kt; /* a kernel's pointer parameters */
+  int nkt;
+  unsigned char *snapshot; /* a pageable source, copied at the call */
+  void *host;              /* the host side of a copy from or to page-locked memory */
+  size_t n;
+  unsigned char value;
+  falloc *freed; /* OP_FREE */
+} op;
+
+typedef struct flib flib;
+typedef struct fkernel {
+  int magic;
+  flib *lib;
+  char *name;
+  int params_known;
+  size_t nparams, *off, *size;
+  int dyn_smem;
+} fkernel;
+
+typedef struct ffunc {
+  int magic;
+  fkernel *k;
+  fctx *ctx;
+  unsigned long long ctx_id;
+} ffunc;
+
+struct flib {
+  int loaded;
+  unsigned char *image; /* the code read: a CUBIN or NUL-terminated PTX */
+  size_t size;
+  int is_ptx;
+  cj_symtab syms;
+  fkernel **kernels;
+  size_t n_kernels;
+  ffunc **funcs;
+  size_t n_funcs;
+};
+
+/* ---- state, under one lock ---- */
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int ndev = 2, inited, abort_on;
+static pid_t init_pid;
+static unsigned long long next_id = 1, next_seq = 1, finished_items;
+static fctx ctxs[MAX_CTX]; /* [0, ndev): the primary contexts */
+static fstream legacy[MAX_CTX], streams[MAX_STREAMS];
+static fevent events[MAX_EVENTS];
+static fpool pools[MAX_POOLS];
+static falloc **allocs; /* every allocation ever made, live or not (freed ones pruned) */
+static size_t n_allocs, cap_allocs;
+static op *ops; /* queued work, in order */
+static size_t n_ops, cap_ops;
+static pinned *pins;
+static size_t n_pins, cap_pins;
+static flib **libs;
+static size_t n_libs, cap_libs;
+static struct range {
+  CUdeviceptr lo, hi;
+} * arena[MAX_DEV]; /* free address ranges of each device, by address */
+static size_t n_arena[MAX_DEV], cap_arena[MAX_DEV];
+static unsigned long n_violations;
+static char report_text[65536];
+static size_t report_len;
+static _Thread_local fctx *current;
+static _Thread_local int fault_next;
+
+#define GROW(v, cap, need)                                                             \
+  do {                                                                                 \
+    if ((need) > (cap)) {                                                              \
+      size_t c_ = (cap) ? 2 * (cap) : 64;                                              \
+      while (c_ < (need)) c_ *= 2;                                                     \
+      void *p_ = realloc((v), c_ * sizeof *(v));                                       \
+      if (!p_) abort();                                                                \
+      (v) = p_;                                                                        \
+      (cap) = c_;                                                                      \
+    }                                                                                  \
+  } while (0)
+
+static void violation(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void violation(const char *fmt, ...) {
+  char line[1024];
+  va_list ap;
+  size_t n;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line - 1, fmt, ap);
+  va_end(ap);
+  n = strlen(line);
+  line[n++] = '\n';
+  line[n] = '\0';
+  n_violations++;
+  if (report_len + n < sizeof report_text) {
+    memcpy(report_text + report_len, line, n + 1);
+  }
+  report_len += n;
+  if (abort_on) {
+    fprintf(stderr, "checkdriver: %s", line);
+    abort();
+  }
+}
+
+static void lock_fork_prepare(void) { pthread_mutex_lock(&lock); }
+static void lock_fork_parent(void) { pthread_mutex_unlock(&lock); }
+static void lock_fork_child(void) { pthread_mutex_init(&lock, NULL); }
+
+/* Every entry point takes the lock through this; a call from a forked child is flagged. */
+static int enter(const char *fn) {
+  pthread_mutex_lock(&lock);
+  if (inited && getpid() != init_pid) {
+    violation("%s: the driver used in a child made by fork() after cuInit", fn);
+    return 0;
+  }
+  return 1;
+}
+
+#define ENTER(fn)                          \
+  if (!enter(fn)) {                        \
+    pthread_mutex_unlock(&lock);           \
+    return CUDA_ERROR_NOT_INITIALIZED;     \
+  }
+#define RETURN(r)                \
+  do {                           \
+    CUresult r_ = (r);           \
+    pthread_mutex_unlock(&lock); \
+    return r_;                   \
+  } while (0)
+
+/* ---- address ranges ---- */
+
+static void arena_init(int dev) {
+  GROW(arena[dev], cap_arena[dev], 1);
+  arena[dev][0].lo = ARENA_BASE + (CUdeviceptr)dev * ARENA_SIZE;
+  arena[dev][0].hi = arena[dev][0].lo + ARENA_SIZE;
+  n_arena[dev] = 1;
+}
+
+static CUdeviceptr arena_take(int dev, size_t bytes) {
+  size_t i;
+  for (i = 0; i < n_arena[dev]; i++) {
+    struct range *r = &arena[dev][i];
+    if (r->hi - r->lo >= bytes) {
+      CUdeviceptr p = r->lo;
+      r->lo += bytes;
+      if (r->lo == r->hi) {
+        memmove(r, r + 1, (n_arena[dev] - i - 1) * sizeof *r);
+        n_arena[dev]--;
+      }
+      return p;
+    }
+  }
+  abort(); /* a terabyte per device is never used up by the tests */
+}
+
+static void arena_give(int dev, CUdeviceptr p, size_t bytes) {
+  size_t i = 0, n = n_arena[dev];
+  struct range *a;
+  while (i < n && arena[dev][i].lo < p) i++;
+  GROW(arena[dev], cap_arena[dev], n + 1);
+  a = arena[dev];
+  memmove(a + i + 1, a + i, (n - i) * sizeof *a);
+  a[i].lo = p;
+  a[i].hi = p + bytes;
+  n_arena[dev] = ++n;
+  if (i + 1 < n && a[i].hi == a[i + 1].lo) { /* join the next */
+    a[i].hi = a[i + 1].hi;
+    memmove(a + i + 1, a + i + 2, (n - i - 2) * sizeof *a);
+    n_arena[dev] = --n;
+  }
+  if (i > 0 && a[i - 1].hi == a[i].lo) { /* join the previous */
+    a[i - 1].hi = a[i].hi;
+    memmove(a + i, a + i + 1, (n - i - 1) * sizeof *a);
+    n_arena[dev] = --n;
+  }
+}
+
+static int in_arena(CUdeviceptr p) {
+  return p >= ARENA_BASE && p < ARENA_BASE + (CUdeviceptr)MAX_DEV * ARENA_SIZE;
+}
+
+/* ---- contexts ---- */
+
+static void init_once(void) {
+  const char *v = getenv("CHECKDRIVER_DEVICES");
+  int i;
+  if (inited) return;
+  if (v && atoi(v) >= 1 && atoi(v) <= MAX_DEV) ndev = atoi(v);
+  v = getenv("CHECKDRIVER_ABORT");
+  if (v && strcmp(v, "1") == 0) abort_on = 1;
+  for (i = 0; i < ndev; i++) {
+    ctxs[i].used = ctxs[i].primary = 1;
+    ctxs[i].dev = i;
+    arena_init(i);
+  }
+  init_pid = getpid();
+  inited = 1;
+}
+
+static int ctx_index(const fctx *c) { return (int)(c - ctxs); }
+
+static int is_ctx(CUcontext h) {
+  const fctx *c = (const fctx *)(void *)h;
+  return c >= ctxs && c < ctxs + MAX_CTX;
+}
+
+static fstream *legacy_of(fctx *c) {
+  fstream *s = &legacy[ctx_index(c)];
+  s->used = s->legacy = 1;
+  s->ctx = c;
+  s->ctx_id = c->id;
+  return s;
+}
+
+/* The current context, which the call `fn` needs: CUDA_SUCCESS, or the error the real
+ * driver gives (flagged: cujit must not call there). A faulted context's sticky error is
+ * returned unflagged. */
+static CUresult need_ctx(const char *fn, fctx **out) {
+  fctx *c = current;
+  *out = c;
+  if (!c) {
+    violation("%s: called with no current context", fn);
+    return CUDA_ERROR_INVALID_CONTEXT;
+  }
+  if (!c->used || !c->alive) {
+    violation("%s: called in a dead context (reset or destroyed; ID %llu)", fn, c->id);
+    return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+  }
+  if (c->faulted) return CUDA_ERROR_ILLEGAL_ADDRESS;
+  return CUDA_SUCCESS;
+}
+
+/* ---- allocations ---- */
+
+static falloc *alloc_new(fctx *c, size_t bytes, fpool *pool) {
+  falloc *a = calloc(1, sizeof *a);
+  size_t reserved = (bytes + GRAIN - 1) / GRAIN * GRAIN;
+  if (!a) abort();
+  if (!reserved) reserved = GRAIN;
+  a->reserved = reserved;
+  a->size = bytes;
+  a->base = arena_take(c->dev, reserved);
+  a->host = malloc(reserved);
+  if (!a->host) abort();
+  memset(a->host, 0xcd, reserved); /* what fresh device memory holds: anything */
+  a->dev = c->dev;
+  a->ctx = c;
+  a->ctx_id = c->id;
+  a->pool = pool;
+  GROW(allocs, cap_allocs, n_allocs + 1);
+  allocs[n_allocs++] = a;
+  return a;
+}
+
+/* Frees what an allocation no longer needs: its host copy once nothing queued reads it and
+ * it is neither live nor kept in a pool. */
+static void alloc_settle(falloc *a) {
+  if (a->state != A_LIVE && !a->cached && a->refs == 0 && a->host) {
+    free(a->host);
+    a->host = NULL;
+  }
+}
+
+/* The live allocation holding [p, p + n), else NULL; *dead_or_freed the newest other record
+ * holding p. */
+static falloc *alloc_find(CUdeviceptr p, size_t n, falloc **other) {
+  size_t i;
+  *other = NULL;
+  for (i = n_allocs; i-- > 0;) {
+    falloc *a = allocs[i];
+    if (p < a->base || p >= a->base + (a->size ? a->size : 1)) continue;
+    if (a->state == A_LIVE && n <= a->base + a->size - p) return a;
+    if (!*other) *other = a;
+  }
+  return NULL;
+}
+
+/* Drops records of freed memory beyond the newest 4096 (whose host copies are gone). */
+static void alloc_prune(void) {
+  size_t i, j, old = 0;
+  for (i = 0; i < n_allocs; i++) old += allocs[i]->state != A_LIVE && !allocs[i]->cached;
+  if (old <= 8192) return;
+  for (i = j = 0; i < n_allocs; i++) {
+    falloc *a = allocs[i];
+    if (old > 4096 && a->state != A_LIVE && !a->cached && a->refs == 0) {
+      alloc_settle(a);
+      free(a);
+      old--;
+      continue;
+    }
+    allocs[j++] = a;
+  }
+  n_allocs = j;
+}
+
+static const char *state_text(const falloc *a) {
+  return a->state == A_DEAD ? "memory of a dead context" : "freed memory";
+}
+
+/* ---- ordering between streams ---- */
+
+/* Whether work queued on stream `later` waits for work queued before it on `earlier`. */
+static int ordered(const fstream *later, const fstream *earlier) {
+  if (later == earlier) return 1;
+  if (later->ctx != earlier->ctx) return 0;
+  if (later->legacy) return !earlier->nonblocking;
+  if (earlier->legacy) return !later->nonblocking;
+  return 0;
+}
+
+static const char *op_name(int kind) {
+  static const char *const names[] = {"a copy to the device", "a copy to the host",
+                                      "a device copy", "a memset", "a kernel", "a free"};
+  return names[kind];
+}
+
+static int overlaps(const touch *t, CUdeviceptr lo, CUdeviceptr hi, int write) {
+  return t->lo < hi && lo < t->hi && (write || t->write);
+}
+
+/* Flags queued work on other streams, not ordered before new work on s, that touches
+ * [lo, hi) (either writing). */
+static void check_busy(const char *fn, fstream *s, CUdeviceptr lo, CUdeviceptr hi, int write) {
+  size_t i;
+  int k;
+  for (i = 0; i < n_ops; i++) {
+    const op *o = &ops[i];
+    if (ordered(s, o->s)) continue;
+    for (k = 0; k < o->nt + o->nkt; k++) {
+      const touch *t = k < o->nt ? &o->t[k] : &o->kt[k - o->nt];
+      if (overlaps(t, lo, hi, write)) {
+        violation("%s: device memory 0x%llx (%llu bytes) is still in use by unfinished work "
+                  "on another stream (%s queued there), which this is not ordered after",
+                  fn, (unsigned long long)lo, (unsigned long long)(hi - lo), op_name(o->kind));
+        return;
+      }
+    }
+  }
+}
+
+/* Checks device memory [p, p + n) that a call `fn` on stream s in context c uses: live, of
+ * c, not busy elsewhere. The allocation, or NULL (flagged) when it is not live memory. */
+static falloc *use(const char *fn, fctx *c, fstream *s, CUdeviceptr p, size_t n, int write) {
+  falloc *other, *a = alloc_find(p, n ? n : 1, &other);
+  if (!a) {
+    if (other)
+      violation("%s: device address 0x%llx (%zu bytes) is %s (%s)", fn, (unsigned long long)p, n,
+                state_text(other), other->freed_by ? other->freed_by : "its context died");
+    else
+      violation("%s: device address 0x%llx (%zu bytes) is not inside any allocation", fn,
+                (unsigned long long)p, n);
+    return NULL;
+  }
+  if (a->dev != c->dev)
+    violation("%s: device address 0x%llx is memory of device %d, but device %d's context is "
+              "current",
+              fn, (unsigned long long)p, a->dev, c->dev);
+  else if (a->ctx != c || a->ctx_id != c->id)
+    violation("%s: device address 0x%llx is memory of another context (ID %llu) than the "
+              "current one (ID %llu)",
+              fn, (unsigned long long)p, a->ctx_id, c->id);
+  if (s) check_busy(fn, s, p, p + n, write);
+  return a;
+}
+
+/* ---- the queue ---- */
+
+static op *op_new(fstream *s, int kind) {
+  op *o;
+  GROW(ops, cap_ops, n_ops + 1);
+  o = &ops[n_ops++];
+  memset(o, 0, sizeof *o);
+  o->seq = next_seq++;
+  o->kind = kind;
+  o->s = s;
+  o->ctx = s->ctx;
+  o->ctx_id = s->ctx_id;
+  return o;
+}
+
+static void op_touch(op *o, falloc *a, CUdeviceptr p, size_t n, int write) {
+  touch *t = &o->t[o->nt++];
+  t->a = a;
+  t->lo = p;
+  t->hi = p + n;
+  t->write = write;
+  if (a) a->refs++;
+}
+
+static void op_release(op *o) {
+  int k;
+  for (k = 0; k < o->nt + o->nkt; k++) {
+    touch *t = k < o->nt ? &o->t[k] : &o->kt[k - o->nt];
+    if (t->a) {
+      t->a->refs--;
+      alloc_settle(t->a);
+    }
+  }
+  free(o->kt);
+  free(o->snapshot);
+}
+
+static pinned *pinned_find(const void *p, size_t n) {
+  const unsigned char *lo = p;
+  size_t i;
+  for (i = 0; i < n_pins; i++)
+    if (lo >= pins[i].lo && lo + n <= pins[i].hi) return &pins[i];
+  return NULL;
+}
+
+/* Does o's work. */
+static void op_run(op *o) {
+  unsigned char *dst, *src;
+  finished_items++;
+  switch (o->kind) {
+    case OP_HTOD:
+      dst = o->t[0].a->host + (o->t[0].lo - o->t[0].a->base);
+      src = o->snapshot ? o->snapshot : o->host;
+      if (!o->snapshot) {
+        pinned *pin = pinned_find(o->host, o->n);
+        if (!pin || pin->dead) {
+          violation("a copy to the device read page-locked host memory %p that died before it "
+                    "ran",
+                    o->host);
+          break;
+        }
+      }
+      memcpy(dst, src, o->n);
+      break;
+    case OP_DTOH: {
+      pinned *pin = pinned_find(o->host, o->n);
+      if (!pin || pin->dead) {
+        violation("a copy to the host wrote page-locked host memory %p that died before it ran",
+                  o->host);
+        break;
+      }
+      memcpy(o->host, o->t[1].a->host + (o->t[1].lo - o->t[1].a->base), o->n);
+      break;
+    }
+    case OP_DTOD:
+      memmove(o->t[0].a->host + (o->t[0].lo - o->t[0].a->base),
+              o->t[1].a->host + (o->t[1].lo - o->t[1].a->base), o->n);
+      break;
+    case OP_SET:
+      memset(o->t[0].a->host + (o->t[0].lo - o->t[0].a->base), o->value, o->n);
+      break;
+    case OP_KERNEL:
+      if (o->fault) o->ctx->faulted = 1;
+      break;
+    case OP_FREE:
+      o->freed->free_done = 1;
+      break;
+    default: break;
+  }
+}
+
+/* Frees the slots of streams destroyed with work queued, once it has all run. */
+static int n_destroyed;
+static void streams_reap(void) {
+  size_t i, k;
+  if (!n_destroyed) return;
+  for (i = 0; i < MAX_STREAMS; i++) {
+    int busy = 0;
+    if (!streams[i].used || !streams[i].destroyed) continue;
+    for (k = 0; k < n_ops && !busy; k++) busy = ops[k].s == &streams[i];
+    if (!busy) {
+      streams[i].used = 0;
+      n_destroyed--;
+    }
+  }
+}
+
+/* Runs queued work: every item `need` marks, in queue order; the items of a context that
+ * faulted meanwhile are dropped. */
+static void run_marked(const char *need) {
+  size_t i, j;
+  for (i = j = 0; i < n_ops; i++) {
+    op *o = &ops[i];
+    if (!need[i]) {
+      ops[j++] = *o;
+      continue;
+    }
+    if (!o->ctx->faulted && o->ctx->alive && o->ctx->id == o->ctx_id) op_run(o);
+    op_release(o);
+  }
+  n_ops = j;
+  streams_reap();
+}
+
+/* Marks what must finish for queued work up to sequence `upto` on stream s (all of its
+ * queue when upto is 0) to finish: that work and, transitively, the work on other streams
+ * it waits for. */
+static char *mark_for(fstream *s, unsigned long long upto) {
+  char *need = calloc(n_ops + 1, 1);
+  size_t i, k;
+  int grew = 1;
+  if (!need) abort();
+  for (i = 0; i < n_ops; i++) need[i] = ops[i].s == s && (!upto || ops[i].seq <= upto);
+  while (grew) {
+    grew = 0;
+    for (i = n_ops; i-- > 0;) {
+      if (!need[i]) continue;
+      for (k = 0; k < i; k++)
+        if (!need[k] && ordered(ops[i].s, ops[k].s)) need[k] = grew = 1;
+    }
+  }
+  return need;
+}
+
+static void pools_release(void);
+
+static void finish_stream(fstream *s, unsigned long long upto) {
+  char *need = mark_for(s, upto);
+  run_marked(need);
+  free(need);
+  pools_release();
+}
+
+static void finish_ctx(fctx *c) {
+  char *need = calloc(n_ops + 1, 1);
+  size_t i;
+  if (!need) abort();
+  for (i = 0; i < n_ops; i++) need[i] = ops[i].ctx == c;
+  run_marked(need);
+  free(need);
+  pools_release();
+}
+
+/* Drops the queued work of context c (it died). */
+static void drop_ctx_work(fctx *c) {
+  size_t i, j;
+  for (i = j = 0; i < n_ops; i++) {
+    if (ops[i].ctx == c) {
+      op_release(&ops[i]);
+      continue;
+    }
+    ops[j++] = ops[i];
+  }
+  n_ops = j;
+  streams_reap();
+}
+
+static CUresult sticky(fctx *c) { return c->faulted ? CUDA_ERROR_ILLEGAL_ADDRESS : CUDA_SUCCESS; }
+
+/* The stream a handle names in context c (NULL and the special handles: its legacy
+ * stream); NULL, flagged, for a destroyed stream or one of another or a dead context. */
+static fstream *stream_of(const char *fn, fctx *c, CUstream h) {
+  fstream *s = (fstream *)(void *)h;
+  if (!h || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD) return legacy_of(c);
+  if (s < streams || s >= streams + MAX_STREAMS || !s->used || s->destroyed) {
+    violation("%s: stream %p is not a live stream", fn, (void *)h);
+    return NULL;
+  }
+  if (!s->ctx->alive || s->ctx->id != s->ctx_id) {
+    violation("%s: stream %p belongs to a dead context (ID %llu)", fn, (void *)h, s->ctx_id);
+    return NULL;
+  }
+  if (s->ctx != c)
+    violation("%s: stream %p belongs to another context than the current one", fn, (void *)h);
+  return s;
+}
+
+/* ---- pools ---- */
+
+static fpool *default_pool(int dev, fctx *c) {
+  int i;
+  for (i = 0; i < MAX_POOLS; i++)
+    if (pools[i].used && pools[i].is_default && pools[i].dev == dev && !pools[i].dead)
+      return &pools[i];
+  for (i = 0; i < MAX_POOLS && pools[i].used; i++) {
+  }
+  if (i == MAX_POOLS) abort();
+  pools[i].used = pools[i].is_default = 1;
+  pools[i].dev = dev;
+  pools[i].ctx = c;
+  pools[i].ctx_id = c->id;
+  return &pools[i];
+}
+
+static size_t pool_reserved(const fpool *p, int used_only) {
+  size_t i, n = 0;
+  for (i = 0; i < n_allocs; i++)
+    if (allocs[i]->pool == p && (allocs[i]->state == A_LIVE || (!used_only && allocs[i]->cached)))
+      n += allocs[i]->reserved;
+  return n;
+}
+
+/* Gives back what pool p keeps, freed and done, above `keep` bytes. */
+static void pool_trim(fpool *p, size_t keep) {
+  size_t i, have = pool_reserved(p, 0);
+  for (i = 0; i < n_allocs && have > keep; i++) {
+    falloc *a = allocs[i];
+    if (a->pool != p || !a->cached || !a->free_done) continue;
+    a->cached = 0;
+    have -= a->reserved;
+    arena_give(a->dev, a->base, a->reserved);
+    alloc_settle(a);
+  }
+}
+
+static void pools_release(void) {
+  int i;
+  for (i = 0; i < MAX_POOLS; i++)
+    if (pools[i].used && !pools[i].dead)
+      pool_trim(&pools[i], pools[i].threshold > SIZE_MAX ? SIZE_MAX : (size_t)pools[i].threshold);
+}
+
+static int pool_live(const char *fn, fpool *p, fctx *c) {
+  if (p < pools || p >= pools + MAX_POOLS || !p->used) {
+    violation("%s: %p is not a memory pool", fn, (void *)p);
+    return 0;
+  }
+  if (p->dead || !p->ctx->alive || p->ctx->id != p->ctx_id) {
+    violation("%s: memory pool %p was made in a context that died (ID %llu)", fn, (void *)p,
+              p->ctx_id);
+    return 0;
+  }
+  if (c && p->dev != c->dev)
+    violation("%s: memory pool %p is device %d's, but device %d's context is current", fn,
+              (void *)p, p->dev, c->dev);
+  return 1;
+}
+
+static falloc *pool_take(fpool *p, fctx *c, fstream *s, size_t bytes) {
+  size_t reserved = (bytes + GRAIN - 1) / GRAIN * GRAIN, i;
+  falloc *a;
+  if (!reserved) reserved = GRAIN;
+  for (i = n_allocs; i-- > 0;) {
+    a = allocs[i];
+    if (a->pool != p || !a->cached || a->reserved != reserved) continue;
+    if (!a->free_done && a->free_stream != s) continue; /* its free has not run */
+    a->cached = 0;
+    a->state = A_LIVE;
+    a->size = bytes;
+    a->ctx = c;
+    a->ctx_id = c->id;
+    a->freed_by = NULL;
+    a->free_stream = NULL;
+    return a;
+  }
+  return alloc_new(c, bytes, p);
+}
+
+/* ---- dying ---- */
+
+static void kill_ctx(fctx *c) {
+  size_t i;
+  drop_ctx_work(c);
+  for (i = 0; i < n_allocs; i++) {
+    falloc *a = allocs[i];
+    if (a->ctx != c || a->ctx_id != c->id || (a->state != A_LIVE && !a->cached)) continue;
+    if (!a->pool) arena_give(a->dev, a->base, a->reserved); /* handed out again */
+    a->state = A_DEAD;
+    a->cached = 0;
+    alloc_settle(a);
+  }
+  for (i = 0; i < MAX_STREAMS; i++)
+    if (streams[i].used && streams[i].ctx == c && streams[i].ctx_id == c->id)
+      streams[i].used = 0;
+  for (i = 0; i < MAX_EVENTS; i++)
+    if (events[i].used && events[i].ctx == c && events[i].ctx_id == c->id) events[i].used = 0;
+  for (i = 0; i < MAX_POOLS; i++)
+    if (pools[i].used && pools[i].ctx == c && pools[i].ctx_id == c->id) pools[i].dead = 1;
+  for (i = 0; i < n_pins; i++)
+    if (pins[i].ctx == c && pins[i].ctx_id == c->id && !pins[i].dead) {
+      pins[i].dead = 1;
+      if (pins[i].mapped) mprotect(pins[i].lo, (size_t)(pins[i].hi - pins[i].lo), PROT_NONE);
+    }
+  c->alive = 0;
+  c->faulted = 0;
+}
+
+/* ---- entry points: driver, devices ---- */
+
+static CUresult f_init(unsigned flags) {
+  (void)flags;
+  pthread_mutex_lock(&lock);
+  init_once();
+  RETURN(CUDA_SUCCESS);
+}
+
+static CUresult f_version(int *v) {
+  *v = 13000;
+  return CUDA_SUCCESS;
+}
+
+static CUresult f_error_name(CUresult r, const char **s) {
+  switch (r) {
+#define NAME_(e) \
+  case e: *s = #e; break;
+    NAME_(CUDA_SUCCESS)
+    NAME_(CUDA_ERROR_INVALID_VALUE)
+    NAME_(CUDA_ERROR_OUT_OF_MEMORY)
+    NAME_(CUDA_ERROR_NOT_INITIALIZED)
+    NAME_(CUDA_ERROR_INVALID_DEVICE)
+    NAME_(CUDA_ERROR_INVALID_IMAGE)
+    NAME_(CUDA_ERROR_INVALID_CONTEXT)
+    NAME_(CUDA_ERROR_CONTEXT_IS_DESTROYED)
+    NAME_(CUDA_ERROR_NO_BINARY_FOR_GPU)
+    NAME_(CUDA_ERROR_INVALID_HANDLE)
+    NAME_(CUDA_ERROR_NOT_FOUND)
+    NAME_(CUDA_ERROR_NOT_READY)
+    NAME_(CUDA_ERROR_ILLEGAL_ADDRESS)
+    NAME_(CUDA_ERROR_NOT_SUPPORTED)
+#undef NAME_
+    default: *s = "CUDA_ERROR_UNKNOWN"; break;
+  }
+  return CUDA_SUCCESS;
+}
+
+static CUresult f_device_count(int *n) {
+  pthread_mutex_lock(&lock);
+  init_once();
+  *n = ndev;
+  RETURN(CUDA_SUCCESS);
+}
+
+static CUresult f_device_get(CUdevice *d, int ordinal) {
+  *d = ordinal;
+  return ordinal >= 0 && ordinal < ndev ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+}
+
+static CUresult f_device_name(char *name, int len, CUdevice d) {
+  snprintf(name, (size_t)len, "checking fake CUDA device %d", (int)d);
+  return CUDA_SUCCESS;
+}
+
+static CUresult f_device_attribute(int *v, CUdevice_attribute a, CUdevice d) {
+  if (d < 0 || d >= ndev) return CUDA_ERROR_INVALID_DEVICE;
+  switch (a) {
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X:
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: *v = 1024; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: *v = 64; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: *v = 0x7fffffff; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y:
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: *v = 65535; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *v = 49152; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *v = 232448; break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 132; break;
+    case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *v = 32; break;
+    case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:
+    case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING:
+    case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH:
+    case CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH: *v = 1; break;
+    default: *v = 0; break;
+  }
+  return CUDA_SUCCESS;
+}
+
+/* ---- contexts ---- */
+
+static CUresult f_primary_retain(CUcontext *out, CUdevice d) {
+  fctx *c;
+  ENTER("cuDevicePrimaryCtxRetain");
+  if (d < 0 || d >= ndev) RETURN(CUDA_ERROR_INVALID_DEVICE);
+  c = &ctxs[d];
+  if (!c->alive) {
+    c->alive = 1;
+    c->id = next_id++;
+  }
+  c->retains++;
+  *out = (CUcontext)(void *)c;
+  RETURN(CUDA_SUCCESS);
+}
+
+static CUresult f_primary_release(CUdevice d) {
+  fctx *c;
+  ENTER("cuDevicePrimaryCtxRelease");
+  if (d < 0 || d >= ndev) RETURN(CUDA_ERROR_INVALID_DEVICE);
+  c = &ctxs[d];
+  if (c->retains <= 0) {
+    violation("cuDevicePrimaryCtxRelease: device %d's primary context is not retained", (int)d);
+    RETURN(CUDA_ERROR_INVALID_CONTEXT);
+  }
+  if (--c->retains == 0 && c->alive) kill_ctx(c);
+  RETURN(CUDA_SUCCESS);
+}
+
+static CUresult f_primary_state(CUdevice d, unsigned *flags, int *active) {
+  ENTER("cuDevicePrimaryCtxGetState");
+  if (d < 0 || d >= ndev) RETURN(CUDA_ERROR_INVALID_DEVICE);
+  *flags = 0;
+  *active = ctxs[d].alive;
+  RETURN(CUDA_SUCCESS);
+}
+
+static CUresult f_primary_reset(CUdevice d) {
+  ENTER("cuDevicePrimaryCtxReset");
+  if (d < 0 || d >= ndev) RETURN(CUDA_ERROR_INVALID_DEVICE);
+  if (ctxs[d].alive) kill_ctx(&ctxs[d]);
+  RETURN(CUDA_SUCCESS);
+}
+
+static CUresult f_ctx_create(CUcontext *out, CUctxCreateParams *params, unsigned flags,
+                             CUdevice d) {
+  int i;
+  (void)params, (void)flags;
+  ENTER("cuCtxCreate");
+  if (d < 0 || d >= ndev) RETURN(CUDA_ERROR_INVALID_DEVICE);
+  for (i = ndev; i < MAX_CTX && ctxs[i].used; i++) {
+  }
+  if (i == MAX_CTX) RETURN(CUDA_ERROR_OUT_OF_MEMORY);
+  memset(&ctxs[i], 0, sizeof ctxs[i]);
+  ctxs[i].used = ctxs[i].alive = 1;
+  ctxs[i].dev = d;
+  ctxs[i].id = next_id++;
+  current = &ctxs[i];
+  *out = (CUcontext)(void *)&ctxs[i];
+  RETURN(CUDA_SUCCESS);
+}
+
+static CUresult f_ctx_destroy(CUcontext h) {
+  fctx *c = (fctx *)(void *)h;
+  ENTER("cuCtxDestroy");
+  if (!is_ctx(h) || c->primary || !c->used) {
+    violation("cuCtxDestroy: %p is not a context made with cuCtxCreate", (void *)h);
+    RETURN(CUDA_ERROR_INVALID_CONTEXT);
+  }
+  kill_ctx(c);
+  c->used = 0;
+  if (current == c) current = NULL;
+  RETURN(CUDA_SUCCESS);
+}
+
+static CUresult f_ctx_get(CUcontext *out) {
+  *out = (CUcontext)(void *)current;
+  return CUDA_SUCCESS;
+}
+
+static CUresult f_ctx_set(CUcontext h) {
+  if (h && !is_ctx(h)) return CUDA_ERROR_INVALID_CONTEXT;
+  current = (fctx *)(void *)h;
+  return CUDA_SUCCESS;
+}
+
+static CUresult f_ctx_device(CUdevice *d) {
+  fctx *c;
+  CUresult r;
+  ENTER("cuCtxGetDevice");
+  if ((r = need_ctx("cuCtxGetDevice", &c)) == CUDA_ERROR_INVALID_CONTEXT ||
+      r == CUDA_ERROR_CONTEXT_IS_DESTROYED)
+    RETURN(r);
+  *d = c->dev;
+  RETURN(CUDA_SUCCESS);
+}
+
+static CUresult f_ctx_id(CUcontext h, unsigned long long *id) {
+  fctx *c = h ? (fctx *)(void *)h : current;
+  ENTER("cuCtxGetId");
+  if (!c) {
+    violation("cuCtxGetId: no context given and none current");
+    RETURN(CUDA_ERROR_INVALID_CONTEXT);
+  }
+  if (!is_ctx((CUcontext)(void *)c) || !c->used || !c->alive) RETURN(CUDA_ERROR_CONTEXT_IS_DESTROYED);
+  *id = c->id;
+  RETURN(CUDA_SUCCESS);
+}
+
+static CUresult f_ctx_sync(void) {
+  fctx *c;
+  CUresult r;
+  ENTER("cuCtxSynchronize");
+  if ((r = need_ctx("cuCtxSynchronize", &c)) != CUDA_SUCCESS) RETURN(r);
+  finish_ctx(c);
+  RETURN(sticky(c));
+}
+
+/* ---- memory ---- */
+
+static CUresult f_mem_alloc(CUdeviceptr *p, size_t bytes) {
+  fctx *c;
+  CUresult r;
+  ENTER("cuMemAlloc");
+  if ((r = need_ctx("cuMemAlloc", &c)) != CUDA_SUCCESS) RETURN(r);
+  if (!bytes) RETURN(CUDA_ERROR_INVALID_VALUE);
+  *p = alloc_new(c, bytes, NULL)->base;
+  alloc_prune();
+  RETURN(CUDA_SUCCESS);
+}
+
+/* Marks allocation a freed by `fn` (checked: live, of the current context). */
+static CUresult free_checked(const char *fn, fctx *c, fstream *s, CUdeviceptr p, falloc **out) {
+  falloc *other, *a = alloc_find(p, 1, &other);
+  *out = NULL;
+  if (!a || a->base != p) {
+    if (a)
+      violation("%s: 0x%llx is inside an allocation, not its start", fn, (unsigned long long)p);
+    else if (other && other->base == p)
+      violation("%s: 0x%llx is %s (%s)", fn, (unsigned long long)p, state_text(other),
+                other->freed_by ? other->freed_by : "its context died");
+    else
+      violation("%s: 0x%llx was never allocated", fn, (unsigned long long)p);
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  use(fn, c, s, p, a->size, 1);
+  *out = a;
+  return CUDA_SUCCESS;
+}
+
+static CUresult f_mem_free(CUdeviceptr p) {
+  fctx *c;
+  falloc *a;
+  CUresult r;
+  ENTER("cuMemFree");
+  if ((r = need_ctx("cuMemFree", &c)) != CUDA_SUCCESS) RETURN(r);
+  finish_ctx(c); /* the real driver waits for the device before freeing */
+  if ((r = sticky(c)) != CUDA_SUCCESS) RETURN(r);
+  /* work queued in other contexts is not waited for */
+  if ((r = free_checked("cuMemFree", c, legacy_of(c), p, &a)) != CUDA_SUCCESS) RETURN(r);
+  if (a->pool)
+    violation("cuMemFree: 0x%llx is pool memory (free it with cuMemFreeAsync)",
+              (unsigned long long)p);
+  a->state = A_FREED;
+  a->freed_by = "freed by cuMemFree";
+  if (!a->pool) arena_give(a->dev, a->base, a->reserved);
+  alloc_settle(a);
+  RETURN(CUDA_SUCCESS);
+}
+
+static CUresult f_mem_info(size_t *free_b, size_t *total) {
+  fctx *c;
+  size_t used = 0, i;
+  CUresult r;
+  ENTER("cuMemGetInfo");
+  if ((r = need_ctx("cuMemGetInfo", &c)) != CUDA_SUCCESS) RETURN(r);
+  for (i = 0; i < n_allocs; i++)
+    if (allocs[i]->dev == c->dev && (allocs[i]->state == A_LIVE || allocs[i]->cached))
+      used += allocs[i]->reserved;
+  *total = (size_t)80 << 30;
+  *free_b = *total - used;
+  RETURN(CUDA_SUCCESS);
+}
+
+/* ---- page-locked host memory ---- */
+
+static CUresult f_host_alloc(void **p, size_t bytes, unsigned flags) {
+  fctx *c;
+  CUresult r;
+  size_t len = (bytes + 4095) / 4096 * 4096;
+  void *m;
+  (void)flags;
+  ENTER("cuMemHostAlloc");
+  if ((r = need_ctx("cuMemHostAlloc", &c)) != CUDA_SUCCESS) RETURN(r);
+  if (!bytes) RETURN(CUDA_ERROR_INVALID_VALUE);
+  m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) RETURN(CUDA_ERROR_OUT_OF_MEMORY);
+  GROW(pins, cap_pins, n_pins + 1);
+  pins[n_pins].lo = m;
+  pins[n_pins].hi = (unsigned char *)m + len;
+  pins[n_pins].mapped = 1;
+  pins[n_pins].dead = 0;
+  pins[n_pins].ctx = c;
+  pins[n_pins].ctx_id = c->id;
+  n_pins++;
+  *p = m;
+  RETURN(CUDA_SUCCESS);
+}
+
+static void pin_remove(size_t i) {
+  if (pins[i].mapped) munmap(pins[i].lo, (size_t)(pins[i].hi - pins[i].lo));
+  pins[i] = pins[--n_pins];
+}
+
+static CUresult f_host_free(void *p) {
+  fctx *c;
+  CUresult r;
+  size_t i;
+  ENTER("cuMemFreeHost");
+  if ((r = need_ctx("cuMemFreeHost", &c)) != CUDA_SUCCESS) RETURN(r);
+  finish_ctx(c);
+  for (i = 0; i < n_pins; i++)
+    if (pins[i].lo == p && pins[i].mapped) break;
+  if (i == n_pins) {
+    violation("cuMemFreeHost: %p is not page-locked memory from cuMemHostAlloc", p);
+    RETURN(CUDA_ERROR_INVALID_VALUE);
+  }
+  if (pins[i].dead)
+    violation("cuMemFreeHost: %p is page-locked memory of a dead context (ID %llu)", p,
+              pins[i].ctx_id);
+  pin_remove(i);
+  RETURN(CUDA_SUCCESS);
+}
+
+static CUresult f_host_register(void *p, size_t bytes, unsigned flags) {
+  fctx *c;
+  CUresult r;
+  (void)flags;
+  ENTER("cuMemHostRegister");
+  if ((r = need_ctx("cuMemHostRegister", &c)) != CUDA_SUCCESS) RETURN(r);
+  if (!p || !bytes || pinned_find(p, 1)) RETURN(CUDA_ERROR_INVALID_VALUE);
+  GROW(pins, cap_pins, n_pins + 1);
+  pins[n_pins].lo = p;
+  pins[n_pins].hi = (unsigned char *)p + bytes;
+  pins[n_pins].mapped = 0;
+  pins[n_pins].dead = 0;
+  pins[n_pins].ctx = c;
+  pins[n_pins].ctx_id = c->id;
+  n_pins++;
+  RETURN(CUDA_SUCCESS);
+}
+
+static CUresult f_host_unregister(void *p) {
+  fctx *c;
+  CUresult r;
+  size_t i;
+  ENTER("cuMemHostUnregister");
+  if ((r = need_ctx("cuMemHostUnregister", &c)) != CUDA_SUCCESS) RETURN(r);
+  finish_ctx(c);
+  for (i = 0; i < n_pins; i++)
+    if (pins[i].lo == p && !pins[i].mapped) break;
+  if (i == n_pins) RETURN(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
+  pin_remove(i);
+  RETURN(CUDA_SUCCESS);
+}
+
+/* Whether host memory [p, p + n) is page-locked; flags page-locked memory of a dead
+ * context (it is unmapped there). */
+static int host_pinned(const char *fn, const void *p, size_t n) {
+  pinned *pin = pinned_find(p, n ? n : 1);
+  if (pin && pin->dead) {
+    violation("%s: host memory %p is page-locked memory of a dead context (ID %llu)", fn, p,
+              pin->ctx_id);
+    return -1;
+  }
+  return pin != NULL;
+}
+
+/* ---- copies and memsets ---- */
+
+static CUresult htod(const char *fn, CUdeviceptr dst, const void *src, size_t n, CUstream h,
+                     int sync) {
+  fctx *c;
+  fstream *s;
+  falloc *a;
+  op *o;
+  CUresult r;
+  int pin;
+  if ((r = need_ctx(fn, &c)) != CUDA_SUCCESS) return r;
+  if (!(s = stream_of(fn, c, h))) return CUDA_ERROR_INVALID_HANDLE;
+  if (!n) return CUDA_SUCCESS;
+  if ((pin = host_pinned(fn, src, n)) < 0) return CUDA_ERROR_INVALID_VALUE;
+  if (sync && !pin) finish_stream(s, 0); /* a stream sync before a pageable copy */
+  if ((r = sticky(c)) != CUDA_SUCCESS) return r;
+  if (!(a = use(fn, c, s, dst, n, 1))) return CUDA_ERROR_INVALID_VALUE;
+  o = op_new(s, OP_HTOD);
+  op_touch(o, a, dst, n, 1);
+  o->n = n;
+  if (pin) {
+    o->host = (void *)(uintptr_t)src;
+  } else {
+    if (!(o->snapshot = malloc(n))) abort();
+    memcpy(o->snapshot, src, n);
+  }
+  if (sync && pin) finish_stream(s, o->seq);
+  return sticky(c);
+}
+
+static CUresult dtoh(const char *fn, void *dst, CUdeviceptr src, size_t n, CUstream h, int sync) {
+  fctx *c;
+  fstream *s;
+  falloc *a;
+  op *o;
+  CUresult r;
+  int pin;
+  unsigned char *bounce = NULL;
+  if ((r = need_ctx(fn, &c)) != CUDA_SUCCESS) return r;
+  if (!(s = stream_of(fn, c, h))) return CUDA_ERROR_INVALID_HANDLE;
+  if (!n) return CUDA_SUCCESS;
+  if ((pin = host_pinned(fn, dst, n)) < 0) return CUDA_ERROR_INVALID_VALUE;
+  if (!(a = use(fn, c, s, src, n, 0))) return CUDA_ERROR_INVALID_VALUE;
+  o = op_new(s, OP_DTOH);
+  o->t[0].a = NULL;
+  o->nt = 1; /* the host side */
+  op_touch(o, a, src, n, 0);
+  o->n = n;
+  if (pin) {
+    o->host = dst;
+  } else { /* the driver copies through its own page-locked buffer and waits */
+    GROW(pins, cap_pins, n_pins + 1);
+    bounce = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (bounce == MAP_FAILED) abort();
+    pins[n_pins].lo = bounce;
+    pins[n_pins].hi = bounce + n;
+    pins[n_pins].mapped = 1;
+    pins[n_pins].dead = 0;
+    pins[n_pins].ctx = NULL;
+    pins[n_pins].ctx_id = 0;
+    n_pins++;
+    o->host = bounce;
+  }
+  if (sync || !pin) finish_stream(s, o->seq);
+  if (bounce) {
+    size_t i;
+    if (!c->faulted) memcpy(dst, bounce, n);
+    for (i = 0; i < n_pins; i++)
+      if (pins[i].lo == bounce) pin_remove(i);
+  }
+  return sticky(c);
+}
+
+static CUresult dtod(const char *fn, CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream h) {
+  fctx *c;
+  fstream *s;
+  falloc *a, *b;
+  op *o;
+  CUresult r;
+  if ((r = need_ctx(fn, &c)) != CUDA_SUCCESS) return r;
+  if (!(s = stream_of(fn, c, h))) return CUDA_ERROR_INVALID_HANDLE;
+  if (!n) return CUDA_SUCCESS;
+  if (!(a = use(fn, c, s, dst, n, 1)) || !(b = use(fn, c, s, src, n, 0)))
+    return CUDA_ERROR_INVALID_VALUE;
+  o = op_new(s, OP_DTOD);
+  op_touch(o, a, dst, n, 1);
+  op_touch(o, b, src, n, 0);
+  o->n = n;
+  return sticky(c);
+}
+
+static CUresult memset8(const char *fn, CUdeviceptr dst, unsigned char v, size_t n, CUstream h) {
+  fctx *c;
+  fstream *s;
+  falloc *a;
+  op *o;
+  CUresult r;
+  if ((r = need_ctx(fn, &c)) != CUDA_SUCCESS) return r;
+  if (!(s = stream_of(fn, c, h))) return CUDA_ERROR_INVALID_HANDLE;
+  if (!n) return CUDA_SUCCESS;
+  if (!(a = use(fn, c, s, dst, n, 1))) return CUDA_ERROR_INVALID_VALUE;
+  o = op_new(s, OP_SET);
+  op_touch(o, a, dst, n, 1);
+  o->n = n;
+  o->value = v;
+  return sticky(c);
+}
+
+#define LOCKED(name, call)   \
+  ENTER(name);               \
+  RETURN(call)
+
+static CUresult f_htod(CUdeviceptr d, const void *s, size_t n) {
+  LOCKED("cuMemcpyHtoD", htod("cuMemcpyHtoD", d, s, n, NULL, 1));
+}
+static CUresult f_htod_async(CUdeviceptr d, const void *s, size_t n, CUstream st) {
+  LOCKED("cuMemcpyHtoDAsync", htod("cuMemcpyHtoDAsync", d, s, n, st, 0));
+}
+static CUresult f_dtoh(void *d, CUdeviceptr s, size_t n) {
+  LOCKED("cuMemcpyDtoH", dtoh("cuMemcpyDtoH", d, s, n, NULL, 1));
+}
+static CUresult f_dtoh_async(void *d, CUdeviceptr s, size_t n, CUstream st) {
+  LOCKED("cuMemcpyDtoHAsync", dtoh("cuMemcpyDtoHAsync", d, s, n, st, 0));
+}
+static CUresult f_dtod_async(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) {
+  LOCKED("cuMemcpyDtoDAsync", dtod("cuMemcpyDtoDAsync", d, s, n, st));
+}
+static CUresult f_memset(CUdeviceptr d, unsigned char v, size_t n) {
+  LOCKED("cuMemsetD8", memset8("cuMemsetD8", d, v, n, NULL));
+}
+static CUresult f_memset_async(CUdeviceptr d, unsigned char v, size_t n, CUstream st) {
+  LOCKED("cuMemsetD8Async", memset8("cuMemsetD8Async", d, v, n, st));
+}
+
+/* ---- pools ---- */
+
+static CUresult f_pool_create(CUmemoryPool *out, const CUmemPoolProps *props) {
+  fctx *c;
+  CUresult r;
+  int i;
+  ENTER("cuMemPoolCreate");
+  if ((r = need_ctx("cuMemPoolCreate", &c)) != CUDA_SUCCESS) RETURN(r);
+  if (!props || props->location.type != CU_MEM_LOCATION_TYPE_DEVICE || props->location.id < 0 ||
+      props->location.id >= ndev)
+    RETURN(CUDA_ERROR_INVALID_VALUE);
+  for (i = 0; i < MAX_POOLS && pools[i].used; i++) {
+  }
+  if (i == MAX_POOLS) RETURN(CUDA_ERROR_OUT_OF_MEMORY);
+  memset(&pools[i], 0, sizeof pools[i]);
+  pools[i].used = 1;
+  pools[i].dev = props->location.id;
+  pools[i].ctx = c;
+  pools[i].ctx_id = c->id;
+  *out = (CUmemoryPool)(void *)&pools[i];
+  RETURN(CUDA_SUCCESS);
+}
+
+static CUresult f_pool_destroy(CUmemoryPool h) {
+  fpool *p = (fpool *)(void *)h;
+  size_t i;
+  ENTER("cuMemPoolDestroy");
+  if (!pool_live("cuMemPoolDestroy", p, NULL)) RETURN(CUDA_ERROR_INVALID_VALUE);
+  for (i = 0; i < n_allocs; i++)
+    if (allocs[i]->pool == p && allocs[i]->state == A_LIVE)
+      violation("cuMemPoolDestroy: pool %p still has 0x%llx allocated", (void *)p,
+                (unsigned long long)allocs[i]->base);
+  pool_trim(p, 0);
+  p->used = 0;
+  RETURN(CUDA_SUCCESS);
+}
+
+static CUresult f_default_pool(CUmemoryPool *out, CUdevice d) {
+  ENTER("cuDeviceGetDefaultMemPool");
+  if (d < 0 || d >= ndev) RETURN(CUDA_ERROR_INVALID_DEVICE);
+  if (!ctxs[d].alive) RETURN(CUDA_ERROR_INVALID_CONTEXT);
+  *out = (CUmemoryPool)(void *)default_pool(d, &ctxs[d]);
+  RETURN(CUDA_SUCCESS);
+}
+
+static CUresult alloc_async(const char *fn, CUdeviceptr *p, size_t bytes, fpool *pool,
+                            CUstream h) {
+  fctx *c;
+  fstream *s;
+  CUresult r;
+  if ((r = need_ctx(fn, &c)) != CUDA_SUCCESS) return r;
+  if (!(s = stream_of(fn, c, h))) return CUDA_ERROR_INVALID_HANDLE;
+  if (!pool) pool = default_pool(c->dev, c);
+  if (!pool_live(fn, pool, c)) return CUDA_ERROR_INVALID_VALUE;
+  if (!bytes) return CUDA_ERROR_INVALID_VALUE;
+  *p = pool_take(pool, c, s, bytes)->base;
+  alloc_prune();
+  return CUDA_SUCCESS;
+}
+
+static CUresult f_alloc_async(CUdeviceptr *p, size_t bytes, CUstream s) {
+  LOCKED("cuMemAllocAsync", alloc_async("cuMemAllocAsync", p, bytes, NULL, s));
+}
+
+static CUresult f_alloc_from_pool(CUdeviceptr *p, size_t bytes, CUmemoryPool pool, CUstream s) {
+  LOCKED("cuMemAllocFromPoolAsync",
+         alloc_async("cuMemAllocFromPoolAsync", p, bytes, (fpool *)(void *)pool, s));
+}
+
+static CUresult f_free_async(CUdeviceptr p, CUstream h) {
+  fctx *c;
+  fstream *s;
+  falloc *a;
+  op *o;
+  CUresult r;
+  ENTER("cuMemFreeAsync");
+  if ((r = need_ctx("cuMemFreeAsync", &c)) != CUDA_SUCCESS) RETURN(r);
+  if (!(s = stream_of("cuMemFreeAsync", c, h))) RETURN(CUDA_ERROR_INVALID_HANDLE);
+  if ((r = free_checked("cuMemFreeAsync", c, s, p, &a)) != CUDA_SUCCESS) RETURN(r);
+  if (a->pool && !pool_live("cuMemFreeAsync", a->pool, NULL)) RETURN(CUDA_ERROR_INVALID_VALUE);
+  a->state = A_FREED;
+  a->freed_by = "freed by cuMemFreeAsync";
+  a->free_stream = s;
+  a->free_done = 0;
+  if (a->pool) {
+    a->cached = 1;
+    o = op_new(s, OP_FREE);
+    o->freed = a;
+  } else { /* cuMemAlloc memory freed in stream order: given back once it has run */
+    finish_stream(s, 0);
+    arena_give(a->dev, a->base, a->reserved);
+    alloc_settle(a);
+  }
+  RETURN(sticky(c));
+}
+
+static CUresult f_pool_trim(CUmemoryPool h, size_t keep) {
+  fpool *p = (fpool *)(void *)h;
+  ENTER("cuMemPoolTrimTo");
+  if (!pool_live("cuMemPoolTrimTo", p, NULL)) RETURN(CUDA_ERROR_INVALID_VALUE);
+  pool_trim(p, keep);
+  RETURN(CUDA_SUCCESS);
+}
+
+static CUresult f_pool_set(CUmemoryPool h, CUmemPool_attribute attr, void *value) {
+  fpool *p = (fpool *)(void *)h;
+  ENTER("cuMemPoolSetAttribute");
+  if (!pool_live("cuMemPoolSetAttribute", p, NULL)) RETURN(CUDA_ERROR_INVALID_VALUE);
+  if (attr == CU_MEMPOOL_ATTR_RELEASE_THRESHOLD) p->threshold = *(cuuint64_t *)value;
+  RETURN(CUDA_SUCCESS);
+}
+
+static CUresult f_pool_get(CUmemoryPool h, CUmemPool_attribute attr, void *value) {
+  fpool *p = (fpool *)(void *)h;
+  ENTER("cuMemPoolGetAttribute");
+  if (!pool_live("cuMemPoolGetAttribute", p, NULL)) RETURN(CUDA_ERROR_INVALID_VALUE);
+  switch (attr) {
+    case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: *(cuuint64_t *)value = p->threshold; break;
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: *(cuuint64_t *)value = pool_reserved(p, 0); break;
+    case CU_MEMPOOL_ATTR_USED_MEM_CURRENT: *(cuuint64_t *)value = pool_reserved(p, 1); break;
+    case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES: *(int *)value = 1; break;
+    default: RETURN(CUDA_ERROR_NOT_SUPPORTED);
+  }
+  RETURN(CUDA_SUCCESS);
+}
+
+/* ---- pointers ---- */
+
+static int pointer_attr(CUpointer_attribute a, void *data, CUdeviceptr p) {
+  falloc *other, *al = in_arena(p) ? alloc_find(p, 1, &other) : NULL;
+  pinned *pin = pinned_find((const void *)(uintptr_t)p, 1);
+  if (!al && !(pin && !pin->dead)) return 0;
+  switch (a) {
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+      *(unsigned *)data = al ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+      break;
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED: *(unsigned *)data = 0; break;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data = al ? al->dev : 0; break;
+    case CU_POINTER_ATTRIBUTE_CONTEXT:
+      *(CUcontext *)data = (CUcontext)(void *)(al ? al->ctx : pin->ctx);
+      break;
+    default: return -1;
+  }
+  return 1;
+}
+
+static CUresult f_pointer_attribute(void *data, CUpointer_attribute a, CUdeviceptr p) {
+  int r;
+  ENTER("cuPointerGetAttribute");
+  r = pointer_attr(a, data, p);
+  RETURN(r == 1 ? CUDA_SUCCESS : r == 0 ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_SUPPORTED);
+}
+
+/* Ordinary memory is answered with zeros, as the real driver does. */
+static CUresult f_pointer_attributes(unsigned n, CUpointer_attribute *a, void **data,
+                                     CUdeviceptr p) {
+  unsigned i;
+  ENTER("cuPointerGetAttributes");
+  for (i = 0; i < n; i++)
+    if (pointer_attr(a[i], data[i], p) != 1) memset(data[i], 0, sizeof(unsigned));
+  RETURN(CUDA_SUCCESS);
+}
+
+/* ---- streams and events ---- */
+
+static CUresult f_stream_create(CUstream *out, unsigned flags) {
+  fctx *c;
+  CUresult r;
+  int i;
+  ENTER("cuStreamCreate");
+  if ((r = need_ctx("cuStreamCreate", &c)) != CUDA_SUCCESS) RETURN(r);
+  for (i = 0; i < MAX_STREAMS && streams[i].used; i++) {
+  }
+  if (i == MAX_STREAMS) RETURN(CUDA_ERROR_OUT_OF_MEMORY);
+  memset(&streams[i], 0, sizeof streams[i]);
+  streams[i].used = 1;
+  streams[i].nonblocking = (flags & CU_STREAM_NON_BLOCKING) != 0;
+  streams[i].ctx = c;
+  streams[i].ctx_id = c->id;
+  *out = (CUstream)(void *)&streams[i];
+  RETURN(CUDA_SUCCESS);
+}
+
+/* A stream destroyed with work queued lets it finish first (cuda.h: its resources are
+ * released once the device is done with it): here, when its context synchronises. */
+static CUresult f_stream_destroy(CUstream h) {
+  fctx *c;
+  fstream *s;
+  size_t i;
+  int busy = 0;
+  CUresult r;
+  ENTER("cuStreamDestroy");
+  if ((r = need_ctx("cuStreamDestroy", &c)) != CUDA_SUCCESS &&
+      r != CUDA_ERROR_ILLEGAL_ADDRESS)
+    RETURN(r);
+  if (!h || !(s = stream_of("cuStreamDestroy", c, h))) RETURN(CUDA_ERROR_INVALID_HANDLE);
+  for (i = 0; i < n_ops; i++) busy |= ops[i].s == s;
+  if (busy) {
+    s->destroyed = 1; /* the slot is kept until its work is done */
+    n_destroyed++;
+  } else
+    s->used = 0;
+  RETURN(CUDA_SUCCESS);
+}
+
+static CUresult stream_wait(const char *fn, CUstream h) {
+  fctx *c;
+  fstream *s;
+  CUresult r;
+  if ((r = need_ctx(fn, &c)) != CUDA_SUCCESS) return r;
+  if (!(s = stream_of(fn, c, h))) return CUDA_ERROR_INVALID_HANDLE;
+  finish_stream(s, 0);
+  return sticky(c);
+}
+
+static CUresult f_stream_sync(CUstream h) {
+  LOCKED("cuStreamSynchronize", stream_wait("cuStreamSynchronize", h));
+}
+static CUresult f_stream_query(CUstream h) {
+  LOCKED("cuStreamQuery", stream_wait("cuStreamQuery", h));
+}
+
+static CUresult f_stream_ctx(CUstream h, CUcontext *out) {
+  fctx *c;
+  fstream *s;
+  CUresult r;
+  ENTER("cuStreamGetCtx");
+  if ((r = need_ctx("cuStreamGetCtx", &c)) != CUDA_SUCCESS && r != CUDA_ERROR_ILLEGAL_ADDRESS)
+    RETURN(r);
+  if (!(s = stream_of("cuStreamGetCtx", c, h))) RETURN(CUDA_ERROR_INVALID_HANDLE);
+  *out = (CUcontext)(void *)s->ctx;
+  RETURN(CUDA_SUCCESS);
+}
+
+static fevent *event_of(const char *fn, CUevent h) {
+  fevent *e = (fevent *)(void *)h;
+  if (e < events || e >= events + MAX_EVENTS || !e->used) {
+    violation("%s: %p is not a live event", fn, (void *)h);
+    return NULL;
+  }
+  if (!e->ctx->alive || e->ctx->id != e->ctx_id) {
+    violation("%s: event %p belongs to a dead context (ID %llu)", fn, (void *)h, e->ctx_id);
+    return NULL;
+  }
+  return e;
+}
+
+static CUresult f_event_create(CUevent *out, unsigned flags) {
+  fctx *c;
+  CUresult r;
+  int i;
+  (void)flags;
+  ENTER("cuEventCreate");
+  if ((r = need_ctx("cuEventCreate", &c)) != CUDA_SUCCESS) RETURN(r);
+  for (i = 0; i < MAX_EVENTS && events[i].used; i++) {
+  }
+  if (i == MAX_EVENTS) RETURN(CUDA_ERROR_OUT_OF_MEMORY);
+  memset(&events[i], 0, sizeof events[i]);
+  events[i].used = 1;
+  events[i].ctx = c;
+  events[i].ctx_id = c->id;
+  *out = (CUevent)(void *)&events[i];
+  RETURN(CUDA_SUCCESS);
+}
+
+static CUresult f_event_destroy(CUevent h) {
+  fevent *e;
+  ENTER("cuEventDestroy");
+  if (!(e = event_of("cuEventDestroy", h))) RETURN(CUDA_ERROR_INVALID_HANDLE);
+  e->used = 0;
+  RETURN(CUDA_SUCCESS);
+}
+
+static CUresult f_event_record(CUevent h, CUstream st) {
+  fctx *c;
+  fevent *e;
+  fstream *s;
+  CUresult r;
+  ENTER("cuEventRecord");
+  if ((r = need_ctx("cuEventRecord", &c)) != CUDA_SUCCESS) RETURN(r);
+  if (!(e = event_of("cuEventRecord", h)) || !(s = stream_of("cuEventRecord", c, st)))
+    RETURN(CUDA_ERROR_INVALID_HANDLE);
+  if (e->ctx != c) violation("cuEventRecord: event %p belongs to another context", (void *)h);
+  e->recorded = 1;
+  e->s = s;
+  e->seq = next_seq++;
+  e->done_at = 0;
+  RETURN(CUDA_SUCCESS);
+}
+
+static CUresult f_event_sync(CUevent h) {
+  fevent *e;
+  ENTER("cuEventSynchronize");
+  if (!(e = event_of("cuEventSynchronize", h))) RETURN(CUDA_ERROR_INVALID_HANDLE);
+  if (e->recorded) {
+    finish_stream(e->s, e->seq);
+    if (!e->done_at) e->done_at = finished_items + 1;
+  }
+  RETURN(sticky(e->ctx));
+}
+
+static CUresult f_event_elapsed(float *ms, CUevent a, CUevent b) {
+  fevent *x, *y;
+  ENTER("cuEventElapsedTime");
+  if (!(x = event_of("cuEventElapsedTime", a)) || !(y = event_of("cuEventElapsedTime", b)))
+    RETURN(CUDA_ERROR_INVALID_HANDLE);
+  if (!x->done_at || !y->done_at) RETURN(CUDA_ERROR_NOT_READY);
+  *ms = 0.001f * (float)(y->done_at > x->done_at ? y->done_at - x->done_at : 0);
+  RETURN(CUDA_SUCCESS);
+}
+
+/* ---- libraries and kernels ---- */
+
+/* The bytes an ELF file spans (the driver is given no size): to the end of its furthest
+ * header table or section contents. */
+static uint64_t elf_extent(const unsigned char *p) {
+  uint64_t phoff, shoff, end, i;
+  unsigned phent = p[0x36] | (p[0x37] << 8), phnum = p[0x38] | (p[0x39] << 8);
+  unsigned shent = p[0x3a] | (p[0x3b] << 8), shnum = p[0x3c] | (p[0x3d] << 8);
+  memcpy(&phoff, p + 0x20, 8);
+  memcpy(&shoff, p + 0x28, 8);
+  end = shoff + (uint64_t)shnum * shent;
+  if (phoff + (uint64_t)phnum * phent > end) end = phoff + (uint64_t)phnum * phent;
+  for (i = 0; i < shnum; i++) {
+    const unsigned char *h = p + shoff + i * shent;
+    uint32_t type;
+    uint64_t off, size;
+    memcpy(&type, h + 4, 4);
+    memcpy(&off, h + 0x18, 8);
+    memcpy(&size, h + 0x20, 8);
+    if (type != 8 /* SHT_NOBITS */ && off + size > end) end = off + size;
+  }
+  return end;
+}
+
+/* The code of an image to model: a CUBIN or PTX (as a NUL-terminated copy), an uncompressed
+ * fatbin's CUBIN for sm_90 (else its PTX). */
+static CUresult image_code(const void *image, flib *l) {
+  const unsigned char *p = image;
+  char arch[64];
+  uint64_t magic = 0;
+  size_t n = 0, i;
+  if (memcmp(p, "\177ELF", 4) == 0) {
+    uint64_t end = elf_extent(p);
+    if (cj_cubin_check(p, end, "image", arch, sizeof arch) != CUJIT_OK)
+      return CUDA_ERROR_INVALID_IMAGE;
+    if (strncmp(arch, "sm_9", 4) != 0 || atoi(arch + 3) > 90) return CUDA_ERROR_NO_BINARY_FOR_GPU;
+    l->size = (size_t)end;
+    l->image = malloc(l->size);
+    memcpy(l->image, p, l->size);
+    return CUDA_SUCCESS;
+  }
+  cj_get_le(p, 8, 0, 4, &magic);
+  if (magic == 0xBA55ED50u) {
+    cj_code *codes = NULL;
+    uint64_t hsize = 0, total = 0;
+    int best = -1;
+    cj_get_le(p, 16, 6, 2, &hsize);
+    cj_get_le(p, 16, 8, 8, &total);
+    if (cj_prebuilt_codes(p, hsize + total, CJ_PREBUILT_FATBIN, &codes, &n) != CUJIT_OK)
+      return CUDA_ERROR_INVALID_IMAGE;
+    for (i = 0; i < n; i++) {
+      if (codes[i].compressed) {
+        cj_free(codes);
+        return CUDA_ERROR_NOT_SUPPORTED; /* not modelled */
+      }
+      if (codes[i].kind == CJ_PREBUILT_CUBIN && codes[i].arch / 10 == 9 && codes[i].arch <= 90)
+        best = (int)i;
+      else if (best < 0 && codes[i].kind == CJ_PREBUILT_PTX && codes[i].arch <= 90)
+        best = (int)i;
+    }
+    if (best < 0) {
+      cj_free(codes);
+      return CUDA_ERROR_NO_BINARY_FOR_GPU;
+    }
+    l->is_ptx = codes[best].kind == CJ_PREBUILT_PTX;
+    l->size = codes[best].size;
+    l->image = malloc(l->size + 1);
+    memcpy(l->image, codes[best].data, l->size);
+    l->image[l->size] = '\0';
+    cj_free(codes);
+    return CUDA_SUCCESS;
+  }
+  n = strlen(image);
+  if (!cj_ptx_check(p, n, arch, sizeof arch)) return CUDA_ERROR_INVALID_IMAGE;
+  if (atoi(strchr(arch, '_') ? strchr(arch, '_') + 1 : "0") > 90) return CUDA_ERROR_NO_BINARY_FOR_GPU;
+  l->is_ptx = 1;
+  l->size = n;
+  l->image = malloc(n + 1);
+  memcpy(l->image, image, n + 1);
+  return CUDA_SUCCESS;
+}
+
+static CUresult f_library_load(CUlibrary *out, const void *image, CUjit_option *o, void **ov,
+                               unsigned no, CUlibraryOption *lo, void **lov, unsigned nlo) {
+  flib *l;
+  CUresult r;
+  int known = 0;
+  (void)o, (void)ov, (void)no, (void)lo, (void)lov, (void)nlo;
+  ENTER("cuLibraryLoadData");
+  if (!image) RETURN(CUDA_ERROR_INVALID_VALUE);
+  if (!(l = calloc(1, sizeof *l))) abort();
+  if ((r = image_code(image, l)) != CUDA_SUCCESS) {
+    free(l);
+    RETURN(r);
+  }
+  if (l->is_ptx)
+    cj_symtab_build((const char *)l->image, &l->syms);
+  else
+    cj_cubin_globals(l->image, l->size, 1, &l->syms, &known);
+  l->loaded = 1;
+  GROW(libs, cap_libs, n_libs + 1);
+  libs[n_libs++] = l;
+  *out = (CUlibrary)(void *)l;
+  RETURN(CUDA_SUCCESS);
+}
+
+static flib *lib_of(const char *fn, CUlibrary h) {
+  size_t i;
+  for (i = 0; i < n_libs; i++)
+    if (libs[i] == (flib *)(void *)h) {
+      if (libs[i]->loaded) return libs[i];
+      break;
+    }
+  violation("%s: %p is not a loaded library", fn, (void *)h);
+  return NULL;
+}
+
+static CUresult f_library_unload(CUlibrary h) {
+  flib *l;
+  ENTER("cuLibraryUnload");
+  if (!(l = lib_of("cuLibraryUnload", h))) RETURN(CUDA_ERROR_INVALID_HANDLE);
+  l->loaded = 0; /* kept, so that a handle used later is recognised as unloaded */
+  RETURN(CUDA_SUCCESS);
+}
+
+static fkernel *kernel_make(flib *l, const char *name) {
+  fkernel *k;
+  size_t i;
+  for (i = 0; i < l->n_kernels; i++)
+    if (strcmp(l->kernels[i]->name, name) == 0) return l->kernels[i];
+  if (!(k = calloc(1, sizeof *k))) abort();
+  k->magic = MAGIC_KERNEL;
+  k->lib = l;
+  k->name = strdup(name);
+  k->dyn_smem = 49152;
+  if (l->is_ptx) {
+    k->params_known =
+        cj_ptx_params((const char *)l->image, name, &k->nparams, &k->off, &k->size) == CUJIT_OK;
+  } else {
+    cj_kparam *kp;
+    size_t n;
+    if (cj_cubin_kparams(l->image, l->size, name, &n, &kp) == 1) {
+      k->params_known = 1;
+      k->nparams = n;
+      k->off = malloc((n + 1) * sizeof(size_t));
+      k->size = malloc((n + 1) * sizeof(size_t));
+      for (i = 0; i < n; i++) k->off[i] = kp[i].offset, k->size[i] = kp[i].size;
+      cj_free(kp);
+    }
+  }
+  l->kernels = realloc(l->kernels, (l->n_kernels + 1) * sizeof *l->kernels);
+  l->kernels[l->n_kernels++] = k;
+  return k;
+}
+
+static CUresult f_library_kernel(CUkernel *out, CUlibrary h, const char *name) {
+  flib *l;
+  size_t i;
+  ENTER("cuLibraryGetKernel");
+  if (!(l = lib_of("cuLibraryGetKernel", h))) RETURN(CUDA_ERROR_INVALID_HANDLE);
+  for (i = 0; i < l->syms.n_kernels; i++)
+    if (strcmp(l->syms.kernels[i], name) == 0) break;
+  if (i == l->syms.n_kernels) RETURN(CUDA_ERROR_NOT_FOUND);
+  *out = (CUkernel)(void *)kernel_make(l, name);
+  RETURN(CUDA_SUCCESS);
+}
+
+static CUresult f_library_kernel_count(unsigned *n, CUlibrary h) {
+  flib *l;
+  ENTER("cuLibraryGetKernelCount");
+  if (!(l = lib_of("cuLibraryGetKernelCount", h))) RETURN(CUDA_ERROR_INVALID_HANDLE);
+  *n = (unsigned)l->syms.n_kernels;
+  RETURN(CUDA_SUCCESS);
+}
+
+static CUresult f_library_kernels(CUkernel *out, unsigned n, CUlibrary h) {
+  flib *l;
+  unsigned i;
+  ENTER("cuLibraryEnumerateKernels");
+  if (!(l = lib_of("cuLibraryEnumerateKernels", h))) RETURN(CUDA_ERROR_INVALID_HANDLE);
+  for (i = 0; i < n && i < l->syms.n_kernels; i++)
+    out[i] = (CUkernel)(void *)kernel_make(l, l->syms.kernels[i]);
+  RETURN(CUDA_SUCCESS);
+}
+
+/* The kernel a CUkernel or CUfunction handle names, NULL (flagged) when it is neither or
+ * its library is unloaded; *func the function when it is one. */
+static fkernel *kernel_of(const char *fn, const void *h, ffunc **func) {
+  size_t i, j;
+  *func = NULL;
+  for (i = 0; i < n_libs; i++) {
+    for (j = 0; j < libs[i]->n_kernels; j++)
+      if ((const void *)libs[i]->kernels[j] == h) goto found;
+    for (j = 0; j < libs[i]->n_funcs; j++)
+      if ((const void *)libs[i]->funcs[j] == h) {
+        *func = libs[i]->funcs[j];
+        goto found;
+      }
+  }
+  violation("%s: %p is not a kernel or function", fn, h);
+  return NULL;
+found:
+  if (!libs[i]->loaded) {
+    violation("%s: kernel %p's library is unloaded", fn, h);
+    return NULL;
+  }
+  return *func ? (*func)->k : libs[i]->kernels[j];
+}
+
+static CUresult f_kernel_function(CUfunction *out, CUkernel h) {
+  fctx *c;
+  ffunc *f;
+  fkernel *k;
+  flib *l;
+  size_t i;
+  CUresult r;
+  ENTER("cuKernelGetFunction");
+  if ((r = need_ctx("cuKernelGetFunction", &c)) != CUDA_SUCCESS) RETURN(r);
+  if (!(k = kernel_of("cuKernelGetFunction", h, &f)) || f) RETURN(CUDA_ERROR_INVALID_HANDLE);
+  l = k->lib;
+  for (i = 0; i < l->n_funcs; i++)
+    if (l->funcs[i]->k == k && l->funcs[i]->ctx == c && l->funcs[i]->ctx_id == c->id) {
+      *out = (CUfunction)(void *)l->funcs[i];
+      RETURN(CUDA_SUCCESS);
+    }
+  if (!(f = calloc(1, sizeof *f))) abort();
+  f->magic = MAGIC_FUNC;
+  f->k = k;
+  f->ctx = c;
+  f->ctx_id = c->id;
+  l->funcs = realloc(l->funcs, (l->n_funcs + 1) * sizeof *l->funcs);
+  l->funcs[l->n_funcs++] = f;
+  *out = (CUfunction)(void *)f;
+  RETURN(CUDA_SUCCESS);
+}
+
+static CUresult f_kernel_name(const char **name, CUkernel h) {
+  ffunc *f;
+  fkernel *k;
+  ENTER("cuKernelGetName");
+  if (!(k = kernel_of("cuKernelGetName", h, &f))) RETURN(CUDA_ERROR_INVALID_HANDLE);
+  *name = k->name;
+  RETURN(CUDA_SUCCESS);
+}
+
+static CUresult param_info(const char *fn, const void *h, size_t i, size_t *off, size_t *size) {
+  ffunc *f;
+  fkernel *k = kernel_of(fn, h, &f);
+  if (!k) return CUDA_ERROR_INVALID_HANDLE;
+  if (!k->params_known) return CUDA_ERROR_NOT_SUPPORTED; /* its code does not say */
+  if (i >= k->nparams) {
+    violation("%s: parameter %zu asked of kernel '%s', which has %zu", fn, i, k->name,
+              k->nparams);
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  if (off) *off = k->off[i];
+  if (size) *size = k->size[i];
+  return CUDA_SUCCESS;
+}
+
+static CUresult f_kernel_param_info(CUkernel h, size_t i, size_t *off, size_t *size) {
+  LOCKED("cuKernelGetParamInfo", param_info("cuKernelGetParamInfo", h, i, off, size));
+}
+static CUresult f_func_param_info(CUfunction h, size_t i, size_t *off, size_t *size) {
+  LOCKED("cuFuncGetParamInfo", param_info("cuFuncGetParamInfo", h, i, off, size));
+}
+
+static CUresult attribute(const char *fn, const void *h, CUfunction_attribute a, int *v) {
+  ffunc *f;
+  fkernel *k = kernel_of(fn, h, &f);
+  if (!k) return CUDA_ERROR_INVALID_HANDLE;
+  switch (a) {
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = 1024; break;
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *v = k->dyn_smem; break;
+    case CU_FUNC_ATTRIBUTE_NUM_REGS: *v = 32; break;
+    case CU_FUNC_ATTRIBUTE_PTX_VERSION:
+    case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *v = 90; break;
+    default: *v = 0; break;
+  }
+  return CUDA_SUCCESS;
+}
+
+static CUresult set_attribute(const char *fn, const void *h, CUfunction_attribute a, int v) {
+  ffunc *f;
+  fkernel *k = kernel_of(fn, h, &f);
+  if (!k) return CUDA_ERROR_INVALID_HANDLE;
+  if (a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) {
+    if (v < 0 || v > 232448) return CUDA_ERROR_INVALID_VALUE;
+    k->dyn_smem = v;
+  }
+  return CUDA_SUCCESS;
+}
+
+static CUresult f_kernel_attribute(int *v, CUfunction_attribute a, CUkernel h, CUdevice d) {
+  (void)d;
+  LOCKED("cuKernelGetAttribute", attribute("cuKernelGetAttribute", h, a, v));
+}
+static CUresult f_kernel_set_attribute(CUfunction_attribute a, int v, CUkernel h, CUdevice d) {
+  (void)d;
+  LOCKED("cuKernelSetAttribute", set_attribute("cuKernelSetAttribute", h, a, v));
+}
+static CUresult f_func_attribute(int *v, CUfunction_attribute a, CUfunction h) {
+  LOCKED("cuFuncGetAttribute", attribute("cuFuncGetAttribute", h, a, v));
+}
+static CUresult f_func_set_attribute(CUfunction h, CUfunction_attribute a, int v) {
+  LOCKED("cuFuncSetAttribute", set_attribute("cuFuncSetAttribute", h, a, v));
+}
+
+static CUresult f_func_name(const char **name, CUfunction h) {
+  ffunc *f;
+  fkernel *k;
+  ENTER("cuFuncGetName");
+  if (!(k = kernel_of("cuFuncGetName", h, &f))) RETURN(CUDA_ERROR_INVALID_HANDLE);
+  *name = k->name;
+  RETURN(CUDA_SUCCESS);
+}
+
+static CUresult f_occupancy_block(int *grid, int *block, CUfunction f, CUoccupancyB2DSize fn,
+                                  size_t smem, int limit) {
+  (void)f, (void)fn, (void)smem, (void)limit;
+  *grid = 264;
+  *block = 1024;
+  return CUDA_SUCCESS;
+}
+
+static CUresult f_occupancy_active(int *n, CUfunction f, int block, size_t smem) {
+  (void)f, (void)block, (void)smem;
+  *n = 2;
+  return CUDA_SUCCESS;
+}
+
+static CUresult f_occupancy_cluster(int *n, CUfunction f, const CUlaunchConfig *cfg) {
+  (void)f, (void)cfg;
+  *n = 8;
+  return CUDA_SUCCESS;
+}
+
+/* A launch: the handle is a kernel, or a function of the current context; every parameter
+ * is read at its size, and each pointer-sized one holding a fake device address must point
+ * into live memory of the current context, which the queued kernel then uses (whole
+ * allocations, read and written). */
+static CUresult launch(const char *fn, const void *h, unsigned gx, unsigned gy, unsigned gz,
+                       unsigned bx, unsigned by, unsigned bz, CUstream st, void **params,
+                       void **extra) {
+  fctx *c;
+  fstream *s;
+  ffunc *f;
+  fkernel *k;
+  op *o;
+  size_t i;
+  CUresult r;
+  if ((r = need_ctx(fn, &c)) != CUDA_SUCCESS) return r;
+  if (!(k = kernel_of(fn, h, &f))) return CUDA_ERROR_INVALID_HANDLE;
+  if (f && (f->ctx != c || f->ctx_id != c->id || !c->alive)) {
+    violation("%s: function %p of kernel '%s' belongs to %s", fn, h, k->name,
+              f->ctx != c ? "another context" : "a dead life of this context");
+    return CUDA_ERROR_INVALID_HANDLE;
+  }
+  if (!(s = stream_of(fn, c, st))) return CUDA_ERROR_INVALID_HANDLE;
+  if (!gx || !gy || !gz || !bx || !by || !bz || (unsigned long long)bx * by * bz > 1024)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (extra) return CUDA_ERROR_NOT_SUPPORTED;
+  if (!k->params_known) return CUDA_ERROR_NOT_SUPPORTED;
+  if (k->nparams && !params) return CUDA_ERROR_INVALID_VALUE;
+  o = op_new(s, OP_KERNEL);
+  o->kt = calloc(k->nparams + 1, sizeof *o->kt);
+  for (i = 0; i < k->nparams; i++) {
+    CUdeviceptr p = 0;
+    falloc *a;
+    char what[256];
+    if (k->size[i] != sizeof p) continue;
+    memcpy(&p, params[i], sizeof p);
+    if (!in_arena(p)) continue;
+    snprintf(what, sizeof what, "%s (kernel '%s', parameter %zu)", fn, k->name, i);
+    if ((a = use(what, c, NULL, p, 1, 1)) != NULL) {
+      check_busy(what, s, a->base, a->base + a->size, 1);
+      o->kt[o->nkt].a = a;
+      o->kt[o->nkt].lo = a->base;
+      o->kt[o->nkt].hi = a->base + a->size;
+      o->kt[o->nkt].write = 1;
+      a->refs++;
+      o->nkt++;
+    }
+  }
+  o->fault = fault_next || strncmp(k->name, "checkdriver_fault", 17) == 0;
+  fault_next = 0;
+  return sticky(c);
+}
+
+static CUresult f_launch(CUfunction h, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                         unsigned by, unsigned bz, unsigned smem, CUstream s, void **params,
+                         void **extra) {
+  (void)smem;
+  LOCKED("cuLaunchKernel", launch("cuLaunchKernel", h, gx, gy, gz, bx, by, bz, s, params, extra));
+}
+
+static CUresult f_launch_ex(const CUlaunchConfig *cfg, CUfunction h, void **params, void **extra) {
+  LOCKED("cuLaunchKernelEx",
+         launch("cuLaunchKernelEx", h, cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ,
+                cfg->blockDimX, cfg->blockDimY, cfg->blockDimZ, cfg->hStream, params, extra));
+}
+
+/* What is not modelled. */
+static CUresult not_supported(void) { return CUDA_ERROR_NOT_SUPPORTED; }
+
+/* ---- the table ---- */
+
+static const struct {
+  const char *name;
+  void *fn;
+} table[] = {
+#define E_(name, fn) {#name, (void *)(fn)}
+    E_(cuInit, f_init),
+    E_(cuDriverGetVersion, f_version),
+    E_(cuGetErrorName, f_error_name),
+    E_(cuGetErrorString, f_error_name),
+    E_(cuDeviceGet, f_device_get),
+    E_(cuDeviceGetCount, f_device_count),
+    E_(cuDeviceGetName, f_device_name),
+    E_(cuDeviceGetAttribute, f_device_attribute),
+    E_(cuDevicePrimaryCtxRetain, f_primary_retain),
+    E_(cuDevicePrimaryCtxRelease, f_primary_release),
+    E_(cuDevicePrimaryCtxGetState, f_primary_state),
+    E_(cuDevicePrimaryCtxReset, f_primary_reset),
+    E_(cuCtxCreate, f_ctx_create),
+    E_(cuCtxDestroy, f_ctx_destroy),
+    E_(cuCtxGetCurrent, f_ctx_get),
+    E_(cuCtxSetCurrent, f_ctx_set),
+    E_(cuCtxGetDevice, f_ctx_device),
+    E_(cuCtxGetId, f_ctx_id),
+    E_(cuCtxSynchronize, f_ctx_sync),
+    E_(cuModuleLoadData, not_supported),
+    E_(cuModuleUnload, not_supported),
+    E_(cuModuleGetFunction, not_supported),
+    E_(cuModuleGetGlobal, not_supported),
+    E_(cuFuncGetAttribute, f_func_attribute),
+    E_(cuFuncSetAttribute, f_func_set_attribute),
+    E_(cuFuncGetParamInfo, f_func_param_info),
+    E_(cuFuncGetName, f_func_name),
+    E_(cuOccupancyMaxPotentialBlockSize, f_occupancy_block),
+    E_(cuOccupancyMaxActiveBlocksPerMultiprocessor, f_occupancy_active),
+    E_(cuOccupancyMaxPotentialClusterSize, f_occupancy_cluster),
+    E_(cuLaunchKernel, f_launch),
+    E_(cuLaunchKernelEx, f_launch_ex),
+    E_(cuMemAlloc, f_mem_alloc),
+    E_(cuMemFree, f_mem_free),
+    E_(cuMemGetInfo, f_mem_info),
+    E_(cuMemcpyHtoD, f_htod),
+    E_(cuMemcpyDtoH, f_dtoh),
+    E_(cuMemcpyHtoDAsync, f_htod_async),
+    E_(cuMemcpyDtoHAsync, f_dtoh_async),
+    E_(cuMemcpyDtoDAsync, f_dtod_async),
+    E_(cuMemsetD8, f_memset),
+    E_(cuMemsetD8Async, f_memset_async),
+    E_(cuMemHostAlloc, f_host_alloc),
+    E_(cuMemFreeHost, f_host_free),
+    E_(cuMemHostRegister, f_host_register),
+    E_(cuMemHostUnregister, f_host_unregister),
+    E_(cuPointerGetAttribute, f_pointer_attribute),
+    E_(cuPointerGetAttributes, f_pointer_attributes),
+    E_(cuStreamCreate, f_stream_create),
+    E_(cuStreamDestroy, f_stream_destroy),
+    E_(cuStreamSynchronize, f_stream_sync),
+    E_(cuStreamQuery, f_stream_query),
+    E_(cuStreamGetCtx, f_stream_ctx),
+    E_(cuEventCreate, f_event_create),
+    E_(cuEventDestroy, f_event_destroy),
+    E_(cuEventRecord, f_event_record),
+    E_(cuEventSynchronize, f_event_sync),
+    E_(cuEventElapsedTime, f_event_elapsed),
+    E_(cuMemAllocAsync, f_alloc_async),
+    E_(cuMemAllocFromPoolAsync, f_alloc_from_pool),
+    E_(cuMemFreeAsync, f_free_async),
+    E_(cuDeviceGetDefaultMemPool, f_default_pool),
+    E_(cuMemPoolCreate, f_pool_create),
+    E_(cuMemPoolDestroy, f_pool_destroy),
+    E_(cuMemPoolTrimTo, f_pool_trim),
+    E_(cuMemPoolSetAttribute, f_pool_set),
+    E_(cuMemPoolGetAttribute, f_pool_get),
+    E_(cuLibraryLoadData, f_library_load),
+    E_(cuLibraryUnload, f_library_unload),
+    E_(cuLibraryGetKernel, f_library_kernel),
+    E_(cuLibraryGetKernelCount, f_library_kernel_count),
+    E_(cuLibraryEnumerateKernels, f_library_kernels),
+    E_(cuLibraryGetGlobal, not_supported),
+    E_(cuKernelGetFunction, f_kernel_function),
+    E_(cuKernelGetName, f_kernel_name),
+    E_(cuKernelGetParamInfo, f_kernel_param_info),
+    E_(cuKernelGetAttribute, f_kernel_attribute),
+    E_(cuKernelSetAttribute, f_kernel_set_attribute),
+#undef E_
+};
+
+EXPORT CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int version,
+                                         cuuint64_t flags, CUdriverProcAddressQueryResult *status) {
+  size_t i;
+  (void)version, (void)flags;
+  *pfn = NULL;
+  for (i = 0; i < sizeof table / sizeof table[0]; i++)
+    if (strcmp(table[i].name, symbol) == 0) *pfn = table[i].fn;
+  if (status) *status = *pfn ? CU_GET_PROC_ADDRESS_SUCCESS : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  return *pfn ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+
+/* For a program that calls the driver by its symbols, as one linked with libcuda would. */
+EXPORT CUresult CUDAAPI cuDevicePrimaryCtxReset(CUdevice d) { return f_primary_reset(d); }
+EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) {
+  return f_primary_retain(c, d);
+}
+EXPORT CUresult CUDAAPI cuCtxSetCurrent(CUcontext c) { return f_ctx_set(c); }
+
+/* ---- control and queries (checkdriver.h) ---- */
+
+EXPORT unsigned long checkdriver_violations(void);
+EXPORT size_t checkdriver_report(char *buf, size_t size);
+EXPORT void checkdriver_clear(void);
+EXPORT void checkdriver_set_abort(int on);
+EXPORT void checkdriver_fault_next_launch(void);
+EXPORT int checkdriver_peek(CUdeviceptr p, void *dst, size_t n);
+EXPORT unsigned long checkdriver_pending(void);
+
+__attribute__((constructor)) static void checkdriver_start(void) {
+  pthread_atfork(lock_fork_prepare, lock_fork_parent, lock_fork_child);
+}
+
+EXPORT unsigned long checkdriver_violations(void) {
+  unsigned long n;
+  pthread_mutex_lock(&lock);
+  n = n_violations;
+  pthread_mutex_unlock(&lock);
+  return n;
+}
+
+EXPORT size_t checkdriver_report(char *buf, size_t size) {
+  size_t n;
+  pthread_mutex_lock(&lock);
+  n = report_len;
+  if (size) {
+    size_t have = report_len < sizeof report_text ? report_len : sizeof report_text - 1;
+    if (have >= size) have = size - 1;
+    memcpy(buf, report_text, have);
+    buf[have] = '\0';
+  }
+  pthread_mutex_unlock(&lock);
+  return n;
+}
+
+EXPORT void checkdriver_clear(void) {
+  pthread_mutex_lock(&lock);
+  n_violations = 0;
+  report_len = 0;
+  report_text[0] = '\0';
+  pthread_mutex_unlock(&lock);
+}
+
+EXPORT void checkdriver_set_abort(int on) {
+  pthread_mutex_lock(&lock);
+  abort_on = on;
+  pthread_mutex_unlock(&lock);
+}
+
+EXPORT void checkdriver_fault_next_launch(void) { fault_next = 1; }
+
+EXPORT int checkdriver_peek(CUdeviceptr p, void *dst, size_t n) {
+  falloc *other, *a;
+  size_t i;
+  int k, r = 0;
+  pthread_mutex_lock(&lock);
+  a = alloc_find(p, n ? n : 1, &other);
+  if (!a || !a->host) {
+    pthread_mutex_unlock(&lock);
+    return -1;
+  }
+  memcpy(dst, a->host + (p - a->base), n);
+  for (i = 0; i < n_ops && !r; i++)
+    for (k = 0; k < ops[i].nt + ops[i].nkt; k++) {
+      const touch *t = k < ops[i].nt ? &ops[i].t[k] : &ops[i].kt[k - ops[i].nt];
+      if (t->a == a && t->write && t->lo < p + n && p < t->hi) r = 1;
+    }
+  pthread_mutex_unlock(&lock);
+  return r;
+}
+
+EXPORT unsigned long checkdriver_pending(void) {
+  unsigned long n;
+  pthread_mutex_lock(&lock);
+  n = (unsigned long)n_ops;
+  pthread_mutex_unlock(&lock);
+  return n;
+}
