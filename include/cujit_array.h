@@ -371,14 +371,14 @@ enum {
  *
  *  The tensor holds a's memory as a view does: it stays valid after cujit_array_destroy()
  *  of a and of all its views, until the tensor's deleter is called. The consumer owns the
- *  tensor and calls `t->deleter(t)` exactly once when done, from any thread (one with no
- *  current context gets the primary context of the memory's device for the call); then,
- *  if no array or other tensor holds the memory, it goes back to cujit's pool ordered
- *  after the work queued on the stream a had when it was lent (that stream must still
- *  exist then: destroy it only after the deleter, or lend arrays of the default stream),
- *  as cujit_array_destroy() frees it. Work the consumer queued on other streams must be
- *  finished before the deleter is called. A wrapped array's memory stays the caller's,
- *  as for the array: it must outlive the consumer's use of it.
+ *  tensor and calls `t->deleter(t)` exactly once when done, from any thread (one whose
+ *  current context is none or another device's gets the primary context of the memory's
+ *  device for the call); then, if no array or other tensor holds the memory, it goes back
+ *  to cujit's pool ordered after the work queued on the stream a had when it was lent
+ *  (that stream must still exist then: destroy it only after the deleter, or lend arrays
+ *  of the default stream), as cujit_array_destroy() frees it. Work the consumer queued on
+ *  other streams must be finished before the deleter is called. A wrapped array's memory
+ *  stays the caller's, as for the array: it must outlive the consumer's use of it.
  *  @param a      the array (a view is fine).
  *  @param flags  0, or CUJIT_DLPACK_READ_ONLY.
  *  @param out    receives the tensor, owned by the consumer: its deleter frees it.
@@ -401,9 +401,9 @@ CUJIT_API cujit_status cujit_array_to_dlpack(const cujit_array *a, unsigned flag
  *  them) is destroyed, on the thread that destroys it, after waiting for the work queued
  *  on that array's stream, so that the producer may free or reuse the memory at once. On
  *  failure cujit calls the deleter before returning, as DLPack asks of a consumer that
- *  cannot use a tensor (a Python consumer renames the capsule to "used_dltensor_versioned"
- *  before handing the tensor over, so that the capsule does not call it too). A deleter
- *  that is NULL is not called.
+ *  cannot use a tensor. (A tensor taken from a Python capsule: rename the capsule
+ *  "used_dltensor_versioned" before passing the tensor, so that the capsule does not call
+ *  the deleter too.) A deleter that is NULL is not called.
  *
  *  Refused, each with the reason: a major version other than 1 (no other field is read);
  *  a tensor marked read-only without CUJIT_DLPACK_READ_ONLY; host memory (kDLCPU,

@@ -16,6 +16,9 @@ static long dl_deleted;
 static void *dl_last_deleted;
 
 static inline long dl_deleted_count(void) { return __atomic_load_n(&dl_deleted, __ATOMIC_ACQUIRE); }
+static inline void *dl_last_deleted_tensor(void) {
+  return __atomic_load_n(&dl_last_deleted, __ATOMIC_ACQUIRE);
+}
 
 typedef struct dl_made {
   DLManagedTensorVersioned m;
@@ -28,13 +31,13 @@ typedef struct dl_made_legacy {
 } dl_made_legacy;
 
 static void dl_deleter(DLManagedTensorVersioned *self) {
-  dl_last_deleted = self;
+  __atomic_store_n(&dl_last_deleted, (void *)self, __ATOMIC_RELEASE);
   __atomic_add_fetch(&dl_deleted, 1, __ATOMIC_ACQ_REL);
   free(self);
 }
 
 static void dl_deleter_legacy(DLManagedTensor *self) {
-  dl_last_deleted = self;
+  __atomic_store_n(&dl_last_deleted, (void *)self, __ATOMIC_RELEASE);
   __atomic_add_fetch(&dl_deleted, 1, __ATOMIC_ACQ_REL);
   free(self);
 }

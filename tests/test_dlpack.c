@@ -70,7 +70,7 @@ static void expect_borrow(const dl_spec *s, unsigned flags, cujit_status want, c
   long before = dl_deleted_count();
   assert_status_detail(cujit_array_from_dlpack(&a, t, flags), want, needle);
   assert_null(a);
-  if (dl_deleted_count() != before + 1 || dl_last_deleted != t)
+  if (dl_deleted_count() != before + 1 || dl_last_deleted_tensor() != (void *)t)
     fail_msg("the deleter was called %ld times for \"%s\"", dl_deleted_count() - before, needle);
 }
 
@@ -82,7 +82,7 @@ static void expect_borrow_legacy(const dl_spec *s, unsigned flags, cujit_status 
   long before = dl_deleted_count();
   assert_status_detail(cujit_array_from_dlpack_legacy(&a, t, flags), want, needle);
   assert_null(a);
-  if (dl_deleted_count() != before + 1 || dl_last_deleted != t)
+  if (dl_deleted_count() != before + 1 || dl_last_deleted_tensor() != (void *)t)
     fail_msg("the deleter was called %ld times for \"%s\"", dl_deleted_count() - before, needle);
 }
 
