@@ -10,13 +10,19 @@
 #include "common/common.h"
 #include "driver/driver.h"
 
-/* The device memory behind an array and its views. */
+/* The device memory behind an array and its views (and the DLPack tensors lent out of
+ * them: dlpack.c). */
 typedef struct cj_block {
   int refs;
   CUdevice dev;
   CUdeviceptr ptr;
   size_t bytes;
-  int owned; /* 0: the caller's memory (cujit_array_wrap) */
+  int owned; /* 0: the caller's memory (cujit_array_wrap) or another library's */
+  /* Memory another library lent (dlpack.c): called once, by the last array or tensor to let
+   * go, instead of giving memory to the pool; `stream` is that array's. NULL otherwise. */
+  void (*release)(struct cj_block *b, CUstream stream);
+  void *owner;   /* what release gives back */
+  int read_only; /* lent read-only: every tensor made of it is read-only too */
 } cj_block;
 
 /* An array as this layer sees it. The interface hands out its handle instead (common.h:
@@ -138,6 +144,18 @@ cujit_status cj_array_output_of(cujit_array **out, cj_array *o_given, const cj_a
 cujit_status cj_array_need_contiguous(const cj_array *a, const char *fn, const char *what);
 /* Ends an operation: on failure the output it made (made) is destroyed, *out set to NULL. */
 cujit_status cj_array_unmake(cujit_status st, cujit_array **out, int made);
+/* One more holder of b's memory (a DLPack tensor lent out: dlpack.c). */
+void cj_block_retain(cj_block *b);
+/* One holder less: the last gives the memory back, ordered on `stream` (the pool's memory;
+ * b->release for memory another library lent; nothing for wrapped memory). */
+void cj_block_release(cj_block *b, CUstream stream);
+/* A new array over memory another library lent (dlpack.c): shape checked as for new
+ * arrays (`fn` names the call), `strides` in elements (NULL: C order), element 0 at `data`,
+ * on the legacy default stream, over a new block with like's dev, ptr, release, owner and
+ * read_only (not owned). On failure nothing is made and like->release is not called. */
+cujit_status cj_array_adopt(cujit_array **out, int type, int ndim, const int64_t *shape,
+                            const int64_t *strides, CUdeviceptr data, const cj_block *like,
+                            const char *fn);
 
 /* ---- io.c: moving arrays ---- */
 
@@ -159,6 +177,14 @@ cujit_status cj_array_settle(cujit_status st, int copy, cujit_array *h, const cj
  * operation's own writes would change under it is read from this instead. */
 cujit_status cj_array_copy_of(const cj_array *x, CUstream stream, const char *fn, cujit_array **h,
                               cj_array **copy);
+
+/* ---- dlpack.c: arrays lent to and borrowed from other libraries (DLPack) ---- */
+
+/* DLPack's type code and bits of element type `type`: 1, or 0 for a type arrays do not
+ * hold. */
+int cj_dlpack_dtype(int type, uint8_t *code, uint8_t *bits);
+/* The element type of DLPack's (code, bits, lanes), or -1 for one arrays do not hold. */
+int cj_dlpack_type_of(uint8_t code, uint8_t bits, uint16_t lanes);
 
 /* ---- decl.c: argument declarations of the generators ---- */
 
