@@ -3,10 +3,9 @@
  * compares what it prints with the output the page shows. */
 #include <cujit.h>
 
-static const char source[] =
-    "__global__ void k(float *p) {\n"
-    "  p[0] = x;\n"
-    "}\n";
+static const char source[] = "__global__ void k(float *p) {\n"
+                             "  p[0] = x;\n"
+                             "}\n";
 
 int main(void) {
   cujit_module *mod = NULL;
