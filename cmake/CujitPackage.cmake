@@ -1,7 +1,9 @@
 # Debian packages made by CPack from a build (`cpack -G DEB` in the build directory, or
 # scripts/package), one for each install component:
 #   libcujitN     runtime  libcujit.so.N (N: the SOVERSION, 0.MINOR before 1.0, as Debian
-#                          names a library's package after its soname) and cujit-worker
+#                          names a library's package after its soname) and its
+#                          cujit-worker, in LIBEXECDIR/cujit-N/: the packages of two
+#                          sonames share no file, and install side by side
 #   libcujit-dev  dev      cujit.h, cujit_array.h, libcujit.a, the libcujit.so link,
 #                          cujit.pc, the CMake package
 #   cujit         cli      the command and its manual page
