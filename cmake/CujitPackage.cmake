@@ -96,6 +96,10 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS
     "../runtime${CPACK_PACKAGING_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
+# CPack writes a postinst and a postrm that run ldconfig into a package with a shared
+# library; the ldconfig trigger (below) does that work, as Debian asks, so the packages
+# are made again without them once CPack has made them.
+set(CPACK_POST_BUILD_SCRIPTS "${CMAKE_CURRENT_LIST_DIR}/debian/no-ldconfig-scripts.cmake")
 
 set(_about
   "cujit compiles CUDA C at run time with NVRTC, caches what it compiled in\n"
@@ -121,8 +125,7 @@ set(CPACK_DEBIAN_RUNTIME_PACKAGE_RECOMMENDS "${CUJIT_DEB_RECOMMENDS}")
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SUGGESTS "${CUJIT_DEB_SUGGESTS}")
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY ">=")
-# The loader's cache is updated by dpkg's ldconfig trigger (CPack's postinst and postrm
-# call ldconfig too, which lintian notes as needless).
+# The loader's cache is updated by dpkg's ldconfig trigger.
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_CONTROL_EXTRA "${CMAKE_CURRENT_LIST_DIR}/debian/triggers")
 
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME libcujit-dev)
