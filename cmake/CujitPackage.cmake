@@ -15,7 +15,11 @@
 #
 # Depends are computed by dpkg-shlibdeps from what the binaries link (libc, libffi,
 # libxxhash); the development and command packages depend on the library of the same
-# version. The CUDA driver, NVRTC, nvJitLink and hiredis are loaded at run time, never
+# version. They are one version at a time each (their names carry none), and libcujit-dev
+# breaks an earlier cujit: its cujitConfig.cmake includes the command's targets (in
+# cujit), so find_package must not give an older command than its library. (Only that
+# way: with Breaks both ways, `dpkg -i` of a new version's packages fails in any order,
+# the old one of each being there when the other is unpacked; apt copes either way.) The CUDA driver, NVRTC, nvJitLink and hiredis are loaded at run time, never
 # linked, so they are only recommended or suggested: a program using cujit installs and
 # starts without them.
 
@@ -32,6 +36,16 @@ set(CUJIT_DEB_DEV_RECOMMENDS "nvidia-cuda-dev | cuda-driver-dev-${_cuda}"
 
 set(_changelog "${CMAKE_CURRENT_LIST_DIR}/debian/changelog")
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_changelog}")
+if(CUJIT_PRETEND_VERSION) # a test build's changelog begins with an entry of its own
+  string(TIMESTAMP _now "%a, %d %b %Y %H:%M:%S +0000" UTC)
+  file(READ "${_changelog}" _entries)
+  string(REGEX MATCH "\n -- [^\n]*>  " _signed "${_entries}")
+  file(WRITE "${CMAKE_CURRENT_BINARY_DIR}/debian/changelog"
+       "cujit (${PROJECT_VERSION}-${CUJIT_DEB_RELEASE}) UNRELEASED; urgency=medium\n\n"
+       "  * A test build that calls itself ${PROJECT_VERSION} (CUJIT_PRETEND_VERSION).\n"
+       "${_signed}${_now}\n\n${_entries}")
+  set(_changelog "${CMAKE_CURRENT_BINARY_DIR}/debian/changelog")
+endif()
 file(STRINGS "${_changelog}" _top LIMIT_COUNT 1)
 file(STRINGS "${_changelog}" _signature REGEX "^ -- " LIMIT_COUNT 1)
 string(REGEX REPLACE "^[^(]*\\(([^)]*)\\).*" "\\1" CUJIT_DEB_CHANGELOG_VERSION "${_top}")
@@ -132,6 +146,7 @@ set(CPACK_DEBIAN_DEV_PACKAGE_NAME libcujit-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "${_lib} (= ${_version}), libffi-dev, libxxhash-dev")
 set(CPACK_DEBIAN_DEV_PACKAGE_RECOMMENDS "${CUJIT_DEB_DEV_RECOMMENDS}")
+set(CPACK_DEBIAN_DEV_PACKAGE_BREAKS "cujit (<< ${_version})")
 
 set(CPACK_DEBIAN_CLI_PACKAGE_NAME cujit)
 set(CPACK_DEBIAN_CLI_PACKAGE_SECTION devel)
