@@ -87,11 +87,16 @@ static const cj_env_var table[] = {
                 "`cujit_compile_set_jobs()` comes first)"},
     {.name = "CUJIT_WORKER",
      .kind = CJ_ENV_PATH,
-     .dflt = "`cujit-worker` beside libcujit, or in its `../libexec` or `../bin`",
+     .dflt = "`cujit-worker` where libcujit's version installs it (`libexec/cujit-N/`, N "
+             "the soname's version: `cujit-0.2` for `libcujit.so.0.2`; found from the "
+             "library's directory, then by its installed path), else beside libcujit or in "
+             "its `../bin`",
      .meaning = "absolute path of the compile worker program (read when a worker is first "
                 "needed); it and its directory must belong to you or root and be writable by "
-                "no one else. When it is refused (a warning says why) or cannot be started, "
-                "those compiles run in the process, one at a time"},
+                "no one else, and it must be the worker of the library's own version (it "
+                "answers a greeting saying so). When it is refused (a warning says why; "
+                "another version's worker is said at info level) or cannot be started, those "
+                "compiles run in the process, one at a time"},
     {.name = "TMPDIR",
      .kind = CJ_ENV_PATH,
      .dflt = "`/tmp`",
