@@ -5,8 +5,9 @@
  * foreign values are rebuilt, never loaded, and replaced; a server killed mid-run, a
  * closed port, a port that accepts but never answers and a refused password cost each
  * compile at most the timeouts; threads share the connection; a URL that does not parse
- * is a clear error. The group is skipped, saying why, when redis-server or hiredis is not
- * installed. The children are this binary again ("--child MODE ARG"). */
+ * is a clear error; an imported module stays off the server. The group is skipped,
+ * saying why, when redis-server or hiredis is not installed. The children are this binary
+ * again ("--child MODE ARG"). */
 #define _GNU_SOURCE /* pipe2 */
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -1144,6 +1145,38 @@ static void forged_entry_is_found_by_verify(void **state) {
   cj_buf_free(&manifest);
 }
 
+/* An imported module is stored in memory and on disk, as a compile is, but not on the
+ * server: the cluster shares only what a cujit of its own compiled. */
+static void imports_stay_local(void **state) {
+  cujit_options o = ptx_options();
+  cujit_module *m = NULL, *im = NULL;
+  char src[512], why[512];
+  cj_buf b = {0};
+  void *blob = NULL;
+  size_t size = 0;
+  cj_key key;
+  (void)state;
+  source("imported", src, sizeof src);
+  key_of("imported", &key);
+  assert_ok(cujit_cache_set_remote(""));
+  cj_memcache_clear();
+  assert_ok(cujit_module_from_source(&m, src, "r.cu", &o));
+  assert_ok(cujit_module_export(m, &blob, &size));
+  cujit_module_destroy(m);
+  assert_ok(cujit_cache_set_remote(url));
+  empty_local_cache();
+  cj_memcache_clear();
+  assert_ok(cujit_module_import(&im, blob, size, src, "r.cu", &o));
+  cujit_module_destroy(im);
+  assert_int_equal(count_files(cache, ".cujit"), 1);
+  assert_int_equal(admin->ops->get(admin, &key, CJ_REMOTE_MAX_ENTRY, &b, why, sizeof why),
+                   CJ_REMOTE_ABSENT);
+  /* a compile of it now is a disk hit */
+  assert_int_equal(compile_tag("imported"), 0);
+  cj_buf_free(&b);
+  cujit_free(blob);
+}
+
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       REMOTE_TEST(hit_is_stored_locally),
@@ -1163,6 +1196,7 @@ int main(int argc, char **argv) {
       REMOTE_TEST(passwords_are_never_shown),
       REMOTE_TEST(forged_entry_is_found_by_verify),
       REMOTE_TEST(threads_behind_a_failure_do_not_retry),
+      REMOTE_TEST(imports_stay_local),
   };
   int rc;
   setenv("CUJIT_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
