@@ -78,7 +78,7 @@ void cj_walk_put(cj_want *w, cj_image *im, const void *entry, size_t len);
 
 cujit_status cj_compile(cj_request *r, cj_image **out);
 
-/* ---- fetchlink.c: a linked program through the memory cache, the disk cache, nvJitLink ---- */
+/* ---- fetchlink.c: a linked program through the tiers, else nvJitLink ---- */
 
 /* One part of a link: a source to compile (its request, with `link` set), or bytes. */
 typedef struct cj_link_part {
@@ -89,9 +89,10 @@ typedef struct cj_link_part {
 /* Compiles each source part through the compile cache, then finds the linked image under
  * a key made of every part's bytes (a source's compiled output, which its key made from
  * the source, its headers, its options and NVRTC), the link's target, LTO and options, and
- * nvJitLink's identity: in the memory cache, then the disk cache, else one process per key
- * links with nvJitLink and writes the entry. `no_cache` bypasses both caches. *out is a new
- * reference. Fails as cj_compile() for a source part, and as cj_link_run(). */
+ * nvJitLink's identity, through the tiers as a compile does (memory, disk, remote), else
+ * one process per key (and per cluster) links with nvJitLink and stores the entry in every
+ * tier. `no_cache` bypasses them all. *out is a new reference. Fails as cj_compile() for a
+ * source part, and as cj_link_run(). */
 cujit_status cj_link(const cj_link_spec *spec, cj_link_part *parts, size_t n, int no_cache,
                      cj_image **out);
 

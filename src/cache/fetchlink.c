@@ -4,9 +4,11 @@
  * (hashed), its kind and order, the target, LTO, the caller's link options and the
  * nvJitLink in use. Hashing a source's compiled output covers the source, its headers, its
  * options and NVRTC, as its own key does. The linked image is looked for through the one
- * walk of the tiers (walk.c), kept to this machine's: in the memory cache, then on disk;
- * on a miss one process per key links it (the others wait for its entry, as for a compile)
- * and stores the entry, in the format of a compile's, in both. */
+ * walk of the tiers (walk.c) as a compile's is: memory, disk, then the remote tier, whose
+ * machines share links as they share compiles (the key names nvJitLink's build, so
+ * machines with other toolkits do not mix theirs). On a miss one process per key, and one
+ * machine per key, links it (the others wait for its entry, as for a compile) and stores
+ * the entry, in the format of a compile's, in every tier. */
 #include <stdio.h>
 #include <string.h>
 
@@ -126,7 +128,6 @@ static cujit_status lookup(const cj_link_spec *spec, const cj_link_part *parts, 
   cj_want w;
   cj_want_init(&w, spec->name);
   w.request = w.key = key; /* a link has one key, and keeps no headers */
-  w.local = 1;             /* the memory and disk caches only */
   st = cj_walk_fetch(&w, &m, out);
   cj_want_end(&w);
   return st;

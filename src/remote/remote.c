@@ -5,7 +5,7 @@
  *      writes to the local disk as it came;
  *   2. otherwise take the key's lock in the tier (it expires after the cache's lock
  *      timeout, in case its holder dies) and look again, since the holder before us may
- *      have stored it meanwhile; the walk then compiles, puts the entry into
+ *      have stored it meanwhile; the walk then compiles (or links), puts the entry into
  *      every tier, and leaves, which drops the lock;
  *   3. while another machine holds the lock, poll for its entry for at most the cache's
  *      lock timeout, then compile here as well. The pause between looks is an eighth of
