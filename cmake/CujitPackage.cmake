@@ -19,7 +19,7 @@
 # breaks an earlier cujit: its cujitConfig.cmake includes the command's targets (in
 # cujit), so find_package must not give an older command than its library. (Only that
 # way: with Breaks both ways, `dpkg -i` of a new version's packages fails in any order,
-# the old one of each being there when the other is unpacked; apt copes either way.) The CUDA driver, NVRTC, nvJitLink and hiredis are loaded at run time, never
+# the old one of each being there when the other is unpacked; apt copes either way.) The CUDA driver, NVRTC, nvJitLink, hiredis and libzstd are loaded at run time, never
 # linked, so they are only recommended or suggested: a program using cujit installs and
 # starts without them.
 
@@ -29,8 +29,8 @@ set(CUJIT_DEB_RECOMMENDS
   "libnvrtc${CUDAToolkit_VERSION_MAJOR} | cuda-nvrtc-${_cuda}, libcuda1 | libnvidia-compute-580"
   CACHE STRING "Recommends of the library's package: NVRTC and the CUDA driver (Debian's names, then NVIDIA's)")
 set(CUJIT_DEB_SUGGESTS
-  "libnvjitlink${CUDAToolkit_VERSION_MAJOR} | libnvjitlink-${_cuda}, libhiredis1.1.0 | libhiredis0.14"
-  CACHE STRING "Suggests of the library's package: nvJitLink (linking) and hiredis (the remote cache tier)")
+  "libnvjitlink${CUDAToolkit_VERSION_MAJOR} | libnvjitlink-${_cuda}, libhiredis1.1.0 | libhiredis0.14, libzstd1"
+  CACHE STRING "Suggests of the library's package: nvJitLink (linking), hiredis (the remote cache tier) and libzstd (compressed fatbin entries)")
 set(CUJIT_DEB_DEV_RECOMMENDS "nvidia-cuda-dev | cuda-driver-dev-${_cuda}"
   CACHE STRING "Recommends of the development package: cuda.h, which cujit.h includes")
 

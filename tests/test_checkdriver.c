@@ -4,8 +4,8 @@
  * memory, another device's or context's memory, memory busy on another stream, a launch
  * parameter pointing at memory that is not live, a parameter asked past the last, a call
  * with no context or in a dead one, a reset context's memory, pinned memory and pools, a
- * device fault, a forked child. And cujit's lookups of prebuilt and linked kernels, which
- * ask the driver for no parameter past the last. */
+ * device fault, a forked child. And cujit's lookups of prebuilt and linked kernels
+ * (compressed fatbin entries too), which ask the driver for no parameter past the last. */
 #include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -72,8 +72,7 @@ static CUkernel kernel(CUlibrary *lib, const char *name) {
   size_t size;
   CUkernel k;
   const void *image = cubin(&m, &size);
-  assert_int_equal(cj_cu.cuLibraryLoadData(lib, image, NULL, NULL, 0, NULL, NULL, 0),
-                   CUDA_SUCCESS);
+  assert_int_equal(cj_cu.cuLibraryLoadData(lib, image, NULL, NULL, 0, NULL, NULL, 0), CUDA_SUCCESS);
   cujit_module_destroy(m);
   assert_int_equal(cj_cu.cuLibraryGetKernel(&k, *lib, name), CUDA_SUCCESS);
   return k;
@@ -234,8 +233,8 @@ static void launches_check_their_pointers(void **state) {
   assert_ok(cujit_driver_get_symbol("cuCtxCreate", &cuCtxCreate));
   assert_ok(cujit_driver_get_symbol("cuCtxDestroy", &cuCtxDestroy));
   q = alloc(64);
-  assert_int_equal(((CUresult(*)(CUcontext *, CUctxCreateParams *, unsigned, CUdevice))cuCtxCreate)(
-                       &mine, NULL, 0, 0),
+  assert_int_equal(((CUresult(*)(CUcontext *, CUctxCreateParams *, unsigned,
+                                 CUdevice))cuCtxCreate)(&mine, NULL, 0, 0),
                    CUDA_SUCCESS);
   p = q;
   cj_cu.cuLaunchKernel((CUfunction)k, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL);
@@ -274,8 +273,9 @@ static void a_call_with_no_context_is_flagged(void **state) {
  * the last (the fake flags any such question, as compute-sanitizer reports it). */
 static void lookups_ask_no_parameter_past_the_last(void **state) {
   static const char lib_src[] = "__device__ int twice(int x) { return 2 * x; }\n";
-  static const char main_src[] = "__device__ int twice(int x);\n"
-                                 "extern \"C\" __global__ void go(int *p, char c) { *p = twice(c); }\n";
+  static const char main_src[] =
+      "__device__ int twice(int x);\n"
+      "extern \"C\" __global__ void go(int *p, char c) { *p = twice(c); }\n";
   cujit_link_part parts[2] = {CUJIT_LINK_PART_INIT, CUJIT_LINK_PART_INIT};
   cujit_options o = CUJIT_OPTIONS_INIT;
   cujit_module *c, *m;
@@ -321,6 +321,17 @@ static void lookups_ask_no_parameter_past_the_last(void **state) {
   if (test_capture(cmd, out, sizeof out) != 0) fail_msg("%s: %s", cmd, out);
   assert_ok(cujit_module_from_image_file(&m, path));
   assert_ok(cujit_module_get_function(m, "fill", &fn));
+  assert_ok(cujit_function_get_attrs(fn, &a));
+  assert_int_equal(a.num_params, 3);
+  cujit_module_destroy(m);
+  /* compressed entries (zstd): read once decompressed */
+  snprintf(cmd, sizeof cmd,
+           "nvcc -fatbin -Xfatbin=-compress-all -gencode arch=compute_90,code=[sm_90,compute_90] "
+           "-o '%s' '%s/k.cu' 2>&1",
+           path, dir);
+  if (test_capture(cmd, out, sizeof out) != 0) fail_msg("%s: %s", cmd, out);
+  assert_ok(cujit_module_from_image_file(&m, path));
+  assert_ok(cujit_module_get_function(m, "cxx", &fn));
   assert_ok(cujit_function_get_attrs(fn, &a));
   assert_int_equal(a.num_params, 3);
   cujit_module_destroy(m);
@@ -453,7 +464,8 @@ static void pools_order_reuse_by_stream(void **state) {
   assert_int_not_equal(q, p); /* its free has not run: not for another stream */
   assert_int_equal(cj_cu.cuMemAllocFromPoolAsync(&r, 4096, pool, s), CUDA_SUCCESS);
   assert_int_equal(r, p); /* in the same stream's order */
-  assert_int_equal(cj_cu.cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &reserved),
+  assert_int_equal(cj_cu.cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT,
+                                               &reserved),
                    CUDA_SUCCESS);
   assert_int_equal(cj_cu.cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &used),
                    CUDA_SUCCESS);
@@ -468,7 +480,8 @@ static void pools_order_reuse_by_stream(void **state) {
   assert_int_equal(cj_cu.cuMemFreeAsync(r, s), CUDA_SUCCESS);
   assert_int_equal(cj_cu.cuCtxSynchronize(), CUDA_SUCCESS);
   assert_int_equal(cj_cu.cuMemPoolTrimTo(pool, 0), CUDA_SUCCESS);
-  assert_int_equal(cj_cu.cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &reserved),
+  assert_int_equal(cj_cu.cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT,
+                                               &reserved),
                    CUDA_SUCCESS);
   assert_int_equal(reserved, 0);
   assert_int_equal(cj_cu.cuStreamDestroy(s), CUDA_SUCCESS);

@@ -9,7 +9,9 @@
 
 #include "testutil.h"
 #include "compile/symbols.h"
+#include "driver/zstd.h"
 #include "format/code.h"
+#include "format/prebuilt.h"
 
 static const char kSource[] =
     "struct S { double a; char b; float c[3]; };\n"
@@ -225,6 +227,106 @@ static void nvcc_cubins(void **state) {
   }
 }
 
+/* A fatbin nvcc compressed (zstd): its CUBIN entry, decompressed, describes the kernels as
+ * the plain CUBIN does; a frame cut short, or bytes that are no frame, are refused. */
+static void compressed_entries(void **state) {
+  char cmd[8192], out[4096], path[4096], src[8192];
+  unsigned char *b, *plain;
+  cj_code *codes;
+  size_t size, n, i, psize;
+  int found = 0;
+  (void)state;
+  if (test_capture("command -v nvcc", out, sizeof out) != 0) {
+    test_skip_part("compressed_entries: nvcc is not on PATH");
+    skip();
+  }
+  snprintf(src, sizeof src,
+           "%stemplate __global__ void tmpl<double>(double *, double);\n"
+           "template __global__ void tmpl<char>(char *, char);\n",
+           kSource);
+  assert_int_equal(test_write_file(tmp, "z.cu", src), 0);
+  snprintf(path, sizeof path, "%s/z.fatbin", tmp);
+  snprintf(cmd, sizeof cmd,
+           "nvcc -fatbin -Xfatbin=-compress-all -gencode arch=compute_90,code=sm_90 -w -o '%s' "
+           "'%s/z.cu' 2>&1",
+           path, tmp);
+  if (test_capture(cmd, out, sizeof out) != 0) fail_msg("%s: %s", cmd, out);
+  b = slurp(path, &size);
+  assert_ok(cj_prebuilt_codes(b, size, CJ_PREBUILT_FATBIN, &codes, &n));
+  for (i = 0; i < n; i++) {
+    if (codes[i].kind != CJ_PREBUILT_CUBIN) continue;
+    assert_true(codes[i].compressed);
+    assert_true(cj_zstd_is_frame(codes[i].data, codes[i].size));
+    assert_int_equal(cj_zstd_decompress(codes[i].data, codes[i].size, 1 << 30, &plain, &psize),
+                     CUJIT_OK);
+    describes_all(plain, psize, "a compressed nvcc fatbin entry");
+    free(plain);
+    /* cut short; bigger than allowed; not a frame */
+    assert_int_equal(cj_zstd_decompress(codes[i].data, codes[i].size / 2, 1 << 30, &plain, &psize),
+                     CUJIT_ERROR_INVALID_SOURCE);
+    assert_null(plain);
+    assert_int_equal(cj_zstd_decompress(codes[i].data, codes[i].size, 16, &plain, &psize),
+                     CUJIT_ERROR_INVALID_SOURCE);
+    assert_int_equal(cj_zstd_decompress(b, 64, 1 << 30, &plain, &psize),
+                     CUJIT_ERROR_INVALID_SOURCE);
+    found = 1;
+  }
+  assert_true(found);
+  cj_free(codes);
+  free(b);
+}
+
+/* A zstd frame of one raw block holding "hello" (written by hand, as the format says). */
+static const unsigned char kHelloFrame[] = {0x28, 0xb5, 0x2f, 0xfd, 0x20, 0x05, 0x29,
+                                            0x00, 0x00, 'h',  'e',  'l',  'l',  'o'};
+
+/* In a new process (libzstd is looked for once): decompresses kHelloFrame; exit 0 when it
+ * gave "hello", 3 when libzstd was not loaded (the reason on stdout), 4 otherwise. */
+static int zstd_child(void) {
+  unsigned char *out;
+  size_t n;
+  int rc;
+  cujit_status st = cj_zstd_decompress(kHelloFrame, sizeof kHelloFrame, 64, &out, &n);
+  if (st == CUJIT_ERROR_NOT_SUPPORTED) {
+    printf("%s\n", cj_zstd_error());
+    return 3;
+  }
+  rc = st == CUJIT_OK && n == 5 && memcmp(out, "hello", 5) == 0 ? 0 : 4;
+  free(out);
+  return rc;
+}
+
+/* Runs zstd_child with CUJIT_LIBZSTD set to `value` (unset for NULL); its exit status and
+ * what it printed. */
+static int zstd_run(const char *value, char *out, size_t size) {
+  char cmd[4200], self[4096];
+  ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+  assert_true(len > 0);
+  self[len] = '\0';
+  if (value)
+    snprintf(cmd, sizeof cmd, "CUJIT_LIBZSTD='%s' '%s' --zstd", value, self);
+  else
+    snprintf(cmd, sizeof cmd, "env -u CUJIT_LIBZSTD '%s' --zstd", self);
+  return test_capture(cmd, out, size);
+}
+
+/* libzstd by the system's search, or by CUJIT_LIBZSTD's absolute path; a relative one is
+ * not loaded (a bare name would be the working directory's file), nor a missing file, and
+ * the reason names the variable. */
+static void zstd_is_found_or_refused(void **state) {
+  char out[4096];
+  (void)state;
+  if (zstd_run(NULL, out, sizeof out) == 3) {
+    test_skip_part("zstd_is_found_or_refused: libzstd.so.1 is not installed (%s)", out);
+    skip();
+  }
+  assert_int_equal(zstd_run(NULL, out, sizeof out), 0);
+  assert_int_equal(zstd_run("libzstd.so.1", out, sizeof out), 3);
+  assert_non_null(strstr(out, "CUJIT_LIBZSTD is not an absolute path"));
+  assert_int_equal(zstd_run("/nonexistent/libzstd.so.1", out, sizeof out), 3);
+  assert_non_null(strstr(out, "from CUJIT_LIBZSTD"));
+}
+
 /* Finds kernel `name`'s description in a CUBIN: its offset and size (the ELF's section
  * headers, read here without the parser under test). */
 static void find_info(const unsigned char *b, size_t size, const char *name, size_t *at,
@@ -322,12 +424,17 @@ static void damaged_descriptions(void **state) {
   cujit_module_destroy(m);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(nvrtc_cubins),         cmocka_unit_test(agrees_with_the_ptx),
-      cmocka_unit_test(linked_cubins),        cmocka_unit_test(nvcc_cubins),
+      cmocka_unit_test(nvrtc_cubins),
+      cmocka_unit_test(agrees_with_the_ptx),
+      cmocka_unit_test(linked_cubins),
+      cmocka_unit_test(nvcc_cubins),
       cmocka_unit_test(damaged_descriptions),
+      cmocka_unit_test(compressed_entries),
+      cmocka_unit_test(zstd_is_found_or_refused),
   };
+  if (argc > 1 && strcmp(argv[1], "--zstd") == 0) return zstd_child();
   setenv("CUJIT_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
   return test_group_result(cmocka_run_group_tests(tests, setup, teardown));
 }

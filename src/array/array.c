@@ -162,7 +162,7 @@ static void block_free(cj_block *b, CUstream stream) {
   if (b->release)
     b->release(b, stream);
   else if (b->owned && b->ptr)
-    cj_pool_free(b->dev, b->ptr, b->bytes, stream);
+    cj_pool_free(b->dev, b->ptr, b->bytes, stream, &b->owner);
   pthread_mutex_lock(&live_lock);
   keep_spares(NULL, b);
   pthread_mutex_unlock(&live_lock);
@@ -175,15 +175,17 @@ static cujit_status new_array(cujit_array **out, cj_array **made, int type, int 
   CUdeviceptr ptr = 0;
   CUcontext ctx;
   CUdevice dev;
+  cj_mem_ctx owner = {NULL, 0};
   cj_block *b;
   cj_array *a;
   cujit_status st = cj_ctx_ensure(&ctx, &dev);
   if (st != CUJIT_OK) return st;
-  if (bytes && (st = cj_pool_alloc(dev, bytes, stream, &ptr)) != CUJIT_OK) return st;
+  if (bytes && (st = cj_pool_alloc(dev, bytes, stream, &ptr, &owner)) != CUJIT_OK) return st;
   if ((st = take(&a, &b)) != CUJIT_OK) {
-    if (ptr) cj_pool_free(dev, ptr, bytes, stream);
+    if (ptr) cj_pool_free(dev, ptr, bytes, stream, &owner);
     return st;
   }
+  b->owner = owner;
   b->dev = dev;
   b->ptr = ptr;
   b->bytes = bytes;
@@ -275,7 +277,7 @@ cujit_status cj_array_adopt(cujit_array **out, int type, int ndim, const int64_t
   b->dev = like->dev;
   b->ptr = like->ptr;
   b->release = like->release;
-  b->owner = like->owner;
+  b->lender = like->lender;
   b->read_only = like->read_only;
   fill(a, type, ndim, shape, strides, size, b, data, NULL);
   *out = cj_array_handle(a);

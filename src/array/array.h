@@ -17,11 +17,12 @@ typedef struct cj_block {
   CUdevice dev;
   CUdeviceptr ptr;
   size_t bytes;
-  int owned; /* 0: the caller's memory (cujit_array_wrap) or another library's */
+  int owned;        /* 0: the caller's memory (cujit_array_wrap) or another library's */
+  cj_mem_ctx owner; /* the context its memory was made in (dead after a reset) */
   /* Memory another library lent (dlpack.c): called once, by the last array or tensor to let
    * go, instead of giving memory to the pool; `stream` is that array's. NULL otherwise. */
   void (*release)(struct cj_block *b, CUstream stream);
-  void *owner;   /* what release gives back */
+  void *lender;  /* what release gives back */
   int read_only; /* lent read-only: every tensor made of it is read-only too */
 } cj_block;
 

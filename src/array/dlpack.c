@@ -373,13 +373,13 @@ static void wait_for_stream(const cj_block *b, CUstream stream) {
 }
 
 static void release_versioned(cj_block *b, CUstream stream) {
-  struct DLManagedTensorVersioned *t = b->owner;
+  struct DLManagedTensorVersioned *t = b->lender;
   wait_for_stream(b, stream);
   if (t->deleter) t->deleter(t);
 }
 
 static void release_legacy(cj_block *b, CUstream stream) {
-  struct DLManagedTensor *t = b->owner;
+  struct DLManagedTensor *t = b->lender;
   wait_for_stream(b, stream);
   if (t->deleter) t->deleter(t);
 }
@@ -425,7 +425,7 @@ static cujit_status borrow_versioned(cujit_array **out, struct DLManagedTensorVe
            fn);
   memset(&like, 0, sizeof like);
   like.release = release_versioned;
-  like.owner = t;
+  like.lender = t;
   like.read_only = (t->flags & DLPACK_FLAG_BITMASK_READ_ONLY) || (flags & CUJIT_DLPACK_READ_ONLY);
   return borrow(out, &t->dl_tensor, &like, fn);
 }
@@ -437,7 +437,7 @@ static cujit_status borrow_legacy(cujit_array **out, struct DLManagedTensor *t, 
   CJ_TRY(check_flags(flags, fn));
   memset(&like, 0, sizeof like);
   like.release = release_legacy;
-  like.owner = t;
+  like.lender = t;
   like.read_only = (flags & CUJIT_DLPACK_READ_ONLY) != 0;
   return borrow(out, &t->dl_tensor, &like, fn);
 }

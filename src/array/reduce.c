@@ -207,6 +207,7 @@ cujit_status cj_reduce_run(cujit_function *fn, const cj_reduce_spec *s, int64_t 
   size_t result_size = cj_elem_of(s->result)->size;
   size_t bytes = scratch_bytes(n, acc_size, result_size, host != NULL);
   CUdeviceptr scratch = 0;
+  cj_mem_ctx owner = {NULL, 0};
   CUcontext ctx;
   CUdevice dev = 0;
   pass_args p;
@@ -215,7 +216,7 @@ cujit_status cj_reduce_run(cujit_function *fn, const cj_reduce_spec *s, int64_t 
   if (!(p.all = cj_calloc(p.n, sizeof *p.all))) return cj_fail_oom("launching a reduction");
   if (nargs) memcpy(p.all, args, nargs * sizeof *args);
   if (bytes && ((st = cj_ctx_ensure(&ctx, &dev)) != CUJIT_OK ||
-                (st = cj_pool_alloc(dev, bytes, stream, &scratch)) != CUJIT_OK)) {
+                (st = cj_pool_alloc(dev, bytes, stream, &scratch, &owner)) != CUJIT_OK)) {
     cj_free(p.all);
     return st;
   }
@@ -224,7 +225,7 @@ cujit_status cj_reduce_run(cujit_function *fn, const cj_reduce_spec *s, int64_t 
   if (st == CUJIT_OK && host)
     st = cu(cj_cu.cuMemcpyDtoHAsync(host, dst, result_size, stream), "cuMemcpyDtoHAsync");
   if (st == CUJIT_OK && host) st = cu(cj_cu.cuStreamSynchronize(stream), "cuStreamSynchronize");
-  if (scratch) cj_pool_free(dev, scratch, bytes, stream);
+  if (scratch) cj_pool_free(dev, scratch, bytes, stream, &owner);
   cj_free(p.all);
   return st;
 }

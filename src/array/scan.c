@@ -224,16 +224,17 @@ static cujit_status scan_run(const scan_spec *s, CUdeviceptr in, CUdeviceptr out
   unsigned smem = (unsigned)((32 + tile + tile / 32 + 1) * size);
   cujit_function *fn = NULL;
   CUdeviceptr sums = 0;
+  cj_mem_ctx owner = {NULL, 0};
   CUcontext ctx;
   CUdevice dev;
   cujit_status st = spec_kernel(s, &fn); /* first, so that a bad expression shows anyway */
   if (st != CUJIT_OK || blocks == 0) return st;
   if (blocks == 1) return launch(fn, 1, smem, stream, in, out, 0, n, chunk, 1);
   CJ_TRY(cj_ctx_ensure(&ctx, &dev));
-  CJ_TRY(cj_pool_alloc(dev, blocks * size, stream, &sums));
+  CJ_TRY(cj_pool_alloc(dev, blocks * size, stream, &sums, &owner));
   st = launch(fn, blocks, smem, stream, in, out, sums, n, chunk, 0);
   if (st == CUJIT_OK) st = launch(fn, blocks, smem, stream, in, out, sums, n, chunk, 1);
-  cj_pool_free(dev, sums, blocks * size, stream);
+  cj_pool_free(dev, sums, blocks * size, stream, &owner);
   return st;
 }
 

@@ -160,6 +160,12 @@ static const cj_env_var table[] = {
      .dflt = "`libhiredis.so.1.3.0`, `.1.1.0`, `.1.0.0`, `.0.14`, then `libhiredis.so`",
      .meaning = "absolute path of the hiredis library the remote tier loads (read once; a "
                 "relative one is not loaded, and setting a remote tier fails saying so)"},
+    {.name = "CUJIT_LIBZSTD",
+     .kind = CJ_ENV_PATH,
+     .dflt = "`libzstd.so.1`",
+     .meaning = "absolute path of the zstd library loaded to read a compressed fatbin entry's "
+                "kernels' parameters (read once; a relative one is not loaded, and the driver "
+                "is then asked for them)"},
     {.name = "CUJIT_MEMORY_CACHE_MAX_SIZE",
      .kind = CJ_ENV_SIZE,
      .dflt = "256M",

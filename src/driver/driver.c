@@ -276,6 +276,16 @@ int cj_ctx_retained(CUcontext ctx) {
   return adopt_primary(ctx);
 }
 
+unsigned long long cj_ctx_id(CUcontext ctx) {
+  unsigned long long id = 0;
+  if (!cj_cu.cuCtxGetId || cj_cu.cuCtxGetId(ctx, &id) != CUDA_SUCCESS) id = 0;
+  return id;
+}
+
+int cj_mem_ctx_dead(const cj_mem_ctx *owner) {
+  return owner->id && cj_ctx_id(owner->ctx) != owner->id;
+}
+
 cujit_status cj_ctx_ensure(CUcontext *ctx, CUdevice *dev) {
   CUresult r;
   int ordinal;

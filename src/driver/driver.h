@@ -81,6 +81,20 @@ int cj_ctx_retained(CUcontext ctx);
  * the same compute capability, that is the answer, found without a driver call. */
 cujit_status cj_device_cc_for_compile(int *cc);
 
+/* The context device or page-locked memory was made in: its handle and the ID of that
+ * life of it (cuCtxGetId: a primary context reset keeps the handle and ends the life, and
+ * the memory with it; a context made again at a freed handle's address has a new ID). */
+typedef struct cj_mem_ctx {
+  CUcontext ctx;
+  unsigned long long id; /* 0 where the driver cannot tell */
+} cj_mem_ctx;
+/* The ID of context ctx's life now; 0 where the driver cannot tell or ctx is not a live
+ * context. */
+unsigned long long cj_ctx_id(CUcontext ctx);
+/* Whether memory made in `owner` died with its context: its ID is known and the context
+ * (by its handle) now has another, or none. */
+int cj_mem_ctx_dead(const cj_mem_ctx *owner);
+
 /* ---- limits.c ---- */
 
 #define CJ_DEVICE_SLOTS 64 /* devices cujit supports in one process */

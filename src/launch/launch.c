@@ -36,6 +36,7 @@ typedef struct staging {
   uint32_t *off;       /* each bounced buffer's offset in the area */
   unsigned char *kind; /* cj_host_kind of each buffer, or KIND_BOUNCED */
   unsigned char *area; /* the device's small pinned area, when taken */
+  cj_mem_ctx owner;    /* the context the buffers' device memory is made in */
   void *heap;
   void *stack_params[STACK_ARGS];
   CUdeviceptr stack_dptr[STACK_ARGS];
@@ -45,6 +46,8 @@ typedef struct staging {
 
 static cujit_status staging_init(staging *s, size_t nargs) {
   s->heap = NULL;
+  s->owner.ctx = NULL;
+  s->owner.id = 0;
   s->area = NULL;
   s->params = s->stack_params;
   s->dptr = s->stack_dptr;
@@ -112,7 +115,8 @@ static cujit_status stage_alloc(const cj_fslot *slot, const cujit_arg *args, siz
       continue;
     }
     s->params[i] = &s->dptr[i];
-    if (a->bytes && (st = cj_pool_alloc(slot->dev, a->bytes, stream, &s->dptr[i])) != CUJIT_OK)
+    if (a->bytes &&
+        (st = cj_pool_alloc(slot->dev, a->bytes, stream, &s->dptr[i], &s->owner)) != CUJIT_OK)
       return st;
   }
   return CUJIT_OK;
@@ -274,7 +278,7 @@ static cujit_status launch_staged(const cujit_function *fn, const cj_fslot *slot
 done:
   for (i = 0; i < nargs; i++)
     if (args[i].kind != CUJIT_ARG_VALUE && s.dptr[i])
-      cj_pool_free(slot->dev, s.dptr[i], args[i].bytes, stream);
+      cj_pool_free(slot->dev, s.dptr[i], args[i].bytes, stream, &s.owner);
   step(&t, STEP_BACK);
   /* wait even after a failure: queued copies may still read the caller's buffers */
   r = cj_cu.cuStreamSynchronize(stream);

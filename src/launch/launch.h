@@ -151,12 +151,17 @@ static inline CJ_ALWAYS_INLINE cujit_status cj_launch_params(const cujit_functio
 
 /* ---- device memory pool and host memory (memory.c) ---- */
 
-/* Temporary device memory for a launch, ordered on `stream`, from a per-device pool that
- * keeps memory between launches (falls back to cuMemAlloc where pools are unsupported). */
-cujit_status cj_pool_alloc(CUdevice dev, size_t bytes, CUstream stream, CUdeviceptr *dptr);
-/* Gives it back, ordered on `stream`; counted as returned even when the driver fails
- * (after a kernel fault), so the accounting always returns to its baseline. */
-void cj_pool_free(CUdevice dev, CUdeviceptr dptr, size_t bytes, CUstream stream);
+/* Device memory for a launch or an array, ordered on `stream` (a stream of the current
+ * context), from a per-device pool that keeps memory between launches (falls back to
+ * cuMemAlloc where pools are unsupported); *owner gets the context it is made in. */
+cujit_status cj_pool_alloc(CUdevice dev, size_t bytes, CUstream stream, CUdeviceptr *dptr,
+                           cj_mem_ctx *owner);
+/* Gives it back, ordered on `stream` (a stream of its context, which is made current for
+ * the call when another is); counted as returned even when the driver fails (after a
+ * kernel fault), so the accounting always returns to its baseline. Memory whose context
+ * died (a reset) is neither freed nor kept: it went with its context. */
+void cj_pool_free(CUdevice dev, CUdeviceptr dptr, size_t bytes, CUstream stream,
+                  const cj_mem_ctx *owner);
 /* cujit_mem_pool_get_usage() and cujit_mem_pool_trim() for device dev. */
 cujit_status cj_mem_usage(CUdevice dev, size_t *in_use, size_t *kept);
 cujit_status cj_mem_trim(CUdevice dev);

@@ -47,8 +47,9 @@ typedef struct small_block {
 } small_block;
 
 typedef struct cj_pool {
-  int state;                      /* POOL_*, set once (atomic) */
+  int state;                      /* POOL_*, set once per life of the context (atomic) */
   CUmemoryPool pool;              /* POOL_STREAM_ORDERED: cujit's own pool on the device */
+  cj_mem_ctx made_in;             /* the context the pool was made in: it dies with it */
   size_t in_use;                  /* bytes handed to launches and not given back (atomic) */
   kept_block kept[KEEP_COUNT];    /* guarded by keep_lock */
   int n_kept;                     /* written under keep_lock, read without it as a hint (atomic) */
@@ -102,16 +103,42 @@ static int pool_create(CUdevice dev, CUmemoryPool *pool) {
   return 1;
 }
 
+/* Whether pool p was made in a context that has died since (a primary context reset): its
+ * memory and the pool went with it, and it is never used, trimmed or freed into again. */
+static int pool_dead(const cj_pool *p) {
+  return __atomic_load_n(&p->state, __ATOMIC_ACQUIRE) == POOL_STREAM_ORDERED &&
+         cj_mem_ctx_dead(&p->made_in);
+}
+
+/* Forgets what pool p kept of its dead context (nothing of it is freed: it died) and marks
+ * it to be made again in the current context. Pool lock held. */
+static void pool_forget(cj_pool *p, CUdevice dev) {
+  pthread_mutex_lock(&keep_lock);
+  __atomic_store_n(&p->n_kept, 0, __ATOMIC_RELAXED);
+  pthread_mutex_unlock(&keep_lock);
+  __atomic_store_n(&p->in_use, 0, __ATOMIC_RELAXED);
+  cj_debug("device %d: the context cujit's memory pool was made in has been reset; a new pool "
+           "is made, and nothing of the old one is used or freed again",
+           (int)dev);
+  __atomic_store_n(&p->state, POOL_UNSET, __ATOMIC_RELEASE);
+}
+
 static cujit_status pool_of(CUdevice dev, cj_pool **out) {
   cj_pool *p;
+  CUcontext ctx = NULL;
   CJ_CHECK(dev >= 0 && dev < CJ_POOL_DEVICES, CUJIT_ERROR_NO_DEVICE,
            "device %d is beyond the %d devices cujit supports", (int)dev, CJ_POOL_DEVICES);
   p = &pools[dev];
-  if (!__atomic_load_n(&p->state, __ATOMIC_ACQUIRE)) {
+  if (!__atomic_load_n(&p->state, __ATOMIC_ACQUIRE) || pool_dead(p)) {
     pthread_mutex_lock(&pool_lock);
-    if (!p->state)
+    if (pool_dead(p)) pool_forget(p, dev);
+    if (!p->state) {
+      cj_cu.cuCtxGetCurrent(&ctx);
+      p->made_in.ctx = ctx;
+      p->made_in.id = cj_ctx_id(ctx);
       __atomic_store_n(&p->state, pool_create(dev, &p->pool) ? POOL_STREAM_ORDERED : POOL_PLAIN,
                        __ATOMIC_RELEASE);
+    }
     pthread_mutex_unlock(&pool_lock);
   }
   *out = p;
@@ -128,11 +155,7 @@ static int keepable(const cj_pool *p, size_t bytes, CUstream stream, CUcontext *
 }
 
 /* The ID of context ctx now (0 where the driver cannot tell). */
-static unsigned long long id_of(CUcontext ctx) {
-  unsigned long long id = 0;
-  if (!cj_cu.cuCtxGetId || cj_cu.cuCtxGetId(ctx, &id) != CUDA_SUCCESS) id = 0;
-  return id;
-}
+static unsigned long long id_of(CUcontext ctx) { return cj_ctx_id(ctx); }
 
 /* A kept block of `bytes` of context ctx, or 0. */
 static CUdeviceptr take_kept(cj_pool *p, CUcontext ctx, size_t bytes) {
@@ -250,11 +273,12 @@ static void release_small(cj_pool *p) {
   pthread_mutex_lock(&keep_lock);
   while (i < p->n_small) {
     small_block *b = &p->small[i];
-    if (b->busy) {
+    int dead = b->id != id_of(b->ctx); /* its memory died with a reset */
+    if (b->busy && !dead) {
       i++;
       continue;
     }
-    if (b->id == id_of(b->ctx)) { /* else its memory died with a reset */
+    if (!dead) {
       if (b->ctx != current) cj_cu.cuCtxSetCurrent(b->ctx);
       cj_cu.cuStreamSynchronize(NULL);
       cj_cu.cuMemFree(b->ptr);
@@ -297,8 +321,10 @@ static CUresult give_back(cj_pool *p) {
 /* The pool of `dev` when it has been made and is a pool, else NULL (nothing is made). */
 static cj_pool *pool_made(CUdevice dev) {
   if (dev < 0 || dev >= CJ_POOL_DEVICES) return NULL;
-  return __atomic_load_n(&pools[dev].state, __ATOMIC_ACQUIRE) == POOL_STREAM_ORDERED ? &pools[dev]
-                                                                                     : NULL;
+  return __atomic_load_n(&pools[dev].state, __ATOMIC_ACQUIRE) == POOL_STREAM_ORDERED &&
+                 !pool_dead(&pools[dev])
+             ? &pools[dev]
+             : NULL;
 }
 
 static CUresult pool_get(cj_pool *p, size_t bytes, CUstream stream, CUdeviceptr *dptr) {
@@ -307,12 +333,16 @@ static CUresult pool_get(cj_pool *p, size_t bytes, CUstream stream, CUdeviceptr 
   return cj_cu.cuMemAlloc(dptr, bytes);
 }
 
-cujit_status cj_pool_alloc(CUdevice dev, size_t bytes, CUstream stream, CUdeviceptr *dptr) {
+cujit_status cj_pool_alloc(CUdevice dev, size_t bytes, CUstream stream, CUdeviceptr *dptr,
+                           cj_mem_ctx *owner) {
   cj_pool *p;
   CUcontext ctx;
   CUresult r;
   CJ_CHECK(dev >= 0 && dev < CJ_POOL_DEVICES, CUJIT_ERROR_NO_DEVICE,
            "device %d is beyond the %d devices cujit supports", (int)dev, CJ_POOL_DEVICES);
+  owner->ctx = NULL;
+  if (cj_cu.cuCtxGetCurrent(&owner->ctx) != CUDA_SUCCESS) owner->ctx = NULL;
+  owner->id = cj_ctx_id(owner->ctx);
   if (small_ok(bytes, stream, &ctx) && (*dptr = take_small(&pools[dev], ctx, bytes)) != 0) {
     __atomic_add_fetch(&pools[dev].in_use, bytes, __ATOMIC_RELAXED);
     return CUJIT_OK; /* the pool is not made for it */
@@ -354,8 +384,8 @@ static int current_is(CUdevice dev) {
   return cj_cu.cuCtxGetDevice(&cur) == CUDA_SUCCESS && cur == dev;
 }
 
-void cj_pool_free(CUdevice dev, CUdeviceptr dptr, size_t bytes, CUstream stream) {
-  cj_pool *p = &pools[dev];
+/* Gives memory of a live context back, that context current. */
+static void pool_give(cj_pool *p, CUdevice dev, CUdeviceptr dptr, size_t bytes, CUstream stream) {
   CUcontext ctx;
   if (give_small(p, dptr, stream)) {
     /* a small block, free for the next small request on the default stream */
@@ -366,6 +396,28 @@ void cj_pool_free(CUdevice dev, CUdeviceptr dptr, size_t bytes, CUstream stream)
   } else {
     cj_cu.cuStreamSynchronize(stream); /* the kernel and copies may still use it */
     cj_cu.cuMemFree(dptr);
+  }
+}
+
+void cj_pool_free(CUdevice dev, CUdeviceptr dptr, size_t bytes, CUstream stream,
+                  const cj_mem_ctx *owner) {
+  cj_pool *p = &pools[dev];
+  CUcontext current = NULL;
+  int other;
+  if (!cj_mem_ctx_dead(owner)) {
+    /* given back in its own context: an array destroyed while another device is current
+     * frees on its own device's stream */
+    cj_cu.cuCtxGetCurrent(&current);
+    other = owner->ctx && current != owner->ctx;
+    if (other) cj_cu.cuCtxSetCurrent(owner->ctx);
+    pool_give(p, dev, dptr, bytes, stream);
+    if (other) cj_cu.cuCtxSetCurrent(current);
+  } else {
+    /* its context was reset: the memory died with it and may already be another
+     * allocation's; a small block of it leaves the list (take_small drops it) */
+    cj_debug("device %d: %zu bytes of device memory made before a reset of their context are "
+             "forgotten, never freed",
+             (int)dev, bytes);
   }
   __atomic_sub_fetch(&p->in_use, bytes, __ATOMIC_RELAXED);
 }

@@ -44,6 +44,7 @@ typedef struct job {
 struct stager {
   int state; /* 0 not set up, 1 ready, -1 unavailable (atomic) */
   CUcontext ctx;
+  unsigned long long ctx_id; /* the life of ctx its chunks and events were made in (atomic) */
   size_t chunk;
   int nlanes;
   lane lanes[CJ_STAGING_MAX_LANES];
@@ -190,18 +191,10 @@ static void lanes_free(stager *s, int n) {
   memset(s->lanes, 0, sizeof s->lanes);
 }
 
-/* Makes s's pinned chunks and events in ctx (current on this thread) and starts its
- * helper threads; lane 0 is the caller's. Returns 0 when staging is off or failed. */
-static int setup(stager *s, CUcontext ctx, CUdevice dev) {
-  static int chunk_warned;
-  pthread_attr_t attr;
-  pthread_t t;
-  int i, b, n = lane_count();
-  if (n == 0) return 0;
-  s->ctx = ctx;
-  s->nlanes = n;
-  s->chunk = env_size("CUJIT_STAGING_CHUNK", CJ_STAGING_CHUNK_DEFAULT, &chunk_warned);
-  if (s->chunk < 4096) s->chunk = 4096;
+/* Makes the pinned chunks and events of s's n lanes in the context current on this
+ * thread; 0 (none kept) when that fails. */
+static int lanes_make(stager *s, int n) {
+  int i, b;
   for (i = 0; i < n; i++) {
     s->lanes[i].owner = s;
     s->lanes[i].index = i;
@@ -214,6 +207,23 @@ static int setup(stager *s, CUcontext ctx, CUdevice dev) {
       }
     }
   }
+  return 1;
+}
+
+/* Makes s's pinned chunks and events in ctx (current on this thread) and starts its
+ * helper threads; lane 0 is the caller's. Returns 0 when staging is off or failed. */
+static int setup(stager *s, CUcontext ctx, CUdevice dev) {
+  static int chunk_warned;
+  pthread_attr_t attr;
+  pthread_t t;
+  int i, n = lane_count();
+  if (n == 0) return 0;
+  s->ctx = ctx;
+  s->ctx_id = cj_ctx_id(ctx);
+  s->nlanes = n;
+  s->chunk = env_size("CUJIT_STAGING_CHUNK", CJ_STAGING_CHUNK_DEFAULT, &chunk_warned);
+  if (s->chunk < 4096) s->chunk = 4096;
+  if (!lanes_make(s, n)) return 0;
   pthread_mutex_init(&s->run_lock, NULL);
   pthread_mutex_init(&s->lock, NULL);
   pthread_cond_init(&s->go, NULL);
@@ -232,9 +242,32 @@ static int setup(stager *s, CUcontext ctx, CUdevice dev) {
   return 1;
 }
 
-/* The lanes of device `dev`, set up on its first use, when they work in ctx; else NULL. */
+/* After a reset of s's context (the same handle, a new life): its chunks and events died
+ * with the old life, and are made again in the new one (the helper threads keep the
+ * handle current); nothing of the old is freed or used. Returns 0 when that fails, and
+ * staging is then off for the device. */
+static int renew(stager *s, unsigned long long id) {
+  int ok = 1;
+  pthread_mutex_lock(&s->run_lock); /* no transfer runs meanwhile */
+  if (__atomic_load_n(&s->ctx_id, __ATOMIC_ACQUIRE) != id) {
+    memset(s->lanes, 0, sizeof s->lanes[0] * (size_t)s->nlanes);
+    ok = lanes_make(s, s->nlanes);
+    if (ok) {
+      __atomic_store_n(&s->ctx_id, id, __ATOMIC_RELEASE);
+      cj_debug("staging: the context's pinned chunks died with a reset; made again");
+    } else {
+      __atomic_store_n(&s->state, -1, __ATOMIC_RELEASE);
+    }
+  }
+  pthread_mutex_unlock(&s->run_lock);
+  return ok;
+}
+
+/* The lanes of device `dev`, set up on its first use, when they work in ctx (in its
+ * current life: made again after a reset); else NULL. */
 static stager *stager_for(CUcontext ctx, CUdevice dev) {
   stager *s;
+  unsigned long long id;
   int state;
   if (dev < 0 || dev >= CJ_DEVICE_SLOTS) return NULL;
   s = &stagers[dev];
@@ -247,7 +280,10 @@ static stager *stager_for(CUcontext ctx, CUdevice dev) {
     }
     pthread_mutex_unlock(&setup_lock);
   }
-  return state == 1 && ctx == s->ctx ? s : NULL;
+  if (state != 1 || ctx != s->ctx) return NULL;
+  id = cj_ctx_id(ctx);
+  if (id && id != __atomic_load_n(&s->ctx_id, __ATOMIC_ACQUIRE) && !renew(s, id)) return NULL;
+  return s;
 }
 
 static cujit_status run(stager *s, const job *j) {

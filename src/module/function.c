@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "driver/zstd.h"
 #include "module/function.h"
 
 void cj_function_free(cujit_function *fn) {
@@ -39,25 +40,60 @@ static cujit_status indexed_layout(cujit_function *fn, int *complete) {
   return CUJIT_OK;
 }
 
+static cujit_status kparams_layout(cujit_function *fn, const void *cubin, size_t size,
+                                   int *complete);
+
+/* The layout a compressed fatbin entry describes: its zstd frame decompressed (libzstd,
+ * loaded then), then read as the entry would be. CUJIT_ERROR_NOT_FOUND when it cannot be
+ * (no libzstd, another compression, bytes zstd refuses); CUJIT_ERROR_OUT_OF_MEMORY. */
+static cujit_status compressed_layout(cujit_function *fn, const cj_code *c, int *complete) {
+  enum { MAX_ENTRY = 1 << 30 }; /* as large as a prebuilt file may be */
+  unsigned char *plain = NULL;
+  size_t size = 0;
+  cujit_status st = cj_zstd_decompress(c->data, c->size, MAX_ENTRY, &plain, &size);
+  if (st == CUJIT_ERROR_OUT_OF_MEMORY) return cj_fail_oom("reading a compressed entry");
+  if (st != CUJIT_OK) {
+    cj_debug("kernel '%s': its compressed fatbin entry cannot be read (%s%s%s)", fn->name,
+             cujit_status_name(st), cj_zstd_error()[0] ? ": " : "", cj_zstd_error());
+    return CUJIT_ERROR_NOT_FOUND;
+  }
+  if (c->kind == CJ_PREBUILT_PTX) {
+    unsigned char *text = cj_realloc(plain, size + 1);
+    if (!text) {
+      cj_free(plain);
+      return cj_fail_oom("reading a compressed entry");
+    }
+    text[size] = '\0';
+    st = cj_ptx_params((const char *)text, fn->lowered, &fn->nparams, &fn->param_offsets,
+                       &fn->param_sizes);
+    cj_free(text);
+    return st;
+  }
+  st = kparams_layout(fn, plain, size, complete);
+  cj_free(plain);
+  return st;
+}
+
 /* fn's layout as the code loaded on `dev` describes it: a CUBIN's own description of its
  * kernels (the module's, a linked module's, or a fatbin's or bundle's entry; *complete set,
  * as it is what the driver reports), or the parameter list of the PTX entry of a fatbin or
  * bundle that was loaded there (*complete 0: structs' places are the driver's to say).
- * CUJIT_ERROR_NOT_FOUND, with nothing set, when that code does not say (a compressed entry,
- * a damaged description); CUJIT_ERROR_OUT_OF_MEMORY. */
+ * A compressed fatbin entry is decompressed first. CUJIT_ERROR_NOT_FOUND, with nothing set,
+ * when that code does not say (an entry that cannot be decompressed, a damaged
+ * description); CUJIT_ERROR_OUT_OF_MEMORY. */
 static cujit_status loaded_layout(cujit_function *fn, CUdevice dev, int *complete) {
   const cj_image *im = fn->module->image;
   const cj_mstate *s = fn->module->dev;
   const unsigned char *bytes = im->cubin;
-  size_t size = im->cubin_size, n, i;
-  cj_kparam *kp;
-  int v, r;
+  size_t size = im->cubin_size;
+  int v;
   *complete = 0;
   if (im->prebuilt == CJ_PREBUILT_FATBIN || im->prebuilt == CJ_PREBUILT_BUNDLE) {
     const cj_code *c;
     v = dev >= 0 && dev < CJ_RECORDED_DEVICES ? s->on_dev[dev] - 1 : -1;
-    if (v < 0 || !s->pick[v] || s->codes[s->pick[v] - 1].compressed) return CUJIT_ERROR_NOT_FOUND;
+    if (v < 0 || !s->pick[v]) return CUJIT_ERROR_NOT_FOUND;
     c = &s->codes[s->pick[v] - 1];
+    if (c->compressed) return compressed_layout(fn, c, complete);
     if (c->kind == CJ_PREBUILT_PTX) /* s->bytes[v] is the entry's text, with a NUL */
       return cj_ptx_params((const char *)s->bytes[v], fn->lowered, &fn->nparams, &fn->param_offsets,
                            &fn->param_sizes);
@@ -65,7 +101,15 @@ static cujit_status loaded_layout(cujit_function *fn, CUdevice dev, int *complet
     size = c->size;
   }
   if (!bytes || cj_image_is_ltoir(im)) return CUJIT_ERROR_NOT_FOUND;
-  r = cj_cubin_kparams(bytes, size, fn->lowered, &n, &kp);
+  return kparams_layout(fn, bytes, size, complete);
+}
+
+/* The layout a CUBIN describes for kernel fn, as loaded_layout() returns it. */
+static cujit_status kparams_layout(cujit_function *fn, const void *cubin, size_t size,
+                                   int *complete) {
+  cj_kparam *kp;
+  size_t n, i;
+  int r = cj_cubin_kparams(cubin, size, fn->lowered, &n, &kp);
   if (r < 0) return cj_fail_oom("reading a kernel's parameters");
   if (r == 0) return CUJIT_ERROR_NOT_FOUND;
   if (n && (!(fn->param_offsets = cj_malloc(n * sizeof(size_t))) ||
@@ -84,7 +128,7 @@ static cujit_status loaded_layout(cujit_function *fn, CUdevice dev, int *complet
 }
 
 /* Asks the driver for every parameter until it refuses one: only for code that describes
- * none (a compressed fatbin entry, a damaged description). The refusal past the last
+ * none (a compressed entry without libzstd, a damaged description). The refusal past the last
  * parameter is an API error that compute-sanitizer reports. */
 static cujit_status probed_layout(cujit_function *fn, CUkernel k) {
   size_t cap_o = 0, cap_s = 0, i, off, size;

@@ -48,8 +48,8 @@ static inline int checkdriver_open(const char *path, checkdriver_api *api) {
   *(void **)&api->peek = dlsym(h, "checkdriver_peek");
   *(void **)&api->pending = dlsym(h, "checkdriver_pending");
   dlclose(h); /* cujit's reference keeps it loaded */
-  return api->violations && api->report && api->clear && api->set_abort &&
-                 api->fault_next_launch && api->peek && api->pending
+  return api->violations && api->report && api->clear && api->set_abort && api->fault_next_launch &&
+                 api->peek && api->pending
              ? 0
              : -1;
 }

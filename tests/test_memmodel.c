@@ -1,0 +1,1182 @@
+/* test_memmodel - a model-based test of memory and contexts: random sequences of steps
+ * (arrays made and destroyed in every size class: small exact-size blocks of at most
+ * 64 KiB, kept blocks up to 1 MiB, the pool above; views; writes, reads and copies;
+ * kernels and In/Out launches; streams made, destroyed and arrays moved between them;
+ * other threads; device switches; primary-context resets; a device fault;
+ * cujit_mem_pool_trim; fork), each sequence made from its seed, checked after every step
+ * against a model of who owns which bytes:
+ * - no two live arrays, other than views of one block, share a byte (cujit_array_data and
+ *   cujit_array_nbytes);
+ * - every live array holds what was last written to it (read back: on the checking fake
+ *   driver from its host-backed memory without synchronising, on a GPU through cujit);
+ * - the checking fake driver (tests/fakedriver) records no violation; no call fails but
+ *   where the step expects it, nothing crashes.
+ * A failing sequence is replayed alone in a new process, shrunk to the fewest steps that
+ * still fail (each try a new process too, so that a crash is a failure like any other),
+ * and printed as C.
+ *
+ * CPU mode (CUJIT_LIBCUDA naming the checking fake driver): in CI. GPU mode (a real
+ * driver): the same sequences; kernels run, so their results are checked too; run under
+ * compute-sanitizer with --no-fault (a fault is an error it reports). With no driver, or
+ * a real one with no device, the group is skipped, unless --require-gpu is given: then a
+ * run that could check nothing fails.
+ *
+ * The run itself is a child process (--batch), so that a crash is caught, replayed and
+ * shrunk too.
+ *
+ * Usage: test_memmodel [--sequences N] [--first SEED] [--no-fault] [--require-gpu]
+ *        test_memmodel --replay SEED [--keep I,J,...] [--after FIRST]
+ *          (one sequence, its steps I, J, ...; after sequences FIRST to SEED - 1 in full)
+ * Exit: 0 passed, 1 failed, 77 skipped. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "cujit_array.h"
+#include "fakedriver/checkdriver.h"
+
+enum { MAX_ARR = 24, MAX_STREAMS = 4, MAX_STEPS = 48, LOG_SIZE = 1 << 16 };
+
+typedef enum kind {
+  K_NEW,
+  K_NEW_LIKE,
+  K_VIEW,
+  K_DESTROY,
+  K_WRITE,
+  K_READ,
+  K_COPY,
+  K_KERNEL,
+  K_INOUT,
+  K_MOVE,
+  K_STREAM_NEW,
+  K_STREAM_DESTROY,
+  K_THREAD,
+  K_DEVICE,
+  K_RESET,
+  K_FAULT,
+  K_TRIM,
+  K_FORK,
+  K_SYNC,
+  N_KINDS
+} kind;
+
+/* How often each kind is drawn (of 100). */
+static const int kWeight[N_KINDS] = {16, 6, 6, 13, 9, 5, 5, 5, 6, 5, 3, 2, 3, 3, 3, 2, 1, 1, 1};
+
+typedef struct step {
+  int kind;
+  uint64_t r[3]; /* resolved against the state when the step runs */
+} step;
+
+typedef struct marr {
+  cujit_array *h; /* NULL: a free slot */
+  int group;      /* the block: views share their base's */
+  size_t off, n;  /* bytes of the block this array covers */
+  int stream;     /* index into streams, -1 for the legacy default stream */
+} marr;
+
+typedef struct mgroup {
+  unsigned char *bytes, *known; /* what was last written, and which bytes are known */
+  size_t n;
+  int dev, refs, dead; /* dead: its context was reset */
+  unsigned touched;    /* the streams whose work used it (bit k + 1 for stream k, 0: NULL) */
+} mgroup;
+
+/* ---- the run ---- */
+
+static int gpu_mode, no_fault, ndev, require_gpu;
+/* Reads arrays back through cujit (on a GPU; on the fake with --read-through-cujit, which
+ * tries that path without a device) rather than from the fake's memory. */
+static int via_cujit;
+static checkdriver_api cd;
+static cujit_module *mod;
+static cujit_function *k_inc, *k_fault;
+static marr arr[MAX_ARR];
+static mgroup grp[MAX_ARR];
+static CUstream streams[MAX_STREAMS];
+static int stream_dev[MAX_STREAMS];
+static int cur_dev;
+static char failure[4096]; /* the first failure of the sequence */
+static char c_log[LOG_SIZE];
+static size_t c_len;
+static unsigned long long n_checks_bytes, n_checks_sharing, n_steps_run;
+
+static const char kSource[] =
+    "extern \"C\" __global__ void inc(const unsigned char *in, unsigned char *out, long n) {\n"
+    "  long i = blockIdx.x * (long)blockDim.x + threadIdx.x;\n"
+    "  if (i < n) out[i] = (unsigned char)(in[i] + 1);\n"
+    "}\n"
+    "extern \"C\" __global__ void checkdriver_fault_now(int *p) {\n"
+    "  *(volatile int *)(unsigned long)16 = *p;\n"
+    "}\n";
+
+static uint64_t mix(uint64_t *s) {
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+static void fail_with(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void fail_with(const char *fmt, ...) {
+  va_list ap;
+  if (failure[0]) return;
+  va_start(ap, fmt);
+  vsnprintf(failure, sizeof failure, fmt, ap);
+  va_end(ap);
+}
+
+static int log_now; /* replays print each line as it comes (a crash ends the program) */
+
+static void logc(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void logc(const char *fmt, ...) {
+  va_list ap;
+  if (log_now) {
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    fflush(stdout);
+    return;
+  }
+  if (c_len >= LOG_SIZE - 256) return;
+  va_start(ap, fmt);
+  c_len += (size_t)vsnprintf(c_log + c_len, LOG_SIZE - c_len, fmt, ap);
+  va_end(ap);
+  if (c_len > LOG_SIZE - 1) c_len = LOG_SIZE - 1;
+}
+
+/* A cujit call that must succeed. */
+#define OK(call, what)                                                                  \
+  do {                                                                                  \
+    cujit_status st_ = (call);                                                          \
+    if (st_ != CUJIT_OK) {                                                              \
+      fail_with("%s failed: %s: %s", what, cujit_status_name(st_), cujit_last_error()); \
+      return;                                                                           \
+    }                                                                                   \
+  } while (0)
+
+/* ---- sizes and bytes ---- */
+
+/* A size of class c: small exact-size blocks (<= 64 KiB), kept blocks (<= 1 MiB), the pool. */
+static size_t size_of(uint64_t r) {
+  static const size_t sizes[3][4] = {{1, 100, 1024, 65536},
+                                     {65537, 100000, 262144, 1 << 20},
+                                     {(1 << 20) + 1, 3 << 20, 4 << 20, 4 << 20}};
+  int c = (int)(r % 10);
+  return sizes[c < 6 ? 0 : c < 9 ? 1 : 2][(r >> 8) % 4];
+}
+
+static void pattern(unsigned char *p, size_t n, uint64_t seed) {
+  uint64_t s = seed;
+  size_t i;
+  for (i = 0; i < n; i += 8) {
+    uint64_t v = mix(&s);
+    memcpy(p + i, &v, n - i < 8 ? n - i : 8);
+  }
+}
+
+/* ---- driver access the test makes as a program would ---- */
+
+static void *driver_symbol(const char *name) {
+  const char *path = getenv("CUJIT_LIBCUDA");
+  void *h = dlopen(path && *path ? path : "libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  void *f = h ? dlsym(h, name) : NULL;
+  if (h) dlclose(h);
+  return f;
+}
+
+/* ---- the model ---- */
+
+/* The r-th live array (round the slots), -1 when none; with `usable`, only arrays whose
+ * context lives; with dev >= 0, only that device's. */
+static int pick(uint64_t r, int usable, int dev) {
+  int i, k, n = 0;
+  for (i = 0; i < MAX_ARR; i++)
+    n += arr[i].h && (!usable || !grp[arr[i].group].dead) &&
+         (dev < 0 || grp[arr[i].group].dev == dev);
+  if (!n) return -1;
+  k = (int)(r % (uint64_t)n);
+  for (i = 0; i < MAX_ARR; i++)
+    if (arr[i].h && (!usable || !grp[arr[i].group].dead) &&
+        (dev < 0 || grp[arr[i].group].dev == dev) && k-- == 0)
+      return i;
+  return -1;
+}
+
+static int free_slot(void) {
+  int i;
+  for (i = 0; i < MAX_ARR; i++)
+    if (!arr[i].h) return i;
+  return -1;
+}
+
+static int free_group(void) {
+  int i;
+  for (i = 0; i < MAX_ARR; i++)
+    if (!grp[i].refs) return i;
+  return -1;
+}
+
+static CUstream stream_h(int k) { return k < 0 ? NULL : streams[k]; }
+
+/* Stream k's bit in a group's `touched`. */
+static unsigned bit(int k) { return 1u << (k + 1); }
+
+/* How the printed program names stream k. */
+static const char *sname(int k) {
+  static char names[4][8];
+  static int next;
+  char *n = names[next++ % 4];
+  if (k < 0) return "NULL";
+  snprintf(n, 8, "s%d", k);
+  return n;
+}
+
+static void to_dev(int d) {
+  if (cur_dev == d) return;
+  logc("  cujit_device_set_current(%d);\n", d);
+  if (cujit_device_set_current(d) != CUJIT_OK)
+    fail_with("cujit_device_set_current(%d): %s", d, cujit_last_error());
+  cur_dev = d;
+}
+
+static void group_release(int g) {
+  if (--grp[g].refs > 0) return;
+  free(grp[g].bytes);
+  free(grp[g].known);
+  memset(&grp[g], 0, sizeof grp[g]);
+}
+
+/* Records that host bytes were written to array i. */
+static void wrote(int i, const unsigned char *host) {
+  mgroup *g = &grp[arr[i].group];
+  memcpy(g->bytes + arr[i].off, host, arr[i].n);
+  memset(g->known + arr[i].off, 1, arr[i].n);
+}
+
+/* Array i's bytes, from the fake's memory (CPU: no synchronisation) or through cujit (GPU):
+ * 0, or 1 when they cannot be read now (CPU: unfinished work writes them). */
+static int fetch(int i, size_t off, size_t n, unsigned char *out) {
+  if (!via_cujit) {
+    int r = cd.peek(cujit_array_data(arr[i].h) + off, out, n);
+    if (r < 0)
+      fail_with("array a%d: its memory (0x%llx, %zu bytes) is not live device memory", i,
+                (unsigned long long)cujit_array_data(arr[i].h), arr[i].n);
+    return r != 0;
+  }
+  if (cujit_array_read_range(arr[i].h, (int64_t)off, (int64_t)n, out) != CUJIT_OK) {
+    fail_with("reading a%d: %s", i, cujit_last_error());
+    return 1;
+  }
+  return 0;
+}
+
+static void sync_others(int gi, int keep, int quiet);
+
+/* Compares array i's known bytes with what it holds: all of a small one, stripes of a
+ * large one. */
+static void check_contents(int i) {
+  const mgroup *g = &grp[arr[i].group];
+  unsigned char buf[4096];
+  /* through cujit on a GPU, each read a synchronised copy: fewer stripes there */
+  size_t n = arr[i].n, stripe = n <= sizeof buf ? n : 256,
+         stride = n <= sizeof buf ? n : n / (via_cujit ? 3 : 15), at, k;
+  if (!n) return;
+  /* on a GPU the read is a copy on the array's stream: what others queue on its block
+   * finishes first (the fake reads without synchronising, and says what is unfinished) */
+  if (via_cujit) sync_others(arr[i].group, arr[i].stream, 1);
+  if (via_cujit && g->dev != cur_dev && cujit_device_set_current(g->dev) != CUJIT_OK) {
+    fail_with("cujit_device_set_current(%d): %s", g->dev, cujit_last_error());
+    return;
+  }
+  for (at = 0; at < n && !failure[0]; at += stride) {
+    size_t len = at + stripe > n ? n - at : stripe;
+    if (fetch(i, at, len, buf)) return;
+    for (k = 0; k < len; k++) {
+      size_t b = arr[i].off + at + k;
+      if (g->known[b] && buf[k] != g->bytes[b]) {
+        fail_with("array a%d (%zu bytes at 0x%llx) holds 0x%02x at byte %zu, but 0x%02x was "
+                  "last written there",
+                  i, n, (unsigned long long)cujit_array_data(arr[i].h), buf[k], at + k,
+                  g->bytes[b]);
+        return;
+      }
+    }
+    n_checks_bytes++;
+    if (stride == n) break;
+  }
+  /* the step's device again: checking changes nothing of the sequence */
+  if (via_cujit && g->dev != cur_dev && cujit_device_set_current(cur_dev) != CUJIT_OK)
+    fail_with("cujit_device_set_current(%d): %s", cur_dev, cujit_last_error());
+}
+
+/* The invariants, after every step. */
+static void check_all(void) {
+  int i, j;
+  for (i = 0; i < MAX_ARR && !failure[0]; i++) {
+    CUdeviceptr a, b;
+    if (!arr[i].h || grp[arr[i].group].dead || !arr[i].n) continue;
+    a = cujit_array_data(arr[i].h);
+    if (cujit_array_nbytes(arr[i].h) != arr[i].n) {
+      fail_with("array a%d has %zu bytes, made with %zu", i, cujit_array_nbytes(arr[i].h),
+                arr[i].n);
+      break;
+    }
+    for (j = i + 1; j < MAX_ARR; j++) {
+      if (!arr[j].h || grp[arr[j].group].dead || !arr[j].n || arr[j].group == arr[i].group)
+        continue;
+      b = cujit_array_data(arr[j].h);
+      if (grp[arr[i].group].dev == grp[arr[j].group].dev && a < b + arr[j].n && b < a + arr[i].n)
+        fail_with("live arrays a%d (0x%llx, %zu bytes) and a%d (0x%llx, %zu bytes) share "
+                  "device memory",
+                  i, (unsigned long long)a, arr[i].n, j, (unsigned long long)b, arr[j].n);
+      n_checks_sharing++;
+    }
+    check_contents(i);
+  }
+  if (!gpu_mode && !failure[0] && cd.violations()) {
+    char text[2048];
+    cd.report(text, sizeof text);
+    fail_with("the checking driver recorded %lu violation(s):\n%s", cd.violations(), text);
+  }
+}
+
+/* ---- steps ---- */
+
+static void new_array(const step *s) {
+  int i = free_slot(), g = free_group();
+  size_t n = size_of(s->r[0]);
+  unsigned char *host;
+  int64_t shape;
+  if (i < 0 || g < 0) return;
+  host = malloc(n);
+  pattern(host, n, s->r[1]);
+  shape = (int64_t)n;
+  logc("  pattern(host, %zu, %lluu);\n  cujit_array_from_host(&a%d, CUJIT_TYPE_U8, 1, "
+       "(int64_t[]){%zu}, host); /* device %d */\n",
+       n, (unsigned long long)s->r[1], i, n, cur_dev);
+  if (cujit_array_from_host(&arr[i].h, CUJIT_TYPE_U8, 1, &shape, host) != CUJIT_OK) {
+    fail_with("cujit_array_from_host (%zu bytes): %s", n, cujit_last_error());
+    free(host);
+    return;
+  }
+  grp[g].bytes = malloc(n);
+  grp[g].known = calloc(n, 1);
+  grp[g].n = n;
+  grp[g].dev = cur_dev;
+  grp[g].refs = 1;
+  arr[i].group = g;
+  arr[i].off = 0;
+  arr[i].n = n;
+  arr[i].stream = -1;
+  grp[g].touched = bit(-1);
+  wrote(i, host);
+  free(host);
+}
+
+static void new_like(const step *s) {
+  int like = pick(s->r[0], 1, -1), i = free_slot(), g = free_group();
+  if (like < 0 || i < 0 || g < 0) return;
+  to_dev(grp[arr[like].group].dev);
+  logc("  cujit_array_empty_like(&a%d, a%d);\n", i, like);
+  OK(cujit_array_empty_like(&arr[i].h, arr[like].h), "cujit_array_empty_like");
+  grp[g].bytes = malloc(arr[like].n);
+  grp[g].known = calloc(arr[like].n ? arr[like].n : 1, 1);
+  grp[g].n = arr[like].n;
+  grp[g].dev = cur_dev;
+  grp[g].refs = 1;
+  arr[i].group = g;
+  arr[i].off = 0;
+  arr[i].n = arr[like].n;
+  arr[i].stream = arr[like].stream;
+  grp[g].touched = bit(arr[i].stream);
+}
+
+static void view(const step *s) {
+  int a = pick(s->r[0], 1, -1), i = free_slot();
+  int64_t start, stop;
+  if (a < 0 || i < 0 || !arr[a].n) return;
+  start = (int64_t)(s->r[1] % arr[a].n);
+  stop = start + 1 + (int64_t)(s->r[2] % (arr[a].n - (size_t)start));
+  to_dev(grp[arr[a].group].dev);
+  logc("  cujit_array_view(a%d, %lld, %lld, &a%d);\n", a, (long long)start, (long long)stop, i);
+  OK(cujit_array_view(arr[a].h, start, stop, &arr[i].h), "cujit_array_view");
+  arr[i].group = arr[a].group;
+  arr[i].off = arr[a].off + (size_t)start;
+  arr[i].n = (size_t)(stop - start);
+  arr[i].stream = arr[a].stream;
+  grp[arr[i].group].refs++;
+}
+
+/* Before more work on block gi is ordered on stream `keep`: the work other streams queued
+ * on it finishes, as the docs ask of a program (a step's own, logged; with `quiet`, a
+ * check's, on the block's device without changing the current one). */
+static void sync_others(int gi, int keep, int quiet) {
+  mgroup *g = &grp[gi];
+  int k, switched = 0;
+  if (g->dead) return;
+  for (k = -1; k < MAX_STREAMS; k++) {
+    if (!(g->touched & bit(k)) || k == keep) continue;
+    if (k >= 0 && (!streams[k] || stream_dev[k] != g->dev)) continue; /* gone, and synced then */
+    if (!quiet) {
+      to_dev(g->dev);
+      logc("  cujit_stream_synchronize(%s);\n", sname(k));
+    } else if (g->dev != cur_dev && !switched) {
+      switched = cujit_device_set_current(g->dev) == CUJIT_OK;
+    }
+    if (cujit_stream_synchronize(stream_h(k)) != CUJIT_OK)
+      fail_with("cujit_stream_synchronize: %s", cujit_last_error());
+  }
+  if (switched && cujit_device_set_current(cur_dev) != CUJIT_OK)
+    fail_with("cujit_device_set_current(%d): %s", cur_dev, cujit_last_error());
+  g->touched = bit(keep);
+}
+
+/* Before array a's memory is ordered on its own stream alone (it is destroyed, or moved). */
+static void finish_others(int a) { sync_others(arr[a].group, arr[a].stream, 0); }
+
+static void destroy(int a) {
+  int g = arr[a].group;
+  if (grp[g].refs == 1) finish_others(a);
+  if (!grp[g].dead) to_dev(grp[g].dev);
+  logc("  cujit_array_destroy(a%d);%s\n", a, grp[g].dead ? " /* made before the reset */" : "");
+  cujit_array_destroy(arr[a].h);
+  arr[a].h = NULL;
+  group_release(g);
+}
+
+static void write_step(const step *s) {
+  int a = pick(s->r[0], 1, -1);
+  unsigned char *host;
+  if (a < 0) return;
+  host = malloc(arr[a].n + 1);
+  pattern(host, arr[a].n, s->r[1]);
+  to_dev(grp[arr[a].group].dev);
+  finish_others(a);
+  logc("  pattern(host, %zu, %lluu);\n  cujit_array_write(a%d, host, %zu);\n", arr[a].n,
+       (unsigned long long)s->r[1], a, arr[a].n);
+  if (cujit_array_write(arr[a].h, host, arr[a].n) != CUJIT_OK)
+    fail_with("cujit_array_write(a%d): %s", a, cujit_last_error());
+  else
+    wrote(a, host);
+  free(host);
+}
+
+/* A full read through cujit (it synchronises the array's stream). */
+static void read_step(const step *s) {
+  int a = pick(s->r[0], 1, -1);
+  const mgroup *g;
+  unsigned char *host;
+  size_t k;
+  if (a < 0) return;
+  g = &grp[arr[a].group];
+  host = malloc(arr[a].n + 1);
+  finish_others(a);
+  to_dev(g->dev);
+  logc("  cujit_array_read(a%d, host, %zu);\n", a, arr[a].n);
+  if (cujit_array_read(arr[a].h, host, arr[a].n) != CUJIT_OK) {
+    fail_with("cujit_array_read(a%d): %s", a, cujit_last_error());
+  } else {
+    for (k = 0; k < arr[a].n; k++)
+      if (g->known[arr[a].off + k] && host[k] != g->bytes[arr[a].off + k]) {
+        fail_with("cujit_array_read(a%d) gave 0x%02x at byte %zu, but 0x%02x was last written", a,
+                  host[k], k, g->bytes[arr[a].off + k]);
+        break;
+      }
+    n_checks_bytes++;
+  }
+  free(host);
+}
+
+static void copy_step(const step *s) {
+  int a = pick(s->r[0], 1, -1), b = pick(s->r[1], 1, -1);
+  mgroup *ga, *gb;
+  if (a < 0 || b < 0 || arr[a].group == arr[b].group || arr[a].n != arr[b].n) return;
+  ga = &grp[arr[a].group];
+  gb = &grp[arr[b].group];
+  if (ga->dev != gb->dev) return;
+  to_dev(ga->dev);
+  sync_others(arr[a].group, arr[a].stream, 0); /* the copy is on a's stream */
+  sync_others(arr[b].group, arr[a].stream, 0);
+  logc("  cujit_array_copy(a%d, &a%d);\n", a, b);
+  OK(cujit_array_copy(arr[a].h, &arr[b].h), "cujit_array_copy");
+  memcpy(gb->bytes + arr[b].off, ga->bytes + arr[a].off, arr[a].n);
+  memcpy(gb->known + arr[b].off, ga->known + arr[a].off, arr[a].n);
+}
+
+/* A kernel reading a and writing b (b = a + 1, bytewise), on a's stream. */
+static void kernel_step(const step *s) {
+  int a = pick(s->r[0], 1, -1), b = pick(s->r[1], 1, -1);
+  cujit_launch_options o = CUJIT_LAUNCH_OPTIONS_INIT;
+  mgroup *ga, *gb;
+  size_t k;
+  long n;
+  if (a < 0 || b < 0 || arr[a].group == arr[b].group || arr[a].n != arr[b].n || !arr[a].n) return;
+  ga = &grp[arr[a].group];
+  gb = &grp[arr[b].group];
+  if (ga->dev != gb->dev) return;
+  to_dev(ga->dev);
+  sync_others(arr[a].group, arr[a].stream, 0);
+  sync_others(arr[b].group, arr[a].stream, 0);
+  o.stream = stream_h(arr[a].stream);
+  n = (long)arr[a].n;
+  logc("  o.stream = %s;\n  CUJIT_LAUNCH_EX(inc, CUJIT_DIM3(%ld), CUJIT_DIM3(256), &o, "
+       "cujit_array_arg(a%d), cujit_array_arg(a%d), cujit_i64(%ld));\n",
+       sname(arr[a].stream), (n + 255) / 256, a, b, n);
+  OK(CUJIT_LAUNCH_EX(k_inc, CUJIT_DIM3((unsigned)((n + 255) / 256)), CUJIT_DIM3(256), &o,
+                     cujit_array_arg(arr[a].h), cujit_array_arg(arr[b].h), cujit_i64(n)),
+     "launching inc");
+  for (k = 0; k < arr[a].n; k++) {
+    gb->bytes[arr[b].off + k] = (unsigned char)(ga->bytes[arr[a].off + k] + 1);
+    /* the fake runs no kernel: what it writes is not known there */
+    gb->known[arr[b].off + k] = gpu_mode && ga->known[arr[a].off + k];
+  }
+}
+
+/* In and Out buffers of host memory, on a stream of the current device or the default. */
+static void inout_step(const step *s) {
+  cujit_launch_options o = CUJIT_LAUNCH_OPTIONS_INIT;
+  size_t n = size_of(s->r[0]), k;
+  int sk = (int)(s->r[1] % (MAX_STREAMS + 1)) - 1;
+  unsigned char *in = malloc(n), *out = malloc(n);
+  if (sk >= 0 && (!streams[sk] || stream_dev[sk] != cur_dev)) sk = -1;
+  o.stream = stream_h(sk);
+  pattern(in, n, s->r[2]);
+  memset(out, 0, n);
+  logc("  o.stream = %s;\n  CUJIT_LAUNCH_EX(inc, CUJIT_DIM3(%zu), CUJIT_DIM3(256), &o, "
+       "cujit_in(in, %zu), cujit_out(out, %zu), cujit_i64(%zu));\n",
+       sname(sk), (n + 255) / 256, n, n, n);
+  if (CUJIT_LAUNCH_EX(k_inc, CUJIT_DIM3((unsigned)((n + 255) / 256)), CUJIT_DIM3(256), &o,
+                      cujit_in(in, n), cujit_out(out, n), cujit_i64((int64_t)n)) != CUJIT_OK) {
+    fail_with("an In/Out launch of %zu bytes: %s", n, cujit_last_error());
+  } else if (gpu_mode) {
+    for (k = 0; k < n; k++)
+      if (out[k] != (unsigned char)(in[k] + 1)) {
+        fail_with("an In/Out launch of %zu bytes gave 0x%02x at byte %zu for 0x%02x", n, out[k], k,
+                  in[k]);
+        break;
+      }
+    n_checks_bytes++;
+  }
+  free(in);
+  free(out);
+}
+
+static void move_step(const step *s) {
+  int a = pick(s->r[0], 1, -1), sk = (int)(s->r[1] % (MAX_STREAMS + 1)) - 1;
+  if (a < 0) return;
+  if (sk >= 0 && (!streams[sk] || stream_dev[sk] != grp[arr[a].group].dev)) sk = -1;
+  finish_others(a);
+  to_dev(grp[arr[a].group].dev);
+  if (arr[a].stream != sk) { /* its work on the old stream finishes first */
+    logc("  cujit_stream_synchronize(%s);\n", sname(arr[a].stream));
+    OK(cujit_stream_synchronize(stream_h(arr[a].stream)), "cujit_stream_synchronize");
+  }
+  logc("  cujit_array_set_stream(a%d, %s);\n", a, sname(sk));
+  OK(cujit_array_set_stream(arr[a].h, stream_h(sk)), "cujit_array_set_stream");
+  arr[a].stream = sk;
+  grp[arr[a].group].touched |= bit(sk);
+}
+
+static void stream_new(const step *s) {
+  int k = (int)(s->r[0] % MAX_STREAMS);
+  if (streams[k]) return;
+  logc("  cujit_stream_create(&s%d); /* device %d */\n", k, cur_dev);
+  OK(cujit_stream_create(&streams[k]), "cujit_stream_create");
+  stream_dev[k] = cur_dev;
+}
+
+/* The arrays on it move to the default stream (after it drains), then it is destroyed. */
+static void stream_destroy(const step *s) {
+  int k = (int)(s->r[0] % MAX_STREAMS), i;
+  if (!streams[k]) return;
+  to_dev(stream_dev[k]);
+  logc("  cujit_stream_synchronize(s%d);\n", k);
+  OK(cujit_stream_synchronize(streams[k]), "cujit_stream_synchronize");
+  for (i = 0; i < MAX_ARR; i++)
+    if (arr[i].h && arr[i].stream == k) {
+      logc("  cujit_array_set_stream(a%d, NULL);\n", i);
+      OK(cujit_array_set_stream(arr[i].h, NULL), "cujit_array_set_stream");
+      arr[i].stream = -1;
+    }
+  logc("  cujit_stream_destroy(s%d);\n", k);
+  OK(cujit_stream_destroy(streams[k]), "cujit_stream_destroy");
+  streams[k] = NULL;
+}
+
+/* Another thread makes, writes, reads and destroys an array of its own, launches with
+ * In/Out buffers, and destroys one of the model's arrays; joined before the next step. */
+typedef struct job {
+  int dev, victim;
+  size_t n;
+  uint64_t seed;
+  cujit_array *victim_h;
+  char why[512];
+} job;
+
+static void *thread_main(void *arg) {
+  job *j = arg;
+  cujit_array *a = NULL;
+  unsigned char *in = malloc(j->n), *back = malloc(j->n);
+  int64_t shape = (int64_t)j->n;
+  pattern(in, j->n, j->seed);
+  if (cujit_device_set_current(j->dev) != CUJIT_OK ||
+      cujit_array_from_host(&a, CUJIT_TYPE_U8, 1, &shape, in) != CUJIT_OK ||
+      cujit_array_read(a, back, j->n) != CUJIT_OK)
+    snprintf(j->why, sizeof j->why, "in a thread: %s", cujit_last_error());
+  else if (memcmp(in, back, j->n) != 0)
+    snprintf(j->why, sizeof j->why, "in a thread: an array of %zu bytes read back other bytes",
+             j->n);
+  else if (CUJIT_LAUNCH(k_inc, CUJIT_DIM3((unsigned)((j->n + 255) / 256)), CUJIT_DIM3(256),
+                        cujit_in(in, j->n), cujit_out(back, j->n),
+                        cujit_i64((int64_t)j->n)) != CUJIT_OK)
+    snprintf(j->why, sizeof j->why, "an In/Out launch in a thread: %s", cujit_last_error());
+  cujit_array_destroy(a);
+  if (j->victim_h) cujit_array_destroy(j->victim_h);
+  free(in);
+  free(back);
+  return NULL;
+}
+
+static void thread_step(const step *s) {
+  pthread_t t;
+  job j;
+  memset(&j, 0, sizeof j);
+  j.dev = cur_dev;
+  j.n = size_of(s->r[0]);
+  j.seed = s->r[1];
+  j.victim = pick(s->r[2], 1, cur_dev);
+  if (j.victim >= 0) j.victim_h = arr[j.victim].h;
+  logc("  /* a thread: cujit_device_set_current(%d); an array of %zu bytes made, read, "
+       "destroyed; an In/Out launch; cujit_array_destroy(a%d) */\n",
+       j.dev, j.n, j.victim);
+  if (pthread_create(&t, NULL, thread_main, &j) != 0) {
+    fail_with("pthread_create failed");
+    return;
+  }
+  pthread_join(t, NULL);
+  if (j.why[0]) fail_with("%s", j.why);
+  if (j.victim >= 0) {
+    int g = arr[j.victim].group;
+    arr[j.victim].h = NULL;
+    group_release(g);
+  }
+}
+
+static void device_step(const step *s) { to_dev((int)(s->r[0] % (uint64_t)ndev)); }
+
+typedef CUresult (*reset_fn)(CUdevice);
+typedef CUresult (*retain_fn)(CUcontext *, CUdevice);
+typedef CUresult (*set_fn)(CUcontext);
+
+/* The current device's primary context reset by the program, as a program linked with
+ * libcuda does it (its symbols), then retained and made current again (as the runtime
+ * does on its next call): every array and stream of the device made before is dead. */
+static void reset_device(void) {
+  reset_fn reset = (reset_fn)driver_symbol("cuDevicePrimaryCtxReset_v2");
+  retain_fn retain = (retain_fn)driver_symbol("cuDevicePrimaryCtxRetain");
+  set_fn set = (set_fn)driver_symbol("cuCtxSetCurrent");
+  CUcontext c = NULL;
+  int i;
+  if (!reset || !retain || !set) {
+    fail_with("the driver's cuDevicePrimaryCtxReset_v2, cuDevicePrimaryCtxRetain or "
+              "cuCtxSetCurrent cannot be found with dlsym");
+    return;
+  }
+  logc("  cuDevicePrimaryCtxReset(%d); cuDevicePrimaryCtxRetain(&c, %d); cuCtxSetCurrent(c);\n",
+       cur_dev, cur_dev);
+  if (reset(cur_dev) != CUDA_SUCCESS || retain(&c, cur_dev) != CUDA_SUCCESS ||
+      set(c) != CUDA_SUCCESS) {
+    fail_with("resetting device %d's primary context failed", cur_dev);
+    return;
+  }
+  for (i = 0; i < MAX_ARR; i++)
+    if (grp[i].refs && grp[i].dev == cur_dev) grp[i].dead = 1;
+  for (i = 0; i < MAX_STREAMS; i++)
+    if (streams[i] && stream_dev[i] == cur_dev) streams[i] = NULL; /* died with it */
+}
+
+static void fault_step(void) {
+  CUdeviceptr p = 0;
+  cujit_status st;
+  if (no_fault) return;
+  OK(cujit_mem_alloc(&p, 64), "cujit_mem_alloc");
+  logc("  CUJIT_LAUNCH(checkdriver_fault_now, CUJIT_DIM3(1), CUJIT_DIM3(1), cujit_ptr(p));\n"
+       "  cujit_synchronize(); /* CUJIT_ERROR_LAUNCH_FAILED */\n");
+  st = CUJIT_LAUNCH(k_fault, CUJIT_DIM3(1), CUJIT_DIM3(1), cujit_ptr(p));
+  if (st == CUJIT_OK) st = cujit_synchronize();
+  if (st != CUJIT_ERROR_LAUNCH_FAILED) {
+    fail_with("a faulting kernel gave %s, not CUJIT_ERROR_LAUNCH_FAILED: %s", cujit_status_name(st),
+              cujit_last_error());
+    return;
+  }
+  reset_device(); /* the only way on */
+}
+
+static void trim_step(void) {
+  logc("  cujit_mem_pool_trim();\n");
+  OK(cujit_mem_pool_trim(), "cujit_mem_pool_trim");
+}
+
+/* A child made by fork() compiles (the docs allow it; it must not use the device) and
+ * exits; the parent goes on. */
+static void fork_step(void) {
+  pid_t pid;
+  int status;
+  logc("  /* fork(): the child compiles a kernel and exits 0 */\n");
+  fflush(NULL);
+  pid = fork();
+  if (pid < 0) {
+    fail_with("fork failed");
+    return;
+  }
+  if (pid == 0) {
+    cujit_module *m = NULL;
+    cujit_options o = CUJIT_OPTIONS_INIT;
+    int bad;
+    o.arch = "compute_80";
+    bad = cujit_module_from_source(&m, kSource, "child.cu", &o) != CUJIT_OK;
+    cujit_module_destroy(m);
+    if (!gpu_mode && cd.violations()) bad = 2;
+    _exit(bad);
+  }
+  if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    fail_with("a forked child failed (%s %d): %s", WIFEXITED(status) ? "exit status" : "signal",
+              WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
+              WIFEXITED(status) && WEXITSTATUS(status) == 2
+                  ? "it called the driver (cujit must not, in a child)"
+                  : "its compile failed");
+}
+
+static void sync_step(void) {
+  logc("  cujit_synchronize();\n");
+  OK(cujit_synchronize(), "cujit_synchronize");
+}
+
+static void run_step(const step *s) {
+  switch (s->kind) {
+    case K_NEW: new_array(s); break;
+    case K_NEW_LIKE: new_like(s); break;
+    case K_VIEW: view(s); break;
+    case K_DESTROY: {
+      int a = pick(s->r[0], 0, -1);
+      if (a < 0) break;
+      if (ndev > 1 && s->r[1] % 4 == 0 && !grp[arr[a].group].dead) {
+        /* destroyed while another device is current: given back in its own context */
+        if (grp[arr[a].group].refs == 1) finish_others(a);
+        to_dev(1 - grp[arr[a].group].dev);
+        logc("  cujit_array_destroy(a%d); /* device %d's, device %d current */\n", a,
+             grp[arr[a].group].dev, cur_dev);
+        cujit_array_destroy(arr[a].h);
+        arr[a].h = NULL;
+        group_release(arr[a].group);
+        break;
+      }
+      destroy(a);
+      break;
+    }
+    case K_WRITE: write_step(s); break;
+    case K_READ: read_step(s); break;
+    case K_COPY: copy_step(s); break;
+    case K_KERNEL: kernel_step(s); break;
+    case K_INOUT: inout_step(s); break;
+    case K_MOVE: move_step(s); break;
+    case K_STREAM_NEW: stream_new(s); break;
+    case K_STREAM_DESTROY: stream_destroy(s); break;
+    case K_THREAD: thread_step(s); break;
+    case K_DEVICE: device_step(s); break;
+    case K_RESET: reset_device(); break;
+    case K_FAULT: fault_step(); break;
+    case K_TRIM: trim_step(); break;
+    case K_FORK: fork_step(); break;
+    case K_SYNC: sync_step(); break;
+    default: break;
+  }
+}
+
+/* ---- sequences ---- */
+
+/* One sequence in RESETS_EVERY may reset and fault the device (each costs a GPU a new
+ * context, a tenth of a second or more); in the others those steps synchronise instead. */
+#define RESETS_EVERY 8
+
+static size_t make_steps(uint64_t seed, step *out) {
+  uint64_t s = seed * 0x2545f4914f6cdd1dull + 1;
+  size_t n = 16 + mix(&s) % (MAX_STEPS - 16), i;
+  for (i = 0; i < n; i++) {
+    int w = (int)(mix(&s) % 100), k = 0;
+    while (k < N_KINDS - 1 && w >= kWeight[k]) w -= kWeight[k++];
+    if ((k == K_RESET || k == K_FAULT) && seed % RESETS_EVERY != 0) k = K_SYNC;
+    out[i].kind = k;
+    out[i].r[0] = mix(&s);
+    out[i].r[1] = mix(&s);
+    out[i].r[2] = mix(&s);
+  }
+  return n;
+}
+
+/* Destroys what the sequence left (arrays, streams) and checks once more. */
+static void clean_up(void) {
+  int i;
+  for (i = 0; i < MAX_ARR; i++)
+    if (arr[i].h) destroy(i);
+  for (i = 0; i < MAX_STREAMS; i++)
+    if (streams[i]) {
+      step s = {K_STREAM_DESTROY, {(uint64_t)i, 0, 0}};
+      stream_destroy(&s);
+    }
+  to_dev(0);
+  if (!gpu_mode && !failure[0] && cd.violations()) check_all();
+}
+
+/* Runs sequence `seed` (the steps whose bit is set in keep, all when keep is NULL): 0
+ * when it held, else 1 with `failure` set. */
+static int run_sequence(uint64_t seed, const unsigned char *keep) {
+  step steps[MAX_STEPS];
+  size_t n = make_steps(seed, steps), i;
+  failure[0] = '\0';
+  c_len = 0;
+  for (i = 0; i < n && !failure[0]; i++) {
+    if (keep && !keep[i]) continue;
+    logc("  /* step %zu */\n", i);
+    run_step(&steps[i]);
+    n_steps_run++;
+    if (!failure[0]) check_all();
+    if (failure[0] && !gpu_mode && cd.violations()) { /* what the driver saw, with it */
+      char text[2048];
+      size_t have = strlen(failure);
+      cd.report(text, sizeof text);
+      if (!strstr(failure, "violation"))
+        snprintf(failure + have, sizeof failure - have, "; the checking driver recorded: %s", text);
+    }
+  }
+  if (!failure[0])
+    clean_up();
+  else
+    logc("  /* fails here: %s */\n", failure);
+  return failure[0] != 0;
+}
+
+/* ---- replays in new processes, and shrinking ---- */
+
+static char self_path[4096];
+
+/* What kind of failure a text tells, without its numbers (addresses, sizes, counts): a
+ * shorter sequence must fail the same way to replace a longer one. */
+static void signature(const char *text, char *out, size_t size) {
+  size_t n = 0;
+  for (; *text && n + 1 < size && n < 160; text++) {
+    if ((*text >= '0' && *text <= '9') || (*text >= 'a' && *text <= 'f' && n && out[n - 1] == '#'))
+      continue;
+    if (*text == 'x' && n && out[n - 1] == '#') continue;
+    out[n++] = (*text >= '0' && *text <= '9') ? '#' : *text;
+  }
+  out[n] = '\0';
+}
+
+static char want_signature[256];
+static uint64_t replay_after; /* replays run sequences [replay_after, seed) first; 0: none */
+
+/* Replays seed with the steps kept: 1 when it fails as the original did (or crashes, when
+ * that did), 0 otherwise. */
+static int replay_fails(uint64_t seed, const unsigned char *keep, size_t n, int quiet) {
+  char keep_arg[MAX_STEPS * 4 + 8], seed_arg[32], after_arg[32], line[4096], got[256];
+  size_t i, used = 0;
+  pid_t pid;
+  int status, fds[2];
+  FILE *from;
+  keep_arg[0] = '\0';
+  for (i = 0; i < n; i++)
+    if (keep[i])
+      used +=
+          (size_t)snprintf(keep_arg + used, sizeof keep_arg - used, "%s%zu", used ? "," : "", i);
+  if (!used) snprintf(keep_arg, sizeof keep_arg, "none");
+  snprintf(seed_arg, sizeof seed_arg, "%llu", (unsigned long long)seed);
+  snprintf(after_arg, sizeof after_arg, "%llu", (unsigned long long)replay_after);
+  fflush(NULL);
+  if (pipe(fds) != 0) return 0;
+  pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    dup2(fds[1], 1);
+    close(fds[1]);
+    char *args[12];
+    int k = 0;
+    args[k++] = self_path;
+    args[k++] = (char *)"--replay";
+    args[k++] = seed_arg;
+    args[k++] = (char *)"--keep";
+    args[k++] = keep_arg;
+    args[k++] = (char *)"--after";
+    args[k++] = after_arg;
+    if (no_fault) args[k++] = (char *)"--no-fault";
+    if (via_cujit) args[k++] = (char *)"--read-through-cujit";
+    args[k] = NULL;
+    execv(self_path, args);
+    _exit(3);
+  }
+  close(fds[1]);
+  got[0] = '\0';
+  if ((from = fdopen(fds[0], "r")) != NULL) {
+    /* the failure is the text after "failed: " to the end */
+    int in_failure = 0;
+    size_t have = 0;
+    char text[4096];
+    text[0] = '\0';
+    while (fgets(line, sizeof line, from)) {
+      if (!quiet) fputs(line, stdout);
+      if (strncmp(line, "failed: ", 8) == 0) in_failure = 1, have = 0;
+      if (in_failure && have + strlen(line) < sizeof text) {
+        memcpy(text + have, line + (have ? 0 : 8), strlen(line + (have ? 0 : 8)) + 1);
+        have = strlen(text);
+      }
+    }
+    fclose(from);
+    signature(text, got, sizeof got);
+  } else {
+    close(fds[0]);
+  }
+  if (pid < 0 || waitpid(pid, &status, 0) != pid) return 0;
+  if (WIFSIGNALED(status)) snprintf(got, sizeof got, "crashed with signal %d", WTERMSIG(status));
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return 0;
+  if (!want_signature[0]) {
+    snprintf(want_signature, sizeof want_signature, "%s", got);
+    return 1;
+  }
+  return strcmp(got, want_signature) == 0;
+}
+
+/* Shrinks the failing sequence (delta debugging: chunks of steps removed while it still
+ * fails the same way) and prints it as C. A sequence that fails only after the ones run
+ * before it in the process (what they left in cujit) is shrunk after them. */
+static void shrink_and_print(uint64_t seed, uint64_t first) {
+  step steps[MAX_STEPS];
+  unsigned char keep[MAX_STEPS];
+  size_t n = make_steps(seed, steps), chunk, i, j, left;
+  memset(keep, 1, sizeof keep);
+  want_signature[0] = '\0'; /* the first replay sets it */
+  replay_after = 0;
+  if (!replay_fails(seed, keep, n, 1)) {
+    replay_after = first;
+    want_signature[0] = '\0';
+    if (seed == first || !replay_fails(seed, keep, n, 1)) {
+      printf("seed %llu does not fail again when replayed (alone, or after seeds %llu on)\n",
+             (unsigned long long)seed, (unsigned long long)first);
+      return;
+    }
+    printf("seed %llu fails only after seeds %llu to %llu have run in the process; shrunk "
+           "after them\n",
+           (unsigned long long)seed, (unsigned long long)first, (unsigned long long)seed - 1);
+  }
+  for (chunk = n / 2; chunk >= 1; chunk /= 2) {
+    for (i = 0; i < n; i += chunk) {
+      unsigned char saved[MAX_STEPS];
+      for (left = 0, j = i; j < i + chunk && j < n; j++) left += keep[j];
+      if (!left) continue;
+      memcpy(saved, keep, sizeof keep);
+      for (j = i; j < i + chunk && j < n; j++) keep[j] = 0;
+      if (!replay_fails(seed, keep, n, 1)) memcpy(keep, saved, sizeof keep);
+    }
+  }
+  for (left = 0, i = 0; i < n; i++) left += keep[i];
+  printf("the shortest failing form of seed %llu found: %zu of its %zu steps; as C "
+         "(a0.. arrays, s0.. streams, host a byte buffer; rerun: %s --replay %llu --after %llu "
+         "--keep ",
+         (unsigned long long)seed, left, n, self_path, (unsigned long long)seed,
+         (unsigned long long)replay_after);
+  for (j = 0, i = 0; i < n; i++)
+    if (keep[i]) printf("%s%zu", j++ ? "," : "", i);
+  printf("):\n");
+  fflush(stdout);
+  replay_fails(seed, keep, n, 0); /* prints the program */
+}
+
+/* ---- setup ---- */
+
+/* 1 when the run can go on: the driver is the checking fake (CPU) or a real one with a
+ * device (GPU). */
+static int start(void) {
+  cujit_options o = CUJIT_OPTIONS_INIT;
+  if (cujit_device_get_count(&ndev) != CUJIT_OK || ndev < 1) {
+    printf("%s: no usable CUDA device: %s\n", require_gpu ? "failed" : "SKIP", cujit_last_error());
+    return 0;
+  }
+  gpu_mode = checkdriver_open(getenv("CUJIT_LIBCUDA"), &cd) != 0;
+  if (require_gpu && !gpu_mode) {
+    printf("failed: --require-gpu, but the driver is the checking fake\n");
+    return 0;
+  }
+  if (!gpu_mode) cd.set_abort(0);
+  if (gpu_mode) via_cujit = 1;
+  if (ndev > 2) ndev = 2;
+  o.flags = 0;
+  if (cujit_module_from_source(&mod, kSource, "memmodel.cu", &o) != CUJIT_OK ||
+      cujit_module_get_function(mod, "inc", &k_inc) != CUJIT_OK ||
+      cujit_module_get_function(mod, "checkdriver_fault_now", &k_fault) != CUJIT_OK) {
+    printf("failed: compiling the test's kernels: %s\n", cujit_last_error());
+    return 0;
+  }
+  cur_dev = 0;
+  return cujit_device_set_current(0) == CUJIT_OK;
+}
+
+#ifndef MEMMODEL_SEQUENCES
+#  define MEMMODEL_SEQUENCES 300 /* CI's run: a few seconds */
+#endif
+static uint64_t first_seed = 1;
+static unsigned long n_sequences = MEMMODEL_SEQUENCES;
+
+/* The batch: every sequence in one process, as a program runs; "seed N" before each, the
+ * failure or the summary at the end. 0, or 1 at the first failure. */
+static int run_batch(void) {
+  unsigned long i;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (i = 0; i < n_sequences; i++) {
+    uint64_t seed = first_seed + i;
+    printf("seed %llu\n", (unsigned long long)seed);
+    fflush(stdout);
+    if (run_sequence(seed, NULL)) {
+      printf("failed: %s\n", failure);
+      return 1;
+    }
+  }
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  printf("memmodel (%s): %lu sequences, %llu steps, %llu content checks, %llu sharing checks "
+         "in %.1f s\n",
+         gpu_mode ? "GPU" : "checking fake driver", n_sequences, n_steps_run, n_checks_bytes,
+         n_checks_sharing,
+         (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+  /* a run that checked nothing has not passed */
+  if (!n_steps_run || !n_checks_bytes || !n_checks_sharing) {
+    printf("failed: nothing was checked\n");
+    return 1;
+  }
+  return 0;
+}
+
+/* Runs the batch in a child process (this one never touches the driver, so that a crash
+ * there is a failure like any other: the sequence it was in is replayed and shrunk). */
+static void sequences_keep_memory_apart(void **state) {
+  char first_arg[32], count_arg[32], line[8192], why[8192] = "", last_seed[32] = "";
+  int fds[2], status, summary = 0;
+  pid_t pid;
+  FILE *from;
+  (void)state;
+  snprintf(first_arg, sizeof first_arg, "%llu", (unsigned long long)first_seed);
+  snprintf(count_arg, sizeof count_arg, "%lu", n_sequences);
+  fflush(NULL);
+  assert_int_equal(pipe(fds), 0);
+  pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    close(fds[0]);
+    dup2(fds[1], 1);
+    close(fds[1]);
+    char *args[12];
+    int n = 0;
+    args[n++] = self_path;
+    args[n++] = (char *)"--batch";
+    args[n++] = (char *)"--first";
+    args[n++] = first_arg;
+    args[n++] = (char *)"--sequences";
+    args[n++] = count_arg;
+    if (require_gpu) args[n++] = (char *)"--require-gpu";
+    if (via_cujit) args[n++] = (char *)"--read-through-cujit";
+    if (no_fault) args[n++] = (char *)"--no-fault";
+    args[n] = NULL;
+    execv(self_path, args);
+    _exit(3);
+  }
+  close(fds[1]);
+  assert_non_null(from = fdopen(fds[0], "r"));
+  while (fgets(line, sizeof line, from)) {
+    if (strncmp(line, "seed ", 5) == 0) {
+      snprintf(last_seed, sizeof last_seed, "%s", line + 5);
+      continue;
+    }
+    if (strncmp(line, "SKIP: ", 6) != 0) fputs(line, stdout);
+    if (strncmp(line, "memmodel (", 10) == 0) summary = 1;
+    if (strncmp(line, "failed: ", 8) == 0 && !why[0]) snprintf(why, sizeof why, "%s", line + 8);
+    if (strncmp(line, "SKIP: ", 6) == 0 && !why[0]) snprintf(why, sizeof why, "%s", line);
+  }
+  fclose(from);
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == TEST_SKIP_CODE) {
+    test_skip_part("%s", why[0] ? why + 6 : "no device");
+    skip();
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && summary) return;
+  if (WIFSIGNALED(status)) snprintf(why, sizeof why, "crashed with signal %d", WTERMSIG(status));
+  if (!last_seed[0]) fail_msg("the run failed before its first sequence: %s", why);
+  printf("sequence %s failed: %s\n", strtok(last_seed, "\n"), why);
+  fflush(stdout);
+  shrink_and_print(strtoull(last_seed, NULL, 10), first_seed);
+  fail_msg("sequence %s failed: %s", last_seed, why);
+}
+
+int main(int argc, char **argv) {
+  const struct CMUnitTest tests[] = {cmocka_unit_test(sequences_keep_memory_apart)};
+  unsigned char keep[MAX_STEPS];
+  int i, replay = 0, batch = 0;
+  uint64_t replay_seed = 0;
+  ssize_t len = readlink("/proc/self/exe", self_path, sizeof self_path - 1);
+  self_path[len > 0 ? len : 0] = '\0';
+  memset(keep, 1, sizeof keep);
+  for (i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--sequences") == 0 && i + 1 < argc)
+      n_sequences = strtoul(argv[++i], NULL, 10);
+    else if (strcmp(argv[i], "--first") == 0 && i + 1 < argc)
+      first_seed = strtoull(argv[++i], NULL, 10);
+    else if (strcmp(argv[i], "--no-fault") == 0)
+      no_fault = 1;
+    else if (strcmp(argv[i], "--require-gpu") == 0)
+      require_gpu = 1;
+    else if (strcmp(argv[i], "--batch") == 0)
+      batch = 1;
+    else if (strcmp(argv[i], "--read-through-cujit") == 0)
+      via_cujit = 1;
+    else if (strcmp(argv[i], "--after") == 0 && i + 1 < argc)
+      replay_after = strtoull(argv[++i], NULL, 10);
+    else if (strcmp(argv[i], "--replay") == 0 && i + 1 < argc)
+      replay = 1, replay_seed = strtoull(argv[++i], NULL, 10);
+    else if (strcmp(argv[i], "--keep") == 0 && i + 1 < argc) {
+      char *p = argv[++i];
+      memset(keep, 0, sizeof keep);
+      while (*p && strcmp(p, "none") != 0) {
+        unsigned long k = strtoul(p, &p, 10);
+        if (k < MAX_STEPS) keep[k] = 1;
+        if (*p == ',')
+          p++;
+        else
+          break;
+      }
+    } else {
+      fprintf(stderr, "test_memmodel: unknown argument %s\n", argv[i]);
+      return 2;
+    }
+  }
+  if (!replay && !batch) return test_group_result(cmocka_run_group_tests(tests, NULL, NULL));
+  if (!start()) return require_gpu || replay ? 1 : TEST_SKIP_CODE;
+  if (batch) return run_batch();
+  if (replay) {
+    int failed = 0;
+    uint64_t k;
+    for (k = replay_after; k && k < replay_seed && !failed; k++) failed = run_sequence(k, NULL);
+    if (failed) {
+      printf("failed: an earlier sequence (%llu): %s\n", (unsigned long long)k - 1, failure);
+      return 1;
+    }
+    printf("int main(void) {\n  /* seed %llu */\n", (unsigned long long)replay_seed);
+    log_now = 1;
+    failed = run_sequence(replay_seed, keep);
+    log_now = 0;
+    printf("}\n%s%s\n", failed ? "failed: " : "held", failed ? failure : "");
+    return failed;
+  }
+  return 2;
+}
