@@ -1,7 +1,9 @@
 # Debian packages made by CPack from a build (`cpack -G DEB` in the build directory, or
 # scripts/package), one for each install component:
 #   libcujitN     runtime  libcujit.so.N (N: the SOVERSION, 0.MINOR before 1.0, as Debian
-#                          names a library's package after its soname) and cujit-worker
+#                          names a library's package after its soname) and its
+#                          cujit-worker, in LIBEXECDIR/cujit-N/: the packages of two
+#                          sonames share no file, and install side by side
 #   libcujit-dev  dev      cujit.h, cujit_array.h, libcujit.a, the libcujit.so link,
 #                          cujit.pc, the CMake package
 #   cujit         cli      the command and its manual page
@@ -13,7 +15,11 @@
 #
 # Depends are computed by dpkg-shlibdeps from what the binaries link (libc, libffi,
 # libxxhash); the development and command packages depend on the library of the same
-# version. The CUDA driver, NVRTC, nvJitLink, hiredis and libzstd are loaded at run time, never
+# version. They are one version at a time each (their names carry none), and libcujit-dev
+# breaks an earlier cujit: its cujitConfig.cmake includes the command's targets (in
+# cujit), so find_package must not give an older command than its library. (Only that
+# way: with Breaks both ways, `dpkg -i` of a new version's packages fails in any order,
+# the old one of each being there when the other is unpacked; apt copes either way.) The CUDA driver, NVRTC, nvJitLink, hiredis and libzstd are loaded at run time, never
 # linked, so they are only recommended or suggested: a program using cujit installs and
 # starts without them.
 
@@ -30,6 +36,16 @@ set(CUJIT_DEB_DEV_RECOMMENDS "nvidia-cuda-dev | cuda-driver-dev-${_cuda}"
 
 set(_changelog "${CMAKE_CURRENT_LIST_DIR}/debian/changelog")
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_changelog}")
+if(CUJIT_PRETEND_VERSION) # a test build's changelog begins with an entry of its own
+  string(TIMESTAMP _now "%a, %d %b %Y %H:%M:%S +0000" UTC)
+  file(READ "${_changelog}" _entries)
+  string(REGEX MATCH "\n -- [^\n]*>  " _signed "${_entries}")
+  file(WRITE "${CMAKE_CURRENT_BINARY_DIR}/debian/changelog"
+       "cujit (${PROJECT_VERSION}-${CUJIT_DEB_RELEASE}) UNRELEASED; urgency=medium\n\n"
+       "  * A test build that calls itself ${PROJECT_VERSION} (CUJIT_PRETEND_VERSION).\n"
+       "${_signed}${_now}\n\n${_entries}")
+  set(_changelog "${CMAKE_CURRENT_BINARY_DIR}/debian/changelog")
+endif()
 file(STRINGS "${_changelog}" _top LIMIT_COUNT 1)
 file(STRINGS "${_changelog}" _signature REGEX "^ -- " LIMIT_COUNT 1)
 string(REGEX REPLACE "^[^(]*\\(([^)]*)\\).*" "\\1" CUJIT_DEB_CHANGELOG_VERSION "${_top}")
@@ -94,6 +110,10 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS
     "../runtime${CPACK_PACKAGING_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
+# CPack writes a postinst and a postrm that run ldconfig into a package with a shared
+# library; the ldconfig trigger (below) does that work, as Debian asks, so the packages
+# are made again without them once CPack has made them.
+set(CPACK_POST_BUILD_SCRIPTS "${CMAKE_CURRENT_LIST_DIR}/debian/no-ldconfig-scripts.cmake")
 
 set(_about
   "cujit compiles CUDA C at run time with NVRTC, caches what it compiled in\n"
@@ -119,14 +139,14 @@ set(CPACK_DEBIAN_RUNTIME_PACKAGE_RECOMMENDS "${CUJIT_DEB_RECOMMENDS}")
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SUGGESTS "${CUJIT_DEB_SUGGESTS}")
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY ">=")
-# The loader's cache is updated by dpkg's ldconfig trigger (CPack's postinst and postrm
-# call ldconfig too, which lintian notes as needless).
+# The loader's cache is updated by dpkg's ldconfig trigger.
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_CONTROL_EXTRA "${CMAKE_CURRENT_LIST_DIR}/debian/triggers")
 
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME libcujit-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "${_lib} (= ${_version}), libffi-dev, libxxhash-dev")
 set(CPACK_DEBIAN_DEV_PACKAGE_RECOMMENDS "${CUJIT_DEB_DEV_RECOMMENDS}")
+set(CPACK_DEBIAN_DEV_PACKAGE_BREAKS "cujit (<< ${_version})")
 
 set(CPACK_DEBIAN_CLI_PACKAGE_NAME cujit)
 set(CPACK_DEBIAN_CLI_PACKAGE_SECTION devel)

@@ -27,7 +27,7 @@
  *
  * A first program: compile a string, find its kernel, launch it with an input and an
  * output buffer (copied to the device before the kernel and back after it), check the
- * status. Build it with `cc first.c $(pkg-config --cflags --libs cujit)`.
+ * status. Build it as the code after it says.
  * @code
  * #include <stdio.h>
  * #include <cujit.h>
@@ -56,6 +56,16 @@
  *   cujit_module_destroy(mod);
  *   return st == CUJIT_OK ? 0 : 1;
  * }
+ * @endcode
+ * Where cujit came from the packages (in /usr), it builds with
+ * `cc first.c $(pkg-config --cflags --libs cujit)`. Installed under a prefix of your own
+ * (`cmake --install build --prefix $HOME/.local`, say), pkg-config must be told where
+ * cujit.pc is, and the program where libcujit.so is: a run path, as below, or
+ * LD_LIBRARY_PATH=$HOME/.local/lib when it runs; without either it does not start (the
+ * loader cannot find libcujit.so).
+ * @code{.sh}
+ * export PKG_CONFIG_PATH=$HOME/.local/lib/pkgconfig
+ * cc first.c $(pkg-config --cflags --libs cujit) -Wl,-rpath,$(pkg-config --variable=libdir cujit)
  * @endcode
  */
 #ifndef CUJIT_H
@@ -565,7 +575,9 @@ typedef struct cujit_function cujit_function;
  *         It is not a checked handle: using it after cujit_module_destroy() is undefined,
  *         so that launching through it costs no lookup (see cujit_module_destroy()).
  *  @return CUJIT_OK; CUJIT_ERROR_NOT_FOUND listing the module's kernels;
- *          CUJIT_ERROR_AMBIGUOUS listing the candidates; CUJIT_ERROR_LOAD with the JIT log;
+ *          CUJIT_ERROR_AMBIGUOUS listing the candidates (both found without a GPU, from the
+ *          compiled code); CUJIT_ERROR_NO_DRIVER / CUJIT_ERROR_NO_DEVICE when there is no
+ *          GPU to load the module on; CUJIT_ERROR_LOAD with the JIT log;
  *          CUJIT_ERROR_INVALID_VALUE for a NULL argument or a destroyed module. */
 CUJIT_API cujit_status cujit_module_get_function(cujit_module *mod, const char *name,
                                                  cujit_function **fn);
@@ -578,7 +590,8 @@ CUJIT_API cujit_status cujit_module_get_function(cujit_module *mod, const char *
  *  @param bytes  if non-NULL, receives its size.
  *  @return CUJIT_OK; CUJIT_ERROR_NOT_FOUND when the module has no such variable;
  *          CUJIT_ERROR_INVALID_VALUE for a NULL or empty name, a NULL dptr or a destroyed
- *          module; the load errors of cujit_module_get_function(). */
+ *          module; the load errors of cujit_module_get_function() (CUJIT_ERROR_NO_DRIVER,
+ *          CUJIT_ERROR_NO_DEVICE, CUJIT_ERROR_LOAD). */
 CUJIT_API cujit_status cujit_module_get_global(cujit_module *mod, const char *name,
                                                CUdeviceptr *dptr, size_t *bytes);
 /** Copies `bytes` from host memory into the global `name`; returns when the copy is done.
@@ -632,7 +645,8 @@ CUJIT_API cujit_status cujit_function_get_attrs(const cujit_function *fn,
  *  @param block_size            receives the block size.
  *  @param min_grid_size         if non-NULL, receives the grid size.
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL fn or block_size; the load errors
- *          of cujit_module_get_function(); CUJIT_ERROR_DRIVER. */
+ *          of cujit_module_get_function() (CUJIT_ERROR_NO_DRIVER, CUJIT_ERROR_NO_DEVICE,
+ *          CUJIT_ERROR_LOAD); CUJIT_ERROR_DRIVER. */
 CUJIT_API cujit_status cujit_function_suggest_block(const cujit_function *fn,
                                                     size_t dynamic_shared_bytes, int *block_size,
                                                     int *min_grid_size);
@@ -1068,24 +1082,27 @@ CUJIT_API cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, c
  *  @param dptr   receives its address; owned by the caller: cujit_mem_free().
  *  @param bytes  its size; not 0.
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL dptr or 0 bytes;
- *          CUJIT_ERROR_DEVICE_MEMORY. */
+ *          CUJIT_ERROR_DEVICE_MEMORY; CUJIT_ERROR_NO_DRIVER / CUJIT_ERROR_NO_DEVICE. */
 CUJIT_API cujit_status cujit_mem_alloc(CUdeviceptr *dptr, size_t bytes);
 /** Frees device memory from cujit_mem_alloc().
  *  @param dptr  the address; 0 is fine.
- *  @return CUJIT_OK, or the driver's failure. */
+ *  @return CUJIT_OK, or the driver's failure (CUJIT_ERROR_NO_DRIVER / CUJIT_ERROR_NO_DEVICE
+ *          where there is none; CUJIT_ERROR_DRIVER). */
 CUJIT_API cujit_status cujit_mem_free(CUdeviceptr dptr);
 /** Copies host memory to device memory; complete when it returns.
  *  @param dst    the device address.
  *  @param src    the host bytes.
  *  @param bytes  their number (0 copies nothing).
- *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL address. */
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL address;
+ *          CUJIT_ERROR_NO_DRIVER / CUJIT_ERROR_NO_DEVICE. */
 CUJIT_API cujit_status cujit_mem_copy_htod(CUdeviceptr dst, const void *src, size_t bytes);
 /** Copies device memory to host memory; complete when it returns.
  *  @param dst    receives the bytes.
  *  @param src    the device address.
  *  @param bytes  their number (0 copies nothing).
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL address;
- *          CUJIT_ERROR_LAUNCH_FAILED when a kernel before it faulted. */
+ *          CUJIT_ERROR_LAUNCH_FAILED when a kernel before it faulted;
+ *          CUJIT_ERROR_NO_DRIVER / CUJIT_ERROR_NO_DEVICE. */
 CUJIT_API cujit_status cujit_mem_copy_dtoh(void *dst, CUdeviceptr src, size_t bytes);
 /** Copies device memory to device memory (of the current device, or of another one the
  *  driver can reach from it); complete when it returns.
@@ -1094,7 +1111,8 @@ CUJIT_API cujit_status cujit_mem_copy_dtoh(void *dst, CUdeviceptr src, size_t by
  *  @param bytes  their number (0 copies nothing).
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL address, a range that runs
  *          past the end of the address space, or ranges that overlap;
- *          CUJIT_ERROR_LAUNCH_FAILED when a kernel before it faulted. */
+ *          CUJIT_ERROR_LAUNCH_FAILED when a kernel before it faulted;
+ *          CUJIT_ERROR_NO_DRIVER / CUJIT_ERROR_NO_DEVICE. */
 CUJIT_API cujit_status cujit_mem_copy_dtod(CUdeviceptr dst, CUdeviceptr src, size_t bytes);
 /** cujit_mem_copy_dtod() ordered on `stream`: returns once the copy is queued, after the
  *  work queued on the stream before it and before the work queued after it.
@@ -1110,27 +1128,32 @@ CUJIT_API cujit_status cujit_mem_copy_dtod_async(CUdeviceptr dst, CUdeviceptr sr
  *  @param ptr    receives the memory; owned by the caller: cujit_host_free().
  *  @param bytes  its size; not 0.
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL ptr or 0 bytes;
- *          CUJIT_ERROR_OUT_OF_MEMORY. */
+ *          CUJIT_ERROR_OUT_OF_MEMORY; CUJIT_ERROR_NO_DRIVER / CUJIT_ERROR_NO_DEVICE. */
 CUJIT_API cujit_status cujit_host_alloc(void **ptr, size_t bytes);
 /** Frees memory from cujit_host_alloc().
  *  @param ptr  the memory; NULL is fine.
- *  @return CUJIT_OK, or the driver's failure. */
+ *  @return CUJIT_OK, or the driver's failure (CUJIT_ERROR_NO_DRIVER / CUJIT_ERROR_NO_DEVICE
+ *          where there is none; CUJIT_ERROR_DRIVER). */
 CUJIT_API cujit_status cujit_host_free(void *ptr);
 /** A non-blocking stream on the current context.
  *  @param stream  receives it; owned by the caller: cujit_stream_destroy().
- *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL stream. */
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL stream;
+ *          CUJIT_ERROR_NO_DRIVER / CUJIT_ERROR_NO_DEVICE. */
 CUJIT_API cujit_status cujit_stream_create(CUstream *stream);
 /** Destroys a stream from cujit_stream_create().
  *  @param stream  the stream; NULL is fine.
- *  @return CUJIT_OK, or the driver's failure. */
+ *  @return CUJIT_OK, or the driver's failure (CUJIT_ERROR_NO_DRIVER / CUJIT_ERROR_NO_DEVICE
+ *          where there is none; CUJIT_ERROR_DRIVER). */
 CUJIT_API cujit_status cujit_stream_destroy(CUstream stream);
 /** Waits for the work queued on `stream`.
  *  @param stream  the stream; NULL: the legacy default stream.
- *  @return CUJIT_OK; CUJIT_ERROR_LAUNCH_FAILED when a kernel on it faulted. */
+ *  @return CUJIT_OK; CUJIT_ERROR_LAUNCH_FAILED when a kernel on it faulted;
+ *          CUJIT_ERROR_NO_DRIVER / CUJIT_ERROR_NO_DEVICE. */
 CUJIT_API cujit_status cujit_stream_synchronize(CUstream stream);
 /** Waits for all work on the current context. A fault in a kernel launched earlier is
  *  reported here as CUJIT_ERROR_LAUNCH_FAILED.
- *  @return CUJIT_OK, or the failure of the work waited for. */
+ *  @return CUJIT_OK, or the failure of the work waited for; CUJIT_ERROR_NO_DRIVER /
+ *          CUJIT_ERROR_NO_DEVICE. */
 CUJIT_API cujit_status cujit_synchronize(void);
 /** Device memory of In/Out/InOut staging and of arrays on the current device. What they
  *  give back stays in cujit's pool for the next launch or array, so that neither maps new
@@ -1144,11 +1167,13 @@ CUJIT_API cujit_status cujit_synchronize(void);
  *                 given back (0 when no staged launch is running, also after a kernel
  *                 fault).
  *  @param kept    if non-NULL, receives the bytes the pool holds for reuse.
- *  @return CUJIT_OK, or the errors of a device that cannot be used. */
+ *  @return CUJIT_OK, or the errors of a device that cannot be used (CUJIT_ERROR_NO_DRIVER,
+ *          CUJIT_ERROR_NO_DEVICE, CUJIT_ERROR_DRIVER). */
 CUJIT_API cujit_status cujit_mem_pool_get_usage(size_t *in_use, size_t *kept);
 /** Gives the memory the pool of the current device keeps back to the device (later
  *  launches and arrays take it again as needed).
- *  @return CUJIT_OK, or the errors of a device that cannot be used. */
+ *  @return CUJIT_OK, or the errors of a device that cannot be used (CUJIT_ERROR_NO_DRIVER,
+ *          CUJIT_ERROR_NO_DEVICE, CUJIT_ERROR_DRIVER). */
 CUJIT_API cujit_status cujit_mem_pool_trim(void);
 
 /** A timer of GPU work on a stream, made by cujit_timer_start(). */

@@ -29,13 +29,21 @@ extern "C" {
  *  Device arrays (PyCUDA's gpuarray, CuPy's ndarray): typed, shaped device memory that
  *  cujit allocates, fills, copies and frees, and that kernels take as arguments. The
  *  functions that make an array fail with CUJIT_ERROR_NO_DRIVER or CUJIT_ERROR_NO_DEVICE
- *  where there is no device, and with CUJIT_ERROR_DEVICE_MEMORY when it is full.
+ *  where there is no device, and with CUJIT_ERROR_DEVICE_MEMORY when it is full. The
+ *  "device errors" that the functions below return are those (an array over memory of your
+ *  own, cujit_array_wrap(), exists without a device, and its operations fail so), and
+ *  CUJIT_ERROR_LAUNCH_FAILED when a kernel faulted, CUJIT_ERROR_DRIVER when a driver call
+ *  failed.
  *
  *  Operations with an output: `out` points to an array pointer. When *out is NULL a new
  *  array is made (owned by the caller); otherwise the result goes into *out, which must
- *  have the result's type and shape (it may be an input: in place; a view that overlaps
- *  an input only in part, or holds its elements in another order, as a transposed view of
- *  it does, gives an unspecified result). Arrays are used on the device that is current
+ *  have the result's type and shape. *out may be an input, or any view that shares memory
+ *  with one (reversed, transposed, shifted, overlapping in part): the result is the one
+ *  computed into a temporary and then copied into *out, as NumPy gives it. An output
+ *  holding an input's own elements, element for element (the input itself), is computed
+ *  in place without a temporary; so is a reduction's, which reads every element before it
+ *  writes. cujit_array_put() reads values and indices that share the written array's
+ *  memory as they were before the call. Arrays are used on the device that is current
  *  when they are made.
  *
  *  Strided views (cujit_array_slice(), cujit_array_transpose()) hold elements that are not
@@ -331,6 +339,121 @@ static inline cujit_arg cujit_arr(const cujit_array *a) {
 }
 /** @} */
 
+/** @name Arrays lent to and borrowed from other libraries (DLPack)
+ *  DLPack is the C struct through which array libraries lend each other memory without a
+ *  copy; libtorch, CuPy, JAX, Arrow and NumPy speak it. cujit_array_to_dlpack() lends an
+ *  array as a DLPack 1.x `DLManagedTensorVersioned`; cujit_array_from_dlpack() (and
+ *  cujit_array_from_dlpack_legacy() for the older `DLManagedTensor`) makes an array over
+ *  another library's device memory. This header only names the two structs: to read or
+ *  fill one, include the `dlpack.h` of DLPack 1.0 or newer, the other library's or DLPack's
+ *  own (docs/manual/dlpack.md shows both directions).
+ *
+ *  A tensor carries its producer's deleter, which its consumer calls exactly once, when it
+ *  no longer needs the memory. Types map one to one, always with lanes 1: bool is kDLBool of
+ *  8 bits; i8, i16, i32, i64 kDLInt and u8 ... u64 kDLUInt of their bits; f16, f32, f64
+ *  kDLFloat; bf16 kDLBfloat of 16; c64 and c128 kDLComplex of 64 and 128. Strides are in
+ *  elements, as DLPack counts them; a strided or reversed view keeps its own.
+ *
+ *  DLPack's C struct carries no stream: the side that takes a tensor must order its work
+ *  after the work the other side queued on the memory (synchronise that stream, or work on
+ *  the same one, as cujit_array_set_stream() allows).
+ *  @{ */
+
+struct DLManagedTensorVersioned;
+struct DLManagedTensor;
+
+/** Flags of cujit_array_to_dlpack() and cujit_array_from_dlpack(). */
+enum {
+  /** The exchange is read-only. Lending: the tensor is marked read-only
+   *  (DLPACK_FLAG_BITMASK_READ_ONLY) and its consumer must not write to it. Borrowing: the
+   *  caller promises to only read the array, so a tensor marked read-only is taken (cujit
+   *  does not stop a write into the array; it only keeps the mark: every tensor lent from
+   *  such an array, or its views, is read-only). */
+  CUJIT_DLPACK_READ_ONLY = 1u << 0
+};
+
+/** Lends the array to another library as a DLPack 1.x tensor, without a copy: version
+ *  1.1, device kDLCUDA and the ordinal of the device its memory is on (for an array of
+ *  cujit_array_wrap(), what the driver says of the memory: kDLCUDA, or kDLCUDAManaged or
+ *  kDLCUDAHost with device 0), a's type (see above), shape and strides, data the address
+ *  of element 0 (NULL for an empty array) and byte_offset 0, flags as `flags` asks.
+ *
+ *  The tensor holds a's memory as a view does: it stays valid after cujit_array_destroy()
+ *  of a and of all its views, until the tensor's deleter is called. The consumer owns the
+ *  tensor and calls `t->deleter(t)` exactly once when done, from any thread (one whose
+ *  current context is none or another device's gets the primary context of the memory's
+ *  device for the call); then, if no array or other tensor holds the memory, it goes back
+ *  to cujit's pool ordered after the work queued on the stream a had when it was lent
+ *  (that stream must still exist then: destroy it only after the deleter, or lend arrays
+ *  of the default stream), as cujit_array_destroy() frees it. Work the consumer queued on
+ *  other streams must be finished before the deleter is called. A wrapped array's memory
+ *  stays the caller's, as for the array: it must outlive the consumer's use of it.
+ *  @param a      the array (a view is fine).
+ *  @param flags  0, or CUJIT_DLPACK_READ_ONLY.
+ *  @param out    receives the tensor, owned by the consumer: its deleter frees it.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a destroyed array, a NULL out, a flag
+ *          cujit does not know, or a wrapped array whose memory the driver does not know;
+ *          CUJIT_ERROR_OUT_OF_MEMORY; for a wrapped array, CUJIT_ERROR_NO_DRIVER or
+ *          driver errors when the driver cannot be asked. *out is NULL on failure. */
+CUJIT_API cujit_status cujit_array_to_dlpack(const cujit_array *a, unsigned flags,
+                                             struct DLManagedTensorVersioned **out);
+
+/** Makes an array over the memory of another library's DLPack 1.x tensor, without a copy:
+ *  its type, shape and strides (a view: cujit_array_contiguous() says whether its
+ *  elements are in C order; NULL strides are C order), element 0 at data + byte_offset,
+ *  on the legacy default stream (cujit_array_set_stream() changes it). The memory must be
+ *  device memory (kDLCUDA) of a device the driver lists, with device_id its ordinal.
+ *
+ *  The call takes the tensor over, whatever it returns; afterwards the caller must not
+ *  touch it nor call its deleter. On success cujit calls the deleter exactly once, when
+ *  the last array over the memory (the one made here, its views, the tensors lent from
+ *  them) is destroyed, on the thread that destroys it, after waiting for the work queued
+ *  on that array's stream, so that the producer may free or reuse the memory at once. On
+ *  failure cujit calls the deleter before returning, as DLPack asks of a consumer that
+ *  cannot use a tensor. (A tensor taken from a Python capsule: rename the capsule
+ *  "used_dltensor_versioned" before passing the tensor, so that the capsule does not call
+ *  the deleter too.) A deleter that is NULL is not called.
+ *
+ *  Refused, each with the reason: a major version other than 1 (no other field is read);
+ *  a tensor marked read-only without CUJIT_DLPACK_READ_ONLY; host memory (kDLCPU,
+ *  kDLCUDAHost: copy it with cujit_array_from_host()); CUDA managed memory
+ *  (kDLCUDAManaged, or kDLCUDA memory the driver says is managed: the host may touch it
+ *  or the driver move it while cujit's work runs, which cujit cannot order; copy it, or
+ *  wrap its address with cujit_array_wrap() if you keep the host away); another vendor's
+ *  device; memory the driver does not know or places on another device than device_id;
+ *  a type arrays do not hold (lanes other than 1, bits that do not match, types such as
+ *  kDLFloat8_e4m3fn), named; more than CUJIT_ARRAY_MAX_DIMS dimensions, a negative size
+ *  or more than 2^62 elements; strides that let two positions share an element (a stride
+ *  of 0 over a dimension of more than one, as a broadcast view has) or that interleave
+ *  dimensions so that cujit cannot tell; an element 0 not aligned to the element's size,
+ *  NULL data for a tensor of elements, or an extent that leaves the address space.
+ *  The producer's work on the memory must be finished, or ordered before cujit's (see
+ *  above), before cujit uses the array.
+ *  @param out     receives the array, owned by the caller: cujit_array_destroy().
+ *  @param tensor  the tensor, handed over (see above); NULL is refused and nothing is
+ *                 called.
+ *  @param flags   0, or CUJIT_DLPACK_READ_ONLY.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a NULL out or tensor, a flag cujit does
+ *          not know, or a tensor refused as said above; CUJIT_ERROR_NO_DEVICE for a
+ *          device_id the driver does not list; CUJIT_ERROR_NO_DRIVER;
+ *          CUJIT_ERROR_OUT_OF_MEMORY; driver errors. *out is NULL on failure. */
+CUJIT_API cujit_status cujit_array_from_dlpack(cujit_array **out,
+                                               struct DLManagedTensorVersioned *tensor,
+                                               unsigned flags);
+
+/** As cujit_array_from_dlpack(), for the unversioned `DLManagedTensor` of DLPack before
+ *  1.0, which producers that predate the versioned struct still make. It has no version
+ *  and no flags: it is never read-only.
+ *  @param out     receives the array, owned by the caller: cujit_array_destroy().
+ *  @param tensor  the tensor, handed over as for cujit_array_from_dlpack(); NULL is
+ *                 refused and nothing is called.
+ *  @param flags   0, or CUJIT_DLPACK_READ_ONLY (the array is then lent read-only again).
+ *  @return as cujit_array_from_dlpack(). */
+CUJIT_API cujit_status cujit_array_from_dlpack_legacy(cujit_array **out,
+                                                      struct DLManagedTensor *tensor,
+                                                      unsigned flags);
+/** @} */
+
 /** @} */
 
 /* =======================================================================================
@@ -351,7 +474,9 @@ static inline cujit_arg cujit_arr(const cujit_array *a) {
  *  gives f32). A scalar is "weak", as a Python number: it does not widen an array of its
  *  kind (2.0 * f16 array stays f16, 3 * i8 array stays i8); a float scalar with an integer
  *  or bool array gives f64. Comparisons give bool arrays; true division of integers gives
- *  f64; the math functions of an integer array compute in f64.
+ *  f64; pow and fmod of bools give i8 (as NumPy's); the math functions of an integer
+ *  array compute in f64. A float scalar with an f16 or bf16 array is first rounded to the
+ *  array's type (0.1 to the nearest f16, 1e10 to its infinity), as NumPy 2 casts it.
  *
  *  Shapes: the arrays of an operation have one shape, except that an array of a single
  *  element (0-d, or (1,), or b[0:1]) is broadcast to the other's, as NumPy broadcasts it
@@ -367,10 +492,14 @@ typedef enum cujit_binop {
   CUJIT_BINOP_SUB,     /**< a - b */
   CUJIT_BINOP_MUL,     /**< a * b */
   CUJIT_BINOP_DIV,     /**< a / b (true division: integers give f64) */
-  CUJIT_BINOP_POW,     /**< a to the power b */
+  CUJIT_BINOP_POW,     /**< a to the power b; an integer to a negative integer power in
+                            an array gives its value truncated toward zero (1 for a base of
+                            1, 1 or -1 for -1, else 0), where NumPy refuses it; a negative
+                            CUJIT_SCALAR_INT exponent is refused, as NumPy refuses it */
   CUJIT_BINOP_MINIMUM, /**< the smaller of a and b (NumPy's minimum) */
   CUJIT_BINOP_MAXIMUM, /**< the larger of a and b (NumPy's maximum) */
-  CUJIT_BINOP_FMOD,    /**< the remainder of a / b, with a's sign (C's fmod) */
+  CUJIT_BINOP_FMOD,    /**< the remainder of a / b, with a's sign (C's fmod); 0 for
+                            integers divided by 0 (as NumPy) */
   CUJIT_BINOP_EQ,      /**< a == b (a bool array) */
   CUJIT_BINOP_NE,      /**< a != b */
   CUJIT_BINOP_LT,      /**< a < b */
@@ -832,7 +961,7 @@ CUJIT_API cujit_status cujit_scan_create(cujit_scan **out, cujit_type type, cons
 /** Scans `in` into *out.
  *  @param s    the kernel.
  *  @param in   a contiguous 1-D array of the scan's type.
- *  @param out  the output (the output rule; may be `in`: in place; contiguous).
+ *  @param out  the output (the output rule; may be `in` or a view of it; contiguous).
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for an array of another type or of more
  *          dimensions, a strided view, or a wrong output; CUJIT_ERROR_COMPILE with NVRTC's
  *          log when the expression does not compile; device errors. */
@@ -946,6 +1075,10 @@ static inline cujit_arg cujit_gen_ulong_(unsigned long v) {
 #  define cujit_array_view(...) CUJIT_CHECKED_(cujit_array_view, __VA_ARGS__)
 #  define cujit_array_reshape(...) CUJIT_CHECKED_(cujit_array_reshape, __VA_ARGS__)
 #  define cujit_array_set_stream(...) CUJIT_CHECKED_(cujit_array_set_stream, __VA_ARGS__)
+#  define cujit_array_to_dlpack(...) CUJIT_CHECKED_(cujit_array_to_dlpack, __VA_ARGS__)
+#  define cujit_array_from_dlpack(...) CUJIT_CHECKED_(cujit_array_from_dlpack, __VA_ARGS__)
+#  define cujit_array_from_dlpack_legacy(...) \
+    CUJIT_CHECKED_(cujit_array_from_dlpack_legacy, __VA_ARGS__)
 #  define cujit_array_binary(...) CUJIT_CHECKED_(cujit_array_binary, __VA_ARGS__)
 #  define cujit_array_binary_scalar(...) CUJIT_CHECKED_(cujit_array_binary_scalar, __VA_ARGS__)
 #  define cujit_array_unary(...) CUJIT_CHECKED_(cujit_array_unary, __VA_ARGS__)

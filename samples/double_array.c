@@ -1,6 +1,6 @@
-/* double_array - seed 002: multiply 2^20 floats by a random factor four ways, as the
- * PyCUDA tutorial does: explicit device memory and copies, then InOut, then In and Out
- * with a kernel that keeps input and output apart, then gpuarray's factor * d_gpuarray. */
+/* double_array - a PyCUDA tutorial's tour: multiply 2^20 floats by a random factor four
+ * ways: explicit device memory and copies, then InOut, then In and Out with a kernel that
+ * keeps input and output apart, then gpuarray's factor * d_gpuarray. */
 #include <stdio.h>
 #include <string.h>
 

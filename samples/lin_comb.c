@@ -1,4 +1,4 @@
-/* lin_comb - seed 002: PyCUDA's ElementwiseKernel("float a, float *x, float b, float *y,
+/* lin_comb - PyCUDA's ElementwiseKernel("float a, float *x, float b, float *y,
  * float *z", "z[i] = a*x[i] + b*y[i]", "linear_combination") on two random arrays of 50
  * floats (pycuda.curandom.rand), line for line with cujit's elementwise generator.
  * Checked against the CPU. */

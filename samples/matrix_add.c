@@ -1,4 +1,4 @@
-/* matrix_add - seed 000: the sum of two random 4 x 4 matrices with PyCUDA's gpuarray,
+/* matrix_add - the sum of two random 4 x 4 matrices with PyCUDA's gpuarray,
  * line for line with cujit's arrays: to_gpu, a_gpu + b_gpu, get. */
 #include <stdio.h>
 

@@ -1,4 +1,5 @@
-/* multiply_them - seed 001: PyCUDA's SourceModule + Out/In/In, written in C with cujit. */
+/* multiply_them - PyCUDA's multiply_them example (SourceModule + Out/In/In), written in C
+ * with cujit. */
 #include <stdio.h>
 
 #include "cujit_array.h"
@@ -21,7 +22,7 @@ int main(void) {
   CUJIT_LAUNCH(multiply_them, CUJIT_DIM3(1), CUJIT_DIM3(400), cujit_out(dest, sizeof dest),
                cujit_in(a, sizeof a), cujit_in(b, sizeof b));
 
-  /* check against the CPU (the seed prints dest - a*b, all zeros) */
+  /* check against the CPU (PyCUDA's example prints dest - a*b, all zeros) */
   for (int i = 0; i < 400; i++)
     if (dest[i] != a[i] * b[i])
       return printf("Failed: dest[%d] = %g, expected %g\n", i, dest[i], a[i] * b[i]), 1;

@@ -1,8 +1,8 @@
-/* reduction_kernel - PyCUDA's ReductionKernel, which seed 002 names as the next step after
- * gpuarray.max and gpuarray.dot: the dot product of two random arrays of 50 floats from
- * ReductionKernel(numpy.float32, neutral="0", reduce_expr="a+b", map_expr="x[i]*y[i]",
- * arguments="float *x, float *y"), once to a 0-d array on the GPU and once straight to host
- * memory. Checked against the CPU. */
+/* reduction_kernel - PyCUDA's ReductionKernel, which the tutorial of double_array.c names as
+ * the next step after gpuarray.max and gpuarray.dot: the dot product of two random arrays
+ * of 50 floats from ReductionKernel(numpy.float32, neutral="0", reduce_expr="a+b",
+ * map_expr="x[i]*y[i]", arguments="float *x, float *y"), once to a 0-d array on the GPU and
+ * once straight to host memory. Checked against the CPU. */
 #include <stdio.h>
 
 #include "cujit_array.h"

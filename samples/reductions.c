@@ -1,4 +1,4 @@
-/* reductions - seed 002: gpuarray.max and gpuarray.dot of two random arrays of 50 floats
+/* reductions - a PyCUDA tutorial's gpuarray.max and gpuarray.dot of two random arrays of 50 floats
  * (pycuda.curandom.rand), line for line with cujit's arrays. Checked against the CPU.
  * (reduction_kernel.c has the reduction generator, PyCUDA's ReductionKernel.) */
 #include <stdio.h>

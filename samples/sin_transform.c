@@ -1,8 +1,8 @@
-/* sin_transform - seed 004: CuPy's gpu_calculation_cupy line for line with cujit's arrays
- * (random data on the GPU, data * 2 + 1, sin), then the same as one fused kernel, and the
- * Numba kernel's form as a SourceModule with a 2-D grid of 16 x 16 blocks, from random
- * data on the host; each timed on the GPU and checked against the CPU on 4000 x 4000
- * floats. */
+/* sin_transform - sin(2x + 1) on a 4000 x 4000 array of floats: CuPy's version
+ * (gpu_calculation_cupy) line for line with cujit's arrays (random data on the GPU,
+ * data * 2 + 1, sin), then the same as one fused kernel, and the Numba kernel's form as a
+ * SourceModule with a 2-D grid of 16 x 16 blocks, from random data on the host; each timed
+ * on the GPU and checked against the CPU. */
 #include <stdio.h>
 
 #include "cujit_array.h"

@@ -1,8 +1,9 @@
-/* sqrt_abs - seed 002: pycuda.cumath.sqrt(pycuda.cumath.fabs(d_gpuarray)).get() on a
- * 4000 x 4000 float array of normally distributed values, made on the GPU (the seed makes
- * them with numpy.random.randn and copies them with to_gpu). The two math calls are one
- * fused kernel here, with no temporary array; cujit_array_unary(CUJIT_UNOP_FABS, ...) and
- * (CUJIT_UNOP_SQRT, ...) are the seed's calls one by one. Checked against the CPU. */
+/* sqrt_abs - a PyCUDA tutorial's pycuda.cumath.sqrt(pycuda.cumath.fabs(d_gpuarray)).get()
+ * on a 4000 x 4000 float array of normally distributed values, made on the GPU (the
+ * tutorial makes them with numpy.random.randn and copies them with to_gpu). The two math
+ * calls are one fused kernel here, with no temporary array;
+ * cujit_array_unary(CUJIT_UNOP_FABS, ...) and (CUJIT_UNOP_SQRT, ...) are the tutorial's
+ * calls one by one. Checked against the CPU. */
 #include "cujit_array.h"
 #include "sample.h"
 

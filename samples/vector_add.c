@@ -1,5 +1,6 @@
-/* vector_add - seed 003: element-wise addition of two arrays of 10^6 random doubles (the
- * Numba gpu_add kernel), 256 threads per block, timed on the GPU with its copies. */
+/* vector_add - element-wise addition of two arrays of 10^6 random doubles (the Numba
+ * gpu_add kernel of the comparison dot_product.c comes from), 256 threads per block, timed
+ * on the GPU with its copies. */
 #include <stdio.h>
 
 #include "cujit_array.h"

@@ -9,7 +9,10 @@
 # - docs/manual/errors.md has a row for every status of CUJIT_STATUS_MAP, as the header
 #   gives its number and message;
 # - every relative link of README.md and of the Markdown files under docs/ leads to a file
-#   that exists, and an anchor (#section) to a heading of that file.
+#   that exists, and an anchor (#section) to a heading of that file;
+# - every name of those files' code (inline and in blocks) that looks like cujit's
+#   (cujit_..., CUJIT_...) is one: a name of the headers, an environment variable cujit
+#   reads or a CMake name of the build (unknown_doc_names says which where).
 # Usage: check_manual.sh SOURCE_DIR      checks the tree, naming every fault; exits 1 on any
 #        check_manual.sh --names DIR     prints the public names of DIR/include/*.h
 #        check_manual.sh --self-test     checks that made-up faults are caught
@@ -67,6 +70,123 @@ links() {
            if (t !~ /^[a-z]+:/) print t } }' "$1"
 }
 
+# Every name the docs may give as cujit's, as "kind name" lines:
+#   c      a name of include/*.h's code (comments and strings left out), and each status
+#          CUJIT_STATUS_MAP makes (CUJIT_ + its first column);
+#   env    a variable of the table in src/common/env.c;
+#   cmake  a CMake variable (set or option) or target of the build (CMakeLists.txt, cmake/);
+known_names() {
+  cat "$1"/include/*.h | awk '
+    { line = $0; code = ""
+      while (line != "") {
+        if (comment) {
+          e = index(line, "*/"); if (!e) break
+          line = substr(line, e + 2); comment = 0; continue
+        }
+        b = index(line, "/*"); d = index(line, "//")
+        if (d && (!b || d < b)) { code = code substr(line, 1, d - 1); break }
+        if (!b) { code = code line; break }
+        code = code substr(line, 1, b - 1); line = substr(line, b + 2); comment = 1
+      }
+      gsub(/"([^"\\]|\\.)*"/, "", code)
+      while (match(code, /[A-Za-z0-9_]*(cujit|CUJIT)_[A-Za-z0-9_]*/)) {
+        n = substr(code, RSTART, RLENGTH); code = substr(code, RSTART + RLENGTH)
+        if (n ~ /^(cujit|CUJIT)_/) print "c", n
+      } }'
+  grep -ho 'X([A-Z_]*, [0-9]*,' "$1"/include/*.h | sed 's/^X(\([A-Z_]*\),.*/c CUJIT_\1/'
+  sed -n 's/^ *{*\.name = "\([A-Za-z0-9_]*\)".*/env \1/p' "$1/src/common/env.c"
+  cat "$1"/CMakeLists.txt "$1"/*/CMakeLists.txt "$1"/cmake/*.cmake 2>/dev/null |
+    grep -o '\(set\|option\|add_library\|add_executable\)( *[A-Za-z0-9_]*' |
+    sed 's/^.*( */cmake /'
+}
+
+# The backquoted names of the docs (README.md, docs/*.md, docs/manual/*.md) that look like
+# cujit's (cujit_..., CUJIT_...) and are none of known_names, as "file:line: message"
+# lines. Inline code may give any kind; a C or C++ block only names of the headers (outside
+# its strings and comments). A name followed by '*' stands for those it begins; one
+# followed by a file's extension (cujit_array.h) is a file. In a list of inline names
+# ("`A`, `B` and `C`"), two or more of one family (CUJIT_UNOP_...) make every other
+# upper-case name of the list a C name too: `CUJIT_LOG` among the CUJIT_UNOP_ names is
+# refused, though it is an environment variable.
+unknown_doc_names() {
+  src=$1
+  names_file=$(mktemp "${TMPDIR:-/tmp}/cujit-names-XXXXXX")
+  known_names "$src" | sort -u >"$names_file"
+  for md in "$src/README.md" $(find "$src/docs" -name '*.md' | sort); do
+    awk -v rel="${md#"$src"/}" -v names="$names_file" '
+      BEGIN { while ((getline l < names) > 0) { split(l, w, " "); kind[w[2]] = kind[w[2]] w[1] " " } }
+      function is_c(n) { return index(kind[n], "c ") > 0 }
+      function known(n, c_only) {
+        if (c_only) return is_c(n)
+        return n in kind
+      }
+      function known_prefix(p, c_only,   k) {
+        for (k in kind) if (index(k, p) == 1 && (!c_only || is_c(k))) return 1
+        return 0
+      }
+      function bad(line, msg) { print rel ":" line ": " msg; }
+      # Checks the names of text, found on line ln; c_only: a C or C++ block.
+      function names_of(text, ln, c_only,   n, rest, before) {
+        while (match(text, /[A-Za-z0-9_]*(cujit|CUJIT)_[A-Za-z0-9_]*/)) {
+          n = substr(text, RSTART, RLENGTH); rest = substr(text, RSTART + RLENGTH)
+          before = RSTART > 1 ? substr(text, RSTART - 1, 1) : ""
+          text = rest
+          if (n !~ /^(cujit|CUJIT)_/ || before ~ /[-.\/]/) continue
+          if (rest ~ /^\.(h|c|md|txt|sh|so|a|pc|cmake|cu)([^A-Za-z0-9_]|$)/) continue
+          if (rest ~ /^\*/) {
+            if (!known_prefix(n, c_only)) bad(ln, "`" n "*` names nothing: no name begins with " n)
+          } else if (!known(n, c_only))
+            bad(ln, "`" n "` is not declared in include/*.h" (c_only ? "" : \
+                    ", nor an environment variable of src/common/env.c or a CMake name"))
+        }
+      }
+      # The inline code of a paragraph (lines joined), its lists checked for families.
+      function spans(par, first,   text, ln, sep, s, code, m) {
+        text = par; ln = first; m = 0
+        while (match(text, /`[^`]+`/)) {
+          sep = substr(text, 1, RSTART - 1)
+          ln += gsub(/\n/, " ", sep)
+          s = substr(text, RSTART + 1, RLENGTH - 2); text = substr(text, RSTART + RLENGTH)
+          code = s; gsub(/"([^"\\]|\\.)*"/, "", code) # a string names nothing
+          names_of(code, ln, 0)
+          if (m && sep !~ /^ *(,|\/)? *((and|or) )? *$/) { family(m); m = 0 }
+          m++; item[m] = s; item_line[m] = ln
+        }
+        if (m) family(m)
+      }
+      function family(m,   i, f) {
+        delete count
+        for (i = 1; i <= m; i++)
+          if (item[i] ~ /^CUJIT_[A-Z0-9]+_[A-Z0-9_]+$/ && is_c(item[i])) {
+            f = item[i]; sub(/^CUJIT_[A-Z0-9]+_/, "", f); f = substr(item[i], 1, length(item[i]) - length(f))
+            count[f]++
+          }
+        for (f in count) if (count[f] >= 2)
+          for (i = 1; i <= m; i++)
+            if (item[i] ~ /^CUJIT_[A-Z0-9_]+$/ && !is_c(item[i]))
+              bad(item_line[i], "`" item[i] "` is listed among " f "* names, but is not declared in include/*.h")
+      }
+      /^```/ {
+        if (fence) { fence = 0; next }
+        if (par != "") { spans(par, first); par = "" }
+        fence = 1; lang = substr($0, 4); next
+      }
+      fence {
+        line = $0
+        if (lang ~ /^(c|cpp|c\+\+)$/) {
+          gsub(/"([^"\\]|\\.)*"/, "", line); sub(/\/\/.*/, "", line)
+          gsub(/\/\*([^*]|\*[^\/])*\*\//, "", line)
+          names_of(line, NR, 1)
+        } else names_of(line, NR, 0)
+        next
+      }
+      /^[ \t]*$/ { if (par != "") spans(par, first); par = ""; next }
+      { if (par == "") { par = $0; first = NR } else par = par "\n" $0 }
+      END { if (par != "") spans(par, first) }' "$md"
+  done
+  rm -f "$names_file"
+}
+
 check_tree() {
   src=$1
   bad=0
@@ -102,6 +222,8 @@ check_tree() {
     done
     exit $fail
   } || bad=1
+  unknown=$(unknown_doc_names "$src")
+  [ -z "$unknown" ] || { echo "$unknown"; bad=1; }
   for md in "$src/README.md" $(find "$src/docs" -name '*.md' | sort); do
     dir=$(dirname "$md")
     rel=${md#"$src"/}
@@ -139,6 +261,7 @@ typedef void (*cujit_thing_fn)(int level);
 typedef struct cujit_opts {
   int size;
 } cujit_opts;
+typedef enum cujit_kind { CUJIT_KIND_A = 0, CUJIT_KIND_B = 1 } cujit_kind;
 #define CUJIT_OPTS_INIT {0}
 #define CUJIT_PRIVATE_ 1
 CUJIT_API int cujit_make(cujit_thing **out,
@@ -146,13 +269,28 @@ CUJIT_API int cujit_make(cujit_thing **out,
 static inline int cujit_helper(int v) { return v; }
 static inline int cujit_private_(int v) { return v; }
 H
-    printf '# Things\n\n`cujit_make` `cujit_helper` `cujit_thing` `cujit_thing_fn` `cujit_opts` `CUJIT_OPTS_INIT` `CUJIT_STATUS_MAP`; [errors](errors.md#status-codes).\n' >"$t/docs/manual/things.md"
+    printf '# Things\n\n`cujit_make` `cujit_helper` `cujit_thing` `cujit_thing_fn` `cujit_opts` `cujit_kind` `CUJIT_OPTS_INIT` `CUJIT_STATUS_MAP`; [errors](errors.md#status-codes).\n' >"$t/docs/manual/things.md"
     printf '# Errors\n\n## Status codes\n\n| `CUJIT_OK` | 0 | success |\n| `CUJIT_ERROR_FILE` | 4 | a file could not be read |\n' >"$t/docs/manual/errors.md"
     printf '# Index\n\n## [Things](things.md)\n\n| Name | What |\n|---|---|\n' >"$t/docs/manual/README.md"
-    for n in cujit_make cujit_helper cujit_thing cujit_thing_fn cujit_opts CUJIT_OPTS_INIT CUJIT_STATUS_MAP; do
+    for n in cujit_make cujit_helper cujit_thing cujit_thing_fn cujit_opts cujit_kind CUJIT_OPTS_INIT \
+             CUJIT_STATUS_MAP; do
       printf '| `%s` | a thing |\n' "$n" >>"$t/docs/manual/README.md"
     done
     printf '# Project\n\nRead [the manual](docs/manual/README.md#things).\n\n```\n[not a link](nowhere.md)\n```\n' >"$t/README.md"
+    mkdir -p "$t/src/common"
+    printf '    {.name = "CUJIT_THING_LOG",\n' >"$t/src/common/env.c"
+    printf 'option(CUJIT_BUILD_THINGS "things" ON)\nadd_library(cujit_things x.c)\n' >"$t/CMakeLists.txt"
+    cat >>"$t/README.md" <<'M'
+Set `CUJIT_THING_LOG=1` or `CUJIT_BUILD_THINGS`; link `cujit_things`; read `cujit.h`;
+call `cujit_make(&t, 2)` or `cujit_helper(1)`, any `cujit_*`, and check `CUJIT_OK`,
+`CUJIT_ERROR_FILE` or `"CUJIT_NOT_A_NAME"`; a kind, `CUJIT_KIND_A` or `CUJIT_KIND_B`.
+
+```c
+cujit_thing *t = NULL;
+cujit_make(&t, 2); /* not cujit_unmade */
+setenv("CUJIT_THING_LOG", "1", 1);
+```
+M
   }
   expect() { # expect TREE TEXT: the check fails on TREE, saying TEXT
     if out=$(check_tree "$tmp/$1"); then echo "self-test: $1 passed, but should not"; return 1; fi
@@ -161,7 +299,7 @@ H
   mk good
   out=$(check_tree "$tmp/good") || { echo "self-test: a good tree failed:"; echo "$out"; return 1; }
   [ "$(public_names "$tmp/good" | tr '\n' ' ')" = \
-    "CUJIT_OPTS_INIT CUJIT_STATUS_MAP cujit_helper cujit_make cujit_opts cujit_thing cujit_thing_fn " ] ||
+    "CUJIT_OPTS_INIT CUJIT_STATUS_MAP cujit_helper cujit_kind cujit_make cujit_opts cujit_thing cujit_thing_fn " ] ||
     { echo "self-test: public names: $(public_names "$tmp/good" | tr '\n' ' ')"; return 1; }
   mk missing; sed -i '/cujit_make/d' "$tmp/missing/docs/manual/README.md"
   expect missing "docs/manual/README.md does not list cujit_make"
@@ -177,6 +315,14 @@ H
   expect link "docs/manual/things.md links ../gone.md: no such file"
   mk anchor; sed -i 's/#things/#thing/' "$tmp/anchor/README.md"
   expect anchor "README.md links docs/manual/README.md#thing: no such heading"
+  mk name; sed -i 's/`cujit_helper(1)`/`cujit_helpr(1)`/' "$tmp/name/README.md"
+  expect name "README.md:9: \`cujit_helpr\` is not declared in include/*.h, nor an environment"
+  mk prefix; sed -i 's/`cujit_\*`/`cujit_thang_*`/' "$tmp/prefix/README.md"
+  expect prefix "README.md:9: \`cujit_thang_*\` names nothing"
+  mk block; sed -i 's/^cujit_make(&t, 2);/CUJIT_THING_LOG; &/' "$tmp/block/README.md"
+  expect block "README.md:14: \`CUJIT_THING_LOG\` is not declared in include/*.h"
+  mk family; sed -i 's/`CUJIT_KIND_A` or/`CUJIT_KIND_A`, `CUJIT_THING_LOG` or/' "$tmp/family/README.md"
+  expect family "README.md:10: \`CUJIT_THING_LOG\` is listed among CUJIT_KIND_* names"
   echo "check_manual: every made-up fault was caught"
 }
 
@@ -184,6 +330,7 @@ case ${1:-} in
   --names) public_names "$2" ;;
   --self-test) self_test ;;
   "") echo "usage: check_manual.sh SOURCE_DIR | --names SOURCE_DIR | --self-test" >&2; exit 2 ;;
-  *) if check_tree "$1"; then echo "check_manual: the index names every public name; every link resolves"
+  *) if check_tree "$1"; then
+       echo "check_manual: the index names every public name; every link resolves; every name is cujit's"
      else exit 1; fi ;;
 esac

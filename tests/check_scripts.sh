@@ -7,7 +7,7 @@
 # - scripts/check-layers refuses an include from a layer above, a folder it does not know, a
 #   call to a layer above, a circle between files and a name used twice, each on a tree
 #   made for it;
-# - scripts/sample-lines counts a made-up seed and samples as docs/samples.md says (error
+# - scripts/sample-lines counts a made-up Python text and samples as docs/samples.md says (error
 #   handling, declarations and frees count; checks, preprocessor lines and braces do not),
 #   and refuses a sample over the limit;
 # - scripts/plot-bench --history writes a benchmark CSV's rows as the history's rows.
@@ -102,8 +102,8 @@ out=$(sh "$t/scripts/check-layers" 2>&1 || true)
 case $out in *"more than one file is named a.c: $t/src/high/a.c $t/src/low/a.c"*|\
              *"more than one file is named a.c: src/high/a.c src/low/a.c"*) ;; *)
   echo "check-layers let two files of the same name pass: $out"; exit 1;; esac
-mkdir "$tmp/seeds" "$tmp/samples"
-cat >"$tmp/seeds/007_x.txt" <<'SEED'
+mkdir "$tmp/originals" "$tmp/samples"
+cat >"$tmp/originals/007_x.txt" <<'TEXT'
 Some prose before the code.
 
 ```python
@@ -125,10 +125,10 @@ v = z + 1
 
 This line of prose ends the cell, it has many words in it.
 w = 1
-SEED
+TEXT
 printf 'one 007 1
 two 007 2
-' >"$tmp/samples/seeds.txt"
+' >"$tmp/samples/originals.txt"
 cat >"$tmp/samples/one.c" <<'C'
 /* one: five lines of Python, six here */
 #include "cujit_array.h"
@@ -160,7 +160,7 @@ printf 'int main(void) {
   return k;
 }
 ' >"$tmp/samples/two.c"
-out=$(sh "$src/scripts/sample-lines" "$tmp/seeds" "$tmp/samples") ||
+out=$(sh "$src/scripts/sample-lines" "$tmp/originals" "$tmp/samples") ||
   { echo "sample-lines refused samples within the limit:"; echo "$out"; exit 1; }
 counts=$(echo "$out" | awk 'NR > 1 { printf "%s %s %s %s;", $1, $3, $4, $5 }')
 [ "$counts" = "one.c 5 6 1.20;two.c 3 3 1.00;" ] ||
@@ -169,12 +169,12 @@ echo "  cujit_array_destroy(a);" >"$tmp/line.c"
 sed '/cujit_array_read(a/r '"$tmp/line.c" "$tmp/samples/one.c" >"$tmp/one.c"
 mv "$tmp/one.c" "$tmp/samples/one.c" # a seventh line: freeing counts
 printf 'one 007 1
-' >"$tmp/samples/seeds.txt"
-out=$(sh "$src/scripts/sample-lines" "$tmp/seeds" "$tmp/samples" || true)
+' >"$tmp/samples/originals.txt"
+out=$(sh "$src/scripts/sample-lines" "$tmp/originals" "$tmp/samples" || true)
 case $out in *"one.c"*"7   1.40  over 1.3"*"1 sample(s) with more than 1.3"*) ;; *)
   echo "sample-lines let a sample over the limit pass:"; echo "$out"; exit 1;; esac
-sh "$src/scripts/sample-lines" "$tmp/no-seeds" "$tmp/samples" >/dev/null && exit 1
-[ $? = 77 ] || { echo "sample-lines without seeds did not skip"; exit 1; }
+sh "$src/scripts/sample-lines" "$tmp/no-originals" "$tmp/samples" >/dev/null && exit 1
+[ $? = 77 ] || { echo "sample-lines without the Python texts did not skip"; exit 1; }
 # scripts/plot-bench --history turns a benchmark CSV into rows of the history
 # (docs/benchmarks.md says how): the run's date, commit, device and host first (the host's
 # comma made a semicolon), then the CSV's own row; skipped rows are left out.

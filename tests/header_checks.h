@@ -195,6 +195,31 @@ static void hc_limits(void) {
   cujit_array_destroy(a);
 }
 
+/* ---- DLPack: cujit_array.h names the structs only; with DLPack's own dlpack.h included
+ * too (after cujit_array.h in test_c11.c, before it in test_cxx.cpp) the prototypes take
+ * its types as they are ---- */
+
+#ifdef DLPACK_MAJOR_VERSION
+static void hc_dlpack(int gpu) {
+  DLManagedTensorVersioned *t = NULL;
+  DLManagedTensor *legacy = NULL;
+  cujit_array *a = NULL;
+  int64_t n = 4;
+  cujit_status st;
+  hc_check(cujit_array_from_dlpack(&a, t, CUJIT_DLPACK_READ_ONLY) == CUJIT_ERROR_INVALID_VALUE &&
+               !a,
+           "cujit_array_from_dlpack refuses a NULL tensor");
+  hc_check(cujit_array_from_dlpack_legacy(&a, legacy, 0) == CUJIT_ERROR_INVALID_VALUE && !a,
+           "cujit_array_from_dlpack_legacy refuses a NULL tensor");
+  hc_check(cujit_array_wrap(&a, CUJIT_TYPE_F32, 1, &n, 0x10000) == CUJIT_OK, "a wrapped array");
+  /* a made-up address: no driver to ask, or one that does not know it */
+  st = cujit_array_to_dlpack(a, CUJIT_DLPACK_READ_ONLY, &t);
+  hc_check(st == (gpu ? CUJIT_ERROR_INVALID_VALUE : CUJIT_ERROR_NO_DRIVER) && !t,
+           "cujit_array_to_dlpack of a made-up address");
+  cujit_array_destroy(a);
+}
+#endif
+
 /* ---- launches: every form, on a GPU with its results checked ---- */
 
 static const char hc_source[] =
@@ -412,6 +437,9 @@ static void hc_run(void) {
   hc_every_launch_form(add, gpu);
   hc_generator_macros(gpu);
   hc_error_mode(gpu);
+#ifdef DLPACK_MAJOR_VERSION
+  hc_dlpack(gpu);
+#endif
   cujit_module_destroy(m);
 }
 

@@ -224,8 +224,9 @@ static void works(const char *fn, cujit_status st) {
 
 /* Functions of the header whose arrays are only made, never read: out is set, not taken. */
 static const char *const makers[] = {
-    "cujit_array_empty",     "cujit_array_zeros", "cujit_array_full",   "cujit_array_arange",
-    "cujit_array_from_host", "cujit_array_wrap",  "cujit_array_random",
+    "cujit_array_empty",  "cujit_array_zeros",       "cujit_array_full",
+    "cujit_array_arange", "cujit_array_from_host",   "cujit_array_wrap",
+    "cujit_array_random", "cujit_array_from_dlpack", "cujit_array_from_dlpack_legacy",
 };
 
 /* Every function of cujit_array.h that names cujit_array in its declaration was called. */
@@ -312,6 +313,11 @@ static void every_function_takes_or_refuses_a_strided_view(void **state) {
   saw("cujit_array_arg");
   assert_int_equal(arg.kind, CUJIT_ARG_VALUE);
   assert_true(arg.value.ptr == 0x40000 + 23 * 8);
+  /* lent as a DLPack tensor with its strides (a wrapped array's device is the driver's) */
+  {
+    struct DLManagedTensorVersioned *lent = NULL;
+    takes("cujit_array_to_dlpack", cujit_array_to_dlpack(t, 0, &lent));
+  }
   /* new arrays, copies, conversions, fills, reads and writes: through the strides */
   takes("cujit_array_empty_like", cujit_array_empty_like(&out, t)); /* contiguous, new */
   takes("cujit_array_read", cujit_array_read(t, host, sizeof host));

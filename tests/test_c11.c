@@ -1,12 +1,13 @@
 /* test_c11 - cujit.h and cujit_array.h from C: built as C11 with -Wall -Wextra -Wpedantic
  * -Werror (no GNU extensions), it runs header_checks.h (every macro and inline constructor
  * of the headers, with the values they make, and every launch form: checked on a GPU,
- * refused elsewhere) plus what only C writes: zero-initialised structs as {0} and
- * designated initialisers. Ends with the line "N passed, N failed". test_cxx.cpp does the
- * same from C++. */
+ * refused elsewhere; the DLPack calls with DLPack's dlpack.h included after the headers)
+ * plus what only C writes: zero-initialised structs as {0} and designated initialisers.
+ * Ends with the line "N passed, N failed". test_cxx.cpp does the same from C++. */
 #include <stdio.h>
 
-#include "cujit_array.h" /* and through it cujit.h */
+#include "cujit_array.h"   /* and through it cujit.h */
+#include <dlpack/dlpack.h> /* after the header, which names its structs first */
 
 static int passed, failed;
 

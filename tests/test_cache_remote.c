@@ -5,7 +5,8 @@
  * foreign values are rebuilt, never loaded, and replaced; a server killed mid-run, a
  * closed port, a port that accepts but never answers and a refused password cost each
  * compile at most the timeouts; threads share the connection; a URL that does not parse
- * is a clear error. The group is skipped, saying why, when redis-server or hiredis is not
+ * is a clear error; a linked module is shared as a compile is, an imported one stays off
+ * the server. The group is skipped, saying why, when redis-server or hiredis is not
  * installed. The children are this binary again ("--child MODE ARG"). */
 #define _GNU_SOURCE /* pipe2 */
 #include <fcntl.h>
@@ -18,6 +19,7 @@
 #include <time.h>
 
 #include "cachetest.h"
+#include "linktest.h"
 #include "remote/remote.h"
 #include "driver/hiredis.h"
 
@@ -1200,6 +1202,73 @@ static void forged_entry_is_found_by_verify(void **state) {
   cj_buf_free(&manifest);
 }
 
+/* A linked module is shared as a compile is: linked here, it goes to the server beside its
+ * sources; with an empty disk cache the same link then finds all three there, compiling
+ * and linking nothing, keeps them on disk, and is still a linked module. */
+static void links_are_shared(void **state) {
+  cujit_options o = CUJIT_OPTIONS_INIT;
+  cujit_link_part parts[2];
+  cujit_module *m = NULL;
+  cujit_cache_stats a, b, c;
+  size_t size = 0;
+  (void)state;
+  o.arch = LINK_ARCH;
+  parts[0] = link_source(kLinkMain, "main.cu");
+  parts[1] = link_source(kLinkLib, "lib.cu");
+  cj_memcache_clear();
+  a = stats_now();
+  assert_ok(cujit_module_link(&m, parts, 2, &o, NULL));
+  cujit_module_destroy(m);
+  b = stats_now();
+  assert_int_equal(b.compiles - a.compiles, 3); /* two sources and the link */
+  assert_int_equal(b.remote_misses - a.remote_misses, 3);
+  empty_local_cache();
+  cj_memcache_clear();
+  assert_ok(cujit_module_link(&m, parts, 2, &o, NULL));
+  c = stats_now();
+  assert_int_equal(c.compiles - b.compiles, 0);
+  assert_int_equal(c.remote_hits - b.remote_hits, 3);
+  assert_int_equal(count_files(cache, ".cujit"), 3);
+  assert_memory_equal(cujit_module_cubin(m, &size), "\177ELF", 4);
+  /* its kernels are read from the linked CUBIN's symbol table, as a link's are */
+  assert_status_detail(cujit_module_get_function(m, "nothing", &(cujit_function *){NULL}),
+                       CUJIT_ERROR_NOT_FOUND, "apply");
+  cujit_module_destroy(m);
+  assert_not_logged("remote");
+}
+
+/* An imported module is stored in memory and on disk, as a compile is, but not on the
+ * server: the cluster shares only what a cujit of its own compiled. */
+static void imports_stay_local(void **state) {
+  cujit_options o = ptx_options();
+  cujit_module *m = NULL, *im = NULL;
+  char src[512], why[512];
+  cj_buf b = {0};
+  void *blob = NULL;
+  size_t size = 0;
+  cj_key key;
+  (void)state;
+  source("imported", src, sizeof src);
+  key_of("imported", &key);
+  assert_ok(cujit_cache_set_remote(""));
+  cj_memcache_clear();
+  assert_ok(cujit_module_from_source(&m, src, "r.cu", &o));
+  assert_ok(cujit_module_export(m, &blob, &size));
+  cujit_module_destroy(m);
+  assert_ok(cujit_cache_set_remote(url));
+  empty_local_cache();
+  cj_memcache_clear();
+  assert_ok(cujit_module_import(&im, blob, size, src, "r.cu", &o));
+  cujit_module_destroy(im);
+  assert_int_equal(count_files(cache, ".cujit"), 1);
+  assert_int_equal(admin->ops->get(admin, &key, CJ_REMOTE_MAX_ENTRY, &b, why, sizeof why),
+                   CJ_REMOTE_ABSENT);
+  /* a compile of it now is a disk hit */
+  assert_int_equal(compile_tag("imported"), 0);
+  cj_buf_free(&b);
+  cujit_free(blob);
+}
+
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       REMOTE_TEST(hit_is_stored_locally),
@@ -1220,6 +1289,8 @@ int main(int argc, char **argv) {
       REMOTE_TEST(passwords_are_never_shown),
       REMOTE_TEST(forged_entry_is_found_by_verify),
       REMOTE_TEST(threads_behind_a_failure_do_not_retry),
+      REMOTE_TEST(links_are_shared),
+      REMOTE_TEST(imports_stay_local),
   };
   int rc;
   setenv("CUJIT_LIBCUDA", "/nonexistent/libcuda.so.1", 1);

@@ -1,12 +1,13 @@
 /* test_cxx - cujit.h and cujit_array.h from C++: built as C++17 and as C++20 with -Wall
  * -Wextra -Wpedantic -Werror, it runs header_checks.h (every macro and inline constructor
  * of the headers, with the values they make, and every launch form: checked on a GPU,
- * refused elsewhere) plus what only C++ writes: zero-initialised structs as {} and CUDA's
- * own vector types. Ends with the line "N passed, N failed". test_c11.c does the same
- * from C. */
+ * refused elsewhere; the DLPack calls with DLPack's dlpack.h included before the headers)
+ * plus what only C++ writes: zero-initialised structs as {} and CUDA's own vector types.
+ * Ends with the line "N passed, N failed". test_c11.c does the same from C. */
 #include <cstdio>
 
-#include <vector_types.h> /* float4 */
+#include <dlpack/dlpack.h> /* before the headers, which name its structs again */
+#include <vector_types.h>  /* float4 */
 
 #include "cujit.h"
 #include "cujit_array.h"

@@ -323,13 +323,20 @@ static void handler_is_thread_safe(void **state) {
   assert_int_equal(wrong, 0);
 }
 
+static void print_log_line(cujit_log_level level, const char *line, void *user) {
+  (void)user;
+  printf("callback %d: %s\n", (int)level, line);
+}
+
 /* In a child: "exit": sets cujit_error_exit and fails a call; "env": fails a call with the
- * handler CUJIT_ERRORS chose; "env-null": sets no handler (NULL) first. Prints a line
- * without flushing first, which exit() must flush. Returns 0 when the call returned. */
+ * handler CUJIT_ERRORS chose; "env-null": sets no handler (NULL) first; "env-callback": as
+ * "env", with a log callback that prints its lines. Prints a line without flushing first,
+ * which exit() must flush. Returns 0 when the call returned. */
 static int error_mode_child(const char *how) {
   cujit_module *m = NULL;
   if (strcmp(how, "exit") == 0) cujit_error_set_handler(cujit_error_exit, NULL);
   if (strcmp(how, "env-null") == 0) cujit_error_set_handler(NULL, NULL);
+  if (strcmp(how, "env-callback") == 0) cujit_log_set_callback(print_log_line, NULL);
   printf("before the failure\n");
   if (cujit_module_from_source(&m, "", "child.cu", NULL) != CUJIT_ERROR_INVALID_SOURCE) return 3;
   printf("the call returned\n");
@@ -447,12 +454,22 @@ static void errors_env_chooses_the_handler(void **state) {
   assert_non_null(strstr(out, "the call returned"));
   assert_int_equal(run_child("CUJIT_ERRORS=exit", "--error-mode", "env-null", out, sizeof out), 0);
   assert_null(strstr(out, "cujit:"));
-  /* a bad value: warned about (CUJIT_LOG=warn), and every call returns its status */
-  assert_int_equal(run_child("CUJIT_ERRORS=abort CUJIT_LOG=warn", "--error-mode", "env", out,
+  /* a bad value: warned about on stderr whatever the log's level, once, and every call
+   * returns its status */
+  assert_int_equal(run_child("CUJIT_ERRORS=abort CUJIT_LOG=off", "--error-mode", "env", out,
                              sizeof out),
                    0);
-  assert_non_null(strstr(out, "CUJIT_ERRORS='abort' is not `return` or `exit`"));
+  assert_non_null(strstr(out, "cujit: warn: CUJIT_ERRORS='abort' is not `return` or `exit`; "
+                              "using `return` (every call returns its status)\n"));
+  assert_null(strstr(strstr(out, "CUJIT_ERRORS='abort'") + 1, "CUJIT_ERRORS='abort'"));
   assert_non_null(strstr(out, "the call returned"));
+  assert_int_equal(run_child("CUJIT_ERRORS=abort", "--error-mode", "env", out, sizeof out), 0);
+  assert_non_null(strstr(out, "cujit: warn: CUJIT_ERRORS='abort' is not `return` or `exit`"));
+  /* to the log callback, where the program set one */
+  assert_int_equal(run_child("CUJIT_ERRORS=abort", "--error-mode", "env-callback", out, sizeof out),
+                   0);
+  assert_non_null(strstr(out, "callback 2: CUJIT_ERRORS='abort' is not `return` or `exit`"));
+  assert_null(strstr(out, "cujit: warn:"));
 }
 
 static void macros_name_the_call(void **state) {

@@ -8,6 +8,8 @@
  * loops) with in-place results that stay inside their view. */
 #include <complex.h>
 #include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
 
 #include "arraytest.h"
 #include "gputest.h"
@@ -567,6 +569,63 @@ static void repeated_operations_are_checked(void **state) {
   cujit_array_destroy(huge);
 }
 
+/* Where NumPy 2 and cujit once differed, as the differential test found: pow and fmod of
+ * bools give int8; a float scalar with an f16 array is rounded to f16 first (so f16(0.1)
+ * == 0.1 holds, and 1e10 * 0 is 0 * inf, NaN); a negative integer exponent as an integer
+ * scalar is refused; the most negative int32 and int64 fmod -1 is 0. */
+static void numpy_rules_at_the_edges(void **state) {
+  cujit_array *b = NULL, *r = NULL, *h = NULL, *i32 = NULL, *i64 = NULL;
+  const bool bools[2] = {false, true};
+  const int32_t lo32[2] = {INT32_MIN, 7};
+  const int64_t lo64[2] = {INT64_MIN, 7};
+  int64_t two = 2, one = 1;
+  uint16_t tenth; /* f16 of 0.1 */
+  int8_t p[2];
+  bool eq;
+  (void)state;
+  assert_ok(cujit_array_from_host(&b, CUJIT_TYPE_BOOL, 1, &two, bools));
+  assert_ok(cujit_array_binary(CUJIT_BINOP_POW, b, b, &r));
+  assert_int_equal(cujit_array_type(r), CUJIT_TYPE_I8);
+  assert_ok(cujit_array_read(r, p, sizeof p));
+  assert_int_equal(p[0], 1); /* 0 ** 0 */
+  assert_int_equal(p[1], 1);
+  cujit_array_destroy(r), r = NULL;
+  assert_ok(cujit_array_binary(CUJIT_BINOP_FMOD, b, b, &r));
+  assert_int_equal(cujit_array_type(r), CUJIT_TYPE_I8);
+  cujit_array_destroy(r), r = NULL;
+  tenth = 0x2e66;
+  assert_ok(cujit_array_from_host(&h, CUJIT_TYPE_F16, 1, &one, &tenth));
+  assert_ok(cujit_array_binary_scalar(CUJIT_BINOP_EQ, h, 0.1, 0, &r));
+  assert_ok(cujit_array_read(r, &eq, 1));
+  assert_true(eq);
+  cujit_array_destroy(r), r = NULL;
+  assert_ok(cujit_array_from_host(&i32, CUJIT_TYPE_I32, 1, &two, lo32));
+  assert_int_equal(cujit_array_binary_scalar(CUJIT_BINOP_POW, i32, -1, CUJIT_SCALAR_INT, &r),
+                   CUJIT_ERROR_INVALID_VALUE);
+  assert_non_null(strstr(cujit_last_error(), "negative integer power"));
+  assert_ok(cujit_array_binary_scalar(CUJIT_BINOP_FMOD, i32, -1, CUJIT_SCALAR_INT, &r));
+  {
+    int32_t m[2];
+    assert_ok(cujit_array_read(r, m, sizeof m));
+    assert_int_equal(m[0], 0);
+    assert_int_equal(m[1], 0);
+  }
+  cujit_array_destroy(r), r = NULL;
+  assert_ok(cujit_array_from_host(&i64, CUJIT_TYPE_I64, 1, &two, lo64));
+  assert_ok(cujit_array_binary_scalar(CUJIT_BINOP_FMOD, i64, -1, CUJIT_SCALAR_INT, &r));
+  {
+    int64_t m[2];
+    assert_ok(cujit_array_read(r, m, sizeof m));
+    assert_int_equal(m[0], 0);
+    assert_int_equal(m[1], 0);
+  }
+  cujit_array_destroy(r);
+  cujit_array_destroy(i64);
+  cujit_array_destroy(i32);
+  cujit_array_destroy(h);
+  cujit_array_destroy(b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(binary_ops_on_floats),
@@ -581,6 +640,7 @@ int main(void) {
       cmocka_unit_test(views_at_every_offset),
       cmocka_unit_test(fills_ranges_and_conversions),
       cmocka_unit_test(repeated_operations_are_checked),
+      cmocka_unit_test(numpy_rules_at_the_edges),
   };
   if (!test_have_gpu()) return TEST_SKIP_CODE;
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,30 +1,129 @@
-/* test_pool_attack - the worker pool against a hostile or broken worker program: only a
- * program that this user or root owns, in a directory no one else may write, is ever run
- * (found beside a library loaded by a relative path after the program changed
- * directory, named by a relative or others-writable CUJIT_WORKER); and a worker that takes
- * a request and then hangs or is stopped holds up its compile no longer than a compile in
- * this process would take (its time limit, its cancel), or not at all.
+/* test_pool_attack - the worker pool against a hostile, broken or foreign worker program:
+ * only a program that this user or root owns, in a directory no one else may write, is
+ * ever run (found beside a library loaded by a relative path after the program changed
+ * directory, named by a relative or others-writable CUJIT_WORKER); the library's own
+ * version's worker is found before any other; a worker of another version is refused at
+ * its greeting, once, and sent no request; and a worker that takes a request and then
+ * hangs or is stopped holds up its compile no longer than a compile in this process would
+ * take (its time limit, its cancel), or not at all.
  *
- * This test binary is also the hung worker: started as `--serve` (the worker's
- * arguments) with CUJIT_TEST_WORKER set, it reads a request and then never answers. */
+ * This test binary is also the hung and the foreign worker: started as `--serve` (the
+ * worker's arguments) with CUJIT_TEST_WORKER set, it plays the part that names. */
+#include <fcntl.h>
 #include <signal.h>
 
 #include "cachetest.h"
 
 #define WATCHDOG_S 15 /* far beyond every wait here: only a wait without end reaches it */
 
-/* ---- the hung worker ---- */
+/* ---- the workers this binary plays ---- */
 
+static int read_exact(int fd, void *p, size_t n) {
+  unsigned char *b = p;
+  while (n) {
+    ssize_t k = read(fd, b, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return -1;
+    b += k;
+    n -= (size_t)k;
+  }
+  return 0;
+}
+
+static int write_exact(int fd, const void *p, size_t n) {
+  const unsigned char *b = p;
+  while (n) {
+    ssize_t k = write(fd, b, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return -1;
+    b += k;
+    n -= (size_t)k;
+  }
+  return 0;
+}
+
+static uint64_t le64(const unsigned char *p) {
+  uint64_t v = 0;
+  int i;
+  for (i = 7; i >= 0; i--) v = v << 8 | p[i];
+  return v;
+}
+
+static void put_le(unsigned char *p, uint64_t v, int bytes) {
+  int i;
+  for (i = 0; i < bytes; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* Skips the rest of a message whose 20-byte head is read: its length is at byte 12. */
+static int skip_rest(const unsigned char head[20]) {
+  unsigned char b[4096];
+  uint64_t n = le64(head + 12);
+  while (n) {
+    size_t k = n < sizeof b ? (size_t)n : sizeof b;
+    if (read_exact(0, b, k) != 0) return -1;
+    n -= k;
+  }
+  return 0;
+}
+
+/* Sends a greeting as the protocol spells it (worker.h): "cjwh", the protocol number, the
+ * version's length and the version; written out here, not taken from the library. */
+static int greet_as(uint64_t protocol, const char *version) {
+  unsigned char b[20 + 64];
+  size_t n = strlen(version);
+  memcpy(b, "cjwh", 4);
+  put_le(b + 4, protocol, 8);
+  put_le(b + 12, n, 8);
+  memcpy(b + 20, version, n);
+  return write_exact(0, b, 20 + n);
+}
+
+/* Notes a start or a request in the file CUJIT_TEST_NOTES names, when it is set. */
+static void note(const char *what) {
+  const char *path = getenv("CUJIT_TEST_NOTES");
+  int fd;
+  if (!path || (fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0600)) < 0) return;
+  if (write_exact(fd, what, strlen(what)) != 0 || write_exact(fd, "\n", 1) != 0) return;
+  close(fd);
+}
+
+/* "hang" and "stop": this library's worker (it answers the greeting as this version) that
+ * reads a request and then never answers, or stops itself (SIGSTOP). "late": one that
+ * answers the greeting only once it has a byte after it (the cancel byte), then hangs. */
 static int hung_worker(const char *mode) {
   unsigned char head[20];
-  size_t got = 0;
-  while (got < sizeof head) {
-    ssize_t k = read(0, head + got, sizeof head - got);
-    if (k <= 0) return 1;
-    got += (size_t)k;
-  }
+  if (read_exact(0, head, sizeof head) != 0 || skip_rest(head) != 0) return 1;
+  if (strcmp(mode, "late") == 0 && read_exact(0, head, 1) != 0) return 1;
+  if (greet_as(1, CUJIT_PROJECT_VERSION) != 0 || read_exact(0, head, sizeof head) != 0) return 1;
   if (strcmp(mode, "stop") == 0) raise(SIGSTOP);
   for (;;) pause();
+}
+
+/* "other": the worker of another version (0.0.1), which answers the greeting with its own
+ * and exits; "old": a worker made before the greeting (cujit 0.1's and 0.2's), which reads
+ * 20 bytes as a request's head and exits unless they are one. A request that reaches
+ * either (sent by a library that does not greet) gets a reply that the library cannot use,
+ * as a worker of another version answers it, and each is noted, as is each start. */
+static int foreign_worker(const char *mode) {
+  unsigned char head[20], reply[32 + 5 + 8];
+  note("start");
+  for (;;) {
+    if (read_exact(0, head, 1) != 0) return 0;
+    if (head[0] == 0x18) continue; /* a cancel byte between requests */
+    if (read_exact(0, head + 1, sizeof head - 1) != 0) return 1;
+    if (memcmp(head, "cjwh", 4) == 0 && strcmp(mode, "other") == 0) {
+      if (skip_rest(head) == 0) greet_as(1, "0.0.1");
+      return 1;
+    }
+    if (memcmp(head, "cjwq", 4) != 0 || skip_rest(head) != 0) return 1;
+    note("request");
+    memset(reply, 0, sizeof reply);
+    memcpy(reply, "cjwr", 4);
+    memcpy(reply + 4, head + 4, 8); /* its number */
+    put_le(reply + 24, 5, 8);       /* a result, CUJIT_OK, from an NVRTC named "other" */
+    memcpy(reply + 32, "other", 5);
+    if (write_exact(0, reply, sizeof reply) != 0) return 1;
+  }
 }
 
 /* ---- holding this process's compile slot ---- */
@@ -149,6 +248,7 @@ static char self[4096], start_dir[4096];
 static int pool_setup(void **state) {
   unsetenv("CUJIT_WORKER");
   unsetenv("CUJIT_TEST_WORKER");
+  unsetenv("CUJIT_TEST_NOTES");
   cj_pool_reset();
   cujit_compile_set_jobs(2);
   return cache_setup(state);
@@ -158,6 +258,7 @@ static int pool_teardown(void **state) {
   if (chdir(start_dir) != 0) return -1; /* a test that failed midway may have left it */
   unsetenv("CUJIT_WORKER");
   unsetenv("CUJIT_TEST_WORKER");
+  unsetenv("CUJIT_TEST_NOTES");
   cj_pool_reset();
   cujit_compile_set_jobs(0);
   return cache_teardown(state);
@@ -293,6 +394,138 @@ static void a_relative_worker_path_is_refused(void **state) {
   free(dir);
 }
 
+/* ---- the library's own version's worker, and no other ---- */
+
+/* Copies the file `from` to `to` with mode 0755. */
+static void copy_file(const char *from, const char *to) {
+  char cmd[9000], out[4096];
+  snprintf(cmd, sizeof cmd, "cp '%s' '%s' && chmod 755 '%s' 2>&1", from, to, to);
+  if (test_capture(cmd, out, sizeof out) != 0) fail_msg("%s: %s", cmd, out);
+}
+
+/* A library installed as a prefix holds it (DIR/lib, the worker where this version
+ * installs it, seen from there) with another cujit-worker beside it: the library runs its
+ * own version's worker, the one beside it never. */
+static void the_library_runs_its_own_versions_worker_first(void **state) {
+  char *dir, lib[4200], at[4200], own[4300], cmd[9000], out[8192], worker[4200], *slash;
+  int rc;
+  (void)state;
+  if (CUJIT_WORKER_FROM_LIB[0] == '/') skip(); /* an absolute libexec: nothing to move */
+  assert_non_null(dir = test_tempdir("prefix"));
+  free(planted_worker(dir, "lib")); /* beside the library: must not run */
+  snprintf(lib, sizeof lib, "%s/lib", dir);
+  snprintf(at, sizeof at, "%s/%s", lib, CUJIT_WORKER_FROM_LIB); /* ../libexec/cujit-N/ */
+  snprintf(cmd, sizeof cmd, "mkdir -p '%s' 2>&1", at);
+  assert_int_equal(test_capture(cmd, out, sizeof out), 0);
+  assert_non_null(realpath(at, own));
+  snprintf(worker, sizeof worker, "%s", self);
+  assert_non_null(slash = strrchr(worker, '/'));
+  snprintf(slash + 1, sizeof worker - (size_t)(slash + 1 - worker), "cujit-worker");
+  strncat(own, "/cujit-worker", sizeof own - strlen(own) - 1);
+  copy_file(worker, own);
+  snprintf(cmd, sizeof cmd, "%s/%s", lib, strrchr(CUJIT_LIB_PATH, '/') + 1);
+  copy_file(CUJIT_LIB_PATH, cmd);
+  snprintf(cmd, sizeof cmd, "'%s' '%s/%s' '%s' 2>&1", CUJIT_RELATIVE_LOADER, lib,
+           strrchr(CUJIT_LIB_PATH, '/') + 1, dir);
+  rc = test_capture(cmd, out, sizeof out);
+  if (rc != 0) fail_msg("the helper failed (%d):\n%s", rc, out);
+  assert_false(ran(dir));
+  snprintf(cmd, sizeof cmd, "('%s')", own);
+  if (!strstr(out, cmd)) fail_msg("the worker run was not %s:\n%s", own, out);
+  if (!strstr(out, "is the worker of cujit " CUJIT_PROJECT_VERSION))
+    fail_msg("the worker did not greet as %s:\n%s", CUJIT_PROJECT_VERSION, out);
+  test_rmtree(dir);
+  free(dir);
+}
+
+/* How many lines of the foreign worker's notes are `what`. */
+static int noted(const char *notes, const char *what) {
+  char line[64];
+  int n = 0;
+  FILE *f = fopen(notes, "r");
+  if (!f) return 0;
+  while (fgets(line, sizeof line, f))
+    if (strncmp(line, what, strlen(what)) == 0 && line[strlen(what)] == '\n') n++;
+  fclose(f);
+  return n;
+}
+
+/* 1 once the log holds `a` or `b`, waiting for it up to WATCHDOG_S. */
+static int logged_either(const char *a, const char *b) {
+  double t0 = now();
+  for (;;) {
+    int found;
+    pthread_mutex_lock(&log_mu);
+    found = strstr(log_text, a) || strstr(log_text, b);
+    pthread_mutex_unlock(&log_mu);
+    if (found || now() - t0 > WATCHDOG_S) return found;
+    cj_nap(0.005);
+  }
+}
+
+#define REJECTED "stopped or answered something else"
+
+/* CUJIT_WORKER naming another version's worker (this binary playing `mode`): a compile
+ * that needs a worker starts it and refuses it at its greeting (the log says `why`),
+ * sending it no request, and is compiled here; a batch after it starts no worker again.
+ * Before the greeting, each compile sent to such a worker had its reply rejected, and the
+ * next started another. */
+static void refused_once(const char *mode, const char *why) {
+  char *dir = test_tempdir("foreign"), notes[4200], src[4][128], tag[32];
+  const char *sources[4];
+  cujit_compile_job *holder, *j = NULL;
+  cujit_module *m = NULL, *mods[4];
+  cujit_options o = ptx_opts();
+  uint64_t answered = cj_pool_answered();
+  int i, found;
+  assert_non_null(dir);
+  snprintf(notes, sizeof notes, "%s/notes", dir);
+  setenv("CUJIT_WORKER", self, 1);
+  setenv("CUJIT_TEST_WORKER", mode, 1);
+  setenv("CUJIT_TEST_NOTES", notes, 1);
+  cj_pool_reset();
+  log_capture(CUJIT_LOG_INFO);
+  holder = hold_slot();
+  snprintf(tag, sizeof tag, "%s_first", mode);
+  small_source(tag, src[0], sizeof src[0]);
+  assert_ok(cujit_compile_job_start(&j, src[0], "b.cu", &o));
+  found = logged_either(why, REJECTED);
+  release_slot(holder);
+  assert_ok(cujit_compile_job_wait(j, &m));
+  assert_non_null(strstr(cujit_module_ptx(m, NULL), tag));
+  cujit_module_destroy(m);
+  cujit_compile_job_destroy(j);
+  assert_true(found);
+  assert_logged(why);
+  assert_int_equal(noted(notes, "request"), 0);
+  assert_int_equal(noted(notes, "start"), 1);
+  for (i = 0; i < 4; i++) {
+    snprintf(tag, sizeof tag, "%s_batch%d", mode, i);
+    small_source(tag, src[i], sizeof src[i]);
+    sources[i] = src[i];
+  }
+  assert_ok(cujit_batch_compile(mods, NULL, sources, NULL, 4, &o));
+  for (i = 0; i < 4; i++) cujit_module_destroy(mods[i]);
+  assert_int_equal(noted(notes, "start"), 1);
+  assert_int_equal(noted(notes, "request"), 0);
+  assert_not_logged(REJECTED);
+  assert_int_equal(cj_pool_answered() - answered, 0);
+  assert_int_equal(cj_pool_workers(NULL, NULL, 0), 0);
+  test_rmtree(dir);
+  free(dir);
+}
+
+static void another_versions_worker_is_refused_once(void **state) {
+  (void)state;
+  refused_once("other",
+               "it is the worker of cujit 0.0.1 (greeting 1), not of " CUJIT_PROJECT_VERSION);
+}
+
+static void a_worker_from_before_the_greeting_is_refused_once(void **state) {
+  (void)state;
+  refused_once("old", "it exited without answering the greeting");
+}
+
 /* ---- workers that take a request and never answer ---- */
 
 /* A compile sent to a worker that hangs (or stops) once it has the request: this test
@@ -352,6 +585,26 @@ static void a_cancelled_job_on_a_hung_worker_ends(void **state) {
              "compiling 'b.cu' was cancelled by cujit_compile_job_cancel()");
 }
 
+/* A job cancelled while its worker is being greeted ends at once, cancelled, and sends no
+ * request: the worker, which answered, is kept, not killed as one that did not stop. */
+static void a_job_cancelled_while_its_worker_greets_ends_at_once(void **state) {
+  cujit_options o = ptx_opts();
+  cujit_module *m = NULL;
+  scene sc;
+  (void)state;
+  start_on_hung_worker(&sc, "late", "greeted", &o);
+  assert_true(busy_worker() > 0);
+  cujit_compile_job_cancel(sc.job);
+  assert_status_detail(cujit_compile_job_wait(sc.job, &m), CUJIT_ERROR_CANCELLED,
+                       "cancelled by cujit_compile_job_cancel()");
+  assert_null(m);
+  watch_stop(sc.watch);
+  assert_not_logged("did not stop compiling");
+  assert_int_equal(cj_pool_workers(NULL, NULL, 0), 1); /* greeted, idle, kept */
+  cujit_compile_job_destroy(sc.job);
+  release_slot(sc.holder);
+}
+
 /* A worker stopped (SIGSTOP) after taking a request, with no limit and no cancel: it is
  * seen to be stopped and killed, and the compile is done here. */
 static void a_stopped_worker_is_not_waited_for(void **state) {
@@ -379,13 +632,19 @@ int main(int argc, char **argv) {
       POOL_TEST(a_worker_others_may_write_is_not_run),
       POOL_TEST(another_users_worker_is_not_run),
       POOL_TEST(a_relative_worker_path_is_refused),
+      POOL_TEST(the_library_runs_its_own_versions_worker_first),
+      POOL_TEST(another_versions_worker_is_refused_once),
+      POOL_TEST(a_worker_from_before_the_greeting_is_refused_once),
       POOL_TEST(a_hung_worker_meets_the_time_limit),
       POOL_TEST(a_cancelled_job_on_a_hung_worker_ends),
+      POOL_TEST(a_job_cancelled_while_its_worker_greets_ends_at_once),
       POOL_TEST(a_stopped_worker_is_not_waited_for),
   };
   const char *mode = getenv("CUJIT_TEST_WORKER");
   ssize_t n;
-  if (argc == 2 && strcmp(argv[1], "--serve") == 0 && mode) return hung_worker(mode);
+  if (argc == 2 && strcmp(argv[1], "--serve") == 0 && mode)
+    return strcmp(mode, "other") == 0 || strcmp(mode, "old") == 0 ? foreign_worker(mode)
+                                                                  : hung_worker(mode);
   if ((n = readlink("/proc/self/exe", self, sizeof self - 1)) <= 0 ||
       !getcwd(start_dir, sizeof start_dir))
     return 1;

@@ -155,9 +155,13 @@ static cujit_status handle(cujit_array **out, int type, int ndim, const int64_t 
   return CUJIT_OK;
 }
 
-/* Gives a block's memory back and keeps the block as a spare. */
+/* Gives a block's memory back (to the pool, or to the library that lent it) and keeps the
+ * block as a spare. */
 static void block_free(cj_block *b, CUstream stream) {
-  if (b->owned && b->ptr) cj_pool_free(b->dev, b->ptr, b->bytes, stream, &b->owner);
+  if (b->release)
+    b->release(b, stream);
+  else if (b->owned && b->ptr)
+    cj_pool_free(b->dev, b->ptr, b->bytes, stream, &b->owner);
   pthread_mutex_lock(&live_lock);
   keep_spares(NULL, b);
   pthread_mutex_unlock(&live_lock);
@@ -251,7 +255,32 @@ void cujit_array_destroy(cujit_array *h) {
                                        "already, or never made by cujit); nothing was freed");
     return;
   }
+  cj_block_release(b, stream);
+}
+
+void cj_block_retain(cj_block *b) { __atomic_add_fetch(&b->refs, 1, __ATOMIC_RELAXED); }
+
+void cj_block_release(cj_block *b, CUstream stream) {
   if (__atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL) == 0) block_free(b, stream);
+}
+
+cujit_status cj_array_adopt(cujit_array **out, int type, int ndim, const int64_t *shape,
+                            const int64_t *strides, CUdeviceptr data, const cj_block *like,
+                            const char *fn) {
+  int64_t size;
+  cj_block *b;
+  cj_array *a;
+  *out = NULL;
+  CJ_TRY(check_shape(type, ndim, shape, fn, &size));
+  CJ_TRY(take(&a, &b));
+  b->dev = like->dev;
+  b->ptr = like->ptr;
+  b->release = like->release;
+  b->lender = like->lender;
+  b->read_only = like->read_only;
+  fill(a, type, ndim, shape, strides, size, b, data, NULL);
+  *out = cj_array_handle(a);
+  return CUJIT_OK;
 }
 
 cujit_status cj_array_unmake(cujit_status st, cujit_array **out, int made) {

@@ -10,14 +10,20 @@
 #include "common/common.h"
 #include "driver/driver.h"
 
-/* The device memory behind an array and its views. */
+/* The device memory behind an array and its views (and the DLPack tensors lent out of
+ * them: dlpack.c). */
 typedef struct cj_block {
   int refs;
   CUdevice dev;
   CUdeviceptr ptr;
   size_t bytes;
-  int owned;        /* 0: the caller's memory (cujit_array_wrap) */
+  int owned;        /* 0: the caller's memory (cujit_array_wrap) or another library's */
   cj_mem_ctx owner; /* the context its memory was made in (dead after a reset) */
+  /* Memory another library lent (dlpack.c): called once, by the last array or tensor to let
+   * go, instead of giving memory to the pool; `stream` is that array's. NULL otherwise. */
+  void (*release)(struct cj_block *b, CUstream stream);
+  void *lender;  /* what release gives back */
+  int read_only; /* lent read-only: every tensor made of it is read-only too */
 } cj_block;
 
 /* An array as this layer sees it. The interface hands out its handle instead (common.h:
@@ -77,6 +83,14 @@ int cj_layout_reshape(int ndim, const int64_t *shape, const int64_t *strides, in
 /* Where element k (C order) of an array of this shape and strides lies, in elements from
  * its first. */
 int64_t cj_layout_offset(int ndim, const int64_t *shape, const int64_t *strides, int64_t k);
+/* How an operation's output o meets one of its inputs x. CJ_APART: no byte in common
+ * (their spans of memory do not overlap: conservative, so views that interleave count as
+ * overlapping). CJ_SAME: element for element, each element of o is the element of x at its
+ * own index (one address, one element size, the same steps over o's shape), which an
+ * elementwise kernel may compute in place. CJ_OVERLAP: any other overlap, which NumPy's rule
+ * makes as if computed into a temporary. */
+enum { CJ_APART, CJ_SAME, CJ_OVERLAP };
+int cj_layout_meet(const cj_array *x, const cj_array *o);
 /* The number of i in start, start + step, ... before stop (up to 2^64 - 1). */
 uint64_t cj_range_count(int64_t start, int64_t stop, int64_t step);
 /* Whether the `count` indices start, start + step, ... all lie in [0, size), computed
@@ -144,6 +158,18 @@ cujit_status cj_array_output_of(cujit_array **out, cj_array *o_given, const cj_a
 cujit_status cj_array_need_contiguous(const cj_array *a, const char *fn, const char *what);
 /* Ends an operation: on failure the output it made (made) is destroyed, *out set to NULL. */
 cujit_status cj_array_unmake(cujit_status st, cujit_array **out, int made);
+/* One more holder of b's memory (a DLPack tensor lent out: dlpack.c). */
+void cj_block_retain(cj_block *b);
+/* One holder less: the last gives the memory back, ordered on `stream` (the pool's memory;
+ * b->release for memory another library lent; nothing for wrapped memory). */
+void cj_block_release(cj_block *b, CUstream stream);
+/* A new array over memory another library lent (dlpack.c): shape checked as for new
+ * arrays (`fn` names the call), `strides` in elements (NULL: C order), element 0 at `data`,
+ * on the legacy default stream, over a new block with like's dev, ptr, release, owner and
+ * read_only (not owned). On failure nothing is made and like->release is not called. */
+cujit_status cj_array_adopt(cujit_array **out, int type, int ndim, const int64_t *shape,
+                            const int64_t *strides, CUdeviceptr data, const cj_block *like,
+                            const char *fn);
 
 /* ---- io.c: moving arrays ---- */
 
@@ -151,6 +177,28 @@ cujit_status cj_array_unmake(cujit_status st, cujit_array **out, int made);
  * (cujit_array_astype), on `stream`: a device copy for contiguous arrays of one type, else
  * a kernel that steps through either by its strides. */
 cujit_status cj_array_copy_into(const cj_array *src, const cj_array *dst, CUstream stream);
+
+/* An output `o` that overlaps an operation's input (cj_layout_meet) gets the result through
+ * a temporary: cj_array_stage makes a new contiguous array of o's type and shape on
+ * `stream` (*h its handle, *tmp the array) to compute into; cj_array_settle then copies it
+ * into o (when `copy` is set and st is CUJIT_OK, or when `copy` is 2: whatever st) and
+ * destroys it, returning st, or the copy's failure. */
+cujit_status cj_array_stage(const cj_array *o, CUstream stream, const char *fn, cujit_array **h,
+                            cj_array **tmp);
+cujit_status cj_array_settle(cujit_status st, int copy, cujit_array *h, const cj_array *tmp,
+                             const cj_array *o, CUstream stream);
+/* A contiguous copy of x on `stream` (*h its handle, *copy the array): an input that an
+ * operation's own writes would change under it is read from this instead. */
+cujit_status cj_array_copy_of(const cj_array *x, CUstream stream, const char *fn, cujit_array **h,
+                              cj_array **copy);
+
+/* ---- dlpack.c: arrays lent to and borrowed from other libraries (DLPack) ---- */
+
+/* DLPack's type code and bits of element type `type`: 1, or 0 for a type arrays do not
+ * hold. */
+int cj_dlpack_dtype(int type, uint8_t *code, uint8_t *bits);
+/* The element type of DLPack's (code, bits, lanes), or -1 for one arrays do not hold. */
+int cj_dlpack_type_of(uint8_t code, uint8_t bits, uint16_t lanes);
 
 /* ---- decl.c: argument declarations of the generators ---- */
 

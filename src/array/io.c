@@ -258,14 +258,43 @@ cujit_status cj_array_copy_into(const cj_array *src, const cj_array *dst, CUstre
   return run(&k, &expr, dst->size, stream, &src->data, NULL, 0, dst->data, plan_of(&p, src, dst));
 }
 
-/* Converts a into *out (the output rule) as `fn`. */
+cujit_status cj_array_stage(const cj_array *o, CUstream stream, const char *fn, cujit_array **h,
+                            cj_array **tmp) {
+  *h = NULL;
+  return cj_array_new_on(h, tmp, o->type, o->ndim, o->shape, stream, fn);
+}
+
+cujit_status cj_array_settle(cujit_status st, int copy, cujit_array *h, const cj_array *tmp,
+                             const cj_array *o, CUstream stream) {
+  if (copy == 2 || (copy && st == CUJIT_OK)) {
+    cujit_status c = cj_array_copy_into(tmp, o, stream);
+    if (st == CUJIT_OK) st = c;
+  }
+  cujit_array_destroy(h); /* freed on the stream, after the copy */
+  return st;
+}
+
+cujit_status cj_array_copy_of(const cj_array *x, CUstream stream, const char *fn, cujit_array **h,
+                              cj_array **copy) {
+  cujit_status st;
+  CJ_TRY(cj_array_stage(x, stream, fn, h, copy));
+  st = cj_array_copy_into(x, *copy, stream);
+  return cj_array_unmake(st, h, 1);
+}
+
+/* Converts a into *out (the output rule) as `fn`; through a temporary when *out overlaps a
+ * other than element for element (a reversed or shifted view of it). */
 static cujit_status convert(const cj_array *a, int type, cujit_array **out, const char *fn) {
-  cj_array *o;
+  cujit_array *h;
+  cj_array *o, *tmp;
   int made;
   CJ_CHECK(cj_elem_of(type), CUJIT_ERROR_INVALID_VALUE,
            "%s: type %d is not an element type arrays hold", fn, type);
   CJ_TRY(cj_array_output(out, a, type, fn, &o, &made));
-  return cj_array_unmake(cj_array_copy_into(a, o, a->stream), out, made);
+  if (made || cj_layout_meet(a, o) != CJ_OVERLAP)
+    return cj_array_unmake(cj_array_copy_into(a, o, a->stream), out, made);
+  CJ_TRY(cj_array_stage(o, a->stream, fn, &h, &tmp));
+  return cj_array_settle(cj_array_copy_into(a, tmp, a->stream), 1, h, tmp, o, a->stream);
 }
 
 cujit_status cujit_array_copy(const cujit_array *h, cujit_array **out) {

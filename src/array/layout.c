@@ -99,6 +99,44 @@ int64_t cj_layout_offset(int ndim, const int64_t *shape, const int64_t *strides,
   return off;
 }
 
+/* The bytes [*lo, *hi) that a's elements lie in; 0 when it has none. */
+static int span(const cj_array *a, uint64_t *lo, uint64_t *hi) {
+  int64_t below = 0, above = 0, esize = (int64_t)cj_elem_of(a->type)->size;
+  int d;
+  if (a->size == 0) return 0;
+  for (d = 0; d < a->ndim; d++) {
+    int64_t reach = (a->shape[d] - 1) * a->strides[d]; /* in the array's memory: no overflow */
+    if (reach < 0)
+      below += reach;
+    else
+      above += reach;
+  }
+  *lo = (uint64_t)a->data + (uint64_t)(below * esize);
+  *hi = (uint64_t)a->data + (uint64_t)((above + 1) * esize);
+  return 1;
+}
+
+/* Whether each element of o is x's element at its own index: o's dimensions of more than
+ * one element, from the last, step as x's do (x may lack leading ones of one element). */
+static int same_elements(const cj_array *x, const cj_array *o) {
+  int d;
+  if (x->data != o->data || x->size != o->size ||
+      cj_elem_of(x->type)->size != cj_elem_of(o->type)->size)
+    return 0;
+  for (d = 0; d < o->ndim; d++) {
+    int e = d - (o->ndim - x->ndim);
+    if (o->shape[d] == 1) continue;
+    if (e < 0 || x->shape[e] != o->shape[d] || x->strides[e] != o->strides[d]) return 0;
+  }
+  return 1;
+}
+
+int cj_layout_meet(const cj_array *x, const cj_array *o) {
+  uint64_t xlo, xhi, olo, ohi;
+  if (!span(x, &xlo, &xhi) || !span(o, &olo, &ohi) || xhi <= olo || ohi <= xlo) return CJ_APART;
+  return same_elements(x, o) ? CJ_SAME : CJ_OVERLAP;
+}
+
 uint64_t cj_range_count(int64_t start, int64_t stop, int64_t step) {
   uint64_t span, stride; /* in unsigned arithmetic: no signed overflow at the extremes */
   if (step > 0 ? stop <= start : start <= stop) return 0;

@@ -21,7 +21,9 @@ static const char kHelpers[] =
     "  if (e < 0) return b == 1 ? 1 : (b == -1 ? ((e & 1) ? -1 : 1) : 0);\n"
     "  for (; e; e >>= 1, b *= b) if (e & 1) r *= b;\n"
     "  return r;\n}\n"
-    "template <class T> __device__ T cj_imod(T a, T b) { return b ? a % b : 0; }\n"
+    /* a % -1 is 0, and computed so: the most negative value % -1 overflows in C */
+    "template <class T> __device__ T cj_imod(T a, T b) {\n"
+    "  return !b || (T(-1) < T(0) && b == T(-1)) ? T(0) : T(a % b);\n}\n"
     "template <class T> __device__ T cj_fmin(T a, T b) { return a != a ? a : b != b ? b : "
     "(b < a ? b : a); }\n"
     "template <class T> __device__ T cj_fmax(T a, T b) { return a != a ? a : b != b ? b : "
@@ -58,10 +60,18 @@ static cujit_status binop_allowed(const char *fn, int op, int p) {
   return CUJIT_OK;
 }
 
+/* The type op computes in for promoted type p: f64 for true division of integers, i8 for
+ * pow and fmod of bools (as NumPy), float for the 16-bit floats. */
+static int binop_compute(int op, int p) {
+  if (op == CUJIT_BINOP_DIV && is_int(p)) return CUJIT_TYPE_F64;
+  if (p == CUJIT_TYPE_BOOL && (op == CUJIT_BINOP_POW || op == CUJIT_BINOP_FMOD))
+    return CUJIT_TYPE_I8;
+  return compute_type(p);
+}
+
 static int binop_result(int op, int p) {
   if (is_comparison(op)) return CUJIT_TYPE_BOOL;
-  if (op == CUJIT_BINOP_DIV && is_int(p)) return CUJIT_TYPE_F64;
-  return p;
+  return p == CUJIT_TYPE_F16 || p == CUJIT_TYPE_BF16 ? p : binop_compute(op, p);
 }
 
 /* x op y, both of compute type c. */
@@ -106,20 +116,40 @@ typedef struct op_call {
   cujit_arg scalars[2];
   size_t n_scalars;    /* 0 to 2 */
   cj_array *given;     /* *out, looked up; NULL: a new output */
+  cj_array *into;      /* *out when it overlaps an input: the result goes through a
+                          temporary (given is then NULL); else NULL */
   const cj_plan *plan; /* NULL: every array contiguous, nothing broadcast */
 } op_call;
 
+/* Whether output o overlaps one of the n inputs other than element for element (a
+ * broadcast input's one element is read by every thread: any overlap counts). */
+static int overlaps(const cj_array *o, const cj_array *const *arrays, size_t n, unsigned bcast) {
+  size_t i;
+  for (i = 0; i < n; i++) {
+    int meet = cj_layout_meet(arrays[i], o);
+    if (meet == CJ_OVERLAP || (meet == CJ_SAME && (bcast >> i & 1))) return 1;
+  }
+  return 0;
+}
+
 /* Looks up a given output and plans the loop over c->a's shape of the inputs `arrays` (of
  * which those of `bcast` are broadcast) and the output: no plan (the plain contiguous
- * loop) when all are contiguous and nothing is broadcast. */
+ * loop) when all are contiguous and nothing is broadcast. An output that overlaps an input
+ * (other than element for element) is planned as a new one: the result goes to a
+ * temporary, then into it. */
 static cujit_status plan_call(op_call *c, cujit_array **out, const cj_array *const *arrays,
                               unsigned bcast, cj_plan *p) {
   const cj_array *all[CUJIT_MAP_MAX_ARRAYS + 1];
   int contig = !bcast;
   size_t i;
   c->given = NULL;
+  c->into = NULL;
   c->plan = NULL;
   if (*out) CJ_TRY(cj_array_get(*out, c->fn, "*out", &c->given));
+  if (c->given && overlaps(c->given, arrays, c->n_in, bcast)) {
+    c->into = c->given;
+    c->given = NULL;
+  }
   for (i = 0; i < c->n_in; i++) {
     contig &= arrays[i]->contig;
     all[i] = arrays[i];
@@ -230,15 +260,21 @@ static void fast_put(uint64_t key, cujit_function *f, int result, int promoted, 
   pthread_mutex_unlock(&fast_lock);
 }
 
-/* Makes or checks the output and launches `f` (of width w) over the result's elements. */
+/* Makes or checks the output and launches `f` (of width w) over the result's elements;
+ * into a temporary first when the output overlaps an input (c->into). */
 static cujit_status launch_op(op_call *c, cujit_function *f, unsigned w, cujit_array **out) {
-  cj_array *o;
+  cujit_array *h = NULL;
+  cj_array *o, *tmp = NULL;
   int made = 0;
-  cujit_status st = cj_array_output_of(out, c->given, c->a, c->result, c->fn, &o, &made);
+  cujit_status st =
+      cj_array_output_of(out, c->given ? c->given : c->into, c->a, c->result, c->fn, &o, &made);
+  if (st == CUJIT_OK && c->into) st = cj_array_stage(c->into, c->a->stream, c->fn, &h, &tmp);
   if (st != CUJIT_OK) return st;
-  cj_map_run r = {c->a->size,   c->a->stream, c->in, c->n_in, c->scalars,
-                  c->n_scalars, o->data,      1,     c->plan};
-  return cj_array_unmake(cj_map_run_kernel(f, w, &r), out, made);
+  cj_map_run r = {c->a->size,   c->a->stream,          c->in, c->n_in, c->scalars,
+                  c->n_scalars, (tmp ? tmp : o)->data, 1,     c->plan};
+  st = cj_map_run_kernel(f, w, &r);
+  if (tmp) return cj_array_settle(st, 1, h, tmp, c->into, c->a->stream);
+  return cj_array_unmake(st, out, made);
 }
 
 /* The first time an operation runs: checks a given output, compiles the kernel (before any
@@ -258,7 +294,8 @@ static cujit_status run_op(op_call *c, cj_map_kernel *k, cj_buf *expr, cujit_arr
   k->dims = c->plan ? c->plan->dims : 0;
   k->bcast = c->plan ? c->plan->bcast : 0;
   w = cj_map_kernel_width(k);
-  if (c->given) st = cj_array_output_of(out, c->given, c->a, c->result, c->fn, &o, &made);
+  if (c->given || c->into)
+    st = cj_array_output_of(out, c->given ? c->given : c->into, c->a, c->result, c->fn, &o, &made);
   if (st == CUJIT_OK) st = expr->oom ? cj_fail_oom("writing a kernel") : cj_map_prepare(k, &f);
   cj_buf_free(expr);
   if (st != CUJIT_OK) return st;
@@ -301,7 +338,7 @@ cujit_status cujit_array_binary(cujit_binop op, const cujit_array *ha, const cuj
   p = cujit_type_promote(a->type, b->type, 0);
   CJ_TRY(binop_allowed(fn, op, p));
   r = binop_result(op, p);
-  c = compute_type(op == CUJIT_BINOP_DIV && is_int(p) ? CUJIT_TYPE_F64 : p);
+  c = binop_compute(op, p);
   call.result = r;
   call.types[0] = a->type, call.types[1] = b->type, call.types[2] = r;
   kernel_name(name, sizeof name, binop_names[op], a->type, cj_elem_of(b->type)->name, "");
@@ -330,14 +367,20 @@ static void int_range(int t, double *lo, double *hi) {
 }
 
 /* An integer scalar must be an integer and, for an integer computation, fit its type (as
- * NumPy 2 refuses 300 with an int8 array). */
-static cujit_status check_int_scalar(const char *fn, double s, int p) {
+ * NumPy 2 refuses 300 with an int8 array); an integer power's exponent must not be
+ * negative (as NumPy refuses 2 ** -1 of integers). */
+static cujit_status check_int_scalar(const char *fn, double s, int p, int op, unsigned flags) {
   double lo, hi;
   CJ_CHECK(s == floor(s) && fabs(s) < 0x1p63, CUJIT_ERROR_INVALID_VALUE,
            "%s: %g is not an integer that CUJIT_SCALAR_INT "
            "can pass; drop the flag to pass a float",
            fn, s);
   if (!is_int(p) || p == CUJIT_TYPE_BOOL) return CUJIT_OK;
+  CJ_CHECK(!(op == CUJIT_BINOP_POW && !(flags & CUJIT_SCALAR_FIRST) && s < 0),
+           CUJIT_ERROR_INVALID_VALUE,
+           "%s: an integer to the negative integer power %.0f is not an integer; pass the "
+           "exponent as a float (drop CUJIT_SCALAR_INT) or convert the array",
+           fn, s);
   int_range(p, &lo, &hi);
   CJ_CHECK(s >= lo && s <= hi, CUJIT_ERROR_INVALID_VALUE,
            "%s: the integer %.0f does not fit %s, the "
@@ -366,22 +409,33 @@ cujit_status cujit_array_binary_scalar(cujit_binop op, const cujit_array *ha, do
   uint64_t key = op_key(2, op, a->type, kind, flags, call.plan);
   const fast_slot *known = fast_get(key);
   if (known) {
-    if (kind == CUJIT_TYPE_I64 && (st = check_int_scalar(fn, s, known->promoted)) != CUJIT_OK)
+    if (kind == CUJIT_TYPE_I64 &&
+        (st = check_int_scalar(fn, s, known->promoted, op, flags)) != CUJIT_OK)
       return st;
     call.result = known->result;
     return launch_op(&call, known->fn, known->w, out);
   }
   p = cujit_type_promote(a->type, kind, 1);
   CJ_TRY(binop_allowed(fn, op, p));
-  if (kind == CUJIT_TYPE_I64 && (st = check_int_scalar(fn, s, p)) != CUJIT_OK) return st;
+  if (kind == CUJIT_TYPE_I64 && (st = check_int_scalar(fn, s, p, op, flags)) != CUJIT_OK) return st;
   r = binop_result(op, p);
-  c = compute_type(op == CUJIT_BINOP_DIV && is_int(p) ? CUJIT_TYPE_F64 : p);
+  c = binop_compute(op, p);
   call.result = r;
   call.types[0] = a->type, call.types[1] = r;
   kernel_name(name, sizeof name, binop_names[op], a->type, kind == CUJIT_TYPE_I64 ? "int" : "float",
               flags & CUJIT_SCALAR_FIRST ? "_first" : "");
   cj_array_convert(&x, a->type, c, "a");
-  cj_array_convert(&y, CUJIT_TYPE_F64, c, "s");
+  if (p == CUJIT_TYPE_F16 || p == CUJIT_TYPE_BF16) {
+    /* the scalar takes the array's type first, as NumPy 2 casts a Python number (0.1 is
+     * the f16 nearest to it, 1e10 the infinity), then the operation computes in float */
+    cj_buf in_p = {0};
+    cj_array_convert(&in_p, CUJIT_TYPE_F64, p, "s");
+    cj_array_convert(&y, p, c, in_p.data ? in_p.data : "s");
+    y.oom |= in_p.oom;
+    cj_buf_free(&in_p);
+  } else {
+    cj_array_convert(&y, CUJIT_TYPE_F64, c, "s");
+  }
   if (flags & CUJIT_SCALAR_FIRST)
     binop_expr(&v, op, c, y.data ? y.data : "", x.data ? x.data : "");
   else
@@ -514,7 +568,7 @@ cujit_status cujit_array_map(cujit_array **out, const char *expr, size_t n,
   for (i = 1; i < n; i++) r = cujit_type_promote(r, a[i]->type, 0);
   call.fn = fn, call.a = a[0], call.n_in = n, call.n_scalars = 0;
   CJ_TRY(plan_call(&call, out, (const cj_array *const *)a, 0, &plan));
-  if (call.given) r = call.given->type;
+  if (call.given || call.into) r = (call.given ? call.given : call.into)->type;
   call.result = r;
   for (i = 0; i < n; i++) {
     call.in[i] = a[i]->data;

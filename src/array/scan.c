@@ -259,6 +259,15 @@ static cujit_status scan_array(const scan_spec *s, const cj_array *in, cujit_arr
   CJ_TRY(cj_array_need_contiguous(in, fn, "the input"));
   CJ_TRY(cj_array_output(out, &flat, s->type, fn, &o, &made));
   if (!made && (st = cj_array_need_contiguous(o, fn, "the output")) != CUJIT_OK) return st;
+  if (!made && cj_layout_meet(in, o) == CJ_OVERLAP) {
+    /* a shifted (or differently typed) view of the input: its blocks would read elements
+     * that others wrote already; through a temporary */
+    cujit_array *h;
+    cj_array *tmp;
+    CJ_TRY(cj_array_stage(o, in->stream, fn, &h, &tmp));
+    st = scan_run(s, in->data, tmp->data, in->size, in->stream);
+    return cj_array_settle(st, 1, h, tmp, o, in->stream);
+  }
   st = scan_run(s, in->data, o->data, in->size, in->stream);
   return cj_array_unmake(st, out, made);
 }

@@ -160,16 +160,31 @@ static void indexed_source(const indexed *x, const char *what, cj_buf *pre, char
            cj_elem_of(x->idx->type)->name, mode_names[x->mode], x->dims);
 }
 
+/* take's kernel into `o` (the output, or a temporary), with RAISE's word around it; *ran
+ * is set once the kernel has run (a bad index's failure comes after it). */
+static cujit_status take_into(indexed *x, cujit_function *f, const cj_map_kernel *k,
+                              const cj_plan *plan, CUdeviceptr o, int *ran) {
+  cujit_arg s[4];
+  cujit_status st;
+  s[0] = cujit_ptr(x->a->data);
+  cj_map_run r = {x->idx->size, x->a->stream, &x->idx->data, 1, s, 4, o, 1, plan};
+  CJ_TRY(bad_word(x));
+  indexed_scalars(x, s);
+  st = cj_map_run_kernel(f, cj_map_kernel_width(k), &r);
+  *ran = st == CUJIT_OK;
+  return check_bad(x, st);
+}
+
 cujit_status cujit_array_take(const cujit_array *ha, const cujit_array *hi, cujit_index_mode mode,
                               cujit_array **out) {
   static const char fn[] = "cujit_array_take";
-  cj_array *a, *idx, *o = NULL, like;
+  cj_array *a, *idx, *o = NULL, *into = NULL, *tmp = NULL, like;
+  cujit_array *h = NULL;
   cj_buf pre = {0}, expr = {0};
   char name[96], scalars[160];
   cujit_function *f = NULL;
-  cujit_arg s[4];
   cj_plan plan;
-  int made = 0;
+  int made = 0, ran = 0;
   cujit_status st = CUJIT_OK;
   indexed x;
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
@@ -180,6 +195,13 @@ cujit_status cujit_array_take(const cujit_array *ha, const cujit_array *hi, cuji
   like = *idx; /* the result: the indices' shape, on a's stream */
   like.stream = a->stream;
   if (*out) CJ_TRY(cj_array_get(*out, fn, "*out", &o));
+  /* an output that a's elements share (any way: the gather reads them in any order), or
+   * that overlaps the indices other than element for element, gets the result through a
+   * temporary */
+  if (o && (cj_layout_meet(a, o) != CJ_APART || cj_layout_meet(idx, o) == CJ_OVERLAP)) {
+    into = o;
+    o = NULL;
+  }
   cj_plan_make(&plan, idx->ndim, idx->shape, 2, (const cj_array *const[]){idx, o}, 0);
   indexed_source(&x, "take", &pre, name, sizeof name);
   snprintf(scalars, sizeof scalars,
@@ -189,15 +211,15 @@ cujit_status cujit_array_take(const cujit_array *ha, const cujit_array *hi, cuji
   cj_buf_puts(&expr, "cj_take_at(cj_src, cj_src_lay, cj_len, cj_bad, (long long)cj_ix, i)");
   cj_map_kernel k = {name,    NULL,    1,    &idx->type, (const char *const[]){"cj_ix"},
                      scalars, a->type, NULL, 0,          0};
-  if (o) st = cj_array_output_of(out, o, &like, a->type, fn, &o, &made); /* checks it */
+  if (o || into) /* checks it */
+    st = cj_array_output_of(out, o ? o : into, &like, a->type, fn, &o, &made);
   /* compiled before an output is made: a compile error costs no allocation */
   if (st == CUJIT_OK) st = prepare_indexed(&k, &pre, &expr, &plan, &f);
+  if (st == CUJIT_OK && into) st = cj_array_stage(into, a->stream, fn, &h, &tmp);
   if (st == CUJIT_OK && !o) st = cj_array_output_of(out, NULL, &like, a->type, fn, &o, &made);
-  if (st == CUJIT_OK) {
-    s[0] = cujit_ptr(a->data);
-    cj_map_run r = {idx->size, a->stream, &idx->data, 1, s, 4, o->data, 1, &plan};
-    st = run_indexed(&x, f, &k, &r, s);
-  }
+  if (st == CUJIT_OK) st = take_into(&x, f, &k, &plan, (tmp ? tmp : o)->data, &ran);
+  /* RAISE's failure comes after the kernel: the output gets what it wrote, as without one */
+  if (tmp) st = cj_array_settle(st, ran ? 2 : 0, h, tmp, into, a->stream);
   cj_buf_free(&pre);
   cj_buf_free(&expr);
   return cj_array_unmake(st, out, made);
@@ -208,6 +230,7 @@ cujit_status cujit_array_put(cujit_array *ha, const cujit_array *hi, const cujit
   static const char fn[] = "cujit_array_put";
   char name[96], scalars[160], sv[CJ_SHAPE_TEXT], si[CJ_SHAPE_TEXT];
   cujit_function *f = NULL;
+  cujit_array *hcv = NULL, *hci = NULL;
   cj_array *a, *idx, *v;
   cj_buf pre = {0}, expr = {0};
   cujit_arg s[4];
@@ -225,6 +248,15 @@ cujit_status cujit_array_put(cujit_array *ha, const cujit_array *hi, const cujit
            "%s: values has shape %s and indices %s; pass values of the indices' shape, or a "
            "single value",
            fn, cj_array_shape_text(v, sv), cj_array_shape_text(idx, si));
+  /* values or indices that share a's memory are read from copies: every one is read as it
+   * was before the call, whatever the kernel writes first */
+  if (cj_layout_meet(v, a) != CJ_APART) CJ_TRY(cj_array_copy_of(v, a->stream, fn, &hcv, &v));
+  if (cj_layout_meet(idx, a) != CJ_APART &&
+      (st = cj_array_copy_of(idx, a->stream, fn, &hci, &idx)) != CUJIT_OK) {
+    cujit_array_destroy(hcv);
+    return st;
+  }
+  x.idx = idx;
   cj_plan_make(&plan, idx->ndim, idx->shape, 2, (const cj_array *const[]){idx, v}, bcast);
   indexed_source(&x, "put", &pre, name, sizeof name);
   snprintf(name + strlen(name), sizeof name - strlen(name), "_%s", cj_elem_of(v->type)->name);
@@ -246,6 +278,8 @@ cujit_status cujit_array_put(cujit_array *ha, const cujit_array *hi, const cujit
   if (st == CUJIT_OK) st = run_indexed(&x, f, &k, &r, s);
   cj_buf_free(&pre);
   cj_buf_free(&expr);
+  cujit_array_destroy(hcv); /* freed on a's stream, after the kernel */
+  cujit_array_destroy(hci);
   return st;
 }
 
@@ -310,11 +344,22 @@ static cujit_status join_shape(int stack, cj_array *const *a, size_t n, cj_array
   return CUJIT_OK;
 }
 
+/* Copies the parts into a given output o that one of them shares memory with: into a
+ * temporary first, so that no part is read after another was written over it. */
+static cujit_status copy_staged(cj_array *const *a, size_t n, const cj_array *o, int stack,
+                                const char *fn) {
+  cujit_array *h;
+  cj_array *tmp;
+  CJ_TRY(cj_array_stage(o, a[0]->stream, fn, &h, &tmp));
+  return cj_array_settle(copy_parts(a, n, tmp, stack), 1, h, tmp, o, a[0]->stream);
+}
+
 /* concatenate (stack 0) or stack (1) of n arrays into *out. */
 static cujit_status join(int stack, size_t n, const cujit_array *const *arrays, cujit_array **out,
                          const char *fn) {
   cj_array **a, *o, like;
-  int type = 0, made = 0;
+  int type = 0, made = 0, shared = 0;
+  size_t i;
   cujit_status st;
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
   if (n > SIZE_MAX / sizeof *a || !(a = cj_malloc((n ? n : 1) * sizeof *a)))
@@ -322,7 +367,10 @@ static cujit_status join(int stack, size_t n, const cujit_array *const *arrays, 
   st = joined(fn, n, arrays, a, &type);
   if (st == CUJIT_OK) st = join_shape(stack, a, n, &like, fn);
   if (st == CUJIT_OK) st = cj_array_output(out, &like, type, fn, &o, &made);
-  if (st == CUJIT_OK) st = cj_array_unmake(copy_parts(a, n, o, stack), out, made);
+  for (i = 0; st == CUJIT_OK && !made && i < n; i++) shared |= cj_layout_meet(a[i], o) != CJ_APART;
+  if (st == CUJIT_OK)
+    st = cj_array_unmake(shared ? copy_staged(a, n, o, stack, fn) : copy_parts(a, n, o, stack), out,
+                         made);
   cj_free(a);
   return st;
 }

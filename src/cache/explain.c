@@ -1,7 +1,7 @@
 /* explain.c - cujit_cache_explain(): why a request, made as cujit_module_from_source() or
  * cujit_module_from_file() makes it, is a hit or a miss: its keys computed as a compile
- * computes them, the tiers asked in a compile's order (memory, disk, remote) without
- * compiling or writing anything, and on a miss the disk entry whose manifest is nearest to
+ * computes them, the tiers asked by the walk a compile takes (walk.c), without compiling
+ * or writing anything, and on a miss the disk entry whose manifest is nearest to
  * the request's (fewest differences; the most recently used among equals) compared with it
  * part by part (diff.c). Only the manifests are read (format/manifest.c), never the
  * images. */
@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "cache/cache.h"
-#include "remote/remote.h"
 
 typedef struct relay {
   cujit_cache_difference_fn fn;
@@ -73,69 +72,29 @@ static int nearest(const cj_root *root, const cj_manifest *ours, cujit_cache_exp
   return rc;
 }
 
-/* The disk cache, then the remote tier: sets e->tier and, for a miss, e->reason. */
-static void ask_tiers(const cj_root *root, const cj_key *dkey, const cj_deps *deps,
-                      cujit_cache_explanation *e) {
-  char why[400] = "";
-  cj_entry_path p;
-  cj_image *im = NULL;
-  int rc = CJ_DISK_ABSENT;
-  if (cj_entry_open(root, dkey, 0, &p) == 0) {
-    rc = cj_disk_read(&p, dkey, deps, &im);
-    cj_entry_close(&p);
-  }
-  cj_image_unref(im);
-  if (rc == CJ_DISK_HIT) {
-    e->hit = 1;
-    e->tier = CUJIT_CACHE_TIER_DISK;
-    return;
-  }
-  if (cj_remote_probe(dkey, deps, why, sizeof why) == CJ_REMOTE_HIT) {
-    e->hit = 1;
-    e->tier = CUJIT_CACHE_TIER_REMOTE;
-    return;
-  }
-  e->tier = CUJIT_CACHE_TIER_COMPILE;
-  snprintf(e->reason, sizeof e->reason, "%s; %s",
-           rc == CJ_DISK_INVALID ? "the disk entry under this key is not valid (it is replaced "
-                                   "by the next compile)"
-                                 : "the disk cache holds no entry under this key",
-           why);
-}
-
-/* 1 when this process's memory cache holds the request with its headers unchanged. */
-static int in_memory(const cj_key *rkey) {
-  cj_deps *held = NULL;
-  cj_image *im = cj_memcache_get(rkey, NULL, &held);
-  int ok = im && cj_deps_fresh(held);
-  cj_image_unref(im);
-  cj_deps_destroy(held);
-  return ok;
-}
-
-static cujit_status on_disk(cj_request *r, const cj_keys *k, cujit_cache_explanation *e,
-                            relay *to) {
-  cj_root root;
+/* Asks the tiers; on a miss with a usable disk cache, compares every entry's manifest with
+ * the request's. */
+static cujit_status ask(cj_request *r, const cj_keys *k, cujit_cache_explanation *e, relay *to) {
+  cj_want w;
   cj_buf buf = {0};
   cj_manifest ours;
   int rc = 0;
-  if (cj_root_open(&root, 0) != 0) {
-    e->tier = CUJIT_CACHE_TIER_COMPILE;
-    snprintf(e->reason, sizeof e->reason, "there is no usable disk cache%s",
-             cj_cache_disabled() ? " (env CUJIT_CACHE turns it off)" : "");
-    return CUJIT_OK;
-  }
-  ask_tiers(&root, &k->disk, k->deps, e);
-  if (!e->hit) {
+  cj_want_init(&w, r->name);
+  w.request = &k->request;
+  w.key = &k->disk;
+  w.deps = k->deps;
+  e->tier = (cujit_cache_tier)cj_walk_probe(&w, e->reason, sizeof e->reason);
+  e->hit = e->tier != CUJIT_CACHE_TIER_COMPILE;
+  if (!e->hit && w.root.fd >= 0) {
     if (cj_keys_manifest(r, k, &buf) != 0)
       rc = -1;
     else if ((rc = cj_manifest_parse(buf.data, buf.len, &ours)) == 0) {
-      rc = nearest(&root, &ours, e, to);
+      rc = nearest(&w.root, &ours, e, to);
       cj_manifest_free(&ours);
     }
   }
   cj_buf_free(&buf);
-  cj_root_close(&root);
+  cj_want_end(&w);
   return rc < 0 ? cj_fail_oom("explaining a cache lookup") : CUJIT_OK;
 }
 
@@ -154,12 +113,7 @@ static cujit_status cache_explain(cj_request *r, cujit_cache_explanation *e,
     return st;
   }
   cj_key_hex(&k.disk, e->key);
-  if (in_memory(&k.request)) {
-    e->hit = 1;
-    e->tier = CUJIT_CACHE_TIER_MEMORY;
-  } else {
-    st = on_disk(r, &k, e, &to);
-  }
+  st = ask(r, &k, e, &to);
   cj_keys_free(&k);
   return st;
 }

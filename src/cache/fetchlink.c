@@ -1,11 +1,14 @@
-/* fetchlink.c - a linked program through the caches. Each source part is compiled (with
+/* fetchlink.c - a linked program through the tiers. Each source part is compiled (with
  * -rdc=true, and -dlto for link-time optimisation) through the compile cache under its own
  * key; the link's key is then made of what nvJitLink would be given: every part's bytes
  * (hashed), its kind and order, the target, LTO, the caller's link options and the
  * nvJitLink in use. Hashing a source's compiled output covers the source, its headers, its
- * options and NVRTC, as its own key does. The linked image is looked for in the memory
- * cache, then on disk; on a miss one process per key links it (the others wait for its
- * entry, as for a compile) and writes the entry in the format of a compile's. */
+ * options and NVRTC, as its own key does. The linked image is looked for through the one
+ * walk of the tiers (walk.c) as a compile's is: memory, disk, then the remote tier, whose
+ * machines share links as they share compiles (the key names nvJitLink's build, so
+ * machines with other toolkits do not mix theirs). On a miss one process per key, and one
+ * machine per key, links it (the others wait for its entry, as for a compile) and stores
+ * the entry, in the format of a compile's, in every tier. */
 #include <stdio.h>
 #include <string.h>
 
@@ -96,82 +99,38 @@ static cujit_status link_now(const cj_link_spec *spec, const cj_link_part *parts
   return st;
 }
 
-/* What waiting for another process's link looks at. */
-typedef struct waiter {
-  const cj_entry_path *path;
-  const cj_key *key;
-  cj_image *image;
-  int oom;
-} waiter;
+/* What the walk needs to make a link. */
+typedef struct linking {
+  const cj_link_spec *spec;
+  const cj_link_part *parts;
+  size_t n;
+} linking;
 
-static int entry_ready(void *arg) {
-  waiter *w = arg;
-  int rc = cj_disk_read(w->path, w->key, NULL, &w->image);
-  if (rc == CJ_DISK_OOM) w->oom = 1;
-  return rc == CJ_DISK_HIT || rc == CJ_DISK_OOM;
+static cujit_status make(void *ctx, const cj_want *w, cj_image **out, int *keep, cj_buf *manifest) {
+  const linking *l = ctx;
+  (void)w, (void)manifest; /* a link's entry keeps no manifest */
+  *keep = 1;
+  return link_now(l->spec, l->parts, l->n, out);
 }
 
-/* With the shard open: the entry, the entry another process writes, or a link whose
- * entry is written here. */
-static cujit_status from_shard(const cj_link_spec *spec, const cj_link_part *parts, size_t n,
-                               const cj_root *root, const cj_entry_path *p, const cj_key *key,
-                               cj_image **out) {
-  cj_lock lock = {-1};
-  waiter w = {p, key, NULL, 0};
-  uint64_t written = 0;
-  cujit_status st;
-  int rc = cj_disk_read(p, key, NULL, out);
-  if (rc == CJ_DISK_OOM) return cj_fail_oom("reading a cache entry");
-  if (rc == CJ_DISK_HIT) return cj_count_disk(root, 1, 0, 0), CUJIT_OK;
-  rc =
-      cj_lock_acquire(p->dir, p->lock, spec->name, cj_cache_lock_timeout(), entry_ready, &w, &lock);
-  if (rc == CJ_LOCK_HELD && !w.image) entry_ready(&w); /* written before the lock was had */
-  if (w.oom) {
-    cj_lock_release(p->dir, p->lock, &lock);
-    return cj_fail_oom("reading a cache entry");
-  }
-  if (w.image) {
-    cj_lock_release(p->dir, p->lock, &lock);
-    *out = w.image;
-    return cj_count_disk(root, 1, 0, 0), CUJIT_OK;
-  }
-  st = link_now(spec, parts, n, out);
-  if (st == CUJIT_OK) written = cj_disk_write(p, key, *out, NULL, spec->name, NULL);
-  if (written) cj_toolchain_note(root);
-  cj_lock_release(p->dir, p->lock, &lock);
-  cj_count_disk(root, 0, 1, written);
-  return st;
+/* An entry does not say that it holds a link: its key does. */
+static cujit_status finish(void *ctx, cj_image **im) {
+  (void)ctx;
+  (*im)->linked = 1;
+  return CUJIT_OK;
 }
 
 static cujit_status lookup(const cj_link_spec *spec, const cj_link_part *parts, size_t n,
                            const cj_key *key, cj_image **out) {
-  cj_entry_path p;
-  cj_root root;
-  cj_deps *deps = NULL;
+  linking l = {spec, parts, n};
+  const cj_maker m = {&l, NULL, make, finish};
   cujit_status st;
-  *out = cj_memcache_get(key, NULL, &deps);
-  cj_deps_destroy(deps); /* a link keeps none */
-  if (*out) {
-    cj_count(CJ_HITS, 1);
-    cj_count(CJ_MEMORY_HITS, 1);
-    return CUJIT_OK;
-  }
-  if (cj_root_open(&root, 1) != 0) {
-    cj_count(CJ_MISSES, 1);
-    st = link_now(spec, parts, n, out);
-  } else if (cj_entry_open(&root, key, 1, &p) != 0) {
-    cj_count(CJ_MISSES, 1);
-    st = link_now(spec, parts, n, out);
-    cj_root_close(&root);
-  } else {
-    st = from_shard(spec, parts, n, &root, &p, key, out);
-    cj_entry_close(&p);
-    cj_root_close(&root);
-  }
-  if (st != CUJIT_OK) return st;
-  (*out)->linked = 1; /* an entry does not say so: its key does */
-  cj_memcache_put(key, *out, NULL, NULL);
-  return CUJIT_OK;
+  cj_want w;
+  cj_want_init(&w, spec->name);
+  w.request = w.key = key; /* a link has one key, and keeps no headers */
+  st = cj_walk_fetch(&w, &m, out);
+  cj_want_end(&w);
+  return st;
 }
 
 /* The target of a link with sources and no target of its own: their compiles'. All

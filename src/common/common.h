@@ -208,6 +208,10 @@ void cj_log(cujit_log_level level, const char *fmt, ...) CJ_PRINTF(2, 3);
  * that `fallback` (e.g. "the default 1G") is used. */
 void cj_env_ignored(int *warned, const char *name, const char *value, const char *form,
                     const char *fallback);
+/* The same for a variable set to make failures visible (CUJIT_ERRORS): the warning is given
+ * whatever the log's level, to the log callback when one is set, else on stderr. */
+void cj_env_refused(int *warned, const char *name, const char *value, const char *form,
+                    const char *fallback);
 #define cj_warn(...) \
   (cj_log_enabled(CUJIT_LOG_WARN) ? cj_log(CUJIT_LOG_WARN, __VA_ARGS__) : (void)0)
 #define cj_info(...) \

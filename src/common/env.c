@@ -29,7 +29,8 @@ static const cj_env_var table[] = {
                 "call, which prints its name, status and detail to stderr and exits with "
                 "status 1 (`cujit_error_exit()`); `return`: every call returns its status "
                 "(`cujit_error_set_handler()` comes first; read at the first failure; another "
-                "value is warned about and `return` used)"},
+                "value is warned about on stderr, or to the log callback, whatever "
+                "`CUJIT_LOG` says, and `return` used)"},
     {.name = "CUJIT_ARCH",
      .kind = CJ_ENV_TEXT,
      .dflt = "the device's",
@@ -86,11 +87,16 @@ static const cj_env_var table[] = {
                 "`cujit_compile_set_jobs()` comes first)"},
     {.name = "CUJIT_WORKER",
      .kind = CJ_ENV_PATH,
-     .dflt = "`cujit-worker` beside libcujit, or in its `../libexec` or `../bin`",
+     .dflt = "`cujit-worker` where libcujit's version installs it (`libexec/cujit-N/`, N "
+             "the soname's version: `cujit-0.2` for `libcujit.so.0.2`; found from the "
+             "library's directory, then by its installed path), else beside libcujit or in "
+             "its `../bin`",
      .meaning = "absolute path of the compile worker program (read when a worker is first "
                 "needed); it and its directory must belong to you or root and be writable by "
-                "no one else. When it is refused (a warning says why) or cannot be started, "
-                "those compiles run in the process, one at a time"},
+                "no one else, and it must be the worker of the library's own version (it "
+                "answers a greeting saying so). When it is refused (a warning says why; "
+                "another version's worker is said at info level) or cannot be started, those "
+                "compiles run in the process, one at a time"},
     {.name = "TMPDIR",
      .kind = CJ_ENV_PATH,
      .dflt = "`/tmp`",

@@ -168,7 +168,7 @@ static void errors_env_read(void) {
   if (strcasecmp(s, "exit") == 0)
     errors_env_fn = cujit_error_exit;
   else
-    cj_env_ignored(&errors_env_warned, "CUJIT_ERRORS", s, "`return` or `exit`",
+    cj_env_refused(&errors_env_warned, "CUJIT_ERRORS", s, "`return` or `exit`",
                    "`return` (every call returns its status)");
 }
 

@@ -129,3 +129,13 @@ void cj_env_ignored(int *warned, const char *name, const char *value, const char
   if (__atomic_exchange_n(warned, 1, __ATOMIC_RELAXED)) return;
   cj_warn("%s='%s' is not %s; using %s", name, cj_shown(shown, value), form, fallback);
 }
+
+void cj_env_refused(int *warned, const char *name, const char *value, const char *form,
+                    const char *fallback) {
+  char shown[CJ_SHOWN_SIZE], line[CJ_SHOWN_SIZE + 300];
+  if (__atomic_exchange_n(warned, 1, __ATOMIC_RELAXED)) return;
+  pthread_once(&log_once, log_init);
+  snprintf(line, sizeof line, "%s='%s' is not %s; using %s", name, cj_shown(shown, value), form,
+           fallback);
+  deliver(CUJIT_LOG_WARN, line);
+}

@@ -185,7 +185,8 @@ static int kernel_info_section(const unsigned char *p, size_t size, const char *
  * does or an entry is malformed. */
 static long kparam_walk(const unsigned char *p, size_t size, const elf_section *sec,
                         cj_kparam *params, size_t n) {
-  uint64_t pos = sec->offset, end = sec->offset + sec->size, fmt, attr, len, ord, offset, word;
+  uint64_t pos = sec->offset, end = sec->offset + sec->size, fmt, attr, len;
+  uint64_t ord = 0, offset = 0, word = 0; /* read below, inside the entry's checked length */
   long count = 0;
   while (pos < end) {
     if (end - pos < 4 || !cj_get_le(p, size, pos, 1, &fmt) ||

@@ -1,12 +1,12 @@
-/* remote.c - the remote tier in the path of a compile (see remote.h).
+/* remote.c - the remote tier (see remote.h), one of the tiers the walk asks (store/tier.h).
  *
  * After a disk miss, with the key's local lock held (so one process per machine asks):
- *   1. get the key's value; one that passes the entry checks is a hit, written to the
- *      local disk as it is;
+ *   1. get the key's value; one that passes the entry checks is a hit, which the walk
+ *      writes to the local disk as it came;
  *   2. otherwise take the key's lock in the tier (it expires after the cache's lock
  *      timeout, in case its holder dies) and look again, since the holder before us may
- *      have stored it meanwhile; then compile, write the entry to the disk and the tier,
- *      and drop the lock;
+ *      have stored it meanwhile; the walk then compiles (or links), puts the entry into
+ *      every tier, and leaves, which drops the lock;
  *   3. while another machine holds the lock, poll for its entry for at most the cache's
  *      lock timeout, then compile here as well. The pause between looks is an eighth of
  *      the time waited so far, from 2 ms to 50 ms: a waiter finds the entry at most about
@@ -170,6 +170,22 @@ static void failed(cj_remote *t, int rc, const char *op, const char *why, cj_dis
           CJ_REMOTE_BACKOFF_S);
 }
 
+/* Gives the claim's lock back (nothing when none is held). */
+static void unlist_held(const cj_remote *t, uint64_t token);
+
+static void release(cj_remote_claim *claim) {
+  char why[512] = "";
+  int rc;
+  if (!claim->tier) return;
+  unlist_held(claim->tier, claim->token);
+  if (usable(claim->tier)) { /* otherwise the lock expires by itself */
+    rc = claim->tier->ops->unlock(claim->tier, &claim->key, claim->token, why, sizeof why);
+    if (rc != CJ_REMOTE_OK) failed(claim->tier, rc, "drop a lock", why, NULL);
+  }
+  unref(claim->tier);
+  claim->tier = NULL;
+}
+
 /* ---- looking up ---- */
 
 /* Checks a value as an entry for key recorded with these headers: 0 with a new image, 1
@@ -189,18 +205,21 @@ static int check(const cj_key *key, const cj_deps *deps, const cj_buf *b, cj_ima
   return rc;
 }
 
-/* Gets the key's value and checks it: GOT (a new image in *out, the value written to the
- * local entry p), NONE, BAD (warned and counted when `first`), DOWN or NOMEM. */
-static int lookup(cj_remote *t, const cj_entry_path *p, const cj_key *key, const cj_deps *deps,
-                  const char *what, int first, cj_image **out, uint64_t *written,
-                  cj_disk_counters *d) {
+static const cj_root *root_of(const cj_want *w) { return w->root.fd >= 0 ? &w->root : NULL; }
+
+/* Gets the key's value and checks it: GOT (a new image in f->image, the value in f->entry),
+ * NONE, BAD (warned and counted when `first`), DOWN or NOMEM. */
+static int lookup(cj_remote *t, const cj_want *w, int first, cj_found *f, cj_disk_counters *d) {
   char why[512] = "";
   cj_buf b = {0};
-  int rc = t->ops->get(t, key, CJ_REMOTE_MAX_ENTRY, &b, why, sizeof why), ok;
+  int rc = t->ops->get(t, w->key, CJ_REMOTE_MAX_ENTRY, &b, why, sizeof why), ok;
   if (rc == CJ_REMOTE_OK) {
-    ok = check(key, deps, &b, out, why, sizeof why);
+    ok = check(w->key, w->deps, &b, &f->image, why, sizeof why);
     rc = ok == 0 ? GOT : ok > 0 ? BAD : NOMEM;
-    if (rc == GOT) *written = cj_disk_store(p, &b);
+    if (rc == GOT) { /* the walk stores it on disk as it came */
+      f->entry = b;
+      memset(&b, 0, sizeof b);
+    }
   } else if (rc == CJ_REMOTE_ABSENT) {
     rc = NONE;
   } else if (rc == CJ_REMOTE_TOO_LARGE) {
@@ -219,7 +238,7 @@ static int lookup(cj_remote *t, const cj_entry_path *p, const cj_key *key, const
     d->remote_invalid++;
     cj_warn("the value for '%s' in the remote cache %s %s; compiling it again and replacing "
             "it",
-            what, t->name, why);
+            w->name, t->name, why);
   }
   return rc;
 }
@@ -231,7 +250,7 @@ static int lookup(cj_remote *t, const cj_entry_path *p, const cj_key *key, const
  * so that no other machine waits for it to expire: one command each, as a compile drops
  * its lock, bounded by the tier's timeout. Each lock is listed with the process that took
  * it: a forked child never gives back its parent's. A lock is listed from hold() until
- * cj_remote_release() takes it off, before its claim's reference to the tier is dropped,
+ * release() takes it off, before its claim's reference to the tier is dropped,
  * so the tier of every listed lock is alive while the list's lock is held. */
 
 enum { MAX_HELD = 64 };
@@ -291,17 +310,9 @@ static void hold(cj_remote_claim *claim, cj_remote *t, const cj_key *key, uint64
   list_held(t, key, token);
 }
 
-/* What stops a wait: the compile's cancel hook or time limit. */
-typedef struct stopper {
-  int (*fn)(void *);
-  void *arg;
-} stopper;
-
 /* No entry yet: takes the key's lock in the tier, or waits for the entry of the machine
  * that holds it. GOT, NONE (compile; *claim may hold the lock), STOPPED, DOWN or NOMEM. */
-static int claim_or_wait(cj_remote *t, const cj_entry_path *p, const cj_key *key,
-                         const cj_deps *deps, const char *what, const stopper *stop,
-                         cj_remote_claim *claim, cj_image **out, uint64_t *written,
+static int claim_or_wait(cj_remote *t, const cj_want *w, cj_remote_claim *claim, cj_found *f,
                          cj_disk_counters *d) {
   double start = cj_now_s(), timeout = cj_cache_lock_timeout(), waited;
   uint64_t token = cj_random64() | 1, ttl_ms = (uint64_t)(timeout * 1000);
@@ -309,12 +320,12 @@ static int claim_or_wait(cj_remote *t, const cj_entry_path *p, const cj_key *key
   int rc;
   if (ttl_ms < 1000) ttl_ms = 1000;
   for (;;) {
-    rc = t->ops->lock(t, key, token, ttl_ms, why, sizeof why);
+    rc = t->ops->lock(t, w->key, token, ttl_ms, why, sizeof why);
     if (rc == CJ_REMOTE_OK) {
-      hold(claim, t, key, token);
+      hold(claim, t, w->key, token);
       /* the holder before us may have stored it between our look and the lock */
-      rc = lookup(t, p, key, deps, what, 0, out, written, d);
-      if (rc == GOT || rc == DOWN) cj_remote_release(claim);
+      rc = lookup(t, w, 0, f, d);
+      if (rc == GOT || rc == DOWN) release(claim);
       return rc == BAD ? NONE : rc;
     }
     if (rc != CJ_REMOTE_ABSENT) {
@@ -325,47 +336,51 @@ static int claim_or_wait(cj_remote *t, const cj_entry_path *p, const cj_key *key
       cj_warn("waited %.1f s for another machine to finish compiling '%s' (its lock in the "
               "remote cache %s is held); compiling it here as well (CUJIT_CACHE_LOCK_TIMEOUT "
               "sets the wait)",
-              cj_now_s() - start, what, t->name);
+              cj_now_s() - start, w->name, t->name);
       return NONE;
     }
-    if (stop->fn && stop->fn(stop->arg)) return STOPPED;
+    if (w->stop && w->stop(w->stop_arg)) return STOPPED;
     waited = cj_now_s() - start;
     cj_nap(waited / 8 < 0.002 ? 0.002 : waited / 8 > 0.05 ? 0.05 : waited / 8);
-    rc = lookup(t, p, key, deps, what, 0, out, written, d);
+    rc = lookup(t, w, 0, f, d);
     if (rc != NONE && rc != BAD) return rc;
   }
 }
 
-int cj_remote_fetch(const cj_root *root, const cj_entry_path *p, const cj_key *key,
-                    const cj_deps *deps, const char *what, int (*stop)(void *), void *stop_arg,
-                    cj_remote_claim *claim, cj_image **out, uint64_t *written) {
-  const stopper s = {stop, stop_arg};
+/* ---- the tier (tier.h) ---- */
+
+static int remote_open(void *visit, const cj_want *w, int create, char *why, size_t why_size) {
+  (void)w, (void)create, (void)why, (void)why_size;
+  memset(visit, 0, sizeof(cj_remote_claim));
+  return 0;
+}
+
+/* After a disk miss, with the key's local lock held when it could be had (so one process
+ * per machine asks): the tier's entry, or its lock (the visit's claim), or the entry the
+ * machine that held the lock stored. No tier set, or one in its back-off, is a miss at
+ * once. */
+static int remote_find(void *visit, const cj_want *w, cj_found *f) {
+  cj_remote_claim *claim = visit;
   cj_disk_counters d;
   double t0 = cj_now_s();
   cj_remote *t;
   int rc;
-  memset(claim, 0, sizeof *claim);
-  *out = NULL;
-  *written = 0;
-  if (!(t = acquire())) return CJ_REMOTE_MISS;
+  if (!(t = acquire())) return CJ_TIER_NONE;
   memset(&d, 0, sizeof d);
-  rc = lookup(t, p, key, deps, what, 1, out, written, &d);
-  if (rc == NONE || rc == BAD)
-    rc = claim_or_wait(t, p, key, deps, what, &s, claim, out, written, &d);
+  rc = lookup(t, w, 1, f, &d);
+  if (rc == NONE || rc == BAD) rc = claim_or_wait(t, w, claim, f, &d);
   if (rc == GOT)
     d.remote_hits = 1;
   else if (rc == NONE)
     d.remote_misses = 1;
-  if (rc != NONE) cj_remote_release(claim); /* only a compile needs the lock */
-  tally(root, &d, t0);
+  if (rc != NONE) release(claim); /* only a compile needs the lock */
+  tally(root_of(w), &d, t0);
   unref(t);
-  return rc == GOT       ? CJ_REMOTE_HIT
-         : rc == NOMEM   ? -1
-         : rc == STOPPED ? CJ_REMOTE_STOPPED
-                         : CJ_REMOTE_MISS;
+  return rc == GOT       ? CJ_TIER_FOUND
+         : rc == NOMEM   ? CJ_TIER_NOMEM
+         : rc == STOPPED ? CJ_TIER_STOPPED
+                         : CJ_TIER_NONE;
 }
-
-/* ---- storing ---- */
 
 static void put(cj_remote *t, const cj_root *root, const cj_key *key, const cj_buf *b) {
   cj_disk_counters d;
@@ -383,71 +398,65 @@ static void put(cj_remote *t, const cj_root *root, const cj_key *key, const cj_b
   tally(root, &d, t0);
 }
 
-uint64_t cj_remote_write(const cj_root *root, const cj_entry_path *p, const cj_key *key,
-                         const cj_image *im, const cj_deps *deps, const char *name,
-                         const cj_buf *manifest, cj_remote_claim *claim) {
-  cj_buf b = {0};
-  uint64_t written = 0;
-  cj_remote *t;
-  if (cj_disk_encode(key, im, deps, name, manifest, &b) == 0) {
-    written = cj_disk_store(p, &b);
-    if ((t = acquire()) != NULL) put(t, root, key, &b);
-    unref(t);
-  }
-  cj_buf_free(&b);
-  cj_remote_release(claim);
-  return written;
+/* Stores an entry compiled here in the tier set now. */
+static uint64_t remote_put(void *visit, const cj_want *w, cj_image *im, const cj_buf *entry) {
+  cj_remote *t = acquire();
+  (void)visit, (void)im;
+  if (t) put(t, root_of(w), w->key, entry);
+  unref(t);
+  return 0;
 }
 
-int cj_remote_probe(const cj_key *key, const cj_deps *deps, char *why, size_t why_size) {
+/* Whether the tier holds a valid entry for the key, recorded with these headers, without
+ * writing anything; why says what it found, or that no tier is set or it is backing off. */
+static int remote_probe(void *visit, const cj_want *w, cj_found *f, char *why, size_t why_size) {
   cj_remote *t = acquire();
-  cj_image *im = NULL;
+  char reason[256];
   cj_buf b = {0};
   int rc;
+  (void)visit;
   if (!t) {
     pthread_mutex_lock(&mu);
     snprintf(why, why_size,
              current ? "the remote tier %s is left alone after a failure" : "no remote tier is set",
              current ? current->name : "");
     pthread_mutex_unlock(&mu);
-    return -1;
+    return CJ_TIER_NONE;
   }
-  rc = t->ops->get(t, key, CJ_REMOTE_MAX_ENTRY, &b, why, why_size);
+  rc = t->ops->get(t, w->key, CJ_REMOTE_MAX_ENTRY, &b, why, why_size);
+  snprintf(reason, sizeof reason, "%s", why);
   if (rc == CJ_REMOTE_OK) {
-    rc = check(key, deps, &b, &im, why, why_size) == 0 ? CJ_REMOTE_HIT : CJ_REMOTE_MISS;
-    if (rc == CJ_REMOTE_MISS) {
-      char reason[256];
-      snprintf(reason, sizeof reason, "%s", why);
+    rc = check(w->key, w->deps, &b, &f->image, reason, sizeof reason) == 0 ? CJ_TIER_FOUND
+                                                                           : CJ_TIER_NONE;
+    if (rc == CJ_TIER_NONE)
       snprintf(why, why_size, "the remote tier %s holds a value that %s", t->name, reason);
-    }
   } else {
     if (rc == CJ_REMOTE_ABSENT)
-      snprintf(why, why_size,
-               "the remote tier %s holds no entry "
-               "for it",
-               t->name);
-    else {
-      char reason[256];
-      snprintf(reason, sizeof reason, "%s", why);
+      snprintf(why, why_size, "the remote tier %s holds no entry for it", t->name);
+    else
       snprintf(why, why_size, "the remote tier %s could not be asked: %s", t->name, reason);
-    }
-    rc = CJ_REMOTE_MISS;
+    rc = CJ_TIER_NONE;
   }
-  cj_image_unref(im);
   cj_buf_free(&b);
   unref(t);
   return rc;
 }
 
-void cj_remote_release(cj_remote_claim *claim) {
-  char why[512] = "";
-  int rc;
-  if (!claim->tier) return;
-  unlist_held(claim->tier, claim->token);
-  if (usable(claim->tier)) { /* otherwise the lock expires by itself */
-    rc = claim->tier->ops->unlock(claim->tier, &claim->key, claim->token, why, sizeof why);
-    if (rc != CJ_REMOTE_OK) failed(claim->tier, rc, "drop a lock", why, NULL);
-  }
-  unref(claim->tier);
-  claim->tier = NULL;
+static void remote_leave(void *visit, const cj_want *w, cj_tier_end end) {
+  (void)w, (void)end;
+  release(visit);
 }
+
+const cj_tier cj_remote_tier = {
+    .shown_as = CUJIT_CACHE_TIER_REMOTE,
+    .reading = "reading a remote cache entry",
+    .holder = "another machine",
+    .keeps_bytes = 1,
+    .behind = 1,
+    .shared = 1,
+    .open = remote_open,
+    .find = remote_find,
+    .probe = remote_probe,
+    .put = remote_put,
+    .leave = remote_leave,
+};

@@ -1,17 +1,19 @@
 /* remote.h - the remote cache tier: entries shared by the machines of a cluster, behind
- * the disk cache (request -> memory cache -> disk cache -> remote tier -> NVRTC).
+ * the disk cache in the walk through the tiers (memory -> disk -> remote -> compile).
  *
- * A tier is a store with get and put by key and a lock that expires (cj_remote_ops); Redis
- * is the one implementation (redis.c). remote.c holds what does not depend on the store:
- * the setting (env CUJIT_CACHE_REMOTE or cujit_cache_set_remote), the back-off after a
- * failure, the checks on what comes back, the wait for another machine's compile, and
- * the counters. What the store holds is untrusted: a value is used only when it passes
- * the checks a disk entry passes (size, magic, format, key, checksum, headers), and a
- * value that does not is a miss, replaced by the entry compiled here. Private. */
+ * A server is a store with get and put by key and a lock that expires (cj_remote_ops);
+ * Redis is the one implementation (redis.c). remote.c holds what does not depend on the
+ * server: the tier's operations (cj_remote_tier), the setting (env CUJIT_CACHE_REMOTE or
+ * cujit_cache_set_remote), the back-off after a failure, the checks on what comes back,
+ * the wait for another machine's compile, and the counters. What the store holds is
+ * untrusted: a value is used only when it passes the checks a disk entry passes (size,
+ * magic, format, key, checksum, headers), and a value that does not is a miss, replaced
+ * by the entry compiled here. Private. */
 #ifndef CUJIT_REMOTE_H
 #define CUJIT_REMOTE_H
 
 #include "key/key.h"
+#include "store/tier.h"
 
 /* ---- the store: one implementation per kind of server ---- */
 
@@ -67,44 +69,25 @@ void cj_redis_shown(const char *url, char *out, size_t size);
 /* The Redis key that holds an entry: "cujit:" and the key's 32 hex digits. */
 void cj_redis_key(const cj_key *key, char out[40]);
 
-/* ---- remote.c: the tier in the path of a compile ---- */
+/* ---- remote.c: the tier in the walk ---- */
 
 /* Seconds a tier that failed is left alone before it is tried again. */
 #define CJ_REMOTE_BACKOFF_S 30.0
 
-/* The lock a compile holds in the tier while it compiles a key nobody has stored yet. */
+/* What a walk keeps while it uses the remote tier: the lock it holds there while it
+ * compiles a key nobody has stored yet. */
 typedef struct cj_remote_claim {
   cj_remote *tier; /* a reference; NULL when no lock is held */
   cj_key key;
   uint64_t token;
 } cj_remote_claim;
 
-enum { CJ_REMOTE_HIT = 0, CJ_REMOTE_MISS = 1, CJ_REMOTE_STOPPED = 2 };
-
-/* After a disk miss, with the key's local lock held (when it could be had): looks the key
- * up in the remote tier, and when nobody has stored it yet, takes its lock there or waits
- * (at most the cache's lock timeout) for the machine that holds it to store it.
- * CJ_REMOTE_HIT: *out is a new image whose entry passed every check and was written to
- * the local entry p (*written bytes; 0 when that failed). CJ_REMOTE_MISS: compile; *claim
- * may hold the tier's lock, which cj_remote_write() or cj_remote_release() gives back.
- * CJ_REMOTE_STOPPED: `stop` (asked between looks while waiting; may be NULL) returned
- * nonzero, and nothing is held. -1: out of memory. No tier set, or one in its back-off,
- * is a miss at once. */
-int cj_remote_fetch(const cj_root *root, const cj_entry_path *p, const cj_key *key,
-                    const cj_deps *deps, const char *what, int (*stop)(void *), void *stop_arg,
-                    cj_remote_claim *claim, cj_image **out, uint64_t *written);
-/* Writes a compiled entry to the local entry p and to the tier (the claim's, else the
- * tier set now), then gives the claim back. Returns the bytes written locally, or 0 (as
- * cj_disk_write). */
-uint64_t cj_remote_write(const cj_root *root, const cj_entry_path *p, const cj_key *key,
-                         const cj_image *im, const cj_deps *deps, const char *name,
-                         const cj_buf *manifest, cj_remote_claim *claim);
-/* Whether the tier holds a valid entry for key recorded with these headers, without
- * writing anything: CJ_REMOTE_HIT, CJ_REMOTE_MISS (why says what it found), or -1 when no
- * tier is set or it is backing off (why says which). */
-int cj_remote_probe(const cj_key *key, const cj_deps *deps, char *why, size_t why_size);
-/* Gives the claim's lock back (nothing when none is held). */
-void cj_remote_release(cj_remote_claim *claim);
+/* The remote tier (tier.h), used only behind the disk tier: it asks the server set now
+ * (none, or one in its back-off, is a miss at once) after a disk miss, takes the key's
+ * lock there or waits for the machine that holds it, and stores what is compiled here;
+ * an import is never stored there. Its hits, misses, bad values, failures and time are
+ * counted in this process and in the cache directory. */
+extern const cj_tier cj_remote_tier;
 /* This process's remote counters (the remote_* fields; the others are left alone). */
 void cj_remote_counters(cj_disk_counters *out);
 

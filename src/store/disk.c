@@ -253,8 +253,3 @@ uint64_t cj_disk_write(const cj_entry_path *p, const cj_key *key, const cj_image
   cj_buf_free(&b);
   return written;
 }
-
-uint64_t cj_disk_write_bytes(const cj_entry_path *p, const void *data, size_t len) {
-  cj_buf b = {(char *)data, len, len, 0}; /* only read */
-  return cj_disk_store(p, &b);
-}

@@ -11,7 +11,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "store/store.h"
+#include "store/tier.h"
 
 #define CJ_MEM_MAX_ENTRIES 1024
 #define CJ_MEM_BUCKETS 2048 /* a power of two, twice the entries */
@@ -203,3 +203,48 @@ size_t cj_memcache_count(void) {
   pthread_mutex_unlock(&lock);
   return n;
 }
+
+/* ---- the memory cache as a tier (tier.h) ---- */
+
+static int mem_found(cj_found *f) { return f->image ? CJ_TIER_FOUND : CJ_TIER_NONE; }
+
+static int mem_recall(void *visit, const cj_want *w, cj_found *f) {
+  (void)visit;
+  f->image = cj_memcache_get_source(w->hint, &f->deps);
+  return mem_found(f);
+}
+
+static int mem_find(void *visit, const cj_want *w, cj_found *f) {
+  (void)visit;
+  f->image = cj_memcache_get(w->request, w->hint, &f->deps);
+  return mem_found(f);
+}
+
+static int mem_probe(void *visit, const cj_want *w, cj_found *f, char *why, size_t why_size) {
+  (void)visit, (void)why, (void)why_size; /* a miss here needs no words */
+  f->image = cj_memcache_get(w->request, NULL, &f->deps);
+  return mem_found(f);
+}
+
+static uint64_t mem_put(void *visit, const cj_want *w, cj_image *im, const cj_buf *entry) {
+  (void)visit, (void)entry;
+  cj_memcache_put(w->request, im, w->deps, w->hint);
+  return 0;
+}
+
+static void mem_leave(void *visit, const cj_want *w, cj_tier_end end) {
+  (void)visit, (void)w;
+  if (end == CJ_END_FOUND) cj_count(CJ_MEMORY_HITS, 1);
+}
+
+const cj_tier cj_memcache_tier = {
+    .shown_as = CUJIT_CACHE_TIER_MEMORY,
+    .reading = "reading the memory cache",
+    .holder = "another thread",
+    .by_request = 1,
+    .recall = mem_recall,
+    .find = mem_find,
+    .probe = mem_probe,
+    .put = mem_put,
+    .leave = mem_leave,
+};

@@ -80,15 +80,14 @@ int cj_disk_read(const cj_entry_path *p, const cj_key *key, const cj_deps *expec
  * compile goes on). */
 uint64_t cj_disk_write(const cj_entry_path *p, const cj_key *key, const cj_image *im,
                        const cj_deps *deps, const char *name, const cj_buf *manifest);
-/* cj_disk_write in two steps, for an entry that also goes elsewhere: the entry's bytes
- * (0, or -1 when out of memory), and writing bytes as the entry (as cj_disk_write).
- * `manifest` (may be NULL) is an encoded manifest (cj_manifest_encode). */
+/* cj_disk_write in two steps, for an entry that also goes elsewhere (the walk through the
+ * tiers encodes it once for all of them): the entry's bytes (0, or -1 when out of memory),
+ * and writing bytes that are an encoded entry (a compile's, a remote hit's, an imported
+ * module's) as the entry (as cj_disk_write). `manifest` (may be NULL) is an encoded
+ * manifest (cj_manifest_encode). */
 int cj_disk_encode(const cj_key *key, const cj_image *im, const cj_deps *deps, const char *name,
                    const cj_buf *manifest, cj_buf *out);
 uint64_t cj_disk_store(const cj_entry_path *p, const cj_buf *b);
-/* Writes bytes that already are an encoded entry (an imported module's) as cj_disk_write()
- * writes one. Returns the bytes written, or 0 (warned). */
-uint64_t cj_disk_write_bytes(const cj_entry_path *p, const void *data, size_t len);
 /* The most bytes a manifest is read in: a source and its in-memory headers are far
  * smaller, and a larger one (a damaged or hostile entry) is not read. */
 #define CJ_MANIFEST_MAX ((uint64_t)64 << 20)

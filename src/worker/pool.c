@@ -16,8 +16,13 @@
  * request, or not a valid entry, is not used), but it does trust what a valid entry
  * holds: a worker is code it runs as its own user, like the library. So only a program
  * that this user or root owns, in a directory no one else may write, is run, found by an
- * absolute path. And a worker holds its compile up no longer than a compile here would:
- * the request's time limit and cancel hook end the wait for one that does not answer. */
+ * absolute path. A worker is used only when it greets as this library's own version
+ * (serve.c): libraries of two versions installed side by side each find their own
+ * worker first, in a directory named for their soname, and one that finds another's
+ * anyway (CUJIT_WORKER, a copy beside it) refuses it once and compiles here, instead of
+ * sending it requests whose answers it cannot read. And a worker holds its compile up no
+ * longer than a compile here would: the request's time limit and cancel hook end the wait
+ * for one that does not answer. */
 #define _GNU_SOURCE /* dladdr1, MSG_NOSIGNAL, sched_getaffinity */
 #include <dlfcn.h>
 #include <errno.h>
@@ -51,6 +56,7 @@ typedef struct worker {
   pid_t pid;
   int fd;
   int busy;
+  int greeted; /* it answered the greeting as this library's worker */
 } worker;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -163,10 +169,12 @@ static int take_program(const char *path, const char *from) {
   return -1;
 }
 
-/* Beside the library (or the program it is linked into), then ../libexec and ../bin
- * from it, then where it is installed (CMakeLists.txt); the first that is there decides. */
+/* Where this version's worker is installed, as seen from the library's directory (or the
+ * program's that it is linked into: the libexec directory's cujit-SOVERSION/), then beside
+ * it and in ../bin (a build tree), then where it is installed, as an absolute path (for a
+ * program linked with libcujit.a); the first that is there decides (src/CMakeLists.txt). */
 static int find_beside(void) {
-  static const char *const places[] = {"", "../libexec/", "../bin/", CUJIT_WORKER_PLACE};
+  static const char *const places[] = {CUJIT_WORKER_FROM_LIB, "", "../bin/", CUJIT_WORKER_DIR};
   char dir[PATH_MAX], path[PATH_MAX];
   size_t i;
   int rc;
@@ -314,10 +322,11 @@ static worker *spawn(worker *w) {
     program_state = -1;
     return NULL;
   }
-  cj_debug("started compile worker %d", (int)pid);
+  cj_debug("started compile worker %d ('%s')", (int)pid, program);
   w->pid = pid;
   w->fd = sv[0];
   w->busy = 0;
+  w->greeted = 0;
   n_workers++;
   return w;
 }
@@ -341,7 +350,9 @@ enum {
   SENT_BROKEN = 1,  /* it died, stopped or answered out of step: compile here */
   SENT_REFUSED = 2, /* it could not take the request: compile here */
   SENT_NO_MEMORY = 3,
-  SENT_LATE = 4 /* past the time limit, or cancelled, and no answer: it was stopped */
+  SENT_LATE = 4,    /* past the time limit, or cancelled, and no answer: it was stopped */
+  SENT_FOREIGN = 5, /* not this library's worker (the greeting): compile here, start no more */
+  SENT_STOPPED = 6  /* cancelled while it was greeted, before the request was sent */
 };
 
 /* One request to a worker. Every wait in it has an end, as a compile here has (see
@@ -351,17 +362,33 @@ typedef struct exchange {
   int fd;
   pid_t pid;
   cj_request *r;
-  double start; /* when the request was sent (monotonic seconds) */
+  double start; /* when the exchange began, with the greeting or the request (monotonic s) */
   double asked; /* seconds in when the cancel hook said stop; 0 before */
   int by_hook;  /* SENT_LATE: the hook's stop, not the time limit, was missed */
+  int waited;   /* the worker's status was taken by a wait (it ended or stopped): in status */
+  int status;
 } exchange;
 
 /* 1 when the worker has stopped (SIGSTOP, a debugger) or is gone: it will not answer. A
  * worker runs in its own process group, so a terminal's job control never stops it. */
-static int worker_halted(pid_t pid) {
-  int status;
-  pid_t r = waitpid(pid, &status, WNOHANG | WUNTRACED);
-  return r == pid || (r < 0 && errno == ECHILD);
+static int worker_halted(exchange *x) {
+  pid_t r = waitpid(x->pid, &x->status, WNOHANG | WUNTRACED);
+  if (r == x->pid) x->waited = 1;
+  return r == x->pid || (r < 0 && errno == ECHILD);
+}
+
+/* 1 when a worker that closed its socket has exited by itself (as a program that is no
+ * worker of this version does at the greeting), within GRACE_S; 0 when it was killed or
+ * stopped, or its end is not seen (then it may have been one that failed by chance). */
+static int exited_by_itself(exchange *x) {
+  int i;
+  for (i = 0; !x->waited && i < (int)(GRACE_S / 0.01); i++) {
+    pid_t r = waitpid(x->pid, &x->status, WNOHANG);
+    if (r == x->pid) x->waited = 1;
+    if (r < 0 && errno != EINTR) break;
+    if (r == 0) cj_nap(0.01);
+  }
+  return x->waited && WIFEXITED(x->status);
 }
 
 /* Asked at each tick of a wait: passes the cancel hook's stop on to the worker (which
@@ -379,7 +406,7 @@ static int overdue(exchange *x) {
   }
   if (x->asked && t > x->asked + GRACE_S) return x->by_hook = 1, SENT_LATE;
   if (x->r->time_limit_s > 0 && t > x->r->time_limit_s + GRACE_S) return SENT_LATE;
-  return worker_halted(x->pid) ? SENT_BROKEN : SENT_OK;
+  return worker_halted(x) ? SENT_BROKEN : SENT_OK;
 }
 
 /* Waits until the socket is ready for `events`, or the exchange is overdue. */
@@ -464,6 +491,42 @@ static int take_entry(exchange *x, uint64_t id, cj_image **out) {
   return rc == 0 ? SENT_OK : rc < 0 ? SENT_NO_MEMORY : SENT_BROKEN;
 }
 
+/* The greeting, a new worker's first exchange (worker.h): SENT_OK when it greets as this
+ * library's version; SENT_FOREIGN, with why saying what it is, when it does not (another
+ * version's worker, or a program that is no worker). */
+static int greet(exchange *x, char *why, size_t size) {
+  unsigned char h[20];
+  char version[CJ_WORKER_MAX_VERSION + 1], shown[CJ_SHOWN_SIZE];
+  uint64_t len;
+  cj_buf b = {0};
+  int rc;
+  cj_worker_greeting(&b);
+  rc = b.oom ? SENT_NO_MEMORY : transfer(x, (unsigned char *)b.data, b.len, POLLOUT);
+  cj_buf_free(&b);
+  if (rc == SENT_OK) rc = receive(x, h, sizeof h);
+  if (rc == SENT_BROKEN && exited_by_itself(x))
+    return snprintf(why, size,
+                    "it exited without answering the greeting (as a worker of cujit "
+                    "0.2 or earlier does)"),
+           SENT_FOREIGN;
+  if (rc != SENT_OK) return rc; /* killed or stopped: not this program's fault */
+  len = le(h + 12, 8);
+  if (memcmp(h, CJ_WORKER_HELLO, 4) != 0 || len > CJ_WORKER_MAX_VERSION)
+    return snprintf(why, size, "it answered the greeting with something else"), SENT_FOREIGN;
+  if ((rc = receive(x, version, (size_t)len)) != SENT_OK)
+    return rc == SENT_BROKEN ? (snprintf(why, size, "its greeting was cut short"), SENT_FOREIGN)
+                             : rc;
+  version[len] = '\0';
+  cj_shown(shown, version); /* another program's bytes: escaped before a log line */
+  if (le(h + 4, 8) != CJ_WORKER_PROTOCOL || strcmp(version, cj_worker_version()) != 0)
+    return snprintf(why, size,
+                    "it is the worker of cujit %s (greeting %llu), not of %s (greeting %d)", shown,
+                    (unsigned long long)le(h + 4, 8), cj_worker_version(), CJ_WORKER_PROTOCOL),
+           SENT_FOREIGN;
+  cj_debug("compile worker %d is the worker of cujit %s", (int)x->pid, shown);
+  return SENT_OK;
+}
+
 /* Reads a reply; on a result, *st is the compile's status (its detail set as the worker
  * had it) and *out its image. */
 static int take_reply(exchange *x, uint64_t id, cujit_status *st, cj_image **out) {
@@ -508,15 +571,24 @@ static int take_reply(exchange *x, uint64_t id, cujit_status *st, cj_image **out
   return take_entry(x, id, out);
 }
 
-/* Compiles r on worker w. With SENT_LATE, *by_hook says whether the cancel hook (else the
- * time limit) stopped it, and *after when: when the hook said stop, or when it was given
- * up on. */
-static int on_worker(worker *w, cj_request *r, cujit_status *st, cj_image **out, double *after,
-                     int *by_hook) {
-  exchange x = {w->fd, w->pid, r, cj_now_s(), 0, 0};
+/* What became of a compile sent to a worker, besides its status and image. */
+typedef struct outcome {
+  double after; /* SENT_LATE, SENT_STOPPED: when the hook said stop, or when it was given up on */
+  int by_hook;  /* SENT_LATE: the cancel hook's stop (else the time limit) was missed */
+  char why[CJ_SHOWN_SIZE + 96]; /* SENT_FOREIGN: what the program is */
+} outcome;
+
+/* Compiles r on worker w, greeting it first when it is new. */
+static int on_worker(worker *w, cj_request *r, cujit_status *st, cj_image **out, outcome *o) {
+  exchange x = {w->fd, w->pid, r, cj_now_s(), 0, 0, 0, 0};
   cj_buf b = {0};
   uint64_t id = cj_random64();
-  int rc = frame(r, id, &b);
+  int rc = SENT_OK;
+  if (!w->greeted && (rc = greet(&x, o->why, sizeof o->why)) == SENT_OK) {
+    w->greeted = 1;
+    if (x.asked) rc = SENT_STOPPED, x.by_hook = 1; /* no request sent: nothing to stop */
+  }
+  if (rc == SENT_OK) rc = frame(r, id, &b);
   if (rc == SENT_OK) rc = transfer(&x, (unsigned char *)b.data, b.len, POLLOUT);
   cj_buf_free(&b);
   if (rc == SENT_OK) rc = take_reply(&x, id, st, out);
@@ -524,8 +596,8 @@ static int on_worker(worker *w, cj_request *r, cujit_status *st, cj_image **out,
     cj_image_unref(*out);
     *out = NULL;
   }
-  *after = x.by_hook ? x.asked : cj_now_s() - x.start;
-  *by_hook = x.by_hook;
+  o->after = x.by_hook ? x.asked : cj_now_s() - x.start;
+  o->by_hook = x.by_hook;
   return rc;
 }
 
@@ -536,10 +608,17 @@ static cujit_status compile_here(cj_request *r, cj_image **out) {
   return cj_nvrtc_compile(r, out);
 }
 
-static void after_worker(worker *w, int rc, const char *name) {
+static void after_worker(worker *w, int rc, const char *name, const char *why) {
   pthread_mutex_lock(&mu);
   w->busy = 0;
-  if (rc == SENT_BROKEN || rc == SENT_NO_MEMORY) { /* its stream is out of step */
+  if (rc == SENT_FOREIGN) { /* the program is not this library's worker: none is started again */
+    if (program_state > 0)
+      cj_info("the compile worker program '%s' is not used: %s. Compiles that could run at "
+              "once run here, one at a time",
+              program, why);
+    program_state = -1;
+    drop(w, 1);
+  } else if (rc == SENT_BROKEN || rc == SENT_NO_MEMORY) { /* its stream is out of step */
     cj_info("compile worker %d stopped or answered something else while compiling '%s'; "
             "compiling it here",
             (int)w->pid, name);
@@ -552,7 +631,10 @@ static void after_worker(worker *w, int rc, const char *name) {
   } else if (n_workers > (int)cj_pool_jobs() - 1) {
     drop(w, 0); /* the limit was lowered */
   }
-  if (rc == SENT_OK) answered++;
+  if (rc == SENT_OK) {
+    answered++;
+    cj_debug("compile worker %d compiled '%s'", (int)w->pid, name);
+  }
   pthread_cond_broadcast(&freed);
   pthread_mutex_unlock(&mu);
 }
@@ -579,8 +661,8 @@ static cujit_status take_slot(cj_request *r, int *here, worker **w) {
 cujit_status cj_pool_compile(cj_request *r, cj_image **out) {
   worker *w = NULL;
   cujit_status st = CUJIT_OK;
-  double after;
-  int here = 0, rc, by_hook;
+  outcome o = {0, 0, ""};
+  int here = 0, rc;
   pthread_mutex_lock(&mu);
   st = take_slot(r, &here, &w);
   pthread_mutex_unlock(&mu);
@@ -594,10 +676,11 @@ cujit_status cj_pool_compile(cj_request *r, cj_image **out) {
     return st;
   }
   *out = NULL;
-  rc = on_worker(w, r, &st, out, &after, &by_hook);
-  after_worker(w, rc, r->name);
+  rc = on_worker(w, r, &st, out, &o);
+  after_worker(w, rc, r->name, o.why);
   if (rc == SENT_NO_MEMORY) return cj_fail_oom("sending a compile to a worker process");
-  if (rc == SENT_LATE) return cj_nvrtc_stopped(r, by_hook, after, NVRTC_ERROR_CANCELLED);
+  if (rc == SENT_LATE || rc == SENT_STOPPED)
+    return cj_nvrtc_stopped(r, o.by_hook, o.after, NVRTC_ERROR_CANCELLED);
   return rc == SENT_OK ? st : compile_here(r, out);
 }
 

@@ -1,7 +1,8 @@
-/* serve.c - the worker's side of the pool (cache.h says the protocol): requests in,
- * NVRTC compiles, entries out. The worker keeps no cache: its caller looked in the caches
- * and holds the key's lock, and writes the entry. What it keeps between requests is this
- * process's NVRTC and its precompiled headers, which is why it is reused. */
+/* serve.c - the worker's side of the pool (worker.h says the protocol): a greeting, then
+ * requests in, NVRTC compiles, entries out. The worker keeps no cache: its caller looked
+ * in the caches and holds the key's lock, and writes the entry. What it keeps between
+ * requests is this process's NVRTC and its precompiled headers, which is why it is
+ * reused. It serves only a library of its own version (the greeting). */
 #define _GNU_SOURCE /* MSG_NOSIGNAL */
 #include <errno.h>
 #include <limits.h>
@@ -14,6 +15,16 @@
 #include "driver/nvrtc.h"
 #include "store/store.h"
 #include "worker/worker.h"
+
+const char *cj_worker_version(void) { return CJ_WORKER_VERSION; }
+
+void cj_worker_greeting(cj_buf *b) {
+  const char *v = cj_worker_version();
+  cj_buf_append(b, CJ_WORKER_HELLO, 4);
+  cj_buf_put_le(b, CJ_WORKER_PROTOCOL, 8);
+  cj_buf_put_le(b, strlen(v), 8);
+  cj_buf_puts(b, v);
+}
 
 void cj_worker_key(uint64_t id, cj_key *key) {
   int i;
@@ -145,8 +156,29 @@ static int serve_one(int fd, const unsigned char head[20]) {
   return rc;
 }
 
+/* Reads the library's greeting and answers with this worker's own: 0 when the library is
+ * of this worker's protocol and version, so that requests may follow; else 1 (something
+ * else, or another version, which learns this worker's from the answer). */
+static int greet(int fd) {
+  unsigned char head[20];
+  char version[CJ_WORKER_MAX_VERSION + 1];
+  uint64_t len;
+  cj_buf b = {0};
+  int rc, same;
+  if (read_all(fd, head, sizeof head) != 0 || memcmp(head, CJ_WORKER_HELLO, 4) != 0) return 1;
+  len = le(head + 12, 8);
+  if (len > CJ_WORKER_MAX_VERSION || read_all(fd, version, (size_t)len) != 0) return 1;
+  version[len] = '\0';
+  same = le(head + 4, 8) == CJ_WORKER_PROTOCOL && strcmp(version, cj_worker_version()) == 0;
+  cj_worker_greeting(&b);
+  rc = b.oom ? -1 : cj_worker_send(fd, b.data, b.len);
+  cj_buf_free(&b);
+  return rc == 0 && same ? 0 : 1;
+}
+
 int cj_worker_serve(int fd) {
   unsigned char head[20];
+  if (greet(fd) != 0) return 1;
   for (;;) {
     if (read_all(fd, head, 1) != 0) return 0;  /* the caller closed: done */
     if (head[0] == CJ_WORKER_CANCEL) continue; /* asked to stop a compile that had ended */

@@ -35,7 +35,16 @@ void cj_pool_reset(void);
 
 /* ---- serve.c: the worker's side (the cujit-worker program) ---- */
 
-/* The protocol, over one stream socket (the worker's standard input). A request is
+/* The protocol, over one stream socket (the worker's standard input). It begins with the
+ * greeting, which says which library each side belongs to: "cjwh", the greeting's
+ * protocol number and the length of the version that follows, then the version (the
+ * build's "MAJOR.MINOR.PATCH", at most CJ_WORKER_MAX_VERSION bytes). The library greets
+ * first; the worker answers with its own greeting, and goes on only when the two agree
+ * (else it exits). The library uses only a worker whose greeting is its own: a library
+ * and a worker of two versions never exchange a request. These first 20 bytes stay as
+ * they are in every version, so that any two versions tell each other apart; a worker
+ * made before the greeting (cujit 0.2 and earlier) reads them as a request that is not
+ * one, and exits. After it, a request is
  * "cjwq", a 64-bit number the reply repeats, the payload's length and the payload (the
  * caller's working directory, as a length and bytes, then cj_request_encode()'s bytes).
  * The reply is "cjwr", the number, its kind (CJ_REPLY_*), a cujit_status, an nvrtcResult,
@@ -43,11 +52,19 @@ void cj_pool_reset(void);
  * the image as a cache entry (cj_disk_encode(), under a key made of the number) when the
  * status is CUJIT_OK. Numbers are little-endian. The byte CJ_WORKER_CANCEL between
  * requests, or during one, asks to stop the compile in progress. */
+#define CJ_WORKER_HELLO "cjwh"
+#define CJ_WORKER_PROTOCOL 1
+#define CJ_WORKER_MAX_VERSION 64
 #define CJ_WORKER_REQUEST "cjwq"
 #define CJ_WORKER_REPLY "cjwr"
 #define CJ_WORKER_CANCEL 0x18
 #define CJ_WORKER_MAX_MESSAGE ((uint64_t)64 << 20)
 enum { CJ_REPLY_RESULT = 0, CJ_REPLY_REFUSED = 1 /* could not compile it: do it yourself */ };
+/* The version a library and its worker greet each other with: the build's (the project's
+ * version, which cujit.h's numbers repeat). Static. */
+const char *cj_worker_version(void);
+/* Appends this build's greeting to b (b->oom when out of memory). */
+void cj_worker_greeting(cj_buf *b);
 /* The key a worker's entry is encoded under. */
 void cj_worker_key(uint64_t id, cj_key *key);
 /* Sends all n bytes on a worker socket (either end), never raising SIGPIPE; 0, or -1 when

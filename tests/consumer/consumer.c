@@ -2,19 +2,41 @@
  * trees: it checks the version and that both headers are installed (cujit_array.h, the
  * array layer, includes cujit.h), then compiles four kernels at once to PTX with the
  * installed NVRTC search. With --worker, one of them must have gone to a compile worker
- * (cujit-worker found where the library is installed). tests/check_consumer.sh builds it. */
+ * (cujit-worker found where the library is installed), whose path and version it prints
+ * ("worker: PATH (cujit VERSION)", as the debug log names them). tests/check_consumer.sh
+ * builds it. */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <cujit.h>
 #include <cujit_array.h>
 
-static volatile int worker_started; /* the log callback may run on any cujit thread */
+/* The first worker's path and version, from the debug log (the log callback may run on
+ * any cujit thread, one at a time). */
+static char worker_path[4096], worker_version[64];
+static volatile int worker_started;
 
 static void on_log(cujit_log_level level, const char *message, void *user) {
+  const char *at;
   (void)level;
   (void)user;
-  if (strstr(message, "started compile worker")) worker_started = 1;
+  if (!worker_started &&
+      sscanf(message, "started compile worker %*d ('%4095[^']')", worker_path) == 1)
+    worker_started = 1;
+  if (!worker_version[0] && (at = strstr(message, "is the worker of cujit ")) != NULL)
+    sscanf(at, "is the worker of cujit %63s", worker_version);
+}
+
+/* With --worker, the compiles' cancel hook, which never cancels: a compile here that asks
+ * it before a worker has started waits for one, up to five seconds, so that the batch has
+ * two compiles at once however its threads are scheduled. */
+static int wait_for_a_worker(void *user) {
+  struct timespec ms = {0, 1000000};
+  int i;
+  (void)user;
+  for (i = 0; i < 5000 && !worker_started; i++) nanosleep(&ms, NULL);
+  return 0;
 }
 
 int main(int argc, char **argv) {
@@ -36,6 +58,7 @@ int main(int argc, char **argv) {
     return fprintf(stderr, "cujit_array.h's cujit_type_size() is wrong\n"), 1;
   opts.arch = "compute_80"; /* PTX, with no GPU needed */
   opts.flags = CUJIT_OPT_NO_CACHE;
+  if (want_worker) opts.cancel = wait_for_a_worker;
   cujit_log_set_callback(on_log, NULL);
   cujit_log_set_level(CUJIT_LOG_DEBUG);
   cujit_compile_set_jobs(2);
@@ -50,5 +73,6 @@ int main(int argc, char **argv) {
   if (want_worker && !worker_started)
     return fprintf(stderr, "no compile worker was started (is cujit-worker installed?)\n"), 1;
   printf("compiled %d kernels%s\n", N, worker_started ? ", some in a compile worker" : "");
+  if (worker_started) printf("worker: %s (cujit %s)\n", worker_path, worker_version);
   return 0;
 }

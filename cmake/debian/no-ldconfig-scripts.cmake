@@ -1,0 +1,45 @@
+# Run by cpack once it has made the packages (CPACK_POST_BUILD_SCRIPTS): makes each package
+# again without the postinst and postrm that CPack writes into one holding a shared
+# library, which only run ldconfig. dpkg's ldconfig trigger, which the library's package
+# activates (cmake/debian/triggers), updates the loader's cache instead, as Debian asks;
+# and a package without maintainer scripts installs into any root (dpkg --root). A script
+# that does anything else is kept.
+foreach(_deb IN LISTS CPACK_PACKAGE_FILES)
+  if(NOT _deb MATCHES "\\.deb$")
+    continue()
+  endif()
+  set(_tree "${_deb}.tree")
+  file(REMOVE_RECURSE "${_tree}")
+  execute_process(COMMAND dpkg-deb --raw-extract "${_deb}" "${_tree}" RESULT_VARIABLE _rc)
+  if(NOT _rc EQUAL 0)
+    message(FATAL_ERROR "dpkg-deb could not take ${_deb} apart")
+  endif()
+  set(_dropped "")
+  foreach(_script postinst postrm)
+    set(_path "${_tree}/DEBIAN/${_script}")
+    if(NOT EXISTS "${_path}")
+      continue()
+    endif()
+    file(STRINGS "${_path}" _lines)
+    set(_other "")
+    foreach(_line IN LISTS _lines)
+      string(STRIP "${_line}" _line)
+      # CPack's script: a shebang, set -e, the test of $1 and ldconfig
+      if(NOT _line MATCHES "^(#.*|set -e|if \\[ \"\\$1\" = \"(configure|remove)\" \\]; then|ldconfig|fi|)$")
+        string(APPEND _other "${_line}\n")
+      endif()
+    endforeach()
+    if(_other STREQUAL "")
+      file(REMOVE "${_path}")
+      list(APPEND _dropped ${_script})
+    endif()
+  endforeach()
+  if(_dropped)
+    execute_process(COMMAND dpkg-deb --root-owner-group -Zgzip --build "${_tree}" "${_deb}"
+                    OUTPUT_QUIET RESULT_VARIABLE _rc)
+    if(NOT _rc EQUAL 0)
+      message(FATAL_ERROR "dpkg-deb could not make ${_deb} again without ${_dropped}")
+    endif()
+  endif()
+  file(REMOVE_RECURSE "${_tree}")
+endforeach()

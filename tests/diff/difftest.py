@@ -1,0 +1,300 @@
+#!/usr/bin/env python3
+"""The differential test of cujit's array layer against NumPy (README.md beside it).
+
+    difftest.py --mode gpu --runner build/bin/difftest_runner --count 10000
+    difftest.py --mode gpu --sanitize ...       (every runner under compute-sanitizer memcheck)
+    difftest.py --mode cpu --runner ... --fake build/lib/<the checking fake driver>.so
+    difftest.py --mode self                     (the harness against a simulated cujit)
+    difftest.py --show SEED                     (one program, as text, C and NumPy)
+
+Programs are made from seeds (--seed, then one seed per program), run in several runner
+processes at once (--jobs), many programs per process, and checked against the reference
+(model.py). A program that differs is shrunk and printed with its seed, as a short program,
+as C and as NumPy, with what was expected and what came. The run fails when any program
+differs, when a runner dies, and when it compared fewer programs (or, in GPU mode, no
+values) than asked: a run that compared nothing never passes."""
+
+import argparse
+import multiprocessing
+import os
+import subprocess
+import sys
+import time
+import warnings
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import numpy as np  # noqa: E402
+
+import check  # noqa: E402
+import dtypes  # noqa: E402
+import emit  # noqa: E402
+import gen  # noqa: E402
+import model as M  # noqa: E402
+import shrink  # noqa: E402
+import simulate  # noqa: E402
+from program import parse_results, program_text  # noqa: E402
+
+NO_DEVICE = (8, 9)  # CUJIT_ERROR_NO_DRIVER, CUJIT_ERROR_NO_DEVICE
+
+
+def seed_of(base, i):
+    return base * 1000003 + i
+
+
+def programs_for(base, start, count, large):
+    out = []
+    for i in range(start, start + count):
+        s = seed_of(base, i)
+        out.append(("s%d" % s, gen.generate(s, large)))
+    return out
+
+
+class Runner:
+    """Runs programs through the C runner (or the simulated one)."""
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+
+    def command(self):
+        cmd = [self.cfg["runner"]]
+        if not self.cfg["values"]:
+            cmd.append("--no-values")
+        if self.cfg["sanitize"]:
+            cmd = ["compute-sanitizer", "--tool", "memcheck", "--error-exitcode", "99",
+                   "--print-limit", "20"] + cmd
+        return cmd
+
+    def env(self):
+        env = dict(os.environ)
+        if self.cfg.get("fake"):
+            env["CUJIT_LIBCUDA"] = self.cfg["fake"]
+        return env
+
+    def run(self, programs):
+        """The results of programs (name -> Result) and what went wrong with the process
+        (None, or a text)."""
+        if self.cfg["mode"] == "self":
+            return simulate.results(programs, self.cfg.get("fault")), None
+        text = "".join(program_text(n, s) for n, s in programs)
+        try:
+            p = subprocess.run(self.command(), input=text, capture_output=True, text=True,
+                               env=self.env(), timeout=self.cfg["timeout"])
+        except subprocess.TimeoutExpired as e:
+            out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+            return parse_results(out.splitlines()), "timed out after %ds" % self.cfg["timeout"]
+        res = parse_results(p.stdout.splitlines())
+        trouble = None
+        if p.returncode != 0:
+            tail = "\n".join((p.stderr or "").splitlines()[-30:])
+            san = [ln for ln in p.stdout.splitlines() if ln.startswith("=========")][:40]
+            trouble = "the runner exited with %d\n%s\n%s" % (p.returncode, "\n".join(san), tail)
+        return res, trouble
+
+
+def run_chunk(args):
+    """One worker's share: generate, run (a runner that dies is started again after the
+    program it died in), check. Returns (Counts, failures, troubles)."""
+    cfg, start, count = args
+    warnings.simplefilter("ignore")
+    np.seterr(all="ignore")
+    programs = programs_for(cfg["seed"], start, count, cfg["large"])
+    runner = Runner(cfg)
+    counts = check.Counts()
+    failures, troubles = [], []
+    todo = programs
+    while todo:
+        res, trouble = runner.run(todo)
+        done = 0
+        for name, stmts in todo:
+            r = res.get(name)
+            if r is None or not r.complete:
+                break
+            done += 1
+            f, n = check.check_program(stmts, r, cfg["values"])
+            counts.add(n)
+            if f is not None:
+                failures.append((name, stmts, str(f)))
+        if trouble:
+            troubles.append(trouble)
+        if done < len(todo):
+            name, stmts = todo[done]
+            failures.append((name, stmts, "the runner died in this program: %s"
+                             % (trouble or "no output")))
+            done += 1
+        elif trouble and cfg["sanitize"]:
+            # the sanitizer saw something in this batch: halve it until one program is left
+            found = bisect(runner, todo)
+            if found:
+                failures.append((found[0], found[1], "compute-sanitizer: " + found[2]))
+        todo = todo[done:]
+    return counts, failures, troubles
+
+
+def bisect(runner, programs):
+    """The program of `programs` whose run the sanitizer complains of: (name, stmts, its
+    report), or None when no half alone shows it."""
+    while len(programs) > 1:
+        half = programs[:len(programs) // 2]
+        _, t = runner.run(half)
+        if t is None:
+            half = programs[len(programs) // 2:]
+            _, t = runner.run(half)
+            if t is None:
+                return None
+        programs = half
+    _, t = runner.run(programs)
+    return (programs[0][0], programs[0][1], t) if t else None
+
+
+def has_ub(stmts):
+    m = M.Model()
+    for st in stmts:
+        if m.step(st).ub:
+            return True
+    return False
+
+
+def shrink_failure(cfg, name, stmts):
+    runner = Runner(cfg)
+
+    def fails_many(cands):
+        out = []
+        progs = [("c%d" % i, c) for i, c in enumerate(cands)]
+        ok = [not has_ub(c) for c in cands]
+        res, trouble = runner.run([p for p, k in zip(progs, ok) if k])
+        for (n, c), k in zip(progs, ok):
+            if not k:
+                out.append(None)
+                continue
+            r = res.get(n)
+            if r is None or not r.complete:
+                out.append(check.Failure(-1, "the runner died in this program: %s" % trouble))
+                continue
+            f, _ = check.check_program(c, r, cfg["values"])
+            if f is None and trouble and cfg["sanitize"] and len(cands) == 1:
+                f = check.Failure(-1, "compute-sanitizer: " + trouble)
+            out.append(f)
+        return out
+
+    return shrink.shrink(stmts, fails_many)
+
+
+def report(cfg, name, stmts, what):
+    print("=" * 78)
+    print("DIFFERS: program %s (seed %s, mode %s)" % (name, name[1:], cfg["mode"]))
+    print(what)
+    small, f = (stmts, None)
+    if cfg["shrink"]:
+        small, f = shrink_failure(cfg, name, stmts)
+    if f is not None:
+        print("-- shrunk to %d statement(s) (from %d); it fails so:" % (len(small), len(stmts)))
+        print(str(f))
+    failing = f.index if f is not None and f.index >= 0 else None
+    print("-- the program (runner.c's text; difftest.py --show %s prints the whole one):"
+          % name[1:])
+    print(program_text(name, small), end="")
+    print("-- as C:")
+    print(emit.to_c(small, failing))
+    print("-- as NumPy:")
+    print(emit.to_numpy(small))
+    if cfg.get("out"):
+        os.makedirs(cfg["out"], exist_ok=True)
+        with open(os.path.join(cfg["out"], "%s.txt" % name), "w") as fh:
+            fh.write(program_text(name, small))
+        with open(os.path.join(cfg["out"], "%s.c" % name), "w") as fh:
+            fh.write(emit.to_c(small, failing) + "\n")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mode", choices=["gpu", "cpu", "self"], default="gpu")
+    ap.add_argument("--runner", help="the runner program (difftest_runner)")
+    ap.add_argument("--fake", help="CPU mode: the fake CUDA driver library (CUJIT_LIBCUDA)")
+    ap.add_argument("--count", type=int, default=200, help="programs to run")
+    ap.add_argument("--seed", type=int, default=1, help="the run's seed")
+    ap.add_argument("--first", type=int, default=0, help="the first program's number")
+    ap.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2)))
+    ap.add_argument("--per-process", type=int, default=0,
+                    help="programs per runner process (default: --count over --jobs)")
+    ap.add_argument("--sanitize", action="store_true", help="runners under compute-sanitizer")
+    ap.add_argument("--timeout", type=int, default=900, help="seconds per runner process")
+    ap.add_argument("--no-shrink", action="store_true")
+    ap.add_argument("--max-reports", type=int, default=3)
+    ap.add_argument("--out", help="where shrunk failing programs are written")
+    ap.add_argument("--fault", choices=simulate.FAULTS, help="self mode: the simulated fault")
+    ap.add_argument("--show", type=int, metavar="SEED", help="print one program and exit")
+    ap.add_argument("--small", action="store_true", help="no arrays of 20,000 or more")
+    a = ap.parse_args()
+    warnings.simplefilter("ignore")
+    np.seterr(all="ignore")
+    if a.show is not None:
+        stmts = gen.generate(a.show, not a.small)
+        print(program_text("s%d" % a.show, stmts), end="")
+        print(emit.to_c(stmts))
+        print(emit.to_numpy(stmts))
+        return 0
+    if a.mode != "self" and not a.runner:
+        ap.error("--runner is needed in %s mode" % a.mode)
+    if dtypes.BF16 is None:
+        print("difftest: ml_dtypes is not installed: bf16 is left out of every program")
+    cfg = {"mode": a.mode, "runner": a.runner, "fake": a.fake, "values": a.mode != "cpu",
+           "sanitize": a.sanitize, "timeout": a.timeout, "seed": a.seed,
+           "large": not a.small and a.mode == "gpu", "shrink": not a.no_shrink,
+           "out": a.out, "fault": a.fault}
+    if a.mode == "cpu" and not a.fake:
+        print("difftest: CPU mode needs --fake (the checking fake CUDA driver)")
+        return 2
+    t0 = time.time()
+    per = a.per_process or max(25, min(1000, -(-a.count // max(a.jobs, 1))))
+    chunks = []
+    for s in range(a.first, a.first + a.count, per):
+        chunks.append((cfg, s, min(per, a.first + a.count - s)))
+    counts, failures, troubles = check.Counts(), [], []
+    if a.jobs > 1 and len(chunks) > 1:
+        with multiprocessing.Pool(a.jobs) as pool:
+            for c, f, t in pool.imap_unordered(run_chunk, chunks):
+                counts.add(c)
+                failures += f
+                troubles += t
+    else:
+        for ch in chunks:
+            c, f, t = run_chunk(ch)
+            counts.add(c)
+            failures += f
+            troubles += t
+    return summarize(cfg, a, counts, failures, troubles, time.time() - t0)
+
+
+def summarize(cfg, a, counts, failures, troubles, seconds):
+    no_device = [f for f in failures if any("returned %d" % s in f[2] for s in NO_DEVICE)]
+    if no_device and a.mode == "gpu":
+        print("difftest: FAIL: cujit found no driver or device; GPU mode compares nothing "
+              "without one (%s)" % no_device[0][2].splitlines()[0])
+        return 1
+    for name, stmts, what in failures[:a.max_reports]:
+        report(cfg, name, stmts, what)
+    for t in troubles[:3]:
+        if not failures:
+            print("runner trouble:", t)
+    print("difftest (%s mode%s, seed %d): %d programs compared of %d, %d statements "
+          "(%d refusals), %d values%s, %d differ; %.0f s"
+          % (a.mode, ", compute-sanitizer memcheck" if a.sanitize else "", a.seed,
+             counts.programs, a.count, counts.statements, counts.refusals, counts.values,
+             " (statuses the device decides left out: %d)" % counts.not_compared
+             if a.mode == "cpu" else "", len(failures), seconds))
+    bad = bool(failures) or counts.programs < a.count
+    if cfg["values"] and counts.values == 0:
+        print("difftest: FAIL: no value was compared")
+        bad = True
+    if counts.programs < a.count and not failures:
+        print("difftest: FAIL: fewer programs compared than asked")
+    if troubles and a.sanitize:
+        bad = True
+    print("difftest: %s" % ("FAIL" if bad else "PASS"))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,658 @@
+"""Random programs of array operations, each reproducible from its seed.
+
+A program makes a few arrays (every way the API makes one: host data, zeros, full, arange,
+empty then filled, empty_like), takes views of them (ranges, reshapes, slices with offsets
+and negative steps, transposes, in up to 4 dimensions), and runs operations on them: every
+binary, scalar (both orders, int and float scalars, at the edges of the array's type and
+beyond) and unary operation, map expressions, where and if_positive with arrays and typed
+scalars, take and put in every index mode with indices at the int64 edges, concatenate and
+stack, every reduction, dot, cumsum and scans, copies and conversions; outputs are new, or
+given, and a given output is often a view that overlaps an input (the same array, a view of
+it, reversed, transposed, shifted, in part). Some calls are wrong on purpose (an output of
+another type or shape, shapes that do not meet, an index type, a mode or an op that does
+not exist), so that refusals are compared too.
+
+The generator runs each statement on the model as it writes it: it knows every array's type,
+shape and values, and leaves out a statement whose result C leaves undefined (a float
+converted to an integer type it does not fit, a repeated index of put)."""
+
+import random
+import struct
+
+import numpy as np
+
+import dtypes
+import model as M
+from program import Stmt, f64, hexbytes, shape as shape_word, text, var
+
+EDGE_INT = [0, 1, -1, 2, -2, 3, 7, 100, -100]
+
+
+class Gen:
+    def __init__(self, seed, large=True):
+        self.rng = random.Random(seed)
+        self.seed = seed
+        self.large = large
+        self.model = M.Model()
+        self.stmts = []
+        self.next_var = 0
+
+    # ---- running statements on the model ----
+
+    def snapshot(self):
+        roots = {}
+        for v in self.model.vars.values():
+            for a in (v.data, v.mask):
+                r = a
+                while r.base is not None and isinstance(r.base, np.ndarray):
+                    r = r.base
+                roots[id(r)] = (r, r.copy())
+        return dict(self.model.vars), roots
+
+    def restore(self, snap):
+        vars_, roots = snap
+        for r, saved in roots.values():
+            r[...] = saved
+        self.model.vars = vars_
+
+    def emit(self, st, keep_invalid=True):
+        """Runs st on the model and keeps it unless it relies on undefined behaviour (or is
+        refused and keep_invalid is 0). Returns the Expect, or None when dropped."""
+        snap = self.snapshot()
+        x = self.model.step(st)
+        if x.ub or x.status == M.SKIP or (x.status == M.INVALID and not keep_invalid):
+            self.restore(snap)
+            if st.target is not None and not st.given:
+                self.model.vars.pop(st.target, None)
+            return None
+        self.stmts.append(st)
+        return x
+
+    def fresh(self):
+        k = self.next_var
+        self.next_var += 1
+        return k
+
+    def make(self, op, args):
+        """A statement making a new array; its var, or None."""
+        k = self.fresh()
+        x = self.emit(Stmt(op, args, target=k))
+        return k if x is not None and x.status == M.OK else None
+
+    def live(self, pred=None):
+        return [k for k, v in self.model.vars.items() if pred is None or pred(v)]
+
+    def pick(self, pred=None):
+        ks = self.live(pred)
+        return self.rng.choice(ks) if ks else None
+
+    def v(self, k):
+        return self.model.vars[k]
+
+    # ---- values ----
+
+    def types(self):
+        return dtypes.NAMES
+
+    def any_type(self):
+        r = self.rng.random()
+        if r < 0.35:
+            return self.rng.choice(["f32", "i32", "f64", "i64"])
+        return self.rng.choice(self.types())
+
+    def values(self, t, n, profile=None):
+        rng = self.rng
+        profile = profile or rng.choice(["small", "small", "edge", "wide", "pos"])
+        k = dtypes.kind(t)
+        if k == "b":
+            return np.array([rng.random() < 0.5 for _ in range(n)], dtype=bool)
+        if k in "iu":
+            lo, hi = dtypes.int_range(t)
+            out = []
+            for _ in range(n):
+                if profile == "edge" and rng.random() < 0.5:
+                    v = rng.choice([lo, hi, lo + 1, hi - 1, 0, 1] + [e for e in EDGE_INT])
+                elif profile == "wide":
+                    v = rng.randint(lo, hi)
+                elif profile == "pos":
+                    v = rng.randint(0, min(hi, 20))
+                else:
+                    v = rng.randint(max(lo, -12), min(hi, 12))
+                out.append(min(max(v, lo), hi))
+            return np.array(out, dtype=object).astype(dtypes.dtype(t))
+        real = dtypes.real_of(t)
+        parts = 2 if k == "c" else 1
+        raw = [self.float_value(real, profile) for _ in range(n * parts)]
+        arr = np.array(raw, dtype=np.float64)
+        if k == "c":
+            arr = arr[0::2] + 1j * arr[1::2]
+            return arr.astype(dtypes.dtype(t))
+        if t == "bf16":
+            return dtypes.round_to(arr, "bf16")
+        with np.errstate(over="ignore"):
+            return arr.astype(dtypes.dtype(t))
+
+    def float_value(self, t, profile):
+        rng = self.rng
+        if profile == "edge" and rng.random() < 0.4:
+            big = {"f16": 65504.0, "bf16": 3.3e38, "f32": 3.4e38, "f64": 1.7e308}[t]
+            tiny = {"f16": 6e-8, "bf16": 1e-39, "f32": 1e-45, "f64": 5e-324}[t]
+            return rng.choice([0.0, -0.0, 1.0, -1.0, 0.5, float("inf"), float("-inf"),
+                               float("nan"), big, -big, tiny, -tiny, 2.5, -2.5, 1e-3])
+        if profile == "wide":
+            e = rng.uniform(-20, 20)
+            return rng.choice([1, -1]) * 2.0**e
+        if profile == "pos":
+            return rng.uniform(0.05, 4.0)
+        return round(rng.uniform(-8, 8), 2)
+
+    # ---- making arrays ----
+
+    def shape(self, size_hint=None):
+        rng = self.rng
+        r = rng.random()
+        if r < 0.08:
+            return ()
+        if r < 0.5:
+            return (self.length(),)
+        nd = rng.choice([2, 2, 2, 3, 4])
+        return tuple(rng.choice([0, 1, 2, 3, 4, 5]) if rng.random() < 0.1 else rng.randint(1, 5)
+                     for _ in range(nd))
+
+    def length(self):
+        r = self.rng.random()
+        if self.large and r < 0.03:
+            return self.rng.randint(20000, 70000)
+        if r < 0.12:
+            return self.rng.randint(100, 3000)
+        if r < 0.17:
+            return self.rng.choice([0, 1])
+        return self.rng.randint(2, 40)
+
+    def new_array(self, t=None, sh=None, profile=None):
+        rng = self.rng
+        t = t or self.any_type()
+        sh = self.shape() if sh is None else sh
+        n = int(np.prod(sh)) if sh else 1
+        how = rng.random()
+        if how < 0.6:
+            vals = self.values(t, n, profile)
+            return self.make("host", [t, shape_word(sh), hexbytes(dtypes.to_bytes(vals))])
+        if how < 0.68:
+            return self.make("zeros", [t, shape_word(sh)])
+        if how < 0.78:
+            val = self.values(t, 1, profile)
+            return self.make("full", [t, shape_word(sh), hexbytes(dtypes.to_bytes(val))])
+        if how < 0.88 and dtypes.kind(t) != "c":
+            step = rng.choice([1, 2, -1, 0.5, 3, -0.25])
+            if dtypes.is_int(t):
+                step = int(step) or 1
+            start = rng.randint(-10, 10)
+            count = self.length()
+            args = [t, f64(start), f64(start + step * count), f64(step)]
+            return self.make("arange", args)
+        k = self.make("empty", [t, shape_word(sh)])
+        if k is None:
+            return None
+        val = self.values(t, 1, profile)
+        self.emit(Stmt("fill", [var(k), hexbytes(dtypes.to_bytes(val))]))
+        return k
+
+    # ---- views ----
+
+    def view_of(self, k):
+        """A view of array k: a range, a reshape, a slice or a transpose."""
+        rng = self.rng
+        a = self.v(k).data
+        r = rng.random()
+        if r < 0.2 and a.size:
+            start = rng.randint(0, a.size)
+            stop = rng.randint(start, a.size)
+            return self.make("view", [var(k), start, stop])
+        if r < 0.35:
+            return self.make("reshape", [var(k), shape_word(self.factor(a.size))])
+        if r < 0.75 and a.ndim:
+            dim = rng.randrange(a.ndim)
+            size = a.shape[dim]
+            step = rng.choice([1, 2, -1, -1, -2, 3])
+            if size == 0:
+                return self.make("slice", [var(k), dim, 0, 0, 1])
+            if step > 0:
+                start = rng.randint(0, size - 1)
+                stop = rng.randint(start, size)
+            else:
+                start = rng.randint(0, size - 1)
+                stop = rng.choice([-1, rng.randint(-1, start)])
+            return self.make("slice", [var(k), dim, start, stop, step])
+        return self.make("transpose", [var(k)])
+
+    def factor(self, n):
+        """A shape of n elements, 0 to 4 dimensions."""
+        rng = self.rng
+        if n == 1 and rng.random() < 0.3:
+            return ()
+        dims = []
+        rest = n
+        for _ in range(rng.randint(0, 3)):
+            divs = [d for d in range(1, min(rest, 12) + 1) if rest % d == 0]
+            d = rng.choice(divs) if rest else rng.choice([0, 1, 2])
+            dims.append(d)
+            rest = rest // d if d else 0
+        dims.append(rest if n else 0)
+        rng.shuffle(dims)
+        return tuple(dims)
+
+    # ---- operations ----
+
+    def out_for(self, ins, t, sh):
+        """An output for a result of type t and shape sh: None (new) mostly; else a live
+        array of that type and shape, preferring one that overlaps an input."""
+        rng = self.rng
+        if rng.random() < 0.55:
+            return None
+        same = self.live(lambda v: v.type == t and v.data.shape == tuple(sh))
+        over = [k for k in same if any(np.shares_memory(self.v(k).data, self.v(i).data)
+                                       for i in ins if i is not None)]
+        if over and rng.random() < 0.7:
+            return rng.choice(over)
+        if same and rng.random() < 0.6:
+            return rng.choice(same)
+        # make one overlapping an input: a reversed, transposed or shifted view of it
+        cands = [i for i in ins if i is not None and self.v(i).type == t]
+        if cands:
+            i = rng.choice(cands)
+            made = self.overlapping_view(i, sh)
+            if made is not None:
+                return made
+        return None
+
+    def overlapping_view(self, i, sh):
+        rng = self.rng
+        a = self.v(i).data
+        if a.shape != tuple(sh) or not a.ndim:
+            return None
+        r = rng.random()
+        if r < 0.35:
+            return self.make("slice", [var(i), 0, a.shape[0] - 1, -1 if a.shape[0] else 1,
+                                       -1 if a.shape[0] else 1])
+        if r < 0.55 and a.ndim == 2 and a.shape[0] == a.shape[1]:
+            return self.make("transpose", [var(i)])
+        if r < 0.75 and a.ndim == 2:
+            return self.make("slice", [var(i), 1, a.shape[1] - 1, -1, -1])
+        return None
+
+    def operand(self, pred=None):
+        k = self.pick(pred)
+        if k is None or self.rng.random() < 0.15:
+            k2 = self.new_array()
+            if k2 is not None and (pred is None or pred(self.v(k2))):
+                return k2
+        return k
+
+    def result_of(self, st):
+        """Type and shape of st's result with a new output, without keeping st."""
+        snap = self.snapshot()
+        t = st.target
+        x = self.model.step(st)
+        self.restore(snap)
+        self.model.vars.pop(t, None)
+        return (x.type, x.shape) if x.status == M.OK and x.type else (None, None)
+
+    def op_with_out(self, op, args, ins):
+        k = self.fresh()
+        st = Stmt(op, args, target=k)
+        t, sh = self.result_of(st)
+        if t is not None:
+            o = self.out_for(ins, t, sh)
+            if o is not None:
+                st = Stmt(op, args, target=o, given=True)
+        elif self.rng.random() < 0.3:  # refused anyway: into a wrong output, sometimes
+            o = self.pick()
+            if o is not None:
+                st = Stmt(op, args, target=o, given=True)
+        x = self.emit(st)
+        return x
+
+    def g_binary(self):
+        a = self.operand()
+        if a is None:
+            return
+        av = self.v(a)
+        r = self.rng.random()
+        if r < 0.55:  # the same shape
+            b = self.operand(lambda v: v.data.shape == av.data.shape) or a
+        elif r < 0.75:  # a single element
+            b = self.operand(lambda v: v.data.size == 1) or self.new_array(sh=self.rng.choice(
+                [(), (1,), (1, 1)]))
+        else:
+            b = self.operand()
+        if b is None:
+            return
+        if self.rng.random() < 0.5:
+            a, b = b, a
+        op = self.rng.choice(M.BINOPS)
+        self.op_with_out("binary", [op, var(a), var(b)], [a, b])
+
+    def scalar_value(self, t, is_int):
+        rng = self.rng
+        if is_int:
+            p = dtypes.promote_weak(t, "int")
+            if dtypes.is_int(p) and p != "bool" and rng.random() < 0.7:
+                lo, hi = dtypes.int_range(p)
+                cands = [0, 1, -1, 2, 3, -3, 7, lo, hi, lo - 1, hi + 1, 300, -300]
+                return float(rng.choice(cands))
+            return float(rng.choice([0, 1, -1, 2, 5, -7, 2**62, -2**62, 2**63, 1e16]))
+        return rng.choice([0.0, -0.0, 1.0, -1.0, 0.5, 2.5, -3.75, 0.1, 1e10, -1e-10,
+                           float("inf"), float("nan"), 65504.0, 70000.0, 3.0e38, 1e300])
+
+    def g_scalar(self):
+        a = self.operand()
+        if a is None:
+            return
+        flags = self.rng.choice([0, 1, 2, 3, 2, 3])
+        if self.rng.random() < 0.02:
+            flags = 4
+        s = self.scalar_value(self.v(a).type, flags & 2)
+        op = self.rng.choice(M.BINOPS)
+        self.op_with_out("scalar", [op, var(a), f64(s), flags], [a])
+
+    def g_unary(self):
+        a = self.operand()
+        if a is None:
+            return
+        op = self.rng.choice(M.UNOPS)
+        self.op_with_out("unary", [op, var(a)], [a])
+
+    def g_convert(self):
+        a = self.operand()
+        if a is None:
+            return
+        if self.rng.random() < 0.4:
+            self.op_with_out("copy", [var(a)], [a])
+        else:
+            self.op_with_out("astype", [var(a), self.any_type()], [a])
+
+    def g_map(self):
+        rng = self.rng
+        expr = rng.choice(M.MAP_EXPRS)
+        names = [n for n in ("x", "y", "z") if n in expr.replace("max", "")]
+        ok = ["bool"] + dtypes.INTS + ["f32", "f64"]
+        if expr == "sin(x) * y":
+            ok = ["f32", "f64"]
+        first = self.operand(lambda v: v.type in ok)
+        if first is None:
+            return
+        sh = self.v(first).data.shape
+        ks = [first]
+        for _ in names[1:]:
+            k = self.operand(lambda v: v.type in ok and v.data.shape == sh)
+            if k is None:
+                return
+            ks.append(k)
+        args = [text(expr), len(names)]
+        for n, k in zip(names, ks):
+            args += [n, var(k)]
+        if rng.random() < 0.3:  # into an output of a type of its own
+            t = rng.choice(ok)
+            o = self.pick(lambda v: v.type == t and v.data.shape == sh)
+            if o is not None:
+                self.emit(Stmt("map", args, target=o, given=True))
+                return
+        self.op_with_out("map", args, ks)
+
+    def typed_scalar(self, t):
+        val = self.values(t, 1)
+        return "%s:%s" % (t, hexbytes(dtypes.to_bytes(val)))
+
+    def g_where(self):
+        rng = self.rng
+        c = self.operand()
+        if c is None:
+            return
+        sh = self.v(c).data.shape
+        vals = []
+        for _ in range(2):
+            if rng.random() < 0.35:
+                vals.append(self.typed_scalar(self.any_type()))
+            else:
+                k = self.operand(lambda v: v.data.shape == sh or v.data.size == 1)
+                if k is None:
+                    return
+                vals.append(var(k))
+        op = "where" if rng.random() < 0.6 else "ifpos"
+        ins = [c] + [int(w[1:]) for w in vals if w.startswith("v")]
+        self.op_with_out(op, [var(c)] + vals, ins)
+
+    def indices(self, n, mode, count=None):
+        """An index array for an array of n elements: in range, or at the edges."""
+        rng = self.rng
+        t = rng.choice(["i64", "i64", "i32"])
+        count = count if count is not None else self.length()
+        lo, hi = dtypes.int_range(t)
+        out = []
+        for _ in range(count):
+            r = rng.random()
+            if r < 0.75 and n:
+                out.append(rng.randint(-n, n - 1))
+            elif r < 0.9:
+                out.append(rng.choice([lo, hi, lo + 1, hi - 1, n, -n - 1, n + 5]))
+            else:
+                out.append(rng.randint(lo, hi))
+        if rng.random() < 0.05:
+            t = rng.choice(["i16", "u32", "f32"])  # refused: not an index type
+            arr = np.array([v % 1000 for v in out], dtype=np.int64).astype(dtypes.dtype(t))
+        else:
+            arr = np.array(out, dtype=dtypes.dtype(t))
+        return self.make("host", [t, shape_word((count,)), hexbytes(dtypes.to_bytes(arr))])
+
+    def g_take(self):
+        rng = self.rng
+        a = self.operand()
+        if a is None:
+            return
+        n = self.v(a).data.size
+        mode = rng.choice(["raise", "wrap", "clip", "raise"])
+        if rng.random() < 0.03:
+            mode = rng.choice(["3", "-1"])
+        if rng.random() < 0.3 and self.v(a).data.ndim == 1 and n:
+            # the defect's shape: a's own reversed indices, into a itself
+            idx = self.make("host", ["i64", shape_word((n,)), hexbytes(
+                dtypes.to_bytes(np.arange(n - 1, -1, -1, dtype=np.int64)))])
+            if idx is None:
+                return
+            self.emit(Stmt("take", [var(a), var(idx), mode], target=a, given=True))
+            return
+        idx = self.indices(n, mode)
+        if idx is None:
+            return
+        self.op_with_out("take", [var(a), var(idx), mode], [a, idx])
+
+    def g_put(self):
+        rng = self.rng
+        a = self.operand()
+        if a is None:
+            return
+        n = self.v(a).data.size
+        mode = rng.choice(["raise", "wrap", "clip"])
+        count = rng.randint(0, min(n, 12)) if n else rng.choice([0, 1])
+        # distinct targets, so that no index is written twice
+        picks = rng.sample(range(n), count) if n else []
+        t = rng.choice(["i64", "i32"])
+        idx_vals = []
+        for p in picks:
+            r = rng.random()
+            if mode == "wrap" and r < 0.3:
+                p += n * rng.choice([1, -1, 3])
+            elif mode == "raise" and r < 0.2:
+                p -= n
+            idx_vals.append(p)
+        if mode == "raise" and rng.random() < 0.1:
+            idx_vals.append(rng.choice([n, -n - 1, dtypes.int_range(t)[1]]))
+        arr = np.array(idx_vals, dtype=dtypes.dtype(t))
+        idx = self.make("host", [t, shape_word((len(idx_vals),)), hexbytes(dtypes.to_bytes(arr))])
+        if idx is None:
+            return
+        if rng.random() < 0.3 and n >= len(idx_vals) and self.v(a).data.ndim == 1:
+            # values from a itself: a view of it (overlapping what is written)
+            vals = self.make("view", [var(a), 0, len(idx_vals)])
+            if vals is not None and rng.random() < 0.5:
+                vals = self.make("slice", [var(vals), 0, len(idx_vals) - 1, -1, -1]) \
+                    if len(idx_vals) else vals
+        elif rng.random() < 0.2:
+            vals = self.new_array(sh=(1,))
+        else:
+            vals = self.new_array(t=rng.choice([self.v(a).type, self.any_type()]),
+                                  sh=(len(idx_vals),))
+        if vals is None:
+            return
+        self.emit(Stmt("put", [var(a), var(idx), var(vals), mode]))
+
+    def g_join(self):
+        rng = self.rng
+        n = rng.randint(1, 4)
+        if rng.random() < 0.02:
+            n = 0
+        stack = rng.random() < 0.35
+        first = self.operand(lambda v: v.data.ndim == 1)
+        if first is None:
+            return
+        ks = [first]
+        for _ in range(n - 1):
+            pred = (lambda v: v.data.shape == self.v(first).data.shape) if stack else \
+                (lambda v: v.data.ndim == 1)
+            k = self.operand(pred)
+            ks.append(k if k is not None else first)
+        if rng.random() < 0.3 and self.v(first).data.size >= 2 and not stack:
+            # pieces of one array joined back into it, in another order
+            a = self.v(first).data.size
+            cut = rng.randint(1, a - 1)
+            p1 = self.make("view", [var(first), 0, cut])
+            p2 = self.make("view", [var(first), cut, a])
+            if p1 is not None and p2 is not None:
+                self.emit(Stmt("concat", [2, var(p2), var(p1)], target=first, given=True))
+                return
+        ks = ks[:n]
+        self.op_with_out("stack" if stack else "concat", [n] + [var(k) for k in ks], ks)
+
+    def g_reduce(self):
+        rng = self.rng
+        a = self.operand()
+        if a is None:
+            return
+        if rng.random() < 0.25:
+            op = rng.choice(["sum", "prod", "sum", "min"])
+            self.op_with_out("reduceas", [op, var(a), self.any_type()], [a])
+        else:
+            op = rng.choice(M.REDOPS)
+            self.op_with_out("reduce", [op, var(a)], [a])
+
+    def g_dot(self):
+        a = self.operand()
+        if a is None:
+            return
+        b = self.operand(lambda v: v.data.shape == self.v(a).data.shape)
+        if b is None:
+            return
+        self.op_with_out("dot", [var(a), var(b)], [a, b])
+
+    def g_scan(self):
+        rng = self.rng
+        a = self.operand()
+        if a is None:
+            return
+        excl = rng.choice([0, 1])
+        if rng.random() < 0.6:
+            self.op_with_out("cumsum", [var(a), excl], [a])
+            return
+        t = self.v(a).type
+        if rng.random() < 0.5 and (dtypes.is_int(t) and t != "bool" or t in ("f32", "f64")):
+            lo = dtypes.int_range(t)[0] if dtypes.is_int(t) else -3.0e38
+            expr, neutral = "a > b ? a : b", repr(lo) if t != "f32" else "-3.0e38f"
+            if t == "f32":
+                neutral = "-3.0e38f"
+            if np.isnan(self.v(a).data.astype(np.float64) if not dtypes.is_int(t)
+                        else np.zeros(1)).any():
+                return
+        else:
+            expr, neutral = "a + b", "0"
+        self.op_with_out("scan", [t, text(expr), text(neutral), excl, var(a)], [a])
+
+    def g_view(self):
+        k = self.pick()
+        if k is not None:
+            self.view_of(k)
+
+    def g_write(self):
+        k = self.pick()
+        if k is None:
+            return
+        v = self.v(k)
+        vals = self.values(v.type, v.data.size)
+        if self.rng.random() < 0.5:
+            self.emit(Stmt("write", [var(k), hexbytes(dtypes.to_bytes(vals))]))
+        else:
+            self.emit(Stmt("fill", [var(k), hexbytes(dtypes.to_bytes(vals[:1]
+                                                                     if vals.size else
+                                                                     self.values(v.type, 1)))]))
+
+    def g_destroy(self):
+        k = self.pick()
+        if k is not None:
+            self.emit(Stmt("destroy", [var(k)]))
+
+    def g_like(self):
+        k = self.pick()
+        if k is None:
+            return
+        n = self.make("like", [var(k)])
+        if n is not None:
+            v = self.values(self.v(n).type, 1)
+            self.emit(Stmt("fill", [var(n), hexbytes(dtypes.to_bytes(v))]))
+
+    def g_refused(self):
+        """A call that must be refused."""
+        rng = self.rng
+        r = rng.random()
+        if r < 0.3:
+            sh = rng.choice([(-1,), (1, 2, 3, 4, 5), (1 << 40, 1 << 30)])
+            self.emit(Stmt("zeros", [self.any_type(), shape_word(sh)], target=self.fresh()))
+        elif r < 0.45:
+            self.emit(Stmt("zeros", [rng.choice(["0", "12", "99"]), "[2]"], target=self.fresh()))
+        elif r < 0.6:
+            a = self.pick()
+            if a is not None:
+                self.emit(Stmt("slice", [var(a), rng.randint(0, 4), 0, 9, rng.choice([0, 1])],
+                               target=self.fresh()))
+        elif r < 0.75:
+            a = self.pick()
+            if a is not None:
+                self.emit(Stmt("reduce", [rng.choice(["9", "-1"]), var(a)], target=self.fresh()))
+        else:
+            a = self.pick()
+            if a is not None:
+                self.emit(Stmt("arange", ["f32", f64(0), f64(1), f64(rng.choice(
+                    [0.0, float("nan")]))], target=self.fresh()))
+
+    KINDS = [("binary", 14), ("scalar", 12), ("unary", 10), ("convert", 7), ("map", 5),
+             ("where", 6), ("take", 6), ("put", 5), ("join", 5), ("reduce", 8), ("dot", 3),
+             ("scan", 5), ("view", 10), ("write", 3), ("destroy", 2), ("like", 1),
+             ("refused", 3)]
+
+    def program(self):
+        rng = self.rng
+        for _ in range(rng.randint(1, 4)):
+            self.new_array()
+        names = [k for k, _ in self.KINDS]
+        weights = [w for _, w in self.KINDS]
+        for _ in range(rng.randint(4, 14)):
+            kind = rng.choices(names, weights)[0]
+            getattr(self, "g_" + kind)()
+        return self.stmts
+
+
+def generate(seed, large=True):
+    return Gen(seed, large).program()
+
+
+def f64_bits(x):
+    return struct.unpack("<Q", struct.pack("<d", x))[0]

@@ -1,0 +1,115 @@
+"""A runner made of the model itself, for testing the harness without a GPU: it writes what
+runner.c would write if cujit computed exactly what the model expects, or, with a fault,
+what a wrong cujit would write. The harness must pass the first and catch every fault."""
+
+import random
+
+import numpy as np
+
+import model as M
+from program import parse_results
+
+FAULTS = ["value", "status", "type", "overlap", "stray", "crash"]
+
+
+def simulate(programs, fault=None, seed=0):
+    """programs: [(name, stmts)]. Returns the runner's output lines."""
+    rng = random.Random(seed)
+    out = []
+    for name, stmts in programs:
+        out += _one(name, stmts, fault, rng)
+        if fault == "crash" and out[-1].startswith("crash"):
+            out.pop()
+            break
+    return out
+
+
+def _one(name, stmts, fault, rng):
+    m = M.Model()
+    lines = ["program %s" % name]
+    faulted = False
+    for i, st in enumerate(stmts):
+        if fault == "crash" and i == len(stmts) // 2:
+            lines.append("crash")
+            return lines
+        pre = None
+        if fault == "overlap" and not faulted and st.op == "take" and st.given:
+            pre = _take_inputs(m, st)
+        x = m.step(st)
+        if pre is not None and x.status == M.OK:
+            faulted = _take_in_place(m, st, pre)
+        if x.status == M.SKIP:
+            lines.append("s %d skip" % i)
+            continue
+        if x.status == M.INVALID:
+            status = 0 if (fault == "status" and not faulted) else 1
+            faulted |= fault == "status"
+            lines.append("s %d %d %d" % (i, status, 1))
+            continue
+        k = st.target if st.target is not None else None
+        if st.op in ("fill", "write", "put"):
+            k = int(st.args[0][1:])
+        if k is None or st.op == "destroy":
+            lines.append("s %d 0 0" % i)
+            continue
+        v = m.vars[k]
+        ty = v.type
+        if fault == "type" and not faulted:
+            ty, faulted = ("f64" if ty != "f64" else "f32"), True
+        lines.append("s %d 0 0 %s [%s]" % (i, ty, ",".join(str(d) for d in v.data.shape)))
+        raw = bytearray(np.ascontiguousarray(v.data).tobytes())
+        if fault == "value" and not faulted and raw and v.mask.all():
+            raw[rng.randrange(len(raw))] ^= 0x40
+            faulted = True
+        if fault == "stray" and not faulted and st.op == "binary" and len(m.vars) > 1:
+            # a write that lands in another array: seen only at the end
+            other = [j for j in m.vars if j != k and m.vars[j].mask.all()
+                     and m.vars[j].data.size and not np.shares_memory(m.vars[j].data, v.data)]
+            if other:
+                o = m.vars[other[0]]
+                o.data.reshape(-1)[:1].view(np.uint8)[:1] ^= 0x5
+                faulted = True
+        lines.append("d v%d %s" % (k, bytes(raw).hex() or "-"))
+    for k in sorted(m.vars):
+        v = m.vars[k]
+        lines.append("f v%d %s [%s] %s" % (k, v.type, ",".join(str(d) for d in v.data.shape),
+                                           np.ascontiguousarray(v.data).tobytes().hex() or "-"))
+    lines.append("end %s" % name)
+    return lines
+
+
+def _take_inputs(m, st):
+    """What take reads, before the statement: a's values (None when the output does not
+    overlap a, or an array is missing)."""
+    try:
+        a, o = m.vars[int(st.args[0][1:])], m.vars[st.target]
+    except KeyError:
+        return None
+    if not np.shares_memory(o.data, a.data) or a.data.size < 2:
+        return None
+    return a.data.copy()
+
+
+def _take_in_place(m, st, pre):
+    """take(a, indices, out=a) as a gather without a temporary does it: each element read
+    from a as it is then, after the elements before it were written."""
+    a, idx = m.vars[int(st.args[0][1:])], m.vars[int(st.args[1][1:])]
+    o = m.vars[st.target]
+    a.data[...] = pre
+    n = a.data.size
+    ix = idx.data.reshape(-1).astype(np.int64)
+    mode = st.args[2]
+    res = np.where(ix < 0, ix + n, ix) if mode == "raise" else (
+        np.mod(ix, n) if mode == "wrap" else np.clip(ix, 0, n - 1))
+    flat_o = np.reshape(o.data, (-1,), copy=False) if M.contiguous(o.data) else None
+    for k in range(o.data.size):
+        value = a.data.reshape(-1)[res[k]]
+        if flat_o is not None:
+            flat_o[k] = value
+        else:
+            o.data[np.unravel_index(k, o.data.shape)] = value
+    return True
+
+
+def results(programs, fault=None, seed=0):
+    return parse_results(simulate(programs, fault, seed))
