@@ -143,8 +143,8 @@ static void slices_of(const cujit_array *a, int ndim, const int64_t *shape, cons
 }
 
 static void views_of(const cujit_array *a, int ndim, const int64_t *shape, counts *c) {
-  int64_t strides[CUJIT_ARRAY_MAX_DIMS], rshape[CUJIT_ARRAY_MAX_DIMS],
-      rstrides[CUJIT_ARRAY_MAX_DIMS];
+  int64_t strides[CUJIT_ARRAY_MAX_DIMS] = {0}, rshape[CUJIT_ARRAY_MAX_DIMS] = {0};
+  int64_t rstrides[CUJIT_ARRAY_MAX_DIMS] = {0};
   int64_t size = cujit_array_size(a), one = 1;
   cujit_array *v = NULL;
   int d;
@@ -213,7 +213,8 @@ static void arrays_of_every_shape(void **state) {
 /* ---- the layout functions, for every shape ---- */
 
 static void layout_one(int ndim, const int64_t *shape, void *user) {
-  int64_t strides[CUJIT_ARRAY_MAX_DIMS], want[CUJIT_ARRAY_MAX_DIMS], flat[CUJIT_ARRAY_MAX_DIMS];
+  int64_t strides[CUJIT_ARRAY_MAX_DIMS] = {0}, want[CUJIT_ARRAY_MAX_DIMS] = {0};
+  int64_t flat[CUJIT_ARRAY_MAX_DIMS] = {0};
   int64_t size = 1;
   cj_array a, t;
   cj_plan p;
