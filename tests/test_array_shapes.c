@@ -220,7 +220,7 @@ static void layout_one(int ndim, const int64_t *shape, void *user) {
   cj_plan p;
   const cj_array *arrays[3];
   char text[200];
-  int d;
+  int d, meets, across;
   long *seen = user;
   /* C order's strides: for a shape no array has, they are at least never an overflow */
   cj_layout_contiguous(ndim, shape, strides);
@@ -258,6 +258,16 @@ static void layout_one(int ndim, const int64_t *shape, void *user) {
   cj_plan_make(&p, ndim, t.shape, 3, arrays, 0u);
   cj_layout_reshape(ndim, t.shape, t.strides, 1, &size, flat);
   cj_layout_reshape(ndim, shape, strides, ndim, t.shape, flat);
+  /* whether it meets itself and its transpose: the bytes each spans, of 16-byte elements
+   * (an answer only where they fit in the address space, as an array's do) */
+  a.type = t.type = CUJIT_TYPE_C128;
+  a.data = t.data = (CUdeviceptr)1 << 40;
+  meets = cj_layout_meet(&a, &a);
+  across = cj_layout_meet(&a, &t);
+  if (size <= (int64_t)1 << 58) {
+    assert_int_equal(meets, size ? CJ_SAME : CJ_APART);
+    if (size) assert_int_not_equal(across, CJ_APART);
+  }
 }
 
 static void layout_functions_of_every_shape(void **state) {

@@ -111,8 +111,9 @@ static int span(const cj_array *a, uint64_t *lo, uint64_t *hi) {
     else
       above += reach;
   }
-  *lo = (uint64_t)a->data + (uint64_t)(below * esize);
-  *hi = (uint64_t)a->data + (uint64_t)((above + 1) * esize);
+  /* in bytes, as addresses: an array of 2^60 16-byte elements spans past INT64_MAX */
+  *lo = (uint64_t)a->data + (uint64_t)below * (uint64_t)esize;
+  *hi = (uint64_t)a->data + ((uint64_t)above + 1) * (uint64_t)esize;
   return 1;
 }
 
