@@ -331,7 +331,7 @@ static void print_log_line(cujit_log_level level, const char *line, void *user) 
 /* In a child: "exit": sets cujit_error_exit and fails a call; "env": fails a call with the
  * handler CUJIT_ERRORS chose; "env-null": sets no handler (NULL) first; "env-callback": as
  * "env", with a log callback that prints its lines. Prints a line without flushing first,
- * which exit() must flush. Returns 0 when the call returned. */
+ * which the end of the process must flush. Returns 0 when the call returned. */
 static int error_mode_child(const char *how) {
   cujit_module *m = NULL;
   if (strcmp(how, "exit") == 0) cujit_error_set_handler(cujit_error_exit, NULL);
