@@ -152,10 +152,14 @@ extern "C" {
  * first device use, so a program using cujit starts and compiles kernels on machines with
  * no driver.
  *
- * fork(). A fork made while other threads compile waits for those compiles to end (at
- * most 5 s: NVRTC's lock would stay held in the child). A child forked while one still ran
- * fails its compiles with CUJIT_ERROR_NVRTC, saying so (cache hits still work).
- * Precompiled headers belong to the process that made them: a child makes its own.
+ * fork(). A fork made while other threads use cujit waits for their calls into NVRTC to
+ * end (at most 5 s: NVRTC's lock would stay held in the child), then for cujit's own locks
+ * of the compile and cache paths to be free (at most 5 s more), so that the child finds
+ * them free and what they guard whole: it can compile, use the cache and end in the error
+ * mode. A child forked while a compile still ran fails its compiles with
+ * CUJIT_ERROR_NVRTC, saying so (cache hits still work). Precompiled headers belong to the
+ * process that made them: a child makes its own. A child uses neither its parent's CUDA
+ * context (CUDA's rule) nor its compile jobs.
  *
  * Stability. Everything declared in cujit.h is stable within a minor version: from one
  * 0.N.x release to the next, names, signatures and meanings stay as they are and only
@@ -332,8 +336,24 @@ typedef void (*cujit_error_fn)(cujit_status status, const char *call, const char
 CUJIT_API void cujit_error_set_handler(cujit_error_fn fn, void *user);
 
 /** The ready handler of the error mode: prints `cujit: <call>: <STATUS_NAME>: <detail>`
- *  and a newline to stderr, then calls exit(EXIT_FAILURE) (so stdout is flushed and atexit
- *  functions run).
+ *  and a newline to stderr (a control character or a byte that is not UTF-8 in it written
+ *  as `\x1b`, `\xff`), then ends the process with status 1 at once, whatever its other
+ *  threads are doing (compiling in NVRTC, linking, copying, waiting on Redis):
+ *  - stdio's streams are flushed, as exit() flushes them (stdout and stderr without their
+ *    locks when another thread has held one for a second, as exit() does);
+ *  - what cujit keeps for the process is put away: its directory of precompiled headers is
+ *    removed, the keys' locks it holds in the remote tier are given back, the disk cache's
+ *    hits it counted are written;
+ *  - the functions registered with at_quick_exit() run, and the process ends with
+ *    quick_exit(1): atexit() functions and static destructors (the program's, NVRTC's, the
+ *    driver's) do not run, since they would tear down what the other threads still use;
+ *  - if the flush and cujit's part have not finished within 5 s (a stream held by a thread
+ *    blocked on a full pipe), the process ends without the rest, with status 1 (the
+ *    exit_group system call itself, which no sanitizer's _exit() wraps).
+ *  A failure on another thread meanwhile waits for that end and prints nothing; a forked
+ *  child ends alone. The compile workers the process started exit when they see it gone
+ *  (at NVRTC's next check); the disk cache's key locks end with the process, and the next
+ *  process takes a lock file left behind at once.
  *  @param status  the failure's status.
  *  @param call    the failing call's name.
  *  @param detail  its detail.
@@ -2225,13 +2245,19 @@ typedef enum cujit_log_level {
   CUJIT_LOG_DEBUG = 4  /**< and everything else */
 } cujit_log_level;
 
-/** Receives one log line (no trailing newline). `message` is valid only during the call.
- *  May be called from any thread that calls cujit; must not call cujit itself. */
+/** Receives one log line (no trailing newline). `message` is valid only during the call,
+ *  and holds names and NVRTC's log as they are (the default output to stderr escapes
+ *  them: see cujit_log_set_callback()). May be called from any thread that calls cujit;
+ *  must not call cujit itself. */
 typedef void (*cujit_log_fn)(cujit_log_level level, const char *message, void *user);
 
 /** Routes log lines at or below the current level to `fn`. Thread-safe.
- *  @param fn    the callback; NULL restores the default: write to stderr, which only
- *               happens when CUJIT_LOG is set.
+ *  @param fn    the callback; NULL restores the default: write each line to stderr as
+ *               `cujit: <level>: <line>`, which only happens when CUJIT_LOG is set. There
+ *               control characters and bytes that are not UTF-8 (in a file's name, or a
+ *               source line NVRTC quotes) are written as `\x1b`, `\xff`: a name from
+ *               another user's directory never acts on the terminal. A newline and a tab
+ *               pass.
  *  @param user  passed to fn. */
 CUJIT_API void cujit_log_set_callback(cujit_log_fn fn, void *user);
 /** Sets the level. The initial level comes from env CUJIT_LOG=off|error|warn|info|debug

@@ -74,8 +74,9 @@ typedef struct cujit_array cujit_array;
  *  `ndim` sizes (0 is allowed: an empty array). Memory comes from cujit's stream-ordered
  *  pool, so arrays made and destroyed in a loop allocate nothing new after the first
  *  pass. *out is owned by the caller: cujit_array_destroy(). Each returns CUJIT_OK;
- *  CUJIT_ERROR_INVALID_VALUE naming what is wrong (type, ndim, a negative size, an
- *  element count beyond 2^62, NULL pointers); CUJIT_ERROR_DEVICE_MEMORY;
+ *  CUJIT_ERROR_INVALID_VALUE naming what is wrong (type, ndim, a negative size, sizes
+ *  other than 0 that multiply to more than 2^62, in an empty array too as NumPy counts
+ *  them, NULL pointers); CUJIT_ERROR_DEVICE_MEMORY;
  *  CUJIT_ERROR_NO_DRIVER / CUJIT_ERROR_NO_DEVICE.
  *  @{ */
 

@@ -10,6 +10,7 @@ static const int64_t kShape[] = {4, 6};
 static void bad_shapes_and_types(void **state) {
   cujit_array *a = NULL;
   int64_t neg[] = {3, -1}, big[] = {(int64_t)1 << 40, (int64_t)1 << 40};
+  int64_t empty_big[] = {0, (int64_t)1 << 40, (int64_t)1 << 40};
   (void)state;
   assert_status_detail(cujit_array_empty(&a, CUJIT_TYPE_PTR, 1, kShape), CUJIT_ERROR_INVALID_VALUE,
                        "is not an element type arrays hold");
@@ -20,7 +21,10 @@ static void bad_shapes_and_types(void **state) {
   assert_status_detail(cujit_array_empty(&a, CUJIT_TYPE_F32, 2, neg), CUJIT_ERROR_INVALID_VALUE,
                        "dimension 2 has the negative size -1");
   assert_status_detail(cujit_array_empty(&a, CUJIT_TYPE_F32, 2, big), CUJIT_ERROR_INVALID_VALUE,
-                       "more than 2^62 elements");
+                       "sizes other than 0 multiply to more than 2^62");
+  /* an empty array's other sizes count too, as in NumPy (test_array_shapes: every shape) */
+  assert_status_detail(cujit_array_empty(&a, CUJIT_TYPE_F32, 3, empty_big),
+                       CUJIT_ERROR_INVALID_VALUE, "sizes other than 0 multiply to more than 2^62");
   assert_status_detail(cujit_array_empty(&a, CUJIT_TYPE_F32, 1, NULL), CUJIT_ERROR_INVALID_VALUE,
                        "shape is NULL");
   assert_status_detail(cujit_array_empty(NULL, CUJIT_TYPE_F32, 1, kShape),

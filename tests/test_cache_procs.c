@@ -74,10 +74,35 @@ static int child_stop(const char *path) {
   for (;;) pause();
 }
 
+/* Takes the lock file `path` as a compile does, forks a child that keeps the lock's
+ * descriptor (as a program's fork during a compile does) and writes its pid to path.held,
+ * then ends without releasing the lock (as the error mode's end or a crash would). */
+static int child_orphan(const char *path) {
+  char held[4300];
+  const char *name;
+  cj_lock lock;
+  FILE *f;
+  pid_t pid;
+  int dir = open_parent(path, &name);
+  if (cj_lock_acquire(dir, name, "p.cu", 1, never_ready, NULL, &lock) != CJ_LOCK_HELD) return 3;
+  pid = fork();
+  if (pid < 0) return 4;
+  if (pid == 0) { /* keeps the descriptor until killed (or for a minute at most) */
+    alarm(60);
+    for (;;) pause();
+  }
+  snprintf(held, sizeof held, "%s.held", path);
+  if (!(f = fopen(held, "w"))) return 5;
+  fprintf(f, "%d\n", (int)pid);
+  fclose(f);
+  _exit(0);
+}
+
 static int child_main(const char *mode, const char *arg) {
   if (strcmp(mode, "compile") == 0) return child_compile(arg);
   if (strcmp(mode, "hold") == 0) return child_hold(arg);
   if (strcmp(mode, "stop") == 0) return child_stop(arg);
+  if (strcmp(mode, "orphan") == 0) return child_orphan(arg);
   if (strcmp(mode, "nobody") == 0) { /* as an unprivileged user */
     if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) return 5;
     return child_compile(arg);
@@ -345,6 +370,43 @@ static void stopped_holder_is_not_waited_for(void **state) {
   waited_out_then_killed(&p, pid);
 }
 
+/* A holder that ended while a child it forked keeps its lock's descriptor (so the lock
+ * stays held, and nobody will write the entry) is not waited for. */
+static void ended_holder_is_not_waited_for(void **state) {
+  char held[4300], needle[160];
+  cj_entry_path p;
+  double t0;
+  pid_t pid;
+  FILE *f;
+  int keeper = 0;
+  cj_lock lock;
+  (void)state;
+  lock_path_of_kernel(&p);
+  snprintf(held, sizeof held, "%s.held", lock_path);
+  pid = spawn_child("orphan", lock_path, -1);
+  assert_true(pid > 0);
+  assert_int_equal(wait_child(pid), 0);
+  wait_for_file(held);
+  assert_non_null(f = fopen(held, "r"));
+  assert_int_equal(fscanf(f, "%d", &keeper), 1);
+  fclose(f);
+  assert_true(keeper > 0);
+  assert_int_equal(cj_lock_try(p.dir, p.lock, &lock), CJ_LOCK_BUSY); /* the child holds it */
+  setenv("CUJIT_CACHE_LOCK_TIMEOUT", "30", 1);
+  log_capture(CUJIT_LOG_WARN);
+  t0 = seconds();
+  assert_int_equal(compile_count(kKernel, "p.cu", &(cujit_options){.arch = "compute_80"}), 1);
+  snprintf(needle, sizeof needle, "the process %d that took the lock of 'p.cu' has ended",
+           (int)pid);
+  assert_logged(needle);
+  assert_not_logged("waited");
+  assert_true(seconds() - t0 < 15); /* a bound on a hang, not a timing: the timeout is 30 s */
+  unsetenv("CUJIT_CACHE_LOCK_TIMEOUT");
+  kill(keeper, SIGKILL); /* the grandchild: init reaps it */
+  unlink(held);
+  cj_entry_close(&p);
+}
+
 /* ---- caches that cannot be written ---- */
 
 /* A read-only cache: compiles succeed with a warning. Run as an unprivileged user when this
@@ -400,6 +462,7 @@ int main(int argc, char **argv) {
       CACHE_TEST(dead_holder_releases),
       CACHE_TEST(hung_holder_times_out),
       CACHE_TEST(stopped_holder_is_not_waited_for),
+      CACHE_TEST(ended_holder_is_not_waited_for),
       CACHE_TEST(read_only_directory),
       CACHE_TEST(failed_write_is_not_an_error),
   };

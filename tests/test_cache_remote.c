@@ -260,7 +260,46 @@ static int child_no_hiredis(const char *remote) {
   return 0;
 }
 
+/* Compiles source "ends" into the disk cache `dir` through the tier in `url` (env
+ * CUJIT_CACHE_REMOTE), and while NVRTC runs it (the key's lock held here and in the tier),
+ * another thread makes a call that fails in the error mode. Never returns: exit status 1. */
+static int in_compile;
+
+static int slow_hook(void *user) {
+  (void)user;
+  __atomic_store_n(&in_compile, 1, __ATOMIC_SEQ_CST);
+  nap_ms(50);
+  return 0;
+}
+
+static void *compile_slowly(void *arg) {
+  cujit_options o = CUJIT_OPTIONS_INIT; /* ptx_options()'s, with the cancel hook */
+  cujit_module *m = NULL;
+  char src[512];
+  int never = 0;
+  (void)arg;
+  o.arch = "compute_80";
+  o.cancel = slow_hook;
+  source("ends", src, sizeof src);
+  cujit_module_from_source(&m, src, "r.cu", &o);
+  __atomic_compare_exchange_n(&in_compile, &never, 2, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+  return NULL;
+}
+
+static int child_ends(const char *dir) {
+  cujit_module *m = NULL;
+  pthread_t t;
+  setenv("CUJIT_CACHE_DIR", dir, 1);
+  if (pthread_create(&t, NULL, compile_slowly, NULL) != 0) return 3;
+  while (!__atomic_load_n(&in_compile, __ATOMIC_SEQ_CST)) nap_ms(1);
+  if (__atomic_load_n(&in_compile, __ATOMIC_SEQ_CST) == 2) return 5; /* it never reached NVRTC */
+  cujit_error_set_handler(cujit_error_exit, NULL);
+  cujit_module_from_source(&m, "", "ends.cu", NULL);
+  return 4;
+}
+
 static int child_main(const char *mode, const char *arg) {
+  if (strcmp(mode, "ends") == 0) return child_ends(arg);
   if (strcmp(mode, "herd") == 0) return child_compile(arg, "herd");
   if (strcmp(mode, "compile") == 0) return child_compile(arg, arg); /* a source of its own */
   if (strcmp(mode, "loop") == 0) return child_loop(arg);
@@ -709,6 +748,23 @@ static void waits_for_the_lock_holder(void **state) {
   unsetenv("CUJIT_CACHE_LOCK_TIMEOUT");
   assert_int_equal(admin->ops->unlock(admin, &key, 42, why, sizeof why), CJ_REMOTE_OK);
   cj_buf_free(&valid);
+}
+
+/* A process that ends in the error mode while one of its threads compiles gives back the
+ * key's lock it holds in the tier: no other machine waits for it to expire. */
+static void error_mode_end_gives_the_lock_back(void **state) {
+  char why[512];
+  cj_key key;
+  (void)state;
+  key_of("ends", &key);
+  setenv("CUJIT_CACHE_REMOTE", url, 1);
+  setenv("CUJIT_CACHE_LOCK_TIMEOUT", "60", 1); /* the lock's lifetime in the tier */
+  assert_int_equal(run_one("ends", cache), 1);
+  unsetenv("CUJIT_CACHE_LOCK_TIMEOUT");
+  unsetenv("CUJIT_CACHE_REMOTE");
+  /* free at once: another machine takes it */
+  assert_int_equal(admin->ops->lock(admin, &key, 43, 1000, why, sizeof why), CJ_REMOTE_OK);
+  assert_int_equal(admin->ops->unlock(admin, &key, 43, why, sizeof why), CJ_REMOTE_OK);
 }
 
 /* A compile waiting for another machine's entry stops at its own time limit and when its
@@ -1220,6 +1276,7 @@ int main(int argc, char **argv) {
       REMOTE_TEST(bad_values_are_replaced),
       REMOTE_TEST(database_is_selected),
       REMOTE_TEST(waits_for_the_lock_holder),
+      REMOTE_TEST(error_mode_end_gives_the_lock_back),
       REMOTE_TEST(threads_share_the_tier),
       REMOTE_TEST(unreachable_is_skipped),
       REMOTE_TEST(shown_url_hides_the_password),

@@ -374,6 +374,147 @@ static void info_escapes_a_bundles_strings(void **state) {
   assert_null(strchr(out, '\x07'));
 }
 
+/* ---- another user's file and the terminal ---- */
+
+/* A name with ESC (a colour, and a title set and rung with BEL), CR and a byte that is not
+ * UTF-8, and a source whose bad line NVRTC quotes in its log, holding the same. */
+#define HOSTILE_NAME "evil\x1b[31m\r\a\xff.cu"
+#define HOSTILE_SHOWN "evil\\x1b[31m\\x0d\\x07\\xff.cu"
+static const char kHostile[] = "__global__ void k(int *p) {\n"
+                               "  p[0] = not_declared; /* \x1b]0;owned\x07\x1b[2J \x9b"
+                               "2J \xff */\n"
+                               "}\n";
+static const char kHostileOk[] = "__global__ void k(int *p) { p[0] = 1; } /* \x1b[2J */\n";
+
+/* Nothing in `out` that a terminal acts on: no control character but the newline and the
+ * tab, and no byte that is not valid UTF-8 (escaped, they show as \x1b, \xff). `allowed`
+ * ESC sequences (the command's own progress line) are skipped. */
+static void assert_terminal_safe(const char *out, const char *allowed) {
+  const unsigned char *p = (const unsigned char *)out;
+  while (*p) {
+    if (allowed && strncmp((const char *)p, allowed, strlen(allowed)) == 0) {
+      p += strlen(allowed);
+      continue;
+    }
+    if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f || *p >= 0xf5 ||
+        (*p >= 0x80 && *p < 0xc2))
+      fail_msg("byte 0x%02x at offset %d reached the terminal raw:\n%s", *p,
+               (int)(p - (const unsigned char *)out), out);
+    p++;
+  }
+}
+
+/* Every path from the command to the terminal escapes: compile's message and NVRTC's log,
+ * warm's failures, explain's and verify's lines, cache list's names, info's name, and
+ * the log (CUJIT_LOG=debug) the library writes to stderr. */
+static void names_and_logs_reach_the_terminal_escaped(void **state) {
+  char out[16384], env[4400], dir[4200];
+  (void)state;
+  snprintf(dir, sizeof dir, "%s/hostile", tmp);
+  assert_int_equal(mkdir(dir, 0700), 0);
+  assert_int_equal(test_write_file(dir, HOSTILE_NAME, kHostile), 0);
+  assert_int_equal(test_write_file(tmp, HOSTILE_NAME, kHostileOk), 0);
+  snprintf(env, sizeof env, "CUJIT_CACHE_DIR='%s/hostilecache' CUJIT_LIBCUDA=/nonexistent/x.so",
+           tmp);
+  /* compile: the message, NVRTC's log and its quote of the bad line */
+  assert_int_equal(cli("compile hostile/evil* --arch compute_80", env, out, sizeof out), 1);
+  assert_non_null(strstr(out, HOSTILE_SHOWN "(2): error"));
+  assert_non_null(strstr(out, "\\x1b]0;owned\\x07\\x1b[2J"));
+  assert_terminal_safe(out, NULL);
+  /* with the log on, at its most verbose */
+  snprintf(env, sizeof env,
+           "CUJIT_CACHE_DIR='%s/hostilecache' CUJIT_LIBCUDA=/nonexistent/x.so CUJIT_LOG=debug",
+           tmp);
+  assert_int_equal(cli("compile hostile/evil* --arch compute_80", env, out, sizeof out), 1);
+  assert_non_null(strstr(out, "cujit: debug: "));
+  assert_terminal_safe(out, NULL);
+  /* warm: each file's failure */
+  assert_int_equal(cli("warm hostile --arch compute_80", env, out, sizeof out), 1);
+  assert_non_null(strstr(out, HOSTILE_SHOWN));
+  assert_terminal_safe(out, NULL);
+  /* a file that compiles, then explain, verify, the cache's list and info */
+  snprintf(env, sizeof env, "CUJIT_CACHE_DIR='%s/hostilecache' CUJIT_LIBCUDA=/nonexistent/x.so",
+           tmp);
+  assert_int_equal(cli("compile evil* --arch compute_80 -o good.ptx", env, out, sizeof out), 0);
+  assert_int_equal(cli("explain evil* --arch compute_80", env, out, sizeof out), 0);
+  assert_terminal_safe(out, NULL);
+  assert_int_equal(cli("explain evil* --arch compute_80 -DX=1", env, out, sizeof out), 0);
+  assert_non_null(strstr(out, HOSTILE_SHOWN));
+  assert_terminal_safe(out, NULL);
+  assert_int_equal(cli("verify --all", env, out, sizeof out), 0);
+  assert_non_null(strstr(out, HOSTILE_SHOWN));
+  assert_terminal_safe(out, NULL);
+  assert_int_equal(cli("cache list", env, out, sizeof out), 0);
+  assert_non_null(strstr(out, HOSTILE_SHOWN));
+  assert_terminal_safe(out, NULL);
+  assert_int_equal(cli("info good.ptx", env, out, sizeof out), 0);
+  assert_terminal_safe(out, NULL);
+  assert_int_equal(cli("info evil*", env, out, sizeof out), 1); /* CUDA C is no image */
+  assert_non_null(strstr(out, HOSTILE_SHOWN));
+  assert_terminal_safe(out, NULL);
+  /* a usage error quoting an argument */
+  assert_int_equal(cli("compile --\"$(printf '\\033[2J')\"", env, out, sizeof out), 2);
+  assert_terminal_safe(out, NULL);
+}
+
+/* On a terminal, compiling many files draws a progress line with the command's own
+ * controls (CR, ESC [K) and nothing else raw: a failing file's name and log are escaped. */
+static void progress_line_is_the_only_control(void **state) {
+  char out[16384], cmd[9000], *p, *q;
+  (void)state;
+  if (access("/usr/bin/script", X_OK) != 0) {
+    test_skip_part("script(1) is not installed (util-linux): no terminal to run the command on");
+    skip();
+  }
+  snprintf(cmd, sizeof cmd,
+           "cd '%s' && script -qec \"'%s' compile ok.cu hostile/evil* --arch compute_80 "
+           "-DEXTRA=1 -j 1\" /dev/null",
+           tmp, CUJIT_CLI_PATH);
+  assert_int_equal(test_capture(cmd, out, sizeof out), 1);
+  for (p = q = out; *p; p++) /* the terminal ends each line with CR LF */
+    if (!(p[0] == '\r' && p[1] == '\n')) *q++ = *p;
+  *q = '\0';
+  assert_non_null(strstr(out, "\r\x1b[Kcujit: 2/2 done, 1 failed"));
+  assert_non_null(strstr(out, HOSTILE_SHOWN "(2): error"));
+  assert_terminal_safe(out, "\r\x1b[K");
+}
+
+/* Nothing in the command writes to a stream but output.c, which escapes: a call added
+ * elsewhere that prints would bypass it. */
+static void only_output_c_prints(void **state) {
+  static const char *const files[] = {"main.c",        "help.c",       "args.c",
+                                      "cmd_compile.c", "cmd_bundle.c", "cmd_cache.c",
+                                      "cmd_explain.c"};
+  static const char *const calls[] = {"printf(",  "fputs(", "fputc(",  "puts(",
+                                      "putchar(", "putc(",  "fwrite(", "perror("};
+  size_t i, j;
+  (void)state;
+  for (i = 0; i < sizeof files / sizeof *files; i++) {
+    char path[4200], *text;
+    FILE *f;
+    long n;
+    snprintf(path, sizeof path, "%s/src/cli/%s", CUJIT_SOURCE_DIR, files[i]);
+    assert_non_null(f = fopen(path, "rb"));
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    rewind(f);
+    assert_non_null(text = calloc(1, (size_t)n + 1));
+    assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    for (j = 0; j < sizeof calls / sizeof *calls; j++) {
+      const char *at = text;
+      while ((at = strstr(at, calls[j])) != NULL) {
+        char before = at > text ? at[-1] : ' ';
+        if (!(before == '_' || (before >= 'a' && before <= 'z')))
+          fail_msg("src/cli/%s calls %s: print through cli_print() (output.c) instead", files[i],
+                   calls[j]);
+        at++;
+      }
+    }
+    free(text);
+  }
+}
+
 static void explain_and_verify(void **state) {
   char out[8192], env[4300];
   (void)state;
@@ -408,14 +549,25 @@ static void explain_and_verify(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(help_and_version),      cmocka_unit_test(help_of_each_command),
-      cmocka_unit_test(compile_writes_ptx),    cmocka_unit_test(compile_writes_cubin),
-      cmocka_unit_test(include_dirs_from_cli), cmocka_unit_test(compile_error_exits_1_with_log),
-      cmocka_unit_test(odd_inputs_exit_1),     cmocka_unit_test(arch_suffixes),
-      cmocka_unit_test(time_limit_from_cli),   cmocka_unit_test(bad_usage_exits_2),
-      cmocka_unit_test(compile_many_files),    cmocka_unit_test(warm_fills_the_cache),
-      cmocka_unit_test(info_without_driver),   cmocka_unit_test(info_escapes_a_bundles_strings),
-      cmocka_unit_test(explain_and_verify),    cmocka_unit_test(errors_env_changes_nothing),
+      cmocka_unit_test(help_and_version),
+      cmocka_unit_test(help_of_each_command),
+      cmocka_unit_test(compile_writes_ptx),
+      cmocka_unit_test(compile_writes_cubin),
+      cmocka_unit_test(include_dirs_from_cli),
+      cmocka_unit_test(compile_error_exits_1_with_log),
+      cmocka_unit_test(odd_inputs_exit_1),
+      cmocka_unit_test(arch_suffixes),
+      cmocka_unit_test(time_limit_from_cli),
+      cmocka_unit_test(bad_usage_exits_2),
+      cmocka_unit_test(compile_many_files),
+      cmocka_unit_test(warm_fills_the_cache),
+      cmocka_unit_test(info_without_driver),
+      cmocka_unit_test(info_escapes_a_bundles_strings),
+      cmocka_unit_test(explain_and_verify),
+      cmocka_unit_test(errors_env_changes_nothing),
+      cmocka_unit_test(names_and_logs_reach_the_terminal_escaped),
+      cmocka_unit_test(progress_line_is_the_only_control),
+      cmocka_unit_test(only_output_c_prints),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return test_group_result(cmocka_run_group_tests(tests, setup, teardown));
 }

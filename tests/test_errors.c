@@ -331,7 +331,7 @@ static void print_log_line(cujit_log_level level, const char *line, void *user) 
 /* In a child: "exit": sets cujit_error_exit and fails a call; "env": fails a call with the
  * handler CUJIT_ERRORS chose; "env-null": sets no handler (NULL) first; "env-callback": as
  * "env", with a log callback that prints its lines. Prints a line without flushing first,
- * which exit() must flush. Returns 0 when the call returned. */
+ * which the end of the process must flush. Returns 0 when the call returned. */
 static int error_mode_child(const char *how) {
   cujit_module *m = NULL;
   if (strcmp(how, "exit") == 0) cujit_error_set_handler(cujit_error_exit, NULL);
@@ -383,6 +383,61 @@ static void exit_handler_prints_and_exits(void **state) {
   assert_non_null(strstr(out, "cujit: cujit_module_from_source: CUJIT_ERROR_INVALID_SOURCE: "));
   assert_non_null(strstr(out, "child.cu"));
   assert_null(strstr(out, "the call returned"));
+}
+
+/* ---- text from outside, on stderr ---- */
+
+/* A file name with ESC, CR, BEL and a byte that is not UTF-8, and a source whose bad line
+ * NVRTC quotes in its log with the same. */
+#define HOSTILE_NAME "evil\x1b[31m\r\a\xff.cu"
+#define HOSTILE_SHOWN "evil\\x1b[31m\\x0d\\x07\\xff.cu"
+static const char kHostile[] = "__global__ void k(int *p) {\n"
+                               "  p[0] = not_declared; /* \x1b]0;owned\x07\x1b[2J \x9b"
+                               "2J \xff */\n"
+                               "}\n";
+
+/* In a child: compiles kHostile as HOSTILE_NAME, with cujit_error_exit as the handler when
+ * `how` is "exit" (else with the log on, CUJIT_LOG=debug). */
+static int hostile_child(const char *how) {
+  cujit_options o = CUJIT_OPTIONS_INIT;
+  cujit_module *m = NULL;
+  o.arch = "compute_80";
+  if (strcmp(how, "exit") == 0) cujit_error_set_handler(cujit_error_exit, NULL);
+  cujit_module_from_source(&m, kHostile, HOSTILE_NAME, &o);
+  return 0;
+}
+
+/* Nothing a terminal acts on: no control character but the newline and the tab, no byte
+ * that is not valid UTF-8. */
+static void assert_terminal_safe(const char *out) {
+  const unsigned char *p;
+  for (p = (const unsigned char *)out; *p; p++)
+    if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f || *p >= 0xf5 ||
+        (*p >= 0x80 && *p < 0xc2))
+      fail_msg("byte 0x%02x at offset %d reached stderr raw:\n%s", *p,
+               (int)(p - (const unsigned char *)out), out);
+}
+
+/* The log's default output (stderr) escapes a file's name and NVRTC's quote of its lines;
+ * the callback gets them as they are. */
+static void default_log_escapes_what_it_quotes(void **state) {
+  char out[32768];
+  (void)state;
+  assert_int_equal(run_child("CUJIT_LOG=debug", "--hostile", "log", out, sizeof out), 0);
+  assert_non_null(strstr(out, "cujit: debug: "));
+  assert_non_null(strstr(out, HOSTILE_SHOWN));
+  assert_terminal_safe(out);
+}
+
+/* cujit_error_exit's message escapes them too. */
+static void exit_message_escapes_what_it_quotes(void **state) {
+  char out[32768];
+  (void)state;
+  assert_int_equal(run_child(NULL, "--hostile", "exit", out, sizeof out), 1);
+  assert_non_null(
+      strstr(out, "cujit: cujit_module_from_source: CUJIT_ERROR_COMPILE: '" HOSTILE_SHOWN));
+  assert_non_null(strstr(out, "\\x1b]0;owned\\x07\\x1b[2J"));
+  assert_terminal_safe(out);
 }
 
 static void errors_env_chooses_the_handler(void **state) {
@@ -440,10 +495,13 @@ int main(int argc, char **argv) {
       cmocka_unit_test(handler_is_thread_safe),
       cmocka_unit_test(exit_handler_prints_and_exits),
       cmocka_unit_test(errors_env_chooses_the_handler),
+      cmocka_unit_test(default_log_escapes_what_it_quotes),
+      cmocka_unit_test(exit_message_escapes_what_it_quotes),
       cmocka_unit_test(macros_name_the_call),
   };
   if (argc == 3 && strcmp(argv[1], "--error-mode") == 0) return error_mode_child(argv[2]);
   if (argc == 2 && strcmp(argv[1], "--macro-names") == 0) return macro_names_child();
+  if (argc == 3 && strcmp(argv[1], "--hostile") == 0) return hostile_child(argv[2]);
   if (argc == 3 && strcmp(argv[1], "--log-warns") == 0)
     return log_env_child(argv[2], 1, CUJIT_LOG_WARN);
   if (argc == 3 && strcmp(argv[1], "--log-errors") == 0)

@@ -112,14 +112,13 @@ static cujit_status check_shape(int type, int ndim, const int64_t *shape, const 
   CJ_CHECK(ndim >= 0 && ndim <= CUJIT_ARRAY_MAX_DIMS, CUJIT_ERROR_INVALID_VALUE,
            "%s: ndim is %d; arrays have 0 to %d dimensions", fn, ndim, CUJIT_ARRAY_MAX_DIMS);
   CJ_CHECK(shape || !ndim, CUJIT_ERROR_INVALID_VALUE, "%s: shape is NULL", fn);
-  *size = 1;
-  for (i = 0; i < ndim; i++) {
+  for (i = 0; i < ndim; i++)
     CJ_CHECK(shape[i] >= 0, CUJIT_ERROR_INVALID_VALUE,
              "%s: dimension %d has the negative size %lld", fn, i + 1, (long long)shape[i]);
-    CJ_CHECK(!shape[i] || *size <= ((int64_t)1 << 62) / shape[i], CUJIT_ERROR_INVALID_VALUE,
-             "%s: the shape holds more than 2^62 elements", fn);
-    *size *= shape[i];
-  }
+  CJ_CHECK(cj_layout_count(ndim, shape, size) == 0, CUJIT_ERROR_INVALID_VALUE,
+           "%s: the shape's sizes other than 0 multiply to more than 2^62 (an empty array's "
+           "other sizes count too, as in NumPy): no array has that shape",
+           fn);
   CJ_CHECK((uint64_t)*size <= SIZE_MAX / cj_elem_of(type)->size, CUJIT_ERROR_INVALID_VALUE,
            "%s: the array would not fit in memory", fn);
   return CUJIT_OK;
@@ -370,7 +369,7 @@ cujit_status cujit_array_view(const cujit_array *h, int64_t start, int64_t stop,
            fn);
   len = stop - start;
   return handle(view, a->type, 1, &len, &step, len, a->block,
-                a->data + (CUdeviceptr)(start * step) * cj_elem_of(a->type)->size, a->stream);
+                a->data + cj_array_step(start, step, cj_elem_of(a->type)->size), a->stream);
 }
 
 cujit_status cujit_array_reshape(const cujit_array *h, int ndim, const int64_t *shape,
@@ -423,7 +422,7 @@ cujit_status cujit_array_slice(const cujit_array *h, int dim, int64_t start, int
   for (d = 0; d < a->ndim; d++) size *= shape[d];
   /* an empty slice starts where it would have: never dereferenced */
   return handle(view, a->type, a->ndim, shape, count ? strides : NULL, size, a->block,
-                a->data + (CUdeviceptr)(start * a->strides[dim]) * cj_elem_of(a->type)->size,
+                a->data + cj_array_step(start, a->strides[dim], cj_elem_of(a->type)->size),
                 a->stream);
 }
 

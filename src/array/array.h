@@ -58,7 +58,20 @@ void cj_array_convert(cj_buf *b, int from, int to, const char *x);
 
 /* ---- layout.c: strides, ranges and loops ---- */
 
-/* C-order strides of `shape`. */
+/* The most elements an array holds, and the bound on the product of its sizes other than
+ * 0 (NumPy's rule: an empty array's other sizes count too). */
+#define CJ_LAYOUT_MAX ((int64_t)1 << 62)
+/* 0, with the element count in *size, when `shape` is one an array may have: no size
+ * below 0, and those other than 0 multiplying to at most CJ_LAYOUT_MAX; -1 otherwise. */
+int cj_layout_count(int ndim, const int64_t *shape, int64_t *size);
+/* The byte offset of index i along a dimension of `stride` elements of `size` bytes, as an
+ * address difference: computed in unsigned arithmetic, so a negative stride (a reversed
+ * view) moves down and no product is a signed overflow. */
+static inline CUdeviceptr cj_array_step(int64_t i, int64_t stride, size_t size) {
+  return (CUdeviceptr)i * (CUdeviceptr)stride * (CUdeviceptr)size;
+}
+/* C-order strides of `shape` (a size of 0 counting as 1). For a shape cj_layout_count()
+ * refuses, the strides past INT64_MAX stay there (never an overflow). */
 void cj_layout_contiguous(int ndim, const int64_t *shape, int64_t *strides);
 /* Whether elements of these strides follow one another in C order (dimensions of one
  * element, and arrays of none, ignored). */

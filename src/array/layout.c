@@ -2,17 +2,41 @@
  * view), whether they are in C order, shapes a strided view can take without a copy,
  * ranges of indices, and the loop a kernel runs over several arrays of one shape.
  *
- * Pure functions of shapes and strides: nothing here touches a handle or the device. */
+ * Pure functions of shapes and strides: nothing here touches a handle or the device.
+ *
+ * Every shape an array has passed cj_layout_count(): its sizes other than 0 multiply to
+ * at most 2^62 (CJ_LAYOUT_MAX), an empty array's too. So a C-order stride, the product of
+ * the sizes after it (0 counting as 1), fits, and so does a stride times an index along
+ * its dimension, and a view's stride times a step that stays inside its dimension: every
+ * computation below stays under 2^63 for every such shape, whatever its strides (a view's
+ * span lies inside its array's). */
 #include <string.h>
 
 #include "array/array.h"
+
+int cj_layout_count(int ndim, const int64_t *shape, int64_t *size) {
+  int64_t nonzero = 1, n = 1;
+  int d;
+  for (d = 0; d < ndim; d++) {
+    if (shape[d] < 0) return -1;
+    if (!shape[d]) {
+      n = 0;
+      continue;
+    }
+    if (nonzero > CJ_LAYOUT_MAX / shape[d]) return -1;
+    nonzero *= shape[d];
+  }
+  *size = n ? nonzero : 0;
+  return 0;
+}
 
 void cj_layout_contiguous(int ndim, const int64_t *shape, int64_t *strides) {
   int64_t s = 1;
   int d;
   for (d = ndim - 1; d >= 0; d--) {
     strides[d] = s;
-    s *= shape[d] ? shape[d] : 1;
+    /* a shape cj_layout_count() accepts never reaches INT64_MAX; any other stops there */
+    if (__builtin_mul_overflow(s, shape[d] > 0 ? shape[d] : 1, &s)) s = INT64_MAX;
   }
 }
 
@@ -87,8 +111,9 @@ static int span(const cj_array *a, uint64_t *lo, uint64_t *hi) {
     else
       above += reach;
   }
-  *lo = (uint64_t)a->data + (uint64_t)(below * esize);
-  *hi = (uint64_t)a->data + (uint64_t)((above + 1) * esize);
+  /* in bytes, as addresses: an array of 2^60 16-byte elements spans past INT64_MAX */
+  *lo = (uint64_t)a->data + (uint64_t)below * (uint64_t)esize;
+  *hi = (uint64_t)a->data + ((uint64_t)above + 1) * (uint64_t)esize;
   return 1;
 }
 
@@ -140,7 +165,8 @@ static int64_t stride_of(const cj_array *a, int bcast, int ndim, const int64_t *
   if (!a) { /* a new output: C order */
     int64_t s = 1;
     int e;
-    for (e = ndim - 1; e > d; e--) s *= shape[e];
+    for (e = ndim - 1; e > d; e--)
+      if (__builtin_mul_overflow(s, shape[e], &s)) return INT64_MAX; /* no array's shape */
     return s;
   }
   return a->strides[own];
@@ -158,13 +184,16 @@ void cj_plan_make(cj_plan *p, int ndim, const int64_t *shape, size_t n,
    * continues the dimension inside it, in every array, is merged into it */
   for (d = ndim - 1; d >= 0; d--) {
     int merge = dims > 0;
+    int64_t merged;
     if (shape[d] == 0) return; /* no element: the contiguous loop, which runs none */
     if (shape[d] == 1) continue;
-    for (j = 0; j < n && merge; j++)
-      merge = stride_of(arrays[j], (int)(bcast >> j & 1), ndim, shape, d) ==
-              st[j][dims - 1] * size[dims - 1];
-    if (merge) {
-      size[dims - 1] *= shape[d];
+    for (j = 0; j < n && merge; j++) {
+      int64_t next;
+      merge = !__builtin_mul_overflow(st[j][dims - 1], size[dims - 1], &next) &&
+              stride_of(arrays[j], (int)(bcast >> j & 1), ndim, shape, d) == next;
+    }
+    if (merge && !__builtin_mul_overflow(size[dims - 1], shape[d], &merged)) {
+      size[dims - 1] = merged;
       continue;
     }
     size[dims] = shape[d];

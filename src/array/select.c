@@ -316,7 +316,7 @@ static cujit_status copy_parts(cj_array *const *a, size_t n, const cj_array *o, 
     part.strides[0] = o->strides[o->ndim - 1];
     part.contig = part.strides[0] == 1 || part.size <= 1;
     part.nbytes = (size_t)part.size * esize;
-    part.data = o->data + (CUdeviceptr)(at * o->strides[0] * (int64_t)esize);
+    part.data = o->data + cj_array_step(at, o->strides[0], esize);
     st = cj_array_copy_into(a[i], &part, a[0]->stream);
     at += stack ? 1 : a[i]->size;
   }

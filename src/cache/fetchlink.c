@@ -24,7 +24,7 @@ static cujit_status linker_identity(char *out, size_t size) {
     return CUJIT_OK;
   }
   CJ_TRY(cj_nvjitlink_load());
-  if (cj_jl.version) cj_jl.version(&major, &minor);
+  cj_link_version(&major, &minor);
   snprintf(out, size, "nvjitlink version %u.%u", major, minor);
   return CUJIT_OK;
 }

@@ -8,6 +8,13 @@
 
 #define CJ_CLI_COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
+/* output.c: prints as fprintf does, with control characters and bytes that are not UTF-8
+ * escaped (\x1b; a newline, a tab and a CR before a newline pass): everything the command
+ * prints goes through it, so that a name or a log from outside never acts on the
+ * terminal. */
+void cli_print(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Writes the command's own terminal controls (the progress line's "\r\033[K") as they are. */
+void cli_raw(FILE *f, const char *controls);
 /* output.c: prints "cujit: <message>" and a hint to stderr; returns 2 (bad usage). fmt
  * has one %s. */
 int cli_usage_error(const char *fmt, const char *arg);

@@ -40,7 +40,7 @@ int cli_run_bundle(const compile_args *c, const char *input) {
   void *data = NULL;
   size_t n, size = 0;
   int rc = 2;
-  if (!copy) return fprintf(stderr, "cujit: out of memory\n"), 1;
+  if (!copy) return cli_print(stderr, "cujit: out of memory\n"), 1;
   if (!(n = split_targets(copy, archs))) goto done;
   opts.include_dirs = c->includes;
   opts.defines = c->defines;
@@ -48,7 +48,7 @@ int cli_run_bundle(const compile_args *c, const char *input) {
   opts.flags = c->flags;
   opts.time_limit_s = c->time_limit_s;
   if (cujit_bundle_from_file(&data, &size, input, &opts, archs, n) != CUJIT_OK) {
-    fprintf(stderr, "cujit: %s\n", cujit_last_error());
+    cli_print(stderr, "cujit: %s\n", cujit_last_error());
     rc = cujit_last_status() == CUJIT_ERROR_INVALID_OPTION ? 2 : 1;
     goto done;
   }
@@ -56,7 +56,7 @@ int cli_run_bundle(const compile_args *c, const char *input) {
   if (c->cache_only) goto done;
   out = c->output ? NULL : cli_default_output(input, ".bundle");
   if (!c->output && !out) {
-    rc = (fprintf(stderr, "cujit: out of memory\n"), 1);
+    rc = (cli_print(stderr, "cujit: out of memory\n"), 1);
     goto done;
   }
   rc = cli_write_output(c->output ? c->output : out, data, size);
@@ -74,14 +74,14 @@ static int read_file(const char *path, void **data, size_t *size) {
   size_t cap = 0, n = 0, got;
   struct stat st;
   if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-    return fprintf(stderr, "cujit: '%s' is not a regular file\n", path), 1;
+    return cli_print(stderr, "cujit: '%s' is not a regular file\n", path), 1;
   if (!(f = fopen(path, "rb")))
-    return fprintf(stderr, "cujit: cannot open '%s': %s\n", path, strerror(errno)), 1;
+    return cli_print(stderr, "cujit: cannot open '%s': %s\n", path, strerror(errno)), 1;
   do {
     if (n == cap) {
       if (cap >= ((size_t)1 << 30) || !(grown = realloc(buf, cap ? 2 * cap : 65536))) {
-        fprintf(stderr, "cujit: '%s' is %s\n", path,
-                cap ? "too large (over 1 GiB)" : "unreadable: out of memory");
+        cli_print(stderr, "cujit: '%s' is %s\n", path,
+                  cap ? "too large (over 1 GiB)" : "unreadable: out of memory");
         free(buf);
         fclose(f);
         return 1;
@@ -93,7 +93,7 @@ static int read_file(const char *path, void **data, size_t *size) {
     n += got;
   } while (got > 0);
   if (ferror(f)) {
-    fprintf(stderr, "cujit: cannot read '%s': %s\n", path, strerror(errno));
+    cli_print(stderr, "cujit: cannot read '%s': %s\n", path, strerror(errno));
     free(buf);
     fclose(f);
     return 1;
@@ -110,11 +110,11 @@ int cli_info_file(const char *path) {
   char *text = NULL;
   if (read_file(path, &data, &size) != 0) return 1;
   if (cujit_image_describe(data, size, path, &text) != CUJIT_OK) {
-    fprintf(stderr, "cujit: %s\n", cujit_last_error());
+    cli_print(stderr, "cujit: %s\n", cujit_last_error());
     free(data);
     return 1;
   }
-  printf("%s: %s", path, text);
+  cli_print(stdout, "%s: %s", path, text);
   cujit_free(text);
   free(data);
   return 0;
@@ -128,9 +128,9 @@ int cli_warm_bundle(int argc, char **argv) {
     return cli_usage_error("%s", "warm --bundle takes one bundle file");
   if (read_file(argv[0], &data, &size) != 0) return 1;
   if (cujit_bundle_warm(data, size, &stored) != CUJIT_OK)
-    rc = (fprintf(stderr, "cujit: %s: %s\n", argv[0], cujit_last_error()), 1);
+    rc = (cli_print(stderr, "cujit: %s: %s\n", argv[0], cujit_last_error()), 1);
   else
-    printf("%s: stored %zu cache entr%s\n", argv[0], stored, stored == 1 ? "y" : "ies");
+    cli_print(stdout, "%s: stored %zu cache entr%s\n", argv[0], stored, stored == 1 ? "y" : "ies");
   free(data);
   return rc;
 }

@@ -29,7 +29,7 @@ static const char *human(uint64_t bytes, char *buf, size_t size) {
 static int cmd_dir(void) {
   const char *dir = cujit_cache_dir();
   if (!dir) return cli_fail("no disk cache");
-  printf("%s\n", dir);
+  cli_print(stdout, "%s\n", dir);
   return 0;
 }
 
@@ -37,14 +37,14 @@ static int cmd_dir(void) {
 static void print_url(const char *url) {
   const char *host = strstr(url, "://"), *end, *p;
   if (!host) {
-    printf("remote            %s\n", url);
+    cli_print(stdout, "remote            %s\n", url);
     return;
   }
   host += 3;
   end = host + strcspn(host, "/?");
   for (p = host; p < end; p++)
     if (*p == '@') host = p + 1;
-  printf("remote            %.*s%s\n", (int)(strstr(url, "://") + 3 - url), url, host);
+  cli_print(stdout, "remote            %.*s%s\n", (int)(strstr(url, "://") + 3 - url), url, host);
 }
 
 /* The remote tier's lines, when one is set (or was used by the processes counted). */
@@ -54,16 +54,16 @@ static void print_remote(const cujit_cache_stats *s) {
   if (st == CUJIT_OK && !url[0] && !s->remote_hits && !s->remote_misses && !s->remote_errors)
     return;
   if (st != CUJIT_OK)
-    printf("remote            unusable: %s\n", cujit_last_error());
+    cli_print(stdout, "remote            unusable: %s\n", cujit_last_error());
   else if (!url[0])
-    printf("remote            none set now\n");
+    cli_print(stdout, "remote            none set now\n");
   else
     print_url(url);
-  printf("remote hits       %llu\n", (unsigned long long)s->remote_hits);
-  printf("remote misses     %llu (%llu of them bad values, replaced)\n",
-         (unsigned long long)s->remote_misses, (unsigned long long)s->remote_invalid);
-  printf("remote errors     %llu\n", (unsigned long long)s->remote_errors);
-  printf("remote time       %.3f s\n", (double)s->remote_time_us / 1e6);
+  cli_print(stdout, "remote hits       %llu\n", (unsigned long long)s->remote_hits);
+  cli_print(stdout, "remote misses     %llu (%llu of them bad values, replaced)\n",
+            (unsigned long long)s->remote_misses, (unsigned long long)s->remote_invalid);
+  cli_print(stdout, "remote errors     %llu\n", (unsigned long long)s->remote_errors);
+  cli_print(stdout, "remote time       %.3f s\n", (double)s->remote_time_us / 1e6);
 }
 
 static int cmd_stats(void) {
@@ -73,18 +73,18 @@ static int cmd_stats(void) {
   if (cujit_cache_get_disk_stats(&s) != CUJIT_OK)
     return cli_fail("cannot read the cache's statistics");
   lookups = s.hits + s.misses;
-  printf("cache directory   %s\n", cujit_cache_dir());
-  printf("entries           %llu\n", (unsigned long long)s.entries);
-  printf("size              %s (limit %s)\n", human(s.bytes, a, sizeof a),
-         human(cujit_cache_max_size(), b, sizeof b));
-  printf("hits              %llu\n", (unsigned long long)s.hits);
-  printf("misses            %llu\n", (unsigned long long)s.misses);
+  cli_print(stdout, "cache directory   %s\n", cujit_cache_dir());
+  cli_print(stdout, "entries           %llu\n", (unsigned long long)s.entries);
+  cli_print(stdout, "size              %s (limit %s)\n", human(s.bytes, a, sizeof a),
+            human(cujit_cache_max_size(), b, sizeof b));
+  cli_print(stdout, "hits              %llu\n", (unsigned long long)s.hits);
+  cli_print(stdout, "misses            %llu\n", (unsigned long long)s.misses);
   if (lookups)
-    printf("hit rate          %.1f %%\n", 100.0 * (double)s.hits / (double)lookups);
+    cli_print(stdout, "hit rate          %.1f %%\n", 100.0 * (double)s.hits / (double)lookups);
   else
-    printf("hit rate          -\n");
-  printf("compiles          %llu\n", (unsigned long long)s.compiles);
-  printf("evictions         %llu\n", (unsigned long long)s.evictions);
+    cli_print(stdout, "hit rate          -\n");
+  cli_print(stdout, "compiles          %llu\n", (unsigned long long)s.compiles);
+  cli_print(stdout, "evictions         %llu\n", (unsigned long long)s.evictions);
   print_remote(&s);
   return 0;
 }
@@ -97,16 +97,16 @@ static int print_entry(const cujit_cache_entry *e, void *user) {
   if (!localtime_r(&t, &tm) || !strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm))
     strcpy(when, "?");
   if (!(*count)++)
-    printf("%-19s  %12s  %-12s  %-32s  %s\n", "last use", "size", "arch", "key", "name");
-  printf("%-19s  %12s  %-12s  %-32s  %s\n", when, human(e->bytes, size, sizeof size), e->arch,
-         e->key, e->name);
+    cli_print(stdout, "%-19s  %12s  %-12s  %-32s  %s\n", "last use", "size", "arch", "key", "name");
+  cli_print(stdout, "%-19s  %12s  %-12s  %-32s  %s\n", when, human(e->bytes, size, sizeof size),
+            e->arch, e->key, e->name);
   return 0;
 }
 
 static int cmd_list(void) {
   int count = 0;
   if (cujit_cache_list(print_entry, &count) != CUJIT_OK) return cli_fail("cannot list the cache");
-  if (!count) printf("the cache is empty\n");
+  if (!count) cli_print(stdout, "the cache is empty\n");
   return 0;
 }
 
@@ -125,10 +125,10 @@ static uint64_t gone(uint64_t before, uint64_t after) {
 
 static void report(const cujit_cache_stats *before, const cujit_cache_stats *after) {
   char a[32], b[32];
-  printf("removed %llu entries (%s); the cache holds %llu entries (%s)\n",
-         (unsigned long long)gone(before->entries, after->entries),
-         human(gone(before->bytes, after->bytes), a, sizeof a), (unsigned long long)after->entries,
-         human(after->bytes, b, sizeof b));
+  cli_print(stdout, "removed %llu entries (%s); the cache holds %llu entries (%s)\n",
+            (unsigned long long)gone(before->entries, after->entries),
+            human(gone(before->bytes, after->bytes), a, sizeof a),
+            (unsigned long long)after->entries, human(after->bytes, b, sizeof b));
 }
 
 static int cmd_clear(void) {
@@ -175,9 +175,10 @@ void cli_print_cache_line(void) {
   cujit_cache_stats s = CUJIT_CACHE_STATS_INIT;
   char a[32], b[32];
   if (!cujit_cache_dir() || cujit_cache_get_stats(&s) != CUJIT_OK) {
-    printf("cache: none (%s)\n", cujit_last_error());
+    cli_print(stdout, "cache: none (%s)\n", cujit_last_error());
     return;
   }
-  printf("cache: %s (%llu entries, %s of %s)\n", cujit_cache_dir(), (unsigned long long)s.entries,
-         human(s.bytes, a, sizeof a), human(cujit_cache_max_size(), b, sizeof b));
+  cli_print(stdout, "cache: %s (%llu entries, %s of %s)\n", cujit_cache_dir(),
+            (unsigned long long)s.entries, human(s.bytes, a, sizeof a),
+            human(cujit_cache_max_size(), b, sizeof b));
 }

@@ -31,20 +31,20 @@ int cli_run_compile(const compile_args *c, const char *input) {
   opts.flags = c->flags;
   opts.time_limit_s = c->time_limit_s;
   if (cujit_module_from_file(&m, input, &opts) != CUJIT_OK) {
-    fprintf(stderr, "cujit: %s\n", cujit_last_error());
+    cli_print(stderr, "cujit: %s\n", cujit_last_error());
     return cujit_last_status() == CUJIT_ERROR_INVALID_OPTION ? 2 : 1;
   }
-  if (cujit_module_log(m)[0]) fputs(cujit_module_log(m), stderr);
+  if (cujit_module_log(m)[0]) cli_print(stderr, "%s", cujit_module_log(m));
   if (c->cache_only) {
     cujit_module_destroy(m);
     return 0;
   }
   data = c->cubin ? cujit_module_cubin(m, &size) : (const void *)cujit_module_ptx(m, &size);
   if (c->cubin && !data) {
-    fprintf(stderr,
-            "cujit: no CUBIN for target %s; --cubin needs a real architecture "
-            "(--arch sm_XX, or a GPU to choose one)\n",
-            cujit_module_arch(m));
+    cli_print(stderr,
+              "cujit: no CUBIN for target %s; --cubin needs a real architecture "
+              "(--arch sm_XX, or a GPU to choose one)\n",
+              cujit_module_arch(m));
     cujit_module_destroy(m);
     return 2;
   }
@@ -65,9 +65,10 @@ static double now_s(void) {
 
 static void progress(int tty, size_t done, size_t n, size_t failed, double t0) {
   if (!tty) return;
-  fprintf(stderr, "\r\033[Kcujit: %zu/%zu done", done, n);
-  if (failed) fprintf(stderr, ", %zu failed", failed);
-  fprintf(stderr, ", %.1f s", now_s() - t0);
+  cli_raw(stderr, "\r\033[K"); /* back to the line's start, and clear it */
+  cli_print(stderr, "cujit: %zu/%zu done", done, n);
+  if (failed) cli_print(stderr, ", %zu failed", failed);
+  cli_print(stderr, ", %.1f s", now_s() - t0);
   fflush(stderr);
 }
 
@@ -79,7 +80,7 @@ static pid_t start(const compile_args *c, const char *file) {
   pid = fork();
   if (pid == 0) _exit(cli_run_compile(c, file));
   if (pid < 0)
-    fprintf(stderr, "\ncujit: cannot start a compile of '%s': %s\n", file, strerror(errno));
+    cli_print(stderr, "\ncujit: cannot start a compile of '%s': %s\n", file, strerror(errno));
   return pid;
 }
 
@@ -112,8 +113,8 @@ int cli_compile_many(const compile_args *c, const char *const *files, size_t n) 
     done++;
     progress(tty, done, n, failed, t0);
   }
-  if (tty) fputc('\n', stderr);
-  if (failed) fprintf(stderr, "cujit: %zu of %zu files did not compile\n", failed, n);
+  if (tty) cli_print(stderr, "\n");
+  if (failed) cli_print(stderr, "cujit: %zu of %zu files did not compile\n", failed, n);
   return failed ? 1 : 0;
 }
 
@@ -152,8 +153,8 @@ int cli_find_sources(const char *dir, char ***files, size_t *n) {
   n_found = cap_found = 0;
   find_failed = 0;
   if (nftw(dir, visit, 16, FTW_PHYS) != 0 || find_failed) {
-    fprintf(stderr, "cujit: cannot read the directory '%s': %s\n", dir,
-            find_failed ? "out of memory" : strerror(errno));
+    cli_print(stderr, "cujit: cannot read the directory '%s': %s\n", dir,
+              find_failed ? "out of memory" : strerror(errno));
     cli_free_sources(found, n_found);
     return 1;
   }

@@ -53,7 +53,7 @@ int cli_explain(int argc, char **argv) {
   const char **lists = calloc(3 * ((size_t)argc + 1), sizeof *lists);
   lines shown = {NULL, 0, 0};
   int rc;
-  if (!lists) return fprintf(stderr, "cujit: out of memory\n"), 1;
+  if (!lists) return cli_print(stderr, "cujit: out of memory\n"), 1;
   memset(&c, 0, sizeof c);
   c.inputs = lists;
   c.includes = lists + argc + 1;
@@ -76,20 +76,22 @@ int cli_explain(int argc, char **argv) {
   if (cujit_cache_explain_file(c.inputs[0], &opts, &e, keep_difference, &shown) != CUJIT_OK) {
     free(lists);
     free(shown.text);
-    fprintf(stderr, "cujit: %s\n", cujit_last_error());
+    cli_print(stderr, "cujit: %s\n", cujit_last_error());
     return cujit_last_status() == CUJIT_ERROR_INVALID_OPTION ? 2 : 1;
   }
   free(lists);
-  if (e.key[0]) printf("key       %s\n", e.key);
-  printf("result    %s: %s would serve it\n", e.hit ? "hit" : "miss", tier_words(e.tier));
-  if (e.reason[0]) printf("why       %s\n", e.reason);
+  if (e.key[0]) cli_print(stdout, "key       %s\n", e.key);
+  cli_print(stdout, "result    %s: %s would serve it\n", e.hit ? "hit" : "miss",
+            tier_words(e.tier));
+  if (e.reason[0]) cli_print(stdout, "why       %s\n", e.reason);
   if (e.has_nearest)
-    printf("nearest   %s (%s, %s; %u difference%s, of %llu entries compared)\n", e.nearest_key,
-           e.nearest_name, e.nearest_arch[0] ? e.nearest_arch : "NVRTC's default target",
-           e.differences, e.differences == 1 ? "" : "s", (unsigned long long)e.entries);
+    cli_print(stdout, "nearest   %s (%s, %s; %u difference%s, of %llu entries compared)\n",
+              e.nearest_key, e.nearest_name,
+              e.nearest_arch[0] ? e.nearest_arch : "NVRTC's default target", e.differences,
+              e.differences == 1 ? "" : "s", (unsigned long long)e.entries);
   else if (!e.hit && e.tier != CUJIT_CACHE_TIER_UNCACHED)
-    printf("nearest   none: the disk cache holds no entry to compare with\n");
-  if (shown.text) fputs(shown.text, stdout);
+    cli_print(stdout, "nearest   none: the disk cache holds no entry to compare with\n");
+  if (shown.text) cli_print(stdout, "%s", shown.text);
   free(shown.text);
   return 0;
 }
@@ -99,8 +101,8 @@ int cli_explain(int argc, char **argv) {
 static int print_verdict(const cujit_cache_verified *v, void *user) {
   static const char *const words[] = {"match", "MISMATCH", "skipped"};
   (void)user;
-  printf("%-8s  %s  %-10s %s%s%s\n", words[v->verdict], v->key, v->arch, v->name,
-         v->detail[0] ? ": " : "", v->detail);
+  cli_print(stdout, "%-8s  %s  %-10s %s%s%s\n", words[v->verdict], v->key, v->arch, v->name,
+            v->detail[0] ? ": " : "", v->detail);
   fflush(stdout);
   return 0;
 }
@@ -121,9 +123,10 @@ int cli_verify(int argc, char **argv) {
   }
   if (cujit_cache_verify((size_t)sample, print_verdict, NULL, &s) != CUJIT_OK)
     return cli_fail("cannot verify the cache");
-  printf("%llu verified of %llu entries: %llu matched, %llu did not reproduce, %llu skipped\n",
-         (unsigned long long)(s.matched + s.mismatched), (unsigned long long)s.entries,
-         (unsigned long long)s.matched, (unsigned long long)s.mismatched,
-         (unsigned long long)s.skipped);
+  cli_print(stdout,
+            "%llu verified of %llu entries: %llu matched, %llu did not reproduce, %llu skipped\n",
+            (unsigned long long)(s.matched + s.mismatched), (unsigned long long)s.entries,
+            (unsigned long long)s.matched, (unsigned long long)s.mismatched,
+            (unsigned long long)s.skipped);
   return s.mismatched ? 1 : 0;
 }

@@ -120,7 +120,7 @@ static const command_help *find(const char *name) {
 static void print_lines(FILE *f, const char *first, const char *rest, const char *text) {
   const char *end;
   for (; (end = strchr(text, '\n')) != NULL; text = end + 1, first = rest)
-    fprintf(f, "%s%.*s\n", first, (int)(end - text), text);
+    cli_print(f, "%s%.*s\n", first, (int)(end - text), text);
 }
 
 /* A synopsis: a line that starts with the command's name after `first` (the first line)
@@ -129,21 +129,21 @@ static void print_synopsis(FILE *f, const char *first, const char *next, const c
                            const char *text) {
   const char *end;
   for (; (end = strchr(text, '\n')) != NULL; text = end + 1, first = next)
-    fprintf(f, "%s%.*s\n", *text == ' ' ? indent : first, (int)(end - text), text);
+    cli_print(f, "%s%.*s\n", *text == ' ' ? indent : first, (int)(end - text), text);
 }
 
 static void print_overview(FILE *f) {
   size_t i;
-  fputs("usage: cujit <command> [arguments]\n\ncommands:\n", f);
+  cli_print(f, "usage: cujit <command> [arguments]\n\ncommands:\n");
   for (i = 0; i < CJ_CLI_COUNT(commands); i++) {
     print_synopsis(f, "  ", "  ", "  ", commands[i].synopsis);
     print_lines(f, "      ", "      ", commands[i].summary);
   }
-  fputs("\noptions:\n"
-        "  -h, --help     show this help ('cujit COMMAND --help': a command's options)\n"
-        "  -V, --version  show cujit's version\n"
-        "\nexit status: 0 success, 1 failure, 2 bad usage (each command's help says more)\n",
-        f);
+  cli_print(f,
+            "\noptions:\n"
+            "  -h, --help     show this help ('cujit COMMAND --help': a command's options)\n"
+            "  -V, --version  show cujit's version\n"
+            "\nexit status: 0 success, 1 failure, 2 bad usage (each command's help says more)\n");
 }
 
 int cli_help(FILE *f, const char *command) {
@@ -154,12 +154,12 @@ int cli_help(FILE *f, const char *command) {
   }
   if (!c) return -1;
   print_synopsis(f, "usage: cujit ", "       cujit ", "             ", c->synopsis);
-  fputc('\n', f);
+  cli_print(f, "\n");
   print_lines(f, "", "", c->summary);
-  fputs("\noptions:\n", f);
+  cli_print(f, "\noptions:\n");
   print_lines(f, "", "", c->options);
-  fputc('\n', f);
-  fputs("exit status:\n", f);
+  cli_print(f, "\n");
+  cli_print(f, "exit status:\n");
   print_lines(f, "  ", "  ", c->status);
   return 0;
 }

@@ -25,7 +25,7 @@ static int cmd_compile(int argc, char **argv) {
   compile_args c;
   const char **lists = alloc_lists(argc, &c);
   int rc;
-  if (!lists) return fprintf(stderr, "cujit: out of memory\n"), 1;
+  if (!lists) return cli_print(stderr, "cujit: out of memory\n"), 1;
   rc = cli_parse_compile(argc, argv, &c);
   if (rc != 0)
     cli_usage_error("%s", c.error);
@@ -46,7 +46,7 @@ static int cmd_warm(int argc, char **argv) {
   if (argc >= 1 && strcmp(argv[0], "--bundle") == 0) return cli_warm_bundle(argc - 1, argv + 1);
   if (argc < 1 || argv[0][0] == '-')
     return cli_usage_error("%s", "warm needs a directory (or --bundle FILE)");
-  if (!(lists = alloc_lists(argc, &c))) return fprintf(stderr, "cujit: out of memory\n"), 1;
+  if (!(lists = alloc_lists(argc, &c))) return cli_print(stderr, "cujit: out of memory\n"), 1;
   rc = cli_parse_options(argc - 1, argv + 1, &c, 0);
   if (rc != 0) {
     cli_usage_error("%s", c.error);
@@ -55,7 +55,7 @@ static int cmd_warm(int argc, char **argv) {
   } else if ((rc = cli_find_sources(argv[0], &files, &n)) == 0) {
     c.cache_only = 1;
     rc = n ? cli_compile_many(&c, (const char *const *)files, n) : 0;
-    if (!n) fprintf(stderr, "cujit: no .cu files under '%s'\n", argv[0]);
+    if (!n) cli_print(stderr, "cujit: no .cu files under '%s'\n", argv[0]);
   }
   cli_free_sources(files, n);
   free(lists);
@@ -68,40 +68,41 @@ static void print_archs(void) {
   int archs[64], maj = 0, min = 0;
   size_t n = 0, i;
   if (cujit_nvrtc_get_version(&maj, &min) != CUJIT_OK) {
-    printf("NVRTC: unavailable (%s)\n", cujit_last_error());
+    cli_print(stdout, "NVRTC: unavailable (%s)\n", cujit_last_error());
     return;
   }
-  printf("NVRTC %d.%d (%s), architectures:", maj, min,
-         cujit_nvrtc_path()[0] ? cujit_nvrtc_path() : "found by the system's library search");
+  cli_print(stdout, "NVRTC %d.%d (%s), architectures:", maj, min,
+            cujit_nvrtc_path()[0] ? cujit_nvrtc_path() : "found by the system's library search");
   if (cujit_nvrtc_get_archs(archs, CJ_CLI_COUNT(archs), &n) == CUJIT_OK)
-    for (i = 0; i < n && i < CJ_CLI_COUNT(archs); i++) printf(" sm_%d", archs[i]);
-  printf("\n");
+    for (i = 0; i < n && i < CJ_CLI_COUNT(archs); i++) cli_print(stdout, " sm_%d", archs[i]);
+  cli_print(stdout, "\n");
 }
 
 static void print_driver(void) {
   int version = 0, count = 0, d;
   if (cujit_driver_get_version(&version) != CUJIT_OK) {
-    printf("driver: %s\n", cujit_last_error());
+    cli_print(stdout, "driver: %s\n", cujit_last_error());
     return;
   }
-  printf("driver: CUDA %d.%d\n", version / 1000, version % 1000 / 10);
+  cli_print(stdout, "driver: CUDA %d.%d\n", version / 1000, version % 1000 / 10);
   if (cujit_device_get_count(&count) != CUJIT_OK) return;
   for (d = 0; d < count; d++) {
     char name[256];
     int ma = 0, mi = 0;
     if (cujit_device_get_info(d, name, sizeof name, &ma, &mi) == CUJIT_OK)
-      printf("device %d: %s (sm_%d%d)\n", d, name, ma, mi);
+      cli_print(stdout, "device %d: %s (sm_%d%d)\n", d, name, ma, mi);
   }
 }
 
 static int cmd_info(int argc, char **argv) {
   if (argc > 1) return cli_usage_error("info takes at most one file (got '%s' too)", argv[1]);
   if (argc == 1) return cli_info_file(argv[0]);
-  printf("cujit %s\n", cujit_version_string());
+  cli_print(stdout, "cujit %s\n", cujit_version_string());
   if (cujit_log_env_ignored())
-    printf("log: off: CUJIT_LOG='%s' is not a log level (off, error, warn, info or debug) and "
-           "was ignored\n",
-           cujit_log_env_ignored());
+    cli_print(stdout,
+              "log: off: CUJIT_LOG='%s' is not a log level (off, error, warn, info or debug) and "
+              "was ignored\n",
+              cujit_log_env_ignored());
   print_archs();
   print_driver();
   cli_print_cache_line();
@@ -124,7 +125,7 @@ int main(int argc, char **argv) {
   /* 'cujit COMMAND ... --help' (before any '--'): that command's help, nothing run */
   if (cli_asks_help(argc - 2, argv + 2) && cli_help(stdout, cmd) == 0) return 0;
   if (strcmp(cmd, "-V") == 0 || strcmp(cmd, "--version") == 0) {
-    printf("cujit %s\n", cujit_version_string());
+    cli_print(stdout, "cujit %s\n", cujit_version_string());
     return 0;
   }
   if (strcmp(cmd, "compile") == 0) return cmd_compile(argc - 2, argv + 2);

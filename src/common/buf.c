@@ -50,40 +50,10 @@ void cj_buf_printf(cj_buf *b, const char *fmt, ...) {
   va_end(ap);
 }
 
-/* The length of the UTF-8 sequence at p (1 to 4 bytes) when it is valid and not a control
- * character (C0, DEL, or C1 written as U+0080..U+009F); 0 otherwise. Overlong forms,
- * surrogates and code points past U+10FFFF are invalid. */
-static size_t printable_utf8(const unsigned char *p, size_t n) {
-  size_t len, i;
-  uint32_t c;
-  if (p[0] >= 0x20 && p[0] < 0x7f) return 1;
-  if (p[0] < 0xc2 || p[0] > 0xf4) return 0; /* controls, continuations, overlong C0/C1 */
-  len = p[0] < 0xe0 ? 2 : p[0] < 0xf0 ? 3 : 4;
-  if (n < len) return 0;
-  c = p[0] & (0x7f >> len);
-  for (i = 1; i < len; i++) {
-    if ((p[i] & 0xc0) != 0x80) return 0;
-    c = c << 6 | (p[i] & 0x3f);
-  }
-  if ((len == 3 && c < 0x800) || (len == 4 && (c < 0x10000 || c > 0x10ffff))) return 0;
-  if ((c >= 0xd800 && c <= 0xdfff) || (c >= 0x80 && c <= 0x9f)) return 0;
-  return len;
-}
+static void buf_put(void *user, const char *p, size_t n) { cj_buf_append(user, p, n); }
 
 void cj_buf_escaped(cj_buf *b, const void *p, size_t n) {
-  const unsigned char *s = p;
-  size_t i = 0, run;
-  while (i < n) {
-    if (s[i] == '\\') {
-      cj_buf_puts(b, "\\\\");
-      i++;
-    } else if ((run = printable_utf8(s + i, n - i)) != 0) {
-      cj_buf_append(b, s + i, run);
-      i += run;
-    } else {
-      cj_buf_printf(b, "\\x%02x", s[i++]);
-    }
-  }
+  cj_escape(p, n, CJ_ESCAPE_VALUE, buf_put, b);
 }
 
 const char *cj_shown(char out[CJ_SHOWN_SIZE], const char *value) {

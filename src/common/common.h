@@ -4,6 +4,7 @@
 #ifndef CUJIT_COMMON_H
 #define CUJIT_COMMON_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -79,6 +80,39 @@ cujit_status cj_fail_oom(const char *what);
     cujit_status cj_try_status_ = (expr);                               \
     if (CJ_UNLIKELY(cj_try_status_ != CUJIT_OK)) return cj_try_status_; \
   } while (0)
+
+/* ---- locks across fork() (forklock.c) ---- */
+
+/* Lists a lock that a forked child may take, so that fork() takes it first (forklock.c's
+ * first comment says how): one held only briefly, never across a compile, a link or a
+ * wait for another process. 0, or -1 when out of memory (the lock is then not listed).
+ * cj_fork_unguard() takes a lock off the list before it is destroyed. */
+int cj_fork_guard(pthread_mutex_t *m);
+void cj_fork_unguard(pthread_mutex_t *m);
+/* Registers what fork() does for a layer: `prepare` before the listed locks are taken
+ * (a wait for the calls in flight to end), `parent` and `child` after they are given back
+ * (the child forgets the parent's threads). NULL for none. Registered once; 0, or -1 when
+ * out of memory. */
+int cj_fork_hooks(void (*prepare)(void), void (*parent)(void), void (*child)(void));
+/* Lists a static lock as the library loads: CJ_FORK_GUARDED(guard_name, lock_variable). */
+#define CJ_FORK_GUARDED(fn, lock) \
+  __attribute__((constructor)) static void fn(void) { cj_fork_guard(&(lock)); }
+
+/* ---- the end of the process (ending.c) ---- */
+
+/* Registers `fn`, something cujit must do for itself when the process ends (remove its
+ * directory of precompiled headers): with atexit(), and for the error mode's end, which
+ * runs no atexit function. It must be safe while other threads run, and take no lock
+ * that may be held long. 0, or -1 when the table is full (a duty more than it holds). */
+int cj_at_end(void (*fn)(void));
+/* The error mode's end, in three calls (ending.c's first comment says what each does):
+ * cj_end_begin() returns only on the thread that claims the end (another thread of the
+ * process that calls it waits until the process is gone); cj_end_say() writes the
+ * strings one after the other to descriptor 2, escaped as CJ_ESCAPE_TEXT; cj_end_finish()
+ * does cujit's duties, flushes stdio and ends the process with status 1. */
+void cj_end_begin(void);
+void cj_end_say(const char *const *parts, size_t n);
+_Noreturn void cj_end_finish(void);
 
 /* ---- scalar types (scalar.c) ----
  *
@@ -313,6 +347,22 @@ static inline void *cj_handle_get(const cj_handles *t, uintptr_t h) {
   return t->slots[slot].gen == (uint32_t)(h >> CJ_HANDLE_SLOT_BITS) ? t->slots[slot].obj : NULL;
 }
 
+/* ---- text from outside, made safe for a terminal (escape.c) ---- */
+
+/* How cj_escape() writes text. In both, control characters (C0, DEL, C1) and bytes that
+ * are not valid UTF-8 become \xNN (ESC as \x1b), so that a terminal acts on none of them;
+ * valid UTF-8 passes as it is.
+ *   CJ_ESCAPE_VALUE: one value quoted in a line (a name, an environment variable): the
+ *     newline, the tab and the carriage return are escaped too, and the backslash is
+ *     written \\, so that the value reads back unambiguously.
+ *   CJ_ESCAPE_TEXT: a message of several lines (an error's detail, NVRTC's log): the
+ *     newline, the tab and a carriage return just before a newline pass, as does the
+ *     backslash (a source line keeps its "\n"). */
+enum { CJ_ESCAPE_VALUE = 0, CJ_ESCAPE_TEXT = 1 };
+typedef void (*cj_escape_fn)(void *user, const char *p, size_t n);
+/* Hands the n bytes at p, escaped, to put() in pieces, in order. Allocates nothing. */
+void cj_escape(const void *p, size_t n, int mode, cj_escape_fn put, void *user);
+
 /* ---- string buffer (buf.c) ---- */
 
 typedef struct cj_buf {
@@ -328,9 +378,7 @@ void cj_buf_puts(cj_buf *b, const char *s);
 void cj_buf_put_le(cj_buf *b, uint64_t v, int bytes);
 void cj_buf_printf(cj_buf *b, const char *fmt, ...) CJ_PRINTF(2, 3);
 void cj_buf_vprintf(cj_buf *b, const char *fmt, va_list ap);
-/* Appends n bytes of text from outside (a file's strings, an environment variable) so that
- * a terminal shows them and acts on none: control characters (C0, DEL, C1), bytes that are
- * not valid UTF-8, and the backslash are written as \x1b, \x0a, \\; the rest as it is. */
+/* Appends n bytes of a value from outside as cj_escape() writes it in CJ_ESCAPE_VALUE. */
 void cj_buf_escaped(cj_buf *b, const void *p, size_t n);
 /* The first 64 bytes of a value from outside (an environment variable's), escaped as
  * cj_buf_escaped() does, for a message that quotes it: written to `out` (CJ_SHOWN_SIZE

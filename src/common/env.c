@@ -233,6 +233,7 @@ const char *cj_env(const char *name) { return cj_env_value(cj_env_find(name)); }
 /* ---- bad values, remembered per variable (envvalue.c warns about them) ---- */
 
 static pthread_mutex_t warn_lock = PTHREAD_MUTEX_INITIALIZER;
+CJ_FORK_GUARDED(guard_warnings, warn_lock)
 static CJ_LARGE char warned[CJ_COUNT(table)]
                            [72]; /* per variable, the last bad value warned about */
 

@@ -2,7 +2,6 @@
  * failing call of the program calls). */
 #include <pthread.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -153,6 +152,7 @@ cujit_status cj_fail_oom(const char *what) {
  * change the handler or end the process. */
 
 static pthread_mutex_t handler_lock = PTHREAD_MUTEX_INITIALIZER;
+CJ_FORK_GUARDED(guard_handler, handler_lock)
 static cujit_error_fn handler_fn;
 static void *handler_user;
 static int handler_chosen; /* the program called cujit_error_set_handler() */
@@ -199,8 +199,12 @@ cujit_status cujit_error_raise_(cujit_status status, const char *call) {
 }
 
 void cujit_error_exit(cujit_status status, const char *call, const char *detail, void *user) {
+  const char *parts[] = {"cujit: ", call ? call : "a cujit call",
+                         ": ",      cujit_status_name(status),
+                         ": ",      detail && *detail ? detail : cujit_status_string(status),
+                         "\n"};
   (void)user;
-  fprintf(stderr, "cujit: %s: %s: %s\n", call ? call : "a cujit call", cujit_status_name(status),
-          detail && *detail ? detail : cujit_status_string(status));
-  exit(EXIT_FAILURE);
+  cj_end_begin();
+  cj_end_say(parts, CJ_COUNT(parts));
+  cj_end_finish();
 }

@@ -9,6 +9,7 @@ static pthread_once_t log_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static volatile int log_level; /* cujit_log_level; read without the lock on hot paths */
 static cujit_log_fn log_fn;
+CJ_FORK_GUARDED(guard_log, log_lock)
 static void *log_user;
 
 static const char *const level_names[] = {"off", "error", "warn", "info", "debug"};
@@ -27,6 +28,32 @@ static void log_init(void) {
     log_level = level;
 }
 
+typedef struct shown_line {
+  char text[4 * 1024 + 64]; /* a line of 1023 bytes, each escaped as \xNN at worst */
+  size_t n;
+} shown_line;
+
+static void put(void *user, const char *p, size_t n) {
+  shown_line *s = user;
+  if (n > sizeof s->text - 1 - s->n) n = sizeof s->text - 1 - s->n;
+  memcpy(s->text + s->n, p, n);
+  s->n += n;
+}
+
+/* The default output: the line on stderr with control characters and bytes that are not
+ * UTF-8 escaped (a file's name, NVRTC's log quoting a source line), in one write. */
+static void to_stderr(cujit_log_level level, const char *line) {
+  shown_line s;
+  s.n = 0;
+  put(&s, "cujit: ", 7);
+  put(&s, level_names[level], strlen(level_names[level]));
+  put(&s, ": ", 2);
+  cj_escape(line, strlen(line), CJ_ESCAPE_TEXT, put, &s);
+  put(&s, "\n", 1);
+  s.text[s.n] = '\0';
+  fputs(s.text, stderr);
+}
+
 static void deliver(cujit_log_level level, const char *line) {
   cujit_log_fn fn;
   void *user;
@@ -37,7 +64,7 @@ static void deliver(cujit_log_level level, const char *line) {
   if (fn)
     fn(level, line, user);
   else
-    fprintf(stderr, "cujit: %s: %s\n", level_names[level], line);
+    to_stderr(level, line);
 }
 
 /* The log's first message, once it is on, says which CUJIT_LOG was ignored: a warning, or

@@ -1,13 +1,84 @@
 /* devlink.c - the device link: linking with nvJitLink (loaded on the first link that needs it). */
+#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "compile/devlink.h"
 #include "driver/nvrtc.h"
+
+/* ---- forks while links run ----
+ *
+ * As with NVRTC (compile/nvrtc.c): a child forked while another thread is inside nvJitLink
+ * would find nvJitLink's own lock held by a thread it does not have, and its first link
+ * would wait forever. So every call into nvJitLink is in flight: a fork waits (in a hook
+ * of common/forklock.c) for those in flight to end, at most 5 s, and none starts until the
+ * fork is done; a child forked while a link still ran refuses to link, saying why. */
+
+static pthread_mutex_t flight_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t flight_change = PTHREAD_COND_INITIALIZER;
+static int in_flight, forking, stuck;
+
+static void fork_prepare(void) {
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 5;
+  pthread_mutex_lock(&flight_lock);
+  forking++;
+  while (in_flight && pthread_cond_timedwait(&flight_change, &flight_lock, &until) != ETIMEDOUT) {
+  }
+}
+
+static void fork_parent(void) {
+  forking--;
+  pthread_cond_broadcast(&flight_change);
+  pthread_mutex_unlock(&flight_lock);
+}
+
+static void fork_child(void) { /* only this thread is left: nothing else is in flight */
+  stuck |= in_flight > 0;
+  in_flight = forking = 0;
+  pthread_cond_init(&flight_change, NULL);
+  pthread_mutex_unlock(&flight_lock);
+}
+
+__attribute__((constructor)) static void fork_hooks(void) {
+  cj_fork_hooks(fork_prepare, fork_parent, fork_child);
+}
+
+static cujit_status flight_begin(const char *what) {
+  int no;
+  pthread_mutex_lock(&flight_lock);
+  while (forking) pthread_cond_wait(&flight_change, &flight_lock);
+  no = stuck;
+  in_flight += !no;
+  pthread_mutex_unlock(&flight_lock);
+  CJ_CHECK(!no, CUJIT_ERROR_LINK,
+           "cannot link '%s' in this process: it was forked while another thread of its parent "
+           "was in nvJitLink, and nvJitLink's lock stays held by that thread, which a child "
+           "does not have. Fork while no link runs, or start the child with exec "
+           "(posix_spawn); links found in the cache still work",
+           what);
+  return CUJIT_OK;
+}
+
+static void flight_end(void) {
+  pthread_mutex_lock(&flight_lock);
+  in_flight--;
+  pthread_cond_broadcast(&flight_change);
+  pthread_mutex_unlock(&flight_lock);
+}
+
+void cj_link_version(unsigned *major, unsigned *minor) {
+  *major = *minor = 0;
+  if (!cj_jl.version || flight_begin("the version query") != CUJIT_OK) return;
+  cj_jl.version(major, minor);
+  flight_end();
+}
 
 const char *cj_link_type_name(nvJitLinkInputType t) {
   switch (t) {
@@ -238,6 +309,10 @@ cujit_status cj_link_run(const cj_link_spec *spec, const cj_link_in *in, size_t 
   *out = NULL;
   CJ_TRY(cj_nvjitlink_load());
   CJ_TRY(link_options(spec, arch, sizeof arch, &argv, &argc));
+  if ((st = flight_begin(spec->name)) != CUJIT_OK) {
+    cj_free(argv);
+    return st;
+  }
   options_line(argv, argc, &opts);
   r = cj_jl.create(&h, (uint32_t)argc, argv);
   if (r != NVJITLINK_SUCCESS) {
@@ -261,6 +336,7 @@ cujit_status cj_link_run(const cj_link_spec *spec, const cj_link_in *in, size_t 
   if (st == CUJIT_OK && im->log[0]) cj_info("'%s' linked with messages:\n%s", spec->name, im->log);
 done:
   if (h) cj_jl.destroy(&h);
+  flight_end();
   if (st != CUJIT_OK)
     cj_image_unref(im);
   else

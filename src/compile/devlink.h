@@ -32,6 +32,9 @@ cujit_status cj_link_run(const cj_link_spec *spec, const cj_link_in *in, size_t 
 
 /* The readable name of an input type ("a CUBIN", "LTO-IR"...). */
 const char *cj_link_type_name(nvJitLinkInputType t);
+/* nvJitLink's version (loaded first, by the caller), asked in flight (see devlink.c); 0.0
+ * when it cannot say. */
+void cj_link_version(unsigned *major, unsigned *minor);
 
 /* The toolkit's libcudadevrt.a (the device runtime, for kernels that launch kernels):
  * beside the nvJitLink in use, beside the NVRTC in use, then where NVRTC is looked for.

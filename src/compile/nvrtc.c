@@ -1,6 +1,7 @@
 /* nvrtc.c - compiling with NVRTC (loaded on the first call that needs it). */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -17,19 +18,28 @@ static nvrtcResult version_result;
 static uint64_t programs_created;
 
 static cujit_status load_status;
+static int archs_refused, version_refused; /* forked while NVRTC was in use: not asked */
+
+static int flight_enter(void);
+static void flight_end(void);
+static cujit_status refused(const char *what);
 
 static void archs_init(void) {
   int n = 0;
   if ((load_status = cj_nvrtc_load()) != CUJIT_OK) return;
+  if ((archs_refused = flight_enter()) != 0) return;
   archs_result = cj_nv.nvrtcGetNumSupportedArchs(&n);
-  if (archs_result != NVRTC_SUCCESS || n <= 0 || (size_t)n > CJ_COUNT(archs)) return;
-  archs_result = cj_nv.nvrtcGetSupportedArchs(archs);
-  if (archs_result == NVRTC_SUCCESS) n_archs = (size_t)n;
+  if (archs_result == NVRTC_SUCCESS && n > 0 && (size_t)n <= CJ_COUNT(archs)) {
+    archs_result = cj_nv.nvrtcGetSupportedArchs(archs);
+    if (archs_result == NVRTC_SUCCESS) n_archs = (size_t)n;
+  }
+  flight_end();
 }
 
 cujit_status cj_nvrtc_archs(const int **out, size_t *count) {
   pthread_once(&archs_once, archs_init);
   if (load_status != CUJIT_OK) return cj_nvrtc_load();
+  if (archs_refused) return refused("ask NVRTC which targets it supports");
   if (archs_result != NVRTC_SUCCESS)
     return cj_fail_nvrtc(CUJIT_ERROR_NVRTC, archs_result, "nvrtcGetSupportedArchs failed: %s",
                          cj_nv.nvrtcGetErrorString(archs_result));
@@ -42,12 +52,15 @@ static cujit_status version_load_status;
 
 static void version_init(void) {
   if ((version_load_status = cj_nvrtc_load()) != CUJIT_OK) return;
+  if ((version_refused = flight_enter()) != 0) return;
   version_result = cj_nv.nvrtcVersion(&version_major, &version_minor);
+  flight_end();
 }
 
 cujit_status cj_nvrtc_version_cached(int *major, int *minor) {
   pthread_once(&version_once, version_init);
   if (version_load_status != CUJIT_OK) return cj_nvrtc_load();
+  if (version_refused) return refused("ask NVRTC its version");
   if (version_result != NVRTC_SUCCESS)
     return cj_fail_nvrtc(CUJIT_ERROR_NVRTC, version_result, "nvrtcVersion failed: %s",
                          cj_nv.nvrtcGetErrorString(version_result));
@@ -317,10 +330,11 @@ static cujit_status run(nvrtcProgram p, const cj_request *r, pch_use *u, double 
 
 /* ---- forks while compiles run ----
  *
- * NVRTC holds a lock of its own while it compiles: a child forked meanwhile would find it
- * held by a thread the child does not have, and the child's first compile would wait
- * forever. So a fork waits (in a pthread_atfork hook) for the compiles in flight to end,
- * and no compile starts until the fork is done. The wait is bounded (fork_wait_s): a
+ * NVRTC holds a lock of its own while it compiles (and while it answers which targets it
+ * supports, or its version): a child forked meanwhile would find it held by a thread the
+ * child does not have, and the child's first compile would wait forever. So every call
+ * into NVRTC is "in flight": a fork waits (in a hook of common/forklock.c) for those in flight
+ * to end, and none starts until the fork is done. The wait is bounded (fork_wait_s): a
  * compile may need a lock the forking thread holds (a cancel hook or log callback taking
  * the caller's own lock), and then the fork goes on; a child forked while another thread
  * compiled refuses to compile rather than hang. A fork from inside a compile (a cancel
@@ -328,7 +342,6 @@ static cujit_status run(nvrtcProgram p, const cj_request *r, pch_use *u, double 
 
 static pthread_mutex_t flight_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t flight_change = PTHREAD_COND_INITIALIZER;
-static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 static int in_flight, forking; /* compiles running; forks waiting or under way */
 static int stuck;              /* forked while another thread compiled: NVRTC is unusable */
 static double fork_wait_s = 5;
@@ -366,24 +379,37 @@ static void fork_child(void) {
   pthread_mutex_unlock(&flight_lock);
 }
 
-static void fork_hooks(void) { pthread_atfork(fork_prepare, fork_parent, fork_child); }
+__attribute__((constructor)) static void fork_hooks(void) {
+  cj_fork_hooks(fork_prepare, fork_parent, fork_child);
+}
 
-static cujit_status flight_begin(const cj_request *r) {
-  int refused;
-  pthread_once(&fork_once, fork_hooks);
+/* Enters a call into NVRTC: 0, or 1 when this process may not call NVRTC (a child forked
+ * while another thread was in it), and nothing was entered. */
+static int flight_enter(void) {
+  int no;
   pthread_mutex_lock(&flight_lock);
   while (forking && !mine) pthread_cond_wait(&flight_change, &flight_lock);
-  refused = stuck;
-  in_flight += !refused;
-  mine += !refused;
+  no = stuck;
+  in_flight += !no;
+  mine += !no;
   pthread_mutex_unlock(&flight_lock);
-  CJ_CHECK(!refused, CUJIT_ERROR_NVRTC,
-           "cannot compile '%s' in this process: it was forked "
-           "while another thread of its parent was compiling, and NVRTC's lock stays held "
-           "by that thread, which a child does not have. Fork before compiling or while no "
-           "compile runs, or start the child with exec (posix_spawn); cache hits still work",
-           r->name);
-  return CUJIT_OK;
+  return no;
+}
+
+static cujit_status refused(const char *what) {
+  return cj_fail(CUJIT_ERROR_NVRTC,
+                 "cannot %s in this process: it was forked while another thread of its parent "
+                 "was in NVRTC, and NVRTC's lock stays held by that thread, which a child does "
+                 "not have. Fork before compiling or while no compile runs, or start the child "
+                 "with exec (posix_spawn); cache hits still work",
+                 what);
+}
+
+static cujit_status flight_begin(const cj_request *r) {
+  char what[300];
+  if (!flight_enter()) return CUJIT_OK;
+  snprintf(what, sizeof what, "compile '%s'", r->name);
+  return refused(what);
 }
 
 static void flight_end(void) {

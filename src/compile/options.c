@@ -105,6 +105,7 @@ static cujit_status explicit_arch(const char *req, const char *from, char *out, 
 /* CUJIT_ARCH, read at the first compile that needs it: a lookup in a large environment
  * costs as much as the rest of a memory-cache hit. */
 static pthread_mutex_t env_lock = PTHREAD_MUTEX_INITIALIZER;
+CJ_FORK_GUARDED(guard_arch_env, env_lock)
 static char *arch_env;
 static int arch_env_read;
 

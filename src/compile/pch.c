@@ -62,7 +62,7 @@ static CJ_LARGE slot table[SLOTS];
 static char dir[512];     /* this process's directory; "" until made */
 static pid_t dir_pid;     /* the process that made `dir`: only it uses and removes it */
 static pid_t no_dir_pid;  /* a process that could not make one compiles plainly */
-static int exit_set;      /* remove_dir() is registered with atexit */
+static int exit_set;      /* remove_dir() is registered to run at the end (cj_at_end) */
 static int disabled = -1; /* CUJIT_PCH, read once; 1 after a compile fell back */
 static int created_count;
 
@@ -285,7 +285,7 @@ static const char *private_dir(char *warning, size_t size) {
   dir_pid = me;
   if (!exit_set) {
     exit_set = 1;
-    atexit(remove_dir);
+    cj_at_end(remove_dir);
   }
   return dir;
 }

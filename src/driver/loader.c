@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -381,12 +382,16 @@ static const char *resolve(const cj_dlib *d, void *lib, void *table) {
   return NULL;
 }
 
-cj_dlib_rc cj_dlib_load(const cj_dlib *d, const cj_dlib_file *f, void *table, void **lib, char *why,
-                        size_t why_size) {
+/* Held while a library is loaded and its entry points read: a fork() waits for it (see
+ * common/forklock.c), so that no child starts with a library half loaded, its
+ * constructors half run, by a thread the child does not have. */
+static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
+CJ_FORK_GUARDED(guard_load, load_lock)
+
+static cj_dlib_rc load_locked(const cj_dlib *d, const cj_dlib_file *f, void *table, void **lib,
+                              char *why, size_t why_size) {
   const char *err;
   void *h;
-  *lib = NULL;
-  why[0] = '\0';
   if (f->env_refused) return CJ_DLIB_REFUSED;
   if (f->in_process) {
     h = RTLD_DEFAULT;
@@ -407,6 +412,17 @@ cj_dlib_rc cj_dlib_load(const cj_dlib *d, const cj_dlib_file *f, void *table, vo
   }
   *lib = h;
   return CJ_DLIB_LOADED;
+}
+
+cj_dlib_rc cj_dlib_load(const cj_dlib *d, const cj_dlib_file *f, void *table, void **lib, char *why,
+                        size_t why_size) {
+  cj_dlib_rc rc;
+  *lib = NULL;
+  why[0] = '\0';
+  pthread_mutex_lock(&load_lock);
+  rc = load_locked(d, f, table, lib, why, why_size);
+  pthread_mutex_unlock(&load_lock);
+  return rc;
 }
 
 /* ---- messages ---- */

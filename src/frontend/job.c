@@ -40,7 +40,6 @@ static pthread_cond_t work = PTHREAD_COND_INITIALIZER; /* a job was queued */
 static pthread_cond_t done = PTHREAD_COND_INITIALIZER; /* a job finished */
 static cujit_compile_job *head, *tail;
 static unsigned queued, runners, idle_runners, running;
-static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
 /* ---- running one job ---- */
 
@@ -153,7 +152,9 @@ static void forget_in_child(void) {
   pthread_cond_init(&done, NULL);
 }
 
-static void at_fork(void) { pthread_atfork(NULL, NULL, forget_in_child); }
+__attribute__((constructor)) static void at_fork(void) {
+  cj_fork_hooks(NULL, NULL, forget_in_child);
+}
 
 /* Queues a job, starting a runner when more jobs wait than runners are idle (a runner
  * woken for an earlier job may not have taken it yet) and fewer run than compiles may.
@@ -162,7 +163,6 @@ static void submit(cujit_compile_job *j) {
   pthread_t t;
   pthread_attr_t at;
   int started = 1;
-  pthread_once(&fork_once, at_fork);
   pthread_mutex_lock(&mu);
   if (tail)
     tail->next = j;

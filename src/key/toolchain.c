@@ -18,6 +18,7 @@
 #define NAME_FILE "nvrtc"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+CJ_FORK_GUARDED(guard_toolchain, lock)
 static char name[512]; /* "" until known */
 static int from_nvrtc; /* name is this machine's NVRTC's (not read from a cache) */
 static int noted;      /* name was recorded in the cache directory by this process */

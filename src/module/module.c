@@ -20,6 +20,7 @@ static struct {
   cj_handles table;
   pthread_mutex_t lock;
 } modules = {CJ_HANDLES_INIT(CJ_HANDLE_TAG(0x4D)), PTHREAD_MUTEX_INITIALIZER};
+CJ_FORK_GUARDED(guard_modules, modules.lock)
 
 cj_module *cj_module_find(const cujit_module *h) {
   cj_module *m;

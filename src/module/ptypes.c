@@ -9,6 +9,7 @@
 
 /* Serialises publishing a kernel's types; launches read them without it. */
 static pthread_mutex_t types_lock = PTHREAD_MUTEX_INITIALIZER;
+CJ_FORK_GUARDED(guard_types, types_lock)
 
 cj_ptypes *cj_ptypes_new(size_t n, int from) {
   cj_ptypes *t = cj_calloc(1, sizeof *t + n * (sizeof(uint32_t) + sizeof(cj_ptype)));

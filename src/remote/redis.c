@@ -62,48 +62,11 @@ typedef struct redis {
   pid_t pid;        /* the process that connected */
   double failed_at; /* when a command last failed to reach the server (monotonic s; 0: never) */
   cj_redis_reader *reader;
-  struct redis *next; /* in `stores` */
 } redis;
 
-/* Every open store, so that fork() can take their locks first: a child forked while
+/* Each store's lock is listed for fork() (common/forklock.c): a child forked while
  * another thread was in the middle of a command would otherwise start with that store's
  * lock held forever. The child then connects anew (connect_now sees another pid). */
-static pthread_mutex_t stores_lock = PTHREAD_MUTEX_INITIALIZER;
-static redis *stores;
-static pthread_once_t fork_hooks_once = PTHREAD_ONCE_INIT;
-
-static void fork_prepare(void) {
-  redis *c;
-  pthread_mutex_lock(&stores_lock);
-  for (c = stores; c; c = c->next) pthread_mutex_lock(&c->mu);
-}
-
-static void fork_done(void) { /* in the parent and in the child alike */
-  redis *c;
-  for (c = stores; c; c = c->next) pthread_mutex_unlock(&c->mu);
-  pthread_mutex_unlock(&stores_lock);
-}
-
-static void fork_hooks(void) { pthread_atfork(fork_prepare, fork_done, fork_done); }
-
-static void store_add(redis *c) {
-  pthread_once(&fork_hooks_once, fork_hooks);
-  pthread_mutex_lock(&stores_lock);
-  c->next = stores;
-  stores = c;
-  pthread_mutex_unlock(&stores_lock);
-}
-
-static void store_remove(redis *c) {
-  redis **p;
-  pthread_mutex_lock(&stores_lock);
-  for (p = &stores; *p; p = &(*p)->next)
-    if (*p == c) {
-      *p = c->next;
-      break;
-    }
-  pthread_mutex_unlock(&stores_lock);
-}
 
 /* ---- the URL ---- */
 
@@ -644,7 +607,7 @@ static int redis_unlock(cj_remote *t, const cj_key *key, uint64_t token, char *w
 static void redis_destroy(cj_remote *t) {
   redis *c = (redis *)t;
   if (!c) return;
-  store_remove(c);
+  cj_fork_unguard(&c->mu);
   hang_up(c);
   pthread_mutex_destroy(&c->mu);
   memset(c->password, 0, sizeof c->password);
@@ -668,7 +631,7 @@ int cj_redis_open(const char *url, cj_remote **out, char *why, size_t why_size) 
     return -1;
   }
   pthread_mutex_init(&c->mu, NULL);
-  store_add(c);
+  cj_fork_guard(&c->mu);
   *out = &c->base;
   return 0;
 }

@@ -19,11 +19,13 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "remote/remote.h"
 #include "driver/hiredis.h"
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+CJ_FORK_GUARDED(guard_tier, mu)
 static cj_remote *current;    /* the tier set now (a reference); NULL: none */
 static int configured;        /* the setting was read from the environment, or set */
 static double retry_at;       /* monotonic seconds before which `current` is skipped */
@@ -169,10 +171,13 @@ static void failed(cj_remote *t, int rc, const char *op, const char *why, cj_dis
 }
 
 /* Gives the claim's lock back (nothing when none is held). */
+static void unlist_held(const cj_remote *t, uint64_t token);
+
 static void release(cj_remote_claim *claim) {
   char why[512] = "";
   int rc;
   if (!claim->tier) return;
+  unlist_held(claim->tier, claim->token);
   if (usable(claim->tier)) { /* otherwise the lock expires by itself */
     rc = claim->tier->ops->unlock(claim->tier, &claim->key, claim->token, why, sizeof why);
     if (rc != CJ_REMOTE_OK) failed(claim->tier, rc, "drop a lock", why, NULL);
@@ -238,6 +243,63 @@ static int lookup(cj_remote *t, const cj_want *w, int first, cj_found *f, cj_dis
   return rc;
 }
 
+/* ---- the locks this process holds in the tier ----
+ *
+ * A process that ends while one of its threads holds a key's lock in the tier (the error
+ * mode's end, or an exit() during a compile) gives the lock back as it ends (cj_at_end),
+ * so that no other machine waits for it to expire: one command each, as a compile drops
+ * its lock, bounded by the tier's timeout. Each lock is listed with the process that took
+ * it: a forked child never gives back its parent's. A lock is listed from hold() until
+ * release() takes it off, before its claim's reference to the tier is dropped,
+ * so the tier of every listed lock is alive while the list's lock is held. */
+
+enum { MAX_HELD = 64 };
+typedef struct held_lock {
+  cj_remote *tier; /* NULL: a free slot */
+  cj_key key;
+  uint64_t token;
+  pid_t pid;
+} held_lock;
+
+static pthread_mutex_t held_mu = PTHREAD_MUTEX_INITIALIZER;
+CJ_FORK_GUARDED(guard_held, held_mu)
+static held_lock held[MAX_HELD];
+static pthread_once_t held_once = PTHREAD_ONCE_INIT;
+
+static void give_back_at_end(void) {
+  pid_t me = getpid();
+  size_t i;
+  pthread_mutex_lock(&held_mu);
+  for (i = 0; i < MAX_HELD; i++) {
+    char why[256];
+    held_lock *h = &held[i];
+    if (!h->tier || h->pid != me) continue;
+    h->tier->ops->unlock(h->tier, &h->key, h->token, why, sizeof why);
+    h->tier = NULL;
+  }
+  pthread_mutex_unlock(&held_mu);
+}
+
+static void held_init(void) { cj_at_end(give_back_at_end); }
+
+/* Lists a lock taken (a full list leaves it to expire, as before). */
+static void list_held(cj_remote *t, const cj_key *key, uint64_t token) {
+  size_t i;
+  pthread_once(&held_once, held_init);
+  pthread_mutex_lock(&held_mu);
+  for (i = 0; i < MAX_HELD && held[i].tier; i++) continue;
+  if (i < MAX_HELD) held[i] = (held_lock){t, *key, token, getpid()};
+  pthread_mutex_unlock(&held_mu);
+}
+
+static void unlist_held(const cj_remote *t, uint64_t token) {
+  size_t i;
+  pthread_mutex_lock(&held_mu);
+  for (i = 0; i < MAX_HELD; i++)
+    if (held[i].tier == t && held[i].token == token) held[i].tier = NULL;
+  pthread_mutex_unlock(&held_mu);
+}
+
 static void hold(cj_remote_claim *claim, cj_remote *t, const cj_key *key, uint64_t token) {
   pthread_mutex_lock(&mu);
   t->refs++;
@@ -245,6 +307,7 @@ static void hold(cj_remote_claim *claim, cj_remote *t, const cj_key *key, uint64
   claim->tier = t;
   claim->key = *key;
   claim->token = token;
+  list_held(t, key, token);
 }
 
 /* No entry yet: takes the key's lock in the tier, or waits for the entry of the machine

@@ -18,6 +18,7 @@
 #include "store/store.h"
 
 static pthread_mutex_t dir_lock = PTHREAD_MUTEX_INITIALIZER;
+CJ_FORK_GUARDED(guard_dir, dir_lock)
 static char *api_dir;          /* from cujit_cache_set_dir(); NULL: the default */
 static char last_warning[512]; /* the last warning given, so that it is given once */
 

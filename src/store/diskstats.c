@@ -88,6 +88,7 @@ static int open_checked(const cj_root *r, int create, char why[CJ_WHY_SIZE]) {
 /* The stats file whose lock a wait ran out on, and until when its updates are skipped (so
  * that a stopped holder costs one wait, not one per compile). */
 static pthread_mutex_t busy_lock = PTHREAD_MUTEX_INITIALIZER;
+CJ_FORK_GUARDED(guard_busy, busy_lock)
 static struct busy {
   dev_t dev;
   ino_t ino;
@@ -173,13 +174,13 @@ static uint64_t pending_hits;
 static uint64_t pending_dir;
 static int hooks_set;
 
-/* Around a fork: the lock is held across it, so that the child gets it free and the
- * counter in a consistent state; the child starts with no hits (the parent writes them). */
-static void fork_prepare(void) { pthread_mutex_lock(&hits_lock); }
-static void fork_parent(void) { pthread_mutex_unlock(&hits_lock); }
-static void fork_child(void) {
-  pending_hits = 0;
-  pthread_mutex_unlock(&hits_lock);
+/* Around a fork: the lock is one fork() takes (common/forklock.c), so that the child gets
+ * it free and the counter whole; the child starts with no hits (the parent writes them). */
+static void fork_child(void) { pending_hits = 0; }
+
+__attribute__((constructor)) static void fork_hooks(void) {
+  cj_fork_guard(&hits_lock);
+  cj_fork_hooks(NULL, NULL, fork_child);
 }
 
 static void flush_at_exit(void) {
@@ -212,8 +213,7 @@ void cj_diskstats_hit(const cj_root *r) {
   pthread_mutex_lock(&hits_lock);
   if (!hooks_set) {
     hooks_set = 1;
-    pthread_atfork(fork_prepare, fork_parent, fork_child);
-    atexit(flush_at_exit);
+    cj_at_end(flush_at_exit);
   }
   id = dir_id(r);
   if (pending_hits && pending_dir != id) pending_hits = 0;

@@ -15,11 +15,15 @@
  * cannot see (another machine, container or user hidden by /proc) is waited for until the
  * timeout, as is one that runs or sleeps (it may be waiting on a worker, on the remote
  * tier or on a compile hook). A stopped holder that resumes writes its entry atomically,
- * as any writer does. */
+ * as any writer does. The lock dies with its holder unless a child the holder forked
+ * (without exec) still has the lock's descriptor, which keeps it held: a holder that
+ * ended, its lock still held, for CJ_ENDED_S is not waited for either (the error mode's
+ * end, a crash or a kill of a process that forked). */
 #define _GNU_SOURCE /* F_OFD_SETLK */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -63,6 +67,7 @@ static int same_file(int fd, int dir, const char *name) {
 /* ---- who holds a lock ---- */
 
 #define CJ_STOPPED_S 2.0 /* a holder seen stopped this long, using no CPU, is not waited for */
+#define CJ_ENDED_S 0.5   /* nor one seen ended this long whose lock a forked child holds */
 #define CJ_LOOK_S 0.25   /* how often a waiter looks at the holder */
 
 typedef struct holder {
@@ -117,16 +122,18 @@ static int whoami(holder *me) {
 }
 
 /* This process, looked up once per process (a forked child looks again). */
+static pthread_mutex_t self_lock = PTHREAD_MUTEX_INITIALIZER;
+CJ_FORK_GUARDED(guard_self, self_lock)
+
 static int self(holder *out) {
-  static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
   static holder me;
   static int known; /* 1: me is this process; -1: it cannot be said */
   int rc;
-  pthread_mutex_lock(&mu);
+  pthread_mutex_lock(&self_lock);
   if (me.pid != (long)getpid()) known = whoami(&me) == 0 ? 1 : -1;
   *out = me;
   rc = known > 0 ? 0 : -1;
-  pthread_mutex_unlock(&mu);
+  pthread_mutex_unlock(&self_lock);
   return rc;
 }
 
@@ -166,33 +173,61 @@ static int recorded_holder(int dir, const char *name, holder *h) {
              : -1;
 }
 
-/* What a waiter saw of the holder: since when it has been stopped with this CPU time. */
+/* 1 when process h (of this boot and pid namespace) has ended: no process has its pid, or
+ * the one that has it started at another time, or it is a zombie (its descriptors, and so
+ * its locks, are gone). */
+static int ended(const holder *h) {
+  unsigned long long cpu, start;
+  char state;
+  if (kill((pid_t)h->pid, 0) != 0 && errno == ESRCH) return 1;
+  return proc_stat(h->pid, &state, &cpu, &start) == 0 &&
+         (start != h->start || state == 'Z' || state == 'X');
+}
+
+enum { HOLDER_WAITED_FOR, HOLDER_STOPPED, HOLDER_ENDED };
+
+/* What a waiter saw of the holder: what it was (stopped or ended) since when, and with
+ * which CPU time. */
 typedef struct watch {
   holder h;
   unsigned long long cpu;
-  double since; /* 0: not seen stopped */
+  int seen;     /* HOLDER_STOPPED or HOLDER_ENDED since `since` */
+  double since; /* 0: seen neither */
   double next;  /* when to look again */
 } watch;
 
-/* Looks at the holder: 1 once it has been seen stopped, using no CPU, for CJ_STOPPED_S. */
-static int holder_stopped(int dir, const char *name, watch *w, double now) {
-  unsigned long long cpu, start;
+/* Looks at the holder the lock file records: HOLDER_STOPPED once it has been seen stopped,
+ * using no CPU, for CJ_STOPPED_S; HOLDER_ENDED once it has been seen ended for CJ_ENDED_S
+ * while its lock is still held (a child it forked inherited the lock's descriptor: it will
+ * write no entry). Seen twice at least, a look apart, so that the record of the holder
+ * before, in the moment before a new holder writes its own, is not taken for the new. */
+static int holder_state(int dir, const char *name, watch *w, double now) {
+  unsigned long long cpu = 0, start;
   char state;
   holder h;
-  if (now < w->next) return 0;
+  int seen;
+  if (now < w->next) return HOLDER_WAITED_FOR;
   w->next = now + CJ_LOOK_S;
-  if (recorded_holder(dir, name, &h) != 0 || proc_stat(h.pid, &state, &cpu, &start) != 0 ||
-      start != h.start || (state != 'T' && state != 't')) {
+  if (recorded_holder(dir, name, &h) != 0) {
     w->since = 0;
-    return 0;
+    return HOLDER_WAITED_FOR;
   }
-  if (!w->since || w->h.pid != h.pid || w->h.start != h.start || w->cpu != cpu) {
+  if (ended(&h))
+    seen = HOLDER_ENDED;
+  else if (proc_stat(h.pid, &state, &cpu, &start) == 0 && start == h.start &&
+           (state == 'T' || state == 't'))
+    seen = HOLDER_STOPPED;
+  else
+    return w->since = 0, HOLDER_WAITED_FOR;
+  if (!w->since || w->seen != seen || w->h.pid != h.pid || w->h.start != h.start || w->cpu != cpu) {
     w->h = h;
     w->cpu = cpu;
+    w->seen = seen;
     w->since = now;
-    return 0;
+    return HOLDER_WAITED_FOR;
   }
-  return now - w->since >= CJ_STOPPED_S;
+  return now - w->since >= (seen == HOLDER_ENDED ? CJ_ENDED_S : CJ_STOPPED_S) ? seen
+                                                                              : HOLDER_WAITED_FOR;
 }
 
 int cj_lock_try(int dir, const char *name, cj_lock *lock) {
@@ -227,11 +262,19 @@ int cj_lock_acquire(int dir, const char *name, const char *what, double timeout_
     rc = cj_lock_try(dir, name, lock);
     if (rc != CJ_LOCK_BUSY) return rc;
     if (ready(ctx)) return CJ_LOCK_ENTRY_READY;
-    if (holder_stopped(dir, name, &w, cj_now_s())) {
-      cj_warn("the process %ld holding the lock of '%s' is stopped (it has used no CPU for "
-              "%.1f s); compiling it here as well rather than waiting for it to resume",
-              w.h.pid, what, cj_now_s() - w.since);
-      return CJ_LOCK_NONE;
+    switch (holder_state(dir, name, &w, cj_now_s())) {
+      case HOLDER_STOPPED:
+        cj_warn("the process %ld holding the lock of '%s' is stopped (it has used no CPU for "
+                "%.1f s); compiling it here as well rather than waiting for it to resume",
+                w.h.pid, what, cj_now_s() - w.since);
+        return CJ_LOCK_NONE;
+      case HOLDER_ENDED:
+        cj_warn("the process %ld that took the lock of '%s' has ended without releasing it "
+                "(a process it forked holds the lock's descriptor, and will write no entry); "
+                "compiling it here as well rather than waiting",
+                w.h.pid, what);
+        return CJ_LOCK_NONE;
+      default: break;
     }
     if (cj_now_s() - start >= timeout_s) {
       cj_warn("waited %.1f s for another process to finish compiling '%s' (its lock is "

@@ -26,6 +26,7 @@ typedef struct node {
 } node;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+CJ_FORK_GUARDED(guard_memcache, lock)
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 #define CJ_MEM_HINTS 256 /* a power of two */
 

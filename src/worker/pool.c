@@ -68,7 +68,6 @@ static unsigned jobs_set; /* cujit_compile_set_jobs(); 0: not set */
 static int program_state; /* 0: not looked for, 1: found, -1: none */
 static CJ_LARGE char program[PATH_MAX];
 static uint64_t answered;
-static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
 /* ---- how many at once ---- */
 
@@ -266,7 +265,9 @@ static void forget_in_child(void) {
   pthread_cond_init(&freed, NULL);
 }
 
-static void at_fork(void) { pthread_atfork(NULL, NULL, forget_in_child); }
+__attribute__((constructor)) static void at_fork(void) {
+  cj_fork_hooks(NULL, NULL, forget_in_child);
+}
 
 /* The worker's environment (mu held): this process's, with CUJIT_NVRTC naming the NVRTC
  * this process found, so that the worker compiles with the NVRTC the cache key names
@@ -662,7 +663,6 @@ cujit_status cj_pool_compile(cj_request *r, cj_image **out) {
   cujit_status st = CUJIT_OK;
   outcome o = {0, 0, ""};
   int here = 0, rc;
-  pthread_once(&fork_once, at_fork);
   pthread_mutex_lock(&mu);
   st = take_slot(r, &here, &w);
   pthread_mutex_unlock(&mu);

@@ -2191,8 +2191,11 @@ EXPORT void checkdriver_fault_next_launch(void);
 EXPORT int checkdriver_peek(CUdeviceptr p, void *dst, size_t n);
 EXPORT unsigned long checkdriver_pending(void);
 
+/* The driver's lock is taken for a fork by the hooks of the library code linked into it
+ * (common/forklock.c), before that code's own locks, in the order a call here takes them:
+ * the driver's lock, then (reading a compressed fatbin) the library loader's. */
 __attribute__((constructor)) static void checkdriver_start(void) {
-  pthread_atfork(lock_fork_prepare, lock_fork_parent, lock_fork_child);
+  cj_fork_hooks(lock_fork_prepare, lock_fork_parent, lock_fork_child);
 }
 
 EXPORT unsigned long checkdriver_violations(void) {
