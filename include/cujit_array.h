@@ -16,6 +16,8 @@
 #ifndef CUJIT_ARRAY_H_INCLUDED
 #define CUJIT_ARRAY_H_INCLUDED
 
+#include <stdio.h> /* FILE, for cujit_array_print() */
+
 #include "cujit.h"
 
 #ifdef __cplusplus
@@ -452,6 +454,61 @@ CUJIT_API cujit_status cujit_array_from_dlpack(cujit_array **out,
 CUJIT_API cujit_status cujit_array_from_dlpack_legacy(cujit_array **out,
                                                       struct DLManagedTensor *tensor,
                                                       unsigned flags);
+
+/** @name Printing
+ *  An array as NumPy's print(a) and str(a) show it, with NumPy's default print options:
+ *  the elements in brackets, one level a dimension (rows of a matrix on lines of their
+ *  own, blocks of a 3-D array apart by a blank line), lines wrapped at 75 characters;
+ *  bool as True and False; integers right-aligned to the widest; floats with the fewest
+ *  digits that name each value in its type (f16, bf16 and f32 their own: an f32 0.1 is
+ *  "0.1"), at most 8 after the point, in fixed notation ("[1.5  2.25]") unless the
+ *  nonzero magnitudes reach 10^8 (f64; 10^6 for f32, 10^3 for f16, 10^2 for bf16), go
+ *  below 10^-4 or span more than a factor of 1000, then in scientific notation with one
+ *  number of digits for all ("[1.0e-05 1.5e+00]"); nan, inf and -inf; complex numbers as
+ *  "1.+2.j", the two parts each formatted so. An array of more than 1000 elements is
+ *  summarised: only the first and last 3 indices of each dimension of more than 6 are
+ *  shown, with "..." between (and read from the device: the rest is never copied). A 0-d
+ *  array prints as NumPy prints its scalar ("1.5", "1e+20", "(1+2j)", "True"), an empty
+ *  one as "[]". The text is NumPy 2's (2.3 and later, which chose f32's and f16's cutoffs
+ *  by their precision) for every type NumPy has; bf16, which NumPy lacks, is printed by
+ *  the same rules with its own precision.
+ *  @{ */
+
+/** Prints the array's text and a newline to `stream` (Python's print(a)). Waits for the
+ *  array's work and reads it (all of it, or the shown corners of a summarised one).
+ *  @param a       the array.
+ *  @param stream  where to write, e.g. stdout.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a destroyed or NULL array or a NULL
+ *          stream; CUJIT_ERROR_FILE when writing to the stream fails; device errors. */
+CUJIT_API cujit_status cujit_array_print(const cujit_array *a, FILE *stream);
+/** The array's text (NumPy's str(a), no newline) into a buffer, as snprintf writes: at most
+ *  size - 1 characters and a NUL when size is above 0; *length gets the whole text's
+ *  length, so that a call with size 0 measures it and a text longer than the buffer shows
+ *  as *length >= size (the buffer then holds its beginning).
+ *  @param a       the array.
+ *  @param buf     the buffer; may be NULL when size is 0.
+ *  @param size    its size in bytes.
+ *  @param length  receives the text's length without the NUL; may be NULL.
+ *  @return CUJIT_OK (a text cut short too); CUJIT_ERROR_INVALID_VALUE for a destroyed or
+ *          NULL array, or a NULL buf with a size; device errors. */
+CUJIT_API cujit_status cujit_array_format(const cujit_array *a, char *buf, size_t size,
+                                          size_t *length);
+/** cujit_array_format() of host memory: the text of an array of `type` and `shape` whose
+ *  elements `host` holds (C order), without a device: a host result or a host reference
+ *  printed as NumPy prints it. Reads only the elements the text shows.
+ *  @param type    the element type.
+ *  @param ndim    the number of dimensions, 0 to CUJIT_ARRAY_MAX_DIMS.
+ *  @param shape   `ndim` sizes.
+ *  @param host    the elements, C order; may be NULL for an empty shape.
+ *  @param buf     the buffer; may be NULL when size is 0.
+ *  @param size    its size in bytes.
+ *  @param length  receives the text's length without the NUL; may be NULL.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE naming what is wrong (a type arrays do not
+ *          hold, ndim, a negative size, more than 2^62 elements, a NULL host or shape, a
+ *          NULL buf with a size); CUJIT_ERROR_OUT_OF_MEMORY. */
+CUJIT_API cujit_status cujit_array_format_host(cujit_type type, int ndim, const int64_t *shape,
+                                               const void *host, char *buf, size_t size,
+                                               size_t *length);
 /** @} */
 
 /** @} */
@@ -737,6 +794,86 @@ CUJIT_API cujit_status cujit_array_reduce_as(cujit_redop op, const cujit_array *
  *  @return as cujit_array_reduce(). */
 CUJIT_API cujit_status cujit_array_dot(const cujit_array *a, const cujit_array *b,
                                        cujit_array **out);
+/** A reduction's value in host memory, in one call that waits for it (PyCUDA's
+ *  gpuarray.max(a).get(), CuPy's float(a.max())): cujit_array_reduce() of `a` copied to
+ *  `result`, a variable of the result type cujit_array_reduce() says (a float for the max
+ *  of an F32 array, an int64_t for the sum of an I32 one, an int64_t index for ARGMAX),
+ *  and as a double to `value`, either of them NULL when not wanted:
+ *
+ *      float maximum;
+ *      cujit_array_reduce_host(CUJIT_REDOP_MAX, a, &maximum, sizeof maximum, NULL);
+ *
+ *  The double is the value itself for every result type but i64 and u64, whose values
+ *  beyond 2^53 in magnitude are rounded to the nearest double; a complex result has none.
+ *  @param op      the reduction.
+ *  @param a       the array.
+ *  @param result  receives the result, of the result type; or NULL.
+ *  @param bytes   the size of *result (sizeof of it): the result type's size, checked; 0
+ *                 with a NULL result.
+ *  @param value   receives the result as a double; or NULL.
+ *  @return as cujit_array_reduce(); CUJIT_ERROR_INVALID_VALUE, before any work, for
+ *          result and value both NULL, bytes that are not the result type's size (the
+ *          message names the type), or a value for a complex result. Nothing is written
+ *          unless the call succeeds. */
+CUJIT_API cujit_status cujit_array_reduce_host(cujit_redop op, const cujit_array *a, void *result,
+                                               size_t bytes, double *value);
+/** cujit_array_dot() in host memory, as cujit_array_reduce_host() (CuPy's float(cp.dot(a,
+ *  b))): the result is of the arrays' promoted type.
+ *  @param a       the first array.
+ *  @param b       the second, of a's shape.
+ *  @param result  receives the result, of the promoted type; or NULL.
+ *  @param bytes   the size of *result: the promoted type's size; 0 with a NULL result.
+ *  @param value   receives the result as a double; or NULL.
+ *  @return as cujit_array_dot() and cujit_array_reduce_host(). */
+CUJIT_API cujit_status cujit_array_dot_host(const cujit_array *a, const cujit_array *b,
+                                            void *result, size_t bytes, double *value);
+/** NumPy's allclose: whether every element of `a` is close to `b`'s at its index, close
+ *  meaning |a - b| <= atol + rtol * |b| with b's magnitude (so the test is not symmetric),
+ *  as numpy.allclose(a, b, rtol, atol, equal_nan) decides it, element for element:
+ *    - an infinity is close only to the same infinity (b's must be finite for the rule; a
+ *      equal to b is always close), so inf against inf is close, inf against -inf or a
+ *      finite value is not;
+ *    - NaN is close to nothing, NaN included, unless equal_nan is set: then NaN is close to
+ *      NaN (a complex number with a NaN part counts as NaN);
+ *    - the arithmetic is NumPy 2's, type for type: b is taken in its own type when it is a
+ *      float or complex type, else as f64; a - b in the promotion of a's type with that
+ *      (cujit_type_promote()); atol + rtol * |b| in b's type, rtol and atol first rounded
+ *      to it (an f16 b rounds atol 1e-8 to 0, as NumPy does); each operation rounded to
+ *      its type (16-bit types computed in float and rounded after each), never fused;
+ *      complex magnitudes are hypot's (within 2 ulp of the C library's for C128);
+ *    - a and b have one shape, or one of them a single element, which is compared with
+ *      every element of the other (the array layer's rule for operations; see "Array
+ *      operations"); arrays with no element are close.
+ *  NumPy's defaults are rtol 1e-5, atol 1e-8, equal_nan 0. One generated kernel computes
+ *  every element's test and combines them; only the answer is copied to the host, and the
+ *  call waits for it. Runs on a's stream.
+ *  @param a          the array tested.
+ *  @param b          the reference.
+ *  @param rtol       the relative tolerance.
+ *  @param atol       the absolute tolerance.
+ *  @param equal_nan  nonzero: NaN is close to NaN.
+ *  @param close      receives 1 when every element is close, else 0.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a destroyed or NULL array, a NULL close
+ *          or shapes that differ (both named); CUJIT_ERROR_COMPILE (never for these
+ *          kernels unless the toolkit is broken); device errors. */
+CUJIT_API cujit_status cujit_array_allclose(const cujit_array *a, const cujit_array *b, double rtol,
+                                            double atol, int equal_nan, int *close);
+/** cujit_array_allclose() of an array and host data: `b` holds a's elements (its shape, C
+ *  order, of a's type), or one element of a's type compared with every element of a. The
+ *  data is copied to the device (a temporary from the pool) and compared there, by the
+ *  kernel cujit_array_allclose() runs.
+ *  @param a          the array tested.
+ *  @param b          the reference in host memory.
+ *  @param bytes      its size: cujit_array_nbytes(a), or one element's.
+ *  @param rtol       the relative tolerance.
+ *  @param atol       the absolute tolerance.
+ *  @param equal_nan  nonzero: NaN is close to NaN.
+ *  @param close      receives 1 when every element is close, else 0.
+ *  @return as cujit_array_allclose(); CUJIT_ERROR_INVALID_VALUE for another size (the
+ *          message says both sizes allowed) or a NULL b; CUJIT_ERROR_DEVICE_MEMORY. */
+CUJIT_API cujit_status cujit_array_allclose_host(const cujit_array *a, const void *b, size_t bytes,
+                                                 double rtol, double atol, int equal_nan,
+                                                 int *close);
 /** Inclusive (or, with `exclusive`, exclusive) prefix sum of `a` (read in C order) as a 1-D
  *  array of the type SUM gives (i64 for bool and narrower signed integers, u64 for narrower
  *  unsigned ones, else a's type): CuPy's cumsum.
@@ -1085,6 +1222,13 @@ static inline cujit_arg cujit_gen_ulong_(unsigned long v) {
 #  define cujit_array_map(...) CUJIT_CHECKED_(cujit_array_map, __VA_ARGS__)
 #  define cujit_array_reduce(...) CUJIT_CHECKED_(cujit_array_reduce, __VA_ARGS__)
 #  define cujit_array_dot(...) CUJIT_CHECKED_(cujit_array_dot, __VA_ARGS__)
+#  define cujit_array_dot_host(...) CUJIT_CHECKED_(cujit_array_dot_host, __VA_ARGS__)
+#  define cujit_array_reduce_host(...) CUJIT_CHECKED_(cujit_array_reduce_host, __VA_ARGS__)
+#  define cujit_array_allclose(...) CUJIT_CHECKED_(cujit_array_allclose, __VA_ARGS__)
+#  define cujit_array_allclose_host(...) CUJIT_CHECKED_(cujit_array_allclose_host, __VA_ARGS__)
+#  define cujit_array_print(...) CUJIT_CHECKED_(cujit_array_print, __VA_ARGS__)
+#  define cujit_array_format(...) CUJIT_CHECKED_(cujit_array_format, __VA_ARGS__)
+#  define cujit_array_format_host(...) CUJIT_CHECKED_(cujit_array_format_host, __VA_ARGS__)
 #  define cujit_array_cumsum(...) CUJIT_CHECKED_(cujit_array_cumsum, __VA_ARGS__)
 #  define cujit_array_random(...) CUJIT_CHECKED_(cujit_array_random, __VA_ARGS__)
 #  define cujit_array_random_host(...) CUJIT_CHECKED_(cujit_array_random_host, __VA_ARGS__)

@@ -3,10 +3,10 @@
  * of 50 floats from ReductionKernel(numpy.float32, neutral="0", reduce_expr="a+b",
  * map_expr="x[i]*y[i]", arguments="float *x, float *y"), once to a 0-d array on the GPU and
  * once straight to host memory. Checked against the CPU. */
+#include <math.h>
 #include <stdio.h>
 
 #include "cujit_array.h"
-#include "sample.h"
 
 int main(void) {
   cujit_array *x = NULL, *y = NULL, *dot_gpu = NULL;

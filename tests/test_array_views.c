@@ -284,6 +284,7 @@ static void every_function_takes_or_refuses_a_strided_view(void **state) {
   cujit_reduction *r = NULL;
   cujit_scan *sc = NULL;
   float host[48], one = 1, res;
+  int close = -1;
   cujit_arg arg;
   (void)state;
   assert_ok(cujit_array_transpose(x, &t)); /* (8, 6), strides (1, 8) */
@@ -356,6 +357,15 @@ static void every_function_takes_or_refuses_a_strided_view(void **state) {
   takes("cujit_array_reduce_as", cujit_array_reduce_as(CUJIT_REDOP_SUM, t, CUJIT_TYPE_F64, &out));
   takes("cujit_array_dot", cujit_array_dot(t, t, &out));
   assert_null(out);
+  takes("cujit_array_reduce_host",
+        cujit_array_reduce_host(CUJIT_REDOP_SUM, t, &res, sizeof res, NULL));
+  takes("cujit_array_dot_host", cujit_array_dot_host(t, t, &res, sizeof res, NULL));
+  takes("cujit_array_allclose", cujit_array_allclose(t, t, 1e-5, 1e-8, 0, &close));
+  takes("cujit_array_allclose_host",
+        cujit_array_allclose_host(t, host, sizeof host, 1e-5, 1e-8, 0, &close));
+  /* printing reads the elements shown */
+  takes("cujit_array_print", cujit_array_print(t, stdout));
+  takes("cujit_array_format", cujit_array_format(t, NULL, 0, NULL));
   /* what indexes arrays as x[i] refuses them */
   refuses("cujit_array_cumsum", cujit_array_cumsum(s, 0, &out));
   out = s;

@@ -56,6 +56,46 @@ const cj_elem *cj_elem_of(int type);
  * number from a real one). */
 void cj_array_convert(cj_buf *b, int from, int to, const char *x);
 
+/* ---- digits.c: the decimal digits of the floating types ---- */
+
+/* A value of a floating type: zero, finite (m * 2^e), infinite or NaN, and its sign. */
+enum { CJ_FP_ZERO, CJ_FP_FINITE, CJ_FP_INF, CJ_FP_NAN };
+typedef struct cj_float_parts {
+  int kind;
+  int sign;   /* 1: the sign bit is set (-0.0 too) */
+  uint64_t m; /* finite: the value's magnitude is m * 2^e */
+  int e;
+  int bits;     /* the type's significand bits, the hidden one included */
+  int boundary; /* a power of two above the subnormals: the neighbour below is nearer */
+} cj_float_parts;
+/* The value of an element of `type` (F16, BF16, F32 or F64) at p. */
+void cj_float_parts_of(int type, const void *p, cj_float_parts *v);
+/* Its value as a double (exact). */
+double cj_float_value(const cj_float_parts *v);
+/* x rounded to `type` (F16, BF16, F32, F64) to nearest, ties to even (infinite beyond). */
+double cj_float_round(double x, int type);
+
+/* A nonnegative decimal: digits d[0 .. n) (each 0 to 9, the first not 0, the last not 0),
+ * its value 0.d[0]d[1]... * 10^point; 0 has no digit. */
+#define CJ_DIGITS_MAX 800
+typedef struct cj_decimal {
+  int n;
+  int point;
+  char d[CJ_DIGITS_MAX];
+} cj_decimal;
+/* The magnitude's exact digits (a finite value; no digit for the others). */
+void cj_float_exact(const cj_float_parts *v, cj_decimal *out);
+/* The shortest digits that name v among its type's values (x: its exact digits). */
+void cj_float_shortest(const cj_float_parts *v, const cj_decimal *x, cj_decimal *out);
+/* x rounded (to nearest, ties to even) to its first `keep` digits (0 and below: to the
+ * place of the digit before its first, where it is 0 or one unit). */
+void cj_decimal_round(const cj_decimal *x, int keep, cj_decimal *out);
+/* The digits NumPy prints of v's magnitude: the shortest, but at most `precision` after
+ * the point (after the first digit when sci; -1: no limit), and at least min_digits there
+ * (more of the exact value's), the exact value rounded where it is cut. */
+void cj_float_digits(const cj_float_parts *v, int sci, int precision, int min_digits,
+                     cj_decimal *out);
+
 /* ---- layout.c: strides, ranges and loops ---- */
 
 /* The most elements an array holds, and the bound on the product of its sizes other than
@@ -199,6 +239,30 @@ cujit_status cj_array_copy_of(const cj_array *x, CUstream stream, const char *fn
 int cj_dlpack_dtype(int type, uint8_t *code, uint8_t *bits);
 /* The element type of DLPack's (code, bits, lanes), or -1 for one arrays do not hold. */
 int cj_dlpack_type_of(uint8_t code, uint8_t bits, uint16_t lanes);
+
+/* ---- ops.c: elementwise operations ---- */
+
+/* The shape of the result when n operands meet (NULL ones are scalars; names[j] names
+ * operand j in messages), into *shape (its ndim, shape, size and the first operand's
+ * stream): the operands of more than one element have one shape, and those of a single
+ * element are broadcast to it (bit j of *bcast set). Any other pair of shapes is
+ * CUJIT_ERROR_INVALID_VALUE naming both, for `fn`. */
+cujit_status cj_array_broadcast(const char *fn, const cj_array *const *ops,
+                                const char *const *names, size_t n, cj_array *shape,
+                                unsigned *bcast);
+
+/* ---- text.c and print.c: arrays as NumPy prints them ---- */
+
+/* Whether an array of this shape prints summarised (more than 1000 elements), and into
+ * kept the shape of the elements it shows: the first and last 3 of each dimension of more
+ * than 6, every element of the others. */
+int cj_text_kept(int ndim, const int64_t *shape, int64_t *kept);
+/* Appends the text NumPy's str() gives an array of `type` and `shape`, host holding the
+ * elements it shows (all, or of the kept shape when summarised), C order. */
+void cj_text_array(cj_buf *b, int type, int ndim, const int64_t *shape, const void *host);
+/* b's text into buf as snprintf writes (at most size - 1 characters and a NUL when size is
+ * above 0), its length into *length (when not NULL). */
+cujit_status cj_text_out(const cj_buf *b, char *buf, size_t size, size_t *length);
 
 /* ---- decl.c: argument declarations of the generators ---- */
 
@@ -370,6 +434,14 @@ cujit_status cj_reduce_run(cujit_function *fn, const cj_reduce_spec *s, int64_t 
                            const cujit_arg *args, size_t nargs, CUdeviceptr dst, void *host);
 /* A given output (*out not NULL) for a result of `type`: live, of that type and 0-d. */
 cujit_status cj_reduce_output_check(cujit_array **out, int type, const char *fn);
+/* The type reduction op gives for an array of type t (cujit_array_reduce()). */
+int cj_reduce_result(cujit_redop op, int t);
+/* cujit_array_reduce() and cujit_array_dot() of arrays looked up, for `fn` (its name in
+ * messages). */
+cujit_status cj_array_reduce_op(cujit_redop op, const cj_array *a, cujit_array **out,
+                                const char *fn);
+cujit_status cj_array_dot_op(const cj_array *a, const cj_array *b, cujit_array **out,
+                             const char *fn);
 /* Makes a 0-d output on `stream` when *out is NULL (*made is then 1); *data gets the
  * output's memory. */
 cujit_status cj_reduce_output(cujit_array **out, int type, CUstream stream, const char *fn,

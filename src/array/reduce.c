@@ -312,8 +312,7 @@ static int orders(cujit_redop op) {
   return op == CUJIT_REDOP_MIN || op == CUJIT_REDOP_MAX || is_arg(op);
 }
 
-/* The type op gives for an array of type t. */
-static int result_of(cujit_redop op, int t) {
+int cj_reduce_result(cujit_redop op, int t) {
   switch (op) {
     case CUJIT_REDOP_SUM:
     case CUJIT_REDOP_PROD: return sum_type(t);
@@ -425,8 +424,8 @@ static cujit_status builtin_spec(builtin *k, cujit_redop op, const cj_array *a, 
   char name[64];
   int t = a->type, acc = is_arg(op) ? acc_of(t) : acc_of(result);
   snprintf(name, sizeof name, "cj_%s_%s%s%s", redop_names[op], cj_elem_of(t)->name,
-           result == result_of(op, t) ? "" : "_", /* a sum as another type names it */
-           result == result_of(op, t) ? "" : cj_elem_of(result)->name);
+           result == cj_reduce_result(op, t) ? "" : "_", /* a sum as another type names it */
+           result == cj_reduce_result(op, t) ? "" : cj_elem_of(result)->name);
   builtin_arrays(k, name, a, NULL);
   k->spec.result = result;
   k->spec.acc = acc;
@@ -519,7 +518,7 @@ cujit_status cujit_array_reduce(cujit_redop op, const cujit_array *h, cujit_arra
            "%s: op is %d; use CUJIT_REDOP_SUM, _MIN, _MAX, _PROD, _ANY, _ALL, _ARGMIN or "
            "_ARGMAX",
            fn, (int)op);
-  return reduce(op, a, result_of(op, a->type), out, fn);
+  return reduce(op, a, cj_reduce_result(op, a->type), out, fn);
 }
 
 cujit_status cujit_array_reduce_as(cujit_redop op, const cujit_array *h, cujit_type type,
@@ -542,13 +541,16 @@ cujit_status cujit_array_reduce_as(cujit_redop op, const cujit_array *h, cujit_t
   return reduce(op, a, type, out, fn);
 }
 
-cujit_status cujit_array_dot(const cujit_array *ha, const cujit_array *hb, cujit_array **out) {
-  static const char fn[] = "cujit_array_dot";
+cujit_status cj_array_reduce_op(cujit_redop op, const cj_array *a, cujit_array **out,
+                                const char *fn) {
+  return reduce(op, a, cj_reduce_result(op, a->type), out, fn);
+}
+
+cujit_status cj_array_dot_op(const cj_array *a, const cj_array *b, cujit_array **out,
+                             const char *fn) {
   char sa[CJ_SHAPE_TEXT], sb[CJ_SHAPE_TEXT];
   builtin k;
-  cj_array *a, *b;
-  cujit_status st = cj_array_get2(ha, hb, fn, "a", "b", &a, &b);
-  if (st != CUJIT_OK) return st;
+  cujit_status st;
   CJ_CHECK(cj_array_same_shape(a, b), CUJIT_ERROR_INVALID_VALUE,
            "%s: a has shape %s and b %s; pass arrays of one shape", fn, cj_array_shape_text(a, sa),
            cj_array_shape_text(b, sb));
@@ -558,4 +560,11 @@ cujit_status cujit_array_dot(const cujit_array *ha, const cujit_array *hb, cujit
   if ((st = dot_spec(&k, a, b)) == CUJIT_OK) st = run_builtin(&k, out, a->size, a->stream, fn);
   builtin_free(&k);
   return st;
+}
+
+cujit_status cujit_array_dot(const cujit_array *ha, const cujit_array *hb, cujit_array **out) {
+  static const char fn[] = "cujit_array_dot";
+  cj_array *a, *b;
+  CJ_TRY(cj_array_get2(ha, hb, fn, "a", "b", &a, &b));
+  return cj_array_dot_op(a, b, out, fn);
 }

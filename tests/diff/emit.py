@@ -148,6 +148,21 @@ def _c_stmt(st, i):
             C_REDOP.get(a[0], a[0]), a[1], _ctype(a[2]), _out(st))]
     if op == "dot":
         return ["st = cujit_array_dot(%s, %s, %s);" % (a[0], a[1], _out(st))]
+    if op in ("reducehost", "dothost"):
+        t = a[2]
+        call = ("cujit_array_dot_host(%s, %s" % (a[0], a[1]) if op == "dothost" else
+                "cujit_array_reduce_host(%s, %s" % (C_REDOP.get(a[0], "(cujit_redop)" + a[0]),
+                                                    a[1]))
+        value = "NULL" if t in ("c64", "c128") else "&value"
+        return ["{ unsigned char result[16]; double value;",
+                "  st = %s, result, cujit_type_size(%s), %s); }" % (call, _ctype(t), value)]
+    if op == "allclose":
+        return ["{ int close; st = cujit_array_allclose(%s, %s, %s, %s, %s, &close); }" % (
+            a[0], a[1], _double(a[2]), _double(a[3]), a[4])]
+    if op == "allclosehost":
+        return ["{ " + _cbytes(unhex(a[1]), "b") + " int close;",
+                "  st = cujit_array_allclose_host(%s, b, %d, %s, %s, %s, &close); }" % (
+                    a[0], len(unhex(a[1])), _double(a[2]), _double(a[3]), a[4])]
     if op == "cumsum":
         return ["st = cujit_array_cumsum(%s, %s, %s);" % (a[0], a[1], _out(st))]
     if op == "scan":
@@ -248,6 +263,17 @@ def _np_stmt(st):
         return "%snp.%s(%s%s)" % (lhs, fn, a[1], dt)
     if op == "dot":
         return "%snp.sum(%s * %s)" % (lhs, a[0], a[1])
+    if op == "reducehost":
+        return "%snp.%s(%s)  # into a host %s" % (lhs, a[0], a[1], a[2])
+    if op == "dothost":
+        return "%snp.sum(%s * %s)  # into a host %s" % (lhs, a[0], a[1], a[2])
+    if op == "allclose":
+        return "%snp.allclose(%s, %s, rtol=%r, atol=%r, equal_nan=%s)" % (
+            lhs, a[0], a[1], unf64(a[2]), unf64(a[3]), a[4] != "0")
+    if op == "allclosehost":
+        return ("%snp.allclose(%s, np.frombuffer(bytes.fromhex('%s'), %s.dtype), rtol=%r, "
+                "atol=%r, equal_nan=%s)" % (lhs, a[0], unhex(a[1]).hex(), a[0], unf64(a[2]),
+                                            unf64(a[3]), a[4] != "0"))
     if op == "cumsum":
         return "%snp.cumsum(%s)%s" % (lhs, a[0], "  # exclusive" if a[1] != "0" else "")
     if op == "destroy":

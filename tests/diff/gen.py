@@ -555,6 +555,66 @@ class Gen:
             return
         self.op_with_out("dot", [var(a), var(b)], [a, b])
 
+    def g_tohost(self):
+        """A reduction's value into a host variable: of the result type, or (sometimes) of
+        another size, which is refused."""
+        rng = self.rng
+        a = self.operand()
+        if a is None:
+            return
+        dot = rng.random() < 0.3
+        if dot:
+            b = self.operand(lambda v: v.data.shape == self.v(a).data.shape) or a
+            st = Stmt("dot", [var(a), var(b)], target=self.fresh())
+        else:
+            op = rng.choice(M.REDOPS)
+            st = Stmt("reduce", [op, var(a)], target=self.fresh())
+        t, _ = self.result_of(st)
+        if t is None or rng.random() < 0.1:
+            t = self.any_type()
+        if rng.random() < 0.1:
+            t = rng.choice([u for u in self.types() if dtypes.size(u) != dtypes.size(t)] or [t])
+        if dot:
+            self.emit(Stmt("dothost", [var(a), var(b), t], target=self.fresh()))
+        else:
+            self.emit(Stmt("reducehost", [st.args[0], var(a), t], target=self.fresh()))
+
+    def g_close(self):
+        """NumPy's allclose of two arrays (of one shape or one element; sometimes neither),
+        or of an array and host data; b near a, as far as the tolerance or beyond it."""
+        rng = self.rng
+        a = self.operand(lambda v: v.type != "bf16")
+        if a is None or self.v(a).type == "bf16":
+            return
+        av = self.v(a)
+        rtol = rng.choice([1e-5, 1e-3, 0.0, 0.1])
+        atol = rng.choice([1e-8, 0.0, 1e-3, 1.0])
+        eq = rng.choice([0, 0, 1])
+        words = [f64(rtol), f64(atol), eq]
+        r = rng.random()
+        if r < 0.4:  # host data near a's values, of a's type
+            scale = rng.choice([0.0, 0.5, 2.0, 10.0]) * (rtol + atol)
+            with np.errstate(all="ignore"):
+                near = np.asarray(av.data, dtype=np.complex128 if dtypes.is_complex(av.type)
+                                  else np.float64)
+                near = near + scale * (np.abs(near) + 1) * rng.choice([-1, 1])
+                vals = near.astype(av.data.dtype) if not dtypes.is_int(av.type) else \
+                    np.asarray(av.data).copy()
+            if rng.random() < 0.2 and vals.size:
+                vals = vals.reshape(-1)[:1]
+            self.emit(Stmt("allclosehost", [var(a), hexbytes(dtypes.to_bytes(vals))] + words,
+                           target=self.fresh()))
+            return
+        if r < 0.7:
+            b = self.operand(lambda v: v.type != "bf16" and v.data.shape == av.data.shape)
+        elif r < 0.85:
+            b = self.operand(lambda v: v.type != "bf16" and v.data.size == 1)
+        else:
+            b = self.operand(lambda v: v.type != "bf16")
+        if b is None or self.v(b).type == "bf16":
+            b = a
+        self.emit(Stmt("allclose", [var(a), var(b)] + words, target=self.fresh()))
+
     def g_scan(self):
         rng = self.rng
         a = self.operand()
@@ -636,7 +696,7 @@ class Gen:
     KINDS = [("binary", 14), ("scalar", 12), ("unary", 10), ("convert", 7), ("map", 5),
              ("where", 6), ("take", 6), ("put", 5), ("join", 5), ("reduce", 8), ("dot", 3),
              ("scan", 5), ("view", 10), ("write", 3), ("destroy", 2), ("like", 1),
-             ("refused", 3)]
+             ("refused", 3), ("tohost", 3), ("close", 4)]
 
     def program(self):
         rng = self.rng

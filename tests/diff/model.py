@@ -633,6 +633,60 @@ class Model:
                                           or not b.mask.all()))
         return self.write(st, o, p, np.asarray(check.values), check)
 
+    # ---- values to the host, and allclose ----
+
+    def _host_value(self, st, t, r, reduce):
+        """A reduction's value written into a host variable of type t (its size checked
+        against the result type r's), then made a 0-d array of t."""
+        need(not st.given, "a host value has no output array")
+        need(t in dtypes.NAMES, "type")
+        need(dtypes.size(t) == dtypes.size(r), "bytes are not the result type's size")
+        need(dtypes.is_complex(t) or not dtypes.is_complex(r), "no double for a complex value")
+        x = reduce()
+        if x.status != OK or t == r:
+            return x
+        # the bytes of an r read as a t: a type and shape to compare, no value
+        v = self.vars[st.target]
+        data = np.asarray(v.data).reshape(1).view(dtypes.dtype(t)).reshape(())
+        self.vars[st.target] = Var(data.copy(), np.ones((), bool), t)
+        return Expect(OK, t, (), Check(t, data.copy(), undefined=np.ones((), bool)))
+
+    def op_reducehost(self, st):
+        word = st.args[0]
+        need(word in REDOPS, "op")
+        a = self.arr(st.args[1])
+        r = _reduce_result(word, a.type)
+        return self._host_value(st, st.args[2], r, lambda: self._reduce(st, word, a, r))
+
+    def op_dothost(self, st):
+        a, b = self.arr(st.args[0]), self.arr(st.args[1])
+        r = dtypes.promote(a.type, b.type)
+        return self._host_value(st, st.args[2], r, lambda: self.op_dot(st))
+
+    def _allclose(self, st, a, b, b_mask, words):
+        need(not st.given, "allclose has no output array")
+        rtol, atol, eq = unf64(words[0]), unf64(words[1]), int(words[2]) != 0
+        need(a.data.shape == b.shape or a.data.size == 1 or b.size == 1,
+             "shapes of more than one element differ")
+        with np.errstate(all="ignore"):
+            close = bool(np.allclose(a.data, b, rtol=rtol, atol=atol, equal_nan=eq))
+        undefined = np.asarray(bool(not a.mask.all() or not np.all(b_mask)))
+        vals = np.asarray(close)
+        return self.write(st, None, "bool", vals, Check("bool", vals, undefined=undefined))
+
+    def op_allclose(self, st):
+        a, b = self.arr(st.args[0]), self.arr(st.args[1])
+        return self._allclose(st, a, b.data, b.mask, st.args[2:5])
+
+    def op_allclosehost(self, st):
+        a = self.arr(st.args[0])
+        raw = unhex(st.args[1])
+        need(len(raw) == a.data.nbytes or len(raw) == a.data.dtype.itemsize,
+             "b is neither a's elements nor one")
+        one = len(raw) != a.data.nbytes
+        b = np.frombuffer(raw, dtype=a.data.dtype).reshape(() if one else a.data.shape)
+        return self._allclose(st, a, b, True, st.args[2:5])
+
     def op_cumsum(self, st):
         a = self.arr(st.args[0])
         excl = int(st.args[1]) != 0

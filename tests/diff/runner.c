@@ -99,6 +99,8 @@ static cujit_type type_arg(stmt *st, int i) {
   return CUJIT_TYPE_BYTES;
 }
 
+static void check_host_value(cujit_type t, const unsigned char *v, const double *value);
+
 static long long int_arg(stmt *st, int i) { return strtoll(word(st, i), NULL, 10); }
 
 /* "d:" and the 16 hex digits of a double's bits. */
@@ -392,6 +394,53 @@ static cujit_status run(stmt *st, cujit_array **res, cujit_array **wrote, int *m
     cujit_array *a = ARR(0), *b = ARR(1);
     *res = o;
     if (a && b) r = cujit_array_dot(a, b, res);
+  } else if (strcmp(op, "reducehost") == 0 || strcmp(op, "dothost") == 0) {
+    /* the value into a variable of type T (its size passed), then a 0-d array of T */
+    int dot = op[0] == 'd';
+    const char *w = dot ? "sum" : word(st, 0);
+    int k = isdigit((unsigned char)w[0]) || w[0] == '-' ? atoi(w) : lookup(st, w, redops, 8);
+    cujit_array *a = ARR(dot ? 0 : 1), *b = dot ? ARR(1) : NULL;
+    cujit_type t = type_arg(st, 2);
+    unsigned char v[16];
+    double value = 0, *pv = t == CUJIT_TYPE_C64 || t == CUJIT_TYPE_C128 ? NULL : &value;
+    if (a && (!dot || b) && !st->bad && !st->given) {
+      size_t size = cujit_type_size(t);
+      r = dot ? cujit_array_dot_host(a, b, v, size, pv)
+              : cujit_array_reduce_host((cujit_redop)k, a, v, size, pv);
+      if (r == CUJIT_OK) { /* value is v read as the result type (of the 0-d result's) */
+        cujit_array *ref = NULL;
+        if ((dot ? cujit_array_dot(a, b, &ref) : cujit_array_reduce((cujit_redop)k, a, &ref)) ==
+            CUJIT_OK)
+          check_host_value(cujit_array_type(ref), v, pv);
+        cujit_array_destroy(ref);
+        r = cujit_array_from_host(res, t, 0, NULL, v);
+      }
+    } else if (st->given) {
+      st->bad = 1;
+    }
+  } else if (strcmp(op, "allclose") == 0 || strcmp(op, "allclosehost") == 0) {
+    /* whether a and b are close, as a 0-d bool array */
+    int host = op[8] != '\0';
+    cujit_array *a = ARR(0), *b = host ? NULL : ARR(1);
+    size_t bytes = 0;
+    unsigned char *data = host ? hex_arg(st, 1, &bytes) : NULL;
+    double rtol = double_arg(st, 2), atol = double_arg(st, 3);
+    int eq = (int)int_arg(st, 4), close = -1;
+    if (a && (host ? data != NULL : b != NULL) && !st->bad && !st->given) {
+      r = host ? cujit_array_allclose_host(a, data, bytes, rtol, atol, eq, &close)
+               : cujit_array_allclose(a, b, rtol, atol, eq, &close);
+      if (r == CUJIT_OK) {
+        unsigned char c = (unsigned char)close;
+        if (close != 0 && close != 1) {
+          fprintf(stderr, "%s: close is %d, neither 0 nor 1\n", op, close);
+          abort();
+        }
+        r = cujit_array_from_host(res, CUJIT_TYPE_BOOL, 0, NULL, &c);
+      }
+    } else if (st->given) {
+      st->bad = 1;
+    }
+    free(data);
   } else if (strcmp(op, "cumsum") == 0) {
     cujit_array *a = ARR(0);
     *res = o;
@@ -417,6 +466,35 @@ static cujit_status run(stmt *st, cujit_array **res, cujit_array **wrote, int *m
   if (*missing || st->bad) return CUJIT_ERROR_INVALID_VALUE;
   if (!*wrote) *wrote = *res;
   return r;
+}
+
+/* The double that cujit_array_reduce_host gave beside the value v (its bytes, of the
+ * result type t) must be that value (64-bit integers rounded to the nearest double); a
+ * runner that finds otherwise dies, which fails the run. */
+static void check_host_value(cujit_type t, const unsigned char *v, const double *value) {
+  double want;
+  int64_t s;
+  uint64_t u;
+  if (!value) return;
+  switch (t) {
+    case CUJIT_TYPE_BOOL: want = v[0] != 0; break;
+    case CUJIT_TYPE_I8: want = (int8_t)v[0]; break;
+    case CUJIT_TYPE_U8: want = v[0]; break;
+    case CUJIT_TYPE_I64: memcpy(&s, v, 8), want = (double)s; break;
+    case CUJIT_TYPE_U64: memcpy(&u, v, 8), want = (double)u; break;
+    case CUJIT_TYPE_F32: {
+      float f;
+      memcpy(&f, v, 4);
+      want = f;
+      break;
+    }
+    case CUJIT_TYPE_F64: memcpy(&want, v, 8); break;
+    default: return; /* the 16-bit floats and the other integers: test_gpu_array_close */
+  }
+  if (!(*value == want || (*value != *value && want != want))) {
+    fprintf(stderr, "reducehost: value %a, but the result is %a\n", *value, want);
+    abort();
+  }
 }
 
 /* Splits a line into tokens in place. */
