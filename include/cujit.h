@@ -693,6 +693,9 @@ typedef enum cujit_type {
   CUJIT_TYPE_C64,       /**< complex float: two floats (arrays only) */
   CUJIT_TYPE_C128       /**< complex double: two doubles (arrays only) */
 } cujit_type;
+/* A plain value's tag is its type's plus this (see CUJIT_LAUNCH()): the header's own
+ * macros make such arguments, which a parameter converts rather than takes as they are. */
+#define CUJIT_TYPE_PLAIN_ 32
 
 /** One kernel argument. Build it with the constructors below; treat fields as read-only.
  *  Values up to 16 bytes are held inside; larger structs are referenced through `data`,

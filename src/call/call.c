@@ -12,31 +12,6 @@ cj_launch_fn cj_launcher = cujit_launch;
 void cj_set_launcher(cj_launch_fn f) { cj_launcher = f ? f : cujit_launch; }
 #endif
 
-/* Rounds a finite non-negative value to a binary format with `mbits` stored mantissa bits
- * and smallest normal exponent `emin`, to nearest with ties to even, in one rounding.
- * Subnormals share the smallest normals' quantum, so one formula covers both. */
-static uint16_t round_binary(double a, int mbits, int emin, uint32_t inf) {
-  int e;
-  uint32_t bits;
-  if (a == 0) return 0;
-  (void)frexp(a, &e);
-  e -= 1; /* a = 1.f * 2^e */
-  if (e < emin) e = emin;
-  if (e > 1024) e = 1024;
-  bits = ((uint32_t)(e - emin) << mbits) + (uint32_t)rint(ldexp(a, mbits - e));
-  return (uint16_t)(bits >= inf ? inf : bits);
-}
-
-static uint16_t to_small_float(double d, int mbits, int emin, uint32_t inf) {
-  uint16_t sign = signbit(d) ? 0x8000 : 0;
-  if (isnan(d)) return (uint16_t)(sign | inf | (1u << (mbits - 1)));
-  if (isinf(d)) return (uint16_t)(sign | inf);
-  return (uint16_t)(sign | round_binary(fabs(d), mbits, emin, inf));
-}
-
-uint16_t cj_f16_bits(double d) { return to_small_float(d, 10, -14, 0x7c00); }
-uint16_t cj_bf16_bits(double d) { return to_small_float(d, 7, -126, 0x7f80); }
-
 void cj_arg_bytes(const cj_param *p, const void *v, cujit_arg *a) {
   if (p->size <= sizeof a->value.bytes) {
     memset(a->value.bytes, 0, sizeof a->value.bytes);

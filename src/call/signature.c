@@ -263,7 +263,7 @@ static cujit_status agrees_with_compiler(const cj_signature *s, const cujit_func
   cujit_status st;
   if (!t || t->from != CJ_TYPES_COMPILER || t->n != s->n) return CUJIT_OK;
   for (i = 0; i < s->n; i++)
-    if (!(t->accept[i] >> s->params[i].tag & 1u)) break;
+    if (!cj_takes(t->accept[i], s->params[i].tag)) break;
   if (i == s->n) return CUJIT_OK;
   cj_param_label(s, i, &b);
   st = cj_fail(CUJIT_ERROR_SIGNATURE,

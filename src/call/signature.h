@@ -181,8 +181,5 @@ cujit_status cj_arg_ptr(const cj_signature *s, const char *kernel, size_t i, CUd
                         cujit_arg *a);
 /* Appends "parameter 2 'x' (f32)" for parameter i to b. */
 void cj_param_label(const cj_signature *s, size_t i, cj_buf *b);
-/* Rounds a double to IEEE binary16 / bfloat16 bits (to nearest, ties to even). */
-uint16_t cj_f16_bits(double d);
-uint16_t cj_bf16_bits(double d);
 
 #endif

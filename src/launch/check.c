@@ -81,9 +81,9 @@ static cujit_status type_mismatch(const char *kernel, const cj_ptypes *types, si
                  type_ctor(p->want));
 }
 
-/* Whether parameter i of `types` takes an argument of cujit_type t (NULL types: any). */
+/* Whether parameter i of `types` (NULL: unknown) takes an argument of tag t as it is. */
 static int takes(const cj_ptypes *types, size_t i, int t) {
-  return !types || ((unsigned)t < 32 && (types->accept[i] >> t & 1u));
+  return cj_takes(types ? types->accept[i] : CJ_ACCEPT_UNKNOWN, t);
 }
 
 /* Arguments and parameters are named by their position counted from 1, as a reader of

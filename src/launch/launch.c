@@ -353,11 +353,15 @@ static CJ_NOINLINE cujit_status launch_resized(const cujit_function *fn, cujit_d
   return cujit_launch(fn, grid, block, args, nargs, &own);
 }
 
-/* What a kernel whose parameter types are unknown accepts: any type (sizes are checked). */
-static const uint32_t accept_any[STACK_ARGS] = {~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u,
-                                                ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u,
-                                                ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u,
-                                                ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u};
+/* What each parameter of a kernel whose types are unknown takes (sizes are checked). */
+static const uint64_t accept_unknown[STACK_ARGS] =
+    {CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN,
+     CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN,
+     CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN,
+     CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN,
+     CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN,
+     CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN,
+     CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN};
 
 cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, cujit_dim3 block,
                           const cujit_arg *args, size_t nargs, const cujit_launch_options *opts) {
@@ -365,7 +369,7 @@ cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, cujit_dim3 
   const cujit_launch_options *o = opts ? opts : &defaults;
   void *params[STACK_ARGS];
   const cj_ptypes *types;
-  const uint32_t *accept;
+  const uint64_t *accept;
   cj_fslot *slot;
   size_t i;
   cujit_status st;
@@ -378,12 +382,11 @@ cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, cujit_dim3 
   if (CJ_LIKELY(nargs == fn->nparams && nargs <= STACK_ARGS && args && !o->elapsed_ms &&
                 !CJ_OPTS_EX(o))) {
     const size_t *sizes = fn->param_sizes; /* read once: the stores to params may alias */
-    accept = types ? types->accept : accept_any;
+    accept = types ? types->accept : accept_unknown;
     for (i = 0; i < nargs; i++) {
       const cujit_arg *a = &args[i];
       if (CJ_UNLIKELY(a->kind != CUJIT_ARG_VALUE || a->size != sizes[i] ||
-                      (a->size > sizeof a->value && !a->data) || (unsigned)a->type >= 32 ||
-                      !(accept[i] >> a->type & 1u)))
+                      (a->size > sizeof a->value && !a->data) || !cj_takes(accept[i], a->type)))
         break;
       params[i] = value_of(a);
     }
