@@ -156,6 +156,11 @@ cujit_status cj_sig_from_ptypes(const cj_ptypes *t, size_t n, const size_t *offs
   }
   st = cj_sig_build(n ? types : NULL, NULL, n, out);
   if (n) cj_free(types);
+  for (i = 0; st == CUJIT_OK && i < n; i++) /* a bool is a u8 here, but takes 0 and 1 only */
+    if (t->p[i].want == CUJIT_TYPE_BOOL && (*out)->params[i].kind == CJ_K_U8) {
+      (*out)->params[i].tag = CUJIT_TYPE_BOOL;
+      (*out)->params[i].accept = cj_accept_of(CUJIT_TYPE_BOOL);
+    }
   return st;
 }
 

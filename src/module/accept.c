@@ -9,7 +9,9 @@
  *     whose size is checked; every parameter a value given by its bytes;
  *   - a plain value (its type's tag plus CUJIT_TYPE_PLAIN_) is taken as it is by a
  *     parameter of exactly its type, and by a pointer when it is a 64-bit unsigned integer
- *     (a CUdeviceptr).
+ *     (a CUdeviceptr). The header tags such a number as a pointer (CUJIT_TYPE_PTR plus
+ *     CUJIT_TYPE_PLAIN_) when it is a reference made by cujit_arg_ref(): no parameter
+ *     takes that as it is, and as a number it reads as the 64-bit unsigned integer it is.
  * A number a scalar parameter does not take as it is may be converted to it (cj_convert) as
  * C converts an argument to a prototyped parameter, or refused where its value would not
  * keep its meaning. A number is read into one of three forms (an integer as its sign and
@@ -70,6 +72,7 @@ static void number_text(const number *v, char *out, size_t size) {
  * 16-bit floats. */
 static int read_number(const cujit_arg *a, number *v) {
   int type = a->type >= CUJIT_TYPE_PLAIN_ ? a->type - CUJIT_TYPE_PLAIN_ : a->type;
+  if (a->type == CUJIT_TYPE_PTR + CUJIT_TYPE_PLAIN_) type = CUJIT_TYPE_U64; /* a number tagged */
   scalar_bytes x;
   int64_t i;
   memset(v, 0, sizeof *v);

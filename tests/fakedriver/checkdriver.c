@@ -55,7 +55,8 @@
  * after cuInit.
  *
  * What it does not model: kernels' own work (a launch reads no argument's memory beyond
- * its pointers and writes nothing); module globals (cuLibraryGetGlobal and the module API
+ * its pointers and writes nothing, but the last launch's parameters are kept for
+ * checkdriver_last_params()); module globals (cuLibraryGetGlobal and the module API
  * answer CUDA_ERROR_NOT_SUPPORTED); textures, arrays, graphs, host functions, peer access,
  * managed memory; compressed fatbin entries (refused with CUDA_ERROR_NOT_SUPPORTED); the
  * PTX JIT's errors; timing (cuEventElapsedTime answers 0.001 ms per finished item between
@@ -219,17 +220,20 @@ static char report_text[65536];
 static size_t report_len;
 static _Thread_local fctx *current;
 static _Thread_local int fault_next;
+/* The last launch's parameter buffer: each parameter's bytes at its offset, gaps zero. */
+static unsigned char last_params[4096];
+static size_t last_params_len;
 
-#define GROW(v, cap, need)                                                             \
-  do {                                                                                 \
-    if ((need) > (cap)) {                                                              \
-      size_t c_ = (cap) ? 2 * (cap) : 64;                                              \
-      while (c_ < (need)) c_ *= 2;                                                     \
-      void *p_ = realloc((v), c_ * sizeof *(v));                                       \
-      if (!p_) abort();                                                                \
-      (v) = p_;                                                                        \
-      (cap) = c_;                                                                      \
-    }                                                                                  \
+#define GROW(v, cap, need)                       \
+  do {                                           \
+    if ((need) > (cap)) {                        \
+      size_t c_ = (cap) ? 2 * (cap) : 64;        \
+      while (c_ < (need)) c_ *= 2;               \
+      void *p_ = realloc((v), c_ * sizeof *(v)); \
+      if (!p_) abort();                          \
+      (v) = p_;                                  \
+      (cap) = c_;                                \
+    }                                            \
   } while (0)
 
 static void violation(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -268,10 +272,10 @@ static int enter(const char *fn) {
   return 1;
 }
 
-#define ENTER(fn)                          \
-  if (!enter(fn)) {                        \
-    pthread_mutex_unlock(&lock);           \
-    return CUDA_ERROR_NOT_INITIALIZED;     \
+#define ENTER(fn)                      \
+  if (!enter(fn)) {                    \
+    pthread_mutex_unlock(&lock);       \
+    return CUDA_ERROR_NOT_INITIALIZED; \
   }
 #define RETURN(r)                \
   do {                           \
@@ -462,8 +466,12 @@ static int ordered(const fstream *later, const fstream *earlier) {
 }
 
 static const char *op_name(int kind) {
-  static const char *const names[] = {"a copy to the device", "a copy to the host",
-                                      "a device copy", "a memset", "a kernel", "a free"};
+  static const char *const names[] = {"a copy to the device",
+                                      "a copy to the host",
+                                      "a device copy",
+                                      "a memset",
+                                      "a kernel",
+                                      "a free"};
   return names[kind];
 }
 
@@ -594,15 +602,11 @@ static void op_run(op *o) {
       memmove(o->t[0].a->host + (o->t[0].lo - o->t[0].a->base),
               o->t[1].a->host + (o->t[1].lo - o->t[1].a->base), o->n);
       break;
-    case OP_SET:
-      memset(o->t[0].a->host + (o->t[0].lo - o->t[0].a->base), o->value, o->n);
-      break;
+    case OP_SET: memset(o->t[0].a->host + (o->t[0].lo - o->t[0].a->base), o->value, o->n); break;
     case OP_KERNEL:
       if (o->fault) o->ctx->faulted = 1;
       break;
-    case OP_FREE:
-      o->freed->free_done = 1;
-      break;
+    case OP_FREE: o->freed->free_done = 1; break;
     default: break;
   }
 }
@@ -808,8 +812,7 @@ static void kill_ctx(fctx *c) {
     alloc_settle(a);
   }
   for (i = 0; i < MAX_STREAMS; i++)
-    if (streams[i].used && streams[i].ctx == c && streams[i].ctx_id == c->id)
-      streams[i].used = 0;
+    if (streams[i].used && streams[i].ctx == c && streams[i].ctx_id == c->id) streams[i].used = 0;
   for (i = 0; i < MAX_EVENTS; i++)
     if (events[i].used && events[i].ctx == c && events[i].ctx_id == c->id) events[i].used = 0;
   for (i = 0; i < MAX_POOLS; i++)
@@ -1007,7 +1010,8 @@ static CUresult f_ctx_id(CUcontext h, unsigned long long *id) {
     violation("cuCtxGetId: no context given and none current");
     RETURN(CUDA_ERROR_INVALID_CONTEXT);
   }
-  if (!is_ctx((CUcontext)(void *)c) || !c->used || !c->alive) RETURN(CUDA_ERROR_CONTEXT_IS_DESTROYED);
+  if (!is_ctx((CUcontext)(void *)c) || !c->used || !c->alive)
+    RETURN(CUDA_ERROR_CONTEXT_IS_DESTROYED);
   *id = c->id;
   RETURN(CUDA_SUCCESS);
 }
@@ -1289,8 +1293,8 @@ static CUresult memset8(const char *fn, CUdeviceptr dst, unsigned char v, size_t
   return sticky(c);
 }
 
-#define LOCKED(name, call)   \
-  ENTER(name);               \
+#define LOCKED(name, call) \
+  ENTER(name);             \
   RETURN(call)
 
 static CUresult f_htod(CUdeviceptr d, const void *s, size_t n) {
@@ -1360,8 +1364,7 @@ static CUresult f_default_pool(CUmemoryPool *out, CUdevice d) {
   RETURN(CUDA_SUCCESS);
 }
 
-static CUresult alloc_async(const char *fn, CUdeviceptr *p, size_t bytes, fpool *pool,
-                            CUstream h) {
+static CUresult alloc_async(const char *fn, CUdeviceptr *p, size_t bytes, fpool *pool, CUstream h) {
   fctx *c;
   fstream *s;
   CUresult r;
@@ -1509,8 +1512,7 @@ static CUresult f_stream_destroy(CUstream h) {
   int busy = 0;
   CUresult r;
   ENTER("cuStreamDestroy");
-  if ((r = need_ctx("cuStreamDestroy", &c)) != CUDA_SUCCESS &&
-      r != CUDA_ERROR_ILLEGAL_ADDRESS)
+  if ((r = need_ctx("cuStreamDestroy", &c)) != CUDA_SUCCESS && r != CUDA_ERROR_ILLEGAL_ADDRESS)
     RETURN(r);
   if (!h || !(s = stream_of("cuStreamDestroy", c, h))) RETURN(CUDA_ERROR_INVALID_HANDLE);
   for (i = 0; i < n_ops; i++) busy |= ops[i].s == s;
@@ -1702,7 +1704,8 @@ static CUresult image_code(const void *image, flib *l) {
   }
   n = strlen(image);
   if (!cj_ptx_check(p, n, arch, sizeof arch)) return CUDA_ERROR_INVALID_IMAGE;
-  if (atoi(strchr(arch, '_') ? strchr(arch, '_') + 1 : "0") > 90) return CUDA_ERROR_NO_BINARY_FOR_GPU;
+  if (atoi(strchr(arch, '_') ? strchr(arch, '_') + 1 : "0") > 90)
+    return CUDA_ERROR_NO_BINARY_FOR_GPU;
   l->is_ptx = 1;
   l->size = n;
   l->image = malloc(n + 1);
@@ -1879,8 +1882,7 @@ static CUresult param_info(const char *fn, const void *h, size_t i, size_t *off,
   if (!k) return CUDA_ERROR_INVALID_HANDLE;
   if (!k->params_known) return CUDA_ERROR_NOT_SUPPORTED; /* its code does not say */
   if (i >= k->nparams) {
-    violation("%s: parameter %zu asked of kernel '%s', which has %zu", fn, i, k->name,
-              k->nparams);
+    violation("%s: parameter %zu asked of kernel '%s', which has %zu", fn, i, k->name, k->nparams);
     return CUDA_ERROR_INVALID_VALUE;
   }
   if (off) *off = k->off[i];
@@ -1992,6 +1994,11 @@ static CUresult launch(const char *fn, const void *h, unsigned gx, unsigned gy, 
   if (extra) return CUDA_ERROR_NOT_SUPPORTED;
   if (!k->params_known) return CUDA_ERROR_NOT_SUPPORTED;
   if (k->nparams && !params) return CUDA_ERROR_INVALID_VALUE;
+  memset(last_params, 0, sizeof last_params);
+  last_params_len = k->nparams ? k->off[k->nparams - 1] + k->size[k->nparams - 1] : 0;
+  for (i = 0; i < k->nparams; i++)
+    if (k->off[i] + k->size[i] <= sizeof last_params)
+      memcpy(last_params + k->off[i], params[i], k->size[i]);
   o = op_new(s, OP_KERNEL);
   o->kt = calloc(k->nparams + 1, sizeof *o->kt);
   for (i = 0; i < k->nparams; i++) {
@@ -2026,8 +2033,8 @@ static CUresult f_launch(CUfunction h, unsigned gx, unsigned gy, unsigned gz, un
 
 static CUresult f_launch_ex(const CUlaunchConfig *cfg, CUfunction h, void **params, void **extra) {
   LOCKED("cuLaunchKernelEx",
-         launch("cuLaunchKernelEx", h, cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ,
-                cfg->blockDimX, cfg->blockDimY, cfg->blockDimZ, cfg->hStream, params, extra));
+         launch("cuLaunchKernelEx", h, cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ, cfg->blockDimX,
+                cfg->blockDimY, cfg->blockDimZ, cfg->hStream, params, extra));
 }
 
 /* What is not modelled. */
@@ -2039,7 +2046,8 @@ static const struct {
   const char *name;
   void *fn;
 } table[] = {
-#define E_(name, fn) {#name, (void *)(fn)}
+#define E_(name, fn) \
+  { #name, (void *)(fn) }
     E_(cuInit, f_init),
     E_(cuDriverGetVersion, f_version),
     E_(cuGetErrorName, f_error_name),
@@ -2148,6 +2156,7 @@ EXPORT void checkdriver_set_abort(int on);
 EXPORT void checkdriver_fault_next_launch(void);
 EXPORT int checkdriver_peek(CUdeviceptr p, void *dst, size_t n);
 EXPORT unsigned long checkdriver_pending(void);
+EXPORT size_t checkdriver_last_params(void *dst, size_t size);
 
 __attribute__((constructor)) static void checkdriver_start(void) {
   pthread_atfork(lock_fork_prepare, lock_fork_parent, lock_fork_child);
@@ -2190,6 +2199,15 @@ EXPORT void checkdriver_set_abort(int on) {
 }
 
 EXPORT void checkdriver_fault_next_launch(void) { fault_next = 1; }
+
+EXPORT size_t checkdriver_last_params(void *dst, size_t size) {
+  size_t n;
+  pthread_mutex_lock(&lock);
+  n = last_params_len;
+  memcpy(dst, last_params, size < sizeof last_params ? size : sizeof last_params);
+  pthread_mutex_unlock(&lock);
+  return n;
+}
 
 EXPORT int checkdriver_peek(CUdeviceptr p, void *dst, size_t n) {
   falloc *other, *a;
