@@ -147,9 +147,9 @@ static void same_size_swaps_are_refused(void **state) {
       memcpy(a, ok, sizeof a);
       a[i] = ok[j];
       a[j] = ok[i];
-      bad = !(k.types->accept[i] >> a[i].type & 1u)   ? i
-            : !(k.types->accept[j] >> a[j].type & 1u) ? j
-                                                      : k.n;
+      bad = !cj_takes(k.types->accept[i], a[i].type)   ? i
+            : !cj_takes(k.types->accept[j], a[j].type) ? j
+                                                       : k.n;
       if (bad == k.n) { /* both take the other's: struct and vector parameters */
         assert_ok(cj_args_check("k", k.n, k.sizes, k.types, a, k.n));
         assert_true(k.types->p[i].want == CUJIT_TYPE_BYTES ||
