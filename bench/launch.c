@@ -1,6 +1,7 @@
 /* launch.c - launch overhead with 3 and with 16 arguments (device pointers and scalars),
  * for raw cuLaunchKernel, cujit_launch (CUJIT_LAUNCH, arguments built in the loop as a
- * user writes them), cujit_call (varargs) and a function pointer from cujit_function_bind.
+ * user writes them), cujit_call (C values of the parameters' types) and a function pointer
+ * from cujit_function_bind.
  *
  * The goals are on the time a thread spends issuing launches: 10^5 launches of an empty
  * kernel per form, in batches of 128 whose time is taken from the first call to the
@@ -107,8 +108,8 @@ static int loop16(const launch_ctx *c, int v, long n) {
                          cujit_f32(f6), cujit_f64(d7));
         break;
       case CALL:
-        bad = cujit_call(c->f16, D1, D1, p0, p1, p2, p3, p4, p5, p6, p7, i0, u1, (double)f2, d3, l4,
-                         i5, (double)f6, d7);
+        bad = cujit_call(c->f16, D1, D1, p0, p1, p2, p3, p4, p5, p6, p7, i0, u1, f2, d3, l4, i5, f6,
+                         d7);
         break;
       default:
         bad = c->b16(D1, D1, p0, p1, p2, p3, p4, p5, p6, p7, i0, u1, f2, d3, l4, i5, f6, d7);

@@ -48,7 +48,7 @@
  *   if (st == CUJIT_OK) st = cujit_module_get_function(mod, "add", &add);
  *   if (st == CUJIT_OK) // each argument checked against add's parameters
  *     st = CUJIT_LAUNCH(add, CUJIT_DIM3(4), CUJIT_DIM3(256), cujit_out(out, sizeof out),
- *                       cujit_in(a, sizeof a), cujit_in(b, sizeof b), cujit_i32(1000));
+ *                       cujit_in(a, sizeof a), cujit_in(b, sizeof b), 1000);
  *   if (st == CUJIT_OK)
  *     printf("out[999] = %g\n", out[999]);
  *   else
@@ -138,12 +138,13 @@ extern "C" {
  * CUJIT_OK and CUJIT_ERROR_*); the flags of an options struct are CUJIT_OPT_
  * (cujit_options), CUJIT_LINK_OPT_ (cujit_link_options) and CUJIT_LAUNCH_OPT_
  * (cujit_launch_options). A macro spelt like a function does what the function does,
- * with the arguments inline: CUJIT_LAUNCH() is cujit_launch(), CUJIT_VALUE(x) is
- * cujit_value(&x, sizeof x), cujit_call() is cujit_call_n(). A macro that makes something
- * else says so in its name: CUJIT_IN_PTR() is a device pointer standing for an In buffer,
- * for cujit_call() and bound functions, where cujit_in() is a cujit_arg for
- * cujit_launch(); each refuses the other's (a compile error, or for a CUJIT_IN_PTR() in
- * a launch, a warning of -Wall and CUJIT_ERROR_INVALID_ARGS).
+ * with the arguments inline: CUJIT_LAUNCH() is cujit_launch() (a number among them made
+ * an argument of its own type, which its parameter converts), CUJIT_VALUE(x) is
+ * cujit_value(&x, sizeof x); cujit_call() calls a kernel with C values as a bound
+ * function takes them. A macro that makes something else says so in its name:
+ * CUJIT_IN_PTR() is a device pointer standing for an In buffer, for cujit_call() and bound
+ * functions, where cujit_in() is a cujit_arg for cujit_launch(); each refuses the other's
+ * (a compile error, or for a CUJIT_IN_PTR() in a launch, CUJIT_ERROR_INVALID_ARGS).
  *
  * Silence. Nothing is printed unless asked (cujit_log_set_callback() or env
  * CUJIT_LOG).
@@ -552,8 +553,9 @@ CUJIT_API const char *cujit_module_name_expression(const cujit_module *mod, size
 /** @defgroup launching 3. Kernels and launching
  *  A kernel found by name (cujit_module_get_function()), its variables and attributes,
  *  and its launch: cujit_launch() and CUJIT_LAUNCH() take the arguments as cujit_arg
- *  values made by the constructors (cujit_i32(), cujit_f32(), cujit_ptr(), ...), each
- *  checked against the kernel's parameter before anything runs. An In/Out buffer
+ *  values made by the constructors (cujit_i32(), cujit_f32(), cujit_ptr(), ...), and
+ *  CUJIT_LAUNCH() takes numbers too, each checked against the kernel's parameter (a number
+ *  converted to its type) before anything runs. An In/Out buffer
  *  (cujit_in(), cujit_out(), cujit_inout()) is host memory that cujit copies to the
  *  device before the kernel and back after it. These need a device.
  *  @{ */
@@ -713,6 +715,9 @@ typedef enum cujit_type {
   CUJIT_TYPE_C64,       /**< complex float: two floats (arrays only) */
   CUJIT_TYPE_C128       /**< complex double: two doubles (arrays only) */
 } cujit_type;
+/* A plain value's tag is its type's plus this (see CUJIT_LAUNCH()): the header's own
+ * macros make such arguments, which a parameter converts rather than takes as they are. */
+#define CUJIT_TYPE_PLAIN_ 32
 
 /** One kernel argument. Build it with the constructors below; treat fields as read-only.
  *  Values up to 16 bytes are held inside; larger structs are referenced through `data`,
@@ -720,7 +725,7 @@ typedef enum cujit_type {
  *  reserved word instead (see "Structs that grow"). */
 typedef struct cujit_arg {
   int kind;         /**< cujit_arg_kind */
-  int type;         /**< cujit_type */
+  int type;         /**< cujit_type (plus CUJIT_TYPE_PLAIN_ for a number CUJIT_LAUNCH() made) */
   size_t size;      /**< bytes the kernel receives (8 for pointers and In/Out) */
   const void *data; /**< large by-value data; NULL when held in `value` */
   /** A value of up to 16 bytes, held inside. */
@@ -934,6 +939,97 @@ static inline cujit_arg cujit_inout(void *host, size_t bytes) {
   return cujit_buffer_(CUJIT_ARG_INOUT, host, bytes);
 }
 
+/* A cujit_arg passed where a device pointer is expected: its address tagged in the top
+ * 16 bits, which no host or device address uses. Pointer parameters of cujit_call() and
+ * of bound functions take these. */
+#define CUJIT_ARG_REF_TAG_ 0xC0DEull
+#define CUJIT_ARG_REF_MASK_ 0xFFFFFFFFFFFFull
+/* Plain values, as CUJIT_LAUNCH(), cujit_call() and the generators' macros take them:
+ * each C number made an argument of its own type whose tag has CUJIT_TYPE_PLAIN_ added,
+ * which its parameter converts (docs/manual/launching.md, "What a parameter takes"). */
+static inline cujit_arg cujit_arg_self_(cujit_arg a) { return a; }
+#define CUJIT_PLAIN_NUMBER_(t, v, w) CUJIT_ARG_NUMBER_(CUJIT_TYPE_##t + CUJIT_TYPE_PLAIN_, v, w)
+static inline cujit_arg cujit_plain_bool_(CUJIT_BOOL_ v) {
+  return CUJIT_PLAIN_NUMBER_(BOOL, v, (uint64_t)(v ? 1 : 0));
+}
+static inline cujit_arg cujit_plain_i8_(int8_t v) { return CUJIT_PLAIN_NUMBER_(I8, v, (uint8_t)v); }
+static inline cujit_arg cujit_plain_u8_(uint8_t v) { return CUJIT_PLAIN_NUMBER_(U8, v, v); }
+static inline cujit_arg cujit_plain_i16_(int16_t v) {
+  return CUJIT_PLAIN_NUMBER_(I16, v, (uint16_t)v);
+}
+static inline cujit_arg cujit_plain_u16_(uint16_t v) { return CUJIT_PLAIN_NUMBER_(U16, v, v); }
+static inline cujit_arg cujit_plain_i32_(int32_t v) {
+  return CUJIT_PLAIN_NUMBER_(I32, v, (uint32_t)v);
+}
+static inline cujit_arg cujit_plain_u32_(uint32_t v) { return CUJIT_PLAIN_NUMBER_(U32, v, v); }
+static inline cujit_arg cujit_plain_i64_(int64_t v) {
+  return CUJIT_PLAIN_NUMBER_(I64, v, (uint64_t)v);
+}
+/* A 64-bit unsigned number whose top bits are cujit_arg_ref()'s tag (CUJIT_IN_PTR() and its
+ * kin) is marked so: cujit_call() takes it for the argument it stands for, a launch refuses
+ * it, and as a number it is what it is. */
+static inline cujit_arg cujit_plain_u64_(uint64_t v) {
+  return (v >> 48) == CUJIT_ARG_REF_TAG_ ? CUJIT_PLAIN_NUMBER_(PTR, v, v)
+                                         : CUJIT_PLAIN_NUMBER_(U64, v, v);
+}
+static inline cujit_arg cujit_plain_f32_(float v) {
+  return CUJIT_PLAIN_NUMBER_(F32, v, cujit_f32_bits_(v));
+}
+static inline cujit_arg cujit_plain_f64_(double v) {
+  return CUJIT_PLAIN_NUMBER_(F64, v, cujit_f64_bits_(v));
+}
+/* char, long and unsigned long have the size and signedness of the host's ABI. */
+static inline cujit_arg cujit_plain_char_(char v) {
+  return (char)-1 < 0 ? cujit_plain_i8_((int8_t)v) : cujit_plain_u8_((uint8_t)v);
+}
+static inline cujit_arg cujit_plain_long_(long v) {
+  return sizeof v == 8 ? cujit_plain_i64_((int64_t)v) : cujit_plain_i32_((int32_t)v);
+}
+static inline cujit_arg cujit_plain_ulong_(unsigned long v) {
+  return sizeof v == 8 ? cujit_plain_u64_((uint64_t)v) : cujit_plain_u32_((uint32_t)v);
+}
+/* A value by its address (cujit_call()'s &v for a struct, vector or blob parameter). */
+static inline cujit_arg cujit_plain_addr_(const void *p) {
+  cujit_arg a = cujit_arg_scalar_(CUJIT_TYPE_BYTES + CUJIT_TYPE_PLAIN_, 0, NULL);
+  a.data = p;
+  return a;
+}
+#ifndef __cplusplus
+#  ifndef __STDC_NO_COMPLEX__
+static inline cujit_arg cujit_plain_c64_(float _Complex z) {
+  float v[2];
+  memcpy(v, &z, sizeof v); /* C lays a complex number out as its two parts */
+  return cujit_arg_scalar_(CUJIT_TYPE_C64 + CUJIT_TYPE_PLAIN_, sizeof v, v);
+}
+static inline cujit_arg cujit_plain_c128_(double _Complex z) {
+  double v[2];
+  memcpy(v, &z, sizeof v);
+  return cujit_arg_scalar_(CUJIT_TYPE_C128 + CUJIT_TYPE_PLAIN_, sizeof v, v);
+}
+#    define CUJIT_PLAIN_COMPLEX_ \
+      , float _Complex : cujit_plain_c64_, double _Complex : cujit_plain_c128_
+#  else
+#    define CUJIT_PLAIN_COMPLEX_
+#  endif
+/* The numbers a plain value may be, each with the function that makes its argument: the
+ * associations of the _Generic selections below and in cujit_array.h. */
+/* clang-format off */
+#  define CUJIT_PLAIN_CASES_                                                                 \
+    _Bool: cujit_plain_bool_, char: cujit_plain_char_, signed char: cujit_plain_i8_,         \
+    unsigned char: cujit_plain_u8_, short: cujit_plain_i16_, unsigned short: cujit_plain_u16_, \
+    int: cujit_plain_i32_, unsigned: cujit_plain_u32_, long: cujit_plain_long_,              \
+    unsigned long: cujit_plain_ulong_, long long: cujit_plain_i64_,                          \
+    unsigned long long: cujit_plain_u64_, float: cujit_plain_f32_,                           \
+    double: cujit_plain_f64_ CUJIT_PLAIN_COMPLEX_
+/* clang-format on */
+/* One argument of CUJIT_LAUNCH(): a cujit_arg as it is, a number as a plain value. A
+ * selector of any other type (a pointer, an array, a struct, a long double) matches no
+ * association and does not compile: CUJIT_LAUNCH() takes cujit_arg values and numbers. */
+#  define CUJIT_ARG_(x) _Generic((x), cujit_arg : cujit_arg_self_, CUJIT_PLAIN_CASES_)(x)
+#else
+#  define CUJIT_ARG_(x) cujit_arg_of_(x)
+#endif
+
 /** Launch flags (cujit_launch_options.flags). */
 enum {
   /** A cooperative launch: every block of the grid is resident at once, so that the kernel
@@ -975,22 +1071,18 @@ typedef struct cujit_launch_options {
  *  memory against the device's and the kernel's limits; a mismatch launches and
  *  allocates nothing. Dynamic shared memory above 48 KiB is allowed for the kernel
  *  automatically, up to the device's opt-in limit.
- *  Types: an argument's `type` (cujit_type, set by the constructors) must be one its
- *  parameter takes, so that an unsigned and a float swapped between two parameters, or a
- *  pointer given for a 64-bit integer, are refused instead of computing garbage:
- *   - a scalar parameter takes its own scalar type exactly (an `unsigned int` takes
- *     cujit_u32(), not cujit_i32() or cujit_f32(); `long` and `long long` take cujit_i64(),
- *     `size_t` cujit_u64(); `char` and `signed char` cujit_i8(); a texture or surface handle
- *     cujit_texture()/cujit_surface()); bool takes cujit_u8() or cujit_i8();
- *   - a pointer parameter takes cujit_ptr(), cujit_ptr_offset() and In/Out/InOut buffers;
- *   - a struct, union, enum or vector parameter (float4, __half2, a struct of yours) takes
- *     any argument of its size, as do __half and __nv_bfloat16 given by their bits;
- *   - any parameter takes CUJIT_TYPE_BYTES (cujit_value(), CUJIT_VALUE()) of its size.
- *  The types are the compiler's: a C++ kernel's are read from its mangled name when it is
- *  looked up (no compile). An extern "C" kernel's name spells none: its types are used
- *  once a typed call (cujit_call(), cujit_function_bind(), cujit_function_signature())
- *  has asked the compiler for them, or an explicit signature was set
- *  (cujit_function_set_signature()); until then its arguments are checked by size only.
+ *  Types: each argument must be one its parameter takes, by the rule the manual states
+ *  (docs/manual/launching.md, "What a parameter takes"): an argument made by a constructor
+ *  is taken strictly (an `unsigned int` takes cujit_u32(), not cujit_i32()), a number given
+ *  to CUJIT_LAUNCH() is converted to its parameter's type as C converts an argument to a
+ *  prototyped parameter and refused where its value would change. The types are the
+ *  compiler's: a C++ kernel's are read from its mangled name when it is looked up (no
+ *  compile). An extern "C" kernel's name spells none: they are asked of the compiler (once
+ *  per module, through the caches) by its first typed call (cujit_call(),
+ *  cujit_function_bind(), cujit_function_signature()) or first launch with a number that
+ *  needs them, or given by an explicit signature (cujit_function_set_signature()). Until
+ *  then a constructor's argument is checked by its size only; a number is refused where
+ *  the types cannot be known (prebuilt code without a signature).
  *  Asynchronous launch: with only by-value arguments (device pointers included) and no
  *  elapsed_ms, the call returns once the kernel is queued on the stream; a fault inside
  *  it is reported by a later call that waits (cujit_synchronize()).
@@ -1024,8 +1116,10 @@ typedef struct cujit_launch_options {
  *  cluster's, a cluster of more blocks than allowed (8, or 16 where non-portable sizes
  *  are allowed), or one that differs from the kernel's __cluster_dims__.
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_ARGS naming the parameter (counted from 1), the
- *          expected and the given size or type ("argument 2 of kernel 'k' is a float (f32),
- *          but parameter 2 is 'unsigned int'");
+ *          expected and the given size or type, and a refused number's value ("argument 2
+ *          of kernel 'k' is a float (f32), but parameter 2 is 'unsigned int'"; "argument 2
+ *          of kernel 'k' is an int (i32) -1, but parameter 2 is 'unsigned int': out of the
+ *          parameter type's range ...");
  *          CUJIT_ERROR_LAUNCH_CONFIG naming the limit; CUJIT_ERROR_INVALID_VALUE
  *          for unknown flags or an opts->size that is not that of a version (use
  *          CUJIT_LAUNCH_OPTIONS_INIT; checked before anything else but fn);
@@ -1046,7 +1140,13 @@ CUJIT_API cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, c
                                     const cujit_launch_options *opts);
 
 /** CUJIT_LAUNCH(fn, grid, block, arg...): cujit_launch() with the arguments inline, as in
- *  `CUJIT_LAUNCH(k, CUJIT_DIM3(4), CUJIT_DIM3(256), cujit_ptr(x), cujit_i32(n))`. In C++
+ *  `CUJIT_LAUNCH(k, CUJIT_DIM3(4), CUJIT_DIM3(256), cujit_inout(x, n * 4), n, 2.5f)`. Each
+ *  argument is a cujit_arg, taken as it is, or a number: bool, char, signed or unsigned
+ *  char, short, int, long and long long (signed or unsigned; a CUdeviceptr is one, which
+ *  a pointer parameter takes), float or double, and in C float _Complex and double
+ *  _Complex, made an argument of its own type that its parameter converts (see
+ *  cujit_launch()). Anything else (a pointer such as &x, a host array, a struct, a long
+ *  double) does not compile. At most 67 arguments (more through cujit_launch()). In C++
  *  the arguments form a `std::initializer_list`. */
 #define CUJIT_LAUNCH(fn, grid, block, ...) \
   CUJIT_LAUNCH_ARGS_((fn), (grid), (block), NULL, __VA_ARGS__)
@@ -1056,11 +1156,11 @@ CUJIT_API cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, c
   CUJIT_LAUNCH_ARGS_((fn), (grid), (block), (opts), __VA_ARGS__)
 #ifdef __cplusplus
 #  define CUJIT_LAUNCH_ARGS_(fn, grid, block, opts, ...) \
-    cujit_launch_list_(fn, grid, block, {__VA_ARGS__}, opts)
+    cujit_launch_list_(fn, grid, block, {CUJIT_MAP_(CUJIT_ARG_, __VA_ARGS__)}, opts)
 #else
-#  define CUJIT_LAUNCH_ARGS_(fn, grid, block, opts, ...)            \
-    cujit_launch(fn, grid, block, (const cujit_arg[]){__VA_ARGS__}, \
-                 sizeof((const cujit_arg[]){__VA_ARGS__}) / sizeof(cujit_arg), opts)
+#  define CUJIT_LAUNCH_ARGS_(fn, grid, block, opts, ...)                                    \
+    cujit_launch(fn, grid, block, (const cujit_arg[]){CUJIT_MAP_(CUJIT_ARG_, __VA_ARGS__)}, \
+                 (size_t)CUJIT_NARGS_(__VA_ARGS__), opts)
 #endif
 
 /** @} */
@@ -1434,9 +1534,48 @@ CUJIT_API cujit_status cujit_function_set_signature(cujit_function *fn, const ch
  *  cujit_module_destroy(). */
 CUJIT_API const char *cujit_function_signature(cujit_function *fn);
 
-/** cujit_call(fn, grid, block, args...) launches `fn` with its arguments as C varargs,
- *  typed by its signature. Each argument is what C passes for the parameter's type after
- *  the default promotions, which cujit undoes:
+/** cujit_call(fn, grid, block, args...) launches `fn` with C values for its arguments,
+ *  typed by its signature as a bound function's are:
+ *
+ *      a number (bool, char ... long long, float, double)   for a scalar parameter: taken,
+ *                           or converted to its type, by the rule of launches (the manual's
+ *                           "What a parameter takes")
+ *      a CUdeviceptr, or CUJIT_IN_PTR(host, bytes), CUJIT_OUT_PTR(...),
+ *      CUJIT_INOUT_PTR(...)   for a pointer parameter (write (CUdeviceptr)0, not 0)
+ *      a pointer to the value, &v   for a vector, struct or bN parameter
+ *
+ *  A cujit_arg (cujit_in(), cujit_i32(), ...), which only cujit_launch() takes, a struct
+ *  by value or a long double does not compile as an argument (an In buffer here is
+ *  CUJIT_IN_PTR()). The macro counts its arguments (at most 64), so a wrong number is
+ *  CUJIT_ERROR_INVALID_ARGS and nothing is launched (in C a compound literal with commas,
+ *  `(float4){1, 2, 3, 4}`, must be wrapped in parentheses to be one argument; unwrapped, it
+ *  does not compile).
+ *  Returns what cujit_launch() returns; CUJIT_ERROR_INVALID_ARGS for a wrong count, or a
+ *  value its parameter does not take, naming the parameter, the value's type and the value,
+ *  and nothing is launched; CUJIT_ERROR_SIGNATURE when the signature cannot be read (see
+ *  cujit_function_signature()). */
+#define cujit_call(fn, ...)                                                                  \
+  (CUJIT_CALL_CHECK_(__VA_ARGS__),                                                           \
+   CUJIT_CHECKED_AS_(cujit_call, cujit_call_typed_((fn), CUJIT_CALL_FIRST_(__VA_ARGS__),     \
+                                                   CUJIT_CALL_SECOND_(__VA_ARGS__, 0), NULL, \
+                                                   CUJIT_CALL_ARGS_(2, __VA_ARGS__))))
+/** cujit_call_ex(fn, grid, block, opts, args...): cujit_call() with launch options (a
+ *  `const cujit_launch_options *`, read during the call). */
+#define cujit_call_ex(fn, ...)                                                              \
+  (CUJIT_CALL_CHECK_(__VA_ARGS__),                                                          \
+   CUJIT_CHECKED_AS_(cujit_call_ex, cujit_call_typed_((fn), CUJIT_CALL_FIRST_(__VA_ARGS__), \
+                                                      CUJIT_CALL_SECOND_(__VA_ARGS__, 0),   \
+                                                      CUJIT_CALL_THIRD_(__VA_ARGS__, 0),    \
+                                                      CUJIT_CALL_ARGS_(3, __VA_ARGS__))))
+/* What cujit_call() and cujit_call_ex() expand to: the kernel's arguments as their macros
+ * make them (plain values; a pointer as a value by its address), `nargs` of them. */
+CUJIT_API cujit_status cujit_call_typed_(cujit_function *fn, cujit_dim3 grid, cujit_dim3 block,
+                                         const cujit_launch_options *opts, const cujit_arg *args,
+                                         size_t nargs);
+/** cujit_call() as C varargs, which earlier versions of cujit_call() expanded to: kept for
+ *  programs built against them, and for wrappers and more than 64 arguments. Its types
+ *  cannot be checked: each argument must be what C passes for its parameter's type after
+ *  the default promotions, which cujit undoes (anything else is undefined, as with printf):
  *
  *      i8 u8 i16 u16        an int (char and short promote to it); the value must fit in
  *                           the width, as a signed or an unsigned number
@@ -1444,32 +1583,9 @@ CUJIT_API const char *cujit_function_signature(cujit_function *fn);
  *      i64 u64              a 64-bit integer: write 5LL or (size_t)n, never a plain int
  *      f32 f64              a double (a float promotes to it; f32 narrows it back)
  *      f16 bf16             a double, rounded to the 16-bit format (nearest, ties to even)
- *      ptr                  a CUdeviceptr (write (CUdeviceptr)0, not 0), or an In/Out
- *                           buffer: CUJIT_IN_PTR(host, bytes), CUJIT_OUT_PTR(...),
- *                           CUJIT_INOUT_PTR(...)
+ *      ptr                  a CUdeviceptr, CUJIT_IN_PTR(...) and its kin
  *      vectors, structs, bN a pointer to the value: &v
  *
- *  The macro counts its arguments, so a wrong number is CUJIT_ERROR_INVALID_ARGS and
- *  nothing is launched (in C a compound literal with commas, `(float4){1, 2, 3, 4}`, must
- *  be wrapped in parentheses to be one argument; unwrapped, it does not compile). Types cannot be
- * checked in C varargs: a float variable for an i32 parameter or an int for an i64 one is undefined
- * behaviour, as with printf; bound function pointers (below) are checked by the compiler instead. A
- *  cujit_arg (cujit_in(), cujit_i32(), ...), which only cujit_launch() takes, does not
- *  compile as an argument (an In buffer here is CUJIT_IN_PTR()).
- *  Returns what cujit_launch() returns; CUJIT_ERROR_INVALID_ARGS for a wrong count, a
- *  value out of range, or a NULL value pointer; CUJIT_ERROR_SIGNATURE when the signature
- *  cannot be read (see cujit_function_signature()). */
-#define cujit_call(fn, ...)        \
-  (CUJIT_CALL_CHECK_(__VA_ARGS__), \
-   CUJIT_CHECKED_AS_(cujit_call,   \
-                     (cujit_call_n)((fn), CUJIT_NARGS_(__VA_ARGS__) - 2, __VA_ARGS__)))
-/** cujit_call_ex(fn, grid, block, opts, args...): cujit_call() with launch options (a
- *  `const cujit_launch_options *`, read during the call). */
-#define cujit_call_ex(fn, ...)      \
-  (CUJIT_CALL_CHECK_(__VA_ARGS__),  \
-   CUJIT_CHECKED_AS_(cujit_call_ex, \
-                     (cujit_call_ex_n)((fn), CUJIT_NARGS_(__VA_ARGS__) - 3, __VA_ARGS__)))
-/** What cujit_call() expands to. For wrappers and for more than 64 arguments.
  *  @param fn     the kernel.
  *  @param nargs  the number of varargs that follow `block` (the kernel's arguments).
  *  @param grid   blocks in the grid.
@@ -1477,7 +1593,7 @@ CUJIT_API const char *cujit_function_signature(cujit_function *fn);
  *  @return as cujit_call(). */
 CUJIT_API cujit_status cujit_call_n(cujit_function *fn, int nargs, cujit_dim3 grid,
                                     cujit_dim3 block, ...);
-/** What cujit_call_ex() expands to. For wrappers and for more than 64 arguments.
+/** cujit_call_ex() as C varargs, as cujit_call_n() is cujit_call()'s.
  *  @param fn     the kernel.
  *  @param nargs  the number of varargs that follow `opts` (the kernel's arguments).
  *  @param grid   blocks in the grid.
@@ -1572,22 +1688,55 @@ CUJIT_API cujit_status cujit_call_ex_n(cujit_function *fn, int nargs, cujit_dim3
 #define CUJIT_MAP66_(m, a, ...) m(a), CUJIT_MAP65_(m, __VA_ARGS__)
 #define CUJIT_MAP67_(m, a, ...) m(a), CUJIT_MAP66_(m, __VA_ARGS__)
 
-/* A cujit_arg passed to cujit_call() does not compile: C varargs would take its bytes for
- * whatever the parameter is. In C each argument is looked at by _Generic (an array of
- * negative size is the error), in C++ by a template (cujit_call_check_, at the end). */
+/* cujit_call()'s list split: grid, block (and opts), then the kernel's arguments as an
+ * array of cujit_arg made by CUJIT_CALL_ARG_ and their number (a null array and 0 for
+ * none). A trailing 0 given to the pickers keeps their `...` from being empty. */
+#define CUJIT_CALL_FIRST_(a, ...) a
+#define CUJIT_CALL_SECOND_(a, b, ...) b
+#define CUJIT_CALL_THIRD_(a, b, c, ...) c
+#define CUJIT_CALL_DROP2_(a, b, ...) __VA_ARGS__
+#define CUJIT_CALL_DROP3_(a, b, c, ...) __VA_ARGS__
+/* 1 when the list holds more than 2 (3) items, else 0. */
+#define CUJIT_CALL_MORE2_(...)                                                                     \
+  CUJIT_NARGS_PICK_(__VA_ARGS__, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, \
+                    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,  \
+                    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0)
+#define CUJIT_CALL_MORE3_(...)                                                                     \
+  CUJIT_NARGS_PICK_(__VA_ARGS__, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, \
+                    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,  \
+                    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0)
+#define CUJIT_CALL_ARGS_(skip, ...)                                      \
+  CUJIT_MAP_CAT_(CUJIT_CALL_ARGS, CUJIT_CALL_MORE##skip##_(__VA_ARGS__)) \
+  (CUJIT_CALL_DROP##skip##_, __VA_ARGS__)
+#define CUJIT_CALL_ARGS0_(drop, ...) (const cujit_arg *)0, (size_t)0
+#define CUJIT_CALL_ARGS1_(drop, ...)                                \
+  CUJIT_CALL_LIST_(CUJIT_MAP_(CUJIT_CALL_ARG_, drop(__VA_ARGS__))), \
+      (size_t)CUJIT_NARGS_(drop(__VA_ARGS__))
+#ifdef __cplusplus
+#  define CUJIT_CALL_LIST_(...) std::initializer_list<cujit_arg>{__VA_ARGS__}.begin()
+#  define CUJIT_CALL_ARG_(x) cujit_call_arg_(x)
+#else
+#  define CUJIT_CALL_LIST_(...) \
+    (const cujit_arg[]) { __VA_ARGS__ }
+/* A number as a plain value; anything else (a pointer) as a value by its address, which
+ * a struct, vector or blob parameter takes (a cujit_arg fails CUJIT_CALL_CHECK_ below). */
+#  define CUJIT_CALL_ARG_(x) _Generic((x), CUJIT_PLAIN_CASES_, default : cujit_plain_addr_)(x)
+#endif
+
+/* A cujit_arg passed to cujit_call() does not compile: cujit_call() takes what a bound
+ * function takes (C values, CUJIT_IN_PTR() for a buffer), cujit_launch() cujit_arg values.
+ * In C each argument is looked at by _Generic (an array of negative size is the error), in
+ * C++ by a template (cujit_call_check_, at the end). */
 #ifndef __cplusplus
-#  define CUJIT_CALL_ARG_(x) \
+#  define CUJIT_CALL_NO_ARG_(x) \
     sizeof(char[_Generic((x), cujit_arg : -1, /* cujit_call() takes no cujit_arg */ default : 1)])
-#  define CUJIT_CALL_CHECK_(...) (void)sizeof((size_t[]){CUJIT_MAP_(CUJIT_CALL_ARG_, __VA_ARGS__)})
+#  define CUJIT_CALL_CHECK_(...) \
+    (void)sizeof((size_t[]){CUJIT_MAP_(CUJIT_CALL_NO_ARG_, __VA_ARGS__)})
 #else
 #  define CUJIT_CALL_CHECK_(...) (void)sizeof(cujit_call_check_(__VA_ARGS__))
 #endif
 
-/* A cujit_arg passed where a device pointer is expected: its address tagged in the top
- * 16 bits, which no host or device address uses. Pointer parameters of cujit_call() and
- * of bound functions take these. */
-#define CUJIT_ARG_REF_TAG_ 0xC0DEull
-#define CUJIT_ARG_REF_MASK_ 0xFFFFFFFFFFFFull
+/* (cujit_arg_ref()'s tag, CUJIT_ARG_REF_TAG_, is defined with the plain values.) */
 /** A CUdeviceptr standing for argument `a` (an In/Out/InOut buffer or a cujit_ptr), for a
  *  pointer parameter of cujit_call() or of a bound function.
  *  @param a  the argument; must outlive the call.
@@ -1642,7 +1791,7 @@ static inline CUdeviceptr cujit_arg_ref(const cujit_arg *a) {
  *  checked at each call too, as cujit_launch() checks it.
  *  The pointer is a libffi closure on every system, so any number may be alive at once;
  *  libffi reads each argument where the calling convention put it, which costs about 10 ns
- *  per argument on top of the launch (cujit_call() reads its varargs without it).
+ *  per argument on top of the launch (cujit_call() hands its arguments on without it).
  *  The function pointer is owned by the module: it launches until cujit_function_unbind()
  *  or cujit_module_destroy(). After either, calling it launches nothing and returns
  *  CUJIT_ERROR_INVALID_VALUE, for the life of the process: its libffi closure (64 bytes on
@@ -2765,6 +2914,48 @@ struct cujit_call_args_<T, R...> : cujit_call_args_<R...> {
 };
 template <typename... T>
 cujit_call_args_<T...> cujit_call_check_(const T &...);
+
+/* In C++ each argument of CUJIT_LAUNCH() finds its maker by overloading: a cujit_arg as it
+ * is, a number as a plain value. A pointer (&x, a host array) matches the template below,
+ * which does not compile; a struct, a long double or another type matches none. */
+static inline cujit_arg cujit_arg_of_(cujit_arg a) { return a; }
+static inline cujit_arg cujit_arg_of_(bool v) { return cujit_plain_bool_(v); }
+static inline cujit_arg cujit_arg_of_(char v) { return cujit_plain_char_(v); }
+static inline cujit_arg cujit_arg_of_(signed char v) { return cujit_plain_i8_(v); }
+static inline cujit_arg cujit_arg_of_(unsigned char v) { return cujit_plain_u8_(v); }
+static inline cujit_arg cujit_arg_of_(short v) { return cujit_plain_i16_(v); }
+static inline cujit_arg cujit_arg_of_(unsigned short v) { return cujit_plain_u16_(v); }
+static inline cujit_arg cujit_arg_of_(int v) { return cujit_plain_i32_(v); }
+static inline cujit_arg cujit_arg_of_(unsigned v) { return cujit_plain_u32_(v); }
+static inline cujit_arg cujit_arg_of_(long v) { return cujit_plain_long_(v); }
+static inline cujit_arg cujit_arg_of_(unsigned long v) { return cujit_plain_ulong_(v); }
+static inline cujit_arg cujit_arg_of_(long long v) { return cujit_plain_i64_(v); }
+static inline cujit_arg cujit_arg_of_(unsigned long long v) { return cujit_plain_u64_(v); }
+static inline cujit_arg cujit_arg_of_(float v) { return cujit_plain_f32_(v); }
+static inline cujit_arg cujit_arg_of_(double v) { return cujit_plain_f64_(v); }
+template <typename T>
+struct cujit_never_ {
+  enum { value = 0 };
+};
+template <typename T>
+cujit_arg cujit_arg_of_(T *) {
+  static_assert(cujit_never_<T>::value,
+                "CUJIT_LAUNCH() takes cujit_arg values and numbers, not a pointer: a device "
+                "pointer is a CUdeviceptr or cujit_ptr(), host memory cujit_in(), cujit_out() "
+                "or cujit_inout()");
+  return cujit_arg();
+}
+
+/* cujit_call()'s arguments in C++: a number as a plain value, a pointer as a value by its
+ * address. */
+template <typename T>
+static inline cujit_arg cujit_call_arg_(const T &v) {
+  return cujit_arg_of_(v);
+}
+template <typename T>
+static inline cujit_arg cujit_call_arg_(T *p) {
+  return cujit_plain_addr_(p);
+}
 
 /* What CUJIT_LAUNCH and CUJIT_LAUNCH_EX expand to in C++. */
 static inline cujit_status cujit_launch_list_(const cujit_function *fn, cujit_dim3 grid,

@@ -944,34 +944,22 @@ CUJIT_API cujit_status cujit_array_random_host(void *host, cujit_type type, size
  *
  *  An array argument is its cujit_array * (cujit_arr(x) in an array of cujit_arg); it must
  *  be live, of the declared element type, of the first array's size and contiguous (the
- *  kernel reads x[i]: a strided view is refused; pass cujit_array_copy() of it). A scalar carries
- *  its type: cujit_f32(5), cujit_f64(), cujit_i32(), cujit_u64(), cujit_bool(), cujit_c64()
- *  and the other constructors, or in the macros a C value of its own type (bool, char,
- *  signed and unsigned char, short, int, long and long long, float, double; in C also
- *  float _Complex and double _Complex; a cujit_arg passes as it is). The call converts it
- *  to the declared type as C converts an argument to a prototyped parameter, where the
- *  value keeps its meaning, and refuses it where it would not:
- *    - integer types: an integer, a bool or a float whose value is an integer (2.0), in
- *      the type's range. Refused: a value out of range (300 for unsigned char, -1 for
- *      unsigned int, which C would wrap), a float with a fraction (2.5, which C would
- *      truncate), infinities and NaN.
- *    - bool: 0 and 1 (false and true) of any of those types; other values are refused.
- *    - floating types (__half, __nv_bfloat16, float, double): an integer, a bool or a
- *      float, rounded to nearest (ties to even) where the type cannot hold it exactly
- *      (0.1 for float, 16777217 for float, 0.1 for __half). Refused: a finite value beyond
- *      the type's range (1e300 for float, 70000 for __half), which C leaves undefined;
- *      infinities and NaN pass.
- *    - complex types: a complex value (each part converted as a float is), or a real one
- *      (imaginary part 0).
- *    - always refused: a complex value for a real or integer parameter (C would drop the
- *      imaginary part), a device pointer (cujit_ptr()), an In/Out buffer, an array for a
- *      scalar and a scalar for an array.
- *    - a value given by its bytes (cujit_value(), CUJIT_VALUE(); a __half's bits, say)
- *      passes unchanged when its size is the declared type's, and is refused otherwise.
- *  So a double given for a float parameter arrives as the float nearest to it, never as
- *  the double's bytes. Any refusal is CUJIT_ERROR_INVALID_VALUE naming the function, the
- *  argument (position and name), the declared and the given type and the value; nothing
- *  is compiled or launched then.
+ *  kernel reads x[i]: a strided view is refused; pass cujit_array_copy() of it). A scalar
+ *  argument is a number: in the macros a C value of its own type, as CUJIT_LAUNCH() takes
+ *  it (bool, char, short, int, long and long long, signed or not, float, double; in C also
+ *  float _Complex and double _Complex), in an array of cujit_arg a constructor's
+ *  (cujit_f32(5), cujit_i32(), cujit_u64(), cujit_bool(), cujit_c64(), ...). It is
+ *  converted to the declared type by the rule every parameter follows (docs/manual/
+ *  launching.md, "What a parameter takes"), the declaration being its prototype: as C
+ *  converts an argument to a prototyped parameter, and refused where the value would not
+ *  keep its meaning; here a constructor's argument converts as a plain number does, a
+ *  complex type takes a complex or real number, and a value given by its bytes
+ *  (cujit_value(), CUJIT_VALUE()) passes unchanged when its size is the declared type's.
+ *  A device pointer, an In/Out buffer, an array for a scalar and a scalar for an array are
+ *  refused. So a double given for a float parameter arrives as the float nearest to it,
+ *  never as the double's bytes. Any refusal is CUJIT_ERROR_INVALID_VALUE naming the
+ *  function, the argument (position and name), the declared and the given type and the
+ *  value; nothing is compiled or launched then.
  *  @{ */
 
 /** Optional parts of a generated kernel. Start from CUJIT_GENERATOR_OPTIONS_INIT (or zero
@@ -1111,10 +1099,10 @@ CUJIT_API void cujit_scan_destroy(cujit_scan *s);
  *  The generators' calls with the arguments inline, as plain values (up to 64):
  *  CUJIT_ELEMENTWISE(k, 5.0f, x, 6.0f, y, z), CUJIT_ELEMENTWISE_RANGE(k, start, stop, step,
  *  args...), CUJIT_REDUCTION(r, &out, x, y), CUJIT_REDUCTION_HOST(r, &result, x, y). Each
- *  argument becomes a cujit_arg by its C type (see above): a `cujit_array *` an array, a
- *  float cujit_f32(), a double cujit_f64(), an int cujit_i32(), and so on; a cujit_arg
- *  passes as it is. A value of another type (a pointer such as &a, a long double) does not
- *  compile. A compound literal with commas must be wrapped in parentheses.
+ *  argument becomes a cujit_arg by its C type (see above), as CUJIT_LAUNCH() makes it: a
+ *  `cujit_array *` an array, a number an argument of its own type; a cujit_arg passes as it
+ *  is. A value of another type (a pointer such as &a, a long double) does not compile. A
+ *  compound literal with commas must be wrapped in parentheses.
  *  @{ */
 /** CUJIT_ELEMENTWISE(k, args...): cujit_elementwise_call() with its arguments inline. */
 #define CUJIT_ELEMENTWISE(k, ...) cujit_elementwise_call((k), CUJIT_GEN_ARGS_(__VA_ARGS__))
@@ -1142,43 +1130,11 @@ CUJIT_API void cujit_scan_destroy(cujit_scan *s);
 #else
 #  define CUJIT_GEN_LIST_(...) \
     (const cujit_arg[]) { __VA_ARGS__ }
-#  ifndef __STDC_NO_COMPLEX__
-#    define CUJIT_GEN_COMPLEX_ float _Complex : cujit_gen_c64_, double _Complex : cujit_gen_c128_,
-#  else
-#    define CUJIT_GEN_COMPLEX_
-#  endif
+/* An array as itself; the rest as CUJIT_LAUNCH() takes it (cujit.h's CUJIT_ARG_). */
 #  define CUJIT_GEN_ARG_(x) \
-    _Generic((x), cujit_arg: cujit_gen_self_, cujit_array *: cujit_arr,                       \
-           const cujit_array *: cujit_arr, _Bool: cujit_bool, char: cujit_gen_char_,        \
-           signed char: cujit_i8, unsigned char: cujit_u8, short: cujit_i16,                \
-           unsigned short: cujit_u16, int: cujit_i32, unsigned: cujit_u32,                  \
-           long: cujit_gen_long_, unsigned long: cujit_gen_ulong_, long long: cujit_i64,   \
-           unsigned long long: cujit_u64, CUJIT_GEN_COMPLEX_ float: cujit_f32,             \
-           double: cujit_f64)(x)
-static inline cujit_arg cujit_gen_self_(cujit_arg a) { return a; }
-#  ifndef __STDC_NO_COMPLEX__
-static inline cujit_arg cujit_gen_c64_(float _Complex z) {
-  float v[2];
-  memcpy(v, &z, sizeof v); /* C lays a complex number out as its two parts */
-  return cujit_c64(v[0], v[1]);
-}
-static inline cujit_arg cujit_gen_c128_(double _Complex z) {
-  double v[2];
-  memcpy(v, &z, sizeof v);
-  return cujit_c128(v[0], v[1]);
-}
-#  endif
+    _Generic((x), cujit_arg: cujit_arg_self_, cujit_array *: cujit_arr,                     \
+             const cujit_array *: cujit_arr, CUJIT_PLAIN_CASES_)(x)
 #endif
-/* char, long and unsigned long have the size and signedness of the host's ABI. */
-static inline cujit_arg cujit_gen_char_(char v) {
-  return (char)-1 < 0 ? cujit_i8((int8_t)v) : cujit_u8((uint8_t)v);
-}
-static inline cujit_arg cujit_gen_long_(long v) {
-  return sizeof v == 8 ? cujit_i64((int64_t)v) : cujit_i32((int32_t)v);
-}
-static inline cujit_arg cujit_gen_ulong_(unsigned long v) {
-  return sizeof v == 8 ? cujit_u64((uint64_t)v) : cujit_u32((uint32_t)v);
-}
 /* Applies CUJIT_GEN_ARG_ to each argument. */
 #define CUJIT_GEN_MAP_(...) CUJIT_MAP_(CUJIT_GEN_ARG_, __VA_ARGS__)
 
@@ -1249,27 +1205,15 @@ static inline cujit_arg cujit_gen_ulong_(unsigned long v) {
 
 #  include <initializer_list>
 
-/* In C++ each value finds its constructor by overloading. A pointer of any other type
- * (&a, as the calls once took) matches the deleted template and does not compile. */
-static inline cujit_arg cujit_gen_arg_(cujit_arg a) { return a; }
+/* In C++ an array finds cujit_arr() by overloading, and the rest what CUJIT_LAUNCH() makes
+ * of it (cujit.h's cujit_arg_of_): a pointer of any other type (&a, as the calls once
+ * took) does not compile. */
 static inline cujit_arg cujit_gen_arg_(cujit_array *a) { return cujit_arr(a); }
 static inline cujit_arg cujit_gen_arg_(const cujit_array *a) { return cujit_arr(a); }
 static inline cujit_arg cujit_gen_arg_(decltype(nullptr)) { return cujit_arr(nullptr); }
-static inline cujit_arg cujit_gen_arg_(bool v) { return cujit_bool(v); }
-static inline cujit_arg cujit_gen_arg_(char v) { return cujit_gen_char_(v); }
-static inline cujit_arg cujit_gen_arg_(signed char v) { return cujit_i8(v); }
-static inline cujit_arg cujit_gen_arg_(unsigned char v) { return cujit_u8(v); }
-static inline cujit_arg cujit_gen_arg_(short v) { return cujit_i16(v); }
-static inline cujit_arg cujit_gen_arg_(unsigned short v) { return cujit_u16(v); }
-static inline cujit_arg cujit_gen_arg_(int v) { return cujit_i32(v); }
-static inline cujit_arg cujit_gen_arg_(unsigned v) { return cujit_u32(v); }
-static inline cujit_arg cujit_gen_arg_(long v) { return cujit_gen_long_(v); }
-static inline cujit_arg cujit_gen_arg_(unsigned long v) { return cujit_gen_ulong_(v); }
-static inline cujit_arg cujit_gen_arg_(long long v) { return cujit_i64(v); }
-static inline cujit_arg cujit_gen_arg_(unsigned long long v) { return cujit_u64(v); }
-static inline cujit_arg cujit_gen_arg_(float v) { return cujit_f32(v); }
-static inline cujit_arg cujit_gen_arg_(double v) { return cujit_f64(v); }
 template <typename T>
-cujit_arg cujit_gen_arg_(T *) = delete;
+static inline cujit_arg cujit_gen_arg_(const T &v) {
+  return cujit_arg_of_(v);
+}
 #endif
 #endif /* CUJIT_ARRAY_H_INCLUDED */

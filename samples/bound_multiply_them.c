@@ -1,7 +1,7 @@
 /* bound_multiply_them - PyCUDA's multiply_them example called like a C function: the kernel's
  * signature is what the compiler says (its mangled name spells the parameter types),
  * cujit_function_bind() turns it into a typed function pointer, and the C compiler checks
- * every call. cujit_call() shows the varargs form. */
+ * every call. cujit_call() shows the form that takes C values. */
 #include <stdio.h>
 
 #include "cujit_array.h"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # cujit_call() and cujit_call_ex() refuse a cujit_arg at compile time, in C and in C++: a
-# launch's argument (cujit_in(), cujit_i32(), ...) given to the varargs call would have
-# its bytes read as whatever the parameter is. Plain values, pointers and
+# launch's argument (cujit_in(), cujit_i32(), ...) is cujit_launch()'s, and cujit_call()
+# takes C values, as a bound function does. Plain values, pointers and
 # CUJIT_IN_PTR(...)/CUJIT_OUT_PTR(...)/CUJIT_INOUT_PTR(...) still compile, with every warning an error.
 # Usage: check_call_args.sh CC CXX INCLUDE_DIR CUDA_INCLUDE_DIR...   (CXX "" for none)
 set -eu

@@ -111,6 +111,54 @@ static void hc_scalars(void) {
            "CUJIT_VALUE of a large struct refers to it");
 }
 
+/* Numbers as CUJIT_LAUNCH(), cujit_call() and the generators' macros take them: each a
+ * plain value of its own type, the header's own CUJIT_TYPE_PLAIN_ added to its tag. */
+static void hc_plain_values(void) {
+  const int plain = CUJIT_TYPE_PLAIN_;
+  bool b = true;
+  signed char sc = -3;
+  unsigned char uc = 250;
+  short s = -300;
+  unsigned short us = 60000;
+  int i = -70000;
+  unsigned u = 4000000000u;
+  long l = -5;
+  unsigned long ul = 5;
+  long long ll = -5000000000LL;
+  unsigned long long ull = 10000000000ULL;
+  float f = 1.5f;
+  double d = -2.25;
+  int64_t l64 = -5;
+  uint64_t ul64 = 5;
+  int32_t l32 = -5;
+  uint32_t ul32 = 5;
+  uint8_t one = 1;
+  cujit_arg a;
+  hc_check(hc_is_value(CUJIT_ARG_(b), CUJIT_TYPE_BOOL + plain, 1, &one), "a bool");
+  hc_check(hc_is_value(CUJIT_ARG_(sc), CUJIT_TYPE_I8 + plain, 1, &sc), "a signed char");
+  hc_check(hc_is_value(CUJIT_ARG_(uc), CUJIT_TYPE_U8 + plain, 1, &uc), "an unsigned char");
+  hc_check(hc_is_value(CUJIT_ARG_((char)'x'),
+                       ((char)-1 < 0 ? CUJIT_TYPE_I8 : CUJIT_TYPE_U8) + plain, 1, "x"),
+           "a char, of the host's signedness");
+  hc_check(hc_is_value(CUJIT_ARG_(s), CUJIT_TYPE_I16 + plain, 2, &s), "a short");
+  hc_check(hc_is_value(CUJIT_ARG_(us), CUJIT_TYPE_U16 + plain, 2, &us), "an unsigned short");
+  hc_check(hc_is_value(CUJIT_ARG_(i), CUJIT_TYPE_I32 + plain, 4, &i), "an int");
+  hc_check(hc_is_value(CUJIT_ARG_(u), CUJIT_TYPE_U32 + plain, 4, &u), "an unsigned");
+  hc_check(sizeof l == 8 ? hc_is_value(CUJIT_ARG_(l), CUJIT_TYPE_I64 + plain, 8, &l64)
+                         : hc_is_value(CUJIT_ARG_(l), CUJIT_TYPE_I32 + plain, 4, &l32),
+           "a long, of the host's width");
+  hc_check(sizeof ul == 8 ? hc_is_value(CUJIT_ARG_(ul), CUJIT_TYPE_U64 + plain, 8, &ul64)
+                          : hc_is_value(CUJIT_ARG_(ul), CUJIT_TYPE_U32 + plain, 4, &ul32),
+           "an unsigned long, of the host's width");
+  hc_check(hc_is_value(CUJIT_ARG_(ll), CUJIT_TYPE_I64 + plain, 8, &ll), "a long long");
+  hc_check(hc_is_value(CUJIT_ARG_(ull), CUJIT_TYPE_U64 + plain, 8, &ull), "an unsigned long long");
+  hc_check(hc_is_value(CUJIT_ARG_(f), CUJIT_TYPE_F32 + plain, 4, &f), "a float");
+  hc_check(hc_is_value(CUJIT_ARG_(d), CUJIT_TYPE_F64 + plain, 8, &d), "a double");
+  a = CUJIT_ARG_(cujit_u16(7));
+  hc_check(a.type == CUJIT_TYPE_U16 && a.size == 2 && a.value.bytes[0] == 7,
+           "a cujit_arg passes as it is");
+}
+
 /* An In/Out/InOut argument for `bytes` of `host`. */
 static int hc_is_buffer(const cujit_arg *a, int kind, const void *host, size_t bytes) {
   return a->kind == kind && a->type == CUJIT_TYPE_PTR && a->size == sizeof(CUdeviceptr) &&
@@ -263,10 +311,23 @@ static void hc_every_constructor_launched(cujit_function *mix, int gpu) {
                                        cujit_value(&p, sizeof p)),
                        gpu),
            "CUJIT_LAUNCH_EX with every constructor");
+  if (gpu) {
+    for (i = 0; i < 8; i++)
+      right = right && fabsf(out[i] - ((float)i + 4.0f + 0.75f + 3.0f + 3.5f)) < 1e-5f;
+    hc_check(right, "the kernel saw every argument");
+  }
+  /* the same values as numbers, each converted to its parameter's type */
+  for (i = 0; i < 8; i++) out[i] = -1.0f;
+  hc_check(hc_launched(CUJIT_LAUNCH_EX(mix, CUJIT_DIM3(2, 1, 1), CUJIT_DIM3(4), &o,
+                                       cujit_out(out, sizeof out), cujit_in(in, sizeof in), -1, 2,
+                                       -3, 4, -5.0, 6u, -7, 8, 0.25, 0.5f, CUJIT_VALUE(v),
+                                       cujit_value(&p, sizeof p)),
+                       gpu),
+           "CUJIT_LAUNCH_EX with numbers");
   if (!gpu) return;
-  for (i = 0; i < 8; i++)
+  for (i = 0, right = 1; i < 8; i++)
     right = right && fabsf(out[i] - ((float)i + 4.0f + 0.75f + 3.0f + 3.5f)) < 1e-5f;
-  hc_check(right, "the kernel saw every argument");
+  hc_check(right, "the kernel saw every number as its parameter's type");
 }
 
 static void hc_every_launch_form(cujit_function *add, int gpu) {
@@ -292,8 +353,16 @@ static void hc_every_launch_form(cujit_function *add, int gpu) {
                                   CUJIT_IN_PTR(y, sizeof y), 0),
                        gpu),
            "cujit_call with cujit_arg_ref");
+  hc_check(hc_launched(CUJIT_LAUNCH(add, CUJIT_DIM3(1), CUJIT_DIM3(16), cujit_inout(x, sizeof x),
+                                    cujit_in(y, sizeof y), 16),
+                       gpu),
+           "CUJIT_LAUNCH with a number");
+  hc_check(hc_launched(cujit_call(add, CUJIT_DIM3(1), CUJIT_DIM3(16), CUJIT_INOUT_PTR(x, sizeof x),
+                                  CUJIT_IN_PTR(y, sizeof y), 16.0),
+                       gpu),
+           "cujit_call with a double for an int");
   if (!gpu) return;
-  hc_check(x[5] == 5.0f * 4.0f, "three additions of y to x");
+  hc_check(x[5] == 5.0f * 6.0f, "five additions of y to x");
   hc_check(cujit_mem_alloc(&dx, sizeof y) == CUJIT_OK &&
                cujit_mem_copy_htod(dx, y, sizeof y) == CUJIT_OK,
            "device memory");
@@ -424,6 +493,7 @@ static void hc_run(void) {
   hc_status_map();
   hc_dim3();
   hc_scalars();
+  hc_plain_values();
   hc_buffers();
   hc_inits();
   hc_limits();

@@ -67,4 +67,16 @@ static const char kSwap[] =
     "                  unsigned long long u, bool f, __half h, float4 v, P s, int i) {}\n"
     "extern \"C\" __global__ void ck(float a, unsigned b) {}\n";
 
+/* A parameter of each kind a plain value may meet: every scalar, a pointer, a struct, a
+ * vector and an enum. */
+static const char kPlain[] =
+    "#include <cuda_fp16.h>\n"
+    "#include <cuda_bf16.h>\n"
+    "struct P { float x; int y; };\n"
+    "enum E { E0, E1 };\n"
+    "__global__ void p(bool b, char c, signed char sc, unsigned char uc, short s,\n"
+    "                  unsigned short us, int i, unsigned u, long l, unsigned long ul,\n"
+    "                  long long ll, unsigned long long ull, float f, double d, __half h,\n"
+    "                  __nv_bfloat16 bf, int *ptr, P st, float4 v, E e) {}\n";
+
 #endif

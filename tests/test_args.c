@@ -1,7 +1,12 @@
 /* test_args - the checks a launch makes before anything happens, against a kernel's
  * parameter layout and a device's limits given here (no device needed): argument count,
  * each argument's kind, size and type (against the types the compiler gives, NVRTC
- * compiling here), grid, block and shared memory. */
+ * compiling here), plain values taken, converted or refused at every edge of each scalar
+ * type, grid, block and shared memory. */
+#include <limits.h>
+#include <math.h>
+#include <stdbool.h>
+
 #include "typestest.h"
 #include "cujit_array.h"
 #include "kernelsrc.h"
@@ -142,9 +147,9 @@ static void same_size_swaps_are_refused(void **state) {
       memcpy(a, ok, sizeof a);
       a[i] = ok[j];
       a[j] = ok[i];
-      bad = !(k.types->accept[i] >> a[i].type & 1u)   ? i
-            : !(k.types->accept[j] >> a[j].type & 1u) ? j
-                                                      : k.n;
+      bad = !cj_takes(k.types->accept[i], a[i].type)   ? i
+            : !cj_takes(k.types->accept[j], a[j].type) ? j
+                                                       : k.n;
       if (bad == k.n) { /* both take the other's: struct and vector parameters */
         assert_ok(cj_args_check("k", k.n, k.sizes, k.types, a, k.n));
         assert_true(k.types->p[i].want == CUJIT_TYPE_BYTES ||
@@ -225,6 +230,267 @@ static void extern_c_kernels_once_probed(void **state) {
                        "'float'; use cujit_f32()");
   types_free(&k);
   cujit_module_destroy(m);
+}
+
+/* ---- plain values ---- */
+
+/* Arguments for kPlain's p made by the constructors, each of its parameter's type. */
+static void plain_strict(cujit_arg *a) {
+  static const struct {
+    float x;
+    int y;
+  } st = {1, 2};
+  static const struct { float x, y, z, w; } v = {1, 2, 3, 4};
+  static const uint16_t half = 0x3c00;
+  a[0] = cujit_bool(1);
+  a[1] = cujit_i8(1);
+  a[2] = cujit_i8(1);
+  a[3] = cujit_u8(1);
+  a[4] = cujit_i16(1);
+  a[5] = cujit_u16(1);
+  a[6] = cujit_i32(1);
+  a[7] = cujit_u32(1);
+  a[8] = cujit_i64(1);
+  a[9] = cujit_u64(1);
+  a[10] = cujit_i64(1);
+  a[11] = cujit_u64(1);
+  a[12] = cujit_f32(1);
+  a[13] = cujit_f64(1);
+  a[14] = cujit_value(&half, 2);
+  a[15] = cujit_value(&half, 2);
+  a[16] = cujit_ptr(0x1000);
+  a[17] = CUJIT_VALUE(st);
+  a[18] = CUJIT_VALUE(v);
+  a[19] = cujit_i32(0);
+}
+
+static types_kernel plain_kernel;
+
+static int plain_setup(void **state) {
+  (void)state;
+  *state = types_compile(kPlain, "plain.cu", NULL, NULL, NULL, 0);
+  assert_ok(types_read(*state, "p", 0, &plain_kernel));
+  assert_int_equal(plain_kernel.n, 20);
+  return 0;
+}
+
+static int plain_teardown(void **state) {
+  types_free(&plain_kernel);
+  cujit_module_destroy(*state);
+  return 0;
+}
+
+/* What a launch makes of argument `a` for parameter i of p, the others right: checked, and
+ * converted where its parameter does not take it as it is. *out is what the kernel would
+ * get; *converted says whether it was converted. */
+static cujit_status plain_at(size_t i, cujit_arg a, cujit_arg *out, int *converted) {
+  const types_kernel *k = &plain_kernel;
+  cujit_arg args[20], conv[20];
+  cujit_status st;
+  plain_strict(args);
+  args[i] = a;
+  *converted = 0;
+  if ((st = cj_args_check("p", k->n, k->sizes, k->types, args, k->n)) != CUJIT_OK) return st;
+  if (!cj_args_plain(k->types, args, k->n)) {
+    *out = args[i];
+    return CUJIT_OK;
+  }
+  if ((st = cj_args_convert("p", k->types, args, k->n, conv)) != CUJIT_OK) return st;
+  assert_ok(cj_args_check("p", k->n, k->sizes, k->types, conv, k->n)); /* launched so */
+  assert_false(cj_args_plain(k->types, conv, k->n));
+  *out = conv[i];
+  *converted = 1;
+  return CUJIT_OK;
+}
+
+/* Parameter i takes `a` as it is. */
+#define TAKEN(i, a)                               \
+  do {                                            \
+    cujit_arg in_ = (a), got_;                    \
+    int conv_;                                    \
+    assert_ok(plain_at((i), in_, &got_, &conv_)); \
+    assert_false(conv_);                          \
+    assert_memory_equal(&got_, &in_, sizeof in_); \
+  } while (0)
+
+/* Parameter i converts `a` to `n` bytes `v` of `type`. */
+static void converted(size_t i, cujit_arg a, int type, const void *v, size_t n) {
+  cujit_arg got;
+  int conv;
+  assert_ok(plain_at(i, a, &got, &conv));
+  assert_true(conv);
+  assert_int_equal(got.kind, CUJIT_ARG_VALUE);
+  assert_int_equal(got.type, type);
+  assert_int_equal(got.size, n);
+  assert_memory_equal(got.value.bytes, v, n);
+}
+
+/* Parameter i refuses `a`, saying `needle`. */
+static void refused(size_t i, cujit_arg a, const char *needle) {
+  cujit_arg got;
+  int conv;
+  assert_status_detail(plain_at(i, a, &got, &conv), CUJIT_ERROR_INVALID_ARGS, needle);
+  assert_non_null(strstr(cujit_last_error(), "nothing was launched"));
+}
+
+/* A number of a C type CUJIT_LAUNCH() knows is a plain value of its own type. */
+static void plain_values_are_tagged(void **state) {
+  cujit_arg a = CUJIT_ARG_(-2);
+  (void)state;
+  assert_int_equal(a.type, CUJIT_TYPE_I32 + CUJIT_TYPE_PLAIN_);
+  assert_int_equal(a.size, 4);
+  assert_int_equal(CUJIT_ARG_((bool)1).type, CUJIT_TYPE_BOOL + CUJIT_TYPE_PLAIN_);
+  assert_int_equal(CUJIT_ARG_((char)1).type,
+                   ((char)-1 < 0 ? CUJIT_TYPE_I8 : CUJIT_TYPE_U8) + CUJIT_TYPE_PLAIN_);
+  assert_int_equal(CUJIT_ARG_(1L).type,
+                   (sizeof(long) == 8 ? CUJIT_TYPE_I64 : CUJIT_TYPE_I32) + CUJIT_TYPE_PLAIN_);
+  assert_int_equal(CUJIT_ARG_(1UL).size, sizeof(long));
+  assert_int_equal(CUJIT_ARG_((CUdeviceptr)1).type, CUJIT_TYPE_U64 + CUJIT_TYPE_PLAIN_);
+  assert_int_equal(CUJIT_ARG_(1.0f).type, CUJIT_TYPE_F32 + CUJIT_TYPE_PLAIN_);
+  assert_true(CUJIT_ARG_(0.1).value.f64 == 0.1);
+  assert_int_equal(CUJIT_ARG_((float _Complex)2).type, CUJIT_TYPE_C64 + CUJIT_TYPE_PLAIN_);
+  assert_int_equal(CUJIT_ARG_(cujit_i32(1)).type, CUJIT_TYPE_I32); /* a cujit_arg as it is */
+}
+
+/* Each parameter takes a plain value of its own type as it is, and a CUdeviceptr for a
+ * pointer; the constructors' arguments keep their rule. */
+static void plain_values_of_the_parameters_type_pass(void **state) {
+  (void)state;
+  TAKEN(0, CUJIT_ARG_((bool)1));
+  if ((char)-1 < 0) TAKEN(1, CUJIT_ARG_((char)-1)); /* char is signed here, as CUDA's is */
+  TAKEN(2, CUJIT_ARG_((signed char)-1));
+  TAKEN(5, CUJIT_ARG_((unsigned short)65535));
+  TAKEN(6, CUJIT_ARG_(INT_MIN));
+  TAKEN(7, CUJIT_ARG_(UINT_MAX));
+  if (sizeof(long) == 8) TAKEN(8, CUJIT_ARG_(LONG_MIN)); /* LP64: long is 64-bit */
+  TAKEN(11, CUJIT_ARG_(ULLONG_MAX));
+  TAKEN(12, CUJIT_ARG_(2.5f));
+  TAKEN(13, CUJIT_ARG_(0.1));
+  TAKEN(16, CUJIT_ARG_((CUdeviceptr)0x7f0000001000ull));
+  assert_status_detail(plain_at(7, cujit_i32(1), &(cujit_arg){0}, &(int){0}),
+                       CUJIT_ERROR_INVALID_ARGS,
+                       "argument 8 of kernel 'p' is an int (i32), but parameter 8 is 'unsigned "
+                       "int'; use cujit_u32()"); /* a constructor's type is strict */
+}
+
+/* A plain value of another type is converted as C converts an argument to a prototyped
+ * parameter, where it keeps its value. */
+static void plain_values_are_converted(void **state) {
+  int64_t i64 = -5;
+  uint64_t u64 = UINT_MAX;
+  int32_t i32 = 200, two = 2;
+  uint8_t u8 = 200, one = 1, zero = 0;
+  float f = 3, tenth = 0.1f, rounded = 16777216.0f, nan_f;
+  double d = (double)0.1f;
+  uint16_t h1 = 0x3c00, hmax = 0x7bff, hinf = 0x7c00, pi = 0x4049;
+  (void)state;
+  converted(0, CUJIT_ARG_(1), CUJIT_TYPE_BOOL, &one, 1);
+  converted(0, CUJIT_ARG_(0.0), CUJIT_TYPE_BOOL, &zero, 1);
+  converted(3, CUJIT_ARG_(200), CUJIT_TYPE_U8, &u8, 1);
+  converted(6, CUJIT_ARG_((unsigned char)200), CUJIT_TYPE_I32, &i32, 4);
+  converted(6, CUJIT_ARG_(2.0), CUJIT_TYPE_I32, &two, 4);
+  converted(8, CUJIT_ARG_(-5), CUJIT_TYPE_I64, &i64, 8); /* long: sign-extended */
+  converted(10, CUJIT_ARG_((short)-5), CUJIT_TYPE_I64, &i64, 8);
+  converted(11, CUJIT_ARG_(UINT_MAX), CUJIT_TYPE_U64, &u64, 8);
+  u64 = 0xC0DE000000001234ull; /* a number with a reference's top bits is still the number */
+  converted(11, CUJIT_ARG_(u64), CUJIT_TYPE_U64, &u64, 8);
+  converted(12, CUJIT_ARG_(3), CUJIT_TYPE_F32, &f, 4);
+  converted(12, CUJIT_ARG_(0.1), CUJIT_TYPE_F32, &tenth, 4);             /* the nearest float */
+  converted(12, CUJIT_ARG_(16777217), CUJIT_TYPE_F32, &rounded, 4);      /* rounded, as C does */
+  converted(13, CUJIT_ARG_(0.1f), CUJIT_TYPE_F64, &d, 8);                /* exactly */
+  converted(14, CUJIT_ARG_(1.0), CUJIT_TYPE_F16, &h1, 2);                /* __half */
+  converted(14, CUJIT_ARG_(65504), CUJIT_TYPE_F16, &hmax, 2);            /* its largest */
+  converted(14, CUJIT_ARG_((double)INFINITY), CUJIT_TYPE_F16, &hinf, 2); /* infinities pass */
+  converted(15, CUJIT_ARG_(3.140625), CUJIT_TYPE_BF16, &pi, 2);          /* __nv_bfloat16 */
+  {
+    cujit_arg got;
+    int conv;
+    assert_ok(plain_at(12, CUJIT_ARG_((double)NAN), &got, &conv)); /* NaN passes to a float */
+    memcpy(&nan_f, got.value.bytes, 4);
+    assert_true(conv && isnan(nan_f));
+  }
+}
+
+/* Where C would wrap, truncate or leave the result undefined, the value is refused, naming
+ * the argument, its type and value, and the parameter's type. */
+static void plain_values_that_would_change_are_refused(void **state) {
+  (void)state;
+  refused(6, CUJIT_ARG_((long long)INT_MAX + 1),
+          "argument 7 of kernel 'p' is a long long (i64) 2147483648, but parameter 7 is 'int': "
+          "out of the parameter type's range (C would wrap it or leave it undefined); nothing "
+          "was launched");
+  refused(7, CUJIT_ARG_(-1),
+          "argument 8 of kernel 'p' is an int (i32) -1, but parameter 8 is 'unsigned int': out "
+          "of the parameter type's range");
+  refused(6, CUJIT_ARG_(2.5),
+          "argument 7 of kernel 'p' is a double (f64) 2.5, but parameter 7 is 'int': not an "
+          "integer (C would truncate it, or leave it undefined); round it first, or declare the "
+          "parameter as a float type; nothing was launched");
+  refused(12, CUJIT_ARG_(1e300),
+          "argument 13 of kernel 'p' is a double (f64) 1.0000000000000001e+300, but parameter "
+          "13 is 'float': beyond the parameter type's range (C leaves that undefined)");
+  refused(14, CUJIT_ARG_(70000),
+          "argument 15 of kernel 'p' is an int (i32) 70000, but parameter 15 is '__half': "
+          "beyond the parameter type's range");
+  refused(14, CUJIT_ARG_(65520.0), "is a double (f64) 65520, but parameter 15 is '__half'");
+  refused(6, CUJIT_ARG_((double)NAN),
+          "is a double (f64) nan, but parameter 7 is 'int': not an "
+          "integer");
+  refused(10, CUJIT_ARG_((float)INFINITY),
+          "is a float (f32) inf, but parameter 11 is 'long long': not an integer");
+  refused(7, CUJIT_ARG_((double)-INFINITY), "-inf, but parameter 8 is 'unsigned int'");
+  refused(0, CUJIT_ARG_(2),
+          "argument 1 of kernel 'p' is an int (i32) 2, but parameter 1 is 'bool': a bool takes "
+          "0 and 1 (false and true) only");
+  refused(0, CUJIT_ARG_(0.5), "a double (f64) 0.5, but parameter 1 is 'bool'");
+  /* char's signedness counts as C's does */
+  refused(3, CUJIT_ARG_((signed char)-1),
+          "argument 4 of kernel 'p' is a signed char (i8) -1, but parameter 4 is 'unsigned "
+          "char': out of the parameter type's range");
+  refused(2, CUJIT_ARG_((unsigned char)200),
+          "an unsigned char (u8) 200, but parameter 3 is 'signed char': out of");
+  refused(1, CUJIT_ARG_((unsigned char)200), "parameter 2 is 'char': out of");
+  refused(5, CUJIT_ARG_(65536), "an int (i32) 65536, but parameter 6 is 'unsigned short'");
+  /* long is 64-bit on LP64, and a long long's message names the width */
+  if (sizeof(long) == 8) {
+    refused(6, CUJIT_ARG_(LONG_MAX),
+            "a long long (i64) 9223372036854775807, but parameter 7 is "
+            "'int': out of the parameter type's range");
+    refused(8, CUJIT_ARG_(ULONG_MAX),
+            "an unsigned long long (u64) 18446744073709551615, but "
+            "parameter 9 is 'long': out of");
+  }
+  refused(12, CUJIT_ARG_((float _Complex)1),
+          "a complex float (c64) (1, 0), but parameter 13 is 'float': a complex value for a "
+          "real parameter (C would drop its imaginary part)");
+  /* a pointer takes a device pointer; a struct, vector or enum no plain value */
+  refused(16, CUJIT_ARG_(0),
+          "argument 17 of kernel 'p' is an int (i32) 0, but parameter 17 is 'int *': a pointer "
+          "parameter takes a device pointer: a CUdeviceptr, cujit_ptr() or an In/Out buffer");
+  refused(16, CUJIT_ARG_(4096.0), "a double (f64) 4096, but parameter 17 is 'int *'");
+  refused(16, CUJIT_ARG_(CUJIT_IN_PTR(&(float){1}, 4)),
+          "but parameter 17 is 'int *': CUJIT_IN_PTR(), CUJIT_OUT_PTR(), CUJIT_INOUT_PTR() and "
+          "cujit_arg_ref() are for cujit_call() and bound functions; a launch takes cujit_in(), "
+          "cujit_out() and cujit_inout()");
+  refused(17, CUJIT_ARG_(1),
+          "an int (i32) 1, but parameter 18 is 'P': a plain value is converted only to a bool, "
+          "integer or floating parameter; give this one with a constructor of its size or "
+          "CUJIT_VALUE()");
+  refused(18, CUJIT_ARG_(1.0f), "a float (f32) 1, but parameter 19 is 'float4': a plain value");
+  refused(19, CUJIT_ARG_(1), "an int (i32) 1, but parameter 20 is 'E': a plain value");
+}
+
+/* Where a kernel's types are unknown, a plain value waits for them: its size is not
+ * checked, and the launch asks for the types before it converts. */
+static void plain_values_wait_for_unknown_types(void **state) {
+  static const size_t sizes[] = {4, 8};
+  cujit_arg a[2] = {CUJIT_ARG_(2.5), CUJIT_ARG_(3)};
+  (void)state;
+  assert_ok(cj_args_check("ck", 2, sizes, NULL, a, 2));
+  assert_true(cj_args_plain(NULL, a, 2));
+  a[0] = cujit_f32(2.5f);
+  a[1] = cujit_i64(3);
+  assert_false(cj_args_plain(NULL, a, 2));
 }
 
 /* An H100-like device. */
@@ -323,6 +589,13 @@ int main(void) {
       cmocka_unit_test(same_size_swaps_are_refused),
       cmocka_unit_test(compatible_arguments_pass),
       cmocka_unit_test(extern_c_kernels_once_probed),
+      cmocka_unit_test(plain_values_are_tagged),
+      cmocka_unit_test_setup_teardown(plain_values_of_the_parameters_type_pass, plain_setup,
+                                      plain_teardown),
+      cmocka_unit_test_setup_teardown(plain_values_are_converted, plain_setup, plain_teardown),
+      cmocka_unit_test_setup_teardown(plain_values_that_would_change_are_refused, plain_setup,
+                                      plain_teardown),
+      cmocka_unit_test(plain_values_wait_for_unknown_types),
       cmocka_unit_test(configurations_within_limits_pass),
       cmocka_unit_test(each_limit_is_named),
       cmocka_unit_test(the_fast_test_agrees_with_the_checks),

@@ -1,6 +1,6 @@
 /* test_gpu_call - signatures on a GPU: every scalar type and width reaches the kernel
- * bit-exact through the three call forms (cujit_launch, cujit_call, a bound function
- * pointer), float against double promotion, structs and vector types by value at the
+ * bit-exact through the three call forms (cujit_launch, with numbers too, cujit_call, a
+ * bound function pointer), float against double, structs and vector types by value at the
  * driver's offsets, In/Out buffers, stream and shared memory of bound functions, and
  * mismatched signatures and arguments of the wrong type refused before anything is
  * launched; a failing bound call reaches the error handler. The types come from the
@@ -93,7 +93,7 @@ static void scalars_bit_exact(void **state) {
                          cujit_value(&half, 2), cujit_value(&bf, 2), cujit_u8(1), cujit_i8('x'),
                          cujit_u64(123456789012ull), cujit_out(got, sizeof got)));
   compare_slots(got, want, scalar_bytes, "cujit_launch");
-  /* cujit_call: promoted varargs */
+  /* cujit_call: C values, converted to the parameters' types */
   memset(got, 0xAA, sizeof got);
   assert_ok(cujit_call(fn, CUJIT_DIM3(1), CUJIT_DIM3(1), -128, 255, -32768, 65535, INT_MIN,
                        0xFFFFFFFFu, (long long)INT64_MIN + 12345, 0xFEDCBA9876543210ull, 0.1f, 0.1,
@@ -138,6 +138,48 @@ static void scalars_bit_exact_direct(void **state) {
                   round == 0 ? "cujit_call (direct)" : "bound pointer (direct)");
   }
   cujit_function_unbind(fn, ptr);
+  assert_ok(cujit_mem_free(d));
+}
+
+/* ---- numbers as plain values ---- */
+
+/* CUJIT_LAUNCH() given numbers: each reaches the kernel as its parameter's type, converted
+ * where it is another (here first, so that the extern "C" kernel's types are asked of the
+ * compiler by this launch); PyCUDA's habit, an InOut buffer and a number; and a number
+ * that would not keep its value launches nothing. */
+static void plain_values_reach_the_kernel(void **state) {
+  enum { LEN = 64, USED = 48 };
+  cujit_function *fn = fn_of("scalars"), *sc = fn_of("scale"), *ramp = fn_of("ramp");
+  unsigned char want[SLOT * SLOTS], got[SLOT * SLOTS];
+  float x[LEN], y[LEN];
+  CUdeviceptr d = 0;
+  int i;
+  (void)state;
+  scalars_expected(want);
+  memset(got, 0xAA, sizeof got);
+  assert_ok(CUJIT_LAUNCH(fn, CUJIT_DIM3(1), CUJIT_DIM3(1), -128, 255, -32768, 65535, INT_MIN,
+                         0xFFFFFFFFu, (long long)INT64_MIN + 12345, 0xFEDCBA9876543210ull, 0.1f,
+                         0.1, 1.0 / 3, 3.140625, 1, 'x', 123456789012ull,
+                         cujit_out(got, sizeof got)));
+  compare_slots(got, want, scalar_bytes, "CUJIT_LAUNCH with numbers");
+  for (i = 0; i < LEN; i++) x[i] = (float)i;
+  assert_ok(CUJIT_LAUNCH(sc, CUJIT_DIM3(1), CUJIT_DIM3(LEN), cujit_inout(x, sizeof x), 3));
+  for (i = 0; i < LEN; i++)
+    if (x[i] != 3.0f * (float)i) fail_msg("x[%d] = %g", i, x[i]);
+  assert_ok(cujit_mem_alloc(&d, sizeof y));
+  for (i = 0; i < LEN; i++) y[i] = -1.0f;
+  assert_ok(cujit_mem_copy_htod(d, y, sizeof y));
+  assert_status_detail(CUJIT_LAUNCH(ramp, CUJIT_DIM3(1), CUJIT_DIM3(LEN), 2.5, -1, d),
+                       CUJIT_ERROR_INVALID_ARGS,
+                       "argument 2 of kernel 'ramp' is an int (i32) -1, but parameter 2 is "
+                       "'unsigned int': out of the parameter type's range");
+  assert_ok(cujit_synchronize());
+  assert_ok(cujit_mem_copy_dtoh(y, d, sizeof y));
+  for (i = 0; i < LEN; i++) assert_true(y[i] == -1.0f); /* nothing ran */
+  assert_ok(CUJIT_LAUNCH(ramp, CUJIT_DIM3(1), CUJIT_DIM3(LEN), 2.5, USED, d));
+  assert_ok(cujit_synchronize());
+  assert_ok(cujit_mem_copy_dtoh(y, d, sizeof y));
+  for (i = 0; i < LEN; i++) assert_true(y[i] == (i < USED ? 2.5f * (float)i : -1.0f));
   assert_ok(cujit_mem_free(d));
 }
 
@@ -388,7 +430,9 @@ static void mismatches_refused(void **state) {
   assert_status_detail(cujit_call(fn_of("scalars"), CUJIT_DIM3(1), CUJIT_DIM3(1), 300, 0, 0, 0, 0,
                                   0, 0LL, 0ULL, 0.0, 0.0, 0.0, 0.0, 0, 0, (size_t)0,
                                   (CUdeviceptr)0),
-                       CUJIT_ERROR_INVALID_ARGS, "parameter 1 (i8): 300 does not fit");
+                       CUJIT_ERROR_INVALID_ARGS,
+                       "kernel 'scalars', parameter 1 (i8): given an int (i32) 300: out of the "
+                       "parameter type's range");
   assert_ok(cujit_synchronize());
 }
 
@@ -500,6 +544,7 @@ static void bound_failure_reaches_the_handler(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(plain_values_reach_the_kernel),
       cmocka_unit_test(scalars_bit_exact),
       cmocka_unit_test(scalars_bit_exact_direct),
       cmocka_unit_test(float_and_double),

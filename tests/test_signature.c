@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdbool.h>
 
 #include "typestest.h"
 #include "kernelsrc.h"
@@ -496,6 +497,115 @@ static void call_many_parameters(void **state) {
   assert_int_equal(seen.nargs, 40);
   for (i = 0; i < 40; i++) assert_int_equal(seen.args[i].value.bytes[0], i);
   hand_free(&h);
+}
+
+/* cujit_call() takes C values by the kernel's signature as a launch takes plain values:
+ * each taken as it is, or converted as C converts an argument to a prototyped parameter,
+ * or refused, naming the parameter, the value's type and the value; a struct, vector or
+ * blob parameter takes a pointer to the value. Nothing is launched after a refusal. */
+static void typed_calls_convert_or_refuse(void **state) {
+  static const char types[] = "f32 i32 u32 i64 u8 f16 f64 ptr f32x4";
+  typedef struct {
+    float x, y, z, w;
+  } vec4;
+  vec4 v = {1, 2, 3, 4};
+  float two = 2;
+  int32_t seven = 7;
+  uint32_t five = 5;
+  int64_t minus5 = -5;
+  uint8_t one = 1;
+  uint16_t half = 0x3800;
+  double quarter = 0.25;
+  CUdeviceptr p = 0x1000;
+  hand h;
+  (void)state;
+  hand_init(&h, NULL, "k", types);
+  assert_ok(cujit_function_set_signature(&h.fn, types));
+  assert_ok(
+      cujit_call(&h.fn, CUJIT_DIM3(1), CUJIT_DIM3(1), 2, 7.0, 5, -5, true, 0.5, 0.25f, p, &v));
+  assert_int_equal(seen.calls, 1);
+  assert_arg(0, CUJIT_TYPE_F32, &two, 4);
+  assert_arg(1, CUJIT_TYPE_I32, &seven, 4);
+  assert_arg(2, CUJIT_TYPE_U32, &five, 4);
+  assert_arg(3, CUJIT_TYPE_I64, &minus5, 8); /* an int for a 64-bit parameter */
+  assert_arg(4, CUJIT_TYPE_U8, &one, 1);
+  assert_arg(5, CUJIT_TYPE_F16, &half, 2);
+  assert_arg(6, CUJIT_TYPE_F64, &quarter, 8);
+  assert_arg(7, CUJIT_TYPE_PTR, &p, 8);
+  assert_arg(8, CUJIT_TYPE_BYTES, &v, 16);
+  assert_status_detail(
+      cujit_call(&h.fn, CUJIT_DIM3(1), CUJIT_DIM3(1), 2, 2.5f, 5, -5, 1, 0.5, 0.25, p, &v),
+      CUJIT_ERROR_INVALID_ARGS,
+      "kernel 'k', parameter 2 (i32): given a float (f32) 2.5: not an integer (C would truncate "
+      "it, or leave it undefined); round it first, or declare the parameter as a float type; "
+      "nothing was launched");
+  assert_status_detail(
+      cujit_call(&h.fn, CUJIT_DIM3(1), CUJIT_DIM3(1), 2, 7, -1, -5, 1, 0.5, 0.25, p, &v),
+      CUJIT_ERROR_INVALID_ARGS,
+      "kernel 'k', parameter 3 (u32): given an int (i32) -1: out of the parameter type's range (C "
+      "would wrap it or leave it undefined); nothing was launched");
+  assert_status_detail(cujit_call(&h.fn, CUJIT_DIM3(1), CUJIT_DIM3(1), 2, 7, 5, -5, 256, 0.5, 0.25,
+                                  p, &v),
+                       CUJIT_ERROR_INVALID_ARGS,
+                       "parameter 5 (u8): given an int (i32) 256: out of");
+  assert_status_detail(cujit_call(&h.fn, CUJIT_DIM3(1), CUJIT_DIM3(1), 2, 7, 5, -5, 1, 70000, 0.25,
+                                  p, &v),
+                       CUJIT_ERROR_INVALID_ARGS,
+                       "parameter 6 (f16): given an int (i32) 70000: beyond the parameter "
+                       "type's range");
+  assert_status_detail(cujit_call(&h.fn, CUJIT_DIM3(1), CUJIT_DIM3(1), 1e300, 7, 5, -5, 1, 0.5,
+                                  0.25, p, &v),
+                       CUJIT_ERROR_INVALID_ARGS,
+                       "parameter 1 (f32): given a double (f64) 1.0000000000000001e+300: beyond");
+  assert_status_detail(
+      cujit_call(&h.fn, CUJIT_DIM3(1), CUJIT_DIM3(1), &v, 7, 5, -5, 1, 0.5, 0.25, p, &v),
+      CUJIT_ERROR_INVALID_ARGS,
+      "kernel 'k', parameter 1 (f32): given a pointer (&v), which only a struct, vector or blob "
+      "parameter takes; pass the number itself");
+  assert_status_detail(
+      cujit_call(&h.fn, CUJIT_DIM3(1), CUJIT_DIM3(1), 2, 7, 5, -5, 1, 0.5, 0.25, 0, &v),
+      CUJIT_ERROR_INVALID_ARGS,
+      "kernel 'k', parameter 8 (ptr): given an int (i32), but a pointer parameter takes a "
+      "CUdeviceptr (an unsigned long long) or CUJIT_IN_PTR/CUJIT_OUT_PTR/CUJIT_INOUT_PTR");
+  assert_status_detail(
+      cujit_call(&h.fn, CUJIT_DIM3(1), CUJIT_DIM3(1), 2, 7, 5, -5, 1, 0.5, 0.25, p, 1.0f),
+      CUJIT_ERROR_INVALID_ARGS,
+      "kernel 'k', parameter 9 (f32x4): a struct, vector or blob parameter takes a pointer to its "
+      "value (&v), not a float (f32)");
+  assert_status_detail(cujit_call(&h.fn, CUJIT_DIM3(1), CUJIT_DIM3(1), 2, 7, 5, -5, 1, 0.5, 0.25, p,
+                                  (const void *)NULL),
+                       CUJIT_ERROR_INVALID_ARGS,
+                       "parameter 9 (f32x4): a struct, vector or blob "
+                       "parameter takes a pointer to its value (&v), "
+                       "not NULL");
+  assert_int_equal(seen.calls, 1);
+  hand_free(&h);
+}
+
+/* A bool parameter, which a signature spells u8, takes 0 and 1 only, as a launch's does;
+ * an enum, which it spells as an integer of its size, takes a number as that integer. */
+static void typed_calls_keep_bools_bools(void **state) {
+  cujit_module *m = types_compile("enum E { E0, E1 };\n"
+                                  "__global__ void b(bool f, unsigned char u, E e) {}\n",
+                                  "b.cu", NULL, NULL, NULL, 0);
+  uint8_t one = 1, two = 2;
+  int32_t e1 = 1;
+  hand h;
+  (void)state;
+  hand_init_from(&h, m, "b");
+  assert_string_equal(cujit_function_signature(&h.fn), "u8 u8 i32");
+  assert_ok(cujit_call(&h.fn, CUJIT_DIM3(1), CUJIT_DIM3(1), true, 2, (short)1));
+  assert_arg(0, CUJIT_TYPE_BOOL, &one, 1);
+  assert_arg(1, CUJIT_TYPE_U8, &two, 1);
+  assert_arg(2, CUJIT_TYPE_I32, &e1, 4);
+  assert_ok(cujit_call(&h.fn, CUJIT_DIM3(1), CUJIT_DIM3(1), 1.0, 2, 1));
+  assert_arg(0, CUJIT_TYPE_BOOL, &one, 1);
+  assert_status_detail(cujit_call(&h.fn, CUJIT_DIM3(1), CUJIT_DIM3(1), 2, 2, 1),
+                       CUJIT_ERROR_INVALID_ARGS,
+                       "kernel 'b', parameter 1 (u8): given an int (i32) 2: a bool takes 0 and 1 "
+                       "(false and true) only");
+  hand_free(&h);
+  cujit_module_destroy(m);
 }
 
 /* ---- signatures from the compiler's types ---- */
@@ -1079,6 +1189,8 @@ static int run_recorded(void) {
   const struct CMUnitTest tests[] = {
       RECORDED(call_counts_arguments),
       RECORDED(call_many_parameters),
+      RECORDED(typed_calls_convert_or_refuse),
+      RECORDED(typed_calls_keep_bools_bools),
       RECORDED(signature_from_module),
       RECORDED(typed_calls_read_what_the_compiler_read),
       RECORDED(explicit_signatures_against_the_compiler),

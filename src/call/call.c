@@ -1,5 +1,8 @@
-/* call.c - cujit_call(): C varargs typed by the kernel's signature, turned into cujit_arg
- * values (C's default argument promotions undone) and launched with cujit_launch(). */
+/* call.c - cujit_call(): the arguments its macro made of C values (plain values, values by
+ * their address), taken or converted by the kernel's signature as every parameter's rule
+ * says (module/accept.h); and cujit_call_n(), its older form, whose C varargs are read as
+ * the signature says (C's default argument promotions undone), unchecked. Both launch
+ * through cujit_launch(), or straight to the driver when nothing needs more. */
 #include <math.h>
 #include <string.h>
 
@@ -11,31 +14,6 @@ cj_launch_fn cj_launcher = cujit_launch;
 
 void cj_set_launcher(cj_launch_fn f) { cj_launcher = f ? f : cujit_launch; }
 #endif
-
-/* Rounds a finite non-negative value to a binary format with `mbits` stored mantissa bits
- * and smallest normal exponent `emin`, to nearest with ties to even, in one rounding.
- * Subnormals share the smallest normals' quantum, so one formula covers both. */
-static uint16_t round_binary(double a, int mbits, int emin, uint32_t inf) {
-  int e;
-  uint32_t bits;
-  if (a == 0) return 0;
-  (void)frexp(a, &e);
-  e -= 1; /* a = 1.f * 2^e */
-  if (e < emin) e = emin;
-  if (e > 1024) e = 1024;
-  bits = ((uint32_t)(e - emin) << mbits) + (uint32_t)rint(ldexp(a, mbits - e));
-  return (uint16_t)(bits >= inf ? inf : bits);
-}
-
-static uint16_t to_small_float(double d, int mbits, int emin, uint32_t inf) {
-  uint16_t sign = signbit(d) ? 0x8000 : 0;
-  if (isnan(d)) return (uint16_t)(sign | inf | (1u << (mbits - 1)));
-  if (isinf(d)) return (uint16_t)(sign | inf);
-  return (uint16_t)(sign | round_binary(fabs(d), mbits, emin, inf));
-}
-
-uint16_t cj_f16_bits(double d) { return to_small_float(d, 10, -14, 0x7c00); }
-uint16_t cj_bf16_bits(double d) { return to_small_float(d, 7, -126, 0x7f80); }
 
 void cj_arg_bytes(const cj_param *p, const void *v, cujit_arg *a) {
   if (p->size <= sizeof a->value.bytes) {
@@ -167,6 +145,135 @@ cujit_status cj_args_from_va(const cj_signature *s, const char *kernel, int narg
   }
   return CUJIT_OK;
 }
+
+/* ---- the typed form: the arguments cujit_call()'s macro made ---- */
+
+/* The plain tag of a value given by its address (&v). */
+#define ADDR_TAG (CUJIT_TYPE_BYTES + CUJIT_TYPE_PLAIN_)
+
+/* What a refusal says the argument is: "an int (i32) -1", "a pointer (&v)". */
+static const char *given_words(const cujit_arg *a) {
+  const cj_scalar *s = cj_scalar_of(a->type);
+  if (a->type == ADDR_TAG) return "a pointer (&v)";
+  return s ? s->words : "an argument of an unknown type";
+}
+
+/* Argument `a` for scalar parameter i, taken as it is or converted to its type. */
+static cujit_status plain_number(const cj_signature *s, const char *kernel, size_t i,
+                                 const cujit_arg *a, cujit_arg *out) {
+  const cj_param *p = &s->params[i];
+  unsigned char bytes[16];
+  char value[CJ_VALUE_TEXT];
+  const char *why;
+  if (cj_takes(p->accept, a->type)) {
+    cj_arg_set(p, out, a->value.bytes, p->size);
+    return CUJIT_OK;
+  }
+  if (a->type == ADDR_TAG)
+    return arg_fail(s, kernel, i,
+                    "given a pointer (&v), which only a struct, vector or blob parameter "
+                    "takes; pass the number itself; nothing was launched");
+  if ((why = cj_convert(p->tag, a, bytes, value)) != NULL)
+    return arg_fail(s, kernel, i, "given %s%s%s: %s; nothing was launched", given_words(a),
+                    value[0] ? " " : "", value, why);
+  cj_arg_set(p, out, bytes, p->size);
+  return CUJIT_OK;
+}
+
+static cujit_status plain_arg(const cj_signature *s, const char *kernel, size_t i,
+                              const cujit_arg *a, cujit_arg *out) {
+  const cj_param *p = &s->params[i];
+  CJ_CHECK(a->kind == CUJIT_ARG_VALUE && a->type >= CUJIT_TYPE_PLAIN_ &&
+               a->type < 2 * CUJIT_TYPE_PLAIN_,
+           CUJIT_ERROR_INVALID_ARGS,
+           "cujit_call: argument %zu of kernel '%s' is not what cujit_call() makes of a C "
+           "value (a cujit_arg is cujit_launch()'s); nothing was launched",
+           i + 1, kernel);
+  if (p->kind == CJ_K_PTR) { /* a device pointer, or a reference CUJIT_IN_PTR() made */
+    if (a->type == CUJIT_TYPE_U64 + CUJIT_TYPE_PLAIN_ ||
+        a->type == CUJIT_TYPE_PTR + CUJIT_TYPE_PLAIN_)
+      return cj_arg_ptr(s, kernel, i, a->value.u64, out);
+    return arg_fail(s, kernel, i,
+                    "given %s, but a pointer parameter takes a CUdeviceptr (an unsigned long "
+                    "long) or CUJIT_IN_PTR/CUJIT_OUT_PTR/CUJIT_INOUT_PTR; nothing was launched",
+                    given_words(a));
+  }
+  if (p->kind < CJ_K_NSCALAR) return plain_number(s, kernel, i, a, out);
+  if (a->type == ADDR_TAG && a->data) {
+    cj_arg_bytes(p, a->data, out);
+    return CUJIT_OK;
+  }
+  return arg_fail(s, kernel, i,
+                  "a struct, vector or blob parameter takes a pointer to its value (&v), not "
+                  "%s; nothing was launched",
+                  a->type == ADDR_TAG ? "NULL" : given_words(a));
+}
+
+cujit_status cj_args_from_plain(const cj_signature *s, const char *kernel, const cujit_arg *in,
+                                cujit_arg *args) {
+  size_t i;
+  for (i = 0; i < s->n; i++) CJ_TRY(plain_arg(s, kernel, i, &in[i], &args[i]));
+  return CUJIT_OK;
+}
+
+/* The hot path of the typed form: each argument its parameter takes as it is handed to the
+ * driver where it lies, as cujit_launch's hot path does. Returns 0 (not taken) when
+ * anything needs more: a conversion, a value by its address, In/Out (CUJIT_IN_PTR()'s
+ * references, which the header tags), options beyond the stream and shared memory, a
+ * test's launcher, more parameters than the stack holds. */
+static inline CJ_ALWAYS_INLINE int typed_direct(cujit_function *fn, const cj_signature *s,
+                                                cujit_dim3 grid, cujit_dim3 block,
+                                                const cujit_launch_options *opts,
+                                                const cujit_arg *args, cujit_status *st) {
+  void *params[CJ_CALL_STACK_ARGS];
+  size_t i;
+  if (!s->checked || s->n != fn->nparams || s->n > CJ_CALL_STACK_ARGS || CJ_LAUNCHER_REPLACED() ||
+      (opts && (!CJ_OPTS_CURRENT(opts) || opts->elapsed_ms || CJ_OPTS_EX(opts))))
+    return 0;
+  for (i = 0; i < s->n; i++) {
+    const cujit_arg *a = &args[i];
+    if (CJ_UNLIKELY(!cj_takes(s->params[i].accept, a->type))) return 0;
+    params[i] = (void *)(uintptr_t)a->value.bytes;
+  }
+  *st = cj_launch_params(fn, grid, block, params, opts);
+  return 1;
+}
+
+/* The general path of the typed form: the arguments made cujit_arg values and handed to the
+ * launcher. Out of line, so that its array does not deepen the direct path's stack. */
+static CJ_NOINLINE cujit_status typed_general(cujit_function *fn, const cj_signature *s,
+                                              cujit_dim3 grid, cujit_dim3 block,
+                                              const cujit_launch_options *opts,
+                                              const cujit_arg *in) {
+  cujit_arg stack[CJ_CALL_STACK_ARGS], *args = stack;
+  cujit_status st;
+  if (CJ_UNLIKELY(s->n > CJ_CALL_STACK_ARGS)) {
+    args = cj_malloc(s->n * sizeof *args);
+    if (!args) return cj_fail_oom("calling a kernel");
+  }
+  st = cj_args_from_plain(s, fn->name, in, args);
+  if (CJ_LIKELY(st == CUJIT_OK)) st = CJ_LAUNCH(fn, grid, block, args, s->n, opts);
+  if (args != stack) cj_free(args);
+  return st;
+}
+
+cujit_status cujit_call_typed_(cujit_function *fn, cujit_dim3 grid, cujit_dim3 block,
+                               const cujit_launch_options *opts, const cujit_arg *args,
+                               size_t nargs) {
+  cj_signature *s;
+  cujit_status st;
+  if (CJ_UNLIKELY(!fn)) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_call: fn is NULL");
+  if (CJ_UNLIKELY((st = cj_function_sig(fn, &s)) != CUJIT_OK)) return st;
+  CJ_CHECK(nargs == s->n && (args || !nargs), CUJIT_ERROR_INVALID_ARGS,
+           "kernel '%s' takes %zu arguments (%s) but %zu were given; nothing was launched "
+           "(the count comes from the commas in the call: wrap a compound literal such as "
+           "(float4){1, 2, 3, 4} in parentheses)",
+           fn->name, s->n, s->text, nargs);
+  if (typed_direct(fn, s, grid, block, opts, args, &st)) return st;
+  return typed_general(fn, s, grid, block, opts, args);
+}
+
+/* ---- the varargs form ---- */
 
 /* The hot path: the arguments read straight into the kernelParams array, no cujit_arg
  * built and no check repeated, for a signature that matched the driver's layout. Returns

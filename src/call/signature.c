@@ -156,6 +156,11 @@ cujit_status cj_sig_from_ptypes(const cj_ptypes *t, size_t n, const size_t *offs
   }
   st = cj_sig_build(n ? types : NULL, NULL, n, out);
   if (n) cj_free(types);
+  for (i = 0; st == CUJIT_OK && i < n; i++) /* a bool is a u8 here, but takes 0 and 1 only */
+    if (t->p[i].want == CUJIT_TYPE_BOOL && (*out)->params[i].kind == CJ_K_U8) {
+      (*out)->params[i].tag = CUJIT_TYPE_BOOL;
+      (*out)->params[i].accept = cj_accept_of(CUJIT_TYPE_BOOL);
+    }
   return st;
 }
 
@@ -263,7 +268,7 @@ static cujit_status agrees_with_compiler(const cj_signature *s, const cujit_func
   cujit_status st;
   if (!t || t->from != CJ_TYPES_COMPILER || t->n != s->n) return CUJIT_OK;
   for (i = 0; i < s->n; i++)
-    if (!(t->accept[i] >> s->params[i].tag & 1u)) break;
+    if (!cj_takes(t->accept[i], s->params[i].tag)) break;
   if (i == s->n) return CUJIT_OK;
   cj_param_label(s, i, &b);
   st = cj_fail(CUJIT_ERROR_SIGNATURE,

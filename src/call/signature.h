@@ -87,6 +87,7 @@ typedef struct cj_param {
   uint32_t offset; /* in the parameter buffer, by CUDA's rule (aligned as the type) */
   char *name;      /* the parameter's name; NULL when unknown (the compiler's types name
                       none) */
+  uint64_t accept; /* what it takes as it is: cj_accept_of(tag) (module/accept.h) */
 } cj_param;
 
 typedef struct cj_signature cj_signature;
@@ -158,7 +159,7 @@ extern cj_launch_fn cj_launcher;
 #define CJ_CALL_STACK_ARGS 32
 
 /* Converts `nargs` varargs (after the fixed arguments) into args[0..sig->n); `kernel`
- * names the kernel in messages. */
+ * names the kernel in messages. Their types are what the signature says, unchecked. */
 cujit_status cj_args_from_va(const cj_signature *s, const char *kernel, int nargs, va_list *ap,
                              cujit_arg *args);
 /* Fills `a` as a by-value argument of parameter p from the first n bytes at `v` (n at most
@@ -173,6 +174,12 @@ static inline void cj_arg_set(const cj_param *p, cujit_arg *a, const void *v, si
   a->host = NULL;
   a->bytes = 0;
 }
+/* Converts the arguments cujit_call() made (plain values, values by their address) into
+ * args[0..sig->n): each taken as it is by its parameter, or converted to its type by the
+ * rule of module/accept.h, or refused (CUJIT_ERROR_INVALID_ARGS naming the parameter, the
+ * argument's type and value, and why). The count is the caller's to check. */
+cujit_status cj_args_from_plain(const cj_signature *s, const char *kernel, const cujit_arg *in,
+                                cujit_arg *args);
 /* Fills `a` as a by-value argument of parameter p from the bytes at `v`. */
 void cj_arg_bytes(const cj_param *p, const void *v, cujit_arg *a);
 /* Fills `a` for pointer parameter i from `v`: a device pointer, or an argument reference
@@ -181,8 +188,5 @@ cujit_status cj_arg_ptr(const cj_signature *s, const char *kernel, size_t i, CUd
                         cujit_arg *a);
 /* Appends "parameter 2 'x' (f32)" for parameter i to b. */
 void cj_param_label(const cj_signature *s, size_t i, cj_buf *b);
-/* Rounds a double to IEEE binary16 / bfloat16 bits (to nearest, ties to even). */
-uint16_t cj_f16_bits(double d);
-uint16_t cj_bf16_bits(double d);
 
 #endif

@@ -216,6 +216,7 @@ cujit_status cj_sig_build(cj_type **types, char **names, size_t n, cj_signature 
     p->name = names ? names[i] : NULL;
     p->kind = types[i]->kind;
     p->tag = (uint8_t)kind_tag(types[i]);
+    p->accept = cj_accept_of(p->tag);
     p->size = types[i]->size;
     p->offset = (uint32_t)((end + p->type->align - 1) / p->type->align * p->type->align);
     end = p->offset + (size_t)p->size;

@@ -153,11 +153,16 @@ typedef struct cj_scalar {
   const char *also[6]; /* other spellings of it in CUDA C ("unsigned", "uint32_t"), NULL-ended */
 } cj_scalar;
 
-/* The entry of cujit_type `type`, or NULL when it is no cujit_type. */
+/* The entry of cujit_type `type` (for a plain value's tag, CUJIT_TYPE_PLAIN_ added, its
+ * type's), or NULL when it is no cujit_type. */
 const cj_scalar *cj_scalar_of(int type);
 /* The cujit_type CUDA C's `text` (single spaces between words: "unsigned long") spells, or
  * -1 when it is none of the table's spellings. */
 int cj_scalar_by_spelling(const char *text);
+/* Rounds a double to IEEE binary16 / bfloat16 bits (to nearest, ties to even; a finite
+ * value beyond the format's range becomes an infinity). */
+uint16_t cj_f16_bits(double d);
+uint16_t cj_bf16_bits(double d);
 
 /* ---- time and random bits (clock.c) ---- */
 

@@ -1,6 +1,8 @@
 /* scalar.c - the one table of scalar types, by cujit_type tag: their short names, C
- * spellings, sizes, kinds and the constructors that make arguments of them. Each layer
- * keeps its own further facts (libffi types, promotion) keyed by the same tag. */
+ * spellings, sizes, kinds and the constructors that make arguments of them; and rounding
+ * to the 16-bit floats. Each layer keeps its own further facts (libffi types, promotion)
+ * keyed by the same tag. */
+#include <math.h>
 #include <string.h>
 
 #include "common/common.h"
@@ -98,6 +100,7 @@ static const cj_scalar scalars[] = {
 };
 
 const cj_scalar *cj_scalar_of(int type) {
+  if (type >= CUJIT_TYPE_PLAIN_ && type < 2 * CUJIT_TYPE_PLAIN_) type -= CUJIT_TYPE_PLAIN_;
   if (type < 0 || (size_t)type >= CJ_COUNT(scalars)) return NULL;
   return &scalars[type];
 }
@@ -112,3 +115,30 @@ int cj_scalar_by_spelling(const char *text) {
   }
   return -1;
 }
+
+/* ---- the 16-bit floats ---- */
+
+/* Rounds a finite non-negative value to a binary format with `mbits` stored mantissa bits
+ * and smallest normal exponent `emin`, to nearest with ties to even, in one rounding.
+ * Subnormals share the smallest normals' quantum, so one formula covers both. */
+static uint16_t round_binary(double a, int mbits, int emin, uint32_t inf) {
+  int e;
+  uint32_t bits;
+  if (a == 0) return 0;
+  (void)frexp(a, &e);
+  e -= 1; /* a = 1.f * 2^e */
+  if (e < emin) e = emin;
+  if (e > 1024) e = 1024;
+  bits = ((uint32_t)(e - emin) << mbits) + (uint32_t)rint(ldexp(a, mbits - e));
+  return (uint16_t)(bits >= inf ? inf : bits);
+}
+
+static uint16_t to_small_float(double d, int mbits, int emin, uint32_t inf) {
+  uint16_t sign = signbit(d) ? 0x8000 : 0;
+  if (isnan(d)) return (uint16_t)(sign | inf | (1u << (mbits - 1)));
+  if (isinf(d)) return (uint16_t)(sign | inf);
+  return (uint16_t)(sign | round_binary(fabs(d), mbits, emin, inf));
+}
+
+uint16_t cj_f16_bits(double d) { return to_small_float(d, 10, -14, 0x7c00); }
+uint16_t cj_bf16_bits(double d) { return to_small_float(d, 7, -126, 0x7f80); }

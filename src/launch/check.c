@@ -81,13 +81,20 @@ static cujit_status type_mismatch(const char *kernel, const cj_ptypes *types, si
                  type_ctor(p->want));
 }
 
-/* Whether parameter i of `types` takes an argument of cujit_type t (NULL types: any). */
+/* Whether parameter i of `types` (NULL: unknown) takes an argument of tag t as it is. */
 static int takes(const cj_ptypes *types, size_t i, int t) {
-  return !types || ((unsigned)t < 32 && (types->accept[i] >> t & 1u));
+  return cj_takes(types ? types->accept[i] : CJ_ACCEPT_UNKNOWN, t);
+}
+
+/* Whether `a` is a plain value (a number CUJIT_LAUNCH() made an argument of). */
+static int is_plain(const cujit_arg *a) {
+  return a->kind == CUJIT_ARG_VALUE && a->type >= CUJIT_TYPE_PLAIN_ &&
+         a->type < 2 * CUJIT_TYPE_PLAIN_;
 }
 
 /* Arguments and parameters are named by their position counted from 1, as a reader of
- * the kernel's declaration counts them. */
+ * the kernel's declaration counts them. A plain value its parameter does not take as it
+ * is waits for cj_args_convert(), which checks it. */
 cujit_status cj_args_check(const char *kernel, size_t nparams, const size_t *sizes,
                            const cj_ptypes *types, const cujit_arg *args, size_t nargs) {
   size_t i;
@@ -110,6 +117,7 @@ cujit_status cj_args_check(const char *kernel, size_t nparams, const size_t *siz
              "argument %zu of kernel '%s' has unknown kind %d; "
              "make arguments with the cujit_* constructors",
              i + 1, kernel, a->kind);
+    if (is_plain(a) && !takes(types, i, a->type)) continue;
     CJ_CHECK(a->size == sizes[i], CUJIT_ERROR_INVALID_ARGS,
              "argument %zu of kernel '%s' has the wrong size: "
              "parameter %zu expects %zu bytes, but %zu bytes were given (%s, %s); use %s; "
@@ -127,6 +135,54 @@ cujit_status cj_args_check(const char *kernel, size_t nparams, const size_t *siz
              i + 1, kernel, cj_arg_kind_name(a->kind), a->bytes);
     if (CJ_UNLIKELY(!takes(types, i, a->kind == CUJIT_ARG_VALUE ? a->type : CUJIT_TYPE_PTR)))
       return type_mismatch(kernel, types, i, a);
+  }
+  return CUJIT_OK;
+}
+
+int cj_args_plain(const cj_ptypes *types, const cujit_arg *args, size_t nargs) {
+  size_t i;
+  for (i = 0; i < nargs; i++)
+    if (is_plain(&args[i]) && !takes(types, i, args[i].type)) return 1;
+  return 0;
+}
+
+/* Plain value a (argument i) converted to its parameter's type into *out. */
+static cujit_status convert_plain(const char *kernel, const cj_ptypes *types, size_t i,
+                                  const cujit_arg *a, cujit_arg *out) {
+  const cj_ptype *p = &types->p[i];
+  unsigned char bytes[16];
+  char value[CJ_VALUE_TEXT] = "";
+  const char *why;
+  why = cj_convert(p->want, a, bytes, value); /* the value's text, whatever the parameter */
+  if (p->want == CUJIT_TYPE_PTR && a->type == CUJIT_TYPE_PTR + CUJIT_TYPE_PLAIN_)
+    why = "CUJIT_IN_PTR(), CUJIT_OUT_PTR(), CUJIT_INOUT_PTR() and cujit_arg_ref() are for "
+          "cujit_call() and bound functions; a launch takes cujit_in(), cujit_out() and "
+          "cujit_inout()";
+  else if (p->want == CUJIT_TYPE_PTR)
+    why = "a pointer parameter takes a device pointer: a CUdeviceptr, cujit_ptr() or an In/Out "
+          "buffer";
+  else if (p->want == CUJIT_TYPE_BYTES)
+    why = "a plain value is converted only to a bool, integer or floating parameter; give this "
+          "one with a constructor of its size or CUJIT_VALUE()";
+  if (!why) {
+    *out = cujit_arg_scalar_(p->want, cj_scalar_of(p->want)->size, bytes);
+    return CUJIT_OK;
+  }
+  return cj_fail(CUJIT_ERROR_INVALID_ARGS,
+                 "argument %zu of kernel '%s' is %s%s%s, but parameter %zu is '%s'%s: %s; "
+                 "nothing was launched",
+                 i + 1, kernel, type_words(a->type), value[0] ? " " : "", value, i + 1,
+                 p->m.spelling ? p->m.spelling : "?",
+                 types->from == CJ_TYPES_SIGNATURE ? " (by its signature)" : "", why);
+}
+
+cujit_status cj_args_convert(const char *kernel, const cj_ptypes *types, const cujit_arg *args,
+                             size_t nargs, cujit_arg *out) {
+  size_t i;
+  for (i = 0; i < nargs; i++) {
+    out[i] = args[i];
+    if (is_plain(&args[i]) && !takes(types, i, args[i].type))
+      CJ_TRY(convert_plain(kernel, types, i, &args[i], &out[i]));
   }
   return CUJIT_OK;
 }

@@ -357,11 +357,56 @@ static CJ_NOINLINE cujit_status launch_resized(const cujit_function *fn, cujit_d
   return cujit_launch(fn, grid, block, args, nargs, &own);
 }
 
-/* What a kernel whose parameter types are unknown accepts: any type (sizes are checked). */
-static const uint32_t accept_any[STACK_ARGS] = {~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u,
-                                                ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u,
-                                                ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u,
-                                                ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u};
+/* The types a plain value is converted to: an extern "C" kernel's, not known yet, are asked
+ * of the compiler now (once per module, through the caches, as a typed call asks them). */
+static cujit_status plain_types(const cujit_function *fn, const cujit_arg *args, size_t nargs,
+                                const cj_ptypes **types) {
+  const cj_scalar *s;
+  size_t i = 0;
+  char *why;
+  cujit_status st;
+  if ((*types = cj_function_ptypes(fn)) != NULL) return CUJIT_OK;
+  st = cj_function_types((cujit_function *)fn, types); /* the kernel's types are its own */
+  if (st == CUJIT_OK || st == CUJIT_ERROR_OUT_OF_MEMORY) return st;
+  while (i + 1 < nargs && args[i].type < CUJIT_TYPE_PLAIN_) i++; /* the first plain value */
+  s = cj_scalar_of(args[i].type);
+  if (!(why = cj_strdup(cujit_last_error()))) return cj_fail_oom("launching a kernel");
+  st = cj_fail(CUJIT_ERROR_INVALID_ARGS,
+               "argument %zu of kernel '%s' is a plain value (%s), which is converted to its "
+               "parameter's type, but the kernel's parameter types cannot be known: %s; or make "
+               "each argument with the constructor of its parameter's type (cujit_i32(), "
+               "cujit_f32(), ...); nothing was launched",
+               i + 1, fn->name, s ? s->words : "of an unknown type", why);
+  cj_free(why);
+  return st;
+}
+
+/* A launch with plain values its parameters do not take as they are: each converted to its
+ * parameter's type, then launched as if given so. Off the hot path. */
+static CJ_NOINLINE cujit_status launch_plain(const cujit_function *fn, cujit_dim3 grid,
+                                             cujit_dim3 block, const cujit_arg *args, size_t nargs,
+                                             const cujit_launch_options *o) {
+  cujit_arg stack[STACK_ARGS], *conv = stack;
+  const cj_ptypes *types;
+  cujit_status st;
+  CJ_TRY(plain_types(fn, args, nargs, &types));
+  if (nargs > STACK_ARGS && !(conv = cj_malloc(nargs * sizeof *conv)))
+    return cj_fail_oom("converting a launch's arguments");
+  st = cj_args_convert(fn->name, types, args, nargs, conv);
+  if (st == CUJIT_OK) st = cujit_launch(fn, grid, block, conv, nargs, o);
+  if (conv != stack) cj_free(conv);
+  return st;
+}
+
+/* What each parameter of a kernel whose types are unknown takes (sizes are checked). */
+static const uint64_t accept_unknown[STACK_ARGS] =
+    {CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN,
+     CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN,
+     CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN,
+     CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN,
+     CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN,
+     CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN,
+     CJ_ACCEPT_UNKNOWN, CJ_ACCEPT_UNKNOWN};
 
 cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, cujit_dim3 block,
                           const cujit_arg *args, size_t nargs, const cujit_launch_options *opts) {
@@ -369,7 +414,7 @@ cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, cujit_dim3 
   const cujit_launch_options *o = opts ? opts : &defaults;
   void *params[STACK_ARGS];
   const cj_ptypes *types;
-  const uint32_t *accept;
+  const uint64_t *accept;
   cj_fslot *slot;
   size_t i;
   cujit_status st;
@@ -382,12 +427,11 @@ cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, cujit_dim3 
   if (CJ_LIKELY(nargs == fn->nparams && nargs <= STACK_ARGS && args && !o->elapsed_ms &&
                 !CJ_OPTS_EX(o))) {
     const size_t *sizes = fn->param_sizes; /* read once: the stores to params may alias */
-    accept = types ? types->accept : accept_any;
+    accept = types ? types->accept : accept_unknown;
     for (i = 0; i < nargs; i++) {
       const cujit_arg *a = &args[i];
       if (CJ_UNLIKELY(a->kind != CUJIT_ARG_VALUE || a->size != sizes[i] ||
-                      (a->size > sizeof a->value && !a->data) || (unsigned)a->type >= 32 ||
-                      !(accept[i] >> a->type & 1u)))
+                      (a->size > sizeof a->value && !a->data) || !cj_takes(accept[i], a->type)))
         break;
       params[i] = value_of(a);
     }
@@ -400,6 +444,8 @@ cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, cujit_dim3 
    * which get their message */
   st = cj_args_check(fn->name, fn->nparams, fn->param_sizes, types, args, nargs);
   if (CJ_UNLIKELY(st != CUJIT_OK)) return st;
+  if (CJ_UNLIKELY(cj_args_plain(types, args, nargs)))
+    return launch_plain(fn, grid, block, args, nargs, o);
   if (CJ_UNLIKELY((st = cj_launch_checked(fn, slot, grid, block, o)) != CUJIT_OK)) return st;
   if (CJ_OPTS_EX(o)) return launch_ex_general(fn, slot, grid, block, args, nargs, o);
   return launch_general(fn, slot, grid, block, args, nargs, o);

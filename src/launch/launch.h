@@ -17,6 +17,16 @@ cujit_status cj_config_fail(const char *kernel, const char *fmt, ...) CJ_PRINTF(
  * CUJIT_ERROR_INVALID_ARGS naming the parameter, the expected and the given size or type. */
 cujit_status cj_args_check(const char *kernel, size_t nparams, const size_t *sizes,
                            const cj_ptypes *types, const cujit_arg *args, size_t nargs);
+/* 1 when some argument is a plain value (a number CUJIT_LAUNCH() made an argument of) that
+ * its parameter does not take as it is (module/accept.h; every one, where `types` is NULL),
+ * which cj_args_check() left to cj_args_convert(). */
+int cj_args_plain(const cj_ptypes *types, const cujit_arg *args, size_t nargs);
+/* The arguments into out[0..nargs), each plain value its parameter does not take as it is
+ * converted to the parameter's type (cj_convert), the others copied. CUJIT_ERROR_INVALID_ARGS
+ * naming the argument, its type and value, the parameter's type and why, where it is
+ * refused. */
+cujit_status cj_args_convert(const char *kernel, const cj_ptypes *types, const cujit_arg *args,
+                             size_t nargs, cujit_arg *out);
 /* Grid, block and shared memory against the device's and the kernel's limits.
  * CUJIT_ERROR_LAUNCH_CONFIG saying which limit is exceeded. */
 cujit_status cj_config_check(const char *kernel, const cj_limits *lim, int kernel_max_threads,

@@ -1,10 +1,12 @@
 /* function.h - a module on devices and its kernels: the state loading made (load.c), the
- * kernel handles (function.c), their parameter types (ptypes.c), their per-device slots
- * (slot.c), and name lookup (lookup.c). The objects they share are objects.h's. */
+ * kernel handles (function.c), their parameter types (ptypes.c; what each takes is
+ * accept.h's), their per-device slots (slot.c), and name lookup (lookup.c). The objects
+ * they share are objects.h's. */
 #ifndef CUJIT_FUNCTION_H
 #define CUJIT_FUNCTION_H
 
 #include "format/prebuilt.h"
+#include "module/accept.h"
 #include "module/objects.h"
 
 /* ---- load.c ---- */
@@ -45,9 +47,7 @@ void cj_function_free(cujit_function *fn);
 /* n parameters' types, zeroed (the spellings NULL), from CJ_TYPES_*; NULL when out of
  * memory. Fill p[i].m and p[i].want, then cj_ptypes_seal(). */
 cj_ptypes *cj_ptypes_new(size_t n, int from);
-/* Computes what launches accept from each parameter's `want`: an argument of that type,
- * or of CUJIT_TYPE_BYTES (any value of the right size); bool also takes u8 and i8; a
- * parameter that is not a scalar or pointer takes any argument of its size. */
+/* Sets each parameter's accept bits from its `want` (cj_accept_of). */
 void cj_ptypes_seal(cj_ptypes *t);
 /* Frees t (not the ones it replaced). NULL is fine. */
 void cj_ptypes_free(cj_ptypes *t);

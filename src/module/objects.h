@@ -74,13 +74,13 @@ typedef struct cj_ptype {
 
 enum { CJ_TYPES_COMPILER = 0, CJ_TYPES_SIGNATURE = 1 };
 
-/* A kernel's parameter types, and what launches accept for each. */
+/* A kernel's parameter types, and what each takes. */
 typedef struct cj_ptypes cj_ptypes;
 struct cj_ptypes {
   cj_ptypes *older; /* the ones it replaced, kept until the kernel is freed */
   int from;         /* CJ_TYPES_*: the compiler's, or an explicit signature's */
   size_t n;
-  uint32_t *accept; /* per parameter: bit t set when an argument of cujit_type t is taken */
+  uint64_t *accept; /* per parameter: its accept bits (function.h, accept.c) */
   cj_ptype *p;
 };
 

@@ -1,7 +1,7 @@
 /* ptypes.c - a kernel's parameter types as the compiler gives them: decoded from a C++
  * kernel's mangled symbol at lookup (no compile), or for an extern "C" kernel from the
- * probe (probe.c) when a typed call first needs them; with what each parameter accepts
- * from a launch's arguments. */
+ * probe (probe.c) when a typed call or a plain value first needs them; each sealed with
+ * what it takes (accept.c). */
 #include <pthread.h>
 #include <string.h>
 
@@ -12,12 +12,12 @@ static pthread_mutex_t types_lock = PTHREAD_MUTEX_INITIALIZER;
 CJ_FORK_GUARDED(guard_types, types_lock)
 
 cj_ptypes *cj_ptypes_new(size_t n, int from) {
-  cj_ptypes *t = cj_calloc(1, sizeof *t + n * (sizeof(uint32_t) + sizeof(cj_ptype)));
+  cj_ptypes *t = cj_calloc(1, sizeof *t + n * (sizeof(uint64_t) + sizeof(cj_ptype)));
   if (!t) return NULL;
   t->from = from;
   t->n = n;
-  t->p = (cj_ptype *)(void *)(t + 1);
-  t->accept = (uint32_t *)(void *)(t->p + n);
+  t->accept = (uint64_t *)(void *)(t + 1);
+  t->p = (cj_ptype *)(void *)(t->accept + n);
   return t;
 }
 
@@ -30,16 +30,7 @@ void cj_ptypes_free(cj_ptypes *t) {
 
 void cj_ptypes_seal(cj_ptypes *t) {
   size_t i;
-  for (i = 0; i < t->n; i++) {
-    unsigned w = t->p[i].want;
-    if (w == CUJIT_TYPE_BYTES)
-      t->accept[i] = ~0u;
-    else if (w == CUJIT_TYPE_BOOL)
-      t->accept[i] = 1u << CUJIT_TYPE_BYTES | 1u << CUJIT_TYPE_BOOL | 1u << CUJIT_TYPE_U8 |
-                     1u << CUJIT_TYPE_I8;
-    else
-      t->accept[i] = 1u << CUJIT_TYPE_BYTES | 1u << w;
-  }
+  for (i = 0; i < t->n; i++) t->accept[i] = cj_accept_of(t->p[i].want);
 }
 
 /* The cujit_type a parameter of class c is. */

@@ -55,7 +55,8 @@
  * after cuInit.
  *
  * What it does not model: kernels' own work (a launch reads no argument's memory beyond
- * its pointers and writes nothing); module globals (cuLibraryGetGlobal and the module API
+ * its pointers and writes nothing, but the last launch's parameters are kept for
+ * checkdriver_last_params()); module globals (cuLibraryGetGlobal and the module API
  * answer CUDA_ERROR_NOT_SUPPORTED); textures, arrays, graphs, host functions, peer access,
  * managed memory; compressed fatbin entries other than zstd's (refused with
  * CUDA_ERROR_NOT_SUPPORTED; zstd's are read with libzstd, as cujit reads them); the
@@ -247,6 +248,10 @@ static int fault_take(void) {
   pthread_setspecific(fault_key, NULL);
   return f;
 }
+
+/* The last launch's parameter buffer: each parameter's bytes at its offset, gaps zero. */
+static unsigned char last_params[4096];
+static size_t last_params_len;
 
 #define GROW(v, cap, need)                       \
   do {                                           \
@@ -2034,6 +2039,11 @@ static CUresult launch(const char *fn, const void *h, unsigned gx, unsigned gy, 
   if (extra) return CUDA_ERROR_NOT_SUPPORTED;
   if (!k->params_known) return CUDA_ERROR_NOT_SUPPORTED;
   if (k->nparams && !params) return CUDA_ERROR_INVALID_VALUE;
+  memset(last_params, 0, sizeof last_params);
+  last_params_len = k->nparams ? k->off[k->nparams - 1] + k->size[k->nparams - 1] : 0;
+  for (i = 0; i < k->nparams; i++)
+    if (k->off[i] + k->size[i] <= sizeof last_params)
+      memcpy(last_params + k->off[i], params[i], k->size[i]);
   o = op_new(s, OP_KERNEL);
   o->kt = calloc(k->nparams + 1, sizeof *o->kt);
   for (i = 0; i < k->nparams; i++) {
@@ -2190,6 +2200,7 @@ EXPORT void checkdriver_set_abort(int on);
 EXPORT void checkdriver_fault_next_launch(void);
 EXPORT int checkdriver_peek(CUdeviceptr p, void *dst, size_t n);
 EXPORT unsigned long checkdriver_pending(void);
+EXPORT size_t checkdriver_last_params(void *dst, size_t size);
 
 /* The driver's lock is taken for a fork by the hooks of the library code linked into it
  * (common/forklock.c), before that code's own locks, in the order a call here takes them:
@@ -2237,6 +2248,15 @@ EXPORT void checkdriver_set_abort(int on) {
 EXPORT void checkdriver_fault_next_launch(void) {
   pthread_once(&keys_once, keys_make);
   pthread_setspecific(fault_key, (void *)1);
+}
+
+EXPORT size_t checkdriver_last_params(void *dst, size_t size) {
+  size_t n;
+  pthread_mutex_lock(&lock);
+  n = last_params_len;
+  memcpy(dst, last_params, size < sizeof last_params ? size : sizeof last_params);
+  pthread_mutex_unlock(&lock);
+  return n;
 }
 
 EXPORT int checkdriver_peek(CUdeviceptr p, void *dst, size_t n) {

@@ -33,6 +33,9 @@ typedef struct checkdriver_api {
   int (*peek)(CUdeviceptr p, void *dst, size_t n);
   /* Work queued and not yet finished, on every stream of every context. */
   unsigned long (*pending)(void);
+  /* Copies the first `size` bytes of the last launch's parameter buffer (each parameter's
+   * bytes at its offset, what lies between them 0) into dst; returns the buffer's length. */
+  size_t (*last_params)(void *dst, size_t size);
 } checkdriver_api;
 
 /* Fills *api from the fake driver loaded in this process (cujit loads it on its first
@@ -47,9 +50,10 @@ static inline int checkdriver_open(const char *path, checkdriver_api *api) {
   *(void **)&api->fault_next_launch = dlsym(h, "checkdriver_fault_next_launch");
   *(void **)&api->peek = dlsym(h, "checkdriver_peek");
   *(void **)&api->pending = dlsym(h, "checkdriver_pending");
+  *(void **)&api->last_params = dlsym(h, "checkdriver_last_params");
   dlclose(h); /* cujit's reference keeps it loaded */
   return api->violations && api->report && api->clear && api->set_abort && api->fault_next_launch &&
-                 api->peek && api->pending
+                 api->peek && api->pending && api->last_params
              ? 0
              : -1;
 }
