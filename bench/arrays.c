@@ -2,7 +2,8 @@
  * floats: a device-to-device copy of the same bytes is the floor (bytes touched / time);
  * x + y with a new output every call, sqrt(fabs(x)) fused and as two operations (fabs,
  * then sqrt, each with a new output, under the pool's default settings), the elementwise
- * generator's lin_comb (and its loop by hand at other grid sizes, for information), the
+ * generator's lin_comb (and, for information, on views one element in, one element at a
+ * time as before its chunks, and its loop by hand at other grid sizes), the
  * reduction generator's dot, cujit_array_dot and max; where, if_positive, a broadcast
  * single element, concatenate, stack, any, prod and a sum as f64 (goal: 90% of the copy),
  * and, as information with what bounds each, argmax, take and put (in order, random,
@@ -117,7 +118,8 @@ static double time_op(void (*op)(void *), void *ctx, int per, int rounds) {
 typedef struct big {
   cujit_array *x, *y, *z, *out, *scalar;
   CUdeviceptr src, dst;
-  cujit_elementwise *lin_comb;
+  cujit_elementwise *lin_comb, *lin_comb_one; /* the second: an operation read as y[i + 0] */
+  cujit_array *vx, *vy, *vz;                  /* x[1:], y[1:], z[1:] */
   cujit_reduction *dot;
   float a, b;
 } big;
@@ -154,6 +156,21 @@ static void sqrt_fabs(void *p) {
 static void lin_comb(void *p) {
   big *c = p;
   bench_check_ok(CUJIT_ELEMENTWISE(c->lin_comb, c->a, c->x, c->b, c->y, c->z), "lin_comb");
+}
+
+/* The same on views one element in: its first three and last element go one at a time. */
+static void lin_comb_views(void *p) {
+  big *c = p;
+  bench_check_ok(CUJIT_ELEMENTWISE(c->lin_comb, c->a, c->vx, c->b, c->vy, c->vz),
+                 "lin_comb on views");
+}
+
+/* An operation that reads y at an index the generator does not take for i: the loop one
+ * element at a time, as every operation ran before chunks. */
+static void lin_comb_one_at_a_time(void *p) {
+  big *c = p;
+  bench_check_ok(CUJIT_ELEMENTWISE(c->lin_comb_one, c->a, c->x, c->b, c->y, c->z),
+                 "lin_comb one at a time");
 }
 
 static void dot_generator(void *p) {
@@ -238,7 +255,8 @@ static void lin_comb_grids(big *c, double floor_gbps) {
   cujit_module_destroy(m);
 }
 
-/* A row against the floor (a goal when share > 0), and one beside CuPy's `cupy_name`. */
+/* A row against the floor (a goal when share > 0), and one beside CuPy's `cupy_name` (NULL:
+ * none). */
 static void bandwidth(const char *metric, void (*op)(void *), void *ctx, double bytes,
                       double floor_gbps, double share, const char *cupy_name) {
   double ns = time_op(op, ctx, 10, bench_reps(15, 3)), got = gbps(bytes, ns);
@@ -250,7 +268,7 @@ static void bandwidth(const char *metric, void (*op)(void *), void *ctx, double 
                 goal);
   else
     bench_info("arrays", metric, bytes, "GB/s", got, floor_gbps, "baseline: the copy");
-  beside_cupy(metric, "GB/s", got, cupy_name);
+  if (cupy_name) beside_cupy(metric, "GB/s", got, cupy_name);
 }
 
 static int setup_big(big *c) {
@@ -266,6 +284,12 @@ static int setup_big(big *c) {
          bench_cu.cuMemAlloc(&c->dst, (size_t)n * 4) != CUDA_SUCCESS ||
          cujit_elementwise_create(&c->lin_comb, "float a, float *x, float b, float *y, float *z",
                                   "z[i] = a*x[i] + b*y[i]", NULL) != CUJIT_OK ||
+         cujit_elementwise_create(&c->lin_comb_one,
+                                  "float a, float *x, float b, float *y, float *z",
+                                  "z[i] = a*x[i] + b*y[i + 0]", NULL) != CUJIT_OK ||
+         cujit_array_view(c->x, 1, n, &c->vx) != CUJIT_OK ||
+         cujit_array_view(c->y, 1, n, &c->vy) != CUJIT_OK ||
+         cujit_array_view(c->z, 1, n, &c->vz) != CUJIT_OK ||
          cujit_reduction_create(&c->dot, CUJIT_TYPE_F32, "0", "a+b", "x[i]*y[i]",
                                 "float *x, float *y", NULL) != CUJIT_OK;
 }
@@ -276,7 +300,11 @@ static void free_big(big *c) {
   cujit_array_destroy(c->z);
   cujit_array_destroy(c->out);
   cujit_array_destroy(c->scalar);
+  cujit_array_destroy(c->vx);
+  cujit_array_destroy(c->vy);
+  cujit_array_destroy(c->vz);
   cujit_elementwise_destroy(c->lin_comb);
+  cujit_elementwise_destroy(c->lin_comb_one);
   cujit_reduction_destroy(c->dot);
   if (c->src) bench_cu.cuMemFree(c->src);
   if (c->dst) bench_cu.cuMemFree(c->dst);
@@ -495,6 +523,10 @@ static void big_ops(void) {
   bandwidth("sqrt(fabs(x)), two operations, default settings", sqrt_fabs_two, &c, 4 * fb,
             floor_gbps, 0.90, "sqrt_fabs_two");
   bandwidth("elementwise lin_comb", lin_comb, &c, 3 * fb, floor_gbps, 0.93, "lin_comb");
+  bandwidth("  lin_comb on views x[1:], y[1:], z[1:]", lin_comb_views, &c, 3 * (fb - 4), floor_gbps,
+            0, NULL);
+  bandwidth("  lin_comb one element at a time (y[i + 0])", lin_comb_one_at_a_time, &c, 3 * fb,
+            floor_gbps, 0, NULL);
   lin_comb_grids(&c, floor_gbps);
   bandwidth("reduction dot (generator)", dot_generator, &c, 2 * fb, floor_gbps, 0.90,
             "dot_reduction");

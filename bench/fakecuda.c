@@ -5,7 +5,8 @@
  * memory is addresses that nothing backs. Only the `start` and `launch` groups mean
  * anything on it: with the driver's own work gone, what cujit takes beyond the bare side is
  * cujit's work on the CPU (instructions, system calls, page faults), which callgrind,
- * strace and perf can look at. Never a test: it answers what those groups ask and no more.
+ * strace and perf can look at (cujit-bench-callcost, callcost.c, counts each launch form's
+ * instructions per call on it). Never a test: it answers what those groups ask and no more.
  */
 #include <stdint.h>
 #include <stdlib.h>

@@ -12,10 +12,11 @@
  * information.) Forms and argument counts alternate batch by batch, in a new random order
  * every round; each figure is a median over batches, and what cujit_call and a bound
  * pointer add to cujit_launch is the difference of the medians.
- * A bound pointer is a libffi closure, which reads every argument where the calling
- * convention put it, at every call; so that this cost shows, one more row per form gives
- * its cost per argument over the raw launch, from the difference between 16 and 3
- * arguments.
+ * A bound pointer finds every argument where the calling convention put it, at every call
+ * (on x86-64 Linux these kernels' pointers are entry points of cujit's own, which know
+ * where from the bind; elsewhere libffi closures, which classify each argument each time);
+ * so that this cost shows, one more row per form gives its cost per argument over the raw
+ * launch, from the difference between 16 and 3 arguments.
  * One more raw form, for the record: cuLaunchKernel given a context-independent CUkernel
  * handle (cuLibraryLoadData), the kind of handle cujit launches with. */
 #define _GNU_SOURCE /* sched_setaffinity */
@@ -278,8 +279,8 @@ static void report(launch_times *lt) {
 
 /* Each form's cost per argument over the raw launch: what it adds at 16 arguments less
  * what it adds at 3, over the 13 arguments between, in ns; the raw launch's own cost of
- * those arguments is the baseline. For a bound pointer this is where libffi's reading of
- * the arguments shows. */
+ * those arguments is the baseline. For a bound pointer this is where its finding of the
+ * arguments shows. */
 static void report_per_arg(const launch_times *lt) {
   double raw3 = median_of(lt, 0, RAW), raw16 = median_of(lt, 1, RAW), per;
   char metric[96];

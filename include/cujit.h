@@ -1789,17 +1789,22 @@ static inline CUdeviceptr cujit_arg_ref(const cujit_arg *a) {
  *  `opts`, if non-NULL, is read at every call, so changing the struct it points to changes
  *  the stream and shared memory of later calls; it must outlive the pointer. Its size is
  *  checked at each call too, as cujit_launch() checks it.
- *  The pointer is a libffi closure on every system, so any number may be alive at once;
- *  libffi reads each argument where the calling convention put it, which costs about 10 ns
- *  per argument on top of the launch (cujit_call() hands its arguments on without it).
+ *  Any number may be alive at once. On x86-64 Linux, when every parameter is an integer, a
+ *  floating-point value, a pointer or a bN value, the pointer is one of 1,024 entry points
+ *  in the library, each handed out once per process: where each argument lies is worked
+ *  out when the kernel is bound, so a call only notes where each one is (under 1 ns an
+ *  argument). Otherwise (a vector or struct by value, another system, or past the
+ *  1,024th) it is a libffi closure, which finds each argument where the calling
+ *  convention put it at every call, about 10 ns per argument on top of the launch.
  *  The function pointer is owned by the module: it launches until cujit_function_unbind()
  *  or cujit_module_destroy(). After either, calling it launches nothing and returns
- *  CUJIT_ERROR_INVALID_VALUE, for the life of the process: its libffi closure (64 bytes on
- *  x86-64 Linux) is kept, aimed at a function that refuses the call, and never handed out
- *  again, while everything else of the binding is freed. So each pointer ever unbound
- *  keeps those bytes until the process exits: bind a kernel once and keep the pointer,
- *  rather than binding and unbinding around calls. It may be called from any thread, as
- *  cujit_launch() may, but not while another thread unbinds it or destroys its module.
+ *  CUJIT_ERROR_INVALID_VALUE, for the life of the process: its entry point, or its libffi
+ *  closure (64 bytes on x86-64 Linux), is kept, aimed at a function that refuses the call,
+ *  and never handed out again, while everything else of the binding is freed. So each
+ *  pointer ever unbound keeps its entry point or those bytes until the process exits: bind
+ *  a kernel once and keep the pointer, rather than binding and unbinding around calls. It
+ *  may be called from any thread, as cujit_launch() may, but not while another thread
+ *  unbinds it or destroys its module.
  *  @param fn     the kernel.
  *  @param opts   NULL for the defaults, or launch options read at every call.
  *  @param fnptr  receives the function pointer; owned by the module.

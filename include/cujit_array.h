@@ -984,6 +984,16 @@ typedef struct cujit_elementwise cujit_elementwise;
  *  first array argument's size: "z[i] = a*x[i] + b*y[i]". Compiled at the first call with
  *  arrays on a device (so that a bad operation fails there with NVRTC's log, the
  *  generated source and its lines).
+ *  Where cujit can tell from the operation's text that it names every array only as
+ *  `name[i]` (not x[i+1], &x[i], nor i declared again; and the kernel has no loop_prep or
+ *  after_loop, nor `#` lines in its preamble), a call with step 1 runs it on chunks of W
+ *  consecutive elements (W: 16 bytes over the widest element type of the arrays it
+ *  names), each array's part of a chunk read or written by one access, as a copy does;
+ *  the elements before the first chunk and after the last run one at a time. That needs
+ *  the arrays equally far from a chunk boundary (all arrays cujit makes are; views one
+ *  element in, x[1:], are too) and no array the operation writes overlapping another;
+ *  otherwise, and for any other operation, every element runs one at a time, in the
+ *  order of the loop.
  *  @param out        receives the kernel; owned by the caller: cujit_elementwise_destroy().
  *  @param args       the declaration (see above); copied.
  *  @param operation  CUDA C run for each i; copied.

@@ -1,7 +1,8 @@
 /* test_gpu_call - signatures on a GPU: every scalar type and width reaches the kernel
  * bit-exact through the three call forms (cujit_launch, with numbers too, cujit_call, a
- * bound function pointer), float against double, structs and vector types by value at the
- * driver's offsets, In/Out buffers, stream and shared memory of bound functions, and
+ * bound function pointer, also with integers and floating-point values past the
+ * registers), float against double, structs and vector types by value at the driver's
+ * offsets, In/Out buffers, stream and shared memory of bound functions, and
  * mismatched signatures and arguments of the wrong type refused before anything is
  * launched; a failing bound call reaches the error handler. The types come from the
  * compiler: C++ kernels' symbols, and for the extern "C" kernels the probe compiled at
@@ -181,6 +182,62 @@ static void plain_values_reach_the_kernel(void **state) {
   assert_ok(cujit_mem_copy_dtoh(y, d, sizeof y));
   for (i = 0; i < LEN; i++) assert_true(y[i] == (i < USED ? 2.5f * (float)i : -1.0f));
   assert_ok(cujit_mem_free(d));
+
+/* ---- past the registers, on the direct path ---- */
+
+/* With the grid and block in four integer registers, the integers and the pointer here
+ * overflow the other two and the floating-point values the eight vector registers: both
+ * reach the stack, interleaved, and a bound pointer hands their places to the driver as
+ * they are (no In/Out, no 16-bit float). */
+static const char kSpillSource[] =
+    "#define PUT(slot, v) memcpy(out + 16 * (slot), &(v), sizeof(v))\n"
+    "extern \"C\" __global__ void spill(int a, float f0, double d1, float f2, double d3,\n"
+    "    float f4, double d5, float f6, double d7, float f8, double d9, long long b,\n"
+    "    float f10, unsigned char *out, short c, double d11) {\n"
+    "  PUT(0, a); PUT(1, f0); PUT(2, d1); PUT(3, f2); PUT(4, d3); PUT(5, f4); PUT(6, d5);\n"
+    "  PUT(7, f6); PUT(8, d7); PUT(9, f8); PUT(10, d9); PUT(11, b); PUT(12, f10);\n"
+    "  PUT(13, c); PUT(14, d11);\n"
+    "}\n";
+typedef cujit_status (*spill_fn)(cujit_dim3, cujit_dim3, int, float, double, float, double, float,
+                                 double, float, double, float, double, long long, float,
+                                 CUdeviceptr, short, double);
+static const int spill_bytes[] = {4, 4, 8, 4, 8, 4, 8, 4, 8, 4, 8, 8, 4, 2, 8, 0};
+
+static void bound_direct_past_the_registers(void **state) {
+  cujit_module *m = NULL;
+  cujit_function *fn = NULL;
+  unsigned char want[SLOT * SLOTS], got[SLOT * SLOTS];
+  const float f[6] = {1.5f, -2.25f, 3e-20f, 4e20f, 0.1f, -7.0f};
+  const double d[6] = {1.0 / 3, -1e300, 2.0 / 7, 1e-300, 0.1, 42.5};
+  const int a = INT_MIN + 5;
+  const long long b = LLONG_MAX - 9;
+  const short c = -12345;
+  CUdeviceptr dev = 0;
+  void *ptr = NULL;
+  int k;
+  (void)state;
+  memset(want, 0, sizeof want);
+  memcpy(want, &a, 4);
+  for (k = 0; k < 5; k++) {
+    memcpy(want + (1 + 2 * k) * SLOT, &f[k], 4);
+    memcpy(want + (2 + 2 * k) * SLOT, &d[k], 8);
+  }
+  memcpy(want + 11 * SLOT, &b, 8);
+  memcpy(want + 12 * SLOT, &f[5], 4);
+  memcpy(want + 13 * SLOT, &c, 2);
+  memcpy(want + 14 * SLOT, &d[5], 8);
+  assert_ok(cujit_module_from_source(&m, kSpillSource, "spill.cu", NULL));
+  assert_ok(cujit_module_get_function(m, "spill", &fn));
+  assert_ok(cujit_mem_alloc(&dev, sizeof got));
+  assert_ok(cujit_function_bind(fn, NULL, &ptr));
+  memset(got, 0xAA, sizeof got);
+  assert_ok(cujit_mem_copy_htod(dev, got, sizeof got));
+  assert_ok(((spill_fn)ptr)(CUJIT_DIM3(1), CUJIT_DIM3(1), a, f[0], d[0], f[1], d[1], f[2], d[2],
+                            f[3], d[3], f[4], d[4], b, f[5], dev, c, d[5]));
+  assert_ok(cujit_mem_copy_dtoh(got, dev, sizeof got));
+  compare_slots(got, want, spill_bytes, "bound pointer (direct)");
+  assert_ok(cujit_mem_free(dev));
+  cujit_module_destroy(m);
 }
 
 /* ---- float against double ---- */
@@ -547,6 +604,7 @@ int main(void) {
       cmocka_unit_test(plain_values_reach_the_kernel),
       cmocka_unit_test(scalars_bit_exact),
       cmocka_unit_test(scalars_bit_exact_direct),
+      cmocka_unit_test(bound_direct_past_the_registers),
       cmocka_unit_test(float_and_double),
       cmocka_unit_test(structs_and_vectors),
       cmocka_unit_test(in_out_through_every_form),

@@ -277,6 +277,22 @@ typedef struct cj_decl {
  * CUJIT_ERROR_INVALID_VALUE naming the column and the token when it cannot. */
 cujit_status cj_decl_parse(const char *args, cj_decl **out, size_t *n);
 
+/* ---- ewtext.c: what an elementwise operation's text says ---- */
+
+/* How an operation touches its arrays (bit k: declaration k). */
+typedef struct cj_ew_access {
+  int chunks;       /* 1: every array only as `name[i]` (see ewtext.c), so the loop may run
+                       the operation on chunks of consecutive elements in registers */
+  uint64_t used;    /* the arrays it names */
+  uint64_t written; /* those it may write */
+  uint64_t whole;   /* those it assigns whole before anything else names them */
+} cj_ew_access;
+
+/* Reads `op` (the operation) against its n declarations and the kernel's other parts (each
+ * may be NULL). Anything it cannot vouch for gives chunks = 0 and nothing else. */
+void cj_ew_access_of(const char *op, const cj_decl *d, size_t n, const char *preamble,
+                     const char *loop_prep, const char *after_loop, cj_ew_access *a);
+
 /* ---- elementwise.c: the elementwise generator ---- */
 
 /* An elementwise kernel: `body` runs for every i (a const long long) of the loop;
@@ -290,16 +306,31 @@ typedef struct cj_ew_kernel {
   const char *after_loop; /* may be NULL */
   const int *types;       /* element types it uses (for their headers) */
   size_t n_types;
+  const cj_decl *decls; /* the n_types declarations the params were made from */
+  cj_ew_access access;  /* what body says of them (ewtext.c) */
+  int chunks_failed;    /* set (atomically) when the kernel with chunks did not compile */
 } cj_ew_kernel;
 
-/* Compiles k (once per process and source text). */
-cujit_status cj_ew_prepare(const cj_ew_kernel *k, cujit_function **fn);
-/* Launches a compiled elementwise kernel over i = start + k * step for `count` values of k,
- * on `stream`, with `args` matching its params. */
-cujit_status cj_ew_launch(cujit_function *fn, int64_t start, int64_t step, int64_t count,
-                          CUstream stream, const cujit_arg *args, size_t nargs);
-/* Both. */
-cujit_status cj_ew_run(const cj_ew_kernel *k, int64_t start, int64_t step, int64_t count,
+/* The width of k's loop on chunks: elements per access of the arrays it uses (cj_map_width),
+ * or 0 when it runs one element at a time only. */
+unsigned cj_ew_width(const cj_ew_kernel *k);
+/* Appends k's source: with `chunks`, the loop on chunks of cj_ew_width() elements besides
+ * the one at a time, and one more parameter (cj_head: the elements before the first chunk,
+ * or -1 for none). */
+void cj_ew_source(cj_buf *b, const cj_ew_kernel *k, int chunks);
+/* Compiles k (once per process and source text): the kernel with chunks where k has a
+ * width and it compiles (*chunks set), else the one at a time. */
+cujit_status cj_ew_prepare(cj_ew_kernel *k, cujit_function **fn, int *chunks);
+/* cj_head for a call of k's kernel with chunks of w elements: how many elements (from
+ * `start`) come before the first chunk boundary, when every array used (args: k's
+ * arguments, arrays as device pointers, of `size` elements) is as far from one as the
+ * others and none that k may write overlaps another; else -1 (one element at a time), as
+ * for a step other than 1. */
+long long cj_ew_head(const cj_ew_kernel *k, unsigned w, int64_t start, int64_t step, int64_t size,
+                     const cujit_arg *args);
+/* Runs k over i = start + j * step for `count` values of j, on `stream`, with `args`
+ * matching its params; `size` is the arrays' element count. */
+cujit_status cj_ew_run(cj_ew_kernel *k, int64_t start, int64_t step, int64_t count, int64_t size,
                        CUstream stream, const cujit_arg *args, size_t nargs);
 /* 1 when s is a C identifier. */
 int cj_is_identifier(const char *s);
@@ -347,6 +378,15 @@ unsigned cj_map_width(const int *types, size_t n);
 /* The width of k's chunked loop: cj_map_width of the arrays it reads or writes by chunks
  * (1 when there are none, or for a strided loop). */
 unsigned cj_map_kernel_width(const cj_map_kernel *k);
+/* Appends `T var[w];` (T: `type`'s C name) filled by one access of w elements at
+ * reinterpret_cast<const RAW *>(base)[index], RAW the unsigned type of their size (the
+ * address aligned to it), each line after `indent`. */
+void cj_chunk_load(cj_buf *b, const char *indent, int type, unsigned w, const char *var,
+                   const char *base, const char *index);
+/* Appends the store of var's w elements of `type` by one access at
+ * reinterpret_cast<RAW *>(base)[index]. */
+void cj_chunk_store(cj_buf *b, const char *indent, int type, unsigned w, const char *var,
+                    const char *base, const char *index);
 /* Appends the kernel's source. */
 void cj_map_source(cj_buf *b, const cj_map_kernel *k);
 /* Appends the device code of strided access, once per source: cj_lay<D, A> (a loop's shape

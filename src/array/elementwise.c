@@ -2,26 +2,108 @@
  * grid-stride loop over a 64-bit index i, the caller's statements inside, compiled once
  * per process and source text. The caller's statements may read any index, so the loop
  * keeps their order (the built-in operations, which read element i only, have the map
- * engine of map.c). */
+ * engine of map.c).
+ *
+ * Where the statements touch each array only as `name[i]` (ewtext.c decides it from their
+ * text), the kernel has a second loop, as the map engine's: chunks of W consecutive
+ * elements (W = 16 bytes over the largest element size of the arrays used), each array's
+ * chunk read by one access into registers (unless the statements assign it whole first),
+ * the statements run for each of the W elements with every array name standing for that
+ * element's register (an object whose [ ] gives it), and the chunks of the arrays they may
+ * write stored by one access each. The caller decides per call (cj_head): with step 1, when
+ * every array used is as far from a chunk boundary as the others (views such as x[1:]
+ * included), not one of them written overlapping another, the elements before the first
+ * boundary and after the last whole chunk go one at a time and the rest by chunks; else
+ * every element one at a time, as before. Should the kernel with chunks not compile (a
+ * statement writing an array the text did not show as written, through a reference), the
+ * one at a time is used. */
 #include <stdio.h>
 #include <string.h>
 
 #include "array/array.h"
 
-/* Appends the kernel: includes for `types`, the preamble, and a loop running `body` for
- * i = start + k * step, k < n. */
-static void write_kernel(cj_buf *b, const cj_ew_kernel *k) {
+/* The loop's parameters, after the caller's. */
+static void put_signature(cj_buf *b, const cj_ew_kernel *k, int chunks) {
   cj_array_includes(b, k->types, k->n_types);
   if (k->preamble) cj_buf_printf(b, "%s\n", k->preamble);
+  if (chunks)
+    cj_buf_puts(b, "/* element i of an array, in a register: what `name[i]` reads */\n"
+                   "template <typename T> struct cj_one {\n  T &v;\n"
+                   "  __device__ __forceinline__ T &operator[](long long) const { return v; }\n"
+                   "};\n");
   cj_buf_printf(b,
                 "extern \"C\" __global__ void %s(%s%slong long cj_start, long long cj_step,\n"
-                "    unsigned long long cj_n) {\n%s%s"
+                "    unsigned long long cj_n%s) {\n%s%s"
                 "  const unsigned long long cj_stride = (unsigned long long)gridDim.x * "
                 "blockDim.x;\n"
                 "  unsigned long long cj_k = (unsigned long long)blockIdx.x * blockDim.x + "
                 "threadIdx.x;\n",
-                k->name, k->params, k->params[0] ? ", " : "", k->loop_prep ? k->loop_prep : "",
-                k->loop_prep ? "\n" : "");
+                k->name, k->params, k->params[0] ? ", " : "", chunks ? ", long long cj_head" : "",
+                k->loop_prep ? k->loop_prep : "", k->loop_prep ? "\n" : "");
+}
+
+/* The loop over whole chunks of w elements, from element cj_h. */
+static void put_chunks(cj_buf *b, const cj_ew_kernel *k, unsigned w) {
+  const cj_ew_access *a = &k->access;
+  size_t d;
+  cj_buf_printf(b,
+                "  unsigned long long cj_h = cj_n, cj_t = cj_n;\n"
+                "  if (cj_head >= 0) {\n"
+                "    cj_h = (unsigned long long)cj_head < cj_n ? (unsigned long long)cj_head : "
+                "cj_n;\n"
+                "    const unsigned long long cj_chunks = (cj_n - cj_h) / %u;\n"
+                "    cj_t = cj_h + cj_chunks * %u;\n"
+                "    const long long cj_b = cj_start + (long long)cj_h; /* the first chunk's i */\n"
+                "    for (unsigned long long cj_c = cj_k; cj_c < cj_chunks; cj_c += cj_stride) {\n"
+                "      const long long cj_i0 = cj_b + (long long)(cj_c * %u);\n",
+                w, w, w);
+  for (d = 0; d < k->n_types; d++) {
+    char var[32], base[96];
+    if (!(a->used >> d & 1)) continue;
+    snprintf(var, sizeof var, "cj_v%zu", d);
+    snprintf(base, sizeof base, "%s + cj_b", k->decls[d].name);
+    if (a->whole >> d & 1)
+      cj_buf_printf(b, "      %s %s[%u];\n", cj_elem_of(k->types[d])->c_name, var, w);
+    else
+      cj_chunk_load(b, "      ", k->types[d], w, var, base, "cj_c");
+  }
+  cj_buf_printf(b,
+                "#pragma unroll\n"
+                "      for (int cj_j = 0; cj_j < %u; cj_j++) {\n"
+                "        const long long i = cj_i0 + cj_j;\n",
+                w);
+  for (d = 0; d < k->n_types; d++)
+    if (a->used >> d & 1)
+      cj_buf_printf(b, "        const cj_one<%s%s> %s{cj_v%zu[cj_j]};\n",
+                    a->written >> d & 1 ? "" : "const ", cj_elem_of(k->types[d])->c_name,
+                    k->decls[d].name, d);
+  cj_buf_printf(b, "        %s;\n      }\n", k->body);
+  for (d = 0; d < k->n_types; d++) {
+    char var[32], base[96];
+    if (!(a->written >> d & 1)) continue;
+    snprintf(var, sizeof var, "cj_v%zu", d);
+    snprintf(base, sizeof base, "%s + cj_b", k->decls[d].name);
+    cj_chunk_store(b, "      ", k->types[d], w, var, base, "cj_c");
+  }
+  cj_buf_puts(b, "    }\n  }\n");
+}
+
+void cj_ew_source(cj_buf *b, const cj_ew_kernel *k, int chunks) {
+  unsigned w = chunks ? cj_ew_width(k) : 0;
+  put_signature(b, k, w > 1);
+  if (w > 1) {
+    put_chunks(b, k, w);
+    /* the rest (before the first chunk and after the last), or with cj_head < 0 all */
+    cj_buf_printf(b,
+                  "  const unsigned long long cj_rest = cj_h + (cj_n - cj_t);\n"
+                  "#pragma unroll 4\n"
+                  "  for (unsigned long long cj_r = cj_k; cj_r < cj_rest; cj_r += cj_stride) {\n"
+                  "    const long long i = cj_start +\n"
+                  "        (long long)(cj_r < cj_h ? cj_r : cj_r + (cj_t - cj_h)) * cj_step;\n"
+                  "    %s;\n  }\n%s%s}\n",
+                  k->body, k->after_loop ? k->after_loop : "", k->after_loop ? "\n" : "");
+    return;
+  }
   /* unrolled as written: the statements of one i still run before the next i's */
   cj_buf_printf(b,
                 "#pragma unroll 4\n"
@@ -31,10 +113,21 @@ static void write_kernel(cj_buf *b, const cj_ew_kernel *k) {
                 k->body, k->after_loop ? k->after_loop : "", k->after_loop ? "\n" : "");
 }
 
-cujit_status cj_ew_prepare(const cj_ew_kernel *k, cujit_function **fn) {
+unsigned cj_ew_width(const cj_ew_kernel *k) {
+  int types[64];
+  size_t d, n = 0;
+  unsigned w;
+  if (!k->access.chunks || !k->decls) return 0;
+  for (d = 0; d < k->n_types && n < CJ_COUNT(types); d++)
+    if (k->access.used >> d & 1) types[n++] = k->types[d];
+  w = n ? cj_map_width(types, n) : 1;
+  return w > 1 ? w : 0;
+}
+
+static cujit_status compile(const cj_ew_kernel *k, int chunks, cujit_function **fn) {
   cj_buf src = {0};
   cujit_status st;
-  write_kernel(&src, k);
+  cj_ew_source(&src, k, chunks);
   if (src.oom) {
     cj_buf_free(&src);
     return cj_fail_oom("writing a kernel");
@@ -44,24 +137,68 @@ cujit_status cj_ew_prepare(const cj_ew_kernel *k, cujit_function **fn) {
   return st;
 }
 
-cujit_status cj_ew_launch(cujit_function *fn, int64_t start, int64_t step, int64_t count,
-                          CUstream stream, const cujit_arg *args, size_t nargs) {
-  cujit_arg all[64];
-  CJ_CHECK(nargs + 3 <= CJ_COUNT(all), CUJIT_ERROR_INVALID_VALUE,
-           "kernel '%s': more than %zu arguments", cujit_function_name(fn), CJ_COUNT(all) - 3);
+cujit_status cj_ew_prepare(cj_ew_kernel *k, cujit_function **fn, int *chunks) {
+  cujit_status st;
+  *chunks = cj_ew_width(k) && !__atomic_load_n(&k->chunks_failed, __ATOMIC_RELAXED);
+  if (*chunks) {
+    st = compile(k, 1, fn);
+    if (st != CUJIT_ERROR_COMPILE) return st;
+    /* the one at a time answers: it compiles, or its errors are the ones to show */
+    __atomic_store_n(&k->chunks_failed, 1, __ATOMIC_RELAXED);
+    *chunks = 0;
+  }
+  return compile(k, 0, fn);
+}
+
+/* Whether byte ranges [a, a + na) and [b, b + nb) meet. */
+static int meet(CUdeviceptr a, uint64_t na, CUdeviceptr b, uint64_t nb) {
+  return a < b + nb && b < a + na;
+}
+
+long long cj_ew_head(const cj_ew_kernel *k, unsigned w, int64_t start, int64_t step, int64_t size,
+                     const cujit_arg *args) {
+  const cj_ew_access *a = &k->access;
+  long long phase = -1;
+  size_t d, e;
+  if (step != 1) return -1;
+  for (d = 0; d < k->n_types; d++) {
+    uint64_t es = cj_elem_of(k->types[d])->size, at;
+    if (!(a->used >> d & 1)) continue;
+    at = args[d].value.ptr + (uint64_t)start * es;
+    if (at % es != 0 || (phase >= 0 && (long long)(at / es % w) != phase)) return -1;
+    phase = (long long)(at / es % w);
+    for (e = 0; e < d; e++) {
+      uint64_t fs = cj_elem_of(k->types[e])->size;
+      if ((a->used >> e & 1) && ((a->written >> d | a->written >> e) & 1) &&
+          meet(args[d].value.ptr, (uint64_t)size * es, args[e].value.ptr, (uint64_t)size * fs))
+        return -1;
+    }
+  }
+  return phase < 0 ? -1 : (long long)((w - (unsigned long long)phase) % w);
+}
+
+cujit_status cj_ew_run(cj_ew_kernel *k, int64_t start, int64_t step, int64_t count, int64_t size,
+                       CUstream stream, const cujit_arg *args, size_t nargs) {
+  cujit_arg all[65];
+  cujit_function *fn = NULL;
+  unsigned w = cj_ew_width(k);
+  int64_t work = count;
+  long long head = -1;
+  int chunks = 0;
+  CJ_CHECK(nargs + 4 <= CJ_COUNT(all), CUJIT_ERROR_INVALID_VALUE,
+           "kernel '%s': more than %zu arguments", k->name, CJ_COUNT(all) - 4);
+  CJ_TRY(cj_ew_prepare(k, &fn, &chunks));
   if (count == 0) return CUJIT_OK;
   if (nargs) memcpy(all, args, nargs * sizeof *args);
   all[nargs] = cujit_i64(start);
   all[nargs + 1] = cujit_i64(step);
   all[nargs + 2] = cujit_u64((uint64_t)count);
-  return cj_array_launch(fn, count, stream, all, nargs + 3);
-}
-
-cujit_status cj_ew_run(const cj_ew_kernel *k, int64_t start, int64_t step, int64_t count,
-                       CUstream stream, const cujit_arg *args, size_t nargs) {
-  cujit_function *fn = NULL;
-  cujit_status st = cj_ew_prepare(k, &fn);
-  return st == CUJIT_OK ? cj_ew_launch(fn, start, step, count, stream, args, nargs) : st;
+  if (chunks) {
+    head = cj_ew_head(k, w, start, step, size, args);
+    all[nargs + 3] = cujit_i64(head);
+    if (head >= 0) work = (count - (head < count ? head : count)) / w + w;
+  }
+  return cj_array_launch(fn, work, stream, all, nargs + 3 + (size_t)chunks);
 }
 
 /* ---- the public generator ---- */
@@ -146,7 +283,15 @@ static cujit_status fill(cujit_elementwise *e, const char *args, const char *ope
   e->after_loop = dup_or_null(o ? o->after_loop : NULL, &oom);
   if (oom || !e->types || !e->params) return cj_fail_oom("making an elementwise kernel");
   e->k = (cj_ew_kernel){e->name,      e->params,     e->body,  e->preamble,
-                        e->loop_prep, e->after_loop, e->types, e->n_decls};
+                        e->loop_prep, e->after_loop, e->types, e->n_decls,
+                        e->decls,     {0, 0, 0, 0},  0};
+  cj_ew_access_of(e->body, e->decls, e->n_decls, e->preamble, e->loop_prep, e->after_loop,
+                  &e->k.access);
+  for (i = 0; i < e->n_decls; i++) /* a const array is never stored */
+    if (e->decls[i].is_const) {
+      e->k.access.written &= ~((uint64_t)1 << i);
+      e->k.access.whole &= ~((uint64_t)1 << i);
+    }
   return CUJIT_OK;
 }
 
@@ -186,7 +331,7 @@ static cujit_status call(cujit_elementwise *e, int range, int64_t start, int64_t
   CJ_CHECK(e->n_decls <= CJ_COUNT(a), CUJIT_ERROR_INVALID_VALUE, "%s: more than %zu arguments", fn,
            CJ_COUNT(a));
   CJ_TRY(cj_gen_args(fn, e->decls, e->n_decls, args, nargs, a, &first));
-  if (!range) return cj_ew_run(&e->k, 0, 1, first->size, first->stream, a, nargs);
+  if (!range) return cj_ew_run(&e->k, 0, 1, first->size, first->size, first->stream, a, nargs);
   CJ_CHECK(step != 0, CUJIT_ERROR_INVALID_VALUE, "%s: the step is 0", fn);
   count = cj_range_count(start, stop, step);
   CJ_CHECK(cj_range_inside(start, step, count, first->size), CUJIT_ERROR_INVALID_VALUE,
@@ -194,7 +339,7 @@ static cujit_status call(cujit_elementwise *e, int range, int64_t start, int64_t
            "the arrays' %lld elements",
            fn, (long long)start, (long long)stop, (long long)step, (long long)first->size);
   /* inside the arrays: count is at most their size, below 2^62 */
-  return cj_ew_run(&e->k, start, step, (int64_t)count, first->stream, a, nargs);
+  return cj_ew_run(&e->k, start, step, (int64_t)count, first->size, first->stream, a, nargs);
 }
 
 cujit_status cujit_elementwise_call_range(cujit_elementwise *e, int64_t start, int64_t stop,

@@ -35,6 +35,26 @@ const char *cj_raw_type(size_t bytes) {
   }
 }
 
+void cj_chunk_load(cj_buf *b, const char *indent, int type, unsigned w, const char *var,
+                   const char *base, const char *index) {
+  const cj_elem *e = cj_elem_of(type);
+  const char *raw = cj_raw_type(e->size * w);
+  cj_buf_printf(b,
+                "%s%s %s[%u];\n"
+                "%s{ const %s cj_r = reinterpret_cast<const %s *>(%s)[%s];\n"
+                "%s  memcpy(%s, &cj_r, sizeof cj_r); }\n",
+                indent, e->c_name, var, w, indent, raw, raw, base, index, indent, var);
+}
+
+void cj_chunk_store(cj_buf *b, const char *indent, int type, unsigned w, const char *var,
+                    const char *base, const char *index) {
+  const char *raw = cj_raw_type(cj_elem_of(type)->size * w);
+  cj_buf_printf(b,
+                "%s{ %s cj_r;\n%s  memcpy(&cj_r, %s, sizeof cj_r);\n"
+                "%s  reinterpret_cast<%s *>(%s)[%s] = cj_r; }\n",
+                indent, raw, indent, var, indent, raw, base, index);
+}
+
 static int is_bcast(const cj_map_kernel *k, size_t a) { return (int)(k->bcast >> a & 1); }
 static int has_out(const cj_map_kernel *k) { return k->out_type != CJ_NO_OUTPUT; }
 
@@ -90,14 +110,11 @@ static void put_chunks(cj_buf *b, const cj_map_kernel *k, unsigned w) {
                 " cj_c += cj_stride) {\n",
                 w);
   for (a = 0; a < k->n_in; a++) {
-    const cj_elem *e = cj_elem_of(k->in_types[a]);
-    const char *raw = cj_raw_type(e->size * w);
+    char var[32], base[32];
     if (is_bcast(k, a)) continue;
-    cj_buf_printf(b,
-                  "      %s cj_v%zu[%u];\n"
-                  "      { const %s cj_r = reinterpret_cast<const %s *>(cj_in%zu)[cj_c];\n"
-                  "        memcpy(cj_v%zu, &cj_r, sizeof cj_r); }\n",
-                  e->c_name, a, w, raw, raw, a, a);
+    snprintf(var, sizeof var, "cj_v%zu", a);
+    snprintf(base, sizeof base, "cj_in%zu", a);
+    cj_chunk_load(b, "      ", k->in_types[a], w, var, base, "cj_c");
   }
   if (r) cj_buf_printf(b, "      %s cj_o[%u];\n", r->c_name, w);
   cj_buf_printf(b,
@@ -117,11 +134,9 @@ static void put_chunks(cj_buf *b, const cj_map_kernel *k, unsigned w) {
   if (!r) {
     cj_buf_printf(b, "        (void)i;\n        %s;\n      }\n    }\n", k->expr);
   } else {
-    cj_buf_printf(b,
-                  "        (void)i;\n        cj_o[cj_j] = %s;\n      }\n"
-                  "      { %s cj_r;\n        memcpy(&cj_r, cj_o, sizeof cj_r);\n"
-                  "        reinterpret_cast<%s *>(cj_out)[cj_c] = cj_r; }\n    }\n",
-                  k->expr, cj_raw_type(r->size * w), cj_raw_type(r->size * w));
+    cj_buf_printf(b, "        (void)i;\n        cj_o[cj_j] = %s;\n      }\n", k->expr);
+    cj_chunk_store(b, "      ", k->out_type, w, "cj_o", "cj_out", "cj_c");
+    cj_buf_puts(b, "    }\n");
   }
   cj_buf_printf(b, "    cj_k += cj_chunks * %u; /* the rest, one at a time */\n  }\n", w);
 }

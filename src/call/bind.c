@@ -1,9 +1,13 @@
 /* bind.c - kernels as C function pointers of the C type
- *     cujit_status (*)(cujit_dim3 grid, cujit_dim3 block, <the kernel's parameters>),
- * made as libffi closures on every system: libffi knows each calling convention, structs
- * and vectors by value included. A pointer freed by cujit_function_unbind() or with its
- * module keeps its closure, aimed at a function that refuses the call, so that a stale
- * call returns a status instead of running freed code (see cujit.h). */
+ *     cujit_status (*)(cujit_dim3 grid, cujit_dim3 block, <the kernel's parameters>).
+ * Where trampoline.c has entry points (x86-64 Linux) and every parameter is a scalar, a
+ * pointer or taken by address, the pointer is one of them, and where each argument lies
+ * is worked out here once, at bind time; otherwise it is a libffi closure, which knows
+ * every calling convention, structs and vectors by value included, but classifies every
+ * argument at every call. Either way a call reaches bound_run with an array of where the
+ * arguments are. A pointer freed by cujit_function_unbind() or with its module stays
+ * aimed at a function that refuses the call, so that a stale call returns a status
+ * instead of running freed code (see cujit.h). */
 #include <ffi.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -11,12 +15,17 @@
 
 #include "launch/launch.h"
 #include "call/signature.h"
+#include "call/trampoline.h"
+
+/* Bound kernels with at most this many parameters may take an entry point. */
+#define CJ_TRAMP_ARGS 64
 
 typedef struct cj_binding cj_binding;
 struct cj_binding {
+  cj_tramp_obj tramp; /* first: what an entry point calls (with one) */
   cj_binding *next;
-  ffi_closure *closure;
-  void *code; /* the function pointer handed out */
+  ffi_closure *closure; /* NULL with an entry point */
+  void *code;           /* the function pointer handed out */
   cujit_function *fn;
   const cujit_launch_options *opts; /* the caller's, read at every call */
   cj_signature *sig;                /* lives until the function is freed */
@@ -27,6 +36,9 @@ struct cj_binding {
   int direct;     /* libffi's argument values are the kernel's parameters as they are */
   uint32_t *ptrs; /* with `direct`: which parameters are device pointers (owned) */
   size_t n_ptrs;
+  uint32_t *where; /* for an entry point: each argument's place in its frame (the grid and
+                      block words first; owned), else NULL */
+  size_t n_where;
 };
 
 /* Guards the bindings lists, the retired closures and libffi's lazy initialisation of
@@ -282,15 +294,53 @@ static CJ_NOINLINE cujit_status bound_failed(const char *kernel, cujit_status st
   return cujit_error_raise_(st, call);
 }
 
-/* The closure's function: ffi_args holds where each argument is (the grid and block
- * words, then the kernel's parameters). */
-static void bound_entry(ffi_cif *cif, void *ret, void **ffi_args, void *user) {
-  const cj_binding *b = user;
+/* A bound call: ffi_args holds where each argument is (the grid and block words, then the
+ * kernel's parameters). */
+static inline CJ_ALWAYS_INLINE cujit_status bound_run(const cj_binding *b, void **ffi_args) {
   cujit_status st;
-  (void)cif;
   if (CJ_UNLIKELY(!bound_direct(b, ffi_args, &st))) st = bound_general(b, ffi_args);
   if (CJ_UNLIKELY(st != CUJIT_OK)) st = bound_failed(b->fn->name, st);
-  *(ffi_arg *)ret = (ffi_arg)(int)st;
+  return st;
+}
+
+/* The closure's function. */
+static void bound_entry(ffi_cif *cif, void *ret, void **ffi_args, void *user) {
+  (void)cif;
+  *(ffi_arg *)ret = (ffi_arg)(int)bound_run(user, ffi_args);
+}
+
+/* An entry point's function: each argument's place in the frame, as planned at bind time. */
+static int tramp_entry(cj_tramp_obj *self, char *frame) {
+  const cj_binding *b = (const cj_binding *)self;
+  void *args[CJ_DIM3_ARGS + CJ_TRAMP_ARGS];
+  size_t i;
+  for (i = 0; i < b->n_where; i++) args[i] = frame + b->where[i];
+  return (int)bound_run(b, args);
+}
+
+/* Plans where each argument of a call lies for an entry point: possible when every
+ * parameter is an integer, a pointer (a device pointer, or the address of an opaque
+ * value) or a floating-point value, and the grid and block come as words. Leaves n_where
+ * at 0 when it is not. */
+static cujit_status plan_entry(cj_binding *b) {
+  cj_tramp_walk w = {0, 0, 0};
+  size_t i, n = b->sig->n;
+  if (!CJ_TRAMP_SLOTS || !CJ_DIM3_AS_WORDS || n > CJ_TRAMP_ARGS) return CUJIT_OK;
+  for (i = 0; i < n; i++) {
+    const cj_param *p = &b->sig->params[i];
+    if (p->type->raised || (p->kind >= CJ_K_NSCALAR && !p->type->opaque)) return CUJIT_OK;
+  }
+  if (!(b->where = own(b, (n + CJ_DIM3_ARGS) * sizeof *b->where)))
+    return cj_fail_oom("binding a kernel");
+  for (i = 0; i < CJ_DIM3_ARGS; i++) b->where[i] = cj_tramp_place(&w, CJ_TRAMP_INT);
+  for (i = 0; i < n; i++) {
+    const cj_param *p = &b->sig->params[i];
+    int fp = !p->type->opaque && (p->kind == CJ_K_F16 || p->kind == CJ_K_BF16 ||
+                                  p->kind == CJ_K_F32 || p->kind == CJ_K_F64);
+    b->where[CJ_DIM3_ARGS + i] = cj_tramp_place(&w, fp ? CJ_TRAMP_FLOAT : CJ_TRAMP_INT);
+  }
+  b->n_where = n + CJ_DIM3_ARGS;
+  return CUJIT_OK;
 }
 
 /* ---- freed pointers ---- */
@@ -305,15 +355,25 @@ static ffi_cif stale_cif;
 static int stale_ready;
 static ffi_closure *retired;
 
+static cujit_status stale_call(void) {
+  return bound_failed(NULL, cj_fail(CUJIT_ERROR_INVALID_VALUE,
+                                    "a bound kernel was called after cujit_function_unbind() or "
+                                    "the destruction of its module freed it; nothing was launched "
+                                    "(bind it again with "
+                                    "cujit_function_bind() to call it)"));
+}
+
 static void stale_entry(ffi_cif *cif, void *ret, void **ffi_args, void *user) {
   (void)cif, (void)ffi_args, (void)user;
-  *(ffi_arg *)ret = (ffi_arg)(int)bound_failed(
-      NULL,
-      cj_fail(CUJIT_ERROR_INVALID_VALUE,
-              "a bound kernel was called after cujit_function_unbind() or "
-              "the destruction of its module freed it; nothing was launched (bind it again with "
-              "cujit_function_bind() to call it)"));
+  *(ffi_arg *)ret = (ffi_arg)(int)stale_call();
 }
+
+/* An entry point freed is aimed at this: the caller's arguments are left unread. */
+static int stale_tramp_entry(cj_tramp_obj *self, char *frame) {
+  (void)self, (void)frame;
+  return (int)stale_call();
+}
+static cj_tramp_obj stale_tramp = {stale_tramp_entry};
 
 /* Prepares stale_cif once. Called with bind_lock held. */
 static cujit_status stale_prepare(void) {
@@ -333,6 +393,11 @@ static cujit_status stale_prepare(void) {
 static void binding_retire(cj_binding *b) {
   int ok;
   if (!b) return;
+  if (!b->closure) { /* an entry point: its slot is never handed out again */
+    cj_tramp_retire(b->code, &stale_tramp);
+    binding_free(b);
+    return;
+  }
   pthread_mutex_lock(&bind_lock);
   ok = ffi_prep_closure_loc(b->closure, &stale_cif, stale_entry, retired, b->code) == FFI_OK;
   if (ok) {
@@ -401,11 +466,15 @@ cujit_status cujit_function_bind(cujit_function *fn, const cujit_launch_options 
   b->fn = fn;
   b->opts = opts;
   b->sig = s;
+  b->tramp.entry = tramp_entry;
   b->direct = params_direct(b);
   st = b->direct ? list_pointers(b) : CUJIT_OK;
+  if (st == CUJIT_OK) st = plan_entry(b);
   pthread_mutex_lock(&bind_lock);
-  if (st == CUJIT_OK) st = stale_prepare();
-  if (st == CUJIT_OK) st = make_closure(b);
+  if (st == CUJIT_OK && !(b->n_where && (b->code = cj_tramp_take(&b->tramp)))) {
+    st = stale_prepare();
+    if (st == CUJIT_OK) st = make_closure(b);
+  }
   if (st == CUJIT_OK) {
     b->next = fn->upper->bindings; /* cj_function_sig made fn->upper */
     fn->upper->bindings = b;
