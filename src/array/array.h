@@ -56,6 +56,15 @@ const cj_elem *cj_elem_of(int type);
  * number from a real one). */
 void cj_array_convert(cj_buf *b, int from, int to, const char *x);
 
+/* ---- intwrap.c: integer arithmetic in kernels, wrapping as NumPy's ---- */
+
+/* Device code (guarded: any number of times in a source): cj_add, cj_sub, cj_mul and
+ * cj_neg of an integer type T (cj_add<T>(a, b)), cj_ipow and cj_imod, each giving the
+ * two's complement result modulo 2^bits with no signed overflow (undefined in C++). */
+extern const char cj_int_source[];
+/* Whether arithmetic on `type` computes through cj_int_source: the integers but bool. */
+int cj_int_wraps(int type);
+
 /* ---- layout.c: strides, ranges and loops ---- */
 
 /* C-order strides of `shape`. */
