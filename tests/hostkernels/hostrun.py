@@ -449,7 +449,8 @@ def run(a, work):
     if p.returncode != 0 and not ub:
         print("hostrun: the host program exited with %d:\n%s" % (p.returncode, p.stderr[-2000:]))
     if ub or bad or not compared or p.returncode != 0:
-        print("hostrun: FAIL (the program: %s)" % prog)
+        print("hostrun: FAIL%s" % (" (the program: %s)" % prog if a.keep else
+                                   " (--keep DIR keeps the host program)"))
         return 1
     print("hostrun: PASS")
     return 0
