@@ -534,6 +534,10 @@ CUJIT_API cujit_status cujit_array_format_host(cujit_type type, int ndim, const 
  *  f64; pow and fmod of bools give i8 (as NumPy's); the math functions of an integer
  *  array compute in f64. A float scalar with an f16 or bf16 array is first rounded to the
  *  array's type (0.1 to the nearest f16, 1e10 to its infinity), as NumPy 2 casts it.
+ *  Integer arithmetic wraps as NumPy's, modulo 2^bits: INT32_MAX + 1 is INT32_MIN, and
+ *  so are -INT32_MIN and INT32_MIN * -1; sums, products, powers, negations, reductions,
+ *  dot and cumsum alike. The generated code computes it through unsigned types, so it has
+ *  no signed overflow (undefined in C++) for any values.
  *
  *  Shapes: the arrays of an operation have one shape, except that an array of a single
  *  element (0-d, or (1,), or b[0:1]) is broadcast to the other's, as NumPy broadcasts it

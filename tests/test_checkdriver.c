@@ -226,7 +226,17 @@ static void launches_check_their_pointers(void **state) {
                    CUDA_SUCCESS);
   assert_int_equal(cj_cu.cuCtxSynchronize(), CUDA_SUCCESS);
   flagged(0, NULL);
+  /* the end of live memory (an empty array there) is a pointer a kernel may be given */
+  p += 64;
+  assert_int_equal(cj_cu.cuLaunchKernel((CUfunction)k, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL),
+                   CUDA_SUCCESS);
+  assert_int_equal(cj_cu.cuCtxSynchronize(), CUDA_SUCCESS);
+  flagged(0, NULL);
+  p -= 64;
   assert_int_equal(cj_cu.cuMemFree(p), CUDA_SUCCESS);
+  cj_cu.cuLaunchKernel((CUfunction)k, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL);
+  flagged(1, "kernel 'fill', parameter 0): device address");
+  p += 64; /* nor its end, once it is freed */
   cj_cu.cuLaunchKernel((CUfunction)k, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL);
   flagged(1, "kernel 'fill', parameter 0): device address");
   /* live memory, but of another context on the same device */

@@ -96,6 +96,15 @@ void cj_decimal_round(const cj_decimal *x, int keep, cj_decimal *out);
 void cj_float_digits(const cj_float_parts *v, int sci, int precision, int min_digits,
                      cj_decimal *out);
 
+/* ---- intwrap.c: integer arithmetic in kernels, wrapping as NumPy's ---- */
+
+/* Device code (guarded: any number of times in a source): cj_add, cj_sub, cj_mul and
+ * cj_neg of an integer type T (cj_add<T>(a, b)), cj_ipow and cj_imod, each giving the
+ * two's complement result modulo 2^bits with no signed overflow (undefined in C++). */
+extern const char cj_int_source[];
+/* Whether arithmetic on `type` computes through cj_int_source: the integers but bool. */
+int cj_int_wraps(int type);
+
 /* ---- layout.c: strides, ranges and loops ---- */
 
 /* The most elements an array holds, and the bound on the product of its sizes other than

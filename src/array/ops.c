@@ -14,16 +14,9 @@ static const char *const unop_names[] = {"neg",  "fabs", "sqrt", "exp",   "log",
                                          "sin",  "cos",  "tan",  "asin",  "acos", "atan",
                                          "sinh", "cosh", "tanh", "floor", "ceil"};
 
-/* Helpers the integer ops use, and NaN-propagating min/max. */
+/* NaN-propagating min/max; the operations' kernels get the integer arithmetic
+ * (intwrap.c) before them. */
 static const char kHelpers[] =
-    "template <class T> __device__ T cj_ipow(T b, T e) {\n"
-    "  T r = 1;\n"
-    "  if (e < 0) return b == 1 ? 1 : (b == -1 ? ((e & 1) ? -1 : 1) : 0);\n"
-    "  for (; e; e >>= 1, b *= b) if (e & 1) r *= b;\n"
-    "  return r;\n}\n"
-    /* a % -1 is 0, and computed so: the most negative value % -1 overflows in C */
-    "template <class T> __device__ T cj_imod(T a, T b) {\n"
-    "  return !b || (T(-1) < T(0) && b == T(-1)) ? T(0) : T(a % b);\n}\n"
     "template <class T> __device__ T cj_fmin(T a, T b) { return a != a ? a : b != b ? b : "
     "(b < a ? b : a); }\n"
     "template <class T> __device__ T cj_fmax(T a, T b) { return a != a ? a : b != b ? b : "
@@ -82,7 +75,11 @@ static void binop_expr(cj_buf *b, int op, int c, const char *x, const char *y) {
        [CUJIT_BINOP_LT] = "<",  [CUJIT_BINOP_LE] = "<=", [CUJIT_BINOP_GT] = ">",
        [CUJIT_BINOP_GE] = ">="};
   int f32 = c == CUJIT_TYPE_F32;
-  if ((size_t)op < CJ_COUNT(infix) && infix[op]) {
+  if (cj_int_wraps(c) &&
+      (op == CUJIT_BINOP_ADD || op == CUJIT_BINOP_SUB || op == CUJIT_BINOP_MUL)) {
+    /* cj_add, cj_sub, cj_mul: wrapping as NumPy's, never a signed overflow */
+    cj_buf_printf(b, "cj_%s<%s>(%s, %s)", binop_names[op], cj_elem_of(c)->c_name, x, y);
+  } else if ((size_t)op < CJ_COUNT(infix) && infix[op]) {
     cj_buf_printf(b, "(%s %s %s)", x, infix[op], y);
   } else if (op == CUJIT_BINOP_POW) {
     cj_buf_printf(b, "%s(%s, %s)",
@@ -307,6 +304,21 @@ static cujit_status run_op(op_call *c, cj_map_kernel *k, cj_buf *expr, cujit_arr
 /* The kernels of the built-in operations name their inputs' elements a and b. */
 static const char *const ab_names[] = {"a", "b"};
 
+/* run_op for the kernel `name` of a built-in operation (`scalars`: its scalar parameters,
+ * or NULL), with the integer arithmetic (intwrap.c) and the helpers above before it. */
+static cujit_status run_builtin(op_call *c, const char *name, const char *scalars, cj_buf *expr,
+                                cujit_array **out, uint64_t key, int p) {
+  cj_buf pre = {0};
+  cujit_status st;
+  cj_buf_puts(&pre, cj_int_source);
+  cj_buf_puts(&pre, kHelpers);
+  cj_map_kernel k = {name, pre.data, 0, NULL, ab_names, scalars, 0, NULL, 0, 0};
+  expr->oom |= pre.oom;
+  st = run_op(c, &k, expr, out, key, p);
+  cj_buf_free(&pre);
+  return st;
+}
+
 /* The op of a kernel's name, then its types' tags: "cj_add_f32_f32". */
 static void kernel_name(char *name, size_t size, const char *op, int a, const char *b,
                         const char *suffix) {
@@ -354,8 +366,7 @@ cujit_status cujit_array_binary(cujit_binop op, const cujit_array *ha, const cuj
   }
   cj_buf_free(&x);
   cj_buf_free(&y);
-  cj_map_kernel k = {name, kHelpers, 0, NULL, ab_names, NULL, 0, NULL, 0, 0};
-  return run_op(&call, &k, &e, out, key, p);
+  return run_builtin(&call, name, NULL, &e, out, key, p);
 }
 
 /* The range of an integer type, as doubles. */
@@ -446,8 +457,7 @@ cujit_status cujit_array_binary_scalar(cujit_binop op, const cujit_array *ha, do
   cj_buf_free(&x);
   cj_buf_free(&y);
   cj_buf_free(&v);
-  cj_map_kernel k = {name, kHelpers, 0, NULL, ab_names, "double s", 0, NULL, 0, 0};
-  return run_op(&call, &k, &e, out, key, p);
+  return run_builtin(&call, name, "double s", &e, out, key, p);
 }
 
 /* ---- unary ---- */
@@ -470,7 +480,9 @@ static cujit_status unop_allowed(const char *fn, int op, int t) {
 }
 
 static void unop_expr(cj_buf *b, int op, int c, const char *x) {
-  if (op == CUJIT_UNOP_NEG) {
+  if (op == CUJIT_UNOP_NEG && cj_int_wraps(c)) { /* -INT_MIN is INT_MIN, as NumPy's */
+    cj_buf_printf(b, "cj_neg<%s>(%s)", cj_elem_of(c)->c_name, x);
+  } else if (op == CUJIT_UNOP_NEG) {
     cj_buf_printf(b, "(-%s)", x);
   } else if (is_complex(c)) {
     cj_buf_printf(b, "cuda::std::%s(%s)", op == CUJIT_UNOP_FABS ? "abs" : unop_names[op], x);
@@ -511,8 +523,7 @@ cujit_status cujit_array_unary(cujit_unop op, const cujit_array *ha, cujit_array
   e.oom |= v.oom | x.oom;
   cj_buf_free(&x);
   cj_buf_free(&v);
-  cj_map_kernel k = {name, kHelpers, 0, NULL, ab_names, NULL, 0, NULL, 0, 0};
-  return run_op(&call, &k, &e, out, key, a->type);
+  return run_builtin(&call, name, NULL, &e, out, key, a->type);
 }
 
 /* ---- fused expressions ---- */

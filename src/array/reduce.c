@@ -433,9 +433,20 @@ static cujit_status builtin_spec(builtin *k, cujit_redop op, const cj_array *a, 
   builtin_map(&k->vec_map, op, t, acc, "cj_x", "cj_i");
   k->spec.map = k->map.data;
   k->spec.vec_map = k->spec.vec_array ? k->vec_map.data : NULL;
+  if (cj_int_wraps(acc) && (op == CUJIT_REDOP_SUM || op == CUJIT_REDOP_PROD)) {
+    /* integer sums and products wrap, as NumPy's do, with no signed overflow */
+    cj_buf_puts(&k->pre, cj_int_source);
+    k->spec.preamble = k->pre.data;
+  }
   switch (op) {
-    case CUJIT_REDOP_SUM: k->spec.neutral = "0", k->spec.reduce = "a + b"; break;
-    case CUJIT_REDOP_PROD: k->spec.neutral = "1", k->spec.reduce = "a * b"; break;
+    case CUJIT_REDOP_SUM:
+      k->spec.neutral = "0";
+      k->spec.reduce = cj_int_wraps(acc) ? "cj_add<cj_t>(a, b)" : "a + b";
+      break;
+    case CUJIT_REDOP_PROD:
+      k->spec.neutral = "1";
+      k->spec.reduce = cj_int_wraps(acc) ? "cj_mul<cj_t>(a, b)" : "a * b";
+      break;
     case CUJIT_REDOP_ANY: k->spec.neutral = "false", k->spec.reduce = "a || b"; break;
     case CUJIT_REDOP_ALL: k->spec.neutral = "true", k->spec.reduce = "a && b"; break;
     case CUJIT_REDOP_MIN:
@@ -464,16 +475,24 @@ static cujit_status builtin_spec(builtin *k, cujit_redop op, const cj_array *a, 
 
 static cujit_status dot_spec(builtin *k, const cj_array *a, const cj_array *b) {
   char name[64];
+  int wraps;
   snprintf(name, sizeof name, "cj_dot_%s_%s", cj_elem_of(a->type)->name, cj_elem_of(b->type)->name);
   builtin_arrays(k, name, a, b);
   k->spec.result = cujit_type_promote((cujit_type)a->type, (cujit_type)b->type, 0);
   k->spec.acc = acc_of(k->spec.result);
+  wraps = cj_int_wraps(k->spec.acc); /* products and their sum wrap, as NumPy's */
+  if (wraps) cj_buf_puts(&k->map, "cj_mul<cj_t>(");
   cj_array_convert(&k->map, a->type, k->spec.acc, element(k, 0));
-  cj_buf_puts(&k->map, " * ");
+  cj_buf_puts(&k->map, wraps ? ", " : " * ");
   cj_array_convert(&k->map, b->type, k->spec.acc, element(k, 1));
+  if (wraps) cj_buf_puts(&k->map, ")");
+  if (wraps) {
+    cj_buf_puts(&k->pre, cj_int_source);
+    k->spec.preamble = k->pre.data;
+  }
   k->spec.map = k->map.data;
   k->spec.neutral = "0";
-  k->spec.reduce = "a + b";
+  k->spec.reduce = wraps ? "cj_add<cj_t>(a, b)" : "a + b";
   return k->map.oom || !k->map.data || k->pre.oom ? cj_fail_oom("writing a reduction kernel")
                                                   : CUJIT_OK;
 }

@@ -299,6 +299,10 @@ cujit_status cujit_array_cumsum(const cujit_array *h, int exclusive, cujit_array
   s.in_type = a->type;
   s.type = cumsum_type(a->type);
   s.op = "a + b";
+  if (cj_int_wraps(s.type)) { /* integer sums wrap, as NumPy's, with no signed overflow */
+    s.op = "cj_add<cj_t>(a, b)";
+    s.preamble = cj_int_source;
+  }
   cj_array_convert(&zero, CUJIT_TYPE_I32, s.type, "0");
   if (zero.oom) {
     cj_buf_free(&zero);

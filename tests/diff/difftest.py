@@ -4,15 +4,20 @@
     difftest.py --mode gpu --runner build/bin/difftest_runner --count 10000
     difftest.py --mode gpu --sanitize ...       (every runner under compute-sanitizer memcheck)
     difftest.py --mode cpu --runner ... --fake build/lib/<the checking fake driver>.so
-    difftest.py --mode self                     (the harness against a simulated cujit)
-    difftest.py --show SEED                     (one program, as text, C and NumPy)
+    difftest.py --mode self [--as-cpu]          (the harness against a simulated cujit)
+    difftest.py --show SEED [--mode cpu]        (one program, as text, C and NumPy)
 
 Programs are made from seeds (--seed, then one seed per program), run in several runner
 processes at once (--jobs), many programs per process, and checked against the reference
 (model.py). A program that differs is shrunk and printed with its seed, as a short program,
 as C and as NumPy, with what was expected and what came. The run fails when any program
-differs, when a runner dies, and when it compared fewer programs (or, in GPU mode, no
-values) than asked: a run that compared nothing never passes."""
+differs, when a runner dies, and when it compared fewer programs, or no values, than
+asked: a run that compared nothing never passes.
+
+CPU mode's programs come in batches of gen.BATCH that share a palette of types and
+operations (gen.Palette), and each batch runs in one runner process, so that its kernels
+are compiled once; the processes of a run share one disk cache (CUJIT_CACHE_DIR, as the
+environment gives it), so a kernel two batches need is compiled once too."""
 
 import argparse
 import multiprocessing
@@ -42,11 +47,11 @@ def seed_of(base, i):
     return base * 1000003 + i
 
 
-def programs_for(base, start, count, large):
+def programs_for(base, start, count, large, cpu=False):
     out = []
     for i in range(start, start + count):
         s = seed_of(base, i)
-        out.append(("s%d" % s, gen.generate(s, large)))
+        out.append(("s%d" % s, gen.generate(s, large, cpu)))
     return out
 
 
@@ -58,8 +63,8 @@ class Runner:
 
     def command(self):
         cmd = [self.cfg["runner"]]
-        if not self.cfg["values"]:
-            cmd.append("--no-values")
+        if self.cfg["cpu"]:  # what a kernel would read on the fake is not there: not read
+            cmd.append("--contiguous-values")
         if self.cfg["sanitize"]:
             cmd = ["compute-sanitizer", "--tool", "memcheck", "--error-exitcode", "99",
                    "--print-limit", "20"] + cmd
@@ -75,7 +80,7 @@ class Runner:
         """The results of programs (name -> Result) and what went wrong with the process
         (None, or a text)."""
         if self.cfg["mode"] == "self":
-            return simulate.results(programs, self.cfg.get("fault")), None
+            return simulate.results(programs, self.cfg.get("fault"), cpu=self.cfg["cpu"]), None
         text = "".join(program_text(n, s) for n, s in programs)
         try:
             p = subprocess.run(self.command(), input=text, capture_output=True, text=True,
@@ -98,7 +103,7 @@ def run_chunk(args):
     cfg, start, count = args
     warnings.simplefilter("ignore")
     np.seterr(all="ignore")
-    programs = programs_for(cfg["seed"], start, count, cfg["large"])
+    programs = programs_for(cfg["seed"], start, count, cfg["large"], cfg["cpu"])
     runner = Runner(cfg)
     counts = check.Counts()
     failures, troubles = [], []
@@ -111,7 +116,7 @@ def run_chunk(args):
             if r is None or not r.complete:
                 break
             done += 1
-            f, n = check.check_program(stmts, r, cfg["values"])
+            f, n = check.check_program(stmts, r, cfg["cpu"])
             counts.add(n)
             if f is not None:
                 failures.append((name, stmts, str(f)))
@@ -171,7 +176,7 @@ def shrink_failure(cfg, name, stmts):
             if r is None or not r.complete:
                 out.append(check.Failure(-1, "the runner died in this program: %s" % trouble))
                 continue
-            f, _ = check.check_program(c, r, cfg["values"])
+            f, _ = check.check_program(c, r, cfg["cpu"])
             if f is None and trouble and cfg["sanitize"] and len(cands) == 1:
                 f = check.Failure(-1, "compute-sanitizer: " + trouble)
             out.append(f)
@@ -224,13 +229,19 @@ def main():
     ap.add_argument("--max-reports", type=int, default=3)
     ap.add_argument("--out", help="where shrunk failing programs are written")
     ap.add_argument("--fault", choices=simulate.FAULTS, help="self mode: the simulated fault")
+    ap.add_argument("--as-cpu", action="store_true",
+                    help="self mode: CPU mode's programs and checks, the simulated cujit on "
+                         "the fake driver (no kernel writes anything)")
     ap.add_argument("--show", type=int, metavar="SEED", help="print one program and exit")
     ap.add_argument("--small", action="store_true", help="no arrays of 20,000 or more")
     a = ap.parse_args()
     warnings.simplefilter("ignore")
     np.seterr(all="ignore")
     if a.show is not None:
-        stmts = gen.generate(a.show, not a.small)
+        cpu = a.mode == "cpu" or a.as_cpu
+        stmts = gen.generate(a.show, not a.small and not cpu, cpu)
+        if cpu:
+            print("#", gen.palette_of(a.show))
         print(program_text("s%d" % a.show, stmts), end="")
         print(emit.to_c(stmts))
         print(emit.to_numpy(stmts))
@@ -239,7 +250,8 @@ def main():
         ap.error("--runner is needed in %s mode" % a.mode)
     if dtypes.BF16 is None:
         print("difftest: ml_dtypes is not installed: bf16 is left out of every program")
-    cfg = {"mode": a.mode, "runner": a.runner, "fake": a.fake, "values": a.mode != "cpu",
+    cpu = a.mode == "cpu" or (a.mode == "self" and a.as_cpu)
+    cfg = {"mode": a.mode, "runner": a.runner, "fake": a.fake, "cpu": cpu,
            "sanitize": a.sanitize, "timeout": a.timeout, "seed": a.seed,
            "large": not a.small and a.mode == "gpu", "shrink": not a.no_shrink,
            "out": a.out, "fault": a.fault}
@@ -249,8 +261,16 @@ def main():
     t0 = time.time()
     per = a.per_process or max(25, min(1000, -(-a.count // max(a.jobs, 1))))
     chunks = []
-    for s in range(a.first, a.first + a.count, per):
-        chunks.append((cfg, s, min(per, a.first + a.count - s)))
+    if cpu and not a.per_process:
+        # a batch (one palette) a process, from one multiple of BATCH to the next
+        s, end = a.first, a.first + a.count
+        while s < end:
+            stop = min(end, (s // gen.BATCH + 1) * gen.BATCH)
+            chunks.append((cfg, s, stop - s))
+            s = stop
+    else:
+        for s in range(a.first, a.first + a.count, per):
+            chunks.append((cfg, s, min(per, a.first + a.count - s)))
     counts, failures, troubles = check.Counts(), [], []
     if a.jobs > 1 and len(chunks) > 1:
         with multiprocessing.Pool(a.jobs) as pool:
@@ -282,10 +302,13 @@ def summarize(cfg, a, counts, failures, troubles, seconds):
           "(%d refusals), %d values%s, %d differ; %.0f s"
           % (a.mode, ", compute-sanitizer memcheck" if a.sanitize else "", a.seed,
              counts.programs, a.count, counts.statements, counts.refusals, counts.values,
-             " (statuses the device decides left out: %d)" % counts.not_compared
-             if a.mode == "cpu" else "", len(failures), seconds))
+             " (those the fake driver holds; statuses the device decides left out: %d)"
+             % counts.not_compared if cfg["cpu"] else "", len(failures), seconds))
+    if cfg["cpu"] and a.count:
+        print("difftest: palettes %d to %d (gen.Palette)"
+              % (a.seed + a.first // gen.BATCH, a.seed + (a.first + a.count - 1) // gen.BATCH))
     bad = bool(failures) or counts.programs < a.count
-    if cfg["values"] and counts.values == 0:
+    if counts.values == 0:
         print("difftest: FAIL: no value was compared")
         bad = True
     if counts.programs < a.count and not failures:

@@ -14,7 +14,14 @@ not exist), so that refusals are compared too.
 
 The generator runs each statement on the model as it writes it: it knows every array's type,
 shape and values, and leaves out a statement whose result C leaves undefined (a float
-converted to an integer type it does not fit, a repeated index of put)."""
+converted to an integer type it does not fit, a repeated index of put).
+
+CPU mode's programs (cpu=True) are made for the checking fake driver, where every distinct
+kernel costs an NVRTC compile and only what the driver moves itself can be compared: each
+batch of BATCH programs draws its types and operations from a palette (Palette), so that
+its kernels repeat, and its statements lean to those that need no kernel (host data,
+views, copies of contiguous arrays, writes, joins of one type), whose values the fake
+holds."""
 
 import random
 import struct
@@ -27,12 +34,58 @@ from program import Stmt, f64, hexbytes, shape as shape_word, text, var
 
 EDGE_INT = [0, 1, -1, 2, -2, 3, 7, 100, -100]
 
+# Programs of a CPU-mode run that share a palette: program i of a run with seed S (its
+# seed S * RUN_STRIDE + i) draws from palette S + i // BATCH.
+BATCH = 40
+RUN_STRIDE = 1000003  # difftest.seed_of: a program's seed is S * RUN_STRIDE + i
+
+
+class Palette:
+    """The element types and operations of one batch of CPU-mode programs, few enough that
+    the batch's kernels repeat (on the CPU each distinct kernel is an NVRTC compile, and a
+    run starts with an empty cache). Palette k holds, counting cyclically in the lists of
+    model.py and dtypes.NAMES:
+      types 2k and 2k + 1 (so any 8 consecutive palettes hold all 15 types; complex ones,
+        whose headers make the slowest compiles, are in 3 palettes of 15),
+      binary operations 2k and 2k + 1 (any 7 hold all 14), unary ones 3k to 3k + 2 (any 6
+        hold all 17), reduction k (any 8 hold all 8), index mode k, map expression k,
+      i64 indices and CUJIT_SCALAR_INT scalars for even k, i32 and float ones for odd k.
+    So any 8 consecutive palettes hold every type and operation."""
+
+    def __init__(self, k):
+        self.index = k
+        self.types = _cyclic(dtypes.NAMES, 2 * k, 2)
+        self.binops = _cyclic(M.BINOPS, 2 * k, 2)
+        self.unops = _cyclic(M.UNOPS, 3 * k, 3)
+        self.redops = _cyclic(M.REDOPS, k, 1)
+        self.modes = _cyclic(M.MODES, k, 1)
+        self.map_exprs = _cyclic(M.MAP_EXPRS, k, 1)
+        self.index_type = ["i64", "i32"][k % 2]
+        self.scalar_flags = [2, 3] if k % 2 == 0 else [0, 1]
+
+    def __str__(self):
+        return ("palette %d: types %s; binary %s; unary %s; reduction %s; mode %s; map %s; "
+                "%s indices, %s scalars" % (
+                    self.index, " ".join(self.types), " ".join(self.binops),
+                    " ".join(self.unops), self.redops[0], self.modes[0], self.map_exprs[0],
+                    self.index_type, "integer" if self.scalar_flags[0] else "float"))
+
+
+def _cyclic(names, start, n):
+    return [names[(start + j) % len(names)] for j in range(n)]
+
+
+def palette_of(seed):
+    """The palette of the CPU-mode program of this seed."""
+    return Palette(seed // RUN_STRIDE + (seed % RUN_STRIDE) // BATCH)
+
 
 class Gen:
-    def __init__(self, seed, large=True):
+    def __init__(self, seed, large=True, cpu=False):
         self.rng = random.Random(seed)
         self.seed = seed
         self.large = large
+        self.palette = palette_of(seed) if cpu else None
         self.model = M.Model()
         self.stmts = []
         self.next_var = 0
@@ -42,7 +95,7 @@ class Gen:
     def snapshot(self):
         roots = {}
         for v in self.model.vars.values():
-            for a in (v.data, v.mask):
+            for a in (v.data, v.mask, v.real):
                 r = a
                 while r.base is not None and isinstance(r.base, np.ndarray):
                     r = r.base
@@ -92,13 +145,19 @@ class Gen:
     # ---- values ----
 
     def types(self):
-        return dtypes.NAMES
+        return self.palette.types if self.palette else dtypes.NAMES
 
     def any_type(self):
         r = self.rng.random()
+        if self.palette:
+            return self.rng.choice(self.palette.types)
         if r < 0.35:
             return self.rng.choice(["f32", "i32", "f64", "i64"])
         return self.rng.choice(self.types())
+
+    def ops(self, what, every):
+        """The operations of a kind (what: the palette's field) this program draws from."""
+        return getattr(self.palette, what) if self.palette else every
 
     def values(self, t, n, profile=None):
         rng = self.rng
@@ -175,15 +234,18 @@ class Gen:
         sh = self.shape() if sh is None else sh
         n = int(np.prod(sh)) if sh else 1
         how = rng.random()
-        if how < 0.6:
+        # host data, zeros, full, arange, else empty and fill (CPU mode: mostly the first
+        # two, which need no kernel)
+        cut = (0.75, 0.88, 0.92, 0.96) if self.palette else (0.6, 0.68, 0.78, 0.88)
+        if how < cut[0]:
             vals = self.values(t, n, profile)
             return self.make("host", [t, shape_word(sh), hexbytes(dtypes.to_bytes(vals))])
-        if how < 0.68:
+        if how < cut[1]:
             return self.make("zeros", [t, shape_word(sh)])
-        if how < 0.78:
+        if how < cut[2]:
             val = self.values(t, 1, profile)
             return self.make("full", [t, shape_word(sh), hexbytes(dtypes.to_bytes(val))])
-        if how < 0.88 and dtypes.kind(t) != "c":
+        if how < cut[3] and dtypes.kind(t) != "c":
             step = rng.choice([1, 2, -1, 0.5, 3, -0.25])
             if dtypes.is_int(t):
                 step = int(step) or 1
@@ -282,6 +344,12 @@ class Gen:
         return None
 
     def operand(self, pred=None):
+        if self.palette:  # of the palette's types, where a live array is
+            def mine(v, p=pred):
+                return v.type in self.palette.types and (p is None or p(v))
+
+            if self.live(mine):
+                pred = mine
         k = self.pick(pred)
         if k is None or self.rng.random() < 0.15:
             k2 = self.new_array()
@@ -330,7 +398,7 @@ class Gen:
             return
         if self.rng.random() < 0.5:
             a, b = b, a
-        op = self.rng.choice(M.BINOPS)
+        op = self.rng.choice(self.ops("binops", M.BINOPS))
         self.op_with_out("binary", [op, var(a), var(b)], [a, b])
 
     def scalar_value(self, t, is_int):
@@ -349,32 +417,32 @@ class Gen:
         a = self.operand()
         if a is None:
             return
-        flags = self.rng.choice([0, 1, 2, 3, 2, 3])
+        flags = self.rng.choice(self.ops("scalar_flags", [0, 1, 2, 3, 2, 3]))
         if self.rng.random() < 0.02:
             flags = 4
         s = self.scalar_value(self.v(a).type, flags & 2)
-        op = self.rng.choice(M.BINOPS)
+        op = self.rng.choice(self.ops("binops", M.BINOPS))
         self.op_with_out("scalar", [op, var(a), f64(s), flags], [a])
 
     def g_unary(self):
         a = self.operand()
         if a is None:
             return
-        op = self.rng.choice(M.UNOPS)
+        op = self.rng.choice(self.ops("unops", M.UNOPS))
         self.op_with_out("unary", [op, var(a)], [a])
 
     def g_convert(self):
         a = self.operand()
         if a is None:
             return
-        if self.rng.random() < 0.4:
+        if self.rng.random() < (0.7 if self.palette else 0.4):
             self.op_with_out("copy", [var(a)], [a])
         else:
             self.op_with_out("astype", [var(a), self.any_type()], [a])
 
     def g_map(self):
         rng = self.rng
-        expr = rng.choice(M.MAP_EXPRS)
+        expr = rng.choice(self.ops("map_exprs", M.MAP_EXPRS))
         names = [n for n in ("x", "y", "z") if n in expr.replace("max", "")]
         ok = ["bool"] + dtypes.INTS + ["f32", "f64"]
         if expr == "sin(x) * y":
@@ -426,7 +494,7 @@ class Gen:
     def indices(self, n, mode, count=None):
         """An index array for an array of n elements: in range, or at the edges."""
         rng = self.rng
-        t = rng.choice(["i64", "i64", "i32"])
+        t = self.palette.index_type if self.palette else rng.choice(["i64", "i64", "i32"])
         count = count if count is not None else self.length()
         lo, hi = dtypes.int_range(t)
         out = []
@@ -451,7 +519,7 @@ class Gen:
         if a is None:
             return
         n = self.v(a).data.size
-        mode = rng.choice(["raise", "wrap", "clip", "raise"])
+        mode = rng.choice(self.ops("modes", ["raise", "wrap", "clip", "raise"]))
         if rng.random() < 0.03:
             mode = rng.choice(["3", "-1"])
         if rng.random() < 0.3 and self.v(a).data.ndim == 1 and n:
@@ -473,11 +541,11 @@ class Gen:
         if a is None:
             return
         n = self.v(a).data.size
-        mode = rng.choice(["raise", "wrap", "clip"])
+        mode = rng.choice(self.ops("modes", ["raise", "wrap", "clip"]))
         count = rng.randint(0, min(n, 12)) if n else rng.choice([0, 1])
         # distinct targets, so that no index is written twice
         picks = rng.sample(range(n), count) if n else []
-        t = rng.choice(["i64", "i32"])
+        t = self.palette.index_type if self.palette else rng.choice(["i64", "i32"])
         idx_vals = []
         for p in picks:
             r = rng.random()
@@ -517,9 +585,13 @@ class Gen:
         if first is None:
             return
         ks = [first]
+        t = self.v(first).type
         for _ in range(n - 1):
             pred = (lambda v: v.data.shape == self.v(first).data.shape) if stack else \
                 (lambda v: v.data.ndim == 1)
+            if self.palette and rng.random() < 0.7:  # of one type: the driver copies them
+                def pred(v, p=pred):
+                    return p(v) and v.type == t
             k = self.operand(pred)
             ks.append(k if k is not None else first)
         if rng.random() < 0.3 and self.v(first).data.size >= 2 and not stack:
@@ -543,7 +615,7 @@ class Gen:
             op = rng.choice(["sum", "prod", "sum", "min"])
             self.op_with_out("reduceas", [op, var(a), self.any_type()], [a])
         else:
-            op = rng.choice(M.REDOPS)
+            op = rng.choice(self.ops("redops", M.REDOPS))
             self.op_with_out("reduce", [op, var(a)], [a])
 
     def g_dot(self):
@@ -669,6 +741,52 @@ class Gen:
             v = self.values(self.v(n).type, 1)
             self.emit(Stmt("fill", [var(n), hexbytes(dtypes.to_bytes(v))]))
 
+    def g_int_edges(self):
+        """Integer arithmetic at the ends of a type, where it wraps (NumPy's overflow):
+        every pair of the type's edge values added, subtracted, multiplied, raised to a
+        power; negated; with an edge scalar; summed and multiplied in the reductions
+        (their documented result types, and reduce_as a narrower one), dot and cumsum."""
+        rng = self.rng
+        ints = [t for t in self.types() if dtypes.is_int(t) and t != "bool"]
+        if not ints:
+            return
+        t = rng.choice(ints)
+        lo, hi = dtypes.int_range(t)
+        edges = sorted({v for v in (lo, lo + 1, -2, -1, 0, 1, 2, hi - 1, hi) if lo <= v <= hi})
+        m = len(edges)
+        firsts = np.array([edges[i // m] for i in range(m * m)], dtype=object)
+        seconds = np.array([edges[i % m] for i in range(m * m)], dtype=object)
+        a = self.make("host", [t, shape_word((m * m,)), hexbytes(dtypes.to_bytes(
+            firsts.astype(dtypes.dtype(t))))])
+        if a is None:
+            return
+        r = rng.random()
+        if r < 0.35:
+            b = self.make("host", [t, shape_word((m * m,)), hexbytes(dtypes.to_bytes(
+                seconds.astype(dtypes.dtype(t))))])
+            if b is not None:
+                op = rng.choice(["add", "sub", "mul", "mul", "pow"])
+                self.op_with_out("binary", [op, var(a), var(b)], [a, b])
+        elif r < 0.45:
+            self.op_with_out("unary", ["neg", var(a)], [a])
+        elif r < 0.6:
+            s = rng.choice([v for v in edges if abs(v) < 2**63 and float(v) == v])
+            op = rng.choice(["add", "sub", "mul", "pow"])
+            flags = rng.choice([2, 3])
+            if op == "pow" and flags == 2:
+                s = abs(s) if abs(s) < 2**63 else 2
+            self.op_with_out("scalar", [op, var(a), f64(s), flags], [a])
+        elif r < 0.8:
+            op = rng.choice(["sum", "prod"])
+            if rng.random() < 0.5:
+                self.op_with_out("reduce", [op, var(a)], [a])
+            else:
+                self.op_with_out("reduceas", [op, var(a), rng.choice(ints + ["i8", "u16"])], [a])
+        elif r < 0.9:
+            self.op_with_out("dot", [var(a), var(a)], [a])
+        else:
+            self.op_with_out("cumsum", [var(a), rng.choice([0, 1])], [a])
+
     def g_refused(self):
         """A call that must be refused."""
         rng = self.rng
@@ -696,22 +814,29 @@ class Gen:
     KINDS = [("binary", 14), ("scalar", 12), ("unary", 10), ("convert", 7), ("map", 5),
              ("where", 6), ("take", 6), ("put", 5), ("join", 5), ("reduce", 8), ("dot", 3),
              ("scan", 5), ("view", 10), ("write", 3), ("destroy", 2), ("like", 1),
-             ("refused", 3), ("tohost", 3), ("close", 4)]
+             ("refused", 3), ("tohost", 3), ("close", 4), ("int_edges", 3)]
+
+    # CPU mode: fewer kernels, more of what the fake driver moves and CPU mode compares
+    CPU_KINDS = [("binary", 5), ("scalar", 4), ("unary", 3), ("convert", 8), ("map", 1),
+                 ("where", 1), ("take", 2), ("put", 2), ("join", 6), ("reduce", 3),
+                 ("dot", 1), ("scan", 2), ("view", 14), ("write", 6), ("destroy", 2),
+                 ("like", 1), ("refused", 4), ("int_edges", 1)]
 
     def program(self):
         rng = self.rng
         for _ in range(rng.randint(1, 4)):
             self.new_array()
-        names = [k for k, _ in self.KINDS]
-        weights = [w for _, w in self.KINDS]
+        kinds = self.CPU_KINDS if self.palette else self.KINDS
+        names = [k for k, _ in kinds]
+        weights = [w for _, w in kinds]
         for _ in range(rng.randint(4, 14)):
             kind = rng.choices(names, weights)[0]
             getattr(self, "g_" + kind)()
         return self.stmts
 
 
-def generate(seed, large=True):
-    return Gen(seed, large).program()
+def generate(seed, large=True, cpu=False):
+    return Gen(seed, large, cpu).program()
 
 
 def f64_bits(x):

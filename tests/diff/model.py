@@ -4,8 +4,14 @@ documents are followed and listed in README.md, "Where cujit differs from NumPy"
 
 The model holds one NumPy array per live cujit array, views as views of one base, and beside
 each a mask of the elements ever written (an `empty` array's are not, and are never
-compared). Model.step(stmt) says what the statement must do: its status, the type and shape
-of what it makes or writes, and a compare.Check of the values. In GPU mode the values cujit
+compared), and a mask of the elements whose bytes the checking fake driver holds too
+(`real`): on the fake no kernel runs, so only what the driver itself moves is there (host
+data, memsets, copies of contiguous arrays of one type, and views of those); CPU mode
+compares those elements only. Which statements move bytes without a kernel is cujit's own
+choice, written here as src/array/io.c and select.c make it (README.md has the table).
+
+Model.step(stmt) says what the statement must do: its status, the type and shape of what
+it makes or writes, and a compare.Check of the values. In GPU mode the values cujit
 wrote are then put into the model (Model.sync), so that each statement is checked against
 what its own inputs held on the device: a rounding allowed in one statement is not carried
 into the next."""
@@ -60,10 +66,11 @@ class Expect:
 
 
 class Var:
-    __slots__ = ("data", "mask", "type")
+    __slots__ = ("data", "mask", "type", "real")
 
-    def __init__(self, data, mask, type_name):
+    def __init__(self, data, mask, type_name, real=None):
         self.data, self.mask, self.type = data, mask, type_name
+        self.real = np.zeros(mask.shape, bool) if real is None and mask is not None else real
 
 
 def contiguous(a):
@@ -151,13 +158,16 @@ class Model:
         need(o.data.shape == tuple(sh), "the output's shape differs from the result's")
         return o
 
-    def write(self, st, o, type_name, values, check):
-        """Stores a result computed into a temporary (values) into the output."""
+    def write(self, st, o, type_name, values, check, real=False):
+        """Stores a result computed into a temporary (values) into the output; `real`
+        says which of its elements the fake driver holds (by default none: a kernel
+        wrote them)."""
         if o is None:
             o = self.new(type_name, values.shape)
             self.vars[st.target] = o
         o.data[...] = values
         o.mask[...] = True
+        o.real[...] = real
         check.undefined = check.undefined | np.zeros(values.shape, bool)
         x = Expect(OK, type_name, o.data.shape, check)
         x.ub = bool(check.undefined.any())
@@ -185,6 +195,7 @@ class Model:
         self._shape(t, sh)
         v = self.new(t, sh)
         v.mask[...] = True
+        v.real[...] = True  # a memset
         return self.made(st, v)
 
     def op_full(self, st):
@@ -201,6 +212,7 @@ class Model:
         v = self.new(t, sh)
         v.data[...] = np.frombuffer(unhex(st.args[2]), dtype=dtypes.dtype(t)).reshape(sh)
         v.mask[...] = True
+        v.real[...] = True  # a copy from the host
         return self.made(st, v)
 
     def op_like(self, st):
@@ -238,19 +250,19 @@ class Model:
 
     # ---- views ----
 
-    def _view(self, st, a, data, mask):
-        return self.made(st, Var(data, mask, a.type))
+    def _view(self, st, a, view):
+        """The view `view` (a function of an array: a slice, a reshape ...) of a."""
+        return self.made(st, Var(view(a.data), view(a.mask), a.type, view(a.real)))
 
     def op_view(self, st):
         a = self.arr(st.args[0])
         start, stop = int(st.args[1]), int(st.args[2])
         need(0 <= start <= stop <= a.data.size, "range")
         try:
-            d = np.reshape(a.data, (-1,), copy=False)
-            m = np.reshape(a.mask, (-1,), copy=False)
+            np.reshape(a.data, (-1,), copy=False)
         except ValueError:
             raise Invalid("no 1-D view")
-        return self._view(st, a, d[start:stop], m[start:stop])
+        return self._view(st, a, lambda x: np.reshape(x, (-1,), copy=False)[start:stop])
 
     def op_reshape(self, st):
         a = self.arr(st.args[0])
@@ -258,11 +270,10 @@ class Model:
         total = self._shape(a.type, sh)
         need(total == a.data.size, "size")
         try:
-            d = np.reshape(a.data, sh, copy=False)
-            m = np.reshape(a.mask, sh, copy=False)
+            np.reshape(a.data, sh, copy=False)
         except ValueError:
             raise Invalid("no view of that shape")
-        return self._view(st, a, d, m)
+        return self._view(st, a, lambda x: np.reshape(x, sh, copy=False))
 
     def op_slice(self, st):
         a = self.arr(st.args[0])
@@ -280,11 +291,11 @@ class Model:
             need(0 <= start <= size, "outside")
             sl = slice(start, start)
         key = (slice(None),) * dim + (sl,)
-        return self._view(st, a, a.data[key], a.mask[key])
+        return self._view(st, a, lambda x: x[key])
 
     def op_transpose(self, st):
         a = self.arr(st.args[0])
-        return self._view(st, a, a.data.T, a.mask.T)
+        return self._view(st, a, lambda x: x.T)
 
     # ---- copies and fills ----
 
@@ -302,13 +313,18 @@ class Model:
         o = self.output(st, t, a.data.shape)
         vals, undefined = dtypes.convert(a.data, a.type, t)
         undefined = undefined | ~a.mask
-        x = self.write(st, o, t, vals, Check(t, vals, undefined=undefined))
+        # a copy of one type between contiguous arrays is the driver's (cuMemcpyDtoD,
+        # through a contiguous temporary when they overlap): it moves what a held
+        copied = a.type == t and contiguous(a.data) and (o is None or contiguous(o.data))
+        real = a.real.copy() if copied else False
+        x = self.write(st, o, t, vals, Check(t, vals, undefined=undefined), real)
         return x
 
     def op_fill(self, st):
         a = self.arr(st.args[0])
         a.data[...] = np.frombuffer(unhex(st.args[1]), dtype=a.data.dtype)[0]
         a.mask[...] = True
+        a.real[...] = False  # a kernel
         return Expect(OK, a.type, a.data.shape, Check(a.type, a.data.copy()))
 
     def op_write(self, st):
@@ -317,6 +333,7 @@ class Model:
         need(len(raw) == a.data.nbytes, "bytes")
         a.data[...] = np.frombuffer(raw, dtype=a.data.dtype).reshape(a.data.shape)
         a.mask[...] = True
+        a.real[...] = contiguous(a.data)  # else through a temporary and a kernel
         return Expect(OK, a.type, a.data.shape, Check(a.type, a.data.copy()))
 
     # ---- elementwise ----
@@ -508,6 +525,7 @@ class Model:
             if o is not None:
                 o.data[...] = vals
                 o.mask[...] = True
+                o.real[...] = False
             x = Expect(INVALID)
             x.value_dependent = True
             x.ub = bool(undefined.any())
@@ -537,10 +555,12 @@ class Model:
         if flat is not None:
             flat[targets] = src[ok]
             np.reshape(a.mask, (-1,), copy=False)[targets] = True
+            np.reshape(a.real, (-1,), copy=False)[targets] = False
         else:
             coords = np.unravel_index(targets, a.data.shape)
             a.data[coords] = src[ok]
             a.mask[coords] = True
+            a.real[coords] = False
         x = Expect(OK, a.type, a.data.shape, Check(a.type, a.data.copy(), undefined=~a.mask))
         if bad.any():
             x = Expect(INVALID)
@@ -572,7 +592,13 @@ class Model:
         join = np.stack if stack else np.concatenate
         vals = join(parts).reshape(sh).astype(dtypes.dtype(t))
         undefined = join(undef).reshape(sh)
-        return self.write(st, o, t, vals, Check(t, vals, undefined=undefined))
+        # each part is the driver's copy where it is contiguous and of the result's type
+        # and the output is contiguous (through a temporary or not), else a kernel's
+        real = False
+        if o is None or contiguous(o.data):
+            real = join([v.real.copy() if v.type == t and contiguous(v.data) else
+                         np.zeros(v.data.shape, bool) for v in arrays]).reshape(sh)
+        return self.write(st, o, t, vals, Check(t, vals, undefined=undefined), real)
 
     def op_concat(self, st):
         return self._joined(st, False)
@@ -716,7 +742,23 @@ class Model:
         need(o is None or contiguous(o.data), "strided output")
         check = scan_values(expr, t, a.data.copy(), excl, neutral)
         check.undefined = check.undefined | (not a.mask.all())
-        return self.write(st, o, t, check.values, check)
+        x = self.write(st, o, t, check.values, check)
+        # the expression is the caller's C++: a + b of i32 or i64 past the type's range is
+        # a signed overflow (undefined), in whatever order the scan combines the elements
+        x.ub |= expr == "a + b" and t in ("i32", "i64") and _segment_overflows(a.data, t)
+        return x
+
+
+def _segment_overflows(v, t):
+    """Whether the sum of some run of consecutive elements of v leaves type t's range."""
+    lo, hi = dtypes.int_range(t)
+    most = least = 0
+    for e in v.reshape(-1).tolist():
+        most = max(int(e), most + int(e))
+        least = min(int(e), least + int(e))
+        if most > hi or least < lo:
+            return True
+    return False
 
 
 class _Raise(Exception):
@@ -1109,10 +1151,11 @@ def fold_values(op, r, v):
 
 
 def _fsum(values):
-    """The correctly rounded sum, or the float sum where a partial sum overflows."""
+    """The correctly rounded sum, or the float sum where a partial sum overflows or
+    infinities of both signs meet (NaN)."""
     try:
         return math.fsum(values)
-    except OverflowError:
+    except (OverflowError, ValueError):
         return float(np.sum(np.array(values, dtype=np.float64)))
 
 

@@ -4,6 +4,8 @@
  * whether a message came with a failure, the type and shape of the array it made or wrote,
  * and (unless --no-values) that array's bytes; after the last statement, the bytes of every
  * array still live. One process runs any number of programs, each with arrays of its own.
+ * With --contiguous-values, a strided array's bytes are not read (reading it takes a
+ * kernel, which the checking fake driver does not run): "~" stands for them.
  *
  * A program:
  *     program NAME
@@ -15,7 +17,7 @@
  * What it writes for one:
  *     program NAME
  *     s INDEX STATUS MSG [TYPE SHAPE]      (MSG 1: a failure's message names a function)
- *     d VAR HEX                            (the array just made or written)
+ *     d VAR HEX                            (the array just made or written; "~": not read)
  *     f VAR TYPE SHAPE HEX                 (after the last statement, each live array)
  *     end NAME
  * A statement that names an array the program does not hold (a failed one's) is written
@@ -36,6 +38,7 @@
 
 static cujit_array *vars[MAX_VARS];
 static int dump_values = 1;
+static int contiguous_only = 0; /* --contiguous-values */
 
 static const struct {
   const char *name;
@@ -244,8 +247,13 @@ static void put_shape(const cujit_array *a) {
 
 static void put_hex(const cujit_array *a) {
   size_t n = cujit_array_nbytes(a), i;
-  unsigned char *h = malloc(n ? n : 1);
+  unsigned char *h;
   cujit_status st;
+  if (contiguous_only && !cujit_array_contiguous(a)) {
+    printf(" ~");
+    return;
+  }
+  h = malloc(n ? n : 1);
   if (!h) {
     printf(" !oom");
     return;
@@ -626,8 +634,10 @@ int main(int argc, char **argv) {
   for (i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--no-values") == 0) {
       dump_values = 0;
+    } else if (strcmp(argv[i], "--contiguous-values") == 0) {
+      contiguous_only = 1;
     } else {
-      fprintf(stderr, "usage: %s [--no-values] < programs\n", argv[0]);
+      fprintf(stderr, "usage: %s [--no-values | --contiguous-values] < programs\n", argv[0]);
       return 2;
     }
   }

@@ -1,6 +1,10 @@
 """A runner made of the model itself, for testing the harness without a GPU: it writes what
 runner.c would write if cujit computed exactly what the model expects, or, with a fault,
-what a wrong cujit would write. The harness must pass the first and catch every fault."""
+what a wrong cujit would write. The harness must pass the first and catch every fault.
+With cpu, it writes what runner.c writes on the checking fake driver: no kernel runs, so
+every element a kernel would have written holds other bytes (random ones here), and a
+strided array is not read ("~"); the harness must then compare only what the fake holds,
+and still catch a fault there."""
 
 import random
 
@@ -12,19 +16,32 @@ from program import parse_results
 FAULTS = ["value", "status", "type", "overlap", "stray", "crash"]
 
 
-def simulate(programs, fault=None, seed=0):
+def simulate(programs, fault=None, seed=0, cpu=False):
     """programs: [(name, stmts)]. Returns the runner's output lines."""
     rng = random.Random(seed)
     out = []
     for name, stmts in programs:
-        out += _one(name, stmts, fault, rng)
+        out += _one(name, stmts, fault, rng, cpu)
         if fault == "crash" and out[-1].startswith("crash"):
             out.pop()
             break
     return out
 
 
-def _one(name, stmts, fault, rng):
+def _bytes(v, rng, cpu):
+    """What the runner reads of v: its bytes; on the fake, other bytes where no kernel
+    wrote them, and none ("~") for a strided array."""
+    if cpu and not M.contiguous(v.data):
+        return None
+    raw = bytearray(np.ascontiguousarray(v.data).tobytes())
+    if cpu:
+        size = v.data.dtype.itemsize
+        for j in np.flatnonzero(~v.real.reshape(-1)):
+            raw[j * size:(j + 1) * size] = bytes(rng.randrange(256) for _ in range(size))
+    return raw
+
+
+def _one(name, stmts, fault, rng, cpu=False):
     m = M.Model()
     lines = ["program %s" % name]
     faulted = False
@@ -57,8 +74,12 @@ def _one(name, stmts, fault, rng):
         if fault == "type" and not faulted:
             ty, faulted = ("f64" if ty != "f64" else "f32"), True
         lines.append("s %d 0 0 %s [%s]" % (i, ty, ",".join(str(d) for d in v.data.shape)))
-        raw = bytearray(np.ascontiguousarray(v.data).tobytes())
-        if fault == "value" and not faulted and raw and v.mask.all():
+        raw = _bytes(v, rng, cpu)
+        if raw is None:
+            lines.append("d v%d ~" % k)
+            continue
+        known = v.mask & v.real if cpu else v.mask
+        if fault == "value" and not faulted and raw and known.all():
             raw[rng.randrange(len(raw))] ^= 0x40
             faulted = True
         if fault == "stray" and not faulted and st.op == "binary" and len(m.vars) > 1:
@@ -72,8 +93,9 @@ def _one(name, stmts, fault, rng):
         lines.append("d v%d %s" % (k, bytes(raw).hex() or "-"))
     for k in sorted(m.vars):
         v = m.vars[k]
+        raw = _bytes(v, rng, cpu)
         lines.append("f v%d %s [%s] %s" % (k, v.type, ",".join(str(d) for d in v.data.shape),
-                                           np.ascontiguousarray(v.data).tobytes().hex() or "-"))
+                                           "~" if raw is None else bytes(raw).hex() or "-"))
     lines.append("end %s" % name)
     return lines
 
@@ -111,5 +133,5 @@ def _take_in_place(m, st, pre):
     return True
 
 
-def results(programs, fault=None, seed=0):
-    return parse_results(simulate(programs, fault, seed))
+def results(programs, fault=None, seed=0, cpu=False):
+    return parse_results(simulate(programs, fault, seed, cpu))

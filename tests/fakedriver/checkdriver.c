@@ -2012,10 +2012,21 @@ static CUresult f_occupancy_cluster(int *n, CUfunction f, const CUlaunchConfig *
   return CUDA_SUCCESS;
 }
 
+/* Where a kernel's pointer parameter p is checked: p, or the byte before it when p is the
+ * end of a live allocation and inside no other live one (an empty array at the end of its
+ * memory passes that address, which C allows and a kernel with nothing to read never
+ * reads; freed memory that starts there is not what it points to). */
+static CUdeviceptr launch_address(CUdeviceptr p) {
+  falloc *other, *a;
+  if (alloc_find(p, 1, &other)) return p;
+  a = alloc_find(p - 1, 1, &other);
+  return a && a->base + a->size == p ? p - 1 : p;
+}
+
 /* A launch: the handle is a kernel, or a function of the current context; every parameter
  * is read at its size, and each pointer-sized one holding a fake device address must point
- * into live memory of the current context, which the queued kernel then uses (whole
- * allocations, read and written). */
+ * into live memory of the current context (or at its end), which the queued kernel then
+ * uses (whole allocations, read and written). */
 static CUresult launch(const char *fn, const void *h, unsigned gx, unsigned gy, unsigned gz,
                        unsigned bx, unsigned by, unsigned bz, CUstream st, void **params,
                        void **extra) {
@@ -2054,7 +2065,7 @@ static CUresult launch(const char *fn, const void *h, unsigned gx, unsigned gy, 
     memcpy(&p, params[i], sizeof p);
     if (!in_arena(p)) continue;
     snprintf(what, sizeof what, "%s (kernel '%s', parameter %zu)", fn, k->name, i);
-    if ((a = use(what, c, NULL, p, 1, 1)) != NULL) {
+    if ((a = use(what, c, NULL, launch_address(p), 1, 1)) != NULL) {
       check_busy(what, s, a->base, a->base + a->size, 1);
       o->kt[o->nkt].a = a;
       o->kt[o->nkt].lo = a->base;
