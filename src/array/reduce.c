@@ -498,6 +498,7 @@ static cujit_status reduce(cujit_redop op, const cj_array *a, int result, cujit_
                            const char *fn) {
   builtin k;
   cujit_status st;
+  CJ_TRACE("cujit: %s " CJ_TYPES2_FMT, redop_names[op], CJ_TYPES2(a->type, result));
   CJ_CHECK(!orders(op) || !is_complex(a->type), CUJIT_ERROR_INVALID_VALUE,
            "%s: complex numbers have no order, so no %s; reduce their real parts or "
            "magnitudes instead",
@@ -549,6 +550,7 @@ cujit_status cujit_array_dot(const cujit_array *ha, const cujit_array *hb, cujit
   cj_array *a, *b;
   cujit_status st = cj_array_get2(ha, hb, fn, "a", "b", &a, &b);
   if (st != CUJIT_OK) return st;
+  CJ_TRACE("cujit: dot " CJ_TYPES2_FMT, CJ_TYPES2(a->type, b->type));
   CJ_CHECK(cj_array_same_shape(a, b), CUJIT_ERROR_INVALID_VALUE,
            "%s: a has shape %s and b %s; pass arrays of one shape", fn, cj_array_shape_text(a, sa),
            cj_array_shape_text(b, sb));
