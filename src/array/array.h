@@ -51,6 +51,12 @@ typedef cj_scalar cj_elem;
 
 /* The element type `type`, or NULL when arrays cannot hold it. */
 const cj_elem *cj_elem_of(int type);
+/* For the name of an operation's range (CJ_TRACE, "cujit: add f32"): a type's short name,
+ * "?" for none; and CJ_TYPES2_FMT's three strings for two types, "f32", or "f32 f64" where
+ * they differ. */
+#define CJ_TYPE_NAME(t) (cj_elem_of(t) ? cj_elem_of(t)->name : "?")
+#define CJ_TYPES2_FMT "%s%s%s"
+#define CJ_TYPES2(a, b) CJ_TYPE_NAME(a), (a) == (b) ? "" : " ", (a) == (b) ? "" : CJ_TYPE_NAME(b)
 /* Appends CUDA C converting the expression `x` of type `from` to `to`, as C converts
  * (through float for the 16-bit floats; the real part of a complex number; a complex
  * number from a real one). */

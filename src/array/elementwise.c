@@ -328,6 +328,7 @@ static cujit_status call(cujit_elementwise *e, int range, int64_t start, int64_t
   const cj_array *first;
   uint64_t count;
   CJ_CHECK(e, CUJIT_ERROR_INVALID_VALUE, "%s: the kernel is NULL", fn);
+  CJ_TRACE("cujit: elementwise %s", e->k.name);
   CJ_CHECK(e->n_decls <= CJ_COUNT(a), CUJIT_ERROR_INVALID_VALUE, "%s: more than %zu arguments", fn,
            CJ_COUNT(a));
   CJ_TRY(cj_gen_args(fn, e->decls, e->n_decls, args, nargs, a, &first));

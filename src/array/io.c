@@ -182,6 +182,7 @@ static cujit_status fill(const cj_array *a, const void *value) {
   cj_buf expr = {0};
   char name[32], scalars[64];
   e = cj_elem_of(a->type);
+  CJ_TRACE("cujit: fill %s", e->name);
   snprintf(name, sizeof name, "cj_fill_%s", e->name);
   snprintf(scalars, sizeof scalars, "%s v", e->c_name);
   cj_buf_puts(&expr, "v");
@@ -232,6 +233,7 @@ cujit_status cujit_array_arange(cujit_array **out, cujit_type type, double start
   CJ_CHECK(count < 9.2e18, CUJIT_ERROR_INVALID_VALUE, "cujit_array_arange: the range is too long");
   n = count > 0 ? (int64_t)count + ((double)(int64_t)count < count) : 0;
   CJ_TRY(cj_array_new(out, &a, type, 1, &n, "cujit_array_arange"));
+  CJ_TRACE("cujit: arange %s", e->name);
   snprintf(name, sizeof name, "cj_arange_%s", e->name);
   cj_array_convert(&expr, CUJIT_TYPE_F64, type, "a + (double)i * d");
   cj_map_kernel k = {name, NULL, 0, NULL, NULL, "double a, double d", type, NULL, 0, 0};
@@ -290,6 +292,8 @@ static cujit_status convert(const cj_array *a, int type, cujit_array **out, cons
   int made;
   CJ_CHECK(cj_elem_of(type), CUJIT_ERROR_INVALID_VALUE,
            "%s: type %d is not an element type arrays hold", fn, type);
+  CJ_TRACE("cujit: %s " CJ_TYPES2_FMT, type == a->type ? "copy" : "astype",
+           CJ_TYPES2(a->type, type));
   CJ_TRY(cj_array_output(out, a, type, fn, &o, &made));
   if (made || cj_layout_meet(a, o) != CJ_OVERLAP)
     return cj_array_unmake(cj_array_copy_into(a, o, a->stream), out, made);

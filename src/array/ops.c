@@ -22,6 +22,9 @@ static const char kHelpers[] =
     "template <class T> __device__ T cj_fmax(T a, T b) { return a != a ? a : b != b ? b : "
     "(b > a ? b : a); }\n";
 
+/* An operation's name for its range, whatever `op` holds (checked later, off the fast path). */
+#define OP_NAME(names, op) ((op) >= 0 && (size_t)(op) < CJ_COUNT(names) ? (names)[op] : "op")
+
 static int is_complex(int t) { return t == CUJIT_TYPE_C64 || t == CUJIT_TYPE_C128; }
 static int is_float(int t) {
   return t == CUJIT_TYPE_F16 || t == CUJIT_TYPE_BF16 || t == CUJIT_TYPE_F32 || t == CUJIT_TYPE_F64;
@@ -337,6 +340,7 @@ cujit_status cujit_array_binary(cujit_binop op, const cujit_array *ha, const cuj
   int p, c, r;
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
   CJ_TRY(cj_array_get2(ha, hb, fn, "a", "b", &a, &b));
+  CJ_TRACE("cujit: %s " CJ_TYPES2_FMT, OP_NAME(binop_names, op), CJ_TYPES2(a->type, b->type));
   if (!cj_array_same_shape(a, b))
     CJ_TRY(cj_array_broadcast(fn, (const cj_array *const[]){a, b}, ab_names, 2, &shape, &bc));
   call.fn = fn, call.a = bc ? &shape : a, call.n_in = 2, call.n_scalars = 0;
@@ -413,6 +417,7 @@ cujit_status cujit_array_binary_scalar(cujit_binop op, const cujit_array *ha, do
   cujit_status st;
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
   CJ_TRY(cj_array_get(ha, fn, "a", &a));
+  CJ_TRACE("cujit: %s %s", OP_NAME(binop_names, op), CJ_TYPE_NAME(a->type));
   CJ_CHECK(!(flags & ~(unsigned)(CUJIT_SCALAR_FIRST | CUJIT_SCALAR_INT)), CUJIT_ERROR_INVALID_VALUE,
            "%s: unknown flags 0x%x", fn, flags);
   call.fn = fn, call.a = a, call.n_in = 1, call.n_scalars = 1;
@@ -501,6 +506,7 @@ cujit_status cujit_array_unary(cujit_unop op, const cujit_array *ha, cujit_array
   int r, c;
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
   CJ_TRY(cj_array_get(ha, fn, "a", &a));
+  CJ_TRACE("cujit: %s %s", OP_NAME(unop_names, op), CJ_TYPE_NAME(a->type));
   call.fn = fn, call.a = a, call.n_in = 1, call.n_scalars = 0;
   call.in[0] = a->data;
   CJ_TRY(plan_call(&call, out, (const cj_array *const[]){a}, 0, &plan));
@@ -578,6 +584,7 @@ cujit_status cujit_array_map(cujit_array **out, const char *expr, size_t n,
   CJ_TRY(check_map(fn, expr, n, names, arrays, a));
   r = a[0]->type;
   for (i = 1; i < n; i++) r = cujit_type_promote(r, a[i]->type, 0);
+  CJ_TRACE("cujit: map %s", CJ_TYPE_NAME(r));
   call.fn = fn, call.a = a[0], call.n_in = n, call.n_scalars = 0;
   CJ_TRY(plan_call(&call, out, (const cj_array *const *)a, 0, &plan));
   if (call.given || call.into) r = (call.given ? call.given : call.into)->type;
@@ -635,6 +642,7 @@ static cujit_status select_values(int positive, const cujit_array *hc, const cuj
   CJ_TRY(cj_array_get(hc, fn, what[0], &ops[0]));
   CJ_TRY(where_value(fn, "a", x, &ops[1], &tx));
   CJ_TRY(where_value(fn, "b", y, &ops[2], &ty));
+  CJ_TRACE("cujit: %s " CJ_TYPES2_FMT, positive ? "if_positive" : "where", CJ_TYPES2(tx, ty));
   ct = ops[0]->type;
   if (positive && cj_elem_of(ct)->kind == CJ_SK_COMPLEX)
     return refuse(fn, "if_positive", ct, "complex numbers have no order");

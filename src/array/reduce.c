@@ -516,6 +516,7 @@ static cujit_status reduce(cujit_redop op, const cj_array *a, int result, cujit_
                            const char *fn) {
   builtin k;
   cujit_status st;
+  CJ_TRACE("cujit: %s " CJ_TYPES2_FMT, redop_names[op], CJ_TYPES2(a->type, result));
   CJ_CHECK(!orders(op) || !is_complex(a->type), CUJIT_ERROR_INVALID_VALUE,
            "%s: complex numbers have no order, so no %s; reduce their real parts or "
            "magnitudes instead",
@@ -570,6 +571,7 @@ cujit_status cj_array_dot_op(const cj_array *a, const cj_array *b, cujit_array *
   char sa[CJ_SHAPE_TEXT], sb[CJ_SHAPE_TEXT];
   builtin k;
   cujit_status st;
+  CJ_TRACE("cujit: dot " CJ_TYPES2_FMT, CJ_TYPES2(a->type, b->type));
   CJ_CHECK(cj_array_same_shape(a, b), CUJIT_ERROR_INVALID_VALUE,
            "%s: a has shape %s and b %s; pass arrays of one shape", fn, cj_array_shape_text(a, sa),
            cj_array_shape_text(b, sb));

@@ -181,6 +181,7 @@ static cujit_status call(cujit_reduction *r, cujit_array **out, void *host, cons
   int made = 0;
   cujit_status st;
   CJ_CHECK(r, CUJIT_ERROR_INVALID_VALUE, "%s: the reduction is NULL", fn);
+  CJ_TRACE("cujit: reduction %s", r->spec.name);
   if (!(cargs = cj_calloc(r->ndecls, sizeof *cargs))) return cj_fail_oom("calling a reduction");
   st = take_args(r, args, nargs, fn, cargs, &n, &stream);
   if (st == CUJIT_OK && out) st = cj_reduce_output_check(out, r->spec.result, fn);

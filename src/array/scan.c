@@ -295,6 +295,7 @@ cujit_status cujit_array_cumsum(const cujit_array *h, int exclusive, cujit_array
   cj_array *a;
   cujit_status st = cj_array_get(h, "cujit_array_cumsum", "a", &a);
   if (st != CUJIT_OK) return st;
+  CJ_TRACE("cujit: cumsum %s", CJ_TYPE_NAME(a->type));
   memset(&s, 0, sizeof s);
   s.in_type = a->type;
   s.type = cumsum_type(a->type);
@@ -385,6 +386,7 @@ cujit_status cujit_scan_call(cujit_scan *s, const cujit_array *h, cujit_array **
   scan_spec spec;
   cj_array *in;
   CJ_CHECK(s, CUJIT_ERROR_INVALID_VALUE, "cujit_scan_call: the scan is NULL");
+  CJ_TRACE("cujit: scan %s", s->name);
   CJ_TRY(cj_array_get(h, "cujit_scan_call", "in", &in));
   CJ_CHECK(in->type == s->type, CUJIT_ERROR_INVALID_VALUE,
            "cujit_scan_call: in holds %s, the scan was made "

@@ -189,6 +189,7 @@ cujit_status cujit_array_take(const cujit_array *ha, const cujit_array *hi, cuji
   indexed x;
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
   CJ_TRY(cj_array_get2(ha, hi, fn, "a", "indices", &a, &idx));
+  CJ_TRACE("cujit: take %s", CJ_TYPE_NAME(a->type));
   memset(&x, 0, sizeof x);
   x.fn = fn, x.a = a, x.idx = idx, x.mode = (int)mode;
   CJ_TRY(check_indexed(&x));
@@ -240,6 +241,7 @@ cujit_status cujit_array_put(cujit_array *ha, const cujit_array *hi, const cujit
   indexed x;
   CJ_TRY(cj_array_get2(ha, hi, fn, "a", "indices", &a, &idx));
   CJ_TRY(cj_array_get(hv, fn, "values", &v));
+  CJ_TRACE("cujit: put %s", CJ_TYPE_NAME(a->type));
   memset(&x, 0, sizeof x);
   x.fn = fn, x.a = a, x.idx = idx, x.mode = (int)mode;
   CJ_TRY(check_indexed(&x));
@@ -365,6 +367,7 @@ static cujit_status join(int stack, size_t n, const cujit_array *const *arrays, 
   if (n > SIZE_MAX / sizeof *a || !(a = cj_malloc((n ? n : 1) * sizeof *a)))
     return cj_fail_oom("joining arrays");
   st = joined(fn, n, arrays, a, &type);
+  CJ_TRACE("cujit: %s %s", stack ? "stack" : "concatenate", CJ_TYPE_NAME(st ? -1 : type));
   if (st == CUJIT_OK) st = join_shape(stack, a, n, &like, fn);
   if (st == CUJIT_OK) st = cj_array_output(out, &like, type, fn, &o, &made);
   for (i = 0; st == CUJIT_OK && !made && i < n; i++) shared |= cj_layout_meet(a[i], o) != CJ_APART;

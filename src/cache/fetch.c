@@ -110,6 +110,7 @@ cujit_status cj_compile(cj_request *r, cj_image **out) {
   cj_want w;
   int changed = 0;
   cujit_status st;
+  CJ_TRACE("cujit: compile %s", r->name);
   *out = NULL;
   if (r->flags & CUJIT_OPT_NO_CACHE) return compile_now(r, NULL, &changed, out);
   CJ_TRY(cj_key_options(r, &hint.options));

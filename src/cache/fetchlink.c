@@ -92,6 +92,7 @@ static cujit_status link_now(const cj_link_spec *spec, const cj_link_part *parts
   cujit_status st;
   size_t i;
   if (!in) return cj_fail_oom("starting a link");
+  CJ_TRACE("cujit: nvJitLink %s", spec->name);
   for (i = 0; i < n; i++) in[i] = parts[i].in;
   cj_count(CJ_COMPILES, 1);
   st = cj_link_run(spec, in, n, out);
@@ -156,6 +157,7 @@ cujit_status cj_link(const cj_link_spec *user_spec, cj_link_part *parts, size_t 
   char arch[32] = "";
   cj_key key;
   size_t i;
+  CJ_TRACE("cujit: link %s", spec->name);
   *out = NULL;
   if (!compiled) return cj_fail_oom("starting a link");
   for (i = 0; i < n && st == CUJIT_OK; i++)

@@ -48,6 +48,18 @@ static const struct row {
 
 enum { NTIERS = sizeof rows / sizeof rows[0] };
 
+/* The ranges a profiler shows (common.h's CJ_TRACE): each tier's lookup, its hit, and what
+ * the walk stores in it, named by the tier's field ("cujit: cache hit disk"); the entry
+ * key, a miss (the compile or link inside it), and a request made without the tiers. */
+enum { LOOK, HIT, STORE };
+#define CJ_TIER_TRACE(field, tier, type)                                             \
+  {CJ_TRACE_NAME("cujit: cache " #field), CJ_TRACE_NAME("cujit: cache hit " #field), \
+   CJ_TRACE_NAME("cujit: cache store " #field)},
+static cj_trace_name traced[NTIERS][3] = {CJ_TIERS(CJ_TIER_TRACE)};
+static cj_trace_name traced_key = CJ_TRACE_NAME("cujit: cache key");
+static cj_trace_name traced_miss = CJ_TRACE_NAME("cujit: cache miss");
+static cj_trace_name traced_bypass = CJ_TRACE_NAME("cujit: cache bypassed");
+
 /* One walk. */
 typedef struct walk {
   cj_want *w;
@@ -80,6 +92,7 @@ enum { PASS = 0, USE = 1, UNKEYED = 2 };
  * maker, and the disk cache's directory. */
 static CJ_NOINLINE cujit_status past_request(walk *k) {
   cj_want *w = k->w;
+  CJ_TRACE_NAMED(&traced_key);
   k->past_request = 1;
   if (!w->key) CJ_TRY(k->m->keys(k->m->ctx, w));
   if (w->key) cj_root_open(&w->root, k->warn);
@@ -131,6 +144,7 @@ static void request_key(walk *k) {
 static int look(walk *k, size_t i, cj_found *f) {
   const cj_tier *t = tier(i);
   cj_want *w = k->w;
+  CJ_TRACE_NAMED(&traced[i][LOOK]);
   if (t->recall && !w->request && w->hint &&
       checked(i, t->recall(visit(k, i), w, f), f) == CJ_TIER_FOUND)
     return CJ_TIER_FOUND;
@@ -160,6 +174,7 @@ static uint64_t put_nearer(walk *k, size_t n, cj_image *im, cj_buf *entry, const
   size_t i;
   for (i = 0; i < n; i++) {
     if (!k->used[i]) continue;
+    CJ_TRACE_NAMED(&traced[i][STORE]);
     if (tier(i)->keeps_bytes && !entry->len &&
         cj_disk_encode(w->key, im, w->deps, w->name, manifest, entry) != 0)
       continue; /* out of memory: logged; only the tiers of images get it */
@@ -172,6 +187,7 @@ static uint64_t put_nearer(walk *k, size_t n, cj_image *im, cj_buf *entry, const
 static cujit_status found(walk *k, size_t at, cj_found *f, cj_image **out) {
   const cj_maker *m = k->m;
   cujit_status st = CUJIT_OK;
+  CJ_TRACE_NAMED(&traced[at][HIT]);
   if (tier(at)->keeps_bytes && m->finish) st = m->finish(m->ctx, &f->image);
   if (st == CUJIT_OK && at > 0) put_nearer(k, at, f->image, &f->entry, NULL);
   if (f->entry.data) cj_buf_free(&f->entry);
@@ -188,6 +204,7 @@ static cujit_status made(walk *k, cj_image **out) {
   uint64_t written = 0;
   cujit_status st;
   int keep = 0;
+  CJ_TRACE_NAMED(&traced_miss);
   cj_count(CJ_MISSES, 1);
   st = m->make(m->ctx, k->w, out, &keep, &manifest);
   if (st == CUJIT_OK && keep) written = put_nearer(k, NTIERS, *out, &entry, &manifest);
@@ -204,6 +221,7 @@ static cujit_status unkeyed(walk *k, cj_image **out) {
   cj_buf manifest = {0};
   cujit_status st;
   int keep;
+  CJ_TRACE_NAMED(&traced_bypass);
   leave_all(k, NTIERS, CJ_END_NOTHING);
   st = m->make(m->ctx, k->w, out, &keep, &manifest);
   cj_buf_free(&manifest);
@@ -285,6 +303,7 @@ void cj_walk_put(cj_want *w, cj_image *im, const void *entry, size_t len) {
     const cj_tier *t = tier(i);
     arrive(&k, i, 1, &use, why, sizeof why); /* the caller gave the keys: it cannot fail */
     if (use != USE) continue;
+    CJ_TRACE_NAMED(&traced[i][STORE]);
     /* bytes are not written again where another importer or a compile was first */
     if (!t->keeps_bytes || t->probe(visit(&k, i), w, &f, why, sizeof why) != CJ_TIER_FOUND)
       written += t->put(visit(&k, i), w, im, &bytes);

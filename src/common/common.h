@@ -532,4 +532,62 @@ int cj_env_flag(const char *name, int *on);
  * log is what it configures); the caller reports a bad value. */
 int cj_env_level(const char *name, int *level);
 
+/* ---- ranges for a profiler (trace.c) ----
+ *
+ * NVTX ranges in the domain "cujit", which Nsight Systems (or any NVTX tool) shows beside
+ * the driver's calls: what compiled, which cache tier answered, which copies belong to which
+ * launch. The layers mark their work with one line, and never include NVTX themselves:
+ *
+ *   CJ_TRACE("cujit: compile %s", r->name);    a range named by a format
+ *   CJ_TRACE_NAMED(&name);                     a range of a fixed name, registered once
+ *
+ * Either opens a range that closes where the enclosing block ends, every return included
+ * (a variable with a cleanup), so put it where the work starts, after any goto that could
+ * jump past it. Ranges nest per thread. Where no tool is attached, or CUJIT_NVTX=0, the
+ * first range of the process finds that out, and from then on each site costs one load of
+ * cj_trace_live and a branch: the format is never evaluated. A build configured with
+ * CUJIT_NVTX=OFF (CJ_NO_NVTX) has no ranges at all. */
+
+/* A fixed name: registered with the tool at its first use (static storage, shared by every
+ * thread; `registered` is trace.c's). */
+typedef struct cj_trace_name {
+  const char *text;
+  void *registered;
+} cj_trace_name;
+#define CJ_TRACE_NAME(text) \
+  { (text), NULL }
+
+/* 0 once the process is known to emit no ranges; else the first range decides, or a tool
+ * is attached. Read only through the macros below. */
+extern int cj_trace_live;
+/* Open a range (1), or do nothing when ranges are off (0). */
+int cj_trace_begin(const char *fmt, ...) CJ_PRINTF(1, 2);
+int cj_trace_begin_named(cj_trace_name *name);
+/* Closes the range cj_trace_begin*() opened. */
+void cj_trace_pop(void);
+/* The cleanup of the macros' variable: closes its range when one was opened. */
+static inline void cj_trace_end(int *begun) {
+  if (CJ_UNLIKELY(*begun)) cj_trace_pop();
+}
+
+#if defined(CJ_NO_NVTX) || !defined(__GNUC__)
+/* no ranges: the arguments are still checked, never evaluated */
+#  define CJ_TRACE(...)                         \
+    do {                                        \
+      if (0) (void)cj_trace_begin(__VA_ARGS__); \
+    } while (0)
+#  define CJ_TRACE_NAMED(name)                 \
+    do {                                       \
+      if (0) (void)cj_trace_begin_named(name); \
+    } while (0)
+#else
+#  define CJ_TRACE_ON() CJ_UNLIKELY(__atomic_load_n(&cj_trace_live, __ATOMIC_RELAXED))
+#  define CJ_TRACE_VAR_(line) cj_trace_at_##line
+#  define CJ_TRACE_AT_(line, begin)                                          \
+    int CJ_TRACE_VAR_(line) __attribute__((cleanup(cj_trace_end), unused)) = \
+        CJ_TRACE_ON() ? (begin) : 0
+#  define CJ_TRACE(...) CJ_TRACE_AT_(__LINE__, cj_trace_begin(__VA_ARGS__))
+#  define CJ_TRACE_NAMED(name) CJ_TRACE_AT_(__LINE__, cj_trace_begin_named(name))
+#endif
+
 #endif

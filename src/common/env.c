@@ -31,6 +31,19 @@ static const cj_env_var table[] = {
                 "(`cujit_error_set_handler()` comes first; read at the first failure; another "
                 "value is warned about on stderr, or to the log callback, whatever "
                 "`CUJIT_LOG` says, and `return` used)"},
+    {.name = "CUJIT_NVTX",
+     .kind = CJ_ENV_FLAG,
+     .dflt = "on",
+     .warn_bad = 1,
+     .meaning = "`0` (or `off`, `no`, `false`) stops cujit from emitting NVTX ranges even "
+                "when a profiler is attached; on, they are emitted only when one is (read once, "
+                "at the first range; the manual's page on profiling names them)"},
+    {.name = "NVTX_INJECTION64_PATH",
+     .kind = CJ_ENV_PATH,
+     .dflt = "unset",
+     .meaning = "the NVTX tool library, which a profiler such as Nsight Systems sets for the "
+                "program it starts; unset, cujit emits no ranges and starts nothing of NVTX "
+                "(read once, at the first range)"},
     {.name = "CUJIT_ARCH",
      .kind = CJ_ENV_TEXT,
      .dflt = "the device's",

@@ -462,6 +462,7 @@ cujit_status cj_nvrtc_compile(const cj_request *r, cj_image **out) {
   *out = NULL;
   CJ_TRY(cj_nvrtc_load());
   CJ_TRY(flight_begin(r));
+  CJ_TRACE("cujit: NVRTC %s", r->name);
   __atomic_add_fetch(&programs_created, 1, __ATOMIC_RELAXED);
   st = compile_once(r, &with, start, out);
   /* A precompiled header only saves time: a compile that failed with one is done again

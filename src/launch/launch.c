@@ -153,9 +153,11 @@ static cujit_status copy_out(CUcontext ctx, CUdevice dev, const cujit_arg *a, CU
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuMemcpyDtoHAsync (an Out buffer)");
 }
 
-static cujit_status copy_all(CUcontext ctx, CUdevice dev, const cujit_arg *args, size_t nargs,
-                             const staging *s, int direction, CUstream stream) {
+static cujit_status copy_all(const cujit_function *fn, CUcontext ctx, CUdevice dev,
+                             const cujit_arg *args, size_t nargs, const staging *s, int direction,
+                             CUstream stream) {
   size_t i;
+  CJ_TRACE("cujit: copy %s %s", direction == CUJIT_ARG_IN ? "in" : "out", fn->name);
   for (i = 0; i < nargs; i++) {
     if (!(args[i].kind & direction) || !args[i].bytes) continue;
     CJ_TRY(direction == CUJIT_ARG_IN ? copy_in(ctx, dev, &args[i], s->dptr[i], s, i, stream)
@@ -251,6 +253,7 @@ static cujit_status launch_staged(const cujit_function *fn, const cj_fslot *slot
   CUresult r;
   CUdevice dev;
   cujit_status st = staging_init(&s, nargs);
+  CJ_TRACE("cujit: launch %s", fn->name);
   if (st != CUJIT_OK) return st;
   if ((st = cj_ctx_ensure(&ctx, &dev)) != CUJIT_OK) {
     cj_free(s.heap);
@@ -262,7 +265,7 @@ static cujit_status launch_staged(const cujit_function *fn, const cj_fslot *slot
   step(&t, STEP_KINDS);
   if ((st = stage_alloc(slot, args, nargs, stream, &s)) != CUJIT_OK) goto done;
   step(&t, STEP_MEMORY);
-  if ((st = copy_all(ctx, dev, args, nargs, &s, CUJIT_ARG_IN, stream)) != CUJIT_OK) goto done;
+  if ((st = copy_all(fn, ctx, dev, args, nargs, &s, CUJIT_ARG_IN, stream)) != CUJIT_OK) goto done;
   step(&t, STEP_IN);
   if (o->elapsed_ms && (st = timing_begin(ev, stream)) != CUJIT_OK) goto done;
   if ((st = launch_params(fn, slot, grid, block, s.params, o)) != CUJIT_OK) goto done;
@@ -271,7 +274,7 @@ static cujit_status launch_staged(const cujit_function *fn, const cj_fslot *slot
     goto done;
   }
   step(&t, STEP_KERNEL);
-  st = copy_all(ctx, dev, args, nargs, &s, CUJIT_ARG_OUT, stream);
+  st = copy_all(fn, ctx, dev, args, nargs, &s, CUJIT_ARG_OUT, stream);
   if (st == CUJIT_ERROR_LAUNCH_FAILED)
     st = cj_launch_failed(fn, cujit_last_cu_result(), "copy out");
   step(&t, STEP_OUT);

@@ -284,6 +284,7 @@ static void record(cj_module *m, cj_mstate *s, int v, CUdevice dev, int cc) {
 cujit_status cj_module_load(cj_module *m, cj_mstate *s, CUdevice dev, int *variant,
                             const cj_limits **lim) {
   int cc, fits;
+  CJ_TRACE("cujit: module load %s", m->name);
   CJ_TRY(cj_device_limits(dev, lim));
   cc = (*lim)->cc;
   if (m->image->prebuilt == CJ_PREBUILT_FATBIN || m->image->prebuilt == CJ_PREBUILT_BUNDLE) {

@@ -584,6 +584,7 @@ static int on_worker(worker *w, cj_request *r, cujit_status *st, cj_image **out,
   cj_buf b = {0};
   uint64_t id = cj_random64();
   int rc = SENT_OK;
+  CJ_TRACE("cujit: worker compile %s", r->name);
   if (!w->greeted && (rc = greet(&x, o->why, sizeof o->why)) == SENT_OK) {
     w->greeted = 1;
     if (x.asked) rc = SENT_STOPPED, x.by_hook = 1; /* no request sent: nothing to stop */
