@@ -4,8 +4,9 @@
  * memory, another device's or context's memory, memory busy on another stream, a launch
  * parameter pointing at memory that is not live, a parameter asked past the last, a call
  * with no context or in a dead one, a reset context's memory, pinned memory and pools, a
- * device fault, a forked child. And cujit's lookups of prebuilt and linked kernels
- * (compressed fatbin entries too), which ask the driver for no parameter past the last. */
+ * device fault (which ends CUDA for the process), a forked child. And cujit's lookups of
+ * prebuilt and linked kernels (compressed fatbin entries too), which ask the driver for no
+ * parameter past the last. */
 #include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -352,15 +353,19 @@ static void lookups_ask_no_parameter_past_the_last(void **state) {
 typedef CUresult (*reset_fn)(CUdevice);
 
 /* The reset as a program linked with libcuda calls it: by its symbol. */
-static void reset(int dev) {
+static CUresult reset_result(int dev) {
   void *h = dlopen(getenv("CUJIT_LIBCUDA"), RTLD_NOW | RTLD_NOLOAD);
   reset_fn f;
+  CUresult r;
   assert_non_null(h);
   *(void **)&f = dlsym(h, "cuDevicePrimaryCtxReset_v2");
   assert_non_null(f);
-  assert_int_equal(f(dev), CUDA_SUCCESS);
+  r = f(dev);
   dlclose(h);
+  return r;
 }
+
+static void reset(int dev) { assert_int_equal(reset_result(dev), CUDA_SUCCESS); }
 
 static void a_reset_context_is_dead(void **state) {
   CUdeviceptr q, r, again;
@@ -413,39 +418,53 @@ static void a_reset_context_is_dead(void **state) {
   assert_int_equal(cj_cu.cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS); /* the retain above */
 }
 
-static void a_fault_lasts_until_the_reset(void **state) {
+/* Last in the group: a fault ends CUDA for the whole process, as cuda.h says of
+ * CUDA_ERROR_ILLEGAL_ADDRESS; no reset brings it back. */
+static void a_fault_ends_cuda_for_the_process(void **state) {
   CUlibrary lib;
-  CUkernel k;
+  CUkernel k, bad;
   CUdeviceptr p, q;
   CUcontext c;
-  void *params[1] = {&p};
+  CUstream s;
+  CUdevice d = -1;
+  int n = 1, count = 0;
+  char ch = 0;
+  void *params[3] = {&p, &n, &ch};
   (void)state;
   on(0);
   p = alloc(64);
-  k = kernel(&lib, "checkdriver_fault_here");
+  s = stream(CU_STREAM_NON_BLOCKING);
+  bad = kernel(&lib, "checkdriver_fault_here");
+  assert_int_equal(cj_cu.cuLibraryGetKernel(&k, lib, "fill"), CUDA_SUCCESS);
+  cd.fault_next_launch(); /* the kernel launched next faults, whatever its name */
   assert_int_equal(cj_cu.cuLaunchKernel((CUfunction)k, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL),
                    CUDA_SUCCESS); /* found at the next synchronisation */
   assert_int_equal(cj_cu.cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
   assert_int_equal(cj_cu.cuMemAlloc(&q, 64), CUDA_ERROR_ILLEGAL_ADDRESS);
+  assert_int_equal(cj_cu.cuLaunchKernel((CUfunction)bad, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL),
+                   CUDA_ERROR_ILLEGAL_ADDRESS);
+  assert_int_equal(cj_cu.cuStreamSynchronize(s), CUDA_ERROR_ILLEGAL_ADDRESS);
+  /* a free fails and frees nothing, but is checked: a second one is flagged */
   assert_int_equal(cj_cu.cuMemFree(p), CUDA_ERROR_ILLEGAL_ADDRESS);
-  reset(0);
-  assert_int_equal(cj_cu.cuDevicePrimaryCtxRetain(&c, 0), CUDA_SUCCESS);
-  q = alloc(64);
-  cd.fault_next_launch(); /* the other way to fault */
-  k = NULL;
-  assert_int_equal(cj_cu.cuLibraryGetKernel(&k, lib, "fill"), CUDA_SUCCESS);
-  {
-    int n = 1;
-    char ch = 0;
-    void *fp[3] = {&q, &n, &ch};
-    assert_int_equal(cj_cu.cuLaunchKernel((CUfunction)k, 1, 1, 1, 1, 1, 1, 0, NULL, fp, NULL),
-                     CUDA_SUCCESS);
-  }
-  assert_int_equal(cj_cu.cuStreamSynchronize(NULL), CUDA_ERROR_ILLEGAL_ADDRESS);
-  reset(0);
-  assert_int_equal(cj_cu.cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS);
-  assert_int_equal(cj_cu.cuDevicePrimaryCtxRetain(&c, 0), CUDA_SUCCESS);
-  assert_int_equal(cj_cu.cuLibraryUnload(lib), CUDA_SUCCESS);
+  flagged(0, NULL);
+  assert_int_equal(cj_cu.cuMemFree(p), CUDA_ERROR_ILLEGAL_ADDRESS);
+  flagged(1, "freed twice (its first free failed with the sticky error");
+  assert_int_equal(cj_cu.cuMemFree(p + 8), CUDA_ERROR_ILLEGAL_ADDRESS);
+  flagged(1, "is inside an allocation, not its start");
+  /* the other device's context too, and nothing brings them back */
+  on(1);
+  assert_int_equal(cj_cu.cuMemAlloc(&q, 64), CUDA_ERROR_ILLEGAL_ADDRESS);
+  assert_int_equal(reset_result(0), CUDA_ERROR_ILLEGAL_ADDRESS);
+  assert_int_equal(reset_result(1), CUDA_ERROR_ILLEGAL_ADDRESS);
+  assert_int_equal(cj_cu.cuDevicePrimaryCtxRetain(&c, 0), CUDA_ERROR_ILLEGAL_ADDRESS);
+  on(0);
+  assert_int_equal(cj_cu.cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
+  /* queries still answer, and a stream can be destroyed */
+  assert_int_equal(cj_cu.cuDeviceGetCount(&count), CUDA_SUCCESS);
+  assert_int_equal(count, 2);
+  assert_int_equal(cj_cu.cuCtxGetDevice(&d), CUDA_SUCCESS);
+  assert_int_equal(d, 0);
+  assert_int_equal(cj_cu.cuStreamDestroy(s), CUDA_SUCCESS);
   flagged(0, NULL);
 }
 
@@ -533,7 +552,7 @@ int main(void) {
       cmocka_unit_test(pools_order_reuse_by_stream),
       cmocka_unit_test(a_forked_child_is_flagged),
       cmocka_unit_test(a_reset_context_is_dead),
-      cmocka_unit_test(a_fault_lasts_until_the_reset),
+      cmocka_unit_test(a_fault_ends_cuda_for_the_process), /* last: it ends CUDA */
   };
   return test_group_result(cmocka_run_group_tests(tests, setup, NULL));
 }

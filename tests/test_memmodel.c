@@ -11,24 +11,34 @@
  *   driver from its host-backed memory without synchronising, on a GPU through cujit);
  * - the checking fake driver (tests/fakedriver) records no violation; no call fails but
  *   where the step expects it, nothing crashes.
+ * A device fault (an illegal address) ends CUDA for the process on a GPU, as CUDA
+ * documents, and ends its sequence here: after it only what cujit promises then is
+ * checked (the fault reported as CUJIT_ERROR_LAUNCH_FAILED with its message, every later
+ * call that needs the device failing so with a message, arrays and streams destroyed
+ * without a crash, a hang or a second free), and the primary context reset that follows
+ * is reported, not required (its result is the driver's). Each sequence with a fault
+ * runs in a process of its own, after the batch of the others.
  * A failing sequence is replayed alone in a new process, shrunk to the fewest steps that
  * still fail (each try a new process too, so that a crash is a failure like any other),
- * and printed as C.
+ * and printed as C. Every failure that a driver call is behind names its CUresult.
  *
  * CPU mode (CUJIT_LIBCUDA naming the checking fake driver): in CI. GPU mode (a real
  * driver): the same sequences; kernels run, so their results are checked too; run under
- * compute-sanitizer with --no-fault (a fault is an error it reports). With no driver, or
- * a real one with no device, the group is skipped, unless --require-gpu is given: then a
- * run that could check nothing fails.
+ * compute-sanitizer with --no-fault (a fault is an error it reports; the sequences then
+ * skip their fault step and run on past it, all in the batch). With no driver, or a real
+ * one with no device, the group is skipped, unless --require-gpu is given: then a run that
+ * could check nothing fails.
  *
- * The run itself is a child process (--batch), so that a crash is caught, replayed and
- * shrunk too.
+ * The runs themselves are child processes (--batch, --alone), so that a crash is caught,
+ * replayed and shrunk too.
  *
  * Usage: test_memmodel [--sequences N] [--first SEED] [--no-fault] [--require-gpu]
  *        test_memmodel --replay SEED [--keep I,J,...] [--after FIRST]
- *          (one sequence, its steps I, J, ...; after sequences FIRST to SEED - 1 in full)
+ *          (one sequence, its steps I, J, ...; after sequences FIRST to SEED - 1 that have
+ *          no fault, in full)
  * Exit: 0 passed, 1 failed, 77 skipped. */
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -40,6 +50,10 @@
 #include "fakedriver/checkdriver.h"
 
 enum { MAX_ARR = 24, MAX_STREAMS = 4, MAX_STEPS = 48, LOG_SIZE = 1 << 16 };
+/* Seconds one sequence may take in a process of its own (--alone, --replay): longer is a
+ * hang. One takes well under a second on the checking fake driver, and a few seconds at
+ * most on a GPU (a new context for each reset). */
+#define ALONE_LIMIT_S 120
 
 typedef enum kind {
   K_NEW,
@@ -104,6 +118,9 @@ static char failure[4096]; /* the first failure of the sequence */
 static char c_log[LOG_SIZE];
 static size_t c_len;
 static unsigned long long n_checks_bytes, n_checks_sharing, n_steps_run;
+static unsigned long long n_faults, n_checks_fault; /* faults, and checks after them */
+static int fault_dev = -1;                          /* the device of the sequence's fault */
+static CUresult reset_after_fault = CUDA_SUCCESS;   /* what the reset after it returned */
 
 static const char kSource[] =
     "extern \"C\" __global__ void inc(const unsigned char *in, unsigned char *out, long n) {\n"
@@ -150,13 +167,13 @@ static void logc(const char *fmt, ...) {
 }
 
 /* A cujit call that must succeed. */
-#define OK(call, what)                                                                  \
-  do {                                                                                  \
-    cujit_status st_ = (call);                                                          \
-    if (st_ != CUJIT_OK) {                                                              \
-      fail_with("%s failed: %s: %s", what, cujit_status_name(st_), cujit_last_error()); \
-      return;                                                                           \
-    }                                                                                   \
+#define OK(call, what)                                                     \
+  do {                                                                     \
+    cujit_status st_ = (call);                                             \
+    if (st_ != CUJIT_OK) {                                                 \
+      fail_with("%s failed: %s: %s", what, cujit_status_name(st_), why()); \
+      return;                                                              \
+    }                                                                      \
   } while (0)
 
 /* ---- sizes and bytes ---- */
@@ -187,6 +204,31 @@ static void *driver_symbol(const char *name) {
   void *f = h ? dlsym(h, name) : NULL;
   if (h) dlclose(h);
   return f;
+}
+
+typedef CUresult (*error_name_fn)(CUresult, const char **);
+
+/* A CUresult's name, as the driver spells it (its number when the driver cannot say). */
+static const char *cu_name(CUresult r) {
+  static _Thread_local char buf[48];
+  error_name_fn f = (error_name_fn)driver_symbol("cuGetErrorName");
+  const char *name = NULL;
+  if (!f || f(r, &name) != CUDA_SUCCESS || !name) {
+    snprintf(buf, sizeof buf, "CUresult %d", (int)r);
+    return buf;
+  }
+  return name;
+}
+
+/* The calling thread's last failure, as a failure message tells it: cujit's detail, and
+ * the CUresult behind it named when a driver call failed and the detail does not name it. */
+static const char *why(void) {
+  static _Thread_local char buf[2048];
+  CUresult r = cujit_last_cu_result();
+  const char *detail = cujit_last_error(), *name = r != CUDA_SUCCESS ? cu_name(r) : NULL;
+  if (!name || strstr(detail, name)) return detail;
+  snprintf(buf, sizeof buf, "%s [the driver returned %s]", detail, name);
+  return buf;
 }
 
 /* ---- the model ---- */
@@ -240,7 +282,7 @@ static void to_dev(int d) {
   if (cur_dev == d) return;
   logc("  cujit_device_set_current(%d);\n", d);
   if (cujit_device_set_current(d) != CUJIT_OK)
-    fail_with("cujit_device_set_current(%d): %s", d, cujit_last_error());
+    fail_with("cujit_device_set_current(%d): %s", d, why());
   cur_dev = d;
 }
 
@@ -269,7 +311,7 @@ static int fetch(int i, size_t off, size_t n, unsigned char *out) {
     return r != 0;
   }
   if (cujit_array_read_range(arr[i].h, (int64_t)off, (int64_t)n, out) != CUJIT_OK) {
-    fail_with("reading a%d: %s", i, cujit_last_error());
+    fail_with("reading a%d: %s", i, why());
     return 1;
   }
   return 0;
@@ -290,7 +332,7 @@ static void check_contents(int i) {
    * finishes first (the fake reads without synchronising, and says what is unfinished) */
   if (via_cujit) sync_others(arr[i].group, arr[i].stream, 1);
   if (via_cujit && g->dev != cur_dev && cujit_device_set_current(g->dev) != CUJIT_OK) {
-    fail_with("cujit_device_set_current(%d): %s", g->dev, cujit_last_error());
+    fail_with("cujit_device_set_current(%d): %s", g->dev, why());
     return;
   }
   for (at = 0; at < n && !failure[0]; at += stride) {
@@ -311,7 +353,7 @@ static void check_contents(int i) {
   }
   /* the step's device again: checking changes nothing of the sequence */
   if (via_cujit && g->dev != cur_dev && cujit_device_set_current(cur_dev) != CUJIT_OK)
-    fail_with("cujit_device_set_current(%d): %s", cur_dev, cujit_last_error());
+    fail_with("cujit_device_set_current(%d): %s", cur_dev, why());
 }
 
 /* The invariants, after every step. */
@@ -360,7 +402,7 @@ static void new_array(const step *s) {
        "(int64_t[]){%zu}, host); /* device %d */\n",
        n, (unsigned long long)s->r[1], i, n, cur_dev);
   if (cujit_array_from_host(&arr[i].h, CUJIT_TYPE_U8, 1, &shape, host) != CUJIT_OK) {
-    fail_with("cujit_array_from_host (%zu bytes): %s", n, cujit_last_error());
+    fail_with("cujit_array_from_host (%zu bytes): %s", n, why());
     free(host);
     return;
   }
@@ -429,10 +471,10 @@ static void sync_others(int gi, int keep, int quiet) {
       switched = cujit_device_set_current(g->dev) == CUJIT_OK;
     }
     if (cujit_stream_synchronize(stream_h(k)) != CUJIT_OK)
-      fail_with("cujit_stream_synchronize: %s", cujit_last_error());
+      fail_with("cujit_stream_synchronize: %s", why());
   }
   if (switched && cujit_device_set_current(cur_dev) != CUJIT_OK)
-    fail_with("cujit_device_set_current(%d): %s", cur_dev, cujit_last_error());
+    fail_with("cujit_device_set_current(%d): %s", cur_dev, why());
   g->touched = bit(keep);
 }
 
@@ -460,7 +502,7 @@ static void write_step(const step *s) {
   logc("  pattern(host, %zu, %lluu);\n  cujit_array_write(a%d, host, %zu);\n", arr[a].n,
        (unsigned long long)s->r[1], a, arr[a].n);
   if (cujit_array_write(arr[a].h, host, arr[a].n) != CUJIT_OK)
-    fail_with("cujit_array_write(a%d): %s", a, cujit_last_error());
+    fail_with("cujit_array_write(a%d): %s", a, why());
   else
     wrote(a, host);
   free(host);
@@ -479,7 +521,7 @@ static void read_step(const step *s) {
   to_dev(g->dev);
   logc("  cujit_array_read(a%d, host, %zu);\n", a, arr[a].n);
   if (cujit_array_read(arr[a].h, host, arr[a].n) != CUJIT_OK) {
-    fail_with("cujit_array_read(a%d): %s", a, cujit_last_error());
+    fail_with("cujit_array_read(a%d): %s", a, why());
   } else {
     for (k = 0; k < arr[a].n; k++)
       if (g->known[arr[a].off + k] && host[k] != g->bytes[arr[a].off + k]) {
@@ -552,7 +594,7 @@ static void inout_step(const step *s) {
        sname(sk), (n + 255) / 256, n, n, n);
   if (CUJIT_LAUNCH_EX(k_inc, CUJIT_DIM3((unsigned)((n + 255) / 256)), CUJIT_DIM3(256), &o,
                       cujit_in(in, n), cujit_out(out, n), cujit_i64((int64_t)n)) != CUJIT_OK) {
-    fail_with("an In/Out launch of %zu bytes: %s", n, cujit_last_error());
+    fail_with("an In/Out launch of %zu bytes: %s", n, why());
   } else if (gpu_mode) {
     for (k = 0; k < n; k++)
       if (out[k] != (unsigned char)(in[k] + 1)) {
@@ -627,14 +669,14 @@ static void *thread_main(void *arg) {
   if (cujit_device_set_current(j->dev) != CUJIT_OK ||
       cujit_array_from_host(&a, CUJIT_TYPE_U8, 1, &shape, in) != CUJIT_OK ||
       cujit_array_read(a, back, j->n) != CUJIT_OK)
-    snprintf(j->why, sizeof j->why, "in a thread: %s", cujit_last_error());
+    snprintf(j->why, sizeof j->why, "in a thread: %s", why());
   else if (memcmp(in, back, j->n) != 0)
     snprintf(j->why, sizeof j->why, "in a thread: an array of %zu bytes read back other bytes",
              j->n);
   else if (CUJIT_LAUNCH(k_inc, CUJIT_DIM3((unsigned)((j->n + 255) / 256)), CUJIT_DIM3(256),
                         cujit_in(in, j->n), cujit_out(back, j->n),
                         cujit_i64((int64_t)j->n)) != CUJIT_OK)
-    snprintf(j->why, sizeof j->why, "an In/Out launch in a thread: %s", cujit_last_error());
+    snprintf(j->why, sizeof j->why, "an In/Out launch in a thread: %s", why());
   cujit_array_destroy(a);
   if (j->victim_h) cujit_array_destroy(j->victim_h);
   free(in);
@@ -681,6 +723,8 @@ static void reset_device(void) {
   retain_fn retain = (retain_fn)driver_symbol("cuDevicePrimaryCtxRetain");
   set_fn set = (set_fn)driver_symbol("cuCtxSetCurrent");
   CUcontext c = NULL;
+  CUresult r;
+  const char *call = "cuDevicePrimaryCtxReset";
   int i;
   if (!reset || !retain || !set) {
     fail_with("the driver's cuDevicePrimaryCtxReset_v2, cuDevicePrimaryCtxRetain or "
@@ -689,9 +733,12 @@ static void reset_device(void) {
   }
   logc("  cuDevicePrimaryCtxReset(%d); cuDevicePrimaryCtxRetain(&c, %d); cuCtxSetCurrent(c);\n",
        cur_dev, cur_dev);
-  if (reset(cur_dev) != CUDA_SUCCESS || retain(&c, cur_dev) != CUDA_SUCCESS ||
-      set(c) != CUDA_SUCCESS) {
-    fail_with("resetting device %d's primary context failed", cur_dev);
+  if ((r = reset(cur_dev)) == CUDA_SUCCESS && (call = "cuDevicePrimaryCtxRetain") &&
+      (r = retain(&c, cur_dev)) == CUDA_SUCCESS && (call = "cuCtxSetCurrent"))
+    r = set(c);
+  if (r != CUDA_SUCCESS) {
+    fail_with("resetting device %d's primary context failed: %s returned %s", cur_dev, call,
+              cu_name(r));
     return;
   }
   for (i = 0; i < MAX_ARR; i++)
@@ -700,21 +747,174 @@ static void reset_device(void) {
     if (streams[i] && stream_dev[i] == cur_dev) streams[i] = NULL; /* died with it */
 }
 
+/* ---- a device fault, and what cujit promises after it ---- */
+
+/* A call made after the fault that needs device `dev`: on the fault's device it fails
+ * with CUJIT_ERROR_LAUNCH_FAILED and a message naming the driver's error (include/cujit.h:
+ * "later calls on any device then return CUJIT_ERROR_LAUNCH_FAILED saying so"); on
+ * another device it may succeed, where the driver keeps that device going. 1 when it
+ * succeeded. */
+static int after_fault(cujit_status st, const char *what, int dev) {
+  CUresult r = cujit_last_cu_result();
+  if (st == CUJIT_OK) {
+    if (dev == fault_dev) fail_with("%s succeeded after a device fault on its device", what);
+    return 1;
+  }
+  n_checks_fault++;
+  if (st != CUJIT_ERROR_LAUNCH_FAILED)
+    fail_with("%s after a device fault gave %s, not CUJIT_ERROR_LAUNCH_FAILED: %s", what,
+              cujit_status_name(st), why());
+  else if (r == CUDA_SUCCESS || !strstr(cujit_last_error(), cu_name(r)))
+    fail_with("%s after a device fault gave CUJIT_ERROR_LAUNCH_FAILED with a message that "
+              "names no driver error (the driver's was %s): \"%s\"",
+              what, r == CUDA_SUCCESS ? "not kept" : cu_name(r), cujit_last_error());
+  return 0;
+}
+
+/* A call after the fault that may succeed or fail (it need not reach the device), but
+ * fails with a status and a message. */
+static void after_fault_any(cujit_status st, const char *what) {
+  if (st == CUJIT_OK) return;
+  n_checks_fault++;
+  if (!cujit_last_error()[0])
+    fail_with("%s after a device fault gave %s with no message", what, cujit_status_name(st));
+}
+
+/* Makes device d current after the fault (it needs the driver only for a device not used
+ * before): 1, or 0 when that failed. */
+static int after_fault_dev(int d) {
+  char what[64];
+  cujit_status st;
+  snprintf(what, sizeof what, "cujit_device_set_current(%d)", d);
+  logc("  %s;\n", what);
+  after_fault_any(st = cujit_device_set_current(d), what);
+  return st == CUJIT_OK;
+}
+
+/* Each live array read and written (its first bytes; what a read gives where it succeeds
+ * is checked), new arrays of a small and a pool size, an In/Out launch, each stream
+ * synchronised, the pool trimmed. */
+static void after_fault_calls(void) {
+  static const size_t sizes[2] = {1024, 3 << 20};
+  unsigned char *host = malloc((size_t)8 << 20), back[64];
+  char what[96];
+  int i, k;
+  for (i = 0; i < MAX_ARR && !failure[0]; i++) {
+    int dev;
+    size_t n = arr[i].n < sizeof back ? arr[i].n : sizeof back;
+    if (!arr[i].h || grp[arr[i].group].dead || !arr[i].n) continue;
+    if (!after_fault_dev(dev = grp[arr[i].group].dev)) continue;
+    snprintf(what, sizeof what, "cujit_array_read_range(a%d, 0, %zu, host)", i, n);
+    logc("  %s;\n", what);
+    if (after_fault(cujit_array_read_range(arr[i].h, 0, (int64_t)n, back), what, dev))
+      for (k = 0; k < (int)n; k++)
+        if (grp[arr[i].group].known[arr[i].off + k] &&
+            back[k] != grp[arr[i].group].bytes[arr[i].off + k])
+          fail_with("%s after a device fault (device %d's) gave 0x%02x at byte %d, but 0x%02x "
+                    "was last written",
+                    what, fault_dev, back[k], k, grp[arr[i].group].bytes[arr[i].off + k]);
+    snprintf(what, sizeof what, "cujit_array_write(a%d, host, %zu)", i, arr[i].n);
+    logc("  %s;\n", what);
+    memset(host, 0x5a, arr[i].n);
+    if (after_fault(cujit_array_write(arr[i].h, host, arr[i].n), what, dev)) wrote(i, host);
+  }
+  for (k = 0; k < 2 && !failure[0] && after_fault_dev(fault_dev); k++) {
+    cujit_array *a = NULL;
+    int64_t shape = (int64_t)sizes[k];
+    cujit_launch_options o = CUJIT_LAUNCH_OPTIONS_INIT;
+    snprintf(what, sizeof what, "cujit_array_from_host (%zu bytes)", sizes[k]);
+    logc("  cujit_array_from_host(&a, CUJIT_TYPE_U8, 1, (int64_t[]){%zu}, host);\n", sizes[k]);
+    if (after_fault(cujit_array_from_host(&a, CUJIT_TYPE_U8, 1, &shape, host), what, fault_dev))
+      cujit_array_destroy(a);
+    snprintf(what, sizeof what, "an In/Out launch of %zu bytes", sizes[k]);
+    logc("  CUJIT_LAUNCH_EX(inc, CUJIT_DIM3(%zu), CUJIT_DIM3(256), &o, cujit_in(host, %zu), "
+         "cujit_out(host + %zu, %zu), cujit_i64(%zu));\n",
+         (sizes[k] + 255) / 256, sizes[k], sizes[k], sizes[k], sizes[k]);
+    after_fault(CUJIT_LAUNCH_EX(k_inc, CUJIT_DIM3((unsigned)((sizes[k] + 255) / 256)),
+                                CUJIT_DIM3(256), &o, cujit_in(host, sizes[k]),
+                                cujit_out(host + sizes[k], sizes[k]), cujit_i64((int64_t)sizes[k])),
+                what, fault_dev);
+  }
+  for (k = 0; k < MAX_STREAMS && !failure[0]; k++) {
+    if (!streams[k] || !after_fault_dev(stream_dev[k])) continue;
+    snprintf(what, sizeof what, "cujit_stream_synchronize(s%d)", k);
+    logc("  %s;\n", what);
+    after_fault(cujit_stream_synchronize(streams[k]), what, stream_dev[k]);
+  }
+  if (!failure[0] && after_fault_dev(fault_dev)) {
+    logc("  cujit_mem_pool_trim();\n");
+    after_fault_any(cujit_mem_pool_trim(), "cujit_mem_pool_trim");
+  }
+  free(host);
+}
+
+/* Every array and stream destroyed, each with its device current where that can be made
+ * so (no crash, no hang; the checking fake driver flags any second free), then the
+ * reset a program might try: what it returned is kept. */
+static void after_fault_end(void) {
+  reset_fn reset = (reset_fn)driver_symbol("cuDevicePrimaryCtxReset_v2");
+  char what[64];
+  int i;
+  for (i = 0; i < MAX_ARR; i++) {
+    if (!arr[i].h) continue;
+    if (!grp[arr[i].group].dead) after_fault_dev(grp[arr[i].group].dev);
+    logc("  cujit_array_destroy(a%d);\n", i);
+    cujit_array_destroy(arr[i].h);
+    arr[i].h = NULL;
+    group_release(arr[i].group);
+  }
+  for (i = 0; i < MAX_STREAMS; i++) {
+    if (!streams[i]) continue;
+    after_fault_dev(stream_dev[i]);
+    snprintf(what, sizeof what, "cujit_stream_destroy(s%d)", i);
+    logc("  %s;\n", what);
+    after_fault_any(cujit_stream_destroy(streams[i]), what);
+    streams[i] = NULL;
+  }
+  if (!gpu_mode && !failure[0] && cd.violations()) {
+    char text[2048];
+    cd.report(text, sizeof text);
+    fail_with("after a device fault, the checking driver recorded %lu violation(s):\n%s",
+              cd.violations(), text);
+  }
+  logc("  cuDevicePrimaryCtxReset(%d); /* the driver's answer is reported */\n", fault_dev);
+  reset_after_fault = reset ? reset(fault_dev) : CUDA_ERROR_NOT_FOUND;
+}
+
+/* A kernel that writes to an invalid address: the fault is reported as
+ * CUJIT_ERROR_LAUNCH_FAILED, its message naming the driver's error and saying that the
+ * context is no longer usable (include/cujit.h, docs/guarantees.md); then the calls
+ * above. The sequence ends here (with --no-fault, the step is skipped). */
 static void fault_step(void) {
   CUdeviceptr p = 0;
   cujit_status st;
+  CUresult r;
   if (no_fault) return;
   OK(cujit_mem_alloc(&p, 64), "cujit_mem_alloc");
   logc("  CUJIT_LAUNCH(checkdriver_fault_now, CUJIT_DIM3(1), CUJIT_DIM3(1), cujit_ptr(p));\n"
        "  cujit_synchronize(); /* CUJIT_ERROR_LAUNCH_FAILED */\n");
+  fault_dev = cur_dev;
+  n_faults++;
   st = CUJIT_LAUNCH(k_fault, CUJIT_DIM3(1), CUJIT_DIM3(1), cujit_ptr(p));
   if (st == CUJIT_OK) st = cujit_synchronize();
+  r = cujit_last_cu_result();
   if (st != CUJIT_ERROR_LAUNCH_FAILED) {
     fail_with("a faulting kernel gave %s, not CUJIT_ERROR_LAUNCH_FAILED: %s", cujit_status_name(st),
-              cujit_last_error());
+              why());
     return;
   }
-  reset_device(); /* the only way on */
+  if (r == CUDA_SUCCESS || !strstr(cujit_last_error(), cu_name(r)) ||
+      !strstr(cujit_last_error(), "no longer usable")) {
+    fail_with("a faulting kernel's CUJIT_ERROR_LAUNCH_FAILED does not name the driver's error "
+              "(%s) and say that the context is no longer usable: \"%s\"",
+              r == CUDA_SUCCESS ? "not kept" : cu_name(r), cujit_last_error());
+    return;
+  }
+  n_checks_fault++;
+  logc("  cujit_synchronize(); /* CUJIT_ERROR_LAUNCH_FAILED again */\n");
+  after_fault(cujit_synchronize(), "cujit_synchronize", fault_dev);
+  if (!failure[0]) after_fault_calls();
+  after_fault_end();
 }
 
 static void trim_step(void) {
@@ -801,9 +1001,12 @@ static void run_step(const step *s) {
 /* ---- sequences ---- */
 
 /* One sequence in RESETS_EVERY may reset and fault the device (each costs a GPU a new
- * context, a tenth of a second or more); in the others those steps synchronise instead. */
+ * context, a tenth of a second or more; a fault, a process); in the others those steps
+ * synchronise instead. */
 #define RESETS_EVERY 8
 
+/* Sequence `seed`'s steps: a fault is the last (with --no-fault, it is skipped and the
+ * sequence goes on). */
 static size_t make_steps(uint64_t seed, step *out) {
   uint64_t s = seed * 0x2545f4914f6cdd1dull + 1;
   size_t n = 16 + mix(&s) % (MAX_STEPS - 16), i;
@@ -815,8 +1018,16 @@ static size_t make_steps(uint64_t seed, step *out) {
     out[i].r[0] = mix(&s);
     out[i].r[1] = mix(&s);
     out[i].r[2] = mix(&s);
+    if (k == K_FAULT && !no_fault) return i + 1;
   }
   return n;
+}
+
+/* Whether sequence `seed` ends in a device fault (and so runs in a process of its own). */
+static int has_fault(uint64_t seed) {
+  step steps[MAX_STEPS];
+  size_t n = make_steps(seed, steps);
+  return steps[n - 1].kind == K_FAULT && !no_fault;
 }
 
 /* Destroys what the sequence left (arrays, streams) and checks once more. */
@@ -838,14 +1049,16 @@ static void clean_up(void) {
 static int run_sequence(uint64_t seed, const unsigned char *keep) {
   step steps[MAX_STEPS];
   size_t n = make_steps(seed, steps), i;
+  int ended = 0; /* by a fault */
   failure[0] = '\0';
   c_len = 0;
-  for (i = 0; i < n && !failure[0]; i++) {
+  for (i = 0; i < n && !failure[0] && !ended; i++) {
     if (keep && !keep[i]) continue;
     logc("  /* step %zu */\n", i);
     run_step(&steps[i]);
     n_steps_run++;
-    if (!failure[0]) check_all();
+    ended = steps[i].kind == K_FAULT && !no_fault;
+    if (!failure[0] && !ended) check_all();
     if (failure[0] && !gpu_mode && cd.violations()) { /* what the driver saw, with it */
       char text[2048];
       size_t have = strlen(failure);
@@ -854,9 +1067,9 @@ static int run_sequence(uint64_t seed, const unsigned char *keep) {
         snprintf(failure + have, sizeof failure - have, "; the checking driver recorded: %s", text);
     }
   }
-  if (!failure[0])
-    clean_up();
-  else
+  if (!failure[0] && !ended)
+    clean_up(); /* after a fault, the fault's checks destroyed everything */
+  else if (failure[0])
     logc("  /* fails here: %s */\n", failure);
   return failure[0] != 0;
 }
@@ -1002,7 +1215,7 @@ static void shrink_and_print(uint64_t seed, uint64_t first) {
 static int start(void) {
   cujit_options o = CUJIT_OPTIONS_INIT;
   if (cujit_device_get_count(&ndev) != CUJIT_OK || ndev < 1) {
-    printf("%s: no usable CUDA device: %s\n", require_gpu ? "failed" : "SKIP", cujit_last_error());
+    printf("%s: no usable CUDA device: %s\n", require_gpu ? "failed" : "SKIP", why());
     return 0;
   }
   gpu_mode = checkdriver_open(getenv("CUJIT_LIBCUDA"), &cd) != 0;
@@ -1017,7 +1230,7 @@ static int start(void) {
   if (cujit_module_from_source(&mod, kSource, "memmodel.cu", &o) != CUJIT_OK ||
       cujit_module_get_function(mod, "inc", &k_inc) != CUJIT_OK ||
       cujit_module_get_function(mod, "checkdriver_fault_now", &k_fault) != CUJIT_OK) {
-    printf("failed: compiling the test's kernels: %s\n", cujit_last_error());
+    printf("failed: compiling the test's kernels: %s\n", why());
     return 0;
   }
   cur_dev = 0;
@@ -1030,57 +1243,95 @@ static int start(void) {
 static uint64_t first_seed = 1;
 static unsigned long n_sequences = MEMMODEL_SEQUENCES;
 
-/* The batch: every sequence in one process, as a program runs; "seed N" before each, the
- * failure or the summary at the end. 0, or 1 at the first failure. */
+/* What a run of sequences did, as its last line tells the parent ("counts: ..."). */
+typedef struct counts {
+  unsigned long long sequences, steps, bytes, sharing, faults, fault_checks;
+  int gpu; /* the driver was a real one */
+} counts;
+
+static void print_counts(unsigned long long sequences) {
+  printf("counts: %llu %llu %llu %llu %llu %llu %d\n", sequences, n_steps_run, n_checks_bytes,
+         n_checks_sharing, n_faults, n_checks_fault, gpu_mode);
+  if (n_faults) printf("reset after a fault: %s\n", cu_name(reset_after_fault));
+}
+
+/* The batch (--batch): the sequences without a device fault, in one process, as a program
+ * runs; "seed N" before each, the failure or the counts at the end. 0, or 1 at the first
+ * failure. */
 static int run_batch(void) {
-  unsigned long i;
-  struct timespec t0, t1;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
+  unsigned long i, ran = 0;
   for (i = 0; i < n_sequences; i++) {
     uint64_t seed = first_seed + i;
+    if (has_fault(seed)) continue; /* its own process */
     printf("seed %llu\n", (unsigned long long)seed);
     fflush(stdout);
     if (run_sequence(seed, NULL)) {
       printf("failed: %s\n", failure);
       return 1;
     }
+    ran++;
   }
-  clock_gettime(CLOCK_MONOTONIC, &t1);
-  printf("memmodel (%s): %lu sequences, %llu steps, %llu content checks, %llu sharing checks "
-         "in %.1f s\n",
-         gpu_mode ? "GPU" : "checking fake driver", n_sequences, n_steps_run, n_checks_bytes,
-         n_checks_sharing,
-         (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
-  /* a run that checked nothing has not passed */
-  if (!n_steps_run || !n_checks_bytes || !n_checks_sharing) {
-    printf("failed: nothing was checked\n");
-    return 1;
-  }
+  print_counts(ran);
   return 0;
 }
 
-/* Runs the batch in a child process (this one never touches the driver, so that a crash
- * there is a failure like any other: the sequence it was in is replayed and shrunk). */
-static void sequences_keep_memory_apart(void **state) {
-  char first_arg[32], count_arg[32], line[8192], why[8192] = "", last_seed[32] = "";
-  int fds[2], status, summary = 0;
+/* One sequence with a device fault, alone in this process (--alone): as run_batch. */
+static int run_alone(uint64_t seed) {
+  printf("seed %llu\n", (unsigned long long)seed);
+  fflush(stdout);
+  if (run_sequence(seed, NULL)) {
+    printf("failed: %s\n", failure);
+    return 1;
+  }
+  print_counts(1);
+  return 0;
+}
+
+/* What the resets after faults returned, and how often (the first few kinds). */
+static struct {
+  char name[48];
+  unsigned long n;
+} reset_seen[4];
+
+static void note_reset(const char *name) {
+  int i;
+  for (i = 0; i < 4; i++)
+    if (!reset_seen[i].n || strcmp(reset_seen[i].name, name) == 0) {
+      snprintf(reset_seen[i].name, sizeof reset_seen[i].name, "%s", name);
+      reset_seen[i].n++;
+      return;
+    }
+}
+
+/* Runs test_memmodel with `mode` and `arg` (--batch, or --alone SEED) in a child process,
+ * adding its counts to *sum: 0 when it held, TEST_SKIP_CODE when it skipped (why in
+ * `why`), else 1 with the seed it was in (0: before any) and why. */
+static int run_child(const char *mode, const char *arg, counts *sum, char *why, size_t why_size,
+                     uint64_t *seed) {
+  char first_arg[32], count_arg[32], line[8192];
+  int fds[2], status, done = 0;
   pid_t pid;
   FILE *from;
-  (void)state;
+  counts c;
   snprintf(first_arg, sizeof first_arg, "%llu", (unsigned long long)first_seed);
   snprintf(count_arg, sizeof count_arg, "%lu", n_sequences);
+  why[0] = '\0';
+  *seed = 0;
   fflush(NULL);
-  assert_int_equal(pipe(fds), 0);
+  if (pipe(fds) != 0) {
+    snprintf(why, why_size, "pipe: %s", strerror(errno));
+    return 1;
+  }
   pid = fork();
-  assert_true(pid >= 0);
   if (pid == 0) {
+    char *args[16];
+    int n = 0;
     close(fds[0]);
     dup2(fds[1], 1);
     close(fds[1]);
-    char *args[12];
-    int n = 0;
     args[n++] = self_path;
-    args[n++] = (char *)"--batch";
+    args[n++] = (char *)mode;
+    if (arg) args[n++] = (char *)arg;
     args[n++] = (char *)"--first";
     args[n++] = first_arg;
     args[n++] = (char *)"--sequences";
@@ -1093,37 +1344,108 @@ static void sequences_keep_memory_apart(void **state) {
     _exit(3);
   }
   close(fds[1]);
-  assert_non_null(from = fdopen(fds[0], "r"));
+  if (pid < 0 || !(from = fdopen(fds[0], "r"))) {
+    snprintf(why, why_size, "starting a child: %s", strerror(errno));
+    return 1;
+  }
   while (fgets(line, sizeof line, from)) {
     if (strncmp(line, "seed ", 5) == 0) {
-      snprintf(last_seed, sizeof last_seed, "%s", line + 5);
-      continue;
+      *seed = strtoull(line + 5, NULL, 10);
+    } else if (sscanf(line, "counts: %llu %llu %llu %llu %llu %llu %d", &c.sequences, &c.steps,
+                      &c.bytes, &c.sharing, &c.faults, &c.fault_checks, &c.gpu) == 7) {
+      done = 1;
+    } else if (strncmp(line, "reset after a fault: ", 21) == 0) {
+      note_reset(strtok(line + 21, "\n"));
+    } else {
+      if (strncmp(line, "SKIP: ", 6) != 0) fputs(line, stdout);
+      if (strncmp(line, "failed: ", 8) == 0 && !why[0]) snprintf(why, why_size, "%s", line + 8);
+      if (strncmp(line, "SKIP: ", 6) == 0 && !why[0]) snprintf(why, why_size, "%s", line + 6);
     }
-    if (strncmp(line, "SKIP: ", 6) != 0) fputs(line, stdout);
-    if (strncmp(line, "memmodel (", 10) == 0) summary = 1;
-    if (strncmp(line, "failed: ", 8) == 0 && !why[0]) snprintf(why, sizeof why, "%s", line + 8);
-    if (strncmp(line, "SKIP: ", 6) == 0 && !why[0]) snprintf(why, sizeof why, "%s", line);
   }
   fclose(from);
-  assert_int_equal(waitpid(pid, &status, 0), pid);
-  if (WIFEXITED(status) && WEXITSTATUS(status) == TEST_SKIP_CODE) {
-    test_skip_part("%s", why[0] ? why + 6 : "no device");
+  if (waitpid(pid, &status, 0) != pid) {
+    snprintf(why, why_size, "waitpid: %s", strerror(errno));
+    return 1;
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == TEST_SKIP_CODE) return TEST_SKIP_CODE;
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && done) {
+    sum->sequences += c.sequences;
+    sum->steps += c.steps;
+    sum->bytes += c.bytes;
+    sum->sharing += c.sharing;
+    sum->faults += c.faults;
+    sum->fault_checks += c.fault_checks;
+    sum->gpu |= c.gpu;
+    return 0;
+  }
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+    snprintf(why, why_size, "hung: no end in %d s", ALONE_LIMIT_S);
+  else if (WIFSIGNALED(status))
+    snprintf(why, why_size, "crashed with signal %d", WTERMSIG(status));
+  else if (!why[0])
+    snprintf(why, why_size, "exited with status %d and no failure",
+             WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  strtok(why, "\n");
+  return 1;
+}
+
+/* Runs the batch, then each sequence with a device fault, each in a child process (this one
+ * never touches the driver, so that a crash there is a failure like any other: the sequence
+ * it was in is replayed and shrunk), and sums what they checked. */
+static void sequences_keep_memory_apart(void **state) {
+  char why[8192], arg[32], said[256] = "";
+  counts sum;
+  uint64_t seed;
+  unsigned long i;
+  size_t used = 0;
+  int rc;
+  struct timespec t0, t1;
+  (void)state;
+  memset(&sum, 0, sizeof sum);
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  rc = run_child("--batch", NULL, &sum, why, sizeof why, &seed);
+  for (i = 0; i < n_sequences && rc == 0; i++)
+    if (has_fault(first_seed + i)) {
+      snprintf(arg, sizeof arg, "%llu", (unsigned long long)(first_seed + i));
+      rc = run_child("--alone", arg, &sum, why, sizeof why, &seed);
+    }
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  if (rc == TEST_SKIP_CODE) {
+    test_skip_part("%s", why[0] ? strtok(why, "\n") : "no device");
     skip();
   }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && summary) return;
-  if (WIFSIGNALED(status)) snprintf(why, sizeof why, "crashed with signal %d", WTERMSIG(status));
-  if (!last_seed[0]) fail_msg("the run failed before its first sequence: %s", why);
-  printf("sequence %s failed: %s\n", strtok(last_seed, "\n"), why);
+  if (rc != 0) {
+    if (!seed) fail_msg("the run failed before its first sequence: %s", why);
+    printf("sequence %llu failed: %s\n", (unsigned long long)seed, why);
+    fflush(stdout);
+    /* a sequence with a fault ran alone; one of the batch, after those before it */
+    shrink_and_print(seed, has_fault(seed) ? seed : first_seed);
+    fail_msg("sequence %llu failed: %s", (unsigned long long)seed, why);
+  }
+  for (i = 0; i < 4 && reset_seen[i].n; i++)
+    used += (size_t)snprintf(said + used, sizeof said - used, "%s%s (%lu)", i ? ", " : "",
+                             reset_seen[i].name, reset_seen[i].n);
+  printf("memmodel (%s): %llu sequences (%llu of them ending in a device fault, each in a "
+         "process of its own), %llu steps, %llu content checks, %llu sharing checks, %llu "
+         "checks after faults in %.1f s\n",
+         sum.gpu ? "GPU" : "checking fake driver", sum.sequences, sum.faults, sum.steps, sum.bytes,
+         sum.sharing, sum.fault_checks,
+         (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+  if (sum.faults) printf("memmodel: the reset after each fault returned %s\n", said);
   fflush(stdout);
-  shrink_and_print(strtoull(last_seed, NULL, 10), first_seed);
-  fail_msg("sequence %s failed: %s", last_seed, why);
+  /* a run that checked nothing has not passed */
+  if (!sum.steps || !sum.bytes || !sum.sharing)
+    fail_msg("nothing was checked (%llu steps, %llu content checks, %llu sharing checks)",
+             sum.steps, sum.bytes, sum.sharing);
+  if (sum.sequences != n_sequences)
+    fail_msg("%llu of the %lu sequences ran", sum.sequences, n_sequences);
 }
 
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(sequences_keep_memory_apart)};
   unsigned char keep[MAX_STEPS];
-  int i, replay = 0, batch = 0;
-  uint64_t replay_seed = 0;
+  int i, replay = 0, batch = 0, alone = 0;
+  uint64_t replay_seed = 0, alone_seed = 0;
   ssize_t len = readlink("/proc/self/exe", self_path, sizeof self_path - 1);
   self_path[len > 0 ? len : 0] = '\0';
   memset(keep, 1, sizeof keep);
@@ -1138,6 +1460,8 @@ int main(int argc, char **argv) {
       require_gpu = 1;
     else if (strcmp(argv[i], "--batch") == 0)
       batch = 1;
+    else if (strcmp(argv[i], "--alone") == 0 && i + 1 < argc)
+      alone = 1, alone_seed = strtoull(argv[++i], NULL, 10);
     else if (strcmp(argv[i], "--read-through-cujit") == 0)
       via_cujit = 1;
     else if (strcmp(argv[i], "--after") == 0 && i + 1 < argc)
@@ -1160,13 +1484,17 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  if (!replay && !batch) return test_group_result(cmocka_run_group_tests(tests, NULL, NULL));
+  if (!replay && !batch && !alone)
+    return test_group_result(cmocka_run_group_tests(tests, NULL, NULL));
+  if (alone || (replay && !replay_after)) alarm(ALONE_LIMIT_S); /* one sequence: a hang fails */
   if (!start()) return require_gpu || replay ? 1 : TEST_SKIP_CODE;
   if (batch) return run_batch();
+  if (alone) return run_alone(alone_seed);
   if (replay) {
     int failed = 0;
     uint64_t k;
-    for (k = replay_after; k && k < replay_seed && !failed; k++) failed = run_sequence(k, NULL);
+    for (k = replay_after; k && k < replay_seed && !failed; k++)
+      if (!has_fault(k)) failed = run_sequence(k, NULL); /* as the batch ran them */
     if (failed) {
       printf("failed: an earlier sequence (%llu): %s\n", (unsigned long long)k - 1, failure);
       return 1;

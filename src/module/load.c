@@ -75,6 +75,11 @@ cujit_status cj_module_load_failed(cj_module *m, int v, CUresult r, CUdevice dev
                                    const char *log) {
   const char *text = NULL;
   const char *hint = load_hint(m, r);
+  if (cj_cu_status(r) == CUJIT_ERROR_LAUNCH_FAILED) { /* an earlier kernel's fault, not the image */
+    char what[256];
+    snprintf(what, sizeof what, "loading module '%s' on device %d", m->name, (int)dev);
+    return cj_cu_wait_failed(r, what);
+  }
   cj_cu.cuGetErrorString(r, &text);
   return cj_fail_cu(CUJIT_ERROR_LOAD, r,
                     "loading module '%s' (%s, %s %s) on device %d (sm_%d) failed: "

@@ -42,6 +42,23 @@
  * parameter list, compile/symbols.c). A launch (cuLaunchKernel, cuLaunchKernelEx) checks its
  *   parameters and queues a kernel that does nothing when it runs, except a kernel named
  *   "checkdriver_fault..." or one after checkdriver_fault_next_launch(), which faults.
+ * - A fault (as an illegal address on a GPU) ends CUDA for the whole process, as cuda.h
+ *   documents of CUDA_ERROR_ILLEGAL_ADDRESS: the process is left in an inconsistent state,
+ *   any further CUDA work returns the same error, and to use CUDA again the process must
+ *   end. From the synchronisation that finds it, work queued anywhere is dropped and every
+ *   call that does work, in any context of any device, returns CUDA_ERROR_ILLEGAL_ADDRESS;
+ *   so do cuDevicePrimaryCtxReset, cuDevicePrimaryCtxRetain and Release, cuCtxCreate and
+ *   cuCtxDestroy, and nothing recovers. Frees fail too and free nothing, but are checked
+ *   as ever (and a second free of memory whose first one failed so is flagged). Queries
+ *   (of devices, libraries and kernels, pointers, a pool's attributes, the current context,
+ *   its device and ID, a primary context's state, error names) and destroying a stream, an
+ *   event or a library still answer. This is inferred, not seen: that the reset fails with
+ *   the sticky error follows from cuda.h (its list of returns includes errors of earlier
+ *   asynchronous launches, and the error's own text says further work returns it); on an
+ *   H200 (driver 580) one of the reset, retain and cuCtxSetCurrent that followed such a
+ *   fault failed, which one and with what CUresult not recorded; which queries still
+ *   answer is a guess of the same kind. test_memmodel prints what the reset returns
+ *   after each fault, on a GPU too.
  *
  * What it flags (records, and with checkdriver_set_abort(1) or CHECKDRIVER_ABORT=1 aborts
  * on, with a message naming the call): any use (copy, memset, launch parameter), free or
@@ -97,7 +114,7 @@ typedef struct fctx fctx;
 typedef struct fstream fstream;
 
 struct fctx {
-  int used, dev, primary, alive, retains, faulted;
+  int used, dev, primary, alive, retains;
   unsigned long long id;
 };
 
@@ -124,7 +141,7 @@ typedef struct falloc {
   fpool *pool;
   fstream *free_stream;
   unsigned long long free_seq;
-  int free_done;
+  int free_done, refused; /* refused: a free of it failed with the sticky error */
   const char *freed_by;
 } falloc;
 
@@ -139,6 +156,7 @@ typedef struct fevent {
 typedef struct pinned {
   unsigned char *lo, *hi;
   int mapped, dead; /* mapped: ours (cuMemHostAlloc), else registered */
+  int refused;      /* a free of it failed with the sticky error */
   fctx *ctx;
   unsigned long long ctx_id;
 } pinned;
@@ -218,6 +236,10 @@ static struct range {
 } * arena[MAX_DEV]; /* free address ranges of each device, by address */
 static size_t n_arena[MAX_DEV], cap_arena[MAX_DEV];
 static unsigned long n_violations;
+/* The sticky error of a device fault: once a faulting kernel has run, every call that does
+ * work returns it, in every context of the process, and nothing recovers (see the first
+ * comment). */
+static CUresult sticky_error;
 static char report_text[65536];
 static size_t report_len;
 /* Each thread's current context and fault request. Thread-specific data rather than
@@ -399,7 +421,7 @@ static fstream *legacy_of(fctx *c) {
 }
 
 /* The current context, which the call `fn` needs: CUDA_SUCCESS, or the error the real
- * driver gives (flagged: cujit must not call there). A faulted context's sticky error is
+ * driver gives (flagged: cujit must not call there). The sticky error of a fault is
  * returned unflagged. */
 static CUresult need_ctx(const char *fn, fctx **out) {
   fctx *c = current_get();
@@ -412,7 +434,7 @@ static CUresult need_ctx(const char *fn, fctx **out) {
     violation("%s: called in a dead context (reset or destroyed; ID %llu)", fn, c->id);
     return CUDA_ERROR_CONTEXT_IS_DESTROYED;
   }
-  if (c->faulted) return CUDA_ERROR_ILLEGAL_ADDRESS;
+  if (sticky_error) return sticky_error;
   return CUDA_SUCCESS;
 }
 
@@ -633,7 +655,7 @@ static void op_run(op *o) {
       break;
     case OP_SET: memset(o->t[0].a->host + (o->t[0].lo - o->t[0].a->base), o->value, o->n); break;
     case OP_KERNEL:
-      if (o->fault) o->ctx->faulted = 1;
+      if (o->fault) sticky_error = CUDA_ERROR_ILLEGAL_ADDRESS; /* the process's CUDA ends */
       break;
     case OP_FREE: o->freed->free_done = 1; break;
     default: break;
@@ -656,8 +678,8 @@ static void streams_reap(void) {
   }
 }
 
-/* Runs queued work: every item `need` marks, in queue order; the items of a context that
- * faulted meanwhile are dropped. */
+/* Runs queued work: every item `need` marks, in queue order; once a fault has run, the
+ * rest is dropped (the device runs nothing more for the process). */
 static void run_marked(const char *need) {
   size_t i, j;
   for (i = j = 0; i < n_ops; i++) {
@@ -666,7 +688,7 @@ static void run_marked(const char *need) {
       ops[j++] = *o;
       continue;
     }
-    if (!o->ctx->faulted && o->ctx->alive && o->ctx->id == o->ctx_id) op_run(o);
+    if (!sticky_error && o->ctx->alive && o->ctx->id == o->ctx_id) op_run(o);
     op_release(o);
   }
   n_ops = j;
@@ -726,7 +748,7 @@ static void drop_ctx_work(fctx *c) {
   streams_reap();
 }
 
-static CUresult sticky(fctx *c) { return c->faulted ? CUDA_ERROR_ILLEGAL_ADDRESS : CUDA_SUCCESS; }
+static CUresult sticky(void) { return sticky_error; }
 
 /* The stream a handle names in context c (NULL and the special handles: its legacy
  * stream); NULL, flagged, for a destroyed stream or one of another or a dead context. */
@@ -856,7 +878,6 @@ static void kill_ctx(fctx *c) {
         abort();
     }
   c->alive = 0;
-  c->faulted = 0;
 }
 
 /* ---- entry points: driver, devices ---- */
@@ -891,6 +912,7 @@ static CUresult f_error_name(CUresult r, const char **s) {
     NAME_(CUDA_ERROR_NOT_READY)
     NAME_(CUDA_ERROR_ILLEGAL_ADDRESS)
     NAME_(CUDA_ERROR_NOT_SUPPORTED)
+    NAME_(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED)
 #undef NAME_
     default: *s = "CUDA_ERROR_UNKNOWN"; break;
   }
@@ -945,6 +967,7 @@ static CUresult f_primary_retain(CUcontext *out, CUdevice d) {
   fctx *c;
   ENTER("cuDevicePrimaryCtxRetain");
   if (d < 0 || d >= ndev) RETURN(CUDA_ERROR_INVALID_DEVICE);
+  if (sticky_error) RETURN(sticky_error);
   c = &ctxs[d];
   if (!c->alive) {
     c->alive = 1;
@@ -959,6 +982,7 @@ static CUresult f_primary_release(CUdevice d) {
   fctx *c;
   ENTER("cuDevicePrimaryCtxRelease");
   if (d < 0 || d >= ndev) RETURN(CUDA_ERROR_INVALID_DEVICE);
+  if (sticky_error) RETURN(sticky_error);
   c = &ctxs[d];
   if (c->retains <= 0) {
     violation("cuDevicePrimaryCtxRelease: device %d's primary context is not retained", (int)d);
@@ -976,9 +1000,12 @@ static CUresult f_primary_state(CUdevice d, unsigned *flags, int *active) {
   RETURN(CUDA_SUCCESS);
 }
 
+/* After a fault the reset fails with the sticky error and the context stays as it was
+ * (inferred from cuda.h; see the first comment). */
 static CUresult f_primary_reset(CUdevice d) {
   ENTER("cuDevicePrimaryCtxReset");
   if (d < 0 || d >= ndev) RETURN(CUDA_ERROR_INVALID_DEVICE);
+  if (sticky_error) RETURN(sticky_error);
   if (ctxs[d].alive) kill_ctx(&ctxs[d]);
   RETURN(CUDA_SUCCESS);
 }
@@ -989,6 +1016,7 @@ static CUresult f_ctx_create(CUcontext *out, CUctxCreateParams *params, unsigned
   (void)params, (void)flags;
   ENTER("cuCtxCreate");
   if (d < 0 || d >= ndev) RETURN(CUDA_ERROR_INVALID_DEVICE);
+  if (sticky_error) RETURN(sticky_error);
   for (i = ndev; i < MAX_CTX && ctxs[i].used; i++) {
   }
   if (i == MAX_CTX) RETURN(CUDA_ERROR_OUT_OF_MEMORY);
@@ -1008,6 +1036,7 @@ static CUresult f_ctx_destroy(CUcontext h) {
     violation("cuCtxDestroy: %p is not a context made with cuCtxCreate", (void *)h);
     RETURN(CUDA_ERROR_INVALID_CONTEXT);
   }
+  if (sticky_error) RETURN(sticky_error);
   kill_ctx(c);
   c->used = 0;
   if (current_get() == c) current_set(NULL);
@@ -1055,7 +1084,7 @@ static CUresult f_ctx_sync(void) {
   ENTER("cuCtxSynchronize");
   if ((r = need_ctx("cuCtxSynchronize", &c)) != CUDA_SUCCESS) RETURN(r);
   finish_ctx(c);
-  RETURN(sticky(c));
+  RETURN(sticky());
 }
 
 /* ---- memory ---- */
@@ -1090,14 +1119,32 @@ static CUresult free_checked(const char *fn, fctx *c, fstream *s, CUdeviceptr p,
   return CUDA_SUCCESS;
 }
 
+/* A free asked after a fault: it fails with the sticky error and frees nothing (the memory
+ * stays allocated until the process ends), but is checked all the same: a free of memory
+ * that is freed, dead or was never allocated, or a second free of memory whose first free
+ * failed so, is flagged (the program cannot know whether the first one took). */
+static CUresult refuse_free(const char *fn, fctx *c, CUdeviceptr p) {
+  falloc *a;
+  if (free_checked(fn, c, NULL, p, &a) == CUDA_SUCCESS) {
+    if (a->refused)
+      violation("%s: 0x%llx freed twice (its first free failed with the sticky error of a "
+                "fault)",
+                fn, (unsigned long long)p);
+    a->refused = 1;
+  }
+  return sticky_error;
+}
+
 static CUresult f_mem_free(CUdeviceptr p) {
   fctx *c;
   falloc *a;
   CUresult r;
   ENTER("cuMemFree");
-  if ((r = need_ctx("cuMemFree", &c)) != CUDA_SUCCESS) RETURN(r);
+  r = need_ctx("cuMemFree", &c);
+  if (r != CUDA_SUCCESS && r == sticky_error) RETURN(refuse_free("cuMemFree", c, p));
+  if (r != CUDA_SUCCESS) RETURN(r);
   finish_ctx(c); /* the real driver waits for the device before freeing */
-  if ((r = sticky(c)) != CUDA_SUCCESS) RETURN(r);
+  if ((r = sticky()) != CUDA_SUCCESS) RETURN(r);
   /* work queued in other contexts is not waited for */
   if ((r = free_checked("cuMemFree", c, legacy_of(c), p, &a)) != CUDA_SUCCESS) RETURN(r);
   if (a->pool)
@@ -1159,13 +1206,21 @@ static CUresult f_host_free(void *p) {
   CUresult r;
   size_t i;
   ENTER("cuMemFreeHost");
-  if ((r = need_ctx("cuMemFreeHost", &c)) != CUDA_SUCCESS) RETURN(r);
-  finish_ctx(c);
+  if ((r = need_ctx("cuMemFreeHost", &c)) != CUDA_SUCCESS && r != sticky_error) RETURN(r);
+  if (!r) finish_ctx(c);
   for (i = 0; i < n_pins; i++)
     if (pins[i].lo == p && pins[i].mapped) break;
   if (i == n_pins) {
     violation("cuMemFreeHost: %p is not page-locked memory from cuMemHostAlloc", p);
     RETURN(CUDA_ERROR_INVALID_VALUE);
+  }
+  if (r) { /* after a fault: refused, checked as refuse_free() checks device memory */
+    if (pins[i].refused)
+      violation("cuMemFreeHost: %p freed twice (its first free failed with the sticky error "
+                "of a fault)",
+                p);
+    pins[i].refused = 1;
+    RETURN(r);
   }
   if (pins[i].dead)
     violation("cuMemFreeHost: %p is page-locked memory of a dead context (ID %llu)", p,
@@ -1233,7 +1288,7 @@ static CUresult htod(const char *fn, CUdeviceptr dst, const void *src, size_t n,
   if (!n) return CUDA_SUCCESS;
   if ((pin = host_pinned(fn, src, n)) < 0) return CUDA_ERROR_INVALID_VALUE;
   if (sync && !pin) finish_stream(s, 0); /* a stream sync before a pageable copy */
-  if ((r = sticky(c)) != CUDA_SUCCESS) return r;
+  if ((r = sticky()) != CUDA_SUCCESS) return r;
   if (!(a = use(fn, c, s, dst, n, 1))) return CUDA_ERROR_INVALID_VALUE;
   o = op_new(s, OP_HTOD);
   op_touch(o, a, dst, n, 1);
@@ -1245,7 +1300,7 @@ static CUresult htod(const char *fn, CUdeviceptr dst, const void *src, size_t n,
     memcpy(o->snapshot, src, n);
   }
   if (sync && pin) finish_stream(s, o->seq);
-  return sticky(c);
+  return sticky();
 }
 
 static CUresult dtoh(const char *fn, void *dst, CUdeviceptr src, size_t n, CUstream h, int sync) {
@@ -1284,11 +1339,11 @@ static CUresult dtoh(const char *fn, void *dst, CUdeviceptr src, size_t n, CUstr
   if (sync || !pin) finish_stream(s, o->seq);
   if (bounce) {
     size_t i;
-    if (!c->faulted) memcpy(dst, bounce, n);
+    if (!sticky_error) memcpy(dst, bounce, n);
     for (i = 0; i < n_pins; i++)
       if (pins[i].lo == bounce) pin_remove(i);
   }
-  return sticky(c);
+  return sticky();
 }
 
 static CUresult dtod(const char *fn, CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream h) {
@@ -1306,7 +1361,7 @@ static CUresult dtod(const char *fn, CUdeviceptr dst, CUdeviceptr src, size_t n,
   op_touch(o, a, dst, n, 1);
   op_touch(o, b, src, n, 0);
   o->n = n;
-  return sticky(c);
+  return sticky();
 }
 
 static CUresult memset8(const char *fn, CUdeviceptr dst, unsigned char v, size_t n, CUstream h) {
@@ -1323,7 +1378,7 @@ static CUresult memset8(const char *fn, CUdeviceptr dst, unsigned char v, size_t
   op_touch(o, a, dst, n, 1);
   o->n = n;
   o->value = v;
-  return sticky(c);
+  return sticky();
 }
 
 #define LOCKED(name, call) \
@@ -1380,6 +1435,7 @@ static CUresult f_pool_destroy(CUmemoryPool h) {
   size_t i;
   ENTER("cuMemPoolDestroy");
   if (!pool_live("cuMemPoolDestroy", p, NULL)) RETURN(CUDA_ERROR_INVALID_VALUE);
+  if (sticky_error) RETURN(sticky_error);
   for (i = 0; i < n_allocs; i++)
     if (allocs[i]->pool == p && allocs[i]->state == A_LIVE)
       violation("cuMemPoolDestroy: pool %p still has 0x%llx allocated", (void *)p,
@@ -1392,6 +1448,7 @@ static CUresult f_pool_destroy(CUmemoryPool h) {
 static CUresult f_default_pool(CUmemoryPool *out, CUdevice d) {
   ENTER("cuDeviceGetDefaultMemPool");
   if (d < 0 || d >= ndev) RETURN(CUDA_ERROR_INVALID_DEVICE);
+  if (sticky_error) RETURN(sticky_error);
   if (!ctxs[d].alive) RETURN(CUDA_ERROR_INVALID_CONTEXT);
   *out = (CUmemoryPool)(void *)default_pool(d, &ctxs[d]);
   RETURN(CUDA_SUCCESS);
@@ -1427,7 +1484,9 @@ static CUresult f_free_async(CUdeviceptr p, CUstream h) {
   op *o;
   CUresult r;
   ENTER("cuMemFreeAsync");
-  if ((r = need_ctx("cuMemFreeAsync", &c)) != CUDA_SUCCESS) RETURN(r);
+  r = need_ctx("cuMemFreeAsync", &c);
+  if (r != CUDA_SUCCESS && r == sticky_error) RETURN(refuse_free("cuMemFreeAsync", c, p));
+  if (r != CUDA_SUCCESS) RETURN(r);
   if (!(s = stream_of("cuMemFreeAsync", c, h))) RETURN(CUDA_ERROR_INVALID_HANDLE);
   if ((r = free_checked("cuMemFreeAsync", c, s, p, &a)) != CUDA_SUCCESS) RETURN(r);
   if (a->pool && !pool_live("cuMemFreeAsync", a->pool, NULL)) RETURN(CUDA_ERROR_INVALID_VALUE);
@@ -1444,13 +1503,14 @@ static CUresult f_free_async(CUdeviceptr p, CUstream h) {
     arena_give(a->dev, a->base, a->reserved);
     alloc_settle(a);
   }
-  RETURN(sticky(c));
+  RETURN(sticky());
 }
 
 static CUresult f_pool_trim(CUmemoryPool h, size_t keep) {
   fpool *p = (fpool *)(void *)h;
   ENTER("cuMemPoolTrimTo");
   if (!pool_live("cuMemPoolTrimTo", p, NULL)) RETURN(CUDA_ERROR_INVALID_VALUE);
+  if (sticky_error) RETURN(sticky_error);
   pool_trim(p, keep);
   RETURN(CUDA_SUCCESS);
 }
@@ -1459,6 +1519,7 @@ static CUresult f_pool_set(CUmemoryPool h, CUmemPool_attribute attr, void *value
   fpool *p = (fpool *)(void *)h;
   ENTER("cuMemPoolSetAttribute");
   if (!pool_live("cuMemPoolSetAttribute", p, NULL)) RETURN(CUDA_ERROR_INVALID_VALUE);
+  if (sticky_error) RETURN(sticky_error);
   if (attr == CU_MEMPOOL_ATTR_RELEASE_THRESHOLD) p->threshold = *(cuuint64_t *)value;
   RETURN(CUDA_SUCCESS);
 }
@@ -1564,7 +1625,7 @@ static CUresult stream_wait(const char *fn, CUstream h) {
   if ((r = need_ctx(fn, &c)) != CUDA_SUCCESS) return r;
   if (!(s = stream_of(fn, c, h))) return CUDA_ERROR_INVALID_HANDLE;
   finish_stream(s, 0);
-  return sticky(c);
+  return sticky();
 }
 
 static CUresult f_stream_sync(CUstream h) {
@@ -1650,7 +1711,7 @@ static CUresult f_event_sync(CUevent h) {
     finish_stream(e->s, e->seq);
     if (!e->done_at) e->done_at = finished_items + 1;
   }
-  RETURN(sticky(e->ctx));
+  RETURN(sticky());
 }
 
 static CUresult f_event_elapsed(float *ms, CUevent a, CUevent b) {
@@ -1766,6 +1827,7 @@ static CUresult f_library_load(CUlibrary *out, const void *image, CUjit_option *
   (void)o, (void)ov, (void)no, (void)lo, (void)lov, (void)nlo;
   ENTER("cuLibraryLoadData");
   if (!image) RETURN(CUDA_ERROR_INVALID_VALUE);
+  if (sticky_error) RETURN(sticky_error);
   if (!(l = calloc(1, sizeof *l))) abort();
   if ((r = image_code(image, l)) != CUDA_SUCCESS) {
     free(l);
@@ -2076,7 +2138,7 @@ static CUresult launch(const char *fn, const void *h, unsigned gx, unsigned gy, 
     }
   }
   o->fault = fault_take() || strncmp(k->name, "checkdriver_fault", 17) == 0;
-  return sticky(c);
+  return sticky();
 }
 
 static CUresult f_launch(CUfunction h, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
@@ -2201,6 +2263,7 @@ EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) {
   return f_primary_retain(c, d);
 }
 EXPORT CUresult CUDAAPI cuCtxSetCurrent(CUcontext c) { return f_ctx_set(c); }
+EXPORT CUresult CUDAAPI cuGetErrorName(CUresult r, const char **s) { return f_error_name(r, s); }
 
 /* ---- control and queries (checkdriver.h) ---- */
 

@@ -23,9 +23,10 @@ typedef struct checkdriver_api {
    * CHECKDRIVER_ABORT=1 in the environment. */
   void (*set_abort)(int on);
   /* The next kernel launched in the calling thread's current context faults when it runs:
-   * from the synchronisation that finds it, every call in that context fails with
-   * CUDA_ERROR_ILLEGAL_ADDRESS until the context is reset or destroyed. (A kernel whose
-   * name starts with "checkdriver_fault" does the same.) */
+   * from the synchronisation that finds it, every call that does work, in any context,
+   * fails with CUDA_ERROR_ILLEGAL_ADDRESS for the rest of the process, a reset included
+   * (checkdriver.c's first comment says which calls still answer). A kernel whose name
+   * starts with "checkdriver_fault" does the same. */
   void (*fault_next_launch)(void);
   /* Reads n bytes at device address p as the device holds them now (finished work only),
    * touching no queue: 0; 1 when unfinished work will still write some of them (dst then
