@@ -182,6 +182,7 @@ static void plain_values_reach_the_kernel(void **state) {
   assert_ok(cujit_mem_copy_dtoh(y, d, sizeof y));
   for (i = 0; i < LEN; i++) assert_true(y[i] == (i < USED ? 2.5f * (float)i : -1.0f));
   assert_ok(cujit_mem_free(d));
+}
 
 /* ---- past the registers, on the direct path ---- */
 
