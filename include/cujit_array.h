@@ -455,6 +455,8 @@ CUJIT_API cujit_status cujit_array_from_dlpack_legacy(cujit_array **out,
                                                       struct DLManagedTensor *tensor,
                                                       unsigned flags);
 
+/** @} */
+
 /** @name Printing
  *  An array as NumPy's print(a) and str(a) show it, with NumPy's default print options:
  *  the elements in brackets, one level a dimension (rows of a matrix on lines of their
