@@ -249,8 +249,7 @@ EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get) {
   fill(core2, n_core2, NVTX_CBID_CORE2_DomainRangePop, (NvtxFunctionPointer)domain_pop);
   fill(core2, n_core2, NVTX_CBID_CORE2_DomainCreateA, (NvtxFunctionPointer)domain_create);
   fill(core2, n_core2, NVTX_CBID_CORE2_DomainDestroy, (NvtxFunctionPointer)domain_destroy);
-  fill(core2, n_core2, NVTX_CBID_CORE2_DomainRegisterStringA,
-       (NvtxFunctionPointer)register_string);
+  fill(core2, n_core2, NVTX_CBID_CORE2_DomainRegisterStringA, (NvtxFunctionPointer)register_string);
   fill(core2, n_core2, NVTX_CBID_CORE2_DomainMarkEx, (NvtxFunctionPointer)domain_mark);
   fill(core2, n_core2, NVTX_CBID_CORE2_DomainRangeStartEx, (NvtxFunctionPointer)domain_start);
   fill(core2, n_core2, NVTX_CBID_CORE2_DomainRangeEnd, (NvtxFunctionPointer)domain_end);

@@ -12,13 +12,13 @@
 
 /* One range, as pushed and popped. */
 typedef struct nvtxrec_range {
-  char name[224];      /* its message: the text given, or the registered string's */
-  char domain[32];     /* its domain's name; "" for NVTX's global domain */
-  int registered;      /* 1: named by a registered string (nvtxDomainRegisterStringA) */
-  int parent;          /* the range open on the same thread and domain when this one was
-                          pushed (its index), or -1 */
-  int depth;           /* 0 for a range with no parent */
-  int closed;          /* 1 once popped */
+  char name[224];       /* its message: the text given, or the registered string's */
+  char domain[32];      /* its domain's name; "" for NVTX's global domain */
+  int registered;       /* 1: named by a registered string (nvtxDomainRegisterStringA) */
+  int parent;           /* the range open on the same thread and domain when this one was
+                           pushed (its index), or -1 */
+  int depth;            /* 0 for a range with no parent */
+  int closed;           /* 1 once popped */
   unsigned long thread; /* the pushing thread's id (gettid) */
 } nvtxrec_range;
 
@@ -50,9 +50,8 @@ static inline int nvtxrec_open(const char *path, nvtxrec_api *api) {
   *(void **)&api->domains = dlsym(h, "nvtxrec_domains");
   *(void **)&api->strings = dlsym(h, "nvtxrec_strings");
   dlclose(h); /* NVTX's reference keeps it loaded */
-  return api->count && api->get && api->clear && api->problems && api->domains && api->strings
-             ? 0
-             : -1;
+  return api->count && api->get && api->clear && api->problems && api->domains && api->strings ? 0
+                                                                                               : -1;
 }
 
 #endif

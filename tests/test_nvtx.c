@@ -120,7 +120,8 @@ static int children(int parent, const char *const *names, const char *want) {
   }
   return at;
 }
-#define CHILDREN(parent, want, ...) children((parent), (const char *const[]){__VA_ARGS__, NULL}, (want))
+#define CHILDREN(parent, want, ...) \
+  children((parent), (const char *const[]){__VA_ARGS__, NULL}, (want))
 
 /* Whether range i is inside range `outer` (at any depth). */
 static int inside(size_t i, int outer) {
@@ -267,9 +268,9 @@ static void links_show_their_parts_and_nvjitlink(void **state) {
   all_clean();
   assert_int_equal(count_tops(), 1);
   c = top("cujit: link nvtx_link");
-  miss = CHILDREN(c, "cujit: cache miss", "cujit: compile main.cu", "cujit: compile lib.cu",
-                  "cujit: cache memory", "cujit: cache key", "cujit: cache disk",
-                  "cujit: cache miss");
+  miss =
+      CHILDREN(c, "cujit: cache miss", "cujit: compile main.cu", "cujit: compile lib.cu",
+               "cujit: cache memory", "cujit: cache key", "cujit: cache disk", "cujit: cache miss");
   CHILDREN(miss, NULL, "cujit: nvJitLink nvtx_link", "cujit: cache store memory",
            "cujit: cache store disk");
   /* each source compiled through the cache, inside the link */
@@ -341,17 +342,17 @@ static cujit_array *array_of(cujit_type t) {
 
 /* Runs `call` (a status) with a clean record and checks that it made one outermost range,
  * named `name`, with (compiled 1) or without (0) a compile inside it. */
-#define OPERATION(name, compiled, call)                                        \
-  do {                                                                         \
-    int op_;                                                                   \
-    clear();                                                               \
-    assert_ok(call);                                                           \
-    snapshot();                                                                \
-    all_clean();                                                               \
-    assert_int_equal(count_tops(), 1);                                         \
-    op_ = top(name);                                                           \
-    assert_int_equal(count_in(op_, "cujit: compile ") > 0, (compiled));         \
-    assert_int_equal(count_in(op_, "cujit: NVRTC ") > 0, (compiled));           \
+#define OPERATION(name, compiled, call)                                 \
+  do {                                                                  \
+    int op_;                                                            \
+    clear();                                                            \
+    assert_ok(call);                                                    \
+    snapshot();                                                         \
+    all_clean();                                                        \
+    assert_int_equal(count_tops(), 1);                                  \
+    op_ = top(name);                                                    \
+    assert_int_equal(count_in(op_, "cujit: compile ") > 0, (compiled)); \
+    assert_int_equal(count_in(op_, "cujit: NVRTC ") > 0, (compiled));   \
   } while (0)
 
 static void array_operations_are_named_by_operation_and_type(void **state) {
@@ -372,8 +373,7 @@ static void array_operations_are_named_by_operation_and_type(void **state) {
             cujit_array_map(&r, "a * a + 1", 1, (const char *const[]){"a"},
                             (const cujit_array *const[]){x}));
   cujit_array_destroy(r), r = NULL;
-  OPERATION("cujit: where f32 f64", 1,
-            cujit_array_where(x, cujit_arr(x), cujit_arr(y), &r));
+  OPERATION("cujit: where f32 f64", 1, cujit_array_where(x, cujit_arr(x), cujit_arr(y), &r));
   cujit_array_destroy(r), r = NULL;
   OPERATION("cujit: sum f32", 1, cujit_array_reduce(CUJIT_REDOP_SUM, x, &r));
   cujit_array_destroy(r), r = NULL;
@@ -395,7 +395,8 @@ static void array_operations_are_named_by_operation_and_type(void **state) {
             cujit_array_concatenate(2, (const cujit_array *const[]){x, x}, &r));
   cujit_array_destroy(r), r = NULL;
   OPERATION("cujit: random f32", 1,
-            cujit_array_random(&r, CUJIT_TYPE_F32, 1, (const int64_t[]){64}, CUJIT_RANDOM_UNIFORM, 7));
+            cujit_array_random(&r, CUJIT_TYPE_F32, 1, (const int64_t[]){64}, CUJIT_RANDOM_UNIFORM,
+                               7));
   cujit_array_destroy(r), r = NULL;
   /* an operation that is no cujit_binop is refused, its range named without reading past
    * the table of names */
