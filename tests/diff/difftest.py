@@ -295,6 +295,9 @@ def summarize(cfg, a, counts, failures, troubles, seconds):
         return 1
     for name, stmts, what in failures[:a.max_reports]:
         report(cfg, name, stmts, what)
+    for name, stmts, what in failures[a.max_reports:]:
+        # the others, a line each: the first difference, unshrunk
+        print("differs too: %s: %s" % (name, " | ".join(what.strip().splitlines()[:2])))
     for t in troubles[:3]:
         if not failures:
             print("runner trouble:", t)
