@@ -335,6 +335,7 @@ static void a_kernel_that_does_not_compile_with_chunks(void **state) {
 
 /* ---- the loops, compiled for the host and run thread after thread ---- */
 
+#ifdef CUJIT_TEST_CXX /* the host sources, used only with a C++ compiler */
 static const char kHostPrelude[] =
     "#include <cstdint>\n#include <cstdio>\n#include <cstdlib>\n#include <cstring>\n"
     "struct cj_dim3 { unsigned x = 1, y = 1, z = 1; };\n"
@@ -465,6 +466,8 @@ static const char *const kHostKernels[][3] = {
     {"k_cond", "float *z, const float *w", "if (w[i] > 0) z[i] = w[i]"},
     {"k_bytes", "bool *m, const unsigned char *c", "m[i] = c[i] > 7; m[i] = !m[i]"},
 };
+
+#endif
 
 static void loops_on_the_host(void **state) {
 #ifndef CUJIT_TEST_CXX
