@@ -15,7 +15,7 @@
  *  - on the checking fake driver, calls through the public API on views, which launch
  *    without a violation. */
 #include "testutil.h"
-#include "array/array.h"
+#include "gen/gen.h"
 #include "fakedriver/checkdriver.h"
 
 /* ---- what the text says ---- */

@@ -4,7 +4,7 @@
 #include <ctype.h>
 #include <string.h>
 
-#include "array/array.h"
+#include "gen/gen.h"
 
 static int ident_start(char c) { return isalpha((unsigned char)c) || c == '_'; }
 static int ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }

@@ -20,7 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "array/array.h"
+#include "gen/gen.h"
 
 /* The loop's parameters, after the caller's. */
 static void put_signature(cj_buf *b, const cj_ew_kernel *k, int chunks) {
@@ -210,24 +210,6 @@ struct cujit_elementwise {
   cj_ew_kernel k;
   char *params, *body, *name, *preamble, *loop_prep, *after_loop;
 };
-
-int cj_is_identifier(const char *s) {
-  size_t i;
-  if (!s[0] || (s[0] >= '0' && s[0] <= '9')) return 0;
-  for (i = 0; s[i]; i++)
-    if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
-          (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
-      return 0;
-  return 1;
-}
-
-/* The generator options' first version ended with after_loop: what a size of 0 stands for. */
-#define GEN_OPTIONS_V1 CJ_SIZE_V1(cujit_generator_options, after_loop)
-
-cujit_status cj_gen_options(const char *fn, const cujit_generator_options *user,
-                            cujit_generator_options *own) {
-  return cj_sized_in(fn, "cujit_generator_options", user, GEN_OPTIONS_V1, own, sizeof *own);
-}
 
 /* "const float *x, float a" as the kernel's parameter list. */
 static char *params_of(const cj_decl *d, size_t n) {

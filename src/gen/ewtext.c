@@ -24,7 +24,7 @@
  * the array as const and does not compile, and elementwise.c uses the one at a time. */
 #include <string.h>
 
-#include "array/array.h"
+#include "gen/gen.h"
 
 enum { TK_IDENT, TK_NUMBER, TK_LITERAL, TK_PUNCT };
 

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "array/array.h"
+#include "gen/gen.h"
 
 struct cujit_reduction {
   cj_decl *decls;
