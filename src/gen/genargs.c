@@ -14,7 +14,7 @@
 typedef struct arg_ctx {
   const char *fn;
   size_t i;
-  const cj_decl *d;
+  const cj_gen_decl *d;
   const cujit_arg *a;
 } arg_ctx;
 
@@ -99,7 +99,7 @@ static cujit_status scalar_arg(const arg_ctx *c, cujit_arg *out) {
   return CUJIT_OK;
 }
 
-cujit_status cj_gen_args(const char *fn, const cj_decl *d, size_t n, const cujit_arg *args,
+cujit_status cj_gen_args(const char *fn, const cj_gen_decl *d, size_t n, const cujit_arg *args,
                          size_t nargs, cujit_arg *out, const cj_array **first) {
   size_t i;
   *first = NULL;

@@ -8,7 +8,7 @@
 #include "gen/gen.h"
 
 struct cujit_reduction {
-  cj_decl *decls;
+  cj_gen_decl *decls;
   size_t ndecls;
   size_t first_array;  /* index of the first array argument (there must be one) */
   char *args;          /* the declarations as given, for messages */
@@ -68,7 +68,7 @@ static cujit_status check_create(cujit_reduction **out, cujit_type type, const c
 }
 
 /* The kernel's parameters as the declarations give them: "const float *x, float a". */
-static void put_params(cj_buf *b, const cj_decl *d, size_t n) {
+static void put_params(cj_buf *b, const cj_gen_decl *d, size_t n) {
   size_t i;
   for (i = 0; i < n; i++)
     cj_buf_printf(b, "%s%s%s %s%s", i ? ", " : "", d[i].is_const ? "const " : "",
@@ -132,7 +132,7 @@ cujit_status cujit_reduction_create(cujit_reduction **out, cujit_type type, cons
   cujit_status st = check_create(out, type, neutral, reduce_expr, map_expr, user, opts);
   if (st != CUJIT_OK) return st;
   if (!(r = cj_calloc(1, sizeof *r))) return cj_fail_oom("making a reduction");
-  if ((st = cj_decl_parse(args, &r->decls, &r->ndecls)) != CUJIT_OK) goto fail;
+  if ((st = cj_gen_decl_parse(args, &r->decls, &r->ndecls)) != CUJIT_OK) goto fail;
   if (!(r->args = cj_strdup(args)) || !(r->types = cj_calloc(r->ndecls, sizeof *r->types))) {
     st = cj_fail_oom("making a reduction");
     goto fail;
