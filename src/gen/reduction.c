@@ -1,7 +1,6 @@
 /* reduction.c - the reduction generator (cujit_reduction_*): declarations and expressions
  * in, a kernel of the reduction engine out, compiled at the first call and launched over
  * the first array argument's elements once every argument has been checked. */
-#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -29,13 +28,6 @@ void cujit_reduction_destroy(cujit_reduction *r) {
 
 /* ---- making one ---- */
 
-static int is_identifier(const char *s) {
-  if (!isalpha((unsigned char)*s) && *s != '_') return 0;
-  while (*++s)
-    if (!isalnum((unsigned char)*s) && *s != '_') return 0;
-  return 1;
-}
-
 static cujit_status check_create(cujit_reduction **out, cujit_type type, const char *neutral,
                                  const char *reduce_expr, const char *map_expr,
                                  const cujit_generator_options *user,
@@ -60,7 +52,7 @@ static cujit_status check_create(cujit_reduction **out, cujit_type type, const c
            "%s: map_expr is %s; give element i's value, "
            "e.g. \"x[i]\"",
            fn, map_expr ? "empty" : "NULL");
-  CJ_CHECK(!opts || !opts->name || is_identifier(opts->name), CUJIT_ERROR_INVALID_VALUE,
+  CJ_CHECK(!opts || !opts->name || cj_is_identifier(opts->name), CUJIT_ERROR_INVALID_VALUE,
            "%s: the kernel name \"%s\" is not a C "
            "identifier; use letters, digits and '_'",
            fn, opts->name);

@@ -21,12 +21,7 @@ static cujit_status check_text(const char *text, const char *what, const char *e
 
 /* A kernel name is a C identifier. */
 static cujit_status check_name(const char *name) {
-  size_t i;
-  int ok = name[0] && !(name[0] >= '0' && name[0] <= '9');
-  for (i = 0; ok && name[i]; i++)
-    ok = (name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
-         (name[i] >= '0' && name[i] <= '9') || name[i] == '_';
-  CJ_CHECK(ok, CUJIT_ERROR_INVALID_VALUE,
+  CJ_CHECK(cj_is_identifier(name), CUJIT_ERROR_INVALID_VALUE,
            "cujit_scan_create: the kernel name \"%s\" is "
            "not a C identifier",
            name);
