@@ -3,8 +3,9 @@
  * @brief cujit: compile CUDA C at run time, cache it, find kernels by name, launch them.
  *
  * This header is the manual: every function is documented where it is declared, in
- * sections in the order a program meets them. Everything here is stable; the array layer
- * is in cujit_array.h and is experimental (see "Stability" below).
+ * sections in the order a program meets them. Everything here is stable but sections 13
+ * and 14 and the Redis tier; the array layer, in cujit_array.h, is experimental too (see
+ * "Stability" below).
  *
  * Contents
  *   - Conventions: errors, ownership, structs that grow, names, stability
@@ -121,10 +122,12 @@ extern "C" {
  * CUJIT_ERROR_NVRTC (cache hits still work). A child uses neither its parent's CUDA
  * context nor its compile jobs (docs/manual/compiling.md, "Compiling and fork()").
  *
- * Stability. Everything declared in cujit.h is stable within a minor version: from one
+ * Stability. What cujit.h declares is stable within a minor version: from one
  * 0.N.x release to the next, names, signatures and meanings stay as they are and only
  * additions come; a change comes with a new minor version and is listed in the CHANGELOG.
- * The array layer (cujit_array.h) is experimental: its API may change in any 0.x release.
+ * Experimental, so that any 0.x release may change them: the sections whose banner says
+ * so (13 and 14), functions whose comment begins with "Experimental" (the Redis tier),
+ * and the array layer (cujit_array.h). docs/manual/stability.md says why.
  *
  * ### Structs that grow
  *
@@ -1293,18 +1296,18 @@ CUJIT_API cujit_status cujit_cache_set_dir(const char *dir);
  *  the disk cache is off or unusable; cujit_last_error() then says why. Owned by cujit;
  *  valid until the calling thread's next call of cujit_cache_dir(). */
 CUJIT_API const char *cujit_cache_dir(void);
-/** Sets this process's remote cache tier: a Redis server that the machines of a cluster
- *  share, asked after a disk miss and before NVRTC. A hit there is written to the disk
- *  cache too; a compile after a miss stores its entry in both. One process per key
- *  compiles across all machines (the others wait for its entry, at most
- *  CUJIT_CACHE_LOCK_TIMEOUT). What comes back is checked as a disk entry is (size, key,
- *  checksum); a bad value, or an answer that would take hiredis more than 64 MiB, is a
- *  miss, counted in remote_invalid, and replaced. A server that does not connect within
- *  connect_timeout (default 50 ms, once its host name is resolved) or does not finish a
- *  command within timeout (default 50 ms; a command that moves a large entry gets 16 ms
- *  more per MiB) is skipped for
- *  30 s, with a warning, and compiles go on locally. The remote tier is used only
- *  together with a usable disk cache. No message shows the password.
+/** Experimental (docs/manual/stability.md). Sets this process's remote cache tier: a
+ *  Redis server that the machines of a cluster share, asked after a disk miss and before
+ *  NVRTC. A hit there is written to the disk cache too; a compile after a miss stores its
+ *  entry in both. One process per key compiles across all machines (the others wait for
+ *  its entry, at most CUJIT_CACHE_LOCK_TIMEOUT). What comes back is checked as a disk
+ *  entry is (size, key, checksum); a bad value, or an answer that would take hiredis more
+ *  than 64 MiB, is a miss, counted in remote_invalid, and replaced. A server that does not
+ *  connect within connect_timeout (default 50 ms, once its host name is resolved) or does
+ *  not finish a command within timeout (default 50 ms; a command that moves a large entry
+ *  gets 16 ms more per MiB) is skipped for 30 s, with a warning, and compiles go on
+ *  locally. The remote tier is used only together with a usable disk cache. No message
+ *  shows the password.
  *  @param url  `redis://[[user]:password@]host[:port][/db][?connect_timeout=MS&timeout=MS]`
  *              (copied; port 6379 and database 0 by default; the user information ends
  *              at the last `@`, so a password may hold `/`, `?`, `#` or `@` as they are,
@@ -1318,7 +1321,8 @@ CUJIT_API const char *cujit_cache_dir(void);
  *          says what is wrong and the form expected); CUJIT_ERROR_CACHE when hiredis cannot
  *          be loaded. After an error there is no remote tier until one is set again. */
 CUJIT_API cujit_status cujit_cache_set_remote(const char *url);
-/** The remote tier in use, as set or read from CUJIT_CACHE_REMOTE, with its password
+/** Experimental (docs/manual/stability.md). The remote tier in use, as set or read from
+ *  CUJIT_CACHE_REMOTE, with its password
  *  replaced by "***"; "" when there is none.
  *  @param url   receives it: at most `size` bytes, NUL-terminated.
  *  @param size  the bytes url has room for.
@@ -2350,7 +2354,7 @@ CUJIT_API const char *cujit_log_env_ignored(void);
 /** @} */
 
 /* =======================================================================================
- * 13. Textures and surfaces (need a device)                                       stable
+ * 13. Textures and surfaces (need a device)                                 experimental
  * ===================================================================================== */
 
 /** @defgroup textures 13. Textures and surfaces
@@ -2561,7 +2565,7 @@ CUJIT_API cujit_status cujit_surface_destroy(cujit_surfobj surf);
 
 /* =======================================================================================
  * 14. Questioning the cache: why a compile missed, whether entries are reproducible
- *                                                                                 stable
+ *                                                                           experimental
  * ===================================================================================== */
 
 /** @defgroup explain 14. Questioning the cache: explain and verify
