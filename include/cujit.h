@@ -2725,7 +2725,8 @@ CUJIT_API cujit_status cujit_cache_verify(size_t sample, cujit_cache_verify_fn f
  * cujit_status is also a macro of its own name, which hands the status to cujit_checked_()
  * with the call's name. The library's own sources are built without them
  * (CUJIT_BUILDING_LIBRARY), so that what cujit calls inside never reaches the handler. A
- * function added to this header gets its line here: a test checks that every one has it. */
+ * function added to this header gets its line here: a test checks that every one has it
+ * (docs/manual/stability.md says why they are kept so). */
 /** @cond */
 #ifdef CUJIT_BUILDING_LIBRARY
 #  define CUJIT_CHECKED_AS_(name, call) (call)
