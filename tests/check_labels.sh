@@ -78,8 +78,10 @@ Labels: cpu docs
     "the test manual_index has no label of what it tests"
   expect misspelt "$(echo "$good" | sed 's/cpu store/cpu stor/')" "has the label stor, which is no folder"
   mkdir "$tmp/tests"
+  # shellcheck disable=SC2016 # the backquotes are Markdown's, not the shell's
   printf '| `store` | the disk cache | `test_cache`, `test_gone` |\n' >"$tmp/tests/README.md"
   expect map "$good" "tests/README.md names the test test_gone, which the build does not have"
+  # shellcheck disable=SC2016 # the backquotes are Markdown's, not the shell's
   printf '| `stor` | the disk cache | `test_cache` |\n' >"$tmp/tests/README.md"
   expect maplabel "$good" "tests/README.md maps the label stor, which no test has"
   rm "$tmp/tests/README.md"

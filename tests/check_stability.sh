@@ -93,11 +93,15 @@ M
   }
   mk good
   out=$(check_tree "$tmp/good") || { echo "self-test: a good tree failed:"; echo "$out"; return 1; }
-  mk unlisted; sed -i 's/`cujit_make`, //' "$tmp/unlisted/docs/manual/stability.md"
+  mk unlisted
+  # shellcheck disable=SC2016 # the backquotes are Markdown's, not the shell's
+  sed -i 's/`cujit_make`, //' "$tmp/unlisted/docs/manual/stability.md"
   expect unlisted "cujit.h marks cujit_make experimental, but stability.md does not list it"
   mk unmarked; sed -i 's/Experimental (see the page). //' "$tmp/unmarked/include/cujit.h"
   expect unmarked "stability.md calls cujit_try experimental, but cujit.h marks it stable"
-  mk gone; sed -i 's/`cujit_try`/`cujit_gone`/' "$tmp/gone/docs/manual/stability.md"
+  mk gone
+  # shellcheck disable=SC2016 # the backquotes are Markdown's, not the shell's
+  sed -i 's/`cujit_try`/`cujit_gone`/' "$tmp/gone/docs/manual/stability.md"
   expect gone "cujit.h declares no such function"
   mk bare; sed -i 's/ *experimental$/ */' "$tmp/bare/include/cujit.h"
   expect bare "a section banner says neither stable nor experimental"
