@@ -7,6 +7,15 @@
 
 #include "array/array.h"
 
+/* ---- promote.c: the types of results ---- */
+
+/* The type arithmetic on elements of type t is computed and accumulated in: float for the
+ * 16-bit floats, t itself for the others. */
+int cj_ops_compute_type(int t);
+/* The type a sum, product or cumulative sum of elements of type t gives (NumPy's): 64-bit
+ * for bool and the narrower integers, t itself for the others. */
+int cj_ops_sum_type(int t);
+
 /* ---- intwrap.c: integer arithmetic in kernels, wrapping as NumPy's ---- */
 
 /* Device code (guarded: any number of times in a source): cj_add, cj_sub, cj_mul and

@@ -259,20 +259,6 @@ cujit_status cj_ops_scan(const cj_ops_scan_spec *s, const cj_array *in, cujit_ar
 
 /* ---- cumsum ---- */
 
-/* The type a cumulative sum of `type` gives: 64-bit for bool and narrower integers. */
-static int cumsum_type(int type) {
-  switch (type) {
-    case CUJIT_TYPE_BOOL:
-    case CUJIT_TYPE_I8:
-    case CUJIT_TYPE_I16:
-    case CUJIT_TYPE_I32: return CUJIT_TYPE_I64;
-    case CUJIT_TYPE_U8:
-    case CUJIT_TYPE_U16:
-    case CUJIT_TYPE_U32: return CUJIT_TYPE_U64;
-    default: return type;
-  }
-}
-
 cujit_status cujit_array_cumsum(const cujit_array *h, int exclusive, cujit_array **out) {
   cj_ops_scan_spec s;
   char name[48];
@@ -283,7 +269,7 @@ cujit_status cujit_array_cumsum(const cujit_array *h, int exclusive, cujit_array
   CJ_TRACE("cujit: cumsum %s", CJ_TYPE_NAME(a->type));
   memset(&s, 0, sizeof s);
   s.in_type = a->type;
-  s.type = cumsum_type(a->type);
+  s.type = cj_ops_sum_type(a->type);
   s.op = "a + b";
   if (cj_int_wraps(s.type)) { /* integer sums wrap, as NumPy's, with no signed overflow */
     s.op = "cj_add<cj_t>(a, b)";
