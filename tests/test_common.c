@@ -823,7 +823,7 @@ static void scalar_table_is_sound(void **state) {
 static void scalar_kinds_are_asked_once(void **state) {
   int t;
   (void)state;
-  for (t = CUJIT_TYPE_BYTES; t <= CUJIT_TYPE_PTR; t++) {
+  for (t = CUJIT_TYPE_BYTES; t <= CUJIT_TYPE_C128; t++) {
     int number = t != CUJIT_TYPE_BYTES && t != CUJIT_TYPE_PTR;
     int half = t == CUJIT_TYPE_F16 || t == CUJIT_TYPE_BF16;
     int real = half || t == CUJIT_TYPE_F32 || t == CUJIT_TYPE_F64;
@@ -834,7 +834,7 @@ static void scalar_kinds_are_asked_once(void **state) {
     assert_int_equal(cj_scalar_is_complex(t), complex);
   }
   assert_false(cj_scalar_is_int(-1) || cj_scalar_is_float(-1) || cj_scalar_is_complex(-1));
-  assert_false(cj_scalar_is_half(CUJIT_TYPE_PTR + 1));
+  assert_false(cj_scalar_is_half(CUJIT_TYPE_C128 + 1));
 }
 
 /* A kernel's or an operand's name is a C identifier: ASCII letters, digits and '_', not
