@@ -5,8 +5,9 @@
 #   that records its arguments; README.md names exactly the packages it installs;
 # - scripts/skip-reasons prints each skipped group's reason from a ctest log;
 # - scripts/check-layers refuses an include from a layer above, a folder it does not know, a
-#   folder of more than 4,000 lines, a call to a layer above, a circle between files and a
-#   name used twice, each on a tree made for it;
+#   folder of more than 4,000 lines, a call to a layer above, a circle between files, a
+#   file name used twice, an internal name with another folder's word and a word listed for
+#   two folders, each on a tree made for it;
 # - scripts/sample-lines counts a made-up Python text and samples as docs/samples.md says (error
 #   handling, declarations and frees count; checks, preprocessor lines and braces do not),
 #   and refuses a sample over the limit;
@@ -110,6 +111,25 @@ build_objs
 out=$(sh "$t/scripts/check-layers" "$t/build" || true)
 case $out in *"src/low/b.c: low (layer low) calls h from the layer above, high"*) ;; *)
   echo "check-layers let a call to the layer above pass: $out"; exit 1;; esac
+# An internal name's word belongs to its folder: a cj_ name of high/ with low/'s word is
+# refused, and so is a word listed for two folders.
+printf 'int b(int x) { return x + 1; }\nint cj_lo_one(void) { return 1; }\n' >"$t/src/low/b.c"
+printf 'int a(int);\nint h(int x) { return a(x); }\nint cj_hi_two(void) { return 2; }\n' \
+  >"$t/src/high/high.c"
+printf -- '- `low/`: `lo`\n- `high/`: `hi`\n' >>"$t/src/README.md"
+build_objs
+sh "$t/scripts/check-layers" "$t/build" >/dev/null ||
+  { echo "check-layers refused names with their folders' words"; exit 1; }
+printf 'int a(int);\nint h(int x) { return a(x); }\nint cj_lo_two(void) { return 2; }\n' \
+  >"$t/src/high/high.c"
+build_objs
+out=$(sh "$t/scripts/check-layers" "$t/build" || true)
+case $out in *"src/high/high.c: high defines cj_lo_two, but cj_lo_ is a word of low/"*) ;; *)
+  echo "check-layers let a name with another folder's word pass: $out"; exit 1;; esac
+printf -- '- `high/`: `lo`\n' >>"$t/src/README.md"
+out=$(sh "$t/scripts/check-layers" 2>&1 || true)
+case $out in *"the word cj_lo_ is listed for more than one folder"*"low high"*) ;; *)
+  echo "check-layers let a word listed for two folders pass: $out"; exit 1;; esac
 printf 'int c(void) { return 0; }\n' >"$t/src/high/a.c"
 out=$(sh "$t/scripts/check-layers" 2>&1 || true)
 case $out in *"more than one file is named a.c: $t/src/high/a.c $t/src/low/a.c"*|\

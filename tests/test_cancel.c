@@ -198,7 +198,7 @@ static void an_nvrtc_that_cannot_stop_compiles_to_the_end(void **state) {
   cujit_options o;
   hook h;
   (void)state;
-  assert_ok(cj_nvrtc_load());
+  assert_ok(cj_libnvrtc_load());
   saved = cj_nv.nvrtcSetFlowCallback;
   cj_nv.nvrtcSetFlowCallback = NULL;
   o = heavy_options(&h);

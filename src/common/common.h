@@ -204,7 +204,7 @@ typedef struct cj_key {
 } cj_key;
 
 /* 32 lowercase hex digits and a NUL. */
-void cj_key_hex(const cj_key *k, char out[33]);
+void cj_hash128_hex(const cj_key *k, char out[33]);
 /* XXH3-128 of bytes, in canonical form. */
 void cj_hash128(const void *p, size_t n, unsigned char out[16]);
 /* XXH3-64 of head followed by body (the checksum of an entry, a blob, a bundle). */

@@ -129,7 +129,7 @@ static cujit_status compile_probe(cj_module *m, char **exprs, size_t n) {
   if (st == CUJIT_OK) {
     q.name_exprs = (const char *const *)exprs;
     q.n_name_exprs = n;
-    st = cj_compile(&q, &im);
+    st = cj_cache_compile(&q, &im);
   }
   cj_request_free(&q);
   cj_buf_free(&src);

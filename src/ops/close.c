@@ -228,7 +228,7 @@ static cujit_status allclose(const char *fn, const cj_array *a, const cj_array *
   unsigned char result = 0;
   cujit_status st;
   if (!cj_array_same_shape(a, b)) {
-    CJ_TRY(cj_array_broadcast(fn, (const cj_array *const[]){a, b}, names, 2, &shape, &bcast));
+    CJ_TRY(cj_ops_broadcast(fn, (const cj_array *const[]){a, b}, names, 2, &shape, &bcast));
     full = &shape;
   }
   if (full->size == 0) { /* every element of none is close */

@@ -155,9 +155,8 @@ static cujit_status plan_call(op_call *c, cujit_array **out, const cj_array *con
  * must be one; operands of a single element (0-d arrays, say) are broadcast to it, bit j
  * of *bcast set, and add leading dimensions of one where they have more (as NumPy does).
  * The result is ordered on the first operand's stream. */
-cujit_status cj_array_broadcast(const char *fn, const cj_array *const *ops,
-                                const char *const *names, size_t n, cj_array *shape,
-                                unsigned *bcast) {
+cujit_status cj_ops_broadcast(const char *fn, const cj_array *const *ops, const char *const *names,
+                              size_t n, cj_array *shape, unsigned *bcast) {
   char x[CJ_SHAPE_TEXT], y[CJ_SHAPE_TEXT];
   const cj_array *full = NULL, *first = NULL;
   size_t j, k = 0;
@@ -331,7 +330,7 @@ cujit_status cujit_array_binary(cujit_binop op, const cujit_array *ha, const cuj
   CJ_TRY(cj_array_get2(ha, hb, fn, "a", "b", &a, &b));
   CJ_TRACE("cujit: %s " CJ_TYPES2_FMT, OP_NAME(binop_names, op), CJ_TYPES2(a->type, b->type));
   if (!cj_array_same_shape(a, b))
-    CJ_TRY(cj_array_broadcast(fn, (const cj_array *const[]){a, b}, ab_names, 2, &shape, &bc));
+    CJ_TRY(cj_ops_broadcast(fn, (const cj_array *const[]){a, b}, ab_names, 2, &shape, &bc));
   call.fn = fn, call.a = bc ? &shape : a, call.n_in = 2, call.n_scalars = 0;
   call.in[0] = a->data, call.in[1] = b->data;
   CJ_TRY(plan_call(&call, out, (const cj_array *const[]){a, b}, bc, &plan));
@@ -636,7 +635,7 @@ static cujit_status select_values(int positive, const cujit_array *hc, const cuj
   ct = ops[0]->type;
   if (positive && cj_scalar_is_complex(ct))
     return refuse(fn, "if_positive", ct, "complex numbers have no order");
-  CJ_TRY(cj_array_broadcast(fn, (const cj_array *const *)ops, what, 3, &shape, &bc));
+  CJ_TRY(cj_ops_broadcast(fn, (const cj_array *const *)ops, what, 3, &shape, &bc));
   /* the kernel's inputs: cond, then the values given as arrays */
   call.fn = fn, call.a = &shape, call.n_in = 0, call.n_scalars = 0;
   for (j = 0; j < 3; j++) {

@@ -216,7 +216,7 @@ cujit_status cj_reduce_run(cujit_function *fn, const cj_reduce_spec *s, int64_t 
   if (!(p.all = cj_calloc(p.n, sizeof *p.all))) return cj_fail_oom("launching a reduction");
   if (nargs) memcpy(p.all, args, nargs * sizeof *args);
   if (bytes && ((st = cj_ctx_ensure(&ctx, &dev)) != CUJIT_OK ||
-                (st = cj_pool_alloc(dev, bytes, stream, &scratch, &owner)) != CUJIT_OK)) {
+                (st = cj_mem_pool_alloc(dev, bytes, stream, &scratch, &owner)) != CUJIT_OK)) {
     cj_free(p.all);
     return st;
   }
@@ -225,7 +225,7 @@ cujit_status cj_reduce_run(cujit_function *fn, const cj_reduce_spec *s, int64_t 
   if (st == CUJIT_OK && host)
     st = cu(cj_cu.cuMemcpyDtoHAsync(host, dst, result_size, stream), "cuMemcpyDtoHAsync");
   if (st == CUJIT_OK && host) st = cu(cj_cu.cuStreamSynchronize(stream), "cuStreamSynchronize");
-  if (scratch) cj_pool_free(dev, scratch, bytes, stream, &owner);
+  if (scratch) cj_mem_pool_free(dev, scratch, bytes, stream, &owner);
   cj_free(p.all);
   return st;
 }
@@ -542,13 +542,13 @@ cujit_status cujit_array_reduce_as(cujit_redop op, const cujit_array *h, cujit_t
   return reduce(op, a, type, out, fn);
 }
 
-cujit_status cj_array_reduce_op(cujit_redop op, const cj_array *a, cujit_array **out,
-                                const char *fn) {
+cujit_status cj_ops_reduce_op(cujit_redop op, const cj_array *a, cujit_array **out,
+                              const char *fn) {
   return reduce(op, a, cj_reduce_result(op, a->type), out, fn);
 }
 
-cujit_status cj_array_dot_op(const cj_array *a, const cj_array *b, cujit_array **out,
-                             const char *fn) {
+cujit_status cj_ops_dot_op(const cj_array *a, const cj_array *b, cujit_array **out,
+                           const char *fn) {
   char sa[CJ_SHAPE_TEXT], sb[CJ_SHAPE_TEXT];
   builtin k;
   cujit_status st;
@@ -568,5 +568,5 @@ cujit_status cujit_array_dot(const cujit_array *ha, const cujit_array *hb, cujit
   static const char fn[] = "cujit_array_dot";
   cj_array *a, *b;
   CJ_TRY(cj_array_get2(ha, hb, fn, "a", "b", &a, &b));
-  return cj_array_dot_op(a, b, out, fn);
+  return cj_ops_dot_op(a, b, out, fn);
 }

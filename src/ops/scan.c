@@ -216,10 +216,10 @@ static cujit_status scan_run(const cj_ops_scan_spec *s, CUdeviceptr in, CUdevice
   if (st != CUJIT_OK || blocks == 0) return st;
   if (blocks == 1) return launch(fn, 1, smem, stream, in, out, 0, n, chunk, 1);
   CJ_TRY(cj_ctx_ensure(&ctx, &dev));
-  CJ_TRY(cj_pool_alloc(dev, blocks * size, stream, &sums, &owner));
+  CJ_TRY(cj_mem_pool_alloc(dev, blocks * size, stream, &sums, &owner));
   st = launch(fn, blocks, smem, stream, in, out, sums, n, chunk, 0);
   if (st == CUJIT_OK) st = launch(fn, blocks, smem, stream, in, out, sums, n, chunk, 1);
-  cj_pool_free(dev, sums, blocks * size, stream, &owner);
+  cj_mem_pool_free(dev, sums, blocks * size, stream, &owner);
   return st;
 }
 

@@ -506,7 +506,7 @@ static int unexpected(const char *what, const cj_reply *r, char *why, size_t siz
 
 void cj_redis_key(const cj_key *key, char out[40]) {
   char hex[33];
-  cj_key_hex(key, hex);
+  cj_hash128_hex(key, hex);
   snprintf(out, 40, "cujit:%s", hex);
 }
 

@@ -1809,7 +1809,7 @@ static CUresult image_code(const void *image, flib *l) {
     return CUDA_SUCCESS;
   }
   n = strlen(image);
-  if (!cj_ptx_check(p, n, arch, sizeof arch)) return CUDA_ERROR_INVALID_IMAGE;
+  if (!cj_code_ptx_check(p, n, arch, sizeof arch)) return CUDA_ERROR_INVALID_IMAGE;
   if (atoi(strchr(arch, '_') ? strchr(arch, '_') + 1 : "0") > 90)
     return CUDA_ERROR_NO_BINARY_FOR_GPU;
   l->is_ptx = 1;
