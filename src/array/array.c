@@ -177,8 +177,8 @@ static cujit_status new_array(cujit_array **out, cj_array **made, int type, int 
   cj_mem_ctx owner = {NULL, 0};
   cj_block *b;
   cj_array *a;
-  cujit_status st = cj_ctx_ensure(&ctx, &dev);
-  if (st != CUJIT_OK) return st;
+  cujit_status st;
+  CJ_TRY(cj_ctx_ensure(&ctx, &dev));
   if (bytes && (st = cj_mem_pool_alloc(dev, bytes, stream, &ptr, &owner)) != CUJIT_OK) return st;
   if ((st = take(&a, &b)) != CUJIT_OK) {
     if (ptr) cj_mem_pool_free(dev, ptr, bytes, stream, &owner);

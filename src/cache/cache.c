@@ -54,8 +54,8 @@ cujit_status cujit_cache_get_disk_stats(cujit_cache_stats *user) {
   cujit_cache_stats own, *stats = &own;
   cj_disk_counters c;
   cj_root root;
-  cujit_status st = stats_begin(fn, user, stats);
-  if (st != CUJIT_OK) return st;
+  cujit_status st;
+  CJ_TRY(stats_begin(fn, user, stats));
   CJ_TRY(cj_root_open_status(&root));
   if (cj_diskstats_read(&root, &c) != 0)
     st = cujit_last_status(); /* the detail names the file */

@@ -48,7 +48,6 @@ static cujit_status rebuild(const cj_manifest *m, rebuilt *b) {
   cujit_options o = CUJIT_OPTIONS_INIT;
   size_t i;
   int p;
-  cujit_status st;
   if (!(b->source = dup_text(m->source)) || !(b->name = dup_text(m->name)) ||
       !(b->arch = dup_text(m->arch)))
     return cj_fail_oom("verifying the cache");
@@ -68,8 +67,7 @@ static cujit_status rebuild(const cj_manifest *m, rebuilt *b) {
   o.headers = b->headers;
   o.name_expressions = (const char *const *)b->list[CJ_PART_NAME_EXPRS];
   o.flags = m->toolkit ? 0 : CUJIT_OPT_NO_TOOLKIT_INCLUDES;
-  st = cj_request_init(&b->r, b->source, b->name, &o, NULL);
-  if (st != CUJIT_OK) return st;
+  CJ_TRY(cj_request_init(&b->r, b->source, b->name, &o, NULL));
   b->has_request = 1;
   if (!b->arch[0]) { /* NVRTC's default, whatever device or CUJIT_ARCH is here */
     b->r.arch[0] = '\0';
