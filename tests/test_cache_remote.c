@@ -21,7 +21,7 @@
 #include "cachetest.h"
 #include "linktest.h"
 #include "remote/remote.h"
-#include "driver/hiredis.h"
+#include "dl/hiredis.h"
 
 #define PASSWORD "cujit-test-pw"
 enum { HERD = 32, LOOPERS = 4, LOOP_COMPILES = 5 };

@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "cachetest.h"
-#include "driver/nvrtc.h" /* internal: the entry point table, to play an older NVRTC */
+#include "dl/nvrtc.h" /* internal: the entry point table, to play an older NVRTC */
 
 static const char kHeavy[] = "template <int N> __global__ void heavy(float *x) {\n"
                              "  float a = x[threadIdx.x], b = x[threadIdx.x + 1];\n"

@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "cachetest.h"
-#include "driver/nvrtc.h" /* internal: cj_libnvrtc_loaded */
-#include "format/blob.h"  /* internal: the blob's layout, for damaging it */
+#include "dl/nvrtc.h"    /* internal: cj_libnvrtc_loaded */
+#include "format/blob.h" /* internal: the blob's layout, for damaging it */
 
 #define SOURCE                                                        \
   "template <typename T> __global__ void scale(T *x, T f, int n) {\n" \

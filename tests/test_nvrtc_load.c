@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "cachetest.h"
-#include "driver/nvrtc.h"
+#include "dl/nvrtc.h"
 
 static const char kOther[] = "__global__ void other(int *x) { x[0] = 1; }\n";
 

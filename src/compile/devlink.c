@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "compile/devlink.h"
-#include "driver/nvrtc.h"
+#include "dl/nvrtc.h"
 
 /* ---- forks while links run ----
  *

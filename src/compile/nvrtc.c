@@ -6,7 +6,7 @@
 #include <time.h>
 
 #include "compile/compile.h"
-#include "driver/nvrtc.h"
+#include "dl/nvrtc.h"
 
 static pthread_once_t archs_once = PTHREAD_ONCE_INIT;
 static int archs[128];

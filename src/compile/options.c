@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "compile/compile.h"
-#include "driver/driver.h"
+#include "dl/driver.h"
 
 int cj_arch_clamp(int cc, const int *supported, size_t n) {
   int best = 0, lowest = 0;

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "compile/compile.h"
-#include "driver/nvrtc.h"
+#include "dl/nvrtc.h"
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static CJ_LARGE char include_dir[PATH_MAX]; /* canonical; "" when no toolkit was found */

@@ -1,5 +1,5 @@
 /* toolchain.c - the NVRTC a cache key names. Normally the build ID of the NVRTC library
- * that a compile would load, read from the file without loading it (driver/loader.c), so
+ * that a compile would load, read from the file without loading it (dl/loader.c), so
  * that a cache hit never maps NVRTC. On a machine with no NVRTC at all, where a cache
  * filled elsewhere is used as it is, the keys name the NVRTC that last wrote an entry
  * there: the cache directory's "nvrtc" file records it. */
@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "key/key.h"
-#include "driver/nvrtc.h"
+#include "dl/nvrtc.h"
 
 #define NAME_FILE "nvrtc"
 

@@ -3,7 +3,7 @@
 #ifndef CUJIT_TEXTURE_H
 #define CUJIT_TEXTURE_H
 
-#include "driver/driver.h"
+#include "dl/driver.h"
 
 struct cujit_cuarray {
   CUarray handle;

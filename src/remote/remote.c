@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "remote/remote.h"
-#include "driver/hiredis.h"
+#include "dl/hiredis.h"
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 CJ_FORK_GUARDED(guard_tier, mu)

@@ -41,7 +41,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "driver/nvrtc.h"
+#include "dl/nvrtc.h"
 #include "worker/worker.h"
 
 extern char **environ;

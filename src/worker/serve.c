@@ -12,7 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "driver/nvrtc.h"
+#include "dl/nvrtc.h"
 #include "store/store.h"
 #include "worker/worker.h"
 

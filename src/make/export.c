@@ -11,9 +11,9 @@
 #include <string.h>
 
 #include "cache/cache.h"
-#include "driver/nvrtc.h"
+#include "dl/nvrtc.h"
 #include "format/blob.h"
-#include "frontend/frontend.h"
+#include "make/frontend.h"
 
 /* ---- keys ---- */
 

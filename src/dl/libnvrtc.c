@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "driver/nvrtc.h"
+#include "dl/nvrtc.h"
 
 cj_nvrtc_api cj_nv;
 

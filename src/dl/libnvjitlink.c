@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "driver/nvjitlink.h"
-#include "driver/nvrtc.h"
+#include "dl/nvjitlink.h"
+#include "dl/nvrtc.h"
 
 cj_nvjitlink_api cj_jl;
 

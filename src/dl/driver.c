@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "driver/driver.h"
-#include "driver/loader.h"
+#include "dl/driver.h"
+#include "dl/loader.h"
 
 typedef CUresult (*get_proc_fn)(const char *, void **, int, cuuint64_t,
                                 CUdriverProcAddressQueryResult *);

@@ -10,7 +10,7 @@
 #include "format/blob.h"
 #include "format/bundle.h"
 #include "format/prebuilt.h"
-#include "frontend/frontend.h"
+#include "make/frontend.h"
 
 enum { MAX_ARCHS = 64 };
 #define OPTIONS_V1 CJ_SIZE_V1(cujit_options, flags)

@@ -6,7 +6,7 @@
 
 #include <nvrtc.h>
 
-#include "driver/loader.h"
+#include "dl/loader.h"
 
 /* Every NVRTC entry point cujit uses; the optional ones (newer NVRTC) may stay NULL. */
 /* clang-format off */

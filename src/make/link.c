@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "cache/cache.h"
-#include "driver/driver.h"
+#include "dl/driver.h"
 #include "format/prebuilt.h"
 #include "module/module.h"
 

@@ -13,7 +13,7 @@
 #include <time.h>
 
 #include "cache/cache.h"
-#include "frontend/frontend.h"
+#include "make/frontend.h"
 #include "worker/worker.h"
 
 #define RUNNER_IDLE_S 10
