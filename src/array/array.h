@@ -10,7 +10,7 @@
 
 #include "cujit_array.h"
 #include "common/common.h"
-#include "driver/driver.h"
+#include "dl/driver.h"
 
 /* The device memory behind an array and its views (and the DLPack tensors lent out of
  * them: dlpack.c). */

@@ -25,17 +25,6 @@ static const char kHelpers[] =
 /* An operation's name for its range, whatever `op` holds (checked later, off the fast path). */
 #define OP_NAME(names, op) ((op) >= 0 && (size_t)(op) < CJ_COUNT(names) ? (names)[op] : "op")
 
-static int is_complex(int t) { return t == CUJIT_TYPE_C64 || t == CUJIT_TYPE_C128; }
-static int is_float(int t) {
-  return t == CUJIT_TYPE_F16 || t == CUJIT_TYPE_BF16 || t == CUJIT_TYPE_F32 || t == CUJIT_TYPE_F64;
-}
-static int is_int(int t) { return !is_float(t) && !is_complex(t); } /* bool included */
-
-/* The type arithmetic happens in: float for the 16-bit floats. */
-static int compute_type(int t) {
-  return t == CUJIT_TYPE_F16 || t == CUJIT_TYPE_BF16 ? CUJIT_TYPE_F32 : t;
-}
-
 static int is_comparison(int op) { return op >= CUJIT_BINOP_EQ && op <= CUJIT_BINOP_GE; }
 
 static cujit_status refuse(const char *fn, const char *op, int type, const char *why) {
@@ -47,7 +36,7 @@ static cujit_status refuse(const char *fn, const char *op, int type, const char 
 static cujit_status binop_allowed(const char *fn, int op, int p) {
   CJ_CHECK(op >= 0 && (size_t)op < CJ_COUNT(binop_names), CUJIT_ERROR_INVALID_VALUE,
            "%s: %d is not a cujit_binop", fn, op);
-  if (is_complex(p) &&
+  if (cj_scalar_is_complex(p) &&
       (op == CUJIT_BINOP_FMOD || op == CUJIT_BINOP_MINIMUM || op == CUJIT_BINOP_MAXIMUM ||
        (is_comparison(op) && op != CUJIT_BINOP_EQ && op != CUJIT_BINOP_NE)))
     return refuse(fn, binop_names[op], p, "complex numbers have no order");
@@ -59,10 +48,10 @@ static cujit_status binop_allowed(const char *fn, int op, int p) {
 /* The type op computes in for promoted type p: f64 for true division of integers, i8 for
  * pow and fmod of bools (as NumPy), float for the 16-bit floats. */
 static int binop_compute(int op, int p) {
-  if (op == CUJIT_BINOP_DIV && is_int(p)) return CUJIT_TYPE_F64;
+  if (op == CUJIT_BINOP_DIV && cj_scalar_is_int(p)) return CUJIT_TYPE_F64;
   if (p == CUJIT_TYPE_BOOL && (op == CUJIT_BINOP_POW || op == CUJIT_BINOP_FMOD))
     return CUJIT_TYPE_I8;
-  return compute_type(p);
+  return cj_ops_compute_type(p);
 }
 
 static int binop_result(int op, int p) {
@@ -86,16 +75,16 @@ static void binop_expr(cj_buf *b, int op, int c, const char *x, const char *y) {
     cj_buf_printf(b, "(%s %s %s)", x, infix[op], y);
   } else if (op == CUJIT_BINOP_POW) {
     cj_buf_printf(b, "%s(%s, %s)",
-                  is_complex(c) ? "cuda::std::pow"
-                  : is_int(c)   ? "cj_ipow"
-                  : f32         ? "powf"
-                                : "pow",
+                  cj_scalar_is_complex(c) ? "cuda::std::pow"
+                  : cj_scalar_is_int(c)   ? "cj_ipow"
+                  : f32                   ? "powf"
+                                          : "pow",
                   x, y);
   } else if (op == CUJIT_BINOP_FMOD) {
-    cj_buf_printf(b, "%s(%s, %s)", is_int(c) ? "cj_imod" : f32 ? "fmodf" : "fmod", x, y);
+    cj_buf_printf(b, "%s(%s, %s)", cj_scalar_is_int(c) ? "cj_imod" : f32 ? "fmodf" : "fmod", x, y);
   } else {
     int min = op == CUJIT_BINOP_MINIMUM;
-    if (is_int(c))
+    if (cj_scalar_is_int(c))
       cj_buf_printf(b, "(%s %s %s ? %s : %s)", x, min ? "<" : ">", y, x, y);
     else
       cj_buf_printf(b, "cj_f%s(%s, %s)", min ? "min" : "max", x, y);
@@ -166,9 +155,8 @@ static cujit_status plan_call(op_call *c, cujit_array **out, const cj_array *con
  * must be one; operands of a single element (0-d arrays, say) are broadcast to it, bit j
  * of *bcast set, and add leading dimensions of one where they have more (as NumPy does).
  * The result is ordered on the first operand's stream. */
-cujit_status cj_array_broadcast(const char *fn, const cj_array *const *ops,
-                                const char *const *names, size_t n, cj_array *shape,
-                                unsigned *bcast) {
+cujit_status cj_ops_broadcast(const char *fn, const cj_array *const *ops, const char *const *names,
+                              size_t n, cj_array *shape, unsigned *bcast) {
   char x[CJ_SHAPE_TEXT], y[CJ_SHAPE_TEXT];
   const cj_array *full = NULL, *first = NULL;
   size_t j, k = 0;
@@ -342,7 +330,7 @@ cujit_status cujit_array_binary(cujit_binop op, const cujit_array *ha, const cuj
   CJ_TRY(cj_array_get2(ha, hb, fn, "a", "b", &a, &b));
   CJ_TRACE("cujit: %s " CJ_TYPES2_FMT, OP_NAME(binop_names, op), CJ_TYPES2(a->type, b->type));
   if (!cj_array_same_shape(a, b))
-    CJ_TRY(cj_array_broadcast(fn, (const cj_array *const[]){a, b}, ab_names, 2, &shape, &bc));
+    CJ_TRY(cj_ops_broadcast(fn, (const cj_array *const[]){a, b}, ab_names, 2, &shape, &bc));
   call.fn = fn, call.a = bc ? &shape : a, call.n_in = 2, call.n_scalars = 0;
   call.in[0] = a->data, call.in[1] = b->data;
   CJ_TRY(plan_call(&call, out, (const cj_array *const[]){a, b}, bc, &plan));
@@ -391,7 +379,7 @@ static cujit_status check_int_scalar(const char *fn, double s, int p, int op, un
            "%s: %g is not an integer that CUJIT_SCALAR_INT "
            "can pass; drop the flag to pass a float",
            fn, s);
-  if (!is_int(p) || p == CUJIT_TYPE_BOOL) return CUJIT_OK;
+  if (!cj_scalar_is_int(p) || p == CUJIT_TYPE_BOOL) return CUJIT_OK;
   CJ_CHECK(!(op == CUJIT_BINOP_POW && !(flags & CUJIT_SCALAR_FIRST) && s < 0),
            CUJIT_ERROR_INVALID_VALUE,
            "%s: an integer to the negative integer power %.0f is not an integer; pass the "
@@ -469,9 +457,9 @@ cujit_status cujit_array_binary_scalar(cujit_binop op, const cujit_array *ha, do
 
 static int unop_result(int op, int t) {
   if (op == CUJIT_UNOP_NEG) return t;
-  if (op == CUJIT_UNOP_FABS && is_complex(t))
+  if (op == CUJIT_UNOP_FABS && cj_scalar_is_complex(t))
     return t == CUJIT_TYPE_C128 ? CUJIT_TYPE_F64 : CUJIT_TYPE_F32;
-  return is_int(t) ? CUJIT_TYPE_F64 : t;
+  return cj_scalar_is_int(t) ? CUJIT_TYPE_F64 : t;
 }
 
 static cujit_status unop_allowed(const char *fn, int op, int t) {
@@ -479,7 +467,7 @@ static cujit_status unop_allowed(const char *fn, int op, int t) {
            "%s: %d is not a cujit_unop", fn, op);
   if (op == CUJIT_UNOP_NEG && t == CUJIT_TYPE_BOOL)
     return refuse(fn, "neg", t, "use CUJIT_BINOP_EQ with false for logical not");
-  if (is_complex(t) && (op == CUJIT_UNOP_FLOOR || op == CUJIT_UNOP_CEIL))
+  if (cj_scalar_is_complex(t) && (op == CUJIT_UNOP_FLOOR || op == CUJIT_UNOP_CEIL))
     return refuse(fn, unop_names[op], t, "complex numbers have no order");
   return CUJIT_OK;
 }
@@ -489,7 +477,7 @@ static void unop_expr(cj_buf *b, int op, int c, const char *x) {
     cj_buf_printf(b, "cj_neg<%s>(%s)", cj_elem_of(c)->c_name, x);
   } else if (op == CUJIT_UNOP_NEG) {
     cj_buf_printf(b, "(-%s)", x);
-  } else if (is_complex(c)) {
+  } else if (cj_scalar_is_complex(c)) {
     cj_buf_printf(b, "cuda::std::%s(%s)", op == CUJIT_UNOP_FABS ? "abs" : unop_names[op], x);
   } else {
     cj_buf_printf(b, "%s%s(%s)", unop_names[op], c == CUJIT_TYPE_F32 ? "f" : "", x);
@@ -518,14 +506,15 @@ cujit_status cujit_array_unary(cujit_unop op, const cujit_array *ha, cujit_array
   }
   CJ_TRY(unop_allowed(fn, op, a->type));
   r = unop_result(op, a->type);
-  c = op == CUJIT_UNOP_NEG ? compute_type(a->type) : compute_type(is_int(a->type) ? r : a->type);
+  c = op == CUJIT_UNOP_NEG ? cj_ops_compute_type(a->type)
+                           : cj_ops_compute_type(cj_scalar_is_int(a->type) ? r : a->type);
   call.result = r;
   call.types[0] = a->type, call.types[1] = r;
   kernel_name(name, sizeof name, unop_names[op], a->type, NULL, "");
   cj_array_convert(&x, a->type, c, "a");
   unop_expr(&v, op, c, x.data ? x.data : "");
   /* the magnitude of a complex number is real */
-  result(&e, op == CUJIT_UNOP_FABS && is_complex(c) ? r : c, r, v.data ? v.data : "");
+  result(&e, op == CUJIT_UNOP_FABS && cj_scalar_is_complex(c) ? r : c, r, v.data ? v.data : "");
   e.oom |= v.oom | x.oom;
   cj_buf_free(&x);
   cj_buf_free(&v);
@@ -644,9 +633,9 @@ static cujit_status select_values(int positive, const cujit_array *hc, const cuj
   CJ_TRY(where_value(fn, "b", y, &ops[2], &ty));
   CJ_TRACE("cujit: %s " CJ_TYPES2_FMT, positive ? "if_positive" : "where", CJ_TYPES2(tx, ty));
   ct = ops[0]->type;
-  if (positive && cj_elem_of(ct)->kind == CJ_SK_COMPLEX)
+  if (positive && cj_scalar_is_complex(ct))
     return refuse(fn, "if_positive", ct, "complex numbers have no order");
-  CJ_TRY(cj_array_broadcast(fn, (const cj_array *const *)ops, what, 3, &shape, &bc));
+  CJ_TRY(cj_ops_broadcast(fn, (const cj_array *const *)ops, what, 3, &shape, &bc));
   /* the kernel's inputs: cond, then the values given as arrays */
   call.fn = fn, call.a = &shape, call.n_in = 0, call.n_scalars = 0;
   for (j = 0; j < 3; j++) {
@@ -672,7 +661,7 @@ static cujit_status select_values(int positive, const cujit_array *hc, const cuj
            cj_elem_of(ct)->name, x->kind == CUJIT_ARG_ARRAY ? "" : "s", cj_elem_of(tx)->name,
            y->kind == CUJIT_ARG_ARRAY ? "" : "s", cj_elem_of(ty)->name);
   if (positive)
-    cj_array_convert(&ec, ct, compute_type(ct), "c");
+    cj_array_convert(&ec, ct, cj_ops_compute_type(ct), "c");
   else
     cj_array_convert(&ec, ct, CUJIT_TYPE_BOOL, "c");
   cj_array_convert(&ex, tx, r, x->kind == CUJIT_ARG_ARRAY ? "x" : "sx");

@@ -7,6 +7,15 @@
 
 #include "array/array.h"
 
+/* ---- promote.c: the types of results ---- */
+
+/* The type arithmetic on elements of type t is computed and accumulated in: float for the
+ * 16-bit floats, t itself for the others. */
+int cj_ops_compute_type(int t);
+/* The type a sum, product or cumulative sum of elements of type t gives (NumPy's): 64-bit
+ * for bool and the narrower integers, t itself for the others. */
+int cj_ops_sum_type(int t);
+
 /* ---- intwrap.c: integer arithmetic in kernels, wrapping as NumPy's ---- */
 
 /* Device code (guarded: any number of times in a source): cj_add, cj_sub, cj_mul and
@@ -23,9 +32,8 @@ int cj_int_wraps(int type);
  * stream): the operands of more than one element have one shape, and those of a single
  * element are broadcast to it (bit j of *bcast set). Any other pair of shapes is
  * CUJIT_ERROR_INVALID_VALUE naming both, for `fn`. */
-cujit_status cj_array_broadcast(const char *fn, const cj_array *const *ops,
-                                const char *const *names, size_t n, cj_array *shape,
-                                unsigned *bcast);
+cujit_status cj_ops_broadcast(const char *fn, const cj_array *const *ops, const char *const *names,
+                              size_t n, cj_array *shape, unsigned *bcast);
 
 /* ---- reduce.c: the reduction engine ---- */
 
@@ -70,10 +78,8 @@ cujit_status cj_reduce_output_check(cujit_array **out, int type, const char *fn)
 int cj_reduce_result(cujit_redop op, int t);
 /* cujit_array_reduce() and cujit_array_dot() of arrays looked up, for `fn` (its name in
  * messages). */
-cujit_status cj_array_reduce_op(cujit_redop op, const cj_array *a, cujit_array **out,
-                                const char *fn);
-cujit_status cj_array_dot_op(const cj_array *a, const cj_array *b, cujit_array **out,
-                             const char *fn);
+cujit_status cj_ops_reduce_op(cujit_redop op, const cj_array *a, cujit_array **out, const char *fn);
+cujit_status cj_ops_dot_op(const cj_array *a, const cj_array *b, cujit_array **out, const char *fn);
 /* Makes a 0-d output on `stream` when *out is NULL (*made is then 1); *data gets the
  * output's memory. */
 cujit_status cj_reduce_output(cujit_array **out, int type, CUstream stream, const char *fn,

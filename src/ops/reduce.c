@@ -216,7 +216,7 @@ cujit_status cj_reduce_run(cujit_function *fn, const cj_reduce_spec *s, int64_t 
   if (!(p.all = cj_calloc(p.n, sizeof *p.all))) return cj_fail_oom("launching a reduction");
   if (nargs) memcpy(p.all, args, nargs * sizeof *args);
   if (bytes && ((st = cj_ctx_ensure(&ctx, &dev)) != CUJIT_OK ||
-                (st = cj_pool_alloc(dev, bytes, stream, &scratch, &owner)) != CUJIT_OK)) {
+                (st = cj_mem_pool_alloc(dev, bytes, stream, &scratch, &owner)) != CUJIT_OK)) {
     cj_free(p.all);
     return st;
   }
@@ -225,7 +225,7 @@ cujit_status cj_reduce_run(cujit_function *fn, const cj_reduce_spec *s, int64_t 
   if (st == CUJIT_OK && host)
     st = cu(cj_cu.cuMemcpyDtoHAsync(host, dst, result_size, stream), "cuMemcpyDtoHAsync");
   if (st == CUJIT_OK && host) st = cu(cj_cu.cuStreamSynchronize(stream), "cuStreamSynchronize");
-  if (scratch) cj_pool_free(dev, scratch, bytes, stream, &owner);
+  if (scratch) cj_mem_pool_free(dev, scratch, bytes, stream, &owner);
   cj_free(p.all);
   return st;
 }
@@ -265,25 +265,6 @@ cujit_status cj_reduce_output(cujit_array **out, int type, CUstream stream, cons
 
 /* ---- the reductions of arrays ---- */
 
-static int is_half(int t) { return t == CUJIT_TYPE_F16 || t == CUJIT_TYPE_BF16; }
-static int is_complex(int t) { return t == CUJIT_TYPE_C64 || t == CUJIT_TYPE_C128; }
-
-/* The type a value of type t is accumulated in: 16-bit floats in float. */
-static int acc_of(int t) { return is_half(t) ? CUJIT_TYPE_F32 : t; }
-
-static int sum_type(int t) {
-  switch (t) {
-    case CUJIT_TYPE_BOOL:
-    case CUJIT_TYPE_I8:
-    case CUJIT_TYPE_I16:
-    case CUJIT_TYPE_I32: return CUJIT_TYPE_I64;
-    case CUJIT_TYPE_U8:
-    case CUJIT_TYPE_U16:
-    case CUJIT_TYPE_U32: return CUJIT_TYPE_U64;
-    default: return t;
-  }
-}
-
 /* The largest and the lowest value of an accumulator type: MIN's and MAX's neutral. */
 static const char *extreme(int t, int largest) {
   switch (t) {
@@ -315,7 +296,7 @@ static int orders(cujit_redop op) {
 int cj_reduce_result(cujit_redop op, int t) {
   switch (op) {
     case CUJIT_REDOP_SUM:
-    case CUJIT_REDOP_PROD: return sum_type(t);
+    case CUJIT_REDOP_PROD: return cj_ops_sum_type(t);
     case CUJIT_REDOP_ANY:
     case CUJIT_REDOP_ALL: return CUJIT_TYPE_BOOL;
     case CUJIT_REDOP_ARGMIN:
@@ -418,11 +399,11 @@ static void builtin_map(cj_buf *b, cujit_redop op, int t, int acc, const char *x
   cj_buf_printf(b, ", %s)", at);
 }
 
-/* op over a (type t) into `result`, accumulated in acc_of(result) (the value's type for
- * ARGMIN and ARGMAX). */
+/* op over a (type t) into `result`, accumulated in cj_ops_compute_type(result) (the value's type
+ * for ARGMIN and ARGMAX). */
 static cujit_status builtin_spec(builtin *k, cujit_redop op, const cj_array *a, int result) {
   char name[64];
-  int t = a->type, acc = is_arg(op) ? acc_of(t) : acc_of(result);
+  int t = a->type, acc = is_arg(op) ? cj_ops_compute_type(t) : cj_ops_compute_type(result);
   snprintf(name, sizeof name, "cj_%s_%s%s%s", redop_names[op], cj_elem_of(t)->name,
            result == cj_reduce_result(op, t) ? "" : "_", /* a sum as another type names it */
            result == cj_reduce_result(op, t) ? "" : cj_elem_of(result)->name);
@@ -479,7 +460,7 @@ static cujit_status dot_spec(builtin *k, const cj_array *a, const cj_array *b) {
   snprintf(name, sizeof name, "cj_dot_%s_%s", cj_elem_of(a->type)->name, cj_elem_of(b->type)->name);
   builtin_arrays(k, name, a, b);
   k->spec.result = cujit_type_promote((cujit_type)a->type, (cujit_type)b->type, 0);
-  k->spec.acc = acc_of(k->spec.result);
+  k->spec.acc = cj_ops_compute_type(k->spec.result);
   wraps = cj_int_wraps(k->spec.acc); /* products and their sum wrap, as NumPy's */
   if (wraps) cj_buf_puts(&k->map, "cj_mul<cj_t>(");
   cj_array_convert(&k->map, a->type, k->spec.acc, element(k, 0));
@@ -517,7 +498,7 @@ static cujit_status reduce(cujit_redop op, const cj_array *a, int result, cujit_
   builtin k;
   cujit_status st;
   CJ_TRACE("cujit: %s " CJ_TYPES2_FMT, redop_names[op], CJ_TYPES2(a->type, result));
-  CJ_CHECK(!orders(op) || !is_complex(a->type), CUJIT_ERROR_INVALID_VALUE,
+  CJ_CHECK(!orders(op) || !cj_scalar_is_complex(a->type), CUJIT_ERROR_INVALID_VALUE,
            "%s: complex numbers have no order, so no %s; reduce their real parts or "
            "magnitudes instead",
            fn, redop_names[op]);
@@ -554,20 +535,20 @@ cujit_status cujit_array_reduce_as(cujit_redop op, const cujit_array *h, cujit_t
            "%s: type %d is not an element type arrays hold (use CUJIT_TYPE_BOOL, _I8 ... _U64, "
            "_F16, _BF16, _F32, _F64, _C64 or _C128)",
            fn, (int)type);
-  CJ_CHECK(!is_complex(a->type) || is_complex(type), CUJIT_ERROR_INVALID_VALUE,
+  CJ_CHECK(!cj_scalar_is_complex(a->type) || cj_scalar_is_complex(type), CUJIT_ERROR_INVALID_VALUE,
            "%s: a holds %s and type is %s, which would drop the imaginary parts; reduce "
            "as a complex type, or reduce the real parts",
            fn, cj_elem_of(a->type)->name, cj_elem_of(type)->name);
   return reduce(op, a, type, out, fn);
 }
 
-cujit_status cj_array_reduce_op(cujit_redop op, const cj_array *a, cujit_array **out,
-                                const char *fn) {
+cujit_status cj_ops_reduce_op(cujit_redop op, const cj_array *a, cujit_array **out,
+                              const char *fn) {
   return reduce(op, a, cj_reduce_result(op, a->type), out, fn);
 }
 
-cujit_status cj_array_dot_op(const cj_array *a, const cj_array *b, cujit_array **out,
-                             const char *fn) {
+cujit_status cj_ops_dot_op(const cj_array *a, const cj_array *b, cujit_array **out,
+                           const char *fn) {
   char sa[CJ_SHAPE_TEXT], sb[CJ_SHAPE_TEXT];
   builtin k;
   cujit_status st;
@@ -587,5 +568,5 @@ cujit_status cujit_array_dot(const cujit_array *ha, const cujit_array *hb, cujit
   static const char fn[] = "cujit_array_dot";
   cj_array *a, *b;
   CJ_TRY(cj_array_get2(ha, hb, fn, "a", "b", &a, &b));
-  return cj_array_dot_op(a, b, out, fn);
+  return cj_ops_dot_op(a, b, out, fn);
 }
