@@ -549,48 +549,98 @@ CUJIT_API cujit_status cujit_array_format_host(cujit_type type, int ndim, const 
  *  bytes per access where they are 16-byte aligned.
  *  @{ */
 
-/** An operation on two operands (cujit_array_binary(), cujit_array_binary_scalar()). */
+/** @name The operations as tables
+ *  Each family of operations is one X-macro table, as CUJIT_STATUS_MAP is: one
+ *  `X(NAME, number, numpy, cuda, types, what)` per operation, from which the enum, the
+ *  kernels cujit writes and the manual's lists come. Expand a table with a macro of your
+ *  own to list every operation (its name, NumPy's, the types it takes). The columns:
+ *    - NAME: the enumerator's name after the family's prefix (CUJIT_BINOP_ADD);
+ *    - number: its value, which never changes;
+ *    - numpy: NumPy's function of the same operation ("add" for numpy.add);
+ *    - cuda: what the kernel computes it with. An operator ("+") stands between the
+ *      operands (or before the one operand); integers' + - * and negation go through
+ *      functions of cujit's own that wrap as NumPy's do (see "Array operations"). A C math
+ *      function ("sqrt", "pow", "fmod") is the double one: float values (and the 16-bit
+ *      floats, computed in float) call it with an f after it (sqrtf), complex numbers
+ *      cuda::std's of that name (abs for fabs), integers cujit's own cj_i followed by it
+ *      (cj_ipow); a name beginning with cj_ is a function cujit writes into the kernel,
+ *      for every type. A reduction's is the expression that combines two values a and b;
+ *    - types: the kinds of (promoted) element types it takes: b bool, i the integers, f
+ *      the floats (f16, bf16, f32, f64), c the complex types; any other kind is
+ *      CUJIT_ERROR_INVALID_VALUE naming the operation and the type;
+ *    - what: what it gives.
+ *  @{ */
+
+/** The operations of cujit_array_binary() and cujit_array_binary_scalar(). */
+#define CUJIT_BINOP_MAP(X)                                                                \
+  X(ADD, 0, "add", "+", "bifc", "a + b")                                                  \
+  X(SUB, 1, "subtract", "-", "ifc", "a - b")                                              \
+  X(MUL, 2, "multiply", "*", "bifc", "a * b")                                             \
+  X(DIV, 3, "divide", "/", "bifc", "a / b (true division: integers give f64)")            \
+  X(POW, 4, "power", "pow", "bifc", "a to the power b")                                   \
+  X(MINIMUM, 5, "minimum", "cj_fmin", "bif", "the smaller of a and b (NaN if either is)") \
+  X(MAXIMUM, 6, "maximum", "cj_fmax", "bif", "the larger of a and b (NaN if either is)")  \
+  X(FMOD, 7, "fmod", "fmod", "bif", "the remainder of a / b, with a's sign")              \
+  X(EQ, 8, "equal", "==", "bifc", "a == b (a bool array)")                                \
+  X(NE, 9, "not_equal", "!=", "bifc", "a != b (a bool array)")                            \
+  X(LT, 10, "less", "<", "bif", "a < b (a bool array)")                                   \
+  X(LE, 11, "less_equal", "<=", "bif", "a <= b (a bool array)")                           \
+  X(GT, 12, "greater", ">", "bif", "a > b (a bool array)")                                \
+  X(GE, 13, "greater_equal", ">=", "bif", "a >= b (a bool array)")
+
+/** The functions of cujit_array_unary(). */
+#define CUJIT_UNOP_MAP(X)                                                                 \
+  X(NEG, 0, "negative", "-", "ifc", "-x")                                                 \
+  X(FABS, 1, "fabs", "fabs", "bifc", "the absolute value (a complex number's magnitude)") \
+  X(SQRT, 2, "sqrt", "sqrt", "bifc", "the square root")                                   \
+  X(EXP, 3, "exp", "exp", "bifc", "e to the power x")                                     \
+  X(LOG, 4, "log", "log", "bifc", "the natural logarithm")                                \
+  X(LOG10, 5, "log10", "log10", "bifc", "the base-10 logarithm")                          \
+  X(SIN, 6, "sin", "sin", "bifc", "the sine")                                             \
+  X(COS, 7, "cos", "cos", "bifc", "the cosine")                                           \
+  X(TAN, 8, "tan", "tan", "bifc", "the tangent")                                          \
+  X(ASIN, 9, "arcsin", "asin", "bifc", "the arc sine")                                    \
+  X(ACOS, 10, "arccos", "acos", "bifc", "the arc cosine")                                 \
+  X(ATAN, 11, "arctan", "atan", "bifc", "the arc tangent")                                \
+  X(SINH, 12, "sinh", "sinh", "bifc", "the hyperbolic sine")                              \
+  X(COSH, 13, "cosh", "cosh", "bifc", "the hyperbolic cosine")                            \
+  X(TANH, 14, "tanh", "tanh", "bifc", "the hyperbolic tangent")                           \
+  X(FLOOR, 15, "floor", "floor", "bif", "the largest integer not above x")                \
+  X(CEIL, 16, "ceil", "ceil", "bif", "the smallest integer not below x")
+
+/** The reductions of cujit_array_reduce() and cujit_array_reduce_axis(). */
+#define CUJIT_REDOP_MAP(X)                                                                  \
+  X(SUM, 0, "sum", "a + b", "bifc", "the sum")                                              \
+  X(MIN, 1, "min", "(a != a || a < b) ? a : b", "bif", "the smallest element (NaN if any)") \
+  X(MAX, 2, "max", "(a != a || a > b) ? a : b", "bif", "the largest element (NaN if any)")  \
+  X(PROD, 3, "prod", "a * b", "bifc", "the product")                                        \
+  X(ANY, 4, "any", "a || b", "bifc", "whether some element is nonzero (bool)")              \
+  X(ALL, 5, "all", "a && b", "bifc", "whether every element is nonzero (bool)")             \
+  X(ARGMIN, 6, "argmin", "cj_pick(a, b)", "bif", "the first smallest one's index (i64)")    \
+  X(ARGMAX, 7, "argmax", "cj_pick(a, b)", "bif", "the first largest one's index (i64)")
+
+/** An operation on two operands (cujit_array_binary(), cujit_array_binary_scalar()): one
+ *  enumerator a row of CUJIT_BINOP_MAP. Of CUJIT_BINOP_POW: an integer to a negative
+ *  integer power in an array gives its value truncated toward zero (1 for a base of 1, 1 or
+ *  -1 for -1, else 0), where NumPy refuses it; a negative CUJIT_SCALAR_INT exponent is
+ *  refused, as NumPy refuses it. Of CUJIT_BINOP_FMOD: 0 for integers divided by 0 (as
+ *  NumPy). Of CUJIT_BINOP_SUB: bools are refused (CUJIT_BINOP_NE is their exclusive or). */
 typedef enum cujit_binop {
-  CUJIT_BINOP_ADD,     /**< a + b */
-  CUJIT_BINOP_SUB,     /**< a - b */
-  CUJIT_BINOP_MUL,     /**< a * b */
-  CUJIT_BINOP_DIV,     /**< a / b (true division: integers give f64) */
-  CUJIT_BINOP_POW,     /**< a to the power b; an integer to a negative integer power in
-                            an array gives its value truncated toward zero (1 for a base of
-                            1, 1 or -1 for -1, else 0), where NumPy refuses it; a negative
-                            CUJIT_SCALAR_INT exponent is refused, as NumPy refuses it */
-  CUJIT_BINOP_MINIMUM, /**< the smaller of a and b (NumPy's minimum) */
-  CUJIT_BINOP_MAXIMUM, /**< the larger of a and b (NumPy's maximum) */
-  CUJIT_BINOP_FMOD,    /**< the remainder of a / b, with a's sign (C's fmod); 0 for
-                            integers divided by 0 (as NumPy) */
-  CUJIT_BINOP_EQ,      /**< a == b (a bool array) */
-  CUJIT_BINOP_NE,      /**< a != b */
-  CUJIT_BINOP_LT,      /**< a < b */
-  CUJIT_BINOP_LE,      /**< a <= b */
-  CUJIT_BINOP_GT,      /**< a > b */
-  CUJIT_BINOP_GE       /**< a >= b */
+#define CUJIT_BINOP_ENUM_(name, num, numpy, cuda, types, what) CUJIT_BINOP_##name = num,
+  CUJIT_BINOP_MAP(CUJIT_BINOP_ENUM_)
+#undef CUJIT_BINOP_ENUM_
 } cujit_binop;
 
-/** A function of one operand (cujit_array_unary()). */
+/** A function of one operand (cujit_array_unary()): one enumerator a row of
+ *  CUJIT_UNOP_MAP. CUJIT_UNOP_NEG of bools is refused (CUJIT_BINOP_EQ with false is their
+ *  logical not). */
 typedef enum cujit_unop {
-  CUJIT_UNOP_NEG,   /**< -x */
-  CUJIT_UNOP_FABS,  /**< the absolute value (a complex number's magnitude) */
-  CUJIT_UNOP_SQRT,  /**< the square root */
-  CUJIT_UNOP_EXP,   /**< e to the power x */
-  CUJIT_UNOP_LOG,   /**< the natural logarithm */
-  CUJIT_UNOP_LOG10, /**< the base-10 logarithm */
-  CUJIT_UNOP_SIN,   /**< the sine */
-  CUJIT_UNOP_COS,   /**< the cosine */
-  CUJIT_UNOP_TAN,   /**< the tangent */
-  CUJIT_UNOP_ASIN,  /**< the arc sine */
-  CUJIT_UNOP_ACOS,  /**< the arc cosine */
-  CUJIT_UNOP_ATAN,  /**< the arc tangent */
-  CUJIT_UNOP_SINH,  /**< the hyperbolic sine */
-  CUJIT_UNOP_COSH,  /**< the hyperbolic cosine */
-  CUJIT_UNOP_TANH,  /**< the hyperbolic tangent */
-  CUJIT_UNOP_FLOOR, /**< the largest integer not above x */
-  CUJIT_UNOP_CEIL   /**< the smallest integer not below x */
+#define CUJIT_UNOP_ENUM_(name, num, numpy, cuda, types, what) CUJIT_UNOP_##name = num,
+  CUJIT_UNOP_MAP(CUJIT_UNOP_ENUM_)
+#undef CUJIT_UNOP_ENUM_
 } cujit_unop;
+
+/** @} */
 
 /** Flags of cujit_array_binary_scalar(). */
 enum {
@@ -752,16 +802,13 @@ CUJIT_API cujit_status cujit_array_stack(size_t n, const cujit_array *const *arr
  *  follow the output rule of @ref arrays "Device arrays".
  *  @{ */
 
-/** A reduction of cujit_array_reduce(). */
+/** A reduction (cujit_array_reduce(), cujit_array_reduce_axis()): one enumerator a row of
+ *  CUJIT_REDOP_MAP. ARGMIN and ARGMAX give the index in C order over the whole array, or
+ *  along the reduced axis. */
 typedef enum cujit_redop {
-  CUJIT_REDOP_SUM,    /**< the sum */
-  CUJIT_REDOP_MIN,    /**< the smallest element */
-  CUJIT_REDOP_MAX,    /**< the largest element */
-  CUJIT_REDOP_PROD,   /**< the product */
-  CUJIT_REDOP_ANY,    /**< whether some element is nonzero (bool) */
-  CUJIT_REDOP_ALL,    /**< whether every element is nonzero (bool) */
-  CUJIT_REDOP_ARGMIN, /**< the index (C order, i64) of the first smallest element */
-  CUJIT_REDOP_ARGMAX  /**< the index (C order, i64) of the first largest element */
+#define CUJIT_REDOP_ENUM_(name, num, numpy, cuda, types, what) CUJIT_REDOP_##name = num,
+  CUJIT_REDOP_MAP(CUJIT_REDOP_ENUM_)
+#undef CUJIT_REDOP_ENUM_
 } cujit_redop;
 
 /** Reduces all of `a` (any shape, a strided view too) to one element, in a 0-d array

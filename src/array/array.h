@@ -62,6 +62,28 @@ const cj_elem *cj_elem_of(int type);
  * number from a real one). */
 void cj_array_convert(cj_buf *b, int from, int to, const char *x);
 
+/* ---- optable.c: the operations' tables ---- */
+
+/* A row of CUJIT_BINOP_MAP, CUJIT_UNOP_MAP or CUJIT_REDOP_MAP (cujit_array.h). */
+typedef struct cj_op {
+  const char *name;  /* the enumerator: "CUJIT_BINOP_ADD" */
+  const char *numpy; /* NumPy's name, which names the operation's kernels and ranges */
+  const char *cuda;  /* an operator, a C math function of doubles, a cj_ function, or a
+                        reduction's combination of a and b (see the header) */
+  const char *types; /* the kinds it takes: b, i, f, c */
+} cj_op;
+
+/* The row of a binary, unary or reduction op; NULL for a value that is none. */
+const cj_op *cj_binop_of(int op);
+const cj_op *cj_unop_of(int op);
+const cj_op *cj_redop_of(int op);
+/* An element type's kind as the tables write it: b, i, f or c ('?' for none). */
+char cj_op_kind(int type);
+/* Whether op takes (promoted) element type `type`. */
+int cj_op_takes(const cj_op *op, int type);
+/* CUJIT_ERROR_INVALID_VALUE: op is not defined for `type`, for `fn`, saying why. */
+cujit_status cj_op_refuse(const char *fn, const cj_op *op, int type);
+
 /* ---- digits.c: the decimal digits of the floating types ---- */
 
 /* A value of a floating type: zero, finite (m * 2^e), infinite or NaN, and its sign. */
@@ -105,7 +127,7 @@ void cj_float_digits(const cj_float_parts *v, int sci, int precision, int min_di
 /* ---- intwrap.c: integer arithmetic in kernels, wrapping as NumPy's ---- */
 
 /* Device code (guarded: any number of times in a source): cj_add, cj_sub, cj_mul and
- * cj_neg of an integer type T (cj_add<T>(a, b)), cj_ipow and cj_imod, each giving the
+ * cj_neg of an integer type T (cj_add<T>(a, b)), cj_ipow and cj_ifmod, each giving the
  * two's complement result modulo 2^bits with no signed overflow (undefined in C++). */
 extern const char cj_int_source[];
 /* Whether arithmetic on `type` computes through cj_int_source: the integers but bool. */
@@ -487,6 +509,15 @@ cujit_status cj_reduce_kernel(const cj_reduce_spec *s, cujit_function **fn);
  * device memory at dst, or, when host is not NULL, to host memory (and the call waits). */
 cujit_status cj_reduce_run(cujit_function *fn, const cj_reduce_spec *s, int64_t n, CUstream stream,
                            const cujit_arg *args, size_t nargs, CUdeviceptr dst, void *host);
+/* What built-in reduction op computes on elements of type t into `result`: s's acc,
+ * result, neutral, reduce, preamble (written into pre) and, for ARGMIN and ARGMAX, its
+ * accumulator (a value and its index, cj_vi) and result_expr; neutral holds a neutral
+ * that is written out. The caller frees pre and neutral, and sets the rest of s. */
+cujit_status cj_redop_code(cj_reduce_spec *s, cj_buf *pre, cj_buf *neutral, cujit_redop op, int t,
+                           int result);
+/* Appends op's value, in accumulator type acc, of the element x (an expression of type t)
+ * at index `at` (the index ARGMIN and ARGMAX give). */
+void cj_redop_element(cj_buf *b, cujit_redop op, int t, int acc, const char *x, const char *at);
 /* A given output (*out not NULL) for a result of `type`: live, of that type and 0-d. */
 cujit_status cj_reduce_output_check(cujit_array **out, int type, const char *fn);
 /* The type reduction op gives for an array of type t (cujit_array_reduce()). */

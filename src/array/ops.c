@@ -8,12 +8,6 @@
 
 #include "array/array.h"
 
-static const char *const binop_names[] = {"add",  "sub", "mul", "div", "pow", "minimum", "maximum",
-                                          "fmod", "eq",  "ne",  "lt",  "le",  "gt",      "ge"};
-static const char *const unop_names[] = {"neg",  "fabs", "sqrt", "exp",   "log",  "log10",
-                                         "sin",  "cos",  "tan",  "asin",  "acos", "atan",
-                                         "sinh", "cosh", "tanh", "floor", "ceil"};
-
 /* NaN-propagating min/max; the operations' kernels get the integer arithmetic
  * (intwrap.c) before them. */
 static const char kHelpers[] =
@@ -23,7 +17,7 @@ static const char kHelpers[] =
     "(b > a ? b : a); }\n";
 
 /* An operation's name for its range, whatever `op` holds (checked later, off the fast path). */
-#define OP_NAME(names, op) ((op) >= 0 && (size_t)(op) < CJ_COUNT(names) ? (names)[op] : "op")
+#define OP_NAME(row) ((row) ? (row)->numpy : "op")
 
 static int is_complex(int t) { return t == CUJIT_TYPE_C64 || t == CUJIT_TYPE_C128; }
 static int is_float(int t) {
@@ -38,23 +32,27 @@ static int compute_type(int t) {
 
 static int is_comparison(int op) { return op >= CUJIT_BINOP_EQ && op <= CUJIT_BINOP_GE; }
 
-static cujit_status refuse(const char *fn, const char *op, int type, const char *why) {
-  return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: %s is not defined for %s (%s)", fn, op,
-                 cj_elem_of(type)->name, why);
+/* Checks that `op` (its row: NULL for none) applies to the promoted type p. */
+static cujit_status binop_allowed(const char *fn, int op, const cj_op *row, int p) {
+  CJ_CHECK(row, CUJIT_ERROR_INVALID_VALUE, "%s: %d is not a cujit_binop", fn, op);
+  return cj_op_takes(row, p) ? CUJIT_OK : cj_op_refuse(fn, row, p);
 }
 
-/* Checks that `op` applies to the promoted type p. */
-static cujit_status binop_allowed(const char *fn, int op, int p) {
-  CJ_CHECK(op >= 0 && (size_t)op < CJ_COUNT(binop_names), CUJIT_ERROR_INVALID_VALUE,
-           "%s: %d is not a cujit_binop", fn, op);
-  if (is_complex(p) &&
-      (op == CUJIT_BINOP_FMOD || op == CUJIT_BINOP_MINIMUM || op == CUJIT_BINOP_MAXIMUM ||
-       (is_comparison(op) && op != CUJIT_BINOP_EQ && op != CUJIT_BINOP_NE)))
-    return refuse(fn, binop_names[op], p, "complex numbers have no order");
-  if (p == CUJIT_TYPE_BOOL && op == CUJIT_BINOP_SUB)
-    return refuse(fn, binop_names[op], p, "use CUJIT_BINOP_NE for the exclusive or of booleans");
-  return CUJIT_OK;
+/* The function a kernel calls for the table's `cuda` name f on compute type c (see
+ * cujit_array.h, "The operations as tables"), into b. */
+static void callee(cj_buf *b, const char *f, int c) {
+  if (strncmp(f, "cj_", 3) == 0)
+    cj_buf_puts(b, f);
+  else if (is_complex(c))
+    cj_buf_printf(b, "cuda::std::%s", strcmp(f, "fabs") == 0 ? "abs" : f);
+  else if (is_int(c))
+    cj_buf_printf(b, "cj_i%s", f);
+  else
+    cj_buf_printf(b, "%s%s", f, c == CUJIT_TYPE_F32 ? "f" : "");
 }
+
+/* Whether the table's `cuda` form is an operator rather than a function. */
+static int is_operator(const char *f) { return !((f[0] >= 'a' && f[0] <= 'z') || f[0] == '_'); }
 
 /* The type op computes in for promoted type p: f64 for true division of integers, i8 for
  * pow and fmod of bools (as NumPy), float for the 16-bit floats. */
@@ -71,35 +69,21 @@ static int binop_result(int op, int p) {
 }
 
 /* x op y, both of compute type c. */
-static void binop_expr(cj_buf *b, int op, int c, const char *x, const char *y) {
-  static const char *const infix[] =
-      {[CUJIT_BINOP_ADD] = "+", [CUJIT_BINOP_SUB] = "-", [CUJIT_BINOP_MUL] = "*",
-       [CUJIT_BINOP_DIV] = "/", [CUJIT_BINOP_EQ] = "==", [CUJIT_BINOP_NE] = "!=",
-       [CUJIT_BINOP_LT] = "<",  [CUJIT_BINOP_LE] = "<=", [CUJIT_BINOP_GT] = ">",
-       [CUJIT_BINOP_GE] = ">="};
-  int f32 = c == CUJIT_TYPE_F32;
-  if (cj_int_wraps(c) &&
-      (op == CUJIT_BINOP_ADD || op == CUJIT_BINOP_SUB || op == CUJIT_BINOP_MUL)) {
-    /* cj_add, cj_sub, cj_mul: wrapping as NumPy's, never a signed overflow */
-    cj_buf_printf(b, "cj_%s<%s>(%s, %s)", binop_names[op], cj_elem_of(c)->c_name, x, y);
-  } else if ((size_t)op < CJ_COUNT(infix) && infix[op]) {
-    cj_buf_printf(b, "(%s %s %s)", x, infix[op], y);
-  } else if (op == CUJIT_BINOP_POW) {
-    cj_buf_printf(b, "%s(%s, %s)",
-                  is_complex(c) ? "cuda::std::pow"
-                  : is_int(c)   ? "cj_ipow"
-                  : f32         ? "powf"
-                                : "pow",
-                  x, y);
-  } else if (op == CUJIT_BINOP_FMOD) {
-    cj_buf_printf(b, "%s(%s, %s)", is_int(c) ? "cj_imod" : f32 ? "fmodf" : "fmod", x, y);
-  } else {
-    int min = op == CUJIT_BINOP_MINIMUM;
-    if (is_int(c))
-      cj_buf_printf(b, "(%s %s %s ? %s : %s)", x, min ? "<" : ">", y, x, y);
-    else
-      cj_buf_printf(b, "cj_f%s(%s, %s)", min ? "min" : "max", x, y);
+static void binop_expr(cj_buf *b, const cj_op *op, int c, const char *x, const char *y) {
+  static const char *const wrapping[][2] = {{"+", "add"}, {"-", "sub"}, {"*", "mul"}};
+  size_t k;
+  if (is_operator(op->cuda)) {
+    for (k = 0; k < CJ_COUNT(wrapping) && cj_int_wraps(c); k++)
+      if (strcmp(op->cuda, wrapping[k][0]) ==
+          0) { /* wrapping as NumPy's, never a signed overflow */
+        cj_buf_printf(b, "cj_%s<%s>(%s, %s)", wrapping[k][1], cj_elem_of(c)->c_name, x, y);
+        return;
+      }
+    cj_buf_printf(b, "(%s %s %s)", x, op->cuda, y);
+    return;
   }
+  callee(b, op->cuda, c);
+  cj_buf_printf(b, "(%s, %s)", x, y);
 }
 
 /* The result's expression: expr, of type c, converted to r. */
@@ -331,6 +315,7 @@ static void kernel_name(char *name, size_t size, const char *op, int a, const ch
 cujit_status cujit_array_binary(cujit_binop op, const cujit_array *ha, const cujit_array *hb,
                                 cujit_array **out) {
   static const char fn[] = "cujit_array_binary";
+  const cj_op *row = cj_binop_of(op);
   cj_buf x = {0}, y = {0}, e = {0};
   char name[64];
   op_call call;
@@ -340,7 +325,7 @@ cujit_status cujit_array_binary(cujit_binop op, const cujit_array *ha, const cuj
   int p, c, r;
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
   CJ_TRY(cj_array_get2(ha, hb, fn, "a", "b", &a, &b));
-  CJ_TRACE("cujit: %s " CJ_TYPES2_FMT, OP_NAME(binop_names, op), CJ_TYPES2(a->type, b->type));
+  CJ_TRACE("cujit: %s " CJ_TYPES2_FMT, OP_NAME(row), CJ_TYPES2(a->type, b->type));
   if (!cj_array_same_shape(a, b))
     CJ_TRY(cj_array_broadcast(fn, (const cj_array *const[]){a, b}, ab_names, 2, &shape, &bc));
   call.fn = fn, call.a = bc ? &shape : a, call.n_in = 2, call.n_scalars = 0;
@@ -353,17 +338,17 @@ cujit_status cujit_array_binary(cujit_binop op, const cujit_array *ha, const cuj
     return launch_op(&call, known->fn, known->w, out);
   }
   p = cujit_type_promote(a->type, b->type, 0);
-  CJ_TRY(binop_allowed(fn, op, p));
+  CJ_TRY(binop_allowed(fn, op, row, p));
   r = binop_result(op, p);
   c = binop_compute(op, p);
   call.result = r;
   call.types[0] = a->type, call.types[1] = b->type, call.types[2] = r;
-  kernel_name(name, sizeof name, binop_names[op], a->type, cj_elem_of(b->type)->name, "");
+  kernel_name(name, sizeof name, row->numpy, a->type, cj_elem_of(b->type)->name, "");
   cj_array_convert(&x, a->type, c, "a");
   cj_array_convert(&y, b->type, c, "b");
   {
     cj_buf v = {0};
-    binop_expr(&v, op, c, x.data ? x.data : "", y.data ? y.data : "");
+    binop_expr(&v, row, c, x.data ? x.data : "", y.data ? y.data : "");
     result(&e, is_comparison(op) ? CUJIT_TYPE_BOOL : c, r, v.data ? v.data : "");
     e.oom |= v.oom | x.oom | y.oom;
     cj_buf_free(&v);
@@ -408,6 +393,7 @@ static cujit_status check_int_scalar(const char *fn, double s, int p, int op, un
 cujit_status cujit_array_binary_scalar(cujit_binop op, const cujit_array *ha, double s,
                                        unsigned flags, cujit_array **out) {
   static const char fn[] = "cujit_array_binary_scalar";
+  const cj_op *row = cj_binop_of(op);
   cj_buf x = {0}, y = {0}, v = {0}, e = {0};
   char name[72];
   op_call call;
@@ -417,7 +403,7 @@ cujit_status cujit_array_binary_scalar(cujit_binop op, const cujit_array *ha, do
   cujit_status st;
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
   CJ_TRY(cj_array_get(ha, fn, "a", &a));
-  CJ_TRACE("cujit: %s %s", OP_NAME(binop_names, op), CJ_TYPE_NAME(a->type));
+  CJ_TRACE("cujit: %s %s", OP_NAME(row), CJ_TYPE_NAME(a->type));
   CJ_CHECK(!(flags & ~(unsigned)(CUJIT_SCALAR_FIRST | CUJIT_SCALAR_INT)), CUJIT_ERROR_INVALID_VALUE,
            "%s: unknown flags 0x%x", fn, flags);
   call.fn = fn, call.a = a, call.n_in = 1, call.n_scalars = 1;
@@ -433,13 +419,13 @@ cujit_status cujit_array_binary_scalar(cujit_binop op, const cujit_array *ha, do
     return launch_op(&call, known->fn, known->w, out);
   }
   p = cujit_type_promote(a->type, kind, 1);
-  CJ_TRY(binop_allowed(fn, op, p));
+  CJ_TRY(binop_allowed(fn, op, row, p));
   if (kind == CUJIT_TYPE_I64 && (st = check_int_scalar(fn, s, p, op, flags)) != CUJIT_OK) return st;
   r = binop_result(op, p);
   c = binop_compute(op, p);
   call.result = r;
   call.types[0] = a->type, call.types[1] = r;
-  kernel_name(name, sizeof name, binop_names[op], a->type, kind == CUJIT_TYPE_I64 ? "int" : "float",
+  kernel_name(name, sizeof name, row->numpy, a->type, kind == CUJIT_TYPE_I64 ? "int" : "float",
               flags & CUJIT_SCALAR_FIRST ? "_first" : "");
   cj_array_convert(&x, a->type, c, "a");
   if (p == CUJIT_TYPE_F16 || p == CUJIT_TYPE_BF16) {
@@ -454,9 +440,9 @@ cujit_status cujit_array_binary_scalar(cujit_binop op, const cujit_array *ha, do
     cj_array_convert(&y, CUJIT_TYPE_F64, c, "s");
   }
   if (flags & CUJIT_SCALAR_FIRST)
-    binop_expr(&v, op, c, y.data ? y.data : "", x.data ? x.data : "");
+    binop_expr(&v, row, c, y.data ? y.data : "", x.data ? x.data : "");
   else
-    binop_expr(&v, op, c, x.data ? x.data : "", y.data ? y.data : "");
+    binop_expr(&v, row, c, x.data ? x.data : "", y.data ? y.data : "");
   result(&e, is_comparison(op) ? CUJIT_TYPE_BOOL : c, r, v.data ? v.data : "");
   e.oom |= v.oom | x.oom | y.oom;
   cj_buf_free(&x);
@@ -474,30 +460,25 @@ static int unop_result(int op, int t) {
   return is_int(t) ? CUJIT_TYPE_F64 : t;
 }
 
-static cujit_status unop_allowed(const char *fn, int op, int t) {
-  CJ_CHECK(op >= 0 && (size_t)op < CJ_COUNT(unop_names), CUJIT_ERROR_INVALID_VALUE,
-           "%s: %d is not a cujit_unop", fn, op);
-  if (op == CUJIT_UNOP_NEG && t == CUJIT_TYPE_BOOL)
-    return refuse(fn, "neg", t, "use CUJIT_BINOP_EQ with false for logical not");
-  if (is_complex(t) && (op == CUJIT_UNOP_FLOOR || op == CUJIT_UNOP_CEIL))
-    return refuse(fn, unop_names[op], t, "complex numbers have no order");
-  return CUJIT_OK;
+static cujit_status unop_allowed(const char *fn, int op, const cj_op *row, int t) {
+  CJ_CHECK(row, CUJIT_ERROR_INVALID_VALUE, "%s: %d is not a cujit_unop", fn, op);
+  return cj_op_takes(row, t) ? CUJIT_OK : cj_op_refuse(fn, row, t);
 }
 
-static void unop_expr(cj_buf *b, int op, int c, const char *x) {
-  if (op == CUJIT_UNOP_NEG && cj_int_wraps(c)) { /* -INT_MIN is INT_MIN, as NumPy's */
+static void unop_expr(cj_buf *b, const cj_op *op, int c, const char *x) {
+  if (!is_operator(op->cuda)) {
+    callee(b, op->cuda, c);
+    cj_buf_printf(b, "(%s)", x);
+  } else if (cj_int_wraps(c)) { /* -INT_MIN is INT_MIN, as NumPy's */
     cj_buf_printf(b, "cj_neg<%s>(%s)", cj_elem_of(c)->c_name, x);
-  } else if (op == CUJIT_UNOP_NEG) {
-    cj_buf_printf(b, "(-%s)", x);
-  } else if (is_complex(c)) {
-    cj_buf_printf(b, "cuda::std::%s(%s)", op == CUJIT_UNOP_FABS ? "abs" : unop_names[op], x);
   } else {
-    cj_buf_printf(b, "%s%s(%s)", unop_names[op], c == CUJIT_TYPE_F32 ? "f" : "", x);
+    cj_buf_printf(b, "(%s%s)", op->cuda, x);
   }
 }
 
 cujit_status cujit_array_unary(cujit_unop op, const cujit_array *ha, cujit_array **out) {
   static const char fn[] = "cujit_array_unary";
+  const cj_op *row = cj_unop_of(op);
   cj_buf x = {0}, v = {0}, e = {0};
   char name[64];
   op_call call;
@@ -506,7 +487,7 @@ cujit_status cujit_array_unary(cujit_unop op, const cujit_array *ha, cujit_array
   int r, c;
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
   CJ_TRY(cj_array_get(ha, fn, "a", &a));
-  CJ_TRACE("cujit: %s %s", OP_NAME(unop_names, op), CJ_TYPE_NAME(a->type));
+  CJ_TRACE("cujit: %s %s", OP_NAME(row), CJ_TYPE_NAME(a->type));
   call.fn = fn, call.a = a, call.n_in = 1, call.n_scalars = 0;
   call.in[0] = a->data;
   CJ_TRY(plan_call(&call, out, (const cj_array *const[]){a}, 0, &plan));
@@ -516,14 +497,14 @@ cujit_status cujit_array_unary(cujit_unop op, const cujit_array *ha, cujit_array
     call.result = known->result;
     return launch_op(&call, known->fn, known->w, out);
   }
-  CJ_TRY(unop_allowed(fn, op, a->type));
+  CJ_TRY(unop_allowed(fn, op, row, a->type));
   r = unop_result(op, a->type);
   c = op == CUJIT_UNOP_NEG ? compute_type(a->type) : compute_type(is_int(a->type) ? r : a->type);
   call.result = r;
   call.types[0] = a->type, call.types[1] = r;
-  kernel_name(name, sizeof name, unop_names[op], a->type, NULL, "");
+  kernel_name(name, sizeof name, row->numpy, a->type, NULL, "");
   cj_array_convert(&x, a->type, c, "a");
-  unop_expr(&v, op, c, x.data ? x.data : "");
+  unop_expr(&v, row, c, x.data ? x.data : "");
   /* the magnitude of a complex number is real */
   result(&e, op == CUJIT_UNOP_FABS && is_complex(c) ? r : c, r, v.data ? v.data : "");
   e.oom |= v.oom | x.oom;
@@ -645,7 +626,9 @@ static cujit_status select_values(int positive, const cujit_array *hc, const cuj
   CJ_TRACE("cujit: %s " CJ_TYPES2_FMT, positive ? "if_positive" : "where", CJ_TYPES2(tx, ty));
   ct = ops[0]->type;
   if (positive && cj_elem_of(ct)->kind == CJ_SK_COMPLEX)
-    return refuse(fn, "if_positive", ct, "complex numbers have no order");
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE,
+                   "%s: if_positive is not defined for %s (complex numbers have no order)", fn,
+                   cj_elem_of(ct)->name);
   CJ_TRY(cj_array_broadcast(fn, (const cj_array *const *)ops, what, 3, &shape, &bc));
   /* the kernel's inputs: cond, then the values given as arrays */
   call.fn = fn, call.a = &shape, call.n_in = 0, call.n_scalars = 0;
