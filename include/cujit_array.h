@@ -839,6 +839,51 @@ CUJIT_API cujit_status cujit_array_reduce(cujit_redop op, const cujit_array *a, 
  *          CUJIT_ERROR_INVALID_VALUE. */
 CUJIT_API cujit_status cujit_array_reduce_as(cujit_redop op, const cujit_array *a, cujit_type type,
                                              cujit_array **out);
+/** Reduces `a` along the dimensions `axes` (NumPy's a.sum(axis=0), a.max(axis=(0, 2),
+ *  keepdims=True), a.argmax(axis=1)): one result for each position of the other dimensions,
+ *  in an array of those dimensions in their order (with `keepdims` every dimension stays,
+ *  each reduced one of size 1), of the type cujit_array_reduce() gives. `axes` holds `naxes`
+ *  distinct dimensions of a, in any order, a negative one counting from the last (-1 is the
+ *  last). All of them give the one element cujit_array_reduce() gives (NumPy's axis=None),
+ *  in an array of shape () or, with keepdims, (1, 1, ...); naxes 0 reduces along none
+ *  (NumPy's axis=()): each element is its own result, in the result type. ARGMIN and ARGMAX
+ *  take one axis (as NumPy's) and give the i64 index along it of the first extremum. As in
+ *  cujit_array_reduce(): the result types, NaN winning MIN, MAX, ARGMIN and ARGMAX, no
+ *  ordering of complex numbers, float sums combined by a tree (not in index order), integer
+ *  sums and products wrapping. Along an axis of size 0, SUM gives 0, PROD 1, ANY false and
+ *  ALL true; MIN, MAX, ARGMIN and ARGMAX are refused (as NumPy refuses them, even where the
+ *  result has no element). Takes strided views. A given output must have the result's
+ *  type and shape; one that shares memory with `a`, or is a strided view, gets the result
+ *  through a temporary. Runs on a's stream.
+ *  @param op        the reduction.
+ *  @param a         the array.
+ *  @param naxes     the number of axes, 0 to a's ndim.
+ *  @param axes      `naxes` dimensions; may be NULL when naxes is 0.
+ *  @param keepdims  nonzero: keep the reduced dimensions, of size 1.
+ *  @param out       the output (the output rule).
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a destroyed array, an op that is none, a
+ *          negative naxes, a NULL axes with naxes above 0, an axis outside a's dimensions
+ *          (a 0-d array has none) or given twice, more than one axis for ARGMIN or ARGMAX,
+ *          MIN, MAX, ARGMIN or ARGMAX of complex numbers or along an axis of size 0, an
+ *          output of another type or shape, a NULL out; device errors. */
+CUJIT_API cujit_status cujit_array_reduce_axis(cujit_redop op, const cujit_array *a, int naxes,
+                                               const int *axes, int keepdims, cujit_array **out);
+/** cujit_array_reduce_axis() of SUM or PROD with the elements converted to `type` and
+ *  combined in it (NumPy's a.sum(axis=0, dtype=type)), as cujit_array_reduce_as() does for
+ *  the whole array; the results are of `type`.
+ *  @param op        CUJIT_REDOP_SUM or CUJIT_REDOP_PROD.
+ *  @param a         the array.
+ *  @param naxes     the number of axes.
+ *  @param axes      `naxes` dimensions; may be NULL when naxes is 0.
+ *  @param keepdims  nonzero: keep the reduced dimensions, of size 1.
+ *  @param type      the accumulator's and the results' type; a complex array needs a
+ *                   complex one.
+ *  @param out       the output (the output rule).
+ *  @return as cujit_array_reduce_axis(); another op, or a type arrays do not hold, is
+ *          CUJIT_ERROR_INVALID_VALUE. */
+CUJIT_API cujit_status cujit_array_reduce_axis_as(cujit_redop op, const cujit_array *a, int naxes,
+                                                  const int *axes, int keepdims, cujit_type type,
+                                                  cujit_array **out);
 /** sum(a * b) of two arrays of one shape (strided views too), in a 0-d array of their
  *  promoted type.
  *  @param a    the first array.
@@ -1219,6 +1264,9 @@ CUJIT_API void cujit_scan_destroy(cujit_scan *s);
 #  define cujit_array_stack(...) CUJIT_CHECKED_(cujit_array_stack, __VA_ARGS__)
 #  define cujit_array_take(...) CUJIT_CHECKED_(cujit_array_take, __VA_ARGS__)
 #  define cujit_array_reduce_as(...) CUJIT_CHECKED_(cujit_array_reduce_as, __VA_ARGS__)
+#  define cujit_array_reduce_axis(...) CUJIT_CHECKED_(cujit_array_reduce_axis, __VA_ARGS__)
+#  define cujit_array_reduce_axis_as(...) \
+    CUJIT_CHECKED_(cujit_array_reduce_axis_as, __VA_ARGS__)
 #  define cujit_array_if_positive(...) CUJIT_CHECKED_(cujit_array_if_positive, __VA_ARGS__)
 #  define cujit_array_transpose(...) CUJIT_CHECKED_(cujit_array_transpose, __VA_ARGS__)
 #  define cujit_array_put(...) CUJIT_CHECKED_(cujit_array_put, __VA_ARGS__)

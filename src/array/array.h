@@ -174,10 +174,11 @@ uint64_t cj_range_count(int64_t start, int64_t stop, int64_t step);
  * without overflow for any int64 values. */
 int cj_range_inside(int64_t start, int64_t step, uint64_t count, int64_t size);
 
-/* The loop a kernel runs over arrays of one shape. dims 0: the contiguous loop, element i
- * of every array at its index i, but for those of `bcast` (bit j: array j), of one element
- * read once. dims 1 to 4: the strided loop over `shape` (the arrays' shape, dimensions
- * merged where every array allows it), array j's element at sum(c[d] * strides[j][d]). */
+/* The loop a kernel runs over arrays of one shape, or of shapes broadcast to it. dims 0:
+ * the contiguous loop, element i of every array at its index i, but for those of `bcast`
+ * (bit j: array j), of one element read once. dims 1 to 4: the strided loop over `shape`
+ * (the result's shape, dimensions merged where every array allows it), array j's element
+ * at sum(c[d] * strides[j][d]), a stride of 0 where array j is broadcast. */
 typedef struct cj_plan {
   int dims;
   unsigned bcast;
@@ -186,8 +187,9 @@ typedef struct cj_plan {
   int64_t strides[CUJIT_MAP_MAX_ARRAYS + 1][CUJIT_ARRAY_MAX_DIMS];
 } cj_plan;
 /* Plans the loop over `shape` (ndim dimensions) of n arrays: arrays[j] NULL stands for a
- * new array (C order); an array of fewer dimensions stands for the last ones; those of
- * `bcast` are broadcast (one element for every index). */
+ * new array (C order); an array of fewer dimensions stands for the last ones, and one of
+ * size 1 along a dimension is broadcast along it (NumPy's rule: a stride of 0); those of
+ * `bcast` are single elements broadcast (one element for every index). */
 void cj_plan_make(cj_plan *p, int ndim, const int64_t *shape, size_t n,
                   const cj_array *const *arrays, unsigned bcast);
 /* A strided plan as the kernel parameter cj_lay<dims, n> (map.c) takes it: its bytes, into
@@ -280,13 +282,16 @@ int cj_dlpack_type_of(uint8_t code, uint8_t bits, uint16_t lanes);
 /* ---- ops.c: elementwise operations ---- */
 
 /* The shape of the result when n operands meet (NULL ones are scalars; names[j] names
- * operand j in messages), into *shape (its ndim, shape, size and the first operand's
- * stream): the operands of more than one element have one shape, and those of a single
- * element are broadcast to it (bit j of *bcast set). Any other pair of shapes is
- * CUJIT_ERROR_INVALID_VALUE naming both, for `fn`. */
+ * operand j in messages), by NumPy's broadcasting, into *shape (its ndim, shape, C-order
+ * strides, size and the first operand's stream): operands of a single element that is
+ * broadcast get bit j of *bcast. Shapes that do not broadcast, or a result of more than
+ * 2^62 elements, are CUJIT_ERROR_INVALID_VALUE naming both, for `fn`. */
 cujit_status cj_array_broadcast(const char *fn, const cj_array *const *ops,
                                 const char *const *names, size_t n, cj_array *shape,
                                 unsigned *bcast);
+
+/* ---- axis.c: reductions along axes ---- */
+/* (cujit_array_reduce_axis and cujit_array_reduce_axis_as; nothing else of its own) */
 
 /* ---- text.c and print.c: arrays as NumPy prints them ---- */
 
@@ -460,6 +465,8 @@ cujit_status cj_map_launch(cujit_function *fn, unsigned w, int64_t n, CUstream s
 /* The kernel `name` from `source` (compiled once per process and source text, through the
  * caches). The function lives until the process ends. */
 cujit_status cj_array_kernel(const char *source, const char *name, cujit_function **fn);
+/* The multiprocessors of the current device (132 where it cannot be asked). */
+int64_t cj_array_sms(void);
 /* Launches a grid-stride kernel over n elements on `stream`. */
 cujit_status cj_array_launch(cujit_function *fn, int64_t n, CUstream stream, const cujit_arg *args,
                              size_t nargs);
@@ -500,8 +507,11 @@ typedef struct cj_reduce_spec {
   const char *result_expr;
 } cj_reduce_spec;
 
-/* Appends the kernel's source. */
+/* Appends the kernel's source; cj_reduce_prologue everything before the kernel (headers,
+ * preamble, cj_t, cj_neutral, cj_reduce, and the warp's and block's combinations
+ * cj_warp(v, mask, width) and cj_block(v)), for kernels of other shapes (axis.c). */
 void cj_reduce_source(cj_buf *b, const cj_reduce_spec *s);
+void cj_reduce_prologue(cj_buf *b, const cj_reduce_spec *s);
 /* The compiled kernel, kept for the process (cj_array_kernel). CUJIT_ERROR_COMPILE adds
  * the generated source with line numbers to NVRTC's log. */
 cujit_status cj_reduce_kernel(const cj_reduce_spec *s, cujit_function **fn);
@@ -528,6 +538,11 @@ cujit_status cj_array_reduce_op(cujit_redop op, const cj_array *a, cujit_array *
                                 const char *fn);
 cujit_status cj_array_dot_op(const cj_array *a, const cj_array *b, cujit_array **out,
                              const char *fn);
+/* reduce_as's checks of op, the array's type t and the accumulator's `type`, for `fn`. */
+cujit_status cj_reduce_as_check(const char *fn, cujit_redop op, int t, int type);
+/* Reduces all of a (looked up and checked) by op into one element of `result` at dst, on
+ * a's stream. */
+cujit_status cj_array_reduce_to(cujit_redop op, const cj_array *a, int result, CUdeviceptr dst);
 /* Makes a 0-d output on `stream` when *out is NULL (*made is then 1); *data gets the
  * output's memory. */
 cujit_status cj_reduce_output(cujit_array **out, int type, CUstream stream, const char *fn,

@@ -117,7 +117,8 @@ static int overlaps(const cj_array *o, const cj_array *const *arrays, size_t n, 
 }
 
 /* Looks up a given output and plans the loop over c->a's shape of the inputs `arrays` (of
- * which those of `bcast` are broadcast) and the output: no plan (the plain contiguous
+ * which those of `bcast` are single elements broadcast; others of fewer elements than the
+ * result are broadcast by strides of 0) and the output: no plan (the plain contiguous
  * loop) when all are contiguous and nothing is broadcast. An output that overlaps an input
  * (other than element for element) is planned as a new one: the result goes to a
  * temporary, then into it. */
@@ -134,8 +135,8 @@ static cujit_status plan_call(op_call *c, cujit_array **out, const cj_array *con
     c->into = c->given;
     c->given = NULL;
   }
-  for (i = 0; i < c->n_in; i++) {
-    contig &= arrays[i]->contig;
+  for (i = 0; i < c->n_in; i++) { /* of another size: broadcast, through strides of 0 */
+    contig &= arrays[i]->contig && (arrays[i]->size == c->a->size || (bcast >> i & 1));
     all[i] = arrays[i];
   }
   if (contig && (!c->given || c->given->contig)) return CUJIT_OK;
@@ -146,40 +147,49 @@ static cujit_status plan_call(op_call *c, cujit_array **out, const cj_array *con
 }
 
 /* The result's shape (into *shape) when n operands (NULL ones are scalars, names[j]
- * naming operand j in messages) meet: the shape of those of more than one element, which
- * must be one; operands of a single element (0-d arrays, say) are broadcast to it, bit j
- * of *bcast set, and add leading dimensions of one where they have more (as NumPy does).
- * The result is ordered on the first operand's stream. */
+ * naming operand j in messages) meet, by NumPy's rule: the shapes aligned on their last
+ * dimensions (missing leading ones counting as 1), each dimension the size they share,
+ * those of size 1 stretched to it. Operands of a single element that differ from the
+ * result's shape get bit j of *bcast (read once by a contiguous loop); others of another
+ * shape are read through strides of 0 along their stretched dimensions (cj_plan_make). The
+ * result is ordered on the first operand's stream. */
 cujit_status cj_array_broadcast(const char *fn, const cj_array *const *ops,
                                 const char *const *names, size_t n, cj_array *shape,
                                 unsigned *bcast) {
   char x[CJ_SHAPE_TEXT], y[CJ_SHAPE_TEXT];
-  const cj_array *full = NULL, *first = NULL;
-  size_t j, k = 0;
+  const cj_array *first = NULL;
+  size_t j, by[CUJIT_ARRAY_MAX_DIMS]; /* the operand that set each dimension's size */
   int ndim = 0, d;
   *bcast = 0;
-  for (j = 0; j < n; j++) {
-    if (!ops[j]) continue;
-    if (!first) first = ops[j];
-    if (ops[j]->ndim > ndim) ndim = ops[j]->ndim;
-    if (ops[j]->size == 1) continue;
-    if (!full) {
-      full = ops[j], k = j;
-      continue;
-    }
-    CJ_CHECK(cj_array_same_shape(ops[j], full), CUJIT_ERROR_INVALID_VALUE,
-             "%s: %s has shape %s and %s %s; elementwise operations need arrays of one shape, "
-             "or of a single element (cujit_array_reshape gives a view of another)",
-             fn, names[k], cj_array_shape_text(full, x), names[j], cj_array_shape_text(ops[j], y));
-  }
   memset(shape, 0, sizeof *shape);
+  for (j = 0; j < n; j++)
+    if (ops[j]) {
+      if (!first) first = ops[j];
+      if (ops[j]->ndim > ndim) ndim = ops[j]->ndim;
+    }
+  for (d = 0; d < ndim; d++) shape->shape[d] = 1, by[d] = n;
+  for (j = 0; j < n; j++) {
+    const cj_array *o = ops[j];
+    int lead = o ? ndim - o->ndim : 0;
+    for (d = 0; o && d < o->ndim; d++) {
+      int64_t want = shape->shape[lead + d], have = o->shape[d];
+      if (have == want || have == 1) continue;
+      CJ_CHECK(want == 1, CUJIT_ERROR_INVALID_VALUE,
+               "%s: %s has shape %s and %s %s, which do not broadcast (NumPy's rule: aligned "
+               "on their last dimensions, sizes must be equal or 1; here %lld and %lld)",
+               fn, names[by[lead + d]], cj_array_shape_text(ops[by[lead + d]], x), names[j],
+               cj_array_shape_text(o, y), (long long)want, (long long)have);
+      shape->shape[lead + d] = have;
+      by[lead + d] = j;
+    }
+  }
   shape->ndim = ndim;
-  shape->size = full ? full->size : 1;
   shape->stream = first->stream;
-  for (d = 0; d < ndim; d++) shape->shape[d] = 1;
-  if (full) memcpy(shape->shape + ndim - full->ndim, full->shape, (size_t)full->ndim * 8);
-  /* the full operand may have fewer dimensions than the result ((4,) against (1, 4)): it
-   * holds the same elements in the same order, so only single elements are broadcast */
+  CJ_CHECK(cj_layout_count(ndim, shape->shape, &shape->size) == 0, CUJIT_ERROR_INVALID_VALUE,
+           "%s: the result's shape %s would hold more than 2^62 elements", fn,
+           cj_array_shape_text(shape, x));
+  cj_layout_contiguous(ndim, shape->shape, shape->strides);
+  shape->contig = 1;
   for (j = 0; j < n; j++)
     if (ops[j] && ops[j]->size == 1 && !cj_array_same_shape(ops[j], shape)) *bcast |= 1u << j;
   return CUJIT_OK;
@@ -322,13 +332,14 @@ cujit_status cujit_array_binary(cujit_binop op, const cujit_array *ha, const cuj
   cj_array *a, *b, shape;
   cj_plan plan;
   unsigned bc = 0;
-  int p, c, r;
+  int p, c, r, same;
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
   CJ_TRY(cj_array_get2(ha, hb, fn, "a", "b", &a, &b));
   CJ_TRACE("cujit: %s " CJ_TYPES2_FMT, OP_NAME(row), CJ_TYPES2(a->type, b->type));
-  if (!cj_array_same_shape(a, b))
+  same = cj_array_same_shape(a, b);
+  if (!same)
     CJ_TRY(cj_array_broadcast(fn, (const cj_array *const[]){a, b}, ab_names, 2, &shape, &bc));
-  call.fn = fn, call.a = bc ? &shape : a, call.n_in = 2, call.n_scalars = 0;
+  call.fn = fn, call.a = same ? a : &shape, call.n_in = 2, call.n_scalars = 0;
   call.in[0] = a->data, call.in[1] = b->data;
   CJ_TRY(plan_call(&call, out, (const cj_array *const[]){a, b}, bc, &plan));
   uint64_t key = op_key(1, op, a->type, b->type, 0, call.plan);
@@ -518,7 +529,6 @@ cujit_status cujit_array_unary(cujit_unop op, const cujit_array *ha, cujit_array
 /* Checks the expression and the names, and looks the arrays up into a[]. */
 static cujit_status check_map(const char *fn, const char *expr, size_t n, const char *const *names,
                               const cujit_array *const *arrays, cj_array **a) {
-  char si[CJ_SHAPE_TEXT], s0[CJ_SHAPE_TEXT];
   size_t i, k;
   CJ_CHECK(expr && expr[0], CUJIT_ERROR_INVALID_VALUE, "%s: the expression is %s", fn,
            expr ? "empty" : "NULL");
@@ -535,9 +545,6 @@ static cujit_status check_map(const char *fn, const char *expr, size_t n, const 
     for (k = 0; k < i; k++)
       CJ_CHECK(strcmp(names[k], s) != 0, CUJIT_ERROR_INVALID_VALUE,
                "%s: the name '%s' is given twice", fn, s);
-    CJ_CHECK(cj_array_same_shape(a[i], a[0]), CUJIT_ERROR_INVALID_VALUE,
-             "%s: '%s' has shape %s, '%s' %s; the arrays must have one shape", fn, s,
-             cj_array_shape_text(a[i], si), names[0], cj_array_shape_text(a[0], s0));
   }
   return CUJIT_OK;
 }
@@ -555,10 +562,11 @@ cujit_status cujit_array_map(cujit_array **out, const char *expr, size_t n,
   static const char fn[] = "cujit_array_map";
   cj_buf e = {0};
   op_call call;
-  cj_array *a[CUJIT_MAP_MAX_ARRAYS];
+  cj_array *a[CUJIT_MAP_MAX_ARRAYS], shape;
   cj_plan plan;
+  unsigned bc = 0;
   size_t i;
-  int r;
+  int r, same = 1;
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
   CJ_CHECK(n <= CUJIT_MAP_MAX_ARRAYS, CUJIT_ERROR_INVALID_VALUE, "%s: more than %d arrays", fn,
            CUJIT_MAP_MAX_ARRAYS);
@@ -566,8 +574,18 @@ cujit_status cujit_array_map(cujit_array **out, const char *expr, size_t n,
   r = a[0]->type;
   for (i = 1; i < n; i++) r = cujit_type_promote(r, a[i]->type, 0);
   CJ_TRACE("cujit: map %s", CJ_TYPE_NAME(r));
-  call.fn = fn, call.a = a[0], call.n_in = n, call.n_scalars = 0;
-  CJ_TRY(plan_call(&call, out, (const cj_array *const *)a, 0, &plan));
+  for (i = 1; i < n && same; i++) same = cj_array_same_shape(a[i], a[0]);
+  if (!same) {
+    char quoted[CUJIT_MAP_MAX_ARRAYS][72];
+    const char *what[CUJIT_MAP_MAX_ARRAYS];
+    for (i = 0; i < n; i++) {
+      snprintf(quoted[i], sizeof quoted[i], "'%.64s'", names[i]);
+      what[i] = quoted[i];
+    }
+    CJ_TRY(cj_array_broadcast(fn, (const cj_array *const *)a, what, n, &shape, &bc));
+  }
+  call.fn = fn, call.a = same ? a[0] : &shape, call.n_in = n, call.n_scalars = 0;
+  CJ_TRY(plan_call(&call, out, (const cj_array *const *)a, bc, &plan));
   if (call.given || call.into) r = (call.given ? call.given : call.into)->type;
   call.result = r;
   for (i = 0; i < n; i++) {

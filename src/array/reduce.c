@@ -119,7 +119,7 @@ static void put_kernel(cj_buf *b, const cj_reduce_spec *s) {
   cj_buf_puts(b, ";\n}\n");
 }
 
-void cj_reduce_source(cj_buf *b, const cj_reduce_spec *s) {
+void cj_reduce_prologue(cj_buf *b, const cj_reduce_spec *s) {
   int types[2] = {s->acc, s->result};
   cj_array_includes(b, types, 2);
   if (s->ntypes) cj_array_includes(b, s->types, s->ntypes);
@@ -130,6 +130,10 @@ void cj_reduce_source(cj_buf *b, const cj_reduce_spec *s) {
                 s->reduce);
   cj_buf_puts(b, "__device__ __forceinline__ cj_t cj_as(cj_t v) { return v; }\n");
   cj_buf_puts(b, combine_source);
+}
+
+void cj_reduce_source(cj_buf *b, const cj_reduce_spec *s) {
+  cj_reduce_prologue(b, s);
   put_kernel(b, s);
 }
 
@@ -536,11 +540,7 @@ cujit_status cujit_array_reduce(cujit_redop op, const cujit_array *h, cujit_arra
   return reduce(op, a, cj_reduce_result(op, a->type), out, fn);
 }
 
-cujit_status cujit_array_reduce_as(cujit_redop op, const cujit_array *h, cujit_type type,
-                                   cujit_array **out) {
-  static const char fn[] = "cujit_array_reduce_as";
-  cj_array *a;
-  CJ_TRY(cj_array_get(h, fn, "a", &a));
+cujit_status cj_reduce_as_check(const char *fn, cujit_redop op, int t, int type) {
   CJ_CHECK(op == CUJIT_REDOP_SUM || op == CUJIT_REDOP_PROD, CUJIT_ERROR_INVALID_VALUE,
            "%s: op is %d; a reduction with a type of its own is CUJIT_REDOP_SUM or "
            "CUJIT_REDOP_PROD",
@@ -549,11 +549,30 @@ cujit_status cujit_array_reduce_as(cujit_redop op, const cujit_array *h, cujit_t
            "%s: type %d is not an element type arrays hold (use CUJIT_TYPE_BOOL, _I8 ... _U64, "
            "_F16, _BF16, _F32, _F64, _C64 or _C128)",
            fn, (int)type);
-  CJ_CHECK(!is_complex(a->type) || is_complex(type), CUJIT_ERROR_INVALID_VALUE,
+  CJ_CHECK(!is_complex(t) || is_complex(type), CUJIT_ERROR_INVALID_VALUE,
            "%s: a holds %s and type is %s, which would drop the imaginary parts; reduce "
            "as a complex type, or reduce the real parts",
-           fn, cj_elem_of(a->type)->name, cj_elem_of(type)->name);
+           fn, cj_elem_of(t)->name, cj_elem_of(type)->name);
+  return CUJIT_OK;
+}
+
+cujit_status cujit_array_reduce_as(cujit_redop op, const cujit_array *h, cujit_type type,
+                                   cujit_array **out) {
+  static const char fn[] = "cujit_array_reduce_as";
+  cj_array *a;
+  CJ_TRY(cj_array_get(h, fn, "a", &a));
+  CJ_TRY(cj_reduce_as_check(fn, op, a->type, type));
   return reduce(op, a, type, out, fn);
+}
+
+cujit_status cj_array_reduce_to(cujit_redop op, const cj_array *a, int result, CUdeviceptr dst) {
+  builtin k;
+  cujit_function *f = NULL;
+  cujit_status st = builtin_spec(&k, op, a, result);
+  if (st == CUJIT_OK) st = cj_reduce_kernel(&k.spec, &f);
+  if (st == CUJIT_OK) st = cj_reduce_run(f, &k.spec, a->size, a->stream, k.args, k.nargs, dst, NULL);
+  builtin_free(&k);
+  return st;
 }
 
 cujit_status cj_array_reduce_op(cujit_redop op, const cj_array *a, cujit_array **out,
