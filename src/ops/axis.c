@@ -23,7 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "array/array.h"
+#include "ops/ops.h"
 #include "launch/launch.h" /* the pool */
 
 #define MAX_D CUJIT_ARRAY_MAX_DIMS

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "array/array.h"
+#include "ops/ops.h"
 
 /* NaN-propagating min/max; the operations' kernels get the integer arithmetic
  * (intwrap.c) before them. */

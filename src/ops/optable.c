@@ -1,7 +1,7 @@
 /* optable.c - the operations' tables (cujit_array.h: CUJIT_BINOP_MAP, CUJIT_UNOP_MAP,
  * CUJIT_REDOP_MAP) as the kernels' writers read them: each row by its enumerator, with its
  * names, its CUDA form and the kinds of types it takes. Nothing else lists the operations. */
-#include "array/array.h"
+#include "ops/ops.h"
 
 #define CJ_OP_ROW_(family, name, num, numpy, cuda, types, what) \
   [num] = {"CUJIT_" #family "_" #name, numpy, cuda, types},
