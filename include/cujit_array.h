@@ -1265,8 +1265,7 @@ CUJIT_API void cujit_scan_destroy(cujit_scan *s);
 #  define cujit_array_take(...) CUJIT_CHECKED_(cujit_array_take, __VA_ARGS__)
 #  define cujit_array_reduce_as(...) CUJIT_CHECKED_(cujit_array_reduce_as, __VA_ARGS__)
 #  define cujit_array_reduce_axis(...) CUJIT_CHECKED_(cujit_array_reduce_axis, __VA_ARGS__)
-#  define cujit_array_reduce_axis_as(...) \
-    CUJIT_CHECKED_(cujit_array_reduce_axis_as, __VA_ARGS__)
+#  define cujit_array_reduce_axis_as(...) CUJIT_CHECKED_(cujit_array_reduce_axis_as, __VA_ARGS__)
 #  define cujit_array_if_positive(...) CUJIT_CHECKED_(cujit_array_if_positive, __VA_ARGS__)
 #  define cujit_array_transpose(...) CUJIT_CHECKED_(cujit_array_transpose, __VA_ARGS__)
 #  define cujit_array_put(...) CUJIT_CHECKED_(cujit_array_put, __VA_ARGS__)

@@ -100,9 +100,10 @@ static void walk_of(const axplan *p, size_t esize, CUdeviceptr data, int64_t sms
             absolute(p->rst[p->r - 1]) < absolute(p->kst[p->k - 1]);
   if (w->rows) {
     /* 16 bytes a lane: the rows one after another in memory, each 16-byte aligned */
-    if (width > 1 && p->r == 1 && p->rst[0] == 1 && data % 16 == 0 && aligned16(p->kst, p->k, esize))
+    if (width > 1 && p->r == 1 && p->rst[0] == 1 && data % 16 == 0 &&
+        aligned16(p->kst, p->k, esize))
       w->w = width;
-    per = 32 * (int64_t)w->w * 4;        /* a warp's elements at least: 4 accesses a lane */
+    per = 32 * (int64_t)w->w * 4;             /* a warp's elements at least: 4 accesses a lane */
     w->splits = ceil_div(sms * 64, p->n_out); /* about 64 warps a multiprocessor */
     most = ceil_div(p->n_red, per);
   } else {
@@ -128,8 +129,8 @@ static void walk_of(const axplan *p, size_t esize, CUdeviceptr data, int64_t sms
  * parameter L), as a device function `fn`. */
 static void put_offset(cj_buf *b, const char *fn, int n, const char *s, const char *st) {
   int d;
-  cj_buf_printf(b, "__device__ __forceinline__ long long %s(unsigned long long v, const cj_axl &L) {\n",
-                fn);
+  cj_buf_printf(
+      b, "__device__ __forceinline__ long long %s(unsigned long long v, const cj_axl &L) {\n", fn);
   if (n == 0) {
     cj_buf_puts(b, "  (void)v; (void)L;\n  return 0;\n}\n");
     return;
@@ -153,7 +154,8 @@ static const char combine_parts[] =
     "  if (cj_pin) {\n"
     "    for (unsigned long long o = cj_tid; o < cj_nout; o += cj_nth) {\n"
     "      cj_t acc = cj_neutral();\n"
-    "      for (unsigned long long s = 0; s < cj_splits; s++) acc = cj_reduce(acc, cj_pin[s * cj_nout + o]);\n"
+    "      for (unsigned long long s = 0; s < cj_splits; s++) acc = cj_reduce(acc, cj_pin[s * "
+    "cj_nout + o]);\n"
     "      cj_res[o] = cj_fin(acc);\n"
     "    }\n"
     "    return;\n"
@@ -161,15 +163,14 @@ static const char combine_parts[] =
 
 /* A warp per result: its lanes across the reduced elements. */
 static void put_rows(cj_buf *b, int t, unsigned w) {
-  cj_buf_puts(b,
-              "  const int lane = (int)(threadIdx.x & 31);\n"
-              "  const unsigned long long groups = cj_nout * cj_splits;\n"
-              "  for (unsigned long long g = cj_tid >> 5; g < groups; g += cj_nth >> 5) {\n"
-              "    const unsigned long long s = g / cj_nout, o = g - s * cj_nout;\n"
-              "    const long long base = cj_koff(o, L);\n"
-              "    const long long k0 = (long long)s * cj_chunk;\n"
-              "    const long long k1 = min(k0 + cj_chunk, (long long)cj_nred);\n"
-              "    cj_t acc = cj_neutral();\n");
+  cj_buf_puts(b, "  const int lane = (int)(threadIdx.x & 31);\n"
+                 "  const unsigned long long groups = cj_nout * cj_splits;\n"
+                 "  for (unsigned long long g = cj_tid >> 5; g < groups; g += cj_nth >> 5) {\n"
+                 "    const unsigned long long s = g / cj_nout, o = g - s * cj_nout;\n"
+                 "    const long long base = cj_koff(o, L);\n"
+                 "    const long long k0 = (long long)s * cj_chunk;\n"
+                 "    const long long k1 = min(k0 + cj_chunk, (long long)cj_nred);\n"
+                 "    cj_t acc = cj_neutral();\n");
   if (w > 1) {
     cj_buf_printf(b,
                   "    if (cj_vec) {\n"
@@ -181,7 +182,8 @@ static void put_rows(cj_buf *b, int t, unsigned w) {
     cj_chunk_load(b, "        ", t, w, "v", "row + k", "0");
     cj_buf_printf(b,
                   "#pragma unroll\n"
-                  "        for (int j = 0; j < %u; j++) acc = cj_reduce(acc, cj_map(v[j], k + j));\n"
+                  "        for (int j = 0; j < %u; j++) acc = cj_reduce(acc, cj_map(v[j], k + "
+                  "j));\n"
                   "      }\n"
                   "      for (long long k = kend + lane; k < k1; k += 32) acc = cj_reduce(acc, "
                   "cj_map(row[k], k));\n"
@@ -223,11 +225,11 @@ static void put_columns(cj_buf *b, int t, unsigned w) {
                   "#pragma unroll 4\n"
                   "      for (long long k = k0; k < k1; k++) {\n",
                   w, w, w);
-    cj_chunk_load(b, "        ", t, w, "v", "col + cj_roff((unsigned long long)k, L)",
-                  "0");
+    cj_chunk_load(b, "        ", t, w, "v", "col + cj_roff((unsigned long long)k, L)", "0");
     cj_buf_printf(b,
                   "#pragma unroll\n"
-                  "        for (int j = 0; j < %u; j++) acc[j] = cj_reduce(acc[j], cj_map(v[j], k));\n"
+                  "        for (int j = 0; j < %u; j++) acc[j] = cj_reduce(acc[j], cj_map(v[j], "
+                  "k));\n"
                   "      }\n"
                   "#pragma unroll\n"
                   "      for (int j = 0; j < %u; j++) {\n"
@@ -238,15 +240,15 @@ static void put_columns(cj_buf *b, int t, unsigned w) {
                   "    }\n",
                   w, w);
   }
-  cj_buf_puts(b,
-              "    const long long base = cj_koff(u, L);\n"
-              "    cj_t acc = cj_neutral();\n"
-              "#pragma unroll 4\n"
-              "    for (long long k = k0; k < k1; k++)\n"
-              "      acc = cj_reduce(acc, cj_map(cj_x[base + cj_roff((unsigned long long)k, L)], k));\n"
-              "    if (cj_splits == 1) cj_res[u] = cj_fin(acc);\n"
-              "    else cj_pout[s * cj_nout + u] = acc;\n"
-              "  }\n");
+  cj_buf_puts(b, "    const long long base = cj_koff(u, L);\n"
+                 "    cj_t acc = cj_neutral();\n"
+                 "#pragma unroll 4\n"
+                 "    for (long long k = k0; k < k1; k++)\n"
+                 "      acc = cj_reduce(acc, cj_map(cj_x[base + cj_roff((unsigned long long)k, "
+                 "L)], k));\n"
+                 "    if (cj_splits == 1) cj_res[u] = cj_fin(acc);\n"
+                 "    else cj_pout[s * cj_nout + u] = acc;\n"
+                 "  }\n");
 }
 
 /* The kernel for op on elements of type t into `result`, walking as `w` says, over k kept
@@ -264,15 +266,17 @@ static void put_kernel(cj_buf *b, const cj_reduce_spec *s, cujit_redop op, int t
     cj_buf_puts(b, s->result_expr);
   else
     cj_array_convert(b, s->acc, s->result, "cj_acc");
-  cj_buf_printf(b, ";\n}\n/* the kept and the reduced dimensions, innermost last */\n"
-                   "struct cj_axl {\n  long long ks[%d], kst[%d], rs[%d], rst[%d];\n};\n",
+  cj_buf_printf(b,
+                ";\n}\n/* the kept and the reduced dimensions, innermost last */\n"
+                "struct cj_axl {\n  long long ks[%d], kst[%d], rs[%d], rst[%d];\n};\n",
                 MAX_D, MAX_D, MAX_D, MAX_D);
   put_offset(b, "cj_koff", p->k, "ks", "kst");
   put_offset(b, "cj_roff", p->r, "rs", "rst");
   cj_buf_printf(b,
                 "extern \"C\" __global__ void %s(const cj_e *__restrict__ cj_x, unsigned long long "
                 "cj_nout,\n    unsigned long long cj_nred, long long cj_chunk, unsigned long long "
-                "cj_splits, const cj_axl L,\n    const cj_t *cj_pin, cj_t *cj_pout, %s *cj_res, int "
+                "cj_splits, const cj_axl L,\n    const cj_t *cj_pin, cj_t *cj_pout, %s *cj_res, "
+                "int "
                 "cj_vec) {\n"
                 "  const unsigned long long cj_tid = (unsigned long long)blockIdx.x * blockDim.x + "
                 "threadIdx.x;\n"
@@ -299,8 +303,8 @@ typedef struct axrun {
 } axrun;
 
 static cujit_status launch(cujit_function *f, axrun *r, int64_t work, CUstream stream) {
-  void *params[] = {&r->x,   &r->n_out, &r->n_red, &r->chunk, &r->splits,
-                    r->lay,  &r->pin,   &r->pout,  &r->res,   &r->vec};
+  void *params[] = {&r->x,  &r->n_out, &r->n_red, &r->chunk, &r->splits,
+                    r->lay, &r->pin,   &r->pout,  &r->res,   &r->vec};
   return cj_array_launch_params(f, work, stream, params, CJ_COUNT(params));
 }
 
@@ -310,8 +314,8 @@ static cujit_status launch(cujit_function *f, axrun *r, int64_t work, CUstream s
 static cujit_status run(cujit_function *f, const cj_reduce_spec *s, const cj_array *a,
                         const axplan *p, const axwalk *w, CUdeviceptr dst) {
   size_t acc_size = s->acc_size ? s->acc_size : cj_elem_of(s->acc)->size, bytes = 0;
-  int64_t units = w->rows ? (int64_t)p->n_out * w->splits * 32
-                          : (int64_t)(p->n_out / w->w) * w->splits;
+  int64_t units =
+      w->rows ? (int64_t)p->n_out * w->splits * 32 : (int64_t)(p->n_out / w->w) * w->splits;
   cj_mem_ctx owner = {NULL, 0};
   CUcontext ctx;
   CUdevice dev = 0;
@@ -362,7 +366,8 @@ static cujit_status reduce_along(cujit_redop op, const cj_array *a, int result, 
   s.ntypes = 1;
   walk_of(p, cj_elem_of(t)->size, a->data, cj_array_sms(), &w);
   snprintf(name, sizeof name, "cj_%s_%s_%s%s%s_k%dr%d%s", w.rows ? "rows" : "columns",
-           cj_redop_of(op)->numpy, cj_elem_of(t)->name, result == cj_reduce_result(op, t) ? "" : "_",
+           cj_redop_of(op)->numpy, cj_elem_of(t)->name,
+           result == cj_reduce_result(op, t) ? "" : "_",
            result == cj_reduce_result(op, t) ? "" : cj_elem_of(result)->name, p->k, p->r,
            w.w > 1 ? "_v" : "");
   st = cj_redop_code(&s, &pre, &neutral, op, t, result);

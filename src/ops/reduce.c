@@ -570,7 +570,8 @@ cujit_status cj_array_reduce_to(cujit_redop op, const cj_array *a, int result, C
   cujit_function *f = NULL;
   cujit_status st = builtin_spec(&k, op, a, result);
   if (st == CUJIT_OK) st = cj_reduce_kernel(&k.spec, &f);
-  if (st == CUJIT_OK) st = cj_reduce_run(f, &k.spec, a->size, a->stream, k.args, k.nargs, dst, NULL);
+  if (st == CUJIT_OK)
+    st = cj_reduce_run(f, &k.spec, a->size, a->stream, k.args, k.nargs, dst, NULL);
   builtin_free(&k);
   return st;
 }
