@@ -60,8 +60,8 @@ static void shapes_follow_numpy(void **state) {
                (const int64_t[]){4});
   {
     cujit_array *r = NULL;
-    assert_ok(cujit_array_reduce_axis_as(CUJIT_REDOP_SUM, i, 1, (const int[]){1}, 0,
-                                         CUJIT_TYPE_F64, &r));
+    assert_ok(
+        cujit_array_reduce_axis_as(CUJIT_REDOP_SUM, i, 1, (const int[]){1}, 0, CUJIT_TYPE_F64, &r));
     assert_int_equal(cujit_array_type(r), CUJIT_TYPE_F64);
     assert_int_equal(cujit_array_ndim(r), 2);
     cujit_array_destroy(r);
@@ -75,10 +75,9 @@ static void shapes_follow_numpy(void **state) {
  * in pieces and whole): every op on f32, sum on a type of each kind; compiled
  * and launched. */
 static void every_walk_compiles(void **state) {
-  static const int64_t shapes[][2] = {{8, 4096}, {4096, 8}, {3, 1 << 20}, {1 << 20, 3},
-                                      {7, 33}};
-  static const int types[] = {CUJIT_TYPE_F32, CUJIT_TYPE_F64, CUJIT_TYPE_I32, CUJIT_TYPE_U8,
-                              CUJIT_TYPE_F16, CUJIT_TYPE_BOOL};
+  static const int64_t shapes[][2] = {{8, 4096}, {4096, 8}, {3, 1 << 20}, {1 << 20, 3}, {7, 33}};
+  static const int types[] = {CUJIT_TYPE_F32, CUJIT_TYPE_F64, CUJIT_TYPE_I32,
+                              CUJIT_TYPE_U8,  CUJIT_TYPE_F16, CUJIT_TYPE_BOOL};
   size_t s, t;
   int op, ax;
   (void)state;
@@ -112,14 +111,15 @@ static void numpy_refusals(void **state) {
                        "(-2 to 1");
   assert_status_detail(cujit_array_reduce_axis(CUJIT_REDOP_SUM, a, 1, (const int[]){-3}, 0, &out),
                        CUJIT_ERROR_INVALID_VALUE, "axis -3 is outside");
-  assert_status_detail(
-      cujit_array_reduce_axis(CUJIT_REDOP_SUM, a, 2, (const int[]){1, -1}, 0, &out),
-      CUJIT_ERROR_INVALID_VALUE, "axis -1 is given twice");
+  assert_status_detail(cujit_array_reduce_axis(CUJIT_REDOP_SUM, a, 2, (const int[]){1, -1}, 0,
+                                               &out),
+                       CUJIT_ERROR_INVALID_VALUE, "axis -1 is given twice");
   assert_status_detail(cujit_array_reduce_axis(CUJIT_REDOP_SUM, z, 1, (const int[]){0}, 0, &out),
                        CUJIT_ERROR_INVALID_VALUE, "the array is 0-d, it has no axis");
-  assert_status_detail(
-      cujit_array_reduce_axis(CUJIT_REDOP_ARGMAX, a, 2, (const int[]){0, 1}, 0, &out),
-      CUJIT_ERROR_INVALID_VALUE, "argmax takes one axis, as NumPy's does (2 given)");
+  assert_status_detail(cujit_array_reduce_axis(CUJIT_REDOP_ARGMAX, a, 2, (const int[]){0, 1}, 0,
+                                               &out),
+                       CUJIT_ERROR_INVALID_VALUE,
+                       "argmax takes one axis, as NumPy's does (2 given)");
   assert_status_detail(cujit_array_reduce_axis(CUJIT_REDOP_ARGMIN, a, 0, NULL, 0, &out),
                        CUJIT_ERROR_INVALID_VALUE, "argmin takes one axis");
   assert_status_detail(cujit_array_reduce_axis(CUJIT_REDOP_SUM, a, -1, NULL, 0, &out),
@@ -135,9 +135,9 @@ static void numpy_refusals(void **state) {
   /* NumPy: no identity, no reduction along an axis of size 0, even into no element */
   assert_status_detail(cujit_array_reduce_axis(CUJIT_REDOP_MAX, e, 1, (const int[]){1}, 0, &out),
                        CUJIT_ERROR_INVALID_VALUE, "the max along an axis of no element");
-  assert_status_detail(
-      cujit_array_reduce_axis(CUJIT_REDOP_ARGMIN, e0, 1, (const int[]){0}, 0, &out),
-      CUJIT_ERROR_INVALID_VALUE, "the argmin along an axis of no element");
+  assert_status_detail(cujit_array_reduce_axis(CUJIT_REDOP_ARGMIN, e0, 1, (const int[]){0}, 0,
+                                               &out),
+                       CUJIT_ERROR_INVALID_VALUE, "the argmin along an axis of no element");
   assert_null(out);
   /* ... and the result is empty where the reduced axes are not: (0, 3) along 1 is (0,) */
   assert_ok(cujit_array_reduce_axis(CUJIT_REDOP_MAX, e0, 1, (const int[]){1}, 0, &r));
