@@ -541,12 +541,15 @@ CUJIT_API cujit_status cujit_array_format_host(cujit_type type, int ndim, const 
  *  dot and cumsum alike. The generated code computes it through unsigned types, so it has
  *  no signed overflow (undefined in C++) for any values.
  *
- *  Shapes: the arrays of an operation have one shape, except that an array of a single
- *  element (0-d, or (1,), or b[0:1]) is broadcast to the other's, as NumPy broadcasts it
- *  (leading dimensions of one added to the result where it has more); any other
- *  difference is CUJIT_ERROR_INVALID_VALUE naming both shapes. Strided views are taken
- *  as they are (see @ref arrays "Device arrays"); arrays that are all contiguous move 16
- *  bytes per access where they are 16-byte aligned.
+ *  Shapes broadcast by NumPy's rule: aligned on their last dimensions (an array of fewer
+ *  dimensions counting as one with leading dimensions of size 1), each pair of sizes
+ *  equal or one of them 1, the size 1 stretched to the other; the result has the larger
+ *  of each pair ((4, 1) + (3,) is (4, 3); a 0-d array or b[0:1] goes with any shape).
+ *  Any other pair is CUJIT_ERROR_INVALID_VALUE naming both shapes and the two sizes that
+ *  differ. A given output must have the result's shape: it is not broadcast. A stretched
+ *  array is read, not copied (a stride of 0 along its stretched dimensions). Strided views are
+ * taken as they are (see @ref arrays "Device arrays"); arrays that are all contiguous move 16 bytes
+ * per access where they are 16-byte aligned.
  *  @{ */
 
 /** @name The operations as tables
@@ -649,14 +652,15 @@ enum {
                                      their type; without it s is a float (a Python float) */
 };
 
-/** a op b, elementwise; a and b have the same shape, or one of them a single element
- *  (a + b[0:1] adds b's element to each of a's).
+/** a op b, elementwise; a's and b's shapes broadcast (a + b[0:1] adds b's element to each
+ *  of a's; a (4, 4) matrix + a (4,) row adds the row to each row).
  *  @param op   the operation.
  *  @param a    the first operand.
  *  @param b    the second.
  *  @param out  the output (the output rule).
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a destroyed or NULL array, shapes that
- *          differ (both named: "a has shape (4, 4) and b (16,)"), an output of the wrong
+ *          that do not broadcast (both named: "a has shape (4, 4) and b (16,), which do not
+ *          broadcast ..."), an output of the wrong
  *          type or shape, an op not defined for the types
  *          (fmod of complex numbers, ordering of complex numbers); CUJIT_ERROR_COMPILE (never
  *          for these built-in ops unless the toolkit is broken); device errors. */
@@ -694,10 +698,11 @@ CUJIT_API cujit_type cujit_type_promote(cujit_type a, cujit_type b, int weak);
 #define CUJIT_MAP_MAX_ARRAYS 32 /**< the most arrays one cujit_array_map() names */
 /** A fused elementwise expression over named arrays, one kernel with no temporaries (CuPy's
  *  fuse, numexpr): `cujit_array_map(&y, "sin(2*x + 1)", 1, names, arrays)` with names[0] =
- *  "x". Each name stands for the element i of its array, of that array's type; the arrays
- *  have the same shape; `i` (64-bit) is the index. The result's type is the promotion of
- *  the arrays' types, also when the expression is math on integers ("sin(x)" of an i32
- *  array is truncated to i32): pass an output of the type you want to choose another.
+ *  "x". Each name stands for the element of its array, of that array's type, at the result's
+ *  position; the arrays' shapes broadcast; `i` (64-bit) is the result's index (C order). The
+ * result's type is the promotion of the arrays' types, also when the expression is math on integers
+ * ("sin(x)" of an i32 array is truncated to i32): pass an output of the type you want to choose
+ * another.
  *  @param out     the output (the output rule).
  *  @param expr    the expression, in CUDA C; copied.
  *  @param n       the number of arrays, at most CUJIT_MAP_MAX_ARRAYS.
@@ -714,7 +719,7 @@ CUJIT_API cujit_status cujit_array_map(cujit_array **out, const char *expr, size
  *  typed scalar (cujit_f32(0), cujit_i64(-1), cujit_bool(1), cujit_c64(0, 1) ...). The
  *  result's type is the promotion of a's and b's types, a scalar's type counting as an
  *  array's does (as a NumPy scalar's: cujit_f64(0) with an F32 array gives F64; pass
- *  cujit_f32(0) to keep F32). cond, a and b have one shape or a single element.
+ *  cujit_f32(0) to keep F32). The shapes of cond and of the arrays among a and b broadcast.
  *  @param cond  the condition.
  *  @param a     where cond is true: an array or a typed scalar.
  *  @param b     where it is false: an array or a typed scalar.
@@ -939,9 +944,9 @@ CUJIT_API cujit_status cujit_array_dot_host(const cujit_array *a, const cujit_ar
  *      to it (an f16 b rounds atol 1e-8 to 0, as NumPy does); each operation rounded to
  *      its type (16-bit types computed in float and rounded after each), never fused;
  *      complex magnitudes are hypot's (within 2 ulp of the C library's for C128);
- *    - a and b have one shape, or one of them a single element, which is compared with
- *      every element of the other (the array layer's rule for operations; see "Array
- *      operations"); arrays with no element are close.
+ *    - a's and b's shapes broadcast (the array layer's rule for operations; see "Array
+ *      operations"): a single element is compared with every element of the other, a row
+ *      with every row; arrays with no element are close.
  *  NumPy's defaults are rtol 1e-5, atol 1e-8, equal_nan 0. One generated kernel computes
  *  every element's test and combines them; only the answer is copied to the host, and the
  *  call waits for it. Runs on a's stream.

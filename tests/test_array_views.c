@@ -460,6 +460,13 @@ static void broadcasting(void **state) {
                    CUJIT_ERROR_NO_DRIVER);
   assert_int_equal(cujit_array_where(col, cujit_arr(x), cujit_arr(row), &out),
                    CUJIT_ERROR_NO_DRIVER);
+  /* allclose: a row against every row of a matrix; (3,) against (4, 4) is refused */
+  {
+    int close = -1;
+    assert_int_equal(cujit_array_allclose(x, row, 1e-5, 1e-8, 0, &close), CUJIT_ERROR_NO_DRIVER);
+    assert_status_detail(cujit_array_allclose(x, three, 1e-5, 1e-8, 0, &close),
+                         CUJIT_ERROR_INVALID_VALUE, "has shape (4, 4) and b (3,), which do not");
+  }
   /* the map: (3,) with (4, 1) is (4, 3); (3,) with (4, 4) is refused */
   assert_int_equal(cujit_array_map(&out, "x * y", 2, (const char *[]){"x", "y"},
                                    (const cujit_array *[]){three, col}),

@@ -4,7 +4,7 @@
  *    of 1 against any, fewer dimensions, sizes of 0, the four dimensions arrays have), each
  *    through binary arithmetic with promotion, a comparison, where and a map, contiguous
  *    and as strided views, into a new output and a given one; pairs that do not broadcast
- *    are refused;
+ *    are refused; allclose of a matrix and a row;
  *  - reductions along axes, as CuPy's sum/prod and argmin/argmax tests take them: every
  *    axis, negative axes, pairs of axes, all axes, keepdims, each op on integer, floating
  *    and bool arrays, ties (the first index wins), NaN (it wins), axes of size 0 (the
@@ -207,6 +207,40 @@ static void broadcasting_strided_views(void **state) {
   cujit_array_destroy(t);
   cujit_array_destroy(cut);
   cujit_array_destroy(m);
+  cujit_array_destroy(row);
+  cujit_array_destroy(col);
+}
+
+static double row_of_3(int64_t i) { return (double)(i % 3) + 0.5; }
+
+/* allclose of a matrix and a row: every row compared with the row, each of its elements
+ * changed in turn found. */
+static void allclose_of_a_row(void **state) {
+  const shape m = {2, {4, 3}}, r = {1, {3}}, c = {2, {4, 1}};
+  cujit_array *a = make(CUJIT_TYPE_F32, &m, row_of_3), *row = make(CUJIT_TYPE_F64, &r, row_of_3);
+  cujit_array *col = make(CUJIT_TYPE_F32, &c, row_of_3);
+  int close = -1, i;
+  (void)state;
+  assert_ok(cujit_array_allclose(a, row, 1e-5, 1e-8, 0, &close));
+  assert_int_equal(close, 1);
+  assert_ok(cujit_array_allclose(row, a, 1e-5, 1e-8, 0, &close));
+  assert_int_equal(close, 1);
+  assert_ok(cujit_array_allclose(a, col, 1e-5, 1e-8, 0, &close)); /* (4, 1): not the rows */
+  assert_int_equal(close, 0);
+  for (i = 0; i < 12; i++) {
+    float v = 9;
+    cujit_array *one = NULL, *copy = NULL, *flat = NULL;
+    assert_ok(cujit_array_copy(a, &copy));
+    assert_ok(cujit_array_reshape(copy, 1, (const int64_t[]){12}, &flat));
+    assert_ok(cujit_array_view(flat, i, i + 1, &one));
+    assert_ok(cujit_array_fill(one, &v));
+    assert_ok(cujit_array_allclose(copy, row, 1e-5, 1e-8, 0, &close));
+    if (close != 0) fail_msg("element %d changed, and still close", i);
+    cujit_array_destroy(one);
+    cujit_array_destroy(flat);
+    cujit_array_destroy(copy);
+  }
+  cujit_array_destroy(a);
   cujit_array_destroy(row);
   cujit_array_destroy(col);
 }
@@ -430,7 +464,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(broadcasting_as_numpy),      cmocka_unit_test(broadcasting_strided_views),
       cmocka_unit_test(reductions_along_axes),      cmocka_unit_test(reductions_edges),
-      cmocka_unit_test(reductions_of_large_arrays),
+      cmocka_unit_test(reductions_of_large_arrays), cmocka_unit_test(allclose_of_a_row),
   };
   if (!test_have_gpu()) return TEST_SKIP_CODE;
   return test_group_result(cmocka_run_group_tests(tests, NULL, NULL));
