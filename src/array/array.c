@@ -177,7 +177,7 @@ static cujit_status new_array(cujit_array **out, cj_array **made, int type, int 
   cj_mem_ctx owner = {NULL, 0};
   cj_block *b;
   cj_array *a;
-  cujit_status st;
+  cujit_status st = CUJIT_OK;
   CJ_TRY(cj_ctx_ensure(&ctx, &dev));
   if (bytes && (st = cj_mem_pool_alloc(dev, bytes, stream, &ptr, &owner)) != CUJIT_OK) return st;
   if ((st = take(&a, &b)) != CUJIT_OK) {

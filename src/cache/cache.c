@@ -54,7 +54,7 @@ cujit_status cujit_cache_get_disk_stats(cujit_cache_stats *user) {
   cujit_cache_stats own, *stats = &own;
   cj_disk_counters c;
   cj_root root;
-  cujit_status st;
+  cujit_status st = CUJIT_OK;
   CJ_TRY(stats_begin(fn, user, stats));
   CJ_TRY(cj_root_open_status(&root));
   if (cj_diskstats_read(&root, &c) != 0)

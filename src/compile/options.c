@@ -166,7 +166,7 @@ static cujit_status arch_finish(cj_request *r) {
   const int *archs;
   size_t n;
   int cc, clamped;
-  cujit_status st;
+  cujit_status st = CUJIT_OK;
   char requested[sizeof r->arch];
   if (r->arch_pending == CJ_ARCH_CHECK || r->arch_pending == CJ_ARCH_CHECK_ENV) {
     memcpy(requested, r->arch, sizeof requested);

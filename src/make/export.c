@@ -71,7 +71,7 @@ static cujit_status encode(const cj_module *m, const cj_request *r, const cj_key
   cj_fingerprint fp;
   cj_entry_meta meta;
   cj_buf entry = {0}, manifest = {0};
-  cujit_status st;
+  cujit_status st = CUJIT_OK;
   CJ_TRY(cj_fingerprint_of(r, k->nvrtc, &fp));
   entry_meta(m, &meta);
   /* the entry keeps its manifest, so that an importer's disk cache can explain and verify
@@ -368,7 +368,7 @@ cujit_status cujit_module_import_file(cujit_module **out, const void *blob, size
                                       const char *path, const cujit_options *opts) {
   char *text, *dir;
   cj_module *m = NULL;
-  cujit_status st;
+  cujit_status st = CUJIT_OK;
   CJ_TRY(check_blob("cujit_module_import_file", out, blob, size));
   CJ_TRY(cj_source_file("cujit_module_import_file", path, &text, &dir));
   st = cj_export_import_dir(&m, blob, size, text, path, opts, dir);

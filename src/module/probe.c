@@ -171,7 +171,7 @@ static cujit_status probe_failed(cj_module *m, const char *sym, cujit_status st)
 static cujit_status ask(cj_module *m, const char *sym) {
   char **exprs = NULL;
   size_t n = 0, first;
-  cujit_status st;
+  cujit_status st = CUJIT_OK;
   CJ_TRY(kernels_to_ask(m, sym, &exprs, &n, &first));
   st = compile_probe(m, exprs, n);
   if (st != CUJIT_OK && st != CUJIT_ERROR_OUT_OF_MEMORY && n > 1)

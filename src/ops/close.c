@@ -169,7 +169,7 @@ static cujit_status close_kernel_make(close_kernel *k, const cj_array *a, const 
   memset(k, 0, sizeof *k);
   plan.dims = 0;
   plan.bcast = bcast;
-  if (!a->contig || !b->contig || bcast)
+  if (!a->contig || !b->contig || a->size != full->size || b->size != full->size)
     cj_plan_make(&plan, full->ndim, full->shape, 2, arrays, bcast);
   snprintf(k->params, sizeof k->params,
            "const %s *x, const %s *y, double cj_rtol, double cj_atol, int cj_nan",

@@ -264,7 +264,7 @@ cujit_status cujit_array_cumsum(const cujit_array *h, int exclusive, cujit_array
   char name[48];
   cj_buf zero = {0};
   cj_array *a;
-  cujit_status st;
+  cujit_status st = CUJIT_OK;
   CJ_TRY(cj_array_get(h, "cujit_array_cumsum", "a", &a));
   CJ_TRACE("cujit: cumsum %s", CJ_TYPE_NAME(a->type));
   memset(&s, 0, sizeof s);
