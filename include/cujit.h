@@ -336,20 +336,30 @@ typedef void (*cujit_error_fn)(cujit_status status, const char *call, const char
  *  @param user  passed to fn. */
 CUJIT_API void cujit_error_set_handler(cujit_error_fn fn, void *user);
 
+/** The exit status cujit_error_exit() ends a process with when the failure is that no GPU
+ *  can be used here (CUJIT_ERROR_NO_DRIVER or CUJIT_ERROR_NO_DEVICE): 77, the status that
+ *  CTest's SKIP_RETURN_CODE and Automake's test harness take for "skipped", so that a test
+ *  or a script tells "no GPU here" from a failure by the status alone. Every other failure
+ *  ends it with status 1. */
+#define CUJIT_EXIT_NO_GPU 77
+
 /** The ready handler of the error mode: prints `cujit: <call>: <STATUS_NAME>: <detail>`
  *  and a newline to stderr (a control character or a byte that is not UTF-8 in it written
- *  as `\x1b`, `\xff`), then ends the process with status 1 at once, whatever its other
- *  threads are doing (compiling in NVRTC, linking, copying, waiting on Redis):
+ *  as `\x1b`, `\xff`), then ends the process at once, whatever its other threads are doing
+ *  (compiling in NVRTC, linking, copying, waiting on Redis), with status 1, or
+ *  CUJIT_EXIT_NO_GPU (77) when `status` is CUJIT_ERROR_NO_DRIVER or CUJIT_ERROR_NO_DEVICE
+ *  (no GPU here: a test reports a skip):
  *  - stdio's streams are flushed, as exit() flushes them (stdout and stderr without their
  *    locks when another thread has held one for a second, as exit() does);
  *  - what cujit keeps for the process is put away: its directory of precompiled headers is
  *    removed, the keys' locks it holds in the remote tier are given back, the disk cache's
  *    hits it counted are written;
  *  - the functions registered with at_quick_exit() run, and the process ends with
- *    quick_exit(1): atexit() functions and static destructors (the program's, NVRTC's, the
- *    driver's) do not run, since they would tear down what the other threads still use;
+ *    quick_exit() and that status: atexit() functions and static destructors (the
+ *    program's, NVRTC's, the driver's) do not run, since they would tear down what the
+ *    other threads still use;
  *  - if the flush and cujit's part have not finished within 5 s (a stream held by a thread
- *    blocked on a full pipe), the process ends without the rest, with status 1 (the
+ *    blocked on a full pipe), the process ends without the rest, with the same status (the
  *    exit_group system call itself, which no sanitizer's _exit() wraps).
  *  A failure on another thread meanwhile waits for that end and prints nothing; a forked
  *  child ends alone. The compile workers the process started exit when they see it gone

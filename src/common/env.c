@@ -27,7 +27,8 @@ static const cj_env_var table[] = {
      .dflt = "`return`",
      .meaning = "`exit`: a program that sets no error handler ends at its first failing cujit "
                 "call, which prints its name, status and detail to stderr and exits with "
-                "status 1 (`cujit_error_exit()`); `return`: every call returns its status "
+                "status 1, or 77 when no GPU can be used (`cujit_error_exit()`); `return`: "
+                "every call returns its status "
                 "(`cujit_error_set_handler()` comes first; read at the first failure; another "
                 "value is warned about on stderr, or to the log callback, whatever "
                 "`CUJIT_LOG` says, and `return` used)"},
