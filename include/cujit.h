@@ -400,15 +400,20 @@ typedef struct cujit_header {
 
 /** Compile-option flags (cujit_options.flags). */
 enum {
-  CUJIT_OPT_NO_CACHE = 1u << 0,           /**< neither read nor write the disk and memory caches */
-  CUJIT_OPT_NVRTC_CACHE = 1u << 1,        /**< leave NVRTC's own cache on (it is off by default:
-                                              cujit caches compiled modules itself) */
-  CUJIT_OPT_NO_TOOLKIT_INCLUDES = 1u << 2 /**< do not search the CUDA toolkit's include
+  CUJIT_OPT_NO_CACHE = 1u << 0,            /**< neither read nor write the disk and memory caches */
+  CUJIT_OPT_NVRTC_CACHE = 1u << 1,         /**< leave NVRTC's own cache on (it is off by default:
+                                               cujit caches compiled modules itself) */
+  CUJIT_OPT_NO_TOOLKIT_INCLUDES = 1u << 2, /**< do not search the CUDA toolkit's include
                                        directories (by default they are searched after the
                                        caller's, with built-in stdint.h, stddef.h, limits.h
                                        and float.h), so that `<cuda_fp16.h>`,
                                        `<curand_kernel.h>`, `<cub/...>` and `<cuda/std/...>`
                                        need no options */
+  CUJIT_OPT_NO_EARLY_CONTEXT = 1u << 3     /**< cujit_module_from_source() and _from_file():
+                                           on a cache miss, do not start the device's context
+                                           beside the compile (for a program that compiles
+                                           and never launches; see cujit_module_from_source()).
+                                           Changes nothing the compile makes. */
 };
 
 /** Options for a compile. Start from CUJIT_OPTIONS_INIT (or zero it) for the defaults,
@@ -467,6 +472,22 @@ typedef struct cujit_module cujit_module;
 
 /** Compiles CUDA C source (or takes it from the cache). Needs no GPU: loading onto a
  *  device happens on first use of a kernel or variable.
+ *
+ *  A module is made to be launched, and NVRTC needs no context: so when a compile runs
+ *  here (a cache miss) while the process has no context for the device cujit would use
+ *  (the calling thread has none current, and cujit has not made CUJIT_DEVICE's), the
+ *  driver and that device's primary context are started on a thread of cujit's own, side
+ *  by side with the compile, and the first call that needs the context waits for it
+ *  instead of starting it then: a new process's first result costs the longer of the two
+ *  rather than both. Nothing changes for the program: without a driver or a device
+ *  nothing is made and the first call that needs one fails as it would have; a failure
+ *  of the context is reported by that call, as ever; a thread with a context of its own
+ *  current gets none made; a context so made that the first call needing one does not
+ *  use (another is current then) is released. Only this and
+ *  cujit_module_from_file() do it (not compile jobs, batches, links, bundles or the
+ *  `cujit` command). CUJIT_OPT_NO_EARLY_CONTEXT, or env CUJIT_EARLY_CONTEXT=0, turns it
+ *  off: for a program that compiles and never launches (a build server), which then
+ *  never makes a context.
  *  @param out     receives the module; owned by the caller, free with cujit_module_destroy().
  *  @param source  NUL-terminated CUDA C; copied.
  *  @param name    shown in logs and compile errors like a file name ("kernels.cu");
