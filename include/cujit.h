@@ -405,21 +405,12 @@ typedef struct cujit_module cujit_module;
 /** Compiles CUDA C source (or takes it from the cache). Needs no GPU: loading onto a
  *  device happens on first use of a kernel or variable.
  *
- *  A module is made to be launched, and NVRTC needs no context: so when a compile runs
- *  here (a cache miss) while the process has no context for the device cujit would use
- *  (the calling thread has none current, and cujit has not made CUJIT_DEVICE's), the
- *  driver and that device's primary context are started on a thread of cujit's own, side
- *  by side with the compile, and the first call that needs the context waits for it
- *  instead of starting it then: a new process's first result costs the longer of the two
- *  rather than both. Nothing changes for the program: without a driver or a device
- *  nothing is made and the first call that needs one fails as it would have; a failure
- *  of the context is reported by that call, as ever; a thread with a context of its own
- *  current gets none made; a context so made that the first call needing one does not
- *  use (another is current then) is released. Only this and
- *  cujit_module_from_file() do it (not compile jobs, batches, links, bundles or the
- *  `cujit` command). CUJIT_OPT_NO_EARLY_CONTEXT, or env CUJIT_EARLY_CONTEXT=0, turns it
- *  off: for a program that compiles and never launches (a build server), which then
- *  never makes a context.
+ *  On a cache miss in a process with no context for the device it would use, this (and
+ *  cujit_module_from_file()) makes that device's primary context on a thread of cujit's
+ *  own while it compiles; the first call that needs the context waits for it and reports
+ *  its failure, as without. A thread with a context of its own current gets none made.
+ *  CUJIT_OPT_NO_EARLY_CONTEXT or env CUJIT_EARLY_CONTEXT=0 turns it off (the manual's
+ *  "Many GPUs and many processes" says more).
  *  @param out     receives the module; owned by the caller, free with cujit_module_destroy().
  *  @param source  NUL-terminated CUDA C; copied.
  *  @param name    shown in logs and compile errors like a file name ("kernels.cu");
