@@ -250,7 +250,7 @@ static int ordinal_cc[CJ_MAX_DEVICES]; /* the same by ordinal, for threads with 
 enum { EARLY_NONE, EARLY_RUNNING, EARLY_DONE };
 static pthread_mutex_t early_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t early_change = PTHREAD_COND_INITIALIZER;
-static int early_state;         /* EARLY_*, under early_lock (read without it, acquire) */
+static int early_state;         /* EARLY_*, changed under early_lock (atomic: read without it) */
 static int early_ordinal;       /* the device it is for */
 static int exit_waits;          /* early_at_exit is registered (under early_lock) */
 static CUcontext early_ctx;     /* what it made that no thread has taken (changed under
@@ -278,7 +278,7 @@ static void early_fork_parent(void) { pthread_mutex_unlock(&early_lock); }
 /* The child has no thread making a context: one still running in the parent (past the
  * wait) is as if never started, and nothing waits for it. */
 static void early_fork_child(void) {
-  if (early_state == EARLY_RUNNING) early_state = EARLY_NONE;
+  if (early_state == EARLY_RUNNING) __atomic_store_n(&early_state, EARLY_NONE, __ATOMIC_RELEASE);
   pthread_cond_init(&early_change, NULL);
   pthread_mutex_unlock(&early_lock);
 }
@@ -313,7 +313,7 @@ static void *early_main(void *arg) {
   cj_debug("device %d's context was %s beside the compile", ordinal,
            ctx ? "made" : "not made (the first call that needs it says why)");
   pthread_mutex_lock(&early_lock);
-  early_state = EARLY_DONE;
+  __atomic_store_n(&early_state, EARLY_DONE, __ATOMIC_RELEASE);
   pthread_cond_broadcast(&early_change);
   pthread_mutex_unlock(&early_lock);
   return NULL;
@@ -370,14 +370,14 @@ void cj_ctx_early(void) {
   pthread_mutex_lock(&early_lock);
   started = early_state == EARLY_NONE && pthread_attr_init(&at) == 0;
   if (started) {
-    early_state = EARLY_RUNNING;
+    __atomic_store_n(&early_state, EARLY_RUNNING, __ATOMIC_RELEASE);
     early_ordinal = ordinal;
     pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
     sigfillset(&all); /* no handler of the program runs on it */
     pthread_sigmask(SIG_SETMASK, &all, &old);
     if (!exit_waits) exit_waits = atexit(early_at_exit) == 0; /* before the thread */
     if (pthread_create(&t, &at, early_main, (void *)(intptr_t)ordinal) != 0)
-      early_state = EARLY_DONE; /* no thread: the first call that needs it makes it */
+      __atomic_store_n(&early_state, EARLY_DONE, __ATOMIC_RELEASE); /* no thread: made later */
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&at);
   }
