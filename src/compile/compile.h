@@ -45,7 +45,7 @@ typedef struct cj_request {
   cujit_status (*compiler)(struct cj_request *r, struct cj_image **out);
   /* Called as a compile starts in this process (not on a hit, nor for a worker's): a
    * module from source or a file, which a launch will likely follow, starts the device's
-   * context beside the compile (driver.h's cj_ctx_early). Changes nothing the compile
+   * context beside the compile (dl/driver.h's cj_ctx_early). Changes nothing the compile
    * makes; may be NULL. */
   void (*starting)(void);
   /* Built by cj_request_prepare(), freed by cj_request_free(). */
@@ -91,7 +91,7 @@ typedef struct cj_image {
  * -dlto for a link), known by its magic number. */
 int cj_image_is_ltoir(const cj_image *im);
 /* 1 when the bytes start as NVVM LTO-IR does. */
-int cj_is_ltoir(const void *data, size_t size);
+int cj_image_bytes_are_ltoir(const void *data, size_t size);
 
 /* cj_request.link: relocatable device code for a link, and LTO-IR for link-time
  * optimisation; part of the key. */
@@ -205,7 +205,7 @@ cujit_status cj_source_file(const char *fn, const char *path, char **text, char 
  * opened or read, what is not a regular file (refused before it is opened; `hint` says
  * what to pass instead), what is too large. `what` names the work for an out-of-memory
  * failure. On success f->data is the caller's to free (cj_free). */
-cujit_status cj_file_load(const char *path, size_t max, const char *what, const char *hint,
-                          cj_file *f);
+cujit_status cj_source_file_load(const char *path, size_t max, const char *what, const char *hint,
+                                 cj_file *f);
 
 #endif

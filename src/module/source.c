@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cache/cache.h"
-#include "driver/driver.h"
+#include "dl/driver.h"
 #include "module/module.h"
 
 /* Bytes the strings of a list take, with their NULs. */
@@ -119,7 +119,7 @@ static cujit_status module_compile(cj_module **out, const char *source, const ch
   CJ_TRY(cj_request_init(&req, source, name, opts, dir));
   if (!(req.flags & CUJIT_OPT_NO_EARLY_CONTEXT)) req.starting = cj_ctx_early; /* a launch follows */
   memcpy(arch, req.arch, sizeof arch); /* the target the key names: the compile may clamp it */
-  st = cj_compile(&req, &im);
+  st = cj_cache_compile(&req, &im);
   if (st == CUJIT_OK) {
     st = cj_module_new_kept(im, &req, arch, out);
     if (st != CUJIT_OK) cj_image_unref(im);

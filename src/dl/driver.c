@@ -9,8 +9,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "driver/driver.h"
-#include "driver/loader.h"
+#include "dl/driver.h"
+#include "dl/loader.h"
 
 typedef CUresult (*get_proc_fn)(const char *, void **, int, cuuint64_t,
                                 CUdriverProcAddressQueryResult *);
@@ -452,7 +452,7 @@ unsigned long long cj_ctx_id(CUcontext ctx) {
   return id;
 }
 
-int cj_mem_ctx_dead(const cj_mem_ctx *owner) {
+int cj_ctx_mem_dead(const cj_mem_ctx *owner) {
   return owner->id && cj_ctx_id(owner->ctx) != owner->id;
 }
 
