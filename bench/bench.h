@@ -119,7 +119,7 @@ int bench_mapped(const char *needle);
   X(cuStreamSynchronize) X(cuMemGetInfo) X(cuLibraryLoadData) X(cuLibraryUnload)                   \
   X(cuLibraryGetKernel) X(cuMemcpyDtoDAsync) X(cuMemHostAlloc) X(cuMemFreeHost)                  \
   X(cuMemPoolCreate) X(cuMemPoolDestroy) X(cuMemAllocFromPoolAsync) X(cuMemFreeAsync)              \
-  X(cuPointerGetAttributes)
+  X(cuPointerGetAttributes) X(cuKernelGetFunction) X(cuDeviceGetAttribute)
 /* clang-format on */
 
 typedef struct bench_driver {
@@ -189,7 +189,6 @@ void bench_firstio(void);  /* firstio.c: a new process's first In/Out launch; a 
 
 /* Child-process entry points (argv after "--child <mode>"); return the exit status. */
 int bench_compile_child(int argc, char **argv);
-int bench_start_child(int argc, char **argv);
 int bench_herd_child(int argc, char **argv);
 int bench_arrays_child(int argc, char **argv);
 int bench_firstio_child(int argc, char **argv);

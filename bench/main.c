@@ -38,7 +38,6 @@ static const group groups[] = {
 static int child_main(int argc, char **argv) {
   const char *mode = argc > 0 ? argv[0] : "";
   if (strcmp(mode, "compile") == 0) return bench_compile_child(argc - 1, argv + 1);
-  if (strcmp(mode, "start") == 0) return bench_start_child(argc - 1, argv + 1);
   if (strcmp(mode, "herd") == 0) return bench_herd_child(argc - 1, argv + 1);
   if (strcmp(mode, "pch") == 0) return bench_pch_child(argc - 1, argv + 1);
   if (strcmp(mode, "batch") == 0) return bench_batch_child(argc - 1, argv + 1);

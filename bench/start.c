@@ -1,16 +1,31 @@
-/* start.c - warm start from the disk cache in a fresh process: from
- * cujit_module_from_source to the first launch completed, against reading the CUBIN file,
- * cuModuleLoadData and the same launch. Driver start and context creation come first in
- * both children and are reported separately. The cujit child also reports whether NVRTC
- * was initialised: its compile count, and whether libnvrtc-builtins (which NVRTC maps on
- * its first compile) is in the process's address space. */
+/* start.c - a new process's start, in two ways, each side in a process of its own, run by
+ * cujit-bench-start (bench/startchild.c: a program that links cujit and nothing else of
+ * CUDA, as a user's does).
+ *
+ * Warm: a cache that holds the kernel. From cujit_module_from_source to the first launch
+ * completed, against reading the CUBIN file, cuModuleLoadData and the same launch. Driver
+ * start and context creation come first in both children and are reported separately. The
+ * cujit child also reports whether NVRTC was initialised: its compile count, and whether
+ * libnvrtc-builtins (which NVRTC maps on its first compile) is in the process's address
+ * space. Two more bare ways say what part of get_function the driver's library API takes
+ * (cuLibraryLoadData + cuLibraryGetKernel + cuKernelGetFunction, as cujit loads; and the
+ * same with cujit's JIT log options), and the bare child times the 13 device attributes
+ * cujit reads for its launch checks.
+ *
+ * Cold: an empty cache. From main() to the first launch completed: cujit's from_source
+ * (an NVRTC compile, the device's context started beside it), get_function (which waits
+ * for the context), launch and wait; against the bare driver and NVRTC doing the same in
+ * order: cuInit, the primary context, NVRTC (opened at run time, as cujit opens it) compiling
+ * with -arch and -no-cache, then cuModuleLoadData, the launch and the wait. Goal: at most
+ * 1.1 x the longer of the bare side's context (cuInit + primary context) and its compile. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 
 #include "bench.h"
+
+#define REPS_MAX 32
 
 typedef struct start_sample {
   double ctx_ms;   /* cuInit + primary context */
@@ -18,168 +33,164 @@ typedef struct start_sample {
   double part[3];  /* its parts: source or file; module and function; launch and sync */
   double wall_ms;  /* the whole child process, spawn to exit */
   double faults;   /* page faults taken in the measured path */
+  double limits;   /* bare: the 13 device attributes */
   int compiles;    /* cujit child: NVRTC compiles in the process */
   int builtins;    /* cujit child: libnvrtc-builtins mapped */
 } start_sample;
 
 static double since_ms(uint64_t t0) { return (double)(bench_now_ns() - t0) / 1e6; }
 
-/* Page faults of this process so far: on a virtual machine each first touch of a page
- * costs microseconds, and a fresh process takes one for every page of code, data and
- * stack it touches first. */
-static long faults_now(void) {
-  struct rusage ru;
-  getrusage(RUSAGE_SELF, &ru);
-  return ru.ru_minflt + ru.ru_majflt;
-}
-
-static int child_cujit(double *start_ms, double *part, long *faults, int *compiles) {
-  cujit_module *m = NULL;
-  cujit_function *f = NULL;
-  cujit_cache_stats s = CUJIT_CACHE_STATS_INIT;
-  long f0 = faults_now();
-  uint64_t t0 = bench_now_ns(), t1, t2;
-  bench_check_ok(cujit_module_from_source(&m, bench_src_small, "warm.cu", NULL), "from_source");
-  t1 = bench_now_ns();
-  bench_check_ok(cujit_module_get_function(m, "saxpy", &f), "get_function");
-  t2 = bench_now_ns();
-  bench_check_ok(CUJIT_LAUNCH(f, CUJIT_DIM3(1), CUJIT_DIM3(32), cujit_f32(2.0f), cujit_ptr(0),
-                              cujit_ptr(0), cujit_i32(0)),
-                 "cujit_launch");
-  bench_cu_check(bench_cu.cuCtxSynchronize(), "cuCtxSynchronize");
-  *start_ms = since_ms(t0);
-  *faults = faults_now() - f0;
-  part[0] = (double)(t1 - t0) / 1e6, part[1] = (double)(t2 - t1) / 1e6, part[2] = since_ms(t2);
-  cujit_cache_get_stats(&s);
-  *compiles = (int)s.compiles;
-  cujit_module_destroy(m);
-  return 0;
-}
-
-static int child_bare(const char *cubin_path, double *start_ms, double *part, long *faults) {
-  CUmodule mod;
-  CUfunction fn;
-  float a = 2.0f;
-  CUdeviceptr x = 0, y = 0;
-  int n = 0;
-  void *params[] = {&a, &x, &y, &n};
-  size_t size;
-  long f0 = faults_now();
-  uint64_t t0 = bench_now_ns(), t1, t2;
-  void *image = bench_read_file(cubin_path, &size);
-  if (!image) return 1;
-  t1 = bench_now_ns();
-  bench_cu_check(bench_cu.cuModuleLoadData(&mod, image), "cuModuleLoadData");
-  bench_cu_check(bench_cu.cuModuleGetFunction(&fn, mod, "saxpy"), "cuModuleGetFunction");
-  t2 = bench_now_ns();
-  bench_cu_check(bench_cu.cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL),
-                 "cuLaunchKernel");
-  bench_cu_check(bench_cu.cuCtxSynchronize(), "cuCtxSynchronize");
-  *start_ms = since_ms(t0);
-  *faults = faults_now() - f0;
-  part[0] = (double)(t1 - t0) / 1e6, part[1] = (double)(t2 - t1) / 1e6, part[2] = since_ms(t2);
-  free(image);
-  bench_cu.cuModuleUnload(mod);
-  return 0;
-}
-
-/* Child: argv = {"cujit"} or {"bare", cubin_path}. Prints "ctx_ms start_ms compiles
- * builtins part0 part1 part2 faults". */
-int bench_start_child(int argc, char **argv) {
-  double ctx_ms, start_ms = 0, part[3] = {0, 0, 0};
-  int compiles = 0, rc;
-  long faults = 0;
-  uint64_t t0;
-  if (argc < 1) return 2;
-  t0 = bench_now_ns();
-  if (bench_driver_load() != 0 || bench_context() != 0) return 3;
-  ctx_ms = since_ms(t0);
-  if (strcmp(argv[0], "cujit") == 0)
-    rc = child_cujit(&start_ms, part, &faults, &compiles);
-  else
-    rc = argc > 1 ? child_bare(argv[1], &start_ms, part, &faults) : 2;
-  printf("%.6f %.6f %d %d %.6f %.6f %.6f %ld\n", ctx_ms, start_ms, compiles,
-         bench_mapped("libnvrtc-builtins"), part[0], part[1], part[2], faults);
-  return rc;
-}
-
-static int run_start(const char *kind, const char *cubin, const char *cache, start_sample *s) {
-  char env_home[640], env_cache[640], home[600], out[256];
-  char *argv[] = {"", "--child", "start", (char *)kind, (char *)cubin, NULL};
+/* Runs cujit-bench-start with args (NULL-ended, at most 4) in a new HOME, with `cache` as
+ * its cache directory; its output into out. */
+static int run_prog(char *const *args, const char *cache, char *out, size_t size, double *wall_ms) {
+  char prog[4200], env_home[640], env_cache[640], home[600];
+  char *argv[6] = {prog, NULL, NULL, NULL, NULL, NULL};
   char *env[] = {env_home, env_cache, NULL};
   uint64_t t0;
+  int i;
+  for (i = 0; i < 4 && args[i]; i++) argv[i + 1] = args[i];
   if (bench_mkdir("home", home, sizeof home) != 0) return -1;
+  bench_sibling("cujit-bench-start", prog, sizeof prog);
   snprintf(env_home, sizeof env_home, "HOME=%s", home);
   snprintf(env_cache, sizeof env_cache, "CUJIT_CACHE_DIR=%s", cache);
   t0 = bench_now_ns();
-  if (bench_run_child(argv, env, out, sizeof out) != 0) return -1;
-  s->wall_ms = since_ms(t0);
-  return sscanf(out, "%lf %lf %d %d %lf %lf %lf %lf", &s->ctx_ms, &s->start_ms, &s->compiles,
-                &s->builtins, &s->part[0], &s->part[1], &s->part[2], &s->faults) == 8
+  if (bench_run_program(argv, env, out, size) != 0) return -1;
+  if (wall_ms) *wall_ms = since_ms(t0);
+  return 0;
+}
+
+/* A warm child: "cujit", or a bare way ("module", "library", "library-log"). */
+static int run_warm(const char *way, const char *cubin, const char *cache, start_sample *s) {
+  char *args[] = {"warm-cujit", NULL, NULL, NULL};
+  char out[256];
+  if (strcmp(way, "cujit") != 0)
+    args[0] = "warm-bare", args[1] = (char *)cubin, args[2] = (char *)way;
+  if (run_prog(args, cache, out, sizeof out, &s->wall_ms) != 0) return -1;
+  return sscanf(out, "%lf %lf %d %d %lf %lf %lf %lf %lf", &s->ctx_ms, &s->start_ms, &s->compiles,
+                &s->builtins, &s->part[0], &s->part[1], &s->part[2], &s->faults, &s->limits) == 9
              ? 0
              : -1;
 }
 
+enum { W_CUJIT, W_MODULE, W_LIBRARY, W_LIBRARY_LOG, N_WAYS };
+static const char *const way_names[N_WAYS] = {"cujit", "module", "library", "library-log"};
+
 typedef struct start_runs {
-  double cj[32], bare[32], cj_ctx[32], bare_ctx[32], cj_wall[32], bare_wall[32];
-  double cj_part[3][32], bare_part[3][32], cj_faults[32], bare_faults[32];
+  double start[N_WAYS][REPS_MAX], ctx[N_WAYS][REPS_MAX], wall[N_WAYS][REPS_MAX];
+  double part[N_WAYS][3][REPS_MAX], faults[N_WAYS][REPS_MAX], limits[REPS_MAX];
   int worst_compiles, builtins;
 } start_runs;
 
 static int collect(int reps, const char *cubin, const char *cache, start_runs *o) {
   start_sample s;
-  int r, k, i;
+  int r, k, w, i;
   for (r = 0; r < reps; r++)
-    for (k = 0; k < 2; k++) { /* interleaved, alternating which goes first */
-      int cujit = (k + r) % 2 == 0;
-      if (run_start(cujit ? "cujit" : "bare", cubin, cache, &s) != 0) return -1;
-      for (i = 0; i < 3; i++) (cujit ? o->cj_part : o->bare_part)[i][r] = s.part[i];
-      if (cujit) {
-        o->cj[r] = s.start_ms, o->cj_ctx[r] = s.ctx_ms, o->cj_wall[r] = s.wall_ms;
-        o->cj_faults[r] = s.faults;
+    for (k = 0; k < N_WAYS; k++) { /* interleaved, a different way first each round */
+      w = (k + r) % N_WAYS;
+      if (run_warm(way_names[w], cubin, cache, &s) != 0) return -1;
+      for (i = 0; i < 3; i++) o->part[w][i][r] = s.part[i];
+      o->start[w][r] = s.start_ms, o->ctx[w][r] = s.ctx_ms, o->wall[w][r] = s.wall_ms;
+      o->faults[w][r] = s.faults;
+      if (w == W_MODULE) o->limits[r] = s.limits;
+      if (w == W_CUJIT) {
         if (s.compiles > o->worst_compiles) o->worst_compiles = s.compiles;
         o->builtins |= s.builtins;
-      } else {
-        o->bare[r] = s.start_ms, o->bare_ctx[r] = s.ctx_ms, o->bare_wall[r] = s.wall_ms;
-        o->bare_faults[r] = s.faults;
       }
     }
   return 0;
 }
 
-static void report(const start_runs *o, int reps) {
-  start_runs m = *o; /* medians sort in place */
-  size_t n = (size_t)reps;
-  double c = bench_median(m.cj, n), b = bench_median(m.bare, n);
-  char goal[96];
-  snprintf(goal, sizeof goal, "<= 1.3x (file + cuModuleLoadData + launch)");
+static double med(const double *v, int reps) {
+  double c[REPS_MAX];
+  memcpy(c, v, (size_t)reps * sizeof *c);
+  return bench_median(c, (size_t)reps);
+}
+
+/* cujit's path cut into steps, each timed alone (warm-parts), and the bare side's part that
+ * does the same work where it has one (-1: none). */
+enum { N_STEPS = 5 };
+static const struct {
+  const char *name, *note;
+  int bare; /* a part of the bare way: 0 file, 1 load and function, 2 launch */
+} steps_shown[N_STEPS] = {{"  step: NVRTC located, not loaded", "each step alone, a process each",
+                           -1},
+                          {"  step: from_source: env, NVRTC's identity, key, disk hit, module",
+                           "bare: read the CUBIN file", 0},
+                          {"  step: from_source again: key + memory-cache hit",
+                           "the per-call part of the step above", -1},
+                          {"  step: get_function: library load, kernel, layout, limits",
+                           "bare: cuModuleLoadData+GetFunction", 1},
+                          {"  step: first launch + cuCtxSynchronize", "bare: launch + sync", 2}};
+
+static int run_parts(const char *cache, double *step, double *faults) {
+  char *args[] = {"warm-parts", NULL, NULL, NULL};
+  char out[256];
+  double ctx;
+  if (run_prog(args, cache, out, sizeof out, NULL) != 0) return -1;
+  return sscanf(out, "%lf %lf %lf %lf %lf %lf %lf", &ctx, &step[0], &step[1], &step[2], &step[3],
+                &step[4], faults) == 7
+             ? 0
+             : -1;
+}
+
+/* The steps, each the median of `reps` processes, beside the bare way's parts (`bare`,
+ * by part, then by round). */
+static void report_steps(const char *cache, int reps, double bare[3][REPS_MAX]) {
+  static double steps[N_STEPS][REPS_MAX], faults[REPS_MAX];
+  double one[N_STEPS];
+  int r, i;
+  for (r = 0; r < reps; r++) {
+    if (run_parts(cache, one, &faults[r]) != 0) {
+      bench_skip("start", "warm start: steps", "a child process failed (see the log)");
+      return;
+    }
+    for (i = 0; i < N_STEPS; i++) steps[i][r] = one[i];
+  }
+  for (i = 0; i < N_STEPS; i++)
+    bench_info("start", steps_shown[i].name, 0, "ms", med(steps[i], reps),
+               steps_shown[i].bare < 0 ? NAN : med(bare[steps_shown[i].bare], reps),
+               steps_shown[i].note);
+  bench_info("start", "  steps: page faults", 0, "count", med(faults, reps), NAN, "the five steps");
+}
+
+static void report_warm(const start_runs *o, int reps) {
+  double c = med(o->start[W_CUJIT], reps), b = med(o->start[W_MODULE], reps);
+  double get_function = med(o->part[W_CUJIT][1], reps);
   bench_check("start", "warm start: from_source to first launch done", 0, "ms", c, b, 1.3 * b,
-              c <= 1.3 * b, goal);
+              c <= 1.3 * b, "<= 1.3x (file + cuModuleLoadData + launch)");
   bench_check("start",
               o->builtins ? "warm start: NVRTC compiles; libnvrtc-builtins WAS mapped"
                           : "warm start: NVRTC compiles; libnvrtc-builtins never mapped",
               0, "count", o->worst_compiles, NAN, NAN, o->worst_compiles == 0 && !o->builtins,
               "0 compiles and libnvrtc-builtins never mapped");
   bench_info("start", "  part: from_source / read the CUBIN file", 0, "ms",
-             bench_median(m.cj_part[0], n), bench_median(m.bare_part[0], n), "breakdown");
-  bench_info("start", "  part: get_function / cuModuleLoadData+GetFunction", 0, "ms",
-             bench_median(m.cj_part[1], n), bench_median(m.bare_part[1], n), "breakdown");
+             med(o->part[W_CUJIT][0], reps), med(o->part[W_MODULE][0], reps), "breakdown");
+  bench_info("start", "  part: get_function / cuModuleLoadData+GetFunction", 0, "ms", get_function,
+             med(o->part[W_MODULE][1], reps), "breakdown");
   bench_info("start", "  part: first launch + cuCtxSynchronize", 0, "ms",
-             bench_median(m.cj_part[2], n), bench_median(m.bare_part[2], n), "breakdown");
+             med(o->part[W_CUJIT][2], reps), med(o->part[W_MODULE][2], reps), "breakdown");
   bench_info("start", "  page faults in the measured path", 0, "count",
-             bench_median(m.cj_faults, n), bench_median(m.bare_faults, n),
+             med(o->faults[W_CUJIT], reps), med(o->faults[W_MODULE], reps),
              "first touches of pages; microseconds each on a virtual machine");
-  bench_info("start", "driver start + context (excluded above)", 0, "ms", bench_median(m.cj_ctx, n),
-             bench_median(m.bare_ctx, n), "cuInit + primary context");
-  bench_info("start", "whole fresh process: spawn to exit", 0, "ms", bench_median(m.cj_wall, n),
-             bench_median(m.bare_wall, n), "same program both sides");
+  bench_info("start", "  get_function / bare cuLibraryLoadData+GetKernel+KernelGetFunction", 0,
+             "ms", get_function, med(o->part[W_LIBRARY][1], reps),
+             "the library API cujit loads with; no options");
+  bench_info("start", "  get_function / the same with cujit's JIT log options", 0, "ms",
+             get_function, med(o->part[W_LIBRARY_LOG][1], reps),
+             "cuLibraryLoadData given an error log buffer");
+  bench_info("start", "  bare: 13 device attributes of the launch checks", 0, "ms", NAN,
+             med(o->limits, reps), "cuDeviceGetAttribute x 13, first time in the process");
+  bench_info("start", "driver start + context (excluded above)", 0, "ms",
+             med(o->ctx[W_CUJIT], reps), med(o->ctx[W_MODULE], reps), "cuInit + primary context");
+  bench_info("start", "whole fresh process: spawn to exit", 0, "ms", med(o->wall[W_CUJIT], reps),
+             med(o->wall[W_MODULE], reps), "same program both sides");
 }
 
-void bench_start(void) {
+static void bench_warm(void) {
   char cache[600], cubin[700];
   start_sample s;
-  start_runs o;
-  int reps = bench_reps(15, 3);
+  static start_runs o;
+  int reps = bench_reps(15, 3), w;
   memset(&o, 0, sizeof o);
   if (bench_mkdir("start-cache", cache, sizeof cache) != 0) return;
   snprintf(cubin, sizeof cubin, "%s/warm.cubin", bench_cfg.scratch);
@@ -187,11 +198,87 @@ void bench_start(void) {
     bench_skip("start", "warm start", "the baseline's CUBIN could not be compiled");
     return;
   }
-  /* The first cujit child compiles and fills the cache; one more of each warms up. */
-  if (run_start("cujit", cubin, cache, &s) != 0 || run_start("cujit", cubin, cache, &s) != 0 ||
-      run_start("bare", cubin, cache, &s) != 0 || collect(reps, cubin, cache, &o) != 0) {
-    bench_skip("start", "warm start", "a child process failed (see the log)");
+  /* The first cujit child compiles and fills the cache; one more of each way warms up. */
+  if (run_warm("cujit", cubin, cache, &s) != 0) goto failed;
+  for (w = 0; w < N_WAYS; w++)
+    if (run_warm(way_names[w], cubin, cache, &s) != 0) goto failed;
+  if (collect(reps, cubin, cache, &o) != 0) goto failed;
+  report_warm(&o, reps);
+  report_steps(cache, reps, o.part[W_MODULE]);
+  return;
+failed:
+  bench_skip("start", "warm start", "a child process failed (see the log)");
+}
+
+/* ---- cold ---- */
+
+typedef struct cold_runs {
+  double cj[REPS_MAX], bare[REPS_MAX], cj_part[3][REPS_MAX], bare_part[4][REPS_MAX];
+  double ctx[REPS_MAX], longer[REPS_MAX];
+  int bad_compiles;
+} cold_runs;
+
+/* One cold child of each side, with a new empty cache each. */
+static int cold_round(int r, int cujit_first, cold_runs *o) {
+  char cache[600], out[256], *args[] = {NULL, NULL, NULL};
+  double v[6];
+  int k, i;
+  for (k = 0; k < 2; k++) {
+    int cujit = (k == 0) == (cujit_first != 0);
+    if (bench_mkdir("cold-cache", cache, sizeof cache) != 0) return -1;
+    args[0] = cujit ? "cold-cujit" : "cold-bare";
+    args[1] = cujit ? NULL : bench_cfg.cc_arch;
+    if (run_prog(args, cache, out, sizeof out, NULL) != 0) return -1;
+    if (sscanf(out, "%lf %lf %lf %lf %lf %lf", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) != 6)
+      return -1;
+    if (cujit) {
+      o->cj[r] = v[0];
+      for (i = 0; i < 3; i++) o->cj_part[i][r] = v[1 + i];
+      o->bad_compiles += v[5] != 1;
+    } else {
+      o->bare[r] = v[0];
+      for (i = 0; i < 4; i++) o->bare_part[i][r] = v[1 + i];
+      o->ctx[r] = v[1] + v[2];
+      o->longer[r] = o->ctx[r] > v[3] ? o->ctx[r] : v[3];
+    }
+  }
+  return 0;
+}
+
+static void report_cold(const cold_runs *o, int reps) {
+  double c = med(o->cj, reps), b = med(o->bare, reps), longer = med(o->longer, reps);
+  char goal[96];
+  snprintf(goal, sizeof goal, "<= 1.1x the longer of context and compile (%.1f ms)", longer);
+  bench_check("start", "cold start: first result, new process, empty cache", 0, "ms", c, b,
+              1.1 * longer, c <= 1.1 * longer && o->bad_compiles == 0,
+              o->bad_compiles ? "cujit did not compile exactly once" : goal);
+  bench_info("start", "  part: from_source (compile; context beside it) / NVRTC compile", 0, "ms",
+             med(o->cj_part[0], reps), med(o->bare_part[2], reps), "breakdown");
+  bench_info("start", "  part: get_function (waits for the context) / cuInit + context", 0, "ms",
+             med(o->cj_part[1], reps), med(o->ctx, reps), "breakdown");
+  bench_info("start", "  part: first launch + sync / load + launch + sync", 0, "ms",
+             med(o->cj_part[2], reps), med(o->bare_part[3], reps), "breakdown");
+  bench_info("start", "  bare: cuInit alone (driver start)", 0, "ms", NAN,
+             med(o->bare_part[0], reps), "of the context above");
+}
+
+static void bench_cold(void) {
+  static cold_runs o;
+  int reps = bench_reps(11, 2), r;
+  memset(&o, 0, sizeof o);
+  if (!bench_cfg.cc_arch[0]) {
+    bench_skip("start", "cold start", "the device's architecture is not known");
     return;
   }
-  report(&o, reps);
+  for (r = 0; r < reps; r++)
+    if (cold_round(r, r % 2 == 0, &o) != 0) {
+      bench_skip("start", "cold start", "a child process failed (see the log)");
+      return;
+    }
+  report_cold(&o, reps);
+}
+
+void bench_start(void) {
+  bench_warm();
+  bench_cold();
 }

@@ -268,20 +268,30 @@ typedef void (*cujit_error_fn)(cujit_status status, const char *call, const char
  *  @param user  passed to fn. */
 CUJIT_API void cujit_error_set_handler(cujit_error_fn fn, void *user);
 
+/** The exit status cujit_error_exit() ends a process with when the failure is that no GPU
+ *  can be used here (CUJIT_ERROR_NO_DRIVER or CUJIT_ERROR_NO_DEVICE): 77, the status that
+ *  CTest's SKIP_RETURN_CODE and Automake's test harness take for "skipped", so that a test
+ *  or a script tells "no GPU here" from a failure by the status alone. Every other failure
+ *  ends it with status 1. */
+#define CUJIT_EXIT_NO_GPU 77
+
 /** The ready handler of the error mode: prints `cujit: <call>: <STATUS_NAME>: <detail>`
  *  and a newline to stderr (a control character or a byte that is not UTF-8 in it written
- *  as `\x1b`, `\xff`), then ends the process with status 1 at once, whatever its other
- *  threads are doing (compiling in NVRTC, linking, copying, waiting on Redis):
+ *  as `\x1b`, `\xff`), then ends the process at once, whatever its other threads are doing
+ *  (compiling in NVRTC, linking, copying, waiting on Redis), with status 1, or
+ *  CUJIT_EXIT_NO_GPU (77) when `status` is CUJIT_ERROR_NO_DRIVER or CUJIT_ERROR_NO_DEVICE
+ *  (no GPU here: a test reports a skip):
  *  - stdio's streams are flushed, as exit() flushes them (stdout and stderr without their
  *    locks when another thread has held one for a second, as exit() does);
  *  - what cujit keeps for the process is put away: its directory of precompiled headers is
  *    removed, the keys' locks it holds in the remote tier are given back, the disk cache's
  *    hits it counted are written;
  *  - the functions registered with at_quick_exit() run, and the process ends with
- *    quick_exit(1): atexit() functions and static destructors (the program's, NVRTC's, the
- *    driver's) do not run, since they would tear down what the other threads still use;
+ *    quick_exit() and that status: atexit() functions and static destructors (the
+ *    program's, NVRTC's, the driver's) do not run, since they would tear down what the
+ *    other threads still use;
  *  - if the flush and cujit's part have not finished within 5 s (a stream held by a thread
- *    blocked on a full pipe), the process ends without the rest, with status 1 (the
+ *    blocked on a full pipe), the process ends without the rest, with the same status (the
  *    exit_group system call itself, which no sanitizer's _exit() wraps).
  *  A failure on another thread meanwhile waits for that end and prints nothing; a forked
  *  child ends alone. The compile workers the process started exit when they see it gone
@@ -322,15 +332,20 @@ typedef struct cujit_header {
 
 /** Compile-option flags (cujit_options.flags). */
 enum {
-  CUJIT_OPT_NO_CACHE = 1u << 0,           /**< neither read nor write the disk and memory caches */
-  CUJIT_OPT_NVRTC_CACHE = 1u << 1,        /**< leave NVRTC's own cache on (it is off by default:
-                                              cujit caches compiled modules itself) */
-  CUJIT_OPT_NO_TOOLKIT_INCLUDES = 1u << 2 /**< do not search the CUDA toolkit's include
+  CUJIT_OPT_NO_CACHE = 1u << 0,            /**< neither read nor write the disk and memory caches */
+  CUJIT_OPT_NVRTC_CACHE = 1u << 1,         /**< leave NVRTC's own cache on (it is off by default:
+                                               cujit caches compiled modules itself) */
+  CUJIT_OPT_NO_TOOLKIT_INCLUDES = 1u << 2, /**< do not search the CUDA toolkit's include
                                        directories (by default they are searched after the
                                        caller's, with built-in stdint.h, stddef.h, limits.h
                                        and float.h), so that `<cuda_fp16.h>`,
                                        `<curand_kernel.h>`, `<cub/...>` and `<cuda/std/...>`
                                        need no options */
+  CUJIT_OPT_NO_EARLY_CONTEXT = 1u << 3     /**< cujit_module_from_source() and _from_file():
+                                           on a cache miss, do not start the device's context
+                                           beside the compile (for a program that compiles
+                                           and never launches; see cujit_module_from_source()).
+                                           Changes nothing the compile makes. */
 };
 
 /** Options for a compile. Start from CUJIT_OPTIONS_INIT (or zero it) for the defaults,
@@ -389,6 +404,13 @@ typedef struct cujit_module cujit_module;
 
 /** Compiles CUDA C source (or takes it from the cache). Needs no GPU: loading onto a
  *  device happens on first use of a kernel or variable.
+ *
+ *  On a cache miss in a process with no context for the device it would use, this (and
+ *  cujit_module_from_file()) makes that device's primary context on a thread of cujit's
+ *  own while it compiles; the first call that needs the context waits for it and reports
+ *  its failure, as without. A thread with a context of its own current gets none made.
+ *  CUJIT_OPT_NO_EARLY_CONTEXT or env CUJIT_EARLY_CONTEXT=0 turns it off (the manual's
+ *  "Many GPUs and many processes" says more).
  *  @param out     receives the module; owned by the caller, free with cujit_module_destroy().
  *  @param source  NUL-terminated CUDA C; copied.
  *  @param name    shown in logs and compile errors like a file name ("kernels.cu");

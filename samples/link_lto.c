@@ -54,10 +54,10 @@ int main(void) {
   cujit_module_cubin(mod, &size);
   printf("Linked %s for %s with LTO: %zu bytes of CUBIN\n", cujit_module_name(mod),
          cujit_module_arch(mod), size);
-  if (!gpu) {
-    printf("No GPU here (%s): skipping the launch\n", cujit_last_error());
+  if (!gpu) { /* the link was made; the launch is skipped, and the status says so */
+    printf("No GPU here (%s): the link was made, the launch is skipped\n", cujit_last_error());
     cujit_module_destroy(mod);
-    return 0;
+    return CUJIT_EXIT_NO_GPU;
   }
   cujit_module_get_function(mod, "axpy", &axpy);
   cujit_module_read_global(mod, "alpha", &alpha, sizeof alpha);

@@ -3,7 +3,8 @@
 # - scripts/deps asks apt to wait for another apt's lock (DPkg::Lock::Timeout) instead of
 #   failing at once: run with a dpkg-query that reports a package missing and an apt-get
 #   that records its arguments; README.md names exactly the packages it installs;
-# - scripts/skip-reasons prints each skipped group's reason from a ctest log;
+# - scripts/skip-reasons prints each skipped group's reason from a ctest log (and ctest's
+#   output, which names every group skipped);
 # - scripts/check-layers refuses an include from a layer above or from a sibling, a circle of
 #   layers, a folder it does not know, a folder of more than 4,000 lines, a call to a layer
 #   above, a circle between files, a file name used twice, an internal name with another
@@ -47,13 +48,43 @@ for list in "$base" "${all#"$base "}"; do
 done
 cat >"$tmp/LastTest.log" <<'LOG'
 5/41 Testing: test_gpu_compile
+Output:
+----------------------------------------------------------
 SKIP: no usable CUDA device: no CUDA driver found
+<end of output>
 6/41 Testing: test_errors
+Output:
+----------------------------------------------------------
 all fine
+<end of output>
+7/41 Testing: sample_vector_add
+Output:
+----------------------------------------------------------
+cujit: cujit_synchronize: CUJIT_ERROR_NO_DRIVER: no CUDA driver found
+<end of output>
+8/41 Testing: sample_link_lto
+Output:
+----------------------------------------------------------
+Linked link_lto
+No GPU here: the launch is skipped
+<end of output>
+9/41 Testing: test_quiet
+Output:
+----------------------------------------------------------
+<end of output>
 LOG
 out=$(sh "$src/scripts/skip-reasons" "$tmp/LastTest.log")
-[ "$out" = "skipped test_gpu_compile: no usable CUDA device: no CUDA driver found" ] ||
-  { echo "scripts/skip-reasons printed: $out"; exit 1; }
+want="skipped test_gpu_compile: no usable CUDA device: no CUDA driver found
+skipped sample_vector_add: cujit_synchronize: CUJIT_ERROR_NO_DRIVER: no CUDA driver found"
+[ "$out" = "$want" ] || { echo "scripts/skip-reasons printed: $out"; exit 1; }
+# with ctest's output, every group it skipped, each with a reason or saying it gave none
+printf '\t  5 - test_gpu_compile (Skipped)\n\t  7 - sample_vector_add (Skipped)\n' >"$tmp/ctest.out"
+printf '\t  8 - sample_link_lto (Skipped)\n\t  9 - test_quiet (Skipped)\n' >>"$tmp/ctest.out"
+out=$(sh "$src/scripts/skip-reasons" "$tmp/LastTest.log" "$tmp/ctest.out")
+want="$want
+skipped sample_link_lto: No GPU here: the launch is skipped
+skipped test_quiet: (it gave no reason)"
+[ "$out" = "$want" ] || { echo "scripts/skip-reasons printed: $out"; exit 1; }
 mkdir -p "$tmp/tree/scripts" "$tmp/tree/src/low" "$tmp/tree/src/high"
 cp "$src/scripts/check-layers" "$tmp/tree/scripts/"
 printf -- "- \`low/\` on nothing\\n- \`high/\` on \`low/\`\\n\\n\`low.c\` \`high.c\`\\n" >"$tmp/tree/src/README.md"

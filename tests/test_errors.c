@@ -472,6 +472,45 @@ static void errors_env_chooses_the_handler(void **state) {
   assert_null(strstr(out, "cujit: warn:"));
 }
 
+/* In a child: "exit" sets cujit_error_exit, "env" leaves the choice to CUJIT_ERRORS; then
+ * a call that needs a GPU (the caller's environment gives no driver, or no such device).
+ * Returns 0 when the call returned. */
+static int no_gpu_child(const char *how) {
+  if (strcmp(how, "exit") == 0) cujit_error_set_handler(cujit_error_exit, NULL);
+  printf("before the failure\n");
+  cujit_synchronize();
+  printf("the call returned\n");
+  return 0;
+}
+
+#define NO_DRIVER_ENV "CUJIT_LIBCUDA=/nonexistent/libcuda.so.1"
+#define NO_DEVICE_ENV \
+  "CUJIT_LIBCUDA=" CUJIT_CHECKDRIVER_PATH " CHECKDRIVER_DEVICES=1 CUJIT_DEVICE=3"
+
+/* No GPU ends the error mode with CUJIT_EXIT_NO_GPU (77), not 1, both for the handler set
+ * in C and for CUJIT_ERRORS=exit; the message and the flush are as for any failure. */
+static void no_gpu_ends_with_its_own_status(void **state) {
+  static const char *const envs[][2] = {{NO_DRIVER_ENV, "CUJIT_ERROR_NO_DRIVER"},
+                                        {NO_DEVICE_ENV, "CUJIT_ERROR_NO_DEVICE"}};
+  char out[4096], env[1024];
+  size_t i;
+  (void)state;
+  assert_int_equal(CUJIT_EXIT_NO_GPU, 77);
+  for (i = 0; i < 2; i++) {
+    assert_int_equal(run_child(envs[i][0], "--no-gpu", "exit", out, sizeof out), 77);
+    assert_non_null(strstr(out, "before the failure\n"));
+    assert_non_null(strstr(out, "cujit: cujit_synchronize: "));
+    assert_non_null(strstr(out, envs[i][1]));
+    assert_null(strstr(out, "the call returned"));
+    snprintf(env, sizeof env, "%s CUJIT_ERRORS=exit", envs[i][0]);
+    assert_int_equal(run_child(env, "--no-gpu", "env", out, sizeof out), 77);
+    assert_non_null(strstr(out, envs[i][1]));
+    /* without the error mode the call returns its status, and the program its own */
+    assert_int_equal(run_child(envs[i][0], "--no-gpu", "env", out, sizeof out), 0);
+    assert_non_null(strstr(out, "the call returned"));
+  }
+}
+
 static void macros_name_the_call(void **state) {
   char out[4096];
   (void)state;
@@ -495,12 +534,14 @@ int main(int argc, char **argv) {
       cmocka_unit_test(handler_is_thread_safe),
       cmocka_unit_test(exit_handler_prints_and_exits),
       cmocka_unit_test(errors_env_chooses_the_handler),
+      cmocka_unit_test(no_gpu_ends_with_its_own_status),
       cmocka_unit_test(default_log_escapes_what_it_quotes),
       cmocka_unit_test(exit_message_escapes_what_it_quotes),
       cmocka_unit_test(macros_name_the_call),
   };
   if (argc == 3 && strcmp(argv[1], "--error-mode") == 0) return error_mode_child(argv[2]);
   if (argc == 2 && strcmp(argv[1], "--macro-names") == 0) return macro_names_child();
+  if (argc == 3 && strcmp(argv[1], "--no-gpu") == 0) return no_gpu_child(argv[2]);
   if (argc == 3 && strcmp(argv[1], "--hostile") == 0) return hostile_child(argv[2]);
   if (argc == 3 && strcmp(argv[1], "--log-warns") == 0)
     return log_env_child(argv[2], 1, CUJIT_LOG_WARN);

@@ -46,6 +46,7 @@ static cujit_status compile_now(cj_request *r, const cj_deps *deps, int *changed
     cj_count(CJ_COMPILES, 1);
     st = r->compiler(r, out);
   } else {
+    if (r->starting) r->starting(); /* what may go on beside NVRTC (a context) starts */
     CJ_TRY(cj_request_prepare(r));
     cj_count(CJ_COMPILES, 1);
     st = cj_nvrtc_compile(r, out);

@@ -28,7 +28,7 @@ int cli_run_compile(const compile_args *c, const char *input) {
   opts.include_dirs = c->includes;
   opts.defines = c->defines;
   opts.nvrtc_options = c->nvrtc;
-  opts.flags = c->flags;
+  opts.flags = c->flags | CUJIT_OPT_NO_EARLY_CONTEXT; /* the command never launches */
   opts.time_limit_s = c->time_limit_s;
   if (cujit_module_from_file(&m, input, &opts) != CUJIT_OK) {
     cli_print(stderr, "cujit: %s\n", cujit_last_error());

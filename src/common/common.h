@@ -106,11 +106,12 @@ int cj_fork_hooks(void (*prepare)(void), void (*parent)(void), void (*child)(voi
  * that may be held long. 0, or -1 when the table is full (a duty more than it holds). */
 int cj_at_end(void (*fn)(void));
 /* The error mode's end, in three calls (ending.c's first comment says what each does):
- * cj_end_begin() returns only on the thread that claims the end (another thread of the
- * process that calls it waits until the process is gone); cj_end_say() writes the
- * strings one after the other to descriptor 2, escaped as CJ_ESCAPE_TEXT; cj_end_finish()
- * does cujit's duties, flushes stdio and ends the process with status 1. */
-void cj_end_begin(void);
+ * cj_end_begin(code) returns only on the thread that claims the end (another thread of the
+ * process that calls it waits until the process is gone), which will end with exit status
+ * `code`; cj_end_say() writes the strings one after the other to descriptor 2, escaped as
+ * CJ_ESCAPE_TEXT; cj_end_finish() does cujit's duties, flushes stdio and ends the process
+ * with that status. */
+void cj_end_begin(int code);
 void cj_end_say(const char *const *parts, size_t n);
 _Noreturn void cj_end_finish(void);
 

@@ -5,12 +5,13 @@
  * nvJitLink's, the driver's, the C++ runtime's, the program's) while other threads go on
  * running: a thread inside NVRTC then compiles with what its destructors freed, and the
  * process dies of SIGSEGV or a heap-corruption abort instead of ending with status 1. So
- * the error mode never calls exit(). Its end, in order:
+ * the error mode never calls exit(). It ends with the status its caller chose (1, or 77
+ * where no GPU could be used: error.c), in order:
  *  1. the first thread to fail claims the end; another thread of the process that fails
  *     meanwhile waits for it to come, printing nothing (a forked child, whose pid is its
  *     own, claims its own end);
  *  2. a watchdog thread starts: if steps 3 to 5 have not finished within CJ_END_GRACE_S,
- *     it ends the process with status 1 by the exit_group system call (they may wait on a
+ *     it ends the process with that status by the exit_group system call (they may wait on a
  *     lock another thread holds: a stdio stream it is writing to a pipe nobody reads);
  *  3. the message is written to descriptor 2 without stdio, escaped as it goes
  *     (cj_end_say), so no stream lock is taken for it;
@@ -20,8 +21,8 @@
  *  5. every stdio stream is flushed, as exit() would: stdout and stderr first, without
  *     their locks where another thread has held one for a second (as exit() does for
  *     every stream), then the others (fflush(NULL));
- *  6. quick_exit(1): the functions the program registered with at_quick_exit() run, then
- *     _exit(1). atexit() functions and static destructors do not run.
+ *  6. quick_exit(status): the functions the program registered with at_quick_exit() run,
+ *     then _exit(status). atexit() functions and static destructors do not run.
  * What cujit leaves then is left as by a killed process, and each piece is built for that:
  * compile workers see their socket close and stop at NVRTC's next check (worker/serve.c);
  * the kernel drops the disk cache's key locks with the process, and the next process
@@ -54,14 +55,16 @@ int cj_at_end(void (*fn)(void)) {
 }
 
 static pid_t ender;            /* the process whose error mode ends it; 0 before */
+static int end_code = 1;       /* the exit status it ends with (set by the claiming thread) */
 static int handed_over;        /* steps 3 to 5 are done: the watchdog leaves the end alone */
 static _Thread_local int mine; /* this thread claimed the end */
 
 /* Ends the process now, as the system call itself: an _exit() that a sanitizer or another
  * library wraps may first flush stdio, and wait on the very lock that held up the end. */
 static _Noreturn void end_now(void) {
-  syscall(SYS_exit_group, EXIT_FAILURE);
-  _exit(EXIT_FAILURE); /* not reached */
+  int code = __atomic_load_n(&end_code, __ATOMIC_ACQUIRE);
+  syscall(SYS_exit_group, code);
+  _exit(code); /* not reached */
 }
 
 static void *watchdog(void *arg) {
@@ -86,12 +89,13 @@ static void start_watchdog(void) {
   pthread_attr_destroy(&at);
 }
 
-void cj_end_begin(void) {
+void cj_end_begin(int code) {
   pid_t me = getpid(), seen = __atomic_load_n(&ender, __ATOMIC_ACQUIRE);
   if (mine) end_now(); /* failed again on the way out (an at_quick_exit function) */
   while (seen != me)
     if (__atomic_compare_exchange_n(&ender, &seen, me, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
       mine = 1;
+      __atomic_store_n(&end_code, code, __ATOMIC_RELEASE);
       start_watchdog();
       return;
     }
@@ -158,5 +162,5 @@ void cj_end_finish(void) {
   flush_standard(stderr);
   fflush(NULL); /* the program's other streams (the newest first) */
   __atomic_store_n(&handed_over, 1, __ATOMIC_RELEASE);
-  quick_exit(EXIT_FAILURE);
+  quick_exit(__atomic_load_n(&end_code, __ATOMIC_ACQUIRE));
 }

@@ -27,7 +27,8 @@ static const cj_env_var table[] = {
      .dflt = "`return`",
      .meaning = "`exit`: a program that sets no error handler ends at its first failing cujit "
                 "call, which prints its name, status and detail to stderr and exits with "
-                "status 1 (`cujit_error_exit()`); `return`: every call returns its status "
+                "status 1, or 77 when no GPU can be used (`cujit_error_exit()`); `return`: "
+                "every call returns its status "
                 "(`cujit_error_set_handler()` comes first; read at the first failure; another "
                 "value is warned about on stderr, or to the log callback, whatever "
                 "`CUJIT_LOG` says, and `return` used)"},
@@ -57,6 +58,16 @@ static const cj_env_var table[] = {
      .meaning = "device ordinal (digits only) used when the calling thread has no current "
                 "context (read once). Any other value makes device calls, and compiles that "
                 "target the device, fail with `CUJIT_ERROR_INVALID_VALUE`"},
+    {.name = "CUJIT_EARLY_CONTEXT",
+     .kind = CJ_ENV_FLAG,
+     .dflt = "on",
+     .warn_bad = 1,
+     .meaning = "`0` (or `off`, `no`, `false`): `cujit_module_from_source()` and "
+                "`_from_file()` do not start the device's context beside a compile "
+                "(`CUJIT_OPT_NO_EARLY_CONTEXT` for every call); on, a process with no "
+                "context that compiles starts the driver and the context of the device it "
+                "would use on a thread of its own, and its first launch waits for it (read "
+                "at each compile)"},
     {.name = "CUJIT_LIBCUDA",
      .kind = CJ_ENV_PATH,
      .dflt = "`libcuda.so.1`",

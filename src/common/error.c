@@ -2,6 +2,7 @@
  * failing call of the program calls). */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -198,13 +199,21 @@ cujit_status cujit_error_raise_(cujit_status status, const char *call) {
   return status;
 }
 
+/* The exit status the error mode ends with: CUJIT_EXIT_NO_GPU where the failure is that
+ * no GPU can be used here (a script, CTest or Automake then reports a skip, not a fault),
+ * else 1. */
+static int exit_code(cujit_status status) {
+  return status == CUJIT_ERROR_NO_DRIVER || status == CUJIT_ERROR_NO_DEVICE ? CUJIT_EXIT_NO_GPU
+                                                                            : EXIT_FAILURE;
+}
+
 void cujit_error_exit(cujit_status status, const char *call, const char *detail, void *user) {
   const char *parts[] = {"cujit: ", call ? call : "a cujit call",
                          ": ",      cujit_status_name(status),
                          ": ",      detail && *detail ? detail : cujit_status_string(status),
                          "\n"};
   (void)user;
-  cj_end_begin();
+  cj_end_begin(exit_code(status));
   cj_end_say(parts, CJ_COUNT(parts));
   cj_end_finish();
 }

@@ -43,6 +43,11 @@ typedef struct cj_request {
    * cj_nvrtc_compile()); an asynchronous compile sets the worker pool's (worker/pool.c).
    * Either way the result is the same image. */
   cujit_status (*compiler)(struct cj_request *r, struct cj_image **out);
+  /* Called as a compile starts in this process (not on a hit, nor for a worker's): a
+   * module from source or a file, which a launch will likely follow, starts the device's
+   * context beside the compile (dl/driver.h's cj_ctx_early). Changes nothing the compile
+   * makes; may be NULL. */
+  void (*starting)(void);
   /* Built by cj_request_prepare(), freed by cj_request_free(). */
   const char *const *toolkit_dirs; /* the toolkit's include directories, when searched */
   size_t n_toolkit_dirs;

@@ -1,8 +1,13 @@
 /* driver.c - libcuda loaded at run time (its table for the loader, then every entry point
  * through cuGetProcAddress), error translation, contexts, devices. */
+#include <errno.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "dl/driver.h"
 #include "dl/loader.h"
@@ -13,6 +18,7 @@ typedef CUresult (*get_proc_fn)(const char *, void **, int, cuuint64_t,
 cj_driver cj_cu;
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static int load_done; /* load_once_fn has run (whatever it found) */
 static cujit_status load_status;
 static CUresult load_result;
 static char load_detail[768];
@@ -116,7 +122,7 @@ static int open_libcuda(void) {
   }
 }
 
-static void load_once_fn(void) {
+static void load_tried(void) {
   CUresult r;
   if (open_libcuda() != 0) return;
   if (!resolve_all(get_proc)) return;
@@ -138,6 +144,11 @@ static void load_once_fn(void) {
   }
   cj_cu.cuDriverGetVersion(&cj_cu.version);
   load_status = CUJIT_OK;
+}
+
+static void load_once_fn(void) {
+  load_tried();
+  __atomic_store_n(&load_done, 1, __ATOMIC_RELEASE);
 }
 
 cujit_status cj_driver_load(void) {
@@ -217,6 +228,162 @@ static CUcontext primary[CJ_MAX_DEVICES];
 static int device_cc[CJ_MAX_DEVICES];  /* by CUdevice: major*10+minor once asked; 0: not yet */
 static int ordinal_cc[CJ_MAX_DEVICES]; /* the same by ordinal, for threads with no context */
 
+/* ---- the context started early, beside the first compile ----
+ *
+ * A process's first result waits for the driver and the device's context (hundreds of
+ * milliseconds) and for its first compile (tens to hundreds), and NVRTC needs no context.
+ * So when a compile that a launch will likely follow starts (cujit_module_from_source and
+ * _from_file, on a cache miss: cj_ctx_early), and the process has no context for the
+ * device cujit would choose, a thread of its own loads the driver and retains that
+ * device's primary context (CUJIT_DEVICE's), making it current nowhere, while the calling
+ * thread compiles. The first call that needs the context (primary_ctx) waits for that
+ * thread and takes what it made, as if it had made it itself; a failure is not kept: that
+ * call meets it again and reports it as it would have (the driver's load keeps its own
+ * answer). Started at most once per process, never on a thread with a context of its own
+ * current, never where the program has loaded the driver and made its own context. A
+ * context made so that the program does not use (the first call that needs a context
+ * finds another one current) is released then. A fork waits for the thread to end, so a
+ * child never holds a context half made, and so does exit(), so that the driver is not torn
+ * down under it. CUJIT_EARLY_CONTEXT=0 and
+ * CUJIT_OPT_NO_EARLY_CONTEXT turn it off. */
+
+enum { EARLY_NONE, EARLY_RUNNING, EARLY_DONE };
+static pthread_mutex_t early_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t early_change = PTHREAD_COND_INITIALIZER;
+static int early_state;         /* EARLY_*, changed under early_lock (atomic: read without it) */
+static int early_ordinal;       /* the device it is for */
+static int exit_waits;          /* early_at_exit is registered (under early_lock) */
+static CUcontext early_ctx;     /* what it made that no thread has taken (changed under
+                                   primary_lock; read without it) */
+static double early_wait_s = 5; /* the most a fork or exit() waits for the thread */
+
+/* Takes early_lock and waits, for at most early_wait_s, until no early thread runs. */
+static void early_settle(void) {
+  struct timespec until;
+  long long ns;
+  clock_gettime(CLOCK_REALTIME, &until);
+  ns = until.tv_nsec + (long long)(early_wait_s * 1e9);
+  until.tv_sec += (time_t)(ns / 1000000000);
+  until.tv_nsec = (long)(ns % 1000000000);
+  pthread_mutex_lock(&early_lock);
+  while (early_state == EARLY_RUNNING &&
+         pthread_cond_timedwait(&early_change, &early_lock, &until) != ETIMEDOUT) {
+  }
+}
+
+static void early_fork_prepare(void) { early_settle(); }
+
+static void early_fork_parent(void) { pthread_mutex_unlock(&early_lock); }
+
+/* The child has no thread making a context: one still running in the parent (past the
+ * wait) is as if never started, and nothing waits for it. */
+static void early_fork_child(void) {
+  if (early_state == EARLY_RUNNING) __atomic_store_n(&early_state, EARLY_NONE, __ATOMIC_RELEASE);
+  pthread_cond_init(&early_change, NULL);
+  pthread_mutex_unlock(&early_lock);
+}
+
+__attribute__((constructor)) static void early_fork_hooks(void) {
+  cj_fork_hooks(early_fork_prepare, early_fork_parent, early_fork_child);
+}
+
+/* exit() waits for the thread too: the driver's destructors, which exit() runs after the
+ * functions registered with atexit(), would tear the driver down under it (a program that
+ * compiles and returns from main at once). The error mode's end runs no destructors. */
+static void early_at_exit(void) {
+  early_settle();
+  pthread_mutex_unlock(&early_lock);
+}
+
+/* The thread: the driver, then the primary context of early_ordinal. */
+static void *early_main(void *arg) {
+  int ordinal = (int)(intptr_t)arg, count = 0;
+  CUcontext ctx = NULL;
+  CUdevice dev;
+  pthread_once(&load_once, load_once_fn);
+  if (load_status == CUJIT_OK && cj_cu.cuDeviceGetCount(&count) == CUDA_SUCCESS &&
+      ordinal < count && cj_cu.cuDeviceGet(&dev, ordinal) == CUDA_SUCCESS) {
+    pthread_mutex_lock(&primary_lock);
+    if (!primary[ordinal] && cj_cu.cuDevicePrimaryCtxRetain(&ctx, dev) == CUDA_SUCCESS) {
+      __atomic_store_n(&primary[ordinal], ctx, __ATOMIC_RELEASE);
+      __atomic_store_n(&early_ctx, ctx, __ATOMIC_RELAXED);
+    }
+    pthread_mutex_unlock(&primary_lock);
+  }
+  cj_debug("device %d's context was %s beside the compile", ordinal,
+           ctx ? "made" : "not made (the first call that needs it says why)");
+  pthread_mutex_lock(&early_lock);
+  __atomic_store_n(&early_state, EARLY_DONE, __ATOMIC_RELEASE);
+  pthread_cond_broadcast(&early_change);
+  pthread_mutex_unlock(&early_lock);
+  return NULL;
+}
+
+/* Waits for the early thread when it is making device `ordinal`'s context. */
+static void early_wait(int ordinal) {
+  if (CJ_LIKELY(__atomic_load_n(&early_state, __ATOMIC_ACQUIRE) != EARLY_RUNNING)) return;
+  pthread_mutex_lock(&early_lock);
+  while (early_state == EARLY_RUNNING && early_ordinal == ordinal)
+    pthread_cond_wait(&early_change, &early_lock);
+  pthread_mutex_unlock(&early_lock);
+}
+
+/* A call that needs a context found `current` current: the early context, unless it is that
+ * one, is not what the program uses, and is released. */
+static CJ_NOINLINE void early_unused(CUcontext current) {
+  CUcontext ctx;
+  CUdevice dev;
+  pthread_mutex_lock(&primary_lock);
+  ctx = __atomic_exchange_n(&early_ctx, NULL, __ATOMIC_RELAXED);
+  if (ctx && ctx != current) {
+    __atomic_store_n(&primary[early_ordinal], NULL, __ATOMIC_RELEASE);
+    if (cj_cu.cuDeviceGet(&dev, early_ordinal) == CUDA_SUCCESS && cj_cu.cuDevicePrimaryCtxRelease)
+      cj_cu.cuDevicePrimaryCtxRelease(dev);
+    cj_debug("device %d's context, made beside the compile, was not used: released", early_ordinal);
+  }
+  pthread_mutex_unlock(&primary_lock);
+}
+
+/* Whether the program has loaded the CUDA driver itself (and so may have a context of its
+ * own current on this thread, which only the driver can tell). */
+static int driver_in_process(void) {
+  const char *path = cj_env("CUJIT_LIBCUDA");
+  return cj_dlib_mapped(path && path[0] == '/' ? path : libcuda_names[0]);
+}
+
+void cj_ctx_early(void) {
+  CUcontext ctx = NULL;
+  pthread_attr_t at;
+  pthread_t t;
+  sigset_t all, old;
+  int ordinal = device_env_peek(), on = 1, started;
+  if (__atomic_load_n(&early_state, __ATOMIC_ACQUIRE) != EARLY_NONE) return; /* once */
+  cj_env_flag("CUJIT_EARLY_CONTEXT", &on);
+  if (!on || ordinal < 0 || ordinal >= CJ_MAX_DEVICES ||
+      __atomic_load_n(&primary[ordinal], __ATOMIC_ACQUIRE))
+    return;
+  if (__atomic_load_n(&load_done, __ATOMIC_ACQUIRE) || driver_in_process()) {
+    /* the driver can say whether this thread has a context: the program's is used */
+    pthread_once(&load_once, load_once_fn);
+    if (load_status != CUJIT_OK || cj_cu.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || ctx) return;
+  } /* else no driver in the process yet: nothing of CUDA is current anywhere */
+  pthread_mutex_lock(&early_lock);
+  started = early_state == EARLY_NONE && pthread_attr_init(&at) == 0;
+  if (started) {
+    __atomic_store_n(&early_state, EARLY_RUNNING, __ATOMIC_RELEASE);
+    early_ordinal = ordinal;
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    sigfillset(&all); /* no handler of the program runs on it */
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    if (!exit_waits) exit_waits = atexit(early_at_exit) == 0; /* before the thread */
+    if (pthread_create(&t, &at, early_main, (void *)(intptr_t)ordinal) != 0)
+      __atomic_store_n(&early_state, EARLY_DONE, __ATOMIC_RELEASE); /* no thread: made later */
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&at);
+  }
+  pthread_mutex_unlock(&early_lock);
+}
+
 /* Makes the primary context of device `ordinal` current on this thread, retaining it once
  * per process; `who` names what chose the ordinal in the message when there is no such
  * device ("CUJIT_DEVICE=1", "cujit_device_set_current(1)"). */
@@ -230,11 +397,14 @@ static cujit_status primary_ctx(int ordinal, const char *who, CUcontext *ctx, CU
            who, count == 1 ? "is" : "are", count, count == 1 ? "" : "s", count - 1);
   r = cj_cu.cuDeviceGet(dev, ordinal);
   if (r != CUDA_SUCCESS) return cj_cu_fail(r, "cuDeviceGet");
+  early_wait(ordinal);
   pthread_mutex_lock(&primary_lock);
   *ctx = primary[ordinal];
   r = CUDA_SUCCESS;
   if (!*ctx && (r = cj_cu.cuDevicePrimaryCtxRetain(ctx, *dev)) == CUDA_SUCCESS)
     __atomic_store_n(&primary[ordinal], *ctx, __ATOMIC_RELEASE); /* read without the lock */
+  if (*ctx && *ctx == early_ctx)                                 /* handed to a thread: kept */
+    __atomic_store_n(&early_ctx, NULL, __ATOMIC_RELAXED);
   pthread_mutex_unlock(&primary_lock);
   if (r != CUDA_SUCCESS) return cj_cu_fail(r, "cuDevicePrimaryCtxRetain");
   r = cj_cu.cuCtxSetCurrent(*ctx);
@@ -296,6 +466,7 @@ cujit_status cj_ctx_ensure(CUcontext *ctx, CUdevice *dev) {
   r = cj_cu.cuCtxGetCurrent(ctx);
   if (r != CUDA_SUCCESS) return cj_cu_fail(r, "cuCtxGetCurrent");
   if (*ctx) {
+    if (CJ_UNLIKELY(__atomic_load_n(&early_ctx, __ATOMIC_RELAXED) != NULL)) early_unused(*ctx);
     r = cj_cu.cuCtxGetDevice(dev);
     return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuCtxGetDevice");
   }

@@ -69,6 +69,13 @@ cujit_status cj_device_env(int *ordinal);
  * current, else the primary context of env CUJIT_DEVICE (default 0), retained once per
  * device for the life of the process and made current on this thread. */
 cujit_status cj_ctx_ensure(CUcontext *ctx, CUdevice *dev);
+/* Called as a compile that a launch will likely follow starts (on a cache miss): when the
+ * process has no context for the device cujit would choose and this thread none current,
+ * starts loading the driver and making that device's primary context on a thread of its
+ * own; the first call that needs it (cj_ctx_ensure) waits for it. Does nothing otherwise,
+ * or when CUJIT_EARLY_CONTEXT is off; reports nothing (the call that needs the context
+ * does). driver.c's section on it says more. */
+void cj_ctx_early(void);
 /* Whether ctx, the calling thread's current context, is a primary context this library
  * holds (it lives until the process exits), as opposed to one the program made and may
  * destroy. A primary context the program made current (through the runtime API, say) is

@@ -346,6 +346,13 @@ void cj_dlib_locate(const cj_dlib *d, cj_dlib_file *f) {
 
 /* ---- loading ---- */
 
+int cj_dlib_mapped(const char *name) {
+  void *h = dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
+  if (!h) return 0;
+  dlclose(h); /* the reference just taken */
+  return 1;
+}
+
 static void *open_library(const cj_dlib *d, const cj_dlib_file *f) {
   void *lib;
   size_t i;

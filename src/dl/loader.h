@@ -76,6 +76,10 @@ typedef struct cj_dlib_file {
  * system's search. Call once (the library's pthread_once). */
 void cj_dlib_locate(const cj_dlib *d, cj_dlib_file *f);
 
+/* Whether the library named `name` (a soname or an absolute path) is loaded in the process
+ * already (by the program or a library it uses), without loading it. */
+int cj_dlib_mapped(const char *name);
+
 /* Why cj_dlib_load() failed. */
 typedef enum cj_dlib_rc {
   CJ_DLIB_LOADED = 0,

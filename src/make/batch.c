@@ -123,8 +123,14 @@ cujit_status cujit_batch_compile(cujit_module **mods, cujit_status *statuses,
     mods[i] = NULL;
     if (statuses) statuses[i] = CUJIT_OK;
   }
-  if (n == 1) {
-    st = cujit_module_from_source(&mods[0], sources[0], names ? names[0] : NULL, opts);
+  if (n == 1) { /* as a batch of several: its compile starts no context beside it */
+    cujit_options one;
+    st = cj_sized_in("cujit_batch_compile", "cujit_options", opts, CJ_SIZE_V1(cujit_options, flags),
+                     &one, sizeof one);
+    one.size = sizeof one;
+    one.flags |= CUJIT_OPT_NO_EARLY_CONTEXT;
+    if (st == CUJIT_OK)
+      st = cujit_module_from_source(&mods[0], sources[0], names ? names[0] : NULL, &one);
     if (statuses) statuses[0] = st;
     return st;
   }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cache/cache.h"
+#include "dl/driver.h"
 #include "module/module.h"
 
 /* Bytes the strings of a list take, with their NULs. */
@@ -116,6 +117,7 @@ static cujit_status module_compile(cj_module **out, const char *source, const ch
   char arch[sizeof req.arch];
   cujit_status st;
   CJ_TRY(cj_request_init(&req, source, name, opts, dir));
+  if (!(req.flags & CUJIT_OPT_NO_EARLY_CONTEXT)) req.starting = cj_ctx_early; /* a launch follows */
   memcpy(arch, req.arch, sizeof arch); /* the target the key names: the compile may clamp it */
   st = cj_cache_compile(&req, &im);
   if (st == CUJIT_OK) {

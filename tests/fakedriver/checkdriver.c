@@ -82,6 +82,12 @@
  * PTX JIT's errors; timing (cuEventElapsedTime answers 0.001 ms per finished item between
  * the two events); memory limits (cuMemGetInfo reports 80 GiB per device, less what is
  * allocated, and allocations do not fail). One lock serialises every call.
+ *
+ * Making a primary context can be slowed and made to fail, to show work beside it:
+ * CHECKDRIVER_CONTEXT_DELAY_MS=N makes each cuDevicePrimaryCtxRetain take N ms more (before
+ * it takes the lock, so that other calls go on meanwhile), CHECKDRIVER_RETAIN_FAIL=R makes
+ * each one fail with CUresult R; checkdriver_primary_retains() counts the calls and
+ * checkdriver_primary_maker() names the thread (its kernel ID) that made a context first.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -90,6 +96,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cuda.h>
@@ -987,14 +995,40 @@ static CUresult f_device_attribute(int *v, CUdevice_attribute a, CUdevice d) {
 
 /* ---- contexts ---- */
 
+static unsigned long primary_retains; /* cuDevicePrimaryCtxRetain calls (atomic) */
+static long primary_maker;            /* the thread that first made one alive (atomic) */
+
+/* CHECKDRIVER_CONTEXT_DELAY_MS, slept before a retain; CHECKDRIVER_RETAIN_FAIL's CUresult
+ * (0: none). */
+static void retain_knobs(long *delay_ms, int *fail) {
+  const char *v = getenv("CHECKDRIVER_CONTEXT_DELAY_MS");
+  *delay_ms = v ? atol(v) : 0;
+  v = getenv("CHECKDRIVER_RETAIN_FAIL");
+  *fail = v ? atoi(v) : 0;
+}
+
 static CUresult f_primary_retain(CUcontext *out, CUdevice d) {
+  struct timespec nap;
   fctx *c;
+  long delay_ms, zero = 0;
+  int fail;
+  __atomic_fetch_add(&primary_retains, 1, __ATOMIC_RELAXED);
+  retain_knobs(&delay_ms, &fail);
+  if (delay_ms > 0) {
+    nap.tv_sec = delay_ms / 1000;
+    nap.tv_nsec = delay_ms % 1000 * 1000000L;
+    while (nanosleep(&nap, &nap) != 0 && errno == EINTR) {
+    }
+  }
   ENTER("cuDevicePrimaryCtxRetain");
   if (d < 0 || d >= ndev) RETURN(CUDA_ERROR_INVALID_DEVICE);
+  if (fail) RETURN((CUresult)fail);
   c = &ctxs[d];
   if (!c->alive) {
     c->alive = 1;
     c->id = next_id++;
+    __atomic_compare_exchange_n(&primary_maker, &zero, (long)syscall(SYS_gettid), 0,
+                                __ATOMIC_RELAXED, __ATOMIC_RELAXED);
   }
   c->retains++;
   *out = (CUcontext)(void *)c;
@@ -2294,6 +2328,19 @@ EXPORT void checkdriver_fault_next_launch(void);
 EXPORT int checkdriver_peek(CUdeviceptr p, void *dst, size_t n);
 EXPORT unsigned long checkdriver_pending(void);
 EXPORT size_t checkdriver_last_params(void *dst, size_t size);
+EXPORT unsigned long checkdriver_primary_retains(void);
+EXPORT long checkdriver_primary_maker(void);
+
+/* cuDevicePrimaryCtxRetain calls so far, counted as they start (before any delay). */
+EXPORT unsigned long checkdriver_primary_retains(void) {
+  return __atomic_load_n(&primary_retains, __ATOMIC_RELAXED);
+}
+
+/* The kernel's ID of the thread whose cuDevicePrimaryCtxRetain first made a primary
+ * context alive; 0 before. */
+EXPORT long checkdriver_primary_maker(void) {
+  return __atomic_load_n(&primary_maker, __ATOMIC_RELAXED);
+}
 
 /* The driver's lock is taken for a fork by the hooks of the library code linked into it
  * (common/forklock.c), before that code's own locks, in the order a call here takes them:
