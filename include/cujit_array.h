@@ -541,6 +541,23 @@ CUJIT_API cujit_status cujit_array_format_host(cujit_type type, int ndim, const 
  *  dot and cumsum alike. The generated code computes it through unsigned types, so it has
  *  no signed overflow (undefined in C++) for any values.
  *
+ *  Complex numbers (cuda::std::complex): addition and subtraction are the parts' IEEE
+ *  operations. Products, quotients, powers and the functions are within 32 ulp of the
+ *  result's magnitude (a product's of |a||b|; a power's of |x^y| (1 + |y log x|), the
+ *  log's rounding carried through the exponent), where no part of the exact result
+ *  overflows. sqrt, log, log10, asin, acos, atan, tan, tanh and quotients are cujit's own
+ *  formulas, which hold that for every finite argument (cuda::std's cancel: its asin and
+ *  acos lose accuracy as |z|^2, its tan and tanh near their poles); exp, sinh and cosh
+ *  of z whose real part is beyond the log of the largest finite value (709.78; 88.72 for
+ *  C64), sin and cos of z whose imaginary part is, a power whose Re(y log x) is, and a
+ *  product whose |a||b| is beyond half the largest finite value, may give an infinite or
+ *  NaN part where the result's part is finite. An argument with an infinite or NaN part,
+ *  and a zero divisor, give C99 Annex G's special values as cuda::std computes them: an
+ *  infinity (a part infinite, the other any value) for an infinity times a nonzero number
+ *  or a nonzero number over zero, 0 for a finite number over an infinity, where NumPy may
+ *  give NaN; the signs Annex G leaves open are cuda::std's. x^y is 1 where y is 0 (any
+ *  x) and, for x = 0, 0 where Re y > 0 and NaN otherwise, as NumPy's.
+ *
  *  Shapes: the arrays of an operation have one shape, except that an array of a single
  *  element (0-d, or (1,), or b[0:1]) is broadcast to the other's, as NumPy broadcasts it
  *  (leading dimensions of one added to the result where it has more); any other

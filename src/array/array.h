@@ -111,6 +111,14 @@ extern const char cj_int_source[];
 /* Whether arithmetic on `type` computes through cj_int_source: the integers but bool. */
 int cj_int_wraps(int type);
 
+/* ---- cxmath.c: complex functions in kernels ---- */
+
+/* Device code (guarded): cj_csqrt, cj_clog, cj_clog10, cj_casin, cj_cacos, cj_catan, cj_ctan,
+ * cj_ctanh of a cuda::std::complex<T>, cj_cpow(x, y) and cj_cdiv(a, b), accurate where
+ * cuda::std::complex's formulas cancel or overflow (cxmath.c says where); arguments with an
+ * infinite or NaN part give cuda::std's (Annex G's) results. */
+extern const char cj_complex_source[];
+
 /* ---- layout.c: strides, ranges and loops ---- */
 
 /* The most elements an array holds, and the bound on the product of its sizes other than

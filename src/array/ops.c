@@ -82,11 +82,13 @@ static void binop_expr(cj_buf *b, int op, int c, const char *x, const char *y) {
       (op == CUJIT_BINOP_ADD || op == CUJIT_BINOP_SUB || op == CUJIT_BINOP_MUL)) {
     /* cj_add, cj_sub, cj_mul: wrapping as NumPy's, never a signed overflow */
     cj_buf_printf(b, "cj_%s<%s>(%s, %s)", binop_names[op], cj_elem_of(c)->c_name, x, y);
+  } else if (op == CUJIT_BINOP_DIV && is_complex(c)) {
+    cj_buf_printf(b, "cj_cdiv(%s, %s)", x, y); /* cxmath.c */
   } else if ((size_t)op < CJ_COUNT(infix) && infix[op]) {
     cj_buf_printf(b, "(%s %s %s)", x, infix[op], y);
   } else if (op == CUJIT_BINOP_POW) {
     cj_buf_printf(b, "%s(%s, %s)",
-                  is_complex(c) ? "cuda::std::pow"
+                  is_complex(c) ? "cj_cpow"
                   : is_int(c)   ? "cj_ipow"
                   : f32         ? "powf"
                                 : "pow",
@@ -308,13 +310,15 @@ static cujit_status run_op(op_call *c, cj_map_kernel *k, cj_buf *expr, cujit_arr
 static const char *const ab_names[] = {"a", "b"};
 
 /* run_op for the kernel `name` of a built-in operation (`scalars`: its scalar parameters,
- * or NULL), with the integer arithmetic (intwrap.c) and the helpers above before it. */
+ * or NULL) on promoted type p, with the integer arithmetic (intwrap.c), the helpers above
+ * and, for complex numbers, the complex functions (cxmath.c) before it. */
 static cujit_status run_builtin(op_call *c, const char *name, const char *scalars, cj_buf *expr,
                                 cujit_array **out, uint64_t key, int p) {
   cj_buf pre = {0};
   cujit_status st;
   cj_buf_puts(&pre, cj_int_source);
   cj_buf_puts(&pre, kHelpers);
+  if (is_complex(p)) cj_buf_puts(&pre, cj_complex_source);
   cj_map_kernel k = {name, pre.data, 0, NULL, ab_names, scalars, 0, NULL, 0, 0};
   expr->oom |= pre.oom;
   st = run_op(c, &k, expr, out, key, p);
@@ -484,13 +488,29 @@ static cujit_status unop_allowed(const char *fn, int op, int t) {
   return CUJIT_OK;
 }
 
+/* The complex functions cxmath.c computes (cj_csqrt ...); the others are cuda::std's. */
+static int own_complex(int op) {
+  switch (op) {
+    case CUJIT_UNOP_SQRT:
+    case CUJIT_UNOP_LOG:
+    case CUJIT_UNOP_LOG10:
+    case CUJIT_UNOP_TAN:
+    case CUJIT_UNOP_ASIN:
+    case CUJIT_UNOP_ACOS:
+    case CUJIT_UNOP_ATAN:
+    case CUJIT_UNOP_TANH: return 1;
+    default: return 0;
+  }
+}
+
 static void unop_expr(cj_buf *b, int op, int c, const char *x) {
   if (op == CUJIT_UNOP_NEG && cj_int_wraps(c)) { /* -INT_MIN is INT_MIN, as NumPy's */
     cj_buf_printf(b, "cj_neg<%s>(%s)", cj_elem_of(c)->c_name, x);
   } else if (op == CUJIT_UNOP_NEG) {
     cj_buf_printf(b, "(-%s)", x);
   } else if (is_complex(c)) {
-    cj_buf_printf(b, "cuda::std::%s(%s)", op == CUJIT_UNOP_FABS ? "abs" : unop_names[op], x);
+    cj_buf_printf(b, "%s%s(%s)", own_complex(op) ? "cj_c" : "cuda::std::",
+                  op == CUJIT_UNOP_FABS ? "abs" : unop_names[op], x);
   } else {
     cj_buf_printf(b, "%s%s(%s)", unop_names[op], c == CUJIT_TYPE_F32 ? "f" : "", x);
   }
