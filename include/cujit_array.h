@@ -798,8 +798,10 @@ typedef enum cujit_redop {
 CUJIT_API cujit_status cujit_array_reduce(cujit_redop op, const cujit_array *a, cujit_array **out);
 /** SUM or PROD of `a` with the elements converted to `type` and combined in it (NumPy's
  *  sum(a, dtype=type)): the sum of an int8 array as i64 without overflow, of F16 as F32
- *  (16-bit types are combined in float and the result rounded once). The result is a
- *  0-d array of `type`.
+ *  (into a 16-bit type each element is rounded to it, the values are combined in float
+ *  and the result rounded once: an i32 70000 is an F16 infinity). The result is a 0-d
+ *  array of `type`; cujit_array_reduce() says what a partial result beyond the range
+ *  gives.
  *  @param op    CUJIT_REDOP_SUM or CUJIT_REDOP_PROD.
  *  @param a     the array.
  *  @param type  the accumulator's and the result's type; a complex array needs a complex

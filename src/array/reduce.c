@@ -407,8 +407,20 @@ static void builtin_arrays(builtin *k, const char *name, const cj_array *a, cons
   k->spec.ntypes = n;
 }
 
-/* The map of element x (an expression) for op on type t into accumulator acc. */
-static void builtin_map(cj_buf *b, cujit_redop op, int t, int acc, const char *x, const char *at) {
+/* The map of element x (an expression) for op on type t into accumulator acc, for a
+ * result of type `result`: a sum or product converts each element to the result's type
+ * first (a 16-bit one is then combined in float: the element rounded to it, then widened,
+ * as the header promises), the others take the element as it is. */
+static void builtin_map(cj_buf *b, cujit_redop op, int t, int acc, int result, const char *x,
+                        const char *at) {
+  if (!is_arg(op) && is_half(result) && t != result) {
+    cj_buf elem = {0};
+    cj_array_convert(&elem, t, result, x);
+    cj_array_convert(b, result, acc, elem.data ? elem.data : "0");
+    b->oom |= elem.oom || !elem.data;
+    cj_buf_free(&elem);
+    return;
+  }
   if (!is_arg(op)) {
     cj_array_convert(b, t, acc, x);
     return;
@@ -429,8 +441,8 @@ static cujit_status builtin_spec(builtin *k, cujit_redop op, const cj_array *a, 
   builtin_arrays(k, name, a, NULL);
   k->spec.result = result;
   k->spec.acc = acc;
-  builtin_map(&k->map, op, t, acc, element(k, 0), "i");
-  builtin_map(&k->vec_map, op, t, acc, "cj_x", "cj_i");
+  builtin_map(&k->map, op, t, acc, result, element(k, 0), "i");
+  builtin_map(&k->vec_map, op, t, acc, result, "cj_x", "cj_i");
   k->spec.map = k->map.data;
   k->spec.vec_map = k->spec.vec_array ? k->vec_map.data : NULL;
   if (cj_int_wraps(acc) && (op == CUJIT_REDOP_SUM || op == CUJIT_REDOP_PROD)) {
