@@ -787,9 +787,19 @@ typedef enum cujit_redop {
  *  accumulated by a tree (not serially); MIN/MAX keep the type; ANY/ALL give bool;
  *  ARGMIN/ARGMAX give the i64 index of the first extremum in C order. NaN wins MIN, MAX,
  *  ARGMIN and ARGMAX, as NumPy's (the first NaN's index); complex numbers have none of
- *  those four. 16-bit floats are combined in float. An empty array sums to 0, has a
- *  product of 1, ANY false and ALL true; its MIN, MAX, ARGMIN and ARGMAX are
- *  CUJIT_ERROR_INVALID_VALUE. Runs on a's stream. Read the result with cujit_array_read().
+ *  those four. 16-bit floats are combined in float. As the tree's order is not the
+ *  elements', a float sum or product whose partial results may leave the type's range
+ *  (of the type combined in) gives one of the IEEE outcomes an order gives: a sum +-inf
+ *  where its positive (negative) elements together reach the largest finite value, NaN
+ *  where both may; a product +-inf where the elements above 1 in magnitude multiply past
+ *  it, 0 where those below 1 multiply below the smallest subnormal, NaN where both may or
+ *  a zero meets an infinity; and where a partial product may be subnormal, its rounding
+ *  there (half the smallest subnormal) is multiplied by the elements still to come.
+ *  Complex sums add their parts apart; complex products and dot products that may
+ *  overflow may be any infinity or NaN (Annex G, in the tree's order). cujit_array_dot()
+ *  and cujit_array_cumsum() sum likewise. An empty array sums to 0, has a product of 1,
+ *  ANY false and ALL true; its MIN, MAX, ARGMIN and ARGMAX are CUJIT_ERROR_INVALID_VALUE.
+ *  Runs on a's stream. Read the result with cujit_array_read().
  *  @param op   the reduction.
  *  @param a    the array.
  *  @param out  the output rule's output (a given one must be 0-d of the result type).
