@@ -4,7 +4,7 @@ C++ and run on values of every kind, their results checked against the different
 reference with its bounds (tests/diff: model.py and compare.py).
 
 The kernels: every complex function of c64 and c128 arrays, their products, quotients and
-powers (src/array/cxmath.c), and sums and products into f16 and bf16 (each element rounded
+powers (src/ops/cxmath.c), and sums and products into f16 and bf16 (each element rounded
 to the 16-bit type, then combined in float). C++ gives floating-point arithmetic one meaning
 on the host and the device; the host's math library (sin, log1p, atan2 ...) stands in for
 CUDA's, so this checks the formulas (their cancellation, overflow and special values) and

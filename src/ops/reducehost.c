@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "array/array.h"
+#include "ops/ops.h"
 
 /* The value of an element of `type` at p as a double: exact but for 64-bit integers
  * beyond 2^53 in magnitude, rounded to the nearest. */

@@ -15,7 +15,7 @@
  * for x = 0, 0 where Re y > 0 and NaN otherwise (NumPy's rules; cuda::std's exp(y log x)
  * gives NaN for 0^0 and an infinity for 0^-1), else exp(y log x) with the log above. exp,
  * sin, cos, sinh, cosh, abs and the product stay cuda::std's. */
-#include "array/array.h"
+#include "ops/ops.h"
 
 const char cj_complex_source[] =
     "#ifndef CJ_COMPLEX\n#define CJ_COMPLEX\n"

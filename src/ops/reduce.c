@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "array/array.h"
+#include "ops/ops.h"
 #include "launch/launch.h" /* the pool */
 
 #define THREADS 256          /* threads per block */

@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "array/array.h"
+#include "ops/ops.h"
 
 static int kind_of(int t) { return cj_elem_of(t)->kind; }
 static int is_complex(int t) { return kind_of(t) == CJ_SK_COMPLEX; }
