@@ -107,7 +107,7 @@ static int pool_create(CUdevice dev, CUmemoryPool *pool) {
  * memory and the pool went with it, and it is never used, trimmed or freed into again. */
 static int pool_dead(const cj_pool *p) {
   return __atomic_load_n(&p->state, __ATOMIC_ACQUIRE) == POOL_STREAM_ORDERED &&
-         cj_mem_ctx_dead(&p->made_in);
+         cj_ctx_mem_dead(&p->made_in);
 }
 
 /* Forgets what pool p kept of its dead context (nothing of it is freed: it died) and marks
@@ -333,8 +333,8 @@ static CUresult pool_get(cj_pool *p, size_t bytes, CUstream stream, CUdeviceptr 
   return cj_cu.cuMemAlloc(dptr, bytes);
 }
 
-cujit_status cj_pool_alloc(CUdevice dev, size_t bytes, CUstream stream, CUdeviceptr *dptr,
-                           cj_mem_ctx *owner) {
+cujit_status cj_mem_pool_alloc(CUdevice dev, size_t bytes, CUstream stream, CUdeviceptr *dptr,
+                               cj_mem_ctx *owner) {
   cj_pool *p;
   CUcontext ctx;
   CUresult r;
@@ -399,12 +399,12 @@ static void pool_give(cj_pool *p, CUdevice dev, CUdeviceptr dptr, size_t bytes, 
   }
 }
 
-void cj_pool_free(CUdevice dev, CUdeviceptr dptr, size_t bytes, CUstream stream,
-                  const cj_mem_ctx *owner) {
+void cj_mem_pool_free(CUdevice dev, CUdeviceptr dptr, size_t bytes, CUstream stream,
+                      const cj_mem_ctx *owner) {
   cj_pool *p = &pools[dev];
   CUcontext current = NULL;
   int other;
-  if (!cj_mem_ctx_dead(owner)) {
+  if (!cj_ctx_mem_dead(owner)) {
     /* given back in its own context: an array destroyed while another device is current
      * frees on its own device's stream */
     cj_cu.cuCtxGetCurrent(&current);

@@ -5,7 +5,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "driver/driver.h"
+#include "dl/driver.h"
 
 typedef struct cj_timer {
   CUevent ev[2]; /* start, stop */

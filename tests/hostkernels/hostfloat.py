@@ -52,6 +52,9 @@ FUNCTIONS = ["sqrt", "exp", "log", "log10", "sin", "cos", "tan", "asin", "acos",
              "sinh", "cosh", "tanh"]
 BINARY = ["mul", "div", "pow"]
 N = 2000  # values per complex kernel
+# the kernels' names (NumPy's) of the operations the harness names otherwise
+NUMPY_NAMES = {"arccos": "acos", "arcsin": "asin", "arctan": "atan", "divide": "div",
+               "multiply": "mul", "power": "pow"}
 
 # sums and products into a 16-bit type: (op, source type, values)
 FOLDS = [
@@ -163,7 +166,7 @@ class Job:
     def __init__(self, kernel):
         self.k = kernel
         parts = kernel.name.split("_")
-        self.op = parts[1]
+        self.op = NUMPY_NAMES.get(parts[1], parts[1])  # kernels are named as NumPy names
         self.inputs = []
         if self.op in FUNCTIONS or self.op in BINARY:
             t = parts[2]
