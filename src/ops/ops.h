@@ -112,8 +112,10 @@ cujit_status cj_reduce_run(cujit_function *fn, const cj_reduce_spec *s, int64_t 
 cujit_status cj_redop_code(cj_reduce_spec *s, cj_buf *pre, cj_buf *neutral, cujit_redop op, int t,
                            int result);
 /* Appends op's value, in accumulator type acc, of the element x (an expression of type t)
- * at index `at` (the index ARGMIN and ARGMAX give). */
-void cj_redop_element(cj_buf *b, cujit_redop op, int t, int acc, const char *x, const char *at);
+ * at index `at` (the index ARGMIN and ARGMAX give), for a reduction into type `result`: a
+ * sum or product into f16 or bf16 rounds the element to it first (NumPy's dtype=). */
+void cj_redop_element(cj_buf *b, cujit_redop op, int t, int acc, int result, const char *x,
+                      const char *at);
 /* A given output (*out not NULL) for a result of `type`: live, of that type and 0-d. */
 cujit_status cj_reduce_output_check(cujit_array **out, int type, const char *fn);
 /* The type reduction op gives for an array of type t (cujit_array_reduce()). */
