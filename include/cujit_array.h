@@ -541,6 +541,23 @@ CUJIT_API cujit_status cujit_array_format_host(cujit_type type, int ndim, const 
  *  dot and cumsum alike. The generated code computes it through unsigned types, so it has
  *  no signed overflow (undefined in C++) for any values.
  *
+ *  Complex numbers (cuda::std::complex): addition and subtraction are the parts' IEEE
+ *  operations. Products, quotients, powers and the functions are within 32 ulp of the
+ *  result's magnitude (a product's of |a||b|; a power's of |x^y| (1 + |y log x|), the
+ *  log's rounding carried through the exponent), where no part of the exact result
+ *  overflows. sqrt, log, log10, asin, acos, atan, tan, tanh and quotients are cujit's own
+ *  formulas, which hold that for every finite argument (cuda::std's cancel: its asin and
+ *  acos lose accuracy as |z|^2, its tan and tanh near their poles); exp, sinh and cosh
+ *  of z whose real part is beyond the log of the largest finite value (709.78; 88.72 for
+ *  C64), sin and cos of z whose imaginary part is, a power whose Re(y log x) is, and a
+ *  product whose |a||b| is beyond half the largest finite value, may give an infinite or
+ *  NaN part where the result's part is finite. An argument with an infinite or NaN part,
+ *  and a zero divisor, give C99 Annex G's special values as cuda::std computes them: an
+ *  infinity (a part infinite, the other any value) for an infinity times a nonzero number
+ *  or a nonzero number over zero, 0 for a finite number over an infinity, where NumPy may
+ *  give NaN; the signs Annex G leaves open are cuda::std's. x^y is 1 where y is 0 (any
+ *  x) and, for x = 0, 0 where Re y > 0 and NaN otherwise, as NumPy's.
+ *
  *  Shapes broadcast by NumPy's rule: aligned on their last dimensions (an array of fewer
  *  dimensions counting as one with leading dimensions of size 1), each pair of sizes
  *  equal or one of them 1, the size 1 stretched to the other; the result has the larger
@@ -565,9 +582,11 @@ CUJIT_API cujit_status cujit_array_format_host(cujit_type type, int ndim, const 
  *      functions of cujit's own that wrap as NumPy's do (see "Array operations"). A C math
  *      function ("sqrt", "pow", "fmod") is the double one: float values (and the 16-bit
  *      floats, computed in float) call it with an f after it (sqrtf), complex numbers
- *      cuda::std's of that name (abs for fabs), integers cujit's own cj_i followed by it
- *      (cj_ipow); a name beginning with cj_ is a function cujit writes into the kernel,
- *      for every type. A reduction's is the expression that combines two values a and b;
+ *      cuda::std's of that name (abs for fabs; sqrt, log, log10, tan, asin, acos, atan,
+ *      tanh, pow and / are cujit's own: see "Array operations"), integers cujit's own
+ *      cj_i followed by it (cj_ipow); a name beginning with cj_ is a function cujit writes
+ *      into the kernel, for every type. A reduction's is the expression that combines two
+ *      values a and b;
  *    - types: the kinds of (promoted) element types it takes: b bool, i the integers, f
  *      the floats (f16, bf16, f32, f64), c the complex types; any other kind is
  *      CUJIT_ERROR_INVALID_VALUE naming the operation and the type;
@@ -822,9 +841,19 @@ typedef enum cujit_redop {
  *  accumulated by a tree (not serially); MIN/MAX keep the type; ANY/ALL give bool;
  *  ARGMIN/ARGMAX give the i64 index of the first extremum in C order. NaN wins MIN, MAX,
  *  ARGMIN and ARGMAX, as NumPy's (the first NaN's index); complex numbers have none of
- *  those four. 16-bit floats are combined in float. An empty array sums to 0, has a
- *  product of 1, ANY false and ALL true; its MIN, MAX, ARGMIN and ARGMAX are
- *  CUJIT_ERROR_INVALID_VALUE. Runs on a's stream. Read the result with cujit_array_read().
+ *  those four. 16-bit floats are combined in float. As the tree's order is not the
+ *  elements', a float sum or product whose partial results may leave the type's range
+ *  (of the type combined in) gives one of the IEEE outcomes an order gives: a sum +-inf
+ *  where its positive (negative) elements together reach the largest finite value, NaN
+ *  where both may; a product +-inf where the elements above 1 in magnitude multiply past
+ *  it, 0 where those below 1 multiply below the smallest subnormal, NaN where both may or
+ *  a zero meets an infinity; and where a partial product may be subnormal, its rounding
+ *  there (half the smallest subnormal) is multiplied by the elements still to come.
+ *  Complex sums add their parts apart; complex products and dot products that may
+ *  overflow may be any infinity or NaN (Annex G, in the tree's order). cujit_array_dot()
+ *  and cujit_array_cumsum() sum likewise. An empty array sums to 0, has a product of 1,
+ *  ANY false and ALL true; its MIN, MAX, ARGMIN and ARGMAX are CUJIT_ERROR_INVALID_VALUE.
+ *  Runs on a's stream. Read the result with cujit_array_read().
  *  @param op   the reduction.
  *  @param a    the array.
  *  @param out  the output rule's output (a given one must be 0-d of the result type).
@@ -833,8 +862,10 @@ typedef enum cujit_redop {
 CUJIT_API cujit_status cujit_array_reduce(cujit_redop op, const cujit_array *a, cujit_array **out);
 /** SUM or PROD of `a` with the elements converted to `type` and combined in it (NumPy's
  *  sum(a, dtype=type)): the sum of an int8 array as i64 without overflow, of F16 as F32
- *  (16-bit types are combined in float and the result rounded once). The result is a
- *  0-d array of `type`.
+ *  (into a 16-bit type each element is rounded to it, the values are combined in float
+ *  and the result rounded once: an i32 70000 is an F16 infinity). The result is a 0-d
+ *  array of `type`; cujit_array_reduce() says what a partial result beyond the range
+ *  gives.
  *  @param op    CUJIT_REDOP_SUM or CUJIT_REDOP_PROD.
  *  @param a     the array.
  *  @param type  the accumulator's and the result's type; a complex array needs a complex

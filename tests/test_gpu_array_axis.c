@@ -9,7 +9,7 @@
  *    axis, negative axes, pairs of axes, all axes, keepdims, each op on integer, floating
  *    and bool arrays, ties (the first index wins), NaN (it wins), axes of size 0 (the
  *    identities), strided views, and arrays large enough that each way of walking runs in
- *    pieces and with 16-byte accesses. */
+ *    pieces and with 16-byte accesses; sums into bf16, each element rounded to it first. */
 #include <math.h>
 #include <string.h>
 
@@ -460,11 +460,50 @@ static void reductions_of_large_arrays(void **state) {
   }
 }
 
+/* float x rounded to bfloat16 (to nearest, ties to even), as a float. */
+static float bf16_of(float x) {
+  uint32_t u;
+  memcpy(&u, &x, sizeof u);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  u &= 0xffff0000u;
+  memcpy(&x, &u, sizeof x);
+  return x;
+}
+
+static const float kSixF32[6] = {-1.17f, -7.92f, 0.59f, -0.15f, 6.22f, 1.56f};
+static double six_f32(int64_t i) { return kSixF32[i % 6]; }
+
+/* SUM along an axis into bf16 rounds each element to bf16 first, as cujit_array_reduce_as()
+ * does (NumPy's dtype=): rows whose bf16 roundings sum to -0.857 (-0.871 unrounded, 3 bf16
+ * ulp away). */
+static void sums_into_16_bit_types_along_axes(void **state) {
+  const shape s = {2, {3, 6}};
+  cujit_array *a = make(CUJIT_TYPE_F32, &s, six_f32), *r = NULL;
+  int ax = 1, k;
+  float want = 0;
+  double *got;
+  (void)state;
+  for (k = 0; k < 6; k++) want += bf16_of(kSixF32[k]); /* exact in float in any order */
+  want = bf16_of(want);
+  assert_ok(cujit_array_reduce_axis_as(CUJIT_REDOP_SUM, a, 1, &ax, 0, CUJIT_TYPE_BF16, &r));
+  assert_int_equal(cujit_array_type(r), CUJIT_TYPE_BF16);
+  got = array_values(r);
+  for (k = 0; k < 3; k++)
+    if (got[k] != want) fail_msg("row %d summed as bf16: %.9g, want %.9g", k, got[k], (double)want);
+  free(got);
+  cujit_array_destroy(r);
+  cujit_array_destroy(a);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(broadcasting_as_numpy),      cmocka_unit_test(broadcasting_strided_views),
-      cmocka_unit_test(reductions_along_axes),      cmocka_unit_test(reductions_edges),
-      cmocka_unit_test(reductions_of_large_arrays), cmocka_unit_test(allclose_of_a_row),
+      cmocka_unit_test(broadcasting_as_numpy),
+      cmocka_unit_test(broadcasting_strided_views),
+      cmocka_unit_test(reductions_along_axes),
+      cmocka_unit_test(reductions_edges),
+      cmocka_unit_test(reductions_of_large_arrays),
+      cmocka_unit_test(allclose_of_a_row),
+      cmocka_unit_test(sums_into_16_bit_types_along_axes),
   };
   if (!test_have_gpu()) return TEST_SKIP_CODE;
   return test_group_result(cmocka_run_group_tests(tests, NULL, NULL));

@@ -5,11 +5,14 @@
  * on 4000 x 4000), the elementwise generator with a range and its scalars converted to
  * their declared types, 2^31+17 elements, and views
  * at every offset (arrays 16-byte aligned or not, every remainder: the kernels' two
- * loops) with in-place results that stay inside their view. */
+ * loops) with in-place results that stay inside their view, and complex functions where
+ * cuda::std::complex's formulas lose their accuracy, against the host's in long double. */
 #include <complex.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "arraytest.h"
 #include "gputest.h"
@@ -626,6 +629,134 @@ static void numpy_rules_at_the_edges(void **state) {
   cujit_array_destroy(b);
 }
 
+/* |got - want| within 32 ulp of |want| (the header's bound for complex functions), ulp of
+ * a type of p significant bits; NaN parts meet NaN parts. */
+static void expect_complex(long double complex got, long double complex want, int p,
+                           const char *what) {
+  long double mag = cabsl(want), err = cabsl(got - want);
+  int bad_nan =
+      (isnan(creall(got)) || isnan(cimagl(got))) != (isnan(creall(want)) || isnan(cimagl(want)));
+  if (isnan(creall(want)) || isnan(cimagl(want))) {
+    if (bad_nan) fail_msg("%s: (%Lg, %Lg), want NaN", what, creall(got), cimagl(got));
+    return;
+  }
+  if (bad_nan || !(err <= 32 * ldexpl(1, ilogbl(mag) - p + 1)))
+    fail_msg("%s: (%.17Lg, %.17Lg), want (%.17Lg, %.17Lg)", what, creall(got), cimagl(got),
+             creall(want), cimagl(want));
+}
+
+/* One complex function or operation of cujit's on n values of c128 (double) or c64
+ * (float: c64 != 0), the results as long doubles. */
+static void run_complex(int c64, int op, int binary, const long double complex *x,
+                        const long double complex *y, int64_t n, long double complex *out) {
+  int type = c64 ? CUJIT_TYPE_C64 : CUJIT_TYPE_C128;
+  size_t part = c64 ? 4 : 8;
+  unsigned char *hx = malloc(16 * (size_t)n), *hy = malloc(16 * (size_t)n),
+                *hr = malloc(16 * (size_t)n);
+  cujit_array *a = NULL, *b = NULL, *r = NULL;
+  int64_t i;
+  for (i = 0; i < n; i++) {
+    int k;
+    for (k = 0; k < 2; k++) {
+      long double vx = k ? cimagl(x[i]) : creall(x[i]),
+                  vy = y ? (k ? cimagl(y[i]) : creall(y[i])) : 0;
+      float fx = (float)vx, fy = (float)vy;
+      double dx = (double)vx, dy = (double)vy;
+      memcpy(hx + (2 * i + k) * part, c64 ? (void *)&fx : (void *)&dx, part);
+      memcpy(hy + (2 * i + k) * part, c64 ? (void *)&fy : (void *)&dy, part);
+    }
+  }
+  assert_ok(cujit_array_from_host(&a, type, 1, &n, hx));
+  assert_ok(cujit_array_from_host(&b, type, 1, &n, hy));
+  if (binary)
+    assert_ok(cujit_array_binary(op, a, b, &r));
+  else
+    assert_ok(cujit_array_unary(op, a, &r));
+  assert_ok(cujit_array_read(r, hr, cujit_array_nbytes(r)));
+  for (i = 0; i < n; i++) {
+    float f[2];
+    double d[2];
+    if (c64) {
+      memcpy(f, hr + 8 * i, 8);
+      out[i] = f[0] + (long double)f[1] * I;
+    } else {
+      memcpy(d, hr + 16 * i, 16);
+      out[i] = d[0] + (long double)d[1] * I;
+    }
+  }
+  cujit_array_destroy(a);
+  cujit_array_destroy(b);
+  cujit_array_destroy(r);
+  free(hx);
+  free(hy);
+  free(hr);
+}
+
+/* Complex functions where cuda::std::complex's formulas cancel or overflow (and cujit
+ * once gave their results), against the host's C library in long double: acos and asin
+ * in the left half plane (errors growing as |z|^2: a c64 acos near -3900 was wrong in its
+ * first digit), tan and tanh near their poles (c64 tan(11) off by 3e-4) and with a huge
+ * imaginary part (NaN), atan and log near their zeros, sqrt, log10, atan and quotients
+ * near the largest double (infinite), 0 to the powers 0, 2 and -1 (1, 0, NaN as NumPy's;
+ * NaN for 0^0 before). Each within 32 ulp of the result's magnitude. */
+static void complex_functions_keep_their_accuracy(void **state) {
+  struct {
+    int c64, op;
+    long double complex z;
+  } one[] = {
+      {0, CUJIT_UNOP_ACOS, -4.79L - 7.11L * I},
+      {0, CUJIT_UNOP_ACOS, -5593.476932101585L + 5.9147032623277305L * I},
+      {0, CUJIT_UNOP_ASIN, 7.77L + 6.92L * I},
+      {0, CUJIT_UNOP_ASIN, -1.0218L + 2.7L * I},
+      {0, CUJIT_UNOP_ATAN, -9.730619219560932e-07L + 1.1316248585158806e-06L * I},
+      {0, CUJIT_UNOP_ATAN, 2.5L + 1.7e308L * I},
+      {0, CUJIT_UNOP_TAN, 7.84L + 0.04L * I},
+      {0, CUJIT_UNOP_TANH, 0.02L + 4.74L * I},
+      {0, CUJIT_UNOP_LOG, 1.0030550231953046L + 0.0037093341912117425L * I},
+      {0, CUJIT_UNOP_LOG10, 1.7e308L + 1.7e308L * I},
+      {0, CUJIT_UNOP_SQRT, 1.7e308L + 1.7e308L * I},
+      {1, CUJIT_UNOP_ACOS, -3910.533203125L + 1.3042413229413796e-06L * I},
+      {1, CUJIT_UNOP_ASIN, -9.912509995047003e-07L + 3442.01416015625L * I},
+      {1, CUJIT_UNOP_TAN, 11.0L},
+      {1, CUJIT_UNOP_TANH, 1.401298464324817e-45L + 3.3999999521443642e+38L * I},
+  };
+  size_t k;
+  (void)state;
+  for (k = 0; k < sizeof one / sizeof *one; k++) {
+    long double complex z = one[k].z, got, want;
+    char what[64];
+    if (one[k].c64)
+      z = (float)creall(z) + (long double)(float)cimagl(z) * I;
+    else
+      z = (double)creall(z) + (long double)(double)cimagl(z) * I;
+    run_complex(one[k].c64, one[k].op, 0, &z, NULL, 1, &got);
+    switch (one[k].op) {
+      case CUJIT_UNOP_ACOS: want = cacosl(z); break;
+      case CUJIT_UNOP_ASIN: want = casinl(z); break;
+      case CUJIT_UNOP_ATAN: want = catanl(z); break;
+      case CUJIT_UNOP_TAN: want = ctanl(z); break;
+      case CUJIT_UNOP_TANH: want = ctanhl(z); break;
+      case CUJIT_UNOP_LOG: want = clogl(z); break;
+      case CUJIT_UNOP_LOG10: want = clogl(z) / logl(10); break;
+      default: want = csqrtl(z); break;
+    }
+    snprintf(what, sizeof what, "unary op %d of %s value %zu", one[k].op,
+             one[k].c64 ? "c64" : "c128", k);
+    expect_complex(got, want, one[k].c64 ? 24 : 53, what);
+  }
+  {
+    const long double complex huge = 1.7e308L + 1.7e308L * I;
+    const long double complex zero = 0, exps[3] = {0, 2, -1}, zeros[3] = {0, 0, 0};
+    long double complex got[3];
+    run_complex(0, CUJIT_BINOP_DIV, 1, &huge, &huge, 1, got);
+    expect_complex(got[0], 1, 53, "z / z near the largest double");
+    run_complex(0, CUJIT_BINOP_POW, 1, zeros, exps, 3, got);
+    expect_complex(got[0], 1, 53, "0 ** 0");
+    expect_complex(got[1], zero, 53, "0 ** 2");
+    expect_complex(got[2], NAN, 53, "0 ** -1");
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(binary_ops_on_floats),
@@ -641,6 +772,7 @@ int main(void) {
       cmocka_unit_test(fills_ranges_and_conversions),
       cmocka_unit_test(repeated_operations_are_checked),
       cmocka_unit_test(numpy_rules_at_the_edges),
+      cmocka_unit_test(complex_functions_keep_their_accuracy),
   };
   if (!test_have_gpu()) return TEST_SKIP_CODE;
   return cmocka_run_group_tests(tests, NULL, NULL);

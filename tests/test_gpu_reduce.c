@@ -5,8 +5,10 @@
  * block combination at odd block sizes; the generator with PyCUDA's dot product and a
  * largest magnitude, to a 0-d array and to host memory; a compile error's message; the
  * pool's memory given back after each reduction; views from every offset (aligned to 16
- * bytes or not). */
+ * bytes or not); sums and products into f16 and bf16, each element rounded to the type
+ * first. */
 #include <math.h>
+#include <string.h>
 
 #include "cujit_array.h"
 #include "ops/ops.h"
@@ -485,6 +487,60 @@ static void sums_as_another_type(void **state) {
   cujit_array_destroy(c);
 }
 
+/* float x rounded to bfloat16 (to nearest, ties to even), as a float. */
+static float bf16_of(float x) {
+  uint32_t u;
+  memcpy(&u, &x, sizeof u);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  u &= 0xffff0000u;
+  memcpy(&x, &u, sizeof x);
+  return x;
+}
+
+/* SUM and PROD into f16 and bf16 round each element to the type, then combine in float
+ * and round once (the header's rule; the elements were once combined unrounded): f32
+ * values whose bf16 roundings sum to -0.857 (-0.871 unrounded: 3 bf16 ulp away), i32
+ * values of 70000 and -70000 (in f16 infinities of both signs: NaN), twenty f64 values
+ * of -7.49 (in bf16 -7.5 each: 7.5^20, not 7.49^20, 3% below). */
+static void sums_into_16_bit_types(void **state) {
+  const float f[6] = {-1.17f, -7.92f, 0.59f, -0.15f, 6.22f, 1.56f};
+  const int32_t big[2] = {70000, -70000};
+  double d[20], got[2];
+  int64_t six = 6, two = 2, twenty = 20;
+  float want = 0, power = 1;
+  cujit_array *a = NULL, *r = NULL;
+  int k;
+  (void)state;
+  for (k = 0; k < 6; k++) want += bf16_of(f[k]); /* exact in float in any order */
+  want = bf16_of(want);
+  assert_ok(cujit_array_from_host(&a, CUJIT_TYPE_F32, 1, &six, f));
+  assert_ok(cujit_array_reduce_as(CUJIT_REDOP_SUM, a, CUJIT_TYPE_BF16, &r));
+  assert_int_equal(cujit_array_type(r), CUJIT_TYPE_BF16);
+  read_result(r, got);
+  if (got[0] != want) fail_msg("sum of f32 as bf16: %.9g, want %.9g", got[0], (double)want);
+  cujit_array_destroy(r), r = NULL;
+  cujit_array_destroy(a), a = NULL;
+  assert_ok(cujit_array_from_host(&a, CUJIT_TYPE_I32, 1, &two, big));
+  assert_ok(cujit_array_reduce_as(CUJIT_REDOP_SUM, a, CUJIT_TYPE_F16, &r));
+  read_result(r, got);
+  if (!isnan(got[0])) fail_msg("sum of 70000 and -70000 as f16: %g, want NaN", got[0]);
+  cujit_array_destroy(r), r = NULL;
+  cujit_array_destroy(a), a = NULL;
+  for (k = 0; k < 20; k++) {
+    d[k] = -7.49;
+    power *= 7.5f;
+  }
+  assert_ok(cujit_array_from_host(&a, CUJIT_TYPE_F64, 1, &twenty, d));
+  assert_ok(cujit_array_reduce_as(CUJIT_REDOP_PROD, a, CUJIT_TYPE_BF16, &r));
+  read_result(r, got);
+  /* the float products' order may move the last bits: within one bf16 ulp (2^-7) */
+  if (fabs(got[0] - bf16_of(power)) > ldexp(bf16_of(power), -7))
+    fail_msg("product of twenty -7.49 as bf16: %.9g, want %.9g (7.5^20)", got[0],
+             (double)bf16_of(power));
+  cujit_array_destroy(r);
+  cujit_array_destroy(a);
+}
+
 /* ARGMIN and ARGMAX: the first NaN wins (first, middle, last of two), else the first of
  * equal extremes, for every float type. */
 static void arg_reductions_and_nan(void **state) {
@@ -726,6 +782,7 @@ int main(void) {
       cmocka_unit_test(views_at_every_offset),
       cmocka_unit_test(more_reductions_of_every_type),
       cmocka_unit_test(sums_as_another_type),
+      cmocka_unit_test(sums_into_16_bit_types),
       cmocka_unit_test(arg_reductions_and_nan),
       cmocka_unit_test(more_reductions_beyond_2_31),
   };

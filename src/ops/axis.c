@@ -259,7 +259,7 @@ static void put_kernel(cj_buf *b, const cj_reduce_spec *s, cujit_redop op, int t
   cj_buf_printf(b, "typedef %s cj_e;\n", cj_elem_of(t)->c_name);
   cj_buf_puts(b, "__device__ __forceinline__ cj_t cj_map(const cj_e v, const long long at) {\n"
                  "  (void)at;\n  return ");
-  cj_redop_element(b, op, t, s->acc, "v", "at");
+  cj_redop_element(b, op, t, s->acc, s->result, "v", "at");
   cj_buf_printf(b, ";\n}\n__device__ __forceinline__ %s cj_fin(const cj_t cj_acc) {\n  return ",
                 cj_elem_of(s->result)->c_name);
   if (s->result_expr)

@@ -27,11 +27,24 @@ static cujit_status binop_allowed(const char *fn, int op, const cj_op *row, int 
   return cj_op_takes(row, p) ? CUJIT_OK : cj_op_refuse(fn, row, p);
 }
 
+/* Whether cxmath.c computes the complex function of the table's `cuda` name f (cj_csqrt
+ * ...); the others are cuda::std's. */
+static int own_complex(const char *f) {
+  static const char *const own[] = {"sqrt", "log",  "log10", "tan", "asin",
+                                    "acos", "atan", "tanh",  "pow"};
+  size_t k;
+  for (k = 0; k < CJ_COUNT(own); k++)
+    if (strcmp(f, own[k]) == 0) return 1;
+  return 0;
+}
+
 /* The function a kernel calls for the table's `cuda` name f on compute type c (see
  * cujit_array.h, "The operations as tables"), into b. */
 static void callee(cj_buf *b, const char *f, int c) {
   if (strncmp(f, "cj_", 3) == 0)
     cj_buf_puts(b, f);
+  else if (cj_scalar_is_complex(c) && own_complex(f))
+    cj_buf_printf(b, "cj_c%s", f); /* cxmath.c */
   else if (cj_scalar_is_complex(c))
     cj_buf_printf(b, "cuda::std::%s", strcmp(f, "fabs") == 0 ? "abs" : f);
   else if (cj_scalar_is_int(c))
@@ -68,7 +81,10 @@ static void binop_expr(cj_buf *b, const cj_op *op, int c, const char *x, const c
         cj_buf_printf(b, "cj_%s<%s>(%s, %s)", wrapping[k][1], cj_elem_of(c)->c_name, x, y);
         return;
       }
-    cj_buf_printf(b, "(%s %s %s)", x, op->cuda, y);
+    if (cj_scalar_is_complex(c) && strcmp(op->cuda, "/") == 0)
+      cj_buf_printf(b, "cj_cdiv(%s, %s)", x, y); /* cxmath.c */
+    else
+      cj_buf_printf(b, "(%s %s %s)", x, op->cuda, y);
     return;
   }
   callee(b, op->cuda, c);
@@ -297,6 +313,7 @@ static cujit_status run_builtin(op_call *c, const char *name, const char *scalar
   cujit_status st;
   cj_buf_puts(&pre, cj_int_source);
   cj_buf_puts(&pre, kHelpers);
+  if (cj_scalar_is_complex(p)) cj_buf_puts(&pre, cj_complex_source);
   cj_map_kernel k = {name, pre.data, 0, NULL, ab_names, scalars, 0, NULL, 0, 0};
   expr->oom |= pre.oom;
   st = run_op(c, &k, expr, out, key, p);

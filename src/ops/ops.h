@@ -47,6 +47,14 @@ extern const char cj_int_source[];
 /* Whether arithmetic on `type` computes through cj_int_source: the integers but bool. */
 int cj_int_wraps(int type);
 
+/* ---- cxmath.c: complex functions in kernels ---- */
+
+/* Device code (guarded): cj_csqrt, cj_clog, cj_clog10, cj_casin, cj_cacos, cj_catan, cj_ctan,
+ * cj_ctanh of a cuda::std::complex<T>, cj_cpow(x, y) and cj_cdiv(a, b), accurate where
+ * cuda::std::complex's formulas cancel or overflow (cxmath.c says where); arguments with an
+ * infinite or NaN part give cuda::std's (Annex G's) results. */
+extern const char cj_complex_source[];
+
 /* ---- ops.c: elementwise operations ---- */
 
 /* The shape of the result when n operands meet (NULL ones are scalars; names[j] names
@@ -104,8 +112,10 @@ cujit_status cj_reduce_run(cujit_function *fn, const cj_reduce_spec *s, int64_t 
 cujit_status cj_redop_code(cj_reduce_spec *s, cj_buf *pre, cj_buf *neutral, cujit_redop op, int t,
                            int result);
 /* Appends op's value, in accumulator type acc, of the element x (an expression of type t)
- * at index `at` (the index ARGMIN and ARGMAX give). */
-void cj_redop_element(cj_buf *b, cujit_redop op, int t, int acc, const char *x, const char *at);
+ * at index `at` (the index ARGMIN and ARGMAX give), for a reduction into type `result`: a
+ * sum or product into f16 or bf16 rounds the element to it first (NumPy's dtype=). */
+void cj_redop_element(cj_buf *b, cujit_redop op, int t, int acc, int result, const char *x,
+                      const char *at);
 /* A given output (*out not NULL) for a result of `type`: live, of that type and 0-d. */
 cujit_status cj_reduce_output_check(cujit_array **out, int type, const char *fn);
 /* The type reduction op gives for an array of type t (cujit_array_reduce()). */

@@ -389,7 +389,17 @@ static void builtin_arrays(builtin *k, const char *name, const cj_array *a, cons
   k->spec.ntypes = n;
 }
 
-void cj_redop_element(cj_buf *b, cujit_redop op, int t, int acc, const char *x, const char *at) {
+void cj_redop_element(cj_buf *b, cujit_redop op, int t, int acc, int result, const char *x,
+                      const char *at) {
+  int half = result == CUJIT_TYPE_F16 || result == CUJIT_TYPE_BF16;
+  if (!is_arg(op) && half && t != result) { /* the element rounded to the 16-bit type first */
+    cj_buf elem = {0};
+    cj_array_convert(&elem, t, result, x);
+    cj_array_convert(b, result, acc, elem.data ? elem.data : "0");
+    b->oom |= elem.oom || !elem.data;
+    cj_buf_free(&elem);
+    return;
+  }
   if (!is_arg(op)) {
     cj_array_convert(b, t, acc, x);
     return;
@@ -444,8 +454,8 @@ static cujit_status builtin_spec(builtin *k, cujit_redop op, const cj_array *a, 
            result == cj_reduce_result(op, t) ? "" : cj_elem_of(result)->name);
   builtin_arrays(k, name, a, NULL);
   CJ_TRY(cj_redop_code(&k->spec, &k->pre, &k->neutral, op, t, result));
-  cj_redop_element(&k->map, op, t, k->spec.acc, element(k, 0), "i");
-  cj_redop_element(&k->vec_map, op, t, k->spec.acc, "cj_x", "cj_i");
+  cj_redop_element(&k->map, op, t, k->spec.acc, result, element(k, 0), "i");
+  cj_redop_element(&k->vec_map, op, t, k->spec.acc, result, "cj_x", "cj_i");
   k->spec.map = k->map.data;
   k->spec.vec_map = k->spec.vec_array ? k->vec_map.data : NULL;
   return k->map.oom || !k->map.data || k->vec_map.oom ? cj_fail_oom("writing a reduction kernel")

@@ -25,6 +25,7 @@ import os
 import subprocess
 import sys
 import time
+import traceback
 import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -47,12 +48,24 @@ def seed_of(base, i):
     return base * 1000003 + i
 
 
+def harness_error(what, e):
+    """A failure's text for an exception of the harness itself, its last frames with it."""
+    tb = traceback.format_exception(type(e), e, e.__traceback__)
+    return "the harness failed %s (a harness error, not cujit's): %s: %s\n%s" % (
+        what, type(e).__name__, e, "".join(tb[-3:]).rstrip())
+
+
 def programs_for(base, start, count, large, cpu=False):
-    out = []
+    """The programs (name, statements) and, for each the harness could not make, a failure
+    (name, [], text)."""
+    out, failed = [], []
     for i in range(start, start + count):
         s = seed_of(base, i)
-        out.append(("s%d" % s, gen.generate(s, large, cpu)))
-    return out
+        try:
+            out.append(("s%d" % s, gen.generate(s, large, cpu)))
+        except Exception as e:  # noqa: BLE001 - reported as the program's failure
+            failed.append(("s%d" % s, [], harness_error("making this program", e)))
+    return out, failed
 
 
 class Runner:
@@ -99,14 +112,23 @@ class Runner:
 
 def run_chunk(args):
     """One worker's share: generate, run (a runner that dies is started again after the
-    program it died in), check. Returns (Counts, failures, troubles)."""
+    program it died in), check. Returns (Counts, failures, troubles). An error of the
+    harness itself fails the program it came in (or the share), and the run goes on."""
     cfg, start, count = args
+    try:
+        return _run_chunk(cfg, start, count)
+    except Exception as e:  # noqa: BLE001 - the share's programs fail, the others run
+        name = "s%d..s%d" % (seed_of(cfg["seed"], start), seed_of(cfg["seed"], start + count - 1))
+        return check.Counts(), [(name, [], harness_error("running these programs", e))], []
+
+
+def _run_chunk(cfg, start, count):
     warnings.simplefilter("ignore")
     np.seterr(all="ignore")
-    programs = programs_for(cfg["seed"], start, count, cfg["large"], cfg["cpu"])
+    programs, failures = programs_for(cfg["seed"], start, count, cfg["large"], cfg["cpu"])
     runner = Runner(cfg)
     counts = check.Counts()
-    failures, troubles = [], []
+    troubles = []
     todo = programs
     while todo:
         res, trouble = runner.run(todo)
@@ -116,7 +138,11 @@ def run_chunk(args):
             if r is None or not r.complete:
                 break
             done += 1
-            f, n = check.check_program(stmts, r, cfg["cpu"])
+            try:
+                f, n = check.check_program(stmts, r, cfg["cpu"])
+            except Exception as e:  # noqa: BLE001 - the program fails, the others go on
+                failures.append((name, stmts, harness_error("checking this program", e)))
+                continue
             counts.add(n)
             if f is not None:
                 failures.append((name, stmts, str(f)))
@@ -189,9 +215,15 @@ def report(cfg, name, stmts, what):
     print("=" * 78)
     print("DIFFERS: program %s (seed %s, mode %s)" % (name, name[1:], cfg["mode"]))
     print(what)
+    if not stmts:  # the harness failed before the program existed
+        return
     small, f = (stmts, None)
     if cfg["shrink"]:
-        small, f = shrink_failure(cfg, name, stmts)
+        try:
+            small, f = shrink_failure(cfg, name, stmts)
+        except Exception as e:  # noqa: BLE001 - the unshrunk program is shown instead
+            print("-- not shrunk: %s" % harness_error("shrinking it", e))
+            small, f = stmts, None
     if f is not None:
         print("-- shrunk to %d statement(s) (from %d); it fails so:" % (len(small), len(stmts)))
         print(str(f))
@@ -199,16 +231,21 @@ def report(cfg, name, stmts, what):
     print("-- the program (runner.c's text; difftest.py --show %s prints the whole one):"
           % name[1:])
     print(program_text(name, small), end="")
-    print("-- as C:")
-    print(emit.to_c(small, failing))
-    print("-- as NumPy:")
-    print(emit.to_numpy(small))
+    texts = {}
+    for what_, fn in (("C", lambda: emit.to_c(small, failing)),
+                      ("NumPy", lambda: emit.to_numpy(small))):
+        try:
+            texts[what_] = fn()
+        except Exception as e:  # noqa: BLE001 - the program's text above still stands
+            texts[what_] = "(%s)" % harness_error("writing it as " + what_, e)
+        print("-- as %s:" % what_)
+        print(texts[what_])
     if cfg.get("out"):
         os.makedirs(cfg["out"], exist_ok=True)
         with open(os.path.join(cfg["out"], "%s.txt" % name), "w") as fh:
             fh.write(program_text(name, small))
         with open(os.path.join(cfg["out"], "%s.c" % name), "w") as fh:
-            fh.write(emit.to_c(small, failing) + "\n")
+            fh.write(texts["C"] + "\n")
 
 
 def main():
@@ -287,14 +324,24 @@ def main():
     return summarize(cfg, a, counts, failures, troubles, time.time() - t0)
 
 
+def _number(name):
+    """A program's number, for listing them in order ("s1000241" or "s5..s9")."""
+    digits = name[1:].split(".")[0]
+    return int(digits) if digits.isdigit() else -1
+
+
 def summarize(cfg, a, counts, failures, troubles, seconds):
     no_device = [f for f in failures if any("returned %d" % s in f[2] for s in NO_DEVICE)]
     if no_device and a.mode == "gpu":
         print("difftest: FAIL: cujit found no driver or device; GPU mode compares nothing "
               "without one (%s)" % no_device[0][2].splitlines()[0])
         return 1
+    failures = sorted(failures, key=lambda f: _number(f[0]))
     for name, stmts, what in failures[:a.max_reports]:
-        report(cfg, name, stmts, what)
+        try:
+            report(cfg, name, stmts, what)
+        except Exception as e:  # noqa: BLE001 - the listing below still names it
+            print(harness_error("reporting %s" % name, e))
     for name, stmts, what in failures[a.max_reports:]:
         # the others, a line each: the first difference, unshrunk
         print("differs too: %s: %s" % (name, " | ".join(what.strip().splitlines()[:2])))

@@ -84,40 +84,17 @@ def real_of(name):
 # ---- promotion: NumPy 2's rules, as cujit_type_promote() follows them (NumPy's own
 # result_type is the reference where it knows both types; bf16 follows the header) ----
 
-_ORDER = {"b": 0, "i": 1, "u": 2, "f": 3, "c": 4}
-
-
-def _signed_of(sz):
-    return {1: "i8", 2: "i16", 4: "i32", 8: "i64"}[sz]
-
-
-def _floats(a, b):
-    if size(a) == 2 and size(b) == 2 and a != b:
-        return "f32"
-    return a if size(a) >= size(b) else b
-
-
 def promote(a, b):
-    """The type of an operation on arrays of types a and b (NumPy's result_type; f16 with
-    bf16 gives f32, an integer with bf16 as with f16)."""
+    """The type of an operation on arrays of types a and b: NumPy's result_type, bf16
+    counting as f16 does (with an integer of 2 bytes or more: f32 or f64; with a complex
+    type: that type), but f16 with bf16 gives f32 (the header's rule)."""
     if "bf16" not in (a, b):
         return _name_of(np.result_type(dtype(a), dtype(b)))
-    ka, kb = kind(a), kind(b)
-    if a == b or kb == "b":
-        return a
-    if ka == "b":
-        return b
-    if _ORDER[ka] > _ORDER[kb]:
-        a, b, ka, kb = b, a, kb, ka
-    if kb == "f":
-        if ka == "f":
-            return _floats(a, b)
-        need = size(a)  # an integer with a float: one wide enough for it
-        if need == 1:
-            return b
-        return _floats("f32" if need == 2 else "f64", b)
-    # b is complex, a is bf16
-    return "c64"
+    if {a, b} == {"f16", "bf16"}:
+        return "f32"
+    as_f16 = [np.dtype(np.float16) if t == "bf16" else dtype(t) for t in (a, b)]
+    r = _name_of(np.result_type(*as_f16))
+    return "bf16" if r == "f16" else r
 
 
 def promote_weak(a, scalar):

@@ -21,7 +21,9 @@ import math
 import numpy as np
 
 import dtypes
-from compare import Check
+import folds
+import compare as C
+from compare import IM, Check
 from program import unf64, unhex, unshape, untext
 
 OK, INVALID, SKIP = "ok", "invalid", "skip"
@@ -903,23 +905,76 @@ def _approx(r, c, fn, ref):
 
 
 def _complex_binop(op, c, r, x, y):
+    """x op y of complex numbers: the reference in a wider type, within COMPLEX_ULPS ulp of
+    the result's magnitude (pow: of |x^y| (1 + |y log x|), the error of log x carried
+    through the exponent). An operand with an infinite or NaN part, or a zero divisor, gives
+    C99 Annex G's kind of result (cuda::std::complex's), where NumPy may give NaN (an
+    infinity times a nonzero number, a finite number over an infinity); as the signs are
+    left open there, any infinity meets an infinity. A product of operands whose parts'
+    products may overflow, and a power whose exponent's real part passes the log of the
+    largest finite value, may be infinite or NaN in a part where the result's is finite."""
     if op in ("add", "sub"):
         v = np.add(x, y) if op == "add" else np.subtract(x, y)
         return _exact(r, v)
+    real = dtypes.real_of(c)
     wx, wy = _wide(x, c), _wide(y, c)
+    ainf, anan = C.classes(x)
+    binf, bnan = C.classes(y)
+    azero, bzero = x == 0, y == 0
+    loose = C.CX_INF | C.CX_NAN
+    slack = None
     if op == "mul":
         ref = wx * wy
-        scale = np.abs(wx) * np.abs(wy)
+        inf_cls = (ainf & ~bzero & ~bnan) | (binf & ~azero & ~anan)
+        nan_cls = ((ainf & bzero) | (binf & azero)) & ~anan & ~bnan
+        zero_cls = np.zeros(x.shape, bool)
+        mags = (np.abs(wx.astype(np.clongdouble)) * np.abs(wy.astype(np.clongdouble)))
+        over = ~ainf & ~anan & ~binf & ~bnan & (mags.astype(np.float64) > _max_of(real) / 2)
     elif op == "div":
         ref = wx / wy
-        scale = np.abs(wx) / np.abs(wy)
+        finite_a, finite_b = ~ainf & ~anan, ~binf & ~bnan
+        zero_cls = finite_a & binf
+        inf_cls = (ainf & finite_b) | (finite_a & ~azero & bzero)
+        nan_cls = (azero & bzero) | (ainf & binf)
+        over = np.zeros(x.shape, bool)
     else:  # pow
         ref = np.power(wx, wy)
-        scale = np.abs(ref) * (1 + np.abs(wy * np.log(np.where(wx == 0, 1, wx))))
-    slack = COMPLEX_ULPS * dtypes_spacing(dtypes.real_of(r), scale)
-    ch = Check(r, ref, slack=slack)
+        with np.errstate(all="ignore"):
+            t = wy * np.log(np.where(wx == 0, 1, wx))
+            mag = np.abs(ref.astype(np.clongdouble)).astype(np.float64)
+            slack = (COMPLEX_ULPS * np.abs(t.astype(np.clongdouble)).astype(np.float64)
+                     * dtypes_spacing(real, mag))
+            slack = np.where(np.isfinite(slack), slack, 0.0)  # special operands: none
+            # the exponent's real part beyond the range (cuda::std's exp), or an error
+            # bound of the whole magnitude (the direction of an infinity is then unknown)
+            over = (t.real.astype(np.float64) > LN_MAX[real]) | \
+                (COMPLEX_ULPS * _eps(real) * np.abs(t).astype(np.float64) >= 1)
+        rinf, rnan = C.classes(ref.astype(dtypes.dtype(r)))
+        special = ainf | anan | binf | bnan
+        over &= ~special
+        # an operand with an infinite or NaN part: exp(y log x) of Annex G's functions,
+        # which may be 0 where NumPy (multiplying integer powers out) gives NaN
+        alt = np.where(special & (rinf | rnan), loose | C.CX_ZERO, 0) | np.where(over, loose, 0)
+        ch = Check(r, ref, ulps=COMPLEX_ULPS, slack=slack, alt=alt, whole=True)
+        ch.values = np.asarray(ref).astype(dtypes.dtype(r))
+        return ch
+    ref = np.array(ref, dtype=ref.dtype)
+    inf, nan = complex(math.inf, math.inf), complex(math.nan, math.nan)
+    ref = np.where(inf_cls, inf, np.where(nan_cls, nan, np.where(zero_cls, 0j, ref)))
+    alt = (np.where(inf_cls, C.CX_INF, 0) | np.where(zero_cls, C.CX_ZERO, 0)
+           | np.where(anan | bnan, loose, 0) | np.where(over, loose, 0))
+    ch = Check(r, ref, ulps=COMPLEX_ULPS, alt=alt, whole=True)
     ch.values = np.asarray(ref).astype(dtypes.dtype(r))
     return ch
+
+
+def _max_of(real):
+    return float(np.finfo(dtypes.dtype(real)).max)
+
+
+# The log of the largest finite value: exp(x) of float and double overflows beyond it.
+LN_MAX = {"f32": math.log(float(np.finfo(np.float32).max)),
+          "f64": math.log(float(np.finfo(np.float64).max))}
 
 
 def dtypes_spacing(name, x):
@@ -948,17 +1003,33 @@ def unop_values(op, c, r, x):
                 ch = Check(r, ref, ulps=4.0)
                 ch.values = np.asarray(ref).astype(dtypes.dtype(r))
                 return ch
-            ref = _NP_UNARY[op](w)
-            slack = COMPLEX_ULPS * dtypes_spacing(dtypes.real_of(r), np.abs(ref))
-            ch = Check(r, ref, slack=slack)
-            ch.values = np.asarray(ref).astype(dtypes.dtype(r))
-            return ch
+            return _complex_fn(op, c, r, x, _NP_UNARY[op](w))
         if op == "fabs":
             return _exact(r, _round(np.abs(x), r))
         if op in ("floor", "ceil", "sqrt"):  # exact (sqrt correctly rounded)
             return _exact(r, _round(_NP_UNARY[op](x), r))
         ref = _NP_UNARY[op](_wide(x, c))
         return _approx(r, c, op, ref)
+
+
+def _complex_fn(op, c, r, x, ref):
+    """A complex function's check: within COMPLEX_ULPS ulp of the result's magnitude. For an
+    argument with an infinite or NaN part, C99 Annex G's values, whose signs are left open
+    in places: an infinity meets any infinity. exp, sinh and cosh (sin and cos) are
+    cuda::std::complex's, which multiply by exp(x) (cosh and sinh of it): where the real
+    (imaginary) part is beyond the log of the largest finite value, a part may be infinite
+    or NaN where the result's is finite."""
+    special = ~(np.isfinite(x.real) & np.isfinite(x.imag))
+    rinf, _ = C.classes(ref.astype(dtypes.dtype(r)))
+    alt = np.where(special & rinf, C.CX_INF, 0)
+    lim = LN_MAX[dtypes.real_of(c)]
+    if op in ("exp", "sinh", "cosh", "sin", "cos"):
+        part = x.real if op in ("exp", "sinh", "cosh") else x.imag
+        beyond = part > lim if op == "exp" else np.abs(part) > lim
+        alt |= np.where(beyond & ~special, C.CX_INF | C.CX_NAN, 0)
+    ch = Check(r, ref, ulps=COMPLEX_ULPS, alt=alt)
+    ch.values = np.asarray(ref).astype(dtypes.dtype(r))
+    return ch
 
 
 # ---- map expressions: CUDA C++ evaluated on the elements' C types ----
@@ -1116,42 +1187,49 @@ def fold_values(op, r, v):
             acc = (acc + int(e)) if op == "sum" else (acc * int(e))
             acc %= 1 << bits
         return _exact(r, _wrap(acc, r))
-    eps = _eps(compute_type(dtypes.real_of(r)))
+    acc = compute_type(dtypes.real_of(r))
+    eps = _eps(acc)
     if dtypes.is_complex(r):
         w = v.astype(np.complex128)
-        if op == "sum":
-            ref = complex(_fsum(w.real.tolist()), _fsum(w.imag.tolist()))
-            slack = _gamma(_depth(n), eps) * float(np.abs(w).sum())
+        if op == "sum":  # the parts are added apart
+            g = _gamma(_depth(n), eps)
+            re, alt_re = folds.sum_outcome(w.real, acc, g)
+            im, alt_im = folds.sum_outcome(w.imag, acc, g)
+            ref, alt = complex(re, im), alt_re | alt_im << IM
+            slack = g * float(_finite_mags(w).sum())  # a part's NaN leaves the other's
+            ch = Check(r, np.array(ref, dtype=np.complex128), slack=slack + 1e-300, alt=alt,
+                       parts=True)
         else:
-            ref = complex(np.prod(v.astype(np.clongdouble)))
-            slack = _gamma(2 * n + 2, eps) * float(np.prod(np.abs(w)))
-        ch = Check(r, np.array(ref, dtype=np.complex128), slack=slack + 1e-300)
+            g = _gamma(2 * n + 2, eps)
+            ref, alt, extra = folds.complex_prod_outcome(v, acc, g)
+            with np.errstate(all="ignore"):
+                slack = g * float(abs(np.clongdouble(ref))) + extra
+            ch = Check(r, np.array(ref, dtype=np.complex128), slack=slack + 1e-300, alt=alt)
         ch.values = np.array(ref).astype(dtypes.dtype(r))
         return ch
     w = v.astype(np.float64)
     with np.errstate(all="ignore"):
         if op == "sum":
-            if np.isfinite(w).all():
-                ref = _fsum(w.tolist())
-            else:
-                ref = float(np.sum(w))
-            slack = _gamma(_depth(n), eps) * float(np.abs(w).sum())
+            g = _gamma(_depth(n), eps)
+            ref, alt = folds.sum_outcome(w, acc, g)
+            slack = g * float(np.abs(w).sum())
         else:
-            ref = float(np.prod(w.astype(WIDE or np.float64)))
-            slack = _gamma(n + 1, eps) * abs(ref)
+            g = _gamma(n + 1, eps)
+            ref, alt, extra = folds.prod_outcome(w, acc, g)
+            slack = g * abs(ref) + extra
     ulps = 1.0 if r in ("f16", "bf16") else 0.5
-    ch = Check(r, np.array(ref), ulps=ulps, slack=slack)
+    ch = Check(r, np.array(ref), ulps=ulps, slack=slack, alt=alt)
     ch.values = _round(np.array(ref), r)
     return ch
 
 
-def _fsum(values):
-    """The correctly rounded sum, or the float sum where a partial sum overflows or
-    infinities of both signs meet (NaN)."""
-    try:
-        return math.fsum(values)
-    except (OverflowError, ValueError):
-        return float(np.sum(np.array(values, dtype=np.float64)))
+def _finite_mags(w):
+    """|Re| + |Im| of complex values w, a part that is not finite counting 0 (its own sum
+    is then not finite, and the other part's is compared with this allowance)."""
+    with np.errstate(all="ignore"):
+        re = np.where(np.isfinite(w.real), np.abs(w.real), 0.0)
+        im = np.where(np.isfinite(w.imag), np.abs(w.imag), 0.0)
+    return (re + im).astype(np.float64)
 
 
 def _wrap(v, t):
@@ -1194,25 +1272,32 @@ def dot_values(p, acc, x, y):
             return _exact("bool", np.array(bool((x & y).any())))
         total = sum(int(a) * int(b) for a, b in zip(x.tolist(), y.tolist())) % (1 << bits)
         return _exact(p, _wrap(total, p))
-    eps = _eps(dtypes.real_of(acc))
+    real = dtypes.real_of(acc)
+    eps = _eps(real)
     if dtypes.is_complex(p):
         wx, wy = _wide(x, acc), _wide(y, acc)
-        prods = wx * wy
-        ref = complex(np.sum(prods))
-        slack = _gamma(_depth(n) + 2, eps) * 2 * float(np.sum(np.abs(wx) * np.abs(wy)))
-        ch = Check(p, np.array(ref, dtype=np.complex128), slack=slack + 1e-300)
+        with np.errstate(all="ignore"):
+            prods = wx * wy
+            ref = complex(np.sum(prods))
+            mags = np.abs(wx.astype(np.clongdouble)) * np.abs(wy.astype(np.clongdouble))
+            g = _gamma(_depth(n) + 2, eps)
+            slack = g * 2 * float(np.sum(mags))
+            # a product or a partial sum that may overflow, or an infinite or NaN element:
+            # Annex G's recovery and the order decide between infinities and NaN
+            special = any(c.any() for v in (wx, wy) for c in C.classes(v))
+            loose = special or float(np.sum(mags)) * (1 + g) >= folds.LIMITS[real][0]
+        alt = C.CX_INF | C.CX_NAN if loose else 0
+        ch = Check(p, np.array(ref, dtype=np.complex128), slack=slack + 1e-300, alt=alt)
         ch.values = np.array(ref).astype(dtypes.dtype(p))
         return ch
     wx, wy = x.astype(np.float64), y.astype(np.float64)
     with np.errstate(all="ignore"):
         prods = (x.astype(WIDE) * y.astype(WIDE)) if WIDE is not None else wx * wy
-        if np.isfinite(prods.astype(np.float64)).all():
-            ref = _fsum([float(v) for v in prods.tolist()])
-        else:
-            ref = float(np.sum(prods.astype(np.float64)))
-        slack = _gamma(_depth(n) + 1, eps) * float(np.sum(np.abs(wx * wy)))
+        g = _gamma(_depth(n) + 1, eps)
+        ref, alt = folds.sum_outcome(prods, real, g)
+        slack = g * float(np.sum(np.abs(wx * wy)))
     ulps = 1.0 if p in ("f16", "bf16") else 0.5
-    ch = Check(p, np.array(ref), ulps=ulps, slack=slack)
+    ch = Check(p, np.array(ref), ulps=ulps, slack=slack, alt=alt)
     ch.values = _round(np.array(ref), p)
     return ch
 
@@ -1242,24 +1327,30 @@ def scan_values(expr, t, v, exclusive, neutral="0"):
                 return _exact(t, np.array(out, dtype=bool))
             arr = np.array(out, dtype=np.uint64) if out else np.zeros(0, np.uint64)
             return _exact(t, arr.astype(dtypes.dtype(t)))
-        c = compute_type(dtypes.real_of(t)) if not dtypes.is_complex(t) else dtypes.real_of(t)
+        real = dtypes.real_of(t)
+        # 16-bit scans round every combination to the 16-bit type
+        eps = 2.0**-11 if t == "f16" else 2.0**-8 if t == "bf16" else _eps(real)
+        k = np.arange(1, n + 1)
+        gammas = np.array([_gamma(kk + 2, eps) for kk in k]) if n else np.zeros(0)
         w = v.astype(np.complex128 if dtypes.is_complex(t) else np.float64)
         with np.errstate(all="ignore"):
-            inc = np.cumsum(w) if n else w
-            mags = np.cumsum(np.abs(w)) if n else np.abs(w)
-        if exclusive:
-            inc = np.concatenate([np.zeros(1, inc.dtype), inc[:-1]]) if n else inc
-            mags = np.concatenate([np.zeros(1), mags[:-1]]) if n else mags
-        k = np.arange(1, n + 1)
-        # 16-bit scans round every combination to the 16-bit type
-        eps = 2.0**-11 if t == "f16" else 2.0**-8 if t == "bf16" else _eps(c)
-        slack = np.array([_gamma(kk + 2, eps) for kk in k]) * mags if n else mags
-        if dtypes.is_complex(t):
-            ch = Check(t, inc, slack=slack * 2 + 1e-300)
+            mags = np.cumsum(_finite_mags(w) if dtypes.is_complex(t) else np.abs(w)) if n \
+                else np.abs(w)
+        if exclusive and n:
+            mags = np.concatenate([np.zeros(1), mags[:-1]])
+        slack = gammas * mags if n else mags
+        if dtypes.is_complex(t):  # the parts are added apart
+            re, alt_re = folds.prefix_outcomes(w.real, real, gammas, exclusive)
+            im, alt_im = folds.prefix_outcomes(w.imag, real, gammas, exclusive)
+            inc = np.empty(n, np.complex128)
+            inc.real, inc.imag = re, im
+            ch = Check(t, inc, slack=slack * 2 + 1e-300, alt=alt_re | alt_im << IM, parts=True)
             ch.values = inc.astype(dtypes.dtype(t))
         else:
-            ch = Check(t, inc, ulps=0.5, slack=slack)
-            ch.values = _round(inc, t) if t not in ("f16", "bf16") else dtypes.round_to(inc, t)
+            inc, alt = folds.prefix_outcomes(w, real, gammas, exclusive)
+            ch = Check(t, inc, ulps=0.5, slack=slack, alt=alt)
+            inc64 = inc.astype(np.float64)
+            ch.values = _round(inc64, t) if t not in ("f16", "bf16") else dtypes.round_to(inc64, t)
         return ch
     # maxima: exact, in t
     word = neutral.rstrip("f")

@@ -11,13 +11,29 @@
 #include <algorithm>
 #include <cstring>
 
-#define __global__
-#define __device__
-#define __host__
-#define __forceinline__ inline
-#define __restrict__ __restrict
-#define __shared__ /* one thread: memory of its own is the block's */
-#define __align__(n)
+/* CUDA's own headers (cuda/std/complex, cuda_fp16.h), where a kernel includes them
+ * first, define these for a host compiler already, and the vector types below too. */
+#ifndef __global__
+#  define __global__
+#endif
+#ifndef __device__
+#  define __device__
+#endif
+#ifndef __host__
+#  define __host__
+#endif
+#ifndef __forceinline__
+#  define __forceinline__ inline
+#endif
+#ifndef __restrict__
+#  define __restrict__ __restrict
+#endif
+#ifndef __shared__
+#  define __shared__ /* one thread: memory of its own is the block's */
+#endif
+#ifndef __align__
+#  define __align__(n)
+#endif
 
 using std::max;
 using std::memcpy;
@@ -29,12 +45,14 @@ struct cj_host_dim3 {
 static const cj_host_dim3 threadIdx = {0, 0, 0}, blockIdx = {0, 0, 0};
 static const cj_host_dim3 blockDim = {1, 1, 1}, gridDim = {1, 1, 1};
 
+#ifndef __VECTOR_TYPES_H__
 struct uint2 {
   unsigned x, y;
 };
 struct alignas(16) uint4 {
   unsigned x, y, z, w;
 };
+#endif
 
 static inline unsigned __shfl_down_sync(unsigned, unsigned v, int) { return v; }
 static inline unsigned __shfl_up_sync(unsigned, unsigned v, unsigned) { return v; }

@@ -1,0 +1,93 @@
+"""The float rules of the reference (README.md's bounds) held to examples: each outcome the
+header allows is accepted, and values a defect would give are not. Run by CTest
+(difftest_rules); exits 0 when every example holds, 1 otherwise."""
+
+import math
+import sys
+import warnings
+
+try:
+    import numpy as np
+except ImportError:
+    print("SKIP: %s has no NumPy (the reference needs it)" % sys.executable)
+    sys.exit(77)
+
+import compare  # noqa: E402
+import dtypes  # noqa: E402
+import model  # noqa: E402
+
+warnings.simplefilter("ignore")
+np.seterr(all="ignore")
+failures = []
+
+
+def accepts(check, value, want, what):
+    got = np.array(value, dtype=dtypes.dtype(check.type)).reshape(check.ref.shape)
+    ok = not compare.mismatches(check, got)
+    if ok != want:
+        failures.append("%s: %r %s, should %s" % (what, value, "accepted" if ok else "refused",
+                                                  "be" if want else "not be"))
+
+
+def fold(op, t, values):
+    return model.fold_values(op, t, np.array(values, dtype=dtypes.dtype(t)))
+
+
+def main():
+    big = float(np.finfo(np.float32).max)
+    # a sum whose partial sums may overflow: the finite sum or +inf, nothing else
+    ch = fold("sum", "f32", [3e38, 3e38, -3e38])
+    accepts(ch, 3e38, True, "3e38 + 3e38 - 3e38 in f32")
+    accepts(ch, math.inf, True, "3e38 + 3e38 - 3e38 in f32, overflowed first")
+    accepts(ch, -math.inf, False, "3e38 + 3e38 - 3e38 in f32")
+    accepts(ch, math.nan, False, "3e38 + 3e38 - 3e38 in f32")
+    accepts(ch, 2e38, False, "3e38 + 3e38 - 3e38 in f32")
+    # a sum no order overflows stays finite
+    accepts(fold("sum", "f32", [big / 2, big / 4, -1.0]), math.inf, False, "a sum below the max")
+    # a product holding 0 whose other factors overflow: 0 or NaN
+    ch = fold("prod", "f32", [0.0, 1e30, 1e30])
+    accepts(ch, 0.0, True, "0 * 1e30 * 1e30 in f32")
+    accepts(ch, math.nan, True, "0 * 1e30 * 1e30 in f32, overflowed first")
+    accepts(ch, math.inf, False, "0 * 1e30 * 1e30 in f32")
+    accepts(fold("prod", "f32", [0.0, 2.0, 3.0]), math.nan, False, "0 * 2 * 3")
+    # integers: bit for bit, wrapping
+    ch = fold("sum", "i32", [2**31 - 1, 1])
+    accepts(ch, -2**31, True, "INT32_MAX + 1")
+    accepts(ch, -2**31 + 1, False, "INT32_MAX + 1")
+    # complex functions: 32 ulp of the magnitude, not 1e-14 off (a c128 asin once was)
+    z = np.array([-1.0218 + 2.7j])
+    ch = model.unop_values("asin", "c128", "c128", z)
+    want = complex(np.arcsin(np.clongdouble(z[0])))
+    accepts(ch, [want], True, "asin(-1.0218+2.7j)")
+    accepts(ch, [want + 1.4e-14], False, "asin(-1.0218+2.7j) off by 1.4e-14")
+    # an infinity times a nonzero number: an infinity (Annex G), where NumPy gives NaN
+    x, y = np.array([complex(math.inf, 0)]), np.array([complex(2, 1)])
+    ch = model.binop_values("mul", "c128", "c128", x, y)
+    accepts(ch, [complex(math.inf, math.inf)], True, "(inf+0j) * (2+1j)")
+    accepts(ch, [complex(math.nan, math.nan)], False, "(inf+0j) * (2+1j)")
+    accepts(ch, [complex(1, 0)], False, "(inf+0j) * (2+1j)")
+    # 0 ** 0 is 1, as NumPy's
+    zero = np.array([0j])
+    ch = model.binop_values("pow", "c128", "c128", zero, zero)
+    accepts(ch, [1 + 0j], True, "0 ** 0")
+    accepts(ch, [complex(math.nan, math.nan)], False, "0 ** 0")
+    # exp beyond log(max): an infinite part accepted only there
+    ch = model.unop_values("exp", "c128", "c128", np.array([complex(709.9, 1e-300)]))
+    accepts(ch, [complex(math.inf, math.nan)], True, "exp(709.9 + tiny i)")
+    ch = model.unop_values("exp", "c128", "c128", np.array([complex(700, 1e-300)]))
+    accepts(ch, [complex(math.inf, math.nan)], False, "exp(700 + tiny i)")
+    # promotion: bf16 with c128 is c128, with c64 c64, with f16 f32
+    for a, b, want in (("bf16", "c128", "c128"), ("bf16", "c64", "c64"), ("f16", "bf16", "f32"),
+                       ("bf16", "i8", "bf16"), ("bf16", "i16", "f32"), ("bf16", "i32", "f64")):
+        for p, q in ((a, b), (b, a)):
+            if dtypes.promote(p, q) != want:
+                failures.append("promote(%s, %s) is %s, should be %s"
+                                % (p, q, dtypes.promote(p, q), want))
+    for f in failures:
+        print("difftest_rules:", f)
+    print("difftest_rules: %s" % ("FAIL" if failures else "PASS"))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
