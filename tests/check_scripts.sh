@@ -5,8 +5,8 @@
 #   that records its arguments; README.md names exactly the packages it installs;
 # - scripts/skip-reasons prints each skipped group's reason from a ctest log;
 # - scripts/check-layers refuses an include from a layer above, a folder it does not know, a
-#   call to a layer above, a circle between files and a name used twice, each on a tree
-#   made for it;
+#   folder of more than 4,000 lines, a call to a layer above, a circle between files and a
+#   name used twice, each on a tree made for it;
 # - scripts/sample-lines counts a made-up Python text and samples as docs/samples.md says (error
 #   handling, declarations and frees count; checks, preprocessor lines and braces do not),
 #   and refuses a sample over the limit;
@@ -67,6 +67,19 @@ mkdir "$tmp/tree/src/stray"
 out=$(sh "$tmp/tree/scripts/check-layers" 2>&1 || true)
 case $out in *"src/stray is not in src/README.md"*) ;; *)
   echo "check-layers let a folder outside the layer list pass: $out"; exit 1;; esac
+# A folder of 4,000 lines of .c and .h files passes; one line more is refused, and the
+# message names the folder and its count.
+rmdir "$tmp/tree/src/stray"
+printf "Layers, bottom first: low high\\n\\n\`low.c\` \`low.h\` \`high.c\`\\n" >"$tmp/tree/src/README.md"
+printf '#include "low/low.h"\n' >"$tmp/tree/src/low/low.c"
+seq 2 2000 | sed 's|.*|int v&;|' >>"$tmp/tree/src/low/low.c"
+seq 1 2000 | sed 's|.*|extern int v&;|' >"$tmp/tree/src/low/low.h"
+sh "$tmp/tree/scripts/check-layers" >/dev/null ||
+  { echo "check-layers refused a folder of 4,000 lines"; exit 1; }
+echo "extern int w;" >>"$tmp/tree/src/low/low.h"
+out=$(sh "$tmp/tree/scripts/check-layers" 2>&1 || true)
+case $out in *"src/low holds 4001 lines of .c and .h files, more than the 4000 a folder may hold"*) ;; *)
+  echo "check-layers let a folder over 4,000 lines pass: $out"; exit 1;; esac
 # The rules on built objects and names, on a tree made for each: a good tree passes; a call
 # to a layer above, a circle between two files of one folder and a file name used twice
 # are refused.
@@ -201,5 +214,5 @@ head -1 "$src/docs/benchmarks-history.csv" |
   grep -qx "date,commit,device,host,run,$(grep '^group,' "$tmp/bench.csv")" ||
   { echo "docs/benchmarks-history.csv's header is not the history's columns"; exit 1; }
 echo "scripts: deps waits for apt's lock, README.md names its packages; skip reasons are shown;"
-echo "layers, circles and names are checked; sample line counts are counted as docs/samples.md"
-echo "says; the benchmark's CSV becomes rows of its history"
+echo "layers, folders' sizes, circles and names are checked; sample line counts are counted as"
+echo "docs/samples.md says; the benchmark's CSV becomes rows of its history"

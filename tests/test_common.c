@@ -819,6 +819,19 @@ static void scalar_table_is_sound(void **state) {
   assert_int_equal(cj_scalar_of(CUJIT_TYPE_BF16)->size, 2); /* the one the launch table lacked */
 }
 
+/* A kernel's or an operand's name is a C identifier: ASCII letters, digits and '_', not
+ * starting with a digit (bytes of UTF-8 letters are not letters). */
+static void identifiers_are_c_names(void **state) {
+  static const char *const good[] = {"a", "_", "x1", "_k2_", "Scale_by_2", "cj_t"};
+  static const char *const bad[] = {"", "2bad", "a-b", "a b", "\xc3\xa9t\xc3\xa9", "a.b", "x\n"};
+  size_t i;
+  (void)state;
+  for (i = 0; i < CJ_COUNT(good); i++)
+    if (!cj_is_identifier(good[i])) fail_msg("'%s' was refused", good[i]);
+  for (i = 0; i < CJ_COUNT(bad); i++)
+    if (cj_is_identifier(bad[i])) fail_msg("'%s' was taken", bad[i]);
+}
+
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(check_and_try),
@@ -834,6 +847,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(manual_lists_the_table),
       cmocka_unit_test(sources_read_the_environment_through_the_table),
       cmocka_unit_test(scalar_table_is_sound),
+      cmocka_unit_test(identifiers_are_c_names),
       cmocka_unit_test(handles_are_never_given_twice),
   };
   if (argc == 2 && strcmp(argv[1], "--markdown") == 0) return print_markdown_rows();

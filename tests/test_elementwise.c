@@ -3,7 +3,7 @@
  *    operations, tricky ones included (other indices, i declared again, addresses,
  *    members, macros, comments, strings, lambdas, digraphs), and which arrays each uses,
  *    may write and assigns whole;
- *  - where a call starts its chunks (cj_ew_head): views at every offset, arrays of mixed
+ *  - where a call starts its chunks (cj_gen_ew_head): views at every offset, arrays of mixed
  *    sizes, a written array overlapping another, ranges with steps;
  *  - the generated kernels compile with NVRTC for sm_90 for every kind of element, and
  *    lin_comb's reads and writes 16 bytes at a time; the kernel that does not compile
@@ -15,7 +15,7 @@
  *  - on the checking fake driver, calls through the public API on views, which launch
  *    without a violation. */
 #include "testutil.h"
-#include "array/array.h"
+#include "gen/gen.h"
 #include "fakedriver/checkdriver.h"
 
 /* ---- what the text says ---- */
@@ -126,11 +126,11 @@ static void which_operations_take_chunks(void **state) {
   (void)state;
   for (c = 0; c < CJ_COUNT(kDecisions); c++) {
     const decision *t = &kDecisions[c];
-    cj_decl *d = NULL;
+    cj_gen_decl *d = NULL;
     size_t n = 0;
-    cj_ew_access a;
-    assert_ok(cj_decl_parse(t->decl, &d, &n));
-    cj_ew_access_of(t->op, d, n, t->preamble, t->loop_prep, t->after_loop, &a);
+    cj_gen_ew_access a;
+    assert_ok(cj_gen_decl_parse(t->decl, &d, &n));
+    cj_gen_ew_access_of(t->op, d, n, t->preamble, t->loop_prep, t->after_loop, &a);
     if (a.chunks != t->chunks || a.used != t->used || a.written != t->written ||
         a.whole != t->whole)
       fail_msg("\"%s\": chunks %d used %#llx written %#llx whole %#llx; wanted %d %#x %#x %#x",
@@ -143,18 +143,18 @@ static void which_operations_take_chunks(void **state) {
 /* ---- kernels made by hand from a declaration and an operation ---- */
 
 typedef struct ew {
-  cj_decl *d;
+  cj_gen_decl *d;
   size_t n;
   int types[64];
   char params[1024];
-  cj_ew_kernel k;
+  cj_gen_ew_kernel k;
 } ew;
 
 static void ew_init(ew *e, const char *name, const char *decl, const char *op,
                     const char *preamble) {
   size_t i;
   memset(e, 0, sizeof *e);
-  assert_ok(cj_decl_parse(decl, &e->d, &e->n));
+  assert_ok(cj_gen_decl_parse(decl, &e->d, &e->n));
   for (i = 0; i < e->n; i++) {
     size_t used = strlen(e->params);
     e->types[i] = e->d[i].type;
@@ -169,7 +169,7 @@ static void ew_init(ew *e, const char *name, const char *decl, const char *op,
   e->k.types = e->types;
   e->k.n_types = e->n;
   e->k.decls = e->d;
-  cj_ew_access_of(op, e->d, e->n, preamble, NULL, NULL, &e->k.access);
+  cj_gen_ew_access_of(op, e->d, e->n, preamble, NULL, NULL, &e->k.access);
   for (i = 0; i < e->n; i++)
     if (e->d[i].is_const) e->k.access.written &= ~((uint64_t)1 << i);
 }
@@ -178,7 +178,7 @@ static void ew_free(ew *e) { cj_free(e->d); }
 
 static char *ew_text(const ew *e, int chunks) {
   cj_buf b = {0};
-  cj_ew_source(&b, &e->k, chunks);
+  cj_gen_ew_source(&b, &e->k, chunks);
   assert_false(b.oom);
   return b.data;
 }
@@ -196,7 +196,7 @@ static long long head_of(ew *e, int64_t start, int64_t step, int64_t size,
   cujit_arg args[8];
   size_t i;
   for (i = 0; i < e->n; i++) args[i] = e->d[i].is_array ? cujit_ptr(ptrs[i]) : cujit_f32(1);
-  return cj_ew_head(&e->k, cj_ew_width(&e->k), start, step, size, args);
+  return cj_gen_ew_head(&e->k, cj_gen_ew_width(&e->k), start, step, size, args);
 }
 
 static void chunks_start_at_a_boundary(void **state) {
@@ -205,7 +205,7 @@ static void chunks_start_at_a_boundary(void **state) {
   int off;
   (void)state;
   ew_init(&lin, "lin", LIN, "z[i] = a*x[i] + b*y[i]", NULL);
-  assert_int_equal(cj_ew_width(&lin.k), 4);
+  assert_int_equal(cj_gen_ew_width(&lin.k), 4);
   for (off = 0; off < 8; off++) { /* views x[off:], y[off:], z[off:] */
     CUdeviceptr p[5] = {0, base + 4 * off, 0, base + 0x10000 + 4 * off, base + 0x20000 + 4 * off};
     assert_int_equal(head_of(&lin, 0, 1, 1000, p), (4 - off % 4) % 4);
@@ -224,7 +224,7 @@ static void chunks_start_at_a_boundary(void **state) {
   /* 8-byte, 1-byte and 4-byte elements: two a chunk, the same offset in elements */
   ew_init(&mix, "mix", "double *d, unsigned char *u, float *f", "f[i] = (float)(d[i] * u[i]) + i",
           NULL);
-  assert_int_equal(cj_ew_width(&mix.k), 2);
+  assert_int_equal(cj_gen_ew_width(&mix.k), 2);
   for (off = 0; off < 4; off++) {
     CUdeviceptr p[3] = {base + 8 * off, base + 0x10000 + off, base + 0x20000 + 4 * off};
     assert_int_equal(head_of(&mix, 0, 1, 100, p), off % 2);
@@ -278,8 +278,8 @@ static void kernels_compile_with_chunks(void **state) {
     ew e;
     int chunks;
     ew_init(&e, "k", t->decl, t->op, t->preamble);
-    if (cj_ew_width(&e.k) != t->width)
-      fail_msg("\"%s\": width %u, wanted %u", t->op, cj_ew_width(&e.k), t->width);
+    if (cj_gen_ew_width(&e.k) != t->width)
+      fail_msg("\"%s\": width %u, wanted %u", t->op, cj_gen_ew_width(&e.k), t->width);
     for (chunks = c == 0 ? 0 : 1; chunks < 2; chunks++) { /* one at a time: lin_comb's */
       src = ew_text(&e, chunks);
       if (chunks && t->width) assert_non_null(strstr(src, "cj_head"));
@@ -317,18 +317,18 @@ static void a_kernel_that_does_not_compile_with_chunks(void **state) {
   assert_ok(compile(src, &m));
   cujit_module_destroy(m);
   free(src);
-  assert_ok(cj_ew_prepare(&e.k, &fn, &chunks)); /* on the checking driver */
+  assert_ok(cj_gen_ew_prepare(&e.k, &fn, &chunks)); /* on the checking driver */
   assert_int_equal(chunks, 0);
   assert_int_equal(e.k.chunks_failed, 1);
   assert_non_null(fn);
   chunks = -1;
-  assert_ok(cj_ew_prepare(&e.k, &fn, &chunks)); /* not tried again */
+  assert_ok(cj_gen_ew_prepare(&e.k, &fn, &chunks)); /* not tried again */
   assert_int_equal(chunks, 0);
   ew_free(&e);
   /* a kernel whose operation does not compile either: the one at a time's errors */
   ew_init(&e, "broken", "float *z, const float *x", "z[i] = x[i] +", NULL);
   assert_int_equal(e.k.access.chunks, 1);
-  assert_status_detail(cj_ew_prepare(&e.k, &fn, &chunks), CUJIT_ERROR_COMPILE, "");
+  assert_status_detail(cj_gen_ew_prepare(&e.k, &fn, &chunks), CUJIT_ERROR_COMPILE, "");
   assert_non_null(strstr(cujit_last_error(), "for (; cj_k < cj_n; cj_k += cj_stride)"));
   ew_free(&e);
 }
@@ -485,7 +485,7 @@ static void loops_on_the_host(void **state) {
     ew e;
     char *src;
     ew_init(&e, kHostKernels[i][0], kHostKernels[i][1], kHostKernels[i][2], NULL);
-    assert_true(cj_ew_width(&e.k) > 1);
+    assert_true(cj_gen_ew_width(&e.k) > 1);
     src = ew_text(&e, 1);
     cj_buf_printf(&b, "namespace %s {\n%s}\n", kHostKernels[i][0], src);
     free(src);

@@ -9,7 +9,7 @@
 #include <math.h>
 
 #include "cujit_array.h"
-#include "array/array.h"
+#include "ops/ops.h"
 #include "arraytest.h"
 #include "gputest.h"
 

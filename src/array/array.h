@@ -1,8 +1,10 @@
-/* array.h - the array layer: device arrays (handles, memory shared between views) and the
- * small kernels cujit generates for them. It sits on top of the launch layer and uses the
- * public API to compile and launch; the pool, the driver table, and for the kernels it
- * wrote itself the launch through a kernel's slot without the argument checks, come from
- * below. Private; not installed. */
+/* array.h - the array layer: device arrays (handles, memory shared between views, lent to
+ * and borrowed from other libraries), their elements moved and printed, and the engine
+ * that writes, compiles and runs the kernels over them, on which the operations (ops/) and
+ * the generators (gen/) are built. It sits on top of the launch layer and uses the public
+ * API to compile and launch; the pool, the driver table, and for the kernels it wrote
+ * itself the launch through a kernel's slot without the argument checks, come from below.
+ * Private; not installed. */
 #ifndef CUJIT_ARRAY_H
 #define CUJIT_ARRAY_H
 
@@ -104,15 +106,6 @@ void cj_decimal_round(const cj_decimal *x, int keep, cj_decimal *out);
  * (more of the exact value's), the exact value rounded where it is cut. */
 void cj_float_digits(const cj_float_parts *v, int sci, int precision, int min_digits,
                      cj_decimal *out);
-
-/* ---- intwrap.c: integer arithmetic in kernels, wrapping as NumPy's ---- */
-
-/* Device code (guarded: any number of times in a source): cj_add, cj_sub, cj_mul and
- * cj_neg of an integer type T (cj_add<T>(a, b)), cj_ipow and cj_imod, each giving the
- * two's complement result modulo 2^bits with no signed overflow (undefined in C++). */
-extern const char cj_int_source[];
-/* Whether arithmetic on `type` computes through cj_int_source: the integers but bool. */
-int cj_int_wraps(int type);
 
 /* ---- layout.c: strides, ranges and loops ---- */
 
@@ -262,17 +255,6 @@ int cj_dlpack_dtype(int type, uint8_t *code, uint8_t *bits);
 /* The element type of DLPack's (code, bits, lanes), or -1 for one arrays do not hold. */
 int cj_dlpack_type_of(uint8_t code, uint8_t bits, uint16_t lanes);
 
-/* ---- ops.c: elementwise operations ---- */
-
-/* The shape of the result when n operands meet (NULL ones are scalars; names[j] names
- * operand j in messages), into *shape (its ndim, shape, size and the first operand's
- * stream): the operands of more than one element have one shape, and those of a single
- * element are broadcast to it (bit j of *bcast set). Any other pair of shapes is
- * CUJIT_ERROR_INVALID_VALUE naming both, for `fn`. */
-cujit_status cj_array_broadcast(const char *fn, const cj_array *const *ops,
-                                const char *const *names, size_t n, cj_array *shape,
-                                unsigned *bcast);
-
 /* ---- text.c and print.c: arrays as NumPy prints them ---- */
 
 /* Whether an array of this shape prints summarised (more than 1000 elements), and into
@@ -285,90 +267,6 @@ void cj_text_array(cj_buf *b, int type, int ndim, const int64_t *shape, const vo
 /* b's text into buf as snprintf writes (at most size - 1 characters and a NUL when size is
  * above 0), its length into *length (when not NULL). */
 cujit_status cj_text_out(const cj_buf *b, char *buf, size_t size, size_t *length);
-
-/* ---- decl.c: argument declarations of the generators ---- */
-
-typedef struct cj_decl {
-  char name[64];
-  int type;     /* element type (cujit_type) */
-  int is_array; /* declared with '*' */
-  int is_const;
-} cj_decl;
-
-/* Reads "float a, float *x, ..." into a new array of declarations (cj_free it).
- * CUJIT_ERROR_INVALID_VALUE naming the column and the token when it cannot. */
-cujit_status cj_decl_parse(const char *args, cj_decl **out, size_t *n);
-
-/* ---- ewtext.c: what an elementwise operation's text says ---- */
-
-/* How an operation touches its arrays (bit k: declaration k). */
-typedef struct cj_ew_access {
-  int chunks;       /* 1: every array only as `name[i]` (see ewtext.c), so the loop may run
-                       the operation on chunks of consecutive elements in registers */
-  uint64_t used;    /* the arrays it names */
-  uint64_t written; /* those it may write */
-  uint64_t whole;   /* those it assigns whole before anything else names them */
-} cj_ew_access;
-
-/* Reads `op` (the operation) against its n declarations and the kernel's other parts (each
- * may be NULL). Anything it cannot vouch for gives chunks = 0 and nothing else. */
-void cj_ew_access_of(const char *op, const cj_decl *d, size_t n, const char *preamble,
-                     const char *loop_prep, const char *after_loop, cj_ew_access *a);
-
-/* ---- elementwise.c: the elementwise generator ---- */
-
-/* An elementwise kernel: `body` runs for every i (a const long long) of the loop;
- * `params` is its parameter list ("const float *a, float *out"), before the loop's own. */
-typedef struct cj_ew_kernel {
-  const char *name;
-  const char *params;
-  const char *body;
-  const char *preamble;   /* may be NULL */
-  const char *loop_prep;  /* may be NULL */
-  const char *after_loop; /* may be NULL */
-  const int *types;       /* element types it uses (for their headers) */
-  size_t n_types;
-  const cj_decl *decls; /* the n_types declarations the params were made from */
-  cj_ew_access access;  /* what body says of them (ewtext.c) */
-  int chunks_failed;    /* set (atomically) when the kernel with chunks did not compile */
-} cj_ew_kernel;
-
-/* The width of k's loop on chunks: elements per access of the arrays it uses (cj_map_width),
- * or 0 when it runs one element at a time only. */
-unsigned cj_ew_width(const cj_ew_kernel *k);
-/* Appends k's source: with `chunks`, the loop on chunks of cj_ew_width() elements besides
- * the one at a time, and one more parameter (cj_head: the elements before the first chunk,
- * or -1 for none). */
-void cj_ew_source(cj_buf *b, const cj_ew_kernel *k, int chunks);
-/* Compiles k (once per process and source text): the kernel with chunks where k has a
- * width and it compiles (*chunks set), else the one at a time. */
-cujit_status cj_ew_prepare(cj_ew_kernel *k, cujit_function **fn, int *chunks);
-/* cj_head for a call of k's kernel with chunks of w elements: how many elements (from
- * `start`) come before the first chunk boundary, when every array used (args: k's
- * arguments, arrays as device pointers, of `size` elements) is as far from one as the
- * others and none that k may write overlaps another; else -1 (one element at a time), as
- * for a step other than 1. */
-long long cj_ew_head(const cj_ew_kernel *k, unsigned w, int64_t start, int64_t step, int64_t size,
-                     const cujit_arg *args);
-/* Runs k over i = start + j * step for `count` values of j, on `stream`, with `args`
- * matching its params; `size` is the arrays' element count. */
-cujit_status cj_ew_run(cj_ew_kernel *k, int64_t start, int64_t step, int64_t count, int64_t size,
-                       CUstream stream, const cujit_arg *args, size_t nargs);
-/* 1 when s is a C identifier. */
-int cj_is_identifier(const char *s);
-/* Reads the caller's generator options (NULL: none) into `own`, as the caller's size says
- * (common.h: cj_sized_in); `fn` names the function in messages. */
-cujit_status cj_gen_options(const char *fn, const cujit_generator_options *user,
-                            cujit_generator_options *own);
-
-/* ---- genargs.c: the generators' call arguments ---- */
-
-/* Checks a generator's call arguments against its declarations and turns them into kernel
- * arguments (out: n of them): arrays looked up (live, of the declared type, of one size),
- * scalars converted to the declared type or refused, as cujit.h says ("Kernel
- * generators"). *first gets the first array. `fn` names the call in messages. */
-cujit_status cj_gen_args(const char *fn, const cj_decl *d, size_t n, const cujit_arg *args,
-                         size_t nargs, cujit_arg *out, const cj_array **first);
 
 /* ---- map.c: the engine of 1:1 elementwise operations ---- */
 
@@ -456,57 +354,5 @@ cujit_status cj_array_launch_params(cujit_function *fn, int64_t work, CUstream s
                                     void **params, size_t nparams);
 /* The source prologue a kernel on these element types needs (their headers). */
 void cj_array_includes(cj_buf *b, const int *types, size_t n);
-
-/* ---- reduce.c: the reduction engine ---- */
-
-/* A reduction kernel: the strings are borrowed for the call they are passed to. */
-typedef struct cj_reduce_spec {
-  const char *name;     /* kernel name */
-  int acc;              /* the type values are combined in (cj_t in the kernel) */
-  int result;           /* the result's type (converted from acc as C converts) */
-  const char *neutral;  /* the value that changes nothing, an expression */
-  const char *reduce;   /* combines a and b */
-  const char *map;      /* element i's value, from the parameters and i (a long long) */
-  const char *params;   /* the kernel's own parameters ("const float *x"; "" for none) */
-  const char *preamble; /* code before the kernel, or NULL */
-  const int *types;     /* element types the parameters use (for their headers) */
-  size_t ntypes;
-  /* May be NULL: the one array parameter whose elements are all the map reads, which the
-   * first pass then reads 16 bytes at a time where it is 16-byte aligned; vec_map is the
-   * map of its element cj_x (of type vec_type). */
-  const char *vec_array;
-  int vec_type;
-  const char *vec_map; /* may use cj_i, the element's index */
-  /* May be NULL (0): cj_t is acc's element type, and the result acc converted. Else cj_t
-   * is acc_type, of acc_size bytes (defined in the preamble), and the result result_expr,
-   * an expression of cj_acc of the result's type. */
-  const char *acc_type;
-  size_t acc_size;
-  const char *result_expr;
-} cj_reduce_spec;
-
-/* Appends the kernel's source. */
-void cj_reduce_source(cj_buf *b, const cj_reduce_spec *s);
-/* The compiled kernel, kept for the process (cj_array_kernel). CUJIT_ERROR_COMPILE adds
- * the generated source with line numbers to NVRTC's log. */
-cujit_status cj_reduce_kernel(const cj_reduce_spec *s, cujit_function **fn);
-/* Reduces n elements on `stream`: `args` are the spec's parameters; the result goes to
- * device memory at dst, or, when host is not NULL, to host memory (and the call waits). */
-cujit_status cj_reduce_run(cujit_function *fn, const cj_reduce_spec *s, int64_t n, CUstream stream,
-                           const cujit_arg *args, size_t nargs, CUdeviceptr dst, void *host);
-/* A given output (*out not NULL) for a result of `type`: live, of that type and 0-d. */
-cujit_status cj_reduce_output_check(cujit_array **out, int type, const char *fn);
-/* The type reduction op gives for an array of type t (cujit_array_reduce()). */
-int cj_reduce_result(cujit_redop op, int t);
-/* cujit_array_reduce() and cujit_array_dot() of arrays looked up, for `fn` (its name in
- * messages). */
-cujit_status cj_array_reduce_op(cujit_redop op, const cj_array *a, cujit_array **out,
-                                const char *fn);
-cujit_status cj_array_dot_op(const cj_array *a, const cj_array *b, cujit_array **out,
-                             const char *fn);
-/* Makes a 0-d output on `stream` when *out is NULL (*made is then 1); *data gets the
- * output's memory. */
-cujit_status cj_reduce_output(cujit_array **out, int type, CUstream stream, const char *fn,
-                              CUdeviceptr *data, int *made);
 
 #endif

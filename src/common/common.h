@@ -458,12 +458,14 @@ int cj_trusted(const struct stat *st);
  * write to it" or "its group may write to it". */
 const char *cj_distrust(const struct stat *st);
 
-/* ---- parsing numbers (parse.c) ---- */
+/* ---- parsing numbers and names (parse.c) ---- */
 
 /* Parses a byte size with optional K/M/G/T suffix (powers of 1024). Returns 0 on success. */
 int cj_parse_size(const char *s, uint64_t *out);
 /* Parses a count: decimal digits only (no sign, no space), at most max. 0 on success. */
 int cj_parse_count(const char *s, uint64_t max, uint64_t *out);
+/* 1 when s is a C identifier (ASCII letters, digits and '_', not starting with a digit). */
+int cj_is_identifier(const char *s);
 
 /* ---- the environment (env.c, envvalue.c) ----
  *

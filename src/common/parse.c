@@ -1,4 +1,5 @@
-/* parse.c - numbers as the environment and the command line give them. */
+/* parse.c - numbers as the environment and the command line give them; names as C spells
+ * them. */
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -46,4 +47,14 @@ int cj_parse_count(const char *s, uint64_t max, uint64_t *out) {
   }
   *out = v;
   return 0;
+}
+
+int cj_is_identifier(const char *s) {
+  size_t i;
+  if (!s[0] || (s[0] >= '0' && s[0] <= '9')) return 0;
+  for (i = 0; s[i]; i++)
+    if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+          (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+      return 0;
+  return 1;
 }

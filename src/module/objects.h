@@ -7,10 +7,10 @@
 #ifndef CUJIT_OBJECTS_H
 #define CUJIT_OBJECTS_H
 
-#include "compile/mangle.h"
 #include "compile/symbols.h"
 #include "driver/driver.h"
 #include "format/code.h"
+#include "format/mangle.h"
 #include "module/module.h"
 
 enum { CJ_V_CUBIN = 0, CJ_V_PTX = 1 }; /* which image of a module a library was loaded from */

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compile/mangle.h"
+#include "format/mangle.h"
 
 static void check(const cj_mparams *p) {
   size_t i;

@@ -24,7 +24,7 @@
  * the array as const and does not compile, and elementwise.c uses the one at a time. */
 #include <string.h>
 
-#include "array/array.h"
+#include "gen/gen.h"
 
 enum { TK_IDENT, TK_NUMBER, TK_LITERAL, TK_PUNCT };
 
@@ -166,7 +166,7 @@ static int i_is_value(const tok *pp, const tok *p) {
 }
 
 /* The array declared with this name, or -1. */
-static int array_named(const tok *t, const cj_decl *d, size_t n) {
+static int array_named(const tok *t, const cj_gen_decl *d, size_t n) {
   size_t k;
   for (k = 0; k < n; k++)
     if (d[k].is_array && t->n == strlen(d[k].name) && strncmp(t->s, d[k].name, t->n) == 0)
@@ -221,7 +221,7 @@ static int walk_bracket(walk *w, const tok *p, const tok *t) {
 
 /* One use of array k at token j (`name [ i ]` checked by the caller): what it tells. */
 static void array_use(const toks *ts, size_t j, int k, const walk *w, int may_take_refs,
-                      cj_ew_access *a) {
+                      cj_gen_ew_access *a) {
   const tok *p = j ? &ts->t[j - 1] : NULL, *q = j + 4 < ts->n ? &ts->t[j + 4] : NULL;
   uint64_t bit = (uint64_t)1 << k;
   int as_arg = p && (is(p, "(") || is(p, ",")) && w->depth && w->call[w->depth - 1];
@@ -235,7 +235,8 @@ static void array_use(const toks *ts, size_t j, int k, const walk *w, int may_ta
 }
 
 /* The walk over the operation's tokens; 0 when it can be run on chunks. */
-static int scan(const toks *ts, const cj_decl *d, size_t n, int may_take_refs, cj_ew_access *a) {
+static int scan(const toks *ts, const cj_gen_decl *d, size_t n, int may_take_refs,
+                cj_gen_ew_access *a) {
   walk w;
   size_t j;
   memset(&w, 0, sizeof w);
@@ -266,8 +267,8 @@ static int scan(const toks *ts, const cj_decl *d, size_t n, int may_take_refs, c
   return w.depth == 0 ? 0 : -1;
 }
 
-void cj_ew_access_of(const char *op, const cj_decl *d, size_t n, const char *preamble,
-                     const char *loop_prep, const char *after_loop, cj_ew_access *a) {
+void cj_gen_ew_access_of(const char *op, const cj_gen_decl *d, size_t n, const char *preamble,
+                         const char *loop_prep, const char *after_loop, cj_gen_ew_access *a) {
   toks ts = {NULL, 0, 0};
   size_t k;
   int ok;

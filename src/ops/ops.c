@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "array/array.h"
+#include "ops/ops.h"
 
 static const char *const binop_names[] = {"add",  "sub", "mul", "div", "pow", "minimum", "maximum",
                                           "fmod", "eq",  "ne",  "lt",  "le",  "gt",      "ge"};

@@ -1,4 +1,5 @@
-/* genargs.c - the generators' call arguments (cujit.h, "Kernel generators"): each array
+/* genargs.c - what the generators' callers give: the options a generator is made with, read
+ * by their size, and the call arguments (cujit.h, "Kernel generators"): each array
  * looked up and checked against its declaration, each scalar taken or converted to its
  * declared type by the rule every parameter follows (module/accept.c), with this
  * difference: an argument made by a constructor is converted as a plain value is, since the
@@ -6,14 +7,14 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "array/array.h"
+#include "gen/gen.h"
 #include "module/accept.h"
 
 /* What a refusal names: the call, the argument, what it was given. */
 typedef struct arg_ctx {
   const char *fn;
   size_t i;
-  const cj_decl *d;
+  const cj_gen_decl *d;
   const cujit_arg *a;
 } arg_ctx;
 
@@ -98,7 +99,7 @@ static cujit_status scalar_arg(const arg_ctx *c, cujit_arg *out) {
   return CUJIT_OK;
 }
 
-cujit_status cj_gen_args(const char *fn, const cj_decl *d, size_t n, const cujit_arg *args,
+cujit_status cj_gen_args(const char *fn, const cj_gen_decl *d, size_t n, const cujit_arg *args,
                          size_t nargs, cujit_arg *out, const cj_array **first) {
   size_t i;
   *first = NULL;
@@ -117,4 +118,12 @@ cujit_status cj_gen_args(const char *fn, const cj_decl *d, size_t n, const cujit
     CJ_TRY(d[i].is_array ? array_arg(&c, &out[i], first) : scalar_arg(&c, &out[i]));
   }
   return CUJIT_OK;
+}
+
+/* The generator options' first version ended with after_loop: what a size of 0 stands for. */
+#define GEN_OPTIONS_V1 CJ_SIZE_V1(cujit_generator_options, after_loop)
+
+cujit_status cj_gen_options(const char *fn, const cujit_generator_options *user,
+                            cujit_generator_options *own) {
+  return cj_sized_in(fn, "cujit_generator_options", user, GEN_OPTIONS_V1, own, sizeof *own);
 }

@@ -1,5 +1,6 @@
-/* scan.c - prefix scans over the whole of a 1-D array: the scan generator (a type, an
- * associative operator in a and b, its neutral element) and cumsum built on it.
+/* scan.c - prefix scans over the whole of a 1-D array: the engine (a type, an associative
+ * operator in a and b, its neutral element), cumsum and the scan generator (gen/) built on
+ * it.
  *
  * One generated kernel does the work in two launches over a grid of at most MAX_CHUNKS
  * blocks, each owning a contiguous chunk of the array:
@@ -15,27 +16,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "array/array.h"
 #include "launch/launch.h" /* the pool */
+#include "ops/ops.h"
 
 #define BLOCK 256       /* threads per block; the kernel works with any size up to 1024 */
 #define MAX_CHUNKS 2048 /* blocks of the grid, hence partial results held between phases */
-
-/* What one scan computes: elements of `in_type` combined as `type`. */
-typedef struct scan_spec {
-  int in_type, type;
-  const char *op;      /* expression in a and b */
-  const char *neutral; /* expression of the neutral element (converted to type) */
-  int exclusive;
-  const char *name;
-  const char *preamble; /* or NULL */
-} scan_spec;
-
-struct cujit_scan {
-  int type;
-  int exclusive;
-  char *op, *neutral, *name, *preamble;
-};
 
 /* Elements each thread holds per tile: 8 for 4-byte types, fewer for wider ones. */
 static int items_for(size_t size) { return size <= 4 ? 8 : size == 8 ? 4 : 2; }
@@ -157,7 +142,7 @@ static const char kKernel[] =
     "}\n";
 
 /* The kernel's source for `s`; NULL when out of memory (the caller reports it). */
-static char *scan_source(const scan_spec *s) {
+static char *scan_source(const cj_ops_scan_spec *s) {
   const cj_elem *in = cj_elem_of(s->in_type), *t = cj_elem_of(s->type);
   cj_buf b = {0};
   cj_array_includes(&b, (int[]){s->in_type, s->type}, 2);
@@ -188,7 +173,7 @@ static char *scan_source(const scan_spec *s) {
   return cj_buf_take(&b);
 }
 
-static cujit_status spec_kernel(const scan_spec *s, cujit_function **fn) {
+static cujit_status spec_kernel(const cj_ops_scan_spec *s, cujit_function **fn) {
   char *src = scan_source(s);
   cujit_status st;
   if (!src) return cj_fail_oom("writing a scan kernel");
@@ -216,7 +201,7 @@ static cujit_status launch(cujit_function *fn, unsigned blocks, unsigned smem, C
 }
 
 /* Scans in (n elements) into out on `stream`. */
-static cujit_status scan_run(const scan_spec *s, CUdeviceptr in, CUdeviceptr out, int64_t n,
+static cujit_status scan_run(const cj_ops_scan_spec *s, CUdeviceptr in, CUdeviceptr out, int64_t n,
                              CUstream stream) {
   size_t size = cj_elem_of(s->type)->size;
   int64_t tile = (int64_t)items_for(size) * BLOCK, chunk = chunk_for(n, tile);
@@ -240,8 +225,8 @@ static cujit_status scan_run(const scan_spec *s, CUdeviceptr in, CUdeviceptr out
 
 /* Checks the input (contiguous: the kernel reads in[i]) and the output (1-D, in's size, of
  * s's type, contiguous; made when *out is NULL) and scans. */
-static cujit_status scan_array(const scan_spec *s, const cj_array *in, cujit_array **out,
-                               const char *fn) {
+cujit_status cj_ops_scan(const cj_ops_scan_spec *s, const cj_array *in, cujit_array **out,
+                         const char *fn) {
   cj_array flat; /* what the output must look like: in, as 1-D */
   cj_array *o;
   int made;
@@ -289,7 +274,7 @@ static int cumsum_type(int type) {
 }
 
 cujit_status cujit_array_cumsum(const cujit_array *h, int exclusive, cujit_array **out) {
-  scan_spec s;
+  cj_ops_scan_spec s;
   char name[48];
   cj_buf zero = {0};
   cj_array *a;
@@ -314,103 +299,7 @@ cujit_status cujit_array_cumsum(const cujit_array *h, int exclusive, cujit_array
   snprintf(name, sizeof name, "cj_cumsum_%s_%s_%s", cj_elem_of(s.in_type)->name,
            cj_elem_of(s.type)->name, s.exclusive ? "exclusive" : "inclusive");
   s.name = name;
-  st = scan_array(&s, a, out, "cujit_array_cumsum");
+  st = cj_ops_scan(&s, a, out, "cujit_array_cumsum");
   cj_buf_free(&zero);
   return st;
-}
-
-/* ---- the scan generator ---- */
-
-static cujit_status check_text(const char *text, const char *what, const char *example) {
-  CJ_CHECK(text && text[0], CUJIT_ERROR_INVALID_VALUE,
-           "cujit_scan_create: %s is %s; pass an expression "
-           "such as \"%s\"",
-           what, text ? "empty" : "NULL", example);
-  return CUJIT_OK;
-}
-
-/* A kernel name is a C identifier. */
-static cujit_status check_name(const char *name) {
-  size_t i;
-  int ok = name[0] && !(name[0] >= '0' && name[0] <= '9');
-  for (i = 0; ok && name[i]; i++)
-    ok = (name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
-         (name[i] >= '0' && name[i] <= '9') || name[i] == '_';
-  CJ_CHECK(ok, CUJIT_ERROR_INVALID_VALUE,
-           "cujit_scan_create: the kernel name \"%s\" is "
-           "not a C identifier",
-           name);
-  return CUJIT_OK;
-}
-
-static cujit_status scan_check(cujit_scan **out, cujit_type type, const char *scan_expr,
-                               const char *neutral, const cujit_generator_options *user,
-                               cujit_generator_options *opts) {
-  CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "cujit_scan_create: out is NULL");
-  *out = NULL;
-  CJ_TRY(cj_gen_options("cujit_scan_create", user, opts));
-  CJ_CHECK(cj_elem_of(type), CUJIT_ERROR_INVALID_VALUE,
-           "cujit_scan_create: type %d is not an element "
-           "type arrays hold (use CUJIT_TYPE_BOOL, _I8 ... _U64, _F16, _BF16, _F32, "
-           "_F64, _C64 or _C128)",
-           (int)type);
-  CJ_TRY(check_text(scan_expr, "scan_expr", "a + b"));
-  CJ_TRY(check_text(neutral, "neutral", "0"));
-  return opts && opts->name ? check_name(opts->name) : CUJIT_OK;
-}
-
-cujit_status cujit_scan_create(cujit_scan **out, cujit_type type, const char *scan_expr,
-                               const char *neutral, int exclusive,
-                               const cujit_generator_options *user) {
-  cujit_generator_options own, *opts = &own;
-  cujit_scan *s;
-  const char *preamble;
-  CJ_TRY(scan_check(out, type, scan_expr, neutral, user, opts));
-  preamble = opts->preamble ? opts->preamble : "";
-  if (!(s = cj_calloc(1, sizeof *s))) return cj_fail_oom("making a scan");
-  s->type = type;
-  s->exclusive = exclusive != 0;
-  s->op = cj_strdup(scan_expr);
-  s->neutral = cj_strdup(neutral);
-  s->name = cj_strdup(opts && opts->name ? opts->name : "scan");
-  s->preamble = cj_strdup(preamble);
-  if (!s->op || !s->neutral || !s->name || !s->preamble) {
-    cujit_scan_destroy(s);
-    return cj_fail_oom("making a scan");
-  }
-  *out = s;
-  return CUJIT_OK;
-}
-
-cujit_status cujit_scan_call(cujit_scan *s, const cujit_array *h, cujit_array **out) {
-  scan_spec spec;
-  cj_array *in;
-  CJ_CHECK(s, CUJIT_ERROR_INVALID_VALUE, "cujit_scan_call: the scan is NULL");
-  CJ_TRACE("cujit: scan %s", s->name);
-  CJ_TRY(cj_array_get(h, "cujit_scan_call", "in", &in));
-  CJ_CHECK(in->type == s->type, CUJIT_ERROR_INVALID_VALUE,
-           "cujit_scan_call: in holds %s, the scan was made "
-           "for %s; convert it with cujit_array_astype()",
-           cj_elem_of(in->type)->name, cj_elem_of(s->type)->name);
-  CJ_CHECK(in->ndim == 1, CUJIT_ERROR_INVALID_VALUE,
-           "cujit_scan_call: in has %d dimensions; scans "
-           "take 1-D arrays (make a 1-D view with cujit_array_reshape())",
-           in->ndim);
-  memset(&spec, 0, sizeof spec);
-  spec.in_type = spec.type = s->type;
-  spec.op = s->op;
-  spec.neutral = s->neutral;
-  spec.exclusive = s->exclusive;
-  spec.name = s->name;
-  spec.preamble = s->preamble[0] ? s->preamble : NULL;
-  return scan_array(&spec, in, out, "cujit_scan_call");
-}
-
-void cujit_scan_destroy(cujit_scan *s) {
-  if (!s) return;
-  cj_free(s->op);
-  cj_free(s->neutral);
-  cj_free(s->name);
-  cj_free(s->preamble);
-  cj_free(s);
 }

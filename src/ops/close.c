@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "array/array.h"
+#include "ops/ops.h"
 #include "launch/graph.h" /* refusals during a capture */
 
 static int kind_of(int t) { return cj_elem_of(t)->kind; }

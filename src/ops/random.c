@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "array/array.h"
+#include "ops/ops.h"
 
 /* Terms of the series below: atanh's up to s^19, sine's to x^17, cosine's to x^18. */
 #define ATANH_TERMS 9

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "array/array.h"
+#include "ops/ops.h"
 #include "launch/graph.h" /* the pool, and refusals during a capture */
 
 static cujit_status cu(CUresult r, const char *what) {

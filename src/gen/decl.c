@@ -4,7 +4,7 @@
 #include <ctype.h>
 #include <string.h>
 
-#include "array/array.h"
+#include "gen/gen.h"
 
 static int ident_start(char c) { return isalpha((unsigned char)c) || c == '_'; }
 static int ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
@@ -31,7 +31,7 @@ static const char *type_word(const char *p, char *words, size_t size) {
 }
 
 /* Reads one declaration from *p to the next comma or the end. */
-static cujit_status one(const char *args, const char **p, cj_decl *d) {
+static cujit_status one(const char *args, const char **p, cj_gen_decl *d) {
   char words[128] = "", *last;
   const char *s = *p, *name_at = NULL;
   memset(d, 0, sizeof *d);
@@ -75,7 +75,7 @@ static cujit_status one(const char *args, const char **p, cj_decl *d) {
   return CUJIT_OK;
 }
 
-cujit_status cj_decl_parse(const char *args, cj_decl **out, size_t *n) {
+cujit_status cj_gen_decl_parse(const char *args, cj_gen_decl **out, size_t *n) {
   const char *p = args;
   size_t cap = 0, k;
   cujit_status st = CUJIT_OK;

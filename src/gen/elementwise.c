@@ -20,10 +20,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "array/array.h"
+#include "gen/gen.h"
 
 /* The loop's parameters, after the caller's. */
-static void put_signature(cj_buf *b, const cj_ew_kernel *k, int chunks) {
+static void put_signature(cj_buf *b, const cj_gen_ew_kernel *k, int chunks) {
   cj_array_includes(b, k->types, k->n_types);
   if (k->preamble) cj_buf_printf(b, "%s\n", k->preamble);
   if (chunks)
@@ -43,8 +43,8 @@ static void put_signature(cj_buf *b, const cj_ew_kernel *k, int chunks) {
 }
 
 /* The loop over whole chunks of w elements, from element cj_h. */
-static void put_chunks(cj_buf *b, const cj_ew_kernel *k, unsigned w) {
-  const cj_ew_access *a = &k->access;
+static void put_chunks(cj_buf *b, const cj_gen_ew_kernel *k, unsigned w) {
+  const cj_gen_ew_access *a = &k->access;
   size_t d;
   cj_buf_printf(b,
                 "  unsigned long long cj_h = cj_n, cj_t = cj_n;\n"
@@ -88,8 +88,8 @@ static void put_chunks(cj_buf *b, const cj_ew_kernel *k, unsigned w) {
   cj_buf_puts(b, "    }\n  }\n");
 }
 
-void cj_ew_source(cj_buf *b, const cj_ew_kernel *k, int chunks) {
-  unsigned w = chunks ? cj_ew_width(k) : 0;
+void cj_gen_ew_source(cj_buf *b, const cj_gen_ew_kernel *k, int chunks) {
+  unsigned w = chunks ? cj_gen_ew_width(k) : 0;
   put_signature(b, k, w > 1);
   if (w > 1) {
     put_chunks(b, k, w);
@@ -113,7 +113,7 @@ void cj_ew_source(cj_buf *b, const cj_ew_kernel *k, int chunks) {
                 k->body, k->after_loop ? k->after_loop : "", k->after_loop ? "\n" : "");
 }
 
-unsigned cj_ew_width(const cj_ew_kernel *k) {
+unsigned cj_gen_ew_width(const cj_gen_ew_kernel *k) {
   int types[64];
   size_t d, n = 0;
   unsigned w;
@@ -124,10 +124,10 @@ unsigned cj_ew_width(const cj_ew_kernel *k) {
   return w > 1 ? w : 0;
 }
 
-static cujit_status compile(const cj_ew_kernel *k, int chunks, cujit_function **fn) {
+static cujit_status compile(const cj_gen_ew_kernel *k, int chunks, cujit_function **fn) {
   cj_buf src = {0};
   cujit_status st;
-  cj_ew_source(&src, k, chunks);
+  cj_gen_ew_source(&src, k, chunks);
   if (src.oom) {
     cj_buf_free(&src);
     return cj_fail_oom("writing a kernel");
@@ -137,9 +137,9 @@ static cujit_status compile(const cj_ew_kernel *k, int chunks, cujit_function **
   return st;
 }
 
-cujit_status cj_ew_prepare(cj_ew_kernel *k, cujit_function **fn, int *chunks) {
+cujit_status cj_gen_ew_prepare(cj_gen_ew_kernel *k, cujit_function **fn, int *chunks) {
   cujit_status st;
-  *chunks = cj_ew_width(k) && !__atomic_load_n(&k->chunks_failed, __ATOMIC_RELAXED);
+  *chunks = cj_gen_ew_width(k) && !__atomic_load_n(&k->chunks_failed, __ATOMIC_RELAXED);
   if (*chunks) {
     st = compile(k, 1, fn);
     if (st != CUJIT_ERROR_COMPILE) return st;
@@ -155,9 +155,9 @@ static int meet(CUdeviceptr a, uint64_t na, CUdeviceptr b, uint64_t nb) {
   return a < b + nb && b < a + na;
 }
 
-long long cj_ew_head(const cj_ew_kernel *k, unsigned w, int64_t start, int64_t step, int64_t size,
-                     const cujit_arg *args) {
-  const cj_ew_access *a = &k->access;
+long long cj_gen_ew_head(const cj_gen_ew_kernel *k, unsigned w, int64_t start, int64_t step,
+                         int64_t size, const cujit_arg *args) {
+  const cj_gen_ew_access *a = &k->access;
   long long phase = -1;
   size_t d, e;
   if (step != 1) return -1;
@@ -177,24 +177,24 @@ long long cj_ew_head(const cj_ew_kernel *k, unsigned w, int64_t start, int64_t s
   return phase < 0 ? -1 : (long long)((w - (unsigned long long)phase) % w);
 }
 
-cujit_status cj_ew_run(cj_ew_kernel *k, int64_t start, int64_t step, int64_t count, int64_t size,
-                       CUstream stream, const cujit_arg *args, size_t nargs) {
+cujit_status cj_gen_ew_run(cj_gen_ew_kernel *k, int64_t start, int64_t step, int64_t count,
+                           int64_t size, CUstream stream, const cujit_arg *args, size_t nargs) {
   cujit_arg all[65];
   cujit_function *fn = NULL;
-  unsigned w = cj_ew_width(k);
+  unsigned w = cj_gen_ew_width(k);
   int64_t work = count;
   long long head = -1;
   int chunks = 0;
   CJ_CHECK(nargs + 4 <= CJ_COUNT(all), CUJIT_ERROR_INVALID_VALUE,
            "kernel '%s': more than %zu arguments", k->name, CJ_COUNT(all) - 4);
-  CJ_TRY(cj_ew_prepare(k, &fn, &chunks));
+  CJ_TRY(cj_gen_ew_prepare(k, &fn, &chunks));
   if (count == 0) return CUJIT_OK;
   if (nargs) memcpy(all, args, nargs * sizeof *args);
   all[nargs] = cujit_i64(start);
   all[nargs + 1] = cujit_i64(step);
   all[nargs + 2] = cujit_u64((uint64_t)count);
   if (chunks) {
-    head = cj_ew_head(k, w, start, step, size, args);
+    head = cj_gen_ew_head(k, w, start, step, size, args);
     all[nargs + 3] = cujit_i64(head);
     if (head >= 0) work = (count - (head < count ? head : count)) / w + w;
   }
@@ -204,33 +204,15 @@ cujit_status cj_ew_run(cj_ew_kernel *k, int64_t start, int64_t step, int64_t cou
 /* ---- the public generator ---- */
 
 struct cujit_elementwise {
-  cj_decl *decls;
+  cj_gen_decl *decls;
   size_t n_decls;
   int *types;
-  cj_ew_kernel k;
+  cj_gen_ew_kernel k;
   char *params, *body, *name, *preamble, *loop_prep, *after_loop;
 };
 
-int cj_is_identifier(const char *s) {
-  size_t i;
-  if (!s[0] || (s[0] >= '0' && s[0] <= '9')) return 0;
-  for (i = 0; s[i]; i++)
-    if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
-          (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
-      return 0;
-  return 1;
-}
-
-/* The generator options' first version ended with after_loop: what a size of 0 stands for. */
-#define GEN_OPTIONS_V1 CJ_SIZE_V1(cujit_generator_options, after_loop)
-
-cujit_status cj_gen_options(const char *fn, const cujit_generator_options *user,
-                            cujit_generator_options *own) {
-  return cj_sized_in(fn, "cujit_generator_options", user, GEN_OPTIONS_V1, own, sizeof *own);
-}
-
 /* "const float *x, float a" as the kernel's parameter list. */
-static char *params_of(const cj_decl *d, size_t n) {
+static char *params_of(const cj_gen_decl *d, size_t n) {
   cj_buf b = {0};
   size_t i;
   for (i = 0; i < n; i++)
@@ -267,7 +249,7 @@ static cujit_status fill(cujit_elementwise *e, const char *args, const char *ope
                          const cujit_generator_options *o) {
   int oom = 0;
   size_t i;
-  CJ_TRY(cj_decl_parse(args, &e->decls, &e->n_decls));
+  CJ_TRY(cj_gen_decl_parse(args, &e->decls, &e->n_decls));
   for (i = 0; i < e->n_decls && !e->decls[i].is_array; i++) continue;
   CJ_CHECK(i != e->n_decls, CUJIT_ERROR_INVALID_VALUE,
            "cujit_elementwise_create: \"%s\" declares no "
@@ -282,11 +264,11 @@ static cujit_status fill(cujit_elementwise *e, const char *args, const char *ope
   e->loop_prep = dup_or_null(o ? o->loop_prep : NULL, &oom);
   e->after_loop = dup_or_null(o ? o->after_loop : NULL, &oom);
   if (oom || !e->types || !e->params) return cj_fail_oom("making an elementwise kernel");
-  e->k = (cj_ew_kernel){e->name,      e->params,     e->body,  e->preamble,
-                        e->loop_prep, e->after_loop, e->types, e->n_decls,
-                        e->decls,     {0, 0, 0, 0},  0};
-  cj_ew_access_of(e->body, e->decls, e->n_decls, e->preamble, e->loop_prep, e->after_loop,
-                  &e->k.access);
+  e->k = (cj_gen_ew_kernel){e->name,      e->params,     e->body,  e->preamble,
+                            e->loop_prep, e->after_loop, e->types, e->n_decls,
+                            e->decls,     {0, 0, 0, 0},  0};
+  cj_gen_ew_access_of(e->body, e->decls, e->n_decls, e->preamble, e->loop_prep, e->after_loop,
+                      &e->k.access);
   for (i = 0; i < e->n_decls; i++) /* a const array is never stored */
     if (e->decls[i].is_const) {
       e->k.access.written &= ~((uint64_t)1 << i);
@@ -332,7 +314,7 @@ static cujit_status call(cujit_elementwise *e, int range, int64_t start, int64_t
   CJ_CHECK(e->n_decls <= CJ_COUNT(a), CUJIT_ERROR_INVALID_VALUE, "%s: more than %zu arguments", fn,
            CJ_COUNT(a));
   CJ_TRY(cj_gen_args(fn, e->decls, e->n_decls, args, nargs, a, &first));
-  if (!range) return cj_ew_run(&e->k, 0, 1, first->size, first->size, first->stream, a, nargs);
+  if (!range) return cj_gen_ew_run(&e->k, 0, 1, first->size, first->size, first->stream, a, nargs);
   CJ_CHECK(step != 0, CUJIT_ERROR_INVALID_VALUE, "%s: the step is 0", fn);
   count = cj_range_count(start, stop, step);
   CJ_CHECK(cj_range_inside(start, step, count, first->size), CUJIT_ERROR_INVALID_VALUE,
@@ -340,7 +322,7 @@ static cujit_status call(cujit_elementwise *e, int range, int64_t start, int64_t
            "the arrays' %lld elements",
            fn, (long long)start, (long long)stop, (long long)step, (long long)first->size);
   /* inside the arrays: count is at most their size, below 2^62 */
-  return cj_ew_run(&e->k, start, step, (int64_t)count, first->size, first->stream, a, nargs);
+  return cj_gen_ew_run(&e->k, start, step, (int64_t)count, first->size, first->stream, a, nargs);
 }
 
 cujit_status cujit_elementwise_call_range(cujit_elementwise *e, int64_t start, int64_t stop,

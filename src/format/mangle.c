@@ -8,7 +8,7 @@
  * bounded, so that a hostile name costs little and fails cleanly. */
 #include <string.h>
 
-#include "compile/mangle.h"
+#include "format/mangle.h"
 
 enum {
   MAX_DEPTH = 64,       /* nesting while reading */

@@ -1,14 +1,13 @@
 /* reduction.c - the reduction generator (cujit_reduction_*): declarations and expressions
  * in, a kernel of the reduction engine out, compiled at the first call and launched over
  * the first array argument's elements once every argument has been checked. */
-#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "array/array.h"
+#include "gen/gen.h"
 
 struct cujit_reduction {
-  cj_decl *decls;
+  cj_gen_decl *decls;
   size_t ndecls;
   size_t first_array;  /* index of the first array argument (there must be one) */
   char *args;          /* the declarations as given, for messages */
@@ -28,13 +27,6 @@ void cujit_reduction_destroy(cujit_reduction *r) {
 }
 
 /* ---- making one ---- */
-
-static int is_identifier(const char *s) {
-  if (!isalpha((unsigned char)*s) && *s != '_') return 0;
-  while (*++s)
-    if (!isalnum((unsigned char)*s) && *s != '_') return 0;
-  return 1;
-}
 
 static cujit_status check_create(cujit_reduction **out, cujit_type type, const char *neutral,
                                  const char *reduce_expr, const char *map_expr,
@@ -60,7 +52,7 @@ static cujit_status check_create(cujit_reduction **out, cujit_type type, const c
            "%s: map_expr is %s; give element i's value, "
            "e.g. \"x[i]\"",
            fn, map_expr ? "empty" : "NULL");
-  CJ_CHECK(!opts || !opts->name || is_identifier(opts->name), CUJIT_ERROR_INVALID_VALUE,
+  CJ_CHECK(!opts || !opts->name || cj_is_identifier(opts->name), CUJIT_ERROR_INVALID_VALUE,
            "%s: the kernel name \"%s\" is not a C "
            "identifier; use letters, digits and '_'",
            fn, opts->name);
@@ -68,7 +60,7 @@ static cujit_status check_create(cujit_reduction **out, cujit_type type, const c
 }
 
 /* The kernel's parameters as the declarations give them: "const float *x, float a". */
-static void put_params(cj_buf *b, const cj_decl *d, size_t n) {
+static void put_params(cj_buf *b, const cj_gen_decl *d, size_t n) {
   size_t i;
   for (i = 0; i < n; i++)
     cj_buf_printf(b, "%s%s%s %s%s", i ? ", " : "", d[i].is_const ? "const " : "",
@@ -132,7 +124,7 @@ cujit_status cujit_reduction_create(cujit_reduction **out, cujit_type type, cons
   cujit_status st = check_create(out, type, neutral, reduce_expr, map_expr, user, opts);
   if (st != CUJIT_OK) return st;
   if (!(r = cj_calloc(1, sizeof *r))) return cj_fail_oom("making a reduction");
-  if ((st = cj_decl_parse(args, &r->decls, &r->ndecls)) != CUJIT_OK) goto fail;
+  if ((st = cj_gen_decl_parse(args, &r->decls, &r->ndecls)) != CUJIT_OK) goto fail;
   if (!(r->args = cj_strdup(args)) || !(r->types = cj_calloc(r->ndecls, sizeof *r->types))) {
     st = cj_fail_oom("making a reduction");
     goto fail;

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "array/array.h"
+#include "ops/ops.h"
 #include "launch/graph.h" /* the pool, and refusals during a capture */
 
 #define THREADS 256          /* threads per block */

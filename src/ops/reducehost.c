@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "array/array.h"
+#include "ops/ops.h"
 #include "launch/graph.h" /* refusals during a capture */
 
 /* The value of an element of `type` at p as a double: exact but for 64-bit integers

@@ -1,5 +1,5 @@
 /* promote.c - the type an operation gives, following NumPy 2's rules (see cujit.h). */
-#include "array/array.h"
+#include "ops/ops.h"
 
 /* Kinds in promotion order: a kind promotes into any later one. */
 enum kind { BOOL, SIGNED, UNSIGNED, FLOAT, COMPLEX };

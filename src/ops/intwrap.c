@@ -10,7 +10,7 @@
  * hold (such a conversion is implementation-defined before C++20). The operations thus
  * give NumPy's results by the language's definition, and NVRTC compiles each to the PTX
  * of the plain operation: the conversions cost nothing. */
-#include "array/array.h"
+#include "ops/ops.h"
 
 const char cj_int_source[] =
     "#ifndef CJ_INT\n#define CJ_INT\n"

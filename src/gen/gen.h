@@ -1,0 +1,93 @@
+/* gen.h - the kernel generators (PyCUDA's ElementwiseKernel, ReductionKernel and scan
+ * kernels): a kernel made from a declaration of its arguments and expressions in CUDA C,
+ * called on arrays and values. Built on the map engine (array/), the reduction and scan
+ * engines (ops/). Private; not installed. */
+#ifndef CUJIT_GEN_H
+#define CUJIT_GEN_H
+
+#include "ops/ops.h"
+
+/* ---- decl.c: argument declarations of the generators ---- */
+
+typedef struct cj_gen_decl {
+  char name[64];
+  int type;     /* element type (cujit_type) */
+  int is_array; /* declared with '*' */
+  int is_const;
+} cj_gen_decl;
+
+/* Reads "float a, float *x, ..." into a new array of declarations (cj_free it).
+ * CUJIT_ERROR_INVALID_VALUE naming the column and the token when it cannot. */
+cujit_status cj_gen_decl_parse(const char *args, cj_gen_decl **out, size_t *n);
+
+/* ---- ewtext.c: what an elementwise operation's text says ---- */
+
+/* How an operation touches its arrays (bit k: declaration k). */
+typedef struct cj_gen_ew_access {
+  int chunks;       /* 1: every array only as `name[i]` (see ewtext.c), so the loop may run
+                       the operation on chunks of consecutive elements in registers */
+  uint64_t used;    /* the arrays it names */
+  uint64_t written; /* those it may write */
+  uint64_t whole;   /* those it assigns whole before anything else names them */
+} cj_gen_ew_access;
+
+/* Reads `op` (the operation) against its n declarations and the kernel's other parts (each
+ * may be NULL). Anything it cannot vouch for gives chunks = 0 and nothing else. */
+void cj_gen_ew_access_of(const char *op, const cj_gen_decl *d, size_t n, const char *preamble,
+                         const char *loop_prep, const char *after_loop, cj_gen_ew_access *a);
+
+/* ---- elementwise.c: the elementwise generator ---- */
+
+/* An elementwise kernel: `body` runs for every i (a const long long) of the loop;
+ * `params` is its parameter list ("const float *a, float *out"), before the loop's own. */
+typedef struct cj_gen_ew_kernel {
+  const char *name;
+  const char *params;
+  const char *body;
+  const char *preamble;   /* may be NULL */
+  const char *loop_prep;  /* may be NULL */
+  const char *after_loop; /* may be NULL */
+  const int *types;       /* element types it uses (for their headers) */
+  size_t n_types;
+  const cj_gen_decl *decls; /* the n_types declarations the params were made from */
+  cj_gen_ew_access access;  /* what body says of them (ewtext.c) */
+  int chunks_failed;        /* set (atomically) when the kernel with chunks did not compile */
+} cj_gen_ew_kernel;
+
+/* The width of k's loop on chunks: elements per access of the arrays it uses (cj_map_width),
+ * or 0 when it runs one element at a time only. */
+unsigned cj_gen_ew_width(const cj_gen_ew_kernel *k);
+/* Appends k's source: with `chunks`, the loop on chunks of cj_gen_ew_width() elements besides
+ * the one at a time, and one more parameter (cj_head: the elements before the first chunk,
+ * or -1 for none). */
+void cj_gen_ew_source(cj_buf *b, const cj_gen_ew_kernel *k, int chunks);
+/* Compiles k (once per process and source text): the kernel with chunks where k has a
+ * width and it compiles (*chunks set), else the one at a time. */
+cujit_status cj_gen_ew_prepare(cj_gen_ew_kernel *k, cujit_function **fn, int *chunks);
+/* cj_head for a call of k's kernel with chunks of w elements: how many elements (from
+ * `start`) come before the first chunk boundary, when every array used (args: k's
+ * arguments, arrays as device pointers, of `size` elements) is as far from one as the
+ * others and none that k may write overlaps another; else -1 (one element at a time), as
+ * for a step other than 1. */
+long long cj_gen_ew_head(const cj_gen_ew_kernel *k, unsigned w, int64_t start, int64_t step,
+                         int64_t size, const cujit_arg *args);
+/* Runs k over i = start + j * step for `count` values of j, on `stream`, with `args`
+ * matching its params; `size` is the arrays' element count. */
+cujit_status cj_gen_ew_run(cj_gen_ew_kernel *k, int64_t start, int64_t step, int64_t count,
+                           int64_t size, CUstream stream, const cujit_arg *args, size_t nargs);
+
+/* ---- genargs.c: what the generators' callers give ---- */
+
+/* Reads the caller's generator options (NULL: none) into `own`, as the caller's size says
+ * (common.h: cj_sized_in); `fn` names the function in messages. */
+cujit_status cj_gen_options(const char *fn, const cujit_generator_options *user,
+                            cujit_generator_options *own);
+
+/* Checks a generator's call arguments against its declarations and turns them into kernel
+ * arguments (out: n of them): arrays looked up (live, of the declared type, of one size),
+ * scalars converted to the declared type or refused, as cujit.h says ("Kernel
+ * generators"). *first gets the first array. `fn` names the call in messages. */
+cujit_status cj_gen_args(const char *fn, const cj_gen_decl *d, size_t n, const cujit_arg *args,
+                         size_t nargs, cujit_arg *out, const cj_array **first);
+
+#endif
