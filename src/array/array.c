@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "array/array.h"
-#include "launch/graph.h" /* the pool, and what graphs hold */
+#include "launch/capture.h" /* the pool, and what graphs hold */
 
 /* ---- the table of live arrays ----
  *

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "array/array.h"
-#include "launch/graph.h" /* pinned staging, the small pinned area, captures */
+#include "launch/capture.h" /* pinned staging, the small pinned area, captures */
 
 static cujit_status cu(CUresult r, const char *fn) {
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, fn);

@@ -6,13 +6,14 @@
  *
  * The hot paths test cj_captures_live alone: while no capture runs, a launch, an
  * allocation or a free asks nothing more, and never the driver. While one runs, they look
- * their stream up in this table, and a stream the table does not know is asked of the
- * driver once (cuStreamGetCaptureInfo: a stream forked from a capture by an event belongs
- * to it). A capture begun through the driver directly is not in the table: cujit neither
- * holds nor refuses anything for it. */
+ * their stream up in this table, and ask the driver about a stream the table does not
+ * hold (cuStreamGetCaptureInfo: a stream forked from a capture by an event belongs to it,
+ * and is then held; a stream in no capture is asked about again at each call). A capture
+ * begun through the driver directly is not in the table: cujit neither holds nor refuses
+ * anything for it. */
 #include <string.h>
 
-#include "launch/graph.h"
+#include "launch/capture.h"
 
 int cj_captures_live;
 

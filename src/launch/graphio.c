@@ -5,7 +5,7 @@
  * refused, as is a timed launch (its time is read by waiting). Nothing waits here. */
 #include <string.h>
 
-#include "launch/graph.h"
+#include "launch/capture.h"
 
 enum { STACK_ARGS = 32 };
 

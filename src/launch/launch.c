@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "launch/graph.h"
+#include "launch/capture.h"
 
 enum { STACK_ARGS = 32 };
 

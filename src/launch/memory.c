@@ -4,7 +4,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "launch/graph.h"
+#include "launch/capture.h"
 
 #define CJ_POOL_DEVICES 64
 

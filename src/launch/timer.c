@@ -6,7 +6,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "launch/graph.h"
+#include "launch/capture.h"
 
 typedef struct cj_timer {
   CUevent ev[2]; /* start, stop */

@@ -51,7 +51,7 @@ static inline cujit_module *cj_module_handle(const cj_module *m) {
 }
 /* Frees m (as cujit_module_destroy() frees its handle). */
 void cj_module_free(cj_module *m);
-/* One more graph that launches m's kernels (launch/graph.c): cujit_module_destroy() then
+/* One more graph that launches m's kernels (graph/graph.c): cujit_module_destroy() then
  * takes the handle away at once but leaves the rest (the loaded code, the kernels) until
  * the last such graph lets go with cj_module_unhold(), which frees it then. */
 void cj_module_hold(cj_module *m);

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "ops/ops.h"
-#include "launch/graph.h" /* refusals during a capture */
+#include "launch/capture.h" /* refusals during a capture */
 
 static int kind_of(int t) { return cj_elem_of(t)->kind; }
 static int is_complex(int t) { return kind_of(t) == CJ_SK_COMPLEX; }

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "ops/ops.h"
-#include "launch/graph.h" /* the pool, and refusals during a capture */
+#include "launch/capture.h" /* the pool, and refusals during a capture */
 
 #define THREADS 256          /* threads per block */
 #define ITEMS 64             /* values a thread folds before the tree, in most passes */

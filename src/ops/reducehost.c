@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "ops/ops.h"
-#include "launch/graph.h" /* refusals during a capture */
+#include "launch/capture.h" /* refusals during a capture */
 
 /* The value of an element of `type` at p as a double: exact but for 64-bit integers
  * beyond 2^53 in magnitude, rounded to the nearest. */

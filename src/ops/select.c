@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "ops/ops.h"
-#include "launch/graph.h" /* the pool, and refusals during a capture */
+#include "launch/capture.h" /* the pool, and refusals during a capture */
 
 static cujit_status cu(CUresult r, const char *what) {
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, what);

@@ -14,7 +14,7 @@
  * (common/handle.c): a destroyed one is refused. */
 #include <string.h>
 
-#include "launch/graph.h"
+#include "launch/capture.h"
 
 /* What an update replaced: given back once the launches before it have finished. */
 typedef struct retired {

@@ -1,9 +1,9 @@
-/* graph.h - CUDA graphs: the captures cujit runs and what each one's work needs kept alive
- * (capture.c), the graphs made of them, launched, updated and destroyed (graph.c), and
- * launches with In/Out buffers captured into them (graphio.c). The hot paths' test and
- * hook are launch.h's. */
-#ifndef CUJIT_GRAPH_H
-#define CUJIT_GRAPH_H
+/* capture.h - CUDA graphs' captures: the captures cujit runs and what each one's work needs
+ * kept alive (capture.c), and launches with In/Out buffers captured into them (graphio.c);
+ * what the graphs made of them (graph/graph.c) and the layers above (the arrays' memory,
+ * the operations' refusals) ask of them. The hot paths' test and hook are launch.h's. */
+#ifndef CUJIT_CAPTURE_H
+#define CUJIT_CAPTURE_H
 
 #include <pthread.h>
 
