@@ -3,8 +3,9 @@
  * @brief cujit: compile CUDA C at run time, cache it, find kernels by name, launch them.
  *
  * This header is the manual: every function is documented where it is declared, in
- * sections in the order a program meets them. Everything here is stable; the array layer
- * is in cujit_array.h and is experimental (see "Stability" below).
+ * sections in the order a program meets them. Everything here is stable but sections 13,
+ * 14 and 19 and the Redis tier; the array layer, in cujit_array.h, is experimental too (see
+ * "Stability" below).
  *
  * Contents
  *   - Conventions: errors, ownership, structs that grow, names, stability
@@ -96,11 +97,12 @@ extern "C" {
  * ===================================================================================== */
 
 /** @defgroup conventions Conventions
- * What every function of cujit follows: errors, ownership, names, silence, stability and
- * the structs that grow.
+ * What every function of cujit follows. The manual (docs/manual/conventions.md) gives the
+ * naming scheme, examples and the details; here are the rules a call's comment relies on.
  *
  * Errors. Functions return cujit_status; CUJIT_OK (0) is success. On failure the
  * calling thread's detail (cujit_last_error()) says what went wrong and what to do.
+ * cujit_error_set_handler() makes every failing call also call a handler (the error mode).
  *
  * Ownership. Handles are opaque; every `*_destroy()` accepts NULL. "Owned by X" in a
  * comment says who frees a returned pointer and how long it lives: "owned by the caller,
@@ -108,111 +110,41 @@ extern "C" {
  * cujit_module_destroy(); "static storage" lives as long as the process. Strings and
  * arrays passed in are copied unless a comment says they must outlive something.
  *
- * Names. Every public name begins with cujit_ (functions and types) or CUJIT_ (macros and
- * enum values); a name that ends in `_` is the header's own, used by its macros and
- * inline functions, and never called. A function is named `cujit_<object>_<verb>`: first
- * the object it works on (module, function, cache, stream, mem, device, nvrtc, driver,
- * log, compile_job, array, ...), then what it does:
- *   - an action is a verb: cujit_module_export(), cujit_cache_clear(),
- *     cujit_stream_synchronize(), cujit_compile_job_wait();
- *   - what makes an object is `_create`, `_from_<input>` when it makes the object of one
- *     input (cujit_module_from_source(), cujit_texture_from_array()), or the verb that
- *     makes it (cujit_module_link(), cujit_module_import(), cujit_compile_job_start());
- *     `_destroy` undoes it, and memory has `_alloc` and `_free`;
- *   - a property returned as the function's value is named by the property alone:
- *     cujit_module_ptx(), cujit_cache_dir(), cujit_log_current_level();
- *   - a query that returns a cujit_status and writes its answer through out-parameters
- *     has `get_`: cujit_cache_get_stats(), cujit_function_get_attrs(),
- *     cujit_device_get_count();
- *   - a setter has `set_`: cujit_cache_set_dir(), cujit_log_set_level();
- *   - a variant adds a word at the end: `_file` reads its input from a file
- *     (cujit_module_from_file()), `_ex` takes launch options (cujit_call_ex()).
+ * Names. Public names begin with cujit_ or CUJIT_; a name that ends in `_` is the
+ * header's own, used by its macros and inline functions, and never called.
  *
- * The verbs every program uses act on no object: cujit_launch(), cujit_call(),
- * cujit_synchronize(), cujit_free() and cujit_version(); cujit_last_error() and its
- * siblings read the calling thread's last failure. The argument constructors are named
- * by what the kernel receives: cujit_i32(), cujit_ptr(), cujit_in(). The array layer
- * takes NumPy's names for what NumPy has (cujit_array_zeros(), cujit_array_astype(),
- * cujit_array_cumsum()). Macros and enum values are in capitals: a struct's initialiser
- * is its name and `_INIT` (CUJIT_OPTIONS_INIT); the values of one enum share a prefix
- * that no other enum uses (CUJIT_TYPE_, CUJIT_CACHE_PART_, CUJIT_BINOP_; the statuses are
- * CUJIT_OK and CUJIT_ERROR_*); the flags of an options struct are CUJIT_OPT_
- * (cujit_options), CUJIT_LINK_OPT_ (cujit_link_options) and CUJIT_LAUNCH_OPT_
- * (cujit_launch_options). A macro spelt like a function does what the function does,
- * with the arguments inline: CUJIT_LAUNCH() is cujit_launch() (a number among them made
- * an argument of its own type, which its parameter converts), CUJIT_VALUE(x) is
- * cujit_value(&x, sizeof x); cujit_call() calls a kernel with C values as a bound
- * function takes them. A macro that makes something else says so in its name:
- * CUJIT_IN_PTR() is a device pointer standing for an In buffer, for cujit_call() and bound
- * functions, where cujit_in() is a cujit_arg for cujit_launch(); each refuses the other's
- * (a compile error, or for a CUJIT_IN_PTR() in a launch, CUJIT_ERROR_INVALID_ARGS).
+ * Silence. Nothing is printed unless asked (cujit_log_set_callback() or env CUJIT_LOG).
+ * No driver is needed to start: libcuda.so.1 is loaded on first device use, so a program
+ * starts and compiles kernels on a machine without one.
  *
- * Silence. Nothing is printed unless asked (cujit_log_set_callback() or env
- * CUJIT_LOG).
+ * fork(). A fork made while other threads use cujit waits (at most 5 s, then 5 s more)
+ * for their NVRTC calls and cujit's locks, so that the child can compile, use the cache
+ * and end in the error mode; a child forked during a compile fails its compiles with
+ * CUJIT_ERROR_NVRTC (cache hits still work). A child uses neither its parent's CUDA
+ * context nor its compile jobs (docs/manual/compiling.md, "Compiling and fork()").
  *
- * No driver needed to start. The CUDA driver (libcuda.so.1) is loaded at run time on
- * first device use, so a program using cujit starts and compiles kernels on machines with
- * no driver.
- *
- * fork(). A fork made while other threads use cujit waits for their calls into NVRTC to
- * end (at most 5 s: NVRTC's lock would stay held in the child), then for cujit's own locks
- * of the compile and cache paths to be free (at most 5 s more), so that the child finds
- * them free and what they guard whole: it can compile, use the cache and end in the error
- * mode. A child forked while a compile still ran fails its compiles with
- * CUJIT_ERROR_NVRTC, saying so (cache hits still work). Precompiled headers belong to the
- * process that made them: a child makes its own. A child uses neither its parent's CUDA
- * context (CUDA's rule) nor its compile jobs.
- *
- * Stability. Everything declared in cujit.h is stable within a minor version: from one
+ * Stability. What cujit.h declares is stable within a minor version: from one
  * 0.N.x release to the next, names, signatures and meanings stay as they are and only
- * additions come (new functions, new fields at the end of the structs that grow, new enum
- * values); a change comes with a new minor version and is listed in the CHANGELOG. The
- * array layer (sections 15 to 18: device arrays, their operations, reductions, scans,
- * random arrays and the kernel generators) is experimental and lives in cujit_array.h,
- * which includes cujit.h: its API may change in any 0.x release.
+ * additions come; a change comes with a new minor version and is listed in the CHANGELOG.
+ * Experimental, so that any 0.x release may change them: the sections whose banner says
+ * so (13, 14 and 19), functions whose comment begins with "Experimental" (the Redis tier),
+ * and the array layer (cujit_array.h). docs/manual/stability.md says why.
  *
  * ### Structs that grow
  *
- * Every struct that a program fills for cujit or cujit fills for a program begins with
- * `size_t size`: cujit_options, cujit_launch_options, cujit_generator_options,
- * cujit_texture_desc, cujit_cuarray_desc, cujit_link_part and cujit_link_options (read
- * by cujit), cujit_cache_stats, cujit_cache_explanation, cujit_cache_verify_summary and
- * cujit_function_attrs (written by cujit), and cujit_cache_entry, cujit_cache_difference
- * and cujit_cache_verified (handed to a callback).
- * `size` is the struct's size in the header the program was built with. Later versions
- * add fields only at the end, with zero meaning the old behaviour, so that
- *   - a program built against an older header keeps working with a newer libcujit: the
- *     fields past its size are read as their defaults, and results are written only up
- *     to its size;
- *   - a program built against a newer header works with an older libcujit as long as the
- *     fields that libcujit does not know are zero; otherwise the call fails with
- *     CUJIT_ERROR_NOT_SUPPORTED naming the struct (link a newer libcujit).
- *
- * Start each struct from its `*_INIT` macro, an initialiser for C and C++ that sets size
- * to sizeof(struct) and every other field to its default, then set fields by name:
+ * Every struct that a program fills for cujit, or cujit fills for a program, begins with
+ * `size_t size`. Start it from its `*_INIT` macro (size set, every other field at its
+ * default) or zero it (size 0 is the struct's first version), then set fields by name:
  *
  *     cujit_launch_options o = CUJIT_LAUNCH_OPTIONS_INIT;
  *     o.stream = s;
  *
- * A zero-initialised struct (`{0}` in C, `{}` in C++; also static storage) works as well:
- * size 0 stands for the struct's first version (today, all the fields shown here), with
- * every field at its default, and a result struct of size 0 receives the first version's
- * fields. Never use a positional initialiser: its first value would land in `size`. A
- * size that is neither 0 nor that of a version, as an uninitialised struct has, is refused
- * with CUJIT_ERROR_INVALID_VALUE saying to use the _INIT macro; nothing else happens.
- *
- * Three public structs have no size field:
- *   - cujit_arg, made by the inline constructors and passed as arrays (`const cujit_arg
- *     *args, size_t nargs`): cujit steps through an array by sizeof(cujit_arg), so each
- *     element carrying its own size would not let it grow. It ends with a reserved word
- *     instead, which every constructor sets to 0. A later version may give the word a
- *     meaning only for hints that an older libcujit may safely ignore; anything an older
- *     libcujit must not ignore comes as a new `kind`, which it refuses
- *     (CUJIT_ERROR_INVALID_ARGS). Build arguments with the constructors only, so that a
- *     program rebuilt against a later header gets every field right.
- *   - cujit_header, also passed as an array (ended by `{NULL, NULL}`): richer in-memory
- *     headers would come as a new field of cujit_options pointing at a new array type.
- *   - cujit_dim3, a value of three sizes.
+ * A program built against an older header keeps working with a newer libcujit; one built
+ * against a newer header works with an older libcujit while the fields it does not know
+ * are zero, else the call fails with CUJIT_ERROR_NOT_SUPPORTED naming the struct. Any
+ * other size (an uninitialised struct, a positional initialiser) is refused with
+ * CUJIT_ERROR_INVALID_VALUE. cujit_arg (built by its constructors only), cujit_header and
+ * cujit_dim3 have no size field.
  */
 
 /* =======================================================================================
@@ -328,8 +260,8 @@ typedef void (*cujit_error_fn)(cujit_status status, const char *call, const char
  *  a probe of a kernel's types), and costs nothing on a call that succeeds. Without a
  *  handler (the default) nothing is called and nothing is printed: every call returns
  *  its status. The handler may call cujit (it sees that call's own failures too); it must
- *  be safe on every thread that calls cujit. Which calls are covered is said in
- *  "Conventions".
+ *  be safe on every thread that calls cujit. It covers every function that returns a
+ *  cujit_status but cujit_last_status() (docs/manual/errors.md, "The error mode").
  *  Env CUJIT_ERRORS=exit makes cujit_error_exit() the handler of a program that sets none
  *  (read at the first failure; `return`, the default, sets none), for quick scripts.
  *  Thread-safe: the pair (fn, user) is replaced at once for every thread.
@@ -761,9 +693,7 @@ static inline cujit_arg cujit_arg_scalar_(int type, size_t size, const void *p) 
   return a;
 }
 /* A number of `size` bytes whose value is `w` (zero-extended): built whole, as one
- * initialiser, so that an array of arguments is written straight into place. Filling
- * bytes one field at a time made compilers build each argument in a temporary and copy
- * it through wide loads that waited on the narrow stores (several times slower). On a
+ * initialiser, so that an array of arguments is written straight into place. On a
  * little-endian host the low bytes of the word are the number's bytes; elsewhere, or
  * where the byte order is unknown, the number is copied by its bytes. */
 #if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__)
@@ -1094,20 +1024,12 @@ typedef struct cujit_launch_options {
  *  legacy default stream), and the call returns only after that stream has drained: the
  *  kernel has finished, every Out/InOut buffer holds its result and the host buffers may
  *  be reused. With an explicit stream, work queued on it earlier runs first and other
- *  streams are not waited for. Page-locked buffers (cujit_host_alloc(), or memory the
- *  caller registered) are copied by DMA directly; pageable buffers of 1 MiB and more
- *  (env CUJIT_STAGING_MIN) go through reusable pinned chunks filled by several threads;
- *  each device has chunks and threads of its own, made at its first such copy and kept
- *  until the process exits, so copies for different devices run side by side. Smaller
- *  pageable buffers are copied by the driver in the device's first 32 launches (and
- *  synchronous copies) that have any, then through a small pinned area of the device's
- *  (64 KiB at first, grown to what a launch needs, up to 1 MiB; kept until the process
- *  exits) where it is free and the context is the device's primary one, else the driver
- *  copies them (pinned memory dies with its context, which a program may destroy); env
- *  CUJIT_STAGING_THREADS=0 leaves every pageable buffer to the driver. Buffers of up to
- *  64 KiB on the legacy default stream of the device's primary context take device memory
- *  of their own (up to 16 blocks a device, each reused by buffers of its size) rather than
- *  the pool's, whose first allocation costs a process milliseconds.
+ *  streams are not waited for. How the bytes travel (page-locked buffers by DMA, pageable
+ *  ones through pinned staging memory or by the driver, small buffers in device blocks of
+ *  their own) is tuning that may change in any release; the pinned memory, threads and
+ *  blocks cujit makes for it are kept per device until the process exits. The manual
+ *  (docs/manual/launching.md, "In, Out, InOut") gives today's sizes and the variables
+ *  that set them (CUJIT_STAGING_MIN, CUJIT_STAGING_THREADS).
  *  With elapsed_ms, the call also waits, and *elapsed_ms gets the kernel's own time
  *  (copies excluded), measured with events.
  *  Cooperative launches and clusters (flags, cluster) are checked before anything happens;
@@ -1376,18 +1298,18 @@ CUJIT_API cujit_status cujit_cache_set_dir(const char *dir);
  *  the disk cache is off or unusable; cujit_last_error() then says why. Owned by cujit;
  *  valid until the calling thread's next call of cujit_cache_dir(). */
 CUJIT_API const char *cujit_cache_dir(void);
-/** Sets this process's remote cache tier: a Redis server that the machines of a cluster
- *  share, asked after a disk miss and before NVRTC. A hit there is written to the disk
- *  cache too; a compile after a miss stores its entry in both. One process per key
- *  compiles across all machines (the others wait for its entry, at most
- *  CUJIT_CACHE_LOCK_TIMEOUT). What comes back is checked as a disk entry is (size, key,
- *  checksum); a bad value, or an answer that would take hiredis more than 64 MiB, is a
- *  miss, counted in remote_invalid, and replaced. A server that does not connect within
- *  connect_timeout (default 50 ms, once its host name is resolved) or does not finish a
- *  command within timeout (default 50 ms; a command that moves a large entry gets 16 ms
- *  more per MiB) is skipped for
- *  30 s, with a warning, and compiles go on locally. The remote tier is used only
- *  together with a usable disk cache. No message shows the password.
+/** Experimental (docs/manual/stability.md). Sets this process's remote cache tier: a
+ *  Redis server that the machines of a cluster share, asked after a disk miss and before
+ *  NVRTC. A hit there is written to the disk cache too; a compile after a miss stores its
+ *  entry in both. One process per key compiles across all machines (the others wait for
+ *  its entry, at most CUJIT_CACHE_LOCK_TIMEOUT). What comes back is checked as a disk
+ *  entry is (size, key, checksum); a bad value, or an answer that would take hiredis more
+ *  than 64 MiB, is a miss, counted in remote_invalid, and replaced. A server that does not
+ *  connect within connect_timeout (default 50 ms, once its host name is resolved) or does
+ *  not finish a command within timeout (default 50 ms; a command that moves a large entry
+ *  gets 16 ms more per MiB) is skipped for 30 s, with a warning, and compiles go on
+ *  locally. The remote tier is used only together with a usable disk cache. No message
+ *  shows the password.
  *  @param url  `redis://[[user]:password@]host[:port][/db][?connect_timeout=MS&timeout=MS]`
  *              (copied; port 6379 and database 0 by default; the user information ends
  *              at the last `@`, so a password may hold `/`, `?`, `#` or `@` as they are,
@@ -1401,7 +1323,8 @@ CUJIT_API const char *cujit_cache_dir(void);
  *          says what is wrong and the form expected); CUJIT_ERROR_CACHE when hiredis cannot
  *          be loaded. After an error there is no remote tier until one is set again. */
 CUJIT_API cujit_status cujit_cache_set_remote(const char *url);
-/** The remote tier in use, as set or read from CUJIT_CACHE_REMOTE, with its password
+/** Experimental (docs/manual/stability.md). The remote tier in use, as set or read from
+ *  CUJIT_CACHE_REMOTE, with its password
  *  replaced by "***"; "" when there is none.
  *  @param url   receives it: at most `size` bytes, NUL-terminated.
  *  @param size  the bytes url has room for.
@@ -1793,11 +1716,10 @@ static inline CUdeviceptr cujit_arg_ref(const cujit_arg *a) {
  *  checked at each call too, as cujit_launch() checks it.
  *  Any number may be alive at once. On x86-64 Linux, when every parameter is an integer, a
  *  floating-point value, a pointer or a bN value, the pointer is one of 1,024 entry points
- *  in the library, each handed out once per process: where each argument lies is worked
- *  out when the kernel is bound, so a call only notes where each one is (under 1 ns an
- *  argument). Otherwise (a vector or struct by value, another system, or past the
- *  1,024th) it is a libffi closure, which finds each argument where the calling
- *  convention put it at every call, about 10 ns per argument on top of the launch.
+ *  in the library, each handed out once per process, where each argument's place is
+ *  worked out when the kernel is bound. Otherwise (a vector or struct by value, another
+ *  system, or past the 1,024th) it is a libffi closure, which finds each argument at
+ *  every call (docs/manual/typed-calls.md gives what each costs).
  *  The function pointer is owned by the module: it launches until cujit_function_unbind()
  *  or cujit_module_destroy(). After either, calling it launches nothing and returns
  *  CUJIT_ERROR_INVALID_VALUE, for the life of the process: its entry point, or its libffi
@@ -2434,7 +2356,7 @@ CUJIT_API const char *cujit_log_env_ignored(void);
 /** @} */
 
 /* =======================================================================================
- * 13. Textures and surfaces (need a device)                                       stable
+ * 13. Textures and surfaces (need a device)                                 experimental
  * ===================================================================================== */
 
 /** @defgroup textures 13. Textures and surfaces
@@ -2645,7 +2567,7 @@ CUJIT_API cujit_status cujit_surface_destroy(cujit_surfobj surf);
 
 /* =======================================================================================
  * 14. Questioning the cache: why a compile missed, whether entries are reproducible
- *                                                                                 stable
+ *                                                                           experimental
  * ===================================================================================== */
 
 /** @defgroup explain 14. Questioning the cache: explain and verify
@@ -2802,7 +2724,7 @@ CUJIT_API cujit_status cujit_cache_verify(size_t sample, cujit_cache_verify_fn f
 /** @} */
 
 /* =======================================================================================
- * 19. Graphs: capture work once, launch it many times                             stable
+ * 19. Graphs: capture work once, launch it many times                       experimental
  * ===================================================================================== */
 
 /** @defgroup graphs 19. Graphs: capture work once, launch it many times
@@ -2987,11 +2909,12 @@ CUJIT_API void cujit_graph_destroy(cujit_graph *graph);
 
 /** @} */
 
-/* The error mode (see "Conventions"): each function above that returns a cujit_status is
- * also a macro of its own name, which hands the status to cujit_checked_() with the call's
- * name. The library's own sources are built without them (CUJIT_BUILDING_LIBRARY), so
- * that what cujit calls inside never reaches the handler. A function added to this header
- * gets its line here: a test checks that every one has it. */
+/* The error mode (see cujit_error_set_handler()): each function above that returns a
+ * cujit_status is also a macro of its own name, which hands the status to cujit_checked_()
+ * with the call's name. The library's own sources are built without them
+ * (CUJIT_BUILDING_LIBRARY), so that what cujit calls inside never reaches the handler. A
+ * function added to this header gets its line here: a test checks that every one has it
+ * (docs/manual/stability.md says why they are kept so). */
 /** @cond */
 #ifdef CUJIT_BUILDING_LIBRARY
 #  define CUJIT_CHECKED_AS_(name, call) (call)

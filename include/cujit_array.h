@@ -271,8 +271,8 @@ CUJIT_API cujit_status cujit_array_set_stream(cujit_array *a, CUstream stream);
 
 /** @name Properties
  *  For a destroyed or NULL array they return 0 (CUJIT_TYPE_BYTES for the type, NULL for
- *  the stream). Each looks the handle up under a lock (about 35 instructions besides the
- *  lock), so they may be called on a launch path.
+ *  the stream). Each looks the handle up under a short lock, so they may be called on a
+ *  launch path.
  *  @{ */
 /** @param a  the array.
  *  @return its element type. */

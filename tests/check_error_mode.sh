@@ -1,5 +1,6 @@
 #!/bin/sh
-# The error mode covers every call it should (include/cujit.h, "Conventions"): each
+# The error mode covers every call it should (docs/manual/stability.md, "The error mode's
+# macros", says why the macros are kept by hand and checked here): each
 # function of include/*.h that returns a cujit_status (but cujit_last_status(), which reads
 # one, and the header's own, ending in '_') is also a macro of its own name that hands its
 # status to the error handler,
