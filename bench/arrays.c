@@ -7,7 +7,9 @@
  * reduction generator's dot, cujit_array_dot and max; where, if_positive, a broadcast
  * single element, concatenate, stack, any, prod and a sum as f64 (goal: 90% of the copy),
  * and, as information with what bounds each, argmax, take and put (in order, random,
- * checked), strided views (x[::2] + 1, its sum, a transposed copy); each beside CuPy's
+ * checked), strided views (x[::2] + 1, its sum, a transposed copy); sum, max and argmax
+ * along each axis of x as an 8192 x 8192 C-order matrix (goal: 85% of the copy) and a row
+ * broadcast over it (goal: 90%); each beside CuPy's
  * same operation where CuPy is installed; seed 004 host -> sin(2x + 1) -> host on
  * 4000 x 4000 floats;
  * the host cost of one small operation (1 Ki floats, output from the pool) against a bare
@@ -450,6 +452,59 @@ static void free_sel(sel *s) {
   cujit_array_destroy(s->stacked);
 }
 
+/* ---- along the axes of a C-order matrix, and a row broadcast over it ---- */
+
+typedef struct axes_ctx {
+  cujit_array *x2, *row, *out; /* x as 8192 x 8192, y[0:8192] */
+  cujit_redop op;
+  int axis;
+} axes_ctx;
+
+static void along_axis(void *p) {
+  axes_ctx *a = p;
+  cujit_array *r = NULL;
+  bench_check_ok(cujit_array_reduce_axis(a->op, a->x2, 1, &a->axis, 0, &r), "reduce along an axis");
+  cujit_array_destroy(r);
+}
+
+static void row_broadcast(void *p) {
+  axes_ctx *a = p;
+  bench_check_ok(cujit_array_binary(CUJIT_BINOP_ADD, a->x2, a->row, &a->out), "x2 + row");
+}
+
+/* sum, max and argmax of x as 8192 x 8192 along each axis (the bytes read: the goal is 85%
+ * of the copy's bandwidth), and x2 + y[0:8192], a row broadcast over every row. */
+static void axis_ops(big *c, double floor_gbps) {
+  static const struct {
+    cujit_redop op;
+    const char *name;
+  } ops[] = {{CUJIT_REDOP_SUM, "sum"}, {CUJIT_REDOP_MAX, "max"}, {CUJIT_REDOP_ARGMAX, "argmax"}};
+  int64_t square[] = {8192, 8192};
+  double fb = (double)BIG * 4;
+  axes_ctx a;
+  size_t i;
+  memset(&a, 0, sizeof a);
+  if (cujit_array_reshape(c->x, 2, square, &a.x2) != CUJIT_OK ||
+      cujit_array_view(c->y, 0, 8192, &a.row) != CUJIT_OK) {
+    bench_skip("arrays", "reductions along axes", cujit_last_error());
+    cujit_array_destroy(a.x2);
+    return;
+  }
+  for (i = 0; i < sizeof ops / sizeof *ops; i++)
+    for (a.axis = 0; a.axis < 2; a.axis++) {
+      char metric[96], cupy_name[32];
+      a.op = ops[i].op;
+      snprintf(metric, sizeof metric, "%s(axis=%d) of 8192 x 8192 floats", ops[i].name, a.axis);
+      snprintf(cupy_name, sizeof cupy_name, "%s_axis%d", ops[i].name, a.axis);
+      bandwidth(metric, along_axis, &a, fb, floor_gbps, 0.85, cupy_name);
+    }
+  bandwidth("x2 + y[0:8192], (8192, 8192) + (8192,) broadcast", row_broadcast, &a, 2 * fb,
+            floor_gbps, 0.90, "broadcast_row");
+  cujit_array_destroy(a.x2);
+  cujit_array_destroy(a.row);
+  cujit_array_destroy(a.out);
+}
+
 /* A row with no goal: what bounds the operation is said in `note`. */
 static void bound(const char *metric, void (*op)(void *), sel *s, double bytes, double floor_gbps,
                   const char *note, const char *cupy_name) {
@@ -533,6 +588,7 @@ static void big_ops(void) {
   bandwidth("cujit_array_dot", dot_array, &c, 2 * fb, floor_gbps, 0, "dot");
   bandwidth("max", max_reduce, &c, fb, floor_gbps, 0.90, "max");
   select_ops(&c, floor_gbps);
+  axis_ops(&c, floor_gbps);
   free_big(&c);
 }
 

@@ -110,7 +110,17 @@ def big(cupy, numpy, rounds):
     ]
     for name, bytes_, op in rows:
         print("%s %.6f" % (name, bytes_ / time_op(cupy, op, 10, rounds)))
-    del cond, one, idx, perm, half, xt
+    # along the axes of x as a C-order matrix, and a row broadcast over it (axis_ops there)
+    x2 = x.reshape(8192, 8192)
+    row = y[:8192]
+    rows = [("broadcast_row", 2 * fb, lambda: x2 + row)]
+    for what in ("sum", "max", "argmax"):
+        for axis in (0, 1):
+            rows.append(("%s_axis%d" % (what, axis), fb,
+                         lambda what=what, axis=axis: getattr(x2, what)(axis=axis)))
+    for name, bytes_, op in rows:
+        print("%s %.6f" % (name, bytes_ / time_op(cupy, op, 10, rounds)))
+    del cond, one, idx, perm, half, xt, x2, row
     del x, y, z, src, dst
     cupy.get_default_memory_pool().free_all_blocks()
 

@@ -541,56 +541,109 @@ CUJIT_API cujit_status cujit_array_format_host(cujit_type type, int ndim, const 
  *  dot and cumsum alike. The generated code computes it through unsigned types, so it has
  *  no signed overflow (undefined in C++) for any values.
  *
- *  Shapes: the arrays of an operation have one shape, except that an array of a single
- *  element (0-d, or (1,), or b[0:1]) is broadcast to the other's, as NumPy broadcasts it
- *  (leading dimensions of one added to the result where it has more); any other
- *  difference is CUJIT_ERROR_INVALID_VALUE naming both shapes. Strided views are taken
- *  as they are (see @ref arrays "Device arrays"); arrays that are all contiguous move 16
- *  bytes per access where they are 16-byte aligned.
+ *  Shapes broadcast by NumPy's rule: aligned on their last dimensions (an array of fewer
+ *  dimensions counting as one with leading dimensions of size 1), each pair of sizes
+ *  equal or one of them 1, the size 1 stretched to the other; the result has the larger
+ *  of each pair ((4, 1) + (3,) is (4, 3); a 0-d array or b[0:1] goes with any shape).
+ *  Any other pair is CUJIT_ERROR_INVALID_VALUE naming both shapes and the two sizes that
+ *  differ. A given output must have the result's shape: it is not broadcast. A stretched
+ *  array is read, not copied (a stride of 0 along its stretched dimensions). Strided views are
+ * taken as they are (see @ref arrays "Device arrays"); arrays that are all contiguous move 16 bytes
+ * per access where they are 16-byte aligned.
  *  @{ */
 
-/** An operation on two operands (cujit_array_binary(), cujit_array_binary_scalar()). */
+/** @name The operations as tables
+ *  Each family of operations is one X-macro table, as CUJIT_STATUS_MAP is: one
+ *  `X(NAME, number, numpy, cuda, types, what)` per operation, from which the enum, the
+ *  kernels cujit writes and the manual's lists come. Expand a table with a macro of your
+ *  own to list every operation (its name, NumPy's, the types it takes). The columns:
+ *    - NAME: the enumerator's name after the family's prefix (CUJIT_BINOP_ADD);
+ *    - number: its value, which never changes;
+ *    - numpy: NumPy's function of the same operation ("add" for numpy.add);
+ *    - cuda: what the kernel computes it with. An operator ("+") stands between the
+ *      operands (or before the one operand); integers' + - * and negation go through
+ *      functions of cujit's own that wrap as NumPy's do (see "Array operations"). A C math
+ *      function ("sqrt", "pow", "fmod") is the double one: float values (and the 16-bit
+ *      floats, computed in float) call it with an f after it (sqrtf), complex numbers
+ *      cuda::std's of that name (abs for fabs), integers cujit's own cj_i followed by it
+ *      (cj_ipow); a name beginning with cj_ is a function cujit writes into the kernel,
+ *      for every type. A reduction's is the expression that combines two values a and b;
+ *    - types: the kinds of (promoted) element types it takes: b bool, i the integers, f
+ *      the floats (f16, bf16, f32, f64), c the complex types; any other kind is
+ *      CUJIT_ERROR_INVALID_VALUE naming the operation and the type;
+ *    - what: what it gives.
+ *  @{ */
+
+/** The operations of cujit_array_binary() and cujit_array_binary_scalar(). */
+#define CUJIT_BINOP_MAP(X)                                                                \
+  X(ADD, 0, "add", "+", "bifc", "a + b")                                                  \
+  X(SUB, 1, "subtract", "-", "ifc", "a - b")                                              \
+  X(MUL, 2, "multiply", "*", "bifc", "a * b")                                             \
+  X(DIV, 3, "divide", "/", "bifc", "a / b (true division: integers give f64)")            \
+  X(POW, 4, "power", "pow", "bifc", "a to the power b")                                   \
+  X(MINIMUM, 5, "minimum", "cj_fmin", "bif", "the smaller of a and b (NaN if either is)") \
+  X(MAXIMUM, 6, "maximum", "cj_fmax", "bif", "the larger of a and b (NaN if either is)")  \
+  X(FMOD, 7, "fmod", "fmod", "bif", "the remainder of a / b, with a's sign")              \
+  X(EQ, 8, "equal", "==", "bifc", "a == b (a bool array)")                                \
+  X(NE, 9, "not_equal", "!=", "bifc", "a != b (a bool array)")                            \
+  X(LT, 10, "less", "<", "bif", "a < b (a bool array)")                                   \
+  X(LE, 11, "less_equal", "<=", "bif", "a <= b (a bool array)")                           \
+  X(GT, 12, "greater", ">", "bif", "a > b (a bool array)")                                \
+  X(GE, 13, "greater_equal", ">=", "bif", "a >= b (a bool array)")
+
+/** The functions of cujit_array_unary(). */
+#define CUJIT_UNOP_MAP(X)                                                                 \
+  X(NEG, 0, "negative", "-", "ifc", "-x")                                                 \
+  X(FABS, 1, "fabs", "fabs", "bifc", "the absolute value (a complex number's magnitude)") \
+  X(SQRT, 2, "sqrt", "sqrt", "bifc", "the square root")                                   \
+  X(EXP, 3, "exp", "exp", "bifc", "e to the power x")                                     \
+  X(LOG, 4, "log", "log", "bifc", "the natural logarithm")                                \
+  X(LOG10, 5, "log10", "log10", "bifc", "the base-10 logarithm")                          \
+  X(SIN, 6, "sin", "sin", "bifc", "the sine")                                             \
+  X(COS, 7, "cos", "cos", "bifc", "the cosine")                                           \
+  X(TAN, 8, "tan", "tan", "bifc", "the tangent")                                          \
+  X(ASIN, 9, "arcsin", "asin", "bifc", "the arc sine")                                    \
+  X(ACOS, 10, "arccos", "acos", "bifc", "the arc cosine")                                 \
+  X(ATAN, 11, "arctan", "atan", "bifc", "the arc tangent")                                \
+  X(SINH, 12, "sinh", "sinh", "bifc", "the hyperbolic sine")                              \
+  X(COSH, 13, "cosh", "cosh", "bifc", "the hyperbolic cosine")                            \
+  X(TANH, 14, "tanh", "tanh", "bifc", "the hyperbolic tangent")                           \
+  X(FLOOR, 15, "floor", "floor", "bif", "the largest integer not above x")                \
+  X(CEIL, 16, "ceil", "ceil", "bif", "the smallest integer not below x")
+
+/** The reductions of cujit_array_reduce() and cujit_array_reduce_axis(). */
+#define CUJIT_REDOP_MAP(X)                                                                  \
+  X(SUM, 0, "sum", "a + b", "bifc", "the sum")                                              \
+  X(MIN, 1, "min", "(a != a || a < b) ? a : b", "bif", "the smallest element (NaN if any)") \
+  X(MAX, 2, "max", "(a != a || a > b) ? a : b", "bif", "the largest element (NaN if any)")  \
+  X(PROD, 3, "prod", "a * b", "bifc", "the product")                                        \
+  X(ANY, 4, "any", "a || b", "bifc", "whether some element is nonzero (bool)")              \
+  X(ALL, 5, "all", "a && b", "bifc", "whether every element is nonzero (bool)")             \
+  X(ARGMIN, 6, "argmin", "cj_pick(a, b)", "bif", "the first smallest one's index (i64)")    \
+  X(ARGMAX, 7, "argmax", "cj_pick(a, b)", "bif", "the first largest one's index (i64)")
+
+/** An operation on two operands (cujit_array_binary(), cujit_array_binary_scalar()): one
+ *  enumerator a row of CUJIT_BINOP_MAP. Of CUJIT_BINOP_POW: an integer to a negative
+ *  integer power in an array gives its value truncated toward zero (1 for a base of 1, 1 or
+ *  -1 for -1, else 0), where NumPy refuses it; a negative CUJIT_SCALAR_INT exponent is
+ *  refused, as NumPy refuses it. Of CUJIT_BINOP_FMOD: 0 for integers divided by 0 (as
+ *  NumPy). Of CUJIT_BINOP_SUB: bools are refused (CUJIT_BINOP_NE is their exclusive or). */
 typedef enum cujit_binop {
-  CUJIT_BINOP_ADD,     /**< a + b */
-  CUJIT_BINOP_SUB,     /**< a - b */
-  CUJIT_BINOP_MUL,     /**< a * b */
-  CUJIT_BINOP_DIV,     /**< a / b (true division: integers give f64) */
-  CUJIT_BINOP_POW,     /**< a to the power b; an integer to a negative integer power in
-                            an array gives its value truncated toward zero (1 for a base of
-                            1, 1 or -1 for -1, else 0), where NumPy refuses it; a negative
-                            CUJIT_SCALAR_INT exponent is refused, as NumPy refuses it */
-  CUJIT_BINOP_MINIMUM, /**< the smaller of a and b (NumPy's minimum) */
-  CUJIT_BINOP_MAXIMUM, /**< the larger of a and b (NumPy's maximum) */
-  CUJIT_BINOP_FMOD,    /**< the remainder of a / b, with a's sign (C's fmod); 0 for
-                            integers divided by 0 (as NumPy) */
-  CUJIT_BINOP_EQ,      /**< a == b (a bool array) */
-  CUJIT_BINOP_NE,      /**< a != b */
-  CUJIT_BINOP_LT,      /**< a < b */
-  CUJIT_BINOP_LE,      /**< a <= b */
-  CUJIT_BINOP_GT,      /**< a > b */
-  CUJIT_BINOP_GE       /**< a >= b */
+#define CUJIT_BINOP_ENUM_(name, num, numpy, cuda, types, what) CUJIT_BINOP_##name = num,
+  CUJIT_BINOP_MAP(CUJIT_BINOP_ENUM_)
+#undef CUJIT_BINOP_ENUM_
 } cujit_binop;
 
-/** A function of one operand (cujit_array_unary()). */
+/** A function of one operand (cujit_array_unary()): one enumerator a row of
+ *  CUJIT_UNOP_MAP. CUJIT_UNOP_NEG of bools is refused (CUJIT_BINOP_EQ with false is their
+ *  logical not). */
 typedef enum cujit_unop {
-  CUJIT_UNOP_NEG,   /**< -x */
-  CUJIT_UNOP_FABS,  /**< the absolute value (a complex number's magnitude) */
-  CUJIT_UNOP_SQRT,  /**< the square root */
-  CUJIT_UNOP_EXP,   /**< e to the power x */
-  CUJIT_UNOP_LOG,   /**< the natural logarithm */
-  CUJIT_UNOP_LOG10, /**< the base-10 logarithm */
-  CUJIT_UNOP_SIN,   /**< the sine */
-  CUJIT_UNOP_COS,   /**< the cosine */
-  CUJIT_UNOP_TAN,   /**< the tangent */
-  CUJIT_UNOP_ASIN,  /**< the arc sine */
-  CUJIT_UNOP_ACOS,  /**< the arc cosine */
-  CUJIT_UNOP_ATAN,  /**< the arc tangent */
-  CUJIT_UNOP_SINH,  /**< the hyperbolic sine */
-  CUJIT_UNOP_COSH,  /**< the hyperbolic cosine */
-  CUJIT_UNOP_TANH,  /**< the hyperbolic tangent */
-  CUJIT_UNOP_FLOOR, /**< the largest integer not above x */
-  CUJIT_UNOP_CEIL   /**< the smallest integer not below x */
+#define CUJIT_UNOP_ENUM_(name, num, numpy, cuda, types, what) CUJIT_UNOP_##name = num,
+  CUJIT_UNOP_MAP(CUJIT_UNOP_ENUM_)
+#undef CUJIT_UNOP_ENUM_
 } cujit_unop;
+
+/** @} */
 
 /** Flags of cujit_array_binary_scalar(). */
 enum {
@@ -599,14 +652,15 @@ enum {
                                      their type; without it s is a float (a Python float) */
 };
 
-/** a op b, elementwise; a and b have the same shape, or one of them a single element
- *  (a + b[0:1] adds b's element to each of a's).
+/** a op b, elementwise; a's and b's shapes broadcast (a + b[0:1] adds b's element to each
+ *  of a's; a (4, 4) matrix + a (4,) row adds the row to each row).
  *  @param op   the operation.
  *  @param a    the first operand.
  *  @param b    the second.
  *  @param out  the output (the output rule).
  *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a destroyed or NULL array, shapes that
- *          differ (both named: "a has shape (4, 4) and b (16,)"), an output of the wrong
+ *          that do not broadcast (both named: "a has shape (4, 4) and b (16,), which do not
+ *          broadcast ..."), an output of the wrong
  *          type or shape, an op not defined for the types
  *          (fmod of complex numbers, ordering of complex numbers); CUJIT_ERROR_COMPILE (never
  *          for these built-in ops unless the toolkit is broken); device errors. */
@@ -644,10 +698,11 @@ CUJIT_API cujit_type cujit_type_promote(cujit_type a, cujit_type b, int weak);
 #define CUJIT_MAP_MAX_ARRAYS 32 /**< the most arrays one cujit_array_map() names */
 /** A fused elementwise expression over named arrays, one kernel with no temporaries (CuPy's
  *  fuse, numexpr): `cujit_array_map(&y, "sin(2*x + 1)", 1, names, arrays)` with names[0] =
- *  "x". Each name stands for the element i of its array, of that array's type; the arrays
- *  have the same shape; `i` (64-bit) is the index. The result's type is the promotion of
- *  the arrays' types, also when the expression is math on integers ("sin(x)" of an i32
- *  array is truncated to i32): pass an output of the type you want to choose another.
+ *  "x". Each name stands for the element of its array, of that array's type, at the result's
+ *  position; the arrays' shapes broadcast; `i` (64-bit) is the result's index (C order). The
+ * result's type is the promotion of the arrays' types, also when the expression is math on integers
+ * ("sin(x)" of an i32 array is truncated to i32): pass an output of the type you want to choose
+ * another.
  *  @param out     the output (the output rule).
  *  @param expr    the expression, in CUDA C; copied.
  *  @param n       the number of arrays, at most CUJIT_MAP_MAX_ARRAYS.
@@ -664,7 +719,7 @@ CUJIT_API cujit_status cujit_array_map(cujit_array **out, const char *expr, size
  *  typed scalar (cujit_f32(0), cujit_i64(-1), cujit_bool(1), cujit_c64(0, 1) ...). The
  *  result's type is the promotion of a's and b's types, a scalar's type counting as an
  *  array's does (as a NumPy scalar's: cujit_f64(0) with an F32 array gives F64; pass
- *  cujit_f32(0) to keep F32). cond, a and b have one shape or a single element.
+ *  cujit_f32(0) to keep F32). The shapes of cond and of the arrays among a and b broadcast.
  *  @param cond  the condition.
  *  @param a     where cond is true: an array or a typed scalar.
  *  @param b     where it is false: an array or a typed scalar.
@@ -752,16 +807,13 @@ CUJIT_API cujit_status cujit_array_stack(size_t n, const cujit_array *const *arr
  *  follow the output rule of @ref arrays "Device arrays".
  *  @{ */
 
-/** A reduction of cujit_array_reduce(). */
+/** A reduction (cujit_array_reduce(), cujit_array_reduce_axis()): one enumerator a row of
+ *  CUJIT_REDOP_MAP. ARGMIN and ARGMAX give the index in C order over the whole array, or
+ *  along the reduced axis. */
 typedef enum cujit_redop {
-  CUJIT_REDOP_SUM,    /**< the sum */
-  CUJIT_REDOP_MIN,    /**< the smallest element */
-  CUJIT_REDOP_MAX,    /**< the largest element */
-  CUJIT_REDOP_PROD,   /**< the product */
-  CUJIT_REDOP_ANY,    /**< whether some element is nonzero (bool) */
-  CUJIT_REDOP_ALL,    /**< whether every element is nonzero (bool) */
-  CUJIT_REDOP_ARGMIN, /**< the index (C order, i64) of the first smallest element */
-  CUJIT_REDOP_ARGMAX  /**< the index (C order, i64) of the first largest element */
+#define CUJIT_REDOP_ENUM_(name, num, numpy, cuda, types, what) CUJIT_REDOP_##name = num,
+  CUJIT_REDOP_MAP(CUJIT_REDOP_ENUM_)
+#undef CUJIT_REDOP_ENUM_
 } cujit_redop;
 
 /** Reduces all of `a` (any shape, a strided view too) to one element, in a 0-d array
@@ -792,6 +844,51 @@ CUJIT_API cujit_status cujit_array_reduce(cujit_redop op, const cujit_array *a, 
  *          CUJIT_ERROR_INVALID_VALUE. */
 CUJIT_API cujit_status cujit_array_reduce_as(cujit_redop op, const cujit_array *a, cujit_type type,
                                              cujit_array **out);
+/** Reduces `a` along the dimensions `axes` (NumPy's a.sum(axis=0), a.max(axis=(0, 2),
+ *  keepdims=True), a.argmax(axis=1)): one result for each position of the other dimensions,
+ *  in an array of those dimensions in their order (with `keepdims` every dimension stays,
+ *  each reduced one of size 1), of the type cujit_array_reduce() gives. `axes` holds `naxes`
+ *  distinct dimensions of a, in any order, a negative one counting from the last (-1 is the
+ *  last). All of them give the one element cujit_array_reduce() gives (NumPy's axis=None),
+ *  in an array of shape () or, with keepdims, (1, 1, ...); naxes 0 reduces along none
+ *  (NumPy's axis=()): each element is its own result, in the result type. ARGMIN and ARGMAX
+ *  take one axis (as NumPy's) and give the i64 index along it of the first extremum. As in
+ *  cujit_array_reduce(): the result types, NaN winning MIN, MAX, ARGMIN and ARGMAX, no
+ *  ordering of complex numbers, float sums combined by a tree (not in index order), integer
+ *  sums and products wrapping. Along an axis of size 0, SUM gives 0, PROD 1, ANY false and
+ *  ALL true; MIN, MAX, ARGMIN and ARGMAX are refused (as NumPy refuses them, even where the
+ *  result has no element). Takes strided views. A given output must have the result's
+ *  type and shape; one that shares memory with `a`, or is a strided view, gets the result
+ *  through a temporary. Runs on a's stream.
+ *  @param op        the reduction.
+ *  @param a         the array.
+ *  @param naxes     the number of axes, 0 to a's ndim.
+ *  @param axes      `naxes` dimensions; may be NULL when naxes is 0.
+ *  @param keepdims  nonzero: keep the reduced dimensions, of size 1.
+ *  @param out       the output (the output rule).
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a destroyed array, an op that is none, a
+ *          negative naxes, a NULL axes with naxes above 0, an axis outside a's dimensions
+ *          (a 0-d array has none) or given twice, more than one axis for ARGMIN or ARGMAX,
+ *          MIN, MAX, ARGMIN or ARGMAX of complex numbers or along an axis of size 0, an
+ *          output of another type or shape, a NULL out; device errors. */
+CUJIT_API cujit_status cujit_array_reduce_axis(cujit_redop op, const cujit_array *a, int naxes,
+                                               const int *axes, int keepdims, cujit_array **out);
+/** cujit_array_reduce_axis() of SUM or PROD with the elements converted to `type` and
+ *  combined in it (NumPy's a.sum(axis=0, dtype=type)), as cujit_array_reduce_as() does for
+ *  the whole array; the results are of `type`.
+ *  @param op        CUJIT_REDOP_SUM or CUJIT_REDOP_PROD.
+ *  @param a         the array.
+ *  @param naxes     the number of axes.
+ *  @param axes      `naxes` dimensions; may be NULL when naxes is 0.
+ *  @param keepdims  nonzero: keep the reduced dimensions, of size 1.
+ *  @param type      the accumulator's and the results' type; a complex array needs a
+ *                   complex one.
+ *  @param out       the output (the output rule).
+ *  @return as cujit_array_reduce_axis(); another op, or a type arrays do not hold, is
+ *          CUJIT_ERROR_INVALID_VALUE. */
+CUJIT_API cujit_status cujit_array_reduce_axis_as(cujit_redop op, const cujit_array *a, int naxes,
+                                                  const int *axes, int keepdims, cujit_type type,
+                                                  cujit_array **out);
 /** sum(a * b) of two arrays of one shape (strided views too), in a 0-d array of their
  *  promoted type.
  *  @param a    the first array.
@@ -847,9 +944,9 @@ CUJIT_API cujit_status cujit_array_dot_host(const cujit_array *a, const cujit_ar
  *      to it (an f16 b rounds atol 1e-8 to 0, as NumPy does); each operation rounded to
  *      its type (16-bit types computed in float and rounded after each), never fused;
  *      complex magnitudes are hypot's (within 2 ulp of the C library's for C128);
- *    - a and b have one shape, or one of them a single element, which is compared with
- *      every element of the other (the array layer's rule for operations; see "Array
- *      operations"); arrays with no element are close.
+ *    - a's and b's shapes broadcast (the array layer's rule for operations; see "Array
+ *      operations"): a single element is compared with every element of the other, a row
+ *      with every row; arrays with no element are close.
  *  NumPy's defaults are rtol 1e-5, atol 1e-8, equal_nan 0. One generated kernel computes
  *  every element's test and combines them; only the answer is copied to the host, and the
  *  call waits for it. Runs on a's stream.
@@ -1172,6 +1269,8 @@ CUJIT_API void cujit_scan_destroy(cujit_scan *s);
 #  define cujit_array_stack(...) CUJIT_CHECKED_(cujit_array_stack, __VA_ARGS__)
 #  define cujit_array_take(...) CUJIT_CHECKED_(cujit_array_take, __VA_ARGS__)
 #  define cujit_array_reduce_as(...) CUJIT_CHECKED_(cujit_array_reduce_as, __VA_ARGS__)
+#  define cujit_array_reduce_axis(...) CUJIT_CHECKED_(cujit_array_reduce_axis, __VA_ARGS__)
+#  define cujit_array_reduce_axis_as(...) CUJIT_CHECKED_(cujit_array_reduce_axis_as, __VA_ARGS__)
 #  define cujit_array_if_positive(...) CUJIT_CHECKED_(cujit_array_if_positive, __VA_ARGS__)
 #  define cujit_array_transpose(...) CUJIT_CHECKED_(cujit_array_transpose, __VA_ARGS__)
 #  define cujit_array_put(...) CUJIT_CHECKED_(cujit_array_put, __VA_ARGS__)

@@ -8,6 +8,11 @@
 #   ('| `name` | ...'): each page exists and mentions each name listed under it;
 # - docs/manual/errors.md has a row for every status of CUJIT_STATUS_MAP, as the header
 #   gives its number and message;
+# - each table of operations (a CUJIT_<FAMILY>_MAP of X(NAME, number, "numpy", "cuda",
+#   "types", "what") rows: CUJIT_BINOP_MAP, CUJIT_UNOP_MAP, CUJIT_REDOP_MAP) is listed in
+#   the manual as rows of its own, in its order: '| `CUJIT_<FAMILY>_<NAME>` | `numpy` |
+#   kinds | what |', the kinds written out (b bool, i integers, f floats, c complex), and
+#   no other row of that family (op_rows prints them);
 # - every relative link of README.md and of the Markdown files under docs/ leads to a file
 #   that exists, and an anchor (#section) to a heading of that file;
 # - every name of those files' code (inline and in blocks) that looks like cujit's
@@ -15,6 +20,7 @@
 #   reads or a CMake name of the build (unknown_doc_names says which where).
 # Usage: check_manual.sh SOURCE_DIR      checks the tree, naming every fault; exits 1 on any
 #        check_manual.sh --names DIR     prints the public names of DIR/include/*.h
+#        check_manual.sh --op-rows DIR   prints the manual's rows of the operations' tables
 #        check_manual.sh --self-test     checks that made-up faults are caught
 set -eu
 export LC_ALL=C # sort and compare names byte by byte, whatever the locale
@@ -70,6 +76,65 @@ links() {
            if (t !~ /^[a-z]+:/) print t } }' "$1"
 }
 
+# The enumerators the X-macro tables of include/*.h make, one per line: CUJIT_ and the row's
+# name for CUJIT_STATUS_MAP, CUJIT_<FAMILY>_ and the row's name for CUJIT_<FAMILY>_MAP.
+map_names() {
+  cat "$1"/include/*.h | awk '
+    /^#define CUJIT_[A-Z]+_MAP\(X\)/ { fam = $2; sub(/^CUJIT_/, "", fam); sub(/_MAP\(X\)$/, "", fam)
+                                       pre = fam == "STATUS" ? "CUJIT_" : "CUJIT_" fam "_"; inmap = 1 }
+    inmap { line = $0
+            while (match(line, /X\([A-Z0-9_]+, [0-9]+,/)) {
+              n = substr(line, RSTART + 2, RLENGTH - 2); sub(/,.*/, "", n); print pre n
+              line = substr(line, RSTART + RLENGTH) } }
+    inmap && !/\\$/ { inmap = 0 }'
+}
+
+# The manual's rows of the operations' tables (X(NAME, number, "numpy", "cuda", "types",
+# "what") rows), in the tables' order: "FAMILY|row" lines.
+op_rows() {
+  cat "$1"/include/*.h | awk '
+    function kinds(t,   out, i, c, w) {
+      out = ""
+      for (i = 1; i <= length(t); i++) {
+        c = substr(t, i, 1)
+        w = c == "b" ? "bool" : c == "i" ? "integers" : c == "f" ? "floats" : c == "c" ? "complex" : "?" c
+        out = out (out == "" ? "" : ", ") w
+      }
+      return out
+    }
+    /^#define CUJIT_[A-Z]+_MAP\(X\)/ { fam = $2; sub(/^CUJIT_/, "", fam); sub(/_MAP\(X\)$/, "", fam); inmap = 1 }
+    inmap && match($0, /X\([A-Z0-9_]+, [0-9]+, "[^"]*", "[^"]*", "[^"]*", "[^"]*"\)/) {
+      item = substr($0, RSTART + 2, RLENGTH - 3)
+      name = item; sub(/,.*/, "", name)
+      n = split(item, q, "\"")
+      printf "%s|| `CUJIT_%s_%s` | `%s` | %s | %s |\n", fam, fam, name, q[2], kinds(q[6]), q[8]
+    }
+    inmap && !/\\$/ { inmap = 0 }'
+}
+
+# The manual against op_rows: each family's rows, in order, and no other row of the family.
+check_op_rows() {
+  src=$1
+  rows=$(op_rows "$src")
+  [ -n "$rows" ] || return 0
+  fail=0
+  for fam in $(echo "$rows" | cut -d'|' -f1 | uniq); do
+    want=$(echo "$rows" | sed -n "s/^$fam|//p")
+    got=$(cat "$src"/docs/manual/*.md | grep "^| \`CUJIT_${fam}_" | grep -v "^| \`CUJIT_${fam}_MAP\`" ||
+      true)
+    if [ "$want" != "$got" ]; then
+      echo "docs/manual: the rows of CUJIT_${fam}_MAP are not the table's (check_manual.sh --op-rows prints them):"
+      printf '%s\n' "$want" >"${TMPDIR:-/tmp}/cujit-oprows-want.$$"
+      printf '%s\n' "$got" >"${TMPDIR:-/tmp}/cujit-oprows-got.$$"
+      diff "${TMPDIR:-/tmp}/cujit-oprows-want.$$" "${TMPDIR:-/tmp}/cujit-oprows-got.$$" |
+        sed -n 's/^< /  missing: /p; s/^> /  not in the table: /p'
+      rm -f "${TMPDIR:-/tmp}/cujit-oprows-want.$$" "${TMPDIR:-/tmp}/cujit-oprows-got.$$"
+      fail=1
+    fi
+  done
+  return $fail
+}
+
 # Every name the docs may give as cujit's, as "kind name" lines:
 #   c      a name of include/*.h's code (comments and strings left out), and each status
 #          CUJIT_STATUS_MAP makes (CUJIT_ + its first column);
@@ -93,7 +158,7 @@ known_names() {
         n = substr(code, RSTART, RLENGTH); code = substr(code, RSTART + RLENGTH)
         if (n ~ /^(cujit|CUJIT)_/) print "c", n
       } }'
-  grep -ho 'X([A-Z_]*, [0-9]*,' "$1"/include/*.h | sed 's/^X(\([A-Z_]*\),.*/c CUJIT_\1/'
+  map_names "$1" | sed 's/^/c /'
   sed -n 's/^ *{*\.name = "\([A-Za-z0-9_]*\)".*/env \1/p' "$1/src/common/env.c"
   cat "$1"/CMakeLists.txt "$1"/*/CMakeLists.txt "$1"/cmake/*.cmake 2>/dev/null |
     grep -o '\(set\|option\|add_library\|add_executable\)( *[A-Za-z0-9_]*' |
@@ -222,6 +287,7 @@ check_tree() {
     done
     exit $fail
   } || bad=1
+  check_op_rows "$src" || bad=1
   unknown=$(unknown_doc_names "$src")
   [ -z "$unknown" ] || { echo "$unknown"; bad=1; }
   for md in "$src/README.md" $(find "$src/docs" -name '*.md' | sort); do
@@ -263,17 +329,21 @@ typedef struct cujit_opts {
 } cujit_opts;
 typedef enum cujit_kind { CUJIT_KIND_A = 0, CUJIT_KIND_B = 1 } cujit_kind;
 #define CUJIT_OPTS_INIT {0}
+#define CUJIT_OP_MAP(X) \
+  X(ONE, 0, "one", "+", "bf", "the first") \
+  X(TWO, 1, "two", "(a || b)", "c", "the second")
 #define CUJIT_PRIVATE_ 1
 CUJIT_API int cujit_make(cujit_thing **out,
                          int n);
 static inline int cujit_helper(int v) { return v; }
 static inline int cujit_private_(int v) { return v; }
 H
-    printf '# Things\n\n`cujit_make` `cujit_helper` `cujit_thing` `cujit_thing_fn` `cujit_opts` `cujit_kind` `CUJIT_OPTS_INIT` `CUJIT_STATUS_MAP`; [errors](errors.md#status-codes).\n' >"$t/docs/manual/things.md"
+    printf '# Things\n\n`cujit_make` `cujit_helper` `cujit_thing` `cujit_thing_fn` `cujit_opts` `cujit_kind` `CUJIT_OPTS_INIT` `CUJIT_STATUS_MAP` `CUJIT_OP_MAP`; [errors](errors.md#status-codes).\n' >"$t/docs/manual/things.md"
+    printf '\n| Op | NumPy | Types | What |\n|---|---|---|---|\n| `CUJIT_OP_ONE` | `one` | bool, floats | the first |\n| `CUJIT_OP_TWO` | `two` | complex | the second |\n' >>"$t/docs/manual/things.md"
     printf '# Errors\n\n## Status codes\n\n| `CUJIT_OK` | 0 | success |\n| `CUJIT_ERROR_FILE` | 4 | a file could not be read |\n' >"$t/docs/manual/errors.md"
     printf '# Index\n\n## [Things](things.md)\n\n| Name | What |\n|---|---|\n' >"$t/docs/manual/README.md"
     for n in cujit_make cujit_helper cujit_thing cujit_thing_fn cujit_opts cujit_kind CUJIT_OPTS_INIT \
-             CUJIT_STATUS_MAP; do
+             CUJIT_STATUS_MAP CUJIT_OP_MAP; do
       printf '| `%s` | a thing |\n' "$n" >>"$t/docs/manual/README.md"
     done
     printf '# Project\n\nRead [the manual](docs/manual/README.md#things).\n\n```\n[not a link](nowhere.md)\n```\n' >"$t/README.md"
@@ -299,7 +369,7 @@ M
   mk good
   out=$(check_tree "$tmp/good") || { echo "self-test: a good tree failed:"; echo "$out"; return 1; }
   [ "$(public_names "$tmp/good" | tr '\n' ' ')" = \
-    "CUJIT_OPTS_INIT CUJIT_STATUS_MAP cujit_helper cujit_kind cujit_make cujit_opts cujit_thing cujit_thing_fn " ] ||
+    "CUJIT_OPTS_INIT CUJIT_OP_MAP CUJIT_STATUS_MAP cujit_helper cujit_kind cujit_make cujit_opts cujit_thing cujit_thing_fn " ] ||
     { echo "self-test: public names: $(public_names "$tmp/good" | tr '\n' ' ')"; return 1; }
   mk missing; sed -i '/cujit_make/d' "$tmp/missing/docs/manual/README.md"
   expect missing "docs/manual/README.md does not list cujit_make"
@@ -323,11 +393,18 @@ M
   expect block "README.md:14: \`CUJIT_THING_LOG\` is not declared in include/*.h"
   mk family; sed -i 's/`CUJIT_KIND_A` or/`CUJIT_KIND_A`, `CUJIT_THING_LOG` or/' "$tmp/family/README.md"
   expect family "README.md:10: \`CUJIT_THING_LOG\` is listed among CUJIT_KIND_* names"
+  mk oprow; sed -i '/CUJIT_OP_TWO/d' "$tmp/oprow/docs/manual/things.md"
+  expect oprow "  missing: | \`CUJIT_OP_TWO\` | \`two\` | complex | the second |"
+  mk opkinds; sed -i 's/| bool, floats |/| floats |/' "$tmp/opkinds/docs/manual/things.md"
+  expect opkinds "  not in the table: | \`CUJIT_OP_ONE\` | \`one\` | floats | the first |"
+  mk opname; sed -i 's/`CUJIT_OP_ONE`/`CUJIT_OP_UNO`/' "$tmp/opname/docs/manual/things.md"
+  expect opname "\`CUJIT_OP_UNO\` is not declared in include/*.h"
   echo "check_manual: every made-up fault was caught"
 }
 
 case ${1:-} in
   --names) public_names "$2" ;;
+  --op-rows) op_rows "$2" | cut -d'|' -f2- ;;
   --self-test) self_test ;;
   "") echo "usage: check_manual.sh SOURCE_DIR | --names SOURCE_DIR | --self-test" >&2; exit 2 ;;
   *) if check_tree "$1"; then

@@ -4,9 +4,10 @@
 #   failing at once: run with a dpkg-query that reports a package missing and an apt-get
 #   that records its arguments; README.md names exactly the packages it installs;
 # - scripts/skip-reasons prints each skipped group's reason from a ctest log;
-# - scripts/check-layers refuses an include from a layer above, a folder it does not know, a
-#   folder of more than 4,000 lines, a call to a layer above, a circle between files and a
-#   name used twice, each on a tree made for it;
+# - scripts/check-layers refuses an include from a layer above or from a sibling, a circle of
+#   layers, a folder it does not know, a folder of more than 4,000 lines, a call to a layer
+#   above, a circle between files, a file name used twice, an internal name with another
+#   folder's word and a word listed for two folders, each on a tree made for it;
 # - scripts/sample-lines counts a made-up Python text and samples as docs/samples.md says (error
 #   handling, declarations and frees count; checks, preprocessor lines and braces do not),
 #   and refuses a sample over the limit;
@@ -55,22 +56,48 @@ out=$(sh "$src/scripts/skip-reasons" "$tmp/LastTest.log")
   { echo "scripts/skip-reasons printed: $out"; exit 1; }
 mkdir -p "$tmp/tree/scripts" "$tmp/tree/src/low" "$tmp/tree/src/high"
 cp "$src/scripts/check-layers" "$tmp/tree/scripts/"
-printf "Layers, bottom first: low high\\n\\n\`low.c\` \`high.c\`\\n" >"$tmp/tree/src/README.md"
+printf -- "- \`low/\` on nothing\\n- \`high/\` on \`low/\`\\n\\n\`low.c\` \`high.c\`\\n" >"$tmp/tree/src/README.md"
 printf '#include "low/low.h"\n' >"$tmp/tree/src/high/high.c"
 printf '#include "low/other.h"\n' >"$tmp/tree/src/low/low.c"
 sh "$tmp/tree/scripts/check-layers" >/dev/null || { echo "check-layers refused a good tree"; exit 1; }
 printf '#include "high/high.h"\n' >"$tmp/tree/src/low/low.c"
 out=$(sh "$tmp/tree/scripts/check-layers" || true)
-case $out in *"low/low.c:1: low (layer low) includes high/high.h"*) ;; *)
+case $out in *"low/low.c:1: low/ includes high/high.h, but low/ does not stand on high/"*) ;; *)
   echo "check-layers let an upward include pass: $out"; exit 1;; esac
+# Siblings: side/ stands on low/ as high/ does; high/ including side/ is refused, as is a
+# circle of layer lines.
+mkdir "$tmp/tree/src/side"
+printf '#include "low/other.h"\n' >"$tmp/tree/src/low/low.c"
+printf '#include "low/low.h"\n' >"$tmp/tree/src/side/side.c"
+cp "$tmp/tree/src/README.md" "$tmp/README.two"
+cat >"$tmp/tree/src/README.md" <<'MD'
+- `low/` on nothing
+- `high/` on `low/`
+- `side/` on `low/`
+
+`low.c` `high.c` `side.c`
+MD
+sh "$tmp/tree/scripts/check-layers" >/dev/null || { echo "check-layers refused a tree with siblings"; exit 1; }
+printf '#include "low/low.h"\n#include "side/side.h"\n' >"$tmp/tree/src/high/high.c"
+out=$(sh "$tmp/tree/scripts/check-layers" || true)
+case $out in *"high/high.c:2: high/ includes side/side.h, but high/ does not stand on side/"*) ;; *)
+  echo "check-layers let a sibling's include pass: $out"; exit 1;; esac
+sed -i 's|^- `low/` on nothing|- `low/` on `side/`|' "$tmp/tree/src/README.md"
+out=$(sh "$tmp/tree/scripts/check-layers" 2>&1 || true)
+case $out in *"has low/ stand on itself, round a circle of layers"*) ;; *)
+  echo "check-layers let a circle of layers pass: $out"; exit 1;; esac
+rm -r "$tmp/tree/src/side"
+printf '#include "low/low.h"\n' >"$tmp/tree/src/high/high.c"
+cp "$tmp/README.two" "$tmp/tree/src/README.md"
+printf '#include "high/high.h"\n' >"$tmp/tree/src/low/low.c"
 mkdir "$tmp/tree/src/stray"
 out=$(sh "$tmp/tree/scripts/check-layers" 2>&1 || true)
-case $out in *"src/stray is not in src/README.md"*) ;; *)
-  echo "check-layers let a folder outside the layer list pass: $out"; exit 1;; esac
+case $out in *"src/stray is not in src/README.md's layer lines"*) ;; *)
+  echo "check-layers let a folder without a layer line pass: $out"; exit 1;; esac
 # A folder of 4,000 lines of .c and .h files passes; one line more is refused, and the
 # message names the folder and its count.
 rmdir "$tmp/tree/src/stray"
-printf "Layers, bottom first: low high\\n\\n\`low.c\` \`low.h\` \`high.c\`\\n" >"$tmp/tree/src/README.md"
+printf -- "- \`low/\` on nothing\\n- \`high/\` on \`low/\`\\n\\n\`low.c\` \`low.h\` \`high.c\`\\n" >"$tmp/tree/src/README.md"
 printf '#include "low/low.h"\n' >"$tmp/tree/src/low/low.c"
 seq 2 2000 | sed 's|.*|int v&;|' >>"$tmp/tree/src/low/low.c"
 seq 1 2000 | sed 's|.*|extern int v&;|' >"$tmp/tree/src/low/low.h"
@@ -87,7 +114,7 @@ t=$tmp/tree2
 objs=$t/build/src/CMakeFiles/cujit_objs.dir
 mkdir -p "$t/scripts" "$t/src/low" "$t/src/high" "$objs/low" "$objs/high"
 cp "$src/scripts/check-layers" "$t/scripts/"
-printf "Layers, bottom first: low high\n\n\`a.c\` \`b.c\` \`high.c\`\n" >"$t/src/README.md"
+printf -- "- \`low/\` on nothing\n- \`high/\` on \`low/\`\n\n\`a.c\` \`b.c\` \`high.c\`\n" >"$t/src/README.md"
 build_objs() { # compiles every source of the made tree where a build would put its object
   for c in "$t"/src/*/*.c; do
     rel=${c#"$t/src/"}; ${CC:-cc} -c "$c" -o "$objs/$rel.o" || exit 1
@@ -108,8 +135,27 @@ case $out in *"a circle between files: src/low/"*"src/low/a.c (a)"*|\
 printf 'int h(int);\nint b(int x) { return h(x); }\n' >"$t/src/low/b.c"
 build_objs
 out=$(sh "$t/scripts/check-layers" "$t/build" || true)
-case $out in *"src/low/b.c: low (layer low) calls h from the layer above, high"*) ;; *)
+case $out in *"src/low/b.c: low/ calls h of high/, which low/ does not stand on"*) ;; *)
   echo "check-layers let a call to the layer above pass: $out"; exit 1;; esac
+# An internal name's word belongs to its folder: a cj_ name of high/ with low/'s word is
+# refused, and so is a word listed for two folders.
+printf 'int b(int x) { return x + 1; }\nint cj_lo_one(void) { return 1; }\n' >"$t/src/low/b.c"
+printf 'int a(int);\nint h(int x) { return a(x); }\nint cj_hi_two(void) { return 2; }\n' \
+  >"$t/src/high/high.c"
+printf -- '- `low/`: `lo`\n- `high/`: `hi`\n' >>"$t/src/README.md"
+build_objs
+sh "$t/scripts/check-layers" "$t/build" >/dev/null ||
+  { echo "check-layers refused names with their folders' words"; exit 1; }
+printf 'int a(int);\nint h(int x) { return a(x); }\nint cj_lo_two(void) { return 2; }\n' \
+  >"$t/src/high/high.c"
+build_objs
+out=$(sh "$t/scripts/check-layers" "$t/build" || true)
+case $out in *"src/high/high.c: high defines cj_lo_two, but cj_lo_ is a word of low/"*) ;; *)
+  echo "check-layers let a name with another folder's word pass: $out"; exit 1;; esac
+printf -- '- `high/`: `lo`\n' >>"$t/src/README.md"
+out=$(sh "$t/scripts/check-layers" 2>&1 || true)
+case $out in *"the word cj_lo_ is listed for more than one folder"*"low high"*) ;; *)
+  echo "check-layers let a word listed for two folders pass: $out"; exit 1;; esac
 printf 'int c(void) { return 0; }\n' >"$t/src/high/a.c"
 out=$(sh "$t/scripts/check-layers" 2>&1 || true)
 case $out in *"more than one file is named a.c: $t/src/high/a.c $t/src/low/a.c"*|\

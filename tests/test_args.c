@@ -23,19 +23,19 @@ static void matching_arguments_pass(void **state) {
   cujit_arg args[] = {cujit_out(host, sizeof host), cujit_in(host, sizeof host), cujit_ptr(0x1000),
                       cujit_u32(4), CUJIT_VALUE(v)};
   (void)state;
-  assert_ok(cj_args_check("k", 5, kSizes, NULL, args, 5));
-  assert_ok(cj_args_check("k", 0, NULL, NULL, NULL, 0));
+  assert_ok(cj_launch_check_args("k", 5, kSizes, NULL, args, 5));
+  assert_ok(cj_launch_check_args("k", 0, NULL, NULL, NULL, 0));
 }
 
 static void wrong_count_names_both_counts(void **state) {
   cujit_arg args[] = {cujit_ptr(0), cujit_ptr(0)};
   (void)state;
-  assert_status_detail(cj_args_check("multiply_them", 5, kSizes, NULL, args, 2),
+  assert_status_detail(cj_launch_check_args("multiply_them", 5, kSizes, NULL, args, 2),
                        CUJIT_ERROR_INVALID_ARGS,
                        "kernel 'multiply_them' takes 5 arguments but 2 were given");
   assert_non_null(strstr(cujit_last_error(), "8, 8, 8, 4, 16"));
   assert_non_null(strstr(cujit_last_error(), "nothing was launched"));
-  assert_status_detail(cj_args_check("k", 0, NULL, NULL, args, 1), CUJIT_ERROR_INVALID_ARGS,
+  assert_status_detail(cj_launch_check_args("k", 0, NULL, NULL, args, 1), CUJIT_ERROR_INVALID_ARGS,
                        "takes 0 arguments but 1 was given");
 }
 
@@ -43,20 +43,22 @@ static void wrong_size_names_parameter_expected_and_given(void **state) {
   float host[4];
   cujit_arg args[] = {cujit_ptr(0), cujit_ptr(0), cujit_ptr(0), cujit_f64(1.0), cujit_u32(1)};
   (void)state;
-  assert_status_detail(cj_args_check("k", 5, kSizes, NULL, args, 5), CUJIT_ERROR_INVALID_ARGS,
+  assert_status_detail(cj_launch_check_args("k", 5, kSizes, NULL, args, 5),
+                       CUJIT_ERROR_INVALID_ARGS,
                        "argument 4 of kernel 'k' has the wrong size: parameter 4 expects 4 bytes, "
                        "but 8 bytes were given (f64, by value)");
   assert_non_null(strstr(cujit_last_error(), "cujit_f32()"));
   args[3] = cujit_u32(1);
-  assert_status_detail(cj_args_check("k", 5, kSizes, NULL, args, 5), CUJIT_ERROR_INVALID_ARGS,
+  assert_status_detail(cj_launch_check_args("k", 5, kSizes, NULL, args, 5),
+                       CUJIT_ERROR_INVALID_ARGS,
                        "parameter 5 expects 16 bytes, but 4 bytes were given (u32, by value)");
   assert_non_null(strstr(cujit_last_error(), "CUJIT_VALUE()"));
   args[4] = cujit_in(host, sizeof host); /* a pointer where a float4 goes */
-  assert_status_detail(cj_args_check("k", 5, kSizes, NULL, args, 5), CUJIT_ERROR_INVALID_ARGS,
-                       "but 8 bytes were given (ptr, In buffer)");
+  assert_status_detail(cj_launch_check_args("k", 5, kSizes, NULL, args, 5),
+                       CUJIT_ERROR_INVALID_ARGS, "but 8 bytes were given (ptr, In buffer)");
   args[0] = cujit_i16(1);
-  assert_status_detail(cj_args_check("k", 5, kSizes, NULL, args, 5), CUJIT_ERROR_INVALID_ARGS,
-                       "argument 1 of kernel 'k'");
+  assert_status_detail(cj_launch_check_args("k", 5, kSizes, NULL, args, 5),
+                       CUJIT_ERROR_INVALID_ARGS, "argument 1 of kernel 'k'");
 }
 
 static void malformed_arguments_are_refused(void **state) {
@@ -64,27 +66,27 @@ static void malformed_arguments_are_refused(void **state) {
   char big[32] = {0};
   cujit_arg args[] = {cujit_out(NULL, 16), cujit_value(big, sizeof big)};
   (void)state;
-  assert_status_detail(cj_args_check("k", 2, sizes, NULL, args, 2), CUJIT_ERROR_INVALID_ARGS,
+  assert_status_detail(cj_launch_check_args("k", 2, sizes, NULL, args, 2), CUJIT_ERROR_INVALID_ARGS,
                        "argument 1 of kernel 'k' is an Out buffer of 16 bytes with a NULL host "
                        "pointer");
   args[0] = cujit_out(NULL, 0); /* an empty buffer may be NULL: the kernel gets NULL */
-  assert_ok(cj_args_check("k", 2, sizes, NULL, args, 2));
+  assert_ok(cj_launch_check_args("k", 2, sizes, NULL, args, 2));
   args[1].data = NULL;
-  assert_status_detail(cj_args_check("k", 2, sizes, NULL, args, 2), CUJIT_ERROR_INVALID_ARGS,
+  assert_status_detail(cj_launch_check_args("k", 2, sizes, NULL, args, 2), CUJIT_ERROR_INVALID_ARGS,
                        "argument 2 of kernel 'k' is a 32-byte value with no data");
   args[1] = cujit_value(big, sizeof big);
   args[0].kind = 7;
-  assert_status_detail(cj_args_check("k", 2, sizes, NULL, args, 2), CUJIT_ERROR_INVALID_ARGS,
+  assert_status_detail(cj_launch_check_args("k", 2, sizes, NULL, args, 2), CUJIT_ERROR_INVALID_ARGS,
                        "argument 1 of kernel 'k' has unknown kind 7");
   args[0] = cujit_arr((const cujit_array *)(uintptr_t)0x40);
-  assert_status_detail(cj_args_check("k", 2, sizes, NULL, args, 2), CUJIT_ERROR_INVALID_ARGS,
+  assert_status_detail(cj_launch_check_args("k", 2, sizes, NULL, args, 2), CUJIT_ERROR_INVALID_ARGS,
                        "argument 1 of kernel 'k' is an array handle (cujit_arr()), which only "
                        "the generated kernels' calls take; pass cujit_array_arg(a)");
   args[0] = cujit_array_arg(NULL);
-  assert_status_detail(cj_args_check("k", 2, sizes, NULL, args, 2), CUJIT_ERROR_INVALID_ARGS,
+  assert_status_detail(cj_launch_check_args("k", 2, sizes, NULL, args, 2), CUJIT_ERROR_INVALID_ARGS,
                        "argument 1 of kernel 'k' is a destroyed or NULL array");
-  assert_status_detail(cj_args_check("k", 2, sizes, NULL, NULL, 2), CUJIT_ERROR_INVALID_VALUE,
-                       "args is NULL but nargs is 2");
+  assert_status_detail(cj_launch_check_args("k", 2, sizes, NULL, NULL, 2),
+                       CUJIT_ERROR_INVALID_VALUE, "args is NULL but nargs is 2");
 }
 
 /* ---- types ---- */
@@ -125,7 +127,7 @@ static void a_pointer_for_cujit_call_is_refused_by_a_launch(void **state) {
   memset(args, 0, sizeof args);
   args[0] = cujit_i32(3);
   args[1].kind = (int)(uint32_t)CUJIT_IN_PTR(host, sizeof host);
-  assert_status_detail(cj_args_check("k", 2, sizes, NULL, args, 2), CUJIT_ERROR_INVALID_ARGS,
+  assert_status_detail(cj_launch_check_args("k", 2, sizes, NULL, args, 2), CUJIT_ERROR_INVALID_ARGS,
                        "argument 2 of kernel 'k'");
 }
 
@@ -139,7 +141,7 @@ static void same_size_swaps_are_refused(void **state) {
   assert_ok(types_read(m, "k", 0, &k));
   assert_int_equal(k.n, 11);
   swap_args(ok);
-  assert_ok(cj_args_check("k", k.n, k.sizes, k.types, ok, k.n));
+  assert_ok(cj_launch_check_args("k", k.n, k.sizes, k.types, ok, k.n));
   for (i = 0; i < k.n; i++) {
     for (j = i + 1; j < k.n; j++) {
       size_t bad;
@@ -151,13 +153,13 @@ static void same_size_swaps_are_refused(void **state) {
             : !cj_takes(k.types->accept[j], a[j].type) ? j
                                                        : k.n;
       if (bad == k.n) { /* both take the other's: struct and vector parameters */
-        assert_ok(cj_args_check("k", k.n, k.sizes, k.types, a, k.n));
+        assert_ok(cj_launch_check_args("k", k.n, k.sizes, k.types, a, k.n));
         assert_true(k.types->p[i].want == CUJIT_TYPE_BYTES ||
                     k.types->p[j].want == CUJIT_TYPE_BYTES);
         continue;
       }
       snprintf(needle, sizeof needle, "argument %zu of kernel 'k' is ", bad + 1);
-      assert_status_detail(cj_args_check("k", k.n, k.sizes, k.types, a, k.n),
+      assert_status_detail(cj_launch_check_args("k", k.n, k.sizes, k.types, a, k.n),
                            CUJIT_ERROR_INVALID_ARGS, needle);
       snprintf(needle, sizeof needle, "but parameter %zu is '%s'", bad + 1,
                k.types->p[bad].m.spelling);
@@ -170,20 +172,24 @@ static void same_size_swaps_are_refused(void **state) {
   assert_int_equal(refused, 9); /* among f32, u32 and i32 (3), and ptr, i64, f64 and u64 (6) */
   memcpy(a, ok, sizeof a);
   a[1] = cujit_f32(2);
-  assert_status_detail(cj_args_check("k", k.n, k.sizes, k.types, a, k.n), CUJIT_ERROR_INVALID_ARGS,
+  assert_status_detail(cj_launch_check_args("k", k.n, k.sizes, k.types, a, k.n),
+                       CUJIT_ERROR_INVALID_ARGS,
                        "argument 2 of kernel 'k' is a float (f32), but parameter 2 is "
                        "'unsigned int'; use cujit_u32()");
   a[1] = cujit_i32(2); /* the sign counts too */
-  assert_status_detail(cj_args_check("k", k.n, k.sizes, k.types, a, k.n), CUJIT_ERROR_INVALID_ARGS,
+  assert_status_detail(cj_launch_check_args("k", k.n, k.sizes, k.types, a, k.n),
+                       CUJIT_ERROR_INVALID_ARGS,
                        "argument 2 of kernel 'k' is an int (i32), but parameter 2 is "
                        "'unsigned int'");
   memcpy(a, ok, sizeof a);
   a[3] = cujit_in(a, 8); /* a buffer where an integer goes */
-  assert_status_detail(cj_args_check("k", k.n, k.sizes, k.types, a, k.n), CUJIT_ERROR_INVALID_ARGS,
+  assert_status_detail(cj_launch_check_args("k", k.n, k.sizes, k.types, a, k.n),
+                       CUJIT_ERROR_INVALID_ARGS,
                        "argument 4 of kernel 'k' is an In buffer (a device pointer), but parameter "
                        "4 is 'long long'");
   a[3] = cujit_ptr(0x2000); /* a pointer where an integer goes */
-  assert_status_detail(cj_args_check("k", k.n, k.sizes, k.types, a, k.n), CUJIT_ERROR_INVALID_ARGS,
+  assert_status_detail(cj_launch_check_args("k", k.n, k.sizes, k.types, a, k.n),
+                       CUJIT_ERROR_INVALID_ARGS,
                        "argument 4 of kernel 'k' is a device pointer (ptr), but parameter 4 is "
                        "'long long'; use cujit_i64()");
   types_free(&k);
@@ -206,9 +212,10 @@ static void compatible_arguments_pass(void **state) {
   a[6] = cujit_i8(1);  /* bool takes u8 and i8 */
   a[9] = cujit_i64(7); /* a struct takes any value of its size */
   a[10].type = CUJIT_TYPE_BYTES;
-  assert_ok(cj_args_check("k", k.n, k.sizes, k.types, a, k.n));
+  assert_ok(cj_launch_check_args("k", k.n, k.sizes, k.types, a, k.n));
   a[7] = cujit_i16(1); /* __half: its bits by value, not an integer */
-  assert_status_detail(cj_args_check("k", k.n, k.sizes, k.types, a, k.n), CUJIT_ERROR_INVALID_ARGS,
+  assert_status_detail(cj_launch_check_args("k", k.n, k.sizes, k.types, a, k.n),
+                       CUJIT_ERROR_INVALID_ARGS,
                        "argument 8 of kernel 'k' is a short (i16), but parameter 8 is '__half'");
   types_free(&k);
   cujit_module_destroy(m);
@@ -222,10 +229,11 @@ static void extern_c_kernels_once_probed(void **state) {
   types_kernel k;
   (void)state;
   assert_int_equal(types_read(m, "ck", 0, &k), CUJIT_ERROR_NOT_FOUND);
-  assert_ok(cj_args_check("ck", k.n, k.sizes, k.types, a, 2)); /* no types: sizes only */
+  assert_ok(cj_launch_check_args("ck", k.n, k.sizes, k.types, a, 2)); /* no types: sizes only */
   types_free(&k);
   assert_ok(types_read(m, "ck", 1, &k));
-  assert_status_detail(cj_args_check("ck", k.n, k.sizes, k.types, a, 2), CUJIT_ERROR_INVALID_ARGS,
+  assert_status_detail(cj_launch_check_args("ck", k.n, k.sizes, k.types, a, 2),
+                       CUJIT_ERROR_INVALID_ARGS,
                        "argument 1 of kernel 'ck' is an unsigned int (u32), but parameter 1 is "
                        "'float'; use cujit_f32()");
   types_free(&k);
@@ -290,14 +298,14 @@ static cujit_status plain_at(size_t i, cujit_arg a, cujit_arg *out, int *convert
   plain_strict(args);
   args[i] = a;
   *converted = 0;
-  if ((st = cj_args_check("p", k->n, k->sizes, k->types, args, k->n)) != CUJIT_OK) return st;
-  if (!cj_args_plain(k->types, args, k->n)) {
+  if ((st = cj_launch_check_args("p", k->n, k->sizes, k->types, args, k->n)) != CUJIT_OK) return st;
+  if (!cj_launch_plain_args(k->types, args, k->n)) {
     *out = args[i];
     return CUJIT_OK;
   }
-  if ((st = cj_args_convert("p", k->types, args, k->n, conv)) != CUJIT_OK) return st;
-  assert_ok(cj_args_check("p", k->n, k->sizes, k->types, conv, k->n)); /* launched so */
-  assert_false(cj_args_plain(k->types, conv, k->n));
+  if ((st = cj_launch_convert_args("p", k->types, args, k->n, conv)) != CUJIT_OK) return st;
+  assert_ok(cj_launch_check_args("p", k->n, k->sizes, k->types, conv, k->n)); /* launched so */
+  assert_false(cj_launch_plain_args(k->types, conv, k->n));
   *out = conv[i];
   *converted = 1;
   return CUJIT_OK;
@@ -486,11 +494,11 @@ static void plain_values_wait_for_unknown_types(void **state) {
   static const size_t sizes[] = {4, 8};
   cujit_arg a[2] = {CUJIT_ARG_(2.5), CUJIT_ARG_(3)};
   (void)state;
-  assert_ok(cj_args_check("ck", 2, sizes, NULL, a, 2));
-  assert_true(cj_args_plain(NULL, a, 2));
+  assert_ok(cj_launch_check_args("ck", 2, sizes, NULL, a, 2));
+  assert_true(cj_launch_plain_args(NULL, a, 2));
   a[0] = cujit_f32(2.5f);
   a[1] = cujit_i64(3);
-  assert_false(cj_args_plain(NULL, a, 2));
+  assert_false(cj_launch_plain_args(NULL, a, 2));
 }
 
 /* An H100-like device. */

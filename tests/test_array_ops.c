@@ -373,6 +373,93 @@ static void every_operation_compiles(void **state) {
   }
 }
 
+/* ---- the operations' tables ---- */
+
+typedef struct op_row {
+  const char *name, *numpy, *cuda, *types;
+  int op;
+} op_row;
+#define OP_ROW_(name, num, numpy, cuda, types, what) {#name, numpy, cuda, types, num},
+static const op_row kBinops[] = {CUJIT_BINOP_MAP(OP_ROW_)};
+static const op_row kUnops[] = {CUJIT_UNOP_MAP(OP_ROW_)};
+static const op_row kRedops[] = {CUJIT_REDOP_MAP(OP_ROW_)};
+#define OP_ENUM_CHECK_(family, name, num) \
+  _Static_assert(CUJIT_##family##_##name == num, "CUJIT_" #family "_" #name " is its row's");
+#define BINOP_ENUM_CHECK_(name, num, ...) OP_ENUM_CHECK_(BINOP, name, num)
+#define UNOP_ENUM_CHECK_(name, num, ...) OP_ENUM_CHECK_(UNOP, name, num)
+#define REDOP_ENUM_CHECK_(name, num, ...) OP_ENUM_CHECK_(REDOP, name, num)
+CUJIT_BINOP_MAP(BINOP_ENUM_CHECK_)
+CUJIT_UNOP_MAP(UNOP_ENUM_CHECK_)
+CUJIT_REDOP_MAP(REDOP_ENUM_CHECK_)
+
+/* The kind letter the tables give type t. */
+static char kind_of(int t) {
+  if (t == CUJIT_TYPE_BOOL) return 'b';
+  if (t == CUJIT_TYPE_F16 || t == CUJIT_TYPE_BF16 || t == CUJIT_TYPE_F32 || t == CUJIT_TYPE_F64)
+    return 'f';
+  return is_complex(t) ? 'c' : 'i';
+}
+
+/* Each table's rows are numbered 0, 1, ... in order, with names of their own, NumPy names,
+ * CUDA forms and kinds of b, i, f and c only. */
+static void table_is_whole(const op_row *rows, size_t n) {
+  size_t i, j;
+  for (i = 0; i < n; i++) {
+    assert_int_equal(rows[i].op, (int)i);
+    assert_true(rows[i].numpy[0] && rows[i].cuda[0] && rows[i].types[0]);
+    assert_int_equal(strspn(rows[i].types, "bifc"), strlen(rows[i].types));
+    for (j = 0; j < i; j++) {
+      assert_string_not_equal(rows[i].name, rows[j].name);
+      assert_string_not_equal(rows[i].numpy, rows[j].numpy);
+    }
+  }
+}
+
+/* Every operation of every table, on every element type: refused, naming the operation,
+ * where its row does not take the type's kind, else past the kinds to the output (given of
+ * a wrong shape, so that nothing is compiled). */
+static void operations_take_the_kinds_their_tables_say(void **state) {
+  size_t t, i;
+  int64_t three = 3;
+  (void)state;
+  table_is_whole(kBinops, sizeof kBinops / sizeof *kBinops);
+  table_is_whole(kUnops, sizeof kUnops / sizeof *kUnops);
+  table_is_whole(kRedops, sizeof kRedops / sizeof *kRedops);
+  for (t = 0; t < sizeof kTypes / sizeof *kTypes; t++) {
+    int ty = kTypes[t];
+    cujit_array *a = wrap(ty, 0x1000), *wrong = NULL, *out;
+    assert_ok(cujit_array_wrap(&wrong, ty, 1, &three, 0x2000));
+    for (i = 0; i < sizeof kBinops / sizeof *kBinops; i++) {
+      char want[96];
+      int takes = strchr(kBinops[i].types, kind_of(ty)) != NULL;
+      snprintf(want, sizeof want, "%s (CUJIT_BINOP_%s) is not defined for", kBinops[i].numpy,
+               kBinops[i].name);
+      out = wrong;
+      assert_status_detail(cujit_array_binary(kBinops[i].op, a, a, &out), CUJIT_ERROR_INVALID_VALUE,
+                           takes ? "the output" : want);
+    }
+    for (i = 0; i < sizeof kUnops / sizeof *kUnops; i++) {
+      char want[96];
+      int takes = strchr(kUnops[i].types, kind_of(ty)) != NULL;
+      snprintf(want, sizeof want, "%s (CUJIT_UNOP_%s) is not defined for", kUnops[i].numpy,
+               kUnops[i].name);
+      out = wrong;
+      assert_status_detail(cujit_array_unary(kUnops[i].op, a, &out), CUJIT_ERROR_INVALID_VALUE,
+                           takes ? "the output" : want);
+    }
+    for (i = 0; i < sizeof kRedops / sizeof *kRedops; i++) {
+      char want[96];
+      int takes = strchr(kRedops[i].types, kind_of(ty)) != NULL;
+      snprintf(want, sizeof want, "no order, so no %s", kRedops[i].numpy);
+      out = wrong;
+      assert_status_detail(cujit_array_reduce(kRedops[i].op, a, &out), CUJIT_ERROR_INVALID_VALUE,
+                           takes ? "the output" : want);
+    }
+    cujit_array_destroy(a);
+    cujit_array_destroy(wrong);
+  }
+}
+
 static void operations_refuse_what_is_not_defined(void **state) {
   cujit_array *c = wrap(CUJIT_TYPE_C64, 0x1000), *b = wrap(CUJIT_TYPE_BOOL, 0x2000);
   cujit_array *f = wrap(CUJIT_TYPE_F32, 0x3000), *i = wrap(CUJIT_TYPE_I32, 0x4000), *out = NULL;
@@ -381,11 +468,12 @@ static void operations_refuse_what_is_not_defined(void **state) {
   (void)state;
   assert_ok(cujit_array_wrap(&short_one, CUJIT_TYPE_F32, 1, &n3, 0x5000));
   assert_status_detail(cujit_array_binary(CUJIT_BINOP_LT, c, c, &out), CUJIT_ERROR_INVALID_VALUE,
-                       "lt is not defined for c64 (complex numbers have no order)");
+                       "less (CUJIT_BINOP_LT) is not defined for c64 (complex numbers have no "
+                       "order)");
   assert_status_detail(cujit_array_binary(CUJIT_BINOP_SUB, b, b, &out), CUJIT_ERROR_INVALID_VALUE,
-                       "sub is not defined for b8");
+                       "subtract (CUJIT_BINOP_SUB) is not defined for b8 (use CUJIT_BINOP_NE");
   assert_status_detail(cujit_array_unary(CUJIT_UNOP_FLOOR, c, &out), CUJIT_ERROR_INVALID_VALUE,
-                       "floor is not defined for c64");
+                       "floor (CUJIT_UNOP_FLOOR) is not defined for c64");
   assert_status_detail(cujit_array_binary(CUJIT_BINOP_ADD, f, short_one, &out),
                        CUJIT_ERROR_INVALID_VALUE, "a has shape (8,) and b (3,)");
   {
@@ -397,14 +485,15 @@ static void operations_refuse_what_is_not_defined(void **state) {
     assert_ok(cujit_array_wrap(&scalar, CUJIT_TYPE_F32, 0, &none, 0xa000));
     assert_status_detail(cujit_array_binary(CUJIT_BINOP_ADD, square, flat, &out),
                          CUJIT_ERROR_INVALID_VALUE,
-                         "cujit_array_binary: a has shape (4, 4) and b (16,); elementwise "
-                         "operations need arrays of one shape");
+                         "cujit_array_binary: a has shape (4, 4) and b (16,), which do not "
+                         "broadcast");
     /* a 0-d array is broadcast: the kernel compiles, only the launch needs a driver */
     assert_int_equal(cujit_array_binary(CUJIT_BINOP_MUL, scalar, square, &out),
                      CUJIT_ERROR_NO_DRIVER);
     assert_status_detail(cujit_array_map(&out, "x * y", 2, (const char *[]){"x", "y"},
                                          (const cujit_array *[]){flat, square}),
-                         CUJIT_ERROR_INVALID_VALUE, "'y' has shape (4, 4), 'x' (16,)");
+                         CUJIT_ERROR_INVALID_VALUE,
+                         "cujit_array_map: 'x' has shape (16,) and 'y' (4, 4), which do not");
     cujit_array_destroy(flat);
     cujit_array_destroy(square);
     cujit_array_destroy(scalar);
@@ -439,7 +528,7 @@ static void operations_refuse_what_is_not_defined(void **state) {
                        CUJIT_ERROR_INVALID_VALUE, "name 1 ('i') is not a C identifier");
   assert_status_detail(cujit_array_map(&out, "x + y", 2, (const char *[]){"x", "y"},
                                        (const cujit_array *[]){f, short_one}),
-                       CUJIT_ERROR_INVALID_VALUE, "'y' has shape (3,), 'x' (8,)");
+                       CUJIT_ERROR_INVALID_VALUE, "'x' has shape (8,) and 'y' (3,), which do not");
   assert_int_equal(cujit_array_map(&out, "sin(2*x + 1)", 1, (const char *[]){"x"},
                                    (const cujit_array *[]){f}),
                    CUJIT_ERROR_NO_DRIVER);
@@ -664,6 +753,7 @@ int main(void) {
       cmocka_unit_test(ranges_at_the_ends_of_int64),
       cmocka_unit_test(operations_refuse_what_is_not_defined),
       cmocka_unit_test(every_operation_compiles),
+      cmocka_unit_test(operations_take_the_kinds_their_tables_say),
       cmocka_unit_test(where_is_checked),
       cmocka_unit_test(selections_are_checked),
       cmocka_unit_test(selections_compile),

@@ -355,6 +355,13 @@ static void every_function_takes_or_refuses_a_strided_view(void **state) {
   takes("cujit_array_reduce", cujit_array_reduce(CUJIT_REDOP_SUM, t, &out));
   takes("cujit_array_reduce", cujit_array_reduce(CUJIT_REDOP_ARGMAX, si, &out));
   takes("cujit_array_reduce_as", cujit_array_reduce_as(CUJIT_REDOP_SUM, t, CUJIT_TYPE_F64, &out));
+  takes("cujit_array_reduce_axis",
+        cujit_array_reduce_axis(CUJIT_REDOP_MAX, t, 1, (const int[]){0}, 0, &out));
+  takes("cujit_array_reduce_axis",
+        cujit_array_reduce_axis(CUJIT_REDOP_ARGMIN, t, 1, (const int[]){-1}, 1, &out));
+  takes("cujit_array_reduce_axis_as",
+        cujit_array_reduce_axis_as(CUJIT_REDOP_SUM, t, 1, (const int[]){1}, 0, CUJIT_TYPE_F64,
+                                   &out));
   takes("cujit_array_dot", cujit_array_dot(t, t, &out));
   assert_null(out);
   takes("cujit_array_reduce_host",
@@ -398,20 +405,26 @@ static void every_function_takes_or_refuses_a_strided_view(void **state) {
   header_functions_all_seen();
 }
 
-/* Broadcasting: a single element with an array gives the array's shape (with leading
- * dimensions of one where the single element has more); any other difference is refused
- * naming both shapes. */
+/* Broadcasting, NumPy's rule: shapes aligned on their last dimensions, each pair of sizes
+ * equal or one of them 1 (stretched); any other pair is refused naming both shapes. */
 static void broadcasting(void **state) {
-  const int64_t m[] = {4, 4}, n = 4, one = 1, ones[] = {1, 1}, n16 = 16;
+  const int64_t m[] = {4, 4}, n = 4, one = 1, ones[] = {1, 1}, n16 = 16, n3 = 3;
   cujit_array *x = wrap(CUJIT_TYPE_F32, 2, m, 0x10000), *row = wrap(CUJIT_TYPE_F32, 1, &n, 0x20000);
   cujit_array *e = wrap(CUJIT_TYPE_F32, 1, &one, 0x30000),
               *ee = wrap(CUJIT_TYPE_F32, 2, ones, 0x40000);
   cujit_array *flat = wrap(CUJIT_TYPE_F32, 1, &n16, 0x50000), *out = NULL, *b = NULL;
   cujit_array *given14 = wrap(CUJIT_TYPE_F32, 2, (const int64_t[]){1, 4}, 0x60000);
+  cujit_array *col = wrap(CUJIT_TYPE_F32, 2, (const int64_t[]){4, 1}, 0x70000);
+  cujit_array *three = wrap(CUJIT_TYPE_F32, 1, &n3, 0x80000);
   (void)state;
   assert_int_equal(cujit_array_binary(CUJIT_BINOP_ADD, x, e, &out), CUJIT_ERROR_NO_DRIVER);
   assert_int_equal(cujit_array_binary(CUJIT_BINOP_MAXIMUM, e, x, &out), CUJIT_ERROR_NO_DRIVER);
   assert_int_equal(cujit_array_binary(CUJIT_BINOP_MINIMUM, ee, row, &out), CUJIT_ERROR_NO_DRIVER);
+  /* (4, 4) with (4,), (4, 1) with (4,) and (1, 4) with (4, 1): each is (4, 4) */
+  assert_int_equal(cujit_array_binary(CUJIT_BINOP_ADD, x, row, &out), CUJIT_ERROR_NO_DRIVER);
+  assert_int_equal(cujit_array_binary(CUJIT_BINOP_SUB, col, row, &out), CUJIT_ERROR_NO_DRIVER);
+  assert_int_equal(cujit_array_binary(CUJIT_BINOP_LT, given14, col, &out), CUJIT_ERROR_NO_DRIVER);
+  assert_null(out);
   /* (1, 1) with (4,) is (1, 4): an output of (4,) is refused, one of (1, 4) taken */
   out = row;
   assert_status_detail(cujit_array_binary(CUJIT_BINOP_ADD, ee, row, &out),
@@ -422,19 +435,46 @@ static void broadcasting(void **state) {
   out = e; /* the single element is not the result */
   assert_status_detail(cujit_array_binary(CUJIT_BINOP_ADD, x, e, &out), CUJIT_ERROR_INVALID_VALUE,
                        "the output's shape (1,) differs from the result's (4, 4)");
+  out = given14; /* an output is not broadcast either: (4, 1) + (4,) is (4, 4) */
+  assert_status_detail(cujit_array_binary(CUJIT_BINOP_ADD, col, row, &out),
+                       CUJIT_ERROR_INVALID_VALUE,
+                       "the output's shape (1, 4) differs from the result's (4, 4)");
   out = NULL;
-  assert_status_detail(cujit_array_binary(CUJIT_BINOP_ADD, x, row, &out), CUJIT_ERROR_INVALID_VALUE,
-                       "cujit_array_binary: a has shape (4, 4) and b (4,); elementwise "
-                       "operations need arrays of one shape, or of a single element");
+  assert_status_detail(cujit_array_binary(CUJIT_BINOP_ADD, x, three, &out),
+                       CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_array_binary: a has shape (4, 4) and b (3,), which do not "
+                       "broadcast (NumPy's rule: aligned on their last dimensions, sizes must "
+                       "be equal or 1; here 4 and 3)");
   assert_status_detail(cujit_array_binary(CUJIT_BINOP_ADD, flat, x, &out),
-                       CUJIT_ERROR_INVALID_VALUE, "a has shape (16,) and b (4, 4)");
-  assert_status_detail(cujit_array_where(e, cujit_arr(x), cujit_arr(row), &out),
+                       CUJIT_ERROR_INVALID_VALUE, "a has shape (16,) and b (4, 4), which do not");
+  assert_status_detail(cujit_array_binary(CUJIT_BINOP_EQ, three, x, &out),
+                       CUJIT_ERROR_INVALID_VALUE, "a has shape (3,) and b (4, 4)");
+  assert_status_detail(cujit_array_where(e, cujit_arr(x), cujit_arr(three), &out),
                        CUJIT_ERROR_INVALID_VALUE,
-                       "cujit_array_where: a has shape (4, 4) and b (4,)");
-  assert_status_detail(cujit_array_where(row, cujit_arr(x), cujit_f32(0), &out),
+                       "cujit_array_where: a has shape (4, 4) and b (3,), which do not");
+  assert_status_detail(cujit_array_where(three, cujit_arr(x), cujit_f32(0), &out),
                        CUJIT_ERROR_INVALID_VALUE,
-                       "cujit_array_where: cond has shape (4,) and a (4, 4)");
+                       "cujit_array_where: cond has shape (3,) and a (4, 4), which do not");
   assert_int_equal(cujit_array_where(e, cujit_arr(x), cujit_arr(ee), &out), CUJIT_ERROR_NO_DRIVER);
+  assert_int_equal(cujit_array_where(row, cujit_arr(col), cujit_f32(0), &out),
+                   CUJIT_ERROR_NO_DRIVER);
+  assert_int_equal(cujit_array_where(col, cujit_arr(x), cujit_arr(row), &out),
+                   CUJIT_ERROR_NO_DRIVER);
+  /* allclose: a row against every row of a matrix; (3,) against (4, 4) is refused */
+  {
+    int close = -1;
+    assert_int_equal(cujit_array_allclose(x, row, 1e-5, 1e-8, 0, &close), CUJIT_ERROR_NO_DRIVER);
+    assert_status_detail(cujit_array_allclose(x, three, 1e-5, 1e-8, 0, &close),
+                         CUJIT_ERROR_INVALID_VALUE, "has shape (4, 4) and b (3,), which do not");
+  }
+  /* the map: (3,) with (4, 1) is (4, 3); (3,) with (4, 4) is refused */
+  assert_int_equal(cujit_array_map(&out, "x * y", 2, (const char *[]){"x", "y"},
+                                   (const cujit_array *[]){three, col}),
+                   CUJIT_ERROR_NO_DRIVER);
+  assert_status_detail(cujit_array_map(&out, "x * y", 2, (const char *[]){"x", "y"},
+                                       (const cujit_array *[]){three, x}),
+                       CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_array_map: 'x' has shape (3,) and 'y' (4, 4), which do not");
   assert_null(out);
   /* a view of one element of an array broadcasts too: x + b[0:1] */
   assert_ok(cujit_array_view(flat, 5, 6, &b));
@@ -446,6 +486,8 @@ static void broadcasting(void **state) {
   cujit_array_destroy(ee);
   cujit_array_destroy(flat);
   cujit_array_destroy(given14);
+  cujit_array_destroy(col);
+  cujit_array_destroy(three);
 }
 
 /* Reading, writing and copying an array over memory cujit did not allocate, with no driver

@@ -8,7 +8,7 @@
  * past the last entry point, which are closures and work the same. */
 #include "testutil.h"
 #include "call/trampoline.h"
-#include "driver/driver.h"
+#include "dl/driver.h"
 #include "fakedriver/checkdriver.h"
 #include "module/function.h"
 

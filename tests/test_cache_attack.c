@@ -212,13 +212,13 @@ static void plant_entry(const char *dir, const char *entry) {
   for (i = 0; i < 16; i++) sscanf(hex + 2 * i, "%2hhx", &key.b[i]);
   o.flags = CUJIT_OPT_NO_CACHE;
   assert_ok(cj_request_init(&r, kOther, "k.cu", &o, NULL));
-  assert_ok(cj_compile(&r, &im));
+  assert_ok(cj_cache_compile(&r, &im));
   cj_request_free(&r);
   root.fd = open(dir, O_RDONLY | O_DIRECTORY);
   snprintf(root.path, sizeof root.path, "%s", dir);
-  assert_int_equal(cj_entry_open(&root, &key, 1, &p), 0);
+  assert_int_equal(cj_disk_entry_open(&root, &key, 1, &p), 0);
   assert_true(cj_disk_write(&p, &key, im, NULL, "k.cu", NULL) > 0);
-  cj_entry_close(&p);
+  cj_disk_entry_close(&p);
   cj_root_close(&root);
   cj_image_unref(im);
 }
@@ -346,7 +346,7 @@ static void size_limit_holds_without_statistics(void **state) {
   }
   unsetenv("CUJIT_CACHE_MAX_SIZE");
   assert_int_equal(cj_root_open(&root, 0), 0);
-  assert_int_equal(cj_scan_dir(&root, &entries, &bytes), 0);
+  assert_int_equal(cj_prune_scan_dir(&root, &entries, &bytes), 0);
   cj_root_close(&root);
   if (bytes > 2 * 16384)
     fail_msg("%llu bytes in %llu entries after 70 writes", (unsigned long long)bytes,
@@ -471,15 +471,16 @@ static void cli_counts_with_writers(void **state) {
     cujit_options o = ptx_options();
     uint64_t n;
     o.flags = CUJIT_OPT_NO_CACHE;
-    if (cj_request_init(&r, kOther, "k.cu", &o, NULL) || cj_compile(&r, &im)) _exit(1);
+    if (cj_request_init(&r, kOther, "k.cu", &o, NULL) || cj_cache_compile(&r, &im)) _exit(1);
     if (cj_root_open(&root, 0) != 0) _exit(2);
     for (n = 0;; n++) {
       cj_entry_path p;
       cj_key key;
       memset(&key, 0, sizeof key);
       memcpy(key.b, &n, sizeof n);
-      if (cj_entry_open(&root, &key, 1, &p) == 0) cj_disk_write(&p, &key, im, NULL, "w.cu", NULL);
-      cj_entry_close(&p);
+      if (cj_disk_entry_open(&root, &key, 1, &p) == 0)
+        cj_disk_write(&p, &key, im, NULL, "w.cu", NULL);
+      cj_disk_entry_close(&p);
     }
   }
   for (i = 0; i < 10; i++) {

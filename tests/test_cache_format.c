@@ -125,7 +125,7 @@ static void reader_understands_golden(void **state) {
   assert_int_equal(im->n_names, 2);
   assert_string_equal(im->name_exprs[1], "fill<int>");
   assert_string_equal(im->lowered[1], "_Z4fillIiEvPT_S0_");
-  assert_true(cj_deps_same_files(&deps, &g.deps));
+  assert_true(cj_deplist_same_files(&deps, &g.deps));
   assert_string_equal(meta.name, "golden.cu");
   assert_int_equal(meta.nvrtc_major, 13);
   /* the index read from the PTX when it was written */
@@ -143,7 +143,7 @@ static void reader_understands_golden(void **state) {
   assert_int_equal(im->index->n_globals, 1);
   assert_string_equal(im->index->globals[0], "counter");
   cj_image_unref(im);
-  cj_deps_clear(&deps);
+  cj_deplist_clear(&deps);
   /* a listing reads the start only */
   {
     cj_key k;
@@ -216,7 +216,7 @@ static void owned_decode_reads_in_place(void **state) {
   assert_non_null(im->index);
   assert_true(cj_image_bytes(im) >= n);
   cj_image_unref(im); /* frees data */
-  cj_deps_clear(&deps);
+  cj_deplist_clear(&deps);
   data = malloc(n);
   assert_non_null(data);
   memcpy(data, good, n);
@@ -309,7 +309,7 @@ static void damaged_entries_are_rejected(void **state) {
     d[n - 1] ^= 1;
     assert_int_equal(cj_entry_decode(&g.key, d, n, &im, &deps, &meta, why, sizeof why), 0);
     cj_image_unref(im);
-    cj_deps_clear(&deps);
+    cj_deplist_clear(&deps);
     assert_int_equal(cj_entry_manifest_span(d, n, &manifest_at, &size), 0);
     assert_int_equal(cj_entry_manifest_check(d, d + manifest_at, (size_t)size), 1);
   }
@@ -388,7 +388,7 @@ static void damaged_entries_are_rejected(void **state) {
     assert_null(im->index);
     assert_string_equal(im->ptx, kPtx);
     cj_image_unref(im);
-    cj_deps_clear(&deps);
+    cj_deplist_clear(&deps);
   }
   /* every truncation of the payload, resealed with a consistent size */
   for (at = 64; at < n - strlen(kManifest); at++) {

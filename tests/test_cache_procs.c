@@ -211,10 +211,10 @@ static void lock_path_of_kernel(cj_entry_path *p) {
   assert_ok(cj_key_request(&r, &rk));
   assert_ok(cj_scan_request(&r, &deps, why, sizeof why));
   cj_key_disk(&rk, deps, &dk);
-  cj_deps_destroy(deps);
+  cj_deplist_destroy(deps);
   cj_request_free(&r);
   assert_int_equal(cj_root_open(&root, 0), 0);
-  assert_int_equal(cj_entry_open(&root, &dk, 1, p), 0);
+  assert_int_equal(cj_disk_entry_open(&root, &dk, 1, p), 0);
   snprintf(lock_path, sizeof lock_path, "%s/%s/%s", root.path, p->shard, p->lock);
   snprintf(shard_path, sizeof shard_path, "%s/%s", root.path, p->shard);
   cj_root_close(&root);
@@ -254,7 +254,7 @@ static void dead_holder_releases(void **state) {
   assert_int_equal(test_write_file(shard_path, p.lock, ""), 0);
   assert_int_equal(compile_count(kKernel, "p.cu", &(cujit_options){.arch = "compute_80"}), 1);
   assert_int_equal(access(lock_path, F_OK), -1);
-  cj_entry_close(&p);
+  cj_disk_entry_close(&p);
 }
 
 static int stop_now(void *user) {
@@ -309,10 +309,10 @@ static void hung_holder_times_out(void **state) {
   assert_int_equal(compile_count(kKernel, "p.cu", &(cujit_options){.arch = "compute_80"}), 0);
   setenv("CUJIT_CACHE_LOCK_TIMEOUT", "soon", 1);
   log_capture(CUJIT_LOG_WARN);
-  assert_true(cj_cache_lock_timeout() == 60.0);
+  assert_true(cj_cachedir_lock_timeout() == 60.0);
   assert_logged("CUJIT_CACHE_LOCK_TIMEOUT='soon' is not a number of seconds");
   unsetenv("CUJIT_CACHE_LOCK_TIMEOUT");
-  cj_entry_close(&p);
+  cj_disk_entry_close(&p);
 }
 
 /* Waits for the lock of p held by `pid` until the timeout (3 s, past the 2 s after which
@@ -326,7 +326,7 @@ static void waited_out_then_killed(cj_entry_path *p, pid_t pid) {
   assert_not_logged("is stopped");
   kill(pid, SIGKILL);
   wait_child(pid);
-  cj_entry_close(p);
+  cj_disk_entry_close(p);
 }
 
 /* A holder stopped while it holds the key's lock (SIGSTOP, Ctrl-Z, a debugger) is seen
@@ -404,7 +404,7 @@ static void ended_holder_is_not_waited_for(void **state) {
   unsetenv("CUJIT_CACHE_LOCK_TIMEOUT");
   kill(keeper, SIGKILL); /* the grandchild: init reaps it */
   unlink(held);
-  cj_entry_close(&p);
+  cj_disk_entry_close(&p);
 }
 
 /* ---- caches that cannot be written ---- */

@@ -20,7 +20,7 @@ static cj_image *compile_image(const char *src) {
   o.arch = "compute_80";
   o.flags = CUJIT_OPT_NO_CACHE;
   assert_ok(cj_request_init(&r, src, "race.cu", &o, NULL));
-  assert_ok(cj_compile(&r, &im));
+  assert_ok(cj_cache_compile(&r, &im));
   cj_request_free(&r);
   return im;
 }
@@ -53,7 +53,7 @@ static void replaced_while_read(void **state) {
   memset(&key, 0x5a, sizeof key);
   cj_root r = {.fd = open(root, O_RDONLY | O_DIRECTORY)};
   snprintf(r.path, sizeof r.path, "%s", root);
-  assert_int_equal(cj_entry_open(&r, &key, 1, &p), 0);
+  assert_int_equal(cj_disk_entry_open(&r, &key, 1, &p), 0);
   assert_true(cj_disk_write(&p, &key, a, NULL, "race.cu", NULL) > 0);
   writer = fork();
   assert_true(writer >= 0);
@@ -96,7 +96,7 @@ static void replaced_while_read(void **state) {
   cj_image_unref(b);
   cj_image_unref(a);
   munmap((void *)writes, sizeof(long));
-  cj_entry_close(&p);
+  cj_disk_entry_close(&p);
   close(r.fd);
   test_rmtree(root);
   free(root);

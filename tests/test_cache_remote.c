@@ -21,7 +21,7 @@
 #include "cachetest.h"
 #include "linktest.h"
 #include "remote/remote.h"
-#include "driver/hiredis.h"
+#include "dl/hiredis.h"
 
 #define PASSWORD "cujit-test-pw"
 enum { HERD = 32, LOOPERS = 4, LOOP_COMPILES = 5 };
@@ -152,7 +152,7 @@ static void key_of(const char *tag, cj_key *dk) {
   assert_ok(cj_key_request(&r, &rk));
   assert_ok(cj_scan_request(&r, &deps, why, sizeof why));
   cj_key_disk(&rk, deps, dk);
-  cj_deps_destroy(deps);
+  cj_deplist_destroy(deps);
   cj_request_free(&r);
 }
 
@@ -1164,7 +1164,7 @@ static void forged_entry_is_found_by_verify(void **state) {
   memset(&deps, 0, sizeof deps);
   assert_int_equal(cj_entry_decode(&key, real.data, real.len, &im, &deps, &meta, why, sizeof why),
                    0);
-  cj_deps_clear(&deps);
+  cj_deplist_clear(&deps);
   assert_int_equal(cj_entry_manifest_span(real.data, real.len, &at, &size), 0);
   assert_true(size > 0);
   cj_buf_append(&manifest, real.data + at, (size_t)size);

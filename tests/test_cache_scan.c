@@ -51,14 +51,14 @@ static int found(const scan_result *res, const char *file) {
   char path[4400];
   const cj_dep *d;
   snprintf(path, sizeof path, "%s/%s", dir, file);
-  d = cj_deps_find(res->deps, path);
+  d = cj_deplist_find(res->deps, path);
   return d && d->present;
 }
 
 static int probed(const scan_result *res, const char *file) {
   char path[4400];
   snprintf(path, sizeof path, "%s/%s", dir, file);
-  return cj_deps_find(res->deps, path) != NULL;
+  return cj_deplist_find(res->deps, path) != NULL;
 }
 
 static void write_in(const char *sub, const char *name, const char *text) {
@@ -96,8 +96,8 @@ static void every_spelling_of_a_directive(void **state) {
     snprintf(h, sizeof h, "inc/%c.h", names[i]);
     if (!found(&res, h)) fail_msg("%s was not followed", h);
   }
-  assert_int_equal(cj_deps_count_present(res.deps), 12);
-  cj_deps_destroy(res.deps);
+  assert_int_equal(cj_deplist_count_present(res.deps), 12);
+  cj_deplist_destroy(res.deps);
 }
 
 static void not_directives(void **state) {
@@ -111,8 +111,8 @@ static void not_directives(void **state) {
   write_in("inc", "n2.h", "\n");
   write_in("inc", "n3.h", "\n");
   scan(&res, text, "k.cu", NULL, NULL);
-  assert_int_equal(cj_deps_count_present(res.deps), 0);
-  cj_deps_destroy(res.deps);
+  assert_int_equal(cj_deplist_count_present(res.deps), 0);
+  cj_deplist_destroy(res.deps);
 }
 
 /* A text with no '#', no splice and no "%:" is not lexed at all, and a line with no comment,
@@ -136,14 +136,14 @@ static void quick_paths_find_the_same(void **state) {
   for (i = 0; i < CJ_COUNT(texts); i++) {
     scan(&res, texts[i], "k.cu", NULL, NULL);
     assert_string_equal(res.bypass, "");
-    if ((size_t)cj_deps_count_present(res.deps) != (size_t)want[i])
-      fail_msg("text %zu found %zu headers, not %d", i, (size_t)cj_deps_count_present(res.deps),
+    if ((size_t)cj_deplist_count_present(res.deps) != (size_t)want[i])
+      fail_msg("text %zu found %zu headers, not %d", i, (size_t)cj_deplist_count_present(res.deps),
                want[i]);
     if (i < 3) {
       snprintf(h, sizeof h, "inc/p%zu.h", i + 1);
       if (!found(&res, h)) fail_msg("%s was not followed", h);
     }
-    cj_deps_destroy(res.deps);
+    cj_deplist_destroy(res.deps);
   }
 }
 
@@ -168,15 +168,15 @@ static void search_order(void **state) {
   assert_true(found(&res, "inc/loop.h"));
   assert_true(found(&res, "inc/s.h"));
   assert_false(probed(&res, "src/s.h"));
-  cj_deps_destroy(res.deps);
+  cj_deplist_destroy(res.deps);
   /* an in-memory header wins over files; its own includes are followed */
   scan(&res, "#include \"q.h\"\n#include \"m.h\"\n", name, NULL, mem);
   assert_true(found(&res, "src/q.h"));
-  cj_deps_destroy(res.deps);
+  cj_deplist_destroy(res.deps);
   mem[0].name = "q.h";
   scan(&res, "#include \"q.h\"\n", name, NULL, mem);
   assert_false(probed(&res, "src/q.h"));
-  cj_deps_destroy(res.deps);
+  cj_deplist_destroy(res.deps);
 }
 
 /* -I and --pre-include given as NVRTC options; -no-source-include. */
@@ -198,11 +198,11 @@ static void options_that_change_the_search(void **state) {
   assert_true(found(&res, "more/p.h"));
   assert_true(found(&res, "inc/u.h"));
   assert_false(probed(&res, "src/u.h")); /* -no-source-include */
-  cj_deps_destroy(res.deps);
+  cj_deplist_destroy(res.deps);
   snprintf(idir, sizeof idir, "--include-path=%s/more", dir);
   scan(&res, "#include <t.h>\n", name, nv, NULL);
   assert_true(found(&res, "more/t.h"));
-  cj_deps_destroy(res.deps);
+  cj_deplist_destroy(res.deps);
 }
 
 /* The CUDA toolkit's include directory on the include path: its headers are covered by
@@ -215,14 +215,14 @@ static void toolkit_headers_are_not_tracked(void **state) {
   (void)state;
   snprintf(idir, sizeof idir, "-I%s", CUJIT_CUDA_INCLUDE_DIR);
   scan(&res, "#include <cuda_fp16.h>\n#include \"mine.h\"\n", "k.cu", nv, NULL);
-  assert_int_equal(cj_deps_count_present(res.deps), 0);
+  assert_int_equal(cj_deplist_count_present(res.deps), 0);
   assert_true(probed(&res, "inc/cuda_fp16.h")); /* a header put there later is noticed */
-  cj_deps_destroy(res.deps);
+  cj_deplist_destroy(res.deps);
   write_in("inc", "mine.h", "#include <cuda_fp16.h>\n");
   scan(&res, "#include \"mine.h\"\n", "k.cu", nv, NULL);
-  assert_int_equal(cj_deps_count_present(res.deps), 1);
+  assert_int_equal(cj_deplist_count_present(res.deps), 1);
   assert_true(found(&res, "inc/mine.h"));
-  cj_deps_destroy(res.deps);
+  cj_deplist_destroy(res.deps);
 }
 
 static void what_cannot_be_keyed(void **state) {
@@ -232,16 +232,16 @@ static void what_cannot_be_keyed(void **state) {
   scan(&res, "#include MISSING_HEADER\n", "m.cu", NULL, NULL);
   assert_non_null(strstr(res.bypass, "m.cu:1: #include MISSING_HEADER names a header through a "
                                      "macro"));
-  cj_deps_destroy(res.deps);
+  cj_deplist_destroy(res.deps);
   scan(&res, "#define H(x) <x>\n#include H(a.h)\n", "m.cu", NULL, NULL);
   assert_non_null(strstr(res.bypass, "m.cu:2:"));
-  cj_deps_destroy(res.deps);
+  cj_deplist_destroy(res.deps);
   scan(&res, "__global__ void k() {}\n", "m.cu", pch, NULL);
   assert_non_null(strstr(res.bypass, "NVRTC option '-pch' reads or writes files"));
-  cj_deps_destroy(res.deps);
+  cj_deplist_destroy(res.deps);
   scan(&res, "__global__ void k() {}\n", "m.cu", use, NULL);
   assert_non_null(strstr(res.bypass, "'--use-pch=x.pch'"));
-  cj_deps_destroy(res.deps);
+  cj_deplist_destroy(res.deps);
   /* a macro defined by a define option resolves */
   {
     const char *defs[] = {"CFG=\"cfg.h\"", NULL};
@@ -257,7 +257,7 @@ static void what_cannot_be_keyed(void **state) {
     cj_request_free(&r);
     assert_string_equal(res.bypass, "");
     assert_true(found(&res, "inc/cfg.h"));
-    cj_deps_destroy(res.deps);
+    cj_deplist_destroy(res.deps);
   }
 }
 
@@ -271,9 +271,9 @@ static void odd_files(void **state) {
   mkdir(strcat(strcpy(fifo, inc), "/dir.h"), 0700);
   scan(&res, "#include \"fifo.h\"\n#include \"dir.h\"\n#include \"\"\n#include \"unterminated\n",
        "o.cu", NULL, NULL);
-  assert_int_equal(cj_deps_count_present(res.deps), 0);
+  assert_int_equal(cj_deplist_count_present(res.deps), 0);
   assert_true(probed(&res, "inc/fifo.h"));
-  cj_deps_destroy(res.deps);
+  cj_deplist_destroy(res.deps);
 }
 
 /* Scans `text` and asserts that `name` in inc/ was followed (want) or not. */
@@ -294,7 +294,7 @@ static void scan_names(const char *text, const char *const *names) {
   write_all(names);
   scan(&res, text, "k.cu", NULL, NULL);
   for (; *names; names++) expect(&res, *names, (*names)[0] != 'n');
-  cj_deps_destroy(res.deps);
+  cj_deplist_destroy(res.deps);
 }
 
 /* Many headers, on disk and in memory, including each other: the queue of files to scan
@@ -341,8 +341,8 @@ static void many_headers(void **state) {
     snprintf(text, sizeof text, "e%d.h", i);
     expect(&res, text, 1);
   }
-  assert_int_equal(cj_deps_count_present(res.deps), 2 * N);
-  cj_deps_destroy(res.deps);
+  assert_int_equal(cj_deplist_count_present(res.deps), 2 * N);
+  cj_deplist_destroy(res.deps);
 }
 
 /* A block comment before a '#' is a blank, even one over lines; after a token it is not. */
@@ -449,7 +449,7 @@ static void pathological_sources(void **state) {
     memcpy(want, strstr(pieces[i][1], "#include \"") + 10, 4);
     want[4] = '\0';
     expect(&res, want, want[0] == 'p');
-    cj_deps_destroy(res.deps);
+    cj_deplist_destroy(res.deps);
   }
 }
 

@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "cachetest.h"
-#include "driver/nvrtc.h" /* internal: the entry point table, to play an older NVRTC */
+#include "dl/nvrtc.h" /* internal: the entry point table, to play an older NVRTC */
 
 static const char kHeavy[] = "template <int N> __global__ void heavy(float *x) {\n"
                              "  float a = x[threadIdx.x], b = x[threadIdx.x + 1];\n"
@@ -198,7 +198,7 @@ static void an_nvrtc_that_cannot_stop_compiles_to_the_end(void **state) {
   cujit_options o;
   hook h;
   (void)state;
-  assert_ok(cj_nvrtc_load());
+  assert_ok(cj_libnvrtc_load());
   saved = cj_nv.nvrtcSetFlowCallback;
   cj_nv.nvrtcSetFlowCallback = NULL;
   o = heavy_options(&h);

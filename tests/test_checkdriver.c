@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
-#include "driver/driver.h"
+#include "dl/driver.h"
 #include "fakedriver/checkdriver.h"
 
 static checkdriver_api cd;

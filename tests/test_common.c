@@ -819,6 +819,24 @@ static void scalar_table_is_sound(void **state) {
   assert_int_equal(cj_scalar_of(CUJIT_TYPE_BF16)->size, 2); /* the one the launch table lacked */
 }
 
+/* Each number type is of one kind, as its entry says; bytes and pointers are none. */
+static void scalar_kinds_are_asked_once(void **state) {
+  int t;
+  (void)state;
+  for (t = CUJIT_TYPE_BYTES; t <= CUJIT_TYPE_C128; t++) {
+    int number = t != CUJIT_TYPE_BYTES && t != CUJIT_TYPE_PTR;
+    int half = t == CUJIT_TYPE_F16 || t == CUJIT_TYPE_BF16;
+    int real = half || t == CUJIT_TYPE_F32 || t == CUJIT_TYPE_F64;
+    int complex = t == CUJIT_TYPE_C64 || t == CUJIT_TYPE_C128;
+    assert_int_equal(cj_scalar_is_int(t), number && !real && !complex);
+    assert_int_equal(cj_scalar_is_float(t), real);
+    assert_int_equal(cj_scalar_is_half(t), half);
+    assert_int_equal(cj_scalar_is_complex(t), complex);
+  }
+  assert_false(cj_scalar_is_int(-1) || cj_scalar_is_float(-1) || cj_scalar_is_complex(-1));
+  assert_false(cj_scalar_is_half(CUJIT_TYPE_C128 + 1));
+}
+
 /* A kernel's or an operand's name is a C identifier: ASCII letters, digits and '_', not
  * starting with a digit (bytes of UTF-8 letters are not letters). */
 static void identifiers_are_c_names(void **state) {
@@ -847,6 +865,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(manual_lists_the_table),
       cmocka_unit_test(sources_read_the_environment_through_the_table),
       cmocka_unit_test(scalar_table_is_sound),
+      cmocka_unit_test(scalar_kinds_are_asked_once),
       cmocka_unit_test(identifiers_are_c_names),
       cmocka_unit_test(handles_are_never_given_twice),
   };

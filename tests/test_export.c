@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "cachetest.h"
-#include "driver/nvrtc.h" /* internal: cj_nvrtc_loaded */
-#include "format/blob.h"  /* internal: the blob's layout, for damaging it */
+#include "dl/nvrtc.h"    /* internal: cj_libnvrtc_loaded */
+#include "format/blob.h" /* internal: the blob's layout, for damaging it */
 
 #define SOURCE                                                        \
   "template <typename T> __global__ void scale(T *x, T f, int n) {\n" \
@@ -502,7 +502,7 @@ static int child_import(const char *file) {
   /* compiling the same request here is a hit, needing no NVRTC */
   st = cujit_module_from_source(&m, kSource, "k.cu", &o);
   printf("%s; nvrtc loaded %d\n", st == CUJIT_OK ? "imported" : cujit_last_error(),
-         cj_nvrtc_loaded());
+         cj_libnvrtc_loaded());
   cujit_module_destroy(m);
   return st == CUJIT_OK ? 0 : 2;
 }

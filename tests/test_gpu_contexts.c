@@ -7,7 +7,7 @@
  * made only in a primary context cujit holds, and made again after a reset, since pinned
  * memory dies with its context. */
 #include "gputest.h"
-#include "driver/driver.h"
+#include "dl/driver.h"
 #include "launch/launch.h"
 
 static const char kPut[] = "extern \"C\" __global__ void put(int *out, int v) { *out = v; }\n"

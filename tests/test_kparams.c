@@ -9,7 +9,7 @@
 
 #include "testutil.h"
 #include "compile/symbols.h"
-#include "driver/zstd.h"
+#include "dl/zstd.h"
 #include "format/code.h"
 #include "format/prebuilt.h"
 

@@ -7,7 +7,7 @@
 #include <fcntl.h>
 
 #include "cachetest.h"
-#include "driver/nvjitlink.h" /* internal: cj_nvjitlink_loaded */
+#include "dl/nvjitlink.h" /* internal: cj_nvjitlink_loaded */
 #include "linktest.h"
 
 static cujit_options arch_options(void) {

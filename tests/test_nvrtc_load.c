@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "cachetest.h"
-#include "driver/nvrtc.h"
+#include "dl/nvrtc.h"
 
 static const char kOther[] = "__global__ void other(int *x) { x[0] = 1; }\n";
 
@@ -52,7 +52,7 @@ static int hit_without_nvrtc(void) {
   if (cujit_module_from_source(&m, kKernel, "k.cu", NULL) != CUJIT_OK) return 11;
   cujit_module_destroy(m);
   if (cujit_cache_get_stats(&s) != CUJIT_OK || s.hits != 1 || s.compiles != 0) return 12;
-  if (cj_nvrtc_loaded() || nvrtc_mapped() != 0) return 13;
+  if (cj_libnvrtc_loaded() || nvrtc_mapped() != 0) return 13;
   return 0;
 }
 
@@ -95,9 +95,9 @@ static void a_missing_nvrtc_is_a_clear_error(void **state) {
 
 /* The key names NVRTC by the build ID of the library that would be loaded. */
 static int identity_from_build_id(void) {
-  const char *id = cj_nvrtc_identity();
+  const char *id = cj_libnvrtc_identity();
   if (strncmp(id, "nvrtc build ", 12) != 0 || strlen(id) < 12 + 16) return 30;
-  return cj_nvrtc_loaded() ? 31 : 0;
+  return cj_libnvrtc_loaded() ? 31 : 0;
 }
 
 static void nvrtc_is_named_by_its_build(void **state) {
@@ -119,11 +119,11 @@ static int identity_without_build_id(void) {
   fclose(f);
   setenv("CUJIT_NVRTC", path, 1);
   snprintf(want, sizeof want, "libnvrtc.so.13 %d", 28);
-  if (strcmp(cj_nvrtc_identity(), want) != 0)
+  if (strcmp(cj_libnvrtc_identity(), want) != 0)
     rc = 42;
   else if (strcmp(cujit_nvrtc_path(), path) != 0)
     rc = 43;
-  else if (strcmp(cj_nvrtc_dir(), dir) != 0)
+  else if (strcmp(cj_libnvrtc_dir(), dir) != 0)
     rc = 44;
   unlink(path);
   rmdir(dir);
@@ -139,9 +139,9 @@ static int explicit_library(void) {
   snprintf(dir, sizeof dir, "%s", found);
   if (!(slash = strrchr(dir, '/'))) return 51;
   *slash = '\0';
-  return strncmp(cj_nvrtc_identity(), "nvrtc build ", 12) != 0 ? 52
-         : strcmp(cj_nvrtc_dir(), dir) != 0                    ? 53
-                                                               : 0;
+  return strncmp(cj_libnvrtc_identity(), "nvrtc build ", 12) != 0 ? 52
+         : strcmp(cj_libnvrtc_dir(), dir) != 0                    ? 53
+                                                                  : 0;
 }
 
 static void nvrtc_identity_path_and_directory(void **state) {
@@ -161,7 +161,7 @@ static int relative_nvrtc(void) {
   if (test_write_file(dir, "libnvrtc.so.13", "planted, 12") != 0) return 61;
   setenv("CUJIT_NVRTC", "libnvrtc.so.13", 1);
   log_capture(CUJIT_LOG_WARN);
-  if (cj_nvrtc_identity()[0] || cujit_nvrtc_path()[0] || cj_nvrtc_dir()[0])
+  if (cj_libnvrtc_identity()[0] || cujit_nvrtc_path()[0] || cj_libnvrtc_dir()[0])
     rc = 62;
   else if (!strstr(log_text, "CUJIT_NVRTC is 'libnvrtc.so.13', which is not an absolute path"))
     rc = 63;
@@ -170,11 +170,11 @@ static int relative_nvrtc(void) {
   else if (!strstr(cujit_last_error(), "CUJIT_NVRTC is 'libnvrtc.so.13', which is not an "
                                        "absolute path"))
     rc = 65;
-  else if (cj_nvrtc_loaded() || nvrtc_mapped() != 0)
+  else if (cj_libnvrtc_loaded() || nvrtc_mapped() != 0)
     rc = 66;
   if (rc)
-    fprintf(stderr, "identity '%s', error: %s\nlog: %s\n", cj_nvrtc_identity(), cujit_last_error(),
-            log_text);
+    fprintf(stderr, "identity '%s', error: %s\nlog: %s\n", cj_libnvrtc_identity(),
+            cujit_last_error(), log_text);
   cujit_module_destroy(m);
   test_rmtree(dir);
   free(dir);
@@ -227,7 +227,7 @@ static int nvrtc_through_a_relative_directory(void) {
     rc = 74;
   else if (cujit_module_from_source(&m, kOther, "other.cu", NULL) != CUJIT_OK)
     rc = 75;
-  else if (!cj_nvrtc_loaded())
+  else if (!cj_libnvrtc_loaded())
     rc = 76; /* compiled, not found in a cache */
   if (rc)
     fprintf(stderr, "path '%s' (want '%s'): %s\n", cujit_nvrtc_path(), path, cujit_last_error());
@@ -267,7 +267,7 @@ static int replaced_nvrtc(void) {
   snprintf(path, sizeof path, "%s/libnvrtc.so.13", dir);
   if (symlink(first, path) != 0) return 81;
   setenv("CUJIT_NVRTC", path, 1);
-  if (strncmp(cj_nvrtc_identity(), "nvrtc build ", 12) != 0)
+  if (strncmp(cj_libnvrtc_identity(), "nvrtc build ", 12) != 0)
     rc = 82;
   else if (unlink(path) != 0 || symlink(second, path) != 0)
     rc = 83;
@@ -275,7 +275,7 @@ static int replaced_nvrtc(void) {
     rc = 84;
   else if (!strstr(cujit_last_error(), "is not the file this process named in its cache keys"))
     rc = 85;
-  if (rc) fprintf(stderr, "identity '%s': %s\n", cj_nvrtc_identity(), cujit_last_error());
+  if (rc) fprintf(stderr, "identity '%s': %s\n", cj_libnvrtc_identity(), cujit_last_error());
   cujit_module_destroy(m);
   test_rmtree(dir);
   free(dir);

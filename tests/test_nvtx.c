@@ -363,9 +363,9 @@ static void array_operations_are_named_by_operation_and_type(void **state) {
   cujit_array_destroy(r), r = NULL;
   OPERATION("cujit: add f32", 0, cujit_array_binary(CUJIT_BINOP_ADD, x, x, &r));
   cujit_array_destroy(r), r = NULL;
-  OPERATION("cujit: mul f32 f64", 1, cujit_array_binary(CUJIT_BINOP_MUL, x, y, &r));
+  OPERATION("cujit: multiply f32 f64", 1, cujit_array_binary(CUJIT_BINOP_MUL, x, y, &r));
   cujit_array_destroy(r), r = NULL;
-  OPERATION("cujit: sub f32", 1, cujit_array_binary_scalar(CUJIT_BINOP_SUB, x, 1.0, 0, &r));
+  OPERATION("cujit: subtract f32", 1, cujit_array_binary_scalar(CUJIT_BINOP_SUB, x, 1.0, 0, &r));
   cujit_array_destroy(r), r = NULL;
   OPERATION("cujit: sqrt f64", 1, cujit_array_unary(CUJIT_UNOP_SQRT, y, &r));
   cujit_array_destroy(r), r = NULL;

@@ -196,22 +196,22 @@ static void fake_driver(void) {
 
 /* ---- the pool ---- */
 
-static cj_mem_ctx owner; /* the context the memory came from, as cj_pool_alloc says */
+static cj_mem_ctx owner; /* the context the memory came from, as cj_mem_pool_alloc says */
 
 static void pool_keeps_everything_unless_capped(void **state) {
   CUdeviceptr d = 0;
   (void)state;
   unsetenv("CUJIT_POOL_KEEP");
-  assert_ok(cj_pool_alloc(0, 4096, NULL, &d, &owner));
+  assert_ok(cj_mem_pool_alloc(0, 4096, NULL, &d, &owner));
   assert_int_equal(pools_made, 1);
   /* no release threshold: a synchronisation gives nothing back */
   assert_true(threshold == UINT64_MAX);
-  cj_pool_free(0, d, 4096, NULL, &owner);
+  cj_mem_pool_free(0, d, 4096, NULL, &owner);
   setenv("CUJIT_POOL_KEEP", "256M", 1); /* read when a device's pool is made */
-  assert_ok(cj_pool_alloc(1, 4096, NULL, &d, &owner));
+  assert_ok(cj_mem_pool_alloc(1, 4096, NULL, &d, &owner));
   assert_int_equal(pools_made, 2);
   assert_true(threshold == (cuuint64_t)256 << 20);
-  cj_pool_free(1, d, 4096, NULL, &owner);
+  cj_mem_pool_free(1, d, 4096, NULL, &owner);
   unsetenv("CUJIT_POOL_KEEP");
 }
 
@@ -220,13 +220,13 @@ static void a_full_device_gets_what_the_pool_keeps(void **state) {
   (void)state;
   trims = 0;
   oom_replies = 1; /* full until the pool gives back what it keeps */
-  assert_ok(cj_pool_alloc(0, 1 << 20, NULL, &d, &owner));
+  assert_ok(cj_mem_pool_alloc(0, 1 << 20, NULL, &d, &owner));
   assert_int_equal(trims, 1);
   assert_int_equal(oom_replies, 0);
-  cj_pool_free(0, d, 1 << 20, NULL, &owner);
+  cj_mem_pool_free(0, d, 1 << 20, NULL, &owner);
   /* full even then: one more try, then the failure says what was done */
   oom_replies = 2;
-  assert_status_detail(cj_pool_alloc(0, 1 << 20, NULL, &d, &owner), CUJIT_ERROR_DEVICE_MEMORY,
+  assert_status_detail(cj_mem_pool_alloc(0, 1 << 20, NULL, &d, &owner), CUJIT_ERROR_DEVICE_MEMORY,
                        "cannot get 1048576 bytes of device memory for an In/Out buffer or an "
                        "array: CUDA_ERROR_OUT_OF_MEMORY, even after cujit's pool gave back what "
                        "it kept");
@@ -234,9 +234,9 @@ static void a_full_device_gets_what_the_pool_keeps(void **state) {
   assert_int_equal(oom_replies, 0);
   assert_true(d == 0);
   /* a device that is not full is never trimmed */
-  assert_ok(cj_pool_alloc(0, 64, NULL, &d, &owner));
+  assert_ok(cj_mem_pool_alloc(0, 64, NULL, &d, &owner));
   assert_int_equal(trims, 2);
-  cj_pool_free(0, d, 64, NULL, &owner);
+  cj_mem_pool_free(0, d, 64, NULL, &owner);
 }
 
 /* Small requests on the default stream of a context cujit holds: plain device memory
@@ -248,34 +248,39 @@ static void small_blocks_need_no_pool(void **state) {
   int k, made = pools_made;
   (void)state;
   current_ctx = HELD_CTX;
-  for (k = 0; k < 3; k++) assert_ok(cj_pool_alloc(2, 1600, NULL, &d[k], &owner));
+  for (k = 0; k < 3; k++) assert_ok(cj_mem_pool_alloc(2, 1600, NULL, &d[k], &owner));
   assert_int_equal(pools_made, made); /* a short program's first launch: no pool */
   assert_int_equal(plain_allocs, 3);
   assert_true(d[0] != d[1] && d[1] != d[2] && d[0] != d[2]);
-  cj_pool_free(2, d[1], 1600, NULL, &owner);
-  assert_ok(cj_pool_alloc(2, 1600, NULL, &again, &owner)); /* the block given back, no new one */
+  cj_mem_pool_free(2, d[1], 1600, NULL, &owner);
+  assert_ok(
+      cj_mem_pool_alloc(2, 1600, NULL, &again, &owner)); /* the block given back, no new one */
   assert_true(again == d[1]);
   assert_int_equal(plain_allocs, 3);
-  assert_ok(cj_pool_alloc(2, 1200, NULL, &d[3], &owner)); /* another size: a block of its own */
+  assert_ok(cj_mem_pool_alloc(2, 1200, NULL, &d[3], &owner)); /* another size: a block of its own */
   assert_int_equal(plain_allocs, 4);
-  for (k = 4; k < 16; k++) assert_ok(cj_pool_alloc(2, 100 + k, NULL, &d[k], &owner));
+  for (k = 4; k < 16; k++) assert_ok(cj_mem_pool_alloc(2, 100 + k, NULL, &d[k], &owner));
   assert_int_equal(plain_allocs, 16);
-  assert_ok(cj_pool_alloc(2, 1600, NULL, &d[16], &owner)); /* 16 blocks: the rest from the pool */
+  assert_ok(
+      cj_mem_pool_alloc(2, 1600, NULL, &d[16], &owner)); /* 16 blocks: the rest from the pool */
   assert_int_equal(plain_allocs, 16);
   assert_int_equal(pools_made, made + 1);
-  assert_ok(cj_pool_alloc(2, (64 << 10) + 1, NULL, &d[17], &owner)); /* beyond 64 KiB: the pool */
-  assert_ok(cj_pool_alloc(2, 1600, (CUstream)(uintptr_t)0x77, &d[18], &owner)); /* another stream */
+  assert_ok(
+      cj_mem_pool_alloc(2, (64 << 10) + 1, NULL, &d[17], &owner)); /* beyond 64 KiB: the pool */
+  assert_ok(
+      cj_mem_pool_alloc(2, 1600, (CUstream)(uintptr_t)0x77, &d[18], &owner)); /* another stream */
   assert_int_equal(plain_allocs, 16);
   current_ctx = OTHER_CTX; /* a context of the program's own: never */
-  assert_ok(cj_pool_alloc(2, 500, NULL, &d[19], &owner));
+  assert_ok(cj_mem_pool_alloc(2, 500, NULL, &d[19], &owner));
   assert_int_equal(plain_allocs, 16);
   current_ctx = HELD_CTX;
-  cj_pool_free(2, d[16], 1600, NULL, &owner);
-  cj_pool_free(2, d[17], (64 << 10) + 1, NULL, &owner);
-  cj_pool_free(2, d[18], 1600, (CUstream)(uintptr_t)0x77, &owner);
-  cj_pool_free(2, d[19], 500, NULL, &owner);
-  for (k = 3; k < 16; k++) cj_pool_free(2, d[k], k == 3 ? 1200 : (size_t)(100 + k), NULL, &owner);
-  cj_pool_free(2, d[0], 1600, NULL, &owner);
+  cj_mem_pool_free(2, d[16], 1600, NULL, &owner);
+  cj_mem_pool_free(2, d[17], (64 << 10) + 1, NULL, &owner);
+  cj_mem_pool_free(2, d[18], 1600, (CUstream)(uintptr_t)0x77, &owner);
+  cj_mem_pool_free(2, d[19], 500, NULL, &owner);
+  for (k = 3; k < 16; k++)
+    cj_mem_pool_free(2, d[k], k == 3 ? 1200 : (size_t)(100 + k), NULL, &owner);
+  cj_mem_pool_free(2, d[0], 1600, NULL, &owner);
   /* d[2] and `again` in use: the trim frees the other 14 */
   assert_int_equal(plain_frees, 0);
   assert_ok(cj_mem_trim(2));
@@ -283,28 +288,28 @@ static void small_blocks_need_no_pool(void **state) {
   assert_ok(cj_mem_usage(2, &used, &kept));
   assert_int_equal(used, 3200);
   assert_int_equal(kept, 3200);
-  cj_pool_free(2, d[2], 1600, NULL, &owner);
-  cj_pool_free(2, again, 1600, NULL, &owner);
+  cj_mem_pool_free(2, d[2], 1600, NULL, &owner);
+  cj_mem_pool_free(2, again, 1600, NULL, &owner);
   assert_ok(cj_mem_trim(2));
   assert_int_equal(plain_frees, 16);
   /* given back on another stream (an array moved to one): free once that stream drained,
    * since the next request is ordered on the default stream only */
-  assert_ok(cj_pool_alloc(2, 1600, NULL, &d[0], &owner));
+  assert_ok(cj_mem_pool_alloc(2, 1600, NULL, &d[0], &owner));
   assert_int_equal(plain_allocs, 17);
   last_synced = NULL;
-  cj_pool_free(2, d[0], 1600, (CUstream)(uintptr_t)0x77, &owner);
+  cj_mem_pool_free(2, d[0], 1600, (CUstream)(uintptr_t)0x77, &owner);
   assert_true(last_synced == (CUstream)(uintptr_t)0x77);
-  assert_ok(cj_pool_alloc(2, 1600, NULL, &again, &owner));
+  assert_ok(cj_mem_pool_alloc(2, 1600, NULL, &again, &owner));
   assert_true(again == d[0]);
-  cj_pool_free(2, again, 1600, NULL, &owner);
+  cj_mem_pool_free(2, again, 1600, NULL, &owner);
   /* a reset: the block of the context before it is neither taken again nor freed */
-  assert_ok(cj_pool_alloc(2, 1600, NULL, &d[0], &owner));
-  cj_pool_free(2, d[0], 1600, NULL, &owner);
+  assert_ok(cj_mem_pool_alloc(2, 1600, NULL, &d[0], &owner));
+  cj_mem_pool_free(2, d[0], 1600, NULL, &owner);
   held_ctx_id++; /* cuDevicePrimaryCtxReset */
-  assert_ok(cj_pool_alloc(2, 1600, NULL, &again, &owner));
+  assert_ok(cj_mem_pool_alloc(2, 1600, NULL, &again, &owner));
   assert_true(again != d[0]);
   assert_int_equal(plain_allocs, 18);
-  cj_pool_free(2, again, 1600, NULL, &owner);
+  cj_mem_pool_free(2, again, 1600, NULL, &owner);
   assert_ok(cj_mem_trim(2));
   assert_int_equal(plain_frees, 17);
   free((void *)(uintptr_t)d[0]); /* what the reset freed */

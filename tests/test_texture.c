@@ -48,12 +48,12 @@ static void descriptors_grow_without_breaking(void **state) {
 
 static void formats_and_channels(void **state) {
   (void)state;
-  assert_int_equal(cj_format_bytes(CUJIT_FORMAT_F32), 4);
-  assert_int_equal(cj_format_bytes(CUJIT_FORMAT_F16), 2);
-  assert_int_equal(cj_format_bytes(CUJIT_FORMAT_U8), 1);
-  assert_int_equal(cj_format_bytes(CUJIT_FORMAT_I32), 4);
-  assert_int_equal(cj_format_bytes(99), 0);
-  assert_int_equal(cj_format_bytes(-1), 0);
+  assert_int_equal(cj_tex_format_bytes(CUJIT_FORMAT_F32), 4);
+  assert_int_equal(cj_tex_format_bytes(CUJIT_FORMAT_F16), 2);
+  assert_int_equal(cj_tex_format_bytes(CUJIT_FORMAT_U8), 1);
+  assert_int_equal(cj_tex_format_bytes(CUJIT_FORMAT_I32), 4);
+  assert_int_equal(cj_tex_format_bytes(99), 0);
+  assert_int_equal(cj_tex_format_bytes(-1), 0);
   assert_ok(cj_texel_check("f", CUJIT_FORMAT_U8, 4));
   assert_status_detail(cj_texel_check("f", 42, 1), CUJIT_ERROR_INVALID_VALUE,
                        "f: format 42 is not a cujit_format");
@@ -150,38 +150,39 @@ static void array_shapes_are_checked(void **state) {
   cujit_cuarray_desc d = CUJIT_CUARRAY_DESC_INIT;
   (void)state;
   d.channels = 1;
-  assert_status_detail(cj_array_desc_check(&d), CUJIT_ERROR_INVALID_VALUE,
+  assert_status_detail(cj_tex_array_desc_check(&d), CUJIT_ERROR_INVALID_VALUE,
                        "cujit_cuarray_create: width is 0");
   d.width = 64;
-  assert_ok(cj_array_desc_check(&d));
+  assert_ok(cj_tex_array_desc_check(&d));
   d.depth = 4;
-  assert_status_detail(cj_array_desc_check(&d), CUJIT_ERROR_INVALID_VALUE,
+  assert_status_detail(cj_tex_array_desc_check(&d), CUJIT_ERROR_INVALID_VALUE,
                        "depth is 4 but height is 0; a 3-D array needs a height");
   d.height = 8;
-  assert_ok(cj_array_desc_check(&d));
-  assert_ok(cj_array_limits_check(&kLim, &d));
+  assert_ok(cj_tex_array_desc_check(&d));
+  assert_ok(cj_tex_array_limits_check(&kLim, &d));
   d.flags = 0x10;
-  assert_status_detail(cj_array_desc_check(&d), CUJIT_ERROR_INVALID_VALUE,
+  assert_status_detail(cj_tex_array_desc_check(&d), CUJIT_ERROR_INVALID_VALUE,
                        "flags has unknown bits 0x10");
   d.flags = 0;
   d.channels = 3;
-  assert_status_detail(cj_array_desc_check(&d), CUJIT_ERROR_INVALID_VALUE, "3 channels");
+  assert_status_detail(cj_tex_array_desc_check(&d), CUJIT_ERROR_INVALID_VALUE, "3 channels");
   d.channels = 4;
   d.width = d.height = d.depth = (size_t)1 << 30;
-  assert_status_detail(cj_array_desc_check(&d), CUJIT_ERROR_INVALID_VALUE, "too large to address");
+  assert_status_detail(cj_tex_array_desc_check(&d), CUJIT_ERROR_INVALID_VALUE,
+                       "too large to address");
   d.width = 20000;
   d.height = d.depth = 8;
-  assert_status_detail(cj_array_limits_check(&kLim, &d), CUJIT_ERROR_INVALID_VALUE,
+  assert_status_detail(cj_tex_array_limits_check(&kLim, &d), CUJIT_ERROR_INVALID_VALUE,
                        "width 20000 exceeds the device's limit of 16384 for 3-D textures");
   d.height = d.depth = 0;
   d.width = 100000; /* fits a 1-D texture, not a 1-D surface */
-  assert_ok(cj_array_limits_check(&kLim, &d));
+  assert_ok(cj_tex_array_limits_check(&kLim, &d));
   d.flags = CUJIT_CUARRAY_SURFACE;
-  assert_status_detail(cj_array_limits_check(&kLim, &d), CUJIT_ERROR_INVALID_VALUE,
+  assert_status_detail(cj_tex_array_limits_check(&kLim, &d), CUJIT_ERROR_INVALID_VALUE,
                        "width 100000 exceeds the device's limit of 32768 for 1-D surfaces");
   d.width = 10;
   d.height = 70000;
-  assert_status_detail(cj_array_limits_check(&kLim, &d), CUJIT_ERROR_INVALID_VALUE,
+  assert_status_detail(cj_tex_array_limits_check(&kLim, &d), CUJIT_ERROR_INVALID_VALUE,
                        "height 70000 exceeds the device's limit of 65536 for 2-D textures");
 }
 
@@ -274,9 +275,9 @@ static void handles_pass_as_64_bit_values(void **state) {
   assert_int_equal(s.value.u64, 7);
   args[0] = t;
   args[1] = s;
-  assert_ok(cj_args_check("k", 2, sizes, NULL, args, 2));
+  assert_ok(cj_launch_check_args("k", 2, sizes, NULL, args, 2));
   args[1] = cujit_u32(7); /* a 32-bit value where a handle goes */
-  assert_status_detail(cj_args_check("k", 2, sizes, NULL, args, 2), CUJIT_ERROR_INVALID_ARGS,
+  assert_status_detail(cj_launch_check_args("k", 2, sizes, NULL, args, 2), CUJIT_ERROR_INVALID_ARGS,
                        "parameter 2 expects 8 bytes, but 4 bytes were given");
 }
 
@@ -300,9 +301,10 @@ static void handle_types_read_as_u64(void **state) {
   args[1] = cujit_surface(6);
   args[2] = cujit_ptr(0x1000);
   args[3] = cujit_i32(4);
-  assert_ok(cj_args_check("k", 4, k.sizes, k.types, args, 4));
+  assert_ok(cj_launch_check_args("k", 4, k.sizes, k.types, args, 4));
   args[0] = cujit_ptr(0x1000);
-  assert_status_detail(cj_args_check("k", 4, k.sizes, k.types, args, 4), CUJIT_ERROR_INVALID_ARGS,
+  assert_status_detail(cj_launch_check_args("k", 4, k.sizes, k.types, args, 4),
+                       CUJIT_ERROR_INVALID_ARGS,
                        "argument 1 of kernel 'k' is a device pointer (ptr), but parameter 1 is "
                        "'unsigned long long'; use cujit_u64()");
   types_free(&k);

@@ -28,8 +28,8 @@ static size_t keyed_headers(const char *src, const cujit_options *o) {
   assert_ok(cj_request_init(&r, src, "tk.cu", o, NULL));
   assert_ok(cj_scan_request(&r, &deps, bypass, sizeof bypass));
   assert_string_equal(bypass, "");
-  n = cj_deps_count_present(deps);
-  cj_deps_destroy(deps);
+  n = cj_deplist_count_present(deps);
+  cj_deplist_destroy(deps);
   cj_request_free(&r);
   return n;
 }

@@ -166,7 +166,7 @@ static void block_free(cj_block *b, CUstream stream) {
   if (b->release)
     b->release(b, stream);
   else if (b->owned && b->ptr)
-    cj_pool_free(b->dev, b->ptr, b->bytes, stream, &b->owner);
+    cj_mem_pool_free(b->dev, b->ptr, b->bytes, stream, &b->owner);
   pthread_mutex_lock(&live_lock);
   keep_spares(NULL, b);
   pthread_mutex_unlock(&live_lock);
@@ -182,11 +182,11 @@ static cujit_status new_array(cujit_array **out, cj_array **made, int type, int 
   cj_mem_ctx owner = {NULL, 0};
   cj_block *b;
   cj_array *a;
-  cujit_status st = cj_ctx_ensure(&ctx, &dev);
-  if (st != CUJIT_OK) return st;
-  if (bytes && (st = cj_pool_alloc(dev, bytes, stream, &ptr, &owner)) != CUJIT_OK) return st;
+  cujit_status st = CUJIT_OK;
+  CJ_TRY(cj_ctx_ensure(&ctx, &dev));
+  if (bytes && (st = cj_mem_pool_alloc(dev, bytes, stream, &ptr, &owner)) != CUJIT_OK) return st;
   if ((st = take(&a, &b)) != CUJIT_OK) {
-    if (ptr) cj_pool_free(dev, ptr, bytes, stream, &owner);
+    if (ptr) cj_mem_pool_free(dev, ptr, bytes, stream, &owner);
     return st;
   }
   b->owner = owner;

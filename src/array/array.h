@@ -10,7 +10,7 @@
 
 #include "cujit_array.h"
 #include "common/common.h"
-#include "driver/driver.h"
+#include "dl/driver.h"
 
 /* The device memory behind an array and its views (and the DLPack tensors lent out of
  * them: dlpack.c). */
@@ -148,10 +148,11 @@ uint64_t cj_range_count(int64_t start, int64_t stop, int64_t step);
  * without overflow for any int64 values. */
 int cj_range_inside(int64_t start, int64_t step, uint64_t count, int64_t size);
 
-/* The loop a kernel runs over arrays of one shape. dims 0: the contiguous loop, element i
- * of every array at its index i, but for those of `bcast` (bit j: array j), of one element
- * read once. dims 1 to 4: the strided loop over `shape` (the arrays' shape, dimensions
- * merged where every array allows it), array j's element at sum(c[d] * strides[j][d]). */
+/* The loop a kernel runs over arrays of one shape, or of shapes broadcast to it. dims 0:
+ * the contiguous loop, element i of every array at its index i, but for those of `bcast`
+ * (bit j: array j), of one element read once. dims 1 to 4: the strided loop over `shape`
+ * (the result's shape, dimensions merged where every array allows it), array j's element
+ * at sum(c[d] * strides[j][d]), a stride of 0 where array j is broadcast. */
 typedef struct cj_plan {
   int dims;
   unsigned bcast;
@@ -160,8 +161,9 @@ typedef struct cj_plan {
   int64_t strides[CUJIT_MAP_MAX_ARRAYS + 1][CUJIT_ARRAY_MAX_DIMS];
 } cj_plan;
 /* Plans the loop over `shape` (ndim dimensions) of n arrays: arrays[j] NULL stands for a
- * new array (C order); an array of fewer dimensions stands for the last ones; those of
- * `bcast` are broadcast (one element for every index). */
+ * new array (C order); an array of fewer dimensions stands for the last ones, and one of
+ * size 1 along a dimension is broadcast along it (NumPy's rule: a stride of 0); those of
+ * `bcast` are single elements broadcast (one element for every index). */
 void cj_plan_make(cj_plan *p, int ndim, const int64_t *shape, size_t n,
                   const cj_array *const *arrays, unsigned bcast);
 /* A strided plan as the kernel parameter cj_lay<dims, n> (map.c) takes it: its bytes, into
@@ -343,6 +345,8 @@ cujit_status cj_map_launch(cujit_function *fn, unsigned w, int64_t n, CUstream s
 /* The kernel `name` from `source` (compiled once per process and source text, through the
  * caches). The function lives until the process ends. */
 cujit_status cj_array_kernel(const char *source, const char *name, cujit_function **fn);
+/* The multiprocessors of the current device (132 where it cannot be asked). */
+int64_t cj_array_sms(void);
 /* Launches a grid-stride kernel over n elements on `stream`. */
 cujit_status cj_array_launch(cujit_function *fn, int64_t n, CUstream stream, const cujit_arg *args,
                              size_t nargs);

@@ -63,7 +63,7 @@ static cujit_status through_copy(const cj_array *a, void *host, size_t bytes, in
   if (st == CUJIT_OK)
     st = cj_capture_refuse(a->stream, "copying between an array and host memory waits for the "
                                       "array's stream");
-  if (st != CUJIT_OK || (st = cj_pool_alloc(dev, bytes, a->stream, &tmp, &owner)) != CUJIT_OK)
+  if (st != CUJIT_OK || (st = cj_mem_pool_alloc(dev, bytes, a->stream, &tmp, &owner)) != CUJIT_OK)
     return st;
   cj_layout_contiguous(t.ndim, t.shape, t.strides);
   t.contig = 1;
@@ -77,7 +77,7 @@ static cujit_status through_copy(const cj_array *a, void *host, size_t bytes, in
       st = cu(cj_cu.cuMemcpyDtoHAsync(host, tmp, bytes, a->stream), "cuMemcpyDtoHAsync");
   }
   if (st == CUJIT_OK) st = cu(cj_cu.cuStreamSynchronize(a->stream), "cuStreamSynchronize");
-  cj_pool_free(dev, tmp, bytes, a->stream, &owner);
+  cj_mem_pool_free(dev, tmp, bytes, a->stream, &owner);
   return st;
 }
 

@@ -117,6 +117,16 @@ cujit_status cj_array_kernel(const char *source, const char *name, cujit_functio
   return CUJIT_OK;
 }
 
+int64_t cj_array_sms(void) {
+  const cj_limits *lim;
+  CUcontext ctx;
+  CUdevice dev;
+  if (cj_ctx_ensure(&ctx, &dev) != CUJIT_OK || cj_device_limits(dev, &lim) != CUJIT_OK ||
+      lim->sms <= 0)
+    return 132; /* not known: large */
+  return lim->sms;
+}
+
 /* Blocks of 256 threads for `work` threads' worth of items, at most 32 per multiprocessor
  * of the kernel's device: a grid-stride loop covers the rest. */
 static unsigned grid_for(const cj_fslot *slot, int64_t work) {

@@ -158,10 +158,11 @@ int cj_range_inside(int64_t start, int64_t step, uint64_t count, int64_t size) {
 /* ---- the loop over several arrays ---- */
 
 /* Array j's stride along dimension d of the loop's shape: its own dimensions stand for the
- * last of the shape's (those before are of one element); a broadcast array steps by 0. */
+ * last of the shape's; a broadcast array steps by 0, and so does one along the dimensions
+ * the shape has before its own or where it has one element (NumPy's broadcasting). */
 static int64_t stride_of(const cj_array *a, int bcast, int ndim, const int64_t *shape, int d) {
   int own = a ? d - (ndim - a->ndim) : d;
-  if (bcast || own < 0) return 0;
+  if (bcast || own < 0 || (a && a->shape[own] == 1)) return 0;
   if (!a) { /* a new output: C order */
     int64_t s = 1;
     int e;

@@ -29,8 +29,6 @@ int cj_text_kept(int ndim, const int64_t *shape, int64_t *kept) {
 
 /* ---- element formats ---- */
 
-static int is_float_type(int t) { return cj_elem_of(t)->kind == CJ_SK_FLOAT; }
-static int is_complex_type(int t) { return cj_elem_of(t)->kind == CJ_SK_COMPLEX; }
 static int part_type(int t) { return t == CUJIT_TYPE_C64 ? CUJIT_TYPE_F32 : CUJIT_TYPE_F64; }
 
 /* NumPy's FloatingFormat: fixed or scientific notation for a set of values, and the widths
@@ -87,7 +85,7 @@ static void put_sci(cj_buf *b, const cj_decimal *d, int min_digits, int drop_poi
 static void parts_at(int type, const void *host, int64_t k, int part, cj_float_parts *v) {
   size_t size = cj_elem_of(type)->size;
   const char *p = (const char *)host + (size_t)k * size;
-  if (is_complex_type(type)) {
+  if (cj_scalar_is_complex(type)) {
     cj_float_parts_of(part_type(type), p + (size_t)part * size / 2, v);
     return;
   }
@@ -107,7 +105,7 @@ static double sci_cutoff(int t) {
 
 /* NumPy's FloatingFormat.fillFormat over the n values (of part `part`). */
 static void float_fill(float_fmt *f, int type, const void *host, int64_t n, int part, int plus) {
-  int t = is_complex_type(type) ? part_type(type) : type;
+  int t = cj_scalar_is_complex(type) ? part_type(type) : type;
   double lo = 0, hi = 0;
   int64_t k, finite = 0;
   int any_nonfinite = 0, neg_inf = 0, e;
@@ -279,10 +277,10 @@ static void fmt_fill(text_fmt *f, int type, const void *host, int64_t n) {
   memset(f, 0, sizeof *f);
   f->type = type;
   f->host = host;
-  if (is_complex_type(type)) {
+  if (cj_scalar_is_complex(type)) {
     float_fill(&f->re, type, host, n, 0, 0);
     float_fill(&f->im, type, host, n, 1, 1);
-  } else if (is_float_type(type)) {
+  } else if (cj_scalar_is_float(type)) {
     float_fill(&f->re, type, host, n, 0, 0);
   } else if (type != CUJIT_TYPE_BOOL) {
     for (k = 0; k < n; k++) {
@@ -298,7 +296,7 @@ static void word(cj_buf *b, const text_fmt *f, int64_t k) {
   const char *p = (const char *)f->host + (size_t)k * cj_elem_of(f->type)->size;
   if (f->type == CUJIT_TYPE_BOOL) {
     cj_buf_puts(b, *(const uint8_t *)p ? " True" : "False");
-  } else if (is_complex_type(f->type)) {
+  } else if (cj_scalar_is_complex(f->type)) {
     cj_buf im_text = {0};
     cj_float_parts re, im;
     size_t end;
@@ -314,7 +312,7 @@ static void word(cj_buf *b, const text_fmt *f, int64_t k) {
     cj_buf_append(b, im_text.data ? im_text.data + end : "", im_text.len - end);
     b->oom |= im_text.oom;
     cj_buf_free(&im_text);
-  } else if (is_float_type(f->type)) {
+  } else if (cj_scalar_is_float(f->type)) {
     cj_float_parts v;
     parts_at(f->type, f->host, k, 0, &v);
     float_word(b, &f->re, &v);
@@ -329,7 +327,7 @@ static void word(cj_buf *b, const text_fmt *f, int64_t k) {
 static void scalar_text(cj_buf *b, int type, const void *host) {
   if (type == CUJIT_TYPE_BOOL) {
     cj_buf_puts(b, *(const uint8_t *)host ? "True" : "False");
-  } else if (is_complex_type(type)) {
+  } else if (cj_scalar_is_complex(type)) {
     cj_float_parts re, im;
     parts_at(type, host, 0, 0, &re);
     parts_at(type, host, 0, 1, &im);
@@ -342,7 +340,7 @@ static void scalar_text(cj_buf *b, int type, const void *host) {
     scalar_float(b, part_type(type), &re, 0, 0);
     scalar_float(b, part_type(type), &im, 0, 1);
     cj_buf_puts(b, "j)");
-  } else if (is_float_type(type)) {
+  } else if (cj_scalar_is_float(type)) {
     cj_float_parts v;
     cj_float_parts_of(type, host, &v);
     scalar_float(b, type, &v, 1, 0);

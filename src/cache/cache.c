@@ -44,7 +44,7 @@ cujit_status cujit_cache_get_stats(cujit_cache_stats *user) {
   stats->compiles = cj_counter_get(CJ_COMPILES);
   stats->evictions = cj_counter_get(CJ_EVICTIONS);
   remote_stats(stats, NULL);
-  if (cj_root_open(&root, 0) == 0) cj_scan_dir(&root, &stats->entries, &stats->bytes);
+  if (cj_root_open(&root, 0) == 0) cj_prune_scan_dir(&root, &stats->entries, &stats->bytes);
   cj_root_close(&root);
   return stats_end(fn, user, stats);
 }
@@ -54,12 +54,12 @@ cujit_status cujit_cache_get_disk_stats(cujit_cache_stats *user) {
   cujit_cache_stats own, *stats = &own;
   cj_disk_counters c;
   cj_root root;
-  cujit_status st = stats_begin(fn, user, stats);
-  if (st != CUJIT_OK) return st;
+  cujit_status st = CUJIT_OK;
+  CJ_TRY(stats_begin(fn, user, stats));
   CJ_TRY(cj_root_open_status(&root));
   if (cj_diskstats_read(&root, &c) != 0)
     st = cujit_last_status(); /* the detail names the file */
-  else if (cj_scan_dir(&root, &stats->entries, &stats->bytes) != 0)
+  else if (cj_prune_scan_dir(&root, &stats->entries, &stats->bytes) != 0)
     st = cj_fail(CUJIT_ERROR_CACHE, "cannot read the cache directory '%s'", root.path);
   cj_root_close(&root);
   if (st != CUJIT_OK) return st;
@@ -71,7 +71,7 @@ cujit_status cujit_cache_get_disk_stats(cujit_cache_stats *user) {
   return stats_end(fn, user, stats);
 }
 
-uint64_t cujit_cache_max_size(void) { return cj_cache_max_size(); }
+uint64_t cujit_cache_max_size(void) { return cj_cachedir_max_size(); }
 
 static cujit_status unreadable(const cj_root *root) {
   return cj_fail(CUJIT_ERROR_CACHE, "cannot read the cache directory '%s'", root->path);
@@ -89,7 +89,7 @@ static cujit_status clear(const cj_root *root) {
 
 static cujit_status prune(const cj_root *root, uint64_t max_bytes) {
   cj_prune_result res;
-  if (cj_prune(root, max_bytes ? max_bytes : cj_cache_max_size(), &res) != 0)
+  if (cj_prune(root, max_bytes ? max_bytes : cj_cachedir_max_size(), &res) != 0)
     return unreadable(root);
   cj_count(CJ_EVICTIONS, res.removed);
   return CUJIT_OK;
@@ -99,7 +99,7 @@ static cujit_status prune(const cj_root *root, uint64_t max_bytes) {
 static cujit_status on_root(cujit_status (*fn)(const cj_root *, uint64_t), uint64_t arg) {
   cj_root root;
   cujit_status st;
-  if (cj_cache_disabled()) return CUJIT_OK;
+  if (cj_cachedir_disabled()) return CUJIT_OK;
   CJ_TRY(cj_root_open_status(&root));
   st = fn(&root, arg);
   cj_root_close(&root);

@@ -20,8 +20,8 @@
 typedef int (*cj_diff_fn)(int part, const char *what, const char *detail, void *user);
 /* Compares an entry's manifest `was` with a request's `now`, calling fn (may be NULL) for
  * each difference found; returns how many. Out of memory for a message is a shorter one. */
-unsigned cj_manifest_diff(const cj_manifest *was, const cj_manifest *now, cj_diff_fn fn,
-                          void *user);
+unsigned cj_cache_manifest_diff(const cj_manifest *was, const cj_manifest *now, cj_diff_fn fn,
+                                void *user);
 
 /* ---- walk.c: the one walk through the tiers (store/tier.h), nearest first ---- */
 
@@ -76,7 +76,7 @@ void cj_walk_put(cj_want *w, cj_image *im, const void *entry, size_t len);
 
 /* ---- fetch.c: a compile's request -> image ---- */
 
-cujit_status cj_compile(cj_request *r, cj_image **out);
+cujit_status cj_cache_compile(cj_request *r, cj_image **out);
 
 /* ---- fetchlink.c: a linked program through the tiers, else nvJitLink ---- */
 
@@ -91,10 +91,10 @@ typedef struct cj_link_part {
  * the source, its headers, its options and NVRTC), the link's target, LTO and options, and
  * nvJitLink's identity, through the tiers as a compile does (memory, disk, remote), else
  * one process per key (and per cluster) links with nvJitLink and stores the entry in every
- * tier. `no_cache` bypasses them all. *out is a new reference. Fails as cj_compile() for a
+ * tier. `no_cache` bypasses them all. *out is a new reference. Fails as cj_cache_compile() for a
  * source part, and as cj_link_run(). */
-cujit_status cj_link(const cj_link_spec *spec, cj_link_part *parts, size_t n, int no_cache,
-                     cj_image **out);
+cujit_status cj_cache_link(const cj_link_spec *spec, cj_link_part *parts, size_t n, int no_cache,
+                           cj_image **out);
 
 /* ---- adopt.c: an image compiled elsewhere, stored as if compiled here ---- */
 

@@ -75,7 +75,7 @@ static void diff_top(differ *d, const cj_manifest *was, const cj_manifest *now) 
 static void diff_headers(differ *d, const cj_manifest *was, const cj_manifest *now) {
   size_t i;
   for (i = 0; i < now->deps.n; i++) {
-    const cj_dep *y = &now->deps.v[i], *x = cj_deps_find(&was->deps, y->path);
+    const cj_dep *y = &now->deps.v[i], *x = cj_deplist_find(&was->deps, y->path);
     if (!x)
       report(d, CUJIT_CACHE_PART_HEADER, y->path,
              "header '%s' is included now; the entry's "
@@ -89,7 +89,7 @@ static void diff_headers(differ *d, const cj_manifest *was, const cj_manifest *n
              x->size == y->size ? ", other contents" : "");
   }
   for (i = 0; i < was->deps.n; i++)
-    if (!cj_deps_find(&now->deps, was->deps.v[i].path))
+    if (!cj_deplist_find(&now->deps, was->deps.v[i].path))
       report(d, CUJIT_CACHE_PART_HEADER, was->deps.v[i].path,
              "header '%s', included by the "
              "entry's compile, is not included now",
@@ -189,8 +189,8 @@ static void diff_toolkit(differ *d, const cj_manifest *was, const cj_manifest *n
            "CUDA_HOME, which choose the toolkit's headers)");
 }
 
-unsigned cj_manifest_diff(const cj_manifest *was, const cj_manifest *now, cj_diff_fn fn,
-                          void *user) {
+unsigned cj_cache_manifest_diff(const cj_manifest *was, const cj_manifest *now, cj_diff_fn fn,
+                                void *user) {
   differ d = {fn, user, 0, 0};
   int p;
   diff_top(&d, was, now);

@@ -29,9 +29,9 @@ static int relay_one(int part, const char *what, const char *detail, void *user)
 static int entry_manifest(const cj_root *root, const cj_key *key, cj_buf *buf, cj_manifest *m) {
   cj_entry_path p;
   int rc;
-  if (cj_entry_open(root, key, 0, &p) != 0) return 1;
+  if (cj_disk_entry_open(root, key, 0, &p) != 0) return 1;
   rc = cj_disk_read_manifest(&p, buf);
-  cj_entry_close(&p);
+  cj_disk_entry_close(&p);
   if (rc != 0 || !buf->len) return rc ? rc : 1;
   return cj_manifest_parse(buf->data, buf->len, m);
 }
@@ -46,12 +46,12 @@ static int nearest(const cj_root *root, const cj_manifest *ours, cujit_cache_exp
   size_t n = 0, i, best = 0;
   unsigned fewest = ~0u, count;
   int rc = 0;
-  if (cj_entry_keys(root, &keys, &n) != 0) return 0; /* an unreadable directory: no nearest */
+  if (cj_prune_entry_keys(root, &keys, &n) != 0) return 0; /* an unreadable directory: no nearest */
   for (i = 0; i < n; i++) {
     if ((rc = entry_manifest(root, &keys[i].key, &buf, &m)) < 0) break;
     if (rc > 0) continue;
     e->entries++;
-    count = cj_manifest_diff(&m, ours, NULL, NULL);
+    count = cj_cache_manifest_diff(&m, ours, NULL, NULL);
     cj_manifest_free(&m);
     if (count <= fewest) { /* oldest first: an equal count later is a more recent use */
       fewest = count;
@@ -61,10 +61,10 @@ static int nearest(const cj_root *root, const cj_manifest *ours, cujit_cache_exp
   rc = rc < 0 ? -1 : 0;
   if (rc == 0 && e->entries && entry_manifest(root, &keys[best].key, &buf, &m) == 0) {
     e->has_nearest = 1;
-    cj_key_hex(&keys[best].key, e->nearest_key);
+    cj_hash128_hex(&keys[best].key, e->nearest_key);
     snprintf(e->nearest_name, sizeof e->nearest_name, "%.*s", (int)m.name.n, m.name.p);
     snprintf(e->nearest_arch, sizeof e->nearest_arch, "%.*s", (int)m.arch.n, m.arch.p);
-    e->differences = cj_manifest_diff(&m, ours, relay_one, to);
+    e->differences = cj_cache_manifest_diff(&m, ours, relay_one, to);
     cj_manifest_free(&m);
   }
   cj_buf_free(&buf);
@@ -112,7 +112,7 @@ static cujit_status cache_explain(cj_request *r, cujit_cache_explanation *e,
     cj_keys_free(&k);
     return st;
   }
-  cj_key_hex(&k.disk, e->key);
+  cj_hash128_hex(&k.disk, e->key);
   st = ask(r, &k, e, &to);
   cj_keys_free(&k);
   return st;

@@ -103,7 +103,7 @@ static const char *stop(void *arg) {
                            : NULL;
 }
 
-cujit_status cj_compile(cj_request *r, cj_image **out) {
+cujit_status cj_cache_compile(cj_request *r, cj_image **out) {
   fetch c;
   const cj_maker m = {&c, keys, make, finish};
   cj_memhint hint;

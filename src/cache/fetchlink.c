@@ -75,7 +75,7 @@ static cujit_status link_key(const cj_link_spec *spec, const cj_link_part *parts
 /* Compiles source part p and points its input at the output: LTO-IR, or a relocatable
  * CUBIN. The image reference goes to *im. */
 static cujit_status compile_part(const cj_link_spec *spec, cj_link_part *p, cj_image **im) {
-  CJ_TRY(cj_compile(p->source, im));
+  CJ_TRY(cj_cache_compile(p->source, im));
   CJ_CHECK((*im)->cubin_size > 0, CUJIT_ERROR_INVALID_OPTION,
            "source '%s' of '%s' compiled to PTX only "
            "(for %s); a link needs a real target: give cujit_options.arch as sm_XX",
@@ -149,8 +149,8 @@ static cujit_status sources_arch(cj_link_spec *spec, cj_image *const *compiled, 
   return CUJIT_OK;
 }
 
-cujit_status cj_link(const cj_link_spec *user_spec, cj_link_part *parts, size_t n, int no_cache,
-                     cj_image **out) {
+cujit_status cj_cache_link(const cj_link_spec *user_spec, cj_link_part *parts, size_t n,
+                           int no_cache, cj_image **out) {
   cj_image **compiled = cj_calloc(n ? n : 1, sizeof *compiled);
   cj_link_spec spec_copy = *user_spec, *spec = &spec_copy;
   cujit_status st = CUJIT_OK;

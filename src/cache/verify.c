@@ -48,7 +48,6 @@ static cujit_status rebuild(const cj_manifest *m, rebuilt *b) {
   cujit_options o = CUJIT_OPTIONS_INIT;
   size_t i;
   int p;
-  cujit_status st;
   if (!(b->source = dup_text(m->source)) || !(b->name = dup_text(m->name)) ||
       !(b->arch = dup_text(m->arch)))
     return cj_fail_oom("verifying the cache");
@@ -68,8 +67,7 @@ static cujit_status rebuild(const cj_manifest *m, rebuilt *b) {
   o.headers = b->headers;
   o.name_expressions = (const char *const *)b->list[CJ_PART_NAME_EXPRS];
   o.flags = m->toolkit ? 0 : CUJIT_OPT_NO_TOOLKIT_INCLUDES;
-  st = cj_request_init(&b->r, b->source, b->name, &o, NULL);
-  if (st != CUJIT_OK) return st;
+  CJ_TRY(cj_request_init(&b->r, b->source, b->name, &o, NULL));
   b->has_request = 1;
   if (!b->arch[0]) { /* NVRTC's default, whatever device or CUJIT_ARCH is here */
     b->r.arch[0] = '\0';
@@ -165,7 +163,7 @@ static int recompile(const cj_key *key, const cj_manifest *m, rebuilt *b, const 
   } else if (memcmp(k.disk.b, key->b, sizeof k.disk.b) != 0) {
     if (cj_keys_manifest(&b->r, &k, &mine) == 0 &&
         cj_manifest_parse(mine.data, mine.len, &now) == 0) {
-      cj_manifest_diff(m, &now, collect, &why);
+      cj_cache_manifest_diff(m, &now, collect, &why);
       cj_manifest_free(&now);
     }
     snprintf(out->detail, sizeof out->detail, "its inputs are not reproducible here: %s",
@@ -219,10 +217,10 @@ static int verify_one(const cj_root *root, const cj_key *key, verdict *out) {
   int rc;
   strcpy(out->name, "?");
   strcpy(out->arch, "?");
-  if (cj_entry_open(root, key, 0, &p) != 0)
+  if (cj_disk_entry_open(root, key, 0, &p) != 0)
     return skip(out, "its shard cannot be opened%s%s", "", "");
   rc = cj_disk_read_file(&p, &f, why, sizeof why);
-  cj_entry_close(&p);
+  cj_disk_entry_close(&p);
   if (rc != 0) return rc < 0 ? -1 : skip(out, "the entry %s%s", why, "");
   rc = cj_entry_decode(key, f.data, f.len, &im, &deps, &meta, why, sizeof why);
   if (rc == 0) {
@@ -233,7 +231,7 @@ static int verify_one(const cj_root *root, const cj_key *key, verdict *out) {
     rc = skip(out, "it is not a valid entry: it %s%s", why, "");
   }
   cj_image_unref(im);
-  cj_deps_clear(&deps);
+  cj_deplist_clear(&deps);
   cj_free(f.data);
   return rc;
 }
@@ -263,7 +261,7 @@ static int report(const cj_key *key, const verdict *v, cujit_cache_verify_fn fn,
   cujit_cache_verified e;
   char hex[33];
   if (!fn) return 0;
-  cj_key_hex(key, hex);
+  cj_hash128_hex(key, hex);
   e.size = sizeof e;
   e.key = hex;
   e.name = v->name;
@@ -279,7 +277,7 @@ static cujit_status verify_all(const cj_root *root, size_t sample, cujit_cache_v
   size_t n = 0, i, todo;
   cujit_status st = CUJIT_OK;
   verdict *v;
-  int rc = cj_entry_keys(root, &keys, &n);
+  int rc = cj_prune_entry_keys(root, &keys, &n);
   if (rc == -2) return cj_fail_oom("listing the cache's entries");
   if (rc != 0)
     return cj_fail(CUJIT_ERROR_CACHE, "cannot read the cache directory '%s'", root->path);

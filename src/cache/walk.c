@@ -124,7 +124,7 @@ static inline CJ_ALWAYS_INLINE int checked(size_t i, int rc, cj_found *f) {
   int ok;
   if (!tier(i)->by_request) return rc;
   ok = rc == CJ_TIER_FOUND && cj_deps_fresh(f->deps);
-  if (f->deps) cj_deps_destroy(f->deps);
+  if (f->deps) cj_deplist_destroy(f->deps);
   f->deps = NULL;
   if (rc != CJ_TIER_FOUND || ok) return rc;
   cj_image_unref(f->image); /* a header changed: look again */

@@ -460,7 +460,7 @@ cujit_status cujit_function_bind(cujit_function *fn, const cujit_launch_options 
   CJ_CHECK(fn && fnptr, CUJIT_ERROR_INVALID_VALUE, "cujit_function_bind: %s is NULL",
            fn ? "fnptr" : "fn");
   *fnptr = NULL;
-  CJ_TRY(cj_function_sig(fn, &s));
+  CJ_TRY(cj_sig_of_function(fn, &s));
   b = cj_calloc(1, sizeof *b);
   if (!b) return cj_fail_oom("binding a kernel");
   b->fn = fn;
@@ -476,7 +476,7 @@ cujit_status cujit_function_bind(cujit_function *fn, const cujit_launch_options 
     if (st == CUJIT_OK) st = make_closure(b);
   }
   if (st == CUJIT_OK) {
-    b->next = fn->upper->bindings; /* cj_function_sig made fn->upper */
+    b->next = fn->upper->bindings; /* cj_sig_of_function made fn->upper */
     fn->upper->bindings = b;
     __atomic_store_n(&fn->upper->unbind, unbind_all, __ATOMIC_RELEASE);
   }

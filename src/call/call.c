@@ -263,7 +263,7 @@ cujit_status cujit_call_typed_(cujit_function *fn, cujit_dim3 grid, cujit_dim3 b
   cj_signature *s;
   cujit_status st;
   if (CJ_UNLIKELY(!fn)) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_call: fn is NULL");
-  if (CJ_UNLIKELY((st = cj_function_sig(fn, &s)) != CUJIT_OK)) return st;
+  if (CJ_UNLIKELY((st = cj_sig_of_function(fn, &s)) != CUJIT_OK)) return st;
   CJ_CHECK(nargs == s->n && (args || !nargs), CUJIT_ERROR_INVALID_ARGS,
            "kernel '%s' takes %zu arguments (%s) but %zu were given; nothing was launched "
            "(the count comes from the commas in the call: wrap a compound literal such as "
@@ -328,7 +328,7 @@ static CJ_NOINLINE cujit_status call_general(cujit_function *fn, const cj_signat
     cj_signature *s_;                                                                            \
     int done_;                                                                                   \
     if (CJ_UNLIKELY(!(fn))) return cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_call: fn is NULL"); \
-    if (CJ_UNLIKELY((st = cj_function_sig((fn), &s_)) != CUJIT_OK)) return st;                   \
+    if (CJ_UNLIKELY((st = cj_sig_of_function((fn), &s_)) != CUJIT_OK)) return st;                \
     va_start(ap_, last);                                                                         \
     va_copy(again_, ap_);                                                                        \
     done_ = call_direct((fn), s_, (nargs), (grid), (block), (opts), &again_, &st);               \

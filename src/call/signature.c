@@ -9,7 +9,7 @@
 /* Serialises parsing and publishing; readers load the signature without it. */
 static pthread_mutex_t sig_lock = PTHREAD_MUTEX_INITIALIZER;
 
-int cj_function_has_layout(const cujit_function *fn) {
+int cj_sig_has_layout(const cujit_function *fn) {
   return fn->nparams == 0 ? fn->dev != NULL : fn->param_offsets && fn->param_sizes;
 }
 
@@ -95,9 +95,9 @@ cj_type *cj_type_of_param(const cj_ptype *p, size_t size, int *oom) {
   unsigned c = p->m.cls;
   cj_type *t;
   *oom = 0;
-  if (c >= CJ_MC_BOOL && c <= CJ_MC_PTR) return (cj_type *)cj_scalar_type(kind_of(c));
+  if (c >= CJ_MC_BOOL && c <= CJ_MC_PTR) return (cj_type *)cj_type_of_scalar(kind_of(c));
   if (c == CJ_MC_NAMED && p->integer && size <= 8 && is_pow2(size))
-    return (cj_type *)cj_scalar_type(ints[size]);
+    return (cj_type *)cj_type_of_scalar(ints[size]);
   if (c != CJ_MC_VECTOR || p->m.elem < CJ_MC_BOOL || p->m.elem > CJ_MC_F64) return NULL;
   t = cj_type_vector(kind_of(p->m.elem), p->m.lanes);
   if (t && p->m.align && cj_type_align(&t, p->m.align) != 0) {
@@ -168,7 +168,7 @@ cujit_status cj_sig_from_ptypes(const cj_ptypes *t, size_t n, const size_t *offs
 static cujit_status derive(cujit_function *fn, cj_signature **out) {
   const cj_ptypes *t;
   cujit_status st;
-  CJ_CHECK(cj_function_has_layout(fn), CUJIT_ERROR_SIGNATURE,
+  CJ_CHECK(cj_sig_has_layout(fn), CUJIT_ERROR_SIGNATURE,
            "kernel '%s' has no parameter layout yet to fit "
            "its types to",
            fn->name ? fn->name : "?");
@@ -192,7 +192,7 @@ static void publish(cj_upper *u, cj_signature *s) {
 static cujit_status check_late(cujit_function *fn, cj_signature *s) {
   cujit_status st = CUJIT_OK;
   pthread_mutex_lock(&sig_lock);
-  if (!s->checked && cj_function_has_layout(fn)) {
+  if (!s->checked && cj_sig_has_layout(fn)) {
     st = cj_sig_check(s, fn);
     if (st == CUJIT_OK) __atomic_store_n(&s->checked, 1, __ATOMIC_RELEASE);
   }
@@ -200,7 +200,7 @@ static cujit_status check_late(cujit_function *fn, cj_signature *s) {
   return st;
 }
 
-cujit_status cj_function_sig(cujit_function *fn, cj_signature **out) {
+cujit_status cj_sig_of_function(cujit_function *fn, cj_signature **out) {
   cj_signature *s = sig_of(fn), *made = NULL;
   cj_upper *u;
   cujit_status st = CUJIT_OK;
@@ -219,7 +219,7 @@ cujit_status cj_function_sig(cujit_function *fn, cj_signature **out) {
     cj_sig_free(made); /* another thread's was published first */
     if (st != CUJIT_OK) return st;
   }
-  if (CJ_UNLIKELY(!__atomic_load_n(&s->checked, __ATOMIC_ACQUIRE)) && cj_function_has_layout(fn)) {
+  if (CJ_UNLIKELY(!__atomic_load_n(&s->checked, __ATOMIC_ACQUIRE)) && cj_sig_has_layout(fn)) {
     CJ_TRY(check_late(fn, s));
   }
   *out = s;
@@ -288,7 +288,7 @@ cujit_status cujit_function_set_signature(cujit_function *fn, const char *types)
   CJ_CHECK(fn && types, CUJIT_ERROR_INVALID_VALUE, "cujit_function_set_signature: %s is NULL",
            fn ? "types" : "fn");
   CJ_TRY(cj_sig_from_types(types, &s));
-  if (cj_function_has_layout(fn)) {
+  if (cj_sig_has_layout(fn)) {
     if ((st = cj_sig_check(s, fn)) == CUJIT_OK) st = agrees_with_compiler(s, fn);
     if (st != CUJIT_OK) {
       cj_sig_free(s);
@@ -315,5 +315,5 @@ const char *cujit_function_signature(cujit_function *fn) {
     cj_fail(CUJIT_ERROR_INVALID_VALUE, "cujit_function_signature: fn is NULL");
     return NULL;
   }
-  return cj_function_sig(fn, &s) == CUJIT_OK ? s->text : NULL;
+  return cj_sig_of_function(fn, &s) == CUJIT_OK ? s->text : NULL;
 }

@@ -55,7 +55,7 @@ struct cj_type {
 };
 
 /* The static type of a scalar kind. */
-const cj_type *cj_scalar_type(cj_kind k);
+const cj_type *cj_type_of_scalar(cj_kind k);
 /* Type-string name of a scalar kind ("f32"). */
 const char *cj_kind_name(cj_kind k);
 /* Raises *t's alignment to `align` (a power of two; a lower one is ignored). A static
@@ -118,7 +118,7 @@ void cj_sig_free(cj_signature *s);
 /* ---- signature.c ---- */
 
 /* 1 when the launch layer has filled fn's parameter layout. */
-int cj_function_has_layout(const cujit_function *fn);
+int cj_sig_has_layout(const cujit_function *fn);
 /* Checks s against fn's parameter layout: count, offsets and sizes. */
 cujit_status cj_sig_check(const cj_signature *s, const cujit_function *fn);
 /* The type of a parameter as the compiler gives it, as this layer describes types:
@@ -133,7 +133,7 @@ cujit_status cj_sig_from_ptypes(const cj_ptypes *t, size_t n, const size_t *offs
                                 const size_t *sizes, cj_signature **out);
 /* The function's signature: the explicit one, else made from the compiler's types on
  * first use (which may compile the probe of an extern "C" kernel). Cheap after that. */
-cujit_status cj_function_sig(cujit_function *fn, cj_signature **out);
+cujit_status cj_sig_of_function(cujit_function *fn, cj_signature **out);
 
 /* ---- call.c ---- */
 

@@ -24,7 +24,7 @@ static const uint8_t kind_tags[CJ_K_NSCALAR] = {CUJIT_TYPE_I8,   CUJIT_TYPE_U8, 
                                                 CUJIT_TYPE_BF16, CUJIT_TYPE_F32, CUJIT_TYPE_F64,
                                                 CUJIT_TYPE_PTR};
 
-const cj_type *cj_scalar_type(cj_kind k) { return &scalars[k]; }
+const cj_type *cj_type_of_scalar(cj_kind k) { return &scalars[k]; }
 
 const char *cj_kind_name(cj_kind k) {
   return k < CJ_K_NSCALAR ? cj_scalar_of(kind_tags[k])->name : "?";
@@ -129,7 +129,7 @@ cj_type *cj_type_vector(cj_kind k, unsigned lanes) {
   cj_member *m = cj_calloc(1, sizeof *m);
   cj_type *t;
   if (!m) return NULL;
-  m->type = (cj_type *)cj_scalar_type(k);
+  m->type = (cj_type *)cj_type_of_scalar(k);
   m->count = lanes;
   if (cj_type_struct(m, 1, vector_align(scalars[k].size, lanes), &t) != 0) return NULL;
   t->lanes = (uint8_t)lanes;
@@ -295,7 +295,7 @@ static cujit_status parse_word(tparse *t, cj_type **out) {
   if (n == 0) return tfail(t, "expected a type");
   k = scalar_prefix(w, n, &l);
   if (k >= 0 && l == n) {
-    *out = (cj_type *)cj_scalar_type((cj_kind)k);
+    *out = (cj_type *)cj_type_of_scalar((cj_kind)k);
   } else if (k >= 0 && k != CJ_K_PTR && n == l + 2 && w[l] == 'x' && w[l + 1] >= '1' &&
              w[l + 1] <= '4') {
     *out = cj_type_vector((cj_kind)k, (unsigned)(w[l + 1] - '0'));

@@ -156,6 +156,13 @@ typedef struct cj_scalar {
 /* The entry of cujit_type `type` (for a plain value's tag, CUJIT_TYPE_PLAIN_ added, its
  * type's), or NULL when it is no cujit_type. */
 const cj_scalar *cj_scalar_of(int type);
+/* The kind of number a type is, each 0 for a tag that is no cujit_type: an integer (bool
+ * included), a floating type (f16, bf16, f32, f64), one of the 16-bit floats (which kernels
+ * compute in float), a complex type (c64, c128). */
+int cj_scalar_is_int(int type);
+int cj_scalar_is_float(int type);
+int cj_scalar_is_half(int type);
+int cj_scalar_is_complex(int type);
 /* The cujit_type CUDA C's `text` (single spaces between words: "unsigned long") spells, or
  * -1 when it is none of the table's spellings. */
 int cj_scalar_by_spelling(const char *text);
@@ -197,7 +204,7 @@ typedef struct cj_key {
 } cj_key;
 
 /* 32 lowercase hex digits and a NUL. */
-void cj_key_hex(const cj_key *k, char out[33]);
+void cj_hash128_hex(const cj_key *k, char out[33]);
 /* XXH3-128 of bytes, in canonical form. */
 void cj_hash128(const void *p, size_t n, unsigned char out[16]);
 /* XXH3-64 of head followed by body (the checksum of an entry, a blob, a bundle). */

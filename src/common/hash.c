@@ -8,7 +8,7 @@
 
 #include "common/common.h"
 
-void cj_key_hex(const cj_key *k, char out[33]) {
+void cj_hash128_hex(const cj_key *k, char out[33]) {
   static const char digits[] = "0123456789abcdef";
   size_t i;
   for (i = 0; i < sizeof k->b; i++) {

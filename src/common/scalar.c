@@ -1,6 +1,7 @@
 /* scalar.c - the one table of scalar types, by cujit_type tag: their short names, C
- * spellings, sizes, kinds and the constructors that make arguments of them; and rounding
- * to the 16-bit floats. Each layer keeps its own further facts (libffi types, promotion)
+ * spellings, sizes, kinds (and the questions every layer asks of them: integer, floating,
+ * 16-bit, complex) and the constructors that make arguments of them; and rounding to the
+ * 16-bit floats. Each layer keeps its own further facts (libffi types, promotion)
  * keyed by the same tag. */
 #include <math.h>
 #include <string.h>
@@ -104,6 +105,21 @@ const cj_scalar *cj_scalar_of(int type) {
   if (type < 0 || (size_t)type >= CJ_COUNT(scalars)) return NULL;
   return &scalars[type];
 }
+
+static int kind_of(int type) {
+  const cj_scalar *s = cj_scalar_of(type);
+  return s ? s->kind : -1;
+}
+
+int cj_scalar_is_int(int type) {
+  int k = kind_of(type);
+  return k == CJ_SK_BOOL || k == CJ_SK_SIGNED || k == CJ_SK_UNSIGNED;
+}
+int cj_scalar_is_float(int type) { return kind_of(type) == CJ_SK_FLOAT; }
+int cj_scalar_is_half(int type) {
+  return cj_scalar_is_float(type) && cj_scalar_of(type)->size == 2;
+}
+int cj_scalar_is_complex(int type) { return kind_of(type) == CJ_SK_COMPLEX; }
 
 int cj_scalar_by_spelling(const char *text) {
   size_t t, i;

@@ -47,11 +47,10 @@ cujit_status cj_sized_in(const char *fn, const char *type, const void *user, siz
                          size_t own_size) {
   const unsigned char *u = user;
   size_t n = 0, i;
-  cujit_status st;
   memset(own, 0, own_size);
   memcpy(own, &own_size, sizeof own_size);
   if (!user) return CUJIT_OK;
-  if ((st = room(fn, type, *(const size_t *)user, v1, &n)) != CUJIT_OK) return st;
+  CJ_TRY(room(fn, type, *(const size_t *)user, v1, &n));
   for (i = own_size; i < n; i++)
     if (u[i])
       return cj_fail(CUJIT_ERROR_NOT_SUPPORTED,
@@ -67,8 +66,7 @@ cujit_status cj_sized_in(const char *fn, const char *type, const void *user, siz
 cujit_status cj_sized_out(const char *fn, const char *type, void *user, size_t v1, const void *own,
                           size_t own_size) {
   size_t n = 0;
-  cujit_status st = room(fn, type, *(const size_t *)user, v1, &n);
-  if (st != CUJIT_OK) return st;
+  CJ_TRY(room(fn, type, *(const size_t *)user, v1, &n));
   n = n < own_size ? n : own_size;
   memcpy((unsigned char *)user + sizeof(size_t), (const unsigned char *)own + sizeof(size_t),
          n - sizeof(size_t));

@@ -86,7 +86,7 @@ typedef struct cj_image {
  * -dlto for a link), known by its magic number. */
 int cj_image_is_ltoir(const cj_image *im);
 /* 1 when the bytes start as NVVM LTO-IR does. */
-int cj_is_ltoir(const void *data, size_t size);
+int cj_image_bytes_are_ltoir(const void *data, size_t size);
 
 /* cj_request.link: relocatable device code for a link, and LTO-IR for link-time
  * optimisation; part of the key. */
@@ -200,7 +200,7 @@ cujit_status cj_source_file(const char *fn, const char *path, char **text, char 
  * opened or read, what is not a regular file (refused before it is opened; `hint` says
  * what to pass instead), what is too large. `what` names the work for an out-of-memory
  * failure. On success f->data is the caller's to free (cj_free). */
-cujit_status cj_file_load(const char *path, size_t max, const char *what, const char *hint,
-                          cj_file *f);
+cujit_status cj_source_file_load(const char *path, size_t max, const char *what, const char *hint,
+                                 cj_file *f);
 
 #endif

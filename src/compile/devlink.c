@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "compile/devlink.h"
-#include "driver/nvrtc.h"
+#include "dl/nvrtc.h"
 
 /* ---- forks while links run ----
  *
@@ -374,7 +374,7 @@ static void find_devrt(void) {
   search_dir v[64];
   size_t n, i;
   if (try_beside(cj_nvjitlink_path())) return;
-  if (try_devrt(cj_nvrtc_dir(), strlen(cj_nvrtc_dir()), "")) return;
+  if (try_devrt(cj_libnvrtc_dir(), strlen(cj_libnvrtc_dir()), "")) return;
   n = cj_lib_search_dirs(v, CJ_COUNT(v));
   for (i = 0; i < n; i++)
     if (try_devrt(v[i].dir, v[i].len, v[i].sub)) return;

@@ -4,7 +4,7 @@
 #define CUJIT_COMPILE_DEVLINK_H
 
 #include "compile/compile.h"
-#include "driver/nvjitlink.h"
+#include "dl/nvjitlink.h"
 
 /* One input of a link: bytes (borrowed) of an nvJitLink input type. */
 typedef struct cj_link_in {

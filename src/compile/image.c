@@ -40,9 +40,11 @@ void cj_image_arch_from_ptx(cj_image *im) {
   snprintf(im->arch, sizeof im->arch, "compute_%s", target);
 }
 
-int cj_image_is_ltoir(const cj_image *im) { return cj_is_ltoir(im->cubin, im->cubin_size); }
+int cj_image_is_ltoir(const cj_image *im) {
+  return cj_image_bytes_are_ltoir(im->cubin, im->cubin_size);
+}
 
-int cj_is_ltoir(const void *data, size_t size) {
+int cj_image_bytes_are_ltoir(const void *data, size_t size) {
   static const unsigned char magic[4] = {0xed, 0x43, 0x4e, 0x7f}; /* 0x7f4e43ed */
   return data && size >= sizeof magic && memcmp(data, magic, sizeof magic) == 0;
 }

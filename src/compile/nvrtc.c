@@ -6,7 +6,7 @@
 #include <time.h>
 
 #include "compile/compile.h"
-#include "driver/nvrtc.h"
+#include "dl/nvrtc.h"
 
 static pthread_once_t archs_once = PTHREAD_ONCE_INIT;
 static int archs[128];
@@ -26,7 +26,7 @@ static cujit_status refused(const char *what);
 
 static void archs_init(void) {
   int n = 0;
-  if ((load_status = cj_nvrtc_load()) != CUJIT_OK) return;
+  if ((load_status = cj_libnvrtc_load()) != CUJIT_OK) return;
   if ((archs_refused = flight_enter()) != 0) return;
   archs_result = cj_nv.nvrtcGetNumSupportedArchs(&n);
   if (archs_result == NVRTC_SUCCESS && n > 0 && (size_t)n <= CJ_COUNT(archs)) {
@@ -38,7 +38,7 @@ static void archs_init(void) {
 
 cujit_status cj_nvrtc_archs(const int **out, size_t *count) {
   pthread_once(&archs_once, archs_init);
-  if (load_status != CUJIT_OK) return cj_nvrtc_load();
+  if (load_status != CUJIT_OK) return cj_libnvrtc_load();
   if (archs_refused) return refused("ask NVRTC which targets it supports");
   if (archs_result != NVRTC_SUCCESS)
     return cj_fail_nvrtc(CUJIT_ERROR_NVRTC, archs_result, "nvrtcGetSupportedArchs failed: %s",
@@ -51,7 +51,7 @@ cujit_status cj_nvrtc_archs(const int **out, size_t *count) {
 static cujit_status version_load_status;
 
 static void version_init(void) {
-  if ((version_load_status = cj_nvrtc_load()) != CUJIT_OK) return;
+  if ((version_load_status = cj_libnvrtc_load()) != CUJIT_OK) return;
   if ((version_refused = flight_enter()) != 0) return;
   version_result = cj_nv.nvrtcVersion(&version_major, &version_minor);
   flight_end();
@@ -59,7 +59,7 @@ static void version_init(void) {
 
 cujit_status cj_nvrtc_version_cached(int *major, int *minor) {
   pthread_once(&version_once, version_init);
-  if (version_load_status != CUJIT_OK) return cj_nvrtc_load();
+  if (version_load_status != CUJIT_OK) return cj_libnvrtc_load();
   if (version_refused) return refused("ask NVRTC its version");
   if (version_result != NVRTC_SUCCESS)
     return cj_fail_nvrtc(CUJIT_ERROR_NVRTC, version_result, "nvrtcVersion failed: %s",
@@ -460,7 +460,7 @@ cujit_status cj_nvrtc_compile(const cj_request *r, cj_image **out) {
   double start = seconds(); /* a compile done again without a header keeps its limit */
   cujit_status st;
   *out = NULL;
-  CJ_TRY(cj_nvrtc_load());
+  CJ_TRY(cj_libnvrtc_load());
   CJ_TRY(flight_begin(r));
   CJ_TRACE("cujit: NVRTC %s", r->name);
   __atomic_add_fetch(&programs_created, 1, __ATOMIC_RELAXED);

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "compile/compile.h"
-#include "driver/driver.h"
+#include "dl/driver.h"
 
 int cj_arch_clamp(int cc, const int *supported, size_t n) {
   int best = 0, lowest = 0;
@@ -166,14 +166,14 @@ static cujit_status arch_finish(cj_request *r) {
   const int *archs;
   size_t n;
   int cc, clamped;
-  cujit_status st;
+  cujit_status st = CUJIT_OK;
   char requested[sizeof r->arch];
   if (r->arch_pending == CJ_ARCH_CHECK || r->arch_pending == CJ_ARCH_CHECK_ENV) {
     memcpy(requested, r->arch, sizeof requested);
     st = explicit_arch(requested, r->arch_pending == CJ_ARCH_CHECK_ENV ? " (from CUJIT_ARCH)" : "",
                        r->arch, sizeof r->arch);
   } else {
-    if ((st = cj_nvrtc_archs(&archs, &n)) != CUJIT_OK) return st;
+    CJ_TRY(cj_nvrtc_archs(&archs, &n));
     cc = atoi(r->arch + 3);
     clamped = n ? cj_arch_clamp(cc, archs, n) : 0;
     if (clamped && clamped != cc)

@@ -48,7 +48,7 @@
 #include <unistd.h>
 
 #include "compile/compile.h"
-#include "driver/nvrtc.h"
+#include "dl/nvrtc.h"
 
 enum { SLOTS = 512, PLAIN_SEEN = 1, TRY = 2, FAILED = 3 };
 

@@ -7,8 +7,8 @@
 
 #include "compile/compile.h"
 
-cujit_status cj_file_load(const char *path, size_t max, const char *what, const char *hint,
-                          cj_file *f) {
+cujit_status cj_source_file_load(const char *path, size_t max, const char *what, const char *hint,
+                                 cj_file *f) {
   switch (cj_file_read(AT_FDCWD, path, CJ_FILE_STAT_FIRST, max, f)) {
     case CJ_FILE_OK: return CUJIT_OK;
     case CJ_FILE_CANNOT_OPEN:
@@ -34,10 +34,10 @@ cujit_status cj_source_read(const char *path, char **text) {
   cj_file f;
   const char *nul;
   *text = NULL;
-  CJ_TRY(cj_file_load(path, SIZE_MAX, "reading the source file",
-                      "pass a .cu file (for text from a pipe or a device, read it "
-                      "yourself and use cujit_module_from_source)",
-                      &f));
+  CJ_TRY(cj_source_file_load(path, SIZE_MAX, "reading the source file",
+                             "pass a .cu file (for text from a pipe or a device, read it "
+                             "yourself and use cujit_module_from_source)",
+                             &f));
   if ((nul = memchr(f.data, '\0', f.len)) != NULL) {
     size_t at = (size_t)(nul - f.data);
     cj_free(f.data);

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "compile/compile.h"
-#include "driver/nvrtc.h"
+#include "dl/nvrtc.h"
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static CJ_LARGE char include_dir[PATH_MAX]; /* canonical; "" when no toolkit was found */
@@ -48,7 +48,7 @@ static int try_dir(const char *base, const char *tail) {
 }
 
 static void find(void) {
-  const char *lib = cj_nvrtc_dir(); /* the library file that is or would be loaded */
+  const char *lib = cj_libnvrtc_dir(); /* the library file that is or would be loaded */
 #ifdef CUJIT_CUDA_INCLUDE_DIR
   if (!realpath(CUJIT_CUDA_INCLUDE_DIR, build_dir)) build_dir[0] = '\0';
 #endif

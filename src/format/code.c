@@ -292,7 +292,7 @@ static const char *ptx_why(const unsigned char *p, size_t size) {
 }
 
 /* 1 when the bytes are PTX text, with its target in `arch`. */
-int cj_ptx_check(const unsigned char *p, size_t size, char *arch, size_t arch_size) {
+int cj_code_ptx_check(const unsigned char *p, size_t size, char *arch, size_t arch_size) {
   size_t n = text_length(p, size);
   if (ptx_why(p, size)) return 0;
   ptx_arch(find_directive((const char *)p, n, ".target"), (const char *)p + n, arch, arch_size);
@@ -309,13 +309,13 @@ int cj_prebuilt_code_why(cj_prebuilt_kind kind, const void *data, size_t size, c
 }
 
 /* The variables of PTX text (a PTX entry stored uncompressed). */
-cujit_status cj_ptx_globals(const void *data, size_t size, cj_symtab *t, int *known) {
+cujit_status cj_code_ptx_globals(const void *data, size_t size, cj_symtab *t, int *known) {
   char arch[32];
   char *text;
   cj_symtab ptx;
   size_t i;
   cujit_status st;
-  if (!cj_ptx_check(data, size, arch, sizeof arch)) return CUJIT_OK;
+  if (!cj_code_ptx_check(data, size, arch, sizeof arch)) return CUJIT_OK;
   text = cj_memdup(data, text_length(data, size));
   st = text ? cj_symtab_build(text, &ptx) : cj_fail_oom("reading a fatbin");
   cj_free(text);

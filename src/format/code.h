@@ -45,13 +45,13 @@ static inline int cj_get_le(const unsigned char *p, size_t size, uint64_t off, u
 cujit_status cj_cubin_check(const unsigned char *p, size_t size, const char *name, char *arch,
                             size_t arch_size);
 /* 1 when bytes are PTX text, with its target in arch ("compute_90"). */
-int cj_ptx_check(const unsigned char *p, size_t size, char *arch, size_t arch_size);
+int cj_code_ptx_check(const unsigned char *p, size_t size, char *arch, size_t arch_size);
 /* The variables (with `kernels`, the kernels too) a CUBIN's symbol table names, added to t;
  * *known set when a table was read. Fails only when out of memory. */
 cujit_status cj_cubin_globals(const unsigned char *p, size_t size, int kernels, cj_symtab *t,
                               int *known);
 /* The variables PTX text declares, added to t; *known set when it is PTX. */
-cujit_status cj_ptx_globals(const void *data, size_t size, cj_symtab *t, int *known);
+cujit_status cj_code_ptx_globals(const void *data, size_t size, cj_symtab *t, int *known);
 
 /* One kernel parameter as a CUBIN describes it for the driver. */
 typedef struct cj_kparam {

@@ -29,8 +29,8 @@ static cj_dep *push(cj_deps *d, const char *path) {
   return e;
 }
 
-int cj_deps_add_file(cj_deps *d, const char *path, const struct stat *st, const void *text,
-                     size_t len) {
+int cj_deplist_add_file(cj_deps *d, const char *path, const struct stat *st, const void *text,
+                        size_t len) {
   cj_dep *e = push(d, path);
   if (!e) return -1;
   e->present = 1;
@@ -44,9 +44,9 @@ int cj_deps_add_file(cj_deps *d, const char *path, const struct stat *st, const 
   return 0;
 }
 
-int cj_deps_add_absent(cj_deps *d, const char *path) { return push(d, path) ? 0 : -1; }
+int cj_deplist_add_absent(cj_deps *d, const char *path) { return push(d, path) ? 0 : -1; }
 
-const cj_dep *cj_deps_find(const cj_deps *d, const char *path) {
+const cj_dep *cj_deplist_find(const cj_deps *d, const char *path) {
   size_t i;
   for (i = 0; i < d->n; i++)
     if (strcmp(d->v[i].path, path) == 0) return &d->v[i];
@@ -60,7 +60,7 @@ static const cj_dep *next_present(const cj_deps *d, size_t *i) {
   return NULL;
 }
 
-int cj_deps_same_files(const cj_deps *a, const cj_deps *b) {
+int cj_deplist_same_files(const cj_deps *a, const cj_deps *b) {
   size_t i = 0, j = 0;
   const cj_dep *x, *y;
   for (;;) {
@@ -73,26 +73,26 @@ int cj_deps_same_files(const cj_deps *a, const cj_deps *b) {
   }
 }
 
-size_t cj_deps_count_present(const cj_deps *d) {
+size_t cj_deplist_count_present(const cj_deps *d) {
   size_t i, n = 0;
   for (i = 0; d && i < d->n; i++) n += d->v[i].present != 0;
   return n;
 }
 
-void cj_deps_clear(cj_deps *d) {
+void cj_deplist_clear(cj_deps *d) {
   size_t i;
   for (i = 0; i < d->n; i++) cj_free(d->v[i].path);
   cj_free(d->v);
   memset(d, 0, sizeof *d);
 }
 
-cj_deps *cj_deps_ref(cj_deps *d) {
+cj_deps *cj_deplist_ref(cj_deps *d) {
   if (d) __atomic_add_fetch(&d->refs, 1, __ATOMIC_RELAXED);
   return d;
 }
 
-void cj_deps_destroy(cj_deps *d) {
+void cj_deplist_destroy(cj_deps *d) {
   if (!d || __atomic_fetch_sub(&d->refs, 1, __ATOMIC_ACQ_REL) > 0) return;
-  cj_deps_clear(d);
+  cj_deplist_clear(d);
   cj_free(d);
 }

@@ -168,7 +168,7 @@ static void payload(cj_buf *b, const cj_image *im, const cj_deps *deps, const cj
   }
   end_section(b, at);
   at = begin_section(b, "DEPS");
-  put32(b, (uint32_t)cj_deps_count_present(deps));
+  put32(b, (uint32_t)cj_deplist_count_present(deps));
   for (i = 0; deps && i < deps->n; i++) {
     if (!deps->v[i].present) continue;
     put_lstr(b, deps->v[i].path);
@@ -279,7 +279,7 @@ static int read_deps(cj_cursor *c, cj_deps *deps) {
     const unsigned char *hash;
     cj_dep *e;
     char *path = NULL;
-    if (get_lstr(&s, &path) != 0 || cj_deps_add_absent(deps, path ? path : "") != 0) {
+    if (get_lstr(&s, &path) != 0 || cj_deplist_add_absent(deps, path ? path : "") != 0) {
       cj_free(path);
       return -1;
     }
@@ -463,7 +463,7 @@ static int decode(const cj_key *key, const void *data, size_t len, int in_place,
   }
   if (in_place) im->ptx = im->log = NULL, im->cubin = NULL; /* views: the caller's bytes */
   cj_image_unref(im);
-  cj_deps_clear(deps);
+  cj_deplist_clear(deps);
   if (rc > 0) snprintf(why, why_size, "has a malformed payload");
   return rc;
 }

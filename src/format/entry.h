@@ -36,19 +36,19 @@ typedef struct cj_deps {
 
 /* Records an existing header (its stat and contents) or a candidate that does not exist.
  * Return 0, or -1 when out of memory. */
-int cj_deps_add_file(cj_deps *d, const char *path, const struct stat *st, const void *text,
-                     size_t len);
-int cj_deps_add_absent(cj_deps *d, const char *path);
+int cj_deplist_add_file(cj_deps *d, const char *path, const struct stat *st, const void *text,
+                        size_t len);
+int cj_deplist_add_absent(cj_deps *d, const char *path);
 /* The record of `path` (present or absent), or NULL. */
-const cj_dep *cj_deps_find(const cj_deps *d, const char *path);
+const cj_dep *cj_deplist_find(const cj_deps *d, const char *path);
 /* 1 when the present headers of a and b have the same paths, sizes and hashes, in order. */
-int cj_deps_same_files(const cj_deps *a, const cj_deps *b);
-size_t cj_deps_count_present(const cj_deps *d);
-void cj_deps_clear(cj_deps *d);
+int cj_deplist_same_files(const cj_deps *a, const cj_deps *b);
+size_t cj_deplist_count_present(const cj_deps *d);
+void cj_deplist_clear(cj_deps *d);
 /* A new reference to a list from the heap (NULL gives NULL). */
-cj_deps *cj_deps_ref(cj_deps *d);
+cj_deps *cj_deplist_ref(cj_deps *d);
 /* Drops a reference to a list from the heap, freeing it with the last; NULL is fine. */
-void cj_deps_destroy(cj_deps *d);
+void cj_deplist_destroy(cj_deps *d);
 
 /* ---- manifest.c: what went into a key, part by part ---- */
 

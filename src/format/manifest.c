@@ -132,7 +132,7 @@ int cj_manifest_encode(const cj_request *r, const char *nvrtc, const unsigned ch
     cj_buf_append(out, part.data, part.len);
   }
   cj_buf_free(&part);
-  put_le(out, deps ? cj_deps_count_present(deps) : 0, 4);
+  put_le(out, deps ? cj_deplist_count_present(deps) : 0, 4);
   for (i = 0; deps && i < deps->n; i++) {
     if (!deps->v[i].present) continue;
     put_str(out, deps->v[i].path, strlen(deps->v[i].path));
@@ -168,7 +168,7 @@ static int read_deps(cj_cursor *c, cj_deps *deps) {
     get_text(c, &path);
     if (c->bad) return 1;
     if (!(s = cj_memdup(path.p ? path.p : "", path.n))) return -1;
-    if (cj_deps_add_absent(deps, s) != 0) {
+    if (cj_deplist_add_absent(deps, s) != 0) {
       cj_free(s);
       return -1;
     }
@@ -205,11 +205,11 @@ int cj_manifest_parse(const void *data, size_t len, cj_manifest *m) {
   }
   rc = read_deps(&c, &m->deps);
   if (rc == 0 && c.left) rc = 1;
-  if (rc != 0) cj_deps_clear(&m->deps);
+  if (rc != 0) cj_deplist_clear(&m->deps);
   return rc;
 }
 
-void cj_manifest_free(cj_manifest *m) { cj_deps_clear(&m->deps); }
+void cj_manifest_free(cj_manifest *m) { cj_deplist_clear(&m->deps); }
 
 int cj_manifest_item(cj_text part, size_t *pos, cj_text *item) {
   cj_cursor c;

@@ -264,7 +264,7 @@ static cujit_status container_globals(const unsigned char *p, size_t size, cj_pr
     if (c[i].kind == CJ_PREBUILT_CUBIN && c[i].size >= 4 && memcmp(c[i].data, "\177ELF", 4) == 0)
       st = cj_cubin_globals(c[i].data, c[i].size, 0, t, known);
     else if (c[i].kind == CJ_PREBUILT_PTX)
-      st = cj_ptx_globals(c[i].data, c[i].size, t, known);
+      st = cj_code_ptx_globals(c[i].data, c[i].size, t, known);
   }
   cj_free(c);
   return st;
@@ -290,7 +290,7 @@ cujit_status cj_prebuilt_inspect(const void *data, size_t size, const char *name
     *kind = CJ_PREBUILT_BUNDLE;
     return bundle_check(p, size, name, arch, arch_size);
   }
-  if (cj_ptx_check(p, size, arch, arch_size)) {
+  if (cj_code_ptx_check(p, size, arch, arch_size)) {
     *kind = CJ_PREBUILT_PTX;
     return CUJIT_OK;
   }

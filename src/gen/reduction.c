@@ -121,8 +121,8 @@ cujit_status cujit_reduction_create(cujit_reduction **out, cujit_type type, cons
                                     const cujit_generator_options *user) {
   cujit_generator_options own, *opts = &own;
   cujit_reduction *r;
-  cujit_status st = check_create(out, type, neutral, reduce_expr, map_expr, user, opts);
-  if (st != CUJIT_OK) return st;
+  cujit_status st = CUJIT_OK;
+  CJ_TRY(check_create(out, type, neutral, reduce_expr, map_expr, user, opts));
   if (!(r = cj_calloc(1, sizeof *r))) return cj_fail_oom("making a reduction");
   if ((st = cj_gen_decl_parse(args, &r->decls, &r->ndecls)) != CUJIT_OK) goto fail;
   if (!(r->args = cj_strdup(args)) || !(r->types = cj_calloc(r->ndecls, sizeof *r->types))) {

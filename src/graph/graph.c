@@ -88,8 +88,8 @@ static void res_release(cj_gres *r, int ctx_alive) {
   for (i = 0; i < r->n_holds; i++) r->holds[i].release(r->holds[i].obj);
   for (i = 0; i < r->n_mem; i++) /* memory taken again belongs to its new holder */
     if (!r->mem[i].taken)
-      cj_pool_free(r->mem[i].dev, r->mem[i].ptr, r->mem[i].bytes, ctx_alive ? r->side : NULL,
-                   &r->mem[i].owner);
+      cj_mem_pool_free(r->mem[i].dev, r->mem[i].ptr, r->mem[i].bytes, ctx_alive ? r->side : NULL,
+                       &r->mem[i].owner);
   if (ctx_alive && r->side) cj_cu.cuStreamDestroy(r->side);
   if (ctx_alive && r->begun) cj_cu.cuEventDestroy(r->begun);
   cj_capture_restore(&mode);
@@ -498,16 +498,16 @@ static cujit_status args_ready(const cujit_function *fn, const cujit_arg *args, 
   const cj_ptypes *types = cj_function_ptypes(fn);
   size_t i;
   *use = args;
-  CJ_TRY(cj_args_check(fn->name, fn->nparams, fn->param_sizes, types, args, nargs));
+  CJ_TRY(cj_launch_check_args(fn->name, fn->nparams, fn->param_sizes, types, args, nargs));
   for (i = 0; i < nargs; i++)
     CJ_CHECK(args[i].kind == CUJIT_ARG_VALUE, CUJIT_ERROR_INVALID_ARGS,
              "cujit_graph_set_args: argument %zu of kernel '%s' is an %s; a graph's launch "
              "takes values here (its In/Out buffers were fixed when it was captured): pass "
              "device memory with cujit_ptr()",
-             i + 1, fn->name, cj_arg_kind_name(args[i].kind));
-  if (!cj_args_plain(types, args, nargs)) return CUJIT_OK;
+             i + 1, fn->name, cj_launch_kind_name(args[i].kind));
+  if (!cj_launch_plain_args(types, args, nargs)) return CUJIT_OK;
   if (!types) CJ_TRY(cj_function_types((cujit_function *)fn, &types));
-  CJ_TRY(cj_args_convert(fn->name, types, args, nargs, conv));
+  CJ_TRY(cj_launch_convert_args(fn->name, types, args, nargs, conv));
   *use = conv;
   return CUJIT_OK;
 }

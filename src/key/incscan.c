@@ -168,7 +168,7 @@ static int read_header(const char *path, char **text, size_t *len, struct stat *
 /* Looks at one candidate path. 1 when it is the header (now recorded and queued, or seen
  * before), 0 when it does not exist, -1 on trouble (out of memory or bypass). */
 static int try_candidate(scanner *sc, char *path) {
-  const cj_dep *seen = cj_deps_find(sc->deps, path);
+  const cj_dep *seen = cj_deplist_find(sc->deps, path);
   struct stat st;
   char *text = NULL;
   size_t len = 0;
@@ -184,11 +184,11 @@ static int try_candidate(scanner *sc, char *path) {
   }
   rc = read_header(path, &text, &len, &st);
   if (rc == 2) set_bypass(sc, "header '%s' is larger than %s", path, "256 MiB");
-  if (rc == 1 && cj_deps_add_absent(sc->deps, path) == 0) {
+  if (rc == 1 && cj_deplist_add_absent(sc->deps, path) == 0) {
     cj_free(path);
     return 0;
   }
-  if (rc == 0 && cj_deps_add_file(sc->deps, path, &st, text, len) == 0) {
+  if (rc == 0 && cj_deplist_add_file(sc->deps, path, &st, text, len) == 0) {
     rc = enqueue(sc, text, len, 1, dir_part(path), path);
     return rc == 0 ? 1 : -1;
   }
@@ -910,7 +910,7 @@ cujit_status cj_scan_request(const cj_request *r, cj_deps **deps, char *bypass,
     scan_all(&sc);
   scanner_free(&sc);
   if (sc.oom) {
-    cj_deps_destroy(sc.deps);
+    cj_deplist_destroy(sc.deps);
     bypass[0] = '\0';
     return cj_fail_oom("scanning the source's includes");
   }

@@ -194,7 +194,7 @@ void cj_key_disk(const cj_key *request_key, const cj_deps *deps, cj_key *out) {
   sink_init(&s);
   put_str(&s, "cujit disk key");
   put_bytes(&s, request_key->b, sizeof request_key->b);
-  put_u64(&s, deps ? cj_deps_count_present(deps) : 0);
+  put_u64(&s, deps ? cj_deplist_count_present(deps) : 0);
   for (i = 0; deps && i < deps->n; i++) {
     if (!deps->v[i].present) continue;
     put_str(&s, deps->v[i].path);
@@ -222,7 +222,7 @@ cujit_status cj_keys_compute(const cj_request *r, const cj_key *request_key, cj_
 }
 
 void cj_keys_free(cj_keys *k) {
-  cj_deps_destroy(k->deps);
+  cj_deplist_destroy(k->deps);
   k->deps = NULL;
 }
 

@@ -1,5 +1,5 @@
 /* toolchain.c - the NVRTC a cache key names. Normally the build ID of the NVRTC library
- * that a compile would load, read from the file without loading it (driver/loader.c), so
+ * that a compile would load, read from the file without loading it (dl/loader.c), so
  * that a cache hit never maps NVRTC. On a machine with no NVRTC at all, where a cache
  * filled elsewhere is used as it is, the keys name the NVRTC that last wrote an entry
  * there: the cache directory's "nvrtc" file records it. */
@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "key/key.h"
-#include "driver/nvrtc.h"
+#include "dl/nvrtc.h"
 
 #define NAME_FILE "nvrtc"
 
@@ -43,7 +43,7 @@ static int read_recorded(const cj_root *r, char *out, size_t size) {
 
 /* Without an NVRTC: the name the cache directory records. */
 static cujit_status from_cache(void) {
-  cujit_status st = cj_nvrtc_load(); /* the detail says where NVRTC was looked for */
+  cujit_status st = cj_libnvrtc_load(); /* the detail says where NVRTC was looked for */
   cj_root root;
   int rc;
   if (cj_root_open(&root, 0) != 0) return st;
@@ -55,12 +55,12 @@ static cujit_status from_cache(void) {
 }
 
 static cujit_status find_name(void) {
-  const char *id = cj_nvrtc_identity();
+  const char *id = cj_libnvrtc_identity();
   int major, minor;
   if (id[0]) {
     cj_join(name, sizeof name, id, NULL);
-  } else if (cj_nvrtc_load() == CUJIT_OK) { /* found only by the system's search */
-    if (cj_nvrtc_version_cached(&major, &minor) != CUJIT_OK) return cj_nvrtc_load();
+  } else if (cj_libnvrtc_load() == CUJIT_OK) { /* found only by the system's search */
+    if (cj_nvrtc_version_cached(&major, &minor) != CUJIT_OK) return cj_libnvrtc_load();
     snprintf(name, sizeof name, "nvrtc version %d.%d", major, minor);
   } else {
     return from_cache();

@@ -28,7 +28,7 @@ static const char *type_ctor(int t) {
   return s ? s->ctor : "CUJIT_VALUE()";
 }
 
-const char *cj_arg_kind_name(int k) {
+const char *cj_launch_kind_name(int k) {
   static const char *const names[] = {"by value", "In buffer", "Out buffer", "InOut buffer"};
   return names[k];
 }
@@ -94,9 +94,9 @@ static int is_plain(const cujit_arg *a) {
 
 /* Arguments and parameters are named by their position counted from 1, as a reader of
  * the kernel's declaration counts them. A plain value its parameter does not take as it
- * is waits for cj_args_convert(), which checks it. */
-cujit_status cj_args_check(const char *kernel, size_t nparams, const size_t *sizes,
-                           const cj_ptypes *types, const cujit_arg *args, size_t nargs) {
+ * is waits for cj_launch_convert_args(), which checks it. */
+cujit_status cj_launch_check_args(const char *kernel, size_t nparams, const size_t *sizes,
+                                  const cj_ptypes *types, const cujit_arg *args, size_t nargs) {
   size_t i;
   CJ_CHECK(!nargs || args, CUJIT_ERROR_INVALID_VALUE,
            "launching kernel '%s': args is NULL but nargs is "
@@ -122,8 +122,8 @@ cujit_status cj_args_check(const char *kernel, size_t nparams, const size_t *siz
              "argument %zu of kernel '%s' has the wrong size: "
              "parameter %zu expects %zu bytes, but %zu bytes were given (%s, %s); use %s; "
              "nothing was launched",
-             i + 1, kernel, i + 1, sizes[i], a->size, type_name(a->type), cj_arg_kind_name(a->kind),
-             ctor_hint(sizes[i]));
+             i + 1, kernel, i + 1, sizes[i], a->size, type_name(a->type),
+             cj_launch_kind_name(a->kind), ctor_hint(sizes[i]));
     CJ_CHECK(a->kind != CUJIT_ARG_VALUE || a->size <= sizeof a->value || a->data,
              CUJIT_ERROR_INVALID_ARGS,
              "argument %zu of kernel '%s' is a %zu-byte value "
@@ -132,14 +132,14 @@ cujit_status cj_args_check(const char *kernel, size_t nparams, const size_t *siz
     CJ_CHECK(a->kind == CUJIT_ARG_VALUE || !a->bytes || a->host, CUJIT_ERROR_INVALID_ARGS,
              "argument %zu of kernel '%s' is an %s of %zu bytes "
              "with a NULL host pointer",
-             i + 1, kernel, cj_arg_kind_name(a->kind), a->bytes);
+             i + 1, kernel, cj_launch_kind_name(a->kind), a->bytes);
     if (CJ_UNLIKELY(!takes(types, i, a->kind == CUJIT_ARG_VALUE ? a->type : CUJIT_TYPE_PTR)))
       return type_mismatch(kernel, types, i, a);
   }
   return CUJIT_OK;
 }
 
-int cj_args_plain(const cj_ptypes *types, const cujit_arg *args, size_t nargs) {
+int cj_launch_plain_args(const cj_ptypes *types, const cujit_arg *args, size_t nargs) {
   size_t i;
   for (i = 0; i < nargs; i++)
     if (is_plain(&args[i]) && !takes(types, i, args[i].type)) return 1;
@@ -176,8 +176,8 @@ static cujit_status convert_plain(const char *kernel, const cj_ptypes *types, si
                  types->from == CJ_TYPES_SIGNATURE ? " (by its signature)" : "", why);
 }
 
-cujit_status cj_args_convert(const char *kernel, const cj_ptypes *types, const cujit_arg *args,
-                             size_t nargs, cujit_arg *out) {
+cujit_status cj_launch_convert_args(const char *kernel, const cj_ptypes *types,
+                                    const cujit_arg *args, size_t nargs, cujit_arg *out) {
   size_t i;
   for (i = 0; i < nargs; i++) {
     out[i] = args[i];

@@ -24,14 +24,14 @@ static cujit_status buffers_check(const cujit_function *fn, const cujit_arg *arg
     CJ_CHECK(k != CJ_HOST_DEVICE, CUJIT_ERROR_INVALID_ARGS,
              "argument %zu of kernel '%s' is an %s in device memory; In/Out buffers are host "
              "memory, pass device memory with cujit_ptr()",
-             i + 1, fn->name, cj_arg_kind_name(a->kind));
+             i + 1, fn->name, cj_launch_kind_name(a->kind));
     CJ_CHECK(k == CJ_HOST_PINNED, CUJIT_ERROR_CAPTURE,
              "argument %zu of kernel '%s' is an %s in pageable host memory, which a graph "
              "cannot copy when it is launched (the driver copies only page-locked memory "
              "there): make it with cujit_host_alloc() or register it (cuMemHostRegister), or "
              "copy it to device memory before the capture and pass a device pointer; nothing "
              "was captured, and the capture goes on",
-             i + 1, fn->name, cj_arg_kind_name(a->kind));
+             i + 1, fn->name, cj_launch_kind_name(a->kind));
   }
   return CUJIT_OK;
 }
@@ -80,7 +80,7 @@ cujit_status cj_launch_captured(const cujit_function *fn, const cj_fslot *slot, 
   for (i = 0; i < nargs && st == CUJIT_OK; i++) {
     params[i] = args[i].kind == CUJIT_ARG_VALUE ? value_of(&args[i]) : (void *)&d[i];
     if (args[i].kind != CUJIT_ARG_VALUE && args[i].bytes)
-      st = cj_pool_alloc(slot->dev, args[i].bytes, o->stream, &d[i], &owner);
+      st = cj_mem_pool_alloc(slot->dev, args[i].bytes, o->stream, &d[i], &owner);
   }
   if (st == CUJIT_OK) {
     started = 1;
@@ -92,7 +92,7 @@ cujit_status cj_launch_captured(const cujit_function *fn, const cj_fslot *slot, 
   if (st == CUJIT_OK) st = copies(fn, args, nargs, d, CUJIT_ARG_OUT, o->stream);
   /* given back on the captured stream: the capture keeps the memory for its graph */
   for (i = 0; i < nargs; i++)
-    if (d[i]) cj_pool_free(slot->dev, d[i], args[i].bytes, o->stream, &owner);
+    if (d[i]) cj_mem_pool_free(slot->dev, d[i], args[i].bytes, o->stream, &owner);
   if (st != CUJIT_OK && started) cj_capture_fail(o->stream);
   cj_free(heap);
   return st;

@@ -78,7 +78,7 @@ static cujit_status stage_kinds(const cujit_function *fn, const cujit_arg *args,
     CJ_CHECK(s->kind[i] != CJ_HOST_DEVICE, CUJIT_ERROR_INVALID_ARGS,
              "argument %zu of kernel '%s' is an %s in device "
              "memory; In/Out buffers are host memory, pass device memory with cujit_ptr()",
-             i + 1, fn->name, cj_arg_kind_name(a->kind));
+             i + 1, fn->name, cj_launch_kind_name(a->kind));
   }
   return CUJIT_OK;
 }
@@ -116,7 +116,7 @@ static cujit_status stage_alloc(const cj_fslot *slot, const cujit_arg *args, siz
     }
     s->params[i] = &s->dptr[i];
     if (a->bytes &&
-        (st = cj_pool_alloc(slot->dev, a->bytes, stream, &s->dptr[i], &s->owner)) != CUJIT_OK)
+        (st = cj_mem_pool_alloc(slot->dev, a->bytes, stream, &s->dptr[i], &s->owner)) != CUJIT_OK)
       return st;
   }
   return CUJIT_OK;
@@ -284,7 +284,7 @@ static cujit_status launch_staged(const cujit_function *fn, const cj_fslot *slot
 done:
   for (i = 0; i < nargs; i++)
     if (args[i].kind != CUJIT_ARG_VALUE && s.dptr[i])
-      cj_pool_free(slot->dev, s.dptr[i], args[i].bytes, stream, &s.owner);
+      cj_mem_pool_free(slot->dev, s.dptr[i], args[i].bytes, stream, &s.owner);
   step(&t, STEP_BACK);
   /* wait even after a failure: queued copies may still read the caller's buffers */
   r = cj_cu.cuStreamSynchronize(stream);
@@ -398,7 +398,7 @@ static CJ_NOINLINE cujit_status launch_plain(const cujit_function *fn, cujit_dim
   CJ_TRY(plain_types(fn, args, nargs, &types));
   if (nargs > STACK_ARGS && !(conv = cj_malloc(nargs * sizeof *conv)))
     return cj_fail_oom("converting a launch's arguments");
-  st = cj_args_convert(fn->name, types, args, nargs, conv);
+  st = cj_launch_convert_args(fn->name, types, args, nargs, conv);
   if (st == CUJIT_OK) st = cujit_launch(fn, grid, block, conv, nargs, o);
   if (conv != stack) cj_free(conv);
   return st;
@@ -448,9 +448,9 @@ cujit_status cujit_launch(const cujit_function *fn, cujit_dim3 grid, cujit_dim3 
   }
   /* everything else: In/Out buffers, timings, cooperative launches, clusters, and mistakes,
    * which get their message */
-  st = cj_args_check(fn->name, fn->nparams, fn->param_sizes, types, args, nargs);
+  st = cj_launch_check_args(fn->name, fn->nparams, fn->param_sizes, types, args, nargs);
   if (CJ_UNLIKELY(st != CUJIT_OK)) return st;
-  if (CJ_UNLIKELY(cj_args_plain(types, args, nargs)))
+  if (CJ_UNLIKELY(cj_launch_plain_args(types, args, nargs)))
     return launch_plain(fn, grid, block, args, nargs, o);
   if (CJ_UNLIKELY((st = cj_launch_checked(fn, slot, grid, block, o)) != CUJIT_OK)) return st;
   if (CJ_OPTS_EX(o)) return launch_ex_general(fn, slot, grid, block, args, nargs, o);

@@ -9,24 +9,24 @@
 /* ---- checks made before a launch (check.c; pure, no driver) ---- */
 
 /* How messages name an argument's kind ("In buffer"). */
-const char *cj_arg_kind_name(int kind);
+const char *cj_launch_kind_name(int kind);
 /* CUJIT_ERROR_LAUNCH_CONFIG: "cannot launch kernel 'k': <what>; nothing was launched". */
 cujit_status cj_config_fail(const char *kernel, const char *fmt, ...) CJ_PRINTF(2, 3);
 /* Argument count and each argument's kind, size and type against the kernel's parameters
  * (`types`, when known, says which argument types each takes: module/function.h).
  * CUJIT_ERROR_INVALID_ARGS naming the parameter, the expected and the given size or type. */
-cujit_status cj_args_check(const char *kernel, size_t nparams, const size_t *sizes,
-                           const cj_ptypes *types, const cujit_arg *args, size_t nargs);
+cujit_status cj_launch_check_args(const char *kernel, size_t nparams, const size_t *sizes,
+                                  const cj_ptypes *types, const cujit_arg *args, size_t nargs);
 /* 1 when some argument is a plain value (a number CUJIT_LAUNCH() made an argument of) that
  * its parameter does not take as it is (module/accept.h; every one, where `types` is NULL),
- * which cj_args_check() left to cj_args_convert(). */
-int cj_args_plain(const cj_ptypes *types, const cujit_arg *args, size_t nargs);
+ * which cj_launch_check_args() left to cj_launch_convert_args(). */
+int cj_launch_plain_args(const cj_ptypes *types, const cujit_arg *args, size_t nargs);
 /* The arguments into out[0..nargs), each plain value its parameter does not take as it is
  * converted to the parameter's type (cj_convert), the others copied. CUJIT_ERROR_INVALID_ARGS
  * naming the argument, its type and value, the parameter's type and why, where it is
  * refused. */
-cujit_status cj_args_convert(const char *kernel, const cj_ptypes *types, const cujit_arg *args,
-                             size_t nargs, cujit_arg *out);
+cujit_status cj_launch_convert_args(const char *kernel, const cj_ptypes *types,
+                                    const cujit_arg *args, size_t nargs, cujit_arg *out);
 /* Grid, block and shared memory against the device's and the kernel's limits.
  * CUJIT_ERROR_LAUNCH_CONFIG saying which limit is exceeded. */
 cujit_status cj_config_check(const char *kernel, const cj_limits *lim, int kernel_max_threads,
@@ -184,16 +184,16 @@ static inline CJ_ALWAYS_INLINE cujit_status cj_launch_params(const cujit_functio
  * cuMemAlloc where pools are unsupported); *owner gets the context it is made in. On a
  * stream cujit is capturing, the memory is not part of the graph: it is taken from what
  * the capture kept, or made on the capture's own stream (and waited for), outside it. */
-cujit_status cj_pool_alloc(CUdevice dev, size_t bytes, CUstream stream, CUdeviceptr *dptr,
-                           cj_mem_ctx *owner);
+cujit_status cj_mem_pool_alloc(CUdevice dev, size_t bytes, CUstream stream, CUdeviceptr *dptr,
+                               cj_mem_ctx *owner);
 /* Gives it back, ordered on `stream` (a stream of its context, which is made current for
  * the call when another is); counted as returned even when the driver fails (after a
  * kernel fault), so the accounting always returns to its baseline. Memory whose context
  * died (a reset) is neither freed nor kept: it went with its context. Given back on a
  * stream cujit is capturing, it is kept by the capture (its graph's work may use it at
  * every replay) and still counted in use until the graph is released. */
-void cj_pool_free(CUdevice dev, CUdeviceptr dptr, size_t bytes, CUstream stream,
-                  const cj_mem_ctx *owner);
+void cj_mem_pool_free(CUdevice dev, CUdeviceptr dptr, size_t bytes, CUstream stream,
+                      const cj_mem_ctx *owner);
 /* cujit_mem_pool_get_usage() and cujit_mem_pool_trim() for device dev. */
 cujit_status cj_mem_usage(CUdevice dev, size_t *in_use, size_t *kept);
 cujit_status cj_mem_trim(CUdevice dev);

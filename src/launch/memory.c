@@ -107,7 +107,7 @@ static int pool_create(CUdevice dev, CUmemoryPool *pool) {
  * memory and the pool went with it, and it is never used, trimmed or freed into again. */
 static int pool_dead(const cj_pool *p) {
   return __atomic_load_n(&p->state, __ATOMIC_ACQUIRE) == POOL_STREAM_ORDERED &&
-         cj_mem_ctx_dead(&p->made_in);
+         cj_ctx_mem_dead(&p->made_in);
 }
 
 /* Forgets what pool p kept of its dead context (nothing of it is freed: it died) and marks
@@ -347,9 +347,9 @@ static int capture_alloc(CUdevice dev, size_t bytes, CUstream stream, CUdevicept
   *st = CUJIT_OK;
   if (k != 0) return k > 0 ? 0 : -1; /* taken again: still counted in use */
   cj_capture_relax(&mode);
-  *st = cj_pool_alloc(dev, bytes, side, dptr, owner);
+  *st = cj_mem_pool_alloc(dev, bytes, side, dptr, owner);
   if (*st == CUJIT_OK && (r = cj_cu.cuStreamSynchronize(side)) != CUDA_SUCCESS) {
-    cj_pool_free(dev, *dptr, bytes, side, owner);
+    cj_mem_pool_free(dev, *dptr, bytes, side, owner);
     *dptr = 0;
     *st = cj_cu_wait_failed(r, "cuStreamSynchronize (memory for a capture)");
   }
@@ -357,8 +357,8 @@ static int capture_alloc(CUdevice dev, size_t bytes, CUstream stream, CUdevicept
   return 0;
 }
 
-cujit_status cj_pool_alloc(CUdevice dev, size_t bytes, CUstream stream, CUdeviceptr *dptr,
-                           cj_mem_ctx *owner) {
+cujit_status cj_mem_pool_alloc(CUdevice dev, size_t bytes, CUstream stream, CUdeviceptr *dptr,
+                               cj_mem_ctx *owner) {
   cj_pool *p;
   CUcontext ctx;
   CUresult r;
@@ -427,15 +427,15 @@ static void pool_give(cj_pool *p, CUdevice dev, CUdeviceptr dptr, size_t bytes, 
   }
 }
 
-void cj_pool_free(CUdevice dev, CUdeviceptr dptr, size_t bytes, CUstream stream,
-                  const cj_mem_ctx *owner) {
+void cj_mem_pool_free(CUdevice dev, CUdeviceptr dptr, size_t bytes, CUstream stream,
+                      const cj_mem_ctx *owner) {
   cj_pool *p = &pools[dev];
   CUcontext current = NULL;
   int other;
   if (CJ_UNLIKELY(__atomic_load_n(&cj_captures_live, __ATOMIC_RELAXED)) && stream &&
       cj_capture_keep(stream, dev, dptr, bytes, owner))
     return; /* the capture's work uses it at every replay: its graph gives it back */
-  if (!cj_mem_ctx_dead(owner)) {
+  if (!cj_ctx_mem_dead(owner)) {
     /* given back in its own context: an array destroyed while another device is current
      * frees on its own device's stream */
     cj_cu.cuCtxGetCurrent(&current);

@@ -17,8 +17,6 @@
 
 #include "launch/launch.h"
 
-#define CJ_STAGING_MIN_DEFAULT ((size_t)1 << 20)
-#define CJ_STAGING_CHUNK_DEFAULT ((size_t)1 << 20)
 #define CJ_STAGING_MAX_LANES 16
 
 typedef struct stager stager;
@@ -63,20 +61,15 @@ static pthread_mutex_t setup_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t min_once = PTHREAD_ONCE_INIT;
 static size_t min_bytes;
 
-/* A size from the environment; both sizes read here default to 1M. */
-static size_t env_size(const char *name, size_t dflt, int *warned) {
-  const char *e = cj_env(name);
+/* A size from the environment (common/env.c's table: its default, and a warning for a bad
+ * value). */
+static size_t env_size(const char *name) {
   uint64_t v;
-  if (!e) return dflt;
-  if (cj_parse_size(e, &v) == 0 && v <= SIZE_MAX) return (size_t)v;
-  cj_env_ignored(warned, name, e, "a size (e.g. 4M)", "the default 1M");
-  return dflt;
+  cj_env_u64(name, &v);
+  return (size_t)v;
 }
 
-static void min_init(void) {
-  static int warned;
-  min_bytes = env_size("CUJIT_STAGING_MIN", CJ_STAGING_MIN_DEFAULT, &warned);
-}
+static void min_init(void) { min_bytes = env_size("CUJIT_STAGING_MIN"); }
 
 size_t cj_staging_min(void) {
   pthread_once(&min_once, min_init);
@@ -84,20 +77,13 @@ size_t cj_staging_min(void) {
 }
 
 /* Lanes: env CUJIT_STAGING_THREADS (0 turns staging off), else half the cores, at most 8,
- * and none below two (the driver's own pageable copy is then faster). On the H100 machine
- * (16 cores), a 64 MiB pageable InOut round trip took 18 ms with one lane, 7.9 with two,
- * 4.7-6.0 with four and 3.4 with eight (1 MiB chunks), against 15.5 ms for cuMemAlloc +
- * synchronous pageable copies + cuMemFree. */
+ * and none below two (the driver's own pageable copy is then faster; docs/benchmarks.md has
+ * the measurements). */
 static int lane_count(void) {
-  static int warned;
-  const char *e = cj_env("CUJIT_STAGING_THREADS");
   long cores = sysconf(_SC_NPROCESSORS_ONLN), n;
   uint64_t v;
-  if (e && cj_parse_count(e, UINT64_MAX, &v) == 0)
+  if (cj_env_u64("CUJIT_STAGING_THREADS", &v) == CJ_ENV_SET)
     return v > CJ_STAGING_MAX_LANES ? CJ_STAGING_MAX_LANES : (int)v;
-  if (e)
-    cj_env_ignored(&warned, "CUJIT_STAGING_THREADS", e, "a number of threads (0 turns staging off)",
-                   "the default (half the cores, at most 8)");
   n = cores / 2;
   return n < 2 ? 0 : n > 8 ? 8 : (int)n;
 }
@@ -213,7 +199,6 @@ static int lanes_make(stager *s, int n) {
 /* Makes s's pinned chunks and events in ctx (current on this thread) and starts its
  * helper threads; lane 0 is the caller's. Returns 0 when staging is off or failed. */
 static int setup(stager *s, CUcontext ctx, CUdevice dev) {
-  static int chunk_warned;
   pthread_attr_t attr;
   pthread_t t;
   int i, n = lane_count();
@@ -221,7 +206,7 @@ static int setup(stager *s, CUcontext ctx, CUdevice dev) {
   s->ctx = ctx;
   s->ctx_id = cj_ctx_id(ctx);
   s->nlanes = n;
-  s->chunk = env_size("CUJIT_STAGING_CHUNK", CJ_STAGING_CHUNK_DEFAULT, &chunk_warned);
+  s->chunk = env_size("CUJIT_STAGING_CHUNK");
   if (s->chunk < 4096) s->chunk = 4096;
   if (!lanes_make(s, n)) return 0;
   pthread_mutex_init(&s->run_lock, NULL);
@@ -361,9 +346,8 @@ static int small_off;
 /* CUJIT_STAGING_THREADS=0 lets the driver copy every pageable buffer, small ones too
  * (warned about by lane_count when it is not a count). */
 static void small_init(void) {
-  const char *e = cj_env("CUJIT_STAGING_THREADS");
   uint64_t v;
-  small_off = e && cj_parse_count(e, UINT64_MAX, &v) == 0 && v == 0;
+  small_off = cj_env_u64("CUJIT_STAGING_THREADS", &v) == CJ_ENV_SET && v == 0;
 }
 
 /* Grows b to at least `bytes` in the context of ID id (b is taken, so nothing is in flight

@@ -33,12 +33,12 @@ static const char *const address_names[] = {"clamp", "wrap", "mirror", "border"}
 
 /* ---- checks (pure) ---- */
 
-size_t cj_format_bytes(int format) {
+size_t cj_tex_format_bytes(int format) {
   return format >= 0 && (size_t)format < CJ_COUNT(formats) ? formats[format].bytes : 0;
 }
 
 cujit_status cj_texel_check(const char *fn, int format, unsigned channels) {
-  CJ_CHECK(cj_format_bytes(format), CUJIT_ERROR_INVALID_VALUE,
+  CJ_CHECK(cj_tex_format_bytes(format), CUJIT_ERROR_INVALID_VALUE,
            "%s: format %d is not a "
            "cujit_format; use one of CUJIT_FORMAT_F32, _F16, _U8, _I8, _U16, _I16, _U32, _I32",
            fn, format);
@@ -106,11 +106,11 @@ static size_t one_if_zero(size_t n) { return n ? n : 1; }
 
 /* Dense bytes of an array's data; 0 when that overflows. */
 static size_t array_bytes(const cujit_cuarray_desc *d) {
-  size_t row = mul_or_zero(d->width, cj_format_bytes(d->format) * d->channels);
+  size_t row = mul_or_zero(d->width, cj_tex_format_bytes(d->format) * d->channels);
   return mul_or_zero(mul_or_zero(row, one_if_zero(d->height)), one_if_zero(d->depth));
 }
 
-cujit_status cj_array_desc_check(const cujit_cuarray_desc *d) {
+cujit_status cj_tex_array_desc_check(const cujit_cuarray_desc *d) {
   const char *fn = "cujit_cuarray_create";
   CJ_TRY(cj_texel_check(fn, d->format, d->channels));
   CJ_CHECK(d->width, CUJIT_ERROR_INVALID_VALUE,
@@ -208,7 +208,7 @@ static cujit_status shape_check(const cujit_cuarray_desc *d, const size_t max[3]
   return CUJIT_OK;
 }
 
-cujit_status cj_array_limits_check(const cj_tex_limits *l, const cujit_cuarray_desc *d) {
+cujit_status cj_tex_array_limits_check(const cj_tex_limits *l, const cujit_cuarray_desc *d) {
   int dims = array_dims(d);
   CJ_TRY(shape_check(d, l->array_max[dims - 1], "textures"));
   if (!(d->flags & CUJIT_CUARRAY_SURFACE)) return CUJIT_OK;
@@ -508,10 +508,10 @@ static cujit_status array_desc_load(const cujit_cuarray_desc *user, cujit_cuarra
   CJ_TRY(
       cj_sized_in("cujit_cuarray_create", "cujit_cuarray_desc", user, ARRAY_DESC_V1, d, sizeof *d));
   if (!d->channels) d->channels = 1;
-  CJ_TRY(cj_array_desc_check(d));
+  CJ_TRY(cj_tex_array_desc_check(d));
   CJ_TRY(tex_device(&dev));
   CJ_TRY(read_limits(dev, d->format, d->channels, &l));
-  return cj_array_limits_check(&l, d);
+  return cj_tex_array_limits_check(&l, d);
 }
 
 cujit_status cujit_cuarray_create(cujit_cuarray **out, const cujit_cuarray_desc *desc,

@@ -3,7 +3,7 @@
 #ifndef CUJIT_TEXTURE_H
 #define CUJIT_TEXTURE_H
 
-#include "driver/driver.h"
+#include "dl/driver.h"
 
 struct cujit_cuarray {
   CUarray handle;
@@ -22,7 +22,7 @@ typedef struct cj_tex_limits {
 } cj_tex_limits;
 
 /* Bytes of one channel of `format`, 0 when it is not a cujit_format. */
-size_t cj_format_bytes(int format);
+size_t cj_tex_format_bytes(int format);
 /* The format and channel count are known (channels 1, 2 or 4). `fn` names the caller. */
 cujit_status cj_texel_check(const char *fn, int format, unsigned channels);
 /* The sampling descriptor's values and their combination with the format and the memory
@@ -30,7 +30,7 @@ cujit_status cj_texel_check(const char *fn, int format, unsigned channels);
 cujit_status cj_tex_desc_check(const char *fn, const cujit_texture_desc *d, int format, int linear);
 /* A shape that a device could hold: width at least 1, depth only with a height, a byte
  * size that fits in size_t, known flags. */
-cujit_status cj_array_desc_check(const cujit_cuarray_desc *d);
+cujit_status cj_tex_array_desc_check(const cujit_cuarray_desc *d);
 
 /* Linear memory of `bytes` (elements of `elem` bytes) at `dptr` against the limits. */
 cujit_status cj_tex_linear_check(const cj_tex_limits *l, CUdeviceptr dptr, size_t bytes,
@@ -39,6 +39,6 @@ cujit_status cj_tex_linear_check(const cj_tex_limits *l, CUdeviceptr dptr, size_
 cujit_status cj_tex_pitched_check(const cj_tex_limits *l, CUdeviceptr dptr, size_t width,
                                   size_t height, size_t pitch, size_t elem);
 /* An array's shape against the texture (and, for CUJIT_CUARRAY_SURFACE, surface) limits. */
-cujit_status cj_array_limits_check(const cj_tex_limits *l, const cujit_cuarray_desc *d);
+cujit_status cj_tex_array_limits_check(const cj_tex_limits *l, const cujit_cuarray_desc *d);
 
 #endif

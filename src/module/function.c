@@ -3,7 +3,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "driver/zstd.h"
+#include "dl/zstd.h"
 #include "module/function.h"
 
 void cj_function_free(cujit_function *fn) {

@@ -79,8 +79,8 @@ cujit_status cujit_module_from_image(cujit_module **out, const void *data, size_
 
 /* Reads a whole regular file of at most 1 GiB. */
 static cujit_status read_image_file(const char *path, cj_file *f) {
-  CJ_TRY(cj_file_load(path, MAX_IMAGE_FILE, "reading an image file",
-                      "give the path of a PTX, CUBIN, fatbin or bundle file", f));
+  CJ_TRY(cj_source_file_load(path, MAX_IMAGE_FILE, "reading an image file",
+                             "give the path of a PTX, CUBIN, fatbin or bundle file", f));
   if (f->len) return CUJIT_OK;
   cj_free(f->data);
   return cj_fail(CUJIT_ERROR_INVALID_SOURCE,

@@ -8,7 +8,7 @@
 #define CUJIT_OBJECTS_H
 
 #include "compile/symbols.h"
-#include "driver/driver.h"
+#include "dl/driver.h"
 #include "format/code.h"
 #include "format/mangle.h"
 #include "module/module.h"

@@ -129,7 +129,7 @@ static cujit_status compile_probe(cj_module *m, char **exprs, size_t n) {
   if (st == CUJIT_OK) {
     q.name_exprs = (const char *const *)exprs;
     q.n_name_exprs = n;
-    st = cj_compile(&q, &im);
+    st = cj_cache_compile(&q, &im);
   }
   cj_request_free(&q);
   cj_buf_free(&src);
@@ -171,8 +171,8 @@ static cujit_status probe_failed(cj_module *m, const char *sym, cujit_status st)
 static cujit_status ask(cj_module *m, const char *sym) {
   char **exprs = NULL;
   size_t n = 0, first;
-  cujit_status st = kernels_to_ask(m, sym, &exprs, &n, &first);
-  if (st != CUJIT_OK) return st;
+  cujit_status st = CUJIT_OK;
+  CJ_TRY(kernels_to_ask(m, sym, &exprs, &n, &first));
   st = compile_probe(m, exprs, n);
   if (st != CUJIT_OK && st != CUJIT_ERROR_OUT_OF_MEMORY && n > 1)
     st = compile_probe(m, exprs + first, 1); /* another kernel's may be what failed */

@@ -117,7 +117,7 @@ static cujit_status module_compile(cj_module **out, const char *source, const ch
   cujit_status st;
   CJ_TRY(cj_request_init(&req, source, name, opts, dir));
   memcpy(arch, req.arch, sizeof arch); /* the target the key names: the compile may clamp it */
-  st = cj_compile(&req, &im);
+  st = cj_cache_compile(&req, &im);
   if (st == CUJIT_OK) {
     st = cj_module_new_kept(im, &req, arch, out);
     if (st != CUJIT_OK) cj_image_unref(im);

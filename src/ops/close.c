@@ -16,14 +16,12 @@
 #include "ops/ops.h"
 #include "launch/capture.h" /* refusals during a capture */
 
-static int kind_of(int t) { return cj_elem_of(t)->kind; }
-static int is_complex(int t) { return kind_of(t) == CJ_SK_COMPLEX; }
 static int real_of(int t) {
   return t == CUJIT_TYPE_C64 ? CUJIT_TYPE_F32 : t == CUJIT_TYPE_C128 ? CUJIT_TYPE_F64 : t;
 }
 /* The type isclose computes b in: result_type(b, 1.0). */
 static int ref_type(int b) {
-  return kind_of(b) == CJ_SK_FLOAT || is_complex(b) ? b : CUJIT_TYPE_F64;
+  return cj_scalar_is_float(b) || cj_scalar_is_complex(b) ? b : CUJIT_TYPE_F64;
 }
 /* The C type a real type's values are computed in. */
 static const char *repr(int r) { return r == CUJIT_TYPE_F64 ? "double" : "float"; }
@@ -82,15 +80,15 @@ static void put_ops(cj_buf *s, const char *tag, int r) {
  * value's imaginary part is 0) in repr of real type r. */
 static void part(cj_buf *s, int from, int im, int r, const char *x) {
   cj_buf e = {0};
-  if (is_complex(from))
+  if (cj_scalar_is_complex(from))
     cj_buf_printf(&e, "(%s).%s()", x, im ? "imag" : "real");
   else
     cj_buf_puts(&e, im ? "0" : x);
-  if (im && !is_complex(from)) {
+  if (im && !cj_scalar_is_complex(from)) {
     cj_buf_printf(s, "(%s)0", repr(r));
   } else {
     cj_buf_printf(s, "cj_t_round(");
-    cj_array_convert(s, is_complex(from) ? real_of(from) : from,
+    cj_array_convert(s, cj_scalar_is_complex(from) ? real_of(from) : from,
                      r == CUJIT_TYPE_F64 ? CUJIT_TYPE_F64 : CUJIT_TYPE_F32, e.data ? e.data : "0");
     cj_buf_puts(s, ")");
   }
@@ -102,7 +100,7 @@ static void part(cj_buf *s, int from, int im, int r, const char *x) {
  * of type a and y of type b. */
 static void close_source(cj_buf *s, int a, int b) {
   int y = ref_type(b), t = cujit_type_promote((cujit_type)a, (cujit_type)y, 0);
-  int rt = real_of(t), r = real_of(y), c = is_complex(t);
+  int rt = real_of(t), r = real_of(y), c = cj_scalar_is_complex(t);
   const char *wt = repr(rt), *wr = repr(r);
   put_ops(s, "t", rt);
   put_ops(s, "r", r);
@@ -113,11 +111,11 @@ static void close_source(cj_buf *s, int a, int b) {
   /* y in its computing type (r's values: y's magnitude and finiteness) */
   cj_buf_printf(s, "  const %s yb0 = ", wr);
   cj_buf_puts(s, "cj_r_round(");
-  cj_array_convert(s, is_complex(b) ? real_of(b) : b,
+  cj_array_convert(s, cj_scalar_is_complex(b) ? real_of(b) : b,
                    r == CUJIT_TYPE_F64 ? CUJIT_TYPE_F64 : CUJIT_TYPE_F32,
-                   is_complex(b) ? "(yv).real()" : "yv");
+                   cj_scalar_is_complex(b) ? "(yv).real()" : "yv");
   cj_buf_printf(s, ");\n  const %s yb1 = ", wr);
-  if (is_complex(b)) {
+  if (cj_scalar_is_complex(b)) {
     cj_buf_puts(s, "cj_r_round(");
     cj_array_convert(s, real_of(b), r == CUJIT_TYPE_F64 ? CUJIT_TYPE_F64 : CUJIT_TYPE_F32,
                      "(yv).imag()");
@@ -135,7 +133,7 @@ static void close_source(cj_buf *s, int a, int b) {
     cj_buf_puts(s, "  const auto d = cj_t_hypot(cj_t_sub(x0, y0), cj_t_sub(x1, y1));\n");
   else
     cj_buf_puts(s, "  const auto d = fabs(cj_t_sub(x0, y0));\n");
-  if (is_complex(y))
+  if (cj_scalar_is_complex(y))
     cj_buf_puts(s, "  const auto mag = cj_r_hypot(yb0, yb1);\n");
   else
     cj_buf_puts(s, "  const auto mag = fabs(yb0);\n");
@@ -172,7 +170,7 @@ static cujit_status close_kernel_make(close_kernel *k, const cj_array *a, const 
   memset(k, 0, sizeof *k);
   plan.dims = 0;
   plan.bcast = bcast;
-  if (!a->contig || !b->contig || bcast)
+  if (!a->contig || !b->contig || a->size != full->size || b->size != full->size)
     cj_plan_make(&plan, full->ndim, full->shape, 2, arrays, bcast);
   snprintf(k->params, sizeof k->params,
            "const %s *x, const %s *y, double cj_rtol, double cj_atol, int cj_nan",
@@ -231,7 +229,7 @@ static cujit_status allclose(const char *fn, const cj_array *a, const cj_array *
   unsigned char result = 0;
   cujit_status st;
   if (!cj_array_same_shape(a, b)) {
-    CJ_TRY(cj_array_broadcast(fn, (const cj_array *const[]){a, b}, names, 2, &shape, &bcast));
+    CJ_TRY(cj_ops_broadcast(fn, (const cj_array *const[]){a, b}, names, 2, &shape, &bcast));
     full = &shape;
   }
   if (full->size == 0) { /* every element of none is close */

@@ -53,7 +53,7 @@ const char cj_int_source[] =
     "  return cj_wrap<T>(r);\n"
     "}\n"
     /* a % -1 is 0, and computed so: the most negative value % -1 overflows in C */
-    "template <class T> __device__ T cj_imod(T a, T b) {\n"
+    "template <class T> __device__ T cj_ifmod(T a, T b) {\n"
     "  return !b || (T(-1) < T(0) && b == T(-1)) ? T(0) : T(a % b);\n"
     "}\n"
     "#endif\n";

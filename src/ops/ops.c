@@ -8,12 +8,6 @@
 
 #include "ops/ops.h"
 
-static const char *const binop_names[] = {"add",  "sub", "mul", "div", "pow", "minimum", "maximum",
-                                          "fmod", "eq",  "ne",  "lt",  "le",  "gt",      "ge"};
-static const char *const unop_names[] = {"neg",  "fabs", "sqrt", "exp",   "log",  "log10",
-                                         "sin",  "cos",  "tan",  "asin",  "acos", "atan",
-                                         "sinh", "cosh", "tanh", "floor", "ceil"};
-
 /* NaN-propagating min/max; the operations' kernels get the integer arithmetic
  * (intwrap.c) before them. */
 static const char kHelpers[] =
@@ -23,46 +17,39 @@ static const char kHelpers[] =
     "(b > a ? b : a); }\n";
 
 /* An operation's name for its range, whatever `op` holds (checked later, off the fast path). */
-#define OP_NAME(names, op) ((op) >= 0 && (size_t)(op) < CJ_COUNT(names) ? (names)[op] : "op")
-
-static int is_complex(int t) { return t == CUJIT_TYPE_C64 || t == CUJIT_TYPE_C128; }
-static int is_float(int t) {
-  return t == CUJIT_TYPE_F16 || t == CUJIT_TYPE_BF16 || t == CUJIT_TYPE_F32 || t == CUJIT_TYPE_F64;
-}
-static int is_int(int t) { return !is_float(t) && !is_complex(t); } /* bool included */
-
-/* The type arithmetic happens in: float for the 16-bit floats. */
-static int compute_type(int t) {
-  return t == CUJIT_TYPE_F16 || t == CUJIT_TYPE_BF16 ? CUJIT_TYPE_F32 : t;
-}
+#define OP_NAME(row) ((row) ? (row)->numpy : "op")
 
 static int is_comparison(int op) { return op >= CUJIT_BINOP_EQ && op <= CUJIT_BINOP_GE; }
 
-static cujit_status refuse(const char *fn, const char *op, int type, const char *why) {
-  return cj_fail(CUJIT_ERROR_INVALID_VALUE, "%s: %s is not defined for %s (%s)", fn, op,
-                 cj_elem_of(type)->name, why);
+/* Checks that `op` (its row: NULL for none) applies to the promoted type p. */
+static cujit_status binop_allowed(const char *fn, int op, const cj_op *row, int p) {
+  CJ_CHECK(row, CUJIT_ERROR_INVALID_VALUE, "%s: %d is not a cujit_binop", fn, op);
+  return cj_op_takes(row, p) ? CUJIT_OK : cj_op_refuse(fn, row, p);
 }
 
-/* Checks that `op` applies to the promoted type p. */
-static cujit_status binop_allowed(const char *fn, int op, int p) {
-  CJ_CHECK(op >= 0 && (size_t)op < CJ_COUNT(binop_names), CUJIT_ERROR_INVALID_VALUE,
-           "%s: %d is not a cujit_binop", fn, op);
-  if (is_complex(p) &&
-      (op == CUJIT_BINOP_FMOD || op == CUJIT_BINOP_MINIMUM || op == CUJIT_BINOP_MAXIMUM ||
-       (is_comparison(op) && op != CUJIT_BINOP_EQ && op != CUJIT_BINOP_NE)))
-    return refuse(fn, binop_names[op], p, "complex numbers have no order");
-  if (p == CUJIT_TYPE_BOOL && op == CUJIT_BINOP_SUB)
-    return refuse(fn, binop_names[op], p, "use CUJIT_BINOP_NE for the exclusive or of booleans");
-  return CUJIT_OK;
+/* The function a kernel calls for the table's `cuda` name f on compute type c (see
+ * cujit_array.h, "The operations as tables"), into b. */
+static void callee(cj_buf *b, const char *f, int c) {
+  if (strncmp(f, "cj_", 3) == 0)
+    cj_buf_puts(b, f);
+  else if (cj_scalar_is_complex(c))
+    cj_buf_printf(b, "cuda::std::%s", strcmp(f, "fabs") == 0 ? "abs" : f);
+  else if (cj_scalar_is_int(c))
+    cj_buf_printf(b, "cj_i%s", f);
+  else
+    cj_buf_printf(b, "%s%s", f, c == CUJIT_TYPE_F32 ? "f" : "");
 }
+
+/* Whether the table's `cuda` form is an operator rather than a function. */
+static int is_operator(const char *f) { return !((f[0] >= 'a' && f[0] <= 'z') || f[0] == '_'); }
 
 /* The type op computes in for promoted type p: f64 for true division of integers, i8 for
  * pow and fmod of bools (as NumPy), float for the 16-bit floats. */
 static int binop_compute(int op, int p) {
-  if (op == CUJIT_BINOP_DIV && is_int(p)) return CUJIT_TYPE_F64;
+  if (op == CUJIT_BINOP_DIV && cj_scalar_is_int(p)) return CUJIT_TYPE_F64;
   if (p == CUJIT_TYPE_BOOL && (op == CUJIT_BINOP_POW || op == CUJIT_BINOP_FMOD))
     return CUJIT_TYPE_I8;
-  return compute_type(p);
+  return cj_ops_compute_type(p);
 }
 
 static int binop_result(int op, int p) {
@@ -71,35 +58,21 @@ static int binop_result(int op, int p) {
 }
 
 /* x op y, both of compute type c. */
-static void binop_expr(cj_buf *b, int op, int c, const char *x, const char *y) {
-  static const char *const infix[] =
-      {[CUJIT_BINOP_ADD] = "+", [CUJIT_BINOP_SUB] = "-", [CUJIT_BINOP_MUL] = "*",
-       [CUJIT_BINOP_DIV] = "/", [CUJIT_BINOP_EQ] = "==", [CUJIT_BINOP_NE] = "!=",
-       [CUJIT_BINOP_LT] = "<",  [CUJIT_BINOP_LE] = "<=", [CUJIT_BINOP_GT] = ">",
-       [CUJIT_BINOP_GE] = ">="};
-  int f32 = c == CUJIT_TYPE_F32;
-  if (cj_int_wraps(c) &&
-      (op == CUJIT_BINOP_ADD || op == CUJIT_BINOP_SUB || op == CUJIT_BINOP_MUL)) {
-    /* cj_add, cj_sub, cj_mul: wrapping as NumPy's, never a signed overflow */
-    cj_buf_printf(b, "cj_%s<%s>(%s, %s)", binop_names[op], cj_elem_of(c)->c_name, x, y);
-  } else if ((size_t)op < CJ_COUNT(infix) && infix[op]) {
-    cj_buf_printf(b, "(%s %s %s)", x, infix[op], y);
-  } else if (op == CUJIT_BINOP_POW) {
-    cj_buf_printf(b, "%s(%s, %s)",
-                  is_complex(c) ? "cuda::std::pow"
-                  : is_int(c)   ? "cj_ipow"
-                  : f32         ? "powf"
-                                : "pow",
-                  x, y);
-  } else if (op == CUJIT_BINOP_FMOD) {
-    cj_buf_printf(b, "%s(%s, %s)", is_int(c) ? "cj_imod" : f32 ? "fmodf" : "fmod", x, y);
-  } else {
-    int min = op == CUJIT_BINOP_MINIMUM;
-    if (is_int(c))
-      cj_buf_printf(b, "(%s %s %s ? %s : %s)", x, min ? "<" : ">", y, x, y);
-    else
-      cj_buf_printf(b, "cj_f%s(%s, %s)", min ? "min" : "max", x, y);
+static void binop_expr(cj_buf *b, const cj_op *op, int c, const char *x, const char *y) {
+  static const char *const wrapping[][2] = {{"+", "add"}, {"-", "sub"}, {"*", "mul"}};
+  size_t k;
+  if (is_operator(op->cuda)) {
+    for (k = 0; k < CJ_COUNT(wrapping) && cj_int_wraps(c); k++)
+      if (strcmp(op->cuda, wrapping[k][0]) ==
+          0) { /* wrapping as NumPy's, never a signed overflow */
+        cj_buf_printf(b, "cj_%s<%s>(%s, %s)", wrapping[k][1], cj_elem_of(c)->c_name, x, y);
+        return;
+      }
+    cj_buf_printf(b, "(%s %s %s)", x, op->cuda, y);
+    return;
   }
+  callee(b, op->cuda, c);
+  cj_buf_printf(b, "(%s, %s)", x, y);
 }
 
 /* The result's expression: expr, of type c, converted to r. */
@@ -133,7 +106,8 @@ static int overlaps(const cj_array *o, const cj_array *const *arrays, size_t n, 
 }
 
 /* Looks up a given output and plans the loop over c->a's shape of the inputs `arrays` (of
- * which those of `bcast` are broadcast) and the output: no plan (the plain contiguous
+ * which those of `bcast` are single elements broadcast; others of fewer elements than the
+ * result are broadcast by strides of 0) and the output: no plan (the plain contiguous
  * loop) when all are contiguous and nothing is broadcast. An output that overlaps an input
  * (other than element for element) is planned as a new one: the result goes to a
  * temporary, then into it. */
@@ -150,8 +124,8 @@ static cujit_status plan_call(op_call *c, cujit_array **out, const cj_array *con
     c->into = c->given;
     c->given = NULL;
   }
-  for (i = 0; i < c->n_in; i++) {
-    contig &= arrays[i]->contig;
+  for (i = 0; i < c->n_in; i++) { /* of another size: broadcast, through strides of 0 */
+    contig &= arrays[i]->contig && (arrays[i]->size == c->a->size || (bcast >> i & 1));
     all[i] = arrays[i];
   }
   if (contig && (!c->given || c->given->contig)) return CUJIT_OK;
@@ -162,40 +136,48 @@ static cujit_status plan_call(op_call *c, cujit_array **out, const cj_array *con
 }
 
 /* The result's shape (into *shape) when n operands (NULL ones are scalars, names[j]
- * naming operand j in messages) meet: the shape of those of more than one element, which
- * must be one; operands of a single element (0-d arrays, say) are broadcast to it, bit j
- * of *bcast set, and add leading dimensions of one where they have more (as NumPy does).
- * The result is ordered on the first operand's stream. */
-cujit_status cj_array_broadcast(const char *fn, const cj_array *const *ops,
-                                const char *const *names, size_t n, cj_array *shape,
-                                unsigned *bcast) {
+ * naming operand j in messages) meet, by NumPy's rule: the shapes aligned on their last
+ * dimensions (missing leading ones counting as 1), each dimension the size they share,
+ * those of size 1 stretched to it. Operands of a single element that differ from the
+ * result's shape get bit j of *bcast (read once by a contiguous loop); others of another
+ * shape are read through strides of 0 along their stretched dimensions (cj_plan_make). The
+ * result is ordered on the first operand's stream. */
+cujit_status cj_ops_broadcast(const char *fn, const cj_array *const *ops, const char *const *names,
+                              size_t n, cj_array *shape, unsigned *bcast) {
   char x[CJ_SHAPE_TEXT], y[CJ_SHAPE_TEXT];
-  const cj_array *full = NULL, *first = NULL;
-  size_t j, k = 0;
+  const cj_array *first = NULL;
+  size_t j, by[CUJIT_ARRAY_MAX_DIMS]; /* the operand that set each dimension's size */
   int ndim = 0, d;
   *bcast = 0;
-  for (j = 0; j < n; j++) {
-    if (!ops[j]) continue;
-    if (!first) first = ops[j];
-    if (ops[j]->ndim > ndim) ndim = ops[j]->ndim;
-    if (ops[j]->size == 1) continue;
-    if (!full) {
-      full = ops[j], k = j;
-      continue;
-    }
-    CJ_CHECK(cj_array_same_shape(ops[j], full), CUJIT_ERROR_INVALID_VALUE,
-             "%s: %s has shape %s and %s %s; elementwise operations need arrays of one shape, "
-             "or of a single element (cujit_array_reshape gives a view of another)",
-             fn, names[k], cj_array_shape_text(full, x), names[j], cj_array_shape_text(ops[j], y));
-  }
   memset(shape, 0, sizeof *shape);
+  for (j = 0; j < n; j++)
+    if (ops[j]) {
+      if (!first) first = ops[j];
+      if (ops[j]->ndim > ndim) ndim = ops[j]->ndim;
+    }
+  for (d = 0; d < ndim; d++) shape->shape[d] = 1, by[d] = n;
+  for (j = 0; j < n; j++) {
+    const cj_array *o = ops[j];
+    int lead = o ? ndim - o->ndim : 0;
+    for (d = 0; o && d < o->ndim; d++) {
+      int64_t want = shape->shape[lead + d], have = o->shape[d];
+      if (have == want || have == 1) continue;
+      CJ_CHECK(want == 1, CUJIT_ERROR_INVALID_VALUE,
+               "%s: %s has shape %s and %s %s, which do not broadcast (NumPy's rule: aligned "
+               "on their last dimensions, sizes must be equal or 1; here %lld and %lld)",
+               fn, names[by[lead + d]], cj_array_shape_text(ops[by[lead + d]], x), names[j],
+               cj_array_shape_text(o, y), (long long)want, (long long)have);
+      shape->shape[lead + d] = have;
+      by[lead + d] = j;
+    }
+  }
   shape->ndim = ndim;
-  shape->size = full ? full->size : 1;
   shape->stream = first->stream;
-  for (d = 0; d < ndim; d++) shape->shape[d] = 1;
-  if (full) memcpy(shape->shape + ndim - full->ndim, full->shape, (size_t)full->ndim * 8);
-  /* the full operand may have fewer dimensions than the result ((4,) against (1, 4)): it
-   * holds the same elements in the same order, so only single elements are broadcast */
+  CJ_CHECK(cj_layout_count(ndim, shape->shape, &shape->size) == 0, CUJIT_ERROR_INVALID_VALUE,
+           "%s: the result's shape %s would hold more than 2^62 elements", fn,
+           cj_array_shape_text(shape, x));
+  cj_layout_contiguous(ndim, shape->shape, shape->strides);
+  shape->contig = 1;
   for (j = 0; j < n; j++)
     if (ops[j] && ops[j]->size == 1 && !cj_array_same_shape(ops[j], shape)) *bcast |= 1u << j;
   return CUJIT_OK;
@@ -331,19 +313,21 @@ static void kernel_name(char *name, size_t size, const char *op, int a, const ch
 cujit_status cujit_array_binary(cujit_binop op, const cujit_array *ha, const cujit_array *hb,
                                 cujit_array **out) {
   static const char fn[] = "cujit_array_binary";
+  const cj_op *row = cj_binop_of(op);
   cj_buf x = {0}, y = {0}, e = {0};
   char name[64];
   op_call call;
   cj_array *a, *b, shape;
   cj_plan plan;
   unsigned bc = 0;
-  int p, c, r;
+  int p, c, r, same;
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
   CJ_TRY(cj_array_get2(ha, hb, fn, "a", "b", &a, &b));
-  CJ_TRACE("cujit: %s " CJ_TYPES2_FMT, OP_NAME(binop_names, op), CJ_TYPES2(a->type, b->type));
-  if (!cj_array_same_shape(a, b))
-    CJ_TRY(cj_array_broadcast(fn, (const cj_array *const[]){a, b}, ab_names, 2, &shape, &bc));
-  call.fn = fn, call.a = bc ? &shape : a, call.n_in = 2, call.n_scalars = 0;
+  CJ_TRACE("cujit: %s " CJ_TYPES2_FMT, OP_NAME(row), CJ_TYPES2(a->type, b->type));
+  same = cj_array_same_shape(a, b);
+  if (!same)
+    CJ_TRY(cj_ops_broadcast(fn, (const cj_array *const[]){a, b}, ab_names, 2, &shape, &bc));
+  call.fn = fn, call.a = same ? a : &shape, call.n_in = 2, call.n_scalars = 0;
   call.in[0] = a->data, call.in[1] = b->data;
   CJ_TRY(plan_call(&call, out, (const cj_array *const[]){a, b}, bc, &plan));
   uint64_t key = op_key(1, op, a->type, b->type, 0, call.plan);
@@ -353,17 +337,17 @@ cujit_status cujit_array_binary(cujit_binop op, const cujit_array *ha, const cuj
     return launch_op(&call, known->fn, known->w, out);
   }
   p = cujit_type_promote(a->type, b->type, 0);
-  CJ_TRY(binop_allowed(fn, op, p));
+  CJ_TRY(binop_allowed(fn, op, row, p));
   r = binop_result(op, p);
   c = binop_compute(op, p);
   call.result = r;
   call.types[0] = a->type, call.types[1] = b->type, call.types[2] = r;
-  kernel_name(name, sizeof name, binop_names[op], a->type, cj_elem_of(b->type)->name, "");
+  kernel_name(name, sizeof name, row->numpy, a->type, cj_elem_of(b->type)->name, "");
   cj_array_convert(&x, a->type, c, "a");
   cj_array_convert(&y, b->type, c, "b");
   {
     cj_buf v = {0};
-    binop_expr(&v, op, c, x.data ? x.data : "", y.data ? y.data : "");
+    binop_expr(&v, row, c, x.data ? x.data : "", y.data ? y.data : "");
     result(&e, is_comparison(op) ? CUJIT_TYPE_BOOL : c, r, v.data ? v.data : "");
     e.oom |= v.oom | x.oom | y.oom;
     cj_buf_free(&v);
@@ -391,7 +375,7 @@ static cujit_status check_int_scalar(const char *fn, double s, int p, int op, un
            "%s: %g is not an integer that CUJIT_SCALAR_INT "
            "can pass; drop the flag to pass a float",
            fn, s);
-  if (!is_int(p) || p == CUJIT_TYPE_BOOL) return CUJIT_OK;
+  if (!cj_scalar_is_int(p) || p == CUJIT_TYPE_BOOL) return CUJIT_OK;
   CJ_CHECK(!(op == CUJIT_BINOP_POW && !(flags & CUJIT_SCALAR_FIRST) && s < 0),
            CUJIT_ERROR_INVALID_VALUE,
            "%s: an integer to the negative integer power %.0f is not an integer; pass the "
@@ -408,6 +392,7 @@ static cujit_status check_int_scalar(const char *fn, double s, int p, int op, un
 cujit_status cujit_array_binary_scalar(cujit_binop op, const cujit_array *ha, double s,
                                        unsigned flags, cujit_array **out) {
   static const char fn[] = "cujit_array_binary_scalar";
+  const cj_op *row = cj_binop_of(op);
   cj_buf x = {0}, y = {0}, v = {0}, e = {0};
   char name[72];
   op_call call;
@@ -417,7 +402,7 @@ cujit_status cujit_array_binary_scalar(cujit_binop op, const cujit_array *ha, do
   cujit_status st;
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
   CJ_TRY(cj_array_get(ha, fn, "a", &a));
-  CJ_TRACE("cujit: %s %s", OP_NAME(binop_names, op), CJ_TYPE_NAME(a->type));
+  CJ_TRACE("cujit: %s %s", OP_NAME(row), CJ_TYPE_NAME(a->type));
   CJ_CHECK(!(flags & ~(unsigned)(CUJIT_SCALAR_FIRST | CUJIT_SCALAR_INT)), CUJIT_ERROR_INVALID_VALUE,
            "%s: unknown flags 0x%x", fn, flags);
   call.fn = fn, call.a = a, call.n_in = 1, call.n_scalars = 1;
@@ -433,13 +418,13 @@ cujit_status cujit_array_binary_scalar(cujit_binop op, const cujit_array *ha, do
     return launch_op(&call, known->fn, known->w, out);
   }
   p = cujit_type_promote(a->type, kind, 1);
-  CJ_TRY(binop_allowed(fn, op, p));
+  CJ_TRY(binop_allowed(fn, op, row, p));
   if (kind == CUJIT_TYPE_I64 && (st = check_int_scalar(fn, s, p, op, flags)) != CUJIT_OK) return st;
   r = binop_result(op, p);
   c = binop_compute(op, p);
   call.result = r;
   call.types[0] = a->type, call.types[1] = r;
-  kernel_name(name, sizeof name, binop_names[op], a->type, kind == CUJIT_TYPE_I64 ? "int" : "float",
+  kernel_name(name, sizeof name, row->numpy, a->type, kind == CUJIT_TYPE_I64 ? "int" : "float",
               flags & CUJIT_SCALAR_FIRST ? "_first" : "");
   cj_array_convert(&x, a->type, c, "a");
   if (p == CUJIT_TYPE_F16 || p == CUJIT_TYPE_BF16) {
@@ -454,9 +439,9 @@ cujit_status cujit_array_binary_scalar(cujit_binop op, const cujit_array *ha, do
     cj_array_convert(&y, CUJIT_TYPE_F64, c, "s");
   }
   if (flags & CUJIT_SCALAR_FIRST)
-    binop_expr(&v, op, c, y.data ? y.data : "", x.data ? x.data : "");
+    binop_expr(&v, row, c, y.data ? y.data : "", x.data ? x.data : "");
   else
-    binop_expr(&v, op, c, x.data ? x.data : "", y.data ? y.data : "");
+    binop_expr(&v, row, c, x.data ? x.data : "", y.data ? y.data : "");
   result(&e, is_comparison(op) ? CUJIT_TYPE_BOOL : c, r, v.data ? v.data : "");
   e.oom |= v.oom | x.oom | y.oom;
   cj_buf_free(&x);
@@ -469,35 +454,30 @@ cujit_status cujit_array_binary_scalar(cujit_binop op, const cujit_array *ha, do
 
 static int unop_result(int op, int t) {
   if (op == CUJIT_UNOP_NEG) return t;
-  if (op == CUJIT_UNOP_FABS && is_complex(t))
+  if (op == CUJIT_UNOP_FABS && cj_scalar_is_complex(t))
     return t == CUJIT_TYPE_C128 ? CUJIT_TYPE_F64 : CUJIT_TYPE_F32;
-  return is_int(t) ? CUJIT_TYPE_F64 : t;
+  return cj_scalar_is_int(t) ? CUJIT_TYPE_F64 : t;
 }
 
-static cujit_status unop_allowed(const char *fn, int op, int t) {
-  CJ_CHECK(op >= 0 && (size_t)op < CJ_COUNT(unop_names), CUJIT_ERROR_INVALID_VALUE,
-           "%s: %d is not a cujit_unop", fn, op);
-  if (op == CUJIT_UNOP_NEG && t == CUJIT_TYPE_BOOL)
-    return refuse(fn, "neg", t, "use CUJIT_BINOP_EQ with false for logical not");
-  if (is_complex(t) && (op == CUJIT_UNOP_FLOOR || op == CUJIT_UNOP_CEIL))
-    return refuse(fn, unop_names[op], t, "complex numbers have no order");
-  return CUJIT_OK;
+static cujit_status unop_allowed(const char *fn, int op, const cj_op *row, int t) {
+  CJ_CHECK(row, CUJIT_ERROR_INVALID_VALUE, "%s: %d is not a cujit_unop", fn, op);
+  return cj_op_takes(row, t) ? CUJIT_OK : cj_op_refuse(fn, row, t);
 }
 
-static void unop_expr(cj_buf *b, int op, int c, const char *x) {
-  if (op == CUJIT_UNOP_NEG && cj_int_wraps(c)) { /* -INT_MIN is INT_MIN, as NumPy's */
+static void unop_expr(cj_buf *b, const cj_op *op, int c, const char *x) {
+  if (!is_operator(op->cuda)) {
+    callee(b, op->cuda, c);
+    cj_buf_printf(b, "(%s)", x);
+  } else if (cj_int_wraps(c)) { /* -INT_MIN is INT_MIN, as NumPy's */
     cj_buf_printf(b, "cj_neg<%s>(%s)", cj_elem_of(c)->c_name, x);
-  } else if (op == CUJIT_UNOP_NEG) {
-    cj_buf_printf(b, "(-%s)", x);
-  } else if (is_complex(c)) {
-    cj_buf_printf(b, "cuda::std::%s(%s)", op == CUJIT_UNOP_FABS ? "abs" : unop_names[op], x);
   } else {
-    cj_buf_printf(b, "%s%s(%s)", unop_names[op], c == CUJIT_TYPE_F32 ? "f" : "", x);
+    cj_buf_printf(b, "(%s%s)", op->cuda, x);
   }
 }
 
 cujit_status cujit_array_unary(cujit_unop op, const cujit_array *ha, cujit_array **out) {
   static const char fn[] = "cujit_array_unary";
+  const cj_op *row = cj_unop_of(op);
   cj_buf x = {0}, v = {0}, e = {0};
   char name[64];
   op_call call;
@@ -506,7 +486,7 @@ cujit_status cujit_array_unary(cujit_unop op, const cujit_array *ha, cujit_array
   int r, c;
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
   CJ_TRY(cj_array_get(ha, fn, "a", &a));
-  CJ_TRACE("cujit: %s %s", OP_NAME(unop_names, op), CJ_TYPE_NAME(a->type));
+  CJ_TRACE("cujit: %s %s", OP_NAME(row), CJ_TYPE_NAME(a->type));
   call.fn = fn, call.a = a, call.n_in = 1, call.n_scalars = 0;
   call.in[0] = a->data;
   CJ_TRY(plan_call(&call, out, (const cj_array *const[]){a}, 0, &plan));
@@ -516,16 +496,17 @@ cujit_status cujit_array_unary(cujit_unop op, const cujit_array *ha, cujit_array
     call.result = known->result;
     return launch_op(&call, known->fn, known->w, out);
   }
-  CJ_TRY(unop_allowed(fn, op, a->type));
+  CJ_TRY(unop_allowed(fn, op, row, a->type));
   r = unop_result(op, a->type);
-  c = op == CUJIT_UNOP_NEG ? compute_type(a->type) : compute_type(is_int(a->type) ? r : a->type);
+  c = op == CUJIT_UNOP_NEG ? cj_ops_compute_type(a->type)
+                           : cj_ops_compute_type(cj_scalar_is_int(a->type) ? r : a->type);
   call.result = r;
   call.types[0] = a->type, call.types[1] = r;
-  kernel_name(name, sizeof name, unop_names[op], a->type, NULL, "");
+  kernel_name(name, sizeof name, row->numpy, a->type, NULL, "");
   cj_array_convert(&x, a->type, c, "a");
-  unop_expr(&v, op, c, x.data ? x.data : "");
+  unop_expr(&v, row, c, x.data ? x.data : "");
   /* the magnitude of a complex number is real */
-  result(&e, op == CUJIT_UNOP_FABS && is_complex(c) ? r : c, r, v.data ? v.data : "");
+  result(&e, op == CUJIT_UNOP_FABS && cj_scalar_is_complex(c) ? r : c, r, v.data ? v.data : "");
   e.oom |= v.oom | x.oom;
   cj_buf_free(&x);
   cj_buf_free(&v);
@@ -537,7 +518,6 @@ cujit_status cujit_array_unary(cujit_unop op, const cujit_array *ha, cujit_array
 /* Checks the expression and the names, and looks the arrays up into a[]. */
 static cujit_status check_map(const char *fn, const char *expr, size_t n, const char *const *names,
                               const cujit_array *const *arrays, cj_array **a) {
-  char si[CJ_SHAPE_TEXT], s0[CJ_SHAPE_TEXT];
   size_t i, k;
   CJ_CHECK(expr && expr[0], CUJIT_ERROR_INVALID_VALUE, "%s: the expression is %s", fn,
            expr ? "empty" : "NULL");
@@ -554,9 +534,6 @@ static cujit_status check_map(const char *fn, const char *expr, size_t n, const 
     for (k = 0; k < i; k++)
       CJ_CHECK(strcmp(names[k], s) != 0, CUJIT_ERROR_INVALID_VALUE,
                "%s: the name '%s' is given twice", fn, s);
-    CJ_CHECK(cj_array_same_shape(a[i], a[0]), CUJIT_ERROR_INVALID_VALUE,
-             "%s: '%s' has shape %s, '%s' %s; the arrays must have one shape", fn, s,
-             cj_array_shape_text(a[i], si), names[0], cj_array_shape_text(a[0], s0));
   }
   return CUJIT_OK;
 }
@@ -574,10 +551,11 @@ cujit_status cujit_array_map(cujit_array **out, const char *expr, size_t n,
   static const char fn[] = "cujit_array_map";
   cj_buf e = {0};
   op_call call;
-  cj_array *a[CUJIT_MAP_MAX_ARRAYS];
+  cj_array *a[CUJIT_MAP_MAX_ARRAYS], shape;
   cj_plan plan;
+  unsigned bc = 0;
   size_t i;
-  int r;
+  int r, same = 1;
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
   CJ_CHECK(n <= CUJIT_MAP_MAX_ARRAYS, CUJIT_ERROR_INVALID_VALUE, "%s: more than %d arrays", fn,
            CUJIT_MAP_MAX_ARRAYS);
@@ -585,8 +563,18 @@ cujit_status cujit_array_map(cujit_array **out, const char *expr, size_t n,
   r = a[0]->type;
   for (i = 1; i < n; i++) r = cujit_type_promote(r, a[i]->type, 0);
   CJ_TRACE("cujit: map %s", CJ_TYPE_NAME(r));
-  call.fn = fn, call.a = a[0], call.n_in = n, call.n_scalars = 0;
-  CJ_TRY(plan_call(&call, out, (const cj_array *const *)a, 0, &plan));
+  for (i = 1; i < n && same; i++) same = cj_array_same_shape(a[i], a[0]);
+  if (!same) {
+    char quoted[CUJIT_MAP_MAX_ARRAYS][72];
+    const char *what[CUJIT_MAP_MAX_ARRAYS];
+    for (i = 0; i < n; i++) {
+      snprintf(quoted[i], sizeof quoted[i], "'%.64s'", names[i]);
+      what[i] = quoted[i];
+    }
+    CJ_TRY(cj_ops_broadcast(fn, (const cj_array *const *)a, what, n, &shape, &bc));
+  }
+  call.fn = fn, call.a = same ? a[0] : &shape, call.n_in = n, call.n_scalars = 0;
+  CJ_TRY(plan_call(&call, out, (const cj_array *const *)a, bc, &plan));
   if (call.given || call.into) r = (call.given ? call.given : call.into)->type;
   call.result = r;
   for (i = 0; i < n; i++) {
@@ -645,8 +633,10 @@ static cujit_status select_values(int positive, const cujit_array *hc, const cuj
   CJ_TRACE("cujit: %s " CJ_TYPES2_FMT, positive ? "if_positive" : "where", CJ_TYPES2(tx, ty));
   ct = ops[0]->type;
   if (positive && cj_elem_of(ct)->kind == CJ_SK_COMPLEX)
-    return refuse(fn, "if_positive", ct, "complex numbers have no order");
-  CJ_TRY(cj_array_broadcast(fn, (const cj_array *const *)ops, what, 3, &shape, &bc));
+    return cj_fail(CUJIT_ERROR_INVALID_VALUE,
+                   "%s: if_positive is not defined for %s (complex numbers have no order)", fn,
+                   cj_elem_of(ct)->name);
+  CJ_TRY(cj_ops_broadcast(fn, (const cj_array *const *)ops, what, 3, &shape, &bc));
   /* the kernel's inputs: cond, then the values given as arrays */
   call.fn = fn, call.a = &shape, call.n_in = 0, call.n_scalars = 0;
   for (j = 0; j < 3; j++) {
@@ -672,7 +662,7 @@ static cujit_status select_values(int positive, const cujit_array *hc, const cuj
            cj_elem_of(ct)->name, x->kind == CUJIT_ARG_ARRAY ? "" : "s", cj_elem_of(tx)->name,
            y->kind == CUJIT_ARG_ARRAY ? "" : "s", cj_elem_of(ty)->name);
   if (positive)
-    cj_array_convert(&ec, ct, compute_type(ct), "c");
+    cj_array_convert(&ec, ct, cj_ops_compute_type(ct), "c");
   else
     cj_array_convert(&ec, ct, CUJIT_TYPE_BOOL, "c");
   cj_array_convert(&ex, tx, r, x->kind == CUJIT_ARG_ARRAY ? "x" : "sx");

@@ -7,10 +7,41 @@
 
 #include "array/array.h"
 
+/* ---- promote.c: the types of results ---- */
+
+/* The type arithmetic on elements of type t is computed and accumulated in: float for the
+ * 16-bit floats, t itself for the others. */
+int cj_ops_compute_type(int t);
+/* The type a sum, product or cumulative sum of elements of type t gives (NumPy's): 64-bit
+ * for bool and the narrower integers, t itself for the others. */
+int cj_ops_sum_type(int t);
+
+/* ---- optable.c: the operations' tables ---- */
+
+/* A row of CUJIT_BINOP_MAP, CUJIT_UNOP_MAP or CUJIT_REDOP_MAP (cujit_array.h). */
+typedef struct cj_op {
+  const char *name;  /* the enumerator: "CUJIT_BINOP_ADD" */
+  const char *numpy; /* NumPy's name, which names the operation's kernels and ranges */
+  const char *cuda;  /* an operator, a C math function of doubles, a cj_ function, or a
+                        reduction's combination of a and b (see the header) */
+  const char *types; /* the kinds it takes: b, i, f, c */
+} cj_op;
+
+/* The row of a binary, unary or reduction op; NULL for a value that is none. */
+const cj_op *cj_binop_of(int op);
+const cj_op *cj_unop_of(int op);
+const cj_op *cj_redop_of(int op);
+/* An element type's kind as the tables write it: b, i, f or c ('?' for none). */
+char cj_op_kind(int type);
+/* Whether op takes (promoted) element type `type`. */
+int cj_op_takes(const cj_op *op, int type);
+/* CUJIT_ERROR_INVALID_VALUE: op is not defined for `type`, for `fn`, saying why. */
+cujit_status cj_op_refuse(const char *fn, const cj_op *op, int type);
+
 /* ---- intwrap.c: integer arithmetic in kernels, wrapping as NumPy's ---- */
 
 /* Device code (guarded: any number of times in a source): cj_add, cj_sub, cj_mul and
- * cj_neg of an integer type T (cj_add<T>(a, b)), cj_ipow and cj_imod, each giving the
+ * cj_neg of an integer type T (cj_add<T>(a, b)), cj_ipow and cj_ifmod, each giving the
  * two's complement result modulo 2^bits with no signed overflow (undefined in C++). */
 extern const char cj_int_source[];
 /* Whether arithmetic on `type` computes through cj_int_source: the integers but bool. */
@@ -19,13 +50,12 @@ int cj_int_wraps(int type);
 /* ---- ops.c: elementwise operations ---- */
 
 /* The shape of the result when n operands meet (NULL ones are scalars; names[j] names
- * operand j in messages), into *shape (its ndim, shape, size and the first operand's
- * stream): the operands of more than one element have one shape, and those of a single
- * element are broadcast to it (bit j of *bcast set). Any other pair of shapes is
- * CUJIT_ERROR_INVALID_VALUE naming both, for `fn`. */
-cujit_status cj_array_broadcast(const char *fn, const cj_array *const *ops,
-                                const char *const *names, size_t n, cj_array *shape,
-                                unsigned *bcast);
+ * operand j in messages), by NumPy's broadcasting, into *shape (its ndim, shape, C-order
+ * strides, size and the first operand's stream): operands of a single element that is
+ * broadcast get bit j of *bcast. Shapes that do not broadcast, or a result of more than
+ * 2^62 elements, are CUJIT_ERROR_INVALID_VALUE naming both, for `fn`. */
+cujit_status cj_ops_broadcast(const char *fn, const cj_array *const *ops, const char *const *names,
+                              size_t n, cj_array *shape, unsigned *bcast);
 
 /* ---- reduce.c: the reduction engine ---- */
 
@@ -55,8 +85,11 @@ typedef struct cj_reduce_spec {
   const char *result_expr;
 } cj_reduce_spec;
 
-/* Appends the kernel's source. */
+/* Appends the kernel's source; cj_reduce_prologue everything before the kernel (headers,
+ * preamble, cj_t, cj_neutral, cj_reduce, and the warp's and block's combinations
+ * cj_warp(v, mask, width) and cj_block(v)), for kernels of other shapes (axis.c). */
 void cj_reduce_source(cj_buf *b, const cj_reduce_spec *s);
+void cj_reduce_prologue(cj_buf *b, const cj_reduce_spec *s);
 /* The compiled kernel, kept for the process (cj_array_kernel). CUJIT_ERROR_COMPILE adds
  * the generated source with line numbers to NVRTC's log. */
 cujit_status cj_reduce_kernel(const cj_reduce_spec *s, cujit_function **fn);
@@ -64,16 +97,28 @@ cujit_status cj_reduce_kernel(const cj_reduce_spec *s, cujit_function **fn);
  * device memory at dst, or, when host is not NULL, to host memory (and the call waits). */
 cujit_status cj_reduce_run(cujit_function *fn, const cj_reduce_spec *s, int64_t n, CUstream stream,
                            const cujit_arg *args, size_t nargs, CUdeviceptr dst, void *host);
+/* What built-in reduction op computes on elements of type t into `result`: s's acc,
+ * result, neutral, reduce, preamble (written into pre) and, for ARGMIN and ARGMAX, its
+ * accumulator (a value and its index, cj_vi) and result_expr; neutral holds a neutral
+ * that is written out. The caller frees pre and neutral, and sets the rest of s. */
+cujit_status cj_redop_code(cj_reduce_spec *s, cj_buf *pre, cj_buf *neutral, cujit_redop op, int t,
+                           int result);
+/* Appends op's value, in accumulator type acc, of the element x (an expression of type t)
+ * at index `at` (the index ARGMIN and ARGMAX give). */
+void cj_redop_element(cj_buf *b, cujit_redop op, int t, int acc, const char *x, const char *at);
 /* A given output (*out not NULL) for a result of `type`: live, of that type and 0-d. */
 cujit_status cj_reduce_output_check(cujit_array **out, int type, const char *fn);
 /* The type reduction op gives for an array of type t (cujit_array_reduce()). */
 int cj_reduce_result(cujit_redop op, int t);
 /* cujit_array_reduce() and cujit_array_dot() of arrays looked up, for `fn` (its name in
  * messages). */
-cujit_status cj_array_reduce_op(cujit_redop op, const cj_array *a, cujit_array **out,
-                                const char *fn);
-cujit_status cj_array_dot_op(const cj_array *a, const cj_array *b, cujit_array **out,
-                             const char *fn);
+cujit_status cj_ops_reduce_op(cujit_redop op, const cj_array *a, cujit_array **out, const char *fn);
+cujit_status cj_ops_dot_op(const cj_array *a, const cj_array *b, cujit_array **out, const char *fn);
+/* reduce_as's checks of op, the array's type t and the accumulator's `type`, for `fn`. */
+cujit_status cj_reduce_as_check(const char *fn, cujit_redop op, int t, int type);
+/* Reduces all of a (looked up and checked) by op into one element of `result` at dst, on
+ * a's stream. */
+cujit_status cj_ops_reduce_to(cujit_redop op, const cj_array *a, int result, CUdeviceptr dst);
 /* Makes a 0-d output on `stream` when *out is NULL (*made is then 1); *data gets the
  * output's memory. */
 cujit_status cj_reduce_output(cujit_array **out, int type, CUstream stream, const char *fn,

@@ -1,4 +1,5 @@
-/* promote.c - the type an operation gives, following NumPy 2's rules (see cujit.h). */
+/* promote.c - the type an operation gives, following NumPy 2's rules (see cujit.h); the
+ * type it computes in, and the type of a sum. */
 #include "ops/ops.h"
 
 /* Kinds in promotion order: a kind promotes into any later one. */
@@ -72,4 +73,19 @@ static int weak(int a, int b) {
 cujit_type cujit_type_promote(cujit_type a, cujit_type b, int is_weak) {
   if (!cj_elem_of(a) || !cj_elem_of(b)) return CUJIT_TYPE_BYTES;
   return (cujit_type)(is_weak ? weak(a, b) : strong(a, b));
+}
+
+int cj_ops_compute_type(int t) { return cj_scalar_is_half(t) ? CUJIT_TYPE_F32 : t; }
+
+int cj_ops_sum_type(int t) {
+  switch (t) {
+    case CUJIT_TYPE_BOOL:
+    case CUJIT_TYPE_I8:
+    case CUJIT_TYPE_I16:
+    case CUJIT_TYPE_I32: return CUJIT_TYPE_I64;
+    case CUJIT_TYPE_U8:
+    case CUJIT_TYPE_U16:
+    case CUJIT_TYPE_U32: return CUJIT_TYPE_U64;
+    default: return t;
+  }
 }

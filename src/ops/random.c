@@ -252,7 +252,7 @@ cujit_status cujit_array_random(cujit_array **out, cujit_type type, int ndim, co
   cujit_status st;
   CJ_CHECK(out, CUJIT_ERROR_INVALID_VALUE, "cujit_array_random: out is NULL");
   *out = NULL;
-  if ((st = check("cujit_array_random", type, dist)) != CUJIT_OK) return st;
+  CJ_TRY(check("cujit_array_random", type, dist));
   CJ_TRACE("cujit: random %s", CJ_TYPE_NAME(type));
   /* the kernel first: it needs no device, so that a broken toolkit shows everywhere */
   CJ_TRY(random_kernel(type, dist, &fn));

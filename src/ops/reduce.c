@@ -119,7 +119,7 @@ static void put_kernel(cj_buf *b, const cj_reduce_spec *s) {
   cj_buf_puts(b, ";\n}\n");
 }
 
-void cj_reduce_source(cj_buf *b, const cj_reduce_spec *s) {
+void cj_reduce_prologue(cj_buf *b, const cj_reduce_spec *s) {
   int types[2] = {s->acc, s->result};
   cj_array_includes(b, types, 2);
   if (s->ntypes) cj_array_includes(b, s->types, s->ntypes);
@@ -130,6 +130,10 @@ void cj_reduce_source(cj_buf *b, const cj_reduce_spec *s) {
                 s->reduce);
   cj_buf_puts(b, "__device__ __forceinline__ cj_t cj_as(cj_t v) { return v; }\n");
   cj_buf_puts(b, combine_source);
+}
+
+void cj_reduce_source(cj_buf *b, const cj_reduce_spec *s) {
+  cj_reduce_prologue(b, s);
   put_kernel(b, s);
 }
 
@@ -217,7 +221,7 @@ cujit_status cj_reduce_run(cujit_function *fn, const cj_reduce_spec *s, int64_t 
   if (!(p.all = cj_calloc(p.n, sizeof *p.all))) return cj_fail_oom("launching a reduction");
   if (nargs) memcpy(p.all, args, nargs * sizeof *args);
   if (bytes && ((st = cj_ctx_ensure(&ctx, &dev)) != CUJIT_OK ||
-                (st = cj_pool_alloc(dev, bytes, stream, &scratch, &owner)) != CUJIT_OK)) {
+                (st = cj_mem_pool_alloc(dev, bytes, stream, &scratch, &owner)) != CUJIT_OK)) {
     cj_free(p.all);
     return st;
   }
@@ -226,7 +230,7 @@ cujit_status cj_reduce_run(cujit_function *fn, const cj_reduce_spec *s, int64_t 
   if (st == CUJIT_OK && host)
     st = cu(cj_cu.cuMemcpyDtoHAsync(host, dst, result_size, stream), "cuMemcpyDtoHAsync");
   if (st == CUJIT_OK && host) st = cu(cj_cu.cuStreamSynchronize(stream), "cuStreamSynchronize");
-  if (scratch) cj_pool_free(dev, scratch, bytes, stream, &owner);
+  if (scratch) cj_mem_pool_free(dev, scratch, bytes, stream, &owner);
   cj_free(p.all);
   return st;
 }
@@ -266,25 +270,6 @@ cujit_status cj_reduce_output(cujit_array **out, int type, CUstream stream, cons
 
 /* ---- the reductions of arrays ---- */
 
-static int is_half(int t) { return t == CUJIT_TYPE_F16 || t == CUJIT_TYPE_BF16; }
-static int is_complex(int t) { return t == CUJIT_TYPE_C64 || t == CUJIT_TYPE_C128; }
-
-/* The type a value of type t is accumulated in: 16-bit floats in float. */
-static int acc_of(int t) { return is_half(t) ? CUJIT_TYPE_F32 : t; }
-
-static int sum_type(int t) {
-  switch (t) {
-    case CUJIT_TYPE_BOOL:
-    case CUJIT_TYPE_I8:
-    case CUJIT_TYPE_I16:
-    case CUJIT_TYPE_I32: return CUJIT_TYPE_I64;
-    case CUJIT_TYPE_U8:
-    case CUJIT_TYPE_U16:
-    case CUJIT_TYPE_U32: return CUJIT_TYPE_U64;
-    default: return t;
-  }
-}
-
 /* The largest and the lowest value of an accumulator type: MIN's and MAX's neutral. */
 static const char *extreme(int t, int largest) {
   switch (t) {
@@ -304,9 +289,6 @@ static const char *extreme(int t, int largest) {
   }
 }
 
-static const char *const redop_names[] = {"sum", "min", "max",    "prod",
-                                          "any", "all", "argmin", "argmax"};
-
 static int is_arg(cujit_redop op) { return op == CUJIT_REDOP_ARGMIN || op == CUJIT_REDOP_ARGMAX; }
 /* The reductions that order the elements. */
 static int orders(cujit_redop op) {
@@ -316,7 +298,7 @@ static int orders(cujit_redop op) {
 int cj_reduce_result(cujit_redop op, int t) {
   switch (op) {
     case CUJIT_REDOP_SUM:
-    case CUJIT_REDOP_PROD: return sum_type(t);
+    case CUJIT_REDOP_PROD: return cj_ops_sum_type(t);
     case CUJIT_REDOP_ANY:
     case CUJIT_REDOP_ALL: return CUJIT_TYPE_BOOL;
     case CUJIT_REDOP_ARGMIN:
@@ -408,8 +390,7 @@ static void builtin_arrays(builtin *k, const char *name, const cj_array *a, cons
   k->spec.ntypes = n;
 }
 
-/* The map of element x (an expression) for op on type t into accumulator acc. */
-static void builtin_map(cj_buf *b, cujit_redop op, int t, int acc, const char *x, const char *at) {
+void cj_redop_element(cj_buf *b, cujit_redop op, int t, int acc, const char *x, const char *at) {
   if (!is_arg(op)) {
     cj_array_convert(b, t, acc, x);
     return;
@@ -419,59 +400,57 @@ static void builtin_map(cj_buf *b, cujit_redop op, int t, int acc, const char *x
   cj_buf_printf(b, ", %s)", at);
 }
 
-/* op over a (type t) into `result`, accumulated in acc_of(result) (the value's type for
- * ARGMIN and ARGMAX). */
+cujit_status cj_redop_code(cj_reduce_spec *s, cj_buf *pre, cj_buf *neutral, cujit_redop op, int t,
+                           int result) {
+  const cj_op *row = cj_redop_of(op);
+  int acc = is_arg(op) ? cj_ops_compute_type(t) : cj_ops_compute_type(result);
+  s->result = result;
+  s->acc = acc;
+  s->reduce = row->cuda;
+  if (cj_int_wraps(acc) && (op == CUJIT_REDOP_SUM || op == CUJIT_REDOP_PROD)) {
+    /* integer sums and products wrap, as NumPy's do, with no signed overflow */
+    cj_buf_puts(pre, cj_int_source);
+    s->reduce = op == CUJIT_REDOP_SUM ? "cj_add<cj_t>(a, b)" : "cj_mul<cj_t>(a, b)";
+  }
+  switch (op) {
+    case CUJIT_REDOP_SUM: s->neutral = "0"; break;
+    case CUJIT_REDOP_PROD: s->neutral = "1"; break;
+    case CUJIT_REDOP_ANY: s->neutral = "false"; break;
+    case CUJIT_REDOP_ALL: s->neutral = "true"; break;
+    case CUJIT_REDOP_MIN:
+    case CUJIT_REDOP_MAX: s->neutral = extreme(acc, op == CUJIT_REDOP_MIN); break;
+    default: /* ARGMIN, ARGMAX */
+      cj_buf_printf(pre, "typedef %s cj_v;\n#define CJ_BETTER %s\n%s", cj_elem_of(acc)->c_name,
+                    op == CUJIT_REDOP_ARGMIN ? "<" : ">", arg_source);
+      cj_buf_printf(neutral, "cj_vi_make(%s, 9223372036854775807ll)",
+                    extreme(acc, op == CUJIT_REDOP_ARGMIN));
+      s->neutral = neutral->data;
+      s->acc_type = "cj_vi";
+      s->acc_size = 16; /* a value of up to 8 bytes and a long long */
+      s->result_expr = "cj_acc.i";
+  }
+  s->preamble = pre->data;
+  return pre->oom || neutral->oom || (is_arg(op) && !neutral->data)
+             ? cj_fail_oom("writing a reduction kernel")
+             : CUJIT_OK;
+}
+
+/* op over a (type t) into `result`, accumulated in cj_ops_compute_type(result) (the value's type
+ * for ARGMIN and ARGMAX). */
 static cujit_status builtin_spec(builtin *k, cujit_redop op, const cj_array *a, int result) {
   char name[64];
-  int t = a->type, acc = is_arg(op) ? acc_of(t) : acc_of(result);
-  snprintf(name, sizeof name, "cj_%s_%s%s%s", redop_names[op], cj_elem_of(t)->name,
+  int t = a->type;
+  snprintf(name, sizeof name, "cj_%s_%s%s%s", cj_redop_of(op)->numpy, cj_elem_of(t)->name,
            result == cj_reduce_result(op, t) ? "" : "_", /* a sum as another type names it */
            result == cj_reduce_result(op, t) ? "" : cj_elem_of(result)->name);
   builtin_arrays(k, name, a, NULL);
-  k->spec.result = result;
-  k->spec.acc = acc;
-  builtin_map(&k->map, op, t, acc, element(k, 0), "i");
-  builtin_map(&k->vec_map, op, t, acc, "cj_x", "cj_i");
+  CJ_TRY(cj_redop_code(&k->spec, &k->pre, &k->neutral, op, t, result));
+  cj_redop_element(&k->map, op, t, k->spec.acc, element(k, 0), "i");
+  cj_redop_element(&k->vec_map, op, t, k->spec.acc, "cj_x", "cj_i");
   k->spec.map = k->map.data;
   k->spec.vec_map = k->spec.vec_array ? k->vec_map.data : NULL;
-  if (cj_int_wraps(acc) && (op == CUJIT_REDOP_SUM || op == CUJIT_REDOP_PROD)) {
-    /* integer sums and products wrap, as NumPy's do, with no signed overflow */
-    cj_buf_puts(&k->pre, cj_int_source);
-    k->spec.preamble = k->pre.data;
-  }
-  switch (op) {
-    case CUJIT_REDOP_SUM:
-      k->spec.neutral = "0";
-      k->spec.reduce = cj_int_wraps(acc) ? "cj_add<cj_t>(a, b)" : "a + b";
-      break;
-    case CUJIT_REDOP_PROD:
-      k->spec.neutral = "1";
-      k->spec.reduce = cj_int_wraps(acc) ? "cj_mul<cj_t>(a, b)" : "a * b";
-      break;
-    case CUJIT_REDOP_ANY: k->spec.neutral = "false", k->spec.reduce = "a || b"; break;
-    case CUJIT_REDOP_ALL: k->spec.neutral = "true", k->spec.reduce = "a && b"; break;
-    case CUJIT_REDOP_MIN:
-    case CUJIT_REDOP_MAX:
-      k->spec.neutral = extreme(acc, op == CUJIT_REDOP_MIN);
-      k->spec.reduce =
-          op == CUJIT_REDOP_MIN ? "(a != a || a < b) ? a : b" : "(a != a || a > b) ? a : b";
-      break;
-    default: /* ARGMIN, ARGMAX */
-      cj_buf_printf(&k->pre, "typedef %s cj_v;\n#define CJ_BETTER %s\n%s", cj_elem_of(acc)->c_name,
-                    op == CUJIT_REDOP_ARGMIN ? "<" : ">", arg_source);
-      cj_buf_printf(&k->neutral, "cj_vi_make(%s, 9223372036854775807ll)",
-                    extreme(acc, op == CUJIT_REDOP_ARGMIN));
-      k->spec.preamble = k->pre.data;
-      k->spec.neutral = k->neutral.data;
-      k->spec.reduce = "cj_pick(a, b)";
-      k->spec.acc_type = "cj_vi";
-      k->spec.acc_size = 16; /* a value of up to 8 bytes and a long long */
-      k->spec.result_expr = "cj_acc.i";
-  }
-  return k->map.oom || !k->map.data || k->vec_map.oom || k->pre.oom || k->neutral.oom ||
-                 (is_arg(op) && !k->neutral.data)
-             ? cj_fail_oom("writing a reduction kernel")
-             : CUJIT_OK;
+  return k->map.oom || !k->map.data || k->vec_map.oom ? cj_fail_oom("writing a reduction kernel")
+                                                      : CUJIT_OK;
 }
 
 static cujit_status dot_spec(builtin *k, const cj_array *a, const cj_array *b) {
@@ -480,7 +459,7 @@ static cujit_status dot_spec(builtin *k, const cj_array *a, const cj_array *b) {
   snprintf(name, sizeof name, "cj_dot_%s_%s", cj_elem_of(a->type)->name, cj_elem_of(b->type)->name);
   builtin_arrays(k, name, a, b);
   k->spec.result = cujit_type_promote((cujit_type)a->type, (cujit_type)b->type, 0);
-  k->spec.acc = acc_of(k->spec.result);
+  k->spec.acc = cj_ops_compute_type(k->spec.result);
   wraps = cj_int_wraps(k->spec.acc); /* products and their sum wrap, as NumPy's */
   if (wraps) cj_buf_puts(&k->map, "cj_mul<cj_t>(");
   cj_array_convert(&k->map, a->type, k->spec.acc, element(k, 0));
@@ -517,13 +496,14 @@ static cujit_status reduce(cujit_redop op, const cj_array *a, int result, cujit_
                            const char *fn) {
   builtin k;
   cujit_status st;
-  CJ_TRACE("cujit: %s " CJ_TYPES2_FMT, redop_names[op], CJ_TYPES2(a->type, result));
-  CJ_CHECK(!orders(op) || !is_complex(a->type), CUJIT_ERROR_INVALID_VALUE,
+  CJ_TRACE("cujit: %s " CJ_TYPES2_FMT, cj_redop_of(op)->numpy, CJ_TYPES2(a->type, result));
+  CJ_CHECK(cj_op_takes(cj_redop_of(op), a->type), CUJIT_ERROR_INVALID_VALUE,
            "%s: complex numbers have no order, so no %s; reduce their real parts or "
            "magnitudes instead",
-           fn, redop_names[op]);
+           fn, cj_redop_of(op)->numpy);
   CJ_CHECK(!orders(op) || a->size != 0, CUJIT_ERROR_INVALID_VALUE,
-           "%s: the %s of an empty array is undefined; check the size first", fn, redop_names[op]);
+           "%s: the %s of an empty array is undefined; check the size first", fn,
+           cj_redop_of(op)->numpy);
   CJ_TRY(cj_reduce_output_check(out, result, fn));
   if ((st = builtin_spec(&k, op, a, result)) == CUJIT_OK)
     st = run_builtin(&k, out, a->size, a->stream, fn);
@@ -542,11 +522,7 @@ cujit_status cujit_array_reduce(cujit_redop op, const cujit_array *h, cujit_arra
   return reduce(op, a, cj_reduce_result(op, a->type), out, fn);
 }
 
-cujit_status cujit_array_reduce_as(cujit_redop op, const cujit_array *h, cujit_type type,
-                                   cujit_array **out) {
-  static const char fn[] = "cujit_array_reduce_as";
-  cj_array *a;
-  CJ_TRY(cj_array_get(h, fn, "a", &a));
+cujit_status cj_reduce_as_check(const char *fn, cujit_redop op, int t, int type) {
   CJ_CHECK(op == CUJIT_REDOP_SUM || op == CUJIT_REDOP_PROD, CUJIT_ERROR_INVALID_VALUE,
            "%s: op is %d; a reduction with a type of its own is CUJIT_REDOP_SUM or "
            "CUJIT_REDOP_PROD",
@@ -555,20 +531,40 @@ cujit_status cujit_array_reduce_as(cujit_redop op, const cujit_array *h, cujit_t
            "%s: type %d is not an element type arrays hold (use CUJIT_TYPE_BOOL, _I8 ... _U64, "
            "_F16, _BF16, _F32, _F64, _C64 or _C128)",
            fn, (int)type);
-  CJ_CHECK(!is_complex(a->type) || is_complex(type), CUJIT_ERROR_INVALID_VALUE,
+  CJ_CHECK(!cj_scalar_is_complex(t) || cj_scalar_is_complex(type), CUJIT_ERROR_INVALID_VALUE,
            "%s: a holds %s and type is %s, which would drop the imaginary parts; reduce "
            "as a complex type, or reduce the real parts",
-           fn, cj_elem_of(a->type)->name, cj_elem_of(type)->name);
+           fn, cj_elem_of(t)->name, cj_elem_of(type)->name);
+  return CUJIT_OK;
+}
+
+cujit_status cujit_array_reduce_as(cujit_redop op, const cujit_array *h, cujit_type type,
+                                   cujit_array **out) {
+  static const char fn[] = "cujit_array_reduce_as";
+  cj_array *a;
+  CJ_TRY(cj_array_get(h, fn, "a", &a));
+  CJ_TRY(cj_reduce_as_check(fn, op, a->type, type));
   return reduce(op, a, type, out, fn);
 }
 
-cujit_status cj_array_reduce_op(cujit_redop op, const cj_array *a, cujit_array **out,
-                                const char *fn) {
+cujit_status cj_ops_reduce_to(cujit_redop op, const cj_array *a, int result, CUdeviceptr dst) {
+  builtin k;
+  cujit_function *f = NULL;
+  cujit_status st = builtin_spec(&k, op, a, result);
+  if (st == CUJIT_OK) st = cj_reduce_kernel(&k.spec, &f);
+  if (st == CUJIT_OK)
+    st = cj_reduce_run(f, &k.spec, a->size, a->stream, k.args, k.nargs, dst, NULL);
+  builtin_free(&k);
+  return st;
+}
+
+cujit_status cj_ops_reduce_op(cujit_redop op, const cj_array *a, cujit_array **out,
+                              const char *fn) {
   return reduce(op, a, cj_reduce_result(op, a->type), out, fn);
 }
 
-cujit_status cj_array_dot_op(const cj_array *a, const cj_array *b, cujit_array **out,
-                             const char *fn) {
+cujit_status cj_ops_dot_op(const cj_array *a, const cj_array *b, cujit_array **out,
+                           const char *fn) {
   char sa[CJ_SHAPE_TEXT], sb[CJ_SHAPE_TEXT];
   builtin k;
   cujit_status st;
@@ -588,5 +584,5 @@ cujit_status cujit_array_dot(const cujit_array *ha, const cujit_array *hb, cujit
   static const char fn[] = "cujit_array_dot";
   cj_array *a, *b;
   CJ_TRY(cj_array_get2(ha, hb, fn, "a", "b", &a, &b));
-  return cj_array_dot_op(a, b, out, fn);
+  return cj_ops_dot_op(a, b, out, fn);
 }

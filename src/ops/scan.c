@@ -216,10 +216,10 @@ static cujit_status scan_run(const cj_ops_scan_spec *s, CUdeviceptr in, CUdevice
   if (st != CUJIT_OK || blocks == 0) return st;
   if (blocks == 1) return launch(fn, 1, smem, stream, in, out, 0, n, chunk, 1);
   CJ_TRY(cj_ctx_ensure(&ctx, &dev));
-  CJ_TRY(cj_pool_alloc(dev, blocks * size, stream, &sums, &owner));
+  CJ_TRY(cj_mem_pool_alloc(dev, blocks * size, stream, &sums, &owner));
   st = launch(fn, blocks, smem, stream, in, out, sums, n, chunk, 0);
   if (st == CUJIT_OK) st = launch(fn, blocks, smem, stream, in, out, sums, n, chunk, 1);
-  cj_pool_free(dev, sums, blocks * size, stream, &owner);
+  cj_mem_pool_free(dev, sums, blocks * size, stream, &owner);
   return st;
 }
 
@@ -259,31 +259,17 @@ cujit_status cj_ops_scan(const cj_ops_scan_spec *s, const cj_array *in, cujit_ar
 
 /* ---- cumsum ---- */
 
-/* The type a cumulative sum of `type` gives: 64-bit for bool and narrower integers. */
-static int cumsum_type(int type) {
-  switch (type) {
-    case CUJIT_TYPE_BOOL:
-    case CUJIT_TYPE_I8:
-    case CUJIT_TYPE_I16:
-    case CUJIT_TYPE_I32: return CUJIT_TYPE_I64;
-    case CUJIT_TYPE_U8:
-    case CUJIT_TYPE_U16:
-    case CUJIT_TYPE_U32: return CUJIT_TYPE_U64;
-    default: return type;
-  }
-}
-
 cujit_status cujit_array_cumsum(const cujit_array *h, int exclusive, cujit_array **out) {
   cj_ops_scan_spec s;
   char name[48];
   cj_buf zero = {0};
   cj_array *a;
-  cujit_status st = cj_array_get(h, "cujit_array_cumsum", "a", &a);
-  if (st != CUJIT_OK) return st;
+  cujit_status st = CUJIT_OK;
+  CJ_TRY(cj_array_get(h, "cujit_array_cumsum", "a", &a));
   CJ_TRACE("cujit: cumsum %s", CJ_TYPE_NAME(a->type));
   memset(&s, 0, sizeof s);
   s.in_type = a->type;
-  s.type = cumsum_type(a->type);
+  s.type = cj_ops_sum_type(a->type);
   s.op = "a + b";
   if (cj_int_wraps(s.type)) { /* integer sums wrap, as NumPy's, with no signed overflow */
     s.op = "cj_add<cj_t>(a, b)";

@@ -97,7 +97,7 @@ static cujit_status bad_word(indexed *x) {
   CJ_TRY(cj_capture_refuse(x->a->stream, "CUJIT_INDEX_RAISE checks the indices by waiting for "
                                          "the array's stream (CUJIT_INDEX_WRAP and _CLIP do not)"));
   CJ_TRY(cj_ctx_ensure(&ctx, &x->dev));
-  CJ_TRY(cj_pool_alloc(x->dev, 8, x->a->stream, &x->bad, &x->bad_owner));
+  CJ_TRY(cj_mem_pool_alloc(x->dev, 8, x->a->stream, &x->bad, &x->bad_owner));
   return cu(cj_cu.cuMemsetD8Async(x->bad, 0xff, 8, x->a->stream), "cuMemsetD8Async");
 }
 
@@ -128,7 +128,7 @@ static cujit_status check_bad(indexed *x, cujit_status st) {
                    (long long)x->a->size, (long long)x->a->size,
                    strcmp(x->fn, "cujit_array_put") == 0 ? "written" : "read");
   }
-  cj_pool_free(x->dev, x->bad, 8, stream, &x->bad_owner);
+  cj_mem_pool_free(x->dev, x->bad, 8, stream, &x->bad_owner);
   return st;
 }
 

@@ -6,7 +6,7 @@
  *
  * One connection per store, shared by the process's threads under a mutex and made again
  * after a failure; a forked child makes its own (fork waits for a command in flight).
- * hiredis formats the commands and parses the replies (driver/libhiredis.c); the socket is
+ * hiredis formats the commands and parses the replies (dl/libhiredis.c); the socket is
  * cujit's, non-blocking, so that every wait has a deadline: connect_timeout for
  * connecting, and for a whole command (sending it and reading all of its answer)
  * `timeout` plus MS_PER_MIB for each MiB it sends or its answer announces, so that a
@@ -36,7 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "driver/hiredis.h"
+#include "dl/hiredis.h"
 #include "format/resp.h"
 #include "remote/remote.h"
 
@@ -506,7 +506,7 @@ static int unexpected(const char *what, const cj_reply *r, char *why, size_t siz
 
 void cj_redis_key(const cj_key *key, char out[40]) {
   char hex[33];
-  cj_key_hex(key, hex);
+  cj_hash128_hex(key, hex);
   snprintf(out, 40, "cujit:%s", hex);
 }
 

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "remote/remote.h"
-#include "driver/hiredis.h"
+#include "dl/hiredis.h"
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 CJ_FORK_GUARDED(guard_tier, mu)
@@ -137,7 +137,7 @@ static void tally(const cj_root *root, cj_disk_counters *d, double t0) {
   add(&mine.remote_invalid, d->remote_invalid);
   add(&mine.remote_errors, d->remote_errors);
   add(&mine.remote_time_us, d->remote_time_us);
-  if (root) cj_diskstats_add(root, d, cj_cache_max_size());
+  if (root) cj_diskstats_add(root, d, cj_cachedir_max_size());
 }
 
 void cj_remote_counters(cj_disk_counters *out) {
@@ -195,13 +195,13 @@ static int check(const cj_key *key, const cj_deps *deps, const cj_buf *b, cj_ima
   cj_deps recorded = {0};
   cj_entry_meta meta;
   int rc = cj_entry_decode(key, b->data, b->len, out, &recorded, &meta, why, size);
-  if (rc == 0 && !cj_deps_same_files(&recorded, deps)) {
+  if (rc == 0 && !cj_deplist_same_files(&recorded, deps)) {
     cj_image_unref(*out);
     *out = NULL;
     snprintf(why, size, "records other headers than the source includes now");
     rc = 1;
   }
-  cj_deps_clear(&recorded);
+  cj_deplist_clear(&recorded);
   return rc;
 }
 
@@ -314,7 +314,7 @@ static void hold(cj_remote_claim *claim, cj_remote *t, const cj_key *key, uint64
  * that holds it. GOT, NONE (compile; *claim may hold the lock), STOPPED, DOWN or NOMEM. */
 static int claim_or_wait(cj_remote *t, const cj_want *w, cj_remote_claim *claim, cj_found *f,
                          cj_disk_counters *d) {
-  double start = cj_now_s(), timeout = cj_cache_lock_timeout(), waited;
+  double start = cj_now_s(), timeout = cj_cachedir_lock_timeout(), waited;
   uint64_t token = cj_random64() | 1, ttl_ms = (uint64_t)(timeout * 1000);
   char why[512] = "";
   int rc;

@@ -38,7 +38,7 @@ static int env_says_off(const char **value) {
   return cj_env_flag("CUJIT_CACHE", &on) == CJ_ENV_SET && !on;
 }
 
-int cj_cache_disabled(void) {
+int cj_cachedir_disabled(void) {
   const char *value;
   return env_says_off(&value);
 }
@@ -343,13 +343,13 @@ int cj_shard_open(const cj_root *r, const char *name, int create) {
   return fd >= 0 ? fd : cannot_open(r, name);
 }
 
-uint64_t cj_cache_max_size(void) {
+uint64_t cj_cachedir_max_size(void) {
   uint64_t n;
   cj_env_u64("CUJIT_CACHE_MAX_SIZE", &n);
   return n;
 }
 
-double cj_cache_lock_timeout(void) {
+double cj_cachedir_lock_timeout(void) {
   double t;
   cj_env_seconds("CUJIT_CACHE_LOCK_TIMEOUT", &t);
   return t;

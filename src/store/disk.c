@@ -21,8 +21,8 @@
 
 #include "store/store.h"
 
-int cj_entry_open(const cj_root *r, const cj_key *key, int create, cj_entry_path *p) {
-  cj_key_hex(key, p->hex);
+int cj_disk_entry_open(const cj_root *r, const cj_key *key, int create, cj_entry_path *p) {
+  cj_hash128_hex(key, p->hex);
   memcpy(p->shard, p->hex, 2);
   p->shard[2] = '\0';
   cj_join(p->name, sizeof p->name, p->hex, ".cujit", NULL);
@@ -34,7 +34,7 @@ int cj_entry_open(const cj_root *r, const cj_key *key, int create, cj_entry_path
   return p->dir < 0 ? -1 : 0;
 }
 
-void cj_entry_close(cj_entry_path *p) {
+void cj_disk_entry_close(cj_entry_path *p) {
   if (p->dir >= 0) close(p->dir);
   p->dir = -1;
 }
@@ -80,8 +80,8 @@ static int decode(const cj_entry_path *p, const cj_key *key, const cj_deps *expe
   if (rc == 0) f->data = NULL;
   if (rc < 0) return CJ_DISK_OOM;
   if (rc > 0) return invalid(p, why);
-  rc = cj_deps_same_files(&recorded, expect) ? CJ_DISK_HIT : CJ_DISK_INVALID;
-  cj_deps_clear(&recorded);
+  rc = cj_deplist_same_files(&recorded, expect) ? CJ_DISK_HIT : CJ_DISK_INVALID;
+  cj_deplist_clear(&recorded);
   if (rc == CJ_DISK_HIT) return rc;
   cj_image_unref(*out);
   *out = NULL;

@@ -25,11 +25,11 @@ static int disk_open(void *visit, const cj_want *w, int create, char *why, size_
   d->written = 0;
   if (w->root.fd < 0) {
     snprintf(why, why_size, "there is no usable disk cache%s",
-             cj_cache_disabled() ? " (env CUJIT_CACHE turns it off)" : "");
+             cj_cachedir_disabled() ? " (env CUJIT_CACHE turns it off)" : "");
     return -1;
   }
   /* a probe of a shard not made yet finds no entry there */
-  if (cj_entry_open(&w->root, w->key, create, &d->path) == 0 || !create) return 0;
+  if (cj_disk_entry_open(&w->root, w->key, create, &d->path) == 0 || !create) return 0;
   snprintf(why, why_size, "the disk cache's directory for this key cannot be used");
   return -1;
 }
@@ -67,8 +67,8 @@ static int lock_or_wait(cj_disk_visit *d, const cj_want *w, cj_found *f) {
   d->want = w;
   d->image = NULL;
   d->oom = d->stopped = 0;
-  rc = cj_lock_acquire(d->path.dir, d->path.lock, w->name, cj_cache_lock_timeout(), entry_ready, d,
-                       &d->lock);
+  rc = cj_lock_acquire(d->path.dir, d->path.lock, w->name, cj_cachedir_lock_timeout(), entry_ready,
+                       d, &d->lock);
   /* the entry may have been written between the first look and taking the lock */
   if (rc == CJ_LOCK_HELD && !d->oom && !d->stopped) entry_written(d);
   f->image = d->image;
@@ -114,7 +114,7 @@ static unsigned unstated_writes; /* entries written while the statistics were un
  * its limit. */
 static void count(const cj_root *root, cj_tier_end end, uint64_t written) {
   cj_disk_counters d;
-  uint64_t max = cj_cache_max_size();
+  uint64_t max = cj_cachedir_max_size();
   int rc;
   memset(&d, 0, sizeof d);
   d.hits = end == CJ_END_FOUND || end == CJ_END_FARTHER;
@@ -136,7 +136,7 @@ static void count(const cj_root *root, cj_tier_end end, uint64_t written) {
 static void disk_leave(void *visit, const cj_want *w, cj_tier_end end) {
   cj_disk_visit *d = visit;
   cj_lock_release(d->path.dir, d->path.lock, &d->lock);
-  cj_entry_close(&d->path);
+  cj_disk_entry_close(&d->path);
   if (end != CJ_END_NOTHING && (end != CJ_END_IMPORTED || d->written))
     count(&w->root, end, d->written);
 }

@@ -100,7 +100,7 @@ static void remember(const cj_key *k, const cj_memhint *h) {
 static cj_image *take(node *n, cj_deps **deps) {
   unlink_lru(n);
   push_front(n);
-  *deps = cj_deps_ref(n->deps);
+  *deps = cj_deplist_ref(n->deps);
   return cj_image_ref(n->image);
 }
 
@@ -121,7 +121,7 @@ cj_image *cj_memcache_get_source(const cj_memhint *h, cj_deps **deps) {
   /* the text at that address may have changed since: compare it, outside the lock */
   if (im && (im->source_len != h->len || memcmp(im->source, h->source, h->len) != 0)) {
     cj_image_unref(im);
-    cj_deps_destroy(*deps);
+    cj_deplist_destroy(*deps);
     *deps = NULL;
     im = NULL;
   }
@@ -146,7 +146,7 @@ static void free_nodes(node *list) {
   while (list) {
     node *next = list->chain;
     cj_image_unref(list->image);
-    cj_deps_destroy(list->deps);
+    cj_deplist_destroy(list->deps);
     cj_free(list);
     list = next;
   }
@@ -159,7 +159,7 @@ void cj_memcache_put(const cj_key *k, cj_image *im, cj_deps *deps, const cj_memh
   if (!(n = cj_malloc(sizeof *n))) return; /* the cache is an optimisation */
   n->key = *k;
   n->image = cj_image_ref(im);
-  n->deps = cj_deps_ref(deps);
+  n->deps = cj_deplist_ref(deps);
   n->bytes = cj_image_bytes(im);
   pthread_mutex_lock(&lock);
   if ((old = count ? find(k) : NULL) != NULL) {

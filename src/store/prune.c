@@ -208,7 +208,7 @@ int cj_clear(const cj_root *r, cj_prune_result *res) {
   return 0;
 }
 
-int cj_scan_dir(const cj_root *r, uint64_t *entries, uint64_t *bytes) {
+int cj_prune_scan_dir(const cj_root *r, uint64_t *entries, uint64_t *bytes) {
   walk w;
   *entries = *bytes = 0;
   if (walk_root(r, &w, 0) != 0) return -1;
@@ -278,7 +278,7 @@ int cj_list(const cj_root *r, cujit_cache_entry_fn fn, void *user) {
   return 0;
 }
 
-int cj_entry_keys(const cj_root *r, cj_entry_key **keys, size_t *n) {
+int cj_prune_entry_keys(const cj_root *r, cj_entry_key **keys, size_t *n) {
   walk w;
   size_t i, j;
   *keys = NULL;

@@ -45,12 +45,12 @@ void cj_warn_skipped(const cj_root *r, const char *name, const char *what);
  * on every compile is reported once). */
 void cj_warn_once(const char *text);
 /* 1 when env CUJIT_CACHE turns the disk cache off. */
-int cj_cache_disabled(void);
+int cj_cachedir_disabled(void);
 /* The configured size limit (CUJIT_CACHE_MAX_SIZE, default 1 GiB). */
-uint64_t cj_cache_max_size(void);
+uint64_t cj_cachedir_max_size(void);
 /* Seconds to wait for another process compiling the same entry (CUJIT_CACHE_LOCK_TIMEOUT,
  * default 60). */
-double cj_cache_lock_timeout(void);
+double cj_cachedir_lock_timeout(void);
 
 /* ---- disk.c: entries on disk ---- */
 
@@ -65,9 +65,9 @@ typedef struct cj_entry_path {
 } cj_entry_path;
 
 /* Names the entry of key and opens its shard (`create`: making it when missing). 0, or -1
- * when the shard cannot be used (a miss). Close with cj_entry_close(). */
-int cj_entry_open(const cj_root *r, const cj_key *key, int create, cj_entry_path *p);
-void cj_entry_close(cj_entry_path *p);
+ * when the shard cannot be used (a miss). Close with cj_disk_entry_close(). */
+int cj_disk_entry_open(const cj_root *r, const cj_key *key, int create, cj_entry_path *p);
+void cj_disk_entry_close(cj_entry_path *p);
 
 enum { CJ_DISK_HIT = 0, CJ_DISK_ABSENT = 1, CJ_DISK_INVALID = 2, CJ_DISK_OOM = -1 };
 /* Reads the entry for key. CJ_DISK_HIT with a new image whose recorded headers must equal
@@ -174,7 +174,7 @@ int cj_prune(const cj_root *r, uint64_t max_bytes, cj_prune_result *res);
 /* Removes every entry. */
 int cj_clear(const cj_root *r, cj_prune_result *res);
 /* Counts entries and bytes. */
-int cj_scan_dir(const cj_root *r, uint64_t *entries, uint64_t *bytes);
+int cj_prune_scan_dir(const cj_root *r, uint64_t *entries, uint64_t *bytes);
 /* Calls fn for every entry, least recently used first, until it returns nonzero. */
 int cj_list(const cj_root *r, cujit_cache_entry_fn fn, void *user);
 /* Every entry's key and last use (nanoseconds), least recently used first, into a new
@@ -186,7 +186,7 @@ typedef struct cj_entry_key {
 } cj_entry_key;
 /* Every entry's key, oldest first (free *keys with cj_free): 0, -1 when the directory
  * cannot be walked, -2 out of memory. */
-int cj_entry_keys(const cj_root *r, cj_entry_key **keys, size_t *n);
+int cj_prune_entry_keys(const cj_root *r, cj_entry_key **keys, size_t *n);
 /* Prunes after a write pushed the estimated size over the limit, to 90% of it, unless
  * another process is pruning. */
 void cj_prune_auto(const cj_root *r, uint64_t max_size);

@@ -41,7 +41,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "driver/nvrtc.h"
+#include "dl/nvrtc.h"
 #include "worker/worker.h"
 
 extern char **environ;
@@ -485,7 +485,7 @@ static int take_entry(exchange *x, uint64_t id, cj_image **out) {
   memset(&deps, 0, sizeof deps);
   cj_worker_key(id, &key);
   rc = cj_entry_decode(&key, data, (size_t)len, out, &deps, &meta, why, sizeof why);
-  cj_deps_clear(&deps);
+  cj_deplist_clear(&deps);
   cj_free(data);
   if (rc == 1) cj_info("a compile worker's reply is not a valid entry: %s", why);
   return rc == 0 ? SENT_OK : rc < 0 ? SENT_NO_MEMORY : SENT_BROKEN;
@@ -556,8 +556,8 @@ static int take_reply(exchange *x, uint64_t id, cujit_status *st, cj_image **out
     cj_free(msg);
     return SENT_BROKEN;
   }
-  if (status == CUJIT_OK && strcmp(msg, cj_nvrtc_identity()) != 0) {
-    cj_info("a compile worker used another NVRTC (%s, not %s)", msg, cj_nvrtc_identity());
+  if (status == CUJIT_OK && strcmp(msg, cj_libnvrtc_identity()) != 0) {
+    cj_info("a compile worker used another NVRTC (%s, not %s)", msg, cj_libnvrtc_identity());
     cj_free(msg);
     return SENT_BROKEN;
   }

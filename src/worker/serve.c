@@ -12,7 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "driver/nvrtc.h"
+#include "dl/nvrtc.h"
 #include "store/store.h"
 #include "worker/worker.h"
 
@@ -122,7 +122,7 @@ static int compile_one(int fd, uint64_t id, cj_request *r, const char *cwd) {
   }
   cj_image_unref(im);
   /* a result names the NVRTC that made it, which the caller checks against its own */
-  rc = reply(fd, id, CJ_REPLY_RESULT, CUJIT_OK, 0, cj_nvrtc_identity(), &entry);
+  rc = reply(fd, id, CJ_REPLY_RESULT, CUJIT_OK, 0, cj_libnvrtc_identity(), &entry);
   cj_buf_free(&entry);
   return rc;
 }

@@ -2,7 +2,8 @@
 
 A program makes a few arrays (every way the API makes one: host data, zeros, full, arange,
 empty then filled, empty_like), takes views of them (ranges, reshapes, slices with offsets
-and negative steps, transposes, in up to 4 dimensions), and runs operations on them: every
+and negative steps, transposes, in up to 4 dimensions), and runs operations on them (of
+one shape, with a single element, or of shapes that broadcast by NumPy's rule): every
 binary, scalar (both orders, int and float scalars, at the edges of the array's type and
 beyond) and unary operation, map expressions, where and if_positive with arrays and typed
 scalars, take and put in every index mode with indices at the int64 edges, concatenate and
@@ -218,6 +219,21 @@ class Gen:
         return tuple(rng.choice([0, 1, 2, 3, 4, 5]) if rng.random() < 0.1 else rng.randint(1, 5)
                      for _ in range(nd))
 
+    def stretched(self, sh):
+        """A shape that broadcasts with sh: some of its leading dimensions left out, some
+        sizes 1, and, where sh has a size 1, sometimes a size of its own there."""
+        rng = self.rng
+        out = list(sh[rng.randint(0, len(sh)):]) if sh else []
+        for d in range(len(out)):
+            r = rng.random()
+            if r < 0.4:
+                out[d] = 1
+            elif r < 0.6 and out[d] == 1:
+                out[d] = rng.randint(2, 4)
+        if len(out) < 4 and rng.random() < 0.2:
+            out.insert(0, rng.randint(1, 3))
+        return tuple(out)
+
     def length(self):
         r = self.rng.random()
         if self.large and r < 0.03:
@@ -392,6 +408,8 @@ class Gen:
         elif r < 0.75:  # a single element
             b = self.operand(lambda v: v.data.size == 1) or self.new_array(sh=self.rng.choice(
                 [(), (1,), (1, 1)]))
+        elif r < 0.87:  # a shape that broadcasts with a's, by NumPy's rule
+            b = self.new_array(sh=self.stretched(av.data.shape))
         else:
             b = self.operand()
         if b is None:
@@ -453,10 +471,17 @@ class Gen:
         sh = self.v(first).data.shape
         ks = [first]
         for _ in names[1:]:
-            k = self.operand(lambda v: v.type in ok and v.data.shape == sh)
+            if rng.random() < 0.15:  # a shape that broadcasts with the first's
+                k = self.new_array(t=rng.choice(ok), sh=self.stretched(self.v(first).data.shape))
+            else:
+                k = self.operand(lambda v: v.type in ok and v.data.shape == sh)
             if k is None:
                 return
             ks.append(k)
+            try:  # a made array may have a shape of its own (arange's)
+                sh = tuple(np.broadcast_shapes(sh, self.v(k).data.shape))
+            except ValueError:
+                return
         args = [text(expr), len(names)]
         for n, k in zip(names, ks):
             args += [n, var(k)]

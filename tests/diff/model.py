@@ -86,6 +86,14 @@ def need(cond, why):
         raise Invalid(why)
 
 
+def broadcast_shape(shapes):
+    """NumPy's broadcasting of the shapes, or a refusal."""
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise Invalid("shapes do not broadcast")
+
+
 def compute_type(t):
     return "f32" if t in ("f16", "bf16") else t
 
@@ -339,22 +347,8 @@ class Model:
     # ---- elementwise ----
 
     def _broadcast(self, ops):
-        """The result's shape where arrays of one element meet others (None: scalars)."""
-        full = None
-        nd = 0
-        for v in ops:
-            if v is None:
-                continue
-            nd = max(nd, v.data.ndim)
-            if v.data.size == 1:
-                continue
-            if full is None:
-                full = v
-            need(v.data.shape == full.data.shape, "shapes differ")
-        sh = [1] * nd
-        if full is not None:
-            sh[nd - full.data.ndim:] = full.data.shape
-        return tuple(sh)
+        """The result's shape by NumPy's broadcasting of the arrays' shapes (None: scalars)."""
+        return broadcast_shape([v.data.shape for v in ops if v is not None])
 
     def op_binary(self, st):
         op = st.args[0]
@@ -431,14 +425,16 @@ class Model:
         names = [st.args[2 + 2 * i] for i in range(n)]
         arrays = [self.arr(st.args[3 + 2 * i]) for i in range(n)]
         need(n >= 1, "no arrays")
-        for v in arrays:
-            need(v.data.shape == arrays[0].data.shape, "shapes")
+        sh = self._broadcast(arrays)
+        arrays = [v if v.data.shape == sh else
+                  Var(np.broadcast_to(v.data, sh), np.broadcast_to(v.mask, sh), v.type)
+                  for v in arrays]
         r = arrays[0].type
         for v in arrays[1:]:
             r = dtypes.promote(r, v.type)
         if st.given:
             r = self.vars[st.target].type
-        o = self.output(st, r, arrays[0].data.shape)
+        o = self.output(st, r, sh)
         check = map_values(expr, names, arrays, r)
         for v in arrays:
             check.undefined = check.undefined | ~v.mask
@@ -692,8 +688,7 @@ class Model:
     def _allclose(self, st, a, b, b_mask, words):
         need(not st.given, "allclose has no output array")
         rtol, atol, eq = unf64(words[0]), unf64(words[1]), int(words[2]) != 0
-        need(a.data.shape == b.shape or a.data.size == 1 or b.size == 1,
-             "shapes of more than one element differ")
+        broadcast_shape([a.data.shape, b.shape])
         with np.errstate(all="ignore"):
             close = bool(np.allclose(a.data, b, rtol=rtol, atol=atol, equal_nan=eq))
         undefined = np.asarray(bool(not a.mask.all() or not np.all(b_mask)))

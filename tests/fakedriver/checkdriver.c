@@ -1,7 +1,7 @@
 /* checkdriver.c - a checking fake CUDA driver, for testing cujit's memory and context paths on
  * a machine without a GPU: CUJIT_LIBCUDA=<absolute path of libcujit-checkdriver.so> makes
  * cujit load it as it loads libcuda (cuGetProcAddress and the entry points of
- * src/driver/driver.h's tables). Never shipped; the tests' own.
+ * src/dl/driver.h's tables). Never shipped; the tests' own.
  *
  * What it models:
  * - CHECKDRIVER_DEVICES devices (default 2, at most 8) of compute capability 9.0.
@@ -109,7 +109,7 @@
 #include <cuda.h>
 
 #include "compile/symbols.h"
-#include "driver/zstd.h"
+#include "dl/zstd.h"
 #include "format/code.h"
 #include "format/prebuilt.h"
 
@@ -2020,7 +2020,7 @@ static CUresult image_code(const void *image, flib *l) {
     return CUDA_SUCCESS;
   }
   n = strlen(image);
-  if (!cj_ptx_check(p, n, arch, sizeof arch)) return CUDA_ERROR_INVALID_IMAGE;
+  if (!cj_code_ptx_check(p, n, arch, sizeof arch)) return CUDA_ERROR_INVALID_IMAGE;
   if (atoi(strchr(arch, '_') ? strchr(arch, '_') + 1 : "0") > 90)
     return CUDA_ERROR_NO_BINARY_FOR_GPU;
   l->is_ptx = 1;

@@ -16,7 +16,7 @@ static void decode(const uint8_t *data, size_t size) {
   char why[160];
   if (cj_entry_decode(NULL, data, size, &im, &deps, &meta, why, sizeof why) == 0) {
     cj_image_unref(im);
-    cj_deps_clear(&deps);
+    cj_deplist_clear(&deps);
   }
   cj_entry_peek(data, size, &key, &meta);
 }

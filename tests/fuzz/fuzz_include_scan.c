@@ -55,7 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   o.arch = "compute_80";
   o.headers = hdr;
   if (part[0][0] && cj_request_init(&r, part[0], "fuzz.cu", &o, NULL) == CUJIT_OK) {
-    if (cj_scan_request(&r, &deps, bypass, sizeof bypass) == CUJIT_OK) cj_deps_destroy(deps);
+    if (cj_scan_request(&r, &deps, bypass, sizeof bypass) == CUJIT_OK) cj_deplist_destroy(deps);
     cj_request_free(&r);
   }
   free(buf);

@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (cj_manifest_parse(data, size, &m) != 0) return 0;
   for (p = 0; p < CJ_NPARTS; p++)
     for (pos = 0; cj_manifest_item(m.part[p], &pos, &item);) assert(pos <= m.part[p].n);
-  assert(cj_manifest_diff(&m, &m, count, &told) == told);
+  assert(cj_cache_manifest_diff(&m, &m, count, &told) == told);
   cj_manifest_free(&m);
   return 0;
 }

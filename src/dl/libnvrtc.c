@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "driver/nvrtc.h"
+#include "dl/nvrtc.h"
 
 cj_nvrtc_api cj_nv;
 
@@ -106,15 +106,15 @@ static void load(void) {
   load_status = CUJIT_OK;
 }
 
-cujit_status cj_nvrtc_load(void) {
+cujit_status cj_libnvrtc_load(void) {
   pthread_once(&load_once, load);
   if (CJ_UNLIKELY(load_status != CUJIT_OK)) return cj_fail(load_status, "%s", load_detail);
   return CUJIT_OK;
 }
 
-int cj_nvrtc_loaded(void) { return __atomic_load_n(&loaded, __ATOMIC_ACQUIRE); }
+int cj_libnvrtc_loaded(void) { return __atomic_load_n(&loaded, __ATOMIC_ACQUIRE); }
 
-const char *cj_nvrtc_identity(void) {
+const char *cj_libnvrtc_identity(void) {
   pthread_once(&locate_once, locate);
   return file.identity;
 }
@@ -124,8 +124,8 @@ const char *cujit_nvrtc_path(void) {
   return file.path;
 }
 
-const char *cj_nvrtc_dir(void) {
+const char *cj_libnvrtc_dir(void) {
   pthread_once(&locate_once, locate);
   if (file.dir[0]) return file.dir;
-  return cj_nvrtc_loaded() ? loaded_dir : "";
+  return cj_libnvrtc_loaded() ? loaded_dir : "";
 }

@@ -97,7 +97,7 @@ typedef struct cj_mem_ctx {
 unsigned long long cj_ctx_id(CUcontext ctx);
 /* Whether memory made in `owner` died with its context: its ID is known and the context
  * (by its handle) now has another, or none. */
-int cj_mem_ctx_dead(const cj_mem_ctx *owner);
+int cj_ctx_mem_dead(const cj_mem_ctx *owner);
 
 /* The calling thread's stream capture mode made relaxed, for a call that adds nothing to a
  * capture but that the driver refuses while one runs (in global mode, any thread's; in

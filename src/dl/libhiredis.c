@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "driver/hiredis.h"
-#include "driver/loader.h"
+#include "dl/hiredis.h"
+#include "dl/loader.h"
 
 #ifdef CJ_HAVE_HIREDIS_H
 #  include <hiredis/hiredis.h>

@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "driver/nvjitlink.h"
-#include "driver/nvrtc.h"
+#include "dl/nvjitlink.h"
+#include "dl/nvrtc.h"
 
 cj_nvjitlink_api cj_jl;
 
@@ -43,7 +43,7 @@ static const cj_dlib nvjitlink = {
     .sonames = sonames,
     .n_sonames = CJ_COUNT(sonames),
     .keyed_as = "nvjitlink build ",
-    .beside = cj_nvrtc_dir, /* the NVRTC in use's directory first */
+    .beside = cj_libnvrtc_dir, /* the NVRTC in use's directory first */
     .versions = versions,
     .n_versions = CJ_COUNT(versions),
     .syms = syms,

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "driver/loader.h"
-#include "driver/zstd.h"
+#include "dl/loader.h"
+#include "dl/zstd.h"
 
 typedef struct zstd_api {
   size_t (*decompress)(void *dst, size_t capacity, const void *src, size_t size);

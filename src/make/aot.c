@@ -10,7 +10,7 @@
 #include "format/blob.h"
 #include "format/bundle.h"
 #include "format/prebuilt.h"
-#include "frontend/frontend.h"
+#include "make/frontend.h"
 
 enum { MAX_ARCHS = 64 };
 #define OPTIONS_V1 CJ_SIZE_V1(cujit_options, flags)
@@ -134,7 +134,7 @@ static cujit_status compile_all(making *mk, const char *source, const char *name
   size_t i, started;
   for (started = 0; started < n && start == CUJIT_OK; started++) {
     own->arch = archs[started];
-    start = cj_compile_start_dir(&jobs[started], source, name, own, dir);
+    start = cj_job_start_dir(&jobs[started], source, name, own, dir);
   }
   if (start != CUJIT_OK) why = cj_strdup(cujit_last_error()); /* after those started before */
   for (i = 0; i < started && st == CUJIT_OK; i++) {
@@ -160,7 +160,7 @@ static cujit_status make_bundle(const char *fn, void **out, size_t *size, const 
   if (!(mk = cj_calloc(1, sizeof *mk))) return cj_fail_oom("making a bundle");
   st = compile_all(mk, source, name, &own, archs, n, dir);
   for (i = 0; i < n && st == CUJIT_OK; i++)
-    st = cj_module_export(mk->mods[i], &mk->blobs[i], &mk->blob_sizes[i]);
+    st = cj_export_module(mk->mods[i], &mk->blobs[i], &mk->blob_sizes[i]);
   if (st == CUJIT_OK) st = assemble(mk, archs, n, out, size);
   for (i = 0; i < n; i++) {
     cj_module_free(mk->mods[i]);
@@ -262,7 +262,7 @@ static int warm_one(warming *w, const cj_bundle_part *blob) {
   cj_bundle_opts_apply(&w->opts, &o);
   o.flags &= ~(unsigned)CUJIT_OPT_NO_CACHE;
   o.arch = blob->arch;
-  st = cj_module_import_dir(&m, blob->data, blob->size, w->source, w->opts.name, &o, w->opts.dir);
+  st = cj_export_import_dir(&m, blob->data, blob->size, w->source, w->opts.name, &o, w->opts.dir);
   cj_module_free(m);
   if (st == CUJIT_OK) {
     cj_info("warmed the cache with '%s' for %s", w->opts.name, blob->arch);
@@ -326,7 +326,7 @@ static void describe_blob(cj_buf *b, const cj_bundle_part *p) {
     cj_buf_printf(b, "  cache entry  %-13s %10zu bytes, unreadable\n", p->arch, p->size);
     return;
   }
-  cj_key_hex(&key, hex);
+  cj_hash128_hex(&key, hex);
   cj_buf_printf(b, "  cache entry  %-13s %10zu bytes, key %s, NVRTC ", p->arch, p->size, hex);
   put_outside(b, "", (const char *)fp.nvrtc.p, fp.nvrtc.n > 200 ? 200 : fp.nvrtc.n, "\n");
 }

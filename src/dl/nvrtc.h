@@ -6,7 +6,7 @@
 
 #include <nvrtc.h>
 
-#include "driver/loader.h"
+#include "dl/loader.h"
 
 /* Every NVRTC entry point cujit uses; the optional ones (newer NVRTC) may stay NULL. */
 /* clang-format off */
@@ -29,7 +29,7 @@ typedef struct cj_nvrtc_api {
 #undef CJ_NVRTC_FIELD_
 } cj_nvrtc_api;
 
-/* The table; valid once cj_nvrtc_load() returned CUJIT_OK. */
+/* The table; valid once cj_libnvrtc_load() returned CUJIT_OK. */
 extern cj_nvrtc_api cj_nv;
 
 /* Loads NVRTC, once per process (libnvrtc.c, by the loader): env CUJIT_NVRTC when set (a
@@ -40,19 +40,19 @@ extern cj_nvrtc_api cj_nv;
  * found by path that was replaced since its identity was read is refused (loader.c says
  * how). CUJIT_OK, or CUJIT_ERROR_NO_NVRTC saying why (where it looked), the same on every
  * call. */
-cujit_status cj_nvrtc_load(void);
+cujit_status cj_libnvrtc_load(void);
 
 /* 1 once NVRTC is loaded in this process (for tests of what a cache hit loads). */
-int cj_nvrtc_loaded(void);
+int cj_libnvrtc_loaded(void);
 
 /* Which NVRTC a compile would use, found without loading it: "nvrtc build <id>" from the
- * build ID of the library file cj_nvrtc_load() would load (the same for one build on
+ * build ID of the library file cj_libnvrtc_load() would load (the same for one build on
  * every machine), else the file's name and size; "" when only the system's search can
  * find it. Static storage, found once. */
-const char *cj_nvrtc_identity(void);
+const char *cj_libnvrtc_identity(void);
 
 /* The directory of that library file ("" when unknown), for finding the toolkit's headers
  * beside it. */
-const char *cj_nvrtc_dir(void);
+const char *cj_libnvrtc_dir(void);
 
 #endif

@@ -28,7 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "driver/loader.h"
+#include "dl/loader.h"
 
 /* The GNU build ID among the notes in buf[0, size), as hex into out. */
 static int note_build_id(const unsigned char *buf, size_t size, char *out, size_t out_size) {

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "cache/cache.h"
-#include "driver/driver.h"
+#include "dl/driver.h"
 #include "format/prebuilt.h"
 #include "module/module.h"
 
@@ -67,8 +67,8 @@ static cujit_status read_part_file(part *p, const char *path) {
     if (!(p->dir = cj_source_dir(path))) return cj_fail_oom("reading a source file");
     return CUJIT_OK;
   }
-  CJ_TRY(
-      cj_file_load(path, MAX_PART_FILE, "reading a part of a link", "give the path of a file", &f));
+  CJ_TRY(cj_source_file_load(path, MAX_PART_FILE, "reading a part of a link",
+                             "give the path of a file", &f));
   p->owned = f.data;
   p->user.data = f.data;
   p->user.data_size = f.len;
@@ -83,7 +83,8 @@ static cujit_status check_magic(const part *p) {
   const char *what = p->user.kind == CUJIT_LINK_LTOIR    ? "NVVM LTO-IR (magic 0x7f4e43ed)"
                      : p->user.kind == CUJIT_LINK_OBJECT ? "an ELF object"
                                                          : "an ar archive (\"!<arch>\")";
-  int ok = p->user.kind == CUJIT_LINK_LTOIR ? cj_is_ltoir(p->user.data, p->user.data_size)
+  int ok = p->user.kind == CUJIT_LINK_LTOIR
+               ? cj_image_bytes_are_ltoir(p->user.data, p->user.data_size)
            : p->user.kind == CUJIT_LINK_OBJECT
                ? p->user.data_size >= 4 && memcmp(p->user.data, "\177ELF", 4) == 0
                : p->user.data_size >= 8 && memcmp(p->user.data, "!<arch>\n", 8) == 0;
@@ -277,7 +278,7 @@ static cujit_status run(job *j, const cujit_link_part *parts, cujit_module **out
   spec.options = j->link_opts;
   spec.n_options = j->n_link_opts;
   spec.name = j->link.name ? j->link.name : "linked";
-  CJ_TRY(cj_link(&spec, j->lp, j->n, (j->opts.flags & CUJIT_OPT_NO_CACHE) != 0, &im));
+  CJ_TRY(cj_cache_link(&spec, j->lp, j->n, (j->opts.flags & CUJIT_OPT_NO_CACHE) != 0, &im));
   if ((st = cj_module_new(im, spec.name, &m)) != CUJIT_OK)
     cj_image_unref(im);
   else

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "driver/driver.h"
-#include "driver/loader.h"
+#include "dl/driver.h"
+#include "dl/loader.h"
 
 typedef CUresult (*get_proc_fn)(const char *, void **, int, cuuint64_t,
                                 CUdriverProcAddressQueryResult *);
@@ -298,7 +298,7 @@ unsigned long long cj_ctx_id(CUcontext ctx) {
   return id;
 }
 
-int cj_mem_ctx_dead(const cj_mem_ctx *owner) {
+int cj_ctx_mem_dead(const cj_mem_ctx *owner) {
   return owner->id && cj_ctx_id(owner->ctx) != owner->id;
 }
 

@@ -9,13 +9,13 @@
 
 /* cujit_compile_job_start() with `dir` (may be NULL) first on the include path, as for a file
  * (job.c). */
-cujit_status cj_compile_start_dir(cujit_compile_job **job, const char *source, const char *name,
-                                  const cujit_options *opts, const char *dir);
+cujit_status cj_job_start_dir(cujit_compile_job **job, const char *source, const char *name,
+                              const cujit_options *opts, const char *dir);
 /* cujit_module_export() of a module, which the caller has looked up (export.c). */
-cujit_status cj_module_export(const cj_module *m, void **blob, size_t *size);
+cujit_status cj_export_module(const cj_module *m, void **blob, size_t *size);
 /* cujit_module_import() with `dir` first on the include path, as the exporter's
  * cujit_module_from_file() had it (export.c). */
-cujit_status cj_module_import_dir(cj_module **out, const void *blob, size_t size,
+cujit_status cj_export_import_dir(cj_module **out, const void *blob, size_t size,
                                   const char *source, const char *name, const cujit_options *opts,
                                   const char *dir);
 

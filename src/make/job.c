@@ -13,7 +13,7 @@
 #include <time.h>
 
 #include "cache/cache.h"
-#include "frontend/frontend.h"
+#include "make/frontend.h"
 #include "worker/worker.h"
 
 #define RUNNER_IDLE_S 10
@@ -71,7 +71,7 @@ static cujit_status compile_job(cujit_compile_job *j) {
   r.cancel = job_stop;
   r.cancel_user = j;
   r.compiler = cj_pool_compile;
-  st = cj_compile(&r, &im);
+  st = cj_cache_compile(&r, &im);
   if (st == CUJIT_OK && (st = cj_module_new_kept(im, &r, j->arch, &j->module)) != CUJIT_OK)
     cj_image_unref(im);
   if (st == CUJIT_ERROR_CANCELLED && __atomic_load_n(&j->stop, __ATOMIC_ACQUIRE) == 1)
@@ -193,8 +193,8 @@ static void submit(cujit_compile_job *j) {
 
 /* ---- the interface ---- */
 
-cujit_status cj_compile_start_dir(cujit_compile_job **job, const char *source, const char *name,
-                                  const cujit_options *opts, const char *dir) {
+cujit_status cj_job_start_dir(cujit_compile_job **job, const char *source, const char *name,
+                              const cujit_options *opts, const char *dir) {
   cujit_compile_job *j;
   cj_request r;
   CJ_CHECK(job, CUJIT_ERROR_INVALID_VALUE, "cujit_compile_job_start: job is NULL");
@@ -217,7 +217,7 @@ cujit_status cj_compile_start_dir(cujit_compile_job **job, const char *source, c
 
 cujit_status cujit_compile_job_start(cujit_compile_job **job, const char *source, const char *name,
                                      const cujit_options *opts) {
-  return cj_compile_start_dir(job, source, name, opts, NULL);
+  return cj_job_start_dir(job, source, name, opts, NULL);
 }
 
 int cujit_compile_job_poll(const cujit_compile_job *job) {

@@ -7,7 +7,7 @@
 #define NVJITLINK_NO_INLINE /* the header's inline wrappers name versioned symbols */
 #include <nvJitLink.h>
 
-#include "driver/loader.h"
+#include "dl/loader.h"
 
 /* The entry points cujit uses, by their plain names (each release also exports them
  * with a version suffix, which is tried when the plain name is missing). */

@@ -11,9 +11,9 @@
 #include <string.h>
 
 #include "cache/cache.h"
-#include "driver/nvrtc.h"
+#include "dl/nvrtc.h"
 #include "format/blob.h"
-#include "frontend/frontend.h"
+#include "make/frontend.h"
 
 /* ---- keys ---- */
 
@@ -45,10 +45,10 @@ static int same_code(const cj_image *a, const cj_image *b) {
 static cujit_status check_headers(const cj_module *m, const cj_keys *k) {
   cj_deps *held = NULL;
   cj_image *im = cj_memcache_get(&k->request, NULL, &held);
-  int same_files = cj_deps_same_files(held, k->deps);
+  int same_files = cj_deplist_same_files(held, k->deps);
   int stale = im && (im == m->image || same_code(im, m->image) ? !same_files : same_files);
   cj_image_unref(im);
-  cj_deps_destroy(held);
+  cj_deplist_destroy(held);
   if (!stale) return CUJIT_OK;
   return cj_fail(CUJIT_ERROR_INVALID_VALUE,
                  "cujit_module_export: a header that '%s' includes changed after the module "
@@ -62,7 +62,7 @@ static cujit_status check_headers(const cj_module *m, const cj_keys *k) {
 static void entry_meta(const cj_module *m, cj_entry_meta *meta) {
   memset(meta, 0, sizeof *meta);
   snprintf(meta->name, sizeof meta->name, "%s", m->name);
-  if (cj_nvrtc_loaded() &&
+  if (cj_libnvrtc_loaded() &&
       cj_nvrtc_version_cached(&meta->nvrtc_major, &meta->nvrtc_minor) != CUJIT_OK)
     meta->nvrtc_major = meta->nvrtc_minor = 0;
 }
@@ -71,8 +71,8 @@ static cujit_status encode(const cj_module *m, const cj_request *r, const cj_key
   cj_fingerprint fp;
   cj_entry_meta meta;
   cj_buf entry = {0}, manifest = {0};
-  cujit_status st = cj_fingerprint_of(r, k->nvrtc, &fp);
-  if (st != CUJIT_OK) return st;
+  cujit_status st = CUJIT_OK;
+  CJ_TRY(cj_fingerprint_of(r, k->nvrtc, &fp));
   entry_meta(m, &meta);
   /* the entry keeps its manifest, so that an importer's disk cache can explain and verify
    * it as one of its own */
@@ -85,7 +85,7 @@ static cujit_status encode(const cj_module *m, const cj_request *r, const cj_key
   return st;
 }
 
-cujit_status cj_module_export(const cj_module *m, void **blob, size_t *size) {
+cujit_status cj_export_module(const cj_module *m, void **blob, size_t *size) {
   cj_request req;
   cj_buf out = {0};
   cj_keys k = {0};
@@ -118,7 +118,7 @@ cujit_status cujit_module_export(const cujit_module *h, void **blob, size_t *siz
   if (blob) *blob = NULL;
   if (size) *size = 0;
   CJ_TRY(cj_module_get(h, "cujit_module_export", &m));
-  return cj_module_export(m, blob, size);
+  return cj_export_module(m, blob, size);
 }
 
 void cujit_free(void *p) { cj_free(p); }
@@ -323,7 +323,7 @@ static cujit_status make_module(const cj_request *r, received *got, const cj_key
   return CUJIT_OK;
 }
 
-cujit_status cj_module_import_dir(cj_module **out, const void *blob, size_t size,
+cujit_status cj_export_import_dir(cj_module **out, const void *blob, size_t size,
                                   const char *source, const char *name, const cujit_options *opts,
                                   const char *dir) {
   cj_request req;
@@ -339,7 +339,7 @@ cujit_status cj_module_import_dir(cj_module **out, const void *blob, size_t size
     st = mismatch(&req, &got, &k);
   if (st == CUJIT_OK) st = make_module(&req, &got, &k, out);
   cj_image_unref(got.im);
-  cj_deps_clear(&got.deps);
+  cj_deplist_clear(&got.deps);
   cj_keys_free(&k);
   cj_request_free(&req);
   return st;
@@ -359,7 +359,7 @@ cujit_status cujit_module_import(cujit_module **out, const void *blob, size_t si
                                  const char *source, const char *name, const cujit_options *opts) {
   cj_module *m;
   CJ_TRY(check_blob("cujit_module_import", out, blob, size));
-  CJ_TRY(cj_module_import_dir(&m, blob, size, source, name, opts, NULL));
+  CJ_TRY(cj_export_import_dir(&m, blob, size, source, name, opts, NULL));
   *out = cj_module_handle(m);
   return CUJIT_OK;
 }
@@ -368,10 +368,10 @@ cujit_status cujit_module_import_file(cujit_module **out, const void *blob, size
                                       const char *path, const cujit_options *opts) {
   char *text, *dir;
   cj_module *m = NULL;
-  cujit_status st = check_blob("cujit_module_import_file", out, blob, size);
-  if (st != CUJIT_OK) return st;
+  cujit_status st = CUJIT_OK;
+  CJ_TRY(check_blob("cujit_module_import_file", out, blob, size));
   CJ_TRY(cj_source_file("cujit_module_import_file", path, &text, &dir));
-  st = cj_module_import_dir(&m, blob, size, text, path, opts, dir);
+  st = cj_export_import_dir(&m, blob, size, text, path, opts, dir);
   if (st == CUJIT_OK) *out = cj_module_handle(m);
   cj_free(dir);
   cj_free(text);

@@ -2,7 +2,7 @@
  * once per process per device. */
 #include <pthread.h>
 
-#include "driver/driver.h"
+#include "dl/driver.h"
 
 static pthread_mutex_t limits_lock = PTHREAD_MUTEX_INITIALIZER;
 static CJ_LARGE cj_limits limits[CJ_DEVICE_SLOTS];

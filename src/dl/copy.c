@@ -1,5 +1,5 @@
 /* copy.c - waiting for the device, and copies that have finished when they return. */
-#include "driver/driver.h"
+#include "dl/driver.h"
 
 cujit_status cj_cu_wait_failed(CUresult r, const char *what) {
   const char *text = NULL;
