@@ -1050,7 +1050,8 @@ typedef struct cujit_launch_options {
  *          CUJIT_ERROR_NOT_SUPPORTED for options of a later header that set fields this
  *          libcujit does not know; CUJIT_ERROR_LAUNCH_FAILED
  *          naming the kernel (the context is then unusable: every temporary buffer has
- *          been given back, and later GPU calls of the process fail);
+ *          been given back, and later GPU calls fail until the device's primary context
+ *          is reset, which frees all its memory);
  *          CUJIT_ERROR_DEVICE_MEMORY; CUJIT_ERROR_NO_DRIVER / CUJIT_ERROR_NO_DEVICE.
  *  @param fn     the kernel (cujit_module_get_function()).
  *  @param grid   blocks in the grid.
@@ -2271,10 +2272,12 @@ CUJIT_API cujit_status cujit_device_get_info(int device, char *name, size_t name
  *  Devices do not wait for each other: each has its own pool of In/Out memory and its own
  *  pinned chunks and threads for pageable copies, so a thread doing In/Out on device 1
  *  proceeds while device 0 is busy, and copies to both run at once. A kernel fault (an
- *  illegal address) may end GPU work for the whole process, as CUDA documents: later calls
- *  on any device then return CUJIT_ERROR_LAUNCH_FAILED saying so (a driver that keeps the
- *  other devices going leaves their memory and pools sound); run kernels that may fault
- *  in a process of their own.
+ *  illegal address) may stop GPU work on every device, as CUDA documents: later calls on
+ *  any device then return CUJIT_ERROR_LAUNCH_FAILED saying so (a driver that keeps the
+ *  other devices going leaves their memory and pools sound). Resetting the faulted
+ *  device's primary context (cuDevicePrimaryCtxReset, as cudaDeviceReset does) ends the
+ *  fault and frees all that device's memory: arrays made before it are to be destroyed
+ *  (which frees nothing of the new context), and cujit works in the new context as before.
  *  @{ */
 
 /** Makes device `ordinal`'s primary context current on the calling thread: later calls of

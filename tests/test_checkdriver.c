@@ -4,8 +4,8 @@
  * memory, another device's or context's memory, memory busy on another stream, a launch
  * parameter pointing at memory that is not live, a parameter asked past the last, a call
  * with no context or in a dead one, a reset context's memory, pinned memory and pools, a
- * device fault (which ends CUDA for the process), a forked child. And cujit's lookups of
- * prebuilt and linked kernels (compressed fatbin entries too), which ask the driver for no
+ * device fault (work stops until the faulted context is reset), a forked child. And cujit's lookups
+ * of prebuilt and linked kernels (compressed fatbin entries too), which ask the driver for no
  * parameter past the last. */
 #include <pthread.h>
 #include <sys/wait.h>
@@ -418,9 +418,9 @@ static void a_reset_context_is_dead(void **state) {
   assert_int_equal(cj_cu.cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS); /* the retain above */
 }
 
-/* Last in the group: a fault ends CUDA for the whole process, as cuda.h says of
- * CUDA_ERROR_ILLEGAL_ADDRESS; no reset brings it back. */
-static void a_fault_ends_cuda_for_the_process(void **state) {
+/* A fault stops every call that does work, in every context, until the faulted context is
+ * reset: then a new context works, and the old one's memory stays dead. */
+static void a_fault_stops_work_until_its_context_is_reset(void **state) {
   CUlibrary lib;
   CUkernel k, bad;
   CUdeviceptr p, q;
@@ -429,6 +429,8 @@ static void a_fault_ends_cuda_for_the_process(void **state) {
   CUdevice d = -1;
   int n = 1, count = 0;
   char ch = 0;
+  unsigned char back[64], want[64];
+  unsigned long long before = 0, after = 0;
   void *params[3] = {&p, &n, &ch};
   (void)state;
   on(0);
@@ -436,6 +438,7 @@ static void a_fault_ends_cuda_for_the_process(void **state) {
   s = stream(CU_STREAM_NON_BLOCKING);
   bad = kernel(&lib, "checkdriver_fault_here");
   assert_int_equal(cj_cu.cuLibraryGetKernel(&k, lib, "fill"), CUDA_SUCCESS);
+  assert_int_equal(cj_cu.cuCtxGetId(NULL, &before), CUDA_SUCCESS);
   cd.fault_next_launch(); /* the kernel launched next faults, whatever its name */
   assert_int_equal(cj_cu.cuLaunchKernel((CUfunction)k, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL),
                    CUDA_SUCCESS); /* found at the next synchronisation */
@@ -451,20 +454,48 @@ static void a_fault_ends_cuda_for_the_process(void **state) {
   flagged(1, "freed twice (its first free failed with the sticky error");
   assert_int_equal(cj_cu.cuMemFree(p + 8), CUDA_ERROR_ILLEGAL_ADDRESS);
   flagged(1, "is inside an allocation, not its start");
-  /* the other device's context too, and nothing brings them back */
+  /* the other device's context too */
   on(1);
   assert_int_equal(cj_cu.cuMemAlloc(&q, 64), CUDA_ERROR_ILLEGAL_ADDRESS);
-  assert_int_equal(reset_result(0), CUDA_ERROR_ILLEGAL_ADDRESS);
-  assert_int_equal(reset_result(1), CUDA_ERROR_ILLEGAL_ADDRESS);
-  assert_int_equal(cj_cu.cuDevicePrimaryCtxRetain(&c, 0), CUDA_ERROR_ILLEGAL_ADDRESS);
-  on(0);
-  assert_int_equal(cj_cu.cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
   /* queries still answer, and a stream can be destroyed */
   assert_int_equal(cj_cu.cuDeviceGetCount(&count), CUDA_SUCCESS);
   assert_int_equal(count, 2);
+  on(0);
   assert_int_equal(cj_cu.cuCtxGetDevice(&d), CUDA_SUCCESS);
   assert_int_equal(d, 0);
   assert_int_equal(cj_cu.cuStreamDestroy(s), CUDA_SUCCESS);
+  flagged(0, NULL);
+  /* the other device's reset ends its context, not the error */
+  reset(1);
+  assert_int_equal(cj_cu.cuDevicePrimaryCtxRetain(&c, 1), CUDA_SUCCESS);
+  on(1);
+  assert_int_equal(cj_cu.cuMemAlloc(&q, 64), CUDA_ERROR_ILLEGAL_ADDRESS);
+  /* the faulted context's reset, and its next life */
+  reset(0);
+  assert_int_equal(cj_cu.cuCtxGetId(primary[0], &after), CUDA_ERROR_CONTEXT_IS_DESTROYED);
+  assert_int_equal(cj_cu.cuDevicePrimaryCtxRetain(&c, 0), CUDA_SUCCESS);
+  assert_ptr_equal(c, primary[0]);
+  on(0);
+  assert_int_equal(cj_cu.cuCtxGetId(NULL, &after), CUDA_SUCCESS);
+  assert_true(after != before);
+  /* what the old life held stays dead: its memory is not freed again */
+  assert_int_not_equal(cj_cu.cuMemFree(p), CUDA_SUCCESS);
+  flagged(1, "is memory of a dead context");
+  /* the new life works as a fresh context, on both devices */
+  q = alloc(64);
+  memset(want, 0x3c, sizeof want);
+  assert_int_equal(cj_cu.cuMemsetD8(q, 0x3c, 64), CUDA_SUCCESS);
+  assert_int_equal(cj_cu.cuMemcpyDtoH(back, q, 64), CUDA_SUCCESS);
+  assert_memory_equal(back, want, 64);
+  assert_int_equal(cj_cu.cuLaunchKernel((CUfunction)k, 1, 1, 1, 1, 1, 1, 0, NULL,
+                                        (void *[]){&q, &n, &ch}, NULL),
+                   CUDA_SUCCESS);
+  assert_int_equal(cj_cu.cuCtxSynchronize(), CUDA_SUCCESS);
+  assert_int_equal(cj_cu.cuMemFree(q), CUDA_SUCCESS);
+  flagged(0, NULL);
+  on(1);
+  q = alloc(64);
+  assert_int_equal(cj_cu.cuMemFree(q), CUDA_SUCCESS);
   flagged(0, NULL);
 }
 
@@ -552,7 +583,7 @@ int main(void) {
       cmocka_unit_test(pools_order_reuse_by_stream),
       cmocka_unit_test(a_forked_child_is_flagged),
       cmocka_unit_test(a_reset_context_is_dead),
-      cmocka_unit_test(a_fault_ends_cuda_for_the_process), /* last: it ends CUDA */
+      cmocka_unit_test(a_fault_stops_work_until_its_context_is_reset),
   };
   return test_group_result(cmocka_run_group_tests(tests, setup, NULL));
 }

@@ -11,23 +11,30 @@
  *   driver from its host-backed memory without synchronising, on a GPU through cujit);
  * - the checking fake driver (tests/fakedriver) records no violation; no call fails but
  *   where the step expects it, nothing crashes.
- * A device fault (an illegal address) ends CUDA for the process on a GPU, as CUDA
- * documents, and ends its sequence here: after it only what cujit promises then is
- * checked (the fault reported as CUJIT_ERROR_LAUNCH_FAILED with its message, every later
- * call that needs the device failing so with a message, arrays and streams destroyed
- * without a crash, a hang or a second free), and the primary context reset that follows
- * is reported, not required (its result is the driver's). Each sequence with a fault
- * runs in a process of its own, after the batch of the others.
+ * A device fault (an illegal address) ends its sequence. Just before it, an array of each
+ * size class is made; after it, what cujit promises then is checked (the fault reported as
+ * CUJIT_ERROR_LAUNCH_FAILED with its message, every later call that needs the device
+ * failing so with a message, arrays and streams destroyed without a crash, a hang or a
+ * second free), but some arrays made before it are kept, and the program then resets the
+ * device's primary context, which ends the fault (a real driver's reset returns
+ * CUDA_SUCCESS then, and the checking fake driver models it so). After the reset the
+ * program retains the primary context and makes it current again, and cujit must work as
+ * in a process that never faulted: new arrays of 1 KiB and 4 MiB made, read, written and
+ * read again, a kernel compiled then and one loaded before the fault launched with In/Out
+ * buffers (on a GPU their results checked), cujit_synchronize, the kept arrays destroyed
+ * and arrays of their sizes made, every call succeeding, no two arrays made after the
+ * reset sharing a byte, every read giving what was last written, and (on the checking
+ * fake driver) nothing of the old context freed, used or handed out. Each sequence with a
+ * fault runs in a process of its own, after the batch of the others.
  * A failing sequence is replayed alone in a new process, shrunk to the fewest steps that
  * still fail (each try a new process too, so that a crash is a failure like any other),
  * and printed as C. Every failure that a driver call is behind names its CUresult.
  *
- * CPU mode (CUJIT_LIBCUDA naming the checking fake driver): in CI. GPU mode (a real
- * driver): the same sequences; kernels run, so their results are checked too; run under
- * compute-sanitizer with --no-fault (a fault is an error it reports; the sequences then
- * skip their fault step and run on past it, all in the batch). With no driver, or a real
- * one with no device, the group is skipped, unless --require-gpu is given: then a run that
- * could check nothing fails.
+ * CPU mode (CUJIT_LIBCUDA naming the checking fake driver): in CI. GPU mode (a real driver): the
+ * same sequences; kernels run, so their results are checked too; run under compute-sanitizer with
+ * --no-fault (a fault is an error it reports; the sequences then skip their fault step and run on
+ * past it, all in the batch). With no driver, or a real one with no device, the group is skipped,
+ * unless --require-gpu is given: then a run that could check nothing fails.
  *
  * The runs themselves are child processes (--batch, --alone), so that a crash is caught,
  * replayed and shrunk too.
@@ -389,22 +396,24 @@ static void check_all(void) {
 
 /* ---- steps ---- */
 
-static void new_array(const step *s) {
+/* A new array of n bytes of a pattern of `seed`, on the current device and the legacy
+ * default stream: its slot, or -1 (the model is full, or it failed). */
+static int make_array(size_t n, uint64_t seed) {
   int i = free_slot(), g = free_group();
-  size_t n = size_of(s->r[0]);
   unsigned char *host;
   int64_t shape;
-  if (i < 0 || g < 0) return;
+  if (i < 0 || g < 0) return -1;
   host = malloc(n);
-  pattern(host, n, s->r[1]);
+  pattern(host, n, seed);
   shape = (int64_t)n;
   logc("  pattern(host, %zu, %lluu);\n  cujit_array_from_host(&a%d, CUJIT_TYPE_U8, 1, "
        "(int64_t[]){%zu}, host); /* device %d */\n",
-       n, (unsigned long long)s->r[1], i, n, cur_dev);
+       n, (unsigned long long)seed, i, n, cur_dev);
   if (cujit_array_from_host(&arr[i].h, CUJIT_TYPE_U8, 1, &shape, host) != CUJIT_OK) {
     fail_with("cujit_array_from_host (%zu bytes): %s", n, why());
+    arr[i].h = NULL;
     free(host);
-    return;
+    return -1;
   }
   grp[g].bytes = malloc(n);
   grp[g].known = calloc(n, 1);
@@ -418,7 +427,10 @@ static void new_array(const step *s) {
   grp[g].touched = bit(-1);
   wrote(i, host);
   free(host);
+  return i;
 }
+
+static void new_array(const step *s) { make_array(size_of(s->r[0]), s->r[1]); }
 
 static void new_like(const step *s) {
   int like = pick(s->r[0], 1, -1), i = free_slot(), g = free_group();
@@ -848,15 +860,291 @@ static void after_fault_calls(void) {
   free(host);
 }
 
+/* ---- after the reset that follows a fault ---- */
+
+/* What the program tries once the reset after a fault has ended it, in that process, each
+ * required to succeed (what each gave is printed too, in the run's last lines). What fails
+ * is also a crash, a hang, two live arrays made after the reset sharing a byte, a read that
+ * gives other bytes than were last written, and (on the fake) a violation: memory of the
+ * old context freed, used or handed out. */
+enum {
+  P_RETAIN,     /* cuDevicePrimaryCtxRetain and cuCtxSetCurrent */
+  P_ZEROS_1K,   /* cujit_array_zeros, 1 KiB (a small block) */
+  P_ZEROS_4M,   /* cujit_array_zeros, 4 MiB (the pool) */
+  P_WRITE_READ, /* each read, written, read again */
+  P_COMPILE,    /* a kernel compiled now, launched with an Out buffer */
+  P_OLD_KERNEL, /* a kernel loaded before the fault, launched with In/Out buffers */
+  P_SYNC,       /* cujit_synchronize */
+  P_OLD_ARRAYS, /* arrays made before the fault destroyed, arrays of their sizes made */
+  N_PROBES
+};
+static const char *const kProbe[N_PROBES] =
+    {"cuDevicePrimaryCtxRetain and cuCtxSetCurrent",
+     "cujit_array_zeros (1 KiB)",
+     "cujit_array_zeros (4 MiB)",
+     "cujit_array_read, cujit_array_write and cujit_array_read of each",
+     "a kernel compiled and launched",
+     "a kernel loaded before the fault launched",
+     "cujit_synchronize",
+     "arrays made before the fault destroyed, new ones of their sizes made"};
+static char probe[N_PROBES][128]; /* each one's outcome; "" where it was not tried */
+
+/* Arrays made after the reset, and what was last written to each (known: its bytes hold). */
+enum { MAX_FRESH = 8 };
+static struct fresh {
+  cujit_array *h;
+  size_t n;
+  unsigned char *bytes;
+  int known;
+} fresh[MAX_FRESH];
+
+static const char kAfterReset[] =
+    "extern \"C\" __global__ void after_reset_fill(unsigned char *p, long n, unsigned char v) {\n"
+    "  long i = blockIdx.x * (long)blockDim.x + threadIdx.x;\n"
+    "  if (i < n) p[i] = v;\n"
+    "}\n";
+
+/* Records a cujit call's outcome for probe k (its first failure, where it makes several
+ * calls): its status, with the driver's error behind a failure, which fails the sequence.
+ * 1 when it succeeded. */
+static int probe_st(int k, cujit_status st, const char *what) {
+  CUresult r = cujit_last_cu_result();
+  n_checks_fault++;
+  if (st != CUJIT_OK)
+    fail_with("%s after the reset that followed a device fault gave %s (driver: %s), not "
+              "CUJIT_OK: \"%s\"",
+              what, cujit_status_name(st), r != CUDA_SUCCESS ? cu_name(r) : "no error",
+              cujit_last_error());
+  if (probe[k][0] && strcmp(probe[k], "CUJIT_OK") != 0) return st == CUJIT_OK;
+  if (st == CUJIT_OK)
+    snprintf(probe[k], sizeof probe[k], "CUJIT_OK");
+  else if (r != CUDA_SUCCESS)
+    snprintf(probe[k], sizeof probe[k], "%s (%s)", cujit_status_name(st), cu_name(r));
+  else
+    snprintf(probe[k], sizeof probe[k], "%s", cujit_status_name(st));
+  return st == CUJIT_OK;
+}
+
+/* Compares what a successful read gave with what was last written. */
+static void read_matches(const char *what, const unsigned char *got, const unsigned char *want,
+                         size_t n) {
+  size_t k;
+  n_checks_bytes++;
+  for (k = 0; k < n; k++)
+    if (got[k] != want[k]) {
+      fail_with("%s after the reset that followed a device fault gave 0x%02x at byte %zu, "
+                "but 0x%02x was last written there",
+                what, got[k], k, want[k]);
+      return;
+    }
+}
+
+/* A new array of n bytes (zeros, or from host bytes of a pattern of `seed`) for probe k,
+ * kept in `fresh`: 1 when it was made. */
+static int fresh_make(int k, size_t n, int zeros, uint64_t seed) {
+  int i;
+  int64_t shape = (int64_t)n;
+  char what[96];
+  unsigned char *host;
+  for (i = 0; i < MAX_FRESH && fresh[i].h; i++) {
+  }
+  if (i == MAX_FRESH) return 0;
+  host = calloc(n, 1);
+  if (!zeros) pattern(host, n, seed);
+  snprintf(what, sizeof what, "%s (%zu bytes)",
+           zeros ? "cujit_array_zeros" : "cujit_array_from_host", n);
+  if (zeros)
+    logc("  cujit_array_zeros(&f%d, CUJIT_TYPE_U8, 1, (int64_t[]){%zu});\n", i, n);
+  else
+    logc("  pattern(host, %zu, %lluu);\n  cujit_array_from_host(&f%d, CUJIT_TYPE_U8, 1, "
+         "(int64_t[]){%zu}, host);\n",
+         n, (unsigned long long)seed, i, n);
+  if (!probe_st(k,
+                zeros ? cujit_array_zeros(&fresh[i].h, CUJIT_TYPE_U8, 1, &shape)
+                      : cujit_array_from_host(&fresh[i].h, CUJIT_TYPE_U8, 1, &shape, host),
+                what)) {
+    fresh[i].h = NULL;
+    free(host);
+    return 0;
+  }
+  fresh[i].n = n;
+  fresh[i].bytes = host;
+  fresh[i].known = 1;
+  return 1;
+}
+
+/* No two arrays made after the reset share a byte (all live in the new context). */
+static void fresh_apart(void) {
+  int i, j;
+  for (i = 0; i < MAX_FRESH; i++)
+    for (j = i + 1; j < MAX_FRESH && fresh[i].h; j++) {
+      CUdeviceptr a, b;
+      if (!fresh[j].h) continue;
+      a = cujit_array_data(fresh[i].h);
+      b = cujit_array_data(fresh[j].h);
+      n_checks_sharing++;
+      if (a < b + fresh[j].n && b < a + fresh[i].n)
+        fail_with("arrays f%d (0x%llx, %zu bytes) and f%d (0x%llx, %zu bytes), both made after "
+                  "the reset that followed a device fault, share device memory",
+                  i, (unsigned long long)a, fresh[i].n, j, (unsigned long long)b, fresh[j].n);
+    }
+}
+
+/* Each array made after the reset read (for probe k): what a read that succeeds gives is
+ * what was last written. */
+static void fresh_read(int k) {
+  int i;
+  char what[64];
+  for (i = 0; i < MAX_FRESH && !failure[0]; i++) {
+    unsigned char *back;
+    if (!fresh[i].h) continue;
+    back = malloc(fresh[i].n);
+    snprintf(what, sizeof what, "cujit_array_read(f%d, host, %zu)", i, fresh[i].n);
+    logc("  %s;\n", what);
+    if (probe_st(k, cujit_array_read(fresh[i].h, back, fresh[i].n), what) && fresh[i].known)
+      read_matches(what, back, fresh[i].bytes, fresh[i].n);
+    free(back);
+  }
+}
+
+/* Each array made after the reset written with a pattern (for probe k); one whose write
+ * failed holds what it holds. */
+static void fresh_write(int k, uint64_t seed) {
+  int i;
+  char what[64];
+  for (i = 0; i < MAX_FRESH && !failure[0]; i++) {
+    if (!fresh[i].h) continue;
+    pattern(fresh[i].bytes, fresh[i].n, seed + (uint64_t)i);
+    snprintf(what, sizeof what, "cujit_array_write(f%d, host, %zu)", i, fresh[i].n);
+    logc("  pattern(host, %zu, %lluu);\n  %s;\n", fresh[i].n,
+         (unsigned long long)(seed + (uint64_t)i), what);
+    fresh[i].known = probe_st(k, cujit_array_write(fresh[i].h, fresh[i].bytes, fresh[i].n), what);
+  }
+}
+
+/* A kernel compiled now, launched with an Out buffer; the kernel loaded before the fault
+ * (inc), launched with In and Out buffers. What a launch that succeeds writes is checked
+ * (on a GPU: the checking fake driver runs no kernel's work). */
+static void after_reset_launches(void) {
+  enum { N = 4096 };
+  unsigned char in[N], out[N];
+  cujit_module *m = NULL;
+  cujit_function *fill = NULL;
+  int k;
+  logc("  cujit_module_from_source(&m, after_reset_source, \"after_reset.cu\", NULL);\n"
+       "  cujit_module_get_function(m, \"after_reset_fill\", &fill);\n"
+       "  CUJIT_LAUNCH(fill, CUJIT_DIM3(%d), CUJIT_DIM3(256), cujit_out(out, %d), "
+       "cujit_i64(%d), cujit_u8(0xa7));\n",
+       N / 256, N, N);
+  memset(out, 0, sizeof out);
+  if (probe_st(P_COMPILE, cujit_module_from_source(&m, kAfterReset, "after_reset.cu", NULL),
+               "cujit_module_from_source") &&
+      probe_st(P_COMPILE, cujit_module_get_function(m, "after_reset_fill", &fill),
+               "cujit_module_get_function") &&
+      probe_st(P_COMPILE,
+               CUJIT_LAUNCH(fill, CUJIT_DIM3(N / 256), CUJIT_DIM3(256), cujit_out(out, N),
+                            cujit_i64(N), cujit_u8(0xa7)),
+               "launching a kernel compiled after the reset")) {
+    memset(in, 0xa7, sizeof in);
+    if (gpu_mode)
+      read_matches("the Out buffer of after_reset_fill", out, in, N); /* the fake runs no kernel */
+  }
+  cujit_module_destroy(m);
+  pattern(in, N, 77);
+  logc("  pattern(in, %d, 77u);\n  CUJIT_LAUNCH(inc, CUJIT_DIM3(%d), CUJIT_DIM3(256), "
+       "cujit_in(in, %d), cujit_out(out, %d), cujit_i64(%d));\n",
+       N, N / 256, N, N, N);
+  if (probe_st(P_OLD_KERNEL,
+               CUJIT_LAUNCH(k_inc, CUJIT_DIM3(N / 256), CUJIT_DIM3(256), cujit_in(in, N),
+                            cujit_out(out, N), cujit_i64(N)),
+               "launching a kernel loaded before the fault")) {
+    for (k = 0; k < N; k++) in[k]++;
+    if (gpu_mode) read_matches("the Out buffer of inc (loaded before the fault)", out, in, N);
+  }
+}
+
+/* The arrays kept from before the fault destroyed (their memory died with the old context:
+ * none of it may be freed into the new one or handed out of it), then arrays of their sizes
+ * (at most four, of at most 4 MiB) made in the new context, kept apart from the others. */
+static void after_reset_old_arrays(void) {
+  size_t sizes[4];
+  int i, n = 0;
+  for (i = 0; i < MAX_ARR; i++) {
+    if (!arr[i].h) continue;
+    if (!grp[arr[i].group].dead) after_fault_dev(grp[arr[i].group].dev);
+    logc("  cujit_array_destroy(a%d); /* made before the fault */\n", i);
+    cujit_array_destroy(arr[i].h);
+    arr[i].h = NULL;
+    if (n < 4 && arr[i].n && arr[i].n <= (4 << 20)) sizes[n++] = arr[i].n;
+    group_release(arr[i].group);
+  }
+  if (!n) return; /* none was kept: not tried */
+  after_fault_dev(fault_dev);
+  for (i = 0; i < n && !failure[0]; i++) fresh_make(P_OLD_ARRAYS, sizes[i], 0, 900 + (uint64_t)i);
+}
+
+/* After a reset that succeeded: a new life of the primary context retained and made
+ * current, as a program would, then the probes. */
+static void after_reset(void) {
+  retain_fn retain = (retain_fn)driver_symbol("cuDevicePrimaryCtxRetain");
+  set_fn set = (set_fn)driver_symbol("cuCtxSetCurrent");
+  CUcontext c = NULL;
+  CUresult r = CUDA_ERROR_NOT_FOUND;
+  int i;
+  for (i = 0; i < MAX_ARR; i++)
+    if (grp[i].refs && grp[i].dev == fault_dev) grp[i].dead = 1;
+  logc("  cuDevicePrimaryCtxRetain(&c, %d); cuCtxSetCurrent(c);\n", fault_dev);
+  if (retain && set && (r = retain(&c, fault_dev)) == CUDA_SUCCESS) r = set(c);
+  snprintf(probe[P_RETAIN], sizeof probe[P_RETAIN], "%s", cu_name(r));
+  n_checks_fault++;
+  if (r != CUDA_SUCCESS) {
+    fail_with("cuDevicePrimaryCtxRetain or cuCtxSetCurrent after the reset that followed a "
+              "device fault gave %s",
+              cu_name(r));
+    return;
+  }
+  fresh_make(P_ZEROS_1K, 1024, 1, 0);
+  fresh_make(P_ZEROS_4M, 4 << 20, 1, 0);
+  fresh_apart();
+  if (fresh[0].h || fresh[1].h) {
+    fresh_read(P_WRITE_READ);
+    fresh_write(P_WRITE_READ, 500);
+    fresh_read(P_WRITE_READ);
+  }
+  if (!failure[0]) after_reset_launches();
+  logc("  cujit_synchronize();\n");
+  if (!failure[0]) probe_st(P_SYNC, cujit_synchronize(), "cujit_synchronize");
+  if (!failure[0]) after_reset_old_arrays();
+  fresh_apart();
+  if (!failure[0]) fresh_read(P_OLD_ARRAYS);
+  for (i = 0; i < MAX_FRESH; i++)
+    if (fresh[i].h) {
+      logc("  cujit_array_destroy(f%d);\n", i);
+      cujit_array_destroy(fresh[i].h);
+      free(fresh[i].bytes);
+      memset(&fresh[i], 0, sizeof fresh[i]);
+    }
+}
+
+/* The arrays the fault step makes just before its fault, one of each size class. */
+static unsigned char made_for_fault[MAX_ARR];
+
+/* Arrays made before the fault that outlive the reset after it, to be destroyed after the
+ * new context's arrays are made: those the fault step made, and every other one of the
+ * others on the legacy default stream (the others' streams are destroyed before the
+ * reset). */
+static int outlives_reset(int i) { return arr[i].stream < 0 && (made_for_fault[i] || i % 2 == 0); }
+
 /* Every array and stream destroyed, each with its device current where that can be made
- * so (no crash, no hang; the checking fake driver flags any second free), then the
- * reset a program might try: what it returned is kept. */
+ * so (no crash, no hang; the checking fake driver flags any second free), but the arrays
+ * that outlive the reset; then the reset a program might try (what it returned is kept)
+ * and, where it succeeded, what the program tries after it; then the rest destroyed. */
 static void after_fault_end(void) {
   reset_fn reset = (reset_fn)driver_symbol("cuDevicePrimaryCtxReset_v2");
   char what[64];
   int i;
   for (i = 0; i < MAX_ARR; i++) {
-    if (!arr[i].h) continue;
+    if (!arr[i].h || outlives_reset(i)) continue;
     if (!grp[arr[i].group].dead) after_fault_dev(grp[arr[i].group].dev);
     logc("  cujit_array_destroy(a%d);\n", i);
     cujit_array_destroy(arr[i].h);
@@ -877,8 +1165,28 @@ static void after_fault_end(void) {
     fail_with("after a device fault, the checking driver recorded %lu violation(s):\n%s",
               cd.violations(), text);
   }
-  logc("  cuDevicePrimaryCtxReset(%d); /* the driver's answer is reported */\n", fault_dev);
+  logc("  cuDevicePrimaryCtxReset(%d); /* ends the fault */\n", fault_dev);
   reset_after_fault = reset ? reset(fault_dev) : CUDA_ERROR_NOT_FOUND;
+  n_checks_fault++;
+  if (reset_after_fault != CUDA_SUCCESS && !failure[0])
+    fail_with("cuDevicePrimaryCtxReset(%d) after a device fault gave %s", fault_dev,
+              cu_name(reset_after_fault));
+  if (!failure[0]) after_reset();
+  for (i = 0; i < MAX_ARR; i++) { /* where a step after the reset failed */
+    if (!arr[i].h) continue;
+    if (!grp[arr[i].group].dead) after_fault_dev(grp[arr[i].group].dev);
+    logc("  cujit_array_destroy(a%d);\n", i);
+    cujit_array_destroy(arr[i].h);
+    arr[i].h = NULL;
+    group_release(arr[i].group);
+  }
+  if (!gpu_mode && !failure[0] && cd.violations()) {
+    char text[2048];
+    cd.report(text, sizeof text);
+    fail_with("after the reset that followed a device fault, the checking driver recorded %lu "
+              "violation(s):\n%s",
+              cd.violations(), text);
+  }
 }
 
 /* A kernel that writes to an invalid address: the fault is reported as
@@ -889,7 +1197,13 @@ static void fault_step(void) {
   CUdeviceptr p = 0;
   cujit_status st;
   CUresult r;
+  static const size_t sizes[3] = {1024, 256 << 10, 4 << 20}; /* small, kept, pool */
+  int k, i;
   if (no_fault) return;
+  memset(made_for_fault, 0, sizeof made_for_fault);
+  for (k = 0; k < 3 && !failure[0]; k++)
+    if ((i = make_array(sizes[k], 700 + (uint64_t)k)) >= 0) made_for_fault[i] = 1;
+  if (failure[0]) return;
   OK(cujit_mem_alloc(&p, 64), "cujit_mem_alloc");
   logc("  CUJIT_LAUNCH(checkdriver_fault_now, CUJIT_DIM3(1), CUJIT_DIM3(1), cujit_ptr(p));\n"
        "  cujit_synchronize(); /* CUJIT_ERROR_LAUNCH_FAILED */\n");
@@ -1252,7 +1566,12 @@ typedef struct counts {
 static void print_counts(unsigned long long sequences) {
   printf("counts: %llu %llu %llu %llu %llu %llu %d\n", sequences, n_steps_run, n_checks_bytes,
          n_checks_sharing, n_faults, n_checks_fault, gpu_mode);
-  if (n_faults) printf("reset after a fault: %s\n", cu_name(reset_after_fault));
+  if (n_faults) {
+    int k;
+    printf("after a fault: 0 %s\n", cu_name(reset_after_fault));
+    for (k = 0; k < N_PROBES && reset_after_fault == CUDA_SUCCESS; k++)
+      printf("after a fault: %d %s\n", k + 1, probe[k][0] ? probe[k] : "not tried");
+  }
 }
 
 /* The batch (--batch): the sequences without a device fault, in one process, as a program
@@ -1287,20 +1606,41 @@ static int run_alone(uint64_t seed) {
   return 0;
 }
 
-/* What the resets after faults returned, and how often (the first few kinds). */
+/* What the resets after faults returned (0) and what each probe after them gave (1 to
+ * N_PROBES), each outcome with how often it was seen (the first few kinds of each). */
 static struct {
-  char name[48];
+  char name[128];
   unsigned long n;
-} reset_seen[4];
+} seen[N_PROBES + 1][4];
 
-static void note_reset(const char *name) {
+/* A child's line "after a fault: K OUTCOME". */
+static void note_after_fault(const char *line) {
+  char *end;
+  long k = strtol(line, &end, 10);
   int i;
+  if (k < 0 || k > N_PROBES || *end != ' ') return;
   for (i = 0; i < 4; i++)
-    if (!reset_seen[i].n || strcmp(reset_seen[i].name, name) == 0) {
-      snprintf(reset_seen[i].name, sizeof reset_seen[i].name, "%s", name);
-      reset_seen[i].n++;
+    if (!seen[k][i].n || strcmp(seen[k][i].name, end + 1) == 0) {
+      snprintf(seen[k][i].name, sizeof seen[k][i].name, "%s", end + 1);
+      seen[k][i].n++;
       return;
     }
+}
+
+/* The outcomes seen after faults, one part for the reset and one for each probe:
+ * "cuDevicePrimaryCtxReset: CUDA_SUCCESS (109); ...". */
+static void said_after_faults(char *out, size_t size) {
+  size_t used = 0;
+  int k, i;
+  out[0] = '\0';
+  for (k = 0; k <= N_PROBES && used < size; k++) {
+    if (!seen[k][0].n) continue;
+    used += (size_t)snprintf(out + used, size - used, "%s%s:", used ? "; " : "",
+                             k ? kProbe[k - 1] : "cuDevicePrimaryCtxReset");
+    for (i = 0; i < 4 && seen[k][i].n && used < size; i++)
+      used += (size_t)snprintf(out + used, size - used, "%s %s (%lu)", i ? "," : "",
+                               seen[k][i].name, seen[k][i].n);
+  }
 }
 
 /* Runs test_memmodel with `mode` and `arg` (--batch, or --alone SEED) in a child process,
@@ -1354,8 +1694,8 @@ static int run_child(const char *mode, const char *arg, counts *sum, char *why, 
     } else if (sscanf(line, "counts: %llu %llu %llu %llu %llu %llu %d", &c.sequences, &c.steps,
                       &c.bytes, &c.sharing, &c.faults, &c.fault_checks, &c.gpu) == 7) {
       done = 1;
-    } else if (strncmp(line, "reset after a fault: ", 21) == 0) {
-      note_reset(strtok(line + 21, "\n"));
+    } else if (strncmp(line, "after a fault: ", 15) == 0) {
+      note_after_fault(strtok(line + 15, "\n"));
     } else {
       if (strncmp(line, "SKIP: ", 6) != 0) fputs(line, stdout);
       if (strncmp(line, "failed: ", 8) == 0 && !why[0]) snprintf(why, why_size, "%s", line + 8);
@@ -1393,11 +1733,10 @@ static int run_child(const char *mode, const char *arg, counts *sum, char *why, 
  * never touches the driver, so that a crash there is a failure like any other: the sequence
  * it was in is replayed and shrunk), and sums what they checked. */
 static void sequences_keep_memory_apart(void **state) {
-  char why[8192], arg[32], said[256] = "";
+  char why[8192], arg[32], said[4096];
   counts sum;
   uint64_t seed;
   unsigned long i;
-  size_t used = 0;
   int rc;
   struct timespec t0, t1;
   (void)state;
@@ -1422,16 +1761,14 @@ static void sequences_keep_memory_apart(void **state) {
     shrink_and_print(seed, has_fault(seed) ? seed : first_seed);
     fail_msg("sequence %llu failed: %s", (unsigned long long)seed, why);
   }
-  for (i = 0; i < 4 && reset_seen[i].n; i++)
-    used += (size_t)snprintf(said + used, sizeof said - used, "%s%s (%lu)", i ? ", " : "",
-                             reset_seen[i].name, reset_seen[i].n);
+  said_after_faults(said, sizeof said);
   printf("memmodel (%s): %llu sequences (%llu of them ending in a device fault, each in a "
          "process of its own), %llu steps, %llu content checks, %llu sharing checks, %llu "
          "checks after faults in %.1f s\n",
          sum.gpu ? "GPU" : "checking fake driver", sum.sequences, sum.faults, sum.steps, sum.bytes,
          sum.sharing, sum.fault_checks,
          (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
-  if (sum.faults) printf("memmodel: the reset after each fault returned %s\n", said);
+  if (sum.faults) printf("memmodel: after each fault, in its process: %s\n", said);
   fflush(stdout);
   /* a run that checked nothing has not passed */
   if (!sum.steps || !sum.bytes || !sum.sharing)

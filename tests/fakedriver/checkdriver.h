@@ -24,8 +24,9 @@ typedef struct checkdriver_api {
   void (*set_abort)(int on);
   /* The next kernel launched in the calling thread's current context faults when it runs:
    * from the synchronisation that finds it, every call that does work, in any context,
-   * fails with CUDA_ERROR_ILLEGAL_ADDRESS for the rest of the process, a reset included
-   * (checkdriver.c's first comment says which calls still answer). A kernel whose name
+   * fails with CUDA_ERROR_ILLEGAL_ADDRESS until the faulted context's life ends (its
+   * primary context reset or last released, or cuCtxDestroy); a new context then works
+   * (checkdriver.c's first comment says which calls answer meanwhile). A kernel whose name
    * starts with "checkdriver_fault" does the same. */
   void (*fault_next_launch)(void);
   /* Reads n bytes at device address p as the device holds them now (finished work only),
