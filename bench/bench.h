@@ -119,7 +119,9 @@ int bench_mapped(const char *needle);
   X(cuStreamSynchronize) X(cuMemGetInfo) X(cuLibraryLoadData) X(cuLibraryUnload)                   \
   X(cuLibraryGetKernel) X(cuMemcpyDtoDAsync) X(cuMemHostAlloc) X(cuMemFreeHost)                  \
   X(cuMemPoolCreate) X(cuMemPoolDestroy) X(cuMemAllocFromPoolAsync) X(cuMemFreeAsync)              \
-  X(cuPointerGetAttributes) X(cuKernelGetFunction) X(cuDeviceGetAttribute)
+  X(cuPointerGetAttributes) X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamBeginCapture)          \
+  X(cuStreamEndCapture) X(cuGraphInstantiateWithFlags) X(cuGraphLaunch) X(cuGraphExecDestroy)      \
+  X(cuGraphDestroy) X(cuKernelGetFunction) X(cuDeviceGetAttribute)
 /* clang-format on */
 
 typedef struct bench_driver {
@@ -186,6 +188,7 @@ void bench_cli(void);      /* cli.c: `cujit compile` on a cache hit in a new pro
 void bench_arrays(void);   /* arrays.c: array operations against the bandwidth floor */
 void bench_multigpu(void); /* multigpu.c: devices side by side, a module on a second device */
 void bench_firstio(void);  /* firstio.c: a new process's first In/Out launch; a seed-like one */
+void bench_graph(void);    /* graph.c: graph replays vs the driver's, one by one, CuPy's */
 
 /* Child-process entry points (argv after "--child <mode>"); return the exit status. */
 int bench_compile_child(int argc, char **argv);

@@ -3,7 +3,7 @@
  *   cujit-bench [--csv FILE] [--arch sm_XX] [group ...]
  *
  * Groups: compile memcache herd start launch inout memory arrays cli pch multigpu batch
- * firstio (default: all). Groups that need a GPU are reported as skipped without one. Env
+ * firstio graph (default: all). Groups that need a GPU are reported as skipped without one. Env
  * QUICK=1 shrinks the repetitions for a smoke run; env BENCH_COMMIT names the source
  * version in the header.
  * Children of the process-level benchmarks run this program as
@@ -31,7 +31,7 @@ static const group groups[] = {
     {"start", bench_start, 1},     {"launch", bench_launch, 1},     {"inout", bench_inout, 1},
     {"memory", bench_memory, 1},   {"arrays", bench_arrays, 1},     {"cli", bench_cli, 0},
     {"pch", bench_pch, 0},         {"multigpu", bench_multigpu, 1}, {"batch", bench_batch, 0},
-    {"firstio", bench_firstio, 1},
+    {"firstio", bench_firstio, 1}, {"graph", bench_graph, 1},
 };
 #define N_GROUPS (sizeof groups / sizeof groups[0])
 

@@ -3,8 +3,8 @@
  * @brief cujit: compile CUDA C at run time, cache it, find kernels by name, launch them.
  *
  * This header is the manual: every function is documented where it is declared, in
- * sections in the order a program meets them. Everything here is stable but sections 13
- * and 14 and the Redis tier; the array layer, in cujit_array.h, is experimental too (see
+ * sections in the order a program meets them. Everything here is stable but sections 13,
+ * 14 and 19 and the Redis tier; the array layer, in cujit_array.h, is experimental too (see
  * "Stability" below).
  *
  * Contents
@@ -25,6 +25,7 @@
  *   - 14. Questioning the cache: explain and verify
  *   - cujit_array.h (experimental): 15. Device arrays, 16. Array operations,
  *     17. Reductions, scans and random arrays, 18. Kernel generators
+ *   - 19. Graphs: capture work once, launch it many times
  *
  * A first program: compile a string, find its kernel, launch it with an input and an
  * output buffer (copied to the device before the kernel and back after it), check the
@@ -126,7 +127,7 @@ extern "C" {
  * 0.N.x release to the next, names, signatures and meanings stay as they are and only
  * additions come; a change comes with a new minor version and is listed in the CHANGELOG.
  * Experimental, so that any 0.x release may change them: the sections whose banner says
- * so (13 and 14), functions whose comment begins with "Experimental" (the Redis tier),
+ * so (13, 14 and 19), functions whose comment begins with "Experimental" (the Redis tier),
  * and the array layer (cujit_array.h). docs/manual/stability.md says why.
  *
  * ### Structs that grow
@@ -197,7 +198,8 @@ CUJIT_API const char *cujit_version_string(void);
   X(ERROR_NO_NVRTC, 21, "NVRTC was not found")                                         \
   X(ERROR_CANCELLED, 22, "the compile was cancelled or ran out of time")               \
   X(ERROR_LINK, 23, "the device link failed")                                          \
-  X(ERROR_NO_NVJITLINK, 24, "nvJitLink was not found")
+  X(ERROR_NO_NVJITLINK, 24, "nvJitLink was not found")                                 \
+  X(ERROR_CAPTURE, 25, "not possible while a stream is being captured into a graph")
 
 /** What every function that can fail returns: CUJIT_OK (0), or the reason it failed
  *  (cujit_last_error() says more). */
@@ -2746,6 +2748,192 @@ CUJIT_API cujit_status cujit_cache_verify(size_t sample, cujit_cache_verify_fn f
 
 /** @} */
 
+/* =======================================================================================
+ * 19. Graphs: capture work once, launch it many times                       experimental
+ * ===================================================================================== */
+
+/** @defgroup graphs 19. Graphs: capture work once, launch it many times
+ *  CUDA graphs through stream capture, as CuPy's Stream.begin_capture() / end_capture() /
+ *  Graph.launch() and cuda.core's GraphBuilder make them. The work queued on a stream
+ *  between cujit_graph_begin() and cujit_graph_end() does not run: it becomes a graph,
+ *  which cujit_graph_launch() then runs on any stream, as often as wanted, at a fraction of
+ *  what launching its kernels one by one costs (the driver launches the whole graph at
+ *  once). Whatever queues work on the stream is captured: cujit_launch() and
+ *  CUJIT_LAUNCH(), cujit_call(), bound function pointers, array operations and the
+ *  generators' calls (on arrays whose stream is the captured one:
+ *  cujit_array_set_stream()), copies and memsets on the stream.
+ *
+ *      CUstream s;  cujit_graph *g;
+ *      cujit_stream_create(&s);
+ *      cujit_graph_begin(s, CUJIT_CAPTURE_GLOBAL);
+ *      for (int i = 0; i < 100; i++)
+ *        CUJIT_LAUNCH_EX(step, grid, block, &opts_on_s, x, y, n);  // captured, not run
+ *      cujit_graph_end(s, &g);
+ *      for (int t = 0; t < 1000; t++) cujit_graph_launch(g, s);   // runs the 100 steps
+ *      cujit_stream_synchronize(s);
+ *      cujit_graph_destroy(g);
+ *
+ *  What a capture cannot hold is refused when it is asked for, with CUJIT_ERROR_CAPTURE
+ *  and its reason, nothing captured and the capture going on: waiting for the captured
+ *  stream (cujit_stream_synchronize(), cujit_synchronize(), a timed launch, a timer on it,
+ *  reading an array of it into host memory: cujit_array_read() and the calls that return a
+ *  host value, checked indices), In/Out buffers in pageable host memory (a graph copies
+ *  only page-locked memory; cujit_host_alloc() gives some), destroying the stream. A call
+ *  the driver itself refuses during a capture (another library's, or one cujit cannot see
+ *  coming) fails with CUJIT_ERROR_CAPTURE saying so; the driver may then have invalidated
+ *  the capture, and cujit_graph_end() fails too.
+ *  What a capture can hold works as it does outside one, with these differences:
+ *  - a kernel's first launch may compile and load its module during the capture: NVRTC
+ *    needs no stream, and cujit loads code in the relaxed capture mode, which the driver
+ *    allows while captures run (loading adds nothing to the graph);
+ *  - device memory cujit makes during the capture (an operation's new array, an In/Out
+ *    buffer's device side, temporaries) is not part of the graph: it is made outside it
+ *    (on a stream of the capture's own) and the graph holds it, so that every launch finds
+ *    it at the same address; what is given back during the capture is kept by the graph
+ *    (and taken again by later requests of the same size in the same capture) until the
+ *    graph is destroyed. cujit_mem_pool_get_usage() counts it in use meanwhile;
+ *  - an In/Out buffer's copies are the graph's: each launch copies the host buffer as it
+ *    is then, and its Out buffers hold the results once the launch's stream has been
+ *    waited for; the host buffers must live as long as the graph.
+ *  What the graph's work uses is held by the graph, so that destroying it while the graph
+ *  lives is deferred, never a fault: cujit_module_destroy() of a module whose kernels it
+ *  launches takes the handle away at once (later calls refuse it) and unloads the code
+ *  when the last graph using it is destroyed; cujit_array_destroy() of an array whose memory
+ *  its launches or copies use (found by the kernels' pointer arguments, whoever made
+ *  them, and the array operations' copies) gives the memory back then, as a view's memory
+ *  is held by the other views; a graph launched by another capture is held by that
+ *  capture's graph. Memory cujit did not make (cujit_mem_alloc(), another library's) and
+ *  host buffers are the program's to keep alive.
+ *  The driver's rules of stream capture apply: the legacy default stream cannot be
+ *  captured (make a stream with cujit_stream_create()); a blocking stream being captured
+ *  makes the legacy default stream unusable meanwhile; a stream forked from the captured
+ *  one (an event recorded on it, waited for by another stream) is captured too, and
+ *  must be joined back before the end. A capture begun through the driver directly
+ *  (cuStreamBeginCapture) is not cujit's: its launches are captured as the driver does,
+ *  but cujit neither holds what they use nor refuses what would break the capture.
+ *  Checking whether a launch's stream is being captured costs a launch nothing while no
+ *  capture runs (one test of a counter); while one runs, launches look their stream up in
+ *  cujit's table of captures.
+ *  @{ */
+
+/** A graph made by cujit_graph_end(): a handle, as a module's is (a destroyed one is
+ *  refused). */
+typedef struct cujit_graph cujit_graph;
+
+/** What the driver refuses meanwhile, in the calls it deems unsafe during a capture
+ *  (memory allocation, synchronisations of the device): CUDA's stream capture modes. */
+typedef enum cujit_capture_mode {
+  /** Refused on this thread during its capture and on every thread during another
+   *  thread's global capture (CUDA's default). */
+  CUJIT_CAPTURE_GLOBAL = 0,
+  /** Refused on this thread during its capture only. */
+  CUJIT_CAPTURE_THREAD_LOCAL = 1,
+  /** Not refused: the program answers for them. The capture may end on any thread. */
+  CUJIT_CAPTURE_RELAXED = 2
+} cujit_capture_mode;
+
+/** Begins capturing the work queued on `stream` into a graph: from now until
+ *  cujit_graph_end(), that work does not run. Before the capture begins an event is
+ *  recorded on the stream, so that what the graph holds is given back after the work
+ *  queued earlier.
+ *  @param stream  a stream of the current context (cujit_stream_create()); not NULL, not
+ *                 CU_STREAM_LEGACY or CU_STREAM_PER_THREAD.
+ *  @param mode    CUJIT_CAPTURE_GLOBAL (the usual), _THREAD_LOCAL or _RELAXED.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for an unknown mode, a legacy or per-thread
+ *          default stream, or a stream of another context; CUJIT_ERROR_CAPTURE when the
+ *          stream is being captured already (by cujit, or through the driver);
+ *          CUJIT_ERROR_NOT_SUPPORTED when the driver lacks the graph API;
+ *          CUJIT_ERROR_NO_DRIVER / CUJIT_ERROR_NO_DEVICE; CUJIT_ERROR_DRIVER. */
+CUJIT_API cujit_status cujit_graph_begin(CUstream stream, cujit_capture_mode mode);
+/** Ends the capture on `stream` and makes its work a graph ready to launch (instantiated:
+ *  the costly step, done once). The stream runs work again from now on.
+ *  @param stream  the stream given to cujit_graph_begin(); a capture begun in global or
+ *                 thread-local mode ends on the thread that began it.
+ *  @param graph   receives the graph, owned by the caller: cujit_graph_destroy(). NULL
+ *                 ends the capture and discards its work.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE when cujit_graph_begin() was not called for
+ *          the stream; CUJIT_ERROR_CAPTURE (nothing made, the capture ended) when the driver
+ *          invalidated the capture (a call made during it that a capture cannot hold), or a
+ *          call made during it failed after part of its work was captured, or when called
+ *          from another thread than a global or thread-local capture's (nothing changed
+ *          then); CUJIT_ERROR_OUT_OF_MEMORY; CUJIT_ERROR_DRIVER (cuStreamEndCapture or
+ *          cuGraphInstantiate failed, named). */
+CUJIT_API cujit_status cujit_graph_end(CUstream stream, cujit_graph **graph);
+/** Launches the graph's work on `stream`, after the work queued there before and before
+ *  the work queued after, and returns once it is queued. Launches of one graph run one
+ *  after another, whichever streams they are on. Launched on a stream being captured, the
+ *  graph becomes part of that capture (and its graph holds this one).
+ *  @param graph   the graph.
+ *  @param stream  any stream of the graph's context; NULL: the legacy default stream.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a graph that is not live;
+ *          CUJIT_ERROR_LAUNCH_FAILED when an earlier kernel faulted; CUJIT_ERROR_DRIVER. */
+CUJIT_API cujit_status cujit_graph_launch(cujit_graph *graph, CUstream stream);
+/** Ends the capture on `stream` (as cujit_graph_end() does) and makes `graph` run the new
+ *  capture's work from its next launch: the same work with other scalar arguments, other
+ *  arrays of the same shape, other In/Out buffers, is updated in place in the executable
+ *  graph (cuGraphExecUpdate), which costs far less than making it again. Where the driver
+ *  cannot update it so (other kernels, other operations or another order), the graph is
+ *  made again from the new capture. Launches queued before keep running the old work;
+ *  what only the old work held is given back once they have finished.
+ *  @param graph     the graph to update.
+ *  @param stream    the stream of a capture begun with cujit_graph_begin().
+ *  @param in_place  if non-NULL, receives 1 when the graph was updated in place, 0 when it
+ *                   was made again (the debug log says why).
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a graph that is not live, a stream not
+ *          being captured by cujit_graph_begin(), or a capture or current context other
+ *          than the graph's (the capture is then dropped, the graph unchanged); the
+ *          failures of cujit_graph_end() (the graph unchanged). */
+CUJIT_API cujit_status cujit_graph_update(cujit_graph *graph, CUstream stream, int *in_place);
+/** Gives one kernel launch of the graph other arguments, from its next launch on
+ *  (cuGraphExecKernelNodeSetParams): the fastest update, for scalars that change between
+ *  launches (a time step, a counter). The arguments are checked against the kernel's
+ *  parameters as cujit_launch() checks them, numbers given to CUJIT_GRAPH_SET_ARGS()
+ *  converted; they are values only (device pointers included): the launch's grid, block
+ *  and In/Out buffers stay as captured. Memory of cujit's arrays that a new pointer points
+ *  into is held by the graph from now on.
+ *  @param graph   the graph.
+ *  @param launch  which kernel launch of its capture, counted from 0 in the order cujit
+ *                 made them (every kernel launch on the captured stream: cujit_launch(),
+ *                 cujit_call(), bound functions; an array operation or a generator's call
+ *                 may make several); cujit_graph_launch_count() says how many there are.
+ *  @param args    `nargs` arguments, one per kernel parameter; read during the call.
+ *  @param nargs   their number.
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE for a graph that is not live, a NULL args
+ *          with nargs > 0, or a launch beyond the last; CUJIT_ERROR_INVALID_ARGS as for
+ *          cujit_launch(), and for an In/Out buffer; CUJIT_ERROR_NOT_SUPPORTED when the
+ *          driver did not say which node the launch made (update from a new capture
+ *          instead); CUJIT_ERROR_DRIVER. */
+CUJIT_API cujit_status cujit_graph_set_args(cujit_graph *graph, size_t launch,
+                                            const cujit_arg *args, size_t nargs);
+/** CUJIT_GRAPH_SET_ARGS(graph, launch, arg...): cujit_graph_set_args() with the arguments
+ *  inline, cujit_arg values and numbers as CUJIT_LAUNCH() takes them. */
+#define CUJIT_GRAPH_SET_ARGS(graph, launch, ...) \
+  CUJIT_GRAPH_SET_ARGS_((graph), (launch), __VA_ARGS__)
+#ifdef __cplusplus
+#  define CUJIT_GRAPH_SET_ARGS_(graph, launch, ...) \
+    cujit_graph_set_args_list_(graph, launch, {CUJIT_MAP_(CUJIT_ARG_, __VA_ARGS__)})
+#else
+#  define CUJIT_GRAPH_SET_ARGS_(graph, launch, ...)                                               \
+    cujit_graph_set_args(graph, launch, (const cujit_arg[]){CUJIT_MAP_(CUJIT_ARG_, __VA_ARGS__)}, \
+                         (size_t)CUJIT_NARGS_(__VA_ARGS__))
+#endif
+/** @param graph  the graph.
+ *  @return the number of kernel launches its capture made (see cujit_graph_set_args());
+ *  0 for NULL or a graph that is not live. */
+CUJIT_API size_t cujit_graph_launch_count(const cujit_graph *graph);
+/** Destroys the graph: waits for its launches to finish (an event recorded after each),
+ *  and for the work queued on the captured stream before its capture began, then gives
+ *  back what it held (and frees what was destroyed meanwhile: modules, arrays' memory,
+ *  the memory made during the capture). Memory an array let go of is given back ordered on
+ *  the stream that array had, which must still exist then. A graph that another graph
+ *  launches (captured into it) lives on, hidden, until that one is destroyed. A handle
+ *  destroyed already (or not a graph) frees nothing: the call only sets the thread's
+ *  error detail.
+ *  @param graph  the graph; NULL is fine. */
+CUJIT_API void cujit_graph_destroy(cujit_graph *graph);
+
+/** @} */
+
 /* The error mode (see cujit_error_set_handler()): each function above that returns a
  * cujit_status is also a macro of its own name, which hands the status to cujit_checked_()
  * with the call's name. The library's own sources are built without them
@@ -2839,6 +3027,11 @@ CUJIT_API cujit_status cujit_cache_verify(size_t sample, cujit_cache_verify_fn f
 #  define cujit_cache_explain(...) CUJIT_CHECKED_(cujit_cache_explain, __VA_ARGS__)
 #  define cujit_cache_explain_file(...) CUJIT_CHECKED_(cujit_cache_explain_file, __VA_ARGS__)
 #  define cujit_cache_verify(...) CUJIT_CHECKED_(cujit_cache_verify, __VA_ARGS__)
+#  define cujit_graph_begin(...) CUJIT_CHECKED_(cujit_graph_begin, __VA_ARGS__)
+#  define cujit_graph_end(...) CUJIT_CHECKED_(cujit_graph_end, __VA_ARGS__)
+#  define cujit_graph_launch(...) CUJIT_CHECKED_(cujit_graph_launch, __VA_ARGS__)
+#  define cujit_graph_update(...) CUJIT_CHECKED_(cujit_graph_update, __VA_ARGS__)
+#  define cujit_graph_set_args(...) CUJIT_CHECKED_(cujit_graph_set_args, __VA_ARGS__)
 #endif
 /** @endcond */
 
@@ -2908,6 +3101,12 @@ static inline cujit_arg cujit_call_arg_(const T &v) {
 template <typename T>
 static inline cujit_arg cujit_call_arg_(T *p) {
   return cujit_plain_addr_(p);
+}
+
+/* What CUJIT_GRAPH_SET_ARGS expands to in C++. */
+static inline cujit_status cujit_graph_set_args_list_(cujit_graph *graph, size_t launch,
+                                                      std::initializer_list<cujit_arg> args) {
+  return cujit_graph_set_args(graph, launch, args.begin(), args.size());
 }
 
 /* What CUJIT_LAUNCH and CUJIT_LAUNCH_EX expand to in C++. */

@@ -40,7 +40,7 @@ static void hc_status_map(void) {
   n++;
   CUJIT_STATUS_MAP(HC_STATUS_)
 #undef HC_STATUS_
-  hc_check(n == CUJIT_ERROR_NO_NVJITLINK + 1, "CUJIT_STATUS_MAP lists every status");
+  hc_check(n == CUJIT_ERROR_CAPTURE + 1, "CUJIT_STATUS_MAP lists every status");
 }
 
 /* ---- sizes and arguments ---- */

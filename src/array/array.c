@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "array/array.h"
-#include "launch/launch.h" /* the pool */
+#include "launch/capture.h" /* the pool, and what graphs hold */
 
 /* ---- the table of live arrays ----
  *
@@ -37,6 +37,10 @@ static void keep_spares(cj_array *a, cj_block *b) {
   cj_free(b);
 }
 
+static void graph_scan(cj_gres *r, void *const *params, const size_t *sizes, size_t n);
+static pthread_once_t scan_once = PTHREAD_ONCE_INIT;
+static void scan_set(void) { cj_capture_set_scan(graph_scan); }
+
 /* A zeroed array in the table and, when `block` is not NULL, a zeroed block: spares when
  * there are some. Fails (nothing taken) when out of memory or when 2^24 arrays are live. */
 static cujit_status take(cj_array **out, cj_block **block) {
@@ -44,6 +48,7 @@ static cujit_status take(cj_array **out, cj_block **block) {
   cj_block *b = NULL;
   uintptr_t h = 0;
   int full;
+  pthread_once(&scan_once, scan_set); /* before any array a capture could use */
   pthread_mutex_lock(&live_lock);
   if (n_spare_arrays) a = spare_arrays[--n_spare_arrays];
   if (block && n_spare_blocks) b = spare_blocks[--n_spare_blocks];
@@ -260,8 +265,90 @@ void cujit_array_destroy(cujit_array *h) {
 
 void cj_block_retain(cj_block *b) { __atomic_add_fetch(&b->refs, 1, __ATOMIC_RELAXED); }
 
+static int held_by_capture(cj_block *b, CUstream stream);
+
 void cj_block_release(cj_block *b, CUstream stream) {
-  if (__atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL) == 0) block_free(b, stream);
+  __atomic_store_n(&b->last_stream, stream, __ATOMIC_RELEASE);
+  if (__atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL) == 0 && !held_by_capture(b, stream))
+    block_free(b, stream);
+}
+
+/* ---- the arrays a graph uses ----
+ *
+ * A captured launch reaches arrays through its pointer arguments (whoever made them: an
+ * operation, a generator, cujit_launch() with cujit_array_data()), and a captured copy of
+ * an operation's through the arrays it copies: the graph holds each one's block, as a view
+ * does, so that an array destroyed while the graph lives gives its memory back only when
+ * the graph is done with it, ordered on the stream of the array that let go of it last.
+ * A launch's arrays are found by address among the live ones: only while a capture runs,
+ * once for each launch it captures. */
+
+static void block_unhold(void *obj) {
+  cj_block *b = obj;
+  cj_block_release(b, __atomic_load_n(&b->last_stream, __ATOMIC_ACQUIRE));
+}
+
+/* Holds b for r (live lock held, so that b lives). */
+static void hold(cj_gres *r, cj_block *b) {
+  if (cj_gres_hold(r, b, block_unhold) == 1) cj_block_retain(b);
+}
+
+/* Where an array's memory lies: its block's, or (memory the block does not span: wrapped or
+ * borrowed) its own elements'. */
+static void span_of(const cj_array *a, CUdeviceptr *lo, CUdeviceptr *hi) {
+  *lo = a->block->bytes ? a->block->ptr : a->data;
+  *hi = *lo + (a->block->bytes ? a->block->bytes : a->nbytes);
+}
+
+/* Whether one of the arguments' 8-byte words (a pointer, or a pointer inside a struct)
+ * points into [lo, hi). */
+static int points_into(void *const *params, const size_t *sizes, size_t n, CUdeviceptr lo,
+                       CUdeviceptr hi) {
+  size_t i, at;
+  for (i = 0; i < n; i++)
+    for (at = 0; at + sizeof(CUdeviceptr) <= sizes[i]; at += sizeof(CUdeviceptr)) {
+      CUdeviceptr v;
+      memcpy(&v, (const char *)params[i] + at, sizeof v);
+      if (v >= lo && v < hi) return 1;
+    }
+  return 0;
+}
+
+static void graph_scan(cj_gres *r, void *const *params, const size_t *sizes, size_t n) {
+  size_t k;
+  pthread_mutex_lock(&live_lock);
+  for (k = 0; k < live.n; k++) {
+    cj_array *a = live.slots[k].obj;
+    CUdeviceptr lo, hi;
+    if (!a) continue;
+    span_of(a, &lo, &hi);
+    if (lo < hi && points_into(params, sizes, n, lo, hi)) hold(r, a->block);
+  }
+  pthread_mutex_unlock(&live_lock);
+}
+
+/* Borrowed memory whose last holder lets go on a stream being captured: the producer's
+ * deleter must wait for that stream, which a capture forbids, and the graph's work may use
+ * the memory; the capture holds it instead, and its graph gives it back. 1 when held. */
+static int held_by_capture(cj_block *b, CUstream stream) {
+  cj_gres *r;
+  if (CJ_LIKELY(!__atomic_load_n(&cj_captures_live, __ATOMIC_RELAXED)) || !b->release ||
+      !(r = cj_capture_res(stream)))
+    return 0;
+  cj_block_retain(b); /* the capture's reference, from nothing: no one else has it */
+  if (cj_gres_hold(r, b, block_unhold) == 1) return 1;
+  __atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL);
+  return 0;
+}
+
+void cj_array_captured(CUstream stream, const cj_array *a) {
+  cj_gres *r;
+  if (CJ_LIKELY(!__atomic_load_n(&cj_captures_live, __ATOMIC_RELAXED)) ||
+      !(r = cj_capture_res(stream)))
+    return;
+  pthread_mutex_lock(&live_lock);
+  hold(r, a->block);
+  pthread_mutex_unlock(&live_lock);
 }
 
 cujit_status cj_array_adopt(cujit_array **out, int type, int ndim, const int64_t *shape,

@@ -26,6 +26,9 @@ typedef struct cj_block {
   void (*release)(struct cj_block *b, CUstream stream);
   void *lender;  /* what release gives back */
   int read_only; /* lent read-only: every tensor made of it is read-only too */
+  /* The stream of the holder that let go of it last while others still held it (atomic):
+   * a graph that holds it (array.c) gives it back ordered there, after that holder's work. */
+  CUstream last_stream;
 } cj_block;
 
 /* An array as this layer sees it. The interface hands out its handle instead (common.h:
@@ -208,6 +211,10 @@ cujit_status cj_array_output_of(cujit_array **out, cj_array *o_given, const cj_a
 cujit_status cj_array_need_contiguous(const cj_array *a, const char *fn, const char *what);
 /* Ends an operation: on failure the output it made (made) is destroyed, *out set to NULL. */
 cujit_status cj_array_unmake(cujit_status st, cujit_array **out, int made);
+/* Work on `stream` uses a's memory: when the stream is being captured into a graph, the
+ * graph holds a's block (as a view does) until it is destroyed. For the operations' own
+ * copies; kernels' pointer arguments are found when they are captured. */
+void cj_array_captured(CUstream stream, const cj_array *a);
 /* One more holder of b's memory (a DLPack tensor lent out: dlpack.c). */
 void cj_block_retain(cj_block *b);
 /* One holder less: the last gives the memory back, ordered on `stream` (the pool's memory;

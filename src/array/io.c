@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "array/array.h"
-#include "launch/launch.h" /* pinned staging and the small pinned area */
+#include "launch/capture.h" /* pinned staging, the small pinned area, captures */
 
 static cujit_status cu(CUresult r, const char *fn) {
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, fn);
@@ -33,6 +33,8 @@ static cujit_status move(int to_device, CUdeviceptr d, void *host, size_t bytes,
   CUcontext ctx;
   CUdevice dev;
   CJ_TRY(cj_ctx_ensure(&ctx, &dev));
+  CJ_TRY(cj_capture_refuse(stream, "copying between an array and host memory waits for the "
+                                   "array's stream"));
   if (cj_host_kind_of(host, bytes) != CJ_HOST_PAGEABLE)
     st = CUJIT_ERROR_NOT_SUPPORTED;
   else if (bytes < cj_staging_min())
@@ -58,6 +60,9 @@ static cujit_status through_copy(const cj_array *a, void *host, size_t bytes, in
   CUdevice dev;
   cj_array t = *a;
   cujit_status st = cj_ctx_ensure(&ctx, &dev);
+  if (st == CUJIT_OK)
+    st = cj_capture_refuse(a->stream, "copying between an array and host memory waits for the "
+                                      "array's stream");
   if (st != CUJIT_OK || (st = cj_mem_pool_alloc(dev, bytes, a->stream, &tmp, &owner)) != CUJIT_OK)
     return st;
   cj_layout_contiguous(t.ndim, t.shape, t.strides);
@@ -249,7 +254,9 @@ cujit_status cj_array_copy_into(const cj_array *src, const cj_array *dst, CUstre
   cj_plan p;
   if (src->type == dst->type && src->contig && dst->contig) {
     if (!src->nbytes || src->data == dst->data) return CUJIT_OK;
-    CJ_TRY(cj_driver_load()); /* arrays over memory cujit did not allocate need not have it */
+    CJ_TRY(cj_driver_load());       /* arrays over memory cujit did not allocate need not have it */
+    cj_array_captured(stream, src); /* a graph's copy: it holds both */
+    cj_array_captured(stream, dst);
     return cu(cj_cu.cuMemcpyDtoDAsync(dst->data, src->data, src->nbytes, stream),
               "cuMemcpyDtoDAsync");
   }

@@ -182,15 +182,31 @@ cujit_status cj_cu_status(CUresult r) {
     case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
     case CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE:
     case CUDA_ERROR_INVALID_CLUSTER_SIZE: return CUJIT_ERROR_LAUNCH_CONFIG;
-    default: return CUJIT_ERROR_DRIVER;
+    default: return cj_cu_capture_error(r) ? CUJIT_ERROR_CAPTURE : CUJIT_ERROR_DRIVER;
   }
+}
+
+/* What a refusal of the driver's during a capture means, and what to do. */
+static const char *capture_advice(CUresult r) {
+  if (r == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)
+    return "; an earlier call made while the stream was being captured into a graph "
+           "invalidated the capture (its own error said which): end it with cujit_graph_end(), "
+           "which fails, and capture again without that call";
+  if (r == CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD)
+    return "; a capture begun in global or thread-local mode ends on the thread that began it";
+  return "; a stream is being captured into a graph, and the driver refuses this call until "
+         "the capture ends (it would wait for the captured work, use the legacy default stream "
+         "beside a blocking stream being captured, or act outside the stream's order): make "
+         "it before cujit_graph_begin() or after cujit_graph_end(); the capture may be "
+         "invalidated now, and cujit_graph_end() then fails";
 }
 
 cujit_status cj_cu_fail(CUresult r, const char *what) {
   const char *text = NULL;
   if (cj_cu.cuGetErrorString) cj_cu.cuGetErrorString(r, &text);
-  return cj_fail_cu(cj_cu_status(r), r, "%s failed: %s (%s)", what, cj_cu_name(r),
-                    text ? text : "no description");
+  return cj_fail_cu(cj_cu_status(r), r, "%s failed: %s (%s)%s", what, cj_cu_name(r),
+                    text ? text : "no description",
+                    cj_cu_capture_error(r) ? capture_advice(r) : "");
 }
 
 /* ---- contexts ---- */

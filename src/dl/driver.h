@@ -34,7 +34,11 @@
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor) X(cuOccupancyMaxPotentialClusterSize)             \
   X(cuTexObjectCreate) X(cuTexObjectDestroy) X(cuSurfObjectCreate) X(cuSurfObjectDestroy)          \
   X(cuArray3DCreate) X(cuArrayDestroy) X(cuMemcpy3D) X(cuDeviceGetTexture1DLinearMaxWidth)         \
-  X(cuDevicePrimaryCtxGetState) X(cuDevicePrimaryCtxRelease) X(cuCtxGetId)
+  X(cuDevicePrimaryCtxGetState) X(cuDevicePrimaryCtxRelease) X(cuCtxGetId)                      \
+  X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuStreamIsCapturing) X(cuStreamGetCaptureInfo)   \
+  X(cuThreadExchangeStreamCaptureMode) X(cuGraphInstantiateWithFlags) X(cuGraphLaunch)             \
+  X(cuGraphExecUpdate) X(cuGraphExecKernelNodeSetParams) X(cuGraphExecDestroy) X(cuGraphDestroy)   \
+  X(cuEventQuery)
 /* clang-format on */
 
 typedef struct cj_driver {
@@ -101,6 +105,37 @@ unsigned long long cj_ctx_id(CUcontext ctx);
 /* Whether memory made in `owner` died with its context: its ID is known and the context
  * (by its handle) now has another, or none. */
 int cj_ctx_mem_dead(const cj_mem_ctx *owner);
+
+/* The calling thread's stream capture mode made relaxed, for a call that adds nothing to a
+ * capture but that the driver refuses while one runs (in global mode, any thread's; in
+ * thread-local mode, this thread's): loading code, allocating memory a graph will hold.
+ * *saved gets the mode to give back with cj_capture_restore(). Nothing is called where the
+ * driver lacks the entry point. */
+static inline void cj_capture_relax(CUstreamCaptureMode *saved) {
+  *saved = CU_STREAM_CAPTURE_MODE_RELAXED;
+  if (cj_cu.cuThreadExchangeStreamCaptureMode &&
+      cj_cu.cuThreadExchangeStreamCaptureMode(saved) != CUDA_SUCCESS)
+    *saved = CU_STREAM_CAPTURE_MODE_RELAXED;
+}
+static inline void cj_capture_restore(CUstreamCaptureMode *saved) {
+  if (*saved != CU_STREAM_CAPTURE_MODE_RELAXED) cj_cu.cuThreadExchangeStreamCaptureMode(saved);
+}
+/* cuKernelGetFunction, which may load the kernel into the current context, in the relaxed
+ * capture mode. */
+static inline CUresult cj_cu_kernel_function(CUfunction *f, CUkernel k) {
+  CUstreamCaptureMode mode;
+  CUresult r;
+  cj_capture_relax(&mode);
+  r = cj_cu.cuKernelGetFunction(f, k);
+  cj_capture_restore(&mode);
+  return r;
+}
+/* Whether r is one of the driver's refusals of a call made while a stream is being captured
+ * (CUDA_ERROR_STREAM_CAPTURE_*, CUDA_ERROR_CAPTURED_EVENT). */
+static inline int cj_cu_capture_error(CUresult r) {
+  return (r >= CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED &&
+          r <= CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD);
+}
 
 /* ---- limits.c ---- */
 

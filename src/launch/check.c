@@ -340,6 +340,11 @@ cujit_status cj_cluster_fit_check(const char *kernel, cujit_dim3 cluster, cujit_
 cujit_status cj_launch_failed(const cujit_function *fn, CUresult r, const char *when) {
   const char *text = NULL;
   cujit_status st = cj_cu_status(r);
+  char what[320];
+  if (cj_cu_capture_error(r)) { /* refused because of a capture: cj_cu_fail says what to do */
+    snprintf(what, sizeof what, "kernel '%s': %s", fn->name, when);
+    return cj_cu_fail(r, what);
+  }
   cj_cu.cuGetErrorString(r, &text);
   if (st == CUJIT_ERROR_LAUNCH_FAILED)
     return cj_fail_cu(st, r,

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "launch/launch.h"
+#include "launch/capture.h"
 
 enum { STACK_ARGS = 32 };
 
@@ -252,7 +252,10 @@ static cujit_status launch_staged(const cujit_function *fn, const cj_fslot *slot
   size_t i;
   CUresult r;
   CUdevice dev;
-  cujit_status st = staging_init(&s, nargs);
+  cujit_status st;
+  if (CJ_UNLIKELY(__atomic_load_n(&cj_captures_live, __ATOMIC_RELAXED)) && cj_capture_res(stream))
+    return cj_launch_captured(fn, slot, grid, block, args, nargs, o); /* into a graph */
+  st = staging_init(&s, nargs);
   CJ_TRACE("cujit: launch %s", fn->name);
   if (st != CUJIT_OK) return st;
   if ((st = cj_ctx_ensure(&ctx, &dev)) != CUJIT_OK) {

@@ -114,6 +114,19 @@ static inline CJ_ALWAYS_INLINE cujit_status cj_launch_ready(const cujit_function
   return cj_launch_checked(fn, slot, grid, block, o);
 }
 
+/* ---- graphs: what the hot paths ask (capture.c) ---- */
+
+/* Captures begun with cujit_graph_begin() and not ended yet (atomic): while it is 0, which
+ * is the hot paths' one test, a launch, an allocation or a free asks nothing more. */
+extern int cj_captures_live;
+/* A launch that succeeded while a capture runs: when its stream is being captured (by
+ * cujit_graph_begin()), the capture holds the kernel's module and the memory its arguments
+ * point into, and records the launch (`handle`, the CUkernel when `by_kernel`) and its
+ * node. CUJIT_OK, or CUJIT_ERROR_OUT_OF_MEMORY (the capture's end then fails). */
+cujit_status cj_capture_launched(const cujit_function *fn, CUfunction handle, int by_kernel,
+                                 CUstream stream, void **params, cujit_dim3 grid, cujit_dim3 block,
+                                 unsigned shared_bytes);
+
 /* What cuLaunchKernel is given: the kernel's function when the current context is the one
  * the slot saw (one driver call to ask, which costs less than what the driver spends
  * finding a CUkernel's function for the context), else the context-independent kernel. */
@@ -136,9 +149,14 @@ static inline CJ_ALWAYS_INLINE cujit_status cj_launch_kernel(const cujit_functio
   cujit_status st;
   int tries = 0;
   do {
-    CUresult r = cj_cu.cuLaunchKernel(cj_launch_handle(slot), grid.x, grid.y, grid.z, block.x,
-                                      block.y, block.z, o->shared_bytes, o->stream, params, NULL);
-    if (CJ_LIKELY(r == CUDA_SUCCESS)) return CUJIT_OK;
+    CUfunction h = cj_launch_handle(slot);
+    CUresult r = cj_cu.cuLaunchKernel(h, grid.x, grid.y, grid.z, block.x, block.y, block.z,
+                                      o->shared_bytes, o->stream, params, NULL);
+    if (CJ_LIKELY(r == CUDA_SUCCESS)) {
+      if (CJ_LIKELY(!__atomic_load_n(&cj_captures_live, __ATOMIC_RELAXED))) return CUJIT_OK;
+      return cj_capture_launched(fn, h, h != slot->fn, o->stream, params, grid, block,
+                                 o->shared_bytes);
+    }
     st = cj_launch_refused(fn, r, tries++, "cuLaunchKernel");
   } while (st == CUJIT_OK);
   return st;
@@ -163,13 +181,17 @@ static inline CJ_ALWAYS_INLINE cujit_status cj_launch_params(const cujit_functio
 
 /* Device memory for a launch or an array, ordered on `stream` (a stream of the current
  * context), from a per-device pool that keeps memory between launches (falls back to
- * cuMemAlloc where pools are unsupported); *owner gets the context it is made in. */
+ * cuMemAlloc where pools are unsupported); *owner gets the context it is made in. On a
+ * stream cujit is capturing, the memory is not part of the graph: it is taken from what
+ * the capture kept, or made on the capture's own stream (and waited for), outside it. */
 cujit_status cj_mem_pool_alloc(CUdevice dev, size_t bytes, CUstream stream, CUdeviceptr *dptr,
                                cj_mem_ctx *owner);
 /* Gives it back, ordered on `stream` (a stream of its context, which is made current for
  * the call when another is); counted as returned even when the driver fails (after a
  * kernel fault), so the accounting always returns to its baseline. Memory whose context
- * died (a reset) is neither freed nor kept: it went with its context. */
+ * died (a reset) is neither freed nor kept: it went with its context. Given back on a
+ * stream cujit is capturing, it is kept by the capture (its graph's work may use it at
+ * every replay) and still counted in use until the graph is released. */
 void cj_mem_pool_free(CUdevice dev, CUdeviceptr dptr, size_t bytes, CUstream stream,
                       const cj_mem_ctx *owner);
 /* cujit_mem_pool_get_usage() and cujit_mem_pool_trim() for device dev. */

@@ -31,7 +31,7 @@ static cujit_status kernel_function(const cj_fslot *slot, CUfunction *f) {
   CUdevice dev;
   CUresult r;
   CJ_TRY(cj_ctx_ensure(&ctx, &dev));
-  r = cj_cu.cuKernelGetFunction(f, slot->kernel);
+  r = cj_cu_kernel_function(f, slot->kernel);
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuKernelGetFunction");
 }
 
@@ -152,7 +152,10 @@ cujit_status cj_launch_ex(const cujit_function *fn, const cj_fslot *slot, cujit_
   }
   do {
     CUresult r = cj_cu.cuLaunchKernelEx(&cfg, (CUfunction)slot->kernel, params, NULL);
-    if (r == CUDA_SUCCESS) return CUJIT_OK;
+    if (r == CUDA_SUCCESS && !__atomic_load_n(&cj_captures_live, __ATOMIC_RELAXED)) return CUJIT_OK;
+    if (r == CUDA_SUCCESS)
+      return cj_capture_launched(fn, (CUfunction)slot->kernel, 1, o->stream, params, grid, block,
+                                 o->shared_bytes);
     st = cj_launch_refused(fn, r, tries++, "cuLaunchKernelEx");
   } while (st == CUJIT_OK);
   return st;

@@ -4,7 +4,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "launch/launch.h"
+#include "launch/capture.h"
 
 #define CJ_POOL_DEVICES 64
 
@@ -333,13 +333,41 @@ static CUresult pool_get(cj_pool *p, size_t bytes, CUstream stream, CUdeviceptr 
   return cj_cu.cuMemAlloc(dptr, bytes);
 }
 
+/* Memory for work on `stream` while cujit captures it: what the capture kept, else memory
+ * made on the capture's own stream and waited for (an allocation on the captured stream
+ * would itself become part of the graph, made again at every replay), in the relaxed
+ * capture mode, which lets a thread allocate while captures run. 0 with *st set, or -1
+ * when the stream is not being captured. */
+static int capture_alloc(CUdevice dev, size_t bytes, CUstream stream, CUdeviceptr *dptr,
+                         cj_mem_ctx *owner, cujit_status *st) {
+  CUstream side = NULL;
+  CUstreamCaptureMode mode;
+  CUresult r;
+  int k = cj_capture_take(stream, dev, bytes, dptr, owner, &side);
+  *st = CUJIT_OK;
+  if (k != 0) return k > 0 ? 0 : -1; /* taken again: still counted in use */
+  cj_capture_relax(&mode);
+  *st = cj_mem_pool_alloc(dev, bytes, side, dptr, owner);
+  if (*st == CUJIT_OK && (r = cj_cu.cuStreamSynchronize(side)) != CUDA_SUCCESS) {
+    cj_mem_pool_free(dev, *dptr, bytes, side, owner);
+    *dptr = 0;
+    *st = cj_cu_wait_failed(r, "cuStreamSynchronize (memory for a capture)");
+  }
+  cj_capture_restore(&mode);
+  return 0;
+}
+
 cujit_status cj_mem_pool_alloc(CUdevice dev, size_t bytes, CUstream stream, CUdeviceptr *dptr,
                                cj_mem_ctx *owner) {
   cj_pool *p;
   CUcontext ctx;
   CUresult r;
+  cujit_status st;
   CJ_CHECK(dev >= 0 && dev < CJ_POOL_DEVICES, CUJIT_ERROR_NO_DEVICE,
            "device %d is beyond the %d devices cujit supports", (int)dev, CJ_POOL_DEVICES);
+  if (CJ_UNLIKELY(__atomic_load_n(&cj_captures_live, __ATOMIC_RELAXED)) && stream &&
+      capture_alloc(dev, bytes, stream, dptr, owner, &st) == 0)
+    return st;
   owner->ctx = NULL;
   if (cj_cu.cuCtxGetCurrent(&owner->ctx) != CUDA_SUCCESS) owner->ctx = NULL;
   owner->id = cj_ctx_id(owner->ctx);
@@ -404,6 +432,9 @@ void cj_mem_pool_free(CUdevice dev, CUdeviceptr dptr, size_t bytes, CUstream str
   cj_pool *p = &pools[dev];
   CUcontext current = NULL;
   int other;
+  if (CJ_UNLIKELY(__atomic_load_n(&cj_captures_live, __ATOMIC_RELAXED)) && stream &&
+      cj_capture_keep(stream, dev, dptr, bytes, owner))
+    return; /* the capture's work uses it at every replay: its graph gives it back */
   if (!cj_ctx_mem_dead(owner)) {
     /* given back in its own context: an array destroyed while another device is current
      * frees on its own device's stream */
@@ -706,6 +737,7 @@ cujit_status cujit_stream_destroy(CUstream stream) {
   CUresult r;
   if (!stream) return CUJIT_OK;
   CJ_TRY(ensure());
+  CJ_TRY(cj_capture_refuse(stream, "cujit_stream_destroy() destroys the stream"));
   r = cj_cu.cuStreamDestroy(stream);
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, "cuStreamDestroy");
 }
@@ -713,13 +745,21 @@ cujit_status cujit_stream_destroy(CUstream stream) {
 cujit_status cujit_stream_synchronize(CUstream stream) {
   CUresult r;
   CJ_TRY(ensure());
+  CJ_TRY(cj_capture_refuse(stream, "cujit_stream_synchronize() waits for the stream"));
   r = cj_cu.cuStreamSynchronize(stream);
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_wait_failed(r, "cuStreamSynchronize");
 }
 
 cujit_status cujit_synchronize(void) {
+  CUcontext ctx;
+  CUdevice dev;
   CUresult r;
-  CJ_TRY(ensure());
+  CJ_TRY(cj_ctx_ensure(&ctx, &dev));
+  CJ_CHECK(!cj_capture_in_ctx(ctx), CUJIT_ERROR_CAPTURE,
+           "cujit_synchronize() waits for all work of the current context, but a stream of it "
+           "is being captured into a graph (cujit_graph_begin()), whose work runs only when the "
+           "graph is launched: wait for the streams you need with cujit_stream_synchronize(), "
+           "or after cujit_graph_end(); nothing was done, and the capture goes on");
   r = cj_cu.cuCtxSynchronize();
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_wait_failed(r, "cuCtxSynchronize");
 }

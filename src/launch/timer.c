@@ -1,11 +1,12 @@
 /* timer.c - timers of the work on a stream (cujit_timer_start/stop/destroy): two CUDA
- * events recorded on the stream, the second waited for, and the time between them. A
+ * events recorded on the stream, the second waited for, and the time between them (not on
+ * a stream being captured into a graph: the events would be the graph's). A
  * timer is a handle (common/handle.c), so that a destroyed one is refused, and belongs to
  * the context that was current when it was made: events and stream must share it. */
 #include <pthread.h>
 #include <stdint.h>
 
-#include "dl/driver.h"
+#include "launch/capture.h"
 
 typedef struct cj_timer {
   CUevent ev[2]; /* start, stop */
@@ -88,6 +89,8 @@ cujit_status cujit_timer_start(cujit_timer **timer, CUstream stream) {
              "cujit_timer_start()); set it to NULL to make a new one");
   CJ_TRY(cj_ctx_ensure(&ctx, &dev));
   CJ_TRY(stream_of(stream, ctx));
+  CJ_TRY(cj_capture_refuse(stream, "cujit_timer_start() records an event on the stream to "
+                                   "time its work"));
   if (t)
     CJ_CHECK(t->ctx == ctx, CUJIT_ERROR_INVALID_VALUE,
              "cujit_timer_start: the timer was made on another context than the calling "
@@ -129,6 +132,7 @@ cujit_status cujit_timer_stop(cujit_timer *timer, double *ms) {
   CJ_CHECK(t->ctx == ctx, CUJIT_ERROR_INVALID_VALUE,
            "cujit_timer_stop: the timer was started on another context than the calling "
            "thread's current one; make that context current first");
+  CJ_TRY(cj_capture_refuse(t->stream, "cujit_timer_stop() waits for the timer's stream"));
   t->running = 0;
   if ((r = cj_cu.cuEventRecord(t->ev[1], t->stream)) != CUDA_SUCCESS)
     return cj_cu_fail(r, "cuEventRecord (cujit_timer_stop)");

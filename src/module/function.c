@@ -269,7 +269,7 @@ cujit_status cujit_function_suggest_block(const cujit_function *fn, size_t dynam
   CJ_CHECK(fn && block_size, CUJIT_ERROR_INVALID_VALUE, "cujit_function_suggest_block: %s is NULL",
            !fn ? "fn" : "block_size");
   CJ_TRY(cj_function_slot(fn, &slot, 1));
-  r = cj_cu.cuKernelGetFunction(&f, slot->kernel);
+  r = cj_cu_kernel_function(&f, slot->kernel);
   if (r == CUDA_SUCCESS)
     r = cj_cu.cuOccupancyMaxPotentialBlockSize(&grid, &block, f, NULL, dynamic_shared_bytes, 0);
   if (r != CUDA_SUCCESS) return cj_cu_fail(r, "cuOccupancyMaxPotentialBlockSize");

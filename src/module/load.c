@@ -103,6 +103,7 @@ static cujit_status load_image(cj_module *m, cj_mstate *s, int v, const void *by
   void *val[2];
   char *log;
   CUresult r;
+  CUstreamCaptureMode mode;
   cujit_status st = CUJIT_OK;
   if (s->lib[v]) return CUJIT_OK;
   CJ_CHECK(cj_cu.cuLibraryLoadData && cj_cu.cuLibraryGetKernel && cj_cu.cuLibraryGetGlobal &&
@@ -119,7 +120,9 @@ static cujit_status load_image(cj_module *m, cj_mstate *s, int v, const void *by
   }
   val[0] = log;
   val[1] = (void *)(uintptr_t)(JIT_LOG_SIZE - 1);
+  cj_capture_relax(&mode); /* loading code adds nothing to a capture: allowed during one */
   r = cj_cu.cuLibraryLoadData(&s->lib[v], bytes, opt, val, 2, NULL, NULL, 0);
+  cj_capture_restore(&mode);
   if (r != CUDA_SUCCESS) {
     s->lib[v] = NULL;
     st = cj_module_load_failed(m, v, r, dev, cc, log);
@@ -336,12 +339,15 @@ cujit_status cj_module_load(cj_module *m, cj_mstate *s, CUdevice dev, int *varia
 }
 
 void cj_module_unload(cj_mstate *s) {
+  CUstreamCaptureMode mode;
   size_t i;
+  cj_capture_relax(&mode); /* no capture cujit runs uses it: those hold their modules */
   for (i = 0; i < 2; i++) {
     if (s->lib[i]) cj_cu.cuLibraryUnload(s->lib[i]);
     cj_free(s->jit_log[i]);
     cj_free(s->bytes[i]);
   }
+  cj_capture_restore(&mode);
   cj_free(s->codes);
   cj_symtab_free(&s->syms);
   cj_free(s);

@@ -70,11 +70,22 @@ cujit_status cj_module_new(cj_image *im, const char *name, cj_module **out) {
   return cj_module_new_ex(im, name, 0, NULL, out);
 }
 
+/* Frees what the module holds, once neither its handle nor a graph needs it. */
+static void module_free(cj_module *m) {
+  cj_module_device_free(m);
+  cj_module_probe_free(m);
+  cj_image_unref(m->image);
+  pthread_mutex_destroy(&m->lock);
+  pthread_mutex_destroy(&m->probe_lock);
+  cj_free(m);
+}
+
 void cujit_module_destroy(cujit_module *h) {
   cj_module *m;
+  int held = 0;
   if (!h) return;
   pthread_mutex_lock(&modules.lock);
-  m = cj_handle_remove(&modules.table, (uintptr_t)h);
+  if ((m = cj_handle_remove(&modules.table, (uintptr_t)h)) != NULL) m->doomed = held = m->graphs;
   pthread_mutex_unlock(&modules.lock);
   if (!m) {
     /* destroyed already, or not a module: nothing to free, nothing of it read */
@@ -83,12 +94,22 @@ void cujit_module_destroy(cujit_module *h) {
             "(destroyed already, or never made by cujit); nothing was freed");
     return;
   }
-  cj_module_device_free(m);
-  cj_module_probe_free(m);
-  cj_image_unref(m->image);
-  pthread_mutex_destroy(&m->lock);
-  pthread_mutex_destroy(&m->probe_lock);
-  cj_free(m);
+  /* held: its kernels stay loaded for the graphs that launch them; the last frees it */
+  if (!held) module_free(m);
+}
+
+void cj_module_hold(cj_module *m) {
+  pthread_mutex_lock(&modules.lock);
+  m->graphs++;
+  pthread_mutex_unlock(&modules.lock);
+}
+
+void cj_module_unhold(cj_module *m) {
+  int last;
+  pthread_mutex_lock(&modules.lock);
+  last = --m->graphs == 0 && m->doomed;
+  pthread_mutex_unlock(&modules.lock);
+  if (last) module_free(m);
 }
 
 void cj_module_free(cj_module *m) {

@@ -35,6 +35,8 @@ typedef struct cj_module {
                                  prebuilt code */
   pthread_mutex_t probe_lock; /* guards `probe` (held while a probe compiles) */
   struct cj_probe *probe;
+  int graphs; /* graphs that launch its kernels (cj_module_hold); under the table's lock */
+  int doomed; /* destroyed while graphs held it: freed by the last cj_module_unhold */
 } cj_module;
 
 /* The module of handle `h`, or NULL when h is not a live module (NULL, destroyed, or never
@@ -49,6 +51,11 @@ static inline cujit_module *cj_module_handle(const cj_module *m) {
 }
 /* Frees m (as cujit_module_destroy() frees its handle). */
 void cj_module_free(cj_module *m);
+/* One more graph that launches m's kernels (graph/graph.c): cujit_module_destroy() then
+ * takes the handle away at once but leaves the rest (the loaded code, the kernels) until
+ * the last such graph lets go with cj_module_unhold(), which frees it then. */
+void cj_module_hold(cj_module *m);
+void cj_module_unhold(cj_module *m);
 
 /* A module holding `im` (the reference passes to it on success) named `name` (copied),
  * with its handle. */

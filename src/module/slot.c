@@ -9,7 +9,7 @@ cujit_status cj_kernel_attr(CUkernel k, CUdevice dev, CUfunction_attribute a, in
 }
 
 /* Fills fn's slot for `dev` (module lock held). */
-cujit_status cj_slot_fill(const cujit_function *fn, CUdevice dev) {
+static cujit_status slot_fill(const cujit_function *fn, CUdevice dev) {
   cj_module *m = fn->module;
   cj_mstate *s = m->dev;
   cj_fstate *fs = fn->dev;
@@ -49,6 +49,16 @@ cujit_status cj_slot_fill(const cujit_function *fn, CUdevice dev) {
   slot->lim = lim;
   __atomic_store_n(&slot->ready, 1, __ATOMIC_RELEASE);
   return CUJIT_OK;
+}
+
+cujit_status cj_slot_fill(const cujit_function *fn, CUdevice dev) {
+  CUstreamCaptureMode mode;
+  cujit_status st;
+  if (fn->dev->slot[dev].ready) return CUJIT_OK;
+  cj_capture_relax(&mode); /* loading code adds nothing to a capture: allowed during one */
+  st = slot_fill(fn, dev);
+  cj_capture_restore(&mode);
+  return st;
 }
 
 cujit_status cj_slot_index(const cj_fstate *fs, CUdevice dev) {

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "ops/ops.h"
+#include "launch/capture.h" /* refusals during a capture */
 
 static int real_of(int t) {
   return t == CUJIT_TYPE_C64 ? CUJIT_TYPE_F32 : t == CUJIT_TYPE_C128 ? CUJIT_TYPE_F64 : t;
@@ -251,6 +252,8 @@ cujit_status cujit_array_allclose(const cujit_array *ha, const cujit_array *hb, 
   cj_array *a, *b;
   CJ_CHECK(close, CUJIT_ERROR_INVALID_VALUE, "%s: close is NULL", fn);
   CJ_TRY(cj_array_get2(ha, hb, fn, "a", "b", &a, &b));
+  CJ_TRY(cj_capture_refuse(a->stream, "cujit_array_allclose() gives its answer in host memory, "
+                                      "which waits for the array's stream"));
   return allclose(fn, a, b, rtol, atol, equal_nan, close);
 }
 
@@ -264,6 +267,8 @@ cujit_status cujit_array_allclose_host(const cujit_array *ha, const void *b, siz
   cujit_status st;
   CJ_CHECK(close, CUJIT_ERROR_INVALID_VALUE, "%s: close is NULL", fn);
   CJ_TRY(cj_array_get(ha, fn, "a", &a));
+  CJ_TRY(cj_capture_refuse(a->stream, "cujit_array_allclose_host() gives its answer in host "
+                                      "memory, which waits for the array's stream"));
   esize = cj_elem_of(a->type)->size;
   CJ_CHECK(bytes == a->nbytes || bytes == esize, CUJIT_ERROR_INVALID_VALUE,
            "%s: b is %zu bytes; give a's elements (%zu bytes: its shape, C order, of a's type %s) "

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "ops/ops.h"
-#include "launch/launch.h" /* the pool */
+#include "launch/capture.h" /* the pool, and refusals during a capture */
 
 #define THREADS 256          /* threads per block */
 #define ITEMS 64             /* values a thread folds before the tree, in most passes */
@@ -216,6 +216,7 @@ cujit_status cj_reduce_run(cujit_function *fn, const cj_reduce_spec *s, int64_t 
   CUdevice dev = 0;
   pass_args p;
   cujit_status st;
+  if (host) CJ_TRY(cj_capture_refuse(stream, "a reduction into host memory waits for its stream"));
   p.n = nargs + 4;
   if (!(p.all = cj_calloc(p.n, sizeof *p.all))) return cj_fail_oom("launching a reduction");
   if (nargs) memcpy(p.all, args, nargs * sizeof *args);

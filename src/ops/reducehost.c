@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ops/ops.h"
+#include "launch/capture.h" /* refusals during a capture */
 
 /* The value of an element of `type` at p as a double: exact but for 64-bit integers
  * beyond 2^53 in magnitude, rounded to the nearest. */
@@ -92,6 +93,7 @@ cujit_status cujit_array_reduce_host(cujit_redop op, const cujit_array *h, void 
   cujit_status st;
   int rt;
   CJ_TRY(cj_array_get(h, fn, "a", &a));
+  CJ_TRY(cj_capture_refuse(a->stream, "a reduction into host memory waits for its stream"));
   CJ_CHECK(op >= CUJIT_REDOP_SUM && op <= CUJIT_REDOP_ARGMAX, CUJIT_ERROR_INVALID_VALUE,
            "%s: op is %d; use CUJIT_REDOP_SUM, _MIN, _MAX, _PROD, _ANY, _ALL, _ARGMIN or "
            "_ARGMAX",
@@ -112,6 +114,7 @@ cujit_status cujit_array_dot_host(const cujit_array *ha, const cujit_array *hb, 
   cujit_status st;
   int rt;
   CJ_TRY(cj_array_get2(ha, hb, fn, "a", "b", &a, &b));
+  CJ_TRY(cj_capture_refuse(a->stream, "a reduction into host memory waits for its stream"));
   rt = cujit_type_promote((cujit_type)a->type, (cujit_type)b->type, 0);
   snprintf(what, sizeof what, "the dot product of arrays of %s and %s", cj_elem_of(a->type)->name,
            cj_elem_of(b->type)->name);

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "ops/ops.h"
-#include "launch/launch.h" /* the pool */
+#include "launch/capture.h" /* the pool, and refusals during a capture */
 
 static cujit_status cu(CUresult r, const char *what) {
   return r == CUDA_SUCCESS ? CUJIT_OK : cj_cu_fail(r, what);
@@ -94,6 +94,8 @@ static cujit_status bad_word(indexed *x) {
   CUcontext ctx;
   x->bad = 0;
   if (x->mode != CUJIT_INDEX_RAISE || !x->idx->size) return CUJIT_OK;
+  CJ_TRY(cj_capture_refuse(x->a->stream, "CUJIT_INDEX_RAISE checks the indices by waiting for "
+                                         "the array's stream (CUJIT_INDEX_WRAP and _CLIP do not)"));
   CJ_TRY(cj_ctx_ensure(&ctx, &x->dev));
   CJ_TRY(cj_mem_pool_alloc(x->dev, 8, x->a->stream, &x->bad, &x->bad_owner));
   return cu(cj_cu.cuMemsetD8Async(x->bad, 0xff, 8, x->a->stream), "cuMemsetD8Async");

@@ -42,6 +42,21 @@
  * parameter list, compile/symbols.c). A launch (cuLaunchKernel, cuLaunchKernelEx) checks its
  *   parameters and queues a kernel that does nothing when it runs, except a kernel named
  *   "checkdriver_fault..." or one after checkdriver_fault_next_launch(), which faults.
+ * - Stream capture and graphs: work queued on a stream being captured (cuStreamBeginCapture;
+ *   copies, memsets, launches, graph launches) becomes nodes of the capture's graph instead
+ *   of being queued; cuStreamEndCapture gives the graph (or, when a call invalidated the
+ *   capture, none and CUDA_ERROR_STREAM_CAPTURE_INVALIDATED); the calls a capture forbids
+ *   fail and invalidate it (the capture section below says which: waits, the legacy stream
+ *   beside a blocking capture, pageable copies, and the calls deemed unsafe in a thread
+ *   whose capture mode forbids them, cuThreadExchangeStreamCaptureMode). A graph made
+ *   executable (cuGraphInstantiateWithFlags) is launched by queuing a copy of each of its
+ *   nodes on the stream, their memory checked live then, its kernels' libraries loaded,
+ *   its host memory page-locked, after its earlier launches; launched on a capturing stream,
+ *   its nodes join that capture. cuGraphExecUpdate takes the parameters of a graph of the
+ *   same nodes (another count: CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED; another kind:
+ *   _NODE_TYPE_CHANGED; a copy of another direction: _PARAMETERS_CHANGED), and
+ *   cuGraphExecKernelNodeSetParams one kernel node's, named by the node of the graph it was
+ *   made from. cuStreamGetCaptureInfo names the node made last.
  * - A fault (as an illegal address on a GPU): from the synchronisation that finds it, work
  *   queued anywhere is dropped and every call that does work, in any context of any device,
  *   returns CUDA_ERROR_ILLEGAL_ADDRESS (cuda.h says so of every later piece of CUDA work).
@@ -76,11 +91,12 @@
  * What it does not model: kernels' own work (a launch reads no argument's memory beyond
  * its pointers and writes nothing, but the last launch's parameters are kept for
  * checkdriver_last_params()); module globals (cuLibraryGetGlobal and the module API
- * answer CUDA_ERROR_NOT_SUPPORTED); textures, arrays, graphs, host functions, peer access,
- * managed memory; compressed fatbin entries other than zstd's (refused with
- * CUDA_ERROR_NOT_SUPPORTED; zstd's are read with libzstd, as cujit reads them); the
- * PTX JIT's errors; timing (cuEventElapsedTime answers 0.001 ms per finished item between
- * the two events); memory limits (cuMemGetInfo reports 80 GiB per device, less what is
+ * answer CUDA_ERROR_NOT_SUPPORTED); textures, arrays, host functions, peer access, managed
+ * memory; graph memory nodes (an allocation or free on a capturing stream is flagged),
+ * graphs built node by node, streams forked from a capture by events; compressed fatbin entries
+ * other than zstd's (refused with CUDA_ERROR_NOT_SUPPORTED; zstd's are read with libzstd, as cujit
+ * reads them); the PTX JIT's errors; timing (cuEventElapsedTime answers 0.001 ms per finished item
+ * between the two events); memory limits (cuMemGetInfo reports 80 GiB per device, less what is
  * allocated, and allocations do not fail). One lock serialises every call.
  *
  * Making a primary context can be slowed and made to fail, to show work beside it:
@@ -122,6 +138,8 @@ enum { MAGIC_KERNEL = 0x6b65726e, MAGIC_FUNC = 0x66756e63 };
 
 typedef struct fctx fctx;
 typedef struct fstream fstream;
+typedef struct fgraph fgraph;
+typedef struct gnode gnode;
 
 struct fctx {
   int used, dev, primary, alive, retains;
@@ -132,6 +150,13 @@ struct fstream {
   int used, legacy, nonblocking, destroyed;
   fctx *ctx;
   unsigned long long ctx_id;
+  /* a capture (cuStreamBeginCapture): its graph, mode, thread and ID, whether a call made
+   * during it invalidated it, and the node made last (the next one's dependency) */
+  fgraph *cap;
+  int cap_mode, cap_invalid;
+  pthread_t cap_thread;
+  unsigned long long cap_id;
+  gnode *cap_last;
 };
 
 typedef struct fpool {
@@ -156,7 +181,7 @@ typedef struct falloc {
 } falloc;
 
 typedef struct fevent {
-  int used, recorded;
+  int used, recorded, captured; /* captured: last recorded in a capture */
   fctx *ctx;
   unsigned long long ctx_id;
   fstream *s;
@@ -191,7 +216,8 @@ typedef struct op {
   void *host;              /* the host side of a copy from or to page-locked memory */
   size_t n;
   unsigned char value;
-  falloc *freed; /* OP_FREE */
+  falloc *freed;   /* OP_FREE */
+  const void *tag; /* the executable graph whose launch queued it, or NULL */
 } op;
 
 typedef struct flib flib;
@@ -258,12 +284,13 @@ static size_t report_len;
 /* Each thread's current context and fault request. Thread-specific data rather than
  * thread-local variables: this library is loaded with dlopen, and LeakSanitizer misreads the
  * dynamic TLS of such a library in threads that the program made. */
-static pthread_key_t current_key, fault_key;
+static pthread_key_t current_key, fault_key, mode_key;
 static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
 
 static void keys_make(void) {
   pthread_key_create(&current_key, NULL);
   pthread_key_create(&fault_key, NULL);
+  pthread_key_create(&mode_key, NULL);
 }
 
 static fctx *current_get(void) {
@@ -715,12 +742,20 @@ static void run_marked(const char *need) {
 /* Marks what must finish for queued work up to sequence `upto` on stream s (all of its
  * queue when upto is 0) to finish: that work and, transitively, the work on other streams
  * it waits for. */
+static void mark_waited(char *need);
 static char *mark_for(fstream *s, unsigned long long upto) {
   char *need = calloc(n_ops + 1, 1);
-  size_t i, k;
-  int grew = 1;
+  size_t i;
   if (!need) abort();
   for (i = 0; i < n_ops; i++) need[i] = ops[i].s == s && (!upto || ops[i].seq <= upto);
+  mark_waited(need);
+  return need;
+}
+
+/* Marks, transitively, the work the marked work waits for. */
+static void mark_waited(char *need) {
+  size_t i, k;
+  int grew = 1;
   while (grew) {
     grew = 0;
     for (i = n_ops; i-- > 0;) {
@@ -729,7 +764,6 @@ static char *mark_for(fstream *s, unsigned long long upto) {
         if (!need[k] && ordered(ops[i].s, ops[k].s)) need[k] = grew = 1;
     }
   }
-  return need;
 }
 
 static void pools_release(void);
@@ -783,6 +817,127 @@ static fstream *stream_of(const char *fn, fctx *c, CUstream h) {
   if (s->ctx != c)
     violation("%s: stream %p belongs to another context than the current one", fn, (void *)h);
   return s;
+}
+
+/* ---- stream capture: what a capturing stream records, and what a capture forbids ----
+ *
+ * Work queued on a stream being captured (copies, memsets, launches, graph launches) is
+ * recorded as nodes of the capture's graph instead of queued, its memory checked live now
+ * and again at each launch of the graph. A call the real driver refuses during a capture
+ * fails as cuda.h documents it, and invalidates the captures it conflicts with (the end then
+ * returns CUDA_ERROR_STREAM_CAPTURE_INVALIDATED): waiting for a capturing stream, its
+ * context or an event recorded in a capture (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+ * CUDA_ERROR_CAPTURED_EVENT), the legacy stream while a blocking stream of its context is
+ * captured (CUDA_ERROR_STREAM_CAPTURE_IMPLICIT), a copy of pageable host memory, and the
+ * calls cuda.h calls potentially unsafe (its example is cudaMalloc) made in a thread whose
+ * capture mode forbids them: cuMemAlloc, cuMemFree, cuMemHostAlloc, cuMemFreeHost,
+ * cuMemHostRegister and Unregister, cuLibraryLoadData and Unload, cuKernelGetFunction (which
+ * of these the real driver refuses is inferred, not seen: all are taken as unsafe, so that a
+ * test sees a library make them in the relaxed mode). */
+
+struct gnode {
+  int kind;             /* OP_HTOD, OP_DTOH, OP_DTOD, OP_SET, OP_KERNEL */
+  CUdeviceptr dst, src; /* device sides */
+  void *host;           /* the page-locked host side of a copy */
+  size_t n;
+  unsigned char value;   /* a memset's */
+  const void *h;         /* a kernel's handle: CUkernel or CUfunction */
+  unsigned char *params; /* its parameters, each at its offset */
+  size_t params_len;
+  unsigned dims[6]; /* grid, block */
+};
+
+struct fgraph {
+  int magic;
+  fctx *ctx;
+  unsigned long long ctx_id;
+  gnode **nodes;
+  size_t n, cap;
+};
+
+enum { MAGIC_GRAPH = 0x67726170, MAGIC_EXEC = 0x65786563 };
+static int n_capturing; /* streams capturing now: every check below is skipped at 0 */
+static unsigned long n_capture_queries; /* cuStreamIsCapturing and cuStreamGetCaptureInfo */
+static int host_pinned(const char *fn, const void *p, size_t n);
+
+static int thread_mode(void) {
+  pthread_once(&keys_once, keys_make);
+  return (int)(uintptr_t)pthread_getspecific(mode_key); /* 0: global, the default */
+}
+
+/* Calls cuda.h deems unsafe during a capture: refused (and the captures that forbid them
+ * invalidated) unless this thread's mode is relaxed, while this thread has a capture that is
+ * not relaxed, or (in global mode) another thread has a global one. */
+static CUresult unsafe_gate(void) {
+  int mode, refused = 0, i;
+  pthread_t self = pthread_self();
+  if (!n_capturing || (mode = thread_mode()) == CU_STREAM_CAPTURE_MODE_RELAXED) return CUDA_SUCCESS;
+  for (i = 0; i < MAX_STREAMS; i++) {
+    fstream *s = &streams[i];
+    if (!s->used || !s->cap || s->cap_mode == CU_STREAM_CAPTURE_MODE_RELAXED) continue;
+    if (pthread_equal(s->cap_thread, self) ||
+        (mode == CU_STREAM_CAPTURE_MODE_GLOBAL && s->cap_mode == CU_STREAM_CAPTURE_MODE_GLOBAL))
+      s->cap_invalid = refused = 1;
+  }
+  return refused ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
+}
+
+/* Work on the legacy stream while a blocking stream of its context is captured: it would
+ * wait for captured work. */
+static CUresult legacy_gate(fctx *c, const fstream *s) {
+  int refused = 0, i;
+  if (!n_capturing || !s->legacy) return CUDA_SUCCESS;
+  for (i = 0; i < MAX_STREAMS; i++)
+    if (streams[i].used && streams[i].cap && streams[i].ctx == c && !streams[i].nonblocking)
+      streams[i].cap_invalid = refused = 1;
+  return refused ? CUDA_ERROR_STREAM_CAPTURE_IMPLICIT : CUDA_SUCCESS;
+}
+
+/* A wait for the whole context while a stream of it is captured. */
+static CUresult ctx_gate(fctx *c) {
+  int refused = 0, i;
+  if (!n_capturing) return CUDA_SUCCESS;
+  for (i = 0; i < MAX_STREAMS; i++)
+    if (streams[i].used && streams[i].cap && streams[i].ctx == c)
+      streams[i].cap_invalid = refused = 1;
+  return refused ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
+}
+
+/* What a capturing stream refuses: the call fails and the capture is invalidated. */
+static CUresult capture_refuse(fstream *s, CUresult r) {
+  s->cap_invalid = 1;
+  return r;
+}
+
+static gnode *node_add(fstream *s, int kind) {
+  gnode *g = calloc(1, sizeof *g);
+  if (!g) abort();
+  g->kind = kind;
+  GROW(s->cap->nodes, s->cap->cap, s->cap->n + 1);
+  s->cap->nodes[s->cap->n++] = g;
+  s->cap_last = g;
+  return g;
+}
+
+/* A copy or memset recorded by a capturing stream: its device memory must be live (and the
+ * host side page-locked) now; each launch of the graph checks them again. */
+static CUresult capture_copy(const char *fn, fctx *c, fstream *s, int kind, CUdeviceptr dst,
+                             CUdeviceptr src, void *host, size_t n, unsigned char value) {
+  gnode *g;
+  if (s->cap_invalid) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+  if (!n) return CUDA_SUCCESS;
+  if ((kind == OP_HTOD || kind == OP_DTOH) && host_pinned(fn, host, n) <= 0)
+    return capture_refuse(s, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED); /* pageable */
+  if ((kind != OP_DTOH && !use(fn, c, NULL, dst, n, 1)) ||
+      ((kind == OP_DTOH || kind == OP_DTOD) && !use(fn, c, NULL, src, n, 0)))
+    return CUDA_ERROR_INVALID_VALUE;
+  g = node_add(s, kind);
+  g->dst = dst;
+  g->src = src;
+  g->host = host;
+  g->n = n;
+  g->value = value;
+  return CUDA_SUCCESS;
 }
 
 /* ---- pools ---- */
@@ -868,6 +1023,8 @@ static falloc *pool_take(fpool *p, fctx *c, fstream *s, size_t bytes) {
 
 /* ---- dying ---- */
 
+static void graph_drop(fgraph *g);
+
 static void kill_ctx(fctx *c) {
   size_t i;
   drop_ctx_work(c);
@@ -880,7 +1037,14 @@ static void kill_ctx(fctx *c) {
     alloc_settle(a);
   }
   for (i = 0; i < MAX_STREAMS; i++)
-    if (streams[i].used && streams[i].ctx == c && streams[i].ctx_id == c->id) streams[i].used = 0;
+    if (streams[i].used && streams[i].ctx == c && streams[i].ctx_id == c->id) {
+      if (streams[i].cap) { /* its capture dies with it */
+        graph_drop(streams[i].cap);
+        streams[i].cap = NULL;
+        n_capturing--;
+      }
+      streams[i].used = 0;
+    }
   for (i = 0; i < MAX_EVENTS; i++)
     if (events[i].used && events[i].ctx == c && events[i].ctx_id == c->id) events[i].used = 0;
   for (i = 0; i < MAX_POOLS; i++)
@@ -945,6 +1109,14 @@ static CUresult f_error_name(CUresult r, const char **s) {
     NAME_(CUDA_ERROR_ILLEGAL_ADDRESS)
     NAME_(CUDA_ERROR_NOT_SUPPORTED)
     NAME_(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED)
+    NAME_(CUDA_ERROR_ILLEGAL_STATE)
+    NAME_(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
+    NAME_(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)
+    NAME_(CUDA_ERROR_STREAM_CAPTURE_UNMATCHED)
+    NAME_(CUDA_ERROR_STREAM_CAPTURE_IMPLICIT)
+    NAME_(CUDA_ERROR_CAPTURED_EVENT)
+    NAME_(CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD)
+    NAME_(CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE)
 #undef NAME_
     default: *s = "CUDA_ERROR_UNKNOWN"; break;
   }
@@ -1136,6 +1308,7 @@ static CUresult f_ctx_sync(void) {
   CUresult r;
   ENTER("cuCtxSynchronize");
   if ((r = need_ctx("cuCtxSynchronize", &c)) != CUDA_SUCCESS) RETURN(r);
+  if ((r = ctx_gate(c)) != CUDA_SUCCESS) RETURN(r);
   finish_ctx(c);
   RETURN(sticky());
 }
@@ -1147,6 +1320,7 @@ static CUresult f_mem_alloc(CUdeviceptr *p, size_t bytes) {
   CUresult r;
   ENTER("cuMemAlloc");
   if ((r = need_ctx("cuMemAlloc", &c)) != CUDA_SUCCESS) RETURN(r);
+  if ((r = unsafe_gate()) != CUDA_SUCCESS) RETURN(r);
   if (!bytes) RETURN(CUDA_ERROR_INVALID_VALUE);
   *p = alloc_new(c, bytes, NULL)->base;
   alloc_prune();
@@ -1196,6 +1370,7 @@ static CUresult f_mem_free(CUdeviceptr p) {
   r = need_ctx("cuMemFree", &c);
   if (r != CUDA_SUCCESS && r == sticky_error) RETURN(refuse_free("cuMemFree", c, p));
   if (r != CUDA_SUCCESS) RETURN(r);
+  if ((r = unsafe_gate()) != CUDA_SUCCESS) RETURN(r);
   finish_ctx(c); /* the real driver waits for the device before freeing */
   if ((r = sticky()) != CUDA_SUCCESS) RETURN(r);
   /* work queued in other contexts is not waited for */
@@ -1234,6 +1409,7 @@ static CUresult f_host_alloc(void **p, size_t bytes, unsigned flags) {
   (void)flags;
   ENTER("cuMemHostAlloc");
   if ((r = need_ctx("cuMemHostAlloc", &c)) != CUDA_SUCCESS) RETURN(r);
+  if ((r = unsafe_gate()) != CUDA_SUCCESS) RETURN(r);
   if (!bytes) RETURN(CUDA_ERROR_INVALID_VALUE);
   m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (m == MAP_FAILED) RETURN(CUDA_ERROR_OUT_OF_MEMORY);
@@ -1260,6 +1436,7 @@ static CUresult f_host_free(void *p) {
   size_t i;
   ENTER("cuMemFreeHost");
   if ((r = need_ctx("cuMemFreeHost", &c)) != CUDA_SUCCESS && r != sticky_error) RETURN(r);
+  if (!r && (r = unsafe_gate()) != CUDA_SUCCESS) RETURN(r);
   if (!r) finish_ctx(c);
   for (i = 0; i < n_pins; i++)
     if (pins[i].lo == p && pins[i].mapped) break;
@@ -1288,6 +1465,7 @@ static CUresult f_host_register(void *p, size_t bytes, unsigned flags) {
   (void)flags;
   ENTER("cuMemHostRegister");
   if ((r = need_ctx("cuMemHostRegister", &c)) != CUDA_SUCCESS) RETURN(r);
+  if ((r = unsafe_gate()) != CUDA_SUCCESS) RETURN(r);
   if (!p || !bytes || pinned_find(p, 1)) RETURN(CUDA_ERROR_INVALID_VALUE);
   GROW(pins, cap_pins, n_pins + 1);
   pins[n_pins].lo = p;
@@ -1306,6 +1484,7 @@ static CUresult f_host_unregister(void *p) {
   size_t i;
   ENTER("cuMemHostUnregister");
   if ((r = need_ctx("cuMemHostUnregister", &c)) != CUDA_SUCCESS) RETURN(r);
+  if ((r = unsafe_gate()) != CUDA_SUCCESS) RETURN(r);
   finish_ctx(c);
   for (i = 0; i < n_pins; i++)
     if (pins[i].lo == p && !pins[i].mapped) break;
@@ -1338,6 +1517,8 @@ static CUresult htod(const char *fn, CUdeviceptr dst, const void *src, size_t n,
   int pin;
   if ((r = need_ctx(fn, &c)) != CUDA_SUCCESS) return r;
   if (!(s = stream_of(fn, c, h))) return CUDA_ERROR_INVALID_HANDLE;
+  if (s->cap) return capture_copy(fn, c, s, OP_HTOD, dst, 0, (void *)(uintptr_t)src, n, 0);
+  if ((r = legacy_gate(c, s)) != CUDA_SUCCESS) return r;
   if (!n) return CUDA_SUCCESS;
   if ((pin = host_pinned(fn, src, n)) < 0) return CUDA_ERROR_INVALID_VALUE;
   if (sync && !pin) finish_stream(s, 0); /* a stream sync before a pageable copy */
@@ -1366,6 +1547,8 @@ static CUresult dtoh(const char *fn, void *dst, CUdeviceptr src, size_t n, CUstr
   unsigned char *bounce = NULL;
   if ((r = need_ctx(fn, &c)) != CUDA_SUCCESS) return r;
   if (!(s = stream_of(fn, c, h))) return CUDA_ERROR_INVALID_HANDLE;
+  if (s->cap) return capture_copy(fn, c, s, OP_DTOH, 0, src, dst, n, 0);
+  if ((r = legacy_gate(c, s)) != CUDA_SUCCESS) return r;
   if (!n) return CUDA_SUCCESS;
   if ((pin = host_pinned(fn, dst, n)) < 0) return CUDA_ERROR_INVALID_VALUE;
   if (!(a = use(fn, c, s, src, n, 0))) return CUDA_ERROR_INVALID_VALUE;
@@ -1407,6 +1590,8 @@ static CUresult dtod(const char *fn, CUdeviceptr dst, CUdeviceptr src, size_t n,
   CUresult r;
   if ((r = need_ctx(fn, &c)) != CUDA_SUCCESS) return r;
   if (!(s = stream_of(fn, c, h))) return CUDA_ERROR_INVALID_HANDLE;
+  if (s->cap) return capture_copy(fn, c, s, OP_DTOD, dst, src, NULL, n, 0);
+  if ((r = legacy_gate(c, s)) != CUDA_SUCCESS) return r;
   if (!n) return CUDA_SUCCESS;
   if (!(a = use(fn, c, s, dst, n, 1)) || !(b = use(fn, c, s, src, n, 0)))
     return CUDA_ERROR_INVALID_VALUE;
@@ -1425,6 +1610,8 @@ static CUresult memset8(const char *fn, CUdeviceptr dst, unsigned char v, size_t
   CUresult r;
   if ((r = need_ctx(fn, &c)) != CUDA_SUCCESS) return r;
   if (!(s = stream_of(fn, c, h))) return CUDA_ERROR_INVALID_HANDLE;
+  if (s->cap) return capture_copy(fn, c, s, OP_SET, dst, 0, NULL, n, v);
+  if ((r = legacy_gate(c, s)) != CUDA_SUCCESS) return r;
   if (!n) return CUDA_SUCCESS;
   if (!(a = use(fn, c, s, dst, n, 1))) return CUDA_ERROR_INVALID_VALUE;
   o = op_new(s, OP_SET);
@@ -1513,6 +1700,13 @@ static CUresult alloc_async(const char *fn, CUdeviceptr *p, size_t bytes, fpool 
   CUresult r;
   if ((r = need_ctx(fn, &c)) != CUDA_SUCCESS) return r;
   if (!(s = stream_of(fn, c, h))) return CUDA_ERROR_INVALID_HANDLE;
+  if (s->cap) { /* a memory node: not modelled */
+    violation("%s: an allocation on a stream being captured (a graph memory node, which this "
+              "driver does not model)",
+              fn);
+    return capture_refuse(s, CUDA_ERROR_NOT_SUPPORTED);
+  }
+  if ((r = legacy_gate(c, s)) != CUDA_SUCCESS) return r;
   if (!pool) pool = default_pool(c->dev, c);
   if (!pool_live(fn, pool, c)) return CUDA_ERROR_INVALID_VALUE;
   if (!bytes) return CUDA_ERROR_INVALID_VALUE;
@@ -1541,6 +1735,13 @@ static CUresult f_free_async(CUdeviceptr p, CUstream h) {
   if (r != CUDA_SUCCESS && r == sticky_error) RETURN(refuse_free("cuMemFreeAsync", c, p));
   if (r != CUDA_SUCCESS) RETURN(r);
   if (!(s = stream_of("cuMemFreeAsync", c, h))) RETURN(CUDA_ERROR_INVALID_HANDLE);
+  if (s->cap) { /* a memory node: not modelled */
+    violation("cuMemFreeAsync: 0x%llx freed on a stream being captured (a graph memory node, "
+              "which this driver does not model)",
+              (unsigned long long)p);
+    RETURN(capture_refuse(s, CUDA_ERROR_NOT_SUPPORTED));
+  }
+  if ((r = legacy_gate(c, s)) != CUDA_SUCCESS) RETURN(r);
   if ((r = free_checked("cuMemFreeAsync", c, s, p, &a)) != CUDA_SUCCESS) RETURN(r);
   if (a->pool && !pool_live("cuMemFreeAsync", a->pool, NULL)) RETURN(CUDA_ERROR_INVALID_VALUE);
   a->state = A_FREED;
@@ -1662,6 +1863,7 @@ static CUresult f_stream_destroy(CUstream h) {
   if ((r = need_ctx("cuStreamDestroy", &c)) != CUDA_SUCCESS && r != CUDA_ERROR_ILLEGAL_ADDRESS)
     RETURN(r);
   if (!h || !(s = stream_of("cuStreamDestroy", c, h))) RETURN(CUDA_ERROR_INVALID_HANDLE);
+  if (s->cap) RETURN(capture_refuse(s, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED));
   for (i = 0; i < n_ops; i++) busy |= ops[i].s == s;
   if (busy) {
     s->destroyed = 1; /* the slot is kept until its work is done */
@@ -1677,6 +1879,8 @@ static CUresult stream_wait(const char *fn, CUstream h) {
   CUresult r;
   if ((r = need_ctx(fn, &c)) != CUDA_SUCCESS) return r;
   if (!(s = stream_of(fn, c, h))) return CUDA_ERROR_INVALID_HANDLE;
+  if (s->cap) return capture_refuse(s, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+  if ((r = legacy_gate(c, s)) != CUDA_SUCCESS) return r;
   finish_stream(s, 0);
   return sticky();
 }
@@ -1749,6 +1953,12 @@ static CUresult f_event_record(CUevent h, CUstream st) {
   if (!(e = event_of("cuEventRecord", h)) || !(s = stream_of("cuEventRecord", c, st)))
     RETURN(CUDA_ERROR_INVALID_HANDLE);
   if (e->ctx != c) violation("cuEventRecord: event %p belongs to another context", (void *)h);
+  if (s->cap) { /* a point of the capture, for other streams to wait for: nothing recorded */
+    e->captured = 1;
+    RETURN(s->cap_invalid ? CUDA_ERROR_STREAM_CAPTURE_INVALIDATED : CUDA_SUCCESS);
+  }
+  if ((r = legacy_gate(c, s)) != CUDA_SUCCESS) RETURN(r);
+  e->captured = 0;
   e->recorded = 1;
   e->s = s;
   e->seq = next_seq++;
@@ -1760,6 +1970,7 @@ static CUresult f_event_sync(CUevent h) {
   fevent *e;
   ENTER("cuEventSynchronize");
   if (!(e = event_of("cuEventSynchronize", h))) RETURN(CUDA_ERROR_INVALID_HANDLE);
+  if (e->captured) RETURN(CUDA_ERROR_CAPTURED_EVENT);
   if (e->recorded) {
     finish_stream(e->s, e->seq);
     if (!e->done_at) e->done_at = finished_items + 1;
@@ -1881,6 +2092,7 @@ static CUresult f_library_load(CUlibrary *out, const void *image, CUjit_option *
   ENTER("cuLibraryLoadData");
   if (!image) RETURN(CUDA_ERROR_INVALID_VALUE);
   if (sticky_error) RETURN(sticky_error);
+  if ((r = unsafe_gate()) != CUDA_SUCCESS) RETURN(r);
   if (!(l = calloc(1, sizeof *l))) abort();
   if ((r = image_code(image, l)) != CUDA_SUCCESS) {
     free(l);
@@ -1910,8 +2122,10 @@ static flib *lib_of(const char *fn, CUlibrary h) {
 
 static CUresult f_library_unload(CUlibrary h) {
   flib *l;
+  CUresult r;
   ENTER("cuLibraryUnload");
   if (!(l = lib_of("cuLibraryUnload", h))) RETURN(CUDA_ERROR_INVALID_HANDLE);
+  if ((r = unsafe_gate()) != CUDA_SUCCESS) RETURN(r);
   l->loaded = 0; /* kept, so that a handle used later is recognised as unloaded */
   RETURN(CUDA_SUCCESS);
 }
@@ -2009,6 +2223,7 @@ static CUresult f_kernel_function(CUfunction *out, CUkernel h) {
   CUresult r;
   ENTER("cuKernelGetFunction");
   if ((r = need_ctx("cuKernelGetFunction", &c)) != CUDA_SUCCESS) RETURN(r);
+  if ((r = unsafe_gate()) != CUDA_SUCCESS) RETURN(r);
   if (!(k = kernel_of("cuKernelGetFunction", h, &f)) || f) RETURN(CUDA_ERROR_INVALID_HANDLE);
   l = k->lib;
   for (i = 0; i < l->n_funcs; i++)
@@ -2142,34 +2357,16 @@ static CUdeviceptr launch_address(CUdeviceptr p) {
  * is read at its size, and each pointer-sized one holding a fake device address must point
  * into live memory of the current context (or at its end), which the queued kernel then
  * uses (whole allocations, read and written). */
-static CUresult launch(const char *fn, const void *h, unsigned gx, unsigned gy, unsigned gz,
-                       unsigned bx, unsigned by, unsigned bz, CUstream st, void **params,
-                       void **extra) {
-  fctx *c;
-  fstream *s;
-  ffunc *f;
-  fkernel *k;
+/* Queues kernel k (handle h, its parameters packed at their offsets in `packed`) on s: each
+ * pointer-sized parameter holding a fake device address must point into live memory of the
+ * current context (or at its end), which the queued kernel then uses. */
+static CUresult queue_kernel(const char *fn, fctx *c, fstream *s, const fkernel *k,
+                             const unsigned char *packed) {
   op *o;
-  size_t i;
-  CUresult r;
-  if ((r = need_ctx(fn, &c)) != CUDA_SUCCESS) return r;
-  if (!(k = kernel_of(fn, h, &f))) return CUDA_ERROR_INVALID_HANDLE;
-  if (f && (f->ctx != c || f->ctx_id != c->id || !c->alive)) {
-    violation("%s: function %p of kernel '%s' belongs to %s", fn, h, k->name,
-              f->ctx != c ? "another context" : "a dead life of this context");
-    return CUDA_ERROR_INVALID_HANDLE;
-  }
-  if (!(s = stream_of(fn, c, st))) return CUDA_ERROR_INVALID_HANDLE;
-  if (!gx || !gy || !gz || !bx || !by || !bz || (unsigned long long)bx * by * bz > 1024)
-    return CUDA_ERROR_INVALID_VALUE;
-  if (extra) return CUDA_ERROR_NOT_SUPPORTED;
-  if (!k->params_known) return CUDA_ERROR_NOT_SUPPORTED;
-  if (k->nparams && !params) return CUDA_ERROR_INVALID_VALUE;
+  size_t i, len = k->nparams ? k->off[k->nparams - 1] + k->size[k->nparams - 1] : 0;
   memset(last_params, 0, sizeof last_params);
-  last_params_len = k->nparams ? k->off[k->nparams - 1] + k->size[k->nparams - 1] : 0;
-  for (i = 0; i < k->nparams; i++)
-    if (k->off[i] + k->size[i] <= sizeof last_params)
-      memcpy(last_params + k->off[i], params[i], k->size[i]);
+  last_params_len = len;
+  memcpy(last_params, packed, len < sizeof last_params ? len : sizeof last_params);
   o = op_new(s, OP_KERNEL);
   o->kt = calloc(k->nparams + 1, sizeof *o->kt);
   for (i = 0; i < k->nparams; i++) {
@@ -2177,7 +2374,7 @@ static CUresult launch(const char *fn, const void *h, unsigned gx, unsigned gy, 
     falloc *a;
     char what[256];
     if (k->size[i] != sizeof p) continue;
-    memcpy(&p, params[i], sizeof p);
+    memcpy(&p, packed + k->off[i], sizeof p);
     if (!in_arena(p)) continue;
     snprintf(what, sizeof what, "%s (kernel '%s', parameter %zu)", fn, k->name, i);
     if ((a = use(what, c, NULL, launch_address(p), 1, 1)) != NULL) {
@@ -2194,6 +2391,76 @@ static CUresult launch(const char *fn, const void *h, unsigned gx, unsigned gy, 
   return sticky();
 }
 
+/* The parameters at their offsets, in a buffer of their own (its length in *len). */
+static unsigned char *pack_params(const fkernel *k, void **params, size_t *len) {
+  unsigned char *b;
+  size_t i;
+  *len = k->nparams ? k->off[k->nparams - 1] + k->size[k->nparams - 1] : 0;
+  if (!(b = calloc(1, *len + 1))) abort();
+  for (i = 0; i < k->nparams; i++) memcpy(b + k->off[i], params[i], k->size[i]);
+  return b;
+}
+
+/* A kernel's handle usable in context c: a kernel, or a function of c's life; NULL (flagged)
+ * otherwise. */
+static fkernel *launchable(const char *fn, const void *h, fctx *c) {
+  ffunc *f;
+  fkernel *k = kernel_of(fn, h, &f);
+  if (k && f && (f->ctx != c || f->ctx_id != c->id || !c->alive)) {
+    violation("%s: function %p of kernel '%s' belongs to %s", fn, h, k->name,
+              f->ctx != c ? "another context" : "a dead life of this context");
+    return NULL;
+  }
+  return k;
+}
+
+/* A launch: the handle is a kernel, or a function of the current context; every parameter
+ * is read at its size. On a capturing stream it becomes a node of the capture (its
+ * pointers checked now and at each launch of the graph); otherwise it is queued. */
+static CUresult launch(const char *fn, const void *h, unsigned gx, unsigned gy, unsigned gz,
+                       unsigned bx, unsigned by, unsigned bz, CUstream st, void **params,
+                       void **extra) {
+  fctx *c;
+  fstream *s;
+  fkernel *k;
+  unsigned char *packed;
+  size_t len, i;
+  CUresult r;
+  if ((r = need_ctx(fn, &c)) != CUDA_SUCCESS) return r;
+  if (!(k = launchable(fn, h, c))) return CUDA_ERROR_INVALID_HANDLE;
+  if (!(s = stream_of(fn, c, st))) return CUDA_ERROR_INVALID_HANDLE;
+  if (s->cap && s->cap_invalid) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+  if ((r = legacy_gate(c, s)) != CUDA_SUCCESS) return r;
+  if (!gx || !gy || !gz || !bx || !by || !bz || (unsigned long long)bx * by * bz > 1024)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (extra) return CUDA_ERROR_NOT_SUPPORTED;
+  if (!k->params_known) return CUDA_ERROR_NOT_SUPPORTED;
+  if (k->nparams && !params) return CUDA_ERROR_INVALID_VALUE;
+  packed = pack_params(k, params, &len);
+  if (!s->cap) {
+    r = queue_kernel(fn, c, s, k, packed);
+    free(packed);
+    return r;
+  }
+  for (i = 0; i < k->nparams; i++) { /* the memory it points into must be live now */
+    CUdeviceptr p = 0;
+    char what[256];
+    if (k->size[i] != sizeof p) continue;
+    memcpy(&p, packed + k->off[i], sizeof p);
+    snprintf(what, sizeof what, "%s (kernel '%s', parameter %zu)", fn, k->name, i);
+    if (in_arena(p)) use(what, c, NULL, launch_address(p), 1, 1);
+  }
+  {
+    gnode *g = node_add(s, OP_KERNEL);
+    unsigned dims[6] = {gx, gy, gz, bx, by, bz};
+    g->h = h;
+    g->params = packed;
+    g->params_len = len;
+    memcpy(g->dims, dims, sizeof dims);
+  }
+  return sticky();
+}
+
 static CUresult f_launch(CUfunction h, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                          unsigned by, unsigned bz, unsigned smem, CUstream s, void **params,
                          void **extra) {
@@ -2205,6 +2472,354 @@ static CUresult f_launch_ex(const CUlaunchConfig *cfg, CUfunction h, void **para
   LOCKED("cuLaunchKernelEx",
          launch("cuLaunchKernelEx", h, cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ, cfg->blockDimX,
                 cfg->blockDimY, cfg->blockDimZ, cfg->hStream, params, extra));
+}
+
+/* ---- graphs: captures ended into graphs, made executable, launched, updated ---- */
+
+typedef struct fexec {
+  int magic;
+  fctx *ctx;
+  unsigned long long ctx_id;
+  gnode *nodes;       /* its own copies */
+  const gnode **orig; /* the nodes of the graph it was made from, which name its nodes */
+  size_t n;
+} fexec;
+
+static fgraph **graphs;
+static size_t n_graphs, cap_graphs;
+static fexec **execs;
+static size_t n_execs, cap_execs;
+
+static fgraph *graph_of(const char *fn, CUgraph h) {
+  size_t i;
+  for (i = 0; i < n_graphs; i++)
+    if (graphs[i] == (fgraph *)(void *)h) return graphs[i];
+  violation("%s: %p is not a live graph", fn, (void *)h);
+  return NULL;
+}
+
+static fexec *exec_of(const char *fn, CUgraphExec h) {
+  size_t i;
+  for (i = 0; i < n_execs; i++)
+    if (execs[i] == (fexec *)(void *)h) return execs[i];
+  violation("%s: %p is not a live executable graph", fn, (void *)h);
+  return NULL;
+}
+
+static void node_copy(gnode *to, const gnode *from) {
+  *to = *from;
+  if (from->params) {
+    if (!(to->params = malloc(from->params_len + 1))) abort();
+    memcpy(to->params, from->params, from->params_len);
+  }
+}
+
+static void graph_drop(fgraph *g) {
+  size_t i;
+  for (i = 0; i < g->n; i++) {
+    free(g->nodes[i]->params);
+    free(g->nodes[i]);
+  }
+  free(g->nodes);
+  free(g);
+}
+
+static CUresult f_begin_capture(CUstream h, CUstreamCaptureMode mode) {
+  fctx *c;
+  fstream *s;
+  CUresult r;
+  ENTER("cuStreamBeginCapture");
+  if ((r = need_ctx("cuStreamBeginCapture", &c)) != CUDA_SUCCESS) RETURN(r);
+  if (!(s = stream_of("cuStreamBeginCapture", c, h))) RETURN(CUDA_ERROR_INVALID_HANDLE);
+  if (s->legacy) RETURN(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+  if (s->cap) RETURN(CUDA_ERROR_ILLEGAL_STATE);
+  if ((unsigned)mode > CU_STREAM_CAPTURE_MODE_RELAXED) RETURN(CUDA_ERROR_INVALID_VALUE);
+  if (!(s->cap = calloc(1, sizeof *s->cap))) abort();
+  s->cap->magic = MAGIC_GRAPH;
+  s->cap->ctx = c;
+  s->cap->ctx_id = c->id;
+  s->cap_mode = (int)mode;
+  s->cap_invalid = 0;
+  s->cap_thread = pthread_self();
+  s->cap_id = next_id++;
+  s->cap_last = NULL;
+  n_capturing++;
+  RETURN(CUDA_SUCCESS);
+}
+
+static CUresult f_end_capture(CUstream h, CUgraph *out) {
+  fctx *c;
+  fstream *s;
+  fgraph *g;
+  CUresult r;
+  ENTER("cuStreamEndCapture");
+  *out = NULL;
+  if ((r = need_ctx("cuStreamEndCapture", &c)) != CUDA_SUCCESS) RETURN(r);
+  if (!(s = stream_of("cuStreamEndCapture", c, h))) RETURN(CUDA_ERROR_INVALID_HANDLE);
+  if (!s->cap) RETURN(CUDA_ERROR_STREAM_CAPTURE_UNMATCHED);
+  if (s->cap_mode != CU_STREAM_CAPTURE_MODE_RELAXED &&
+      !pthread_equal(s->cap_thread, pthread_self()))
+    RETURN(CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD);
+  g = s->cap;
+  s->cap = NULL;
+  s->cap_last = NULL;
+  n_capturing--;
+  if (s->cap_invalid) {
+    graph_drop(g);
+    RETURN(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+  }
+  GROW(graphs, cap_graphs, n_graphs + 1);
+  graphs[n_graphs++] = g;
+  *out = (CUgraph)(void *)g;
+  RETURN(CUDA_SUCCESS);
+}
+
+static CUresult f_is_capturing(CUstream h, CUstreamCaptureStatus *status) {
+  fctx *c;
+  fstream *s;
+  CUresult r;
+  int i;
+  ENTER("cuStreamIsCapturing");
+  n_capture_queries++;
+  if ((r = need_ctx("cuStreamIsCapturing", &c)) != CUDA_SUCCESS) RETURN(r);
+  if (!(s = stream_of("cuStreamIsCapturing", c, h))) RETURN(CUDA_ERROR_INVALID_HANDLE);
+  *status = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (s->legacy) { /* asking does not invalidate the blocking streams' captures */
+    for (i = 0; i < MAX_STREAMS; i++)
+      if (streams[i].used && streams[i].cap && streams[i].ctx == c && !streams[i].nonblocking)
+        RETURN(CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
+    RETURN(CUDA_SUCCESS);
+  }
+  if (s->cap)
+    *status =
+        s->cap_invalid ? CU_STREAM_CAPTURE_STATUS_INVALIDATED : CU_STREAM_CAPTURE_STATUS_ACTIVE;
+  RETURN(CUDA_SUCCESS);
+}
+
+static CUresult f_capture_info(CUstream h, CUstreamCaptureStatus *status, cuuint64_t *id,
+                               CUgraph *graph, const CUgraphNode **deps,
+                               const CUgraphEdgeData **edges, size_t *n) {
+  fctx *c;
+  fstream *s;
+  CUresult r;
+  ENTER("cuStreamGetCaptureInfo");
+  n_capture_queries++;
+  if ((r = need_ctx("cuStreamGetCaptureInfo", &c)) != CUDA_SUCCESS) RETURN(r);
+  if (!(s = stream_of("cuStreamGetCaptureInfo", c, h))) RETURN(CUDA_ERROR_INVALID_HANDLE);
+  *status = !s->cap          ? CU_STREAM_CAPTURE_STATUS_NONE
+            : s->cap_invalid ? CU_STREAM_CAPTURE_STATUS_INVALIDATED
+                             : CU_STREAM_CAPTURE_STATUS_ACTIVE;
+  if (id) *id = s->cap ? s->cap_id : 0;
+  if (graph) *graph = (CUgraph)(void *)s->cap;
+  if (deps) *deps = s->cap && s->cap_last ? (const CUgraphNode *)&s->cap_last : NULL;
+  if (edges) *edges = NULL;
+  if (n) *n = s->cap && s->cap_last ? 1 : 0;
+  RETURN(CUDA_SUCCESS);
+}
+
+static CUresult f_exchange_mode(CUstreamCaptureMode *mode) {
+  int was = thread_mode();
+  if ((unsigned)*mode > CU_STREAM_CAPTURE_MODE_RELAXED) return CUDA_ERROR_INVALID_VALUE;
+  pthread_setspecific(mode_key, (void *)(uintptr_t)*mode);
+  *mode = (CUstreamCaptureMode)was;
+  return CUDA_SUCCESS;
+}
+
+static CUresult f_instantiate(CUgraphExec *out, CUgraph h, unsigned long long flags) {
+  fctx *c;
+  fgraph *g;
+  fexec *e;
+  CUresult r;
+  size_t i;
+  ENTER("cuGraphInstantiateWithFlags");
+  if ((r = need_ctx("cuGraphInstantiateWithFlags", &c)) != CUDA_SUCCESS) RETURN(r);
+  if (!(g = graph_of("cuGraphInstantiateWithFlags", h))) RETURN(CUDA_ERROR_INVALID_VALUE);
+  if (flags) RETURN(CUDA_ERROR_NOT_SUPPORTED);
+  if (!(e = calloc(1, sizeof *e)) || !(e->nodes = calloc(g->n + 1, sizeof *e->nodes)) ||
+      !(e->orig = calloc(g->n + 1, sizeof *e->orig)))
+    abort();
+  e->magic = MAGIC_EXEC;
+  e->ctx = g->ctx;
+  e->ctx_id = g->ctx_id;
+  e->n = g->n;
+  for (i = 0; i < g->n; i++) {
+    node_copy(&e->nodes[i], g->nodes[i]);
+    e->orig[i] = g->nodes[i];
+  }
+  GROW(execs, cap_execs, n_execs + 1);
+  execs[n_execs++] = e;
+  *out = (CUgraphExec)(void *)e;
+  RETURN(CUDA_SUCCESS);
+}
+
+/* Queues one node of a graph's launch on s, its memory checked again now. */
+static CUresult queue_node(const char *fn, fctx *c, fstream *s, const gnode *g) {
+  falloc *a = NULL, *b = NULL;
+  fkernel *k;
+  op *o;
+  if (g->kind == OP_KERNEL) {
+    if (!(k = launchable(fn, g->h, c))) return CUDA_ERROR_INVALID_HANDLE;
+    return queue_kernel(fn, c, s, k, g->params);
+  }
+  if ((g->kind == OP_HTOD || g->kind == OP_DTOH) && host_pinned(fn, g->host, g->n) <= 0) {
+    violation("%s: a graph's copy uses host memory %p that is not page-locked (any more)", fn,
+              g->host);
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  if ((g->kind != OP_DTOH && !(a = use(fn, c, s, g->dst, g->n, 1))) ||
+      ((g->kind == OP_DTOH || g->kind == OP_DTOD) && !(b = use(fn, c, s, g->src, g->n, 0))))
+    return CUDA_ERROR_INVALID_VALUE;
+  o = op_new(s, g->kind);
+  if (g->kind == OP_DTOH) {
+    o->nt = 1; /* the host side */
+  } else {
+    op_touch(o, a, g->dst, g->n, 1);
+  }
+  if (b) op_touch(o, b, g->src, g->n, 0);
+  o->n = g->n;
+  o->host = g->host;
+  o->value = g->value;
+  return CUDA_SUCCESS;
+}
+
+/* Finishes the work queued by the earlier launches of e (launches of one executable graph
+ * run one after another, whatever their streams). */
+static void finish_tagged(const fexec *e) {
+  char *need = calloc(n_ops + 1, 1);
+  size_t i;
+  if (!need) abort();
+  for (i = 0; i < n_ops; i++) need[i] = ops[i].tag == e;
+  mark_waited(need);
+  run_marked(need);
+  free(need);
+  pools_release();
+}
+
+static CUresult f_graph_launch(CUgraphExec h, CUstream st) {
+  fctx *c;
+  fstream *s;
+  fexec *e;
+  CUresult r;
+  size_t i, from;
+  ENTER("cuGraphLaunch");
+  if ((r = need_ctx("cuGraphLaunch", &c)) != CUDA_SUCCESS) RETURN(r);
+  if (!(e = exec_of("cuGraphLaunch", h))) RETURN(CUDA_ERROR_INVALID_VALUE);
+  if (e->ctx != c || e->ctx_id != c->id) {
+    violation("cuGraphLaunch: executable graph %p belongs to %s", (void *)h,
+              e->ctx != c ? "another context" : "a dead life of this context");
+    RETURN(CUDA_ERROR_INVALID_CONTEXT);
+  }
+  if (!(s = stream_of("cuGraphLaunch", c, st))) RETURN(CUDA_ERROR_INVALID_HANDLE);
+  if (s->cap) { /* a child graph of the capture: its nodes, as they are now */
+    if (s->cap_invalid) RETURN(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    for (i = 0; i < e->n; i++) node_copy(node_add(s, e->nodes[i].kind), &e->nodes[i]);
+    RETURN(CUDA_SUCCESS);
+  }
+  if ((r = legacy_gate(c, s)) != CUDA_SUCCESS) RETURN(r);
+  finish_tagged(e);
+  for (i = 0; i < e->n; i++) {
+    from = n_ops;
+    if ((r = queue_node("cuGraphLaunch", c, s, &e->nodes[i])) != CUDA_SUCCESS) RETURN(r);
+    for (; from < n_ops; from++) ops[from].tag = e;
+  }
+  RETURN(sticky());
+}
+
+static CUresult f_exec_update(CUgraphExec h, CUgraph hg, CUgraphExecUpdateResultInfo *info) {
+  fexec *e;
+  fgraph *g;
+  size_t i;
+  ENTER("cuGraphExecUpdate");
+  memset(info, 0, sizeof *info);
+  if (!(e = exec_of("cuGraphExecUpdate", h)) || !(g = graph_of("cuGraphExecUpdate", hg))) {
+    info->result = CU_GRAPH_EXEC_UPDATE_ERROR;
+    RETURN(CUDA_ERROR_INVALID_VALUE);
+  }
+  info->result =
+      g->n != e->n ? CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED : CU_GRAPH_EXEC_UPDATE_SUCCESS;
+  for (i = 0; i < g->n && info->result == CU_GRAPH_EXEC_UPDATE_SUCCESS; i++) {
+    int was = e->nodes[i].kind, now = g->nodes[i]->kind;
+    if (was == now) continue;
+    info->errorNode = (CUgraphNode)(void *)g->nodes[i];
+    info->result = was == OP_KERNEL || now == OP_KERNEL || was == OP_SET || now == OP_SET
+                       ? CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED
+                       : CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED; /* a copy's direction */
+  }
+  if (info->result != CU_GRAPH_EXEC_UPDATE_SUCCESS) RETURN(CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
+  for (i = 0; i < g->n; i++) {
+    free(e->nodes[i].params);
+    node_copy(&e->nodes[i], g->nodes[i]);
+  }
+  RETURN(CUDA_SUCCESS);
+}
+
+static CUresult f_exec_set_kernel(CUgraphExec h, CUgraphNode node,
+                                  const CUDA_KERNEL_NODE_PARAMS *p) {
+  fctx *c;
+  fexec *e;
+  fkernel *k;
+  gnode *g = NULL;
+  const void *kh;
+  size_t i, len;
+  CUresult r;
+  ENTER("cuGraphExecKernelNodeSetParams");
+  if ((r = need_ctx("cuGraphExecKernelNodeSetParams", &c)) != CUDA_SUCCESS) RETURN(r);
+  if (!(e = exec_of("cuGraphExecKernelNodeSetParams", h))) RETURN(CUDA_ERROR_INVALID_VALUE);
+  for (i = 0; i < e->n && !g; i++)
+    if (e->orig[i] == (const gnode *)(void *)node) g = &e->nodes[i];
+  if (!g || g->kind != OP_KERNEL) {
+    violation("cuGraphExecKernelNodeSetParams: %p is not a kernel node of the graph the "
+              "executable graph was made from",
+              (void *)node);
+    RETURN(CUDA_ERROR_INVALID_VALUE);
+  }
+  kh = p->func ? (const void *)p->func : (const void *)p->kern;
+  if (!(k = launchable("cuGraphExecKernelNodeSetParams", kh, c))) RETURN(CUDA_ERROR_INVALID_HANDLE);
+  if (p->extra) RETURN(CUDA_ERROR_NOT_SUPPORTED);
+  if (k->nparams && !p->kernelParams) RETURN(CUDA_ERROR_INVALID_VALUE);
+  free(g->params);
+  g->params = pack_params(k, p->kernelParams, &len);
+  g->params_len = len;
+  g->h = kh;
+  g->dims[0] = p->gridDimX, g->dims[1] = p->gridDimY, g->dims[2] = p->gridDimZ;
+  g->dims[3] = p->blockDimX, g->dims[4] = p->blockDimY, g->dims[5] = p->blockDimZ;
+  RETURN(CUDA_SUCCESS);
+}
+
+static CUresult f_graph_destroy(CUgraph h) {
+  fgraph *g;
+  size_t i;
+  ENTER("cuGraphDestroy");
+  if (!(g = graph_of("cuGraphDestroy", h))) RETURN(CUDA_ERROR_INVALID_VALUE);
+  for (i = 0; i < n_graphs; i++)
+    if (graphs[i] == g) graphs[i] = graphs[--n_graphs];
+  graph_drop(g);
+  RETURN(CUDA_SUCCESS);
+}
+
+static CUresult f_exec_destroy(CUgraphExec h) {
+  fexec *e;
+  size_t i;
+  ENTER("cuGraphExecDestroy");
+  if (!(e = exec_of("cuGraphExecDestroy", h))) RETURN(CUDA_ERROR_INVALID_VALUE);
+  for (i = 0; i < n_execs; i++)
+    if (execs[i] == e) execs[i] = execs[--n_execs];
+  for (i = 0; i < n_ops; i++) /* its launches still queued run as they are */
+    if (ops[i].tag == e) ops[i].tag = NULL;
+  for (i = 0; i < e->n; i++) free(e->nodes[i].params);
+  free(e->nodes);
+  free(e->orig);
+  free(e);
+  RETURN(CUDA_SUCCESS);
+}
+
+static CUresult f_event_query(CUevent h) {
+  fevent *e;
+  ENTER("cuEventQuery");
+  if (!(e = event_of("cuEventQuery", h))) RETURN(CUDA_ERROR_INVALID_HANDLE);
+  if (e->captured) RETURN(CUDA_ERROR_CAPTURED_EVENT);
+  if (e->recorded) finish_stream(e->s, e->seq); /* work here finishes when it is asked for */
+  RETURN(sticky());
 }
 
 /* What is not modelled. */
@@ -2296,6 +2911,18 @@ static const struct {
     E_(cuKernelGetParamInfo, f_kernel_param_info),
     E_(cuKernelGetAttribute, f_kernel_attribute),
     E_(cuKernelSetAttribute, f_kernel_set_attribute),
+    E_(cuStreamBeginCapture, f_begin_capture),
+    E_(cuStreamEndCapture, f_end_capture),
+    E_(cuStreamIsCapturing, f_is_capturing),
+    E_(cuStreamGetCaptureInfo, f_capture_info),
+    E_(cuThreadExchangeStreamCaptureMode, f_exchange_mode),
+    E_(cuGraphInstantiateWithFlags, f_instantiate),
+    E_(cuGraphLaunch, f_graph_launch),
+    E_(cuGraphExecUpdate, f_exec_update),
+    E_(cuGraphExecKernelNodeSetParams, f_exec_set_kernel),
+    E_(cuGraphDestroy, f_graph_destroy),
+    E_(cuGraphExecDestroy, f_exec_destroy),
+    E_(cuEventQuery, f_event_query),
 #undef E_
 };
 
@@ -2328,6 +2955,8 @@ EXPORT void checkdriver_fault_next_launch(void);
 EXPORT int checkdriver_peek(CUdeviceptr p, void *dst, size_t n);
 EXPORT unsigned long checkdriver_pending(void);
 EXPORT size_t checkdriver_last_params(void *dst, size_t size);
+EXPORT unsigned long checkdriver_capture_queries(void);
+EXPORT unsigned long checkdriver_libraries(void);
 EXPORT unsigned long checkdriver_primary_retains(void);
 EXPORT long checkdriver_primary_maker(void);
 
@@ -2395,6 +3024,23 @@ EXPORT size_t checkdriver_last_params(void *dst, size_t size) {
   pthread_mutex_lock(&lock);
   n = last_params_len;
   memcpy(dst, last_params, size < sizeof last_params ? size : sizeof last_params);
+  pthread_mutex_unlock(&lock);
+  return n;
+}
+
+EXPORT unsigned long checkdriver_capture_queries(void) {
+  unsigned long n;
+  pthread_mutex_lock(&lock);
+  n = n_capture_queries;
+  pthread_mutex_unlock(&lock);
+  return n;
+}
+
+EXPORT unsigned long checkdriver_libraries(void) {
+  unsigned long n = 0;
+  size_t i;
+  pthread_mutex_lock(&lock);
+  for (i = 0; i < n_libs; i++) n += libs[i]->loaded != 0;
   pthread_mutex_unlock(&lock);
   return n;
 }

@@ -38,6 +38,11 @@ typedef struct checkdriver_api {
   /* Copies the first `size` bytes of the last launch's parameter buffer (each parameter's
    * bytes at its offset, what lies between them 0) into dst; returns the buffer's length. */
   size_t (*last_params)(void *dst, size_t size);
+  /* How many times the driver was asked whether a stream is being captured
+   * (cuStreamIsCapturing, cuStreamGetCaptureInfo). */
+  unsigned long (*capture_queries)(void);
+  /* Libraries loaded now (cuLibraryLoadData, not unloaded). */
+  unsigned long (*libraries)(void);
 } checkdriver_api;
 
 /* Fills *api from the fake driver loaded in this process (cujit loads it on its first
@@ -53,9 +58,12 @@ static inline int checkdriver_open(const char *path, checkdriver_api *api) {
   *(void **)&api->peek = dlsym(h, "checkdriver_peek");
   *(void **)&api->pending = dlsym(h, "checkdriver_pending");
   *(void **)&api->last_params = dlsym(h, "checkdriver_last_params");
+  *(void **)&api->capture_queries = dlsym(h, "checkdriver_capture_queries");
+  *(void **)&api->libraries = dlsym(h, "checkdriver_libraries");
   dlclose(h); /* cujit's reference keeps it loaded */
   return api->violations && api->report && api->clear && api->set_abort && api->fault_next_launch &&
-                 api->peek && api->pending && api->last_params
+                 api->peek && api->pending && api->last_params && api->capture_queries &&
+                 api->libraries
              ? 0
              : -1;
 }
