@@ -157,13 +157,13 @@ extern "C" {
  *  @{ */
 
 #define CUJIT_VERSION_MAJOR 0 /**< the major version of this header */
-#define CUJIT_VERSION_MINOR 2 /**< the minor version of this header */
+#define CUJIT_VERSION_MINOR 3 /**< the minor version of this header */
 #define CUJIT_VERSION_PATCH 0 /**< the patch version of this header */
 /** This header's version as one number, MAJOR * 10000 + MINOR * 100 + PATCH (compare with
  *  cujit_version()). */
 #define CUJIT_VERSION_NUMBER \
   (CUJIT_VERSION_MAJOR * 10000 + CUJIT_VERSION_MINOR * 100 + CUJIT_VERSION_PATCH)
-#define CUJIT_VERSION_STRING "0.2.0" /**< this header's version as "MAJOR.MINOR.PATCH" */
+#define CUJIT_VERSION_STRING "0.3.0" /**< this header's version as "MAJOR.MINOR.PATCH" */
 
 /** @return CUJIT_VERSION_NUMBER of the library actually linked (compare with the header's). */
 CUJIT_API unsigned cujit_version(void);
