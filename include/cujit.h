@@ -1072,8 +1072,8 @@ typedef struct cujit_launch_options {
  *          CUJIT_ERROR_NOT_SUPPORTED for options of a later header that set fields this
  *          libcujit does not know; CUJIT_ERROR_LAUNCH_FAILED
  *          naming the kernel (the context is then unusable: every temporary buffer has
- *          been given back, and later GPU calls fail until the device's primary context
- *          is reset, which frees all its memory);
+ *          been given back, and later GPU calls of the process fail, even after a reset
+ *          of the device; end the process, a new one can use the GPU);
  *          CUJIT_ERROR_DEVICE_MEMORY; CUJIT_ERROR_NO_DRIVER / CUJIT_ERROR_NO_DEVICE.
  *  @param fn     the kernel (cujit_module_get_function()).
  *  @param grid   blocks in the grid.
@@ -2294,12 +2294,14 @@ CUJIT_API cujit_status cujit_device_get_info(int device, char *name, size_t name
  *  Devices do not wait for each other: each has its own pool of In/Out memory and its own
  *  pinned chunks and threads for pageable copies, so a thread doing In/Out on device 1
  *  proceeds while device 0 is busy, and copies to both run at once. A kernel fault (an
- *  illegal address) may stop GPU work on every device, as CUDA documents: later calls on
- *  any device then return CUJIT_ERROR_LAUNCH_FAILED saying so (a driver that keeps the
- *  other devices going leaves their memory and pools sound). Resetting the faulted
- *  device's primary context (cuDevicePrimaryCtxReset, as cudaDeviceReset does) ends the
- *  fault and frees all that device's memory: arrays made before it are to be destroyed
- *  (which frees nothing of the new context), and cujit works in the new context as before.
+ *  illegal address) ends GPU work for the whole process, as CUDA documents: later calls
+ *  on any device then return CUJIT_ERROR_LAUNCH_FAILED saying so (a driver that keeps the
+ *  other devices going leaves their memory and pools sound). Resetting the device's
+ *  primary context (cuDevicePrimaryCtxReset, as cudaDeviceReset does) does not bring it
+ *  back: the reset returns success, but every later call that needs the device still
+ *  fails with a status and a message; arrays made before the fault can still be
+ *  destroyed. Save what you can and end the process (a new process can use the GPU), or
+ *  run kernels that may fault in a process of their own.
  *  @{ */
 
 /** Makes device `ordinal`'s primary context current on the calling thread: later calls of

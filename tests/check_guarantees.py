@@ -228,7 +228,7 @@ def check(doc, src, tests):
 def self_test(src, tests):
     """Each made-up fault is caught, and a sound citation of each form passes."""
     sound = ("# Doc\n\nA promise. (test: test_checkdriver)\n"
-             "Another. (test_checkdriver: a_fault_stops_work_until_its_context_is_reset; fuzz target fuzz_bundle)\n\n"
+             "Another. (test_checkdriver: a_fault_ends_cuda_for_the_process; fuzz target fuzz_bundle)\n\n"
              "| Guarantee | How | Tests (`test_checkdriver` unless named) |\n|---|---|---|\n"
              "| x | y | a_reset_context_is_dead; test_memmodel: sequences_keep_memory_apart |\n\n"
              "## The tests behind each row\n\n| Row | Tests |\n|---|---|\n"

@@ -4,9 +4,9 @@
  * memory, another device's or context's memory, memory busy on another stream, a launch
  * parameter pointing at memory that is not live, a parameter asked past the last, a call
  * with no context or in a dead one, a reset context's memory, pinned memory and pools, a
- * device fault (work stops until the faulted context is reset), a forked child. And cujit's lookups
- * of prebuilt and linked kernels (compressed fatbin entries too), which ask the driver for no
- * parameter past the last. */
+ * device fault (which ends CUDA for the process; a reset answers but revives nothing), a
+ * forked child. And cujit's lookups of prebuilt and linked kernels (compressed fatbin
+ * entries too), which ask the driver for no parameter past the last. */
 #include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -418,27 +418,61 @@ static void a_reset_context_is_dead(void **state) {
   assert_int_equal(cj_cu.cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS); /* the retain above */
 }
 
-/* A fault stops every call that does work, in every context, until the faulted context is
- * reset: then a new context works, and the old one's memory stays dead. */
-static void a_fault_stops_work_until_its_context_is_reset(void **state) {
+/* Device 1's side of the fault test: a thread with device 1's context current from before
+ * the fault (no context can be made current after it). It waits at `gate` before each of
+ * its steps and after the last. */
+static struct other_side {
+  pthread_barrier_t gate;
+  CUdeviceptr dead; /* device 0's memory, dead after its reset */
+  CUresult set, alloc, memset, free;
+} side;
+
+static void *other_side(void *arg) {
+  CUdeviceptr q = 0;
+  (void)arg;
+  side.set = cj_cu.cuCtxSetCurrent(primary[1]);
+  pthread_barrier_wait(&side.gate); /* the fault */
+  pthread_barrier_wait(&side.gate);
+  side.alloc = cj_cu.cuMemAlloc(&q, 64);
+  pthread_barrier_wait(&side.gate); /* device 0's reset */
+  pthread_barrier_wait(&side.gate);
+  side.memset = cj_cu.cuMemsetD8(side.dead, 0, 64);
+  side.free = cj_cu.cuMemFree(side.dead);
+  pthread_barrier_wait(&side.gate);
+  return NULL;
+}
+
+/* Last in the group: a fault ends CUDA for the whole process, as cuda.h says of
+ * CUDA_ERROR_ILLEGAL_ADDRESS and an H200 showed. Every call that does work fails, in every
+ * context; a reset answers CUDA_SUCCESS and kills the context, but no retain,
+ * cuCtxSetCurrent or cuCtxCreate brings one back, and the dead context's memory stays dead:
+ * a later use or free of it is still flagged. */
+static void a_fault_ends_cuda_for_the_process(void **state) {
   CUlibrary lib;
   CUkernel k, bad;
   CUdeviceptr p, q;
-  CUcontext c;
+  CUcontext c = NULL;
   CUstream s;
   CUdevice d = -1;
-  int n = 1, count = 0;
+  pthread_t t;
+  int n = 1, count = 0, active = 1;
+  unsigned flags = 0;
   char ch = 0;
-  unsigned char back[64], want[64];
-  unsigned long long before = 0, after = 0;
+  unsigned long long id = 0;
   void *params[3] = {&p, &n, &ch};
+  void *create = NULL;
   (void)state;
+  assert_ok(cujit_driver_get_symbol("cuCtxCreate", &create));
   on(0);
   p = alloc(64);
+  side.dead = alloc(64);
   s = stream(CU_STREAM_NON_BLOCKING);
   bad = kernel(&lib, "checkdriver_fault_here");
   assert_int_equal(cj_cu.cuLibraryGetKernel(&k, lib, "fill"), CUDA_SUCCESS);
-  assert_int_equal(cj_cu.cuCtxGetId(NULL, &before), CUDA_SUCCESS);
+  assert_int_equal(pthread_barrier_init(&side.gate, NULL, 2), 0);
+  assert_int_equal(pthread_create(&t, NULL, other_side, NULL), 0);
+  pthread_barrier_wait(&side.gate);
+  assert_int_equal(side.set, CUDA_SUCCESS);
   cd.fault_next_launch(); /* the kernel launched next faults, whatever its name */
   assert_int_equal(cj_cu.cuLaunchKernel((CUfunction)k, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL),
                    CUDA_SUCCESS); /* found at the next synchronisation */
@@ -454,48 +488,46 @@ static void a_fault_stops_work_until_its_context_is_reset(void **state) {
   flagged(1, "freed twice (its first free failed with the sticky error");
   assert_int_equal(cj_cu.cuMemFree(p + 8), CUDA_ERROR_ILLEGAL_ADDRESS);
   flagged(1, "is inside an allocation, not its start");
-  /* the other device's context too */
-  on(1);
-  assert_int_equal(cj_cu.cuMemAlloc(&q, 64), CUDA_ERROR_ILLEGAL_ADDRESS);
+  /* the other device's context fails too */
+  pthread_barrier_wait(&side.gate);
+  pthread_barrier_wait(&side.gate);
+  assert_int_equal(side.alloc, CUDA_ERROR_ILLEGAL_ADDRESS);
+  /* no context can be made current or made */
+  assert_int_equal(cj_cu.cuCtxSetCurrent(primary[1]), CUDA_ERROR_ILLEGAL_ADDRESS);
+  assert_int_equal(cj_cu.cuCtxGetCurrent(&c), CUDA_SUCCESS);
+  assert_ptr_equal(c, primary[0]); /* unchanged */
+  assert_int_equal(((CUresult(*)(CUcontext *, CUctxCreateParams *, unsigned,
+                                 CUdevice))create)(&c, NULL, 0, 0),
+                   CUDA_ERROR_ILLEGAL_ADDRESS);
   /* queries still answer, and a stream can be destroyed */
   assert_int_equal(cj_cu.cuDeviceGetCount(&count), CUDA_SUCCESS);
   assert_int_equal(count, 2);
-  on(0);
   assert_int_equal(cj_cu.cuCtxGetDevice(&d), CUDA_SUCCESS);
   assert_int_equal(d, 0);
   assert_int_equal(cj_cu.cuStreamDestroy(s), CUDA_SUCCESS);
   flagged(0, NULL);
-  /* the other device's reset ends its context, not the error */
-  reset(1);
-  assert_int_equal(cj_cu.cuDevicePrimaryCtxRetain(&c, 1), CUDA_SUCCESS);
-  on(1);
-  assert_int_equal(cj_cu.cuMemAlloc(&q, 64), CUDA_ERROR_ILLEGAL_ADDRESS);
-  /* the faulted context's reset, and its next life */
+  /* the reset answers CUDA_SUCCESS and kills the context, and nothing brings it back */
   reset(0);
-  assert_int_equal(cj_cu.cuCtxGetId(primary[0], &after), CUDA_ERROR_CONTEXT_IS_DESTROYED);
-  assert_int_equal(cj_cu.cuDevicePrimaryCtxRetain(&c, 0), CUDA_SUCCESS);
-  assert_ptr_equal(c, primary[0]);
-  on(0);
-  assert_int_equal(cj_cu.cuCtxGetId(NULL, &after), CUDA_SUCCESS);
-  assert_true(after != before);
-  /* what the old life held stays dead: its memory is not freed again */
-  assert_int_not_equal(cj_cu.cuMemFree(p), CUDA_SUCCESS);
-  flagged(1, "is memory of a dead context");
-  /* the new life works as a fresh context, on both devices */
-  q = alloc(64);
-  memset(want, 0x3c, sizeof want);
-  assert_int_equal(cj_cu.cuMemsetD8(q, 0x3c, 64), CUDA_SUCCESS);
-  assert_int_equal(cj_cu.cuMemcpyDtoH(back, q, 64), CUDA_SUCCESS);
-  assert_memory_equal(back, want, 64);
-  assert_int_equal(cj_cu.cuLaunchKernel((CUfunction)k, 1, 1, 1, 1, 1, 1, 0, NULL,
-                                        (void *[]){&q, &n, &ch}, NULL),
-                   CUDA_SUCCESS);
-  assert_int_equal(cj_cu.cuCtxSynchronize(), CUDA_SUCCESS);
-  assert_int_equal(cj_cu.cuMemFree(q), CUDA_SUCCESS);
+  assert_int_equal(cj_cu.cuCtxGetId(primary[0], &id), CUDA_ERROR_CONTEXT_IS_DESTROYED);
+  assert_int_equal(cj_cu.cuDevicePrimaryCtxGetState(0, &flags, &active), CUDA_SUCCESS);
+  assert_int_equal(active, 0);
+  assert_int_equal(cj_cu.cuDevicePrimaryCtxRetain(&c, 0), CUDA_ERROR_ILLEGAL_ADDRESS);
+  assert_int_equal(cj_cu.cuDevicePrimaryCtxGetState(0, &flags, &active), CUDA_SUCCESS);
+  assert_int_equal(active, 0);
+  assert_int_equal(cj_cu.cuCtxSetCurrent(primary[0]), CUDA_ERROR_ILLEGAL_ADDRESS);
   flagged(0, NULL);
-  on(1);
-  q = alloc(64);
-  assert_int_equal(cj_cu.cuMemFree(q), CUDA_SUCCESS);
+  /* the dead context's memory stays dead: a use or free of it elsewhere is still flagged */
+  pthread_barrier_wait(&side.gate);
+  pthread_barrier_wait(&side.gate);
+  assert_int_equal(pthread_join(t, NULL), 0);
+  pthread_barrier_destroy(&side.gate);
+  assert_int_equal(side.memset, CUDA_ERROR_ILLEGAL_ADDRESS);
+  assert_int_equal(side.free, CUDA_ERROR_ILLEGAL_ADDRESS);
+  flagged(2, "cuMemFree: 0x"); /* the memset's and the free's */
+  /* a release answers too; device 1's reset kills its context, and no retain revives it */
+  assert_int_equal(cj_cu.cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS);
+  reset(1);
+  assert_int_equal(cj_cu.cuDevicePrimaryCtxRetain(&c, 1), CUDA_ERROR_ILLEGAL_ADDRESS);
   flagged(0, NULL);
 }
 
@@ -583,7 +615,7 @@ int main(void) {
       cmocka_unit_test(pools_order_reuse_by_stream),
       cmocka_unit_test(a_forked_child_is_flagged),
       cmocka_unit_test(a_reset_context_is_dead),
-      cmocka_unit_test(a_fault_stops_work_until_its_context_is_reset),
+      cmocka_unit_test(a_fault_ends_cuda_for_the_process), /* last: it ends CUDA */
   };
   return test_group_result(cmocka_run_group_tests(tests, setup, NULL));
 }

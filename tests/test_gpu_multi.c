@@ -272,10 +272,10 @@ static int fault_child(void) {
   st = cujit_synchronize();
   if (st == CUJIT_ERROR_LAUNCH_FAILED) {
     /* the fault reached device 1, as CUDA documents: each later call says so */
-    if (!strstr(cujit_last_error(), "every later GPU call fails too")) {
+    if (!strstr(cujit_last_error(), "every later GPU call of this process fails too")) {
       snprintf(why, sizeof why,
-               "device 1 after the fault: the message does not say that "
-               "later calls fail: %s",
+               "device 1 after the fault: the message does not say the "
+               "process must stop: %s",
                cujit_last_error());
       goto done;
     }

@@ -12,19 +12,23 @@
  * - the checking fake driver (tests/fakedriver) records no violation; no call fails but
  *   where the step expects it, nothing crashes.
  * A device fault (an illegal address) ends its sequence. Just before it, an array of each
- * size class is made; after it, what cujit promises then is checked (the fault reported as
- * CUJIT_ERROR_LAUNCH_FAILED with its message, every later call that needs the device
- * failing so with a message, arrays and streams destroyed without a crash, a hang or a
- * second free), but some arrays made before it are kept, and the program then resets the
- * device's primary context, which ends the fault (a real driver's reset returns
- * CUDA_SUCCESS then, and the checking fake driver models it so). After the reset the
- * program retains the primary context and makes it current again, and cujit must work as
- * in a process that never faulted: new arrays of 1 KiB and 4 MiB made, read, written and
- * read again, a kernel compiled then and one loaded before the fault launched with In/Out
- * buffers (on a GPU their results checked), cujit_synchronize, the kept arrays destroyed
- * and arrays of their sizes made, every call succeeding, no two arrays made after the
- * reset sharing a byte, every read giving what was last written, and (on the checking
- * fake driver) nothing of the old context freed, used or handed out. Each sequence with a
+ * size class is made (and, with two devices, one of each on the other device too); after
+ * it, what cujit promises then is checked (the fault reported as CUJIT_ERROR_LAUNCH_FAILED
+ * with its message, every later call that needs the device failing so with a message,
+ * arrays and the streams of a device that can be made current destroyed without a crash, a
+ * hang or a second free), but some arrays made before it are kept, and the program then
+ * resets the device's primary context. A fault ends CUDA for the whole process: the reset
+ * returns CUDA_SUCCESS, but the retain, cuCtxSetCurrent and every call that does work
+ * return CUDA_ERROR_ILLEGAL_ADDRESS for the rest of the process (as on an H200 with driver
+ * 580; the checking fake driver models it so). After the reset the program tries what it
+ * might: retains the primary context and makes it current, makes arrays of 1 KiB and 4 MiB,
+ * reads, writes and reads them again, compiles a kernel and launches it and one loaded
+ * before the fault with In/Out buffers, calls cujit_synchronize, destroys the kept arrays
+ * and makes arrays of their sizes. Each call may fail, with a status and a message; what
+ * one that succeeds gives is checked (on a GPU, the launches' results). What fails the
+ * sequence is a crash, a hang, a failure without a message, two arrays made after the reset
+ * sharing a byte, a read giving other bytes than were last written, and (on the checking
+ * fake driver) anything of the old context freed, used or handed out. Each sequence with a
  * fault runs in a process of its own, after the batch of the others.
  * A failing sequence is replayed alone in a new process, shrunk to the fewest steps that
  * still fail (each try a new process too, so that a crash is a failure like any other),
@@ -792,14 +796,18 @@ static void after_fault_any(cujit_status st, const char *what) {
     fail_with("%s after a device fault gave %s with no message", what, cujit_status_name(st));
 }
 
+/* The device current after the fault: the fault's, until a switch succeeds. */
+static int after_dev = -1;
+
 /* Makes device d current after the fault (it needs the driver only for a device not used
- * before): 1, or 0 when that failed. */
+ * before; the driver may refuse any switch then): 1, or 0 when that failed. */
 static int after_fault_dev(int d) {
   char what[64];
   cujit_status st;
   snprintf(what, sizeof what, "cujit_device_set_current(%d)", d);
   logc("  %s;\n", what);
   after_fault_any(st = cujit_device_set_current(d), what);
+  if (st == CUJIT_OK) after_dev = d;
   return st == CUJIT_OK;
 }
 
@@ -862,11 +870,12 @@ static void after_fault_calls(void) {
 
 /* ---- after the reset that follows a fault ---- */
 
-/* What the program tries once the reset after a fault has ended it, in that process, each
- * required to succeed (what each gave is printed too, in the run's last lines). What fails
- * is also a crash, a hang, two live arrays made after the reset sharing a byte, a read that
- * gives other bytes than were last written, and (on the fake) a violation: memory of the
- * old context freed, used or handed out. */
+/* What the program tries after the reset that follows a fault, in that process. The fault
+ * ends CUDA for the process, so each may fail, but with a status and a message (what each
+ * gave is printed too, in the run's last lines). What fails the sequence is a failure
+ * without a message, a crash, a hang, two live arrays made after the reset sharing a byte,
+ * a read that gives other bytes than were last written, and (on the fake) a violation:
+ * memory of the old context freed, used or handed out. */
 enum {
   P_RETAIN,     /* cuDevicePrimaryCtxRetain and cuCtxSetCurrent */
   P_ZEROS_1K,   /* cujit_array_zeros, 1 KiB (a small block) */
@@ -905,16 +914,15 @@ static const char kAfterReset[] =
     "}\n";
 
 /* Records a cujit call's outcome for probe k (its first failure, where it makes several
- * calls): its status, with the driver's error behind a failure, which fails the sequence.
- * 1 when it succeeded. */
+ * calls): its status, with the driver's error behind a failure. A failure must come with a
+ * message. 1 when it succeeded. */
 static int probe_st(int k, cujit_status st, const char *what) {
   CUresult r = cujit_last_cu_result();
   n_checks_fault++;
-  if (st != CUJIT_OK)
-    fail_with("%s after the reset that followed a device fault gave %s (driver: %s), not "
-              "CUJIT_OK: \"%s\"",
-              what, cujit_status_name(st), r != CUDA_SUCCESS ? cu_name(r) : "no error",
-              cujit_last_error());
+  if (st != CUJIT_OK && !cujit_last_error()[0])
+    fail_with("%s after the reset that followed a device fault gave %s (driver: %s) with no "
+              "message",
+              what, cujit_status_name(st), r != CUDA_SUCCESS ? cu_name(r) : "no error");
   if (probe[k][0] && strcmp(probe[k], "CUJIT_OK") != 0) return st == CUJIT_OK;
   if (st == CUJIT_OK)
     snprintf(probe[k], sizeof probe[k], "CUJIT_OK");
@@ -967,6 +975,10 @@ static int fresh_make(int k, size_t n, int zeros, uint64_t seed) {
     free(host);
     return 0;
   }
+  if (!gpu_mode) /* the fake fails every allocation, memset and copy after a fault */
+    fail_with("%s after the reset that followed a device fault succeeded on the checking fake "
+              "driver, which refuses all work then: cujit handed out memory it kept",
+              what);
   fresh[i].n = n;
   fresh[i].bytes = host;
   fresh[i].known = 1;
@@ -1083,8 +1095,9 @@ static void after_reset_old_arrays(void) {
   for (i = 0; i < n && !failure[0]; i++) fresh_make(P_OLD_ARRAYS, sizes[i], 0, 900 + (uint64_t)i);
 }
 
-/* After a reset that succeeded: a new life of the primary context retained and made
- * current, as a program would, then the probes. */
+/* After a reset that succeeded: the primary context retained and made current, as a
+ * program would (after a fault both fail with the sticky error), then the probes, tried
+ * whatever the retain gave. */
 static void after_reset(void) {
   retain_fn retain = (retain_fn)driver_symbol("cuDevicePrimaryCtxRetain");
   set_fn set = (set_fn)driver_symbol("cuCtxSetCurrent");
@@ -1097,12 +1110,6 @@ static void after_reset(void) {
   if (retain && set && (r = retain(&c, fault_dev)) == CUDA_SUCCESS) r = set(c);
   snprintf(probe[P_RETAIN], sizeof probe[P_RETAIN], "%s", cu_name(r));
   n_checks_fault++;
-  if (r != CUDA_SUCCESS) {
-    fail_with("cuDevicePrimaryCtxRetain or cuCtxSetCurrent after the reset that followed a "
-              "device fault gave %s",
-              cu_name(r));
-    return;
-  }
   fresh_make(P_ZEROS_1K, 1024, 1, 0);
   fresh_make(P_ZEROS_4M, 4 << 20, 1, 0);
   fresh_apart();
@@ -1126,7 +1133,8 @@ static void after_reset(void) {
     }
 }
 
-/* The arrays the fault step makes just before its fault, one of each size class. */
+/* The arrays the fault step makes just before its fault, one of each size class (on each
+ * of two devices). */
 static unsigned char made_for_fault[MAX_ARR];
 
 /* Arrays made before the fault that outlive the reset after it, to be destroyed after the
@@ -1153,7 +1161,12 @@ static void after_fault_end(void) {
   }
   for (i = 0; i < MAX_STREAMS; i++) {
     if (!streams[i]) continue;
-    after_fault_dev(stream_dev[i]);
+    if (!after_fault_dev(stream_dev[i]) && stream_dev[i] != after_dev) {
+      /* its device cannot be made current: the stream is left to the process's end */
+      logc("  /* s%d left: device %d cannot be made current */\n", i, stream_dev[i]);
+      streams[i] = NULL;
+      continue;
+    }
     snprintf(what, sizeof what, "cujit_stream_destroy(s%d)", i);
     logc("  %s;\n", what);
     after_fault_any(cujit_stream_destroy(streams[i]), what);
@@ -1165,7 +1178,7 @@ static void after_fault_end(void) {
     fail_with("after a device fault, the checking driver recorded %lu violation(s):\n%s",
               cd.violations(), text);
   }
-  logc("  cuDevicePrimaryCtxReset(%d); /* ends the fault */\n", fault_dev);
+  logc("  cuDevicePrimaryCtxReset(%d); /* CUDA_SUCCESS, but the fault stays */\n", fault_dev);
   reset_after_fault = reset ? reset(fault_dev) : CUDA_ERROR_NOT_FOUND;
   n_checks_fault++;
   if (reset_after_fault != CUDA_SUCCESS && !failure[0])
@@ -1191,23 +1204,30 @@ static void after_fault_end(void) {
 
 /* A kernel that writes to an invalid address: the fault is reported as
  * CUJIT_ERROR_LAUNCH_FAILED, its message naming the driver's error and saying that the
- * context is no longer usable (include/cujit.h, docs/guarantees.md); then the calls
- * above. The sequence ends here (with --no-fault, the step is skipped). */
+ * context is no longer usable, that every later GPU call of the process fails and to end
+ * the process (include/cujit.h, docs/guarantees.md); then the calls above. The sequence ends here
+ * (with --no-fault, the step is skipped). */
 static void fault_step(void) {
   CUdeviceptr p = 0;
   cujit_status st;
   CUresult r;
   static const size_t sizes[3] = {1024, 256 << 10, 4 << 20}; /* small, kept, pool */
-  int k, i;
+  int k, i, dev = cur_dev;
   if (no_fault) return;
   memset(made_for_fault, 0, sizeof made_for_fault);
+  if (ndev > 1) { /* and on another device, whose arrays are destroyed with this one current */
+    to_dev((dev + 1) % ndev);
+    for (k = 0; k < 3 && !failure[0]; k++)
+      if ((i = make_array(sizes[k], 710 + (uint64_t)k)) >= 0) made_for_fault[i] = 1;
+    to_dev(dev);
+  }
   for (k = 0; k < 3 && !failure[0]; k++)
     if ((i = make_array(sizes[k], 700 + (uint64_t)k)) >= 0) made_for_fault[i] = 1;
   if (failure[0]) return;
   OK(cujit_mem_alloc(&p, 64), "cujit_mem_alloc");
   logc("  CUJIT_LAUNCH(checkdriver_fault_now, CUJIT_DIM3(1), CUJIT_DIM3(1), cujit_ptr(p));\n"
        "  cujit_synchronize(); /* CUJIT_ERROR_LAUNCH_FAILED */\n");
-  fault_dev = cur_dev;
+  fault_dev = after_dev = cur_dev;
   n_faults++;
   st = CUJIT_LAUNCH(k_fault, CUJIT_DIM3(1), CUJIT_DIM3(1), cujit_ptr(p));
   if (st == CUJIT_OK) st = cujit_synchronize();
@@ -1218,9 +1238,12 @@ static void fault_step(void) {
     return;
   }
   if (r == CUDA_SUCCESS || !strstr(cujit_last_error(), cu_name(r)) ||
-      !strstr(cujit_last_error(), "no longer usable")) {
+      !strstr(cujit_last_error(), "no longer usable") ||
+      !strstr(cujit_last_error(), "every later GPU call of this process fails") ||
+      !strstr(cujit_last_error(), "end the process")) {
     fail_with("a faulting kernel's CUJIT_ERROR_LAUNCH_FAILED does not name the driver's error "
-              "(%s) and say that the context is no longer usable: \"%s\"",
+              "(%s) and say that the context is no longer usable, that every later GPU call "
+              "of this process fails and to end the process: \"%s\"",
               r == CUDA_SUCCESS ? "not kept" : cu_name(r), cujit_last_error());
     return;
   }

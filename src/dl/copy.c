@@ -7,9 +7,9 @@ cujit_status cj_cu_wait_failed(CUresult r, const char *what) {
   cj_cu.cuGetErrorString(r, &text);
   return cj_fail_cu(CUJIT_ERROR_LAUNCH_FAILED, r,
                     "%s: a kernel launched earlier failed: %s (%s); "
-                    "the CUDA context is no longer usable, so every later GPU call fails too "
-                    "until the device's primary context is reset (cuDevicePrimaryCtxReset, as "
-                    "cudaDeviceReset does), which frees all its memory",
+                    "the CUDA context is no longer usable, so every later GPU call of this "
+                    "process fails too, even after a reset of the device: save what you can "
+                    "and end the process (a new process can use the GPU)",
                     what, cj_cu_name(r), text ? text : "no description");
 }
 

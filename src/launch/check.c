@@ -349,10 +349,9 @@ cujit_status cj_launch_failed(const cujit_function *fn, CUresult r, const char *
   if (st == CUJIT_ERROR_LAUNCH_FAILED)
     return cj_fail_cu(st, r,
                       "kernel '%s' failed while running: %s (%s); the CUDA context is no "
-                      "longer usable, so every later GPU call fails too until the device's "
-                      "primary context is reset (cuDevicePrimaryCtxReset, as cudaDeviceReset "
-                      "does), which frees all its memory: save what you can, then reset or "
-                      "exit (compute-sanitizer shows where the fault is)",
+                      "longer usable, so every later GPU call of this process fails too, even "
+                      "after a reset of the device: save what you can and end the process (a "
+                      "new process can use the GPU; compute-sanitizer shows where the fault is)",
                       fn->name, cj_cu_name(r), text ? text : "no description");
   return cj_fail_cu(st, r, "kernel '%s': %s failed: %s (%s)", fn->name, when, cj_cu_name(r),
                     text ? text : "no description");

@@ -278,10 +278,9 @@ static void release_small(cj_pool *p) {
       i++;
       continue;
     }
-    if (!dead) {
-      if (b->ctx != current) cj_cu.cuCtxSetCurrent(b->ctx);
+    if (!dead && (b->ctx == current || cj_cu.cuCtxSetCurrent(b->ctx) == CUDA_SUCCESS)) {
       cj_cu.cuStreamSynchronize(NULL);
-      cj_cu.cuMemFree(b->ptr);
+      cj_cu.cuMemFree(b->ptr); /* (where its context cannot be made current, not freed) */
       if (b->ctx != current) cj_cu.cuCtxSetCurrent(current);
     }
     *b = p->small[p->n_small - 1];
@@ -301,7 +300,7 @@ static void release_kept(cj_pool *p) {
   for (i = 0; i < p->n_kept; i++) {
     CUcontext ctx = p->kept[i].ctx;
     if (p->kept[i].id != id_of(ctx)) continue; /* its memory died with a reset */
-    if (ctx != current) cj_cu.cuCtxSetCurrent(ctx);
+    if (ctx != current && cj_cu.cuCtxSetCurrent(ctx) != CUDA_SUCCESS) continue; /* a fault */
     cj_cu.cuMemFreeAsync(p->kept[i].ptr, NULL);
     cj_cu.cuStreamSynchronize(NULL); /* the pool can release it once the free has run */
     if (ctx != current) cj_cu.cuCtxSetCurrent(current);
@@ -440,9 +439,16 @@ void cj_mem_pool_free(CUdevice dev, CUdeviceptr dptr, size_t bytes, CUstream str
      * frees on its own device's stream */
     cj_cu.cuCtxGetCurrent(&current);
     other = owner->ctx && current != owner->ctx;
-    if (other) cj_cu.cuCtxSetCurrent(owner->ctx);
-    pool_give(p, dev, dptr, bytes, stream);
-    if (other) cj_cu.cuCtxSetCurrent(current);
+    if (other && cj_cu.cuCtxSetCurrent(owner->ctx) != CUDA_SUCCESS) {
+      /* after a device fault no context can be made current: freed in another context
+       * it would be a wrong call, and the process's memory goes with its end */
+      cj_debug("device %d: %zu bytes of device memory are not given back: their context "
+               "cannot be made current",
+               (int)dev, bytes);
+    } else {
+      pool_give(p, dev, dptr, bytes, stream);
+      if (other) cj_cu.cuCtxSetCurrent(current);
+    }
   } else {
     /* its context was reset: the memory died with it and may already be another
      * allocation's; a small block of it leaves the list (take_small drops it) */

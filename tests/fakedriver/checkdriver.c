@@ -57,25 +57,27 @@
  *   _NODE_TYPE_CHANGED; a copy of another direction: _PARAMETERS_CHANGED), and
  *   cuGraphExecKernelNodeSetParams one kernel node's, named by the node of the graph it was
  *   made from. cuStreamGetCaptureInfo names the node made last.
- * - A fault (as an illegal address on a GPU): from the synchronisation that finds it, work
- *   queued anywhere is dropped and every call that does work, in any context of any device,
- *   returns CUDA_ERROR_ILLEGAL_ADDRESS (cuda.h says so of every later piece of CUDA work).
- *   Frees fail too and free nothing, but are checked as ever (and a second free of memory
- *   whose first one failed so is flagged). Queries (of devices, libraries and kernels,
- *   pointers, a pool's attributes, the current context, its device and ID, a primary
- *   context's state, error names), cuCtxSetCurrent, destroying a stream, an event or a
- *   library, and the calls that manage contexts (a primary context's retain, release and
- *   reset, cuCtxCreate, cuCtxDestroy) still answer. The end of the faulted context's life
- *   (its primary context reset or released for the last time, or, made by cuCtxCreate,
- *   destroyed) ends the error: that context's memory, streams, pools and pinned memory die
- *   as in any reset, and a new context (the primary one retained again) works as in a
- *   process that never faulted. This is what a real driver does: on an H200 (driver 580)
- *   the reset after each of 109 faults of test_memmodel returned CUDA_SUCCESS, as
- *   cuDevicePrimaryCtxReset's documentation (it destroys all allocations and resets all
- *   state of the primary context) leads one to expect, and test_memmodel on a GPU checks
- *   that cujit works again after it. Inferred, not seen: that the error stands in every
- *   context of the process until then, rather than in the faulted one alone (a GPU with
- *   one device cannot tell; the stricter reading is modelled), and which queries answer.
+ * - A fault (as an illegal address on a GPU) ends CUDA for the whole process, as cuda.h
+ *   documents of CUDA_ERROR_ILLEGAL_ADDRESS (the process is left in an inconsistent state and
+ *   must end before CUDA can be used again). From the synchronisation that finds it, work
+ *   queued anywhere is dropped, and for the rest of the process every call that does work,
+ *   in any context of any device, returns CUDA_ERROR_ILLEGAL_ADDRESS; so do
+ *   cuDevicePrimaryCtxRetain, cuCtxSetCurrent (which then changes nothing) and cuCtxCreate.
+ *   The calls that end a context's life answer CUDA_SUCCESS: a primary context's release and
+ *   reset, cuCtxDestroy. They end nothing but that life: its memory, streams, pools and
+ *   pinned memory die as in any reset, and the error stays, so no context works again.
+ *   Frees fail and free nothing, and copies and memsets do nothing, but the memory they name
+ *   is checked as ever (freed memory or memory of a dead context is flagged, and so is a
+ *   second free of memory whose first one failed so). Queries (of devices, libraries and
+ *   kernels, pointers, a pool's attributes, the current context, its device and ID, a
+ *   primary context's state, error names) and destroying a stream, an event or a library
+ *   still answer. This is what a real driver does: on an H200 (driver 580, CUDA 13.0) the
+ *   primary context's reset after each of 109 faults of test_memmodel returned CUDA_SUCCESS,
+ *   and the cuDevicePrimaryCtxRetain or cuCtxSetCurrent that followed it returned
+ *   CUDA_ERROR_ILLEGAL_ADDRESS. Inferred, not seen: that release and cuCtxDestroy answer as
+ *   the reset does, that the error stands in every context of the process rather than in the
+ *   faulted one alone (a GPU with one device cannot tell; the stricter reading is modelled),
+ *   and which queries answer.
  *
  * What it flags (records, and with checkdriver_set_abort(1) or CHECKDRIVER_ABORT=1 aborts
  * on, with a message naming the call): any use (copy, memset, launch parameter), free or
@@ -273,12 +275,9 @@ static struct range {
 static size_t n_arena[MAX_DEV], cap_arena[MAX_DEV];
 static unsigned long n_violations;
 /* The sticky error of a device fault: once a faulting kernel has run, every call that does
- * work returns it, in every context of the process, until the faulted context's life ends
- * (see the first comment). */
+ * work returns it, in every context of the process, and nothing ends it (see the first
+ * comment). */
 static CUresult sticky_error;
-/* The life of the context whose kernel faulted (its ID then). */
-static fctx *fault_ctx;
-static unsigned long long fault_ctx_id;
 static char report_text[65536];
 static size_t report_len;
 /* Each thread's current context and fault request. Thread-specific data rather than
@@ -695,11 +694,7 @@ static void op_run(op *o) {
       break;
     case OP_SET: memset(o->t[0].a->host + (o->t[0].lo - o->t[0].a->base), o->value, o->n); break;
     case OP_KERNEL:
-      if (o->fault && !sticky_error) { /* the process's CUDA work stops */
-        sticky_error = CUDA_ERROR_ILLEGAL_ADDRESS;
-        fault_ctx = o->ctx;
-        fault_ctx_id = o->ctx_id;
-      }
+      if (o->fault) sticky_error = CUDA_ERROR_ILLEGAL_ADDRESS; /* the process's CUDA ends */
       break;
     case OP_FREE: o->freed->free_done = 1; break;
     default: break;
@@ -1061,21 +1056,6 @@ static void kill_ctx(fctx *c) {
   c->alive = 0;
 }
 
-/* Context c's life ends (a reset, its last release, cuCtxDestroy): what it held dies, and
- * where it is the life a fault happened in, the sticky error ends too, and the work queued
- * anywhere while it stood is dropped. */
-static void end_life(fctx *c) {
-  size_t i;
-  int faulted = sticky_error && c == fault_ctx && c->id == fault_ctx_id;
-  if (c->alive) kill_ctx(c);
-  if (!faulted) return;
-  sticky_error = CUDA_SUCCESS;
-  fault_ctx = NULL;
-  for (i = 0; i < n_ops; i++) op_release(&ops[i]);
-  n_ops = 0;
-  streams_reap();
-}
-
 /* ---- entry points: driver, devices ---- */
 
 static CUresult f_init(unsigned flags) {
@@ -1195,6 +1175,7 @@ static CUresult f_primary_retain(CUcontext *out, CUdevice d) {
   ENTER("cuDevicePrimaryCtxRetain");
   if (d < 0 || d >= ndev) RETURN(CUDA_ERROR_INVALID_DEVICE);
   if (fail) RETURN((CUresult)fail);
+  if (sticky_error) RETURN(sticky_error);
   c = &ctxs[d];
   if (!c->alive) {
     c->alive = 1;
@@ -1216,7 +1197,7 @@ static CUresult f_primary_release(CUdevice d) {
     violation("cuDevicePrimaryCtxRelease: device %d's primary context is not retained", (int)d);
     RETURN(CUDA_ERROR_INVALID_CONTEXT);
   }
-  if (--c->retains == 0 && c->alive) end_life(c);
+  if (--c->retains == 0 && c->alive) kill_ctx(c);
   RETURN(CUDA_SUCCESS);
 }
 
@@ -1228,12 +1209,12 @@ static CUresult f_primary_state(CUdevice d, unsigned *flags, int *active) {
   RETURN(CUDA_SUCCESS);
 }
 
-/* After a fault, the reset of the faulted context ends the error with its life (see the
- * first comment). */
+/* After a fault the reset still answers CUDA_SUCCESS and kills the context, but the error
+ * stays: no retain brings a context back (see the first comment). */
 static CUresult f_primary_reset(CUdevice d) {
   ENTER("cuDevicePrimaryCtxReset");
   if (d < 0 || d >= ndev) RETURN(CUDA_ERROR_INVALID_DEVICE);
-  end_life(&ctxs[d]);
+  if (ctxs[d].alive) kill_ctx(&ctxs[d]);
   RETURN(CUDA_SUCCESS);
 }
 
@@ -1243,6 +1224,7 @@ static CUresult f_ctx_create(CUcontext *out, CUctxCreateParams *params, unsigned
   (void)params, (void)flags;
   ENTER("cuCtxCreate");
   if (d < 0 || d >= ndev) RETURN(CUDA_ERROR_INVALID_DEVICE);
+  if (sticky_error) RETURN(sticky_error);
   for (i = ndev; i < MAX_CTX && ctxs[i].used; i++) {
   }
   if (i == MAX_CTX) RETURN(CUDA_ERROR_OUT_OF_MEMORY);
@@ -1262,7 +1244,7 @@ static CUresult f_ctx_destroy(CUcontext h) {
     violation("cuCtxDestroy: %p is not a context made with cuCtxCreate", (void *)h);
     RETURN(CUDA_ERROR_INVALID_CONTEXT);
   }
-  end_life(c);
+  if (c->alive) kill_ctx(c);
   c->used = 0;
   if (current_get() == c) current_set(NULL);
   RETURN(CUDA_SUCCESS);
@@ -1273,16 +1255,26 @@ static CUresult f_ctx_get(CUcontext *out) {
   return CUDA_SUCCESS;
 }
 
+/* After a fault it fails with the sticky error and changes nothing (see the first
+ * comment). */
 static CUresult f_ctx_set(CUcontext h) {
+  CUresult r;
   if (h && !is_ctx(h)) return CUDA_ERROR_INVALID_CONTEXT;
+  pthread_mutex_lock(&lock);
+  r = sticky_error;
+  pthread_mutex_unlock(&lock);
+  if (r != CUDA_SUCCESS) return r;
   current_set((fctx *)(void *)h);
   return CUDA_SUCCESS;
 }
 
 static CUresult f_ctx_device(CUdevice *d) {
-  fctx *c;
+  fctx *c = current_get();
   CUresult r;
   ENTER("cuCtxGetDevice");
+  /* after a fault a program cannot make another context current than the dead one it may
+   * have reset (cuCtxSetCurrent fails): asking which device it is is not flagged then */
+  if (sticky_error && c && (!c->used || !c->alive)) RETURN(CUDA_ERROR_CONTEXT_IS_DESTROYED);
   if ((r = need_ctx("cuCtxGetDevice", &c)) == CUDA_ERROR_INVALID_CONTEXT ||
       r == CUDA_ERROR_CONTEXT_IS_DESTROYED)
     RETURN(r);
@@ -1507,6 +1499,18 @@ static int host_pinned(const char *fn, const void *p, size_t n) {
 
 /* ---- copies and memsets ---- */
 
+/* A copy or memset asked after a fault (need_ctx gave r, the sticky error): it does nothing,
+ * but the device memory [p, p + n) it names is checked all the same; freed memory or memory
+ * of a dead context is flagged. Other errors are returned as they are. */
+static CUresult refuse_use(const char *fn, CUresult r, CUdeviceptr p, size_t n) {
+  falloc *other;
+  if (r == CUDA_SUCCESS || r != sticky_error || !n) return r;
+  if (!alloc_find(p, n, &other) && other)
+    violation("%s: device address 0x%llx (%zu bytes) is %s (%s)", fn, (unsigned long long)p, n,
+              state_text(other), other->freed_by ? other->freed_by : "its context died");
+  return r;
+}
+
 static CUresult htod(const char *fn, CUdeviceptr dst, const void *src, size_t n, CUstream h,
                      int sync) {
   fctx *c;
@@ -1515,7 +1519,7 @@ static CUresult htod(const char *fn, CUdeviceptr dst, const void *src, size_t n,
   op *o;
   CUresult r;
   int pin;
-  if ((r = need_ctx(fn, &c)) != CUDA_SUCCESS) return r;
+  if ((r = need_ctx(fn, &c)) != CUDA_SUCCESS) return refuse_use(fn, r, dst, n);
   if (!(s = stream_of(fn, c, h))) return CUDA_ERROR_INVALID_HANDLE;
   if (s->cap) return capture_copy(fn, c, s, OP_HTOD, dst, 0, (void *)(uintptr_t)src, n, 0);
   if ((r = legacy_gate(c, s)) != CUDA_SUCCESS) return r;
@@ -1545,7 +1549,7 @@ static CUresult dtoh(const char *fn, void *dst, CUdeviceptr src, size_t n, CUstr
   CUresult r;
   int pin;
   unsigned char *bounce = NULL;
-  if ((r = need_ctx(fn, &c)) != CUDA_SUCCESS) return r;
+  if ((r = need_ctx(fn, &c)) != CUDA_SUCCESS) return refuse_use(fn, r, src, n);
   if (!(s = stream_of(fn, c, h))) return CUDA_ERROR_INVALID_HANDLE;
   if (s->cap) return capture_copy(fn, c, s, OP_DTOH, 0, src, dst, n, 0);
   if ((r = legacy_gate(c, s)) != CUDA_SUCCESS) return r;
@@ -1588,7 +1592,8 @@ static CUresult dtod(const char *fn, CUdeviceptr dst, CUdeviceptr src, size_t n,
   falloc *a, *b;
   op *o;
   CUresult r;
-  if ((r = need_ctx(fn, &c)) != CUDA_SUCCESS) return r;
+  if ((r = need_ctx(fn, &c)) != CUDA_SUCCESS)
+    return refuse_use(fn, refuse_use(fn, r, dst, n), src, n);
   if (!(s = stream_of(fn, c, h))) return CUDA_ERROR_INVALID_HANDLE;
   if (s->cap) return capture_copy(fn, c, s, OP_DTOD, dst, src, NULL, n, 0);
   if ((r = legacy_gate(c, s)) != CUDA_SUCCESS) return r;
@@ -1608,7 +1613,7 @@ static CUresult memset8(const char *fn, CUdeviceptr dst, unsigned char v, size_t
   falloc *a;
   op *o;
   CUresult r;
-  if ((r = need_ctx(fn, &c)) != CUDA_SUCCESS) return r;
+  if ((r = need_ctx(fn, &c)) != CUDA_SUCCESS) return refuse_use(fn, r, dst, n);
   if (!(s = stream_of(fn, c, h))) return CUDA_ERROR_INVALID_HANDLE;
   if (s->cap) return capture_copy(fn, c, s, OP_SET, dst, 0, NULL, n, v);
   if ((r = legacy_gate(c, s)) != CUDA_SUCCESS) return r;

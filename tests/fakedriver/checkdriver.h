@@ -24,10 +24,11 @@ typedef struct checkdriver_api {
   void (*set_abort)(int on);
   /* The next kernel launched in the calling thread's current context faults when it runs:
    * from the synchronisation that finds it, every call that does work, in any context,
-   * fails with CUDA_ERROR_ILLEGAL_ADDRESS until the faulted context's life ends (its
-   * primary context reset or last released, or cuCtxDestroy); a new context then works
-   * (checkdriver.c's first comment says which calls answer meanwhile). A kernel whose name
-   * starts with "checkdriver_fault" does the same. */
+   * fails with CUDA_ERROR_ILLEGAL_ADDRESS for the rest of the process, a retain, a
+   * cuCtxSetCurrent and a cuCtxCreate included; a reset, a release or a cuCtxDestroy
+   * answers CUDA_SUCCESS but brings nothing back (checkdriver.c's first comment says which
+   * calls still answer). A kernel whose name starts with "checkdriver_fault" does the
+   * same. */
   void (*fault_next_launch)(void);
   /* Reads n bytes at device address p as the device holds them now (finished work only),
    * touching no queue: 0; 1 when unfinished work will still write some of them (dst then
