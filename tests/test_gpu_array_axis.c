@@ -7,7 +7,8 @@
  *    are refused; allclose of a matrix and a row;
  *  - reductions along axes, as CuPy's sum/prod and argmin/argmax tests take them: every
  *    axis, negative axes, pairs of axes, all axes, keepdims, each op on integer, floating
- *    and bool arrays, ties (the first index wins), NaN (it wins), axes of size 0 (the
+ *    and bool arrays, ties (the first index wins, also among infinities and a type's
+ *    lowest value, in pieces), NaN (it wins), axes of size 0 (the
  *    identities), strided views, and arrays large enough that each way of walking runs in
  *    pieces and with 16-byte accesses; sums into bf16, each element rounded to it first. */
 #include <math.h>
@@ -460,6 +461,47 @@ static void reductions_of_large_arrays(void **state) {
   }
 }
 
+static double minus_inf(int64_t i) { return (void)i, -INFINITY; }
+static double plus_inf(int64_t i) { return (void)i, INFINITY; }
+static double lowest_i8(int64_t i) { return (void)i, -128; }
+/* infinities of both signs, and a NaN now and then (twice in some pieces, never in others) */
+static double inf_and_nan(int64_t i) {
+  return i % 5003 == 4001 || i % 5003 == 4500 ? NAN : (i * 7 % 3 ? -INFINITY : INFINITY);
+}
+
+/* argmax and argmin where every element of a piece, or of the whole axis, equals the
+ * extreme the walk starts from (-inf for argmax): the first index still wins; and NaNs
+ * scattered through pieces: the first NaN's index. Sizes that walk in pieces both ways. */
+static void arg_reductions_of_extremes(void **state) {
+  static const shape shapes[] = {{2, {3, 1 << 16}},
+                                 {2, {1 << 16, 3}},
+                                 {2, {1024, 1024}},
+                                 {2, {1001, 999}}};
+  size_t k;
+  int ax;
+  (void)state;
+  for (k = 0; k < sizeof shapes / sizeof *shapes; k++) {
+    cujit_array *lo = make(CUJIT_TYPE_F32, &shapes[k], minus_inf);
+    cujit_array *hi = make(CUJIT_TYPE_F32, &shapes[k], plus_inf);
+    cujit_array *mixed = make(CUJIT_TYPE_F32, &shapes[k], inf_and_nan);
+    cujit_array *i8 = make(CUJIT_TYPE_I8, &shapes[k], lowest_i8);
+    double *lv = array_values(lo), *hv = array_values(hi), *mv = array_values(mixed);
+    double *iv = array_values(i8);
+    for (ax = 0; ax < 2; ax++) {
+      check_axes(CUJIT_REDOP_ARGMAX, lo, lv, &shapes[k], 1, &ax, 0, 0);
+      check_axes(CUJIT_REDOP_ARGMIN, hi, hv, &shapes[k], 1, &ax, 0, 0);
+      check_axes(CUJIT_REDOP_ARGMAX, mixed, mv, &shapes[k], 1, &ax, 0, 0);
+      check_axes(CUJIT_REDOP_ARGMIN, mixed, mv, &shapes[k], 1, &ax, 0, 0);
+      check_axes(CUJIT_REDOP_ARGMAX, i8, iv, &shapes[k], 1, &ax, 0, 0);
+    }
+    free(lv), free(hv), free(mv), free(iv);
+    cujit_array_destroy(lo);
+    cujit_array_destroy(hi);
+    cujit_array_destroy(mixed);
+    cujit_array_destroy(i8);
+  }
+}
+
 /* float x rounded to bfloat16 (to nearest, ties to even), as a float. */
 static float bf16_of(float x) {
   uint32_t u;
@@ -502,6 +544,7 @@ int main(void) {
       cmocka_unit_test(reductions_along_axes),
       cmocka_unit_test(reductions_edges),
       cmocka_unit_test(reductions_of_large_arrays),
+      cmocka_unit_test(arg_reductions_of_extremes),
       cmocka_unit_test(allclose_of_a_row),
       cmocka_unit_test(sums_into_16_bit_types_along_axes),
   };

@@ -16,7 +16,10 @@
  *    each step of the reduction reads consecutive memory.
  * Where there are too few results to fill the device, the reduced elements are cut into
  * `splits` pieces, each reduced into a partial value (pool memory), and a second launch of
- * the same kernel combines each result's partials in piece order. A reduction of every
+ * the same kernel combines each result's partials in piece order, a few loaded at once.
+ * Each thread meets its elements in index order, so argmin and argmax fold an element in by
+ * one comparison and two selects (a later element wins only when strictly better, or NaN)
+ * rather than by the total order that combines values of threads. A reduction of every
  * element (the kept dimensions all of size 1) is reduce.c's, the result written where the
  * output is. An output that shares memory with the array, or is a strided view, gets the
  * result through a temporary. */
@@ -149,17 +152,61 @@ static void put_offset(cj_buf *b, const char *fn, int n, const char *s, const ch
   cj_buf_printf(b, "  return off + (long long)v * L.%s[0];\n}\n", st);
 }
 
-/* The partials of every result combined, in piece order (the second launch). */
-static const char combine_parts[] =
-    "  if (cj_pin) {\n"
-    "    for (unsigned long long o = cj_tid; o < cj_nout; o += cj_nth) {\n"
-    "      cj_t acc = cj_neutral();\n"
-    "      for (unsigned long long s = 0; s < cj_splits; s++) acc = cj_reduce(acc, cj_pin[s * "
-    "cj_nout + o]);\n"
-    "      cj_res[o] = cj_fin(acc);\n"
-    "    }\n"
-    "    return;\n"
-    "  }\n";
+/* The partials of every result combined, in piece order (the second launch), `batch` of
+ * them loaded before any is combined: a thread waits for memory once a batch, not once a
+ * partial (there are few threads here, one a result, and up to about a hundred pieces). */
+static void put_combine(cj_buf *b, unsigned batch) {
+  cj_buf_printf(b,
+                "  if (cj_pin) {\n"
+                "    for (unsigned long long o = cj_tid; o < cj_nout; o += cj_nth) {\n"
+                "      cj_t acc = cj_neutral();\n"
+                "      unsigned long long s = 0;\n"
+                "      for (; s + %u <= cj_splits; s += %u) {\n"
+                "        cj_t p[%u];\n"
+                "#pragma unroll\n"
+                "        for (int j = 0; j < %u; j++) p[j] = cj_pin[(s + j) * cj_nout + o];\n"
+                "#pragma unroll\n"
+                "        for (int j = 0; j < %u; j++) acc = cj_reduce(acc, p[j]);\n"
+                "      }\n"
+                "      for (; s < cj_splits; s++) acc = cj_reduce(acc, cj_pin[s * cj_nout + o]);\n"
+                "      cj_res[o] = cj_fin(acc);\n"
+                "    }\n"
+                "    return;\n"
+                "  }\n",
+                batch, batch, batch, batch, batch);
+}
+
+/* Partials a thread loads at once: 8 of up to 4 bytes, else 4 (argmax's value and index
+ * pairs too), few enough registers that the first launch, the same kernel, keeps its
+ * occupancy (more raised the registers of some: 45 to 52 for a warp a row of floats). */
+static unsigned batch_of(size_t acc_size) { return acc_size <= 4 ? 8 : 4; }
+
+/* cj_step(acc, v, at): acc with element v at index `at` folded in, where `at` is past every
+ * index acc holds (each thread walks its elements in index order). For ARGMIN and ARGMAX a
+ * comparison and two selects, not cj_pick's total order: a later element is taken only when
+ * strictly better, or NaN where acc is not, which keeps the first extremum and the first
+ * NaN. An accumulator still neutral after the walk (every element equal to the neutral
+ * value, as -inf for argmax) gets its walk's first index from cj_first(acc, at). */
+static void put_step(cj_buf *b, cujit_redop op) {
+  if (op != CUJIT_REDOP_ARGMIN && op != CUJIT_REDOP_ARGMAX) {
+    cj_buf_puts(b, "__device__ __forceinline__ cj_t cj_step(cj_t acc, const cj_e v, const long "
+                   "long at) {\n"
+                   "  return cj_reduce(acc, cj_map(v, at));\n}\n"
+                   "__device__ __forceinline__ cj_t cj_first(cj_t acc, const long long at) {\n"
+                   "  (void)at;\n  return acc;\n}\n");
+    return;
+  }
+  cj_buf_puts(b, "__device__ __forceinline__ cj_t cj_step(cj_t acc, const cj_e v, const long long "
+                 "at) {\n"
+                 "  const cj_v e = cj_map(v, at).v;\n"
+                 "  const bool take = (e CJ_BETTER acc.v || e != e) && acc.v == acc.v;\n"
+                 "  acc.v = take ? e : acc.v;\n"
+                 "  acc.i = take ? at : acc.i;\n"
+                 "  return acc;\n}\n"
+                 "__device__ __forceinline__ cj_t cj_first(cj_t acc, const long long at) {\n"
+                 "  if (acc.i == 9223372036854775807ll) acc.i = at;\n"
+                 "  return acc;\n}\n");
+}
 
 /* A warp per result: its lanes across the reduced elements. */
 static void put_rows(cj_buf *b, int t, unsigned w) {
@@ -182,27 +229,28 @@ static void put_rows(cj_buf *b, int t, unsigned w) {
     cj_chunk_load(b, "        ", t, w, "v", "row + k", "0");
     cj_buf_printf(b,
                   "#pragma unroll\n"
-                  "        for (int j = 0; j < %u; j++) acc = cj_reduce(acc, cj_map(v[j], k + "
-                  "j));\n"
+                  "        for (int j = 0; j < %u; j++) acc = cj_step(acc, v[j], k + j);\n"
                   "      }\n"
-                  "      for (long long k = kend + lane; k < k1; k += 32) acc = cj_reduce(acc, "
-                  "cj_map(row[k], k));\n"
+                  "      for (long long k = kend + lane; k < k1; k += 32) acc = cj_step(acc, "
+                  "row[k], k);\n"
+                  "      const long long kf = k0 + (long long)lane * %u < kend ? k0 + (long "
+                  "long)lane * %u : kend + lane;\n"
+                  "      if (kf < k1) acc = cj_first(acc, kf);\n"
                   "    } else\n",
-                  w);
+                  w, w, w);
   }
-  cj_buf_puts(b,
-              "    {\n"
-              "#pragma unroll 4\n"
-              "      for (long long k = k0 + lane; k < k1; k += 32)\n"
-              "        acc = cj_reduce(acc, cj_map(cj_x[base + cj_roff((unsigned long long)k, L)], "
-              "k));\n"
-              "    }\n"
-              "    acc = cj_warp(acc, 0xffffffffu, 32);\n"
-              "    if (lane == 0) {\n"
-              "      if (cj_splits == 1) cj_res[o] = cj_fin(acc);\n"
-              "      else cj_pout[s * cj_nout + o] = acc;\n"
-              "    }\n"
-              "  }\n");
+  cj_buf_puts(b, "    {\n"
+                 "#pragma unroll 4\n"
+                 "      for (long long k = k0 + lane; k < k1; k += 32)\n"
+                 "        acc = cj_step(acc, cj_x[base + cj_roff((unsigned long long)k, L)], k);\n"
+                 "      if (k0 + lane < k1) acc = cj_first(acc, k0 + lane);\n"
+                 "    }\n"
+                 "    acc = cj_warp(acc, 0xffffffffu, 32);\n"
+                 "    if (lane == 0) {\n"
+                 "      if (cj_splits == 1) cj_res[o] = cj_fin(acc);\n"
+                 "      else cj_pout[s * cj_nout + o] = acc;\n"
+                 "    }\n"
+                 "  }\n");
 }
 
 /* A thread per result (or per w neighbouring results): across the reduced elements alone. */
@@ -228,11 +276,11 @@ static void put_columns(cj_buf *b, int t, unsigned w) {
     cj_chunk_load(b, "        ", t, w, "v", "col + cj_roff((unsigned long long)k, L)", "0");
     cj_buf_printf(b,
                   "#pragma unroll\n"
-                  "        for (int j = 0; j < %u; j++) acc[j] = cj_reduce(acc[j], cj_map(v[j], "
-                  "k));\n"
+                  "        for (int j = 0; j < %u; j++) acc[j] = cj_step(acc[j], v[j], k);\n"
                   "      }\n"
                   "#pragma unroll\n"
                   "      for (int j = 0; j < %u; j++) {\n"
+                  "        if (k0 < k1) acc[j] = cj_first(acc[j], k0);\n"
                   "        if (cj_splits == 1) cj_res[o0 + j] = cj_fin(acc[j]);\n"
                   "        else cj_pout[s * cj_nout + o0 + j] = acc[j];\n"
                   "      }\n"
@@ -244,8 +292,8 @@ static void put_columns(cj_buf *b, int t, unsigned w) {
                  "    cj_t acc = cj_neutral();\n"
                  "#pragma unroll 4\n"
                  "    for (long long k = k0; k < k1; k++)\n"
-                 "      acc = cj_reduce(acc, cj_map(cj_x[base + cj_roff((unsigned long long)k, "
-                 "L)], k));\n"
+                 "      acc = cj_step(acc, cj_x[base + cj_roff((unsigned long long)k, L)], k);\n"
+                 "    if (k0 < k1) acc = cj_first(acc, k0);\n"
                  "    if (cj_splits == 1) cj_res[u] = cj_fin(acc);\n"
                  "    else cj_pout[s * cj_nout + u] = acc;\n"
                  "  }\n");
@@ -260,7 +308,9 @@ static void put_kernel(cj_buf *b, const cj_reduce_spec *s, cujit_redop op, int t
   cj_buf_puts(b, "__device__ __forceinline__ cj_t cj_map(const cj_e v, const long long at) {\n"
                  "  (void)at;\n  return ");
   cj_redop_element(b, op, t, s->acc, s->result, "v", "at");
-  cj_buf_printf(b, ";\n}\n__device__ __forceinline__ %s cj_fin(const cj_t cj_acc) {\n  return ",
+  cj_buf_puts(b, ";\n}\n");
+  put_step(b, op);
+  cj_buf_printf(b, "__device__ __forceinline__ %s cj_fin(const cj_t cj_acc) {\n  return ",
                 cj_elem_of(s->result)->c_name);
   if (s->result_expr)
     cj_buf_puts(b, s->result_expr);
@@ -283,7 +333,7 @@ static void put_kernel(cj_buf *b, const cj_reduce_spec *s, cujit_redop op, int t
                 "  const unsigned long long cj_nth = (unsigned long long)gridDim.x * blockDim.x;\n"
                 "  (void)cj_vec;\n",
                 name, cj_elem_of(s->result)->c_name);
-  cj_buf_puts(b, combine_parts);
+  put_combine(b, batch_of(s->acc_size ? s->acc_size : cj_elem_of(s->acc)->size));
   if (w->rows)
     put_rows(b, t, w->w);
   else
