@@ -1,7 +1,7 @@
 /* test_signature - kernel signatures without a GPU: signatures made from the compiler's
  * types (fitted to NVRTC's own parameter layout), type strings, the layout check, explicit
  * signatures against the compiler's types, cujit_call's varargs and promotions, and
- * libffi-bound function pointers, with the launch replaced by a recorder (cj_set_launcher)
+ * libffi-bound function pointers, with the launch replaced by a recorder (cj_call_set_launcher)
  * so that the arguments built can be seen. The recorder needs the fault-injection build
  * (CUJIT_FAULT_INJECTION, which scripts/check makes), the only one with that seam;
  * elsewhere the tests that use it (run apart, `test_signature --recorded`, CTest's
@@ -243,13 +243,13 @@ static cujit_status record_launch(const cujit_function *fn, cujit_dim3 grid, cuj
 static int setup_recorder(void **state) {
   (void)state;
   memset(&seen, 0, sizeof seen);
-  cj_set_launcher(record_launch);
+  cj_call_set_launcher(record_launch);
   return 0;
 }
 
 static int teardown_recorder(void **state) {
   (void)state;
-  cj_set_launcher(NULL);
+  cj_call_set_launcher(NULL);
   return 0;
 }
 
@@ -1065,14 +1065,14 @@ static void threads_share_a_function(void **state) {
   int i;
   (void)state;
   hand_init_from(&h, m, "saxpy");
-  cj_set_launcher(count_launch);
+  cj_call_set_launcher(count_launch);
   counted = 0;
   for (i = 0; i < T; i++) assert_int_equal(pthread_create(&th[i], NULL, caller, &h.fn), 0);
   for (i = 0; i < T; i++) {
     assert_int_equal(pthread_join(th[i], &ret), 0);
     assert_null(ret);
   }
-  cj_set_launcher(NULL);
+  cj_call_set_launcher(NULL);
   assert_int_equal(counted, T * 400);
   assert_null(h.fn.upper->sig->older); /* read once */
   hand_free(&h);
@@ -1204,7 +1204,7 @@ static int run_recorded(void) {
   return cmocka_run_group_tests_name("recorded", tests, NULL, NULL);
 #else
   printf("SKIP: these tests need the library's test hooks (the launch recorder, "
-         "cj_set_launcher(), and the allocation-failure hook), which only the fault-injection "
+         "cj_call_set_launcher(), and the allocation-failure hook), which only the fault-injection "
          "build has (-DCUJIT_FAULT_INJECTION=ON; scripts/check runs it)\n");
   return TEST_SKIP_CODE;
 #endif

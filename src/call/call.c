@@ -10,9 +10,9 @@
 #include "call/signature.h"
 
 #ifdef CUJIT_FAULT_INJECTION
-cj_launch_fn cj_launcher = cujit_launch;
+cj_launch_fn cj_call_launcher = cujit_launch;
 
-void cj_set_launcher(cj_launch_fn f) { cj_launcher = f ? f : cujit_launch; }
+void cj_call_set_launcher(cj_launch_fn f) { cj_call_launcher = f ? f : cujit_launch; }
 #endif
 
 void cj_arg_bytes(const cj_param *p, const void *v, cujit_arg *a) {

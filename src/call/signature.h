@@ -139,17 +139,17 @@ cujit_status cj_sig_of_function(cujit_function *fn, cj_signature **out);
 
 /* CJ_LAUNCH(...) is how a typed or bound call that needs the general path reaches the
  * device: cujit_launch, called directly. In the fault-injection build only
- * (CUJIT_FAULT_INJECTION), it goes through cj_launcher, which tests point elsewhere to
+ * (CUJIT_FAULT_INJECTION), it goes through cj_call_launcher, which tests point elsewhere to
  * see the arguments built, and CJ_LAUNCHER_REPLACED() then keeps the calls off their
  * direct paths, which would reach the driver without it. */
 #ifdef CUJIT_FAULT_INJECTION
 typedef cujit_status (*cj_launch_fn)(const cujit_function *fn, cujit_dim3 grid, cujit_dim3 block,
                                      const cujit_arg *args, size_t nargs,
                                      const cujit_launch_options *opts);
-void cj_set_launcher(cj_launch_fn f); /* NULL restores cujit_launch */
-extern cj_launch_fn cj_launcher;
-#  define CJ_LAUNCH cj_launcher
-#  define CJ_LAUNCHER_REPLACED() (cj_launcher != cujit_launch)
+void cj_call_set_launcher(cj_launch_fn f); /* NULL restores cujit_launch */
+extern cj_launch_fn cj_call_launcher;
+#  define CJ_LAUNCH cj_call_launcher
+#  define CJ_LAUNCHER_REPLACED() (cj_call_launcher != cujit_launch)
 #else
 #  define CJ_LAUNCH cujit_launch
 #  define CJ_LAUNCHER_REPLACED() 0
