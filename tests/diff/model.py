@@ -1281,7 +1281,10 @@ def dot_values(p, acc, x, y):
             ref = complex(np.sum(prods))
             mags = np.abs(wx.astype(np.clongdouble)) * np.abs(wy.astype(np.clongdouble))
             g = _gamma(_depth(n) + 2, eps)
-            slack = g * 2 * float(np.sum(mags))
+            # each product's parts may underflow in acc's real type: half its smallest
+            # step for each of the two products in a part, n times
+            tiny = float(np.finfo(dtypes.dtype(real)).smallest_subnormal)
+            slack = g * 2 * float(np.sum(mags)) + 2 * n * tiny
             # a product or a partial sum that may overflow, or an infinite or NaN element:
             # Annex G's recovery and the order decide between infinities and NaN
             special = any(c.any() for v in (wx, wy) for c in C.classes(v))

@@ -76,6 +76,11 @@ def main():
     accepts(ch, [complex(math.inf, math.nan)], True, "exp(709.9 + tiny i)")
     ch = model.unop_values("exp", "c128", "c128", np.array([complex(700, 1e-300)]))
     accepts(ch, [complex(math.inf, math.nan)], False, "exp(700 + tiny i)")
+    # a c64 dot of subnormal parts: their products underflow to 0 in float, as NumPy's do
+    x = np.array([complex(1.68e-44, 0)], dtype=np.complex64)
+    ch = model.dot_values("c64", "c64", x, x)
+    accepts(ch, [0j], True, "a c64 dot of (1.7e-44+0j) with itself")
+    accepts(ch, [complex(1e-40, 0)], False, "a c64 dot of (1.7e-44+0j) with itself")
     # promotion: bf16 with c128 is c128, with c64 c64, with f16 f32
     for a, b, want in (("bf16", "c128", "c128"), ("bf16", "c64", "c64"), ("f16", "bf16", "f32"),
                        ("bf16", "i8", "bf16"), ("bf16", "i16", "f32"), ("bf16", "i32", "f64")):
