@@ -508,26 +508,27 @@ static void another_stream_works_during_a_capture(void **state) {
   pthread_t th;
   CUstream s3;
   int in[4] = {9, 8, 7, 6}, out[4] = {0};
-  CUdeviceptr src, dst;
+  CUdeviceptr src, dst, x; /* x: this thread's; w.x the worker's, on its own stream */
   unsigned long before;
   (void)state;
   assert_ok(cujit_stream_create(&s3));
   assert_ok(cujit_mem_alloc(&w.x, 64));
+  assert_ok(cujit_mem_alloc(&x, 64));
   assert_ok(cujit_mem_alloc(&src, sizeof in));
   assert_ok(cujit_mem_alloc(&dst, sizeof in));
   assert_ok(cujit_mem_copy_htod(src, in, sizeof in));
   w.stream = s3;
   assert_ok(cujit_graph_begin(s1, CUJIT_CAPTURE_GLOBAL));
   assert_int_equal(pthread_create(&th, NULL, launch_many, &w), 0);
-  assert_ok(CUJIT_LAUNCH_EX(step, CUJIT_DIM3(1), CUJIT_DIM3(1), &o1, w.x, 1, 1.0f));
+  assert_ok(CUJIT_LAUNCH_EX(step, CUJIT_DIM3(1), CUJIT_DIM3(1), &o1, x, 1, 1.0f));
   assert_ok(cujit_mem_copy_dtod_async(dst, src, sizeof in, s2)); /* runs now */
-  assert_ok(CUJIT_LAUNCH_EX(step, CUJIT_DIM3(1), CUJIT_DIM3(1), &o2, w.x, 2, 1.0f));
+  assert_ok(CUJIT_LAUNCH_EX(step, CUJIT_DIM3(1), CUJIT_DIM3(1), &o2, x, 2, 1.0f));
   assert_ok(cujit_stream_synchronize(s2));
   assert_ok(cujit_mem_copy_dtoh(out, dst, sizeof out));
   assert_int_equal(out[3], 6);
   assert_int_equal(pthread_join(th, NULL), 0);
   assert_ok(w.st);
-  assert_ok(CUJIT_LAUNCH_EX(step, CUJIT_DIM3(1), CUJIT_DIM3(1), &o1, w.x, 3, 1.0f));
+  assert_ok(CUJIT_LAUNCH_EX(step, CUJIT_DIM3(1), CUJIT_DIM3(1), &o1, x, 3, 1.0f));
   assert_ok(cujit_graph_end(s1, &g));
   assert_int_equal(cujit_graph_launch_count(g), 2);
   before = cd.pending();
@@ -536,6 +537,7 @@ static void another_stream_works_during_a_capture(void **state) {
   assert_ok(cujit_stream_synchronize(s1));
   cujit_graph_destroy(g);
   assert_ok(cujit_mem_free(w.x));
+  assert_ok(cujit_mem_free(x));
   assert_ok(cujit_mem_free(src));
   assert_ok(cujit_mem_free(dst));
   assert_ok(cujit_stream_destroy(s3));
