@@ -256,6 +256,7 @@ static void layout_one(int ndim, const int64_t *shape, void *user) {
   arrays[1] = &t;
   arrays[2] = &t;
   cj_plan_make(&p, ndim, t.shape, 3, arrays, 0u);
+  cj_plan_chunks(&p); /* its modulos, for every shape, under the sanitizer */
   cj_layout_reshape(ndim, t.shape, t.strides, 1, &size, flat);
   cj_layout_reshape(ndim, shape, strides, ndim, t.shape, flat);
   /* whether it meets itself and its transpose: the bytes each spans, of 16-byte elements
@@ -278,10 +279,65 @@ static void layout_functions_of_every_shape(void **state) {
   assert_true(seen > 3000); /* the sweep ran */
 }
 
+/* An array of `ndim` dimensions with the given shape and strides, for plans. */
+static cj_array strided(int ndim, const int64_t *shape, const int64_t *strides) {
+  cj_array a;
+  int d;
+  memset(&a, 0, sizeof a);
+  a.ndim = ndim;
+  a.size = 1;
+  for (d = 0; d < ndim; d++) {
+    a.shape[d] = shape[d];
+    a.strides[d] = strides[d];
+    a.size *= shape[d];
+  }
+  return a;
+}
+
+/* The chunks a strided loop may move its innermost dimension in: the most elements (a
+ * power of two up to 16) that divide the row and every array's step between rows; none
+ * where an array steps along the row by other than 1, or the output by 0; an input
+ * broadcast along the row (a column) read once a chunk. */
+static void chunks_of_strided_plans(void **state) {
+  static const struct {
+    int64_t shape[2], a_shape[2], a_strides[2], b_shape[2], b_strides[2];
+    int a_ndim, b_ndim;
+    unsigned chunk, zinner;
+  } cases[] = {
+      /* (8, 8) + (8,): a row down a matrix */
+      {{8, 8}, {8, 8}, {8, 1}, {8}, {1}, 2, 1, 8, 0},
+      /* (6, 1) + (6, 32): a column across a matrix */
+      {{6, 32}, {6, 1}, {1, 1}, {6, 32}, {32, 1}, 2, 2, 16, 1},
+      /* (4, 12) + (12,): rows of 12 */
+      {{4, 12}, {4, 12}, {12, 1}, {12}, {1}, 2, 1, 4, 0},
+      /* rows of 3 */
+      {{5, 3}, {5, 3}, {3, 1}, {3}, {1}, 2, 1, 1, 0},
+      /* a row of 16 out of a matrix whose rows are 18 apart */
+      {{4, 16}, {4, 16}, {18, 1}, {16}, {1}, 2, 1, 2, 0},
+      /* a transposed matrix (steps of 8 along the row) */
+      {{8, 8}, {8, 8}, {1, 8}, {8}, {1}, 2, 1, 1, 0},
+  };
+  size_t k;
+  (void)state;
+  for (k = 0; k < sizeof cases / sizeof *cases; k++) {
+    cj_array a = strided(cases[k].a_ndim, cases[k].a_shape, cases[k].a_strides);
+    cj_array b = strided(cases[k].b_ndim, cases[k].b_shape, cases[k].b_strides);
+    const cj_array *arrays[3] = {&a, &b, NULL};
+    cj_plan p;
+    cj_plan_make(&p, 2, cases[k].shape, 3, arrays, 0u);
+    assert_int_equal(p.dims, 2);
+    cj_plan_chunks(&p);
+    if (p.chunk != cases[k].chunk || p.zinner != cases[k].zinner)
+      fail_msg("case %zu: chunk %u zinner %u, wanted %u and %u", k, p.chunk, p.zinner,
+               cases[k].chunk, cases[k].zinner);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(arrays_of_every_shape),
       cmocka_unit_test(layout_functions_of_every_shape),
+      cmocka_unit_test(chunks_of_strided_plans),
   };
   return test_group_result(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -4,7 +4,9 @@
  *    of 1 against any, fewer dimensions, sizes of 0, the four dimensions arrays have), each
  *    through binary arithmetic with promotion, a comparison, where and a map, contiguous
  *    and as strided views, into a new output and a given one; pairs that do not broadcast
- *    are refused; allclose of a matrix and a row;
+ *    are refused; a row and a column broadcast over a matrix in 16-byte chunks, for
+ *    element types of 1 to 8 bytes, and from a start past 16-byte alignment (one element
+ *    at a time); allclose of a matrix and a row;
  *  - reductions along axes, as CuPy's sum/prod and argmin/argmax tests take them: every
  *    axis, negative axes, pairs of axes, all axes, keepdims, each op on integer, floating
  *    and bool arrays, ties (the first index wins, also among infinities and a type's
@@ -94,6 +96,12 @@ static const pair kPairs[] = {
     {{4, {0, 0, 0, 0}}, {4, {0, 1, 0, 1}}, {4, {0, 0, 0, 0}}},
     {{2, {0, 0}}, {4, {0, 0, 0, 0}}, {4, {0, 0, 0, 0}}},
     {{2, {1000, 1}}, {1, {999}}, {2, {1000, 999}}},
+    /* rows of a multiple of 16 bytes: the strided loop's chunks, a row read whole, and a
+     * column's one element read once a chunk */
+    {{2, {6, 16}}, {1, {16}}, {2, {6, 16}}},
+    {{2, {6, 1}}, {2, {6, 32}}, {2, {6, 32}}},
+    {{3, {3, 1, 8}}, {2, {5, 8}}, {3, {3, 5, 8}}},
+    {{4, {2, 3, 1, 8}}, {3, {3, 4, 1}}, {4, {2, 3, 4, 8}}},
 };
 
 /* Pairs that do not. */
@@ -177,6 +185,58 @@ static void broadcasting_as_numpy(void **state) {
     cujit_array_destroy(a);
     cujit_array_destroy(b);
   }
+}
+
+static double lane(int64_t i) { return (double)(i % 29) - 14; }
+
+/* A row broadcast over a matrix in chunks of 16 bytes, for element types of 1 to 8 bytes
+ * (chunks of 16 to 2 elements) and mixed, a column broadcast likewise, and a matrix that
+ * starts one element past 16-byte alignment (its rows still a multiple of the chunk): the
+ * loop of one element at a time, chosen by the kernel. */
+static void broadcasting_rows_in_chunks(void **state) {
+  static const int types[][2] = {{CUJIT_TYPE_I8, CUJIT_TYPE_I8},
+                                 {CUJIT_TYPE_F16, CUJIT_TYPE_F16},
+                                 {CUJIT_TYPE_F16, CUJIT_TYPE_F32},
+                                 {CUJIT_TYPE_I16, CUJIT_TYPE_I64},
+                                 {CUJIT_TYPE_F64, CUJIT_TYPE_F64}};
+  const shape m = {2, {37, 64}}, row = {1, {64}}, col = {2, {37, 1}}, flat = {1, {37 * 64 + 1}};
+  size_t k;
+  int shifted;
+  (void)state;
+  for (k = 0; k < sizeof types / sizeof *types; k++)
+    for (shifted = 0; shifted < 2; shifted++) {
+      cujit_array *whole = make(types[k][0], &flat, lane), *cut = NULL, *a = NULL;
+      cujit_array *r = make(types[k][1], &row, small), *c = make(types[k][1], &col, other);
+      cujit_array *got = NULL;
+      double *av, *rv, *cv, *v;
+      int64_t i, j;
+      assert_ok(cujit_array_view(whole, shifted, shifted + 37 * 64, &cut));
+      assert_ok(cujit_array_reshape(cut, 2, m.s, &a));
+      av = array_values(a), rv = array_values(r), cv = array_values(c);
+      assert_ok(cujit_array_binary(CUJIT_BINOP_ADD, a, r, &got));
+      v = array_values(got);
+      for (i = 0; i < 37; i++)
+        for (j = 0; j < 64; j++)
+          if (v[i * 64 + j] != av[i * 64 + j] + rv[j])
+            fail_msg("types %zu, shifted %d: (%lld, %lld) %g, wanted %g", k, shifted, (long long)i,
+                     (long long)j, v[i * 64 + j], av[i * 64 + j] + rv[j]);
+      free(v);
+      cujit_array_destroy(got), got = NULL;
+      assert_ok(cujit_array_binary(CUJIT_BINOP_SUB, c, a, &got));
+      v = array_values(got);
+      for (i = 0; i < 37; i++)
+        for (j = 0; j < 64; j++)
+          if (v[i * 64 + j] != cv[i] - av[i * 64 + j])
+            fail_msg("types %zu, shifted %d: column (%lld, %lld) %g, wanted %g", k, shifted,
+                     (long long)i, (long long)j, v[i * 64 + j], cv[i] - av[i * 64 + j]);
+      free(v), free(av), free(rv), free(cv);
+      cujit_array_destroy(got);
+      cujit_array_destroy(a);
+      cujit_array_destroy(cut);
+      cujit_array_destroy(whole);
+      cujit_array_destroy(r);
+      cujit_array_destroy(c);
+    }
 }
 
 /* Strided views broadcast as their elements say: a transposed matrix with a row, and a
@@ -541,6 +601,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(broadcasting_as_numpy),
       cmocka_unit_test(broadcasting_strided_views),
+      cmocka_unit_test(broadcasting_rows_in_chunks),
       cmocka_unit_test(reductions_along_axes),
       cmocka_unit_test(reductions_edges),
       cmocka_unit_test(reductions_of_large_arrays),

@@ -156,7 +156,9 @@ int cj_range_inside(int64_t start, int64_t step, uint64_t count, int64_t size);
 typedef struct cj_plan {
   int dims;
   unsigned bcast;
-  size_t n; /* arrays */
+  unsigned chunk;  /* cj_plan_chunks: elements a strided loop may move in one access (1: none) */
+  unsigned zinner; /* cj_plan_chunks: the arrays that step by 0 along the innermost dimension */
+  size_t n;        /* arrays */
   int64_t shape[CUJIT_ARRAY_MAX_DIMS];
   int64_t strides[CUJIT_MAP_MAX_ARRAYS + 1][CUJIT_ARRAY_MAX_DIMS];
 } cj_plan;
@@ -169,9 +171,20 @@ void cj_plan_make(cj_plan *p, int ndim, const int64_t *shape, size_t n,
 /* A strided plan as the kernel parameter cj_lay<dims, n> (map.c) takes it: its bytes, into
  * out (room for (n + 1) * 4 values). */
 size_t cj_plan_pack(const cj_plan *p, int64_t *out);
-/* The plan's key: dims and bcast in one byte (up to 5 arrays broadcast). */
+/* Sets p->chunk and p->zinner for a strided plan of inputs and, last, the output: the most
+ * elements (a power of two up to 16) that every array can move in one access of the
+ * innermost dimension, each chunk of it at a multiple of its size from the array's first
+ * element; 1 where some array steps along it by more than 1, the output by 0, or more than
+ * four inputs by 0. An input that steps by 0 there (a row broadcast down a column) is read
+ * once a chunk. */
+void cj_plan_chunks(cj_plan *p);
+/* The plan's key in 10 bits: dims and bcast (up to 5 arrays broadcast), or for a strided
+ * plan (which broadcasts nothing) dims, log2 of chunk and zinner. */
 static inline unsigned cj_plan_code(const cj_plan *p) {
-  return p ? (unsigned)p->dims | (p->bcast & 0x1fu) << 3 : 0;
+  unsigned lg = 0;
+  if (!p) return 0;
+  while (lg < 4 && (1u << (lg + 1)) <= p->chunk) lg++;
+  return (unsigned)p->dims | (p->bcast & 0x1fu) << 3 | lg << 3 | (p->zinner & 0xfu) << 6;
 }
 
 /* ---- array.c: handles ---- */
@@ -290,6 +303,8 @@ typedef struct cj_map_kernel {
   const char *expr;            /* element i of the output, already of out_type; may use i */
   int dims;                    /* the plan's: 0 for the contiguous loop, else the strided one */
   unsigned bcast;              /* the plan's: inputs of one element (contiguous loop only) */
+  unsigned chunk;              /* the plan's (strided loop): 0 or 1 for an element at a time */
+  unsigned zinner;             /* the plan's (strided loop with chunks): inputs read once a chunk */
 } cj_map_kernel;
 
 /* The unsigned type of `bytes` bytes (a power of two up to 16: "uint4" for 16). */
@@ -356,6 +371,10 @@ cujit_status cj_array_launch(cujit_function *fn, int64_t n, CUstream stream, con
  * 256 threads, one item each, at most 32 blocks per multiprocessor. */
 cujit_status cj_array_launch_params(cujit_function *fn, int64_t work, CUstream stream,
                                     void **params, size_t nparams);
+/* The same with the grid and block given: `blocks` blocks (at most 2^31 - 1) of `threads`
+ * threads, which the kernel's __launch_bounds__ must allow. */
+cujit_status cj_array_launch_blocks(cujit_function *fn, int64_t blocks, unsigned threads,
+                                    CUstream stream, void **params, size_t nparams);
 /* The source prologue a kernel on these element types needs (their headers). */
 void cj_array_includes(cj_buf *b, const int *types, size_t n);
 

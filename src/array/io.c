@@ -191,7 +191,7 @@ static cujit_status fill(const cj_array *a, const void *value) {
   snprintf(name, sizeof name, "cj_fill_%s", e->name);
   snprintf(scalars, sizeof scalars, "%s v", e->c_name);
   cj_buf_puts(&expr, "v");
-  cj_map_kernel k = {name, NULL, 0, NULL, NULL, scalars, a->type, NULL, 0, 0};
+  cj_map_kernel k = {name, NULL, 0, NULL, NULL, scalars, a->type, NULL, 0, 0, 0, 0};
   cj_plan p;
   return run(&k, &expr, a->size, a->stream, NULL, (cujit_arg[]){cujit_value(value, e->size)}, 1,
              a->data, plan_of(&p, NULL, a));
@@ -241,7 +241,7 @@ cujit_status cujit_array_arange(cujit_array **out, cujit_type type, double start
   CJ_TRACE("cujit: arange %s", e->name);
   snprintf(name, sizeof name, "cj_arange_%s", e->name);
   cj_array_convert(&expr, CUJIT_TYPE_F64, type, "a + (double)i * d");
-  cj_map_kernel k = {name, NULL, 0, NULL, NULL, "double a, double d", type, NULL, 0, 0};
+  cj_map_kernel k = {name, NULL, 0, NULL, NULL, "double a, double d", type, NULL, 0, 0, 0, 0};
   st = run(&k, &expr, n, NULL, NULL, (cujit_arg[]){cujit_f64(start), cujit_f64(step)}, 2, a->data,
            NULL);
   return cj_array_unmake(st, out, 1);
@@ -262,8 +262,8 @@ cujit_status cj_array_copy_into(const cj_array *src, const cj_array *dst, CUstre
   }
   snprintf(name, sizeof name, "cj_astype_%s_%s", from->name, to->name);
   cj_array_convert(&expr, src->type, dst->type, "x");
-  cj_map_kernel k = {name, NULL,      1,    &src->type, (const char *const[]){"x"},
-                     NULL, dst->type, NULL, 0,          0};
+  cj_map_kernel k = {name, NULL, 1, &src->type, (const char *const[]){"x"}, NULL, dst->type, NULL,
+                     0,    0,    0, 0};
   return run(&k, &expr, dst->size, stream, &src->data, NULL, 0, dst->data, plan_of(&p, src, dst));
 }
 

@@ -136,25 +136,33 @@ static unsigned grid_for(const cj_fslot *slot, int64_t work) {
   return blocks < 1 ? 1u : (unsigned)blocks;
 }
 
-cujit_status cj_array_launch_params(cujit_function *fn, int64_t work, CUstream stream,
-                                    void **params, size_t nparams) {
+cujit_status cj_array_launch_blocks(cujit_function *fn, int64_t blocks, unsigned threads,
+                                    CUstream stream, void **params, size_t nparams) {
   cujit_launch_options o;
   cj_fslot *slot;
-  cujit_dim3 grid, block = CUJIT_DIM3(256);
+  cujit_dim3 grid = CUJIT_DIM3((unsigned)blocks), block = CUJIT_DIM3(threads);
   cujit_status st;
-  if (work == 0) return CUJIT_OK;
+  if (blocks <= 0) return CUJIT_OK;
   CJ_CHECK(nparams == fn->nparams, CUJIT_ERROR_INVALID_ARGS,
            "kernel '%s' takes %zu arguments, %zu given", fn->name, fn->nparams, nparams);
   if (CJ_UNLIKELY((st = cj_function_slot(fn, &slot, 0)) != CUJIT_OK)) return st;
   memset(&o, 0, sizeof o);
   o.stream = stream;
-  grid = CUJIT_DIM3(grid_for(slot, work));
   /* the grid and the block are within every device's limits and no dynamic shared memory
    * is asked for; only the kernel's own limit on threads per block may be lower */
-  if (CJ_UNLIKELY(slot->max_threads < 256) &&
+  if (CJ_UNLIKELY(slot->max_threads < (int)threads) &&
       (st = cj_launch_checked(fn, slot, grid, block, &o)) != CUJIT_OK)
     return st;
   return cj_launch_kernel(fn, slot, grid, block, params, &o);
+}
+
+cujit_status cj_array_launch_params(cujit_function *fn, int64_t work, CUstream stream,
+                                    void **params, size_t nparams) {
+  cj_fslot *slot;
+  cujit_status st;
+  if (work == 0) return CUJIT_OK;
+  if (CJ_UNLIKELY((st = cj_function_slot(fn, &slot, 0)) != CUJIT_OK)) return st;
+  return cj_array_launch_blocks(fn, grid_for(slot, work), 256, stream, params, nparams);
 }
 
 cujit_status cj_array_launch(cujit_function *fn, int64_t n, CUstream stream, const cujit_arg *args,

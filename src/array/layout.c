@@ -215,6 +215,29 @@ void cj_plan_make(cj_plan *p, int ndim, const int64_t *shape, size_t n,
   }
 }
 
+void cj_plan_chunks(cj_plan *p) {
+  unsigned chunk = 16;
+  size_t j;
+  int d, in = p->dims - 1;
+  p->chunk = 1;
+  p->zinner = 0;
+  if (p->dims < 1 || p->n < 1 || p->n > 5) return;
+  for (j = 0; j < p->n; j++) {
+    if (p->strides[j][in] == 0 && j + 1 < p->n)
+      p->zinner |= 1u << j;
+    else if (p->strides[j][in] != 1)
+      return;
+  }
+  for (; chunk > 1; chunk /= 2) {
+    int fits = p->shape[in] % chunk == 0;
+    for (j = 0; j < p->n && fits; j++)
+      for (d = 0; d < in && !(p->zinner >> j & 1); d++) fits &= p->strides[j][d] % chunk == 0;
+    if (fits) break;
+  }
+  p->chunk = chunk;
+  if (chunk < 2) p->zinner = 0;
+}
+
 size_t cj_plan_pack(const cj_plan *p, int64_t *out) {
   size_t j, k = 0;
   int d;

@@ -12,7 +12,11 @@
  *
  * Where some array is a strided view, the kernel is another: a loop over the elements in C
  * order that finds each one's coordinates in the shape (dimensions merged as far as every
- * array allows, so at most 4) and each array's element by its own strides. */
+ * array allows, so at most 4) and each array's element by its own strides. Where the plan
+ * allows it (cj_plan_chunks: every array steps by 1 along the innermost dimension, or an
+ * input by 0, and the rows are a multiple of the chunk), it first moves chunks of W
+ * elements of that dimension, their coordinates found once a chunk, each array by one
+ * access: a row broadcast down a matrix streams as a copy does. */
 #include <stdio.h>
 #include <string.h>
 
@@ -58,14 +62,19 @@ void cj_chunk_store(cj_buf *b, const char *indent, int type, unsigned w, const c
 static int is_bcast(const cj_map_kernel *k, size_t a) { return (int)(k->bcast >> a & 1); }
 static int has_out(const cj_map_kernel *k) { return k->out_type != CJ_NO_OUTPUT; }
 
+/* Whether input a is read once a chunk by the strided loop's chunks (steps by 0 there). */
+static int is_zinner(const cj_map_kernel *k, size_t a) { return (int)(k->zinner >> a & 1); }
+
 unsigned cj_map_kernel_width(const cj_map_kernel *k) {
   int types[CUJIT_MAP_MAX_ARRAYS + 1];
   size_t a, n = 0;
-  if (k->dims) return 1;
+  unsigned w;
+  if (k->dims && k->chunk < 2) return 1;
   for (a = 0; a < k->n_in; a++)
-    if (!is_bcast(k, a)) types[n++] = k->in_types[a];
+    if (!is_bcast(k, a) && !(k->dims && is_zinner(k, a))) types[n++] = k->in_types[a];
   if (has_out(k)) types[n++] = k->out_type;
-  return n ? cj_map_width(types, n) : 1;
+  w = n ? cj_map_width(types, n) : 1;
+  return k->dims && k->chunk < w ? k->chunk : w;
 }
 
 /* Input a's element as the expression reads it: its one element read before the loop
@@ -167,22 +176,81 @@ void cj_layout_source(cj_buf *b) {
                  "  return o;\n}\n#endif\n");
 }
 
+/* Array a's offset at coordinates cj_c, as `const long long cj_o<a>`. */
+static void put_offsets(cj_buf *b, const cj_map_kernel *k, const char *indent) {
+  size_t a, arrays = k->n_in + (size_t)has_out(k);
+  int d;
+  for (a = 0; a < arrays; a++) {
+    cj_buf_printf(b, "%sconst long long cj_o%zu = ", indent, a);
+    for (d = 0; d < k->dims; d++)
+      cj_buf_printf(b, "%scj_c[%d] * cj_lay.stride[%zu][%d]", d ? " + " : "", d, a, d);
+    cj_buf_puts(b, ";\n");
+  }
+}
+
+/* The strided loop's chunks: W elements of the innermost dimension at once, their
+ * coordinates found once, each array moved by one access (an input that steps by 0 there
+ * read once), where every array moved by chunks starts at a multiple of 16 bytes; the
+ * plan makes the innermost dimension a multiple of W, so no element is left. */
+static void put_strided_chunks(cj_buf *b, const cj_map_kernel *k, unsigned w) {
+  const cj_elem *r = has_out(k) ? cj_elem_of(k->out_type) : NULL;
+  const char *sep = "";
+  size_t a;
+  cj_buf_puts(b, "  if (((");
+  for (a = 0; a < k->n_in; a++)
+    if (!is_zinner(k, a)) cj_buf_printf(b, "%s(unsigned long long)cj_in%zu", sep, a), sep = " | ";
+  if (r) cj_buf_printf(b, "%s(unsigned long long)cj_out", sep);
+  cj_buf_printf(b,
+                ") & 15) == 0) {\n"
+                "    for (unsigned long long cj_q = cj_k; cj_q < cj_n / %u; cj_q += cj_stride) {\n"
+                "      long long cj_c[%d];\n      cj_coords(cj_q * %u, cj_lay, cj_c);\n",
+                w, k->dims, w);
+  put_offsets(b, k, "      ");
+  for (a = 0; a < k->n_in; a++) {
+    char var[32], base[64];
+    if (is_zinner(k, a)) {
+      cj_buf_printf(b, "      const %s cj_s%zu = cj_in%zu[cj_o%zu];\n",
+                    cj_elem_of(k->in_types[a])->c_name, a, a, a);
+      continue;
+    }
+    snprintf(var, sizeof var, "cj_v%zu", a);
+    snprintf(base, sizeof base, "cj_in%zu + cj_o%zu", a, a);
+    cj_chunk_load(b, "      ", k->in_types[a], w, var, base, "0");
+  }
+  if (r) cj_buf_printf(b, "      %s cj_ov[%u];\n", r->c_name, w);
+  cj_buf_printf(b,
+                "#pragma unroll\n"
+                "      for (int cj_j = 0; cj_j < %u; cj_j++) {\n"
+                "        const long long i = (long long)(cj_q * %u + cj_j);\n"
+                "        (void)i;\n",
+                w, w);
+  for (a = 0; a < k->n_in; a++)
+    cj_buf_printf(b, "        const %s %s = %s%zu%s;\n", cj_elem_of(k->in_types[a])->c_name,
+                  k->in_names[a], is_zinner(k, a) ? "cj_s" : "cj_v", a,
+                  is_zinner(k, a) ? "" : "[cj_j]");
+  if (r) {
+    char base[64];
+    cj_buf_printf(b, "        cj_ov[cj_j] = %s;\n      }\n", k->expr);
+    snprintf(base, sizeof base, "cj_out + cj_o%zu", k->n_in);
+    cj_chunk_store(b, "      ", k->out_type, w, "cj_ov", base, "0");
+  } else {
+    cj_buf_printf(b, "        %s;\n      }\n", k->expr);
+  }
+  cj_buf_puts(b, "    }\n    return;\n  }\n");
+}
+
 /* The strided loop: each element's coordinates, then every array's element by its own
  * strides (a broadcast one steps by 0). */
 static void put_strided(cj_buf *b, const cj_map_kernel *k) {
-  size_t a, arrays = k->n_in + (size_t)has_out(k);
-  int d;
+  size_t a;
+  unsigned w = cj_map_kernel_width(k);
+  if (w > 1) put_strided_chunks(b, k, w);
   cj_buf_printf(b,
                 "  for (; cj_k < cj_n; cj_k += cj_stride) {\n"
                 "    const long long i = (long long)cj_k;\n"
                 "    long long cj_c[%d];\n    cj_coords(cj_k, cj_lay, cj_c);\n    (void)i;\n",
                 k->dims);
-  for (a = 0; a < arrays; a++) {
-    cj_buf_printf(b, "    const long long cj_o%zu = ", a);
-    for (d = 0; d < k->dims; d++)
-      cj_buf_printf(b, "%scj_c[%d] * cj_lay.stride[%zu][%d]", d ? " + " : "", d, a, d);
-    cj_buf_puts(b, ";\n");
-  }
+  put_offsets(b, k, "    ");
   for (a = 0; a < k->n_in; a++)
     cj_buf_printf(b, "    const %s %s = cj_in%zu[cj_o%zu];\n", cj_elem_of(k->in_types[a])->c_name,
                   k->in_names[a], a, a);
@@ -274,7 +342,7 @@ cujit_status cj_map_run_kernel(cujit_function *fn, unsigned w, const cj_map_run 
   if (plan && plan->dims) {
     cj_plan_pack(plan, packed);
     params[p++] = packed;
-    return cj_array_launch_params(fn, r->n, r->stream, params, p);
+    return cj_array_launch_params(fn, w > 1 ? r->n / w : r->n, r->stream, params, p);
   }
   return cj_array_launch_params(fn, cj_map_work(w, r->n, any), r->stream, params, p);
 }

@@ -9,11 +9,14 @@
  * them, chosen by where the elements lie:
  *  - by rows, where the reduced elements of a result lie closer together than the results
  *    do (axis 1 of a C-order matrix): a warp per result, its lanes across the reduced
- *    elements (16 bytes per access where the rows are 16-byte aligned), combined by
- *    shuffles;
- *  - by columns, otherwise (axis 0): a thread per result (16 bytes of neighbouring results
- *    per access where aligned), the threads of a warp on neighbouring results, so that
- *    each step of the reduction reads consecutive memory.
+ *    elements (16 bytes per access where the rows are 16-byte aligned, an accumulator for
+ *    each of its positions), combined by shuffles;
+ *  - by columns, otherwise (axis 0): a block per run of up to 32 units of neighbouring
+ *    results (a unit: 16 bytes of them where aligned, else one), a warp's lanes across
+ *    128 bytes of units where it can, the block's lanes of a unit down the reduced
+ *    elements, four accesses in flight; the lanes of a unit are combined in the block
+ *    (shuffles, then shared memory), so that one launch of blocks of up to 1024 threads
+ *    reads a matrix along axis 0 as fast as a copy does.
  * Where there are too few results to fill the device, the reduced elements are cut into
  * `splits` pieces, each reduced into a partial value (pool memory), and a second launch of
  * the same kernel combines each result's partials in piece order, a few loaded at once.
@@ -30,7 +33,8 @@
 #include "launch/launch.h" /* the pool */
 
 #define MAX_D CUJIT_ARRAY_MAX_DIMS
-#define MIN_CHUNK 32 /* reduced elements a thread (by columns) reads at least */
+#define MIN_LANE 8        /* reduced elements a lane (by columns) reads at least */
+#define SHARED_MOST 32768 /* bytes of shared memory a block (by columns) combines in */
 
 /* The two loops, and the result's shape. */
 typedef struct axplan {
@@ -43,9 +47,11 @@ typedef struct axplan {
 
 /* How the kernel walks them. */
 typedef struct axwalk {
-  int rows;   /* 1: a warp per result; 0: a thread per result */
-  unsigned w; /* elements per 16-byte access (1: none) */
+  int rows;           /* 1: a warp per result; 0: a block of lanes per ux units of results */
+  unsigned w;         /* elements per 16-byte access (1: none) */
+  unsigned ux, warps; /* by columns: units across a block, and its warps */
   int64_t splits, chunk;
+  int64_t blocks; /* by columns: the first launch's grid */
 } axwalk;
 
 /* Merges dimension (size, stride) into the list (shapes s, strides st, *n of them, the
@@ -92,11 +98,43 @@ static int aligned16(const int64_t *st, int n, size_t esize) {
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/* The walk for plan p over elements of esize bytes at `data` on a device of `sms`
- * multiprocessors. */
-static void walk_of(const axplan *p, size_t esize, CUdeviceptr data, int64_t sms, axwalk *w) {
-  unsigned width = esize < 16 ? (unsigned)(16 / esize) : 1;
-  int64_t per, most;
+/* Units (of w neighbouring results) across a block by columns: a warp's row of them spans
+ * 128 bytes where it can (8 units of 16 bytes), 32 units of smaller elements, never more
+ * than there are. */
+static unsigned ux_of(size_t unit_bytes, int64_t units) {
+  unsigned ux = unit_bytes >= 16 ? 8 : unit_bytes >= 8 ? 16 : 32;
+  while (ux > 1 && (int64_t)ux / 2 >= units) ux /= 2;
+  return ux;
+}
+
+/* Warps of a block by columns: 32 (1024 threads, one block fills half a multiprocessor)
+ * while a lane's accumulators are small, fewer as they grow (registers), and few enough
+ * that the block's values fit SHARED_MOST bytes (for up to 32 units a warp). */
+static unsigned warps_of(unsigned w, size_t acc_size) {
+  size_t lane = (size_t)w * acc_size;
+  unsigned warps = lane <= 64 ? 32 : lane <= 128 ? 16 : 8;
+  while (warps > 1 && (size_t)warps * 32 * lane > SHARED_MOST) warps /= 2;
+  return warps;
+}
+
+/* Cuts the reduced elements into w->splits pieces of w->chunk, each at least `least`
+ * long, about `want` of them. */
+static void cut(const axplan *p, axwalk *w, int64_t want, int64_t least) {
+  int64_t most = ceil_div(p->n_red, least);
+  w->splits = want > most ? most : want;
+  if (w->splits < 1) w->splits = 1;
+  w->chunk = ceil_div(p->n_red, w->splits);
+  if (w->rows) w->chunk = ceil_div(w->chunk, w->w) * w->w; /* each piece starts aligned */
+  if (w->chunk) w->splits = ceil_div(p->n_red, w->chunk);
+  if (w->splits < 1) w->splits = 1;
+}
+
+/* The walk for plan p over elements of esize bytes (accumulators of acc_size) at `data` on
+ * a device of `sms` multiprocessors. */
+static void walk_of(const axplan *p, size_t esize, size_t acc_size, CUdeviceptr data, int64_t sms,
+                    axwalk *w) {
+  unsigned width = esize < 16 ? (unsigned)(16 / esize) : 1, lanes;
+  int64_t cblocks, most_blocks;
   memset(w, 0, sizeof *w);
   w->w = 1;
   w->rows = p->r > 0 && p->n_red >= 32 && p->k > 0 &&
@@ -106,25 +144,29 @@ static void walk_of(const axplan *p, size_t esize, CUdeviceptr data, int64_t sms
     if (width > 1 && p->r == 1 && p->rst[0] == 1 && data % 16 == 0 &&
         aligned16(p->kst, p->k, esize))
       w->w = width;
-    per = 32 * (int64_t)w->w * 4;             /* a warp's elements at least: 4 accesses a lane */
-    w->splits = ceil_div(sms * 64, p->n_out); /* about 64 warps a multiprocessor */
-    most = ceil_div(p->n_red, per);
-  } else {
-    /* 16 bytes of neighbouring results a thread: the innermost kept dimension in C order and
-     * of a multiple of their number, every access 16-byte aligned */
-    if (width > 1 && p->k > 0 && p->kst[p->k - 1] == 1 && p->ks[p->k - 1] % width == 0 &&
-        data % 16 == 0 && aligned16(p->kst, p->k - 1, esize) && aligned16(p->rst, p->r, esize))
-      w->w = width;
-    w->splits = ceil_div(sms * 2048, p->n_out / w->w); /* about 2048 threads a multiprocessor */
-    most = ceil_div(p->n_red, MIN_CHUNK);
+    /* about 64 warps a multiprocessor; a warp's elements at least: 4 accesses a lane */
+    cut(p, w, ceil_div(sms * 64, p->n_out), 32 * (int64_t)w->w * 4);
+    return;
   }
-  if (w->splits > most) w->splits = most;
-  if (w->splits < 1) w->splits = 1;
-  w->chunk = ceil_div(p->n_red, w->splits);
-  if (w->rows) w->chunk = ceil_div(w->chunk, w->w) * w->w; /* each piece starts aligned */
-  if (w->chunk) w->splits = ceil_div(p->n_red, w->chunk);
-  if (w->splits < 1) w->splits = 1;
+  /* 16 bytes of neighbouring results a lane: the innermost kept dimension in C order and
+   * of a multiple of their number, every access 16-byte aligned */
+  if (width > 1 && p->k > 0 && p->kst[p->k - 1] == 1 && p->ks[p->k - 1] % width == 0 &&
+      data % 16 == 0 && aligned16(p->kst, p->k - 1, esize) && aligned16(p->rst, p->r, esize))
+    w->w = width;
+  w->ux = ux_of(esize * w->w, p->n_out / w->w);
+  w->warps = warps_of(w->w, acc_size);
+  lanes = w->warps * 32 / w->ux;
+  cblocks = ceil_div(p->n_out / w->w, w->ux);
+  /* one launch where the blocks of results alone cover half the multiprocessors (a block
+   * of 1024 threads holds half of one); pieces, and a second launch, where they do not */
+  cut(p, w, cblocks * 2 >= sms ? 1 : ceil_div(sms * 2, cblocks), (int64_t)lanes * MIN_LANE);
+  most_blocks = sms * (2048 / (int64_t)(w->warps * 32)) * 8; /* a grid-stride loop covers more */
+  w->blocks = cblocks * w->splits;
+  if (w->blocks > most_blocks) w->blocks = most_blocks;
 }
+
+/* Threads of the kernel's blocks (its __launch_bounds__): 256 by rows. */
+static unsigned block_of(const axwalk *w) { return w->rows ? 256 : w->warps * 32; }
 
 /* ---- the kernel's source ---- */
 
@@ -219,25 +261,35 @@ static void put_rows(cj_buf *b, int t, unsigned w) {
                  "    const long long k1 = min(k0 + cj_chunk, (long long)cj_nred);\n"
                  "    cj_t acc = cj_neutral();\n");
   if (w > 1) {
+    /* an accumulator for each position of an access: w chains that do not wait on each
+     * other, folded together at the end (in index order within each) */
     cj_buf_printf(b,
                   "    if (cj_vec) {\n"
                   "      const cj_e *row = cj_x + base;\n"
                   "      const long long kend = k0 + (k1 - k0) / %u * %u;\n"
+                  "      cj_t part[%u];\n"
+                  "#pragma unroll\n"
+                  "      for (int j = 0; j < %u; j++) part[j] = cj_neutral();\n"
                   "#pragma unroll 4\n"
                   "      for (long long k = k0 + (long long)lane * %u; k < kend; k += 32 * %u) {\n",
-                  w, w, w, w);
+                  w, w, w, w, w, w);
     cj_chunk_load(b, "        ", t, w, "v", "row + k", "0");
     cj_buf_printf(b,
                   "#pragma unroll\n"
-                  "        for (int j = 0; j < %u; j++) acc = cj_step(acc, v[j], k + j);\n"
+                  "        for (int j = 0; j < %u; j++) part[j] = cj_step(part[j], v[j], k + j);\n"
                   "      }\n"
-                  "      for (long long k = kend + lane; k < k1; k += 32) acc = cj_step(acc, "
-                  "row[k], k);\n"
-                  "      const long long kf = k0 + (long long)lane * %u < kend ? k0 + (long "
-                  "long)lane * %u : kend + lane;\n"
-                  "      if (kf < k1) acc = cj_first(acc, kf);\n"
+                  "      for (long long k = kend + lane; k < k1; k += 32) part[0] = "
+                  "cj_step(part[0], row[k], k);\n"
+                  "      if (k0 + (long long)lane * %u < kend) {\n"
+                  "#pragma unroll\n"
+                  "        for (int j = 0; j < %u; j++) part[j] = cj_first(part[j], k0 + "
+                  "(long long)lane * %u + j);\n"
+                  "      } else if (kend + lane < k1) part[0] = cj_first(part[0], kend + lane);\n"
+                  "      acc = part[0];\n"
+                  "#pragma unroll\n"
+                  "      for (int j = 1; j < %u; j++) acc = cj_reduce(acc, part[j]);\n"
                   "    } else\n",
-                  w, w, w);
+                  w, w, w, w, w);
   }
   cj_buf_puts(b, "    {\n"
                  "#pragma unroll 4\n"
@@ -253,50 +305,106 @@ static void put_rows(cj_buf *b, int t, unsigned w) {
                  "  }\n");
 }
 
-/* A thread per result (or per w neighbouring results): across the reduced elements alone. */
-static void put_columns(cj_buf *b, int t, unsigned w) {
-  cj_buf_printf(b,
-                "  const unsigned long long units = cj_vec ? cj_nout / %u : cj_nout;\n"
-                "  for (unsigned long long it = cj_tid; it < units * cj_splits; it += cj_nth) {\n"
-                "    const unsigned long long s = it / units, u = it - s * units;\n"
-                "    const long long k0 = (long long)s * cj_chunk;\n"
-                "    const long long k1 = min(k0 + cj_chunk, (long long)cj_nred);\n",
-                w);
-  if (w > 1) {
-    cj_buf_printf(b,
-                  "    if (cj_vec) {\n"
-                  "      const unsigned long long o0 = u * %u;\n"
-                  "      const cj_e *col = cj_x + cj_koff(o0, L);\n"
-                  "      cj_t acc[%u];\n"
-                  "#pragma unroll\n"
-                  "      for (int j = 0; j < %u; j++) acc[j] = cj_neutral();\n"
-                  "#pragma unroll 4\n"
-                  "      for (long long k = k0; k < k1; k++) {\n",
-                  w, w, w);
-    cj_chunk_load(b, "        ", t, w, "v", "col + cj_roff((unsigned long long)k, L)", "0");
-    cj_buf_printf(b,
-                  "#pragma unroll\n"
-                  "        for (int j = 0; j < %u; j++) acc[j] = cj_step(acc[j], v[j], k);\n"
-                  "      }\n"
-                  "#pragma unroll\n"
-                  "      for (int j = 0; j < %u; j++) {\n"
-                  "        if (k0 < k1) acc[j] = cj_first(acc[j], k0);\n"
-                  "        if (cj_splits == 1) cj_res[o0 + j] = cj_fin(acc[j]);\n"
-                  "        else cj_pout[s * cj_nout + o0 + j] = acc[j];\n"
-                  "      }\n"
-                  "      continue;\n"
-                  "    }\n",
-                  w, w);
+/* The reduced elements' loop of a lane by columns: from k0 + cj_ty to k1 by `lanes`, four
+ * loads in flight before they are folded in, in index order. `load` writes the access at
+ * index expression %s into v<q>; `fold` folds v<q> in at index k + q * lanes. */
+static void put_column_loop(cj_buf *b, int t, unsigned w) {
+  int q;
+  cj_buf_printf(b, "      long long k = k0 + cj_ty;\n"
+                   "      for (; k + 3 * (long long)lanes < k1; k += 4 * (long long)lanes) {\n");
+  for (q = 0; q < 4; q++) {
+    char var[8], off[96], at[112];
+    snprintf(var, sizeof var, "v%d", q);
+    snprintf(off, sizeof off, "cj_roff((unsigned long long)(k + %d * (long long)lanes), L)", q);
+    snprintf(at, sizeof at, "col + %s", off);
+    if (w > 1)
+      cj_chunk_load(b, "        ", t, w, var, at, "0");
+    else
+      cj_buf_printf(b, "        const cj_e v%d[1] = {cj_x[base + %s]};\n", q, off);
   }
-  cj_buf_puts(b, "    const long long base = cj_koff(u, L);\n"
-                 "    cj_t acc = cj_neutral();\n"
-                 "#pragma unroll 4\n"
-                 "    for (long long k = k0; k < k1; k++)\n"
-                 "      acc = cj_step(acc, cj_x[base + cj_roff((unsigned long long)k, L)], k);\n"
-                 "    if (k0 < k1) acc = cj_first(acc, k0);\n"
-                 "    if (cj_splits == 1) cj_res[u] = cj_fin(acc);\n"
-                 "    else cj_pout[s * cj_nout + u] = acc;\n"
-                 "  }\n");
+  cj_buf_printf(b,
+                "#pragma unroll\n"
+                "        for (int q = 0; q < 4; q++) {\n"
+                "          const cj_e *v = q == 0 ? v0 : q == 1 ? v1 : q == 2 ? v2 : v3;\n"
+                "#pragma unroll\n"
+                "          for (int j = 0; j < %u; j++) acc[j] = cj_step(acc[j], v[j], k + q * "
+                "(long long)lanes);\n"
+                "        }\n"
+                "      }\n"
+                "      for (; k < k1; k += lanes) {\n",
+                w);
+  if (w > 1)
+    cj_chunk_load(b, "        ", t, w, "v", "col + cj_roff((unsigned long long)k, L)", "0");
+  else
+    cj_buf_puts(b, "        const cj_e v[1] = {cj_x[base + cj_roff((unsigned long long)k, L)]};\n");
+  cj_buf_printf(b,
+                "#pragma unroll\n"
+                "        for (int j = 0; j < %u; j++) acc[j] = cj_step(acc[j], v[j], k);\n"
+                "      }\n",
+                w);
+}
+
+/* A block of ux units (w neighbouring results each; ux = 2^cj_uxl, a parameter, so that one
+ * kernel serves every shape) by `lanes` lanes down the reduced elements of a piece, each
+ * lane meeting every lanes-th element in index order; the lanes of a unit are combined in
+ * the block, in a fixed order: by shuffles within each warp, then the warps' values
+ * through shared memory, warp by warp. */
+static void put_columns(cj_buf *b, int t, const axwalk *aw) {
+  unsigned w = aw->w;
+  cj_buf_printf(b,
+                "  const unsigned cj_ux = 1u << cj_uxl, lanes = blockDim.x >> cj_uxl;\n"
+                "  const unsigned cj_tx = threadIdx.x & (cj_ux - 1), cj_ty = threadIdx.x >> "
+                "cj_uxl;\n"
+                "  __shared__ alignas(cj_t) unsigned char cj_sraw[%u * sizeof(cj_t)];\n"
+                "  cj_t *cj_sm = reinterpret_cast<cj_t *>(cj_sraw);\n"
+                "  const unsigned long long units = cj_nout / %u;\n"
+                "  const unsigned long long cblocks = (units + cj_ux - 1) >> cj_uxl;\n"
+                "  for (unsigned long long bid = blockIdx.x; bid < cblocks * cj_splits; bid += "
+                "gridDim.x) {\n"
+                "    const unsigned long long s = bid / cblocks;\n"
+                "    const unsigned long long u0 = (bid - s * cblocks) << cj_uxl, u = u0 + cj_tx;\n"
+                "    const long long k0 = (long long)s * cj_chunk;\n"
+                "    const long long k1 = min(k0 + cj_chunk, (long long)cj_nred);\n"
+                "    cj_t acc[%u];\n"
+                "#pragma unroll\n"
+                "    for (int j = 0; j < %u; j++) acc[j] = cj_neutral();\n"
+                "    if (u < units) {\n",
+                aw->warps * 32 * w, w, w, w);
+  if (w > 1)
+    cj_buf_printf(b, "      const cj_e *col = cj_x + cj_koff(u * %u, L);\n", w);
+  else
+    cj_buf_puts(b, "      const long long base = cj_koff(u, L);\n");
+  put_column_loop(b, t, w);
+  cj_buf_printf(b,
+                "      if (k0 + cj_ty < k1) {\n"
+                "#pragma unroll\n"
+                "        for (int j = 0; j < %u; j++) acc[j] = cj_first(acc[j], k0 + cj_ty);\n"
+                "      }\n"
+                "    }\n"
+                "#pragma unroll\n"
+                "    for (int j = 0; j < %u; j++)\n"
+                "      for (unsigned off = 16; off >= cj_ux; off >>= 1)\n"
+                "        acc[j] = cj_reduce(acc[j], cj_shfl_down(0xffffffffu, acc[j], off));\n"
+                "    if ((threadIdx.x & 31) < cj_ux) {\n"
+                "#pragma unroll\n"
+                "      for (int j = 0; j < %u; j++)\n"
+                "        cj_sm[((threadIdx.x >> 5) * cj_ux + (threadIdx.x & 31)) * %u + j] = "
+                "acc[j];\n"
+                "    }\n"
+                "    __syncthreads();\n"
+                "    for (unsigned c = threadIdx.x; c < cj_ux * %u; c += blockDim.x) {\n"
+                "      cj_t a = cj_sm[c];\n"
+                "      for (unsigned q = 1; q < %u; q++) a = cj_reduce(a, cj_sm[q * cj_ux * %u + "
+                "c]);\n"
+                "      const unsigned long long o = u0 * %u + c;\n"
+                "      if (o < cj_nout) {\n"
+                "        if (cj_splits == 1) cj_res[o] = cj_fin(a);\n"
+                "        else cj_pout[s * cj_nout + o] = a;\n"
+                "      }\n"
+                "    }\n"
+                "    __syncthreads();\n"
+                "  }\n",
+                w, w, w, w, w, aw->warps, w, w);
 }
 
 /* The kernel for op on elements of type t into `result`, walking as `w` says, over k kept
@@ -323,21 +431,21 @@ static void put_kernel(cj_buf *b, const cj_reduce_spec *s, cujit_redop op, int t
   put_offset(b, "cj_koff", p->k, "ks", "kst");
   put_offset(b, "cj_roff", p->r, "rs", "rst");
   cj_buf_printf(b,
-                "extern \"C\" __global__ void %s(const cj_e *__restrict__ cj_x, unsigned long long "
+                "extern \"C\" __global__ void __launch_bounds__(%u) %s(const cj_e *__restrict__ "
+                "cj_x, unsigned long long "
                 "cj_nout,\n    unsigned long long cj_nred, long long cj_chunk, unsigned long long "
                 "cj_splits, const cj_axl L,\n    const cj_t *cj_pin, cj_t *cj_pout, %s *cj_res, "
-                "int "
-                "cj_vec) {\n"
+                "int cj_vec, unsigned cj_uxl) {\n"
                 "  const unsigned long long cj_tid = (unsigned long long)blockIdx.x * blockDim.x + "
                 "threadIdx.x;\n"
                 "  const unsigned long long cj_nth = (unsigned long long)gridDim.x * blockDim.x;\n"
-                "  (void)cj_vec;\n",
-                name, cj_elem_of(s->result)->c_name);
+                "  (void)cj_vec;\n  (void)cj_uxl;\n",
+                block_of(w), name, cj_elem_of(s->result)->c_name);
   put_combine(b, batch_of(s->acc_size ? s->acc_size : cj_elem_of(s->acc)->size));
   if (w->rows)
     put_rows(b, t, w->w);
   else
-    put_columns(b, t, w->w);
+    put_columns(b, t, w);
   cj_buf_puts(b, "}\n");
 }
 
@@ -350,12 +458,23 @@ typedef struct axrun {
   int64_t chunk;
   int64_t lay[4 * MAX_D];
   int vec;
+  unsigned uxl; /* log2 of the walk's ux */
 } axrun;
 
-static cujit_status launch(cujit_function *f, axrun *r, int64_t work, CUstream stream) {
-  void *params[] = {&r->x,  &r->n_out, &r->n_red, &r->chunk, &r->splits,
-                    r->lay, &r->pin,   &r->pout,  &r->res,   &r->vec};
-  return cj_array_launch_params(f, work, stream, params, CJ_COUNT(params));
+static void params_of(axrun *r, void **params) {
+  void *all[] = {&r->x,   &r->n_out, &r->n_red, &r->chunk, &r->splits, r->lay,
+                 &r->pin, &r->pout,  &r->res,   &r->vec,   &r->uxl};
+  memcpy(params, all, sizeof all);
+}
+
+/* The first launch: a warp per result and piece (by rows), or the walk's blocks. */
+static cujit_status launch_first(cujit_function *f, axrun *r, const axplan *p, const axwalk *w,
+                                 CUstream stream) {
+  void *params[11];
+  params_of(r, params);
+  if (w->rows)
+    return cj_array_launch_params(f, (int64_t)p->n_out * w->splits * 32, stream, params, 11);
+  return cj_array_launch_blocks(f, w->blocks, block_of(w), stream, params, 11);
 }
 
 /* Runs the kernel f for plan p and walk w over a, into `dst` (n_out results of the result
@@ -364,11 +483,11 @@ static cujit_status launch(cujit_function *f, axrun *r, int64_t work, CUstream s
 static cujit_status run(cujit_function *f, const cj_reduce_spec *s, const cj_array *a,
                         const axplan *p, const axwalk *w, CUdeviceptr dst) {
   size_t acc_size = s->acc_size ? s->acc_size : cj_elem_of(s->acc)->size, bytes = 0;
-  int64_t units =
-      w->rows ? (int64_t)p->n_out * w->splits * 32 : (int64_t)(p->n_out / w->w) * w->splits;
   cj_mem_ctx owner = {NULL, 0};
   CUcontext ctx;
   CUdevice dev = 0;
+  void *params[11];
+  int64_t combiners = ceil_div(p->n_out, block_of(w)), most = cj_array_sms() * 32;
   axrun r;
   cujit_status st;
   int d;
@@ -379,6 +498,7 @@ static cujit_status run(cujit_function *f, const cj_reduce_spec *s, const cj_arr
   r.splits = (uint64_t)w->splits;
   r.chunk = w->chunk;
   r.vec = w->w > 1;
+  while ((1u << r.uxl) < w->ux) r.uxl++;
   r.res = dst;
   for (d = 0; d < MAX_D; d++) {
     r.lay[d] = d < p->k ? p->ks[d] : 1;
@@ -386,16 +506,19 @@ static cujit_status run(cujit_function *f, const cj_reduce_spec *s, const cj_arr
     r.lay[2 * MAX_D + d] = d < p->r ? p->rs[d] : 1;
     r.lay[3 * MAX_D + d] = d < p->r ? p->rst[d] : 0;
   }
-  if (w->splits == 1) return launch(f, &r, units, a->stream);
-  /* the partials: at most about 2048 threads a multiprocessor of them, or n_out * 64 */
+  if (w->splits == 1) return launch_first(f, &r, p, w, a->stream);
+  /* the partials: splits of every result */
   bytes = (size_t)w->splits * (size_t)p->n_out * acc_size;
   CJ_TRY(cj_ctx_ensure(&ctx, &dev));
   CJ_TRY(cj_mem_pool_alloc(dev, bytes, a->stream, &r.pout, &owner));
-  st = launch(f, &r, units, a->stream);
+  st = launch_first(f, &r, p, w, a->stream);
   if (st == CUJIT_OK) {
     r.pin = r.pout;
     r.pout = 0;
-    st = launch(f, &r, p->n_out, a->stream);
+    params_of(&r, params);
+    /* a thread per result, in blocks of the kernel's own size */
+    st = cj_array_launch_blocks(f, combiners < most ? combiners : most, block_of(w), a->stream,
+                                params, 11);
   }
   cj_mem_pool_free(dev, r.pin ? r.pin : r.pout, bytes, a->stream, &owner);
   return st;
@@ -414,13 +537,14 @@ static cujit_status reduce_along(cujit_redop op, const cj_array *a, int result, 
   memset(&s, 0, sizeof s);
   s.types = &t;
   s.ntypes = 1;
-  walk_of(p, cj_elem_of(t)->size, a->data, cj_array_sms(), &w);
+  st = cj_redop_code(&s, &pre, &neutral, op, t, result);
+  walk_of(p, cj_elem_of(t)->size, s.acc_size ? s.acc_size : cj_elem_of(s.acc)->size, a->data,
+          cj_array_sms(), &w);
   snprintf(name, sizeof name, "cj_%s_%s_%s%s%s_k%dr%d%s", w.rows ? "rows" : "columns",
            cj_redop_of(op)->numpy, cj_elem_of(t)->name,
            result == cj_reduce_result(op, t) ? "" : "_",
            result == cj_reduce_result(op, t) ? "" : cj_elem_of(result)->name, p->k, p->r,
            w.w > 1 ? "_v" : "");
-  st = cj_redop_code(&s, &pre, &neutral, op, t, result);
   if (st == CUJIT_OK) {
     put_kernel(&src, &s, op, t, p, &w, name);
     st = src.oom ? cj_fail_oom("writing a reduction kernel") : cj_array_kernel(src.data, name, &f);

@@ -147,6 +147,7 @@ static cujit_status plan_call(op_call *c, cujit_array **out, const cj_array *con
   if (contig && (!c->given || c->given->contig)) return CUJIT_OK;
   all[c->n_in] = c->given;
   cj_plan_make(p, c->a->ndim, c->a->shape, c->n_in + 1, all, bcast);
+  cj_plan_chunks(p);
   c->plan = p;
   return CUJIT_OK;
 }
@@ -220,11 +221,11 @@ static CJ_LARGE fast_slot fast[FAST_SLOTS];
 
 /* The operation's kind (1 binary, 2 with a scalar, 3 unary, 4 where, 5 if_positive), op,
  * types, flags and loop (the plan's code): what decides its kernel. 0 (not kept) for an op
- * beyond 2^24, which no operation has: it is refused on the way. */
+ * beyond 2^16, which no operation has: it is refused on the way. */
 static uint64_t op_key(int kind, int op, int a, int b, unsigned flags, const cj_plan *plan) {
-  if ((unsigned)op >= 1u << 24) return 0;
+  if ((unsigned)op >= 1u << 16) return 0;
   return 1ull << 63 | (uint64_t)kind << 56 | (uint64_t)a << 48 | (uint64_t)b << 40 |
-         (uint64_t)(flags & 0xff) << 32 | (uint64_t)cj_plan_code(plan) << 24 | (uint32_t)op;
+         (uint64_t)(flags & 0xff) << 32 | (uint64_t)cj_plan_code(plan) << 16 | (uint32_t)op;
 }
 
 static size_t fast_home(uint64_t key) {
@@ -292,6 +293,8 @@ static cujit_status run_op(op_call *c, cj_map_kernel *k, cj_buf *expr, cujit_arr
   k->expr = expr->data;
   k->dims = c->plan ? c->plan->dims : 0;
   k->bcast = c->plan ? c->plan->bcast : 0;
+  k->chunk = c->plan ? c->plan->chunk : 0;
+  k->zinner = c->plan ? c->plan->zinner : 0;
   w = cj_map_kernel_width(k);
   if (c->given || c->into)
     st = cj_array_output_of(out, c->given ? c->given : c->into, c->a, c->result, c->fn, &o, &made);
@@ -314,7 +317,7 @@ static cujit_status run_builtin(op_call *c, const char *name, const char *scalar
   cj_buf_puts(&pre, cj_int_source);
   cj_buf_puts(&pre, kHelpers);
   if (cj_scalar_is_complex(p)) cj_buf_puts(&pre, cj_complex_source);
-  cj_map_kernel k = {name, pre.data, 0, NULL, ab_names, scalars, 0, NULL, 0, 0};
+  cj_map_kernel k = {name, pre.data, 0, NULL, ab_names, scalars, 0, NULL, 0, 0, 0, 0};
   expr->oom |= pre.oom;
   st = run_op(c, &k, expr, out, key, p);
   cj_buf_free(&pre);
@@ -600,7 +603,7 @@ cujit_status cujit_array_map(cujit_array **out, const char *expr, size_t n,
   }
   call.types[n] = r;
   map_expr(&e, expr, r);
-  cj_map_kernel k = {"cj_map", NULL, 0, NULL, names, NULL, 0, NULL, 0, 0};
+  cj_map_kernel k = {"cj_map", NULL, 0, NULL, names, NULL, 0, NULL, 0, 0, 0, 0};
   return run_op(&call, &k, &e, out, 0, r); /* keyed by its source text only */
 }
 
@@ -704,7 +707,7 @@ static cujit_status select_values(int positive, const cujit_array *hc, const cuj
     cujit_status st;
     /* the scalars' types may need headers that no array's type brings */
     cj_array_includes(&pre, (const int[]){tx, ty}, 2);
-    cj_map_kernel k = {name, pre.data, 0, NULL, in_names, scalars, 0, NULL, 0, 0};
+    cj_map_kernel k = {name, pre.data, 0, NULL, in_names, scalars, 0, NULL, 0, 0, 0, 0};
     call.types[call.n_in] = r;
     e.oom |= pre.oom;
     st = run_op(&call, &k, &e, out, key, r);

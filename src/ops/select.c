@@ -213,7 +213,8 @@ cujit_status cujit_array_take(const cujit_array *ha, const cujit_array *hi, cuji
            cj_elem_of(a->type)->c_name, x.dims);
   cj_buf_puts(&expr, "cj_take_at(cj_src, cj_src_lay, cj_len, cj_bad, (long long)cj_ix, i)");
   cj_map_kernel k = {name,    NULL,    1,    &idx->type, (const char *const[]){"cj_ix"},
-                     scalars, a->type, NULL, 0,          0};
+                     scalars, a->type, NULL, 0,          0,
+                     0,       0};
   if (o || into) /* checks it */
     st = cj_array_output_of(out, o ? o : into, &like, a->type, fn, &o, &made);
   /* compiled before an output is made: a compile error costs no allocation */
@@ -273,8 +274,9 @@ cujit_status cujit_array_put(cujit_array *ha, const cujit_array *hi, const cujit
   cj_buf_puts(&expr, ", i)");
   cj_array_includes(&pre, &v->type, 1);
   int types[2] = {idx->type, v->type};
-  cj_map_kernel k = {name,    NULL,         2,    types, (const char *const[]){"cj_ix", "cj_v"},
-                     scalars, CJ_NO_OUTPUT, NULL, 0,     0};
+  cj_map_kernel k =
+      {name, NULL, 2, types, (const char *const[]){"cj_ix", "cj_v"}, scalars, CJ_NO_OUTPUT, NULL,
+       0,    0,    0, 0};
   s[0] = cujit_ptr(a->data);
   const CUdeviceptr in[2] = {idx->data, v->data};
   cj_map_run r = {idx->size, a->stream, in, 2, s, 4, 0, 0, &plan};
