@@ -238,6 +238,31 @@ int cj_cubin_kparams(const void *cubin, size_t size, const char *kernel, size_t 
   return 1;
 }
 
+int cj_cubin_kernel_attr(const void *cubin, size_t size, const char *kernel, unsigned attr,
+                         const unsigned char **value, size_t *len) {
+  const unsigned char *p = cubin;
+  elf_section sec;
+  uint64_t pos, end, fmt, at, n;
+  if (size < ELF_HEADER || memcmp(p, "\177ELF", 4) != 0 || !kernel ||
+      !kernel_info_section(p, size, kernel, &sec))
+    return 0;
+  for (pos = sec.offset, end = sec.offset + sec.size; pos < end;) {
+    if (end - pos < 4 || !cj_get_le(p, size, pos, 1, &fmt) || !cj_get_le(p, size, pos + 1, 1, &at))
+      return 0;
+    n = 2;
+    if (fmt == NVI_FORMAT_SIZED && !cj_get_le(p, size, pos + 2, 2, &n)) return 0;
+    if (fmt < 1 || fmt > NVI_FORMAT_SIZED || (fmt == NVI_FORMAT_SIZED && n > end - pos - 4))
+      return 0;
+    if (fmt == NVI_FORMAT_SIZED && at == attr) {
+      *value = p + pos + 4;
+      *len = (size_t)n;
+      return 1;
+    }
+    pos += 2 + (fmt == NVI_FORMAT_SIZED ? 2 + n : n);
+  }
+  return 0;
+}
+
 /* ---- PTX ---- */
 
 /* The length of `p` without the NULs that end it. */

@@ -68,6 +68,13 @@ typedef struct cj_kparam {
 int cj_cubin_kparams(const void *cubin, size_t size, const char *kernel, size_t *n,
                      cj_kparam **params);
 
+/* The value of kernel `kernel`'s first sized attribute `attr` in a CUBIN's description of
+ * it (as EIATTR_MAX_THREADS, 0x05: the three sizes of __launch_bounds__): 1 with *value
+ * pointing into the bytes and its length in *len, else 0 (not a CUBIN, no such kernel or
+ * attribute, a damaged description). A pure function of the bytes. */
+int cj_cubin_kernel_attr(const void *cubin, size_t size, const char *kernel, unsigned attr,
+                         const unsigned char **value, size_t *len);
+
 /* Whether bytes hold what a code entry of `kind` (CJ_PREBUILT_CUBIN or CJ_PREBUILT_PTX)
  * must: a CUBIN is a 64-bit little-endian ELF file for CUDA whose section headers lie
  * inside it, PTX is text with .version and .target lines. 0 when they do (and for other

@@ -39,7 +39,9 @@
  * - Libraries from a CUBIN (for sm_90 or an older 9.x), PTX (compute_90 or older) or a
  *   fatbin holding either (uncompressed, or compressed with zstd): their kernels by name, and each
  * kernel's parameters from the image itself (the CUBIN's description, format/code.c; the PTX's
- * parameter list, compile/symbols.c). A launch (cuLaunchKernel, cuLaunchKernelEx) checks its
+ * parameter list, compile/symbols.c), and its limit on threads per block (__launch_bounds__:
+ *   the CUBIN's EIATTR_MAX_THREADS, the PTX's .maxntid; 1024 without). A launch
+ *   (cuLaunchKernel, cuLaunchKernelEx) checks the block against it, checks its
  *   parameters and queues a kernel that does nothing when it runs, except a kernel named
  *   "checkdriver_fault..." or one after checkdriver_fault_next_launch(), which faults.
  * - Stream capture and graphs: work queued on a stream being captured (cuStreamBeginCapture;
@@ -230,6 +232,7 @@ typedef struct fkernel {
   int params_known;
   size_t nparams, *off, *size;
   int dyn_smem;
+  int max_threads; /* __launch_bounds__'s, or 1024 */
 } fkernel;
 
 typedef struct ffunc {
@@ -2135,6 +2138,48 @@ static CUresult f_library_unload(CUlibrary h) {
   RETURN(CUDA_SUCCESS);
 }
 
+/* The product of the first three numbers after `p` (separated by commas and blanks). */
+static int three_sizes(const char *p, const char *end) {
+  long v[3] = {1, 1, 1};
+  int i;
+  for (i = 0; i < 3 && p < end; i++) {
+    char *q;
+    while (p < end && (*p == ' ' || *p == ',')) p++;
+    v[i] = strtol(p, &q, 10);
+    if (q == p) return 1024;
+    p = q;
+  }
+  return v[0] > 0 && v[1] > 0 && v[2] > 0 && v[0] * v[1] * v[2] <= 1024 ? (int)(v[0] * v[1] * v[2])
+                                                                        : 1024;
+}
+
+/* A kernel's limit on threads per block, as __launch_bounds__ set it: the CUBIN's
+ * EIATTR_MAX_THREADS (0x05: three 32-bit sizes), or the PTX's .maxntid between the entry's
+ * parameters and its body; 1024 without. */
+static int max_threads_of(const flib *l, const char *name) {
+  if (!l->is_ptx) {
+    const unsigned char *v;
+    size_t n;
+    uint32_t s[3];
+    if (!cj_cubin_kernel_attr(l->image, l->size, name, 0x05, &v, &n) || n < 12) return 1024;
+    memcpy(s, v, 12);
+    return s[0] && s[1] && s[2] && (uint64_t)s[0] * s[1] * s[2] <= 1024 ? (int)(s[0] * s[1] * s[2])
+                                                                        : 1024;
+  }
+  {
+    const char *text = (const char *)l->image, *at = text, *body, *m;
+    size_t len = strlen(name);
+    while ((at = strstr(at, ".entry ")) != NULL) {
+      at += 7;
+      if (strncmp(at, name, len) == 0 && (at[len] == '(' || at[len] == ' ' || at[len] == '\n'))
+        break;
+    }
+    if (!at || !(body = strchr(at, '{'))) return 1024;
+    m = strstr(at, ".maxntid");
+    return m && m < body ? three_sizes(m + 8, body) : 1024;
+  }
+}
+
 static fkernel *kernel_make(flib *l, const char *name) {
   fkernel *k;
   size_t i;
@@ -2145,6 +2190,7 @@ static fkernel *kernel_make(flib *l, const char *name) {
   k->lib = l;
   k->name = strdup(name);
   k->dyn_smem = 49152;
+  k->max_threads = max_threads_of(l, name);
   if (l->is_ptx) {
     k->params_known =
         cj_ptx_params((const char *)l->image, name, &k->nparams, &k->off, &k->size) == CUJIT_OK;
@@ -2282,7 +2328,7 @@ static CUresult attribute(const char *fn, const void *h, CUfunction_attribute a,
   fkernel *k = kernel_of(fn, h, &f);
   if (!k) return CUDA_ERROR_INVALID_HANDLE;
   switch (a) {
-    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = 1024; break;
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = k->max_threads; break;
     case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *v = k->dyn_smem; break;
     case CU_FUNC_ATTRIBUTE_NUM_REGS: *v = 32; break;
     case CU_FUNC_ATTRIBUTE_PTX_VERSION:
@@ -2438,6 +2484,8 @@ static CUresult launch(const char *fn, const void *h, unsigned gx, unsigned gy, 
   if ((r = legacy_gate(c, s)) != CUDA_SUCCESS) return r;
   if (!gx || !gy || !gz || !bx || !by || !bz || (unsigned long long)bx * by * bz > 1024)
     return CUDA_ERROR_INVALID_VALUE;
+  if ((unsigned long long)bx * by * bz > (unsigned long long)k->max_threads)
+    return CUDA_ERROR_INVALID_VALUE; /* the real driver's answer past __launch_bounds__ */
   if (extra) return CUDA_ERROR_NOT_SUPPORTED;
   if (!k->params_known) return CUDA_ERROR_NOT_SUPPORTED;
   if (k->nparams && !params) return CUDA_ERROR_INVALID_VALUE;
