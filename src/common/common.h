@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "common/nvtx.h"
 #include "cujit.h"
 
 #if defined(__GNUC__)
@@ -542,7 +543,7 @@ int cj_env_flag(const char *name, int *on);
  * log is what it configures); the caller reports a bad value. */
 int cj_env_level(const char *name, int *level);
 
-/* ---- ranges for a profiler (trace.c) ----
+/* ---- ranges for a profiler (trace.c, over nvtx.c) ----
  *
  * NVTX ranges in the domain "cujit", which Nsight Systems (or any NVTX tool) shows beside
  * the driver's calls: what compiled, which cache tier answered, which copies belong to which
@@ -559,7 +560,7 @@ int cj_env_level(const char *name, int *level);
  * CUJIT_NVTX=OFF (CJ_NO_NVTX) has no ranges at all. */
 
 /* A fixed name: registered with the tool at its first use (static storage, shared by every
- * thread; `registered` is trace.c's). */
+ * thread; `registered` is nvtx.c's). */
 typedef struct cj_trace_name {
   const char *text;
   void *registered;
@@ -573,11 +574,11 @@ extern int cj_trace_live;
 /* Open a range (1), or do nothing when ranges are off (0). */
 int cj_trace_begin(const char *fmt, ...) CJ_PRINTF(1, 2);
 int cj_trace_begin_named(cj_trace_name *name);
-/* Closes the range cj_trace_begin*() opened. */
-void cj_trace_pop(void);
-/* The cleanup of the macros' variable: closes its range when one was opened. */
+/* The cleanup of the macros' variable: closes its range when one was opened. It calls
+ * NVTX's file alone (nvtx.c, which stands on nothing of the library): this header's own
+ * code leads to no file that includes it. */
 static inline void cj_trace_end(int *begun) {
-  if (CJ_UNLIKELY(*begun)) cj_trace_pop();
+  if (CJ_UNLIKELY(*begun)) cj_nvtx_pop();
 }
 
 #if defined(CJ_NO_NVTX) || !defined(__GNUC__)
