@@ -420,15 +420,58 @@ static const char *update_reason(CUgraphExecUpdateResult why) {
   }
 }
 
+enum { NODE_KINDS = 16 }; /* CUgraphNodeType's values, and one for any later kind */
+
+/* How many nodes of each kind `graph` has, into count[]: 1, or 0 when the driver cannot say
+ * (an older one). */
+static int node_kinds(CUgraph graph, size_t count[NODE_KINDS]) {
+  CUgraphNode stack[64], *nodes = stack;
+  CUgraphNodeType t;
+  size_t n = 0, i;
+  int ok;
+  memset(count, 0, NODE_KINDS * sizeof *count);
+  if (!cj_cu.cuGraphGetNodes || !cj_cu.cuGraphNodeGetType ||
+      cj_cu.cuGraphGetNodes(graph, NULL, &n) != CUDA_SUCCESS ||
+      (n > 64 && !(nodes = cj_malloc(n * sizeof *nodes))))
+    return 0;
+  ok = cj_cu.cuGraphGetNodes(graph, nodes, &n) == CUDA_SUCCESS;
+  for (i = 0; ok && i < n; i++)
+    if ((ok = cj_cu.cuGraphNodeGetType(nodes[i], &t) == CUDA_SUCCESS) != 0)
+      count[(unsigned)t < NODE_KINDS ? (unsigned)t : NODE_KINDS - 1]++;
+  if (nodes != stack) cj_free(nodes);
+  return ok;
+}
+
+/* Why the new capture (its launches `now`, its graph `graph`) cannot update g's executable
+ * graph in place, or NULL when it may: another number of kernel launches, another kernel at
+ * one of them, or other numbers of nodes of each kind (copies, memsets, ...) than the graph
+ * it was made from. cuGraphExecUpdate is not asked then: it would refuse with an error that
+ * a tool watching the driver's calls (compute-sanitizer) reports as the program's. */
+static const char *differs(const cj_graph *g, const cj_gres *now, CUgraph graph) {
+  size_t was_kinds[NODE_KINDS], now_kinds[NODE_KINDS], k;
+  if (now->n_launches != g->res.n_launches)
+    return "the new capture launches kernels another number of times";
+  for (k = 0; k < now->n_launches; k++) {
+    const cj_glaunch *a = &g->res.launches[k], *b = &now->launches[k];
+    if (a->fn != b->fn || a->handle != b->handle || a->by_kernel != b->by_kernel)
+      return "a launch of the new capture is of another kernel";
+  }
+  if (node_kinds(g->graph, was_kinds) && node_kinds(graph, now_kinds) &&
+      memcmp(was_kinds, now_kinds, sizeof was_kinds) != 0)
+    return "the new capture has other operations (copies, memsets, ...) than the graph's";
+  return NULL;
+}
+
 /* The update itself, graph's lock held: in place, or a new executable graph. */
 static cujit_status update_locked(cj_graph *g, cj_capture *c, CUgraph graph, int *in_place) {
   CUgraphExecUpdateResultInfo info;
   CUgraphExec exec = NULL;
+  const char *why = differs(g, &c->res, graph);
   size_t k;
-  CUresult r;
+  CUresult r = CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
   memset(&info, 0, sizeof info);
-  r = cj_cu.cuGraphExecUpdate(g->exec, graph, &info);
-  if (r == CUDA_SUCCESS && c->res.n_launches == g->res.n_launches) {
+  if (!why) r = cj_cu.cuGraphExecUpdate(g->exec, graph, &info);
+  if (r == CUDA_SUCCESS) {
     /* the nodes set_args names stay those of the graph the executable one was made from */
     for (k = 0; k < c->res.n_launches; k++) c->res.launches[k].node = g->res.launches[k].node;
     cj_cu.cuGraphDestroy(graph);
@@ -440,8 +483,7 @@ static cujit_status update_locked(cj_graph *g, cj_capture *c, CUgraph graph, int
   if (r != CUDA_SUCCESS && r != CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE)
     return cj_cu_fail(r, "cuGraphExecUpdate");
   cj_debug("a graph is made again from its new capture: %s",
-           r == CUDA_SUCCESS ? "the new capture launches kernels another number of times"
-                             : update_reason(info.result));
+           why ? why : update_reason(info.result));
   CJ_TRY(instantiate(graph, &exec));
   retire(g, &g->res, g->graph, g->exec);
   g->graph = graph;
