@@ -2930,7 +2930,9 @@ CUJIT_API size_t cujit_graph_launch_count(const cujit_graph *graph);
  *  the stream that array had, which must still exist then. A graph that another graph
  *  launches (captured into it) lives on, hidden, until that one is destroyed. A handle
  *  destroyed already (or not a graph) frees nothing: the call only sets the thread's
- *  error detail.
+ *  error detail. Where the driver refuses to make the graph's context current (after a
+ *  fault, say), its driver objects are left to that context, what it held is given back,
+ *  and the thread's error detail says so.
  *  @param graph  the graph; NULL is fine. */
 CUJIT_API void cujit_graph_destroy(cujit_graph *graph);
 

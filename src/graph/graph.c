@@ -99,22 +99,43 @@ static void res_release(cj_gres *r, int ctx_alive) {
 /* Whether the context the graph (or capture) was made in still has that life. */
 static int alive(CUcontext ctx, unsigned long long id) { return !id || cj_ctx_id(ctx) == id; }
 
-/* Makes ctx current for a release from any thread; *was gets what was. */
-static void enter_ctx(CUcontext ctx, CUcontext *was) {
+/* Makes ctx current for a release from any thread; *was gets what was. 1, or 0 (the
+ * thread's error detail saying so, as a destroy returns nothing) when the driver refuses:
+ * the graph's driver objects are then left to its context, which frees them when it ends. */
+static int enter_ctx(CUcontext ctx, CUcontext *was) {
+  const char *text = NULL;
+  CUresult r;
   *was = NULL;
   cj_cu.cuCtxGetCurrent(was);
-  if (*was != ctx) cj_cu.cuCtxSetCurrent(ctx);
+  if (*was == ctx || (r = cj_cu.cuCtxSetCurrent(ctx)) == CUDA_SUCCESS) return 1;
+  cj_cu.cuGetErrorString(r, &text);
+  cj_fail_cu(cj_cu_status(r), r,
+             "cujit_graph_destroy: the graph's context could not be made current to free it "
+             "(cuCtxSetCurrent failed: %s (%s)); its executable graph, event and stream are left "
+             "to that context, which frees them when it ends, and what the graph held is given "
+             "back without waiting for its launches",
+             cj_cu_name(r), text ? text : "no description");
+  return 0;
 }
 
 static void leave_ctx(CUcontext ctx, CUcontext was) {
-  if (was != ctx) cj_cu.cuCtxSetCurrent(was);
+  const char *text = NULL;
+  CUresult r;
+  if (was == ctx || (r = cj_cu.cuCtxSetCurrent(was)) == CUDA_SUCCESS) return;
+  cj_cu.cuGetErrorString(r, &text);
+  cj_fail_cu(cj_cu_status(r), r,
+             "cujit_graph_destroy: the graph was freed in its own context, but the calling "
+             "thread's context could not be made current again (cuCtxSetCurrent failed: %s "
+             "(%s)), so the graph's context is current on this thread now; make the one you "
+             "need current (cujit_device_set_current())",
+             cj_cu_name(r), text ? text : "no description");
 }
 
 /* Gives back what updates replaced: when `wait`, after the launches so far; otherwise only
- * if they have finished already (the event has passed). Graph's lock held. */
-static void drain(cj_graph *g, int wait) {
+ * if they have finished already (the event has passed). `live`: the graph's context can be
+ * used (it is current, in the life the graph was made in). Graph's lock held. */
+static void drain(cj_graph *g, int wait, int live) {
   size_t i;
-  int live = alive(g->ctx, g->ctx_id);
   if (!g->n_old) return;
   if (live && g->launched) {
     if (wait)
@@ -132,15 +153,15 @@ static void drain(cj_graph *g, int wait) {
 
 static void graph_free(cj_graph *g) {
   CUcontext was = NULL;
-  int live = alive(g->ctx, g->ctx_id);
-  if (live) enter_ctx(g->ctx, &was);
+  CUresult r;
+  int live = alive(g->ctx, g->ctx_id) && enter_ctx(g->ctx, &was);
   /* its launches must be done before anything they use is given back */
-  if (live && g->launched && cj_cu.cuEventSynchronize(g->done) != CUDA_SUCCESS)
+  if (live && g->launched && (r = cj_cu.cuEventSynchronize(g->done)) != CUDA_SUCCESS)
     cj_debug("a graph's last launch could not be waited for (%s); what it held is given back "
              "all the same",
-             cujit_last_error());
+             cj_cu_name(r));
   pthread_mutex_lock(&g->lock);
-  drain(g, 1);
+  drain(g, 1, live);
   pthread_mutex_unlock(&g->lock);
   res_release(&g->res, live);
   if (live) {
@@ -516,7 +537,7 @@ cujit_status cujit_graph_update(cujit_graph *h, CUstream stream, int *in_place) 
                                       "%s: the new capture ran in another context than the "
                                       "graph's; nothing changed",
                                       fn);
-  if (st == CUJIT_OK) drain(g, 0);
+  if (st == CUJIT_OK) drain(g, 0, alive(g->ctx, g->ctx_id));
   pthread_mutex_unlock(&g->lock);
   if (st != CUJIT_OK) { /* the graph is as it was; the new capture is dropped */
     cj_cu.cuGraphDestroy(graph);
