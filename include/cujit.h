@@ -2299,8 +2299,9 @@ CUJIT_API cujit_status cujit_device_get_info(int device, char *name, size_t name
  *  other devices going leaves their memory and pools sound). Resetting the device's
  *  primary context (cuDevicePrimaryCtxReset, as cudaDeviceReset does) does not bring it
  *  back: the reset returns success, but every later call that needs the device still
- *  fails with a status and a message; arrays made before the fault can still be
- *  destroyed. Save what you can and end the process (a new process can use the GPU), or
+ *  fails with a status and a message, which says, whatever the driver's error, that the
+ *  context is no longer usable and to end the process; arrays made before the fault can
+ *  still be destroyed. Save what you can and end the process (a new process can use the GPU), or
  *  run kernels that may fault in a process of their own.
  *  @{ */
 

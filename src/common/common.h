@@ -47,8 +47,13 @@
 /* Records `st` and a formatted detail for the calling thread, logs it at debug level,
  * and returns `st`, so that `return cj_fail(...)` reads naturally. */
 cujit_status cj_fail(cujit_status st, const char *fmt, ...) CJ_PRINTF(2, 3);
-/* As cj_fail, also recording the driver's or NVRTC's own result code. */
+/* As cj_fail, also recording the driver's or NVRTC's own result code. A failure whose
+ * driver error is a kernel's fault (cj_fail_sticky), and every failure with a driver error
+ * after one, says at its end that the CUDA context is lost and the process must end. */
 cujit_status cj_fail_cu(cujit_status st, CUresult r, const char *fmt, ...) CJ_PRINTF(3, 4);
+/* Whether r is a kernel's fault (CUDA_ERROR_ILLEGAL_ADDRESS and its kin), which leaves the
+ * process's CUDA context unusable until the process ends, as cuda.h says of each. */
+int cj_fail_sticky(CUresult r);
 cujit_status cj_fail_nvrtc(cujit_status st, int r, const char *fmt, ...) CJ_PRINTF(3, 4);
 /* Out of host memory while doing `what`. */
 cujit_status cj_fail_oom(const char *what);

@@ -104,6 +104,45 @@ static void set_detail(cj_tls *t, const char *fmt, va_list ap) {
   }
 }
 
+/* ---- a kernel's fault, which the process does not survive ---- */
+
+int cj_fail_sticky(CUresult r) {
+  switch (r) {
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_LAUNCH_FAILED:
+    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_LAUNCH_TIMEOUT: return 1;
+    default: return 0;
+  }
+}
+
+/* Set (atomic) once a failure carried a kernel's fault: from then on every failure with a
+ * driver error ends with the note below, whichever call made it, and whatever error the
+ * driver gave (the fault's own, or another that a lost context brings). */
+static int faulted;
+static const char fault_note[] =
+    "; the CUDA context is no longer usable since a kernel faulted, so every later GPU call "
+    "of this process fails too, even after a reset of the device: save what you can and end "
+    "the process (a new process can use the GPU)";
+
+/* Adds the note to t's detail, once. */
+static void note_fault(cj_tls *t) {
+  size_t n = t->detail ? strlen(t->detail) : 0;
+  char *d;
+  if (t->detail && strstr(t->detail, fault_note)) return;
+  if (n + sizeof fault_note > t->cap) {
+    if (!(d = realloc(t->detail, n + sizeof fault_note))) return; /* keep what there is */
+    t->detail = d;
+    t->cap = n + sizeof fault_note;
+  }
+  memcpy(t->detail + n, fault_note, sizeof fault_note);
+}
+
 static cujit_status record(cujit_status st, CUresult cu, int nvrtc, const char *fmt, va_list ap) {
   cj_tls *t = tls_get();
   if (!t) return st;
@@ -111,6 +150,10 @@ static cujit_status record(cujit_status st, CUresult cu, int nvrtc, const char *
   t->cu = cu;
   t->nvrtc = nvrtc;
   set_detail(t, fmt, ap);
+  if (cu != CUDA_SUCCESS && (cj_fail_sticky(cu) || __atomic_load_n(&faulted, __ATOMIC_RELAXED))) {
+    __atomic_store_n(&faulted, 1, __ATOMIC_RELAXED);
+    note_fault(t);
+  }
   cj_debug("%s: %s", cujit_status_name(st), t->detail ? t->detail : "");
   return st;
 }
