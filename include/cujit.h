@@ -263,10 +263,11 @@ typedef void (*cujit_error_fn)(cujit_status status, const char *call, const char
  *  be safe on every thread that calls cujit. It covers every function that returns a
  *  cujit_status but cujit_last_status() (docs/manual/errors.md, "The error mode").
  *  Env CUJIT_ERRORS=exit makes cujit_error_exit() the handler of a program that sets none
- *  (read at the first failure; `return`, the default, sets none), for quick scripts.
+ *  (read at the first failure; `return`, the default, sets none), for quick scripts; any
+ *  other value is warned about once, at the first call that sets anything up.
  *  Thread-safe: the pair (fn, user) is replaced at once for every thread.
  *  @param fn    the handler; NULL for none (every call returns its status, and
- *               CUJIT_ERRORS is no longer read).
+ *               CUJIT_ERRORS no longer chooses one).
  *  @param user  passed to fn. */
 CUJIT_API void cujit_error_set_handler(cujit_error_fn fn, void *user);
 

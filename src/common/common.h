@@ -527,6 +527,15 @@ typedef struct cj_env_var {
 
 /* The table, in the manual's order; *n gets its length. */
 const cj_env_var *cj_env_table(size_t *n);
+/* Registers what the library does at its start: the first time it reads its environment
+ * (its first call that sets anything up), before that read, once, on the thread that
+ * makes it. fn may read the environment; other threads' reads meanwhile do not wait for
+ * it. One function (error.c's check of CUJIT_ERRORS), registered as the library loads. */
+void cj_env_at_start(void (*fn)(void));
+/* Runs the library's start now, unless it has run: for a caller that must not have it run
+ * inside a lock or a pthread_once of its own (the log's, when the start's warning may go to
+ * the program's log callback, which may call cujit). */
+void cj_env_start(void);
 /* The table's entry for `name`, or NULL. */
 const cj_env_var *cj_env_find(const char *name);
 /* The value of `name` as it is (any kind), or NULL when unset or empty. */

@@ -205,16 +205,35 @@ static pthread_once_t errors_env_once = PTHREAD_ONCE_INIT;
 static cujit_error_fn errors_env_fn; /* what CUJIT_ERRORS chose */
 static int errors_env_warned;
 
-/* CUJIT_ERRORS, read at the first failure of a program that chose no handler. */
-static void errors_env_read(void) {
+/* CUJIT_ERRORS's handler into *fn (NULL: none): 1, or 0 for a value that is neither
+ * `return` nor `exit`, which is warned about, once in the process. */
+static int errors_env_parse(cujit_error_fn *fn) {
   const char *s = cj_env("CUJIT_ERRORS");
-  if (!s || strcasecmp(s, "return") == 0) return;
-  if (strcasecmp(s, "exit") == 0)
-    errors_env_fn = cujit_error_exit;
-  else
-    cj_env_refused(&errors_env_warned, "CUJIT_ERRORS", s, "`return` or `exit`",
-                   "`return` (every call returns its status)");
+  *fn = NULL;
+  if (!s || strcasecmp(s, "return") == 0) return 1;
+  if (strcasecmp(s, "exit") == 0) {
+    *fn = cujit_error_exit;
+    return 1;
+  }
+  cj_env_refused(&errors_env_warned, "CUJIT_ERRORS", s, "`return` or `exit`",
+                 "`return` (every call returns its status)");
+  return 0;
 }
+
+/* Checked when the library starts (common/env.c), so that a bad value is warned about in a
+ * program that never fails too. */
+static void errors_env_check(void) {
+  cujit_error_fn fn;
+  errors_env_parse(&fn);
+}
+
+__attribute__((constructor)) static void errors_env_at_start(void) {
+  cj_env_at_start(errors_env_check);
+}
+
+/* The handler CUJIT_ERRORS chooses, read at the first failure of a program that chose none
+ * (after a setenv() the program made, if it made one). */
+static void errors_env_read(void) { errors_env_parse(&errors_env_fn); }
 
 void cujit_error_set_handler(cujit_error_fn fn, void *user) {
   pthread_mutex_lock(&handler_lock);
