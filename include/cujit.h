@@ -263,10 +263,11 @@ typedef void (*cujit_error_fn)(cujit_status status, const char *call, const char
  *  be safe on every thread that calls cujit. It covers every function that returns a
  *  cujit_status but cujit_last_status() (docs/manual/errors.md, "The error mode").
  *  Env CUJIT_ERRORS=exit makes cujit_error_exit() the handler of a program that sets none
- *  (read at the first failure; `return`, the default, sets none), for quick scripts.
+ *  (read at the first failure; `return`, the default, sets none), for quick scripts; any
+ *  other value is warned about once, at the first call that sets anything up.
  *  Thread-safe: the pair (fn, user) is replaced at once for every thread.
  *  @param fn    the handler; NULL for none (every call returns its status, and
- *               CUJIT_ERRORS is no longer read).
+ *               CUJIT_ERRORS no longer chooses one).
  *  @param user  passed to fn. */
 CUJIT_API void cujit_error_set_handler(cujit_error_fn fn, void *user);
 
@@ -2299,8 +2300,9 @@ CUJIT_API cujit_status cujit_device_get_info(int device, char *name, size_t name
  *  other devices going leaves their memory and pools sound). Resetting the device's
  *  primary context (cuDevicePrimaryCtxReset, as cudaDeviceReset does) does not bring it
  *  back: the reset returns success, but every later call that needs the device still
- *  fails with a status and a message; arrays made before the fault can still be
- *  destroyed. Save what you can and end the process (a new process can use the GPU), or
+ *  fails with a status and a message, which says, whatever the driver's error, that the
+ *  context is no longer usable and to end the process; arrays made before the fault can
+ *  still be destroyed. Save what you can and end the process (a new process can use the GPU), or
  *  run kernels that may fault in a process of their own.
  *  @{ */
 
@@ -2930,7 +2932,9 @@ CUJIT_API size_t cujit_graph_launch_count(const cujit_graph *graph);
  *  the stream that array had, which must still exist then. A graph that another graph
  *  launches (captured into it) lives on, hidden, until that one is destroyed. A handle
  *  destroyed already (or not a graph) frees nothing: the call only sets the thread's
- *  error detail.
+ *  error detail. Where the driver refuses to make the graph's context current (after a
+ *  fault, say), its driver objects are left to that context, what it held is given back,
+ *  and the thread's error detail says so.
  *  @param graph  the graph; NULL is fine. */
 CUJIT_API void cujit_graph_destroy(cujit_graph *graph);
 

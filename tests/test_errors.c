@@ -325,15 +325,27 @@ static void handler_is_thread_safe(void **state) {
 
 static void print_log_line(cujit_log_level level, const char *line, void *user) {
   (void)user;
+  (void)cujit_log_current_level(); /* a callback may call cujit, also from the library's start */
   printf("callback %d: %s\n", (int)level, line);
 }
 
 /* In a child: "exit": sets cujit_error_exit and fails a call; "env": fails a call with the
  * handler CUJIT_ERRORS chose; "env-null": sets no handler (NULL) first; "env-callback": as
- * "env", with a log callback that prints its lines. Prints a line without flushing first,
- * which the end of the process must flush. Returns 0 when the call returned. */
+ * "env", with a log callback that prints its lines; "no-failure": compiles a kernel, which
+ * succeeds, and fails nothing. Prints a line without flushing first, which the end of the
+ * process must flush. Returns 0 when the call returned. */
 static int error_mode_child(const char *how) {
+  cujit_options o = CUJIT_OPTIONS_INIT;
   cujit_module *m = NULL;
+  if (strcmp(how, "no-failure") == 0) { /* a program whose calls all succeed */
+    o.arch = "compute_80";              /* no device needed */
+    if (cujit_module_from_source(&m, "__global__ void k(int *p) { *p = 1; }\n", "ok.cu", &o) !=
+        CUJIT_OK)
+      return 3;
+    cujit_module_destroy(m);
+    printf("no call failed\n");
+    return 0;
+  }
   if (strcmp(how, "exit") == 0) cujit_error_set_handler(cujit_error_exit, NULL);
   if (strcmp(how, "env-null") == 0) cujit_error_set_handler(NULL, NULL);
   if (strcmp(how, "env-callback") == 0) cujit_log_set_callback(print_log_line, NULL);
@@ -465,6 +477,19 @@ static void errors_env_chooses_the_handler(void **state) {
   assert_non_null(strstr(out, "the call returned"));
   assert_int_equal(run_child("CUJIT_ERRORS=abort", "--error-mode", "env", out, sizeof out), 0);
   assert_non_null(strstr(out, "cujit: warn: CUJIT_ERRORS='abort' is not `return` or `exit`"));
+  /* in a program that never fails: warned about all the same, once, when the library
+   * first sets something up (reading its environment) */
+  assert_int_equal(run_child("CUJIT_ERRORS=abort CUJIT_LOG=off", "--error-mode", "no-failure", out,
+                             sizeof out),
+                   0);
+  if (!strstr(out, "cujit: warn: CUJIT_ERRORS='abort' is not `return` or `exit`; using `return` "
+                   "(every call returns its status)\n") ||
+      strstr(strstr(out, "CUJIT_ERRORS='abort'") + 1, "CUJIT_ERRORS='abort'") ||
+      !strstr(out, "no call failed"))
+    fail_msg("%s", out);
+  assert_int_equal(run_child("CUJIT_ERRORS=exit", "--error-mode", "no-failure", out, sizeof out),
+                   0);
+  assert_null(strstr(out, "cujit:"));
   /* to the log callback, where the program set one */
   assert_int_equal(run_child("CUJIT_ERRORS=abort", "--error-mode", "env-callback", out, sizeof out),
                    0);

@@ -7,7 +7,9 @@
  *    page-locked memory copied at each launch; memory given back during a capture taken
  *    again by the next request of its size;
  *  - updates: in place from a new capture (other scalars, other memory), made again when
- *    the work differs, one launch's arguments set (converted, checked);
+ *    the work differs (other launches, kernels or operations: the driver is then not asked
+ *    for an update it would refuse), one launch's arguments set (converted, checked);
+ *  - a graph destroyed where its context cannot be made current says so;
  *  - refusals with their messages, the capture going on after each: waits, timed launches,
  *    timers, pageable In/Out, host reads of arrays, destroying the stream, a second begin,
  *    an end from another thread; a call the driver refuses invalidates the capture, and the
@@ -200,7 +202,7 @@ static void a_graph_is_updated_from_a_new_capture(void **state) {
   cujit_launch_options o = on(s1);
   cujit_graph *g = NULL;
   CUdeviceptr x, y;
-  unsigned long before;
+  unsigned long before, updates;
   int in_place = -1;
   (void)state;
   assert_ok(cujit_mem_alloc(&x, 64));
@@ -212,8 +214,10 @@ static void a_graph_is_updated_from_a_new_capture(void **state) {
   last_f(1.0f);
   assert_ok(cujit_graph_begin(s1, CUJIT_CAPTURE_GLOBAL));
   assert_ok(CUJIT_LAUNCH_EX(step, CUJIT_DIM3(1), CUJIT_DIM3(1), &o, y, 16, 2.0f));
+  updates = cd.calls("cuGraphExecUpdate");
   assert_ok(cujit_graph_update(g, s1, &in_place));
   assert_int_equal(in_place, 1);
+  assert_int_equal(cd.calls("cuGraphExecUpdate"), updates + 1);
   assert_ok(cujit_graph_launch(g, s1));
   last_f(2.0f);
   assert_ok(cujit_graph_begin(s1, CUJIT_CAPTURE_GLOBAL)); /* two launches: other work */
@@ -221,6 +225,8 @@ static void a_graph_is_updated_from_a_new_capture(void **state) {
   assert_ok(CUJIT_LAUNCH_EX(step, CUJIT_DIM3(1), CUJIT_DIM3(1), &o, y, 16, 4.0f));
   assert_ok(cujit_graph_update(g, s1, &in_place));
   assert_int_equal(in_place, 0);
+  /* the driver is not asked for an update that it would refuse with an error */
+  assert_int_equal(cd.calls("cuGraphExecUpdate"), updates + 1);
   assert_int_equal(cujit_graph_launch_count(g), 2);
   before = cd.pending();
   assert_ok(cujit_graph_launch(g, s1));
@@ -232,6 +238,74 @@ static void a_graph_is_updated_from_a_new_capture(void **state) {
   cujit_graph_destroy(g);
   assert_ok(cujit_mem_free(x));
   assert_ok(cujit_mem_free(y));
+  no_violations();
+}
+
+/* The same launches of the same kernels with other operations around them (an In buffer's
+ * copy): the graph is made again, and cuGraphExecUpdate, which would refuse the new graph
+ * with an error, is not called; each kernel launched through another handle, likewise. */
+static void other_operations_make_the_graph_again(void **state) {
+  cujit_launch_options o = on(s1);
+  cujit_graph *g = NULL;
+  CUdeviceptr x;
+  float *host;
+  unsigned long updates;
+  int in_place = -1;
+  (void)state;
+  assert_ok(cujit_mem_alloc(&x, 64));
+  assert_ok(cujit_host_alloc((void **)&host, 64));
+  assert_ok(cujit_graph_begin(s1, CUJIT_CAPTURE_GLOBAL));
+  assert_ok(CUJIT_LAUNCH_EX(step, CUJIT_DIM3(1), CUJIT_DIM3(1), &o, x, 16, 1.0f));
+  assert_ok(cujit_graph_end(s1, &g));
+  assert_ok(cujit_graph_begin(s1, CUJIT_CAPTURE_GLOBAL)); /* a copy in, then the launch */
+  assert_ok(CUJIT_LAUNCH_EX(step, CUJIT_DIM3(1), CUJIT_DIM3(1), &o, cujit_in(host, 64), 16, 2.0f));
+  updates = cd.calls("cuGraphExecUpdate");
+  assert_ok(cujit_graph_update(g, s1, &in_place));
+  assert_int_equal(in_place, 0);
+  assert_int_equal(cd.calls("cuGraphExecUpdate"), updates);
+  assert_int_equal(cujit_graph_launch_count(g), 1);
+  assert_ok(cujit_graph_launch(g, s1));
+  last_f(2.0f);
+  assert_ok(cujit_stream_synchronize(s1));
+  assert_ok(cujit_graph_begin(s1, CUJIT_CAPTURE_GLOBAL)); /* one launch, of another kernel */
+  assert_ok(CUJIT_LAUNCH_EX(pair, CUJIT_DIM3(1), CUJIT_DIM3(1), &o, x, x, 16));
+  assert_ok(cujit_graph_update(g, s1, &in_place));
+  assert_int_equal(in_place, 0);
+  assert_int_equal(cd.calls("cuGraphExecUpdate"), updates);
+  cujit_graph_destroy(g);
+  assert_ok(cujit_mem_free(x));
+  assert_ok(cujit_host_free(host));
+  no_violations();
+}
+
+/* A graph destroyed on a thread where another context is current, when the driver refuses
+ * to make the graph's context current: the destroy says so (it returns nothing: the
+ * thread's error detail), and makes no call in the wrong context. */
+static void a_graph_whose_context_cannot_be_entered_says_so(void **state) {
+  cujit_launch_options o = on(s1);
+  cujit_graph *g = NULL;
+  CUdeviceptr x;
+  cujit_status st;
+  int said;
+  (void)state;
+  assert_ok(cujit_mem_alloc(&x, 64));
+  assert_ok(cujit_graph_begin(s1, CUJIT_CAPTURE_GLOBAL));
+  assert_ok(CUJIT_LAUNCH_EX(step, CUJIT_DIM3(1), CUJIT_DIM3(1), &o, x, 16, 1.0f));
+  assert_ok(cujit_graph_end(s1, &g));
+  assert_ok(cujit_graph_launch(g, s1));
+  assert_ok(cujit_stream_synchronize(s1));
+  assert_ok(cujit_device_set_current(1));
+  cd.fail_next("cuCtxSetCurrent", CUDA_ERROR_INVALID_CONTEXT, 1);
+  cujit_graph_destroy(g);
+  st = cujit_last_status();
+  said = strstr(cujit_last_error(), "cujit_graph_destroy: the graph's context could not be made "
+                                    "current to free it (cuCtxSetCurrent failed: "
+                                    "CUDA_ERROR_INVALID_CONTEXT") != NULL;
+  if (!said) print_message("%s\n", cujit_last_error());
+  assert_ok(cujit_device_set_current(0)); /* the later tests' device, whatever happened */
+  assert_int_equal(st, CUJIT_ERROR_DRIVER);
+  assert_true(said);
+  assert_ok(cujit_mem_free(x));
   no_violations();
 }
 
@@ -681,6 +755,8 @@ int main(void) {
       cmocka_unit_test(a_capture_can_be_discarded),
       cmocka_unit_test(in_out_buffers_are_copied_at_each_launch),
       cmocka_unit_test(a_graph_is_updated_from_a_new_capture),
+      cmocka_unit_test(other_operations_make_the_graph_again),
+      cmocka_unit_test(a_graph_whose_context_cannot_be_entered_says_so),
       cmocka_unit_test(one_launch_takes_other_arguments),
       cmocka_unit_test(what_cannot_be_captured_is_refused),
       cmocka_unit_test(a_call_the_driver_refuses_invalidates_the_capture),

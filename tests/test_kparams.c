@@ -5,6 +5,8 @@
  * many of every size (1 byte, 16-byte aligned, structs, more than 4 KiB), C++ templates,
  * relocatable code and linked code; and descriptions damaged every way, which are read as
  * "not described" and never past their bytes. No device is needed. */
+#include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -322,9 +324,40 @@ static void zstd_is_found_or_refused(void **state) {
   }
   assert_int_equal(zstd_run(NULL, out, sizeof out), 0);
   assert_int_equal(zstd_run("libzstd.so.1", out, sizeof out), 3);
-  assert_non_null(strstr(out, "CUJIT_LIBZSTD is not an absolute path"));
+  assert_non_null(strstr(out, "CUJIT_LIBZSTD is 'libzstd.so.1', which is not an absolute path"));
   assert_int_equal(zstd_run("/nonexistent/libzstd.so.1", out, sizeof out), 3);
   assert_non_null(strstr(out, "from CUJIT_LIBZSTD"));
+  assert_non_null(strstr(out, "looked only at /nonexistent/libzstd.so.1"));
+  assert_non_null(strstr(out, "Install libzstd ("));
+}
+
+/* The file C's library is loaded from (an absolute path, from this process's map). */
+static int libc_path(char *out, size_t size) {
+  char line[4096], *path;
+  FILE *f = fopen("/proc/self/maps", "r");
+  int found = 0;
+  if (!f) return 0;
+  while (!found && fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\n")] = '\0';
+    if ((path = strchr(line, '/')) != NULL && strstr(path, "/libc.so.6") && strlen(path) < size) {
+      strcpy(out, path);
+      found = 1;
+    }
+  }
+  fclose(f);
+  return found;
+}
+
+/* A library that is not libzstd (C's own) is loaded and refused, naming what it lacks
+ * and what to do, in the words every library's loading uses. */
+static void zstd_that_lacks_an_entry_is_refused(void **state) {
+  char out[4096], libc[1024];
+  (void)state;
+  assert_true(libc_path(libc, sizeof libc));
+  assert_int_equal(zstd_run(libc, out, sizeof out), 3);
+  if (!strstr(out, "libzstd in ") || !strstr(out, libc) || !strstr(out, " lacks ZSTD_") ||
+      !strstr(out, "(libzstd 1.3 or newer is needed); install libzstd ("))
+    fail_msg("%s", out);
 }
 
 /* Finds kernel `name`'s description in a CUBIN: its offset and size (the ELF's section
@@ -433,6 +466,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(damaged_descriptions),
       cmocka_unit_test(compressed_entries),
       cmocka_unit_test(zstd_is_found_or_refused),
+      cmocka_unit_test(zstd_that_lacks_an_entry_is_refused),
   };
   if (argc > 1 && strcmp(argv[1], "--zstd") == 0) return zstd_child();
   setenv("CUJIT_LIBCUDA", "/nonexistent/libcuda.so.1", 1);

@@ -765,6 +765,19 @@ static void reset_device(void) {
 
 /* ---- a device fault, and what cujit promises after it ---- */
 
+/* A failure after the fault that carries a driver error, whatever the error (the fault's
+ * own, or another that the lost context brings: a refused cuCtxSetCurrent, a destroyed
+ * context), says that the process must end. */
+static void says_to_end(cujit_status st, const char *what) {
+  CUresult r = cujit_last_cu_result();
+  if (st == CUJIT_OK || r == CUDA_SUCCESS || failure[0]) return;
+  if (!strstr(cujit_last_error(), "no longer usable") ||
+      !strstr(cujit_last_error(), "end the process"))
+    fail_with("%s after a device fault failed with %s (driver: %s), and its message does not "
+              "say that the context is no longer usable and to end the process: \"%s\"",
+              what, cujit_status_name(st), cu_name(r), cujit_last_error());
+}
+
 /* A call made after the fault that needs device `dev`: on the fault's device it fails
  * with CUJIT_ERROR_LAUNCH_FAILED and a message naming the driver's error (include/cujit.h:
  * "later calls on any device then return CUJIT_ERROR_LAUNCH_FAILED saying so"); on
@@ -784,6 +797,7 @@ static int after_fault(cujit_status st, const char *what, int dev) {
     fail_with("%s after a device fault gave CUJIT_ERROR_LAUNCH_FAILED with a message that "
               "names no driver error (the driver's was %s): \"%s\"",
               what, r == CUDA_SUCCESS ? "not kept" : cu_name(r), cujit_last_error());
+  says_to_end(st, what);
   return 0;
 }
 
@@ -794,6 +808,7 @@ static void after_fault_any(cujit_status st, const char *what) {
   n_checks_fault++;
   if (!cujit_last_error()[0])
     fail_with("%s after a device fault gave %s with no message", what, cujit_status_name(st));
+  says_to_end(st, what);
 }
 
 /* The device current after the fault: the fault's, until a switch succeeds. */
@@ -923,6 +938,7 @@ static int probe_st(int k, cujit_status st, const char *what) {
     fail_with("%s after the reset that followed a device fault gave %s (driver: %s) with no "
               "message",
               what, cujit_status_name(st), r != CUDA_SUCCESS ? cu_name(r) : "no error");
+  says_to_end(st, what);
   if (probe[k][0] && strcmp(probe[k], "CUJIT_OK") != 0) return st == CUJIT_OK;
   if (st == CUJIT_OK)
     snprintf(probe[k], sizeof probe[k], "CUJIT_OK");

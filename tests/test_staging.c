@@ -1,8 +1,12 @@
 /* test_staging - the parts of pageable staging that need no device: how a transfer is
- * split between the lanes, and the cases where staging steps aside (a device beyond the
- * ones cujit keeps lanes for, staging turned off) without touching the driver. The
- * copies themselves, on every device present, are in test_gpu_inout. */
+ * split between the lanes, the cases where staging steps aside (a device beyond the ones
+ * cujit keeps lanes for, staging turned off) without touching the driver, and, on the
+ * checking fake driver (tests/fakedriver), a staging thread that cannot make the device's
+ * context current. The copies themselves, on every device present, are in test_gpu_inout. */
+#include <stdlib.h>
+
 #include "testutil.h"
+#include "fakedriver/checkdriver.h"
 #include "launch/launch.h"
 
 /* Checks the shares of `bytes` over `nlanes` lanes: in order, each starting where the one
@@ -65,9 +69,45 @@ static void shares_cover_a_transfer_once(void **state) {
   assert_int_equal(end, (9u << 20) + 12);
 }
 
+/* A staging thread on which the driver refuses to make the device's context current fails
+ * the transfer saying so (not with the error of a copy made without a context, which the
+ * fake driver would flag), and tries again at the next transfer, which then works. */
+static void a_lane_without_its_context_says_so(void **state) {
+  enum { BYTES = 4 << 20 };
+  static checkdriver_api cd;
+  unsigned char *host = malloc(BYTES), back[16];
+  CUcontext ctx;
+  CUdevice dev;
+  CUdeviceptr d;
+  size_t i;
+  (void)state;
+  assert_non_null(host);
+  setenv("CUJIT_STAGING_THREADS", "2", 1); /* the caller's lane and one thread's */
+  assert_ok(cj_ctx_ensure(&ctx, &dev));
+  assert_int_equal(checkdriver_open(getenv("CUJIT_LIBCUDA"), &cd), 0);
+  assert_ok(cujit_mem_alloc(&d, BYTES));
+  memset(host, 7, BYTES);
+  /* the thread's, as it starts, and again at the transfer */
+  cd.fail_next("cuCtxSetCurrent", CUDA_ERROR_INVALID_CONTEXT, 2);
+  assert_int_equal(cj_stage_htod(ctx, dev, d, host, BYTES, NULL), CUJIT_ERROR_DRIVER);
+  if (!strstr(cujit_last_error(), "staging an In buffer failed: staging thread 1 of device 0 "
+                                  "could not make the device's context current "
+                                  "(cuCtxSetCurrent failed: CUDA_ERROR_INVALID_CONTEXT"))
+    fail_msg("%s", cujit_last_error());
+  assert_ok(cujit_synchronize());
+  assert_ok(cj_stage_htod(ctx, dev, d, host, BYTES, NULL));
+  assert_ok(cujit_synchronize());
+  assert_int_equal(cd.peek(d + BYTES - sizeof back, back, sizeof back), 0);
+  for (i = 0; i < sizeof back; i++) assert_int_equal(back[i], 7);
+  assert_ok(cujit_mem_free(d));
+  assert_int_equal(cd.violations(), 0);
+  unsetenv("CUJIT_STAGING_THREADS");
+  free(host);
+}
+
 /* A device ordinal outside the lanes' table, or staging turned off: NOT_SUPPORTED, with
- * no driver call (none is loaded here) and the thread's error detail left alone, so that
- * the caller copies directly. */
+ * no driver call and the thread's error detail left alone, so that the caller copies
+ * directly. */
 static void staging_steps_aside(void **state) {
   char host[64] = {0};
   CUdevice devs[] = {-1, CJ_DEVICE_SLOTS, CJ_DEVICE_SLOTS + 7, 0, 1};
@@ -89,6 +129,7 @@ static void staging_steps_aside(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(shares_cover_a_transfer_once),
+      cmocka_unit_test(a_lane_without_its_context_says_so), /* before staging is turned off */
       cmocka_unit_test(staging_steps_aside),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "common/nvtx.h"
 #include "cujit.h"
 
 #if defined(__GNUC__)
@@ -46,8 +47,13 @@
 /* Records `st` and a formatted detail for the calling thread, logs it at debug level,
  * and returns `st`, so that `return cj_fail(...)` reads naturally. */
 cujit_status cj_fail(cujit_status st, const char *fmt, ...) CJ_PRINTF(2, 3);
-/* As cj_fail, also recording the driver's or NVRTC's own result code. */
+/* As cj_fail, also recording the driver's or NVRTC's own result code. A failure whose
+ * driver error is a kernel's fault (cj_fail_sticky), and every failure with a driver error
+ * after one, says at its end that the CUDA context is lost and the process must end. */
 cujit_status cj_fail_cu(cujit_status st, CUresult r, const char *fmt, ...) CJ_PRINTF(3, 4);
+/* Whether r is a kernel's fault (CUDA_ERROR_ILLEGAL_ADDRESS and its kin), which leaves the
+ * process's CUDA context unusable until the process ends, as cuda.h says of each. */
+int cj_fail_sticky(CUresult r);
 cujit_status cj_fail_nvrtc(cujit_status st, int r, const char *fmt, ...) CJ_PRINTF(3, 4);
 /* Out of host memory while doing `what`. */
 cujit_status cj_fail_oom(const char *what);
@@ -521,6 +527,15 @@ typedef struct cj_env_var {
 
 /* The table, in the manual's order; *n gets its length. */
 const cj_env_var *cj_env_table(size_t *n);
+/* Registers what the library does at its start: the first time it reads its environment
+ * (its first call that sets anything up), before that read, once, on the thread that
+ * makes it. fn may read the environment; other threads' reads meanwhile do not wait for
+ * it. One function (error.c's check of CUJIT_ERRORS), registered as the library loads. */
+void cj_env_at_start(void (*fn)(void));
+/* Runs the library's start now, unless it has run: for a caller that must not have it run
+ * inside a lock or a pthread_once of its own (the log's, when the start's warning may go to
+ * the program's log callback, which may call cujit). */
+void cj_env_start(void);
 /* The table's entry for `name`, or NULL. */
 const cj_env_var *cj_env_find(const char *name);
 /* The value of `name` as it is (any kind), or NULL when unset or empty. */
@@ -542,7 +557,7 @@ int cj_env_flag(const char *name, int *on);
  * log is what it configures); the caller reports a bad value. */
 int cj_env_level(const char *name, int *level);
 
-/* ---- ranges for a profiler (trace.c) ----
+/* ---- ranges for a profiler (trace.c, over nvtx.c) ----
  *
  * NVTX ranges in the domain "cujit", which Nsight Systems (or any NVTX tool) shows beside
  * the driver's calls: what compiled, which cache tier answered, which copies belong to which
@@ -559,7 +574,7 @@ int cj_env_level(const char *name, int *level);
  * CUJIT_NVTX=OFF (CJ_NO_NVTX) has no ranges at all. */
 
 /* A fixed name: registered with the tool at its first use (static storage, shared by every
- * thread; `registered` is trace.c's). */
+ * thread; `registered` is nvtx.c's). */
 typedef struct cj_trace_name {
   const char *text;
   void *registered;
@@ -573,11 +588,11 @@ extern int cj_trace_live;
 /* Open a range (1), or do nothing when ranges are off (0). */
 int cj_trace_begin(const char *fmt, ...) CJ_PRINTF(1, 2);
 int cj_trace_begin_named(cj_trace_name *name);
-/* Closes the range cj_trace_begin*() opened. */
-void cj_trace_pop(void);
-/* The cleanup of the macros' variable: closes its range when one was opened. */
+/* The cleanup of the macros' variable: closes its range when one was opened. It calls
+ * NVTX's file alone (nvtx.c, which stands on nothing of the library): this header's own
+ * code leads to no file that includes it. */
 static inline void cj_trace_end(int *begun) {
-  if (CJ_UNLIKELY(*begun)) cj_trace_pop();
+  if (CJ_UNLIKELY(*begun)) cj_nvtx_pop();
 }
 
 #if defined(CJ_NO_NVTX) || !defined(__GNUC__)

@@ -29,9 +29,10 @@ static const cj_env_var table[] = {
                 "call, which prints its name, status and detail to stderr and exits with "
                 "status 1, or 77 when no GPU can be used (`cujit_error_exit()`); `return`: "
                 "every call returns its status "
-                "(`cujit_error_set_handler()` comes first; read at the first failure; another "
-                "value is warned about on stderr, or to the log callback, whatever "
-                "`CUJIT_LOG` says, and `return` used)"},
+                "(`cujit_error_set_handler()` comes first; checked at the library's first call "
+                "that sets anything up, where another value is warned about once on stderr, or "
+                "to the log callback, whatever `CUJIT_LOG` says, and `return` used; read again "
+                "at the first failure)"},
     {.name = "CUJIT_NVTX",
      .kind = CJ_ENV_FLAG,
      .dflt = "on",
@@ -246,9 +247,28 @@ const cj_env_var *cj_env_find(const char *name) {
   return NULL;
 }
 
+/* ---- the library's start ----
+ *
+ * The first time the library reads its environment is its first call that sets anything
+ * up (a compile, the driver, the cache, the log): what must be checked of the environment
+ * even in a program that goes on to read nothing else is checked then, once, by the
+ * function an upper file registers (error.c: CUJIT_ERRORS), which reads the environment
+ * itself meanwhile. */
+
+static void (*at_start)(void);
+static int started; /* the first read has begun (atomic) */
+
+void cj_env_at_start(void (*fn)(void)) { at_start = fn; }
+
+CJ_NOINLINE void cj_env_start(void) {
+  if (!__atomic_exchange_n(&started, 1, __ATOMIC_ACQ_REL) && at_start) at_start();
+}
+
 /* The only getenv of the library. */
 const char *cj_env_value(const cj_env_var *v) {
-  const char *s = v ? getenv(v->name) : NULL;
+  const char *s;
+  if (CJ_UNLIKELY(!__atomic_load_n(&started, __ATOMIC_ACQUIRE))) cj_env_start();
+  s = v ? getenv(v->name) : NULL;
   return s && *s ? s : NULL;
 }
 

@@ -104,6 +104,45 @@ static void set_detail(cj_tls *t, const char *fmt, va_list ap) {
   }
 }
 
+/* ---- a kernel's fault, which the process does not survive ---- */
+
+int cj_fail_sticky(CUresult r) {
+  switch (r) {
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_LAUNCH_FAILED:
+    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_LAUNCH_TIMEOUT: return 1;
+    default: return 0;
+  }
+}
+
+/* Set (atomic) once a failure carried a kernel's fault: from then on every failure with a
+ * driver error ends with the note below, whichever call made it, and whatever error the
+ * driver gave (the fault's own, or another that a lost context brings). */
+static int faulted;
+static const char fault_note[] =
+    "; the CUDA context is no longer usable since a kernel faulted, so every later GPU call "
+    "of this process fails too, even after a reset of the device: save what you can and end "
+    "the process (a new process can use the GPU)";
+
+/* Adds the note to t's detail, once. */
+static void note_fault(cj_tls *t) {
+  size_t n = t->detail ? strlen(t->detail) : 0;
+  char *d;
+  if (t->detail && strstr(t->detail, fault_note)) return;
+  if (n + sizeof fault_note > t->cap) {
+    if (!(d = realloc(t->detail, n + sizeof fault_note))) return; /* keep what there is */
+    t->detail = d;
+    t->cap = n + sizeof fault_note;
+  }
+  memcpy(t->detail + n, fault_note, sizeof fault_note);
+}
+
 static cujit_status record(cujit_status st, CUresult cu, int nvrtc, const char *fmt, va_list ap) {
   cj_tls *t = tls_get();
   if (!t) return st;
@@ -111,6 +150,10 @@ static cujit_status record(cujit_status st, CUresult cu, int nvrtc, const char *
   t->cu = cu;
   t->nvrtc = nvrtc;
   set_detail(t, fmt, ap);
+  if (cu != CUDA_SUCCESS && (cj_fail_sticky(cu) || __atomic_load_n(&faulted, __ATOMIC_RELAXED))) {
+    __atomic_store_n(&faulted, 1, __ATOMIC_RELAXED);
+    note_fault(t);
+  }
   cj_debug("%s: %s", cujit_status_name(st), t->detail ? t->detail : "");
   return st;
 }
@@ -162,16 +205,35 @@ static pthread_once_t errors_env_once = PTHREAD_ONCE_INIT;
 static cujit_error_fn errors_env_fn; /* what CUJIT_ERRORS chose */
 static int errors_env_warned;
 
-/* CUJIT_ERRORS, read at the first failure of a program that chose no handler. */
-static void errors_env_read(void) {
+/* CUJIT_ERRORS's handler into *fn (NULL: none): 1, or 0 for a value that is neither
+ * `return` nor `exit`, which is warned about, once in the process. */
+static int errors_env_parse(cujit_error_fn *fn) {
   const char *s = cj_env("CUJIT_ERRORS");
-  if (!s || strcasecmp(s, "return") == 0) return;
-  if (strcasecmp(s, "exit") == 0)
-    errors_env_fn = cujit_error_exit;
-  else
-    cj_env_refused(&errors_env_warned, "CUJIT_ERRORS", s, "`return` or `exit`",
-                   "`return` (every call returns its status)");
+  *fn = NULL;
+  if (!s || strcasecmp(s, "return") == 0) return 1;
+  if (strcasecmp(s, "exit") == 0) {
+    *fn = cujit_error_exit;
+    return 1;
+  }
+  cj_env_refused(&errors_env_warned, "CUJIT_ERRORS", s, "`return` or `exit`",
+                 "`return` (every call returns its status)");
+  return 0;
 }
+
+/* Checked when the library starts (common/env.c), so that a bad value is warned about in a
+ * program that never fails too. */
+static void errors_env_check(void) {
+  cujit_error_fn fn;
+  errors_env_parse(&fn);
+}
+
+__attribute__((constructor)) static void errors_env_at_start(void) {
+  cj_env_at_start(errors_env_check);
+}
+
+/* The handler CUJIT_ERRORS chooses, read at the first failure of a program that chose none
+ * (after a setenv() the program made, if it made one). */
+static void errors_env_read(void) { errors_env_parse(&errors_env_fn); }
 
 void cujit_error_set_handler(cujit_error_fn fn, void *user) {
   pthread_mutex_lock(&handler_lock);

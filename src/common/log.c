@@ -87,11 +87,15 @@ const char *cujit_log_env_ignored(void) {
 }
 
 void cujit_log_set_callback(cujit_log_fn fn, void *user) {
-  pthread_once(&log_once, log_init);
   pthread_mutex_lock(&log_lock);
   log_fn = fn;
   log_user = user;
   pthread_mutex_unlock(&log_lock);
+  /* after the callback is set, what the library's start says (when this call is the
+   * program's first) goes to it; and outside the log's once, so that a callback that calls
+   * cujit, which reads the log's level, does not wait for itself */
+  cj_env_start();
+  pthread_once(&log_once, log_init);
   report_bad_level();
 }
 
@@ -130,11 +134,12 @@ void cj_env_ignored(int *warned, const char *name, const char *value, const char
   cj_warn("%s='%s' is not %s; using %s", name, cj_shown(shown, value), form, fallback);
 }
 
+/* Delivered without the log's level, so without reading CUJIT_LOG: it may be said while
+ * the log reads it (the library's start, common/env.c). */
 void cj_env_refused(int *warned, const char *name, const char *value, const char *form,
                     const char *fallback) {
   char shown[CJ_SHOWN_SIZE], line[CJ_SHOWN_SIZE + 300];
   if (__atomic_exchange_n(warned, 1, __ATOMIC_RELAXED)) return;
-  pthread_once(&log_once, log_init);
   snprintf(line, sizeof line, "%s='%s' is not %s; using %s", name, cj_shown(shown, value), form,
            fallback);
   deliver(CUJIT_LOG_WARN, line);

@@ -5,11 +5,8 @@ cujit_status cj_cu_wait_failed(CUresult r, const char *what) {
   const char *text = NULL;
   if (cj_cu_status(r) != CUJIT_ERROR_LAUNCH_FAILED) return cj_cu_fail(r, what);
   cj_cu.cuGetErrorString(r, &text);
-  return cj_fail_cu(CUJIT_ERROR_LAUNCH_FAILED, r,
-                    "%s: a kernel launched earlier failed: %s (%s); "
-                    "the CUDA context is no longer usable, so every later GPU call of this "
-                    "process fails too, even after a reset of the device: save what you can "
-                    "and end the process (a new process can use the GPU)",
+  /* cj_fail_cu adds that the context is lost and the process must end */
+  return cj_fail_cu(CUJIT_ERROR_LAUNCH_FAILED, r, "%s: a kernel launched earlier failed: %s (%s)",
                     what, cj_cu_name(r), text ? text : "no description");
 }
 

@@ -38,7 +38,7 @@
   X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuStreamIsCapturing) X(cuStreamGetCaptureInfo)   \
   X(cuThreadExchangeStreamCaptureMode) X(cuGraphInstantiateWithFlags) X(cuGraphLaunch)             \
   X(cuGraphExecUpdate) X(cuGraphExecKernelNodeSetParams) X(cuGraphExecDestroy) X(cuGraphDestroy)   \
-  X(cuEventQuery)
+  X(cuEventQuery) X(cuGraphGetNodes) X(cuGraphNodeGetType)
 /* clang-format on */
 
 typedef struct cj_driver {

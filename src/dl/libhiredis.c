@@ -4,10 +4,7 @@
  * version is checked against cujit's own description of it; without them, cujit declares
  * the few prototypes it uses itself. Either way the library found at run time decides
  * which reply layout is read. */
-#define _GNU_SOURCE /* dladdr */
-#include <dlfcn.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -93,25 +90,7 @@ static const cj_dsym syms[] = {
 #undef CJ_HI_
 };
 
-/* Loaded by the system's search (or CUJIT_HIREDIS), never keyed: it only speaks Redis's
- * protocol, and every value it hands back is checked as an entry from disk is. */
-static const cj_dlib hiredis = {
-    .env = "CUJIT_HIREDIS",
-    .sonames = sonames,
-    .n_sonames = CJ_COUNT(sonames),
-    .syms = syms,
-    .n_syms = CJ_COUNT(syms),
-};
-
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
-static cujit_status load_status = CUJIT_ERROR_CACHE;
-static CJ_LARGE char load_detail[1024];
-static CJ_LARGE char lib_path[PATH_MAX];
 static size_t off_len, off_str; /* where the loaded library keeps a reply's len and str */
-
-static const char install_hint[] =
-    "install hiredis (Debian 12 and Ubuntu 22.04: apt-get install libhiredis0.14; Debian 13 "
-    "and Ubuntu 24.04: libhiredis1.1.0), or set CUJIT_HIREDIS to the path of libhiredis.so";
 
 /* 1 when `reply` holds the 5-byte string "hello" at the given offsets. */
 static int holds_hello(const void *reply, size_t len_at, size_t str_at) {
@@ -125,14 +104,15 @@ static int holds_hello(const void *reply, size_t len_at, size_t str_at) {
   return type == CJ_REPLY_STRING && len == 5 && str && memcmp(str, "hello", 5) == 0;
 }
 
-/* Parses a known reply with the loaded library and keeps the layout that holds it. */
-static int probe_layout(void) {
+/* The loader's check: parses a known reply with the loaded library and keeps the layout
+ * that holds it. */
+static int probe_layout(char *why, size_t why_size) {
   static const char wire[] = "$5\r\nhello\r\n";
   redisReader *r = hi.reader_create();
   void *reply = NULL;
   int found = 0;
-  if (!r) return 0;
-  if (hi.reader_feed(r, wire, sizeof wire - 1) == 0 && hi.reader_get(r, &reply) == 0 && reply) {
+  if (r && hi.reader_feed(r, wire, sizeof wire - 1) == 0 && hi.reader_get(r, &reply) == 0 &&
+      reply) {
     if (holds_hello(reply, offsetof(reply_v0, len), offsetof(reply_v0, str))) {
       off_len = offsetof(reply_v0, len);
       off_str = offsetof(reply_v0, str);
@@ -143,77 +123,42 @@ static int probe_layout(void) {
       found = 1;
     }
   }
-  hi.free_reply(reply);
-  hi.reader_free(r);
+  if (reply) hi.free_reply(reply);
+  if (r) hi.reader_free(r);
+  if (!found)
+    snprintf(why, why_size, "%s",
+             r ? "its replies are laid out as in no hiredis version cujit knows (0.14 or 1.x)"
+               : "it could not make a reply parser (out of memory?)");
   return found;
 }
 
-/* The file the library was loaded from, for messages. */
-static void note_path(const char *fallback) {
-  Dl_info info;
-  if (dladdr(*(void **)&hi.reader_create, &info) && info.dli_fname)
-    snprintf(lib_path, sizeof lib_path, "%s", info.dli_fname);
-  else
-    snprintf(lib_path, sizeof lib_path, "%s", fallback);
-}
+CJ_DLIB_STATE(state);
 
-/* Why it could not be loaded, for load_detail: the variable's, or the names looked for. */
-static void not_loaded(const cj_dlib_file *f, cj_dlib_rc rc, const char *why) {
-  const char *explicit_path = cj_env("CUJIT_HIREDIS");
-  char reason[512];
-  if (rc == CJ_DLIB_REFUSED)
-    snprintf(reason, sizeof reason, "'%s' is not an absolute path, so it was not loaded",
-             explicit_path);
-  else if (f->env)
-    snprintf(reason, sizeof reason, "%s", why[0] ? why : f->env);
-  else
-    snprintf(reason, sizeof reason, "none of %s, %s, %s, %s or %s was found", sonames[0],
-             sonames[1], sonames[2], sonames[3], sonames[4]);
-  snprintf(load_detail, sizeof load_detail,
-           "the remote cache needs hiredis, which could not "
-           "be loaded%s: %s; %s",
-           explicit_path ? " from CUJIT_HIREDIS" : "", reason, install_hint);
-}
+/* Loaded by the system's search (or CUJIT_HIREDIS), never keyed: it only speaks Redis's
+ * protocol, and every value it hands back is checked as an entry from disk is. */
+static const cj_dlib hiredis = {
+    .name = "hiredis",
+    .file = "libhiredis.so",
+    .install = "hiredis (Debian 12 and Ubuntu 22.04: apt-get install libhiredis0.14; Debian 13 "
+               "and Ubuntu 24.04: libhiredis1.1.0)",
+    .oldest = "hiredis 0.14",
+    .without = "only the remote cache needs it",
+    .status = CUJIT_ERROR_CACHE,
+    .env = "CUJIT_HIREDIS",
+    .sonames = sonames,
+    .n_sonames = CJ_COUNT(sonames),
+    .syms = syms,
+    .n_syms = CJ_COUNT(syms),
+    .table = &hi,
+    .check = probe_layout,
+    .state = &state,
+};
 
-static void load(void) {
-  static CJ_LARGE cj_dlib_file file;
-  char why[512];
-  void *lib;
-  cj_dlib_rc rc;
-  cj_dlib_locate(&hiredis, &file);
-  rc = cj_dlib_load(&hiredis, &file, &hi, &lib, why, sizeof why);
-  if (rc == CJ_DLIB_REFUSED || rc == CJ_DLIB_NOT_LOADED) {
-    not_loaded(&file, rc, why);
-    return;
-  }
-  if (rc == CJ_DLIB_LACKS) {
-    snprintf(load_detail, sizeof load_detail,
-             "the remote cache cannot use %.512s: it lacks %.64s; "
-             "%s",
-             file.env ? file.env : "libhiredis", why, install_hint);
-    return;
-  }
-  note_path(file.env ? file.env : "libhiredis");
-  if (!probe_layout()) {
-    snprintf(load_detail, sizeof load_detail,
-             "the remote cache cannot use %.512s: its replies "
-             "are laid out as in no hiredis version cujit knows (0.14 or 1.x); %s",
-             lib_path, install_hint);
-    lib_path[0] = '\0';
-    dlclose(lib);
-    return;
-  }
-  load_status = CUJIT_OK;
-}
-
-cujit_status cj_hiredis_load(void) {
-  pthread_once(&load_once, load);
-  return load_status;
-}
+cujit_status cj_hiredis_load(void) { return cj_dlib_open(&hiredis); }
 
 const char *cj_hiredis_error(void) {
-  pthread_once(&load_once, load);
-  return load_status == CUJIT_OK ? "" : load_detail;
+  cj_dlib_open(&hiredis);
+  return cj_dlib_why(&hiredis);
 }
 
 long cj_hiredis_format(char **cmd, int argc, const char **argv, const size_t *lens) {

@@ -3,11 +3,7 @@
  * found in the cache can be keyed by the nvJitLink that made it while leaving it
  * unmapped; loaded on the first link. Each release exports its entry points by their plain
  * names and with a version suffix, which is tried when the plain name is missing. */
-#include <limits.h>
-#include <pthread.h>
 #include <stddef.h>
-#include <stdio.h>
-#include <string.h>
 
 #include "dl/nvjitlink.h"
 #include "dl/nvrtc.h"
@@ -37,7 +33,15 @@ static const cj_dsym syms[] = {
     {"nvJitLinkVersion", offsetof(cj_nvjitlink_api, version), 1},
 };
 
+CJ_DLIB_STATE(state);
+
 static const cj_dlib nvjitlink = {
+    .name = "nvJitLink",
+    .file = "libnvJitLink.so",
+    .install = "the CUDA toolkit's nvJitLink (it ships beside NVRTC)",
+    .oldest = "nvJitLink 12.0",
+    .without = "a link found in the cache needs no nvJitLink",
+    .status = CUJIT_ERROR_NO_NVJITLINK,
     .env = "CUJIT_NVJITLINK",
     .warn_relative = 1,
     .sonames = sonames,
@@ -48,82 +52,21 @@ static const cj_dlib nvjitlink = {
     .n_versions = CJ_COUNT(versions),
     .syms = syms,
     .n_syms = CJ_COUNT(syms),
+    .table = &cj_jl,
+    .state = &state,
 };
 
-static pthread_once_t locate_once = PTHREAD_ONCE_INIT;
-static CJ_LARGE cj_dlib_file file;
-
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
-static cujit_status load_status = CUJIT_ERROR_NO_NVJITLINK;
-static CJ_LARGE char load_detail[2048];
-static int loaded;
-
-static void locate(void) { cj_dlib_locate(&nvjitlink, &file); }
-
-/* What went wrong, in load_detail. Out of line: the message is as long as it comes. */
-static CJ_NOINLINE void failed(cj_dlib_rc rc, const char *why) {
-  char looked[1536];
-  switch (rc) {
-    case CJ_DLIB_REFUSED:
-      cj_dlib_refusal(&nvjitlink, load_detail, sizeof load_detail, "libnvJitLink.so",
-                      "a link found in the cache needs no nvJitLink");
-      break;
-    case CJ_DLIB_NOT_LOADED:
-      cj_dlib_looked(&nvjitlink, &file, looked, sizeof looked);
-      snprintf(load_detail, sizeof load_detail,
-               "nvJitLink (libnvJitLink.so) could not be loaded%s: %s; looked in %s. Install "
-               "the CUDA toolkit's nvJitLink (it ships beside NVRTC), or set CUJIT_NVJITLINK to "
-               "the path of libnvJitLink.so (a link found in the cache needs no nvJitLink)",
-               cj_env("CUJIT_NVJITLINK") ? " from CUJIT_NVJITLINK" : "", why[0] ? why : "not found",
-               looked);
-      break;
-    case CJ_DLIB_NOT_KEYED:
-      snprintf(load_detail, sizeof load_detail,
-               "the nvJitLink loaded from %.600s is not the "
-               "file this process named in its cache keys: %.699s. cujit does not link with "
-               "it; run the program again to use the nvJitLink there now",
-               file.path, why);
-      break;
-    default: /* CJ_DLIB_LACKS */
-      snprintf(load_detail, sizeof load_detail,
-               "nvJitLink in %.1024s lacks %s; it is too old "
-               "for cujit (nvJitLink 12.0 or newer is needed)",
-               file.path[0] ? file.path : "the system's search", why);
-      break;
-  }
-}
-
-static void load(void) {
-  char why[PATH_MAX + 512];
-  void *lib;
-  cj_dlib_rc rc;
-  pthread_once(&locate_once, locate);
-  rc = cj_dlib_load(&nvjitlink, &file, &cj_jl, &lib, why, sizeof why);
-  if (rc != CJ_DLIB_LOADED) {
-    failed(rc, why);
-    return;
-  }
-  __atomic_store_n(&loaded, 1, __ATOMIC_RELEASE);
-  load_status = CUJIT_OK;
-}
-
 cujit_status cj_nvjitlink_load(void) {
-  pthread_once(&load_once, load);
-  if (CJ_UNLIKELY(load_status != CUJIT_OK)) return cj_fail(load_status, "%s", load_detail);
+  cujit_status st = cj_dlib_open(&nvjitlink);
+  if (CJ_UNLIKELY(st != CUJIT_OK)) return cj_fail(st, "%s", cj_dlib_why(&nvjitlink));
   return CUJIT_OK;
 }
 
-int cj_nvjitlink_loaded(void) { return __atomic_load_n(&loaded, __ATOMIC_ACQUIRE); }
+int cj_nvjitlink_loaded(void) { return cj_dlib_is_open(&nvjitlink); }
 
-const char *cj_nvjitlink_identity(void) {
-  pthread_once(&locate_once, locate);
-  return file.identity;
-}
+const char *cj_nvjitlink_identity(void) { return cj_dlib_found(&nvjitlink)->identity; }
 
-const char *cj_nvjitlink_path(void) {
-  pthread_once(&locate_once, locate);
-  return file.path;
-}
+const char *cj_nvjitlink_path(void) { return cj_dlib_found(&nvjitlink)->path; }
 
 const char *cj_nvjitlink_result_name(nvJitLinkResult r) {
   static const char *const names[] = {"NVJITLINK_SUCCESS",

@@ -1,7 +1,5 @@
 /* libzstd.c - libzstd's table for the loader (see zstd.h and loader.h): the entry points a
  * compressed fatbin entry needs, with the prototypes zstd 1.x declares. */
-#include <pthread.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "dl/loader.h"
@@ -25,40 +23,26 @@ static const cj_dsym syms[] = {
     {"ZSTD_isError", offsetof(zstd_api, is_error), 0},
 };
 
+CJ_DLIB_STATE(state);
+
 /* Loaded by the system's search (or CUJIT_LIBZSTD), never keyed: what it gives back is
  * read as any outside bytes are. */
 static const cj_dlib libzstd = {
+    .name = "libzstd",
+    .file = "libzstd.so.1",
+    .install = "libzstd (Debian and Ubuntu: apt-get install libzstd1)",
+    .oldest = "libzstd 1.3",
+    .without = "only a compressed fatbin entry needs it, and without it the driver is asked for "
+               "the parameters of that entry's kernels",
+    .status = CUJIT_ERROR_NOT_SUPPORTED,
     .env = "CUJIT_LIBZSTD",
     .sonames = sonames,
     .n_sonames = CJ_COUNT(sonames),
     .syms = syms,
     .n_syms = CJ_COUNT(syms),
+    .table = &zs,
+    .state = &state,
 };
-
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
-static int loaded;
-static CJ_LARGE char load_detail[768];
-
-static void load(void) {
-  static CJ_LARGE cj_dlib_file file;
-  char why[512];
-  void *lib;
-  cj_dlib_rc rc;
-  cj_dlib_locate(&libzstd, &file);
-  rc = cj_dlib_load(&libzstd, &file, &zs, &lib, why, sizeof why);
-  if (rc == CJ_DLIB_LOADED) {
-    loaded = 1;
-    return;
-  }
-  snprintf(load_detail, sizeof load_detail,
-           "reading a compressed fatbin entry needs libzstd, which could not be loaded%s: "
-           "%s; install it (Debian and Ubuntu: apt-get install libzstd1), or set "
-           "CUJIT_LIBZSTD to the absolute path of libzstd.so.1",
-           file.env ? " from CUJIT_LIBZSTD" : "",
-           rc == CJ_DLIB_REFUSED ? "CUJIT_LIBZSTD is not an absolute path"
-           : why[0]              ? why
-                                 : "libzstd.so.1 was not found");
-}
 
 int cj_zstd_is_frame(const void *data, size_t size) {
   static const unsigned char magic[4] = {0x28, 0xb5, 0x2f, 0xfd};
@@ -71,8 +55,7 @@ cujit_status cj_zstd_decompress(const void *data, size_t size, size_t max, unsig
   size_t got;
   *out = NULL;
   *out_size = 0;
-  pthread_once(&load_once, load);
-  if (!loaded) return CUJIT_ERROR_NOT_SUPPORTED;
+  if (cj_dlib_open(&libzstd) != CUJIT_OK) return CUJIT_ERROR_NOT_SUPPORTED;
   if (!cj_zstd_is_frame(data, size)) return CUJIT_ERROR_INVALID_SOURCE;
   /* a fatbin pads an entry's frame to 8 bytes: the frame alone is decompressed */
   got = zs.frame_size(data, size);
@@ -92,4 +75,4 @@ cujit_status cj_zstd_decompress(const void *data, size_t size, size_t max, unsig
   return CUJIT_OK;
 }
 
-const char *cj_zstd_error(void) { return load_detail; }
+const char *cj_zstd_error(void) { return cj_dlib_why(&libzstd); }

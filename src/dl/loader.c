@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dl/loader.h"
@@ -432,36 +433,204 @@ cj_dlib_rc cj_dlib_load(const cj_dlib *d, const cj_dlib_file *f, void *table, vo
   return rc;
 }
 
-/* ---- messages ---- */
+/* ---- one library, once ----
+ *
+ * Each library goes through two stages, each taken once by one thread: LOCATED (its
+ * variable read, its file found) and TRIED (loaded, or the reason why not kept). A thread
+ * that finds a stage being taken waits for it. The lock is not held while a stage is taken,
+ * so that finding one library may find another (nvJitLink is looked for beside NVRTC); a
+ * fork waits for the stages in flight, so that a child never finds one half taken. */
 
-static void note_looked(char *looked, size_t size, const char *what) {
-  size_t n = strlen(looked);
-  if (n + strlen(what) + 3 < size) snprintf(looked + n, size - n, "%s%s", n ? ", " : "", what);
+enum { NONE, LOCATED, TRIED };
+
+static pthread_mutex_t stage_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t stage_done = PTHREAD_COND_INITIALIZER;
+static int stages_taken; /* stages being taken now (under stage_lock) */
+
+static void stages_fork_prepare(void) {
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 5; /* a stage stuck past that (a dlopen that never returns) is not waited */
+  pthread_mutex_lock(&stage_lock);
+  while (stages_taken && pthread_cond_timedwait(&stage_done, &stage_lock, &until) == 0) {
+  }
 }
 
-/* Written only when a library was not found: a process that finds it touches none of
- * this. */
-void cj_dlib_looked(const cj_dlib *d, const cj_dlib_file *f, char *out, size_t size) {
-  search_dir v[64];
-  char path[PATH_MAX];
-  size_t n, k;
-  out[0] = '\0';
-  if (f->env) {
-    note_looked(out, size, f->env);
+static void stages_fork_parent(void) { pthread_mutex_unlock(&stage_lock); }
+
+static void stages_fork_child(void) {
+  pthread_cond_init(&stage_done, NULL);
+  pthread_mutex_unlock(&stage_lock);
+}
+
+__attribute__((constructor)) static void stages_fork_hooks(void) {
+  cj_fork_hooks(stages_fork_prepare, stages_fork_parent, stages_fork_child);
+}
+
+/* Takes d to stage `to` with step(d), unless it is there already or another thread takes it. */
+static void reach(const cj_dlib *d, int to, void (*step)(const cj_dlib *d)) {
+  cj_dlib_state *s = d->state;
+  if (CJ_LIKELY(__atomic_load_n(&s->stage, __ATOMIC_ACQUIRE) >= to)) return;
+  pthread_mutex_lock(&stage_lock);
+  while (s->busy) pthread_cond_wait(&stage_done, &stage_lock);
+  if (s->stage >= to) {
+    pthread_mutex_unlock(&stage_lock);
     return;
   }
-  n = dirs_of(d, v, CJ_COUNT(v));
-  for (k = 0; k < n; k++) {
-    snprintf(path, sizeof path, "%.*s%s", (int)v[k].len, v[k].dir, v[k].sub);
-    note_looked(out, size, path);
-  }
-  if (!f->path[0]) note_looked(out, size, "the system's library path");
+  s->busy = 1;
+  stages_taken++;
+  pthread_mutex_unlock(&stage_lock);
+  step(d);
+  pthread_mutex_lock(&stage_lock);
+  __atomic_store_n(&s->stage, to, __ATOMIC_RELEASE);
+  s->busy = 0;
+  stages_taken--;
+  pthread_cond_broadcast(&stage_done);
+  pthread_mutex_unlock(&stage_lock);
 }
 
-void cj_dlib_refusal(const cj_dlib *d, char *out, size_t size, const char *file,
-                     const char *without) {
-  snprintf(out, size,
-           "%s is '%.512s', which is not an absolute path, so it was not loaded; "
-           "set it to the full path of %s (%s)",
-           d->env, cj_env(d->env), file, without);
+static void locate_step(const cj_dlib *d) { cj_dlib_locate(d, &d->state->file); }
+
+const cj_dlib_file *cj_dlib_found(const cj_dlib *d) {
+  reach(d, LOCATED, locate_step);
+  return &d->state->file;
+}
+
+/* ---- messages: what went wrong, and what to do ---- */
+
+/* What was looked at for a library that was not loaded: the variable's file or the file
+ * found by path; else the names it is known by, in the directories searched (a keyed
+ * library's) and the system's library path. Written only when a library was not loaded: a
+ * process that loads it touches none of this. */
+static void looked_for(const cj_dlib *d, char *out, size_t size) {
+  const cj_dlib_file *f = &d->state->file;
+  search_dir v[64];
+  char path[PATH_MAX];
+  size_t n = 0, k, used;
+  if (f->env || f->path[0]) {
+    snprintf(out, size, "looked only at %s", f->env ? f->env : f->path);
+    return;
+  }
+  used = (size_t)snprintf(out, size, "looked for");
+  for (k = 0; k < d->n_sonames && used < size; k++)
+    used += (size_t)snprintf(out + used, size - used, "%s%s",
+                             k == 0                 ? " "
+                             : k + 1 < d->n_sonames ? ", "
+                                                    : " or ",
+                             d->sonames[k]);
+  if (d->keyed_as) n = dirs_of(d, v, CJ_COUNT(v));
+  for (k = 0; k < n && used < size; k++) {
+    snprintf(path, sizeof path, "%.*s%s", (int)v[k].len, v[k].dir, v[k].sub);
+    used += (size_t)snprintf(out + used, size - used, "%s%s", k ? ", " : " in ", path);
+  }
+  if (used < size)
+    snprintf(out + used, size - used, "%s the system's library path", n ? " and" : " in");
+}
+
+/* Where the library that was loaded, or was to be, lies, for a message. */
+static const char *where(const cj_dlib *d, const char *loaded) {
+  const cj_dlib_file *f = &d->state->file;
+  if (f->path[0]) return f->path;
+  if (f->env) return f->env;
+  return loaded[0] ? loaded : "the file the system's library search found";
+}
+
+/* The state's message for a load that ended with rc (why: cj_dlib_load's detail, or the
+ * check's; loaded: the file mapped, when known). Every message names what was tried and
+ * says what to do. Out of line: the message is as long as it comes. */
+static CJ_NOINLINE void say(const cj_dlib *d, cj_dlib_rc rc, const char *why, const char *loaded) {
+  cj_dlib_state *s = d->state;
+  char looked[1024], todo[512];
+  snprintf(todo, sizeof todo, "%s, or set %s to the absolute path of %s (%s)", d->install, d->env,
+           d->file, d->without);
+  switch (rc) {
+    case CJ_DLIB_REFUSED: /* a bare name would be looked for in the working directory */
+      snprintf(s->why, sizeof s->why,
+               "%s is '%.512s', which is not an absolute path, so it was not loaded; set it to "
+               "the full path of %s (%s)",
+               d->env, cj_env(d->env), d->file, d->without);
+      break;
+    case CJ_DLIB_NOT_LOADED:
+      looked_for(d, looked, sizeof looked);
+      snprintf(s->why, sizeof s->why, "%s (%s) could not be loaded%s%s: %.600s; %.900s. Install %s",
+               d->name, d->file, s->file.env ? " from " : "", s->file.env ? d->env : "",
+               why[0] ? why : "not found", looked, todo);
+      break;
+    case CJ_DLIB_NOT_KEYED: /* named when a process first looks, loaded at its first use */
+      snprintf(s->why, sizeof s->why,
+               "the %s loaded from %.600s is not the file this process named in its cache keys: "
+               "%.700s. cujit does not use it; run the program again to use the %s there now",
+               d->name, s->file.path, why, d->name);
+      break;
+    case CJ_DLIB_LACKS:
+      snprintf(s->why, sizeof s->why,
+               "%s in %.700s lacks %s: it is too old for cujit (%s or newer is needed); install %s",
+               d->name, where(d, loaded), why, d->oldest, todo);
+      break;
+    default: /* CJ_DLIB_UNUSABLE */
+      snprintf(s->why, sizeof s->why, "%s in %.700s cannot be used: %.700s; install %s", d->name,
+               where(d, loaded), why, todo);
+      break;
+  }
+}
+
+/* When the system's search chose the file: its path (resolved) into path, its directory
+ * into the state. */
+static void note_loaded(const cj_dlib *d, char *path, size_t size) {
+  cj_dlib_state *s = d->state;
+  Dl_info info;
+  char *slash;
+  void *first;
+  path[0] = '\0';
+  if (s->file.path[0] || s->file.in_process) return;
+  memcpy(&first, (const char *)d->table + d->syms[0].at, sizeof first);
+  if (!first || !dladdr(first, &info) || !info.dli_fname) return;
+  if (!realpath(info.dli_fname, s->dir)) {
+    snprintf(path, size, "%s", info.dli_fname);
+    s->dir[0] = '\0';
+    return;
+  }
+  snprintf(path, size, "%s", s->dir);
+  if ((slash = strrchr(s->dir, '/')) != NULL) *slash = '\0';
+}
+
+static void load_step(const cj_dlib *d) {
+  cj_dlib_state *s = d->state;
+  char why[PATH_MAX + 512], loaded[PATH_MAX];
+  void *lib;
+  cj_dlib_rc rc = cj_dlib_load(d, &s->file, d->table, &lib, why, sizeof why);
+  loaded[0] = '\0';
+  if (rc == CJ_DLIB_LOADED) note_loaded(d, loaded, sizeof loaded);
+  if (rc == CJ_DLIB_LOADED && d->check && !d->check(why, sizeof why)) {
+    say(d, CJ_DLIB_UNUSABLE, why, loaded);
+    if (!s->file.in_process) dlclose(lib);
+    s->dir[0] = '\0';
+    s->status = d->status;
+    return;
+  }
+  if (rc != CJ_DLIB_LOADED) {
+    say(d, rc, why, loaded);
+    s->status = d->status;
+  }
+}
+
+cujit_status cj_dlib_open(const cj_dlib *d) {
+  reach(d, LOCATED, locate_step);
+  reach(d, TRIED, load_step);
+  return d->state->status;
+}
+
+const char *cj_dlib_why(const cj_dlib *d) {
+  return __atomic_load_n(&d->state->stage, __ATOMIC_ACQUIRE) >= TRIED ? d->state->why : "";
+}
+
+int cj_dlib_is_open(const cj_dlib *d) {
+  return __atomic_load_n(&d->state->stage, __ATOMIC_ACQUIRE) >= TRIED &&
+         d->state->status == CUJIT_OK;
+}
+
+const char *cj_dlib_dir(const cj_dlib *d) {
+  const cj_dlib_file *f = cj_dlib_found(d);
+  if (f->dir[0]) return f->dir;
+  return cj_dlib_is_open(d) ? d->state->dir : "";
 }

@@ -99,22 +99,43 @@ static void res_release(cj_gres *r, int ctx_alive) {
 /* Whether the context the graph (or capture) was made in still has that life. */
 static int alive(CUcontext ctx, unsigned long long id) { return !id || cj_ctx_id(ctx) == id; }
 
-/* Makes ctx current for a release from any thread; *was gets what was. */
-static void enter_ctx(CUcontext ctx, CUcontext *was) {
+/* Makes ctx current for a release from any thread; *was gets what was. 1, or 0 (the
+ * thread's error detail saying so, as a destroy returns nothing) when the driver refuses:
+ * the graph's driver objects are then left to its context, which frees them when it ends. */
+static int enter_ctx(CUcontext ctx, CUcontext *was) {
+  const char *text = NULL;
+  CUresult r;
   *was = NULL;
   cj_cu.cuCtxGetCurrent(was);
-  if (*was != ctx) cj_cu.cuCtxSetCurrent(ctx);
+  if (*was == ctx || (r = cj_cu.cuCtxSetCurrent(ctx)) == CUDA_SUCCESS) return 1;
+  cj_cu.cuGetErrorString(r, &text);
+  cj_fail_cu(cj_cu_status(r), r,
+             "cujit_graph_destroy: the graph's context could not be made current to free it "
+             "(cuCtxSetCurrent failed: %s (%s)); its executable graph, event and stream are left "
+             "to that context, which frees them when it ends, and what the graph held is given "
+             "back without waiting for its launches",
+             cj_cu_name(r), text ? text : "no description");
+  return 0;
 }
 
 static void leave_ctx(CUcontext ctx, CUcontext was) {
-  if (was != ctx) cj_cu.cuCtxSetCurrent(was);
+  const char *text = NULL;
+  CUresult r;
+  if (was == ctx || (r = cj_cu.cuCtxSetCurrent(was)) == CUDA_SUCCESS) return;
+  cj_cu.cuGetErrorString(r, &text);
+  cj_fail_cu(cj_cu_status(r), r,
+             "cujit_graph_destroy: the graph was freed in its own context, but the calling "
+             "thread's context could not be made current again (cuCtxSetCurrent failed: %s "
+             "(%s)), so the graph's context is current on this thread now; make the one you "
+             "need current (cujit_device_set_current())",
+             cj_cu_name(r), text ? text : "no description");
 }
 
 /* Gives back what updates replaced: when `wait`, after the launches so far; otherwise only
- * if they have finished already (the event has passed). Graph's lock held. */
-static void drain(cj_graph *g, int wait) {
+ * if they have finished already (the event has passed). `live`: the graph's context can be
+ * used (it is current, in the life the graph was made in). Graph's lock held. */
+static void drain(cj_graph *g, int wait, int live) {
   size_t i;
-  int live = alive(g->ctx, g->ctx_id);
   if (!g->n_old) return;
   if (live && g->launched) {
     if (wait)
@@ -132,15 +153,15 @@ static void drain(cj_graph *g, int wait) {
 
 static void graph_free(cj_graph *g) {
   CUcontext was = NULL;
-  int live = alive(g->ctx, g->ctx_id);
-  if (live) enter_ctx(g->ctx, &was);
+  CUresult r;
+  int live = alive(g->ctx, g->ctx_id) && enter_ctx(g->ctx, &was);
   /* its launches must be done before anything they use is given back */
-  if (live && g->launched && cj_cu.cuEventSynchronize(g->done) != CUDA_SUCCESS)
+  if (live && g->launched && (r = cj_cu.cuEventSynchronize(g->done)) != CUDA_SUCCESS)
     cj_debug("a graph's last launch could not be waited for (%s); what it held is given back "
              "all the same",
-             cujit_last_error());
+             cj_cu_name(r));
   pthread_mutex_lock(&g->lock);
-  drain(g, 1);
+  drain(g, 1, live);
   pthread_mutex_unlock(&g->lock);
   res_release(&g->res, live);
   if (live) {
@@ -420,15 +441,58 @@ static const char *update_reason(CUgraphExecUpdateResult why) {
   }
 }
 
+enum { NODE_KINDS = 16 }; /* CUgraphNodeType's values, and one for any later kind */
+
+/* How many nodes of each kind `graph` has, into count[]: 1, or 0 when the driver cannot say
+ * (an older one). */
+static int node_kinds(CUgraph graph, size_t count[NODE_KINDS]) {
+  CUgraphNode stack[64], *nodes = stack;
+  CUgraphNodeType t;
+  size_t n = 0, i;
+  int ok;
+  memset(count, 0, NODE_KINDS * sizeof *count);
+  if (!cj_cu.cuGraphGetNodes || !cj_cu.cuGraphNodeGetType ||
+      cj_cu.cuGraphGetNodes(graph, NULL, &n) != CUDA_SUCCESS ||
+      (n > 64 && !(nodes = cj_malloc(n * sizeof *nodes))))
+    return 0;
+  ok = cj_cu.cuGraphGetNodes(graph, nodes, &n) == CUDA_SUCCESS;
+  for (i = 0; ok && i < n; i++)
+    if ((ok = cj_cu.cuGraphNodeGetType(nodes[i], &t) == CUDA_SUCCESS) != 0)
+      count[(unsigned)t < NODE_KINDS ? (unsigned)t : NODE_KINDS - 1]++;
+  if (nodes != stack) cj_free(nodes);
+  return ok;
+}
+
+/* Why the new capture (its launches `now`, its graph `graph`) cannot update g's executable
+ * graph in place, or NULL when it may: another number of kernel launches, another kernel at
+ * one of them, or other numbers of nodes of each kind (copies, memsets, ...) than the graph
+ * it was made from. cuGraphExecUpdate is not asked then: it would refuse with an error that
+ * a tool watching the driver's calls (compute-sanitizer) reports as the program's. */
+static const char *differs(const cj_graph *g, const cj_gres *now, CUgraph graph) {
+  size_t was_kinds[NODE_KINDS], now_kinds[NODE_KINDS], k;
+  if (now->n_launches != g->res.n_launches)
+    return "the new capture launches kernels another number of times";
+  for (k = 0; k < now->n_launches; k++) {
+    const cj_glaunch *a = &g->res.launches[k], *b = &now->launches[k];
+    if (a->fn != b->fn || a->handle != b->handle || a->by_kernel != b->by_kernel)
+      return "a launch of the new capture is of another kernel";
+  }
+  if (node_kinds(g->graph, was_kinds) && node_kinds(graph, now_kinds) &&
+      memcmp(was_kinds, now_kinds, sizeof was_kinds) != 0)
+    return "the new capture has other operations (copies, memsets, ...) than the graph's";
+  return NULL;
+}
+
 /* The update itself, graph's lock held: in place, or a new executable graph. */
 static cujit_status update_locked(cj_graph *g, cj_capture *c, CUgraph graph, int *in_place) {
   CUgraphExecUpdateResultInfo info;
   CUgraphExec exec = NULL;
+  const char *why = differs(g, &c->res, graph);
   size_t k;
-  CUresult r;
+  CUresult r = CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
   memset(&info, 0, sizeof info);
-  r = cj_cu.cuGraphExecUpdate(g->exec, graph, &info);
-  if (r == CUDA_SUCCESS && c->res.n_launches == g->res.n_launches) {
+  if (!why) r = cj_cu.cuGraphExecUpdate(g->exec, graph, &info);
+  if (r == CUDA_SUCCESS) {
     /* the nodes set_args names stay those of the graph the executable one was made from */
     for (k = 0; k < c->res.n_launches; k++) c->res.launches[k].node = g->res.launches[k].node;
     cj_cu.cuGraphDestroy(graph);
@@ -440,8 +504,7 @@ static cujit_status update_locked(cj_graph *g, cj_capture *c, CUgraph graph, int
   if (r != CUDA_SUCCESS && r != CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE)
     return cj_cu_fail(r, "cuGraphExecUpdate");
   cj_debug("a graph is made again from its new capture: %s",
-           r == CUDA_SUCCESS ? "the new capture launches kernels another number of times"
-                             : update_reason(info.result));
+           why ? why : update_reason(info.result));
   CJ_TRY(instantiate(graph, &exec));
   retire(g, &g->res, g->graph, g->exec);
   g->graph = graph;
@@ -474,7 +537,7 @@ cujit_status cujit_graph_update(cujit_graph *h, CUstream stream, int *in_place) 
                                       "%s: the new capture ran in another context than the "
                                       "graph's; nothing changed",
                                       fn);
-  if (st == CUJIT_OK) drain(g, 0);
+  if (st == CUJIT_OK) drain(g, 0, alive(g->ctx, g->ctx_id));
   pthread_mutex_unlock(&g->lock);
   if (st != CUJIT_OK) { /* the graph is as it was; the new capture is dropped */
     cj_cu.cuGraphDestroy(graph);

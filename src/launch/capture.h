@@ -1,5 +1,5 @@
 /* capture.h - CUDA graphs' captures: the captures cujit runs and what each one's work needs
- * kept alive (capture.c), and launches with In/Out buffers captured into them (graphio.c);
+ * kept alive (capture.c), and the In/Out buffers of launches captured into them (graphio.c);
  * what the graphs made of them (graph/graph.c) and the layers above (the arrays' memory,
  * the operations' refusals) ask of them. The hot paths' test and hook are launch.h's. */
 #ifndef CUJIT_CAPTURE_H
@@ -119,12 +119,32 @@ int cj_capture_take(CUstream stream, CUdevice dev, size_t bytes, CUdeviceptr *pt
 
 /* ---- In/Out buffers in a capture (graphio.c) ---- */
 
-/* A launch with In/Out buffers (its arguments checked) made into the capture r of its
- * stream: device memory held by the graph, page-locked host buffers copied by the graph
- * at each replay, pageable ones and timings refused (CUJIT_ERROR_CAPTURE, nothing
- * captured). */
-cujit_status cj_launch_captured(const cujit_function *fn, const cj_fslot *slot, cujit_dim3 grid,
-                                cujit_dim3 block, const cujit_arg *args, size_t nargs,
-                                const cujit_launch_options *o);
+/* A launch with In/Out buffers (its arguments checked) made into the capture of its stream,
+ * in two halves around the kernel's launch: device memory held by the graph, page-locked
+ * host buffers copied by the graph at each replay, pageable ones and timings refused
+ * (CUJIT_ERROR_CAPTURE, nothing captured). What the halves share: */
+#define CJ_CAPTURE_IO_STACK 32 /* arguments kept on the caller's stack */
+typedef struct cj_capture_io {
+  void **params;    /* the kernel's parameter array, once the first half succeeded */
+  CUdeviceptr *d;   /* each buffer's device memory (0: none) */
+  size_t n;         /* entries of d */
+  cj_mem_ctx owner; /* the context that memory is made in */
+  int started;      /* part of the work is captured: a later failure fails the capture */
+  void *heap;       /* d and params, for more than CJ_CAPTURE_IO_STACK arguments */
+  CUdeviceptr stack_d[CJ_CAPTURE_IO_STACK];
+  void *stack_p[CJ_CAPTURE_IO_STACK];
+} cj_capture_io;
+
+/* The first half: the checks, the buffers' device memory, the copies in (on o->stream,
+ * captured). Whatever it returns, cj_capture_io_out() follows, with its status when it
+ * failed and with the launch's status (io->params launched) when it did not. */
+cujit_status cj_capture_io_in(cj_capture_io *io, const cujit_function *fn, const cj_fslot *slot,
+                              const cujit_arg *args, size_t nargs, const cujit_launch_options *o);
+/* The second half: the copies out when st is CUJIT_OK, the memory given back to the
+ * capture, the capture failed when part of the work was captured and st is a failure.
+ * Returns the launch's status. */
+cujit_status cj_capture_io_out(cj_capture_io *io, const cujit_function *fn, const cj_fslot *slot,
+                               const cujit_arg *args, const cujit_launch_options *o,
+                               cujit_status st);
 
 #endif

@@ -346,12 +346,10 @@ cujit_status cj_launch_failed(const cujit_function *fn, CUresult r, const char *
     return cj_cu_fail(r, what);
   }
   cj_cu.cuGetErrorString(r, &text);
-  if (st == CUJIT_ERROR_LAUNCH_FAILED)
+  if (st == CUJIT_ERROR_LAUNCH_FAILED) /* cj_fail_cu adds that the process must end */
     return cj_fail_cu(st, r,
-                      "kernel '%s' failed while running: %s (%s); the CUDA context is no "
-                      "longer usable, so every later GPU call of this process fails too, even "
-                      "after a reset of the device: save what you can and end the process (a "
-                      "new process can use the GPU; compute-sanitizer shows where the fault is)",
+                      "kernel '%s' failed while running: %s (%s; compute-sanitizer shows where "
+                      "the fault is)",
                       fn->name, cj_cu_name(r), text ? text : "no description");
   return cj_fail_cu(st, r, "kernel '%s': %s failed: %s (%s)", fn->name, when, cj_cu_name(r),
                     text ? text : "no description");

@@ -1,13 +1,12 @@
-/* graphio.c - a launch with In/Out buffers made into a capture: each buffer's device
- * memory is made outside the graph and kept by it, and the copies in and out become the
- * graph's own, so that every launch of the graph copies the host buffers as they are
- * then. The driver copies only page-locked host memory in a graph; pageable buffers are
- * refused, as is a timed launch (its time is read by waiting). Nothing waits here. */
+/* graphio.c - a launch with In/Out buffers made into a capture, in two halves around the
+ * kernel's launch (which the caller makes, launch.c): each buffer's device memory is made
+ * outside the graph and kept by it, and the copies in and out become the graph's own, so
+ * that every launch of the graph copies the host buffers as they are then. The driver
+ * copies only page-locked host memory in a graph; pageable buffers are refused, as is a
+ * timed launch (its time is read by waiting). Nothing waits here. */
 #include <string.h>
 
 #include "launch/capture.h"
-
-enum { STACK_ARGS = 32 };
 
 static void *value_of(const cujit_arg *a) {
   return (void *)(a->data ? a->data : (const void *)a->value.bytes);
@@ -54,15 +53,17 @@ static cujit_status copies(const cujit_function *fn, const cujit_arg *args, size
   return CUJIT_OK;
 }
 
-cujit_status cj_launch_captured(const cujit_function *fn, const cj_fslot *slot, cujit_dim3 grid,
-                                cujit_dim3 block, const cujit_arg *args, size_t nargs,
-                                const cujit_launch_options *o) {
-  CUdeviceptr stack_d[STACK_ARGS], *d = stack_d;
-  void *stack_p[STACK_ARGS], **params = stack_p, *heap = NULL;
-  cj_mem_ctx owner = {NULL, 0};
+cujit_status cj_capture_io_in(cj_capture_io *io, const cujit_function *fn, const cj_fslot *slot,
+                              const cujit_arg *args, size_t nargs, const cujit_launch_options *o) {
   cujit_status st = CUJIT_OK;
-  int started = 0;
   size_t i;
+  io->d = io->stack_d;
+  io->params = io->stack_p;
+  io->heap = NULL;
+  io->owner.ctx = NULL;
+  io->owner.id = 0;
+  io->started = 0;
+  io->n = 0;
   CJ_CHECK(!o->elapsed_ms, CUJIT_ERROR_CAPTURE,
            "kernel '%s': a timed launch (elapsed_ms) cannot be captured into a graph: its time "
            "is read by waiting for the stream, which a capture cannot do; time the graph's "
@@ -70,30 +71,33 @@ cujit_status cj_launch_captured(const cujit_function *fn, const cj_fslot *slot, 
            "captured, and the capture goes on",
            fn->name);
   CJ_TRY(buffers_check(fn, args, nargs));
-  if (nargs > STACK_ARGS) {
-    if (!(heap = cj_calloc(nargs, sizeof *d + sizeof *params)))
+  if (nargs > CJ_CAPTURE_IO_STACK) {
+    if (!(io->heap = cj_calloc(nargs, sizeof *io->d + sizeof *io->params)))
       return cj_fail_oom("capturing a launch");
-    d = heap;
-    params = (void **)(d + nargs);
+    io->d = io->heap;
+    io->params = (void **)(io->d + nargs);
   }
-  memset(d, 0, nargs * sizeof *d);
+  memset(io->d, 0, nargs * sizeof *io->d);
+  io->n = nargs;
   for (i = 0; i < nargs && st == CUJIT_OK; i++) {
-    params[i] = args[i].kind == CUJIT_ARG_VALUE ? value_of(&args[i]) : (void *)&d[i];
+    io->params[i] = args[i].kind == CUJIT_ARG_VALUE ? value_of(&args[i]) : (void *)&io->d[i];
     if (args[i].kind != CUJIT_ARG_VALUE && args[i].bytes)
-      st = cj_mem_pool_alloc(slot->dev, args[i].bytes, o->stream, &d[i], &owner);
+      st = cj_mem_pool_alloc(slot->dev, args[i].bytes, o->stream, &io->d[i], &io->owner);
   }
-  if (st == CUJIT_OK) {
-    started = 1;
-    st = copies(fn, args, nargs, d, CUJIT_ARG_IN, o->stream);
-  }
-  if (st == CUJIT_OK)
-    st = CJ_OPTS_EX(o) ? cj_launch_ex(fn, slot, grid, block, params, o)
-                       : cj_launch_kernel(fn, slot, grid, block, params, o);
-  if (st == CUJIT_OK) st = copies(fn, args, nargs, d, CUJIT_ARG_OUT, o->stream);
+  if (st != CUJIT_OK) return st;
+  io->started = 1;
+  return copies(fn, args, nargs, io->d, CUJIT_ARG_IN, o->stream);
+}
+
+cujit_status cj_capture_io_out(cj_capture_io *io, const cujit_function *fn, const cj_fslot *slot,
+                               const cujit_arg *args, const cujit_launch_options *o,
+                               cujit_status st) {
+  size_t i;
+  if (st == CUJIT_OK) st = copies(fn, args, io->n, io->d, CUJIT_ARG_OUT, o->stream);
   /* given back on the captured stream: the capture keeps the memory for its graph */
-  for (i = 0; i < nargs; i++)
-    if (d[i]) cj_mem_pool_free(slot->dev, d[i], args[i].bytes, o->stream, &owner);
-  if (st != CUJIT_OK && started) cj_capture_fail(o->stream);
-  cj_free(heap);
+  for (i = 0; i < io->n; i++)
+    if (io->d[i]) cj_mem_pool_free(slot->dev, io->d[i], args[i].bytes, o->stream, &io->owner);
+  if (st != CUJIT_OK && io->started) cj_capture_fail(o->stream);
+  cj_free(io->heap);
   return st;
 }

@@ -19,6 +19,17 @@ static cujit_status launch_params(const cujit_function *fn, const cj_fslot *slot
   return cj_launch_kernel(fn, slot, grid, block, params, o);
 }
 
+/* A launch with In/Out buffers into the capture of its stream: the buffers' copies become
+ * the graph's (graphio.c), around the kernel's launch. */
+static cujit_status launch_captured(const cujit_function *fn, const cj_fslot *slot, cujit_dim3 grid,
+                                    cujit_dim3 block, const cujit_arg *args, size_t nargs,
+                                    const cujit_launch_options *o) {
+  cj_capture_io io;
+  cujit_status st = cj_capture_io_in(&io, fn, slot, args, nargs, o);
+  if (st == CUJIT_OK) st = launch_params(fn, slot, grid, block, io.params, o);
+  return cj_capture_io_out(&io, fn, slot, args, o, st);
+}
+
 static void *value_of(const cujit_arg *a) {
   return (void *)(a->data ? a->data : (const void *)a->value.bytes);
 }
@@ -254,7 +265,7 @@ static cujit_status launch_staged(const cujit_function *fn, const cj_fslot *slot
   CUdevice dev;
   cujit_status st;
   if (CJ_UNLIKELY(__atomic_load_n(&cj_captures_live, __ATOMIC_RELAXED)) && cj_capture_res(stream))
-    return cj_launch_captured(fn, slot, grid, block, args, nargs, o); /* into a graph */
+    return launch_captured(fn, slot, grid, block, args, nargs, o); /* into a graph */
   st = staging_init(&s, nargs);
   CJ_TRACE("cujit: launch %s", fn->name);
   if (st != CUJIT_OK) return st;

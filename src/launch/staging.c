@@ -27,7 +27,8 @@ typedef struct lane {
   unsigned char *pin[2]; /* page-locked chunks */
   CUevent ev[2];         /* recorded after each chunk's copy */
   int used[2];
-  CUresult err; /* the lane's first failure in the current transfer */
+  CUresult err;     /* the lane's first failure in the current transfer */
+  CUresult ctx_err; /* a helper's: its cuCtxSetCurrent failed (tried again at each transfer) */
 } lane;
 
 typedef struct job {
@@ -142,6 +143,10 @@ static void lane_run(lane *l, const job *j) {
   cj_staging_share(j->bytes, l->owner->nlanes, l->index, &begin, &end);
   l->err = CUDA_SUCCESS;
   if (begin >= end) return;
+  if (l->ctx_err != CUDA_SUCCESS) { /* no context current here: no copy can be made */
+    l->err = l->ctx_err;
+    return;
+  }
   l->err = j->to_device ? lane_to_device(l, j, begin, end) : lane_to_host(l, j, begin, end);
 }
 
@@ -150,13 +155,14 @@ static void *lane_main(void *arg) {
   stager *s = l->owner;
   unsigned long seen = 0;
   job j;
-  cj_cu.cuCtxSetCurrent(s->ctx);
+  l->ctx_err = cj_cu.cuCtxSetCurrent(s->ctx);
   pthread_mutex_lock(&s->lock);
   for (;;) {
     while (s->gen == seen) pthread_cond_wait(&s->go, &s->lock);
     seen = s->gen;
     j = s->job;
     pthread_mutex_unlock(&s->lock);
+    if (l->ctx_err != CUDA_SUCCESS) l->ctx_err = cj_cu.cuCtxSetCurrent(s->ctx);
     lane_run(l, &j);
     pthread_mutex_lock(&s->lock);
     if (--s->pending == 0) pthread_cond_signal(&s->done);
@@ -271,8 +277,23 @@ static stager *stager_for(CUcontext ctx, CUdevice dev) {
   return s;
 }
 
+/* A failed transfer, named: a helper that could not make the device's context current says
+ * so, for the driver's error then says nothing of the copies. */
+static cujit_status run_failed(const stager *s, const lane *l, const job *j) {
+  const char *what = j->to_device ? "staging an In buffer" : "staging an Out buffer", *text = NULL;
+  if (l->err != l->ctx_err) return cj_cu_fail(l->err, what);
+  cj_cu.cuGetErrorString(l->err, &text);
+  return cj_fail_cu(cj_cu_status(l->err), l->err,
+                    "%s failed: staging thread %d of device %d could not make the device's "
+                    "context current (cuCtxSetCurrent failed: %s (%s)), so its share of the "
+                    "copy was not made; the next staged copy tries again",
+                    what, l->index, (int)(s - stagers), cj_cu_name(l->err),
+                    text ? text : "no description");
+}
+
 static cujit_status run(stager *s, const job *j) {
   CUresult r = CUDA_SUCCESS;
+  cujit_status st;
   int i;
   pthread_mutex_lock(&s->run_lock);
   pthread_mutex_lock(&s->lock);
@@ -285,10 +306,11 @@ static cujit_status run(stager *s, const job *j) {
   pthread_mutex_lock(&s->lock);
   while (s->pending > 0) pthread_cond_wait(&s->done, &s->lock);
   pthread_mutex_unlock(&s->lock);
-  for (i = 0; i < s->nlanes && r == CUDA_SUCCESS; i++) r = s->lanes[i].err;
+  for (i = 0; i < s->nlanes && (r = s->lanes[i].err) == CUDA_SUCCESS; i++) {
+  }
+  st = r == CUDA_SUCCESS ? CUJIT_OK : run_failed(s, &s->lanes[i], j);
   pthread_mutex_unlock(&s->run_lock);
-  if (r == CUDA_SUCCESS) return CUJIT_OK;
-  return cj_cu_fail(r, j->to_device ? "staging an In buffer" : "staging an Out buffer");
+  return st;
 }
 
 cujit_status cj_stage_htod(CUcontext ctx, CUdevice dev, CUdeviceptr dst, const void *src,

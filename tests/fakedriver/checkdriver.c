@@ -58,7 +58,8 @@
  *   same nodes (another count: CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED; another kind:
  *   _NODE_TYPE_CHANGED; a copy of another direction: _PARAMETERS_CHANGED), and
  *   cuGraphExecKernelNodeSetParams one kernel node's, named by the node of the graph it was
- *   made from. cuStreamGetCaptureInfo names the node made last.
+ *   made from. cuStreamGetCaptureInfo names the node made last; cuGraphGetNodes lists a
+ *   graph's nodes, in the order they were made, and cuGraphNodeGetType says each one's kind.
  * - A fault (as an illegal address on a GPU) ends CUDA for the whole process, as cuda.h
  *   documents of CUDA_ERROR_ILLEGAL_ADDRESS (the process is left in an inconsistent state and
  *   must end before CUDA can be used again). From the synchronisation that finds it, work
@@ -108,6 +109,10 @@
  * it takes the lock, so that other calls go on meanwhile), CHECKDRIVER_RETAIN_FAIL=R makes
  * each one fail with CUresult R; checkdriver_primary_retains() counts the calls and
  * checkdriver_primary_maker() names the thread (its kernel ID) that made a context first.
+ *
+ * Every call is counted by entry point (checkdriver_calls), so that a test can show a call
+ * is not made, and the next calls of any entry point can be made to fail with a CUresult of
+ * the test's choosing, doing nothing (checkdriver_fail_next).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -355,6 +360,30 @@ static void lock_fork_prepare(void) { pthread_mutex_lock(&lock); }
 static void lock_fork_parent(void) { pthread_mutex_unlock(&lock); }
 static void lock_fork_child(void) { pthread_mutex_init(&lock, NULL); }
 
+/* ---- calls counted, and failures asked for (checkdriver_calls, checkdriver_fail_next) ---- */
+
+static struct {
+  const char *name;
+  unsigned long n;
+} counted[256];            /* each entry point called so far, by the name it is entered under */
+static char fail_name[64]; /* the entry point whose next calls fail; "" for none */
+static CUresult fail_result;
+static unsigned long fail_count; /* how many of them still fail */
+
+/* Counts a call of `fn` (lock held): the failure asked for it, or CUDA_SUCCESS. */
+static CUresult called(const char *fn) {
+  size_t i;
+  for (i = 0; i < sizeof counted / sizeof *counted && counted[i].name; i++)
+    if (counted[i].name == fn || strcmp(counted[i].name, fn) == 0) break;
+  if (i < sizeof counted / sizeof *counted) {
+    counted[i].name = fn;
+    counted[i].n++;
+  }
+  if (!fail_name[0] || strcmp(fail_name, fn) != 0) return CUDA_SUCCESS;
+  if (--fail_count == 0) fail_name[0] = '\0';
+  return fail_result;
+}
+
 /* Every entry point takes the lock through this; a call from a forked child is flagged. */
 static int enter(const char *fn) {
   pthread_mutex_lock(&lock);
@@ -365,11 +394,19 @@ static int enter(const char *fn) {
   return 1;
 }
 
-#define ENTER(fn)                      \
-  if (!enter(fn)) {                    \
-    pthread_mutex_unlock(&lock);       \
-    return CUDA_ERROR_NOT_INITIALIZED; \
-  }
+/* Enters entry point fn, counted; returns at once the failure asked for it. */
+#define ENTER(fn)                                \
+  do {                                           \
+    CUresult asked_;                             \
+    if (!enter(fn)) {                            \
+      pthread_mutex_unlock(&lock);               \
+      return CUDA_ERROR_NOT_INITIALIZED;         \
+    }                                            \
+    if ((asked_ = called(fn)) != CUDA_SUCCESS) { \
+      pthread_mutex_unlock(&lock);               \
+      return asked_;                             \
+    }                                            \
+  } while (0)
 #define RETURN(r)                \
   do {                           \
     CUresult r_ = (r);           \
@@ -1264,7 +1301,7 @@ static CUresult f_ctx_set(CUcontext h) {
   CUresult r;
   if (h && !is_ctx(h)) return CUDA_ERROR_INVALID_CONTEXT;
   pthread_mutex_lock(&lock);
-  r = sticky_error;
+  if ((r = called("cuCtxSetCurrent")) == CUDA_SUCCESS) r = sticky_error;
   pthread_mutex_unlock(&lock);
   if (r != CUDA_SUCCESS) return r;
   current_set((fctx *)(void *)h);
@@ -2806,6 +2843,37 @@ static CUresult f_exec_update(CUgraphExec h, CUgraph hg, CUgraphExecUpdateResult
   RETURN(CUDA_SUCCESS);
 }
 
+static CUresult f_graph_nodes(CUgraph h, CUgraphNode *nodes, size_t *n) {
+  fgraph *g;
+  size_t i;
+  ENTER("cuGraphGetNodes");
+  if (!(g = graph_of("cuGraphGetNodes", h)) || !n) RETURN(CUDA_ERROR_INVALID_VALUE);
+  if (nodes) {
+    for (i = 0; i < *n; i++) nodes[i] = i < g->n ? (CUgraphNode)(void *)g->nodes[i] : NULL;
+    if (*n > g->n) *n = g->n;
+  } else {
+    *n = g->n;
+  }
+  RETURN(CUDA_SUCCESS);
+}
+
+static CUresult f_node_type(CUgraphNode node, CUgraphNodeType *type) {
+  size_t i, k;
+  ENTER("cuGraphNodeGetType");
+  for (i = 0; i < n_graphs; i++)
+    for (k = 0; k < graphs[i]->n; k++) {
+      if (graphs[i]->nodes[k] != (gnode *)(void *)node) continue;
+      switch (graphs[i]->nodes[k]->kind) {
+        case OP_KERNEL: *type = CU_GRAPH_NODE_TYPE_KERNEL; break;
+        case OP_SET: *type = CU_GRAPH_NODE_TYPE_MEMSET; break;
+        default: *type = CU_GRAPH_NODE_TYPE_MEMCPY; break;
+      }
+      RETURN(CUDA_SUCCESS);
+    }
+  violation("cuGraphNodeGetType: %p is not a node of a live graph", (void *)node);
+  RETURN(CUDA_ERROR_INVALID_VALUE);
+}
+
 static CUresult f_exec_set_kernel(CUgraphExec h, CUgraphNode node,
                                   const CUDA_KERNEL_NODE_PARAMS *p) {
   fctx *c;
@@ -2972,6 +3040,8 @@ static const struct {
     E_(cuGraphInstantiateWithFlags, f_instantiate),
     E_(cuGraphLaunch, f_graph_launch),
     E_(cuGraphExecUpdate, f_exec_update),
+    E_(cuGraphGetNodes, f_graph_nodes),
+    E_(cuGraphNodeGetType, f_node_type),
     E_(cuGraphExecKernelNodeSetParams, f_exec_set_kernel),
     E_(cuGraphDestroy, f_graph_destroy),
     E_(cuGraphExecDestroy, f_exec_destroy),
@@ -3010,6 +3080,8 @@ EXPORT unsigned long checkdriver_pending(void);
 EXPORT size_t checkdriver_last_params(void *dst, size_t size);
 EXPORT unsigned long checkdriver_capture_queries(void);
 EXPORT unsigned long checkdriver_libraries(void);
+EXPORT unsigned long checkdriver_calls(const char *name);
+EXPORT void checkdriver_fail_next(const char *name, CUresult r, unsigned long n);
 EXPORT unsigned long checkdriver_primary_retains(void);
 EXPORT long checkdriver_primary_maker(void);
 
@@ -3079,6 +3151,24 @@ EXPORT size_t checkdriver_last_params(void *dst, size_t size) {
   memcpy(dst, last_params, size < sizeof last_params ? size : sizeof last_params);
   pthread_mutex_unlock(&lock);
   return n;
+}
+
+EXPORT unsigned long checkdriver_calls(const char *name) {
+  unsigned long n = 0;
+  size_t i;
+  pthread_mutex_lock(&lock);
+  for (i = 0; i < sizeof counted / sizeof *counted && counted[i].name; i++)
+    if (strcmp(counted[i].name, name) == 0) n = counted[i].n;
+  pthread_mutex_unlock(&lock);
+  return n;
+}
+
+EXPORT void checkdriver_fail_next(const char *name, CUresult r, unsigned long n) {
+  pthread_mutex_lock(&lock);
+  snprintf(fail_name, sizeof fail_name, "%s", r == CUDA_SUCCESS || !n ? "" : name);
+  fail_result = r;
+  fail_count = n;
+  pthread_mutex_unlock(&lock);
 }
 
 EXPORT unsigned long checkdriver_capture_queries(void) {

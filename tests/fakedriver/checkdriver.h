@@ -44,6 +44,12 @@ typedef struct checkdriver_api {
   unsigned long (*capture_queries)(void);
   /* Libraries loaded now (cuLibraryLoadData, not unloaded). */
   unsigned long (*libraries)(void);
+  /* How many times entry point `name` ("cuGraphExecUpdate", as cuGetProcAddress names it)
+   * was called so far. */
+  unsigned long (*calls)(const char *name);
+  /* The next n calls of entry point `name`, from any thread, fail with r and do nothing
+   * (n 0 or r CUDA_SUCCESS: no failure is asked for). */
+  void (*fail_next)(const char *name, CUresult r, unsigned long n);
 } checkdriver_api;
 
 /* Fills *api from the fake driver loaded in this process (cujit loads it on its first
@@ -61,10 +67,12 @@ static inline int checkdriver_open(const char *path, checkdriver_api *api) {
   *(void **)&api->last_params = dlsym(h, "checkdriver_last_params");
   *(void **)&api->capture_queries = dlsym(h, "checkdriver_capture_queries");
   *(void **)&api->libraries = dlsym(h, "checkdriver_libraries");
+  *(void **)&api->calls = dlsym(h, "checkdriver_calls");
+  *(void **)&api->fail_next = dlsym(h, "checkdriver_fail_next");
   dlclose(h); /* cujit's reference keeps it loaded */
   return api->violations && api->report && api->clear && api->set_abort && api->fault_next_launch &&
                  api->peek && api->pending && api->last_params && api->capture_queries &&
-                 api->libraries
+                 api->libraries && api->calls && api->fail_next
              ? 0
              : -1;
 }
