@@ -9,7 +9,7 @@
  * and, as information with what bounds each, argmax, take and put (in order, random,
  * checked), strided views (x[::2] + 1, its sum, a transposed copy); sum, max and argmax
  * along each axis of x as an 8192 x 8192 C-order matrix (goal: 85% of the copy) and a row
- * broadcast over it (goal: 90%); each beside CuPy's
+ * broadcast over it (goal: 90%; lin_comb's with the row, for information); each beside CuPy's
  * same operation where CuPy is installed; seed 004 host -> sin(2x + 1) -> host on
  * 4000 x 4000 floats;
  * the host cost of one small operation (1 Ki floats, output from the pool) against a bare
@@ -456,6 +456,7 @@ static void free_sel(sel *s) {
 
 typedef struct axes_ctx {
   cujit_array *x2, *row, *out; /* x as 8192 x 8192, y[0:8192] */
+  cujit_elementwise *lin_comb;
   cujit_redop op;
   int axis;
 } axes_ctx;
@@ -472,8 +473,15 @@ static void row_broadcast(void *p) {
   bench_check_ok(cujit_array_binary(CUJIT_BINOP_ADD, a->x2, a->row, &a->out), "x2 + row");
 }
 
+static void row_lin_comb(void *p) {
+  axes_ctx *a = p;
+  bench_check_ok(CUJIT_ELEMENTWISE(a->lin_comb, 5.0f, a->x2, 6.0f, a->row, a->out),
+                 "lin_comb of x2 and a row");
+}
+
 /* sum, max and argmax of x as 8192 x 8192 along each axis (the bytes read: the goal is 85%
- * of the copy's bandwidth), and x2 + y[0:8192], a row broadcast over every row. */
+ * of the copy's bandwidth), and x2 + y[0:8192], a row broadcast over every row; the
+ * elementwise generator's lin_comb with the same row broadcast, for information. */
 static void axis_ops(big *c, double floor_gbps) {
   static const struct {
     cujit_redop op;
@@ -500,6 +508,9 @@ static void axis_ops(big *c, double floor_gbps) {
     }
   bandwidth("x2 + y[0:8192], (8192, 8192) + (8192,) broadcast", row_broadcast, &a, 2 * fb,
             floor_gbps, 0.90, "broadcast_row");
+  a.lin_comb = c->lin_comb;
+  bandwidth("elementwise lin_comb of x2 and y[0:8192], (8192, 8192) + (8192,) broadcast",
+            row_lin_comb, &a, 2 * fb, floor_gbps, 0, NULL);
   cujit_array_destroy(a.x2);
   cujit_array_destroy(a.row);
   cujit_array_destroy(a.out);

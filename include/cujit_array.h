@@ -1071,14 +1071,15 @@ CUJIT_API cujit_status cujit_array_random_host(void *host, cujit_type type, size
  *  `complex<double>` (cuda::std), with const allowed. A declaration cujit cannot read is
  *  CUJIT_ERROR_INVALID_VALUE naming its column and token.
  *
- *  Calls take the arguments in declaration order, as an array of cujit_arg, or inline
- *  through the macros at the end of this section, which make each from a plain value:
+ *  Calls take the arguments in declaration order (at most 61 for an elementwise kernel,
+ *  64 for a reduction), as an array of cujit_arg, or inline through the macros at the end
+ *  of this section, which make each from a plain value:
  *
  *      CUJIT_ELEMENTWISE(lin_comb, 5.0f, x, 6, y, z);   for "float a, float *x, float b, ..."
  *
  *  An array argument is its cujit_array * (cujit_arr(x) in an array of cujit_arg); it must
- *  be live, of the declared element type, of the first array's size and contiguous (the
- *  kernel reads x[i]: a strided view is refused; pass cujit_array_copy() of it). A scalar
+ *  be live, of the declared element type and contiguous (the kernel reads its elements in
+ *  C order: a strided view is refused; pass cujit_array_copy() of it). A scalar
  *  argument is a number: in the macros a C value of its own type, as CUJIT_LAUNCH() takes
  *  it (bool, char, short, int, long and long long, signed or not, float, double; in C also
  *  float _Complex and double _Complex), in an array of cujit_arg a constructor's
@@ -1094,6 +1095,25 @@ CUJIT_API cujit_status cujit_array_random_host(void *host, cujit_type type, size
  *  never as the double's bytes. Any refusal is CUJIT_ERROR_INVALID_VALUE naming the
  *  function, the argument (position and name), the declared and the given type and the
  *  value; nothing is compiled or launched then.
+ *
+ *  The array arguments' shapes broadcast as the operations' do (NumPy's rule, "Array
+ *  operations"): a call runs over every element of the shape they broadcast to, i being
+ *  that shape's flat index (C order), and `x[i]` is x's element at i's position. So with x
+ *  of shape (3, 4), y of (4,) and z of (3, 4), "z[i] = x[i] + y[i]" adds y to each row of x,
+ *  as NumPy's x + y does, and x of (4, 1) with y of (3,) gives a (4, 3) z. Shapes that do not
+ *  broadcast are CUJIT_ERROR_INVALID_VALUE naming two arguments and their shapes; arrays
+ *  of one size whose elements are to pair in C order take views of one shape
+ *  (cujit_array_reshape()). An array stretched by a call (of fewer elements than the
+ *  shape: each of them is the element of several i) is only read: its elements are const
+ *  in the operation, and a call whose operation writes one is CUJIT_ERROR_INVALID_VALUE
+ *  naming it, before anything launches (its elements would be written for several i at
+ *  once, in no order). In such a call the stretched array's name stands for an object
+ *  whose [j] is its element at the position of j (any j of the shape, so x[i + 1] too),
+ *  not for a pointer: an operation that uses it otherwise (x + i, a pointer passed to a
+ *  function) does not compile then. Arrays of one shape (or of shapes that differ only by
+ *  leading dimensions of one element) run the kernel as written, pointers and all; a call
+ *  that stretches arrays runs a variant of it, compiled once per process for each pattern
+ *  of stretched arrays.
  *  @{ */
 
 /** Optional parts of a generated kernel. Start from CUJIT_GENERATOR_OPTIONS_INIT (or zero
@@ -1115,7 +1135,8 @@ typedef struct cujit_generator_options {
  *  ElementwiseKernel). */
 typedef struct cujit_elementwise cujit_elementwise;
 /** `operation` is run for every index i (a 64-bit integer) from 0 to n - 1, n being the
- *  first array argument's size: "z[i] = a*x[i] + b*y[i]". Compiled at the first call with
+ *  number of elements of the shape the array arguments broadcast to (the arrays' size
+ *  when they have one shape): "z[i] = a*x[i] + b*y[i]". Compiled at the first call with
  *  arrays on a device (so that a bad operation fails there with NVRTC's log, the
  *  generated source and its lines).
  *  Where cujit can tell from the operation's text that it names every array only as
@@ -1127,7 +1148,8 @@ typedef struct cujit_elementwise cujit_elementwise;
  *  the arrays equally far from a chunk boundary (all arrays cujit makes are; views one
  *  element in, x[1:], are too) and no array the operation writes overlapping another;
  *  otherwise, and for any other operation, every element runs one at a time, in the
- *  order of the loop.
+ *  order of the loop. An array a call stretches is not in the chunks: it is read element
+ *  by element where the operation names it.
  *  @param out        receives the kernel; owned by the caller: cujit_elementwise_destroy().
  *  @param args       the declaration (see above); copied.
  *  @param operation  CUDA C run for each i; copied.
@@ -1139,18 +1161,21 @@ typedef struct cujit_elementwise cujit_elementwise;
 CUJIT_API cujit_status cujit_elementwise_create(cujit_elementwise **out, const char *args,
                                                 const char *operation,
                                                 const cujit_generator_options *opts);
-/** Runs it over the first array argument's elements, on that array's stream.
+/** Runs it over the elements of the shape its array arguments broadcast to (see above),
+ *  on the first array argument's stream.
  *  @param k      the kernel.
  *  @param args   `nargs` arguments, one per declaration (see above for what each takes).
  *  @param nargs  their number.
- *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE naming a wrong argument (see above);
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE naming a wrong argument, two arguments whose
+ *          shapes do not broadcast, or a stretched array the operation writes (see above);
  *          CUJIT_ERROR_COMPILE with NVRTC's log and the generated source; device errors. */
 CUJIT_API cujit_status cujit_elementwise_call(cujit_elementwise *k, const cujit_arg *args,
                                               size_t nargs);
 /** As cujit_elementwise_call() for i = start, start + step, ... below stop (PyCUDA's
- *  range=slice(...)); step may be negative (then i goes down to above stop). Every i the
- *  range gives must index the arrays; any int64 values are checked without overflow, and
- *  a range that leaves the arrays (or a step of 0) is CUJIT_ERROR_INVALID_VALUE.
+ *  range=slice(...)); step may be negative (then i goes down to above stop). The i are flat
+ *  indices (C order) of the shape the arrays broadcast to, and every i the range gives
+ *  must be one (0 to the shape's size - 1); any int64 values are checked without overflow,
+ *  and a range that leaves the shape (or a step of 0) is CUJIT_ERROR_INVALID_VALUE.
  *  @param k      the kernel.
  *  @param start  the first i.
  *  @param stop   the bound, not included.
@@ -1169,7 +1194,8 @@ CUJIT_API void cujit_elementwise_destroy(cujit_elementwise *k);
  *  ReductionKernel). */
 typedef struct cujit_reduction cujit_reduction;
 /** A reduction to one value of `type`: `map_expr` gives element i's value ("x[i]*y[i]";
- *  the arguments by name, i a long long), `reduce_expr` combines two values named a and b
+ *  the arguments by name, i a long long; the arrays broadcast as an elementwise kernel's,
+ *  a stretched one only read), `reduce_expr` combines two values named a and b
  *  ("a+b"; it must be associative and commutative: values are not combined in index
  *  order), and `neutral` is the value that changes nothing ("0"), which is also the
  *  result over 0 elements. Compiled at the first call.
@@ -1187,16 +1213,19 @@ CUJIT_API cujit_status cujit_reduction_create(cujit_reduction **out, cujit_type 
                                               const char *neutral, const char *reduce_expr,
                                               const char *map_expr, const char *args,
                                               const cujit_generator_options *opts);
-/** Runs it over the first array argument's elements, on that array's stream; the result
+/** Runs it over the elements of the shape its array arguments broadcast to (as
+ *  cujit_elementwise_call() does), on the first array argument's stream; the result
  *  goes to a 0-d array (output rule) or, with cujit_reduction_call_host(), to host memory
  *  of the result type's size (and the call waits for it).
  *  @param r      the kernel.
  *  @param out    the output (the output rule).
  *  @param args   `nargs` arguments, one per declaration (see above for what each takes).
  *  @param nargs  their number.
- *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE naming a wrong argument (see above) or
- *          output; CUJIT_ERROR_COMPILE with NVRTC's log and the generated source with line
- *          numbers when an expression does not compile; device errors. */
+ *  @return CUJIT_OK; CUJIT_ERROR_INVALID_VALUE naming a wrong argument (see above), two
+ *          arguments whose shapes do not broadcast, a stretched array the map expression
+ *          writes, or a wrong output; CUJIT_ERROR_COMPILE with NVRTC's log and the
+ *          generated source with line numbers when an expression does not compile; device
+ *          errors. */
 CUJIT_API cujit_status cujit_reduction_call(cujit_reduction *r, cujit_array **out,
                                             const cujit_arg *args, size_t nargs);
 /** As cujit_reduction_call(), with the result copied to host memory; the call waits for it.

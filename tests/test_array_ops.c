@@ -108,7 +108,8 @@ static void generator_arguments_are_checked(void **state) {
   assert_status_detail(CUJIT_ELEMENTWISE(k, a, x, b, d, y), CUJIT_ERROR_INVALID_VALUE,
                        "argument 4 ('y') is an array of f64, declared as f32");
   assert_status_detail(CUJIT_ELEMENTWISE(k, a, x, b, y, z), CUJIT_ERROR_INVALID_VALUE,
-                       "argument 5 ('z') has 9 elements, the first array 8");
+                       "argument 2 ('x') has shape (8,) and argument 5 ('z') (9,), which do "
+                       "not broadcast");
   assert_status_detail(CUJIT_ELEMENTWISE_RANGE(k, 2, 10, 1, a, x, b, y, y),
                        CUJIT_ERROR_INVALID_VALUE, "the range 2 to 10 (step 1) leaves");
   assert_status_detail(cujit_elementwise_call(k, NULL, 5), CUJIT_ERROR_INVALID_VALUE,

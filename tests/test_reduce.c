@@ -114,7 +114,8 @@ static void call_argument_checks(void **state) {
   assert_status_detail(CUJIT_REDUCTION(r, &out, x, yi), CUJIT_ERROR_INVALID_VALUE,
                        "argument 2 ('y') is an array of i32, declared as f32");
   assert_status_detail(CUJIT_REDUCTION(r, &out, x, y9), CUJIT_ERROR_INVALID_VALUE,
-                       "argument 2 ('y') has 9 elements, the first array 8");
+                       "argument 1 ('x') has shape (8,) and argument 2 ('y') (9,), which do "
+                       "not broadcast");
   assert_status_detail(CUJIT_REDUCTION(r, &out, gone, y), CUJIT_ERROR_INVALID_VALUE,
                        "cujit_reduction_call: argument 1 ('x') is not a live array");
   assert_status_detail(CUJIT_REDUCTION_HOST(r, &result, x, gone), CUJIT_ERROR_INVALID_VALUE,
@@ -140,6 +141,28 @@ static void call_argument_checks(void **state) {
   cujit_array_destroy(y9);
   cujit_array_destroy(out_i);
   cujit_array_destroy(out_1d);
+}
+
+/* A generated kernel takes at most 64 arguments: a call of a reduction declaring more is
+ * refused before anything compiles. */
+static void at_most_64_arguments(void **state) {
+  cujit_reduction *r = NULL;
+  cujit_array *x = fake(CUJIT_TYPE_F32, 8, 0x10000), *out = NULL;
+  cujit_arg args[65];
+  char decl[65 * 16] = "";
+  size_t k, used = 0;
+  (void)state;
+  for (k = 0; k < 65; k++) {
+    used += (size_t)snprintf(decl + used, sizeof decl - used, "%sfloat *x%zu", k ? ", " : "", k);
+    args[k] = cujit_arr(x);
+  }
+  assert_ok(cujit_reduction_create(&r, CUJIT_TYPE_F32, "0", "a+b", "x0[i]", decl, NULL));
+  assert_status_detail(cujit_reduction_call(r, &out, args, 65), CUJIT_ERROR_INVALID_VALUE,
+                       "cujit_reduction_call: 65 arguments declared; a generated kernel takes at "
+                       "most 64");
+  assert_null(out);
+  cujit_reduction_destroy(r);
+  cujit_array_destroy(x);
 }
 
 /* Scalars are values, in declaration order, between the arrays, converted to their
@@ -351,9 +374,10 @@ int main(void) {
   setenv("CUJIT_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(declaration_errors),    cmocka_unit_test(call_argument_checks),
-      cmocka_unit_test(scalar_arguments),      cmocka_unit_test(array_reduce_checks),
-      cmocka_unit_test(preamble_and_name),     cmocka_unit_test(compile_error_message),
-      cmocka_unit_test(every_kernel_compiles), cmocka_unit_test(more_reductions),
+      cmocka_unit_test(at_most_64_arguments),  cmocka_unit_test(scalar_arguments),
+      cmocka_unit_test(array_reduce_checks),   cmocka_unit_test(preamble_and_name),
+      cmocka_unit_test(compile_error_message), cmocka_unit_test(every_kernel_compiles),
+      cmocka_unit_test(more_reductions),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

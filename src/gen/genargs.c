@@ -58,9 +58,9 @@ static cujit_status convert(const arg_ctx *c, int t, unsigned char out[16]) {
   return why ? refuse(c, value, why) : CUJIT_OK;
 }
 
-/* Argument i for an array declaration: live, of the declared element type, contiguous and
- * of the first array's size. */
-static cujit_status array_arg(const arg_ctx *c, cujit_arg *out, const cj_array **first) {
+/* Argument i for an array declaration: live, of the declared element type and contiguous
+ * (its shape is broadcast with the others' by the caller). */
+static cujit_status array_arg(const arg_ctx *c, cujit_arg *out, const cj_array **array) {
   cj_array *a;
   char what[96];
   if (c->a->kind != CUJIT_ARG_ARRAY)
@@ -75,13 +75,9 @@ static cujit_status array_arg(const arg_ctx *c, cujit_arg *out, const cj_array *
   CJ_CHECK(a->type == c->d->type, CUJIT_ERROR_INVALID_VALUE,
            "%s: %s is an array of %s, declared as %s; pass an array of the declared type", c->fn,
            what, cj_elem_of(a->type)->name, cj_elem_of(c->d->type)->name);
-  /* the kernel indexes it as x[i] */
+  /* the kernel indexes it as x[i], its element i in C order */
   CJ_TRY(cj_array_need_contiguous(a, c->fn, what));
-  CJ_CHECK(!*first || a->size == (*first)->size, CUJIT_ERROR_INVALID_VALUE,
-           "%s: %s has %lld elements, the first array %lld; all arrays must have the same "
-           "size",
-           c->fn, what, (long long)a->size, (long long)(*first)->size);
-  if (!*first) *first = a;
+  *array = a;
   *out = cujit_ptr(a->data);
   return CUJIT_OK;
 }
@@ -100,14 +96,15 @@ static cujit_status scalar_arg(const arg_ctx *c, cujit_arg *out) {
 }
 
 cujit_status cj_gen_args(const char *fn, const cj_gen_decl *d, size_t n, const cujit_arg *args,
-                         size_t nargs, cujit_arg *out, const cj_array **first) {
+                         size_t nargs, cujit_arg *out, const cj_array **arrays, cj_gen_shape *s) {
   size_t i;
-  *first = NULL;
   CJ_CHECK(nargs == n, CUJIT_ERROR_INVALID_VALUE,
            "%s: %zu argument%s given, %zu declared; "
            "pass one per declaration, in their order",
            fn, nargs, nargs == 1 ? "" : "s", n);
   CJ_CHECK(!n || args, CUJIT_ERROR_INVALID_VALUE, "%s: args is NULL", fn);
+  CJ_CHECK(n <= 64, CUJIT_ERROR_INVALID_VALUE,
+           "%s: %zu arguments declared; a generated kernel takes at most 64", fn, n);
   for (i = 0; i < n; i++) {
     arg_ctx c = {fn, i, &d[i], &args[i]};
     CJ_CHECK(args[i].kind >= CUJIT_ARG_VALUE && args[i].kind <= CUJIT_ARG_ARRAY,
@@ -115,8 +112,11 @@ cujit_status cj_gen_args(const char *fn, const cj_gen_decl *d, size_t n, const c
              "%s: argument %zu ('%s') has the unknown kind %d; "
              "make arguments with the cujit_* constructors",
              fn, i + 1, d[i].name, args[i].kind);
-    CJ_TRY(d[i].is_array ? array_arg(&c, &out[i], first) : scalar_arg(&c, &out[i]));
+    arrays[i] = NULL;
+    CJ_TRY(d[i].is_array ? array_arg(&c, &out[i], &arrays[i]) : scalar_arg(&c, &out[i]));
   }
+  CJ_TRY(cj_gen_shape_of(fn, d, n, arrays, s));
+  cj_gen_shape_args(s, n, out);
   return CUJIT_OK;
 }
 

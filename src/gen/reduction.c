@@ -1,6 +1,10 @@
 /* reduction.c - the reduction generator (cujit_reduction_*): declarations and expressions
  * in, a kernel of the reduction engine out, compiled at the first call and launched over
- * the first array argument's elements once every argument has been checked. */
+ * the elements of the shape the array arguments broadcast to (bcast.c) once every argument
+ * has been checked. Arrays of one shape take the kernel made at the first call; a call that
+ * stretches some array takes a variant with that array's indexer as its parameter (of
+ * const elements: a map expression that writes it is refused), compiled once per process
+ * for each pattern of stretched arrays as every generated kernel is. */
 #include <stdio.h>
 #include <string.h>
 
@@ -59,14 +63,6 @@ static cujit_status check_create(cujit_reduction **out, cujit_type type, const c
   return CUJIT_OK;
 }
 
-/* The kernel's parameters as the declarations give them: "const float *x, float a". */
-static void put_params(cj_buf *b, const cj_gen_decl *d, size_t n) {
-  size_t i;
-  for (i = 0; i < n; i++)
-    cj_buf_printf(b, "%s%s%s %s%s", i ? ", " : "", d[i].is_const ? "const " : "",
-                  cj_elem_of(d[i].type)->c_name, d[i].is_array ? "*" : "", d[i].name);
-}
-
 /* Appends s and its NUL to the text; returns its offset. */
 static size_t keep(cj_buf *b, const char *s) {
   size_t at = b->len;
@@ -80,7 +76,7 @@ static cujit_status fill_spec(cujit_reduction *r, cujit_type type, const char *n
                               const cujit_generator_options *opts) {
   size_t at[6], i;
   cj_buf params = {0};
-  put_params(&params, r->decls, r->ndecls);
+  cj_gen_params(&params, r->decls, r->ndecls, NULL, 0);
   at[0] = keep(&r->text, opts && opts->name ? opts->name : "reduction");
   at[1] = keep(&r->text, neutral);
   at[2] = keep(&r->text, reduce_expr);
@@ -140,17 +136,6 @@ fail:
 
 /* ---- calling it ---- */
 
-/* Checks every argument and makes the kernel's arguments; n and the stream are the first
- * array's. */
-static cujit_status take_args(const cujit_reduction *r, const cujit_arg *args, size_t nargs,
-                              const char *fn, cujit_arg *out, int64_t *n, CUstream *stream) {
-  const cj_array *first;
-  CJ_TRY(cj_gen_args(fn, r->decls, r->ndecls, args, nargs, out, &first));
-  *n = first->size;
-  *stream = first->stream;
-  return CUJIT_OK;
-}
-
 /* The kernel, compiled at the first call (two threads may both compile: the same function
  * comes back from the generated kernels' table). */
 static cujit_status kernel_of(cujit_reduction *r, cujit_function **fn) {
@@ -162,24 +147,78 @@ static cujit_status kernel_of(cujit_reduction *r, cujit_function **fn) {
   return st;
 }
 
+/* The variant of the kernel for a call that stretches some array (s), its indexers of
+ * const elements unless `writable`. */
+static cujit_status variant_of(const cujit_reduction *r, const cj_gen_shape *s, int writable,
+                               cujit_function **fn) {
+  cj_reduce_spec spec = r->spec;
+  cj_buf params = {0}, pre = {0};
+  cujit_status st;
+  cj_gen_params(&params, r->decls, r->ndecls, s, writable);
+  cj_gen_bcast_source(&pre);
+  cj_buf_puts(&pre, r->spec.preamble);
+  if (params.oom || pre.oom) {
+    st = cj_fail_oom("writing a reduction kernel");
+  } else {
+    spec.params = params.data;
+    spec.preamble = pre.data;
+    st = cj_reduce_kernel(&spec, fn);
+  }
+  cj_buf_free(&params);
+  cj_buf_free(&pre);
+  return st;
+}
+
+/* The variant did not compile (the error is the last one): whether for writing a
+ * stretched array not declared const, which the variant with those writable shows by
+ * compiling. Its refusal then, else the error as it was. */
+static cujit_status writes_stretched(const cujit_reduction *r, const cj_gen_shape *s,
+                                     const cj_array *const *arrays, const char *fn) {
+  uint64_t which = s->stretched;
+  cujit_function *f;
+  char *was;
+  int nv = cujit_last_nvrtc_result();
+  cujit_status st;
+  size_t k;
+  for (k = 0; k < r->ndecls; k++)
+    if (r->decls[k].is_const) which &= ~((uint64_t)1 << k);
+  if (!which || !(was = cj_strdup(cujit_last_error()))) return CUJIT_ERROR_COMPILE;
+  st = variant_of(r, s, 1, &f);
+  st = st == CUJIT_OK ? cj_gen_refuse_write(fn, r->decls, r->ndecls, s, which, arrays)
+                      : cj_fail_nvrtc(CUJIT_ERROR_COMPILE, nv, "%s", was);
+  cj_free(was);
+  return st;
+}
+
+/* The kernel for a call of shape s. */
+static cujit_status kernel_for(cujit_reduction *r, const cj_gen_shape *s,
+                               const cj_array *const *arrays, const char *fn, cujit_function **f) {
+  cujit_status st;
+  if (!s->stretched) return kernel_of(r, f);
+  st = variant_of(r, s, 0, f);
+  return st == CUJIT_ERROR_COMPILE ? writes_stretched(r, s, arrays, fn) : st;
+}
+
 /* A call: the result goes to *out (out not NULL) or to host memory. */
 static cujit_status call(cujit_reduction *r, cujit_array **out, void *host, const cujit_arg *args,
                          size_t nargs, const char *fn) {
   cujit_function *f = NULL;
   cujit_arg *cargs;
-  int64_t n = 0;
-  CUstream stream = NULL;
+  const cj_array *arrays[64]; /* cj_gen_args takes no more */
+  cj_gen_shape s;
   CUdeviceptr dst = 0;
   int made = 0;
   cujit_status st;
   CJ_CHECK(r, CUJIT_ERROR_INVALID_VALUE, "%s: the reduction is NULL", fn);
   CJ_TRACE("cujit: reduction %s", r->spec.name);
   if (!(cargs = cj_calloc(r->ndecls, sizeof *cargs))) return cj_fail_oom("calling a reduction");
-  st = take_args(r, args, nargs, fn, cargs, &n, &stream);
+  st = cj_gen_args(fn, r->decls, r->ndecls, args, nargs, cargs, arrays, &s);
   if (st == CUJIT_OK && out) st = cj_reduce_output_check(out, r->spec.result, fn);
-  if (st == CUJIT_OK) st = kernel_of(r, &f);
-  if (st == CUJIT_OK && out) st = cj_reduce_output(out, r->spec.result, stream, fn, &dst, &made);
-  if (st == CUJIT_OK) st = cj_reduce_run(f, &r->spec, n, stream, cargs, nargs, dst, host);
+  if (st == CUJIT_OK) st = kernel_for(r, &s, arrays, fn, &f);
+  if (st == CUJIT_OK && out)
+    st = cj_reduce_output(out, r->spec.result, s.shape.stream, fn, &dst, &made);
+  if (st == CUJIT_OK)
+    st = cj_reduce_run(f, &r->spec, s.shape.size, s.shape.stream, cargs, nargs, dst, host);
   cj_free(cargs);
   return cj_array_unmake(st, out, made);
 }

@@ -165,7 +165,7 @@ cujit_status cj_ops_broadcast(const char *fn, const cj_array *const *ops, const 
   const cj_array *first = NULL;
   size_t j, by[CUJIT_ARRAY_MAX_DIMS]; /* the operand that set each dimension's size */
   int ndim = 0, d;
-  *bcast = 0;
+  if (bcast) *bcast = 0;
   memset(shape, 0, sizeof *shape);
   for (j = 0; j < n; j++)
     if (ops[j]) {
@@ -195,7 +195,7 @@ cujit_status cj_ops_broadcast(const char *fn, const cj_array *const *ops, const 
            cj_array_shape_text(shape, x));
   cj_layout_contiguous(ndim, shape->shape, shape->strides);
   shape->contig = 1;
-  for (j = 0; j < n; j++)
+  for (j = 0; bcast && j < n && j < 32; j++)
     if (ops[j] && ops[j]->size == 1 && !cj_array_same_shape(ops[j], shape)) *bcast |= 1u << j;
   return CUJIT_OK;
 }

@@ -60,8 +60,9 @@ extern const char cj_complex_source[];
 /* The shape of the result when n operands meet (NULL ones are scalars; names[j] names
  * operand j in messages), by NumPy's broadcasting, into *shape (its ndim, shape, C-order
  * strides, size and the first operand's stream): operands of a single element that is
- * broadcast get bit j of *bcast. Shapes that do not broadcast, or a result of more than
- * 2^62 elements, are CUJIT_ERROR_INVALID_VALUE naming both, for `fn`. */
+ * broadcast get bit j of *bcast (bcast may be NULL; operands past the 32nd get none).
+ * Shapes that do not broadcast, or a result of more than 2^62 elements, are
+ * CUJIT_ERROR_INVALID_VALUE naming both, for `fn`. */
 cujit_status cj_ops_broadcast(const char *fn, const cj_array *const *ops, const char *const *names,
                               size_t n, cj_array *shape, unsigned *bcast);
 
