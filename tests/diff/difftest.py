@@ -4,7 +4,7 @@
     difftest.py --mode gpu --runner build/bin/difftest_runner --count 10000
     difftest.py --mode gpu --sanitize ...       (every runner under compute-sanitizer memcheck)
     difftest.py --mode cpu --runner ... --fake build/lib/<the checking fake driver>.so
-    difftest.py --mode self [--as-cpu]          (the harness against a simulated cujit)
+    difftest.py --mode self [--as-cpu | --drift] (the harness against a simulated cujit)
     difftest.py --show SEED [--mode cpu]        (one program, as text, C and NumPy)
 
 Programs are made from seeds (--seed, then one seed per program), run in several runner
@@ -93,7 +93,8 @@ class Runner:
         """The results of programs (name -> Result) and what went wrong with the process
         (None, or a text)."""
         if self.cfg["mode"] == "self":
-            return simulate.results(programs, self.cfg.get("fault"), cpu=self.cfg["cpu"]), None
+            return simulate.results(programs, self.cfg.get("fault"), cpu=self.cfg["cpu"],
+                                    drift=self.cfg.get("drift")), None
         text = "".join(program_text(n, s) for n, s in programs)
         try:
             p = subprocess.run(self.command(), input=text, capture_output=True, text=True,
@@ -266,6 +267,9 @@ def main():
     ap.add_argument("--max-reports", type=int, default=3)
     ap.add_argument("--out", help="where shrunk failing programs are written")
     ap.add_argument("--fault", choices=simulate.FAULTS, help="self mode: the simulated fault")
+    ap.add_argument("--drift", action="store_true",
+                    help="self mode: the simulated cujit's float results differ from the "
+                         "reference's within the allowance, and it computes on from them")
     ap.add_argument("--as-cpu", action="store_true",
                     help="self mode: CPU mode's programs and checks, the simulated cujit on "
                          "the fake driver (no kernel writes anything)")
@@ -291,7 +295,7 @@ def main():
     cfg = {"mode": a.mode, "runner": a.runner, "fake": a.fake, "cpu": cpu,
            "sanitize": a.sanitize, "timeout": a.timeout, "seed": a.seed,
            "large": not a.small and a.mode == "gpu", "shrink": not a.no_shrink,
-           "out": a.out, "fault": a.fault}
+           "out": a.out, "fault": a.fault, "drift": a.drift}
     if a.mode == "cpu" and not a.fake:
         print("difftest: CPU mode needs --fake (the checking fake CUDA driver)")
         return 2

@@ -884,9 +884,31 @@ def _float_binop(op, c, r, x, y):
         better = y < x if op == "minimum" else y > x
         v = np.where(np.isnan(x), x, np.where(np.isnan(y), y, np.where(better, y, x)))
         return _exact(r, _round(v, r))
-    # pow: a documented bound; the reference in a wider type
-    ref = np.power(_wide(x, c), _wide(y, c))
+    # pow: a documented bound; the reference in a wider type, but at an infinite base
+    # the value C99 Annex F gives exactly
+    wx, wy = _wide(x, c), _wide(y, c)
+    ref = np.power(wx, wy)
+    at_inf = np.isinf(wx) & ~np.isnan(wy)
+    if np.any(at_inf):
+        ref = np.where(at_inf, pow_of_infinity(wx, wy).astype(ref.dtype), ref)
     return _approx(r, c, "pow", ref)
+
+
+def pow_of_infinity(x, y):
+    """pow(x, y) for x = +-inf and y not NaN, as C99 Annex F (F.10.4.4) defines it and the
+    CUDA math library computes it: 1 for y = +-0; for x = +inf, +inf where y > 0 and +0
+    where y < 0; for x = -inf, -inf (-0) where y is a positive (negative) odd integer, else
+    +inf (+0). The host's libm is not asked: glibc's x86-64 powl (2.36) gives +inf for
+    powl(-inf, -2^63)."""
+    with np.errstate(all="ignore"):
+        x = np.asarray(x, dtype=np.float64)
+        y = np.asarray(y, dtype=np.float64)
+        # an odd integer: below 2^53 in magnitude (every larger double is even)
+        odd = (np.abs(y) < 2.0**53) & (np.floor(y) == y) & (np.fmod(y, 2.0) != 0)
+        big = np.where(y > 0, np.inf, 0.0)
+        neg = np.where(odd, -big, big)
+        out = np.where(x > 0, big, neg)
+        return np.where(y == 0, 1.0, out)
 
 
 def _approx(r, c, fn, ref):
