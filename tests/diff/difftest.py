@@ -5,6 +5,7 @@
     difftest.py --mode gpu --sanitize ...       (every runner under compute-sanitizer memcheck)
     difftest.py --mode cpu --runner ... --fake build/lib/<the checking fake driver>.so
     difftest.py --mode self [--as-cpu | --drift] (the harness against a simulated cujit)
+    difftest.py --faults                        (... passed, and each of its faults caught)
     difftest.py --show SEED [--mode cpu]        (one program, as text, C and NumPy)
 
 Programs are made from seeds (--seed, then one seed per program), run in several runner
@@ -249,6 +250,42 @@ def report(cfg, name, stmts, what):
             fh.write(texts["C"] + "\n")
 
 
+def self_test(a):
+    """The harness against the simulated cujit (simulate.py), its programs made once for
+    each way of checking (as GPU mode checks, then as CPU mode does): the correct cujit
+    must pass every program (in GPU mode's checks with its floats drifting within the
+    allowance), and each fault must fail one (its first failure ends that fault's
+    search). Returns 0 when all of that holds, else 1."""
+    bad = 0
+    # an overlap is a kernel's wrong value: the fake driver holds none of those
+    for cpu, faults in ((False, simulate.FAULTS),
+                        (True, [f for f in simulate.FAULTS if f != "overlap"])):
+        how = "CPU mode's checks" if cpu else "GPU mode's checks"
+        programs, failed = programs_for(a.seed, a.first, a.count, False, cpu)
+        bad_programs = [n for n, stmts in programs if _fails(stmts, n, None, cpu)] + \
+            [f[0] for f in failed]
+        if bad_programs:
+            print("FAIL: %s fail the correct simulated cujit: %s"
+                  % (how, " ".join(bad_programs[:10])))
+            bad = 1
+        for fault in faults:
+            if any(_fails(stmts, n, fault, cpu) for n, stmts in programs):
+                print("the fault '%s' was caught by %s" % (fault, how))
+            else:
+                print("FAIL: %s passed a simulated cujit with the fault '%s'" % (how, fault))
+                bad = 1
+    print("difftest: %s" % ("FAIL" if bad else "PASS"))
+    return bad
+
+
+def _fails(stmts, name, fault, cpu):
+    """Whether the harness fails the simulated cujit's run of one program."""
+    r = simulate.results([(name, stmts)], fault, cpu=cpu, drift=fault is None).get(name)
+    if r is None or not r.complete:
+        return True
+    return check.check_program(stmts, r, cpu)[0] is not None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -267,6 +304,9 @@ def main():
     ap.add_argument("--max-reports", type=int, default=3)
     ap.add_argument("--out", help="where shrunk failing programs are written")
     ap.add_argument("--fault", choices=simulate.FAULTS, help="self mode: the simulated fault")
+    ap.add_argument("--faults", action="store_true",
+                    help="self mode's own test: the simulated cujit passes, as GPU and as CPU "
+                         "mode check it, and each of its faults is caught")
     ap.add_argument("--drift", action="store_true",
                     help="self mode: the simulated cujit's float results differ from the "
                          "reference's within the allowance, and it computes on from them")
@@ -287,6 +327,8 @@ def main():
         print(emit.to_c(stmts))
         print(emit.to_numpy(stmts))
         return 0
+    if a.faults:
+        return self_test(a)
     if a.mode != "self" and not a.runner:
         ap.error("--runner is needed in %s mode" % a.mode)
     if dtypes.BF16 is None:
@@ -294,7 +336,7 @@ def main():
     cpu = a.mode == "cpu" or (a.mode == "self" and a.as_cpu)
     cfg = {"mode": a.mode, "runner": a.runner, "fake": a.fake, "cpu": cpu,
            "sanitize": a.sanitize, "timeout": a.timeout, "seed": a.seed,
-           "large": not a.small and a.mode == "gpu", "shrink": not a.no_shrink,
+           "large": not a.small and not cpu, "shrink": not a.no_shrink,
            "out": a.out, "fault": a.fault, "drift": a.drift}
     if a.mode == "cpu" and not a.fake:
         print("difftest: CPU mode needs --fake (the checking fake CUDA driver)")

@@ -161,29 +161,31 @@ class Gen:
         return getattr(self.palette, what) if self.palette else every
 
     def values(self, t, n, profile=None):
+        """n values of type t of a profile: small numbers, the type's edges (its ends, 0,
+        +-1, infinities, NaN, subnormals), wide ones, positive ones (drawn at once, by a
+        NumPy generator seeded from the program's)."""
         rng = self.rng
         profile = profile or rng.choice(["small", "small", "edge", "wide", "pos"])
+        g = np.random.default_rng(rng.getrandbits(63))
         k = dtypes.kind(t)
         if k == "b":
-            return np.array([rng.random() < 0.5 for _ in range(n)], dtype=bool)
+            return g.random(n) < 0.5
         if k in "iu":
             lo, hi = dtypes.int_range(t)
-            out = []
-            for _ in range(n):
-                if profile == "edge" and rng.random() < 0.5:
-                    v = rng.choice([lo, hi, lo + 1, hi - 1, 0, 1] + [e for e in EDGE_INT])
-                elif profile == "wide":
-                    v = rng.randint(lo, hi)
-                elif profile == "pos":
-                    v = rng.randint(0, min(hi, 20))
-                else:
-                    v = rng.randint(max(lo, -12), min(hi, 12))
-                out.append(min(max(v, lo), hi))
-            return np.array(out, dtype=object).astype(dtypes.dtype(t))
+            dt = dtypes.dtype(t)
+            if profile == "wide":
+                return g.integers(lo, hi, size=n, dtype=dt, endpoint=True)
+            if profile == "pos":
+                return g.integers(0, min(hi, 20), size=n, dtype=dt, endpoint=True)
+            out = g.integers(max(lo, -12), min(hi, 12), size=n, dtype=dt, endpoint=True)
+            if profile == "edge":
+                edges = [min(max(v, lo), hi) for v in [lo, hi, lo + 1, hi - 1, 0, 1] + EDGE_INT]
+                pick = np.array(edges, dtype=object).astype(dt)[g.integers(0, len(edges), n)]
+                out = np.where(g.random(n) < 0.5, pick, out).astype(dt)
+            return out
         real = dtypes.real_of(t)
         parts = 2 if k == "c" else 1
-        raw = [self.float_value(real, profile) for _ in range(n * parts)]
-        arr = np.array(raw, dtype=np.float64)
+        arr = self.float_values(g, real, profile, n * parts)
         if k == "c":
             arr = arr[0::2] + 1j * arr[1::2]
             return arr.astype(dtypes.dtype(t))
@@ -192,19 +194,21 @@ class Gen:
         with np.errstate(over="ignore"):
             return arr.astype(dtypes.dtype(t))
 
-    def float_value(self, t, profile):
-        rng = self.rng
-        if profile == "edge" and rng.random() < 0.4:
+    @staticmethod
+    def float_values(g, t, profile, n):
+        """n doubles of a profile for the real type t, from NumPy generator g."""
+        if profile == "wide":
+            return np.where(g.random(n) < 0.5, 1.0, -1.0) * 2.0 ** g.uniform(-20, 20, n)
+        if profile == "pos":
+            return g.uniform(0.05, 4.0, n)
+        out = np.round(g.uniform(-8, 8, n), 2)
+        if profile == "edge":
             big = {"f16": 65504.0, "bf16": 3.3e38, "f32": 3.4e38, "f64": 1.7e308}[t]
             tiny = {"f16": 6e-8, "bf16": 1e-39, "f32": 1e-45, "f64": 5e-324}[t]
-            return rng.choice([0.0, -0.0, 1.0, -1.0, 0.5, float("inf"), float("-inf"),
-                               float("nan"), big, -big, tiny, -tiny, 2.5, -2.5, 1e-3])
-        if profile == "wide":
-            e = rng.uniform(-20, 20)
-            return rng.choice([1, -1]) * 2.0**e
-        if profile == "pos":
-            return rng.uniform(0.05, 4.0)
-        return round(rng.uniform(-8, 8), 2)
+            edges = np.array([0.0, -0.0, 1.0, -1.0, 0.5, np.inf, -np.inf, np.nan, big, -big,
+                              tiny, -tiny, 2.5, -2.5, 1e-3])
+            out = np.where(g.random(n) < 0.4, edges[g.integers(0, len(edges), n)], out)
+        return out
 
     # ---- making arrays ----
 
@@ -522,20 +526,18 @@ class Gen:
         t = self.palette.index_type if self.palette else rng.choice(["i64", "i64", "i32"])
         count = count if count is not None else self.length()
         lo, hi = dtypes.int_range(t)
-        out = []
-        for _ in range(count):
-            r = rng.random()
-            if r < 0.75 and n:
-                out.append(rng.randint(-n, n - 1))
-            elif r < 0.9:
-                out.append(rng.choice([lo, hi, lo + 1, hi - 1, n, -n - 1, n + 5]))
-            else:
-                out.append(rng.randint(lo, hi))
+        g = np.random.default_rng(rng.getrandbits(63))
+        r = g.random(count)
+        edges = np.array([lo, hi, lo + 1, hi - 1, n, -n - 1, n + 5], dtype=np.int64)
+        out = np.where(r < 0.9, edges[g.integers(0, len(edges), count)],
+                       g.integers(lo, hi, size=count, dtype=np.int64, endpoint=True))
+        if n:
+            out = np.where(r < 0.75, g.integers(-n, n - 1, size=count, endpoint=True), out)
         if rng.random() < 0.05:
             t = rng.choice(["i16", "u32", "f32"])  # refused: not an index type
-            arr = np.array([v % 1000 for v in out], dtype=np.int64).astype(dtypes.dtype(t))
+            arr = np.mod(out, 1000).astype(dtypes.dtype(t))
         else:
-            arr = np.array(out, dtype=dtypes.dtype(t))
+            arr = out.astype(dtypes.dtype(t))
         return self.make("host", [t, shape_word((count,)), hexbytes(dtypes.to_bytes(arr))])
 
     def g_take(self):

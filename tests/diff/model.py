@@ -1356,7 +1356,8 @@ def scan_values(expr, t, v, exclusive, neutral="0"):
         # 16-bit scans round every combination to the 16-bit type
         eps = 2.0**-11 if t == "f16" else 2.0**-8 if t == "bf16" else _eps(real)
         k = np.arange(1, n + 1)
-        gammas = np.array([_gamma(kk + 2, eps) for kk in k]) if n else np.zeros(0)
+        kk = (k + 2) * eps
+        gammas = kk / np.maximum(1 - kk, 0.5)  # _gamma(k + 2, eps) of each k
         w = v.astype(np.complex128 if dtypes.is_complex(t) else np.float64)
         with np.errstate(all="ignore"):
             mags = np.cumsum(_finite_mags(w) if dtypes.is_complex(t) else np.abs(w)) if n \

@@ -40,12 +40,14 @@ def _bytes(v, rng, cpu):
     wrote them, and none ("~") for a strided array."""
     if cpu and not M.contiguous(v.data):
         return None
-    raw = bytearray(np.ascontiguousarray(v.data).tobytes())
+    data = np.ascontiguousarray(v.data)
     if cpu:
-        size = v.data.dtype.itemsize
-        for j in np.flatnonzero(~v.real.reshape(-1)):
-            raw[j * size:(j + 1) * size] = bytes(rng.randrange(256) for _ in range(size))
-    return raw
+        size = data.dtype.itemsize
+        noise = np.random.default_rng(rng.randrange(1 << 30)).integers(
+            0, 256, data.size * size, dtype=np.uint8).reshape(data.shape + (size,))
+        keep = np.ascontiguousarray(v.real)[..., None]
+        data = np.where(keep, data.view(np.uint8).reshape(data.shape + (size,)), noise)
+    return bytearray(data.tobytes())
 
 
 def _drift(v, check, rng):
