@@ -20,7 +20,7 @@ import dtypes
 import model as M
 from program import parse_results
 
-FAULTS = ["value", "status", "type", "overlap", "stray", "crash"]
+FAULTS = ["value", "status", "type", "overlap", "stray", "crash", "message"]
 
 
 def simulate(programs, fault=None, seed=0, cpu=False, drift=False):
@@ -102,6 +102,10 @@ def _one(name, stmts, fault, rng, cpu=False, drift=False):
             status = 0 if (fault == "status" and not faulted) else 1
             faulted |= fault == "status"
             lines.append("s %d %d %d" % (i, status, 1))
+            said = " ".join(x.words[0]) if x.words else x.why
+            if fault == "message" and not faulted and x.words:
+                said, faulted = "the shapes are wrong", True
+            lines.append("m %s" % ("cujit_simulated: " + said).encode().hex())
             continue
         k = st.target if st.target is not None else None
         if st.op in ("fill", "write", "put"):
