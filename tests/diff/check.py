@@ -53,7 +53,7 @@ def check_program(stmts, result, cpu=False):
     for i, st in enumerate(stmts):
         x = m.step(st)
         got = result.status.get(i)
-        f = _check_status(i, st, x, got, not cpu, n)
+        f = _check_status(i, st, x, got, not cpu, n, result.messages.get(i, ""))
         if f:
             return f, n
         if cpu and x.value_dependent and st.target is not None and not st.given:
@@ -80,8 +80,10 @@ def check_program(stmts, result, cpu=False):
     return None, n
 
 
-def _check_status(i, st, x, got, device, n):
-    """device: the statuses device values decide are compared too (GPU mode)."""
+def _check_status(i, st, x, got, device, n, message=""):
+    """device: the statuses device values decide are compared too (GPU mode); message: a
+    failure's message, which must name the function (and say what the model's `words`
+    say, where it has some)."""
     if got is None:
         return Failure(i, "the runner wrote nothing for it")
     if got == "bad":
@@ -105,6 +107,11 @@ def _check_status(i, st, x, got, device, n):
                               "(CUJIT_ERROR_INVALID_VALUE, 1): %s" % (status, x.why))
         if not msg:
             return Failure(i, "refused without a message naming the function")
+        if x.words and not any(all(w in message for w in ws) for ws in x.words):
+            return Failure(i, "the message does not say what went wrong (%s)" % x.why,
+                           ["  it says: %s" % message[:300],
+                            "  it should say: %s" % " | ".join(" ... ".join(ws)
+                                                              for ws in x.words[:3])])
         return None
     if status != STATUS_OK:
         return Failure(i, "cujit returned %d, the reference computes it" % status)

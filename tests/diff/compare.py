@@ -79,18 +79,24 @@ def _max_finite(name):
 def mismatches(check, got):
     """The indices (C order) of the elements of `got` (an array of check.type) that the
     check does not allow, at most 8."""
+    got = np.asarray(got)
+    if got.shape != check.ref.shape:
+        return [-1]
+    return list(np.flatnonzero(bad_mask(check, got).reshape(-1))[:8])
+
+
+def bad_mask(check, got):
+    """Where the elements of `got` (an array of check.type, of the reference's shape) are
+    not allowed."""
     ref, name = check.ref, check.type
     got = np.asarray(got)
-    if got.shape != ref.shape:
-        return [-1]
     if dtypes.is_complex(name):
         bad = _complex_bad(check, got)
     elif dtypes.is_float(name):
         bad = _float_bad(check, got.astype(np.float64), ref, name)
     else:
         bad = got != ref.astype(got.dtype)
-    bad = np.asarray(bad) & ~check.undefined
-    return list(np.flatnonzero(bad.reshape(-1))[:8])
+    return np.broadcast_to(np.asarray(bad) & ~check.undefined, got.shape)
 
 
 def _float_bad(check, got, ref, name):

@@ -4,7 +4,8 @@
     difftest.py --mode gpu --runner build/bin/difftest_runner --count 10000
     difftest.py --mode gpu --sanitize ...       (every runner under compute-sanitizer memcheck)
     difftest.py --mode cpu --runner ... --fake build/lib/<the checking fake driver>.so
-    difftest.py --mode self [--as-cpu]          (the harness against a simulated cujit)
+    difftest.py --mode self [--as-cpu | --drift] (the harness against a simulated cujit)
+    difftest.py --faults                        (... passed, and each of its faults caught)
     difftest.py --show SEED [--mode cpu]        (one program, as text, C and NumPy)
 
 Programs are made from seeds (--seed, then one seed per program), run in several runner
@@ -15,9 +16,9 @@ differs, when a runner dies, and when it compared fewer programs, or no values, 
 asked: a run that compared nothing never passes.
 
 CPU mode's programs come in batches of gen.BATCH that share a palette of types and
-operations (gen.Palette), and each batch runs in one runner process, so that its kernels
-are compiled once; the processes of a run share one disk cache (CUJIT_CACHE_DIR, as the
-environment gives it), so a kernel two batches need is compiled once too."""
+operations (gen.Palette), so that their kernels repeat; the batches are dealt to --jobs
+runner processes (cpu_shares), which share one disk cache (CUJIT_CACHE_DIR, as the
+environment gives it), so a kernel two batches need is compiled once."""
 
 import argparse
 import multiprocessing
@@ -93,7 +94,8 @@ class Runner:
         """The results of programs (name -> Result) and what went wrong with the process
         (None, or a text)."""
         if self.cfg["mode"] == "self":
-            return simulate.results(programs, self.cfg.get("fault"), cpu=self.cfg["cpu"]), None
+            return simulate.results(programs, self.cfg.get("fault"), cpu=self.cfg["cpu"],
+                                    drift=self.cfg.get("drift")), None
         text = "".join(program_text(n, s) for n, s in programs)
         try:
             p = subprocess.run(self.command(), input=text, capture_output=True, text=True,
@@ -110,22 +112,60 @@ class Runner:
         return res, trouble
 
 
+def cpu_shares(seed, first, count, jobs):
+    """CPU mode's programs dealt to `jobs` runner processes: batches of one palette each
+    (from one multiple of gen.BATCH to the next), the batches whose palettes hold a complex
+    type all in one process, the others one at a time to the process with the least work
+    so far (a complex palette's batch counting about twice a batch's work). A runner
+    compiles every kernel of its batches, and NVRTC keeps its precompiled headers within
+    a process: one that compiles the kernels of both complex palettes parses
+    cuda::std::complex's headers for one of them only (a third less time for the two).
+    Returns a list of shares, each a list of (first, count)."""
+    batches, s, end = [], first, first + count
+    while s < end:
+        stop = min(end, (s // gen.BATCH + 1) * gen.BATCH)
+        batches.append((s, stop - s))
+        s = stop
+
+    def has(batch, kinds):
+        return any(t in kinds for t in gen.Palette(seed + batch[0] // gen.BATCH).types)
+
+    cx = [b for b in batches if has(b, dtypes.COMPLEX)]
+    # units of work, the heaviest first; 16-bit palettes next to each other
+    units = [(2.0 * len(cx), cx)] if cx else []
+    units += [(1.0, [b]) for b in batches if b not in cx and has(b, ("f16", "bf16"))]
+    units += [(1.0, [b]) for b in batches if b not in cx and not has(b, ("f16", "bf16"))]
+    units.sort(key=lambda u: -u[0])
+    shares = [[0.0, []] for _ in range(max(1, min(jobs, len(batches))))]
+    for work, bs in units:
+        least = min(shares, key=lambda sh: sh[0])
+        least[0] += work
+        least[1] += bs
+    return [sorted(sh[1]) for sh in shares if sh[1]]
+
+
 def run_chunk(args):
     """One worker's share: generate, run (a runner that dies is started again after the
     program it died in), check. Returns (Counts, failures, troubles). An error of the
     harness itself fails the program it came in (or the share), and the run goes on."""
-    cfg, start, count = args
+    cfg, ranges = args
     try:
-        return _run_chunk(cfg, start, count)
+        return _run_chunk(cfg, ranges)
     except Exception as e:  # noqa: BLE001 - the share's programs fail, the others run
-        name = "s%d..s%d" % (seed_of(cfg["seed"], start), seed_of(cfg["seed"], start + count - 1))
+        name = "s%d..s%d" % (seed_of(cfg["seed"], ranges[0][0]),
+                             seed_of(cfg["seed"], ranges[-1][0] + ranges[-1][1] - 1))
         return check.Counts(), [(name, [], harness_error("running these programs", e))], []
 
 
-def _run_chunk(cfg, start, count):
+def _run_chunk(cfg, ranges):
+    """ranges: the share's programs, as (first, count) runs of numbers."""
     warnings.simplefilter("ignore")
     np.seterr(all="ignore")
-    programs, failures = programs_for(cfg["seed"], start, count, cfg["large"], cfg["cpu"])
+    programs, failures = [], []
+    for start, count in ranges:
+        p, f = programs_for(cfg["seed"], start, count, cfg["large"], cfg["cpu"])
+        programs += p
+        failures += f
     runner = Runner(cfg)
     counts = check.Counts()
     troubles = []
@@ -248,6 +288,42 @@ def report(cfg, name, stmts, what):
             fh.write(texts["C"] + "\n")
 
 
+def self_test(a):
+    """The harness against the simulated cujit (simulate.py), its programs made once for
+    each way of checking (as GPU mode checks, then as CPU mode does): the correct cujit
+    must pass every program (in GPU mode's checks with its floats drifting within the
+    allowance), and each fault must fail one (its first failure ends that fault's
+    search). Returns 0 when all of that holds, else 1."""
+    bad = 0
+    # an overlap is a kernel's wrong value: the fake driver holds none of those
+    for cpu, faults in ((False, simulate.FAULTS),
+                        (True, [f for f in simulate.FAULTS if f != "overlap"])):
+        how = "CPU mode's checks" if cpu else "GPU mode's checks"
+        programs, failed = programs_for(a.seed, a.first, a.count, False, cpu)
+        bad_programs = [n for n, stmts in programs if _fails(stmts, n, None, cpu)] + \
+            [f[0] for f in failed]
+        if bad_programs:
+            print("FAIL: %s fail the correct simulated cujit: %s"
+                  % (how, " ".join(bad_programs[:10])))
+            bad = 1
+        for fault in faults:
+            if any(_fails(stmts, n, fault, cpu) for n, stmts in programs):
+                print("the fault '%s' was caught by %s" % (fault, how))
+            else:
+                print("FAIL: %s passed a simulated cujit with the fault '%s'" % (how, fault))
+                bad = 1
+    print("difftest: %s" % ("FAIL" if bad else "PASS"))
+    return bad
+
+
+def _fails(stmts, name, fault, cpu):
+    """Whether the harness fails the simulated cujit's run of one program."""
+    r = simulate.results([(name, stmts)], fault, cpu=cpu, drift=fault is None).get(name)
+    if r is None or not r.complete:
+        return True
+    return check.check_program(stmts, r, cpu)[0] is not None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -266,6 +342,12 @@ def main():
     ap.add_argument("--max-reports", type=int, default=3)
     ap.add_argument("--out", help="where shrunk failing programs are written")
     ap.add_argument("--fault", choices=simulate.FAULTS, help="self mode: the simulated fault")
+    ap.add_argument("--faults", action="store_true",
+                    help="self mode's own test: the simulated cujit passes, as GPU and as CPU "
+                         "mode check it, and each of its faults is caught")
+    ap.add_argument("--drift", action="store_true",
+                    help="self mode: the simulated cujit's float results differ from the "
+                         "reference's within the allowance, and it computes on from them")
     ap.add_argument("--as-cpu", action="store_true",
                     help="self mode: CPU mode's programs and checks, the simulated cujit on "
                          "the fake driver (no kernel writes anything)")
@@ -283,6 +365,8 @@ def main():
         print(emit.to_c(stmts))
         print(emit.to_numpy(stmts))
         return 0
+    if a.faults:
+        return self_test(a)
     if a.mode != "self" and not a.runner:
         ap.error("--runner is needed in %s mode" % a.mode)
     if dtypes.BF16 is None:
@@ -290,8 +374,8 @@ def main():
     cpu = a.mode == "cpu" or (a.mode == "self" and a.as_cpu)
     cfg = {"mode": a.mode, "runner": a.runner, "fake": a.fake, "cpu": cpu,
            "sanitize": a.sanitize, "timeout": a.timeout, "seed": a.seed,
-           "large": not a.small and a.mode == "gpu", "shrink": not a.no_shrink,
-           "out": a.out, "fault": a.fault}
+           "large": not a.small and not cpu, "shrink": not a.no_shrink,
+           "out": a.out, "fault": a.fault, "drift": a.drift}
     if a.mode == "cpu" and not a.fake:
         print("difftest: CPU mode needs --fake (the checking fake CUDA driver)")
         return 2
@@ -299,15 +383,10 @@ def main():
     per = a.per_process or max(25, min(1000, -(-a.count // max(a.jobs, 1))))
     chunks = []
     if cpu and not a.per_process:
-        # a batch (one palette) a process, from one multiple of BATCH to the next
-        s, end = a.first, a.first + a.count
-        while s < end:
-            stop = min(end, (s // gen.BATCH + 1) * gen.BATCH)
-            chunks.append((cfg, s, stop - s))
-            s = stop
+        chunks = [(cfg, share) for share in cpu_shares(a.seed, a.first, a.count, a.jobs)]
     else:
         for s in range(a.first, a.first + a.count, per):
-            chunks.append((cfg, s, min(per, a.first + a.count - s)))
+            chunks.append((cfg, [(s, min(per, a.first + a.count - s))]))
     counts, failures, troubles = check.Counts(), [], []
     if a.jobs > 1 and len(chunks) > 1:
         with multiprocessing.Pool(a.jobs) as pool:

@@ -124,32 +124,20 @@ def round_to(x, name):
 
 def f64_to_bf16(x):
     """Round-to-nearest-even of doubles to bfloat16 in one rounding (what
-    __double2bfloat16 does); NaN stays NaN."""
+    __double2bfloat16 does); NaN stays NaN. Each value is kept to 8 significant bits (fewer
+    below 2**-126, where bf16's subnormals are), then taken through float exactly."""
     x = np.asarray(x, dtype=np.float64)
-    out = np.empty(x.shape, dtype=BF16)
-    flat, res = x.reshape(-1), out.reshape(-1)
-    for i, v in enumerate(flat):
-        res[i] = _bf16_of(float(v))
-    return out
-
-
-def _bf16_of(v):
-    import math
-
-    if math.isnan(v) or math.isinf(v) or v == 0:
-        return np.array(v, dtype=np.float32).astype(BF16)
-    m, e = math.frexp(abs(v))  # v = m * 2**e, 0.5 <= m < 1
-    # bf16 keeps 8 significant bits; subnormals below 2**-126 keep fewer
-    bits = 8 if e - 1 >= -126 else max(0, 8 - (-126 - (e - 1)))
-    scaled = math.ldexp(m, bits)  # integer part: the kept bits
-    q = math.floor(scaled)
-    rest = scaled - q
-    if rest > 0.5 or (rest == 0.5 and q % 2 == 1):
-        q += 1
-    r = math.ldexp(q, e - bits)
-    if r > 3.3895313892515355e38:  # beyond the largest bf16
-        r = math.inf
-    return np.array(math.copysign(r, v), dtype=np.float32).astype(BF16)
+    with np.errstate(all="ignore"):
+        m, e = np.frexp(np.abs(x))  # |x| = m * 2**e, 0.5 <= m < 1
+        bits = np.where(e - 1 >= -126, 8, np.maximum(0, 8 - (-126 - (e - 1))))
+        scaled = np.ldexp(m, bits)  # its integer part: the kept bits
+        q = np.floor(scaled)
+        rest = scaled - q
+        q = q + ((rest > 0.5) | ((rest == 0.5) & (np.fmod(q, 2) == 1)))
+        r = np.ldexp(q, e - bits)
+        r = np.copysign(np.where(r > 3.3895313892515355e38, np.inf, r), x)
+        r = np.where(np.isfinite(x) & (x != 0), r, x)
+        return r.astype(np.float32).astype(BF16)
 
 
 def convert(x, src, dst):

@@ -146,6 +146,16 @@ def _c_stmt(st, i):
     if op == "reduceas":
         return ["st = cujit_array_reduce_as(%s, %s, %s, %s);" % (
             C_REDOP.get(a[0], a[0]), a[1], _ctype(a[2]), _out(st))]
+    if op in ("reduceaxis", "reduceaxisas"):
+        naxes, axes = M.parse_axes(a[2])
+        head = []
+        if axes:
+            head = ["{ const int axes[] = {%s};" % ", ".join(str(x) for x in axes)]
+        args = "%s, %s, %d, %s, %s" % (C_REDOP.get(a[0], "(cujit_redop)" + a[0]), a[1], naxes,
+                                       "axes" if axes else "NULL", a[3])
+        call = ("cujit_array_reduce_axis(%s, %s)" % (args, _out(st)) if op == "reduceaxis" else
+                "cujit_array_reduce_axis_as(%s, %s, %s)" % (args, _ctype(a[4]), _out(st)))
+        return head + [("  " if head else "") + "st = %s;%s" % (call, " }" if head else "")]
     if op == "dot":
         return ["st = cujit_array_dot(%s, %s, %s);" % (a[0], a[1], _out(st))]
     if op in ("reducehost", "dothost"):
@@ -261,6 +271,15 @@ def _np_stmt(st):
               "all": "all", "argmin": "argmin", "argmax": "argmax"}.get(a[0], a[0])
         dt = ", dtype=%s" % _np_dtype(a[2]) if op == "reduceas" else ""
         return "%snp.%s(%s%s)" % (lhs, fn, a[1], dt)
+    if op in ("reduceaxis", "reduceaxisas"):
+        naxes, axes = M.parse_axes(a[2])
+        axis = "None  # NULL axes, naxes %d" % naxes if axes is None and naxes else \
+            "()" if not axes else str(axes[0]) if len(axes) == 1 else str(tuple(axes))
+        dt = ", dtype=%s" % _np_dtype(a[4]) if op == "reduceaxisas" else ""
+        keep = ", keepdims=True" if str(a[3]) != "0" else ""
+        head = "%snp.%s(%s, axis=%s%s%s%s)" % (lhs, a[0], a[1], axis.split("  #")[0], dt, keep,
+                                              out)
+        return head + ("  #" + axis.split("  #")[1] if "  #" in axis else "")
     if op == "dot":
         return "%snp.sum(%s * %s)" % (lhs, a[0], a[1])
     if op == "reducehost":
@@ -269,13 +288,13 @@ def _np_stmt(st):
         return "%snp.sum(%s * %s)  # into a host %s" % (lhs, a[0], a[1], a[2])
     if op == "allclose":
         return "%snp.allclose(%s, %s, rtol=%r, atol=%r, equal_nan=%s)" % (
-            lhs, a[0], a[1], unf64(a[2]), unf64(a[3]), a[4] != "0")
+            lhs, a[0], a[1], unf64(a[2]), unf64(a[3]), str(a[4]) != "0")
     if op == "allclosehost":
         return ("%snp.allclose(%s, np.frombuffer(bytes.fromhex('%s'), %s.dtype), rtol=%r, "
                 "atol=%r, equal_nan=%s)" % (lhs, a[0], unhex(a[1]).hex(), a[0], unf64(a[2]),
-                                            unf64(a[3]), a[4] != "0"))
+                                            unf64(a[3]), str(a[4]) != "0"))
     if op == "cumsum":
-        return "%snp.cumsum(%s)%s" % (lhs, a[0], "  # exclusive" if a[1] != "0" else "")
+        return "%snp.cumsum(%s)%s" % (lhs, a[0], "  # exclusive" if str(a[1]) != "0" else "")
     if op == "destroy":
         return "del %s" % a[0]
     return "# %s" % st.text()[:200]

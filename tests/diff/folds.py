@@ -105,12 +105,11 @@ def exact_product(values):
     mantissas and an exponent, so that no partial leaves the range: a double, or +-inf or
     +-0 where the product itself is beyond the doubles' range."""
     wide = WIDE or np.float64
-    m, e = wide(1), 0
-    for v in np.asarray(values).reshape(-1):
-        f, k = np.frexp(wide(v))
-        m *= f
-        e += int(k)
-        m, k = np.frexp(m)
+    f, k = np.frexp(np.asarray(values).reshape(-1).astype(wide))
+    m, e = wide(1), int(k.astype(np.int64).sum())
+    step = 8192 if WIDE is not None else 512  # 0.5 ** step stays a normal number
+    for i in range(0, f.size, step):  # the mantissas, a run at a time
+        m, k = np.frexp(m * np.prod(f[i:i + step]))
         e += int(k)
     with np.errstate(all="ignore"):
         if e > 2000:

@@ -3,15 +3,18 @@
 A program makes a few arrays (every way the API makes one: host data, zeros, full, arange,
 empty then filled, empty_like), takes views of them (ranges, reshapes, slices with offsets
 and negative steps, transposes, in up to 4 dimensions), and runs operations on them (of
-one shape, with a single element, or of shapes that broadcast by NumPy's rule): every
-binary, scalar (both orders, int and float scalars, at the edges of the array's type and
-beyond) and unary operation, map expressions, where and if_positive with arrays and typed
-scalars, take and put in every index mode with indices at the int64 edges, concatenate and
-stack, every reduction, dot, cumsum and scans, copies and conversions; outputs are new, or
-given, and a given output is often a view that overlaps an input (the same array, a view of
-it, reversed, transposed, shifted, in part). Some calls are wrong on purpose (an output of
-another type or shape, shapes that do not meet, an index type, a mode or an op that does
-not exist), so that refusals are compared too.
+one shape, with a single element, of shapes that broadcast by NumPy's rule, each of them
+stretching where the other does not ((4, 1) with (3,)), at times of shapes that do not):
+every binary, scalar (both orders, int and float scalars, at the edges of the array's type
+and beyond) and unary operation, map expressions, where and if_positive with arrays and
+typed scalars, take and put in every index mode with indices at the int64 edges,
+concatenate and stack, every reduction (of the whole array, and along axes: one, several
+in any order, none, negative ones, keepdims, with a result type), dot, cumsum and scans,
+copies and conversions; outputs are new, or given, and a given output is often a view that
+overlaps an input (the same array, a view of it, reversed, transposed, shifted, in part, an
+input broadcast from a row or a slice of it). Some calls are wrong on purpose (an output
+of another type or shape, shapes that do not meet, an index type, a mode or an op that
+does not exist, axes that are not the array's), so that refusals are compared too.
 
 The generator runs each statement on the model as it writes it: it knows every array's type,
 shape and values, and leaves out a statement whose result C leaves undefined (a float
@@ -161,29 +164,31 @@ class Gen:
         return getattr(self.palette, what) if self.palette else every
 
     def values(self, t, n, profile=None):
+        """n values of type t of a profile: small numbers, the type's edges (its ends, 0,
+        +-1, infinities, NaN, subnormals), wide ones, positive ones (drawn at once, by a
+        NumPy generator seeded from the program's)."""
         rng = self.rng
         profile = profile or rng.choice(["small", "small", "edge", "wide", "pos"])
+        g = np.random.default_rng(rng.getrandbits(63))
         k = dtypes.kind(t)
         if k == "b":
-            return np.array([rng.random() < 0.5 for _ in range(n)], dtype=bool)
+            return g.random(n) < 0.5
         if k in "iu":
             lo, hi = dtypes.int_range(t)
-            out = []
-            for _ in range(n):
-                if profile == "edge" and rng.random() < 0.5:
-                    v = rng.choice([lo, hi, lo + 1, hi - 1, 0, 1] + [e for e in EDGE_INT])
-                elif profile == "wide":
-                    v = rng.randint(lo, hi)
-                elif profile == "pos":
-                    v = rng.randint(0, min(hi, 20))
-                else:
-                    v = rng.randint(max(lo, -12), min(hi, 12))
-                out.append(min(max(v, lo), hi))
-            return np.array(out, dtype=object).astype(dtypes.dtype(t))
+            dt = dtypes.dtype(t)
+            if profile == "wide":
+                return g.integers(lo, hi, size=n, dtype=dt, endpoint=True)
+            if profile == "pos":
+                return g.integers(0, min(hi, 20), size=n, dtype=dt, endpoint=True)
+            out = g.integers(max(lo, -12), min(hi, 12), size=n, dtype=dt, endpoint=True)
+            if profile == "edge":
+                edges = [min(max(v, lo), hi) for v in [lo, hi, lo + 1, hi - 1, 0, 1] + EDGE_INT]
+                pick = np.array(edges, dtype=object).astype(dt)[g.integers(0, len(edges), n)]
+                out = np.where(g.random(n) < 0.5, pick, out).astype(dt)
+            return out
         real = dtypes.real_of(t)
         parts = 2 if k == "c" else 1
-        raw = [self.float_value(real, profile) for _ in range(n * parts)]
-        arr = np.array(raw, dtype=np.float64)
+        arr = self.float_values(g, real, profile, n * parts)
         if k == "c":
             arr = arr[0::2] + 1j * arr[1::2]
             return arr.astype(dtypes.dtype(t))
@@ -192,19 +197,21 @@ class Gen:
         with np.errstate(over="ignore"):
             return arr.astype(dtypes.dtype(t))
 
-    def float_value(self, t, profile):
-        rng = self.rng
-        if profile == "edge" and rng.random() < 0.4:
+    @staticmethod
+    def float_values(g, t, profile, n):
+        """n doubles of a profile for the real type t, from NumPy generator g."""
+        if profile == "wide":
+            return np.where(g.random(n) < 0.5, 1.0, -1.0) * 2.0 ** g.uniform(-20, 20, n)
+        if profile == "pos":
+            return g.uniform(0.05, 4.0, n)
+        out = np.round(g.uniform(-8, 8, n), 2)
+        if profile == "edge":
             big = {"f16": 65504.0, "bf16": 3.3e38, "f32": 3.4e38, "f64": 1.7e308}[t]
             tiny = {"f16": 6e-8, "bf16": 1e-39, "f32": 1e-45, "f64": 5e-324}[t]
-            return rng.choice([0.0, -0.0, 1.0, -1.0, 0.5, float("inf"), float("-inf"),
-                               float("nan"), big, -big, tiny, -tiny, 2.5, -2.5, 1e-3])
-        if profile == "wide":
-            e = rng.uniform(-20, 20)
-            return rng.choice([1, -1]) * 2.0**e
-        if profile == "pos":
-            return rng.uniform(0.05, 4.0)
-        return round(rng.uniform(-8, 8), 2)
+            edges = np.array([0.0, -0.0, 1.0, -1.0, 0.5, np.inf, -np.inf, np.nan, big, -big,
+                              tiny, -tiny, 2.5, -2.5, 1e-3])
+            out = np.where(g.random(n) < 0.4, edges[g.integers(0, len(edges), n)], out)
+        return out
 
     # ---- making arrays ----
 
@@ -232,6 +239,39 @@ class Gen:
                 out[d] = rng.randint(2, 4)
         if len(out) < 4 and rng.random() < 0.2:
             out.insert(0, rng.randint(1, 3))
+        return tuple(out)
+
+    def bshapes(self, n, base=None):
+        """n shapes that broadcast together by NumPy's rule, from a shape R (base, or a new
+        one of 1 to 4 small dimensions): each with some of R's leading dimensions left out
+        and some sizes 1, so that each stretches where another does not ((3, 4) with (4,),
+        (4, 1) with (3,), (2, 1, 4) with (3, 1))."""
+        rng = self.rng
+        if base is None:
+            base = tuple(rng.choice([0, 2, 3]) if rng.random() < 0.05 else rng.randint(1, 5)
+                         for _ in range(rng.choice([1, 2, 2, 3, 3, 4])))
+        out = []
+        for _ in range(n):
+            sh = list(base[rng.randint(0, len(base)):]) if base and rng.random() < 0.4 \
+                else list(base)
+            for d in range(len(sh)):
+                if rng.random() < 0.4:
+                    sh[d] = 1
+            out.append(tuple(sh))
+        return out
+
+    def clash(self, sh):
+        """A shape that does not broadcast with sh (None where every shape does: sh is all
+        ones): one of sh's sizes other than 1 changed to another (or a dimension put after
+        sh's last)."""
+        rng = self.rng
+        dims = [d for d in range(len(sh)) if sh[d] != 1]
+        if not dims:
+            return None
+        d = rng.choice(dims)
+        out = list(sh[rng.randint(0, d):])
+        k = d - (len(sh) - len(out))
+        out[k] = rng.choice([v for v in (2, 3, 4, 5, 7) if v != sh[d]])
         return tuple(out)
 
     def length(self):
@@ -403,21 +443,78 @@ class Gen:
             return
         av = self.v(a)
         r = self.rng.random()
-        if r < 0.55:  # the same shape
+        if r < 0.42:  # the same shape
             b = self.operand(lambda v: v.data.shape == av.data.shape) or a
-        elif r < 0.75:  # a single element
+        elif r < 0.55:  # a single element
             b = self.operand(lambda v: v.data.size == 1) or self.new_array(sh=self.rng.choice(
                 [(), (1,), (1, 1)]))
-        elif r < 0.87:  # a shape that broadcasts with a's, by NumPy's rule
+        elif r < 0.68:  # a shape that broadcasts with a's, by NumPy's rule
             b = self.new_array(sh=self.stretched(av.data.shape))
+        elif r < 0.86:  # two shapes that both stretch
+            sa, sb = self.bshapes(2)
+            a, b = self.new_array(sh=sa), self.new_array(sh=sb)
+        elif r < 0.9:  # a shape that does not broadcast with a's
+            sh = self.clash(av.data.shape)
+            b = self.new_array(sh=sh) if sh is not None else a
         else:
             b = self.operand()
+        if a is None:
+            return
         if b is None:
             return
         if self.rng.random() < 0.5:
             a, b = b, a
         op = self.rng.choice(self.ops("binops", M.BINOPS))
         self.op_with_out("binary", [op, var(a), var(b)], [a, b])
+
+    def g_bcast_into(self):
+        """An operation (binary, where, map) whose given output overlaps an input that is
+        broadcast: that input is a view of the output (a slice of size 1 along a dimension,
+        or its first row), which the result must not see written before it is read."""
+        rng = self.rng
+        sh = tuple(rng.randint(1, 4) for _ in range(rng.choice([1, 2, 2, 3])))
+        if int(np.prod(sh)) < 2:
+            sh = sh[:-1] + (3,)
+        what = rng.choice(["binary", "binary", "where", "map"])
+        ok = ["bool"] + dtypes.INTS + ["f32", "f64"]
+        t = self.type_of(ok) if what == "map" else self.any_type()
+        o = self.new_array(t=t, sh=sh)
+        if o is None:
+            return
+        part = self.broadcast_view(o)
+        other = self.new_array(t=t if what != "map" else self.type_of(ok),
+                               sh=self.bshapes(1, sh)[0])
+        if part is None or other is None:
+            return
+        ins = [var(part), var(other)]
+        if rng.random() < 0.5:
+            ins.reverse()
+        if what == "binary":
+            ops = [op for op in self.ops("binops", M.BINOPS) if _binop_gives(op, t) == t]
+            if not ops:
+                return
+            st = Stmt("binary", [rng.choice(ops)] + ins, target=o, given=True)
+        elif what == "where":
+            cond = self.new_array(sh=self.bshapes(1, sh)[0]) if rng.random() < 0.7 else part
+            if cond is None:
+                return
+            st = Stmt(rng.choice(["where", "ifpos"]), [var(cond)] + ins, target=o, given=True)
+        else:
+            st = Stmt("map", [text("x + y"), 2, "x", ins[0], "y", ins[1]], target=o, given=True)
+        self.emit(st)
+
+    def broadcast_view(self, k):
+        """A view of array k that broadcasts to its shape: a slice of size 1 along one of
+        its dimensions (a negative step at times), or its first row."""
+        rng = self.rng
+        a = self.v(k).data
+        if rng.random() < 0.3 and a.ndim >= 2 and M.contiguous(a):
+            return self.make("view", [var(k), 0, a.shape[-1]])
+        d = rng.randrange(a.ndim)
+        i = rng.randrange(a.shape[d])
+        if rng.random() < 0.3:
+            return self.make("slice", [var(k), d, i, i - 1, -1])
+        return self.make("slice", [var(k), d, i, i + 1, 1])
 
     def scalar_value(self, t, is_int):
         rng = self.rng
@@ -470,9 +567,13 @@ class Gen:
             return
         sh = self.v(first).data.shape
         ks = [first]
-        for _ in names[1:]:
-            if rng.random() < 0.15:  # a shape that broadcasts with the first's
-                k = self.new_array(t=rng.choice(ok), sh=self.stretched(self.v(first).data.shape))
+        r = rng.random()
+        shapes = self.bshapes(len(names) - 1, sh) if r < 0.3 else []
+        for j, _ in enumerate(names[1:]):
+            if shapes:  # shapes that broadcast with the first's, each stretching
+                k = self.new_array(t=self.type_of(ok), sh=shapes[j])
+            elif r < 0.35 and self.clash(sh) is not None:  # one that does not
+                k = self.new_array(t=self.type_of(ok), sh=self.clash(sh))
             else:
                 k = self.operand(lambda v: v.type in ok and v.data.shape == sh)
             if k is None:
@@ -481,7 +582,7 @@ class Gen:
             try:  # a made array may have a shape of its own (arange's)
                 sh = tuple(np.broadcast_shapes(sh, self.v(k).data.shape))
             except ValueError:
-                return
+                pass  # refused
         args = [text(expr), len(names)]
         for n, k in zip(names, ks):
             args += [n, var(k)]
@@ -493,6 +594,11 @@ class Gen:
                 return
         self.op_with_out("map", args, ks)
 
+    def type_of(self, ok):
+        """A type of `ok`: one of the palette's where it has one."""
+        mine = [t for t in self.types() if t in ok] if self.palette else ok
+        return self.rng.choice(mine or ok)
+
     def typed_scalar(self, t):
         val = self.values(t, 1)
         return "%s:%s" % (t, hexbytes(dtypes.to_bytes(val)))
@@ -503,15 +609,26 @@ class Gen:
         if c is None:
             return
         sh = self.v(c).data.shape
+        r = rng.random()
+        shapes = self.bshapes(2, sh) if r < 0.3 else []
         vals = []
-        for _ in range(2):
+        # CPU mode: a and b of one type, so that the batch's kernels repeat (a kernel for
+        # each of cond's, a's and b's types, and which of a and b are scalars)
+        one = self.any_type() if self.palette else None
+        for j in range(2):
             if rng.random() < 0.35:
-                vals.append(self.typed_scalar(self.any_type()))
+                vals.append(self.typed_scalar(one or self.any_type()))
+                continue
+            if shapes:  # shapes that broadcast with cond's, each stretching
+                k = self.new_array(t=one, sh=shapes[j])
+            elif r < 0.35 and j == 1 and self.clash(sh) is not None:  # one that does not
+                k = self.new_array(t=one, sh=self.clash(sh))
             else:
-                k = self.operand(lambda v: v.data.shape == sh or v.data.size == 1)
-                if k is None:
-                    return
-                vals.append(var(k))
+                k = self.operand(lambda v: (v.data.shape == sh or v.data.size == 1)
+                                 and one in (None, v.type)) or self.new_array(t=one, sh=sh)
+            if k is None:
+                return
+            vals.append(var(k))
         op = "where" if rng.random() < 0.6 else "ifpos"
         ins = [c] + [int(w[1:]) for w in vals if w.startswith("v")]
         self.op_with_out(op, [var(c)] + vals, ins)
@@ -522,20 +639,18 @@ class Gen:
         t = self.palette.index_type if self.palette else rng.choice(["i64", "i64", "i32"])
         count = count if count is not None else self.length()
         lo, hi = dtypes.int_range(t)
-        out = []
-        for _ in range(count):
-            r = rng.random()
-            if r < 0.75 and n:
-                out.append(rng.randint(-n, n - 1))
-            elif r < 0.9:
-                out.append(rng.choice([lo, hi, lo + 1, hi - 1, n, -n - 1, n + 5]))
-            else:
-                out.append(rng.randint(lo, hi))
+        g = np.random.default_rng(rng.getrandbits(63))
+        r = g.random(count)
+        edges = np.array([lo, hi, lo + 1, hi - 1, n, -n - 1, n + 5], dtype=np.int64)
+        out = np.where(r < 0.9, edges[g.integers(0, len(edges), count)],
+                       g.integers(lo, hi, size=count, dtype=np.int64, endpoint=True))
+        if n:
+            out = np.where(r < 0.75, g.integers(-n, n - 1, size=count, endpoint=True), out)
         if rng.random() < 0.05:
             t = rng.choice(["i16", "u32", "f32"])  # refused: not an index type
-            arr = np.array([v % 1000 for v in out], dtype=np.int64).astype(dtypes.dtype(t))
+            arr = np.mod(out, 1000).astype(dtypes.dtype(t))
         else:
-            arr = np.array(out, dtype=dtypes.dtype(t))
+            arr = out.astype(dtypes.dtype(t))
         return self.make("host", [t, shape_word((count,)), hexbytes(dtypes.to_bytes(arr))])
 
     def g_take(self):
@@ -548,7 +663,16 @@ class Gen:
         if rng.random() < 0.03:
             mode = rng.choice(["3", "-1"])
         if rng.random() < 0.3 and self.v(a).data.ndim == 1 and n:
-            # the defect's shape: a's own reversed indices, into a itself
+            # the defect's shape: a's own reversed indices, into a itself; of values that
+            # differ (a gather without a temporary gives a reversed array of equal values
+            # right)
+            t = self.v(a).type
+            if n > 1 and len(np.unique(self.v(a).data.astype(np.float64 if t == "bf16"
+                                                              else self.v(a).data.dtype))) < 2:
+                a = self.make("host", [t, shape_word((n,)), hexbytes(dtypes.to_bytes(
+                    self.values(t, n, "wide")))])
+                if a is None:
+                    return
             idx = self.make("host", ["i64", shape_word((n,)), hexbytes(
                 dtypes.to_bytes(np.arange(n - 1, -1, -1, dtype=np.int64)))])
             if idx is None:
@@ -594,7 +718,9 @@ class Gen:
         elif rng.random() < 0.2:
             vals = self.new_array(sh=(1,))
         else:
-            vals = self.new_array(t=rng.choice([self.v(a).type, self.any_type()]),
+            # CPU mode: mostly of a's type, so that the batch's kernels repeat
+            same = rng.random() < (0.8 if self.palette else 0.5)
+            vals = self.new_array(t=self.v(a).type if same else self.any_type(),
                                   sh=(len(idx_vals),))
         if vals is None:
             return
@@ -643,6 +769,78 @@ class Gen:
             op = rng.choice(self.ops("redops", M.REDOPS))
             self.op_with_out("reduce", [op, var(a)], [a])
 
+    def axes_for(self, nd, op):
+        """The axes of a reduction along axes of an array of nd dimensions: one (the most
+        often; negative at times), several in any order, none, all, or (at times) a call
+        cujit must refuse: an axis twice or outside, NULL axes, a negative count."""
+        rng = self.rng
+        dims = list(range(nd))
+        r = rng.random()
+        if r < 0.04:
+            bad = [[0, 0], [nd], [-nd - 1]] if nd else [[0], [-1]]
+            return shape_word(rng.choice(bad)) if rng.random() < 0.7 else \
+                rng.choice(["null:1", "null:-1"])
+        if r < 0.08:
+            return "[]"
+        if not nd:
+            return "[]"
+        sign = lambda d: d - nd if rng.random() < 0.3 else d  # noqa: E731
+        if r < 0.6 or op in ("argmin", "argmax") or nd == 1:
+            return shape_word([sign(rng.choice(dims))])
+        if r < 0.9:
+            axes = rng.sample(dims, rng.randint(2, nd))
+        else:
+            axes = dims
+        return shape_word([sign(d) for d in axes])
+
+    def g_reduce_axis(self):
+        """A reduction along axes (cujit_array_reduce_axis, _as): of an array of 1 to 4
+        dimensions (views with offsets, negative steps, transposes too), keepdims or not,
+        into a new output or a given one (a view of the array itself, at times)."""
+        rng = self.rng
+        a = self.operand(lambda v: v.data.ndim >= 1 or rng.random() < 0.1)
+        if a is None:
+            return
+        nd = self.v(a).data.ndim
+        as_type = rng.random() < 0.2
+        op = rng.choice(["sum", "prod"]) if as_type else \
+            rng.choice(self.ops("redops", M.REDOPS))
+        args = [op, var(a), self.axes_for(nd, op), int(rng.random() < 0.4)]
+        if as_type:
+            args.append(self.any_type())
+        kind = "reduceaxisas" if as_type else "reduceaxis"
+        st = Stmt(kind, args, target=self.fresh())
+        t, sh = self.result_of(st)
+        if t is not None and rng.random() < 0.2:
+            o = self.view_in(a, t, sh)
+            if o is not None:
+                self.emit(Stmt(kind, args, target=o, given=True))
+                return
+        self.op_with_out(kind, args, [a])
+
+    def view_in(self, k, t, sh):
+        """A view of array k of shape sh, when k is of type t: where a result of that shape
+        goes into the array it is computed from (its first elements, or a slice of size 1
+        along a dimension, which keepdims' shape matches)."""
+        v = self.v(k)
+        n = int(np.prod(sh, dtype=np.int64)) if sh else 1
+        if v.type != t or not 0 < n <= v.data.size:
+            return None
+        if len(sh) == v.data.ndim and v.data.ndim and self.rng.random() < 0.5:
+            dims = [d for d in range(v.data.ndim) if sh[d] == 1 and v.data.shape[d] > 1
+                    and all(sh[e] == v.data.shape[e] for e in range(v.data.ndim) if e != d)]
+            if dims:
+                d = self.rng.choice(dims)
+                start = self.rng.randrange(v.data.shape[d])
+                return self.make("slice", [var(k), d, start, start + 1, 1])
+        try:
+            np.reshape(v.data, (-1,), copy=False)
+        except ValueError:
+            return None
+        flat = self.make("view", [var(k), 0, n])
+        return flat if flat is None or sh == (n,) else self.make("reshape", [var(flat),
+                                                                             shape_word(sh)])
+
     def g_dot(self):
         a = self.operand()
         if a is None:
@@ -677,8 +875,9 @@ class Gen:
             self.emit(Stmt("reducehost", [st.args[0], var(a), t], target=self.fresh()))
 
     def g_close(self):
-        """NumPy's allclose of two arrays (of one shape or one element; sometimes neither),
-        or of an array and host data; b near a, as far as the tolerance or beyond it."""
+        """NumPy's allclose of two arrays (of one shape, one element, shapes that broadcast,
+        at times shapes that do not), or of an array and host data; b near a, as far as the
+        tolerance or beyond it."""
         rng = self.rng
         a = self.operand(lambda v: v.type != "bf16")
         if a is None or self.v(a).type == "bf16":
@@ -702,10 +901,19 @@ class Gen:
             self.emit(Stmt("allclosehost", [var(a), hexbytes(dtypes.to_bytes(vals))] + words,
                            target=self.fresh()))
             return
-        if r < 0.7:
+        if r < 0.6:
             b = self.operand(lambda v: v.type != "bf16" and v.data.shape == av.data.shape)
-        elif r < 0.85:
+        elif r < 0.7:
             b = self.operand(lambda v: v.type != "bf16" and v.data.size == 1)
+        elif r < 0.85:  # a's values where b's shape stretches: close where a repeats
+            sh = self.bshapes(1, av.data.shape)[0]
+            lead = av.data.ndim - len(sh)
+            key = (0,) * lead + tuple(slice(0, 1) if d == 1 else slice(None) for d in sh)
+            vals = np.ascontiguousarray(av.data[key]).reshape(sh) if av.data.size else \
+                np.zeros(sh, av.data.dtype)
+            b = self.make("host", [av.type, shape_word(sh), hexbytes(dtypes.to_bytes(vals))])
+        elif r < 0.9 and self.clash(av.data.shape) is not None:  # shapes that do not broadcast
+            b = self.new_array(t=av.type, sh=self.clash(av.data.shape))
         else:
             b = self.operand(lambda v: v.type != "bf16")
         if b is None or self.v(b).type == "bf16":
@@ -838,12 +1046,14 @@ class Gen:
 
     KINDS = [("binary", 14), ("scalar", 12), ("unary", 10), ("convert", 7), ("map", 5),
              ("where", 6), ("take", 6), ("put", 5), ("join", 5), ("reduce", 8), ("dot", 3),
+             ("reduce_axis", 6), ("bcast_into", 3),
              ("scan", 5), ("view", 10), ("write", 3), ("destroy", 2), ("like", 1),
              ("refused", 3), ("tohost", 3), ("close", 4), ("int_edges", 3)]
 
     # CPU mode: fewer kernels, more of what the fake driver moves and CPU mode compares
     CPU_KINDS = [("binary", 5), ("scalar", 4), ("unary", 3), ("convert", 8), ("map", 1),
                  ("where", 1), ("take", 2), ("put", 2), ("join", 6), ("reduce", 3),
+                 ("reduce_axis", 2), ("bcast_into", 1),
                  ("dot", 1), ("scan", 2), ("view", 14), ("write", 6), ("destroy", 2),
                  ("like", 1), ("refused", 4), ("int_edges", 1)]
 
@@ -858,6 +1068,14 @@ class Gen:
             kind = rng.choices(names, weights)[0]
             getattr(self, "g_" + kind)()
         return self.stmts
+
+
+def _binop_gives(op, t):
+    """The type binary op gives on two arrays of type t (None: refused)."""
+    try:
+        return M._binop_allowed(op, t)
+    except M.Invalid:
+        return None
 
 
 def generate(seed, large=True, cpu=False):

@@ -59,6 +59,7 @@ class Expect:
         self.shape = shape
         self.check = check
         self.value_dependent = False  # the status depends on device values (RAISE)
+        self.words = []  # a refusal: what its message must say (Invalid.words)
         self.ub = False  # the statement relies on undefined behaviour: never generated
         self.why = ""
 
@@ -80,7 +81,12 @@ def contiguous(a):
 
 
 class Invalid(Exception):
-    pass
+    """A refusal: why, and (words) what its message must say: alternatives, each a list of
+    texts the message holds all of."""
+
+    def __init__(self, why, words=None):
+        super().__init__(why)
+        self.words = words or []
 
 
 def need(cond, why):
@@ -88,12 +94,31 @@ def need(cond, why):
         raise Invalid(why)
 
 
-def broadcast_shape(shapes):
-    """NumPy's broadcasting of the shapes, or a refusal."""
+def broadcast_shape(shapes, names=None):
+    """NumPy's broadcasting of the shapes, or a refusal; names (one per shape, None for
+    one left out): the operands as cujit's message names them, which must name two of
+    them that do not broadcast, with their shapes."""
     try:
-        return tuple(np.broadcast_shapes(*shapes))
+        return tuple(np.broadcast_shapes(*[s for s in shapes if s is not None]))
     except ValueError:
-        raise Invalid("shapes do not broadcast")
+        pass
+    words = []
+    for i, a in enumerate(shapes):
+        for j in range(i + 1, len(shapes)):
+            b = shapes[j]
+            if names and a is not None and b is not None and not _broadcasts(a, b):
+                words.append(["%s has shape %s and %s %s, which do not broadcast"
+                              % (names[i], shape_text(a), names[j], shape_text(b))])
+    raise Invalid("shapes do not broadcast", words)
+
+
+def _broadcasts(a, b):
+    return all(x == y or 1 in (x, y) for x, y in zip(a[::-1], b[::-1]))
+
+
+def shape_text(sh):
+    """A shape as cujit's messages write it: (4, 4), (16,), ()."""
+    return "(%s)" % (", ".join(str(d) for d in sh) + ("," if len(sh) == 1 else ""))
 
 
 def compute_type(t):
@@ -143,6 +168,7 @@ class Model:
         except Invalid as e:
             x = Expect(INVALID)
             x.why = str(e)
+            x.words = e.words
             return x
         except _Raise as e:
             return e.expect
@@ -348,15 +374,17 @@ class Model:
 
     # ---- elementwise ----
 
-    def _broadcast(self, ops):
-        """The result's shape by NumPy's broadcasting of the arrays' shapes (None: scalars)."""
-        return broadcast_shape([v.data.shape for v in ops if v is not None])
+    def _broadcast(self, ops, names):
+        """The result's shape by NumPy's broadcasting of the arrays' shapes (None: scalars),
+        named in a refusal's message as `names` names them."""
+        return broadcast_shape([v.data.shape if v is not None else None for v in ops], names)
 
     def op_binary(self, st):
         op = st.args[0]
         need(op in BINOPS, "op")
         a, b = self.arr(st.args[1]), self.arr(st.args[2])
-        sh = self._broadcast([a, b]) if a.data.shape != b.data.shape else a.data.shape
+        sh = self._broadcast([a, b], ("a", "b")) if a.data.shape != b.data.shape else \
+            a.data.shape
         p = dtypes.promote(a.type, b.type)
         r = _binop_allowed(op, p)
         o = self.output(st, r, sh)
@@ -427,7 +455,7 @@ class Model:
         names = [st.args[2 + 2 * i] for i in range(n)]
         arrays = [self.arr(st.args[3 + 2 * i]) for i in range(n)]
         need(n >= 1, "no arrays")
-        sh = self._broadcast(arrays)
+        sh = self._broadcast(arrays, ["'%s'" % name for name in names])
         arrays = [v if v.data.shape == sh else
                   Var(np.broadcast_to(v.data, sh), np.broadcast_to(v.mask, sh), v.type)
                   for v in arrays]
@@ -463,7 +491,7 @@ class Model:
         xa, tx, xs = self._value(st.args[1])
         ya, ty, ys = self._value(st.args[2])
         need(not (positive and dtypes.is_complex(c.type)), "complex order")
-        sh = self._broadcast([c, xa, ya])
+        sh = self._broadcast([c, xa, ya], ("crit" if positive else "cond", "a", "b"))
         r = dtypes.promote(tx, ty)
         o = self.output(st, r, sh)
         cond = np.broadcast_to(c.data, sh)
@@ -636,6 +664,66 @@ class Model:
             check.undefined = np.asarray(not a.mask.all())
         return self.write(st, o, r, np.asarray(check.values), check)
 
+    def op_reduceaxis(self, st):
+        word = st.args[0]
+        need(word in REDOPS, "op")
+        a = self.arr(st.args[1])
+        return self._reduce_axis(st, word, a, _reduce_result(word, a.type))
+
+    def op_reduceaxisas(self, st):
+        word = st.args[0]
+        need(word in ("sum", "prod"), "op")
+        a = self.arr(st.args[1])
+        t = st.args[4]
+        need(t in dtypes.NAMES, "type")
+        need(not dtypes.is_complex(a.type) or dtypes.is_complex(t), "drops imaginary parts")
+        return self._reduce_axis(st, word, a, t)
+
+    def _reduce_axis(self, st, op, a, r):
+        """op of a along the axes of st.args[2] (keepdims st.args[3]) into type r: one
+        result per position of the kept dimensions, in C order (src/ops/axis.c)."""
+        naxes, axes = parse_axes(st.args[2])
+        keep = int(st.args[3]) != 0
+        nd = a.data.ndim
+        need(naxes >= 0, "a negative naxes")
+        need(axes is not None or naxes == 0, "axes NULL with naxes above 0")
+        orders = op in ("min", "max", "argmin", "argmax")
+        need(naxes == 1 or op not in ("argmin", "argmax"), "argmin and argmax take one axis")
+        reduced = [False] * nd
+        for ax in axes or []:
+            need(nd > 0, "a 0-d array has no axis")
+            need(-nd <= ax < nd, "axis outside the dimensions")
+            ax = ax + nd if ax < 0 else ax
+            need(not reduced[ax], "an axis given twice")
+            reduced[ax] = True
+        need(not (orders and dtypes.is_complex(a.type)), "complex order")
+        red = [d for d in range(nd) if reduced[d]]
+        kept = [d for d in range(nd) if not reduced[d]]
+        need(not orders or all(a.data.shape[d] for d in red), "an empty axis, no identity")
+        sh = tuple(1 if reduced[d] else a.data.shape[d] for d in range(nd) if keep or not reduced[d])
+        o = self.output(st, r, sh)
+        n_red = int(np.prod([a.data.shape[d] for d in red], dtype=np.int64)) if red else 1
+        n_out = int(np.prod([a.data.shape[d] for d in kept], dtype=np.int64)) if kept else 1
+
+        def rows(x):  # (n_out, n_red): each result's elements, in C order
+            return np.moveaxis(x, red, list(range(len(kept), nd))).reshape(n_out, n_red)
+
+        data, mask = rows(a.data), rows(a.mask)
+        if op in ("sum", "prod"):
+            cv, u = dtypes.convert(data, a.type, r)
+            check = fold_rows(op, r, cv)
+            check.undefined = (u | ~mask).any(axis=1)
+        else:
+            check = extreme_rows(op, a.type, r, data)
+            check.undefined = (~mask).any(axis=1)
+        check.ref = check.ref.reshape(sh)
+        check.values = np.asarray(check.values).reshape(sh)
+        check.undefined = check.undefined.reshape(sh)
+        for f in ("slack", "alt"):
+            if np.ndim(getattr(check, f)):
+                setattr(check, f, getattr(check, f).reshape(sh))
+        return self.write(st, o, r, check.values, check)
+
     def _reduce_output(self, st, r):
         if not st.given:
             return None
@@ -690,7 +778,7 @@ class Model:
     def _allclose(self, st, a, b, b_mask, words):
         need(not st.given, "allclose has no output array")
         rtol, atol, eq = unf64(words[0]), unf64(words[1]), int(words[2]) != 0
-        broadcast_shape([a.data.shape, b.shape])
+        broadcast_shape([a.data.shape, b.shape], ("a", "b"))
         with np.errstate(all="ignore"):
             close = bool(np.allclose(a.data, b, rtol=rtol, atol=atol, equal_nan=eq))
         undefined = np.asarray(bool(not a.mask.all() or not np.all(b_mask)))
@@ -884,9 +972,31 @@ def _float_binop(op, c, r, x, y):
         better = y < x if op == "minimum" else y > x
         v = np.where(np.isnan(x), x, np.where(np.isnan(y), y, np.where(better, y, x)))
         return _exact(r, _round(v, r))
-    # pow: a documented bound; the reference in a wider type
-    ref = np.power(_wide(x, c), _wide(y, c))
+    # pow: a documented bound; the reference in a wider type, but at an infinite base
+    # the value C99 Annex F gives exactly
+    wx, wy = _wide(x, c), _wide(y, c)
+    ref = np.power(wx, wy)
+    at_inf = np.isinf(wx) & ~np.isnan(wy)
+    if np.any(at_inf):
+        ref = np.where(at_inf, pow_of_infinity(wx, wy).astype(ref.dtype), ref)
     return _approx(r, c, "pow", ref)
+
+
+def pow_of_infinity(x, y):
+    """pow(x, y) for x = +-inf and y not NaN, as C99 Annex F (F.10.4.4) defines it and the
+    CUDA math library computes it: 1 for y = +-0; for x = +inf, +inf where y > 0 and +0
+    where y < 0; for x = -inf, -inf (-0) where y is a positive (negative) odd integer, else
+    +inf (+0). The host's libm is not asked: glibc's x86-64 powl (2.36) gives +inf for
+    powl(-inf, -2^63)."""
+    with np.errstate(all="ignore"):
+        x = np.asarray(x, dtype=np.float64)
+        y = np.asarray(y, dtype=np.float64)
+        # an odd integer: below 2^53 in magnitude (every larger double is even)
+        odd = (np.abs(y) < 2.0**53) & (np.floor(y) == y) & (np.fmod(y, 2.0) != 0)
+        big = np.where(y > 0, np.inf, 0.0)
+        neg = np.where(odd, -big, big)
+        out = np.where(x > 0, big, neg)
+        return np.where(y == 0, 1.0, out)
 
 
 def _approx(r, c, fn, ref):
@@ -1175,9 +1285,19 @@ def _depth(n):
     return min(n, 192) + 2 * max(1, math.ceil(math.log2(max(n, 2)))) + 4
 
 
-def fold_values(op, r, v):
-    """sum or prod of v (already of type r) combined in r (16-bit floats in float)."""
+# A reduction along axes: a thread (or a warp's lane) folds its share of a result's
+# elements serially, the lanes combine by shuffles, the pieces serially in their order
+# (src/ops/axis.c); a result of every element is the whole-array tree's. Either way, at
+# most this many roundings on any path.
+def _depth_axis(n):
+    return n + 2 * max(1, math.ceil(math.log2(max(n, 2)))) + 4
+
+
+def fold_values(op, r, v, depth=None):
+    """sum or prod of v (already of type r) combined in r (16-bit floats in float); depth:
+    the most roundings a sum goes through on any path (by default the whole-array tree's)."""
     n = v.size
+    depth = depth or _depth
     if dtypes.is_int(r):
         if r == "bool":
             return _exact(r, np.array(bool(v.any()) if op == "sum" else bool(v.all())))
@@ -1192,7 +1312,7 @@ def fold_values(op, r, v):
     if dtypes.is_complex(r):
         w = v.astype(np.complex128)
         if op == "sum":  # the parts are added apart
-            g = _gamma(_depth(n), eps)
+            g = _gamma(depth(n), eps)
             re, alt_re = folds.sum_outcome(w.real, acc, g)
             im, alt_im = folds.sum_outcome(w.imag, acc, g)
             ref, alt = complex(re, im), alt_re | alt_im << IM
@@ -1210,7 +1330,7 @@ def fold_values(op, r, v):
     w = v.astype(np.float64)
     with np.errstate(all="ignore"):
         if op == "sum":
-            g = _gamma(_depth(n), eps)
+            g = _gamma(depth(n), eps)
             ref, alt = folds.sum_outcome(w, acc, g)
             slack = g * float(np.abs(w).sum())
         else:
@@ -1262,6 +1382,81 @@ def extreme_values(op, t, r, flat):
         return _exact("i64", np.array(k))
     v = f[int(np.argmin(w) if op == "min" else np.argmax(w))]
     return _exact(r, np.array(v))
+
+
+def parse_axes(word):
+    """An axes word: "[0,-1]" (naxes 2), "[]" (naxes 0, no array), or "null:N" (no array,
+    naxes N): (naxes, the axes or None)."""
+    if word.startswith("null:"):
+        return int(word[5:]), None
+    inner = word[1:-1]
+    axes = [int(d) for d in inner.split(",")] if inner else []
+    return len(axes), axes or None
+
+
+def fold_rows(op, r, rows):
+    """sum or prod of each row of `rows` (already of type r) as a reduction along an axis
+    combines it: one Check of the results."""
+    n_out, n = rows.shape
+    if dtypes.is_int(r):
+        if r == "bool":
+            v = rows.any(axis=1) if op == "sum" else rows.all(axis=1)
+        else:
+            f = np.add if op == "sum" else np.multiply
+            with np.errstate(all="ignore"):
+                v = f.reduce(rows, axis=1, dtype=dtypes.dtype(r))  # wraps, as cujit's
+        return _exact(r, v)
+    if op == "sum" and dtypes.is_float(r) and n_out > 1:
+        quick = _sum_rows(r, rows)
+        if quick is not None:
+            return quick
+    checks = [fold_values(op, r, rows[i], _depth_axis) for i in range(n_out)]
+    first = checks[0] if checks else fold_values(op, r, rows[:0].reshape(-1), _depth_axis)
+    ref = np.array([c.ref for c in checks], dtype=first.ref.dtype).reshape(n_out)
+    slack = None
+    if first.slack is not None:
+        slack = np.array([float(np.asarray(c.slack)) for c in checks]).reshape(n_out)
+    alt = np.array([int(np.asarray(c.alts(()))) for c in checks], dtype=np.int64).reshape(n_out)
+    ch = Check(r, ref, ulps=first.ulps, slack=slack, alt=alt, parts=first.parts,
+               whole=first.whole)
+    ch.values = np.array([np.asarray(c.values) for c in checks],
+                         dtype=dtypes.dtype(r)).reshape(n_out)
+    return ch
+
+
+def _sum_rows(r, rows):
+    """fold_rows of float sums whose partial sums stay finite in every order (every
+    element finite, the magnitudes' sum below the largest value), all rows at once: what
+    fold_values gives each row; None for other rows."""
+    w = rows.astype(np.float64)
+    acc = compute_type(r)
+    g = _gamma(_depth_axis(rows.shape[1]), _eps(acc))
+    with np.errstate(all="ignore"):
+        mags = np.abs(w).sum(axis=1)
+    if not np.isfinite(w).all() or not (mags * (1 + g) < folds.LIMITS[acc][0]).all():
+        return None
+    ref = np.array([math.fsum(row) for row in w.tolist()])
+    ch = Check(r, ref, ulps=1.0 if r in ("f16", "bf16") else 0.5, slack=g * mags,
+               alt=np.zeros(ref.shape, np.int64))
+    ch.values = _round(ref, r)
+    return ch
+
+
+def extreme_rows(op, t, r, rows):
+    """min, max, argmin, argmax, any or all of each row of `rows` (of type t; no row empty
+    but for any and all): NaN wins, the first extremum's index (NumPy's rules)."""
+    if op in ("any", "all"):
+        nz, _ = dtypes.convert(rows, t, "bool")
+        return _exact("bool", nz.any(axis=1) if op == "any" else nz.all(axis=1))
+    w = rows.astype(np.float64) if dtypes.is_float(t) else rows
+    n_out = rows.shape[0]
+    if not n_out:
+        return _exact(r, np.zeros(0, dtypes.dtype(r)))
+    with np.errstate(invalid="ignore"):
+        k = np.argmin(w, axis=1) if op in ("min", "argmin") else np.argmax(w, axis=1)
+    if op in ("argmin", "argmax"):
+        return _exact("i64", k)  # NumPy's: the first NaN, else the first extremum
+    return _exact(r, rows[np.arange(n_out), k])
 
 
 def dot_values(p, acc, x, y):
@@ -1334,7 +1529,8 @@ def scan_values(expr, t, v, exclusive, neutral="0"):
         # 16-bit scans round every combination to the 16-bit type
         eps = 2.0**-11 if t == "f16" else 2.0**-8 if t == "bf16" else _eps(real)
         k = np.arange(1, n + 1)
-        gammas = np.array([_gamma(kk + 2, eps) for kk in k]) if n else np.zeros(0)
+        kk = (k + 2) * eps
+        gammas = kk / np.maximum(1 - kk, 0.5)  # _gamma(k + 2, eps) of each k
         w = v.astype(np.complex128 if dtypes.is_complex(t) else np.float64)
         with np.errstate(all="ignore"):
             mags = np.cumsum(_finite_mags(w) if dtypes.is_complex(t) else np.abs(w)) if n \

@@ -83,12 +83,14 @@ def program_text(name, stmts):
 
 class Result:
     """What the runner wrote for one program: per statement ('skip' | 'bad' | (status, msg,
-    type, shape)), the bytes it dumped after each statement, and the final arrays."""
+    type, shape)), a failure's message, the bytes it dumped after each statement, and the
+    final arrays."""
 
     def __init__(self, name):
         self.name = name
         self.status = {}
         self.dumps = {}  # statement index -> (var, bytes)
+        self.messages = {}  # statement index -> a failure's message
         self.final = {}  # var -> (type, shape, bytes)
         self.complete = False
         self.violations = 0  # the checking fake driver's count (None: not on it)
@@ -123,6 +125,9 @@ def parse_results(lines):
                 ty = w[4] if len(w) > 4 else None
                 sh = unshape(w[5]) if len(w) > 5 else None
                 cur.status[last] = (st, msg, ty, sh)
+        elif w[0] == "m":
+            cur.messages[last] = bytes.fromhex(w[1]).decode(errors="replace") \
+                if len(w) > 1 else ""
         elif w[0] == "d":
             cur.dumps[last] = (int(w[1][1:]), _bytes(w[2]))
         elif w[0] == "f":

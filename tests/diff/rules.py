@@ -81,6 +81,19 @@ def main():
     ch = model.dot_values("c64", "c64", x, x)
     accepts(ch, [0j], True, "a c64 dot of (1.7e-44+0j) with itself")
     accepts(ch, [complex(1e-40, 0)], False, "a c64 dot of (1.7e-44+0j) with itself")
+    # pow at an infinite base is Annex F's: (-inf)^y is +0 for y < 0 not an odd integer
+    # (-2^63 is even), -0 for a negative odd one; +inf for y > 0 not an odd integer (0.5)
+    x = np.array([-math.inf, -math.inf, math.inf, -math.inf])
+    y = np.array([-2.0**63, -3.0, -2.0**63, 2.0**63])
+    ch = model.binop_values("pow", "f64", "f64", x, y)
+    accepts(ch, [0.0, -0.0, 0.0, math.inf], True, "(-inf, -inf, inf, -inf) ** (-2^63, -3, -2^63, 2^63)")
+    accepts(ch, [math.inf, -0.0, 0.0, math.inf], False, "(-inf) ** -2^63 as inf")
+    x = np.array([-math.inf, -0.0, 4.0], dtype=np.float32)
+    # a scalar exponent, as op_scalar passes it (NumPy takes a stride-0 0.5 as a sqrt)
+    half = np.broadcast_to(np.array(0.5, dtype=np.float32), (3,))
+    ch = model.binop_values("pow", "f32", "f32", x, half)
+    accepts(ch, [math.inf, 0.0, 2.0], True, "(-inf, -0, 4) ** 0.5 in f32")
+    accepts(ch, [math.nan, 0.0, 2.0], False, "(-inf) ** 0.5 in f32 as NaN")
     # promotion: bf16 with c128 is c128, with c64 c64, with f16 f32
     for a, b, want in (("bf16", "c128", "c128"), ("bf16", "c64", "c64"), ("f16", "bf16", "f32"),
                        ("bf16", "i8", "bf16"), ("bf16", "i16", "f32"), ("bf16", "i32", "f64")):

@@ -17,6 +17,7 @@
  * What it writes for one:
  *     program NAME
  *     s INDEX STATUS MSG [TYPE SHAPE]      (MSG 1: a failure's message names a function)
+ *     m HEX                                (after a failure: its message's first 1,000 bytes)
  *     d VAR HEX                            (the array just made or written; "~": not read)
  *     f VAR TYPE SHAPE HEX                 (after the last statement, each live array)
  *     end NAME
@@ -159,6 +160,20 @@ static int shape_arg(stmt *st, int i, int64_t *shape) {
     }
   }
   return n;
+}
+
+/* The axes of a reduction along axes: "[0,-1]" (naxes 2), "[]" (naxes 0, *axes NULL), or
+ * "null:N" (*axes NULL, naxes N, which the API refuses above 0). Returns naxes. */
+static int axes_arg(stmt *st, int i, int *axes, const int **out) {
+  const char *s = word(st, i);
+  int64_t v[8];
+  int n, k;
+  *out = NULL;
+  if (strncmp(s, "null:", 5) == 0) return atoi(s + 5);
+  n = shape_arg(st, i, v);
+  for (k = 0; k < n; k++) axes[k] = (int)v[k];
+  if (n > 0) *out = axes;
+  return n < 0 ? 0 : n;
 }
 
 /* Hex digits into a new buffer (freed by the caller, one byte more for a NUL); *n gets the
@@ -398,6 +413,18 @@ static cujit_status run(stmt *st, cujit_array **res, cujit_array **wrote, int *m
     if (a && !st->bad)
       r = op[6] ? cujit_array_reduce_as((cujit_redop)k, a, type_arg(st, 2), res)
                 : cujit_array_reduce((cujit_redop)k, a, res);
+  } else if (strcmp(op, "reduceaxis") == 0 || strcmp(op, "reduceaxisas") == 0) {
+    const char *w = word(st, 0);
+    int k = isdigit((unsigned char)w[0]) || w[0] == '-' ? atoi(w) : lookup(st, w, redops, 8);
+    cujit_array *a = ARR(1);
+    int axes[8], naxes, keep = (int)int_arg(st, 3);
+    const int *ax;
+    naxes = axes_arg(st, 2, axes, &ax);
+    *res = o;
+    if (a && !st->bad)
+      r = op[10]
+              ? cujit_array_reduce_axis_as((cujit_redop)k, a, naxes, ax, keep, type_arg(st, 4), res)
+              : cujit_array_reduce_axis((cujit_redop)k, a, naxes, ax, keep, res);
   } else if (strcmp(op, "dot") == 0) {
     cujit_array *a = ARR(0), *b = ARR(1);
     *res = o;
@@ -522,6 +549,17 @@ static int has_message(void) {
   return m && strstr(m, "cujit_") != NULL;
 }
 
+/* A failure's message, as "m HEX" (its first 1,000 bytes): what the harness looks for in
+ * it. */
+static void put_message(void) {
+  const char *m = cujit_last_error();
+  size_t i;
+  if (!m || !*m) return;
+  printf("m ");
+  for (i = 0; m[i] && i < 1000; i++) printf("%02x", (unsigned char)m[i]);
+  putchar('\n');
+}
+
 static void statement(char *line, int index) {
   stmt st;
   cujit_array *res = NULL, *wrote = NULL;
@@ -566,6 +604,7 @@ static void statement(char *line, int index) {
   }
   if (r != CUJIT_OK) {
     printf("s %d %d %d\n", index, (int)r, has_message());
+    put_message();
     if (!st.given && res) cujit_array_destroy(res); /* never: a failed call makes none */
     return;
   }

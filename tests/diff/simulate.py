@@ -4,24 +4,31 @@ what a wrong cujit would write. The harness must pass the first and catch every 
 With cpu, it writes what runner.c writes on the checking fake driver: no kernel runs, so
 every element a kernel would have written holds other bytes (random ones here), and a
 strided array is not read ("~"); the harness must then compare only what the fake holds,
-and still catch a fault there."""
+and still catch a fault there. With drift, the simulated cujit's float results differ from
+the reference's within the allowance (a few ulp, where the check allows them), and it
+computes on from its own values, as the device does: the harness must pass it, which it
+does only by continuing each program from cujit's values (check.py, Model.sync): a
+difference allowed in one statement, carried on by the reference's own values, may grow
+past the next statement's allowance (a power with a huge exponent of a value near 1)."""
 
 import random
 
 import numpy as np
 
+import compare
+import dtypes
 import model as M
 from program import parse_results
 
-FAULTS = ["value", "status", "type", "overlap", "stray", "crash"]
+FAULTS = ["value", "status", "type", "overlap", "stray", "crash", "message"]
 
 
-def simulate(programs, fault=None, seed=0, cpu=False):
+def simulate(programs, fault=None, seed=0, cpu=False, drift=False):
     """programs: [(name, stmts)]. Returns the runner's output lines."""
     rng = random.Random(seed)
     out = []
     for name, stmts in programs:
-        out += _one(name, stmts, fault, rng, cpu)
+        out += _one(name, stmts, fault, rng, cpu, drift and not cpu)
         if fault == "crash" and out[-1].startswith("crash"):
             out.pop()
             break
@@ -33,15 +40,48 @@ def _bytes(v, rng, cpu):
     wrote them, and none ("~") for a strided array."""
     if cpu and not M.contiguous(v.data):
         return None
-    raw = bytearray(np.ascontiguousarray(v.data).tobytes())
+    data = np.ascontiguousarray(v.data)
     if cpu:
-        size = v.data.dtype.itemsize
-        for j in np.flatnonzero(~v.real.reshape(-1)):
-            raw[j * size:(j + 1) * size] = bytes(rng.randrange(256) for _ in range(size))
-    return raw
+        size = data.dtype.itemsize
+        noise = np.random.default_rng(rng.randrange(1 << 30)).integers(
+            0, 256, data.size * size, dtype=np.uint8).reshape(data.shape + (size,))
+        keep = np.ascontiguousarray(v.real)[..., None]
+        data = np.where(keep, data.view(np.uint8).reshape(data.shape + (size,)), noise)
+    return bytearray(data.tobytes())
 
 
-def _one(name, stmts, fault, rng, cpu=False):
+def _drift(v, check, rng):
+    """Moves some of v's float (or complex) elements 1, 2 or 4 ulp away from what the
+    reference computed, where the check allows that; exact results stay."""
+    t = v.type
+    if check is None or check.exact() or not (dtypes.is_float(t) or dtypes.is_complex(t)):
+        return
+    got = np.array(v.data)
+    if not got.size or got.shape != check.ref.shape:
+        return
+    gen = np.random.default_rng(rng.randrange(1 << 30))
+    real = dtypes.real_of(t)
+
+    def moved(part):
+        w = part.astype(np.float64)
+        with np.errstate(all="ignore"):
+            mag = np.abs(got.astype(np.complex128)) if dtypes.is_complex(t) else np.abs(w)
+            step = compare.spacing(real, mag) * gen.choice([-4, -2, -1, 1, 2, 4], w.shape)
+            out = np.where(np.isfinite(w), w + step, w)
+        return out if real == "f64" else dtypes.round_to(out, real).astype(np.float64)
+
+    with np.errstate(all="ignore"):
+        if dtypes.is_complex(t):
+            cand = (moved(got.real) + 1j * moved(got.imag)).astype(got.dtype)
+        elif real in ("f16", "bf16"):
+            cand = dtypes.round_to(moved(got), real)
+        else:
+            cand = moved(got).astype(got.dtype)
+    keep = compare.bad_mask(check, cand) | (gen.random(got.shape) < 0.4)
+    v.data[...] = np.where(keep, got, cand)
+
+
+def _one(name, stmts, fault, rng, cpu=False, drift=False):
     m = M.Model()
     lines = ["program %s" % name]
     faulted = False
@@ -62,6 +102,10 @@ def _one(name, stmts, fault, rng, cpu=False):
             status = 0 if (fault == "status" and not faulted) else 1
             faulted |= fault == "status"
             lines.append("s %d %d %d" % (i, status, 1))
+            said = " ".join(x.words[0]) if x.words else x.why
+            if fault == "message" and not faulted and x.words:
+                said, faulted = "the shapes are wrong", True
+            lines.append("m %s" % ("cujit_simulated: " + said).encode().hex())
             continue
         k = st.target if st.target is not None else None
         if st.op in ("fill", "write", "put"):
@@ -70,6 +114,8 @@ def _one(name, stmts, fault, rng, cpu=False):
             lines.append("s %d 0 0" % i)
             continue
         v = m.vars[k]
+        if drift and x.status == M.OK:
+            _drift(v, x.check, rng)
         ty = v.type
         if fault == "type" and not faulted:
             ty, faulted = ("f64" if ty != "f64" else "f32"), True
@@ -133,5 +179,5 @@ def _take_in_place(m, st, pre):
     return True
 
 
-def results(programs, fault=None, seed=0, cpu=False):
-    return parse_results(simulate(programs, fault, seed, cpu))
+def results(programs, fault=None, seed=0, cpu=False, drift=False):
+    return parse_results(simulate(programs, fault, seed, cpu, drift))
