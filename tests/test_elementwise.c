@@ -512,7 +512,8 @@ static char *variant_text(const ew *e, const cj_gen_shape *s, int chunks, int wr
 }
 
 /* A variant's source: the stretched array's parameter its indexer (const), the others as
- * declared; the chunks hold the others only; it compiles with NVRTC, and lin_comb's x and
+ * declared; the chunks hold the others only, the stretched one walked over each chunk's
+ * indices; it compiles with NVRTC, and lin_comb's x and
  * z still move 16 bytes at a time. Arrays of one shape: the kernel of a call without
  * broadcasting, byte for byte. The variant that tells whether an operation writes a
  * stretched array: those of it writable, but one declared const. */
@@ -540,6 +541,9 @@ static void broadcast_variants_compile(void **state) {
     assert_int_equal(strstr(src, "cj_one<const float> x{") != NULL, chunks);
     assert_int_equal(strstr(src, "cj_one<float> z{") != NULL, chunks);
     assert_null(strstr(src, " y{cj_v"));
+    assert_int_equal(strstr(src, "cj_bcast_walk<const float, 1> cj_w3(y, cj_i0);") != NULL, chunks);
+    assert_int_equal(strstr(src, "const cj_one<const float> y{*cj_w3};") != NULL, chunks);
+    assert_int_equal(strstr(src, "cj_w3.next();") != NULL, chunks);
     if (chunks) { /* its loops hold the one at a time's too */
       const char *ptx;
       if (compile(src, &m) != CUJIT_OK) fail_msg("%s\n%s", cujit_last_error(), src);
@@ -632,6 +636,7 @@ static const char kHostPrelude[] =
     "struct cj_dim3 { unsigned x = 1, y = 1, z = 1; };\n"
     "static cj_dim3 gridDim, blockDim, blockIdx, threadIdx;\n"
     "#define __global__\n#define __device__\n#define __forceinline__ inline\n"
+    "#define __noinline__ __attribute__((noinline))\n"
     "struct alignas(16) uint4 { unsigned x, y, z, w; };\n"
     "struct alignas(8) uint2 { unsigned x, y; };\n";
 

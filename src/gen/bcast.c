@@ -27,12 +27,20 @@
 #include "gen/gen.h"
 
 /* How an array's element is found from j, one run at a time; the runs of x are r = 0 ...
- * R - 1, each {div, len, step}. 32-bit divisions where both numbers fit. */
+ * R - 1, each {div, len, step}. Divisions are 32-bit where both numbers fit; the 64-bit
+ * one, for shapes of 2^32 elements and more, is a call, which keeps each access's code
+ * short. The walk gives the elements at j, j + 1, ... (a chunk's) from coordinates it
+ * keeps, divided once at j and then stepped as an odometer steps. */
 static const char bcast_source[] =
     "#ifndef CJ_BCAST\n#define CJ_BCAST\n"
+    "__device__ __noinline__ unsigned long long cj_bcast_div64(unsigned long long k,\n"
+    "                                                          unsigned long long d) {\n"
+    "  return k / d;\n"
+    "}\n"
     "__device__ __forceinline__ unsigned long long cj_bcast_div(unsigned long long k,\n"
     "                                                           unsigned long long d) {\n"
-    "  return ((k | d) >> 32) == 0 ? (unsigned long long)((unsigned)k / (unsigned)d) : k / d;\n"
+    "  return ((k | d) >> 32) == 0 ? (unsigned long long)((unsigned)k / (unsigned)d)\n"
+    "                              : cj_bcast_div64(k, d);\n"
     "}\n"
     "/* An array stretched to the call's shape (NumPy's broadcasting): x[j] is its element at\n"
     " * the position of element j (C order) of the shape. */\n"
@@ -50,6 +58,38 @@ static const char bcast_source[] =
     "      o += q * run[r][2];\n"
     "    }\n"
     "    return p[o];\n"
+    "  }\n"
+    "};\n"
+    "/* Its elements at j, j + 1, ...: *w is the one at the current index, w.next() steps. */\n"
+    "template <typename T, int R> struct cj_bcast_walk {\n"
+    "  const cj_bcast<T, R> &b;\n"
+    "  unsigned long long c[R > 0 ? R : 1], rem[R > 0 ? R : 1], o;\n"
+    "  __device__ __forceinline__ cj_bcast_walk(const cj_bcast<T, R> &x, long long j)\n"
+    "      : b(x), o(0) {\n"
+    "#pragma unroll\n"
+    "    for (int r = 0; r < R; r++) {\n"
+    "      const unsigned long long d = b.run[r][0], n = b.run[r][1];\n"
+    "      unsigned long long q = d == 1 ? (unsigned long long)j\n"
+    "                                    : cj_bcast_div((unsigned long long)j, d);\n"
+    "      rem[r] = (unsigned long long)j - q * d;\n"
+    "      if (n) q -= cj_bcast_div(q, n) * n;\n"
+    "      c[r] = q;\n"
+    "      o += q * b.run[r][2];\n"
+    "    }\n"
+    "  }\n"
+    "  __device__ __forceinline__ T &operator*() const { return b.p[o]; }\n"
+    "  __device__ __forceinline__ void next() {\n"
+    "#pragma unroll\n"
+    "    for (int r = 0; r < R; r++)\n"
+    "      if (++rem[r] == b.run[r][0]) {\n"
+    "        rem[r] = 0;\n"
+    "        if (++c[r] == b.run[r][1]) {\n"
+    "          c[r] = 0;\n"
+    "          o -= (b.run[r][1] - 1) * b.run[r][2];\n"
+    "        } else {\n"
+    "          o += b.run[r][2];\n"
+    "        }\n"
+    "      }\n"
     "  }\n"
     "};\n#endif\n";
 

@@ -22,9 +22,10 @@
  * variant of the kernel in which each stretched array's parameter is an indexer of const
  * elements: the loops are the same, over the flat indices of the shape; the chunks hold
  * the other arrays, and a stretched one is read element by element where the operation
- * names it. An operation that writes a stretched array is refused: where its text shows
- * the write, before anything compiles; otherwise when the variant does not compile with
- * the indexers const and does with them writable. */
+ * names it, in a chunk from a walk over its indices that divides once a chunk. An operation that
+ * writes a stretched array is refused: where its text shows the write, before anything compiles;
+ * otherwise when the variant does not compile with the indexers const and does with them writable.
+ */
 #include <stdio.h>
 #include <string.h>
 
@@ -68,9 +69,16 @@ static int in_chunks(const cj_gen_ew_kernel *k, const cj_gen_shape *s, size_t d)
   return (k->access.used >> d & 1) && !cj_gen_stretched(s, d);
 }
 
-/* The loop over whole chunks of w elements, from element cj_h; a stretched array stays
- * its indexer, read at i. */
-static void put_chunks(cj_buf *b, const cj_gen_ew_kernel *k, const cj_gen_shape *s, unsigned w) {
+/* Whether array d is read element by element in the chunks: used by the operation and
+ * stretched, its elements found by a walk (bcast.c). */
+static int walked(const cj_gen_ew_kernel *k, const cj_gen_shape *s, size_t d) {
+  return (k->access.used >> d & 1) && cj_gen_stretched(s, d);
+}
+
+/* The loop over whole chunks of w elements, from element cj_h; a stretched array's
+ * elements come from its walk over the chunk's indices. */
+static void put_chunks(cj_buf *b, const cj_gen_ew_kernel *k, const cj_gen_shape *s, unsigned w,
+                       int writable) {
   const cj_gen_ew_access *a = &k->access;
   size_t d;
   cj_buf_printf(b,
@@ -94,6 +102,11 @@ static void put_chunks(cj_buf *b, const cj_gen_ew_kernel *k, const cj_gen_shape 
     else
       cj_chunk_load(b, "      ", k->types[d], w, var, base, "cj_c");
   }
+  for (d = 0; d < k->n_types; d++)
+    if (walked(k, s, d))
+      cj_buf_printf(b, "      cj_bcast_walk<%s%s, %d> cj_w%zu(%s, cj_i0);\n",
+                    writable && !k->decls[d].is_const ? "" : "const ",
+                    cj_elem_of(k->types[d])->c_name, s->runs[d], d, k->decls[d].name);
   cj_buf_printf(b,
                 "#pragma unroll\n"
                 "      for (int cj_j = 0; cj_j < %u; cj_j++) {\n"
@@ -104,7 +117,15 @@ static void put_chunks(cj_buf *b, const cj_gen_ew_kernel *k, const cj_gen_shape 
       cj_buf_printf(b, "        const cj_one<%s%s> %s{cj_v%zu[cj_j]};\n",
                     a->written >> d & 1 ? "" : "const ", cj_elem_of(k->types[d])->c_name,
                     k->decls[d].name, d);
-  cj_buf_printf(b, "        %s;\n      }\n", k->body);
+  for (d = 0; d < k->n_types; d++)
+    if (walked(k, s, d))
+      cj_buf_printf(b, "        const cj_one<%s%s> %s{*cj_w%zu};\n",
+                    writable && !k->decls[d].is_const ? "" : "const ",
+                    cj_elem_of(k->types[d])->c_name, k->decls[d].name, d);
+  cj_buf_printf(b, "        %s;\n", k->body);
+  for (d = 0; d < k->n_types; d++)
+    if (walked(k, s, d)) cj_buf_printf(b, "        cj_w%zu.next();\n", d);
+  cj_buf_puts(b, "      }\n");
   for (d = 0; d < k->n_types; d++) {
     char var[32], base[96];
     if (!(a->written >> d & 1) || !in_chunks(k, s, d)) continue;
@@ -120,7 +141,7 @@ void cj_gen_ew_source(cj_buf *b, const cj_gen_ew_kernel *k, const cj_gen_shape *
   unsigned w = chunks ? cj_gen_ew_width(k, s) : 0;
   put_signature(b, k, s, w > 1, writable);
   if (w > 1) {
-    put_chunks(b, k, s, w);
+    put_chunks(b, k, s, w, writable);
     /* the rest (before the first chunk and after the last), or with cj_head < 0 all */
     cj_buf_printf(b,
                   "  const unsigned long long cj_rest = cj_h + (cj_n - cj_t);\n"

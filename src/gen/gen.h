@@ -52,8 +52,9 @@ static inline int cj_gen_stretched(const cj_gen_shape *s, size_t k) {
 /* Makes each stretched array's argument (args[k], a device pointer, becomes its packed
  * indexer by value); the arguments point into s. */
 void cj_gen_shape_args(const cj_gen_shape *s, size_t n, cujit_arg *args);
-/* Appends the device code of the indexer a stretched array is in a kernel, cj_bcast<T, R>
- * (guarded: any number of times in a source). */
+/* Appends the device code of the indexer a stretched array is in a kernel, cj_bcast<T, R>,
+ * and of its walk over consecutive indices, cj_bcast_walk<T, R> (guarded: any number of
+ * times in a source). */
 void cj_gen_bcast_source(cj_buf *b);
 /* Appends the kernel's parameters as the declarations give them ("const float *x, float
  * a"), a stretched array of s (NULL: none) as its indexer, of const elements unless
