@@ -511,6 +511,8 @@ class Gen:
         if rng.random() < 0.3 and a.ndim >= 2 and M.contiguous(a):
             return self.make("view", [var(k), 0, a.shape[-1]])
         d = rng.randrange(a.ndim)
+        if a.shape[d] == 0:  # no element along it to stretch
+            return None
         i = rng.randrange(a.shape[d])
         if rng.random() < 0.3:
             return self.make("slice", [var(k), d, i, i - 1, -1])
