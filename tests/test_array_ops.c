@@ -708,7 +708,10 @@ static int lookups(void) {
 }
 
 /* where, take and put of every element type, with each mode, compile (take's kernel before
- * its output is made: it once failed for want of a driver first, compiling nothing). */
+ * its output is made: it once failed for want of a driver first, compiling nothing). Take's
+ * kernels with i32 indices are one source for CUJIT_INDEX_RAISE and _CLIP but for the
+ * function that maps an index (cj_index), which does not depend on the element type: so
+ * raise is compiled for a real and a complex type, clip for every type. */
 static void selections_compile(void **state) {
   size_t t;
   int mode, before = lookups();
@@ -730,7 +733,8 @@ static void selections_compile(void **state) {
       expect_no_driver(cujit_array_if_positive(a, cujit_arr(a), cujit_f32(2), &out), "if_positive",
                        ty);
     for (mode = CUJIT_INDEX_RAISE; mode <= CUJIT_INDEX_CLIP; mode++) {
-      expect_no_driver(cujit_array_take(a, mode == 1 ? i64 : i32, mode, &out), "take", ty);
+      if (mode != CUJIT_INDEX_RAISE || ty == CUJIT_TYPE_F32 || ty == CUJIT_TYPE_C64)
+        expect_no_driver(cujit_array_take(a, mode == 1 ? i64 : i32, mode, &out), "take", ty);
       expect_no_driver(cujit_array_put(a, mode == 1 ? i32 : i64, a, mode), "put", ty);
     }
     expect_no_driver(cujit_array_put(i32, i64, a, CUJIT_INDEX_WRAP), "put as i32", ty);

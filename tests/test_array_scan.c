@@ -132,7 +132,11 @@ static void bad_expression_is_a_compile_error(void **state) {
 }
 
 /* Every type, inclusive and exclusive, one block (n = 8) and several (n = 2^20): the
- * kernels compile and only the launch or the temporary memory needs the driver. */
+ * kernels compile and only the launch or the temporary memory needs the driver. An
+ * exclusive and an inclusive kernel are one source but for the value of CJ_EXCLUSIVE, a
+ * constant that picks one of a conditional's two arms, both compiled either way, whatever
+ * the type: every type's inclusive kernel is compiled, and a real and a complex type's
+ * exclusive one too. */
 static void cumsum_kernels_compile(void **state) {
   size_t t;
   int exclusive, big;
@@ -140,6 +144,7 @@ static void cumsum_kernels_compile(void **state) {
   for (t = 0; t < sizeof kTypes / sizeof *kTypes; t++)
     for (exclusive = 0; exclusive < 2; exclusive++)
       for (big = 0; big < 2; big++) {
+        if (exclusive && kTypes[t] != CUJIT_TYPE_F32 && kTypes[t] != CUJIT_TYPE_C64) continue;
         int64_t n = big ? (int64_t)1 << 20 : 8;
         cujit_array *a = wrap(kTypes[t], n, 0x10000),
                     *out = wrap(cumsum_type(kTypes[t]), n, 0x20000);

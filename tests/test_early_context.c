@@ -233,9 +233,10 @@ static int case_failure(cujit_status want, const char *needle, unsigned long wan
   return 0;
 }
 
-/* fork() while the context is being made: the fork waits for it; the child compiles
- * (without calling the driver: that would be a use after cuInit the fake flags) and
- * ends well; the parent launches. */
+/* fork() while the context is being made: the fork waits for it (the child's copy of the
+ * fake driver already records the context made: the thread ended before the fork, rather
+ * than the fork giving up on it); the child compiles (without calling the driver: that
+ * would be a use after cuInit the fake flags) and ends well; the parent launches. */
 static int case_fork(void) {
   cujit_module *m = NULL;
   pid_t pid;
@@ -247,10 +248,14 @@ static int case_fork(void) {
   if (pid == 0) {
     cujit_module *c = NULL;
     alarm(60);
+    if (maker() == 0) _exit(4);
     _exit(compile(&c, 0, CUJIT_OPT_NO_EARLY_CONTEXT) == CUJIT_OK ? 0 : 3);
   }
   CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
-        "the child ended with status %d", status);
+        "the child ended with status %d%s", status,
+        WIFEXITED(status) && WEXITSTATUS(status) == 4
+            ? " (the fork went on before the context was made)"
+            : "");
   CHECK_OK(launch(m));
   CHECK(retains() == 1, "%lu primary contexts asked for, not 1", retains());
   cujit_module_destroy(m);

@@ -88,13 +88,15 @@ static void note(const char *what) {
 }
 
 /* "hang" and "stop": this library's worker (it answers the greeting as this version) that
- * reads a request and then never answers, or stops itself (SIGSTOP). "late": one that
- * answers the greeting only once it has a byte after it (the cancel byte), then hangs. */
+ * reads a request (noting it) and then never answers, or stops itself (SIGSTOP). "late":
+ * one that answers the greeting only once it has a byte after it (the cancel byte), then
+ * hangs. */
 static int hung_worker(const char *mode) {
   unsigned char head[20];
   if (read_exact(0, head, sizeof head) != 0 || skip_rest(head) != 0) return 1;
   if (strcmp(mode, "late") == 0 && read_exact(0, head, 1) != 0) return 1;
   if (greet_as(1, CUJIT_PROJECT_VERSION) != 0 || read_exact(0, head, sizeof head) != 0) return 1;
+  note("request");
   if (strcmp(mode, "stop") == 0) raise(SIGSTOP);
   for (;;) pause();
 }
@@ -529,15 +531,22 @@ static void a_worker_from_before_the_greeting_is_refused_once(void **state) {
 /* ---- workers that take a request and never answer ---- */
 
 /* A compile sent to a worker that hangs (or stops) once it has the request: this test
- * binary as the worker, the slot here held, and the watchdog running. */
+ * binary as the worker, the slot here held, and the watchdog running; the worker notes
+ * the request in `notes`. */
 typedef struct scene {
   cujit_compile_job *holder, *job;
   pthread_t watch;
+  char notes[4200];
 } scene;
 
 static void start_on_hung_worker(scene *sc, const char *mode, const char *tag,
                                  const cujit_options *o) {
+  const char *tmp = getenv("TMPDIR");
   char src[128];
+  snprintf(sc->notes, sizeof sc->notes, "%s/hung-%d-%s", tmp && *tmp ? tmp : "/tmp", (int)getpid(),
+           tag);
+  unlink(sc->notes);
+  setenv("CUJIT_TEST_NOTES", sc->notes, 1);
   setenv("CUJIT_WORKER", self, 1);
   setenv("CUJIT_TEST_WORKER", mode, 1);
   cj_pool_reset();
@@ -557,6 +566,7 @@ static void fails_with(scene *sc, cujit_status want, const char *needle) {
   assert_logged("did not stop compiling 'b.cu'");
   cujit_compile_job_destroy(sc->job);
   release_slot(sc->holder);
+  unlink(sc->notes);
 }
 
 /* A time limit ends the wait for a hung worker as it ends a compile here: the compile is
@@ -573,13 +583,17 @@ static void a_hung_worker_meets_the_time_limit(void **state) {
   assert_int_equal(find_entries(cache, NULL, 0), 1);   /* the holder's alone */
 }
 
-/* cujit_compile_job_cancel() ends the wait for a hung worker. */
+/* cujit_compile_job_cancel() ends the wait for a hung worker, once the worker has the
+ * request (a worker merely busy may still be greeting: a cancel then sends nothing, and
+ * nothing is there to stop). */
 static void a_cancelled_job_on_a_hung_worker_ends(void **state) {
   cujit_options o = ptx_opts();
   scene sc;
+  double t0 = now();
   (void)state;
   start_on_hung_worker(&sc, "hang", "cancelled", &o);
-  assert_true(busy_worker() > 0);
+  while (noted(sc.notes, "request") == 0 && now() - t0 < WATCHDOG_S) cj_nap(0.002);
+  assert_int_equal(noted(sc.notes, "request"), 1);
   cujit_compile_job_cancel(sc.job);
   fails_with(&sc, CUJIT_ERROR_CANCELLED,
              "compiling 'b.cu' was cancelled by cujit_compile_job_cancel()");
@@ -603,6 +617,7 @@ static void a_job_cancelled_while_its_worker_greets_ends_at_once(void **state) {
   assert_int_equal(cj_pool_workers(NULL, NULL, 0), 1); /* greeted, idle, kept */
   cujit_compile_job_destroy(sc.job);
   release_slot(sc.holder);
+  unlink(sc.notes);
 }
 
 /* A worker stopped (SIGSTOP) after taking a request, with no limit and no cancel: it is
@@ -624,6 +639,7 @@ static void a_stopped_worker_is_not_waited_for(void **state) {
   assert_int_equal(cj_pool_workers(NULL, NULL, 0), 0);
   cujit_module_destroy(m);
   cujit_compile_job_destroy(sc.job);
+  unlink(sc.notes);
 }
 
 int main(int argc, char **argv) {

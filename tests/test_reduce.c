@@ -260,7 +260,11 @@ static void every_kernel_compiles(void **state) {
 
 /* The reductions added to sum, min and max, and sums with a type of their own: their
  * checks, and that every kernel compiles for every type, of contiguous arrays and of
- * strided views (a reversed view, a transposed matrix). */
+ * strided views (a transposed matrix; a reversed view). A strided view's kernel is the same
+ * source for a reversed view as for a transposed matrix but for the number of dimensions
+ * of its loop (cj_lay<1, n> or cj_lay<2, n>), whatever the operation and type: so every
+ * type's kernels are compiled for the transposed matrix, and a real and a complex type's
+ * for the reversed view too. */
 static void more_reductions(void **state) {
   const int64_t m[] = {5, 7};
   cujit_array *c = fake(CUJIT_TYPE_C64, 8, 0x10000), *empty = fake(CUJIT_TYPE_F32, 0, 0);
@@ -304,12 +308,13 @@ static void more_reductions(void **state) {
     assert_ok(cujit_array_wrap(&mat, type, 2, m, 0x40000));
     assert_ok(cujit_array_slice(x, 0, 999, -1, -1, &rev));
     assert_ok(cujit_array_transpose(mat, &tr));
+    int reversed_too = type == CUJIT_TYPE_F32 || type == CUJIT_TYPE_C64;
     for (op = CUJIT_REDOP_SUM; op <= CUJIT_REDOP_ARGMAX; op++) {
       if (complex && (op == CUJIT_REDOP_MIN || op == CUJIT_REDOP_MAX || op >= CUJIT_REDOP_ARGMIN))
         continue;
       if (cujit_array_reduce(op, x, &out) != CUJIT_ERROR_NO_DRIVER ||
-          cujit_array_reduce(op, rev, &out) != CUJIT_ERROR_NO_DRIVER ||
-          cujit_array_reduce(op, tr, &out) != CUJIT_ERROR_NO_DRIVER)
+          cujit_array_reduce(op, tr, &out) != CUJIT_ERROR_NO_DRIVER ||
+          (reversed_too && cujit_array_reduce(op, rev, &out) != CUJIT_ERROR_NO_DRIVER))
         fail_msg("reduction %d of type %d: %s", op, type, cujit_last_error());
     }
     assert_status_detail(cujit_array_reduce_as(CUJIT_REDOP_SUM, x,
@@ -318,7 +323,8 @@ static void more_reductions(void **state) {
     assert_status_detail(cujit_array_reduce_as(CUJIT_REDOP_PROD, tr,
                                                complex ? CUJIT_TYPE_C64 : CUJIT_TYPE_I64, &out),
                          CUJIT_ERROR_NO_DRIVER, "");
-    assert_status_detail(cujit_array_dot(rev, x, &out), CUJIT_ERROR_NO_DRIVER, "");
+    if (reversed_too) /* one array strided, the other contiguous */
+      assert_status_detail(cujit_array_dot(rev, x, &out), CUJIT_ERROR_NO_DRIVER, "");
     assert_status_detail(cujit_array_dot(tr, tr, &out), CUJIT_ERROR_NO_DRIVER, "");
     assert_null(out);
     cujit_array_destroy(x);

@@ -356,8 +356,13 @@ static void violation(const char *fmt, ...) {
   }
 }
 
-static void lock_fork_prepare(void) { pthread_mutex_lock(&lock); }
-static void lock_fork_parent(void) { pthread_mutex_unlock(&lock); }
+/* A child made by fork() gets the lock anew (another thread may have held it at the fork).
+ * The lock is not taken for the fork: this library is loaded after cujit, so its fork
+ * hooks run before cujit's, and cujit's wait for its own threads that may be about to call
+ * here (the context made beside a first compile), which would then wait for the lock until
+ * cujit gave up on them. A call another thread had in flight at the fork may have left
+ * the child's copy of the state half changed; a child's call after cuInit is flagged
+ * before it reads any of it. */
 static void lock_fork_child(void) { pthread_mutex_init(&lock, NULL); }
 
 /* ---- calls counted, and failures asked for (checkdriver_calls, checkdriver_fail_next) ---- */
@@ -3096,11 +3101,11 @@ EXPORT long checkdriver_primary_maker(void) {
   return __atomic_load_n(&primary_maker, __ATOMIC_RELAXED);
 }
 
-/* The driver's lock is taken for a fork by the hooks of the library code linked into it
- * (common/forklock.c), before that code's own locks, in the order a call here takes them:
- * the driver's lock, then (reading a compressed fatbin) the library loader's. */
+/* The driver's lock is made anew in a child by the hooks of the library code linked into
+ * it (common/forklock.c), which takes that code's own locks (the library loader's, for a
+ * compressed fatbin) for the fork. */
 __attribute__((constructor)) static void checkdriver_start(void) {
-  cj_fork_hooks(lock_fork_prepare, lock_fork_parent, lock_fork_child);
+  cj_fork_hooks(NULL, NULL, lock_fork_child);
 }
 
 EXPORT unsigned long checkdriver_violations(void) {

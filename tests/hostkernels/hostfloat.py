@@ -12,7 +12,7 @@ not CUDA's functions, whose own error the differential test's bounds allow for. 
 run of tests/diff checks the two together.
 
   1. the difftest runner (tests/diff/runner.c) runs each operation on the checking fake
-     driver, so that its kernel is compiled (NVRTC) and none runs;
+     driver, so that its kernel is compiled (NVRTC, to PTX) and none runs;
   2. each kernel's source is read from the cache entry it was written to (hostrun.py);
   3. all of them, each in a namespace of its own, after CUDA's headers and cuda_host.h,
      become one host program;
@@ -141,8 +141,10 @@ def program():
 
 
 def compile_kernels(runner, fake, work):
+    """Runs the program on the fake driver; the cache's path. PTX only (compute_90), as
+    hostrun.py compiles: the sources are what is read."""
     cache = os.path.join(work, "cache")
-    env = dict(os.environ, CUJIT_LIBCUDA=fake, CUJIT_CACHE_DIR=cache)
+    env = dict(os.environ, CUJIT_LIBCUDA=fake, CUJIT_CACHE_DIR=cache, CUJIT_ARCH="compute_90")
     path = os.path.join(work, "program.txt")
     with open(path, "w") as fh:
         fh.write(program())
