@@ -16,9 +16,9 @@ differs, when a runner dies, and when it compared fewer programs, or no values, 
 asked: a run that compared nothing never passes.
 
 CPU mode's programs come in batches of gen.BATCH that share a palette of types and
-operations (gen.Palette), and each batch runs in one runner process, so that its kernels
-are compiled once; the processes of a run share one disk cache (CUJIT_CACHE_DIR, as the
-environment gives it), so a kernel two batches need is compiled once too."""
+operations (gen.Palette), so that their kernels repeat; the batches are dealt to --jobs
+runner processes (cpu_shares), which share one disk cache (CUJIT_CACHE_DIR, as the
+environment gives it), so a kernel two batches need is compiled once."""
 
 import argparse
 import multiprocessing
@@ -112,22 +112,60 @@ class Runner:
         return res, trouble
 
 
+def cpu_shares(seed, first, count, jobs):
+    """CPU mode's programs dealt to `jobs` runner processes: batches of one palette each
+    (from one multiple of gen.BATCH to the next), the batches whose palettes hold a complex
+    type all in one process, the others one at a time to the process with the least work
+    so far (a complex palette's batch counting about twice a batch's work). A runner
+    compiles every kernel of its batches, and NVRTC keeps its precompiled headers within
+    a process: one that compiles the kernels of both complex palettes parses
+    cuda::std::complex's headers for one of them only (a third less time for the two).
+    Returns a list of shares, each a list of (first, count)."""
+    batches, s, end = [], first, first + count
+    while s < end:
+        stop = min(end, (s // gen.BATCH + 1) * gen.BATCH)
+        batches.append((s, stop - s))
+        s = stop
+
+    def has(batch, kinds):
+        return any(t in kinds for t in gen.Palette(seed + batch[0] // gen.BATCH).types)
+
+    cx = [b for b in batches if has(b, dtypes.COMPLEX)]
+    # units of work, the heaviest first; 16-bit palettes next to each other
+    units = [(2.0 * len(cx), cx)] if cx else []
+    units += [(1.0, [b]) for b in batches if b not in cx and has(b, ("f16", "bf16"))]
+    units += [(1.0, [b]) for b in batches if b not in cx and not has(b, ("f16", "bf16"))]
+    units.sort(key=lambda u: -u[0])
+    shares = [[0.0, []] for _ in range(max(1, min(jobs, len(batches))))]
+    for work, bs in units:
+        least = min(shares, key=lambda sh: sh[0])
+        least[0] += work
+        least[1] += bs
+    return [sorted(sh[1]) for sh in shares if sh[1]]
+
+
 def run_chunk(args):
     """One worker's share: generate, run (a runner that dies is started again after the
     program it died in), check. Returns (Counts, failures, troubles). An error of the
     harness itself fails the program it came in (or the share), and the run goes on."""
-    cfg, start, count = args
+    cfg, ranges = args
     try:
-        return _run_chunk(cfg, start, count)
+        return _run_chunk(cfg, ranges)
     except Exception as e:  # noqa: BLE001 - the share's programs fail, the others run
-        name = "s%d..s%d" % (seed_of(cfg["seed"], start), seed_of(cfg["seed"], start + count - 1))
+        name = "s%d..s%d" % (seed_of(cfg["seed"], ranges[0][0]),
+                             seed_of(cfg["seed"], ranges[-1][0] + ranges[-1][1] - 1))
         return check.Counts(), [(name, [], harness_error("running these programs", e))], []
 
 
-def _run_chunk(cfg, start, count):
+def _run_chunk(cfg, ranges):
+    """ranges: the share's programs, as (first, count) runs of numbers."""
     warnings.simplefilter("ignore")
     np.seterr(all="ignore")
-    programs, failures = programs_for(cfg["seed"], start, count, cfg["large"], cfg["cpu"])
+    programs, failures = [], []
+    for start, count in ranges:
+        p, f = programs_for(cfg["seed"], start, count, cfg["large"], cfg["cpu"])
+        programs += p
+        failures += f
     runner = Runner(cfg)
     counts = check.Counts()
     troubles = []
@@ -345,15 +383,10 @@ def main():
     per = a.per_process or max(25, min(1000, -(-a.count // max(a.jobs, 1))))
     chunks = []
     if cpu and not a.per_process:
-        # a batch (one palette) a process, from one multiple of BATCH to the next
-        s, end = a.first, a.first + a.count
-        while s < end:
-            stop = min(end, (s // gen.BATCH + 1) * gen.BATCH)
-            chunks.append((cfg, s, stop - s))
-            s = stop
+        chunks = [(cfg, share) for share in cpu_shares(a.seed, a.first, a.count, a.jobs)]
     else:
         for s in range(a.first, a.first + a.count, per):
-            chunks.append((cfg, s, min(per, a.first + a.count - s)))
+            chunks.append((cfg, [(s, min(per, a.first + a.count - s))]))
     counts, failures, troubles = check.Counts(), [], []
     if a.jobs > 1 and len(chunks) > 1:
         with multiprocessing.Pool(a.jobs) as pool:
