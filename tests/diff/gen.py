@@ -481,6 +481,7 @@ class Gen:
         o = self.new_array(t=t, sh=sh)
         if o is None:
             return
+        sh = self.v(o).data.shape  # an arange has a length of its own
         part = self.broadcast_view(o)
         other = self.new_array(t=t if what != "map" else self.type_of(ok),
                                sh=self.bshapes(1, sh)[0])
@@ -508,6 +509,8 @@ class Gen:
         its dimensions (a negative step at times), or its first row."""
         rng = self.rng
         a = self.v(k).data
+        if not a.size:
+            return None
         if rng.random() < 0.3 and a.ndim >= 2 and M.contiguous(a):
             return self.make("view", [var(k), 0, a.shape[-1]])
         d = rng.randrange(a.ndim)
@@ -803,6 +806,10 @@ class Gen:
         a = self.operand(lambda v: v.data.ndim >= 1 or rng.random() < 0.1)
         if a is None:
             return
+        if rng.random() < (0.25 if self.palette else 0.45):  # a view of it: offsets, steps
+            a = self.view_of(a) if self.v(a).data.ndim else a
+            if a is None:
+                return
         nd = self.v(a).data.ndim
         as_type = rng.random() < 0.2
         op = rng.choice(["sum", "prod"]) if as_type else \
