@@ -1184,8 +1184,11 @@ def map_values(expr, names, arrays, r):
         xy, t1, _ = _cpp_arith("*", env["x"], env["y"])
         val, t, _ = _cpp_arith("+", Var(xy, None, t1), env["z"])
         err = None
-        if dtypes.is_float(t):  # the device may fuse x * y + z into one rounding
-            err = dtypes_spacing(t, np.abs(xy.astype(np.float64)))
+        if dtypes.is_float(t):  # the device may fuse x * y + z into one rounding: the
+            # product's rounding (half its ulp) is skipped, and the sum's may then round
+            # the other way (an ulp of the result)
+            err = (dtypes_spacing(t, np.abs(xy.astype(np.float64))) / 2 +
+                   dtypes_spacing(t, np.abs(np.asarray(val).astype(np.float64))))
     elif expr == "x > y ? x : y":
         t = cpp_common(env["x"].type, env["y"].type)
         a, _ = dtypes.convert(env["x"].data, env["x"].type, t)

@@ -127,6 +127,17 @@ def main():
     ch = model.binop_values("pow", "f32", "f32", x, half)
     accepts(ch, [math.inf, 0.0, 2.0], True, "(-inf, -0, 4) ** 0.5 in f32")
     accepts(ch, [math.nan, 0.0, 2.0], False, "(-inf) ** 0.5 in f32 as NaN")
+    # x * y + z fused into one rounding (an FMA) may differ from the rounded product's sum
+    # by an ulp of the result, past the product's ulp (seed 23 on an H200: 3.12f * 3.12f +
+    # 18 computed in float, the result f64, gave 27.7343998 where two roundings give
+    # 27.7343979)
+    x = np.frombuffer(bytes.fromhex("14ae4740"), np.float32)
+    env = [model.Var(x, np.ones(1, bool), "f32"), model.Var(x.copy(), np.ones(1, bool), "f32"),
+           model.Var(np.array([18], np.int64), np.ones(1, bool), "i64")]
+    ch = model.map_values("x * y + z", ["x", "y", "z"], env, "f64")
+    accepts(ch, [27.734397888183594], True, "3.12f * 3.12f + 18 rounded twice")
+    accepts(ch, [27.734399795532227], True, "3.12f * 3.12f + 18 fused")
+    accepts(ch, [27.73440170288086], False, "3.12f * 3.12f + 18 two float ulps off")
     # promotion: bf16 with c128 is c128, with c64 c64, with f16 f32
     for a, b, want in (("bf16", "c128", "c128"), ("bf16", "c64", "c64"), ("f16", "bf16", "f32"),
                        ("bf16", "i8", "bf16"), ("bf16", "i16", "f32"), ("bf16", "i32", "f64")):
