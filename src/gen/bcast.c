@@ -180,7 +180,9 @@ cujit_status cj_gen_shape_of(const char *fn, const cj_gen_decl *d, size_t n,
     return CUJIT_OK;
   }
   for (k = 0; k < n; k++) {
-    snprintf(names[k], sizeof names[k], "argument %zu ('%s')", k + 1, d[k].name);
+    /* a name too long for the message is cut there, which the message can bear */
+    if (snprintf(names[k], sizeof names[k], "argument %zu ('%s')", k + 1, d[k].name) < 0)
+      names[k][0] = '\0';
     name_of[k] = names[k];
   }
   st = cj_ops_broadcast(fn, arrays, name_of, n, &s->shape, NULL);
