@@ -1,8 +1,9 @@
 /* test_array_scan - scans and cumsum without a device: arguments and types are checked
  * before anything runs, a bad expression fails with NVRTC's log, and every kernel cumsum
  * and the scan generator make compiles (NVRTC needs no device: only loading the kernel
- * fails, with CUJIT_ERROR_NO_DRIVER, where a bad one fails to compile). Arrays are
- * wrapped fake device pointers: nothing is ever read through them. */
+ * fails, with CUJIT_ERROR_NO_DRIVER, where a bad one fails to compile; an exclusive
+ * cumsum's kernel is its inclusive one's source but for a constant, compiled for two
+ * types). Arrays are wrapped fake device pointers: nothing is ever read through them. */
 #include "testutil.h"
 #include "cujit_array.h"
 
