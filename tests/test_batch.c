@@ -202,6 +202,43 @@ static void workers_use_this_process_nvrtc_and_no_descriptors(void **state) {
   close(pipefd[1]);
 }
 
+/* A worker says nothing about the environment: the library that started it read the same
+ * and said what was wrong with it (CUJIT_ERRORS's warning is given whatever the log's
+ * level). */
+static void workers_do_not_warn_about_the_environment(void **state) {
+  char *src[4], path[4200], said[4096] = "";
+  cujit_module *mods[4];
+  cujit_options o = ptx_opts();
+  uint64_t answered = cj_pool_answered();
+  int saved = dup(2), fd, i;
+  ssize_t n;
+  (void)state;
+  snprintf(path, sizeof path, "%s/cujit-stderr-XXXXXX",
+           getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+  fd = mkstemp(path);
+  assert_true(saved >= 0 && fd >= 0);
+  unlink(path);
+  setenv("CUJIT_ERRORS", "bogus", 1);
+  fflush(stderr);
+  dup2(fd, 2);
+  for (i = 0; i < 4; i++) src[i] = busy_source(60 + i);
+  assert_ok(cujit_batch_compile(mods, NULL, (const char *const *)src, NULL, 4, &o));
+  cj_pool_reset(); /* the workers have ended, with all they wrote */
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  unsetenv("CUJIT_ERRORS");
+  n = pread(fd, said, sizeof said - 1, 0);
+  close(fd);
+  assert_true(n >= 0);
+  assert_true(cj_pool_answered() - answered >= 1); /* a worker compiled some */
+  if (strstr(said, "CUJIT_ERRORS")) fail_msg("a worker warned: %s", said);
+  for (i = 0; i < 4; i++) {
+    cujit_module_destroy(mods[i]);
+    free(src[i]);
+  }
+}
+
 static void a_compile_error_fails_only_its_source(void **state) {
   const char *src[3] = {KERNEL, "__global__ void broken(float *x) { x[0] = undefined_name; }\n",
                         "__global__ void fine(int *y) { y[0] = 1; }\n"};
@@ -652,6 +689,7 @@ int main(int argc, char **argv) {
       BATCH_TEST(a_batch_compiles_every_source),
       BATCH_TEST(workers_compile_beside_this_process),
       BATCH_TEST(workers_use_this_process_nvrtc_and_no_descriptors),
+      BATCH_TEST(workers_do_not_warn_about_the_environment),
       BATCH_TEST(a_compile_error_fails_only_its_source),
       BATCH_TEST(repeats_are_compiled_once),
       BATCH_TEST(one_source_compiles_here),

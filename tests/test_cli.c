@@ -333,6 +333,27 @@ static void info_without_driver(void **state) {
   assert_non_null(strstr(out, "CUJIT_LOG='verbose%n' is not a log level"));
 }
 
+static size_t count_of(const char *text, const char *what) {
+  size_t n = 0;
+  for (; (text = strstr(text, what)); text++) n++;
+  return n;
+}
+
+/* Many files compile in children of the command, which read one environment: what is
+ * wrong with it is said once, not once a child. */
+static void many_files_warn_once(void **state) {
+  char out[16384];
+  (void)state;
+  test_write_file(tmp, "two.cu", "__global__ void two(float *x) { x[0] = 2; }\n");
+  test_write_file(tmp, "three.cu", "__global__ void three(float *x) { x[0] = 3; }\n");
+  assert_int_equal(cli("compile two.cu three.cu bad.cu -j 3 --arch compute_80",
+                       "CUJIT_LOG=warn CUJIT_ERRORS=bogus CUJIT_STAGING_MIN=lots", out, sizeof out),
+                   1);
+  if (count_of(out, "CUJIT_ERRORS='bogus' is not") != 1 ||
+      count_of(out, "CUJIT_STAGING_MIN='lots' is not") != 1 || !strstr(out, "did not compile"))
+    fail_msg("%s", out);
+}
+
 /* The command reports every failure itself: CUJIT_ERRORS=exit, which ends a program at its
  * first failing call, changes nothing (info asks a missing driver; compile fails). */
 static void errors_env_changes_nothing(void **state) {
@@ -565,6 +586,7 @@ int main(void) {
       cmocka_unit_test(info_escapes_a_bundles_strings),
       cmocka_unit_test(explain_and_verify),
       cmocka_unit_test(errors_env_changes_nothing),
+      cmocka_unit_test(many_files_warn_once),
       cmocka_unit_test(names_and_logs_reach_the_terminal_escaped),
       cmocka_unit_test(progress_line_is_the_only_control),
       cmocka_unit_test(only_output_c_prints),

@@ -490,6 +490,14 @@ static void errors_env_chooses_the_handler(void **state) {
   assert_int_equal(run_child("CUJIT_ERRORS=exit", "--error-mode", "no-failure", out, sizeof out),
                    0);
   assert_null(strstr(out, "cujit:"));
+  /* so is a tuning variable's bad value where the log shows warnings, though the program
+   * never reaches its use (a compile stages no copy) */
+  assert_int_equal(run_child("CUJIT_LOG=warn CUJIT_STAGING_MIN=lots", "--error-mode", "no-failure",
+                             out, sizeof out),
+                   0);
+  if (!strstr(out, "cujit: warn: CUJIT_STAGING_MIN='lots' is not a size") ||
+      strstr(strstr(out, "CUJIT_STAGING_MIN='lots'") + 1, "CUJIT_STAGING_MIN='lots'"))
+    fail_msg("%s", out);
   /* to the log callback, where the program set one */
   assert_int_equal(run_child("CUJIT_ERRORS=abort", "--error-mode", "env-callback", out, sizeof out),
                    0);

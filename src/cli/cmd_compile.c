@@ -98,9 +98,14 @@ int cli_compile_many(const compile_args *c, const char *const *files, size_t n) 
   size_t next = 0, running = 0, done = 0, failed = 0;
   int tty = isatty(2);
   double t0 = now_s();
+  /* the library reads its environment here, once, and says what is wrong with it before
+   * there are children to say it again */
+  (void)cujit_log_env_ignored();
   while (done < n) {
     while (running < jobs && next < n) {
-      if (start(c, files[next++]) < 0) {
+      int started = start(c, files[next]) >= 0;
+      next++;
+      if (!started) {
         failed++;
         done++;
         continue;

@@ -545,6 +545,10 @@ const char *cj_env_value(const cj_env_var *v);
 /* 1 when `value` is not the bad value last recorded for v (then recorded): a bad value is
  * warned about once for each value in a row. */
 int cj_env_bad_is_new(const cj_env_var *v, const char *value);
+/* Bad values are not warned about from now on in this process: a compile worker's, whose
+ * library read the same environment and warned (worker/worker.c). */
+void cj_env_warnings_off(void);
+int cj_env_warnings_are_off(void);
 /* The typed values (envvalue.c), each warning about a bad value of a tuning variable. */
 /* A size or count: *out gets the value, or the table's default (0 when the default is not
  * a number; the caller then chooses). */
@@ -556,6 +560,9 @@ int cj_env_flag(const char *name, int *on);
 /* A log level (env.c): *level gets a cujit_log_level, or CUJIT_LOG_OFF. Never warns (the
  * log is what it configures); the caller reports a bad value. */
 int cj_env_level(const char *name, int *level);
+/* Reads every tuning variable that is set, warning about each bad value (envvalue.c); at
+ * the library's start (error.c). */
+void cj_env_check_all(void);
 
 /* ---- ranges for a profiler (trace.c, over nvtx.c) ----
  *

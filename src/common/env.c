@@ -261,6 +261,7 @@ static int started; /* the first read has begun (atomic) */
 void cj_env_at_start(void (*fn)(void)) { at_start = fn; }
 
 CJ_NOINLINE void cj_env_start(void) {
+  if (__atomic_load_n(&started, __ATOMIC_ACQUIRE)) return; /* the log asks at each message */
   if (!__atomic_exchange_n(&started, 1, __ATOMIC_ACQ_REL) && at_start) at_start();
 }
 
@@ -281,9 +282,16 @@ CJ_FORK_GUARDED(guard_warnings, warn_lock)
 static CJ_LARGE char warned[CJ_COUNT(table)]
                            [72]; /* per variable, the last bad value warned about */
 
+static int warnings_off; /* a worker's: the library that started it has warned (atomic) */
+
+void cj_env_warnings_off(void) { __atomic_store_n(&warnings_off, 1, __ATOMIC_RELAXED); }
+
+int cj_env_warnings_are_off(void) { return __atomic_load_n(&warnings_off, __ATOMIC_RELAXED); }
+
 int cj_env_bad_is_new(const cj_env_var *v, const char *value) {
   char *last = warned[v - table];
   int fresh;
+  if (cj_env_warnings_are_off()) return 0;
   pthread_mutex_lock(&warn_lock);
   fresh = strncmp(last, value, sizeof warned[0] - 1) != 0;
   if (fresh) snprintf(last, sizeof warned[0], "%s", value);

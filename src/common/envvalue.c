@@ -24,7 +24,8 @@ static const char *form_of(const cj_env_var *v) {
 
 /* Warns about a bad value of a tuning variable, once for each value in a row. */
 static int bad(const cj_env_var *v, const char *value, const char *form) {
-  if (v->warn_bad && cj_env_bad_is_new(v, value)) {
+  /* recorded as said only where the log shows it: a program may turn warnings on later */
+  if (v->warn_bad && cj_log_enabled(CUJIT_LOG_WARN) && cj_env_bad_is_new(v, value)) {
     char shown[CJ_SHOWN_SIZE];
     cj_warn("%s='%s' is not %s; using the default %s", v->name, cj_shown(shown, value), form,
             v->dflt);
@@ -91,4 +92,22 @@ int cj_env_flag(const char *name, int *on) {
   if ((f = parse_flag(s)) < 0) return bad(v, s, form_of(v));
   *on = f;
   return CJ_ENV_SET;
+}
+
+/* Reads every tuning variable that is set, so that a bad value is warned about when the
+ * library starts, in a program that never reaches its use too, and before a program that
+ * forks children for more of the same work (`cujit compile` of many files) has any: they
+ * inherit what was said, and do not say it again. */
+void cj_env_check_all(void) {
+  size_t n, i;
+  const cj_env_var *t = cj_env_table(&n);
+  for (i = 0; i < n; i++) {
+    uint64_t u;
+    double d;
+    int f;
+    if (!t[i].warn_bad || !cj_env_value(&t[i])) continue;
+    if (t[i].kind == CJ_ENV_SIZE || t[i].kind == CJ_ENV_COUNT) (void)cj_env_u64(t[i].name, &u);
+    if (t[i].kind == CJ_ENV_SECONDS) (void)cj_env_seconds(t[i].name, &d);
+    if (t[i].kind == CJ_ENV_FLAG) (void)cj_env_flag(t[i].name, &f);
+  }
 }

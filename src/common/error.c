@@ -221,10 +221,11 @@ static int errors_env_parse(cujit_error_fn *fn) {
 }
 
 /* Checked when the library starts (common/env.c), so that a bad value is warned about in a
- * program that never fails too. */
+ * program that never fails too; the tuning variables with it (envvalue.c). */
 static void errors_env_check(void) {
   cujit_error_fn fn;
   errors_env_parse(&fn);
+  cj_env_check_all();
 }
 
 __attribute__((constructor)) static void errors_env_at_start(void) {

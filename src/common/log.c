@@ -81,8 +81,15 @@ static void report_bad_level(void) {
   deliver(at, line);
 }
 
-const char *cujit_log_env_ignored(void) {
+/* The log's level, read once. The library's start comes first, outside the log's once: what
+ * it warns about asks the log's level, and a callback it reaches may call cujit. */
+static void log_ready(void) {
+  cj_env_start();
   pthread_once(&log_once, log_init);
+}
+
+const char *cujit_log_env_ignored(void) {
+  log_ready();
   return bad_level[0] ? bad_level : NULL;
 }
 
@@ -92,15 +99,13 @@ void cujit_log_set_callback(cujit_log_fn fn, void *user) {
   log_user = user;
   pthread_mutex_unlock(&log_lock);
   /* after the callback is set, what the library's start says (when this call is the
-   * program's first) goes to it; and outside the log's once, so that a callback that calls
-   * cujit, which reads the log's level, does not wait for itself */
-  cj_env_start();
-  pthread_once(&log_once, log_init);
+   * program's first) goes to it */
+  log_ready();
   report_bad_level();
 }
 
 void cujit_log_set_level(cujit_log_level level) {
-  pthread_once(&log_once, log_init);
+  log_ready();
   if ((int)level < CUJIT_LOG_OFF) level = CUJIT_LOG_OFF;
   if ((int)level > CUJIT_LOG_DEBUG) level = CUJIT_LOG_DEBUG;
   __atomic_store_n(&log_level, (int)level, __ATOMIC_RELAXED);
@@ -108,7 +113,7 @@ void cujit_log_set_level(cujit_log_level level) {
 }
 
 cujit_log_level cujit_log_current_level(void) {
-  pthread_once(&log_once, log_init);
+  log_ready();
   return (cujit_log_level)__atomic_load_n(&log_level, __ATOMIC_RELAXED);
 }
 
@@ -139,7 +144,7 @@ void cj_env_ignored(int *warned, const char *name, const char *value, const char
 void cj_env_refused(int *warned, const char *name, const char *value, const char *form,
                     const char *fallback) {
   char shown[CJ_SHOWN_SIZE], line[CJ_SHOWN_SIZE + 300];
-  if (__atomic_exchange_n(warned, 1, __ATOMIC_RELAXED)) return;
+  if (cj_env_warnings_are_off() || __atomic_exchange_n(warned, 1, __ATOMIC_RELAXED)) return;
   snprintf(line, sizeof line, "%s='%s' is not %s; using %s", name, cj_shown(shown, value), form,
            fallback);
   deliver(CUJIT_LOG_WARN, line);

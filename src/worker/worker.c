@@ -15,6 +15,7 @@ int main(int argc, char **argv) {
                     "run by hand\n");
     return 2;
   }
+  cj_env_warnings_off();    /* the library that started it read the same and warned */
   signal(SIGPIPE, SIG_IGN); /* a caller gone mid-reply is seen as a failed write */
   /* descriptors the library's program left open without close-on-exec are its own: a
    * worker holding a pipe's end or a socket would keep the program's peer waiting */
