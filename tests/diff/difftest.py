@@ -302,6 +302,8 @@ def self_test(a):
         programs, failed = programs_for(a.seed, a.first, a.count, False, cpu)
         bad_programs = [n for n, stmts in programs if _fails(stmts, n, None, cpu)] + \
             [f[0] for f in failed]
+        if not cpu:  # what a failure prints as NumPy is Python that parses
+            bad |= _unparsable(programs)
         if bad_programs:
             print("FAIL: %s fail the correct simulated cujit: %s"
                   % (how, " ".join(bad_programs[:10])))
@@ -314,6 +316,18 @@ def self_test(a):
                 bad = 1
     print("difftest: %s" % ("FAIL" if bad else "PASS"))
     return bad
+
+
+def _unparsable(programs):
+    """1 (saying which) when a program's NumPy text is not Python, else 0."""
+    for name, stmts in programs:
+        try:
+            compile(emit.to_numpy(stmts), name, "exec")
+        except SyntaxError as e:
+            print("FAIL: the NumPy text of %s does not parse: line %s: %s"
+                  % (name, e.lineno, (e.text or "").strip()))
+            return 1
+    return 0
 
 
 def _fails(stmts, name, fault, cpu):

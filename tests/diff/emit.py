@@ -266,6 +266,9 @@ def _np_stmt(st):
         fn = "concatenate" if op == "concat" else "stack"
         return "%snp.%s([%s])%s" % (lhs, fn, ", ".join(a[1:1 + n]),
                                     "  # then copied into v%d" % st.target if st.given else "")
+    if op in ("reduce", "reduceas", "reduceaxis", "reduceaxisas", "reducehost") and \
+            not a[0].isidentifier():  # an op number cujit refuses: no NumPy function
+        return "# %s: op %s is no reduction, which cujit refuses" % (op, a[0])
     if op in ("reduce", "reduceas"):
         fn = {"sum": "sum", "prod": "prod", "min": "min", "max": "max", "any": "any",
               "all": "all", "argmin": "argmin", "argmax": "argmax"}.get(a[0], a[0])
