@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "cujit_array.h"
-#include "ops/ops.h"
+#include "reduce/reduce.h"
 #include "arraytest.h"
 #include "gputest.h"
 

@@ -1,11 +1,11 @@
 /* gen.h - the kernel generators (PyCUDA's ElementwiseKernel, ReductionKernel and scan
  * kernels): a kernel made from a declaration of its arguments and expressions in CUDA C,
  * called on arrays and values. Built on the map engine (array/), the reduction and scan
- * engines (ops/). Private; not installed. */
+ * engines (reduce/). Private; not installed. */
 #ifndef CUJIT_GEN_H
 #define CUJIT_GEN_H
 
-#include "ops/ops.h"
+#include "reduce/reduce.h"
 
 /* ---- decl.c: argument declarations of the generators ---- */
 

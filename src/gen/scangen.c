@@ -1,6 +1,6 @@
 /* scangen.c - the scan generator (PyCUDA's InclusiveScanKernel and ExclusiveScanKernel): a
  * scan of a type, an associative operator in a and b and its neutral element, kept with its
- * name and preamble, and run by the scan engine (ops/scan.c) on 1-D arrays. */
+ * name and preamble, and run by the scan engine (reduce/scan.c) on 1-D arrays. */
 #include <string.h>
 
 #include "gen/gen.h"
@@ -68,7 +68,7 @@ cujit_status cujit_scan_create(cujit_scan **out, cujit_type type, const char *sc
 }
 
 cujit_status cujit_scan_call(cujit_scan *s, const cujit_array *h, cujit_array **out) {
-  cj_ops_scan_spec spec;
+  cj_reduce_scan_spec spec;
   cj_array *in;
   CJ_CHECK(s, CUJIT_ERROR_INVALID_VALUE, "cujit_scan_call: the scan is NULL");
   CJ_TRACE("cujit: scan %s", s->name);
@@ -88,7 +88,7 @@ cujit_status cujit_scan_call(cujit_scan *s, const cujit_array *h, cujit_array **
   spec.exclusive = s->exclusive;
   spec.name = s->name;
   spec.preamble = s->preamble[0] ? s->preamble : NULL;
-  return cj_ops_scan(&spec, in, out, "cujit_scan_call");
+  return cj_reduce_scan(&spec, in, out, "cujit_scan_call");
 }
 
 void cujit_scan_destroy(cujit_scan *s) {

@@ -681,7 +681,7 @@ class Model:
 
     def _reduce_axis(self, st, op, a, r):
         """op of a along the axes of st.args[2] (keepdims st.args[3]) into type r: one
-        result per position of the kept dimensions, in C order (src/ops/axis.c)."""
+        result per position of the kept dimensions, in C order (src/reduce/axis.c)."""
         naxes, axes = parse_axes(st.args[2])
         keep = int(st.args[3]) != 0
         nd = a.data.ndim
@@ -1290,7 +1290,7 @@ def _depth(n):
 
 # A reduction along axes: a thread (or a warp's lane) folds its share of a result's
 # elements serially, the lanes combine by shuffles, the pieces serially in their order
-# (src/ops/axis.c); a result of every element is the whole-array tree's. Either way, at
+# (src/reduce/axis.c); a result of every element is the whole-array tree's. Either way, at
 # most this many roundings on any path.
 def _depth_axis(n):
     return n + 2 * max(1, math.ceil(math.log2(max(n, 2)))) + 4

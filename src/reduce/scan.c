@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "launch/launch.h" /* the pool */
-#include "ops/ops.h"
+#include "reduce/reduce.h"
 
 #define BLOCK 256       /* threads per block; the kernel works with any size up to 1024 */
 #define MAX_CHUNKS 2048 /* blocks of the grid, hence partial results held between phases */
@@ -142,7 +142,7 @@ static const char kKernel[] =
     "}\n";
 
 /* The kernel's source for `s`; NULL when out of memory (the caller reports it). */
-static char *scan_source(const cj_ops_scan_spec *s) {
+static char *scan_source(const cj_reduce_scan_spec *s) {
   const cj_elem *in = cj_elem_of(s->in_type), *t = cj_elem_of(s->type);
   cj_buf b = {0};
   cj_array_includes(&b, (int[]){s->in_type, s->type}, 2);
@@ -173,7 +173,7 @@ static char *scan_source(const cj_ops_scan_spec *s) {
   return cj_buf_take(&b);
 }
 
-static cujit_status spec_kernel(const cj_ops_scan_spec *s, cujit_function **fn) {
+static cujit_status spec_kernel(const cj_reduce_scan_spec *s, cujit_function **fn) {
   char *src = scan_source(s);
   cujit_status st;
   if (!src) return cj_fail_oom("writing a scan kernel");
@@ -201,8 +201,8 @@ static cujit_status launch(cujit_function *fn, unsigned blocks, unsigned smem, C
 }
 
 /* Scans in (n elements) into out on `stream`. */
-static cujit_status scan_run(const cj_ops_scan_spec *s, CUdeviceptr in, CUdeviceptr out, int64_t n,
-                             CUstream stream) {
+static cujit_status scan_run(const cj_reduce_scan_spec *s, CUdeviceptr in, CUdeviceptr out,
+                             int64_t n, CUstream stream) {
   size_t size = cj_elem_of(s->type)->size;
   int64_t tile = (int64_t)items_for(size) * BLOCK, chunk = chunk_for(n, tile);
   unsigned blocks = n ? (unsigned)((n + chunk - 1) / chunk) : 0;
@@ -225,8 +225,8 @@ static cujit_status scan_run(const cj_ops_scan_spec *s, CUdeviceptr in, CUdevice
 
 /* Checks the input (contiguous: the kernel reads in[i]) and the output (1-D, in's size, of
  * s's type, contiguous; made when *out is NULL) and scans. */
-cujit_status cj_ops_scan(const cj_ops_scan_spec *s, const cj_array *in, cujit_array **out,
-                         const char *fn) {
+cujit_status cj_reduce_scan(const cj_reduce_scan_spec *s, const cj_array *in, cujit_array **out,
+                            const char *fn) {
   cj_array flat; /* what the output must look like: in, as 1-D */
   cj_array *o;
   int made;
@@ -260,7 +260,7 @@ cujit_status cj_ops_scan(const cj_ops_scan_spec *s, const cj_array *in, cujit_ar
 /* ---- cumsum ---- */
 
 cujit_status cujit_array_cumsum(const cujit_array *h, int exclusive, cujit_array **out) {
-  cj_ops_scan_spec s;
+  cj_reduce_scan_spec s;
   char name[48];
   cj_buf zero = {0};
   cj_array *a;
@@ -285,7 +285,7 @@ cujit_status cujit_array_cumsum(const cujit_array *h, int exclusive, cujit_array
   snprintf(name, sizeof name, "cj_cumsum_%s_%s_%s", cj_elem_of(s.in_type)->name,
            cj_elem_of(s.type)->name, s.exclusive ? "exclusive" : "inclusive");
   s.name = name;
-  st = cj_ops_scan(&s, a, out, "cujit_array_cumsum");
+  st = cj_reduce_scan(&s, a, out, "cujit_array_cumsum");
   cj_buf_free(&zero);
   return st;
 }

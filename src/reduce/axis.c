@@ -29,7 +29,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ops/ops.h"
+#include "reduce/reduce.h"
 #include "launch/launch.h" /* the pool */
 
 #define MAX_D CUJIT_ARRAY_MAX_DIMS
@@ -415,7 +415,7 @@ static void put_kernel(cj_buf *b, const cj_reduce_spec *s, cujit_redop op, int t
   cj_buf_printf(b, "typedef %s cj_e;\n", cj_elem_of(t)->c_name);
   cj_buf_puts(b, "__device__ __forceinline__ cj_t cj_map(const cj_e v, const long long at) {\n"
                  "  (void)at;\n  return ");
-  cj_redop_element(b, op, t, s->acc, s->result, "v", "at");
+  cj_reduce_element(b, op, t, s->acc, s->result, "v", "at");
   cj_buf_puts(b, ";\n}\n");
   put_step(b, op);
   cj_buf_printf(b, "__device__ __forceinline__ %s cj_fin(const cj_t cj_acc) {\n  return ",
@@ -537,7 +537,7 @@ static cujit_status reduce_along(cujit_redop op, const cj_array *a, int result, 
   memset(&s, 0, sizeof s);
   s.types = &t;
   s.ntypes = 1;
-  st = cj_redop_code(&s, &pre, &neutral, op, t, result);
+  st = cj_reduce_op_code(&s, &pre, &neutral, op, t, result);
   walk_of(p, cj_elem_of(t)->size, s.acc_size ? s.acc_size : cj_elem_of(s.acc)->size, a->data,
           cj_array_sms(), &w);
   snprintf(name, sizeof name, "cj_%s_%s_%s%s%s_k%dr%d%s", w.rows ? "rows" : "columns",
@@ -625,7 +625,7 @@ static cujit_status reduce_axis(const char *fn, cujit_redop op, const cj_array *
   if (p.n_out == 0)
     st = CUJIT_OK;
   else if (p.k == 0) /* every element into one: the whole array's reduction */
-    st = cj_ops_reduce_to(op, a, result, (tmp ? tmp : o)->data);
+    st = cj_reduce_to(op, a, result, (tmp ? tmp : o)->data);
   else
     st = reduce_along(op, a, result, &p, (tmp ? tmp : o)->data);
   if (tmp) return cj_array_settle(st, 1, th, tmp, o, a->stream);

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ops/ops.h"
+#include "reduce/reduce.h"
 #include "launch/capture.h" /* the pool, and refusals during a capture */
 
 #define THREADS 256          /* threads per block */
@@ -390,8 +390,8 @@ static void builtin_arrays(builtin *k, const char *name, const cj_array *a, cons
   k->spec.ntypes = n;
 }
 
-void cj_redop_element(cj_buf *b, cujit_redop op, int t, int acc, int result, const char *x,
-                      const char *at) {
+void cj_reduce_element(cj_buf *b, cujit_redop op, int t, int acc, int result, const char *x,
+                       const char *at) {
   int half = result == CUJIT_TYPE_F16 || result == CUJIT_TYPE_BF16;
   if (!is_arg(op) && half && t != result) { /* the element rounded to the 16-bit type first */
     cj_buf elem = {0};
@@ -410,8 +410,8 @@ void cj_redop_element(cj_buf *b, cujit_redop op, int t, int acc, int result, con
   cj_buf_printf(b, ", %s)", at);
 }
 
-cujit_status cj_redop_code(cj_reduce_spec *s, cj_buf *pre, cj_buf *neutral, cujit_redop op, int t,
-                           int result) {
+cujit_status cj_reduce_op_code(cj_reduce_spec *s, cj_buf *pre, cj_buf *neutral, cujit_redop op,
+                               int t, int result) {
   const cj_op *row = cj_redop_of(op);
   int acc = is_arg(op) ? cj_ops_compute_type(t) : cj_ops_compute_type(result);
   s->result = result;
@@ -454,9 +454,9 @@ static cujit_status builtin_spec(builtin *k, cujit_redop op, const cj_array *a, 
            result == cj_reduce_result(op, t) ? "" : "_", /* a sum as another type names it */
            result == cj_reduce_result(op, t) ? "" : cj_elem_of(result)->name);
   builtin_arrays(k, name, a, NULL);
-  CJ_TRY(cj_redop_code(&k->spec, &k->pre, &k->neutral, op, t, result));
-  cj_redop_element(&k->map, op, t, k->spec.acc, result, element(k, 0), "i");
-  cj_redop_element(&k->vec_map, op, t, k->spec.acc, result, "cj_x", "cj_i");
+  CJ_TRY(cj_reduce_op_code(&k->spec, &k->pre, &k->neutral, op, t, result));
+  cj_reduce_element(&k->map, op, t, k->spec.acc, result, element(k, 0), "i");
+  cj_reduce_element(&k->vec_map, op, t, k->spec.acc, result, "cj_x", "cj_i");
   k->spec.map = k->map.data;
   k->spec.vec_map = k->spec.vec_array ? k->vec_map.data : NULL;
   return k->map.oom || !k->map.data || k->vec_map.oom ? cj_fail_oom("writing a reduction kernel")
@@ -557,7 +557,7 @@ cujit_status cujit_array_reduce_as(cujit_redop op, const cujit_array *h, cujit_t
   return reduce(op, a, type, out, fn);
 }
 
-cujit_status cj_ops_reduce_to(cujit_redop op, const cj_array *a, int result, CUdeviceptr dst) {
+cujit_status cj_reduce_to(cujit_redop op, const cj_array *a, int result, CUdeviceptr dst) {
   builtin k;
   cujit_function *f = NULL;
   cujit_status st = builtin_spec(&k, op, a, result);
@@ -568,13 +568,12 @@ cujit_status cj_ops_reduce_to(cujit_redop op, const cj_array *a, int result, CUd
   return st;
 }
 
-cujit_status cj_ops_reduce_op(cujit_redop op, const cj_array *a, cujit_array **out,
-                              const char *fn) {
+cujit_status cj_reduce_op(cujit_redop op, const cj_array *a, cujit_array **out, const char *fn) {
   return reduce(op, a, cj_reduce_result(op, a->type), out, fn);
 }
 
-cujit_status cj_ops_dot_op(const cj_array *a, const cj_array *b, cujit_array **out,
-                           const char *fn) {
+cujit_status cj_reduce_dot_op(const cj_array *a, const cj_array *b, cujit_array **out,
+                              const char *fn) {
   char sa[CJ_SHAPE_TEXT], sb[CJ_SHAPE_TEXT];
   builtin k;
   cujit_status st;
@@ -594,5 +593,5 @@ cujit_status cujit_array_dot(const cujit_array *ha, const cujit_array *hb, cujit
   static const char fn[] = "cujit_array_dot";
   cj_array *a, *b;
   CJ_TRY(cj_array_get2(ha, hb, fn, "a", "b", &a, &b));
-  return cj_ops_dot_op(a, b, out, fn);
+  return cj_reduce_dot_op(a, b, out, fn);
 }

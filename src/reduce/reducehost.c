@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ops/ops.h"
+#include "reduce/reduce.h"
 #include "launch/capture.h" /* refusals during a capture */
 
 /* The value of an element of `type` at p as a double: exact but for 64-bit integers
@@ -101,7 +101,7 @@ cujit_status cujit_array_reduce_host(cujit_redop op, const cujit_array *h, void 
   rt = cj_reduce_result(op, a->type);
   snprintf(what, sizeof what, "the %s of an array of %s", op_names[op], cj_elem_of(a->type)->name);
   CJ_TRY(check_outputs(fn, what, rt, result, bytes, value));
-  st = cj_ops_reduce_op(op, a, &r, fn);
+  st = cj_reduce_op(op, a, &r, fn);
   return deliver(st, r, rt, result, bytes, value);
 }
 
@@ -119,6 +119,6 @@ cujit_status cujit_array_dot_host(const cujit_array *ha, const cujit_array *hb, 
   snprintf(what, sizeof what, "the dot product of arrays of %s and %s", cj_elem_of(a->type)->name,
            cj_elem_of(b->type)->name);
   CJ_TRY(check_outputs(fn, what, rt, result, bytes, value));
-  st = cj_ops_dot_op(a, b, &r, fn);
+  st = cj_reduce_dot_op(a, b, &r, fn);
   return deliver(st, r, rt, result, bytes, value);
 }

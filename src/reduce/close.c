@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ops/ops.h"
+#include "reduce/reduce.h"
 #include "launch/capture.h" /* refusals during a capture */
 
 static int real_of(int t) {
