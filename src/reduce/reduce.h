@@ -51,13 +51,13 @@ cujit_status cj_reduce_run(cujit_function *fn, const cj_reduce_spec *s, int64_t 
  * result, neutral, reduce, preamble (written into pre) and, for ARGMIN and ARGMAX, its
  * accumulator (a value and its index, cj_vi) and result_expr; neutral holds a neutral
  * that is written out. The caller frees pre and neutral, and sets the rest of s. */
-cujit_status cj_reduce_op_code(cj_reduce_spec *s, cj_buf *pre, cj_buf *neutral, cujit_redop op, int t,
-                           int result);
+cujit_status cj_reduce_op_code(cj_reduce_spec *s, cj_buf *pre, cj_buf *neutral, cujit_redop op,
+                               int t, int result);
 /* Appends op's value, in accumulator type acc, of the element x (an expression of type t)
  * at index `at` (the index ARGMIN and ARGMAX give), for a reduction into type `result`: a
  * sum or product into f16 or bf16 rounds the element to it first (NumPy's dtype=). */
 void cj_reduce_element(cj_buf *b, cujit_redop op, int t, int acc, int result, const char *x,
-                      const char *at);
+                       const char *at);
 /* A given output (*out not NULL) for a result of `type`: live, of that type and 0-d. */
 cujit_status cj_reduce_output_check(cujit_array **out, int type, const char *fn);
 /* The type reduction op gives for an array of type t (cujit_array_reduce()). */
@@ -65,7 +65,8 @@ int cj_reduce_result(cujit_redop op, int t);
 /* cujit_array_reduce() and cujit_array_dot() of arrays looked up, for `fn` (its name in
  * messages). */
 cujit_status cj_reduce_op(cujit_redop op, const cj_array *a, cujit_array **out, const char *fn);
-cujit_status cj_reduce_dot_op(const cj_array *a, const cj_array *b, cujit_array **out, const char *fn);
+cujit_status cj_reduce_dot_op(const cj_array *a, const cj_array *b, cujit_array **out,
+                              const char *fn);
 /* reduce_as's checks of op, the array's type t and the accumulator's `type`, for `fn`. */
 cujit_status cj_reduce_as_check(const char *fn, cujit_redop op, int t, int type);
 /* Reduces all of a (looked up and checked) by op into one element of `result` at dst, on
@@ -91,6 +92,6 @@ typedef struct cj_reduce_scan_spec {
 /* Scans `in` into the output (1-D, in's size, of s's type, contiguous; made when *out is
  * NULL, else checked), both contiguous; `fn` names the call in messages. */
 cujit_status cj_reduce_scan(const cj_reduce_scan_spec *s, const cj_array *in, cujit_array **out,
-                         const char *fn);
+                            const char *fn);
 
 #endif
