@@ -261,7 +261,6 @@ static int started; /* the first read has begun (atomic) */
 void cj_env_at_start(void (*fn)(void)) { at_start = fn; }
 
 CJ_NOINLINE void cj_env_start(void) {
-  if (__atomic_load_n(&started, __ATOMIC_ACQUIRE)) return; /* the log asks at each message */
   if (!__atomic_exchange_n(&started, 1, __ATOMIC_ACQ_REL) && at_start) at_start();
 }
 

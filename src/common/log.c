@@ -20,12 +20,15 @@ static const char *const level_names[] = {"off", "error", "warn", "info", "debug
 static char bad_level[CJ_SHOWN_SIZE];
 static int bad_level_reported;
 
+static int log_is_ready; /* log_init has run (atomic): every message asks, so one load */
+
 static void log_init(void) {
   int level;
   if (cj_env_level("CUJIT_LOG", &level) == CJ_ENV_BAD)
     cj_shown(bad_level, cj_env("CUJIT_LOG"));
   else
     log_level = level;
+  __atomic_store_n(&log_is_ready, 1, __ATOMIC_RELEASE);
 }
 
 typedef struct shown_line {
@@ -84,6 +87,7 @@ static void report_bad_level(void) {
 /* The log's level, read once. The library's start comes first, outside the log's once: what
  * it warns about asks the log's level, and a callback it reaches may call cujit. */
 static void log_ready(void) {
+  if (CJ_LIKELY(__atomic_load_n(&log_is_ready, __ATOMIC_ACQUIRE))) return;
   cj_env_start();
   pthread_once(&log_once, log_init);
 }
